@@ -1,0 +1,135 @@
+/**
+ * Credentials: choosing the auth variant from the credentials' shape, decorating requests, and
+ * the OAuth 2.0 authorization-code exchange and refresh (RFC 6749 §4.1.3, §6).
+ */
+import type { OAuth2Auth } from '../../generated/manifest.ts';
+import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
+import type { FetchLike } from '../http/index.ts';
+import type { CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+
+export type Credentials = Record<string, unknown>;
+
+/**
+ * The variant the credentials belong to: `name` when given, else the first variant whose
+ * credential schema the credentials match exactly. Throws invalid_credentials listing, per
+ * variant, why it did not match.
+ */
+export function selectAuthVariant(m: LoadedManifest, credentials: unknown, name?: string): CompiledAuthVariant {
+  const candidates = name === undefined ? m.auth : m.auth.filter((v) => v.def.name === name);
+  if (candidates.length === 0) {
+    throw new SwitchboardError('invalid_credentials', `Unknown auth variant "${String(name)}" for ${m.type}; variants: ${m.auth.map((v) => v.def.name).join(', ')}`);
+  }
+  const problems: ErrorDetail[] = [];
+  for (const v of candidates) {
+    if (v.validate(credentials)) return v;
+    for (const e of v.validate.errors ?? []) {
+      const field = e.keyword === 'required' ? `/${String(e.params['missingProperty'])}` : e.keyword === 'additionalProperties' ? `/${String(e.params['additionalProperty'])}` : e.instancePath;
+      const message = e.keyword === 'additionalProperties' ? 'is not a field of this variant' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+      problems.push({ path: `${v.def.name}:credentials${field}`, message });
+    }
+  }
+  const shapes = m.auth.map((v) => `${v.def.name} {${Object.keys(v.def.fields).join(', ')}}`).join('; ');
+  throw new SwitchboardError('invalid_credentials', `The credentials match no credential variant of ${m.type}. Variants: ${shapes}`, {
+    errors: problems,
+    details: { variants: m.auth.map((v) => ({ name: v.def.name, fields: Object.keys(v.def.fields) })) },
+  });
+}
+
+/** Copy of credentials with secret fields replaced, for logs and errors. */
+export function redactCredentials(variant: CompiledAuthVariant, credentials: Credentials): Credentials {
+  return Object.fromEntries(Object.entries(credentials).map(([k, v]) => [k, variant.secretFields.includes(k) ? '[redacted]' : v]));
+}
+
+/** OAuth app settings of a deployment (hosted mode) or of the caller (library mode). */
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+  /** Token URL override (regions, simulators); default the manifest's token_url. */
+  tokenUrl?: string;
+}
+
+/** Token fields from a token endpoint answer, in manifest credential field names. */
+export interface TokenSet {
+  access_token: string;
+  refresh_token?: string;
+  expires_at?: number;
+  [extra: string]: unknown;
+}
+
+async function tokenRequest(
+  variant: OAuth2Auth,
+  client: OAuthClient,
+  form: Record<string, string>,
+  fetchImpl: FetchLike,
+  timeoutMs: number,
+): Promise<TokenSet> {
+  const body = new URLSearchParams(form);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  if (variant.token_request_auth === 'client_secret_basic') {
+    const enc = (s: string): string => encodeURIComponent(s);
+    headers['authorization'] = `Basic ${Buffer.from(`${enc(client.clientId)}:${enc(client.clientSecret)}`).toString('base64')}`;
+  } else {
+    body.set('client_id', client.clientId);
+    body.set('client_secret', client.clientSecret);
+  }
+  const url = client.tokenUrl ?? variant.token_url;
+  let res: Response;
+  try {
+    res = await fetchImpl(url, { method: 'POST', headers, body: body.toString(), signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    throw new SwitchboardError('upstream_unavailable', `The OAuth token endpoint could not be reached: ${(e as Error).message}`, { cause: e });
+  }
+  const text = await res.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object') json = parsed as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok || json === undefined || typeof json['access_token'] !== 'string') {
+    const upstreamError = json?.['error_description'] ?? json?.['error'] ?? text.slice(0, 200);
+    throw new SwitchboardError(res.ok ? 'upstream_protocol_error' : 'upstream_credentials_rejected', `The OAuth token endpoint refused the request: ${String(upstreamError)}`, {
+      details: { upstream_status: res.status, ...(json && typeof json['error'] === 'string' ? { oauth_error: json['error'] } : {}) },
+    });
+  }
+  const tokens: TokenSet = { access_token: json['access_token'] };
+  if (typeof json['refresh_token'] === 'string') tokens.refresh_token = json['refresh_token'];
+  if (typeof json['expires_in'] === 'number') tokens.expires_at = Math.floor(Date.now() / 1000) + json['expires_in'];
+  return tokens;
+}
+
+/** Exchange an authorization code for tokens at the variant's token URL. */
+export function exchangeAuthorizationCode(
+  variant: OAuth2Auth,
+  client: OAuthClient,
+  code: string,
+  redirectUri: string,
+  fetchImpl: FetchLike = fetch,
+  timeoutMs = 30_000,
+): Promise<TokenSet> {
+  return tokenRequest(variant, client, { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, fetchImpl, timeoutMs);
+}
+
+/** Get a new access token with a refresh token; keeps the old refresh token if none is returned. */
+export async function refreshAccessToken(variant: OAuth2Auth, client: OAuthClient, refreshToken: string, fetchImpl: FetchLike = fetch, timeoutMs = 30_000): Promise<TokenSet> {
+  try {
+    const t = await tokenRequest(variant, client, { grant_type: 'refresh_token', refresh_token: refreshToken }, fetchImpl, timeoutMs);
+    return { ...t, refresh_token: t.refresh_token ?? refreshToken };
+  } catch (e) {
+    if (e instanceof SwitchboardError) throw new SwitchboardError('oauth_refresh_failed', e.message, { details: e.details, cause: e });
+    throw e;
+  }
+}
+
+/** The consent URL for the authorization-code flow. */
+export function authorizeUrl(variant: OAuth2Auth, o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string }): string {
+  const url = new URL(o.authorizeUrl ?? variant.authorize_url);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', o.clientId);
+  url.searchParams.set('redirect_uri', o.redirectUri);
+  url.searchParams.set('state', o.state);
+  if (variant.scopes && variant.scopes.length > 0) url.searchParams.set('scope', variant.scopes.join(variant.scope_separator ?? ' '));
+  for (const [k, v] of Object.entries(variant.authorize_params ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+  return url.toString();
+}

@@ -1,0 +1,88 @@
+/** `switchboard validate`, `switchboard codegen [--check]`, `switchboard connectors`. */
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { generateAll, staleFiles, writeFiles } from '../codegen/index.ts';
+import { CONNECTORS_DIR, formatProblem, loadManifestFile, ManifestError, manifestFiles, type LoadedManifest } from '../manifest/index.ts';
+
+const ROOT = resolve(CONNECTORS_DIR, '..');
+const GENERATED_DIR = join(ROOT, 'generated');
+
+/** Load every file, printing each problem; returns the manifests that loaded. */
+function loadAll(files: string[]): { ok: { manifest: LoadedManifest; source: string }[]; failed: number } {
+  const ok: { manifest: LoadedManifest; source: string }[] = [];
+  let failed = 0;
+  for (const f of files) {
+    const shown = relative(process.cwd(), f) || f;
+    try {
+      ok.push({ manifest: loadManifestFile(shown), source: relative(ROOT, f) });
+    } catch (e) {
+      failed++;
+      if (e instanceof ManifestError) for (const p of e.problems) process.stderr.write(`${formatProblem(p)}\n`);
+      else process.stderr.write(`${shown}: ${(e as Error).message}\n`);
+    }
+  }
+  return { ok, failed };
+}
+
+export function registerManifestCommands(program: Command): void {
+  program
+    .command('validate')
+    .description('Validate connector manifests (default: every connectors/*/connector.yaml)')
+    .argument('[files...]', 'manifest files')
+    .action((files: string[]) => {
+      const targets = files.length > 0 ? files.map((f) => resolve(f)) : manifestFiles();
+      const { ok, failed } = loadAll(targets);
+      for (const m of ok) process.stdout.write(`ok ${m.source} (${m.manifest.type}: ${m.manifest.entities.size} entities)\n`);
+      if (failed > 0) {
+        process.stderr.write(`${failed} of ${targets.length} manifest(s) invalid\n`);
+        process.exitCode = 1;
+      }
+    });
+
+  program
+    .command('codegen')
+    .description('Generate TypeScript types and JSON Schemas into generated/ from the manifests')
+    .option('--check', 'do not write; exit non-zero and list the stale files if generated/ is not current')
+    .action(async (opts: { check?: boolean }) => {
+      const { ok, failed } = loadAll(manifestFiles());
+      if (failed > 0) {
+        process.exitCode = 1;
+        return;
+      }
+      const files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`));
+      if (opts.check) {
+        const stale = staleFiles(GENERATED_DIR, files);
+        if (stale.length > 0) {
+          process.stderr.write(`generated/ is stale; run \`npm run codegen\`:\n`);
+          for (const s of stale) process.stderr.write(`  ${s.reason.padEnd(7)} generated/${s.path}\n`);
+          process.exitCode = 1;
+        } else process.stdout.write(`generated/ is current (${files.size} files)\n`);
+        return;
+      }
+      const written = writeFiles(GENERATED_DIR, files);
+      process.stdout.write(`generated/: ${files.size} files, ${written} updated\n`);
+    });
+
+  program
+    .command('connectors')
+    .description('List connector types with their entities and actions')
+    .option('--json', 'print JSON instead of a table')
+    .action((opts: { json?: boolean }) => {
+      const { ok, failed } = loadAll(manifestFiles());
+      const rows = ok.flatMap(({ manifest: m }) =>
+        [...m.entities.values()].map((e) => ({
+          type: m.type,
+          entity: e.name,
+          actions: [...e.actions.keys(), ...(e.def.search ? ['search'] : [])].join(', '),
+        })),
+      );
+      if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+      else {
+        const w = (k: 'type' | 'entity'): number => Math.max(k.length, ...rows.map((r) => r[k].length));
+        const line = (a: string, b: string, c: string): string => `${a.padEnd(w('type'))}  ${b.padEnd(w('entity'))}  ${c}\n`;
+        process.stdout.write(line('TYPE', 'ENTITY', 'ACTIONS'));
+        for (const r of rows) process.stdout.write(line(r.type, r.entity, r.actions));
+      }
+      if (failed > 0) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,431 @@
+/**
+ * The generic interpreter: runs any action of any manifest.
+ * validate params → pick auth variant → render request → throttle → fetch (timeout, retries)
+ * → map errors → extract records and meta. `pages()` iterates a list across every page.
+ */
+import type { OAuth2Auth } from '../../generated/manifest.ts';
+import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
+import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
+import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
+import { nextPage, PageTracker } from '../pagination/index.ts';
+import { PathValueError, truthy, type TemplateContext } from '../templates/index.ts';
+
+/** The result envelope: list → data array + meta; get/create/update → data object. */
+export interface ListEnvelope<R = Record<string, unknown>, M = Record<string, unknown>> {
+  data: R[];
+  meta: M;
+}
+export interface RecordEnvelope<R = Record<string, unknown>> {
+  data: R;
+}
+export type Envelope = ListEnvelope | RecordEnvelope;
+
+export interface RuntimeOptions {
+  /** Upstream base URL; default the manifest's (or its region's). */
+  baseUrl?: string;
+  /** Region name from the manifest's base_url.regions. */
+  region?: string;
+  /** Values for the manifest's config settings. */
+  config?: Record<string, unknown>;
+  /** Auth variant name; default: chosen from the credentials' shape. */
+  authVariant?: string;
+  /** Transport; default the global fetch (undici). */
+  fetch?: FetchLike;
+  /** Per-attempt timeout in ms; default the manifest's http.timeout_ms or 30000. */
+  timeoutMs?: number;
+  /** Retry policy overrides (tests shorten delays). */
+  retry?: Partial<RetryPolicy>;
+  /** Throttle shared by every call of this instance; default one built from the manifest's rate_limit. */
+  limiter?: RateLimiter | null;
+  /** OAuth app used to refresh tokens when the credentials do not carry client_id/client_secret. */
+  oauthClient?: OAuthClient;
+  /** Called with the full new credentials after an OAuth refresh, so the caller can store them. */
+  onTokenRefresh?: (credentials: Credentials) => void | Promise<void>;
+  /** Random source for backoff jitter. */
+  random?: () => number;
+}
+
+/** Counters of the last call, for tests, logs and benchmarks. */
+export interface CallStats {
+  attempts: number;
+  retries: number;
+  waitedMs: number;
+}
+
+interface Rendered {
+  url: string;
+  init: RequestInit & { method: string; headers: Record<string, string> };
+}
+
+interface RawResult {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  ctx: TemplateContext;
+}
+
+const LINE_BREAK = /[\r\n]/;
+
+function describeParamsErrors(action: CompiledAction): ErrorDetail[] {
+  return (action.validateParams.errors ?? []).map((e) => {
+    if (e.keyword === 'additionalProperties') {
+      const known = Object.keys(action.def.params ?? {});
+      return { path: `/${String(e.params['additionalProperty'])}`, message: `unknown param; valid params: ${known.join(', ') || 'none'}` };
+    }
+    if (e.keyword === 'required') return { path: `/${String(e.params['missingProperty'])}`, message: 'is required' };
+    if (e.keyword === 'enum') return { path: e.instancePath, message: `must be one of: ${(e.params['allowedValues'] as unknown[]).join(', ')}` };
+    return { path: e.instancePath || '/', message: e.message ?? 'is invalid' };
+  });
+}
+
+function snippet(text: string): string {
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+/** One connector instance: a manifest, credentials and options. Holds its own rate limiter. */
+export class ConnectorRuntime {
+  readonly manifest: LoadedManifest;
+  private credentials: Credentials;
+  private variant: CompiledAuthVariant;
+  private readonly fetchImpl: FetchLike;
+  private readonly baseUrl: string;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly limiter: RateLimiter | null;
+  private readonly config: Record<string, unknown>;
+  private refreshing: Promise<void> | undefined;
+  /** Statistics of the most recent HTTP call. */
+  lastCall: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
+
+  constructor(
+    manifest: LoadedManifest,
+    credentials: unknown,
+    private readonly options: RuntimeOptions = {},
+  ) {
+    this.manifest = manifest;
+    this.variant = selectAuthVariant(manifest, credentials, options.authVariant);
+    this.credentials = { ...(credentials as Credentials) };
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    const m = manifest.manifest;
+    const config: Record<string, unknown> = {};
+    for (const [k, def] of Object.entries(m.config ?? {})) if (def?.default !== undefined) config[k] = def.default;
+    Object.assign(config, options.config ?? {});
+    if (options.region !== undefined) config['region'] = options.region;
+    this.config = config;
+    const region = typeof config['region'] === 'string' ? config['region'] : undefined;
+    if (region !== undefined && m.base_url.regions?.[region] === undefined && options.baseUrl === undefined) {
+      throw new SwitchboardError('invalid_params', `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`);
+    }
+    this.baseUrl = (options.baseUrl ?? (region !== undefined ? m.base_url.regions?.[region] : undefined) ?? m.base_url.default).replace(/\/+$/, '');
+    this.retry = {
+      ...DEFAULT_RETRY,
+      ...(m.retry?.max_attempts !== undefined ? { maxAttempts: m.retry.max_attempts } : {}),
+      ...(m.retry?.base_delay_ms !== undefined ? { baseDelayMs: m.retry.base_delay_ms } : {}),
+      ...(m.retry?.max_delay_ms !== undefined ? { maxDelayMs: m.retry.max_delay_ms } : {}),
+      ...(m.retry?.retry_after_headers !== undefined ? { retryAfterHeaders: m.retry.retry_after_headers } : {}),
+      ...(options.retry ?? {}),
+    };
+    this.timeoutMs = options.timeoutMs ?? m.http?.timeout_ms ?? 30_000;
+    this.limiter =
+      options.limiter !== undefined ? options.limiter : m.rate_limit ? new RateLimiter(m.rate_limit.requests, m.rate_limit.window_ms, m.rate_limit.burst ?? m.rate_limit.requests) : null;
+  }
+
+  /** The auth variant in use. */
+  get authVariant(): string {
+    return this.variant.def.name;
+  }
+
+  /** The action definition, or unknown_entity / unknown_action listing the valid ones. */
+  action(entity: string, action: string): CompiledAction {
+    const e = this.manifest.entities.get(entity);
+    if (e === undefined) {
+      const valid = [...this.manifest.entities.keys()];
+      throw new SwitchboardError('unknown_entity', `Unknown entity "${entity}" for ${this.manifest.type}. Valid entities: ${valid.join(', ')}`, {
+        details: { entity, valid },
+      });
+    }
+    if (action === 'search') {
+      throw new SwitchboardError('search_hosted_only', 'search is available in hosted mode only: it queries data the Switchboard service has synced, and library mode has no service.');
+    }
+    const a = e.actions.get(action as ActionName);
+    if (a === undefined) {
+      const valid = [...e.actions.keys(), ...(e.def.search ? ['search'] : [])];
+      throw new SwitchboardError('unknown_action', `Unknown action "${action}" for ${this.manifest.type} ${entity}. Valid actions: ${valid.join(', ')}`, {
+        details: { entity, action, valid },
+      });
+    }
+    return a;
+  }
+
+  /** Validate params against the action's schema; every failure with its path. */
+  validate(a: CompiledAction, params: unknown): Record<string, unknown> {
+    const p = params ?? {};
+    if (!a.validateParams(p)) {
+      const errors = describeParamsErrors(a);
+      throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
+    }
+    return p as Record<string, unknown>;
+  }
+
+  /** Run one action and return its envelope. */
+  async execute(entity: string, action: string, params?: unknown): Promise<Envelope> {
+    const a = this.action(entity, action);
+    const p = this.validate(a, params);
+    const raw = await this.call(a, p);
+    if (a.name === 'list') {
+      const { records, meta } = this.extractList(a, raw);
+      return { data: records, meta };
+    }
+    return { data: this.extractRecord(a, raw) };
+  }
+
+  /** Every page of a list, following the manifest's pagination, one request at a time. */
+  async *pages(entity: string, params?: unknown): AsyncGenerator<ListEnvelope> {
+    const a = this.action(entity, 'list');
+    let p = this.validate(a, params);
+    let url: string | undefined;
+    const tracker = new PageTracker();
+    for (;;) {
+      const raw = await this.call(a, p, url);
+      const { records, meta } = this.extractList(a, raw);
+      yield { data: records, meta };
+      if (a.pagination === undefined) return;
+      const next = nextPage(a.pagination, { params: p, records, ctx: raw.ctx, headers: raw.headers }, tracker);
+      if (next === null) return;
+      p = next.params;
+      url = next.url;
+    }
+  }
+
+  /** Every record of a list across pages (streamed: one page in memory at a time). */
+  async *records(entity: string, params?: unknown): AsyncGenerator<Record<string, unknown>> {
+    for await (const page of this.pages(entity, params)) yield* page.data;
+  }
+
+  private extractList(a: CompiledAction, raw: RawResult): { records: Record<string, unknown>[]; meta: Record<string, unknown> } {
+    const records = a.records?.render(raw.ctx);
+    if (!Array.isArray(records)) {
+      throw this.protocolError(a, raw, `expected a list of records at ${a.records?.source ?? 'records'}`);
+    }
+    const meta: Record<string, unknown> = {};
+    for (const [k, t] of a.meta) {
+      const v = t.render(raw.ctx);
+      meta[k] = v === undefined || v === '' ? null : v;
+    }
+    return { records: records as Record<string, unknown>[], meta };
+  }
+
+  private extractRecord(a: CompiledAction, raw: RawResult): Record<string, unknown> {
+    if (a.notFoundWhen !== undefined && truthy(a.notFoundWhen.render(raw.ctx))) {
+      throw new SwitchboardError('upstream_not_found', `${this.manifest.type} has no such ${a.entity} record`, { details: { upstream_status: raw.status } });
+    }
+    const rec = a.record?.render(raw.ctx);
+    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
+      throw this.protocolError(a, raw, `expected a record at ${a.record?.source ?? 'record'}`);
+    }
+    return rec as Record<string, unknown>;
+  }
+
+  private protocolError(a: CompiledAction, raw: RawResult, why: string): SwitchboardError {
+    return new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered ${a.entity}.${a.name} with a body Switchboard cannot read: ${why}`, {
+      details: { upstream_status: raw.status, upstream_body: typeof raw.body === 'string' ? snippet(raw.body) : raw.body },
+    });
+  }
+
+  private templateContext(params: Record<string, unknown>): TemplateContext {
+    return { params, credentials: this.credentials, config: this.config };
+  }
+
+  /** Render the HTTP request of an action (exposed for tests and debugging). */
+  render(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): Rendered {
+    const ctx = this.templateContext(params);
+    let url: URL;
+    if (absoluteUrl !== undefined) {
+      url = new URL(absoluteUrl, this.baseUrl);
+      // Never send credentials to a host the connector was not configured for.
+      if (url.origin !== new URL(this.baseUrl).origin) {
+        throw new SwitchboardError('upstream_protocol_error', `The upstream pointed the next page at another host (${url.origin})`);
+      }
+    } else {
+      let path: string;
+      try {
+        path = a.request.path.renderPath(ctx);
+      } catch (e) {
+        if (e instanceof PathValueError) {
+          throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${e.message}`, {
+            errors: [{ path: `/${e.variable.replace(/^params\./, '')}`, message: e.message }],
+          });
+        }
+        throw e;
+      }
+      url = new URL(this.baseUrl + path);
+      for (const [k, t] of a.request.query) {
+        const v = t.render(ctx);
+        if (v === undefined || v === null || v === '') continue;
+        if (Array.isArray(v)) for (const item of v) url.searchParams.append(k, String(item));
+        else url.searchParams.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+      }
+    }
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const setHeader = (name: string, value: unknown): void => {
+      if (value === undefined || value === null || value === '') return;
+      const s = String(value);
+      if (LINE_BREAK.test(s)) {
+        throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
+      }
+      headers[name.toLowerCase()] = s;
+    };
+    for (const [k, t] of this.manifest.headers) setHeader(k, t.render(ctx));
+    for (const [k, t] of a.request.headers) setHeader(k, t.render(ctx));
+    setHeader(this.variant.header, this.variant.value.render(ctx));
+    const init: Rendered['init'] = { method: a.request.method, headers };
+    if (a.request.graphql !== undefined) {
+      const query = a.request.graphql.query.render(ctx);
+      const variables = a.request.graphql.variables ? renderTree(a.request.graphql.variables, ctx) : undefined;
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) });
+    } else if (a.request.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});
+    }
+    return { url: url.toString(), init };
+  }
+
+  private oauthVariant(): OAuth2Auth | undefined {
+    const d = this.variant.def;
+    return d.type === 'oauth2' && d.refreshes === true ? d : undefined;
+  }
+
+  /** Refresh the OAuth token (once at a time per instance) and report the new credentials. */
+  private async refresh(): Promise<void> {
+    const v = this.oauthVariant();
+    const rt = this.credentials['refresh_token'];
+    if (v === undefined || typeof rt !== 'string') return;
+    this.refreshing ??= (async () => {
+      const cid = this.credentials['client_id'];
+      const csec = this.credentials['client_secret'];
+      const client: OAuthClient | undefined =
+        this.options.oauthClient ?? (typeof cid === 'string' && typeof csec === 'string' ? { clientId: cid, clientSecret: csec } : undefined);
+      if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
+      const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, this.timeoutMs);
+      const fields = Object.keys(v.fields);
+      const updated: Credentials = { ...this.credentials };
+      for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;
+      this.credentials = updated;
+      await this.options.onTokenRefresh?.({ ...updated });
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private expiresSoon(): boolean {
+    const exp = this.credentials['expires_at'];
+    return this.oauthVariant() !== undefined && typeof exp === 'number' && exp * 1000 - Date.now() < 60_000;
+  }
+
+  /** Send the action's request with throttling, timeouts, retries and error mapping. */
+  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): Promise<RawResult> {
+    if (this.expiresSoon()) await this.refresh();
+    const stats: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
+    this.lastCall = stats;
+    const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
+    let refreshed = false;
+    for (;;) {
+      const { url, init } = this.render(a, params, absoluteUrl);
+      if (this.limiter) {
+        const before = Date.now();
+        await this.limiter.acquire();
+        stats.waitedMs += Date.now() - before;
+      }
+      stats.attempts += 1;
+      let failure: SwitchboardError;
+      let serverDelay: number | undefined;
+      try {
+        const res = await this.fetchImpl(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+        const text = await res.text();
+        const result = this.interpret(a, res, text, params);
+        if (!(result instanceof SwitchboardError)) return result;
+        failure = result;
+        serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
+        if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && this.limiter) this.limiter.pauseUntil(Date.now() + serverDelay);
+      } catch (e) {
+        if (e instanceof SwitchboardError) throw e;
+        const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
+        failure = new SwitchboardError(
+          'upstream_unavailable',
+          timedOut ? `${this.manifest.type} did not answer within ${this.timeoutMs} ms` : `${this.manifest.type} could not be reached: ${(e as Error).message}`,
+          { details: { timeout: timedOut }, cause: e },
+        );
+      }
+      if (failure.code === 'upstream_credentials_rejected' && !refreshed && this.oauthVariant() !== undefined && typeof this.credentials['refresh_token'] === 'string') {
+        refreshed = true;
+        await this.refresh();
+        continue;
+      }
+      const retryable = failure.code === 'upstream_rate_limited' || failure.code === 'upstream_unavailable';
+      if (!retryable || stats.attempts >= maxAttempts) throw this.finalize(failure, stats, maxAttempts);
+      const delay = serverDelay ?? backoffDelayMs(stats.attempts, this.retry, this.options.random);
+      if (delay > this.retry.maxDelayMs) throw this.finalize(failure, stats, maxAttempts);
+      stats.retries += 1;
+      stats.waitedMs += delay;
+      await sleep(delay);
+    }
+  }
+
+  private finalize(e: SwitchboardError, stats: CallStats, maxAttempts: number): SwitchboardError {
+    return new SwitchboardError(e.code, e.message, {
+      errors: e.errors,
+      details: { ...e.details, attempts: stats.attempts, max_attempts: maxAttempts },
+      cause: e.cause,
+    });
+  }
+
+  /** Turn an HTTP response into a result or the error it means (not thrown, so call() can retry). */
+  private interpret(a: CompiledAction, res: Response, text: string, params: Record<string, unknown>): RawResult | SwitchboardError {
+    let body: unknown = text;
+    let isJson = false;
+    if (text.trim() !== '') {
+      try {
+        body = JSON.parse(text) as unknown;
+        isJson = true;
+      } catch {
+        isJson = false;
+      }
+    }
+    const headersObj = Object.fromEntries(res.headers.entries());
+    const ctx: TemplateContext = { body, headers: headersObj, status: res.status, params };
+    const upstreamBody = isJson ? body : snippet(text);
+    const base = { upstream_status: res.status, upstream_body: upstreamBody };
+    if (res.status >= 200 && res.status < 300) {
+      if (!isJson) {
+        return new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered ${a.entity}.${a.name} with ${text.trim() === '' ? 'an empty body' : 'a body that is not JSON'}`, {
+          details: { ...base, content_type: res.headers.get('content-type') },
+        });
+      }
+      for (const rule of this.manifest.bodyErrors) {
+        if (!truthy(rule.when.render(ctx))) continue;
+        const msg = rule.message?.render(ctx);
+        const retryAfter = rule.retryAfterSeconds?.render(ctx);
+        const retryMs = typeof retryAfter === 'number' ? retryAfter * 1000 : typeof retryAfter === 'string' && retryAfter !== '' && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
+        return new SwitchboardError(rule.code as ErrorCode, `${this.manifest.type}: ${typeof msg === 'string' && msg !== '' ? msg : 'the upstream reported an error'}`, {
+          details: { ...base, ...(retryMs !== undefined ? { retry_after_ms: retryMs } : {}) },
+        });
+      }
+      return { status: res.status, headers: res.headers, body, ctx };
+    }
+    const upstreamMessage = this.manifest.errorMessage?.render(ctx);
+    const msg = typeof upstreamMessage === 'string' && upstreamMessage !== '' ? upstreamMessage : undefined;
+    const say = (fallback: string): string => `${this.manifest.type}: ${msg ?? fallback}`;
+    const s = res.status;
+    if (s === 401 || s === 403) return new SwitchboardError('upstream_credentials_rejected', say(`credentials rejected (HTTP ${s})`), { details: base });
+    if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { details: base });
+    if (s === 429) {
+      const delay = serverRetryDelayMs(res.headers, this.retry);
+      return new SwitchboardError('upstream_rate_limited', say('rate limited'), { details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
+    }
+    if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { details: base });
+    return new SwitchboardError('upstream_rejected', say(`the request was refused (HTTP ${s})`), { details: base });
+  }
+}

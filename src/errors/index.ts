@@ -1,0 +1,77 @@
+/**
+ * The one error registry: every failure Switchboard reports has a stable code, an HTTP status
+ * (used by the hosted service) and a title. Library mode throws the same SwitchboardError.
+ */
+export const ERROR_CODES = {
+  // Caller input
+  invalid_params: { status: 400, title: 'The action params are invalid' },
+  unknown_connector_type: { status: 400, title: 'Unknown connector type' },
+  unknown_entity: { status: 400, title: 'Unknown entity' },
+  unknown_action: { status: 400, title: 'Unknown action for this entity' },
+  invalid_credentials: { status: 400, title: 'The credentials match no credential variant of this connector type' },
+  invalid_header_value: { status: 400, title: 'A header value contains a line break' },
+  search_hosted_only: { status: 400, title: 'search is available in hosted mode only' },
+  // Upstream (the third-party API)
+  upstream_credentials_rejected: { status: 424, title: 'The third-party API rejected the credentials' },
+  upstream_not_found: { status: 404, title: 'The third-party API has no such record' },
+  upstream_rejected: { status: 422, title: 'The third-party API refused the request' },
+  upstream_rate_limited: { status: 429, title: 'The third-party API is rate limiting this connector' },
+  upstream_unavailable: { status: 503, title: 'The third-party API is unavailable or timed out' },
+  upstream_protocol_error: { status: 502, title: 'The third-party API answered with a body Switchboard cannot read' },
+  upstream_error: { status: 502, title: 'The third-party API reported an error' },
+  pagination_loop: { status: 502, title: 'The third-party API returned the same page cursor twice' },
+  oauth_refresh_failed: { status: 424, title: 'Refreshing the OAuth access token failed' },
+  // Manifests and internals
+  manifest_invalid: { status: 500, title: 'A connector manifest is invalid' },
+  internal_error: { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One validation problem, located by a JSON-pointer-like path. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface SwitchboardErrorOptions {
+  /** Field-level problems, e.g. every ajv failure with its path. */
+  errors?: ErrorDetail[];
+  /** Extra machine-readable context (upstream status, upstream body, retry counts...). */
+  details?: Record<string, unknown>;
+  /** HTTP status override; defaults to the registry's status for the code. */
+  status?: number;
+  cause?: unknown;
+}
+
+/** The single error class thrown by every Switchboard module. */
+export class SwitchboardError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: ErrorDetail[];
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message?: string, options: SwitchboardErrorOptions = {}) {
+    super(message ?? ERROR_CODES[code].title, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SwitchboardError';
+    this.code = code;
+    this.status = options.status ?? ERROR_CODES[code].status;
+    this.errors = options.errors ?? [];
+    this.details = options.details ?? {};
+  }
+
+  /** JSON form used by the CLI and (as problem details) by the service. */
+  toJSON(): { code: ErrorCode; message: string; errors?: ErrorDetail[]; details?: Record<string, unknown> } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.errors.length > 0 ? { errors: this.errors } : {}),
+      ...(Object.keys(this.details).length > 0 ? { details: this.details } : {}),
+    };
+  }
+}
+
+/** True when `e` is a SwitchboardError, optionally with the given code. */
+export function isSwitchboardError(e: unknown, code?: ErrorCode): e is SwitchboardError {
+  return e instanceof SwitchboardError && (code === undefined || e.code === code);
+}

@@ -1,0 +1,11 @@
+/**
+ * Switchboard's public library surface.
+ * - `connect()`: library mode, credentials in the caller's process.
+ * - `ConnectorRuntime`: the interpreter, for embedding in a host service.
+ * - `SwitchboardError` and `ERROR_CODES`: every failure has a stable code.
+ */
+export { connect, type Connector, type ConnectOptions, type ConnectorType } from './client/library.ts';
+export { ConnectorRuntime, type RuntimeOptions, type Envelope, type ListEnvelope, type RecordEnvelope } from './engine/index.ts';
+export { SwitchboardError, ERROR_CODES, isSwitchboardError, type ErrorCode, type ErrorDetail } from './errors/index.ts';
+export { getConnector, connectorRegistry, loadManifestFile, ManifestError, type LoadedManifest } from './manifest/index.ts';
+export type { ConnectorTypes } from '../generated/index.ts';

@@ -1,0 +1,115 @@
+/**
+ * A validated manifest with every template compiled once and every params/credentials schema
+ * compiled by ajv once. The engine only ever works with these compiled forms.
+ */
+import type { ValidateFunction } from 'ajv';
+import type { Action, AuthVariant, BodyErrorRule, Entity, Manifest, Pagination } from '../../generated/manifest.ts';
+import { compileTemplate, type Template } from '../templates/index.ts';
+
+export type ActionName = 'list' | 'get' | 'create' | 'update';
+export const ACTION_NAMES: readonly ActionName[] = ['list', 'get', 'create', 'update'];
+
+/** A JSON value tree whose string leaves are compiled templates. */
+export type TemplateTree =
+  | { kind: 'template'; template: Template }
+  | { kind: 'object'; entries: [string, TemplateTree][] }
+  | { kind: 'array'; items: TemplateTree[] }
+  | { kind: 'literal'; value: unknown };
+
+export interface CompiledRequest {
+  method: string;
+  path: Template;
+  query: [string, Template][];
+  headers: [string, Template][];
+  body?: TemplateTree;
+  graphql?: { query: Template; variables?: TemplateTree };
+}
+
+export interface CompiledAction {
+  entity: string;
+  name: ActionName;
+  def: Action;
+  validateParams: ValidateFunction;
+  request: CompiledRequest;
+  records?: Template;
+  record?: Template;
+  meta: [string, Template][];
+  notFoundWhen?: Template;
+  pagination?: { def: Pagination; next?: Template; hasMore?: Template };
+  retrySafe: boolean;
+}
+
+export interface CompiledEntity {
+  name: string;
+  def: Entity;
+  actions: Map<ActionName, CompiledAction>;
+}
+
+export interface CompiledAuthVariant {
+  def: AuthVariant;
+  validate: ValidateFunction;
+  /** The header this variant sets and the template of its value. */
+  header: string;
+  value: Template;
+  secretFields: string[];
+}
+
+export interface CompiledBodyErrorRule {
+  when: Template;
+  code: BodyErrorRule['code'];
+  message?: Template;
+  retryAfterSeconds?: Template;
+}
+
+/** A loaded connector: the manifest as written plus its compiled forms. */
+export interface LoadedManifest {
+  file: string;
+  manifest: Manifest;
+  type: string;
+  headers: [string, Template][];
+  auth: CompiledAuthVariant[];
+  entities: Map<string, CompiledEntity>;
+  errorMessage?: Template;
+  bodyErrors: CompiledBodyErrorRule[];
+}
+
+export function compileTree(value: unknown): TemplateTree {
+  if (typeof value === 'string') return value.includes('{{') ? { kind: 'template', template: compileTemplate(value) } : { kind: 'literal', value };
+  if (Array.isArray(value)) return { kind: 'array', items: value.map(compileTree) };
+  if (value !== null && typeof value === 'object') return { kind: 'object', entries: Object.entries(value).map(([k, v]) => [k, compileTree(v)]) };
+  return { kind: 'literal', value };
+}
+
+/** Render a template tree: undefined values drop their object key or array element. */
+export function renderTree(tree: TemplateTree, ctx: Record<string, unknown>): unknown {
+  switch (tree.kind) {
+    case 'literal':
+      return tree.value;
+    case 'template':
+      return tree.template.render(ctx);
+    case 'array':
+      return tree.items.map((t) => renderTree(t, ctx)).filter((v) => v !== undefined);
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, t] of tree.entries) {
+        const v = renderTree(t, ctx);
+        if (v !== undefined) out[k] = v;
+      }
+      return out;
+    }
+  }
+}
+
+/** Every template of a tree (for reference checks). */
+export function treeTemplates(tree: TemplateTree, path: string[] = []): [string[], Template][] {
+  switch (tree.kind) {
+    case 'literal':
+      return [];
+    case 'template':
+      return [[path, tree.template]];
+    case 'array':
+      return tree.items.flatMap((t, i) => treeTemplates(t, [...path, String(i)]));
+    case 'object':
+      return tree.entries.flatMap(([k, t]) => treeTemplates(t, [...path, k]));
+  }
+}

@@ -1,0 +1,15 @@
+export { loadManifestFile, loadManifestText, formatProblem, ManifestError, type ManifestProblem } from './load.ts';
+export { connectorRegistry, getConnector, manifestFiles, CONNECTORS_DIR } from './registry.ts';
+export { paramsSchema, credentialsSchema, listMetaSchema, recordSchema, searchRecordSchema, type JsonSchema } from './schemas.ts';
+export { createAjv } from './ajv.ts';
+export { MANIFEST_SCHEMA } from './manifest-schema.ts';
+export {
+  ACTION_NAMES,
+  renderTree,
+  type ActionName,
+  type CompiledAction,
+  type CompiledAuthVariant,
+  type CompiledEntity,
+  type LoadedManifest,
+} from './compile.ts';
+export type * from '../../generated/manifest.ts';

@@ -1,0 +1,446 @@
+/**
+ * The manifest loader: parse YAML, validate against the manifest JSON Schema, run the semantic
+ * checks JSON Schema cannot express, and compile every template and schema — all at load time.
+ * Every problem is reported at once, each with file, location (dotted path and line:column) and
+ * a message written for a connector author.
+ */
+import { readFileSync } from 'node:fs';
+import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import type { ErrorObject } from 'ajv';
+import type { AuthVariant, Manifest } from '../../generated/manifest.ts';
+import { SwitchboardError } from '../errors/index.ts';
+import { compileTemplate, TemplateSyntaxError, type Template } from '../templates/index.ts';
+import { createAjv } from './ajv.ts';
+import { MANIFEST_SCHEMA } from './manifest-schema.ts';
+import { credentialsSchema, paramsSchema } from './schemas.ts';
+import {
+  ACTION_NAMES,
+  compileTree,
+  treeTemplates,
+  type ActionName,
+  type CompiledAction,
+  type CompiledAuthVariant,
+  type CompiledEntity,
+  type LoadedManifest,
+  type TemplateTree,
+} from './compile.ts';
+
+/** One problem found in a manifest. */
+export interface ManifestProblem {
+  file: string;
+  /** Dotted location, e.g. entities.notes.actions.get.request.path. */
+  location: string;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
+/** Thrown when a manifest has problems; carries all of them. */
+export class ManifestError extends SwitchboardError {
+  readonly problems: ManifestProblem[];
+  constructor(problems: ManifestProblem[]) {
+    super('manifest_invalid', problems.map(formatProblem).join('\n'), {
+      errors: problems.map((p) => ({ path: `${p.file}#${p.location}`, message: p.message })),
+    });
+    this.problems = problems;
+  }
+}
+
+/** `file:line:col location: message`, the form the CLI prints. */
+export function formatProblem(p: ManifestProblem): string {
+  const pos = p.line !== undefined ? `:${p.line}:${p.column ?? 1}` : '';
+  return `${p.file}${pos} ${p.location || '(root)'}: ${p.message}`;
+}
+
+const ajv = createAjv();
+const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
+
+/** Roots a template may reference, by where it appears. */
+type Scope = {
+  roots: ReadonlySet<string>;
+  /** Declared params of the action (for params.X), when the scope has an action. */
+  params?: Record<string, { required?: boolean }>;
+  /** Credential fields allowed (for credentials.X). */
+  credentials?: ReadonlySet<string>;
+  config: ReadonlySet<string>;
+};
+
+class Checker {
+  readonly problems: ManifestProblem[] = [];
+  constructor(
+    private readonly file: string,
+    private readonly doc: Document | undefined,
+    private readonly lines: LineCounter | undefined,
+  ) {}
+
+  add(path: (string | number)[], message: string): void {
+    const p: ManifestProblem = { file: this.file, location: path.join('.'), message };
+    const node = this.doc?.getIn(path, true);
+    if (this.lines && isNode(node) && node.range) {
+      const pos = this.lines.linePos(node.range[0]);
+      p.line = pos.line;
+      p.column = pos.col;
+    } else if (this.lines && path.length > 0) {
+      // Missing key: point at the closest parent that exists.
+      for (let i = path.length - 1; i >= 0; i--) {
+        const parent = this.doc?.getIn(path.slice(0, i), true);
+        if (isNode(parent) && parent.range) {
+          const pos = this.lines.linePos(parent.range[0]);
+          p.line = pos.line;
+          p.column = pos.col;
+          break;
+        }
+      }
+    }
+    this.problems.push(p);
+  }
+
+  /** Compile a template and check its references against the scope. */
+  template(path: (string | number)[], source: string, scope: Scope, opts: { pathParams?: boolean } = {}): Template | undefined {
+    let t: Template;
+    try {
+      t = compileTemplate(source);
+    } catch (e) {
+      this.add(path, e instanceof TemplateSyntaxError ? `template error: ${e.message}` : String(e));
+      return undefined;
+    }
+    this.references(path, t, scope, opts);
+    return t;
+  }
+
+  references(path: (string | number)[], t: Template, scope: Scope, opts: { pathParams?: boolean } = {}): void {
+    for (const ref of t.references) {
+      const [root, key] = ref;
+      const shown = ref.join('.');
+      if (root === undefined) continue;
+      if (!scope.roots.has(root)) {
+        this.add(path, `unknown variable "${shown}": templates here may use ${[...scope.roots].map((r) => `${r}.*`).join(', ')}`);
+        continue;
+      }
+      if (opts.pathParams && root !== 'params') {
+        this.add(path, `path templates may only use params, not "${shown}"`);
+        continue;
+      }
+      if (key === undefined) {
+        if (root === 'params' || root === 'credentials' || root === 'config') {
+          if (opts.pathParams) this.add(path, `path templates must name one param, not all of "${root}"`);
+        }
+        continue;
+      }
+      if (root === 'params' && scope.params !== undefined) {
+        const p = scope.params[key];
+        if (p === undefined) {
+          const declared = Object.keys(scope.params);
+          this.add(path, `"${shown}" is not a declared param of this action (declared: ${declared.length ? declared.join(', ') : 'none'})`);
+        } else if (opts.pathParams && p.required !== true) {
+          this.add(path, `path parameter "${key}" must be declared with required: true`);
+        }
+      } else if (root === 'credentials' && scope.credentials !== undefined && !scope.credentials.has(key)) {
+        this.add(path, `"${shown}" is not a credential field (fields: ${[...scope.credentials].join(', ')})`);
+      } else if (root === 'config' && !scope.config.has(key) && key !== 'region') {
+        this.add(path, `"${shown}" is not a declared config value (declared: ${[...scope.config].join(', ') || 'none'})`);
+      }
+    }
+  }
+
+  tree(path: (string | number)[], value: unknown, scope: Scope): TemplateTree | undefined {
+    let tree: TemplateTree;
+    try {
+      tree = compileTree(value);
+    } catch (e) {
+      this.add(path, e instanceof TemplateSyntaxError ? `template error: ${e.message}` : String(e));
+      return undefined;
+    }
+    for (const [sub, t] of treeTemplates(tree)) this.references([...path, ...sub], t, scope);
+    return tree;
+  }
+}
+
+function describeAjvError(e: ErrorObject): string {
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `unknown key "${String(e.params['additionalProperty'])}"`;
+    case 'required':
+      return `missing required key "${String(e.params['missingProperty'])}"`;
+    case 'enum':
+      return `must be one of: ${(e.params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(e.params['allowedValue'])}`;
+    case 'propertyNames':
+      return `invalid name "${String(e.params['propertyName'])}"`;
+    case 'discriminator':
+      return e.params['error'] === 'mapping' ? `unknown type ${JSON.stringify(e.params['tagValue'] ?? '')}` : `missing "type"`;
+    default:
+      return e.message ?? 'invalid';
+  }
+}
+
+function pointerToPath(pointer: string): string[] {
+  return pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** Parse and validate manifest text. Throws ManifestError with every problem found. */
+export function loadManifestText(text: string, file: string): LoadedManifest {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const check = new Checker(file, doc, lines);
+  if (doc.errors.length > 0) {
+    for (const err of doc.errors) {
+      const pos = err.linePos?.[0];
+      check.problems.push({
+        file,
+        location: '',
+        ...(pos ? { line: pos.line, column: pos.col } : {}),
+        message: `YAML ${err.code === 'DUPLICATE_KEY' ? 'duplicate key' : 'syntax error'}: ${err.message.split('\n')[0]}`,
+      });
+    }
+    throw new ManifestError(check.problems);
+  }
+  const raw: unknown = doc.toJS({ maxAliasCount: 1000 });
+  if (!validateManifest(raw)) {
+    const seen = new Set<string>();
+    for (const e of validateManifest.errors ?? []) {
+      // oneOf/if branches produce noise once the discriminator has named the real problem.
+      if (e.keyword === 'oneOf' || e.keyword === 'if') continue;
+      let path = pointerToPath(e.instancePath);
+      if (e.keyword === 'additionalProperties') path = [...path, String(e.params['additionalProperty'])];
+      const msg = describeAjvError(e);
+      const key = `${path.join('.')}|${msg}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      check.add(path, msg);
+    }
+    throw new ManifestError(check.problems);
+  }
+  const loaded = semanticCheck(raw, file, check);
+  if (check.problems.length > 0) throw new ManifestError(check.problems);
+  return loaded;
+}
+
+/** Load a manifest file. Throws ManifestError (with file and locations) on any problem. */
+export function loadManifestFile(file: string): LoadedManifest {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ManifestError([{ file, location: '', message: `cannot read file: ${(e as Error).message}` }]);
+  }
+  return loadManifestText(text, file);
+}
+
+const REQUEST_ROOTS = new Set(['params', 'credentials', 'config']);
+const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
+const ERROR_ROOTS = new Set(['body', 'headers', 'status']);
+const AUTH_ROOTS = new Set(['credentials', 'config']);
+
+function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
+  const config = new Set(Object.keys(m.config ?? {}));
+  const allCredentialFields = new Set(m.auth.flatMap((v) => Object.keys(v.fields)));
+
+  // Connector-level headers.
+  const headers: [string, Template][] = [];
+  for (const [name, src] of Object.entries(m.headers ?? {})) {
+    if (src === undefined) continue;
+    const t = check.template(['headers', name], src, { roots: AUTH_ROOTS, credentials: allCredentialFields, config });
+    if (t) headers.push([name, t]);
+  }
+
+  // Auth variants: unique names, compiled credential schemas and header templates.
+  const auth: CompiledAuthVariant[] = [];
+  const variantNames = new Set<string>();
+  m.auth.forEach((v: AuthVariant, i) => {
+    if (variantNames.has(v.name)) check.add(['auth', i, 'name'], `duplicate auth variant name "${v.name}"`);
+    variantNames.add(v.name);
+    const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config };
+    let header = 'Authorization';
+    let source: string;
+    if (v.type === 'bearer') source = `Bearer ${v.token}`;
+    else if (v.type === 'api_key') {
+      header = v.header;
+      source = v.value;
+    } else {
+      if (v.fields['access_token'] === undefined) check.add(['auth', i, 'fields'], 'an oauth2 variant must declare the access_token field');
+      if (v.refreshes && v.fields['refresh_token'] === undefined) check.add(['auth', i, 'fields'], 'refreshes: true needs a refresh_token field');
+      if (v.expires && v.fields['expires_at'] === undefined) check.add(['auth', i, 'fields'], 'expires: true needs an expires_at field (Unix seconds)');
+      header = v.apply?.header ?? 'Authorization';
+      source = v.apply?.value ?? 'Bearer {{credentials.access_token}}';
+    }
+    const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
+    const value = check.template(['auth', i, where], source, scope);
+    if (value) {
+      auth.push({
+        def: v,
+        validate: ajv.compile(credentialsSchema(v)),
+        header,
+        value,
+        secretFields: Object.entries(v.fields)
+          .filter(([, f]) => f?.secret === true)
+          .map(([k]) => k),
+      });
+    }
+  });
+
+  // Errors.
+  const errorMessage = m.errors?.message !== undefined ? check.template(['errors', 'message'], m.errors.message, { roots: ERROR_ROOTS, config }) : undefined;
+  const bodyErrors: LoadedManifest['bodyErrors'] = [];
+  (m.errors?.in_body ?? []).forEach((rule, i) => {
+    const scope: Scope = { roots: ERROR_ROOTS, config };
+    const when = check.template(['errors', 'in_body', i, 'when'], rule.when, scope);
+    const message = rule.message !== undefined ? check.template(['errors', 'in_body', i, 'message'], rule.message, scope) : undefined;
+    const retry = rule.retry_after_seconds !== undefined ? check.template(['errors', 'in_body', i, 'retry_after_seconds'], rule.retry_after_seconds, scope) : undefined;
+    if (when) bodyErrors.push({ when, code: rule.code, ...(message ? { message } : {}), ...(retry ? { retryAfterSeconds: retry } : {}) });
+  });
+
+  const listMeta = Object.keys(m.list_meta ?? {});
+  const entities = new Map<string, CompiledEntity>();
+  for (const [entityName, entity] of Object.entries(m.entities)) {
+    if (entity === undefined) continue;
+    const base = ['entities', entityName];
+    const recordProps = (entity.record['properties'] ?? {}) as Record<string, unknown>;
+    if (entity.record['type'] !== 'object') check.add([...base, 'record', 'type'], 'a record schema must have type: object');
+    if (recordProps[entity.primary_key] === undefined) {
+      check.add([...base, 'primary_key'], `primary key "${entity.primary_key}" is not a property of the record schema`);
+    }
+    try {
+      ajv.compile(entity.record);
+    } catch (e) {
+      check.add([...base, 'record'], `invalid JSON Schema: ${(e as Error).message}`);
+    }
+    const actions = new Map<ActionName, CompiledAction>();
+    for (const [actionName, action] of Object.entries(entity.actions)) {
+      if (action === undefined || !ACTION_NAMES.includes(actionName as ActionName)) continue;
+      const name = actionName as ActionName;
+      const at = [...base, 'actions', name];
+      const params = (action.params ?? {}) as Record<string, { required?: boolean }>;
+      const reqScope: Scope = { roots: REQUEST_ROOTS, params, credentials: allCredentialFields, config };
+      const resScope: Scope = { roots: RESPONSE_ROOTS, params, config };
+
+      let validateParams;
+      try {
+        validateParams = ajv.compile(paramsSchema(action));
+      } catch (e) {
+        check.add([...at, 'params'], `invalid param schema: ${(e as Error).message}`);
+        continue;
+      }
+      const r = action.request;
+      const path = check.template([...at, 'request', 'path'], r.path, reqScope, { pathParams: true });
+      if (!r.path.startsWith('/')) check.add([...at, 'request', 'path'], 'the path must start with "/"');
+      const query: [string, Template][] = [];
+      for (const [k, src] of Object.entries(r.query ?? {})) {
+        const t = src === undefined ? undefined : check.template([...at, 'request', 'query', k], src, reqScope);
+        if (t) query.push([k, t]);
+      }
+      const reqHeaders: [string, Template][] = [];
+      for (const [k, src] of Object.entries(r.headers ?? {})) {
+        const t = src === undefined ? undefined : check.template([...at, 'request', 'headers', k], src, reqScope);
+        if (t) reqHeaders.push([k, t]);
+      }
+      const body = r.body !== undefined ? check.tree([...at, 'request', 'body'], r.body, reqScope) : undefined;
+      let graphql: CompiledAction['request']['graphql'];
+      if (r.graphql !== undefined) {
+        if (r.body !== undefined) check.add([...at, 'request'], 'use either body or graphql, not both');
+        if (r.method !== 'POST') check.add([...at, 'request', 'method'], 'GraphQL requests are sent with POST');
+        const q = check.template([...at, 'request', 'graphql', 'query'], r.graphql.query, reqScope);
+        const vars = r.graphql.variables !== undefined ? check.tree([...at, 'request', 'graphql', 'variables'], r.graphql.variables, reqScope) : undefined;
+        if (q) graphql = { query: q, ...(vars ? { variables: vars } : {}) };
+      }
+
+      const res = action.response;
+      const records = res.records !== undefined ? check.template([...at, 'response', 'records'], res.records, resScope) : undefined;
+      const record = res.record !== undefined ? check.template([...at, 'response', 'record'], res.record, resScope) : undefined;
+      const notFoundWhen = res.not_found_when !== undefined ? check.template([...at, 'response', 'not_found_when'], res.not_found_when, resScope) : undefined;
+      const meta: [string, Template][] = [];
+      if (name === 'list') {
+        if (res.records === undefined) check.add([...at, 'response'], 'a list action needs response.records');
+        const given = Object.keys(res.meta ?? {});
+        for (const k of listMeta) if (!given.includes(k)) check.add([...at, 'response', 'meta'], `missing meta field "${k}" declared in list_meta`);
+        for (const k of given) {
+          if (!listMeta.includes(k)) check.add([...at, 'response', 'meta', k], `meta field "${k}" is not declared in list_meta (declared: ${listMeta.join(', ') || 'none'})`);
+          const src = res.meta?.[k];
+          const t = src === undefined ? undefined : check.template([...at, 'response', 'meta', k], src, resScope);
+          if (t) meta.push([k, t]);
+        }
+      } else {
+        if (res.record === undefined) check.add([...at, 'response'], `a ${name} action needs response.record`);
+        if (res.records !== undefined) check.add([...at, 'response', 'records'], `records is for list actions; use record`);
+        if (action.pagination !== undefined) check.add([...at, 'pagination'], 'pagination is for list actions');
+      }
+
+      let pagination: CompiledAction['pagination'];
+      const pg = action.pagination;
+      if (pg !== undefined) {
+        const pat = [...at, 'pagination'];
+        if ('param' in pg && params[pg.param] === undefined) check.add([...pat, 'param'], `pagination param "${pg.param}" is not a declared param of this action`);
+        if (pg.type === 'offset' && params[pg.limit_param] === undefined) check.add([...pat, 'limit_param'], `"${pg.limit_param}" is not a declared param of this action`);
+        const next = pg.type === 'cursor' || pg.type === 'graphql_cursor' ? check.template([...pat, 'next'], pg.next, resScope) : undefined;
+        const hasMore = 'has_more' in pg && pg.has_more !== undefined ? check.template([...pat, 'has_more'], pg.has_more, resScope) : undefined;
+        pagination = { def: pg, ...(next ? { next } : {}), ...(hasMore ? { hasMore } : {}) };
+      }
+
+      if (path) {
+        actions.set(name, {
+          entity: entityName,
+          name,
+          def: action,
+          validateParams,
+          request: {
+            method: r.method,
+            path,
+            query,
+            headers: reqHeaders,
+            ...(body ? { body } : {}),
+            ...(graphql ? { graphql } : {}),
+          },
+          ...(records ? { records } : {}),
+          ...(record ? { record } : {}),
+          meta,
+          ...(notFoundWhen ? { notFoundWhen } : {}),
+          ...(pagination ? { pagination } : {}),
+          retrySafe: action.retry_safe ?? (name === 'list' || name === 'get'),
+        });
+      }
+    }
+
+    // Sync settings refer to actions and params of this entity.
+    const sync = entity.sync;
+    if (sync !== undefined) {
+      const sat = [...base, 'sync'];
+      const list = entity.actions['list'];
+      if (list === undefined) check.add(sat, 'sync needs a list action on this entity');
+      else {
+        const lp = list.params ?? {};
+        for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.list`);
+        if (sync.incremental && lp[sync.incremental.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${sync.incremental.param}" is not a param of ${entityName}.list`);
+        if (!list.pagination) check.add(sat, `${entityName}.list needs pagination to be synced`);
+      }
+      if (sync.hydrate !== undefined) {
+        const get = entity.actions['get'];
+        if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);
+        else {
+          for (const [k, src] of Object.entries(sync.hydrate.params)) {
+            if ((get.params ?? {})[k] === undefined) check.add([...sat, 'hydrate', 'params', k], `"${k}" is not a param of ${entityName}.get`);
+            if (src !== undefined) check.template([...sat, 'hydrate', 'params', k], src, { roots: new Set(['record']), config });
+          }
+        }
+      }
+    }
+    if (entity.search !== undefined) {
+      for (const [field, source] of Object.entries(entity.search.sources ?? {})) {
+        if (entity.search.fields[field] === undefined) check.add([...base, 'search', 'sources', field], `"${field}" is not a search field`);
+        if (source === undefined || source === '') check.add([...base, 'search', 'sources', field], 'empty source path');
+      }
+    }
+    entities.set(entityName, { name: entityName, def: entity, actions });
+  }
+
+  return {
+    file,
+    manifest: m,
+    type: m.type,
+    headers,
+    auth,
+    entities,
+    ...(errorMessage ? { errorMessage } : {}),
+    bodyErrors,
+  };
+}

@@ -1,0 +1,385 @@
+/**
+ * JSON Schema of connector manifest format v1. This object is the single definition of the
+ * format: the loader validates every manifest against it, and codegen turns it into the
+ * `Manifest` TypeScript types in generated/manifest.ts.
+ */
+
+const template = { type: 'string', description: 'A Handlebars template (see README: Templates).' } as const;
+const name = { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } as const;
+
+/** A JSON value tree whose string leaves are templates (request bodies, GraphQL variables). */
+const templateTree = { description: 'A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.' } as const;
+
+export const MANIFEST_SCHEMA = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://switchboard.dev/schemas/connector-manifest-v1.json',
+  title: 'Manifest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['manifest_version', 'type', 'title', 'kind', 'base_url', 'auth', 'entities'],
+  properties: {
+    manifest_version: { const: 1 },
+    type: { ...name, description: 'Connector type name, used in URLs, env vars and generated code.' },
+    title: { type: 'string', minLength: 1 },
+    kind: { type: 'string', minLength: 1, description: 'What kind of system this is, e.g. meeting-notes.' },
+    description: { type: 'string' },
+    docs_url: { type: 'string' },
+    base_url: { $ref: '#/definitions/BaseUrl' },
+    headers: { type: 'object', additionalProperties: template, description: 'Headers sent on every request (templates).' },
+    config: {
+      type: 'object',
+      description: 'Non-secret per-connector settings, visible to templates as config.<name>.',
+      additionalProperties: { $ref: '#/definitions/ConfigField' },
+    },
+    http: { $ref: '#/definitions/HttpSettings' },
+    rate_limit: { $ref: '#/definitions/RateLimit' },
+    retry: { $ref: '#/definitions/RetrySettings' },
+    auth: { type: 'array', minItems: 1, items: { $ref: '#/definitions/AuthVariant' } },
+    list_meta: {
+      type: 'object',
+      description: 'The meta fields every list action returns, by name, with their JSON Schema.',
+      additionalProperties: { type: 'object', additionalProperties: true },
+    },
+    errors: { $ref: '#/definitions/ErrorMapping' },
+    entities: {
+      type: 'object',
+      minProperties: 1,
+      propertyNames: name,
+      additionalProperties: { $ref: '#/definitions/Entity' },
+    },
+  },
+  definitions: {
+    BaseUrl: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['default'],
+      properties: {
+        default: { type: 'string', pattern: '^https?://' },
+        regions: {
+          type: 'object',
+          description: 'Named alternative base URLs (e.g. us, eu, au), chosen with the region config.',
+          additionalProperties: { type: 'string', pattern: '^https?://' },
+        },
+      },
+    },
+    ConfigField: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type'],
+      properties: {
+        type: { enum: ['string', 'integer', 'number', 'boolean'] },
+        default: { type: ['string', 'number', 'boolean'] },
+        enum: { type: 'array', items: { type: ['string', 'number'] } },
+        description: { type: 'string' },
+      },
+    },
+    HttpSettings: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        timeout_ms: { type: 'integer', minimum: 1, description: 'Per-attempt timeout; default 30000.' },
+      },
+    },
+    RateLimit: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['requests', 'window_ms'],
+      description: 'Client-side throttle: a token bucket refilled at requests/window_ms, holding at most burst.',
+      properties: {
+        requests: { type: 'integer', minimum: 1 },
+        window_ms: { type: 'integer', minimum: 1 },
+        burst: { type: 'integer', minimum: 1, description: 'Bucket size; default requests.' },
+      },
+    },
+    RetrySettings: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_attempts: { type: 'integer', minimum: 1, maximum: 10, description: 'Total attempts including the first; default 4.' },
+        base_delay_ms: { type: 'integer', minimum: 0, description: 'First backoff delay; doubles each attempt, with full jitter; default 250.' },
+        max_delay_ms: { type: 'integer', minimum: 0, description: 'Cap on any single wait, including server-requested ones; default 30000.' },
+        retry_after_headers: {
+          type: 'array',
+          description: 'Response headers that tell when to retry, checked in order.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'format'],
+            properties: {
+              name: { type: 'string' },
+              format: { enum: ['seconds', 'unix_seconds', 'http_date'] },
+            },
+          },
+        },
+      },
+    },
+    CredentialField: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type'],
+      properties: {
+        type: { enum: ['string', 'integer', 'number', 'boolean'] },
+        required: { type: 'boolean', description: 'Default true.' },
+        secret: { type: 'boolean', description: 'Secret fields are never logged or returned. Default false.' },
+        description: { type: 'string' },
+      },
+    },
+    AuthVariant: {
+      type: 'object',
+      required: ['name', 'type', 'fields'],
+      discriminator: { propertyName: 'type' },
+      oneOf: [
+        { $ref: '#/definitions/BearerAuth' },
+        { $ref: '#/definitions/ApiKeyAuth' },
+        { $ref: '#/definitions/OAuth2Auth' },
+      ],
+    },
+    BearerAuth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'type', 'fields', 'token'],
+      properties: {
+        name,
+        type: { const: 'bearer' },
+        title: { type: 'string' },
+        description: { type: 'string' },
+        fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
+        token: { ...template, description: 'Sent as "Authorization: Bearer <token>".' },
+      },
+    },
+    ApiKeyAuth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'type', 'fields', 'header', 'value'],
+      properties: {
+        name,
+        type: { const: 'api_key' },
+        title: { type: 'string' },
+        description: { type: 'string' },
+        fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
+        header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        value: { ...template, description: 'The header value, sent as is (e.g. a raw "Authorization: <token>").' },
+      },
+    },
+    OAuth2Auth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'type', 'fields', 'authorize_url', 'token_url'],
+      properties: {
+        name,
+        type: { const: 'oauth2' },
+        title: { type: 'string' },
+        description: { type: 'string' },
+        fields: {
+          type: 'object',
+          minProperties: 1,
+          description: 'Must include access_token; refresh_token and expires_at (Unix seconds) when tokens refresh.',
+          additionalProperties: { $ref: '#/definitions/CredentialField' },
+        },
+        authorize_url: { type: 'string', pattern: '^https?://' },
+        token_url: { type: 'string', pattern: '^https?://' },
+        scopes: { type: 'array', items: { type: 'string' } },
+        scope_separator: { type: 'string', description: 'Default " ".' },
+        token_request_auth: {
+          enum: ['client_secret_post', 'client_secret_basic'],
+          description: 'How the token request authenticates the OAuth app; default client_secret_post.',
+        },
+        refreshes: { type: 'boolean', description: 'Tokens come with a refresh token; default false.' },
+        expires: { type: 'boolean', description: 'Access tokens expire (expires_in); default false.' },
+        authorize_params: { type: 'object', additionalProperties: { type: 'string' } },
+        apply: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['header', 'value'],
+          description: 'How the access token is sent; default "Authorization: Bearer {{credentials.access_token}}".',
+          properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, value: template },
+        },
+      },
+    },
+    ErrorMapping: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        message: { ...template, description: "Where the upstream's own error message is in an error body (context: body, headers, status)." },
+        in_body: {
+          type: 'array',
+          description: 'Errors reported inside a 2xx body (GraphQL). The first rule whose when is truthy applies.',
+          items: { $ref: '#/definitions/BodyErrorRule' },
+        },
+      },
+    },
+    BodyErrorRule: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['when', 'code'],
+      properties: {
+        when: template,
+        code: { enum: ['upstream_rate_limited', 'upstream_credentials_rejected', 'upstream_not_found', 'upstream_rejected', 'upstream_unavailable', 'upstream_error'] },
+        message: template,
+        retry_after_seconds: { ...template, description: 'For upstream_rate_limited: seconds until the budget resets.' },
+      },
+    },
+    Param: {
+      type: 'object',
+      description: 'A JSON Schema for one param, plus `required` (boolean, default false).',
+      required: ['type'],
+      additionalProperties: true,
+      properties: {
+        required: { type: 'boolean' },
+        type: {},
+        description: { type: 'string' },
+      },
+    },
+    Entity: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['primary_key', 'record', 'actions'],
+      properties: {
+        title: { type: 'string' },
+        description: { type: 'string' },
+        primary_key: { type: 'string' },
+        record: { type: 'object', additionalProperties: true, description: 'JSON Schema of a record.' },
+        actions: {
+          type: 'object',
+          minProperties: 1,
+          propertyNames: { enum: ['list', 'get', 'create', 'update'] },
+          additionalProperties: { $ref: '#/definitions/Action' },
+        },
+        sync: { $ref: '#/definitions/Sync' },
+        search: { $ref: '#/definitions/Search' },
+      },
+    },
+    Action: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['request', 'response'],
+      properties: {
+        description: { type: 'string' },
+        params: { type: 'object', propertyNames: name, additionalProperties: { $ref: '#/definitions/Param' } },
+        request: { $ref: '#/definitions/Request' },
+        response: { $ref: '#/definitions/Response' },
+        pagination: { $ref: '#/definitions/Pagination' },
+        retry_safe: { type: 'boolean', description: 'May be retried after a failure; default true for list/get, false for create/update.' },
+      },
+    },
+    Request: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['method', 'path'],
+      properties: {
+        method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
+        path: { ...template, description: 'Path template; every expression is URL-encoded as one segment.' },
+        query: { type: 'object', additionalProperties: template },
+        headers: { type: 'object', additionalProperties: template },
+        body: templateTree,
+        graphql: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['query'],
+          description: 'Send {query, variables} as a JSON POST body.',
+          properties: { query: template, variables: templateTree },
+        },
+      },
+    },
+    Response: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        records: { ...template, description: 'list: where the array of records is (context: body, headers, params).' },
+        record: { ...template, description: 'get/create/update: where the record is.' },
+        meta: { type: 'object', additionalProperties: template, description: 'list: one template per list_meta field.' },
+        not_found_when: { ...template, description: 'get: a 2xx body that means "no such record" (GraphQL APIs answer an empty list).' },
+      },
+    },
+    Pagination: {
+      type: 'object',
+      required: ['type'],
+      discriminator: { propertyName: 'type' },
+      oneOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'param', 'next'],
+          properties: {
+            type: { enum: ['cursor', 'graphql_cursor'] },
+            param: { type: 'string', description: 'The param that carries the cursor into the next request.' },
+            next: { ...template, description: 'The next cursor; empty, null or undefined ends the iteration.' },
+            has_more: { ...template, description: 'Optional; false ends the iteration.' },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'param'],
+          properties: {
+            type: { const: 'page' },
+            param: { type: 'string' },
+            start: { type: 'integer', description: 'First page number; default 1.' },
+            has_more: { ...template, description: 'Optional; false ends. Without it, an empty page ends.' },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'param', 'limit_param'],
+          properties: {
+            type: { const: 'offset' },
+            param: { type: 'string' },
+            limit_param: { type: 'string' },
+            default_limit: { type: 'integer', minimum: 1 },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type'],
+          properties: { type: { const: 'link_header' } },
+        },
+      ],
+    },
+    Sync: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        action: { const: 'list' },
+        params: { type: 'object', additionalProperties: true, description: 'Fixed params for the sync list (e.g. the largest page size).' },
+        incremental: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['param', 'cursor_field'],
+          properties: {
+            param: { type: 'string', description: 'List param that asks for records changed since a point.' },
+            cursor_field: { type: 'string', description: 'Record field holding the change time.' },
+            format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How the param value is written; default iso8601.' },
+          },
+        },
+        hydrate: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['action', 'params'],
+          description: 'Fetch each listed record again through get (context: record).',
+          properties: { action: { const: 'get' }, params: { type: 'object', additionalProperties: template } },
+        },
+        deletes: { enum: ['full_refresh', 'none'], description: 'How records deleted upstream are detected; default full_refresh.' },
+      },
+    },
+    Search: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['fields'],
+      properties: {
+        fields: {
+          type: 'object',
+          minProperties: 1,
+          additionalProperties: { enum: ['string', 'integer', 'number', 'boolean', 'object', 'array'] },
+          description: 'Searchable fields and their search types (may differ from the record type).',
+        },
+        sources: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          description: 'Record path a search field is read from, when it is not the field of the same name.',
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,50 @@
+/**
+ * The connector registry: every connectors/<type>/connector.yaml of the package, loaded once
+ * per process on first use.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SwitchboardError } from '../errors/index.ts';
+import type { LoadedManifest } from './compile.ts';
+import { loadManifestFile } from './load.ts';
+
+/** The package's connectors/ folder. */
+export const CONNECTORS_DIR = fileURLToPath(new URL('../../connectors/', import.meta.url));
+
+/** Paths of every connectors/<type>/connector.yaml under `dir`, sorted by type. */
+export function manifestFiles(dir: string = CONNECTORS_DIR): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => join(dir, d.name, 'connector.yaml'))
+    .filter((f) => existsSync(f))
+    .sort();
+}
+
+let cache: Map<string, LoadedManifest> | undefined;
+
+/** Every connector manifest, keyed by type. Loaded (and validated) once; throws on a bad manifest. */
+export function connectorRegistry(): Map<string, LoadedManifest> {
+  if (cache === undefined) {
+    const loaded = new Map<string, LoadedManifest>();
+    for (const file of manifestFiles()) {
+      const m = loadManifestFile(file);
+      loaded.set(m.type, m);
+    }
+    cache = loaded;
+  }
+  return cache;
+}
+
+/** The manifest of one connector type, or an unknown_connector_type error listing the known ones. */
+export function getConnector(type: string): LoadedManifest {
+  const m = connectorRegistry().get(type);
+  if (m === undefined) {
+    const known = [...connectorRegistry().keys()];
+    throw new SwitchboardError('unknown_connector_type', `Unknown connector type "${type}". Known types: ${known.join(', ')}`, {
+      details: { connector_type: type, valid: known },
+    });
+  }
+  return m;
+}
