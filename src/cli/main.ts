@@ -1,10 +1,11 @@
 /**
  * The `switchboard` command (commander): validate, codegen, connectors, exec, sandbox, serve,
- * sync, admin. Each subcommand lives in its own module; this file only wires them.
+ * sync, admin. Each group of subcommands lives in its own module; this file only wires them.
  */
 import { Command } from 'commander';
 import { registerManifestCommands } from './manifest-commands.ts';
 import { registerExecCommand } from './exec-command.ts';
+import { registerSandboxCommand } from './sandbox-command.ts';
 
 const program = new Command();
 program
@@ -15,5 +16,7 @@ program
 
 registerManifestCommands(program);
 registerExecCommand(program);
+registerSandboxCommand(program);
+// Hosted mode commands (serve, admin) register here.
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { formatProblem, loadManifestText, ManifestError, manifestFiles, loadManifestFile } from '../../src/manifest/index.ts';
+
+const GRANOLA = readFileSync('connectors/granola/connector.yaml', 'utf8');
+
+/** The Granola manifest with one change applied to its parsed form. */
+function mutate(change: (m: Record<string, any>) => void): string {
+  const m = parse(GRANOLA) as Record<string, any>;
+  change(m);
+  return stringify(m);
+}
+
+function problems(text: string): string[] {
+  try {
+    loadManifestText(text, 'test.yaml');
+  } catch (e) {
+    if (e instanceof ManifestError) return e.problems.map(formatProblem);
+    throw e;
+  }
+  return [];
+}
+
+describe('manifest loader', () => {
+  it('loads every shipped manifest', () => {
+    const files = manifestFiles();
+    expect(files.length).toBeGreaterThanOrEqual(1);
+    for (const f of files) expect(loadManifestFile(f).entities.size).toBeGreaterThan(0);
+  });
+
+  // [name, manifest text, expected location fragment, expected message fragment]
+  const cases: [string, string, string, RegExp][] = [
+    ['YAML syntax error', GRANOLA.replace('title: Granola', 'title: [Granola'), 'test.yaml:', /YAML syntax error/],
+    ['duplicate YAML key (duplicate entity)', GRANOLA.replace('entities:\n  notes:', 'entities:\n  notes:\n    primary_key: id\n  notes:'), 'test.yaml:', /duplicate key/],
+    ['schema violation: unknown top-level key', mutate((m) => (m.colour = 'blue')), 'colour', /unknown key "colour"/],
+    ['schema violation: missing required key', mutate((m) => delete m.base_url), '(root)', /missing required key "base_url"/],
+    ['schema violation: wrong manifest_version', mutate((m) => (m.manifest_version = 2)), 'manifest_version', /must be 1/],
+    ['unknown auth type', mutate((m) => (m.auth[0].type = 'magic')), 'auth.0', /unknown type "magic"|must be/],
+    ['undeclared template variable (param)', mutate((m) => (m.entities.notes.actions.list.request.query.x = '{{params.nope}}')), 'entities.notes.actions.list.request.query.x', /"params.nope" is not a declared param/],
+    ['undeclared template variable (root)', mutate((m) => (m.entities.notes.actions.list.request.query.x = '{{secrets.key}}')), 'entities.notes.actions.list.request.query.x', /unknown variable "secrets.key"/],
+    ['undeclared credential field', mutate((m) => (m.auth[0].token = '{{credentials.token}}')), 'auth.0.token', /"credentials.token" is not a credential field/],
+    ['path param that is not required', mutate((m) => (m.entities.notes.actions.get.params.note_id.required = false)), 'entities.notes.actions.get.request.path', /must be declared with required: true/],
+    ['path param that is not declared', mutate((m) => (m.entities.notes.actions.get.request.path = '/v1/notes/{{params.id}}')), 'entities.notes.actions.get.request.path', /"params.id" is not a declared param/],
+    ['unknown action name', mutate((m) => (m.entities.notes.actions.delete = m.entities.notes.actions.get)), 'entities.notes.actions', /invalid name "delete"/],
+    ['hydrate through an action the entity lacks', mutate((m) => delete m.entities.notes.actions.get), 'entities.notes.sync.hydrate.action', /does not declare/],
+    ['invalid search field type', mutate((m) => (m.entities.notes.search.fields.title = 'text')), 'entities.notes.search.fields.title', /must be one of/],
+    ['unknown helper', mutate((m) => (m.entities.notes.actions.list.response.records = '{{explode body.notes}}')), 'entities.notes.actions.list.response.records', /unknown helper "explode"/],
+    ['template syntax error', mutate((m) => (m.entities.notes.actions.list.response.records = '{{body.notes')), 'entities.notes.actions.list.response.records', /template error/],
+    ['meta field not in list_meta', mutate((m) => (m.entities.notes.actions.list.response.meta.total = '{{body.total}}')), 'entities.notes.actions.list.response.meta.total', /not declared in list_meta/],
+    ['missing meta field', mutate((m) => delete m.entities.notes.actions.list.response.meta.has_more), 'entities.notes.actions.list.response.meta', /missing meta field "has_more"/],
+    ['pagination param not declared', mutate((m) => (m.entities.notes.actions.list.pagination.param = 'page')), 'entities.notes.actions.list.pagination.param', /not a declared param/],
+    ['duplicate auth variant name', mutate((m) => m.auth.push({ ...m.auth[0] })), 'auth.1.name', /duplicate auth variant name/],
+    ['primary key not in the record', mutate((m) => (m.entities.notes.primary_key = 'uuid')), 'entities.notes.primary_key', /not a property/],
+    ['list without records', mutate((m) => delete m.entities.notes.actions.list.response.records), 'entities.notes.actions.list.response', /needs response.records/],
+    ['sync param the list does not declare', mutate((m) => (m.entities.notes.sync.params = { limit: 5 })), 'entities.notes.sync.params.limit', /not a param of notes.list/],
+  ];
+
+  it.each(cases)('rejects: %s', (_name, text, location, message) => {
+    const found = problems(text);
+    expect(found.length).toBeGreaterThan(0);
+    const match = found.find((p) => p.includes(location) && message.test(p));
+    expect(match, `problems were:\n${found.join('\n')}`).toBeDefined();
+    // Every problem names the file.
+    for (const p of found) expect(p.startsWith('test.yaml')).toBe(true);
+  });
+
+  it('reports line and column of the offending node', () => {
+    const text = mutate((m) => (m.entities.notes.actions.get.request.path = '/v1/notes/{{params.id}}'));
+    const line = text.split('\n').findIndex((l) => l.includes('/v1/notes/{{params.id}}')) + 1;
+    const found = problems(text);
+    expect(found.some((p) => p.startsWith(`test.yaml:${line}:`))).toBe(true);
+  });
+
+  it('reports every problem at once', () => {
+    const text = mutate((m) => {
+      m.entities.notes.actions.list.request.query.x = '{{params.nope}}';
+      m.auth[0].token = '{{credentials.token}}';
+      m.entities.notes.primary_key = 'uuid';
+    });
+    expect(problems(text)).toHaveLength(3);
+  });
+});

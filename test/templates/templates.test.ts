@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { compileTemplate, PathValueError, TemplateSyntaxError } from '../../src/templates/index.ts';
+
+describe('templates', () => {
+  const ctx = {
+    params: { n: 50, s: 'abc', obj: { a: 1 }, arr: [1, 2], t: true, empty: '' },
+    body: { items: [{ id: 'x' }], pages: { page: 2, total: 3 }, errors: [{ message: 'boom' }] },
+  };
+
+  it.each([
+    ['number stays a number', '{{params.n}}', 50],
+    ['object stays an object', '{{params.obj}}', { a: 1 }],
+    ['array stays an array', '{{params.arr}}', [1, 2]],
+    ['boolean stays a boolean', '{{params.t}}', true],
+    ['missing value is undefined', '{{params.nope}}', undefined],
+    ['missing deep value is undefined', '{{params.nope.deeper}}', undefined],
+    ['array index path', '{{body.errors.0.message}}', 'boom'],
+    ['helper keeps type', '{{add body.pages.page 1}}', 3],
+    ['nested helpers', '{{#if (lt body.pages.page body.pages.total)}}{{add body.pages.page 1}}{{/if}}', '3'],
+    ['default skips empty', '{{default params.empty params.s}}', 'abc'],
+    ['mixed text renders a string', 'Bearer {{params.s}}', 'Bearer abc'],
+    ['objects in mixed text go through json', 'x={{json params.obj}}', 'x={"a":1}'],
+    ['no HTML escaping', '{{params.s}}<&>', 'abc<&>'],
+    ['cursor round trip', '{{cursor_decode (cursor_encode params.n)}}', 50],
+    ['cursor_decode of garbage is undefined', '{{cursor_decode params.s}}', undefined],
+    ['omit', '{{omit params "n" "s" "obj" "arr" "t"}}', { empty: '' }],
+    ['json helper', '{{json params.arr}}', '[1,2]'],
+    ['literal', 'plain', 'plain'],
+  ])('%s', (_name, source, want) => {
+    expect(compileTemplate(source).render(ctx)).toEqual(want);
+  });
+
+  it('lists root references, skipping block-local names', () => {
+    const t = compileTemplate('{{params.a}} {{#each body.items}}{{id}}{{/each}} {{credentials.k}}');
+    expect(t.references).toEqual([['params', 'a'], ['body', 'items'], ['credentials', 'k']]);
+  });
+
+  it.each([
+    ['unknown helper', '{{nope params.a}}'],
+    ['syntax error', '{{params.a'],
+    ['partials', '{{> part}}'],
+  ])('rejects %s at compile time', (_n, source) => {
+    expect(() => compileTemplate(source)).toThrow(TemplateSyntaxError);
+  });
+
+  it('URL-encodes every path expression as one segment', () => {
+    const t = compileTemplate('/v1/notes/{{params.id}}/x');
+    expect(t.renderPath({ params: { id: 'a/b?c#d%2F{{e}} é' } })).toBe('/v1/notes/a%2Fb%3Fc%23d%252F%7B%7Be%7D%7D%20%C3%A9/x');
+  });
+
+  it.each(['', '.', '..'])('refuses the path segment %j', (v) => {
+    expect(() => compileTemplate('/v1/{{params.id}}').renderPath({ params: { id: v } })).toThrow(PathValueError);
+  });
+});
