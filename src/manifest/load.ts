@@ -182,7 +182,7 @@ function pointerToPath(pointer: string): string[] {
 /** Parse and validate manifest text. Throws ManifestError with every problem found. */
 export function loadManifestText(text: string, file: string): LoadedManifest {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
   const check = new Checker(file, doc, lines);
   if (doc.errors.length > 0) {
     for (const err of doc.errors) {
