@@ -67,6 +67,17 @@ interface RawResult {
 
 const LINE_BREAK = /[\r\n]/;
 
+/**
+ * The client-side throttle for a manifest's rate limit, with a safety margin: a token granted
+ * here reaches the upstream a little later (connection set-up, queuing), and the upstream's
+ * bucket runs on its own clock, so Switchboard keeps 5% under the sustained rate and 10% under
+ * the burst rather than racing the limit.
+ */
+export function limiterFor(rate: { requests: number; window_ms: number; burst?: number }): RateLimiter {
+  const burst = rate.burst ?? rate.requests;
+  return new RateLimiter(rate.requests * 0.95, rate.window_ms, Math.max(1, Math.floor(burst * 0.9)));
+}
+
 function describeParamsErrors(action: CompiledAction): ErrorDetail[] {
   return (action.validateParams.errors ?? []).map((e) => {
     if (e.keyword === 'additionalProperties') {
@@ -127,8 +138,7 @@ export class ConnectorRuntime {
       ...(options.retry ?? {}),
     };
     this.timeoutMs = options.timeoutMs ?? m.http?.timeout_ms ?? 30_000;
-    this.limiter =
-      options.limiter !== undefined ? options.limiter : m.rate_limit ? new RateLimiter(m.rate_limit.requests, m.rate_limit.window_ms, m.rate_limit.burst ?? m.rate_limit.requests) : null;
+    this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
   }
 
   /** The auth variant in use. */

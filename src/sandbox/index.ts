@@ -1,0 +1,127 @@
+/**
+ * The sandbox: every upstream simulator started at once, each with working sample credentials,
+ * so `switchboard sandbox` (and tests) can point connectors at local fakes.
+ *
+ * Simulators are listed in SIMULATORS, one line each. Modules are loaded by URL and skipped when
+ * their file is absent, so the registry can name simulators that are still being written without
+ * breaking the build or the type check.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Simulator } from './sim-server.ts';
+
+/** What a simulator module's start function takes (each accepts at least these). */
+export interface SimulatorStartOptions {
+  port?: number | undefined;
+  host?: string | undefined;
+}
+
+/** A started simulator, with whatever credential properties it exposes (apiKey, accessToken...). */
+export type AnySimulator = Simulator & Record<string, unknown>;
+
+export interface SandboxSimulatorEntry {
+  /** Connector type, as in connectors/<type>/connector.yaml. */
+  type: string;
+  /** Start the simulator; resolves to undefined when its module is not present. */
+  start: (options: SimulatorStartOptions) => Promise<AnySimulator | undefined>;
+  /** Working credentials for the connector type, in the manifest's credential field names. */
+  credentials: (sim: AnySimulator) => Record<string, string>;
+}
+
+/** A start function loaded from `modulePath` (relative to this file) by export name. */
+function lazy(modulePath: string, exportName: string): SandboxSimulatorEntry['start'] {
+  const url = new URL(modulePath, import.meta.url);
+  return async (options) => {
+    if (!existsSync(fileURLToPath(url))) return undefined;
+    const mod = (await import(url.href)) as Record<string, unknown>;
+    const start = mod[exportName];
+    if (typeof start !== 'function') throw new Error(`${modulePath} does not export ${exportName}()`);
+    return (await (start as (o: SimulatorStartOptions) => Promise<AnySimulator>)(options)) as AnySimulator;
+  };
+}
+
+/** Read a string property a simulator must expose; a clear error beats `undefined` credentials. */
+function prop(sim: AnySimulator, name: string): string {
+  const v = sim[name];
+  if (typeof v !== 'string' || v === '') throw new Error(`simulator at ${sim.url} exposes no ${name}`);
+  return v;
+}
+
+/** Every simulator the sandbox knows; the array index fixes each one's port under basePort. */
+export const SIMULATORS: readonly SandboxSimulatorEntry[] = [
+  { type: 'granola', start: lazy('./granola/index.ts', 'startGranolaSimulator'), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
+  { type: 'intercom', start: lazy('./intercom/index.ts', 'startIntercomSimulator'), credentials: (s) => ({ access_token: prop(s, 'accessToken') }) },
+  { type: 'monday', start: lazy('./monday/index.ts', 'startMondaySimulator'), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
+];
+
+export interface SandboxConnector {
+  base_url: string;
+  credentials: Record<string, string>;
+}
+
+export interface Sandbox {
+  /** Per connector type: where its simulator listens and credentials it accepts. */
+  connectors: Record<string, SandboxConnector>;
+  /** The running simulators, for fault injection and request logs. */
+  simulators: Record<string, AnySimulator>;
+  /** Registry types whose simulator module is not present in this checkout. */
+  missing: string[];
+  /** The printable form, so JSON.stringify(sandbox) prints it. */
+  toJSON(): SandboxPrintable;
+  close(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string | undefined;
+  /** Listen on basePort, basePort+1, ... in registry order (fixed per type); default any free port. */
+  basePort?: number | undefined;
+}
+
+export interface SandboxPrintable {
+  connectors: Record<string, SandboxConnector & { env: Record<string, string> }>;
+}
+
+/** The sandbox as plain JSON: URLs, credentials and the env var that points a connector at it. */
+export function printable(sandbox: Pick<Sandbox, 'connectors'>): SandboxPrintable {
+  const connectors: SandboxPrintable['connectors'] = {};
+  for (const [type, c] of Object.entries(sandbox.connectors)) {
+    connectors[type] = { base_url: c.base_url, credentials: { ...c.credentials }, env: { [`SWITCHBOARD_${type.toUpperCase()}_BASE_URL`]: c.base_url } };
+  }
+  return { connectors };
+}
+
+/** The URL clients should use: wildcard listen addresses are reached over loopback. */
+function baseUrl(host: string | undefined, port: number): string {
+  if (host === undefined || host === '' || host === '0.0.0.0' || host === '::') return `http://127.0.0.1:${port}`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Start every simulator present; on any failure, the ones already started are closed. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const connectors: Record<string, SandboxConnector> = {};
+  const simulators: Record<string, AnySimulator> = {};
+  const missing: string[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(Object.values(simulators).map((s) => s.close()));
+  };
+  try {
+    for (const [i, entry] of SIMULATORS.entries()) {
+      const sim = await entry.start({
+        port: options.basePort === undefined ? 0 : options.basePort + i,
+        ...(options.host !== undefined ? { host: options.host } : {}),
+      });
+      if (!sim) {
+        missing.push(entry.type);
+        continue;
+      }
+      simulators[entry.type] = sim;
+      connectors[entry.type] = { base_url: baseUrl(options.host, sim.port), credentials: entry.credentials(sim) };
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  const sandbox: Sandbox = { connectors, simulators, missing, toJSON: () => printable(sandbox), close };
+  return sandbox;
+}

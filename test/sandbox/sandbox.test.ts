@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/sandbox/index.ts';
+
+/**
+ * The cheapest authenticated read per connector type, as the real API spells it. A simulator
+ * added to the registry without a probe here fails the test, so each one is checked.
+ */
+const PROBES: Record<string, (c: SandboxConnector) => Promise<Response>> = {
+  granola: (c) => fetch(`${c.base_url}/v1/notes?page_size=1`, { headers: { authorization: `Bearer ${c.credentials.api_key}` } }),
+  // Intercom: GET /me returns the admin the token belongs to.
+  intercom: (c) => fetch(`${c.base_url}/me`, { headers: { authorization: `Bearer ${c.credentials.access_token}`, accept: 'application/json' } }),
+  // Monday: one GraphQL endpoint at /v2 (https://api.monday.com/v2), raw token in Authorization.
+  monday: (c) =>
+    fetch(`${c.base_url}/v2`, {
+      method: 'POST',
+      headers: { authorization: c.credentials.api_key ?? '', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ me { id } }' }),
+    }),
+};
+
+describe('startSandbox', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+  });
+  afterAll(() => sandbox.close());
+
+  it('starts every simulator present and accounts for the rest', () => {
+    const started = Object.keys(sandbox.connectors);
+    expect(started).toContain('granola');
+    expect([...started, ...sandbox.missing].sort()).toEqual(SIMULATORS.map((s) => s.type).sort());
+  });
+
+  it('returns working base URLs and credentials for each started simulator', async () => {
+    for (const [type, connector] of Object.entries(sandbox.connectors)) {
+      const probe = PROBES[type];
+      expect(probe, `no probe for ${type}`).toBeDefined();
+      const res = await (probe as NonNullable<typeof probe>)(connector);
+      expect(res.status, `${type} at ${connector.base_url}`).toBe(200);
+      await res.arrayBuffer();
+    }
+    expect(sandbox.connectors.granola?.credentials).toEqual({ api_key: expect.stringMatching(/^grn_/) });
+  });
+
+  it('rejects requests without the credentials', async () => {
+    const g = sandbox.connectors.granola as SandboxConnector;
+    expect((await fetch(`${g.base_url}/v1/notes`)).status).toBe(401);
+  });
+
+  it('prints as JSON with the env var that points a connector at its simulator', () => {
+    const g = sandbox.connectors.granola as SandboxConnector;
+    const json = JSON.parse(JSON.stringify(sandbox)) as ReturnType<typeof printable>;
+    expect(json).toEqual(printable(sandbox));
+    expect(json.connectors.granola).toEqual({ ...g, env: { SWITCHBOARD_GRANOLA_BASE_URL: g.base_url } });
+  });
+});
+
+describe('startSandbox options', () => {
+  it('listens on basePort + registry index', async () => {
+    const basePort = 20000 + Math.floor(Math.random() * 20000);
+    const sandbox = await startSandbox({ basePort, host: '127.0.0.1' });
+    try {
+      const i = SIMULATORS.findIndex((s) => s.type === 'granola');
+      expect(sandbox.connectors.granola?.base_url).toBe(`http://127.0.0.1:${basePort + i}`);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('closes what it started and frees the ports', async () => {
+    const sandbox = await startSandbox();
+    const url = sandbox.connectors.granola?.base_url as string;
+    await sandbox.close();
+    await expect(fetch(`${url}/v1/notes`)).rejects.toThrow();
+  });
+});
