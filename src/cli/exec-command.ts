@@ -46,7 +46,7 @@ export function registerExecCommand(program: Command): void {
     .option('--all-pages', 'for list: follow pagination and print every record')
     .action(async (type: string, entity: string, action: string, opts: { params?: string; credentials?: string; baseUrl?: string; region?: string; allPages?: boolean }) => {
       try {
-        const credSource = opts.credentials ?? process.env[CREDENTIALS_ENV];
+        const credSource = opts.credentials ?? (process.env[CREDENTIALS_ENV] || undefined);
         if (credSource === undefined) throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials or set ${CREDENTIALS_ENV}`);
         const credentials = jsonArg(credSource, 'credentials');
         const params = opts.params !== undefined ? jsonArg(opts.params, 'params') : {};

@@ -9,9 +9,9 @@ export function registerSandboxCommand(program: Command): void {
     .option('--port <n>', 'first port to use (default: any free ports)', (v) => Number.parseInt(v, 10))
     .action(async (opts: { port?: number }) => {
       try {
-        const { startSandbox } = await import('../sandbox/index.ts');
+        const { startSandbox, printable } = await import('../sandbox/index.ts');
         const sandbox = await startSandbox(opts.port !== undefined ? { basePort: opts.port } : {});
-        process.stdout.write(JSON.stringify({ connectors: sandbox.connectors }, null, 2) + '\n');
+        process.stdout.write(JSON.stringify(printable(sandbox), null, 2) + '\n');
         process.stderr.write('Sandbox running; press Ctrl+C to stop.\n');
         const stop = (): void => {
           void sandbox.close().then(() => process.exit(0));
