@@ -3,6 +3,7 @@
  * validate params → pick auth variant → render request → throttle → fetch (timeout, retries)
  * → map errors → extract records and meta. `pages()` iterates a list across every page.
  */
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
@@ -67,6 +68,26 @@ interface RawResult {
 
 const LINE_BREAK = /[\r\n]/;
 
+/** Shared undici connection pools, one per timeout value: timeouts without a per-request timer. */
+const agents = new Map<number, Agent>();
+function defaultFetch(timeoutMs: number): FetchLike {
+  let agent = agents.get(timeoutMs);
+  if (agent === undefined) {
+    agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs, keepAliveTimeout: 4_000 });
+    agents.set(timeoutMs, agent);
+  }
+  const dispatcher = agent;
+  return (input, init) => undiciFetch(input, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+}
+
+/** True for errors that mean the upstream took too long (our timer, or undici's timeouts). */
+function isTimeout(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
+  const code = (e.cause as { code?: unknown } | undefined)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+}
+
 /**
  * The client-side throttle for a manifest's rate limit, with a safety margin: a token granted
  * here reaches the upstream a little later (connection set-up, queuing), and the upstream's
@@ -100,6 +121,8 @@ export class ConnectorRuntime {
   private credentials: Credentials;
   private variant: CompiledAuthVariant;
   private readonly fetchImpl: FetchLike;
+  /** True when fetchImpl enforces the timeout itself (the default undici transport). */
+  private readonly transportTimeout: boolean;
   private readonly baseUrl: string;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
@@ -117,7 +140,7 @@ export class ConnectorRuntime {
     this.manifest = manifest;
     this.variant = selectAuthVariant(manifest, credentials, options.authVariant);
     this.credentials = { ...(credentials as Credentials) };
-    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    this.transportTimeout = options.fetch === undefined;
     const m = manifest.manifest;
     const config: Record<string, unknown> = {};
     for (const [k, def] of Object.entries(m.config ?? {})) if (def?.default !== undefined) config[k] = def.default;
@@ -138,6 +161,7 @@ export class ConnectorRuntime {
       ...(options.retry ?? {}),
     };
     this.timeoutMs = options.timeoutMs ?? m.http?.timeout_ms ?? 30_000;
+    this.fetchImpl = options.fetch ?? defaultFetch(this.timeoutMs);
     this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
   }
 
@@ -353,8 +377,22 @@ export class ConnectorRuntime {
       let failure: SwitchboardError;
       let serverDelay: number | undefined;
       try {
-        const res = await this.fetchImpl(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
-        const text = await res.text();
+        let res: Response;
+        let text: string;
+        if (this.transportTimeout) {
+          res = await this.fetchImpl(url, init);
+          text = await res.text();
+        } else {
+          // An injected fetch gets the timeout as an abort signal, cleared once the body is read.
+          const controller = new AbortController();
+          const timer = setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), this.timeoutMs);
+          try {
+            res = await this.fetchImpl(url, { ...init, signal: controller.signal });
+            text = await res.text();
+          } finally {
+            clearTimeout(timer);
+          }
+        }
         const result = this.interpret(a, res, text, params);
         if (!(result instanceof SwitchboardError)) return result;
         failure = result;
@@ -362,7 +400,7 @@ export class ConnectorRuntime {
         if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && this.limiter) this.limiter.pauseUntil(Date.now() + serverDelay);
       } catch (e) {
         if (e instanceof SwitchboardError) throw e;
-        const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
+        const timedOut = isTimeout(e);
         failure = new SwitchboardError(
           'upstream_unavailable',
           timedOut ? `${this.manifest.type} did not answer within ${this.timeoutMs} ms` : `${this.manifest.type} could not be reached: ${(e as Error).message}`,
@@ -404,8 +442,9 @@ export class ConnectorRuntime {
         isJson = false;
       }
     }
-    const headersObj = Object.fromEntries(res.headers.entries());
-    const ctx: TemplateContext = { body, headers: headersObj, status: res.status, params };
+    const ctx: TemplateContext = { body, status: res.status, params };
+    // Response headers as a plain object only when a template reads them.
+    Object.defineProperty(ctx, 'headers', { enumerable: true, get: () => Object.fromEntries(res.headers.entries()) });
     const upstreamBody = isJson ? body : snippet(text);
     const base = { upstream_status: res.status, upstream_body: upstreamBody };
     if (res.status >= 200 && res.status < 300) {
