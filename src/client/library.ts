@@ -28,6 +28,8 @@ export interface ConnectOptions<T extends ConnectorType> {
   baseUrl?: string;
   /** Region from the manifest's base_url.regions (e.g. "eu" for Intercom). */
   region?: string;
+  /** Values for the manifest's config settings (e.g. Monday's api_version). */
+  config?: Record<string, unknown>;
   /** Transport; default Node's fetch (undici). */
   fetch?: FetchLike;
   /** Per-attempt timeout in ms; default 30000. */
@@ -60,6 +62,7 @@ export function connect<T extends ConnectorType>(type: T, options: ConnectOption
   const runtime = new ConnectorRuntime(getConnector(type), options.credentials, {
     ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
     ...(options.region !== undefined ? { region: options.region } : {}),
+    ...(options.config !== undefined ? { config: options.config } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.oauthClient !== undefined ? { oauthClient: options.oauthClient } : {}),

@@ -9,7 +9,7 @@ import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClie
 import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
-import { nextPage, PageTracker } from '../pagination/index.ts';
+import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { PathValueError, truthy, type TemplateContext } from '../templates/index.ts';
 
 /** The result envelope: list → data array + meta; get/create/update → data object. */
@@ -68,17 +68,13 @@ interface RawResult {
 
 const LINE_BREAK = /[\r\n]/;
 
-/** Shared undici connection pools, one per timeout value: timeouts without a per-request timer. */
-const agents = new Map<number, Agent>();
-function defaultFetch(timeoutMs: number): FetchLike {
-  let agent = agents.get(timeoutMs);
-  if (agent === undefined) {
-    agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs, keepAliveTimeout: 4_000 });
-    agents.set(timeoutMs, agent);
-  }
-  const dispatcher = agent;
-  return (input, init) => undiciFetch(input, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
-}
+/**
+ * The default transport: undici's fetch over one shared keep-alive pool. (Its own header/body
+ * timeouts are coarse, so the engine enforces the per-attempt timeout with an abort signal.)
+ */
+const sharedAgent = new Agent({ keepAliveTimeout: 4_000, connections: 64 });
+const defaultFetch: FetchLike = (input, init) =>
+  undiciFetch(input, { ...(init as object), dispatcher: sharedAgent } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
 
 /** True for errors that mean the upstream took too long (our timer, or undici's timeouts). */
 function isTimeout(e: unknown): boolean {
@@ -121,8 +117,6 @@ export class ConnectorRuntime {
   private credentials: Credentials;
   private variant: CompiledAuthVariant;
   private readonly fetchImpl: FetchLike;
-  /** True when fetchImpl enforces the timeout itself (the default undici transport). */
-  private readonly transportTimeout: boolean;
   private readonly baseUrl: string;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
@@ -140,7 +134,6 @@ export class ConnectorRuntime {
     this.manifest = manifest;
     this.variant = selectAuthVariant(manifest, credentials, options.authVariant);
     this.credentials = { ...(credentials as Credentials) };
-    this.transportTimeout = options.fetch === undefined;
     const m = manifest.manifest;
     const config: Record<string, unknown> = {};
     for (const [k, def] of Object.entries(m.config ?? {})) if (def?.default !== undefined) config[k] = def.default;
@@ -161,7 +154,7 @@ export class ConnectorRuntime {
       ...(options.retry ?? {}),
     };
     this.timeoutMs = options.timeoutMs ?? m.http?.timeout_ms ?? 30_000;
-    this.fetchImpl = options.fetch ?? defaultFetch(this.timeoutMs);
+    this.fetchImpl = options.fetch ?? defaultFetch;
     this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
   }
 
@@ -216,16 +209,31 @@ export class ConnectorRuntime {
 
   /** Every page of a list, following the manifest's pagination, one request at a time. */
   async *pages(entity: string, params?: unknown): AsyncGenerator<ListEnvelope> {
+    for await (const step of this.pageSteps(entity, params)) yield step.page;
+  }
+
+  /**
+   * Like pages(), but each step also carries the request for the page after it (null on the
+   * last page), so a caller can checkpoint and later resume with `from`.
+   */
+  async *pageSteps(entity: string, params?: unknown, from?: { url?: string }): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
     const a = this.action(entity, 'list');
     let p = this.validate(a, params);
-    let url: string | undefined;
+    let url = from?.url;
     const tracker = new PageTracker();
     for (;;) {
       const raw = await this.call(a, p, url);
       const { records, meta } = this.extractList(a, raw);
-      yield { data: records, meta };
-      if (a.pagination === undefined) return;
-      const next = nextPage(a.pagination, { params: p, records, ctx: raw.ctx, headers: raw.headers }, tracker);
+      let next: NextPage = null;
+      let loop: unknown;
+      try {
+        next = a.pagination === undefined ? null : nextPage(a.pagination, { params: p, records, ctx: raw.ctx, headers: raw.headers }, tracker);
+      } catch (e) {
+        // A repeated cursor: hand over this page's records first, then fail.
+        loop = e;
+      }
+      yield { page: { data: records, meta }, next };
+      if (loop !== undefined) throw loop;
       if (next === null) return;
       p = next.params;
       url = next.url;
@@ -379,19 +387,14 @@ export class ConnectorRuntime {
       try {
         let res: Response;
         let text: string;
-        if (this.transportTimeout) {
-          res = await this.fetchImpl(url, init);
+        // One timer per attempt, covering headers and body, cleared as soon as the body is read.
+        const controller = new AbortController();
+        const timer = setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), this.timeoutMs);
+        try {
+          res = await this.fetchImpl(url, { ...init, signal: controller.signal });
           text = await res.text();
-        } else {
-          // An injected fetch gets the timeout as an abort signal, cleared once the body is read.
-          const controller = new AbortController();
-          const timer = setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), this.timeoutMs);
-          try {
-            res = await this.fetchImpl(url, { ...init, signal: controller.signal });
-            text = await res.text();
-          } finally {
-            clearTimeout(timer);
-          }
+        } finally {
+          clearTimeout(timer);
         }
         const result = this.interpret(a, res, text, params);
         if (!(result instanceof SwitchboardError)) return result;

@@ -230,7 +230,8 @@ export function loadManifestFile(file: string): LoadedManifest {
 
 const REQUEST_ROOTS = new Set(['params', 'credentials', 'config']);
 const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
-const ERROR_ROOTS = new Set(['body', 'headers', 'status']);
+// Error rules are connector-wide: they may read the failing action's params, unchecked by name.
+const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
 const AUTH_ROOTS = new Set(['credentials', 'config']);
 
 function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
@@ -411,7 +412,6 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         const lp = list.params ?? {};
         for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.list`);
         if (sync.incremental && lp[sync.incremental.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${sync.incremental.param}" is not a param of ${entityName}.list`);
-        if (!list.pagination) check.add(sat, `${entityName}.list needs pagination to be synced`);
       }
       if (sync.hydrate !== undefined) {
         const get = entity.actions['get'];

@@ -1,0 +1,460 @@
+/**
+ * The Monday simulator's in-memory account: users, teams, workspaces, tags, boards (with
+ * columns and groups), items with column values, and updates — seeded deterministically from a
+ * seed, so every run (tests, `switchboard sandbox`, benchmarks) sees the same data.
+ *
+ * Shapes follow the public GraphQL schema (mondaycom/monday-graphql-api, schema.graphql): IDs
+ * are numeric strings, dates are ISO 8601 without milliseconds, and a column value keeps its raw
+ * `value` as a JSON *string* plus a display `text`, as the API returns them.
+ */
+import { seededRandom, pick } from '../sim-server.ts';
+
+export type ColumnType = 'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox';
+
+export interface ColumnDef {
+  id: string;
+  title: string;
+  type: ColumnType;
+  description: string | null;
+  width: number | null;
+  archived: boolean;
+  /** Parsed settings; `settings_str` is its JSON. For status: { labels: {index: label}, labels_colors, done_colors }. */
+  settings: Record<string, unknown>;
+}
+
+export interface GroupDef {
+  id: string;
+  title: string;
+  color: string;
+  position: string;
+  archived: boolean;
+  deleted: boolean;
+}
+
+/** One column value as stored: the raw JSON string (null when empty) and its display text. */
+export interface Cell {
+  value: string | null;
+  text: string;
+  updated_at: string | null;
+}
+
+export type State = 'active' | 'archived' | 'deleted';
+
+export interface UserRec {
+  id: string;
+  name: string;
+  email: string;
+  enabled: boolean;
+  is_admin: boolean;
+  is_guest: boolean;
+  is_pending: boolean;
+  is_verified: boolean;
+  is_view_only: boolean;
+  title: string | null;
+  location: string | null;
+  phone: string | null;
+  mobile_phone: string | null;
+  birthday: string | null;
+  country_code: string | null;
+  created_at: string;
+  join_date: string | null;
+  last_activity: string | null;
+  time_zone_identifier: string;
+  utc_hours_diff: number;
+  current_language: string;
+  photo: string;
+}
+
+export interface TeamRec {
+  id: string;
+  name: string;
+  picture_url: string | null;
+  is_guest: boolean;
+  user_ids: string[];
+  owner_ids: string[];
+}
+
+export interface WorkspaceRec {
+  id: string;
+  name: string;
+  kind: 'open' | 'closed';
+  description: string | null;
+  created_at: string;
+  state: State;
+  is_default_workspace: boolean;
+  owner_ids: string[];
+  user_ids: string[];
+  team_ids: string[];
+}
+
+export interface TagRec {
+  id: string;
+  name: string;
+  color: string;
+}
+
+export interface BoardRec {
+  id: string;
+  name: string;
+  description: string | null;
+  board_kind: 'public' | 'private' | 'share';
+  state: State;
+  workspace_id: string | null;
+  board_folder_id: string | null;
+  permissions: string;
+  item_terminology: string;
+  creator_id: string;
+  owner_ids: string[];
+  subscriber_ids: string[];
+  team_owner_ids: string[];
+  tag_ids: string[];
+  columns: ColumnDef[];
+  groups: GroupDef[];
+  created_at: string;
+  updated_at: string;
+  /** Item ids in board order (group order, then position); rebuilt lazily after writes. */
+  orderCache: string[] | null;
+}
+
+export interface ItemRec {
+  id: string;
+  name: string;
+  board_id: string;
+  group_id: string;
+  state: State;
+  creator_id: string;
+  created_at: string;
+  updated_at: string;
+  /** Smaller is higher in its group; items created through the API go to the top. */
+  position: number;
+  subscriber_ids: string[];
+  cells: Record<string, Cell>;
+}
+
+export interface UpdateRec {
+  id: string;
+  item_id: string;
+  creator_id: string;
+  body: string;
+  text_body: string;
+  created_at: string;
+  updated_at: string;
+  edited_at: string;
+}
+
+export interface AccountRec {
+  id: string;
+  name: string;
+  slug: string;
+  country_code: string;
+  tier: string;
+}
+
+/** The whole simulated account. Tests may read (and, deliberately, mutate) it. */
+export interface MondayState {
+  account: AccountRec;
+  users: UserRec[];
+  teams: TeamRec[];
+  workspaces: WorkspaceRec[];
+  tags: TagRec[];
+  boards: BoardRec[];
+  items: Map<string, ItemRec>;
+  /** Updates, oldest first (queries return newest first, as Monday does). */
+  updates: UpdateRec[];
+  /** Next numeric ids for records created through the API. */
+  nextItemId: number;
+  nextUpdateId: number;
+}
+
+const FIRST = ['Avery', 'Noa', 'Daniel', 'Maya', 'Omer', 'Priya', 'Lucas', 'Sofia', 'Yusuf', 'Hannah', 'Mateo', 'Chloe', 'Ethan', 'Leah', 'Ravi', 'Ingrid'];
+const LAST = ['Cohen', 'Levi', 'Martins', 'Okafor', 'Tanaka', 'Schmidt', 'Rossi', 'Nguyen', 'Patel', 'Dubois', 'Garcia', 'Larsen'];
+const TITLES = ['Product Manager', 'Software Engineer', 'Designer', 'Customer Success Lead', 'Marketing Manager', 'Data Analyst', 'Operations', null];
+const ZONES: [string, number, string][] = [
+  ['Asia/Jerusalem', 2, 'IL'],
+  ['Europe/London', 0, 'GB'],
+  ['America/New_York', -5, 'US'],
+  ['Europe/Berlin', 1, 'DE'],
+  ['Asia/Tokyo', 9, 'JP'],
+];
+const VERBS = ['Draft', 'Review', 'Ship', 'Fix', 'Plan', 'Migrate', 'Design', 'Test', 'Document', 'Refactor', 'Launch', 'Audit'];
+const NOUNS = ['onboarding flow', 'billing page', 'Q3 roadmap', 'search index', 'mobile release', 'pricing experiment', 'API rate limits', 'help center', 'SSO integration', 'customer survey', 'data export', 'status dashboard'];
+const COMMENTS = [
+  'Looks good to me, merging once CI is green.',
+  'Can we get a second review on this before Friday?',
+  'Blocked on the design review, will follow up tomorrow.',
+  'Customer confirmed the fix works on their side.',
+  'Moved the deadline by a week after the planning sync.',
+  'Added screenshots and the test plan to the description.',
+];
+const TAG_NAMES = ['urgent', 'backend', 'frontend', 'customer', 'q3', 'bug', 'design', 'infra'];
+const TAG_COLORS = ['#e2445c', '#0086c0', '#00c875', '#fdab3d', '#a25ddc', '#ff642e', '#579bfc', '#c4c4c4'];
+const GROUP_COLORS = ['#579bfc', '#fdab3d', '#00c875', '#e2445c', '#a25ddc'];
+
+/** Seed epoch: data is spread over the year before this instant. */
+const EPOCH = Date.UTC(2024, 11, 31, 12, 0, 0);
+
+/** ISO 8601 without milliseconds, the way Monday formats Date values. */
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export const STATUS_LABELS: Record<string, string> = { '0': 'Working on it', '1': 'Done', '2': 'Stuck', '5': '' };
+export const PRIORITY_LABELS: Record<string, string> = { '0': 'Low', '1': 'Medium', '2': 'High', '3': 'Critical' };
+
+function boardColumns(): ColumnDef[] {
+  const col = (id: string, title: string, type: ColumnType, settings: Record<string, unknown> = {}, width: number | null = null): ColumnDef => ({
+    id,
+    title,
+    type,
+    description: null,
+    width,
+    archived: false,
+    settings,
+  });
+  return [
+    col('name', 'Name', 'name'),
+    col('person', 'Owner', 'people'),
+    col('status', 'Status', 'status', {
+      done_colors: [1],
+      labels: STATUS_LABELS,
+      labels_colors: {
+        '0': { color: '#fdab3d', border: '#e99729', var_name: 'orange' },
+        '1': { color: '#00c875', border: '#00b461', var_name: 'green-shadow' },
+        '2': { color: '#e2445c', border: '#ce3048', var_name: 'red-shadow' },
+        '5': { color: '#c4c4c4', border: '#b0b0b0', var_name: 'grey' },
+      },
+    }),
+    col('date4', 'Due date', 'date'),
+    col('priority', 'Priority', 'status', {
+      done_colors: [],
+      labels: PRIORITY_LABELS,
+      labels_colors: {
+        '0': { color: '#579bfc', border: '#4387e8', var_name: 'bright-blue' },
+        '1': { color: '#5559df', border: '#3f4bdb', var_name: 'indigo' },
+        '2': { color: '#401694', border: '#2c0a80', var_name: 'dark-indigo' },
+        '3': { color: '#333333', border: '#000000', var_name: 'dark' },
+      },
+    }),
+    col('numbers', 'Estimate (h)', 'numbers', { unit: { symbol: 'h', direction: 'right' } }),
+    col('text', 'Customer', 'text'),
+    col('long_text', 'Description', 'long_text'),
+    col('checkbox', 'Approved', 'checkbox'),
+  ];
+}
+
+/** Display text of a status index on a column. */
+export function statusLabel(col: ColumnDef, index: number): string | undefined {
+  const labels = col.settings['labels'] as Record<string, string>;
+  return labels[String(index)];
+}
+
+/** Rebuild (or return) a board's item order (deleted items left out): group order, then position, then id. */
+export function boardOrder(state: MondayState, board: BoardRec): string[] {
+  if (board.orderCache) return board.orderCache;
+  const groupIndex = new Map(board.groups.map((g, i) => [g.id, i]));
+  const ids: ItemRec[] = [];
+  for (const item of state.items.values()) if (item.board_id === board.id && item.state !== 'deleted') ids.push(item);
+  ids.sort((a, b) => (groupIndex.get(a.group_id) ?? 99) - (groupIndex.get(b.group_id) ?? 99) || a.position - b.position || Number(a.id) - Number(b.id));
+  board.orderCache = ids.map((i) => i.id);
+  return board.orderCache;
+}
+
+export interface SeedOptions {
+  seed: number;
+  /** Total items across all boards (clamped to 1..100000). */
+  size: number;
+}
+
+/** Build the account. Same options → byte-identical state. */
+export function seedState(opts: SeedOptions): MondayState {
+  const rand = seededRandom(opts.seed);
+  const size = Math.max(1, Math.min(100_000, Math.floor(opts.size)));
+  const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
+  const ago = (maxDays: number): number => EPOCH - Math.floor(rand() * maxDays * 86_400_000);
+
+  const account: AccountRec = { id: String(9_300_000 + (opts.seed % 100_000)), name: 'Acme Robotics', slug: 'acme-robotics', country_code: 'US', tier: 'pro' };
+
+  const users: UserRec[] = [];
+  const userCount = 14;
+  for (let i = 0; i < userCount; i++) {
+    const first = FIRST[i % FIRST.length] as string;
+    const last = pick(rand, LAST);
+    const [tz, diff, cc] = pick(rand, ZONES);
+    const created = ago(900);
+    const id = String(51_000_000 + i * 137 + (opts.seed % 97));
+    users.push({
+      id,
+      name: `${first} ${last}`,
+      email: `${first.toLowerCase()}.${last.toLowerCase()}@acme-robotics.example`,
+      enabled: i !== userCount - 1,
+      is_admin: i === 0 || i === 1,
+      is_guest: i === userCount - 2,
+      is_pending: i === userCount - 3,
+      is_verified: i !== userCount - 3,
+      is_view_only: i === userCount - 4,
+      title: pick(rand, TITLES),
+      location: rand() < 0.6 ? pick(rand, ['Tel Aviv', 'London', 'New York', 'Berlin', 'Tokyo']) : null,
+      phone: rand() < 0.4 ? `+1 555 01${String(int(10, 99))}` : null,
+      mobile_phone: rand() < 0.5 ? `+1 555 02${String(int(10, 99))}` : null,
+      birthday: rand() < 0.3 ? `19${String(int(70, 99))}-0${String(int(1, 9))}-1${String(int(0, 9))}` : null,
+      country_code: cc,
+      created_at: isoSeconds(created),
+      join_date: isoSeconds(created).slice(0, 10),
+      last_activity: isoSeconds(EPOCH - int(0, 30) * 86_400_000 - int(0, 86_399) * 1000),
+      time_zone_identifier: tz,
+      utc_hours_diff: diff,
+      current_language: 'en',
+      photo: `https://files.monday.com/use1/photos/${id}/thumb/${id}-user_photo.png`,
+    });
+  }
+  const uid = (i: number): string => (users[i % users.length] as UserRec).id;
+
+  const teams: TeamRec[] = ['Engineering', 'Design', 'Customer Success', 'Marketing'].map((name, i) => ({
+    id: String(614_000 + i * 7),
+    name,
+    picture_url: i % 2 === 0 ? `https://files.monday.com/use1/photos/team_${String(i)}.png` : null,
+    is_guest: false,
+    user_ids: users.filter((_, j) => j % 4 === i || j === i).map((u) => u.id),
+    owner_ids: [uid(i)],
+  }));
+
+  const workspaces: WorkspaceRec[] = [
+    { name: 'Main workspace', kind: 'open' as const, description: null, is_default_workspace: true },
+    { name: 'Product & Engineering', kind: 'open' as const, description: 'Roadmaps, sprints and releases', is_default_workspace: false },
+    { name: 'Customer Operations', kind: 'closed' as const, description: 'Escalations and onboarding', is_default_workspace: false },
+  ].map((w, i) => ({
+    ...w,
+    id: String(4_120_000 + i * 31),
+    created_at: isoSeconds(EPOCH - (900 - i * 60) * 86_400_000),
+    state: 'active' as const,
+    owner_ids: [uid(0)],
+    user_ids: users.slice(0, 6 + i * 2).map((u) => u.id),
+    team_ids: [(teams[i % teams.length] as TeamRec).id],
+  }));
+
+  const tags: TagRec[] = TAG_NAMES.map((name, i) => ({ id: String(21_500_000 + i * 3), name, color: TAG_COLORS[i] as string }));
+
+  const boardSpecs = [
+    { name: 'Product Roadmap', kind: 'public' as const, ws: 1, weight: 0.4, terminology: 'items' },
+    { name: 'Sprint Board', kind: 'public' as const, ws: 1, weight: 0.3, terminology: 'tasks' },
+    { name: 'Customer Escalations', kind: 'private' as const, ws: 2, weight: 0.2, terminology: 'tickets' },
+    { name: 'Marketing Calendar', kind: 'share' as const, ws: 0, weight: 0.1, terminology: 'items' },
+  ];
+  const boards: BoardRec[] = boardSpecs.map((b, i) => {
+    const created = EPOCH - (700 - i * 40) * 86_400_000;
+    const groups: GroupDef[] = [
+      { id: 'topics', title: 'Backlog' },
+      { id: 'new_group', title: 'In progress' },
+      { id: `new_group${String(29_179 + i * 11)}`, title: 'Done' },
+    ].map((g, j) => ({ ...g, color: GROUP_COLORS[(i + j) % GROUP_COLORS.length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
+    return {
+      id: String(1_850_000_101 + i * 1_111),
+      name: b.name,
+      description: i === 0 ? 'What we are building this year' : null,
+      board_kind: b.kind,
+      state: 'active',
+      workspace_id: (workspaces[b.ws] as WorkspaceRec).id,
+      board_folder_id: null,
+      permissions: 'everyone',
+      item_terminology: b.terminology,
+      creator_id: uid(i),
+      owner_ids: [uid(i), uid(0)].filter((v, k, a) => a.indexOf(v) === k),
+      subscriber_ids: users.slice(0, 5 + i).map((u) => u.id),
+      team_owner_ids: [(teams[i % teams.length] as TeamRec).id],
+      tag_ids: tags.filter((_, k) => (k + i) % 3 === 0).map((t) => t.id),
+      columns: boardColumns(),
+      groups,
+      created_at: isoSeconds(created),
+      updated_at: isoSeconds(EPOCH - i * 3_600_000),
+      orderCache: null,
+    };
+  });
+
+  const state: MondayState = { account, users, teams, workspaces, tags, boards, items: new Map(), updates: [], nextItemId: 0, nextUpdateId: 0 };
+
+  // Items: split `size` across boards by weight (every board gets at least one).
+  let itemSeq = 0;
+  const counts = boardSpecs.map((b) => Math.max(1, Math.floor(size * b.weight)));
+  counts[0] = Math.max(1, (counts[0] as number) + size - counts.reduce((a, c) => a + c, 0));
+  boards.forEach((board, bi) => {
+    const n = counts[bi] as number;
+    for (let k = 0; k < n; k++) {
+      const id = String(1_900_000_000 + itemSeq * 7);
+      itemSeq++;
+      const created = ago(365);
+      const updated = created + Math.floor(rand() * (EPOCH - created) * 0.5);
+      const group = board.groups[k % board.groups.length] as GroupDef;
+      const changed = isoSeconds(updated);
+      const cells: Record<string, Cell> = {};
+      const owner = users[int(0, users.length - 5)] as UserRec;
+      cells['person'] = rand() < 0.85
+        ? { value: JSON.stringify({ personsAndTeams: [{ id: Number(owner.id), kind: 'person' }], changed_at: changed }), text: owner.name, updated_at: changed }
+        : { value: null, text: '', updated_at: null };
+      const statusIndex = group.id === 'topics' ? 5 : group.id === 'new_group' ? pick(rand, [0, 2]) : 1;
+      cells['status'] = { value: JSON.stringify({ index: statusIndex, post_id: null, changed_at: changed }), text: STATUS_LABELS[String(statusIndex)] as string, updated_at: changed };
+      const due = isoSeconds(created + int(5, 90) * 86_400_000).slice(0, 10);
+      cells['date4'] = rand() < 0.8 ? { value: JSON.stringify({ date: due, changed_at: changed }), text: due, updated_at: changed } : { value: null, text: '', updated_at: null };
+      const pr = int(0, 3);
+      cells['priority'] = { value: JSON.stringify({ index: pr, post_id: null, changed_at: changed }), text: PRIORITY_LABELS[String(pr)] as string, updated_at: changed };
+      const est = int(1, 40);
+      cells['numbers'] = rand() < 0.7 ? { value: JSON.stringify(String(est)), text: String(est), updated_at: changed } : { value: null, text: '', updated_at: null };
+      const customer = pick(rand, ['Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark Industries', 'Wayne Enterprises']);
+      cells['text'] = rand() < 0.6 ? { value: JSON.stringify(customer), text: customer, updated_at: changed } : { value: null, text: '', updated_at: null };
+      const desc = `${pick(rand, VERBS)} the ${pick(rand, NOUNS)} with ${customer}.`;
+      cells['long_text'] = rand() < 0.5 ? { value: JSON.stringify({ text: desc, changed_at: changed }), text: desc, updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['checkbox'] = rand() < 0.3 ? { value: JSON.stringify({ checked: 'true', changed_at: changed }), text: 'v', updated_at: changed } : { value: null, text: '', updated_at: null };
+      state.items.set(id, {
+        id,
+        name: `${pick(rand, VERBS)} ${pick(rand, NOUNS)}`,
+        board_id: board.id,
+        group_id: group.id,
+        state: 'active',
+        creator_id: uid(int(0, 5)),
+        created_at: isoSeconds(created),
+        updated_at: isoSeconds(updated),
+        position: k,
+        subscriber_ids: [owner.id],
+        cells,
+      });
+    }
+  });
+  state.nextItemId = itemSeq;
+
+  // Updates (comments) on a share of the items, capped so a 100k board stays light.
+  const itemIds = [...state.items.keys()];
+  const updateCount = Math.min(Math.ceil(size * 0.4), 20_000);
+  const seeded: UpdateRec[] = [];
+  for (let k = 0; k < updateCount; k++) {
+    const itemId = itemIds[int(0, itemIds.length - 1)] as string;
+    const item = state.items.get(itemId) as ItemRec;
+    const at = Math.min(EPOCH, Date.parse(item.created_at) + int(0, 45) * 86_400_000 + int(0, 86_399) * 1000);
+    const text = pick(rand, COMMENTS);
+    seeded.push({
+      id: '',
+      item_id: itemId,
+      creator_id: uid(int(0, 9)),
+      body: `<p>${text}</p>`,
+      text_body: text,
+      created_at: isoSeconds(at),
+      updated_at: isoSeconds(at),
+      edited_at: isoSeconds(at),
+    });
+  }
+  seeded.sort((a, b) => a.created_at.localeCompare(b.created_at));
+  seeded.forEach((u, k) => (u.id = String(3_100_000_000 + k * 3)));
+  state.updates = seeded;
+  state.nextUpdateId = seeded.length;
+  return state;
+}
+
+export function newItemId(state: MondayState): string {
+  const id = String(1_900_000_000 + state.nextItemId * 7);
+  state.nextItemId++;
+  return id;
+}
+
+export function newUpdateId(state: MondayState): string {
+  const id = String(3_100_000_000 + state.nextUpdateId * 3);
+  state.nextUpdateId++;
+  return id;
+}

@@ -1,0 +1,313 @@
+/**
+ * Monday.com simulator: `POST /v2` GraphQL (parsed, validated and executed with graphql-js
+ * against a subset of Monday's published schema), personal-token and OAuth auth, API versions,
+ * the per-minute complexity budget, and the OAuth authorize/token endpoints — on top of the
+ * shared simulator plumbing (fault injection, request log).
+ *
+ * Usage: `const sim = await startMondaySimulator(); connect('monday', { credentials: { api_key:
+ * sim.apiKey }, baseUrl: sim.url })`.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { buildSchema, execute, getOperationAST, GraphQLError, parse, validate, type DocumentNode } from 'graphql';
+import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
+import { ComplexityBudget, queryCost, type ComplexityOptions } from './complexity.ts';
+import { seedState, type MondayState } from './data.ts';
+import { isLegacy, MondayApiError, parseErrorEntry, validationErrorEntry, variableErrorEntry, versionAtLeast, withLegacyKeys, type ErrorEntry } from './errors.ts';
+import { attachResolvers, CursorStore, type ResolverContext } from './resolvers.ts';
+import { MONDAY_SDL } from './schema.ts';
+
+export type { MondayState } from './data.ts';
+export { ComplexityBudget } from './complexity.ts';
+
+export interface MondaySimulatorOptions {
+  /** Loopback port; default any free port. */
+  port?: number | undefined;
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string | undefined;
+  /** PRNG seed for the account's data; default 1. */
+  seed?: number;
+  /** Total items across the boards (1..100000); default 300. */
+  size?: number;
+  /** Complexity budget; default 10M points per 60 s, 5M per query (personal token, paid plan). */
+  complexity?: ComplexityOptions;
+  /**
+   * HTTP status of a complexity-exhausted answer. Monday reports it as an application error in
+   * the body (error-handling: "200 – OK for application-level errors"); 429 is available for
+   * testing clients against a transport-level limit.
+   */
+  complexityHttpStatus?: number;
+  /** Version used when a request sends no (or a malformed) API-Version header; default 2025-07. */
+  defaultApiVersion?: string;
+}
+
+export interface MondaySimulator extends Simulator {
+  /** A valid personal API token (sent as `Authorization: <token>`). */
+  apiKey: string;
+  /** The OAuth app the simulator accepts; set `deny` to make authorize answer access_denied. */
+  oauth: { clientId: string; clientSecret: string; deny: boolean; scope: string };
+  /** Every access token currently accepted (the personal token plus OAuth-issued ones). */
+  tokens: Set<string>;
+  /** The account's data (replaced by resetData). */
+  readonly state: MondayState;
+  /** The complexity budget; change `budget` / `windowSeconds` at runtime, or reset(). */
+  complexity: ComplexityBudget;
+  /** items_page cursor snapshots (ttlMs is 60 minutes). */
+  cursors: CursorStore;
+  /** Simulated time: cursor expiry and complexity windows use Date.now() + offsetMs. */
+  clock: { offsetMs: number; now(): number; advance(ms: number): void };
+  /** Re-seed the data, cursors and complexity budget (faults and the request log are kept). */
+  resetData(): void;
+}
+
+const SCHEMA = buildSchema(MONDAY_SDL);
+attachResolvers(SCHEMA);
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): SimResponse => ({ status, json: body, headers });
+
+/** Start the Monday simulator on a loopback port. */
+export async function startMondaySimulator(options: MondaySimulatorOptions = {}): Promise<MondaySimulator> {
+  const seed = options.seed ?? 1;
+  const size = options.size ?? 300;
+  const defaultVersion = options.defaultApiVersion ?? '2025-07';
+  const clock = {
+    offsetMs: 0,
+    now(): number {
+      return Date.now() + clock.offsetMs;
+    },
+    advance(ms: number): void {
+      clock.offsetMs += ms;
+    },
+  };
+  const now = (): number => clock.now();
+  let state = seedState({ seed, size });
+  let cursors = new CursorStore(now);
+  const complexity = new ComplexityBudget(options.complexity ?? {}, now);
+  // Monday personal tokens are JWTs; an opaque token of the same look is enough here.
+  const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${randomBytes(18).toString('base64url')}`;
+  const tokens = new Set<string>([apiKey]);
+  const oauth = { clientId: `sim_client_${randomBytes(6).toString('hex')}`, clientSecret: randomBytes(16).toString('hex'), deny: false, scope: 'me:read boards:read boards:write users:read teams:read tags:read updates:read updates:write workspaces:read' };
+  const codes = new Map<string, { redirectUri: string; scope: string; expires: number }>();
+  const meId = (): string => (state.users[0] as { id: string }).id;
+
+  const accountId = (): number => Number(state.account.id);
+
+  const rateHeaders = (): Record<string, string> => ({
+    // Monday: "Every response includes RateLimit-Policy and RateLimit headers" (rate-limits#rate-limit-headers).
+    // The values use the IETF RateLimit draft syntax those header names come from.
+    'RateLimit-Policy': `"complexity";q=${String(complexity.budget)};w=${String(complexity.windowSeconds)}`,
+    RateLimit: `"complexity";r=${String(complexity.remaining())};t=${String(complexity.resetInSeconds())}`,
+  });
+
+  const versionOf = (req: SimRequest): string => {
+    const h = req.headers['api-version'];
+    const v = Array.isArray(h) ? h[0] : h;
+    return typeof v === 'string' && /^\d{4}-\d{2}$/.test(v.trim()) ? v.trim() : defaultVersion;
+  };
+
+  const envelope = (version: string, body: Record<string, unknown>, errors: ErrorEntry[]): Record<string, unknown> => {
+    const out: Record<string, unknown> = { ...body };
+    if (errors.length > 0) out['errors'] = errors;
+    out['extensions'] = { request_id: randomUUID() };
+    out['account_id'] = accountId();
+    return withLegacyKeys(version, out, errors[0]);
+  };
+
+  function unauthenticated(version: string): SimResponse {
+    // Invalid or missing token: HTTP 401 (error-handling, "Unauthorized: HTTP status code 401").
+    // Before 2025-01 the body was {"errors":["Not Authenticated"]}; 2025-01 unified every error
+    // into `errors` objects, so newer versions get the same message as an object.
+    if (isLegacy(version)) return json(401, { errors: ['Not Authenticated'] });
+    return json(401, { errors: [{ message: 'Not Authenticated', extensions: { code: 'UNAUTHENTICATED', status_code: 401 } }] });
+  }
+
+  function badRequest(version: string, message: string): SimResponse {
+    // "Bad Request — HTTP status code: 400 — No query string was present" (error codes page).
+    if (isLegacy(version)) return json(400, { error_message: message, status_code: 400, account_id: accountId() });
+    return json(400, { errors: [{ message, extensions: { code: 'BAD_REQUEST', status_code: 400 } }], account_id: accountId() });
+  }
+
+  function complexityExhausted(version: string, cost: number): SimResponse {
+    const retry = complexity.resetInSeconds();
+    const left = complexity.remaining();
+    const status = options.complexityHttpStatus ?? 200;
+    const headers = { ...rateHeaders(), 'Retry-After': String(retry) };
+    if (isLegacy(version)) {
+      // 2024-10: the ComplexityException message carries the reset time (changelog "Changes to
+      // ComplexityException error reverted"), plus the legacy top-level keys.
+      const message = `Complexity budget exhausted, query cost ${String(cost)} budget remaining ${String(left)} out of ${String(complexity.budget)} reset in ${String(retry)} seconds`;
+      const entry: ErrorEntry = { message, extensions: { code: 'ComplexityException', status_code: 429, error_data: {} } };
+      return json(status, envelope(version, {}, [entry]), headers);
+    }
+    // 2025-01..2025-04: code COMPLEXITY_BUDGET_EXHAUSTED with the budget fields (changelog
+    // "Hotfix: Updated complexity budget exhausted error"); 2025-07 dropped those fields
+    // ("Breaking change: Updated complexity budget exhausted error").
+    const extensions: Record<string, unknown> = versionAtLeast(version, '2025-07')
+      ? { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: retry }
+      : { code: 'COMPLEXITY_BUDGET_EXHAUSTED', complexity: cost, complexity_budget_left: left, complexity_budget_limit: complexity.budget, retry_in_seconds: retry, status_code: 429 };
+    return json(status, envelope(version, {}, [{ message: 'Complexity budget exhausted', extensions }]), headers);
+  }
+
+  async function graphql(req: SimRequest): Promise<SimResponse> {
+    const version = versionOf(req);
+    const auth = req.headers['authorization'];
+    // Monday takes the raw token (authentication docs: `Authorization: <token>`) and also
+    // tolerates a "Bearer " prefix.
+    const token = typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '').trim() : '';
+    if (!tokens.has(token)) return unauthenticated(version);
+
+    const body = parseJson(req.rawBody) as { query?: unknown; variables?: unknown; operationName?: unknown } | undefined;
+    if (body === undefined || body === null || typeof body !== 'object' || typeof body.query !== 'string' || body.query.trim() === '') {
+      return badRequest(version, 'No query string was present');
+    }
+    let variables: Record<string, unknown> = {};
+    if (typeof body.variables === 'string' && body.variables.trim() !== '') {
+      const parsed = parseJson(body.variables);
+      if (parsed === undefined || typeof parsed !== 'object' || parsed === null) return badRequest(version, 'Variables are invalid JSON');
+      variables = parsed as Record<string, unknown>;
+    } else if (body.variables !== null && body.variables !== undefined && typeof body.variables === 'object' && !Array.isArray(body.variables)) {
+      variables = body.variables as Record<string, unknown>;
+    }
+    const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
+
+    // Parse and validation errors: 200 with `errors` (error codes page: "Parse error on... HTTP
+    // status code: 200").
+    let doc: DocumentNode;
+    try {
+      doc = parse(body.query);
+    } catch (e) {
+      const entry = e instanceof GraphQLError ? parseErrorEntry(e) : { message: String(e) };
+      return json(200, envelope(version, {}, [entry]), rateHeaders());
+    }
+    const invalid = validate(SCHEMA, doc);
+    if (invalid.length > 0) return json(200, envelope(version, {}, invalid.map((e) => validationErrorEntry(e, doc))), rateHeaders());
+    const op = getOperationAST(doc, operationName);
+    if (op === null || op === undefined) {
+      return json(200, envelope(version, {}, [{ message: operationName ? `Operation "${operationName}" not found` : 'An operation name is required', extensions: { code: 'operationNotFound' } }]), rateHeaders());
+    }
+
+    const cost = queryCost(doc, op, variables, {
+      users: state.users.length,
+      teams: state.teams.length,
+      tags: state.tags.length,
+      columns: 10,
+      groups: 3,
+    });
+    if (cost > complexity.maxQuery) {
+      // graphql-ruby's max_complexity wording; Monday caps one query at 5,000,000 points.
+      return json(200, envelope(version, {}, [{ message: `Query has complexity of ${String(cost)}, which exceeds max complexity of ${String(complexity.maxQuery)}`, extensions: { code: 'maxComplexityExceeded', complexity: cost, max_complexity: complexity.maxQuery } }]), rateHeaders());
+    }
+    const charged = complexity.charge(cost);
+    if (charged === null) return complexityExhausted(version, cost);
+
+    const ctx: ResolverContext = {
+      state,
+      cursors,
+      now,
+      meId: meId(),
+      version,
+      complexity: { before: charged.before, after: charged.after, query: cost, reset_in_x_seconds: complexity.resetInSeconds() },
+    };
+    const result = await execute({ schema: SCHEMA, document: doc, variableValues: variables, contextValue: ctx, ...(operationName ? { operationName } : {}) });
+    const errors = (result.errors ?? []).map((e): ErrorEntry => {
+      const orig = e.originalError;
+      const base = { message: e.message, ...(e.locations ? { locations: [...e.locations] } : {}), ...(e.path ? { path: [...e.path] } : {}) };
+      if (orig instanceof MondayApiError) return { ...base, extensions: { code: orig.code, status_code: orig.statusCode, error_data: orig.errorData } };
+      if (e.path === undefined) return variableErrorEntry(e);
+      // A resolver bug: Monday answers a generic internal error; keep the detail for debugging.
+      return { ...base, message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', status_code: 500, error_data: { detail: e.message } } };
+    });
+    const out = result.data === undefined ? {} : { data: result.data };
+    return json(200, envelope(version, out, errors), rateHeaders());
+  }
+
+  function authorize(req: SimRequest): SimResponse {
+    const clientId = req.query.get('client_id');
+    const redirectUri = req.query.get('redirect_uri');
+    const st = req.query.get('state');
+    if (clientId !== oauth.clientId) return json(400, { error: 'invalid_client', error_description: 'Unknown client_id' });
+    let target: URL;
+    try {
+      target = new URL(redirectUri ?? '');
+    } catch {
+      return json(400, { error: 'invalid_request', error_description: 'redirect_uri is missing or not a URL' });
+    }
+    if (oauth.deny) {
+      // The user clicked "Decline": RFC 6749 §4.1.2.1 error redirect.
+      target.searchParams.set('error', 'access_denied');
+      target.searchParams.set('error_description', 'The user denied the authorization request');
+    } else {
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, { redirectUri: redirectUri as string, scope: req.query.get('scope') ?? oauth.scope, expires: now() + 10 * 60 * 1000 });
+      target.searchParams.set('code', code);
+    }
+    if (st !== null) target.searchParams.set('state', st);
+    return { status: 302, headers: { location: target.toString() }, text: '' };
+  }
+
+  function tokenEndpoint(req: SimRequest): SimResponse {
+    const ct = String(req.headers['content-type'] ?? '');
+    const params: Record<string, string> = {};
+    if (ct.includes('application/json')) {
+      const b = parseJson(req.rawBody);
+      if (b && typeof b === 'object') for (const [k, v] of Object.entries(b)) if (typeof v === 'string') params[k] = v;
+    } else {
+      for (const [k, v] of new URLSearchParams(req.rawBody)) params[k] = v;
+    }
+    const basic = req.headers['authorization'];
+    if (typeof basic === 'string' && /^Basic /i.test(basic)) {
+      const [id, secret] = Buffer.from(basic.slice(6), 'base64').toString('utf8').split(':');
+      params['client_id'] ??= decodeURIComponent(id ?? '');
+      params['client_secret'] ??= decodeURIComponent(secret ?? '');
+    }
+    if (params['client_id'] !== oauth.clientId || params['client_secret'] !== oauth.clientSecret) {
+      return json(401, { error: 'invalid_client', error_description: 'Client authentication failed' });
+    }
+    if (params['grant_type'] !== undefined && params['grant_type'] !== 'authorization_code') {
+      return json(400, { error: 'unsupported_grant_type', error_description: 'Only authorization_code is supported' });
+    }
+    const entry = codes.get(params['code'] ?? '');
+    if (entry === undefined || entry.expires < now()) return json(400, { error: 'invalid_grant', error_description: 'Invalid or expired authorization code' });
+    if (params['redirect_uri'] !== undefined && params['redirect_uri'] !== entry.redirectUri) {
+      return json(400, { error: 'invalid_grant', error_description: 'redirect_uri does not match the authorization request' });
+    }
+    codes.delete(params['code'] as string);
+    const accessToken = `eyJhbGciOiJIUzI1NiJ9.oauth.${randomBytes(24).toString('base64url')}`;
+    tokens.add(accessToken);
+    // Monday access tokens do not expire (valid until the app is uninstalled): no expires_in,
+    // no refresh_token (apps/docs/oauth).
+    return json(200, { access_token: accessToken, token_type: 'Bearer', scope: entry.scope });
+  }
+
+  const sim = await startSimulator(
+    (req) => {
+      if (req.path === '/v2' || req.path === '/v2/') {
+        if (req.method !== 'POST') return json(405, { error_message: 'Only POST is supported', status_code: 405 });
+        return graphql(req);
+      }
+      if (req.path === '/oauth2/authorize' && req.method === 'GET') return authorize(req);
+      if (req.path === '/oauth2/token' && req.method === 'POST') return tokenEndpoint(req);
+      return json(404, { error_message: 'Not Found', status_code: 404 });
+    },
+    { ...(options.port !== undefined ? { port: options.port } : {}), ...(options.host !== undefined ? { host: options.host } : {}) },
+  );
+
+  return {
+    ...sim,
+    apiKey,
+    oauth,
+    tokens,
+    get state() {
+      return state;
+    },
+    complexity,
+    get cursors() {
+      return cursors;
+    },
+    clock,
+    resetData() {
+      state = seedState({ seed, size });
+      cursors = new CursorStore(now);
+      complexity.reset();
+    },
+  };
+}

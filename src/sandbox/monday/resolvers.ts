@@ -1,0 +1,636 @@
+/**
+ * Resolvers for the simulator's schema, attached to a `buildSchema` schema. They read and write
+ * the MondayState; application errors are thrown as MondayApiError and end up in `errors` with
+ * Monday's codes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { GraphQLFieldResolver, GraphQLInterfaceType, GraphQLObjectType, GraphQLSchema } from 'graphql';
+import {
+  boardOrder,
+  isoSeconds,
+  newItemId,
+  newUpdateId,
+  type BoardRec,
+  type Cell,
+  type ColumnDef,
+  type GroupDef,
+  type ItemRec,
+  type MondayState,
+  type TeamRec,
+  type UpdateRec,
+  type UserRec,
+  type WorkspaceRec,
+} from './data.ts';
+import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
+import { MondayApiError } from './errors.ts';
+
+/** Per-request context. */
+export interface ResolverContext {
+  state: MondayState;
+  cursors: CursorStore;
+  now: () => number;
+  /** The user the token belongs to. */
+  meId: string;
+  /** API version the request asked for. */
+  version: string;
+  /** This query's complexity charge (for the `complexity` field). */
+  complexity: { before: number; after: number; query: number; reset_in_x_seconds: number };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursor pagination (items_page / next_items_page)
+
+/**
+ * Server-side snapshots behind items_page cursors. Monday documents that a cursor stays valid
+ * for 60 minutes after the initial request (reference/items-page) and that limit is at most 500
+ * (schema: "Maximum: 500"). A cursor here encodes the snapshot token and the position, so the
+ * same cursor can be fetched again (a retried request gets the same page) and every page gets a
+ * new cursor string, as on Monday (whose cursors are base64 of comma-separated fields too).
+ */
+export class CursorStore {
+  private readonly snapshots = new Map<string, { boardId: string; ids: string[]; createdAt: number }>();
+  /** Cursor lifetime in ms; 60 minutes per Monday's docs. */
+  ttlMs = 60 * 60 * 1000;
+
+  constructor(private readonly now: () => number) {}
+
+  create(boardId: string, ids: string[]): string {
+    const token = randomBytes(12).toString('base64url');
+    this.snapshots.set(token, { boardId, ids, createdAt: this.now() });
+    // Bound memory: forget the oldest snapshots past 2000.
+    if (this.snapshots.size > 2000) this.snapshots.delete(this.snapshots.keys().next().value as string);
+    return token;
+  }
+
+  encode(token: string, pos: number, pageNo: number): string | null {
+    const snap = this.snapshots.get(token);
+    if (snap === undefined || pos >= snap.ids.length) return null;
+    const last = snap.ids[pos - 1] ?? '0';
+    return Buffer.from(`${String(pageNo)},${snap.boardId},${token},${String(pos)},${String(snap.ids.length)}|${last}`).toString('base64').replace(/=+$/, '');
+  }
+
+  decode(cursor: string): { ids: string[]; pos: number; pageNo: number; token: string } {
+    // Monday documents the lifetime but not the error body for a stale or foreign cursor; the
+    // code and wording here are the simulator's own.
+    const text = Buffer.from(cursor, 'base64').toString('utf8');
+    const m = /^(\d+),(\d+),([\w-]+),(\d+),(\d+)\|(\d+)$/.exec(text);
+    const snap = m ? this.snapshots.get(m[3] as string) : undefined;
+    if (m === null || snap === undefined) throw new MondayApiError('CursorException', 'Invalid cursor', 200, { cursor });
+    if (this.now() - snap.createdAt > this.ttlMs) {
+      throw new MondayApiError('CursorException', 'The cursor has expired. Cursors are valid for 60 minutes after the first request; start again without a cursor.', 200, { cursor });
+    }
+    return { ids: snap.ids, pos: Number(m[4]), pageNo: Number(m[1]), token: m[3] as string };
+  }
+}
+
+function checkLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    throw new MondayApiError('InvalidArgumentException', `limit must be between 1 and 500 (got ${String(limit)})`, 200, { limit });
+  }
+}
+
+/** One page from a snapshot, skipping items deleted since it was taken. */
+function pageFrom(ctx: ResolverContext, ids: string[], token: string, pos: number, pageNo: number, limit: number): { cursor: string | null; items: ItemRec[] } {
+  const items: ItemRec[] = [];
+  let i = pos;
+  while (i < ids.length && items.length < limit) {
+    const item = ctx.state.items.get(ids[i] as string);
+    if (item !== undefined && item.state === 'active') items.push(item);
+    i++;
+  }
+  return { cursor: ctx.cursors.encode(token, i, pageNo + 1), items };
+}
+
+interface ItemsQueryRule {
+  column_id: string;
+  compare_value: unknown;
+  compare_attribute?: string | null;
+  operator?: string | null;
+}
+interface ItemsQueryGroup {
+  rules?: ItemsQueryRule[] | null;
+  groups?: ItemsQueryGroup[] | null;
+  operator?: 'and' | 'or' | null;
+}
+interface ItemsQuery extends ItemsQueryGroup {
+  ids?: string[] | null;
+  order_by?: { column_id: string; direction?: 'asc' | 'desc' | null }[] | null;
+}
+
+function cellText(item: ItemRec, columnId: string): string {
+  if (columnId === 'name') return item.name;
+  return item.cells[columnId]?.text ?? '';
+}
+
+function ruleMatches(board: BoardRec, item: ItemRec, rule: ItemsQueryRule): boolean {
+  const col = board.columns.find((c) => c.id === rule.column_id);
+  if (col === undefined) throw new MondayApiError('InvalidColumnIdException', "This column ID doesn't exist for the board", 200, { column_id: rule.column_id });
+  const text = cellText(item, col.id);
+  const values = (Array.isArray(rule.compare_value) ? rule.compare_value : [rule.compare_value]).map((v) => String(v));
+  const cell = item.cells[col.id];
+  const parsed = cell?.value ? (JSON.parse(cell.value) as unknown) : null;
+  // Status rules compare label indexes; people rules compare "person-<id>"; others the text.
+  const keys: string[] =
+    col.type === 'status'
+      ? [String((parsed as { index?: number } | null)?.index ?? 5)]
+      : col.type === 'people'
+        ? ((parsed as { personsAndTeams?: { id: number; kind: string }[] } | null)?.personsAndTeams ?? []).map((p) => `${p.kind}-${String(p.id)}`)
+        : [text];
+  const num = Number(text);
+  const op = rule.operator ?? 'any_of';
+  switch (op) {
+    case 'any_of':
+      return keys.some((k) => values.includes(k)) || (col.type === 'status' && values.includes(text));
+    case 'not_any_of':
+      return !keys.some((k) => values.includes(k));
+    case 'is_empty':
+      return text === '';
+    case 'is_not_empty':
+      return text !== '';
+    case 'contains_text':
+      return values.some((v) => text.toLowerCase().includes(v.toLowerCase()));
+    case 'not_contains_text':
+      return !values.some((v) => text.toLowerCase().includes(v.toLowerCase()));
+    case 'starts_with':
+      return values.some((v) => text.toLowerCase().startsWith(v.toLowerCase()));
+    case 'ends_with':
+      return values.some((v) => text.toLowerCase().endsWith(v.toLowerCase()));
+    case 'greater_than':
+      return text !== '' && (col.type === 'numbers' ? num > Number(values[0]) : text > (values[0] as string));
+    case 'greater_than_or_equals':
+      return text !== '' && (col.type === 'numbers' ? num >= Number(values[0]) : text >= (values[0] as string));
+    case 'lower_than':
+      return text !== '' && (col.type === 'numbers' ? num < Number(values[0]) : text < (values[0] as string));
+    case 'lower_than_or_equal':
+      return text !== '' && (col.type === 'numbers' ? num <= Number(values[0]) : text <= (values[0] as string));
+    case 'between':
+      return text !== '' && (col.type === 'numbers' ? num >= Number(values[0]) && num <= Number(values[1]) : text >= (values[0] as string) && text <= (values[1] as string));
+    default:
+      throw new MondayApiError('InvalidArgumentException', `The simulator does not implement the ${op} operator`, 200, { operator: op });
+  }
+}
+
+function groupMatches(board: BoardRec, item: ItemRec, g: ItemsQueryGroup): boolean {
+  const results = [...(g.rules ?? []).map((r) => ruleMatches(board, item, r)), ...(g.groups ?? []).map((sub) => groupMatches(board, item, sub))];
+  if (results.length === 0) return true;
+  return (g.operator ?? 'and') === 'or' ? results.some(Boolean) : results.every(Boolean);
+}
+
+/** items_page on a board (or one of its groups): first page from a fresh snapshot, or a page from `cursor`. */
+function itemsPage(ctx: ResolverContext, board: BoardRec, groupId: string | null, args: { cursor?: string | null; limit: number; query_params?: ItemsQuery | null }) {
+  checkLimit(args.limit);
+  if (args.cursor) {
+    // With a cursor, Monday ignores query_params: the cursor carries the original query.
+    const c = ctx.cursors.decode(args.cursor);
+    return pageFrom(ctx, c.ids, c.token, c.pos, c.pageNo, args.limit);
+  }
+  let items = boardOrder(ctx.state, board)
+    .map((id) => ctx.state.items.get(id) as ItemRec)
+    .filter((i) => i.state === 'active' && (groupId === null || i.group_id === groupId));
+  const q = args.query_params;
+  if (q) {
+    if (q.ids) {
+      if (q.ids.length > 100) throw new MondayApiError('InvalidArgumentException', 'query_params.ids accepts at most 100 IDs', 200, {});
+      const want = new Set(q.ids.map(String));
+      items = items.filter((i) => want.has(i.id));
+    }
+    items = items.filter((i) => groupMatches(board, i, q));
+    for (const ob of [...(q.order_by ?? [])].reverse()) {
+      const dir = ob.direction === 'desc' ? -1 : 1;
+      const col = board.columns.find((c) => c.id === ob.column_id);
+      items = [...items].sort((a, b) => {
+        const x = cellText(a, ob.column_id);
+        const y = cellText(b, ob.column_id);
+        return dir * (col?.type === 'numbers' && x !== '' && y !== '' ? Number(x) - Number(y) : x.localeCompare(y));
+      });
+    }
+  }
+  const token = ctx.cursors.create(board.id, items.map((i) => i.id));
+  return pageFrom(ctx, items.map((i) => i.id), token, 0, 0, args.limit);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/** limit/page slicing as Monday's list fields do it (page starts at 1; no limit = everything). */
+function paginate<T>(list: T[], limit: number | null | undefined, page: number | null | undefined): T[] {
+  if (limit === null || limit === undefined) return (page ?? 1) > 1 ? [] : list;
+  if (limit < 1) return [];
+  const p = Math.max(1, page ?? 1);
+  return list.slice((p - 1) * limit, p * limit);
+}
+
+function idSet(ids: readonly (string | number)[] | null | undefined): Set<string> | null {
+  return ids === null || ids === undefined ? null : new Set(ids.map(String));
+}
+
+function byId<T extends { id: string }>(list: T[], ids: (string | undefined)[]): T[] {
+  return ids.map((id) => list.find((x) => x.id === id)).filter((x): x is T => x !== undefined);
+}
+
+function groupView(board: BoardRec, g: GroupDef) {
+  return { ...g, board_id: board.id };
+}
+
+function boardOf(ctx: ResolverContext, id: string | number | null | undefined): BoardRec {
+  const board = ctx.state.boards.find((b) => b.id === String(id) && b.state !== 'deleted');
+  if (board === undefined) {
+    throw new MondayApiError('InvalidBoardIdException', 'The board does not exist. Please check your board ID and try again', 200, { board_id: Number(id) });
+  }
+  return board;
+}
+
+function itemOf(ctx: ResolverContext, id: string | number | null | undefined, board?: BoardRec): ItemRec {
+  const item = id === null || id === undefined ? undefined : ctx.state.items.get(String(id));
+  if (item === undefined || item.state === 'deleted' || (board !== undefined && item.board_id !== board.id)) {
+    throw new MondayApiError('InvalidItemIdException', 'This item does not exist on the board. Please check your item ID and try again', 200, { item_id: Number(id) });
+  }
+  return item;
+}
+
+function stripHtml(html: string): string {
+  return html
+    .replace(/<br\s*\/?>/gi, '\n')
+    .replace(/<[^>]*>/g, '')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .trim();
+}
+
+function updatesNewestFirst(list: UpdateRec[]): UpdateRec[] {
+  return [...list].reverse();
+}
+
+function filterUsers(users: UserRec[], args: { emails?: (string | null)[] | null; ids?: string[] | null; kind?: string | null; name?: string | null; newest_first?: boolean | null; non_active?: boolean | null; limit?: number | null; page?: number | null }): UserRec[] {
+  const ids = idSet(args.ids);
+  // Listing returns active users (non_active: only deactivated ones); a lookup by id or email
+  // finds a user whatever their status, so a deactivated user is still reachable by get.
+  const lookup = ids !== null || (args.emails !== null && args.emails !== undefined);
+  let list = lookup && !args.non_active ? users : users.filter((u) => (args.non_active ? !u.enabled : u.enabled));
+  if (ids) list = list.filter((u) => ids.has(u.id));
+  if (args.emails) {
+    const emails = new Set(args.emails.filter((e): e is string => typeof e === 'string').map((e) => e.toLowerCase()));
+    list = list.filter((u) => emails.has(u.email.toLowerCase()));
+  }
+  if (args.name) list = list.filter((u) => u.name.toLowerCase().includes((args.name as string).toLowerCase()));
+  if (args.kind === 'guests') list = list.filter((u) => u.is_guest);
+  else if (args.kind === 'non_guests') list = list.filter((u) => !u.is_guest);
+  else if (args.kind === 'non_pending') list = list.filter((u) => !u.is_pending);
+  if (args.newest_first) list = [...list].sort((a, b) => b.created_at.localeCompare(a.created_at));
+  return paginate(list, args.limit, args.page);
+}
+
+type Resolvers = Record<string, Record<string, GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>>>;
+// Resolvers receive loosely typed args; each one declares the shape it reads.
+type Args = Record<string, any>;
+const r = <S>(fn: (src: S, args: Args, ctx: ResolverContext) => unknown) => fn as unknown as GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>;
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+
+function applyCells(item: ItemRec, cells: Record<string, Cell>, name: string | undefined, at: string): void {
+  Object.assign(item.cells, cells);
+  if (name !== undefined) item.name = name;
+  item.updated_at = at;
+}
+
+const mutations = {
+  create_item(ctx: ResolverContext, args: Args): ItemRec {
+    const board = boardOf(ctx, args['board_id']);
+    const name = String(args['item_name']);
+    if (name.length > 255) throw new MondayApiError('ItemNameTooLongException', 'Item name is too long. The maximum length is 255 characters', 200, { max_length: 255 });
+    if (name.trim() === '') throw new MondayApiError('InvalidArgumentException', "Item name can't be empty", 200, {});
+    let group = board.groups[0] as GroupDef;
+    if (args['group_id'] !== null && args['group_id'] !== undefined) {
+      const g = board.groups.find((x) => x.id === args['group_id'] && !x.deleted);
+      if (g === undefined) throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['group_id'], board_id: Number(board.id) });
+      group = g;
+    }
+    const at = isoSeconds(ctx.now());
+    const parsed = parseColumnValues(ctx.state, board, args['column_values'], args['create_labels_if_missing'] === true, at);
+    const siblings = [...ctx.state.items.values()].filter((i) => i.board_id === board.id && i.group_id === group.id);
+    // New items go to the top of their group unless placed relative to another item.
+    let position = siblings.reduce((m, i) => Math.min(m, i.position), 0) - 1;
+    if (args['relative_to'] !== null && args['relative_to'] !== undefined) {
+      const rel = itemOf(ctx, args['relative_to'], board);
+      group = board.groups.find((g) => g.id === rel.group_id) ?? group;
+      position = rel.position + (args['position_relative_method'] === 'after_at' ? 0.5 : -0.5);
+    }
+    const cells: Record<string, Cell> = {};
+    for (const col of board.columns) if (col.type !== 'name') cells[col.id] = { value: null, text: '', updated_at: null };
+    const item: ItemRec = {
+      id: newItemId(ctx.state),
+      name: parsed.name ?? name,
+      board_id: board.id,
+      group_id: group.id,
+      state: 'active',
+      creator_id: ctx.meId,
+      created_at: at,
+      updated_at: at,
+      position,
+      subscriber_ids: [ctx.meId],
+      cells: { ...cells, ...parsed.cells },
+    };
+    ctx.state.items.set(item.id, item);
+    board.orderCache = null;
+    board.updated_at = at;
+    return item;
+  },
+
+  change_multiple_column_values(ctx: ResolverContext, args: Args): ItemRec {
+    const board = boardOf(ctx, args['board_id']);
+    const item = itemOf(ctx, args['item_id'], board);
+    const at = isoSeconds(ctx.now());
+    const parsed = parseColumnValues(ctx.state, board, args['column_values'], args['create_labels_if_missing'] === true, at);
+    applyCells(item, parsed.cells, parsed.name, at);
+    board.updated_at = at;
+    return item;
+  },
+
+  change_column_value(ctx: ResolverContext, args: Args): ItemRec {
+    const board = boardOf(ctx, args['board_id']);
+    const item = itemOf(ctx, args['item_id'], board);
+    const at = isoSeconds(ctx.now());
+    const parsed = parseColumnValues(ctx.state, board, JSON.stringify({ [String(args['column_id'])]: parseJsonArg(args['value']) }), args['create_labels_if_missing'] === true, at);
+    applyCells(item, parsed.cells, parsed.name, at);
+    return item;
+  },
+
+  change_simple_column_value(ctx: ResolverContext, args: Args): ItemRec {
+    const board = boardOf(ctx, args['board_id']);
+    const item = itemOf(ctx, args['item_id'], board);
+    const col = board.columns.find((c) => c.id === args['column_id']);
+    if (col === undefined) throw new MondayApiError('InvalidColumnIdException', "This column ID doesn't exist for the board", 200, { column_id: args['column_id'] });
+    const at = isoSeconds(ctx.now());
+    if (col.type === 'name') applyCells(item, {}, String(args['value'] ?? ''), at);
+    else applyCells(item, { [col.id]: parseCell(ctx.state, col, args['value'] ?? null, args['create_labels_if_missing'] === true, at) }, undefined, at);
+    return item;
+  },
+
+  archive_item(ctx: ResolverContext, args: Args): ItemRec {
+    const item = itemOf(ctx, args['item_id']);
+    item.state = 'archived';
+    item.updated_at = isoSeconds(ctx.now());
+    const board = ctx.state.boards.find((b) => b.id === item.board_id);
+    if (board) board.orderCache = null;
+    return item;
+  },
+
+  delete_item(ctx: ResolverContext, args: Args): ItemRec {
+    const item = itemOf(ctx, args['item_id']);
+    item.state = 'deleted';
+    item.updated_at = isoSeconds(ctx.now());
+    const board = ctx.state.boards.find((b) => b.id === item.board_id);
+    if (board) board.orderCache = null;
+    return item;
+  },
+
+  create_update(ctx: ResolverContext, args: Args): UpdateRec {
+    if (args['parent_id'] !== null && args['parent_id'] !== undefined) {
+      throw new MondayApiError('InvalidArgumentException', 'The simulator does not model replies (parent_id)', 200, { parent_id: args['parent_id'] });
+    }
+    if (args['item_id'] === null || args['item_id'] === undefined) throw new MondayApiError('InvalidArgumentException', 'item_id is required to create an update', 200, {});
+    const item = itemOf(ctx, args['item_id']);
+    const body = String(args['body']);
+    if (body.trim() === '') throw new MondayApiError('InvalidArgumentException', "Update body can't be empty", 200, {});
+    const at = isoSeconds(ctx.now());
+    const update: UpdateRec = { id: newUpdateId(ctx.state), item_id: item.id, creator_id: ctx.meId, body, text_body: stripHtml(body), created_at: at, updated_at: at, edited_at: at };
+    ctx.state.updates.push(update);
+    item.updated_at = at;
+    return update;
+  },
+
+  edit_update(ctx: ResolverContext, args: Args): UpdateRec {
+    const update = ctx.state.updates.find((u) => u.id === String(args['id']));
+    if (update === undefined) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
+    update.body = String(args['body']);
+    update.text_body = stripHtml(update.body);
+    update.updated_at = update.edited_at = isoSeconds(ctx.now());
+    return update;
+  },
+
+  delete_update(ctx: ResolverContext, args: Args): UpdateRec {
+    const i = ctx.state.updates.findIndex((u) => u.id === String(args['id']));
+    if (i < 0) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
+    return ctx.state.updates.splice(i, 1)[0] as UpdateRec;
+  },
+
+  create_or_get_tag(ctx: ResolverContext, args: Args) {
+    const name = String(args['tag_name'] ?? '').trim();
+    if (name === '') throw new MondayApiError('InvalidArgumentException', "Tag name can't be empty", 200, {});
+    let tag = ctx.state.tags.find((t) => t.name === name);
+    if (tag === undefined) {
+      tag = { id: String(21_500_000 + ctx.state.tags.length * 3), name, color: '#c4c4c4' };
+      ctx.state.tags.push(tag);
+    }
+    return tag;
+  },
+};
+
+function parseJsonArg(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    throw new MondayApiError('JsonParseException', 'Syntax error in JSON input', 400, { json: v.slice(0, 200) });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolver map
+
+function buildResolvers(): Resolvers {
+  const url = (ctx: ResolverContext, path: string): string => `https://${ctx.state.account.slug}.monday.com${path}`;
+  return {
+    Query: {
+      account: r((_s, _a, ctx) => ctx.state.account),
+      me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
+      complexity: r((_s, _a, ctx) => ctx.complexity),
+      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: 'current', value: ctx.version })),
+      versions: r(() =>
+        [
+          ['2024-10', 'deprecated'],
+          ['2025-01', 'maintenance'],
+          ['2025-04', 'maintenance'],
+          ['2025-07', 'current'],
+          ['2025-10', 'release_candidate'],
+        ].map(([value, kind]) => ({ display_name: value, kind, value })),
+      ),
+      users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
+      teams: r((_s, a, ctx) => {
+        const ids = idSet(a['ids']);
+        return ctx.state.teams.filter((t) => ids === null || ids.has(t.id));
+      }),
+      tags: r((_s, a, ctx) => {
+        const ids = idSet(a['ids']);
+        return ctx.state.tags.filter((t) => ids === null || ids.has(t.id));
+      }),
+      workspaces: r((_s, a, ctx) => {
+        const ids = idSet(a['ids']);
+        let list = ctx.state.workspaces.filter((w) => (a['state'] === 'all' || w.state === (a['state'] ?? 'active')) && (ids === null || ids.has(w.id)) && (!a['kind'] || w.kind === a['kind']));
+        if (a['order_by'] === 'created_at') list = [...list].sort((x, y) => y.created_at.localeCompare(x.created_at));
+        return paginate(list, a['limit'], a['page']);
+      }),
+      boards: r((_s, a, ctx) => {
+        const ids = idSet(a['ids']);
+        const ws = a['workspace_ids'] ? new Set((a['workspace_ids'] as (string | null)[]).map((w) => (w === null ? null : String(w)))) : null;
+        let list = ctx.state.boards.filter(
+          (b) =>
+            (a['state'] === 'all' || b.state === (a['state'] ?? 'active')) &&
+            (ids === null || ids.has(b.id)) &&
+            (!a['board_kind'] || b.board_kind === a['board_kind']) &&
+            (ws === null || ws.has(b.workspace_id)),
+        );
+        if (a['order_by'] === 'created_at') list = [...list].sort((x, y) => y.created_at.localeCompare(x.created_at));
+        else if (a['order_by'] === 'used_at') list = [...list].sort((x, y) => y.updated_at.localeCompare(x.updated_at));
+        return paginate(list, a['limit'], a['page']);
+      }),
+      items: r((_s, a, ctx) => {
+        const ids = a['ids'] as string[] | null | undefined;
+        let list: ItemRec[];
+        if (ids) {
+          if (ids.length > 100) throw new MondayApiError('InvalidArgumentException', 'You can query up to 100 items by ID at once', 200, { ids_count: ids.length });
+          list = ids.map((id) => ctx.state.items.get(String(id))).filter((i): i is ItemRec => i !== undefined && i.state !== 'deleted');
+        } else {
+          list = [...ctx.state.items.values()].filter((i) => i.state !== 'deleted');
+          if (a['newest_first']) list.reverse();
+          list = paginate(list, a['limit'], a['page']);
+        }
+        return a['exclude_nonactive'] ? list.filter((i) => i.state === 'active') : list;
+      }),
+      next_items_page: r((_s, a, ctx) => {
+        checkLimit(a['limit'] as number);
+        const c = ctx.cursors.decode(String(a['cursor']));
+        return pageFrom(ctx, c.ids, c.token, c.pos, c.pageNo, a['limit'] as number);
+      }),
+      updates: r((_s, a, ctx) => {
+        const ids = idSet(a['ids']);
+        const list = updatesNewestFirst(ctx.state.updates).filter((u) => ids === null || ids.has(u.id));
+        return paginate(list, a['limit'], a['page']);
+      }),
+    },
+    Mutation: {
+      complexity: r((_s, _a, ctx) => ctx.complexity),
+      ...Object.fromEntries(Object.entries(mutations).map(([name, fn]) => [name, r((_s, a, ctx) => fn(ctx, a))])),
+    },
+    User: {
+      account: r((_s, _a, ctx) => ctx.state.account),
+      url: r<UserRec>((u, _a, ctx) => url(ctx, `/users/${u.id}`)),
+      photo_original: r<UserRec>((u) => u.photo.replace('/thumb/', '/original/')),
+      photo_small: r<UserRec>((u) => u.photo.replace('/thumb/', '/small/')),
+      photo_thumb: r<UserRec>((u) => u.photo),
+      photo_thumb_small: r<UserRec>((u) => u.photo.replace('/thumb/', '/thumb_small/')),
+      photo_tiny: r<UserRec>((u) => u.photo.replace('/thumb/', '/tiny/')),
+      out_of_office: r(() => ({ active: false, disable_notifications: false, end_date: null, start_date: null, type: null })),
+      teams: r<UserRec>((u, a, ctx) => {
+        const ids = idSet(a['ids']);
+        return ctx.state.teams.filter((t) => t.user_ids.includes(u.id) && (ids === null || ids.has(t.id)));
+      }),
+    },
+    Team: {
+      owners: r<TeamRec>((t, a, ctx) => {
+        const ids = idSet(a['ids']);
+        return byId(ctx.state.users, t.owner_ids).filter((u) => ids === null || ids.has(u.id));
+      }),
+      users: r<TeamRec>((t, a, ctx) => filterUsers(byId(ctx.state.users, t.user_ids), a)),
+    },
+    Workspace: {
+      settings: r<WorkspaceRec>((w) => ({ icon: { color: w.kind === 'open' ? '#579bfc' : '#a25ddc', image: null } })),
+      owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.users, w.owner_ids), a['limit'], a['page'])),
+      users_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.users, w.user_ids), a['limit'], a['page'])),
+      teams_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.teams, w.team_ids), a['limit'], a['page'])),
+      team_owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.teams, w.team_ids.slice(0, 1)), a['limit'], a['page'])),
+    },
+    Board: {
+      updates: r<BoardRec>((b, a, ctx) => {
+        const ids = idSet(a['ids']);
+        const list = updatesNewestFirst(ctx.state.updates).filter((u) => ctx.state.items.get(u.item_id)?.board_id === b.id && (ids === null || ids.has(u.id)));
+        return paginate(list, a['limit'], a['page']);
+      }),
+      columns: r<BoardRec>((b, a) => {
+        const ids = a['ids'] ? new Set((a['ids'] as (string | null)[]).map(String)) : null;
+        const types = a['types'] ? new Set(a['types'] as string[]) : null;
+        return b.columns.filter((c) => !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)));
+      }),
+      columns_namespace: r(() => null),
+      creator: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
+      owner: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
+      owners: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.owner_ids)),
+      subscribers: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.subscriber_ids)),
+      groups: r<BoardRec>((b, a) => {
+        const ids = a['ids'] ? new Set((a['ids'] as (string | null)[]).map(String)) : null;
+        return b.groups.filter((g) => !g.deleted && (ids === null || ids.has(g.id))).map((g) => groupView(b, g));
+      }),
+      items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
+      items_limit: r(() => null),
+      items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
+      tags: r<BoardRec>((b, _a, ctx) => byId(ctx.state.tags, b.tag_ids)),
+      team_owners: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
+      team_subscribers: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
+      top_group: r<BoardRec>((b) => groupView(b, b.groups.find((g) => !g.deleted) as GroupDef)),
+      type: r(() => 'board'),
+      url: r<BoardRec>((b, _a, ctx) => url(ctx, `/boards/${b.id}`)),
+      workspace: r<BoardRec>((b, _a, ctx) => ctx.state.workspaces.find((w) => w.id === b.workspace_id) ?? null),
+    },
+    Column: {
+      settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
+    },
+    Group: {
+      items_page: r<GroupDef & { board_id: string }>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
+    },
+    Item: {
+      updates: r<ItemRec>((i, a, ctx) => {
+        const ids = idSet(a['ids']);
+        return paginate(updatesNewestFirst(ctx.state.updates).filter((u) => u.item_id === i.id && (ids === null || ids.has(u.id))), a['limit'], a['page']);
+      }),
+      board: r<ItemRec>((i, _a, ctx) => ctx.state.boards.find((b) => b.id === i.board_id)),
+      column_values: r<ItemRec>((i, a, ctx) => {
+        const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
+        const ids = a['ids'] ? new Set(a['ids'] as string[]) : null;
+        const types = a['types'] ? new Set(a['types'] as string[]) : null;
+        return board.columns
+          .filter((c) => c.type !== 'name' && !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)))
+          .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }));
+      }),
+      creator: r<ItemRec>((i, _a, ctx) => ctx.state.users.find((u) => u.id === i.creator_id) ?? null),
+      email: r<ItemRec>((i, _a, ctx) => `${ctx.state.account.slug}-pulse-${i.id}@use1.mx.monday.com`),
+      group: r<ItemRec>((i, _a, ctx) => {
+        const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
+        const g = board.groups.find((x) => x.id === i.group_id);
+        return g ? groupView(board, g) : null;
+      }),
+      parent_item: r(() => null),
+      subitems: r(() => []),
+      relative_link: r<ItemRec>((i) => `/boards/${i.board_id}/pulses/${i.id}`),
+      subscribers: r<ItemRec>((i, _a, ctx) => byId(ctx.state.users, i.subscriber_ids)),
+      url: r<ItemRec>((i, _a, ctx) => url(ctx, `/boards/${i.board_id}/pulses/${i.id}`)),
+    },
+    Update: {
+      creator: r<UpdateRec>((u, _a, ctx) => ctx.state.users.find((x) => x.id === u.creator_id) ?? null),
+      item: r<UpdateRec>((u, _a, ctx) => ctx.state.items.get(u.item_id) ?? null),
+      likes: r(() => []),
+      pinned_to_top: r(() => []),
+      viewers: r(() => []),
+      replies: r(() => []),
+      assets: r(() => []),
+    },
+  };
+}
+
+/** Attach resolvers to a schema built from MONDAY_SDL (mutates the schema's field configs). */
+export function attachResolvers(schema: GraphQLSchema): void {
+  for (const [typeName, fields] of Object.entries(buildResolvers())) {
+    const type = schema.getType(typeName) as GraphQLObjectType | undefined;
+    if (type === undefined) throw new Error(`simulator schema has no type ${typeName}`);
+    const defs = type.getFields();
+    for (const [fieldName, resolve] of Object.entries(fields)) {
+      const def = defs[fieldName];
+      if (def === undefined) throw new Error(`simulator schema has no field ${typeName}.${fieldName}`);
+      def.resolve = resolve;
+    }
+  }
+  const columnValue = schema.getType('ColumnValue') as GraphQLInterfaceType;
+  columnValue.resolveType = (v) => columnValueType((v as { column: ColumnDef }).column);
+}
