@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   invalid_credentials: { status: 400, title: 'The credentials match no credential variant of this connector type' },
   invalid_header_value: { status: 400, title: 'A header value contains a line break' },
   search_hosted_only: { status: 400, title: 'search is available in hosted mode only' },
+  invalid_search_query: { status: 400, title: 'The search query is invalid' },
+  invalid_cursor: { status: 400, title: 'The cursor is malformed, altered, or from another query' },
   // Upstream (the third-party API)
   upstream_credentials_rejected: { status: 424, title: 'The third-party API rejected the credentials' },
   upstream_not_found: { status: 404, title: 'The third-party API has no such record' },
@@ -24,6 +26,27 @@ export const ERROR_CODES = {
   // Manifests and internals
   manifest_invalid: { status: 500, title: 'A connector manifest is invalid' },
   internal_error: { status: 500, title: 'Internal error' },
+  // Hosted service (src/service): HTTP layer, accounts, connectors, service-side OAuth
+  invalid_request: { status: 400, title: 'The request does not match the endpoint schema' },
+  malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
+  payload_too_large: { status: 413, title: 'The request body is larger than the service accepts' },
+  unauthorized: { status: 401, title: 'A valid bearer access token is required' },
+  invalid_client: { status: 401, title: 'Unknown client id or wrong client secret' },
+  organization_required: { status: 400, title: 'X-Organization-Id is required: this application can access several organizations' },
+  organization_forbidden: { status: 403, title: 'This application cannot access that organization' },
+  connector_not_found: { status: 404, title: 'No such connector in this organization' },
+  route_not_found: { status: 404, title: 'No such endpoint' },
+  rate_limited: { status: 429, title: 'Too many requests for this organization' },
+  oauth_not_supported: { status: 400, title: 'This connector type has no OAuth credential variant' },
+  oauth_not_configured: { status: 501, title: 'This deployment has no OAuth app configured for this connector type' },
+  invalid_oauth_state: { status: 400, title: 'The OAuth state is unknown, expired or already used' },
+  invalid_oauth_secret: { status: 400, title: 'The server-side OAuth secret is unknown, expired, already used or not yours' },
+  search_not_ready: { status: 501, title: 'search is not available in this build of the service yet' },
+  encryption_key_missing: { status: 500, title: 'The key that encrypted these credentials is not configured' },
+  not_ready: { status: 503, title: 'The service is not ready (database unreachable)' },
+  // Sync (src/sync)
+  sync_running: { status: 409, title: 'A sync of this connector is already running' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

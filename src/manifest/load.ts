@@ -413,6 +413,13 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.list`);
         if (sync.incremental && lp[sync.incremental.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${sync.incremental.param}" is not a param of ${entityName}.list`);
       }
+      if (sync.for_each !== undefined) {
+        const fe = sync.for_each;
+        const parent = m.entities[fe.entity];
+        if (parent === undefined || parent.actions['list'] === undefined) check.add([...sat, 'for_each', 'entity'], `"${fe.entity}" is not an entity with a list action`);
+        if ((entity.actions['list']?.params ?? {})[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
+        check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
+      }
       if (sync.hydrate !== undefined) {
         const get = entity.actions['get'];
         if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);

@@ -361,6 +361,18 @@ export const MANIFEST_SCHEMA = {
           properties: { action: { const: 'get' }, params: { type: 'object', additionalProperties: template } },
         },
         deletes: { enum: ['full_refresh', 'none'], description: 'How records deleted upstream are detected; default full_refresh.' },
+        for_each: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['entity', 'param', 'value'],
+          description: "Sync this entity once per record of a parent entity's list (e.g. items per board).",
+          properties: {
+            entity: { type: 'string', description: 'Parent entity (its list action is paged through).' },
+            param: { type: 'string', description: "This entity's list param that takes the parent." },
+            value: { ...template, description: 'The param value (context: record, the parent record).' },
+            params: { type: 'object', additionalProperties: true, description: 'Fixed params of the parent list.' },
+          },
+        },
       },
     },
     Search: {

@@ -1,0 +1,166 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ConnectorRuntime, SwitchboardError } from '../../src/index.ts';
+import type { FetchLike } from '../../src/http/index.ts';
+import { getConnector } from '../../src/manifest/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { RecordStore } from '../../src/search/index.ts';
+import { migrate } from '../../src/store/database.ts';
+import { SyncEngine, syncMigrations, type SyncEngineOptions } from '../../src/sync/index.ts';
+import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+
+const granola = getConnector('granola');
+const notesDef = { primaryKey: 'id', fields: granola.entities.get('notes')!.def.search!.fields as Record<string, 'string'> };
+
+describe.each(dialectCases())('sync on %s', (_name, open) => {
+  let tdb: TestDatabase;
+  let sim: GranolaSimulator;
+  let store: RecordStore;
+  const engines: SyncEngine[] = [];
+
+  beforeAll(async () => {
+    tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
+    sim = await startGranolaSimulator({ size: 45, rateLimit: false });
+  });
+  afterAll(async () => {
+    await sim.close();
+    await tdb.close();
+  });
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await e.stop();
+  });
+
+  function engine(over: Partial<SyncEngineOptions> = {}, fetchImpl?: FetchLike): SyncEngine {
+    const e = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      runtimeFor: async () => ({
+        manifest: granola,
+        // No client throttle here: the rate-limit test below runs with Granola's real limits.
+        runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 }, ...(fetchImpl ? { fetch: fetchImpl } : {}) }),
+      }),
+      hydrateConcurrency: 2,
+      ...over,
+    });
+    engines.push(e);
+    return e;
+  }
+
+  async function storedIds(connectorId: string): Promise<string[]> {
+    const r = await store.search(connectorId, 'notes', notesDef, { query: { sort: [{ id: 'asc' }] }, fields: ['id'] });
+    return r.data.map((d) => String(d['id']));
+  }
+
+  it('a full sync stores every note, hydrated with its transcript', async () => {
+    const e = engine();
+    await e.register('c-full');
+    const result = await e.runOnce('c-full');
+    expect(result.full).toBe(true);
+    expect(result.entities['notes']).toEqual({ records: 45, deleted: 0 });
+    expect(await store.count('c-full', 'notes')).toBe(45);
+    const id = sim.ids()[0]!;
+    const hit = await store.search('c-full', 'notes', notesDef, { query: { filter: { eq: { id } } } });
+    expect(hit.data[0]?.['transcript']).toEqual(sim.note(id, { transcript: true })?.transcript);
+    const status = await e.status('c-full', granola);
+    expect(status).toMatchObject({ status: 'idle', last_error: null, entities: { notes: { records: 45 } } });
+  });
+
+  it('an incremental run asks for recent changes only and picks up an edit', async () => {
+    const e = engine({ fullRefreshEvery: 100 });
+    await e.register('c-inc');
+    await e.runOnce('c-inc');
+    const id = sim.ids()[10]!;
+    sim.touch(id, { title: 'Renamed meeting' });
+    sim.reset();
+    const second = await e.runOnce('c-inc');
+    expect(second.full).toBe(false);
+    const listCalls = sim.requests.filter((r) => r.path === '/v1/notes');
+    expect(listCalls[0]?.query.get('updated_after')).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(second.entities['notes']!.records).toBeLessThan(45);
+    const hit = await store.search('c-inc', 'notes', notesDef, { query: { filter: { eq: { id } } } });
+    expect(hit.data[0]?.['title']).toBe('Renamed meeting');
+  });
+
+  it('a full refresh removes notes deleted upstream', async () => {
+    const e = engine();
+    await e.register('c-del');
+    await e.runOnce('c-del');
+    const gone = sim.ids()[5]!;
+    sim.remove(gone);
+    const r = await e.runOnce('c-del', { full: true });
+    expect(r.entities['notes']).toEqual({ records: sim.count(), deleted: 1 });
+    expect(await storedIds('c-del')).not.toContain(gone);
+    expect(await store.count('c-del', 'notes')).toBe(sim.count());
+  });
+
+  it('a sync killed mid-way resumes from its checkpoint and ends like an uninterrupted one', async () => {
+    // Reference: an uninterrupted run.
+    const ref = engine();
+    await ref.register('c-ref');
+    await ref.runOnce('c-ref');
+
+    // Killed after 1 of 2 pages: its lease stays (as when a process dies) until it expires.
+    const a = engine({ instanceId: 'instance-a', leaseMs: 300 });
+    await a.register('c-kill');
+    const controller = new AbortController();
+    await expect(a.runOnce('c-kill', { signal: controller.signal, onProgress: (p) => p.pages === 1 && controller.abort() })).rejects.toThrow();
+    expect(await store.count('c-kill', 'notes')).toBe(30);
+
+    // Another instance cannot take it while the lease is live...
+    const b = engine({ instanceId: 'instance-b' });
+    await expect(b.runOnce('c-kill')).rejects.toMatchObject({ code: 'sync_running' });
+    // ...and takes it over, from the checkpoint, once the lease has expired.
+    await new Promise((r) => setTimeout(r, 350));
+    sim.reset();
+    const resumed = await b.runOnce('c-kill');
+    expect(resumed.resumed).toBe(true);
+    expect(sim.requests.filter((r) => r.path === '/v1/notes')).toHaveLength(1);
+    expect(await storedIds('c-kill')).toEqual(await storedIds('c-ref'));
+    const one = sim.ids()[40]!;
+    const [x, y] = await Promise.all(['c-kill', 'c-ref'].map((c) => store.search(c, 'notes', notesDef, { query: { filter: { eq: { id: one } } } })));
+    expect(x!.data).toEqual(y!.data);
+  });
+
+  it('only one run at a time per connector', async () => {
+    const e1 = engine({ instanceId: 'one' });
+    const e2 = engine({ instanceId: 'two' });
+    await e1.register('c-once');
+    const results = await Promise.allSettled([e1.runOnce('c-once'), e2.runOnce('c-once')]);
+    const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    expect(rejected).toHaveLength(1);
+    expect((rejected[0]!.reason as SwitchboardError).code).toBe('sync_running');
+  });
+
+  it('the scheduler runs a registered connector, and removing it deletes its data', async () => {
+    const e = engine({ pollMs: 50 });
+    e.start();
+    await e.register('c-sched');
+    for (let i = 0; i < 100 && (await e.status('c-sched'))?.last_finished_at == null; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await store.count('c-sched', 'notes')).toBe(sim.count());
+    await e.remove('c-sched');
+    expect(await store.count('c-sched', 'notes')).toBe(0);
+    expect(await e.status('c-sched')).toBeUndefined();
+  });
+
+  it('stays within the rate limit: zero 429s from a rate-limited upstream', async () => {
+    const limited = await startGranolaSimulator({ size: 35 });
+    const statuses: number[] = [];
+    const counting: FetchLike = async (input, init) => {
+      const res = await fetch(input, init);
+      statuses.push(res.status);
+      return res;
+    };
+    const e = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: limited.apiKey }, { baseUrl: limited.url, fetch: counting }) }),
+    });
+    await e.register('c-limited');
+    const r = await e.runOnce('c-limited');
+    await limited.close();
+    expect(r.entities['notes']!.records).toBe(35);
+    expect(statuses.length).toBe(2 + 35);
+    expect(statuses.filter((s) => s === 429)).toEqual([]);
+  });
+});
