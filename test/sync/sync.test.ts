@@ -164,3 +164,33 @@ describe.each(dialectCases())('sync on %s', (_name, open) => {
     expect(statuses.filter((s) => s === 429)).toEqual([]);
   });
 });
+
+describe('sync fan-out (monday items per board)', () => {
+  it('syncs every board, then every board\'s items across items_page cursors', async () => {
+    const { startMondaySimulator } = await import('../../src/sandbox/monday/index.ts');
+    const [, open] = dialectCases()[0]!;
+    const tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    const store = new RecordStore(tdb.database, { cursorSecret: 's' });
+    const sim = await startMondaySimulator({ size: 3000 });
+    const monday = getConnector('monday');
+    try {
+      const e = new SyncEngine({
+        database: tdb.database,
+        sink: store,
+        runtimeFor: async () => ({ manifest: monday, runtime: new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
+      });
+      await e.register('m1');
+      const r = await e.runOnce('m1');
+      const active = [...sim.state.items.values()].filter((i) => i.state === 'active').length;
+      expect(r.entities['items']!.records).toBe(active);
+      expect(await store.count('m1', 'items')).toBe(active);
+      expect(r.entities['boards']!.records).toBe(sim.state.boards.length);
+      // More than one page per board was needed (limit 500).
+      expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page')).length).toBeGreaterThan(0);
+    } finally {
+      await sim.close();
+      await tdb.close();
+    }
+  });
+});
