@@ -415,6 +415,15 @@ meta?: {
  * get: a 2xx body that means "no such record" (GraphQL APIs answer an empty list).
  */
 not_found_when?: string
+/**
+ * Per-record field templates (context: record, params), applied to every returned record; a field rendering undefined becomes null.
+ */
+map?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -458,6 +467,29 @@ params: {
  * How records deleted upstream are detected; default full_refresh.
  */
 deletes?: ("full_refresh" | "none")
+/**
+ * Sync this entity once per record of a parent entity's list (e.g. items per board).
+ */
+for_each?: {
+/**
+ * Parent entity (its list action is paged through).
+ */
+entity: string
+/**
+ * This entity's list param that takes the parent.
+ */
+param: string
+/**
+ * The param value (context: record, the parent record).
+ */
+value: string
+/**
+ * Fixed params of the parent list.
+ */
+params?: {
+[k: string]: unknown | undefined
+}
+}
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

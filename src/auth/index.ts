@@ -88,7 +88,9 @@ async function tokenRequest(
     json = undefined;
   }
   if (!res.ok || json === undefined || typeof json['access_token'] !== 'string') {
-    const upstreamError = json?.['error_description'] ?? json?.['error'] ?? text.slice(0, 200);
+    // RFC 6749 §5.2 error bodies, or Intercom's error.list shape.
+    const listed = Array.isArray(json?.['errors']) ? (json['errors'] as { message?: unknown }[])[0]?.message : undefined;
+    const upstreamError = json?.['error_description'] ?? json?.['error'] ?? listed ?? text.slice(0, 200);
     throw new SwitchboardError(res.ok ? 'upstream_protocol_error' : 'upstream_credentials_rejected', `The OAuth token endpoint refused the request: ${String(upstreamError)}`, {
       details: { upstream_status: res.status, ...(json && typeof json['error'] === 'string' ? { oauth_error: json['error'] } : {}) },
     });

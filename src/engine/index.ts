@@ -250,6 +250,7 @@ export class ConnectorRuntime {
     if (!Array.isArray(records)) {
       throw this.protocolError(a, raw, `expected a list of records at ${a.records?.source ?? 'records'}`);
     }
+    if (a.map.length > 0) for (let i = 0; i < records.length; i++) records[i] = this.mapRecord(a, records[i] as Record<string, unknown>, raw);
     const meta: Record<string, unknown> = {};
     for (const [k, t] of a.meta) {
       const v = t.render(raw.ctx);
@@ -266,7 +267,19 @@ export class ConnectorRuntime {
     if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
       throw this.protocolError(a, raw, `expected a record at ${a.record?.source ?? 'record'}`);
     }
-    return rec as Record<string, unknown>;
+    return a.map.length > 0 ? this.mapRecord(a, rec as Record<string, unknown>, raw) : (rec as Record<string, unknown>);
+  }
+
+  /** Apply response.map to one record: each listed field is rewritten from the record. */
+  private mapRecord(a: CompiledAction, record: Record<string, unknown>, raw: RawResult): Record<string, unknown> {
+    if (record === null || typeof record !== 'object') return record;
+    const ctx = { record, params: raw.ctx['params'] };
+    const out = { ...record };
+    for (const [k, t] of a.map) {
+      const v = t.render(ctx);
+      out[k] = v === undefined ? null : v;
+    }
+    return out;
   }
 
   private protocolError(a: CompiledAction, raw: RawResult, why: string): SwitchboardError {

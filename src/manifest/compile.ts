@@ -35,6 +35,8 @@ export interface CompiledAction {
   record?: Template;
   meta: [string, Template][];
   notFoundWhen?: Template;
+  /** Per-record field rewrites (response.map). */
+  map: [string, Template][];
   pagination?: { def: Pagination; next?: Template; hasMore?: Template };
   retrySafe: boolean;
 }

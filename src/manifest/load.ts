@@ -350,6 +350,11 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       const records = res.records !== undefined ? check.template([...at, 'response', 'records'], res.records, resScope) : undefined;
       const record = res.record !== undefined ? check.template([...at, 'response', 'record'], res.record, resScope) : undefined;
       const notFoundWhen = res.not_found_when !== undefined ? check.template([...at, 'response', 'not_found_when'], res.not_found_when, resScope) : undefined;
+      const map: [string, Template][] = [];
+      for (const [k, src] of Object.entries(res.map ?? {})) {
+        const t = src === undefined ? undefined : check.template([...at, 'response', 'map', k], src, { roots: new Set(['record', 'params']), params, config });
+        if (t) map.push([k, t]);
+      }
       const meta: [string, Template][] = [];
       if (name === 'list') {
         if (res.records === undefined) check.add([...at, 'response'], 'a list action needs response.records');
@@ -395,6 +400,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
           ...(records ? { records } : {}),
           ...(record ? { record } : {}),
           meta,
+          map,
           ...(notFoundWhen ? { notFoundWhen } : {}),
           ...(pagination ? { pagination } : {}),
           retrySafe: action.retry_safe ?? (name === 'list' || name === 'get'),

@@ -289,6 +289,11 @@ export const MANIFEST_SCHEMA = {
         record: { ...template, description: 'get/create/update: where the record is.' },
         meta: { type: 'object', additionalProperties: template, description: 'list: one template per list_meta field.' },
         not_found_when: { ...template, description: 'get: a 2xx body that means "no such record" (GraphQL APIs answer an empty list).' },
+        map: {
+          type: 'object',
+          additionalProperties: template,
+          description: 'Per-record field templates (context: record, params), applied to every returned record; a field rendering undefined becomes null.',
+        },
       },
     },
     Pagination: {
