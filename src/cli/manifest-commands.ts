@@ -49,7 +49,12 @@ export function registerManifestCommands(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`));
+      // The service's OpenAPI document is built from its route schemas (build-time import only).
+      const { buildOpenApiDocument } = await import('../service/openapi.ts');
+      const files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
+        document: buildOpenApiDocument(),
+        source: 'src/service/openapi.ts',
+      });
       if (opts.check) {
         const stale = staleFiles(GENERATED_DIR, files);
         if (stale.length > 0) {

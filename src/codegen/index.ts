@@ -106,9 +106,27 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
   return files;
 }
 
+/**
+ * The hosted service's OpenAPI document as JSON and as TypeScript path types (openapi-typescript),
+ * which the hosted SDK (src/client/hosted.ts) is typed with.
+ */
+export async function generateOpenApi(document: object, source: string): Promise<GeneratedFiles> {
+  const { default: openapiTS, astToString } = await import('openapi-typescript');
+  const ast = await openapiTS(structuredClone(document) as never, { exportType: false, alphabetize: true });
+  return new Map([
+    ['openapi.json', json(document, source)],
+    ['openapi.ts', HEADER(source) + '\n' + astToString(ast)],
+  ]);
+}
+
 /** Generate every file: one set per connector plus the registry and the manifest types. */
-export async function generateAll(manifests: { manifest: LoadedManifest; source: string }[], onProgress?: (type: string, i: number, n: number) => void): Promise<GeneratedFiles> {
+export async function generateAll(
+  manifests: { manifest: LoadedManifest; source: string }[],
+  onProgress?: (type: string, i: number, n: number) => void,
+  openapi?: { document: object; source: string },
+): Promise<GeneratedFiles> {
   const files: GeneratedFiles = new Map();
+  if (openapi !== undefined) for (const [k, v] of await generateOpenApi(openapi.document, openapi.source)) files.set(k, v);
   const manifestTs = await compile(structuredClone(MANIFEST_SCHEMA) as unknown as JSONSchema, 'Manifest', {
     bannerComment: '',
     additionalProperties: false,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateAll, staleFiles } from '../../src/codegen/index.ts';
 import { createAjv, loadManifestFile, manifestFiles } from '../../src/manifest/index.ts';
+import { buildOpenApiDocument } from '../../src/service/openapi.ts';
 
 const ajv = createAjv();
 const schema = (p: string) => {
@@ -14,8 +15,9 @@ const schema = (p: string) => {
 describe('codegen', () => {
   it('generated/ is current and deterministic', async () => {
     const inputs = manifestFiles().map((f) => ({ manifest: loadManifestFile(f), source: f.slice(f.indexOf('connectors/')) }));
-    const a = await generateAll(inputs);
-    const b = await generateAll(inputs);
+    const openapi = { document: buildOpenApiDocument(), source: 'src/service/openapi.ts' };
+    const a = await generateAll(inputs, undefined, openapi);
+    const b = await generateAll(inputs, undefined, openapi);
     expect([...a.entries()]).toEqual([...b.entries()]);
     expect(staleFiles('generated', a)).toEqual([]);
     for (const [path, content] of a) {

@@ -1,0 +1,252 @@
+/**
+ * The hosted-mode SDK: a typed client of the Switchboard service, built on openapi-fetch with
+ * path types generated from the service's own OpenAPI document (generated/openapi.ts).
+ *
+ * The configuration is the spec's: the caller's customer name, an optional organization id, and
+ * a client id and secret. `connector('intercom').execute('contacts', 'get', {...})` is typed
+ * exactly like library mode's `connect('intercom', ...)`, so switching modes is a one-line change.
+ */
+import createFetchClient from 'openapi-fetch';
+import type { ConnectorTypes } from '../../generated/index.ts';
+import type { components, paths } from '../../generated/openapi.ts';
+import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import type { FetchLike } from '../http/index.ts';
+import { sleep } from '../http/index.ts';
+import type { ConnectorType } from './library.ts';
+
+export type Connector = components['schemas']['Connector'];
+
+export interface HostedClientOptions {
+  /** The service's base URL, e.g. https://switchboard.example.com (no /api/v1). */
+  baseUrl: string;
+  /** Your identifier of the customer this client acts for (used by create, initiate and connector(type)). */
+  customerName: string;
+  /** Needed when the application can access several organizations. */
+  organizationId?: string;
+  clientId: string;
+  clientSecret: string;
+  /** Transport; default the global fetch. */
+  fetch?: FetchLike;
+  /** Attempts for a request answered 429 (honouring Retry-After); default 3. */
+  maxAttempts?: number;
+  /** Renew the access token this long before it expires; default 60 s. */
+  renewBeforeMs?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types derived from generated/ (the same as library mode's)
+
+type Actions<T extends ConnectorType> = ConnectorTypes[T]['actions'];
+type ActionOf<T extends ConnectorType, E extends keyof Actions<T>> = Actions<T>[E];
+type Params<T extends ConnectorType, E extends keyof Actions<T>, A extends keyof ActionOf<T, E>> = ActionOf<T, E>[A] extends { params: infer P } ? P : never;
+type Result<T extends ConnectorType, E extends keyof Actions<T>, A extends keyof ActionOf<T, E>> = ActionOf<T, E>[A] extends { result: infer R } ? R : never;
+type ParamsArg<P> = {} extends P ? [params?: P] : [params: P];
+
+type Searchable<T extends ConnectorType> = ConnectorTypes[T]['search'];
+type SearchFieldTypes<T extends ConnectorType, E extends keyof Searchable<T>> = Searchable<T>[E] extends { fields: infer F } ? F : never;
+type SearchRecordOf<T extends ConnectorType, E extends keyof Searchable<T>> = Searchable<T>[E] extends { record: infer R } ? R : never;
+type ValueOf<K> = K extends 'string' ? string : K extends 'integer' | 'number' ? number : K extends 'boolean' ? boolean : unknown;
+
+/** The search filter grammar, typed by the entity's search fields (one field per condition). */
+export type SearchFilter<F> =
+  | { eq: { [K in keyof F]?: ValueOf<F[K]> } }
+  | { neq: { [K in keyof F]?: ValueOf<F[K]> } }
+  | { gt: { [K in keyof F]?: ValueOf<F[K]> } }
+  | { gte: { [K in keyof F]?: ValueOf<F[K]> } }
+  | { lt: { [K in keyof F]?: ValueOf<F[K]> } }
+  | { lte: { [K in keyof F]?: ValueOf<F[K]> } }
+  | { in: { [K in keyof F]?: ValueOf<F[K]>[] } }
+  | { like: { [K in keyof F]?: string } }
+  | { fuzzy: { [K in keyof F]?: string } }
+  | { keyword: { [K in keyof F]?: string } }
+  | { not: SearchFilter<F> }
+  | { and: SearchFilter<F>[] }
+  | { or: SearchFilter<F>[] };
+
+export interface SearchParams<F> {
+  query: { filter?: SearchFilter<F>; sort?: { [K in keyof F]?: 'asc' | 'desc' }[] };
+  /** Default 1000, the maximum. */
+  limit?: number;
+  /** meta.cursor of the previous page. */
+  cursor?: string;
+  /** Field paths to return (dotted into object fields). */
+  fields?: ((keyof F & string) | `${keyof F & string}.${string}`)[];
+}
+
+export interface SearchResponse<R> {
+  data: Partial<R>[];
+  meta: { has_more: boolean; cursor: string | null; took_ms: number | null; synced_at?: string | null };
+}
+
+/** A connector of the hosted service, typed by its connector type. */
+export interface HostedConnector<T extends ConnectorType> {
+  /** Resolves the connector id (looked up by type for this customer when created by type). */
+  id(): Promise<string>;
+  execute<E extends keyof Actions<T> & string, A extends keyof ActionOf<T, E> & string>(entity: E, action: A, ...params: ParamsArg<Params<T, E, A>>): Promise<Result<T, E, A>>;
+  search<E extends keyof Searchable<T> & string>(entity: E, params: SearchParams<SearchFieldTypes<T, E>>): Promise<SearchResponse<SearchRecordOf<T, E>>>;
+}
+
+export interface CreateConnectorInput<T extends ConnectorType> {
+  connector_type: T;
+  name: string;
+  /** Variant A: credentials of one of the type's variants. */
+  credentials?: ConnectorTypes[T]['credentials'];
+  /** Variant B: the secret_id the OAuth flow redirected back with. */
+  server_side_oauth_secret_id?: string;
+  /** Default: the client's customerName. */
+  customer_name?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type Problem = { code?: string; detail?: string; title?: string; status?: number; errors?: ErrorDetail[] } & Record<string, unknown>;
+
+/** Turn a problem-details body into the SwitchboardError both modes throw. */
+function problemError(status: number, body: unknown): SwitchboardError {
+  const p = (body !== null && typeof body === 'object' ? body : {}) as Problem;
+  const code = (typeof p.code === 'string' ? p.code : status >= 500 ? 'internal_error' : 'invalid_request') as ErrorCode;
+  const { type: _t, title: _ti, status: _s, detail, code: _c, errors, instance: _i, ...rest } = p;
+  return new SwitchboardError(code, typeof detail === 'string' ? detail : (p.title ?? `HTTP ${status}`), {
+    status,
+    ...(Array.isArray(errors) ? { errors } : {}),
+    details: rest,
+  });
+}
+
+/** Create a client of a Switchboard service. */
+export function createClient(options: HostedClientOptions) {
+  const baseFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const maxAttempts = options.maxAttempts ?? 3;
+  const renewBefore = options.renewBeforeMs ?? 60_000;
+  let token: { value: string; expiresAt: number } | undefined;
+  let pending: Promise<string> | undefined;
+
+  /** A cached access token, renewed before it expires (one request at a time). */
+  async function accessToken(force = false): Promise<string> {
+    if (!force && token && token.expiresAt - renewBefore > Date.now()) return token.value;
+    pending ??= (async () => {
+      const res = await baseFetch(new URL('/api/v1/account/applications/token', options.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ client_id: options.clientId, client_secret: options.clientSecret }),
+      });
+      const body: unknown = await res.json().catch(() => undefined);
+      if (!res.ok) throw problemError(res.status, body);
+      const t = body as components['schemas']['TokenResponse'];
+      token = { value: t.access_token, expiresAt: Date.now() + t.expires_in * 1000 };
+      return t.access_token;
+    })().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  }
+
+  /** The transport under openapi-fetch: bearer token, organization header, 401 renewal, 429 retries. */
+  const authedFetch = async (request: Request): Promise<Response> => {
+    let renewed = false;
+    for (let attempt = 1; ; attempt++) {
+      const req = request.clone();
+      req.headers.set('authorization', `Bearer ${await accessToken()}`);
+      if (options.organizationId !== undefined) req.headers.set('x-organization-id', options.organizationId);
+      const res = await baseFetch(req.url, { method: req.method, headers: req.headers, ...(req.body ? { body: await req.text() } : {}) });
+      if (res.status === 401 && !renewed) {
+        renewed = true;
+        token = undefined;
+        continue;
+      }
+      if (res.status === 429 && attempt < maxAttempts) {
+        const after = Number(res.headers.get('retry-after'));
+        await sleep(Number.isFinite(after) ? Math.min(after * 1000, 30_000) : 1000 * attempt);
+        continue;
+      }
+      return res;
+    }
+  };
+
+  const api = createFetchClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: authedFetch });
+
+  async function unwrap<D>(p: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+    const { data, error, response } = await p;
+    if (error !== undefined || !response.ok) throw problemError(response.status, error);
+    return data as D;
+  }
+
+  const connectors = {
+    /** Create a connector: with credentials (variant A) or an OAuth secret id (variant B). */
+    create<T extends ConnectorType>(input: CreateConnectorInput<T>): Promise<Connector> {
+      return unwrap(
+        api.POST('/api/v1/integrations/connectors', {
+          // Credentials are free-form objects in the OpenAPI document; their shape is typed here instead.
+          body: {
+            customer_name: input.customer_name ?? options.customerName,
+            connector_type: input.connector_type,
+            name: input.name,
+            ...(input.credentials ? { credentials: input.credentials } : {}),
+            ...(input.server_side_oauth_secret_id ? { server_side_oauth_secret_id: input.server_side_oauth_secret_id } : {}),
+          } as never,
+        }),
+      );
+    },
+    /** One page of this customer's connectors (filter by type; customer_name defaults to the client's). */
+    list(query: { connector_type?: string; customer_name?: string; limit?: number; cursor?: string } = {}) {
+      return unwrap(api.GET('/api/v1/integrations/connectors', { params: { query: { customer_name: options.customerName, ...query } } }));
+    },
+    get(id: string): Promise<Connector> {
+      return unwrap(api.GET('/api/v1/integrations/connectors/{connector_id}', { params: { path: { connector_id: id } } }));
+    },
+    async delete(id: string): Promise<void> {
+      const { error, response } = await api.DELETE('/api/v1/integrations/connectors/{connector_id}', { params: { path: { connector_id: id } } });
+      if (error !== undefined || !response.ok) throw problemError(response.status, error);
+    },
+  };
+
+  const oauth = {
+    /** Start the service-side OAuth flow; send the user to consent_url. */
+    initiate(input: { connector_type: ConnectorType | (string & {}); redirect_url: string; customer_name?: string }) {
+      return unwrap(
+        api.POST('/api/v1/integrations/connectors/oauth/initiate', {
+          body: { customer_name: input.customer_name ?? options.customerName, connector_type: input.connector_type, redirect_url: input.redirect_url },
+        }),
+      );
+    },
+  };
+
+  /** This customer's connector by id, or by type (exactly one of that type must exist). */
+  function connector<T extends ConnectorType>(idOrType: T | (string & {})): HostedConnector<T> {
+    let resolved: Promise<string> | undefined = UUID.test(idOrType) ? Promise.resolve(idOrType) : undefined;
+    const id = (): Promise<string> => {
+      resolved ??= (async () => {
+        const page = await connectors.list({ connector_type: idOrType, limit: 2 });
+        if (page.data.length === 0) {
+          throw new SwitchboardError('connector_not_found', `Customer "${options.customerName}" has no ${idOrType} connector; create one first`);
+        }
+        if (page.data.length > 1) {
+          throw new SwitchboardError('invalid_request', `Customer "${options.customerName}" has several ${idOrType} connectors; pass a connector id instead`, {
+            details: { connector_ids: page.data.map((c) => c.id) },
+          });
+        }
+        return page.data[0]!.id;
+      })().catch((e: unknown) => {
+        resolved = undefined;
+        throw e;
+      });
+      return resolved;
+    };
+    const run = async (entity: string, action: string, params: unknown): Promise<unknown> =>
+      unwrap(
+        api.POST('/api/v1/integrations/connectors/{connector_id}/execute', {
+          params: { path: { connector_id: await id() } },
+          body: { entity, action, ...(params !== undefined ? { params } : {}) } as never,
+        }),
+      );
+    return {
+      id,
+      execute: (entity, action, ...params) => run(entity, action, params[0]) as never,
+      search: (entity, params) => run(entity, 'search', params) as never,
+    };
+  }
+
+  return { connectors, oauth, connector, accessToken: () => accessToken() };
+}
+
+export type HostedClient = ReturnType<typeof createClient>;
