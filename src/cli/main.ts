@@ -6,6 +6,8 @@ import { Command } from 'commander';
 import { registerManifestCommands } from './manifest-commands.ts';
 import { registerExecCommand } from './exec-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
+import { registerServeCommand } from './serve-command.ts';
+import { registerAdminCommand } from './admin-command.ts';
 
 const program = new Command();
 program
@@ -18,5 +20,7 @@ registerManifestCommands(program);
 registerExecCommand(program);
 registerSandboxCommand(program);
 // Hosted mode commands (serve, admin) register here.
+registerServeCommand(program);
+registerAdminCommand(program);
 
 await program.parseAsync(process.argv);

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect, type Migration } from 'kysely';
 import pg from 'pg';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -24,21 +24,44 @@ export interface Database<DB = unknown> {
   dialect: DialectName;
   /** For SQLite: the file path (':memory:' for in-memory); for PostgreSQL: undefined. */
   file?: string;
+  /** For PostgreSQL opened with `schema`: every table (and migration table) lives in it. */
+  schema?: string;
   close(): Promise<void>;
 }
 
 /** Default SQLite file of the embedded mode. */
 export const DEFAULT_SQLITE_FILE = './data/switchboard.db';
 
+export interface OpenDatabaseOptions {
+  /** PostgreSQL pool size; default 10. */
+  poolSize?: number;
+  /**
+   * PostgreSQL only: put every table in this schema (set as the connections' search_path; the
+   * schema must exist). Tests use a fresh schema per file to run side by side on one database.
+   */
+  schema?: string;
+}
+
+/** True for URLs that name a PostgreSQL database. */
+export function isPostgresUrl(url: string | undefined): boolean {
+  return url !== undefined && /^postgres(ql)?:\/\//.test(url);
+}
+
 /**
  * Open a database by URL: `postgres://...`/`postgresql://...` → PostgreSQL; `sqlite:<path>`,
  * a plain path, or undefined (→ ./data/switchboard.db) → SQLite. Creates the SQLite folder.
  */
-export function openDatabase<DB = unknown>(url: string | undefined, options: { poolSize?: number } = {}): Database<DB> {
-  if (url !== undefined && /^postgres(ql)?:\/\//.test(url)) {
-    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+export function openDatabase<DB = unknown>(url: string | undefined, options: OpenDatabaseOptions = {}): Database<DB> {
+  if (url !== undefined && isPostgresUrl(url)) {
+    const schema = options.schema;
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name "${schema}"`);
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', ...(schema !== undefined ? { schema } : {}), close: () => db.destroy() };
   }
   const file = url === undefined ? DEFAULT_SQLITE_FILE : url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -48,18 +71,54 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: { p
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
   return { db, dialect: 'sqlite', file, close: () => db.destroy() };
+}
+
+/** Prepared statements kept per SQL text; beyond this many the oldest is dropped. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * better-sqlite3 behind Kysely, reusing prepared statements. Kysely's SQLite driver prepares
+ * every query anew, and preparing costs more than running the small indexed lookups the
+ * service makes on every request (token, connector). Reuse is safe: Kysely runs one query at a
+ * time on its single SQLite connection, and SQLite re-prepares a statement itself when the
+ * schema changes under it.
+ */
+function cachingStatements(sqlite: SQLite.Database): { close(): void; prepare(sql: string): SQLite.Statement } {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => {
+      let stmt = cache.get(sql);
+      if (stmt === undefined) {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
 }
 
 /** Apply every pending migration of the given groups, in order. Throws on failure. */
 export async function migrate(database: Database, groups: MigrationGroup[]): Promise<void> {
+  // Kysely looks for its migration tables in every schema unless told which one; with several
+  // schemas on one database (tests, or tenants sharing a server) it would find another
+  // schema's table, skip creating its own and fail. So always name the schema we migrate:
+  // the one given at open, else the connection's current_schema() (the search_path's first).
+  let schema = database.schema;
+  if (schema === undefined && database.dialect === 'postgres') {
+    const r = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
+    schema = r.rows[0]?.schema;
+  }
   for (const group of groups) {
     const migrator = new Migrator({
       db: database.db,
       provider: { getMigrations: async () => group.migrations },
       migrationTableName: `kysely_migration_${group.name}`,
       migrationLockTableName: `kysely_migration_lock_${group.name}`,
+      ...(schema !== undefined ? { migrationTableSchema: schema } : {}),
     });
     const { error, results } = await migrator.migrateToLatest();
     if (error !== undefined) {

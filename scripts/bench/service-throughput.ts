@@ -1,0 +1,191 @@
+/**
+ * Service throughput: `execute` of a Granola `get` through the hosted service (bearer token
+ * lookup, connector row, decrypted credentials, the interpreter) against a bare Fastify route
+ * that makes the same upstream call with fetch, loaded by autocannon over loopback in one run.
+ * Prints requests/s, p50/p99 latency and the ratio (goal: service ≥ 0.8 × bare).
+ *
+ * The service's upstream transport is undici's `request` (src/service/upstream-transport.ts),
+ * not fetch; so a second baseline, the bare route on that same transport, is measured too, and
+ * its ratio shows what the service layers alone cost.
+ *
+ * Three processes so no side's CPU is charged to another: the Granola simulator (rate limit
+ * off), the servers (Switchboard on SQLite + the bare route, both logging at warn), and this
+ * process driving autocannon. Upstream throttling and the per-organization limit are off: the
+ * benchmark measures the service, not Granola's 5 requests/s.
+ *
+ * Run: npm run bench:service-throughput [-- --duration 6 --connections 16 --rounds 4]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { startSimProcess } from './lib.ts';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+interface ServerInfo {
+  service_url: string;
+  bare_url: string;
+  token: string;
+  connector_id: string;
+  note_id: string;
+}
+
+/** Child mode: run Switchboard and the bare route, print how to reach them, serve until killed. */
+async function serveMode(): Promise<void> {
+  const granolaUrl = process.env['BENCH_GRANOLA_URL'] as string;
+  const apiKey = process.env['BENCH_GRANOLA_KEY'] as string;
+  const { default: Fastify } = await import('fastify');
+  const { defaultServiceConfig, startService, createApplication } = await import('../../src/service/index.ts');
+  const { ServiceStore } = await import('../../src/store/index.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+  const service = await startService({
+    config: defaultServiceConfig({
+      databaseUrl: join(dir, 'bench.db'),
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: 'warn',
+      rateLimitPerMinute: 0,
+      upstreamThrottle: false,
+      connectorTypes: { granola: { baseUrl: granolaUrl } },
+    }),
+    // stdout carries the one JSON line the driver reads; logs go to stderr.
+    logDestination: process.stderr,
+  });
+  const app = await createApplication(new ServiceStore(service.database.db), { orgName: 'bench' });
+  const tokenRes = await fetch(`${service.url}/api/v1/account/applications/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }),
+  });
+  const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+  const created = await fetch(`${service.url}/api/v1/integrations/connectors`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ customer_name: 'bench', connector_type: 'granola', name: 'bench', credentials: { api_key: apiKey } }),
+  });
+  const connectorId = ((await created.json()) as { id: string }).id;
+  const list = await fetch(`${granolaUrl}/v1/notes?page_size=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const noteId = ((await list.json()) as { notes: { id: string }[] }).notes[0]?.id as string;
+
+  // The baseline: what a hand-written proxy route would do for the same request.
+  const bare = Fastify({ logger: { level: 'warn' } });
+  bare.post<{ Body: { params: { note_id: string } } }>('/bare/execute', async (request, reply) => {
+    const res = await fetch(`${granolaUrl}/v1/notes/${encodeURIComponent(request.body.params.note_id)}`, {
+      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+    });
+    const body: unknown = await res.json();
+    if (!res.ok) return reply.code(502).send({ error: body });
+    return { data: body };
+  });
+  const { createUpstreamTransport } = await import('../../src/service/upstream-transport.ts');
+  const transport = createUpstreamTransport();
+  bare.post<{ Body: { params: { note_id: string } } }>('/bare-transport/execute', async (request, reply) => {
+    const res = await transport.fetch(`${granolaUrl}/v1/notes/${encodeURIComponent(request.body.params.note_id)}`, {
+      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+    });
+    const body: unknown = await res.json();
+    if (!res.ok) return reply.code(502).send({ error: body });
+    return { data: body };
+  });
+  await bare.listen({ port: 0, host: '127.0.0.1' });
+  const addr = bare.server.address();
+  const bareUrl = typeof addr === 'object' && addr !== null ? `http://127.0.0.1:${addr.port}` : '';
+  const info: ServerInfo = { service_url: service.url, bare_url: bareUrl, token, connector_id: connectorId, note_id: noteId };
+  process.stdout.write(`${JSON.stringify(info)}\n`);
+  const stop = (): void => {
+    void Promise.all([service.close(), bare.close(), transport.close()]).finally(() => {
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+function load(url: string, headers: Record<string, string>, body: string, duration: number, connections: number): Promise<Figures> {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, method: 'POST', headers, body, duration, connections }, (err, r) => {
+      if (err) return reject(err);
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+    });
+  });
+}
+
+async function driverMode(): Promise<void> {
+  const duration = arg('duration', 6);
+  const connections = arg('connections', 16);
+  const rounds = arg('rounds', 4);
+  const sims = await startSimProcess({ SIM_NO_RATE_LIMIT: '1' });
+  const granola = sims.connectors['granola'];
+  if (!granola) throw new Error('no Granola simulator');
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
+    env: { ...process.env, BENCH_GRANOLA_URL: granola.base_url, BENCH_GRANOLA_KEY: granola.credentials['api_key'] as string },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)));
+    });
+    const info = JSON.parse(line) as ServerInfo;
+    const body = JSON.stringify({ entity: 'notes', action: 'get', params: { note_id: info.note_id } });
+    const targets = {
+      service: { url: `${info.service_url}/api/v1/integrations/connectors/${info.connector_id}/execute`, headers: { 'content-type': 'application/json', authorization: `Bearer ${info.token}` } },
+      bare: { url: `${info.bare_url}/bare/execute`, headers: { 'content-type': 'application/json' } },
+      bareTransport: { url: `${info.bare_url}/bare-transport/execute`, headers: { 'content-type': 'application/json' } },
+    };
+    type Target = keyof typeof targets;
+    // Same answer from both before measuring anything.
+    for (const [name, t] of Object.entries(targets)) {
+      const r = await fetch(t.url, { method: 'POST', headers: t.headers, body });
+      if (r.status !== 200) throw new Error(`${name} answered ${r.status}: ${await r.text()}`);
+    }
+    console.log(`warming up (3 s each), then ${rounds} alternating round(s) of ${duration} s per target, ${connections} connections`);
+    for (const t of Object.values(targets)) await load(t.url, t.headers, body, 3, connections);
+    const results: Record<Target, Figures[]> = { service: [], bare: [], bareTransport: [] };
+    const names: Target[] = ['service', 'bare', 'bareTransport'];
+    for (let i = 0; i < rounds; i++) {
+      // Rotate the order so no target always runs first or last on a warmer (or busier) machine.
+      const order = names.map((_, k) => names[(k + i) % names.length] as Target);
+      for (const name of order) results[name].push(await load(targets[name].url, targets[name].headers, body, duration, connections));
+    }
+    const avg = (xs: Figures[], k: keyof Figures): number => xs.reduce((s, x) => s + x[k], 0) / xs.length;
+    const row = (name: string, xs: Figures[]): string =>
+      `${name.padEnd(34)} ${avg(xs, 'rps').toFixed(0).padStart(7)} req/s   p50 ${avg(xs, 'p50').toFixed(2).padStart(6)} ms   p99 ${avg(xs, 'p99').toFixed(2).padStart(6)} ms   non-2xx ${avg(xs, 'non2xx')}   errors ${avg(xs, 'errors')}`;
+    console.log(row('switchboard execute (granola get)', results.service));
+    console.log(row('bare route, fetch', results.bare));
+    console.log(row('bare route, service transport', results.bareTransport));
+    // Each round's targets ran back to back, so a round's ratio is least disturbed by load that
+    // comes and goes on a shared machine; the median over rounds is the figure to trust.
+    const ratios = (baseline: Target): { overall: number; median: number; rounds: number[] } => {
+      const r = results.service.map((x, i) => x.rps / (results[baseline][i]?.rps ?? NaN)).sort((a, b) => a - b);
+      const median = r.length % 2 === 1 ? (r[(r.length - 1) / 2] as number) : ((r[r.length / 2 - 1] as number) + (r[r.length / 2] as number)) / 2;
+      return { overall: avg(results.service, 'rps') / avg(results[baseline], 'rps'), median, rounds: r };
+    };
+    const vsFetch = ratios('bare');
+    const vsTransport = ratios('bareTransport');
+    console.log(`ratio service / bare fetch route: ${vsFetch.median.toFixed(3)} median of rounds (${vsFetch.rounds.map((r) => r.toFixed(2)).join(', ')}), ${vsFetch.overall.toFixed(3)} overall — goal ≥ 0.8 ${vsFetch.median >= 0.8 ? 'MET' : 'NOT MET'}`);
+    console.log(`ratio service / bare route on the service's transport: ${vsTransport.median.toFixed(3)} median of rounds (${vsTransport.rounds.map((r) => r.toFixed(2)).join(', ')}), ${vsTransport.overall.toFixed(3)} overall`);
+  } finally {
+    child.kill('SIGTERM');
+    sims.stop();
+  }
+}
+
+if (process.argv.includes('--serve')) await serveMode();
+else await driverMode();

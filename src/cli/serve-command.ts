@@ -1,0 +1,53 @@
+/** `switchboard serve [--port] [--host] [--sandbox]`: run the hosted service (also `npm start`). */
+import type { Command } from 'commander';
+import { failWith } from './exec-command.ts';
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the hosted HTTP service (SQLite under ./data by default; PostgreSQL with SWITCHBOARD_DATABASE_URL)')
+    .option('--port <n>', 'port (default: $PORT or 3000)', (v) => Number.parseInt(v, 10))
+    .option('--host <addr>', 'interface (default: $HOST or 127.0.0.1)')
+    .option('--sandbox', 'also start the upstream simulators and point every connector type (and its OAuth app) at them')
+    .action(async (opts: { port?: number; host?: string; sandbox?: boolean }) => {
+      try {
+        const { connectorRegistry } = await import('../manifest/index.ts');
+        const { loadServiceConfig, startService, createServiceLogger } = await import('../service/index.ts');
+        const registry = connectorRegistry();
+        let config = loadServiceConfig(process.env, registry.keys());
+        if (opts.port !== undefined) config.port = opts.port;
+        if (opts.host !== undefined) config.host = opts.host;
+        const log = createServiceLogger(config.logLevel);
+        let closeSandbox: (() => Promise<void>) | undefined;
+        if (opts.sandbox === true) {
+          const { startSandbox } = await import('../sandbox/index.ts');
+          const { withSandbox } = await import('../service/sandbox-wiring.ts');
+          const sandbox = await startSandbox();
+          closeSandbox = () => sandbox.close();
+          config = withSandbox(config, sandbox, registry);
+          // Sample credentials of the simulators (fake values) for the quick start.
+          process.stdout.write(`${JSON.stringify({ sandbox: sandbox.connectors }, null, 2)}\n`);
+          for (const [type, c] of Object.entries(config.connectorTypes)) {
+            if (sandbox.connectors[type] !== undefined) log.info({ connector_type: type, base_url: c.baseUrl, oauth: c.oauth !== undefined }, 'sandbox upstream');
+          }
+          if (sandbox.missing.length > 0) log.warn({ missing: sandbox.missing }, 'no simulator in this checkout for these connector types');
+        }
+        const service = await startService({ config, logger: log });
+        log.info({ url: service.url, public_url: service.ctx.publicUrl(), database: service.database.dialect }, 'Switchboard listening');
+        let stopping = false;
+        const stop = (): void => {
+          if (stopping) return;
+          stopping = true;
+          void (async () => {
+            await service.close();
+            await closeSandbox?.();
+            process.exit(0);
+          })();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      } catch (e) {
+        failWith(e);
+      }
+    });
+}

@@ -1,0 +1,145 @@
+/**
+ * The hosted service as a Fastify app: JSON-only bodies validated by ajv per route, bearer
+ * authentication and per-organization rate limiting in an onRequest hook, every failure as
+ * problem details, and route groups registered as plugins.
+ */
+import type { AddressInfo } from 'node:net';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { DestinationStream, Logger } from 'pino';
+import type { FetchLike, RetryPolicy } from '../http/index.ts';
+import { connectorRegistry, type LoadedManifest } from '../manifest/index.ts';
+import { ServiceStore, type Database, type KeyRing, type ServiceTables } from '../store/index.ts';
+import { authenticationHook } from './authentication.ts';
+import type { ServiceConfig } from './config.ts';
+import type { ServiceContext, ServiceHooks } from './context.ts';
+import { createServiceLogger } from './logger.ts';
+import { problem, sendProblem, toProblem } from './problem.ts';
+import { RequestRateLimiter } from './request-rate-limiter.ts';
+import { accountRoutes } from './routes/account-routes.ts';
+import { connectorRoutes } from './routes/connector-routes.ts';
+import { executeRoutes } from './routes/execute-routes.ts';
+import { metaRoutes } from './routes/meta-routes.ts';
+import { oauthRoutes } from './routes/oauth-routes.ts';
+import { RuntimePool } from './runtime-pool.ts';
+import { createUpstreamTransport, type UpstreamTransport } from './upstream-transport.ts';
+
+// ajv-formats is CommonJS; under NodeNext its default export is the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export interface BuildAppOptions {
+  /** An open, migrated database (SERVICE_MIGRATIONS applied). */
+  database: Database<ServiceTables>;
+  keyRing: KeyRing;
+  config: ServiceConfig;
+  /** Connector manifests by type; default every manifest under connectors/. */
+  registry?: Map<string, LoadedManifest>;
+  /** Upstream transport; default undici's request behind a FetchLike (upstream-transport.ts). */
+  fetch?: FetchLike;
+  /** Clock (epoch ms); default Date.now. */
+  now?: () => number;
+  /** A logger, or a destination stream for the default logger (tests capture lines). */
+  logger?: Logger;
+  logDestination?: DestinationStream;
+  /** Upstream retry policy overrides. */
+  retry?: Partial<RetryPolicy>;
+  hooks?: ServiceHooks;
+}
+
+function ajvFor(coerce: boolean): Ajv {
+  const options: AjvOptions = {
+    allErrors: true,
+    // Bodies are taken as sent (a number where a string belongs is an error); query strings and
+    // path params are text by nature, so they are coerced to the declared types.
+    coerceTypes: coerce,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+  };
+  const ajv = new Ajv(options);
+  addFormats(ajv);
+  return ajv;
+}
+
+/** http://host:port the app listens on (wildcard addresses are reached over loopback). */
+export function listeningUrl(app: FastifyInstance): string {
+  const addr = app.server.address() as AddressInfo | string | null;
+  if (addr === null || typeof addr === 'string') return String(addr);
+  const host = addr.family === 'IPv6' ? `[${addr.address === '::' ? '::1' : addr.address}]` : addr.address === '0.0.0.0' ? '127.0.0.1' : addr.address;
+  return `http://${host}:${addr.port}`;
+}
+
+/** Build the Fastify app (not listening). */
+export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstance; ctx: ServiceContext; routes: string[] }> {
+  const log = o.logger ?? createServiceLogger(o.config.logLevel, o.logDestination);
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    bodyLimit: o.config.bodyLimitBytes,
+    return503OnClosing: true,
+  });
+  const store = new ServiceStore(o.database.db);
+  const now = o.now ?? Date.now;
+  // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
+  const transport = o.fetch === undefined ? createUpstreamTransport() : undefined;
+  const fetchImpl: FetchLike = o.fetch ?? (transport as UpstreamTransport).fetch;
+  app.addHook('onClose', async () => {
+    await transport?.close();
+  });
+  let listening: string | undefined;
+  const ctx: ServiceContext = {
+    database: o.database,
+    store,
+    keyRing: o.keyRing,
+    config: o.config,
+    registry: o.registry ?? connectorRegistry(),
+    fetch: fetchImpl,
+    now,
+    log,
+    hooks: o.hooks ?? {},
+    runtimes: new RuntimePool({ keyRing: o.keyRing, store, config: o.config, fetch: fetchImpl, now, log, retry: o.retry }),
+    ...(o.retry !== undefined ? { retry: o.retry } : {}),
+    publicUrl: () => o.config.publicUrl ?? listening ?? `http://${o.config.host}:${o.config.port}`,
+  };
+  app.addHook('onListen', async () => {
+    listening = listeningUrl(app);
+  });
+
+  // JSON is the only body format; text/plain would otherwise reach the schema as a string.
+  app.removeContentTypeParser('text/plain');
+  const bodyAjv = ajvFor(false);
+  const textAjv = ajvFor(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+
+  // Every route as "METHOD /path" (OpenAPI syntax), so a test can hold the document to them.
+  const routes: string[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+  });
+
+  app.decorateRequest('principal', null);
+  const limiter = o.config.rateLimitPerMinute > 0 ? new RequestRateLimiter(o.config.rateLimitPerMinute, now) : null;
+  app.addHook('onRequest', authenticationHook(ctx, limiter));
+
+  app.setErrorHandler((err, request, reply) => {
+    const p = toProblem(err);
+    const headers: Record<string, string> = {};
+    const retryMs = p.details?.['retry_after_ms'];
+    if (p.status === 429 && typeof retryMs === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retryMs / 1000)));
+    if (p.status >= 500) {
+      // Log what identifies the failure, never the error object whole: its details may carry upstream bodies.
+      request.log.error({ code: p.code, detail: p.detail, err_name: (err as Error).name, stack: (err as Error).stack }, 'request failed');
+    } else {
+      request.log.info({ code: p.code, status: p.status }, 'request refused');
+    }
+    return sendProblem(request, reply, p, headers);
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)));
+
+  await app.register(metaRoutes(ctx));
+  await app.register(accountRoutes(ctx));
+  await app.register(connectorRoutes(ctx));
+  await app.register(oauthRoutes(ctx));
+  await app.register(executeRoutes(ctx));
+  return { app, ctx, routes };
+}

@@ -1,0 +1,104 @@
+/**
+ * Bearer authentication, organization resolution and the per-organization rate limit, run as
+ * an onRequest hook — before the body is read, so a caller without a valid token learns
+ * nothing about the endpoint (not even whether its body would parse).
+ *
+ * Route config `auth`: 'public' (no token), 'application' (a token; no organization needed),
+ * default 'organization' (a token and one organization the application may use).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { problem, sendProblem } from './problem.ts';
+import type { RequestRateLimiter } from './request-rate-limiter.ts';
+import { sha256Hex } from './secrets.ts';
+import type { ServiceContext } from './context.ts';
+
+export type AuthMode = 'public' | 'application' | 'organization';
+
+export interface Principal {
+  applicationId: string;
+  /** Empty for 'application' routes when the application has several organizations. */
+  organizationId: string;
+  organizationIds: string[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+}
+
+/** The principal of an authenticated route (the hook guarantees it). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (request.principal === null) throw new Error('route has no principal: is it marked public?');
+  return request.principal;
+}
+
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9._~+/=-]+)[ \t]*$/i;
+
+/** RFC 6750 §3 challenge. */
+function challenge(error?: 'invalid_token', description?: string): Record<string, string> {
+  const parts = ['Bearer realm="switchboard"'];
+  if (error !== undefined) parts.push(`error="${error}"`);
+  if (description !== undefined) parts.push(`error_description="${description}"`);
+  return { 'www-authenticate': parts.join(', ') };
+}
+
+/** The onRequest hook. */
+export function authenticationHook(ctx: ServiceContext, limiter: RequestRateLimiter | null) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const mode: AuthMode = request.routeOptions.config.auth ?? 'organization';
+    if (mode === 'public') return undefined;
+    const header = request.headers.authorization;
+    if (header === undefined || header === '') {
+      return sendProblem(request, reply, problem('unauthorized', 'Send Authorization: Bearer <access token> (from POST /api/v1/account/applications/token)'), challenge());
+    }
+    const m = BEARER.exec(header);
+    if (!m) return sendProblem(request, reply, problem('unauthorized', 'The Authorization header must be "Bearer <access token>"'), challenge('invalid_token', 'malformed'));
+    const found = await ctx.store.findTokenPrincipal(sha256Hex(m[1] as string));
+    if (found === undefined) return sendProblem(request, reply, problem('unauthorized', 'The access token is not valid'), challenge('invalid_token', 'unknown token'));
+    if (found.expiresAt <= new Date(ctx.now()).toISOString()) {
+      return sendProblem(request, reply, problem('unauthorized', 'The access token has expired; get a new one'), challenge('invalid_token', 'expired'));
+    }
+    const orgs = found.organizationIds;
+    let organizationId = '';
+    const asked = request.headers['x-organization-id'];
+    if (Array.isArray(asked)) {
+      return sendProblem(request, reply, problem('invalid_request', 'Send X-Organization-Id once', { errors: [{ path: 'header:x-organization-id', message: 'appears more than once' }] }));
+    }
+    if (asked !== undefined && asked !== '') {
+      if (!orgs.includes(asked)) return sendProblem(request, reply, problem('organization_forbidden', `This application cannot access organization ${asked}`));
+      organizationId = asked;
+    } else if (orgs.length === 1) {
+      organizationId = orgs[0] as string;
+    } else if (mode === 'organization') {
+      if (orgs.length === 0) return sendProblem(request, reply, problem('organization_forbidden', 'This application has access to no organization'));
+      return sendProblem(
+        request,
+        reply,
+        problem('organization_required', 'This application can access several organizations: send X-Organization-Id with one of them', {
+          errors: [{ path: 'header:x-organization-id', message: 'is required' }],
+          details: { organization_ids: orgs },
+        }),
+      );
+    }
+    if (limiter !== null) {
+      // Per organization; application-level routes without one count against the application.
+      const d = limiter.take(organizationId !== '' ? `org:${organizationId}` : `app:${found.applicationId}`);
+      if (!d.allowed) {
+        return sendProblem(
+          request,
+          reply,
+          problem('rate_limited', `More than ${limiter.perMinute} requests per minute for this organization; retry after ${d.retryAfterSeconds} s`, {
+            details: { limit_per_minute: limiter.perMinute, retry_after_seconds: d.retryAfterSeconds },
+          }),
+          { 'retry-after': String(d.retryAfterSeconds) },
+        );
+      }
+    }
+    request.principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs };
+    return undefined;
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The hosted service's configuration, read from the environment once at start. Every variable
+ * is listed in CONFIG_VARIABLES (the README/docs table is written from the same facts).
+ */
+
+/** The deployment's OAuth app for one connector type (the service-side OAuth flow uses it). */
+export interface OAuthAppConfig {
+  clientId: string;
+  clientSecret: string;
+  /** Default: the manifest's authorize_url. */
+  authorizeUrl?: string;
+  /** Default: the manifest's token_url. */
+  tokenUrl?: string;
+}
+
+/** Per connector type settings. */
+export interface ConnectorTypeConfig {
+  /** Upstream base URL; default the manifest's. */
+  baseUrl?: string;
+  oauth?: OAuthAppConfig;
+}
+
+export interface ServiceConfig {
+  /** `postgres://...` or a SQLite path / `sqlite:<path>`; default ./data/switchboard.db. */
+  databaseUrl?: string;
+  /** Key ring for credentials at rest (see src/store/encryption.ts). */
+  encryptionKey?: string;
+  /** Public base URL of this service (OAuth callback); default http://<host>:<port> as listened. */
+  publicUrl?: string;
+  port: number;
+  host: string;
+  /** Largest request body accepted; default 1 MiB. */
+  bodyLimitBytes: number;
+  /** Lifetime of access tokens; default 3600 s. */
+  tokenTtlSeconds: number;
+  /** Requests per minute per organization (per instance); 0 disables. Default 600. */
+  rateLimitPerMinute: number;
+  /** Throttle upstream calls to each manifest's rate_limit (one limiter per connector); default true. */
+  upstreamThrottle: boolean;
+  /** Lifetime of an OAuth state (initiate → callback); default 600 s. */
+  oauthStateTtlSeconds: number;
+  /** Lifetime of a pending OAuth secret (callback → create); default 900 s. */
+  oauthSecretTtlSeconds: number;
+  /** pino level; default info. */
+  logLevel: string;
+  /** Per connector type (keys are manifest types). */
+  connectorTypes: Record<string, ConnectorTypeConfig>;
+}
+
+/** One documented environment variable. */
+export interface ConfigVariable {
+  name: string;
+  default: string;
+  description: string;
+}
+
+/** Every environment variable the service reads. `<TYPE>` is a connector type upper-cased (GRANOLA, INTERCOM, MONDAY). */
+export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
+  { name: 'SWITCHBOARD_DATABASE_URL', default: '`./data/switchboard.db` (SQLite)', description: '`postgres://user:pass@host:5432/db` for PostgreSQL (several instances may share it), or a SQLite file path / `sqlite:<path>`' },
+  {
+    name: 'SWITCHBOARD_ENCRYPTION_KEY',
+    default: 'SQLite: generated into switchboard.key beside the database file (mode 0600, with a warning); PostgreSQL: required',
+    description: 'AES-256-GCM key ring for credentials at rest: base64 of 32 random bytes, or `id:base64,id2:base64` (the first encrypts, all decrypt; rotation in docs/hosted.md)',
+  },
+  { name: 'SWITCHBOARD_PUBLIC_URL', default: '`http://<HOST>:<PORT>` as listened', description: 'Public base URL of the service; the OAuth callback is `<SWITCHBOARD_PUBLIC_URL>/api/v1/integrations/connectors/oauth/callback` and must be registered with each OAuth app' },
+  { name: 'PORT', default: '3000', description: 'HTTP port (`serve --port` overrides)' },
+  { name: 'HOST', default: '127.0.0.1', description: 'Interface to listen on; 0.0.0.0 in containers (`serve --host` overrides)' },
+  { name: 'SWITCHBOARD_BODY_LIMIT_BYTES', default: '1048576', description: 'Largest request body; larger bodies get 413 payload_too_large' },
+  { name: 'SWITCHBOARD_TOKEN_TTL_SECONDS', default: '3600', description: 'Lifetime of access tokens from POST /api/v1/account/applications/token' },
+  { name: 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', default: '600', description: 'Requests per minute per organization, enforced per instance (token bucket, burst = the same number); 0 disables' },
+  { name: 'SWITCHBOARD_UPSTREAM_THROTTLE', default: 'true', description: "Throttle calls to each third-party API to its manifest's rate_limit, one limiter per connector per instance; false disables (benchmarks against unlimited simulators)" },
+  { name: 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', default: '600', description: 'How long a consent_url (its state) stays usable' },
+  { name: 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', default: '900', description: 'How long a secret_id from the OAuth callback stays usable for creating a connector' },
+  { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
+  { name: 'SWITCHBOARD_<TYPE>_BASE_URL', default: "the manifest's base_url", description: 'Upstream base URL of a connector type (a region, a proxy, a simulator)' },
+  { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_ID', default: '(none: OAuth initiate answers 501 oauth_not_configured)', description: "Client id of the deployment's OAuth app for that connector type" },
+  { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_SECRET', default: '(none)', description: 'Client secret of that OAuth app (required with the client id)' },
+  { name: 'SWITCHBOARD_<TYPE>_OAUTH_AUTHORIZE_URL', default: "the manifest's authorize_url", description: 'Consent page URL (regions, simulators)' },
+  { name: 'SWITCHBOARD_<TYPE>_OAUTH_TOKEN_URL', default: "the manifest's token_url", description: 'Token endpoint URL (regions, simulators)' },
+];
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`${name} must be true or false, got "${env[name] ?? ''}"`);
+}
+
+function urlVar(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new Error(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Env var prefix of a connector type: SWITCHBOARD_<TYPE>_. */
+export function typeEnvPrefix(type: string): string {
+  return `SWITCHBOARD_${type.toUpperCase()}_`;
+}
+
+/** Settings of one connector type from the environment. */
+export function connectorTypeConfigFromEnv(type: string, env: Env): ConnectorTypeConfig {
+  const p = typeEnvPrefix(type);
+  const baseUrl = urlVar(env, `${p}BASE_URL`);
+  const clientId = env[`${p}OAUTH_CLIENT_ID`]?.trim() || undefined;
+  const clientSecret = env[`${p}OAUTH_CLIENT_SECRET`]?.trim() || undefined;
+  if ((clientId === undefined) !== (clientSecret === undefined)) {
+    throw new Error(`${p}OAUTH_CLIENT_ID and ${p}OAUTH_CLIENT_SECRET must be set together`);
+  }
+  const authorizeUrl = urlVar(env, `${p}OAUTH_AUTHORIZE_URL`);
+  const tokenUrl = urlVar(env, `${p}OAUTH_TOKEN_URL`);
+  const cfg: ConnectorTypeConfig = {};
+  if (baseUrl !== undefined) cfg.baseUrl = baseUrl;
+  if (clientId !== undefined && clientSecret !== undefined) {
+    cfg.oauth = { clientId, clientSecret, ...(authorizeUrl !== undefined ? { authorizeUrl } : {}), ...(tokenUrl !== undefined ? { tokenUrl } : {}) };
+  }
+  return cfg;
+}
+
+/** The service configuration from the environment, for the given connector types. Throws on malformed values. */
+export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): ServiceConfig {
+  const types: Record<string, ConnectorTypeConfig> = {};
+  for (const t of connectorTypes) types[t] = connectorTypeConfigFromEnv(t, env);
+  const databaseUrl = env['SWITCHBOARD_DATABASE_URL']?.trim() || undefined;
+  const encryptionKey = env['SWITCHBOARD_ENCRYPTION_KEY']?.trim() || undefined;
+  const publicUrl = urlVar(env, 'SWITCHBOARD_PUBLIC_URL');
+  return {
+    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(encryptionKey !== undefined ? { encryptionKey } : {}),
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
+    port: intVar(env, 'PORT', 3000, 0),
+    host: env['HOST']?.trim() || '127.0.0.1',
+    bodyLimitBytes: intVar(env, 'SWITCHBOARD_BODY_LIMIT_BYTES', 1024 * 1024, 1),
+    tokenTtlSeconds: intVar(env, 'SWITCHBOARD_TOKEN_TTL_SECONDS', 3600, 1),
+    rateLimitPerMinute: intVar(env, 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', 600, 0),
+    upstreamThrottle: boolVar(env, 'SWITCHBOARD_UPSTREAM_THROTTLE', true),
+    oauthStateTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', 600, 1),
+    oauthSecretTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', 900, 1),
+    logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',
+    connectorTypes: types,
+  };
+}
+
+/** Defaults for tests and embedding: every value as if the environment were empty. */
+export function defaultServiceConfig(overrides: Partial<ServiceConfig> = {}): ServiceConfig {
+  return { ...loadServiceConfig({}, []), ...overrides };
+}

@@ -1,0 +1,218 @@
+/**
+ * Connector operations of the hosted service: create (with credentials, or with the secret of
+ * a finished service-side OAuth flow), list, get, patch, delete and execute.
+ *
+ * Every query is scoped by the caller's organization, so another organization's connector is
+ * indistinguishable from one that does not exist (404 connector_not_found).
+ */
+import type { Credentials } from '../auth/index.ts';
+import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
+import type { ConnectorPosition, ConnectorRow } from '../store/index.ts';
+import { connectorType, nowIso, type ServiceContext } from './context.ts';
+import { oauthSecretContext } from './oauth-flow.ts';
+import { scrubSecrets } from './problem.ts';
+import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
+import { runSearch } from './search-bridge.ts';
+import { newId, sha256Hex } from './secrets.ts';
+
+/** The public view of a connector: everything but the credentials. */
+export interface ConnectorView {
+  id: string;
+  organization_id: string;
+  customer_name: string;
+  connector_type: string;
+  name: string;
+  auth_variant: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export function connectorView(r: ConnectorRow): ConnectorView {
+  return {
+    id: r.id,
+    organization_id: r.organization_id,
+    customer_name: r.customer_name,
+    connector_type: r.connector_type,
+    name: r.name,
+    auth_variant: r.auth_variant,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export interface CreateConnectorBody {
+  customer_name: string;
+  connector_type: string;
+  name: string;
+  credentials?: Record<string, unknown>;
+  server_side_oauth_secret_id?: string;
+}
+
+/** Create a connector (variant A or B). Nothing is stored when any check fails. */
+export async function createConnector(ctx: ServiceContext, organizationId: string, body: CreateConnectorBody): Promise<ConnectorRow> {
+  const hasCredentials = body.credentials !== undefined;
+  const hasSecret = body.server_side_oauth_secret_id !== undefined;
+  if (hasCredentials === hasSecret) {
+    const message = hasCredentials ? 'send only one of credentials and server_side_oauth_secret_id' : 'send credentials or server_side_oauth_secret_id';
+    throw new SwitchboardError('invalid_request', `Exactly one of credentials (variant A) and server_side_oauth_secret_id (variant B) is required: ${message}`, {
+      errors: [
+        { path: '/credentials', message },
+        { path: '/server_side_oauth_secret_id', message },
+      ],
+    });
+  }
+  const manifest = connectorType(ctx, body.connector_type);
+  const id = newId();
+  const now = nowIso(ctx);
+  const base = { id, organization_id: organizationId, customer_name: body.customer_name, connector_type: body.connector_type, name: body.name, created_at: now, updated_at: now };
+
+  if (body.credentials !== undefined) {
+    const variant = validateCredentials(manifest, body.credentials);
+    const sealed = ctx.keyRing.sealJson(body.credentials, connectorCredentialsContext(id));
+    const row: ConnectorRow = { ...base, auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext };
+    await ctx.store.insertConnector(row);
+    return row;
+  }
+
+  const idHash = sha256Hex(body.server_side_oauth_secret_id as string);
+  // Consume the secret and insert the connector in one transaction: if the insert fails, the
+  // secret stays usable; if two requests race, the conditional UPDATE lets only one through.
+  return ctx.store.transaction(async (tx) => {
+    const secret = await tx.consumeOAuthSecret({ idHash, organizationId, connectorType: body.connector_type, customerName: body.customer_name }, now);
+    if (secret === undefined) {
+      throw new SwitchboardError(
+        'invalid_oauth_secret',
+        'server_side_oauth_secret_id is unknown, expired or already used, or it was issued to another organization, customer_name or connector_type',
+        { errors: [{ path: '/server_side_oauth_secret_id', message: 'is not a usable secret for this organization, customer and connector type' }] },
+      );
+    }
+    const credentials = ctx.keyRing.openJson<Credentials>({ keyId: secret.key_id, ciphertext: secret.ciphertext }, oauthSecretContext(idHash));
+    const variant = validateCredentials(manifest, credentials, secret.auth_variant);
+    const sealed = ctx.keyRing.sealJson(credentials, connectorCredentialsContext(id));
+    const row: ConnectorRow = { ...base, auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext };
+    await tx.insertConnector(row);
+    await tx.wipeOAuthSecret(idHash);
+    return row;
+  });
+}
+
+/** A connector of the organization, or connector_not_found. */
+export async function requireConnector(ctx: ServiceContext, organizationId: string, id: string): Promise<ConnectorRow> {
+  const row = await ctx.store.getConnector(organizationId, id);
+  if (row === undefined) throw notFound(id);
+  return row;
+}
+
+function notFound(id: string): SwitchboardError {
+  return new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
+}
+
+/** Opaque list cursor: the keyset position of the last row of the previous page. */
+export function encodeListCursor(p: ConnectorPosition): string {
+  return Buffer.from(JSON.stringify([p.createdAt, p.id])).toString('base64url');
+}
+
+export function decodeListCursor(s: string): ConnectorPosition {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return { createdAt: v[0], id: v[1] };
+  } catch {
+    // fall through to the error below
+  }
+  throw new SwitchboardError('invalid_request', 'cursor is not a cursor returned by this endpoint', { errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }] });
+}
+
+export interface ListQuery {
+  customer_name?: string;
+  connector_type?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** One page of the organization's connectors, oldest first. */
+export async function listConnectors(ctx: ServiceContext, organizationId: string, q: ListQuery): Promise<{ data: ConnectorView[]; meta: { cursor: string | null; has_more: boolean } }> {
+  const limit = q.limit ?? 50;
+  const rows = await ctx.store.listConnectors(organizationId, {
+    customerName: q.customer_name,
+    connectorType: q.connector_type,
+    after: q.cursor !== undefined ? decodeListCursor(q.cursor) : undefined,
+    limit: limit + 1,
+  });
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { data: page.map(connectorView), meta: { cursor: hasMore && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null, has_more: hasMore } };
+}
+
+export interface PatchConnectorBody {
+  name?: string;
+  credentials?: Record<string, unknown>;
+}
+
+/** Rename and/or replace credentials (validated against the type's variants, like on create). */
+export async function patchConnector(ctx: ServiceContext, organizationId: string, id: string, body: PatchConnectorBody): Promise<ConnectorRow> {
+  const current = await requireConnector(ctx, organizationId, id);
+  const patch: Parameters<ServiceContext['store']['updateConnector']>[2] = { updated_at: nowIso(ctx) };
+  if (body.name !== undefined) patch.name = body.name;
+  if (body.credentials !== undefined) {
+    const manifest = connectorType(ctx, current.connector_type);
+    patch.auth_variant = validateCredentials(manifest, body.credentials);
+    const sealed = ctx.keyRing.sealJson(body.credentials, connectorCredentialsContext(id));
+    patch.credentials_key_id = sealed.keyId;
+    patch.credentials_ciphertext = sealed.ciphertext;
+  }
+  const row = await ctx.store.updateConnector(organizationId, id, patch);
+  if (row === undefined) throw notFound(id); // deleted meanwhile
+  ctx.runtimes.forget(id);
+  return row;
+}
+
+/**
+ * Delete a connector with its credentials, and — in the same transaction, through the hook —
+ * what other modules keep about it (synced records), so either all of it goes or none does.
+ */
+export async function deleteConnector(ctx: ServiceContext, organizationId: string, id: string): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    const row = await tx.getConnector(organizationId, id);
+    if (row === undefined || !(await tx.deleteConnector(organizationId, id))) throw notFound(id);
+    await ctx.hooks.onConnectorDeleted?.(row, tx.db);
+  });
+  ctx.runtimes.forget(id);
+}
+
+export interface ExecuteBody {
+  entity: string;
+  action: string;
+  params?: Record<string, unknown>;
+}
+
+/** Run one action on a connector: the library-mode envelope, or the search response. */
+export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody): Promise<unknown> {
+  const row = await requireConnector(ctx, organizationId, id);
+  const manifest = connectorType(ctx, row.connector_type);
+  if (body.action === 'search') {
+    const entity = manifest.entities.get(body.entity);
+    if (entity === undefined) {
+      const valid = [...manifest.entities.keys()];
+      throw new SwitchboardError('unknown_entity', `Unknown entity "${body.entity}" for ${manifest.type}. Valid entities: ${valid.join(', ')}`, { details: { entity: body.entity, valid } });
+    }
+    if (entity.def.search === undefined) {
+      const valid = [...entity.actions.keys()];
+      throw new SwitchboardError('unknown_action', `${manifest.type} ${body.entity} has no search fields, so no search action. Valid actions: ${valid.join(', ')}`, {
+        details: { entity: body.entity, action: 'search', valid },
+      });
+    }
+    return runSearch({ database: ctx.database, connector: row, manifest, entity: body.entity, params: body.params ?? {} });
+  }
+  const { runtime, secrets } = ctx.runtimes.get(row, manifest);
+  try {
+    return await runtime.execute(body.entity, body.action, body.params ?? {});
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    // Upstream details are passed through, but never anything that contains a credential.
+    const errors = scrubSecrets(e.errors, secrets);
+    const details = scrubSecrets(e.details, secrets);
+    const prefixed = errors.map((x) => (e.code === 'invalid_params' ? { ...x, path: `/params${x.path === '/' ? '' : x.path}` } : x));
+    throw new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
+  }
+}

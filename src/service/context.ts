@@ -1,0 +1,61 @@
+/**
+ * What every route group of the service works with: the store, the key ring, the
+ * configuration, the connector registry and the clock. Built once per app by buildApp().
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { SwitchboardError } from '../errors/index.ts';
+import type { FetchLike, RetryPolicy } from '../http/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
+import type { ConnectorRow, Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
+import type { ServiceConfig } from './config.ts';
+import type { RuntimePool } from './runtime-pool.ts';
+
+/** Extension points for modules built after the service (sync, search). */
+export interface ServiceHooks {
+  /** After a connector row is inserted (e.g. start its first sync). Errors are logged, not returned. */
+  onConnectorCreated?: (connector: ConnectorRow) => void | Promise<void>;
+  /**
+   * Inside the transaction that deletes a connector row, to remove what other modules keep
+   * about it (synced records, sync state) with `db` (the transaction); throwing rolls the
+   * deletion back (500). Tables that reference connectors(id) ON DELETE CASCADE need nothing.
+   */
+  onConnectorDeleted?: (connector: ConnectorRow, db: Kysely<ServiceTables>) => void | Promise<void>;
+}
+
+export interface ServiceContext {
+  database: Database<ServiceTables>;
+  store: ServiceStore;
+  keyRing: KeyRing;
+  config: ServiceConfig;
+  registry: Map<string, LoadedManifest>;
+  fetch: FetchLike;
+  /** Epoch milliseconds; injectable so tests can expire tokens without sleeping. */
+  now: () => number;
+  runtimes: RuntimePool;
+  hooks: ServiceHooks;
+  log: Logger;
+  /** Retry policy overrides for upstream calls (tests shorten delays). */
+  retry?: Partial<RetryPolicy>;
+  /** Base URL the service is reached at (SWITCHBOARD_PUBLIC_URL, or the listening address). */
+  publicUrl: () => string;
+}
+
+/** ISO timestamp of the context clock. */
+export function nowIso(ctx: Pick<ServiceContext, 'now'>, offsetSeconds = 0): string {
+  return new Date(ctx.now() + offsetSeconds * 1000).toISOString();
+}
+
+/** A registered connector type, or unknown_connector_type listing the known ones. */
+export function connectorType(ctx: Pick<ServiceContext, 'registry'>, type: string, status?: number): LoadedManifest {
+  const m = ctx.registry.get(type);
+  if (m === undefined) {
+    const valid = [...ctx.registry.keys()].sort();
+    throw new SwitchboardError('unknown_connector_type', `Unknown connector type "${type}". Known types: ${valid.join(', ')}`, {
+      errors: [{ path: '/connector_type', message: `must be one of: ${valid.join(', ')}` }],
+      details: { connector_type: type, valid },
+      ...(status !== undefined ? { status } : {}),
+    });
+  }
+  return m;
+}

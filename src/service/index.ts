@@ -1,0 +1,14 @@
+/**
+ * The hosted service (spec: hosted execution): accounts and tokens, connectors, service-side
+ * OAuth and execute over HTTP, on SQLite or PostgreSQL.
+ */
+export { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
+export { startService, type RunningService, type StartServiceOptions } from './server.ts';
+export { loadServiceConfig, defaultServiceConfig, connectorTypeConfigFromEnv, typeEnvPrefix, CONFIG_VARIABLES, type ServiceConfig, type ConnectorTypeConfig, type OAuthAppConfig } from './config.ts';
+export { createApplication, grantOrganization, issueAccessToken, type CreatedApplication } from './accounts.ts';
+export { buildOpenApiDocument, errorCodeTable } from './openapi.ts';
+export { createServiceLogger, REDACT_PATHS } from './logger.ts';
+export { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
+export { runSearch, type SearchRequest } from './search-bridge.ts';
+export type { ServiceContext, ServiceHooks } from './context.ts';
+export type { Problem } from './problem.ts';

@@ -1,0 +1,48 @@
+/**
+ * The service's pino logger. Credentials, tokens and client secrets never reach a log line:
+ * request bodies and headers are not logged at all; the OAuth callback's `code`, `state` and
+ * the `secret_id` in URLs are masked by the request serializer; and, as a second line of
+ * defence for anything logged by mistake, pino's redaction censors every field named like a
+ * secret at the top level and one or two levels down.
+ */
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+const SECRET_KEYS = ['authorization', 'credentials', 'client_secret', 'access_token', 'refresh_token', 'api_key', 'password', 'secret', 'token', 'secret_id', 'server_side_oauth_secret_id'];
+
+/** pino redact paths: each secret-looking key at depth 0, 1 and 2. */
+export const REDACT_PATHS: string[] = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
+];
+
+const SENSITIVE_QUERY = new Set(['code', 'state', 'secret_id', 'access_token', 'token', 'client_secret']);
+
+/** The URL with the values of sensitive query parameters masked. */
+export function maskUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const parts = [...new URLSearchParams(url.slice(q + 1))].map(([k, v]) => `${encodeURIComponent(k)}=${SENSITIVE_QUERY.has(k.toLowerCase()) ? '[redacted]' : encodeURIComponent(v)}`);
+  return `${url.slice(0, q)}?${parts.join('&')}`;
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  id?: string;
+  ip?: string;
+  headers?: Record<string, unknown>;
+}
+
+/** Build the logger; `destination` lets tests capture every line. */
+export function createServiceLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
+    level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: {
+      req: (req: LoggedRequest) => ({ method: req.method, url: maskUrl(req.url), ...(req.ip !== undefined ? { remoteAddress: req.ip } : {}) }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
+}

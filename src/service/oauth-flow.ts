@@ -1,0 +1,189 @@
+/**
+ * Service-side OAuth (spec: "Bring your own OAuth flow"):
+ *
+ *   initiate ─► consent_url (provider authorize URL with our callback and a state)
+ *   provider ─► GET callback?code&state ─► exchange code ─► pending secret ─► redirect_url?secret_id
+ *   create connector (variant B) with server_side_oauth_secret_id
+ *
+ * The state is 256 random bits stored as sha256, bound to the organization, application,
+ * customer, connector type and redirect_url, valid once for 10 minutes. The pending secret is
+ * the same kind of value, valid once for 15 minutes and only for the organization (and
+ * customer and type) that started the flow; its tokens are sealed at rest like connector
+ * credentials. Both are consumed by a conditional UPDATE, so of two instances (or two browser
+ * tabs) presenting one state or secret, exactly one succeeds.
+ */
+import { authorizeUrl, exchangeAuthorizationCode, type Credentials } from '../auth/index.ts';
+import { SwitchboardError } from '../errors/index.ts';
+import type { LoadedManifest, OAuth2Auth } from '../manifest/index.ts';
+import type { OAuthAppConfig } from './config.ts';
+import { connectorType, nowIso, type ServiceContext } from './context.ts';
+import { validateCredentials } from './runtime-pool.ts';
+import { PREFIX, randomSecret, sha256Hex } from './secrets.ts';
+
+/** Where providers send the user back (public: no bearer token). */
+export const OAUTH_CALLBACK_PATH = '/api/v1/integrations/connectors/oauth/callback';
+
+/** AAD binding a pending secret's sealed tokens to its row. */
+export function oauthSecretContext(idHash: string): string {
+  return `oauth_secret:${idHash}`;
+}
+
+/** The callback URL registered with providers. */
+export function callbackUrl(ctx: Pick<ServiceContext, 'publicUrl'>): string {
+  return ctx.publicUrl() + OAUTH_CALLBACK_PATH;
+}
+
+interface DeploymentOAuth {
+  manifest: LoadedManifest;
+  variant: OAuth2Auth;
+  app: OAuthAppConfig;
+}
+
+/** The type's OAuth variant and this deployment's OAuth app for it, or the problem saying which is missing. */
+export function deploymentOAuth(ctx: ServiceContext, type: string): DeploymentOAuth {
+  const manifest = connectorType(ctx, type);
+  const variant = manifest.manifest.auth.find((v): v is OAuth2Auth => v.type === 'oauth2');
+  if (variant === undefined) {
+    throw new SwitchboardError('oauth_not_supported', `${type} has no OAuth credential variant; create its connectors with credentials`, {
+      errors: [{ path: '/connector_type', message: 'has no OAuth credential variant' }],
+    });
+  }
+  const app = ctx.config.connectorTypes[type]?.oauth;
+  if (app === undefined) {
+    const p = `SWITCHBOARD_${type.toUpperCase()}_`;
+    throw new SwitchboardError('oauth_not_configured', `This deployment has no OAuth app for ${type}: set ${p}OAUTH_CLIENT_ID and ${p}OAUTH_CLIENT_SECRET`);
+  }
+  return { manifest, variant, app };
+}
+
+export interface InitiateBody {
+  customer_name: string;
+  connector_type: string;
+  redirect_url: string;
+}
+
+/** Start a flow: store the state and return the provider's consent URL. */
+export async function initiateOAuth(
+  ctx: ServiceContext,
+  principal: { applicationId: string; organizationId: string },
+  body: InitiateBody,
+): Promise<{ consent_url: string; expires_at: string }> {
+  let redirect: URL;
+  try {
+    redirect = new URL(body.redirect_url);
+  } catch {
+    redirect = new URL('invalid:');
+  }
+  if (redirect.protocol !== 'https:' && redirect.protocol !== 'http:') {
+    throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', { errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }] });
+  }
+  const { variant, app } = deploymentOAuth(ctx, body.connector_type);
+  const state = randomSecret();
+  const now = nowIso(ctx);
+  const expiresAt = nowIso(ctx, ctx.config.oauthStateTtlSeconds);
+  await ctx.store.deleteExpiredOAuth(nowIso(ctx, -86_400));
+  await ctx.store.insertOAuthState({
+    state_hash: sha256Hex(state),
+    organization_id: principal.organizationId,
+    application_id: principal.applicationId,
+    customer_name: body.customer_name,
+    connector_type: body.connector_type,
+    redirect_url: body.redirect_url,
+    expires_at: expiresAt,
+    used_at: null,
+    created_at: now,
+  });
+  const consent = authorizeUrl(variant, { clientId: app.clientId, redirectUri: callbackUrl(ctx), state, ...(app.authorizeUrl !== undefined ? { authorizeUrl: app.authorizeUrl } : {}) });
+  return { consent_url: consent, expires_at: expiresAt };
+}
+
+export interface CallbackQuery {
+  state?: string;
+  code?: string;
+  error?: string;
+  error_description?: string;
+}
+
+function withParams(url: string, params: Record<string, string>): string {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return u.toString();
+}
+
+/**
+ * Finish a flow: consume the state, exchange the code, keep the tokens as a pending secret and
+ * return where to redirect the user (redirect_url with ?secret_id=..., or ?error=... when the
+ * provider refused or the exchange failed). An unknown, expired or reused state throws
+ * invalid_oauth_state: there is no trustworthy redirect_url to send the user to.
+ */
+export async function completeOAuth(ctx: ServiceContext, q: CallbackQuery): Promise<{ location: string; connectorType: string; outcome: 'secret' | 'error' }> {
+  if (q.state === undefined || q.state === '') throw new SwitchboardError('invalid_oauth_state', 'The callback has no state parameter');
+  const now = nowIso(ctx);
+  const st = await ctx.store.consumeOAuthState(sha256Hex(q.state), now);
+  if (st === undefined) throw new SwitchboardError('invalid_oauth_state', 'The OAuth state is unknown, expired or already used; start the flow again');
+  const fail = (error: string, description: string): { location: string; connectorType: string; outcome: 'error' } => ({
+    location: withParams(st.redirect_url, { error, error_description: description.slice(0, 300) }),
+    connectorType: st.connector_type,
+    outcome: 'error',
+  });
+  // The provider's own refusal (RFC 6749 §4.1.2.1), e.g. access_denied, is passed on as is.
+  if (q.error !== undefined && q.error !== '') return fail(q.error, q.error_description ?? 'The provider did not grant access');
+  if (q.code === undefined || q.code === '') return fail('invalid_request', 'The provider sent neither a code nor an error');
+
+  let d: DeploymentOAuth;
+  try {
+    d = deploymentOAuth(ctx, st.connector_type);
+  } catch (e) {
+    return fail('server_error', (e as Error).message);
+  }
+  let credentials: Credentials;
+  try {
+    const tokens = await exchangeAuthorizationCode(
+      d.variant,
+      { clientId: d.app.clientId, clientSecret: d.app.clientSecret, ...(d.app.tokenUrl !== undefined ? { tokenUrl: d.app.tokenUrl } : {}) },
+      q.code,
+      callbackUrl(ctx),
+      ctx.fetch,
+    );
+    credentials = credentialsFromTokens(d.variant, d.app, tokens);
+  } catch (e) {
+    ctx.log.warn({ connector_type: st.connector_type, err_code: (e as SwitchboardError).code }, 'OAuth code exchange failed');
+    return fail('token_exchange_failed', 'The provider did not exchange the authorization code for tokens');
+  }
+  let variantName: string;
+  try {
+    variantName = validateCredentials(d.manifest, credentials, d.variant.name);
+  } catch {
+    return fail('token_exchange_failed', `The provider's tokens do not fit the ${d.variant.name} credential variant of ${st.connector_type}`);
+  }
+  const secretId = randomSecret(PREFIX.oauthSecret);
+  const idHash = sha256Hex(secretId);
+  const sealed = ctx.keyRing.sealJson(credentials, oauthSecretContext(idHash));
+  await ctx.store.insertOAuthSecret({
+    id_hash: idHash,
+    organization_id: st.organization_id,
+    customer_name: st.customer_name,
+    connector_type: st.connector_type,
+    auth_variant: variantName,
+    key_id: sealed.keyId,
+    ciphertext: sealed.ciphertext,
+    expires_at: nowIso(ctx, ctx.config.oauthSecretTtlSeconds),
+    used_at: null,
+    created_at: now,
+  });
+  return { location: withParams(st.redirect_url, { secret_id: secretId }), connectorType: st.connector_type, outcome: 'secret' };
+}
+
+/**
+ * Credentials of the OAuth variant from a token answer: the token fields the variant declares,
+ * plus the deployment app's client_id/client_secret when the variant has those fields (Monday's
+ * OAuth variant is access_token + client_id + client_secret in the spec).
+ */
+export function credentialsFromTokens(variant: OAuth2Auth, app: OAuthAppConfig, tokens: Record<string, unknown>): Credentials {
+  const fields = Object.keys(variant.fields);
+  const out: Credentials = {};
+  for (const f of fields) if (tokens[f] !== undefined) out[f] = tokens[f];
+  if (fields.includes('client_id')) out['client_id'] = app.clientId;
+  if (fields.includes('client_secret')) out['client_secret'] = app.clientSecret;
+  return out;
+}

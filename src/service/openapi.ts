@@ -1,0 +1,222 @@
+/**
+ * The service's OpenAPI 3.1 document, served at GET /openapi.json. Written by hand around the
+ * very schema objects the routes validate and serialize with (schemas.ts), so what it promises
+ * is what the routes enforce; tests validate real responses against it.
+ */
+import { ERROR_CODES } from '../errors/index.ts';
+import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
+import {
+  ConnectorListSchema,
+  ConnectorSchema,
+  ConnectorTypeListSchema,
+  ConnectorTypeSchema,
+  CreateConnectorRequestSchema,
+  ExecuteRequestSchema,
+  ExecuteResponseSchema,
+  HealthSchema,
+  ListConnectorsQuerySchema,
+  OAuthInitiateRequestSchema,
+  OAuthInitiateResponseSchema,
+  PatchConnectorRequestSchema,
+  ProblemSchema,
+  SearchParamsSchema,
+  TokenRequestSchema,
+  TokenResponseSchema,
+  type Schema,
+} from './schemas.ts';
+
+/** The error-code table (markdown), also in the README / docs/hosted.md. */
+export function errorCodeTable(): string {
+  const rows = Object.entries(ERROR_CODES).map(([code, d]) => `| \`${code}\` | ${d.status} | ${d.title} |`);
+  return ['| code | status | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Schema): Schema => ({ 'application/json': { schema } });
+const problemRef: Schema = { 'application/problem+json': { schema: ref('Problem') } };
+
+/** Problem responses an operation can produce, by status (500 internal_error can happen anywhere). */
+function problems(...statuses: number[]): Record<string, Schema> {
+  const out: Record<string, Schema> = {};
+  for (const s of [...new Set([...statuses, 500])].sort()) {
+    const codes = Object.entries(ERROR_CODES)
+      .filter(([, d]) => d.status === s)
+      .map(([c]) => c);
+    out[String(s)] = { description: `Problem details (codes with this status: ${codes.join(', ') || 'see table'})`, content: problemRef };
+  }
+  return out;
+}
+
+const AUTHED = [400, 401, 403, 413, 415, 429];
+const connectorIdParam: Schema = {
+  name: 'connector_id',
+  in: 'path',
+  required: true,
+  description: 'Connector id (UUID). Unknown ids, malformed ids and other organizations\' ids all answer 404 connector_not_found.',
+  schema: { type: 'string' },
+};
+const orgHeader: Schema = {
+  name: 'X-Organization-Id',
+  in: 'header',
+  required: false,
+  description: 'Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible)',
+  schema: { type: 'string' },
+};
+
+function queryParams(schema: Schema): Schema[] {
+  const props = (schema['properties'] ?? {}) as Record<string, Schema>;
+  return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
+}
+
+/** Build the document; `serverUrl` fills `servers` (default: relative to wherever it is served). */
+export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Switchboard connector execution service',
+      version: '1.0.0',
+      description: [
+        'Hosted connectors: create a connector per customer (credentials, or service-side OAuth), then execute actions against it.',
+        '',
+        'Authenticate with `POST /api/v1/account/applications/token` and send `Authorization: Bearer <access_token>`.',
+        'Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`:',
+        '',
+        errorCodeTable(),
+      ].join('\n'),
+    },
+    servers: [{ url: serverUrl ?? '/' }],
+    'x-error-codes': Object.entries(ERROR_CODES).map(([code, d]) => ({ code, status: d.status, title: d.title })),
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Opaque access token from the token endpoint; expires (expires_in)' } },
+      schemas: {
+        Problem: ProblemSchema,
+        TokenRequest: TokenRequestSchema,
+        TokenResponse: TokenResponseSchema,
+        Connector: ConnectorSchema,
+        ConnectorList: ConnectorListSchema,
+        CreateConnectorRequest: CreateConnectorRequestSchema,
+        PatchConnectorRequest: PatchConnectorRequestSchema,
+        OAuthInitiateRequest: OAuthInitiateRequestSchema,
+        OAuthInitiateResponse: OAuthInitiateResponseSchema,
+        ExecuteRequest: ExecuteRequestSchema,
+        ExecuteResponse: ExecuteResponseSchema,
+        SearchParams: SearchParamsSchema,
+        ConnectorType: ConnectorTypeSchema,
+        ConnectorTypeList: ConnectorTypeListSchema,
+        Health: HealthSchema,
+      },
+    },
+    paths: {
+      '/healthz': {
+        get: { operationId: 'healthz', summary: 'Liveness', security: [], responses: { 200: { description: 'Up', content: json(ref('Health')) } } },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'readyz',
+          summary: 'Readiness: the database answers',
+          security: [],
+          responses: { 200: { description: 'Ready', content: json(ref('Health')) }, ...problems(503) },
+        },
+      },
+      '/openapi.json': {
+        get: { operationId: 'openapi', summary: 'This document', security: [], responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
+      },
+      '/api/v1/account/applications/token': {
+        post: {
+          operationId: 'createAccessToken',
+          summary: 'Exchange client_id and client_secret for an access token',
+          security: [],
+          requestBody: { required: true, content: json(ref('TokenRequest')) },
+          responses: { 200: { description: 'Token', content: json(ref('TokenResponse')) }, ...problems(400, 401, 413, 415) },
+        },
+      },
+      '/api/v1/integrations/connector-types': {
+        get: {
+          operationId: 'listConnectorTypes',
+          summary: 'Connector types: entities, actions with params schemas, credential variants',
+          responses: { 200: { description: 'Catalog', content: json(ref('ConnectorTypeList')) }, ...problems(401, 429) },
+        },
+      },
+      '/api/v1/integrations/connector-types/{connector_type}': {
+        get: {
+          operationId: 'getConnectorType',
+          summary: 'One connector type',
+          parameters: [{ name: 'connector_type', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: { description: 'Connector type', content: json(ref('ConnectorType')) }, ...problems(401, 404, 429) },
+        },
+      },
+      '/api/v1/integrations/connectors': {
+        post: {
+          operationId: 'createConnector',
+          summary: 'Create a connector (variant A: credentials; variant B: server_side_oauth_secret_id)',
+          parameters: [orgHeader],
+          requestBody: { required: true, content: json(ref('CreateConnectorRequest')) },
+          responses: { 201: { description: 'Created', content: json(ref('Connector')) }, ...problems(...AUTHED) },
+        },
+        get: {
+          operationId: 'listConnectors',
+          summary: 'List connectors, oldest first, filtered and paginated',
+          parameters: [orgHeader, ...queryParams(ListConnectorsQuerySchema)],
+          responses: { 200: { description: 'A page', content: json(ref('ConnectorList')) }, ...problems(400, 401, 403, 429) },
+        },
+      },
+      '/api/v1/integrations/connectors/{connector_id}': {
+        get: {
+          operationId: 'getConnector',
+          parameters: [connectorIdParam, orgHeader],
+          responses: { 200: { description: 'The connector', content: json(ref('Connector')) }, ...problems(400, 401, 403, 404, 429) },
+        },
+        patch: {
+          operationId: 'updateConnector',
+          summary: 'Rename and/or replace credentials',
+          parameters: [connectorIdParam, orgHeader],
+          requestBody: { required: true, content: json(ref('PatchConnectorRequest')) },
+          responses: { 200: { description: 'Updated', content: json(ref('Connector')) }, ...problems(...AUTHED, 404) },
+        },
+        delete: {
+          operationId: 'deleteConnector',
+          summary: 'Delete a connector, its credentials and its synced data',
+          parameters: [connectorIdParam, orgHeader],
+          responses: { 204: { description: 'Deleted' }, ...problems(400, 401, 403, 404, 429) },
+        },
+      },
+      '/api/v1/integrations/connectors/oauth/initiate': {
+        post: {
+          operationId: 'initiateOAuth',
+          summary: 'Start a service-side OAuth flow',
+          parameters: [orgHeader],
+          requestBody: { required: true, content: json(ref('OAuthInitiateRequest')) },
+          responses: { 200: { description: 'Send the user to consent_url', content: json(ref('OAuthInitiateResponse')) }, ...problems(...AUTHED, 501) },
+        },
+      },
+      [OAUTH_CALLBACK_PATH]: {
+        get: {
+          operationId: 'oauthCallback',
+          summary: "The OAuth provider's redirect target (register it with each OAuth app); public",
+          security: [],
+          parameters: ['state', 'code', 'error', 'error_description'].map((name) => ({ name, in: 'query', required: name === 'state', schema: { type: 'string' } })),
+          responses: {
+            302: {
+              description: 'To redirect_url with ?secret_id=... (or ?error=...&error_description=... when the provider refused or the exchange failed)',
+              headers: { Location: { schema: { type: 'string', format: 'uri' } } },
+            },
+            ...problems(400),
+          },
+        },
+      },
+      '/api/v1/integrations/connectors/{connector_id}/execute': {
+        post: {
+          operationId: 'execute',
+          summary: "Run an action: list, get, create, update (the upstream API) or search (synced data)",
+          parameters: [connectorIdParam, orgHeader],
+          requestBody: { required: true, content: json(ref('ExecuteRequest')) },
+          responses: {
+            200: { description: 'The envelope: {data, meta?}', content: json(ref('ExecuteResponse')) },
+            ...problems(...AUTHED, 404, 422, 424, 501, 502, 503),
+          },
+        },
+      },
+    },
+  };
+}

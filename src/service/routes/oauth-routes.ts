@@ -1,0 +1,30 @@
+/** Service-side OAuth: initiate (authenticated) and the provider's callback (public). */
+import type { FastifyInstance } from 'fastify';
+import { principalOf } from '../authentication.ts';
+import type { ServiceContext } from '../context.ts';
+import { completeOAuth, initiateOAuth, OAUTH_CALLBACK_PATH, type CallbackQuery, type InitiateBody } from '../oauth-flow.ts';
+import { OAuthCallbackQuerySchema, OAuthInitiateRequestSchema, OAuthInitiateResponseSchema } from '../schemas.ts';
+
+export const OAUTH_INITIATE_PATH = '/api/v1/integrations/connectors/oauth/initiate';
+
+export function oauthRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post<{ Body: InitiateBody }>(
+      OAUTH_INITIATE_PATH,
+      { schema: { body: OAuthInitiateRequestSchema, response: { 200: OAuthInitiateResponseSchema } } },
+      async (request) => {
+        const p = principalOf(request);
+        const out = await initiateOAuth(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);
+        request.log.info({ connector_type: request.body.connector_type }, 'OAuth flow started');
+        return out;
+      },
+    );
+
+    app.get<{ Querystring: CallbackQuery }>(OAUTH_CALLBACK_PATH, { config: { auth: 'public' }, schema: { querystring: OAuthCallbackQuerySchema } }, async (request, reply) => {
+      const r = await completeOAuth(ctx, request.query);
+      request.log.info({ connector_type: r.connectorType, outcome: r.outcome }, 'OAuth callback handled');
+      // The location carries the single-use secret_id: keep it out of caches and Referer headers.
+      return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('location', r.location).send();
+    });
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Interpreter instances per connector, reused across requests.
+ *
+ * The database row stays the source of truth: each request reads the connector row and the pool
+ * reuses its cached runtime only while the row's ciphertext is the one the runtime was built
+ * from. So credentials replaced by PATCH, or refreshed by another instance, are picked up on the
+ * next request, while one instance's concurrent requests share one runtime and thus one OAuth
+ * refresh in flight and one upstream rate limiter per connector (limits are per instance).
+ */
+import type { Logger } from 'pino';
+import { selectAuthVariant, type Credentials } from '../auth/index.ts';
+import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
+import { ConnectorRuntime, type RuntimeOptions } from '../engine/index.ts';
+import { RateLimiter, type FetchLike, type RetryPolicy } from '../http/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
+import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
+import type { ServiceConfig } from './config.ts';
+
+/** AAD binding a connector's sealed credentials to its row. */
+export function connectorCredentialsContext(connectorId: string): string {
+  return `connector:${connectorId}`;
+}
+
+interface Entry {
+  /** Mutable: an OAuth refresh replaces both. */
+  state: { ciphertext: string; secrets: string[] };
+  runtime: ConnectorRuntime;
+  limiter: RateLimiter | null;
+}
+
+export interface PooledRuntime {
+  runtime: ConnectorRuntime;
+  /** Secret credential values, to scrub from anything returned or logged. */
+  secrets: string[];
+}
+
+export interface RuntimePoolOptions {
+  keyRing: KeyRing;
+  store: ServiceStore;
+  config: ServiceConfig;
+  fetch: FetchLike;
+  now: () => number;
+  log: Logger;
+  retry?: Partial<RetryPolicy> | undefined;
+  /** Most connectors kept; the least recently used go first. Default 10 000. */
+  maxEntries?: number;
+}
+
+/** String values of the credential fields the variant marks secret. */
+export function secretValues(manifest: LoadedManifest, variantName: string, credentials: Credentials): string[] {
+  const v = manifest.auth.find((a) => a.def.name === variantName);
+  const fields = v?.secretFields ?? Object.keys(credentials);
+  return fields.map((f) => credentials[f]).filter((x): x is string => typeof x === 'string' && x !== '');
+}
+
+export class RuntimePool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly max: number;
+
+  constructor(private readonly o: RuntimePoolOptions) {
+    this.max = o.maxEntries ?? 10_000;
+  }
+
+  /** The runtime for a connector row (built, or reused while the row's credentials are unchanged). */
+  get(row: ConnectorRow, manifest: LoadedManifest): PooledRuntime {
+    const cached = this.entries.get(row.id);
+    if (cached !== undefined && cached.state.ciphertext === row.credentials_ciphertext) {
+      // Move to the end: Map order is our LRU order.
+      this.entries.delete(row.id);
+      this.entries.set(row.id, cached);
+      return { runtime: cached.runtime, secrets: cached.state.secrets };
+    }
+    const context = connectorCredentialsContext(row.id);
+    const credentials = this.o.keyRing.openJson<Credentials>({ keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext }, context);
+    // Keep the limiter across credential changes: the upstream's budget belongs to the connector.
+    const limiter = cached?.limiter ?? (this.o.config.upstreamThrottle ? limiterOf(manifest) : null);
+    const typeCfg = this.o.config.connectorTypes[row.connector_type];
+    const state: Entry['state'] = { ciphertext: row.credentials_ciphertext, secrets: secretValues(manifest, row.auth_variant, credentials) };
+    const options: RuntimeOptions = {
+      fetch: this.o.fetch,
+      limiter,
+      authVariant: row.auth_variant,
+      ...(typeCfg?.baseUrl !== undefined ? { baseUrl: typeCfg.baseUrl } : {}),
+      ...(typeCfg?.oauth !== undefined
+        ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}) } }
+        : {}),
+      ...(this.o.retry !== undefined ? { retry: this.o.retry } : {}),
+      onTokenRefresh: async (next) => {
+        const sealed = this.o.keyRing.sealJson(next, context);
+        const stored = await this.o.store.replaceCredentials(row.id, state.ciphertext, sealed, new Date(this.o.now()).toISOString());
+        if (!stored) this.o.log.warn({ connector_id: row.id }, 'refreshed OAuth tokens not stored: the connector credentials changed meanwhile');
+        // Either way the next request compares against the row and rebuilds if it differs.
+        state.ciphertext = sealed.ciphertext;
+        state.secrets = [...new Set([...state.secrets, ...secretValues(manifest, row.auth_variant, next)])];
+        this.o.log.info({ connector_id: row.id }, 'OAuth tokens refreshed and stored');
+      },
+    };
+    const entry: Entry = { state, runtime: new ConnectorRuntime(manifest, credentials, options), limiter };
+    if (row.credentials_key_id !== this.o.keyRing.primaryId) this.reseal(row, credentials, state);
+    this.entries.delete(row.id);
+    this.entries.set(row.id, entry);
+    if (this.entries.size > this.max) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    return { runtime: entry.runtime, secrets: state.secrets };
+  }
+
+  /**
+   * Key rotation: credentials sealed with an older key of the ring are sealed again with the
+   * primary key the first time they are used, so rotation completes for every active connector
+   * without a migration. Conditional on the row being unchanged; failures only delay it.
+   */
+  private reseal(row: ConnectorRow, credentials: Credentials, state: Entry['state']): void {
+    const sealed = this.o.keyRing.sealJson(credentials, connectorCredentialsContext(row.id));
+    const previous = state.ciphertext;
+    void this.o.store
+      .replaceCredentials(row.id, previous, sealed, row.updated_at)
+      .then((stored) => {
+        if (stored && state.ciphertext === previous) state.ciphertext = sealed.ciphertext;
+      })
+      .catch((e: unknown) => this.o.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not re-encrypt credentials with the primary key'));
+  }
+
+  /** Forget a connector (deleted, or credentials replaced). */
+  forget(connectorId: string): void {
+    this.entries.delete(connectorId);
+  }
+}
+
+function limiterOf(m: LoadedManifest): RateLimiter | null {
+  const rl = m.manifest.rate_limit;
+  return rl ? new RateLimiter(rl.requests, rl.window_ms, rl.burst ?? rl.requests) : null;
+}
+
+/** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */
+export function validateCredentials(manifest: LoadedManifest, credentials: unknown, variantName?: string): string {
+  try {
+    return selectAuthVariant(manifest, credentials, variantName).def.name;
+  } catch (e) {
+    if (!isSwitchboardError(e, 'invalid_credentials')) throw e;
+    // selectAuthVariant locates problems as "<variant>:credentials/<field>"; we point into the body.
+    const errors = e.errors.map((x) => {
+      const m = /^([^:]+):credentials(.*)$/.exec(x.path);
+      return m ? { path: `/credentials${m[2] ?? ''}`, message: `variant ${m[1] ?? '?'}: ${x.message}` } : x;
+    });
+    throw new SwitchboardError('invalid_credentials', e.message, { errors, details: e.details });
+  }
+}

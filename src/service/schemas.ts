@@ -1,0 +1,305 @@
+/**
+ * JSON Schemas of the service's requests and responses. The routes validate with them and
+ * Fastify serializes successes with them (so a connector response can never carry a field the
+ * schema does not name, such as credentials); the OpenAPI document (openapi.ts) is assembled
+ * from the same objects, so the two cannot drift apart.
+ *
+ * Kept to the subset both ajv draft-07 (Fastify) and JSON Schema 2020-12 (OpenAPI 3.1) read
+ * alike: no `nullable`, no `$defs`, type arrays for nullable values.
+ */
+import { ERROR_CODES } from '../errors/index.ts';
+
+export type Schema = Record<string, unknown>;
+
+const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
+
+export const ProblemSchema: Schema = {
+  title: 'Problem',
+  description: 'RFC 9457 problem details; every error response has this shape (Content-Type: application/problem+json).',
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: str('urn:switchboard:problem:<code>'),
+    title: str('Short summary of the code'),
+    status: { type: 'integer', description: 'HTTP status' },
+    detail: str('What went wrong in this occurrence'),
+    code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'Stable machine-readable code (see the table in info.description)' },
+    errors: {
+      type: 'array',
+      description: 'Validation problems: path is a JSON Pointer into the body, or query:<name> / path:<name> / header:<name>',
+      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+    instance: str('The request path'),
+    details: { type: 'object', description: 'Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms...' },
+  },
+};
+
+export const TokenRequestSchema: Schema = {
+  title: 'TokenRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['client_id', 'client_secret'],
+  properties: { client_id: str(undefined, { minLength: 1, maxLength: 200 }), client_secret: str(undefined, { minLength: 1, maxLength: 500 }) },
+};
+
+export const TokenResponseSchema: Schema = {
+  title: 'TokenResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['access_token', 'token_type', 'expires_in'],
+  properties: {
+    access_token: str('Opaque bearer token'),
+    token_type: { type: 'string', enum: ['Bearer'] },
+    expires_in: { type: 'integer', description: 'Seconds until the token expires' },
+  },
+};
+
+export const ConnectorSchema: Schema = {
+  title: 'Connector',
+  description: 'A connector; its credentials are never returned.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'organization_id', 'customer_name', 'connector_type', 'name', 'auth_variant', 'created_at', 'updated_at'],
+  properties: {
+    id: str('Connector id (UUID)', { format: 'uuid' }),
+    organization_id: str(undefined, { format: 'uuid' }),
+    customer_name: str("The caller's own identifier of the customer"),
+    connector_type: str('Connector type, e.g. granola, intercom, monday'),
+    name: str('Name of this connector instance'),
+    auth_variant: str("The credential variant in use (e.g. api_key, oauth)"),
+    created_at: str(undefined, { format: 'date-time' }),
+    updated_at: str(undefined, { format: 'date-time' }),
+  },
+};
+
+const nameField = str(undefined, { minLength: 1, maxLength: 200 });
+
+export const CreateConnectorRequestSchema: Schema = {
+  title: 'CreateConnectorRequest',
+  description: 'Variant A: credentials. Variant B: server_side_oauth_secret_id. Exactly one of the two.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_name', 'connector_type', 'name'],
+  properties: {
+    customer_name: nameField,
+    connector_type: str(undefined, { minLength: 1, maxLength: 100 }),
+    name: nameField,
+    credentials: { type: 'object', description: 'Credential fields of one of the connector type credential variants (see connector-types)' },
+    server_side_oauth_secret_id: str('secret_id from the OAuth callback redirect', { minLength: 1, maxLength: 200 }),
+  },
+};
+
+export const PatchConnectorRequestSchema: Schema = {
+  title: 'PatchConnectorRequest',
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: nameField,
+    credentials: { type: 'object', description: 'Replacement credentials (validated like on create)' },
+  },
+};
+
+export const ListConnectorsQuerySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    customer_name: str(undefined, { minLength: 1 }),
+    connector_type: str(undefined, { minLength: 1 }),
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    cursor: str('meta.cursor of the previous page', { minLength: 1, maxLength: 1000 }),
+  },
+};
+
+export const ConnectorListSchema: Schema = {
+  title: 'ConnectorList',
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'meta'],
+  properties: {
+    data: { type: 'array', items: ConnectorSchema },
+    meta: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['cursor', 'has_more'],
+      properties: { cursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last' }, has_more: { type: 'boolean' } },
+    },
+  },
+};
+
+export const ConnectorIdParamsSchema: Schema = {
+  type: 'object',
+  required: ['connector_id'],
+  properties: { connector_id: str('Connector id; anything that is not one of this organization\'s connector ids (malformed ones included) is 404 connector_not_found') },
+};
+
+export const OAuthInitiateRequestSchema: Schema = {
+  title: 'OAuthInitiateRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_name', 'connector_type', 'redirect_url'],
+  properties: {
+    customer_name: nameField,
+    connector_type: str(undefined, { minLength: 1, maxLength: 100 }),
+    redirect_url: str('Where the user is sent back with ?secret_id=... (or ?error=...)', { format: 'uri', maxLength: 2000 }),
+  },
+};
+
+export const OAuthInitiateResponseSchema: Schema = {
+  title: 'OAuthInitiateResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['consent_url', 'expires_at'],
+  properties: {
+    consent_url: str('Send the user here', { format: 'uri' }),
+    expires_at: str('The consent_url (its state) is usable until then, once', { format: 'date-time' }),
+  },
+};
+
+export const OAuthCallbackQuerySchema: Schema = {
+  type: 'object',
+  properties: {
+    state: str(),
+    code: str(),
+    error: str(),
+    error_description: str(),
+  },
+};
+
+export const ExecuteRequestSchema: Schema = {
+  title: 'ExecuteRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['entity', 'action'],
+  properties: {
+    entity: str('Entity name, e.g. notes, contacts', { minLength: 1, maxLength: 100 }),
+    action: str('list, get, create, update or search', { minLength: 1, maxLength: 50 }),
+    params: { type: 'object', description: "The action's params (see connector-types for each action's JSON Schema)" },
+  },
+};
+
+export const ExecuteResponseSchema: Schema = {
+  title: 'ExecuteResponse',
+  description: 'list → {data: [records], meta}; get/create/update → {data: record}; search → {data: [records], meta: {has_more, cursor, took_ms}}',
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] },
+    meta: { type: 'object' },
+  },
+};
+
+const jsonSchemaObject: Schema = { type: 'object', description: 'A JSON Schema' };
+
+export const ConnectorTypeSchema: Schema = {
+  title: 'ConnectorType',
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'title', 'kind', 'credential_variants', 'oauth', 'list_meta_schema', 'entities'],
+  properties: {
+    type: str(),
+    title: str(),
+    kind: str(),
+    description: str(),
+    docs_url: str(),
+    credential_variants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'type', 'fields', 'schema'],
+        properties: {
+          name: str(),
+          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2'] },
+          title: str(),
+          description: str(),
+          fields: {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['name', 'type', 'required', 'secret'],
+              properties: { name: str(), type: str(), required: { type: 'boolean' }, secret: { type: 'boolean' }, description: str() },
+            },
+          },
+          schema: jsonSchemaObject,
+        },
+      },
+    },
+    oauth: {
+      type: ['object', 'null'],
+      description: 'Service-side OAuth: null when the type has no OAuth variant',
+      additionalProperties: false,
+      required: ['variant', 'configured'],
+      properties: { variant: str('The credential variant the flow produces'), configured: { type: 'boolean', description: 'This deployment has an OAuth app for the type' } },
+    },
+    list_meta_schema: jsonSchemaObject,
+    entities: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'primary_key', 'actions'],
+        properties: {
+          name: str(),
+          title: str(),
+          description: str(),
+          primary_key: str(),
+          record_schema: jsonSchemaObject,
+          search_fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Searchable field → search type' },
+          actions: {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['name', 'params_schema'],
+              properties: { name: { type: 'string', enum: ['list', 'get', 'create', 'update', 'search'] }, description: str(), params_schema: jsonSchemaObject },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+export const ConnectorTypeListSchema: Schema = {
+  title: 'ConnectorTypeList',
+  type: 'object',
+  additionalProperties: false,
+  required: ['data'],
+  properties: { data: { type: 'array', items: ConnectorTypeSchema } },
+};
+
+export const ConnectorTypeParamsSchema: Schema = {
+  type: 'object',
+  required: ['connector_type'],
+  properties: { connector_type: str() },
+};
+
+export const HealthSchema: Schema = {
+  title: 'Health',
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok', 'ready'] } },
+};
+
+/** Params of the shared search action (spec: "Shared search action"); the filter grammar belongs to src/search. */
+export const SearchParamsSchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['query'],
+  properties: {
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        filter: { type: 'object', description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or' },
+        sort: { type: 'array', items: { type: 'object' }, description: '[{field: "asc" | "desc"}]' },
+      },
+    },
+    limit: { type: 'integer', minimum: 1, default: 1000 },
+    cursor: { type: 'string', description: 'meta.cursor of the previous response' },
+    fields: { type: 'array', items: { type: 'string' }, description: 'Field paths to include' },
+  },
+};

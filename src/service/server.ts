@@ -1,0 +1,92 @@
+/**
+ * Start the service: open the database named by the configuration, apply migrations, load the
+ * key ring, build the app and listen. Used by `switchboard serve`, tests and the benchmark.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream, Logger } from 'pino';
+import type { FetchLike, RetryPolicy } from '../http/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
+import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
+import { buildApp, listeningUrl } from './app.ts';
+import type { ServiceConfig } from './config.ts';
+import type { ServiceContext, ServiceHooks } from './context.ts';
+import { createServiceLogger } from './logger.ts';
+
+export interface StartServiceOptions {
+  config: ServiceConfig;
+  registry?: Map<string, LoadedManifest>;
+  fetch?: FetchLike;
+  now?: () => number;
+  logger?: Logger;
+  logDestination?: DestinationStream;
+  retry?: Partial<RetryPolicy>;
+  hooks?: ServiceHooks;
+  /** PostgreSQL schema for every table (tests); default the connection's search_path. */
+  schema?: string;
+  /** Migration groups of other modules (search, sync), run after the service's. */
+  extraMigrations?: MigrationGroup[];
+  /** Do not listen (for app.inject); default false. */
+  noListen?: boolean;
+}
+
+export interface RunningService {
+  app: FastifyInstance;
+  ctx: ServiceContext;
+  database: Database<ServiceTables>;
+  /** http://host:port it listens on ('' when noListen). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Open, migrate, build and listen. */
+export async function startService(o: StartServiceOptions): Promise<RunningService> {
+  const log = o.logger ?? createServiceLogger(o.config.logLevel, o.logDestination);
+  const database = openDatabase<ServiceTables>(o.config.databaseUrl, o.schema !== undefined ? { schema: o.schema } : {});
+  try {
+    await migrate(database as Database, [SERVICE_MIGRATIONS, ...(o.extraMigrations ?? [])]);
+    const keys = resolveKeyRing(o.config.encryptionKey, database);
+    if (keys.source === 'generated-file') {
+      log.warn({ key_file: keys.file }, 'SWITCHBOARD_ENCRYPTION_KEY is not set: generated an encryption key beside the database. Back it up (credentials cannot be decrypted without it), or set SWITCHBOARD_ENCRYPTION_KEY.');
+    } else if (keys.source === 'file') {
+      log.warn({ key_file: keys.file }, 'SWITCHBOARD_ENCRYPTION_KEY is not set: using the key file beside the database');
+    } else if (keys.source === 'ephemeral') {
+      log.warn('SWITCHBOARD_ENCRYPTION_KEY is not set and the database is in memory: using a throwaway key');
+    }
+    const { app, ctx } = await buildApp({
+      database,
+      keyRing: keys.ring,
+      config: o.config,
+      logger: log,
+      ...(o.registry !== undefined ? { registry: o.registry } : {}),
+      ...(o.fetch !== undefined ? { fetch: o.fetch } : {}),
+      ...(o.now !== undefined ? { now: o.now } : {}),
+      ...(o.retry !== undefined ? { retry: o.retry } : {}),
+      ...(o.hooks !== undefined ? { hooks: o.hooks } : {}),
+    });
+    let url = '';
+    let closing: Promise<void> | undefined;
+    if (o.noListen !== true) {
+      await app.listen({ port: o.config.port, host: o.config.host });
+      url = listeningUrl(app);
+    } else {
+      await app.ready();
+    }
+    return {
+      app,
+      ctx,
+      database,
+      url,
+      close: () => {
+        // Idempotent: signal handlers and test teardown may both close.
+        closing ??= (async () => {
+          await app.close();
+          await database.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
+}
