@@ -4,7 +4,7 @@
  * that makes the same upstream call with fetch, loaded by autocannon over loopback in one run.
  * Prints requests/s, p50/p99 latency and the ratio (goal: service ≥ 0.8 × bare).
  *
- * The service's upstream transport is undici's `request` (src/service/upstream-transport.ts),
+ * The service's upstream transport is undici's `request` (src/http/upstream-transport.ts, also the interpreter's default),
  * not fetch; so a second baseline, the bare route on that same transport, is measured too, and
  * its ratio shows what the service layers alone cost.
  *
@@ -84,7 +84,7 @@ async function serveMode(): Promise<void> {
     if (!res.ok) return reply.code(502).send({ error: body });
     return { data: body };
   });
-  const { createUpstreamTransport } = await import('../../src/service/upstream-transport.ts');
+  const { createUpstreamTransport } = await import('../../src/http/upstream-transport.ts');
   const transport = createUpstreamTransport();
   bare.post<{ Body: { params: { note_id: string } } }>('/bare-transport/execute', async (request, reply) => {
     const res = await transport.fetch(`${granolaUrl}/v1/notes/${encodeURIComponent(request.body.params.note_id)}`, {

@@ -3,10 +3,10 @@
  * validate params → pick auth variant → render request → throttle → fetch (timeout, retries)
  * → map errors → extract records and meta. `pages()` iterates a list across every page.
  */
-import { Agent, fetch as undiciFetch } from 'undici';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import { createUpstreamTransport } from '../http/upstream-transport.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -69,12 +69,11 @@ interface RawResult {
 const LINE_BREAK = /[\r\n]/;
 
 /**
- * The default transport: undici's fetch over one shared keep-alive pool. (Its own header/body
- * timeouts are coarse, so the engine enforces the per-attempt timeout with an abort signal.)
+ * The default transport, shared by every runtime in the process: undici's request over one
+ * keep-alive pool (see http/upstream-transport.ts), created on first use.
  */
-const sharedAgent = new Agent({ keepAliveTimeout: 4_000, connections: 64 });
-const defaultFetch: FetchLike = (input, init) =>
-  undiciFetch(input, { ...(init as object), dispatcher: sharedAgent } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+let sharedTransport: FetchLike | undefined;
+const defaultFetch: FetchLike = (input, init) => (sharedTransport ??= createUpstreamTransport().fetch)(input, init);
 
 /** True for errors that mean the upstream took too long (our timer, or undici's timeouts). */
 function isTimeout(e: unknown): boolean {

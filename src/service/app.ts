@@ -23,7 +23,7 @@ import { executeRoutes } from './routes/execute-routes.ts';
 import { metaRoutes } from './routes/meta-routes.ts';
 import { oauthRoutes } from './routes/oauth-routes.ts';
 import { RuntimePool } from './runtime-pool.ts';
-import { createUpstreamTransport, type UpstreamTransport } from './upstream-transport.ts';
+import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamTransport, type UpstreamTransport } from '../../src/service/upstream-transport.ts';
+import { createUpstreamTransport, type UpstreamTransport } from '../../src/http/upstream-transport.ts';
 
 describe('upstream transport', () => {
   let server: Server;

@@ -10,8 +10,10 @@
  * AbortSignal aborts with its reason (TimeoutError for AbortSignal.timeout), and the answer is a
  * standard Response.
  */
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
-import type { FetchLike } from '../http/index.ts';
+import type { FetchLike } from './index.ts';
 
 /** A FetchLike over undici.request, and a way to close its connections. */
 export interface UpstreamTransport {
@@ -20,6 +22,26 @@ export interface UpstreamTransport {
 }
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+/** Decoders for the encodings we advertise (undici's decompress interceptor is experimental and warns). */
+const DECODERS: Record<string, (b: Buffer) => Promise<Buffer>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
+
+async function decode(bytes: Buffer, encoding: string | null): Promise<Buffer> {
+  if (encoding === null || encoding === '' || encoding === 'identity') return bytes;
+  let out = bytes;
+  // Content-Encoding lists codings in the order applied; undo them in reverse (RFC 9110 §8.4).
+  for (const coding of encoding.split(',').map((c) => c.trim().toLowerCase()).reverse()) {
+    const decoder = DECODERS[coding];
+    if (decoder === undefined) throw new TypeError(`upstream transport: unsupported content-encoding ${coding}`);
+    out = await decoder(out);
+  }
+  return out;
+}
 
 function headerRecord(h: RequestInit['headers']): Record<string, string> {
   if (h === undefined || h === null) return {};
@@ -30,10 +52,7 @@ function headerRecord(h: RequestInit['headers']): Record<string, string> {
 
 /** Create the transport; `maxRedirections` default 5. */
 export function createUpstreamTransport(options: { maxRedirections?: number } = {}): UpstreamTransport {
-  const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 10_000 }).compose(
-    interceptors.redirect({ maxRedirections: options.maxRedirections ?? 5 }),
-    interceptors.decompress(),
-  );
+  const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 10_000 }).compose(interceptors.redirect({ maxRedirections: options.maxRedirections ?? 5 }));
   const upstreamFetch: FetchLike = async (input, init = {}) => {
     const headers = headerRecord(init.headers);
     if (!Object.keys(headers).some((k) => k.toLowerCase() === 'accept-encoding')) headers['accept-encoding'] = 'gzip, deflate, br';
@@ -54,11 +73,12 @@ export function createUpstreamTransport(options: { maxRedirections?: number } = 
       if (Array.isArray(v)) for (const x of v) out.append(k, x);
       else if (v !== undefined) out.set(k, v);
     }
-    // Decompressed above: the body no longer has the encoding or length the headers state.
+    const nullBody = NULL_BODY_STATUS.has(res.statusCode) || method === 'HEAD';
+    const raw = Buffer.from(await res.body.arrayBuffer());
+    const bytes = nullBody ? raw : await decode(raw, out.get('content-encoding'));
+    // Decoded here: the body no longer has the encoding or length the headers state.
     out.delete('content-encoding');
     out.delete('content-length');
-    const bytes = await res.body.arrayBuffer();
-    const nullBody = NULL_BODY_STATUS.has(res.statusCode) || method === 'HEAD';
     return new Response(nullBody ? null : bytes, { status: res.statusCode, headers: out });
   };
   return { fetch: upstreamFetch, close: () => dispatcher.close() };
