@@ -42,7 +42,6 @@ export const ERROR_CODES = {
   oauth_not_configured: { status: 501, title: 'This deployment has no OAuth app configured for this connector type' },
   invalid_oauth_state: { status: 400, title: 'The OAuth state is unknown, expired or already used' },
   invalid_oauth_secret: { status: 400, title: 'The server-side OAuth secret is unknown, expired, already used or not yours' },
-  search_not_ready: { status: 501, title: 'search is not available in this build of the service yet' },
   encryption_key_missing: { status: 500, title: 'The key that encrypted these credentials is not configured' },
   not_ready: { status: 503, title: 'The service is not ready (database unreachable)' },
   // Sync (src/sync)

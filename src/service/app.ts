@@ -24,6 +24,9 @@ import { metaRoutes } from './routes/meta-routes.ts';
 import { oauthRoutes } from './routes/oauth-routes.ts';
 import { RuntimePool } from './runtime-pool.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
+import { RecordStore } from '../search/index.ts';
+import { SyncEngine } from '../sync/index.ts';
+import { syncRoutes } from './routes/sync-routes.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -87,17 +90,50 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     await transport?.close();
   });
   let listening: string | undefined;
+  const registry = o.registry ?? connectorRegistry();
+  // Search cursors are signed with a key derived from the credentials key ring, so every
+  // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
+  const records = new RecordStore(o.database, { cursorSecret: o.keyRing.derive('search-cursor') });
+  const runtimes = new RuntimePool({ keyRing: o.keyRing, store, config: o.config, fetch: fetchImpl, now, log, retry: o.retry });
+  const sync = new SyncEngine({
+    database: o.database as Database,
+    sink: records,
+    defaultIntervalMs: o.config.syncIntervalSeconds * 1000,
+    runtimeFor: async (connectorId) => {
+      const row = await store.getConnectorById(connectorId);
+      const manifest = row === undefined ? undefined : registry.get(row.connector_type);
+      return row === undefined || manifest === undefined ? undefined : { runtime: runtimes.get(row, manifest).runtime, manifest };
+    },
+    onError: (connectorId, e) => log.warn({ connector_id: connectorId, code: (e as { code?: string }).code, detail: (e as Error).message }, 'sync failed'),
+  });
+  const userHooks = o.hooks ?? {};
+  const hooks: ServiceHooks = {
+    onConnectorCreated: async (row) => {
+      await sync.register(row.id);
+      await userHooks.onConnectorCreated?.(row);
+    },
+    onConnectorDeleted: async (row, db) => {
+      await sync.removeWithin(row.id, db as never, new RecordStore({ db: db as never, dialect: o.database.dialect }, { cursorSecret: o.keyRing.derive('search-cursor') }));
+      await userHooks.onConnectorDeleted?.(row, db);
+    },
+  };
+  if (o.config.syncScheduler) {
+    app.addHook('onReady', async () => sync.start());
+    app.addHook('onClose', async () => sync.stop());
+  }
   const ctx: ServiceContext = {
     database: o.database,
     store,
     keyRing: o.keyRing,
     config: o.config,
-    registry: o.registry ?? connectorRegistry(),
+    registry,
     fetch: fetchImpl,
     now,
     log,
-    hooks: o.hooks ?? {},
-    runtimes: new RuntimePool({ keyRing: o.keyRing, store, config: o.config, fetch: fetchImpl, now, log, retry: o.retry }),
+    hooks,
+    runtimes,
+    records,
+    sync,
     ...(o.retry !== undefined ? { retry: o.retry } : {}),
     publicUrl: () => o.config.publicUrl ?? listening ?? `http://${o.config.host}:${o.config.port}`,
   };
@@ -141,5 +177,6 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(connectorRoutes(ctx));
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
+  await app.register(syncRoutes(ctx));
   return { app, ctx, routes };
 }

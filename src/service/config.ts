@@ -37,6 +37,10 @@ export interface ServiceConfig {
   rateLimitPerMinute: number;
   /** Throttle upstream calls to each manifest's rate_limit (one limiter per connector); default true. */
   upstreamThrottle: boolean;
+  /** Seconds between scheduled syncs of a connector. */
+  syncIntervalSeconds: number;
+  /** Run the sync scheduler in this instance (syncs start on create, on schedule, on demand). */
+  syncScheduler: boolean;
   /** Lifetime of an OAuth state (initiate → callback); default 600 s. */
   oauthStateTtlSeconds: number;
   /** Lifetime of a pending OAuth secret (callback → create); default 900 s. */
@@ -69,6 +73,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_TOKEN_TTL_SECONDS', default: '3600', description: 'Lifetime of access tokens from POST /api/v1/account/applications/token' },
   { name: 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', default: '600', description: 'Requests per minute per organization, enforced per instance (token bucket, burst = the same number); 0 disables' },
   { name: 'SWITCHBOARD_UPSTREAM_THROTTLE', default: 'true', description: "Throttle calls to each third-party API to its manifest's rate_limit, one limiter per connector per instance; false disables (benchmarks against unlimited simulators)" },
+  { name: 'SWITCHBOARD_SYNC_INTERVAL_SECONDS', default: '3600', description: "Time between scheduled syncs of each connector (a connector's first sync starts when it is created; POST .../sync starts one on demand)" },
+  {
+    name: 'SWITCHBOARD_SYNC_SCHEDULER',
+    default: 'true',
+    description: 'Run scheduled and on-demand syncs in this instance; with several instances on PostgreSQL each connector is synced by one instance at a time (a lease in sync_state), and any instance takes over a crashed one',
+  },
   { name: 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', default: '600', description: 'How long a consent_url (its state) stays usable' },
   { name: 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', default: '900', description: 'How long a secret_id from the OAuth callback stays usable for creating a connector' },
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
@@ -150,6 +160,8 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     tokenTtlSeconds: intVar(env, 'SWITCHBOARD_TOKEN_TTL_SECONDS', 3600, 1),
     rateLimitPerMinute: intVar(env, 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', 600, 0),
     upstreamThrottle: boolVar(env, 'SWITCHBOARD_UPSTREAM_THROTTLE', true),
+    syncIntervalSeconds: intVar(env, 'SWITCHBOARD_SYNC_INTERVAL_SECONDS', 3600, 1),
+    syncScheduler: boolVar(env, 'SWITCHBOARD_SYNC_SCHEDULER', true),
     oauthStateTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', 600, 1),
     oauthSecretTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', 900, 1),
     logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',

@@ -202,7 +202,7 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
         details: { entity: body.entity, action: 'search', valid },
       });
     }
-    return runSearch({ database: ctx.database, connector: row, manifest, entity: body.entity, params: body.params ?? {} });
+    return runSearch(ctx, { connector: row, manifest, entity: body.entity, params: body.params ?? {} });
   }
   const { runtime, secrets } = ctx.runtimes.get(row, manifest);
   try {

@@ -10,6 +10,8 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
 import type { RuntimePool } from './runtime-pool.ts';
+import type { RecordStore } from '../search/index.ts';
+import type { SyncEngine } from '../sync/index.ts';
 
 /** Extension points for modules built after the service (sync, search). */
 export interface ServiceHooks {
@@ -33,6 +35,10 @@ export interface ServiceContext {
   /** Epoch milliseconds; injectable so tests can expire tokens without sleeping. */
   now: () => number;
   runtimes: RuntimePool;
+  /** Synced records and search over them. */
+  records: RecordStore;
+  /** Syncs each connector's data into `records`. */
+  sync: SyncEngine;
   hooks: ServiceHooks;
   log: Logger;
   /** Retry policy overrides for upstream calls (tests shorten delays). */

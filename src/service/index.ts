@@ -3,7 +3,7 @@
  * OAuth and execute over HTTP, on SQLite or PostgreSQL.
  */
 export { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
-export { startService, type RunningService, type StartServiceOptions } from './server.ts';
+export { startService, HOSTED_MIGRATIONS, type RunningService, type StartServiceOptions } from './server.ts';
 export { loadServiceConfig, defaultServiceConfig, connectorTypeConfigFromEnv, typeEnvPrefix, CONFIG_VARIABLES, type ServiceConfig, type ConnectorTypeConfig, type OAuthAppConfig } from './config.ts';
 export { createApplication, grantOrganization, issueAccessToken, type CreatedApplication } from './accounts.ts';
 export { buildOpenApiDocument, errorCodeTable } from './openapi.ts';

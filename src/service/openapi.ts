@@ -20,6 +20,8 @@ import {
   PatchConnectorRequestSchema,
   ProblemSchema,
   SearchParamsSchema,
+  SyncRequestSchema,
+  SyncStatusSchema,
   TokenRequestSchema,
   TokenResponseSchema,
   type Schema,
@@ -102,6 +104,8 @@ export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown
         ExecuteRequest: ExecuteRequestSchema,
         ExecuteResponse: ExecuteResponseSchema,
         SearchParams: SearchParamsSchema,
+        SyncRequest: SyncRequestSchema,
+        SyncStatus: SyncStatusSchema,
         ConnectorType: ConnectorTypeSchema,
         ConnectorTypeList: ConnectorTypeListSchema,
         Health: HealthSchema,
@@ -214,6 +218,24 @@ export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown
           responses: {
             200: { description: 'The envelope: {data, meta?}', content: json(ref('ExecuteResponse')) },
             ...problems(...AUTHED, 404, 422, 424, 501, 502, 503),
+          },
+        },
+      },
+      '/api/v1/integrations/connectors/{connector_id}/sync': {
+        get: {
+          operationId: 'getSyncStatus',
+          summary: 'Sync status: idle, running or failed; last start and finish; records per entity; last error',
+          parameters: [connectorIdParam, orgHeader],
+          responses: { 200: { description: 'The sync status', content: json(ref('SyncStatus')) }, ...problems(...AUTHED, 404) },
+        },
+        post: {
+          operationId: 'startSync',
+          summary: 'Start a sync of this connector now (it also runs when created and on a schedule)',
+          parameters: [connectorIdParam, orgHeader],
+          requestBody: { required: false, content: json(ref('SyncRequest')) },
+          responses: {
+            202: { description: 'Started (the status, as a run is picked up within seconds)', content: json(ref('SyncStatus')) },
+            ...problems(...AUTHED, 404, 409),
           },
         },
       },

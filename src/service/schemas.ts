@@ -284,6 +284,40 @@ export const HealthSchema: Schema = {
   properties: { status: { type: 'string', enum: ['ok', 'ready'] } },
 };
 
+/** Body of POST .../sync (optional). */
+export const SyncRequestSchema: Schema = {
+  title: 'SyncRequest',
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: { full: { type: 'boolean', description: 'Full refresh with deletion detection instead of an incremental run (default false)' } },
+};
+
+/** GET/POST .../sync response. */
+export const SyncStatusSchema: Schema = {
+  title: 'SyncStatus',
+  type: 'object',
+  additionalProperties: false,
+  required: ['connector_id', 'status', 'last_started_at', 'last_finished_at', 'last_error', 'next_run_at', 'entities'],
+  properties: {
+    connector_id: str(undefined, { format: 'uuid' }),
+    status: { type: 'string', enum: ['idle', 'running', 'failed'] },
+    last_started_at: { type: ['string', 'null'], format: 'date-time' },
+    last_finished_at: { type: ['string', 'null'], format: 'date-time' },
+    last_error: { type: ['string', 'null'] },
+    next_run_at: { type: ['string', 'null'], format: 'date-time' },
+    entities: {
+      type: 'object',
+      description: 'Per synced entity: records stored and when its last sync finished',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['records', 'last_synced_at'],
+        properties: { records: { type: 'integer' }, last_synced_at: { type: ['string', 'null'], format: 'date-time' } },
+      },
+    },
+  },
+};
+
 /** Params of the shared search action (spec: "Shared search action"); the filter grammar belongs to src/search. */
 export const SearchParamsSchema: Schema = {
   type: 'object',

@@ -7,6 +7,8 @@ import type { DestinationStream, Logger } from 'pino';
 import type { FetchLike, RetryPolicy } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
+import { searchMigrations } from '../search/index.ts';
+import { syncMigrations } from '../sync/index.ts';
 import { buildApp, listeningUrl } from './app.ts';
 import type { ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
@@ -38,12 +40,15 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** Every table the hosted service uses: accounts and connectors, synced records and search, sync state. */
+export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [SERVICE_MIGRATIONS, searchMigrations, syncMigrations];
+
 /** Open, migrate, build and listen. */
 export async function startService(o: StartServiceOptions): Promise<RunningService> {
   const log = o.logger ?? createServiceLogger(o.config.logLevel, o.logDestination);
   const database = openDatabase<ServiceTables>(o.config.databaseUrl, o.schema !== undefined ? { schema: o.schema } : {});
   try {
-    await migrate(database as Database, [SERVICE_MIGRATIONS, ...(o.extraMigrations ?? [])]);
+    await migrate(database as Database, [...HOSTED_MIGRATIONS, ...(o.extraMigrations ?? [])]);
     const keys = resolveKeyRing(o.config.encryptionKey, database);
     if (keys.source === 'generated-file') {
       log.warn({ key_file: keys.file }, 'SWITCHBOARD_ENCRYPTION_KEY is not set: generated an encryption key beside the database. Back it up (credentials cannot be decrypted without it), or set SWITCHBOARD_ENCRYPTION_KEY.');

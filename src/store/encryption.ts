@@ -7,7 +7,7 @@
  * belongs to through GCM's additional authenticated data, so a ciphertext copied into another
  * row (another connector, another organization) fails to decrypt instead of being used there.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SwitchboardError } from '../errors/index.ts';
@@ -72,6 +72,11 @@ export class KeyRing {
     } catch (e) {
       throw new SwitchboardError('internal_error', 'Stored ciphertext failed authentication (tampered, or bound to another row)', { cause: e });
     }
+  }
+
+  /** A 32-byte secret for another purpose (e.g. signing search cursors), derived from the primary key. */
+  derive(label: string): Buffer {
+    return createHmac('sha256', this.keys.get(this.primaryId) as Buffer).update(`switchboard:${label}`).digest();
   }
 
   /** Seal a JSON value. */

@@ -187,6 +187,11 @@ export class ServiceStore {
     return (await this.hot.connector.rows(this.db, id, organizationId))[0];
   }
 
+  /** A connector by id alone (the sync engine's, which works across organizations). */
+  async getConnectorById(id: string): Promise<ConnectorRow | undefined> {
+    return this.db.selectFrom('connectors').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
   /** Connectors of an organization in (created_at, id) order, after `after`, at most `limit`. */
   async listConnectors(organizationId: string, f: ConnectorFilter): Promise<ConnectorRow[]> {
     let q = this.db.selectFrom('connectors').selectAll().where('organization_id', '=', organizationId);

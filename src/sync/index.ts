@@ -186,14 +186,22 @@ export class SyncEngine {
 
   /** Stop a connector's sync and remove its sync state and synced records. */
   async remove(connectorId: string): Promise<void> {
-    const local = this.running.get(connectorId);
-    await this.db.deleteFrom('sync_entities').where('connector_id', '=', connectorId).execute();
-    await this.db.deleteFrom('sync_state').where('connector_id', '=', connectorId).execute();
-    if (local) {
-      local.controller.abort();
-      await local.done.catch(() => undefined);
-    }
-    await this.options.sink.deleteConnector(connectorId);
+    await this.removeWithin(connectorId, this.db as unknown as Kysely<unknown>, this.options.sink);
+    await this.running.get(connectorId)?.done.catch(() => undefined);
+  }
+
+  /**
+   * The same, inside a caller's transaction (`db`, and a sink writing through it): the service
+   * deletes a connector row and everything synced for it atomically. A run in progress (here or
+   * on another instance) stops at its next page: its lease is gone, and it deletes whatever it
+   * wrote in between (see runOnce).
+   */
+  async removeWithin(connectorId: string, db: Kysely<unknown>, sink: Pick<RecordSink, 'deleteConnector'>): Promise<void> {
+    this.running.get(connectorId)?.controller.abort();
+    const tx = db as Kysely<SyncTables>;
+    await tx.deleteFrom('sync_entities').where('connector_id', '=', connectorId).execute();
+    await tx.deleteFrom('sync_state').where('connector_id', '=', connectorId).execute();
+    await sink.deleteConnector(connectorId);
   }
 
   /** Ask for a run now. Throws sync_running when a run holds a live lease. */
@@ -323,6 +331,10 @@ export class SyncEngine {
     try {
       return await this.run(connectorId, options);
     } catch (e) {
+      if (e instanceof LeaseLost && (await this.state(connectorId)) === undefined) {
+        // The connector was deleted while this run was writing: drop what it wrote since.
+        await this.options.sink.deleteConnector(connectorId);
+      }
       if (!(e instanceof LeaseLost)) {
         const state = await this.state(connectorId);
         await this.db

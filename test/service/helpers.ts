@@ -127,6 +127,9 @@ export async function startHarness(dialect: DialectName, o: HarnessOptions = {})
     port: 0,
     host: '127.0.0.1',
     logLevel: 'info',
+    // Background syncs would share the simulators' rate limits with the requests under test;
+    // test/service/sync-search.test.ts turns the scheduler on.
+    syncScheduler: false,
     ...o.config,
   });
   const logger = createServiceLogger('info', { write: (line: string) => void logs.push(line) });

@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, buildOpenApiDocument, createApplication, createServiceLogger, defaultServiceConfig, loadServiceConfig } from '../../src/service/index.ts';
 import { RequestRateLimiter } from '../../src/service/request-rate-limiter.ts';
-import { migrate, openDatabase, parseKeyRing, generateKeySpec, SERVICE_MIGRATIONS, ServiceStore, type Database, type ServiceTables } from '../../src/store/index.ts';
+import { HOSTED_MIGRATIONS } from '../../src/service/index.ts';
+import { migrate, openDatabase, parseKeyRing, generateKeySpec, ServiceStore, type Database, type ServiceTables } from '../../src/store/index.ts';
 import { ERROR_CODES } from '../../src/errors/index.ts';
 
 describe('HTTP layer', () => {
@@ -18,7 +19,7 @@ describe('HTTP layer', () => {
 
   beforeAll(async () => {
     database = openDatabase<ServiceTables>(':memory:');
-    await migrate(database as Database, [SERVICE_MIGRATIONS]);
+    await migrate(database as Database, [...HOSTED_MIGRATIONS]);
     const built = await buildApp({
       database,
       keyRing: parseKeyRing(generateKeySpec()),

@@ -107,7 +107,7 @@ describe('encryption key file', () => {
   it('is generated beside the SQLite file with mode 0600 and a warning, then reused', async () => {
     const lines: string[] = [];
     const logger = createServiceLogger('info', { write: (l: string) => void lines.push(l) });
-    const config = defaultServiceConfig({ databaseUrl: db.url, port: 0 });
+    const config = defaultServiceConfig({ databaseUrl: db.url, port: 0, syncScheduler: false });
     const first = await startService({ config, logger, noListen: true });
     await first.close();
     const keyFile = join(dirname(db.file as string), 'switchboard.key');

@@ -1,0 +1,374 @@
+/**
+ * RecordStore: the synced records of every connector and entity, and search over them.
+ *
+ * The sync engine writes through upsert / deleteMissing / deleteRecords / deleteConnector; the
+ * service answers the `search` action through search(). Each write batch is one transaction,
+ * and writing the same batch twice leaves the store exactly as writing it once.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type RawBuilder } from 'kysely';
+import type { DialectName } from '../store/database.ts';
+import { andPreds, boundedCount, compileConjuncts, FieldIndex, pageQuery, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
+import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
+import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
+import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
+import { postgresSearchDialect } from './postgres-dialect.ts';
+import { parseSearchParams, type Filter, type SearchEntityDef } from './query.ts';
+import { sqliteSearchDialect } from './sqlite-dialect.ts';
+import { allowedTypos, deletionVariants, isFuzzyWord, typoDistance, vocabularyDepth } from './text.ts';
+
+/** Bump when what gets indexed for a document changes: every document is then reindexed on its next upsert. */
+const INDEX_VERSION = '1';
+/** Records deleted per statement group when deleting many. */
+const DELETE_CHUNK = 5000;
+/** Known vocabulary words remembered per scope, to skip re-inserting them on every batch. */
+const VOCAB_CACHE_LIMIT = 200_000;
+/** Planner: matches counted per condition at most (each count reads at most this many index entries). */
+const ESTIMATE_CAP = 20_000;
+
+export interface RecordStoreOptions {
+  /** Secret for signing search cursors (HMAC-SHA256); use a random value of 32+ bytes, stable across restarts and instances. */
+  cursorSecret: string | Buffer;
+}
+
+export interface SearchResult {
+  data: Record<string, unknown>[];
+  meta: {
+    has_more: boolean;
+    cursor: string | null;
+    took_ms: number;
+    /** When a sync last wrote this entity (upsert or deletion pass); null if never. */
+    synced_at: string | null;
+  };
+}
+
+interface Prepared {
+  id: string;
+  recordJson: string;
+  doc: Doc;
+  hash: string;
+}
+
+function stripNulDeep(v: unknown): unknown {
+  if (typeof v === 'string') return v.replaceAll('\u0000', '');
+  if (Array.isArray(v)) return v.map(stripNulDeep);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replaceAll('\u0000', ''), stripNulDeep(x)]));
+  return v;
+}
+
+function fuzzyWords(f: Filter | undefined, out: Set<string>): Set<string> {
+  if (f === undefined) return out;
+  if (f.op === 'and' || f.op === 'or') for (const i of f.items) fuzzyWords(i, out);
+  else if (f.op === 'not') fuzzyWords(f.item, out);
+  else if (f.op === 'fuzzy') for (const w of f.words) if (allowedTypos(w) > 0) out.add(w);
+  return out;
+}
+
+export class RecordStore {
+  readonly #db: Executor;
+  readonly #dialect: SearchDialect;
+  readonly #secret: Buffer;
+  /** scope id → "kind:path" → field id. Ids are never reused, so entries stay true while the scope exists. */
+  readonly #fieldCache = new Map<number, Map<string, number>>();
+  readonly #vocabCache = new Map<number, Set<string>>();
+
+  /** Run `fn` in a transaction, or in the caller's when this store was built over one (the service deletes a connector and its records atomically). */
+  #transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.#db.isTransaction ? fn(this.#db) : this.#db.transaction().execute(fn);
+  }
+
+  /** A store over an open database whose "search" migrations have been applied. */
+  constructor(database: { db: Executor; dialect: DialectName }, options: RecordStoreOptions) {
+    this.#db = database.db;
+    this.#dialect = database.dialect === 'postgres' ? postgresSearchDialect : sqliteSearchDialect;
+    this.#secret = Buffer.isBuffer(options.cursorSecret) ? options.cursorSecret : Buffer.from(options.cursorSecret, 'utf8');
+    if (this.#secret.length === 0) throw new Error('RecordStore needs a non-empty cursorSecret');
+  }
+
+  /**
+   * Insert or replace records (keyed by the entity's primary key) in one transaction. Records
+   * whose search document did not change keep their index entries. `syncRun` marks the records
+   * as seen by that sync run, for deleteMissing; without it a record keeps its previous mark.
+   */
+  async upsert(connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<void> {
+    if (records.length === 0) return;
+    const byId = new Map<string, Prepared>();
+    for (const raw of records) {
+      let recordJson = JSON.stringify(raw);
+      let record = raw;
+      if (recordJson.includes('\\u0000')) {
+        record = stripNulDeep(raw) as Record<string, unknown>;
+        recordJson = JSON.stringify(record);
+      }
+      const id = recordIdOf(record, def);
+      const doc = projectDocument(record, def);
+      const hash = createHash('sha1').update(INDEX_VERSION).update(JSON.stringify(doc)).digest('base64');
+      byId.delete(id); // the last copy of a duplicated id wins, in input order
+      byId.set(id, { id, recordJson, doc, hash });
+    }
+    const batch = [...byId.values()];
+    const now = new Date().toISOString();
+    let scope: number | undefined;
+    try {
+      await this.#transaction(async (trx) => {
+        const scopeId = await this.#ensureScope(trx, connectorId, entity, now);
+        scope = scopeId;
+        const existing = new Map<string, { rid: number; hash: string }>();
+        const { rows } = await sql<{ rid: number | string; record_id: string; doc_hash: string }>`
+          SELECT rid, record_id, doc_hash FROM search_records
+          WHERE scope_id = ${scopeId} AND ${this.#dialect.inList(sql.ref('record_id'), batch.map((p) => p.id), 'text')}`.execute(trx);
+        for (const r of rows) existing.set(r.record_id, { rid: Number(r.rid), hash: r.doc_hash });
+
+        const returned = await this.#dialect.upsertRecords(trx, scopeId, batch.map((p) => [p.id, p.recordJson, p.hash]), now, syncRun ?? null);
+        const ridOf = new Map(returned.map((r) => [r.record_id, Number(r.rid)]));
+        const inserted = batch.length - existing.size;
+        if (inserted > 0) await sql`UPDATE search_scopes SET record_count = record_count + ${inserted} WHERE scope_id = ${scopeId}`.execute(trx);
+
+        const changed = batch.filter((p) => existing.get(p.id)?.hash !== p.hash);
+        if (changed.length === 0) return;
+        await this.#dialect.deleteIndex(trx, changed.flatMap((p) => { const e = existing.get(p.id); return e ? [e.rid] : []; }));
+
+        const entries = changed.map((p) => ({ rid: ridOf.get(p.id)!, ...indexEntries(p.doc, def) }));
+        const keys = new Set<string>();
+        for (const e of entries) for (const v of e.values) keys.add(v.key);
+        const fieldIds = await this.#fieldIds(trx, scopeId, keys);
+
+        const valueRows: ValueRow[] = [];
+        const textRows: TextRow[] = [];
+        const vocabulary = new Set<string>();
+        for (const e of entries) {
+          for (const v of e.values) valueRows.push([e.rid, fieldIds.get(v.key)!, v.v, v.n, v.low]);
+          if (e.words.length > 0 || e.likeText !== '') textRows.push([e.rid, e.words.map((w) => wordToken(fieldIds.get(w.key)!, w.word)), e.likeText]);
+          for (const w of e.words) if (isFuzzyWord(w.word)) vocabulary.add(w.word);
+        }
+        await this.#dialect.insertValues(trx, valueRows);
+        await this.#dialect.insertText(trx, textRows);
+        await this.#addVocabulary(trx, scopeId, vocabulary);
+      });
+    } catch (e) {
+      // Ids cached during a rolled-back transaction may not exist: forget this scope's caches.
+      if (scope !== undefined) {
+        this.#fieldCache.delete(scope);
+        this.#vocabCache.delete(scope);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Full-refresh deletion: remove the entity's records not marked by `syncRun` (records deleted
+   * upstream). Returns how many were removed.
+   */
+  async deleteMissing(connectorId: string, entity: string, syncRun: string): Promise<number> {
+    const now = new Date().toISOString();
+    return this.#transaction(async (trx) => {
+      const scopeId = await this.#ensureScope(trx, connectorId, entity, now);
+      return this.#deleteWhere(trx, scopeId, sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND (sync_run IS NULL OR sync_run <> ${syncRun})`);
+    });
+  }
+
+  /** Remove records by id (records deleted upstream, when the API reports deletions). Returns how many existed. */
+  async deleteRecords(connectorId: string, entity: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return this.#transaction(async (trx) => {
+      const scopeId = await this.#scopeId(trx, connectorId, entity);
+      if (scopeId === undefined) return 0;
+      return this.#deleteWhere(trx, scopeId, sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND ${this.#dialect.inList(sql.ref('record_id'), ids, 'text')}`);
+    });
+  }
+
+  /** Remove everything stored for a connector (all entities, indexes and vocabulary). Returns the records removed. */
+  async deleteConnector(connectorId: string): Promise<number> {
+    return this.#transaction(async (trx) => {
+      const { rows } = await sql<{ scope_id: number }>`SELECT scope_id FROM search_scopes WHERE connector_id = ${connectorId}`.execute(trx);
+      let removed = 0;
+      for (const { scope_id: scopeId } of rows) {
+        const inScope = sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId}`;
+        await this.#dialect.deleteIndex(trx, inScope);
+        const result = await sql`DELETE FROM search_records WHERE scope_id = ${scopeId}`.execute(trx);
+        removed += Number(result.numAffectedRows ?? 0n);
+        await sql`DELETE FROM search_fields WHERE scope_id = ${scopeId}`.execute(trx);
+        await sql`DELETE FROM search_vocab WHERE scope_id = ${scopeId}`.execute(trx);
+        await sql`DELETE FROM search_variants WHERE scope_id = ${scopeId}`.execute(trx);
+        await sql`DELETE FROM search_scopes WHERE scope_id = ${scopeId}`.execute(trx);
+        this.#fieldCache.delete(scopeId);
+        this.#vocabCache.delete(scopeId);
+      }
+      return removed;
+    });
+  }
+
+  /** Number of records stored for an entity. */
+  async count(connectorId: string, entity: string): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`
+      SELECT count(*) AS n FROM search_records r JOIN search_scopes s ON s.scope_id = r.scope_id
+      WHERE s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(this.#db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The full upstream record as last synced, or undefined. */
+  async getRecord(connectorId: string, entity: string, id: string): Promise<Record<string, unknown> | undefined> {
+    const { rows } = await sql<{ record: unknown }>`
+      SELECT r.record FROM search_records r JOIN search_scopes s ON s.scope_id = r.scope_id
+      WHERE s.connector_id = ${connectorId} AND s.entity = ${entity} AND r.record_id = ${id}`.execute(this.#db);
+    return rows[0] === undefined ? undefined : this.#dialect.parseRecord(rows[0].record);
+  }
+
+  /**
+   * Run the `search` action: validate params (400 `invalid_search_query` / `invalid_cursor`),
+   * query the synced records, and return one page of search documents.
+   */
+  async search(connectorId: string, entity: string, def: SearchEntityDef, params: unknown): Promise<SearchResult> {
+    const started = performance.now();
+    const query = parseSearchParams(def, params);
+    const fingerprint = queryFingerprint([connectorId, entity, query.filter ?? null, query.sort.map((s) => [s.field.name, s.dir])]);
+    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, fingerprint, query.sort, query.cursor);
+    const done = (data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult => ({
+      data,
+      meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt },
+    });
+
+    const { rows: scopeRows } = await sql<{ scope_id: number; synced_at: unknown; record_count: number | string; field_id: number | null; path: string | null; kind: string | null }>`
+      SELECT s.scope_id, s.synced_at, s.record_count, f.field_id, f.path, f.kind
+      FROM search_scopes s LEFT JOIN search_fields f ON f.scope_id = s.scope_id
+      WHERE s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(this.#db);
+    const scope = scopeRows[0];
+    if (scope === undefined) return done([], null, null);
+    const syncedAt = this.#dialect.parseTime(scope.synced_at);
+    const fields = new FieldIndex(scopeRows.filter((r): r is FieldRow & typeof r => r.field_id !== null));
+    const ctx = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scope_id, query.filter) };
+    const sort: SortPlan[] = query.sort.map((key) => ({ key, fieldId: fields.ids(key.field, key.kind)[0] }));
+    const first = sort[0];
+    // Conditions on the first sort key become bounds of its index scan rather than a lookup of
+    // their own; records they match all have a value, so the nulls phase is not needed then.
+    const { leaves, rest } = first === undefined ? { leaves: [], rest: query.filter } : splitFieldConditions(query.filter, first.key.field.name);
+    const conjuncts = rest === undefined ? [] : compileConjuncts(rest, ctx);
+    if (conjuncts.some((c) => c.check === false) || (leaves.length > 0 && first?.fieldId === undefined)) return done([], syncedAt, null);
+    const want = query.limit + 1;
+    const plan = await this.#plan(conjuncts.filter((c) => c.check !== true), Number(scope.record_count), want);
+    if (plan === 'empty') return done([], syncedAt, null);
+    const { filter, driver } = plan;
+
+    const run = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
+      const { rows } = await pageQuery(this.#dialect, scope.scope_id, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver).execute(this.#db);
+      return rows.map((r) => ({
+        rid: Number(r['rid']),
+        record: r['record'],
+        keys: sort.map((_, i) => (r[`k${i}`] ?? null) as string | number | null),
+      }));
+    };
+    let rows: PageRow[];
+    if (first === undefined) {
+      rows = await run('none', position, want);
+    } else {
+      const inNulls = position !== undefined && position.values[0] === null;
+      rows = !inNulls && first.fieldId !== undefined ? await run('values', position, want) : [];
+      if (rows.length < want && leaves.length === 0 && (inNulls || first.fieldId === undefined || !requiresValue(query.filter, first.key.field.name))) {
+        rows.push(...(await run('nulls', inNulls ? position : undefined, want - rows.length)));
+      }
+    }
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint, { values: last.keys, rid: last.rid }) : null;
+    const data = page.map((r) => {
+      const doc = projectDocument(this.#dialect.parseRecord(r.record), def);
+      return query.fields === undefined ? doc : projectFields(doc, query.fields);
+    });
+    return done(data, syncedAt, cursor);
+  }
+
+  /**
+   * Choose how to compute a page: drive from the conjunct with the fewest matches when that is
+   * fewer than the records a walk in result order would expect to examine (want divided by the
+   * estimated selectivity), else walk, checking every conjunct per record. Matches are counted
+   * up to ESTIMATE_CAP; a conjunct at the cap is never a driver (its true size is unknown).
+   */
+  async #plan(conjuncts: Compiled[], total: number, want: number): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set'] }> {
+    const listable = conjuncts.filter((c) => c.set !== undefined);
+    let driver: Compiled | undefined;
+    if (listable.length > 0) {
+      const counts: number[] = [];
+      for (const c of listable) {
+        const { rows } = await boundedCount(c.set!, ESTIMATE_CAP).execute(this.#db);
+        counts.push(Number(rows[0]?.n ?? 0));
+      }
+      if (counts.includes(0)) return 'empty';
+      const selectivity = counts.reduce((p, n) => p * Math.min(1, n / Math.max(1, total)), 1);
+      const best = counts.indexOf(Math.min(...counts));
+      if (counts[best]! < ESTIMATE_CAP && counts[best]! <= want / selectivity) driver = listable[best];
+    }
+    return { filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)), driver: driver?.set };
+  }
+
+  async #scopeId(db: Executor, connectorId: string, entity: string): Promise<number | undefined> {
+    const { rows } = await sql<{ scope_id: number }>`SELECT scope_id FROM search_scopes WHERE connector_id = ${connectorId} AND entity = ${entity}`.execute(db);
+    return rows[0]?.scope_id;
+  }
+
+  /** The scope's id, created if needed, with synced_at set. A write first, so SQLite takes the write lock at once. */
+  async #ensureScope(db: Executor, connectorId: string, entity: string, now: string): Promise<number> {
+    const touched = await sql<{ scope_id: number }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(db);
+    if (touched.rows[0] !== undefined) return touched.rows[0].scope_id;
+    await sql`INSERT INTO search_scopes (connector_id, entity, synced_at) VALUES (${connectorId}, ${entity}, ${now}) ON CONFLICT (connector_id, entity) DO UPDATE SET synced_at = excluded.synced_at`.execute(db);
+    const id = await this.#scopeId(db, connectorId, entity);
+    if (id === undefined) throw new Error('search scope vanished during its creation');
+    return id;
+  }
+
+  async #fieldIds(db: Executor, scopeId: number, keys: Set<string>): Promise<Map<string, number>> {
+    let cache = this.#fieldCache.get(scopeId);
+    const missing = (c: Map<string, number> | undefined): string[] => [...keys].filter((k) => c?.get(k) === undefined);
+    if (missing(cache).length > 0) {
+      const absent = missing(cache);
+      await this.#dialect.insertFields(db, scopeId, absent.map((k) => [k.slice(2), k[0]!]));
+      const { rows } = await sql<FieldRow>`SELECT field_id, path, kind FROM search_fields WHERE scope_id = ${scopeId}`.execute(db);
+      cache = new Map(rows.map((r) => [`${r.kind}:${r.path}`, r.field_id]));
+      this.#fieldCache.set(scopeId, cache);
+    }
+    return cache!;
+  }
+
+  async #addVocabulary(db: Executor, scopeId: number, words: Set<string>): Promise<void> {
+    let known = this.#vocabCache.get(scopeId);
+    if (known === undefined || known.size > VOCAB_CACHE_LIMIT) {
+      known = new Set();
+      this.#vocabCache.set(scopeId, known);
+    }
+    const fresh = [...words].filter((w) => !known.has(w));
+    if (fresh.length === 0) return;
+    const added = await this.#dialect.insertVocabulary(db, scopeId, fresh);
+    const pairs: [string, string][] = [];
+    for (const w of added) for (const v of deletionVariants(w, vocabularyDepth(w))) pairs.push([v, w]);
+    await this.#dialect.insertVariants(db, scopeId, pairs);
+    for (const w of fresh) known.add(w);
+  }
+
+  /** For each fuzzy query word that allows typos: itself and the vocabulary words within its typo distance. */
+  async #fuzzyCandidates(scopeId: number, filter: Filter | undefined): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    const queryWords = [...fuzzyWords(filter, new Set())];
+    if (queryWords.length === 0) return out;
+    const variants = new Set<string>();
+    for (const w of queryWords) for (const v of deletionVariants(w, allowedTypos(w))) variants.add(v);
+    const { rows } = await sql<{ word: string }>`
+      SELECT DISTINCT word FROM search_variants WHERE scope_id = ${scopeId} AND ${this.#dialect.inList(sql.ref('variant'), [...variants], 'text')}`.execute(this.#db);
+    for (const w of queryWords) {
+      const d = allowedTypos(w);
+      out.set(w, [w, ...rows.map((r) => r.word).filter((x) => x !== w && typoDistance(w, x, d) <= d)]);
+    }
+    return out;
+  }
+
+  /** Delete the records a rid subquery selects, with their index entries; returns how many. */
+  async #deleteWhere(db: Executor, scopeId: number, ridQuery: RawBuilder<unknown>): Promise<number> {
+    const { rows } = await sql<{ rid: number | string }>`${ridQuery}`.execute(db);
+    const rids = rows.map((r) => Number(r.rid));
+    for (let i = 0; i < rids.length; i += DELETE_CHUNK) {
+      const chunk = rids.slice(i, i + DELETE_CHUNK);
+      await this.#dialect.deleteIndex(db, chunk);
+      await sql`DELETE FROM search_records WHERE ${this.#dialect.inList(sql.ref('rid'), chunk, 'bigint')}`.execute(db);
+    }
+    if (rids.length > 0) await sql`UPDATE search_scopes SET record_count = record_count - ${rids.length} WHERE scope_id = ${scopeId}`.execute(db);
+    return rids.length;
+  }
+}
