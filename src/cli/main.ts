@@ -8,6 +8,7 @@ import { registerExecCommand } from './exec-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
+import { registerSyncCommand } from './sync-command.ts';
 
 const program = new Command();
 program
@@ -19,8 +20,9 @@ program
 registerManifestCommands(program);
 registerExecCommand(program);
 registerSandboxCommand(program);
-// Hosted mode commands (serve, admin) register here.
+// Hosted mode commands.
 registerServeCommand(program);
 registerAdminCommand(program);
+registerSyncCommand(program);
 
 await program.parseAsync(process.argv);

@@ -22,10 +22,8 @@ import { connectorRoutes } from './routes/connector-routes.ts';
 import { executeRoutes } from './routes/execute-routes.ts';
 import { metaRoutes } from './routes/meta-routes.ts';
 import { oauthRoutes } from './routes/oauth-routes.ts';
-import { RuntimePool } from './runtime-pool.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
-import { RecordStore } from '../search/index.ts';
-import { SyncEngine } from '../sync/index.ts';
+import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
@@ -91,21 +89,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
   let listening: string | undefined;
   const registry = o.registry ?? connectorRegistry();
-  // Search cursors are signed with a key derived from the credentials key ring, so every
-  // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
-  const records = new RecordStore(o.database, { cursorSecret: o.keyRing.derive('search-cursor') });
-  const runtimes = new RuntimePool({ keyRing: o.keyRing, store, config: o.config, fetch: fetchImpl, now, log, retry: o.retry });
-  const sync = new SyncEngine({
-    database: o.database as Database,
-    sink: records,
-    defaultIntervalMs: o.config.syncIntervalSeconds * 1000,
-    runtimeFor: async (connectorId) => {
-      const row = await store.getConnectorById(connectorId);
-      const manifest = row === undefined ? undefined : registry.get(row.connector_type);
-      return row === undefined || manifest === undefined ? undefined : { runtime: runtimes.get(row, manifest).runtime, manifest };
-    },
-    onError: (connectorId, e) => log.warn({ connector_id: connectorId, code: (e as { code?: string }).code, detail: (e as Error).message }, 'sync failed'),
-  });
+  const { records, runtimes, sync, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {
     onConnectorCreated: async (row) => {
@@ -113,7 +97,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
       await userHooks.onConnectorCreated?.(row);
     },
     onConnectorDeleted: async (row, db) => {
-      await sync.removeWithin(row.id, db as never, new RecordStore({ db: db as never, dialect: o.database.dialect }, { cursorSecret: o.keyRing.derive('search-cursor') }));
+      await forgetConnector(row.id, db);
       await userHooks.onConnectorDeleted?.(row, db);
     },
   };

@@ -1,0 +1,60 @@
+/**
+ * The hosted data components, built the same way by the service (buildApp) and the CLI
+ * (`switchboard sync`): the record store with search, the interpreter pool, and the sync engine
+ * that reads connectors' stored credentials and writes their records.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { FetchLike, RetryPolicy } from '../http/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
+import { RecordStore } from '../search/index.ts';
+import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
+import { SyncEngine } from '../sync/index.ts';
+import type { ServiceConfig } from './config.ts';
+import { RuntimePool } from './runtime-pool.ts';
+
+export interface HostedData {
+  records: RecordStore;
+  runtimes: RuntimePool;
+  sync: SyncEngine;
+  /** Remove a connector's sync state and records inside the transaction deleting its row. */
+  forgetConnector(connectorId: string, trx: Kysely<ServiceTables>): Promise<void>;
+}
+
+export interface HostedDataOptions {
+  database: Database<ServiceTables>;
+  store: ServiceStore;
+  keyRing: KeyRing;
+  config: ServiceConfig;
+  registry: Map<string, LoadedManifest>;
+  fetch: FetchLike;
+  now: () => number;
+  log: Logger;
+  retry?: Partial<RetryPolicy> | undefined;
+}
+
+export function createHostedData(o: HostedDataOptions): HostedData {
+  // Search cursors are signed with a key derived from the credentials key ring, so every
+  // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
+  const cursorSecret = o.keyRing.derive('search-cursor');
+  const records = new RecordStore(o.database, { cursorSecret });
+  const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry });
+  const sync = new SyncEngine({
+    database: o.database as Database,
+    sink: records,
+    defaultIntervalMs: o.config.syncIntervalSeconds * 1000,
+    runtimeFor: async (connectorId) => {
+      const row = await o.store.getConnectorById(connectorId);
+      const manifest = row === undefined ? undefined : o.registry.get(row.connector_type);
+      return row === undefined || manifest === undefined ? undefined : { runtime: runtimes.get(row, manifest).runtime, manifest };
+    },
+    onError: (connectorId, e) => o.log.warn({ connector_id: connectorId, code: (e as { code?: string }).code, detail: (e as Error).message }, 'sync failed'),
+  });
+  return {
+    records,
+    runtimes,
+    sync,
+    forgetConnector: (connectorId, trx) =>
+      sync.removeWithin(connectorId, trx as unknown as Kysely<unknown>, new RecordStore({ db: trx, dialect: o.database.dialect }, { cursorSecret })),
+  };
+}
