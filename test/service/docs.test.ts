@@ -1,5 +1,5 @@
 /**
- * docs/hosted.md stays true: its error-code table and configuration table list exactly what the
+ * docs/hosted.md and README.md stay true: its error-code table and configuration table list exactly what the
  * registry and the configuration loader know. When this fails, regenerate the tables between the
  * markers from errorCodeTable() and CONFIG_VARIABLES (src/service).
  */
@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, errorCodeTable } from '../../src/service/index.ts';
 
-const doc = readFileSync(new URL('../../docs/hosted.md', import.meta.url), 'utf8');
-const between = (name: string): string => doc.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0]?.trim() ?? '';
+describe.each(['docs/hosted.md', 'README.md'])('%s', (file) => {
+  const doc = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+  const between = (name: string): string => doc.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0]?.trim() ?? '';
 
-describe('docs/hosted.md', () => {
   it('has the error-code table of the registry', () => {
     expect(between('error-codes')).toBe(errorCodeTable());
   });
