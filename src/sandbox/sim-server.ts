@@ -220,6 +220,18 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** Combine integers into one 32-bit seed (FNV-1a-style mixing), so derived generators are independent of each other and of list order. */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x811c9dc5;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p >>> 0), 0x01000193);
+    h ^= h >>> 15;
+    h = Math.imul(h, 0x2c1b3c6d);
+    h ^= h >>> 12;
+  }
+  return h >>> 0;
+}
+
 /** Pick one element of a non-empty array with the given PRNG. */
 export function pick<T>(rand: () => number, items: readonly T[]): T {
   return items[Math.floor(rand() * items.length)] as T;

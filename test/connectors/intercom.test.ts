@@ -11,6 +11,7 @@ import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnv
 import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { projectDocument, searchDefOf } from '../../src/search/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { failure } from '../helpers/errors.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -25,14 +26,6 @@ function expectValid(entity: string, records: Rec[]): void {
   for (const r of records) expect(v(r), `${entity} ${r.id}: ${ajv.errorsText(v.errors)}`).toBe(true);
 }
 
-async function failure(p: Promise<unknown>): Promise<SwitchboardError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(SwitchboardError);
-  return e as SwitchboardError;
-}
 
 let sim: IntercomSimulator;
 beforeAll(async () => {

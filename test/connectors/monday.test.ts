@@ -11,6 +11,7 @@ import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnv
 import { createAjv } from '../../src/manifest/index.ts';
 import { boardOrder, type ItemRec } from '../../src/sandbox/monday/data.ts';
 import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
+import { failure } from '../helpers/errors.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -34,14 +35,6 @@ function expectValid(entity: string, records: Rec[]): void {
   for (const r of records) expect(v(r), `${entity} ${JSON.stringify(v.errors)}`).toBe(true);
 }
 
-async function failure(p: Promise<unknown>): Promise<SwitchboardError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(SwitchboardError);
-  return e as SwitchboardError;
-}
 
 let sim: MondaySimulator;
 beforeAll(async () => {

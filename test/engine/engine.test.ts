@@ -3,6 +3,7 @@ import { ConnectorRuntime, type RuntimeOptions } from '../../src/engine/index.ts
 import { SwitchboardError, type ErrorCode } from '../../src/errors/index.ts';
 import { RateLimiter } from '../../src/http/index.ts';
 import { startTestApi, testManifest, type TestApi } from '../fixtures/testapi-server.ts';
+import { failure } from '../helpers/errors.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -15,15 +16,6 @@ function runtime(options: RuntimeOptions = {}, credentials: unknown = { api_key:
   return new ConnectorRuntime(testManifest, credentials, { baseUrl: api.url, limiter: null, retry: { baseDelayMs: 1 }, ...options });
 }
 
-async function failure(p: Promise<unknown>): Promise<SwitchboardError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof SwitchboardError) return e;
-    throw e;
-  }
-  throw new Error('expected a SwitchboardError');
-}
 
 describe('execute', () => {
   it('list returns the envelope with records and meta', async () => {

@@ -6,7 +6,7 @@
  * (seed, gen), so a 100 000-note benchmark dataset costs a few MB, and the same seed always
  * yields byte-identical notes.
  */
-import { pick, seededRandom } from '../sim-server.ts';
+import { mixSeed, pick, seededRandom } from '../sim-server.ts';
 
 /** A transcript segment as Granola returns it. */
 export interface GranolaTranscriptSegment {
@@ -80,17 +80,6 @@ export interface GeneratedContent {
   script: string[];
 }
 
-/** Mix integers into one 32-bit seed, so per-note generators are independent of list order. */
-export function mixSeed(...parts: number[]): number {
-  let h = 0x811c9dc5;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x01000193);
-    h ^= h >>> 15;
-    h = Math.imul(h, 0x2c1b3c6d);
-    h ^= h >>> 12;
-  }
-  return h >>> 0;
-}
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 

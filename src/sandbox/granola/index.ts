@@ -9,14 +9,13 @@
  * Granola documents status codes but not error bodies; we answer `{ "message": "..." }`, the
  * shape Granola clients read (and the manifest's `errors.message` template looks at first).
  */
-import { seededRandom, startSimulator, TokenBucket, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
+import { mixSeed, seededRandom, startSimulator, TokenBucket, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
 import {
   generateContent,
   generateTranscript,
   granolaId,
   iso,
   makeWorkspace,
-  mixSeed,
   type GranolaNote,
   type GranolaNotePatch,
   type GranolaNoteSummary,

@@ -7,22 +7,11 @@
  * dataset costs a few tens of MB and the same seed always yields byte-identical responses.
  * Shapes follow the examples of Intercom's OpenAPI description 2.14 (field order included).
  */
-import { pick, seededRandom } from '../sim-server.ts';
+import { mixSeed, pick, seededRandom } from '../sim-server.ts';
 
 export type Json = Record<string, unknown>;
 export type Rand = () => number;
 
-/** Combine numbers into one 32-bit seed (FNV-1a-style mixing), so sub-streams never overlap. */
-export function mixSeed(...parts: number[]): number {
-  let h = 0x811c9dc5;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x01000193);
-    h ^= h >>> 15;
-    h = Math.imul(h, 0x2c1b3c6d);
-    h ^= h >>> 12;
-  }
-  return h >>> 0;
-}
 
 /** A PRNG for one record: independent of generation order. */
 export function recordRandom(seed: number, salt: number, gen: number): Rand {

@@ -7,7 +7,7 @@
  * relations and the fields changed through the API; everything else is regenerated from
  * (seed, gen) whenever the record is rendered (see data.ts).
  */
-import { pick, seededRandom } from '../sim-server.ts';
+import { mixSeed, pick, seededRandom } from '../sim-server.ts';
 import {
   ADMIN_JOB_TITLES,
   ARTICLE_TITLES,
@@ -21,7 +21,6 @@ import {
   int,
   LOCATIONS,
   MESSAGES,
-  mixSeed,
   NOTE_BODIES,
   objectId,
   OPERATING_SYSTEMS,
