@@ -1,0 +1,393 @@
+/**
+ * The validated query tree → parameterized SQL. Field references become integer field ids looked
+ * up in the scope's field dictionary (never SQL text); values are always bound parameters; the
+ * only SQL text built here comes from closed sets (operators, directions, fixed table aliases).
+ *
+ * Each condition compiles to two forms: a per-record check correlated on `r.rid` (an index
+ * probe) and, where the condition can enumerate its records, a set of rids (an index range).
+ * The store picks the page plan — drive from the smallest set, or walk an index in result order
+ * checking each record — from bounded counts, instead of leaving it to each database's planner,
+ * which cannot estimate these subqueries and would otherwise pick different (and slow) plans.
+ */
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { CursorPosition } from './cursor.ts';
+import type { SearchDialect } from './dialect.ts';
+import type { FieldRef, Filter, SortKey, ValueKind } from './query.ts';
+
+/** A predicate, or a constant when the condition can be decided without the database. */
+export type Pred = boolean | RawBuilder<SqlBool>;
+
+export interface FieldRow {
+  field_id: number;
+  path: string;
+  kind: string;
+}
+
+/** A scope's field dictionary: (path, kind) → field id. */
+export class FieldIndex {
+  readonly #rows: FieldRow[];
+  constructor(rows: FieldRow[]) {
+    this.#rows = rows;
+  }
+
+  /**
+   * Field ids a reference covers: the field itself for scalar fields; for object/array fields
+   * and paths inside them, every leaf path at or below it. `kind` undefined: any kind.
+   */
+  ids(ref: FieldRef, kind?: ValueKind): number[] {
+    const p = ref.name;
+    return this.#rows
+      .filter((r) => (kind === undefined || r.kind === kind) && (r.path === p || (ref.multi && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
+      .map((r) => r.field_id);
+  }
+}
+
+/** A single-token form of a field's word that every tokenizer keeps whole: [0-9a-z_] only. */
+export function wordToken(fieldId: number, word: string): string {
+  return /^[a-z0-9]+$/.test(word) ? `${fieldId}_${word}` : `${fieldId}__${Buffer.from(word, 'utf8').toString('hex')}`;
+}
+
+export interface CompileContext {
+  dialect: SearchDialect;
+  fields: FieldIndex;
+  /** Vocabulary words within the allowed typo distance of each fuzzy query word (itself included). */
+  fuzzy: Map<string, string[]>;
+}
+
+const RID = sql.ref('r.rid');
+const COMPARATORS = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+function and(preds: Pred[]): Pred {
+  if (preds.includes(false)) return false;
+  const rest = preds.filter((p): p is RawBuilder<SqlBool> => p !== true);
+  if (rest.length === 0) return true;
+  return rest.length === 1 ? rest[0]! : sql<SqlBool>`(${sql.join(rest, sql` AND `)})`;
+}
+
+function or(preds: Pred[]): Pred {
+  if (preds.includes(true)) return true;
+  const rest = preds.filter((p): p is RawBuilder<SqlBool> => p !== false);
+  if (rest.length === 0) return false;
+  return rest.length === 1 ? rest[0]! : sql<SqlBool>`(${sql.join(rest, sql` OR `)})`;
+}
+
+function not(p: Pred): Pred {
+  return typeof p === 'boolean' ? !p : sql<SqlBool>`NOT ${p}`;
+}
+
+export function sqlValue(kind: ValueKind, value: string | number | boolean): string | number {
+  return typeof value === 'boolean' ? (value ? 1 : 0) : value;
+}
+
+/** A compiled condition: its per-record check, and the set of records it matches when it can list them. */
+export interface Compiled {
+  check: Pred;
+  /** A subquery with a `rid` column listing exactly the matching records (possibly repeated). */
+  set?: RawBuilder<unknown>;
+}
+
+/** A comparison or `in` on a scalar field: at most one value per record, so conditions on it can share one index lookup. */
+export type ScalarLeaf = Extract<Filter, { op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' }>;
+
+function isScalarLeaf(f: Filter): f is ScalarLeaf {
+  return (f.op === 'eq' || f.op === 'neq' || f.op === 'gt' || f.op === 'gte' || f.op === 'lt' || f.op === 'lte' || f.op === 'in') && !f.field.multi;
+}
+
+/** A scalar leaf as a condition on the value column `col` of its field's value row. */
+export function leafCondition(dialect: SearchDialect, leaf: ScalarLeaf, col: RawBuilder<unknown>): RawBuilder<SqlBool> {
+  if (leaf.op === 'in') {
+    const kind = leaf.values[0]!.kind;
+    const values = leaf.values.map((v) => sqlValue(v.kind, v.value));
+    return values.length === 1 ? sql<SqlBool>`${col} = ${values[0]}` : dialect.inList(col, values, kind === 's' ? 'text' : 'float');
+  }
+  return sql<SqlBool>`${col} ${sql.raw(COMPARATORS[leaf.op])} ${sqlValue(leaf.kind, leaf.value)}`;
+}
+
+/**
+ * Split off the scalar conditions on `field` at the top level of a filter (the filter itself or
+ * the items of a top-level and). A sorted query applies them to the sort key's own index scan.
+ */
+export function splitFieldConditions(filter: Filter | undefined, field: string): { leaves: ScalarLeaf[]; rest: Filter | undefined } {
+  if (filter === undefined) return { leaves: [], rest: undefined };
+  const items = filter.op === 'and' ? filter.items : [filter];
+  const leaves = items.filter((i): i is ScalarLeaf => isScalarLeaf(i) && i.field.name === field);
+  if (leaves.length === 0) return { leaves, rest: filter };
+  const others = items.filter((i) => !leaves.includes(i as ScalarLeaf));
+  return { leaves, rest: others.length === 0 ? undefined : others.length === 1 ? others[0] : { op: 'and', items: others } };
+}
+
+class Compiler {
+  constructor(readonly ctx: CompileContext) {}
+
+  get dialect(): SearchDialect {
+    return this.ctx.dialect;
+  }
+
+  fieldIds(ids: number[]): RawBuilder<SqlBool> {
+    return ids.length === 1 ? sql<SqlBool>`x.field_id = ${ids[0]}` : this.dialect.inList(sql.ref('x.field_id'), ids, 'int');
+  }
+
+  /** Records with a value row under one of `ids` satisfying `cond`. */
+  hasValue(ids: number[], cond?: RawBuilder<SqlBool>): Compiled {
+    if (ids.length === 0) return { check: false };
+    const where = cond === undefined ? this.fieldIds(ids) : sql<SqlBool>`${this.fieldIds(ids)} AND ${cond}`;
+    return {
+      check: this.dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${RID} AND ${where}`),
+      set: sql`SELECT x.rid FROM search_values x WHERE ${where}`,
+    };
+  }
+
+  compare(field: FieldRef, kind: ValueKind, op: keyof typeof COMPARATORS, value: string | number | boolean): Compiled {
+    return this.hasValue(this.ctx.fields.ids(field, kind), sql<SqlBool>`${this.dialect.valueColumn('x', kind)} ${sql.raw(COMPARATORS[op])} ${sqlValue(kind, value)}`);
+  }
+
+  /**
+   * The conjuncts of a filter, compiled: the items of an and (or the filter itself), with the
+   * conditions on one scalar field merged into one lookup (they hold for its one value, so a
+   * range becomes one index range instead of two half-open ones).
+   */
+  conjuncts(f: Filter): Compiled[] {
+    if (f.op !== 'and') return [this.node(f)];
+    const groups = new Map<string, ScalarLeaf[]>();
+    const others: Filter[] = [];
+    for (const item of f.items) {
+      if (isScalarLeaf(item)) groups.set(item.field.name, [...(groups.get(item.field.name) ?? []), item]);
+      else others.push(item);
+    }
+    const merged = [...groups.values()].map((leaves) => {
+      if (leaves.length === 1) return this.node(leaves[0]!);
+      const first = leaves[0]!;
+      const kind = first.op === 'in' ? first.values[0]!.kind : first.kind;
+      const col = this.dialect.valueColumn('x', kind);
+      return this.hasValue(this.ctx.fields.ids(first.field, kind), sql<SqlBool>`${sql.join(leaves.map((l) => leafCondition(this.dialect, l, col)), sql` AND `)}`);
+    });
+    return [...merged, ...others.map((i) => this.node(i))];
+  }
+
+  node(f: Filter): Compiled {
+    const { dialect, ctx } = this;
+    switch (f.op) {
+      case 'and': {
+        const parts = this.conjuncts(f);
+        return { check: and(parts.map((p) => p.check)) };
+      }
+      case 'or':
+        return { check: or(f.items.map((i) => this.node(i).check)) };
+      case 'not':
+        return { check: not(this.node(f.item).check) };
+      case 'present': {
+        const has = this.hasValue(ctx.fields.ids(f.field));
+        return f.present ? has : { check: not(has.check) };
+      }
+      case 'neq':
+        // Scalar fields: a value that differs. Object/array fields: some value, and none equal.
+        if (!f.field.multi) return this.compare(f.field, f.kind, 'neq', f.value);
+        return { check: and([this.hasValue(ctx.fields.ids(f.field)).check, not(this.compare(f.field, f.kind, 'eq', f.value).check)]) };
+      case 'eq':
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+        return this.compare(f.field, f.kind, f.op, f.value);
+      case 'in': {
+        // Object/array fields may mix kinds in one list: one lookup per kind.
+        const byKind = new Map<ValueKind, ScalarLeaf & { op: 'in' }>();
+        for (const v of f.values) {
+          const leaf = byKind.get(v.kind) ?? { op: 'in', field: f.field, values: [] };
+          leaf.values.push(v);
+          byKind.set(v.kind, leaf);
+        }
+        const parts = [...byKind].map(([kind, leaf]) => this.hasValue(ctx.fields.ids(f.field, kind), leafCondition(dialect, leaf, dialect.valueColumn('x', kind))));
+        return parts.length === 1 ? parts[0]! : { check: or(parts.map((p) => p.check)) };
+      }
+      case 'like': {
+        const ids = ctx.fields.ids(f.field, 's');
+        // "%" alone matches every string value.
+        if (f.parts.every((p) => p.kind === 'any')) return this.hasValue(ids);
+        if (ids.length === 0) return { check: false };
+        const cond = dialect.likeCondition(f.parts);
+        const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> => dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${cond}`);
+        // A record's own values are checked directly; listing matches goes through the trigram
+        // index when the pattern has a 3-character literal, else through the field's values.
+        const candidates = dialect.likeCandidates(f.parts, confirm);
+        return { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
+      }
+      case 'keyword':
+      case 'fuzzy': {
+        const ids = ctx.fields.ids(f.field, 's');
+        if (ids.length === 0) return { check: false };
+        // keyword: any word (one group); fuzzy: every word (a group each) within its typo distance.
+        const groups =
+          f.op === 'keyword'
+            ? [ids.flatMap((id) => f.words.map((w) => wordToken(id, w)))]
+            : f.words.map((w) => ids.flatMap((id) => (ctx.fuzzy.get(w) ?? [w]).map((c) => wordToken(id, c))));
+        return { check: dialect.exists(dialect.wordsQuery(groups, RID)), set: dialect.wordsQuery(groups) };
+      }
+    }
+  }
+}
+
+/** Compile a filter to its conjuncts (each with a check and, if listable, a set of rids). */
+export function compileConjuncts(f: Filter, ctx: CompileContext): Compiled[] {
+  return new Compiler(ctx).conjuncts(f);
+}
+
+/** AND of predicates, folding constants. */
+export { and as andPreds };
+
+/** True when every record the filter matches must have a value for the scalar field `name`. */
+export function requiresValue(f: Filter | undefined, name: string): boolean {
+  if (f === undefined) return false;
+  switch (f.op) {
+    case 'and':
+      return f.items.some((i) => requiresValue(i, name));
+    case 'or':
+      return f.items.every((i) => requiresValue(i, name));
+    case 'not':
+      return false;
+    case 'present':
+      return f.present && f.field.name === name;
+    default:
+      return f.field.name === name && !f.field.multi;
+  }
+}
+
+/** One sort key as joined into a page query; `expr` null when the field has never had a value. */
+interface JoinedKey {
+  expr: RawBuilder<unknown> | null;
+  dir: 'asc' | 'desc';
+  nullable: boolean;
+}
+
+/** "After the cursor" for keys ordered with nulls last, then rid in `tieDir`. */
+function keysetPredicate(keys: JoinedKey[], values: (string | number | null)[], rid: RawBuilder<unknown>, afterRid: number, tieDir: 'asc' | 'desc'): Pred {
+  const ridAfter = sql<SqlBool>`${rid} ${sql.raw(tieDir === 'asc' ? '>' : '<')} ${afterRid}`;
+  const only = keys[0];
+  const v0 = values[0];
+  // One non-null key in the tie direction: a row-value comparison both databases can answer
+  // with a range scan of the (field_id, value, rid) index.
+  if (keys.length === 1 && only !== undefined && only.expr !== null && !only.nullable && v0 !== null && v0 !== undefined && only.dir === tieDir) {
+    return sql<SqlBool>`(${only.expr}, ${rid}) ${sql.raw(tieDir === 'asc' ? '>' : '<')} (${v0}, ${afterRid})`;
+  }
+  const terms: Pred[] = [];
+  const prefix: Pred[] = [];
+  keys.forEach((key, i) => {
+    const c = values[i] ?? null;
+    let after: Pred;
+    let equal: Pred;
+    if (key.expr === null) {
+      // Every record is null here: null sorts after any value and equals only null.
+      after = c !== null;
+      equal = c === null;
+    } else if (c === null) {
+      after = false;
+      equal = sql<SqlBool>`${key.expr} IS NULL`;
+    } else {
+      const beyond = sql<SqlBool>`${key.expr} ${sql.raw(key.dir === 'asc' ? '>' : '<')} ${c}`;
+      after = key.nullable ? or([beyond, sql<SqlBool>`${key.expr} IS NULL`]) : beyond;
+      equal = sql<SqlBool>`${key.expr} = ${c}`;
+    }
+    terms.push(and([...prefix, after]));
+    prefix.push(equal);
+  });
+  terms.push(and([...prefix, ridAfter]));
+  return or(terms);
+}
+
+export interface SortPlan {
+  key: SortKey;
+  /** The field id holding this key's values, if the field has ever had one. */
+  fieldId: number | undefined;
+}
+
+export interface PageRow {
+  rid: number;
+  record: unknown;
+  keys: (string | number | null)[];
+}
+
+/**
+ * The SQL of one page segment. Sorting puts records without a value for a key after the others
+ * (asc and desc alike), and breaks ties by rid in the last key's direction. So that the first
+ * sort key can be read from its index in order, a sorted query runs in two segments: records
+ * having a value for the first key (phase "values"), then those without (phase "nulls").
+ *
+ * With a `driver` set, the page is computed from that set's records (then sorted); without, by
+ * walking records in result order — the first sort key's index, or rids — checking each.
+ */
+export function pageQuery(
+  dialect: SearchDialect,
+  scopeId: number,
+  filter: Pred,
+  sort: SortPlan[],
+  phase: 'none' | 'values' | 'nulls',
+  after: CursorPosition | undefined,
+  limit: number,
+  /** Conditions on the first sort key, applied to its index scan in the values phase. */
+  sortLeaves: ScalarLeaf[] = [],
+  driver?: RawBuilder<unknown>,
+): RawBuilder<Record<string, unknown>> {
+  const tieDir = sort.at(-1)?.key.dir ?? 'asc';
+  const where: Pred[] = [filter];
+  const joins: RawBuilder<unknown>[] = [];
+  const columns: RawBuilder<unknown>[] = [];
+  const keys: JoinedKey[] = [];
+  sort.forEach((s, i) => {
+    const alias = `s${i}`;
+    const col = dialect.valueColumn(alias, s.key.kind);
+    if (i === 0 && phase === 'nulls') {
+      columns.push(sql`NULL AS ${sql.ref(`k${i}`)}`);
+      return;
+    }
+    if (s.fieldId === undefined) {
+      columns.push(sql`NULL AS ${sql.ref(`k${i}`)}`);
+      keys.push({ expr: null, dir: s.key.dir, nullable: true });
+      return;
+    }
+    if (i > 0) joins.push(sql`LEFT JOIN search_values ${sql.table(alias)} ON ${sql.ref(`${alias}.rid`)} = r.rid AND ${sql.ref(`${alias}.field_id`)} = ${s.fieldId}`);
+    columns.push(sql`${col} AS ${sql.ref(`k${i}`)}`);
+    keys.push({ expr: col, dir: s.key.dir, nullable: i > 0 });
+  });
+  const order = keys
+    .filter((k) => k.expr !== null)
+    .map((k) => sql`${k.expr} ${sql.raw(k.dir === 'asc' ? 'ASC' : 'DESC')}${k.nullable ? sql` NULLS LAST` : sql``}`);
+
+  const join = dialect.orderedJoin;
+  const driving = driver === undefined ? undefined : sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
+  let from: RawBuilder<unknown>;
+  let rid: RawBuilder<unknown>;
+  if (phase === 'values') {
+    const first = sort[0]!;
+    const col = dialect.valueColumn('s0', first.key.kind);
+    // Walking s0 reads the (field_id, value, rid) index in sort order and stops at the limit.
+    from = driving === undefined
+      ? sql`search_values s0 ${join} search_records r ON r.rid = s0.rid`
+      : sql`${driving} ${join} search_values s0 ON s0.rid = d.rid ${join} search_records r ON r.rid = d.rid`;
+    rid = sql.ref('s0.rid');
+    where.unshift(sql<SqlBool>`s0.field_id = ${first.fieldId!} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
+  } else {
+    from = driving === undefined ? sql`search_records r` : sql`${driving} ${join} search_records r ON r.rid = d.rid`;
+    rid = sql.ref('r.rid');
+    where.unshift(sql<SqlBool>`r.scope_id = ${scopeId}`);
+    const first = sort[0];
+    if (phase === 'nulls' && first?.fieldId !== undefined) {
+      where.push(not(dialect.exists(sql`SELECT 1 FROM search_values z WHERE z.rid = r.rid AND z.field_id = ${first.fieldId}`)));
+    }
+  }
+  if (after !== undefined) {
+    const values = phase === 'nulls' ? after.values.slice(1) : after.values;
+    where.push(keysetPredicate(keys, values, rid, after.rid, tieDir));
+  }
+  order.push(sql`${rid} ${sql.raw(tieDir === 'asc' ? 'ASC' : 'DESC')}`);
+  const predicate = and(where);
+  return sql<Record<string, unknown>>`SELECT ${rid} AS rid, r.record AS record${columns.length ? sql`, ${sql.join(columns)}` : sql``}
+    FROM ${from} ${sql.join(joins, sql` `)}
+    WHERE ${predicate === true ? sql`1 = 1` : predicate === false ? sql`1 = 0` : predicate}
+    ORDER BY ${sql.join(order)}
+    LIMIT ${limit}`;
+}
+
+/** A bounded count of a set's rows: the exact count below `cap`, else `cap`. */
+export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<{ n: number | string }> {
+  return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e LIMIT ${cap}) c`;
+}

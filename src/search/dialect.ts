@@ -1,0 +1,67 @@
+/**
+ * The dialect seam of the search store: the few places where SQLite and PostgreSQL need
+ * different SQL (typed value columns, list parameters, the word and like indexes, bulk writes
+ * from one JSON parameter, and how rows come back). Everything else is shared SQL.
+ */
+import type { Kysely, RawBuilder, SqlBool } from 'kysely';
+import type { DialectName } from '../store/database.ts';
+import type { ValueKind } from './query.ts';
+import type { LikePart } from './text.ts';
+
+/**
+ * Anything that runs queries: the Kysely instance or a transaction. The search store only runs
+ * raw SQL over its own tables, so it accepts a Kysely instance of any schema type.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Executor = Kysely<any>;
+
+/**
+ * One value row to index: rid, field id, value (booleans as 0/1; a string exactly when the
+ * field id's kind is s), ordinal, lower-cased text if it differs.
+ */
+export type ValueRow = [rid: number, fieldId: number, v: string | number, n: number, low: string | null];
+
+/** A record's text-index row: rid, word tokens, lower-cased string values one per line. */
+export type TextRow = [rid: number, tokens: string[], likeText: string];
+
+export interface SearchDialect {
+  readonly name: DialectName;
+  /** The search_values column holding values of `kind`, under a table alias. */
+  valueColumn(alias: string, kind: ValueKind): RawBuilder<unknown>;
+  /** `expr IN (values)` with the whole list as one bound parameter. */
+  inList(expr: RawBuilder<unknown>, values: readonly (string | number)[], type: 'text' | 'int' | 'bigint' | 'float'): RawBuilder<SqlBool>;
+  /**
+   * Records (column `rid`) whose word index has, for every group, at least one of the group's
+   * tokens; with `rid` given, the same as a check on that one record.
+   */
+  wordsQuery(groups: string[][], rid?: RawBuilder<unknown>): RawBuilder<unknown>;
+  /** `pattern` (parsed, lower-cased) against the string value of search_values alias x. */
+  likeCondition(parts: LikePart[]): RawBuilder<SqlBool>;
+  /**
+   * Candidate records (column `rid`) for a like pattern from the per-record trigram index,
+   * each confirmed by `confirm` (a condition correlated on the candidate's rid, given as the
+   * rid expression); undefined when the pattern has no 3-character literal to look up.
+   */
+  likeCandidates(parts: LikePart[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>): RawBuilder<unknown> | undefined;
+  /** EXISTS over a correlated subquery, evaluated per outer row (never turned into a join). */
+  exists(subquery: RawBuilder<unknown>): RawBuilder<SqlBool>;
+  /** A subquery used as the driving relation of a page query, kept as the outer loop. */
+  driver(subquery: RawBuilder<unknown>): RawBuilder<unknown>;
+  /** The join keyword that keeps the left side as the outer loop. */
+  readonly orderedJoin: RawBuilder<unknown>;
+  /** The stored upstream record as a JavaScript object. */
+  parseRecord(value: unknown): Record<string, unknown>;
+  /** A stored timestamp as an ISO 8601 string. */
+  parseTime(value: unknown): string | null;
+
+  /** Insert or update records given as [record_id, record JSON, doc_hash]; returns their rids. */
+  upsertRecords(db: Executor, scopeId: number, rows: [id: string, json: string, hash: string][], syncedAt: string, syncRun: string | null): Promise<{ rid: number; record_id: string }[]>;
+  insertValues(db: Executor, rows: ValueRow[]): Promise<void>;
+  insertText(db: Executor, rows: TextRow[]): Promise<void>;
+  /** Remove the index entries (values, words, like text) of these records: a rid list or a subquery yielding rids. */
+  deleteIndex(db: Executor, rids: number[] | RawBuilder<unknown>): Promise<void>;
+  insertFields(db: Executor, scopeId: number, keys: [path: string, kind: string][]): Promise<void>;
+  /** Add words to a scope's vocabulary; returns those that were not there yet. */
+  insertVocabulary(db: Executor, scopeId: number, words: string[]): Promise<string[]>;
+  insertVariants(db: Executor, scopeId: number, pairs: [variant: string, word: string][]): Promise<void>;
+}

@@ -1,0 +1,126 @@
+/**
+ * PostgreSQL side of the search store. Lists are typed array parameters (`= ANY($1::text[])`);
+ * bulk index rows travel as one typed array per column expanded with unnest (about a third
+ * faster than JSON rows), records as one JSON array — one statement per table per batch.
+ */
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
+import type { ValueKind } from './query.ts';
+import { likeToSqlLike, longestLiteral, relaxedLike, type LikePart } from './text.ts';
+
+const ARRAY_TYPES = { text: 'text[]', int: 'integer[]', bigint: 'bigint[]', float: 'double precision[]' } as const;
+
+export const postgresSearchDialect: SearchDialect = {
+  name: 'postgres',
+
+  valueColumn(alias: string, kind: ValueKind) {
+    return sql.ref(`${alias}.${kind === 's' ? 'txt' : 'num'}`);
+  },
+
+  inList(expr, values, type) {
+    return sql<SqlBool>`${expr} = ANY(${values}::${sql.raw(ARRAY_TYPES[type])})`;
+  },
+
+  wordsQuery(groups, rid) {
+    const conditions = groups.map((g) => sql<SqlBool>`t.words && ${g}::text[]`);
+    if (rid !== undefined) conditions.unshift(sql<SqlBool>`t.rid = ${rid}`);
+    return sql`SELECT t.rid FROM search_text t WHERE ${sql.join(conditions, sql` AND `)}`;
+  },
+
+  likeCondition(parts: LikePart[]) {
+    // Case-sensitive LIKE over text lower-cased in JavaScript.
+    return sql<SqlBool>`COALESCE(x.low, x.txt) LIKE ${likeToSqlLike(parts)}`;
+  },
+
+  likeCandidates(parts: LikePart[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>) {
+    if (longestLiteral(parts) < 3) return undefined;
+    // pg_trgm's index answers the relaxed pattern (literals in order, unanchored) over the
+    // record's text of all string values.
+    return sql`SELECT t.rid FROM search_text t WHERE t.liketext LIKE ${likeToSqlLike(relaxedLike(parts))} AND ${confirm(sql.ref('t.rid'))}`;
+  },
+
+  exists(subquery) {
+    // OFFSET 0 keeps the planner from turning the EXISTS into a semi-join over the whole
+    // subquery: it stays a per-row index probe, which is the point when walking an index.
+    return sql<SqlBool>`EXISTS (${subquery} OFFSET 0)`;
+  },
+
+  driver(subquery) {
+    // OFFSET 0: an optimization fence, so the driving set is computed as written.
+    return sql`(${subquery} OFFSET 0)`;
+  },
+
+  orderedJoin: sql`JOIN`,
+
+  parseRecord(value) {
+    return value as Record<string, unknown>;
+  },
+
+  parseTime(value) {
+    if (value === null || value === undefined) return null;
+    return (value instanceof Date ? value : new Date(String(value))).toISOString();
+  },
+
+  async upsertRecords(db, scopeId, records, syncedAt, syncRun) {
+    // Records as one JSON array (each record embedded as is), not a text[] of JSON strings:
+    // escaping every record into an array literal costs more than parsing it once as JSON.
+    const batch = `[${records.map(([id, json, hash]) => `[${JSON.stringify(id)},${json},${JSON.stringify(hash)}]`).join(',')}]`;
+    const { rows } = await sql<{ rid: string; record_id: string }>`
+      INSERT INTO search_records (scope_id, record_id, record, doc_hash, synced_at, sync_run)
+      SELECT ${scopeId}, e.value->>0, (e.value->1)::jsonb, e.value->>2, ${syncedAt}::timestamptz, ${syncRun}::text
+      FROM json_array_elements(${batch}::json) AS e(value)
+      ON CONFLICT (scope_id, record_id) DO UPDATE SET
+        record = excluded.record, doc_hash = excluded.doc_hash, synced_at = excluded.synced_at,
+        sync_run = COALESCE(excluded.sync_run, search_records.sync_run)
+      RETURNING rid, record_id`.execute(db);
+    // bigint comes back as a string; rids stay far below 2^53.
+    return rows.map((r) => ({ rid: Number(r.rid), record_id: r.record_id }));
+  },
+
+  async insertValues(db: Executor, rows: ValueRow[]) {
+    if (rows.length === 0) return;
+    // In index order, so each index page is visited once per batch rather than at random.
+    const sorted = [...rows].sort((a, b) => a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
+    const col = <T>(f: (r: ValueRow) => T): T[] => sorted.map(f);
+    await sql`INSERT INTO search_values (rid, field_id, num, txt, n, low)
+      SELECT * FROM unnest(${col((r) => r[0])}::bigint[], ${col((r) => r[1])}::integer[],
+        ${col((r) => (typeof r[2] === 'string' ? null : r[2]))}::double precision[], ${col((r) => (typeof r[2] === 'string' ? r[2] : null))}::text[],
+        ${col((r) => r[3])}::integer[], ${col((r) => r[4])}::text[])`.execute(db);
+  },
+
+  async insertText(db, rows) {
+    if (rows.length === 0) return;
+    // Tokens never contain spaces (see wordToken), so a space-joined string carries the list.
+    await sql`INSERT INTO search_text (rid, words, liketext)
+      SELECT u.rid, CASE WHEN u.words = '' THEN '{}'::text[] ELSE string_to_array(u.words, ' ') END, u.liketext
+      FROM unnest(${rows.map((r) => r[0])}::bigint[], ${rows.map((r) => r[1].join(' '))}::text[], ${rows.map((r) => r[2])}::text[]) AS u(rid, words, liketext)
+      ON CONFLICT (rid) DO UPDATE SET words = excluded.words, liketext = excluded.liketext`.execute(db);
+  },
+
+  async deleteIndex(db, rids) {
+    if (Array.isArray(rids) && rids.length === 0) return;
+    const list = Array.isArray(rids) ? sql`SELECT unnest(${rids}::bigint[])` : rids;
+    await sql`DELETE FROM search_values WHERE rid IN (${list})`.execute(db);
+    await sql`DELETE FROM search_text WHERE rid IN (${list})`.execute(db);
+  },
+
+  async insertFields(db, scopeId, keys) {
+    await sql`INSERT INTO search_fields (scope_id, path, kind)
+      SELECT ${scopeId}, e.value->>0, e.value->>1 FROM json_array_elements(${JSON.stringify(keys)}::json) AS e(value)
+      ON CONFLICT DO NOTHING`.execute(db);
+  },
+
+  async insertVocabulary(db, scopeId, words) {
+    if (words.length === 0) return [];
+    const { rows } = await sql<{ word: string }>`INSERT INTO search_vocab (scope_id, word)
+      SELECT ${scopeId}, w FROM unnest(${words}::text[]) AS w ON CONFLICT DO NOTHING RETURNING word`.execute(db);
+    return rows.map((r) => r.word);
+  },
+
+  async insertVariants(db, scopeId, pairs) {
+    if (pairs.length === 0) return;
+    await sql`INSERT INTO search_variants (scope_id, variant, word)
+      SELECT ${scopeId}, v, w FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) AS u(v, w)
+      ON CONFLICT DO NOTHING`.execute(db);
+  },
+};

@@ -1,0 +1,182 @@
+/**
+ * Tables of the synced-record store and its search indexes, for SQLite and PostgreSQL.
+ *
+ * Design (docs/search.md has the long form):
+ *
+ * - `search_scopes` names each (connector_id, entity) once with a small integer, and keeps the
+ *   time data last arrived from a sync (`synced_at`, reported in search meta) and the number of
+ *   records (the query planner's denominator).
+ * - `search_records` holds each synced record keyed by (scope, record_id) — i.e. by
+ *   (connector_id, entity, record_id) — with the full upstream record (JSON text on SQLite,
+ *   JSONB on PostgreSQL), a hash of its search document (an upsert whose document did not
+ *   change skips reindexing), `synced_at`, and `sync_run` for full-refresh deletion detection.
+ *   `rid`, an integer assigned on first insert and never changed, is what every index points at
+ *   and the last key of every ordering (so keyset cursors stay valid while records change).
+ * - `search_fields` gives each searchable (scope, path, kind) an integer id. Scalar fields have
+ *   one path (`email`); object/array fields get one per leaf path (`custom_attributes.plan`).
+ *   Kind is s(tring), n(umber) or b(oolean), so a path holding both strings and numbers has two ids.
+ * - `search_values` is the typed value index: one row per (record, field id, value), with
+ *   B-tree indexes on (field_id, value, rid) for eq/neq/in/range and index-ordered sort, and on
+ *   (rid, field_id) for reindexing and per-record checks. Strings also carry a lower-cased copy
+ *   (`low`, when it differs) that `like` patterns are checked against.
+ * - Per record, a word index for keyword and fuzzy — the words of every string value as tokens
+ *   `<field_id>_<word>` — and a trigram index over its lower-cased string values that finds
+ *   like candidates: two contentless FTS5 tables with rowid = rid on SQLite (`search_words`,
+ *   `search_like`), one `search_text` row with GIN indexes (text[], pg_trgm) on PostgreSQL.
+ *   Words are computed in JavaScript (see text.ts), so neither database's tokenizer decides
+ *   what a word is, and a like match is always confirmed on the field's own values.
+ * - `search_vocab` / `search_variants`: each scope's distinct letter-only words and their
+ *   deletion variants (symmetric-delete typo index): fuzzy finds the vocabulary words within the
+ *   allowed typo distance of a query word by exact lookups, then matches them as keywords.
+ */
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import type { MigrationGroup } from '../store/database.ts';
+
+async function sqliteUp(db: Kysely<unknown>): Promise<void> {
+  const statements = [
+    sql`CREATE TABLE search_scopes (
+      scope_id INTEGER PRIMARY KEY AUTOINCREMENT,
+      connector_id TEXT NOT NULL,
+      entity TEXT NOT NULL,
+      synced_at TEXT,
+      record_count INTEGER NOT NULL DEFAULT 0,
+      UNIQUE (connector_id, entity))`,
+    // AUTOINCREMENT: ids are never reused, so an id cached by another store instance can never
+    // come to mean a different scope or field after a delete.
+    sql`CREATE TABLE search_fields (
+      field_id INTEGER PRIMARY KEY AUTOINCREMENT,
+      scope_id INTEGER NOT NULL,
+      path TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      UNIQUE (scope_id, path, kind))`,
+    sql`CREATE TABLE search_records (
+      rid INTEGER PRIMARY KEY,
+      scope_id INTEGER NOT NULL,
+      record_id TEXT NOT NULL,
+      record TEXT NOT NULL,
+      doc_hash TEXT NOT NULL,
+      synced_at TEXT NOT NULL,
+      sync_run TEXT,
+      UNIQUE (scope_id, record_id))`,
+    // Ordered by rid within a scope (SQLite appends the rowid to every index).
+    sql`CREATE INDEX search_records_scope ON search_records (scope_id)`,
+    // `v` has no declared type on purpose: no affinity, so numbers stay numbers and the string
+    // "123" stays a string. A field id has one kind, so one column serves every kind. WITHOUT
+    // ROWID clusters a record's values together (reindexing and per-record checks are one range)
+    // and saves the separate rowid table. `n` tells apart two long strings of one path that agree
+    // on their compared prefix; `low` is null when the lower-cased text equals `v`.
+    sql`CREATE TABLE search_values (
+      rid INTEGER NOT NULL,
+      field_id INTEGER NOT NULL,
+      v NOT NULL,
+      n INTEGER NOT NULL,
+      low TEXT,
+      PRIMARY KEY (rid, field_id, v, n)) WITHOUT ROWID`,
+    // Implicitly (field_id, v, rid, n): eq/in/range lookups and index-ordered sort.
+    sql`CREATE INDEX search_values_fv ON search_values (field_id, v)`,
+    // Tokens are [0-9a-z_] only (see wordToken), so the ascii tokenizer with '_' as a token
+    // character keeps each token whole; detail=none because only token presence is queried.
+    sql`CREATE VIRTUAL TABLE search_words USING fts5(words, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`,
+    // One row per record (rowid = rid): its lower-cased string values. A like pattern's trigrams
+    // select candidate records here; the pattern itself is then checked on the field's values.
+    sql`CREATE VIRTUAL TABLE search_like USING fts5(text, content='', contentless_delete=1, tokenize='trigram case_sensitive 1', detail=none)`,
+    sql`CREATE TABLE search_vocab (
+      scope_id INTEGER NOT NULL,
+      word TEXT NOT NULL,
+      PRIMARY KEY (scope_id, word)) WITHOUT ROWID`,
+    sql`CREATE TABLE search_variants (
+      scope_id INTEGER NOT NULL,
+      variant TEXT NOT NULL,
+      word TEXT NOT NULL,
+      PRIMARY KEY (scope_id, variant, word)) WITHOUT ROWID`,
+  ];
+  for (const s of statements) await s.execute(db);
+}
+
+/** The schema holding pg_trgm's operator classes, installing the extension when allowed; undefined if unavailable. */
+async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
+  const find = async (): Promise<string | undefined> =>
+    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)).rows[0]?.schema;
+  const installed = await find();
+  if (installed !== undefined) return installed;
+  // pg_trgm is a trusted extension: a role with CREATE on the database may install it. Check
+  // first, because a failed CREATE EXTENSION would abort the migration's transaction.
+  const { rows } = await sql<{ available: boolean; allowed: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS available,
+           (has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS allowed`.execute(db);
+  if (rows[0]?.available !== true || rows[0].allowed !== true) return undefined;
+  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
+  return find();
+}
+
+async function postgresUp(db: Kysely<unknown>): Promise<void> {
+  const statements = [
+    sql`CREATE TABLE search_scopes (
+      scope_id serial PRIMARY KEY,
+      connector_id text NOT NULL,
+      entity text NOT NULL,
+      synced_at timestamptz,
+      record_count bigint NOT NULL DEFAULT 0,
+      UNIQUE (connector_id, entity))`,
+    sql`CREATE TABLE search_fields (
+      field_id serial PRIMARY KEY,
+      scope_id integer NOT NULL,
+      path text NOT NULL,
+      kind text NOT NULL,
+      UNIQUE (scope_id, path, kind))`,
+    sql`CREATE TABLE search_records (
+      rid bigserial PRIMARY KEY,
+      scope_id integer NOT NULL,
+      record_id text NOT NULL,
+      record jsonb NOT NULL,
+      doc_hash text NOT NULL,
+      synced_at timestamptz NOT NULL,
+      sync_run text,
+      UNIQUE (scope_id, record_id))`,
+    sql`CREATE INDEX search_records_scope ON search_records (scope_id, rid)`,
+    // Strings compare in the "C" collation: code point order, the same as SQLite's BINARY.
+    sql`CREATE TABLE search_values (
+      rid bigint NOT NULL,
+      field_id integer NOT NULL,
+      num double precision,
+      txt text COLLATE "C",
+      n integer NOT NULL,
+      low text COLLATE "C")`,
+    sql`CREATE INDEX search_values_rid ON search_values (rid, field_id)`,
+    sql`CREATE INDEX search_values_num ON search_values (field_id, num, rid) WHERE num IS NOT NULL`,
+    sql`CREATE INDEX search_values_txt ON search_values (field_id, txt, rid) WHERE txt IS NOT NULL`,
+    // Per record: its word tokens (keyword, fuzzy) and its lower-cased string values, one per
+    // line (like candidates through pg_trgm).
+    sql`CREATE TABLE search_text (
+      rid bigint PRIMARY KEY,
+      words text[] NOT NULL,
+      liketext text COLLATE "C" NOT NULL)`,
+    sql`CREATE INDEX search_text_words ON search_text USING gin (words)`,
+    sql`CREATE TABLE search_vocab (
+      scope_id integer NOT NULL,
+      word text NOT NULL,
+      PRIMARY KEY (scope_id, word))`,
+    sql`CREATE TABLE search_variants (
+      scope_id integer NOT NULL,
+      variant text NOT NULL,
+      word text NOT NULL,
+      PRIMARY KEY (scope_id, variant, word))`,
+  ];
+  for (const s of statements) await s.execute(db);
+  const trgm = await trigramSchema(db);
+  // Without pg_trgm, like still works (same SQL), scanning instead of using the index.
+  if (trgm !== undefined) await sql`CREATE INDEX search_text_like ON search_text USING gin (liketext ${sql.id(trgm, 'gin_trgm_ops')})`.execute(db);
+}
+
+/** Migration group "search": the record store and search index tables of the detected dialect. */
+export const searchMigrations: MigrationGroup = {
+  name: 'search',
+  migrations: {
+    '0001_search_store': {
+      up: async (db) => {
+        if (db.getExecutor().adapter instanceof PostgresAdapter) await postgresUp(db);
+        else await sqliteUp(db);
+      },
+    },
+  },
+};

@@ -1,0 +1,59 @@
+/**
+ * Databases for the search tests: SQLite always (in memory), PostgreSQL when
+ * SWITCHBOARD_TEST_POSTGRES_URL is set, each test file in a fresh schema dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrate, openDatabase, type Database } from '../../src/store/database.ts';
+import { searchMigrations } from '../../src/search/index.ts';
+
+export const POSTGRES_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
+
+export interface TestDatabase {
+  database: Database;
+  close(): Promise<void>;
+}
+
+export type DialectCase = [name: 'sqlite' | 'postgres', open: () => Promise<TestDatabase>];
+
+async function openSqlite(): Promise<TestDatabase> {
+  const database = openDatabase(':memory:');
+  await migrate(database, [searchMigrations]);
+  return { database, close: () => database.close() };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+async function openPostgres(): Promise<TestDatabase> {
+  const schema = `search_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  // pg_trgm goes to public once, so that dropping a test schema never drops the extension
+  // another test file is using. Concurrent creation may race: the loser's error is harmless.
+  await adminQuery('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public').catch(() => undefined);
+  await adminQuery(`CREATE SCHEMA "${schema}"`);
+  const url = new URL(POSTGRES_URL!);
+  url.searchParams.set('options', `-c search_path=${schema},public`);
+  const database = openDatabase(url.toString(), { poolSize: 4 });
+  await migrate(database, [searchMigrations]);
+  return {
+    database,
+    close: async () => {
+      await database.close();
+      await adminQuery(`DROP SCHEMA "${schema}" CASCADE`);
+    },
+  };
+}
+
+/** The dialects to run a suite on. */
+export function dialectCases(): DialectCase[] {
+  const cases: DialectCase[] = [['sqlite', openSqlite]];
+  if (POSTGRES_URL !== undefined && POSTGRES_URL !== '') cases.push(['postgres', openPostgres]);
+  return cases;
+}
