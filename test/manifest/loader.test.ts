@@ -65,6 +65,13 @@ describe('manifest loader', () => {
     for (const p of found) expect(p.startsWith('test.yaml')).toBe(true);
   });
 
+  it('the worked example in docs/manifest.md is a valid manifest', () => {
+    const doc = readFileSync('docs/manifest.md', 'utf8');
+    const example = doc.split('```yaml\n')[1]?.split('```')[0] ?? '';
+    expect(example).toContain('type: granola');
+    expect(problems(example)).toEqual([]);
+  });
+
   it('reports line and column of the offending node', () => {
     const text = mutate((m) => (m.entities.notes.actions.get.request.path = '/v1/notes/{{params.id}}'));
     const line = text.split('\n').findIndex((l) => l.includes('/v1/notes/{{params.id}}')) + 1;
