@@ -11,3 +11,4 @@ export { ConnectorRuntime, type RuntimeOptions, type Envelope, type ListEnvelope
 export { SwitchboardError, ERROR_CODES, isSwitchboardError, type ErrorCode, type ErrorDetail } from './errors/index.ts';
 export { getConnector, connectorRegistry, loadManifestFile, ManifestError, type LoadedManifest } from './manifest/index.ts';
 export type { ConnectorTypes } from '../generated/index.ts';
+export type { FetchLike, RetryPolicy } from './http/index.ts';

@@ -29,7 +29,7 @@ export interface HostedClientOptions {
   fetch?: FetchLike;
   /** Attempts for a request answered 429 (honouring Retry-After); default 3. */
   maxAttempts?: number;
-  /** Renew the access token this long before it expires; default 60 s. */
+  /** Renew the access token this long before it expires (at most half its lifetime); default 60 s. */
   renewBeforeMs?: number;
 }
 
@@ -101,16 +101,32 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Problem = { code?: string; detail?: string; title?: string; status?: number; errors?: ErrorDetail[] } & Record<string, unknown>;
 
-/** Turn a problem-details body into the SwitchboardError both modes throw. */
+/**
+ * Turn a problem-details body into the SwitchboardError both modes throw. The problem's
+ * `details` member becomes the error's `details` as it is (so `e.details.upstream_status` reads
+ * the same in library and hosted mode); any other extension member is kept beside it.
+ */
 function problemError(status: number, body: unknown): SwitchboardError {
   const p = (body !== null && typeof body === 'object' ? body : {}) as Problem;
   const code = (typeof p.code === 'string' ? p.code : status >= 500 ? 'internal_error' : 'invalid_request') as ErrorCode;
-  const { type: _t, title: _ti, status: _s, detail, code: _c, errors, instance: _i, ...rest } = p;
+  const { type: _t, title: _ti, status: _s, detail, code: _c, errors, instance: _i, details, ...extensions } = p;
   return new SwitchboardError(code, typeof detail === 'string' ? detail : (p.title ?? `HTTP ${status}`), {
     status,
     ...(Array.isArray(errors) ? { errors } : {}),
-    details: rest,
+    details: { ...extensions, ...(details !== null && typeof details === 'object' && !Array.isArray(details) ? (details as Record<string, unknown>) : {}) },
   });
+}
+
+/**
+ * How long a 429 asks to wait: Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3);
+ * undefined when absent or unreadable.
+ */
+function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** Create a client of a Switchboard service. */
@@ -118,14 +134,20 @@ export function createClient(options: HostedClientOptions) {
   const baseFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const maxAttempts = options.maxAttempts ?? 3;
   const renewBefore = options.renewBeforeMs ?? 60_000;
-  let token: { value: string; expiresAt: number } | undefined;
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  let token: { value: string; renewAt: number } | undefined;
   let pending: Promise<string> | undefined;
 
-  /** A cached access token, renewed before it expires (one request at a time). */
+  /**
+   * A cached access token, renewed before it expires (one request at a time): `renewBeforeMs`
+   * ahead, or half-way through its lifetime for tokens shorter-lived than twice that, so a short
+   * token lifetime does not mean a token request per call.
+   */
   async function accessToken(force = false): Promise<string> {
-    if (!force && token && token.expiresAt - renewBefore > Date.now()) return token.value;
+    if (!force && token && token.renewAt > Date.now()) return token.value;
     pending ??= (async () => {
-      const res = await baseFetch(new URL('/api/v1/account/applications/token', options.baseUrl), {
+      // Relative to the base URL's path too, as openapi-fetch resolves every other endpoint (a service behind a path prefix).
+      const res = await baseFetch(`${baseUrl}/api/v1/account/applications/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ client_id: options.clientId, client_secret: options.clientSecret }),
@@ -133,7 +155,8 @@ export function createClient(options: HostedClientOptions) {
       const body: unknown = await res.json().catch(() => undefined);
       if (!res.ok) throw problemError(res.status, body);
       const t = body as components['schemas']['TokenResponse'];
-      token = { value: t.access_token, expiresAt: Date.now() + t.expires_in * 1000 };
+      const lifetimeMs = t.expires_in * 1000;
+      token = { value: t.access_token, renewAt: Date.now() + lifetimeMs - Math.min(renewBefore, lifetimeMs / 2) };
       return t.access_token;
     })().finally(() => {
       pending = undefined;
@@ -155,15 +178,15 @@ export function createClient(options: HostedClientOptions) {
         continue;
       }
       if (res.status === 429 && attempt < maxAttempts) {
-        const after = Number(res.headers.get('retry-after'));
-        await sleep(Number.isFinite(after) ? Math.min(after * 1000, 30_000) : 1000 * attempt);
+        // Without a readable Retry-After, back off one more second per attempt.
+        await sleep(Math.min(retryAfterMs(res.headers.get('retry-after'), Date.now()) ?? 1000 * attempt, 30_000));
         continue;
       }
       return res;
     }
   };
 
-  const api = createFetchClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: authedFetch });
+  const api = createFetchClient<paths>({ baseUrl, fetch: authedFetch });
 
   async function unwrap<D>(p: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
     const { data, error, response } = await p;
