@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { runSwitchboard } from '../helpers/process.ts';
 import { DIALECTS, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
@@ -113,7 +114,6 @@ describe.each(DIALECTS)('hosted sync and search on %s', (dialect) => {
 
 describe('switchboard sync <connector_id>', () => {
   it('runs one sync from the CLI against the service database and prints the result', async () => {
-    const { spawn } = await import('node:child_process');
     const { TEST_ENCRYPTION_KEY } = await import('./helpers.ts');
     const sim = await startGranolaSimulator({ size: 12, rateLimit: false });
     const h = await startHarness('sqlite', { config: { connectorTypes: { granola: { baseUrl: sim.url } } } });
@@ -121,16 +121,10 @@ describe('switchboard sync <connector_id>', () => {
       const token = await h.token(await h.createApp('org-cli'));
       const created = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
       expect(created.status, created.text).toBe(201);
-      const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, ['bin/switchboard.js', 'sync', created.body.id, '--full'], {
-          env: { ...process.env, SWITCHBOARD_DATABASE_URL: h.db.url, SWITCHBOARD_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SWITCHBOARD_GRANOLA_BASE_URL: sim.url },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+      const out = await runSwitchboard(['sync', created.body.id, '--full'], {
+        SWITCHBOARD_DATABASE_URL: h.db.url,
+        SWITCHBOARD_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        SWITCHBOARD_GRANOLA_BASE_URL: sim.url,
       });
       expect(out.code, out.stderr).toBe(0);
       expect(JSON.parse(out.stdout)).toMatchObject({ connector_id: created.body.id, full: true, entities: { notes: { records: 12, deleted: 0 } } });
