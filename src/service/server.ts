@@ -3,29 +3,18 @@
  * key ring, build the app and listen. Used by `switchboard serve`, tests and the benchmark.
  */
 import type { FastifyInstance } from 'fastify';
-import type { DestinationStream, Logger } from 'pino';
-import type { FetchLike, RetryPolicy } from '../http/index.ts';
-import type { LoadedManifest } from '../manifest/index.ts';
 import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
 import { searchMigrations } from '../search/index.ts';
 import { syncMigrations } from '../sync/index.ts';
-import { buildApp, listeningUrl } from './app.ts';
-import type { ServiceConfig } from './config.ts';
-import type { ServiceContext, ServiceHooks } from './context.ts';
+import { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
+import type { ServiceContext } from './context.ts';
 import { createServiceLogger } from './logger.ts';
 
-export interface StartServiceOptions {
-  config: ServiceConfig;
-  registry?: Map<string, LoadedManifest>;
-  fetch?: FetchLike;
-  now?: () => number;
-  logger?: Logger;
-  logDestination?: DestinationStream;
-  retry?: Partial<RetryPolicy>;
-  hooks?: ServiceHooks;
+/** What buildApp takes, less what startService makes itself (the database and the key ring). */
+export interface StartServiceOptions extends Omit<BuildAppOptions, 'database' | 'keyRing'> {
   /** PostgreSQL schema for every table (tests); default the connection's search_path. */
   schema?: string;
-  /** Migration groups of other modules (search, sync), run after the service's. */
+  /** Migration groups of other modules, run after the hosted ones. */
   extraMigrations?: MigrationGroup[];
   /** Do not listen (for app.inject); default false. */
   noListen?: boolean;
@@ -57,17 +46,8 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
     } else if (keys.source === 'ephemeral') {
       log.warn('SWITCHBOARD_ENCRYPTION_KEY is not set and the database is in memory: using a throwaway key');
     }
-    const { app, ctx } = await buildApp({
-      database,
-      keyRing: keys.ring,
-      config: o.config,
-      logger: log,
-      ...(o.registry !== undefined ? { registry: o.registry } : {}),
-      ...(o.fetch !== undefined ? { fetch: o.fetch } : {}),
-      ...(o.now !== undefined ? { now: o.now } : {}),
-      ...(o.retry !== undefined ? { retry: o.retry } : {}),
-      ...(o.hooks !== undefined ? { hooks: o.hooks } : {}),
-    });
+    const { schema: _schema, extraMigrations: _extra, noListen: _noListen, ...appOptions } = o;
+    const { app, ctx } = await buildApp({ ...appOptions, database, keyRing: keys.ring, logger: log });
     let url = '';
     let closing: Promise<void> | undefined;
     if (o.noListen !== true) {
