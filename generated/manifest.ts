@@ -439,9 +439,13 @@ params?: {
 }
 incremental?: {
 /**
- * List param that asks for records changed since a point.
+ * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run.
  */
-param: string
+mode?: ("param" | "sorted")
+/**
+ * mode param: the list param that asks for records changed since a point.
+ */
+param?: string
 /**
  * Record field holding the change time.
  */

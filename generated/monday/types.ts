@@ -457,6 +457,10 @@ limit?: number
  * Cursor from the previous page's meta.cursor (valid 60 minutes)
  */
 cursor?: string
+/**
+ * Order by last update (items_page order_by __last_updated__) instead of board order
+ */
+sort_by_updated?: ("asc" | "desc")
 }
 
 export interface MondayItemsGetParams {

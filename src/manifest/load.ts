@@ -417,7 +417,11 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       else {
         const lp = list.params ?? {};
         for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.list`);
-        if (sync.incremental && lp[sync.incremental.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${sync.incremental.param}" is not a param of ${entityName}.list`);
+        const inc = sync.incremental;
+        if (inc && (inc.mode ?? 'param') === 'param') {
+          if (inc.param === undefined) check.add([...sat, 'incremental'], 'incremental mode param needs the list param to set ("param")');
+          else if (lp[inc.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${inc.param}" is not a param of ${entityName}.list`);
+        }
       }
       if (sync.for_each !== undefined) {
         const fe = sync.for_each;

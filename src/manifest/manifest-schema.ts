@@ -351,9 +351,13 @@ export const MANIFEST_SCHEMA = {
         incremental: {
           type: 'object',
           additionalProperties: false,
-          required: ['param', 'cursor_field'],
+          required: ['cursor_field'],
           properties: {
-            param: { type: 'string', description: 'List param that asks for records changed since a point.' },
+            mode: {
+              enum: ['param', 'sorted'],
+              description: 'param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run.',
+            },
+            param: { type: 'string', description: 'mode param: the list param that asks for records changed since a point.' },
             cursor_field: { type: 'string', description: 'Record field holding the change time.' },
             format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How the param value is written; default iso8601.' },
           },

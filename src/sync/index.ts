@@ -425,8 +425,11 @@ export class SyncEngine {
     const def = searchDef(entity);
     let params: Record<string, unknown> = { ...((sync.params as Record<string, unknown> | undefined) ?? {}) };
     const inc = sync.incremental;
-    if (!full && inc !== undefined && row.high_water !== null) {
-      const v = formatIncremental(JSON.parse(row.high_water) as unknown, inc.format);
+    const lastMark: unknown = row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined;
+    // Incremental by a "changed since" param, or by a newest-first order (stop at older records).
+    const sortedSince = !full && inc !== undefined && inc.mode === 'sorted' ? lastMark : undefined;
+    if (!full && inc !== undefined && (inc.mode ?? 'param') === 'param' && inc.param !== undefined && lastMark !== undefined) {
+      const v = formatIncremental(lastMark, inc.format);
       if (v !== undefined) params[inc.param] = v;
     }
     const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
@@ -481,6 +484,16 @@ export class SyncEngine {
           .execute();
         await this.heartbeat(connectorId, options.signal);
         options.onProgress?.({ entity: entity.name, records: seen, pages, done: false });
+        // Newest-first incremental: this page reached records the last run already had.
+        if (sortedSince !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], sortedSince) === sortedSince && r[inc.cursor_field] !== sortedSince)) {
+          await this.db
+            .updateTable('sync_entities')
+            .set({ checkpoint: JSON.stringify({ parent: pi + 1, next: null } satisfies Checkpoint) })
+            .where('connector_id', '=', connectorId)
+            .where('entity', '=', entity.name)
+            .execute();
+          break;
+        }
       }
     }
     let deleted = 0;

@@ -73,6 +73,8 @@ const HELPERS: Record<string, Helper> = {
     const out = Object.fromEntries(Object.entries(obj).filter(([k]) => keep.has(k)));
     return Object.keys(out).length > 0 ? out : undefined;
   },
+  /** `value` when `condition` is set (not undefined, null, '', [] or false), else undefined: an optional object or array. */
+  when: (condition, value) => (!isEmpty(condition) && condition !== false ? value : undefined),
   /** The first element of an array. */
   first: (arr) => (Array.isArray(arr) ? arr[0] : undefined),
   /** Map an array of objects to one field. */

@@ -194,3 +194,45 @@ describe('sync fan-out (monday items per board)', () => {
     }
   });
 });
+
+describe('incremental sync by newest-first order (monday items)', () => {
+  it('stops at the first item older than the last run, and picks up the change', async () => {
+    const { startMondaySimulator } = await import('../../src/sandbox/monday/index.ts');
+    const [, open] = dialectCases()[0]!;
+    const tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    const store = new RecordStore(tdb.database, { cursorSecret: 's' });
+    const sim = await startMondaySimulator({ size: 3000 });
+    const monday = getConnector('monday');
+    try {
+      const e = new SyncEngine({
+        database: tdb.database,
+        sink: store,
+        fullRefreshEvery: 100,
+        runtimeFor: async () => ({ manifest: monday, runtime: new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
+      });
+      await e.register('m-inc');
+      const first = await e.runOnce('m-inc');
+      expect(first.full).toBe(true);
+      const fullPages = sim.requests.filter((q) => q.rawBody.includes('next_items_page')).length;
+      expect(fullPages).toBeGreaterThan(0);
+
+      const item = [...sim.state.items.values()].find((i) => i.state === 'active')!;
+      item.name = 'Renamed after the first sync';
+      item.updated_at = new Date(Date.now() + 60_000).toISOString();
+      sim.reset();
+      const second = await e.runOnce('m-inc');
+      expect(second.full).toBe(false);
+      // Each board's first page (newest first) already reaches older items: no further pages.
+      expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page'))).toHaveLength(0);
+      expect(second.entities['items']!.records).toBeLessThan(first.entities['items']!.records);
+      const def = { primaryKey: 'id', fields: monday.entities.get('items')!.def.search!.fields as Record<string, 'string'> };
+      const hit = await store.search('m-inc', 'items', def, { query: { filter: { eq: { id: item.id } } }, fields: ['id', 'name'] });
+      expect(hit.data).toEqual([{ id: item.id, name: 'Renamed after the first sync' }]);
+      expect(await store.count('m-inc', 'items')).toBe(first.entities['items']!.records);
+    } finally {
+      await sim.close();
+      await tdb.close();
+    }
+  });
+});

@@ -119,6 +119,9 @@ interface ItemsQuery extends ItemsQueryGroup {
 
 function cellText(item: ItemRec, columnId: string): string {
   if (columnId === 'name') return item.name;
+  // Pseudo-columns every board has for ordering (changelog: items_page order_by).
+  if (columnId === '__last_updated__') return item.updated_at;
+  if (columnId === '__creation_log__') return item.created_at;
   return item.cells[columnId]?.text ?? '';
 }
 
