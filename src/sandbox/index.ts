@@ -125,3 +125,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const sandbox: Sandbox = { connectors, simulators, missing, toJSON: () => printable(sandbox), close };
   return sandbox;
 }
+
+/** The simulator plumbing, for writing a simulator of a new connector's API. */
+export { startSimulator, parseJson, type SimRequest, type SimResponse, type Simulator, type Fault } from './sim-server.ts';

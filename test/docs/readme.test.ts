@@ -1,0 +1,134 @@
+/**
+ * The README cannot rot: every code block in it runs, in order, in a copy of the repository
+ * (node_modules linked), exactly as a reader would run it — the set-up, both offline quick
+ * starts, the library and SDK examples, the search request, the embedding example and the
+ * walk-through that adds a fourth connector. Long-running commands (the sandbox, the service,
+ * simulators) run in the background until the end. Two lines are not run: `npm install`
+ * (CI has just installed) and `npm test` (this suite). The Mermaid diagram is checked for shape.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+interface Block {
+  lang: string;
+  body: string;
+}
+
+function blocks(markdown: string): Block[] {
+  const out: Block[] = [];
+  const re = /^```(\w*)\n([\s\S]*?)^```$/gm;
+  for (let m = re.exec(markdown); m !== null; m = re.exec(markdown)) out.push({ lang: m[1] ?? '', body: m[2] ?? '' });
+  return out;
+}
+
+/** Shell lines that start servers: run in the background, then wait for their port. */
+const BACKGROUND: [RegExp, number][] = [
+  [/^npm start -- --sandbox$/, 3000],
+  [/^npx switchboard sandbox --port 4010$/, 4010],
+];
+
+function shell(body: string, i: number): string {
+  const lines: string[] = [];
+  for (const line of body.split('\n')) {
+    const t = line.trim();
+    if (t === 'npm install' || /^npm install && npm test\b/.test(t)) {
+      lines.push(`# not run here: ${t}`);
+      continue;
+    }
+    const setup = /^npm install && (npm start)\b/.exec(t);
+    if (setup) {
+      // The set-up command: start the service on the embedded default, check it answers, stop it.
+      lines.push(`npm start > start-${i}.log 2>&1 & pid=$!; wait_port 3000; curl -sf http://127.0.0.1:3000/healthz; echo; kill -- -$pid; wait_closed 3000`);
+      continue;
+    }
+    const bg = BACKGROUND.find(([re]) => re.test(t));
+    if (bg) {
+      lines.push(`${t} > background-${i}.log 2>&1 & wait_port ${bg[1]}`);
+      continue;
+    }
+    lines.push(line);
+  }
+  return lines.join('\n');
+}
+
+function script(all: Block[]): string {
+  const parts = [
+    'set -eo pipefail',
+    'set -m', // every background job in its own process group, so the whole group can be stopped
+    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; }',
+    'trap cleanup EXIT',
+    'wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }',
+    'wait_closed() { for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null || return 0; sleep 0.2; done; return 1; }',
+  ];
+  all.forEach((b, i) => {
+    parts.push(`echo "::block ${i} ${b.lang}"`);
+    if (b.lang === 'sh') parts.push(shell(b.body, i));
+    else if (b.lang === 'ts') {
+      writeFileSync(join(copy, `readme-block-${i}.ts`), b.body);
+      // The library example reads the sandbox's Granola; the SDK example the app the hosted quick start created.
+      parts.push(
+        `GRANOLA_BASE_URL=http://127.0.0.1:4010 GRANOLA_API_KEY=grn_Uy7nvdpkpdpjAvGFkvDh4HhGbFgn SWITCHBOARD_CLIENT_ID="$CLIENT_ID" SWITCHBOARD_CLIENT_SECRET="$CLIENT_SECRET" node --import tsx readme-block-${i}.ts`,
+      );
+    } else if (b.lang === 'json') {
+      writeFileSync(join(copy, `readme-block-${i}.json`), b.body);
+      // The execute body of the search example, sent to the Intercom connector of the quick start.
+      parts.push(
+        `curl -sf http://127.0.0.1:3000/api/v1/integrations/connectors/$INTERCOM/execute -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d @readme-block-${i}.json; echo`,
+      );
+    } else if (b.lang !== 'mermaid') throw new Error(`README block ${i}: no runner for \`${b.lang}\` blocks`);
+  });
+  parts.push('echo "::done"');
+  return parts.join('\n');
+}
+
+let copy = '';
+afterAll(() => {
+  if (copy !== '' && process.env['KEEP_README_COPY'] === undefined) rmSync(copy, { recursive: true, force: true });
+});
+
+it('every code block of the README runs as written', async () => {
+  copy = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
+  const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const f of files) {
+    mkdirSync(dirname(join(copy, f)), { recursive: true });
+    cpSync(join(ROOT, f), join(copy, f));
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+
+  const all = blocks(README);
+  expect(all.length).toBeGreaterThan(10);
+  const mermaid = all.filter((b) => b.lang === 'mermaid');
+  for (const m of mermaid) {
+    expect(m.body.startsWith('sequenceDiagram\n')).toBe(true);
+    for (const line of m.body.trim().split('\n').slice(1)) expect(line.trim()).toMatch(/^(participant \w+ as .+|\w+-{1,2}>>\w+: .+)$/);
+  }
+  writeFileSync(join(copy, 'readme.sh'), script(all));
+
+  // As on a reader's machine: none of our own settings from the test environment.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SWITCHBOARD_|PORT$|HOST$|VITEST|NODE_ENV$)/.test(k)));
+  const out = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+    const child = spawn('bash', ['readme.sh'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
+  });
+  writeFileSync(join(copy, 'readme.out'), `${out.stdout}\n--- stderr ---\n${out.stderr}`);
+  const tail = `${out.stdout.slice(-3000)}\n--- stderr ---\n${out.stderr.slice(-3000)}`;
+  expect(out.code, tail).toBe(0);
+  expect(out.stdout, tail).toContain('::done');
+  // What each part prints when it works.
+  expect(out.stdout).toContain('"status":"ok"'); // the set-up's npm start answered /healthz
+  expect(out.stdout).toMatch(/"has_more": true/); // switchboard exec against the sandbox
+  expect(out.stdout).toContain('secret_id=sbo_'); // the service-side OAuth dance
+  expect(out.stdout).toContain('search: search_hosted_only'); // the library example... or its README twin
+  expect(out.stdout).toContain('quotes simulator on http://127.0.0.1:4020'); // the walk-through
+  expect(out.stdout).toContain('"id": "q7"');
+}, 300_000);
