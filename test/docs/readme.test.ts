@@ -88,12 +88,15 @@ function script(all: Block[]): string {
 }
 
 let copy = '';
+const copies: string[] = [];
 afterAll(() => {
-  if (copy !== '' && process.env['KEEP_README_COPY'] === undefined) rmSync(copy, { recursive: true, force: true });
+  if (process.env['KEEP_README_COPY'] === undefined) for (const c of copies) rmSync(c, { recursive: true, force: true });
 });
 
-it('every code block of the README runs as written', async () => {
+// One retry: this drives a dozen real processes on fixed ports of a shared machine.
+it('every code block of the README runs as written', { retry: 1, timeout: 300_000 }, async () => {
   copy = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
+  copies.push(copy);
   const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const f of files) {
     mkdirSync(dirname(join(copy, f)), { recursive: true });
@@ -131,4 +134,4 @@ it('every code block of the README runs as written', async () => {
   expect(out.stdout).toContain('search: search_hosted_only'); // the library example... or its README twin
   expect(out.stdout).toContain('quotes simulator on http://127.0.0.1:4020'); // the walk-through
   expect(out.stdout).toContain('"id": "q7"');
-}, 300_000);
+});
