@@ -3,6 +3,7 @@ import { ConnectorRuntime, SwitchboardError } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { getConnector } from '../../src/manifest/index.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations, type SyncEngineOptions } from '../../src/sync/index.ts';
@@ -165,74 +166,63 @@ describe.each(dialectCases())('sync on %s', (_name, open) => {
   });
 });
 
-describe('sync fan-out (monday items per board)', () => {
-  it('syncs every board, then every board\'s items across items_page cursors', async () => {
-    const { startMondaySimulator } = await import('../../src/sandbox/monday/index.ts');
-    const [, open] = dialectCases()[0]!;
-    const tdb = await open();
+describe('monday items: fan-out over boards, incremental by newest-first order', () => {
+  let tdb: TestDatabase;
+  let store: RecordStore;
+  let sim: MondaySimulator;
+  const monday = getConnector('monday');
+  const engine = (over: Partial<SyncEngineOptions> = {}): SyncEngine =>
+    new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      runtimeFor: async () => ({ manifest: monday, runtime: new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
+      ...over,
+    });
+
+  beforeAll(async () => {
+    tdb = await dialectCases()[0]![1]();
     await migrate(tdb.database, [syncMigrations]);
-    const store = new RecordStore(tdb.database, { cursorSecret: 's' });
-    const sim = await startMondaySimulator({ size: 3000 });
-    const monday = getConnector('monday');
-    try {
-      const e = new SyncEngine({
-        database: tdb.database,
-        sink: store,
-        runtimeFor: async () => ({ manifest: monday, runtime: new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
-      });
-      await e.register('m1');
-      const r = await e.runOnce('m1');
-      const active = [...sim.state.items.values()].filter((i) => i.state === 'active').length;
-      expect(r.entities['items']!.records).toBe(active);
-      expect(await store.count('m1', 'items')).toBe(active);
-      expect(r.entities['boards']!.records).toBe(sim.state.boards.length);
-      // More than one page per board was needed (limit 500).
-      expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page')).length).toBeGreaterThan(0);
-    } finally {
-      await sim.close();
-      await tdb.close();
-    }
+    store = new RecordStore(tdb.database, { cursorSecret: 's' });
+    sim = await startMondaySimulator({ size: 3000 });
   });
-});
+  afterAll(async () => {
+    await sim.close();
+    await tdb.close();
+  });
 
-describe('incremental sync by newest-first order (monday items)', () => {
-  it('stops at the first item older than the last run, and picks up the change', async () => {
-    const { startMondaySimulator } = await import('../../src/sandbox/monday/index.ts');
-    const [, open] = dialectCases()[0]!;
-    const tdb = await open();
-    await migrate(tdb.database, [syncMigrations]);
-    const store = new RecordStore(tdb.database, { cursorSecret: 's' });
-    const sim = await startMondaySimulator({ size: 3000 });
-    const monday = getConnector('monday');
-    try {
-      const e = new SyncEngine({
-        database: tdb.database,
-        sink: store,
-        fullRefreshEvery: 100,
-        runtimeFor: async () => ({ manifest: monday, runtime: new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
-      });
-      await e.register('m-inc');
-      const first = await e.runOnce('m-inc');
-      expect(first.full).toBe(true);
-      const fullPages = sim.requests.filter((q) => q.rawBody.includes('next_items_page')).length;
-      expect(fullPages).toBeGreaterThan(0);
+  it("syncs every board, then every board's items across items_page cursors", async () => {
+    sim.reset();
+    const e = engine();
+    await e.register('m1');
+    const r = await e.runOnce('m1');
+    const active = [...sim.state.items.values()].filter((i) => i.state === 'active').length;
+    expect(r.entities['items']!.records).toBe(active);
+    expect(await store.count('m1', 'items')).toBe(active);
+    expect(r.entities['boards']!.records).toBe(sim.state.boards.length);
+    // More than one page per board was needed (limit 500).
+    expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page')).length).toBeGreaterThan(0);
+  });
 
-      const item = [...sim.state.items.values()].find((i) => i.state === 'active')!;
-      item.name = 'Renamed after the first sync';
-      item.updated_at = new Date(Date.now() + 60_000).toISOString();
-      sim.reset();
-      const second = await e.runOnce('m-inc');
-      expect(second.full).toBe(false);
-      // Each board's first page (newest first) already reaches older items: no further pages.
-      expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page'))).toHaveLength(0);
-      expect(second.entities['items']!.records).toBeLessThan(first.entities['items']!.records);
-      const def = { primaryKey: 'id', fields: monday.entities.get('items')!.def.search!.fields as Record<string, 'string'> };
-      const hit = await store.search('m-inc', 'items', def, { query: { filter: { eq: { id: item.id } } }, fields: ['id', 'name'] });
-      expect(hit.data).toEqual([{ id: item.id, name: 'Renamed after the first sync' }]);
-      expect(await store.count('m-inc', 'items')).toBe(first.entities['items']!.records);
-    } finally {
-      await sim.close();
-      await tdb.close();
-    }
+  it('an incremental run stops at the first item older than the last run, and picks up the change', async () => {
+    const e = engine({ fullRefreshEvery: 100 });
+    await e.register('m-inc');
+    sim.reset();
+    const first = await e.runOnce('m-inc');
+    expect(first.full).toBe(true);
+    expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page')).length).toBeGreaterThan(0);
+
+    const item = [...sim.state.items.values()].find((i) => i.state === 'active')!;
+    item.name = 'Renamed after the first sync';
+    item.updated_at = new Date(Date.now() + 60_000).toISOString();
+    sim.reset();
+    const second = await e.runOnce('m-inc');
+    expect(second.full).toBe(false);
+    // Each board's first page (newest first) already reaches older items: no further pages.
+    expect(sim.requests.filter((q) => q.rawBody.includes('next_items_page'))).toHaveLength(0);
+    expect(second.entities['items']!.records).toBeLessThan(first.entities['items']!.records);
+    const def = { primaryKey: 'id', fields: monday.entities.get('items')!.def.search!.fields as Record<string, 'string'> };
+    const hit = await store.search('m-inc', 'items', def, { query: { filter: { eq: { id: item.id } } }, fields: ['id', 'name'] });
+    expect(hit.data).toEqual([{ id: item.id, name: 'Renamed after the first sync' }]);
+    expect(await store.count('m-inc', 'items')).toBe(first.entities['items']!.records);
   });
 });
