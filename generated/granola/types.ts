@@ -2,7 +2,7 @@
 
 export interface GranolaListMeta {
 /**
- * Cursor for the next page
+ * Cursor for the next page, null on the last page
  */
 cursor: (string | null)
 /**

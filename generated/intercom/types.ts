@@ -346,7 +346,7 @@ tags?: {
 [k: string]: unknown | undefined
 }
 /**
- * Rating and remark the contact gave
+ * Rating and remark the contact gave, or null
  */
 conversation_rating?: {
 [k: string]: unknown | undefined
@@ -364,25 +364,25 @@ contacts?: {
 [k: string]: unknown | undefined
 }
 /**
- * Admins who took part
+ * Admins who took part, or null
  */
 teammates?: {
 [k: string]: unknown | undefined
 }
 /**
- * When and where the contact first replied
+ * When and where the contact first replied, or null
  */
 first_contact_reply?: {
 [k: string]: unknown | undefined
 }
 /**
- * The SLA applied
+ * The SLA applied, or null
  */
 sla_applied?: {
 [k: string]: unknown | undefined
 }
 /**
- * Response-time statistics
+ * Response-time statistics, or null
  */
 statistics?: {
 [k: string]: unknown | undefined
@@ -409,7 +409,7 @@ linked_objects?: {
 [k: string]: unknown | undefined
 }
 /**
- * What Fin (the AI agent) did in the conversation
+ * What Fin (the AI agent) did in the conversation, or null
  */
 ai_agent?: {
 [k: string]: unknown | undefined

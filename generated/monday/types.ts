@@ -84,7 +84,7 @@ export interface MondayUsersListParams {
  */
 limit?: number
 /**
- * Page number
+ * Page number, starting at 1
  */
 page?: number
 /**
@@ -208,7 +208,7 @@ export interface MondayWorkspacesListParams {
  */
 limit?: number
 /**
- * Page number
+ * Page number, starting at 1
  */
 page?: number
 kind?: ("open" | "closed")
@@ -330,7 +330,7 @@ title?: (string | null)
 type: string
 description?: (string | null)
 /**
- * The column's settings as a JSON string (status labels
+ * The column's settings as a JSON string (status labels, ...)
  */
 settings_str?: (string | null)
 archived?: (boolean | null)
@@ -344,7 +344,7 @@ export interface MondayBoardsListParams {
  */
 limit?: number
 /**
- * Page number
+ * Page number, starting at 1
  */
 page?: number
 /**
@@ -450,7 +450,7 @@ export interface MondayItemsListParams {
  */
 board_id: string
 /**
- * Items per page (default 100
+ * Items per page (default 100, monday's maximum is 500)
  */
 limit?: number
 /**
@@ -576,11 +576,11 @@ creator_id?: (string | null)
 
 export interface MondayUpdatesListParams {
 /**
- * Updates per page (default 25
+ * Updates per page (default 25, at most 100)
  */
 limit?: number
 /**
- * Page number
+ * Page number, starting at 1
  */
 page?: number
 /**

@@ -1,6 +1,6 @@
 /** `switchboard admin create-app --org <name>` and `admin grant --client-id <id> --org <name>`. */
 import type { Command } from 'commander';
-import { failWith } from './exec-command.ts';
+import { failWith } from './cli-support.ts';
 
 /** Open the configured database (SWITCHBOARD_DATABASE_URL or ./data), migrated, for one admin action. */
 async function withStore<T>(fn: (store: import('../store/index.ts').ServiceStore) => Promise<T>): Promise<T> {

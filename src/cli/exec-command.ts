@@ -1,57 +1,54 @@
 /** `switchboard exec <type> <entity> <action>`: run one action in library mode, print the envelope. */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ConnectorRuntime } from '../engine/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
-import { getConnector } from '../manifest/index.ts';
+import { CREDENTIALS_ENV, credentialsArg, dataDir, failWith, jsonArg, plural } from './cli-support.ts';
 
-/** Environment variable holding credentials JSON, so they stay out of shell history. */
-export const CREDENTIALS_ENV = 'SWITCHBOARD_CREDENTIALS';
+export { CREDENTIALS_ENV, failWith, jsonArg } from './cli-support.ts';
 
-/** Parse `JSON` or `@file` (file containing JSON). */
-export function jsonArg(value: string, what: string): unknown {
-  let text = value;
-  if (value.startsWith('@')) {
-    try {
-      text = readFileSync(value.slice(1), 'utf8');
-    } catch (e) {
-      throw new SwitchboardError('invalid_params', `Cannot read ${what} file ${value.slice(1)}: ${(e as Error).message}`);
-    }
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    throw new SwitchboardError('invalid_params', `${what} is not valid JSON: ${(e as Error).message}`);
-  }
+/** Same JSON value (key order ignored): sandbox credentials compared with the ones given. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-/** Print an error as JSON on stderr and set a failing exit code. */
-export function failWith(e: unknown): void {
-  const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', (e as Error).message ?? String(e));
-  process.stderr.write(JSON.stringify({ error: err.toJSON() }, null, 2) + '\n');
-  process.exitCode = 1;
+/**
+ * The base URL: --base-url, else a running sandbox's simulator for this type when the credentials
+ * are that sandbox's sample credentials (a real key never goes to a simulator, and sample keys
+ * never go to the real API), else the manifest's.
+ */
+async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined): Promise<string | undefined> {
+  if (flag !== undefined) return flag;
+  const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
+  const found = findRunningSandbox(dataDir(), (s) => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials));
+  const url = found?.state.connectors[type]?.base_url;
+  if (url !== undefined) process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); pass --base-url to choose another.\n`);
+  return url;
 }
 
 export function registerExecCommand(program: Command): void {
   program
     .command('exec')
-    .description(`Run one action in library mode and print the result envelope as JSON (credentials from --credentials or $${CREDENTIALS_ENV})`)
+    .description(`Run one action in library mode and print the result envelope as JSON (credentials from --credentials or $${CREDENTIALS_ENV}); \`switchboard describe\` shows each action's params`)
     .argument('<type>', 'connector type, e.g. granola')
     .argument('<entity>', 'entity, e.g. notes')
     .argument('<action>', 'list, get, create or update')
     .option('--params <json|@file>', 'action params as JSON or @file')
     .option('--credentials <json|@file>', `credentials as JSON or @file (default: $${CREDENTIALS_ENV})`)
-    .option('--base-url <url>', 'upstream base URL (e.g. a sandbox simulator)')
+    .option('--base-url <url>', 'upstream base URL with its scheme, e.g. http://127.0.0.1:4010 (default: the manifest\'s, or a running sandbox\'s when the credentials are its sample credentials)')
     .option('--region <name>', 'region from the manifest (e.g. eu)')
     .option('--all-pages', 'for list: follow pagination and print every record')
     .action(async (type: string, entity: string, action: string, opts: { params?: string; credentials?: string; baseUrl?: string; region?: string; allPages?: boolean }) => {
       try {
-        const credSource = opts.credentials ?? (process.env[CREDENTIALS_ENV] || undefined);
-        if (credSource === undefined) throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials or set ${CREDENTIALS_ENV}`);
-        const credentials = jsonArg(credSource, 'credentials');
-        const params = opts.params !== undefined ? jsonArg(opts.params, 'params') : {};
-        const runtime = new ConnectorRuntime(getConnector(type), credentials, {
-          ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+        const credentials = credentialsArg(opts.credentials);
+        const params = opts.params !== undefined ? jsonArg(opts.params, '--params') : {};
+        const { ConnectorRuntime } = await import('../engine/index.ts');
+        const { getConnector } = await import('../manifest/index.ts');
+        const manifest = getConnector(type);
+        const baseUrl = await baseUrlFor(type, credentials, opts.baseUrl);
+        const runtime = new ConnectorRuntime(manifest, credentials, {
+          ...(baseUrl !== undefined ? { baseUrl } : {}),
           ...(opts.region !== undefined ? { region: opts.region } : {}),
         });
         if (opts.allPages) {
@@ -61,7 +58,7 @@ export function registerExecCommand(program: Command): void {
           for await (const page of runtime.pages(entity, params)) {
             data.push(...page.data);
             pages++;
-            if (process.stderr.isTTY) process.stderr.write(`\rpages: ${pages}, records: ${data.length}`);
+            if (process.stderr.isTTY) process.stderr.write(`\r${plural(pages, 'page')}, ${plural(data.length, 'record')}`);
           }
           if (process.stderr.isTTY) process.stderr.write('\n');
           process.stdout.write(JSON.stringify({ data, meta: { pages, count: data.length } }, null, 2) + '\n');

@@ -1,14 +1,17 @@
 /** `switchboard validate`, `switchboard codegen [--check]`, `switchboard connectors`. */
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { generateAll, staleFiles, writeFiles } from '../codegen/index.ts';
-import { CONNECTORS_DIR, formatProblem, loadManifestFile, ManifestError, manifestFiles, type LoadedManifest } from '../manifest/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
+import { plural } from './cli-support.ts';
 
-const ROOT = resolve(CONNECTORS_DIR, '..');
-const GENERATED_DIR = join(ROOT, 'generated');
+// The manifest loader (ajv, handlebars, yaml) and codegen are loaded by the commands that use
+// them, not by `switchboard --help`.
+const manifests = (): Promise<typeof import('../manifest/index.ts')> => import('../manifest/index.ts');
 
 /** Load every file, printing each problem; returns the manifests that loaded. */
-function loadAll(files: string[]): { ok: { manifest: LoadedManifest; source: string }[]; failed: number } {
+async function loadAll(files: string[]): Promise<{ ok: { manifest: LoadedManifest; source: string }[]; failed: number; root: string }> {
+  const { CONNECTORS_DIR, formatProblem, loadManifestFile, ManifestError } = await manifests();
+  const ROOT = resolve(CONNECTORS_DIR, '..');
   const ok: { manifest: LoadedManifest; source: string }[] = [];
   let failed = 0;
   for (const f of files) {
@@ -21,7 +24,7 @@ function loadAll(files: string[]): { ok: { manifest: LoadedManifest; source: str
       else process.stderr.write(`${shown}: ${(e as Error).message}\n`);
     }
   }
-  return { ok, failed };
+  return { ok, failed, root: ROOT };
 }
 
 export function registerManifestCommands(program: Command): void {
@@ -29,10 +32,10 @@ export function registerManifestCommands(program: Command): void {
     .command('validate')
     .description('Validate connector manifests (default: every connectors/*/connector.yaml)')
     .argument('[files...]', 'manifest files')
-    .action((files: string[]) => {
-      const targets = files.length > 0 ? files.map((f) => resolve(f)) : manifestFiles();
-      const { ok, failed } = loadAll(targets);
-      for (const m of ok) process.stdout.write(`ok ${m.source} (${m.manifest.type}: ${m.manifest.entities.size} entities)\n`);
+    .action(async (files: string[]) => {
+      const targets = files.length > 0 ? files.map((f) => resolve(f)) : (await manifests()).manifestFiles();
+      const { ok, failed } = await loadAll(targets);
+      for (const m of ok) process.stdout.write(`ok ${m.source} (${m.manifest.type}: ${plural(m.manifest.entities.size, 'entity', 'entities')})\n`);
       if (failed > 0) {
         process.stderr.write(`${failed} of ${targets.length} manifest(s) invalid\n`);
         process.exitCode = 1;
@@ -44,11 +47,13 @@ export function registerManifestCommands(program: Command): void {
     .description('Generate TypeScript types and JSON Schemas into generated/ from the manifests')
     .option('--check', 'do not write; exit non-zero and list the stale files if generated/ is not current')
     .action(async (opts: { check?: boolean }) => {
-      const { ok, failed } = loadAll(manifestFiles());
+      const { ok, failed, root } = await loadAll((await manifests()).manifestFiles());
       if (failed > 0) {
         process.exitCode = 1;
         return;
       }
+      const { generateAll, staleFiles, writeFiles } = await import('../codegen/index.ts');
+      const GENERATED_DIR = join(root, 'generated');
       // The service's OpenAPI document is built from its route schemas (build-time import only).
       const { buildOpenApiDocument } = await import('../service/openapi.ts');
       const files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
@@ -70,15 +75,16 @@ export function registerManifestCommands(program: Command): void {
 
   program
     .command('connectors')
-    .description('List connector types with their entities and actions')
+    .description('List connector types with their entities and actions (search* runs in hosted mode only)')
     .option('--json', 'print JSON instead of a table')
-    .action((opts: { json?: boolean }) => {
-      const { ok, failed } = loadAll(manifestFiles());
+    .action(async (opts: { json?: boolean }) => {
+      const { ok, failed } = await loadAll((await manifests()).manifestFiles());
       const rows = ok.flatMap(({ manifest: m }) =>
         [...m.entities.values()].map((e) => ({
           type: m.type,
           entity: e.name,
-          actions: [...e.actions.keys(), ...(e.def.search ? ['search'] : [])].join(', '),
+          actions: [...e.actions.keys()].join(', '),
+          hosted_only_actions: e.def.search ? ['search'] : [],
         })),
       );
       if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
@@ -86,7 +92,8 @@ export function registerManifestCommands(program: Command): void {
         const w = (k: 'type' | 'entity'): number => Math.max(k.length, ...rows.map((r) => r[k].length));
         const line = (a: string, b: string, c: string): string => `${a.padEnd(w('type'))}  ${b.padEnd(w('entity'))}  ${c}\n`;
         process.stdout.write(line('TYPE', 'ENTITY', 'ACTIONS'));
-        for (const r of rows) process.stdout.write(line(r.type, r.entity, r.actions));
+        for (const r of rows) process.stdout.write(line(r.type, r.entity, [r.actions, ...r.hosted_only_actions.map((a) => `${a}*`)].join(', ')));
+        if (rows.some((r) => r.hosted_only_actions.length > 0)) process.stdout.write('\n* hosted only: search queries the data the service has synced; `switchboard exec` runs the others.\n');
       }
       if (failed > 0) process.exitCode = 1;
     });

@@ -1,16 +1,25 @@
 /** `switchboard sandbox`: start every upstream simulator and print base URLs + sample credentials. */
 import type { Command } from 'commander';
-import { failWith } from './exec-command.ts';
+import { dataDir, failWith, listenError, portArg } from './cli-support.ts';
+
+/** Default first port of `switchboard sandbox`: Granola 4010, Intercom 4011, Monday 4012. */
+export const SANDBOX_PORT = 4010;
 
 export function registerSandboxCommand(program: Command): void {
   program
     .command('sandbox')
-    .description('Start local simulators of every connector API and print, as JSON, their base URLs and working sample credentials')
-    .option('--port <n>', 'first port to use (default: any free ports)', (v) => Number.parseInt(v, 10))
+    .description('Start local simulators of every connector API and print, as JSON, their base URLs and working sample credentials (the same on every start)')
+    .option('--port <n>', `first port: one port per simulator from here (default ${String(SANDBOX_PORT)}; 0 picks free ports)`, portArg)
     .action(async (opts: { port?: number }) => {
+      const port = opts.port ?? SANDBOX_PORT;
       try {
-        const { startSandbox, printable } = await import('../sandbox/index.ts');
-        const sandbox = await startSandbox(opts.port !== undefined ? { basePort: opts.port } : {});
+        const { startSandbox, printable, sandboxStateFile } = await import('../sandbox/index.ts');
+        const sandbox = await startSandbox({
+          basePort: port,
+          ...(port !== 0 ? { stateFile: sandboxStateFile(dataDir(), port), kind: 'sandbox' as const } : {}),
+        }).catch((e: unknown) => {
+          throw listenError(e, undefined, `pick other ports with --port <n> (the simulators use n, n+1, n+2)`);
+        });
         process.stdout.write(JSON.stringify(printable(sandbox), null, 2) + '\n');
         process.stderr.write('Sandbox running; press Ctrl+C to stop.\n');
         const stop = (): void => {

@@ -1,15 +1,19 @@
 /** `switchboard serve [--port] [--host] [--sandbox]`: run the hosted service (also `npm start`). */
 import type { Command } from 'commander';
-import { failWith } from './exec-command.ts';
+import { dataDir, failWith, listenError, portArg } from './cli-support.ts';
+
+/** Default first port of the simulators of `serve --sandbox`: Granola 4110, Intercom 4111, Monday 4112. */
+export const SERVICE_SANDBOX_PORT = 4110;
 
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('Run the hosted HTTP service (SQLite under ./data by default; PostgreSQL with SWITCHBOARD_DATABASE_URL)')
-    .option('--port <n>', 'port (default: $PORT or 3000)', (v) => Number.parseInt(v, 10))
+    .option('--port <n>', 'port (default: $PORT or 3000)', portArg)
     .option('--host <addr>', 'interface (default: $HOST or 127.0.0.1)')
     .option('--sandbox', 'also start the upstream simulators and point every connector type (and its OAuth app) at them')
-    .action(async (opts: { port?: number; host?: string; sandbox?: boolean }) => {
+    .option('--sandbox-port <n>', `first port of the --sandbox simulators (default ${String(SERVICE_SANDBOX_PORT)}: Granola, Intercom, Monday on consecutive ports)`, portArg)
+    .action(async (opts: { port?: number; host?: string; sandbox?: boolean; sandboxPort?: number }) => {
       try {
         const { connectorRegistry } = await import('../manifest/index.ts');
         const { loadServiceConfig, startService, createServiceLogger } = await import('../service/index.ts');
@@ -22,7 +26,14 @@ export function registerServeCommand(program: Command): void {
         if (opts.sandbox === true) {
           const { startSandbox } = await import('../sandbox/index.ts');
           const { withSandbox } = await import('../service/sandbox-wiring.ts');
-          const sandbox = await startSandbox();
+          const sandboxPort = opts.sandboxPort ?? SERVICE_SANDBOX_PORT;
+          const { sandboxStateFile } = await import('../sandbox/index.ts');
+          const sandbox = await startSandbox({
+            basePort: sandboxPort,
+            ...(sandboxPort !== 0 ? { stateFile: sandboxStateFile(dataDir(), sandboxPort), kind: 'service' as const } : {}),
+          }).catch((e: unknown) => {
+            throw listenError(e, undefined, 'pick other simulator ports with --sandbox-port <n> (the simulators use n, n+1, n+2)');
+          });
           closeSandbox = () => sandbox.close();
           config = withSandbox(config, sandbox, registry);
           // Sample credentials of the simulators (fake values) for the quick start.
@@ -32,7 +43,10 @@ export function registerServeCommand(program: Command): void {
           }
           if (sandbox.missing.length > 0) log.warn({ missing: sandbox.missing }, 'no simulator in this checkout for these connector types');
         }
-        const service = await startService({ config, logger: log });
+        const service = await startService({ config, logger: log }).catch(async (e: unknown) => {
+          await closeSandbox?.();
+          throw listenError(e, config.port, `choose another port with --port <n> or PORT=<n> (e.g. npm start -- --port ${String(config.port + 1)})`);
+        });
         log.info({ url: service.url, public_url: service.ctx.publicUrl(), database: service.database.dialect }, 'Switchboard listening');
         let stopping = false;
         const stop = (): void => {

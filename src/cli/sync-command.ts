@@ -1,6 +1,6 @@
 /** `switchboard sync <connector_id> [--full]`: run one sync of a hosted connector, with a progress bar per entity. */
 import type { Command } from 'commander';
-import { failWith } from './exec-command.ts';
+import { dataDir, failWith, plural } from './cli-support.ts';
 
 export function registerSyncCommand(program: Command): void {
   program
@@ -17,6 +17,15 @@ export function registerSyncCommand(program: Command): void {
       const { createUpstreamTransport } = await import('../http/upstream-transport.ts');
       const registry = connectorRegistry();
       const config = loadServiceConfig(process.env, registry.keys());
+      // Beside `npm start -- --sandbox`: use its simulators as upstreams, as the service does
+      // (a type whose SWITCHBOARD_<TYPE>_BASE_URL is set keeps it).
+      const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
+      const sandbox = findRunningSandbox(dataDir(), (s) => s.kind === 'service');
+      for (const [type, c] of Object.entries(sandbox?.state.connectors ?? {})) {
+        if (process.env[`SWITCHBOARD_${type.toUpperCase()}_BASE_URL`]) continue;
+        config.connectorTypes[type] = { ...(config.connectorTypes[type] ?? {}), baseUrl: c.base_url };
+      }
+      if (sandbox !== undefined) process.stderr.write(`Using the simulators of the running sandbox (${sandbox.file}).\n`);
       const database = openDatabase<import('../store/index.ts').ServiceTables>(config.databaseUrl);
       const transport = createUpstreamTransport();
       const bars = process.stderr.isTTY ? new MultiBar({ format: ' {entity} | {value} records | {pages} pages | {state}', hideCursor: true, clearOnComplete: false }, Presets.shades_classic) : undefined;
@@ -43,7 +52,7 @@ export function registerSyncCommand(program: Command): void {
           ...(opts.full ? { full: true } : {}),
           onProgress: (p) => {
             if (bars === undefined) {
-              if (p.done) process.stderr.write(`${p.entity}: ${p.records} records in ${p.pages} pages\n`);
+              if (p.done) process.stderr.write(`${p.entity}: ${plural(p.records, 'record')} in ${plural(p.pages, 'page')}\n`);
               return;
             }
             let bar = progress.get(p.entity);

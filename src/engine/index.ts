@@ -7,6 +7,7 @@ import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport } from '../http/upstream-transport.ts';
+import { checkBaseUrl } from './base-url.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -143,7 +144,7 @@ export class ConnectorRuntime {
     if (region !== undefined && m.base_url.regions?.[region] === undefined && options.baseUrl === undefined) {
       throw new SwitchboardError('invalid_params', `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`);
     }
-    this.baseUrl = (options.baseUrl ?? (region !== undefined ? m.base_url.regions?.[region] : undefined) ?? m.base_url.default).replace(/\/+$/, '');
+    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : ((region !== undefined ? m.base_url.regions?.[region] : undefined) ?? m.base_url.default).replace(/\/+$/, '');
     this.retry = {
       ...DEFAULT_RETRY,
       ...(m.retry?.max_attempts !== undefined ? { maxAttempts: m.retry.max_attempts } : {}),

@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   search_hosted_only: { status: 400, title: 'search is available in hosted mode only' },
   invalid_search_query: { status: 400, title: 'The search query is invalid' },
   invalid_cursor: { status: 400, title: 'The cursor is malformed, altered, or from another query' },
+  invalid_base_url: { status: 400, title: 'The base URL must be an absolute http(s) URL, scheme included' },
+  invalid_credentials_json: { status: 400, title: 'The credentials are not valid JSON' },
   // Upstream (the third-party API)
   upstream_credentials_rejected: { status: 424, title: 'The third-party API rejected the credentials' },
   upstream_not_found: { status: 404, title: 'The third-party API has no such record' },
@@ -26,6 +28,7 @@ export const ERROR_CODES = {
   // Manifests and internals
   manifest_invalid: { status: 500, title: 'A connector manifest is invalid' },
   internal_error: { status: 500, title: 'Internal error' },
+  port_in_use: { status: 409, title: 'The port is already in use by another process' },
   // Hosted service (src/service): HTTP layer, accounts, connectors, service-side OAuth
   invalid_request: { status: 400, title: 'The request does not match the endpoint schema' },
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },

@@ -54,6 +54,23 @@ export function formatProblem(p: ManifestProblem): string {
 
 const ajv = createAjv();
 const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
+/**
+ * Embedded schemas (records, params, list_meta, credential fields) are also compiled with ajv's
+ * strictSchema, which refuses keys that are not JSON Schema keywords: a YAML flow map with an
+ * unquoted comma (`{ description: a, b }`) turns "b" into such a key and would otherwise pass.
+ */
+const strictAjv = createAjv({ strictSchema: true, validateFormats: true });
+
+/** Problems of keys in `schema` that are not JSON Schema keywords, reported at `path`. */
+function unknownKeywords(schema: unknown): string | undefined {
+  try {
+    strictAjv.compile(schema as object);
+    return undefined;
+  } catch (e) {
+    const m = /unknown keyword: "(.*)"/.exec((e as Error).message);
+    return m ? `"${m[1] ?? ''}" is not a JSON Schema keyword (a YAML flow map with an unquoted comma? quote the description)` : undefined;
+  }
+}
 
 /** Roots a template may reference, by where it appears. */
 type Scope = {
@@ -293,6 +310,10 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   });
 
   const listMeta = Object.keys(m.list_meta ?? {});
+  for (const [k, schema] of Object.entries(m.list_meta ?? {})) {
+    const bad = unknownKeywords(schema);
+    if (bad !== undefined) check.add(['list_meta', k], bad);
+  }
   const entities = new Map<string, CompiledEntity>();
   for (const [entityName, entity] of Object.entries(m.entities)) {
     if (entity === undefined) continue;
@@ -304,6 +325,8 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     }
     try {
       ajv.compile(entity.record);
+      const bad = unknownKeywords(entity.record);
+      if (bad !== undefined) check.add([...base, 'record'], bad);
     } catch (e) {
       check.add([...base, 'record'], `invalid JSON Schema: ${(e as Error).message}`);
     }
@@ -319,6 +342,10 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       let validateParams;
       try {
         validateParams = ajv.compile(paramsSchema(action));
+        for (const [param, schema] of Object.entries(action.params ?? {})) {
+          const bad = unknownKeywords(schema === undefined ? {} : paramsSchema({ ...action, params: { [param]: schema } }));
+          if (bad !== undefined) check.add([...at, 'params', param], bad);
+        }
       } catch (e) {
         check.add([...at, 'params'], `invalid param schema: ${(e as Error).message}`);
         continue;

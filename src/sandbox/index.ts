@@ -2,13 +2,13 @@
  * The sandbox: every upstream simulator started at once, each with working sample credentials,
  * so `switchboard sandbox` (and tests) can point connectors at local fakes.
  *
- * Simulators are listed in SIMULATORS, one line each. Modules are loaded by URL and skipped when
- * their file is absent, so the registry can name simulators that are still being written without
- * breaking the build or the type check.
+ * Simulators are listed in SIMULATORS, one line each, and loaded on first use. With a state file
+ * (`stateFile`), the sandbox remembers across restarts what a fresh simulator would forget: the
+ * OAuth tokens it issued, so connectors created through the simulated OAuth keep working; and it
+ * records where it listens, so `switchboard exec` and `switchboard sync` find it (sandbox-state.ts).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Simulator } from './sim-server.ts';
+import { readSandboxState, writeSandboxState, type SandboxKind } from './sandbox-state.ts';
 
 /** What a simulator module's start function takes (each accepts at least these). */
 export interface SimulatorStartOptions {
@@ -28,16 +28,9 @@ export interface SandboxSimulatorEntry {
   credentials: (sim: AnySimulator) => Record<string, string>;
 }
 
-/** A start function loaded from `modulePath` (relative to this file) by export name. */
-function lazy(modulePath: string, exportName: string): SandboxSimulatorEntry['start'] {
-  const url = new URL(modulePath, import.meta.url);
-  return async (options) => {
-    if (!existsSync(fileURLToPath(url))) return undefined;
-    const mod = (await import(url.href)) as Record<string, unknown>;
-    const start = mod[exportName];
-    if (typeof start !== 'function') throw new Error(`${modulePath} does not export ${exportName}()`);
-    return (await (start as (o: SimulatorStartOptions) => Promise<AnySimulator>)(options)) as AnySimulator;
-  };
+/** A start function of a module loaded on first use (simulators pull in graphql-js, OpenAPI extracts...). */
+function lazy<M>(load: () => Promise<M>, pick: (mod: M) => (o: SimulatorStartOptions) => Promise<Simulator>): SandboxSimulatorEntry['start'] {
+  return async (options) => (await pick(await load())(options)) as AnySimulator;
 }
 
 /** Read a string property a simulator must expose; a clear error beats `undefined` credentials. */
@@ -49,9 +42,9 @@ function prop(sim: AnySimulator, name: string): string {
 
 /** Every simulator the sandbox knows; the array index fixes each one's port under basePort. */
 export const SIMULATORS: readonly SandboxSimulatorEntry[] = [
-  { type: 'granola', start: lazy('./granola/index.ts', 'startGranolaSimulator'), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
-  { type: 'intercom', start: lazy('./intercom/index.ts', 'startIntercomSimulator'), credentials: (s) => ({ access_token: prop(s, 'accessToken') }) },
-  { type: 'monday', start: lazy('./monday/index.ts', 'startMondaySimulator'), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
+  { type: 'granola', start: lazy(() => import('./granola/index.ts'), (m) => m.startGranolaSimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
+  { type: 'intercom', start: lazy(() => import('./intercom/index.ts'), (m) => m.startIntercomSimulator), credentials: (s) => ({ access_token: prop(s, 'accessToken') }) },
+  { type: 'monday', start: lazy(() => import('./monday/index.ts'), (m) => m.startMondaySimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
 ];
 
 export interface SandboxConnector {
@@ -76,6 +69,13 @@ export interface SandboxOptions {
   host?: string | undefined;
   /** Listen on basePort, basePort+1, ... in registry order (fixed per type); default any free port. */
   basePort?: number | undefined;
+  /**
+   * JSON file that keeps the sandbox's state across restarts (OAuth tokens the simulators issued)
+   * and tells other commands where it listens (see sandbox-state.ts); default none.
+   */
+  stateFile?: string | undefined;
+  /** Who runs it, recorded in the state file: `sandbox` (switchboard sandbox) or `service` (serve --sandbox). */
+  kind?: SandboxKind | undefined;
 }
 
 export interface SandboxPrintable {
@@ -123,8 +123,38 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     throw e;
   }
   const sandbox: Sandbox = { connectors, simulators, missing, toJSON: () => printable(sandbox), close };
+  if (options.stateFile !== undefined) rememberTokens(options.stateFile, options.kind ?? 'sandbox', sandbox);
   return sandbox;
 }
+
+/**
+ * Restore the OAuth tokens a previous run issued and record every new one as it is issued.
+ * Simulators with OAuth keep their accepted tokens in `tokens` (a Set); its `add` is observed on
+ * this one instance so that a token is on disk before the service stores the connector using it.
+ */
+function rememberTokens(file: string, kind: SandboxKind, sandbox: Sandbox): void {
+  const previous = readSandboxState(file);
+  const tokens: Record<string, string[]> = {};
+  const save = (): void => writeSandboxState(file, { kind, pid: process.pid, connectors: sandbox.connectors, tokens });
+  for (const [type, sim] of Object.entries(sandbox.simulators)) {
+    const set = sim['tokens'];
+    if (!(set instanceof Set)) continue;
+    const list = (tokens[type] = [...new Set(previous?.tokens[type] ?? [])]);
+    const add = set.add.bind(set);
+    for (const t of list) add(t);
+    set.add = (token: unknown) => {
+      add(token);
+      if (typeof token === 'string' && !list.includes(token)) {
+        list.push(token);
+        save();
+      }
+      return set;
+    };
+  }
+  save();
+}
+
+export { readSandboxState, findRunningSandbox, sandboxStateFile, type SandboxState, type SandboxKind } from './sandbox-state.ts';
 
 /** The simulator plumbing, for writing a simulator of a new connector's API. */
 export { startSimulator, parseJson, type SimRequest, type SimResponse, type Simulator, type Fault } from './sim-server.ts';

@@ -179,7 +179,14 @@ export async function startSimulator(handler: SimHandler, options: StartOptions 
     });
   });
   server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
+  // A busy port rejects (EADDRINUSE) instead of crashing the process with an unhandled 'error'.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -114,7 +114,7 @@ function urlVar(env: Env, name: string): string | undefined {
     const u = new URL(raw);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
   } catch {
-    throw new Error(`${name} must be an http(s) URL, got "${raw}"`);
+    throw new Error(`${name} must be an http(s) URL with its scheme (e.g. http://127.0.0.1:4010), got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
 }

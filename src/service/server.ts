@@ -51,7 +51,11 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
     let url = '';
     let closing: Promise<void> | undefined;
     if (o.noListen !== true) {
-      await app.listen({ port: o.config.port, host: o.config.host });
+      // A failed listen (EADDRINUSE...) also stops what buildApp started (the sync scheduler).
+      await app.listen({ port: o.config.port, host: o.config.host }).catch(async (e: unknown) => {
+        await app.close();
+        throw e;
+      });
       url = listeningUrl(app);
     } else {
       await app.ready();

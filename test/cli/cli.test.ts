@@ -39,7 +39,8 @@ describe('switchboard CLI', () => {
   it('connectors lists types, entities and actions', async () => {
     const r = await run(['connectors']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^granola\s+notes\s+list, get, search$/m);
+    expect(r.stdout).toMatch(/^granola\s+notes\s+list, get, search\*$/m);
+    expect(r.stdout).toMatch(/\* hosted only/);
   });
 
   it('exec prints the envelope; credentials from the environment', async () => {
@@ -63,6 +64,7 @@ describe('switchboard CLI', () => {
     ['unknown entity', ['exec', 'granola', 'meetings', 'list'], 'unknown_entity'],
     ['bad params', ['exec', 'granola', 'notes', 'list', '--params', '{"page_size":99}'], 'invalid_params'],
     ['params not JSON', ['exec', 'granola', 'notes', 'list', '--params', '{page_size'], 'invalid_params'],
+    ['credentials not JSON', ['exec', 'granola', 'notes', 'list', '--credentials', '{api_key:'], 'invalid_credentials_json'],
     ['upstream 404', ['exec', 'granola', 'notes', 'get', '--params', '{"note_id":"not_AAAAAAAAAAAAAA"}'], 'upstream_not_found'],
   ])('exec failure (%s): JSON error on stderr, non-zero exit', async (_n, args, code) => {
     const r = await run([...args, '--base-url', sim.url], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: sim.apiKey }) });

@@ -7,7 +7,7 @@
  * Usage: `const sim = await startMondaySimulator(); connect('monday', { credentials: { api_key:
  * sim.apiKey }, baseUrl: sim.url })`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { buildSchema, execute, getOperationAST, GraphQLError, parse, validate, type DocumentNode } from 'graphql';
 import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
 import { ComplexityBudget, queryCost, type ComplexityOptions } from './complexity.ts';
@@ -82,10 +82,12 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   let state = seedState({ seed, size });
   let cursors = new CursorStore(now);
   const complexity = new ComplexityBudget(options.complexity ?? {}, now);
-  // Monday personal tokens are JWTs; an opaque token of the same look is enough here.
-  const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${randomBytes(18).toString('base64url')}`;
+  // Monday personal tokens are JWTs; an opaque token of the same look is enough here. The token
+  // and the OAuth app derive from the seed, so the sandbox's sample credentials survive restarts.
+  const derived = (label: string, bytes: number): Buffer => createHash('sha256').update(`monday-sim:${label}:${String(seed)}`).digest().subarray(0, bytes);
+  const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${derived('api-key', 18).toString('base64url')}`;
   const tokens = new Set<string>([apiKey]);
-  const oauth = { clientId: `sim_client_${randomBytes(6).toString('hex')}`, clientSecret: randomBytes(16).toString('hex'), deny: false, scope: 'me:read boards:read boards:write users:read teams:read tags:read updates:read updates:write workspaces:read' };
+  const oauth = { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex'), deny: false, scope: 'me:read boards:read boards:write users:read teams:read tags:read updates:read updates:write workspaces:read' };
   const codes = new Map<string, { redirectUri: string; scope: string; expires: number }>();
   const meId = (): string => (state.users[0] as { id: string }).id;
 

@@ -1,0 +1,81 @@
+/**
+ * What every subcommand shares, kept light on purpose: `switchboard --help` loads this module
+ * and commander only, so heavy modules (the engine, the service, codegen) are imported inside
+ * each command's action.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { SwitchboardError } from '../errors/index.ts';
+
+/** Environment variable holding credentials JSON, so they stay out of shell history. */
+export const CREDENTIALS_ENV = 'SWITCHBOARD_CREDENTIALS';
+
+/**
+ * Parse `JSON` or `@file` (a file containing JSON) given to option `option` (e.g. `--params`).
+ * Malformed JSON is `errorCode` (default invalid_params) with the option named and the fix.
+ */
+export function jsonArg(value: string, option: string, errorCode: 'invalid_params' | 'invalid_credentials_json' = 'invalid_params'): unknown {
+  let text = value;
+  const fromFile = value.startsWith('@');
+  if (fromFile) {
+    try {
+      text = readFileSync(value.slice(1), 'utf8');
+    } catch (e) {
+      throw new SwitchboardError(errorCode, `Cannot read the ${option} file ${value.slice(1)}: ${(e as Error).message}`, { details: { option } });
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    const where = fromFile ? `the file ${value.slice(1)} given to ${option}` : option;
+    throw new SwitchboardError(errorCode, `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${option} '{"api_key":"..."}', or @file.json`, {
+      details: { option },
+    });
+  }
+}
+
+/** Credentials from `--credentials` or $SWITCHBOARD_CREDENTIALS, parsed; errors name where they came from. */
+export function credentialsArg(option: string | undefined): unknown {
+  const source = option ?? (process.env[CREDENTIALS_ENV] || undefined);
+  if (source === undefined) throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials '{"api_key":"..."}' (or @file.json), or set ${CREDENTIALS_ENV}`);
+  return jsonArg(source, option !== undefined ? '--credentials' : `$${CREDENTIALS_ENV}`, 'invalid_credentials_json');
+}
+
+/** A port number from a flag, or a clear error. */
+export function portArg(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new SwitchboardError('invalid_params', `--port must be a number from 0 to 65535, got "${value}"`);
+  return n;
+}
+
+/** A listen failure turned into `port_in_use` naming the flag (and env var) that picks another port. */
+export function listenError(e: unknown, port: number | undefined, fix: string): unknown {
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code === 'EADDRINUSE') {
+    const p = port ?? (/:(\d+)$/.exec(err.message)?.[1] ?? '?');
+    return new SwitchboardError('port_in_use', `Port ${p} is already in use by another process. Stop that process, or ${fix}`, { details: { port: Number(p) } });
+  }
+  return e;
+}
+
+/** Print an error as JSON on stderr and set a failing exit code. */
+export function failWith(e: unknown): void {
+  const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', (e as Error)?.message ?? String(e));
+  process.stderr.write(JSON.stringify({ error: err.toJSON() }, null, 2) + '\n');
+  process.exitCode = 1;
+}
+
+/** "1 entity", "2 entities". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The data directory: beside the SQLite database (`SWITCHBOARD_DATABASE_URL` as a path or
+ * `sqlite:<path>`), else ./data. The sandbox's state files live here.
+ */
+export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const url = env['SWITCHBOARD_DATABASE_URL']?.trim();
+  if (url !== undefined && url !== '' && !/^postgres(ql)?:/i.test(url) && url !== ':memory:') return dirname(resolve(url.replace(/^sqlite:/, '')));
+  return resolve('data');
+}

@@ -1,0 +1,169 @@
+/**
+ * What a new user meets first: --version, describe, and errors that say what to do (a base URL
+ * without its scheme, malformed credentials JSON, a busy port), and a sandbox that keeps its
+ * state: fixed sample credentials, endpoints in the data directory that `exec` picks up.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sb-first-run-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A port held by another listener for the duration of `fn`. */
+async function withBusyPort<T>(fn: (port: number) => Promise<T>): Promise<T> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  try {
+    return await fn(port);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const errorOf = (stderr: string): { code: string; message: string; details?: Record<string, unknown> } => {
+  const start = stderr.indexOf('{');
+  return (JSON.parse(stderr.slice(start)) as { error: { code: string; message: string } }).error;
+};
+
+describe('discoverability', () => {
+  it('--version prints the package version', async () => {
+    const r = await runSwitchboard(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  it('--help lists describe and the other commands', async () => {
+    const r = await runSwitchboard(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['describe', 'exec', 'sandbox', 'serve', 'sync', 'validate', 'codegen', 'connectors']) expect(r.stdout).toMatch(new RegExp(`^  ${c}\\b`, 'm'));
+  });
+
+  it('describe <type> <entity> <action> prints params with type, required and description', async () => {
+    const r = await runSwitchboard(['describe', 'granola', 'notes', 'get']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}PARAM\s+TYPE\s+REQUIRED\s+DESCRIPTION$/m);
+    expect(r.stdout).toMatch(/^ {2}note_id\s+string\s+yes\s+\S/m);
+    expect(r.stdout).toMatch(/^ {2}include\s+"transcript"\s+/m);
+  });
+
+  it('describe <type> <entity> shows actions (search marked hosted only), record fields and search fields', async () => {
+    const r = await runSwitchboard(['describe', 'granola', 'notes']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}search\s+hosted only\s+query, limit, cursor, fields$/m);
+    expect(r.stdout).toMatch(/^ {2}list\s+library and hosted\s+/m);
+    expect(r.stdout).toMatch(/Record fields:\n {2}FIELD\s+TYPE\s+REQUIRED/);
+    expect(r.stdout).toMatch(/Search fields \(hosted search over synced records\):/);
+  });
+
+  it('describe --json is the same information for machines', async () => {
+    const r = await runSwitchboard(['describe', 'intercom', 'contacts', 'create', '--json']);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { type: string; entity: string; name: string; mode: string; params: { name: string; type: string; required: boolean }[] };
+    expect(out).toMatchObject({ type: 'intercom', entity: 'contacts', name: 'create', mode: 'library and hosted' });
+    expect(out.params.find((p) => p.name === 'role')).toMatchObject({ required: true });
+  });
+
+  it('describe of an unknown entity lists the valid ones', async () => {
+    const r = await runSwitchboard(['describe', 'granola', 'meetings']);
+    expect(r.code).toBe(1);
+    expect(errorOf(r.stderr)).toMatchObject({ code: 'unknown_entity', message: expect.stringContaining('entities: notes') });
+  });
+});
+
+describe('errors that say what to do', () => {
+  it('a base URL without its scheme: invalid_base_url with the corrected URL', async () => {
+    const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--base-url', '127.0.0.1:4010'], { SWITCHBOARD_CREDENTIALS: '{"api_key":"x"}' });
+    expect(r.code).toBe(1);
+    const e = errorOf(r.stderr);
+    expect(e.code).toBe('invalid_base_url');
+    expect(e.message).toContain('include the scheme, e.g. http://127.0.0.1:4010');
+  });
+
+  it('malformed --credentials JSON: invalid_credentials_json naming the option, with an example', async () => {
+    const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--credentials', "{api_key:'x'}"]);
+    expect(r.code).toBe(1);
+    const e = errorOf(r.stderr);
+    expect(e.code).toBe('invalid_credentials_json');
+    expect(e.message).toMatch(/^--credentials is not valid JSON .*e\.g\. --credentials '\{"api_key":"\.\.\."\}'/);
+  });
+
+  it('malformed $SWITCHBOARD_CREDENTIALS: the error names the variable', async () => {
+    const r = await runSwitchboard(['exec', 'granola', 'notes', 'list'], { SWITCHBOARD_CREDENTIALS: 'api_key=x' });
+    expect(errorOf(r.stderr)).toMatchObject({ code: 'invalid_credentials_json', message: expect.stringMatching(/^\$SWITCHBOARD_CREDENTIALS is not valid JSON/) });
+  });
+
+  it('sandbox on a busy port: port_in_use with the flag to change it, no stack trace', async () => {
+    await withBusyPort(async (port) => {
+      const r = await runSwitchboard(['sandbox', '--port', String(port)], {}, tempDir());
+      expect(r.code).toBe(1);
+      const e = errorOf(r.stderr);
+      expect(e.code).toBe('port_in_use');
+      expect(e.message).toContain(`Port ${String(port)} is already in use`);
+      expect(e.message).toContain('--port <n>');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    });
+  });
+
+  it('serve on a busy port: port_in_use naming --port and PORT', async () => {
+    await withBusyPort(async (port) => {
+      const cwd = tempDir();
+      const r = await runSwitchboard(['serve', '--port', String(port)], { SWITCHBOARD_DATABASE_URL: join(cwd, 'sb.db'), SWITCHBOARD_LOG_LEVEL: 'silent', SWITCHBOARD_SYNC_SCHEDULER: 'false' }, cwd);
+      expect(r.code).toBe(1);
+      const e = errorOf(r.stderr);
+      expect(e.code).toBe('port_in_use');
+      expect(e.message).toContain('--port <n> or PORT=<n>');
+    });
+  });
+});
+
+describe('a sandbox that keeps its state', () => {
+  it('prints the same sample credentials on every start, records its endpoints, and exec finds it', async () => {
+    const cwd = tempDir();
+    const port = 30000 + Math.floor(Math.random() * 20000);
+    const start = async (): Promise<{ connectors: Record<string, { base_url: string; credentials: Record<string, string> }> }> => {
+      const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd });
+      const printed = JSON.parse(s.lines.join('\n')) as { connectors: Record<string, { base_url: string; credentials: Record<string, string> }> };
+      const state = JSON.parse(readFileSync(join(cwd, 'data', `sandbox-${String(port)}.json`), 'utf8')) as { pid: number; connectors: unknown };
+      expect(state).toMatchObject({ kind: 'sandbox', pid: s.child.pid, connectors: Object.fromEntries(Object.entries(printed.connectors).map(([t, c]) => [t, { base_url: c.base_url, credentials: c.credentials }])) });
+
+      // exec beside the sandbox, with its sample credentials and no --base-url, reaches the simulator.
+      const g = printed.connectors['granola'];
+      const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":2}'], { SWITCHBOARD_CREDENTIALS: JSON.stringify(g?.credentials) }, cwd);
+      expect(r.stderr).toContain(`Using the sandbox's granola simulator at ${g?.base_url ?? ''}`);
+      expect((JSON.parse(r.stdout) as { data: unknown[] }).data).toHaveLength(2);
+      expect(await s.stop()).toBe(0);
+      return printed;
+    };
+    const first = await start();
+    const second = await start();
+    expect(second).toEqual(first);
+    expect(first.connectors['granola']?.base_url).toBe(`http://127.0.0.1:${String(port)}`);
+    expect(first.connectors['monday']?.credentials['api_key']).toMatch(/^eyJ/);
+  });
+
+  it('exec with other credentials does not go to the sandbox', async () => {
+    const cwd = tempDir();
+    const port = 30000 + Math.floor(Math.random() * 20000);
+    const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd });
+    try {
+      const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--base-url', 'http://127.0.0.1:9'], { SWITCHBOARD_CREDENTIALS: '{"api_key":"a-real-key"}' }, cwd);
+      expect(r.stderr).not.toContain("Using the sandbox's");
+      expect(errorOf(r.stderr).code).toBe('upstream_unavailable');
+    } finally {
+      await s.stop();
+    }
+  });
+});
