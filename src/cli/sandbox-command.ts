@@ -15,7 +15,7 @@ export function registerSandboxCommand(program: Command): void {
       try {
         const { startSandbox, printable, sandboxStateFile } = await import('../sandbox/index.ts');
         const sandbox = await startSandbox({
-          basePort: port,
+          ...(port !== 0 ? { basePort: port } : {}),
           ...(port !== 0 ? { stateFile: sandboxStateFile(dataDir(), port), kind: 'sandbox' as const } : {}),
         }).catch((e: unknown) => {
           throw listenError(e, undefined, `pick other ports with --port <n> (the simulators use n, n+1, n+2)`);

@@ -29,7 +29,7 @@ export function registerServeCommand(program: Command): void {
           const sandboxPort = opts.sandboxPort ?? SERVICE_SANDBOX_PORT;
           const { sandboxStateFile } = await import('../sandbox/index.ts');
           const sandbox = await startSandbox({
-            basePort: sandboxPort,
+            ...(sandboxPort !== 0 ? { basePort: sandboxPort } : {}),
             ...(sandboxPort !== 0 ? { stateFile: sandboxStateFile(dataDir(), sandboxPort), kind: 'service' as const } : {}),
           }).catch((e: unknown) => {
             throw listenError(e, undefined, 'pick other simulator ports with --sandbox-port <n> (the simulators use n, n+1, n+2)');

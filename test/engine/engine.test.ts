@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectorRuntime, type RuntimeOptions } from '../../src/engine/index.ts';
 import { SwitchboardError, type ErrorCode } from '../../src/errors/index.ts';
 import { RateLimiter } from '../../src/http/index.ts';
@@ -152,13 +152,21 @@ describe('upstream failures, retries and timeouts', () => {
   });
 
   it('X-RateLimit-Reset (Unix seconds) is honoured', async () => {
-    const reset = Math.ceil(Date.now() / 1000) + 1;
-    api.inject({ path: '/items', status: 429, headers: { 'x-ratelimit-reset': String(reset) }, json: {} });
-    const rt = runtime({ retry: { retryAfterHeaders: [{ name: 'X-RateLimit-Reset', format: 'unix_seconds' }] } });
-    const before = Date.now();
-    await rt.execute('items', 'list', { limit: 1 });
-    expect(rt.lastCall.attempts).toBe(2);
-    expect(rt.lastCall.waitedMs).toBeGreaterThanOrEqual(reset * 1000 - before - 5);
+    // The wait is computed from the clock when the 429 arrives: freeze Date (only Date: the
+    // sleep itself and the sockets run on real timers) so the expected wait is exact.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const now = Math.floor(Date.now() / 1000) * 1000 + 250;
+      vi.setSystemTime(now);
+      const reset = Math.floor(now / 1000) + 1;
+      api.inject({ path: '/items', status: 429, headers: { 'x-ratelimit-reset': String(reset) }, json: {} });
+      const rt = runtime({ retry: { retryAfterHeaders: [{ name: 'X-RateLimit-Reset', format: 'unix_seconds' }] } });
+      await rt.execute('items', 'list', { limit: 1 });
+      expect(rt.lastCall.attempts).toBe(2);
+      expect(rt.lastCall.waitedMs).toBe(reset * 1000 - now);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('429 every time: rate limited after a bounded number of attempts', async () => {

@@ -11,7 +11,7 @@ import { connectorRegistry } from '../../src/index.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
 import { startAcmeProvider, type AcmeProvider } from '../service/fixtures/acme-provider.ts';
-import { DIALECTS, freshDatabase, TEST_ENCRYPTION_KEY, testRegistry, type TestDatabase } from '../service/helpers.ts';
+import { describeEachDialect, freshDatabase, TEST_ENCRYPTION_KEY, testRegistry, type TestDatabase } from '../service/helpers.ts';
 
 type Rec = Record<string, unknown>;
 // Parsed JSON bodies; tests read them freely.
@@ -20,7 +20,7 @@ type Body = any;
 
 const NOTES = 12;
 
-describe.each(DIALECTS)('the embedded host example on %s', (dialect) => {
+describeEachDialect('the embedded host example on %s', (dialect) => {
   let granola: GranolaSimulator;
   let intercom: IntercomSimulator;
   let acme: AcmeProvider;

@@ -74,3 +74,41 @@ describe('startSandbox options', () => {
     await expect(fetch(`${url}/v1/notes`)).rejects.toThrow();
   });
 });
+
+describe('startSandbox with a state file', () => {
+  it('keeps OAuth tokens the simulators issued across a restart, and records where it listens', async () => {
+    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sb-sandbox-state-'));
+    const stateFile = join(dir, 'sandbox-test.json');
+    const me = (c: SandboxConnector, token: string): Promise<Response> => fetch(`${c.base_url}/me`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    try {
+      const first = await startSandbox({ stateFile, kind: 'service' });
+      let issued: string;
+      try {
+        // A token issued through the simulated OAuth flow (what a connector of variant B stores).
+        issued = `oauth-issued-${String(process.pid)}`;
+        (first.simulators['intercom']?.['tokens'] as Set<string>).add(issued);
+        expect((await me(first.connectors['intercom'] as SandboxConnector, issued)).status).toBe(200);
+        const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { kind: string; pid: number; tokens: Record<string, string[]>; connectors: Record<string, unknown> };
+        expect(state).toMatchObject({ kind: 'service', pid: process.pid, tokens: { intercom: [issued] } });
+        expect(Object.keys(state.connectors).sort()).toEqual(Object.keys(first.connectors).sort());
+      } finally {
+        await first.close();
+      }
+      // A fresh simulator would refuse the token; the restarted sandbox accepts it.
+      const fresh = await startSandbox();
+      const second = await startSandbox({ stateFile, kind: 'service' });
+      try {
+        expect((await me(fresh.connectors['intercom'] as SandboxConnector, issued)).status).toBe(401);
+        expect((await me(second.connectors['intercom'] as SandboxConnector, issued)).status).toBe(200);
+        expect(second.connectors['monday']?.credentials).toEqual(fresh.connectors['monday']?.credentials); // fixed sample credentials
+      } finally {
+        await Promise.all([fresh.close(), second.close()]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { PG_SKIP_REASON } from '../helpers/dialects.ts';
 import { migrate, openDatabase, type Database } from '../../src/store/database.ts';
 import { searchMigrations } from '../../src/search/index.ts';
 
@@ -51,9 +52,14 @@ async function openPostgres(): Promise<TestDatabase> {
   };
 }
 
-/** The dialects to run a suite on. */
-export function dialectCases(): DialectCase[] {
-  const cases: DialectCase[] = [['sqlite', openSqlite]];
-  if (POSTGRES_URL !== undefined && POSTGRES_URL !== '') cases.push(['postgres', openPostgres]);
-  return cases;
+/**
+ * The dialects to run a suite on, each with the reason it is skipped (PostgreSQL without
+ * SWITCHBOARD_TEST_POSTGRES_URL), so a skipped suite shows in the report as skipped.
+ */
+export function dialectCases(): (readonly [...DialectCase, string | undefined])[] {
+  const pgMissing = POSTGRES_URL === undefined || POSTGRES_URL === '';
+  return [
+    ['sqlite', openSqlite, undefined],
+    ['postgres', openPostgres, pgMissing ? PG_SKIP_REASON : undefined],
+  ];
 }

@@ -18,10 +18,9 @@ import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-export type DialectName = 'sqlite' | 'postgres';
-export const PG_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL']?.trim() || undefined;
-/** SQLite always; PostgreSQL when SWITCHBOARD_TEST_POSTGRES_URL is set. */
-export const DIALECTS: DialectName[] = PG_URL !== undefined ? ['sqlite', 'postgres'] : ['sqlite'];
+import { PG_URL, type DialectName } from '../helpers/dialects.ts';
+
+export { describeEachDialect, PG_URL, PG_SKIP_REASON, type DialectName } from '../helpers/dialects.ts';
 
 /** The key every harness of this process encrypts with (instances sharing a database must share it). */
 export const TEST_ENCRYPTION_KEY = generateKeySpec();

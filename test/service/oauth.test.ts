@@ -10,7 +10,7 @@ import { defaultServiceConfig, type CreatedApplication } from '../../src/service
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
 import { parseKeyRing } from '../../src/store/index.ts';
 import { startAcmeProvider, type AcmeProvider } from './fixtures/acme-provider.ts';
-import { DIALECTS, openApiErrors, startHarness, TEST_ENCRYPTION_KEY, testRegistry, type Harness, type Reply } from './helpers.ts';
+import { describeEachDialect, openApiErrors, startHarness, TEST_ENCRYPTION_KEY, testRegistry, type Harness, type Reply } from './helpers.ts';
 
 const INITIATE = '/api/v1/integrations/connectors/oauth/initiate';
 const CALLBACK = '/api/v1/integrations/connectors/oauth/callback';
@@ -22,7 +22,7 @@ function isProblem(r: Reply, status: number, code: string): void {
   expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
 }
 
-describe.each(DIALECTS)('service-side OAuth on %s', (dialect) => {
+describeEachDialect('service-side OAuth on %s', (dialect) => {
   let provider: AcmeProvider;
   let sandbox: Sandbox;
   let h: Harness;

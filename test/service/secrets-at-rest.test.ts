@@ -144,8 +144,15 @@ describe('key rotation', () => {
       try {
         const r = await after.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } });
         expect(r.status).toBe(200);
-        await new Promise((resolve) => setTimeout(resolve, 50)); // the re-seal is written in the background
-        expect((await after.store.getConnector(orgId, c.body.id))?.credentials_key_id).toBe(next.split(':')[0]);
+        // The re-seal is written in the background: poll for it, with a deadline.
+        const want = next.split(':')[0];
+        const deadline = Date.now() + 10_000;
+        let keyId = (await after.store.getConnector(orgId, c.body.id))?.credentials_key_id;
+        while (keyId !== want && Date.now() < deadline) {
+          await new Promise((resolve) => setImmediate(resolve));
+          keyId = (await after.store.getConnector(orgId, c.body.id))?.credentials_key_id;
+        }
+        expect(keyId).toBe(want);
         expect((await after.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } })).status).toBe(200);
       } finally {
         await after.close();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { grantOrganization, defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
-import { DIALECTS, openApiErrors, startHarness, testRegistry, type Harness, type Reply } from './helpers.ts';
+import { describeEachDialect, openApiErrors, startHarness, testRegistry, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const ONE = '/api/v1/integrations/connectors/{connector_id}';
@@ -28,7 +28,7 @@ function isProblem(r: Reply, status: number, code: string): void {
   expect(r.body).toMatchObject({ type: `urn:switchboard:problem:${code}`, status, title: expect.any(String), detail: expect.any(String) });
 }
 
-describe.each(DIALECTS)('hosted service on %s', (dialect) => {
+describeEachDialect('hosted service on %s', (dialect) => {
   let sandbox: Sandbox;
   let h: Harness;
   let app: CreatedApplication;

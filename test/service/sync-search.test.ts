@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
-import { DIALECTS, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
+import { describeEachDialect, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const SYNC = '/api/v1/integrations/connectors/{connector_id}/sync';
@@ -16,7 +16,7 @@ function conforms(method: string, path: string, r: Reply): void {
   expect(openApiErrors(method, path, r), r.text).toEqual([]);
 }
 
-describe.each(DIALECTS)('hosted sync and search on %s', (dialect) => {
+describeEachDialect('hosted sync and search on %s', (dialect) => {
   let sim: GranolaSimulator;
   let h: Harness;
   let token: string;
@@ -25,7 +25,9 @@ describe.each(DIALECTS)('hosted sync and search on %s', (dialect) => {
   const search = (params: unknown): Promise<Reply> => call('POST', `${CONNECTORS}/${id}/execute`, { entity: 'notes', action: 'search', params });
 
   async function waitIdle(): Promise<Reply> {
-    for (let i = 0; i < 200; i++) {
+    // Poll with a deadline (generous: the machine may be busy); a poll, not a sleep.
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
       const r = await call('GET', `${CONNECTORS}/${id}/sync`);
       if (r.body?.status !== 'running' && r.body?.last_finished_at !== null) return r;
       await new Promise((res) => setTimeout(res, 50));

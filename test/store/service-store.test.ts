@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, openDatabase, SERVICE_MIGRATIONS, ServiceStore, type Database, type ServiceTables } from '../../src/store/index.ts';
-import { DIALECTS, freshDatabase, type TestDatabase } from '../service/helpers.ts';
+import { describeEachDialect, freshDatabase, type TestDatabase } from '../service/helpers.ts';
 
-describe.each(DIALECTS)('service store on %s', (dialect) => {
+describeEachDialect('service store on %s', (dialect) => {
   let tdb: TestDatabase;
   let database: Database<ServiceTables>;
   let store: ServiceStore;

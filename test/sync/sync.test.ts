@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConnectorRuntime, SwitchboardError } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { getConnector } from '../../src/manifest/index.ts';
@@ -112,9 +112,10 @@ describe.each(dialectCases())('sync on %s', (_name, open) => {
     const b = engine({ instanceId: 'instance-b' });
     await expect(b.runOnce('c-kill')).rejects.toMatchObject({ code: 'sync_running' });
     // ...and takes it over, from the checkpoint, once the lease has expired.
-    await new Promise((r) => setTimeout(r, 350));
+    // Move the clock past the 300 ms lease instead of sleeping through it (Date only: sockets keep real timers).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1000 });
     sim.reset();
-    const resumed = await b.runOnce('c-kill');
+    const resumed = await b.runOnce('c-kill').finally(() => vi.useRealTimers());
     expect(resumed.resumed).toBe(true);
     expect(sim.requests.filter((r) => r.path === '/v1/notes')).toHaveLength(1);
     expect(await storedIds('c-kill')).toEqual(await storedIds('c-ref'));
@@ -137,7 +138,8 @@ describe.each(dialectCases())('sync on %s', (_name, open) => {
     const e = engine({ pollMs: 50 });
     e.start();
     await e.register('c-sched');
-    for (let i = 0; i < 100 && (await e.status('c-sched'))?.last_finished_at == null; i++) await new Promise((r) => setTimeout(r, 50));
+    const deadline = Date.now() + 60_000; // poll with a generous deadline
+    while (Date.now() < deadline && (await e.status('c-sched'))?.last_finished_at == null) await new Promise((r) => setTimeout(r, 50));
     expect(await store.count('c-sched', 'notes')).toBe(sim.count());
     await e.remove('c-sched');
     expect(await store.count('c-sched', 'notes')).toBe(0);

@@ -1,0 +1,19 @@
+/**
+ * Suites that run on both databases: SQLite always; PostgreSQL when SWITCHBOARD_TEST_POSTGRES_URL
+ * is set (CI sets it). Without it the PostgreSQL suite is still collected and shows as skipped,
+ * with the reason in its title, rather than silently missing from the report.
+ */
+import { describe } from 'vitest';
+
+export type DialectName = 'sqlite' | 'postgres';
+export const PG_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL']?.trim() || undefined;
+export const PG_SKIP_REASON = 'skipped: SWITCHBOARD_TEST_POSTGRES_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
+
+/** `describe.each` over both dialects; `%s` in the title is the dialect. */
+export function describeEachDialect(title: string, fn: (dialect: DialectName) => void): void {
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    const skip = dialect === 'postgres' && PG_URL === undefined;
+    const name = title.replace('%s', dialect) + (skip ? ` (${PG_SKIP_REASON})` : '');
+    describe.skipIf(skip)(name, () => fn(dialect));
+  }
+}
