@@ -402,10 +402,683 @@ export interface components {
             data: Record<string, never> | Record<string, never>[];
             meta?: Record<string, never>;
         };
+        /**
+         * GranolaExecuteRequest
+         * @description Execute on a Granola connector (type granola)
+         */
+        GranolaExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["GranolaNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["GranolaNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** GranolaNotesGetParams */
+        GranolaNotesGetParams: {
+            /**
+             * @description transcript adds the transcript to the note
+             * @enum {string}
+             */
+            include?: "transcript";
+            /** @description The note's id */
+            note_id: string;
+        };
+        /** GranolaNotesListParams */
+        GranolaNotesListParams: {
+            /**
+             * Format: date
+             * @description Only notes created after this date (YYYY-MM-DD)
+             */
+            created_after?: string;
+            /**
+             * Format: date
+             * @description Only notes created before this date (YYYY-MM-DD)
+             */
+            created_before?: string;
+            /** @description Cursor from the previous page's meta.cursor */
+            cursor?: string;
+            /** @description Maximum notes per page (default 10) */
+            page_size?: number;
+            /**
+             * Format: date
+             * @description Only notes updated after this date (YYYY-MM-DD)
+             */
+            updated_after?: string;
+        };
         /** Health */
         Health: {
             /** @enum {string} */
             status: "ok" | "ready";
+        };
+        /** IntercomAdminsGetParams */
+        IntercomAdminsGetParams: {
+            /** @description The admin's id */
+            id: string;
+        };
+        /** IntercomAdminsListParams */
+        IntercomAdminsListParams: Record<string, never>;
+        /** IntercomCompaniesCreateParams */
+        IntercomCompaniesCreateParams: {
+            /** @description Your own identifier of the company (cannot be changed later) */
+            company_id: string;
+            custom_attributes?: Record<string, never>;
+            industry?: string;
+            /** @description Revenue from the company; Intercom keeps the whole part */
+            monthly_spend?: number;
+            name?: string;
+            /** @description Name of the company's plan */
+            plan?: string;
+            /** @description Number of employees */
+            size?: number;
+            /** @description URL of the company's website */
+            website?: string;
+        };
+        /** IntercomCompaniesGetParams */
+        IntercomCompaniesGetParams: {
+            /** @description The company's Intercom id */
+            id: string;
+        };
+        /** IntercomCompaniesListParams */
+        IntercomCompaniesListParams: {
+            /** @description Companies per page (default 15) */
+            per_page?: number;
+            /** @description Cursor from the previous page's meta.next_page */
+            starting_after?: string;
+        };
+        /** IntercomCompaniesUpdateParams */
+        IntercomCompaniesUpdateParams: {
+            custom_attributes?: Record<string, never>;
+            /** @description The company's Intercom id */
+            id: string;
+            industry?: string;
+            monthly_spend?: number;
+            name?: string;
+            /** @description Name of the company's plan */
+            plan?: string;
+            size?: number;
+            website?: string;
+        };
+        /** IntercomContactsCreateParams */
+        IntercomContactsCreateParams: {
+            /** @description URL of an image to use as the avatar */
+            avatar?: string;
+            /** @description Values of custom attributes that exist in the workspace */
+            custom_attributes?: Record<string, never>;
+            email?: string;
+            /** @description Your own unique identifier of the user */
+            external_id?: string;
+            /** @description When the contact was last seen (Unix seconds) */
+            last_seen_at?: number;
+            name?: string;
+            /** @description Id of the admin who owns the contact */
+            owner_id?: number;
+            phone?: string;
+            /**
+             * @description user or lead
+             * @enum {string}
+             */
+            role: "user" | "lead";
+            /** @description When the user signed up (Unix seconds) */
+            signed_up_at?: number;
+            unsubscribed_from_emails?: boolean;
+        };
+        /** IntercomContactsGetParams */
+        IntercomContactsGetParams: {
+            /** @description The contact's Intercom id */
+            id: string;
+        };
+        /** IntercomContactsListParams */
+        IntercomContactsListParams: {
+            /** @description Contacts per page (default 50) */
+            per_page?: number;
+            /** @description Cursor from the previous page's meta.next_page */
+            starting_after?: string;
+        };
+        /** IntercomContactsUpdateParams */
+        IntercomContactsUpdateParams: {
+            /** @description URL of an image to use as the avatar */
+            avatar?: string;
+            /** @description Custom attributes to set; others keep their values */
+            custom_attributes?: Record<string, never>;
+            email?: string;
+            external_id?: string;
+            /** @description The contact's Intercom id */
+            id: string;
+            /** @description Unix seconds */
+            last_seen_at?: number;
+            name?: string;
+            owner_id?: number;
+            phone?: string;
+            /** @enum {string} */
+            role?: "user" | "lead";
+            /** @description Unix seconds */
+            signed_up_at?: number;
+            unsubscribed_from_emails?: boolean;
+        };
+        /** IntercomConversationsGetParams */
+        IntercomConversationsGetParams: {
+            /** @description The conversation's id */
+            id: string;
+        };
+        /** IntercomConversationsListParams */
+        IntercomConversationsListParams: {
+            /** @description Conversations per page (default 20) */
+            per_page?: number;
+            /** @description Cursor from the previous page's meta.next_page */
+            starting_after?: string;
+        };
+        /**
+         * IntercomExecuteRequest
+         * @description Execute on a Intercom connector (type intercom)
+         */
+        IntercomExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["IntercomContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["IntercomContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["IntercomContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["IntercomContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "conversations";
+            params?: components["schemas"]["IntercomConversationsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "conversations";
+            params: components["schemas"]["IntercomConversationsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "conversations";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["IntercomCompaniesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["IntercomCompaniesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["IntercomCompaniesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["IntercomCompaniesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["IntercomTeamsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["IntercomTeamsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "admins";
+            params?: components["schemas"]["IntercomAdminsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "admins";
+            params: components["schemas"]["IntercomAdminsGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tags";
+            params?: components["schemas"]["IntercomTagsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tags";
+            params: components["schemas"]["IntercomTagsCreateParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tags";
+            params: components["schemas"]["IntercomTagsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["IntercomNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "segments";
+            params?: components["schemas"]["IntercomSegmentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "segments";
+            params: components["schemas"]["IntercomSegmentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "internal_articles";
+            params: components["schemas"]["IntercomInternalArticlesCreateParams"];
+        };
+        /** IntercomInternalArticlesCreateParams */
+        IntercomInternalArticlesCreateParams: {
+            /** @description Id of the admin who wrote the article */
+            author_id: number;
+            /** @description The article (HTML) */
+            body?: string;
+            /** @description Id of the admin who owns the article */
+            owner_id: number;
+            title: string;
+        };
+        /** IntercomNotesCreateParams */
+        IntercomNotesCreateParams: {
+            /** @description Id of the admin writing the note (default the token's admin) */
+            admin_id?: string;
+            /** @description The note (HTML) */
+            body: string;
+            /** @description Id of the contact the note is about */
+            contact_id: string;
+        };
+        /** IntercomSegmentsGetParams */
+        IntercomSegmentsGetParams: {
+            /** @description The segment's id */
+            id: string;
+        };
+        /** IntercomSegmentsListParams */
+        IntercomSegmentsListParams: {
+            /** @description Include the number of contacts in each segment */
+            include_count?: boolean;
+        };
+        /** IntercomTagsCreateParams */
+        IntercomTagsCreateParams: {
+            name: string;
+        };
+        /** IntercomTagsGetParams */
+        IntercomTagsGetParams: {
+            /** @description The tag's id */
+            id: string;
+        };
+        /** IntercomTagsListParams */
+        IntercomTagsListParams: Record<string, never>;
+        /** IntercomTeamsGetParams */
+        IntercomTeamsGetParams: {
+            /** @description The team's id */
+            id: string;
+        };
+        /** IntercomTeamsListParams */
+        IntercomTeamsListParams: Record<string, never>;
+        /** MondayBoardsGetParams */
+        MondayBoardsGetParams: {
+            /** @description The board's id */
+            id: string;
+        };
+        /** MondayBoardsListParams */
+        MondayBoardsListParams: {
+            /** @enum {string} */
+            board_kind?: "public" | "private" | "share";
+            /** @description Boards per page (default 25) */
+            limit?: number;
+            /** @enum {string} */
+            order_by?: "created_at" | "used_at";
+            /** @description Page number, starting at 1 */
+            page?: number;
+            /**
+             * @description Default active
+             * @enum {string}
+             */
+            state?: "active" | "all" | "archived" | "deleted";
+            /** @description Only boards in these workspaces */
+            workspace_ids?: string[];
+        };
+        /**
+         * MondayExecuteRequest
+         * @description Execute on a monday.com connector (type monday)
+         */
+        MondayExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["MondayUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["MondayUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["MondayTeamsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["MondayTeamsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["MondayWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["MondayWorkspacesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tags";
+            params?: components["schemas"]["MondayTagsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tags";
+            params: components["schemas"]["MondayTagsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tags";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "boards";
+            params?: components["schemas"]["MondayBoardsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["MondayBoardsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "boards";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["MondayItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["MondayItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["MondayItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["MondayItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "items";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "updates";
+            params?: components["schemas"]["MondayUpdatesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "updates";
+            params: components["schemas"]["MondayUpdatesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "updates";
+            params: components["schemas"]["MondayUpdatesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "updates";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** MondayItemsCreateParams */
+        MondayItemsCreateParams: {
+            /** @description The board to create the item on */
+            board_id: string;
+            /** @description Column values by column id, e.g. {"status": {"label": "Done"}, "date4": {"date": "2025-01-31"}, "person": {"personsAndTeams": [{"id": 123, "kind": "person"}]}} */
+            column_values?: Record<string, never>;
+            /** @description Create status/dropdown labels that do not exist yet */
+            create_labels_if_missing?: boolean;
+            /** @description The group to create it in (default the board's top group) */
+            group_id?: string;
+            /** @description The item's name */
+            item_name: string;
+        };
+        /** MondayItemsGetParams */
+        MondayItemsGetParams: {
+            /** @description The item's id */
+            id: string;
+        };
+        /** MondayItemsListParams */
+        MondayItemsListParams: {
+            /** @description The board whose items to list */
+            board_id: string;
+            /** @description Cursor from the previous page's meta.cursor (valid 60 minutes) */
+            cursor?: string;
+            /** @description Items per page (default 100, monday's maximum is 500) */
+            limit?: number;
+            /**
+             * @description Order by last update (items_page order_by __last_updated__) instead of board order
+             * @enum {string}
+             */
+            sort_by_updated?: "asc" | "desc";
+        };
+        /** MondayItemsUpdateParams */
+        MondayItemsUpdateParams: {
+            /** @description The item's board */
+            board_id: string;
+            /** @description Column values by column id (same forms as create) */
+            column_values: Record<string, never>;
+            /** @description Create status/dropdown labels that do not exist yet */
+            create_labels_if_missing?: boolean;
+            /** @description The item's id */
+            id: string;
+        };
+        /** MondayTagsGetParams */
+        MondayTagsGetParams: {
+            /** @description The tag's id */
+            id: string;
+        };
+        /** MondayTagsListParams */
+        MondayTagsListParams: Record<string, never>;
+        /** MondayTeamsGetParams */
+        MondayTeamsGetParams: {
+            /** @description The team's id */
+            id: string;
+        };
+        /** MondayTeamsListParams */
+        MondayTeamsListParams: Record<string, never>;
+        /** MondayUpdatesCreateParams */
+        MondayUpdatesCreateParams: {
+            /** @description The update's text (HTML allowed) */
+            body: string;
+            /** @description The item to comment on */
+            item_id: string;
+        };
+        /** MondayUpdatesGetParams */
+        MondayUpdatesGetParams: {
+            /** @description The update's id */
+            id: string;
+        };
+        /** MondayUpdatesListParams */
+        MondayUpdatesListParams: {
+            /** @description Only the updates on this item */
+            item_id?: string;
+            /** @description Updates per page (default 25, at most 100) */
+            limit?: number;
+            /** @description Page number, starting at 1 */
+            page?: number;
+        };
+        /** MondayUsersGetParams */
+        MondayUsersGetParams: {
+            /** @description The user's id */
+            id: string;
+        };
+        /** MondayUsersListParams */
+        MondayUsersListParams: {
+            /** @description Only users with these emails */
+            emails?: string[];
+            /**
+             * @description Which users to return
+             * @enum {string}
+             */
+            kind?: "all" | "guests" | "non_guests" | "non_pending";
+            /** @description Users per page (default 50) */
+            limit?: number;
+            /** @description Fuzzy match on the user's name */
+            name?: string;
+            /** @description Most recently created first */
+            newest_first?: boolean;
+            /** @description Return deactivated users instead of active ones */
+            non_active?: boolean;
+            /** @description Page number, starting at 1 */
+            page?: number;
+        };
+        /** MondayWorkspacesGetParams */
+        MondayWorkspacesGetParams: {
+            /** @description The workspace's id */
+            id: string;
+        };
+        /** MondayWorkspacesListParams */
+        MondayWorkspacesListParams: {
+            /** @enum {string} */
+            kind?: "open" | "closed";
+            /** @description Workspaces per page (default 25) */
+            limit?: number;
+            /**
+             * @description Newest first
+             * @enum {string}
+             */
+            order_by?: "created_at";
+            /** @description Page number, starting at 1 */
+            page?: number;
+            /**
+             * @description Default active
+             * @enum {string}
+             */
+            state?: "active" | "all" | "archived" | "deleted";
         };
         /** OAuthInitiateRequest */
         OAuthInitiateRequest: {
@@ -469,13 +1142,17 @@ export interface components {
             cursor?: string;
             /** @description Field paths to include */
             fields?: string[];
-            /** @default 1000 */
-            limit: number;
+            /** @description Page size; default and maximum 1000 */
+            limit?: number;
             query: {
                 /** @description {operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or */
-                filter?: Record<string, never>;
+                filter?: {
+                    [key: string]: unknown;
+                };
                 /** @description [{field: "asc" | "desc"}] */
-                sort?: Record<string, never>[];
+                sort?: {
+                    [key: string]: "asc" | "desc";
+                }[];
             };
         };
         /** SyncRequest */
@@ -1140,7 +1817,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ExecuteRequest"];
+                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
             };
         };
         responses: {

@@ -57,7 +57,7 @@ export function registerManifestCommands(program: Command): void {
       // The service's OpenAPI document is built from its route schemas (build-time import only).
       const { buildOpenApiDocument } = await import('../service/openapi.ts');
       const files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
-        document: buildOpenApiDocument(),
+        document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
         source: 'src/service/openapi.ts',
       });
       if (opts.check) {

@@ -4,7 +4,9 @@
  * is what the routes enforce; tests validate real responses against it.
  */
 import { ERROR_CODES } from '../errors/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
 import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
+import { executeComponents } from './openapi-execute.ts';
 import {
   ConnectorListSchema,
   ConnectorSchema,
@@ -70,8 +72,14 @@ function queryParams(schema: Schema): Schema[] {
   return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
 }
 
-/** Build the document; `serverUrl` fills `servers` (default: relative to wherever it is served). */
-export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown> {
+/**
+ * Build the document; `serverUrl` fills `servers` (default: relative to wherever it is served).
+ * With the connector registry, the execute request is typed per connector type (entity, action
+ * and params of every manifest action; openapi-execute.ts); without it, generically.
+ */
+export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<string, LoadedManifest>): Record<string, unknown> {
+  const typed = registry !== undefined ? executeComponents(registry) : undefined;
+  const executeBody: Schema = typed !== undefined && typed.perType.length > 0 ? { anyOf: typed.perType.map(ref) } : ref('ExecuteRequest');
   return {
     openapi: '3.1.0',
     info: {
@@ -109,6 +117,7 @@ export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown
         ConnectorType: ConnectorTypeSchema,
         ConnectorTypeList: ConnectorTypeListSchema,
         Health: HealthSchema,
+        ...(typed?.schemas ?? {}),
       },
     },
     paths: {
@@ -214,7 +223,7 @@ export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown
           operationId: 'execute',
           summary: "Run an action: list, get, create, update (the upstream API) or search (synced data)",
           parameters: [connectorIdParam, orgHeader],
-          requestBody: { required: true, content: json(ref('ExecuteRequest')) },
+          requestBody: { required: true, content: json(executeBody) },
           responses: {
             200: { description: 'The envelope: {data, meta?}', content: json(ref('ExecuteResponse')) },
             ...problems(...AUTHED, 404, 422, 424, 501, 502, 503),

@@ -328,11 +328,12 @@ export const SearchParamsSchema: Schema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        filter: { type: 'object', description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or' },
-        sort: { type: 'array', items: { type: 'object' }, description: '[{field: "asc" | "desc"}]' },
+        filter: { type: 'object', additionalProperties: true, description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or' },
+        sort: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } }, description: '[{field: "asc" | "desc"}]' },
       },
     },
-    limit: { type: 'integer', minimum: 1, default: 1000 },
+    // No `default` keyword: openapi-typescript would make the param required in clients.
+    limit: { type: 'integer', minimum: 1, description: 'Page size; default and maximum 1000' },
     cursor: { type: 'string', description: 'meta.cursor of the previous response' },
     fields: { type: 'array', items: { type: 'string' }, description: 'Field paths to include' },
   },

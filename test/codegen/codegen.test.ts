@@ -15,7 +15,7 @@ const schema = (p: string) => {
 describe('codegen', () => {
   it('generated/ is current and deterministic', async () => {
     const inputs = manifestFiles().map((f) => ({ manifest: loadManifestFile(f), source: f.slice(f.indexOf('connectors/')) }));
-    const openapi = { document: buildOpenApiDocument(), source: 'src/service/openapi.ts' };
+    const openapi = { document: buildOpenApiDocument(undefined, new Map(inputs.map((i) => [i.manifest.type, i.manifest]))), source: 'src/service/openapi.ts' };
     const a = await generateAll(inputs, undefined, openapi);
     const b = await generateAll(inputs, undefined, openapi);
     expect([...a.entries()]).toEqual([...b.entries()]);

@@ -130,7 +130,7 @@ describe('switchboard sync <connector_id>', () => {
       });
       expect(out.code, out.stderr).toBe(0);
       expect(JSON.parse(out.stdout)).toMatchObject({ connector_id: created.body.id, full: true, entities: { notes: { records: 12, deleted: 0 } } });
-      expect(out.stderr).toMatch(/notes: 12 records in 1 pages/);
+      expect(out.stderr).toMatch(/notes: 12 records in 1 page\n/);
       expect(await h.service.ctx.records.count(created.body.id, 'notes')).toBe(12);
     } finally {
       await h.close();

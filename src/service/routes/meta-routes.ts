@@ -8,7 +8,7 @@ import { HealthSchema } from '../schemas.ts';
 
 export function metaRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    const document = buildOpenApiDocument();
+    const document = buildOpenApiDocument(undefined, ctx.registry);
     app.get('/healthz', { config: { auth: 'public' }, schema: { response: { 200: HealthSchema } } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { config: { auth: 'public' }, schema: { response: { 200: HealthSchema } } }, async (request, reply) => {
       try {
