@@ -33,13 +33,16 @@ export function manifestFiles(dir: string = CONNECTORS_DIR): string[] {
 }
 
 let cache: Map<string, LoadedManifest> | undefined;
+/** Manifests loaded one at a time by getConnector(), before (or without) the whole registry. */
+const single = new Map<string, LoadedManifest>();
 
 /** Every connector manifest, keyed by type. Loaded (and validated) once; throws on a bad manifest. */
 export function connectorRegistry(): Map<string, LoadedManifest> {
   if (cache === undefined) {
     const loaded = new Map<string, LoadedManifest>();
     for (const file of manifestFiles()) {
-      const m = loadManifestFile(file);
+      const type = file.split(sep).at(-2) ?? '';
+      const m = single.get(type) ?? loadManifestFile(file);
       loaded.set(m.type, m);
     }
     cache = loaded;
@@ -47,13 +50,27 @@ export function connectorRegistry(): Map<string, LoadedManifest> {
   return cache;
 }
 
-/** The manifest of one connector type, or an unknown_connector_type error listing the known ones. */
+/**
+ * The manifest of one connector type, or an unknown_connector_type error listing the known ones.
+ * Loads only that type's file when the registry is not loaded yet (the CLI's `exec` compiles
+ * one manifest, not all of them).
+ */
 export function getConnector(type: string): LoadedManifest {
+  const known = cache?.get(type) ?? single.get(type);
+  if (known !== undefined) return known;
+  const file = join(CONNECTORS_DIR, type, 'connector.yaml');
+  if (cache === undefined && /^[a-z][a-z0-9_]*$/.test(type) && existsSync(file)) {
+    const m = loadManifestFile(file);
+    if (m.type === type) {
+      single.set(type, m);
+      return m;
+    }
+  }
   const m = connectorRegistry().get(type);
   if (m === undefined) {
-    const known = [...connectorRegistry().keys()];
-    throw new SwitchboardError('unknown_connector_type', `Unknown connector type "${type}". Known types: ${known.join(', ')}`, {
-      details: { connector_type: type, valid: known },
+    const valid = [...connectorRegistry().keys()];
+    throw new SwitchboardError('unknown_connector_type', `Unknown connector type "${type}". Known types: ${valid.join(', ')}`, {
+      details: { connector_type: type, valid },
     });
   }
   return m;
