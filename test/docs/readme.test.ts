@@ -27,10 +27,14 @@ function blocks(markdown: string): Block[] {
   return out;
 }
 
-/** Shell lines that start servers: run in the background, then wait for their port. */
-const BACKGROUND: [RegExp, number][] = [
-  [/^npm start -- --sandbox$/, 3000],
-  [/^npx switchboard sandbox$/, 4010],
+/**
+ * Shell lines that start servers: run in the background, then wait until they are ready, as a
+ * reader waits for terminal 1's output: the service's port; the sandbox's state file, written
+ * once every simulator listens.
+ */
+const BACKGROUND: [RegExp, string][] = [
+  [/^npm start -- --sandbox$/, 'wait_port 3000'],
+  [/^npx switchboard sandbox$/, 'wait_sandbox data/sandbox-4010.json'],
 ];
 
 function shell(body: string, i: number): string {
@@ -49,7 +53,7 @@ function shell(body: string, i: number): string {
     }
     const bg = BACKGROUND.find(([re]) => re.test(t));
     if (bg) {
-      lines.push(`${t} > background-${i}.log 2>&1 & wait_port ${bg[1]}`);
+      lines.push(`${t} > background-${i}.log 2>&1 & ${bg[1]}`);
       continue;
     }
     lines.push(line);
@@ -61,9 +65,12 @@ function script(all: Block[]): string {
   const parts = [
     'set -eo pipefail',
     'set -m', // every background job in its own process group, so the whole group can be stopped
-    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; }',
+    // Stop every background job and wait for them to exit, so the next run finds its ports free.
+    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; }',
     'trap cleanup EXIT',
     'wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }',
+    // Ready when the state file names a live process (a previous run's file names a dead one).
+    `wait_sandbox() { for _ in $(seq 1 300); do node -e 'process.kill(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid, 0)' "$1" 2>/dev/null && return 0; sleep 0.2; done; echo "no live sandbox in $1" >&2; return 1; }`,
     'wait_closed() { for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null || return 0; sleep 0.2; done; return 1; }',
   ];
   all.forEach((b, i) => {
