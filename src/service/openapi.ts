@@ -5,6 +5,7 @@
  */
 import { ERROR_CODES } from '../errors/index.ts';
 import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
+import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import {
   ConnectorListSchema,
   ConnectorSchema,
@@ -109,6 +110,7 @@ export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown
         ConnectorType: ConnectorTypeSchema,
         ConnectorTypeList: ConnectorTypeListSchema,
         Health: HealthSchema,
+        ...connectOpenApiSchemas,
       },
     },
     paths: {
@@ -239,6 +241,7 @@ export function buildOpenApiDocument(serverUrl?: string): Record<string, unknown
           },
         },
       },
+      ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
     },
   };
 }
