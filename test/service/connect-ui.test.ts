@@ -17,6 +17,14 @@ import { startHarness, testRegistry, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 
+// Browser globals used inside page.evaluate callbacks (the project compiles without the DOM lib).
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const document: any;
+declare const window: any;
+declare function getComputedStyle(el: unknown): { outlineStyle: string };
+type HTMLElement = any;
+type Element = any;
+
 /** The product embedding the page: a page that opens it in a popup, and the redirect target. */
 async function startProductApp(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
@@ -114,6 +122,9 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
       await page.getByRole('button', { name: 'Connect Granola' }).click();
       // Either outcome ends the wait, so a connection that wrongly succeeds fails at once.
       await page.locator('#error, #done-heading').first().waitFor();
+      // Until the credential check on create (issue 13) is merged, Granola's simulator refuses a
+      // wrong key only when the connector is used, so the page would report a connection.
+      expect(await page.locator('#done-heading').count(), 'the wrong key was accepted (create does not check credentials)').toBe(0);
       const alert = page.locator('#error');
       // The Granola simulator's own words for a wrong key.
       expect(await alert.textContent()).toContain('Invalid API key');
@@ -131,8 +142,8 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
     await withPage(browser, 'connect-intercom-oauth', async (page) => {
       await page.goto(`${product.url}/settings`);
       await page.evaluate(() => {
-        (window as unknown as { messages: unknown[] }).messages = [];
-        window.addEventListener('message', (e) => (window as unknown as { messages: unknown[] }).messages.push({ origin: e.origin, data: e.data }));
+        window.messages = [];
+        window.addEventListener('message', (e: { origin: string; data: unknown }) => window.messages.push({ origin: e.origin, data: e.data }));
       });
       const [popup] = await Promise.all([page.context().waitForEvent('page'), page.evaluate((url) => void window.open(url, 'switchboard-connect', 'popup,width=600,height=800'), session.url)]);
       await popup.getByRole('link', { name: 'Connect Intercom' }).click();
@@ -141,8 +152,8 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
       await popup.getByRole('button', { name: 'Continue with Intercom' }).click();
       await popup.waitForURL((u) => u.pathname === '/done');
       const id = new URL(popup.url()).searchParams.get('connector_id');
-      await page.waitForFunction(() => (window as unknown as { messages: unknown[] }).messages.length > 0);
-      const messages = await page.evaluate(() => (window as unknown as { messages: unknown[] }).messages);
+      await page.waitForFunction(() => window.messages.length > 0);
+      const messages = await page.evaluate(() => window.messages);
       expect(messages).toEqual([{ origin: h.url, data: { type: 'switchboard:connected', connector_id: id, connector_type: 'intercom' } }]);
       expect(await connectorsOf(c.name)).toEqual([expect.objectContaining({ id, connector_type: 'intercom', auth_variant: 'oauth' })]);
       const exec = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'contacts', action: 'list', params: {} } });
