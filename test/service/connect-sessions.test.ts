@@ -8,6 +8,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { defaultServiceConfig, loadServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
 import { sandboxConnectLink } from '../../src/service/connect/sandbox-demo.ts';
+import { homePage } from '../../src/service/connect/connect-html.ts';
 import { parseKeyRing } from '../../src/store/index.ts';
 import { DIALECTS, openApiErrors, startHarness, TEST_ENCRYPTION_KEY, testRegistry, type Harness } from './helpers.ts';
 
@@ -171,6 +172,18 @@ describe.each(DIALECTS)('connect sessions on %s', (dialect) => {
     expect(before).not.toBe(mid);
   });
 
+  it('asks for a missing required field by name, and stores nothing', async () => {
+    const { cookie } = await opened('hank', ['granola']);
+    const csrf = csrfOf((await page('GET', '/connect/types/granola', cookie)).text);
+    const before = await h.snapshot();
+    const r = await page('POST', '/connect/types/granola/credentials', cookie, { csrf, variant: 'api_key', 'field.api_key': '  ' });
+    expect(r.status).toBe(400);
+    expect(r.text).toContain('Fill in the required fields.');
+    expect(r.text).toMatch(/aria-describedby="help-api_key f-api_key-api_key-error" aria-invalid="true"/);
+    expect(r.text).toContain('Enter your Granola API key.');
+    expect(await h.snapshot()).toBe(before);
+  });
+
   it('re-authorizes one of the customer\'s connectors with new credentials, then the session is used', async () => {
     const key = sandbox.connectors['granola']!.credentials['api_key']!;
     const old = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'frank', connector_type: 'granola', name: 'Frank notes', credentials: { api_key: 'grn_old' } } });
@@ -206,6 +219,25 @@ describe.each(DIALECTS)('connect sessions on %s', (dialect) => {
     } finally {
       h.clock.offsetMs -= 30 * 60 * 1000 + 1000;
     }
+  });
+});
+
+describe('connect UI home page', () => {
+  it('offers "Reconnect" for connectors whose credentials were rejected, and escapes names', () => {
+    const html = homePage([
+      {
+        type: 'granola',
+        title: 'Granola',
+        connectors: [
+          { id: 'c1', name: 'Team <notes>', status: 'auth_failed', created_at: '2026-01-02T00:00:00.000Z' },
+          { id: 'c2', name: 'Mine', status: 'active', created_at: '2026-01-03T00:00:00.000Z' },
+        ],
+      },
+    ]);
+    expect(html).toContain('<a class="button secondary" href="/connect/types/granola?reconnect=c1" aria-label="Reconnect Team &lt;notes&gt;">Reconnect</a>');
+    expect(html).not.toContain('reconnect=c2');
+    expect(html).toContain('credentials rejected');
+    expect(html).not.toContain('<notes>');
   });
 });
 

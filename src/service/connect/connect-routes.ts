@@ -311,7 +311,7 @@ function connectPages(ctx: ServiceContext) {
             : await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, credentials });
         return await finish(request, reply, s, row, reconnect !== undefined);
       } catch (e) {
-        if (!isSwitchboardError(e) || e.status >= 500) throw e;
+        if (!shownToUser(e)) throw e;
         request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
         return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, submitted) });
       }
@@ -362,12 +362,20 @@ function connectPages(ctx: ServiceContext) {
         }
         return await finish(request, reply, s, row, reconnect !== undefined);
       } catch (e) {
-        if (!isSwitchboardError(e) || e.status >= 500) throw e;
+        if (!shownToUser(e)) throw e;
         request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
         return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, []) });
       }
     });
   };
+}
+
+/**
+ * Errors the user can act on, shown on the form: the caller's input and every answer of the
+ * third-party API (a 503 upstream_unavailable too). Internal failures get the generic page.
+ */
+function shownToUser(e: unknown): e is SwitchboardError {
+  return isSwitchboardError(e) && (e.status < 500 || e.code.startsWith('upstream_') || e.code === 'oauth_refresh_failed');
 }
 
 /**
