@@ -60,6 +60,8 @@ describe.each(DIALECTS)('connect sessions on %s', (dialect) => {
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 
+  const connectorsCount = async (customer: string): Promise<number> => (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data.length;
+
   const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
   async function opened(customer: string, types?: string[]): Promise<{ cookie: string; sessionToken: string }> {
@@ -203,6 +205,51 @@ describe.each(DIALECTS)('connect sessions on %s', (dialect) => {
     const after = await page('GET', '/connect', cookie);
     expect(after.status).toBe(410);
     expect(after.text).toContain('This link has already been used');
+  });
+
+  /** Follow the OAuth button's redirects as a browser would (provider consent is immediate in the simulator). */
+  async function oauthRoundTrip(cookie: string, form: Record<string, string>): Promise<Page> {
+    const start = await page('POST', '/connect/types/intercom/oauth', cookie, form);
+    expect(start.status, start.text).toBe(303);
+    let location = start.headers.get('location') as string;
+    expect(location.startsWith(sandbox.connectors['intercom']!.base_url)).toBe(true);
+    for (let hop = 0; hop < 3; hop++) {
+      const own = location.startsWith(h.url);
+      const res = await fetch(location, { redirect: 'manual', headers: own ? { cookie: `sb_connect=${cookie}` } : {} });
+      if (res.status !== 302) return { status: res.status, headers: res.headers, text: await res.text() };
+      location = res.headers.get('location') as string;
+    }
+    throw new Error(`too many redirects, last ${location}`);
+  }
+
+  it('re-authorizes through OAuth, and shows the provider\'s refusal in words', async () => {
+    const old = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'ivy', connector_type: 'intercom', name: 'Support', credentials: { access_token: 'revoked' } } });
+    expect(old.status).toBe(201);
+    const { cookie } = await opened('ivy', ['intercom']);
+    const form = await page('GET', `/connect/types/intercom?reconnect=${old.body.id}`, cookie);
+    expect(form.text).toContain('Continue with Intercom');
+    const csrf = csrfOf(form.text);
+    const csp = form.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain(`form-action 'self' ${new URL(sandbox.connectors['intercom']!.base_url).origin}`);
+
+    sandbox.simulators['intercom']!['oauth'] && ((sandbox.simulators['intercom']!['oauth'] as { deny: boolean }).deny = true);
+    try {
+      const denied = await oauthRoundTrip(cookie, { csrf, reconnect: old.body.id });
+      expect(denied.status).toBe(400);
+      expect(denied.text).toContain('Access to Intercom was not granted (access_denied).');
+    } finally {
+      (sandbox.simulators['intercom']!['oauth'] as { deny: boolean }).deny = false;
+    }
+    const done = await oauthRoundTrip(cookie, { csrf, reconnect: old.body.id });
+    expect(done.status, done.text).toBe(200);
+    expect(done.text).toContain('Intercom is reconnected');
+    const after = await h.request('GET', `${CONNECTORS}/${old.body.id}`, { token });
+    expect(after.body).toMatchObject({ id: old.body.id, name: 'Support', auth_variant: 'oauth' });
+    const exec = await h.request('POST', `${CONNECTORS}/${old.body.id}/execute`, { token, body: { entity: 'contacts', action: 'list', params: {} } });
+    expect(exec.status, exec.text).toBe(200);
+    expect((await connectorsCount('ivy'))).toBe(1);
+    // The secret_id the callback handed over is masked in the request log.
+    expect(h.logs.join('\n')).toMatch(/secret_id=%5Bredacted%5D|secret_id=\[redacted\]/);
   });
 
   it('ends at expiry: the exchange and the page both say so', async () => {

@@ -18,6 +18,7 @@ import { createConnector, patchConnector } from '../connectors.ts';
 import { connectorType, nowIso, type ServiceContext } from '../context.ts';
 import { deploymentOAuth, initiateOAuth, oauthSecretContext } from '../oauth-flow.ts';
 import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
+import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
 import { sha256Hex } from '../secrets.ts';
 import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormField, type HomeType, type TypePageVariant } from './connect-html.ts';
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
@@ -348,8 +349,12 @@ function connectPages(ctx: ServiceContext) {
       if (q['reconnect'] !== undefined && reconnect === undefined) return notOffered(reply);
       const title = connectorType(ctx, type).manifest.title;
       if (q['error'] !== undefined || q['secret_id'] === undefined) {
-        const why = q['error_description'] ?? q['error'] ?? 'no answer';
-        return renderType(reply, 400, s, type, { reconnect, error: `${title} did not grant access: ${why}` });
+        const error = q['error'] ?? 'no_answer';
+        const message =
+          error === 'access_denied'
+            ? `Access to ${title} was not granted (access_denied). Try again and allow access.`
+            : `${title} did not grant access: ${q['error_description'] ?? error} (${error})`;
+        return renderType(reply, 400, s, type, { reconnect, error: message });
       }
       const secretId = q['secret_id'];
       try {
@@ -357,8 +362,7 @@ function connectPages(ctx: ServiceContext) {
         if (reconnect === undefined) {
           row = await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, server_side_oauth_secret_id: secretId });
         } else {
-          const credentials = await takeOAuthSecret(ctx, s, type, secretId);
-          row = await patchConnector(ctx, s.organization_id, reconnect.id, { credentials });
+          row = await reauthorizeFromSecret(ctx, s, reconnect.id, type, secretId);
         }
         return await finish(request, reply, s, row, reconnect !== undefined);
       } catch (e) {
@@ -379,14 +383,26 @@ function shownToUser(e: unknown): e is SwitchboardError {
 }
 
 /**
- * The tokens of a finished OAuth flow for a re-authorization: the pending secret is consumed
- * (only for the session's organization, customer and type) and its sealed copy wiped.
+ * Re-authorize a connector with the tokens of a finished OAuth flow, like create's variant B:
+ * in one transaction the pending secret (only the session's organization, customer and type)
+ * is consumed, the connector takes its tokens under the flow's variant, and the sealed copy is
+ * wiped; any failure leaves both as they were.
  */
-async function takeOAuthSecret(ctx: ServiceContext, s: ConnectSessionRow, type: string, secretId: string): Promise<Credentials> {
+async function reauthorizeFromSecret(ctx: ServiceContext, s: ConnectSessionRow, connectorId: string, type: string, secretId: string): Promise<ConnectorRow> {
+  const manifest = connectorType(ctx, type);
   const idHash = sha256Hex(secretId);
-  const secret = await ctx.store.consumeOAuthSecret({ idHash, organizationId: s.organization_id, connectorType: type, customerName: s.customer_name }, nowIso(ctx));
-  if (secret === undefined) throw new SwitchboardError('invalid_oauth_secret', 'The OAuth secret is unknown, expired or already used');
-  const credentials = ctx.keyRing.openJson<Credentials>({ keyId: secret.key_id, ciphertext: secret.ciphertext }, oauthSecretContext(idHash));
-  await ctx.store.wipeOAuthSecret(idHash);
-  return credentials;
+  const now = nowIso(ctx);
+  const row = await ctx.store.transaction(async (tx) => {
+    const secret = await tx.consumeOAuthSecret({ idHash, organizationId: s.organization_id, connectorType: type, customerName: s.customer_name }, now);
+    if (secret === undefined) throw new SwitchboardError('invalid_oauth_secret', 'The OAuth secret is unknown, expired or already used');
+    const credentials = ctx.keyRing.openJson<Credentials>({ keyId: secret.key_id, ciphertext: secret.ciphertext }, oauthSecretContext(idHash));
+    const variant = validateCredentials(manifest, credentials, secret.auth_variant);
+    const sealed = ctx.keyRing.sealJson(credentials, connectorCredentialsContext(connectorId));
+    const updated = await tx.updateConnector(s.organization_id, connectorId, { auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext, updated_at: now });
+    if (updated === undefined) throw new SwitchboardError('connector_not_found', `No connector ${connectorId} in this organization`);
+    await tx.wipeOAuthSecret(idHash);
+    return updated;
+  });
+  ctx.runtimes.forget(connectorId);
+  return row;
 }
