@@ -51,14 +51,29 @@ export async function launchBrowser(): Promise<BrowserSession> {
   };
 }
 
-/** Run `fn` with a new page; on failure, save a screenshot named after the test and rethrow. */
+/**
+ * Run `fn` with a new page; on failure, save a screenshot named after the test and rethrow.
+ * Console errors of every page (CSP violations among them) fail the test too.
+ */
 export async function withPage<T>(session: BrowserSession, name: string, fn: (page: Page) => Promise<T>): Promise<T> {
   await session.context.clearCookies();
+  const consoleErrors: string[] = [];
+  const watch = (p: Page): void => {
+    p.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
+    });
+    p.on('pageerror', (e) => consoleErrors.push(`${p.url()}: ${e.message}`));
+  };
+  session.context.on('page', watch);
   const page = await session.context.newPage();
   // Fail (with a screenshot) well before the test's own timeout.
   session.context.setDefaultTimeout(10_000);
   try {
-    return await fn(page);
+    const out = await fn(page);
+    // Expected refusals (4xx pages) are logged by Chromium as failed loads; anything else is a bug.
+    const unexpected = consoleErrors.filter((m) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(m));
+    if (unexpected.length > 0) throw new Error(`console errors:\n${unexpected.join('\n')}`);
+    return out;
   } catch (e) {
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `${name.replace(/[^A-Za-z0-9_-]+/g, '-')}.png`);
@@ -67,6 +82,7 @@ export async function withPage<T>(session: BrowserSession, name: string, fn: (pa
     }
     throw new Error(`${(e as Error).message}\n(screenshot: ${file})`, { cause: e });
   } finally {
+    session.context.off('page', watch);
     for (const p of session.context.pages()) await p.close().catch(() => undefined);
   }
 }
