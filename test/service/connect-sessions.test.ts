@@ -4,6 +4,7 @@
  * may not touch, re-authorization, expiry, and the operator's frame-ancestors setting.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/hosted.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { defaultServiceConfig, loadServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
@@ -90,6 +91,17 @@ describe.each(DIALECTS)('connect sessions on %s', (dialect) => {
     const rows = await h.service.database.db.selectFrom('connect_sessions' as never).selectAll().execute();
     expect(JSON.stringify(rows)).not.toContain(r.body.token);
     expect(h.logs.join('\n')).not.toContain(r.body.token);
+  });
+
+  it('is created by the SDK: client.connect.createSession', async () => {
+    const client = createClient({ baseUrl: h.url, customerName: 'sdk-customer', clientId: app.client_id, clientSecret: app.client_secret });
+    const session = await client.connect.createSession({ allowed_connector_types: ['granola'], redirect_url: 'https://app.example.com/done' });
+    expect(session.url).toBe(`${h.url}/connect#session=${session.token}`);
+    const x = await exchange(session.token);
+    const home = await page('GET', '/connect', x.cookie);
+    expect(home.text).toContain('Connect Granola');
+    expect(home.text).not.toContain('Connect Intercom');
+    await expect(client.connect.createSession({ allowed_connector_types: ['nope'] })).rejects.toMatchObject({ code: 'unknown_connector_type', status: 400 });
   });
 
   it.each([
