@@ -48,6 +48,12 @@ export function registerServeCommand(program: Command): void {
           throw listenError(e, config.port, `choose another port with --port <n> or PORT=<n> (e.g. npm start -- --port ${String(config.port + 1)})`);
         });
         log.info({ url: service.url, public_url: service.ctx.publicUrl(), database: service.database.dialect }, 'Switchboard listening');
+        if (closeSandbox !== undefined) {
+          // A Connect UI link for a demo customer: open it in a browser to connect a simulated account.
+          const { sandboxConnectLink } = await import('../service/connect/sandbox-demo.ts');
+          const link = await sandboxConnectLink(service.ctx);
+          process.stdout.write(`${JSON.stringify({ connect: link }, null, 2)}\nConnect UI for ${link.customer_name}: ${link.connect_url}\n`);
+        }
         let stopping = false;
         const stop = (): void => {
           if (stopping) return;

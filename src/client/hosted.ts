@@ -234,6 +234,26 @@ export function createClient(options: HostedClientOptions) {
     },
   };
 
+  const connect = {
+    /**
+     * A Connect UI link for this customer (or `customer_name`): open `url` in a browser, a popup
+     * or a redirect; it works for 30 minutes by default and offers `allowed_connector_types`
+     * (default every type). The page redirects to `redirect_url?connector_id=...` when done and,
+     * in a popup, posts {type: 'switchboard:connected', connector_id} to window.opener.
+     */
+    createSession(input: { allowed_connector_types?: (ConnectorType | (string & {}))[]; redirect_url?: string; customer_name?: string } = {}) {
+      return unwrap(
+        api.POST('/api/v1/integrations/connect/sessions', {
+          body: {
+            customer_name: input.customer_name ?? options.customerName,
+            ...(input.allowed_connector_types !== undefined ? { allowed_connector_types: input.allowed_connector_types } : {}),
+            ...(input.redirect_url !== undefined ? { redirect_url: input.redirect_url } : {}),
+          },
+        }),
+      );
+    },
+  };
+
   /** This customer's connector by id, or by type (exactly one of that type must exist). */
   function connector<T extends ConnectorType>(idOrType: T | (string & {})): HostedConnector<T> {
     let resolved: Promise<string> | undefined = UUID.test(idOrType) ? Promise.resolve(idOrType) : undefined;
@@ -269,7 +289,7 @@ export function createClient(options: HostedClientOptions) {
     };
   }
 
-  return { connectors, oauth, connector, accessToken: () => accessToken() };
+  return { connectors, oauth, connect, connector, accessToken: () => accessToken() };
 }
 
 export type HostedClient = ReturnType<typeof createClient>;

@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   invalid_oauth_secret: { status: 400, title: 'The server-side OAuth secret is unknown, expired, already used or not yours' },
   encryption_key_missing: { status: 500, title: 'The key that encrypted these credentials is not configured' },
   not_ready: { status: 503, title: 'The service is not ready (database unreachable)' },
+  connect_session_invalid: { status: 401, title: 'The connect session is unknown, expired, already opened or already used' },
   // Sync (src/sync)
   sync_running: { status: 409, title: 'A sync of this connector is already running' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -25,6 +25,7 @@ import { oauthRoutes } from './routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
+import { connectRoutes } from './connect/index.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -162,5 +163,6 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
   await app.register(syncRoutes(ctx));
+  await app.register(connectRoutes(ctx));
   return { app, ctx, routes };
 }

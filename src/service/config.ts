@@ -47,6 +47,10 @@ export interface ServiceConfig {
   oauthSecretTtlSeconds: number;
   /** pino level; default info. */
   logLevel: string;
+  /** Lifetime of a Connect UI session; default 1800 s. */
+  connectSessionTtlSeconds: number;
+  /** CSP frame-ancestors sources allowed to embed the Connect UI; default none (no framing). */
+  connectFrameAncestors: string[];
   /** Per connector type (keys are manifest types). */
   connectorTypes: Record<string, ConnectorTypeConfig>;
 }
@@ -81,6 +85,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   },
   { name: 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', default: '600', description: 'How long a consent_url (its state) stays usable' },
   { name: 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', default: '900', description: 'How long a secret_id from the OAuth callback stays usable for creating a connector' },
+  { name: 'SWITCHBOARD_CONNECT_SESSION_TTL_SECONDS', default: '1800', description: 'How long a Connect UI link (POST /api/v1/integrations/connect/sessions) stays usable' },
+  {
+    name: 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS',
+    default: '(none: the Connect UI cannot be framed)',
+    description: "Origins allowed to embed the Connect UI in an iframe (CSP frame-ancestors), space-separated, e.g. `https://app.example.com 'self'`; its cookie then becomes SameSite=None; Secure; Partitioned",
+  },
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_<TYPE>_BASE_URL', default: "the manifest's base_url", description: 'Upstream base URL of a connector type (a region, a proxy, a simulator)' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_ID', default: '(none: OAuth initiate answers 501 oauth_not_configured)', description: "Client id of the deployment's OAuth app for that connector type" },
@@ -117,6 +127,14 @@ function urlVar(env: Env, name: string): string | undefined {
     throw new Error(`${name} must be an http(s) URL with its scheme (e.g. http://127.0.0.1:4010), got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+const FRAME_SOURCE = /^(?:'self'|https?:\/\/(?:\*\.)?[A-Za-z0-9.-]+(?::\d+)?)$/;
+
+function frameAncestorsVar(env: Env, name: string): string[] {
+  const list = (env[name] ?? '').split(/[\s,]+/).filter((s) => s !== '');
+  for (const s of list) if (!FRAME_SOURCE.test(s)) throw new Error(`${name}: "${s}" is not an origin (https://host[:port], https://*.host) or 'self'`);
+  return list;
 }
 
 /** Env var prefix of a connector type: SWITCHBOARD_<TYPE>_. */
@@ -165,6 +183,8 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     oauthStateTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', 600, 1),
     oauthSecretTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', 900, 1),
     logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',
+    connectSessionTtlSeconds: intVar(env, 'SWITCHBOARD_CONNECT_SESSION_TTL_SECONDS', 1800, 1),
+    connectFrameAncestors: frameAncestorsVar(env, 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS'),
     connectorTypes: types,
   };
 }

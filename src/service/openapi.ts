@@ -7,6 +7,7 @@ import { ERROR_CODES } from '../errors/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
 import { executeComponents } from './openapi-execute.ts';
+import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import {
   ConnectorListSchema,
   ConnectorSchema,
@@ -118,6 +119,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         ConnectorTypeList: ConnectorTypeListSchema,
         Health: HealthSchema,
         ...(typed?.schemas ?? {}),
+        ...connectOpenApiSchemas,
       },
     },
     paths: {
@@ -248,6 +250,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
           },
         },
       },
+      ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
     },
   };
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
 import { searchMigrations } from '../search/index.ts';
 import { syncMigrations } from '../sync/index.ts';
+import { connectMigrations } from './connect/index.ts';
 import { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
 import type { ServiceContext } from './context.ts';
 import { createServiceLogger } from './logger.ts';
@@ -29,8 +30,8 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Every table the hosted service uses: accounts and connectors, synced records and search, sync state. */
-export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [SERVICE_MIGRATIONS, searchMigrations, syncMigrations];
+/** Every table the hosted service uses: accounts and connectors, synced records and search, sync state, connect sessions. */
+export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [SERVICE_MIGRATIONS, searchMigrations, syncMigrations, connectMigrations];
 
 /** Open, migrate, build and listen. */
 export async function startService(o: StartServiceOptions): Promise<RunningService> {

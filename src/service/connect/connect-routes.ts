@@ -1,0 +1,408 @@
+/**
+ * The Connect UI over HTTP: the session endpoint (organization token) and the page (public,
+ * authenticated by the session cookie). The page's routes live in their own plugin so that their
+ * HTML error page, form-body parser and security headers apply to them alone.
+ *
+ * Security headers on every page: a CSP with no inline code (script and style from 'self' only),
+ * form-action limited to this service and the configured OAuth consent pages, frame-ancestors
+ * from SWITCHBOARD_CONNECT_FRAME_ANCESTORS (default 'none'), no-store, no Referer.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Credentials } from '../../auth/index.ts';
+import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
+import type { AuthVariant } from '../../manifest/index.ts';
+import type { ConnectorRow } from '../../store/index.ts';
+import { principalOf } from '../authentication.ts';
+import { createConnector, patchConnector } from '../connectors.ts';
+import { connectorType, nowIso, type ServiceContext } from '../context.ts';
+import { deploymentOAuth, initiateOAuth, oauthSecretContext } from '../oauth-flow.ts';
+import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
+import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
+import { sha256Hex } from '../secrets.ts';
+import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormField, type HomeType, type TypePageVariant } from './connect-html.ts';
+import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
+import {
+  allowedTypes,
+  completeSession,
+  CONNECT_COOKIE,
+  CONNECT_PAGE_PATH,
+  CONNECT_SESSIONS_PATH,
+  createConnectSession,
+  csrfToken,
+  csrfValid,
+  exchangeToken,
+  SESSION_END_TEXT,
+  sessionFromCookie,
+  type ConnectSessionRow,
+  type CreateSessionBody,
+  type SessionEnd,
+} from './connect-sessions.ts';
+
+export const CONNECT_EXCHANGE_PATH = '/connect/session';
+export const CONNECT_TYPE_PATH = '/connect/types/:connector_type';
+export const CONNECT_OAUTH_RETURN_PATH = '/connect/oauth/return';
+export const CONNECT_ASSETS = ['/connect/assets/connect.js', '/connect/assets/connect.css'] as const;
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/connect/assets/connect.js': { file: 'connect.js', type: 'text/javascript; charset=utf-8' },
+  '/connect/assets/connect.css': { file: 'connect.css', type: 'text/css; charset=utf-8' },
+};
+
+/** The session endpoint and the page's routes. */
+export function connectRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post<{ Body: CreateSessionBody }>(
+      CONNECT_SESSIONS_PATH,
+      { schema: { body: CreateConnectSessionRequestSchema, response: { 201: ConnectSessionSchema } } },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const session = await createConnectSession(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);
+        request.log.info({ allowed_connector_types: request.body.allowed_connector_types ?? 'all' }, 'connect session created');
+        return reply.code(201).header('cache-control', 'no-store').send(session);
+      },
+    );
+    await app.register(connectPages(ctx));
+  };
+}
+
+type FormBody = Record<string, string>;
+
+function cookieOf(request: FastifyRequest): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === CONNECT_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The status of a connector: issue 13's health column when present, else active. */
+function statusOf(row: ConnectorRow): string {
+  const s = (row as unknown as { status?: unknown }).status;
+  return typeof s === 'string' && s !== '' ? s : 'active';
+}
+
+function withParams(url: string, params: Record<string, string>): string {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return u.toString();
+}
+
+function connectPages(ctx: ServiceContext) {
+  return async function pages(app: FastifyInstance): Promise<void> {
+    const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(new URL(`./assets/${a.file}`, import.meta.url)), type: a.type }]));
+    const frameAncestors = ctx.config.connectFrameAncestors;
+    const framed = frameAncestors.length > 0;
+    // OAuth buttons post to us and we redirect to the provider: form-action must allow its origin.
+    const consentOrigins = new Set<string>();
+    for (const [type, cfg] of Object.entries(ctx.config.connectorTypes)) {
+      if (cfg.oauth === undefined) continue;
+      const variant = ctx.registry.get(type)?.manifest.auth.find((v) => v.type === 'oauth2');
+      const url = cfg.oauth.authorizeUrl ?? (variant !== undefined && variant.type === 'oauth2' ? variant.authorize_url : undefined);
+      if (url !== undefined) consentOrigins.add(new URL(url).origin);
+    }
+    const csp = [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data:",
+      "connect-src 'self'",
+      `form-action 'self'${[...consentOrigins].map((o) => ` ${o}`).join('')}`,
+      `frame-ancestors ${framed ? frameAncestors.join(' ') : "'none'"}`,
+      "base-uri 'none'",
+    ].join('; ');
+
+    const html = (reply: FastifyReply, status: number, body: string): FastifyReply => {
+      void reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', csp).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('x-content-type-options', 'nosniff');
+      if (!framed) void reply.header('x-frame-options', 'DENY');
+      return reply.send(body);
+    };
+    const ended = (reply: FastifyReply, end: SessionEnd): FastifyReply => html(reply, end === 'invalid' ? 401 : 410, messagePage(SESSION_END_TEXT[end].heading, SESSION_END_TEXT[end].detail));
+    const notOffered = (reply: FastifyReply): FastifyReply => html(reply, 404, messagePage('Not available here', 'This app is not offered by this connection link.'));
+
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+      const out: FormBody = {};
+      for (const [k, v] of new URLSearchParams(body as string)) out[k] = v;
+      done(null, out);
+    });
+    app.setErrorHandler((err, request, reply) => {
+      const p = toProblem(err);
+      if (p.status >= 500) request.log.error({ code: p.code, detail: p.detail, err_name: (err as Error).name, stack: (err as Error).stack }, 'request failed');
+      else request.log.info({ code: p.code, status: p.status }, 'request refused');
+      if (request.url.split('?')[0] === CONNECT_EXCHANGE_PATH) return sendProblem(request, reply, p);
+      if (p.status >= 500) return html(reply, p.status, messagePage('Something went wrong', 'The connection could not be completed. Try again in a moment.'));
+      return html(reply, p.status, messagePage('This request could not be handled', p.detail));
+    });
+
+    const pub = { config: { auth: 'public' as const } };
+
+    for (const [path, a] of assets) {
+      app.get(path, pub, async (_request, reply) => reply.type(a.type).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(a.body));
+    }
+
+    /** The session of the request's cookie, or the page saying why there is none (then undefined). */
+    const sessionOr = async (request: FastifyRequest, reply: FastifyReply): Promise<ConnectSessionRow | undefined> => {
+      const r = await sessionFromCookie(ctx, cookieOf(request));
+      if (r.session !== undefined) return r.session;
+      ended(reply, r.end);
+      return undefined;
+    };
+
+    const customerConnectors = async (s: ConnectSessionRow): Promise<ConnectorRow[]> =>
+      ctx.store.listConnectors(s.organization_id, { customerName: s.customer_name, limit: 500 });
+
+    /** The connector to re-authorize: the session customer's, of this type; undefined when the id is not one. */
+    const reconnectTarget = async (s: ConnectSessionRow, type: string, id: string | undefined): Promise<ConnectorRow | undefined> => {
+      if (id === undefined || id === '') return undefined;
+      const row = await ctx.store.getConnector(s.organization_id, id).catch(() => undefined);
+      return row !== undefined && row.customer_name === s.customer_name && row.connector_type === type ? row : undefined;
+    };
+
+    const variantsOf = (type: string): { variants: TypePageVariant[]; defs: AuthVariant[] } => {
+      const m = connectorType(ctx, type);
+      const oauthReady = ctx.config.connectorTypes[type]?.oauth !== undefined;
+      const defs = m.manifest.auth.filter((v) => v.type !== 'oauth2' || oauthReady);
+      const variants = defs.map((v) => ({
+        name: v.name,
+        title: v.title ?? v.name,
+        description: v.description,
+        oauth: v.type === 'oauth2',
+        fields: Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
+          f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type }],
+        ),
+      }));
+      return { variants, defs };
+    };
+
+    const renderType = (reply: FastifyReply, status: number, s: ConnectSessionRow, type: string, extra: { reconnect?: ConnectorRow | undefined; error?: string; fieldErrors?: Record<string, string> } = {}): FastifyReply => {
+      const m = connectorType(ctx, type).manifest;
+      return html(
+        reply,
+        status,
+        typePage({
+          type,
+          title: m.title,
+          description: m.description,
+          docsUrl: m.docs_url,
+          variants: variantsOf(type).variants,
+          csrf: csrfToken(ctx, s),
+          reconnect: extra.reconnect !== undefined ? { id: extra.reconnect.id, name: extra.reconnect.name } : undefined,
+          error: extra.error,
+          fieldErrors: extra.fieldErrors,
+        }),
+      );
+    };
+
+    /** A finished connection: mark the session used and show the page that reports it. */
+    const finish = async (request: FastifyRequest, reply: FastifyReply, s: ConnectSessionRow, row: ConnectorRow, reconnected: boolean): Promise<FastifyReply> => {
+      if (!reconnected) {
+        try {
+          await ctx.hooks.onConnectorCreated?.(row);
+        } catch (e) {
+          request.log.error({ connector_id: row.id, err: e }, 'onConnectorCreated hook failed');
+        }
+      }
+      if (!(await completeSession(ctx, s.id, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
+      request.log.info({ connector_id: row.id, connector_type: row.connector_type, reconnected }, 'connect UI: connection finished');
+      const redirect = s.redirect_url !== null ? withParams(s.redirect_url, { connector_id: row.id, connector_type: row.connector_type }) : undefined;
+      return html(
+        reply,
+        200,
+        successPage({
+          title: connectorType(ctx, row.connector_type).manifest.title,
+          type: row.connector_type,
+          connectorId: row.id,
+          reconnected,
+          redirect,
+          messageOrigin: s.redirect_url !== null ? new URL(s.redirect_url).origin : '*',
+        }),
+      );
+    };
+
+    /** An error of the create/re-authorize path in plain words, with any submitted secret removed. */
+    const plainMessage = (title: string, e: SwitchboardError, submitted: string[]): string => {
+      const msg = scrubSecrets(e.message, submitted);
+      switch (e.code) {
+        case 'upstream_credentials_rejected':
+          return `${title} did not accept these credentials: ${msg}`;
+        case 'upstream_unavailable':
+          return `${title} could not be reached right now; try again in a few minutes. (${msg})`;
+        case 'invalid_oauth_secret':
+          return `The sign-in with ${title} took too long or was already used. Start again.`;
+        default:
+          return msg;
+      }
+    };
+
+    app.get(CONNECT_PAGE_PATH, pub, async (request, reply) => {
+      const cookie = cookieOf(request);
+      const r = await sessionFromCookie(ctx, cookie);
+      // No session yet: the script exchanges the fragment token (or says the link is incomplete).
+      if (r.session === undefined) return r.end === 'invalid' ? html(reply, 200, bootstrapPage()) : ended(reply, r.end);
+      const s = r.session;
+      const rows = await customerConnectors(s);
+      const types: HomeType[] = allowedTypes(s).flatMap((type) => {
+        const m = ctx.registry.get(type);
+        if (m === undefined) return [];
+        return [
+          {
+            type,
+            title: m.manifest.title,
+            description: m.manifest.description,
+            connectors: rows.filter((c) => c.connector_type === type).map((c) => ({ id: c.id, name: c.name, status: statusOf(c), created_at: c.created_at })),
+          },
+        ];
+      });
+      return html(reply, 200, homePage(types));
+    });
+
+    app.post<{ Body: { token: string } }>(CONNECT_EXCHANGE_PATH, { ...pub, schema: { body: ConnectExchangeRequestSchema } }, async (request, reply) => {
+      const r = await exchangeToken(ctx, request.body.token, cookieOf(request));
+      if ('end' in r) {
+        const t = SESSION_END_TEXT[r.end];
+        return sendProblem(request, reply, problem('connect_session_invalid', t.detail, { details: { reason: r.end, heading: t.heading, message: t.detail } }));
+      }
+      const maxAge = Math.max(1, Math.floor((Date.parse(r.session.expires_at) - ctx.now()) / 1000));
+      const secure = framed || ctx.publicUrl().startsWith('https:');
+      const attrs = [`${CONNECT_COOKIE}=${r.browserSecret}`, `Path=${CONNECT_PAGE_PATH}`, 'HttpOnly', `Max-Age=${maxAge}`, framed ? 'SameSite=None' : 'SameSite=Lax', ...(secure ? ['Secure'] : []), ...(framed ? ['Partitioned'] : [])];
+      request.log.info('connect session opened');
+      return reply.code(204).header('set-cookie', attrs.join('; ')).header('cache-control', 'no-store').send();
+    });
+
+    app.get<{ Params: { connector_type: string }; Querystring: { reconnect?: string } }>(CONNECT_TYPE_PATH, pub, async (request, reply) => {
+      const s = await sessionOr(request, reply);
+      if (s === undefined) return reply;
+      const type = request.params.connector_type;
+      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) return notOffered(reply);
+      const reconnect = await reconnectTarget(s, type, request.query.reconnect);
+      if (request.query.reconnect !== undefined && reconnect === undefined) return notOffered(reply);
+      return renderType(reply, 200, s, type, { reconnect });
+    });
+
+    app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/credentials`, pub, async (request, reply) => {
+      const s = await sessionOr(request, reply);
+      if (s === undefined) return reply;
+      const form = request.body ?? {};
+      if (!csrfValid(ctx, s, form['csrf'])) return html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.'));
+      const type = request.params.connector_type;
+      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) return notOffered(reply);
+      const reconnect = await reconnectTarget(s, type, form['reconnect']);
+      if (form['reconnect'] !== undefined && reconnect === undefined) return notOffered(reply);
+      const def = variantsOf(type).defs.find((v) => v.name === form['variant'] && v.type !== 'oauth2');
+      if (def === undefined) return renderType(reply, 400, s, type, { reconnect, error: 'Choose one of the forms below.' });
+
+      const credentials: Credentials = {};
+      const fieldErrors: Record<string, string> = {};
+      for (const [name, f] of Object.entries(def.fields)) {
+        if (f === undefined) continue;
+        const raw = (form[`field.${name}`] ?? '').trim();
+        if (raw === '') {
+          if (f.required !== false) fieldErrors[`${def.name}.${name}`] = `Enter your ${f.description ?? name}.`;
+          continue;
+        }
+        credentials[name] = f.type === 'integer' || f.type === 'number' ? Number(raw) : f.type === 'boolean' ? raw === 'true' : raw;
+      }
+      const title = connectorType(ctx, type).manifest.title;
+      if (Object.keys(fieldErrors).length > 0) return renderType(reply, 400, s, type, { reconnect, error: 'Fill in the required fields.', fieldErrors });
+      const submitted = Object.values(credentials).filter((v): v is string => typeof v === 'string');
+      try {
+        const row =
+          reconnect !== undefined
+            ? await patchConnector(ctx, s.organization_id, reconnect.id, { credentials })
+            : await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, credentials });
+        return await finish(request, reply, s, row, reconnect !== undefined);
+      } catch (e) {
+        if (!shownToUser(e)) throw e;
+        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
+        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, submitted) });
+      }
+    });
+
+    app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/oauth`, pub, async (request, reply) => {
+      const s = await sessionOr(request, reply);
+      if (s === undefined) return reply;
+      const form = request.body ?? {};
+      if (!csrfValid(ctx, s, form['csrf'])) return html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.'));
+      const type = request.params.connector_type;
+      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) return notOffered(reply);
+      const reconnect = await reconnectTarget(s, type, form['reconnect']);
+      if (form['reconnect'] !== undefined && reconnect === undefined) return notOffered(reply);
+      try {
+        deploymentOAuth(ctx, type);
+      } catch (e) {
+        if (!isSwitchboardError(e)) throw e;
+        return renderType(reply, e.status, s, type, { reconnect, error: e.message });
+      }
+      const back = withParams(`${ctx.publicUrl()}${CONNECT_OAUTH_RETURN_PATH}`, { type, ...(reconnect !== undefined ? { reconnect: reconnect.id } : {}) });
+      const { consent_url } = await initiateOAuth(ctx, { applicationId: s.application_id, organizationId: s.organization_id }, { customer_name: s.customer_name, connector_type: type, redirect_url: back });
+      request.log.info({ connector_type: type }, 'connect UI: OAuth flow started');
+      return reply.code(303).header('location', consent_url).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send();
+    });
+
+    app.get<{ Querystring: Record<string, string | undefined> }>(CONNECT_OAUTH_RETURN_PATH, pub, async (request, reply) => {
+      const s = await sessionOr(request, reply);
+      if (s === undefined) return reply;
+      const q = request.query;
+      const type = q['type'] ?? '';
+      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) return notOffered(reply);
+      const reconnect = await reconnectTarget(s, type, q['reconnect']);
+      if (q['reconnect'] !== undefined && reconnect === undefined) return notOffered(reply);
+      const title = connectorType(ctx, type).manifest.title;
+      if (q['error'] !== undefined || q['secret_id'] === undefined) {
+        const error = q['error'] ?? 'no_answer';
+        const message =
+          error === 'access_denied'
+            ? `Access to ${title} was not granted (access_denied). Try again and allow access.`
+            : `${title} did not grant access: ${q['error_description'] ?? error} (${error})`;
+        return renderType(reply, 400, s, type, { reconnect, error: message });
+      }
+      const secretId = q['secret_id'];
+      try {
+        let row: ConnectorRow;
+        if (reconnect === undefined) {
+          row = await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, server_side_oauth_secret_id: secretId });
+        } else {
+          row = await reauthorizeFromSecret(ctx, s, reconnect.id, type, secretId);
+        }
+        return await finish(request, reply, s, row, reconnect !== undefined);
+      } catch (e) {
+        if (!shownToUser(e)) throw e;
+        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
+        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, []) });
+      }
+    });
+  };
+}
+
+/**
+ * Errors the user can act on, shown on the form: the caller's input and every answer of the
+ * third-party API (a 503 upstream_unavailable too). Internal failures get the generic page.
+ */
+function shownToUser(e: unknown): e is SwitchboardError {
+  return isSwitchboardError(e) && (e.status < 500 || e.code.startsWith('upstream_') || e.code === 'oauth_refresh_failed');
+}
+
+/**
+ * Re-authorize a connector with the tokens of a finished OAuth flow, like create's variant B:
+ * in one transaction the pending secret (only the session's organization, customer and type)
+ * is consumed, the connector takes its tokens under the flow's variant, and the sealed copy is
+ * wiped; any failure leaves both as they were.
+ */
+async function reauthorizeFromSecret(ctx: ServiceContext, s: ConnectSessionRow, connectorId: string, type: string, secretId: string): Promise<ConnectorRow> {
+  const manifest = connectorType(ctx, type);
+  const idHash = sha256Hex(secretId);
+  const now = nowIso(ctx);
+  const row = await ctx.store.transaction(async (tx) => {
+    const secret = await tx.consumeOAuthSecret({ idHash, organizationId: s.organization_id, connectorType: type, customerName: s.customer_name }, now);
+    if (secret === undefined) throw new SwitchboardError('invalid_oauth_secret', 'The OAuth secret is unknown, expired or already used');
+    const credentials = ctx.keyRing.openJson<Credentials>({ keyId: secret.key_id, ciphertext: secret.ciphertext }, oauthSecretContext(idHash));
+    const variant = validateCredentials(manifest, credentials, secret.auth_variant);
+    const sealed = ctx.keyRing.sealJson(credentials, connectorCredentialsContext(connectorId));
+    const updated = await tx.updateConnector(s.organization_id, connectorId, { auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext, updated_at: now });
+    if (updated === undefined) throw new SwitchboardError('connector_not_found', `No connector ${connectorId} in this organization`);
+    await tx.wipeOAuthSecret(idHash);
+    return updated;
+  });
+  ctx.runtimes.forget(connectorId);
+  return row;
+}
