@@ -472,7 +472,7 @@ export interface components {
             /** @default 1000 */
             limit: number;
             query: {
-                /** @description {operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or */
+                /** @description {operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, contains, any, not, and, or */
                 filter?: Record<string, never>;
                 /** @description [{field: "asc" | "desc"}] */
                 sort?: Record<string, never>[];

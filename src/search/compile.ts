@@ -34,10 +34,10 @@ export class FieldIndex {
    * Field ids a reference covers: the field itself for scalar fields; for object/array fields
    * and paths inside them, every leaf path at or below it. `kind` undefined: any kind.
    */
-  ids(ref: FieldRef, kind?: ValueKind): number[] {
+  ids(ref: FieldRef, kind?: ValueKind, exact = false): number[] {
     const p = ref.name;
     return this.#rows
-      .filter((r) => (kind === undefined || r.kind === kind) && (r.path === p || (ref.multi && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
+      .filter((r) => (kind === undefined || r.kind === kind) && (r.path === p || (ref.multi && !exact && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
       .map((r) => r.field_id);
   }
 }
@@ -212,6 +212,12 @@ class Compiler {
         const candidates = dialect.likeCandidates(f.parts, confirm);
         return { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
       }
+      case 'contains':
+        // Values exactly at the path (an array's own elements), not values below it.
+        return this.hasValue(ctx.fields.ids(f.field, f.kind, true), sql<SqlBool>`${dialect.valueColumn('x', f.kind)} = ${sqlValue(f.kind, f.value)}`);
+      case 'any':
+        // The store compiles a relaxed filter without `any` (see relax.ts) and confirms each candidate.
+        throw new Error('any reached the SQL compiler; relax the filter first');
       case 'keyword':
       case 'fuzzy': {
         const ids = ctx.fields.ids(f.field, 's');

@@ -14,6 +14,8 @@ import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
 import { postgresSearchDialect } from './postgres-dialect.ts';
 import { parseSearchParams, type Filter, type SearchEntityDef } from './query.ts';
+import { matches } from './reference.ts';
+import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
 import { allowedTypos, deletionVariants, isFuzzyWord, typoDistance, vocabularyDepth } from './text.ts';
 
@@ -25,6 +27,8 @@ const DELETE_CHUNK = 5000;
 const VOCAB_CACHE_LIMIT = 200_000;
 /** Planner: matches counted per condition at most (each count reads at most this many index entries). */
 const ESTIMATE_CAP = 20_000;
+/** Candidates read per statement while confirming an `any` filter. */
+const CONFIRM_BATCH = 1000;
 
 export interface RecordStoreOptions {
   /** Secret for signing search cursors (HMAC-SHA256); use a random value of 32+ bytes, stable across restarts and instances. */
@@ -236,12 +240,15 @@ export class RecordStore {
     if (scope === undefined) return done([], null, null);
     const syncedAt = this.#dialect.parseTime(scope.synced_at);
     const fields = new FieldIndex(scopeRows.filter((r): r is FieldRow & typeof r => r.field_id !== null));
-    const ctx = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scope_id, query.filter) };
+    // `any` runs as a relaxed filter in SQL, each candidate confirmed in JavaScript (relax.ts).
+    const confirm = hasAny(query.filter) ? query.filter : undefined;
+    const sqlFilter = confirm === undefined ? query.filter : relaxFilter(query.filter);
+    const ctx = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scope_id, sqlFilter) };
     const sort: SortPlan[] = query.sort.map((key) => ({ key, fieldId: fields.ids(key.field, key.kind)[0] }));
     const first = sort[0];
     // Conditions on the first sort key become bounds of its index scan rather than a lookup of
     // their own; records they match all have a value, so the nulls phase is not needed then.
-    const { leaves, rest } = first === undefined ? { leaves: [], rest: query.filter } : splitFieldConditions(query.filter, first.key.field.name);
+    const { leaves, rest } = first === undefined ? { leaves: [], rest: sqlFilter } : splitFieldConditions(sqlFilter, first.key.field.name);
     const conjuncts = rest === undefined ? [] : compileConjuncts(rest, ctx);
     if (conjuncts.some((c) => c.check === false) || (leaves.length > 0 && first?.fieldId === undefined)) return done([], syncedAt, null);
     const want = query.limit + 1;
@@ -249,13 +256,37 @@ export class RecordStore {
     if (plan === 'empty') return done([], syncedAt, null);
     const { filter, driver } = plan;
 
-    const run = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
+    const fetch = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
       const { rows } = await pageQuery(this.#dialect, scope.scope_id, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver).execute(this.#db);
       return rows.map((r) => ({
         rid: Number(r['rid']),
         record: r['record'],
         keys: sort.map((_, i) => (r[`k${i}`] ?? null) as string | number | null),
       }));
+    };
+    const docs = new Map<number, Doc>();
+    const docOf = (r: PageRow): Doc => {
+      let doc = docs.get(r.rid);
+      if (doc === undefined) docs.set(r.rid, (doc = projectDocument(this.#dialect.parseRecord(r.record), def)));
+      return doc;
+    };
+    // Up to `limit` matching rows of a phase: with an `any` to confirm, read candidates in
+    // result order in batches, keeping the confirmed ones, until enough or none are left.
+    const run = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
+      if (confirm === undefined) return fetch(phase, after, limit);
+      const out: PageRow[] = [];
+      let from = after;
+      for (;;) {
+        const batch = Math.min(CONFIRM_BATCH, Math.max(limit * 2, 50));
+        const rows = await fetch(phase, from, batch);
+        for (const r of rows) {
+          if (matches(docOf(r), def, confirm)) out.push(r);
+          if (out.length === limit) return out;
+        }
+        const last = rows.at(-1);
+        if (rows.length < batch || last === undefined) return out;
+        from = { values: last.keys, rid: last.rid };
+      }
     };
     let rows: PageRow[];
     if (first === undefined) {
@@ -271,7 +302,7 @@ export class RecordStore {
     const last = page.at(-1);
     const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint, { values: last.keys, rid: last.rid }) : null;
     const data = page.map((r) => {
-      const doc = projectDocument(this.#dialect.parseRecord(r.record), def);
+      const doc = docOf(r);
       return query.fields === undefined ? doc : projectFields(doc, query.fields);
     });
     return done(data, syncedAt, cursor);
