@@ -84,6 +84,12 @@ export interface Compiled {
   check: Pred;
   /** A subquery with a `rid` column listing exactly the matching records (possibly repeated). */
   set?: RawBuilder<unknown>;
+  /**
+   * The set lists each record once and its index yields it in rid order (one value of a scalar
+   * field: the (field_id, value, rid) index; SQLite FTS5 rowids), so the first page of an
+   * unsorted query is read from it directly, stopping at the limit: no count, one pass.
+   */
+  ordered?: boolean;
 }
 
 /** A comparison or `in` on a scalar field: at most one value per record, so conditions on it can share one index lookup. */
@@ -184,6 +190,7 @@ class Compiler {
         if (!f.field.multi) return this.compare(f.field, f.kind, 'neq', f.value);
         return { check: and([this.hasValue(ctx.fields.ids(f.field)).check, not(this.compare(f.field, f.kind, 'eq', f.value).check)]) };
       case 'eq':
+        return f.field.multi ? this.compare(f.field, f.kind, f.op, f.value) : { ...this.compare(f.field, f.kind, f.op, f.value), ordered: true };
       case 'gt':
       case 'gte':
       case 'lt':
@@ -210,7 +217,7 @@ class Compiler {
         // A record's own values are checked directly; listing matches goes through the trigram
         // index when the pattern has a 3-character literal, else through the field's values.
         const candidates = dialect.likeCandidates(f.parts, confirm);
-        return { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
+        return { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set!, ordered: candidates !== undefined && dialect.name === 'sqlite' };
       }
       case 'contains':
         // Values exactly at the path (an array's own elements), not values below it.
@@ -227,7 +234,7 @@ class Compiler {
           f.op === 'keyword'
             ? [ids.flatMap((id) => f.words.map((w) => wordToken(id, w)))]
             : f.words.map((w) => ids.flatMap((id) => (ctx.fuzzy.get(w) ?? [w]).map((c) => wordToken(id, c))));
-        return { check: dialect.exists(dialect.wordsQuery(groups, RID)), set: dialect.wordsQuery(groups) };
+        return { check: dialect.exists(dialect.wordsQuery(groups, RID)), set: dialect.wordsQuery(groups), ordered: dialect.name === 'sqlite' };
       }
     }
   }
@@ -332,6 +339,8 @@ export function pageQuery(
   /** Conditions on the first sort key, applied to its index scan in the values phase. */
   sortLeaves: ScalarLeaf[] = [],
   driver?: RawBuilder<unknown>,
+  /** The driver is an `ordered` set (see Compiled) of an unsorted query: read it in rid order up to the limit. */
+  driverOrdered = false,
 ): RawBuilder<Record<string, unknown>> {
   const tieDir = sort.at(-1)?.key.dir ?? 'asc';
   const where: Pred[] = [filter];
@@ -359,7 +368,12 @@ export function pageQuery(
     .map((k) => sql`${k.expr} ${sql.raw(k.dir === 'asc' ? 'ASC' : 'DESC')}${k.nullable ? sql` NULLS LAST` : sql``}`);
 
   const join = dialect.orderedJoin;
-  const driving = driver === undefined ? undefined : sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
+  const driving =
+    driver === undefined
+      ? undefined
+      : driverOrdered && sort.length === 0
+        ? sql`${dialect.driver(sql`SELECT dd.rid FROM (${driver}) dd${after === undefined ? sql`` : sql` WHERE dd.rid > ${after.rid}`} ORDER BY dd.rid LIMIT ${limit}`)} d`
+        : sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
   let from: RawBuilder<unknown>;
   let rid: RawBuilder<unknown>;
   if (phase === 'values') {
