@@ -255,14 +255,13 @@ export class RecordStore {
     const live = conjuncts.filter((c) => c.check !== true);
     // One condition whose set is read in rid order, no sort, nothing to confirm: the page comes
     // straight from its index in one pass (limit + 1 rows tell has_more), without a count.
-    const only = live.length === 1 && sort.length === 0 && confirm === undefined && live[0]!.ordered === true ? live[0]! : undefined;
-    const plan = only !== undefined ? { filter: true as const, driver: only.set } : await this.#plan(live, Number(scope.record_count), want);
+    const only = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]!.ordered : undefined;
+    const plan = only !== undefined ? { filter: true as const, driver: undefined } : await this.#plan(live, Number(scope.record_count), want);
     if (plan === 'empty') return done([], syncedAt, null);
     const { filter, driver } = plan;
-    const driverOrdered = only !== undefined;
 
     const fetch = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
-      const { rows } = await pageQuery(this.#dialect, scope.scope_id, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, driverOrdered).execute(this.#db);
+      const { rows } = await pageQuery(this.#dialect, scope.scope_id, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only).execute(this.#db);
       return rows.map((r) => ({
         rid: Number(r['rid']),
         record: r['record'],
