@@ -346,6 +346,24 @@ for (const [dialect, open] of dialectCases()) {
         expect(await store.deleteMissing(C, entity, 'run-b')).toBe(0);
       });
 
+      it('sees fields and scopes that another store instance adds or removes (cached field ids are checked)', async () => {
+        const entity = 'cache';
+        const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
+        await other.upsert('conn-cache', entity, DEF, [{ id: 'a', custom: { plan: 'pro' } }]);
+        expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual([]);
+        const first = await store.search('conn-cache', entity, DEF, { query: {} });
+        // A new path, added by another instance: the next search sees it.
+        await other.upsert('conn-cache', entity, DEF, [{ id: 'b', custom: { tier: 'gold' } }]);
+        expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual(['b']);
+        const later = await store.search('conn-cache', entity, DEF, { query: {} });
+        expect(later.meta.synced_at! >= first.meta.synced_at!).toBe(true);
+        // The scope deleted and created again (a new scope id) by the other instance.
+        await other.deleteConnector('conn-cache');
+        expect(await allIds(store, { query: {} }, entity, 'conn-cache')).toEqual([]);
+        await other.upsert('conn-cache', entity, DEF, [{ id: 'c', custom: { tier: 'gold' } }]);
+        expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual(['c']);
+      });
+
       it('reports an entity never synced as empty with synced_at null', async () => {
         const result = await store.search('nobody', E, DEF, { query: { filter: { eq: { name: 'x' } } } });
         expect(result).toMatchObject({ data: [], meta: { has_more: false, cursor: null, synced_at: null } });
