@@ -389,6 +389,8 @@ async function workerMain(): Promise<void> {
 
 async function sizeOf(t: Target): Promise<number> {
   if (t.dialect === 'sqlite') {
+    // What the database holds, not what still sits in the write-ahead log.
+    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(t.database.db);
     const file = t.database.file!;
     return statSync(file).size + (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0);
   }
