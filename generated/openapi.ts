@@ -1332,7 +1332,7 @@ export interface components {
             /** @description Page size; default and maximum 1000 */
             limit?: number;
             query: {
-                /** @description {operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or */
+                /** @description {operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, contains, any, not, and, or */
                 filter?: {
                     [key: string]: unknown;
                 };

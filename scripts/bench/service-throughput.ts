@@ -94,6 +94,11 @@ async function serveMode(): Promise<void> {
     if (!res.ok) return reply.code(502).send({ error: body });
     return { data: body };
   });
+  // The server process's CPU time so far (µs): the driver reads it around each load to get CPU per request.
+  bare.get('/bench/cpu', async () => {
+    const u = process.cpuUsage();
+    return { us: u.user + u.system };
+  });
   await bare.listen({ port: 0, host: '127.0.0.1' });
   const addr = bare.server.address();
   const bareUrl = typeof addr === 'object' && addr !== null ? `http://127.0.0.1:${addr.port}` : '';
@@ -111,19 +116,25 @@ async function serveMode(): Promise<void> {
 
 interface Figures {
   rps: number;
+  /** Server process CPU time per request, µs. */
+  cpu: number;
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
 }
 
-function load(url: string, headers: Record<string, string>, body: string, duration: number, connections: number): Promise<Figures> {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, method: 'POST', headers, body, duration, connections }, (err, r) => {
-      if (err) return reject(err);
-      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
-    });
+async function serverCpu(bareUrl: string): Promise<number> {
+  return ((await (await fetch(`${bareUrl}/bench/cpu`)).json()) as { us: number }).us;
+}
+
+async function load(bareUrl: string, url: string, headers: Record<string, string>, body: string, duration: number, connections: number): Promise<Figures> {
+  const cpu0 = await serverCpu(bareUrl);
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon({ url, method: 'POST', headers, body, duration, connections }, (err, result) => (err ? reject(err) : resolve(result)));
   });
+  const cpu = (await serverCpu(bareUrl)) - cpu0;
+  return { rps: r.requests.average, cpu: cpu / Math.max(1, r.requests.total), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
 
 async function driverMode(): Promise<void> {
@@ -151,22 +162,27 @@ async function driverMode(): Promise<void> {
     };
     type Target = keyof typeof targets;
     // Same answer from both before measuring anything.
+    const answers = new Set<string>();
     for (const [name, t] of Object.entries(targets)) {
       const r = await fetch(t.url, { method: 'POST', headers: t.headers, body });
       if (r.status !== 200) throw new Error(`${name} answered ${r.status}: ${await r.text()}`);
+      const data = ((await r.json()) as { data: { id: string; title: unknown; attendees: unknown } }).data;
+      answers.add(JSON.stringify([data.id, data.title, data.attendees]));
     }
+    if (answers.size !== 1) throw new Error(`the targets answered differently: ${[...answers].join(' / ')}`);
+    console.log('the service and both bare routes return the same note');
     console.log(`warming up (3 s each), then ${rounds} alternating round(s) of ${duration} s per target, ${connections} connections`);
-    for (const t of Object.values(targets)) await load(t.url, t.headers, body, 3, connections);
+    for (const t of Object.values(targets)) await load(info.bare_url, t.url, t.headers, body, 3, connections);
     const results: Record<Target, Figures[]> = { service: [], bare: [], bareTransport: [] };
     const names: Target[] = ['service', 'bare', 'bareTransport'];
     for (let i = 0; i < rounds; i++) {
       // Rotate the order so no target always runs first or last on a warmer (or busier) machine.
       const order = names.map((_, k) => names[(k + i) % names.length] as Target);
-      for (const name of order) results[name].push(await load(targets[name].url, targets[name].headers, body, duration, connections));
+      for (const name of order) results[name].push(await load(info.bare_url, targets[name].url, targets[name].headers, body, duration, connections));
     }
     const avg = (xs: Figures[], k: keyof Figures): number => xs.reduce((s, x) => s + x[k], 0) / xs.length;
     const row = (name: string, xs: Figures[]): string =>
-      `${name.padEnd(34)} ${avg(xs, 'rps').toFixed(0).padStart(7)} req/s   p50 ${avg(xs, 'p50').toFixed(2).padStart(6)} ms   p99 ${avg(xs, 'p99').toFixed(2).padStart(6)} ms   non-2xx ${avg(xs, 'non2xx')}   errors ${avg(xs, 'errors')}`;
+      `${name.padEnd(34)} ${avg(xs, 'rps').toFixed(0).padStart(7)} req/s (min ${Math.min(...xs.map((x) => x.rps)).toFixed(0)}, median ${[...xs].sort((a, b) => a.rps - b.rps)[Math.floor((xs.length - 1) / 2)]!.rps.toFixed(0)})   server CPU ${avg(xs, 'cpu').toFixed(0).padStart(4)} µs/request   p50 ${avg(xs, 'p50').toFixed(2).padStart(6)} ms   p99 ${avg(xs, 'p99').toFixed(2).padStart(6)} ms   non-2xx ${avg(xs, 'non2xx')}   errors ${avg(xs, 'errors')}`;
     console.log(row('switchboard execute (granola get)', results.service));
     console.log(row('bare route, fetch', results.bare));
     console.log(row('bare route, service transport', results.bareTransport));
@@ -181,6 +197,10 @@ async function driverMode(): Promise<void> {
     const vsTransport = ratios('bareTransport');
     console.log(`ratio service / bare fetch route: ${vsFetch.median.toFixed(3)} median of rounds (${vsFetch.rounds.map((r) => r.toFixed(2)).join(', ')}), ${vsFetch.overall.toFixed(3)} overall — goal ≥ 0.8 ${vsFetch.median >= 0.8 ? 'MET' : 'NOT MET'}`);
     console.log(`ratio service / bare route on the service's transport: ${vsTransport.median.toFixed(3)} median of rounds (${vsTransport.rounds.map((r) => r.toFixed(2)).join(', ')}), ${vsTransport.overall.toFixed(3)} overall`);
+    // The goals of issue 15: against the bare route on the same transport, by req/s and by server CPU per request.
+    const cpuRatio = avg(results.bareTransport, 'cpu') / avg(results.service, 'cpu');
+    console.log(`goal: service req/s ≥ 0.8× a bare route on the same transport: ${vsTransport.median >= 0.8 ? 'met' : 'NOT met'} (${vsTransport.median.toFixed(3)}× median of rounds)`);
+    console.log(`goal: service server CPU per request ≤ 1/0.8 of the bare route's on the same transport: ${cpuRatio >= 0.8 ? 'met' : 'NOT met'} (${avg(results.service, 'cpu').toFixed(0)} vs ${avg(results.bareTransport, 'cpu').toFixed(0)} µs per request, bare/service ${cpuRatio.toFixed(3)})`);
   } finally {
     child.kill('SIGTERM');
     sims.stop();

@@ -59,6 +59,8 @@ export type SearchFilter<F> =
   | { like: { [K in keyof F]?: string } }
   | { fuzzy: { [K in keyof F]?: string } }
   | { keyword: { [K in keyof F]?: string } }
+  | { contains: { [K in keyof F]?: string | number | boolean } }
+  | { any: { [K in keyof F]?: SearchFilter<Record<string, unknown>> } }
   | { not: SearchFilter<F> }
   | { and: SearchFilter<F>[] }
   | { or: SearchFilter<F>[] };

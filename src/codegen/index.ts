@@ -10,7 +10,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { compile, type JSONSchema } from 'json-schema-to-typescript';
+import type { JSONSchema, Options } from 'json-schema-to-typescript';
+import { cachedOutput } from './cache.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { credentialsSchema, listMetaSchema, MANIFEST_SCHEMA, paramsSchema, recordSchema, searchRecordSchema, type JsonSchema } from '../manifest/index.ts';
 
@@ -26,8 +27,16 @@ export function pascal(s: string): string {
     .join('');
 }
 
+/** json-schema-to-typescript's compile, through the output cache (the library is loaded only on a miss). */
+async function compile(schema: JSONSchema, name: string, options: Partial<Options>): Promise<string> {
+  return cachedOutput('json-schema-to-typescript', [schema, name, options], async () => {
+    const { compile: generate } = await import('json-schema-to-typescript');
+    return generate(structuredClone(schema), name, options);
+  });
+}
+
 async function toTs(schema: JsonSchema, name: string): Promise<string> {
-  const out = await compile(structuredClone({ ...schema, title: name }) as JSONSchema, name, {
+  const out = await compile({ ...schema, title: name } as JSONSchema, name, {
     bannerComment: '',
     additionalProperties: false,
     strictIndexSignatures: true,
@@ -111,11 +120,14 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
  * which the hosted SDK (src/client/hosted.ts) is typed with.
  */
 export async function generateOpenApi(document: object, source: string): Promise<GeneratedFiles> {
-  const { default: openapiTS, astToString } = await import('openapi-typescript');
-  const ast = await openapiTS(structuredClone(document) as never, { exportType: false, alphabetize: true });
+  const options = { exportType: false, alphabetize: true };
+  const ts = await cachedOutput('openapi-typescript', [document, options], async () => {
+    const { default: openapiTS, astToString } = await import('openapi-typescript');
+    return astToString(await openapiTS(structuredClone(document) as never, options));
+  });
   return new Map([
     ['openapi.json', json(document, source)],
-    ['openapi.ts', HEADER(source) + '\n' + astToString(ast)],
+    ['openapi.ts', HEADER(source) + '\n' + ts],
   ]);
 }
 
@@ -127,7 +139,7 @@ export async function generateAll(
 ): Promise<GeneratedFiles> {
   const files: GeneratedFiles = new Map();
   if (openapi !== undefined) for (const [k, v] of await generateOpenApi(openapi.document, openapi.source)) files.set(k, v);
-  const manifestTs = await compile(structuredClone(MANIFEST_SCHEMA) as unknown as JSONSchema, 'Manifest', {
+  const manifestTs = await compile(MANIFEST_SCHEMA as unknown as JSONSchema, 'Manifest', {
     bannerComment: '',
     additionalProperties: false,
     strictIndexSignatures: true,

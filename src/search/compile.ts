@@ -34,10 +34,10 @@ export class FieldIndex {
    * Field ids a reference covers: the field itself for scalar fields; for object/array fields
    * and paths inside them, every leaf path at or below it. `kind` undefined: any kind.
    */
-  ids(ref: FieldRef, kind?: ValueKind): number[] {
+  ids(ref: FieldRef, kind?: ValueKind, exact = false): number[] {
     const p = ref.name;
     return this.#rows
-      .filter((r) => (kind === undefined || r.kind === kind) && (r.path === p || (ref.multi && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
+      .filter((r) => (kind === undefined || r.kind === kind) && (r.path === p || (ref.multi && !exact && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
       .map((r) => r.field_id);
   }
 }
@@ -84,6 +84,13 @@ export interface Compiled {
   check: Pred;
   /** A subquery with a `rid` column listing exactly the matching records (possibly repeated). */
   set?: RawBuilder<unknown>;
+  /**
+   * The set as disjoint arms, each listing a record at most once in rid order straight from an
+   * index (one value of a scalar field: the (field_id, value, rid) index; SQLite FTS5 rowids),
+   * so the first page of an unsorted query is read from them directly, each arm stopping at the
+   * limit: no count, one pass.
+   */
+  ordered?: RawBuilder<unknown>[];
 }
 
 /** A comparison or `in` on a scalar field: at most one value per record, so conditions on it can share one index lookup. */
@@ -116,8 +123,16 @@ export function splitFieldConditions(filter: Filter | undefined, field: string):
   return { leaves, rest: others.length === 0 ? undefined : others.length === 1 ? others[0] : { op: 'and', items: others } };
 }
 
+/** At most this many values of an `in` are read as separate index-ordered arms. */
+const MAX_ORDERED_ARMS = 16;
+
 class Compiler {
   constructor(readonly ctx: CompileContext) {}
+
+  /** A compiled condition whose set is read in rid order as it stands. */
+  ordered(c: Compiled): Compiled {
+    return c.set === undefined ? c : { ...c, ordered: [c.set] };
+  }
 
   get dialect(): SearchDialect {
     return this.ctx.dialect;
@@ -184,12 +199,24 @@ class Compiler {
         if (!f.field.multi) return this.compare(f.field, f.kind, 'neq', f.value);
         return { check: and([this.hasValue(ctx.fields.ids(f.field)).check, not(this.compare(f.field, f.kind, 'eq', f.value).check)]) };
       case 'eq':
+        if (f.field.multi) return this.compare(f.field, f.kind, f.op, f.value);
+        return this.ordered(this.compare(f.field, f.kind, f.op, f.value));
       case 'gt':
       case 'gte':
       case 'lt':
       case 'lte':
         return this.compare(f.field, f.kind, f.op, f.value);
       case 'in': {
+        if (!f.field.multi && f.values.length <= MAX_ORDERED_ARMS) {
+          // A scalar field has one value per record: the values' index ranges are disjoint and
+          // each is in rid order, so the set is their union, readable arm by arm.
+          const kind = f.values[0]!.kind;
+          const ids = ctx.fields.ids(f.field, kind);
+          const whole = this.hasValue(ids, leafCondition(dialect, f, dialect.valueColumn('x', kind)));
+          if (ids.length !== 1) return whole;
+          const col = dialect.valueColumn('x', kind);
+          return { ...whole, ordered: f.values.map((v) => sql`SELECT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(v.kind, v.value)}`) };
+        }
         // Object/array fields may mix kinds in one list: one lookup per kind.
         const byKind = new Map<ValueKind, ScalarLeaf & { op: 'in' }>();
         for (const v of f.values) {
@@ -210,8 +237,15 @@ class Compiler {
         // A record's own values are checked directly; listing matches goes through the trigram
         // index when the pattern has a 3-character literal, else through the field's values.
         const candidates = dialect.likeCandidates(f.parts, confirm);
-        return { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
+        const compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
+        return candidates !== undefined && dialect.name === 'sqlite' ? this.ordered(compiled) : compiled;
       }
+      case 'contains':
+        // Values exactly at the path (an array's own elements), not values below it.
+        return this.hasValue(ctx.fields.ids(f.field, f.kind, true), sql<SqlBool>`${dialect.valueColumn('x', f.kind)} = ${sqlValue(f.kind, f.value)}`);
+      case 'any':
+        // The store compiles a relaxed filter without `any` (see relax.ts) and confirms each candidate.
+        throw new Error('any reached the SQL compiler; relax the filter first');
       case 'keyword':
       case 'fuzzy': {
         const ids = ctx.fields.ids(f.field, 's');
@@ -221,7 +255,8 @@ class Compiler {
           f.op === 'keyword'
             ? [ids.flatMap((id) => f.words.map((w) => wordToken(id, w)))]
             : f.words.map((w) => ids.flatMap((id) => (ctx.fuzzy.get(w) ?? [w]).map((c) => wordToken(id, c))));
-        return { check: dialect.exists(dialect.wordsQuery(groups, RID)), set: dialect.wordsQuery(groups) };
+        const compiled = { check: dialect.exists(dialect.wordsQuery(groups, RID)), set: dialect.wordsQuery(groups) };
+        return dialect.name === 'sqlite' ? this.ordered(compiled) : compiled;
       }
     }
   }
@@ -326,6 +361,8 @@ export function pageQuery(
   /** Conditions on the first sort key, applied to its index scan in the values phase. */
   sortLeaves: ScalarLeaf[] = [],
   driver?: RawBuilder<unknown>,
+  /** Instead of `driver`, the `ordered` arms (see Compiled) of an unsorted query: each read in rid order up to the limit. */
+  driverArms?: RawBuilder<unknown>[],
 ): RawBuilder<Record<string, unknown>> {
   const tieDir = sort.at(-1)?.key.dir ?? 'asc';
   const where: Pred[] = [filter];
@@ -353,7 +390,17 @@ export function pageQuery(
     .map((k) => sql`${k.expr} ${sql.raw(k.dir === 'asc' ? 'ASC' : 'DESC')}${k.nullable ? sql` NULLS LAST` : sql``}`);
 
   const join = dialect.orderedJoin;
-  const driving = driver === undefined ? undefined : sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
+  let driving: RawBuilder<unknown> | undefined;
+  if (driverArms !== undefined && driverArms.length > 0 && sort.length === 0) {
+    const afterRid = after === undefined ? sql`` : sql` WHERE a.rid > ${after.rid}`;
+    const arms = driverArms.map((arm) => sql`SELECT a.rid FROM (${arm}) a${afterRid} ORDER BY a.rid LIMIT ${limit}`);
+    // Several arms: each limited, wrapped (SQLite takes no ORDER BY in a compound's arm), then merged.
+    const merged =
+      arms.length === 1
+        ? arms[0]!
+        : sql`SELECT u.rid FROM (${sql.join(arms.map((a, i) => sql`SELECT * FROM (${a}) ${sql.table(`a${i}`)}`), sql` UNION ALL `)}) u ORDER BY u.rid LIMIT ${limit}`;
+    driving = sql`${dialect.driver(merged)} d`;
+  } else if (driver !== undefined) driving = sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
   let from: RawBuilder<unknown>;
   let rid: RawBuilder<unknown>;
   if (phase === 'values') {

@@ -98,7 +98,7 @@ export function walkLeaves(value: unknown, root: string, visit: (path: string, l
 }
 
 /** The values of a field (or of a path inside an object/array field) of a document, by kind. */
-export function fieldValues(doc: Doc, root: string, type: SearchType, path: string): { kind: ValueKind; value: string | number | boolean }[] {
+export function fieldValues(doc: Doc, root: string, type: SearchType, path: string, exact = false): { kind: ValueKind; value: string | number | boolean }[] {
   const v = doc[root];
   if (v === null || v === undefined) return [];
   if (type !== 'object' && type !== 'array') {
@@ -106,7 +106,7 @@ export function fieldValues(doc: Doc, root: string, type: SearchType, path: stri
   }
   const out: { kind: ValueKind; value: string | number | boolean }[] = [];
   walkLeaves(v, root, (p, leaf) => {
-    if (p === path || (p.length > path.length && p.startsWith(path) && p[path.length] === '.')) {
+    if (p === path || (!exact && p.length > path.length && p.startsWith(path) && p[path.length] === '.')) {
       out.push({ kind: typeof leaf === 'string' ? 's' : typeof leaf === 'boolean' ? 'b' : 'n', value: leaf });
     }
   });
@@ -212,6 +212,26 @@ export function indexEntries(doc: Doc, def: SearchEntityDef): IndexEntries {
     } else c.add(field, v as string | number | boolean);
   }
   return { values: c.values, words: c.words, likeText: [...c.texts].join('\n') };
+}
+
+/**
+ * The elements an `any` condition looks at: the plain objects at `path` (a field name or a
+ * dotted path), arrays along the way and at the end flattened.
+ */
+export function elementsAt(doc: Doc, path: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const segments = path.split('.');
+  const visit = (v: unknown, i: number): void => {
+    if (Array.isArray(v)) {
+      for (const item of v) visit(item, i);
+      return;
+    }
+    if (!isPlainObject(v)) return;
+    if (i === segments.length) out.push(v);
+    else visit(v[segments[i]!], i + 1);
+  };
+  visit(doc[segments[0]!], 1);
+  return out;
 }
 
 type ProjectionTree = true | Map<string, ProjectionTree>;

@@ -28,6 +28,8 @@ export interface FieldRef {
   type: SearchType;
   /** True for object/array fields and paths inside them: any number of values per record. */
   multi: boolean;
+  /** Set on references inside an `any` condition: a path relative to each element, untyped. */
+  inner?: true;
 }
 
 export type Comparison = 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte';
@@ -42,7 +44,11 @@ export type Filter =
   | { op: 'present'; field: FieldRef; present: boolean }
   | { op: 'in'; field: FieldRef; values: { kind: ValueKind; value: ScalarValue }[] }
   | { op: 'like'; field: FieldRef; pattern: string; parts: LikePart[] }
-  | { op: 'keyword' | 'fuzzy'; field: FieldRef; words: string[] };
+  | { op: 'keyword' | 'fuzzy'; field: FieldRef; words: string[] }
+  /** An array (or a path) holds `value` as an element: values exactly at the path, not below it. */
+  | { op: 'contains'; field: FieldRef; kind: ValueKind; value: ScalarValue }
+  /** Some element (a plain object) of the array at `field` satisfies `item`, whose field references are relative to the element. */
+  | { op: 'any'; field: FieldRef; item: Filter };
 
 export interface SortKey {
   field: FieldRef;
@@ -76,19 +82,27 @@ export const MAX_QUERY_WORDS = 32;
 export const MAX_PATH_SEGMENTS = 8;
 export const MAX_CURSOR_CHARS = 4096;
 
-export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'fuzzy', 'keyword', 'not', 'and', 'or'] as const;
-const FIELD_OPERATORS = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'fuzzy', 'keyword']);
+export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'fuzzy', 'keyword', 'contains', 'any', 'not', 'and', 'or'] as const;
+const FIELD_OPERATORS = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'fuzzy', 'keyword', 'contains']);
 
-/** Operators each search type accepts. */
+/**
+ * Operators each search type accepts on the field itself. Ordering needs one ordered value
+ * (never an array, object or boolean); like/keyword/fuzzy need text; contains and any need an
+ * array. A path inside an object or array field has no declared type: see PATH_OPERATORS.
+ */
 export const OPERATORS_BY_TYPE: Record<SearchType, readonly string[]> = {
   string: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'keyword', 'fuzzy'],
   integer: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in'],
   number: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in'],
   boolean: ['eq', 'neq'],
-  object: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'keyword', 'fuzzy'],
-  array: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'keyword', 'fuzzy'],
+  object: ['eq', 'neq', 'in', 'like', 'keyword', 'fuzzy'],
+  array: ['eq', 'neq', 'in', 'like', 'keyword', 'fuzzy', 'contains', 'any'],
 };
 
+/** Operators a path inside an object or array field (or inside an `any` element) accepts. */
+export const PATH_OPERATORS: readonly string[] = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'keyword', 'fuzzy', 'contains', 'any'];
+
+const ORDERING: ReadonlySet<string> = new Set(['gt', 'gte', 'lt', 'lte']);
 const SORTABLE: ReadonlySet<SearchType> = new Set(['string', 'integer', 'number', 'boolean']);
 const PARAMS = ['query', 'limit', 'cursor', 'fields'];
 
@@ -121,6 +135,8 @@ class Checker {
   /** Problems found, including those beyond the reported list's cap. */
   problems = 0;
   conditions = 0;
+  /** Above 0 while parsing the condition of an `any`: field names are paths relative to an element. */
+  inAny = 0;
   constructor(readonly def: SearchEntityDef) {}
 
   add(path: string, message: string): void {
@@ -129,12 +145,33 @@ class Checker {
     if (this.errors.length < 100) this.errors.push({ path, message });
   }
 
+  /** Whether `op` fits the field's type; if not, reports the field, the operator and the type. */
+  allows(field: FieldRef, op: string, path: string): boolean {
+    const isPath = field.inner === true || field.name !== field.root;
+    const allowed = isPath ? PATH_OPERATORS : OPERATORS_BY_TYPE[field.type];
+    if (allowed.includes(op)) return true;
+    this.add(
+      path,
+      `${op} does not apply to ${field.type} field ${JSON.stringify(field.name)}; valid operators for ${field.type} fields: ${allowed.join(', ')}` +
+        (ORDERING.has(op) && (field.type === 'object' || field.type === 'array') ? ` (ordering compares one value; use a path to a value inside, like "${field.name}.<key>", or any)` : ''),
+    );
+    return false;
+  }
+
   validFields(): string {
     return Object.keys(this.def.fields).join(', ');
   }
 
   /** Resolve a field reference (filter or sort) against the manifest's search fields. */
   field(name: string, path: string): FieldRef | undefined {
+    if (this.inAny > 0) {
+      const segments = name.split('.');
+      if (name === '' || segments.length > MAX_PATH_SEGMENTS || segments.some((s) => s === '')) {
+        this.add(path, `invalid element path ${JSON.stringify(name)}: segments must be non-empty, at most ${MAX_PATH_SEGMENTS}`);
+        return undefined;
+      }
+      return { name, root: segments[0]!, type: 'object', multi: true, inner: true };
+    }
     const direct = this.def.fields[name];
     if (direct !== undefined) return { name, root: name, type: direct, multi: direct === 'object' || direct === 'array' };
     const dot = name.indexOf('.');
@@ -243,6 +280,24 @@ function parseCondition(c: Checker, cond: unknown, path: string, depth: number):
       }
       const child = parseCondition(c, arg, p, depth + 1);
       if (child !== undefined) items.push({ op: 'not', item: child });
+    } else if (op === 'any') {
+      if (depth >= MAX_DEPTH) {
+        c.add(p, `and/or/not/any nest deeper than the maximum of ${MAX_DEPTH}`);
+        continue;
+      }
+      if (!isPlainObject(arg) || Object.keys(arg).length === 0) {
+        c.add(p, `any takes an object mapping an array field to a condition on its elements, e.g. {"any": {"attendees": {"eq": {"email": "a@example.com"}}}}`);
+        continue;
+      }
+      for (const [name, inner] of Object.entries(arg)) {
+        const leafPath = `${p}/${seg(name)}`;
+        const field = c.field(name, leafPath);
+        if (field === undefined || !c.allows(field, 'any', leafPath)) continue;
+        c.inAny++;
+        const item = parseCondition(c, inner, leafPath, depth + 1);
+        c.inAny--;
+        if (item !== undefined) items.push({ op: 'any', field, item });
+      }
     } else if (FIELD_OPERATORS.has(op)) {
       if (!isPlainObject(arg) || Object.keys(arg).length === 0) {
         c.add(p, `${op} takes an object mapping a search field to a value, e.g. {"${op}": {"${Object.keys(c.def.fields)[0] ?? 'field'}": ...}}`);
@@ -269,7 +324,7 @@ function typeWord(type: SearchType): string {
 /** The scalar a comparison accepts for a field, or an error message. */
 function scalarFor(field: FieldRef, value: unknown, op: string): { kind: ValueKind; value: ScalarValue } | string {
   const ordered = op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte';
-  const label = `${JSON.stringify(field.name)} is ${field.multi && field.name !== field.root ? `a path in ${typeWord(field.type)} field` : `${typeWord(field.type)} field`}`;
+  const label = `${JSON.stringify(field.name)} is ${field.inner ? 'a path in an element' : field.multi && field.name !== field.root ? `a path in ${typeWord(field.type)} field` : `${typeWord(field.type)} field`}`;
   if (field.multi) {
     if (typeof value === 'string') return { kind: 's', value: compareKey(stripNul(value)) };
     if (typeof value === 'number') return { kind: 'n', value };
@@ -290,13 +345,16 @@ function scalarFor(field: FieldRef, value: unknown, op: string): { kind: ValueKi
 
 function parseLeaf(c: Checker, op: string, name: string, value: unknown, path: string): Filter | undefined {
   const field = c.field(name, path);
-  if (field === undefined) return undefined;
-  const allowed = OPERATORS_BY_TYPE[field.type];
-  if (!allowed.includes(op)) {
-    c.add(path, `${op} does not apply to ${field.type} field ${JSON.stringify(name)}; valid operators for ${field.type} fields: ${allowed.join(', ')}`);
-    return undefined;
-  }
+  if (field === undefined || !c.allows(field, op, path)) return undefined;
   switch (op) {
+    case 'contains': {
+      const scalar = scalarFor(field, value, op);
+      if (typeof scalar === 'string') {
+        c.add(path, scalar);
+        return undefined;
+      }
+      return { op, field, kind: scalar.kind, value: scalar.value };
+    }
     case 'eq':
     case 'neq':
     case 'gt':

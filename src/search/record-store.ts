@@ -13,7 +13,9 @@ import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } fro
 import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
 import { postgresSearchDialect } from './postgres-dialect.ts';
-import { parseSearchParams, type Filter, type SearchEntityDef } from './query.ts';
+import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
+import { matches } from './reference.ts';
+import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
 import { allowedTypos, deletionVariants, isFuzzyWord, typoDistance, vocabularyDepth } from './text.ts';
 
@@ -25,6 +27,18 @@ const DELETE_CHUNK = 5000;
 const VOCAB_CACHE_LIMIT = 200_000;
 /** Planner: matches counted per condition at most (each count reads at most this many index entries). */
 const ESTIMATE_CAP = 20_000;
+/** Candidates read per statement while confirming an `any` filter. */
+const CONFIRM_BATCH = 1000;
+/** (connector, entity) scopes whose ids and field dictionaries are kept between searches. */
+const SCOPE_CACHE_LIMIT = 10_000;
+
+/** A scope as searches use it: its id, field dictionary (valid while no field is added) and record count (an estimate). */
+interface CachedScope {
+  scopeId: number;
+  fields: FieldIndex;
+  maxField: number;
+  recordCount: number;
+}
 
 export interface RecordStoreOptions {
   /** Secret for signing search cursors (HMAC-SHA256); use a random value of 32+ bytes, stable across restarts and instances. */
@@ -71,6 +85,7 @@ export class RecordStore {
   /** scope id → "kind:path" → field id. Ids are never reused, so entries stay true while the scope exists. */
   readonly #fieldCache = new Map<number, Map<string, number>>();
   readonly #vocabCache = new Map<number, Set<string>>();
+  readonly #scopeCache = new Map<string, CachedScope>();
 
   /** Run `fn` in a transaction, or in the caller's when this store was built over one (the service deletes a connector and its records atomically). */
   #transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
@@ -192,6 +207,7 @@ export class RecordStore {
         await sql`DELETE FROM search_variants WHERE scope_id = ${scopeId}`.execute(trx);
         await sql`DELETE FROM search_scopes WHERE scope_id = ${scopeId}`.execute(trx);
         this.#fieldCache.delete(scopeId);
+        for (const [key, cached] of this.#scopeCache) if (cached.scopeId === scopeId) this.#scopeCache.delete(key);
         this.#vocabCache.delete(scopeId);
       }
       return removed;
@@ -228,34 +244,98 @@ export class RecordStore {
       meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt },
     });
 
+    const key = `${connectorId}\u0000${entity}`;
+    const cached = this.#scopeCache.get(key);
+    if (cached !== undefined) {
+      // Searched with the cached scope and field ids while, concurrently, one small query checks
+      // that the scope still exists and has gained no field (field ids only ever grow).
+      const state = sql<{ synced_at: unknown; record_count: number | string; max_field: number | string | null }>`
+        SELECT s.synced_at, s.record_count, (SELECT max(f.field_id) FROM search_fields f WHERE f.scope_id = s.scope_id) AS max_field
+        FROM search_scopes s WHERE s.scope_id = ${cached.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(this.#db);
+      const [page, checked] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position), state]);
+      if (checked.status === 'rejected') throw checked.reason;
+      const row = checked.value.rows[0];
+      if (row !== undefined && Number(row.max_field ?? 0) === cached.maxField) {
+        if (page.status === 'rejected') throw page.reason;
+        cached.recordCount = Number(row.record_count);
+        return done(page.value.data, this.#dialect.parseTime(row.synced_at), page.value.cursor);
+      }
+      this.#scopeCache.delete(key);
+    }
     const { rows: scopeRows } = await sql<{ scope_id: number; synced_at: unknown; record_count: number | string; field_id: number | null; path: string | null; kind: string | null }>`
       SELECT s.scope_id, s.synced_at, s.record_count, f.field_id, f.path, f.kind
       FROM search_scopes s LEFT JOIN search_fields f ON f.scope_id = s.scope_id
       WHERE s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(this.#db);
     const scope = scopeRows[0];
     if (scope === undefined) return done([], null, null);
-    const syncedAt = this.#dialect.parseTime(scope.synced_at);
-    const fields = new FieldIndex(scopeRows.filter((r): r is FieldRow & typeof r => r.field_id !== null));
-    const ctx = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scope_id, query.filter) };
+    const fieldRows = scopeRows.filter((r): r is FieldRow & typeof r => r.field_id !== null);
+    const entry: CachedScope = {
+      scopeId: scope.scope_id,
+      fields: new FieldIndex(fieldRows),
+      maxField: fieldRows.reduce((m, r) => Math.max(m, Number(r.field_id)), 0),
+      recordCount: Number(scope.record_count),
+    };
+    if (this.#scopeCache.size >= SCOPE_CACHE_LIMIT) this.#scopeCache.clear();
+    this.#scopeCache.set(key, entry);
+    const page = await this.#searchIn(entry, def, query, fingerprint, position);
+    return done(page.data, this.#dialect.parseTime(scope.synced_at), page.cursor);
+  }
+
+  /** One page of a parsed query in a scope, with the scope's field dictionary. */
+  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
+    const empty = { data: [], cursor: null };
+    const fields = scope.fields;
+    // `any` runs as a relaxed filter in SQL, each candidate confirmed in JavaScript (relax.ts).
+    const confirm = hasAny(query.filter) ? query.filter : undefined;
+    const sqlFilter = confirm === undefined ? query.filter : relaxFilter(query.filter);
+    const ctx = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scopeId, sqlFilter) };
     const sort: SortPlan[] = query.sort.map((key) => ({ key, fieldId: fields.ids(key.field, key.kind)[0] }));
     const first = sort[0];
     // Conditions on the first sort key become bounds of its index scan rather than a lookup of
     // their own; records they match all have a value, so the nulls phase is not needed then.
-    const { leaves, rest } = first === undefined ? { leaves: [], rest: query.filter } : splitFieldConditions(query.filter, first.key.field.name);
+    const { leaves, rest } = first === undefined ? { leaves: [], rest: sqlFilter } : splitFieldConditions(sqlFilter, first.key.field.name);
     const conjuncts = rest === undefined ? [] : compileConjuncts(rest, ctx);
-    if (conjuncts.some((c) => c.check === false) || (leaves.length > 0 && first?.fieldId === undefined)) return done([], syncedAt, null);
+    if (conjuncts.some((c) => c.check === false) || (leaves.length > 0 && first?.fieldId === undefined)) return empty;
     const want = query.limit + 1;
-    const plan = await this.#plan(conjuncts.filter((c) => c.check !== true), Number(scope.record_count), want);
-    if (plan === 'empty') return done([], syncedAt, null);
+    const live = conjuncts.filter((c) => c.check !== true);
+    // One condition whose set is read in rid order, no sort, nothing to confirm: the page comes
+    // straight from its index in one pass (limit + 1 rows tell has_more), without a count.
+    const only = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]!.ordered : undefined;
+    const plan = only !== undefined ? { filter: true as const, driver: undefined } : await this.#plan(live, scope.recordCount, want);
+    if (plan === 'empty') return empty;
     const { filter, driver } = plan;
 
-    const run = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
-      const { rows } = await pageQuery(this.#dialect, scope.scope_id, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver).execute(this.#db);
+    const fetch = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
+      const { rows } = await pageQuery(this.#dialect, scope.scopeId, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only).execute(this.#db);
       return rows.map((r) => ({
         rid: Number(r['rid']),
         record: r['record'],
         keys: sort.map((_, i) => (r[`k${i}`] ?? null) as string | number | null),
       }));
+    };
+    const docs = new Map<number, Doc>();
+    const docOf = (r: PageRow): Doc => {
+      let doc = docs.get(r.rid);
+      if (doc === undefined) docs.set(r.rid, (doc = projectDocument(this.#dialect.parseRecord(r.record), def)));
+      return doc;
+    };
+    // Up to `limit` matching rows of a phase: with an `any` to confirm, read candidates in
+    // result order in batches, keeping the confirmed ones, until enough or none are left.
+    const run = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
+      if (confirm === undefined) return fetch(phase, after, limit);
+      const out: PageRow[] = [];
+      let from = after;
+      for (;;) {
+        const batch = Math.min(CONFIRM_BATCH, Math.max(limit * 2, 50));
+        const rows = await fetch(phase, from, batch);
+        for (const r of rows) {
+          if (matches(docOf(r), def, confirm)) out.push(r);
+          if (out.length === limit) return out;
+        }
+        const last = rows.at(-1);
+        if (rows.length < batch || last === undefined) return out;
+        from = { values: last.keys, rid: last.rid };
+      }
     };
     let rows: PageRow[];
     if (first === undefined) {
@@ -271,10 +351,10 @@ export class RecordStore {
     const last = page.at(-1);
     const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint, { values: last.keys, rid: last.rid }) : null;
     const data = page.map((r) => {
-      const doc = projectDocument(this.#dialect.parseRecord(r.record), def);
+      const doc = docOf(r);
       return query.fields === undefined ? doc : projectFields(doc, query.fields);
     });
-    return done(data, syncedAt, cursor);
+    return { data, cursor };
   }
 
   /**

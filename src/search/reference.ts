@@ -3,7 +3,7 @@
  * tests compare both databases with, and the full-scan baseline of the search benchmark. It
  * shares the text and document helpers with the indexer but none of the SQL.
  */
-import { fieldValues, type Doc } from './document.ts';
+import { elementsAt, fieldValues, type Doc } from './document.ts';
 import type { Filter, ScalarValue, SearchEntityDef, SearchQuery, ValueKind } from './query.ts';
 import { allowedTypos, compareKey, compareStrings, isFuzzyWord, likeText, likeToRegExp, typoDistance, words } from './text.ts';
 
@@ -15,8 +15,9 @@ export interface RefDoc {
 
 type Value = { kind: ValueKind; value: ScalarValue };
 
-function valuesOf(doc: Doc, def: SearchEntityDef, f: { root: string; name: string }): Value[] {
-  return fieldValues(doc, f.root, def.fields[f.root]!, f.name);
+function valuesOf(doc: Doc, def: SearchEntityDef, f: { root: string; name: string; inner?: true }, exact = false): Value[] {
+  // Paths inside an `any` element are untyped: walked like paths in an object field.
+  return fieldValues(doc, f.root, f.inner ? 'object' : def.fields[f.root]!, f.name, exact);
 }
 
 function compare(a: ScalarValue, b: ScalarValue): number {
@@ -59,6 +60,12 @@ export function matches(doc: Doc, def: SearchEntityDef, f: Filter): boolean {
       if (f.op === 'neq' && f.field.multi) return all.length > 0 && !same.some((v) => compare(v.value, f.value) === 0);
       const test = TESTS[f.op];
       return same.some((v) => test(compare(v.value, f.value)));
+    }
+    case 'contains':
+      return valuesOf(doc, def, f.field, true).some((v) => v.kind === f.kind && compare(v.value, f.value) === 0);
+    case 'any': {
+      const item = f.item;
+      return elementsAt(doc, f.field.name).some((element) => matches(element, def, item));
     }
     case 'in': {
       const all = valuesOf(doc, def, f.field);

@@ -328,7 +328,7 @@ export const SearchParamsSchema: Schema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        filter: { type: 'object', additionalProperties: true, description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, not, and, or' },
+        filter: { type: 'object', additionalProperties: true, description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, contains, any, not, and, or' },
         sort: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } }, description: '[{field: "asc" | "desc"}]' },
       },
     },

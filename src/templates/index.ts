@@ -229,6 +229,33 @@ function collect(node: hbs.AST.Node, out: Reference[], helperNames: Set<string>,
   }
 }
 
+/** The parts of a mustache that is a plain context path (no helper, params, data or `this`), else undefined. */
+function plainPath(st: hbs.AST.Statement): string[] | undefined {
+  if (st.type !== 'MustacheStatement') return undefined;
+  const m = st as hbs.AST.MustacheStatement;
+  if (m.params.length > 0 || (m.hash !== undefined && m.hash.pairs.length > 0) || m.path.type !== 'PathExpression') return undefined;
+  const p = m.path as hbs.AST.PathExpression;
+  if (p.data || p.depth !== 0 || p.parts.length === 0 || p.original.startsWith('this') || KNOWN_HELPERS[p.original] === true) return undefined;
+  return [...p.parts];
+}
+
+/** Handlebars' own path lookup: stops at null or undefined; own properties only (primitives included, as its lookupProperty does). */
+function handlebarsLookup(ctx: unknown, parts: string[]): unknown {
+  let cur: unknown = ctx;
+  for (const p of parts) {
+    if (cur === null || cur === undefined) return cur;
+    const next = (cur as Record<string, unknown>)[p];
+    if (next === null || next === undefined) return next;
+    if (!Object.prototype.hasOwnProperty.call(cur, p)) return undefined;
+    // Handlebars calls a function it finds in the context: leave that to it.
+    if (typeof next === 'function') return FALLBACK;
+    cur = next;
+  }
+  return cur;
+}
+
+const FALLBACK = Symbol('render through Handlebars');
+
 /**
  * Compile a template once. Throws TemplateSyntaxError for a syntax error or an unknown helper;
  * the manifest loader turns that into a located manifest problem.
@@ -246,8 +273,34 @@ export function compileTemplate(source: string): Template {
   const single = only !== undefined && only.type === 'MustacheStatement';
   const hasExpr = ast.body.some((s) => s.type !== 'ContentStatement');
   const pathOnly = ast.body.every((s) => s.type === 'ContentStatement' || s.type === 'MustacheStatement');
+  // Text and plain paths only (`Bearer {{credentials.api_key}}`): rendered by concatenation,
+  // as Handlebars would render them, without its runtime.
+  const pieces = ast.body.every((st) => st.type === 'ContentStatement' || plainPath(st) !== undefined)
+    ? ast.body.map((st) => (st.type === 'ContentStatement' ? (st as hbs.AST.ContentStatement).value : plainPath(st)!))
+    : undefined;
   let compiled: HandlebarsTemplateDelegate | undefined;
   const stringRender = (ctx: TemplateContext): string => {
+    if (pieces !== undefined) {
+      // Handlebars compiles these to one `return p1 + p2 + ...` (a missing value is ""), so
+      // JavaScript's + decides, numbers adding up included; the result is then a string.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      let acc: any;
+      let fast = true;
+      for (let i = 0; i < pieces.length; i++) {
+        const piece = pieces[i]!;
+        let v: unknown = piece;
+        if (typeof piece !== 'string') {
+          v = handlebarsLookup(ctx, piece);
+          if (v === FALLBACK) {
+            fast = false;
+            break;
+          }
+          if (v === null || v === undefined) v = '';
+        }
+        acc = i === 0 ? v : acc + (v as string);
+      }
+      if (fast) return String(acc);
+    }
     compiled ??= hb.compile(ast, { noEscape: true, knownHelpers: KNOWN_HELPERS, knownHelpersOnly: true });
     return compiled(ctx);
   };

@@ -114,6 +114,24 @@ const OPERATOR_CASES: [string, Params, string[]][] = [
   ['injection text in another value', { eq: { title: "name'; DROP TABLE records; --" } }, ['r07']],
   ['injection text in a like pattern', { like: { title: "%'; drop%" } }, ['r07']],
   ['unknown path matches nothing', { eq: { "custom.x'; DROP TABLE search_records; --": 'y' } }, []],
+  ['contains: an array holds the value (case-sensitive)', { contains: { tags: 'vip' } }, ['r01', 'r11', 'r12']],
+  ['contains a number element', { contains: { tags: 1 } }, ['r08']],
+  ['contains looks at elements, not inside them', { contains: { tags: 'x' } }, []],
+  ['eq looks inside elements', { eq: { tags: 'x' } }, ['r09']],
+  ['contains on a path through an array of objects', { contains: { 'attendees.tags': 'x' } }, ['r02']],
+  ['contains on a path, nested arrays flattened', { contains: { 'attendees.role': 'host' } }, ['r01', 'r02', 'r04', 'r05', 'r07']],
+  ['any: both conditions on one element', { any: { attendees: { and: [{ eq: { email: 'ada@example.com' } }, { eq: { role: 'host' } }] } } }, ['r01']],
+  ['without any: conditions on different elements', { and: [{ eq: { 'attendees.email': 'ada@example.com' } }, { eq: { 'attendees.role': 'host' } }] }, ['r01', 'r04']],
+  ['any with like', { any: { attendees: { like: { email: 'ada@%' } } } }, ['r01', 'r04', 'r05']],
+  ['any with an ordering', { any: { attendees: { gt: { seats: 2 } } } }, ['r01', 'r04']],
+  ['any with not: elements without the value count', { any: { attendees: { not: { eq: { role: 'host' } } } } }, ['r01', 'r04', 'r05', 'r07']],
+  ['any with neq: elements with another value', { any: { attendees: { neq: { role: 'host' } } } }, ['r01', 'r04', 'r05']],
+  ['any with eq null', { any: { attendees: { eq: { seats: null } } } }, ['r04', 'r05', 'r07']],
+  ['any with keyword', { any: { attendees: { keyword: { email: 'ada' } } } }, ['r01', 'r04', 'r05']],
+  ['any with contains', { any: { attendees: { contains: { tags: 'y' } } } }, ['r02']],
+  ['nested any', { any: { attendees: { any: { badges: { eq: { kind: 'gold' } } } } } }, ['r05']],
+  ['not any', { not: { any: { attendees: { eq: { role: 'host' } } } } }, ['r03', 'r06', 'r08', 'r09', 'r10', 'r11', 'r12']],
+  ['any or a plain condition', { or: [{ any: { attendees: { eq: { seats: 2 } } } }, { eq: { name: 'Bob' } }] }, ['r02', 'r03']],
 ];
 
 const SORT_CASES: [string, Params[], string[]][] = [
@@ -157,6 +175,26 @@ for (const [dialect, open, skipped] of dialectCases()) {
       it('defaults to storage order', async () => {
         expect(await allIds(store, { query: {} })).toEqual(RECORDS.map((r) => r['id']));
       });
+    });
+
+    it('pages an any filter with cursors and sort', async () => {
+      const params = { query: { filter: { any: { attendees: { or: [{ eq: { role: 'host' } }, { eq: { role: 'guest' } }] } } }, sort: [{ age: 'desc' }] }, limit: 1 };
+      const expected = reference(RECORDS, params);
+      expect(expected).toEqual(['r05', 'r02', 'r07', 'r01', 'r04']);
+      expect(await allIds(store, params)).toEqual(expected);
+      expect(await allIds(store, { ...params, limit: 2 })).toEqual(expected);
+    });
+
+    it('answers a type mistake with 400 naming the field, the operator and the type', async () => {
+      const errors = await expectError(store.search(C, E, DEF, { query: { filter: { gt: { attendees: 5 } } } }), 'invalid_search_query');
+      expect(errors).toEqual([
+        {
+          path: '/query/filter/gt/attendees',
+          message: expect.stringContaining('gt does not apply to array field "attendees"; valid operators for array fields: eq, neq, in, like, keyword, fuzzy, contains, any'),
+        },
+      ]);
+      await expectError(store.search(C, E, DEF, { query: { filter: { keyword: { age: '34' } } } }), 'invalid_search_query');
+      await expectError(store.search(C, E, DEF, { query: { filter: { contains: { name: 'x' } } } }), 'invalid_search_query');
     });
 
     it('returns search documents: search fields only, with search types', async () => {
@@ -306,6 +344,24 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(await allIds(store, { query: {} }, entity)).toEqual(['1', '3', '4']);
         expect(await allIds(store, { query: { filter: { keyword: { name: 'touched' } } } }, entity)).toEqual(['3']);
         expect(await store.deleteMissing(C, entity, 'run-b')).toBe(0);
+      });
+
+      it('sees fields and scopes that another store instance adds or removes (cached field ids are checked)', async () => {
+        const entity = 'cache';
+        const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
+        await other.upsert('conn-cache', entity, DEF, [{ id: 'a', custom: { plan: 'pro' } }]);
+        expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual([]);
+        const first = await store.search('conn-cache', entity, DEF, { query: {} });
+        // A new path, added by another instance: the next search sees it.
+        await other.upsert('conn-cache', entity, DEF, [{ id: 'b', custom: { tier: 'gold' } }]);
+        expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual(['b']);
+        const later = await store.search('conn-cache', entity, DEF, { query: {} });
+        expect(later.meta.synced_at! >= first.meta.synced_at!).toBe(true);
+        // The scope deleted and created again (a new scope id) by the other instance.
+        await other.deleteConnector('conn-cache');
+        expect(await allIds(store, { query: {} }, entity, 'conn-cache')).toEqual([]);
+        await other.upsert('conn-cache', entity, DEF, [{ id: 'c', custom: { tier: 'gold' } }]);
+        expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual(['c']);
       });
 
       it('reports an entity never synced as empty with synced_at null', async () => {

@@ -74,6 +74,22 @@ describeEachDialect('hosted sync and search on %s', (dialect) => {
     expect(seen).toEqual(sim.ids());
   });
 
+  it('any and contains look inside the attendees array; an ordering operator on it is a 400 naming field, operator and type', async () => {
+    const email = sim.note(sim.ids()[7]!)!.attendees.at(-1)!.email;
+    const expected = sim.ids().filter((nid) => sim.note(nid)!.attendees.some((a) => a.email === email)).sort();
+    expect(expected.length).toBeGreaterThan(0);
+    for (const filter of [{ any: { attendees: { eq: { email } } } }, { contains: { 'attendees.email': email } }]) {
+      const r = await search({ query: { filter }, fields: ['id'] });
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.data.map((d: { id: string }) => d.id).sort()).toEqual(expected);
+    }
+    const bad = await search({ query: { filter: { gt: { attendees: 5 } } } });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.code).toBe('invalid_search_query');
+    expect(bad.body.errors).toEqual([{ path: '/query/filter/gt/attendees', message: expect.stringContaining('gt does not apply to array field "attendees"') }]);
+    conforms('POST', EXEC, bad);
+  });
+
   it.each([
     ['an unknown field', { query: { filter: { eq: { colour: 'red' } } } }, 'invalid_search_query'],
     ['an unknown operator', { query: { filter: { near: { title: 'x' } } } }, 'invalid_search_query'],

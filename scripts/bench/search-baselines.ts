@@ -1,0 +1,157 @@
+/**
+ * The strongest hand-written equivalents of the search benchmark's goal queries: what a
+ * developer would write for this one entity, with a table of typed columns, a B-tree index per
+ * filtered column and FTS5 (SQLite) or pg_trgm / full-text GIN indexes (PostgreSQL) on `name`.
+ * Each returns the same first page (ids, in order) as RecordStore.search for the same params,
+ * which the benchmark checks on every measured query.
+ */
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+
+/** The contacts' columns a hand-written schema would have. */
+export interface HandRow {
+  rid: number;
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  owner_id: number | null;
+  created_at: number;
+  last_seen_at: number;
+  record: string;
+}
+
+/** A goal query as the baseline runs it: its kind and arguments. */
+export type HandQuery =
+  | { kind: 'eq'; email: string; limit: number }
+  | { kind: 'range'; from: number; to: number; limit: number }
+  | { kind: 'in'; owners: number[]; limit: number }
+  | { kind: 'like'; pattern: string; limit: number }
+  | { kind: 'keyword'; word: string; limit: number };
+
+export interface Baseline {
+  /** The first page's ids (records parsed, as a client would). */
+  run(q: HandQuery): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+function pageIds(rows: { id: string; record: unknown }[]): string[] {
+  return rows.map((r) => {
+    // Parse the record as the store does for every row it returns.
+    if (typeof r.record === 'string') JSON.parse(r.record);
+    return r.id;
+  });
+}
+
+/** SQLite with better-sqlite3 directly: prepared statements, B-trees and FTS5. */
+export function sqliteBaseline(file: string, rows: Iterable<HandRow>): Baseline {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  db.exec(`CREATE TABLE hand_contacts (rid INTEGER PRIMARY KEY, id TEXT NOT NULL, email TEXT, name TEXT, role TEXT, owner_id INTEGER, created_at INTEGER, last_seen_at INTEGER, record TEXT NOT NULL)`);
+  const insert = db.prepare(`INSERT INTO hand_contacts VALUES (@rid, @id, @email, @name, @role, @owner_id, @created_at, @last_seen_at, @record)`);
+  let batch: HandRow[] = [];
+  const flush = db.transaction((list: HandRow[]) => {
+    for (const r of list) insert.run(r);
+  });
+  for (const r of rows) {
+    batch.push(r);
+    if (batch.length === 10_000) {
+      flush(batch);
+      batch = [];
+    }
+  }
+  flush(batch);
+  db.exec(`
+    CREATE INDEX hand_email ON hand_contacts (email);
+    CREATE INDEX hand_created ON hand_contacts (created_at);
+    CREATE INDEX hand_owner ON hand_contacts (owner_id);
+    CREATE VIRTUAL TABLE hand_name_trgm USING fts5(name, content='hand_contacts', content_rowid='rid', tokenize='trigram', detail=none);
+    INSERT INTO hand_name_trgm (rowid, name) SELECT rid, name FROM hand_contacts;
+    CREATE VIRTUAL TABLE hand_name_words USING fts5(name, content='hand_contacts', content_rowid='rid', detail=none);
+    INSERT INTO hand_name_words (rowid, name) SELECT rid, name FROM hand_contacts;
+    ANALYZE;`);
+  const eq = db.prepare(`SELECT id, record FROM hand_contacts WHERE email = ? ORDER BY rid LIMIT ?`);
+  const range = db.prepare(`SELECT id, record FROM hand_contacts WHERE created_at >= ? AND created_at < ? ORDER BY created_at DESC, rid DESC LIMIT ?`);
+  const within = db.prepare(`SELECT id, record FROM hand_contacts WHERE owner_id IN (SELECT value FROM json_each(?)) ORDER BY rid LIMIT ?`);
+  // FTS5's trigram tokenizer answers LIKE itself (case-insensitive for ASCII, as the data is).
+  const like = db.prepare(`SELECT h.id, h.record FROM hand_name_trgm t JOIN hand_contacts h ON h.rid = t.rowid WHERE t.name LIKE ? ORDER BY t.rowid LIMIT ?`);
+  const keyword = db.prepare(`SELECT h.id, h.record FROM hand_name_words t JOIN hand_contacts h ON h.rid = t.rowid WHERE hand_name_words MATCH ? ORDER BY t.rowid LIMIT ?`);
+  return {
+    async run(q) {
+      type R = { id: string; record: string };
+      switch (q.kind) {
+        case 'eq':
+          return pageIds(eq.all(q.email, q.limit) as R[]);
+        case 'range':
+          return pageIds(range.all(q.from, q.to, q.limit) as R[]);
+        case 'in':
+          return pageIds(within.all(JSON.stringify(q.owners), q.limit) as R[]);
+        case 'like':
+          return pageIds(like.all(q.pattern, q.limit) as R[]);
+        case 'keyword':
+          return pageIds(keyword.all(`"${q.word}"`, q.limit) as R[]);
+      }
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
+
+/** PostgreSQL with pg directly: B-trees, a pg_trgm GIN on lower(name), a full-text GIN on name. */
+export async function postgresBaseline(url: string, rows: Iterable<HandRow>): Promise<Baseline> {
+  const schema = `hand_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE EXTENSION IF NOT EXISTS pg_trgm`).catch(() => undefined);
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema},public`);
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  await client.query(`CREATE TABLE hand_contacts (rid bigint PRIMARY KEY, id text NOT NULL, email text COLLATE "C", name text, role text, owner_id integer, created_at bigint, last_seen_at bigint, record jsonb NOT NULL)`);
+  let batch: HandRow[] = [];
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const col = <T>(f: (r: HandRow) => T): T[] => batch.map(f);
+    await client.query(
+      `INSERT INTO hand_contacts SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::bigint[], $8::bigint[], $9::jsonb[])`,
+      [col((r) => r.rid), col((r) => r.id), col((r) => r.email), col((r) => r.name), col((r) => r.role), col((r) => r.owner_id), col((r) => r.created_at), col((r) => r.last_seen_at), col((r) => r.record)],
+    );
+    batch = [];
+  };
+  for (const r of rows) {
+    batch.push(r);
+    if (batch.length === 5000) await flush();
+  }
+  await flush();
+  await client.query(`CREATE INDEX hand_email ON hand_contacts (email)`);
+  await client.query(`CREATE INDEX hand_created ON hand_contacts (created_at, rid)`);
+  await client.query(`CREATE INDEX hand_owner ON hand_contacts (owner_id, rid)`);
+  await client.query(`CREATE INDEX hand_name_trgm ON hand_contacts USING gin (lower(name) gin_trgm_ops)`);
+  await client.query(`CREATE INDEX hand_name_words ON hand_contacts USING gin (to_tsvector('simple', name))`);
+  await client.query(`VACUUM ANALYZE hand_contacts`);
+  const q = async (text: string, values: unknown[]): Promise<string[]> => pageIds((await client.query<{ id: string; record: unknown }>({ text, values })).rows);
+  return {
+    run(h) {
+      switch (h.kind) {
+        case 'eq':
+          return q(`SELECT id, record FROM hand_contacts WHERE email = $1 ORDER BY rid LIMIT $2`, [h.email, h.limit]);
+        case 'range':
+          return q(`SELECT id, record FROM hand_contacts WHERE created_at >= $1 AND created_at < $2 ORDER BY created_at DESC, rid DESC LIMIT $3`, [h.from, h.to, h.limit]);
+        case 'in':
+          return q(`SELECT id, record FROM hand_contacts WHERE owner_id = ANY($1::integer[]) ORDER BY rid LIMIT $2`, [h.owners, h.limit]);
+        case 'like':
+          return q(`SELECT id, record FROM hand_contacts WHERE lower(name) LIKE $1 ORDER BY rid LIMIT $2`, [h.pattern, h.limit]);
+        case 'keyword':
+          return q(`SELECT id, record FROM hand_contacts WHERE to_tsvector('simple', name) @@ to_tsquery('simple', $1) ORDER BY rid LIMIT $2`, [h.word, h.limit]);
+      }
+    },
+    async close() {
+      await client.end();
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
