@@ -10,11 +10,12 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CONNECTORS_DIR } from '../manifest/index.ts';
 
 /** Bump when the way outputs are produced changes without the inputs changing. */
 const CACHE_VERSION = '1';
-const DIR = fileURLToPath(new URL('../../node_modules/.cache/switchboard-codegen/', import.meta.url));
+// Under the package root (found beside connectors/), from src/ and from the built dist/src/ alike.
+const DIR = join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
 
 let versions: string | undefined;
 
