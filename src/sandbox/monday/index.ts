@@ -1,8 +1,9 @@
 /**
  * Monday.com simulator: `POST /v2` GraphQL (parsed, validated and executed with graphql-js
- * against a subset of Monday's published schema), personal-token and OAuth auth, API versions,
- * the per-minute complexity budget, and the OAuth authorize/token endpoints — on top of the
- * shared simulator plumbing (fault injection, request log).
+ * against monday's own 2026-10 SDL, vendored in schema-2026-10.graphql), personal-token and OAuth
+ * auth, API versions (a version monday no longer serves is answered as the current one), the
+ * per-minute complexity budget and request limit with monday's error shapes, and the OAuth
+ * authorize/token endpoints — on top of the shared simulator plumbing (fault injection, request log).
  *
  * Usage: `const sim = await startMondaySimulator(); connect('monday', { credentials: { api_key:
  * sim.apiKey }, baseUrl: sim.url })`.
@@ -36,9 +37,24 @@ export interface MondaySimulatorOptions {
    * testing clients against a transport-level limit.
    */
   complexityHttpStatus?: number;
-  /** Version used when a request sends no (or a malformed) API-Version header; default 2025-07. */
+  /** Version used when a request sends no, a malformed or a no-longer-served API-Version; default 2026-10. */
   defaultApiVersion?: string;
+  /**
+   * Requests per minute per account (docs/rate-limits, "Minute limit": 1,000 on the lowest plans,
+   * 5,000 on Enterprise); default 5,000. Over it, HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds.
+   */
+  requestsPerMinute?: number;
 }
+
+/**
+ * The versions monday serves (docs/api-versioning): 2026-07 is in maintenance, 2026-10 is
+ * current, 2027-01 the release candidate. Anything else is answered with the current version.
+ */
+export const SERVED_VERSIONS: Readonly<Record<string, 'maintenance' | 'current' | 'release_candidate'>> = {
+  '2026-07': 'maintenance',
+  '2026-10': 'current',
+  '2027-01': 'release_candidate',
+};
 
 export interface MondaySimulator extends Simulator {
   /** A valid personal API token (sent as `Authorization: <token>`). */
@@ -53,6 +69,8 @@ export interface MondaySimulator extends Simulator {
   complexity: ComplexityBudget;
   /** items_page cursor snapshots (ttlMs is 60 minutes). */
   cursors: CursorStore;
+  /** The per-minute request limit; change `limit` at runtime. */
+  minuteLimit: { limit: number; used(): number };
   /** Simulated time: cursor expiry and complexity windows use Date.now() + offsetMs. */
   clock: { offsetMs: number; now(): number; advance(ms: number): void };
   /** Re-seed the data, cursors and complexity budget (faults and the request log are kept). */
@@ -68,7 +86,7 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 export async function startMondaySimulator(options: MondaySimulatorOptions = {}): Promise<MondaySimulator> {
   const seed = options.seed ?? 1;
   const size = options.size ?? 300;
-  const defaultVersion = options.defaultApiVersion ?? '2025-07';
+  const defaultVersion = options.defaultApiVersion ?? '2026-10';
   const clock = {
     offsetMs: 0,
     now(): number {
@@ -101,8 +119,28 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   const versionOf = (req: SimRequest): string => {
     const h = req.headers['api-version'];
     const v = Array.isArray(h) ? h[0] : h;
-    return typeof v === 'string' && /^\d{4}-\d{2}$/.test(v.trim()) ? v.trim() : defaultVersion;
+    const asked = typeof v === 'string' ? v.trim() : '';
+    return SERVED_VERSIONS[asked] !== undefined ? asked : defaultVersion;
   };
+
+  // Minute limit: a sliding 60 s window of request times (docs/rate-limits).
+  const minuteLimit = {
+    limit: options.requestsPerMinute ?? 5000,
+    times: [] as number[],
+    used(): number {
+      const cut = now() - 60_000;
+      while (minuteLimit.times.length > 0 && (minuteLimit.times[0] as number) <= cut) minuteLimit.times.shift();
+      return minuteLimit.times.length;
+    },
+  };
+
+  function minuteLimitExceeded(version: string): SimResponse {
+    const oldest = minuteLimit.times[0] ?? now();
+    const retry = Math.max(1, Math.ceil((oldest + 60_000 - now()) / 1000));
+    // docs/rate-limits "Minute limit": HTTP 429, code RATE_LIMIT_EXCEEDED, retry_in_seconds, Retry-After.
+    const entry: ErrorEntry = { message: 'Rate limit exceeded for the account, please retry after some time', extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: retry } };
+    return json(429, envelope(version, {}, [entry]), { ...rateHeaders(), 'Retry-After': String(retry) });
+  }
 
   const envelope = (version: string, body: Record<string, unknown>, errors: ErrorEntry[]): Record<string, unknown> => {
     const out: Record<string, unknown> = { ...body };
@@ -154,6 +192,8 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     // tolerates a "Bearer " prefix.
     const token = typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '').trim() : '';
     if (!tokens.has(token)) return unauthenticated(version);
+    if (minuteLimit.used() >= minuteLimit.limit) return minuteLimitExceeded(version);
+    minuteLimit.times.push(now());
 
     const body = parseJson(req.rawBody) as { query?: unknown; variables?: unknown; operationName?: unknown } | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || typeof body.query !== 'string' || body.query.trim() === '') {
@@ -300,6 +340,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       return state;
     },
     complexity,
+    minuteLimit,
     get cursors() {
       return cursors;
     },
@@ -308,6 +349,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       state = seedState({ seed, size });
       cursors = new CursorStore(now);
       complexity.reset();
+      minuteLimit.times.length = 0;
     },
   };
 }
