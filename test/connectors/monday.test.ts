@@ -72,7 +72,8 @@ describe('monday users', () => {
     expectValid('users', page.data);
     const first = page.data[0]!;
     const seeded = active[0]!;
-    expect(first).toMatchObject({ name: seeded.name, email: seeded.email, is_admin: seeded.is_admin, created_at: seeded.created_at, time_zone_identifier: seeded.time_zone_identifier });
+    expect(first).toMatchObject({ name: seeded.name, email: seeded.email, kind: seeded.is_admin ? 'admin' : 'member', status: 'ACTIVE', is_email_confirmed: seeded.is_verified, created_at: seeded.created_at, time_zone_identifier: seeded.time_zone_identifier });
+    expect((first.photo_url as Rec).thumb).toBe(seeded.photo);
     expect(first.teams).toEqual(sim.state.teams.filter((t) => t.user_ids.includes(seeded.id)).map((t) => ({ id: t.id, name: t.name })));
   });
 
@@ -96,7 +97,7 @@ describe('monday users', () => {
     const disabled = sim.state.users.find((u) => !u.enabled)!;
     const got = await get('users', { id: disabled.id });
     expectValid('users', [got.data]);
-    expect(got.data).toMatchObject({ id: disabled.id, name: disabled.name, enabled: false });
+    expect(got.data).toMatchObject({ id: disabled.id, name: disabled.name, status: 'INACTIVE' });
     const err = await failure(get('users', { id: '999' }));
     expect(err.code).toBe('upstream_not_found');
   });
@@ -150,7 +151,7 @@ describe('monday boards', () => {
     expect((b.groups as Rec[]).map((g) => g.id)).toEqual(board0().groups.map((g) => g.id));
     const status = (b.columns as Rec[]).find((c) => c.id === 'status')!;
     expect(status.type).toBe('status');
-    expect(JSON.parse(status.settings_str as string).labels).toMatchObject({ '1': 'Done' });
+    expect((status.settings as Rec).labels).toMatchObject({ '1': 'Done' });
   });
 
   it('list: workspace filter; get by id; unknown id is upstream_not_found', async () => {
@@ -176,7 +177,8 @@ describe('monday items', () => {
     const s = seeded[0]!;
     expect(item).toMatchObject({ name: s.name, state: 'active', created_at: s.created_at, board: { id: board0().id, name: board0().name }, group: { id: s.group_id } });
     const byId = Object.fromEntries((item.column_values as Rec[]).map((c) => [c.id, c]));
-    for (const [colId, cell] of Object.entries(s.cells)) expect(byId[colId], colId).toMatchObject({ text: cell.text, value: cell.value });
+    const connected = new Set(['connect_boards', 'mirror', 'dependency', 'formula']);
+    for (const [colId, cell] of Object.entries(s.cells)) expect(byId[colId], colId).toMatchObject({ text: connected.has(colId) ? null : cell.text, value: cell.value });
     expect(sent()[0]!.query).toContain('items_board: boards(ids: $board_ids');
     expect(sent()[0]!.variables).toMatchObject({ board_ids: [board0().id], limit: 10 });
   });
@@ -336,7 +338,7 @@ describe('monday auth', () => {
     expect(c.authVariant).toBe('token');
     await c.execute('tags', 'list');
     expect(sim.requests[0]!.headers['authorization']).toBe(sim.apiKey);
-    expect(sim.requests[0]!.headers['api-version']).toBe('2025-04');
+    expect(sim.requests[0]!.headers['api-version']).toBe('2026-10');
   });
 
   it('a bad token is upstream_credentials_rejected with the upstream 401 message', async () => {
@@ -379,7 +381,7 @@ describe('monday auth', () => {
 });
 
 describe('monday errors and limits', () => {
-  it('complexity budget exhausted (2025-04): upstream_rate_limited with retry_after from retry_in_seconds', async () => {
+  it('complexity budget exhausted (2026-10 shape): upstream_rate_limited with retry_after from retry_in_seconds', async () => {
     sim.complexity.budget = 10;
     const err = await failure(list('tags'));
     expect(err.code).toBe('upstream_rate_limited');
@@ -388,7 +390,7 @@ describe('monday errors and limits', () => {
     expect(err.details['retry_after_ms']).toBe(60_000);
     expect(sim.requests).toHaveLength(1);
     const body = err.details['upstream_body'] as { errors: { extensions: Rec }[] };
-    expect(body.errors[0]!.extensions).toMatchObject({ code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60, complexity_budget_limit: 10 });
+    expect(body.errors[0]!.extensions).toEqual({ code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 });
   });
 
   it('complexity budget exhausted: the interpreter waits retry_in_seconds and the retry succeeds', async () => {
@@ -406,14 +408,12 @@ describe('monday errors and limits', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
   });
 
-  it('complexity budget exhausted (2025-07 and 2024-10 shapes) is upstream_rate_limited too', async () => {
+  it('complexity budget exhausted on 2026-07 (maintenance) is upstream_rate_limited too', async () => {
     sim.complexity.budget = 10;
-    const v7 = await failure(runtime({ api_version: '2025-07' }).execute('tags', 'list'));
+    const v7 = await failure(runtime({ api_version: '2026-07' }).execute('tags', 'list'));
     expect(v7.code).toBe('upstream_rate_limited');
     expect(v7.details['retry_after_ms']).toBe(60_000);
-    const legacy = await failure(runtime({ api_version: '2024-10' }).execute('tags', 'list'));
-    expect(legacy.code).toBe('upstream_rate_limited');
-    expect(legacy.message).toMatch(/Complexity budget exhausted, query cost \d+ budget remaining \d+ out of 10 reset in \d+ seconds/);
+    expect(sim.requests[0]!.headers['api-version']).toBe('2026-07');
   });
 
   it('any other GraphQL error in a 200 body is upstream_error with the upstream message', async () => {

@@ -31,7 +31,7 @@ interface Gql {
 async function gql(query: string, variables: Json = {}, headers: Record<string, string> = {}): Promise<Gql> {
   const res = await fetch(`${sim.url}/v2`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: sim.apiKey, 'API-Version': '2025-04', ...headers },
+    headers: { 'content-type': 'application/json', authorization: sim.apiKey, 'API-Version': '2026-10', ...headers },
     body: JSON.stringify({ query, variables }),
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
@@ -56,13 +56,14 @@ describe('monday simulator: requests and auth', () => {
     const bad = await gql('{ me { id } }', {}, { authorization: 'nope' });
     expect(bad.status).toBe(401);
     expect(bad.body).toEqual({ errors: [{ message: 'Not Authenticated', extensions: { code: 'UNAUTHENTICATED', status_code: 401 } }] });
-    const legacy = await gql('{ me { id } }', {}, { authorization: '', 'API-Version': '2024-10' });
-    expect(legacy.status).toBe(401);
-    expect(legacy.body).toEqual({ errors: ['Not Authenticated'] });
+    // A version monday no longer serves is answered as the current one (2026-10 shapes).
+    const retired = await gql('{ me { id } }', {}, { authorization: '', 'API-Version': '2024-10' });
+    expect(retired.status).toBe(401);
+    expect(retired.body).toEqual(bad.body);
   });
 
   it('a body without a query is a 400 "No query string was present"', async () => {
-    const res = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey, 'content-type': 'application/json', 'API-Version': '2025-04' }, body: '{}' });
+    const res = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey, 'content-type': 'application/json', 'API-Version': '2026-10' }, body: '{}' });
     expect(res.status).toBe(400);
     expect(((await res.json()) as Json).errors[0].message).toBe('No query string was present');
     const notJson = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey }, body: 'query {' });
@@ -95,14 +96,15 @@ describe('monday simulator: GraphQL errors come back in a 200, worded like graph
     expect(v.body.errors[0]).toMatchObject({ message: 'Variable $l of type Int! was provided invalid value', extensions: { code: 'variableMismatch', value: 'x' } });
   });
 
-  it('application errors carry Monday codes with partial data; 2024-10 adds the legacy top-level keys', async () => {
+  it('application errors carry Monday codes with partial data, on every served version', async () => {
     const q = 'mutation ($b: ID!) { create_item(board_id: $b, item_name: "x") { id } }';
     const unified = await gql(q, { b: '5' });
     expect(unified.body.data).toEqual({ create_item: null });
     expect(unified.body.errors[0]).toMatchObject({ path: ['create_item'], extensions: { code: 'InvalidBoardIdException', status_code: 200 } });
     expect(unified.body.error_code).toBeUndefined();
-    const legacy = await gql(q, { b: '5' }, { 'API-Version': '2024-10' });
-    expect(legacy.body).toMatchObject({ error_code: 'InvalidBoardIdException', error_message: unified.body.errors[0].message, status_code: 200 });
+    const maintenance = await gql(q, { b: '5' }, { 'API-Version': '2026-07' });
+    expect(maintenance.body.errors[0]).toMatchObject({ extensions: { code: 'InvalidBoardIdException' } });
+    expect(maintenance.body.error_code).toBeUndefined();
   });
 });
 
@@ -187,12 +189,10 @@ describe('monday simulator: complexity', () => {
     expect(v4.status).toBe(200);
     expect(v4.headers.get('retry-after')).toBe('60');
     expect(v4.body.errors).toEqual([
-      { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', complexity: 25, complexity_budget_left: 5, complexity_budget_limit: 30, retry_in_seconds: 60, status_code: 429 } },
+      { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 } },
     ]);
-    const v7 = await gql('{ tags { id name color } }', {}, { 'API-Version': '2025-07' });
-    expect(v7.body.errors).toEqual([{ message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 } }]);
-    const v10 = await gql('{ tags { id name color } }', {}, { 'API-Version': '2024-10' });
-    expect(v10.body).toMatchObject({ error_code: 'ComplexityException', status_code: 429, error_message: 'Complexity budget exhausted, query cost 25 budget remaining 5 out of 30 reset in 60 seconds' });
+    const retired = await gql('{ tags { id name color } }', {}, { 'API-Version': '2024-10' });
+    expect(retired.body.errors).toEqual(v4.body.errors);
     sim.clock.advance(60_000);
     expect((await gql('{ tags { id name color } }')).body.data.tags).toHaveLength(sim.state.tags.length);
   });
