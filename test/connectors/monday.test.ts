@@ -452,3 +452,138 @@ describe('monday at size', () => {
     expect(big.requests).toHaveLength(16);
   });
 });
+
+describe('monday connected columns (2026-10: text is empty, display_value carries the value)', () => {
+  it('items.list and items.get return display_value for mirror, connect-boards, dependency and formula columns', async () => {
+    const page = await list('items', { board_id: sim.state.boards[1]!.id, limit: 20 });
+    expectValid('items', page.data);
+    const linkedItem = page.data.find((i) => (i.column_values as Rec[]).some((c) => c.id === 'connect_boards' && (c.linked_item_ids as string[]).length > 0))!;
+    const cells = Object.fromEntries((linkedItem.column_values as Rec[]).map((c) => [c.id, c]));
+    const target = sim.state.items.get((cells['connect_boards']!.linked_item_ids as string[])[0]!)!;
+    expect(cells['connect_boards']).toMatchObject({ type: 'board_relation', text: null, display_value: target.name });
+    expect(cells['mirror']).toMatchObject({ type: 'mirror', text: null, display_value: target.cells['status']!.text });
+    const seeded = sim.state.items.get(linkedItem.id as string)!;
+    const hours = seeded.cells['numbers']!.text;
+    expect(cells['formula']).toMatchObject({ type: 'formula', display_value: hours === '' ? '' : String(Math.round((Number(hours) / 8) * 100) / 100) });
+    const withDependency = page.data.find((i) => (i.column_values as Rec[]).some((c) => c.id === 'dependency' && (c.linked_item_ids as string[]).length > 0))!;
+    const dep = (withDependency.column_values as Rec[]).find((c) => c.id === 'dependency')!;
+    expect(dep.display_value).toBe(sim.state.items.get((dep.linked_item_ids as string[])[0]!)!.name);
+    const got = await get('items', { id: linkedItem.id as string });
+    expect((got.data.column_values as Rec[]).find((c) => c.id === 'mirror')).toEqual(cells['mirror']);
+  });
+});
+
+describe('monday items archive and delete, updates edit and delete (through update)', () => {
+  it('items.update state archived archives the item: gone from the board list, get shows state archived', async () => {
+    const s = orderedItems()[4]!;
+    const archived = await write('items', 'update', { id: s.id, board_id: s.board_id, state: 'archived' });
+    expectValid('items', [archived.data]);
+    expect(archived.data).toMatchObject({ id: s.id, state: 'archived' });
+    expect(sent()[0]!.query).toContain('archive_item(item_id: $item_id)');
+    expect(sent()[0]!.query).not.toContain('change_multiple_column_values');
+    expect((await get('items', { id: s.id })).data.state).toBe('archived');
+    const ids: string[] = [];
+    for await (const i of monday().records('items', { board_id: s.board_id, limit: 500 })) ids.push(i.id as string);
+    expect(ids).not.toContain(s.id);
+  });
+
+  it('items.update state deleted deletes the item (get is then upstream_not_found); values and state together run in order', async () => {
+    const s = orderedItems()[6]!;
+    const deleted = await write('items', 'update', { id: s.id, board_id: s.board_id, state: 'deleted' });
+    expect(deleted.data).toMatchObject({ id: s.id, state: 'deleted' });
+    expect((await failure(get('items', { id: s.id }))).code).toBe('upstream_not_found');
+    const t = orderedItems()[7]!;
+    const both = await write('items', 'update', { id: t.id, board_id: t.board_id, column_values: { text: 'Last words' }, state: 'archived' });
+    expect(both.data.state).toBe('archived');
+    expect(sim.state.items.get(t.id)!.cells['text']!.text).toBe('Last words');
+  });
+
+  it('updates.update edits the body, and with state deleted deletes the update', async () => {
+    const u = sim.state.updates[3]!;
+    const edited = await write('updates', 'update', { id: u.id, body: '<p>Edited</p>' });
+    expectValid('updates', [edited.data]);
+    expect(edited.data).toMatchObject({ id: u.id, body: '<p>Edited</p>', text_body: 'Edited' });
+    expect((await get('updates', { id: u.id })).data.body).toBe('<p>Edited</p>');
+    const removed = await write('updates', 'update', { id: u.id, state: 'deleted' });
+    expect(removed.data.id).toBe(u.id);
+    expect((await failure(get('updates', { id: u.id }))).code).toBe('upstream_not_found');
+    expect((await failure(write('updates', 'update', { id: '12', body: 'x' }))).code).toBe('upstream_not_found');
+  });
+});
+
+describe('monday groups, columns, subitems, activity logs, me', () => {
+  it('groups: list a board\'s groups; create one, which then appears in the list', async () => {
+    const page = await list('groups', { board_id: board0().id });
+    expectValid('groups', page.data);
+    expect(page.data.map((g) => g.id)).toEqual(board0().groups.map((g) => g.id));
+    expect(page.data[0]).toMatchObject({ title: 'Backlog', board_id: board0().id });
+    const created = await write('groups', 'create', { board_id: board0().id, group_name: 'Blocked', group_color: '#ff642e' });
+    expectValid('groups', [created.data]);
+    expect(created.data).toMatchObject({ title: 'Blocked', color: '#ff642e', board_id: board0().id });
+    const after = await list('groups', { board_id: board0().id });
+    expect(after.data.map((g) => g.id)).toContain(created.data.id);
+    expect((await failure(list('groups', { board_id: '5' }))).code).toBe('upstream_not_found');
+  });
+
+  it('columns: list a board\'s columns with settings; create one, then write a value to it', async () => {
+    const page = await list('columns', { board_id: board0().id });
+    expectValid('columns', page.data);
+    expect(page.data.map((c) => c.id)).toEqual(board0().columns.map((c) => c.id));
+    expect((page.data.find((c) => c.id === 'status')!.settings as Rec).labels).toMatchObject({ '1': 'Done' });
+    const created = await write('columns', 'create', { board_id: board0().id, title: 'Budget', column_type: 'numbers', id: 'budget' });
+    expectValid('columns', [created.data]);
+    expect(created.data).toMatchObject({ id: 'budget', title: 'Budget', type: 'numbers', board_id: board0().id });
+    const s = orderedItems()[0]!;
+    await write('items', 'update', { id: s.id, board_id: s.board_id, column_values: { budget: 1200 } });
+    expect(sim.state.items.get(s.id)!.cells['budget']!.text).toBe('1200');
+    expect((await failure(list('columns', { board_id: '5' }))).code).toBe('upstream_not_found');
+  });
+
+  it('subitems: create under an item (create_subitem), then list the item\'s subitems', async () => {
+    const parent = orderedItems()[1]!;
+    expect((await list('subitems', { item_id: parent.id })).data).toEqual([]);
+    const a = await write('subitems', 'create', { parent_item_id: parent.id, item_name: 'Write tests', column_values: { status: { label: 'Done' } } });
+    const b = await write('subitems', 'create', { parent_item_id: parent.id, item_name: 'Review' });
+    expectValid('subitems', [a.data, b.data]);
+    expect(a.data).toMatchObject({ name: 'Write tests', parent_item_id: parent.id });
+    expect((a.data.column_values as Rec[]).find((c) => c.id === 'status')?.text).toBe('Done');
+    const subs = await list('subitems', { item_id: parent.id });
+    expectValid('subitems', subs.data);
+    expect(subs.data.map((x) => x.name)).toEqual(['Write tests', 'Review']);
+    expect(subs.data.every((x) => x.parent_item_id === parent.id)).toBe(true);
+    // A subitem lives on the parent board's subitems board.
+    expect((subs.data[0]!.board as Rec).id).not.toBe(parent.board_id);
+    expect((await failure(list('subitems', { item_id: '5' }))).code).toBe('upstream_not_found');
+  });
+
+  it('activity_logs: every page between from and to, newest first, including archive and delete events', async () => {
+    const s = orderedItems()[2]!;
+    const t = orderedItems()[3]!;
+    sim.clock.advance(1000);
+    const from = new Date(sim.clock.now()).toISOString();
+    await write('items', 'update', { id: s.id, board_id: s.board_id, state: 'archived' });
+    await write('items', 'update', { id: t.id, board_id: t.board_id, state: 'deleted' });
+    sim.reset();
+    const recent = await list('activity_logs', { board_id: board0().id, from });
+    expectValid('activity_logs', recent.data);
+    expect(recent.data.map((e) => [e.event, JSON.parse(e.data as string).pulse_id])).toEqual([
+      ['delete_pulse', Number(t.id)],
+      ['archive_pulse', Number(s.id)],
+    ]);
+    expect(sent()[0]!.variables).toMatchObject({ from, board_ids: [board0().id] });
+    // All pages of the whole log: one create_pulse per seeded item of the board, plus the two above.
+    const all: Rec[] = [];
+    for await (const e of monday().records('activity_logs', { board_id: board0().id, limit: 50 })) all.push(e);
+    const boardItems = [...sim.state.items.values()].filter((i) => i.board_id === board0().id).length;
+    expect(all.filter((e) => e.event === 'create_pulse')).toHaveLength(boardItems);
+    expect(all).toHaveLength(boardItems + 2);
+    expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
+  });
+
+  it('me: the token\'s user with the account', async () => {
+    const got = await get('me', {});
+    expectValid('me', [got.data]);
+    const me = sim.state.users[0]!;
+    expect(got.data).toMatchObject({ id: me.id, name: me.name, email: me.email, status: 'ACTIVE', account: { id: sim.state.account.id, slug: 'acme-robotics', tier: 'pro' } });
+  });
+});
