@@ -34,6 +34,14 @@ start?: number
  * Optional; false ends. Without it, an empty page ends.
  */
 has_more?: string
+/**
+ * Optional: the page-size param; a page with fewer records than the page size ends.
+ */
+limit_param?: string
+/**
+ * With limit_param: the page size the request sends when the param is absent.
+ */
+default_limit?: number
 } | {
 type: "offset"
 param: string

@@ -321,6 +321,8 @@ export const MANIFEST_SCHEMA = {
             param: { type: 'string' },
             start: { type: 'integer', description: 'First page number; default 1.' },
             has_more: { ...template, description: 'Optional; false ends. Without it, an empty page ends.' },
+            limit_param: { type: 'string', description: 'Optional: the page-size param; a page with fewer records than the page size ends.' },
+            default_limit: { type: 'integer', minimum: 1, description: 'With limit_param: the page size the request sends when the param is absent.' },
           },
         },
         {

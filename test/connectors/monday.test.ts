@@ -77,12 +77,28 @@ describe('monday users', () => {
     expect(first.teams).toEqual(sim.state.teams.filter((t) => t.user_ids.includes(seeded.id)).map((t) => ({ id: t.id, name: t.name })));
   });
 
-  it('list: limit + page pagination visits every user once and stops on the empty page', async () => {
+  it('list: limit + page pagination visits every user once and stops on the short page', async () => {
     const ids: string[] = [];
     for await (const u of monday().records('users', { limit: 4 })) ids.push(u.id);
     expect(ids).toEqual(sim.state.users.filter((u) => u.enabled).map((u) => u.id));
-    // 13 active users at 4 a page: pages 1-4, then the empty page 5 ends the iteration.
-    expect(sent().map((b) => b.variables?.['page'])).toEqual([1, 2, 3, 4, 5]);
+    // 13 active users at 4 a page: page 4 holds one user, so no call is spent on an empty page 5.
+    expect(sent().map((b) => b.variables?.['page'])).toEqual([1, 2, 3, 4]);
+  });
+
+  it('list: when the last page is exactly full, one empty page ends the iteration', async () => {
+    const active = sim.state.users.filter((u) => u.enabled).length;
+    const ids: string[] = [];
+    for await (const u of monday().records('users', { limit: active })) ids.push(u.id);
+    expect(ids).toHaveLength(active);
+    expect(sent().map((b) => b.variables?.['page'])).toEqual([1, 2]);
+  });
+
+  it('list: without a limit, the short-page rule uses the default page size the request sends (50)', async () => {
+    const page = [];
+    for await (const u of monday().records('users')) page.push(u);
+    expect(page).toHaveLength(sim.state.users.filter((u) => u.enabled).length);
+    expect(sent()).toHaveLength(1);
+    expect(sent()[0]!.variables?.['limit']).toBe(50);
   });
 
   it('list: filters are sent as GraphQL variables, never in the query text', async () => {
