@@ -5,8 +5,9 @@
  */
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
-import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport } from '../http/upstream-transport.ts';
+import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -428,9 +429,11 @@ export class ConnectorRuntime {
         continue;
       }
       const retryable = failure.code === 'upstream_rate_limited' || failure.code === 'upstream_unavailable';
-      if (!retryable || stats.attempts >= maxAttempts) throw this.finalize(failure, stats, maxAttempts);
+      // A create/update the upstream says it did not run (error rule not_executed) is safe to retry.
+      const allowed = failure.details['not_executed'] === true ? this.retry.maxAttempts : maxAttempts;
+      if (!retryable || stats.attempts >= allowed) throw this.finalize(failure, stats, allowed);
       const delay = serverDelay ?? backoffDelayMs(stats.attempts, this.retry, this.options.random);
-      if (delay > this.retry.maxDelayMs) throw this.finalize(failure, stats, maxAttempts);
+      if (delay > this.retry.maxDelayMs) throw this.finalize(failure, stats, allowed);
       stats.retries += 1;
       stats.waitedMs += delay;
       await sleep(delay);
@@ -468,28 +471,29 @@ export class ConnectorRuntime {
           details: { ...base, content_type: res.headers.get('content-type') },
         });
       }
-      for (const rule of this.manifest.bodyErrors) {
-        if (!truthy(rule.when.render(ctx))) continue;
-        const msg = rule.message?.render(ctx);
-        const retryAfter = rule.retryAfterSeconds?.render(ctx);
-        const retryMs = typeof retryAfter === 'number' ? retryAfter * 1000 : typeof retryAfter === 'string' && retryAfter !== '' && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
-        return new SwitchboardError(rule.code as ErrorCode, `${this.manifest.type}: ${typeof msg === 'string' && msg !== '' ? msg : 'the upstream reported an error'}`, {
-          details: { ...base, ...(retryMs !== undefined ? { retry_after_ms: retryMs } : {}) },
-        });
-      }
+      const ruled = applyErrorRules(this.manifest, this.manifest.bodyErrors, ctx, base);
+      if (ruled !== undefined) return ruled;
       return { status: res.status, headers: res.headers, body, ctx };
+    }
+    const ruled = applyErrorRules(this.manifest, this.manifest.statusErrors, ctx, base);
+    if (ruled !== undefined) {
+      // A rate limit without a wait of its own still honours Retry-After.
+      const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(res.headers, this.retry) : undefined;
+      if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
+      return ruled;
     }
     const upstreamMessage = this.manifest.errorMessage?.render(ctx);
     const msg = typeof upstreamMessage === 'string' && upstreamMessage !== '' ? upstreamMessage : undefined;
     const say = (fallback: string): string => `${this.manifest.type}: ${msg ?? fallback}`;
+    const errors = upstreamErrorEntries(this.manifest, ctx);
     const s = res.status;
-    if (s === 401 || s === 403) return new SwitchboardError('upstream_credentials_rejected', say(`credentials rejected (HTTP ${s})`), { details: base });
-    if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { details: base });
+    if (s === 401 || s === 403) return new SwitchboardError('upstream_credentials_rejected', say(`credentials rejected (HTTP ${s})`), { errors, details: base });
+    if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { errors, details: base });
     if (s === 429) {
       const delay = serverRetryDelayMs(res.headers, this.retry);
-      return new SwitchboardError('upstream_rate_limited', say('rate limited'), { details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
+      return new SwitchboardError('upstream_rate_limited', say('rate limited'), { errors, details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
     }
-    if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { details: base });
-    return new SwitchboardError('upstream_rejected', say(`the request was refused (HTTP ${s})`), { details: base });
+    if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { errors, details: base });
+    return new SwitchboardError('upstream_rejected', say(`the request was refused (HTTP ${s})`), { errors, details: base });
   }
 }

@@ -9,7 +9,8 @@ import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject } from 'ajv';
 import type { AuthVariant, Manifest } from '../../generated/manifest.ts';
 import { SwitchboardError } from '../errors/index.ts';
-import { compileTemplate, TemplateSyntaxError, type Template } from '../templates/index.ts';
+import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
+import { compileErrorMatch } from './error-match.ts';
 import { createAjv } from './ajv.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
 import { credentialsSchema, paramsSchema } from './schemas.ts';
@@ -232,6 +233,7 @@ const REQUEST_ROOTS = new Set(['params', 'credentials', 'config']);
 const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
 // Error rules are connector-wide: they may read the failing action's params, unchecked by name.
 const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
+const MATCH_ROOTS = new Set([...ERROR_ROOTS, 'matched']);
 const AUTH_ROOTS = new Set(['credentials', 'config']);
 
 function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
@@ -283,14 +285,41 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
 
   // Errors.
   const errorMessage = m.errors?.message !== undefined ? check.template(['errors', 'message'], m.errors.message, { roots: ERROR_ROOTS, config }) : undefined;
-  const bodyErrors: LoadedManifest['bodyErrors'] = [];
-  (m.errors?.in_body ?? []).forEach((rule, i) => {
-    const scope: Scope = { roots: ERROR_ROOTS, config };
-    const when = check.template(['errors', 'in_body', i, 'when'], rule.when, scope);
-    const message = rule.message !== undefined ? check.template(['errors', 'in_body', i, 'message'], rule.message, scope) : undefined;
-    const retry = rule.retry_after_seconds !== undefined ? check.template(['errors', 'in_body', i, 'retry_after_seconds'], rule.retry_after_seconds, scope) : undefined;
-    if (when) bodyErrors.push({ when, code: rule.code, ...(message ? { message } : {}), ...(retry ? { retryAfterSeconds: retry } : {}) });
-  });
+  const errorRules = (key: 'in_body' | 'on_status'): LoadedManifest['bodyErrors'] => {
+    const out: LoadedManifest['bodyErrors'] = [];
+    (m.errors?.[key] ?? []).forEach((rule, i) => {
+      const at = ['errors', key, i];
+      // A match rule's templates may also read `matched`, the error entry that matched.
+      const scope: Scope = { roots: rule.match !== undefined ? MATCH_ROOTS : ERROR_ROOTS, config };
+      if ((rule.match === undefined) === (rule.when === undefined)) check.add(at, 'an error rule needs exactly one of when (a template) or match (a path and values)');
+      let test: LoadedManifest['bodyErrors'][number]['test'] | undefined;
+      if (rule.match !== undefined) test = compileErrorMatch(rule.match.path, rule.match.in);
+      else if (rule.when !== undefined) {
+        const when = check.template([...at, 'when'], rule.when, scope);
+        if (when) test = (ctx) => (truthy(when.render(ctx)) ? {} : null);
+      }
+      if (rule.status !== undefined && test !== undefined) {
+        const statuses = new Set(rule.status);
+        const inner = test;
+        test = (ctx) => (statuses.has(ctx['status'] as number) ? inner(ctx) : null);
+      }
+      const message = rule.message !== undefined ? check.template([...at, 'message'], rule.message, scope) : undefined;
+      const retry = rule.retry_after_seconds !== undefined ? check.template([...at, 'retry_after_seconds'], rule.retry_after_seconds, scope) : undefined;
+      if (test) out.push({ test, code: rule.code, notExecuted: rule.not_executed === true, ...(message ? { message } : {}), ...(retry ? { retryAfterSeconds: retry } : {}) });
+    });
+    return out;
+  };
+  const bodyErrors = errorRules('in_body');
+  const statusErrors = errorRules('on_status');
+  let errorList: LoadedManifest['errorList'];
+  const el = m.errors?.list;
+  if (el !== undefined) {
+    const items = check.template(['errors', 'list', 'items'], el.items, { roots: ERROR_ROOTS, config });
+    const entryScope: Scope = { roots: new Set(['entry']), config };
+    const path = el.path !== undefined ? check.template(['errors', 'list', 'path'], el.path, entryScope) : undefined;
+    const message = el.message !== undefined ? check.template(['errors', 'list', 'message'], el.message, entryScope) : undefined;
+    if (items) errorList = { items, ...(path ? { path } : {}), ...(message ? { message } : {}) };
+  }
 
   const listMeta = Object.keys(m.list_meta ?? {});
   const entities = new Map<string, CompiledEntity>();
@@ -459,5 +488,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     entities,
     ...(errorMessage ? { errorMessage } : {}),
     bodyErrors,
+    statusErrors,
+    ...(errorList ? { errorList } : {}),
   };
 }

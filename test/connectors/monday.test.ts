@@ -46,6 +46,7 @@ beforeEach(() => {
   sim.resetData();
   sim.complexity.budget = 10_000_000;
   sim.complexity.windowSeconds = 60;
+  sim.minuteLimit.limit = 5000;
   sim.oauth.deny = false;
 });
 
@@ -589,7 +590,7 @@ describe('monday groups, columns, subitems, activity logs, me', () => {
     expect(sent()[0]!.variables).toMatchObject({ from, board_ids: [board0().id] });
     // All pages of the whole log: one create_pulse per seeded item of the board, plus the two above.
     const all: Rec[] = [];
-    for await (const e of monday().records('activity_logs', { board_id: board0().id, limit: 50 })) all.push(e);
+    for await (const e of monday().records('activity_logs', { board_id: board0().id, limit: 50 })) all.push({ ...e });
     const boardItems = [...sim.state.items.values()].filter((i) => i.board_id === board0().id).length;
     expect(all.filter((e) => e.event === 'create_pulse')).toHaveLength(boardItems);
     expect(all).toHaveLength(boardItems + 2);
@@ -601,5 +602,83 @@ describe('monday groups, columns, subitems, activity logs, me', () => {
     expectValid('me', [got.data]);
     const me = sim.state.users[0]!;
     expect(got.data).toMatchObject({ id: me.id, name: me.name, email: me.email, status: 'ACTIVE', account: { id: sim.state.account.id, slug: 'acme-robotics', tier: 'pro' } });
+  });
+});
+
+describe('monday limits: mutations monday did not run are retried; every error is reported', () => {
+  it('create: COMPLEXITY_BUDGET_EXHAUSTED (200) is retried after retry_in_seconds, and the item is created once', async () => {
+    const rt = runtime();
+    await rt.execute('tags', 'list');
+    // A budget that the next create exhausts, in a 1 s window.
+    sim.complexity.reset();
+    sim.complexity.budget = 1_000_000;
+    sim.complexity.windowSeconds = 1;
+    sim.complexity.charge(999_999);
+    sim.reset();
+    const before = sim.state.items.size;
+    const created = (await rt.execute('items', 'create', { board_id: board0().id, item_name: 'Created after the budget reset' })) as RecordEnvelope;
+    expect(created.data.name).toBe('Created after the budget reset');
+    expect(sim.state.items.size).toBe(before + 1);
+    expect(sim.requests).toHaveLength(2);
+    // The wait is monday's retry_in_seconds (1 s), not a backoff guess.
+    expect(rt.lastCall).toMatchObject({ attempts: 2, retries: 1 });
+    expect(rt.lastCall.waitedMs).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('update: the per-minute limit (HTTP 429 RATE_LIMIT_EXCEEDED) is retried after retry_in_seconds', async () => {
+    const rt = runtime();
+    const s = orderedItems()[0]!;
+    sim.minuteLimit.limit = 1;
+    await rt.execute('tags', 'list');
+    // The one request of this minute ages until 1 s is left in its window.
+    sim.clock.advance(59_000);
+    sim.reset();
+    const updated = (await rt.execute('items', 'update', { id: s.id, board_id: s.board_id, column_values: { text: 'After the minute' } })) as RecordEnvelope;
+    expect(updated.data.id).toBe(s.id);
+    expect(sim.state.items.get(s.id)!.cells['text']!.text).toBe('After the minute');
+    expect(sim.requests).toHaveLength(2);
+    expect(rt.lastCall).toMatchObject({ attempts: 2, retries: 1 });
+    expect(rt.lastCall.waitedMs).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('a mutation failing for another reason is not retried (monday may have run it)', async () => {
+    sim.inject({ path: '/v2', status: 200, json: { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }], account_id: 1 } });
+    const err = await failure(write('items', 'create', { board_id: board0().id, item_name: 'Once' }));
+    expect(err.code).toBe('upstream_error');
+    expect(sim.requests).toHaveLength(1);
+  });
+
+  it('every entry of errors[] is reported with its path and code, not only the first', async () => {
+    sim.inject({
+      path: '/v2',
+      status: 200,
+      json: {
+        data: { create_item: null, complexity: null },
+        errors: [
+          { message: 'This column ID doesn\'t exist for the board', path: ['create_item'], extensions: { code: 'InvalidColumnIdException', status_code: 200 } },
+          { message: 'Field is not available', path: ['complexity', 'query'], extensions: { code: 'FIELD_UNAVAILABLE' } },
+        ],
+        account_id: 1,
+      },
+    });
+    const err = await failure(write('items', 'create', { board_id: board0().id, item_name: 'Two errors' }));
+    expect(err.code).toBe('upstream_rejected');
+    expect(err.message).toBe("monday: This column ID doesn't exist for the board (and 1 more error: see errors)");
+    expect(err.errors).toEqual([
+      { path: '/create_item', message: "InvalidColumnIdException: This column ID doesn't exist for the board" },
+      { path: '/complexity/query', message: 'FIELD_UNAVAILABLE: Field is not available' },
+    ]);
+  });
+
+  it('the rule matches any entry of errors[]: a limit error second in the list is still upstream_rate_limited', async () => {
+    sim.inject({
+      path: '/v2',
+      status: 200,
+      json: { errors: [{ message: 'Partial failure', extensions: { code: 'SOMETHING' } }, { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 45 } }], account_id: 1 },
+    });
+    const err = await failure(list('tags'));
+    expect(err.code).toBe('upstream_rate_limited');
+    expect(err.message).toContain('Complexity budget exhausted');
+    expect(err.details).toMatchObject({ retry_after_ms: 45_000, not_executed: true });
   });
 });
