@@ -470,6 +470,12 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         }
       }
     }
+    if (entity.search !== undefined && entity.sync === undefined) {
+      check.add(
+        [...base, 'search'],
+        'search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity\'s search would always return []. Add sync (e.g. sync: { action: list }) or remove search',
+      );
+    }
     if (entity.search !== undefined) {
       for (const [field, source] of Object.entries(entity.search.sources ?? {})) {
         if (entity.search.fields[field] === undefined) check.add([...base, 'search', 'sources', field], `"${field}" is not a search field`);
