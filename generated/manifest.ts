@@ -524,6 +524,37 @@ params: {
  */
 deletes?: ("full_refresh" | "none")
 /**
+ * Incremental runs: records removed upstream since the last run (deleted, archived), read from another list such as an activity log and deleted from search. With for_each, that list is read once per parent, with the same param.
+ */
+removals?: {
+/**
+ * The entity whose list reports removals (e.g. activity_logs).
+ */
+entity: string
+/**
+ * Fixed params of that list.
+ */
+params?: {
+[k: string]: unknown | undefined
+}
+/**
+ * That list's param set to the last run's high-water mark (incremental.cursor_field).
+ */
+since_param: string
+/**
+ * How since_param is written; default iso8601.
+ */
+format?: ("iso8601" | "date" | "unix_seconds")
+/**
+ * Which entries are removals (context: record); default every entry.
+ */
+when?: string
+/**
+ * The removed record's primary key (context: record).
+ */
+id: string
+}
+/**
  * Sync this entity once per record of a parent entity's list (e.g. items per board).
  */
 for_each?: {

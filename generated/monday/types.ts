@@ -869,6 +869,10 @@ created_at?: (string | null)
  */
 data?: (string | null)
 /**
+ * The item the entry is about (data.pulse_id), null for board events
+ */
+item_id?: (string | null)
+/**
  * The board (from the request)
  */
 board_id?: string

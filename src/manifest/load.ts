@@ -459,6 +459,21 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         if ((entity.actions['list']?.params ?? {})[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
         check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
       }
+      if (sync.removals !== undefined) {
+        const rm = sync.removals;
+        const rat = [...sat, 'removals'];
+        const source = m.entities[rm.entity];
+        const lp = source?.actions['list']?.params ?? {};
+        if (source === undefined || source.actions['list'] === undefined) check.add([...rat, 'entity'], `"${rm.entity}" is not an entity with a list action`);
+        else {
+          if (lp[rm.since_param] === undefined) check.add([...rat, 'since_param'], `"${rm.since_param}" is not a param of ${rm.entity}.list`);
+          for (const k of Object.keys(rm.params ?? {})) if (lp[k] === undefined) check.add([...rat, 'params', k], `"${k}" is not a param of ${rm.entity}.list`);
+          if (sync.for_each !== undefined && lp[sync.for_each.param] === undefined) check.add([...rat, 'entity'], `with for_each, ${rm.entity}.list needs the param "${sync.for_each.param}" too`);
+        }
+        if (sync.incremental === undefined) check.add(rat, 'removals need incremental (they apply to incremental runs, since the last high-water mark)');
+        check.template([...rat, 'id'], rm.id, { roots: new Set(['record']), config });
+        if (rm.when !== undefined) check.template([...rat, 'when'], rm.when, { roots: new Set(['record']), config });
+      }
       if (sync.hydrate !== undefined) {
         const get = entity.actions['get'];
         if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);

@@ -403,6 +403,21 @@ export const MANIFEST_SCHEMA = {
           properties: { action: { const: 'get' }, params: { type: 'object', additionalProperties: template } },
         },
         deletes: { enum: ['full_refresh', 'none'], description: 'How records deleted upstream are detected; default full_refresh.' },
+        removals: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['entity', 'since_param', 'id'],
+          description:
+            'Incremental runs: records removed upstream since the last run (deleted, archived), read from another list such as an activity log and deleted from search. With for_each, that list is read once per parent, with the same param.',
+          properties: {
+            entity: { type: 'string', description: 'The entity whose list reports removals (e.g. activity_logs).' },
+            params: { type: 'object', additionalProperties: true, description: 'Fixed params of that list.' },
+            since_param: { type: 'string', description: "That list's param set to the last run's high-water mark (incremental.cursor_field)." },
+            format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How since_param is written; default iso8601.' },
+            when: { ...template, description: 'Which entries are removals (context: record); default every entry.' },
+            id: { ...template, description: "The removed record's primary key (context: record)." },
+          },
+        },
         for_each: {
           type: 'object',
           additionalProperties: false,

@@ -48,6 +48,8 @@ function sample(def: ParamDef): unknown {
   }
 }
 
+const entityOf = (a: CompiledAction) => manifest.entities.get(a.entity)!;
+
 /** The param sets rendered for one action. */
 function paramSets(a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {
   const defs = (a.def.params ?? {}) as Record<string, ParamDef>;
@@ -62,7 +64,19 @@ function paramSets(a: CompiledAction, syncParams: Rec | undefined): [string, Rec
     for (const v of d.enum ?? []) sets.push([`${k}=${String(v)}`, { ...required, [k]: v }]);
   }
   for (const [k, d] of Object.entries(defs)) if (d.required === true) for (const v of d.enum ?? []) sets.push([`${k}=${String(v)}`, { ...required, [k]: v }]);
-  if (syncParams !== undefined) sets.push(['sync params', { ...required, ...syncParams }]);
+  if (syncParams !== undefined) {
+    sets.push(['sync params', { ...required, ...syncParams }]);
+    const inc = entityOf(a).def.sync?.incremental;
+    if (inc?.param !== undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: '2026-01-31T12:00:00.000Z' }]);
+  }
+  // A list another entity's sync reads removals from (e.g. items from activity_logs).
+  for (const other of manifest.entities.values()) {
+    const rm = other.def.sync?.removals;
+    if (a.name === 'list' && rm?.entity === a.entity) {
+      const parent = other.def.sync?.for_each?.param;
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: '2026-01-31T12:00:00.000Z', ...(parent ? { [parent]: '1850000101' } : {}) }]);
+    }
+  }
   // A next page: the cursor branch of cursor-paginated lists.
   if (defs['cursor'] !== undefined) sets.push(['next page (cursor)', { ...required, cursor: 'MSwxODUwMDAwMTAxLHRva2VuLDEwMCwzMDB8MTkwMDAwMDcwMA' }]);
   return sets;
