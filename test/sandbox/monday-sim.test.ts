@@ -19,6 +19,7 @@ beforeEach(() => {
   sim.clock.offsetMs = 0;
   sim.complexity.budget = 10_000_000;
   sim.complexity.windowSeconds = 60;
+  sim.minuteLimit.limit = 5000;
   sim.oauth.deny = false;
 });
 
@@ -346,4 +347,89 @@ describe('monday simulator: data', () => {
       await big.close();
     }
   }, 60_000);
+});
+
+describe("monday simulator: monday's 2026-10 schema, versions, defaults and the minute limit", () => {
+  it('executes against the vendored 2026-10 SDL: fields removed in 2026-10 are validation errors, their replacements answer', async () => {
+    const removed = await gql('{ users(limit: 1) { id enabled is_admin photo_thumb } }');
+    expect(removed.status).toBe(200);
+    expect(removed.body.errors.map((e: Json) => e.message)).toEqual([
+      "Field 'enabled' doesn't exist on type 'User'",
+      "Field 'is_admin' doesn't exist on type 'User'",
+      "Field 'photo_thumb' doesn't exist on type 'User'",
+    ]);
+    const now = await gql('{ users(limit: 1) { id status kind is_email_confirmed created_at photo_url { thumb } utc_hours_diff } }');
+    const u = sim.state.users[0]!;
+    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: u.photo }, utc_hours_diff: u.utc_hours_diff }]);
+    // $emails must be [String!] on 2026-10.
+    const emails = await gql('query ($e: [String]) { users(emails: $e) { id } }', { e: [u.email] });
+    expect(emails.body.errors[0].message).toMatch(/\$e/);
+  });
+
+  it('a version monday serves is answered as itself; a retired or malformed one as the current 2026-10', async () => {
+    const q = '{ version { value kind } versions { value kind } }';
+    expect((await gql(q, {}, { 'API-Version': '2026-07' })).body.data.version).toEqual({ value: '2026-07', kind: 'maintenance' });
+    expect((await gql(q, {}, { 'API-Version': '2025-04' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
+    expect((await gql(q, {}, { 'API-Version': 'latest' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
+    expect((await gql(q)).body.data.versions).toEqual([
+      { value: '2026-07', kind: 'maintenance' },
+      { value: '2026-10', kind: 'current' },
+      { value: '2027-01', kind: 'release_candidate' },
+    ]);
+  });
+
+  it("applies the schema's default limit and page: updates 25 a page from page 1, users 200", async () => {
+    const newest = [...sim.state.updates].reverse().map((u) => u.id);
+    const r = await gql('{ updates { id } }');
+    expect(r.body.data.updates.map((u: Json) => u.id)).toEqual(newest.slice(0, 25));
+    const p2 = await gql('{ updates(page: 2) { id } }');
+    expect(p2.body.data.updates.map((u: Json) => u.id)).toEqual(newest.slice(25, 50));
+    const items = await gql('{ items { id } }');
+    expect(items.body.data.items).toHaveLength(25);
+    const users = await gql('{ users { id } }');
+    expect(users.body.data.users).toHaveLength(sim.state.users.filter((x) => x.enabled).length);
+  });
+
+  it('the per-minute limit answers HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds and Retry-After, and lifts after the window', async () => {
+    sim.minuteLimit.limit = 2;
+    expect((await gql('{ me { id } }')).status).toBe(200);
+    sim.clock.advance(20_000);
+    expect((await gql('{ me { id } }')).status).toBe(200);
+    const limited = await gql('{ me { id } }');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('40');
+    expect(limited.body.errors).toEqual([{ message: 'Rate limit exceeded for the account, please retry after some time', extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: 40 } }]);
+    expect(limited.body.account_id).toBe(Number(sim.state.account.id));
+    sim.clock.advance(40_000);
+    expect((await gql('{ me { id } }')).status).toBe(200);
+  });
+
+  it('connected columns: text is null, display_value and linked_item_ids carry the value', async () => {
+    const q = `query ($ids: [ID!]) { items(ids: $ids) { column_values(ids: ["connect_boards", "mirror", "dependency", "formula", "numbers"]) {
+      id text ... on BoardRelationValue { display_value linked_item_ids } ... on MirrorValue { display_value } ... on DependencyValue { display_value linked_item_ids } ... on FormulaValue { display_value } } } }`;
+    const item = [...sim.state.items.values()].find((i) => i.board_id === sim.state.boards[1]!.id && i.cells['connect_boards']!.value !== null && i.cells['dependency']!.value !== null && i.cells['numbers']!.text !== '')!;
+    const r = await gql(q, { ids: [item.id] });
+    const cells = Object.fromEntries((r.body.data.items[0].column_values as Json[]).map((c) => [c.id, c]));
+    const linked = sim.state.items.get(JSON.parse(item.cells['connect_boards']!.value!).linkedPulseIds[0].linkedPulseId.toString())!;
+    expect(cells['connect_boards']).toEqual({ id: 'connect_boards', text: null, display_value: linked.name, linked_item_ids: [linked.id] });
+    expect(cells['mirror']).toEqual({ id: 'mirror', text: null, display_value: linked.cells['status']!.text });
+    expect(cells['dependency']!.display_value).toBe(sim.state.items.get(String(Number(item.id) - 7))!.name);
+    expect(cells['formula']).toEqual({ id: 'formula', text: null, display_value: String(Math.round((Number(item.cells['numbers']!.text) / 8) * 100) / 100) });
+  });
+
+  it('activity logs record API changes, newest first, filtered by from/to and item, with the 100 ns timestamp and JSON data', async () => {
+    const b = board();
+    const item = boardOrder(sim.state, b).map((id) => sim.state.items.get(id)!)[0]!;
+    sim.clock.advance(5_000);
+    const from = new Date(sim.clock.now()).toISOString();
+    await gql('mutation ($i: ID!) { archive_item(item_id: $i) { id } }', { i: item.id });
+    const r = await gql('query ($b: [ID!], $f: ISO8601DateTime, $i: [ID!]) { boards(ids: $b) { activity_logs(from: $f, item_ids: $i) { event entity user_id created_at data } } }', { b: [b.id], f: from, i: [item.id] });
+    const logs = r.body.data.boards[0].activity_logs as Json[];
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ event: 'archive_pulse', entity: 'pulse', user_id: sim.state.users[0]!.id });
+    expect(logs[0]!.created_at).toMatch(/^\d{17}$/);
+    expect(JSON.parse(logs[0]!.data)).toMatchObject({ board_id: Number(b.id), pulse_id: Number(item.id) });
+    const before = await gql('query ($b: [ID!], $t: ISO8601DateTime) { boards(ids: $b) { activity_logs(to: $t, limit: 1000) { event } } }', { b: [b.id], t: from });
+    expect((before.body.data.boards[0].activity_logs as Json[]).every((e) => e.event === 'create_pulse')).toBe(true);
+  });
 });

@@ -13,12 +13,14 @@ import { buildSchema, execute, getOperationAST, GraphQLError, parse, validate, t
 import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
 import { ComplexityBudget, queryCost, type ComplexityOptions } from './complexity.ts';
 import { seedState, type MondayState } from './data.ts';
-import { isLegacy, MondayApiError, parseErrorEntry, validationErrorEntry, variableErrorEntry, versionAtLeast, withLegacyKeys, type ErrorEntry } from './errors.ts';
+import { MondayApiError, parseErrorEntry, validationErrorEntry, variableErrorEntry, type ErrorEntry } from './errors.ts';
 import { attachResolvers, CursorStore, type ResolverContext } from './resolvers.ts';
 import { MONDAY_SDL } from './schema.ts';
+import { SERVED_VERSIONS } from './versions.ts';
 
 export type { MondayState } from './data.ts';
 export { ComplexityBudget } from './complexity.ts';
+export { SERVED_VERSIONS } from './versions.ts';
 
 export interface MondaySimulatorOptions {
   /** Loopback port; default any free port. */
@@ -46,15 +48,6 @@ export interface MondaySimulatorOptions {
   requestsPerMinute?: number;
 }
 
-/**
- * The versions monday serves (docs/api-versioning): 2026-07 is in maintenance, 2026-10 is
- * current, 2027-01 the release candidate. Anything else is answered with the current version.
- */
-export const SERVED_VERSIONS: Readonly<Record<string, 'maintenance' | 'current' | 'release_candidate'>> = {
-  '2026-07': 'maintenance',
-  '2026-10': 'current',
-  '2027-01': 'release_candidate',
-};
 
 export interface MondaySimulator extends Simulator {
   /** A valid personal API token (sent as `Authorization: <token>`). */
@@ -134,55 +127,41 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     },
   };
 
-  function minuteLimitExceeded(version: string): SimResponse {
+  function minuteLimitExceeded(): SimResponse {
     const oldest = minuteLimit.times[0] ?? now();
     const retry = Math.max(1, Math.ceil((oldest + 60_000 - now()) / 1000));
     // docs/rate-limits "Minute limit": HTTP 429, code RATE_LIMIT_EXCEEDED, retry_in_seconds, Retry-After.
     const entry: ErrorEntry = { message: 'Rate limit exceeded for the account, please retry after some time', extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: retry } };
-    return json(429, envelope(version, {}, [entry]), { ...rateHeaders(), 'Retry-After': String(retry) });
+    return json(429, envelope({}, [entry]), { ...rateHeaders(), 'Retry-After': String(retry) });
   }
 
-  const envelope = (version: string, body: Record<string, unknown>, errors: ErrorEntry[]): Record<string, unknown> => {
+  const envelope = (body: Record<string, unknown>, errors: ErrorEntry[]): Record<string, unknown> => {
     const out: Record<string, unknown> = { ...body };
     if (errors.length > 0) out['errors'] = errors;
     out['extensions'] = { request_id: randomUUID() };
     out['account_id'] = accountId();
-    return withLegacyKeys(version, out, errors[0]);
+    return out;
   };
 
-  function unauthenticated(version: string): SimResponse {
+  function unauthenticated(): SimResponse {
     // Invalid or missing token: HTTP 401 (error-handling, "Unauthorized: HTTP status code 401").
-    // Before 2025-01 the body was {"errors":["Not Authenticated"]}; 2025-01 unified every error
-    // into `errors` objects, so newer versions get the same message as an object.
-    if (isLegacy(version)) return json(401, { errors: ['Not Authenticated'] });
+    // Since 2025-01 (unified error format) the message comes as an `errors` object.
     return json(401, { errors: [{ message: 'Not Authenticated', extensions: { code: 'UNAUTHENTICATED', status_code: 401 } }] });
   }
 
-  function badRequest(version: string, message: string): SimResponse {
+  function badRequest(message: string): SimResponse {
     // "Bad Request — HTTP status code: 400 — No query string was present" (error codes page).
-    if (isLegacy(version)) return json(400, { error_message: message, status_code: 400, account_id: accountId() });
     return json(400, { errors: [{ message, extensions: { code: 'BAD_REQUEST', status_code: 400 } }], account_id: accountId() });
   }
 
-  function complexityExhausted(version: string, cost: number): SimResponse {
+  function complexityExhausted(): SimResponse {
     const retry = complexity.resetInSeconds();
-    const left = complexity.remaining();
     const status = options.complexityHttpStatus ?? 200;
     const headers = { ...rateHeaders(), 'Retry-After': String(retry) };
-    if (isLegacy(version)) {
-      // 2024-10: the ComplexityException message carries the reset time (changelog "Changes to
-      // ComplexityException error reverted"), plus the legacy top-level keys.
-      const message = `Complexity budget exhausted, query cost ${String(cost)} budget remaining ${String(left)} out of ${String(complexity.budget)} reset in ${String(retry)} seconds`;
-      const entry: ErrorEntry = { message, extensions: { code: 'ComplexityException', status_code: 429, error_data: {} } };
-      return json(status, envelope(version, {}, [entry]), headers);
-    }
-    // 2025-01..2025-04: code COMPLEXITY_BUDGET_EXHAUSTED with the budget fields (changelog
-    // "Hotfix: Updated complexity budget exhausted error"); 2025-07 dropped those fields
-    // ("Breaking change: Updated complexity budget exhausted error").
-    const extensions: Record<string, unknown> = versionAtLeast(version, '2025-07')
-      ? { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: retry }
-      : { code: 'COMPLEXITY_BUDGET_EXHAUSTED', complexity: cost, complexity_budget_left: left, complexity_budget_limit: complexity.budget, retry_in_seconds: retry, status_code: 429 };
-    return json(status, envelope(version, {}, [{ message: 'Complexity budget exhausted', extensions }]), headers);
+    // Every served version has the 2025-07+ shape: code and retry_in_seconds only (changelog
+    // "Breaking change: Updated complexity budget exhausted error").
+    const extensions: Record<string, unknown> = { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: retry };
+    return json(status, envelope({}, [{ message: 'Complexity budget exhausted', extensions }]), headers);
   }
 
   async function graphql(req: SimRequest): Promise<SimResponse> {
@@ -191,18 +170,18 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     // Monday takes the raw token (authentication docs: `Authorization: <token>`) and also
     // tolerates a "Bearer " prefix.
     const token = typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '').trim() : '';
-    if (!tokens.has(token)) return unauthenticated(version);
-    if (minuteLimit.used() >= minuteLimit.limit) return minuteLimitExceeded(version);
+    if (!tokens.has(token)) return unauthenticated();
+    if (minuteLimit.used() >= minuteLimit.limit) return minuteLimitExceeded();
     minuteLimit.times.push(now());
 
     const body = parseJson(req.rawBody) as { query?: unknown; variables?: unknown; operationName?: unknown } | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || typeof body.query !== 'string' || body.query.trim() === '') {
-      return badRequest(version, 'No query string was present');
+      return badRequest('No query string was present');
     }
     let variables: Record<string, unknown> = {};
     if (typeof body.variables === 'string' && body.variables.trim() !== '') {
       const parsed = parseJson(body.variables);
-      if (parsed === undefined || typeof parsed !== 'object' || parsed === null) return badRequest(version, 'Variables are invalid JSON');
+      if (parsed === undefined || typeof parsed !== 'object' || parsed === null) return badRequest('Variables are invalid JSON');
       variables = parsed as Record<string, unknown>;
     } else if (body.variables !== null && body.variables !== undefined && typeof body.variables === 'object' && !Array.isArray(body.variables)) {
       variables = body.variables as Record<string, unknown>;
@@ -216,13 +195,13 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       doc = parse(body.query);
     } catch (e) {
       const entry = e instanceof GraphQLError ? parseErrorEntry(e) : { message: String(e) };
-      return json(200, envelope(version, {}, [entry]), rateHeaders());
+      return json(200, envelope({}, [entry]), rateHeaders());
     }
     const invalid = validate(SCHEMA, doc);
-    if (invalid.length > 0) return json(200, envelope(version, {}, invalid.map((e) => validationErrorEntry(e, doc))), rateHeaders());
+    if (invalid.length > 0) return json(200, envelope({}, invalid.map((e) => validationErrorEntry(e, doc))), rateHeaders());
     const op = getOperationAST(doc, operationName);
     if (op === null || op === undefined) {
-      return json(200, envelope(version, {}, [{ message: operationName ? `Operation "${operationName}" not found` : 'An operation name is required', extensions: { code: 'operationNotFound' } }]), rateHeaders());
+      return json(200, envelope({}, [{ message: operationName ? `Operation "${operationName}" not found` : 'An operation name is required', extensions: { code: 'operationNotFound' } }]), rateHeaders());
     }
 
     const cost = queryCost(doc, op, variables, {
@@ -234,10 +213,10 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     });
     if (cost > complexity.maxQuery) {
       // graphql-ruby's max_complexity wording; Monday caps one query at 5,000,000 points.
-      return json(200, envelope(version, {}, [{ message: `Query has complexity of ${String(cost)}, which exceeds max complexity of ${String(complexity.maxQuery)}`, extensions: { code: 'maxComplexityExceeded', complexity: cost, max_complexity: complexity.maxQuery } }]), rateHeaders());
+      return json(200, envelope({}, [{ message: `Query has complexity of ${String(cost)}, which exceeds max complexity of ${String(complexity.maxQuery)}`, extensions: { code: 'maxComplexityExceeded', complexity: cost, max_complexity: complexity.maxQuery } }]), rateHeaders());
     }
     const charged = complexity.charge(cost);
-    if (charged === null) return complexityExhausted(version, cost);
+    if (charged === null) return complexityExhausted();
 
     const ctx: ResolverContext = {
       state,
@@ -257,7 +236,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       return { ...base, message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', status_code: 500, error_data: { detail: e.message } } };
     });
     const out = result.data === undefined ? {} : { data: result.data };
-    return json(200, envelope(version, out, errors), rateHeaders());
+    return json(200, envelope(out, errors), rateHeaders());
   }
 
   function authorize(req: SimRequest): SimResponse {

@@ -26,6 +26,7 @@ import {
 import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
 import { STATUS_LABELS } from './data.ts';
 import { MondayApiError } from './errors.ts';
+import { SERVED_VERSIONS } from './versions.ts';
 
 /** Per-request context. */
 export interface ResolverContext {
@@ -542,14 +543,8 @@ function buildResolvers(): Resolvers {
       account: r((_s, _a, ctx) => ctx.state.account),
       me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
       complexity: r((_s, _a, ctx) => ctx.complexity),
-      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: 'current', value: ctx.version })),
-      versions: r(() =>
-        [
-          ['2026-07', 'maintenance'],
-          ['2026-10', 'current'],
-          ['2027-01', 'release_candidate'],
-        ].map(([value, kind]) => ({ display_name: value, kind, value })),
-      ),
+      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: SERVED_VERSIONS[ctx.version] ?? 'current', value: ctx.version })),
+      versions: r(() => Object.entries(SERVED_VERSIONS).map(([value, kind]) => ({ display_name: value, kind, value }))),
       users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
       teams: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
