@@ -137,6 +137,15 @@ export class ConnectorRuntime {
     const m = manifest.manifest;
     const config: Record<string, unknown> = {};
     for (const [k, def] of Object.entries(m.config ?? {})) if (def?.default !== undefined) config[k] = def.default;
+    // A value outside a setting's enum is refused rather than sent (e.g. an API version the
+    // upstream no longer serves, which monday would silently answer with another version).
+    for (const [k, v] of Object.entries(options.config ?? {})) {
+      const allowed = m.config?.[k]?.enum;
+      if (allowed !== undefined && !allowed.includes(v as never)) {
+        const message = `must be one of: ${allowed.map(String).join(', ')}`;
+        throw new SwitchboardError('invalid_params', `Invalid config ${k} for ${m.type}: ${message}`, { errors: [{ path: `/config/${k}`, message }] });
+      }
+    }
     Object.assign(config, options.config ?? {});
     if (options.region !== undefined) config['region'] = options.region;
     this.config = config;

@@ -425,6 +425,13 @@ describe('monday errors and limits', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
   });
 
+  it('an API version monday no longer serves is refused before anything is sent', async () => {
+    const err = await failure(Promise.resolve().then(() => runtime({ api_version: '2025-04' })));
+    expect(err.code).toBe('invalid_params');
+    expect(err.message).toBe('Invalid config api_version for monday: must be one of: 2026-07, 2026-10');
+    expect(sim.requests).toHaveLength(0);
+  });
+
   it('complexity budget exhausted on 2026-07 (maintenance) is upstream_rate_limited too', async () => {
     sim.complexity.budget = 10;
     const v7 = await failure(runtime({ api_version: '2026-07' }).execute('tags', 'list'));
