@@ -124,6 +124,20 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(mutate((m) => (m.errors.list = { items: '{{body.errors}}', message: '{{body.message}}' }))).join()).toMatch(/unknown variable "body\.message"/);
   });
 
+  it('sync.removals: checks the source list, its params and that the sync is incremental', () => {
+    const monday = readFileSync('connectors/monday/connector.yaml', 'utf8');
+    const change = (f: (m: Record<string, any>) => void): string => {
+      const m = parse(monday) as Record<string, any>;
+      f(m);
+      return stringify(m);
+    };
+    expect(problems(monday)).toEqual([]);
+    expect(problems(change((m) => (m.entities.items.sync.removals.entity = 'nope'))).join()).toMatch(/"nope" is not an entity with a list action/);
+    expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since'))).join()).toMatch(/"since" is not a param of activity_logs\.list/);
+    expect(problems(change((m) => delete m.entities.items.sync.incremental)).join()).toMatch(/removals need incremental/);
+    expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}'))).join()).toMatch(/unknown variable "params\.x"/);
+  });
+
   it('refuses search fields on an entity without sync, saying why', () => {
     const text = mutate((m) => delete m.entities.notes.sync);
     expect(problems(text)).toEqual([expect.stringMatching(/entities\.notes\.search: search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity's search would always return \[\]/)]);
