@@ -28,7 +28,7 @@ import {
 
 const SOURCE = process.argv[2] ?? '/work/shared/upstreams/monday-schema-2026-10.graphql';
 const OUT = fileURLToPath(new URL('../src/sandbox/monday/schema-2026-10.graphql', import.meta.url));
-export const API_VERSION = '2026-10';
+const API_VERSION = '2026-10';
 
 /** Root query fields the connector sends or the simulator serves. */
 const QUERY_FIELDS = ['account', 'me', 'complexity', 'version', 'versions', 'users', 'teams', 'tags', 'workspaces', 'boards', 'items', 'next_items_page', 'updates'];
