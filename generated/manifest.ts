@@ -34,6 +34,14 @@ start?: number
  * Optional; false ends. Without it, an empty page ends.
  */
 has_more?: string
+/**
+ * Optional: the page-size param; a page with fewer records than the page size ends.
+ */
+limit_param?: string
+/**
+ * With limit_param: the page size the request sends when the param is absent.
+ */
+default_limit?: number
 } | {
 type: "offset"
 param: string
@@ -273,9 +281,30 @@ export interface ErrorMapping {
  */
 message?: string
 /**
- * Errors reported inside a 2xx body (GraphQL). The first rule whose when is truthy applies.
+ * Errors reported inside a 2xx body (GraphQL). The first rule that matches applies.
  */
 in_body?: BodyErrorRule[]
+/**
+ * Rules for non-2xx responses, checked before the default status mapping (401/403, 404, 429, 5xx, other 4xx). The first rule that matches applies.
+ */
+on_status?: BodyErrorRule[]
+/**
+ * Every error entry of an error body, reported in the error's errors[] as {path, message}.
+ */
+list?: {
+/**
+ * Where the entries are (context: body, headers, status), e.g. "{{body.errors}}".
+ */
+items: string
+/**
+ * Path of one entry (context: entry); default "/".
+ */
+path?: string
+/**
+ * Message of one entry (context: entry); default entry.message, or the entry itself when it is a string.
+ */
+message?: string
+}
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -283,9 +312,24 @@ in_body?: BodyErrorRule[]
  */
 export interface BodyErrorRule {
 /**
- * A Handlebars template (see README: Templates).
+ * A template; the rule applies when it is truthy. Use either when or match.
  */
-when: string
+when?: string
+/**
+ * A table lookup: the rule applies when the value at path is one of `in`. In message and retry_after_seconds, `matched` is the array element the first * stood for.
+ */
+match?: {
+/**
+ * Dotted path from body, headers or status; * stands for any element of an array, e.g. body.errors.*.extensions.code.
+ */
+path: string
+/**
+ * The values that match.
+ * 
+ * @minItems 1
+ */
+in: [(string | number | boolean), ...((string | number | boolean))[]]
+}
 code: ("upstream_rate_limited" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_unavailable" | "upstream_error")
 /**
  * A Handlebars template (see README: Templates).
@@ -295,6 +339,14 @@ message?: string
  * For upstream_rate_limited: seconds until the budget resets.
  */
 retry_after_seconds?: string
+/**
+ * The upstream did not run the request (a limit refused it before execution), so it is retried like a list even for create and update; default false.
+ */
+not_executed?: boolean
+/**
+ * Only for responses with one of these HTTP statuses.
+ */
+status?: number[]
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -471,6 +523,37 @@ params: {
  * How records deleted upstream are detected; default full_refresh.
  */
 deletes?: ("full_refresh" | "none")
+/**
+ * Incremental runs: records removed upstream since the last run (deleted, archived), read from another list such as an activity log and deleted from search. With for_each, that list is read once per parent, with the same param.
+ */
+removals?: {
+/**
+ * The entity whose list reports removals (e.g. activity_logs).
+ */
+entity: string
+/**
+ * Fixed params of that list.
+ */
+params?: {
+[k: string]: unknown | undefined
+}
+/**
+ * That list's param set to the last run's high-water mark (incremental.cursor_field).
+ */
+since_param: string
+/**
+ * How since_param is written; default iso8601.
+ */
+format?: ("iso8601" | "date" | "unix_seconds")
+/**
+ * Which entries are removals (context: record); default every entry.
+ */
+when?: string
+/**
+ * The removed record's primary key (context: record).
+ */
+id: string
+}
 /**
  * Sync this entity once per record of a parent entity's list (e.g. items per board).
  */

@@ -968,6 +968,29 @@ export interface components {
         };
         /** IntercomTeamsListParams */
         IntercomTeamsListParams: Record<string, never>;
+        /** MondayActivityLogsListParams */
+        MondayActivityLogsListParams: {
+            /** @description The board */
+            board_id: string;
+            /**
+             * Format: date-time
+             * @description Only entries at or after this time (ISO 8601)
+             */
+            from?: string;
+            /** @description Only entries about these items */
+            item_ids?: string[];
+            /** @description Entries per page (default 25) */
+            limit?: number;
+            /** @description Page number, starting at 1 */
+            page?: number;
+            /**
+             * Format: date-time
+             * @description Only entries at or before this time (ISO 8601)
+             */
+            to?: string;
+            /** @description Only entries by these users */
+            user_ids?: string[];
+        };
         /** MondayBoardsGetParams */
         MondayBoardsGetParams: {
             /** @description The board's id */
@@ -990,6 +1013,31 @@ export interface components {
             state?: "active" | "all" | "archived" | "deleted";
             /** @description Only boards in these workspaces */
             workspace_ids?: string[];
+        };
+        /** MondayColumnsCreateParams */
+        MondayColumnsCreateParams: {
+            /** @description Place the column after this one */
+            after_column_id?: string;
+            /** @description The board */
+            board_id: string;
+            /**
+             * @description The column type
+             * @enum {string}
+             */
+            column_type: "text" | "long_text" | "numbers" | "status" | "date" | "people" | "checkbox" | "dropdown" | "email" | "link" | "phone" | "timeline" | "tags" | "rating";
+            /** @description Initial settings, e.g. {"labels": {"1": "Done"}} for status */
+            defaults?: Record<string, never>;
+            /** @description The column's description */
+            description?: string;
+            /** @description The column id to use (default generated) */
+            id?: string;
+            /** @description The column's title */
+            title: string;
+        };
+        /** MondayColumnsListParams */
+        MondayColumnsListParams: {
+            /** @description The board */
+            board_id: string;
         };
         /**
          * MondayExecuteRequest
@@ -1135,10 +1183,85 @@ export interface components {
             params: components["schemas"]["MondayUpdatesCreateParams"];
         } | {
             /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "updates";
+            params: components["schemas"]["MondayUpdatesUpdateParams"];
+        } | {
+            /** @constant */
             action: "search";
             /** @constant */
             entity: "updates";
             params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["MondayGroupsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["MondayGroupsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "columns";
+            params: components["schemas"]["MondayColumnsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "columns";
+            params: components["schemas"]["MondayColumnsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "subitems";
+            params: components["schemas"]["MondaySubitemsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subitems";
+            params: components["schemas"]["MondaySubitemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "activity_logs";
+            params: components["schemas"]["MondayActivityLogsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "me";
+            params?: components["schemas"]["MondayMeGetParams"];
+        };
+        /** MondayGroupsCreateParams */
+        MondayGroupsCreateParams: {
+            /** @description The board */
+            board_id: string;
+            /** @description Hex color, e.g. #ff642e */
+            group_color?: string;
+            /** @description The group's title */
+            group_name: string;
+            /**
+             * @description Before or after relative_to
+             * @enum {string}
+             */
+            position_relative_method?: "before_at" | "after_at";
+            /** @description A group id to place the new group next to */
+            relative_to?: string;
+        };
+        /** MondayGroupsListParams */
+        MondayGroupsListParams: {
+            /** @description The board */
+            board_id: string;
         };
         /** MondayItemsCreateParams */
         MondayItemsCreateParams: {
@@ -1176,12 +1299,35 @@ export interface components {
         MondayItemsUpdateParams: {
             /** @description The item's board */
             board_id: string;
-            /** @description Column values by column id (same forms as create) */
-            column_values: Record<string, never>;
+            /** @description Column values by column id (same forms as create); give this, state, or both */
+            column_values?: Record<string, never>;
             /** @description Create status/dropdown labels that do not exist yet */
             create_labels_if_missing?: boolean;
             /** @description The item's id */
             id: string;
+            /**
+             * @description archived: archive_item; deleted: delete_item (monday keeps deleted items 30 days in the trash)
+             * @enum {string}
+             */
+            state?: "archived" | "deleted";
+        };
+        /** MondayMeGetParams */
+        MondayMeGetParams: Record<string, never>;
+        /** MondaySubitemsCreateParams */
+        MondaySubitemsCreateParams: {
+            /** @description Column values of the subitems board, by column id */
+            column_values?: Record<string, never>;
+            /** @description Create status/dropdown labels that do not exist yet */
+            create_labels_if_missing?: boolean;
+            /** @description The subitem's name */
+            item_name: string;
+            /** @description The parent item */
+            parent_item_id: string;
+        };
+        /** MondaySubitemsListParams */
+        MondaySubitemsListParams: {
+            /** @description The parent item */
+            item_id: string;
         };
         /** MondayTagsGetParams */
         MondayTagsGetParams: {
@@ -1211,12 +1357,34 @@ export interface components {
         };
         /** MondayUpdatesListParams */
         MondayUpdatesListParams: {
-            /** @description Only the updates on this item */
+            /**
+             * Format: date-time
+             * @description Only updates created at or after this time (ISO 8601)
+             */
+            from_date?: string;
+            /** @description Only the updates on this item (from_date and to_date then do not apply) */
             item_id?: string;
             /** @description Updates per page (default 25, at most 100) */
             limit?: number;
             /** @description Page number, starting at 1 */
             page?: number;
+            /**
+             * Format: date-time
+             * @description Only updates created at or before this time (ISO 8601)
+             */
+            to_date?: string;
+        };
+        /** MondayUpdatesUpdateParams */
+        MondayUpdatesUpdateParams: {
+            /** @description The new text (HTML allowed) */
+            body?: string;
+            /** @description The update's id */
+            id: string;
+            /**
+             * @description deleted: delete the update
+             * @enum {string}
+             */
+            state?: "deleted";
         };
         /** MondayUsersGetParams */
         MondayUsersGetParams: {

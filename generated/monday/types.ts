@@ -39,38 +39,50 @@ export interface MondayUsersRecord {
 id: string
 name: string
 email: string
-enabled?: (boolean | null)
-is_admin?: (boolean | null)
-is_guest?: (boolean | null)
-is_pending?: (boolean | null)
-is_verified?: (boolean | null)
-is_view_only?: (boolean | null)
+/**
+ * Activation status (2026-10 replaced enabled and is_pending)
+ */
+status?: ("ACTIVE" | "INACTIVE" | "PENDING" | null)
+/**
+ * admin, member, guest or view_only (2026-10 replaced is_admin, is_guest and is_view_only)
+ */
+kind?: (string | null)
+/**
+ * Replaces is_verified
+ */
+is_email_confirmed?: (boolean | null)
+is_deleted?: (boolean | null)
 title?: (string | null)
 location?: (string | null)
 phone?: (string | null)
 mobile_phone?: (string | null)
-/**
- * YYYY-MM-DD
- */
 birthday?: (string | null)
 country_code?: (string | null)
 current_language?: (string | null)
 /**
- * ISO 8601
+ * ISO 8601 date-time
  */
-created_at?: (string | null)
+created_at?: string
 /**
- * YYYY-MM-DD
+ * ISO 8601 date-time (replaces join_date)
  */
-join_date?: (string | null)
+became_active_at?: (string | null)
 /**
  * ISO 8601
  */
 last_activity?: (string | null)
 time_zone_identifier?: (string | null)
 utc_hours_diff?: (number | null)
-photo_original?: (string | null)
-photo_thumb?: (string | null)
+/**
+ * Profile photo URLs by size (replaces photo_original and photo_thumb)
+ */
+photo_url?: ({
+original?: (string | null)
+small?: (string | null)
+thumb?: (string | null)
+thumb_small?: (string | null)
+tiny?: (string | null)
+} | null)
 url?: (string | null)
 teams?: ({
 id: string
@@ -120,22 +132,21 @@ export interface MondayUsersSearchRecord {
 id?: (string | null)
 name?: (string | null)
 email?: (string | null)
-enabled?: (boolean | null)
-is_admin?: (boolean | null)
-is_guest?: (boolean | null)
-is_pending?: (boolean | null)
-is_verified?: (boolean | null)
-is_view_only?: (boolean | null)
+status?: (string | null)
+kind?: (string | null)
+is_email_confirmed?: (boolean | null)
+is_deleted?: (boolean | null)
 title?: (string | null)
 location?: (string | null)
 phone?: (string | null)
 mobile_phone?: (string | null)
 country_code?: (string | null)
 created_at?: (string | null)
-join_date?: (string | null)
+became_active_at?: (string | null)
 last_activity?: (string | null)
 time_zone_identifier?: (string | null)
 utc_hours_diff?: (number | null)
+photo_url?: unknown
 teams?: (unknown[] | null)
 }
 
@@ -330,9 +341,11 @@ title?: (string | null)
 type: string
 description?: (string | null)
 /**
- * The column's settings as a JSON string (status labels, ...)
+ * The column's settings (status labels, ...); replaces settings_str, deprecated since 2025-10
  */
-settings_str?: (string | null)
+settings?: ({
+
+} | null)
 archived?: (boolean | null)
 width?: (number | null)
 } | null)[] | null)
@@ -434,6 +447,14 @@ text?: (string | null)
  * The raw value as a JSON string (null when empty)
  */
 value?: (string | null)
+/**
+ * What monday shows for mirror, connect-boards, dependency and formula columns, whose text is empty
+ */
+display_value?: (string | null)
+/**
+ * Linked items of connect-boards and dependency columns
+ */
+linked_item_ids?: (string[] | null)
 column?: ({
 title?: (string | null)
 } | null)
@@ -505,15 +526,19 @@ id: string
  */
 board_id: string
 /**
- * Column values by column id (same forms as create)
+ * Column values by column id (same forms as create); give this, state, or both
  */
-column_values: {
+column_values?: {
 
 }
 /**
  * Create status/dropdown labels that do not exist yet
  */
 create_labels_if_missing?: boolean
+/**
+ * archived: archive_item; deleted: delete_item (monday keeps deleted items 30 days in the trash)
+ */
+state?: ("archived" | "deleted")
 }
 
 export interface MondayItemsSearchRecord {
@@ -584,9 +609,17 @@ limit?: number
  */
 page?: number
 /**
- * Only the updates on this item
+ * Only the updates on this item (from_date and to_date then do not apply)
  */
 item_id?: string
+/**
+ * Only updates created at or after this time (ISO 8601)
+ */
+from_date?: string
+/**
+ * Only updates created at or before this time (ISO 8601)
+ */
+to_date?: string
 }
 
 export interface MondayUpdatesGetParams {
@@ -607,6 +640,21 @@ item_id: string
 body: string
 }
 
+export interface MondayUpdatesUpdateParams {
+/**
+ * The update's id
+ */
+id: string
+/**
+ * The new text (HTML allowed)
+ */
+body?: string
+/**
+ * deleted: delete the update
+ */
+state?: "deleted"
+}
+
 export interface MondayUpdatesSearchRecord {
 id?: (string | null)
 body?: (string | null)
@@ -619,6 +667,274 @@ edited_at?: (string | null)
 creator?: unknown
 replies?: (unknown[] | null)
 likes?: (unknown[] | null)
+}
+
+export interface MondayGroupsRecord {
+id: string
+title: string
+color?: (string | null)
+position?: (string | null)
+archived?: (boolean | null)
+deleted?: (boolean | null)
+/**
+ * The board (from the request)
+ */
+board_id: string
+}
+
+export interface MondayGroupsListParams {
+/**
+ * The board
+ */
+board_id: string
+}
+
+export interface MondayGroupsCreateParams {
+/**
+ * The board
+ */
+board_id: string
+/**
+ * The group's title
+ */
+group_name: string
+/**
+ * Hex color, e.g. #ff642e
+ */
+group_color?: string
+/**
+ * A group id to place the new group next to
+ */
+relative_to?: string
+/**
+ * Before or after relative_to
+ */
+position_relative_method?: ("before_at" | "after_at")
+}
+
+export interface MondayColumnsRecord {
+id: string
+title: string
+/**
+ * Column type (status, date, people, numbers, text, mirror, board_relation, ...)
+ */
+type: string
+description?: (string | null)
+/**
+ * The column's settings (status labels, ...)
+ */
+settings?: ({
+
+} | null)
+archived?: (boolean | null)
+width?: (number | null)
+/**
+ * The board (from the request)
+ */
+board_id: string
+}
+
+export interface MondayColumnsListParams {
+/**
+ * The board
+ */
+board_id: string
+}
+
+export interface MondayColumnsCreateParams {
+/**
+ * The board
+ */
+board_id: string
+/**
+ * The column's title
+ */
+title: string
+/**
+ * The column type
+ */
+column_type: ("text" | "long_text" | "numbers" | "status" | "date" | "people" | "checkbox" | "dropdown" | "email" | "link" | "phone" | "timeline" | "tags" | "rating")
+/**
+ * The column id to use (default generated)
+ */
+id?: string
+/**
+ * The column's description
+ */
+description?: string
+/**
+ * Initial settings, e.g. {"labels": {"1": "Done"}} for status
+ */
+defaults?: {
+
+}
+/**
+ * Place the column after this one
+ */
+after_column_id?: string
+}
+
+export interface MondaySubitemsRecord {
+id: string
+name: string
+state?: ("active" | "archived" | "deleted" | null)
+/**
+ * ISO 8601
+ */
+created_at?: (string | null)
+/**
+ * ISO 8601
+ */
+updated_at?: (string | null)
+creator_id?: (string | null)
+url?: (string | null)
+relative_link?: (string | null)
+email?: (string | null)
+/**
+ * The parent item (from the request)
+ */
+parent_item_id?: (string | null)
+board?: ({
+id?: string
+name?: (string | null)
+} | null)
+group?: ({
+id?: string
+title?: (string | null)
+color?: (string | null)
+} | null)
+column_values?: ({
+id: string
+type: string
+text?: (string | null)
+value?: (string | null)
+display_value?: (string | null)
+linked_item_ids?: (string[] | null)
+column?: ({
+title?: (string | null)
+} | null)
+}[] | null)
+subscribers?: (({
+id?: string
+name?: (string | null)
+} | null)[] | null)
+}
+
+export interface MondaySubitemsListParams {
+/**
+ * The parent item
+ */
+item_id: string
+}
+
+export interface MondaySubitemsCreateParams {
+/**
+ * The parent item
+ */
+parent_item_id: string
+/**
+ * The subitem's name
+ */
+item_name: string
+/**
+ * Column values of the subitems board, by column id
+ */
+column_values?: {
+
+}
+/**
+ * Create status/dropdown labels that do not exist yet
+ */
+create_labels_if_missing?: boolean
+}
+
+export interface MondayActivityLogsRecord {
+id: string
+/**
+ * create_pulse, update_column_value, update_name, archive_pulse, delete_pulse, create_group, ...
+ */
+event: string
+/**
+ * pulse (an item) or board
+ */
+entity?: (string | null)
+user_id?: (string | null)
+account_id?: (string | null)
+/**
+ * monday's timestamp: Unix time in units of 100 nanoseconds, as a string
+ */
+created_at?: (string | null)
+/**
+ * The event's details as a JSON string (board_id, pulse_id, column_id, ...)
+ */
+data?: (string | null)
+/**
+ * The item the entry is about (data.pulse_id), null for board events
+ */
+item_id?: (string | null)
+/**
+ * The board (from the request)
+ */
+board_id?: string
+}
+
+export interface MondayActivityLogsListParams {
+/**
+ * The board
+ */
+board_id: string
+/**
+ * Only entries at or after this time (ISO 8601)
+ */
+from?: string
+/**
+ * Only entries at or before this time (ISO 8601)
+ */
+to?: string
+/**
+ * Only entries about these items
+ */
+item_ids?: string[]
+/**
+ * Only entries by these users
+ */
+user_ids?: string[]
+/**
+ * Entries per page (default 25)
+ */
+limit?: number
+/**
+ * Page number, starting at 1
+ */
+page?: number
+}
+
+export interface MondayMeRecord {
+id: string
+name: string
+email: string
+kind?: (string | null)
+status?: ("ACTIVE" | "INACTIVE" | "PENDING" | null)
+title?: (string | null)
+time_zone_identifier?: (string | null)
+created_at?: (string | null)
+account?: ({
+id?: string
+name?: (string | null)
+slug?: (string | null)
+tier?: (string | null)
+country_code?: (string | null)
+plan?: ({
+tier?: (string | null)
+max_users?: (number | null)
+period?: (string | null)
+version?: (number | null)
+} | null)
+} | null)
+}
+
+export interface MondayMeGetParams {
+
 }
 
 /** Every entity → action → { params, result } of monday. */
@@ -653,12 +969,31 @@ export interface MondayActions {
     list: { params: MondayUpdatesListParams; result: { data: MondayUpdatesRecord[]; meta: MondayListMeta } };
     get: { params: MondayUpdatesGetParams; result: { data: MondayUpdatesRecord } };
     create: { params: MondayUpdatesCreateParams; result: { data: MondayUpdatesRecord } };
+    update: { params: MondayUpdatesUpdateParams; result: { data: MondayUpdatesRecord } };
+  };
+  groups: {
+    list: { params: MondayGroupsListParams; result: { data: MondayGroupsRecord[]; meta: MondayListMeta } };
+    create: { params: MondayGroupsCreateParams; result: { data: MondayGroupsRecord } };
+  };
+  columns: {
+    list: { params: MondayColumnsListParams; result: { data: MondayColumnsRecord[]; meta: MondayListMeta } };
+    create: { params: MondayColumnsCreateParams; result: { data: MondayColumnsRecord } };
+  };
+  subitems: {
+    list: { params: MondaySubitemsListParams; result: { data: MondaySubitemsRecord[]; meta: MondayListMeta } };
+    create: { params: MondaySubitemsCreateParams; result: { data: MondaySubitemsRecord } };
+  };
+  activity_logs: {
+    list: { params: MondayActivityLogsListParams; result: { data: MondayActivityLogsRecord[]; meta: MondayListMeta } };
+  };
+  me: {
+    get: { params: MondayMeGetParams; result: { data: MondayMeRecord } };
   };
 }
 
 /** Searchable entities of monday (hosted mode): result record and field → search type. */
 export interface MondaySearch {
-  users: { record: MondayUsersSearchRecord; fields: { "id": "string"; "name": "string"; "email": "string"; "enabled": "boolean"; "is_admin": "boolean"; "is_guest": "boolean"; "is_pending": "boolean"; "is_verified": "boolean"; "is_view_only": "boolean"; "title": "string"; "location": "string"; "phone": "string"; "mobile_phone": "string"; "country_code": "string"; "created_at": "string"; "join_date": "string"; "last_activity": "string"; "time_zone_identifier": "string"; "utc_hours_diff": "integer"; "teams": "array" } };
+  users: { record: MondayUsersSearchRecord; fields: { "id": "string"; "name": "string"; "email": "string"; "status": "string"; "kind": "string"; "is_email_confirmed": "boolean"; "is_deleted": "boolean"; "title": "string"; "location": "string"; "phone": "string"; "mobile_phone": "string"; "country_code": "string"; "created_at": "string"; "became_active_at": "string"; "last_activity": "string"; "time_zone_identifier": "string"; "utc_hours_diff": "number"; "photo_url": "object"; "teams": "array" } };
   teams: { record: MondayTeamsSearchRecord; fields: { "id": "string"; "name": "string"; "picture_url": "string"; "is_guest": "boolean"; "users": "array"; "owners": "array" } };
   workspaces: { record: MondayWorkspacesSearchRecord; fields: { "id": "string"; "name": "string"; "kind": "string"; "description": "string"; "state": "string"; "created_at": "string"; "is_default_workspace": "boolean"; "settings": "object"; "owners_subscribers": "array"; "teams_subscribers": "array" } };
   tags: { record: MondayTagsSearchRecord; fields: { "id": "string"; "name": "string"; "color": "string" } };

@@ -5,9 +5,10 @@
  */
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
-import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport } from '../http/upstream-transport.ts';
 import { checkBaseUrl } from './base-url.ts';
+import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -137,6 +138,15 @@ export class ConnectorRuntime {
     const m = manifest.manifest;
     const config: Record<string, unknown> = {};
     for (const [k, def] of Object.entries(m.config ?? {})) if (def?.default !== undefined) config[k] = def.default;
+    // A value outside a setting's enum is refused rather than sent (e.g. an API version the
+    // upstream no longer serves, which monday would silently answer with another version).
+    for (const [k, v] of Object.entries(options.config ?? {})) {
+      const allowed = m.config?.[k]?.enum;
+      if (allowed !== undefined && !allowed.includes(v as never)) {
+        const message = `must be one of: ${allowed.map(String).join(', ')}`;
+        throw new SwitchboardError('invalid_params', `Invalid config ${k} for ${m.type}: ${message}`, { errors: [{ path: `/config/${k}`, message }] });
+      }
+    }
     Object.assign(config, options.config ?? {});
     if (options.region !== undefined) config['region'] = options.region;
     this.config = config;
@@ -429,9 +439,11 @@ export class ConnectorRuntime {
         continue;
       }
       const retryable = failure.code === 'upstream_rate_limited' || failure.code === 'upstream_unavailable';
-      if (!retryable || stats.attempts >= maxAttempts) throw this.finalize(failure, stats, maxAttempts);
+      // A create/update the upstream says it did not run (error rule not_executed) is safe to retry.
+      const allowed = failure.details['not_executed'] === true ? this.retry.maxAttempts : maxAttempts;
+      if (!retryable || stats.attempts >= allowed) throw this.finalize(failure, stats, allowed);
       const delay = serverDelay ?? backoffDelayMs(stats.attempts, this.retry, this.options.random);
-      if (delay > this.retry.maxDelayMs) throw this.finalize(failure, stats, maxAttempts);
+      if (delay > this.retry.maxDelayMs) throw this.finalize(failure, stats, allowed);
       stats.retries += 1;
       stats.waitedMs += delay;
       await sleep(delay);
@@ -469,28 +481,29 @@ export class ConnectorRuntime {
           details: { ...base, content_type: res.headers.get('content-type') },
         });
       }
-      for (const rule of this.manifest.bodyErrors) {
-        if (!truthy(rule.when.render(ctx))) continue;
-        const msg = rule.message?.render(ctx);
-        const retryAfter = rule.retryAfterSeconds?.render(ctx);
-        const retryMs = typeof retryAfter === 'number' ? retryAfter * 1000 : typeof retryAfter === 'string' && retryAfter !== '' && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
-        return new SwitchboardError(rule.code as ErrorCode, `${this.manifest.type}: ${typeof msg === 'string' && msg !== '' ? msg : 'the upstream reported an error'}`, {
-          details: { ...base, ...(retryMs !== undefined ? { retry_after_ms: retryMs } : {}) },
-        });
-      }
+      const ruled = applyErrorRules(this.manifest, this.manifest.bodyErrors, ctx, base);
+      if (ruled !== undefined) return ruled;
       return { status: res.status, headers: res.headers, body, ctx };
+    }
+    const ruled = applyErrorRules(this.manifest, this.manifest.statusErrors, ctx, base);
+    if (ruled !== undefined) {
+      // A rate limit without a wait of its own still honours Retry-After.
+      const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(res.headers, this.retry) : undefined;
+      if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
+      return ruled;
     }
     const upstreamMessage = this.manifest.errorMessage?.render(ctx);
     const msg = typeof upstreamMessage === 'string' && upstreamMessage !== '' ? upstreamMessage : undefined;
     const say = (fallback: string): string => `${this.manifest.type}: ${msg ?? fallback}`;
+    const errors = upstreamErrorEntries(this.manifest, ctx);
     const s = res.status;
-    if (s === 401 || s === 403) return new SwitchboardError('upstream_credentials_rejected', say(`credentials rejected (HTTP ${s})`), { details: base });
-    if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { details: base });
+    if (s === 401 || s === 403) return new SwitchboardError('upstream_credentials_rejected', say(`credentials rejected (HTTP ${s})`), { errors, details: base });
+    if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { errors, details: base });
     if (s === 429) {
       const delay = serverRetryDelayMs(res.headers, this.retry);
-      return new SwitchboardError('upstream_rate_limited', say('rate limited'), { details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
+      return new SwitchboardError('upstream_rate_limited', say('rate limited'), { errors, details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
     }
-    if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { details: base });
-    return new SwitchboardError('upstream_rejected', say(`the request was refused (HTTP ${s})`), { details: base });
+    if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { errors, details: base });
+    return new SwitchboardError('upstream_rejected', say(`the request was refused (HTTP ${s})`), { errors, details: base });
   }
 }

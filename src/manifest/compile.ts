@@ -57,10 +57,20 @@ export interface CompiledAuthVariant {
 }
 
 export interface CompiledBodyErrorRule {
-  when: Template;
+  /** The rule's test: null when it does not apply, else the extra template context (`matched`). */
+  test: (ctx: Record<string, unknown>) => Record<string, unknown> | null;
   code: BodyErrorRule['code'];
   message?: Template;
   retryAfterSeconds?: Template;
+  /** The upstream did not run the request: retry it even when the action is not retry-safe. */
+  notExecuted: boolean;
+}
+
+/** errors.list compiled: where the error entries are and how each is shown. */
+export interface CompiledErrorList {
+  items: Template;
+  path?: Template;
+  message?: Template;
 }
 
 /** A loaded connector: the manifest as written plus its compiled forms. */
@@ -73,6 +83,9 @@ export interface LoadedManifest {
   entities: Map<string, CompiledEntity>;
   errorMessage?: Template;
   bodyErrors: CompiledBodyErrorRule[];
+  /** errors.on_status: rules for non-2xx responses. */
+  statusErrors: CompiledBodyErrorRule[];
+  errorList?: CompiledErrorList;
 }
 
 export function compileTree(value: unknown): TemplateTree {

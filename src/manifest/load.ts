@@ -9,7 +9,8 @@ import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject } from 'ajv';
 import type { AuthVariant, Manifest } from '../../generated/manifest.ts';
 import { SwitchboardError } from '../errors/index.ts';
-import { compileTemplate, TemplateSyntaxError, type Template } from '../templates/index.ts';
+import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
+import { compileErrorMatch } from './error-match.ts';
 import { createAjv } from './ajv.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
 import { credentialsSchema, paramsSchema } from './schemas.ts';
@@ -249,6 +250,7 @@ const REQUEST_ROOTS = new Set(['params', 'credentials', 'config']);
 const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
 // Error rules are connector-wide: they may read the failing action's params, unchecked by name.
 const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
+const MATCH_ROOTS = new Set([...ERROR_ROOTS, 'matched']);
 const AUTH_ROOTS = new Set(['credentials', 'config']);
 
 function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
@@ -300,14 +302,41 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
 
   // Errors.
   const errorMessage = m.errors?.message !== undefined ? check.template(['errors', 'message'], m.errors.message, { roots: ERROR_ROOTS, config }) : undefined;
-  const bodyErrors: LoadedManifest['bodyErrors'] = [];
-  (m.errors?.in_body ?? []).forEach((rule, i) => {
-    const scope: Scope = { roots: ERROR_ROOTS, config };
-    const when = check.template(['errors', 'in_body', i, 'when'], rule.when, scope);
-    const message = rule.message !== undefined ? check.template(['errors', 'in_body', i, 'message'], rule.message, scope) : undefined;
-    const retry = rule.retry_after_seconds !== undefined ? check.template(['errors', 'in_body', i, 'retry_after_seconds'], rule.retry_after_seconds, scope) : undefined;
-    if (when) bodyErrors.push({ when, code: rule.code, ...(message ? { message } : {}), ...(retry ? { retryAfterSeconds: retry } : {}) });
-  });
+  const errorRules = (key: 'in_body' | 'on_status'): LoadedManifest['bodyErrors'] => {
+    const out: LoadedManifest['bodyErrors'] = [];
+    (m.errors?.[key] ?? []).forEach((rule, i) => {
+      const at = ['errors', key, i];
+      // A match rule's templates may also read `matched`, the error entry that matched.
+      const scope: Scope = { roots: rule.match !== undefined ? MATCH_ROOTS : ERROR_ROOTS, config };
+      if ((rule.match === undefined) === (rule.when === undefined)) check.add(at, 'an error rule needs exactly one of when (a template) or match (a path and values)');
+      let test: LoadedManifest['bodyErrors'][number]['test'] | undefined;
+      if (rule.match !== undefined) test = compileErrorMatch(rule.match.path, rule.match.in);
+      else if (rule.when !== undefined) {
+        const when = check.template([...at, 'when'], rule.when, scope);
+        if (when) test = (ctx) => (truthy(when.render(ctx)) ? {} : null);
+      }
+      if (rule.status !== undefined && test !== undefined) {
+        const statuses = new Set(rule.status);
+        const inner = test;
+        test = (ctx) => (statuses.has(ctx['status'] as number) ? inner(ctx) : null);
+      }
+      const message = rule.message !== undefined ? check.template([...at, 'message'], rule.message, scope) : undefined;
+      const retry = rule.retry_after_seconds !== undefined ? check.template([...at, 'retry_after_seconds'], rule.retry_after_seconds, scope) : undefined;
+      if (test) out.push({ test, code: rule.code, notExecuted: rule.not_executed === true, ...(message ? { message } : {}), ...(retry ? { retryAfterSeconds: retry } : {}) });
+    });
+    return out;
+  };
+  const bodyErrors = errorRules('in_body');
+  const statusErrors = errorRules('on_status');
+  let errorList: LoadedManifest['errorList'];
+  const el = m.errors?.list;
+  if (el !== undefined) {
+    const items = check.template(['errors', 'list', 'items'], el.items, { roots: ERROR_ROOTS, config });
+    const entryScope: Scope = { roots: new Set(['entry']), config };
+    const path = el.path !== undefined ? check.template(['errors', 'list', 'path'], el.path, entryScope) : undefined;
+    const message = el.message !== undefined ? check.template(['errors', 'list', 'message'], el.message, entryScope) : undefined;
+    if (items) errorList = { items, ...(path ? { path } : {}), ...(message ? { message } : {}) };
+  }
 
   const listMeta = Object.keys(m.list_meta ?? {});
   for (const [k, schema] of Object.entries(m.list_meta ?? {})) {
@@ -404,7 +433,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       if (pg !== undefined) {
         const pat = [...at, 'pagination'];
         if ('param' in pg && params[pg.param] === undefined) check.add([...pat, 'param'], `pagination param "${pg.param}" is not a declared param of this action`);
-        if (pg.type === 'offset' && params[pg.limit_param] === undefined) check.add([...pat, 'limit_param'], `"${pg.limit_param}" is not a declared param of this action`);
+        if ((pg.type === 'offset' || pg.type === 'page') && pg.limit_param !== undefined && params[pg.limit_param] === undefined) check.add([...pat, 'limit_param'], `"${pg.limit_param}" is not a declared param of this action`);
         const next = pg.type === 'cursor' || pg.type === 'graphql_cursor' ? check.template([...pat, 'next'], pg.next, resScope) : undefined;
         const hasMore = 'has_more' in pg && pg.has_more !== undefined ? check.template([...pat, 'has_more'], pg.has_more, resScope) : undefined;
         pagination = { def: pg, ...(next ? { next } : {}), ...(hasMore ? { hasMore } : {}) };
@@ -457,6 +486,21 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         if ((entity.actions['list']?.params ?? {})[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
         check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
       }
+      if (sync.removals !== undefined) {
+        const rm = sync.removals;
+        const rat = [...sat, 'removals'];
+        const source = m.entities[rm.entity];
+        const lp = source?.actions['list']?.params ?? {};
+        if (source === undefined || source.actions['list'] === undefined) check.add([...rat, 'entity'], `"${rm.entity}" is not an entity with a list action`);
+        else {
+          if (lp[rm.since_param] === undefined) check.add([...rat, 'since_param'], `"${rm.since_param}" is not a param of ${rm.entity}.list`);
+          for (const k of Object.keys(rm.params ?? {})) if (lp[k] === undefined) check.add([...rat, 'params', k], `"${k}" is not a param of ${rm.entity}.list`);
+          if (sync.for_each !== undefined && lp[sync.for_each.param] === undefined) check.add([...rat, 'entity'], `with for_each, ${rm.entity}.list needs the param "${sync.for_each.param}" too`);
+        }
+        if (sync.incremental === undefined) check.add(rat, 'removals need incremental (they apply to incremental runs, since the last high-water mark)');
+        check.template([...rat, 'id'], rm.id, { roots: new Set(['record']), config });
+        if (rm.when !== undefined) check.template([...rat, 'when'], rm.when, { roots: new Set(['record']), config });
+      }
       if (sync.hydrate !== undefined) {
         const get = entity.actions['get'];
         if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);
@@ -467,6 +511,12 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
           }
         }
       }
+    }
+    if (entity.search !== undefined && entity.sync === undefined) {
+      check.add(
+        [...base, 'search'],
+        'search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity\'s search would always return []. Add sync (e.g. sync: { action: list }) or remove search',
+      );
     }
     if (entity.search !== undefined) {
       for (const [field, source] of Object.entries(entity.search.sources ?? {})) {
@@ -486,5 +536,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     entities,
     ...(errorMessage ? { errorMessage } : {}),
     bodyErrors,
+    statusErrors,
+    ...(errorList ? { errorList } : {}),
   };
 }

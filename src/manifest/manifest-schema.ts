@@ -203,20 +203,51 @@ export const MANIFEST_SCHEMA = {
         message: { ...template, description: "Where the upstream's own error message is in an error body (context: body, headers, status)." },
         in_body: {
           type: 'array',
-          description: 'Errors reported inside a 2xx body (GraphQL). The first rule whose when is truthy applies.',
+          description: 'Errors reported inside a 2xx body (GraphQL). The first rule that matches applies.',
           items: { $ref: '#/definitions/BodyErrorRule' },
+        },
+        on_status: {
+          type: 'array',
+          description: 'Rules for non-2xx responses, checked before the default status mapping (401/403, 404, 429, 5xx, other 4xx). The first rule that matches applies.',
+          items: { $ref: '#/definitions/BodyErrorRule' },
+        },
+        list: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['items'],
+          description: "Every error entry of an error body, reported in the error's errors[] as {path, message}.",
+          properties: {
+            items: { ...template, description: 'Where the entries are (context: body, headers, status), e.g. "{{body.errors}}".' },
+            path: { ...template, description: 'Path of one entry (context: entry); default "/".' },
+            message: { ...template, description: 'Message of one entry (context: entry); default entry.message, or the entry itself when it is a string.' },
+          },
         },
       },
     },
     BodyErrorRule: {
       type: 'object',
       additionalProperties: false,
-      required: ['when', 'code'],
+      required: ['code'],
       properties: {
-        when: template,
+        when: { ...template, description: 'A template; the rule applies when it is truthy. Use either when or match.' },
+        match: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['path', 'in'],
+          description: 'A table lookup: the rule applies when the value at path is one of `in`. In message and retry_after_seconds, `matched` is the array element the first * stood for.',
+          properties: {
+            path: { type: 'string', pattern: '^(body|headers|status)(\\.([A-Za-z0-9_-]+|\\*))*$', description: 'Dotted path from body, headers or status; * stands for any element of an array, e.g. body.errors.*.extensions.code.' },
+            in: { type: 'array', minItems: 1, items: { type: ['string', 'number', 'boolean'] }, description: 'The values that match.' },
+          },
+        },
         code: { enum: ['upstream_rate_limited', 'upstream_credentials_rejected', 'upstream_not_found', 'upstream_rejected', 'upstream_unavailable', 'upstream_error'] },
         message: template,
         retry_after_seconds: { ...template, description: 'For upstream_rate_limited: seconds until the budget resets.' },
+        not_executed: {
+          type: 'boolean',
+          description: 'The upstream did not run the request (a limit refused it before execution), so it is retried like a list even for create and update; default false.',
+        },
+        status: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 }, description: 'Only for responses with one of these HTTP statuses.' },
       },
     },
     Param: {
@@ -321,6 +352,8 @@ export const MANIFEST_SCHEMA = {
             param: { type: 'string' },
             start: { type: 'integer', description: 'First page number; default 1.' },
             has_more: { ...template, description: 'Optional; false ends. Without it, an empty page ends.' },
+            limit_param: { type: 'string', description: 'Optional: the page-size param; a page with fewer records than the page size ends.' },
+            default_limit: { type: 'integer', minimum: 1, description: 'With limit_param: the page size the request sends when the param is absent.' },
           },
         },
         {
@@ -370,6 +403,21 @@ export const MANIFEST_SCHEMA = {
           properties: { action: { const: 'get' }, params: { type: 'object', additionalProperties: template } },
         },
         deletes: { enum: ['full_refresh', 'none'], description: 'How records deleted upstream are detected; default full_refresh.' },
+        removals: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['entity', 'since_param', 'id'],
+          description:
+            'Incremental runs: records removed upstream since the last run (deleted, archived), read from another list such as an activity log and deleted from search. With for_each, that list is read once per parent, with the same param.',
+          properties: {
+            entity: { type: 'string', description: 'The entity whose list reports removals (e.g. activity_logs).' },
+            params: { type: 'object', additionalProperties: true, description: 'Fixed params of that list.' },
+            since_param: { type: 'string', description: "That list's param set to the last run's high-water mark (incremental.cursor_field)." },
+            format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How since_param is written; default iso8601.' },
+            when: { ...template, description: 'Which entries are removals (context: record); default every entry.' },
+            id: { ...template, description: "The removed record's primary key (context: record)." },
+          },
+        },
         for_each: {
           type: 'object',
           additionalProperties: false,

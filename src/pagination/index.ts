@@ -63,6 +63,12 @@ export function nextPage(p: CompiledPagination, page: PageResult, tracker: PageT
     }
     case 'page': {
       if (page.records.length === 0) return null;
+      // With the page size known, a short page is the last one: no extra call for an empty page
+      // (monday's daily call limits are 200-1,000 on low plans).
+      if (def.limit_param !== undefined) {
+        const limit = Number(page.params[def.limit_param] ?? def.default_limit ?? 0);
+        if (limit > 0 && page.records.length < limit) return null;
+      }
       const current = Number(page.params[def.param] ?? def.start ?? 1);
       return { params: { ...page.params, [def.param]: current + 1 } };
     }

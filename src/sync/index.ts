@@ -25,7 +25,7 @@ import { SwitchboardError } from '../errors/index.ts';
 import type { CompiledEntity, LoadedManifest } from '../manifest/index.ts';
 import type { NextPage } from '../pagination/index.ts';
 import type { Database } from '../store/database.ts';
-import { compileTemplate } from '../templates/index.ts';
+import { compileTemplate, truthy } from '../templates/index.ts';
 import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.ts';
 
 export { syncMigrations } from './sync-migrations.ts';
@@ -40,6 +40,8 @@ export interface RecordSink {
     syncRun?: string,
   ): Promise<void>;
   deleteMissing(connectorId: string, entity: string, syncRun: string): Promise<number>;
+  /** Delete these records (by primary key); returns how many were stored. */
+  deleteRecords(connectorId: string, entity: string, ids: string[]): Promise<number>;
   deleteConnector(connectorId: string): Promise<unknown>;
   count(connectorId: string, entity: string): Promise<number>;
 }
@@ -444,6 +446,9 @@ export class SyncEngine {
         if (v !== undefined && v !== null && v !== '') parents.push(v);
       }
     }
+    // Incremental: records removed upstream since the last run (e.g. from an activity log).
+    let removed = 0;
+    if (!full && sync.removals !== undefined && lastMark !== undefined) removed = await this.syncRemovals(connectorId, runtime, entity, parents, lastMark, options);
     const hydrate = sync.hydrate;
     const hydrateParams = hydrate ? Object.entries(hydrate.params).map(([k, src]) => [k, compileTemplate(String(src))] as const) : [];
     let seen = row.records_seen;
@@ -496,7 +501,7 @@ export class SyncEngine {
         }
       }
     }
-    let deleted = 0;
+    let deleted = removed;
     if (full && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted = await this.options.sink.deleteMissing(connectorId, entity.name, runId);
     const highWater = maxMark(row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined, mark);
     await this.db
@@ -513,5 +518,35 @@ export class SyncEngine {
       .execute();
     options.onProgress?.({ entity: entity.name, records: seen, pages, done: true });
     return { records: seen, deleted };
+  }
+
+  /**
+   * sync.removals: page through the list that reports removals (once per for_each parent), from
+   * the last run's high-water mark, and delete the removed records from search. Runs before the
+   * entity's own pages, so a record restored since is stored again by them.
+   */
+  private async syncRemovals(connectorId: string, runtime: ConnectorRuntime, entity: CompiledEntity, parents: unknown[], since: unknown, options: SyncOptions): Promise<number> {
+    const sync = entity.def.sync!;
+    const rm = sync.removals!;
+    const sinceValue = formatIncremental(since, rm.format);
+    if (sinceValue === undefined) return 0;
+    const idOf = compileTemplate(rm.id);
+    const when = rm.when !== undefined ? compileTemplate(rm.when) : undefined;
+    const fe = sync.for_each;
+    let removed = 0;
+    for (const parent of parents) {
+      const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), [rm.since_param]: sinceValue };
+      if (fe !== undefined) params[fe.param] = parent;
+      const ids = new Set<string>();
+      for await (const record of runtime.records(rm.entity, params)) {
+        if (options.signal?.aborted) throw new LeaseLost('aborted');
+        if (when !== undefined && !truthy(when.render({ record }))) continue;
+        const id = idOf.render({ record });
+        if (id !== undefined && id !== null && id !== '') ids.add(String(id));
+      }
+      if (ids.size > 0) removed += await this.options.sink.deleteRecords(connectorId, entity.name, [...ids]);
+      await this.heartbeat(connectorId, options.signal);
+    }
+    return removed;
   }
 }

@@ -75,6 +75,24 @@ const HELPERS: Record<string, Helper> = {
   },
   /** `value` when `condition` is set (not undefined, null, '', [] or false), else undefined: an optional object or array. */
   when: (condition, value) => (!isEmpty(condition) && condition !== false ? value : undefined),
+  /** A JSON string parsed (undefined when it is not valid JSON); other values pass through. */
+  parse_json: (v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return undefined;
+    }
+  },
+  /** The value at a key path of an object: get obj 'a' 'b' is obj.a.b (undefined when absent). */
+  get: (obj, ...keys) => {
+    let cur: unknown = obj;
+    for (const k of keys) {
+      if (cur === null || typeof cur !== 'object' || (typeof k !== 'string' && typeof k !== 'number') || !Object.prototype.hasOwnProperty.call(cur, k)) return undefined;
+      cur = (cur as Record<string, unknown>)[k];
+    }
+    return cur;
+  },
   /** The first element of an array. */
   first: (arr) => (Array.isArray(arr) ? arr[0] : undefined),
   /** Map an array of objects to one field. */

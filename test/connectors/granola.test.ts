@@ -84,6 +84,16 @@ describe('granola notes', () => {
     await expect(c.execute('notes', 'list')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
   });
 
+  it('a 429 is upstream_rate_limited with Granola\'s message, marked not executed (error rule), and retried after Retry-After', async () => {
+    sim.inject({ path: '/v1/notes', status: 429, json: { message: 'Too many requests' }, headers: { 'retry-after': '0' }, times: 4 });
+    const err = await granola().execute('notes', 'list').then(() => undefined, (e: unknown) => e as SwitchboardError);
+    expect(err?.code).toBe('upstream_rate_limited');
+    expect(err?.message).toBe('granola: Too many requests');
+    expect(err?.details).toMatchObject({ not_executed: true, attempts: 4 });
+    sim.inject({ path: '/v1/notes', status: 429, json: { message: 'Too many requests' }, headers: { 'retry-after': '0' } });
+    expect((await granola().execute('notes', 'list', { page_size: 3 })).data).toHaveLength(3);
+  });
+
   it('the client-side limiter keeps a burst under Granola\'s limit: no 429 from the simulator', async () => {
     // A fresh simulator, so no earlier test has spent part of the upstream's budget.
     const fresh = await startGranolaSimulator({ size: 5 });

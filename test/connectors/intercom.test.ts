@@ -578,6 +578,31 @@ describe('intercom requests, auth, rate limits and faults', () => {
     expect(err.details).toMatchObject({ upstream_status: 429, attempts: 4 });
   });
 
+  it('a 429 on a contact create is retried: Intercom did not run it (error rule not_executed)', async () => {
+    sim.inject({ path: '/contacts', status: 429, json: { type: 'error.list', request_id: null, errors: [{ code: 'rate_limit_exceeded', message: 'Exceeded rate limit' }] }, headers: { 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000)) } });
+    const before = state().contacts.size;
+    const created = await one('contacts', 'create', { role: 'lead', name: 'Sent after the limit' });
+    expect(created.data.name).toBe('Sent after the limit');
+    expect(sent('/contacts').filter((r) => r.method === 'POST')).toHaveLength(2);
+    // The injected 429 never reached the handler: exactly one contact was created.
+    expect(state().contacts.size).toBe(before + 1);
+  });
+
+  it('403 api_plan_restricted is upstream_rejected (not a credentials problem), with every error.list entry', async () => {
+    sim.inject({ path: '/segments', status: 403, json: { type: 'error.list', request_id: 'r1', errors: [{ code: 'api_plan_restricted', message: 'Active subscription needed.' }] } });
+    const err = await failure(list('segments'));
+    expect(err.code).toBe('upstream_rejected');
+    expect(err.message).toBe('intercom: Active subscription needed.');
+    expect(err.errors).toEqual([{ path: '/', message: 'api_plan_restricted: Active subscription needed.' }]);
+    sim.inject({ path: '/contacts', status: 400, json: { type: 'error.list', request_id: 'r2', errors: [{ code: 'parameter_invalid', message: 'Email invalid', field: 'email' }, { code: 'parameter_invalid', message: 'Role invalid', field: 'role' }] } });
+    const bad = await failure(one('contacts', 'create', { role: 'lead', name: 'Two problems' }));
+    expect(bad.code).toBe('upstream_rejected');
+    expect(bad.errors).toEqual([
+      { path: '/email', message: 'parameter_invalid: Email invalid' },
+      { path: '/role', message: 'parameter_invalid: Role invalid' },
+    ]);
+  });
+
   it('retries a 503 for reads and upserts, not for contact creates; a non-JSON 200 is upstream_protocol_error', async () => {
     sim.inject({ path: '/segments', status: 503, text: 'Service Unavailable' });
     expect((await list('segments')).data).toHaveLength(state().segments.size);

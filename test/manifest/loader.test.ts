@@ -88,3 +88,58 @@ describe('manifest loader', () => {
     expect(problems(text)).toHaveLength(3);
   });
 });
+
+describe('manifest loader: error rules and search without sync', () => {
+  const withRule = (rule: Record<string, unknown>, key = 'in_body') => mutate((m) => (m.errors[key] = [rule]));
+
+  it('a match rule loads: a dotted path with * and its values; its templates may read matched', () => {
+    const text = withRule({ match: { path: 'body.errors.*.code', in: ['A', 'B'] }, code: 'upstream_rejected', message: '{{matched.message}}', not_executed: true });
+    expect(problems(text)).toEqual([]);
+    const m = loadManifestText(text, 'test.yaml');
+    expect(m.bodyErrors[0]!.test({ body: { errors: [{ code: 'X' }, { code: 'B', message: 'second' }] } })).toEqual({ matched: { code: 'B', message: 'second' } });
+    expect(m.bodyErrors[0]!.test({ body: { errors: [{ code: 'X' }] } })).toBeNull();
+    expect(m.bodyErrors[0]!.test({ body: { errors: 'B' } })).toBeNull();
+    expect(m.bodyErrors[0]!.notExecuted).toBe(true);
+  });
+
+  it('on_status rules with status, and a match on status itself', () => {
+    const text = withRule({ match: { path: 'status', in: [429] }, status: [429], code: 'upstream_rate_limited' }, 'on_status');
+    const m = loadManifestText(text, 'test.yaml');
+    expect(m.statusErrors[0]!.test({ status: 429, body: {} })).toEqual({ matched: null });
+    expect(m.statusErrors[0]!.test({ status: 503, body: {} })).toBeNull();
+  });
+
+  it.each([
+    ['both when and match', { when: '{{body.errors}}', match: { path: 'body.x', in: [1] }, code: 'upstream_error' }, /exactly one of when .* or match/],
+    ['neither when nor match', { code: 'upstream_error' }, /exactly one of when .* or match/],
+    ['a path outside body, headers, status', { match: { path: 'params.x', in: [1] }, code: 'upstream_error' }, /match\.path: must match pattern/],
+    ['an empty value list', { match: { path: 'body.x', in: [] }, code: 'upstream_error' }, /match\.in: must NOT have fewer than 1 items/],
+    ['matched in a when rule', { when: '{{body.errors}}', code: 'upstream_error', message: '{{matched.message}}' }, /unknown variable "matched\.message"/],
+  ])('refuses %s', (_name, rule, want) => {
+    expect(problems(withRule(rule)).join('\n')).toMatch(want);
+  });
+
+  it('errors.list entries are read with entry', () => {
+    expect(problems(mutate((m) => (m.errors.list = { items: '{{body.errors}}', path: '{{entry.field}}', message: '{{entry.message}}' })))).toEqual([]);
+    expect(problems(mutate((m) => (m.errors.list = { items: '{{body.errors}}', message: '{{body.message}}' }))).join()).toMatch(/unknown variable "body\.message"/);
+  });
+
+  it('sync.removals: checks the source list, its params and that the sync is incremental', () => {
+    const monday = readFileSync('connectors/monday/connector.yaml', 'utf8');
+    const change = (f: (m: Record<string, any>) => void): string => {
+      const m = parse(monday) as Record<string, any>;
+      f(m);
+      return stringify(m);
+    };
+    expect(problems(monday)).toEqual([]);
+    expect(problems(change((m) => (m.entities.items.sync.removals.entity = 'nope'))).join()).toMatch(/"nope" is not an entity with a list action/);
+    expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since'))).join()).toMatch(/"since" is not a param of activity_logs\.list/);
+    expect(problems(change((m) => delete m.entities.items.sync.incremental)).join()).toMatch(/removals need incremental/);
+    expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}'))).join()).toMatch(/unknown variable "params\.x"/);
+  });
+
+  it('refuses search fields on an entity without sync, saying why', () => {
+    const text = mutate((m) => delete m.entities.notes.sync);
+    expect(problems(text)).toEqual([expect.stringMatching(/entities\.notes\.search: search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity's search would always return \[\]/)]);
+  });
+});

@@ -19,6 +19,7 @@ beforeEach(() => {
   sim.clock.offsetMs = 0;
   sim.complexity.budget = 10_000_000;
   sim.complexity.windowSeconds = 60;
+  sim.minuteLimit.limit = 5000;
   sim.oauth.deny = false;
 });
 
@@ -31,7 +32,7 @@ interface Gql {
 async function gql(query: string, variables: Json = {}, headers: Record<string, string> = {}): Promise<Gql> {
   const res = await fetch(`${sim.url}/v2`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: sim.apiKey, 'API-Version': '2025-04', ...headers },
+    headers: { 'content-type': 'application/json', authorization: sim.apiKey, 'API-Version': '2026-10', ...headers },
     body: JSON.stringify({ query, variables }),
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
@@ -56,13 +57,14 @@ describe('monday simulator: requests and auth', () => {
     const bad = await gql('{ me { id } }', {}, { authorization: 'nope' });
     expect(bad.status).toBe(401);
     expect(bad.body).toEqual({ errors: [{ message: 'Not Authenticated', extensions: { code: 'UNAUTHENTICATED', status_code: 401 } }] });
-    const legacy = await gql('{ me { id } }', {}, { authorization: '', 'API-Version': '2024-10' });
-    expect(legacy.status).toBe(401);
-    expect(legacy.body).toEqual({ errors: ['Not Authenticated'] });
+    // A version monday no longer serves is answered as the current one (2026-10 shapes).
+    const retired = await gql('{ me { id } }', {}, { authorization: '', 'API-Version': '2024-10' });
+    expect(retired.status).toBe(401);
+    expect(retired.body).toEqual(bad.body);
   });
 
   it('a body without a query is a 400 "No query string was present"', async () => {
-    const res = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey, 'content-type': 'application/json', 'API-Version': '2025-04' }, body: '{}' });
+    const res = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey, 'content-type': 'application/json', 'API-Version': '2026-10' }, body: '{}' });
     expect(res.status).toBe(400);
     expect(((await res.json()) as Json).errors[0].message).toBe('No query string was present');
     const notJson = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey }, body: 'query {' });
@@ -95,14 +97,15 @@ describe('monday simulator: GraphQL errors come back in a 200, worded like graph
     expect(v.body.errors[0]).toMatchObject({ message: 'Variable $l of type Int! was provided invalid value', extensions: { code: 'variableMismatch', value: 'x' } });
   });
 
-  it('application errors carry Monday codes with partial data; 2024-10 adds the legacy top-level keys', async () => {
+  it('application errors carry Monday codes with partial data, on every served version', async () => {
     const q = 'mutation ($b: ID!) { create_item(board_id: $b, item_name: "x") { id } }';
     const unified = await gql(q, { b: '5' });
     expect(unified.body.data).toEqual({ create_item: null });
     expect(unified.body.errors[0]).toMatchObject({ path: ['create_item'], extensions: { code: 'InvalidBoardIdException', status_code: 200 } });
     expect(unified.body.error_code).toBeUndefined();
-    const legacy = await gql(q, { b: '5' }, { 'API-Version': '2024-10' });
-    expect(legacy.body).toMatchObject({ error_code: 'InvalidBoardIdException', error_message: unified.body.errors[0].message, status_code: 200 });
+    const maintenance = await gql(q, { b: '5' }, { 'API-Version': '2026-07' });
+    expect(maintenance.body.errors[0]).toMatchObject({ extensions: { code: 'InvalidBoardIdException' } });
+    expect(maintenance.body.error_code).toBeUndefined();
   });
 });
 
@@ -187,12 +190,10 @@ describe('monday simulator: complexity', () => {
     expect(v4.status).toBe(200);
     expect(v4.headers.get('retry-after')).toBe('60');
     expect(v4.body.errors).toEqual([
-      { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', complexity: 25, complexity_budget_left: 5, complexity_budget_limit: 30, retry_in_seconds: 60, status_code: 429 } },
+      { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 } },
     ]);
-    const v7 = await gql('{ tags { id name color } }', {}, { 'API-Version': '2025-07' });
-    expect(v7.body.errors).toEqual([{ message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 } }]);
-    const v10 = await gql('{ tags { id name color } }', {}, { 'API-Version': '2024-10' });
-    expect(v10.body).toMatchObject({ error_code: 'ComplexityException', status_code: 429, error_message: 'Complexity budget exhausted, query cost 25 budget remaining 5 out of 30 reset in 60 seconds' });
+    const retired = await gql('{ tags { id name color } }', {}, { 'API-Version': '2024-10' });
+    expect(retired.body.errors).toEqual(v4.body.errors);
     sim.clock.advance(60_000);
     expect((await gql('{ tags { id name color } }')).body.data.tags).toHaveLength(sim.state.tags.length);
   });
@@ -346,4 +347,89 @@ describe('monday simulator: data', () => {
       await big.close();
     }
   }, 60_000);
+});
+
+describe("monday simulator: monday's 2026-10 schema, versions, defaults and the minute limit", () => {
+  it('executes against the vendored 2026-10 SDL: fields removed in 2026-10 are validation errors, their replacements answer', async () => {
+    const removed = await gql('{ users(limit: 1) { id enabled is_admin photo_thumb } }');
+    expect(removed.status).toBe(200);
+    expect(removed.body.errors.map((e: Json) => e.message)).toEqual([
+      "Field 'enabled' doesn't exist on type 'User'",
+      "Field 'is_admin' doesn't exist on type 'User'",
+      "Field 'photo_thumb' doesn't exist on type 'User'",
+    ]);
+    const now = await gql('{ users(limit: 1) { id status kind is_email_confirmed created_at photo_url { thumb } utc_hours_diff } }');
+    const u = sim.state.users[0]!;
+    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: u.photo }, utc_hours_diff: u.utc_hours_diff }]);
+    // $emails must be [String!] on 2026-10.
+    const emails = await gql('query ($e: [String]) { users(emails: $e) { id } }', { e: [u.email] });
+    expect(emails.body.errors[0].message).toMatch(/\$e/);
+  });
+
+  it('a version monday serves is answered as itself; a retired or malformed one as the current 2026-10', async () => {
+    const q = '{ version { value kind } versions { value kind } }';
+    expect((await gql(q, {}, { 'API-Version': '2026-07' })).body.data.version).toEqual({ value: '2026-07', kind: 'maintenance' });
+    expect((await gql(q, {}, { 'API-Version': '2025-04' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
+    expect((await gql(q, {}, { 'API-Version': 'latest' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
+    expect((await gql(q)).body.data.versions).toEqual([
+      { value: '2026-07', kind: 'maintenance' },
+      { value: '2026-10', kind: 'current' },
+      { value: '2027-01', kind: 'release_candidate' },
+    ]);
+  });
+
+  it("applies the schema's default limit and page: updates 25 a page from page 1, users 200", async () => {
+    const newest = [...sim.state.updates].reverse().map((u) => u.id);
+    const r = await gql('{ updates { id } }');
+    expect(r.body.data.updates.map((u: Json) => u.id)).toEqual(newest.slice(0, 25));
+    const p2 = await gql('{ updates(page: 2) { id } }');
+    expect(p2.body.data.updates.map((u: Json) => u.id)).toEqual(newest.slice(25, 50));
+    const items = await gql('{ items { id } }');
+    expect(items.body.data.items).toHaveLength(25);
+    const users = await gql('{ users { id } }');
+    expect(users.body.data.users).toHaveLength(sim.state.users.filter((x) => x.enabled).length);
+  });
+
+  it('the per-minute limit answers HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds and Retry-After, and lifts after the window', async () => {
+    sim.minuteLimit.limit = 2;
+    expect((await gql('{ me { id } }')).status).toBe(200);
+    sim.clock.advance(20_000);
+    expect((await gql('{ me { id } }')).status).toBe(200);
+    const limited = await gql('{ me { id } }');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('40');
+    expect(limited.body.errors).toEqual([{ message: 'Rate limit exceeded for the account, please retry after some time', extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: 40 } }]);
+    expect(limited.body.account_id).toBe(Number(sim.state.account.id));
+    sim.clock.advance(40_000);
+    expect((await gql('{ me { id } }')).status).toBe(200);
+  });
+
+  it('connected columns: text is null, display_value and linked_item_ids carry the value', async () => {
+    const q = `query ($ids: [ID!]) { items(ids: $ids) { column_values(ids: ["connect_boards", "mirror", "dependency", "formula", "numbers"]) {
+      id text ... on BoardRelationValue { display_value linked_item_ids } ... on MirrorValue { display_value } ... on DependencyValue { display_value linked_item_ids } ... on FormulaValue { display_value } } } }`;
+    const item = [...sim.state.items.values()].find((i) => i.board_id === sim.state.boards[1]!.id && i.cells['connect_boards']!.value !== null && i.cells['dependency']!.value !== null && i.cells['numbers']!.text !== '')!;
+    const r = await gql(q, { ids: [item.id] });
+    const cells = Object.fromEntries((r.body.data.items[0].column_values as Json[]).map((c) => [c.id, c]));
+    const linked = sim.state.items.get(JSON.parse(item.cells['connect_boards']!.value!).linkedPulseIds[0].linkedPulseId.toString())!;
+    expect(cells['connect_boards']).toEqual({ id: 'connect_boards', text: null, display_value: linked.name, linked_item_ids: [linked.id] });
+    expect(cells['mirror']).toEqual({ id: 'mirror', text: null, display_value: linked.cells['status']!.text });
+    expect(cells['dependency']!.display_value).toBe(sim.state.items.get(String(Number(item.id) - 7))!.name);
+    expect(cells['formula']).toEqual({ id: 'formula', text: null, display_value: String(Math.round((Number(item.cells['numbers']!.text) / 8) * 100) / 100) });
+  });
+
+  it('activity logs record API changes, newest first, filtered by from/to and item, with the 100 ns timestamp and JSON data', async () => {
+    const b = board();
+    const item = boardOrder(sim.state, b).map((id) => sim.state.items.get(id)!)[0]!;
+    sim.clock.advance(5_000);
+    const from = new Date(sim.clock.now()).toISOString();
+    await gql('mutation ($i: ID!) { archive_item(item_id: $i) { id } }', { i: item.id });
+    const r = await gql('query ($b: [ID!], $f: ISO8601DateTime, $i: [ID!]) { boards(ids: $b) { activity_logs(from: $f, item_ids: $i) { event entity user_id created_at data } } }', { b: [b.id], f: from, i: [item.id] });
+    const logs = r.body.data.boards[0].activity_logs as Json[];
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ event: 'archive_pulse', entity: 'pulse', user_id: sim.state.users[0]!.id });
+    expect(logs[0]!.created_at).toMatch(/^\d{17}$/);
+    expect(JSON.parse(logs[0]!.data)).toMatchObject({ board_id: Number(b.id), pulse_id: Number(item.id) });
+    const before = await gql('query ($b: [ID!], $t: ISO8601DateTime) { boards(ids: $b) { activity_logs(to: $t, limit: 1000) { event } } }', { b: [b.id], t: from });
+    expect((before.body.data.boards[0].activity_logs as Json[]).every((e) => e.event === 'create_pulse')).toBe(true);
+  });
 });

@@ -423,6 +423,18 @@ describeEachDialect('hosted service on %s', (dialect) => {
       const update = await ok('updates', 'create', { item_id: item, body: '<p>Note</p>' });
       await ok('updates', 'list', { item_id: item });
       expect((await ok('updates', 'get', { id: update.body.data.id })).body.data.id).toBe(update.body.data.id);
+      await ok('updates', 'update', { id: update.body.data.id, body: '<p>Edited</p>' });
+      await ok('updates', 'update', { id: update.body.data.id, state: 'deleted' });
+      await ok('groups', 'list', { board_id: board });
+      await ok('groups', 'create', { board_id: board, group_name: 'From the service' });
+      await ok('columns', 'list', { board_id: board });
+      await ok('columns', 'create', { board_id: board, title: 'Budget', column_type: 'numbers' });
+      await ok('subitems', 'create', { parent_item_id: item, item_name: 'Sub' });
+      expect((await ok('subitems', 'list', { item_id: item })).body.data).toHaveLength(1);
+      await ok('activity_logs', 'list', { board_id: board });
+      await ok('me', 'get');
+      expect((await ok('items', 'update', { id: created.body.data.id, board_id: board, state: 'archived' })).body.data.state).toBe('archived');
+      expect((await ok('items', 'update', { id: created.body.data.id, board_id: board, state: 'deleted' })).body.data.state).toBe('deleted');
     });
   });
 

@@ -227,4 +227,76 @@ describe('monday items: fan-out over boards, incremental by newest-first order',
     expect(hit.data).toEqual([{ id: item.id, name: 'Renamed after the first sync' }]);
     expect(await store.count('m-inc', 'items')).toBe(first.entities['items']!.records);
   });
+
+  it('full then incremental sync of an account with an archived, a deleted and a new item: search shows exactly the live items', async () => {
+    // Fresh data: the test above moved an item's updated_at into the future.
+    sim.resetData();
+    const e = engine({ fullRefreshEvery: 100 });
+    await e.register('m-live');
+    const first = await e.runOnce('m-live');
+    expect(first.full).toBe(true);
+    const def = { primaryKey: 'id', fields: monday.entities.get('items')!.def.search!.fields as Record<string, 'string'> };
+    const storedIds = async (): Promise<string[]> => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.search('m-live', 'items', def, { query: { sort: [{ id: 'asc' }] }, fields: ['id'], limit: 1000, ...(cursor ? { cursor } : {}) });
+        ids.push(...page.data.map((d) => String(d['id'])));
+        cursor = (page.meta as { cursor?: string | null }).cursor ?? undefined;
+      } while (cursor);
+      return ids;
+    };
+    const liveIds = () => [...sim.state.items.values()].filter((i) => i.state === 'active').map((i) => i.id).sort();
+    expect(await storedIds()).toEqual(liveIds());
+
+    // Through the connector, as a user would: archive one item, delete another, create one.
+    const rt = new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null });
+    const [a, b] = [...sim.state.items.values()].filter((i) => i.state === 'active' && i.board_id === sim.state.boards[1]!.id);
+    await rt.execute('items', 'update', { id: a!.id, board_id: a!.board_id, state: 'archived' });
+    await rt.execute('items', 'update', { id: b!.id, board_id: b!.board_id, state: 'deleted' });
+    const created = (await rt.execute('items', 'create', { board_id: sim.state.boards[2]!.id, item_name: 'Created between syncs' })) as { data: { id: string } };
+
+    sim.reset();
+    const second = await e.runOnce('m-live');
+    expect(second.full).toBe(false);
+    expect(second.entities['items']!.deleted).toBe(2);
+    // The removals came from each board's activity log since the last run.
+    expect(sim.requests.filter((q) => q.rawBody.includes('activity_logs')).length).toBe(sim.state.boards.length);
+    const stored = await storedIds();
+    expect(stored).toEqual(liveIds());
+    expect(stored).toContain(created.data.id);
+    expect(stored).not.toContain(a!.id);
+    expect(stored).not.toContain(b!.id);
+  });
+
+  it('teams and tags are synced, so search on them finds records; updates run incrementally with from_date', async () => {
+    sim.resetData();
+    const e = engine({ fullRefreshEvery: 100 });
+    await e.register('m-more');
+    const first = await e.runOnce('m-more');
+    expect(first.entities['teams']!.records).toBe(sim.state.teams.length);
+    expect(first.entities['tags']!.records).toBe(sim.state.tags.length);
+    const teamDef = { primaryKey: 'id', fields: monday.entities.get('teams')!.def.search!.fields as Record<string, 'string'> };
+    const hit = await store.search('m-more', 'teams', teamDef, { query: { filter: { eq: { name: 'Design' } } }, fields: ['id', 'name'] });
+    expect(hit.data).toEqual([{ id: sim.state.teams.find((t) => t.name === 'Design')!.id, name: 'Design' }]);
+    expect(await store.count('m-more', 'tags')).toBe(sim.state.tags.length);
+    expect(first.entities['updates']!.records).toBe(sim.state.updates.length);
+
+    const rt = new ConnectorRuntime(monday, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null });
+    const item = [...sim.state.items.values()].find((i) => i.state === 'active')!;
+    const posted = (await rt.execute('updates', 'create', { item_id: item.id, body: 'Posted between syncs' })) as { data: { id: string } };
+    sim.reset();
+    const second = await e.runOnce('m-more');
+    expect(second.full).toBe(false);
+    // Only updates created since the last run's newest were asked for.
+    const updateCalls = sim.requests.map((q) => JSON.parse(q.rawBody) as { query: string; variables?: Record<string, unknown> }).filter((q) => q.query.includes('updates(limit: $limit, page: $page, from_date: $from_date'));
+    expect(updateCalls.length).toBeGreaterThan(0);
+    expect(typeof updateCalls[0]!.variables?.['from_date']).toBe('string');
+    expect(second.entities['updates']!.records).toBeLessThan(first.entities['updates']!.records);
+    expect(second.entities['updates']!.records).toBeGreaterThanOrEqual(1);
+    const updDef = { primaryKey: 'id', fields: monday.entities.get('updates')!.def.search!.fields as Record<string, 'string'> };
+    const found = await store.search('m-more', 'updates', updDef, { query: { filter: { eq: { id: posted.data.id } } }, fields: ['id', 'text_body'] });
+    expect(found.data).toEqual([{ id: posted.data.id, text_body: 'Posted between syncs' }]);
+    expect(await store.count('m-more', 'updates')).toBe(sim.state.updates.length);
+  });
 });

@@ -26,6 +26,10 @@ describe('templates', () => {
     ['omit', '{{omit params "n" "s" "obj" "arr" "t"}}', { empty: '' }],
     ['json helper', '{{json params.arr}}', '[1,2]'],
     ['literal', 'plain', 'plain'],
+    ['parse_json + get reads inside a JSON string', `{{get (parse_json '{"a":{"b":[7]}}') 'a' 'b'}}`, [7]],
+    ['parse_json of invalid JSON is undefined', '{{parse_json params.s}}', undefined],
+    ['get of a missing key is undefined', "{{get params.obj 'zzz'}}", undefined],
+    ['get of a non-object is undefined', "{{get params.s 'length'}}", undefined],
   ])('%s', (_name, source, want) => {
     expect(compileTemplate(source).render(ctx)).toEqual(want);
   });

@@ -124,8 +124,44 @@ export function parseCell(state: MondayState, col: ColumnDef, input: unknown, cr
       if (checked === undefined) throw invalid(col);
       return checked ? { value: JSON.stringify({ checked: 'true', changed_at: changedAt }), text: 'v', updated_at: changedAt } : { ...EMPTY, updated_at: changedAt };
     }
+    case 'board_relation':
+    case 'dependency': {
+      // column-types-reference (connect boards, dependency): {"item_ids": [123, 456]}.
+      const ids = typeof input === 'object' && input !== null && Array.isArray((input as { item_ids?: unknown }).item_ids) ? (input as { item_ids: unknown[] }).item_ids.map(Number) : undefined;
+      if (ids === undefined || ids.some((n) => !Number.isInteger(n) || !state.items.has(String(n)))) throw invalid(col, 'invalid value - item_ids must list existing items');
+      if (ids.length === 0) return { ...EMPTY, updated_at: changedAt };
+      return { value: JSON.stringify({ linkedPulseIds: ids.map((n) => ({ linkedPulseId: n })), changed_at: changedAt }), text: '', updated_at: changedAt };
+    }
     default:
       throw invalid(col, 'this column type cannot be changed through the API');
+  }
+}
+
+function linkedIds(cell: Cell | undefined): string[] {
+  if (cell?.value == null) return [];
+  const v = JSON.parse(cell.value) as { linkedPulseIds?: { linkedPulseId: number }[] };
+  return (v.linkedPulseIds ?? []).map((l) => String(l.linkedPulseId));
+}
+
+/**
+ * display_value of a connected column, computed when read as monday does: linked item names
+ * (connect boards, dependency), the linked items' status labels (mirror), the computed number
+ * (formula: the board's "{numbers} / 8").
+ */
+function displayValue(state: MondayState, col: ColumnDef, cells: Record<string, Cell>): string {
+  const live = (ids: string[]) => ids.map((id) => state.items.get(id)).filter((i) => i !== undefined && i.state !== 'deleted');
+  switch (col.type) {
+    case 'board_relation':
+    case 'dependency':
+      return live(linkedIds(cells[col.id])).map((i) => i?.name).join(', ');
+    case 'mirror':
+      return live(linkedIds(cells['connect_boards'])).map((i) => i?.cells['status']?.text ?? '').join(', ');
+    case 'formula': {
+      const n = cells['numbers']?.text;
+      return n === undefined || n === '' ? '' : String(Math.round((Number(n) / 8) * 100) / 100);
+    }
+    default:
+      return '';
   }
 }
 
@@ -172,8 +208,13 @@ export function parseColumnValues(
 }
 
 /** The type-specific fields of a column value for reads (StatusValue.label, DateValue.date...). */
-export function cellView(col: ColumnDef, cell: Cell): Record<string, unknown> {
+export function cellView(col: ColumnDef, cell: Cell, state?: MondayState, cells?: Record<string, Cell>): Record<string, unknown> {
   const parsed = cell.value === null ? null : (JSON.parse(cell.value) as unknown);
+  if (col.type === 'board_relation' || col.type === 'dependency' || col.type === 'mirror' || col.type === 'formula') {
+    const display = state && cells ? displayValue(state, col, cells) : '';
+    const ids = col.type === 'mirror' || col.type === 'formula' ? [] : linkedIds(cell);
+    return { id: col.id, column: col, type: col.type, text: null, value: cell.value, updated_at: cell.updated_at, display_value: display, is_leaf: true, linked_item_ids: ids, linked_items: ids.map((id) => state?.items.get(id)).filter((i) => i !== undefined), mirrored_items: [], dependency_links: [] };
+  }
   const o = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
   const base = { id: col.id, column: col, type: col.type, text: cell.text, value: cell.value, updated_at: cell.updated_at };
   switch (col.type) {
@@ -220,6 +261,14 @@ export function columnValueType(col: ColumnDef): string {
       return 'CheckboxValue';
     case 'long_text':
       return 'LongTextValue';
+    case 'board_relation':
+      return 'BoardRelationValue';
+    case 'mirror':
+      return 'MirrorValue';
+    case 'dependency':
+      return 'DependencyValue';
+    case 'formula':
+      return 'FormulaValue';
     default:
       return 'TextValue';
   }

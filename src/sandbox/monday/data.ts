@@ -9,7 +9,7 @@
  */
 import { seededRandom, pick } from '../sim-server.ts';
 
-export type ColumnType = 'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox';
+export type ColumnType = 'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox' | 'board_relation' | 'mirror' | 'dependency' | 'formula';
 
 export interface ColumnDef {
   id: string;
@@ -114,6 +114,10 @@ export interface BoardRec {
   updated_at: string;
   /** Item ids in board order (group order, then position); rebuilt lazily after writes. */
   orderCache: string[] | null;
+  /** board, or sub_items_board for the board holding another board's subitems. */
+  type?: 'board' | 'sub_items_board';
+  /** The board holding this board's subitems, created with the first subitem. */
+  subitems_board_id?: string;
 }
 
 export interface ItemRec {
@@ -129,6 +133,21 @@ export interface ItemRec {
   position: number;
   subscriber_ids: string[];
   cells: Record<string, Cell>;
+  /** For a subitem: its parent item. */
+  parent_id?: string;
+}
+
+/** One activity-log entry of a board (Board.activity_logs). */
+export interface ActivityRec {
+  id: string;
+  board_id: string;
+  item_id: string | null;
+  /** create_pulse, update_column_value, update_name, archive_pulse, delete_pulse, create_group, create_column, ... */
+  event: string;
+  user_id: string;
+  /** Epoch milliseconds. */
+  at: number;
+  data: Record<string, unknown>;
 }
 
 export interface UpdateRec {
@@ -161,6 +180,8 @@ export interface MondayState {
   items: Map<string, ItemRec>;
   /** Updates, oldest first (queries return newest first, as Monday does). */
   updates: UpdateRec[];
+  /** Activity logs of every board, oldest first. */
+  activity: ActivityRec[];
   /** Next numeric ids for records created through the API. */
   nextItemId: number;
   nextUpdateId: number;
@@ -239,6 +260,12 @@ function boardColumns(): ColumnDef[] {
     col('text', 'Customer', 'text'),
     col('long_text', 'Description', 'long_text'),
     col('checkbox', 'Approved', 'checkbox'),
+    // Connected columns: their `text` is empty on monday; the value is in display_value
+    // (column-types-reference: mirror, connect boards, dependency, formula).
+    col('connect_boards', 'Roadmap item', 'board_relation', { boardIds: [] }),
+    col('mirror', 'Roadmap status', 'mirror', { relation_column: { connect_boards: true }, displayed_linked_columns: { status: true } }),
+    col('dependency', 'Depends on', 'dependency', { boardIds: [] }),
+    col('formula', 'Estimate (days)', 'formula', { formula: '{numbers} / 8' }),
   ];
 }
 
@@ -370,7 +397,12 @@ export function seedState(opts: SeedOptions): MondayState {
     };
   });
 
-  const state: MondayState = { account, users, teams, workspaces, tags, boards, items: new Map(), updates: [], nextItemId: 0, nextUpdateId: 0 };
+  const state: MondayState = { account, users, teams, workspaces, tags, boards, items: new Map(), updates: [], activity: [], nextItemId: 0, nextUpdateId: 0 };
+  const firstBoardId = (boards[0] as BoardRec).id;
+  for (const b of boards) {
+    for (const c of b.columns) if (c.type === 'board_relation') c.settings = { boardIds: [Number(firstBoardId)] };
+    for (const c of b.columns) if (c.type === 'dependency') c.settings = { boardIds: [Number(b.id)] };
+  }
 
   // Items: split `size` across boards by weight (every board gets at least one).
   let itemSeq = 0;
@@ -403,6 +435,15 @@ export function seedState(opts: SeedOptions): MondayState {
       const desc = `${pick(rand, VERBS)} the ${pick(rand, NOUNS)} with ${customer}.`;
       cells['long_text'] = rand() < 0.5 ? { value: JSON.stringify({ text: desc, changed_at: changed }), text: desc, updated_at: changed } : { value: null, text: '', updated_at: null };
       cells['checkbox'] = rand() < 0.3 ? { value: JSON.stringify({ checked: 'true', changed_at: changed }), text: 'v', updated_at: changed } : { value: null, text: '', updated_at: null };
+      // Links without drawing from the PRNG, so the rest of the seeded data is unchanged: two of
+      // three items link a roadmap item (ids of the first board are 1_900_000_000 + 7 * index).
+      const n0 = counts[0] as number;
+      const linked = k % 3 === 2 ? [] : [1_900_000_000 + ((k * 3 + bi) % n0) * 7];
+      cells['connect_boards'] = linked.length ? { value: JSON.stringify({ linkedPulseIds: linked.map((n) => ({ linkedPulseId: n })), changed_at: changed }), text: '', updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['mirror'] = { value: null, text: '', updated_at: null };
+      cells['dependency'] = k % 4 === 1 ? { value: JSON.stringify({ linkedPulseIds: [{ linkedPulseId: Number(id) - 7 }], changed_at: changed }), text: '', updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['formula'] = { value: null, text: '', updated_at: null };
+      state.activity.push({ id: '', board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
       state.items.set(id, {
         id,
         name: `${pick(rand, VERBS)} ${pick(rand, NOUNS)}`,
@@ -419,6 +460,8 @@ export function seedState(opts: SeedOptions): MondayState {
     }
   });
   state.nextItemId = itemSeq;
+  state.activity.sort((a, b) => a.at - b.at);
+  state.activity.forEach((a, k) => (a.id = `${String(k + 1).padStart(8, '0')}-seed`));
 
   // Updates (comments) on a share of the items, capped so a 100k board stays light.
   const itemIds = [...state.items.keys()];
@@ -457,4 +500,9 @@ export function newUpdateId(state: MondayState): string {
   const id = String(3_100_000_000 + state.nextUpdateId * 3);
   state.nextUpdateId++;
   return id;
+}
+
+/** Record an activity-log entry (Board.activity_logs) for a change made through the API. */
+export function logActivity(state: MondayState, entry: Omit<ActivityRec, 'id'>): void {
+  state.activity.push({ ...entry, id: `${String(state.activity.length + 1).padStart(8, '0')}-api` });
 }

@@ -4,9 +4,8 @@
  * - developer.monday.com/api-reference/docs/error-handling: application-level errors come back
  *   as `200 OK` with an `errors` array (and partial `data`); transport-level ones use real
  *   statuses (400, 401, 429, 500). Every response carries `account_id`, and `extensions.request_id`.
- * - Changelog "2024-10: added the errors object to all API errors": 2024-10 returns the GraphQL
- *   `errors` array *and* the legacy top-level `error_message` / `error_code` / `error_data` /
- *   `status_code`. 2025-01 unified the format to the `errors` array alone.
+ * - 2025-01 unified the format to the `errors` array alone (changelog "Unified format for API
+ *   errors"); every version monday serves today (2026-07, 2026-10) uses it.
  * - Monday runs graphql-ruby, so parse and validation messages read like graphql-ruby's
  *   ("Parse error on \")\" (RPAREN) at [59, 15]", "Field 'xxx' doesn't exist on type 'User'");
  *   graphql-js (which executes here) words them differently, so they are translated below.
@@ -27,34 +26,11 @@ export class MondayApiError extends Error {
   }
 }
 
-/** "YYYY-MM" versions compare as strings. */
-export function versionAtLeast(version: string, min: string): boolean {
-  return version >= min;
-}
-
-/** True when the version still uses the 2024-10 hybrid envelope. */
-export function isLegacy(version: string): boolean {
-  return !versionAtLeast(version, '2025-01');
-}
-
 export interface ErrorEntry {
   message: string;
   locations?: { line: number; column: number }[];
   path?: (string | number)[];
   extensions?: Record<string, unknown>;
-}
-
-/** Add the 2024-10 legacy top-level keys next to `errors` (taken from the first entry). */
-export function withLegacyKeys(version: string, body: Record<string, unknown>, first: ErrorEntry | undefined): Record<string, unknown> {
-  if (!isLegacy(version) || first === undefined) return body;
-  const ext = first.extensions ?? {};
-  return {
-    ...body,
-    error_message: first.message,
-    error_code: ext['code'] ?? 'GraphQLError',
-    error_data: ext['error_data'] ?? {},
-    status_code: ext['status_code'] ?? 200,
-  };
 }
 
 const PUNCTUATORS: Record<string, string> = {

@@ -1,8 +1,9 @@
 /**
  * Monday.com simulator: `POST /v2` GraphQL (parsed, validated and executed with graphql-js
- * against a subset of Monday's published schema), personal-token and OAuth auth, API versions,
- * the per-minute complexity budget, and the OAuth authorize/token endpoints — on top of the
- * shared simulator plumbing (fault injection, request log).
+ * against monday's own 2026-10 SDL, vendored in schema-2026-10.graphql), personal-token and OAuth
+ * auth, API versions (a version monday no longer serves is answered as the current one), the
+ * per-minute complexity budget and request limit with monday's error shapes, and the OAuth
+ * authorize/token endpoints — on top of the shared simulator plumbing (fault injection, request log).
  *
  * Usage: `const sim = await startMondaySimulator(); connect('monday', { credentials: { api_key:
  * sim.apiKey }, baseUrl: sim.url })`.
@@ -12,12 +13,14 @@ import { buildSchema, execute, getOperationAST, GraphQLError, parse, validate, t
 import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
 import { ComplexityBudget, queryCost, type ComplexityOptions } from './complexity.ts';
 import { seedState, type MondayState } from './data.ts';
-import { isLegacy, MondayApiError, parseErrorEntry, validationErrorEntry, variableErrorEntry, versionAtLeast, withLegacyKeys, type ErrorEntry } from './errors.ts';
+import { MondayApiError, parseErrorEntry, validationErrorEntry, variableErrorEntry, type ErrorEntry } from './errors.ts';
 import { attachResolvers, CursorStore, type ResolverContext } from './resolvers.ts';
 import { MONDAY_SDL } from './schema.ts';
+import { SERVED_VERSIONS } from './versions.ts';
 
 export type { MondayState } from './data.ts';
 export { ComplexityBudget } from './complexity.ts';
+export { SERVED_VERSIONS } from './versions.ts';
 
 export interface MondaySimulatorOptions {
   /** Loopback port; default any free port. */
@@ -36,9 +39,15 @@ export interface MondaySimulatorOptions {
    * testing clients against a transport-level limit.
    */
   complexityHttpStatus?: number;
-  /** Version used when a request sends no (or a malformed) API-Version header; default 2025-07. */
+  /** Version used when a request sends no, a malformed or a no-longer-served API-Version; default 2026-10. */
   defaultApiVersion?: string;
+  /**
+   * Requests per minute per account (docs/rate-limits, "Minute limit": 1,000 on the lowest plans,
+   * 5,000 on Enterprise); default 5,000. Over it, HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds.
+   */
+  requestsPerMinute?: number;
 }
+
 
 export interface MondaySimulator extends Simulator {
   /** A valid personal API token (sent as `Authorization: <token>`). */
@@ -53,6 +62,8 @@ export interface MondaySimulator extends Simulator {
   complexity: ComplexityBudget;
   /** items_page cursor snapshots (ttlMs is 60 minutes). */
   cursors: CursorStore;
+  /** The per-minute request limit; change `limit` at runtime. */
+  minuteLimit: { limit: number; used(): number };
   /** Simulated time: cursor expiry and complexity windows use Date.now() + offsetMs. */
   clock: { offsetMs: number; now(): number; advance(ms: number): void };
   /** Re-seed the data, cursors and complexity budget (faults and the request log are kept). */
@@ -68,7 +79,7 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 export async function startMondaySimulator(options: MondaySimulatorOptions = {}): Promise<MondaySimulator> {
   const seed = options.seed ?? 1;
   const size = options.size ?? 300;
-  const defaultVersion = options.defaultApiVersion ?? '2025-07';
+  const defaultVersion = options.defaultApiVersion ?? '2026-10';
   const clock = {
     offsetMs: 0,
     now(): number {
@@ -103,50 +114,56 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   const versionOf = (req: SimRequest): string => {
     const h = req.headers['api-version'];
     const v = Array.isArray(h) ? h[0] : h;
-    return typeof v === 'string' && /^\d{4}-\d{2}$/.test(v.trim()) ? v.trim() : defaultVersion;
+    const asked = typeof v === 'string' ? v.trim() : '';
+    return SERVED_VERSIONS[asked] !== undefined ? asked : defaultVersion;
   };
 
-  const envelope = (version: string, body: Record<string, unknown>, errors: ErrorEntry[]): Record<string, unknown> => {
+  // Minute limit: a sliding 60 s window of request times (docs/rate-limits).
+  const minuteLimit = {
+    limit: options.requestsPerMinute ?? 5000,
+    times: [] as number[],
+    used(): number {
+      const cut = now() - 60_000;
+      while (minuteLimit.times.length > 0 && (minuteLimit.times[0] as number) <= cut) minuteLimit.times.shift();
+      return minuteLimit.times.length;
+    },
+  };
+
+  function minuteLimitExceeded(): SimResponse {
+    const oldest = minuteLimit.times[0] ?? now();
+    const retry = Math.max(1, Math.ceil((oldest + 60_000 - now()) / 1000));
+    // docs/rate-limits "Minute limit": HTTP 429, code RATE_LIMIT_EXCEEDED, retry_in_seconds, Retry-After.
+    const entry: ErrorEntry = { message: 'Rate limit exceeded for the account, please retry after some time', extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: retry } };
+    return json(429, envelope({}, [entry]), { ...rateHeaders(), 'Retry-After': String(retry) });
+  }
+
+  const envelope = (body: Record<string, unknown>, errors: ErrorEntry[]): Record<string, unknown> => {
     const out: Record<string, unknown> = { ...body };
     if (errors.length > 0) out['errors'] = errors;
     out['extensions'] = { request_id: randomUUID() };
     out['account_id'] = accountId();
-    return withLegacyKeys(version, out, errors[0]);
+    return out;
   };
 
-  function unauthenticated(version: string): SimResponse {
+  function unauthenticated(): SimResponse {
     // Invalid or missing token: HTTP 401 (error-handling, "Unauthorized: HTTP status code 401").
-    // Before 2025-01 the body was {"errors":["Not Authenticated"]}; 2025-01 unified every error
-    // into `errors` objects, so newer versions get the same message as an object.
-    if (isLegacy(version)) return json(401, { errors: ['Not Authenticated'] });
+    // Since 2025-01 (unified error format) the message comes as an `errors` object.
     return json(401, { errors: [{ message: 'Not Authenticated', extensions: { code: 'UNAUTHENTICATED', status_code: 401 } }] });
   }
 
-  function badRequest(version: string, message: string): SimResponse {
+  function badRequest(message: string): SimResponse {
     // "Bad Request — HTTP status code: 400 — No query string was present" (error codes page).
-    if (isLegacy(version)) return json(400, { error_message: message, status_code: 400, account_id: accountId() });
     return json(400, { errors: [{ message, extensions: { code: 'BAD_REQUEST', status_code: 400 } }], account_id: accountId() });
   }
 
-  function complexityExhausted(version: string, cost: number): SimResponse {
+  function complexityExhausted(): SimResponse {
     const retry = complexity.resetInSeconds();
-    const left = complexity.remaining();
     const status = options.complexityHttpStatus ?? 200;
     const headers = { ...rateHeaders(), 'Retry-After': String(retry) };
-    if (isLegacy(version)) {
-      // 2024-10: the ComplexityException message carries the reset time (changelog "Changes to
-      // ComplexityException error reverted"), plus the legacy top-level keys.
-      const message = `Complexity budget exhausted, query cost ${String(cost)} budget remaining ${String(left)} out of ${String(complexity.budget)} reset in ${String(retry)} seconds`;
-      const entry: ErrorEntry = { message, extensions: { code: 'ComplexityException', status_code: 429, error_data: {} } };
-      return json(status, envelope(version, {}, [entry]), headers);
-    }
-    // 2025-01..2025-04: code COMPLEXITY_BUDGET_EXHAUSTED with the budget fields (changelog
-    // "Hotfix: Updated complexity budget exhausted error"); 2025-07 dropped those fields
-    // ("Breaking change: Updated complexity budget exhausted error").
-    const extensions: Record<string, unknown> = versionAtLeast(version, '2025-07')
-      ? { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: retry }
-      : { code: 'COMPLEXITY_BUDGET_EXHAUSTED', complexity: cost, complexity_budget_left: left, complexity_budget_limit: complexity.budget, retry_in_seconds: retry, status_code: 429 };
-    return json(status, envelope(version, {}, [{ message: 'Complexity budget exhausted', extensions }]), headers);
+    // Every served version has the 2025-07+ shape: code and retry_in_seconds only (changelog
+    // "Breaking change: Updated complexity budget exhausted error").
+    const extensions: Record<string, unknown> = { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: retry };
+    return json(status, envelope({}, [{ message: 'Complexity budget exhausted', extensions }]), headers);
   }
 
   async function graphql(req: SimRequest): Promise<SimResponse> {
@@ -155,16 +172,18 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     // Monday takes the raw token (authentication docs: `Authorization: <token>`) and also
     // tolerates a "Bearer " prefix.
     const token = typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '').trim() : '';
-    if (!tokens.has(token)) return unauthenticated(version);
+    if (!tokens.has(token)) return unauthenticated();
+    if (minuteLimit.used() >= minuteLimit.limit) return minuteLimitExceeded();
+    minuteLimit.times.push(now());
 
     const body = parseJson(req.rawBody) as { query?: unknown; variables?: unknown; operationName?: unknown } | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || typeof body.query !== 'string' || body.query.trim() === '') {
-      return badRequest(version, 'No query string was present');
+      return badRequest('No query string was present');
     }
     let variables: Record<string, unknown> = {};
     if (typeof body.variables === 'string' && body.variables.trim() !== '') {
       const parsed = parseJson(body.variables);
-      if (parsed === undefined || typeof parsed !== 'object' || parsed === null) return badRequest(version, 'Variables are invalid JSON');
+      if (parsed === undefined || typeof parsed !== 'object' || parsed === null) return badRequest('Variables are invalid JSON');
       variables = parsed as Record<string, unknown>;
     } else if (body.variables !== null && body.variables !== undefined && typeof body.variables === 'object' && !Array.isArray(body.variables)) {
       variables = body.variables as Record<string, unknown>;
@@ -178,13 +197,13 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       doc = parse(body.query);
     } catch (e) {
       const entry = e instanceof GraphQLError ? parseErrorEntry(e) : { message: String(e) };
-      return json(200, envelope(version, {}, [entry]), rateHeaders());
+      return json(200, envelope({}, [entry]), rateHeaders());
     }
     const invalid = validate(SCHEMA, doc);
-    if (invalid.length > 0) return json(200, envelope(version, {}, invalid.map((e) => validationErrorEntry(e, doc))), rateHeaders());
+    if (invalid.length > 0) return json(200, envelope({}, invalid.map((e) => validationErrorEntry(e, doc))), rateHeaders());
     const op = getOperationAST(doc, operationName);
     if (op === null || op === undefined) {
-      return json(200, envelope(version, {}, [{ message: operationName ? `Operation "${operationName}" not found` : 'An operation name is required', extensions: { code: 'operationNotFound' } }]), rateHeaders());
+      return json(200, envelope({}, [{ message: operationName ? `Operation "${operationName}" not found` : 'An operation name is required', extensions: { code: 'operationNotFound' } }]), rateHeaders());
     }
 
     const cost = queryCost(doc, op, variables, {
@@ -196,10 +215,10 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     });
     if (cost > complexity.maxQuery) {
       // graphql-ruby's max_complexity wording; Monday caps one query at 5,000,000 points.
-      return json(200, envelope(version, {}, [{ message: `Query has complexity of ${String(cost)}, which exceeds max complexity of ${String(complexity.maxQuery)}`, extensions: { code: 'maxComplexityExceeded', complexity: cost, max_complexity: complexity.maxQuery } }]), rateHeaders());
+      return json(200, envelope({}, [{ message: `Query has complexity of ${String(cost)}, which exceeds max complexity of ${String(complexity.maxQuery)}`, extensions: { code: 'maxComplexityExceeded', complexity: cost, max_complexity: complexity.maxQuery } }]), rateHeaders());
     }
     const charged = complexity.charge(cost);
-    if (charged === null) return complexityExhausted(version, cost);
+    if (charged === null) return complexityExhausted();
 
     const ctx: ResolverContext = {
       state,
@@ -219,7 +238,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       return { ...base, message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', status_code: 500, error_data: { detail: e.message } } };
     });
     const out = result.data === undefined ? {} : { data: result.data };
-    return json(200, envelope(version, out, errors), rateHeaders());
+    return json(200, envelope(out, errors), rateHeaders());
   }
 
   function authorize(req: SimRequest): SimResponse {
@@ -302,6 +321,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       return state;
     },
     complexity,
+    minuteLimit,
     get cursors() {
       return cursors;
     },
@@ -310,6 +330,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
       state = seedState({ seed, size });
       cursors = new CursorStore(now);
       complexity.reset();
+      minuteLimit.times.length = 0;
     },
   };
 }

@@ -8,8 +8,10 @@ import type { GraphQLFieldResolver, GraphQLInterfaceType, GraphQLObjectType, Gra
 import {
   boardOrder,
   isoSeconds,
+  logActivity,
   newItemId,
   newUpdateId,
+  type ActivityRec,
   type BoardRec,
   type Cell,
   type ColumnDef,
@@ -22,7 +24,9 @@ import {
   type WorkspaceRec,
 } from './data.ts';
 import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
+import { STATUS_LABELS } from './data.ts';
 import { MondayApiError } from './errors.ts';
+import { SERVED_VERSIONS } from './versions.ts';
 
 /** Per-request context. */
 export interface ResolverContext {
@@ -251,6 +255,18 @@ function itemOf(ctx: ResolverContext, id: string | number | null | undefined, bo
   return item;
 }
 
+/** An ISO 8601 date or date-time argument as epoch ms; InvalidArgumentException otherwise. */
+function dateBound(v: string, arg: string): number {
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) throw new MondayApiError('InvalidArgumentException', `${arg} must be an ISO 8601 date`, 200, { [arg]: v });
+  return ms;
+}
+
+/** ActivityLogType as monday answers it: created_at in 100-nanosecond units, data a JSON string. */
+function activityView(ctx: ResolverContext, e: ActivityRec) {
+  return { id: e.id, account_id: ctx.state.account.id, created_at: `${String(e.at)}0000`, data: JSON.stringify(e.data), entity: e.item_id === null ? 'board' : 'pulse', event: e.event, user_id: e.user_id };
+}
+
 function stripHtml(html: string): string {
   return html
     .replace(/<br\s*\/?>/gi, '\n')
@@ -339,7 +355,79 @@ const mutations = {
     ctx.state.items.set(item.id, item);
     board.orderCache = null;
     board.updated_at = at;
+    logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'create_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
+  },
+
+  create_subitem(ctx: ResolverContext, args: Args): ItemRec {
+    const parent = itemOf(ctx, args['parent_item_id']);
+    const board = ctx.state.boards.find((b) => b.id === parent.board_id) as BoardRec;
+    // The first subitem creates the parent board's subitems board (type sub_items_board).
+    let sub = ctx.state.boards.find((b) => b.id === board.subitems_board_id);
+    if (sub === undefined) {
+      const at = isoSeconds(ctx.now());
+      sub = {
+        ...board,
+        id: String(Number(board.id) + 7),
+        name: `Subitems of ${board.name}`,
+        description: null,
+        type: 'sub_items_board',
+        columns: board.columns.filter((c) => ['name', 'person', 'status', 'date4'].includes(c.id)),
+        groups: [{ id: 'topics', title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false }],
+        created_at: at,
+        updated_at: at,
+        orderCache: null,
+      };
+      delete sub.subitems_board_id;
+      ctx.state.boards.push(sub);
+      board.subitems_board_id = sub.id;
+    }
+    const item = mutations.create_item(ctx, { board_id: sub.id, item_name: args['item_name'], column_values: args['column_values'], create_labels_if_missing: args['create_labels_if_missing'] });
+    item.parent_id = parent.id;
+    return item;
+  },
+
+  create_group(ctx: ResolverContext, args: Args) {
+    const board = boardOf(ctx, args['board_id']);
+    const title = String(args['group_name'] ?? '');
+    if (title.trim() === '') throw new MondayApiError('InvalidArgumentException', "Group name can't be empty", 200, {});
+    if (title.length > 255) throw new MondayApiError('InvalidArgumentException', 'Group name is too long. The maximum length is 255 characters', 200, {});
+    const id = `group_${randomBytes(4).toString('hex')}`;
+    const color = typeof args['group_color'] === 'string' ? args['group_color'] : '#a25ddc';
+    // New groups go to the top unless placed relative to another group (reference/groups#create-a-group).
+    const positions = board.groups.map((g) => Number(g.position));
+    let position = Math.min(...positions) / 2;
+    if (args['relative_to'] !== null && args['relative_to'] !== undefined) {
+      const rel = board.groups.find((g) => g.id === args['relative_to'] && !g.deleted);
+      if (rel === undefined) throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['relative_to'], board_id: Number(board.id) });
+      position = Number(rel.position) + (args['position_relative_method'] === 'after_at' ? 1 : -1);
+    }
+    const group = { id, title, color, position: String(position), archived: false, deleted: false };
+    board.groups.push(group);
+    board.groups.sort((a, b) => Number(a.position) - Number(b.position));
+    board.orderCache = null;
+    logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
+    return groupView(board, group);
+  },
+
+  create_column(ctx: ResolverContext, args: Args): ColumnDef {
+    const board = boardOf(ctx, args['board_id']);
+    const type = String(args['column_type']);
+    const modelled = ['text', 'long_text', 'numbers', 'status', 'date', 'people', 'checkbox'];
+    if (!modelled.includes(type)) throw new MondayApiError('InvalidArgumentException', `The simulator does not model ${type} columns`, 200, { column_type: type });
+    const title = String(args['title']);
+    const id = typeof args['id'] === 'string' && args['id'] !== '' ? args['id'] : `${type}_${randomBytes(3).toString('hex')}`;
+    if (board.columns.some((c) => c.id === id)) throw new MondayApiError('InvalidArgumentException', 'Column id already exists on the board', 200, { column_id: id });
+    const defaults = parseJsonArg(args['defaults'] ?? null) as Record<string, unknown> | null;
+    const settings: Record<string, unknown> =
+      type === 'status' ? { done_colors: [1], labels: { ...STATUS_LABELS, ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} } : (defaults ?? {});
+    const col: ColumnDef = { id, title, type: type as ColumnDef['type'], description: typeof args['description'] === 'string' ? args['description'] : null, width: null, archived: false, settings };
+    const after = args['after_column_id'] === null || args['after_column_id'] === undefined ? -1 : board.columns.findIndex((c) => c.id === args['after_column_id']);
+    if (after >= 0) board.columns.splice(after + 1, 0, col);
+    else board.columns.push(col);
+    for (const item of ctx.state.items.values()) if (item.board_id === board.id) item.cells[id] = { value: null, text: '', updated_at: null };
+    logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_column', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type } });
+    return col;
   },
 
   change_multiple_column_values(ctx: ResolverContext, args: Args): ItemRec {
@@ -349,6 +437,8 @@ const mutations = {
     const parsed = parseColumnValues(ctx.state, board, args['column_values'], args['create_labels_if_missing'] === true, at);
     applyCells(item, parsed.cells, parsed.name, at);
     board.updated_at = at;
+    for (const columnId of Object.keys(parsed.cells)) logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'update_column_value', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId } });
+    if (parsed.name !== undefined) logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'update_name', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id) } });
     return item;
   },
 
@@ -378,6 +468,7 @@ const mutations = {
     item.updated_at = isoSeconds(ctx.now());
     const board = ctx.state.boards.find((b) => b.id === item.board_id);
     if (board) board.orderCache = null;
+    logActivity(ctx.state, { board_id: item.board_id, item_id: item.id, event: 'archive_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
   },
 
@@ -387,6 +478,7 @@ const mutations = {
     item.updated_at = isoSeconds(ctx.now());
     const board = ctx.state.boards.find((b) => b.id === item.board_id);
     if (board) board.orderCache = null;
+    logActivity(ctx.state, { board_id: item.board_id, item_id: item.id, event: 'delete_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
   },
 
@@ -451,16 +543,8 @@ function buildResolvers(): Resolvers {
       account: r((_s, _a, ctx) => ctx.state.account),
       me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
       complexity: r((_s, _a, ctx) => ctx.complexity),
-      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: 'current', value: ctx.version })),
-      versions: r(() =>
-        [
-          ['2024-10', 'deprecated'],
-          ['2025-01', 'maintenance'],
-          ['2025-04', 'maintenance'],
-          ['2025-07', 'current'],
-          ['2025-10', 'release_candidate'],
-        ].map(([value, kind]) => ({ display_name: value, kind, value })),
-      ),
+      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: SERVED_VERSIONS[ctx.version] ?? 'current', value: ctx.version })),
+      versions: r(() => Object.entries(SERVED_VERSIONS).map(([value, kind]) => ({ display_name: value, kind, value }))),
       users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
       teams: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
@@ -510,7 +594,10 @@ function buildResolvers(): Resolvers {
       }),
       updates: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
-        const list = updatesNewestFirst(ctx.state.updates).filter((u) => ids === null || ids.has(u.id));
+        // from_date / to_date bound created_at, inclusive (reference/updates#arguments).
+        const from = typeof a['from_date'] === 'string' ? dateBound(a['from_date'], 'from_date') : null;
+        const to = typeof a['to_date'] === 'string' ? dateBound(a['to_date'], 'to_date') : null;
+        const list = updatesNewestFirst(ctx.state.updates).filter((u) => (ids === null || ids.has(u.id)) && (from === null || Date.parse(u.created_at) >= from) && (to === null || Date.parse(u.created_at) <= to));
         return paginate(list, a['limit'], a['page']);
       }),
     },
@@ -520,12 +607,23 @@ function buildResolvers(): Resolvers {
     },
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
+      account_id: r((_s, _a, ctx) => ctx.state.account.id),
       url: r<UserRec>((u, _a, ctx) => url(ctx, `/users/${u.id}`)),
-      photo_original: r<UserRec>((u) => u.photo.replace('/thumb/', '/original/')),
-      photo_small: r<UserRec>((u) => u.photo.replace('/thumb/', '/small/')),
-      photo_thumb: r<UserRec>((u) => u.photo),
-      photo_thumb_small: r<UserRec>((u) => u.photo.replace('/thumb/', '/thumb_small/')),
-      photo_tiny: r<UserRec>((u) => u.photo.replace('/thumb/', '/tiny/')),
+      // 2026-10 replaced enabled/is_admin/is_guest/is_pending/is_verified/is_view_only/join_date and
+      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url.
+      title: r<UserRec>((u) => u.title ?? ''),
+      status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
+      kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
+      is_email_confirmed: r<UserRec>((u) => u.is_verified),
+      is_deleted: r(() => false),
+      became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
+      photo_url: r<UserRec>((u) => ({
+        original: u.photo.replace('/thumb/', '/original/'),
+        small: u.photo.replace('/thumb/', '/small/'),
+        thumb: u.photo,
+        thumb_small: u.photo.replace('/thumb/', '/thumb_small/'),
+        tiny: u.photo.replace('/thumb/', '/tiny/'),
+      })),
       out_of_office: r(() => ({ active: false, disable_notifications: false, end_date: null, start_date: null, type: null })),
       teams: r<UserRec>((u, a, ctx) => {
         const ids = idSet(a['ids']);
@@ -573,12 +671,35 @@ function buildResolvers(): Resolvers {
       team_owners: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
       team_subscribers: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
       top_group: r<BoardRec>((b) => groupView(b, b.groups.find((g) => !g.deleted) as GroupDef)),
-      type: r(() => 'board'),
+      type: r<BoardRec>((b) => b.type ?? 'board'),
+      activity_logs: r<BoardRec>((b, a, ctx) => {
+        const from = a['from'] ? dateBound(String(a['from']), 'from') : null;
+        const to = a['to'] ? dateBound(String(a['to']), 'to') : null;
+        const items = idSet(a['item_ids']);
+        const users = idSet(a['user_ids']);
+        const columns = idSet(a['column_ids']);
+        const groups = idSet(a['group_ids']);
+        const list = ctx.state.activity
+          .filter(
+            (e) =>
+              e.board_id === b.id &&
+              (from === null || e.at >= from) &&
+              (to === null || e.at <= to) &&
+              (items === null || (e.item_id !== null && items.has(e.item_id))) &&
+              (users === null || users.has(e.user_id)) &&
+              (columns === null || columns.has(String(e.data['column_id']))) &&
+              (groups === null || groups.has(String(e.data['group_id']))),
+          )
+          .reverse();
+        return paginate(list, a['limit'], a['page']).map((e) => activityView(ctx, e));
+      }),
       url: r<BoardRec>((b, _a, ctx) => url(ctx, `/boards/${b.id}`)),
       workspace: r<BoardRec>((b, _a, ctx) => ctx.state.workspaces.find((w) => w.id === b.workspace_id) ?? null),
     },
     Column: {
+      settings: r<ColumnDef>((c) => c.settings),
       settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
+      revision: r<ColumnDef>((c) => `${c.id}-1`),
     },
     Group: {
       items_page: r<GroupDef & { board_id: string }>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
@@ -595,7 +716,7 @@ function buildResolvers(): Resolvers {
         const types = a['types'] ? new Set(a['types'] as string[]) : null;
         return board.columns
           .filter((c) => c.type !== 'name' && !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)))
-          .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }));
+          .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells));
       }),
       creator: r<ItemRec>((i, _a, ctx) => ctx.state.users.find((u) => u.id === i.creator_id) ?? null),
       email: r<ItemRec>((i, _a, ctx) => `${ctx.state.account.slug}-pulse-${i.id}@use1.mx.monday.com`),
@@ -604,8 +725,8 @@ function buildResolvers(): Resolvers {
         const g = board.groups.find((x) => x.id === i.group_id);
         return g ? groupView(board, g) : null;
       }),
-      parent_item: r(() => null),
-      subitems: r(() => []),
+      parent_item: r<ItemRec>((i, _a, ctx) => (i.parent_id === undefined ? null : (ctx.state.items.get(i.parent_id) ?? null))),
+      subitems: r<ItemRec>((i, _a, ctx) => [...ctx.state.items.values()].filter((x) => x.parent_id === i.id && x.state === 'active')),
       relative_link: r<ItemRec>((i) => `/boards/${i.board_id}/pulses/${i.id}`),
       subscribers: r<ItemRec>((i, _a, ctx) => byId(ctx.state.users, i.subscriber_ids)),
       url: r<ItemRec>((i, _a, ctx) => url(ctx, `/boards/${i.board_id}/pulses/${i.id}`)),
