@@ -12,7 +12,9 @@ import { dialectCases, type TestDatabase } from '../search/helpers.ts';
 const granola = getConnector('granola');
 const notesDef = { primaryKey: 'id', fields: granola.entities.get('notes')!.def.search!.fields as Record<string, 'string'> };
 
-describe.each(dialectCases())('sync on %s', (_name, open) => {
+// PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
+for (const [name, open, skipped] of dialectCases())
+describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
   let tdb: TestDatabase;
   let sim: GranolaSimulator;
   let store: RecordStore;
