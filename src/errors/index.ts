@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   upstream_error: { status: 502, title: 'The third-party API reported an error' },
   pagination_loop: { status: 502, title: 'The third-party API returned the same page cursor twice' },
   oauth_refresh_failed: { status: 424, title: 'Refreshing the OAuth access token failed' },
+  upstream_response_too_large: { status: 502, title: 'The third-party API answered with a body larger than Switchboard accepts' },
+  upstream_redirect_refused: { status: 502, title: 'The third-party API redirected to another origin' },
+  egress_refused: { status: 502, title: 'The connector tried to reach an address it may not reach' },
+  upstream_queue_full: { status: 429, title: "Too many calls are waiting for this connector's upstream rate limit" },
   // Manifests and internals
   manifest_invalid: { status: 500, title: 'A connector manifest is invalid' },
   internal_error: { status: 500, title: 'Internal error' },
@@ -43,6 +47,9 @@ export const ERROR_CODES = {
   invalid_oauth_state: { status: 400, title: 'The OAuth state is unknown, expired or already used' },
   invalid_oauth_secret: { status: 400, title: 'The server-side OAuth secret is unknown, expired, already used or not yours' },
   encryption_key_missing: { status: 500, title: 'The key that encrypted these credentials is not configured' },
+  encryption_key_mismatch: { status: 500, title: 'The configured key under this key id is not the key that encrypted these credentials' },
+  invalid_characters: { status: 400, title: 'The request contains NUL or other control characters' },
+  token_rate_limited: { status: 429, title: 'Too many token requests for this client or address' },
   not_ready: { status: 503, title: 'The service is not ready (database unreachable)' },
   // Sync (src/sync)
   sync_running: { status: 409, title: 'A sync of this connector is already running' },
