@@ -7,7 +7,7 @@ import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport } from '../http/upstream-transport.ts';
-import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy } from '../http/index.ts';
+import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, readBodyCapped, type UpstreamInit } from '../http/response-limit.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -43,7 +43,7 @@ export interface RuntimeOptions {
   /** Retry policy overrides (tests shorten delays). */
   retry?: Partial<RetryPolicy>;
   /** Throttle shared by every call of this instance; default one built from the manifest's rate_limit. */
-  limiter?: RateLimiter | null;
+  limiter?: Throttle | null;
   /** OAuth app used to refresh tokens when the credentials do not carry client_id/client_secret. */
   oauthClient?: OAuthClient;
   /** Called with the full new credentials after an OAuth refresh, so the caller can store them. */
@@ -132,7 +132,7 @@ export class ConnectorRuntime {
   private readonly timeoutMs: number;
   private readonly deadlineMs: number;
   private readonly maxResponseBytes: number | undefined;
-  private readonly limiter: RateLimiter | null;
+  private readonly limiter: Throttle | null;
   private readonly config: Record<string, unknown>;
   private refreshing: Promise<void> | undefined;
   /** Statistics of the most recent HTTP call. */

@@ -49,6 +49,10 @@ export const ERROR_CODES = {
   encryption_key_missing: { status: 500, title: 'The key that encrypted these credentials is not configured' },
   encryption_key_mismatch: { status: 500, title: 'The configured key under this key id is not the key that encrypted these credentials' },
   invalid_characters: { status: 400, title: 'The request contains NUL or other control characters' },
+  invalid_url: { status: 400, title: 'The request URL is malformed' },
+  uri_too_long: { status: 414, title: 'The request URL is too long' },
+  headers_too_large: { status: 431, title: 'The request headers are too large' },
+  request_timeout: { status: 408, title: 'The request was not received in time' },
   token_rate_limited: { status: 429, title: 'Too many token requests for this client or address' },
   not_ready: { status: 503, title: 'The service is not ready (database unreachable)' },
   // Sync (src/sync)

@@ -34,6 +34,14 @@ export class ThrottleRefused extends Error {
   }
 }
 
+/** What the interpreter needs of a throttle: RateLimiter in process, or one shared by instances (service). */
+export interface Throttle {
+  /** Wait for a slot; rejects with ThrottleRefused when none is free within maxWaitMs or the queue is full, or with the signal's reason. */
+  acquire(options?: AcquireOptions): Promise<void>;
+  /** The upstream said it is out of budget for `ms`: hold every caller back that long. */
+  pauseFor(ms: number): void;
+}
+
 /** Options of one acquire(). */
 export interface AcquireOptions {
   /** Abort the wait (the caller went away): its slot is handed back. */
@@ -52,7 +60,7 @@ export interface AcquireOptions {
  * beyond its `maxWaitMs` is refused at once rather than queued, and an aborted waiter gives its
  * slot back.
  */
-export class RateLimiter {
+export class RateLimiter implements Throttle {
   private tokens: number;
   private last: number;
   private readonly perMs: number;
