@@ -445,7 +445,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "token_rate_limited" | "not_ready" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -502,8 +502,25 @@ export interface components {
             last_started_at: string | null;
             /** Format: date-time */
             next_run_at: string | null;
-            /** @enum {string} */
-            status: "idle" | "running" | "failed";
+            /** @description Only when interrupted: the run and, per entity, where it resumes */
+            resume_from?: {
+                entities: {
+                    [key: string]: {
+                        done: boolean;
+                        params: {
+                            [key: string]: unknown;
+                        } | null;
+                        parent: number | null;
+                        records_seen: number;
+                    };
+                };
+                run_id: string;
+            };
+            /**
+             * @description interrupted: the instance running it stopped mid-run (lease expired); the next run resumes from resume_from
+             * @enum {string}
+             */
+            status: "idle" | "running" | "failed" | "interrupted";
         };
         /** TokenRequest */
         TokenRequest: {
@@ -550,7 +567,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -728,7 +745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -800,7 +817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -889,7 +906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -967,7 +984,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1051,7 +1068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1153,7 +1170,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1296,7 +1313,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1398,7 +1415,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1503,7 +1520,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1548,7 +1565,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
