@@ -8,16 +8,18 @@ export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Res
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(signal.reason as Error);
     if (ms <= 0) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(signal.reason as Error);
-      },
-      { once: true },
-    );
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal?.reason as Error);
+    };
+    // The listener goes when the timer fires: long-lived signals must not collect them.
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 export { sleep };

@@ -111,10 +111,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
       await userHooks.onConnectorDeleted?.(row, db);
     },
   };
-  if (o.config.syncScheduler) {
-    app.addHook('onReady', async () => sync.start());
-    app.addHook('onClose', async () => sync.stop());
-  }
+  if (o.config.syncScheduler) app.addHook('onReady', async () => sync.start());
   const ctx: ServiceContext = {
     database: o.database,
     store,
@@ -174,7 +171,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
   await app.register(syncRoutes(ctx));
-  // Last: syncs and requests stopped above may still be taking from the limits until then.
-  app.addHook('onClose', async () => limits.close());
+  // Runs stop first: until then they take from the limits' store.
+  app.addHook('onClose', async () => {
+    if (o.config.syncScheduler) await sync.stop();
+    await limits.close();
+  });
   return { app, ctx, routes };
 }
