@@ -87,7 +87,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'HOST', default: '127.0.0.1', description: 'Interface to listen on; 0.0.0.0 in containers (`serve --host` overrides)' },
   { name: 'SWITCHBOARD_BODY_LIMIT_BYTES', default: '1048576', description: 'Largest request body; larger bodies get 413 payload_too_large' },
   { name: 'SWITCHBOARD_TOKEN_TTL_SECONDS', default: '3600', description: 'Lifetime of access tokens from POST /api/v1/account/applications/token' },
-  { name: 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', default: '600', description: 'Requests per minute per organization (with SQLite a token bucket in process; with PostgreSQL or Redis shared by every instance: the rate spread per second plus a burst of one minute of requests); 0 disables' },
+  { name: 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', default: '600', description: 'Requests per minute per organization (a token bucket, burst = the same number: in process with SQLite, shared by every instance with PostgreSQL or Redis); 0 disables' },
   { name: 'SWITCHBOARD_UPSTREAM_THROTTLE', default: 'true', description: "Throttle calls to each third-party API to its manifest's rate_limit, one limiter per connector (shared by every instance on PostgreSQL or Redis); false disables (benchmarks against unlimited simulators)" },
   { name: 'SWITCHBOARD_SYNC_INTERVAL_SECONDS', default: '3600', description: "Time between scheduled syncs of each connector (a connector's first sync starts when it is created; POST .../sync starts one on demand)" },
   {

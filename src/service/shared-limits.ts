@@ -11,9 +11,9 @@
  *
  * The shared upstream throttles are fixed windows (N per window, the window starting at its
  * first request): at most N in any window and 2N across a window boundary, which the upstreams'
- * bursts absorb (Granola: 5/s sustained, 25 burst). The shared per-key request limits allow the
- * configured rate per second plus a burst of one minute's worth per minute (BurstyRateLimiter),
- * so a caller over the limit is told to retry within about a second.
+ * bursts absorb (Granola: 5/s sustained, 25 burst). The shared per-key request limits behave
+ * like the in-process token bucket (BurstyRateLimiter: one request per 60/N s plus a burst of
+ * N - 1 per minute), so a caller over the limit is told to retry within 60/N seconds.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -130,9 +130,13 @@ abstract class StoreBackend implements LimitBackend {
   }
 
   keyed(name: string, perMinute: number): KeyedLimiter {
-    // The configured rate, steadily (per second, so Retry-After is short as with the in-process
-    // token bucket), plus a burst of one minute's worth drawn from a second, per-minute window.
-    const l = new BurstyRateLimiter(this.limiter(`sb:${name}`, Math.max(1, Math.ceil(perMinute / 60)), 1), this.limiter(`sb:${name}:burst`, perMinute, 60));
+    // A token bucket's behaviour from two fixed windows: about one request every 60/perMinute s
+    // (so Retry-After is that short, as with the in-process bucket), plus a burst of the rest of
+    // the minute's budget. Like a bucket of perMinute, at most about 2 × perMinute in a minute.
+    // Whole seconds: the stores keep expiry as integer milliseconds.
+    const window = Math.max(1, Math.round(60 / perMinute));
+    const steady = this.limiter(`sb:${name}`, Math.max(1, Math.round((perMinute * window) / 60)), window);
+    const l = perMinute > 1 ? new BurstyRateLimiter(steady, this.limiter(`sb:${name}:burst`, perMinute - 1, 60)) : steady;
     return {
       perMinute,
       take: async (key) => {
@@ -147,7 +151,10 @@ abstract class StoreBackend implements LimitBackend {
   }
 
   throttle(connectorId: string, rate: UpstreamRate, maxQueue: number): Throttle {
-    return new SharedThrottle(this.limiter('sb:upstream', rate.requests, rate.window_ms / 1000), connectorId, maxQueue);
+    // Whole seconds (the stores keep integer milliseconds), never above the manifest's rate.
+    const seconds = Math.max(1, Math.ceil(rate.window_ms / 1000));
+    const points = Math.max(1, Math.floor((rate.requests * seconds * 1000) / rate.window_ms));
+    return new SharedThrottle(this.limiter('sb:upstream', points, seconds), connectorId, maxQueue);
   }
 }
 
