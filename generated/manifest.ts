@@ -132,6 +132,10 @@ export interface HttpSettings {
  * Per-attempt timeout; default 30000.
  */
 timeout_ms?: number
+/**
+ * Largest response body accepted (decoded); default 52428800 (50 MiB).
+ */
+max_response_bytes?: number
 }
 /**
  * Client-side throttle: a token bucket refilled at requests/window_ms, holding at most burst.
@@ -164,6 +168,10 @@ base_delay_ms?: number
  * Cap on any single wait, including server-requested ones; default 30000.
  */
 max_delay_ms?: number
+/**
+ * Longest server-requested wait (Retry-After) honoured, for retries and for holding back the connector; longer ones fail at once with retry_after; default 60000.
+ */
+max_retry_after_ms?: number
 /**
  * Response headers that tell when to retry, checked in order.
  */

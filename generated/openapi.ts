@@ -1473,7 +1473,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "not_ready" | "connect_session_invalid" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1534,8 +1534,25 @@ export interface components {
             last_started_at: string | null;
             /** Format: date-time */
             next_run_at: string | null;
-            /** @enum {string} */
-            status: "idle" | "running" | "failed";
+            /** @description Only when interrupted: the run and, per entity, where it resumes */
+            resume_from?: {
+                entities: {
+                    [key: string]: {
+                        done: boolean;
+                        params: {
+                            [key: string]: unknown;
+                        } | null;
+                        parent: number | null;
+                        records_seen: number;
+                    };
+                };
+                run_id: string;
+            };
+            /**
+             * @description interrupted: the instance running it stopped mid-run (lease expired); the next run resumes from resume_from
+             * @enum {string}
+             */
+            status: "idle" | "running" | "failed" | "interrupted";
         };
         /** TokenRequest */
         TokenRequest: {
@@ -1582,7 +1599,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1618,7 +1635,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1654,7 +1671,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1699,7 +1716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1708,7 +1725,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1746,7 +1763,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1755,7 +1772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1804,7 +1821,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1813,7 +1830,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1850,7 +1867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1877,7 +1894,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1886,7 +1903,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1922,7 +1939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1967,7 +1984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1976,7 +1993,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2011,7 +2028,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2047,7 +2064,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2056,7 +2073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2089,7 +2106,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2125,7 +2142,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2134,7 +2151,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2173,7 +2190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2227,7 +2244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2236,7 +2253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2275,7 +2292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2347,7 +2364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2356,7 +2373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2374,7 +2391,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop) */
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -2418,7 +2435,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2472,7 +2489,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2481,7 +2498,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2520,7 +2537,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2583,7 +2600,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2592,7 +2609,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2625,7 +2642,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2634,7 +2651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2670,7 +2687,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2715,7 +2732,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_rate_limited, rate_limited) */
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2724,7 +2741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,7 +2897,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2907,7 +2924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3131,7 +3148,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing) */
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
                 headers: {
                     [name: string]: unknown;

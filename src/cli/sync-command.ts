@@ -11,7 +11,7 @@ export function registerSyncCommand(program: Command): void {
     .action(async (connectorId: string, opts: { full?: boolean }) => {
       const { MultiBar, Presets } = await import('cli-progress');
       const { connectorRegistry } = await import('../manifest/index.ts');
-      const { migrate, openDatabase, resolveKeyRing, ServiceStore } = await import('../store/index.ts');
+      const { migrate, openDatabase, resolveKeyRing, ServiceStore, storedKeyIds } = await import('../store/index.ts');
       const { HOSTED_MIGRATIONS, loadServiceConfig, createServiceLogger } = await import('../service/index.ts');
       const { createHostedData } = await import('../service/hosted-data.ts');
       const { createUpstreamTransport } = await import('../http/upstream-transport.ts');
@@ -39,7 +39,7 @@ export function registerSyncCommand(program: Command): void {
         const data = createHostedData({
           database,
           store,
-          keyRing: resolveKeyRing(config.encryptionKey, database).ring,
+          keyRing: resolveKeyRing(config.encryptionKey, database, await storedKeyIds(database.db)).ring,
           config,
           registry,
           fetch: transport.fetch,

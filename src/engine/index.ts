@@ -9,7 +9,8 @@ import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport } from '../http/upstream-transport.ts';
 import { checkBaseUrl } from './base-url.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
-import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, type FetchLike, type RetryPolicy } from '../http/index.ts';
+import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, readBodyCapped, type UpstreamInit } from '../http/response-limit.ts';
 import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { PathValueError, truthy, type TemplateContext } from '../templates/index.ts';
@@ -37,16 +38,26 @@ export interface RuntimeOptions {
   fetch?: FetchLike;
   /** Per-attempt timeout in ms; default the manifest's http.timeout_ms or 30000. */
   timeoutMs?: number;
+  /** Overall deadline of one call across throttle waits, attempts and retry delays, in ms; default 60000. */
+  deadlineMs?: number;
+  /** Largest upstream response body (decoded), in bytes; default the manifest's http.max_response_bytes, else the transport's default (50 MiB). */
+  maxResponseBytes?: number;
   /** Retry policy overrides (tests shorten delays). */
   retry?: Partial<RetryPolicy>;
   /** Throttle shared by every call of this instance; default one built from the manifest's rate_limit. */
-  limiter?: RateLimiter | null;
+  limiter?: Throttle | null;
   /** OAuth app used to refresh tokens when the credentials do not carry client_id/client_secret. */
   oauthClient?: OAuthClient;
   /** Called with the full new credentials after an OAuth refresh, so the caller can store them. */
   onTokenRefresh?: (credentials: Credentials) => void | Promise<void>;
   /** Random source for backoff jitter. */
   random?: () => number;
+}
+
+/** Per-call options of execute() and pageSteps(). */
+export interface CallOptions {
+  /** Aborts the call (e.g. the hosted caller disconnected): a throttle wait is left, a request in flight aborted. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Counters of the last call, for tests, logs and benchmarks. */
@@ -121,7 +132,9 @@ export class ConnectorRuntime {
   private readonly baseUrl: string;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
-  private readonly limiter: RateLimiter | null;
+  private readonly deadlineMs: number;
+  private readonly maxResponseBytes: number | undefined;
+  private readonly limiter: Throttle | null;
   private readonly config: Record<string, unknown>;
   private refreshing: Promise<void> | undefined;
   /** Statistics of the most recent HTTP call. */
@@ -161,9 +174,12 @@ export class ConnectorRuntime {
       ...(m.retry?.base_delay_ms !== undefined ? { baseDelayMs: m.retry.base_delay_ms } : {}),
       ...(m.retry?.max_delay_ms !== undefined ? { maxDelayMs: m.retry.max_delay_ms } : {}),
       ...(m.retry?.retry_after_headers !== undefined ? { retryAfterHeaders: m.retry.retry_after_headers } : {}),
+      ...(m.retry?.max_retry_after_ms !== undefined ? { maxRetryAfterMs: m.retry.max_retry_after_ms } : {}),
       ...(options.retry ?? {}),
     };
     this.timeoutMs = options.timeoutMs ?? m.http?.timeout_ms ?? 30_000;
+    this.deadlineMs = options.deadlineMs ?? 60_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? m.http?.max_response_bytes;
     this.fetchImpl = options.fetch ?? defaultFetch;
     this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
   }
@@ -206,10 +222,10 @@ export class ConnectorRuntime {
   }
 
   /** Run one action and return its envelope. */
-  async execute(entity: string, action: string, params?: unknown): Promise<Envelope> {
+  async execute(entity: string, action: string, params?: unknown, options: CallOptions = {}): Promise<Envelope> {
     const a = this.action(entity, action);
     const p = this.validate(a, params);
-    const raw = await this.call(a, p);
+    const raw = await this.call(a, p, undefined, options.signal);
     if (a.name === 'list') {
       const { records, meta } = this.extractList(a, raw);
       return { data: records, meta };
@@ -226,13 +242,13 @@ export class ConnectorRuntime {
    * Like pages(), but each step also carries the request for the page after it (null on the
    * last page), so a caller can checkpoint and later resume with `from`.
    */
-  async *pageSteps(entity: string, params?: unknown, from?: { url?: string }): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
+  async *pageSteps(entity: string, params?: unknown, from?: { url?: string }, options: CallOptions = {}): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
     const a = this.action(entity, 'list');
     let p = this.validate(a, params);
     let url = from?.url;
     const tracker = new PageTracker();
     for (;;) {
-      const raw = await this.call(a, p, url);
+      const raw = await this.call(a, p, url, options.signal);
       const { records, meta } = this.extractList(a, raw);
       let next: NextPage = null;
       let loop: unknown;
@@ -325,6 +341,10 @@ export class ConnectorRuntime {
         throw e;
       }
       url = new URL(this.baseUrl + path);
+      // Egress: a rendered path can never move the request to another host ("@evil", "//evil").
+      if (url.origin !== new URL(this.baseUrl).origin) {
+        throw new SwitchboardError('egress_refused', `The request of ${a.entity}.${a.name} does not stay on ${new URL(this.baseUrl).origin}`);
+      }
       for (const [k, t] of a.request.query) {
         const v = t.render(ctx);
         if (v === undefined || v === null || v === '') continue;
@@ -390,46 +410,67 @@ export class ConnectorRuntime {
     return this.oauthVariant() !== undefined && typeof exp === 'number' && exp * 1000 - Date.now() < 60_000;
   }
 
-  /** Send the action's request with throttling, timeouts, retries and error mapping. */
-  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): Promise<RawResult> {
+  /**
+   * Send the action's request with throttling, timeouts, retries and error mapping, all within
+   * one deadline (deadlineMs): a throttle slot, a retry delay or a server-requested wait that
+   * would end past it fails at once instead of waiting.
+   */
+  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, signal?: AbortSignal): Promise<RawResult> {
     if (this.expiresSoon()) await this.refresh();
     const stats: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
     this.lastCall = stats;
     const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
+    const deadline = Date.now() + this.deadlineMs;
     let refreshed = false;
     for (;;) {
       const { url, init } = this.render(a, params, absoluteUrl);
       if (this.limiter) {
         const before = Date.now();
-        await this.limiter.acquire();
+        try {
+          await this.limiter.acquire({ signal, maxWaitMs: deadline - before });
+        } catch (e) {
+          if (e instanceof ThrottleRefused) throw this.throttleRefused(e, stats, deadline);
+          throw e;
+        }
         stats.waitedMs += Date.now() - before;
       }
       stats.attempts += 1;
       let failure: SwitchboardError;
       let serverDelay: number | undefined;
+      const attemptMs = Math.max(1, Math.min(this.timeoutMs, deadline - Date.now()));
       try {
         let res: Response;
         let text: string;
         // One timer per attempt, covering headers and body, cleared as soon as the body is read.
         const controller = new AbortController();
-        const timer = setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), this.timeoutMs);
+        const timer = setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), attemptMs);
+        const onAbort = (): void => controller.abort(signal?.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
         try {
-          res = await this.fetchImpl(url, { ...init, signal: controller.signal });
-          text = await res.text();
+          signal?.throwIfAborted();
+          const upstreamInit: UpstreamInit = { ...init, signal: controller.signal, ...(this.maxResponseBytes !== undefined ? { maxResponseBytes: this.maxResponseBytes } : {}) };
+          res = await this.fetchImpl(url, upstreamInit);
+          // Enforced here too, for injected fetches that do not read maxResponseBytes.
+          text = await readBodyCapped(res, this.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, this.manifest.type);
         } finally {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
         }
         const result = this.interpret(a, res, text, params);
         if (!(result instanceof SwitchboardError)) return result;
         failure = result;
         serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
-        if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && this.limiter) this.limiter.pauseUntil(Date.now() + serverDelay);
+        // The upstream is out of budget: hold every call of this connector back, but never for
+        // longer than maxRetryAfterMs (a hostile or broken Retry-After must not freeze the connector).
+        if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && this.limiter) this.limiter.pauseFor(Math.min(serverDelay, this.retry.maxRetryAfterMs));
       } catch (e) {
         if (e instanceof SwitchboardError) throw e;
+        if (signal?.aborted === true) throw signal.reason;
         const timedOut = isTimeout(e);
+        const waited = attemptMs < this.timeoutMs ? `the call's deadline (${this.deadlineMs} ms)` : `${this.timeoutMs} ms`;
         failure = new SwitchboardError(
           'upstream_unavailable',
-          timedOut ? `${this.manifest.type} did not answer within ${this.timeoutMs} ms` : `${this.manifest.type} could not be reached: ${(e as Error).message}`,
+          timedOut ? `${this.manifest.type} did not answer within ${waited}` : `${this.manifest.type} could not be reached: ${(e as Error).message}`,
           { details: { timeout: timedOut }, cause: e },
         );
       }
@@ -443,11 +484,20 @@ export class ConnectorRuntime {
       const allowed = failure.details['not_executed'] === true ? this.retry.maxAttempts : maxAttempts;
       if (!retryable || stats.attempts >= allowed) throw this.finalize(failure, stats, allowed);
       const delay = serverDelay ?? backoffDelayMs(stats.attempts, this.retry, this.options.random);
-      if (delay > this.retry.maxDelayMs) throw this.finalize(failure, stats, allowed);
+      if (delay > this.retry.maxDelayMs || delay > this.retry.maxRetryAfterMs || Date.now() + delay >= deadline) throw this.finalize(failure, stats, allowed);
       stats.retries += 1;
       stats.waitedMs += delay;
-      await sleep(delay);
+      await sleep(delay, signal);
     }
+  }
+
+  /** The error of a call the throttle would not queue: 429 upstream_queue_full with the wait until a slot. */
+  private throttleRefused(e: ThrottleRefused, stats: CallStats, deadline: number): SwitchboardError {
+    const why =
+      e.reason === 'queue_full'
+        ? `too many calls are already waiting for ${this.manifest.type}'s rate limit on this connector`
+        : `the next ${this.manifest.type} request slot of this connector is ${e.waitMs} ms away, past this call's deadline (${Math.max(0, deadline - Date.now())} ms left)`;
+    return new SwitchboardError('upstream_queue_full', `Not sent: ${why}`, { details: { reason: e.reason, retry_after_ms: e.waitMs, attempts: stats.attempts } });
   }
 
   private finalize(e: SwitchboardError, stats: CallStats, maxAttempts: number): SwitchboardError {

@@ -8,30 +8,65 @@ export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Res
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(signal.reason as Error);
     if (ms <= 0) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(signal.reason as Error);
-      },
-      { once: true },
-    );
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal?.reason as Error);
+    };
+    // The listener goes when the timer fires: long-lived signals must not collect them.
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 export { sleep };
 
+/** Why acquire() refused a slot instead of waiting for it. */
+export class ThrottleRefused extends Error {
+  constructor(
+    readonly reason: 'queue_full' | 'deadline',
+    /** Milliseconds until a slot would be free. */
+    readonly waitMs: number,
+  ) {
+    super(reason === 'queue_full' ? 'too many calls are waiting for this connector' : `no slot within the deadline (next in ${waitMs} ms)`);
+    this.name = 'ThrottleRefused';
+  }
+}
+
+/** What the interpreter needs of a throttle: RateLimiter in process, or one shared by instances (service). */
+export interface Throttle {
+  /** Wait for a slot; rejects with ThrottleRefused when none is free within maxWaitMs or the queue is full, or with the signal's reason. */
+  acquire(options?: AcquireOptions): Promise<void>;
+  /** The upstream said it is out of budget for `ms`: hold every caller back that long. */
+  pauseFor(ms: number): void;
+}
+
+/** Options of one acquire(). */
+export interface AcquireOptions {
+  /** Abort the wait (the caller went away): its slot is handed back. */
+  signal?: AbortSignal | undefined;
+  /** Longest wait accepted (ms); a slot further away is refused with ThrottleRefused('deadline'). Default no limit. */
+  maxWaitMs?: number | undefined;
+}
+
 /**
  * Token bucket throttle: holds at most `burst` tokens, refilled at `requests` per `windowMs`.
- * `acquire()` waits until a token is free, so a connector instance stays under the upstream's
- * limit instead of running into 429s. Waiters are served in order.
+ * `acquire()` reserves the next token (the bucket may go negative: each waiter owns a future
+ * slot) and waits for it, so a connector instance stays under the upstream's limit instead of
+ * running into 429s. Waiters are served in order of arrival.
+ *
+ * Bounded: at most `maxQueue` callers wait at once (default 100), a caller whose slot lies
+ * beyond its `maxWaitMs` is refused at once rather than queued, and an aborted waiter gives its
+ * slot back.
  */
-export class RateLimiter {
+export class RateLimiter implements Throttle {
   private tokens: number;
   private last: number;
   private readonly perMs: number;
-  private queue: Promise<void> = Promise.resolve();
+  private waiting = 0;
   /** Total milliseconds callers have waited for a token (for sync statistics and benchmarks). */
   waitedMs = 0;
 
@@ -39,6 +74,7 @@ export class RateLimiter {
     readonly requests: number,
     readonly windowMs: number,
     readonly burst: number = requests,
+    readonly maxQueue: number = 100,
   ) {
     this.tokens = burst;
     this.last = Date.now();
@@ -47,33 +83,55 @@ export class RateLimiter {
 
   private refill(): void {
     const now = Date.now();
-    this.tokens = Math.min(this.burst, this.tokens + (now - this.last) * this.perMs);
+    this.tokens = Math.min(this.burst, this.tokens + Math.max(0, now - this.last) * this.perMs);
     this.last = now;
   }
 
-  /** Wait for one token. */
-  acquire(signal?: AbortSignal): Promise<void> {
-    const turn = this.queue.then(async () => {
-      this.refill();
-      if (this.tokens < 1) {
-        const wait = Math.ceil((1 - this.tokens) / this.perMs);
-        this.waitedMs += wait;
-        await sleep(wait, signal);
-        this.refill();
-      }
-      this.tokens -= 1;
-    });
-    // A failed (aborted) turn must not block the callers behind it.
-    this.queue = turn.catch(() => undefined);
-    return turn;
+  /** Callers currently waiting for a slot. */
+  get queued(): number {
+    return this.waiting;
   }
 
-  /** Drain the bucket until `untilMs` (epoch ms): the upstream told us it is out of budget. */
+  /** Milliseconds until a token would be free for a new caller (0: now). */
+  nextSlotMs(): number {
+    this.refill();
+    return this.tokens >= 1 ? 0 : Math.ceil((1 - this.tokens) / this.perMs);
+  }
+
+  /** Wait for one token; refuses (ThrottleRefused) when the queue is full or the slot is beyond maxWaitMs. */
+  async acquire(options: AcquireOptions | AbortSignal = {}): Promise<void> {
+    const o: AcquireOptions = options instanceof AbortSignal ? { signal: options } : options;
+    o.signal?.throwIfAborted();
+    const wait = this.nextSlotMs();
+    if (wait === 0) {
+      this.tokens -= 1;
+      return;
+    }
+    if (this.waiting >= this.maxQueue) throw new ThrottleRefused('queue_full', wait);
+    if (o.maxWaitMs !== undefined && wait > o.maxWaitMs) throw new ThrottleRefused('deadline', wait);
+    this.tokens -= 1; // reserve the slot
+    this.waiting += 1;
+    try {
+      await sleep(wait, o.signal);
+      this.waitedMs += wait;
+    } catch (e) {
+      this.tokens += 1; // hand the slot back
+      throw e;
+    } finally {
+      this.waiting -= 1;
+    }
+  }
+
+  /** Drain the bucket for `ms` from now: the upstream told us it is out of budget. */
+  pauseFor(ms: number): void {
+    if (ms <= 0) return;
+    this.refill();
+    this.tokens = Math.min(this.tokens, 0) - ms * this.perMs;
+  }
+
+  /** Drain the bucket until `untilMs` (epoch ms). */
   pauseUntil(untilMs: number): void {
-    const wait = untilMs - Date.now();
-    if (wait <= 0) return;
-    this.tokens = Math.min(this.tokens, 0) - wait * this.perMs;
-    this.last = Date.now();
+    this.pauseFor(untilMs - Date.now());
   }
 }
 
@@ -81,8 +139,10 @@ export interface RetryPolicy {
   /** Total attempts including the first. */
   maxAttempts: number;
   baseDelayMs: number;
-  /** Cap on any one wait; a server asking for longer ends the retries. */
+  /** Cap on any one backoff wait; a server asking for longer than maxRetryAfterMs ends the retries. */
   maxDelayMs: number;
+  /** Longest server-requested wait (Retry-After) slept through; longer ones fail at once with the wait in details. Default 60000. */
+  maxRetryAfterMs: number;
   retryAfterHeaders: { name: string; format: 'seconds' | 'unix_seconds' | 'http_date' }[];
 }
 
@@ -90,6 +150,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 30_000,
+  maxRetryAfterMs: 60_000,
   retryAfterHeaders: [{ name: 'Retry-After', format: 'seconds' }],
 };
 

@@ -78,6 +78,7 @@ export const MANIFEST_SCHEMA = {
       additionalProperties: false,
       properties: {
         timeout_ms: { type: 'integer', minimum: 1, description: 'Per-attempt timeout; default 30000.' },
+        max_response_bytes: { type: 'integer', minimum: 1, description: 'Largest response body accepted (decoded); default 52428800 (50 MiB).' },
       },
     },
     RateLimit: {
@@ -98,6 +99,7 @@ export const MANIFEST_SCHEMA = {
         max_attempts: { type: 'integer', minimum: 1, maximum: 10, description: 'Total attempts including the first; default 4.' },
         base_delay_ms: { type: 'integer', minimum: 0, description: 'First backoff delay; doubles each attempt, with full jitter; default 250.' },
         max_delay_ms: { type: 'integer', minimum: 0, description: 'Cap on any single wait, including server-requested ones; default 30000.' },
+        max_retry_after_ms: { type: 'integer', minimum: 0, description: 'Longest server-requested wait (Retry-After) honoured, for retries and for holding back the connector; longer ones fail at once with retry_after; default 60000.' },
         retry_after_headers: {
           type: 'array',
           description: 'Response headers that tell when to retry, checked in order.',

@@ -8,7 +8,7 @@ import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
-import type { FetchLike, RetryPolicy } from '../http/index.ts';
+import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import { connectorRegistry, type LoadedManifest } from '../manifest/index.ts';
 import { ServiceStore, type Database, type KeyRing, type ServiceTables } from '../store/index.ts';
 import { authenticationHook } from './authentication.ts';
@@ -16,7 +16,7 @@ import type { ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
 import { createServiceLogger } from './logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
-import { RequestRateLimiter } from './request-rate-limiter.ts';
+import { createLimitBackend } from './shared-limits.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { connectorRoutes } from './routes/connector-routes.ts';
 import { executeRoutes } from './routes/execute-routes.ts';
@@ -26,6 +26,7 @@ import { createUpstreamTransport, type UpstreamTransport } from '../http/upstrea
 import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
 import { connectRoutes } from './connect/index.ts';
+import { clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -79,18 +80,27 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: o.config.bodyLimitBytes,
     return503OnClosing: true,
+    // A client dripping its request cannot hold a connection open (408 request_timeout).
+    requestTimeout: o.config.requestTimeoutMs,
+    connectionTimeout: o.config.requestTimeoutMs,
+    keepAliveTimeout: o.config.keepAliveTimeoutMs,
+    frameworkErrors,
+    clientErrorHandler,
   });
   const store = new ServiceStore(o.database.db);
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
-  const transport = o.fetch === undefined ? createUpstreamTransport() : undefined;
+  const transport = o.fetch === undefined ? createUpstreamTransport({ maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal }) : undefined;
+  const limits = await createLimitBackend(o.config, o.database, o.now ?? Date.now);
   const fetchImpl: FetchLike = o.fetch ?? (transport as UpstreamTransport).fetch;
   app.addHook('onClose', async () => {
     await transport?.close();
   });
   let listening: string | undefined;
   const registry = o.registry ?? connectorRegistry();
-  const { records, runtimes, sync, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry });
+  const throttleFor = (connectorId: string, m: LoadedManifest): Throttle | null =>
+    m.manifest.rate_limit === undefined ? null : limits.throttle(connectorId, m.manifest.rate_limit, o.config.upstreamQueueLimit);
+  const { records, runtimes, sync, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {
     onConnectorCreated: async (row) => {
@@ -102,10 +112,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
       await userHooks.onConnectorDeleted?.(row, db);
     },
   };
-  if (o.config.syncScheduler) {
-    app.addHook('onReady', async () => sync.start());
-    app.addHook('onClose', async () => sync.stop());
-  }
+  if (o.config.syncScheduler) app.addHook('onReady', async () => sync.start());
   const ctx: ServiceContext = {
     database: o.database,
     store,
@@ -116,6 +123,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     now,
     log,
     hooks,
+    limits,
     runtimes,
     records,
     sync,
@@ -139,8 +147,9 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
 
   app.decorateRequest('principal', null);
-  const limiter = o.config.rateLimitPerMinute > 0 ? new RequestRateLimiter(o.config.rateLimitPerMinute, now) : null;
+  const limiter = o.config.rateLimitPerMinute > 0 ? limits.keyed('org', o.config.rateLimitPerMinute) : null;
   app.addHook('onRequest', authenticationHook(ctx, limiter));
+  app.addHook('preValidation', refuseControlCharacters);
 
   app.setErrorHandler((err, request, reply) => {
     const p = toProblem(err);
@@ -164,5 +173,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(executeRoutes(ctx));
   await app.register(syncRoutes(ctx));
   await app.register(connectRoutes(ctx));
+  // Runs stop first: until then they take from the limits' store.
+  app.addHook('onClose', async () => {
+    if (o.config.syncScheduler) await sync.stop();
+    await limits.close();
+  });
   return { app, ctx, routes };
 }

@@ -8,7 +8,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problem, sendProblem } from './problem.ts';
-import type { RequestRateLimiter } from './request-rate-limiter.ts';
+import type { KeyedLimiter } from './shared-limits.ts';
 import { sha256Hex } from './secrets.ts';
 import type { ServiceContext } from './context.ts';
 
@@ -46,8 +46,14 @@ function challenge(error?: 'invalid_token', description?: string): Record<string
   return { 'www-authenticate': parts.join(', ') };
 }
 
+function organizationHeaderCount(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'x-organization-id') n++;
+  return n;
+}
+
 /** The onRequest hook. */
-export function authenticationHook(ctx: ServiceContext, limiter: RequestRateLimiter | null) {
+export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | null) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'organization';
     if (mode === 'public') return undefined;
@@ -65,7 +71,8 @@ export function authenticationHook(ctx: ServiceContext, limiter: RequestRateLimi
     const orgs = found.organizationIds;
     let organizationId = '';
     const asked = request.headers['x-organization-id'];
-    if (Array.isArray(asked)) {
+    // Node joins a repeated header into "a, b": count the raw occurrences instead.
+    if (Array.isArray(asked) || organizationHeaderCount(request.raw.rawHeaders) > 1) {
       return sendProblem(request, reply, problem('invalid_request', 'Send X-Organization-Id once', { errors: [{ path: 'header:x-organization-id', message: 'appears more than once' }] }));
     }
     if (asked !== undefined && asked !== '') {
@@ -86,7 +93,7 @@ export function authenticationHook(ctx: ServiceContext, limiter: RequestRateLimi
     }
     if (limiter !== null) {
       // Per organization; application-level routes without one count against the application.
-      const d = limiter.take(organizationId !== '' ? `org:${organizationId}` : `app:${found.applicationId}`);
+      const d = await limiter.take(organizationId !== '' ? `org:${organizationId}` : `app:${found.applicationId}`);
       if (!d.allowed) {
         return sendProblem(
           request,

@@ -51,6 +51,22 @@ export interface ServiceConfig {
   connectSessionTtlSeconds: number;
   /** CSP frame-ancestors sources allowed to embed the Connect UI; default none (no framing). */
   connectFrameAncestors: string[];
+  /** Overall deadline of one upstream call across throttle wait, attempts and retries; default 60000 ms. */
+  upstreamDeadlineMs: number;
+  /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
+  upstreamMaxResponseBytes: number;
+  /** Calls that may wait for one connector's upstream throttle at once; default 100. */
+  upstreamQueueLimit: number;
+  /** Let connectors reach link-local and cloud metadata addresses; default false. */
+  egressAllowLinkLocal: boolean;
+  /** Longest time to receive a whole request (headers and body); default 30000 ms. */
+  requestTimeoutMs: number;
+  /** Idle keep-alive connections are closed after this; default 5000 ms. */
+  keepAliveTimeoutMs: number;
+  /** Token endpoint requests per minute per client id and per source address; 0 disables. Default 30. */
+  tokenRateLimitPerMinute: number;
+  /** Redis URL for limits shared across instances (wins over PostgreSQL). */
+  redisUrl?: string;
   /** Per connector type (keys are manifest types). */
   connectorTypes: Record<string, ConnectorTypeConfig>;
 }
@@ -75,8 +91,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'HOST', default: '127.0.0.1', description: 'Interface to listen on; 0.0.0.0 in containers (`serve --host` overrides)' },
   { name: 'SWITCHBOARD_BODY_LIMIT_BYTES', default: '1048576', description: 'Largest request body; larger bodies get 413 payload_too_large' },
   { name: 'SWITCHBOARD_TOKEN_TTL_SECONDS', default: '3600', description: 'Lifetime of access tokens from POST /api/v1/account/applications/token' },
-  { name: 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', default: '600', description: 'Requests per minute per organization, enforced per instance (token bucket, burst = the same number); 0 disables' },
-  { name: 'SWITCHBOARD_UPSTREAM_THROTTLE', default: 'true', description: "Throttle calls to each third-party API to its manifest's rate_limit, one limiter per connector per instance; false disables (benchmarks against unlimited simulators)" },
+  { name: 'SWITCHBOARD_RATE_LIMIT_PER_MINUTE', default: '600', description: 'Requests per minute per organization (a token bucket, burst = the same number: in process with SQLite, shared by every instance with PostgreSQL or Redis); 0 disables' },
+  { name: 'SWITCHBOARD_UPSTREAM_THROTTLE', default: 'true', description: "Throttle calls to each third-party API to its manifest's rate_limit, one limiter per connector (shared by every instance on PostgreSQL or Redis); false disables (benchmarks against unlimited simulators)" },
   { name: 'SWITCHBOARD_SYNC_INTERVAL_SECONDS', default: '3600', description: "Time between scheduled syncs of each connector (a connector's first sync starts when it is created; POST .../sync starts one on demand)" },
   {
     name: 'SWITCHBOARD_SYNC_SCHEDULER',
@@ -92,6 +108,18 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description: "Origins allowed to embed the Connect UI in an iframe (CSP frame-ancestors), space-separated, e.g. `https://app.example.com 'self'`; its cookie then becomes SameSite=None; Secure; Partitioned",
   },
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
+  { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
+  { name: 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', default: '52428800', description: 'Largest upstream response body, enforced while streaming and on decompressed output (502 upstream_response_too_large); a manifest may set its own with http.max_response_bytes' },
+  { name: 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', default: '100', description: "Calls that may wait at once for one connector's upstream throttle; more get 429 upstream_queue_full at once" },
+  { name: 'SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL', default: 'false', description: 'Allow connectors to reach link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254); refused with 502 egress_refused otherwise' },
+  { name: 'SWITCHBOARD_REQUEST_TIMEOUT_MS', default: '30000', description: 'Longest time to receive a whole request, headers and body (slow clients get 408)' },
+  { name: 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', default: '5000', description: 'Idle keep-alive connections are closed after this' },
+  { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
+  {
+    name: 'SWITCHBOARD_REDIS_URL',
+    default: '(none)',
+    description: "Redis for limits shared by every instance (per-organization limit, token endpoint limit, each connector's upstream throttle); without it they are shared through PostgreSQL when the database is PostgreSQL, and in process with SQLite",
+  },
   { name: 'SWITCHBOARD_<TYPE>_BASE_URL', default: "the manifest's base_url", description: 'Upstream base URL of a connector type (a region, a proxy, a simulator)' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_ID', default: '(none: OAuth initiate answers 501 oauth_not_configured)', description: "Client id of the deployment's OAuth app for that connector type" },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_SECRET', default: '(none)', description: 'Client secret of that OAuth app (required with the client id)' },
@@ -168,10 +196,12 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
   const databaseUrl = env['SWITCHBOARD_DATABASE_URL']?.trim() || undefined;
   const encryptionKey = env['SWITCHBOARD_ENCRYPTION_KEY']?.trim() || undefined;
   const publicUrl = urlVar(env, 'SWITCHBOARD_PUBLIC_URL');
+  const redisUrl = env['SWITCHBOARD_REDIS_URL']?.trim() || undefined;
   return {
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
     ...(encryptionKey !== undefined ? { encryptionKey } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
     port: intVar(env, 'PORT', 3000, 0),
     host: env['HOST']?.trim() || '127.0.0.1',
     bodyLimitBytes: intVar(env, 'SWITCHBOARD_BODY_LIMIT_BYTES', 1024 * 1024, 1),
@@ -185,6 +215,13 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',
     connectSessionTtlSeconds: intVar(env, 'SWITCHBOARD_CONNECT_SESSION_TTL_SECONDS', 1800, 1),
     connectFrameAncestors: frameAncestorsVar(env, 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS'),
+    upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
+    upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
+    upstreamQueueLimit: intVar(env, 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', 100, 0),
+    egressAllowLinkLocal: boolVar(env, 'SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL', false),
+    requestTimeoutMs: intVar(env, 'SWITCHBOARD_REQUEST_TIMEOUT_MS', 30_000, 1),
+    keepAliveTimeoutMs: intVar(env, 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
+    tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     connectorTypes: types,
   };
 }

@@ -187,7 +187,7 @@ export interface ExecuteBody {
 }
 
 /** Run one action on a connector: the library-mode envelope, or the search response. */
-export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody): Promise<unknown> {
+export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
   const row = await requireConnector(ctx, organizationId, id);
   const manifest = connectorType(ctx, row.connector_type);
   if (body.action === 'search') {
@@ -206,7 +206,7 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
   }
   const { runtime, secrets } = ctx.runtimes.get(row, manifest);
   try {
-    return await runtime.execute(body.entity, body.action, body.params ?? {});
+    return await runtime.execute(body.entity, body.action, body.params ?? {}, { signal });
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.

@@ -10,6 +10,7 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
 import type { RuntimePool } from './runtime-pool.ts';
+import type { LimitBackend } from './shared-limits.ts';
 import type { RecordStore } from '../search/index.ts';
 import type { SyncEngine } from '../sync/index.ts';
 
@@ -40,6 +41,8 @@ export interface ServiceContext {
   /** Syncs each connector's data into `records`. */
   sync: SyncEngine;
   hooks: ServiceHooks;
+  /** Limits (per organization, token endpoint, upstream throttles), in process or shared by instances. */
+  limits: LimitBackend;
   log: Logger;
   /** Retry policy overrides for upstream calls (tests shorten delays). */
   retry?: Partial<RetryPolicy>;

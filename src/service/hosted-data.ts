@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { FetchLike, RetryPolicy } from '../http/index.ts';
+import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { RecordStore } from '../search/index.ts';
 import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
@@ -31,6 +31,8 @@ export interface HostedDataOptions {
   now: () => number;
   log: Logger;
   retry?: Partial<RetryPolicy> | undefined;
+  /** Each connector's upstream throttle (shared-limits.ts); default one in process per connector. */
+  throttleFor?: ((connectorId: string, manifest: LoadedManifest) => Throttle | null) | undefined;
 }
 
 export function createHostedData(o: HostedDataOptions): HostedData {
@@ -38,7 +40,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
   const cursorSecret = o.keyRing.derive('search-cursor');
   const records = new RecordStore(o.database, { cursorSecret });
-  const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry });
+  const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
   const sync = new SyncEngine({
     database: o.database as Database,
     sink: records,

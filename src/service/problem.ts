@@ -98,6 +98,10 @@ export function toProblem(err: unknown): Problem {
     return problem('invalid_request', `The request is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
   }
   switch (fe.code) {
+    // PostgreSQL refusing a NUL (22P05) or invalid UTF-8 (22021): the hygiene hook stops these first; this is the backstop.
+    case '22P05':
+    case '22021':
+      return problem('invalid_characters', 'The request contains characters the database cannot store');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problem('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
 import { ConnectorRuntime, type RuntimeOptions } from '../engine/index.ts';
-import { RateLimiter, type FetchLike, type RetryPolicy } from '../http/index.ts';
+import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
@@ -25,7 +25,7 @@ interface Entry {
   /** Mutable: an OAuth refresh replaces both. */
   state: { ciphertext: string; secrets: string[] };
   runtime: ConnectorRuntime;
-  limiter: RateLimiter | null;
+  limiter: Throttle | null;
 }
 
 export interface PooledRuntime {
@@ -42,6 +42,8 @@ export interface RuntimePoolOptions {
   now: () => number;
   log: Logger;
   retry?: Partial<RetryPolicy> | undefined;
+  /** Each connector's upstream throttle; default an in-process RateLimiter from the manifest's rate_limit. */
+  throttleFor?: ((connectorId: string, manifest: LoadedManifest) => Throttle | null) | undefined;
   /** Most connectors kept; the least recently used go first. Default 10 000. */
   maxEntries?: number;
 }
@@ -73,13 +75,14 @@ export class RuntimePool {
     const context = connectorCredentialsContext(row.id);
     const credentials = this.o.keyRing.openJson<Credentials>({ keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext }, context);
     // Keep the limiter across credential changes: the upstream's budget belongs to the connector.
-    const limiter = cached?.limiter ?? (this.o.config.upstreamThrottle ? limiterOf(manifest) : null);
+    const limiter = cached?.limiter ?? (this.o.config.upstreamThrottle ? (this.o.throttleFor?.(row.id, manifest) ?? limiterOf(manifest, this.o.config.upstreamQueueLimit)) : null);
     const typeCfg = this.o.config.connectorTypes[row.connector_type];
     const state: Entry['state'] = { ciphertext: row.credentials_ciphertext, secrets: secretValues(manifest, row.auth_variant, credentials) };
     const options: RuntimeOptions = {
       fetch: this.o.fetch,
       limiter,
       authVariant: row.auth_variant,
+      deadlineMs: this.o.config.upstreamDeadlineMs,
       ...(typeCfg?.baseUrl !== undefined ? { baseUrl: typeCfg.baseUrl } : {}),
       ...(typeCfg?.oauth !== undefined
         ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}) } }
@@ -128,13 +131,22 @@ export class RuntimePool {
   }
 }
 
-function limiterOf(m: LoadedManifest): RateLimiter | null {
+function limiterOf(m: LoadedManifest, maxQueue: number): RateLimiter | null {
   const rl = m.manifest.rate_limit;
-  return rl ? new RateLimiter(rl.requests, rl.window_ms, rl.burst ?? rl.requests) : null;
+  return rl ? new RateLimiter(rl.requests, rl.window_ms, rl.burst ?? rl.requests, maxQueue) : null;
 }
 
 /** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */
 export function validateCredentials(manifest: LoadedManifest, credentials: unknown, variantName?: string): string {
+  // Credentials end up in HTTP headers: a line break would fail every call (or split a header), so refuse it now.
+  if (credentials !== null && typeof credentials === 'object') {
+    const broken = Object.entries(credentials).filter(([, v]) => typeof v === 'string' && /[\r\n\u0000]/.test(v));
+    if (broken.length > 0) {
+      throw new SwitchboardError('invalid_credentials', `Credential values must not contain line breaks or NUL: ${broken.map(([k]) => k).join(', ')}`, {
+        errors: broken.map(([k]) => ({ path: `/credentials/${k}`, message: 'contains CR, LF or NUL' })),
+      });
+    }
+  }
   try {
     return selectAuthVariant(manifest, credentials, variantName).def.name;
   } catch (e) {

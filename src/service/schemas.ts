@@ -300,7 +300,7 @@ export const SyncStatusSchema: Schema = {
   required: ['connector_id', 'status', 'last_started_at', 'last_finished_at', 'last_error', 'next_run_at', 'entities'],
   properties: {
     connector_id: str(undefined, { format: 'uuid' }),
-    status: { type: 'string', enum: ['idle', 'running', 'failed'] },
+    status: { type: 'string', enum: ['idle', 'running', 'failed', 'interrupted'], description: 'interrupted: the instance running it stopped mid-run (lease expired); the next run resumes from resume_from' },
     last_started_at: { type: ['string', 'null'], format: 'date-time' },
     last_finished_at: { type: ['string', 'null'], format: 'date-time' },
     last_error: { type: ['string', 'null'] },
@@ -313,6 +313,24 @@ export const SyncStatusSchema: Schema = {
         additionalProperties: false,
         required: ['records', 'last_synced_at'],
         properties: { records: { type: 'integer' }, last_synced_at: { type: ['string', 'null'], format: 'date-time' } },
+      },
+    },
+    resume_from: {
+      type: 'object',
+      description: 'Only when interrupted: the run and, per entity, where it resumes',
+      additionalProperties: false,
+      required: ['run_id', 'entities'],
+      properties: {
+        run_id: { type: 'string' },
+        entities: {
+          type: 'object',
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['done', 'records_seen', 'parent', 'params'],
+            properties: { done: { type: 'boolean' }, records_seen: { type: 'integer' }, parent: { type: ['integer', 'null'] }, params: { type: ['object', 'null'], additionalProperties: true } },
+          },
+        },
       },
     },
   },

@@ -3,7 +3,8 @@
  * key ring, build the app and listen. Used by `switchboard serve`, tests and the benchmark.
  */
 import type { FastifyInstance } from 'fastify';
-import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
+import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, storedKeyIds, verifyKeyRing, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
+import { connectorCredentialsContext } from './runtime-pool.ts';
 import { searchMigrations } from '../search/index.ts';
 import { syncMigrations } from '../sync/index.ts';
 import { connectMigrations } from './connect/index.ts';
@@ -39,7 +40,8 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
   const database = openDatabase<ServiceTables>(o.config.databaseUrl, o.schema !== undefined ? { schema: o.schema } : {});
   try {
     await migrate(database as Database, [...HOSTED_MIGRATIONS, ...(o.extraMigrations ?? [])]);
-    const keys = resolveKeyRing(o.config.encryptionKey, database);
+    const keys = resolveKeyRing(o.config.encryptionKey, database, await storedKeyIds(database.db));
+    await verifyKeyRing(database.db, keys.ring, connectorCredentialsContext);
     if (keys.source === 'generated-file') {
       log.warn({ key_file: keys.file }, 'SWITCHBOARD_ENCRYPTION_KEY is not set: generated an encryption key beside the database. Back it up (credentials cannot be decrypted without it), or set SWITCHBOARD_ENCRYPTION_KEY.');
     } else if (keys.source === 'file') {

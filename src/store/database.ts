@@ -5,7 +5,7 @@
  * Modules contribute migrations in named groups (e.g. "core", "search"); each group's
  * migrations run in order, once, recorded by Kysely's Migrator in its own table per group.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect, type Migration } from 'kysely';
@@ -64,7 +64,12 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
     return { db, dialect: 'postgres', ...(schema !== undefined ? { schema } : {}), close: () => db.destroy() };
   }
   const file = url === undefined ? DEFAULT_SQLITE_FILE : url.replace(/^sqlite:(\/\/)?/, '');
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    // Owner-only: the database holds (encrypted) credentials and token hashes. SQLite gives its
+    // -wal and -shm files the database file's mode.
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'wx' });
+  }
   const sqlite = new SQLite(file);
   // WAL lets readers run while a sync writes; NORMAL sync is durable across process crashes.
   sqlite.pragma('journal_mode = WAL');

@@ -56,7 +56,7 @@ export class KeyRing {
     return { keyId: this.primaryId, ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64') };
   }
 
-  /** Decrypt a sealed value; throws encryption_key_missing for an unknown key id, internal_error when tampered. */
+  /** Decrypt a sealed value; throws encryption_key_missing for an unknown key id, encryption_key_mismatch when the key under that id does not authenticate it. */
   open(sealed: Sealed, context: string): string {
     const key = this.keys.get(sealed.keyId);
     if (key === undefined) {
@@ -70,7 +70,11 @@ export class KeyRing {
     try {
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch (e) {
-      throw new SwitchboardError('internal_error', 'Stored ciphertext failed authentication (tampered, or bound to another row)', { cause: e });
+      // Almost always a different key configured under the same id; a row altered in the database looks the same.
+      throw new SwitchboardError('encryption_key_mismatch', `The key configured as "${sealed.keyId}" does not decrypt these credentials: ${ENCRYPTION_KEY_ENV} holds another key under that id (or the stored row was altered)`, {
+        cause: e,
+        details: { key_id: sealed.keyId },
+      });
     }
   }
 
@@ -121,6 +125,11 @@ export function parseKeyRing(value: string, where: string = ENCRYPTION_KEY_ENV):
   );
 }
 
+/** What an operator needs to hear when stored credentials name keys the ring lacks. */
+export function missingKeyMessage(missing: readonly string[], why: string): string {
+  return `The database holds credentials encrypted with key id(s) ${missing.join(', ')}, but ${why}. Restore the key file, or set ${ENCRYPTION_KEY_ENV}="${missing[0] ?? 'id'}:<base64 key>[,<other id>:<base64 key>]" with every listed id; Switchboard will not start (nor generate a new key) without them.`;
+}
+
 /** A fresh random key ring entry, as `<id>:<base64 key>`. */
 export function generateKeySpec(): string {
   const key = randomBytes(32);
@@ -140,7 +149,7 @@ export interface ResolvedKeyRing {
  * ephemeral key. PostgreSQL without a key is refused: several instances must share one key, so
  * a generated per-machine key would make each instance unable to read the others' rows.
  */
-export function resolveKeyRing(envValue: string | undefined, database: { dialect: 'sqlite' | 'postgres'; file?: string }): ResolvedKeyRing {
+export function resolveKeyRing(envValue: string | undefined, database: { dialect: 'sqlite' | 'postgres'; file?: string }, storedKeyIds: readonly string[] = []): ResolvedKeyRing {
   if (envValue !== undefined && envValue.trim() !== '') return { ring: parseKeyRing(envValue), source: 'env' };
   if (database.dialect === 'postgres') {
     throw new Error(`${ENCRYPTION_KEY_ENV} is required with PostgreSQL (every instance must use the same key). Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`);
@@ -148,6 +157,8 @@ export function resolveKeyRing(envValue: string | undefined, database: { dialect
   if (database.file === undefined || database.file === ':memory:') return { ring: parseKeyRing(generateKeySpec()), source: 'ephemeral' };
   const file = join(dirname(database.file), 'switchboard.key');
   if (existsSync(file)) return { ring: parseKeyRing(readFileSync(file, 'utf8'), file), source: 'file', file };
+  // Never a new key beside rows sealed with another: they would stay unreadable, and new rows would use the wrong key.
+  if (storedKeyIds.length > 0) throw new Error(missingKeyMessage(storedKeyIds, `the key file ${file} is missing`));
   // 'wx': never overwrite a key another process wrote meanwhile (that would orphan its rows).
   writeFileSync(file, `${generateKeySpec()}\n`, { mode: 0o600, flag: 'wx' });
   return { ring: parseKeyRing(readFileSync(file, 'utf8'), file), source: 'generated-file', file };

@@ -74,12 +74,15 @@ export interface SyncResult {
 
 export interface SyncStatus {
   connector_id: string;
-  status: 'idle' | 'running' | 'failed';
+  /** interrupted: a run's lease expired before it finished (its instance crashed or stopped); the next run resumes it from `resume_from`. */
+  status: 'idle' | 'running' | 'failed' | 'interrupted';
   last_started_at: string | null;
   last_finished_at: string | null;
   last_error: string | null;
   next_run_at: string | null;
   entities: Record<string, { records: number; last_synced_at: string | null }>;
+  /** For an interrupted run: its id and, per entity, whether it finished and the page it resumes at (the list params; the parent index for per-parent lists). */
+  resume_from?: { run_id: string; entities: Record<string, { done: boolean; records_seen: number; parent: number | null; params: Record<string, unknown> | null }> };
 }
 
 export interface SyncEngineOptions {
@@ -237,14 +240,24 @@ export class SyncEngine {
       entities[name] = { records: await this.options.sink.count(connectorId, name), last_synced_at: row?.last_synced_at ?? null };
     }
     const live = state.status === 'running' && state.lease_until !== null && state.lease_until > now();
+    // A run still marked running whose lease has lapsed: its instance is gone mid-run.
+    const interrupted = !live && state.status === 'running' && state.run_complete === 0 && state.run_id !== null;
+    const resume: SyncStatus['resume_from'] = interrupted ? { run_id: state.run_id as string, entities: {} } : undefined;
+    if (resume !== undefined) {
+      for (const r of rows) {
+        const cp = r.checkpoint !== null ? (JSON.parse(r.checkpoint) as Checkpoint) : undefined;
+        resume.entities[r.entity] = { done: r.done === 1, records_seen: r.records_seen, parent: cp?.parent ?? null, params: (cp?.next?.params as Record<string, unknown> | undefined) ?? null };
+      }
+    }
     return {
       connector_id: connectorId,
-      status: live ? 'running' : state.status === 'failed' ? 'failed' : 'idle',
+      status: live ? 'running' : interrupted ? 'interrupted' : state.status === 'failed' ? 'failed' : 'idle',
       last_started_at: state.started_at,
       last_finished_at: state.finished_at,
       last_error: state.last_error,
       next_run_at: state.next_run_at,
       entities,
+      ...(resume !== undefined ? { resume_from: resume } : {}),
     };
   }
 

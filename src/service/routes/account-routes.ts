@@ -1,5 +1,6 @@
 /** POST /api/v1/account/applications/token: client credentials → bearer access token. */
 import type { FastifyInstance } from 'fastify';
+import { SwitchboardError } from '../../errors/index.ts';
 import { issueAccessToken } from '../accounts.ts';
 import type { ServiceContext } from '../context.ts';
 import { TokenRequestSchema, TokenResponseSchema } from '../schemas.ts';
@@ -8,10 +9,27 @@ export const TOKEN_PATH = '/api/v1/account/applications/token';
 
 export function accountRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
+    // Secret guessing: limited per client id and (ten times looser, for NATs) per source address.
+    const perMinute = ctx.config.tokenRateLimitPerMinute;
+    const byClient = perMinute > 0 ? ctx.limits.keyed('token-client', perMinute) : null;
+    const byAddress = perMinute > 0 ? ctx.limits.keyed('token-address', perMinute * 10) : null;
     app.post<{ Body: { client_id: string; client_secret: string } }>(
       TOKEN_PATH,
       { config: { auth: 'public' }, schema: { body: TokenRequestSchema, response: { 200: TokenResponseSchema } } },
       async (request, reply) => {
+        if (byClient !== null && byAddress !== null) {
+          for (const [limiter, key, what] of [
+            [byAddress, request.ip, 'this address'],
+            [byClient, request.body.client_id, 'this client id'],
+          ] as const) {
+            const d = await limiter.take(key);
+            if (!d.allowed) {
+              throw new SwitchboardError('token_rate_limited', `More than ${limiter.perMinute} token requests per minute from ${what}; retry after ${d.retryAfterSeconds} s`, {
+                details: { limit_per_minute: limiter.perMinute, retry_after_seconds: d.retryAfterSeconds, retry_after_ms: d.retryAfterSeconds * 1000 },
+              });
+            }
+          }
+        }
         const token = await issueAccessToken(ctx.store, { clientId: request.body.client_id, clientSecret: request.body.client_secret, ttlSeconds: ctx.config.tokenTtlSeconds, now: ctx.now() });
         // RFC 6749 §5.1: token responses must not be cached.
         void reply.header('cache-control', 'no-store');

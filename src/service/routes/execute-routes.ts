@@ -14,7 +14,19 @@ export function executeRoutes(ctx: ServiceContext) {
     app.post<{ Params: { connector_id: string }; Body: ExecuteBody }>(
       EXECUTE_PATH,
       { schema: { params: ConnectorIdParamsSchema, body: ExecuteRequestSchema } },
-      async (request) => executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body),
+      async (request, reply) => {
+        // A caller that disconnects leaves the connector's throttle queue instead of holding a slot.
+        const gone = new AbortController();
+        const onClose = (): void => {
+          if (!reply.raw.writableEnded) gone.abort(new Error('the client disconnected'));
+        };
+        request.raw.socket?.once('close', onClose);
+        try {
+          return await executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, gone.signal);
+        } finally {
+          request.raw.socket?.off('close', onClose);
+        }
+      },
     );
   };
 }

@@ -1,0 +1,221 @@
+/**
+ * Hostile and broken upstreams (issue 11, findings 1, 2, 3, 6, 7): a fault-injecting local HTTP
+ * server behind the real transport and interpreter. Each case failed before the bound existed.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../../src/engine/index.ts';
+import { isRefusedAddress } from '../../src/http/egress.ts';
+import { RateLimiter, ThrottleRefused } from '../../src/http/index.ts';
+import { createUpstreamTransport, type UpstreamTransport } from '../../src/http/upstream-transport.ts';
+import { testManifest } from '../fixtures/testapi-server.ts';
+import { failure } from '../helpers/errors.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+interface Upstream {
+  url: string;
+  seen: { url: string; headers: IncomingMessage['headers'] }[];
+  handler: Handler;
+  close(): Promise<void>;
+}
+
+const ok: Handler = (req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(req.url?.startsWith('/items/') ? JSON.stringify({ id: 'it_1', n: 1, label: null }) : JSON.stringify({ items: [{ id: 'it_1', n: 1, label: null }] }));
+};
+
+async function startUpstream(): Promise<Upstream> {
+  const u: Partial<Upstream> & { seen: Upstream['seen']; handler: Handler } = { seen: [], handler: ok };
+  const server: Server = createServer((req, res) => {
+    u.seen.push({ url: req.url ?? '', headers: req.headers });
+    res.on('error', () => undefined);
+    u.handler(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  u.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  u.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return u as Upstream;
+}
+
+let up: Upstream;
+let other: Upstream;
+let transport: UpstreamTransport;
+beforeAll(async () => {
+  up = await startUpstream();
+  other = await startUpstream();
+  transport = createUpstreamTransport();
+});
+afterAll(async () => {
+  await transport.close();
+  await up.close();
+  await other.close();
+});
+beforeEach(() => {
+  up.seen.length = 0;
+  other.seen.length = 0;
+  up.handler = ok;
+  other.handler = ok;
+});
+
+function runtime(options: RuntimeOptions = {}): ConnectorRuntime {
+  return new ConnectorRuntime(testManifest, { api_key: 'good-key' }, { baseUrl: up.url, fetch: transport.fetch, limiter: null, retry: { baseDelayMs: 1 }, ...options });
+}
+
+describe('1. a long Retry-After does not freeze the connector', () => {
+  it('fails at once with retry_after_ms, holds the connector back only up to the cap, then serves again', async () => {
+    let limited = true;
+    up.handler = (req, res) => {
+      if (limited) return void res.writeHead(429, { 'retry-after': '3600', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}');
+      ok(req, res);
+    };
+    const limiter = new RateLimiter(100, 1000, 10);
+    const rt = runtime({ limiter, retry: { baseDelayMs: 1, maxRetryAfterMs: 300 } });
+    const e = await failure(rt.execute('items', 'get', { id: 'it_1' }));
+    expect(e.code).toBe('upstream_rate_limited');
+    expect(e.details['retry_after_ms']).toBe(3_600_000);
+    expect(e.details['attempts']).toBe(1);
+    limited = false;
+    // Another entity/action on the same connector: waits at most the 300 ms cap, not an hour.
+    await expect(rt.execute('items', 'list', {})).resolves.toMatchObject({ data: [{ id: 'it_1' }] });
+    expect(limiter.waitedMs).toBeLessThanOrEqual(400);
+  });
+
+  it('with the default cap (60 s) and deadline (60 s), a call behind the pause is refused at once with upstream_queue_full', async () => {
+    up.handler = (_req, res) => void res.writeHead(429, { 'retry-after': '3600' }).end('{}');
+    const rt = runtime({ limiter: limiterFor({ requests: 5, window_ms: 1000 }) });
+    expect((await failure(rt.execute('items', 'get', { id: 'it_1' }))).code).toBe('upstream_rate_limited');
+    const seen = up.seen.length;
+    const e = await failure(rt.execute('items', 'list', {}));
+    expect(e.code).toBe('upstream_queue_full');
+    expect(e.status).toBe(429);
+    expect(e.details['reason']).toBe('deadline');
+    expect(e.details['retry_after_ms']).toBeGreaterThan(55_000);
+    expect(up.seen.length).toBe(seen);
+  });
+});
+
+describe('2. bounded bodies', () => {
+  const streamMegabytes = (mb: number, headers: Record<string, string> = {}): Handler => (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', ...headers });
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < mb) {
+        sent++;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    res.on('close', () => {
+      sent = mb;
+    });
+    pump();
+  };
+
+  it('a streamed body past the cap is cut off with upstream_response_too_large (no Content-Length)', async () => {
+    up.handler = streamMegabytes(200);
+    const e = await failure(runtime({ maxResponseBytes: 2 * 1024 * 1024 }).execute('items', 'list', {}));
+    expect(e.code).toBe('upstream_response_too_large');
+    expect(e.details['max_response_bytes']).toBe(2 * 1024 * 1024);
+    expect(up.seen.length).toBe(1);
+  });
+
+  it('a declared Content-Length past the cap is refused before reading', async () => {
+    up.handler = (_req, res) => void res.writeHead(200, { 'content-length': String(300 * 1024 * 1024) }).end();
+    const e = await failure(runtime({ maxResponseBytes: 1024 * 1024 }).execute('items', 'list', {}));
+    expect(e.code).toBe('upstream_response_too_large');
+  });
+
+  it('a gzip bomb stops at the cap on the decompressed output', async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 });
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    up.handler = (_req, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb);
+    const e = await failure(runtime({ maxResponseBytes: 1024 * 1024 }).execute('items', 'list', {}));
+    expect(e.code).toBe('upstream_response_too_large');
+  });
+
+  it('the manifest can set the cap (http.max_response_bytes)', async () => {
+    const small = { ...testManifest, manifest: { ...testManifest.manifest, http: { timeout_ms: 400, max_response_bytes: 10 } } };
+    const rt = new ConnectorRuntime(small, { api_key: 'good-key' }, { baseUrl: up.url, fetch: transport.fetch, limiter: null });
+    expect((await failure(rt.execute('items', 'list', {}))).code).toBe('upstream_response_too_large');
+  });
+});
+
+describe('3. egress', () => {
+  it('a redirect to another origin is refused and nothing reaches it', async () => {
+    up.handler = (_req, res) => void res.writeHead(302, { location: `${other.url}/steal` }).end();
+    const e = await failure(runtime().execute('items', 'get', { id: 'it_1', tag: 'secret-tag' }));
+    expect(e.code).toBe('upstream_redirect_refused');
+    expect(other.seen).toEqual([]);
+  });
+
+  it('a redirect within the origin is followed', async () => {
+    up.handler = (req, res) => (req.url === '/items/it_1' ? void res.writeHead(301, { location: '/items/moved' }).end() : ok(req, res));
+    await expect(runtime().execute('items', 'get', { id: 'it_1' })).resolves.toMatchObject({ data: { id: 'it_1' } });
+    expect(up.seen.map((s) => s.url)).toEqual(['/items/it_1', '/items/moved']);
+  });
+
+  it('link-local and metadata addresses are refused; loopback and private ranges are not', async () => {
+    const e = await failure(runtime({ baseUrl: 'http://169.254.169.254' }).execute('items', 'list', {}));
+    expect(e.code).toBe('egress_refused');
+    for (const [ip, refused] of [
+      ['169.254.169.254', true],
+      ['::ffff:169.254.1.1', true],
+      ['fe80::1', true],
+      ['100.100.100.200', true],
+      ['fd00:ec2::254', true],
+      ['0.0.0.0', true],
+      ['127.0.0.1', false],
+      ['10.0.0.5', false],
+      ['::1', false],
+      ['93.184.216.34', false],
+    ] as const) {
+      expect([ip, isRefusedAddress(ip)]).toEqual([ip, refused]);
+    }
+  });
+});
+
+describe('6. the throttle queue is bounded and drops callers that went away', () => {
+  it('refuses a caller past maxQueue at once', async () => {
+    const limiter = new RateLimiter(1, 1000, 1, 2);
+    await limiter.acquire();
+    const a = new AbortController();
+    const waiting = [limiter.acquire(a.signal), limiter.acquire(a.signal)];
+    await expect(limiter.acquire()).rejects.toBeInstanceOf(ThrottleRefused);
+    a.abort(new Error('gone'));
+    await Promise.all(waiting.map((p) => expect(p).rejects.toThrow('gone')));
+    expect(limiter.queued).toBe(0);
+  });
+
+  it('a disconnected caller waiting for a slot never reaches the upstream', async () => {
+    const limiter = new RateLimiter(1, 60_000, 1);
+    const rt = runtime({ limiter, deadlineMs: 120_000 });
+    await rt.execute('items', 'list', {});
+    const client = new AbortController();
+    const pending = rt.execute('items', 'get', { id: 'it_1' }, { signal: client.signal });
+    await expect.poll(() => limiter.queued).toBe(1);
+    client.abort(new Error('client disconnected'));
+    await expect(pending).rejects.toThrow('client disconnected');
+    expect(limiter.queued).toBe(0);
+    expect(up.seen.length).toBe(1);
+  });
+});
+
+describe('7. one deadline across attempts', () => {
+  it('a hung upstream fails at the deadline, not after attempts × timeout', async () => {
+    up.handler = () => undefined; // never answers
+    const rt = runtime({ timeoutMs: 200, deadlineMs: 300, retry: { baseDelayMs: 1, maxAttempts: 10 } });
+    const e = await failure(rt.execute('items', 'list', {}));
+    expect(e.code).toBe('upstream_unavailable');
+    expect(e.details['timeout']).toBe(true);
+    expect(e.details['attempts'] as number).toBeLessThanOrEqual(3);
+    expect(e.message).toContain('deadline');
+  });
+});
