@@ -621,6 +621,13 @@ replies?: (unknown[] | null)
 likes?: (unknown[] | null)
 }
 
+/** What a passing credential check of monday reports (manifest check.info); null where the upstream gave no value. */
+export interface MondayCheckInfo {
+  "user_id": unknown;
+  "account_id": unknown;
+  "account_slug": unknown;
+}
+
 /** Every entity → action → { params, result } of monday. */
 export interface MondayActions {
   users: {
