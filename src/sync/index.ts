@@ -98,6 +98,21 @@ export interface SyncEngineOptions {
   hydrateConcurrency?: number;
   /** Called when a background run fails (logging). */
   onError?: (connectorId: string, error: unknown) => void;
+  /**
+   * Called when a run fails because the upstream refused the credentials (401/403, or the OAuth
+   * refresh failed); the connector's schedule is paused before (see pause()).
+   */
+  onAuthFailed?: (connectorId: string, error: SwitchboardError) => void | Promise<void>;
+  /**
+   * Asked before the scheduler starts a due connector; false pauses its schedule instead (the
+   * service answers false for connectors whose status is auth_failed). Default: always run.
+   */
+  canRun?: (connectorId: string) => Promise<boolean>;
+}
+
+/** Failures that mean the credentials no longer work: syncing again cannot help until they change. */
+export function isAuthFailure(e: unknown): e is SwitchboardError {
+  return e instanceof SwitchboardError && (e.code === 'upstream_credentials_rejected' || e.code === 'oauth_refresh_failed');
 }
 
 const now = (): string => new Date().toISOString();
@@ -219,6 +234,20 @@ export class SyncEngine {
     this.kick();
   }
 
+  /**
+   * Stop scheduling a connector (its credentials were refused): its next_run_at is cleared, so
+   * the scheduler never finds it due, until resume() or an explicit request().
+   */
+  async pause(connectorId: string): Promise<void> {
+    await this.db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', '=', connectorId).execute();
+  }
+
+  /** Schedule a paused connector again, due now (credentials replaced, or a check passed). No-op when not paused. */
+  async resume(connectorId: string): Promise<void> {
+    const r = await this.db.updateTable('sync_state').set({ next_run_at: now() }).where('connector_id', '=', connectorId).where('next_run_at', 'is', null).executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) this.kick();
+  }
+
   private async state(connectorId: string): Promise<SyncStateRow | undefined> {
     return this.db.selectFrom('sync_state').selectAll().where('connector_id', '=', connectorId).executeTakeFirst();
   }
@@ -285,6 +314,10 @@ export class SyncEngine {
       .execute();
     for (const { connector_id } of due) {
       if (this.running.has(connector_id)) continue;
+      if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
+        await this.pause(connector_id);
+        continue;
+      }
       const controller = new AbortController();
       const done = this.runOnce(connector_id, { signal: controller.signal }).catch((e: unknown) => {
         if (!(e instanceof LeaseLost)) this.options.onError?.(connector_id, e);
@@ -337,6 +370,7 @@ export class SyncEngine {
       }
       if (!(e instanceof LeaseLost)) {
         const state = await this.state(connectorId);
+        const authFailed = isAuthFailure(e);
         await this.db
           .updateTable('sync_state')
           .set({
@@ -345,11 +379,13 @@ export class SyncEngine {
             finished_at: now(),
             lease_owner: null,
             lease_until: null,
-            next_run_at: later(Math.min(state?.interval_ms ?? this.defaultIntervalMs, 300_000)),
+            // Refused credentials: no retry until they change or a check passes (resume()).
+            next_run_at: authFailed ? null : later(Math.min(state?.interval_ms ?? this.defaultIntervalMs, 300_000)),
           })
           .where('connector_id', '=', connectorId)
           .where('lease_owner', '=', this.instanceId)
           .execute();
+        if (authFailed) await this.options.onAuthFailed?.(connectorId, e);
       }
       throw e;
     }
