@@ -132,6 +132,18 @@ describe.each(DIALECTS)('the hosted SDK against the service on %s', (dialect) =>
     expect(await sb.connector('granola').id()).toBe(granolaId);
   });
 
+  it('checks credentials: a wrong key is refused on create (nothing stored); check(id) reports ok and the status', async () => {
+    const refused = await failure(sb.connectors.create({ connector_type: 'granola', name: 'wrong', credentials: { api_key: 'grn_wrong' } }));
+    expect(refused).toMatchObject({ code: 'upstream_credentials_rejected', status: 424 });
+    expect(refused.message).toContain('Invalid API key');
+    expect((await sb.connectors.list()).data.map((c) => c.id)).toEqual([granolaId]);
+    const checked = await sb.connectors.check(granolaId);
+    expect(checked).toMatchObject({ ok: true, info: {}, connector: { id: granolaId, status: 'active', last_error: null } });
+    const status: 'active' | 'auth_failed' | 'error' = (await sb.connectors.get(granolaId)).status;
+    expect(status).toBe('active');
+    expect((await sb.connectors.list({ status: 'auth_failed' })).data).toEqual([]);
+  });
+
   it('creates a connector through the service-side OAuth flow (variant B)', async () => {
     const tokensBefore = intercom.tokens.size;
     const { consent_url, expires_at } = await sb.oauth.initiate({ connector_type: 'intercom', redirect_url: `${REDIRECT}?tab=crm` });
