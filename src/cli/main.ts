@@ -9,6 +9,7 @@ import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
+import { registerCheckCommand } from './check-command.ts';
 
 const program = new Command();
 program
@@ -24,5 +25,6 @@ registerSandboxCommand(program);
 registerServeCommand(program);
 registerAdminCommand(program);
 registerSyncCommand(program);
+registerCheckCommand(program);
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,37 @@
+/**
+ * `switchboard check <type> --credentials ... [--base-url]`: run the connector type's credential
+ * check in library mode. Prints the result as JSON on stdout either way ({ok: true, info} or
+ * {ok: false, error}) and exits 1 when the check fails.
+ */
+import type { Command } from 'commander';
+import { ConnectorRuntime } from '../engine/index.ts';
+import { SwitchboardError } from '../errors/index.ts';
+import { getConnector } from '../manifest/index.ts';
+import { CREDENTIALS_ENV, jsonArg } from './exec-command.ts';
+
+export function registerCheckCommand(program: Command): void {
+  program
+    .command('check')
+    .description(`Check that credentials work (the manifest's check: one cheap request); prints the result as JSON, exits 1 on failure (credentials from --credentials or $${CREDENTIALS_ENV})`)
+    .argument('<type>', 'connector type, e.g. granola')
+    .option('--credentials <json|@file>', `credentials as JSON or @file (default: $${CREDENTIALS_ENV})`)
+    .option('--base-url <url>', 'upstream base URL (e.g. a sandbox simulator)')
+    .option('--region <name>', 'region from the manifest (e.g. eu)')
+    .action(async (type: string, opts: { credentials?: string; baseUrl?: string; region?: string }) => {
+      let out: Record<string, unknown>;
+      try {
+        const credSource = opts.credentials ?? (process.env[CREDENTIALS_ENV] || undefined);
+        if (credSource === undefined) throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials or set ${CREDENTIALS_ENV}`);
+        const runtime = new ConnectorRuntime(getConnector(type), jsonArg(credSource, 'credentials'), {
+          ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+          ...(opts.region !== undefined ? { region: opts.region } : {}),
+        });
+        out = { ...(await runtime.check()), auth_variant: runtime.authVariant };
+      } catch (e) {
+        const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', (e as Error).message ?? String(e));
+        out = { ok: false, connector_type: type, error: err.toJSON() };
+        process.exitCode = 1;
+      }
+      process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    });
+}
