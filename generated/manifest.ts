@@ -41,6 +41,16 @@ limit_param: string
 default_limit?: number
 } | {
 type: "link_header"
+} | {
+type: "scroll"
+/**
+ * The param that carries the scroll token into the next request.
+ */
+param: string
+/**
+ * The scroll token of this page.
+ */
+next: string
 })
 
 export interface Manifest {

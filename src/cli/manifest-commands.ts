@@ -2,7 +2,7 @@
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { generateAll, staleFiles, writeFiles } from '../codegen/index.ts';
-import { CONNECTORS_DIR, formatProblem, loadManifestFile, ManifestError, manifestFiles, type LoadedManifest } from '../manifest/index.ts';
+import { CONNECTORS_DIR, formatProblem, loadManifestFile, ManifestError, manifestFiles, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
 
 const ROOT = resolve(CONNECTORS_DIR, '..');
 const GENERATED_DIR = join(ROOT, 'generated');
@@ -78,7 +78,7 @@ export function registerManifestCommands(program: Command): void {
         [...m.entities.values()].map((e) => ({
           type: m.type,
           entity: e.name,
-          actions: [...e.actions.keys(), ...(e.def.search ? ['search'] : [])].join(', '),
+          actions: [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a)), ...(e.def.search ? ['search'] : [])].join(', '),
         })),
       );
       if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');

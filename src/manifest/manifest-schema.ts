@@ -358,6 +358,17 @@ export const MANIFEST_SCHEMA = {
           required: ['type'],
           properties: { type: { const: 'link_header' } },
         },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'param', 'next'],
+          description: 'A server-side scroll: the same token (next) continues it page after page, and an empty page ends it.',
+          properties: {
+            type: { const: 'scroll' },
+            param: { type: 'string', description: 'The param that carries the scroll token into the next request.' },
+            next: { ...template, description: 'The scroll token of this page.' },
+          },
+        },
       ],
     },
     Sync: {

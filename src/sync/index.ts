@@ -464,9 +464,18 @@ export class SyncEngine {
     const lastMark: unknown = row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined;
     // Incremental by a "changed since" param, or by a newest-first order (stop at older records).
     const sortedSince = !full && inc !== undefined && inc.mode === 'sorted' ? lastMark : undefined;
+    // The action paged through: the full-sync one (list, or a sync-only scroll), or for an
+    // incremental run the sync-only changes action when the manifest declares one.
+    let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
     if (!full && inc !== undefined && (inc.mode ?? 'param') === 'param' && inc.param !== undefined && lastMark !== undefined) {
       const v = formatIncremental(lastMark, inc.format);
-      if (v !== undefined) params[inc.param] = v;
+      if (v !== undefined) {
+        if ((inc.action ?? 'list') === 'changes') {
+          action = 'changes';
+          params = { ...((inc.params as Record<string, unknown> | undefined) ?? {}) };
+        }
+        params[inc.param] = v;
+      }
     }
     const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
@@ -492,7 +501,7 @@ export class SyncEngine {
         pageParams = checkpoint.next.params;
         if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
       }
-      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from)) {
+      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action)) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');
         let records = page.data;
         if (hydrate) {
