@@ -6,6 +6,7 @@
  * indistinguishable from one that does not exist (404 connector_not_found).
  */
 import type { Credentials } from '../auth/index.ts';
+import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
 import type { ConnectorPosition, ConnectorRow } from '../store/index.ts';
 import { checkCredentials, CONNECTOR_STATUSES, markAuthFailed, parseLastError, type ConnectorLastError, type ConnectorStatus } from './connector-health.ts';
@@ -253,7 +254,7 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
       throw new SwitchboardError('unknown_entity', `Unknown entity "${body.entity}" for ${manifest.type}. Valid entities: ${valid.join(', ')}`, { details: { entity: body.entity, valid } });
     }
     if (entity.def.search === undefined) {
-      const valid = [...entity.actions.keys()];
+      const valid = [...entity.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a));
       throw new SwitchboardError('unknown_action', `${manifest.type} ${body.entity} has no search fields, so no search action. Valid actions: ${valid.join(', ')}`, {
         details: { entity: body.entity, action: 'search', valid },
       });
