@@ -142,6 +142,11 @@ describe.each(DIALECTS)('the hosted SDK against the service on %s', (dialect) =>
     const status: 'active' | 'auth_failed' | 'error' = (await sb.connectors.get(granolaId)).status;
     expect(status).toBe('active');
     expect((await sb.connectors.list({ status: 'auth_failed' })).data).toEqual([]);
+    // Replacing the credentials with a wrong key is refused the same way, and changes nothing.
+    const before = await sb.connectors.get(granolaId);
+    expect((await failure(sb.connectors.update(granolaId, { credentials: { api_key: 'grn_wrong' } }))).code).toBe('upstream_credentials_rejected');
+    expect(await sb.connectors.get(granolaId)).toEqual(before);
+    expect((await sb.connectors.update(granolaId, { name: before.name })).name).toBe(before.name);
   });
 
   it('creates a connector through the service-side OAuth flow (variant B)', async () => {
@@ -213,6 +218,12 @@ describe.each(DIALECTS)('the hosted SDK against the service on %s', (dialect) =>
       () => contacts.search('contacts', { query: {}, fields: ['id'] }),
       (r) => r.data.length === rendered.length,
       'intercom contacts synced',
+    );
+    // Entities sync in name order and teams come last: once they are in, the first sync is done.
+    await eventually(
+      () => contacts.search('teams', { query: {}, fields: ['id'] }),
+      (r) => r.data.length === intercom.state.teams.size,
+      'intercom teams synced',
     );
     const users = await contacts.search('contacts', { query: { filter: { eq: { role: 'user' } }, sort: [{ created_at: 'asc' }] }, fields: ['id', 'role', 'email'] });
     const expected = rendered.filter((c) => c.role === 'user');
