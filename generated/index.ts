@@ -4,11 +4,11 @@ import type * as granola from './granola/types.ts';
 import type * as intercom from './intercom/types.ts';
 import type * as monday from './monday/types.ts';
 
-/** Every connector type: its action map, credentials union and searchable entities. */
+/** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
 export interface ConnectorTypes {
-  granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch };
-  intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch };
-  monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch };
+  granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
+  intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
+  monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
 }
 
 /** Names of the connector types. */

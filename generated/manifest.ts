@@ -49,6 +49,16 @@ limit_param: string
 default_limit?: number
 } | {
 type: "link_header"
+} | {
+type: "scroll"
+/**
+ * The param that carries the scroll token into the next request.
+ */
+param: string
+/**
+ * The scroll token of this page.
+ */
+next: string
 })
 
 export interface Manifest {
@@ -96,6 +106,7 @@ list_meta?: {
 } | undefined
 }
 errors?: ErrorMapping
+check?: CredentialCheck
 entities: {
 [k: string]: Entity | undefined
 }
@@ -357,6 +368,72 @@ not_executed?: boolean
 status?: number[]
 }
 /**
+ * How to prove that credentials work: one cheap request, run on hosted create, by the check endpoint, `switchboard check` and connect().check().
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "CredentialCheck".
+ */
+export interface CredentialCheck {
+description?: string
+request: Request
+/**
+ * Truthy when the 2xx answer proves the credentials (context: body, headers, status); default any 2xx. Falsy counts as upstream_credentials_rejected.
+ */
+success?: string
+/**
+ * Facts about the account reported by a passing check (context: body, headers, status), e.g. the workspace id or region.
+ */
+info?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+}
+/**
+ * The request (templates may use credentials and config; there are no params).
+ */
+export interface Request {
+method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
+/**
+ * Path template; every expression is URL-encoded as one segment.
+ */
+path: string
+query?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+headers?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+body?: {
+[k: string]: unknown | undefined
+}
+/**
+ * Send {query, variables} as a JSON POST body.
+ */
+graphql?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+query: string
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+variables?: {
+[k: string]: unknown | undefined
+}
+}
+}
+/**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Entity".
  */
@@ -370,6 +447,9 @@ primary_key: string
 record: {
 [k: string]: unknown | undefined
 }
+/**
+ * list, get, create and update are exposed through execute; changes (the records changed since a point, see sync.incremental.action) and scroll (every record, for full syncs, see sync.action) are sync-only lists.
+ */
 actions: {
 [k: string]: Action | undefined
 }
@@ -385,7 +465,7 @@ description?: string
 params?: {
 [k: string]: Param | undefined
 }
-request: Request
+request: Request1
 response: Response
 pagination?: Pagination
 /**
@@ -409,7 +489,7 @@ description?: string
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Request".
  */
-export interface Request {
+export interface Request1 {
 method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
 /**
  * Path template; every expression is URL-encoded as one segment.
@@ -490,7 +570,10 @@ map?: {
  * via the `definition` "Sync".
  */
 export interface Sync {
-action?: "list"
+/**
+ * The list action a full sync pages through; default list. scroll is a sync-only action (e.g. a scroll API that reaches past the list's page limit).
+ */
+action?: ("list" | "scroll")
 /**
  * Fixed params for the sync list (e.g. the largest page size).
  */
@@ -514,6 +597,16 @@ cursor_field: string
  * How the param value is written; default iso8601.
  */
 format?: ("iso8601" | "date" | "unix_seconds")
+/**
+ * Fixed params of the changes action (sync.params are those of the full sync action).
+ */
+params?: {
+[k: string]: unknown | undefined
+}
+/**
+ * mode param: the action incremental runs page through; default list. changes is a sync-only action (e.g. a search endpoint filtered on the change time); full refreshes still use list.
+ */
+action?: ("list" | "changes")
 }
 /**
  * Fetch each listed record again through get (context: record).

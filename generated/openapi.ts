@@ -82,7 +82,10 @@ export interface paths {
         /** List connectors, oldest first, filtered and paginated */
         get: operations["listConnectors"];
         put?: never;
-        /** Create a connector (variant A: credentials; variant B: server_side_oauth_secret_id) */
+        /**
+         * Create a connector (variant A: credentials; variant B: server_side_oauth_secret_id)
+         * @description The connector type's credential check runs first (unless ?check=false): credentials the upstream refuses answer 424 upstream_credentials_rejected with the upstream's message, an unreachable upstream 503 upstream_unavailable; in both cases nothing is stored.
+         */
         post: operations["createConnector"];
         delete?: never;
         options?: never;
@@ -104,8 +107,31 @@ export interface paths {
         delete: operations["deleteConnector"];
         options?: never;
         head?: never;
-        /** Rename and/or replace credentials */
+        /**
+         * Rename and/or replace credentials
+         * @description New credentials are checked like on create (unless ?check=false); they make the connector active again and resume its sync.
+         */
         patch: operations["updateConnector"];
+        trace?: never;
+    };
+    "/api/v1/integrations/connectors/{connector_id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the connector type's credential check with the stored credentials and update the connector's status
+         * @description Answers 200 either way: ok true sets status active (and resumes a paused sync); upstream_credentials_rejected sets auth_failed (sync paused); any other failure sets error.
+         */
+        post: operations["checkConnector"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/integrations/connectors/{connector_id}/execute": {
@@ -368,6 +394,29 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * CheckResult
+         * @description The outcome of a credential check, and the connector with the status it set.
+         */
+        CheckResult: {
+            /** Format: date-time */
+            checked_at: string;
+            connector: components["schemas"]["Connector"];
+            /** @description Why the check failed, when not ok (upstream_credentials_rejected sets auth_failed; anything else sets error) */
+            error?: {
+                code: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+                message: string;
+            };
+            /** @description Facts the check reports about the account (the manifest's check.info), when ok */
+            info?: {
+                [key: string]: unknown;
+            };
+            /** @description The upstream accepted the credentials */
+            ok: boolean;
+        };
         /** ConnectExchangeRequest */
         ConnectExchangeRequest: {
             token: string;
@@ -390,10 +439,29 @@ export interface components {
              * @description Connector id (UUID)
              */
             id: string;
+            /**
+             * Format: date-time
+             * @description When the credential check last ran; null if never
+             */
+            last_checked_at: string | null;
+            /** @description The failure that set auth_failed or error; null while active */
+            last_error: {
+                /** @description When it happened */
+                at: string;
+                /** @description Error code */
+                code: string;
+                /** @description The upstream's message */
+                message: string;
+            } | null;
             /** @description Name of this connector instance */
             name: string;
             /** Format: uuid */
             organization_id: string;
+            /**
+             * @description active: the credentials worked when last used or checked. auth_failed: the upstream refused them (401/403 during a check, execute or sync); not synced until the credentials are replaced or a check passes. error: the last check failed for another reason.
+             * @enum {string}
+             */
+            status: "active" | "auth_failed" | "error";
             /** Format: date-time */
             updated_at: string;
         };
@@ -413,10 +481,29 @@ export interface components {
                  * @description Connector id (UUID)
                  */
                 id: string;
+                /**
+                 * Format: date-time
+                 * @description When the credential check last ran; null if never
+                 */
+                last_checked_at: string | null;
+                /** @description The failure that set auth_failed or error; null while active */
+                last_error: {
+                    /** @description When it happened */
+                    at: string;
+                    /** @description Error code */
+                    code: string;
+                    /** @description The upstream's message */
+                    message: string;
+                } | null;
                 /** @description Name of this connector instance */
                 name: string;
                 /** Format: uuid */
                 organization_id: string;
+                /**
+                 * @description active: the credentials worked when last used or checked. auth_failed: the upstream refused them (401/403 during a check, execute or sync); not synced until the credentials are replaced or a check passes. error: the last check failed for another reason.
+                 * @enum {string}
+                 */
+                status: "active" | "auth_failed" | "error";
                 /** Format: date-time */
                 updated_at: string;
             }[];
@@ -1848,6 +1935,7 @@ export interface operations {
                 cursor?: string;
                 customer_name?: string;
                 limit?: number;
+                status?: "active" | "auth_failed" | "error";
             };
             header?: {
                 /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
@@ -1916,7 +2004,9 @@ export interface operations {
     };
     createConnector: {
         parameters: {
-            query?: never;
+            query?: {
+                check?: boolean;
+            };
             header?: {
                 /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
                 "X-Organization-Id"?: string;
@@ -1930,7 +2020,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created */
+            /** @description Created (status active) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1984,6 +2074,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem details (codes with this status: upstream_rejected) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed) */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
             429: {
                 headers: {
@@ -1995,6 +2103,24 @@ export interface operations {
             };
             /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2164,7 +2290,9 @@ export interface operations {
     };
     updateConnector: {
         parameters: {
-            query?: never;
+            query?: {
+                check?: boolean;
+            };
             header?: {
                 /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
                 "X-Organization-Id"?: string;
@@ -2188,6 +2316,140 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rejected) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed) */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    checkConnector: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check result and the updated connector */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckResult"];
                 };
             };
             /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url) */

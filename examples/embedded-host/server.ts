@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Kysely, Migration } from 'kysely';
-import { ConnectorRuntime, connectorRegistry, SwitchboardError, type FetchLike, type LoadedManifest, type RetryPolicy } from 'switchboard';
+import { ConnectorRuntime, connectorRegistry, SwitchboardError, SYNC_ONLY_ACTIONS, type FetchLike, type LoadedManifest, type RetryPolicy } from 'switchboard';
 import { RecordStore, searchDefOf, searchMigrations } from 'switchboard/search';
 import { connectorTypeConfigFromEnv, type ConnectorTypeConfig } from 'switchboard/service';
 import { migrate, openDatabase, resolveKeyRing, type Database, type KeyRing, type MigrationGroup, type ResolvedKeyRing } from 'switchboard/store';
@@ -203,7 +203,7 @@ export async function buildHost(options: HostOptions = {}): Promise<FastifyInsta
       type: m.type,
       title: m.manifest.title,
       credential_variants: m.manifest.auth.map((v) => ({ name: v.name, fields: Object.keys(v.fields) })),
-      entities: Object.fromEntries([...m.entities].map(([name, e]) => [name, [...e.actions.keys(), ...(e.def.search !== undefined ? ['search'] : [])]])),
+      entities: Object.fromEntries([...m.entities].map(([name, e]) => [name, [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a)), ...(e.def.search !== undefined ? ['search'] : [])]])),
     })),
   }));
 
@@ -244,7 +244,8 @@ export async function buildHost(options: HostOptions = {}): Promise<FastifyInsta
   for (const manifest of registry.values()) {
     const type = manifest.type;
     for (const [entityName, entity] of manifest.entities) {
-      for (const action of entity.actions.keys()) {
+      // Sync-only actions (changes, scroll) are for the sync engine, not for callers.
+      for (const action of [...entity.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a))) {
         app.post<{ Params: UserParams; Body: Record<string, unknown> | undefined }>(`/users/:userId/${type}/${entityName}/${action}`, async (request) => {
           const row = await connection(request.params.userId, type);
           return runtimeOf(row).execute(entityName, action, request.body ?? {});

@@ -117,6 +117,10 @@ folder_membership?: (unknown[] | null)
 transcript?: (unknown[] | null)
 }
 
+/** What a passing credential check of granola reports (manifest check.info); null where the upstream gave no value. */
+export interface GranolaCheckInfo {
+}
+
 /** Every entity → action → { params, result } of granola. */
 export interface GranolaActions {
   notes: {

@@ -851,6 +851,14 @@ author_id: number
 body?: string
 }
 
+/** What a passing credential check of intercom reports (manifest check.info); null where the upstream gave no value. */
+export interface IntercomCheckInfo {
+  "admin_id": unknown;
+  "app_id": unknown;
+  "app_name": unknown;
+  "region": unknown;
+}
+
 /** Every entity → action → { params, result } of intercom. */
 export interface IntercomActions {
   contacts: {

@@ -937,6 +937,13 @@ export interface MondayMeGetParams {
 
 }
 
+/** What a passing credential check of monday reports (manifest check.info); null where the upstream gave no value. */
+export interface MondayCheckInfo {
+  "user_id": unknown;
+  "account_id": unknown;
+  "account_slug": unknown;
+}
+
 /** Every entity → action → { params, result } of monday. */
 export interface MondayActions {
   users: {

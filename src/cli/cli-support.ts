@@ -79,3 +79,25 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   if (url !== undefined && url !== '' && !/^postgres(ql)?:/i.test(url) && url !== ':memory:') return dirname(resolve(url.replace(/^sqlite:/, '')));
   return resolve('data');
 }
+
+/** Same JSON value (key order ignored): sandbox credentials compared with the ones given. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/**
+ * The base URL: --base-url, else a running sandbox's simulator for this type when the credentials
+ * are that sandbox's sample credentials (a real key never goes to a simulator, and sample keys
+ * never go to the real API), else the manifest's.
+ */
+export async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined): Promise<string | undefined> {
+  if (flag !== undefined) return flag;
+  const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
+  const found = findRunningSandbox(dataDir(), (s) => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials));
+  const url = found?.state.connectors[type]?.base_url;
+  if (url !== undefined) process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); pass --base-url to choose another.\n`);
+  return url;
+}

@@ -70,12 +70,12 @@ interface EntityInfo {
 }
 
 async function describeConnector(type: string): Promise<{ type: string; title: string; kind: string; base_url: string; credentials: { variant: string; type: string; fields: { name: string; secret: boolean; description: string }[] }[]; entities: EntityInfo[] }> {
-  const { getConnector } = await import('../manifest/index.ts');
+  const { getConnector, SYNC_ONLY_ACTIONS } = await import('../manifest/index.ts');
   const m = getConnector(type);
   const entities: EntityInfo[] = [...m.entities.values()].map((e) => {
     const record = e.def.record as Schema;
     const required = new Set(Array.isArray(record['required']) ? (record['required'] as string[]) : []);
-    const actions: ActionInfo[] = [...e.actions.values()].map((a) => ({
+    const actions: ActionInfo[] = [...e.actions.values()].filter((a) => !SYNC_ONLY_ACTIONS.has(a.name)).map((a) => ({
       name: a.name,
       mode: 'library and hosted',
       description: a.def.description ?? '',

@@ -1,31 +1,9 @@
 /** `switchboard exec <type> <entity> <action>`: run one action in library mode, print the envelope. */
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
-import { CREDENTIALS_ENV, credentialsArg, dataDir, failWith, jsonArg, plural } from './cli-support.ts';
+import { baseUrlFor, CREDENTIALS_ENV, credentialsArg, failWith, jsonArg, plural } from './cli-support.ts';
 
 export { CREDENTIALS_ENV, failWith, jsonArg } from './cli-support.ts';
-
-/** Same JSON value (key order ignored): sandbox credentials compared with the ones given. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
-
-/**
- * The base URL: --base-url, else a running sandbox's simulator for this type when the credentials
- * are that sandbox's sample credentials (a real key never goes to a simulator, and sample keys
- * never go to the real API), else the manifest's.
- */
-async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined): Promise<string | undefined> {
-  if (flag !== undefined) return flag;
-  const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
-  const found = findRunningSandbox(dataDir(), (s) => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials));
-  const url = found?.state.connectors[type]?.base_url;
-  if (url !== undefined) process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); pass --base-url to choose another.\n`);
-  return url;
-}
 
 export function registerExecCommand(program: Command): void {
   program

@@ -13,6 +13,7 @@ import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
+import { registerCheckCommand } from './check-command.ts';
 
 /** The package version, from package.json (two levels up from src/cli, three from dist/src/cli). */
 function packageVersion(): string {
@@ -43,5 +44,6 @@ registerSandboxCommand(program);
 registerServeCommand(program);
 registerAdminCommand(program);
 registerSyncCommand(program);
+registerCheckCommand(program);
 
 await program.parseAsync(process.argv);

@@ -78,12 +78,14 @@ export function registerManifestCommands(program: Command): void {
     .description('List connector types with their entities and actions (search* runs in hosted mode only)')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
-      const { ok, failed } = await loadAll((await manifests()).manifestFiles());
+      const { manifestFiles, SYNC_ONLY_ACTIONS: SYNC_ONLY } = await manifests();
+      const { ok, failed } = await loadAll(manifestFiles());
+      // Sync-only actions (changes, scroll) are not run by execute: not listed.
       const rows = ok.flatMap(({ manifest: m }) =>
         [...m.entities.values()].map((e) => ({
           type: m.type,
           entity: e.name,
-          actions: [...e.actions.keys()].join(', '),
+          actions: [...e.actions.keys()].filter((a) => !SYNC_ONLY.has(a)).join(', '),
           hosted_only_actions: e.def.search ? ['search'] : [],
         })),
       );

@@ -15,6 +15,8 @@ import { sleep } from '../http/index.ts';
 import type { ConnectorType } from './library.ts';
 
 export type Connector = components['schemas']['Connector'];
+/** The outcome of a credential check (POST .../check) and the connector with the status it set. */
+export type CheckResult = components['schemas']['CheckResult'];
 
 export interface HostedClientOptions {
   /** The service's base URL, e.g. https://switchboard.example.com (no /api/v1). */
@@ -197,10 +199,15 @@ export function createClient(options: HostedClientOptions) {
   }
 
   const connectors = {
-    /** Create a connector: with credentials (variant A) or an OAuth secret id (variant B). */
-    create<T extends ConnectorType>(input: CreateConnectorInput<T>): Promise<Connector> {
+    /**
+     * Create a connector: with credentials (variant A) or an OAuth secret id (variant B). The
+     * service checks the credentials first (upstream_credentials_rejected / upstream_unavailable
+     * on failure, nothing stored); `{ check: false }` skips that.
+     */
+    create<T extends ConnectorType>(input: CreateConnectorInput<T>, opts: { check?: boolean } = {}): Promise<Connector> {
       return unwrap(
         api.POST('/api/v1/integrations/connectors', {
+          params: { query: opts.check === false ? { check: false } : {} },
           // Credentials are free-form objects in the OpenAPI document; their shape is typed here instead.
           body: {
             customer_name: input.customer_name ?? options.customerName,
@@ -213,11 +220,24 @@ export function createClient(options: HostedClientOptions) {
       );
     },
     /** One page of this customer's connectors (filter by type; customer_name defaults to the client's). */
-    list(query: { connector_type?: string; customer_name?: string; limit?: number; cursor?: string } = {}) {
+    list(query: { connector_type?: string; customer_name?: string; status?: Connector['status']; limit?: number; cursor?: string } = {}) {
       return unwrap(api.GET('/api/v1/integrations/connectors', { params: { query: { customer_name: options.customerName, ...query } } }));
     },
     get(id: string): Promise<Connector> {
       return unwrap(api.GET('/api/v1/integrations/connectors/{connector_id}', { params: { path: { connector_id: id } } }));
+    },
+    /** Rename and/or replace credentials (checked like on create unless `{ check: false }`; new credentials make it active again). */
+    update(id: string, patch: { name?: string; credentials?: Record<string, unknown> }, opts: { check?: boolean } = {}): Promise<Connector> {
+      return unwrap(
+        api.PATCH('/api/v1/integrations/connectors/{connector_id}', {
+          params: { path: { connector_id: id }, query: opts.check === false ? { check: false } : {} },
+          body: patch as never,
+        }),
+      );
+    },
+    /** Run the credential check with the stored credentials; sets status active, auth_failed or error. Resolves either way (see ok). */
+    check(id: string): Promise<CheckResult> {
+      return unwrap(api.POST('/api/v1/integrations/connectors/{connector_id}/check', { params: { path: { connector_id: id } } }));
     },
     async delete(id: string): Promise<void> {
       const { error, response } = await api.DELETE('/api/v1/integrations/connectors/{connector_id}', { params: { path: { connector_id: id } } });

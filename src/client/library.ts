@@ -5,7 +5,7 @@
  */
 import type { ConnectorTypes } from '../../generated/index.ts';
 import type { Credentials } from '../auth/index.ts';
-import { ConnectorRuntime, type RuntimeOptions } from '../engine/index.ts';
+import { ConnectorRuntime, type CheckResult, type RuntimeOptions } from '../engine/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
 import { getConnector } from '../manifest/index.ts';
@@ -55,6 +55,12 @@ export interface Connector<T extends ConnectorType> {
   pages<E extends ListEntities<T> & string>(entity: E, ...params: ParamsArg<Params<T, E, 'list' & keyof ActionOf<T, E>>>): AsyncGenerator<ListPage<T, E>>;
   /** Always fails with search_hosted_only: search runs over data synced by the hosted service. */
   search(entity: string, params?: unknown): Promise<never>;
+  /**
+   * Prove the credentials work with the manifest's check (one cheap request): resolves with the
+   * account facts the check reports, or rejects with the SwitchboardError (e.g.
+   * upstream_credentials_rejected, upstream_unavailable).
+   */
+  check(): Promise<CheckResult & { info: ConnectorTypes[T]['check'] }>;
 }
 
 /** Connect to a third-party account with credentials held by the caller. */
@@ -75,6 +81,7 @@ export function connect<T extends ConnectorType>(type: T, options: ConnectOption
     execute: (entity, action, ...params) => runtime.execute(entity, action, params[0]) as never,
     records: (entity, ...params) => runtime.records(entity, params[0]) as never,
     pages: (entity, ...params) => runtime.pages(entity, params[0]) as never,
+    check: () => runtime.check() as Promise<CheckResult & { info: ConnectorTypes[T]['check'] }>,
     search: async (entity) => {
       runtime.action(entity, 'search');
       throw new SwitchboardError('search_hosted_only');

@@ -11,7 +11,7 @@ import { checkBaseUrl } from './base-url.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, readBodyCapped, type UpstreamInit } from '../http/response-limit.ts';
-import { renderTree, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
+import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { PathValueError, truthy, type TemplateContext } from '../templates/index.ts';
 
@@ -58,6 +58,15 @@ export interface RuntimeOptions {
 export interface CallOptions {
   /** Aborts the call (e.g. the hosted caller disconnected): a throttle wait is left, a request in flight aborted. */
   signal?: AbortSignal | undefined;
+}
+
+/** What a passing credential check reports; `checked` is false when the manifest declares no check. */
+export interface CheckResult {
+  ok: true;
+  connector_type: string;
+  checked: boolean;
+  /** The check's info values (e.g. Intercom's app id and region); null where absent. */
+  info: Record<string, unknown>;
 }
 
 /** Counters of the last call, for tests, logs and benchmarks. */
@@ -189,8 +198,11 @@ export class ConnectorRuntime {
     return this.variant.def.name;
   }
 
-  /** The action definition, or unknown_entity / unknown_action listing the valid ones. */
-  action(entity: string, action: string): CompiledAction {
+  /**
+   * The action definition, or unknown_entity / unknown_action listing the valid ones. Sync-only
+   * actions (changes, scroll) are found only with `syncOnly: true` (the sync engine's calls).
+   */
+  action(entity: string, action: string, syncOnly = false): CompiledAction {
     const e = this.manifest.entities.get(entity);
     if (e === undefined) {
       const valid = [...this.manifest.entities.keys()];
@@ -202,8 +214,8 @@ export class ConnectorRuntime {
       throw new SwitchboardError('search_hosted_only', 'search is available in hosted mode only: it queries data the Switchboard service has synced, and library mode has no service.');
     }
     const a = e.actions.get(action as ActionName);
-    if (a === undefined) {
-      const valid = [...e.actions.keys(), ...(e.def.search ? ['search'] : [])];
+    if (a === undefined || (!syncOnly && SYNC_ONLY_ACTIONS.has(a.name))) {
+      const valid = [...[...e.actions.keys()].filter((n) => !SYNC_ONLY_ACTIONS.has(n)), ...(e.def.search ? ['search'] : [])];
       throw new SwitchboardError('unknown_action', `Unknown action "${action}" for ${this.manifest.type} ${entity}. Valid actions: ${valid.join(', ')}`, {
         details: { entity, action, valid },
       });
@@ -226,7 +238,7 @@ export class ConnectorRuntime {
     const a = this.action(entity, action);
     const p = this.validate(a, params);
     const raw = await this.call(a, p, undefined, options.signal);
-    if (a.name === 'list') {
+    if (LIST_ACTIONS.has(a.name)) {
       const { records, meta } = this.extractList(a, raw);
       return { data: records, meta };
     }
@@ -242,8 +254,8 @@ export class ConnectorRuntime {
    * Like pages(), but each step also carries the request for the page after it (null on the
    * last page), so a caller can checkpoint and later resume with `from`.
    */
-  async *pageSteps(entity: string, params?: unknown, from?: { url?: string }, options: CallOptions = {}): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
-    const a = this.action(entity, 'list');
+  async *pageSteps(entity: string, params?: unknown, from?: { url?: string }, action: 'list' | 'changes' | 'scroll' = 'list', options: CallOptions = {}): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
+    const a = this.action(entity, action, true);
     let p = this.validate(a, params);
     let url = from?.url;
     const tracker = new PageTracker();
@@ -264,6 +276,29 @@ export class ConnectorRuntime {
       p = next.params;
       url = next.url;
     }
+  }
+
+  /**
+   * Prove the credentials work with the manifest's check (one request, not retried on 401/403):
+   * the info it declares, or the error (upstream_credentials_rejected when the upstream refuses
+   * the credentials or the answer fails the check's success condition).
+   */
+  async check(): Promise<CheckResult> {
+    const c = this.manifest.check;
+    if (c === undefined) return { ok: true, connector_type: this.manifest.type, checked: false, info: {} };
+    const raw = await this.call(c.action, {});
+    const ctx = { body: raw.body, status: raw.status, headers: raw.ctx['headers'] };
+    if (c.success !== undefined && !truthy(c.success.render(ctx))) {
+      throw new SwitchboardError('upstream_credentials_rejected', `${this.manifest.type}: the credential check did not pass (${c.success.source})`, {
+        details: { upstream_status: raw.status, upstream_body: raw.body },
+      });
+    }
+    const info: Record<string, unknown> = {};
+    for (const [k, t] of c.info) {
+      const v = t.render(ctx);
+      info[k] = v === undefined || v === '' ? null : v;
+    }
+    return { ok: true, connector_type: this.manifest.type, checked: true, info };
   }
 
   /** Every record of a list across pages (streamed: one page in memory at a time). */

@@ -6,8 +6,12 @@ import type { ValidateFunction } from 'ajv';
 import type { Action, AuthVariant, BodyErrorRule, Entity, Manifest, Pagination } from '../../generated/manifest.ts';
 import { compileTemplate, type Template } from '../templates/index.ts';
 
-export type ActionName = 'list' | 'get' | 'create' | 'update';
-export const ACTION_NAMES: readonly ActionName[] = ['list', 'get', 'create', 'update'];
+export type ActionName = 'list' | 'get' | 'create' | 'update' | 'changes' | 'scroll';
+export const ACTION_NAMES: readonly ActionName[] = ['list', 'get', 'create', 'update', 'changes', 'scroll'];
+/** Actions only the sync engine runs: never exposed through execute, the catalog or generated types. */
+export const SYNC_ONLY_ACTIONS: ReadonlySet<ActionName> = new Set(['changes', 'scroll']);
+/** List-shaped actions: they return records and meta and may paginate. */
+export const LIST_ACTIONS: ReadonlySet<ActionName> = new Set(['list', 'changes', 'scroll']);
 
 /** A JSON value tree whose string leaves are compiled templates. */
 export type TemplateTree =
@@ -73,6 +77,13 @@ export interface CompiledErrorList {
   message?: Template;
 }
 
+/** The manifest's credential check, compiled: its request as an action, plus success and info. */
+export interface CompiledCheck {
+  action: CompiledAction;
+  success?: Template;
+  info: [string, Template][];
+}
+
 /** A loaded connector: the manifest as written plus its compiled forms. */
 export interface LoadedManifest {
   file: string;
@@ -86,6 +97,7 @@ export interface LoadedManifest {
   /** errors.on_status: rules for non-2xx responses. */
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
+  check?: CompiledCheck;
 }
 
 export function compileTree(value: unknown): TemplateTree {

@@ -5,10 +5,13 @@ export { createAjv } from './ajv.ts';
 export { MANIFEST_SCHEMA } from './manifest-schema.ts';
 export {
   ACTION_NAMES,
+  LIST_ACTIONS,
+  SYNC_ONLY_ACTIONS,
   renderTree,
   type ActionName,
   type CompiledAction,
   type CompiledAuthVariant,
+  type CompiledCheck,
   type CompiledEntity,
   type LoadedManifest,
 } from './compile.ts';

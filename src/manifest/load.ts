@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject } from 'ajv';
-import type { AuthVariant, Manifest } from '../../generated/manifest.ts';
+import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
 import { compileErrorMatch } from './error-match.ts';
@@ -16,12 +16,15 @@ import { MANIFEST_SCHEMA } from './manifest-schema.ts';
 import { credentialsSchema, paramsSchema } from './schemas.ts';
 import {
   ACTION_NAMES,
+  LIST_ACTIONS,
   compileTree,
   treeTemplates,
   type ActionName,
   type CompiledAction,
   type CompiledAuthVariant,
+  type CompiledCheck,
   type CompiledEntity,
+  type CompiledRequest,
   type LoadedManifest,
   type TemplateTree,
 } from './compile.ts';
@@ -379,28 +382,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         check.add([...at, 'params'], `invalid param schema: ${(e as Error).message}`);
         continue;
       }
-      const r = action.request;
-      const path = check.template([...at, 'request', 'path'], r.path, reqScope, { pathParams: true });
-      if (!r.path.startsWith('/')) check.add([...at, 'request', 'path'], 'the path must start with "/"');
-      const query: [string, Template][] = [];
-      for (const [k, src] of Object.entries(r.query ?? {})) {
-        const t = src === undefined ? undefined : check.template([...at, 'request', 'query', k], src, reqScope);
-        if (t) query.push([k, t]);
-      }
-      const reqHeaders: [string, Template][] = [];
-      for (const [k, src] of Object.entries(r.headers ?? {})) {
-        const t = src === undefined ? undefined : check.template([...at, 'request', 'headers', k], src, reqScope);
-        if (t) reqHeaders.push([k, t]);
-      }
-      const body = r.body !== undefined ? check.tree([...at, 'request', 'body'], r.body, reqScope) : undefined;
-      let graphql: CompiledAction['request']['graphql'];
-      if (r.graphql !== undefined) {
-        if (r.body !== undefined) check.add([...at, 'request'], 'use either body or graphql, not both');
-        if (r.method !== 'POST') check.add([...at, 'request', 'method'], 'GraphQL requests are sent with POST');
-        const q = check.template([...at, 'request', 'graphql', 'query'], r.graphql.query, reqScope);
-        const vars = r.graphql.variables !== undefined ? check.tree([...at, 'request', 'graphql', 'variables'], r.graphql.variables, reqScope) : undefined;
-        if (q) graphql = { query: q, ...(vars ? { variables: vars } : {}) };
-      }
+      const request = compileRequest(check, [...at, 'request'], action.request, reqScope);
 
       const res = action.response;
       const records = res.records !== undefined ? check.template([...at, 'response', 'records'], res.records, resScope) : undefined;
@@ -412,8 +394,8 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         if (t) map.push([k, t]);
       }
       const meta: [string, Template][] = [];
-      if (name === 'list') {
-        if (res.records === undefined) check.add([...at, 'response'], 'a list action needs response.records');
+      if (LIST_ACTIONS.has(name)) {
+        if (res.records === undefined) check.add([...at, 'response'], `a ${name} action needs response.records`);
         const given = Object.keys(res.meta ?? {});
         for (const k of listMeta) if (!given.includes(k)) check.add([...at, 'response', 'meta'], `missing meta field "${k}" declared in list_meta`);
         for (const k of given) {
@@ -434,32 +416,25 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         const pat = [...at, 'pagination'];
         if ('param' in pg && params[pg.param] === undefined) check.add([...pat, 'param'], `pagination param "${pg.param}" is not a declared param of this action`);
         if ((pg.type === 'offset' || pg.type === 'page') && pg.limit_param !== undefined && params[pg.limit_param] === undefined) check.add([...pat, 'limit_param'], `"${pg.limit_param}" is not a declared param of this action`);
-        const next = pg.type === 'cursor' || pg.type === 'graphql_cursor' ? check.template([...pat, 'next'], pg.next, resScope) : undefined;
+        const next = pg.type === 'cursor' || pg.type === 'graphql_cursor' || pg.type === 'scroll' ? check.template([...pat, 'next'], pg.next, resScope) : undefined;
         const hasMore = 'has_more' in pg && pg.has_more !== undefined ? check.template([...pat, 'has_more'], pg.has_more, resScope) : undefined;
         pagination = { def: pg, ...(next ? { next } : {}), ...(hasMore ? { hasMore } : {}) };
       }
 
-      if (path) {
+      if (request) {
         actions.set(name, {
           entity: entityName,
           name,
           def: action,
           validateParams,
-          request: {
-            method: r.method,
-            path,
-            query,
-            headers: reqHeaders,
-            ...(body ? { body } : {}),
-            ...(graphql ? { graphql } : {}),
-          },
+          request,
           ...(records ? { records } : {}),
           ...(record ? { record } : {}),
           meta,
           map,
           ...(notFoundWhen ? { notFoundWhen } : {}),
           ...(pagination ? { pagination } : {}),
-          retrySafe: action.retry_safe ?? (name === 'list' || name === 'get'),
+          retrySafe: action.retry_safe ?? (LIST_ACTIONS.has(name) || name === 'get'),
         });
       }
     }
@@ -468,16 +443,29 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     const sync = entity.sync;
     if (sync !== undefined) {
       const sat = [...base, 'sync'];
-      const list = entity.actions['list'];
-      if (list === undefined) check.add(sat, 'sync needs a list action on this entity');
+      const fullAction = sync.action ?? 'list';
+      const list = entity.actions[fullAction];
+      if (list === undefined) check.add(sat, `sync needs a ${fullAction} action on this entity`);
       else {
         const lp = list.params ?? {};
-        for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.list`);
-        const inc = sync.incremental;
-        if (inc && (inc.mode ?? 'param') === 'param') {
+        for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.${fullAction}`);
+      }
+      const inc = sync.incremental;
+      const incAction = inc?.action ?? 'list';
+      const incDef = entity.actions[incAction];
+      if (inc && incAction !== fullAction && incDef === undefined) check.add([...sat, 'incremental', 'action'], `"${incAction}" is not an action of ${entityName}`);
+      if (inc && incDef !== undefined) {
+        const ip = incDef.params ?? {};
+        const fixed = incAction === fullAction ? {} : (inc.params ?? {});
+        for (const k of Object.keys(fixed)) if (ip[k] === undefined) check.add([...sat, 'incremental', 'params', k], `"${k}" is not a param of ${entityName}.${incAction}`);
+        if ((inc.mode ?? 'param') === 'param') {
           if (inc.param === undefined) check.add([...sat, 'incremental'], 'incremental mode param needs the list param to set ("param")');
-          else if (lp[inc.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${inc.param}" is not a param of ${entityName}.list`);
+          else if (ip[inc.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${inc.param}" is not a param of ${entityName}.${incAction}`);
         }
+      }
+      for (const only of ['changes', 'scroll'] as const) {
+        const used = only === 'changes' ? incAction === 'changes' : fullAction === 'scroll';
+        if (entity.actions[only] !== undefined && !used) check.add([...base, 'actions', only], `the sync-only ${only} action is not used by sync (set sync.${only === 'changes' ? 'incremental.action' : 'action'}: ${only})`);
       }
       if (sync.for_each !== undefined) {
         const fe = sync.for_each;
@@ -527,6 +515,8 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     entities.set(entityName, { name: entityName, def: entity, actions });
   }
 
+  const credentialCheck = m.check !== undefined ? compileCheck(check, m, allCredentialFields, config) : undefined;
+
   return {
     file,
     manifest: m,
@@ -538,5 +528,60 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     bodyErrors,
     statusErrors,
     ...(errorList ? { errorList } : {}),
+    ...(credentialCheck ? { check: credentialCheck } : {}),
   };
+}
+
+/** Compile a request declaration (an action's, or the check's); undefined when its path does not compile. */
+function compileRequest(check: Checker, at: (string | number)[], r: Request, reqScope: Scope): CompiledRequest | undefined {
+  const path = check.template([...at, 'path'], r.path, reqScope, { pathParams: true });
+  if (!r.path.startsWith('/')) check.add([...at, 'path'], 'the path must start with "/"');
+  const query: [string, Template][] = [];
+  for (const [k, src] of Object.entries(r.query ?? {})) {
+    const t = src === undefined ? undefined : check.template([...at, 'query', k], src, reqScope);
+    if (t) query.push([k, t]);
+  }
+  const reqHeaders: [string, Template][] = [];
+  for (const [k, src] of Object.entries(r.headers ?? {})) {
+    const t = src === undefined ? undefined : check.template([...at, 'headers', k], src, reqScope);
+    if (t) reqHeaders.push([k, t]);
+  }
+  const body = r.body !== undefined ? check.tree([...at, 'body'], r.body, reqScope) : undefined;
+  let graphql: CompiledRequest['graphql'];
+  if (r.graphql !== undefined) {
+    if (r.body !== undefined) check.add(at, 'use either body or graphql, not both');
+    if (r.method !== 'POST') check.add([...at, 'method'], 'GraphQL requests are sent with POST');
+    const q = check.template([...at, 'graphql', 'query'], r.graphql.query, reqScope);
+    const vars = r.graphql.variables !== undefined ? check.tree([...at, 'graphql', 'variables'], r.graphql.variables, reqScope) : undefined;
+    if (q) graphql = { query: q, ...(vars ? { variables: vars } : {}) };
+  }
+  if (path === undefined) return undefined;
+  return { method: r.method, path, query, headers: reqHeaders, ...(body ? { body } : {}), ...(graphql ? { graphql } : {}) };
+}
+
+/** The credential check: its request as a params-less get-shaped action whose record is the whole body. */
+function compileCheck(check: Checker, m: Manifest, credentials: ReadonlySet<string>, config: ReadonlySet<string>): CompiledCheck | undefined {
+  const c = m.check!;
+  const request = compileRequest(check, ['check', 'request'], c.request, { roots: REQUEST_ROOTS, params: {}, credentials, config });
+  const resScope: Scope = { roots: new Set(['body', 'headers', 'status']), config };
+  const success = c.success !== undefined ? check.template(['check', 'success'], c.success, resScope) : undefined;
+  const info: [string, Template][] = [];
+  for (const [k, src] of Object.entries(c.info ?? {})) {
+    const t = src === undefined ? undefined : check.template(['check', 'info', k], src, resScope);
+    if (t) info.push([k, t]);
+  }
+  const record = compileTemplate('{{body}}');
+  if (request === undefined) return undefined;
+  const action: CompiledAction = {
+    entity: 'check',
+    name: 'get',
+    def: { request: c.request, response: { record: '{{body}}' } },
+    validateParams: ajv.compile({ type: 'object' }),
+    request,
+    record,
+    meta: [],
+    map: [],
+    retrySafe: true,
+  };
+  return { action, ...(success ? { success } : {}), info };
 }

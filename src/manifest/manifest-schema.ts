@@ -41,6 +41,7 @@ export const MANIFEST_SCHEMA = {
       additionalProperties: { type: 'object', additionalProperties: true },
     },
     errors: { $ref: '#/definitions/ErrorMapping' },
+    check: { $ref: '#/definitions/CredentialCheck' },
     entities: {
       type: 'object',
       minProperties: 1,
@@ -252,6 +253,22 @@ export const MANIFEST_SCHEMA = {
         status: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 }, description: 'Only for responses with one of these HTTP statuses.' },
       },
     },
+    CredentialCheck: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['request'],
+      description: 'How to prove that credentials work: one cheap request, run on hosted create, by the check endpoint, `switchboard check` and connect().check().',
+      properties: {
+        description: { type: 'string' },
+        request: { $ref: '#/definitions/Request', description: 'The request (templates may use credentials and config; there are no params).' },
+        success: { ...template, description: 'Truthy when the 2xx answer proves the credentials (context: body, headers, status); default any 2xx. Falsy counts as upstream_credentials_rejected.' },
+        info: {
+          type: 'object',
+          additionalProperties: template,
+          description: 'Facts about the account reported by a passing check (context: body, headers, status), e.g. the workspace id or region.',
+        },
+      },
+    },
     Param: {
       type: 'object',
       description: 'A JSON Schema for one param, plus `required` (boolean, default false).',
@@ -275,7 +292,8 @@ export const MANIFEST_SCHEMA = {
         actions: {
           type: 'object',
           minProperties: 1,
-          propertyNames: { enum: ['list', 'get', 'create', 'update'] },
+          propertyNames: { enum: ['list', 'get', 'create', 'update', 'changes', 'scroll'] },
+          description: 'list, get, create and update are exposed through execute; changes (the records changed since a point, see sync.incremental.action) and scroll (every record, for full syncs, see sync.action) are sync-only lists.',
           additionalProperties: { $ref: '#/definitions/Action' },
         },
         sync: { $ref: '#/definitions/Sync' },
@@ -375,13 +393,24 @@ export const MANIFEST_SCHEMA = {
           required: ['type'],
           properties: { type: { const: 'link_header' } },
         },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'param', 'next'],
+          description: 'A server-side scroll: the same token (next) continues it page after page, and an empty page ends it.',
+          properties: {
+            type: { const: 'scroll' },
+            param: { type: 'string', description: 'The param that carries the scroll token into the next request.' },
+            next: { ...template, description: 'The scroll token of this page.' },
+          },
+        },
       ],
     },
     Sync: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        action: { const: 'list' },
+        action: { enum: ['list', 'scroll'], description: 'The list action a full sync pages through; default list. scroll is a sync-only action (e.g. a scroll API that reaches past the list\'s page limit).' },
         params: { type: 'object', additionalProperties: true, description: 'Fixed params for the sync list (e.g. the largest page size).' },
         incremental: {
           type: 'object',
@@ -395,6 +424,11 @@ export const MANIFEST_SCHEMA = {
             param: { type: 'string', description: 'mode param: the list param that asks for records changed since a point.' },
             cursor_field: { type: 'string', description: 'Record field holding the change time.' },
             format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How the param value is written; default iso8601.' },
+            params: { type: 'object', additionalProperties: true, description: 'Fixed params of the changes action (sync.params are those of the full sync action).' },
+            action: {
+              enum: ['list', 'changes'],
+              description: 'mode param: the action incremental runs page through; default list. changes is a sync-only action (e.g. a search endpoint filtered on the change time); full refreshes still use list.',
+            },
           },
         },
         hydrate: {

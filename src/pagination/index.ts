@@ -78,6 +78,13 @@ export function nextPage(p: CompiledPagination, page: PageResult, tracker: PageT
       const offset = Number(page.params[def.param] ?? 0);
       return { params: { ...page.params, [def.param]: offset + page.records.length } };
     }
+    case 'scroll': {
+      // A scroll token repeats by design (no loop check); the empty page ends the scroll.
+      if (page.records.length === 0) return null;
+      const next = p.next?.render(page.ctx);
+      if (next === undefined || next === null || next === '') return null;
+      return { params: { ...page.params, [def.param]: next } };
+    }
     case 'link_header': {
       const url = parseLinkNext(page.headers.get('link'));
       if (url === undefined) return null;

@@ -3,7 +3,7 @@
  * derived from the manifests (the same schemas the engine validates with). Credential variants
  * list field names, types and which are secret — never values.
  */
-import { credentialsSchema, listMetaSchema, paramsSchema, recordSchema, type LoadedManifest } from '../manifest/index.ts';
+import { credentialsSchema, listMetaSchema, paramsSchema, recordSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorTypeConfig } from './config.ts';
 import { SearchParamsSchema, type Schema } from './schemas.ts';
 
@@ -64,7 +64,7 @@ export function catalogEntry(m: LoadedManifest, cfg: ConnectorTypeConfig | undef
       record_schema: recordSchema(e.def),
       ...(e.def.search !== undefined ? { search_fields: Object.fromEntries(Object.entries(e.def.search.fields).map(([k, t]) => [k, String(t)])) } : {}),
       actions: [
-        ...[...e.actions.values()].map((a) => ({
+        ...[...e.actions.values()].filter((a) => !SYNC_ONLY_ACTIONS.has(a.name)).map((a) => ({
           name: a.name,
           ...(a.def.description !== undefined ? { description: a.def.description } : {}),
           params_schema: paramsSchema(a.def),

@@ -6,13 +6,16 @@
  * indistinguishable from one that does not exist (404 connector_not_found).
  */
 import type { Credentials } from '../auth/index.ts';
+import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
 import type { ConnectorPosition, ConnectorRow } from '../store/index.ts';
+import { checkCredentials, CONNECTOR_STATUSES, markAuthFailed, parseLastError, type ConnectorLastError, type ConnectorStatus } from './connector-health.ts';
 import { connectorType, nowIso, type ServiceContext } from './context.ts';
 import { oauthSecretContext } from './oauth-flow.ts';
 import { scrubSecrets } from './problem.ts';
 import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
 import { runSearch } from './search-bridge.ts';
+import { isAuthFailure } from '../sync/index.ts';
 import { newId, sha256Hex } from './secrets.ts';
 
 /** The public view of a connector: everything but the credentials. */
@@ -23,6 +26,10 @@ export interface ConnectorView {
   connector_type: string;
   name: string;
   auth_variant: string;
+  /** active, auth_failed or error (see connector-health.ts). */
+  status: ConnectorStatus;
+  last_checked_at: string | null;
+  last_error: ConnectorLastError | null;
   created_at: string;
   updated_at: string;
 }
@@ -35,9 +42,17 @@ export function connectorView(r: ConnectorRow): ConnectorView {
     connector_type: r.connector_type,
     name: r.name,
     auth_variant: r.auth_variant,
+    status: (CONNECTOR_STATUSES as readonly string[]).includes(r.status) ? (r.status as ConnectorStatus) : 'error',
+    last_checked_at: r.last_checked_at,
+    last_error: parseLastError(r.last_error),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
+}
+
+/** Whether create and PATCH run the credential check first (`?check=false` skips it); default true. */
+export interface CheckOption {
+  check?: boolean;
 }
 
 export interface CreateConnectorBody {
@@ -48,8 +63,12 @@ export interface CreateConnectorBody {
   server_side_oauth_secret_id?: string;
 }
 
-/** Create a connector (variant A or B). Nothing is stored when any check fails. */
-export async function createConnector(ctx: ServiceContext, organizationId: string, body: CreateConnectorBody): Promise<ConnectorRow> {
+/**
+ * Create a connector (variant A or B). The manifest's credential check runs first (unless
+ * `check: false`); nothing is stored when it or any other check fails.
+ */
+export async function createConnector(ctx: ServiceContext, organizationId: string, body: CreateConnectorBody, opts: CheckOption = {}): Promise<ConnectorRow> {
+  const runCheck = opts.check ?? true;
   const hasCredentials = body.credentials !== undefined;
   const hasSecret = body.server_side_oauth_secret_id !== undefined;
   if (hasCredentials === hasSecret) {
@@ -64,10 +83,25 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
   const manifest = connectorType(ctx, body.connector_type);
   const id = newId();
   const now = nowIso(ctx);
-  const base = { id, organization_id: organizationId, customer_name: body.customer_name, connector_type: body.connector_type, name: body.name, created_at: now, updated_at: now };
+  const base = {
+    id,
+    organization_id: organizationId,
+    customer_name: body.customer_name,
+    connector_type: body.connector_type,
+    name: body.name,
+    status: 'active',
+    last_checked_at: null as string | null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+  };
 
   if (body.credentials !== undefined) {
     const variant = validateCredentials(manifest, body.credentials);
+    if (runCheck) {
+      await checkCredentials(ctx, manifest, body.credentials as Credentials, variant);
+      base.last_checked_at = nowIso(ctx);
+    }
     const sealed = ctx.keyRing.sealJson(body.credentials, connectorCredentialsContext(id));
     const row: ConnectorRow = { ...base, auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext };
     await ctx.store.insertConnector(row);
@@ -75,10 +109,21 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
   }
 
   const idHash = sha256Hex(body.server_side_oauth_secret_id as string);
+  const lookup = { idHash, organizationId, connectorType: body.connector_type, customerName: body.customer_name };
+  if (runCheck) {
+    // Check the tokens before consuming the secret (no upstream call inside the transaction);
+    // a rejected check leaves the secret unused, like any other failed create.
+    const pending = await ctx.store.findUsableOAuthSecret(lookup, now);
+    if (pending !== undefined) {
+      const tokens = ctx.keyRing.openJson<Credentials>({ keyId: pending.key_id, ciphertext: pending.ciphertext }, oauthSecretContext(idHash));
+      await checkCredentials(ctx, manifest, tokens, validateCredentials(manifest, tokens, pending.auth_variant));
+      base.last_checked_at = nowIso(ctx);
+    }
+  }
   // Consume the secret and insert the connector in one transaction: if the insert fails, the
   // secret stays usable; if two requests race, the conditional UPDATE lets only one through.
   return ctx.store.transaction(async (tx) => {
-    const secret = await tx.consumeOAuthSecret({ idHash, organizationId, connectorType: body.connector_type, customerName: body.customer_name }, now);
+    const secret = await tx.consumeOAuthSecret(lookup, now);
     if (secret === undefined) {
       throw new SwitchboardError(
         'invalid_oauth_secret',
@@ -125,6 +170,7 @@ export function decodeListCursor(s: string): ConnectorPosition {
 export interface ListQuery {
   customer_name?: string;
   connector_type?: string;
+  status?: ConnectorStatus;
   limit?: number;
   cursor?: string;
 }
@@ -135,6 +181,7 @@ export async function listConnectors(ctx: ServiceContext, organizationId: string
   const rows = await ctx.store.listConnectors(organizationId, {
     customerName: q.customer_name,
     connectorType: q.connector_type,
+    status: q.status,
     after: q.cursor !== undefined ? decodeListCursor(q.cursor) : undefined,
     limit: limit + 1,
   });
@@ -149,21 +196,31 @@ export interface PatchConnectorBody {
   credentials?: Record<string, unknown>;
 }
 
-/** Rename and/or replace credentials (validated against the type's variants, like on create). */
-export async function patchConnector(ctx: ServiceContext, organizationId: string, id: string, body: PatchConnectorBody): Promise<ConnectorRow> {
+/**
+ * Rename and/or replace credentials (validated and checked like on create; nothing changes
+ * when the check fails). New credentials make the connector active again and resume its sync.
+ */
+export async function patchConnector(ctx: ServiceContext, organizationId: string, id: string, body: PatchConnectorBody, opts: CheckOption = {}): Promise<ConnectorRow> {
   const current = await requireConnector(ctx, organizationId, id);
   const patch: Parameters<ServiceContext['store']['updateConnector']>[2] = { updated_at: nowIso(ctx) };
   if (body.name !== undefined) patch.name = body.name;
   if (body.credentials !== undefined) {
     const manifest = connectorType(ctx, current.connector_type);
     patch.auth_variant = validateCredentials(manifest, body.credentials);
+    if (opts.check ?? true) {
+      await checkCredentials(ctx, manifest, body.credentials as Credentials, patch.auth_variant);
+      patch.last_checked_at = nowIso(ctx);
+    }
     const sealed = ctx.keyRing.sealJson(body.credentials, connectorCredentialsContext(id));
     patch.credentials_key_id = sealed.keyId;
     patch.credentials_ciphertext = sealed.ciphertext;
+    patch.status = 'active';
+    patch.last_error = null;
   }
   const row = await ctx.store.updateConnector(organizationId, id, patch);
   if (row === undefined) throw notFound(id); // deleted meanwhile
   ctx.runtimes.forget(id);
+  if (body.credentials !== undefined) await ctx.sync.resume(id);
   return row;
 }
 
@@ -197,7 +254,7 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
       throw new SwitchboardError('unknown_entity', `Unknown entity "${body.entity}" for ${manifest.type}. Valid entities: ${valid.join(', ')}`, { details: { entity: body.entity, valid } });
     }
     if (entity.def.search === undefined) {
-      const valid = [...entity.actions.keys()];
+      const valid = [...entity.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a));
       throw new SwitchboardError('unknown_action', `${manifest.type} ${body.entity} has no search fields, so no search action. Valid actions: ${valid.join(', ')}`, {
         details: { entity: body.entity, action: 'search', valid },
       });
@@ -213,6 +270,17 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
     const errors = scrubSecrets(e.errors, secrets);
     const details = scrubSecrets(e.details, secrets);
     const prefixed = errors.map((x) => (e.code === 'invalid_params' ? { ...x, path: `/params${x.path === '/' ? '' : x.path}` } : x));
-    throw new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
+    const clean = new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
+    if (isAuthFailure(clean)) await noteAuthFailure(ctx, row, clean);
+    throw clean;
+  }
+}
+
+/** An execute met refused credentials: mark the connector auth_failed and pause its sync (best effort: the caller gets the upstream error either way). */
+async function noteAuthFailure(ctx: ServiceContext, row: ConnectorRow, error: SwitchboardError): Promise<void> {
+  try {
+    if (await markAuthFailed(ctx.store, row.id, error, nowIso(ctx), row.credentials_ciphertext)) await ctx.sync.pause(row.id);
+  } catch (e) {
+    ctx.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not record the auth_failed status');
   }
 }

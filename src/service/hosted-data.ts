@@ -12,6 +12,9 @@ import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/in
 import { SyncEngine } from '../sync/index.ts';
 import type { ServiceConfig } from './config.ts';
 import { RuntimePool } from './runtime-pool.ts';
+import { markAuthFailed } from './connector-health.ts';
+import { scrubSecrets } from './problem.ts';
+import { SwitchboardError } from '../errors/index.ts';
 
 export interface HostedData {
   records: RecordStore;
@@ -51,6 +54,17 @@ export function createHostedData(o: HostedDataOptions): HostedData {
       return row === undefined || manifest === undefined ? undefined : { runtime: runtimes.get(row, manifest).runtime, manifest };
     },
     onError: (connectorId, e) => o.log.warn({ connector_id: connectorId, code: (e as { code?: string }).code, detail: (e as Error).message }, 'sync failed'),
+    // Refused credentials: the connector becomes auth_failed (the engine has paused its schedule).
+    onAuthFailed: async (connectorId, e) => {
+      const row = await o.store.getConnectorById(connectorId);
+      const manifest = row === undefined ? undefined : o.registry.get(row.connector_type);
+      if (row === undefined || manifest === undefined) return;
+      const { secrets } = runtimes.get(row, manifest);
+      const clean = new SwitchboardError(e.code, scrubSecrets(e.message, secrets));
+      await markAuthFailed(o.store, connectorId, clean, new Date(o.now()).toISOString(), row.credentials_ciphertext);
+    },
+    // The scheduler leaves auth_failed connectors alone until their credentials change or a check passes.
+    canRun: async (connectorId) => (await o.store.getConnectorById(connectorId))?.status !== 'auth_failed',
   });
   return {
     records,

@@ -6,7 +6,7 @@
  * not compile. The route itself validates the body's shape and then answers unknown_entity,
  * unknown_action or invalid_params (with paths) — the codes a client can act on.
  */
-import { paramsSchema, type LoadedManifest } from '../manifest/index.ts';
+import { paramsSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
 import type { Schema } from './schemas.ts';
 
 const pascal = (s: string): string => s.replace(/(^|[_\-.\s])([a-z0-9])/gi, (_m, _sep: string, c: string) => c.toUpperCase());
@@ -19,6 +19,7 @@ export function executeComponents(registry: ReadonlyMap<string, LoadedManifest>)
     const variants: Schema[] = [];
     for (const [entityName, entity] of m.entities) {
       for (const [actionName, action] of entity.actions) {
+        if (SYNC_ONLY_ACTIONS.has(actionName)) continue; // run by sync only, never by execute
         const paramsName = `${pascal(type)}${pascal(entityName)}${pascal(actionName)}Params`;
         const params = paramsSchema(action.def, paramsName);
         schemas[paramsName] = params;

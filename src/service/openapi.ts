@@ -9,6 +9,8 @@ import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
 import { executeComponents } from './openapi-execute.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import {
+  CheckQuerySchema,
+  CheckResponseSchema,
   ConnectorListSchema,
   ConnectorSchema,
   ConnectorTypeListSchema,
@@ -106,6 +108,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         TokenResponse: TokenResponseSchema,
         Connector: ConnectorSchema,
         ConnectorList: ConnectorListSchema,
+        CheckResult: { ...CheckResponseSchema, properties: { ...(CheckResponseSchema['properties'] as Schema), connector: ref('Connector') } },
         CreateConnectorRequest: CreateConnectorRequestSchema,
         PatchConnectorRequest: PatchConnectorRequestSchema,
         OAuthInitiateRequest: OAuthInitiateRequestSchema,
@@ -165,9 +168,11 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         post: {
           operationId: 'createConnector',
           summary: 'Create a connector (variant A: credentials; variant B: server_side_oauth_secret_id)',
-          parameters: [orgHeader],
+          description:
+            "The connector type's credential check runs first (unless ?check=false): credentials the upstream refuses answer 424 upstream_credentials_rejected with the upstream's message, an unreachable upstream 503 upstream_unavailable; in both cases nothing is stored.",
+          parameters: [orgHeader, ...queryParams(CheckQuerySchema)],
           requestBody: { required: true, content: json(ref('CreateConnectorRequest')) },
-          responses: { 201: { description: 'Created', content: json(ref('Connector')) }, ...problems(...AUTHED) },
+          responses: { 201: { description: 'Created (status active)', content: json(ref('Connector')) }, ...problems(...AUTHED, 422, 424, 502, 503) },
         },
         get: {
           operationId: 'listConnectors',
@@ -185,15 +190,26 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         patch: {
           operationId: 'updateConnector',
           summary: 'Rename and/or replace credentials',
-          parameters: [connectorIdParam, orgHeader],
+          description: 'New credentials are checked like on create (unless ?check=false); they make the connector active again and resume its sync.',
+          parameters: [connectorIdParam, orgHeader, ...queryParams(CheckQuerySchema)],
           requestBody: { required: true, content: json(ref('PatchConnectorRequest')) },
-          responses: { 200: { description: 'Updated', content: json(ref('Connector')) }, ...problems(...AUTHED, 404) },
+          responses: { 200: { description: 'Updated', content: json(ref('Connector')) }, ...problems(...AUTHED, 404, 422, 424, 502, 503) },
         },
         delete: {
           operationId: 'deleteConnector',
           summary: 'Delete a connector, its credentials and its synced data',
           parameters: [connectorIdParam, orgHeader],
           responses: { 204: { description: 'Deleted' }, ...problems(400, 401, 403, 404, 429) },
+        },
+      },
+      '/api/v1/integrations/connectors/{connector_id}/check': {
+        post: {
+          operationId: 'checkConnector',
+          summary: "Run the connector type's credential check with the stored credentials and update the connector's status",
+          description:
+            'Answers 200 either way: ok true sets status active (and resumes a paused sync); upstream_credentials_rejected sets auth_failed (sync paused); any other failure sets error.',
+          parameters: [connectorIdParam, orgHeader],
+          responses: { 200: { description: 'The check result and the updated connector', content: json(ref('CheckResult')) }, ...problems(...AUTHED, 404) },
         },
       },
       '/api/v1/integrations/connectors/oauth/initiate': {

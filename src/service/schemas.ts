@@ -59,7 +59,7 @@ export const ConnectorSchema: Schema = {
   description: 'A connector; its credentials are never returned.',
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'organization_id', 'customer_name', 'connector_type', 'name', 'auth_variant', 'created_at', 'updated_at'],
+  required: ['id', 'organization_id', 'customer_name', 'connector_type', 'name', 'auth_variant', 'status', 'last_checked_at', 'last_error', 'created_at', 'updated_at'],
   properties: {
     id: str('Connector id (UUID)', { format: 'uuid' }),
     organization_id: str(undefined, { format: 'uuid' }),
@@ -67,6 +67,25 @@ export const ConnectorSchema: Schema = {
     connector_type: str('Connector type, e.g. granola, intercom, monday'),
     name: str('Name of this connector instance'),
     auth_variant: str("The credential variant in use (e.g. api_key, oauth)"),
+    status: {
+      type: 'string',
+      enum: ['active', 'auth_failed', 'error'],
+      description:
+        'active: the credentials worked when last used or checked. auth_failed: the upstream refused them (401/403 during a check, execute or sync); not synced until the credentials are replaced or a check passes. error: the last check failed for another reason.',
+    },
+    last_checked_at: { type: ['string', 'null'], format: 'date-time', description: 'When the credential check last ran; null if never' },
+    last_error: {
+      description: 'The failure that set auth_failed or error; null while active',
+      anyOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['code', 'message', 'at'],
+          properties: { code: str('Error code'), message: str("The upstream's message"), at: str('When it happened') },
+        },
+        { type: 'null' },
+      ],
+    },
     created_at: str(undefined, { format: 'date-time' }),
     updated_at: str(undefined, { format: 'date-time' }),
   },
@@ -106,6 +125,7 @@ export const ListConnectorsQuerySchema: Schema = {
   properties: {
     customer_name: str(undefined, { minLength: 1 }),
     connector_type: str(undefined, { minLength: 1 }),
+    status: { type: 'string', enum: ['active', 'auth_failed', 'error'], description: 'Only connectors with this status' },
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: str('meta.cursor of the previous page', { minLength: 1, maxLength: 1000 }),
   },
@@ -124,6 +144,35 @@ export const ConnectorListSchema: Schema = {
       required: ['cursor', 'has_more'],
       properties: { cursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last' }, has_more: { type: 'boolean' } },
     },
+  },
+};
+
+export const CheckQuerySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    check: { type: 'boolean', default: true, description: 'Run the connector type\'s credential check before storing credentials; false skips it (operators who pre-provision)' },
+  },
+};
+
+export const CheckResponseSchema: Schema = {
+  title: 'CheckResult',
+  description: "The outcome of a credential check, and the connector with the status it set.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['ok', 'checked_at', 'connector'],
+  properties: {
+    ok: { type: 'boolean', description: 'The upstream accepted the credentials' },
+    checked_at: str(undefined, { format: 'date-time' }),
+    info: { type: 'object', additionalProperties: true, description: "Facts the check reports about the account (the manifest's check.info), when ok" },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code', 'message'],
+      description: 'Why the check failed, when not ok (upstream_credentials_rejected sets auth_failed; anything else sets error)',
+      properties: { code: str(), message: str(), details: { type: 'object', additionalProperties: true } },
+    },
+    connector: ConnectorSchema,
   },
 };
 

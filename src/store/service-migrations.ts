@@ -8,7 +8,7 @@
  * compare them correctly in both), secrets are stored only as sha256 hex or as AES-GCM sealed
  * base64 with their key id.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Generated, Kysely, Migration } from 'kysely';
 import type { MigrationGroup } from './database.ts';
 
 export interface OrganizationsTable {
@@ -51,6 +51,12 @@ export interface ConnectorsTable {
   credentials_ciphertext: string;
   created_at: string;
   updated_at: string;
+  /** active, auth_failed (the upstream refused the credentials) or error (the last check failed otherwise). */
+  status: Generated<string>;
+  /** When the credential check last ran. */
+  last_checked_at: string | null;
+  /** JSON {code, message, at} of the last failure that set the status; null while active. */
+  last_error: string | null;
 }
 
 export interface OAuthStatesTable {
@@ -174,8 +180,22 @@ const m0001: Migration = {
   },
 };
 
+/** Connector health: the status set by credential checks and by upstream 401/403 answers. */
+const m0002: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('connectors').addColumn('status', 'text', (c) => c.notNull().defaultTo('active')).execute();
+    await db.schema.alterTable('connectors').addColumn('last_checked_at', 'text').execute();
+    await db.schema.alterTable('connectors').addColumn('last_error', 'text').execute();
+    await db.schema.createIndex('connectors_org_status_idx').on('connectors').columns(['organization_id', 'status']).execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.dropIndex('connectors_org_status_idx').ifExists().execute();
+    for (const c of ['last_error', 'last_checked_at', 'status']) await db.schema.alterTable('connectors').dropColumn(c).execute();
+  },
+};
+
 /** The service's migration group; run it before any other group whose tables reference connectors. */
 export const SERVICE_MIGRATIONS: MigrationGroup = {
   name: 'service',
-  migrations: { '0001_service_core': m0001 },
+  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002 },
 };

@@ -7,7 +7,7 @@
  * RETURNING`, which the database serializes: of two instances racing for the same row, exactly
  * one gets it back.
  */
-import { CompiledQuery, type Compilable, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { CompiledQuery, type Compilable, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type {
   ApplicationsTable,
   ConnectorsTable,
@@ -40,6 +40,7 @@ export interface ConnectorPosition {
 export interface ConnectorFilter {
   customerName?: string | undefined;
   connectorType?: string | undefined;
+  status?: string | undefined;
   after?: ConnectorPosition | undefined;
   /** Rows to return; callers ask for one more than a page to learn whether more exist. */
   limit: number;
@@ -179,7 +180,7 @@ export class ServiceStore {
 
   // Connectors
 
-  async insertConnector(row: ConnectorRow): Promise<void> {
+  async insertConnector(row: Insertable<ConnectorsTable>): Promise<void> {
     await this.db.insertInto('connectors').values(row).execute();
   }
 
@@ -197,6 +198,7 @@ export class ServiceStore {
     let q = this.db.selectFrom('connectors').selectAll().where('organization_id', '=', organizationId);
     if (f.customerName !== undefined) q = q.where('customer_name', '=', f.customerName);
     if (f.connectorType !== undefined) q = q.where('connector_type', '=', f.connectorType);
+    if (f.status !== undefined) q = q.where('status', '=', f.status);
     const after = f.after;
     if (after !== undefined) {
       q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
@@ -208,7 +210,7 @@ export class ServiceStore {
   async updateConnector(
     organizationId: string,
     id: string,
-    patch: Partial<Pick<ConnectorRow, 'name' | 'auth_variant' | 'credentials_key_id' | 'credentials_ciphertext'>> & { updated_at: string },
+    patch: Partial<Pick<ConnectorRow, 'name' | 'auth_variant' | 'credentials_key_id' | 'credentials_ciphertext' | 'status' | 'last_checked_at' | 'last_error'>> & { updated_at: string },
   ): Promise<ConnectorRow | undefined> {
     return this.db.updateTable('connectors').set(patch).where('id', '=', id).where('organization_id', '=', organizationId).returningAll().executeTakeFirst();
   }
@@ -225,6 +227,21 @@ export class ServiceStore {
       .where('credentials_ciphertext', '=', previousCiphertext)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Record a connector's health (status, last check, last error). With `onlyIfCiphertext`, only
+   * while the row still holds those credentials: a failure seen with credentials that were
+   * replaced meanwhile says nothing about the new ones.
+   */
+  async setConnectorHealth(
+    id: string,
+    health: Partial<Pick<ConnectorRow, 'status' | 'last_checked_at' | 'last_error'>>,
+    onlyIfCiphertext?: string,
+  ): Promise<ConnectorRow | undefined> {
+    let q = this.db.updateTable('connectors').set(health).where('id', '=', id);
+    if (onlyIfCiphertext !== undefined) q = q.where('credentials_ciphertext', '=', onlyIfCiphertext);
+    return q.returningAll().executeTakeFirst();
   }
 
   async deleteConnector(organizationId: string, id: string): Promise<boolean> {
@@ -247,6 +264,23 @@ export class ServiceStore {
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** A pending secret that consumeOAuthSecret would accept now, without consuming it (to check its credentials first). */
+  async findUsableOAuthSecret(
+    q: { idHash: string; organizationId: string; connectorType: string; customerName: string },
+    now: string,
+  ): Promise<OAuthSecretRow | undefined> {
+    return this.db
+      .selectFrom('oauth_secrets')
+      .selectAll()
+      .where('id_hash', '=', q.idHash)
+      .where('organization_id', '=', q.organizationId)
+      .where('connector_type', '=', q.connectorType)
+      .where('customer_name', '=', q.customerName)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
       .executeTakeFirst();
   }
 

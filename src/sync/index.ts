@@ -103,6 +103,21 @@ export interface SyncEngineOptions {
   hydrateConcurrency?: number;
   /** Called when a background run fails (logging). */
   onError?: (connectorId: string, error: unknown) => void;
+  /**
+   * Called when a run fails because the upstream refused the credentials (401/403, or the OAuth
+   * refresh failed); the connector's schedule is paused before (see pause()).
+   */
+  onAuthFailed?: (connectorId: string, error: SwitchboardError) => void | Promise<void>;
+  /**
+   * Asked before the scheduler starts a due connector; false pauses its schedule instead (the
+   * service answers false for connectors whose status is auth_failed). Default: always run.
+   */
+  canRun?: (connectorId: string) => Promise<boolean>;
+}
+
+/** Failures that mean the credentials no longer work: syncing again cannot help until they change. */
+export function isAuthFailure(e: unknown): e is SwitchboardError {
+  return e instanceof SwitchboardError && (e.code === 'upstream_credentials_rejected' || e.code === 'oauth_refresh_failed');
 }
 
 const now = (): string => new Date().toISOString();
@@ -224,6 +239,20 @@ export class SyncEngine {
     this.kick();
   }
 
+  /**
+   * Stop scheduling a connector (its credentials were refused): its next_run_at is cleared, so
+   * the scheduler never finds it due, until resume() or an explicit request().
+   */
+  async pause(connectorId: string): Promise<void> {
+    await this.db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', '=', connectorId).execute();
+  }
+
+  /** Schedule a paused connector again, due now (credentials replaced, or a check passed). No-op when not paused. */
+  async resume(connectorId: string): Promise<void> {
+    const r = await this.db.updateTable('sync_state').set({ next_run_at: now() }).where('connector_id', '=', connectorId).where('next_run_at', 'is', null).executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) this.kick();
+  }
+
   private async state(connectorId: string): Promise<SyncStateRow | undefined> {
     return this.db.selectFrom('sync_state').selectAll().where('connector_id', '=', connectorId).executeTakeFirst();
   }
@@ -300,6 +329,10 @@ export class SyncEngine {
       .execute();
     for (const { connector_id } of due) {
       if (this.running.has(connector_id)) continue;
+      if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
+        await this.pause(connector_id);
+        continue;
+      }
       const controller = new AbortController();
       const done = this.runOnce(connector_id, { signal: controller.signal }).catch((e: unknown) => {
         if (!(e instanceof LeaseLost)) this.options.onError?.(connector_id, e);
@@ -352,6 +385,7 @@ export class SyncEngine {
       }
       if (!(e instanceof LeaseLost)) {
         const state = await this.state(connectorId);
+        const authFailed = isAuthFailure(e);
         await this.db
           .updateTable('sync_state')
           .set({
@@ -360,11 +394,13 @@ export class SyncEngine {
             finished_at: now(),
             lease_owner: null,
             lease_until: null,
-            next_run_at: later(Math.min(state?.interval_ms ?? this.defaultIntervalMs, 300_000)),
+            // Refused credentials: no retry until they change or a check passes (resume()).
+            next_run_at: authFailed ? null : later(Math.min(state?.interval_ms ?? this.defaultIntervalMs, 300_000)),
           })
           .where('connector_id', '=', connectorId)
           .where('lease_owner', '=', this.instanceId)
           .execute();
+        if (authFailed) await this.options.onAuthFailed?.(connectorId, e);
       }
       throw e;
     }
@@ -443,9 +479,18 @@ export class SyncEngine {
     const lastMark: unknown = row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined;
     // Incremental by a "changed since" param, or by a newest-first order (stop at older records).
     const sortedSince = !full && inc !== undefined && inc.mode === 'sorted' ? lastMark : undefined;
+    // The action paged through: the full-sync one (list, or a sync-only scroll), or for an
+    // incremental run the sync-only changes action when the manifest declares one.
+    let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
     if (!full && inc !== undefined && (inc.mode ?? 'param') === 'param' && inc.param !== undefined && lastMark !== undefined) {
       const v = formatIncremental(lastMark, inc.format);
-      if (v !== undefined) params[inc.param] = v;
+      if (v !== undefined) {
+        if ((inc.action ?? 'list') === 'changes') {
+          action = 'changes';
+          params = { ...((inc.params as Record<string, unknown> | undefined) ?? {}) };
+        }
+        params[inc.param] = v;
+      }
     }
     const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
@@ -474,7 +519,7 @@ export class SyncEngine {
         pageParams = checkpoint.next.params;
         if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
       }
-      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from)) {
+      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action)) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');
         let records = page.data;
         if (hydrate) {

@@ -14,7 +14,7 @@ import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, getConnector, SwitchboardError, type HostedClient } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
-import { createAjv } from '../../src/manifest/index.ts';
+import { createAjv, SYNC_ONLY_ACTIONS } from '../../src/manifest/index.ts';
 import type { AnySimulator } from '../../src/sandbox/index.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
@@ -133,6 +133,23 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     expect(await sb.connector('granola').id()).toBe(granolaId);
   });
 
+  it('checks credentials: a wrong key is refused on create (nothing stored); check(id) reports ok and the status', async () => {
+    const refused = await failure(sb.connectors.create({ connector_type: 'granola', name: 'wrong', credentials: { api_key: 'grn_wrong' } }));
+    expect(refused).toMatchObject({ code: 'upstream_credentials_rejected', status: 424 });
+    expect(refused.message).toContain('Invalid API key');
+    expect((await sb.connectors.list()).data.map((c) => c.id)).toEqual([granolaId]);
+    const checked = await sb.connectors.check(granolaId);
+    expect(checked).toMatchObject({ ok: true, info: {}, connector: { id: granolaId, status: 'active', last_error: null } });
+    const status: 'active' | 'auth_failed' | 'error' = (await sb.connectors.get(granolaId)).status;
+    expect(status).toBe('active');
+    expect((await sb.connectors.list({ status: 'auth_failed' })).data).toEqual([]);
+    // Replacing the credentials with a wrong key is refused the same way, and changes nothing.
+    const before = await sb.connectors.get(granolaId);
+    expect((await failure(sb.connectors.update(granolaId, { credentials: { api_key: 'grn_wrong' } }))).code).toBe('upstream_credentials_rejected');
+    expect(await sb.connectors.get(granolaId)).toEqual(before);
+    expect((await sb.connectors.update(granolaId, { name: before.name })).name).toBe(before.name);
+  });
+
   it('creates a connector through the service-side OAuth flow (variant B)', async () => {
     const tokensBefore = intercom.tokens.size;
     const { consent_url, expires_at } = await sb.oauth.initiate({ connector_type: 'intercom', redirect_url: `${REDIRECT}?tab=crm` });
@@ -202,6 +219,12 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
       () => contacts.search('contacts', { query: {}, fields: ['id'] }),
       (r) => r.data.length === rendered.length,
       'intercom contacts synced',
+    );
+    // Entities sync in name order and teams come last: once they are in, the first sync is done.
+    await eventually(
+      () => contacts.search('teams', { query: {}, fields: ['id'] }),
+      (r) => r.data.length === intercom.state.teams.size,
+      'intercom teams synced',
     );
     const users = await contacts.search('contacts', { query: { filter: { eq: { role: 'user' } }, sort: [{ created_at: 'asc' }] }, fields: ['id', 'role', 'email'] });
     const expected = rendered.filter((c) => c.role === 'user');
@@ -327,8 +350,8 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     expect(searched.teams.data).toEqual([{ id: state.teams.rows[0]!.id }]);
     for (const entity of Object.keys(searched)) mark(entity, 'search');
 
-    // Every action of the manifest was executed through the SDK.
-    const declared = [...intercomManifest.entities].flatMap(([name, e]) => [...[...e.actions.keys()].map((a) => `${name}.${a}`), ...(e.def.search !== undefined ? [`${name}.search`] : [])]);
+    // Every action of the manifest was executed through the SDK (sync-only ones are not exposed).
+    const declared = [...intercomManifest.entities].flatMap(([name, e]) => [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a)).map((a) => `${name}.${a}`), ...(e.def.search !== undefined ? [`${name}.search`] : [])]);
     expect([...done].sort()).toEqual(declared.sort());
     expect(done.size).toBe(21 + 4);
   });

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHost } from '../../examples/embedded-host/server.ts';
-import { connectorRegistry } from '../../src/index.ts';
+import { connectorRegistry, SYNC_ONLY_ACTIONS } from '../../src/index.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
 import { startAcmeProvider, type AcmeProvider } from '../service/fixtures/acme-provider.ts';
@@ -79,10 +79,11 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     let actions = 0;
     for (const m of testRegistry().values()) {
       for (const [entity, e] of m.entities) {
-        for (const action of e.actions.keys()) {
+        for (const action of [...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a))) {
           actions++;
           expect(app.hasRoute({ method: 'POST', url: `/users/:userId/${m.type}/${entity}/${action}` }), `${m.type}.${entity}.${action}`).toBe(true);
         }
+        for (const action of SYNC_ONLY_ACTIONS) expect(app.hasRoute({ method: 'POST', url: `/users/:userId/${m.type}/${entity}/${action}` })).toBe(false);
         expect(app.hasRoute({ method: 'POST', url: `/users/:userId/${m.type}/${entity}/search` })).toBe(e.def.search !== undefined);
       }
     }

@@ -46,8 +46,12 @@ describe('secrets at rest and in logs (SQLite file)', () => {
     const granolaKey = sandbox.connectors['granola']?.credentials['api_key'] as string;
     secrets.push(granolaKey);
 
-    // Variant A with a key the upstream refuses, then the real one through PATCH.
-    const a = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } } });
+    // Variant A with a key the upstream refuses: the check refuses it (nothing stored, the key not echoed)...
+    const checked = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } } });
+    expect(checked.status).toBe(424);
+    expect(checked.text).not.toContain(KNOWN);
+    // ...and stored unchecked, refused on execute, then the real one through PATCH.
+    const a = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } } });
     expect(a.status).toBe(201);
     const refused = await h.request('POST', `${CONNECTORS}/${a.body.id}/execute`, { token, body: { entity: 'notes', action: 'list' } });
     expect(refused.status).toBe(424);

@@ -169,6 +169,9 @@ describeEachDialect('hosted service on %s', (dialect) => {
         connector_type: 'granola',
         name: 'G2',
         auth_variant: 'api_key',
+        status: 'active',
+        last_checked_at: expect.any(String),
+        last_error: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
       });
@@ -177,7 +180,8 @@ describeEachDialect('hosted service on %s', (dialect) => {
     });
 
     it('lists with filters and keyset pagination', async () => {
-      for (const n of ['L1', 'L2', 'L3']) expect((await create({ customer_name: 'cust-list', connector_type: 'granola', name: n, credentials: { api_key: 'k' } })).status).toBe(201);
+      // ?check=false: stored without asking the upstream (a key it would refuse).
+      for (const n of ['L1', 'L2', 'L3']) expect((await call('POST', `${CONNECTORS}?check=false`, { customer_name: 'cust-list', connector_type: 'granola', name: n, credentials: { api_key: 'k' } })).status).toBe(201);
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -211,7 +215,8 @@ describeEachDialect('hosted service on %s', (dialect) => {
     });
 
     it('gets, renames, replaces credentials and deletes', async () => {
-      const c = (await create({ customer_name: 'cust-3', connector_type: 'granola', name: 'before', credentials: { api_key: 'wrong-key' } })).body;
+      const c = (await call('POST', `${CONNECTORS}?check=false`, { customer_name: 'cust-3', connector_type: 'granola', name: 'before', credentials: { api_key: 'wrong-key' } })).body;
+      expect(c).toMatchObject({ status: 'active', last_checked_at: null, last_error: null });
       const got = await call('GET', `${CONNECTORS}/${c.id}`);
       expect(got.body).toEqual(c);
       conforms('GET', ONE, got);
@@ -220,12 +225,15 @@ describeEachDialect('hosted service on %s', (dialect) => {
       isProblem(refused, 424, 'upstream_credentials_rejected');
       expect(refused.body.details.upstream_status).toBe(401);
       conforms('POST', EXEC, refused);
+      const failed = await call('GET', `${CONNECTORS}/${c.id}`);
+      expect(failed.body).toMatchObject({ status: 'auth_failed', last_error: { code: 'upstream_credentials_rejected', message: expect.stringContaining('Invalid API key') } });
       const renamed = await call('PATCH', `${CONNECTORS}/${c.id}`, { name: 'after' });
       expect(renamed.status).toBe(200);
       expect(renamed.body.name).toBe('after');
       conforms('PATCH', ONE, renamed);
       const fixed = await call('PATCH', `${CONNECTORS}/${c.id}`, { credentials: sandbox.connectors['granola']?.credentials });
       expect(fixed.status).toBe(200);
+      expect(fixed.body).toMatchObject({ status: 'active', last_error: null, last_checked_at: expect.any(String) });
       expect((await execute(c.id, 'notes', 'list', { page_size: 1 })).status).toBe(200);
       const del = await call('DELETE', `${CONNECTORS}/${c.id}`);
       expect(del.status).toBe(204);
@@ -291,7 +299,7 @@ describeEachDialect('hosted service on %s', (dialect) => {
       });
       try {
         const t = await hooked.token(await hooked.createApp('hooks'));
-        const c = await hooked.request('POST', CONNECTORS, { token: t, body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } } });
+        const c = await hooked.request('POST', `${CONNECTORS}?check=false`, { token: t, body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } } });
         expect(created).toEqual([c.body.id]);
         isProblem(await hooked.request('DELETE', `${CONNECTORS}/${c.body.id}`, { token: t }), 500, 'internal_error');
         expect((await hooked.request('GET', `${CONNECTORS}/${c.body.id}`, { token: t })).status).toBe(200);

@@ -17,10 +17,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
 import { DEFAULT_ANCHOR, IntercomApiError, IntercomStore, type ContactRow, type ConversationRow, type Json, type Table } from './state.ts';
 import { hasBody, OPENAPI, validateBody, validateQuery, validPath, type ParamError } from './validate.ts';
+import { CompanyScroll } from './scroll.ts';
+import { SearchQueryError, searchPage } from './search.ts';
 
 export { IntercomStore, IntercomApiError, CONTACT_DATA_ATTRIBUTES, DEFAULT_ANCHOR } from './state.ts';
 export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArticleRecord, NoteRecord, SegmentRecord, TagRecord, TeamRecord } from './state.ts';
 export { OPENAPI } from './validate.ts';
+export { CompanyScroll, SCROLL_PAGE_SIZE } from './scroll.ts';
 
 export interface IntercomRateLimit {
   /** Requests allowed per window. */
@@ -66,6 +69,8 @@ export interface IntercomSimulator extends Simulator {
   setRateLimit(limit: IntercomRateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
   resetRateLimit(): void;
+  /** The app's company scroll (GET /companies/scroll): one open at a time. */
+  scroll: CompanyScroll;
 }
 
 const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, windowSeconds: 10 };
@@ -179,7 +184,7 @@ const NOT_FOUND: [string, string] = ['not_found', 'Resource Not Found'];
 const USER_NOT_FOUND: [string, string] = ['not_found', 'User Not Found'];
 const COMPANY_NOT_FOUND: [string, string] = ['company_not_found', 'Company Not Found'];
 
-function buildRoutes(store: IntercomStore): Route[] {
+function buildRoutes(store: IntercomStore, scroll: CompanyScroll): Route[] {
   const found = <R>(table: Table<R & { id: string }>, id: string | undefined, nf: [string, string]): R => {
     const row = id === undefined ? undefined : table.get(id);
     if (row === undefined) throw new IntercomApiError(404, nf[0], nf[1]);
@@ -219,10 +224,27 @@ function buildRoutes(store: IntercomStore): Route[] {
 
   const order = (q: Json): 'asc' | 'desc' => (q.order === 'asc' ? 'asc' : 'desc');
 
+  /** POST /contacts/search, POST /conversations/search (SearchContacts, searchConversations). */
+  const searchContacts = ({ body }: Ctx): SimResponse => {
+    const page = searchPage(store.contacts.rows.map((r) => store.renderContact(r)), body);
+    return ok({ type: 'list', data: page.rows, total_count: page.total, pages: page.pages });
+  };
+  const searchConversations = ({ body }: Ctx): SimResponse => {
+    const page = searchPage(store.conversations.rows.map((r) => store.renderConversation(r)), body);
+    return ok({ type: 'conversation.list', pages: page.pages, total_count: page.total, conversations: page.rows });
+  };
+  /** GET /companies/scroll (scrollOverAllCompanies): every company, one scroll per app at a time. */
+  const scrollCompanies = ({ query }: Ctx): SimResponse => {
+    const rows = store.companies.rows;
+    const slice = scroll.next(typeof query.scroll_param === 'string' ? query.scroll_param : undefined, rows.length);
+    return ok({ type: 'list', data: rows.slice(slice.start, slice.end).map((r) => store.renderCompany(r)), pages: null, total_count: null, scroll_param: slice.param });
+  };
+
   return [
     route('GET', '/me', () => ok(store.renderMe())),
 
     route('GET', '/contacts', listContacts),
+    route('POST', '/contacts/search', searchContacts),
     route('POST', '/contacts', ({ body }) => ok(store.renderContact(store.createContact(body), { detail: true }))),
     route('GET', '/contacts/:contact_id', ({ params }) => ok(store.renderContact(found(store.contacts, params.contact_id, USER_NOT_FOUND), { detail: true })), USER_NOT_FOUND),
     route('PUT', '/contacts/:contact_id', ({ params, body }) => ok(store.renderContact(store.updateContact(params.contact_id as string, body), { detail: true })), USER_NOT_FOUND),
@@ -240,6 +262,7 @@ function buildRoutes(store: IntercomStore): Route[] {
     route('GET', '/notes/:note_id', ({ params }) => ok(store.renderNote(found(store.notes, params.note_id, NOT_FOUND))), NOT_FOUND),
 
     route('GET', '/conversations', listConversations),
+    route('POST', '/conversations/search', searchConversations),
     route(
       'GET',
       '/conversations/:conversation_id',
@@ -265,6 +288,7 @@ function buildRoutes(store: IntercomStore): Route[] {
       return companyPage(ctx, store.listedCompanyRows('desc'), '/companies');
     }),
     route('POST', '/companies', ({ body }) => ok(store.renderCompany(store.upsertCompany(body)))),
+    route('GET', '/companies/scroll', scrollCompanies),
     route('POST', '/companies/list', (ctx) => companyPage(ctx, store.listedCompanyRows(order(ctx.query)), '/companies/list')),
     route('GET', '/companies/:company_id', ({ params }) => ok(store.renderCompany(found(store.companies, params.company_id, COMPANY_NOT_FOUND))), COMPANY_NOT_FOUND),
     route('PUT', '/companies/:company_id', ({ params, body }) => ok(store.renderCompany(store.updateCompany(params.company_id as string, body))), COMPANY_NOT_FOUND),
@@ -325,7 +349,8 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
   const tokens = new Set([accessToken]);
   const oauth = { clientId: options.oauth?.clientId ?? 'sim_intercom_client', clientSecret: options.oauth?.clientSecret ?? 'sim_intercom_secret', deny: false };
   const codes = new Map<string, { clientId: string }>();
-  const routes = buildRoutes(store);
+  const scroll = new CompanyScroll();
+  const routes = buildRoutes(store, scroll);
   const versions = new Set(OPENAPI.intercom_versions);
 
   let limit: IntercomRateLimit | false = options.rateLimit ?? DEFAULT_RATE_LIMIT;
@@ -435,6 +460,7 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
       return withHeaders(r.handle({ req, params, query: query.value, body, origin: `http://${host}` }));
     } catch (e) {
       if (e instanceof IntercomApiError) return withHeaders(errorList(e.status, e.code, e.message));
+      if (e instanceof SearchQueryError) return withHeaders(errorList(400, e.code, e.message));
       throw e;
     }
   };
@@ -456,9 +482,11 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
       resetRateLimit();
     },
     resetRateLimit,
+    scroll,
     reset: () => {
       sim.reset();
       resetRateLimit();
+      scroll.reset();
     },
   };
 }

@@ -221,7 +221,8 @@ export class IntercomStore {
   private readonly byCompanyId = new Map<string, string>();
   private readonly segmentCounts: number[] = SEGMENTS.map(() => 0);
   private readonly domains = new Map<string, string>();
-  private readonly now: () => number;
+  /** The clock of mutations (Unix seconds); tests and benches may set it to place edits after a sync. */
+  now: () => number;
   private nextTagId = 0;
   private nextNoteId = 0;
   private nextArticleId = 0;

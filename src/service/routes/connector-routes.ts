@@ -14,7 +14,10 @@ import {
   type PatchConnectorBody,
 } from '../connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
+import { checkStoredConnector } from '../connector-health.ts';
 import {
+  CheckQuerySchema,
+  CheckResponseSchema,
   ConnectorIdParamsSchema,
   ConnectorListSchema,
   ConnectorSchema,
@@ -42,12 +45,12 @@ export function connectorRoutes(ctx: ServiceContext) {
       async (request) => catalogEntry(connectorType(ctx, request.params.connector_type, 404), ctx.config.connectorTypes[request.params.connector_type]),
     );
 
-    app.post<{ Body: CreateConnectorBody }>(
+    app.post<{ Body: CreateConnectorBody; Querystring: { check?: boolean } }>(
       CONNECTORS_PATH,
-      { schema: { body: CreateConnectorRequestSchema, response: { 201: ConnectorSchema } } },
+      { schema: { body: CreateConnectorRequestSchema, querystring: CheckQuerySchema, response: { 201: ConnectorSchema } } },
       async (request, reply) => {
         const principal = principalOf(request);
-        const row = await createConnector(ctx, principal.organizationId, request.body);
+        const row = await createConnector(ctx, principal.organizationId, request.body, { check: request.query.check ?? true });
         request.log.info({ connector_id: row.id, connector_type: row.connector_type, auth_variant: row.auth_variant }, 'connector created');
         try {
           await ctx.hooks.onConnectorCreated?.(row);
@@ -66,13 +69,24 @@ export function connectorRoutes(ctx: ServiceContext) {
       connectorView(await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id)),
     );
 
-    app.patch<{ Params: IdParams; Body: PatchConnectorBody }>(
+    app.patch<{ Params: IdParams; Body: PatchConnectorBody; Querystring: { check?: boolean } }>(
       `${CONNECTORS_PATH}/:connector_id`,
-      { schema: { params: ConnectorIdParamsSchema, body: PatchConnectorRequestSchema, response: { 200: ConnectorSchema } } },
+      { schema: { params: ConnectorIdParamsSchema, body: PatchConnectorRequestSchema, querystring: CheckQuerySchema, response: { 200: ConnectorSchema } } },
       async (request) => {
-        const row = await patchConnector(ctx, principalOf(request).organizationId, request.params.connector_id, request.body);
+        const row = await patchConnector(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, { check: request.query.check ?? true });
         request.log.info({ connector_id: row.id, renamed: request.body.name !== undefined, credentials_replaced: request.body.credentials !== undefined }, 'connector updated');
         return connectorView(row);
+      },
+    );
+
+    app.post<{ Params: IdParams }>(
+      `${CONNECTORS_PATH}/:connector_id/check`,
+      { schema: { params: ConnectorIdParamsSchema, response: { 200: CheckResponseSchema } } },
+      async (request) => {
+        const row = await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id);
+        const result = await checkStoredConnector(ctx, row, connectorType(ctx, row.connector_type));
+        request.log.info({ connector_id: row.id, ok: result.ok, status: result.connector.status, code: result.error?.code }, 'connector checked');
+        return { ...result, connector: connectorView(result.connector) };
       },
     );
 

@@ -1,0 +1,38 @@
+/**
+ * `switchboard check <type> --credentials ... [--base-url]`: run the connector type's credential
+ * check in library mode. Prints the result as JSON on stdout either way ({ok: true, info} or
+ * {ok: false, error}) and exits 1 when the check fails.
+ */
+import type { Command } from 'commander';
+import { SwitchboardError } from '../errors/index.ts';
+import { baseUrlFor, CREDENTIALS_ENV, credentialsArg } from './cli-support.ts';
+
+export function registerCheckCommand(program: Command): void {
+  program
+    .command('check')
+    .description(`Check that credentials work (the manifest's check: one cheap request); prints the result as JSON, exits 1 on failure (credentials from --credentials or $${CREDENTIALS_ENV})`)
+    .argument('<type>', 'connector type, e.g. granola')
+    .option('--credentials <json|@file>', `credentials as JSON or @file (default: $${CREDENTIALS_ENV})`)
+    .option('--base-url <url>', "upstream base URL with its scheme, e.g. http://127.0.0.1:4010 (default: the manifest's, or a running sandbox's for its sample credentials)")
+    .option('--region <name>', 'region from the manifest (e.g. eu)')
+    .action(async (type: string, opts: { credentials?: string; baseUrl?: string; region?: string }) => {
+      let out: Record<string, unknown>;
+      try {
+        const credentials = credentialsArg(opts.credentials);
+        const { ConnectorRuntime } = await import('../engine/index.ts');
+        const { getConnector } = await import('../manifest/index.ts');
+        const manifest = getConnector(type);
+        const baseUrl = await baseUrlFor(type, credentials, opts.baseUrl);
+        const runtime = new ConnectorRuntime(manifest, credentials, {
+          ...(baseUrl !== undefined ? { baseUrl } : {}),
+          ...(opts.region !== undefined ? { region: opts.region } : {}),
+        });
+        out = { ...(await runtime.check()), auth_variant: runtime.authVariant };
+      } catch (e) {
+        const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', (e as Error).message ?? String(e));
+        out = { ok: false, connector_type: type, error: err.toJSON() };
+        process.exitCode = 1;
+      }
+      process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    });
+}
