@@ -200,7 +200,8 @@ describeEachDialect('connect sessions on %s', (dialect) => {
 
   it('re-authorizes one of the customer\'s connectors with new credentials, then the session is used', async () => {
     const key = sandbox.connectors['granola']!.credentials['api_key']!;
-    const old = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'frank', connector_type: 'granola', name: 'Frank notes', credentials: { api_key: 'grn_old' } } });
+    // Stale credentials, stored unchecked (as an operator pre-provisioning would), to reconnect.
+    const old = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'frank', connector_type: 'granola', name: 'Frank notes', credentials: { api_key: 'grn_old' } } });
     const { cookie } = await opened('frank', ['granola']);
     const form = await page('GET', `/connect/types/granola?reconnect=${old.body.id}`, cookie);
     expect(form.status).toBe(200);
@@ -235,7 +236,8 @@ describeEachDialect('connect sessions on %s', (dialect) => {
   }
 
   it('re-authorizes through OAuth, and shows the provider\'s refusal in words', async () => {
-    const old = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'ivy', connector_type: 'intercom', name: 'Support', credentials: { access_token: 'revoked' } } });
+    // Stale credentials, stored unchecked (as an operator pre-provisioning would), to reconnect.
+    const old = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'ivy', connector_type: 'intercom', name: 'Support', credentials: { access_token: 'revoked' } } });
     expect(old.status).toBe(201);
     const { cookie } = await opened('ivy', ['intercom']);
     const form = await page('GET', `/connect/types/intercom?reconnect=${old.body.id}`, cookie);
