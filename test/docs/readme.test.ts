@@ -152,7 +152,7 @@ it('every code block of the README runs as written, twice, with a service restar
     expect(out.stdout, tail).toContain('secret_id=sbo_'); // the service-side OAuth dance
     expect(out.stdout, tail).toMatch(/"data":\[\{"id":"[^"]+","email":"[^"]*","role":"lead"\}/); // search over the synced contacts
     expect(out.stderr, tail).toContain('Using the simulators of the running sandbox'); // switchboard sync beside the service...
-    expect(out.stderr, tail).toMatch(/^contacts: \d+ records in \d+ pages?$/m); // ...with its progress
+    expect(out.stderr, tail).toMatch(/^contacts: \d+ records? in \d+ pages?$/m); // ...with its progress
     expect(out.stdout, tail).toContain('search: search_hosted_only'); // the library example... or its README twin
     expect(out.stdout, tail).toContain('quotes simulator on http://127.0.0.1:4020'); // the walk-through
     expect(out.stdout, tail).toContain('"id": "q7"');
