@@ -76,10 +76,9 @@ function cookieOf(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
-/** The status of a connector: issue 13's health column when present, else active. */
+/** The status of a connector (active, auth_failed, error), as the connector health check keeps it. */
 function statusOf(row: ConnectorRow): string {
-  const s = (row as unknown as { status?: unknown }).status;
-  return typeof s === 'string' && s !== '' ? s : 'active';
+  return row.status;
 }
 
 function withParams(url: string, params: Record<string, string>): string {
@@ -398,11 +397,13 @@ async function reauthorizeFromSecret(ctx: ServiceContext, s: ConnectSessionRow, 
     const credentials = ctx.keyRing.openJson<Credentials>({ keyId: secret.key_id, ciphertext: secret.ciphertext }, oauthSecretContext(idHash));
     const variant = validateCredentials(manifest, credentials, secret.auth_variant);
     const sealed = ctx.keyRing.sealJson(credentials, connectorCredentialsContext(connectorId));
-    const updated = await tx.updateConnector(s.organization_id, connectorId, { auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext, updated_at: now });
+    // New credentials from the provider: the connector is healthy again (as after a PATCH of credentials).
+    const updated = await tx.updateConnector(s.organization_id, connectorId, { auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext, updated_at: now, status: 'active', last_error: null });
     if (updated === undefined) throw new SwitchboardError('connector_not_found', `No connector ${connectorId} in this organization`);
     await tx.wipeOAuthSecret(idHash);
     return updated;
   });
   ctx.runtimes.forget(connectorId);
+  await ctx.sync.resume(connectorId); // a connector paused as auth_failed is synced again
   return row;
 }
