@@ -98,8 +98,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
   let listening: string | undefined;
   const registry = o.registry ?? connectorRegistry();
-  const throttleFor = (connectorId: string, m: LoadedManifest): Throttle | null =>
-    m.manifest.rate_limit === undefined ? null : limits.throttle(connectorId, m.manifest.rate_limit, o.config.upstreamQueueLimit);
+  const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
+    m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
   const { records, runtimes, sync, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {

@@ -35,7 +35,7 @@ export interface HostedDataOptions {
   log: Logger;
   retry?: Partial<RetryPolicy> | undefined;
   /** Each connector's upstream throttle (shared-limits.ts); default one in process per connector. */
-  throttleFor?: ((connectorId: string, manifest: LoadedManifest) => Throttle | null) | undefined;
+  throttleFor?: ((budget: string, manifest: LoadedManifest) => Throttle | null) | undefined;
 }
 
 export function createHostedData(o: HostedDataOptions): HostedData {

@@ -5,8 +5,10 @@
  * reuses its cached runtime only while the row's ciphertext is the one the runtime was built
  * from. So credentials replaced by PATCH, or refreshed by another instance, are picked up on the
  * next request, while one instance's concurrent requests share one runtime and thus one OAuth
- * refresh in flight and one upstream rate limiter per connector (limits are per instance).
+ * refresh in flight. Upstream throttles are per budget (budgetKey): connectors holding the same
+ * API key share one, and with PostgreSQL or Redis every instance shares it too.
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
@@ -42,8 +44,11 @@ export interface RuntimePoolOptions {
   now: () => number;
   log: Logger;
   retry?: Partial<RetryPolicy> | undefined;
-  /** Each connector's upstream throttle; default an in-process RateLimiter from the manifest's rate_limit. */
-  throttleFor?: ((connectorId: string, manifest: LoadedManifest) => Throttle | null) | undefined;
+  /**
+   * The upstream throttle of a budget (see budgetKey: one per API key, or per OAuth connector);
+   * default an in-process RateLimiter from the manifest's rate_limit.
+   */
+  throttleFor?: ((budget: string, manifest: LoadedManifest) => Throttle | null) | undefined;
   /** Most connectors kept; the least recently used go first. Default 10 000. */
   maxEntries?: number;
 }
@@ -55,8 +60,25 @@ export function secretValues(manifest: LoadedManifest, variantName: string, cred
   return fields.map((f) => credentials[f]).filter((x): x is string => typeof x === 'string' && x !== '');
 }
 
+/**
+ * Whose rate-limit budget a connector spends. Upstreams count requests per API key, so two
+ * connectors holding the same key (one customer connected twice, two customers sharing an
+ * account) share one throttle: `<type>:key:<sha256 of the secret fields>` (the hash only, never
+ * the key, reaches the limits' store). OAuth tokens change on every refresh while the budget
+ * stays the account's, so an OAuth connector keeps a budget of its own: `<type>:connector:<id>`.
+ */
+export function budgetKey(row: Pick<ConnectorRow, 'id' | 'connector_type' | 'auth_variant'>, manifest: LoadedManifest, credentials: Credentials): string {
+  const variant = manifest.auth.find((a) => a.def.name === row.auth_variant);
+  if (variant === undefined || variant.def.type === 'oauth2') return `${row.connector_type}:connector:${row.id}`;
+  const secrets = secretValues(manifest, row.auth_variant, credentials);
+  if (secrets.length === 0) return `${row.connector_type}:connector:${row.id}`;
+  return `${row.connector_type}:key:${createHash('sha256').update(JSON.stringify([row.connector_type, ...secrets])).digest('hex').slice(0, 32)}`;
+}
+
 export class RuntimePool {
   private readonly entries = new Map<string, Entry>();
+  /** Throttles by budget key, shared by the connectors spending that budget. */
+  private readonly throttles = new Map<string, Throttle | null>();
   private readonly max: number;
 
   constructor(private readonly o: RuntimePoolOptions) {
@@ -74,8 +96,7 @@ export class RuntimePool {
     }
     const context = connectorCredentialsContext(row.id);
     const credentials = this.o.keyRing.openJson<Credentials>({ keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext }, context);
-    // Keep the limiter across credential changes: the upstream's budget belongs to the connector.
-    const limiter = cached?.limiter ?? (this.o.config.upstreamThrottle ? (this.o.throttleFor?.(row.id, manifest) ?? limiterOf(manifest, this.o.config.upstreamQueueLimit)) : null);
+    const limiter = this.o.config.upstreamThrottle ? this.throttle(budgetKey(row, manifest, credentials), manifest) : null;
     const typeCfg = this.o.config.connectorTypes[row.connector_type];
     const state: Entry['state'] = { ciphertext: row.credentials_ciphertext, secrets: secretValues(manifest, row.auth_variant, credentials) };
     const options: RuntimeOptions = {
@@ -123,6 +144,15 @@ export class RuntimePool {
         if (stored && state.ciphertext === previous) state.ciphertext = sealed.ciphertext;
       })
       .catch((e: unknown) => this.o.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not re-encrypt credentials with the primary key'));
+  }
+
+  /** The throttle of a budget, made on first use and then shared. */
+  private throttle(budget: string, manifest: LoadedManifest): Throttle | null {
+    if (!this.throttles.has(budget)) {
+      if (this.throttles.size >= this.max) this.throttles.delete(this.throttles.keys().next().value as string);
+      this.throttles.set(budget, this.o.throttleFor?.(budget, manifest) ?? limiterOf(manifest, this.o.config.upstreamQueueLimit));
+    }
+    return this.throttles.get(budget) ?? null;
   }
 
   /** Forget a connector (deleted, or credentials replaced). */
