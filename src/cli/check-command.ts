@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
-import { baseUrlFor, CREDENTIALS_ENV, credentialsArg } from './cli-support.ts';
+import { CREDENTIALS_ENV, credentialsArg, libraryRuntime } from './cli-support.ts';
 
 export function registerCheckCommand(program: Command): void {
   program
@@ -19,14 +19,7 @@ export function registerCheckCommand(program: Command): void {
       let out: Record<string, unknown>;
       try {
         const credentials = credentialsArg(opts.credentials);
-        const { ConnectorRuntime } = await import('../engine/index.ts');
-        const { getConnector } = await import('../manifest/index.ts');
-        const manifest = getConnector(type);
-        const baseUrl = await baseUrlFor(type, credentials, opts.baseUrl);
-        const runtime = new ConnectorRuntime(manifest, credentials, {
-          ...(baseUrl !== undefined ? { baseUrl } : {}),
-          ...(opts.region !== undefined ? { region: opts.region } : {}),
-        });
+        const runtime = await libraryRuntime(type, credentials, opts);
         out = { ...(await runtime.check()), auth_variant: runtime.authVariant };
       } catch (e) {
         const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', (e as Error).message ?? String(e));

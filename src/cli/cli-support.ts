@@ -101,3 +101,22 @@ export async function baseUrlFor(type: string, credentials: unknown, flag: strin
   if (url !== undefined) process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); pass --base-url to choose another.\n`);
   return url;
 }
+
+/**
+ * A library-mode runtime for `exec` and `check`: the connector type's manifest (only that one is
+ * compiled), the credentials, and the base URL from --base-url, a running sandbox, or the manifest.
+ */
+export async function libraryRuntime(
+  type: string,
+  credentials: unknown,
+  opts: { baseUrl?: string | undefined; region?: string | undefined },
+): Promise<import('../engine/index.ts').ConnectorRuntime> {
+  const { ConnectorRuntime } = await import('../engine/index.ts');
+  const { getConnector } = await import('../manifest/index.ts');
+  const manifest = getConnector(type);
+  const baseUrl = await baseUrlFor(type, credentials, opts.baseUrl);
+  return new ConnectorRuntime(manifest, credentials, {
+    ...(baseUrl !== undefined ? { baseUrl } : {}),
+    ...(opts.region !== undefined ? { region: opts.region } : {}),
+  });
+}

@@ -1,7 +1,7 @@
 /** `switchboard exec <type> <entity> <action>`: run one action in library mode, print the envelope. */
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
-import { baseUrlFor, CREDENTIALS_ENV, credentialsArg, failWith, jsonArg, plural } from './cli-support.ts';
+import { CREDENTIALS_ENV, credentialsArg, failWith, jsonArg, libraryRuntime, plural } from './cli-support.ts';
 
 export { CREDENTIALS_ENV, failWith, jsonArg } from './cli-support.ts';
 
@@ -21,14 +21,7 @@ export function registerExecCommand(program: Command): void {
       try {
         const credentials = credentialsArg(opts.credentials);
         const params = opts.params !== undefined ? jsonArg(opts.params, '--params') : {};
-        const { ConnectorRuntime } = await import('../engine/index.ts');
-        const { getConnector } = await import('../manifest/index.ts');
-        const manifest = getConnector(type);
-        const baseUrl = await baseUrlFor(type, credentials, opts.baseUrl);
-        const runtime = new ConnectorRuntime(manifest, credentials, {
-          ...(baseUrl !== undefined ? { baseUrl } : {}),
-          ...(opts.region !== undefined ? { region: opts.region } : {}),
-        });
+        const runtime = await libraryRuntime(type, credentials, opts);
         if (opts.allPages) {
           if (action !== 'list') throw new SwitchboardError('invalid_params', '--all-pages applies to the list action only');
           const data: unknown[] = [];

@@ -278,15 +278,39 @@ function connectPages(ctx: ServiceContext) {
       return renderType(reply, 200, s, type, { reconnect });
     });
 
-    app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/credentials`, pub, async (request, reply) => {
+    /**
+     * What every form post checks first: a live session, its CSRF token, a connector type the
+     * session offers, and the connector to re-authorize when one is named. Undefined once the
+     * page saying why not has been sent.
+     */
+    const formContext = async (
+      request: FastifyRequest<{ Params: { connector_type: string }; Body: FormBody }>,
+      reply: FastifyReply,
+    ): Promise<{ s: ConnectSessionRow; form: FormBody; type: string; reconnect: ConnectorRow | undefined } | undefined> => {
       const s = await sessionOr(request, reply);
-      if (s === undefined) return reply;
+      if (s === undefined) return undefined;
       const form = request.body ?? {};
-      if (!csrfValid(ctx, s, form['csrf'])) return html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.'));
+      if (!csrfValid(ctx, s, form['csrf'])) {
+        html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.'));
+        return undefined;
+      }
       const type = request.params.connector_type;
-      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) return notOffered(reply);
+      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) {
+        notOffered(reply);
+        return undefined;
+      }
       const reconnect = await reconnectTarget(s, type, form['reconnect']);
-      if (form['reconnect'] !== undefined && reconnect === undefined) return notOffered(reply);
+      if (form['reconnect'] !== undefined && reconnect === undefined) {
+        notOffered(reply);
+        return undefined;
+      }
+      return { s, form, type, reconnect };
+    };
+
+    app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/credentials`, pub, async (request, reply) => {
+      const c = await formContext(request, reply);
+      if (c === undefined) return reply;
+      const { s, form, type, reconnect } = c;
       const def = variantsOf(type).defs.find((v) => v.name === form['variant'] && v.type !== 'oauth2');
       if (def === undefined) return renderType(reply, 400, s, type, { reconnect, error: 'Choose one of the forms below.' });
 
@@ -318,14 +342,9 @@ function connectPages(ctx: ServiceContext) {
     });
 
     app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/oauth`, pub, async (request, reply) => {
-      const s = await sessionOr(request, reply);
-      if (s === undefined) return reply;
-      const form = request.body ?? {};
-      if (!csrfValid(ctx, s, form['csrf'])) return html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.'));
-      const type = request.params.connector_type;
-      if (!allowedTypes(s).includes(type) || !ctx.registry.has(type)) return notOffered(reply);
-      const reconnect = await reconnectTarget(s, type, form['reconnect']);
-      if (form['reconnect'] !== undefined && reconnect === undefined) return notOffered(reply);
+      const c = await formContext(request, reply);
+      if (c === undefined) return reply;
+      const { s, form, type, reconnect } = c;
       try {
         deploymentOAuth(ctx, type);
       } catch (e) {
