@@ -152,6 +152,13 @@ function rememberTokens(file: string, kind: SandboxKind, sandbox: Sandbox): void
     };
   }
   save();
+  // Stopping: the state file says so before the simulators go, so no command mistakes a sandbox
+  // that is shutting down (or whose process lingers) for a running one. The tokens stay.
+  const close = sandbox.close;
+  sandbox.close = async () => {
+    writeSandboxState(file, { kind, pid: 0, connectors: sandbox.connectors, tokens });
+    await close();
+  };
 }
 
 export { readSandboxState, findRunningSandbox, sandboxStateFile, type SandboxState, type SandboxKind } from './sandbox-state.ts';

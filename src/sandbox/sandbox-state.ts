@@ -45,6 +45,7 @@ export function writeSandboxState(file: string, state: SandboxState): void {
 }
 
 function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false; // 0: the sandbox was stopped
   try {
     process.kill(pid, 0);
     return true;

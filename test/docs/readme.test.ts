@@ -66,7 +66,8 @@ function script(all: Block[]): string {
     'set -eo pipefail',
     'set -m', // every background job in its own process group, so the whole group can be stopped
     // Stop every background job and wait for them to exit, so the next run finds its ports free.
-    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; }',
+    // and until their ports are closed (a service may outlive its npm parent while it shuts down).
+    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; for port in 3000 3001 4000 4010 4011 4012 4020 4110 4111 4112; do wait_closed $port || echo "port $port still open" >&2; done; }',
     'trap cleanup EXIT',
     'wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }',
     // Ready when the state file names a live process (a previous run's file names a dead one).

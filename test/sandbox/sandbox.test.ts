@@ -97,6 +97,8 @@ describe('startSandbox with a state file', () => {
       } finally {
         await first.close();
       }
+      // Closed: the state says so (no command takes a stopped sandbox for a running one), tokens kept.
+      expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toMatchObject({ pid: 0, tokens: { intercom: [issued] } });
       // A fresh simulator would refuse the token; the restarted sandbox accepts it.
       const fresh = await startSandbox();
       const second = await startSandbox({ stateFile, kind: 'service' });
