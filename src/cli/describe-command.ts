@@ -7,122 +7,13 @@ import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
 import { failWith } from './cli-support.ts';
 
-type Schema = Record<string, unknown>;
-
-/** A JSON Schema's type in one short phrase: `string`, `integer|null`, `"a"|"b"`, `array<string>`, `string (date-time)`. */
-export function typeLabel(s: Schema | undefined): string {
-  if (s === undefined) return 'any';
-  if (Array.isArray(s['enum'])) return (s['enum'] as unknown[]).map((v) => JSON.stringify(v)).join('|');
-  if ('const' in s) return JSON.stringify(s['const']);
-  const types = Array.isArray(s['type']) ? (s['type'] as string[]) : typeof s['type'] === 'string' ? [s['type']] : [];
-  const one = (t: string): string => {
-    if (t === 'array') return `array<${typeLabel(s['items'] as Schema | undefined)}>`;
-    if (t === 'string' && typeof s['format'] === 'string') return `string (${s['format']})`;
-    return t;
-  };
-  if (types.length === 0) {
-    for (const k of ['anyOf', 'oneOf'] as const) if (Array.isArray(s[k])) return (s[k] as Schema[]).map(typeLabel).join('|');
-    return s['properties'] !== undefined ? 'object' : 'any';
-  }
-  return types.map(one).join('|');
-}
-
-/** Limits worth showing beside a type: minimum, maximum, lengths, pattern, default. */
-function constraints(s: Schema): string {
-  const parts: string[] = [];
-  for (const [k, label] of [['minimum', 'min'], ['maximum', 'max'], ['minLength', 'min length'], ['maxLength', 'max length'], ['maxItems', 'max items'], ['pattern', 'pattern'], ['default', 'default']] as const) {
-    if (s[k] !== undefined) parts.push(`${label} ${typeof s[k] === 'string' ? String(s[k]) : JSON.stringify(s[k])}`);
-  }
-  return parts.join(', ');
-}
+import type { ActionInfo } from '../manifest/describe.ts';
 
 function table(headers: string[], rows: string[][]): string {
   if (rows.length === 0) return '  (none)\n';
   const widths = headers.map((h, i) => Math.min(48, Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length))));
   const line = (cells: string[]): string => `  ${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()}\n`;
   return line(headers) + rows.map(line).join('');
-}
-
-interface ParamInfo {
-  name: string;
-  type: string;
-  required: boolean;
-  description: string;
-  constraints: string;
-}
-
-interface ActionInfo {
-  name: string;
-  /** `hosted` for search: only the hosted service can run it (over synced data). */
-  mode: 'library and hosted' | 'hosted only';
-  description: string;
-  params: ParamInfo[];
-}
-
-interface EntityInfo {
-  name: string;
-  description: string;
-  primary_key: string;
-  actions: ActionInfo[];
-  record_fields: { name: string; type: string; required: boolean; description: string }[];
-  search_fields: { name: string; type: string }[];
-  synced: boolean;
-}
-
-async function describeConnector(type: string): Promise<{ type: string; title: string; kind: string; base_url: string; credentials: { variant: string; type: string; fields: { name: string; secret: boolean; description: string }[] }[]; entities: EntityInfo[] }> {
-  const { getConnector, SYNC_ONLY_ACTIONS } = await import('../manifest/index.ts');
-  const m = getConnector(type);
-  const entities: EntityInfo[] = [...m.entities.values()].map((e) => {
-    const record = e.def.record as Schema;
-    const required = new Set(Array.isArray(record['required']) ? (record['required'] as string[]) : []);
-    const actions: ActionInfo[] = [...e.actions.values()].filter((a) => !SYNC_ONLY_ACTIONS.has(a.name)).map((a) => ({
-      name: a.name,
-      mode: 'library and hosted',
-      description: a.def.description ?? '',
-      params: Object.entries(a.def.params ?? {}).flatMap(([name, p]) =>
-        p === undefined ? [] : [{ name, type: typeLabel(p as Schema), required: p.required === true, description: p.description ?? '', constraints: constraints(p as Schema) }],
-      ),
-    }));
-    if (e.def.search !== undefined) {
-      actions.push({
-        name: 'search',
-        mode: 'hosted only',
-        description: 'Query the records the hosted service has synced (docs/search.md)',
-        params: [
-          { name: 'query', type: 'object', required: false, description: '{filter?, sort?}: eq, neq, gt, gte, lt, lte, in, like, keyword, fuzzy, not, and, or over the search fields', constraints: '' },
-          { name: 'limit', type: 'integer', required: false, description: 'page size', constraints: 'min 1, max 1000, default 1000' },
-          { name: 'cursor', type: 'string', required: false, description: 'meta.cursor of the previous page', constraints: '' },
-          { name: 'fields', type: 'array<string>', required: false, description: 'fields to return (dotted paths allowed)', constraints: '' },
-        ],
-      });
-    }
-    return {
-      name: e.name,
-      description: e.def.description ?? e.def.title ?? '',
-      primary_key: e.def.primary_key,
-      actions,
-      record_fields: Object.entries((record['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({
-        name,
-        type: typeLabel(s),
-        required: required.has(name),
-        description: typeof s['description'] === 'string' ? s['description'] : '',
-      })),
-      search_fields: Object.entries(e.def.search?.fields ?? {}).map(([name, t]) => ({ name, type: String(t) })),
-      synced: e.def.sync !== undefined,
-    };
-  });
-  return {
-    type: m.type,
-    title: m.manifest.title,
-    kind: m.manifest.kind ?? '',
-    base_url: m.manifest.base_url.default,
-    credentials: m.manifest.auth.map((v) => ({
-      variant: v.name,
-      type: v.type,
-      fields: Object.entries(v.fields).flatMap(([name, f]) => (f === undefined ? [] : [{ name, secret: f.secret === true, description: f.description ?? '' }])),
-    })),
-    entities,
-  };
 }
 
 function pick<T extends { name: string }>(items: T[], name: string, what: 'entity' | 'action', where: string): T {
@@ -156,7 +47,9 @@ export function registerDescribeCommand(program: Command): void {
     .option('--json', 'print JSON instead of tables')
     .action(async (type: string, entityName: string | undefined, actionName: string | undefined, opts: { json?: boolean }) => {
       try {
-        const c = await describeConnector(type);
+        const { getConnector } = await import('../manifest/index.ts');
+        const { describeManifest } = await import('../manifest/describe.ts');
+        const c = describeManifest(getConnector(type));
         const out = (value: unknown, text: string): void => void process.stdout.write(opts.json ? `${JSON.stringify(value, null, 2)}\n` : text);
         if (entityName === undefined) {
           out(

@@ -1,11 +1,11 @@
 /**
  * The `switchboard` command (commander): validate, codegen, connectors, describe, exec, sandbox,
- * serve, sync, admin. Each group of subcommands lives in its own module; this file only wires
+ * serve, sync, admin, mcp. Each group of subcommands lives in its own module; this file only wires
  * them. Command modules import their heavy dependencies inside their actions, so `--help` and
  * `--version` load little more than commander.
  */
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { packageVersion } from '../version.ts';
 import { registerManifestCommands } from './manifest-commands.ts';
 import { registerDescribeCommand } from './describe-command.ts';
 import { registerExecCommand } from './exec-command.ts';
@@ -14,19 +14,7 @@ import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
 import { registerCheckCommand } from './check-command.ts';
-
-/** The package version, from package.json (two levels up from src/cli, three from dist/src/cli). */
-function packageVersion(): string {
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'switchboard' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // not at this level: try the next one
-    }
-  }
-  return 'unknown';
-}
+import { registerMcpCommand } from './mcp-command.ts';
 
 const program = new Command();
 program
@@ -45,5 +33,6 @@ registerServeCommand(program);
 registerAdminCommand(program);
 registerSyncCommand(program);
 registerCheckCommand(program);
+registerMcpCommand(program, packageVersion());
 
 await program.parseAsync(process.argv);

@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   organization_forbidden: { status: 403, title: 'This application cannot access that organization' },
   connector_not_found: { status: 404, title: 'No such connector in this organization' },
   route_not_found: { status: 404, title: 'No such endpoint' },
+  method_not_allowed: { status: 405, title: 'The endpoint does not accept this method' },
   rate_limited: { status: 429, title: 'Too many requests for this organization' },
   oauth_not_supported: { status: 400, title: 'This connector type has no OAuth credential variant' },
   oauth_not_configured: { status: 501, title: 'This deployment has no OAuth app configured for this connector type' },
@@ -59,6 +60,9 @@ export const ERROR_CODES = {
   token_rate_limited: { status: 429, title: 'Too many token requests for this client or address' },
   not_ready: { status: 503, title: 'The service is not ready (database unreachable)' },
   connect_session_invalid: { status: 401, title: 'The connect session is unknown, expired, already opened or already used' },
+  // MCP server (src/mcp)
+  read_only: { status: 403, title: 'This MCP server is read-only: create and update are refused' },
+  invalid_connectors_file: { status: 400, title: 'The MCP connectors file is invalid' },
   // Sync (src/sync)
   sync_running: { status: 409, title: 'A sync of this connector is already running' },
 } as const satisfies Record<string, { status: number; title: string }>;

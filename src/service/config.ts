@@ -65,6 +65,8 @@ export interface ServiceConfig {
   keepAliveTimeoutMs: number;
   /** Token endpoint requests per minute per client id and per source address; 0 disables. Default 30. */
   tokenRateLimitPerMinute: number;
+  /** Byte budget of one MCP execute or search result (POST /mcp); default 20000. */
+  mcpMaxOutputBytes: number;
   /** Redis URL for limits shared across instances (wins over PostgreSQL). */
   redisUrl?: string;
   /** Per connector type (keys are manifest types). */
@@ -115,6 +117,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_REQUEST_TIMEOUT_MS', default: '30000', description: 'Longest time to receive a whole request, headers and body (slow clients get 408)' },
   { name: 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', default: '5000', description: 'Idle keep-alive connections are closed after this' },
   { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
+  { name: 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', default: '20000', description: 'Byte budget of one MCP `execute` or `search` result (POST /mcp, and `switchboard mcp` unless --max-output-bytes); a longer list is cut at a record boundary with a notice; at least 1024' },
   {
     name: 'SWITCHBOARD_REDIS_URL',
     default: '(none)',
@@ -222,6 +225,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     requestTimeoutMs: intVar(env, 'SWITCHBOARD_REQUEST_TIMEOUT_MS', 30_000, 1),
     keepAliveTimeoutMs: intVar(env, 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
+    mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
     connectorTypes: types,
   };
 }

@@ -12,7 +12,7 @@ import type { ConnectorPosition, ConnectorRow } from '../store/index.ts';
 import { checkCredentials, CONNECTOR_STATUSES, markAuthFailed, parseLastError, type ConnectorLastError, type ConnectorStatus } from './connector-health.ts';
 import { connectorType, nowIso, type ServiceContext } from './context.ts';
 import { oauthSecretContext } from './oauth-flow.ts';
-import { scrubSecrets } from './problem.ts';
+import { executeFailure } from './problem.ts';
 import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
 import { runSearch } from './search-bridge.ts';
 import { isAuthFailure } from '../sync/index.ts';
@@ -267,10 +267,7 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.
-    const errors = scrubSecrets(e.errors, secrets);
-    const details = scrubSecrets(e.details, secrets);
-    const prefixed = errors.map((x) => (e.code === 'invalid_params' ? { ...x, path: `/params${x.path === '/' ? '' : x.path}` } : x));
-    const clean = new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
+    const clean = executeFailure(e, secrets);
     if (isAuthFailure(clean)) await noteAuthFailure(ctx, row, clean);
     throw clean;
   }

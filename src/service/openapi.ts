@@ -8,6 +8,7 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
 import { executeComponents } from './openapi-execute.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
+import { mcpOpenApiPaths } from './openapi-mcp.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -267,6 +268,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         },
       },
       ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
+      ...mcpOpenApiPaths({ json, problems, orgHeader, authed: AUTHED }),
     },
   };
 }

@@ -45,6 +45,17 @@ export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
   return walk(value) as T;
 }
 
+/**
+ * An execute failure fit to return: credential values scrubbed from message, errors and details,
+ * and invalid_params paths put under /params (where the caller sent them).
+ */
+export function executeFailure(e: SwitchboardError, secrets: readonly string[]): SwitchboardError {
+  const errors = scrubSecrets(e.errors, secrets);
+  const details = scrubSecrets(e.details, secrets);
+  const prefixed = errors.map((x) => (e.code === 'invalid_params' ? { ...x, path: `/params${x.path === '/' ? '' : x.path}` } : x));
+  return new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
+}
+
 /** A problem for a registry code. */
 export function problem(code: ErrorCode, detail?: string, extra: { errors?: ErrorDetail[]; details?: Record<string, unknown>; status?: number } = {}): Problem {
   const def = ERROR_CODES[code];

@@ -405,3 +405,13 @@ export const SearchParamsSchema: Schema = {
     fields: { type: 'array', items: { type: 'string' }, description: 'Field paths to include' },
   },
 };
+
+/** POST /mcp query: the scope and mode of the MCP server (src/service/routes/mcp-routes.ts). */
+export const McpQuerySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    customer_name: { type: 'string', minLength: 1, maxLength: 255, description: "Expose only this customer's connectors" },
+    read_only: { type: 'boolean', description: 'Expose list, get and search only; create and update are refused with a read_only tool error' },
+  },
+};

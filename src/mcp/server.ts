@@ -1,0 +1,356 @@
+/**
+ * The MCP server over Switchboard's connectors, the same in both modes: local (stdio, library
+ * mode, connectors from a YAML file) and hosted (POST /mcp, an organization's stored connectors).
+ * Built on the official SDK's low-level Server, so each tool's input schema is a JSON Schema
+ * (our manifests' generated ones) rather than a zod translation.
+ *
+ * Tools: list_connectors, describe, execute, search; locally, with few instances, also one tool
+ * per connector action (`<id>_<entity>_<action>`, its params schema as the input schema).
+ * Results are structured content (JSON) with a short text summary, capped to a byte budget
+ * (output.ts). Failures are tool errors (isError: true) carrying our error code and the failing
+ * param paths: { error: { code, message, errors?: [{path, message}], details? } }.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ValidateFunction } from 'ajv';
+import type { Envelope } from '../engine/index.ts';
+import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
+import { createAjv, paramsSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
+import { describeManifest, READ_ACTIONS } from '../manifest/describe.ts';
+import { capEnvelope, fieldPaths, projectEnvelope } from './output.ts';
+
+/** One connector the server exposes: a local instance from the connectors file, or a hosted connector. */
+export interface McpInstance {
+  /** What tools call it by: the file's `id` locally, the connector id hosted. */
+  id: string;
+  type: string;
+  manifest: LoadedManifest;
+  /** The file's description locally; hosted, the connector's name. */
+  description?: string;
+  /** Hosted only. */
+  customer_name?: string;
+}
+
+/** Where tools run: library mode in this process, or the hosted service. */
+export interface McpBackend {
+  mode: 'local' | 'hosted';
+  /** Every instance in scope (bounded by the backend). */
+  instances(): Promise<McpInstance[]>;
+  /** One instance, or connector_not_found. */
+  instance(id: string): Promise<McpInstance>;
+  /** Run list/get/create/update; errors are SwitchboardErrors with secrets scrubbed and param paths under /params. */
+  execute(instance: McpInstance, entity: string, action: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Envelope>;
+  /** Search synced records (hosted), or search_hosted_only (local). */
+  search(instance: McpInstance, entity: string, params: Record<string, unknown>): Promise<{ data: unknown[]; meta: Record<string, unknown> }>;
+}
+
+export interface McpServerOptions {
+  /** Expose list, get and search only; create and update are refused with a read_only tool error. */
+  readOnly: boolean;
+  /** Byte budget of one result's JSON (output.ts). */
+  maxOutputBytes: number;
+  /** Instances that also get one tool per action (local mode with few instances); default none. */
+  actionTools?: McpInstance[];
+  /** Package version, reported to clients. */
+  version: string;
+  /** One line per tool call: tool, connector, entity, action, outcome code. Never params or results. */
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+/** Tools of the four generic kinds. */
+const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search'] as const;
+
+/** At most this many connectors are named in tool descriptions (list_connectors lists them all). */
+const DESCRIBED_INSTANCES = 20;
+
+/** A per-action tool's name: `<id>_<entity>_<action>` (MCP tool names: letters, digits, _ and -; at most 64). */
+export function actionToolName(id: string, entity: string, action: string): string {
+  return `${id}_${entity}_${action}`;
+}
+
+function oneLine(s: string | undefined): string {
+  return (s ?? '').replace(/\s+/g, ' ').trim();
+}
+
+function instanceLine(i: McpInstance): string {
+  const m = i.manifest.manifest;
+  return `- ${i.id}: ${m.title}${i.description ? ` (${oneLine(i.description)})` : ''} — ${oneLine(m.description)}`;
+}
+
+function connectorsBlurb(instances: McpInstance[]): string {
+  if (instances.length === 0) return 'No connectors are available.';
+  const shown = instances.slice(0, DESCRIBED_INSTANCES).map(instanceLine).join('\n');
+  return `Connectors:\n${shown}${instances.length > DESCRIBED_INSTANCES ? `\n(and ${instances.length - DESCRIBED_INSTANCES} more: see list_connectors)` : ''}`;
+}
+
+const FIELDS_SCHEMA = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, description: 'Only these fields of each record (dotted paths allowed, e.g. "owner.email")' };
+
+function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], Tool['inputSchema']> {
+  const connector = { type: 'string', minLength: 1, description: 'Connector id, from list_connectors' };
+  return {
+    list_connectors: { type: 'object', properties: {}, additionalProperties: false },
+    describe: {
+      type: 'object',
+      properties: { connector, entity: { type: 'string', minLength: 1, description: 'One entity (e.g. contacts); default every entity' } },
+      required: ['connector'],
+      additionalProperties: false,
+    },
+    execute: {
+      type: 'object',
+      properties: {
+        connector,
+        entity: { type: 'string', minLength: 1, description: 'Entity, e.g. notes, contacts, items' },
+        action: { type: 'string', enum: ['list', 'get', 'create', 'update'], description: readOnly ? 'list or get (this server is read-only: create and update are refused)' : 'list, get, create or update' },
+        params: { type: 'object', description: "The action's params; describe gives each action's params JSON Schema" },
+        fields: FIELDS_SCHEMA,
+      },
+      required: ['connector', 'entity', 'action'],
+      additionalProperties: false,
+    },
+    search: {
+      type: 'object',
+      properties: {
+        connector,
+        entity: { type: 'string', minLength: 1, description: 'An entity with search fields (describe lists them)' },
+        query: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            filter: { type: 'object', description: '{operator: {field: value}}, e.g. {"eq": {"email": "a@b.c"}}, {"and": [...]}; describe lists each search field\'s operators' },
+            sort: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } }, description: '[{field: "asc" | "desc"}]' },
+          },
+        },
+        limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Page size (default 1000; the output budget may cut the page, see truncated)' },
+        cursor: { type: 'string', minLength: 1, description: 'meta.cursor of the previous result' },
+        fields: FIELDS_SCHEMA,
+      },
+      required: ['connector', 'entity', 'query'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** A tool error: our code, message and failing paths, as text and as structured content. */
+export function toolError(e: unknown): CallToolResult {
+  const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', 'Internal error');
+  const lines = [`${err.code}: ${err.message}`, ...err.errors.map((x) => `  ${x.path}: ${x.message}`)];
+  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { error: err.toJSON() } };
+}
+
+function ok(summary: string, value: Record<string, unknown>): CallToolResult {
+  // Clients that read only `content` still get the JSON (the MCP spec's advice for structured results).
+  return { content: [{ type: 'text', text: summary }, { type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+}
+
+function argErrors(validate: ValidateFunction): ErrorDetail[] {
+  return (validate.errors ?? []).map((e) => {
+    if (e.keyword === 'required') return { path: `/${String(e.params['missingProperty'])}`, message: 'is required' };
+    if (e.keyword === 'additionalProperties') return { path: `${e.instancePath}/${String(e.params['additionalProperty'])}`, message: 'is not a known argument' };
+    if (e.keyword === 'enum') return { path: e.instancePath, message: `must be one of: ${(e.params['allowedValues'] as unknown[]).join(', ')}` };
+    return { path: e.instancePath || '/', message: e.message ?? 'is invalid' };
+  });
+}
+
+/** How to see records a cut list left out, and how to reach the next page. */
+function listNext(instance: McpInstance, entity: string, params: Record<string, unknown>): (returned: number) => string {
+  const action = instance.manifest.entities.get(entity)?.actions.get('list');
+  const names = Object.keys(action?.def.params ?? {});
+  const p = action?.pagination?.def;
+  const sizeParam = (p !== undefined && 'limit_param' in p ? p.limit_param : undefined) ?? ['page_size', 'per_page', 'limit', 'first'].find((n) => names.includes(n));
+  const page =
+    p === undefined || !('param' in p)
+      ? ''
+      : p.type === 'page'
+        ? ` The next page is params.${p.param} = ${String(Number(params[p.param] ?? p.start ?? 1) + 1)}.`
+        : p.type === 'offset'
+          ? ` The next page: params.${p.param} + the page size.`
+          : ` The next page: pass meta's cursor as params.${p.param}.`;
+  return (returned) =>
+    `${returned === 0 ? 'Not even one record fits the output budget: ' : 'To see the records left out of this page, call again '}with fewer fields (fields: [...])${sizeParam !== undefined ? ` or a smaller page (params.${sizeParam})` : ''}.${page}`;
+}
+
+function recordNext(): string {
+  return 'The record is larger than the output budget: call again with fields: [...] naming the fields you need.';
+}
+
+/** Build the server; connect it to a transport (stdio, or one Streamable HTTP request). */
+export function createMcpServer(backend: McpBackend, options: McpServerOptions): Server {
+  const server = new Server({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } });
+  const schemas = inputSchemas(options.readOnly);
+  const ajv = createAjv();
+  const validators = Object.fromEntries(TOOL_NAMES.map((n) => [n, ajv.compile(schemas[n])])) as Record<(typeof TOOL_NAMES)[number], ValidateFunction>;
+  const keep = (name: string): boolean => !options.readOnly || READ_ACTIONS.has(name);
+  const budget = options.maxOutputBytes;
+
+  // Per-action tools: name → what it runs.
+  const actionTools = new Map<string, { instance: McpInstance; entity: string; action: string; tool: Tool }>();
+  for (const instance of options.actionTools ?? []) {
+    const m = instance.manifest;
+    for (const e of m.entities.values()) {
+      for (const a of e.actions.values()) {
+        if (SYNC_ONLY_ACTIONS.has(a.name) || !keep(a.name)) continue;
+        const name = actionToolName(instance.id, e.name, a.name);
+        const read = READ_ACTIONS.has(a.name);
+        actionTools.set(name, {
+          instance,
+          entity: e.name,
+          action: a.name,
+          tool: {
+            name,
+            title: `${m.manifest.title} ${e.def.title ?? e.name}: ${a.name} (${instance.id})`,
+            description: `${a.def.description ?? `${a.name} ${e.name}`} (${m.manifest.title} ${e.def.title ?? e.name}, connector ${instance.id}${instance.description ? `: ${oneLine(instance.description)}` : ''}). Same as execute with connector "${instance.id}", entity "${e.name}", action "${a.name}".`,
+            inputSchema: paramsSchema(a.def) as Tool['inputSchema'],
+            annotations: { title: `${m.manifest.title} ${e.name} ${a.name}`, readOnlyHint: read, destructiveHint: false, idempotentHint: read, openWorldHint: true },
+          },
+        });
+      }
+    }
+  }
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const instances = await backend.instances();
+    const blurb = connectorsBlurb(instances);
+    const hostedOnly = backend.mode === 'local' ? ' Available in hosted mode only: here it returns the search_hosted_only error.' : '';
+    const tools: Tool[] = [
+      {
+        name: 'list_connectors',
+        title: 'List connectors',
+        description: `The connectors this server exposes: id, type, title, description, and each entity's actions.\n${blurb}`,
+        inputSchema: schemas.list_connectors,
+        annotations: { title: 'List connectors', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'describe',
+        title: 'Describe a connector',
+        description: `A connector's entities (or one entity): each action's params JSON Schema, the record JSON Schema, and the search fields with their types and operators.\n${blurb}`,
+        inputSchema: schemas.describe,
+        annotations: { title: 'Describe a connector', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'execute',
+        title: 'Run a connector action',
+        description:
+          `Run one action on a connector's API: list (a page of records), get (one record)${options.readOnly ? '' : ', create or update'}. Params are validated first against the action's params schema (see describe). ` +
+          `A list result larger than ${budget} bytes is cut at a record boundary (see truncated in the result).${options.readOnly ? ' This server is read-only: create and update are refused.' : ' create and update change data in the third-party system.'}\n${blurb}`,
+        inputSchema: schemas.execute,
+        annotations: { title: 'Run a connector action', readOnlyHint: options.readOnly, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      {
+        name: 'search',
+        title: 'Search synced records',
+        description: `Query the records the Switchboard service has synced for a connector entity (filter, sort, cursor paging), without calling the third-party API.${hostedOnly} Results larger than ${budget} bytes are cut at a record boundary; meta.cursor then continues right after the last record returned.\n${blurb}`,
+        inputSchema: schemas.search,
+        annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      ...[...actionTools.values()].map((t) => t.tool),
+    ];
+    return { tools };
+  });
+
+  const runExecute = async (instance: McpInstance, entity: string, action: string, params: Record<string, unknown>, fields: unknown, signal: AbortSignal): Promise<CallToolResult> => {
+    if (!READ_ACTIONS.has(action) && options.readOnly) {
+      throw new SwitchboardError('read_only', `This MCP server is read-only: ${action} is refused (only list, get and search run)`, { details: { action } });
+    }
+    const paths = fieldPaths(fields);
+    const envelope = projectEnvelope(await backend.execute(instance, entity, action, params, signal), paths);
+    const isList = Array.isArray(envelope.data);
+    const capped = capEnvelope(envelope, budget, isList ? listNext(instance, entity, params) : recordNext);
+    const meta = (envelope.meta ?? {}) as Record<string, unknown>;
+    const t = capped.truncated;
+    const where = `${instance.id} ${entity} ${action}`;
+    const summary = isList
+      ? `${where}: ${(envelope.data as unknown[]).length} records on this page${t ? `; cut to ${t.records_returned} to fit ${budget} bytes (${t.records_omitted} left out). ${t.next}` : ''}${meta['has_more'] === true || (meta['cursor'] ?? meta['next_page']) ? ' More pages exist (see meta).' : ''}`
+      : `${where}: ${t ? t.next : 'one record'}`;
+    return ok(summary, capped.value);
+  };
+
+  const runSearch = async (instance: McpInstance, args: Record<string, unknown>): Promise<CallToolResult> => {
+    const { connector: _c, entity, ...params } = args as { connector: string; entity: string } & Record<string, unknown>;
+    const first = await backend.search(instance, entity, params);
+    let capped = capEnvelope(first, budget, () => 'Call search again with fewer fields (fields: [...]).');
+    if (capped.truncated !== undefined && capped.truncated.records_returned > 0) {
+      // Ask again for exactly the records that fit, so meta.cursor resumes right after the last one returned.
+      const kept = capped.truncated.records_returned;
+      const again = await backend.search(instance, entity, { ...params, limit: kept });
+      const recapped = capEnvelope(again, budget, () => '');
+      capped = {
+        value: { ...recapped.value, truncated: { ...capped.truncated, next: 'Call search again with cursor set to meta.cursor: it continues right after the last record returned (or ask for fewer fields).' } },
+        truncated: capped.truncated,
+      };
+    }
+    const t = capped.truncated;
+    const n = (capped.value['data'] as unknown[] | null)?.length ?? 0;
+    const meta = (capped.value['meta'] ?? {}) as Record<string, unknown>;
+    const summary = `${instance.id} ${entity} search: ${n} records${t ? ` (cut to fit ${budget} bytes; ${t.records_omitted} more matched on this page). ${t.next}` : meta['has_more'] === true ? '; more match: pass meta.cursor as cursor.' : '.'}`;
+    return ok(summary, capped.value);
+  };
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = request.params.name;
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const entry: Record<string, unknown> = { tool: name };
+    try {
+      const perAction = actionTools.get(name);
+      if (perAction !== undefined) {
+        Object.assign(entry, { connector: perAction.instance.id, entity: perAction.entity, action: perAction.action });
+        const result = await runExecute(perAction.instance, perAction.entity, perAction.action, args, undefined, extra.signal);
+        options.log?.({ ...entry, outcome: 'ok' });
+        return result;
+      }
+      if (!(TOOL_NAMES as readonly string[]).includes(name)) {
+        throw new SwitchboardError('invalid_params', `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...actionTools.keys()].join(', ')}`, { errors: [{ path: '/name', message: 'is not a tool of this server' }] });
+      }
+      const validate = validators[name as (typeof TOOL_NAMES)[number]];
+      if (!validate(args)) {
+        const errors = argErrors(validate);
+        throw new SwitchboardError('invalid_params', `Invalid arguments for ${name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
+      }
+      Object.assign(entry, { connector: args['connector'], entity: args['entity'], action: args['action'] });
+      let result: CallToolResult;
+      if (name === 'list_connectors') {
+        const instances = await backend.instances();
+        const data = instances.map((i) => ({
+          id: i.id,
+          type: i.type,
+          title: i.manifest.manifest.title,
+          description: i.description ?? '',
+          ...(i.customer_name !== undefined ? { customer_name: i.customer_name } : {}),
+          entities: [...i.manifest.entities.values()].map((e) => ({
+            name: e.name,
+            title: e.def.title ?? e.name,
+            actions: [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a) && keep(a)), ...(e.def.search !== undefined ? ['search'] : [])],
+          })),
+        }));
+        const capped = capEnvelope({ data }, budget, () => 'Too many connectors to list within the output budget; hosted, scope the endpoint with ?customer_name=.');
+        result = ok(`${data.length} connectors: ${data.map((d) => `${d.id} (${d.type})`).join(', ')}`.slice(0, 1000), capped.value);
+      } else {
+        const instance = await backend.instance(String(args['connector']));
+        if (name === 'describe') {
+          const info = describeManifest(instance.manifest, { schemas: true, actions: keep });
+          const { credentials: _credentials, base_url: _base, entities, ...rest } = info;
+          const head = { connector: instance.id, ...rest, ...(instance.description ? { instance_description: instance.description } : {}) };
+          if (args['entity'] !== undefined) {
+            const entity = entities.find((e) => e.name === args['entity']);
+            if (entity === undefined) {
+              const valid = entities.map((e) => e.name);
+              throw new SwitchboardError('unknown_entity', `Unknown entity "${String(args['entity'])}" for ${instance.type}. Valid entities: ${valid.join(', ')}`, { errors: [{ path: '/entity', message: `must be one of: ${valid.join(', ')}` }], details: { valid } });
+            }
+            result = ok(`${instance.id} (${instance.type}) ${entity.name}: actions ${entity.actions.map((a) => a.name).join(', ')}; ${entity.record_fields.length} record fields; ${entity.search_fields.length} search fields`, { ...head, entity });
+          } else {
+            result = ok(`${instance.id} (${instance.type}): entities ${entities.map((e) => e.name).join(', ')}`, { ...head, entities });
+          }
+        } else if (name === 'execute') {
+          result = await runExecute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], extra.signal);
+        } else {
+          result = await runSearch(instance, args);
+        }
+      }
+      options.log?.({ ...entry, outcome: 'ok' });
+      return result;
+    } catch (e) {
+      options.log?.({ ...entry, outcome: e instanceof SwitchboardError ? e.code : 'internal_error', ...(e instanceof SwitchboardError ? {} : { err_name: (e as Error)?.name, err_message: (e as Error)?.message }) });
+      return toolError(e);
+    }
+  });
+  return server;
+}

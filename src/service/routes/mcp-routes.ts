@@ -1,0 +1,87 @@
+/**
+ * POST /mcp: the MCP server (src/mcp) over Streamable HTTP, stateless: every POST carries one
+ * JSON-RPC message and gets its answer as JSON, through a server and transport made for that
+ * request. Authenticated like the API (bearer token, one organization); `?customer_name=` scopes
+ * it to one customer's connectors and `?read_only=true` exposes list, get and search only.
+ * GET and DELETE /mcp answer 405: a stateless server has no stream to open and no session to end.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Envelope } from '../../engine/index.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { McpBackend, McpInstance } from '../../mcp/server.ts';
+import { principalOf } from '../authentication.ts';
+import { executeAction, requireConnector } from '../connectors.ts';
+import { connectorType, type ServiceContext } from '../context.ts';
+import { problem, sendProblem } from '../problem.ts';
+import { McpQuerySchema } from '../schemas.ts';
+import type { ConnectorRow } from '../../store/index.ts';
+
+export const MCP_PATH = '/mcp';
+
+/** Most connectors one MCP scope lists (list_connectors and tool descriptions); narrow with ?customer_name=. */
+export const MCP_MAX_CONNECTORS = 500;
+
+interface McpQuery {
+  customer_name?: string;
+  read_only?: boolean;
+}
+
+/** The hosted backend: the organization's (or one customer's) stored connectors, run by the service. */
+export function hostedBackend(ctx: ServiceContext, organizationId: string, customerName: string | undefined): McpBackend {
+  const toInstance = (row: ConnectorRow): McpInstance => ({
+    id: row.id,
+    type: row.connector_type,
+    manifest: connectorType(ctx, row.connector_type),
+    description: row.name,
+    customer_name: row.customer_name,
+  });
+  return {
+    mode: 'hosted',
+    instances: async () => {
+      const rows = await ctx.store.listConnectors(organizationId, { customerName, limit: MCP_MAX_CONNECTORS });
+      // A type no longer registered cannot be run or described: left out.
+      return rows.filter((r) => ctx.registry.has(r.connector_type)).map(toInstance);
+    },
+    instance: async (id) => {
+      const row = await requireConnector(ctx, organizationId, id);
+      if (customerName !== undefined && row.customer_name !== customerName) {
+        throw new SwitchboardError('connector_not_found', `No connector ${id} for customer ${customerName}`, { details: { connector_id: id } });
+      }
+      return toInstance(row);
+    },
+    execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal)) as Envelope,
+    search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params })) as { data: unknown[]; meta: Record<string, unknown> },
+  };
+}
+
+export function mcpRoutes(ctx: ServiceContext, version: string) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { schema: { querystring: McpQuerySchema } }, async (request, reply) => {
+      const principal = principalOf(request);
+      const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
+      const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name), {
+        readOnly: request.query.read_only === true,
+        maxOutputBytes: ctx.config.mcpMaxOutputBytes,
+        version,
+        log: (entry) => request.log.info({ ...entry, organization_id: principal.organizationId }, 'mcp tool call'),
+      });
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+      reply.raw.once('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      // The transport writes the response itself.
+      reply.hijack();
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    });
+    for (const method of ['GET', 'DELETE'] as const) {
+      app.route({
+        method,
+        url: MCP_PATH,
+        handler: async (request, reply) =>
+          sendProblem(request, reply, problem('method_not_allowed', `${method} ${MCP_PATH}: this MCP server is stateless (no SSE stream, no session); send each JSON-RPC message with POST`), { allow: 'POST' }),
+      });
+    }
+  };
+}
