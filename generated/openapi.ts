@@ -3485,6 +3485,8 @@ export interface operations {
             query?: {
                 /** @description Expose only this customer's connectors */
                 customer_name?: string;
+                /** @description Byte budget of one execute or search result; default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES (20000) */
+                max_output_bytes?: number;
                 /** @description Expose list, get and search only; create and update are refused with a read_only tool error */
                 read_only?: boolean;
             };

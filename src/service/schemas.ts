@@ -413,5 +413,6 @@ export const McpQuerySchema: Schema = {
   properties: {
     customer_name: { type: 'string', minLength: 1, maxLength: 255, description: "Expose only this customer's connectors" },
     read_only: { type: 'boolean', description: 'Expose list, get and search only; create and update are refused with a read_only tool error' },
+    max_output_bytes: { type: 'integer', minimum: 1024, maximum: 1048576, description: 'Byte budget of one execute or search result; default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES (20000)' },
   },
 };

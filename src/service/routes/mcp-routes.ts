@@ -2,7 +2,8 @@
  * POST /mcp: the MCP server (src/mcp) over Streamable HTTP, stateless: every POST carries one
  * JSON-RPC message and gets its answer as JSON, through a server and transport made for that
  * request. Authenticated like the API (bearer token, one organization); `?customer_name=` scopes
- * it to one customer's connectors and `?read_only=true` exposes list, get and search only.
+ * it to one customer's connectors, `?read_only=true` exposes list, get and search only, and
+ * `?max_output_bytes=` sets the result budget (default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES).
  * GET and DELETE /mcp answer 405: a stateless server has no stream to open and no session to end.
  */
 import type { FastifyInstance } from 'fastify';
@@ -24,6 +25,7 @@ export const MCP_MAX_CONNECTORS = 500;
 interface McpQuery {
   customer_name?: string;
   read_only?: boolean;
+  max_output_bytes?: number;
 }
 
 /** The hosted backend: the organization's (or one customer's) stored connectors, run by the service. */
@@ -61,7 +63,7 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
       const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
       const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name), {
         readOnly: request.query.read_only === true,
-        maxOutputBytes: ctx.config.mcpMaxOutputBytes,
+        maxOutputBytes: request.query.max_output_bytes ?? ctx.config.mcpMaxOutputBytes,
         version,
         log: (entry) => request.log.info({ ...entry, organization_id: principal.organizationId }, 'mcp tool call'),
       });
