@@ -1,8 +1,8 @@
 /**
  * The README cannot rot: every code block in it runs, in order, in a copy of the repository
  * (node_modules linked), exactly as a reader would run it — the set-up, both offline quick
- * starts, the library and SDK examples, the search request, the embedding example and the
- * walk-through that adds a fourth connector. Long-running commands (the sandbox, the service,
+ * starts, the library and SDK examples, the search request, the embedding example, the MCP
+ * clients (local and hosted) and the walk-through that adds a fourth connector. Long-running commands (the sandbox, the service,
  * simulators) run in the background until the end. Two lines are not run: `npm install`
  * (CI has just installed) and `npm test` (this suite). The Mermaid diagram is checked for shape.
  */
@@ -83,6 +83,10 @@ function script(all: Block[]): string {
       parts.push(
         `GRANOLA_BASE_URL=http://127.0.0.1:4010 GRANOLA_API_KEY=grn_Uy7nvdpkpdpjAvGFkvDh4HhGbFgn SWITCHBOARD_CLIENT_ID="$CLIENT_ID" SWITCHBOARD_CLIENT_SECRET="$CLIENT_SECRET" INTERCOM="$INTERCOM" node --import tsx readme-block-${i}.ts`,
       );
+    } else if (b.lang === 'json' && b.body.includes('"mcpServers"')) {
+      // An MCP client's configuration: started as a client would (test/docs/mcp-config-check.ts).
+      writeFileSync(join(copy, `readme-block-${i}.json`), b.body);
+      parts.push(`node --import tsx test/docs/mcp-config-check.ts readme-block-${i}.json`);
     } else if (b.lang === 'json') {
       writeFileSync(join(copy, `readme-block-${i}.json`), b.body);
       // The execute body of the search example, sent to the Intercom connector of the quick start.
@@ -155,6 +159,12 @@ it('every code block of the README runs as written, twice, with a service restar
     expect(out.stderr, tail).toContain('Using the simulators of the running sandbox'); // switchboard sync beside the service...
     expect(out.stderr, tail).toMatch(/^contacts: \d+ records? in \d+ pages?$/m); // ...with its progress
     expect(out.stdout, tail).toContain('search: search_hosted_only'); // the library example... or its README twin
+    expect(out.stdout, tail).toMatch(/^mcp config ok: switchboard, \d+ tools, connectors granola, intercom, monday$/m); // the MCP client configuration (read-only)
+    expect(out.stdout, tail).toMatch(/^53 tools: list_connectors, describe, execute, search/m); // the MCP client over stdio...
+    expect(out.stdout, tail).toMatch(/^granola notes list: 30 records on this page; cut to \d+ to fit 4000 bytes/m); // ...a list cut to the budget
+    expect(out.stdout, tail).toMatch(/^monday items create: one record \{"id":"\d+","name":"Follow up with Ada"/m); // ...a Monday item created
+    expect(out.stdout, tail).toMatch(/^intercom \(intercom\) contacts: actions list, get, create, update, search/m); // ...Intercom contacts described
+    expect(out.stdout, tail).toMatch(/^\S+ contacts search: [1-3] records/m); // the hosted MCP endpoint's search over synced contacts
     expect(out.stdout, tail).toContain('quotes simulator on http://127.0.0.1:4020'); // the walk-through
     expect(out.stdout, tail).toContain('"id": "q7"');
     expect(out.stdout, tail).toContain('{"data":[{"id":"q10","author":"Ada"},{"id":"q12","author":"Ada"},{"id":"q14","author":"Ada"}]'); // its hosted search
