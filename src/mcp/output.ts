@@ -79,6 +79,12 @@ export function capEnvelope(envelope: { data: unknown; meta?: unknown }, budget:
     used += size;
     kept++;
   }
-  const truncated: Truncation = { budget_bytes: budget, records_returned: kept, records_omitted: records.length - kept, next: next(kept) };
-  return { value: { ...whole, data: records.slice(0, kept), truncated }, truncated };
+  const cut = (n: number): Capped => {
+    const truncated: Truncation = { budget_bytes: budget, records_returned: n, records_omitted: records.length - n, next: next(n) };
+    return { value: { ...whole, data: records.slice(0, n), truncated }, truncated };
+  };
+  let result = cut(kept);
+  // The reserve covers any usual notice; a longer one costs records, never the budget.
+  while (kept > 0 && bytes(result.value) > budget) result = cut(--kept);
+  return result;
 }

@@ -13,12 +13,10 @@ import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
 import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
 import { describeEachDialect, openApiErrors, startHarness, type Harness } from '../service/helpers.ts';
+import { callTool, structured } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const INTERCOM_TOKEN = 'sk_mcp_hosted_intercom_token_91c2';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const structured = (r: CallToolResult): any => r.structuredContent;
 
 describeEachDialect('POST /mcp on %s', (dialect) => {
   let granola: GranolaSimulator;
@@ -38,11 +36,7 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     return client;
   }
 
-  async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-    const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-    outputs.push(JSON.stringify(r));
-    return r;
-  }
+  const call = (client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => callTool(client, outputs, name, args);
 
   let client: Client;
 

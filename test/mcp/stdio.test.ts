@@ -15,6 +15,7 @@ import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
 import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
 import { runSwitchboard, SWITCHBOARD_BIN } from '../helpers/process.ts';
+import { callTool, structured } from './helpers.ts';
 
 const INTERCOM_TOKEN = 'sk_mcp_test_intercom_token_7f3a';
 
@@ -47,14 +48,7 @@ async function startSession(extraArgs: string[] = []): Promise<Session> {
   return { client, stderr: () => stderr, close: () => client.close() };
 }
 
-async function call(s: Session, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-  const r = (await s.client.callTool({ name, arguments: args })) as CallToolResult;
-  outputs.push(JSON.stringify(r));
-  return r;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const structured = (r: CallToolResult): any => r.structuredContent;
+const call = (s: Session, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => callTool(s.client, outputs, name, args);
 
 let main: Session;
 let limited: Session;
