@@ -16,7 +16,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Envelope } from '../engine/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createAjv, paramsSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
-import { describeManifest, READ_ACTIONS } from '../manifest/describe.ts';
+import { describeManifest, READ_ACTIONS, type EntityInfo } from '../manifest/describe.ts';
 import { capEnvelope, fieldPaths, projectEnvelope } from './output.ts';
 
 /** One connector the server exposes: a local instance from the connectors file, or a hosted connector. */
@@ -171,6 +171,30 @@ function listNext(instance: McpInstance, entity: string, params: Record<string, 
 
 function recordNext(): string {
   return 'The record is larger than the output budget: call again with fields: [...] naming the fields you need.';
+}
+
+/**
+ * An entity's description for a model: the JSON Schemas without the CLI's table rows (record
+ * fields, param rows) that repeat them. The record schema and the search operators only when one
+ * entity is asked for, so a whole connector's description stays small (Intercom's and monday's
+ * would be about 60 kB with them, 10–15 kB without).
+ */
+function forModel(e: EntityInfo, withRecord: boolean): Record<string, unknown> {
+  return {
+    name: e.name,
+    title: e.title,
+    description: e.description,
+    primary_key: e.primary_key,
+    synced: e.synced,
+    actions: e.actions.map((a) =>
+      a.name === 'search'
+        ? { name: a.name, mode: a.mode, description: `${a.description}: use the search tool`, read_only: true }
+        : { name: a.name, mode: a.mode, description: a.description, read_only: a.read_only, params_schema: a.params_schema },
+    ),
+    // One entity: each search field with its type and operators; a whole connector: field → type.
+    search_fields: withRecord ? e.search_fields : Object.fromEntries(e.search_fields.map((f) => [f.name, f.type])),
+    ...(withRecord ? { record_schema: e.record_schema } : {}),
+  };
 }
 
 /** Build the server; connect it to a transport (stdio, or one Streamable HTTP request). */
@@ -335,9 +359,15 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
               const valid = entities.map((e) => e.name);
               throw new SwitchboardError('unknown_entity', `Unknown entity "${String(args['entity'])}" for ${instance.type}. Valid entities: ${valid.join(', ')}`, { errors: [{ path: '/entity', message: `must be one of: ${valid.join(', ')}` }], details: { valid } });
             }
-            result = ok(`${instance.id} (${instance.type}) ${entity.name}: actions ${entity.actions.map((a) => a.name).join(', ')}; ${entity.record_fields.length} record fields; ${entity.search_fields.length} search fields`, { ...head, entity });
+            result = ok(`${instance.id} (${instance.type}) ${entity.name}: actions ${entity.actions.map((a) => a.name).join(', ')}; ${entity.record_fields.length} record fields; ${entity.search_fields.length} search fields`, {
+              ...head,
+              entity: forModel(entity, true),
+            });
           } else {
-            result = ok(`${instance.id} (${instance.type}): entities ${entities.map((e) => e.name).join(', ')}`, { ...head, entities });
+            result = ok(`${instance.id} (${instance.type}): entities ${entities.map((e) => e.name).join(', ')}; describe one entity for its record schema`, {
+              ...head,
+              entities: entities.map((e) => forModel(e, false)),
+            });
           }
         } else if (name === 'execute') {
           result = await runExecute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], extra.signal);

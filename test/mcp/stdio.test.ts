@@ -140,6 +140,21 @@ describe('switchboard mcp (stdio)', () => {
     expect(email.operators).toContain('like');
   });
 
+  it("describe of a whole connector gives every action's params schema and the search field types, small enough for a context", async () => {
+    for (const id of ['granola', 'support', 'work']) {
+      const r = await call(main, 'describe', { connector: id });
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+      expect(Buffer.byteLength(JSON.stringify(structured(r)))).toBeLessThan(20_000);
+    }
+    const r = await call(main, 'describe', { connector: 'work' });
+    const items = structured(r).entities.find((e: { name: string }) => e.name === 'items');
+    expect(items.record_schema).toBeUndefined();
+    expect(items.actions.find((a: { name: string }) => a.name === 'create').params_schema.required).toEqual(['board_id', 'item_name']);
+    expect(typeof items.search_fields.name).toBe('string');
+    const unknown = await call(main, 'describe', { connector: 'work', entity: 'nope' });
+    expect(structured(unknown).error).toMatchObject({ code: 'unknown_entity', errors: [{ path: '/entity' }] });
+  });
+
   it('execute lists Granola notes, lists Intercom contacts with fields, and creates a Monday item', async () => {
     const notes = await call(main, 'execute', { connector: 'granola', entity: 'notes', action: 'list', params: { page_size: 5 } });
     expect(notes.isError, JSON.stringify(notes.content)).toBeFalsy();
