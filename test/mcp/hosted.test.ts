@@ -170,6 +170,17 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     expect(seen).toEqual(all.map((c) => c.id));
   });
 
+  it('an execute list over ?max_output_bytes= comes back cut at a record boundary, with a notice', async () => {
+    const small = await connect('?max_output_bytes=2048');
+    const r = await call(small, 'execute', { connector: ids['granola'], entity: 'notes', action: 'list', params: { page_size: 20 } });
+    expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+    const value = structured(r);
+    expect(Buffer.byteLength(JSON.stringify(value))).toBeLessThanOrEqual(2048);
+    expect(value.truncated).toMatchObject({ budget_bytes: 2048, records_returned: value.data.length, records_omitted: 20 - value.data.length });
+    expect(value.data.length).toBeGreaterThan(0);
+    expect((r.content[0] as { text: string }).text).toContain(`cut to ${String(value.data.length)} to fit 2048 bytes`);
+  });
+
   it('?read_only=true refuses create with a read_only tool error and still lists and searches', async () => {
     const ro = await connect('?read_only=true');
     const { tools } = await ro.listTools();
