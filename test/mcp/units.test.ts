@@ -1,7 +1,13 @@
 /** The MCP server's pieces without a process: the connectors file and the output budget. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../../src/errors/index.ts';
-import { parseConnectorsFile } from '../../src/mcp/local.ts';
+import { localBackend, parseConnectorsFile } from '../../src/mcp/local.ts';
+import { createMcpServer } from '../../src/mcp/server.ts';
 import { capEnvelope, fieldPaths, maxOutputBytesArg, projectEnvelope } from '../../src/mcp/output.ts';
 
 function failure(f: () => unknown): { code: string; message: string; errors: { path: string; message: string }[] } {
@@ -86,5 +92,33 @@ describe('output budget', () => {
     expect(maxOutputBytesArg(undefined, '--max-output-bytes')).toBe(20_000);
     expect(maxOutputBytesArg('4096', '--max-output-bytes')).toBe(4096);
     expect(failure(() => maxOutputBytesArg('100', '$SWITCHBOARD_MCP_MAX_OUTPUT_BYTES')).message).toContain('$SWITCHBOARD_MCP_MAX_OUTPUT_BYTES must be an integer of at least 1024');
+  });
+});
+
+describe('tool list', () => {
+  it('per-action tools have valid MCP names; without them only the four tools remain', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-mcp-units-'));
+    try {
+      const file = join(dir, 'c.yaml');
+      // Nothing is requested upstream here: listing tools needs the manifests only.
+      writeFileSync(file, 'connectors:\n  - {id: notes, type: granola, base_url: "http://127.0.0.1:9", credentials: {api_key: k}}\n  - {id: crm, type: intercom, base_url: "http://127.0.0.1:9", credentials: {access_token: t}}\n');
+      const backend = await localBackend(file, {});
+      const names = async (actionTools: typeof backend.list): Promise<string[]> => {
+        const [a, b] = InMemoryTransport.createLinkedPair();
+        await createMcpServer(backend, { readOnly: false, maxOutputBytes: 20_000, actionTools, version: 'test' }).connect(a);
+        const client = new Client({ name: 'units', version: '1' });
+        await client.connect(b);
+        const { tools } = await client.listTools();
+        await client.close();
+        return tools.map((t) => t.name);
+      };
+      const all = await names(backend.list);
+      expect(all.length).toBe(4 + 2 + 21);
+      for (const n of all) expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+      expect(all).toContain('crm_internal_articles_create');
+      expect(await names([])).toEqual(['list_connectors', 'describe', 'execute', 'search']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
