@@ -60,6 +60,9 @@ export interface McpServerOptions {
 /** Tools of the four generic kinds. */
 const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search'] as const;
 
+/** What MCP clients accept as a tool name. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
 /** At most this many connectors are named in tool descriptions (list_connectors lists them all). */
 const DESCRIBED_INSTANCES = 20;
 
@@ -214,6 +217,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
       for (const a of e.actions.values()) {
         if (SYNC_ONLY_ACTIONS.has(a.name) || !keep(a.name)) continue;
         const name = actionToolName(instance.id, e.name, a.name);
+        // A name MCP clients would refuse (over 64 characters): that action stays reachable through execute.
+        if (!TOOL_NAME.test(name)) continue;
         const read = READ_ACTIONS.has(a.name);
         actionTools.set(name, {
           instance,
