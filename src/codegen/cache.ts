@@ -1,7 +1,8 @@
 /**
  * Codegen's output cache: the TypeScript that json-schema-to-typescript and openapi-typescript
- * produce for an input, kept between runs under node_modules/.cache/switchboard-codegen, keyed
- * by a hash of the input, the generator's options and the generators' versions. A repeated
+ * produce for an input, kept between runs under node_modules/.cache/switchboard-codegen
+ * (or SWITCHBOARD_CODEGEN_CACHE_DIR), keyed by a hash of the input, the generator's options and
+ * the generators' versions; SWITCHBOARD_CODEGEN_CACHE=0 turns it off. A repeated
  * `codegen` or `codegen --check` then neither loads those libraries (and the TypeScript
  * compiler openapi-typescript prints with) nor runs them. Entries are only ever added; a
  * missing or unwritable cache directory just means generating again.
@@ -14,8 +15,9 @@ import { CONNECTORS_DIR } from '../manifest/index.ts';
 
 /** Bump when the way outputs are produced changes without the inputs changing. */
 const CACHE_VERSION = '1';
-// Under the package root (found beside connectors/), from src/ and from the built dist/src/ alike.
-const DIR = join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
+// Under the package root (found beside connectors/), from src/ and from the built dist/src/ alike;
+// SWITCHBOARD_CODEGEN_CACHE_DIR puts it elsewhere (the benchmark times codegen with an empty one).
+const DIR = process.env['SWITCHBOARD_CODEGEN_CACHE_DIR'] || join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
 
 let versions: string | undefined;
 
