@@ -79,7 +79,7 @@ function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; quiet?: boolean } 
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', opts.quiet ? 'pipe' : 'inherit'], env: { ...process.env, ...opts.env } });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       if (!opts.quiet) process.stdout.write(d);
     });
