@@ -17,7 +17,7 @@ import { CONNECTORS_DIR } from '../manifest/index.ts';
 const CACHE_VERSION = '1';
 // Under the package root (found beside connectors/), from src/ and from the built dist/src/ alike;
 // SWITCHBOARD_CODEGEN_CACHE_DIR puts it elsewhere (the benchmark times codegen with an empty one).
-const DIR = process.env['SWITCHBOARD_CODEGEN_CACHE_DIR'] || join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
+const cacheDir = (): string => process.env['SWITCHBOARD_CODEGEN_CACHE_DIR'] || join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
 
 let versions: string | undefined;
 
@@ -38,7 +38,7 @@ function generatorVersions(): string {
 }
 
 /** The output for `input` from the cache, or `produce()`d and stored. */
-export async function cachedOutput(kind: string, input: unknown, produce: () => Promise<string>, dir = DIR): Promise<string> {
+export async function cachedOutput(kind: string, input: unknown, produce: () => Promise<string>, dir = cacheDir()): Promise<string> {
   if (process.env['SWITCHBOARD_CODEGEN_CACHE'] === '0') return produce();
   const key = createHash('sha256').update(JSON.stringify([CACHE_VERSION, generatorVersions(), kind, input])).digest('hex');
   const file = join(dir, `${key}.txt`);
