@@ -8,7 +8,7 @@
  * missing or unwritable cache directory just means generating again.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../manifest/index.ts';
@@ -35,6 +35,16 @@ function generatorVersions(): string {
     versions = ['json-schema-to-typescript', 'openapi-typescript', 'typescript'].map((p) => `${p}@${version(p)}`).join(',');
   }
   return versions;
+}
+
+/** Whether the cache is off, or has no entry at all (a fresh checkout): then every output will be produced. */
+export function cacheLooksEmpty(dir = cacheDir()): boolean {
+  if (process.env['SWITCHBOARD_CODEGEN_CACHE'] === '0') return true;
+  try {
+    return readdirSync(dir).length === 0;
+  } catch {
+    return true;
+  }
 }
 
 /** The output for `input` from the cache, or `produce()`d and stored. */

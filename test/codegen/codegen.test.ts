@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateAll, staleFiles } from '../../src/codegen/index.ts';
+import { generateAll, OpenApiWorker, staleFiles } from '../../src/codegen/index.ts';
 import { createAjv, loadManifestFile, manifestFiles } from '../../src/manifest/index.ts';
 import { buildOpenApiDocument } from '../../src/service/openapi.ts';
 
@@ -14,7 +14,7 @@ const schema = (p: string) => {
 };
 
 describe('codegen', () => {
-  it('generated/ is current and deterministic: the same output without the cache, on a miss and on a hit', async () => {
+  it('generated/ is current and deterministic: the same output without the cache, in a worker, on a miss and on a hit', async () => {
     const inputs = manifestFiles().map((f) => ({ manifest: loadManifestFile(f), source: f.slice(f.indexOf('connectors/')) }));
     const openapi = { document: buildOpenApiDocument(undefined, new Map(inputs.map((i) => [i.manifest.type, i.manifest]))), source: 'src/service/openapi.ts' };
     const dir = mkdtempSync(join(tmpdir(), 'switchboard-codegen-test-'));
@@ -27,6 +27,10 @@ describe('codegen', () => {
     try {
       process.env['SWITCHBOARD_CODEGEN_CACHE'] = '0';
       uncached = await generateAll(inputs, undefined, openapi);
+      // The OpenAPI types made in a worker thread, as the CLI does, are the same.
+      const worker = new OpenApiWorker();
+      worker.warm();
+      expect([...(await generateAll(inputs, undefined, { ...openapi, worker })).entries()]).toEqual([...uncached.entries()]);
       delete process.env['SWITCHBOARD_CODEGEN_CACHE'];
       process.env['SWITCHBOARD_CODEGEN_CACHE_DIR'] = dir;
       miss = await generateAll(inputs, undefined, openapi);
