@@ -26,11 +26,10 @@ describe('codegen', () => {
     let uncached, miss, hit;
     try {
       process.env['SWITCHBOARD_CODEGEN_CACHE'] = '0';
-      uncached = await generateAll(inputs, undefined, openapi);
-      // The OpenAPI types made in a worker thread, as the CLI does, are the same.
+      // The OpenAPI types made in a worker thread, as the CLI does; the miss below makes them here.
       const worker = new OpenApiWorker();
       worker.warm();
-      expect([...(await generateAll(inputs, undefined, { ...openapi, worker })).entries()]).toEqual([...uncached.entries()]);
+      uncached = await generateAll(inputs, undefined, { ...openapi, worker });
       delete process.env['SWITCHBOARD_CODEGEN_CACHE'];
       process.env['SWITCHBOARD_CODEGEN_CACHE_DIR'] = dir;
       miss = await generateAll(inputs, undefined, openapi);
