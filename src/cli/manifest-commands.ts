@@ -47,19 +47,31 @@ export function registerManifestCommands(program: Command): void {
     .description('Generate TypeScript types and JSON Schemas into generated/ from the manifests')
     .option('--check', 'do not write; exit non-zero and list the stale files if generated/ is not current')
     .action(async (opts: { check?: boolean }) => {
-      const { ok, failed, root } = await loadAll((await manifests()).manifestFiles());
-      if (failed > 0) {
-        process.exitCode = 1;
-        return;
+      const { generateAll, OpenApiWorker, staleFiles, writeFiles } = await import('../codegen/index.ts');
+      const { cacheLooksEmpty } = await import('../codegen/cache.ts');
+      // With nothing cached (a fresh checkout), openapi-typescript loads in a worker thread while
+      // the manifests load here.
+      const worker = new OpenApiWorker();
+      if (cacheLooksEmpty()) worker.warm();
+      let files;
+      let GENERATED_DIR;
+      try {
+        const { ok, failed, root } = await loadAll((await manifests()).manifestFiles());
+        if (failed > 0) {
+          process.exitCode = 1;
+          return;
+        }
+        GENERATED_DIR = join(root, 'generated');
+        // The service's OpenAPI document is built from its route schemas (build-time import only).
+        const { buildOpenApiDocument } = await import('../service/openapi.ts');
+        files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
+          document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
+          source: 'src/service/openapi.ts',
+          worker,
+        });
+      } finally {
+        worker.close();
       }
-      const { generateAll, staleFiles, writeFiles } = await import('../codegen/index.ts');
-      const GENERATED_DIR = join(root, 'generated');
-      // The service's OpenAPI document is built from its route schemas (build-time import only).
-      const { buildOpenApiDocument } = await import('../service/openapi.ts');
-      const files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
-        document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
-        source: 'src/service/openapi.ts',
-      });
       if (opts.check) {
         const stale = staleFiles(GENERATED_DIR, files);
         if (stale.length > 0) {

@@ -1,21 +1,23 @@
 /**
  * Codegen's output cache: the TypeScript that json-schema-to-typescript and openapi-typescript
- * produce for an input, kept between runs under node_modules/.cache/switchboard-codegen, keyed
- * by a hash of the input, the generator's options and the generators' versions. A repeated
+ * produce for an input, kept between runs under node_modules/.cache/switchboard-codegen
+ * (or SWITCHBOARD_CODEGEN_CACHE_DIR), keyed by a hash of the input, the generator's options and
+ * the generators' versions; SWITCHBOARD_CODEGEN_CACHE=0 turns it off. A repeated
  * `codegen` or `codegen --check` then neither loads those libraries (and the TypeScript
  * compiler openapi-typescript prints with) nor runs them. Entries are only ever added; a
  * missing or unwritable cache directory just means generating again.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../manifest/index.ts';
 
 /** Bump when the way outputs are produced changes without the inputs changing. */
 const CACHE_VERSION = '1';
-// Under the package root (found beside connectors/), from src/ and from the built dist/src/ alike.
-const DIR = join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
+// Under the package root (found beside connectors/), from src/ and from the built dist/src/ alike;
+// SWITCHBOARD_CODEGEN_CACHE_DIR puts it elsewhere (the benchmark times codegen with an empty one).
+const cacheDir = (): string => process.env['SWITCHBOARD_CODEGEN_CACHE_DIR'] || join(CONNECTORS_DIR, '..', 'node_modules', '.cache', 'switchboard-codegen');
 
 let versions: string | undefined;
 
@@ -35,8 +37,18 @@ function generatorVersions(): string {
   return versions;
 }
 
+/** Whether the cache is off, or has no entry at all (a fresh checkout): then every output will be produced. */
+export function cacheLooksEmpty(dir = cacheDir()): boolean {
+  if (process.env['SWITCHBOARD_CODEGEN_CACHE'] === '0') return true;
+  try {
+    return readdirSync(dir).length === 0;
+  } catch {
+    return true;
+  }
+}
+
 /** The output for `input` from the cache, or `produce()`d and stored. */
-export async function cachedOutput(kind: string, input: unknown, produce: () => Promise<string>, dir = DIR): Promise<string> {
+export async function cachedOutput(kind: string, input: unknown, produce: () => Promise<string>, dir = cacheDir()): Promise<string> {
   if (process.env['SWITCHBOARD_CODEGEN_CACHE'] === '0') return produce();
   const key = createHash('sha256').update(JSON.stringify([CACHE_VERSION, generatorVersions(), kind, input])).digest('hex');
   const file = join(dir, `${key}.txt`);

@@ -9,7 +9,9 @@
  * Output is deterministic and starts with a do-not-edit header; `check` compares it with disk.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { JSONSchema, Options } from 'json-schema-to-typescript';
 import { cachedOutput } from './cache.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
@@ -121,14 +123,78 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
   return files;
 }
 
+type OpenApiOptions = { exportType: boolean; alphabetize: boolean };
+
+// openapi-typescript's CommonJS build, through require: `import` would take the ES module build,
+// whose `import ts from 'typescript'` makes Node scan the 9 MB TypeScript compiler twice more
+// (for its module format and its named exports) before running it: about 0.4 s of CPU per run.
+// The same module, by path, in the worker below.
+const OPENAPI_TS = createRequire(import.meta.url).resolve('openapi-typescript');
+
+/** The worker's code (CommonJS, evaluated): load openapi-typescript, then turn one document into TypeScript. */
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { default: openapiTS, astToString } = require(workerData.module);
+parentPort.once('message', ({ document, options }) => {
+  openapiTS(document, options).then(
+    (ast) => parentPort.postMessage({ ts: astToString(ast) }),
+    (e) => parentPort.postMessage({ error: (e && e.stack) || String(e) }),
+  );
+});`;
+
+/**
+ * openapi-typescript in a worker thread, so that loading it (with the TypeScript compiler it
+ * prints with) and running it overlap the manifests' own work on the main thread. Started on the
+ * first generate, or earlier by warm() when output is likely not cached; one document per worker.
+ */
+export class OpenApiWorker {
+  private worker: Worker | undefined;
+  private answer: Promise<string> | undefined;
+  private used = false;
+
+  /** Start the worker now (it loads openapi-typescript while the caller does other work). */
+  warm(): void {
+    if (this.worker !== undefined || this.used) return;
+    const worker = new Worker(WORKER, { eval: true, workerData: { module: OPENAPI_TS } });
+    this.worker = worker;
+    this.answer = new Promise<string>((resolve, reject) => {
+      worker.once('message', (m: { ts?: string; error?: string }) => (m.ts !== undefined ? resolve(m.ts) : reject(new Error(`openapi-typescript: ${m.error ?? 'no output'}`))));
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the openapi-typescript worker exited (${code}) before answering`)));
+    });
+    // Asked or not: a worker that fails while nobody waits on it is no uncaught error.
+    this.answer.catch(() => undefined);
+  }
+
+  /** The TypeScript for `document`; the document is copied to the worker (structured clone). */
+  async generate(document: object, options: OpenApiOptions): Promise<string> {
+    if (this.used) throw new Error('OpenApiWorker: one document per worker');
+    this.warm();
+    this.used = true;
+    this.worker!.postMessage({ document, options });
+    try {
+      return await this.answer!;
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Stop the worker (when the output came from the cache, it was never asked). */
+  close(): void {
+    void this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
+
 /**
  * The hosted service's OpenAPI document as JSON and as TypeScript path types (openapi-typescript),
- * which the hosted SDK (src/client/hosted.ts) is typed with.
+ * which the hosted SDK (src/client/hosted.ts) is typed with: in `worker` when given, else here.
  */
-export async function generateOpenApi(document: object, source: string): Promise<GeneratedFiles> {
-  const options = { exportType: false, alphabetize: true };
+export async function generateOpenApi(document: object, source: string, worker?: OpenApiWorker): Promise<GeneratedFiles> {
+  const options: OpenApiOptions = { exportType: false, alphabetize: true };
   const ts = await cachedOutput('openapi-typescript', [document, options], async () => {
-    const { default: openapiTS, astToString } = await import('openapi-typescript');
+    if (worker !== undefined) return worker.generate(document, options);
+    const { default: openapiTS, astToString } = createRequire(import.meta.url)(OPENAPI_TS) as typeof import('openapi-typescript');
     return astToString(await openapiTS(structuredClone(document) as never, options));
   });
   return new Map([
@@ -141,10 +207,18 @@ export async function generateOpenApi(document: object, source: string): Promise
 export async function generateAll(
   manifests: { manifest: LoadedManifest; source: string }[],
   onProgress?: (type: string, i: number, n: number) => void,
-  openapi?: { document: object; source: string },
+  openapi?: { document: object; source: string; worker?: OpenApiWorker },
 ): Promise<GeneratedFiles> {
+  // The OpenAPI types first in the map, as ever, though generated meanwhile (in a worker when given).
+  const openapiFiles = openapi === undefined ? undefined : generateOpenApi(openapi.document, openapi.source, openapi.worker);
+  openapiFiles?.catch(() => undefined); // awaited below; not an unhandled rejection if the rest throws first
+  const rest = await generateTypes(manifests, onProgress);
+  return new Map([...((await openapiFiles) ?? []), ...rest]);
+}
+
+/** The manifest types, each connector's files and the registry. */
+async function generateTypes(manifests: { manifest: LoadedManifest; source: string }[], onProgress?: (type: string, i: number, n: number) => void): Promise<GeneratedFiles> {
   const files: GeneratedFiles = new Map();
-  if (openapi !== undefined) for (const [k, v] of await generateOpenApi(openapi.document, openapi.source)) files.set(k, v);
   const manifestTs = await compile(MANIFEST_SCHEMA as unknown as JSONSchema, 'Manifest', {
     bannerComment: '',
     additionalProperties: false,

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
@@ -64,6 +64,19 @@ const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
  * unquoted comma (`{ description: a, b }`) turns "b" into such a key and would otherwise pass.
  */
 const strictAjv = createAjv({ strictSchema: true, validateFormats: true });
+
+/**
+ * `schema` compiled under strictSchema, or undefined when refused. Accepted, it has no unknown
+ * keyword and its validator is the lenient instance's (strictSchema only adds refusals at
+ * compile time): the common case needs one compile, and the others run only to say what is wrong.
+ */
+function strictCompile(schema: object): ValidateFunction | undefined {
+  try {
+    return strictAjv.compile(schema);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Problems of keys in `schema` that are not JSON Schema keywords, reported at `path`. */
 function unknownKeywords(schema: unknown): string | undefined {
@@ -356,9 +369,11 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       check.add([...base, 'primary_key'], `primary key "${entity.primary_key}" is not a property of the record schema`);
     }
     try {
-      ajv.compile(entity.record);
-      const bad = unknownKeywords(entity.record);
-      if (bad !== undefined) check.add([...base, 'record'], bad);
+      if (strictCompile(entity.record) === undefined) {
+        ajv.compile(entity.record);
+        const bad = unknownKeywords(entity.record);
+        if (bad !== undefined) check.add([...base, 'record'], bad);
+      }
     } catch (e) {
       check.add([...base, 'record'], `invalid JSON Schema: ${(e as Error).message}`);
     }
@@ -373,10 +388,15 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
 
       let validateParams;
       try {
-        validateParams = ajv.compile(paramsSchema(action));
-        for (const [param, schema] of Object.entries(action.params ?? {})) {
-          const bad = unknownKeywords(schema === undefined ? {} : paramsSchema({ ...action, params: { [param]: schema } }));
-          if (bad !== undefined) check.add([...at, 'params', param], bad);
+        const schema = paramsSchema(action);
+        validateParams = strictCompile(schema);
+        if (validateParams === undefined) {
+          validateParams = ajv.compile(schema);
+          // Param by param, to name the one at fault.
+          for (const [param, schema] of Object.entries(action.params ?? {})) {
+            const bad = unknownKeywords(schema === undefined ? {} : paramsSchema({ ...action, params: { [param]: schema } }));
+            if (bad !== undefined) check.add([...at, 'params', param], bad);
+          }
         }
       } catch (e) {
         check.add([...at, 'params'], `invalid param schema: ${(e as Error).message}`);

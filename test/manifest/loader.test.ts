@@ -53,6 +53,11 @@ describe('manifest loader', () => {
     ['duplicate auth variant name', mutate((m) => m.auth.push({ ...m.auth[0] })), 'auth.1.name', /duplicate auth variant name/],
     ['primary key not in the record', mutate((m) => (m.entities.notes.primary_key = 'uuid')), 'entities.notes.primary_key', /not a property/],
     ['list without records', mutate((m) => delete m.entities.notes.actions.list.response.records), 'entities.notes.actions.list.response', /needs response.records/],
+    ['unknown keyword in a param schema, named at the param', mutate((m) => (m.entities.notes.actions.list.params.page_size.b = '')), 'entities.notes.actions.list.params.page_size', /"b" is not a JSON Schema keyword/],
+    ['unknown keyword in a record schema', mutate((m) => (m.entities.notes.record.properties.title.b = '')), 'entities.notes.record', /"b" is not a JSON Schema keyword/],
+    ['unknown keyword in a list_meta schema', mutate((m) => (m.list_meta.cursor.b = '')), 'list_meta.cursor', /"b" is not a JSON Schema keyword/],
+    ['invalid record schema', mutate((m) => (m.entities.notes.record.properties.title.type = 'strin')), 'entities.notes.record', /invalid JSON Schema: schema is invalid: data\/properties\/title\/type/],
+    ['invalid param schema', mutate((m) => (m.entities.notes.actions.list.params.page_size.minimum = 'x')), 'entities.notes.actions.list.params', /invalid param schema: schema is invalid: data\/properties\/page_size\/minimum must be number/],
     ['sync param the list does not declare', mutate((m) => (m.entities.notes.sync.params = { limit: 5 })), 'entities.notes.sync.params.limit', /not a param of notes.list/],
   ];
 
