@@ -338,15 +338,19 @@ export class ConnectorRuntime {
     return a.map.length > 0 ? this.mapRecord(a, rec as Record<string, unknown>, raw) : (rec as Record<string, unknown>);
   }
 
-  /** Apply response.map to one record: each listed field is rewritten from the record. */
+  /**
+   * Apply response.map to one record: each listed field is rewritten from the record. In place:
+   * the record was parsed from this response and is ours (copying a large record cost more than
+   * the mapping); every template still sees the record as it came, since all are evaluated first.
+   */
   private mapRecord(a: CompiledAction, record: Record<string, unknown>, raw: RawResult): Record<string, unknown> {
     if (record === null || typeof record !== 'object') return record;
     const ctx = { record, params: raw.ctx['params'] };
-    const out = { ...record };
-    for (const [k, t] of a.map) {
-      const v = t.render(ctx);
-      out[k] = v === undefined ? null : v;
-    }
+    const map = a.map;
+    const values = map.map(([, t]) => t.render(ctx));
+    // A field mapped to the record itself gets the record as it came, not a circular one.
+    const out = values.includes(record) ? { ...record } : record;
+    for (let i = 0; i < map.length; i++) out[map[i]![0]] = values[i] === undefined ? null : values[i];
     return out;
   }
 
