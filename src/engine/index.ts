@@ -89,6 +89,23 @@ interface RawResult {
 
 const LINE_BREAK = /[\r\n]/;
 
+/** Set a rendered request header (an empty value leaves it out); a line break in it is refused. */
+function setHeader(headers: Record<string, string>, name: string, value: unknown): void {
+  if (value === undefined || value === null || value === '') return;
+  const s = String(value);
+  if (LINE_BREAK.test(s)) {
+    throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
+  }
+  headers[name.toLowerCase()] = s;
+}
+
+const RESPONSE_HEADERS = Symbol('response headers');
+
+/** The `headers` of a response's template context: a plain object, made only when a template reads it. */
+function headersGetter(this: { [RESPONSE_HEADERS]: ResponseHeaders }): Record<string, string> {
+  return this[RESPONSE_HEADERS].object();
+}
+
 /**
  * The default transport, shared by every runtime in the process: undici's dispatcher over one
  * keep-alive pool (see http/upstream-transport.ts), created on first use.
@@ -404,17 +421,9 @@ export class ConnectorRuntime {
       }
     }
     const headers: Record<string, string> = { accept: 'application/json' };
-    const setHeader = (name: string, value: unknown): void => {
-      if (value === undefined || value === null || value === '') return;
-      const s = String(value);
-      if (LINE_BREAK.test(s)) {
-        throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
-      }
-      headers[name.toLowerCase()] = s;
-    };
-    for (const [k, t] of this.manifest.headers) setHeader(k, t.render(ctx));
-    for (const [k, t] of a.request.headers) setHeader(k, t.render(ctx));
-    setHeader(this.variant.header, this.variant.value.render(ctx));
+    for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
+    for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
+    setHeader(headers, this.variant.header, this.variant.value.render(ctx));
     const init: Rendered['init'] = { method: a.request.method, headers };
     if (a.request.graphql !== undefined) {
       const query = a.request.graphql.query.render(ctx);
@@ -565,9 +574,9 @@ export class ConnectorRuntime {
         isJson = false;
       }
     }
-    const ctx: TemplateContext = { body, status: res.status, params };
+    const ctx: TemplateContext = { body, status: res.status, params, [RESPONSE_HEADERS]: headers };
     // Response headers as a plain object only when a template reads them.
-    Object.defineProperty(ctx, 'headers', { enumerable: true, get: () => headers.object() });
+    Object.defineProperty(ctx, 'headers', { enumerable: true, get: headersGetter });
     const upstreamBody = isJson ? body : snippet(text);
     const base = { upstream_status: res.status, upstream_body: upstreamBody };
     if (res.status >= 200 && res.status < 300) {

@@ -197,6 +197,19 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
+/** One send: the exchange in flight, which the caller's signal (as its listener) or the timer ends. */
+class Flight {
+  current: Exchange | undefined;
+  constructor(private readonly signal: AbortSignal | undefined) {}
+  handleEvent(): void {
+    this.current?.abort(this.signal?.reason as Error);
+  }
+}
+
+function timedOut(flight: Flight): void {
+  flight.current?.abort(new DOMException('upstream timeout', 'TimeoutError'));
+}
+
 /** The value of a header of a lean response as Headers.get gives it (several values joined by ", "), or null. */
 export function headerValue(headers: UpstreamResponse['headers'], name: string): string | null {
   const v = headers[name];
@@ -234,16 +247,14 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
     let method = (req.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
     let url = typeof input === 'string' ? new URL(input) : input;
     // One timer and one abort listener for the whole exchange, redirects included.
-    let current: Exchange | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const onAbort = (): void => current?.abort(signal?.reason as Error);
-    if (req.timeoutMs !== undefined) timer = setTimeout(() => current?.abort(new DOMException('upstream timeout', 'TimeoutError')), req.timeoutMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const flight = new Flight(signal);
+    const timer = req.timeoutMs !== undefined ? setTimeout(timedOut, req.timeoutMs, flight) : undefined;
+    signal?.addEventListener('abort', flight, { once: true });
     try {
       for (let redirects = 0; ; redirects++) {
         if (!allowLinkLocal) checkUrlHost(url);
         const ex = new Exchange(limit, url.host, redirects < maxRedirections);
-        current = ex;
+        flight.current = ex;
         dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body: body ?? null }, ex);
         const raw = await ex.done;
         if (raw === null) {
@@ -274,7 +285,7 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
       }
     } finally {
       if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', flight);
     }
   };
 
