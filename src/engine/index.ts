@@ -6,11 +6,10 @@
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
-import { createUpstreamTransport } from '../http/upstream-transport.ts';
+import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamFetch, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { checkBaseUrl } from './base-url.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
-import { DEFAULT_MAX_RESPONSE_BYTES, readBodyCapped, type UpstreamInit } from '../http/response-limit.ts';
 import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { PathValueError, truthy, type TemplateContext } from '../templates/index.ts';
@@ -34,7 +33,7 @@ export interface RuntimeOptions {
   config?: Record<string, unknown>;
   /** Auth variant name; default: chosen from the credentials' shape. */
   authVariant?: string;
-  /** Transport; default the global fetch (undici). */
+  /** Transport; default the shared undici transport (http/upstream-transport.ts). A transport's own fetch is used through its lean `send`; any other FetchLike through an adapter that bounds its body. */
   fetch?: FetchLike;
   /** Per-attempt timeout in ms; default the manifest's http.timeout_ms or 30000. */
   timeoutMs?: number;
@@ -83,19 +82,38 @@ interface Rendered {
 
 interface RawResult {
   status: number;
-  headers: Headers;
+  headers: ResponseHeaders;
   body: unknown;
   ctx: TemplateContext;
 }
 
 const LINE_BREAK = /[\r\n]/;
 
+/** Set a rendered request header (an empty value leaves it out); a line break in it is refused. */
+function setHeader(headers: Record<string, string>, name: string, value: unknown): void {
+  if (value === undefined || value === null || value === '') return;
+  const s = String(value);
+  if (LINE_BREAK.test(s)) {
+    throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
+  }
+  headers[name.toLowerCase()] = s;
+}
+
+const RESPONSE_HEADERS = Symbol('response headers');
+
+/** The `headers` of a response's template context: a plain object, made only when a template reads it. */
+function headersGetter(this: { [RESPONSE_HEADERS]: ResponseHeaders }): Record<string, string> {
+  return this[RESPONSE_HEADERS].object();
+}
+
 /**
- * The default transport, shared by every runtime in the process: undici's request over one
+ * The default transport, shared by every runtime in the process: undici's dispatcher over one
  * keep-alive pool (see http/upstream-transport.ts), created on first use.
  */
-let sharedTransport: FetchLike | undefined;
-const defaultFetch: FetchLike = (input, init) => (sharedTransport ??= createUpstreamTransport().fetch)(input, init);
+let sharedTransport: UpstreamTransport | undefined;
+const shared = (): UpstreamTransport => (sharedTransport ??= createUpstreamTransport());
+const defaultFetch: FetchLike = (input, init) => shared().fetch(input, init);
+const defaultSend: UpstreamSend = (url, req) => shared().send(url, req);
 
 /** True for errors that mean the upstream took too long (our timer, or undici's timeouts). */
 function isTimeout(e: unknown): boolean {
@@ -138,7 +156,10 @@ export class ConnectorRuntime {
   private credentials: Credentials;
   private variant: CompiledAuthVariant;
   private readonly fetchImpl: FetchLike;
+  /** How requests are sent: the transport's lean send when the fetch carries one, else an adapter over the fetch. */
+  private readonly send: UpstreamSend;
   private readonly baseUrl: string;
+  private readonly baseOrigin: string;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly deadlineMs: number;
@@ -189,7 +210,10 @@ export class ConnectorRuntime {
     this.timeoutMs = options.timeoutMs ?? m.http?.timeout_ms ?? 30_000;
     this.deadlineMs = options.deadlineMs ?? 60_000;
     this.maxResponseBytes = options.maxResponseBytes ?? m.http?.max_response_bytes;
+    this.baseOrigin = new URL(this.baseUrl).origin;
     this.fetchImpl = options.fetch ?? defaultFetch;
+    const lean = (options.fetch as Partial<UpstreamFetch> | undefined)?.send;
+    this.send = options.fetch === undefined ? defaultSend : typeof lean === 'function' ? lean : sendOverFetch(options.fetch, m.type);
     this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
   }
 
@@ -331,15 +355,19 @@ export class ConnectorRuntime {
     return a.map.length > 0 ? this.mapRecord(a, rec as Record<string, unknown>, raw) : (rec as Record<string, unknown>);
   }
 
-  /** Apply response.map to one record: each listed field is rewritten from the record. */
+  /**
+   * Apply response.map to one record: each listed field is rewritten from the record. In place:
+   * the record was parsed from this response and is ours (copying a large record cost more than
+   * the mapping); every template still sees the record as it came, since all are evaluated first.
+   */
   private mapRecord(a: CompiledAction, record: Record<string, unknown>, raw: RawResult): Record<string, unknown> {
     if (record === null || typeof record !== 'object') return record;
     const ctx = { record, params: raw.ctx['params'] };
-    const out = { ...record };
-    for (const [k, t] of a.map) {
-      const v = t.render(ctx);
-      out[k] = v === undefined ? null : v;
-    }
+    const map = a.map;
+    const values = map.map(([, t]) => t.render(ctx));
+    // A field mapped to the record itself gets the record as it came, not a circular one.
+    const out = values.includes(record) ? { ...record } : record;
+    for (let i = 0; i < map.length; i++) out[map[i]![0]] = values[i] === undefined ? null : values[i];
     return out;
   }
 
@@ -355,12 +383,17 @@ export class ConnectorRuntime {
 
   /** Render the HTTP request of an action (exposed for tests and debugging). */
   render(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): Rendered {
+    const { url, init } = this.renderRequest(a, params, absoluteUrl);
+    return { url: url.toString(), init };
+  }
+
+  private renderRequest(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): { url: URL; init: Rendered['init'] } {
     const ctx = this.templateContext(params);
     let url: URL;
     if (absoluteUrl !== undefined) {
       url = new URL(absoluteUrl, this.baseUrl);
       // Never send credentials to a host the connector was not configured for.
-      if (url.origin !== new URL(this.baseUrl).origin) {
+      if (url.origin !== this.baseOrigin) {
         throw new SwitchboardError('upstream_protocol_error', `The upstream pointed the next page at another host (${url.origin})`);
       }
     } else {
@@ -377,8 +410,8 @@ export class ConnectorRuntime {
       }
       url = new URL(this.baseUrl + path);
       // Egress: a rendered path can never move the request to another host ("@evil", "//evil").
-      if (url.origin !== new URL(this.baseUrl).origin) {
-        throw new SwitchboardError('egress_refused', `The request of ${a.entity}.${a.name} does not stay on ${new URL(this.baseUrl).origin}`);
+      if (url.origin !== this.baseOrigin) {
+        throw new SwitchboardError('egress_refused', `The request of ${a.entity}.${a.name} does not stay on ${this.baseOrigin}`);
       }
       for (const [k, t] of a.request.query) {
         const v = t.render(ctx);
@@ -388,17 +421,9 @@ export class ConnectorRuntime {
       }
     }
     const headers: Record<string, string> = { accept: 'application/json' };
-    const setHeader = (name: string, value: unknown): void => {
-      if (value === undefined || value === null || value === '') return;
-      const s = String(value);
-      if (LINE_BREAK.test(s)) {
-        throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
-      }
-      headers[name.toLowerCase()] = s;
-    };
-    for (const [k, t] of this.manifest.headers) setHeader(k, t.render(ctx));
-    for (const [k, t] of a.request.headers) setHeader(k, t.render(ctx));
-    setHeader(this.variant.header, this.variant.value.render(ctx));
+    for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
+    for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
+    setHeader(headers, this.variant.header, this.variant.value.render(ctx));
     const init: Rendered['init'] = { method: a.request.method, headers };
     if (a.request.graphql !== undefined) {
       const query = a.request.graphql.query.render(ctx);
@@ -409,7 +434,7 @@ export class ConnectorRuntime {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});
     }
-    return { url: url.toString(), init };
+    return { url, init };
   }
 
   private oauthVariant(): OAuth2Auth | undefined {
@@ -458,7 +483,7 @@ export class ConnectorRuntime {
     const deadline = Date.now() + this.deadlineMs;
     let refreshed = false;
     for (;;) {
-      const { url, init } = this.render(a, params, absoluteUrl);
+      const { url, init } = this.renderRequest(a, params, absoluteUrl);
       if (this.limiter) {
         const before = Date.now();
         try {
@@ -474,24 +499,16 @@ export class ConnectorRuntime {
       let serverDelay: number | undefined;
       const attemptMs = Math.max(1, Math.min(this.timeoutMs, deadline - Date.now()));
       try {
-        let res: Response;
-        let text: string;
-        // One timer per attempt, covering headers and body, cleared as soon as the body is read.
-        const controller = new AbortController();
-        const timer = setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), attemptMs);
-        const onAbort = (): void => controller.abort(signal?.reason);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        try {
-          signal?.throwIfAborted();
-          const upstreamInit: UpstreamInit = { ...init, signal: controller.signal, ...(this.maxResponseBytes !== undefined ? { maxResponseBytes: this.maxResponseBytes } : {}) };
-          res = await this.fetchImpl(url, upstreamInit);
-          // Enforced here too, for injected fetches that do not read maxResponseBytes.
-          text = await readBodyCapped(res, this.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, this.manifest.type);
-        } finally {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-        }
-        const result = this.interpret(a, res, text, params);
+        // The attempt's time limit covers headers and body (one timer, in the transport).
+        const res = await this.send(url, {
+          method: init.method,
+          headers: init.headers,
+          body: init.body as string | undefined,
+          signal,
+          timeoutMs: attemptMs,
+          ...(this.maxResponseBytes !== undefined ? { maxResponseBytes: this.maxResponseBytes } : {}),
+        });
+        const result = this.interpret(a, res, params);
         if (!(result instanceof SwitchboardError)) return result;
         failure = result;
         serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
@@ -544,7 +561,9 @@ export class ConnectorRuntime {
   }
 
   /** Turn an HTTP response into a result or the error it means (not thrown, so call() can retry). */
-  private interpret(a: CompiledAction, res: Response, text: string, params: Record<string, unknown>): RawResult | SwitchboardError {
+  private interpret(a: CompiledAction, res: UpstreamResponse, params: Record<string, unknown>): RawResult | SwitchboardError {
+    const text = res.body.toString('utf8');
+    const headers = new ResponseHeaders(res.headers);
     let body: unknown = text;
     let isJson = false;
     if (text.trim() !== '') {
@@ -555,25 +574,25 @@ export class ConnectorRuntime {
         isJson = false;
       }
     }
-    const ctx: TemplateContext = { body, status: res.status, params };
+    const ctx: TemplateContext = { body, status: res.status, params, [RESPONSE_HEADERS]: headers };
     // Response headers as a plain object only when a template reads them.
-    Object.defineProperty(ctx, 'headers', { enumerable: true, get: () => Object.fromEntries(res.headers.entries()) });
+    Object.defineProperty(ctx, 'headers', { enumerable: true, get: headersGetter });
     const upstreamBody = isJson ? body : snippet(text);
     const base = { upstream_status: res.status, upstream_body: upstreamBody };
     if (res.status >= 200 && res.status < 300) {
       if (!isJson) {
         return new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered ${a.entity}.${a.name} with ${text.trim() === '' ? 'an empty body' : 'a body that is not JSON'}`, {
-          details: { ...base, content_type: res.headers.get('content-type') },
+          details: { ...base, content_type: headers.get('content-type') },
         });
       }
       const ruled = applyErrorRules(this.manifest, this.manifest.bodyErrors, ctx, base);
       if (ruled !== undefined) return ruled;
-      return { status: res.status, headers: res.headers, body, ctx };
+      return { status: res.status, headers, body, ctx };
     }
     const ruled = applyErrorRules(this.manifest, this.manifest.statusErrors, ctx, base);
     if (ruled !== undefined) {
       // A rate limit without a wait of its own still honours Retry-After.
-      const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(res.headers, this.retry) : undefined;
+      const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(headers, this.retry) : undefined;
       if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
       return ruled;
     }
@@ -585,7 +604,7 @@ export class ConnectorRuntime {
     if (s === 401 || s === 403) return new SwitchboardError('upstream_credentials_rejected', say(`credentials rejected (HTTP ${s})`), { errors, details: base });
     if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { errors, details: base });
     if (s === 429) {
-      const delay = serverRetryDelayMs(res.headers, this.retry);
+      const delay = serverRetryDelayMs(headers, this.retry);
       return new SwitchboardError('upstream_rate_limited', say('rate limited'), { errors, details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
     }
     if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { errors, details: base });

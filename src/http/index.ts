@@ -155,7 +155,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
 };
 
 /** Milliseconds the server asked us to wait, from the first retry header present; undefined if none. */
-export function serverRetryDelayMs(headers: Headers, policy: RetryPolicy, now: number = Date.now()): number | undefined {
+export function serverRetryDelayMs(headers: Pick<Headers, 'get'>, policy: RetryPolicy, now: number = Date.now()): number | undefined {
   for (const h of policy.retryAfterHeaders) {
     const v = headers.get(h.name);
     if (v === null || v.trim() === '') continue;

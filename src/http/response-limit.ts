@@ -19,16 +19,16 @@ export function responseTooLarge(what: string, limit: number, seen?: number): Sw
 }
 
 /**
- * The body of `res` as text, reading at most `limit` bytes: a larger body (by Content-Length or
+ * The body of `res` as bytes, reading at most `limit` bytes: a larger body (by Content-Length or
  * as it streams) is cancelled and upstream_response_too_large thrown. `what` names the upstream.
  */
-export async function readBodyCapped(res: Response, limit: number, what: string): Promise<string> {
+export async function readBodyCapped(res: Response, limit: number, what: string): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     await res.body?.cancel().catch(() => undefined);
     throw responseTooLarge(what, limit, declared);
   }
-  if (res.body === null) return '';
+  if (res.body === null) return Buffer.alloc(0);
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -42,5 +42,5 @@ export async function readBodyCapped(res: Response, limit: number, what: string)
     }
     chunks.push(value);
   }
-  return chunks.length === 1 ? Buffer.from((chunks[0] as Uint8Array).buffer, (chunks[0] as Uint8Array).byteOffset, total).toString('utf8') : Buffer.concat(chunks, total).toString('utf8');
+  return chunks.length === 1 ? Buffer.from((chunks[0] as Uint8Array).buffer, (chunks[0] as Uint8Array).byteOffset, total) : Buffer.concat(chunks, total);
 }

@@ -11,7 +11,7 @@ export interface PageResult {
   records: unknown[];
   /** Template context of the response: body, headers, params, status. */
   ctx: TemplateContext;
-  headers: Headers;
+  headers: Pick<Headers, 'get'>;
 }
 
 /** The next request: new params, or (link headers) an absolute URL to fetch as is. */

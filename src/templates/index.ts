@@ -322,27 +322,36 @@ export function compileTemplate(source: string): Template {
     compiled ??= hb.compile(ast, { noEscape: true, knownHelpers: KNOWN_HELPERS, knownHelpersOnly: true });
     return compiled(ctx);
   };
+  // A single plain path (`{{params.per_page}}`, not a helper's name) is a direct lookup.
+  const onlyPath =
+    single && (only as hbs.AST.MustacheStatement).path.type === 'PathExpression' && (only as hbs.AST.MustacheStatement).params.length === 0 && HELPERS[((only as hbs.AST.MustacheStatement).path as hbs.AST.PathExpression).original] === undefined
+      ? ((only as hbs.AST.MustacheStatement).path as hbs.AST.PathExpression).parts
+      : undefined;
   return {
     source,
     references,
     single,
     render(ctx) {
       if (!hasExpr) return source;
+      if (onlyPath !== undefined) return lookup(ctx, onlyPath);
       if (single) return evalMustache(only as hbs.AST.MustacheStatement, ctx);
       return stringRender(ctx);
     },
     renderPath(ctx) {
       if (!pathOnly) throw new TemplateSyntaxError('path templates may not contain blocks');
-      return ast.body
-        .map((s) => {
-          if (s.type === 'ContentStatement') return (s as hbs.AST.ContentStatement).value;
-          const v = evalMustache(s as hbs.AST.MustacheStatement, ctx);
-          const text = v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-          // An empty, "." or ".." segment would change which resource the URL names.
-          if (text === '' || text === '.' || text === '..') throw new PathValueError((s as hbs.AST.MustacheStatement).path, text);
-          return encodeURIComponent(text);
-        })
-        .join('');
+      let out = '';
+      for (const s of ast.body) {
+        if (s.type === 'ContentStatement') {
+          out += (s as hbs.AST.ContentStatement).value;
+          continue;
+        }
+        const v = evalMustache(s as hbs.AST.MustacheStatement, ctx);
+        const text = v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+        // An empty, "." or ".." segment would change which resource the URL names.
+        if (text === '' || text === '.' || text === '..') throw new PathValueError((s as hbs.AST.MustacheStatement).path, text);
+        out += encodeURIComponent(text);
+      }
+      return out;
     },
   };
 }

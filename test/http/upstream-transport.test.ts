@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamTransport, type UpstreamTransport } from '../../src/http/upstream-transport.ts';
+import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamTransport } from '../../src/http/upstream-transport.ts';
 
 describe('upstream transport', () => {
   let server: Server;
@@ -54,6 +54,37 @@ describe('upstream transport', () => {
     const empty = await t.fetch(`${base}/empty`);
     expect(empty.status).toBe(204);
     expect(await empty.text()).toBe('');
+  });
+
+  it('send answers status, lower-case headers (a repeated one as an array) and the decoded body, without a Response', async () => {
+    const res = await t.send(`${base}/echo`, { method: 'POST', headers: { authorization: 'Bearer x' }, body: 'hi' });
+    expect(res).not.toBeInstanceOf(Response);
+    expect(res.status).toBe(201);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(new ResponseHeaders(res.headers).get('Set-Cookie')).toBe('a=1, b=2');
+    expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({ method: 'POST', body: 'hi', auth: 'Bearer x' });
+    const zipped = await t.send(`${base}/gzip`);
+    expect(zipped.headers['content-encoding']).toBeUndefined();
+    expect(zipped.body.toString('utf8')).toBe('{"zipped":true}');
+    expect(t.fetch.send).toBe(t.send);
+  });
+
+  it('send bounds the whole exchange with timeoutMs (TimeoutError) and the caller signal (its reason)', async () => {
+    await expect(t.send(`${base}/slow`, { timeoutMs: 50 })).rejects.toMatchObject({ name: 'TimeoutError' });
+    const caller = new AbortController();
+    const pending = t.send(`${base}/slow`, { signal: caller.signal, timeoutMs: 10_000 });
+    caller.abort(new Error('caller went away'));
+    await expect(pending).rejects.toThrow('caller went away');
+  });
+
+  it('sendOverFetch gives any FetchLike the same answer shape and body cap', async () => {
+    const send = sendOverFetch(fetch, 'test');
+    const res = await send(`${base}/echo`, { headers: { authorization: 'Bearer y' } });
+    expect(res.status).toBe(201);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(res.headers['x-ratelimit-remaining']).toBe('7');
+    expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({ auth: 'Bearer y' });
+    await expect(send(`${base}/echo`, { maxResponseBytes: 10 })).rejects.toMatchObject({ code: 'upstream_response_too_large' });
   });
 
   it('aborts with the signal reason (TimeoutError for AbortSignal.timeout), as the interpreter checks', async () => {
