@@ -14,6 +14,7 @@
  * benchmark measures the service, not Granola's 5 requests/s.
  *
  * Run: npm run bench:service-throughput [-- --duration 6 --connections 16 --rounds 4]
+ * `--cpu-prof DIR` writes the server process's V8 CPU profile into DIR (open it in Chrome DevTools).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -144,7 +145,9 @@ async function driverMode(): Promise<void> {
   const sims = await startSimProcess({ SIM_NO_RATE_LIMIT: '1' });
   const granola = sims.connectors['granola'];
   if (!granola) throw new Error('no Granola simulator');
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
+  const profileAt = process.argv.indexOf('--cpu-prof');
+  const profile = profileAt > 0 ? ['--cpu-prof', '--cpu-prof-dir', process.argv[profileAt + 1] as string] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
     env: { ...process.env, BENCH_GRANOLA_URL: granola.base_url, BENCH_GRANOLA_KEY: granola.credentials['api_key'] as string },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -245,7 +245,8 @@ export interface ExecuteBody {
 
 /** Run one action on a connector: the library-mode envelope, or the search response. */
 export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
-  const row = await requireConnector(ctx, organizationId, id);
+  const row = await ctx.runtimes.row(organizationId, id);
+  if (row === undefined) throw notFound(id);
   const manifest = connectorType(ctx, row.connector_type);
   if (body.action === 'search') {
     const entity = manifest.entities.get(body.entity);
@@ -271,7 +272,11 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
     const details = scrubSecrets(e.details, secrets);
     const prefixed = errors.map((x) => (e.code === 'invalid_params' ? { ...x, path: `/params${x.path === '/' ? '' : x.path}` } : x));
     const clean = new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
-    if (isAuthFailure(clean)) await noteAuthFailure(ctx, row, clean);
+    if (isAuthFailure(clean)) {
+      // Refused credentials may have been replaced elsewhere meanwhile: read the row again next time.
+      ctx.runtimes.forget(row.id);
+      await noteAuthFailure(ctx, row, clean);
+    }
     throw clean;
   }
 }
