@@ -41,8 +41,24 @@ export function findControlCharacters(value: unknown, re: RegExp, path = '', out
   return out;
 }
 
+/** Whether any string or key in `value` contains a character of `re` (the common, clean case builds no paths). */
+function hasControlCharacters(value: unknown, re: RegExp): boolean {
+  if (typeof value === 'string') return re.test(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (hasControlCharacters(v, re)) return true;
+    return false;
+  }
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    if (re.test(k) || hasControlCharacters((value as Record<string, unknown>)[k], re)) return true;
+  }
+  return false;
+}
+
 /** preValidation hook: refuse control characters in body, query and path parameters. */
 export async function refuseControlCharacters(request: FastifyRequest): Promise<void> {
+  if (!hasControlCharacters(request.body, CONTROL_BODY) && !hasControlCharacters(request.query, CONTROL_ANY) && !hasControlCharacters(request.params, CONTROL_ANY)) return;
   const errors = [
     ...findControlCharacters(request.body, CONTROL_BODY),
     ...findControlCharacters(request.query, CONTROL_ANY).map((e) => ({ ...e, path: `query:${e.path.replace(/^\//, '')}` })),
