@@ -36,17 +36,19 @@ interface LoggedRequest {
 
 /** The request id of a request's logger (see requestLogger). */
 const REQUEST_ID = Symbol('switchboard.reqId');
-/** Loggers made by createServiceLogger: they add the request id themselves. */
-const serviceLoggers = new WeakSet<Logger>();
+/** Marks loggers made by createServiceLogger, and their children: they add the request id themselves. */
+const SERVICE_LOGGER = Symbol('switchboard.serviceLogger');
+type ServiceLogger = Logger & { [REQUEST_ID]?: unknown; [SERVICE_LOGGER]?: true };
 
 /**
  * Fastify's childLoggerFactory: the logger of one request. pino's child(bindings) would run the
  * request id through the redaction's wildcard paths on every request, logged or not; a service
  * logger instead keeps the id on the child and adds it (mixin) only to lines actually written.
  */
-export function requestLogger(logger: Logger, bindings: Bindings, opts: ChildLoggerOptions): Logger {
-  if (!serviceLoggers.has(logger) || Object.keys(bindings).some((k) => k !== 'reqId')) return logger.child(bindings, opts);
-  const child = logger.child({}, opts) as Logger & { [REQUEST_ID]?: unknown };
+export function requestLogger(logger: ServiceLogger, bindings: Bindings, opts: ChildLoggerOptions): Logger {
+  if (logger[SERVICE_LOGGER] !== true || Object.keys(bindings).some((k) => k !== 'reqId')) return logger.child(bindings, opts);
+  // Without options pino takes its quicker path.
+  const child: ServiceLogger = Object.keys(opts).length === 0 ? logger.child({}) : logger.child({}, opts);
   child[REQUEST_ID] = bindings['reqId'];
   return child;
 }
@@ -56,7 +58,7 @@ export function createServiceLogger(level: string, destination?: DestinationStre
   const options = {
     level,
     // The request id of requestLogger's children, first in the line like a binding would be.
-    mixin: (_merge: object, _level: number, logger: Logger & { [REQUEST_ID]?: unknown }): object => {
+    mixin: (_merge: object, _level: number, logger: ServiceLogger): object => {
       const reqId = logger[REQUEST_ID];
       return reqId === undefined ? {} : { reqId };
     },
@@ -66,7 +68,7 @@ export function createServiceLogger(level: string, destination?: DestinationStre
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   };
-  const logger = destination === undefined ? pino(options) : pino(options, destination);
-  serviceLoggers.add(logger);
+  const logger: ServiceLogger = destination === undefined ? pino(options) : pino(options, destination);
+  logger[SERVICE_LOGGER] = true;
   return logger;
 }
