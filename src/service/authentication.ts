@@ -73,7 +73,7 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
     const m = BEARER.exec(header);
     if (!m) return sendProblem(request, reply, problem('unauthorized', 'The Authorization header must be "Bearer <access token>"'), challenge('invalid_token', 'malformed'));
     const token = m[1] as string;
-    const found = await principals.get(token, () => lookup(token));
+    const found = principals.peek(token) ?? (await principals.get(token, () => lookup(token)));
     if (found === undefined) return sendProblem(request, reply, problem('unauthorized', 'The access token is not valid'), challenge('invalid_token', 'unknown token'));
     if (found.expiresAtMs <= ctx.now()) {
       return sendProblem(request, reply, problem('unauthorized', 'The access token has expired; get a new one'), challenge('invalid_token', 'expired'));

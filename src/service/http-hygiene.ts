@@ -56,17 +56,18 @@ function hasControlCharacters(value: unknown, re: RegExp): boolean {
   return false;
 }
 
-/** preValidation hook: refuse control characters in body, query and path parameters. */
-export async function refuseControlCharacters(request: FastifyRequest): Promise<void> {
-  if (!hasControlCharacters(request.body, CONTROL_BODY) && !hasControlCharacters(request.query, CONTROL_ANY) && !hasControlCharacters(request.params, CONTROL_ANY)) return;
+/** preValidation hook (callback style: no promise on the path of every request): refuse control characters in body, query and path parameters. */
+export function refuseControlCharacters(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  if (!hasControlCharacters(request.body, CONTROL_BODY) && !hasControlCharacters(request.query, CONTROL_ANY) && !hasControlCharacters(request.params, CONTROL_ANY)) {
+    done();
+    return;
+  }
   const errors = [
     ...findControlCharacters(request.body, CONTROL_BODY),
     ...findControlCharacters(request.query, CONTROL_ANY).map((e) => ({ ...e, path: `query:${e.path.replace(/^\//, '')}` })),
     ...findControlCharacters(request.params, CONTROL_ANY).map((e) => ({ ...e, path: `path:${e.path.replace(/^\//, '')}` })),
   ];
-  if (errors.length > 0) {
-    throw new SwitchboardError('invalid_characters', `The request contains NUL or control characters: ${errors.map((e) => e.path).join(', ')}`, { errors });
-  }
+  done(new SwitchboardError('invalid_characters', `The request contains NUL or control characters: ${errors.map((e) => e.path).join(', ')}`, { errors }));
 }
 
 /** Fastify's frameworkErrors: a malformed URL (400 invalid_url) or a path parameter longer than maxParamLength (414 uri_too_long). */

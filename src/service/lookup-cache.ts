@@ -36,13 +36,21 @@ export class LookupCache<V> {
     this.max = o.maxEntries ?? 10_000;
   }
 
+  /** The cached value of `key` while fresh (no promise: the hot path of a hit). */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    if (hit === undefined) return undefined;
+    const now = this.o.now();
+    // A clock that went back (tests move the service clock) counts as stale too.
+    return now >= hit.at && now - hit.at < this.o.ttlMs ? hit.value : undefined;
+  }
+
   /** The cached value of `key` while fresh, else `load()`'s (kept when found). */
   async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    const hit = this.peek(key);
+    if (hit !== undefined) return hit;
     if (this.o.ttlMs <= 0) return load();
     const now = this.o.now();
-    const hit = this.entries.get(key);
-    // A clock that went back (tests move the service clock) counts as stale too.
-    if (hit !== undefined && now >= hit.at && now - hit.at < this.o.ttlMs) return hit.value;
     const generation = this.generation;
     const value = await load();
     if (value === undefined) {

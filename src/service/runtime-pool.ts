@@ -93,7 +93,7 @@ export class RuntimePool {
 
   /** The organization's connector `id` for an execute (recently read, see above), or undefined. */
   async row(organizationId: string, id: string): Promise<ConnectorRow | undefined> {
-    const row = await this.rows.get(id, () => this.o.store.getConnector(organizationId, id));
+    const row = this.rows.peek(id) ?? (await this.rows.get(id, () => this.o.store.getConnector(organizationId, id)));
     // Read for another organization: only the database scopes the lookup by organization.
     if (row !== undefined && row.organization_id !== organizationId) return this.o.store.getConnector(organizationId, id);
     return row;
