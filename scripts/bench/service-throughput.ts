@@ -23,7 +23,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -182,7 +182,8 @@ async function driverMode(): Promise<void> {
     }
     if (new Set(answers.values()).size !== 1) throw new Error(`the targets answered differently:\n${[...answers].map(([k, v]) => `${k}: ${v}`).join('\n')}`);
     console.log(`the service and both bare routes return the same note (${answers.get('service')?.length ?? 0} bytes of JSON)`);
-    console.log(`warming up (3 s each), then ${rounds} alternating round(s) of ${duration} s per target, ${connections} connections`);
+    const load1 = (): string => loadavg()[0]!.toFixed(1);
+    console.log(`warming up (3 s each), then ${rounds} alternating round(s) of ${duration} s per target, ${connections} connections; ${availableParallelism()} cores, load average ${load1()}`);
     for (const t of Object.values(targets)) await load(info.bare_url, t.url, t.headers, body, 3, connections);
     const results: Record<Target, Figures[]> = { service: [], bare: [], bareTransport: [] };
     const names: Target[] = ['service', 'bareTransport', 'bare'];
@@ -201,6 +202,7 @@ async function driverMode(): Promise<void> {
       const cpu = pick(xs, 'cpu');
       return `${name.padEnd(34)} req/s min ${Math.min(...rps).toFixed(0).padStart(5)} median ${median(rps).toFixed(0).padStart(5)}   server CPU µs/request min ${Math.min(...cpu).toFixed(0).padStart(4)} median ${median(cpu).toFixed(0).padStart(4)}   p50 ${median(pick(xs, 'p50')).toFixed(1)} ms  p99 ${median(pick(xs, 'p99')).toFixed(1)} ms   non-2xx ${pick(xs, 'non2xx').reduce((a, b) => a + b, 0)}  errors ${pick(xs, 'errors').reduce((a, b) => a + b, 0)}`;
     };
+    console.log(`load average at the end: ${load1()}${loadavg()[0]! > availableParallelism() ? ' (above the core count: other work shared the machine, the figures are noisy)' : ''}`);
     console.log(row('switchboard execute (granola get)', results.service));
     console.log(row('bare route, service transport', results.bareTransport));
     console.log(row('bare route, fetch (reference)', results.bare));

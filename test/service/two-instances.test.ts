@@ -8,10 +8,21 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import type { ServiceConfig } from '../../src/service/index.ts';
 import { PG_URL, startHarness, type Harness } from './helpers.ts';
 
 const REDIS_URL = process.env['SWITCHBOARD_TEST_REDIS_URL']?.trim() || (PG_URL !== undefined ? 'redis://127.0.0.1:6379' : undefined);
 const CONNECTORS = '/api/v1/integrations/connectors';
+
+/** Two instances on one fresh PostgreSQL database, an application's token and a Granola connector made through the first. */
+async function twoInstances(sim: GranolaSimulator, config: Partial<ServiceConfig>, appPrefix: string): Promise<{ a: Harness; b: Harness; token: string; connectorId: string }> {
+  const a = await startHarness('postgres', { config });
+  const b = await startHarness('postgres', { config, database: a.db });
+  const app = await a.createApp(`${appPrefix}-${randomBytes(4).toString('hex')}`);
+  const token = await a.token(app);
+  const r = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+  return { a, b, token, connectorId: (r.body as { id: string }).id };
+}
 
 describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWITCHBOARD_TEST_POSTGRES_URL is not set)', () => {
   for (const backend of ['postgres', 'redis'] as const) {
@@ -30,12 +41,7 @@ describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWI
           rateLimitPerMinute: 45,
           ...(backend === 'redis' && REDIS_URL !== undefined ? { redisUrl: REDIS_URL } : {}),
         };
-        a = await startHarness('postgres', { config });
-        b = await startHarness('postgres', { config, database: a.db });
-        const app = await a.createApp(`two-${randomBytes(4).toString('hex')}`);
-        token = await a.token(app);
-        const r = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
-        connectorId = (r.body as { id: string }).id;
+        ({ a, b, token, connectorId } = await twoInstances(sim, config, 'two'));
       });
       afterAll(async () => {
         await b?.close();
@@ -81,13 +87,7 @@ describe.skipIf(PG_URL === undefined)('lookups each instance reuses for lookupCa
 
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 5 });
-    const config = { connectorTypes: { granola: { baseUrl: sim.url } }, upstreamThrottle: false };
-    a = await startHarness('postgres', { config });
-    b = await startHarness('postgres', { config, database: a.db });
-    const app = await a.createApp(`cache-${randomBytes(4).toString('hex')}`);
-    token = await a.token(app);
-    const r = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
-    connectorId = (r.body as { id: string }).id;
+    ({ a, b, token, connectorId } = await twoInstances(sim, { connectorTypes: { granola: { baseUrl: sim.url } }, upstreamThrottle: false }, 'cache'));
   });
   afterAll(async () => {
     await b?.close();
