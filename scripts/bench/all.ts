@@ -15,7 +15,7 @@ const RECORDS = String(args.records);
 
 const RUNS: { name: string; argv: string[] }[] = [
   { name: 'engine overhead', argv: ['--import', 'tsx', 'scripts/bench/engine-overhead.ts', '--iterations', '150'] },
-  { name: 'service throughput', argv: ['--import', 'tsx', 'scripts/bench/service-throughput.ts', '--duration', '3', '--rounds', '3'] },
+  { name: 'service throughput', argv: ['--import', 'tsx', 'scripts/bench/service-throughput.ts', '--duration', '2', '--rounds', '5'] },
   { name: 'search', argv: ['--max-old-space-size=8192', '--import', 'tsx', 'scripts/bench/search.ts', '--records', RECORDS, '--runs', '15', '--scan-runs', '3'] },
   { name: 'sync', argv: ['--import', 'tsx', 'scripts/bench/sync.ts', '--records', '40'] },
   { name: 'cli startup', argv: ['--import', 'tsx', 'scripts/bench/cli-startup.ts', '--runs', '5'] },

@@ -18,7 +18,8 @@
  * process driving autocannon. Upstream throttling and the per-organization limit are off: the
  * benchmark measures the service, not Granola's 5 requests/s.
  *
- * Run: npm run bench:service-throughput [-- --duration 6 --connections 16 --rounds 4]
+ * Run: npm run bench:service-throughput [-- --duration 4 --connections 16 --rounds 7]
+ * (many short rounds: on a shared machine their median ratio moves less than that of a few long ones)
  * `--cpu-prof DIR` writes the server process's V8 CPU profile into DIR (open it in Chrome DevTools).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -146,9 +147,9 @@ async function load(bareUrl: string, url: string, headers: Record<string, string
 }
 
 async function driverMode(): Promise<void> {
-  const duration = arg('duration', 6);
+  const duration = arg('duration', 4);
   const connections = arg('connections', 16);
-  const rounds = arg('rounds', 4);
+  const rounds = arg('rounds', 7);
   const sims = await startSimProcess({ SIM_NO_RATE_LIMIT: '1' });
   const granola = sims.connectors['granola'];
   if (!granola) throw new Error('no Granola simulator');
