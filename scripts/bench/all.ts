@@ -30,7 +30,7 @@ type BenchId = 'engine' | 'service' | 'search' | 'sync' | 'cli' | 'codegen';
 /** Each bench: its process arguments (codegen is timed here, not by a script). */
 const BENCHES: { id: BenchId; name: string; argv?: string[] }[] = [
   { id: 'engine', name: 'engine overhead', argv: ['--import', 'tsx', 'scripts/bench/engine-overhead.ts', '--rounds', '3', '--iterations', '150'] },
-  { id: 'service', name: 'service throughput', argv: ['--import', 'tsx', 'scripts/bench/service-throughput.ts', '--duration', '3', '--rounds', '3'] },
+  { id: 'service', name: 'service throughput', argv: ['--import', 'tsx', 'scripts/bench/service-throughput.ts', '--duration', '2', '--rounds', '5'] },
   { id: 'search', name: 'search', argv: ['--max-old-space-size=8192', '--import', 'tsx', 'scripts/bench/search.ts', '--records', RECORDS, '--runs', '15', '--scan-runs', '3'] },
   { id: 'sync', name: 'sync', argv: ['--import', 'tsx', 'scripts/bench/sync.ts', '--records', '40'] },
   { id: 'cli', name: 'cli startup', argv: ['--import', 'tsx', 'scripts/bench/cli-startup.ts', '--runs', '5'] },

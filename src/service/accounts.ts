@@ -3,8 +3,8 @@
  *
  * Access tokens are opaque random values (`sbt_` + 256 bits) stored as sha256 with an expiry,
  * rather than signed JWTs: a token can be revoked by deleting its row, instances share no
- * signing key (only the database they already share), and the one indexed lookup per request
- * is cheap next to the upstream call that follows. Expiry is checked on every request.
+ * signing key (only the database they already share), and the indexed lookup is cheap (and
+ * reused for at most lookupCacheMs, see lookup-cache.ts). Expiry is checked on every request.
  */
 import { SwitchboardError } from '../errors/index.ts';
 import type { ServiceStore } from '../store/index.ts';

@@ -14,7 +14,7 @@ import { ServiceStore, type Database, type KeyRing, type ServiceTables } from '.
 import { authenticationHook } from './authentication.ts';
 import type { ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
-import { createServiceLogger } from './logger.ts';
+import { createServiceLogger, requestLogger } from './logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
 import { createLimitBackend } from './shared-limits.ts';
 import { accountRoutes } from './routes/account-routes.ts';
@@ -80,6 +80,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const log = o.logger ?? createServiceLogger(o.config.logLevel, o.logDestination);
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
+    childLoggerFactory: requestLogger as never,
     bodyLimit: o.config.bodyLimitBytes,
     return503OnClosing: true,
     // A client dripping its request cannot hold a connection open (408 request_timeout).

@@ -11,6 +11,8 @@ import { problem, sendProblem } from './problem.ts';
 import type { KeyedLimiter } from './shared-limits.ts';
 import { sha256Hex } from './secrets.ts';
 import type { ServiceContext } from './context.ts';
+import { LookupCache } from './lookup-cache.ts';
+import type { TokenPrincipal } from '../store/index.ts';
 
 export type AuthMode = 'public' | 'application' | 'organization';
 
@@ -54,6 +56,13 @@ function organizationHeaderCount(raw: string[]): number {
 
 /** The onRequest hook. */
 export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | null) {
+  // Principals by token (lookup-cache.ts: reused for at most lookupCacheMs, so a deleted token
+  // row stops working within that; expiry is still checked on every request).
+  const principals = new LookupCache<TokenPrincipal & { expiresAtMs: number }>({ ttlMs: ctx.config.lookupCacheMs, now: ctx.now });
+  const lookup = async (token: string) => {
+    const found = await ctx.store.findTokenPrincipal(sha256Hex(token));
+    return found === undefined ? undefined : { ...found, expiresAtMs: Date.parse(found.expiresAt) };
+  };
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'organization';
     if (mode === 'public') return undefined;
@@ -63,16 +72,17 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
     }
     const m = BEARER.exec(header);
     if (!m) return sendProblem(request, reply, problem('unauthorized', 'The Authorization header must be "Bearer <access token>"'), challenge('invalid_token', 'malformed'));
-    const found = await ctx.store.findTokenPrincipal(sha256Hex(m[1] as string));
+    const token = m[1] as string;
+    const found = principals.peek(token) ?? (await principals.get(token, () => lookup(token)));
     if (found === undefined) return sendProblem(request, reply, problem('unauthorized', 'The access token is not valid'), challenge('invalid_token', 'unknown token'));
-    if (found.expiresAt <= new Date(ctx.now()).toISOString()) {
+    if (found.expiresAtMs <= ctx.now()) {
       return sendProblem(request, reply, problem('unauthorized', 'The access token has expired; get a new one'), challenge('invalid_token', 'expired'));
     }
     const orgs = found.organizationIds;
     let organizationId = '';
     const asked = request.headers['x-organization-id'];
-    // Node joins a repeated header into "a, b": count the raw occurrences instead.
-    if (Array.isArray(asked) || organizationHeaderCount(request.raw.rawHeaders) > 1) {
+    // Node joins a repeated header into "a, b" (so only a value with a comma can be several): count the raw occurrences then.
+    if (Array.isArray(asked) || (asked !== undefined && asked.includes(',') && organizationHeaderCount(request.raw.rawHeaders) > 1)) {
       return sendProblem(request, reply, problem('invalid_request', 'Send X-Organization-Id once', { errors: [{ path: 'header:x-organization-id', message: 'appears more than once' }] }));
     }
     if (asked !== undefined && asked !== '') {

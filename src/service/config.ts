@@ -67,6 +67,8 @@ export interface ServiceConfig {
   tokenRateLimitPerMinute: number;
   /** Byte budget of one MCP execute or search result (POST /mcp); default 20000. */
   mcpMaxOutputBytes: number;
+  /** How long a token's principal and an execute's connector row are reused before being read again (lookup-cache.ts); 0 disables. Default 1000 ms. */
+  lookupCacheMs: number;
   /** Redis URL for limits shared across instances (wins over PostgreSQL). */
   redisUrl?: string;
   /** Per connector type (keys are manifest types). */
@@ -118,6 +120,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', default: '5000', description: 'Idle keep-alive connections are closed after this' },
   { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
   { name: 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', default: '20000', description: 'Byte budget of one MCP `execute` or `search` result (POST /mcp, and `switchboard mcp` unless --max-output-bytes); a longer list is cut at a record boundary with a notice; at least 1024' },
+  {
+    name: 'SWITCHBOARD_LOOKUP_CACHE_MS',
+    default: '1000',
+    description:
+      "How long an instance reuses a token's principal and an execute's connector row before reading them again: a token deleted (revoked), a grant, or a connector changed by another instance takes effect within this; changes made through the instance itself at once; 0 reads them on every request",
+  },
   {
     name: 'SWITCHBOARD_REDIS_URL',
     default: '(none)',
@@ -226,6 +234,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     keepAliveTimeoutMs: intVar(env, 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
+    lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
     connectorTypes: types,
   };
 }

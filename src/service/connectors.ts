@@ -245,7 +245,8 @@ export interface ExecuteBody {
 
 /** Run one action on a connector: the library-mode envelope, or the search response. */
 export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
-  const row = await requireConnector(ctx, organizationId, id);
+  const row = await ctx.runtimes.row(organizationId, id);
+  if (row === undefined) throw notFound(id);
   const manifest = connectorType(ctx, row.connector_type);
   if (body.action === 'search') {
     const entity = manifest.entities.get(body.entity);
@@ -268,7 +269,11 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.
     const clean = executeFailure(e, secrets);
-    if (isAuthFailure(clean)) await noteAuthFailure(ctx, row, clean);
+    if (isAuthFailure(clean)) {
+      // Refused credentials may have been replaced elsewhere meanwhile: read the row again next time.
+      ctx.runtimes.forget(row.id);
+      await noteAuthFailure(ctx, row, clean);
+    }
     throw clean;
   }
 }

@@ -41,16 +41,33 @@ export function findControlCharacters(value: unknown, re: RegExp, path = '', out
   return out;
 }
 
-/** preValidation hook: refuse control characters in body, query and path parameters. */
-export async function refuseControlCharacters(request: FastifyRequest): Promise<void> {
+/** Whether any string or key in `value` contains a character of `re` (the common, clean case builds no paths). */
+function hasControlCharacters(value: unknown, re: RegExp): boolean {
+  if (typeof value === 'string') return re.test(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (hasControlCharacters(v, re)) return true;
+    return false;
+  }
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    if (re.test(k) || hasControlCharacters((value as Record<string, unknown>)[k], re)) return true;
+  }
+  return false;
+}
+
+/** preValidation hook (callback style: no promise on the path of every request): refuse control characters in body, query and path parameters. */
+export function refuseControlCharacters(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  if (!hasControlCharacters(request.body, CONTROL_BODY) && !hasControlCharacters(request.query, CONTROL_ANY) && !hasControlCharacters(request.params, CONTROL_ANY)) {
+    done();
+    return;
+  }
   const errors = [
     ...findControlCharacters(request.body, CONTROL_BODY),
     ...findControlCharacters(request.query, CONTROL_ANY).map((e) => ({ ...e, path: `query:${e.path.replace(/^\//, '')}` })),
     ...findControlCharacters(request.params, CONTROL_ANY).map((e) => ({ ...e, path: `path:${e.path.replace(/^\//, '')}` })),
   ];
-  if (errors.length > 0) {
-    throw new SwitchboardError('invalid_characters', `The request contains NUL or control characters: ${errors.map((e) => e.path).join(', ')}`, { errors });
-  }
+  done(new SwitchboardError('invalid_characters', `The request contains NUL or control characters: ${errors.map((e) => e.path).join(', ')}`, { errors }));
 }
 
 /** Fastify's frameworkErrors: a malformed URL (400 invalid_url) or a path parameter longer than maxParamLength (414 uri_too_long). */

@@ -5,7 +5,7 @@
  * defence for anything logged by mistake, pino's redaction censors every field named like a
  * secret at the top level and one or two levels down.
  */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino';
 
 const SECRET_KEYS = ['authorization', 'credentials', 'client_secret', 'access_token', 'refresh_token', 'api_key', 'password', 'secret', 'token', 'secret_id', 'server_side_oauth_secret_id'];
 
@@ -34,15 +34,41 @@ interface LoggedRequest {
   headers?: Record<string, unknown>;
 }
 
+/** The request id of a request's logger (see requestLogger). */
+const REQUEST_ID = Symbol('switchboard.reqId');
+/** Marks loggers made by createServiceLogger, and their children: they add the request id themselves. */
+const SERVICE_LOGGER = Symbol('switchboard.serviceLogger');
+type ServiceLogger = Logger & { [REQUEST_ID]?: unknown; [SERVICE_LOGGER]?: true };
+
+/**
+ * Fastify's childLoggerFactory: the logger of one request. pino's child(bindings) would run the
+ * request id through the redaction's wildcard paths on every request, logged or not; a service
+ * logger instead keeps the id on the child and adds it (mixin) only to lines actually written.
+ */
+export function requestLogger(logger: ServiceLogger, bindings: Bindings, opts: ChildLoggerOptions): Logger {
+  if (logger[SERVICE_LOGGER] !== true || Object.keys(bindings).some((k) => k !== 'reqId')) return logger.child(bindings, opts);
+  // Without options pino takes its quicker path.
+  const child: ServiceLogger = Object.keys(opts).length === 0 ? logger.child({}) : logger.child({}, opts);
+  child[REQUEST_ID] = bindings['reqId'];
+  return child;
+}
+
 /** Build the logger; `destination` lets tests capture every line. */
 export function createServiceLogger(level: string, destination?: DestinationStream): Logger {
   const options = {
     level,
+    // The request id of requestLogger's children, first in the line like a binding would be.
+    mixin: (_merge: object, _level: number, logger: ServiceLogger): object => {
+      const reqId = logger[REQUEST_ID];
+      return reqId === undefined ? {} : { reqId };
+    },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
       req: (req: LoggedRequest) => ({ method: req.method, url: maskUrl(req.url), ...(req.ip !== undefined ? { remoteAddress: req.ip } : {}) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  const logger: ServiceLogger = destination === undefined ? pino(options) : pino(options, destination);
+  logger[SERVICE_LOGGER] = true;
+  return logger;
 }

@@ -5,7 +5,10 @@
  * reuses its cached runtime only while the row's ciphertext is the one the runtime was built
  * from. So credentials replaced by PATCH, or refreshed by another instance, are picked up on the
  * next request, while one instance's concurrent requests share one runtime and thus one OAuth
- * refresh in flight. Upstream throttles are per budget (budgetKey): connectors holding the same
+ * refresh in flight. For execute the pool also keeps the connector rows themselves, each for at
+ * most lookupCacheMs (lookup-cache.ts): a change made through this instance (PATCH, DELETE, an
+ * OAuth refresh, a re-encryption) drops the row at once, one made by another instance is seen
+ * within that bound. Upstream throttles are per budget (budgetKey): connectors holding the same
  * API key share one, and with PostgreSQL or Redis every instance shares it too.
  */
 import { createHash } from 'node:crypto';
@@ -17,6 +20,7 @@ import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '..
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
+import { LookupCache } from './lookup-cache.ts';
 
 /** AAD binding a connector's sealed credentials to its row. */
 export function connectorCredentialsContext(connectorId: string): string {
@@ -80,9 +84,19 @@ export class RuntimePool {
   /** Throttles by budget key, shared by the connectors spending that budget. */
   private readonly throttles = new Map<string, Throttle | null>();
   private readonly max: number;
+  private readonly rows: LookupCache<ConnectorRow>;
 
   constructor(private readonly o: RuntimePoolOptions) {
     this.max = o.maxEntries ?? 10_000;
+    this.rows = new LookupCache({ ttlMs: o.config.lookupCacheMs, now: o.now, maxEntries: this.max });
+  }
+
+  /** The organization's connector `id` for an execute (recently read, see above), or undefined. */
+  async row(organizationId: string, id: string): Promise<ConnectorRow | undefined> {
+    const row = this.rows.peek(id) ?? (await this.rows.get(id, () => this.o.store.getConnector(organizationId, id)));
+    // Read for another organization: only the database scopes the lookup by organization.
+    if (row !== undefined && row.organization_id !== organizationId) return this.o.store.getConnector(organizationId, id);
+    return row;
   }
 
   /** The runtime for a connector row (built, or reused while the row's credentials are unchanged). */
@@ -116,6 +130,7 @@ export class RuntimePool {
         // Either way the next request compares against the row and rebuilds if it differs.
         state.ciphertext = sealed.ciphertext;
         state.secrets = [...new Set([...state.secrets, ...secretValues(manifest, row.auth_variant, next)])];
+        this.rows.delete(row.id);
         this.o.log.info({ connector_id: row.id }, 'OAuth tokens refreshed and stored');
       },
     };
@@ -142,6 +157,7 @@ export class RuntimePool {
       .replaceCredentials(row.id, previous, sealed, row.updated_at)
       .then((stored) => {
         if (stored && state.ciphertext === previous) state.ciphertext = sealed.ciphertext;
+        if (stored) this.rows.delete(row.id);
       })
       .catch((e: unknown) => this.o.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not re-encrypt credentials with the primary key'));
   }
@@ -155,9 +171,10 @@ export class RuntimePool {
     return this.throttles.get(budget) ?? null;
   }
 
-  /** Forget a connector (deleted, or credentials replaced). */
+  /** Forget a connector (deleted, or credentials replaced): its runtime and its row. */
   forget(connectorId: string): void {
     this.entries.delete(connectorId);
+    this.rows.delete(connectorId);
   }
 }
 

@@ -437,9 +437,15 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     await c.connectors.list();
     expect(tokenRequests()).toBe(1);
 
-    // Revoked: the service no longer knows the token. One 401, one new token, the call succeeds.
+    // Revoked: the service no longer knows the token (it notices within lookupCacheMs: its clock
+    // is moved past that). One 401, one new token, the call succeeds.
     await h.service.database.db.deleteFrom('access_tokens').execute();
-    expect((await c.connectors.get(granolaId)).id).toBe(granolaId);
+    h.clock.offsetMs = 1_000;
+    try {
+      expect((await c.connectors.get(granolaId)).id).toBe(granolaId);
+    } finally {
+      h.clock.offsetMs = 0;
+    }
     expect(tokenRequests()).toBe(2);
     expect(own.filter((x) => x.status === 401)).toHaveLength(1);
 

@@ -132,3 +132,34 @@ describe('request rate limiter', () => {
     expect(l.take('a').retryAfterSeconds).toBe(1);
   });
 });
+
+describe('request logs', () => {
+  it('carry the request id on every line of a request, nothing on lines of no request', async () => {
+    const lines: string[] = [];
+    const database = openDatabase<ServiceTables>(':memory:');
+    await migrate(database as Database, [...HOSTED_MIGRATIONS]);
+    const { app } = await buildApp({
+      database,
+      keyRing: parseKeyRing(generateKeySpec()),
+      config: defaultServiceConfig(),
+      logger: createServiceLogger('info', { write: (l: string) => void lines.push(l) }),
+    });
+    try {
+      await app.ready();
+      app.log.info('not a request');
+      for (const url of ['/api/v1/integrations/connectors', '/nowhere']) expect((await app.inject({ method: 'GET', url })).statusCode).toBeGreaterThanOrEqual(400);
+      const parsed = lines.map((l) => JSON.parse(l) as { reqId?: string; msg: string });
+      expect(parsed.find((l) => l.msg === 'not a request')?.reqId).toBeUndefined();
+      const ids = parsed.filter((l) => l.msg === 'incoming request').map((l) => l.reqId);
+      expect(ids).toHaveLength(2);
+      expect(new Set(ids).size).toBe(2);
+      for (const id of ids) {
+        expect(id).toEqual(expect.any(String));
+        expect(parsed.filter((l) => l.reqId === id).map((l) => l.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed']));
+      }
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+});

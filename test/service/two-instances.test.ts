@@ -8,10 +8,21 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import type { ServiceConfig } from '../../src/service/index.ts';
 import { PG_URL, startHarness, type Harness } from './helpers.ts';
 
 const REDIS_URL = process.env['SWITCHBOARD_TEST_REDIS_URL']?.trim() || (PG_URL !== undefined ? 'redis://127.0.0.1:6379' : undefined);
 const CONNECTORS = '/api/v1/integrations/connectors';
+
+/** Two instances on one fresh PostgreSQL database, an application's token and a Granola connector made through the first. */
+async function twoInstances(sim: GranolaSimulator, config: Partial<ServiceConfig>, appPrefix: string): Promise<{ a: Harness; b: Harness; token: string; connectorId: string }> {
+  const a = await startHarness('postgres', { config });
+  const b = await startHarness('postgres', { config, database: a.db });
+  const app = await a.createApp(`${appPrefix}-${randomBytes(4).toString('hex')}`);
+  const token = await a.token(app);
+  const r = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+  return { a, b, token, connectorId: (r.body as { id: string }).id };
+}
 
 describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWITCHBOARD_TEST_POSTGRES_URL is not set)', () => {
   for (const backend of ['postgres', 'redis'] as const) {
@@ -30,12 +41,7 @@ describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWI
           rateLimitPerMinute: 45,
           ...(backend === 'redis' && REDIS_URL !== undefined ? { redisUrl: REDIS_URL } : {}),
         };
-        a = await startHarness('postgres', { config });
-        b = await startHarness('postgres', { config, database: a.db });
-        const app = await a.createApp(`two-${randomBytes(4).toString('hex')}`);
-        token = await a.token(app);
-        const r = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
-        connectorId = (r.body as { id: string }).id;
+        ({ a, b, token, connectorId } = await twoInstances(sim, config, 'two'));
       });
       afterAll(async () => {
         await b?.close();
@@ -64,4 +70,57 @@ describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWI
       });
     });
   }
+});
+
+describe.skipIf(PG_URL === undefined)('lookups each instance reuses for lookupCacheMs (skipped: SWITCHBOARD_TEST_POSTGRES_URL is not set)', () => {
+  let sim: GranolaSimulator;
+  let a: Harness;
+  let b: Harness;
+  let token: string;
+  let connectorId: string;
+  const execute = (h: Harness) =>
+    h.request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: sim.ids()[0] } } });
+  /** Move an instance's clock past the lookup bound (the default 1000 ms). */
+  const pastBound = (h: Harness) => {
+    h.clock.offsetMs += 1_000;
+  };
+
+  beforeAll(async () => {
+    sim = await startGranolaSimulator({ size: 5 });
+    ({ a, b, token, connectorId } = await twoInstances(sim, { connectorTypes: { granola: { baseUrl: sim.url } }, upstreamThrottle: false }, 'cache'));
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await sim?.close();
+  });
+
+  it('credentials replaced and a connector deleted on one instance: at once there, within the bound on the other', async () => {
+    expect((await execute(a)).status).toBe(200);
+    expect((await execute(b)).status).toBe(200);
+    const patched = await a.request('PATCH', `${CONNECTORS}/${connectorId}?check=false`, { token, body: { credentials: { api_key: 'grn_revoked_key' } } });
+    expect(patched.status, patched.text).toBe(200);
+    const onA = await execute(a);
+    expect(onA.status).not.toBe(200);
+    pastBound(b);
+    const onB = await execute(b);
+    expect({ status: onB.status, code: (onB.body as { code: string }).code }).toEqual({ status: onA.status, code: (onA.body as { code: string }).code });
+
+    expect((await a.request('DELETE', `${CONNECTORS}/${connectorId}`, { token })).status).toBe(204);
+    expect((await execute(a)).status).toBe(404);
+    pastBound(b);
+    expect((await execute(b)).status).toBe(404);
+  });
+
+  it('a token revoked (its row deleted) is refused by every instance within the bound', async () => {
+    expect((await a.request('GET', CONNECTORS, { token })).status).toBe(200);
+    expect((await b.request('GET', CONNECTORS, { token })).status).toBe(200);
+    await a.service.database.db.deleteFrom('access_tokens').execute();
+    for (const h of [a, b]) {
+      pastBound(h);
+      const r = await h.request('GET', CONNECTORS, { token });
+      expect(r.status).toBe(401);
+      expect(r.headers.get('www-authenticate')).toContain('unknown token');
+    }
+  });
 });

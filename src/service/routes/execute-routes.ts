@@ -1,11 +1,34 @@
 /** POST /api/v1/integrations/connectors/{connector_id}/execute. */
-import type { FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../authentication.ts';
 import { executeAction, type ExecuteBody } from '../connectors.ts';
 import type { ServiceContext } from '../context.ts';
 import { ConnectorIdParamsSchema, ExecuteRequestSchema } from '../schemas.ts';
 
 export const EXECUTE_PATH = '/api/v1/integrations/connectors/:connector_id/execute';
+
+/** One signal per client connection, aborted when it closes (made on its first execute). */
+const disconnected = new WeakMap<Socket, AbortSignal>();
+
+/**
+ * Aborted when the caller's connection closes, so a caller that disconnects leaves the
+ * connector's throttle queue instead of holding a slot. Per connection rather than per request:
+ * the requests of one keep-alive connection share it (a request that has finished no longer
+ * listens), which spares every request a controller and two socket listeners.
+ */
+export function disconnectSignal(request: FastifyRequest): AbortSignal | undefined {
+  const socket = request.raw.socket as Socket | null;
+  if (socket === null) return undefined;
+  let signal = disconnected.get(socket);
+  if (signal === undefined) {
+    const gone = new AbortController();
+    socket.once('close', () => gone.abort(new Error('the client disconnected')));
+    signal = gone.signal;
+    disconnected.set(socket, signal);
+  }
+  return signal;
+}
 
 export function executeRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -14,19 +37,7 @@ export function executeRoutes(ctx: ServiceContext) {
     app.post<{ Params: { connector_id: string }; Body: ExecuteBody }>(
       EXECUTE_PATH,
       { schema: { params: ConnectorIdParamsSchema, body: ExecuteRequestSchema } },
-      async (request, reply) => {
-        // A caller that disconnects leaves the connector's throttle queue instead of holding a slot.
-        const gone = new AbortController();
-        const onClose = (): void => {
-          if (!reply.raw.writableEnded) gone.abort(new Error('the client disconnected'));
-        };
-        request.raw.socket?.once('close', onClose);
-        try {
-          return await executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, gone.signal);
-        } finally {
-          request.raw.socket?.off('close', onClose);
-        }
-      },
+      async (request) => executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, disconnectSignal(request)),
     );
   };
 }
