@@ -155,6 +155,11 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   app.addHook('preValidation', refuseControlCharacters);
 
   app.setErrorHandler((err, request, reply) => {
+    if (request.raw.socket?.destroyed === true) {
+      // The caller went away (its execute was aborted with it): nobody to answer, nothing failed here.
+      request.log.info({ code: 'client_disconnected' }, 'caller disconnected before the answer');
+      return reply.hijack();
+    }
     const p = toProblem(err);
     const headers: Record<string, string> = {};
     const retryMs = p.details?.['retry_after_ms'];

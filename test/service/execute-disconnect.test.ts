@@ -61,6 +61,9 @@ describe('execute when the caller disconnects', () => {
     upstream.socket.once('close', () => (upstreamClosed = true));
     req.destroy();
     await until('the upstream call to be aborted', () => upstreamClosed);
+    // Logged as what it is, a caller that went away, not as a failure of the service.
+    await until('the request to be logged', () => h.logs.some((l) => l.includes('client_disconnected')));
+    expect(h.logs.filter((l) => (JSON.parse(l) as { level: number }).level >= 50)).toEqual([]);
   });
 
   it('requests on one kept-alive connection each run to completion', async () => {
