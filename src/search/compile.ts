@@ -234,11 +234,12 @@ class Compiler {
         if (ids.length === 0) return { check: false };
         const cond = dialect.likeCondition(f.parts);
         const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> => dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${cond}`);
-        // A record's own values are checked directly; listing matches goes through the trigram
-        // index when the pattern has a 3-character literal, else through the field's values.
-        const candidates = dialect.likeCandidates(f.parts, confirm);
+        // A record's own values are checked directly; listing matches goes through the field's
+        // trigram tokens (SQLite) when the pattern has a 3-character literal, else through the
+        // field's values (on PostgreSQL, their pg_trgm index).
+        const candidates = dialect.likeCandidates(f.parts, ids, confirm);
         const compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
-        return candidates !== undefined && dialect.name === 'sqlite' ? this.ordered(compiled) : compiled;
+        return candidates !== undefined ? this.ordered(compiled) : compiled;
       }
       case 'contains':
         // Values exactly at the path (an array's own elements), not values below it.

@@ -20,9 +20,11 @@
  *   (rid, field_id) for reindexing and per-record checks. Strings also carry a lower-cased copy
  *   (`low`, when it differs) that `like` patterns are checked against.
  * - Per record, a word index for keyword and fuzzy — the words of every string value as tokens
- *   `<field_id>_<word>` — and a trigram index over its lower-cased string values that finds
- *   like candidates: two contentless FTS5 tables with rowid = rid on SQLite (`search_words`,
- *   `search_like`), one `search_text` row with GIN indexes (text[], pg_trgm) on PostgreSQL.
+ *   `<field_id>_<word>` — and, per field, a trigram index over its lower-cased string values that
+ *   finds like candidates: on SQLite two contentless FTS5 tables with rowid = rid
+ *   (`search_words`, and `search_grams` with tokens `<field_id>_<trigram>`); on PostgreSQL one
+ *   `search_text` row (text[] with a GIN index) and a pg_trgm GIN index on search_values keyed
+ *   by (field_id, value) (migration 0002).
  *   Words are computed in JavaScript (see text.ts), so neither database's tokenizer decides
  *   what a word is, and a like match is always confirmed on the field's own values.
  * - `search_vocab` / `search_variants`: each scope's distinct letter-only words and their
@@ -31,6 +33,8 @@
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
+import { wordToken } from './compile.ts';
+import { textTrigrams } from './text.ts';
 
 async function sqliteUp(db: Kysely<unknown>): Promise<void> {
   const statements = [
@@ -94,19 +98,8 @@ async function sqliteUp(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The schema holding pg_trgm's operator classes, installing the extension when allowed; undefined if unavailable. */
-async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
-  const find = async (): Promise<string | undefined> =>
-    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)).rows[0]?.schema;
-  const installed = await find();
-  if (installed !== undefined) return installed;
-  // pg_trgm is a trusted extension: a role with CREATE on the database may install it. Check
-  // first, because a failed CREATE EXTENSION would abort the migration's transaction.
-  const { rows } = await sql<{ available: boolean; allowed: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS available,
-           (has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS allowed`.execute(db);
-  if (rows[0]?.available !== true || rows[0].allowed !== true) return undefined;
-  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
-  return find();
+function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
+  return extensionSchema(db, 'pg_trgm');
 }
 
 async function postgresUp(db: Kysely<unknown>): Promise<void> {
@@ -168,6 +161,73 @@ async function postgresUp(db: Kysely<unknown>): Promise<void> {
   if (trgm !== undefined) await sql`CREATE INDEX search_text_like ON search_text USING gin (liketext ${sql.id(trgm, 'gin_trgm_ops')})`.execute(db);
 }
 
+/** Records whose values are read per statement while migration 0002 fills the SQLite trigram tokens. */
+const REINDEX_BATCH = 2000;
+
+/**
+ * 0002, SQLite: the record-level trigram table `search_like` (every string value of a record in
+ * one text, so a like on `name` also found records whose email matched) becomes `search_grams`,
+ * one row per record holding `<field id>_<trigram>` tokens: a like looks only at its field's
+ * trigrams. Existing records get their tokens from their indexed string values (the lower-cased
+ * like text is exactly COALESCE(low, v)), in rid batches.
+ */
+async function sqliteGrams(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE VIRTUAL TABLE search_grams USING fts5(grams, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`.execute(db);
+  let after = 0;
+  for (;;) {
+    const { rows: bound } = await sql<{ rid: number }>`SELECT rid FROM search_records WHERE rid > ${after} ORDER BY rid LIMIT 1 OFFSET ${REINDEX_BATCH - 1}`.execute(db);
+    const upto = bound[0]?.rid;
+    const { rows } = await sql<{ rid: number; field_id: number; text: string }>`
+      SELECT rid, field_id, COALESCE(low, v) AS text FROM search_values
+      WHERE rid > ${after} ${upto === undefined ? sql`` : sql`AND rid <= ${upto}`} AND typeof(v) = 'text' ORDER BY rid`.execute(db);
+    const byRid = new Map<number, Set<string>>();
+    for (const r of rows) {
+      let tokens = byRid.get(r.rid);
+      if (tokens === undefined) byRid.set(r.rid, (tokens = new Set()));
+      for (const t of textTrigrams(r.text)) tokens.add(wordToken(r.field_id, t));
+    }
+    const grams = [...byRid].filter(([, t]) => t.size > 0).map(([rid, t]) => [rid, [...t].join(' ')]);
+    if (grams.length > 0) await sql`INSERT INTO search_grams (rowid, grams) SELECT value->>0, value->>1 FROM json_each(${JSON.stringify(grams)})`.execute(db);
+    if (upto === undefined) break;
+    after = upto;
+  }
+  await sql`DROP TABLE search_like`.execute(db);
+}
+
+/** The schema holding an extension, installing it when available and allowed; undefined if unavailable. */
+async function extensionSchema(db: Kysely<unknown>, name: string): Promise<string | undefined> {
+  const find = async (): Promise<string | undefined> =>
+    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ${name}`.execute(db)).rows[0]?.schema;
+  const installed = await find();
+  if (installed !== undefined) return installed;
+  // pg_trgm and btree_gin are trusted extensions: a role with CREATE on the database may install
+  // them. Check first, because a failed CREATE EXTENSION would abort the migration's transaction.
+  const { rows } = await sql<{ available: boolean; allowed: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = ${name}) AS available,
+           (has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS allowed`.execute(db);
+  if (rows[0]?.available !== true || rows[0].allowed !== true) return undefined;
+  await sql`CREATE EXTENSION IF NOT EXISTS ${sql.id(name)}`.execute(db);
+  return find();
+}
+
+/**
+ * 0002, PostgreSQL: like candidates come from a pg_trgm index over each string value with its
+ * field id (btree_gin makes field_id a GIN key, so a like on `name` reads only names' trigram
+ * entries; without btree_gin the index covers values of every field and field_id is a filter)
+ * instead of one text per record of all its string values. The per-record text column and its
+ * index are dropped.
+ */
+async function postgresGrams(db: Kysely<unknown>): Promise<void> {
+  const trgm = await trigramSchema(db);
+  if (trgm !== undefined) {
+    const btree = await extensionSchema(db, 'btree_gin');
+    const like = sql`(COALESCE(low, txt)) ${sql.id(trgm, 'gin_trgm_ops')}`;
+    await sql`CREATE INDEX search_values_like ON search_values USING gin (${btree === undefined ? like : sql`field_id, ${like}`}) WHERE txt IS NOT NULL`.execute(db);
+  }
+  await sql`DROP INDEX IF EXISTS search_text_like`.execute(db);
+  await sql`ALTER TABLE search_text DROP COLUMN liketext`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -176,6 +236,12 @@ export const searchMigrations: MigrationGroup = {
       up: async (db) => {
         if (db.getExecutor().adapter instanceof PostgresAdapter) await postgresUp(db);
         else await sqliteUp(db);
+      },
+    },
+    '0002_per_field_trigrams': {
+      up: async (db) => {
+        if (db.getExecutor().adapter instanceof PostgresAdapter) await postgresGrams(db);
+        else await sqliteGrams(db);
       },
     },
   },

@@ -188,6 +188,20 @@ export function likeTrigrams(parts: LikePart[], max = 8): string[] {
 }
 
 /**
+ * The distinct trigrams (3 code points) of a lower-cased like text: what the per-field trigram
+ * index holds for a string value, and what likeTrigrams looks up (each is one of these).
+ */
+export function textTrigrams(text: string, out: Set<string> = new Set()): Set<string> {
+  if (ASCII.test(text)) {
+    for (let i = 0; i + 3 <= text.length; i++) out.add(text.slice(i, i + 3));
+    return out;
+  }
+  const cps = [...text];
+  for (let i = 0; i + 3 <= cps.length; i++) out.add(cps[i]! + cps[i + 1]! + cps[i + 2]!);
+  return out;
+}
+
+/**
  * A LIKE pattern every text containing a match also matches: the literal runs in order with
  * `%` between, unanchored. Used against a record's text of all string values.
  */
