@@ -38,6 +38,8 @@ interface CachedScope {
   fields: FieldIndex;
   maxField: number;
   recordCount: number;
+  /** The scope's synced_at as last read (a string, or a Date's time on PostgreSQL) and as ISO text: converted once per change. */
+  synced?: { raw: unknown; iso: string | null };
 }
 
 export interface RecordStoreOptions {
@@ -248,8 +250,10 @@ export class RecordStore {
   async search(connectorId: string, entity: string, def: SearchEntityDef, params: unknown): Promise<SearchResult> {
     const started = performance.now();
     const query = parseSearchParams(def, params);
-    const fingerprint = queryFingerprint([connectorId, entity, query.filter ?? null, query.sort.map((s) => [s.field.name, s.dir])]);
-    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, fingerprint, query.sort, query.cursor);
+    // Hashed only when a cursor is read or written: most searches have neither.
+    let hashed: string | undefined;
+    const fingerprint = (): string => (hashed ??= queryFingerprint([connectorId, entity, query.filter ?? null, query.sort.map((s) => [s.field.name, s.dir])]));
+    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, fingerprint(), query.sort, query.cursor);
     const done = (data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult => ({
       data,
       meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt },
@@ -269,7 +273,10 @@ export class RecordStore {
       if (row !== undefined && Number(row.max_field ?? 0) === cached.maxField) {
         if (page.status === 'rejected') throw page.reason;
         cached.recordCount = Number(row.record_count);
-        return done(page.value.data, this.#dialect.parseTime(row.synced_at), page.value.cursor);
+        const raw = row.synced_at instanceof Date ? row.synced_at.getTime() : row.synced_at;
+        let synced = cached.synced;
+        if (synced === undefined || synced.raw !== raw) synced = cached.synced = { raw, iso: this.#dialect.parseTime(row.synced_at) };
+        return done(page.value.data, synced.iso, page.value.cursor);
       }
       this.#scopeCache.delete(key);
     }
@@ -293,7 +300,7 @@ export class RecordStore {
   }
 
   /** One page of a parsed query in a scope, with the scope's field dictionary. */
-  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
+  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
     const empty = { data: [], cursor: null };
     const fields = scope.fields;
     // `any` runs as a relaxed filter in SQL, each candidate confirmed in JavaScript (relax.ts).
@@ -360,7 +367,7 @@ export class RecordStore {
     }
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
-    const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint, { values: last.keys, rid: last.rid }) : null;
+    const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint(), { values: last.keys, rid: last.rid }) : null;
     const data = page.map((r) => {
       const doc = docOf(r);
       return query.fields === undefined ? doc : projectFields(doc, query.fields);
