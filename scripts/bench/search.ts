@@ -345,7 +345,6 @@ async function openTarget(dialect: 'sqlite' | 'postgres', secret: string): Promi
   const schema = `search_bench_${process.pid}`;
   const admin = openDatabase(POSTGRES_URL, { poolSize: 1 });
   await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(admin.db).catch(() => undefined);
-  await sql`CREATE EXTENSION IF NOT EXISTS btree_gin`.execute(admin.db).catch(() => undefined);
   await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(admin.db);
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('options', `-c search_path=${schema},public`);

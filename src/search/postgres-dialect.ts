@@ -29,7 +29,7 @@ export const postgresSearchDialect: SearchDialect = {
 
   likeCondition(parts: LikePart[]) {
     // Case-sensitive LIKE over text lower-cased in JavaScript; `txt IS NOT NULL` lets the
-    // planner use the partial pg_trgm index on (field_id, COALESCE(low, txt)).
+    // planner use the partial pg_trgm index on COALESCE(low, txt).
     return sql<SqlBool>`x.txt IS NOT NULL AND COALESCE(x.low, x.txt) LIKE ${likeToSqlLike(parts)}`;
   },
 

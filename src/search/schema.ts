@@ -23,8 +23,8 @@
  *   `<field_id>_<word>` — and, per field, a trigram index over its lower-cased string values that
  *   finds like candidates: on SQLite two contentless FTS5 tables with rowid = rid
  *   (`search_words`, and `search_grams` with tokens `<field_id>_<trigram>`); on PostgreSQL one
- *   `search_text` row (text[] with a GIN index) and a pg_trgm GIN index on search_values keyed
- *   by (field_id, value) (migration 0002).
+ *   `search_text` row (text[] with a GIN index) and a pg_trgm GIN index on the string values
+ *   of search_values, whose field_id is checked on the matching values (migration 0002).
  *   Words are computed in JavaScript (see text.ts), so neither database's tokenizer decides
  *   what a word is, and a like match is always confirmed on the field's own values.
  * - `search_vocab` / `search_variants`: each scope's distinct letter-only words and their
@@ -98,8 +98,19 @@ async function sqliteUp(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The schema holding pg_trgm's operator classes, installing the extension when allowed; undefined if unavailable. */
-function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
-  return extensionSchema(db, 'pg_trgm');
+async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
+  const find = async (): Promise<string | undefined> =>
+    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)).rows[0]?.schema;
+  const installed = await find();
+  if (installed !== undefined) return installed;
+  // pg_trgm is a trusted extension: a role with CREATE on the database may install it. Check
+  // first, because a failed CREATE EXTENSION would abort the migration's transaction.
+  const { rows } = await sql<{ available: boolean; allowed: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS available,
+           (has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS allowed`.execute(db);
+  if (rows[0]?.available !== true || rows[0].allowed !== true) return undefined;
+  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
+  return find();
 }
 
 async function postgresUp(db: Kysely<unknown>): Promise<void> {
@@ -194,36 +205,16 @@ async function sqliteGrams(db: Kysely<unknown>): Promise<void> {
   await sql`DROP TABLE search_like`.execute(db);
 }
 
-/** The schema holding an extension, installing it when available and allowed; undefined if unavailable. */
-async function extensionSchema(db: Kysely<unknown>, name: string): Promise<string | undefined> {
-  const find = async (): Promise<string | undefined> =>
-    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ${name}`.execute(db)).rows[0]?.schema;
-  const installed = await find();
-  if (installed !== undefined) return installed;
-  // pg_trgm and btree_gin are trusted extensions: a role with CREATE on the database may install
-  // them. Check first, because a failed CREATE EXTENSION would abort the migration's transaction.
-  const { rows } = await sql<{ available: boolean; allowed: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = ${name}) AS available,
-           (has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS allowed`.execute(db);
-  if (rows[0]?.available !== true || rows[0].allowed !== true) return undefined;
-  await sql`CREATE EXTENSION IF NOT EXISTS ${sql.id(name)}`.execute(db);
-  return find();
-}
-
 /**
- * 0002, PostgreSQL: like candidates come from a pg_trgm index over each string value with its
- * field id (btree_gin makes field_id a GIN key, so a like on `name` reads only names' trigram
- * entries; without btree_gin the index covers values of every field and field_id is a filter)
- * instead of one text per record of all its string values. The per-record text column and its
- * index are dropped.
+ * 0002, PostgreSQL: like candidates come from a pg_trgm index over each string value (field_id
+ * is checked on the few values whose trigrams match, before any record is read) instead of one
+ * text per record of all its string values. The per-record text column and its index are
+ * dropped. (A GIN key on field_id through btree_gin was tried: intersecting with a field's
+ * posting list, which lists every record, cost several times more than the recheck.)
  */
 async function postgresGrams(db: Kysely<unknown>): Promise<void> {
   const trgm = await trigramSchema(db);
-  if (trgm !== undefined) {
-    const btree = await extensionSchema(db, 'btree_gin');
-    const like = sql`(COALESCE(low, txt)) ${sql.id(trgm, 'gin_trgm_ops')}`;
-    await sql`CREATE INDEX search_values_like ON search_values USING gin (${btree === undefined ? like : sql`field_id, ${like}`}) WHERE txt IS NOT NULL`.execute(db);
-  }
+  if (trgm !== undefined) await sql`CREATE INDEX search_values_like ON search_values USING gin ((COALESCE(low, txt)) ${sql.id(trgm, 'gin_trgm_ops')}) WHERE txt IS NOT NULL`.execute(db);
   await sql`DROP INDEX IF EXISTS search_text_like`.execute(db);
   await sql`ALTER TABLE search_text DROP COLUMN liketext`.execute(db);
 }

@@ -36,10 +36,9 @@ async function adminQuery(text: string): Promise<void> {
 
 async function openPostgres(groups: MigrationGroup[] = [searchMigrations]): Promise<TestDatabase> {
   const schema = `search_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  // pg_trgm and btree_gin go to public once, so that dropping a test schema never drops an
-  // extension another test file is using. Concurrent creation may race: the loser's error is harmless.
+  // pg_trgm goes to public once, so that dropping a test schema never drops the extension
+  // another test file is using. Concurrent creation may race: the loser's error is harmless.
   await adminQuery('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public').catch(() => undefined);
-  await adminQuery('CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA public').catch(() => undefined);
   await adminQuery(`CREATE SCHEMA "${schema}"`);
   const url = new URL(POSTGRES_URL!);
   url.searchParams.set('options', `-c search_path=${schema},public`);
