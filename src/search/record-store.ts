@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import type { DialectName } from '../store/database.ts';
-import { andPreds, boundedCount, compileConjuncts, FieldIndex, pageQuery, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
+import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
 import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
@@ -318,8 +318,18 @@ export class RecordStore {
     const live = conjuncts.filter((c) => c.check !== true);
     // One condition whose set is read in rid order, no sort, nothing to confirm: the page comes
     // straight from its index in one pass (limit + 1 rows tell has_more), without a count.
-    const only = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]!.ordered : undefined;
-    const plan = only !== undefined ? { filter: true as const, driver: undefined } : await this.#plan(live, scope.recordCount, want);
+    const single = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]! : undefined;
+    const only = single?.ordered;
+    // One condition that lists its records, though not in rid order (an object/array field's
+    // values; PostgreSQL's GIN indexes): its set is read once, up to ESTIMATE_CAP entries, and
+    // the page taken from it in the same statement; only a set reaching the cap, whose rest is
+    // unread, falls back to walking records in rid order. No separate count.
+    let early: PageRow[] | undefined;
+    if (single !== undefined && only === undefined && single.set !== undefined) {
+      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, ESTIMATE_CAP, want).execute(this.#db);
+      if (rows.length === 0 || Number(rows[0]!.n) < ESTIMATE_CAP) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
+    }
+    const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);
     if (plan === 'empty') return empty;
     const { filter, driver } = plan;
 
@@ -356,7 +366,9 @@ export class RecordStore {
       }
     };
     let rows: PageRow[];
-    if (first === undefined) {
+    if (early !== undefined) {
+      rows = early;
+    } else if (first === undefined) {
       rows = await run('none', position, want);
     } else {
       const inNulls = position !== undefined && position.values[0] === null;
