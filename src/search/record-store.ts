@@ -321,13 +321,16 @@ export class RecordStore {
     const single = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]! : undefined;
     const only = single?.ordered;
     // One condition that lists its records, though not in rid order (an object/array field's
-    // values; PostgreSQL's GIN indexes): its set is read once, up to ESTIMATE_CAP entries, and
-    // the page taken from it in the same statement; only a set reaching the cap, whose rest is
-    // unread, falls back to walking records in rid order. No separate count.
+    // values; PostgreSQL's GIN indexes): its set is read once, up to a cap, and the page taken
+    // from it in the same statement. No separate count. A set of n records is worth reading
+    // whole while n is below the records a walk in rid order would examine (want / (n / total)),
+    // i.e. n below sqrt(want × total): that is the cap, and a set reaching it, whose rest is
+    // unread, falls back to the walk.
     let early: PageRow[] | undefined;
     if (single !== undefined && only === undefined && single.set !== undefined) {
-      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, ESTIMATE_CAP, want).execute(this.#db);
-      if (rows.length === 0 || Number(rows[0]!.n) < ESTIMATE_CAP) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
+      const cap = Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, scope.recordCount)))));
+      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want).execute(this.#db);
+      if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
     }
     const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);
     if (plan === 'empty') return empty;
