@@ -17,7 +17,7 @@ import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery 
 import { matches } from './reference.ts';
 import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
-import { allowedTypos, deletionVariants, isFuzzyWord, textTrigrams, typoDistance, vocabularyDepth } from './text.ts';
+import { allowedTypos, deletionVariants, gramTokens, isFuzzyWord, textTrigrams, typoDistance, vocabularyDepth } from './text.ts';
 
 /** Bump when what gets indexed for a document changes: every document is then reindexed on its next upsert. */
 const INDEX_VERSION = '1';
@@ -155,16 +155,16 @@ export class RecordStore {
         const vocabulary = new Set<string>();
         for (const e of entries) {
           for (const v of e.values) valueRows.push([e.rid, fieldIds.get(v.key)!, v.v, v.n, v.low]);
-          const grams: string[] = [];
+          let grams: string[] = [];
           if (this.#dialect.gramTokens) {
-            const seen = new Set<string>();
+            const byField = new Map<number, Set<string>>();
             for (const l of e.likes) {
               const id = fieldIds.get(l.key)!;
-              for (const t of textTrigrams(l.text)) {
-                const token = wordToken(id, t);
-                if (!seen.has(token)) grams.push(token), seen.add(token);
-              }
+              let trigrams = byField.get(id);
+              if (trigrams === undefined) byField.set(id, (trigrams = new Set()));
+              textTrigrams(l.text, trigrams);
             }
+            grams = gramTokens(byField);
           }
           if (e.words.length > 0 || grams.length > 0) textRows.push([e.rid, e.words.map((w) => wordToken(fieldIds.get(w.key)!, w.word)), grams]);
           for (const w of e.words) if (isFuzzyWord(w.word)) vocabulary.add(w.word);

@@ -33,8 +33,7 @@
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
-import { wordToken } from './compile.ts';
-import { textTrigrams } from './text.ts';
+import { gramTokens, textTrigrams } from './text.ts';
 
 async function sqliteUp(db: Kysely<unknown>): Promise<void> {
   const statements = [
@@ -191,13 +190,15 @@ async function sqliteGrams(db: Kysely<unknown>): Promise<void> {
     const { rows } = await sql<{ rid: number; field_id: number; text: string }>`
       SELECT rid, field_id, COALESCE(low, v) AS text FROM search_values
       WHERE rid > ${after} ${upto === undefined ? sql`` : sql`AND rid <= ${upto}`} AND typeof(v) = 'text' ORDER BY rid`.execute(db);
-    const byRid = new Map<number, Set<string>>();
+    const byRid = new Map<number, Map<number, Set<string>>>();
     for (const r of rows) {
-      let tokens = byRid.get(r.rid);
-      if (tokens === undefined) byRid.set(r.rid, (tokens = new Set()));
-      for (const t of textTrigrams(r.text)) tokens.add(wordToken(r.field_id, t));
+      let byField = byRid.get(r.rid);
+      if (byField === undefined) byRid.set(r.rid, (byField = new Map()));
+      let trigrams = byField.get(r.field_id);
+      if (trigrams === undefined) byField.set(r.field_id, (trigrams = new Set()));
+      textTrigrams(r.text, trigrams);
     }
-    const grams = [...byRid].filter(([, t]) => t.size > 0).map(([rid, t]) => [rid, [...t].join(' ')]);
+    const grams = [...byRid].map(([rid, byField]) => [rid, gramTokens(byField).join(' ')] as const).filter(([, g]) => g !== '');
     if (grams.length > 0) await sql`INSERT INTO search_grams (rowid, grams) SELECT value->>0, value->>1 FROM json_each(${JSON.stringify(grams)})`.execute(db);
     if (upto === undefined) break;
     after = upto;

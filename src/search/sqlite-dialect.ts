@@ -7,12 +7,11 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
-import { wordToken } from './compile.ts';
-import { likeToGlob, likeTrigrams, type LikePart } from './text.ts';
+import { gramToken, likeToGlob, likeTrigrams, type LikePart } from './text.ts';
 
 /** Records (column `rid`, in rid order) of a token table having, for every group, one of the group's tokens; with `rid`, that one record. */
 function tokenQuery(table: 'search_words' | 'search_grams', groups: string[][], rid?: RawBuilder<unknown>): RawBuilder<unknown> {
-  // Tokens are [0-9a-z_] only (see wordToken), so quoting each one is all the FTS5 query syntax needs.
+  // Tokens are [0-9a-z_] only (see wordToken, gramToken), so quoting each one is all the FTS5 query syntax needs.
   const match = groups.map((g) => `(${g.map((t) => `"${t}"`).join(' OR ')})`).join(' AND ');
   return sql`SELECT rowid AS rid FROM ${sql.table(table)} WHERE ${sql.table(table)} MATCH ${match}${rid === undefined ? sql`` : sql` AND rowid = ${rid}`}`;
 }
@@ -43,7 +42,7 @@ export const sqliteSearchDialect: SearchDialect = {
     if (trigrams.length === 0) return undefined;
     // Records where one of the fields holds every trigram (for a path with several field ids,
     // each trigram in one of them), then the pattern checked on the fields' own values.
-    const grams = tokenQuery('search_grams', trigrams.map((t) => fieldIds.map((id) => wordToken(id, t))));
+    const grams = tokenQuery('search_grams', trigrams.map((t) => fieldIds.map((id) => gramToken(id, t))));
     return sql`SELECT g.rid FROM (${grams}) g WHERE ${confirm(sql.ref('g.rid'))}`;
   },
 
