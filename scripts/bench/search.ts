@@ -7,7 +7,9 @@
  * B-trees and FTS5 on SQLite, B-trees, pg_trgm and full-text GIN on PostgreSQL, interleaved run
  * by run, each run's ids checked equal) and of a full scan in JavaScript (searchInMemory over the
  * same documents), the storage per record against the record's JSON size, and one verdict line
- * per goal of issue 15.
+ * per goal of issue 15. SQLite's goals (against the hand-written query and the scan, all run in
+ * this thread) are judged on CPU time per query, wall time shown beside it; PostgreSQL's on wall
+ * time, since its work happens in the server.
  *
  *   npm run bench:search -- [--records N] [--runs N] [--scan-runs N] [--batch N] [--dialects sqlite,postgres] [--sequential]
  */
@@ -237,6 +239,8 @@ interface Row {
   ours: Stats;
   hand?: Stats;
   scan: Stats;
+  /** CPU time of this process per query (SQLite and the JavaScript scan run here, in this thread; for PostgreSQL only the client's share). */
+  cpu: { ours: Stats; hand?: Stats; scan: Stats };
   hits: number;
   /** Every measured run returned the same first page as the hand-written query (and the probe as the JavaScript scan). */
   same: boolean;
@@ -244,7 +248,7 @@ interface Row {
 
 const stats = (samples: number[]): Stats => ({ min: Math.min(...samples), p50: percentile(samples, 50), p95: percentile(samples, 95) });
 
-async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scanCache: Map<string, Stats>, baseline: Baseline | undefined): Promise<Row[]> {
+async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scanCache: Map<string, { wall: Stats; cpu: Stats }>, baseline: Baseline | undefined): Promise<Row[]> {
   const rows: Row[] = [];
   for (const q of QUERIES) {
     // Warm up, and check the first page against the JavaScript scan.
@@ -257,20 +261,30 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
     if (hand !== undefined) await baseline!.run(hand(1));
     const samples: number[] = [];
     const handSamples: number[] = [];
+    const cpuSamples: number[] = [];
+    const handCpuSamples: number[] = [];
+    const cpuMs = (since: NodeJS.CpuUsage): number => {
+      const u = process.cpuUsage(since);
+      return (u.user + u.system) / 1000;
+    };
     for (let k = 0; k < RUNS; k++) {
       // Interleaved, alternating which goes first; each run's pages compared.
       let ours: string[] = [];
       let theirs: string[] = [];
       const runOurs = async (): Promise<void> => {
+        const c = process.cpuUsage();
         const t = performance.now();
         const r = await store.search(CONNECTOR, ENTITY, DEF, q.params(k + 2));
         samples.push(performance.now() - t);
+        cpuSamples.push(cpuMs(c));
         ours = r.data.map((d) => String(d['id']));
       };
       const runHand = async (): Promise<void> => {
+        const c = process.cpuUsage();
         const t = performance.now();
         theirs = await baseline!.run(hand!(k + 2));
         handSamples.push(performance.now() - t);
+        handCpuSamples.push(cpuMs(c));
       };
       if (hand === undefined) await runOurs();
       else if (k % 2 === 0) {
@@ -288,16 +302,28 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
     let scan = scanCache.get(q.name);
     if (scan === undefined) {
       const scanSamples: number[] = [];
+      const scanCpu: number[] = [];
       for (let k = 0; k < SCAN_RUNS; k++) {
         const p = parseSearchParams(DEF, q.params(k + 2));
+        const c = process.cpuUsage();
         const t = performance.now();
         searchInMemory(docs, DEF, p).slice(0, p.limit);
         scanSamples.push(performance.now() - t);
+        scanCpu.push(cpuMs(c));
       }
-      scan = stats(scanSamples);
+      scan = { wall: stats(scanSamples), cpu: stats(scanCpu) };
       scanCache.set(q.name, scan);
     }
-    rows.push({ dialect, query: q.name, ours: stats(samples), ...(hand !== undefined ? { hand: stats(handSamples) } : {}), scan, hits: expected.length, same });
+    rows.push({
+      dialect,
+      query: q.name,
+      ours: stats(samples),
+      ...(hand !== undefined ? { hand: stats(handSamples) } : {}),
+      scan: scan.wall,
+      cpu: { ours: stats(cpuSamples), ...(hand !== undefined ? { hand: stats(handCpuSamples) } : {}), scan: scan.cpu },
+      hits: expected.length,
+      same,
+    });
     process.stderr.write(`  ${dialect} ${q.name}: p50 ${fmt(percentile(samples, 50))} ms${hand !== undefined ? `, hand-written ${fmt(percentile(handSamples, 50))} ms` : ''}\n`);
   }
   return rows;
@@ -420,7 +446,7 @@ async function main(): Promise<void> {
   }
   const results: Row[] = [];
   const storage = new Map<string, number>();
-  const scanCache = new Map<string, Stats>();
+  const scanCache = new Map<string, { wall: Stats; cpu: Stats }>();
   const handDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-hand-'));
   try {
     const loadOne = async (target: Target): Promise<void> => {
@@ -460,11 +486,11 @@ async function main(): Promise<void> {
 
   const ms = (x: Stats | undefined, k: keyof Stats): string => (x === undefined ? '—' : fmt(x[k]));
   console.log('');
-  console.log(`| dialect | query | hits (first page) | min ms | p50 ms | p95 ms | hand-written min / p50 / p95 ms | vs hand-written (p50) | JS scan p50 ms | speed-up vs scan (p50) | same pages |`);
-  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|`);
+  console.log(`| dialect | query | hits (first page) | min ms | p50 ms | p95 ms | hand-written min / p50 / p95 ms | vs hand-written (p50) | JS scan p50 ms | speed-up vs scan (p50) | CPU p50 ms: ours / hand-written / scan | same pages |`);
+  console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|`);
   for (const r of results) {
     console.log(
-      `| ${r.dialect} | ${r.query} | ${r.hits} | ${ms(r.ours, 'min')} | ${ms(r.ours, 'p50')} | ${ms(r.ours, 'p95')} | ${r.hand === undefined ? '—' : `${ms(r.hand, 'min')} / ${ms(r.hand, 'p50')} / ${ms(r.hand, 'p95')}`} | ${r.hand === undefined ? '—' : `${(r.ours.p50 / r.hand.p50).toFixed(2)}×`} | ${fmt(r.scan.p50)} | ${(r.scan.p50 / r.ours.p50).toFixed(0)}× | ${r.same ? 'yes' : 'NO'} |`,
+      `| ${r.dialect} | ${r.query} | ${r.hits} | ${ms(r.ours, 'min')} | ${ms(r.ours, 'p50')} | ${ms(r.ours, 'p95')} | ${r.hand === undefined ? '—' : `${ms(r.hand, 'min')} / ${ms(r.hand, 'p50')} / ${ms(r.hand, 'p95')}`} | ${r.hand === undefined ? '—' : `${(r.ours.p50 / r.hand.p50).toFixed(2)}×`} | ${fmt(r.scan.p50)} | ${(r.scan.p50 / r.ours.p50).toFixed(0)}× | ${ms(r.cpu.ours, 'p50')} / ${ms(r.cpu.hand, 'p50')} / ${ms(r.cpu.scan, 'p50')} | ${r.same ? 'yes' : 'NO'} |`,
     );
   }
 
@@ -475,10 +501,18 @@ async function main(): Promise<void> {
   const sqliteRows = of('sqlite');
   const pgRows = of('postgres');
   const size = `${RECORDS.toLocaleString()} records`;
+  // SQLite, the hand-written SQLite query and the JavaScript scan all run synchronously in this
+  // thread, so their CPU time is the work each does; wall time adds waiting for a core, which on
+  // a shared machine says more about the neighbours than about the query. Judged on CPU p50,
+  // wall p50 shown beside it.
+  const both = (a: Row, ours: Stats, other: Stats, otherCpu: Stats): string =>
+    `CPU ${fmt(a.cpu.ours.p50)} vs ${fmt(otherCpu.p50)} ms p50, ${(a.cpu.ours.p50 / otherCpu.p50).toFixed(2)}×; wall ${fmt(ours.p50)} vs ${fmt(other.p50)} ms, ${(ours.p50 / other.p50).toFixed(2)}×`;
   for (const r of sqliteRows.filter((x) => x.hand !== undefined)) {
-    verdict(`SQLite ${r.query} within 2× of hand-written at ${size}`, r.ours.p50 <= 2 * r.hand!.p50, `${fmt(r.ours.p50)} vs ${fmt(r.hand!.p50)} ms p50, ${(r.ours.p50 / r.hand!.p50).toFixed(2)}×`);
+    verdict(`SQLite ${r.query} within 2× of hand-written at ${size}`, r.cpu.ours.p50 <= 2 * r.cpu.hand!.p50, both(r, r.ours, r.hand!, r.cpu.hand!));
   }
-  for (const r of sqliteRows) verdict(`SQLite ${r.query} ≥ 100× a JavaScript scan`, r.scan.p50 / r.ours.p50 >= 100, `${(r.scan.p50 / r.ours.p50).toFixed(0)}×`);
+  for (const r of sqliteRows) {
+    verdict(`SQLite ${r.query} ≥ 100× a JavaScript scan at ${size}`, r.cpu.scan.p50 / r.cpu.ours.p50 >= 100, `${(r.cpu.scan.p50 / r.cpu.ours.p50).toFixed(0)}× by CPU, ${(r.scan.p50 / r.ours.p50).toFixed(0)}× by wall`);
+  }
   for (const r of sqliteRows) {
     const p = pgRows.find((x) => x.query === r.query);
     verdict(`PostgreSQL ${r.query} p50 within 3× of SQLite`, p === undefined ? undefined : p.ours.p50 <= 3 * r.ours.p50, p === undefined ? 'PostgreSQL not run' : `${fmt(p.ours.p50)} vs ${fmt(r.ours.p50)} ms, ${(p.ours.p50 / r.ours.p50).toFixed(2)}×; PostgreSQL p95 ${fmt(p.ours.p95)} ms`);

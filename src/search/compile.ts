@@ -234,11 +234,12 @@ class Compiler {
         if (ids.length === 0) return { check: false };
         const cond = dialect.likeCondition(f.parts);
         const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> => dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${cond}`);
-        // A record's own values are checked directly; listing matches goes through the trigram
-        // index when the pattern has a 3-character literal, else through the field's values.
-        const candidates = dialect.likeCandidates(f.parts, confirm);
+        // A record's own values are checked directly; listing matches goes through the field's
+        // trigram tokens (SQLite) when the pattern has a 3-character literal, else through the
+        // field's values (on PostgreSQL, their pg_trgm index).
+        const candidates = dialect.likeCandidates(f.parts, ids, confirm);
         const compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
-        return candidates !== undefined && dialect.name === 'sqlite' ? this.ordered(compiled) : compiled;
+        return candidates !== undefined ? this.ordered(compiled) : compiled;
       }
       case 'contains':
         // Values exactly at the path (an array's own elements), not values below it.
@@ -437,4 +438,20 @@ export function pageQuery(
 /** A bounded count of a set's rows: the exact count below `cap`, else `cap`. */
 export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<{ n: number | string }> {
   return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e LIMIT ${cap}) c`;
+}
+
+/**
+ * One pass over a set (a subquery with a `rid` column, possibly repeating a record): read at most
+ * `cap` of its entries after `afterRid`, and return the first `limit` of their records in rid
+ * order, each row also carrying `n`, the number of entries read. Below the cap the set was read
+ * whole and the page is exact; at the cap the caller must not trust it.
+ */
+export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawBuilder<unknown>, afterRid: number | undefined, cap: number, limit: number): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
+  const after = afterRid === undefined ? sql`` : sql` WHERE e.rid > ${afterRid}`;
+  return sql<{ rid: number | string; record: unknown; n: number | string }>`WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
+    SELECT r.rid AS rid, r.record AS record, (SELECT count(*) FROM c) AS n
+    FROM ${dialect.driver(sql`SELECT DISTINCT c.rid FROM c ORDER BY c.rid LIMIT ${limit}`)} d ${dialect.orderedJoin} search_records r ON r.rid = d.rid
+    WHERE r.scope_id = ${scopeId}
+    ORDER BY r.rid
+    LIMIT ${limit}`;
 }

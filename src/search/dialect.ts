@@ -21,8 +21,11 @@ export type Executor = Kysely<any>;
  */
 export type ValueRow = [rid: number, fieldId: number, v: string | number, n: number, low: string | null];
 
-/** A record's text-index row: rid, word tokens, lower-cased string values one per line. */
-export type TextRow = [rid: number, tokens: string[], likeText: string];
+/**
+ * A record's text-index row: rid, word tokens, and trigram tokens `<field id>_<trigram>` of its
+ * string values (empty when the dialect has no trigram token index, see `gramTokens`).
+ */
+export type TextRow = [rid: number, tokens: string[], grams: string[]];
 
 export interface SearchDialect {
   readonly name: DialectName;
@@ -37,12 +40,16 @@ export interface SearchDialect {
   wordsQuery(groups: string[][], rid?: RawBuilder<unknown>): RawBuilder<unknown>;
   /** `pattern` (parsed, lower-cased) against the string value of search_values alias x. */
   likeCondition(parts: LikePart[]): RawBuilder<SqlBool>;
+  /** True when insertText indexes trigram tokens (SQLite); PostgreSQL indexes the values themselves (pg_trgm). */
+  readonly gramTokens: boolean;
   /**
-   * Candidate records (column `rid`) for a like pattern from the per-record trigram index,
-   * each confirmed by `confirm` (a condition correlated on the candidate's rid, given as the
-   * rid expression); undefined when the pattern has no 3-character literal to look up.
+   * Candidate records (column `rid`, each once, in rid order) for a like pattern on fields
+   * `fieldIds` from the per-field trigram token index, each confirmed by `confirm` (a condition
+   * correlated on the candidate's rid, given as the rid expression); undefined when the pattern
+   * has no 3-character literal to look up or the dialect has no such index (then the field's
+   * values are searched directly, which PostgreSQL answers from its pg_trgm index).
    */
-  likeCandidates(parts: LikePart[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>): RawBuilder<unknown> | undefined;
+  likeCandidates(parts: LikePart[], fieldIds: number[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>): RawBuilder<unknown> | undefined;
   /** EXISTS over a correlated subquery, evaluated per outer row (never turned into a join). */
   exists(subquery: RawBuilder<unknown>): RawBuilder<SqlBool>;
   /** A subquery used as the driving relation of a page query, kept as the outer loop. */

@@ -128,15 +128,15 @@ export interface IndexEntries {
   values: ValueEntry[];
   /** Words per string path: `key` is `s:<path>`. */
   words: { key: string; word: string }[];
-  /** Every distinct lower-cased string value, one per line: what the record-level trigram index sees. */
-  likeText: string;
+  /** The lower-cased text of every string value, by `s:<path>` key (deduplicated): what each field's trigram index sees. */
+  likes: { key: string; text: string }[];
 }
 
 /** Accumulates one document's index entries (a class, not closures: this runs per value on bulk loads). */
 class EntryCollector {
   readonly values: ValueEntry[] = [];
   readonly words: { key: string; word: string }[] = [];
-  readonly texts = new Set<string>();
+  readonly likes: { key: string; text: string }[] = [];
   /** Only object/array fields can repeat a value; scalar fields skip the bookkeeping. */
   multi = false;
   leaves = 0;
@@ -162,7 +162,7 @@ class EntryCollector {
       else n = lows.push(low) - 1;
     }
     this.values.push({ key, v: cmp, low, n });
-    this.texts.add(lower);
+    this.likes.push({ key, text: lower });
     for (const word of words(v)) {
       if (this.multi) {
         this.seenWords ??= new Set();
@@ -211,7 +211,7 @@ export function indexEntries(doc: Doc, def: SearchEntityDef): IndexEntries {
       c.walk(v, field, 0);
     } else c.add(field, v as string | number | boolean);
   }
-  return { values: c.values, words: c.words, likeText: [...c.texts].join('\n') };
+  return { values: c.values, words: c.words, likes: c.likes };
 }
 
 /**

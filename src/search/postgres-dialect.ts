@@ -6,7 +6,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
-import { likeToSqlLike, longestLiteral, relaxedLike, type LikePart } from './text.ts';
+import { likeToSqlLike, type LikePart } from './text.ts';
 
 const ARRAY_TYPES = { text: 'text[]', int: 'integer[]', bigint: 'bigint[]', float: 'double precision[]' } as const;
 
@@ -28,15 +28,15 @@ export const postgresSearchDialect: SearchDialect = {
   },
 
   likeCondition(parts: LikePart[]) {
-    // Case-sensitive LIKE over text lower-cased in JavaScript.
-    return sql<SqlBool>`COALESCE(x.low, x.txt) LIKE ${likeToSqlLike(parts)}`;
+    // Case-sensitive LIKE over text lower-cased in JavaScript; `txt IS NOT NULL` lets the
+    // planner use the partial pg_trgm index on COALESCE(low, txt).
+    return sql<SqlBool>`x.txt IS NOT NULL AND COALESCE(x.low, x.txt) LIKE ${likeToSqlLike(parts)}`;
   },
 
-  likeCandidates(parts: LikePart[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>) {
-    if (longestLiteral(parts) < 3) return undefined;
-    // pg_trgm's index answers the relaxed pattern (literals in order, unanchored) over the
-    // record's text of all string values.
-    return sql`SELECT t.rid FROM search_text t WHERE t.liketext LIKE ${likeToSqlLike(relaxedLike(parts))} AND ${confirm(sql.ref('t.rid'))}`;
+  gramTokens: false,
+
+  likeCandidates() {
+    return undefined;
   },
 
   exists(subquery) {
@@ -91,10 +91,12 @@ export const postgresSearchDialect: SearchDialect = {
   async insertText(db, rows) {
     if (rows.length === 0) return;
     // Tokens never contain spaces (see wordToken), so a space-joined string carries the list.
-    await sql`INSERT INTO search_text (rid, words, liketext)
-      SELECT u.rid, CASE WHEN u.words = '' THEN '{}'::text[] ELSE string_to_array(u.words, ' ') END, u.liketext
-      FROM unnest(${rows.map((r) => r[0])}::bigint[], ${rows.map((r) => r[1].join(' '))}::text[], ${rows.map((r) => r[2])}::text[]) AS u(rid, words, liketext)
-      ON CONFLICT (rid) DO UPDATE SET words = excluded.words, liketext = excluded.liketext`.execute(db);
+    const words = rows.filter((r) => r[1].length > 0);
+    if (words.length === 0) return;
+    await sql`INSERT INTO search_text (rid, words)
+      SELECT u.rid, string_to_array(u.words, ' ')
+      FROM unnest(${words.map((r) => r[0])}::bigint[], ${words.map((r) => r[1].join(' '))}::text[]) AS u(rid, words)
+      ON CONFLICT (rid) DO UPDATE SET words = excluded.words`.execute(db);
   },
 
   async deleteIndex(db, rids) {

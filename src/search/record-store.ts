@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import type { DialectName } from '../store/database.ts';
-import { andPreds, boundedCount, compileConjuncts, FieldIndex, pageQuery, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
+import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
 import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
@@ -17,7 +17,7 @@ import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery 
 import { matches } from './reference.ts';
 import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
-import { allowedTypos, deletionVariants, isFuzzyWord, typoDistance, vocabularyDepth } from './text.ts';
+import { allowedTypos, deletionVariants, gramTokens, isFuzzyWord, textTrigrams, typoDistance, vocabularyDepth } from './text.ts';
 
 /** Bump when what gets indexed for a document changes: every document is then reindexed on its next upsert. */
 const INDEX_VERSION = '1';
@@ -38,6 +38,8 @@ interface CachedScope {
   fields: FieldIndex;
   maxField: number;
   recordCount: number;
+  /** The scope's synced_at as last read (a string, or a Date's time on PostgreSQL) and as ISO text: converted once per change. */
+  synced?: { raw: unknown; iso: string | null };
 }
 
 export interface RecordStoreOptions {
@@ -153,7 +155,18 @@ export class RecordStore {
         const vocabulary = new Set<string>();
         for (const e of entries) {
           for (const v of e.values) valueRows.push([e.rid, fieldIds.get(v.key)!, v.v, v.n, v.low]);
-          if (e.words.length > 0 || e.likeText !== '') textRows.push([e.rid, e.words.map((w) => wordToken(fieldIds.get(w.key)!, w.word)), e.likeText]);
+          let grams: string[] = [];
+          if (this.#dialect.gramTokens) {
+            const byField = new Map<number, Set<string>>();
+            for (const l of e.likes) {
+              const id = fieldIds.get(l.key)!;
+              let trigrams = byField.get(id);
+              if (trigrams === undefined) byField.set(id, (trigrams = new Set()));
+              textTrigrams(l.text, trigrams);
+            }
+            grams = gramTokens(byField);
+          }
+          if (e.words.length > 0 || grams.length > 0) textRows.push([e.rid, e.words.map((w) => wordToken(fieldIds.get(w.key)!, w.word)), grams]);
           for (const w of e.words) if (isFuzzyWord(w.word)) vocabulary.add(w.word);
         }
         await this.#dialect.insertValues(trx, valueRows);
@@ -237,8 +250,10 @@ export class RecordStore {
   async search(connectorId: string, entity: string, def: SearchEntityDef, params: unknown): Promise<SearchResult> {
     const started = performance.now();
     const query = parseSearchParams(def, params);
-    const fingerprint = queryFingerprint([connectorId, entity, query.filter ?? null, query.sort.map((s) => [s.field.name, s.dir])]);
-    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, fingerprint, query.sort, query.cursor);
+    // Hashed only when a cursor is read or written: most searches have neither.
+    let hashed: string | undefined;
+    const fingerprint = (): string => (hashed ??= queryFingerprint([connectorId, entity, query.filter ?? null, query.sort.map((s) => [s.field.name, s.dir])]));
+    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, fingerprint(), query.sort, query.cursor);
     const done = (data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult => ({
       data,
       meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt },
@@ -258,7 +273,10 @@ export class RecordStore {
       if (row !== undefined && Number(row.max_field ?? 0) === cached.maxField) {
         if (page.status === 'rejected') throw page.reason;
         cached.recordCount = Number(row.record_count);
-        return done(page.value.data, this.#dialect.parseTime(row.synced_at), page.value.cursor);
+        const raw = row.synced_at instanceof Date ? row.synced_at.getTime() : row.synced_at;
+        let synced = cached.synced;
+        if (synced === undefined || synced.raw !== raw) synced = cached.synced = { raw, iso: this.#dialect.parseTime(row.synced_at) };
+        return done(page.value.data, synced.iso, page.value.cursor);
       }
       this.#scopeCache.delete(key);
     }
@@ -282,7 +300,7 @@ export class RecordStore {
   }
 
   /** One page of a parsed query in a scope, with the scope's field dictionary. */
-  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
+  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
     const empty = { data: [], cursor: null };
     const fields = scope.fields;
     // `any` runs as a relaxed filter in SQL, each candidate confirmed in JavaScript (relax.ts).
@@ -300,8 +318,21 @@ export class RecordStore {
     const live = conjuncts.filter((c) => c.check !== true);
     // One condition whose set is read in rid order, no sort, nothing to confirm: the page comes
     // straight from its index in one pass (limit + 1 rows tell has_more), without a count.
-    const only = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]!.ordered : undefined;
-    const plan = only !== undefined ? { filter: true as const, driver: undefined } : await this.#plan(live, scope.recordCount, want);
+    const single = live.length === 1 && sort.length === 0 && confirm === undefined ? live[0]! : undefined;
+    const only = single?.ordered;
+    // One condition that lists its records, though not in rid order (an object/array field's
+    // values; PostgreSQL's GIN indexes): its set is read once, up to a cap, and the page taken
+    // from it in the same statement. No separate count. A set of n records is worth reading
+    // whole while n is below the records a walk in rid order would examine (want / (n / total)),
+    // i.e. n below sqrt(want × total): that is the cap, and a set reaching it, whose rest is
+    // unread, falls back to the walk.
+    let early: PageRow[] | undefined;
+    if (single !== undefined && only === undefined && single.set !== undefined) {
+      const cap = Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, scope.recordCount)))));
+      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want).execute(this.#db);
+      if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
+    }
+    const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);
     if (plan === 'empty') return empty;
     const { filter, driver } = plan;
 
@@ -338,7 +369,9 @@ export class RecordStore {
       }
     };
     let rows: PageRow[];
-    if (first === undefined) {
+    if (early !== undefined) {
+      rows = early;
+    } else if (first === undefined) {
       rows = await run('none', position, want);
     } else {
       const inNulls = position !== undefined && position.values[0] === null;
@@ -349,7 +382,7 @@ export class RecordStore {
     }
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
-    const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint, { values: last.keys, rid: last.rid }) : null;
+    const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint(), { values: last.keys, rid: last.rid }) : null;
     const data = page.map((r) => {
       const doc = docOf(r);
       return query.fields === undefined ? doc : projectFields(doc, query.fields);

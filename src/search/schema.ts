@@ -20,9 +20,11 @@
  *   (rid, field_id) for reindexing and per-record checks. Strings also carry a lower-cased copy
  *   (`low`, when it differs) that `like` patterns are checked against.
  * - Per record, a word index for keyword and fuzzy — the words of every string value as tokens
- *   `<field_id>_<word>` — and a trigram index over its lower-cased string values that finds
- *   like candidates: two contentless FTS5 tables with rowid = rid on SQLite (`search_words`,
- *   `search_like`), one `search_text` row with GIN indexes (text[], pg_trgm) on PostgreSQL.
+ *   `<field_id>_<word>` — and, per field, a trigram index over its lower-cased string values that
+ *   finds like candidates: on SQLite two contentless FTS5 tables with rowid = rid
+ *   (`search_words`, and `search_grams` with tokens `<field_id>_<trigram>`); on PostgreSQL one
+ *   `search_text` row (text[] with a GIN index) and a pg_trgm GIN index on the string values
+ *   of search_values, whose field_id is checked on the matching values (migration 0002).
  *   Words are computed in JavaScript (see text.ts), so neither database's tokenizer decides
  *   what a word is, and a like match is always confirmed on the field's own values.
  * - `search_vocab` / `search_variants`: each scope's distinct letter-only words and their
@@ -31,6 +33,7 @@
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
+import { gramTokens, textTrigrams } from './text.ts';
 
 async function sqliteUp(db: Kysely<unknown>): Promise<void> {
   const statements = [
@@ -168,6 +171,55 @@ async function postgresUp(db: Kysely<unknown>): Promise<void> {
   if (trgm !== undefined) await sql`CREATE INDEX search_text_like ON search_text USING gin (liketext ${sql.id(trgm, 'gin_trgm_ops')})`.execute(db);
 }
 
+/** Records whose values are read per statement while migration 0002 fills the SQLite trigram tokens. */
+const REINDEX_BATCH = 2000;
+
+/**
+ * 0002, SQLite: the record-level trigram table `search_like` (every string value of a record in
+ * one text, so a like on `name` also found records whose email matched) becomes `search_grams`,
+ * one row per record holding `<field id>_<trigram>` tokens: a like looks only at its field's
+ * trigrams. Existing records get their tokens from their indexed string values (the lower-cased
+ * like text is exactly COALESCE(low, v)), in rid batches.
+ */
+async function sqliteGrams(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE VIRTUAL TABLE search_grams USING fts5(grams, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`.execute(db);
+  let after = 0;
+  for (;;) {
+    const { rows: bound } = await sql<{ rid: number }>`SELECT rid FROM search_records WHERE rid > ${after} ORDER BY rid LIMIT 1 OFFSET ${REINDEX_BATCH - 1}`.execute(db);
+    const upto = bound[0]?.rid;
+    const { rows } = await sql<{ rid: number; field_id: number; text: string }>`
+      SELECT rid, field_id, COALESCE(low, v) AS text FROM search_values
+      WHERE rid > ${after} ${upto === undefined ? sql`` : sql`AND rid <= ${upto}`} AND typeof(v) = 'text' ORDER BY rid`.execute(db);
+    const byRid = new Map<number, Map<number, Set<string>>>();
+    for (const r of rows) {
+      let byField = byRid.get(r.rid);
+      if (byField === undefined) byRid.set(r.rid, (byField = new Map()));
+      let trigrams = byField.get(r.field_id);
+      if (trigrams === undefined) byField.set(r.field_id, (trigrams = new Set()));
+      textTrigrams(r.text, trigrams);
+    }
+    const grams = [...byRid].map(([rid, byField]) => [rid, gramTokens(byField).join(' ')] as const).filter(([, g]) => g !== '');
+    if (grams.length > 0) await sql`INSERT INTO search_grams (rowid, grams) SELECT value->>0, value->>1 FROM json_each(${JSON.stringify(grams)})`.execute(db);
+    if (upto === undefined) break;
+    after = upto;
+  }
+  await sql`DROP TABLE search_like`.execute(db);
+}
+
+/**
+ * 0002, PostgreSQL: like candidates come from a pg_trgm index over each string value (field_id
+ * is checked on the few values whose trigrams match, before any record is read) instead of one
+ * text per record of all its string values. The per-record text column and its index are
+ * dropped. (A GIN key on field_id through btree_gin was tried: intersecting with a field's
+ * posting list, which lists every record, cost several times more than the recheck.)
+ */
+async function postgresGrams(db: Kysely<unknown>): Promise<void> {
+  const trgm = await trigramSchema(db);
+  if (trgm !== undefined) await sql`CREATE INDEX search_values_like ON search_values USING gin ((COALESCE(low, txt)) ${sql.id(trgm, 'gin_trgm_ops')}) WHERE txt IS NOT NULL`.execute(db);
+  await sql`DROP INDEX IF EXISTS search_text_like`.execute(db);
+  await sql`ALTER TABLE search_text DROP COLUMN liketext`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -176,6 +228,12 @@ export const searchMigrations: MigrationGroup = {
       up: async (db) => {
         if (db.getExecutor().adapter instanceof PostgresAdapter) await postgresUp(db);
         else await sqliteUp(db);
+      },
+    },
+    '0002_per_field_trigrams': {
+      up: async (db) => {
+        if (db.getExecutor().adapter instanceof PostgresAdapter) await postgresGrams(db);
+        else await sqliteGrams(db);
       },
     },
   },

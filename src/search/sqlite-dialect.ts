@@ -7,7 +7,14 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
-import { likeToGlob, likeTrigrams, type LikePart } from './text.ts';
+import { gramToken, likeToGlob, likeTrigrams, type LikePart } from './text.ts';
+
+/** Records (column `rid`, in rid order) of a token table having, for every group, one of the group's tokens; with `rid`, that one record. */
+function tokenQuery(table: 'search_words' | 'search_grams', groups: string[][], rid?: RawBuilder<unknown>): RawBuilder<unknown> {
+  // Tokens are [0-9a-z_] only (see wordToken, gramToken), so quoting each one is all the FTS5 query syntax needs.
+  const match = groups.map((g) => `(${g.map((t) => `"${t}"`).join(' OR ')})`).join(' AND ');
+  return sql`SELECT rowid AS rid FROM ${sql.table(table)} WHERE ${sql.table(table)} MATCH ${match}${rid === undefined ? sql`` : sql` AND rowid = ${rid}`}`;
+}
 
 export const sqliteSearchDialect: SearchDialect = {
   name: 'sqlite',
@@ -21,21 +28,22 @@ export const sqliteSearchDialect: SearchDialect = {
   },
 
   wordsQuery(groups, rid) {
-    // Tokens are [0-9a-z_] only, so quoting each one is all the FTS5 query syntax needs.
-    const match = groups.map((g) => `(${g.map((t) => `"${t}"`).join(' OR ')})`).join(' AND ');
-    return sql`SELECT rowid AS rid FROM search_words WHERE search_words MATCH ${match}${rid === undefined ? sql`` : sql` AND rowid = ${rid}`}`;
+    return tokenQuery('search_words', groups, rid);
   },
 
   likeCondition(parts: LikePart[]) {
     return sql<SqlBool>`COALESCE(x.low, x.v) GLOB ${likeToGlob(parts)}`;
   },
 
-  likeCandidates(parts: LikePart[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>) {
+  gramTokens: true,
+
+  likeCandidates(parts: LikePart[], fieldIds: number[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>) {
     const trigrams = likeTrigrams(parts);
     if (trigrams.length === 0) return undefined;
-    // Each trigram quoted as an FTS5 string ("" escapes a quote): records containing all of them.
-    const match = trigrams.map((t) => `"${t.replaceAll('"', '""')}"`).join(' AND ');
-    return sql`SELECT search_like.rowid AS rid FROM search_like WHERE search_like MATCH ${match} AND ${confirm(sql.ref('search_like.rowid'))}`;
+    // Records where one of the fields holds every trigram (for a path with several field ids,
+    // each trigram in one of them), then the pattern checked on the fields' own values.
+    const grams = tokenQuery('search_grams', trigrams.map((t) => fieldIds.map((id) => gramToken(id, t))));
+    return sql`SELECT g.rid FROM (${grams}) g WHERE ${confirm(sql.ref('g.rid'))}`;
   },
 
   exists(subquery) {
@@ -82,8 +90,8 @@ export const sqliteSearchDialect: SearchDialect = {
   async insertText(db, rows) {
     const words = rows.filter((r) => r[1].length > 0).map(([rid, tokens]) => [rid, tokens.join(' ')]);
     if (words.length > 0) await sql`INSERT INTO search_words (rowid, words) SELECT value->>0, value->>1 FROM json_each(${JSON.stringify(words)})`.execute(db);
-    const like = rows.filter((r) => r[2] !== '').map(([rid, , text]) => [rid, text]);
-    if (like.length > 0) await sql`INSERT INTO search_like (rowid, text) SELECT value->>0, value->>1 FROM json_each(${JSON.stringify(like)})`.execute(db);
+    const grams = rows.filter((r) => r[2].length > 0).map(([rid, , g]) => [rid, g.join(' ')]);
+    if (grams.length > 0) await sql`INSERT INTO search_grams (rowid, grams) SELECT value->>0, value->>1 FROM json_each(${JSON.stringify(grams)})`.execute(db);
   },
 
   async deleteIndex(db, rids) {
@@ -91,7 +99,7 @@ export const sqliteSearchDialect: SearchDialect = {
     const list = Array.isArray(rids) ? sql`SELECT value FROM json_each(${JSON.stringify(rids)})` : rids;
     await sql`DELETE FROM search_values WHERE rid IN (${list})`.execute(db);
     await sql`DELETE FROM search_words WHERE rowid IN (${list})`.execute(db);
-    await sql`DELETE FROM search_like WHERE rowid IN (${list})`.execute(db);
+    await sql`DELETE FROM search_grams WHERE rowid IN (${list})`.execute(db);
   },
 
   async insertFields(db, scopeId, keys) {

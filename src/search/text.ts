@@ -188,6 +188,42 @@ export function likeTrigrams(parts: LikePart[], max = 8): string[] {
 }
 
 /**
+ * The distinct trigrams (3 code points) of a lower-cased like text: what the per-field trigram
+ * index holds for a string value, and what likeTrigrams looks up (each is one of these).
+ */
+export function textTrigrams(text: string, out: Set<string> = new Set()): Set<string> {
+  if (ASCII.test(text)) {
+    for (let i = 0; i + 3 <= text.length; i++) out.add(text.slice(i, i + 3));
+    return out;
+  }
+  const cps = [...text];
+  for (let i = 0; i + 3 <= cps.length; i++) out.add(cps[i]! + cps[i + 1]! + cps[i + 2]!);
+  return out;
+}
+
+/**
+ * A field's trigram as one token of [0-9a-z_] only (FTS5's ascii tokenizer keeps it whole):
+ * `<field id>_` then each code point, a–z and 0–9 as themselves, any other as `_<base 36>_`.
+ * Unambiguous, and cheaper than hex-encoding every trigram that holds a space or a dot.
+ */
+export function gramToken(fieldId: number, trigram: string): string {
+  let out = `${fieldId}_`;
+  for (let i = 0; i < trigram.length; i++) {
+    const c = trigram.codePointAt(i)!;
+    if (c > 0xffff) i++;
+    out += (c >= 97 && c <= 122) || (c >= 48 && c <= 57) ? trigram[i]! : `_${c.toString(36)}_`;
+  }
+  return out;
+}
+
+/** The gram tokens of each field's trigrams (field id → trigrams, as textTrigrams collects them). */
+export function gramTokens(byField: Map<number, Set<string>>): string[] {
+  const out: string[] = [];
+  for (const [id, trigrams] of byField) for (const t of trigrams) out.push(gramToken(id, t));
+  return out;
+}
+
+/**
  * A LIKE pattern every text containing a match also matches: the literal runs in order with
  * `%` between, unanchored. Used against a record's text of all string values.
  */

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { PG_SKIP_REASON } from '../helpers/dialects.ts';
-import { migrate, openDatabase, type Database } from '../../src/store/database.ts';
+import { migrate, openDatabase, type Database, type MigrationGroup } from '../../src/store/database.ts';
 import { searchMigrations } from '../../src/search/index.ts';
 
 export const POSTGRES_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
@@ -15,11 +15,12 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-export type DialectCase = [name: 'sqlite' | 'postgres', open: () => Promise<TestDatabase>];
+/** `open(groups)`: a fresh database with these migration groups applied (default: the search group). */
+export type DialectCase = [name: 'sqlite' | 'postgres', open: (groups?: MigrationGroup[]) => Promise<TestDatabase>];
 
-async function openSqlite(): Promise<TestDatabase> {
+async function openSqlite(groups: MigrationGroup[] = [searchMigrations]): Promise<TestDatabase> {
   const database = openDatabase(':memory:');
-  await migrate(database, [searchMigrations]);
+  await migrate(database, groups);
   return { database, close: () => database.close() };
 }
 
@@ -33,7 +34,7 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-async function openPostgres(): Promise<TestDatabase> {
+async function openPostgres(groups: MigrationGroup[] = [searchMigrations]): Promise<TestDatabase> {
   const schema = `search_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   // pg_trgm goes to public once, so that dropping a test schema never drops the extension
   // another test file is using. Concurrent creation may race: the loser's error is harmless.
@@ -42,7 +43,7 @@ async function openPostgres(): Promise<TestDatabase> {
   const url = new URL(POSTGRES_URL!);
   url.searchParams.set('options', `-c search_path=${schema},public`);
   const database = openDatabase(url.toString(), { poolSize: 4 });
-  await migrate(database, [searchMigrations]);
+  await migrate(database, groups);
   return {
     database,
     close: async () => {

@@ -4,11 +4,13 @@ import {
   allowedTypos,
   compareStrings,
   deletionVariants,
+  gramToken,
   likeToGlob,
   likeToRegExp,
   likeToSqlLike,
   likeTrigrams,
   parseLike,
+  textTrigrams,
   typoDistance,
   vocabularyDepth,
   words,
@@ -104,6 +106,30 @@ describe('like patterns', () => {
     expect(likeTrigrams(parseLike('%ab%'))).toEqual([]);
     expect(likeTrigrams(parseLike('%garciaford%'))).toEqual(['gar', 'cia', 'for', 'ord']);
     expect(likeTrigrams(parseLike('東京都%'))).toEqual(['東京都']);
+  });
+});
+
+describe('trigram tokens', () => {
+  it('are [0-9a-z_] only, one per distinct (field, trigram), and every like trigram of a matching value is among them', () => {
+    const texts = ['john.smith@example.com', 'straße 東京 😀', 'a_b%c "q"', '1_2', '_1_2', 'ab_', 'x😀y'];
+    const tokens = new Map<string, string>();
+    for (const field of [3, 31]) {
+      for (const text of texts) {
+        for (const t of textTrigrams(text)) {
+          const token = gramToken(field, t);
+          expect(token).toMatch(/^[0-9a-z_]+$/);
+          // Injective: no two (field, trigram) pairs share a token.
+          const key = `${field}:${t}`;
+          expect(tokens.get(token) ?? key).toBe(key);
+          tokens.set(token, key);
+        }
+      }
+    }
+    expect(gramToken(3, 'smi')).toBe('3_smi');
+    for (const text of texts) {
+      const all = textTrigrams(text);
+      for (const t of likeTrigrams(parseLike(`%${text.slice(1)}%`))) expect(all.has(t)).toBe(true);
+    }
   });
 });
 
