@@ -96,11 +96,13 @@ async function serveMode(): Promise<void> {
   const { createUpstreamTransport } = (await import(dist('http/upstream-transport.js'))) as typeof import('../../src/http/upstream-transport.ts');
   const transport = createUpstreamTransport();
   bare.post<{ Body: { params: { note_id: string } } }>('/bare-transport/execute', async (request, reply) => {
-    const res = await transport.fetch(`${granolaUrl}/v1/notes/${encodeURIComponent(request.body.params.note_id)}`, {
+    // The transport's lean path (what the interpreter itself uses): status, headers and the bounded body, no WHATWG Response.
+    const res = await transport.send(`${granolaUrl}/v1/notes/${encodeURIComponent(request.body.params.note_id)}`, {
+      method: 'GET',
       headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
     });
-    const body: unknown = await res.json();
-    if (!res.ok) return reply.code(502).send({ error: body });
+    const body: unknown = JSON.parse(res.body.toString('utf8'));
+    if (res.status < 200 || res.status > 299) return reply.code(502).send({ error: body });
     return { data: body };
   });
   // The server process's CPU time so far (µs): the driver reads it around each load to get CPU per request.
