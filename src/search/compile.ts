@@ -288,6 +288,17 @@ export function requiresValue(f: Filter | undefined, name: string): boolean {
   }
 }
 
+/**
+ * `LIMIT n` with n as a literal. A bound LIMIT costs SQLite about 10 µs per run of a statement
+ * (measured with better-sqlite3 on a one-row page: 15 µs with `LIMIT ?`, 6 µs with `LIMIT 1001`),
+ * more than the rest of an indexed eq lookup. Page sizes are few (limit + 1, confirm batches),
+ * so the statements stay few; n is checked to be a non-negative safe integer.
+ */
+export function limitClause(n: number): RawBuilder<unknown> {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid LIMIT ${n}`);
+  return sql`LIMIT ${sql.lit(n)}`;
+}
+
 /** One sort key as joined into a page query; `expr` null when the field has never had a value. */
 interface JoinedKey {
   expr: RawBuilder<unknown> | null;
@@ -394,12 +405,12 @@ export function pageQuery(
   let driving: RawBuilder<unknown> | undefined;
   if (driverArms !== undefined && driverArms.length > 0 && sort.length === 0) {
     const afterRid = after === undefined ? sql`` : sql` WHERE a.rid > ${after.rid}`;
-    const arms = driverArms.map((arm) => sql`SELECT a.rid FROM (${arm}) a${afterRid} ORDER BY a.rid LIMIT ${limit}`);
+    const arms = driverArms.map((arm) => sql`SELECT a.rid FROM (${arm}) a${afterRid} ORDER BY a.rid ${limitClause(limit)}`);
     // Several arms: each limited, wrapped (SQLite takes no ORDER BY in a compound's arm), then merged.
     const merged =
       arms.length === 1
         ? arms[0]!
-        : sql`SELECT u.rid FROM (${sql.join(arms.map((a, i) => sql`SELECT * FROM (${a}) ${sql.table(`a${i}`)}`), sql` UNION ALL `)}) u ORDER BY u.rid LIMIT ${limit}`;
+        : sql`SELECT u.rid FROM (${sql.join(arms.map((a, i) => sql`SELECT * FROM (${a}) ${sql.table(`a${i}`)}`), sql` UNION ALL `)}) u ORDER BY u.rid ${limitClause(limit)}`;
     driving = sql`${dialect.driver(merged)} d`;
   } else if (driver !== undefined) driving = sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
   let from: RawBuilder<unknown>;
@@ -432,12 +443,12 @@ export function pageQuery(
     FROM ${from} ${sql.join(joins, sql` `)}
     WHERE ${predicate === true ? sql`1 = 1` : predicate === false ? sql`1 = 0` : predicate}
     ORDER BY ${sql.join(order)}
-    LIMIT ${limit}`;
+    ${limitClause(limit)}`;
 }
 
 /** A bounded count of a set's rows: the exact count below `cap`, else `cap`. */
 export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<{ n: number | string }> {
-  return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e LIMIT ${cap}) c`;
+  return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
 }
 
 /**
@@ -450,8 +461,8 @@ export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawB
   const after = afterRid === undefined ? sql`` : sql` WHERE e.rid > ${afterRid}`;
   return sql<{ rid: number | string; record: unknown; n: number | string }>`WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
     SELECT r.rid AS rid, r.record AS record, (SELECT count(*) FROM c) AS n
-    FROM ${dialect.driver(sql`SELECT DISTINCT c.rid FROM c ORDER BY c.rid LIMIT ${limit}`)} d ${dialect.orderedJoin} search_records r ON r.rid = d.rid
+    FROM ${dialect.driver(sql`SELECT DISTINCT c.rid FROM c ORDER BY c.rid ${limitClause(limit)}`)} d ${dialect.orderedJoin} search_records r ON r.rid = d.rid
     WHERE r.scope_id = ${scopeId}
     ORDER BY r.rid
-    LIMIT ${limit}`;
+    ${limitClause(limit)}`;
 }
