@@ -12,7 +12,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { CursorPosition } from './cursor.ts';
 import type { SearchDialect } from './dialect.ts';
-import type { FieldRef, Filter, SortKey, ValueKind } from './query.ts';
+import type { FieldRef, Filter, ScalarValue, SortKey, ValueKind } from './query.ts';
 
 /** A predicate, or a constant when the condition can be decided without the database. */
 export type Pred = boolean | RawBuilder<SqlBool>;
@@ -465,4 +465,46 @@ export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawB
     WHERE r.scope_id = ${scopeId}
     ORDER BY r.rid
     ${limitClause(limit)}`;
+}
+
+/**
+ * A filter's shape without its values, for caching the SQL of a query shape: the shape as text
+ * (operators, fields, kinds and nesting), the values as SQL parameters in walk order (`slots`),
+ * and the same filter with each value replaced by a marker `marker(i)` for slot i, so a compile
+ * of it shows where each value lands among the parameters. Undefined when a condition turns its
+ * values into something else before SQL (like patterns, words, `any`).
+ */
+export function queryShape(f: Filter, slots: (string | number)[], marker: (slot: number, value: string | number) => string | number): { shape: string; marked: Filter } | undefined {
+  const slot = (kind: ValueKind, value: ScalarValue): string | number => {
+    const v = sqlValue(kind, value);
+    slots.push(v);
+    return marker(slots.length - 1, v);
+  };
+  const field = (ref: FieldRef): string => JSON.stringify([ref.name, ref.type, ref.multi]);
+  switch (f.op) {
+    case 'and':
+    case 'or': {
+      const parts = f.items.map((i) => queryShape(i, slots, marker));
+      if (parts.some((p) => p === undefined)) return undefined;
+      return { shape: `${f.op}(${parts.map((p) => p!.shape).join(',')})`, marked: { op: f.op, items: parts.map((p) => p!.marked) } };
+    }
+    case 'not': {
+      const inner = queryShape(f.item, slots, marker);
+      return inner === undefined ? undefined : { shape: `not(${inner.shape})`, marked: { op: 'not', item: inner.marked } };
+    }
+    case 'present':
+      return { shape: `present(${field(f.field)},${f.present})`, marked: f };
+    case 'eq':
+    case 'neq':
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+    case 'contains':
+      return { shape: `${f.op}(${field(f.field)},${f.kind})`, marked: { ...f, value: slot(f.kind, f.value) } };
+    case 'in':
+      return { shape: `in(${field(f.field)},${f.values.map((v) => v.kind).join('')})`, marked: { ...f, values: f.values.map((v) => ({ kind: v.kind, value: slot(v.kind, v.value) })) } };
+    default:
+      return undefined;
+  }
 }
