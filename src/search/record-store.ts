@@ -407,7 +407,7 @@ export class RecordStore {
       const r = real.compile(this.#db);
       const m = marked.compile(this.#db);
       const layout = m.parameters.map((p) => shape.markers.get(p as string | number) ?? -1);
-      const candidate = { sql: r.sql, layout, constants: r.parameters };
+      const candidate = { sql: this.#dialect.reusableSql(r.sql, r.parameters.length), layout, constants: r.parameters };
       const same = r.sql === m.sql && r.parameters.length === layout.length && layout.every((s, i) => (s < 0 ? m.parameters[i] === r.parameters[i] : shape.slots[s] === r.parameters[i]));
       if (same) plan = candidate;
     }
