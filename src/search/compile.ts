@@ -474,11 +474,11 @@ export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawB
  * of it shows where each value lands among the parameters. Undefined when a condition turns its
  * values into something else before SQL (like patterns, words, `any`).
  */
-export function queryShape(f: Filter, slots: (string | number)[], marker: (slot: number, value: string | number) => string | number): { shape: string; marked: Filter } | undefined {
+export function queryShape(f: Filter, slots: (string | number)[], marker?: (slot: number, value: string | number) => string | number): { shape: string; marked: Filter } | undefined {
   const slot = (kind: ValueKind, value: ScalarValue): string | number => {
     const v = sqlValue(kind, value);
     slots.push(v);
-    return marker(slots.length - 1, v);
+    return marker === undefined ? v : marker(slots.length - 1, v);
   };
   const field = (ref: FieldRef): string => JSON.stringify([ref.name, ref.type, ref.multi]);
   switch (f.op) {
@@ -486,11 +486,11 @@ export function queryShape(f: Filter, slots: (string | number)[], marker: (slot:
     case 'or': {
       const parts = f.items.map((i) => queryShape(i, slots, marker));
       if (parts.some((p) => p === undefined)) return undefined;
-      return { shape: `${f.op}(${parts.map((p) => p!.shape).join(',')})`, marked: { op: f.op, items: parts.map((p) => p!.marked) } };
+      return { shape: `${f.op}(${parts.map((p) => p!.shape).join(',')})`, marked: marker === undefined ? f : { op: f.op, items: parts.map((p) => p!.marked) } };
     }
     case 'not': {
       const inner = queryShape(f.item, slots, marker);
-      return inner === undefined ? undefined : { shape: `not(${inner.shape})`, marked: { op: 'not', item: inner.marked } };
+      return inner === undefined ? undefined : { shape: `not(${inner.shape})`, marked: marker === undefined ? f : { op: 'not', item: inner.marked } };
     }
     case 'present':
       return { shape: `present(${field(f.field)},${f.present})`, marked: f };
@@ -501,9 +501,15 @@ export function queryShape(f: Filter, slots: (string | number)[], marker: (slot:
     case 'lt':
     case 'lte':
     case 'contains':
-      return { shape: `${f.op}(${field(f.field)},${f.kind})`, marked: { ...f, value: slot(f.kind, f.value) } };
+    {
+      const value = slot(f.kind, f.value);
+      return { shape: `${f.op}(${field(f.field)},${f.kind})`, marked: marker === undefined ? f : { ...f, value } };
+    }
     case 'in':
-      return { shape: `in(${field(f.field)},${f.values.map((v) => v.kind).join('')})`, marked: { ...f, values: f.values.map((v) => ({ kind: v.kind, value: slot(v.kind, v.value) })) } };
+    {
+      const values = f.values.map((v) => ({ kind: v.kind, value: slot(v.kind, v.value) }));
+      return { shape: `in(${field(f.field)},${f.values.map((v) => v.kind).join('')})`, marked: marker === undefined ? f : { ...f, values } };
+    }
     default:
       return undefined;
   }

@@ -46,12 +46,15 @@ interface ShapePlan {
   constants: readonly unknown[];
 }
 
-/** A query's shape key, its values in slot order, and the filter and cursor with markers for the values. */
+/** A query's shape key and its values in slot order (the cursor's rid last). */
 interface Shape {
   key: string;
   slots: (string | number)[];
+}
+
+/** A shape with the filter and cursor carrying markers in place of the values, and marker → slot. */
+interface MarkedShape extends Shape {
   marked: Filter;
-  position: CursorPosition | undefined;
   markedPosition: CursorPosition | undefined;
   markers: Map<string | number, number>;
 }
@@ -333,7 +336,7 @@ export class RecordStore {
       if (row !== undefined && Number(row.s_max_field ?? 0) === cached.maxField) {
         if (page.status === 'rejected') throw page.reason;
         const synced = this.#noteState(cached, row);
-        this.#learnShape(cached, connectorId, entity, query, shape);
+        this.#learnShape(cached, connectorId, entity, query, position, shape);
         return done(page.value.data, synced, page.value.cursor);
       }
       this.#scopeCache.delete(key);
@@ -355,7 +358,7 @@ export class RecordStore {
     if (this.#scopeCache.size >= SCOPE_CACHE_LIMIT) this.#scopeCache.clear();
     this.#scopeCache.set(key, entry);
     const page = await this.#searchIn(entry, def, query, fingerprint, position);
-    this.#learnShape(entry, connectorId, entity, query, shape);
+    this.#learnShape(entry, connectorId, entity, query, position, shape);
     return done(page.data, this.#dialect.parseTime(scope.synced_at), page.cursor);
   }
 
@@ -368,25 +371,25 @@ export class RecordStore {
     return synced.iso;
   }
 
-  /** The shape of an unsorted query whose values all reach SQL unchanged (see queryShape), with its values as slots. */
-  #shapeOf(query: SearchQuery, position: CursorPosition | undefined): Shape | undefined {
+  /** The shape of an unsorted query whose values all reach SQL unchanged (see queryShape), with its values as slots; with `marking`, also its marked form. */
+  #shapeOf(query: SearchQuery, position: CursorPosition | undefined, marking?: false): Shape | undefined;
+  #shapeOf(query: SearchQuery, position: CursorPosition | undefined, marking: true): MarkedShape | undefined;
+  #shapeOf(query: SearchQuery, position: CursorPosition | undefined, marking = false): Shape | MarkedShape | undefined {
     if (query.sort.length > 0 || query.filter === undefined) return undefined;
     const slots: (string | number)[] = [];
     const markers = new Map<string | number, number>();
-    const shaped = queryShape(query.filter, slots, (i, v) => {
+    const mark = (i: number, v: string | number): string | number => {
       const m = slotMarker(i, v);
       markers.set(m, i);
       return m;
-    });
+    };
+    const shaped = queryShape(query.filter, slots, marking ? mark : undefined);
     if (shaped === undefined) return undefined;
-    let markedPosition: CursorPosition | undefined;
-    if (position !== undefined) {
-      slots.push(position.rid);
-      const m = slotMarker(slots.length - 1, position.rid) as number;
-      markers.set(m, slots.length - 1);
-      markedPosition = { values: position.values, rid: m };
-    }
-    return { key: `${shaped.shape}|${query.limit}|${position === undefined ? 0 : 1}`, slots, marked: shaped.marked, position, markedPosition, markers };
+    if (position !== undefined) slots.push(position.rid);
+    const key = `${shaped.shape}|${query.limit}|${position === undefined ? 0 : 1}`;
+    if (!marking) return { key, slots };
+    const markedPosition = position === undefined ? undefined : { values: position.values, rid: mark(slots.length - 1, position.rid) as number };
+    return { key, slots, marked: shaped.marked, markedPosition, markers };
   }
 
   /**
@@ -396,11 +399,13 @@ export class RecordStore {
    * known to be a value slot or a constant. A shape whose two compiles disagree in anything but
    * the values is remembered as not reusable.
    */
-  #learnShape(scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, shape: Shape | undefined): void {
-    if (shape === undefined || scope.shapes.has(shape.key)) return;
+  #learnShape(scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, position: CursorPosition | undefined, known: Shape | undefined): void {
+    if (known === undefined || scope.shapes.has(known.key)) return;
+    const shape = this.#shapeOf(query, position, true);
+    if (shape === undefined) return;
     if (scope.shapes.size >= SHAPE_CACHE_LIMIT) scope.shapes.clear();
     const want = query.limit + 1;
-    const real = this.#orderedPageWithState(scope, connectorId, entity, query.filter!, want, shape.position);
+    const real = this.#orderedPageWithState(scope, connectorId, entity, query.filter!, want, position);
     const marked = this.#orderedPageWithState(scope, connectorId, entity, shape.marked, want, shape.markedPosition);
     let plan: ShapePlan | null = null;
     if (real !== undefined && marked !== undefined) {
