@@ -56,6 +56,12 @@ export interface SearchDialect {
   driver(subquery: RawBuilder<unknown>): RawBuilder<unknown>;
   /** The join keyword that keeps the left side as the outer loop. */
   readonly orderedJoin: RawBuilder<unknown>;
+  /**
+   * The SQL text of a statement run many times with other values (a remembered query shape),
+   * written so that a new value never makes the database plan it again; `parameterCount` is the
+   * number of its bound parameters.
+   */
+  reusableSql(text: string, parameterCount: number): string;
   /** The stored upstream record as a JavaScript object. */
   parseRecord(value: unknown): Record<string, unknown>;
   /** A stored timestamp as an ISO 8601 string. */

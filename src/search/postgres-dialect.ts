@@ -52,6 +52,11 @@ export const postgresSearchDialect: SearchDialect = {
 
   orderedJoin: sql`JOIN`,
 
+  // Each statement is planned with its values (the driver's unnamed statements): nothing to change.
+  reusableSql(text) {
+    return text;
+  },
+
   parseRecord(value) {
     return value as Record<string, unknown>;
   },

@@ -6,9 +6,9 @@
  * and writing the same batch twice leaves the store exactly as writing it once.
  */
 import { createHash } from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { DialectName } from '../store/database.ts';
-import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
+import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, queryShape, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
 import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
@@ -31,6 +31,38 @@ const ESTIMATE_CAP = 20_000;
 const CONFIRM_BATCH = 1000;
 /** (connector, entity) scopes whose ids and field dictionaries are kept between searches. */
 const SCOPE_CACHE_LIMIT = 10_000;
+/** Query shapes whose SQL is kept per scope. */
+const SHAPE_CACHE_LIMIT = 256;
+
+/**
+ * The SQL of one query shape (see queryShape) in a scope: the page and the scope's state in one
+ * statement, with where each parameter comes from — slot i of the query's values (the cursor's
+ * rid last), or the constant at the same position.
+ */
+interface ShapePlan {
+  sql: string;
+  /** Per parameter: a slot index, or -1 for `constants[i]`. */
+  layout: number[];
+  constants: readonly unknown[];
+}
+
+/** A query's shape key and its values in slot order (the cursor's rid last). */
+interface Shape {
+  key: string;
+  slots: (string | number)[];
+}
+
+/** A shape with the filter and cursor carrying markers in place of the values, and marker → slot. */
+interface MarkedShape extends Shape {
+  marked: Filter;
+  markedPosition: CursorPosition | undefined;
+  markers: Map<string | number, number>;
+}
+
+/** A marker for slot i that no constant parameter equals: a string with NULs, or a negative non-integer. */
+function slotMarker(i: number, value: string | number): string | number {
+  return typeof value === 'string' ? `\u0000${i}\u0000` : -(i + 1.5);
+}
 
 /** A scope as searches use it: its id, field dictionary (valid while no field is added) and record count (an estimate). */
 interface CachedScope {
@@ -40,6 +72,8 @@ interface CachedScope {
   recordCount: number;
   /** The scope's synced_at as last read (a string, or a Date's time on PostgreSQL) and as ISO text: converted once per change. */
   synced?: { raw: unknown; iso: string | null };
+  /** Shape key → its SQL, or null when the shape's SQL cannot be reused (its plan depends on the data, or its values are transformed). */
+  shapes: Map<string, ShapePlan | null>;
 }
 
 export interface RecordStoreOptions {
@@ -70,6 +104,18 @@ function stripNulDeep(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripNulDeep);
   if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replaceAll('\u0000', ''), stripNulDeep(x)]));
   return v;
+}
+
+/** The scope's state as a search reads it. */
+interface ScopeStateRow {
+  s_synced_at: unknown;
+  s_record_count: number | string;
+  s_max_field: number | string | null;
+}
+
+/** The highest field id of the scope `scopeId` (an expression), as a scalar subquery body. */
+function maxFieldOf(scopeId: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`SELECT max(f.field_id) FROM search_fields f WHERE f.scope_id = ${scopeId}`;
 }
 
 function fuzzyWords(f: Filter | undefined, out: Set<string>): Set<string> {
@@ -260,23 +306,38 @@ export class RecordStore {
     });
 
     const key = `${connectorId}\u0000${entity}`;
-    const cached = this.#scopeCache.get(key);
+    const shape = this.#shapeOf(query, position);
+    let cached = this.#scopeCache.get(key);
+    const plan = shape === undefined ? undefined : cached?.shapes.get(shape.key);
+    if (cached !== undefined && plan != null) {
+      // A known shape: its SQL, reading the page and the scope's state in one statement, with
+      // this query's values; no compiling and one round trip.
+      const params = plan.layout.map((s, i) => (s < 0 ? plan.constants[i] : shape!.slots[s]));
+      const { rows } = await this.#db.executeQuery<ScopeStateRow & { rid: number | string | null; record: unknown }>(CompiledQuery.raw(plan.sql, params));
+      const head = rows[0];
+      if (head !== undefined && Number(head.s_max_field ?? 0) === cached.maxField) {
+        const found: PageRow[] = [];
+        for (const r of rows) if (r.rid !== null) found.push({ rid: Number(r.rid), record: r.record, keys: [] });
+        const page = this.#finishPage(found, def, query, fingerprint);
+        return done(page.data, this.#noteState(cached, head), page.cursor);
+      }
+      this.#scopeCache.delete(key);
+      cached = undefined;
+    }
     if (cached !== undefined) {
       // Searched with the cached scope and field ids while, concurrently, one small query checks
       // that the scope still exists and has gained no field (field ids only ever grow).
-      const state = sql<{ synced_at: unknown; record_count: number | string; max_field: number | string | null }>`
-        SELECT s.synced_at, s.record_count, (SELECT max(f.field_id) FROM search_fields f WHERE f.scope_id = s.scope_id) AS max_field
+      const state = sql<ScopeStateRow>`
+        SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql.ref('s.scope_id'))}) AS s_max_field
         FROM search_scopes s WHERE s.scope_id = ${cached.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(this.#db);
       const [page, checked] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position), state]);
       if (checked.status === 'rejected') throw checked.reason;
       const row = checked.value.rows[0];
-      if (row !== undefined && Number(row.max_field ?? 0) === cached.maxField) {
+      if (row !== undefined && Number(row.s_max_field ?? 0) === cached.maxField) {
         if (page.status === 'rejected') throw page.reason;
-        cached.recordCount = Number(row.record_count);
-        const raw = row.synced_at instanceof Date ? row.synced_at.getTime() : row.synced_at;
-        let synced = cached.synced;
-        if (synced === undefined || synced.raw !== raw) synced = cached.synced = { raw, iso: this.#dialect.parseTime(row.synced_at) };
-        return done(page.value.data, synced.iso, page.value.cursor);
+        const synced = this.#noteState(cached, row);
+        this.#learnShape(cached, connectorId, entity, query, position, shape);
+        return done(page.value.data, synced, page.value.cursor);
       }
       this.#scopeCache.delete(key);
     }
@@ -292,11 +353,83 @@ export class RecordStore {
       fields: new FieldIndex(fieldRows),
       maxField: fieldRows.reduce((m, r) => Math.max(m, Number(r.field_id)), 0),
       recordCount: Number(scope.record_count),
+      shapes: new Map(),
     };
     if (this.#scopeCache.size >= SCOPE_CACHE_LIMIT) this.#scopeCache.clear();
     this.#scopeCache.set(key, entry);
     const page = await this.#searchIn(entry, def, query, fingerprint, position);
+    this.#learnShape(entry, connectorId, entity, query, position, shape);
     return done(page.data, this.#dialect.parseTime(scope.synced_at), page.cursor);
+  }
+
+  /** Record a scope's state as read with a search; returns its synced_at as ISO text. */
+  #noteState(cached: CachedScope, row: ScopeStateRow): string | null {
+    cached.recordCount = Number(row.s_record_count);
+    const raw = row.s_synced_at instanceof Date ? row.s_synced_at.getTime() : row.s_synced_at;
+    let synced = cached.synced;
+    if (synced === undefined || synced.raw !== raw) synced = cached.synced = { raw, iso: this.#dialect.parseTime(row.s_synced_at) };
+    return synced.iso;
+  }
+
+  /** The shape of an unsorted query whose values all reach SQL unchanged (see queryShape), with its values as slots; with `marking`, also its marked form. */
+  #shapeOf(query: SearchQuery, position: CursorPosition | undefined, marking?: false): Shape | undefined;
+  #shapeOf(query: SearchQuery, position: CursorPosition | undefined, marking: true): MarkedShape | undefined;
+  #shapeOf(query: SearchQuery, position: CursorPosition | undefined, marking = false): Shape | MarkedShape | undefined {
+    if (query.sort.length > 0 || query.filter === undefined) return undefined;
+    const slots: (string | number)[] = [];
+    const markers = new Map<string | number, number>();
+    const mark = (i: number, v: string | number): string | number => {
+      const m = slotMarker(i, v);
+      markers.set(m, i);
+      return m;
+    };
+    const shaped = queryShape(query.filter, slots, marking ? mark : undefined);
+    if (shaped === undefined) return undefined;
+    if (position !== undefined) slots.push(position.rid);
+    const key = `${shaped.shape}|${query.limit}|${position === undefined ? 0 : 1}`;
+    if (!marking) return { key, slots };
+    const markedPosition = position === undefined ? undefined : { values: position.values, rid: mark(slots.length - 1, position.rid) as number };
+    return { key, slots, marked: shaped.marked, markedPosition, markers };
+  }
+
+  /**
+   * After a search answered the slow way: remember its shape's SQL when the shape's page is one
+   * index-ordered pass (one condition, no sort, no `any`: no plan chosen from the data), compiled
+   * once with the query's values and once with markers in their place, so that each parameter is
+   * known to be a value slot or a constant. A shape whose two compiles disagree in anything but
+   * the values is remembered as not reusable.
+   */
+  #learnShape(scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, position: CursorPosition | undefined, known: Shape | undefined): void {
+    if (known === undefined || scope.shapes.has(known.key)) return;
+    const shape = this.#shapeOf(query, position, true);
+    if (shape === undefined) return;
+    if (scope.shapes.size >= SHAPE_CACHE_LIMIT) scope.shapes.clear();
+    const want = query.limit + 1;
+    const real = this.#orderedPageWithState(scope, connectorId, entity, query.filter!, want, position);
+    const marked = this.#orderedPageWithState(scope, connectorId, entity, shape.marked, want, shape.markedPosition);
+    let plan: ShapePlan | null = null;
+    if (real !== undefined && marked !== undefined) {
+      const r = real.compile(this.#db);
+      const m = marked.compile(this.#db);
+      const layout = m.parameters.map((p) => shape.markers.get(p as string | number) ?? -1);
+      const candidate = { sql: this.#dialect.reusableSql(r.sql, r.parameters.length), layout, constants: r.parameters };
+      const same = r.sql === m.sql && r.parameters.length === layout.length && layout.every((s, i) => (s < 0 ? m.parameters[i] === r.parameters[i] : shape.slots[s] === r.parameters[i]));
+      if (same) plan = candidate;
+    }
+    scope.shapes.set(shape.key, plan);
+  }
+
+  /** The single index-ordered pass of an unsorted one-condition query, with the scope's state as extra columns (one row with a null rid when the page is empty). */
+  #orderedPageWithState(scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+    const conjuncts = compileConjuncts(filter, { dialect: this.#dialect, fields: scope.fields, fuzzy: new Map() });
+    const live = conjuncts.filter((c) => c.check !== true);
+    const only = live.length === 1 && live[0]!.check !== false ? live[0]!.ordered : undefined;
+    if (only === undefined) return undefined;
+    const page = pageQuery(this.#dialect, scope.scopeId, true, [], 'none', position, want, [], undefined, only);
+    return sql`SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql.ref('s.scope_id'))}) AS s_max_field, p.rid AS rid, p.record AS record
+      FROM search_scopes s LEFT JOIN (${page}) p ON 1 = 1
+      WHERE s.scope_id = ${scope.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}
+      ORDER BY p.rid`;
   }
 
   /** One page of a parsed query in a scope, with the scope's field dictionary. */
@@ -380,6 +513,11 @@ export class RecordStore {
         rows.push(...(await run('nulls', inNulls ? position : undefined, want - rows.length)));
       }
     }
+    return this.#finishPage(rows, def, query, fingerprint, docOf);
+  }
+
+  /** The page of up to limit + 1 rows in result order: its first `limit` documents, and a cursor when there is a further row. */
+  #finishPage(rows: PageRow[], def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, docOf = (r: PageRow): Doc => projectDocument(this.#dialect.parseRecord(r.record), def)): { data: Record<string, unknown>[]; cursor: string | null } {
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
     const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(this.#secret, fingerprint(), { values: last.keys, rid: last.rid }) : null;

@@ -364,6 +364,51 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual(['c']);
       });
 
+      it('answers a repeated query shape from its remembered SQL with each query\'s own values, and sees every committed write at once', async () => {
+        const entity = 'shapes';
+        const cs = 'conn-shapes';
+        const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
+        const records = Array.from({ length: 7 }, (_, i) => ({ id: `r${i}`, name: i % 2 === 1 ? 'odd' : 'even', age: i % 3, active: i % 2 === 0 }));
+        await store.upsert(cs, entity, DEF, records);
+        const queries: [Params, string[]][] = [
+          [{ query: { filter: { eq: { name: 'odd' } } }, limit: 2 }, ['r1', 'r3', 'r5']],
+          [{ query: { filter: { eq: { name: 'even' } } }, limit: 2 }, ['r0', 'r2', 'r4', 'r6']],
+          [{ query: { filter: { eq: { name: 'none' } } }, limit: 2 }, []],
+          [{ query: { filter: { eq: { age: 1 } } } }, ['r1', 'r4']],
+          [{ query: { filter: { eq: { age: 2 } } } }, ['r2', 'r5']],
+          [{ query: { filter: { eq: { active: true } } }, limit: 3 }, ['r0', 'r2', 'r4', 'r6']],
+          [{ query: { filter: { eq: { active: false } } }, limit: 3 }, ['r1', 'r3', 'r5']],
+          [{ query: { filter: { in: { age: [0, 2] } } }, limit: 1 }, ['r0', 'r2', 'r3', 'r5', 'r6']],
+          [{ query: { filter: { in: { age: [1, 0] } } }, limit: 1 }, ['r0', 'r1', 'r3', 'r4', 'r6']],
+          [{ query: { filter: { in: { name: ['even', 'x'] } } }, limit: 5 }, ['r0', 'r2', 'r4', 'r6']],
+        ];
+        // The first round compiles each shape; the later ones reuse its SQL with other values and cursors.
+        for (let round = 0; round < 3; round++) {
+          for (const [params, ids] of queries) expect(await allIds(store, params, entity, cs), JSON.stringify(params)).toEqual(ids);
+        }
+        // Writes committed by another instance show in the very next search of a remembered shape.
+        const before = await store.search(cs, entity, DEF, { query: { filter: { eq: { name: 'odd' } } } });
+        await other.upsert(cs, entity, DEF, [{ id: 'r7', name: 'odd', age: 1 }]);
+        expect(await allIds(store, queries[0]![0], entity, cs)).toEqual(['r1', 'r3', 'r5', 'r7']);
+        expect(await allIds(store, { query: { filter: { eq: { age: 1 } } } }, entity, cs)).toEqual(['r1', 'r4', 'r7']);
+        const after = await store.search(cs, entity, DEF, { query: { filter: { eq: { name: 'odd' } } } });
+        expect(after.meta.synced_at! >= before.meta.synced_at!).toBe(true);
+        await other.deleteRecords(cs, entity, ['r1']);
+        expect(await allIds(store, queries[0]![0], entity, cs)).toEqual(['r3', 'r5', 'r7']);
+        await other.upsert(cs, entity, DEF, [{ id: 'r3', name: 'even' }]);
+        expect(await allIds(store, queries[0]![0], entity, cs)).toEqual(['r5', 'r7']);
+        // A field gaining its first value after the shape was remembered (a new field id).
+        expect(await allIds(store, { query: { filter: { eq: { title: 'boss' } } } }, entity, cs)).toEqual([]);
+        expect(await allIds(store, { query: { filter: { eq: { title: 'boss' } } } }, entity, cs)).toEqual([]);
+        await other.upsert(cs, entity, DEF, [{ id: 'r8', title: 'boss' }]);
+        expect(await allIds(store, { query: { filter: { eq: { title: 'boss' } } } }, entity, cs)).toEqual(['r8']);
+        // The scope removed and created again by the other instance.
+        await other.deleteConnector(cs);
+        expect(await allIds(store, queries[0]![0], entity, cs)).toEqual([]);
+        await other.upsert(cs, entity, DEF, [{ id: 'z', name: 'odd' }]);
+        expect(await allIds(store, queries[0]![0], entity, cs)).toEqual(['z']);
+      });
+
       it('reports an entity never synced as empty with synced_at null', async () => {
         const result = await store.search('nobody', E, DEF, { query: { filter: { eq: { name: 'x' } } } });
         expect(result).toMatchObject({ data: [], meta: { has_more: false, cursor: null, synced_at: null } });
