@@ -33,6 +33,8 @@ const CONFIRM_BATCH = 1000;
 const SCOPE_CACHE_LIMIT = 10_000;
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
+/** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
+const SHAPE_CACHE_TOTAL = 8_192;
 
 /**
  * The SQL of one query shape (see queryShape) in a scope: the page and the scope's state in one
@@ -79,6 +81,8 @@ interface CachedScope {
 export interface RecordStoreOptions {
   /** Secret for signing search cursors (HMAC-SHA256); use a random value of 32+ bytes, stable across restarts and instances. */
   cursorSecret: string | Buffer;
+  /** Most query shapes whose SQL is remembered across all scopes (memory bound; default 8192). */
+  maxRememberedShapes?: number;
 }
 
 export interface SearchResult {
@@ -134,6 +138,9 @@ export class RecordStore {
   readonly #fieldCache = new Map<number, Map<string, number>>();
   readonly #vocabCache = new Map<number, Set<string>>();
   readonly #scopeCache = new Map<string, CachedScope>();
+  readonly #maxShapes: number;
+  /** Shapes remembered since the last store-wide clear: an over-count (shapes of evicted scopes are not subtracted), so the bound holds. */
+  #shapesRemembered = 0;
 
   /** Run `fn` in a transaction, or in the caller's when this store was built over one (the service deletes a connector and its records atomically). */
   #transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
@@ -146,6 +153,14 @@ export class RecordStore {
     this.#dialect = database.dialect === 'postgres' ? postgresSearchDialect : sqliteSearchDialect;
     this.#secret = Buffer.isBuffer(options.cursorSecret) ? options.cursorSecret : Buffer.from(options.cursorSecret, 'utf8');
     if (this.#secret.length === 0) throw new Error('RecordStore needs a non-empty cursorSecret');
+    this.#maxShapes = options.maxRememberedShapes ?? SHAPE_CACHE_TOTAL;
+  }
+
+  /** How many query shapes this store remembers now, across its cached scopes. */
+  get rememberedShapes(): number {
+    let n = 0;
+    for (const scope of this.#scopeCache.values()) n += scope.shapes.size;
+    return n;
   }
 
   /**
@@ -404,6 +419,11 @@ export class RecordStore {
     const shape = this.#shapeOf(query, position, true);
     if (shape === undefined) return;
     if (scope.shapes.size >= SHAPE_CACHE_LIMIT) scope.shapes.clear();
+    if (this.#shapesRemembered >= this.#maxShapes) {
+      for (const s of this.#scopeCache.values()) s.shapes.clear();
+      this.#shapesRemembered = 0;
+    }
+    this.#shapesRemembered++;
     const want = query.limit + 1;
     const real = this.#orderedPageWithState(scope, connectorId, entity, query.filter!, want, position);
     const marked = this.#orderedPageWithState(scope, connectorId, entity, shape.marked, want, shape.markedPosition);

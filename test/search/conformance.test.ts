@@ -364,6 +364,24 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(await allIds(store, { query: { filter: { eq: { 'custom.tier': 'gold' } } } }, entity, 'conn-cache')).toEqual(['c']);
       });
 
+      it('remembers at most maxRememberedShapes query shapes across all scopes, and answers the same after forgetting', async () => {
+        const bounded = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret', maxRememberedShapes: 3 });
+        const records = [{ id: 'a', name: 'odd', age: 1 }, { id: 'b', name: 'even', age: 2 }];
+        for (const c of ['conn-bound-1', 'conn-bound-2']) await bounded.upsert(c, 'bound', DEF, records);
+        let most = 0;
+        for (let round = 0; round < 2; round++) {
+          for (const c of ['conn-bound-1', 'conn-bound-2']) {
+            for (const limit of [1, 2, 3]) {
+              expect(await allIds(bounded, { query: { filter: { eq: { name: 'odd' } } }, limit }, 'bound', c)).toEqual(['a']);
+              expect(await allIds(bounded, { query: { filter: { in: { age: [2] } } }, limit }, 'bound', c)).toEqual(['b']);
+              most = Math.max(most, bounded.rememberedShapes);
+            }
+          }
+        }
+        expect(most).toBeGreaterThan(0);
+        expect(most).toBeLessThanOrEqual(3);
+      });
+
       it('answers a repeated query shape from its remembered SQL with each query\'s own values, and sees every committed write at once', async () => {
         const entity = 'shapes';
         const cs = 'conn-shapes';
