@@ -13,6 +13,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { CursorPosition } from './cursor.ts';
 import type { SearchDialect } from './dialect.ts';
 import type { FieldRef, Filter, ScalarValue, SortKey, ValueKind } from './query.ts';
+import { gramToken, likeToGlob, likeTrigrams, type LikePart } from './text.ts';
 
 /** A predicate, or a constant when the condition can be decided without the database. */
 export type Pred = boolean | RawBuilder<SqlBool>;
@@ -376,6 +377,7 @@ export function pageQuery(
   /** Instead of `driver`, the `ordered` arms (see Compiled) of an unsorted query: each read in rid order up to the limit. */
   driverArms?: RawBuilder<unknown>[],
 ): RawBuilder<Record<string, unknown>> {
+  if (dialect.name === 'sqlite' && driverArms?.length === 1 && sort.length === 0 && phase === 'none') return sqliteArmPage(scopeId, filter, after, limit, driverArms[0]!);
   const tieDir = sort.at(-1)?.key.dir ?? 'asc';
   const where: Pred[] = [filter];
   const joins: RawBuilder<unknown>[] = [];
@@ -446,6 +448,22 @@ export function pageQuery(
     ${limitClause(limit)}`;
 }
 
+/**
+ * SQLite: an unsorted page read from one index-ordered arm, written flat — the arm joined to its
+ * records and ordered by the arm's rid — so that SQLite flattens the arm into the join and reads
+ * the (field_id, v, rid) index or the FTS5 rowids in order, stopping at the limit, without a
+ * sorter (the nested form, the arm limited then joined and ordered by r.rid, sorts every page in
+ * a temporary B-tree: 67 vs 45 µs for a keyword page of 25 records, 6.0 vs 4.7 µs for an eq).
+ */
+function sqliteArmPage(scopeId: number, filter: Pred, after: CursorPosition | undefined, limit: number, arm: RawBuilder<unknown>): RawBuilder<Record<string, unknown>> {
+  const where = and([sql<SqlBool>`r.scope_id = ${scopeId}`, after === undefined ? true : sql<SqlBool>`a.rid > ${after.rid}`, filter]);
+  return sql<Record<string, unknown>>`SELECT a.rid AS rid, r.record AS record
+    FROM (${arm}) a CROSS JOIN search_records r ON r.rid = a.rid
+    WHERE ${where === false ? sql`1 = 0` : (where as RawBuilder<SqlBool>)}
+    ORDER BY a.rid
+    ${limitClause(limit)}`;
+}
+
 /** A bounded count of a set's rows: the exact count below `cap`, else `cap`. */
 export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<{ n: number | string }> {
   return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
@@ -468,47 +486,122 @@ export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawB
 }
 
 /**
+ * How a shape's derived values are computed (SQLite): values that reach SQL transformed — a
+ * keyword's words as one FTS5 match of the field's word tokens, a like pattern as a match of the
+ * field's trigram tokens and a GLOB — from the scope's field ids and the dialect's match syntax.
+ */
+export interface ShapeDerive {
+  fields: FieldIndex;
+  /** The bound parameter of a token query (SearchDialect.tokenMatch). */
+  match(groups: string[][]): string;
+}
+
+/** Where a shape walk puts its values, and with `markers`, the marker of each slot (marker → slot). */
+interface ShapeWalk {
+  slots: (string | number)[];
+  markers: Map<string | number, number> | undefined;
+  derive: ShapeDerive | undefined;
+}
+
+/** A marker for slot i that no constant parameter equals: a string with NULs, or a negative non-integer. */
+function slotMarker(i: number, value: string | number): string | number {
+  return typeof value === 'string' ? `\u0000${i}\u0000` : -(i + 1.5);
+}
+
+function fieldShape(ref: FieldRef): string {
+  return `${JSON.stringify(ref.name)},${ref.type},${ref.multi ? 1 : 0}`;
+}
+
+/** Add a value slot; returns the value the marked filter carries in its place. */
+function addSlot(w: ShapeWalk, kind: ValueKind, value: ScalarValue): ScalarValue {
+  const v = sqlValue(kind, value);
+  w.slots.push(v);
+  if (w.markers === undefined) return value;
+  const m = slotMarker(w.slots.length - 1, v);
+  w.markers.set(m, w.slots.length - 1);
+  return m;
+}
+
+/** Add a derived slot: `real` as it reaches SQL, and `marked` (computed from the marker text) as the marked filter's compile will show it. */
+function addDerived(w: ShapeWalk, real: string, marked: (text: string) => string): string {
+  w.slots.push(real);
+  const i = w.slots.length - 1;
+  const text = `\u0000${i}\u0000`;
+  w.markers?.set(marked(text), i);
+  return text;
+}
+
+/**
  * A filter's shape without its values, for caching the SQL of a query shape: the shape as text
  * (operators, fields, kinds and nesting), the values as SQL parameters in walk order (`slots`),
- * and the same filter with each value replaced by a marker `marker(i)` for slot i, so a compile
- * of it shows where each value lands among the parameters. Undefined when a condition turns its
- * values into something else before SQL (like patterns, words, `any`).
+ * and with `markers`, the same filter with each value replaced by a marker for its slot, so a
+ * compile of it shows where each value lands among the parameters (`markers`: marker → slot).
+ * With `derive` (SQLite), a keyword and a like with trigrams also have a shape: their values
+ * reach SQL transformed, as derived slots. Undefined when a condition's values cannot be
+ * slotted (fuzzy, whose SQL depends on the vocabulary; like without trigrams; `any`).
  */
-export function queryShape(f: Filter, slots: (string | number)[], marker?: (slot: number, value: string | number) => string | number): { shape: string; marked: Filter } | undefined {
-  const slot = (kind: ValueKind, value: ScalarValue): string | number => {
-    const v = sqlValue(kind, value);
-    slots.push(v);
-    return marker === undefined ? v : marker(slots.length - 1, v);
-  };
-  const field = (ref: FieldRef): string => JSON.stringify([ref.name, ref.type, ref.multi]);
+export function queryShape(f: Filter, slots: (string | number)[], markers?: Map<string | number, number>, derive?: ShapeDerive): { shape: string; marked: Filter } | undefined {
+  return shapeOf(f, { slots, markers, derive });
+}
+
+function shapeOf(f: Filter, w: ShapeWalk): { shape: string; marked: Filter } | undefined {
+  const marking = w.markers !== undefined;
   switch (f.op) {
     case 'and':
     case 'or': {
-      const parts = f.items.map((i) => queryShape(i, slots, marker));
-      if (parts.some((p) => p === undefined)) return undefined;
-      return { shape: `${f.op}(${parts.map((p) => p!.shape).join(',')})`, marked: marker === undefined ? f : { op: f.op, items: parts.map((p) => p!.marked) } };
+      let shape = `${f.op}(`;
+      const items: Filter[] = [];
+      for (const i of f.items) {
+        const part = shapeOf(i, w);
+        if (part === undefined) return undefined;
+        shape += `${part.shape},`;
+        items.push(part.marked);
+      }
+      return { shape: `${shape})`, marked: marking ? { op: f.op, items } : f };
     }
     case 'not': {
-      const inner = queryShape(f.item, slots, marker);
-      return inner === undefined ? undefined : { shape: `not(${inner.shape})`, marked: marker === undefined ? f : { op: 'not', item: inner.marked } };
+      const inner = shapeOf(f.item, w);
+      return inner === undefined ? undefined : { shape: `not(${inner.shape})`, marked: marking ? { op: 'not', item: inner.marked } : f };
     }
     case 'present':
-      return { shape: `present(${field(f.field)},${f.present})`, marked: f };
+      return { shape: `present(${fieldShape(f.field)},${f.present})`, marked: f };
     case 'eq':
     case 'neq':
     case 'gt':
     case 'gte':
     case 'lt':
     case 'lte':
-    case 'contains':
-    {
-      const value = slot(f.kind, f.value);
-      return { shape: `${f.op}(${field(f.field)},${f.kind})`, marked: marker === undefined ? f : { ...f, value } };
+    case 'contains': {
+      const value = addSlot(w, f.kind, f.value);
+      return { shape: `${f.op}(${fieldShape(f.field)},${f.kind})`, marked: marking ? { ...f, value } : f };
     }
-    case 'in':
-    {
-      const values = f.values.map((v) => ({ kind: v.kind, value: slot(v.kind, v.value) }));
-      return { shape: `in(${field(f.field)},${f.values.map((v) => v.kind).join('')})`, marked: marker === undefined ? f : { ...f, values } };
+    case 'in': {
+      let kinds = '';
+      const values: { kind: ValueKind; value: ScalarValue }[] = [];
+      for (const v of f.values) {
+        kinds += v.kind;
+        values.push({ kind: v.kind, value: addSlot(w, v.kind, v.value) });
+      }
+      return { shape: `in(${fieldShape(f.field)},${kinds})`, marked: marking ? { ...f, values } : f };
+    }
+    case 'keyword': {
+      const d = w.derive;
+      const ids = d?.fields.ids(f.field, 's');
+      if (d === undefined || ids === undefined || ids.length === 0) return undefined;
+      const words = (list: string[]): string => d.match([ids.flatMap((id) => list.map((word) => wordToken(id, word)))]);
+      const text = addDerived(w, words(f.words), (t) => words([t]));
+      return { shape: `keyword(${fieldShape(f.field)})`, marked: marking ? { ...f, words: [text] } : f };
+    }
+    case 'like': {
+      const d = w.derive;
+      const ids = d?.fields.ids(f.field, 's');
+      const trigrams = likeTrigrams(f.parts);
+      if (d === undefined || ids === undefined || ids.length === 0 || trigrams.length === 0) return undefined;
+      const grams = (list: string[]): string => d.match(list.map((t) => ids.map((id) => gramToken(id, t))));
+      const textParts = (t: string): LikePart[] => [{ kind: 'any' }, { kind: 'text', text: t }, { kind: 'any' }];
+      const text = addDerived(w, grams(trigrams), (t) => grams(likeTrigrams(textParts(t))));
+      addDerived(w, likeToGlob(f.parts), () => likeToGlob(textParts(text)));
+      return { shape: `like(${fieldShape(f.field)})`, marked: marking ? { ...f, pattern: text, parts: textParts(text) } : f };
     }
     default:
       return undefined;

@@ -50,6 +50,12 @@ export interface SearchDialect {
    * values are searched directly, which PostgreSQL answers from its pg_trgm index).
    */
   likeCandidates(parts: LikePart[], fieldIds: number[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>): RawBuilder<unknown> | undefined;
+  /**
+   * SQLite: the one bound parameter (an FTS5 query) through which wordsQuery and likeCandidates
+   * look up their token groups, so that a remembered query shape can compute it for new values.
+   * Undefined where token lookups are not one parameter (PostgreSQL).
+   */
+  tokenMatch?(groups: string[][]): string;
   /** EXISTS over a correlated subquery, evaluated per outer row (never turned into a join). */
   exists(subquery: RawBuilder<unknown>): RawBuilder<SqlBool>;
   /** A subquery used as the driving relation of a page query, kept as the outer loop. */

@@ -9,10 +9,15 @@ import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
 import { gramToken, likeToGlob, likeTrigrams, type LikePart } from './text.ts';
 
+/** The FTS5 query for records having, for every group, one of the group's tokens. */
+function tokenMatch(groups: string[][]): string {
+  // Tokens are [0-9a-z_] only (see wordToken, gramToken), so quoting each one is all the FTS5 query syntax needs.
+  return groups.map((g) => `(${g.map((t) => `"${t}"`).join(' OR ')})`).join(' AND ');
+}
+
 /** Records (column `rid`, in rid order) of a token table having, for every group, one of the group's tokens; with `rid`, that one record. */
 function tokenQuery(table: 'search_words' | 'search_grams', groups: string[][], rid?: RawBuilder<unknown>): RawBuilder<unknown> {
-  // Tokens are [0-9a-z_] only (see wordToken, gramToken), so quoting each one is all the FTS5 query syntax needs.
-  const match = groups.map((g) => `(${g.map((t) => `"${t}"`).join(' OR ')})`).join(' AND ');
+  const match = tokenMatch(groups);
   return sql`SELECT rowid AS rid FROM ${sql.table(table)} WHERE ${sql.table(table)} MATCH ${match}${rid === undefined ? sql`` : sql` AND rowid = ${rid}`}`;
 }
 
@@ -36,6 +41,8 @@ export const sqliteSearchDialect: SearchDialect = {
   },
 
   gramTokens: true,
+
+  tokenMatch,
 
   likeCandidates(parts: LikePart[], fieldIds: number[], confirm: (rid: RawBuilder<unknown>) => RawBuilder<SqlBool>) {
     const trigrams = likeTrigrams(parts);

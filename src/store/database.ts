@@ -26,7 +26,21 @@ export interface Database<DB = unknown> {
   file?: string;
   /** For PostgreSQL opened with `schema`: every table (and migration table) lives in it. */
   schema?: string;
+  /**
+   * For SQLite: the connection's prepared statements (the same cache Kysely uses), for reads
+   * that run synchronously without Kysely's per-query overhead (the search store's hot path).
+   * Only safe while `inTransaction` is false: inside a transaction a read would see its
+   * uncommitted writes; then go through Kysely, which waits for the transaction.
+   */
+  sqlite?: SqliteStatements;
   close(): Promise<void>;
+}
+
+/** better-sqlite3 prepared statements of the one SQLite connection (see Database.sqlite). */
+export interface SqliteStatements {
+  prepare(sql: string): SQLite.Statement;
+  /** True while the connection is inside a transaction (Kysely's, between BEGIN and COMMIT). */
+  readonly inTransaction: boolean;
 }
 
 /** Default SQLite file of the embedded mode. */
@@ -76,8 +90,9 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
-  return { db, dialect: 'sqlite', file, close: () => db.destroy() };
+  const statements = cachingStatements(sqlite);
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
+  return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
 }
 
 /** Prepared statements kept per SQL text; beyond this many the oldest is dropped. */
@@ -90,10 +105,13 @@ const STATEMENT_CACHE_SIZE = 500;
  * time on its single SQLite connection, and SQLite re-prepares a statement itself when the
  * schema changes under it.
  */
-function cachingStatements(sqlite: SQLite.Database): { close(): void; prepare(sql: string): SQLite.Statement } {
+function cachingStatements(sqlite: SQLite.Database): SqliteStatements & { close(): void } {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
+    get inTransaction() {
+      return sqlite.inTransaction;
+    },
     prepare: (sql: string) => {
       let stmt = cache.get(sql);
       if (stmt === undefined) {

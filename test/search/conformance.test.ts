@@ -399,6 +399,15 @@ for (const [dialect, open, skipped] of dialectCases()) {
           [{ query: { filter: { in: { age: [0, 2] } } }, limit: 1 }, ['r0', 'r2', 'r3', 'r5', 'r6']],
           [{ query: { filter: { in: { age: [1, 0] } } }, limit: 1 }, ['r0', 'r1', 'r3', 'r4', 'r6']],
           [{ query: { filter: { in: { name: ['even', 'x'] } } }, limit: 5 }, ['r0', 'r2', 'r4', 'r6']],
+          // keyword and like (with trigrams) reach SQL transformed: remembered with derived values on SQLite.
+          [{ query: { filter: { keyword: { name: 'odd' } } }, limit: 2 }, ['r1', 'r3', 'r5']],
+          [{ query: { filter: { keyword: { name: 'even nothing' } } }, limit: 2 }, ['r0', 'r2', 'r4', 'r6']],
+          [{ query: { filter: { keyword: { name: 'Odd EVEN' } } }, limit: 4 }, ['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6']],
+          [{ query: { filter: { like: { name: '%dd' } } }, limit: 2 }, ['r1', 'r3', 'r5']],
+          [{ query: { filter: { like: { name: 'EVE%' } } }, limit: 2 }, ['r0', 'r2', 'r4', 'r6']],
+          [{ query: { filter: { like: { name: '%v_n%' } } }, limit: 3 }, ['r0', 'r2', 'r4', 'r6']],
+          [{ query: { filter: { like: { name: '%ven%' } } }, limit: 3 }, ['r0', 'r2', 'r4', 'r6']],
+          [{ query: { filter: { like: { name: 'o*d' } } }, limit: 3 }, []],
         ];
         // The first round compiles each shape; the later ones reuse its SQL with other values and cursors.
         for (let round = 0; round < 3; round++) {
@@ -409,6 +418,8 @@ for (const [dialect, open, skipped] of dialectCases()) {
         await other.upsert(cs, entity, DEF, [{ id: 'r7', name: 'odd', age: 1 }]);
         expect(await allIds(store, queries[0]![0], entity, cs)).toEqual(['r1', 'r3', 'r5', 'r7']);
         expect(await allIds(store, { query: { filter: { eq: { age: 1 } } } }, entity, cs)).toEqual(['r1', 'r4', 'r7']);
+        expect(await allIds(store, { query: { filter: { keyword: { name: 'odd' } } }, limit: 2 }, entity, cs)).toEqual(['r1', 'r3', 'r5', 'r7']);
+        expect(await allIds(store, { query: { filter: { like: { name: '%dd' } } }, limit: 2 }, entity, cs)).toEqual(['r1', 'r3', 'r5', 'r7']);
         const after = await store.search(cs, entity, DEF, { query: { filter: { eq: { name: 'odd' } } } });
         expect(after.meta.synced_at! >= before.meta.synced_at!).toBe(true);
         await other.deleteRecords(cs, entity, ['r1']);
