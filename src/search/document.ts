@@ -61,9 +61,11 @@ export function coerce(value: unknown, type: SearchType): unknown {
 /** The search document of a record: every search field, read from its source path and coerced. */
 export function projectDocument(record: Record<string, unknown>, def: SearchEntityDef): Doc {
   const doc: Doc = {};
-  for (const [field, type] of Object.entries(def.fields)) {
-    const source = def.sources?.[field];
-    doc[field] = coerce(source === undefined ? record[field] : readPath(record, source), type);
+  const sources = def.sources;
+  // for...in, not Object.entries: this runs for every record a search returns.
+  for (const field in def.fields) {
+    const source = sources?.[field];
+    doc[field] = coerce(source === undefined ? record[field] : readPath(record, source), def.fields[field]!);
   }
   return doc;
 }

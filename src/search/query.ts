@@ -127,7 +127,8 @@ function describe(v: unknown): string {
 
 /** JSON-pointer segment escaping (RFC 6901). */
 function seg(s: string | number): string {
-  return String(s).replaceAll('~', '~0').replaceAll('/', '~1');
+  const t = String(s);
+  return t.includes('~') || t.includes('/') ? t.replaceAll('~', '~0').replaceAll('/', '~1') : t;
 }
 
 class Checker {
@@ -324,23 +325,27 @@ function typeWord(type: SearchType): string {
 /** The scalar a comparison accepts for a field, or an error message. */
 function scalarFor(field: FieldRef, value: unknown, op: string): { kind: ValueKind; value: ScalarValue } | string {
   const ordered = op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte';
-  const label = `${JSON.stringify(field.name)} is ${field.inner ? 'a path in an element' : field.multi && field.name !== field.root ? `a path in ${typeWord(field.type)} field` : `${typeWord(field.type)} field`}`;
   if (field.multi) {
     if (typeof value === 'string') return { kind: 's', value: compareKey(stripNul(value)) };
     if (typeof value === 'number') return { kind: 'n', value };
     if (typeof value === 'boolean' && !ordered) return { kind: 'b', value };
-    return `${label}: ${op} compares its values with ${ordered ? 'a string or a number' : 'a string, a number or a boolean'}, got ${describe(value)}`;
+    return `${scalarLabel(field)}: ${op} compares its values with ${ordered ? 'a string or a number' : 'a string, a number or a boolean'}, got ${describe(value)}`;
   }
   switch (field.type) {
     case 'string':
-      return typeof value === 'string' ? { kind: 's', value: compareKey(stripNul(value)) } : `${label}: expected a string, got ${describe(value)}`;
+      return typeof value === 'string' ? { kind: 's', value: compareKey(stripNul(value)) } : `${scalarLabel(field)}: expected a string, got ${describe(value)}`;
     case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value) ? { kind: 'n', value } : `${label}: expected an integer, got ${describe(value)}`;
+      return typeof value === 'number' && Number.isSafeInteger(value) ? { kind: 'n', value } : `${scalarLabel(field)}: expected an integer, got ${describe(value)}`;
     case 'number':
-      return typeof value === 'number' ? { kind: 'n', value } : `${label}: expected a number, got ${describe(value)}`;
+      return typeof value === 'number' ? { kind: 'n', value } : `${scalarLabel(field)}: expected a number, got ${describe(value)}`;
     default:
-      return typeof value === 'boolean' ? { kind: 'b', value } : `${label}: expected a boolean, got ${describe(value)}`;
+      return typeof value === 'boolean' ? { kind: 'b', value } : `${scalarLabel(field)}: expected a boolean, got ${describe(value)}`;
   }
+}
+
+/** How an error message names a compared field (built only when there is an error to report). */
+function scalarLabel(field: FieldRef): string {
+  return `${JSON.stringify(field.name)} is ${field.inner ? 'a path in an element' : field.multi && field.name !== field.root ? `a path in ${typeWord(field.type)} field` : `${typeWord(field.type)} field`}`;
 }
 
 function parseLeaf(c: Checker, op: string, name: string, value: unknown, path: string): Filter | undefined {

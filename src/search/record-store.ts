@@ -121,6 +121,37 @@ interface ScopeStateRow {
   s_max_field: number | string | null;
 }
 
+/** A row of a remembered shape's page (rid null: the page is empty, in the one-statement form). */
+interface RememberedRow {
+  rid: number | string | null;
+  record: unknown;
+}
+
+interface RememberedPage {
+  data: Record<string, unknown>[];
+  cursor: string | null;
+  synced: string | null;
+}
+
+/** A query's identity for its cursors (connector, entity, filter and sort), hashed when first needed. */
+class QueryIdentity {
+  #hashed: string | undefined;
+  constructor(
+    readonly connectorId: string,
+    readonly entity: string,
+    readonly query: SearchQuery,
+  ) {}
+
+  fingerprint(): string {
+    this.#hashed ??= queryFingerprint([this.connectorId, this.entity, this.query.filter ?? null, this.query.sort.map((s) => [s.field.name, s.dir])]);
+    return this.#hashed;
+  }
+}
+
+function searchResult(started: number, data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult {
+  return { data, meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt } };
+}
+
 /** The scope's state as a search reads it, by id, provided it still belongs to (connector, entity). */
 function scopeState(scopeId: number, connectorId: string, entity: string): RawBuilder<ScopeStateRow> {
   return sql<ScopeStateRow>`
@@ -326,49 +357,23 @@ export class RecordStore {
     const started = performance.now();
     const query = parseSearchParams(def, params);
     // Hashed only when a cursor is read or written: most searches have neither.
-    let hashed: string | undefined;
-    const fingerprint = (): string => (hashed ??= queryFingerprint([connectorId, entity, query.filter ?? null, query.sort.map((s) => [s.field.name, s.dir])]));
-    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, fingerprint(), query.sort, query.cursor);
-    const done = (data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult => ({
-      data,
-      meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt },
-    });
+    const identity = new QueryIdentity(connectorId, entity, query);
+    const position = query.cursor === undefined ? undefined : decodeCursor(this.#secret, identity.fingerprint(), query.sort, query.cursor);
 
     const key = `${connectorId}\u0000${entity}`;
     let cached = this.#scopeCache.get(key);
     const shape = this.#shapeOf(query, position, cached?.fields);
     const plan = shape === undefined ? undefined : cached?.shapes.get(shape.key);
     if (cached !== undefined && plan != null) {
-      // A known shape: its SQL, reading the page and the scope's state in one statement, with
-      // this query's values; no compiling and one round trip.
-      const params = plan.layout.map((s, i) => (s < 0 ? plan.constants[i] : shape!.slots[s]));
-      let rows: { rid: number | string | null; record: unknown }[];
-      let head: ScopeStateRow | undefined;
-      if (plan.split) {
-        // The page, then the scope's state (see ShapePlan.split); synchronously on the
-        // connection unless it is inside a transaction, whose writes a read must not see.
-        const state = cached.state!;
-        const direct = this.#sqlite !== undefined && !this.#sqlite.inTransaction ? this.#sqlite : undefined;
-        if (direct !== undefined) {
-          rows = direct.prepare(plan.sql).all(params) as typeof rows;
-          head = direct.prepare(state.sql).get(state.parameters) as ScopeStateRow | undefined;
-        } else {
-          rows = (await this.#db.executeQuery<{ rid: number | string; record: unknown }>(CompiledQuery.raw(plan.sql, params))).rows;
-          head = (await this.#db.executeQuery<ScopeStateRow>(CompiledQuery.raw(state.sql, state.parameters))).rows[0];
-        }
-      } else {
-        rows = (await this.#db.executeQuery<ScopeStateRow & { rid: number | string | null; record: unknown }>(CompiledQuery.raw(plan.sql, params))).rows;
-        head = rows[0] as ScopeStateRow | undefined;
-      }
-      if (head !== undefined && Number(head.s_max_field ?? 0) === cached.maxField) {
-        const found: PageRow[] = [];
-        for (const r of rows) if (r.rid !== null) found.push({ rid: Number(r.rid), record: r.record, keys: [] });
-        const page = this.#finishPage(found, def, query, fingerprint);
-        return done(page.data, this.#noteState(cached, head), page.cursor);
-      }
+      // A known shape: its SQL with this query's values; no compiling, one round trip (or, on
+      // SQLite, two statements run directly: see ShapePlan.split).
+      const page = await this.#remembered(cached, plan, shape!.slots, def, query, identity);
+      if (page !== undefined) return searchResult(started, page.data, page.synced, page.cursor);
       this.#scopeCache.delete(key);
       cached = undefined;
     }
+    const fingerprint = (): string => identity.fingerprint();
+    const done = (data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult => searchResult(started, data, syncedAt, cursor);
     if (cached !== undefined) {
       // Searched with the cached scope and field ids while, concurrently, one small query checks
       // that the scope still exists and has gained no field (field ids only ever grow).
@@ -403,6 +408,57 @@ export class RecordStore {
     const page = await this.#searchIn(entry, def, query, fingerprint, position);
     this.#learnShape(entry, connectorId, entity, query, position, shape);
     return done(page.data, this.#dialect.parseTime(scope.synced_at), page.cursor);
+  }
+
+  /**
+   * A page of a remembered shape in its scope, or undefined when the scope is gone or has gained
+   * a field (the caller then drops the cached scope and searches the full way). Kept free of
+   * closures: this runs for most searches, and each closure created costs a little.
+   */
+  #remembered(cached: CachedScope, plan: ShapePlan, slots: (string | number)[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity): RememberedPage | undefined | Promise<RememberedPage | undefined> {
+    const params: unknown[] = new Array(plan.layout.length);
+    for (let i = 0; i < params.length; i++) {
+      const s = plan.layout[i]!;
+      params[i] = s < 0 ? plan.constants[i] : slots[s];
+    }
+    if (plan.split) {
+      // The page, then the scope's state, synchronously on the connection unless it is inside
+      // a transaction, whose uncommitted writes a read must not see (Kysely then waits for it).
+      const state = cached.state!;
+      const direct = this.#sqlite;
+      if (direct !== undefined && !direct.inTransaction) {
+        const rows = direct.prepare(plan.sql).all(params) as RememberedRow[];
+        const head = direct.prepare(state.sql).get(state.parameters) as ScopeStateRow | undefined;
+        return this.#rememberedPage(cached, rows, head, def, query, identity);
+      }
+      return (async () => {
+        const { rows } = await this.#db.executeQuery<RememberedRow>(CompiledQuery.raw(plan.sql, params));
+        const head = (await this.#db.executeQuery<ScopeStateRow>(CompiledQuery.raw(state.sql, state.parameters))).rows[0];
+        return this.#rememberedPage(cached, rows, head, def, query, identity);
+      })();
+    }
+    return this.#db.executeQuery<ScopeStateRow & RememberedRow>(CompiledQuery.raw(plan.sql, params)).then(({ rows }) => this.#rememberedPage(cached, rows, rows[0], def, query, identity));
+  }
+
+  /** The documents of a remembered shape's rows (up to limit + 1, in rid order; a null rid when the page is empty), or undefined when the state read with them invalidates the cached scope. */
+  #rememberedPage(cached: CachedScope, rows: RememberedRow[], head: ScopeStateRow | undefined, def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity): RememberedPage | undefined {
+    if (head === undefined || Number(head.s_max_field ?? 0) !== cached.maxField) return undefined;
+    const limit = query.limit;
+    const data: Record<string, unknown>[] = [];
+    let last: RememberedRow | undefined;
+    let more = false;
+    for (const r of rows) {
+      if (r.rid === null) continue;
+      if (data.length === limit) {
+        more = true;
+        break;
+      }
+      const doc = projectDocument(this.#dialect.parseRecord(r.record), def);
+      data.push(query.fields === undefined ? doc : projectFields(doc, query.fields));
+      last = r;
+    }
+    const cursor = more ? encodeCursor(this.#secret, identity.fingerprint(), { values: [], rid: Number(last!.rid) }) : null;
+    return { data, cursor, synced: this.#noteState(cached, head) };
   }
 
   /** Record a scope's state as read with a search; returns its synced_at as ISO text. */
