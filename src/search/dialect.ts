@@ -62,6 +62,12 @@ export interface SearchDialect {
    * number of its bound parameters.
    */
   reusableSql(text: string, parameterCount: number): string;
+  /**
+   * Put at the start of a statement whose text repeats with other values and whose plan does not
+   * depend on them (PostgreSQL: kept as a named prepared statement per connection); empty on SQLite,
+   * whose statements the database layer caches anyway.
+   */
+  readonly repeated: RawBuilder<unknown>;
   /** The stored upstream record as a JavaScript object. */
   parseRecord(value: unknown): Record<string, unknown>;
   /** A stored timestamp as an ISO 8601 string. */

@@ -4,6 +4,7 @@
  * faster than JSON rows), records as one JSON array — one statement per table per batch.
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { PREPARED_SQL } from '../store/database.ts';
 import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
 import { likeToSqlLike, type LikePart } from './text.ts';
@@ -52,10 +53,13 @@ export const postgresSearchDialect: SearchDialect = {
 
   orderedJoin: sql`JOIN`,
 
-  // Each statement is planned with its values (the driver's unnamed statements): nothing to change.
+  // A named prepared statement per connection (see PREPARED_SQL): parsed and analyzed once
+  // rather than on every search of the shape.
   reusableSql(text) {
-    return text;
+    return PREPARED_SQL + text;
   },
+
+  repeated: sql.raw(PREPARED_SQL),
 
   parseRecord(value) {
     return value as Record<string, unknown>;

@@ -342,7 +342,7 @@ export class RecordStore {
     if (cached !== undefined) {
       // Searched with the cached scope and field ids while, concurrently, one small query checks
       // that the scope still exists and has gained no field (field ids only ever grow).
-      const state = sql<ScopeStateRow>`
+      const state = sql<ScopeStateRow>`${this.#dialect.repeated}
         SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql.ref('s.scope_id'))}) AS s_max_field
         FROM search_scopes s WHERE s.scope_id = ${cached.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(this.#db);
       const [page, checked] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position), state]);
@@ -482,7 +482,7 @@ export class RecordStore {
     let early: PageRow[] | undefined;
     if (single !== undefined && only === undefined && single.set !== undefined) {
       const cap = Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, scope.recordCount)))));
-      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want).execute(this.#db);
+      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue).execute(this.#db);
       if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
     }
     const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);

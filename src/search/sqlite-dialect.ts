@@ -68,6 +68,8 @@ export const sqliteSearchDialect: SearchDialect = {
     return marks === parameterCount ? text.replaceAll('?', '+?') : text;
   },
 
+  repeated: sql``,
+
   parseRecord(value) {
     return JSON.parse(String(value)) as Record<string, unknown>;
   },
