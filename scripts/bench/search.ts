@@ -505,6 +505,10 @@ async function main(): Promise<void> {
       const started = performance.now();
       const baseline = target.dialect === 'sqlite' ? sqliteBaseline(join(handDir, 'hand.db'), handRows()) : await postgresBaseline(POSTGRES_URL, handRows());
       console.log(`${target.dialect}: hand-written baseline loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      // Both loads leave PostgreSQL's shared buffers full of dirty pages, which the first queries
+      // would otherwise write out themselves as they evict them: a CHECKPOINT first, as the
+      // checkpointer would have done by then (SQLite's WAL is checkpointed above, in sizeOf).
+      if (target.dialect === 'postgres') await sql`CHECKPOINT`.execute(target.database.db).catch((e: Error) => console.log(`postgres: CHECKPOINT failed (${e.message}); measuring without it`));
       try {
         results.push(...(await measure(target.dialect, target.store, docs, scanCache, baseline)));
       } finally {

@@ -452,9 +452,9 @@ export function pageQuery(
     ${limitClause(limit)}`;
 }
 
-/** A bounded count of a set's rows: the exact count below `cap`, else `cap`. */
-export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<{ n: number | string }> {
-  return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
+/** A bounded count of a set's rows: the exact count below `cap`, else `cap`; kept prepared (SearchDialect.repeated) unless `planByValue`. */
+export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: SearchDialect, planByValue = false): RawBuilder<{ n: number | string }> {
+  return sql<{ n: number | string }>`${dialect === undefined || planByValue ? sql`` : dialect.repeated}SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
 }
 
 /**

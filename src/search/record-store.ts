@@ -560,7 +560,7 @@ export class RecordStore {
     if (listable.length > 0) {
       const counts: number[] = [];
       for (const c of listable) {
-        const { rows } = await boundedCount(c.set!, ESTIMATE_CAP).execute(this.#db);
+        const { rows } = await boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue).execute(this.#db);
         counts.push(Number(rows[0]?.n ?? 0));
       }
       if (counts.includes(0)) return 'empty';
