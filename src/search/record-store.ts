@@ -10,7 +10,7 @@ import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { DialectName } from '../store/database.ts';
 import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, queryShape, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
-import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
+import type { Executor, ParameterKind, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
 import { postgresSearchDialect } from './postgres-dialect.ts';
 import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
@@ -432,7 +432,9 @@ export class RecordStore {
       const r = real.compile(this.#db);
       const m = marked.compile(this.#db);
       const layout = m.parameters.map((p) => shape.markers.get(p as string | number) ?? -1);
-      const candidate = { sql: this.#dialect.reusableSql(r.sql, r.parameters.length), layout, constants: r.parameters };
+      const cursorSlot = position === undefined ? -1 : shape.slots.length - 1;
+      const kinds = layout.map((s): ParameterKind => (s < 0 ? 'constant' : s === cursorSlot ? 'cursor' : 'value'));
+      const candidate = { sql: this.#dialect.reusableSql(r.sql, r.parameters, kinds), layout, constants: r.parameters };
       const same = r.sql === m.sql && r.parameters.length === layout.length && layout.every((s, i) => (s < 0 ? m.parameters[i] === r.parameters[i] : shape.slots[s] === r.parameters[i]));
       if (same) plan = candidate;
     }
