@@ -559,7 +559,11 @@ export class RecordStore {
   async #plan(conjuncts: Compiled[], total: number, want: number): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set'] }> {
     const listable = conjuncts.filter((c) => c.set !== undefined);
     let driver: Compiled | undefined;
-    if (listable.length > 0) {
+    if (listable.length > 1 && this.#dialect.name === 'postgres' && !this.#db.isTransaction) {
+      const decided = await this.#concurrentCounts(listable, total, want);
+      if (decided === 'empty') return 'empty';
+      driver = decided;
+    } else if (listable.length > 0) {
       const counts: number[] = [];
       for (const c of listable) {
         const { rows } = await boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue).execute(this.#db);
@@ -571,6 +575,40 @@ export class RecordStore {
       if (counts[best]! < ESTIMATE_CAP && counts[best]! <= want / selectivity) driver = listable[best];
     }
     return { filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)), driver: driver?.set };
+  }
+
+  /**
+   * PostgreSQL: #plan's counts, run concurrently (each on its own connection), deciding as soon as
+   * the counts known so far settle the choice: a count of 0 means no match ('empty'); a count
+   * below the cap that is at most want / (the product of the known selectivities) drives, since
+   * the counts still running can only make the selectivity smaller and so keep that true. The
+   * driver may then not be the smallest set (only a plan choice; results are the same). Counts
+   * still running are left to finish on their connections, their results unused. With every
+   * count known, the choice is #plan's own. Returns the driver, or undefined to walk.
+   */
+  async #concurrentCounts(listable: Compiled[], total: number, want: number): Promise<'empty' | Compiled | undefined> {
+    const counts: (number | undefined)[] = listable.map(() => undefined);
+    const running = new Map(
+      listable.map((c, i) => {
+        const p = boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue)
+          .execute(this.#db)
+          .then(({ rows }) => {
+            counts[i] = Number(rows[0]?.n ?? 0);
+            return i;
+          });
+        p.catch(() => undefined); // a count left running must not become an unhandled rejection
+        return [i, p] as const;
+      }),
+    );
+    for (;;) {
+      running.delete(await Promise.race(running.values()));
+      const known = counts.flatMap((n, i) => (n === undefined ? [] : [[n, i] as const]));
+      if (known.some(([n]) => n === 0)) return 'empty';
+      const selectivity = known.reduce((p, [n]) => p * Math.min(1, n / Math.max(1, total)), 1);
+      const [least, best] = known.reduce((a, b) => (b[0] < a[0] ? b : a));
+      if (least < ESTIMATE_CAP && least <= want / selectivity) return listable[best];
+      if (running.size === 0) return undefined;
+    }
   }
 
   async #scopeId(db: Executor, connectorId: string, entity: string): Promise<number | undefined> {
