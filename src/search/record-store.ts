@@ -448,7 +448,7 @@ export class RecordStore {
     const only = live.length === 1 && live[0]!.check !== false ? live[0]!.ordered : undefined;
     if (only === undefined) return undefined;
     const page = pageQuery(this.#dialect, scope.scopeId, true, [], 'none', position, want, [], undefined, only);
-    return sql`SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql.ref('s.scope_id'))}) AS s_max_field, p.rid AS rid, p.record AS record
+    return sql`SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql`${scope.scopeId}`)}) AS s_max_field, p.rid AS rid, p.record AS record
       FROM search_scopes s LEFT JOIN (${page}) p ON 1 = 1
       WHERE s.scope_id = ${scope.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}
       ORDER BY p.rid`;
