@@ -92,6 +92,12 @@ export interface Compiled {
    * limit: no count, one pass.
    */
   ordered?: RawBuilder<unknown>[];
+  /**
+   * The set's best plan depends on its values (a like pattern: its trigrams decide whether the
+   * trigram index helps), so its statements are planned with the values every time rather than
+   * kept prepared (see SearchDialect.repeated).
+   */
+  planByValue?: true;
 }
 
 /** A comparison or `in` on a scalar field: at most one value per record, so conditions on it can share one index lookup. */
@@ -239,7 +245,7 @@ class Compiler {
         // trigram tokens (SQLite) when the pattern has a 3-character literal, else through the
         // field's values (on PostgreSQL, their pg_trgm index).
         const candidates = dialect.likeCandidates(f.parts, ids, confirm);
-        const compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set! };
+        const compiled: Compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set!, planByValue: true };
         return candidates !== undefined ? this.ordered(compiled) : compiled;
       }
       case 'contains':
@@ -464,9 +470,9 @@ function sqliteArmPage(scopeId: number, filter: Pred, after: CursorPosition | un
     ${limitClause(limit)}`;
 }
 
-/** A bounded count of a set's rows: the exact count below `cap`, else `cap`. */
-export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<{ n: number | string }> {
-  return sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
+/** A bounded count of a set's rows: the exact count below `cap`, else `cap`; kept prepared (SearchDialect.repeated) unless `planByValue`. */
+export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: SearchDialect, planByValue = false): RawBuilder<{ n: number | string }> {
+  return sql<{ n: number | string }>`${dialect === undefined || planByValue ? sql`` : dialect.repeated}SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
 }
 
 /**
@@ -475,9 +481,9 @@ export function boundedCount(set: RawBuilder<unknown>, cap: number): RawBuilder<
  * order, each row also carrying `n`, the number of entries read. Below the cap the set was read
  * whole and the page is exact; at the cap the caller must not trust it.
  */
-export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawBuilder<unknown>, afterRid: number | undefined, cap: number, limit: number): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
+export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawBuilder<unknown>, afterRid: number | undefined, cap: number, limit: number, planByValue = false): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
   const after = afterRid === undefined ? sql`` : sql` WHERE e.rid > ${afterRid}`;
-  return sql<{ rid: number | string; record: unknown; n: number | string }>`WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
+  return sql<{ rid: number | string; record: unknown; n: number | string }>`${planByValue ? sql`` : dialect.repeated}WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
     SELECT r.rid AS rid, r.record AS record, (SELECT count(*) FROM c) AS n
     FROM ${dialect.driver(sql`SELECT DISTINCT c.rid FROM c ORDER BY c.rid ${limitClause(limit)}`)} d ${dialect.orderedJoin} search_records r ON r.rid = d.rid
     WHERE r.scope_id = ${scopeId}

@@ -27,6 +27,9 @@ export type ValueRow = [rid: number, fieldId: number, v: string | number, n: num
  */
 export type TextRow = [rid: number, tokens: string[], grams: string[]];
 
+/** What a parameter of a remembered shape's SQL is (see SearchDialect.reusableSql). */
+export type ParameterKind = 'constant' | 'value' | 'cursor';
+
 export interface SearchDialect {
   readonly name: DialectName;
   /** The search_values column holding values of `kind`, under a table alias. */
@@ -64,10 +67,17 @@ export interface SearchDialect {
   readonly orderedJoin: RawBuilder<unknown>;
   /**
    * The SQL text of a statement run many times with other values (a remembered query shape),
-   * written so that a new value never makes the database plan it again; `parameterCount` is the
-   * number of its bound parameters.
+   * written so that a new value never makes the database plan it again. `parameters` are its
+   * bound parameters as compiled with the query that taught the shape, `kinds` says what each is:
+   * a constant of the shape (ids, names), a value of the query, or the cursor's rid.
    */
-  reusableSql(text: string, parameterCount: number): string;
+  reusableSql(text: string, parameters: readonly unknown[], kinds: readonly ParameterKind[]): string;
+  /**
+   * Put at the start of a statement whose text repeats with other values and whose plan does not
+   * depend on them (PostgreSQL: kept as a named prepared statement per connection); empty on SQLite,
+   * whose statements the database layer caches anyway.
+   */
+  readonly repeated: RawBuilder<unknown>;
   /** The stored upstream record as a JavaScript object. */
   parseRecord(value: unknown): Record<string, unknown>;
   /** A stored timestamp as an ISO 8601 string. */

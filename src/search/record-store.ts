@@ -10,7 +10,7 @@ import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { DialectName, SqliteStatements } from '../store/database.ts';
 import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, queryShape, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
-import type { Executor, SearchDialect, TextRow, ValueRow } from './dialect.ts';
+import type { Executor, ParameterKind, SearchDialect, TextRow, ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
 import { postgresSearchDialect } from './postgres-dialect.ts';
 import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
@@ -153,8 +153,8 @@ function searchResult(started: number, data: Record<string, unknown>[], syncedAt
 }
 
 /** The scope's state as a search reads it, by id, provided it still belongs to (connector, entity). */
-function scopeState(scopeId: number, connectorId: string, entity: string): RawBuilder<ScopeStateRow> {
-  return sql<ScopeStateRow>`
+function scopeState(scopeId: number, connectorId: string, entity: string, repeated: RawBuilder<unknown> = sql``): RawBuilder<ScopeStateRow> {
+  return sql<ScopeStateRow>`${repeated}
         SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql.ref('s.scope_id'))}) AS s_max_field
         FROM search_scopes s WHERE s.scope_id = ${scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`;
 }
@@ -377,7 +377,7 @@ export class RecordStore {
     if (cached !== undefined) {
       // Searched with the cached scope and field ids while, concurrently, one small query checks
       // that the scope still exists and has gained no field (field ids only ever grow).
-      const state = scopeState(cached.scopeId, connectorId, entity).execute(this.#db);
+      const state = scopeState(cached.scopeId, connectorId, entity, this.#dialect.repeated).execute(this.#db);
       const [page, checked] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position), state]);
       if (checked.status === 'rejected') throw checked.reason;
       const row = checked.value.rows[0];
@@ -520,14 +520,16 @@ export class RecordStore {
       const r = real.compile(this.#db);
       const m = marked.compile(this.#db);
       const layout = m.parameters.map((p) => shape.markers.get(p as string | number) ?? -1);
-      const candidate: ShapePlan = { sql: this.#dialect.reusableSql(r.sql, r.parameters.length), layout, constants: r.parameters };
+      const cursorSlot = position === undefined ? -1 : shape.slots.length - 1;
+      const kinds = layout.map((s): ParameterKind => (s < 0 ? 'constant' : s === cursorSlot ? 'cursor' : 'value'));
+      const candidate: ShapePlan = { sql: this.#dialect.reusableSql(r.sql, r.parameters, kinds), layout, constants: r.parameters };
       const same = r.sql === m.sql && r.parameters.length === layout.length && layout.every((s, i) => (s < 0 ? m.parameters[i] === r.parameters[i] : shape.slots[s] === r.parameters[i]));
       if (same) plan = candidate;
       if (plan !== null && split) {
         plan.split = true;
         if (scope.state === undefined) {
           const st = scopeState(scope.scopeId, connectorId, entity).compile(this.#db);
-          scope.state = { sql: this.#dialect.reusableSql(st.sql, st.parameters.length), parameters: [...st.parameters] };
+          scope.state = { sql: this.#dialect.reusableSql(st.sql, st.parameters, st.parameters.map((): ParameterKind => 'constant')), parameters: [...st.parameters] };
         }
       }
     }
@@ -547,7 +549,7 @@ export class RecordStore {
   #orderedPageWithState(scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
     const page = this.#orderedPage(scope, filter, want, position);
     if (page === undefined) return undefined;
-    return sql`SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql.ref('s.scope_id'))}) AS s_max_field, p.rid AS rid, p.record AS record
+    return sql`SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql`${scope.scopeId}`)}) AS s_max_field, p.rid AS rid, p.record AS record
       FROM search_scopes s LEFT JOIN (${page}) p ON 1 = 1
       WHERE s.scope_id = ${scope.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}
       ORDER BY p.rid`;
@@ -583,7 +585,7 @@ export class RecordStore {
     let early: PageRow[] | undefined;
     if (single !== undefined && only === undefined && single.set !== undefined) {
       const cap = Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, scope.recordCount)))));
-      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want).execute(this.#db);
+      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue).execute(this.#db);
       if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
     }
     const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);
@@ -658,10 +660,14 @@ export class RecordStore {
   async #plan(conjuncts: Compiled[], total: number, want: number): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set'] }> {
     const listable = conjuncts.filter((c) => c.set !== undefined);
     let driver: Compiled | undefined;
-    if (listable.length > 0) {
+    if (listable.length > 1 && this.#dialect.name === 'postgres' && !this.#db.isTransaction) {
+      const decided = await this.#concurrentCounts(listable, total, want);
+      if (decided === 'empty') return 'empty';
+      driver = decided;
+    } else if (listable.length > 0) {
       const counts: number[] = [];
       for (const c of listable) {
-        const { rows } = await boundedCount(c.set!, ESTIMATE_CAP).execute(this.#db);
+        const { rows } = await boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue).execute(this.#db);
         counts.push(Number(rows[0]?.n ?? 0));
       }
       if (counts.includes(0)) return 'empty';
@@ -670,6 +676,40 @@ export class RecordStore {
       if (counts[best]! < ESTIMATE_CAP && counts[best]! <= want / selectivity) driver = listable[best];
     }
     return { filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)), driver: driver?.set };
+  }
+
+  /**
+   * PostgreSQL: #plan's counts, run concurrently (each on its own connection), deciding as soon as
+   * the counts known so far settle the choice: a count of 0 means no match ('empty'); a count
+   * below the cap that is at most want / (the product of the known selectivities) drives, since
+   * the counts still running can only make the selectivity smaller and so keep that true. The
+   * driver may then not be the smallest set (only a plan choice; results are the same). Counts
+   * still running are left to finish on their connections, their results unused. With every
+   * count known, the choice is #plan's own. Returns the driver, or undefined to walk.
+   */
+  async #concurrentCounts(listable: Compiled[], total: number, want: number): Promise<'empty' | Compiled | undefined> {
+    const counts: (number | undefined)[] = listable.map(() => undefined);
+    const running = new Map(
+      listable.map((c, i) => {
+        const p = boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue)
+          .execute(this.#db)
+          .then(({ rows }) => {
+            counts[i] = Number(rows[0]?.n ?? 0);
+            return i;
+          });
+        p.catch(() => undefined); // a count left running must not become an unhandled rejection
+        return [i, p] as const;
+      }),
+    );
+    for (;;) {
+      running.delete(await Promise.race(running.values()));
+      const known = counts.flatMap((n, i) => (n === undefined ? [] : [[n, i] as const]));
+      if (known.some(([n]) => n === 0)) return 'empty';
+      const selectivity = known.reduce((p, [n]) => p * Math.min(1, n / Math.max(1, total)), 1);
+      const [least, best] = known.reduce((a, b) => (b[0] < a[0] ? b : a));
+      if (least < ESTIMATE_CAP && least <= want / selectivity) return listable[best];
+      if (running.size === 0) return undefined;
+    }
   }
 
   async #scopeId(db: Executor, connectorId: string, entity: string): Promise<number | undefined> {

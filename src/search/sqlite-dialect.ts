@@ -64,7 +64,7 @@ export const sqliteSearchDialect: SearchDialect = {
   // SQLite never reorders the tables of a CROSS JOIN.
   orderedJoin: sql`CROSS JOIN`,
 
-  reusableSql(text, parameterCount) {
+  reusableSql(text, parameters) {
     // With sqlite_stat4 statistics (after ANALYZE or PRAGMA optimize), SQLite reads the bound
     // value of a parameter compared with an indexed column to estimate rows, and re-prepares
     // the statement whenever that parameter is bound again: on every run (measured: an indexed
@@ -72,8 +72,10 @@ export const sqliteSearchDialect: SearchDialect = {
     // estimate; the index is still used (the plus is on the value side). Our SQL has no string
     // literals, so every ? is a parameter; otherwise the text stays as it is.
     const marks = text.split('?').length - 1;
-    return marks === parameterCount ? text.replaceAll('?', '+?') : text;
+    return marks === parameters.length ? text.replaceAll('?', '+?') : text;
   },
+
+  repeated: sql``,
 
   parseRecord(value) {
     return JSON.parse(String(value)) as Record<string, unknown>;

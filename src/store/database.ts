@@ -49,6 +49,8 @@ export const DEFAULT_SQLITE_FILE = './data/switchboard.db';
 export interface OpenDatabaseOptions {
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
+  /** PostgreSQL: statements marked with PREPARED_SQL kept prepared per connection at most (default 64); 0 turns it off. */
+  preparedPerConnection?: number;
   /**
    * PostgreSQL only: put every table in this schema (set as the connections' search_path; the
    * schema must exist). Tests use a fresh schema per file to run side by side on one database.
@@ -74,6 +76,8 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
       max: options.poolSize ?? 10,
       ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
     });
+    const prepared = options.preparedPerConnection ?? PREPARED_PER_CONNECTION;
+    if (prepared > 0) pool.on('connect', (client) => keepPrepared(client, prepared));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', ...(schema !== undefined ? { schema } : {}), close: () => db.destroy() };
   }
@@ -97,6 +101,54 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
   const statements = cachingStatements(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
   return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
+}
+
+/**
+ * The start of PostgreSQL SQL text (a comment) that asks for a named prepared statement: the
+ * server parses and analyzes it once per connection instead of on every run. For statements run
+ * often with other values (the search store's remembered query shapes). Plans are still made
+ * as PostgreSQL decides for prepared statements (custom plans with the values, a generic plan
+ * once that costs no more), so a value never gets a worse plan than unnamed statements give it.
+ */
+export const PREPARED_SQL = '/* prepared */ ';
+
+/** Default of OpenDatabaseOptions.preparedPerConnection. */
+const PREPARED_PER_CONNECTION = 64;
+
+/**
+ * Run the statements marked PREPARED_SQL of one pg client as named statements (pg parses a
+ * name once per connection and only binds it afterwards), keeping at most `limit` per
+ * connection: the least recently used is deallocated before the statement that displaces it
+ * runs, so the server never holds more. Kysely calls `client.query(text, values)` and awaits the
+ * promise; other calls (a callback, a config object, no values) pass through unchanged.
+ */
+function keepPrepared(client: pg.PoolClient, limit: number): void {
+  // pg records a connection's parsed names here; without it (another pg version) do nothing.
+  const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+  if (typeof parsed !== 'object' || parsed === null) return;
+  const names = new Map<string, string>(); // text → name, least recently used first
+  let next = 0;
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof config !== 'string' || !Array.isArray(values) || callback !== undefined || !config.startsWith(PREPARED_SQL)) return query(config, values, callback);
+    let name = names.get(config);
+    let evicted: string | undefined;
+    if (name !== undefined) names.delete(config);
+    else {
+      if (names.size >= limit) {
+        const [oldText, oldName] = names.entries().next().value as [string, string];
+        names.delete(oldText);
+        delete parsed[oldName];
+        evicted = oldName;
+      }
+      name = `sb_prepared_${++next}`;
+    }
+    names.set(config, name);
+    const run = { name, text: config, values };
+    if (evicted === undefined) return query(run);
+    // A failed DEALLOCATE (the statement never got prepared) changes nothing for the query.
+    return (query(`DEALLOCATE ${evicted}`) as Promise<unknown>).catch(() => undefined).then(() => query(run));
+  };
 }
 
 /** Prepared statements kept per SQL text; beyond this many the oldest is dropped. */
