@@ -500,6 +500,13 @@ async function main(): Promise<void> {
       const bytes = await sizeOf(target);
       storage.set(target.dialect, bytes / RECORDS);
       console.log(`${target.dialect}: loaded in ${secs.toFixed(0)} s (${Math.round(RECORDS / secs).toLocaleString()} records/s${SEQUENTIAL || targets.length === 1 ? '' : ', while the other dialect loaded too'}), ${(bytes / 1e9).toFixed(2)} GB, ${(bytes / RECORDS).toFixed(0)} B per record`);
+      if (target.dialect === 'postgres') {
+        // PostgreSQL reads pages outside its own buffer pool through read() from the OS page
+        // cache, or from disk once the OS has dropped them; SQLite maps its file (mmap_size). When
+        // the store outgrows shared_buffers, PostgreSQL's figures depend on it: printed to read them by.
+        const { rows } = await sql<{ shared_buffers: string }>`SHOW shared_buffers`.execute(target.database.db);
+        console.log(`postgres: shared_buffers ${rows[0]?.shared_buffers ?? '?'} for a store of ${(bytes / 1e9).toFixed(2)} GB`);
+      }
     }
     for (const target of targets) {
       const started = performance.now();
