@@ -206,6 +206,26 @@ class Flight {
   }
 }
 
+/**
+ * The sends in flight per caller signal, behind one 'abort' listener per signal: a signal shared
+ * by many sends (the service's, one per client connection) is not given, then relieved of, a
+ * listener on every send. Weakly keyed: the set and its listener go with the signal.
+ */
+const flightsBySignal = new WeakMap<AbortSignal, Set<Flight>>();
+
+function watchSignal(signal: AbortSignal, flight: Flight): void {
+  let flights = flightsBySignal.get(signal);
+  if (flights === undefined) {
+    const all = new Set<Flight>();
+    flights = all;
+    flightsBySignal.set(signal, all);
+    signal.addEventListener('abort', () => {
+      for (const f of all) f.handleEvent();
+    }, { once: true });
+  }
+  flights.add(flight);
+}
+
 function timedOut(flight: Flight): void {
   flight.current?.abort(new DOMException('upstream timeout', 'TimeoutError'));
 }
@@ -249,7 +269,7 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
     // One timer and one abort listener for the whole exchange, redirects included.
     const flight = new Flight(signal);
     const timer = req.timeoutMs !== undefined ? setTimeout(timedOut, req.timeoutMs, flight) : undefined;
-    signal?.addEventListener('abort', flight, { once: true });
+    if (signal !== undefined) watchSignal(signal, flight);
     try {
       for (let redirects = 0; ; redirects++) {
         if (!allowLinkLocal) checkUrlHost(url);
@@ -285,7 +305,7 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
       }
     } finally {
       if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener('abort', flight);
+      if (signal !== undefined) flightsBySignal.get(signal)?.delete(flight);
     }
   };
 

@@ -63,7 +63,29 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
     const found = await ctx.store.findTokenPrincipal(sha256Hex(token));
     return found === undefined ? undefined : { ...found, expiresAtMs: Date.parse(found.expiresAt) };
   };
-  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  /** Answered (a refusal sent) or undefined: go on. */
+  type Outcome = FastifyReply | undefined;
+  const refuseUnknown = (request: FastifyRequest, reply: FastifyReply): FastifyReply =>
+    sendProblem(request, reply, problem('unauthorized', 'The access token is not valid'), challenge('invalid_token', 'unknown token'));
+  /**
+   * The hook, callback style: a request whose token is cached and that has no rate limit to take
+   * goes through without a promise (one fewer microtask hop per request); a token lookup or the
+   * limiter's take continue asynchronously. A refusal is sent and `done` is not called (Fastify's
+   * contract for answering from a callback hook).
+   */
+  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    let out: Outcome | Promise<Outcome>;
+    try {
+      out = authenticateRequest(request, reply);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    if (out === undefined) done();
+    else if (out instanceof Promise) out.then((r) => (r === undefined ? done() : undefined), (e: unknown) => done(e as Error));
+  };
+
+  function authenticateRequest(request: FastifyRequest, reply: FastifyReply): Outcome | Promise<Outcome> {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'organization';
     if (mode === 'public') return undefined;
     const header = request.headers.authorization;
@@ -73,8 +95,12 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
     const m = BEARER.exec(header);
     if (!m) return sendProblem(request, reply, problem('unauthorized', 'The Authorization header must be "Bearer <access token>"'), challenge('invalid_token', 'malformed'));
     const token = m[1] as string;
-    const found = principals.peek(token) ?? (await principals.get(token, () => lookup(token)));
-    if (found === undefined) return sendProblem(request, reply, problem('unauthorized', 'The access token is not valid'), challenge('invalid_token', 'unknown token'));
+    const cached = principals.peek(token);
+    if (cached !== undefined) return authorize(request, reply, mode, cached);
+    return principals.get(token, () => lookup(token)).then((found) => (found === undefined ? refuseUnknown(request, reply) : authorize(request, reply, mode, found)));
+  }
+
+  function authorize(request: FastifyRequest, reply: FastifyReply, mode: AuthMode, found: TokenPrincipal & { expiresAtMs: number }): Outcome | Promise<Outcome> {
     if (found.expiresAtMs <= ctx.now()) {
       return sendProblem(request, reply, problem('unauthorized', 'The access token has expired; get a new one'), challenge('invalid_token', 'expired'));
     }
@@ -101,9 +127,13 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
         }),
       );
     }
-    if (limiter !== null) {
-      // Per organization; application-level routes without one count against the application.
-      const d = await limiter.take(organizationId !== '' ? `org:${organizationId}` : `app:${found.applicationId}`);
+    const principal: Principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs };
+    if (limiter === null) {
+      request.principal = principal;
+      return undefined;
+    }
+    // Per organization; application-level routes without one count against the application.
+    return limiter.take(organizationId !== '' ? `org:${organizationId}` : `app:${found.applicationId}`).then((d) => {
       if (!d.allowed) {
         return sendProblem(
           request,
@@ -114,8 +144,8 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
           { 'retry-after': String(d.retryAfterSeconds) },
         );
       }
-    }
-    request.principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs };
-    return undefined;
-  };
+      request.principal = principal;
+      return undefined;
+    });
+  }
 }

@@ -245,7 +245,7 @@ export interface ExecuteBody {
 
 /** Run one action on a connector: the library-mode envelope, or the search response. */
 export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
-  const row = await ctx.runtimes.row(organizationId, id);
+  const row = ctx.runtimes.cachedRow(organizationId, id) ?? (await ctx.runtimes.row(organizationId, id));
   if (row === undefined) throw notFound(id);
   const manifest = connectorType(ctx, row.connector_type);
   if (body.action === 'search') {

@@ -85,6 +85,8 @@ export class RuntimePool {
   private readonly throttles = new Map<string, Throttle | null>();
   private readonly max: number;
   private readonly rows: LookupCache<ConnectorRow>;
+  /** The id of the entry last moved to the end of `entries` (the most recently used one). */
+  private lastUsed: string | undefined;
 
   constructor(private readonly o: RuntimePoolOptions) {
     this.max = o.maxEntries ?? 10_000;
@@ -93,8 +95,18 @@ export class RuntimePool {
 
   /** The organization's connector `id` for an execute (recently read, see above), or undefined. */
   async row(organizationId: string, id: string): Promise<ConnectorRow | undefined> {
-    const row = this.rows.peek(id) ?? (await this.rows.get(id, () => this.o.store.getConnector(organizationId, id)));
+    return this.cachedRow(organizationId, id) ?? this.loadRow(organizationId, id);
+  }
+
+  /** The organization's connector `id` while its row is cached (no promise: the hot path of execute), else undefined. */
+  cachedRow(organizationId: string, id: string): ConnectorRow | undefined {
+    const row = this.rows.peek(id);
     // Read for another organization: only the database scopes the lookup by organization.
+    return row !== undefined && row.organization_id === organizationId ? row : undefined;
+  }
+
+  private async loadRow(organizationId: string, id: string): Promise<ConnectorRow | undefined> {
+    const row = this.rows.peek(id) ?? (await this.rows.get(id, () => this.o.store.getConnector(organizationId, id)));
     if (row !== undefined && row.organization_id !== organizationId) return this.o.store.getConnector(organizationId, id);
     return row;
   }
@@ -103,9 +115,12 @@ export class RuntimePool {
   get(row: ConnectorRow, manifest: LoadedManifest): PooledRuntime {
     const cached = this.entries.get(row.id);
     if (cached !== undefined && cached.state.ciphertext === row.credentials_ciphertext) {
-      // Move to the end: Map order is our LRU order.
-      this.entries.delete(row.id);
-      this.entries.set(row.id, cached);
+      // Move to the end: Map order is our LRU order (already there when it was also the last one used).
+      if (this.lastUsed !== row.id) {
+        this.entries.delete(row.id);
+        this.entries.set(row.id, cached);
+        this.lastUsed = row.id;
+      }
       return { runtime: cached.runtime, secrets: cached.state.secrets };
     }
     const context = connectorCredentialsContext(row.id);
@@ -138,6 +153,7 @@ export class RuntimePool {
     if (row.credentials_key_id !== this.o.keyRing.primaryId) this.reseal(row, credentials, state);
     this.entries.delete(row.id);
     this.entries.set(row.id, entry);
+    this.lastUsed = row.id;
     if (this.entries.size > this.max) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

@@ -37,7 +37,8 @@ export function executeRoutes(ctx: ServiceContext) {
     app.post<{ Params: { connector_id: string }; Body: ExecuteBody }>(
       EXECUTE_PATH,
       { schema: { params: ConnectorIdParamsSchema, body: ExecuteRequestSchema } },
-      async (request) => executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, disconnectSignal(request)),
+      // Not async: the handler hands Fastify executeAction's own promise (no wrapping promise to resolve with it).
+      (request) => executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, disconnectSignal(request)),
     );
   };
 }
