@@ -3,8 +3,7 @@
  * SWITCHBOARD_TEST_POSTGRES_URL is set, each test file in a fresh schema dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { PG_SKIP_REASON } from '../helpers/dialects.ts';
+import { PG_SKIP_REASON, postgresAdmin } from '../helpers/dialects.ts';
 import { migrate, openDatabase, type Database, type MigrationGroup } from '../../src/store/database.ts';
 import { searchMigrations } from '../../src/search/index.ts';
 
@@ -24,22 +23,12 @@ async function openSqlite(groups: MigrationGroup[] = [searchMigrations]): Promis
   return { database, close: () => database.close() };
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
 async function openPostgres(groups: MigrationGroup[] = [searchMigrations]): Promise<TestDatabase> {
   const schema = `search_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   // pg_trgm goes to public once, so that dropping a test schema never drops the extension
   // another test file is using. Concurrent creation may race: the loser's error is harmless.
-  await adminQuery('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public').catch(() => undefined);
-  await adminQuery(`CREATE SCHEMA "${schema}"`);
+  await postgresAdmin('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public').catch(() => undefined);
+  await postgresAdmin(`CREATE SCHEMA "${schema}"`);
   const url = new URL(POSTGRES_URL!);
   url.searchParams.set('options', `-c search_path=${schema},public`);
   const database = openDatabase(url.toString(), { poolSize: 4 });
@@ -48,7 +37,7 @@ async function openPostgres(groups: MigrationGroup[] = [searchMigrations]): Prom
     database,
     close: async () => {
       await database.close();
-      await adminQuery(`DROP SCHEMA "${schema}" CASCADE`);
+      await postgresAdmin(`DROP SCHEMA "${schema}" CASCADE`);
     },
   };
 }

@@ -11,14 +11,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import pg from 'pg';
 import { connectorRegistry, loadManifestFile, type LoadedManifest } from '../../src/manifest/index.ts';
 import { buildOpenApiDocument, createApplication, createServiceLogger, defaultServiceConfig, startService, type CreatedApplication, type RunningService, type ServiceConfig, type ServiceHooks } from '../../src/service/index.ts';
 import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-import { PG_URL, type DialectName } from '../helpers/dialects.ts';
+import { PG_URL, postgresAdmin, type DialectName } from '../helpers/dialects.ts';
 
 export { describeEachDialect, PG_URL, PG_SKIP_REASON, type DialectName } from '../helpers/dialects.ts';
 
@@ -51,20 +50,12 @@ export async function freshDatabase(dialect: DialectName): Promise<TestDatabase>
   }
   if (PG_URL === undefined) throw new Error('SWITCHBOARD_TEST_POSTGRES_URL is not set');
   const schema = `sbtest_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  await client.query(`create schema ${schema}`);
-  await client.end();
+  await postgresAdmin(`create schema ${schema}`);
   return {
     dialect,
     url: PG_URL,
     schema,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
+    drop: () => postgresAdmin(`drop schema if exists ${schema} cascade`),
   };
 }
 

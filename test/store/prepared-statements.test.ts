@@ -5,20 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, PREPARED_SQL, type Database } from '../../src/store/database.ts';
-import { PG_SKIP_REASON, PG_URL } from '../helpers/dialects.ts';
-
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
+import { PG_SKIP_REASON, PG_URL, postgresAdmin as admin } from '../helpers/dialects.ts';
 
 describe.skipIf(PG_URL === undefined)(`prepared statements on PostgreSQL${PG_URL === undefined ? ` (${PG_SKIP_REASON})` : ''}`, () => {
   const schema = `prepared_test_${process.pid}_${randomBytes(4).toString('hex')}`;
