@@ -28,7 +28,7 @@ import { syncRoutes } from './routes/sync-routes.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
-import { clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
+import { checkedJsonParser, clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -139,6 +139,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
 
   // JSON is the only body format; text/plain would otherwise reach the schema as a string.
   app.removeContentTypeParser('text/plain');
+  // Fastify's JSON parser, then one iterative check of nesting depth and characters (http-hygiene.ts).
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, checkedJsonParser(defaultJson as Parameters<typeof checkedJsonParser>[0]));
   const bodyAjv = ajvFor(false);
   const textAjv = ajvFor(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));

@@ -17,6 +17,7 @@ import { principalOf } from '../authentication.ts';
 import { createConnector, patchConnector } from '../connectors.ts';
 import { connectorType, nowIso, type ServiceContext } from '../context.ts';
 import { deploymentOAuth, initiateOAuth, oauthSecretContext } from '../oauth-flow.ts';
+import { checkBody } from '../http-hygiene.ts';
 import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
 import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
 import { sha256Hex } from '../secrets.ts';
@@ -122,7 +123,9 @@ function connectPages(ctx: ServiceContext) {
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
       const out: FormBody = {};
       for (const [k, v] of new URLSearchParams(body as string)) out[k] = v;
-      done(null, out);
+      const refused = checkBody(out);
+      if (refused !== undefined) done(refused);
+      else done(null, out);
     });
     app.setErrorHandler((err, request, reply) => {
       const p = toProblem(err);
