@@ -25,6 +25,7 @@ import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormF
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
 import {
   allowedTypes,
+  claimSession,
   completeSession,
   CONNECT_COOKIE,
   CONNECT_PAGE_PATH,
@@ -33,10 +34,12 @@ import {
   csrfToken,
   csrfValid,
   exchangeToken,
+  releaseSession,
   SESSION_END_TEXT,
   sessionFromCookie,
   type ConnectSessionRow,
   type CreateSessionBody,
+  type SessionClaim,
   type SessionEnd,
 } from './connect-sessions.ts';
 
@@ -196,7 +199,7 @@ function connectPages(ctx: ServiceContext) {
     };
 
     /** A finished connection: mark the session used and show the page that reports it. */
-    const finish = async (request: FastifyRequest, reply: FastifyReply, s: ConnectSessionRow, row: ConnectorRow, reconnected: boolean): Promise<FastifyReply> => {
+    const finish = async (request: FastifyRequest, reply: FastifyReply, s: ConnectSessionRow, claim: SessionClaim, row: ConnectorRow, reconnected: boolean): Promise<FastifyReply> => {
       if (!reconnected) {
         try {
           await ctx.hooks.onConnectorCreated?.(row);
@@ -204,7 +207,7 @@ function connectPages(ctx: ServiceContext) {
           request.log.error({ connector_id: row.id, err: e }, 'onConnectorCreated hook failed');
         }
       }
-      if (!(await completeSession(ctx, s.id, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
+      if (!(await completeSession(ctx, claim, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
       request.log.info({ connector_id: row.id, connector_type: row.connector_type, reconnected }, 'connect UI: connection finished');
       const redirect = s.redirect_url !== null ? withParams(s.redirect_url, { connector_id: row.id, connector_type: row.connector_type }) : undefined;
       return html(
@@ -234,6 +237,37 @@ function connectPages(ctx: ServiceContext) {
         default:
           return msg;
       }
+    };
+
+    /**
+     * Make the session's one connection: claim the session first (one atomic UPDATE, before any
+     * upstream check), so concurrent submits with one cookie make exactly one connector; the
+     * others answer 409 at once (or say how the session ended). A failed attempt (wrong key,
+     * upstream down) releases the claim and shows the form again, so the user can retry.
+     */
+    const connectOnce = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      c: { s: ConnectSessionRow; type: string; reconnect: ConnectorRow | undefined; submitted: string[] },
+      make: () => Promise<ConnectorRow>,
+    ): Promise<FastifyReply> => {
+      const { s, type, reconnect } = c;
+      const claimed = await claimSession(ctx, s.id);
+      if (claimed.claim === undefined) {
+        request.log.info({ connector_type: type, reason: claimed.why }, 'connect UI: session not claimed');
+        if (claimed.why === 'busy') return html(reply, 409, messagePage('Already connecting', 'This link is being used to connect right now, in this or another window. Wait for that to finish.'));
+        return ended(reply, claimed.why);
+      }
+      let row: ConnectorRow;
+      try {
+        row = await make();
+      } catch (e) {
+        await releaseSession(ctx, claimed.claim);
+        if (!shownToUser(e)) throw e;
+        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
+        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(connectorType(ctx, type).manifest.title, e, c.submitted) });
+      }
+      return finish(request, reply, s, claimed.claim, row, reconnect !== undefined);
     };
 
     app.get(CONNECT_PAGE_PATH, pub, async (request, reply) => {
@@ -331,17 +365,11 @@ function connectPages(ctx: ServiceContext) {
       const title = connectorType(ctx, type).manifest.title;
       if (Object.keys(fieldErrors).length > 0) return renderType(reply, 400, s, type, { reconnect, error: 'Fill in the required fields.', fieldErrors });
       const submitted = Object.values(credentials).filter((v): v is string => typeof v === 'string');
-      try {
-        const row =
-          reconnect !== undefined
-            ? await patchConnector(ctx, s.organization_id, reconnect.id, { credentials })
-            : await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, credentials });
-        return await finish(request, reply, s, row, reconnect !== undefined);
-      } catch (e) {
-        if (!shownToUser(e)) throw e;
-        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
-        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, submitted) });
-      }
+      return connectOnce(request, reply, { s, type, reconnect, submitted }, () =>
+        reconnect !== undefined
+          ? patchConnector(ctx, s.organization_id, reconnect.id, { credentials })
+          : createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, credentials }),
+      );
     });
 
     app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/oauth`, pub, async (request, reply) => {
@@ -378,19 +406,11 @@ function connectPages(ctx: ServiceContext) {
         return renderType(reply, 400, s, type, { reconnect, error: message });
       }
       const secretId = q['secret_id'];
-      try {
-        let row: ConnectorRow;
-        if (reconnect === undefined) {
-          row = await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, server_side_oauth_secret_id: secretId });
-        } else {
-          row = await reauthorizeFromSecret(ctx, s, reconnect.id, type, secretId);
-        }
-        return await finish(request, reply, s, row, reconnect !== undefined);
-      } catch (e) {
-        if (!shownToUser(e)) throw e;
-        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
-        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, []) });
-      }
+      return connectOnce(request, reply, { s, type, reconnect, submitted: [] }, () =>
+        reconnect === undefined
+          ? createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, server_side_oauth_secret_id: secretId })
+          : reauthorizeFromSecret(ctx, s, reconnect.id, type, secretId),
+      );
     });
   };
 }
