@@ -292,7 +292,12 @@ function connectPages(ctx: ServiceContext) {
       return html(reply, 200, homePage(types));
     });
 
-    app.post<{ Body: { token: string } }>(CONNECT_EXCHANGE_PATH, { ...pub, schema: { body: ConnectExchangeRequestSchema } }, async (request, reply) => {
+    // JSON only: an HTML form from another site (no CORS preflight needed) must not plant its session here (login CSRF).
+    const jsonOnly = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+      done(type === 'application/json' ? undefined : new SwitchboardError('unsupported_media_type', 'Send the token as JSON with Content-Type: application/json'));
+    };
+    app.post<{ Body: { token: string } }>(CONNECT_EXCHANGE_PATH, { ...pub, preValidation: jsonOnly, schema: { body: ConnectExchangeRequestSchema } }, async (request, reply) => {
       const r = await exchangeToken(ctx, request.body.token, cookieOf(request));
       if ('end' in r) {
         const t = SESSION_END_TEXT[r.end];
