@@ -11,7 +11,20 @@
  * param paths: { error: { code, message, errors?: [{path, message}], details? } }.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  ListToolsRequestSchema,
+  McpError,
+  PingRequestSchema,
+  type CallToolResult,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv';
 import type { Envelope } from '../engine/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
@@ -200,9 +213,51 @@ function forModel(e: EntityInfo, withRecord: boolean): Record<string, unknown> {
   };
 }
 
+/** The requests this server answers, with the SDK's schemas of their params. */
+const REQUEST_SCHEMAS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } }> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+/**
+ * The JSON-RPC answer to a request whose params do not match its method's schema: -32602
+ * Invalid params, naming each failing path (`/params/name`) in a sentence and in
+ * `data.errors`; undefined when the message is fine (or not a request this server answers).
+ * The SDK would let its schema's exception through as -32603 Internal error with the raw
+ * validation dump as the message.
+ */
+export function invalidParamsResponse(message: JSONRPCMessage): JSONRPCErrorResponse | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const schema = REQUEST_SCHEMAS[message.method];
+  if (schema === undefined) return undefined;
+  const r = schema.safeParse(message);
+  if (r.success) return undefined;
+  const errors: ErrorDetail[] = (r.error?.issues ?? []).map((i) => ({ path: `/${i.path.map(String).join('/')}`, message: i.message }));
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, data: { errors } },
+  };
+}
+
+/** The SDK's Server, answering requests with invalid params -32602 (invalidParamsResponse) on any transport: stdio and Streamable HTTP alike. */
+class SwitchboardMcpServer extends Server {
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const refusal = invalidParamsResponse(message);
+      if (refusal === undefined) deliver?.(message, extra);
+      else void transport.send(refusal, { relatedRequestId: refusal.id }).catch(() => undefined);
+    };
+  }
+}
+
 /** Build the server; connect it to a transport (stdio, or one Streamable HTTP request). */
 export function createMcpServer(backend: McpBackend, options: McpServerOptions): Server {
-  const server = new Server({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } });
+  const server = new SwitchboardMcpServer({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } });
   const schemas = inputSchemas(options.readOnly);
   const ajv = createAjv();
   const validators = Object.fromEntries(TOOL_NAMES.map((n) => [n, ajv.compile(schemas[n])])) as Record<(typeof TOOL_NAMES)[number], ValidateFunction>;
@@ -327,7 +382,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         return result;
       }
       if (!(TOOL_NAMES as readonly string[]).includes(name)) {
-        throw new SwitchboardError('invalid_params', `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...actionTools.keys()].join(', ')}`, { errors: [{ path: '/name', message: 'is not a tool of this server' }] });
+        // A protocol error (the MCP spec's "Unknown tool"), not a tool result.
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...actionTools.keys()].join(', ')}`, { errors: [{ path: '/params/name', message: 'is not a tool of this server' }] });
       }
       const validate = validators[name as (typeof TOOL_NAMES)[number]];
       if (!validate(args)) {
@@ -383,6 +439,10 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
       options.log?.({ ...entry, outcome: 'ok' });
       return result;
     } catch (e) {
+      if (e instanceof McpError) {
+        options.log?.({ ...entry, outcome: 'invalid_params' });
+        throw e;
+      }
       options.log?.({ ...entry, outcome: e instanceof SwitchboardError ? e.code : 'internal_error', ...(e instanceof SwitchboardError ? {} : { err_name: (e as Error)?.name, err_message: (e as Error)?.message }) });
       return toolError(e);
     }
