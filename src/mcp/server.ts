@@ -66,6 +66,11 @@ export interface McpServerOptions {
   actionTools?: McpInstance[];
   /** Package version, reported to clients. */
   version: string;
+  /**
+   * Called before each tool call runs; throwing refuses that call with a tool error (hosted: the
+   * organization's request limit, so every call of a JSON-RPC batch counts like a REST request).
+   */
+  admitToolCall?: () => Promise<void>;
   /** One line per tool call: tool, connector, entity, action, outcome code. Never params or results. */
   log?: (entry: Record<string, unknown>) => void;
 }
@@ -374,6 +379,7 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const entry: Record<string, unknown> = { tool: name };
     try {
+      await options.admitToolCall?.();
       const perAction = actionTools.get(name);
       if (perAction !== undefined) {
         Object.assign(entry, { connector: perAction.instance.id, entity: perAction.entity, action: perAction.action });

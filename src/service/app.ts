@@ -16,7 +16,7 @@ import type { ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
 import { createServiceLogger, requestLogger } from './logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
-import { createLimitBackend } from './shared-limits.ts';
+import { createLimitBackend, organizationLimiter } from './shared-limits.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { connectorRoutes } from './routes/connector-routes.ts';
 import { executeRoutes } from './routes/execute-routes.ts';
@@ -154,8 +154,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
 
   app.decorateRequest('principal', null);
-  const limiter = o.config.rateLimitPerMinute > 0 ? limits.keyed('org', o.config.rateLimitPerMinute) : null;
-  app.addHook('onRequest', authenticationHook(ctx, limiter));
+  app.addHook('onRequest', authenticationHook(ctx, organizationLimiter(limits, o.config)));
   app.addHook('preValidation', refuseControlCharacters);
 
   app.setErrorHandler((err, request, reply) => {
