@@ -23,6 +23,7 @@ import {
   type CallToolResult,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv';
@@ -67,10 +68,12 @@ export interface McpServerOptions {
   /** Package version, reported to clients. */
   version: string;
   /**
-   * Called before each tool call runs; throwing refuses that call with a tool error (hosted: the
-   * organization's request limit, so every call of a JSON-RPC batch counts like a REST request).
+   * Called before each JSON-RPC request runs (every message of a batch; not notifications);
+   * throwing a SwitchboardError refuses that request: a tools/call with a tool error, any other
+   * method with a -32000 error carrying the code (hosted: the organization's request limit, so
+   * every call of a batch counts like a REST request).
    */
-  admitToolCall?: () => Promise<void>;
+  admitRequest?: () => Promise<void>;
   /** One line per tool call: tool, connector, entity, action, outcome code. Never params or results. */
   log?: (entry: Record<string, unknown>) => void;
 }
@@ -247,22 +250,50 @@ export function invalidParamsResponse(message: JSONRPCMessage): JSONRPCErrorResp
   };
 }
 
-/** The SDK's Server, answering requests with invalid params -32602 (invalidParamsResponse) on any transport: stdio and Streamable HTTP alike. */
+/** The answer to a request refused by McpServerOptions.admitRequest: a tool error for tools/call, else a JSON-RPC server error with our code. */
+function refusedResponse(message: JSONRPCRequest, e: unknown): JSONRPCMessage {
+  const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', 'Internal error');
+  if (message.method === 'tools/call') return { jsonrpc: '2.0', id: message.id, result: toolError(err) };
+  return { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `${err.code}: ${err.message}`, data: err.toJSON() } };
+}
+
+/**
+ * The SDK's Server on any transport (stdio and Streamable HTTP alike), with two checks before
+ * a request reaches its handler: invalid params answer -32602 (invalidParamsResponse), and
+ * each request is admitted by `admitRequest` when given.
+ */
 class SwitchboardMcpServer extends Server {
+  constructor(
+    info: ConstructorParameters<typeof Server>[0],
+    options: ConstructorParameters<typeof Server>[1],
+    private readonly admitRequest: (() => Promise<void>) | undefined,
+    private readonly log: McpServerOptions['log'],
+  ) {
+    super(info, options);
+  }
+
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
     const deliver = transport.onmessage;
+    const answer = (m: JSONRPCMessage, id: JSONRPCRequest['id'] | undefined): void => void transport.send(m, id === undefined ? undefined : { relatedRequestId: id }).catch(() => undefined);
     transport.onmessage = (message, extra) => {
       const refusal = invalidParamsResponse(message);
-      if (refusal === undefined) deliver?.(message, extra);
-      else void transport.send(refusal, { relatedRequestId: refusal.id }).catch(() => undefined);
+      if (refusal !== undefined) return answer(refusal, refusal.id);
+      if (this.admitRequest === undefined || !isJSONRPCRequest(message)) return deliver?.(message, extra);
+      this.admitRequest().then(
+        () => deliver?.(message, extra),
+        (e: unknown) => {
+          this.log?.({ method: message.method, ...(message.method === 'tools/call' ? { tool: (message.params as { name?: unknown } | undefined)?.name } : {}), outcome: e instanceof SwitchboardError ? e.code : 'internal_error' });
+          answer(refusedResponse(message, e), message.id);
+        },
+      );
     };
   }
 }
 
 /** Build the server; connect it to a transport (stdio, or one Streamable HTTP request). */
 export function createMcpServer(backend: McpBackend, options: McpServerOptions): Server {
-  const server = new SwitchboardMcpServer({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } });
+  const server = new SwitchboardMcpServer({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } }, options.admitRequest, options.log);
   const schemas = inputSchemas(options.readOnly);
   const ajv = createAjv();
   const validators = Object.fromEntries(TOOL_NAMES.map((n) => [n, ajv.compile(schemas[n])])) as Record<(typeof TOOL_NAMES)[number], ValidateFunction>;
@@ -379,7 +410,6 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const entry: Record<string, unknown> = { tool: name };
     try {
-      await options.admitToolCall?.();
       const perAction = actionTools.get(name);
       if (perAction !== undefined) {
         Object.assign(entry, { connector: perAction.instance.id, entity: perAction.entity, action: perAction.action });

@@ -1,8 +1,8 @@
 /**
  * POST /mcp against hostile JSON-RPC (issue 21, items 4 and 9), on SQLite (in-process limits)
  * and PostgreSQL (limits shared through the database):
- * - every tools/call of a JSON-RPC batch counts against the organization's request limit like a
- *   REST execute (a batch of 100 executes used to make 100 upstream calls past a limit of 10);
+ * - every request of a JSON-RPC batch counts against the organization's request limit like a
+ *   REST request (a batch of 100 executes used to make 100 upstream calls past a limit of 10);
  * - a request with invalid params answers -32602 Invalid params naming the path, not -32603
  *   with the schema library's raw dump.
  */
@@ -82,6 +82,18 @@ describeEachDialect('POST /mcp batches and params on %s', (dialect) => {
     // Spent: a plain request now gets 429.
     const next = await h.request('GET', CONNECTORS, { token });
     expect([next.status, next.body.code]).toEqual([429, 'rate_limited']);
+  });
+
+  it('other methods in a batch count too: 100 tools/list, those past the limit refused with -32000 rate_limited', async () => {
+    const { token } = await organization('list-org');
+    const r = await post(token, Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list', params: {} })));
+    expect(r.status, r.text).toBe(200);
+    const replies = r.body as RpcResponse[];
+    const listed = replies.filter((x) => x.result !== undefined).length;
+    const refused = replies.filter((x) => x.error?.code === -32000 && (x.error.data as unknown as { code: string }).code === 'rate_limited').length;
+    expect(listed + refused).toBe(100);
+    expect(listed).toBeGreaterThanOrEqual(1);
+    expect(listed).toBeLessThan(50);
   });
 
   it('four batches in parallel share one limit', async () => {

@@ -5,8 +5,8 @@
  * it to one customer's connectors, `?read_only=true` exposes list, get and search only, and
  * `?max_output_bytes=` sets the result budget (default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES).
  * GET and DELETE /mcp answer 405: a stateless server has no stream to open and no session to end.
- * Every tools/call counts against the organization's request limit, the calls of a JSON-RPC
- * batch each (toolCallAdmission).
+ * Every JSON-RPC request counts against the organization's request limit, each of a batch
+ * (requestAdmission).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Envelope } from '../../engine/index.ts';
@@ -60,12 +60,13 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
 }
 
 /**
- * Every tool call of one POST counts against the organization's request limit, like a REST
- * execute: the request itself took one unit (authentication.ts), which pays for its first tool
- * call; each further call of a JSON-RPC batch takes one more, and a call over the limit is a
- * rate_limited tool error (with retry_after_seconds) while the calls within it run.
+ * Every JSON-RPC request of one POST counts against the organization's request limit, like a
+ * REST request: the POST itself took one unit (authentication.ts), which pays for its first
+ * request; each further request of a batch takes one more, and one over the limit is refused
+ * (a tools/call with the rate_limited tool error and retry_after_seconds, another method with a
+ * -32000 error) while those within it run.
  */
-function toolCallAdmission(limiter: KeyedLimiter | null, key: string): (() => Promise<void>) | undefined {
+function requestAdmission(limiter: KeyedLimiter | null, key: string): (() => Promise<void>) | undefined {
   if (limiter === null) return undefined;
   let calls = 0;
   return async () => {
@@ -82,13 +83,13 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
     const limiter = organizationLimiter(ctx.limits, ctx.config);
     app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { schema: { querystring: McpQuerySchema } }, async (request, reply) => {
       const principal = principalOf(request);
-      const admitToolCall = toolCallAdmission(limiter, organizationLimitKey(principal.organizationId, principal.applicationId));
+      const admitRequest = requestAdmission(limiter, organizationLimitKey(principal.organizationId, principal.applicationId));
       const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
       const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name), {
         readOnly: request.query.read_only === true,
         maxOutputBytes: request.query.max_output_bytes ?? ctx.config.mcpMaxOutputBytes,
         version,
-        ...(admitToolCall !== undefined ? { admitToolCall } : {}),
+        ...(admitRequest !== undefined ? { admitRequest } : {}),
         log: (entry) => request.log.info({ ...entry, organization_id: principal.organizationId }, 'mcp tool call'),
       });
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
