@@ -11,7 +11,21 @@
  * param paths: { error: { code, message, errors?: [{path, message}], details? } }.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  ListToolsRequestSchema,
+  McpError,
+  PingRequestSchema,
+  type CallToolResult,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv';
 import type { Envelope } from '../engine/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
@@ -53,6 +67,13 @@ export interface McpServerOptions {
   actionTools?: McpInstance[];
   /** Package version, reported to clients. */
   version: string;
+  /**
+   * Called before each JSON-RPC request runs (every message of a batch; not notifications);
+   * throwing a SwitchboardError refuses that request: a tools/call with a tool error, any other
+   * method with a -32000 error carrying the code (hosted: the organization's request limit, so
+   * every call of a batch counts like a REST request).
+   */
+  admitRequest?: () => Promise<void>;
   /** One line per tool call: tool, connector, entity, action, outcome code. Never params or results. */
   log?: (entry: Record<string, unknown>) => void;
 }
@@ -200,9 +221,79 @@ function forModel(e: EntityInfo, withRecord: boolean): Record<string, unknown> {
   };
 }
 
+/** The requests this server answers, with the SDK's schemas of their params. */
+const REQUEST_SCHEMAS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } }> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+/**
+ * The JSON-RPC answer to a request whose params do not match its method's schema: -32602
+ * Invalid params, naming each failing path (`/params/name`) in a sentence and in
+ * `data.errors`; undefined when the message is fine (or not a request this server answers).
+ * The SDK would let its schema's exception through as -32603 Internal error with the raw
+ * validation dump as the message.
+ */
+export function invalidParamsResponse(message: JSONRPCMessage): JSONRPCErrorResponse | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const schema = REQUEST_SCHEMAS[message.method];
+  if (schema === undefined) return undefined;
+  const r = schema.safeParse(message);
+  if (r.success) return undefined;
+  const errors: ErrorDetail[] = (r.error?.issues ?? []).map((i) => ({ path: `/${i.path.map(String).join('/')}`, message: i.message }));
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, data: { errors } },
+  };
+}
+
+/** The answer to a request refused by McpServerOptions.admitRequest: a tool error for tools/call, else a JSON-RPC server error with our code. */
+function refusedResponse(message: JSONRPCRequest, e: unknown): JSONRPCMessage {
+  const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', 'Internal error');
+  if (message.method === 'tools/call') return { jsonrpc: '2.0', id: message.id, result: toolError(err) };
+  return { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `${err.code}: ${err.message}`, data: err.toJSON() } };
+}
+
+/**
+ * The SDK's Server on any transport (stdio and Streamable HTTP alike), with two checks before
+ * a request reaches its handler: invalid params answer -32602 (invalidParamsResponse), and
+ * each request is admitted by `admitRequest` when given.
+ */
+class SwitchboardMcpServer extends Server {
+  constructor(
+    info: ConstructorParameters<typeof Server>[0],
+    options: ConstructorParameters<typeof Server>[1],
+    private readonly admitRequest: (() => Promise<void>) | undefined,
+    private readonly log: McpServerOptions['log'],
+  ) {
+    super(info, options);
+  }
+
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const deliver = transport.onmessage;
+    const answer = (m: JSONRPCMessage, id: JSONRPCRequest['id'] | undefined): void => void transport.send(m, id === undefined ? undefined : { relatedRequestId: id }).catch(() => undefined);
+    transport.onmessage = (message, extra) => {
+      const refusal = invalidParamsResponse(message);
+      if (refusal !== undefined) return answer(refusal, refusal.id);
+      if (this.admitRequest === undefined || !isJSONRPCRequest(message)) return deliver?.(message, extra);
+      this.admitRequest().then(
+        () => deliver?.(message, extra),
+        (e: unknown) => {
+          this.log?.({ method: message.method, ...(message.method === 'tools/call' ? { tool: (message.params as { name?: unknown } | undefined)?.name } : {}), outcome: e instanceof SwitchboardError ? e.code : 'internal_error' });
+          answer(refusedResponse(message, e), message.id);
+        },
+      );
+    };
+  }
+}
+
 /** Build the server; connect it to a transport (stdio, or one Streamable HTTP request). */
 export function createMcpServer(backend: McpBackend, options: McpServerOptions): Server {
-  const server = new Server({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } });
+  const server = new SwitchboardMcpServer({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } }, options.admitRequest, options.log);
   const schemas = inputSchemas(options.readOnly);
   const ajv = createAjv();
   const validators = Object.fromEntries(TOOL_NAMES.map((n) => [n, ajv.compile(schemas[n])])) as Record<(typeof TOOL_NAMES)[number], ValidateFunction>;
@@ -327,7 +418,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         return result;
       }
       if (!(TOOL_NAMES as readonly string[]).includes(name)) {
-        throw new SwitchboardError('invalid_params', `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...actionTools.keys()].join(', ')}`, { errors: [{ path: '/name', message: 'is not a tool of this server' }] });
+        // A protocol error (the MCP spec's "Unknown tool"), not a tool result.
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...actionTools.keys()].join(', ')}`, { errors: [{ path: '/params/name', message: 'is not a tool of this server' }] });
       }
       const validate = validators[name as (typeof TOOL_NAMES)[number]];
       if (!validate(args)) {
@@ -383,6 +475,10 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
       options.log?.({ ...entry, outcome: 'ok' });
       return result;
     } catch (e) {
+      if (e instanceof McpError) {
+        options.log?.({ ...entry, outcome: 'invalid_params' });
+        throw e;
+      }
       options.log?.({ ...entry, outcome: e instanceof SwitchboardError ? e.code : 'internal_error', ...(e instanceof SwitchboardError ? {} : { err_name: (e as Error)?.name, err_message: (e as Error)?.message }) });
       return toolError(e);
     }

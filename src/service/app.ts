@@ -16,7 +16,7 @@ import type { ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
 import { createServiceLogger, requestLogger } from './logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
-import { createLimitBackend } from './shared-limits.ts';
+import { createLimitBackend, organizationLimiter } from './shared-limits.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { connectorRoutes } from './routes/connector-routes.ts';
 import { executeRoutes } from './routes/execute-routes.ts';
@@ -28,7 +28,7 @@ import { syncRoutes } from './routes/sync-routes.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
-import { clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
+import { checkedJsonParser, clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -139,6 +139,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
 
   // JSON is the only body format; text/plain would otherwise reach the schema as a string.
   app.removeContentTypeParser('text/plain');
+  // Fastify's JSON parser, then one iterative check of nesting depth and characters (http-hygiene.ts).
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, checkedJsonParser(defaultJson as Parameters<typeof checkedJsonParser>[0]));
   const bodyAjv = ajvFor(false);
   const textAjv = ajvFor(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
@@ -150,8 +154,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
 
   app.decorateRequest('principal', null);
-  const limiter = o.config.rateLimitPerMinute > 0 ? limits.keyed('org', o.config.rateLimitPerMinute) : null;
-  app.addHook('onRequest', authenticationHook(ctx, limiter));
+  app.addHook('onRequest', authenticationHook(ctx, organizationLimiter(limits, o.config)));
   app.addHook('preValidation', refuseControlCharacters);
 
   app.setErrorHandler((err, request, reply) => {

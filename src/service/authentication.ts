@@ -8,7 +8,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { problem, sendProblem } from './problem.ts';
-import type { KeyedLimiter } from './shared-limits.ts';
+import type { RateDecision } from './request-rate-limiter.ts';
+import { organizationLimitKey, type KeyedLimiter } from './shared-limits.ts';
 import { sha256Hex } from './secrets.ts';
 import type { ServiceContext } from './context.ts';
 import { LookupCache } from './lookup-cache.ts';
@@ -52,6 +53,14 @@ function organizationHeaderCount(raw: string[]): number {
   let n = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'x-organization-id') n++;
   return n;
+}
+
+/** What a caller over the per-organization limit is told (a problem here, a tool error on POST /mcp). */
+export function rateLimitRefusal(perMinute: number, d: RateDecision): { message: string; details: { limit_per_minute: number; retry_after_seconds: number } } {
+  return {
+    message: `More than ${perMinute} requests per minute for this organization; retry after ${d.retryAfterSeconds} s`,
+    details: { limit_per_minute: perMinute, retry_after_seconds: d.retryAfterSeconds },
+  };
 }
 
 /** The onRequest hook. */
@@ -133,16 +142,10 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
       return undefined;
     }
     // Per organization; application-level routes without one count against the application.
-    return limiter.take(organizationId !== '' ? `org:${organizationId}` : `app:${found.applicationId}`).then((d) => {
+    return limiter.take(organizationLimitKey(organizationId, found.applicationId)).then((d) => {
       if (!d.allowed) {
-        return sendProblem(
-          request,
-          reply,
-          problem('rate_limited', `More than ${limiter.perMinute} requests per minute for this organization; retry after ${d.retryAfterSeconds} s`, {
-            details: { limit_per_minute: limiter.perMinute, retry_after_seconds: d.retryAfterSeconds },
-          }),
-          { 'retry-after': String(d.retryAfterSeconds) },
-        );
+        const r = rateLimitRefusal(limiter.perMinute, d);
+        return sendProblem(request, reply, problem('rate_limited', r.message, { details: r.details }), { 'retry-after': String(d.retryAfterSeconds) });
       }
       request.principal = principal;
       return undefined;

@@ -45,15 +45,34 @@ export interface LimitBackend {
   close(): Promise<void>;
 }
 
+/** The per-organization request limit (SWITCHBOARD_RATE_LIMIT_PER_MINUTE), or null when disabled. */
+export function organizationLimiter(limits: LimitBackend, config: Pick<ServiceConfig, 'rateLimitPerMinute'>): KeyedLimiter | null {
+  return config.rateLimitPerMinute > 0 ? limits.keyed('org', config.rateLimitPerMinute) : null;
+}
+
+/** The key a request counts under: its organization, or its application on routes without one. */
+export function organizationLimitKey(organizationId: string, applicationId: string): string {
+  return organizationId !== '' ? `org:${organizationId}` : `app:${applicationId}`;
+}
+
 /** The table RateLimiterPostgres uses (its own layout: key, points, expire). */
 export const RATE_LIMIT_TABLE = 'switchboard_rate_limits';
 
 class MemoryBackend implements LimitBackend {
   readonly kind = 'memory' as const;
+  private readonly keyedLimiters = new Map<string, KeyedLimiter>();
   constructor(private readonly now: () => number) {}
-  keyed(_name: string, perMinute: number): KeyedLimiter {
-    const l = new RequestRateLimiter(perMinute, this.now);
-    return { perMinute, take: async (key) => l.take(key) };
+  keyed(name: string, perMinute: number): KeyedLimiter {
+    // One bucket store per name and rate, as the shared stores keep one per key prefix: every
+    // caller of keyed('org', n) (the authentication hook, POST /mcp's tool calls) takes from it.
+    const id = `${name}|${perMinute}`;
+    let k = this.keyedLimiters.get(id);
+    if (k === undefined) {
+      const l = new RequestRateLimiter(perMinute, this.now);
+      k = { perMinute, take: async (key) => l.take(key) };
+      this.keyedLimiters.set(id, k);
+    }
+    return k;
   }
   throttle(_connectorId: string, rate: UpstreamRate, maxQueue: number): Throttle {
     return new RateLimiter(rate.requests, rate.window_ms, rate.burst ?? rate.requests, maxQueue);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
@@ -199,6 +199,27 @@ describe('switchboard mcp (stdio)', () => {
 
     const unknown = await call(main, 'execute', { connector: 'nope', entity: 'notes', action: 'list' });
     expect(structured(unknown).error.code).toBe('connector_not_found');
+  });
+
+  it('a request with invalid params answers -32602 Invalid params naming the path, not -32603 with a validation dump', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ method: 'tools/call', params: { arguments: {} } }, '/params/name'],
+      [{ method: 'tools/call', params: { name: 5 } }, '/params/name'],
+      [{ method: 'tools/call', params: { name: 'execute', arguments: 'x' } }, '/params/arguments'],
+      [{ method: 'tools/list', params: { cursor: 5 } }, '/params/cursor'],
+      [{ method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } }, '/params/name'],
+    ];
+    for (const [request, path] of cases) {
+      const e = await main.client.request(request as never, CallToolResultSchema).then(
+        () => undefined,
+        (err: unknown) => err as { code: number; message: string; data?: { errors: { path: string }[] } },
+      );
+      expect([request, e?.code]).toEqual([request, -32602]);
+      expect(e?.message).not.toContain('"code"');
+      expect(e?.data?.errors.map((x) => x.path)).toContain(path);
+    }
+    // The session still serves.
+    expect((await call(main, 'list_connectors')).isError).toBeFalsy();
   });
 
   it('search answers search_hosted_only locally', async () => {

@@ -22,6 +22,12 @@ export interface ConnectSessionsTable {
   redirect_url: string | null;
   expires_at: string;
   exchanged_at: string | null;
+  /**
+   * When a submit claimed the session to make its connection (one atomic UPDATE; the claim is
+   * released when that attempt fails, and lapses after CLAIM_TTL_MS if its process died); null
+   * when no connection is being made.
+   */
+  claimed_at: string | null;
   /** When a connection finished; the session is used from then on. */
   completed_at: string | null;
   /** The connector the session created or re-authorized. */
@@ -58,5 +64,14 @@ const m0001: Migration = {
   },
 };
 
+const m0002: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('connect_sessions').addColumn('claimed_at', 'text').execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('connect_sessions').dropColumn('claimed_at').execute();
+  },
+};
+
 /** Run after the service group (connect_sessions references organizations). */
-export const connectMigrations: MigrationGroup = { name: 'connect', migrations: { '0001_connect_sessions': m0001 } };
+export const connectMigrations: MigrationGroup = { name: 'connect', migrations: { '0001_connect_sessions': m0001, '0002_connect_session_claim': m0002 } };

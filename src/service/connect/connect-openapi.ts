@@ -41,6 +41,8 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
       post: {
         operationId: 'connectExchange',
         summary: "The page's script exchanges the fragment token for an HttpOnly session cookie (once per token)",
+        description:
+          'JSON only: any other content type, an HTML form (application/x-www-form-urlencoded) included, is 415 unsupported_media_type, so another site cannot plant its own session in a visitor\'s browser (login CSRF): a cross-site JSON request needs a CORS preflight this service never grants.',
         security: [],
         requestBody: { required: true, content: h.json(h.ref('ConnectExchangeRequest')) },
         responses: { 204: { description: 'Cookie set' }, ...h.problems(400, 401, 415) },
@@ -62,7 +64,7 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         security: [],
         parameters: [typeParam],
         requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
-        responses: { 200: htmlPage('Connected'), 400: htmlPage('Form errors'), 403: htmlPage('Bad CSRF token'), 424: htmlPage('The third-party API rejected the credentials'), 410: htmlPage('Expired or used session') },
+        responses: { 200: htmlPage('Connected'), 400: htmlPage('Form errors'), 403: htmlPage('Bad CSRF token'), 409: htmlPage('Another submit is connecting with this session right now'), 424: htmlPage('The third-party API rejected the credentials'), 410: htmlPage('Expired or used session') },
       },
     },
     '/connect/types/{connector_type}/oauth': {
@@ -80,7 +82,7 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         operationId: 'connectOAuthReturn',
         summary: `${PAGE}: where the OAuth callback sends the user back (?type, ?secret_id or ?error)`,
         security: [],
-        responses: { 200: htmlPage('Connected'), 400: htmlPage('The provider refused'), 410: htmlPage('Expired or used session') },
+        responses: { 200: htmlPage('Connected'), 400: htmlPage('The provider refused'), 409: htmlPage('Another submit is connecting with this session right now'), 410: htmlPage('Expired or used session') },
       },
     },
     '/connect/assets/connect.js': { get: { operationId: 'connectScript', summary: "The page's script", security: [], responses: { 200: { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } } } },

@@ -17,6 +17,7 @@ import { principalOf } from '../authentication.ts';
 import { createConnector, patchConnector } from '../connectors.ts';
 import { connectorType, nowIso, type ServiceContext } from '../context.ts';
 import { deploymentOAuth, initiateOAuth, oauthSecretContext } from '../oauth-flow.ts';
+import { checkBody } from '../http-hygiene.ts';
 import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
 import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
 import { sha256Hex } from '../secrets.ts';
@@ -24,6 +25,7 @@ import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormF
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
 import {
   allowedTypes,
+  claimSession,
   completeSession,
   CONNECT_COOKIE,
   CONNECT_PAGE_PATH,
@@ -32,10 +34,12 @@ import {
   csrfToken,
   csrfValid,
   exchangeToken,
+  releaseSession,
   SESSION_END_TEXT,
   sessionFromCookie,
   type ConnectSessionRow,
   type CreateSessionBody,
+  type SessionClaim,
   type SessionEnd,
 } from './connect-sessions.ts';
 
@@ -122,7 +126,9 @@ function connectPages(ctx: ServiceContext) {
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
       const out: FormBody = {};
       for (const [k, v] of new URLSearchParams(body as string)) out[k] = v;
-      done(null, out);
+      const refused = checkBody(out);
+      if (refused !== undefined) done(refused);
+      else done(null, out);
     });
     app.setErrorHandler((err, request, reply) => {
       const p = toProblem(err);
@@ -193,7 +199,7 @@ function connectPages(ctx: ServiceContext) {
     };
 
     /** A finished connection: mark the session used and show the page that reports it. */
-    const finish = async (request: FastifyRequest, reply: FastifyReply, s: ConnectSessionRow, row: ConnectorRow, reconnected: boolean): Promise<FastifyReply> => {
+    const finish = async (request: FastifyRequest, reply: FastifyReply, s: ConnectSessionRow, claim: SessionClaim, row: ConnectorRow, reconnected: boolean): Promise<FastifyReply> => {
       if (!reconnected) {
         try {
           await ctx.hooks.onConnectorCreated?.(row);
@@ -201,7 +207,7 @@ function connectPages(ctx: ServiceContext) {
           request.log.error({ connector_id: row.id, err: e }, 'onConnectorCreated hook failed');
         }
       }
-      if (!(await completeSession(ctx, s.id, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
+      if (!(await completeSession(ctx, claim, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
       request.log.info({ connector_id: row.id, connector_type: row.connector_type, reconnected }, 'connect UI: connection finished');
       const redirect = s.redirect_url !== null ? withParams(s.redirect_url, { connector_id: row.id, connector_type: row.connector_type }) : undefined;
       return html(
@@ -233,6 +239,37 @@ function connectPages(ctx: ServiceContext) {
       }
     };
 
+    /**
+     * Make the session's one connection: claim the session first (one atomic UPDATE, before any
+     * upstream check), so concurrent submits with one cookie make exactly one connector; the
+     * others answer 409 at once (or say how the session ended). A failed attempt (wrong key,
+     * upstream down) releases the claim and shows the form again, so the user can retry.
+     */
+    const connectOnce = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      c: { s: ConnectSessionRow; type: string; reconnect: ConnectorRow | undefined; submitted: string[] },
+      make: () => Promise<ConnectorRow>,
+    ): Promise<FastifyReply> => {
+      const { s, type, reconnect } = c;
+      const claimed = await claimSession(ctx, s.id);
+      if (claimed.claim === undefined) {
+        request.log.info({ connector_type: type, reason: claimed.why }, 'connect UI: session not claimed');
+        if (claimed.why === 'busy') return html(reply, 409, messagePage('Already connecting', 'This link is being used to connect right now, in this or another window. Wait for that to finish.'));
+        return ended(reply, claimed.why);
+      }
+      let row: ConnectorRow;
+      try {
+        row = await make();
+      } catch (e) {
+        await releaseSession(ctx, claimed.claim);
+        if (!shownToUser(e)) throw e;
+        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
+        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(connectorType(ctx, type).manifest.title, e, c.submitted) });
+      }
+      return finish(request, reply, s, claimed.claim, row, reconnect !== undefined);
+    };
+
     app.get(CONNECT_PAGE_PATH, pub, async (request, reply) => {
       const cookie = cookieOf(request);
       const r = await sessionFromCookie(ctx, cookie);
@@ -255,7 +292,12 @@ function connectPages(ctx: ServiceContext) {
       return html(reply, 200, homePage(types));
     });
 
-    app.post<{ Body: { token: string } }>(CONNECT_EXCHANGE_PATH, { ...pub, schema: { body: ConnectExchangeRequestSchema } }, async (request, reply) => {
+    // JSON only: an HTML form from another site (no CORS preflight needed) must not plant its session here (login CSRF).
+    const jsonOnly = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+      done(type === 'application/json' ? undefined : new SwitchboardError('unsupported_media_type', 'Send the token as JSON with Content-Type: application/json'));
+    };
+    app.post<{ Body: { token: string } }>(CONNECT_EXCHANGE_PATH, { ...pub, preValidation: jsonOnly, schema: { body: ConnectExchangeRequestSchema } }, async (request, reply) => {
       const r = await exchangeToken(ctx, request.body.token, cookieOf(request));
       if ('end' in r) {
         const t = SESSION_END_TEXT[r.end];
@@ -328,17 +370,11 @@ function connectPages(ctx: ServiceContext) {
       const title = connectorType(ctx, type).manifest.title;
       if (Object.keys(fieldErrors).length > 0) return renderType(reply, 400, s, type, { reconnect, error: 'Fill in the required fields.', fieldErrors });
       const submitted = Object.values(credentials).filter((v): v is string => typeof v === 'string');
-      try {
-        const row =
-          reconnect !== undefined
-            ? await patchConnector(ctx, s.organization_id, reconnect.id, { credentials })
-            : await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, credentials });
-        return await finish(request, reply, s, row, reconnect !== undefined);
-      } catch (e) {
-        if (!shownToUser(e)) throw e;
-        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
-        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, submitted) });
-      }
+      return connectOnce(request, reply, { s, type, reconnect, submitted }, () =>
+        reconnect !== undefined
+          ? patchConnector(ctx, s.organization_id, reconnect.id, { credentials })
+          : createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, credentials }),
+      );
     });
 
     app.post<{ Params: { connector_type: string }; Body: FormBody }>(`${CONNECT_TYPE_PATH}/oauth`, pub, async (request, reply) => {
@@ -375,19 +411,11 @@ function connectPages(ctx: ServiceContext) {
         return renderType(reply, 400, s, type, { reconnect, error: message });
       }
       const secretId = q['secret_id'];
-      try {
-        let row: ConnectorRow;
-        if (reconnect === undefined) {
-          row = await createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, server_side_oauth_secret_id: secretId });
-        } else {
-          row = await reauthorizeFromSecret(ctx, s, reconnect.id, type, secretId);
-        }
-        return await finish(request, reply, s, row, reconnect !== undefined);
-      } catch (e) {
-        if (!shownToUser(e)) throw e;
-        request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
-        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(title, e, []) });
-      }
+      return connectOnce(request, reply, { s, type, reconnect, submitted: [] }, () =>
+        reconnect === undefined
+          ? createConnector(ctx, s.organization_id, { customer_name: s.customer_name, connector_type: type, name: title, server_side_oauth_secret_id: secretId })
+          : reauthorizeFromSecret(ctx, s, reconnect.id, type, secretId),
+      );
     });
   };
 }

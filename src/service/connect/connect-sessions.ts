@@ -84,6 +84,7 @@ export async function createConnectSession(ctx: ServiceContext, principal: { app
       redirect_url: body.redirect_url ?? null,
       expires_at: expiresAt,
       exchanged_at: null,
+      claimed_at: null,
       completed_at: null,
       connector_id: null,
       created_at: now,
@@ -151,15 +152,53 @@ export function allowedTypes(s: ConnectSessionRow): string[] {
   return Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : [];
 }
 
-/** Mark the session used by a finished connection; false when it ended meanwhile (expired, or another tab finished first). */
-export async function completeSession(ctx: ServiceContext, sessionId: string, connectorId: string): Promise<boolean> {
+/**
+ * How long a claim holds when its attempt neither finishes nor fails (the process died): past
+ * it the session can be claimed again. Longer than any upstream check (its deadline is 60 s).
+ */
+export const CLAIM_TTL_MS = 5 * 60_000;
+
+/** A claim on a session: the value of claimed_at its UPDATE wrote, which only its holder knows. */
+export interface SessionClaim {
+  sessionId: string;
+  claimedAt: string;
+}
+
+/**
+ * Claim the session for one connection attempt, before any upstream check: one atomic UPDATE
+ * (WHERE not completed, not expired and not claimed by a live attempt), so of any number of
+ * concurrent submits with one cookie exactly one gets the claim, on SQLite and PostgreSQL alike.
+ * The others learn why not: 'busy' (another attempt is under way) or how the session ended.
+ */
+export async function claimSession(ctx: ServiceContext, sessionId: string): Promise<{ claim: SessionClaim } | { claim?: undefined; why: SessionEnd | 'busy' }> {
   const now = nowIso(ctx);
+  const stale = new Date(ctx.now() - CLAIM_TTL_MS).toISOString();
   const r = await db(ctx)
     .updateTable('connect_sessions')
-    .set({ completed_at: now, connector_id: connectorId })
+    .set({ claimed_at: now })
     .where('id', '=', sessionId)
     .where('completed_at', 'is', null)
     .where('expires_at', '>', now)
+    .where((eb) => eb.or([eb('claimed_at', 'is', null), eb('claimed_at', '<', stale)]))
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) > 0) return { claim: { sessionId, claimedAt: now } };
+  const row = await db(ctx).selectFrom('connect_sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
+  return { why: endOf(row, now) ?? 'busy' };
+}
+
+/** Give a claim back after a failed attempt (wrong key, upstream down): the session can be used again. */
+export async function releaseSession(ctx: ServiceContext, claim: SessionClaim): Promise<void> {
+  await db(ctx).updateTable('connect_sessions').set({ claimed_at: null }).where('id', '=', claim.sessionId).where('claimed_at', '=', claim.claimedAt).where('completed_at', 'is', null).execute();
+}
+
+/** Mark the session used by the connection its claim made; false when the claim lapsed and the session ended meanwhile. */
+export async function completeSession(ctx: ServiceContext, claim: SessionClaim, connectorId: string): Promise<boolean> {
+  const r = await db(ctx)
+    .updateTable('connect_sessions')
+    .set({ completed_at: nowIso(ctx), connector_id: connectorId })
+    .where('id', '=', claim.sessionId)
+    .where('completed_at', 'is', null)
+    .where('claimed_at', '=', claim.claimedAt)
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

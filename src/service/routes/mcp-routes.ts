@@ -5,16 +5,19 @@
  * it to one customer's connectors, `?read_only=true` exposes list, get and search only, and
  * `?max_output_bytes=` sets the result budget (default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES).
  * GET and DELETE /mcp answer 405: a stateless server has no stream to open and no session to end.
+ * Every JSON-RPC request counts against the organization's request limit, each of a batch
+ * (requestAdmission).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Envelope } from '../../engine/index.ts';
 import { SwitchboardError } from '../../errors/index.ts';
 import type { McpBackend, McpInstance } from '../../mcp/server.ts';
-import { principalOf } from '../authentication.ts';
+import { principalOf, rateLimitRefusal } from '../authentication.ts';
 import { executeAction, requireConnector } from '../connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { problem, sendProblem } from '../problem.ts';
 import { McpQuerySchema } from '../schemas.ts';
+import { organizationLimitKey, organizationLimiter, type KeyedLimiter } from '../shared-limits.ts';
 import type { ConnectorRow } from '../../store/index.ts';
 
 export const MCP_PATH = '/mcp';
@@ -56,15 +59,37 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
   };
 }
 
+/**
+ * Every JSON-RPC request of one POST counts against the organization's request limit, like a
+ * REST request: the POST itself took one unit (authentication.ts), which pays for its first
+ * request; each further request of a batch takes one more, and one over the limit is refused
+ * (a tools/call with the rate_limited tool error and retry_after_seconds, another method with a
+ * -32000 error) while those within it run.
+ */
+function requestAdmission(limiter: KeyedLimiter | null, key: string): (() => Promise<void>) | undefined {
+  if (limiter === null) return undefined;
+  let calls = 0;
+  return async () => {
+    if (calls++ === 0) return;
+    const d = await limiter.take(key);
+    if (d.allowed) return;
+    const r = rateLimitRefusal(limiter.perMinute, d);
+    throw new SwitchboardError('rate_limited', r.message, { details: r.details });
+  };
+}
+
 export function mcpRoutes(ctx: ServiceContext, version: string) {
   return async function register(app: FastifyInstance): Promise<void> {
+    const limiter = organizationLimiter(ctx.limits, ctx.config);
     app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { schema: { querystring: McpQuerySchema } }, async (request, reply) => {
       const principal = principalOf(request);
+      const admitRequest = requestAdmission(limiter, organizationLimitKey(principal.organizationId, principal.applicationId));
       const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
       const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name), {
         readOnly: request.query.read_only === true,
         maxOutputBytes: request.query.max_output_bytes ?? ctx.config.mcpMaxOutputBytes,
         version,
+        ...(admitRequest !== undefined ? { admitRequest } : {}),
         log: (entry) => request.log.info({ ...entry, organization_id: principal.organizationId }, 'mcp tool call'),
       });
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
