@@ -12,7 +12,7 @@ import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import { connectorRegistry, type LoadedManifest } from '../manifest/index.ts';
 import { ServiceStore, type Database, type KeyRing, type ServiceTables } from '../store/index.ts';
 import { authenticationHook } from './authentication.ts';
-import type { ServiceConfig } from './config.ts';
+import { answerTimeoutMs, type ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
 import { createServiceLogger, requestLogger } from './logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
@@ -85,7 +85,9 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     return503OnClosing: true,
     // A client dripping its request cannot hold a connection open (408 request_timeout).
     requestTimeout: o.config.requestTimeoutMs,
-    connectionTimeout: o.config.requestTimeoutMs,
+    // The socket's idle timeout: a received request waiting on an upstream (up to its deadline)
+    // must get its answer, never a cut connection (answerTimeoutMs is longer than the deadline).
+    connectionTimeout: answerTimeoutMs(o.config),
     keepAliveTimeout: o.config.keepAliveTimeoutMs,
     frameworkErrors,
     clientErrorHandler,

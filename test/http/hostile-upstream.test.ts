@@ -87,15 +87,15 @@ describe('1. a long Retry-After does not freeze the connector', () => {
     expect(limiter.waitedMs).toBeLessThanOrEqual(400);
   });
 
-  it('with the default cap (60 s) and deadline (60 s), a call behind the pause is refused at once with upstream_queue_full', async () => {
+  it('with the default cap (60 s) and deadline (60 s), a call behind the pause is refused at once with upstream_rate_limited (reason paused)', async () => {
     up.handler = (_req, res) => void res.writeHead(429, { 'retry-after': '3600' }).end('{}');
     const rt = runtime({ limiter: limiterFor({ requests: 5, window_ms: 1000 }) });
     expect((await failure(rt.execute('items', 'get', { id: 'it_1' }))).code).toBe('upstream_rate_limited');
     const seen = up.seen.length;
     const e = await failure(rt.execute('items', 'list', {}));
-    expect(e.code).toBe('upstream_queue_full');
+    expect(e.code).toBe('upstream_rate_limited');
     expect(e.status).toBe(429);
-    expect(e.details['reason']).toBe('deadline');
+    expect(e.details['reason']).toBe('paused');
     expect(e.details['retry_after_ms']).toBeGreaterThan(55_000);
     expect(up.seen.length).toBe(seen);
   });
@@ -205,6 +205,25 @@ describe('6. the throttle queue is bounded and drops callers that went away', ()
     await expect(pending).rejects.toThrow('client disconnected');
     expect(limiter.queued).toBe(0);
     expect(up.seen.length).toBe(1);
+  });
+});
+
+describe('6b. a caller waits at most maxThrottleWaitMs for a slot', () => {
+  it('a call whose slot is further away than it may wait is refused at once with upstream_queue_full and the wait; a sync-style call without the cap still queues', async () => {
+    const limiter = new RateLimiter(1, 60_000, 1);
+    const rt = runtime({ limiter });
+    await rt.execute('items', 'list', {});
+    const e = await failure(rt.execute('items', 'get', { id: 'it_1' }, { maxThrottleWaitMs: 1_000 }));
+    expect([e.code, e.status, e.details['reason']]).toEqual(['upstream_queue_full', 429, 'deadline']);
+    expect(e.details['retry_after_ms']).toBeGreaterThan(1_000);
+    expect(limiter.queued).toBe(0);
+    expect(up.seen.length).toBe(1);
+    // Without the cap the call takes its place in the queue (within its deadline).
+    const client = new AbortController();
+    const queued = rt.execute('items', 'get', { id: 'it_1' }, { signal: client.signal });
+    await expect.poll(() => limiter.queued).toBe(1);
+    client.abort(new Error('done'));
+    await expect(queued).rejects.toThrow('done');
   });
 });
 
