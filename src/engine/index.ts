@@ -153,6 +153,20 @@ function describeParamsErrors(action: CompiledAction): ErrorDetail[] {
   });
 }
 
+/**
+ * The action's requires_any groups none of whose params was given: the request branches on them
+ * (e.g. monday's updates.update edits with body or deletes with state), so without any of them it
+ * would be sent incomplete. A param given as null or "" counts as not given, as templates treat it.
+ */
+function missingGroups(action: CompiledAction, params: Record<string, unknown>): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  for (const group of action.requiresAny) {
+    if (group.some((k) => params[k] !== undefined && params[k] !== null && params[k] !== '')) continue;
+    out.push({ path: '/', message: `needs at least one of: ${group.join(', ')}` });
+  }
+  return out;
+}
+
 function snippet(text: string): string {
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
@@ -257,8 +271,8 @@ export class ConnectorRuntime {
   /** Validate params against the action's schema; every failure with its path. */
   validate(a: CompiledAction, params: unknown): Record<string, unknown> {
     const p = params ?? {};
-    if (!a.validateParams(p)) {
-      const errors = describeParamsErrors(a);
+    const errors = a.validateParams(p) ? missingGroups(a, p as Record<string, unknown>) : describeParamsErrors(a);
+    if (errors.length > 0) {
       throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
     }
     return p as Record<string, unknown>;
