@@ -291,8 +291,8 @@ export class ConnectorRuntime {
   }
 
   /** Every page of a list, following the manifest's pagination, one request at a time. */
-  async *pages(entity: string, params?: unknown): AsyncGenerator<ListEnvelope> {
-    for await (const step of this.pageSteps(entity, params)) yield step.page;
+  async *pages(entity: string, params?: unknown, options: CallOptions = {}): AsyncGenerator<ListEnvelope> {
+    for await (const step of this.pageSteps(entity, params, undefined, 'list', options)) yield step.page;
   }
 
   /**
@@ -347,8 +347,8 @@ export class ConnectorRuntime {
   }
 
   /** Every record of a list across pages (streamed: one page in memory at a time). */
-  async *records(entity: string, params?: unknown): AsyncGenerator<Record<string, unknown>> {
-    for await (const page of this.pages(entity, params)) yield* page.data;
+  async *records(entity: string, params?: unknown, options: CallOptions = {}): AsyncGenerator<Record<string, unknown>> {
+    for await (const page of this.pages(entity, params, options)) yield* page.data;
   }
 
   private extractList(a: CompiledAction, raw: RawResult): { records: Record<string, unknown>[]; meta: Record<string, unknown> } {

@@ -117,7 +117,14 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
       await userHooks.onConnectorDeleted?.(row, db);
     },
   };
-  if (o.config.syncScheduler) app.addHook('onReady', async () => sync.start());
+  if (o.config.syncScheduler) {
+    app.addHook('onReady', async () => sync.start());
+    // Shutdown: no sync starts from the moment close() is called (in-flight requests may still
+    // run for a while); running syncs are aborted and hand their leases back. onClose waits for them.
+    app.addHook('preClose', async () => {
+      void sync.stop();
+    });
+  }
   const ctx: ServiceContext = {
     database: o.database,
     store,

@@ -65,6 +65,10 @@ export interface ServiceConfig {
   requestTimeoutMs: number;
   /** Idle keep-alive connections are closed after this; default 5000 ms. */
   keepAliveTimeoutMs: number;
+  /** On shutdown, how long requests in flight may still finish before their connections are closed; default 10000 ms. */
+  shutdownGraceMs: number;
+  /** This instance's name, unique and stable across its restarts (sync leases); default the host name and PID namespace. */
+  instanceId?: string;
   /** Token endpoint requests per minute per client id and per source address; 0 disables. Default 30. */
   tokenRateLimitPerMinute: number;
   /** Byte budget of one MCP execute or search result (POST /mcp); default 20000. */
@@ -130,6 +134,18 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description: 'Longest time to receive a whole request, headers and body (slow clients get 408). A received request is never cut before its answer: a connection may stay quiet for the upstream deadline plus 15 s, or this, whichever is longer',
   },
   { name: 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', default: '5000', description: 'Idle keep-alive connections are closed after this' },
+  {
+    name: 'SWITCHBOARD_SHUTDOWN_GRACE_MS',
+    default: '10000',
+    description:
+      'On SIGTERM/SIGINT the sync scheduler stops at once (running syncs are aborted and hand their leases back) and no new request is accepted; requests in flight may finish for this long, then their connections are closed and the process exits',
+  },
+  {
+    name: 'SWITCHBOARD_INSTANCE_ID',
+    default: '(the host name and PID namespace)',
+    description:
+      "This instance's name in sync leases, unique to it and stable across its restarts (e.g. a StatefulSet pod name): after a crash, the restarted instance releases the leases of its previous life at once, so their runs show as interrupted and resume, instead of reading running (and POST .../sync answering 409) until the lease expires. By default a previous life is recognized when its process no longer exists on this host",
+  },
   { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
   { name: 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', default: '20000', description: 'Byte budget of one MCP `execute` or `search` result (POST /mcp, and `switchboard mcp` unless --max-output-bytes); a longer list is cut at a record boundary with a notice; at least 1024' },
   {
@@ -245,6 +261,8 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     egressAllowLinkLocal: boolVar(env, 'SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL', false),
     requestTimeoutMs: intVar(env, 'SWITCHBOARD_REQUEST_TIMEOUT_MS', 30_000, 1),
     keepAliveTimeoutMs: intVar(env, 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
+    shutdownGraceMs: intVar(env, 'SWITCHBOARD_SHUTDOWN_GRACE_MS', 10_000, 0),
+    ...(env['SWITCHBOARD_INSTANCE_ID']?.trim() ? { instanceId: env['SWITCHBOARD_INSTANCE_ID'].trim() } : {}),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
     lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
