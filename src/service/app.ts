@@ -95,7 +95,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const store = new ServiceStore(o.database.db);
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
-  const transport = o.fetch === undefined ? createUpstreamTransport({ maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal }) : undefined;
+  const transport = o.fetch === undefined ? createUpstreamTransport({ maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes }) : undefined;
   const limits = await createLimitBackend(o.config, o.database, o.now ?? Date.now);
   const fetchImpl: FetchLike = o.fetch ?? (transport as UpstreamTransport).fetch;
   app.addHook('onClose', async () => {

@@ -55,6 +55,8 @@ export interface ServiceConfig {
   upstreamDeadlineMs: number;
   /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
   upstreamMaxResponseBytes: number;
+  /** Process-wide budget of upstream bytes in flight (received and decoded), shared by every connector and tenant; default 128 MiB. */
+  upstreamMemoryBytes: number;
   /** Calls that may wait for one connector's upstream throttle at once; default 100. */
   upstreamQueueLimit: number;
   /** Longest an API call (execute, MCP) waits for its connector's throttle before 429 with Retry-After; default 5000 ms. Syncs wait up to the deadline. */
@@ -120,6 +122,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
   { name: 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', default: '52428800', description: 'Largest upstream response body, enforced while streaming and on decompressed output (502 upstream_response_too_large); a manifest may set its own with http.max_response_bytes' },
+  {
+    name: 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES',
+    default: '134217728',
+    description:
+      'Budget of upstream response bytes this process holds at once while reading and decompressing them, shared by every connector and tenant (each call is also capped by SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES); a call that would pass it is refused with 503 upstream_memory_exhausted, nothing kept. Keep it at least the largest response cap',
+  },
   { name: 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', default: '100', description: "Calls that may wait at once for one connector's upstream throttle; more get 429 upstream_queue_full at once" },
   {
     name: 'SWITCHBOARD_UPSTREAM_MAX_WAIT_MS',
@@ -256,6 +264,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     connectFrameAncestors: frameAncestorsVar(env, 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS'),
     upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
     upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
+    upstreamMemoryBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES', 128 * 1024 * 1024, 1),
     upstreamQueueLimit: intVar(env, 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', 100, 0),
     upstreamMaxWaitMs: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_WAIT_MS', 5_000, 0),
     egressAllowLinkLocal: boolVar(env, 'SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL', false),

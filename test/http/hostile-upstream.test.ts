@@ -141,6 +141,49 @@ describe('2. bounded bodies', () => {
     expect(e.code).toBe('upstream_response_too_large');
   });
 
+  it('one budget for every call of the transport: a gzip bomb under the per-call cap stops at the budget with upstream_memory_exhausted', async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 });
+    up.handler = (_req, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb);
+    const small = createUpstreamTransport({ memoryBudgetBytes: 4 * 1024 * 1024 });
+    try {
+      // The per-call cap (50 MiB default) would let it expand to 50 MiB; the budget stops it at 4 MiB.
+      const e = await failure(runtime({ fetch: small.fetch }).execute('items', 'list', {}));
+      expect([e.code, e.status, e.details['memory_budget_bytes']]).toEqual(['upstream_memory_exhausted', 503, 4 * 1024 * 1024]);
+      expect(small.budget.peak).toBeLessThanOrEqual(4 * 1024 * 1024);
+      expect(small.budget.inUse).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('concurrent calls share the budget: the one that would pass it is refused, the others finish, and every byte is given back', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    // Each answer: 1.5 MiB of whitespace at once, then (when the test opens the gate) the JSON.
+    up.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(Buffer.alloc(1536 * 1024, 0x20));
+      void gate.then(() => res.end(JSON.stringify({ items: [{ id: 'it_1', n: 1, label: null }] })));
+    };
+    const shared = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024 });
+    try {
+      const rt = runtime({ fetch: shared.fetch });
+      const calls = [rt.execute('items', 'list', {}), rt.execute('items', 'list', {})].map((p) => p.then((r) => r, (e: unknown) => e));
+      // Two answers in flight need 3 MiB of a 2.5 MiB budget: one is refused before the gate opens.
+      const first = await Promise.race(calls);
+      expect(first).toMatchObject({ code: 'upstream_memory_exhausted' });
+      open();
+      const settled = await Promise.all(calls);
+      expect(settled.filter((r) => (r as { code?: string }).code === 'upstream_memory_exhausted')).toHaveLength(1);
+      expect(settled.filter((r) => Array.isArray((r as { data?: unknown }).data))).toHaveLength(1);
+      expect(shared.budget.inUse).toBe(0);
+      expect(shared.budget.peak).toBeLessThanOrEqual(2560 * 1024);
+    } finally {
+      open();
+      await shared.close();
+    }
+  });
+
   it('the manifest can set the cap (http.max_response_bytes)', async () => {
     const small = { ...testManifest, manifest: { ...testManifest.manifest, http: { timeout_ms: 400, max_response_bytes: 10 } } };
     const rt = new ConnectorRuntime(small, { api_key: 'good-key' }, { baseUrl: up.url, fetch: transport.fetch, limiter: null });
