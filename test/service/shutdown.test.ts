@@ -3,32 +3,24 @@
  * even while a request is still in flight, aborts a sync hung on its upstream, and ends within
  * the grace period (SWITCHBOARD_SHUTDOWN_GRACE_MS) instead of waiting out the upstream deadline.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDialect, startHarness } from './helpers.ts';
+import { describeEachDialect, fakeUpstream, startHarness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 
-let upstream: Server;
+let upstream: Awaited<ReturnType<typeof fakeUpstream>>;
 let upstreamUrl: string;
 const requests: { path: string; aborted: boolean }[] = [];
-const hung: ServerResponse[] = [];
 beforeAll(async () => {
   // Never answers: every call hangs until its caller gives up.
-  upstream = createServer((req, res) => {
+  upstream = await fakeUpstream((req, res) => {
     const seen = { path: req.url ?? '', aborted: false };
     requests.push(seen);
     res.on('close', () => (seen.aborted = !res.writableEnded));
-    hung.push(res);
   });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstreamUrl = upstream.url;
 });
-afterAll(async () => {
-  upstream.closeAllConnections();
-  await new Promise<void>((r) => upstream.close(() => r()));
-});
+afterAll(() => upstream.close());
 
 describeEachDialect('shutdown on %s', (dialect) => {
   it('close() stops scheduling at once, aborts a hung sync and ends within the grace period', async () => {

@@ -8,32 +8,27 @@
  *   answer at the call's deadline, never an empty reply.
  * Short configured deadlines and a moved Date stand in for the minutes of the real case.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
+import { describeEachDialect, fakeUpstream, startHarness, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 
-let upstream: Server;
+let upstream: Awaited<ReturnType<typeof fakeUpstream>>;
 let upstreamUrl: string;
 let mode: 'ok' | 'retry-after' | 'hang' = 'ok';
 let seen = 0;
 const hung: ServerResponse[] = [];
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
+  upstream = await fakeUpstream((req, res) => {
     seen++;
     if (mode === 'retry-after') return void res.writeHead(429, { 'retry-after': '3600', 'content-type': 'application/json' }).end('{"message":"slow down"}');
     if (mode === 'hang') return void hung.push(res);
     res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.startsWith('/v1/notes/') ? '{"id":"not_1","title":"t"}' : '{"notes":[],"hasMore":false,"cursor":null}');
   });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstreamUrl = upstream.url;
 });
-afterAll(async () => {
-  upstream.closeAllConnections();
-  await new Promise<void>((r) => upstream.close(() => r()));
-});
+afterAll(() => upstream.close());
 afterEach(() => {
   vi.useRealTimers();
   mode = 'ok';
