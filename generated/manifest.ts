@@ -465,6 +465,12 @@ description?: string
 params?: {
 [k: string]: Param | undefined
 }
+/**
+ * Groups of params of which at least one must be given (e.g. [[body, state]] when the request branches on them): checked with the params, before any request is sent (invalid_params naming the group). Each name must be a declared param.
+ * 
+ * @minItems 1
+ */
+requires_any?: [[string, string, ...(string)[]], ...([string, string, ...(string)[]])[]]
 request: Request1
 response: Response
 pagination?: Pagination

@@ -57,6 +57,13 @@ export interface RuntimeOptions {
 export interface CallOptions {
   /** Aborts the call (e.g. the hosted caller disconnected): a throttle wait is left, a request in flight aborted. */
   signal?: AbortSignal | undefined;
+  /**
+   * Longest wait for a throttle slot, in ms: a call whose slot is further away is refused at once
+   * (429 upstream_rate_limited while the upstream has paused the connector with a Retry-After,
+   * else upstream_queue_full; both with retry_after_ms) instead of holding its caller. Default:
+   * the call's deadline (a background sync waits its turn).
+   */
+  maxThrottleWaitMs?: number | undefined;
 }
 
 /** What a passing credential check reports; `checked` is false when the manifest declares no check. */
@@ -144,6 +151,20 @@ function describeParamsErrors(action: CompiledAction): ErrorDetail[] {
     if (e.keyword === 'enum') return { path: e.instancePath, message: `must be one of: ${(e.params['allowedValues'] as unknown[]).join(', ')}` };
     return { path: e.instancePath || '/', message: e.message ?? 'is invalid' };
   });
+}
+
+/**
+ * The action's requires_any groups none of whose params was given: the request branches on them
+ * (e.g. monday's updates.update edits with body or deletes with state), so without any of them it
+ * would be sent incomplete. A param given as null or "" counts as not given, as templates treat it.
+ */
+function missingGroups(action: CompiledAction, params: Record<string, unknown>): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  for (const group of action.requiresAny) {
+    if (group.some((k) => params[k] !== undefined && params[k] !== null && params[k] !== '')) continue;
+    out.push({ path: '/', message: `needs at least one of: ${group.join(', ')}` });
+  }
+  return out;
 }
 
 function snippet(text: string): string {
@@ -250,8 +271,8 @@ export class ConnectorRuntime {
   /** Validate params against the action's schema; every failure with its path. */
   validate(a: CompiledAction, params: unknown): Record<string, unknown> {
     const p = params ?? {};
-    if (!a.validateParams(p)) {
-      const errors = describeParamsErrors(a);
+    const errors = a.validateParams(p) ? missingGroups(a, p as Record<string, unknown>) : describeParamsErrors(a);
+    if (errors.length > 0) {
       throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
     }
     return p as Record<string, unknown>;
@@ -261,7 +282,7 @@ export class ConnectorRuntime {
   async execute(entity: string, action: string, params?: unknown, options: CallOptions = {}): Promise<Envelope> {
     const a = this.action(entity, action);
     const p = this.validate(a, params);
-    const raw = await this.call(a, p, undefined, options.signal);
+    const raw = await this.call(a, p, undefined, options);
     if (LIST_ACTIONS.has(a.name)) {
       const { records, meta } = this.extractList(a, raw);
       return { data: records, meta };
@@ -270,8 +291,8 @@ export class ConnectorRuntime {
   }
 
   /** Every page of a list, following the manifest's pagination, one request at a time. */
-  async *pages(entity: string, params?: unknown): AsyncGenerator<ListEnvelope> {
-    for await (const step of this.pageSteps(entity, params)) yield step.page;
+  async *pages(entity: string, params?: unknown, options: CallOptions = {}): AsyncGenerator<ListEnvelope> {
+    for await (const step of this.pageSteps(entity, params, undefined, 'list', options)) yield step.page;
   }
 
   /**
@@ -284,7 +305,7 @@ export class ConnectorRuntime {
     let url = from?.url;
     const tracker = new PageTracker();
     for (;;) {
-      const raw = await this.call(a, p, url, options.signal);
+      const raw = await this.call(a, p, url, options);
       const { records, meta } = this.extractList(a, raw);
       let next: NextPage = null;
       let loop: unknown;
@@ -326,8 +347,8 @@ export class ConnectorRuntime {
   }
 
   /** Every record of a list across pages (streamed: one page in memory at a time). */
-  async *records(entity: string, params?: unknown): AsyncGenerator<Record<string, unknown>> {
-    for await (const page of this.pages(entity, params)) yield* page.data;
+  async *records(entity: string, params?: unknown, options: CallOptions = {}): AsyncGenerator<Record<string, unknown>> {
+    for await (const page of this.pages(entity, params, options)) yield* page.data;
   }
 
   private extractList(a: CompiledAction, raw: RawResult): { records: Record<string, unknown>[]; meta: Record<string, unknown> } {
@@ -442,8 +463,8 @@ export class ConnectorRuntime {
     return d.type === 'oauth2' && d.refreshes === true ? d : undefined;
   }
 
-  /** Refresh the OAuth token (once at a time per instance) and report the new credentials. */
-  private async refresh(): Promise<void> {
+  /** Refresh the OAuth token (once at a time per instance) and report the new credentials; `timeoutMs` bounds the token request (default the per-attempt timeout). */
+  private async refresh(timeoutMs: number = this.timeoutMs): Promise<void> {
     const v = this.oauthVariant();
     const rt = this.credentials['refresh_token'];
     if (v === undefined || typeof rt !== 'string') return;
@@ -453,7 +474,7 @@ export class ConnectorRuntime {
       const client: OAuthClient | undefined =
         this.options.oauthClient ?? (typeof cid === 'string' && typeof csec === 'string' ? { clientId: cid, clientSecret: csec } : undefined);
       if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
-      const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, this.timeoutMs);
+      const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs);
       const fields = Object.keys(v.fields);
       const updated: Credentials = { ...this.credentials };
       for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;
@@ -475,21 +496,26 @@ export class ConnectorRuntime {
    * one deadline (deadlineMs): a throttle slot, a retry delay or a server-requested wait that
    * would end past it fails at once instead of waiting.
    */
-  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, signal?: AbortSignal): Promise<RawResult> {
-    if (this.expiresSoon()) await this.refresh();
+  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}): Promise<RawResult> {
+    const signal = options.signal;
+    // One deadline for everything the call does, an OAuth refresh included.
+    const deadline = Date.now() + this.deadlineMs;
+    const refreshWithin = (): Promise<void> => this.refresh(Math.max(1, Math.min(this.timeoutMs, deadline - Date.now())));
+    if (this.expiresSoon()) await refreshWithin();
     const stats: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
     this.lastCall = stats;
     const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
-    const deadline = Date.now() + this.deadlineMs;
     let refreshed = false;
     for (;;) {
       const { url, init } = this.renderRequest(a, params, absoluteUrl);
       if (this.limiter) {
         const before = Date.now();
+        let maxWait = deadline - before;
         try {
-          await this.limiter.acquire({ signal, maxWaitMs: deadline - before });
+          maxWait = Math.min(deadline - before, options.maxThrottleWaitMs ?? Infinity);
+          await this.limiter.acquire({ signal, maxWaitMs: maxWait });
         } catch (e) {
-          if (e instanceof ThrottleRefused) throw this.throttleRefused(e, stats, deadline);
+          if (e instanceof ThrottleRefused) throw this.throttleRefused(e, stats, maxWait);
           throw e;
         }
         stats.waitedMs += Date.now() - before;
@@ -528,7 +554,7 @@ export class ConnectorRuntime {
       }
       if (failure.code === 'upstream_credentials_rejected' && !refreshed && this.oauthVariant() !== undefined && typeof this.credentials['refresh_token'] === 'string') {
         refreshed = true;
-        await this.refresh();
+        await refreshWithin();
         continue;
       }
       const retryable = failure.code === 'upstream_rate_limited' || failure.code === 'upstream_unavailable';
@@ -544,11 +570,16 @@ export class ConnectorRuntime {
   }
 
   /** The error of a call the throttle would not queue: 429 upstream_queue_full with the wait until a slot. */
-  private throttleRefused(e: ThrottleRefused, stats: CallStats, deadline: number): SwitchboardError {
+  private throttleRefused(e: ThrottleRefused, stats: CallStats, maxWaitMs: number): SwitchboardError {
+    if (e.reason === 'paused') {
+      return new SwitchboardError('upstream_rate_limited', `Not sent: ${this.manifest.type} asked Switchboard to wait before calling it again; this connector's calls are held back for another ${Math.ceil(e.waitMs / 1000)} s`, {
+        details: { reason: e.reason, retry_after_ms: e.waitMs, attempts: stats.attempts },
+      });
+    }
     const why =
       e.reason === 'queue_full'
         ? `too many calls are already waiting for ${this.manifest.type}'s rate limit on this connector`
-        : `the next ${this.manifest.type} request slot of this connector is ${e.waitMs} ms away, past this call's deadline (${Math.max(0, deadline - Date.now())} ms left)`;
+        : `the next ${this.manifest.type} request slot of this connector is ${e.waitMs} ms away, longer than this call may wait (${Math.max(0, maxWaitMs)} ms)`;
     return new SwitchboardError('upstream_queue_full', `Not sent: ${why}`, { details: { reason: e.reason, retry_after_ms: e.waitMs, attempts: stats.attempts } });
   }
 

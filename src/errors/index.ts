@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   pagination_loop: { status: 502, title: 'The third-party API returned the same page cursor twice' },
   oauth_refresh_failed: { status: 424, title: 'Refreshing the OAuth access token failed' },
   upstream_response_too_large: { status: 502, title: 'The third-party API answered with a body larger than Switchboard accepts' },
+  upstream_memory_exhausted: { status: 503, title: 'Upstream bodies being read by this instance are at its memory budget; retry shortly' },
   upstream_redirect_refused: { status: 502, title: 'The third-party API redirected to another origin' },
   egress_refused: { status: 502, title: 'The connector tried to reach an address it may not reach' },
   upstream_queue_full: { status: 429, title: "Too many calls are waiting for this connector's upstream rate limit" },

@@ -27,11 +27,12 @@ export { sleep };
 /** Why acquire() refused a slot instead of waiting for it. */
 export class ThrottleRefused extends Error {
   constructor(
-    readonly reason: 'queue_full' | 'deadline',
+    /** queue_full: too many waiters; paused: the upstream asked this connector to wait (pauseFor) longer than the caller may; deadline: the next slot is further than the caller may wait. */
+    readonly reason: 'queue_full' | 'deadline' | 'paused',
     /** Milliseconds until a slot would be free. */
     readonly waitMs: number,
   ) {
-    super(reason === 'queue_full' ? 'too many calls are waiting for this connector' : `no slot within the deadline (next in ${waitMs} ms)`);
+    super(reason === 'queue_full' ? 'too many calls are waiting for this connector' : reason === 'paused' ? `the upstream paused this connector (next slot in ${waitMs} ms)` : `no slot within the deadline (next in ${waitMs} ms)`);
     this.name = 'ThrottleRefused';
   }
 }
@@ -67,6 +68,8 @@ export class RateLimiter implements Throttle {
   private last: number;
   private readonly perMs: number;
   private waiting = 0;
+  /** Until when (epoch ms) the upstream asked us to hold back (pauseFor). */
+  private pausedUntil = 0;
   /** Total milliseconds callers have waited for a token (for sync statistics and benchmarks). */
   waitedMs = 0;
 
@@ -108,7 +111,7 @@ export class RateLimiter implements Throttle {
       return;
     }
     if (this.waiting >= this.maxQueue) throw new ThrottleRefused('queue_full', wait);
-    if (o.maxWaitMs !== undefined && wait > o.maxWaitMs) throw new ThrottleRefused('deadline', wait);
+    if (o.maxWaitMs !== undefined && wait > o.maxWaitMs) throw new ThrottleRefused(Date.now() < this.pausedUntil ? 'paused' : 'deadline', wait);
     this.tokens -= 1; // reserve the slot
     this.waiting += 1;
     try {
@@ -127,6 +130,7 @@ export class RateLimiter implements Throttle {
     if (ms <= 0) return;
     this.refill();
     this.tokens = Math.min(this.tokens, 0) - ms * this.perMs;
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + ms);
   }
 
   /** Drain the bucket until `untilMs` (epoch ms). */

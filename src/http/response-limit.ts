@@ -11,6 +11,47 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 50 * 1024 * 1024;
 /** RequestInit plus the response cap a transport should enforce (undici transport reads it; a plain fetch ignores it). */
 export type UpstreamInit = RequestInit & { maxResponseBytes?: number };
 
+/**
+ * One budget of upstream bytes in flight (received and decoded, not yet handed over), shared by
+ * every call of a transport: the service's one transport, so every connector and tenant of the
+ * process. Each call's per-body cap bounds one call; this bounds them all together.
+ */
+export class ByteBudget {
+  private used = 0;
+  /** Highest use seen (benchmarks). */
+  peak = 0;
+  constructor(readonly capacity: number) {}
+
+  /** Bytes held now. */
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** Reserve `n` bytes; false (nothing reserved) when that would pass the capacity. */
+  take(n: number): boolean {
+    if (this.used + n > this.capacity) return false;
+    this.used += n;
+    if (this.used > this.peak) this.peak = this.used;
+    return true;
+  }
+
+  release(n: number): void {
+    this.used = Math.max(0, this.used - n);
+  }
+}
+
+/** Default process-wide budget of upstream bytes in flight: 128 MiB. */
+export const DEFAULT_UPSTREAM_MEMORY_BYTES = 128 * 1024 * 1024;
+
+/** The upstream_memory_exhausted error. */
+export function memoryExhausted(what: string, budget: ByteBudget): SwitchboardError {
+  return new SwitchboardError(
+    'upstream_memory_exhausted',
+    `Reading ${what}'s answer would pass this instance's budget for upstream bytes in flight (${budget.capacity} bytes, shared by every call); nothing was kept, retry shortly`,
+    { details: { memory_budget_bytes: budget.capacity } },
+  );
+}
+
 /** The upstream_response_too_large error. */
 export function responseTooLarge(what: string, limit: number, seen?: number): SwitchboardError {
   return new SwitchboardError('upstream_response_too_large', `${what} answered with a body larger than ${limit} bytes; nothing was kept`, {

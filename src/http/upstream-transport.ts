@@ -17,14 +17,13 @@
  * followed only within the request's origin (a 3xx elsewhere is upstream_redirect_refused: the
  * request carries credentials), and link-local / metadata addresses are refused (egress.ts).
  */
-import { promisify } from 'node:util';
-import { brotliDecompress, gunzip, inflate, type ZlibOptions } from 'node:zlib';
+import { createBrotliDecompress, createGunzip, createInflate, type BrotliDecompress, type Gunzip, type Inflate } from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import { SwitchboardError } from '../errors/index.ts';
 import { checkUrlHost, guardedLookup } from './egress.ts';
 import type { FetchLike } from './index.ts';
-import { DEFAULT_MAX_RESPONSE_BYTES, readBodyCapped, responseTooLarge, type UpstreamInit } from './response-limit.ts';
+import { ByteBudget, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_UPSTREAM_MEMORY_BYTES, memoryExhausted, readBodyCapped, responseTooLarge, type UpstreamInit } from './response-limit.ts';
 
 /** A request to the lean transport (headers as a plain record, lower-case names preferred). */
 export interface UpstreamRequest {
@@ -59,34 +58,91 @@ export type UpstreamFetch = FetchLike & { send: UpstreamSend };
 export interface UpstreamTransport {
   fetch: UpstreamFetch;
   send: UpstreamSend;
+  /** The budget of upstream bytes in flight shared by every send of this transport. */
+  budget: ByteBudget;
   close(): Promise<void>;
 }
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
 /** Decoders for the encodings we advertise (undici's decompress interceptor is experimental and warns). */
-const DECODERS: Record<string, (b: Buffer, o: ZlibOptions) => Promise<Buffer>> = {
-  gzip: promisify(gunzip),
-  'x-gzip': promisify(gunzip),
-  deflate: promisify(inflate),
-  br: promisify(brotliDecompress),
+const CHUNK = 64 * 1024;
+const DECODERS: Record<string, () => Gunzip | Inflate | BrotliDecompress> = {
+  gzip: () => createGunzip({ chunkSize: CHUNK }),
+  'x-gzip': () => createGunzip({ chunkSize: CHUNK }),
+  deflate: () => createInflate({ chunkSize: CHUNK }),
+  br: () => createBrotliDecompress({ chunkSize: CHUNK }),
 };
 
-/** Undo the content codings; each decoder stops (ERR_BUFFER_TOO_LARGE) once its output passes `limit`. */
-async function decode(bytes: Buffer, encoding: string | null, limit: number, host: string): Promise<Buffer> {
+/**
+ * The bytes one send holds against the transport's budget; released when the send ends (its
+ * body then belongs to the caller).
+ */
+class Hold {
+  held = 0;
+  constructor(
+    private readonly budget: ByteBudget,
+    private readonly host: string,
+  ) {}
+  /** Reserve `n` more bytes, or fail with upstream_memory_exhausted. */
+  take(n: number): void {
+    if (!this.budget.take(n)) throw memoryExhausted(this.host, this.budget);
+    this.held += n;
+  }
+  give(n: number): void {
+    this.budget.release(n);
+    this.held -= n;
+  }
+  releaseAll(): void {
+    this.budget.release(this.held);
+    this.held = 0;
+  }
+}
+
+/**
+ * Undo one content coding as a stream: every output chunk is counted against the call's cap and
+ * reserved from the budget before it is kept, so a bomb stops at whichever comes first and never
+ * expands in memory past it.
+ */
+function decodeOne(bytes: Buffer, coding: string, limit: number, hold: Hold, host: string): Promise<Buffer> {
+  const make = DECODERS[coding];
+  if (make === undefined) return Promise.reject(new TypeError(`upstream transport: unsupported content-encoding ${coding}`));
+  const z = make();
+  const chunks: Buffer[] = [];
+  let total = 0;
+  return new Promise<Buffer>((resolve, reject) => {
+    const fail = (e: unknown): void => {
+      chunks.length = 0;
+      z.destroy();
+      reject(e);
+    };
+    z.on('data', (c: Buffer) => {
+      total += c.length;
+      if (total > limit) return fail(responseTooLarge(`${host} (decompressed)`, limit));
+      try {
+        hold.take(c.length);
+      } catch (e) {
+        return fail(e);
+      }
+      chunks.push(c);
+    });
+    z.on('error', fail);
+    // The joined copy replaces the pieces it is made of (held already): not reserved again.
+    z.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)));
+    z.end(bytes);
+  });
+}
+
+/** Undo the content codings, each within `limit` and the transport's budget. */
+async function decode(bytes: Buffer, encoding: string | null, limit: number, hold: Hold, host: string): Promise<Buffer> {
   if (encoding === null || encoding === '' || encoding === 'identity') return bytes;
   let out = bytes;
   // Content-Encoding lists codings in the order applied; undo them in reverse (RFC 9110 §8.4).
   for (const coding of encoding.split(',').map((c) => c.trim().toLowerCase()).reverse()) {
-    const decoder = DECODERS[coding];
-    if (decoder === undefined) throw new TypeError(`upstream transport: unsupported content-encoding ${coding}`);
-    try {
-      // maxOutputLength caps what zlib allocates, not only what we keep: a bomb never expands past it.
-      out = await decoder(out, { maxOutputLength: limit });
-    } catch (e) {
-      if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw responseTooLarge(`${host} (decompressed)`, limit);
-      throw e;
-    }
+    const input = out;
+    out = await decodeOne(input, coding, limit, hold, host);
+    // The encoded bytes are no longer needed.
+    hold.give(Math.min(hold.held, input.length));
   }
   return out;
 }
@@ -107,6 +163,8 @@ export interface UpstreamTransportOptions {
   maxResponseBytes?: number;
   /** Allow link-local and metadata addresses (SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL); default false. */
   allowLinkLocal?: boolean;
+  /** Budget of upstream bytes in flight across every send of this transport (received and decoded); default 128 MiB. */
+  memoryBudgetBytes?: number;
 }
 
 /** A redirect the transport follows: the exchange ends at its headers. */
@@ -133,6 +191,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly limit: number,
     private readonly host: string,
     private readonly follow: boolean,
+    private readonly hold: Hold,
   ) {
     this.done = new Promise((res, rej) => {
       this.resolve = res;
@@ -179,6 +238,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.total += chunk.length;
     if (this.total > this.limit) return this.abort(responseTooLarge(this.host, this.limit, this.total));
+    try {
+      this.hold.take(chunk.length);
+    } catch (e) {
+      return this.abort(e as Error);
+    }
     this.chunks.push(chunk);
   }
 
@@ -187,6 +251,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.settled = true;
     const c = this.chunks;
     this.chunks = [];
+    // The joined copy replaces the pieces it is made of (held already): not reserved again.
     this.resolve(c.length === 1 ? (c[0] as Buffer) : Buffer.concat(c, this.total));
   }
 
@@ -251,6 +316,7 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
   const allowLinkLocal = options.allowLinkLocal === true;
   const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 10_000, ...(allowLinkLocal ? {} : { connect: { lookup: guardedLookup } }) });
   const maxRedirections = options.maxRedirections ?? 5;
+  const budget = new ByteBudget(options.memoryBudgetBytes ?? DEFAULT_UPSTREAM_MEMORY_BYTES);
 
   const send: UpstreamSend = async (input, req = {}) => {
     let headers = req.headers ?? {};
@@ -270,10 +336,11 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
     const flight = new Flight(signal);
     const timer = req.timeoutMs !== undefined ? setTimeout(timedOut, req.timeoutMs, flight) : undefined;
     if (signal !== undefined) watchSignal(signal, flight);
+    const hold = new Hold(budget, url.host);
     try {
       for (let redirects = 0; ; redirects++) {
         if (!allowLinkLocal) checkUrlHost(url);
-        const ex = new Exchange(limit, url.host, redirects < maxRedirections);
+        const ex = new Exchange(limit, url.host, redirects < maxRedirections, hold);
         flight.current = ex;
         dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body: body ?? null }, ex);
         const raw = await ex.done;
@@ -297,13 +364,15 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
         const h = ex.headers;
         const nullBody = NULL_BODY_STATUS.has(ex.status) || method === 'HEAD';
         const encoding = headerValue(h, 'content-encoding');
-        const bytes = nullBody ? raw : await decode(raw, encoding, limit, url.host);
+        const bytes = nullBody ? raw : await decode(raw, encoding, limit, hold, url.host);
         // Decoded here: the body no longer has the encoding or length the headers state.
         delete h['content-encoding'];
         delete h['content-length'];
         return { status: ex.status, headers: h, body: bytes, nullBody };
       }
     } finally {
+      // The body now belongs to the caller (or was dropped): its bytes leave the budget.
+      hold.releaseAll();
       if (timer !== undefined) clearTimeout(timer);
       if (signal !== undefined) flightsBySignal.get(signal)?.delete(flight);
     }
@@ -320,7 +389,7 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
     return toResponse(r, r.nullBody === true);
   }) as UpstreamFetch;
   upstreamFetch.send = send;
-  return { fetch: upstreamFetch, send, close: () => dispatcher.close() };
+  return { fetch: upstreamFetch, send, budget, close: () => dispatcher.close() };
 }
 
 /** Response headers of a lean response, read as Headers would read them. */

@@ -34,6 +34,8 @@ export interface CompiledAction {
   name: ActionName;
   def: Action;
   validateParams: ValidateFunction;
+  /** Groups of params of which at least one must be given (the action's requires_any). */
+  requiresAny: string[][];
   request: CompiledRequest;
   records?: Template;
   record?: Template;

@@ -402,6 +402,10 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         check.add([...at, 'params'], `invalid param schema: ${(e as Error).message}`);
         continue;
       }
+      const requiresAny = (action.requires_any ?? []).map((group) => [...group]);
+      for (const [i, group] of requiresAny.entries()) {
+        for (const p of group) if (params[p] === undefined) check.add([...at, 'requires_any', String(i)], `"${p}" is not a param of this action (params: ${Object.keys(params).join(', ') || 'none'})`);
+      }
       const request = compileRequest(check, [...at, 'request'], action.request, reqScope);
 
       const res = action.response;
@@ -447,6 +451,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
           name,
           def: action,
           validateParams,
+          requiresAny,
           request,
           ...(records ? { records } : {}),
           ...(record ? { record } : {}),
@@ -597,6 +602,7 @@ function compileCheck(check: Checker, m: Manifest, credentials: ReadonlySet<stri
     name: 'get',
     def: { request: c.request, response: { record: '{{body}}' } },
     validateParams: ajv.compile({ type: 'object' }),
+    requiresAny: [],
     request,
     record,
     meta: [],

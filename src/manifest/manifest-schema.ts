@@ -307,6 +307,13 @@ export const MANIFEST_SCHEMA = {
       properties: {
         description: { type: 'string' },
         params: { type: 'object', propertyNames: name, additionalProperties: { $ref: '#/definitions/Param' } },
+        requires_any: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'array', minItems: 2, uniqueItems: true, items: name },
+          description:
+            'Groups of params of which at least one must be given (e.g. [[body, state]] when the request branches on them): checked with the params, before any request is sent (invalid_params naming the group). Each name must be a declared param.',
+        },
         request: { $ref: '#/definitions/Request' },
         response: { $ref: '#/definitions/Response' },
         pagination: { $ref: '#/definitions/Pagination' },

@@ -107,12 +107,33 @@ interface Prepared {
   hash: string;
 }
 
-function stripNulDeep(v: unknown): unknown {
-  if (typeof v === 'string') return v.replaceAll('\u0000', '');
-  if (Array.isArray(v)) return v.map(stripNulDeep);
-  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replaceAll('\u0000', ''), stripNulDeep(x)]));
+/** A string as the store keeps it: NUL characters removed, lone surrogates replaced by U+FFFD. */
+function storableString(s: string): string {
+  const t = s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
+  return (t as unknown as WellFormed).isWellFormed() ? t : (t as unknown as WellFormed).toWellFormed();
+}
+
+/** String.prototype.isWellFormed / toWellFormed (Node 20; not in the ES2023 lib this project compiles against). */
+interface WellFormed {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
+/**
+ * The record as the store keeps it, on both databases alike: every string (keys included)
+ * without NUL characters (PostgreSQL text and json cannot hold them) and with each lone UTF-16
+ * surrogate replaced by U+FFFD (PostgreSQL json refuses the escape "\ud800", SQLite would store
+ * bytes that are not UTF-8). Upstreams send such strings; one of them must not stop a sync.
+ */
+function storableDeep(v: unknown): unknown {
+  if (typeof v === 'string') return storableString(v);
+  if (Array.isArray(v)) return v.map(storableDeep);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [storableString(k), storableDeep(x)]));
   return v;
 }
+
+/** True when JSON.stringify's text may hold a NUL or a lone surrogate (it writes both as \u escapes). */
+const NEEDS_CLEANING = /\\u(?:0000|d[89a-f])/;
 
 /** The scope's state as a search reads it. */
 interface ScopeStateRow {
@@ -219,8 +240,8 @@ export class RecordStore {
     for (const raw of records) {
       let recordJson = JSON.stringify(raw);
       let record = raw;
-      if (recordJson.includes('\\u0000')) {
-        record = stripNulDeep(raw) as Record<string, unknown>;
+      if (NEEDS_CLEANING.test(recordJson)) {
+        record = storableDeep(raw) as Record<string, unknown>;
         recordJson = JSON.stringify(record);
       }
       const id = recordIdOf(record, def);
@@ -304,10 +325,12 @@ export class RecordStore {
   /** Remove records by id (records deleted upstream, when the API reports deletions). Returns how many existed. */
   async deleteRecords(connectorId: string, entity: string, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
+    // Ids as upsert stored them.
+    const keys = ids.map(storableString);
     return this.#transaction(async (trx) => {
       const scopeId = await this.#scopeId(trx, connectorId, entity);
       if (scopeId === undefined) return 0;
-      return this.#deleteWhere(trx, scopeId, sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND ${this.#dialect.inList(sql.ref('record_id'), ids, 'text')}`);
+      return this.#deleteWhere(trx, scopeId, sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND ${this.#dialect.inList(sql.ref('record_id'), keys, 'text')}`);
     });
   }
 

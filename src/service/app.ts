@@ -12,7 +12,7 @@ import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import { connectorRegistry, type LoadedManifest } from '../manifest/index.ts';
 import { ServiceStore, type Database, type KeyRing, type ServiceTables } from '../store/index.ts';
 import { authenticationHook } from './authentication.ts';
-import type { ServiceConfig } from './config.ts';
+import { answerTimeoutMs, type ServiceConfig } from './config.ts';
 import type { ServiceContext, ServiceHooks } from './context.ts';
 import { createServiceLogger, requestLogger } from './logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
@@ -85,7 +85,9 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     return503OnClosing: true,
     // A client dripping its request cannot hold a connection open (408 request_timeout).
     requestTimeout: o.config.requestTimeoutMs,
-    connectionTimeout: o.config.requestTimeoutMs,
+    // The socket's idle timeout: a received request waiting on an upstream (up to its deadline)
+    // must get its answer, never a cut connection (answerTimeoutMs is longer than the deadline).
+    connectionTimeout: answerTimeoutMs(o.config),
     keepAliveTimeout: o.config.keepAliveTimeoutMs,
     frameworkErrors,
     clientErrorHandler,
@@ -93,7 +95,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const store = new ServiceStore(o.database.db);
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
-  const transport = o.fetch === undefined ? createUpstreamTransport({ maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal }) : undefined;
+  const transport = o.fetch === undefined ? createUpstreamTransport({ maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes }) : undefined;
   const limits = await createLimitBackend(o.config, o.database, o.now ?? Date.now);
   const fetchImpl: FetchLike = o.fetch ?? (transport as UpstreamTransport).fetch;
   app.addHook('onClose', async () => {
@@ -115,7 +117,14 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
       await userHooks.onConnectorDeleted?.(row, db);
     },
   };
-  if (o.config.syncScheduler) app.addHook('onReady', async () => sync.start());
+  if (o.config.syncScheduler) {
+    app.addHook('onReady', async () => sync.start());
+    // Shutdown: no sync starts from the moment close() is called (in-flight requests may still
+    // run for a while); running syncs are aborted and hand their leases back. onClose waits for them.
+    app.addHook('preClose', async () => {
+      void sync.stop();
+    });
+  }
   const ctx: ServiceContext = {
     database: o.database,
     store,

@@ -55,14 +55,22 @@ export interface ServiceConfig {
   upstreamDeadlineMs: number;
   /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
   upstreamMaxResponseBytes: number;
+  /** Process-wide budget of upstream bytes in flight (received and decoded), shared by every connector and tenant; default 128 MiB. */
+  upstreamMemoryBytes: number;
   /** Calls that may wait for one connector's upstream throttle at once; default 100. */
   upstreamQueueLimit: number;
+  /** Longest an API call (execute, MCP) waits for its connector's throttle before 429 with Retry-After; default 5000 ms. Syncs wait up to the deadline. */
+  upstreamMaxWaitMs: number;
   /** Let connectors reach link-local and cloud metadata addresses; default false. */
   egressAllowLinkLocal: boolean;
-  /** Longest time to receive a whole request (headers and body); default 30000 ms. */
+  /** Longest time to receive a whole request (headers and body); default 30000 ms. Once received, a request has until its answer deadline (answerTimeoutMs). */
   requestTimeoutMs: number;
   /** Idle keep-alive connections are closed after this; default 5000 ms. */
   keepAliveTimeoutMs: number;
+  /** On shutdown, how long requests in flight may still finish before their connections are closed; default 10000 ms. */
+  shutdownGraceMs: number;
+  /** This instance's name, unique and stable across its restarts (sync leases); default the host name and PID namespace. */
+  instanceId?: string;
   /** Token endpoint requests per minute per client id and per source address; 0 disables. Default 30. */
   tokenRateLimitPerMinute: number;
   /** Byte budget of one MCP execute or search result (POST /mcp); default 20000. */
@@ -114,10 +122,38 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
   { name: 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', default: '52428800', description: 'Largest upstream response body, enforced while streaming and on decompressed output (502 upstream_response_too_large); a manifest may set its own with http.max_response_bytes' },
+  {
+    name: 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES',
+    default: '134217728',
+    description:
+      'Budget of upstream response bytes this process holds at once while reading and decompressing them, shared by every connector and tenant (each call is also capped by SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES); a call that would pass it is refused with 503 upstream_memory_exhausted, nothing kept. Keep it at least the largest response cap',
+  },
   { name: 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', default: '100', description: "Calls that may wait at once for one connector's upstream throttle; more get 429 upstream_queue_full at once" },
+  {
+    name: 'SWITCHBOARD_UPSTREAM_MAX_WAIT_MS',
+    default: '5000',
+    description:
+      "Longest an execute (REST or MCP) waits for a slot of its connector's upstream throttle; a call that cannot be sent within it answers at once: 429 upstream_rate_limited while the upstream has paused the connector (Retry-After), else 429 upstream_queue_full, both with Retry-After. Syncs wait up to the deadline",
+  },
   { name: 'SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL', default: 'false', description: 'Allow connectors to reach link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254); refused with 502 egress_refused otherwise' },
-  { name: 'SWITCHBOARD_REQUEST_TIMEOUT_MS', default: '30000', description: 'Longest time to receive a whole request, headers and body (slow clients get 408)' },
+  {
+    name: 'SWITCHBOARD_REQUEST_TIMEOUT_MS',
+    default: '30000',
+    description: 'Longest time to receive a whole request, headers and body (slow clients get 408). A received request is never cut before its answer: a connection may stay quiet for the upstream deadline plus 15 s, or this, whichever is longer',
+  },
   { name: 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', default: '5000', description: 'Idle keep-alive connections are closed after this' },
+  {
+    name: 'SWITCHBOARD_SHUTDOWN_GRACE_MS',
+    default: '10000',
+    description:
+      'On SIGTERM/SIGINT the sync scheduler stops at once (running syncs are aborted and hand their leases back) and no new request is accepted; requests in flight may finish for this long, then their connections are closed and the process exits',
+  },
+  {
+    name: 'SWITCHBOARD_INSTANCE_ID',
+    default: '(the host name and PID namespace)',
+    description:
+      "This instance's name in sync leases, unique to it and stable across its restarts (e.g. a StatefulSet pod name): after a crash, the restarted instance releases the leases of its previous life at once, so their runs show as interrupted and resume, instead of reading running (and POST .../sync answering 409) until the lease expires. By default a previous life is recognized when its process no longer exists on this host",
+  },
   { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
   { name: 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', default: '20000', description: 'Byte budget of one MCP `execute` or `search` result (POST /mcp, and `switchboard mcp` unless --max-output-bytes); a longer list is cut at a record boundary with a notice; at least 1024' },
   {
@@ -228,15 +264,31 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     connectFrameAncestors: frameAncestorsVar(env, 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS'),
     upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
     upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
+    upstreamMemoryBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES', 128 * 1024 * 1024, 1),
     upstreamQueueLimit: intVar(env, 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', 100, 0),
+    upstreamMaxWaitMs: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_WAIT_MS', 5_000, 0),
     egressAllowLinkLocal: boolVar(env, 'SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL', false),
     requestTimeoutMs: intVar(env, 'SWITCHBOARD_REQUEST_TIMEOUT_MS', 30_000, 1),
     keepAliveTimeoutMs: intVar(env, 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
+    shutdownGraceMs: intVar(env, 'SWITCHBOARD_SHUTDOWN_GRACE_MS', 10_000, 0),
+    ...(env['SWITCHBOARD_INSTANCE_ID']?.trim() ? { instanceId: env['SWITCHBOARD_INSTANCE_ID'].trim() } : {}),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
     lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
     connectorTypes: types,
   };
+}
+
+/** Time the server leaves a request to be answered after the upstream deadline (logging, storing, writing). */
+export const ANSWER_MARGIN_MS = 15_000;
+
+/**
+ * How long a connection may stay quiet (the server's socket timeout): longer than the longest
+ * deadline the service serves (an upstream call, OAuth refresh included), so a request is never
+ * cut without an answer, and never shorter than the time to receive a request.
+ */
+export function answerTimeoutMs(c: Pick<ServiceConfig, 'requestTimeoutMs' | 'upstreamDeadlineMs'>): number {
+  return Math.max(c.requestTimeoutMs, c.upstreamDeadlineMs + ANSWER_MARGIN_MS);
 }
 
 /** Defaults for tests and embedding: every value as if the environment were empty. */

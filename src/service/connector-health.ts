@@ -56,6 +56,7 @@ export async function checkCredentials(ctx: ServiceContext, manifest: LoadedMani
     // A one-off request: not worth a throttle, and it must not share a connector's budget.
     limiter: null,
     authVariant: variant,
+    deadlineMs: ctx.config.upstreamDeadlineMs,
     ...(typeCfg?.baseUrl !== undefined ? { baseUrl: typeCfg.baseUrl } : {}),
     ...(typeCfg?.oauth !== undefined ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}) } } : {}),
     ...(ctx.retry !== undefined ? { retry: ctx.retry } : {}),

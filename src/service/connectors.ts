@@ -264,7 +264,8 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
   }
   const { runtime, secrets } = ctx.runtimes.get(row, manifest);
   try {
-    return await runtime.execute(body.entity, body.action, body.params ?? {}, { signal });
+    // A caller is not held behind a paused or saturated connector: past a short wait it gets 429 with Retry-After.
+    return await runtime.execute(body.entity, body.action, body.params ?? {}, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs });
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.

@@ -48,6 +48,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
     database: o.database as Database,
     sink: records,
     defaultIntervalMs: o.config.syncIntervalSeconds * 1000,
+    ...(o.config.instanceId !== undefined ? { instanceName: o.config.instanceId } : {}),
     runtimeFor: async (connectorId) => {
       const row = await o.store.getConnectorById(connectorId);
       const manifest = row === undefined ? undefined : o.registry.get(row.connector_type);

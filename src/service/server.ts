@@ -71,7 +71,14 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
       close: () => {
         // Idempotent: signal handlers and test teardown may both close.
         closing ??= (async () => {
-          await app.close();
+          // Bounded: requests still in flight after the grace period have their connections closed.
+          const cut = setTimeout(() => app.server.closeAllConnections(), o.config.shutdownGraceMs);
+          cut.unref();
+          try {
+            await app.close();
+          } finally {
+            clearTimeout(cut);
+          }
           await database.close();
         })();
         return closing;

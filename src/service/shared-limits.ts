@@ -83,6 +83,8 @@ class MemoryBackend implements LimitBackend {
 /** A throttle over a shared fixed-window counter: take a point, or wait until the window ends and try again. */
 export class SharedThrottle implements Throttle {
   private waiting = 0;
+  /** Until when (epoch ms) this instance paused the key (pauseFor); another instance's pause reads as a plain wait. */
+  private pausedUntil = 0;
   /** Total milliseconds callers waited. */
   waitedMs = 0;
 
@@ -110,7 +112,7 @@ export class SharedThrottle implements Throttle {
         // A little jitter spreads the waiters of every instance over the window's first milliseconds.
         const wait = Math.max(1, e.msBeforeNext) + Math.floor(this.random() * 10);
         if (round === 0 && this.waiting >= this.maxQueue) throw new ThrottleRefused('queue_full', wait);
-        if (o.maxWaitMs !== undefined && Date.now() - start + wait > o.maxWaitMs) throw new ThrottleRefused('deadline', wait);
+        if (o.maxWaitMs !== undefined && Date.now() - start + wait > o.maxWaitMs) throw new ThrottleRefused(Date.now() < this.pausedUntil ? 'paused' : 'deadline', wait);
         this.waiting += 1;
         try {
           await sleep(wait, o.signal);
@@ -123,6 +125,7 @@ export class SharedThrottle implements Throttle {
 
   pauseFor(ms: number): void {
     if (ms <= 0) return;
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + ms);
     // Best effort: if the store is unreachable, the next consume fails loudly anyway.
     void this.limiter.block(this.key, ms / 1000).catch(() => undefined);
   }

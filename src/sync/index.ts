@@ -26,6 +26,7 @@ import type { CompiledEntity, LoadedManifest } from '../manifest/index.ts';
 import type { NextPage } from '../pagination/index.ts';
 import type { Database } from '../store/database.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
+import { leaseOwner, type LeaseOwner } from './lease-owner.ts';
 import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.ts';
 
 export { syncMigrations } from './sync-migrations.ts';
@@ -89,8 +90,15 @@ export interface SyncEngineOptions {
   database: Database;
   sink: RecordSink;
   runtimeFor: RuntimeFactory;
-  /** This process's name in leases; default a random id. */
+  /** This process's name in leases, as is (tests); default `<instanceName>#<pid>#<boot id>` (lease-owner.ts). */
   instanceId?: string;
+  /**
+   * This instance's name, stable across its restarts (SWITCHBOARD_INSTANCE_ID): a lease of the
+   * same name from another boot is a previous life, whose runs are reclaimed on start() at once
+   * instead of after the lease expires. Default the host name and PID namespace, where a previous
+   * boot is known dead when its process no longer exists.
+   */
+  instanceName?: string;
   /** Default time between scheduled syncs of a connector; default 1 hour. */
   defaultIntervalMs?: number;
   /** A run's lease; renewed after every page; default 60 s. */
@@ -131,6 +139,9 @@ interface Checkpoint {
 
 /** Raised inside a run that lost its lease (connector deleted, or taken over). */
 class LeaseLost extends Error {}
+
+/** The abort reason of runs stopped by stop(): they hand their lease back for another instance. */
+const STOPPING = new LeaseLost('sync engine stopping');
 
 function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | undefined): unknown {
   if (value === null || value === undefined) return undefined;
@@ -183,10 +194,18 @@ export class SyncEngine {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  /** The tick in progress, if any. */
+  private tickDone: Promise<void> | undefined;
+  /** Set by stop(): no run starts any more. */
+  private stopping = false;
+  /** The reclaim of a previous life's leases, which the first tick waits for. */
+  private reclaimed: Promise<void> = Promise.resolve();
+  private readonly owner: LeaseOwner;
 
   constructor(private readonly options: SyncEngineOptions) {
     this.db = options.database.db as Kysely<SyncTables>;
-    this.instanceId = options.instanceId ?? `sync-${randomUUID()}`;
+    this.owner = options.instanceId !== undefined ? { id: options.instanceId, isDead: () => false } : leaseOwner(options.instanceName);
+    this.instanceId = this.owner.id;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.defaultIntervalMs = options.defaultIntervalMs ?? 3_600_000;
     this.pollMs = options.pollMs ?? 5_000;
@@ -228,7 +247,7 @@ export class SyncEngine {
   async request(connectorId: string, options: { full?: boolean } = {}): Promise<void> {
     const state = await this.state(connectorId);
     if (state === undefined) throw new SwitchboardError('connector_not_found', 'No such connector');
-    if (state.status === 'running' && state.lease_until !== null && state.lease_until > now()) {
+    if (state.status === 'running' && state.lease_until !== null && state.lease_until > now() && !this.owner.isDead(state.lease_owner)) {
       throw new SwitchboardError('sync_running', 'A sync of this connector is already running');
     }
     await this.db
@@ -268,7 +287,8 @@ export class SyncEngine {
       const row = rows.find((r) => r.entity === name);
       entities[name] = { records: await this.options.sink.count(connectorId, name), last_synced_at: row?.last_synced_at ?? null };
     }
-    const live = state.status === 'running' && state.lease_until !== null && state.lease_until > now();
+    // A lease whose holder is known dead (this instance's previous life) is not a live run.
+    const live = state.status === 'running' && state.lease_until !== null && state.lease_until > now() && !this.owner.isDead(state.lease_owner);
     // A run still marked running whose lease has lapsed: its instance is gone mid-run.
     const interrupted = !live && state.status === 'running' && state.run_complete === 0 && state.run_id !== null;
     const resume: SyncStatus['resume_from'] = interrupted ? { run_id: state.run_id as string, entities: {} } : undefined;
@@ -290,34 +310,71 @@ export class SyncEngine {
     };
   }
 
-  /** Start the scheduler loop. */
+  /** Start the scheduler loop; first, runs this instance held in a previous life are reclaimed (reclaim()). */
   start(): void {
-    if (this.timer) return;
+    if (this.timer || this.stopping) return;
     this.timer = setInterval(() => this.kick(), this.pollMs);
     this.timer.unref();
+    this.reclaimed = this.reclaim().then(
+      () => undefined,
+      (e: unknown) => this.options.onError?.('*', e),
+    );
     this.kick();
   }
 
-  /** Stop the scheduler and abort local runs (their leases expire; another instance resumes them). */
+  /**
+   * Release the leases of runs whose holder is known dead (this instance before a crash): they
+   * show as interrupted and resume from their checkpoint at once, not when the lease expires.
+   */
+  async reclaim(): Promise<number> {
+    const held = await this.db.selectFrom('sync_state').select(['connector_id', 'lease_owner']).where('lease_owner', 'is not', null).execute();
+    let n = 0;
+    for (const row of held) {
+      if (!this.owner.isDead(row.lease_owner)) continue;
+      const r = await this.db
+        .updateTable('sync_state')
+        .set({ lease_owner: null, lease_until: null, next_run_at: now() })
+        .where('connector_id', '=', row.connector_id)
+        .where('lease_owner', '=', row.lease_owner)
+        .executeTakeFirst();
+      n += Number(r.numUpdatedRows);
+    }
+    return n;
+  }
+
+  /** Whether stop() was called: no run starts any more. */
+  get stopped(): boolean {
+    return this.stopping;
+  }
+
+  /**
+   * Stop the scheduler at once (no run starts from here on), abort local runs (in-flight
+   * upstream calls included) and hand their leases back, so another instance resumes them from
+   * their checkpoints without waiting for expiry; resolves when they have ended.
+   */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    for (const r of this.running.values()) r.controller.abort();
+    for (const r of this.running.values()) r.controller.abort(STOPPING);
+    await this.tickDone;
     await Promise.all([...this.running.values()].map((r) => r.done.catch(() => undefined)));
   }
 
   private kick(): void {
-    if (!this.timer || this.ticking) return;
+    if (!this.timer || this.ticking || this.stopping) return;
     this.ticking = true;
-    void this.tick()
+    this.tickDone = this.tick()
       .catch((e: unknown) => this.options.onError?.('*', e))
       .finally(() => {
         this.ticking = false;
+        this.tickDone = undefined;
       });
   }
 
   /** Claim and start every due connector whose lease is free. */
   private async tick(): Promise<void> {
+    await this.reclaimed;
     const t = now();
     const due = await this.db
       .selectFrom('sync_state')
@@ -328,6 +385,7 @@ export class SyncEngine {
       .limit(16)
       .execute();
     for (const { connector_id } of due) {
+      if (this.stopping) return;
       if (this.running.has(connector_id)) continue;
       if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
         await this.pause(connector_id);
@@ -378,7 +436,11 @@ export class SyncEngine {
     }
     try {
       return await this.run(connectorId, options);
-    } catch (e) {
+    } catch (caught) {
+      // Aborted: the run ends as if its process had (lease kept); stopped (shutdown): it also hands the
+      // lease back. Either way it resumes from its checkpoint.
+      const e = options.signal?.aborted === true ? (options.signal.reason === STOPPING ? STOPPING : new LeaseLost('aborted')) : caught;
+      if (e === STOPPING) await this.db.updateTable('sync_state').set({ lease_owner: null, lease_until: null }).where('connector_id', '=', connectorId).where('lease_owner', '=', this.instanceId).execute();
       if (e instanceof LeaseLost && (await this.state(connectorId)) === undefined) {
         // The connector was deleted while this run was writing: drop what it wrote since.
         await this.options.sink.deleteConnector(connectorId);
@@ -499,7 +561,7 @@ export class SyncEngine {
     if (fe !== undefined) {
       const value = compileTemplate(fe.value);
       parents = [];
-      for await (const parent of runtime.records(fe.entity, (fe.params as Record<string, unknown> | undefined) ?? {})) {
+      for await (const parent of runtime.records(fe.entity, (fe.params as Record<string, unknown> | undefined) ?? {}, { signal: options.signal })) {
         const v = value.render({ record: parent });
         if (v !== undefined && v !== null && v !== '') parents.push(v);
       }
@@ -519,13 +581,13 @@ export class SyncEngine {
         pageParams = checkpoint.next.params;
         if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
       }
-      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action)) {
+      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action, { signal: options.signal })) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');
         let records = page.data;
         if (hydrate) {
           records = await mapLimit(records, this.hydrateConcurrency, async (record) => {
             const p = Object.fromEntries(hydrateParams.map(([k, t]) => [k, t.render({ record })]).filter(([, v]) => v !== undefined));
-            const got = await runtime.execute(entity.name, 'get', p);
+            const got = await runtime.execute(entity.name, 'get', p, { signal: options.signal });
             return { ...record, ...(got.data as Record<string, unknown>) };
           });
         }
@@ -596,7 +658,7 @@ export class SyncEngine {
       const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), [rm.since_param]: sinceValue };
       if (fe !== undefined) params[fe.param] = parent;
       const ids = new Set<string>();
-      for await (const record of runtime.records(rm.entity, params)) {
+      for await (const record of runtime.records(rm.entity, params, { signal: options.signal })) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');
         if (when !== undefined && !truthy(when.render({ record }))) continue;
         const id = idOf.render({ record });

@@ -533,6 +533,16 @@ describe('monday items archive and delete, updates edit and delete (through upda
     expect((await failure(get('updates', { id: u.id }))).code).toBe('upstream_not_found');
     expect((await failure(write('updates', 'update', { id: '12', body: 'x' }))).code).toBe('upstream_not_found');
   });
+
+  it('updates.update with only an id is invalid_params before anything is sent (requires_any: body or state)', async () => {
+    const u = sim.state.updates[4]!;
+    const e = await failure(write('updates', 'update', { id: u.id }));
+    expect([e.code, e.status]).toEqual(['invalid_params', 400]);
+    expect(e.errors).toEqual([{ path: '/', message: 'needs at least one of: body, state' }]);
+    expect(e.message).toContain('updates.update');
+    expect(sent()).toEqual([]);
+    expect(sim.state.updates[4]!.body).toBe(u.body);
+  });
 });
 
 describe('monday groups, columns, subitems, activity logs, me', () => {

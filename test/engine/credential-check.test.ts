@@ -49,6 +49,29 @@ describe('connect().check()', () => {
     expect(e.message).toMatch(/^intercom: /);
   });
 
+  it('intercom: judged on what the 2.14 contract guarantees: a 2xx with an admin id passes whatever its `type`', async () => {
+    // admin_with_app requires no property and does not constrain `type`: a description-valid answer
+    // without it (or with another value) is a working token.
+    const me = { id: '991267459', name: 'Ciaran Lee', app: { type: 'app', id_code: 'abc123', name: 'MyApp', region: 'EU' } };
+    intercom.inject({ path: '/me', status: 200, json: me });
+    const r = await connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check();
+    expect(r.info).toEqual({ admin_id: '991267459', app_id: 'abc123', app_name: 'MyApp', region: 'EU' });
+    intercom.inject({ path: '/me', status: 200, json: { ...me, type: 'teammate' } });
+    await expect(connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check()).resolves.toMatchObject({ ok: true });
+  });
+
+  it('intercom: refusals are judged on their status: 401 and 403 are upstream_credentials_rejected, a 2xx without an admin id fails the check', async () => {
+    for (const status of [401, 403]) {
+      intercom.inject({ path: '/me', status, json: { type: 'error.list', errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }] } });
+      const e = await failure(connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check());
+      expect([e.code, e.details['upstream_status']]).toEqual(['upstream_credentials_rejected', status]);
+    }
+    intercom.inject({ path: '/me', status: 200, json: { type: 'admin', name: 'no id' } });
+    const e = await failure(connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check());
+    expect(e.code).toBe('upstream_credentials_rejected');
+    expect(e.message).toContain('credential check did not pass');
+  });
+
   it('monday: the me query reports the user and the account', async () => {
     const r = await connect('monday', { credentials: { api_key: monday.apiKey }, baseUrl: monday.url }).check();
     expect(typeof r.info.user_id).toBe('string');

@@ -87,15 +87,15 @@ describe('1. a long Retry-After does not freeze the connector', () => {
     expect(limiter.waitedMs).toBeLessThanOrEqual(400);
   });
 
-  it('with the default cap (60 s) and deadline (60 s), a call behind the pause is refused at once with upstream_queue_full', async () => {
+  it('with the default cap (60 s) and deadline (60 s), a call behind the pause is refused at once with upstream_rate_limited (reason paused)', async () => {
     up.handler = (_req, res) => void res.writeHead(429, { 'retry-after': '3600' }).end('{}');
     const rt = runtime({ limiter: limiterFor({ requests: 5, window_ms: 1000 }) });
     expect((await failure(rt.execute('items', 'get', { id: 'it_1' }))).code).toBe('upstream_rate_limited');
     const seen = up.seen.length;
     const e = await failure(rt.execute('items', 'list', {}));
-    expect(e.code).toBe('upstream_queue_full');
+    expect(e.code).toBe('upstream_rate_limited');
     expect(e.status).toBe(429);
-    expect(e.details['reason']).toBe('deadline');
+    expect(e.details['reason']).toBe('paused');
     expect(e.details['retry_after_ms']).toBeGreaterThan(55_000);
     expect(up.seen.length).toBe(seen);
   });
@@ -139,6 +139,49 @@ describe('2. bounded bodies', () => {
     up.handler = (_req, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb);
     const e = await failure(runtime({ maxResponseBytes: 1024 * 1024 }).execute('items', 'list', {}));
     expect(e.code).toBe('upstream_response_too_large');
+  });
+
+  it('one budget for every call of the transport: a gzip bomb under the per-call cap stops at the budget with upstream_memory_exhausted', async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 });
+    up.handler = (_req, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb);
+    const small = createUpstreamTransport({ memoryBudgetBytes: 4 * 1024 * 1024 });
+    try {
+      // The per-call cap (50 MiB default) would let it expand to 50 MiB; the budget stops it at 4 MiB.
+      const e = await failure(runtime({ fetch: small.fetch }).execute('items', 'list', {}));
+      expect([e.code, e.status, e.details['memory_budget_bytes']]).toEqual(['upstream_memory_exhausted', 503, 4 * 1024 * 1024]);
+      expect(small.budget.peak).toBeLessThanOrEqual(4 * 1024 * 1024);
+      expect(small.budget.inUse).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('concurrent calls share the budget: the one that would pass it is refused, the others finish, and every byte is given back', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    // Each answer: 1.5 MiB of whitespace at once, then (when the test opens the gate) the JSON.
+    up.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(Buffer.alloc(1536 * 1024, 0x20));
+      void gate.then(() => res.end(JSON.stringify({ items: [{ id: 'it_1', n: 1, label: null }] })));
+    };
+    const shared = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024 });
+    try {
+      const rt = runtime({ fetch: shared.fetch });
+      const calls = [rt.execute('items', 'list', {}), rt.execute('items', 'list', {})].map((p) => p.then((r) => r, (e: unknown) => e));
+      // Two answers in flight need 3 MiB of a 2.5 MiB budget: one is refused before the gate opens.
+      const first = await Promise.race(calls);
+      expect(first).toMatchObject({ code: 'upstream_memory_exhausted' });
+      open();
+      const settled = await Promise.all(calls);
+      expect(settled.filter((r) => (r as { code?: string }).code === 'upstream_memory_exhausted')).toHaveLength(1);
+      expect(settled.filter((r) => Array.isArray((r as { data?: unknown }).data))).toHaveLength(1);
+      expect(shared.budget.inUse).toBe(0);
+      expect(shared.budget.peak).toBeLessThanOrEqual(2560 * 1024);
+    } finally {
+      open();
+      await shared.close();
+    }
   });
 
   it('the manifest can set the cap (http.max_response_bytes)', async () => {
@@ -205,6 +248,25 @@ describe('6. the throttle queue is bounded and drops callers that went away', ()
     await expect(pending).rejects.toThrow('client disconnected');
     expect(limiter.queued).toBe(0);
     expect(up.seen.length).toBe(1);
+  });
+});
+
+describe('6b. a caller waits at most maxThrottleWaitMs for a slot', () => {
+  it('a call whose slot is further away than it may wait is refused at once with upstream_queue_full and the wait; a sync-style call without the cap still queues', async () => {
+    const limiter = new RateLimiter(1, 60_000, 1);
+    const rt = runtime({ limiter });
+    await rt.execute('items', 'list', {});
+    const e = await failure(rt.execute('items', 'get', { id: 'it_1' }, { maxThrottleWaitMs: 1_000 }));
+    expect([e.code, e.status, e.details['reason']]).toEqual(['upstream_queue_full', 429, 'deadline']);
+    expect(e.details['retry_after_ms']).toBeGreaterThan(1_000);
+    expect(limiter.queued).toBe(0);
+    expect(up.seen.length).toBe(1);
+    // Without the cap the call takes its place in the queue (within its deadline).
+    const client = new AbortController();
+    const queued = rt.execute('items', 'get', { id: 'it_1' }, { signal: client.signal });
+    await expect.poll(() => limiter.queued).toBe(1);
+    client.abort(new Error('done'));
+    await expect(queued).rejects.toThrow('done');
   });
 });
 

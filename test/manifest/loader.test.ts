@@ -49,6 +49,7 @@ describe('manifest loader', () => {
     ['template syntax error', mutate((m) => (m.entities.notes.actions.list.response.records = '{{body.notes')), 'entities.notes.actions.list.response.records', /template error/],
     ['meta field not in list_meta', mutate((m) => (m.entities.notes.actions.list.response.meta.total = '{{body.total}}')), 'entities.notes.actions.list.response.meta.total', /not declared in list_meta/],
     ['missing meta field', mutate((m) => delete m.entities.notes.actions.list.response.meta.has_more), 'entities.notes.actions.list.response.meta', /missing meta field "has_more"/],
+    ['requires_any naming a param the action lacks', mutate((m) => (m.entities.notes.actions.list.requires_any = [['page_size', 'nope']])), 'entities.notes.actions.list.requires_any.0', /"nope" is not a param of this action/],
     ['pagination param not declared', mutate((m) => (m.entities.notes.actions.list.pagination.param = 'page')), 'entities.notes.actions.list.pagination.param', /not a declared param/],
     ['duplicate auth variant name', mutate((m) => m.auth.push({ ...m.auth[0] })), 'auth.1.name', /duplicate auth variant name/],
     ['primary key not in the record', mutate((m) => (m.entities.notes.primary_key = 'uuid')), 'entities.notes.primary_key', /not a property/],

@@ -6,6 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +32,19 @@ const ACME_MANIFEST = fileURLToPath(new URL('./fixtures/acme/connector.yaml', im
 export function testRegistry(): Map<string, LoadedManifest> {
   const acme = loadManifestFile(ACME_MANIFEST);
   return new Map([...connectorRegistry(), [acme.type, acme]]);
+}
+
+/** A fake third-party API on a loopback port (point SWITCHBOARD_<TYPE>_BASE_URL at `url`). */
+export async function fakeUpstream(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
 }
 
 /** A database location of its own: a temp SQLite file, or a fresh PostgreSQL schema. */

@@ -148,6 +148,34 @@ describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ?
     expect(await e.status('c-sched')).toBeUndefined();
   });
 
+  it('a record with lone surrogates is stored with U+FFFD and does not fail the sync', async () => {
+    const upstream = await startGranolaSimulator({ size: 3, rateLimit: false });
+    try {
+      const [id] = upstream.ids();
+      upstream.touch(id!, { title: 'lone \ud800 surrogate', summary_markdown: 'trail \udc00 and pair \ud83d\ude00' });
+      const e = new SyncEngine({
+        database: tdb.database,
+        sink: store,
+        runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: upstream.apiKey }, { baseUrl: upstream.url, limiter: null }) }),
+      });
+      engines.push(e);
+      await e.register('c-surrogate');
+      const r = await e.runOnce('c-surrogate');
+      expect(r.entities['notes']).toEqual({ records: 3, deleted: 0 });
+      expect(await store.count('c-surrogate', 'notes')).toBe(3);
+      expect((await e.status('c-surrogate'))?.last_error).toBeNull();
+      const hit = await store.search('c-surrogate', 'notes', notesDef, { query: { filter: { eq: { title: 'lone \ufffd surrogate' } } } });
+      expect(hit.data.map((d) => d['id'])).toEqual([id]);
+      // A well-formed pair is kept as it came.
+      expect(hit.data[0]?.['summary_markdown']).toBe('trail \ufffd and pair \ud83d\ude00');
+      // A second run over the same data changes nothing and still succeeds.
+      await e.runOnce('c-surrogate', { full: true });
+      expect(await store.count('c-surrogate', 'notes')).toBe(3);
+    } finally {
+      await upstream.close();
+    }
+  });
+
   it('stays within the rate limit: zero 429s from a rate-limited upstream', async () => {
     const limited = await startGranolaSimulator({ size: 35 });
     const statuses: number[] = [];
