@@ -28,6 +28,8 @@ import { syncRoutes } from './routes/sync-routes.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
+import { customerScopeHook } from './customers.ts';
+import { workspaceRoutes } from './routes/workspace-routes.ts';
 import { clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
@@ -153,6 +155,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const limiter = o.config.rateLimitPerMinute > 0 ? limits.keyed('org', o.config.rateLimitPerMinute) : null;
   app.addHook('onRequest', authenticationHook(ctx, limiter));
   app.addHook('preValidation', refuseControlCharacters);
+  // Scoped (one-customer) tokens: other customers' connectors are 404, unscoped routes 403 (customers.ts).
+  app.addHook('preValidation', customerScopeHook(ctx));
 
   app.setErrorHandler((err, request, reply) => {
     if (request.raw.socket?.destroyed === true) {
@@ -176,6 +180,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
 
   await app.register(metaRoutes(ctx));
   await app.register(accountRoutes(ctx));
+  await app.register(workspaceRoutes(ctx));
   await app.register(connectorRoutes(ctx));
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));

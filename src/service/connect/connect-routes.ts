@@ -20,6 +20,7 @@ import { deploymentOAuth, initiateOAuth, oauthSecretContext } from '../oauth-flo
 import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
 import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
 import { sha256Hex } from '../secrets.ts';
+import { customerNames } from '../customers.ts';
 import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormField, type HomeType, type TypePageVariant } from './connect-html.ts';
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
 import {
@@ -54,7 +55,11 @@ export function connectRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.post<{ Body: CreateSessionBody }>(
       CONNECT_SESSIONS_PATH,
-      { schema: { body: CreateConnectSessionRequestSchema, response: { 201: ConnectSessionSchema } } },
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body'),
+        schema: { body: CreateConnectSessionRequestSchema, response: { 201: ConnectSessionSchema } },
+      },
       async (request, reply) => {
         const p = principalOf(request);
         const session = await createConnectSession(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);

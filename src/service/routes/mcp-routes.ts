@@ -16,6 +16,7 @@ import { connectorType, type ServiceContext } from '../context.ts';
 import { problem, sendProblem } from '../problem.ts';
 import { McpQuerySchema } from '../schemas.ts';
 import type { ConnectorRow } from '../../store/index.ts';
+import { customerNames } from '../customers.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -58,7 +59,9 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
 
 export function mcpRoutes(ctx: ServiceContext, version: string) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { schema: { querystring: McpQuerySchema } }, async (request, reply) => {
+    // customer_name (or an alias) scopes the server; a scoped token is kept to its own customer.
+    const scope = { config: { customerScoped: true }, preValidation: customerNames(ctx, 'query') };
+    app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { ...scope, schema: { querystring: McpQuerySchema } }, async (request, reply) => {
       const principal = principalOf(request);
       const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
       const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name), {
