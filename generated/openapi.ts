@@ -661,13 +661,22 @@ export interface components {
          * @description Variant A: credentials. Variant B: server_side_oauth_secret_id. Exactly one of the two.
          */
         CreateConnectorRequest: {
+            /** @description The type, or one of its aliases (any case), e.g. granola or "Granola" */
             connector_type: string;
             /** @description Credential fields of one of the connector type credential variants (see connector-types) */
             credentials?: Record<string, never>;
             customer_name: string;
+            /** @description Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type) */
+            definition_id?: string;
+            /** @description Older alias of customer_name */
+            external_user_id?: string;
             name: string;
+            /** @description Accepted for Airbyte SDK compatibility and ignored: Switchboard syncs the entities the connector type's manifest declares */
+            replication_config?: Record<string, never>;
             /** @description secret_id from the OAuth callback redirect */
             server_side_oauth_secret_id?: string;
+            /** @description Airbyte's name for customer_name (an alias: send one of them, or equal values) */
+            workspace_name?: string;
         };
         /** CreateConnectSessionRequest */
         CreateConnectSessionRequest: {
@@ -675,20 +684,24 @@ export interface components {
             allowed_connector_types?: string[];
             /** @description The customer whose connectors the page creates, re-authorizes and checks */
             customer_name: string;
+            /** @description Older alias of customer_name */
+            external_user_id?: string;
             /**
              * Format: uri
              * @description Where the page sends the user when done, with ?connector_id=...&connector_type=... added
              */
             redirect_url?: string;
+            /** @description Airbyte's name for customer_name (an alias: send one of them, or equal values) */
+            workspace_name?: string;
         };
         /** ExecuteRequest */
         ExecuteRequest: {
-            /** @description list, get, create, update or search */
+            /** @description list, get, create, update or search (also named context_store_search) */
             action: string;
             /** @description Entity name, e.g. notes, contacts */
             entity: string;
-            /** @description The action's params (see connector-types for each action's JSON Schema) */
-            params?: Record<string, never>;
+            /** @description The action's params (see connector-types for each action's JSON Schema); null or absent: no params */
+            params?: Record<string, never> | null;
         };
         /**
          * ExecuteResponse
@@ -1546,13 +1559,20 @@ export interface components {
         };
         /** OAuthInitiateRequest */
         OAuthInitiateRequest: {
+            /** @description The type, or one of its aliases (any case) */
             connector_type: string;
             customer_name: string;
+            /** @description Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type) */
+            definition_id?: string;
+            /** @description Older alias of customer_name */
+            external_user_id?: string;
             /**
              * Format: uri
              * @description Where the user is sent back with ?secret_id=... (or ?error=...)
              */
             redirect_url: string;
+            /** @description Airbyte's name for customer_name (an alias: send one of them, or equal values) */
+            workspace_name?: string;
         };
         /** OAuthInitiateResponse */
         OAuthInitiateResponse: {
@@ -1582,7 +1602,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1798,7 +1818,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1956,8 +1976,11 @@ export interface operations {
                 connector_type?: string;
                 cursor?: string;
                 customer_name?: string;
+                definition_id?: string;
+                external_user_id?: string;
                 limit?: number;
                 status?: "active" | "auth_failed" | "error";
+                workspace_name?: string;
             };
             header?: {
                 /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
@@ -1995,7 +2018,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2069,7 +2092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2194,7 +2217,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,7 +2295,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2358,7 +2381,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2492,7 +2515,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2594,7 +2617,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2737,7 +2760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2839,7 +2862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2989,7 +3012,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3424,7 +3447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3485,10 +3508,14 @@ export interface operations {
             query?: {
                 /** @description Expose only this customer's connectors */
                 customer_name?: string;
+                /** @description Older alias of customer_name */
+                external_user_id?: string;
                 /** @description Byte budget of one execute or search result; default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES (20000) */
                 max_output_bytes?: number;
                 /** @description Expose list, get and search only; create and update are refused with a read_only tool error */
                 read_only?: boolean;
+                /** @description Airbyte's name for customer_name (an alias: send one of them, or equal values) */
+                workspace_name?: string;
             };
             header?: {
                 /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
@@ -3557,7 +3584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3634,7 +3661,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;

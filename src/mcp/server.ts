@@ -58,7 +58,8 @@ export interface McpServerOptions {
 }
 
 /** Tools of the four generic kinds. */
-const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search'] as const;
+// context_store_search: Airbyte's name of search (since April 2026), the same tool under both names.
+const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search', 'context_store_search'] as const;
 
 /** What MCP clients accept as a tool name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -89,6 +90,11 @@ function connectorsBlurb(instances: McpInstance[]): string {
 const FIELDS_SCHEMA = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, description: 'Only these fields of each record (dotted paths allowed, e.g. "owner.email")' };
 
 function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], Tool['inputSchema']> {
+  const schemas = baseInputSchemas(readOnly);
+  return { ...schemas, context_store_search: schemas.search };
+}
+
+function baseInputSchemas(readOnly: boolean): Record<Exclude<(typeof TOOL_NAMES)[number], 'context_store_search'>, Tool['inputSchema']> {
   const connector = { type: 'string', minLength: 1, description: 'Connector id, from list_connectors' };
   return {
     list_connectors: { type: 'object', properties: {}, additionalProperties: false },
@@ -104,7 +110,7 @@ function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], To
         connector,
         entity: { type: 'string', minLength: 1, description: 'Entity, e.g. notes, contacts, items' },
         action: { type: 'string', enum: ['list', 'get', 'create', 'update'], description: readOnly ? 'list or get (this server is read-only: create and update are refused)' : 'list, get, create or update' },
-        params: { type: 'object', description: "The action's params; describe gives each action's params JSON Schema" },
+        params: { type: ['object', 'null'], description: "The action's params; describe gives each action's params JSON Schema (null: none)" },
         fields: FIELDS_SCHEMA,
       },
       required: ['connector', 'entity', 'action'],
@@ -269,6 +275,13 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         title: 'Search synced records',
         description: `Query the records the Switchboard service has synced for a connector entity (filter, sort, cursor paging), without calling the third-party API.${hostedOnly} Results larger than ${budget} bytes are cut at a record boundary; meta.cursor then continues right after the last record returned.\n${blurb}`,
         inputSchema: schemas.search,
+        annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'context_store_search',
+        title: 'Search synced records (Airbyte\'s name)',
+        description: `The search tool under the name Airbyte's agent tools use: same arguments, same result.${hostedOnly}`,
+        inputSchema: schemas.context_store_search,
         annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
       ...[...actionTools.values()].map((t) => t.tool),

@@ -483,3 +483,44 @@ export const ScopedTokenResponseSchema: Schema = {
     customer_name: str('The customer the token is limited to'),
   },
 };
+
+/** Execute answer in Airbyte's envelope (opt-in: X-ADP-Agent-SDK, or an application created with the airbyte envelope). */
+export const AirbyteExecuteResponseSchema: Schema = {
+  title: 'AirbyteExecuteResponse',
+  description: "list → result = the records, connector_metadata = the list meta; get/create/update → result = the record, connector_metadata null; search / context_store_search → result = {data, meta: {has_more, cursor, took_ms}}",
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'result', 'connector_metadata', 'execution_metadata'],
+  properties: {
+    status: { type: 'string', enum: ['success'] },
+    result: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] },
+    connector_metadata: { type: ['object', 'null'] },
+    execution_metadata: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['connector_instance_id', 'execution_time_ms'],
+      properties: { connector_instance_id: str('The connector id', { format: 'uuid' }), execution_time_ms: { type: 'integer', description: 'How long the action took in the service' } },
+    },
+  },
+};
+
+/** A problem as Airbyte's SDK reads it: ours, plus message and errors[].message. */
+export const AirbyteProblemSchema: Schema = {
+  title: 'AirbyteProblem',
+  description: 'Problem details plus a top-level message (= detail) and errors[] whose entries carry message and userPresentableMessage (one entry with the detail when there are no field errors).',
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code', 'message', 'errors'],
+  properties: {
+    ...(ProblemSchema['properties'] as Record<string, Schema>),
+    message: str('The detail again, where the SDK reads it'),
+    errors: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['message', 'userPresentableMessage'],
+        properties: { path: { type: 'string' }, message: { type: 'string' }, userPresentableMessage: { type: 'string', description: 'path and message together' } },
+      },
+    },
+  },
+};

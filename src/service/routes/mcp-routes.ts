@@ -84,6 +84,7 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
       app.route({
         method,
         url: MCP_PATH,
+        config: { customerScoped: true },
         handler: async (request, reply) =>
           sendProblem(request, reply, problem('method_not_allowed', `${method} ${MCP_PATH}: this MCP server is stateless (no SSE stream, no session); send each JSON-RPC message with POST`), { allow: 'POST' }),
       });
