@@ -58,8 +58,9 @@ export interface McpServerOptions {
 }
 
 /** Tools of the four generic kinds. */
-// context_store_search: Airbyte's name of search (since April 2026), the same tool under both names.
-const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search', 'context_store_search'] as const;
+const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search'] as const;
+/** execute's names of search: ours, and Airbyte's since April 2026. */
+const SEARCH_ACTION_NAMES = ['search', 'context_store_search'] as const;
 
 /** What MCP clients accept as a tool name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -90,11 +91,6 @@ function connectorsBlurb(instances: McpInstance[]): string {
 const FIELDS_SCHEMA = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, description: 'Only these fields of each record (dotted paths allowed, e.g. "owner.email")' };
 
 function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], Tool['inputSchema']> {
-  const schemas = baseInputSchemas(readOnly);
-  return { ...schemas, context_store_search: schemas.search };
-}
-
-function baseInputSchemas(readOnly: boolean): Record<Exclude<(typeof TOOL_NAMES)[number], 'context_store_search'>, Tool['inputSchema']> {
   const connector = { type: 'string', minLength: 1, description: 'Connector id, from list_connectors' };
   return {
     list_connectors: { type: 'object', properties: {}, additionalProperties: false },
@@ -109,7 +105,11 @@ function baseInputSchemas(readOnly: boolean): Record<Exclude<(typeof TOOL_NAMES)
       properties: {
         connector,
         entity: { type: 'string', minLength: 1, description: 'Entity, e.g. notes, contacts, items' },
-        action: { type: 'string', enum: ['list', 'get', 'create', 'update'], description: readOnly ? 'list or get (this server is read-only: create and update are refused)' : 'list, get, create or update' },
+        action: {
+          type: 'string',
+          enum: ['list', 'get', 'create', 'update', ...SEARCH_ACTION_NAMES],
+          description: `${readOnly ? 'list or get (this server is read-only: create and update are refused)' : 'list, get, create or update'}; search or context_store_search (Airbyte's name) run the search tool with params as its arguments`,
+        },
         params: { type: ['object', 'null'], description: "The action's params; describe gives each action's params JSON Schema (null: none)" },
         fields: FIELDS_SCHEMA,
       },
@@ -277,13 +277,6 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         inputSchema: schemas.search,
         annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
-      {
-        name: 'context_store_search',
-        title: 'Search synced records (Airbyte\'s name)',
-        description: `The search tool under the name Airbyte's agent tools use: same arguments, same result.${hostedOnly}`,
-        inputSchema: schemas.context_store_search,
-        annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      },
       ...[...actionTools.values()].map((t) => t.tool),
     ];
     return { tools };
@@ -387,6 +380,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
               entities: entities.map((e) => forModel(e, false)),
             });
           }
+        } else if (name === 'execute' && (SEARCH_ACTION_NAMES as readonly string[]).includes(String(args['action']))) {
+          result = await runSearch(instance, { connector: args['connector'], entity: args['entity'], ...((args['params'] ?? {}) as Record<string, unknown>), ...(args['fields'] !== undefined ? { fields: args['fields'] } : {}) });
         } else if (name === 'execute') {
           result = await runExecute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], extra.signal);
         } else {
