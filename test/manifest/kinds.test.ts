@@ -1,26 +1,7 @@
 /** Manifest `aliases` and `airbyte_definition_id`: loader validation and the kind index built from them. */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
-import { connectorRegistry, formatProblem, kindIndex, loadManifestText, ManifestError, type LoadedManifest } from '../../src/manifest/index.ts';
-
-const GRANOLA = readFileSync('connectors/granola/connector.yaml', 'utf8');
-
-function withChange(change: (m: Record<string, any>) => void): string {
-  const m = parse(GRANOLA) as Record<string, any>;
-  change(m);
-  return stringify(m);
-}
-
-function problems(text: string): string[] {
-  try {
-    loadManifestText(text, 'test.yaml');
-  } catch (e) {
-    if (e instanceof ManifestError) return e.problems.map(formatProblem);
-    throw e;
-  }
-  return [];
-}
+import { connectorRegistry, kindIndex, loadManifestText, type LoadedManifest } from '../../src/manifest/index.ts';
+import { GRANOLA, mutate as withChange, problems } from '../helpers/manifest.ts';
 
 describe('aliases and airbyte_definition_id', () => {
   it('the shipped manifests carry Airbyte\'s display names and definition ids', () => {
