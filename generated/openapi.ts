@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/applications/widget-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Airbyte's widget token: a Connect session for one customer, restricted to one embedding origin
+         * @description The pages of the session may be framed by allowed_origin only (CSP frame-ancestors), its cookie works in that frame, and the result message (switchboard:connected) is posted to that origin only. The first page, served before the session is known, may be framed by the origin the link names.
+         */
+        post: operations["createWidgetToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integrations/connect/sessions": {
         parameters: {
             query?: never;
@@ -1806,6 +1826,38 @@ export interface components {
             /** @enum {string} */
             token_type: "Bearer";
         };
+        /** WidgetTokenRequest */
+        WidgetTokenRequest: {
+            /** @description Connector types offered (default: all) */
+            allowed_connector_types?: string[];
+            /** @description The one origin (scheme://host[:port]) that may frame the Connect UI of this session and receive its result message */
+            allowed_origin: string;
+            /** @description The customer whose connectors the Connect UI creates, re-authorizes and checks */
+            customer_name: string;
+            /** @description Older alias of customer_name */
+            external_user_id?: string;
+            /**
+             * Format: uri
+             * @description Where the page sends the user when done; must be on allowed_origin
+             */
+            redirect_url?: string;
+            /** @description Airbyte's name for customer_name (an alias: send one of them, or equal values) */
+            workspace_name?: string;
+        };
+        /** WidgetTokenResponse */
+        WidgetTokenResponse: {
+            /** @description The origin the session is restricted to */
+            allowed_origin: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The Connect session token (sbx_...), already in url */
+            token: string;
+            /**
+             * Format: uri
+             * @description Open or frame this from allowed_origin: <public url>/connect?origin=<allowed_origin>#session=<token>
+             */
+            url: string;
+        };
         /**
          * WorkspaceList
          * @description The organization's customers (every customer_name its connectors use), in name order
@@ -1976,6 +2028,96 @@ export interface operations {
             };
             /** @description Problem details (codes with this status: unsupported_media_type) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    createWidgetToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WidgetTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WidgetTokenResponse"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,6 +28,8 @@ import {
   SearchParamsSchema,
   ScopedTokenRequestSchema,
   ScopedTokenResponseSchema,
+  WidgetTokenRequestSchema,
+  WidgetTokenResponseSchema,
   WorkspaceListSchema,
   WorkspacesQuerySchema,
   AirbyteExecuteResponseSchema,
@@ -131,6 +133,8 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         WorkspaceList: WorkspaceListSchema,
         ScopedTokenRequest: ScopedTokenRequestSchema,
         ScopedTokenResponse: ScopedTokenResponseSchema,
+        WidgetTokenRequest: WidgetTokenRequestSchema,
+        WidgetTokenResponse: WidgetTokenResponseSchema,
         TokenRequest: TokenRequestSchema,
         TokenResponse: TokenResponseSchema,
         Connector: ConnectorSchema,
@@ -185,6 +189,17 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
           parameters: [orgHeader],
           requestBody: { required: true, content: json(ref('ScopedTokenRequest')) },
           responses: { 200: { description: 'Token', content: json(ref('ScopedTokenResponse')) }, ...problems(...AUTHED) },
+        },
+      },
+      '/api/v1/account/applications/widget-token': {
+        post: {
+          operationId: 'createWidgetToken',
+          summary: "Airbyte's widget token: a Connect session for one customer, restricted to one embedding origin",
+          description:
+            'The pages of the session may be framed by allowed_origin only (CSP frame-ancestors), its cookie works in that frame, and the result message (switchboard:connected) is posted to that origin only. The first page, served before the session is known, may be framed by the origin the link names.',
+          parameters: [orgHeader],
+          requestBody: { required: true, content: json(ref('WidgetTokenRequest')) },
+          responses: { 200: { description: 'The session', content: json(ref('WidgetTokenResponse')) }, ...problems(...AUTHED) },
         },
       },
       '/api/v1/workspaces': {

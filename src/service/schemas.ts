@@ -524,3 +524,31 @@ export const AirbyteProblemSchema: Schema = {
     },
   },
 };
+
+/** POST /api/v1/account/applications/widget-token body: a Connect session restricted to one origin. */
+export const WidgetTokenRequestSchema: Schema = {
+  title: 'WidgetTokenRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_name', 'allowed_origin'],
+  properties: {
+    customer_name: str('The customer whose connectors the Connect UI creates, re-authorizes and checks', { minLength: 1, maxLength: 200 }),
+    ...customerAliasProperties(str(undefined, { minLength: 1, maxLength: 200 })),
+    allowed_origin: str('The one origin (scheme://host[:port]) that may frame the Connect UI of this session and receive its result message', { minLength: 1, maxLength: 300 }),
+    allowed_connector_types: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Connector types offered (default: all)' },
+    redirect_url: str('Where the page sends the user when done; must be on allowed_origin', { format: 'uri', maxLength: 2000 }),
+  },
+};
+
+export const WidgetTokenResponseSchema: Schema = {
+  title: 'WidgetTokenResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['token', 'url', 'expires_at', 'allowed_origin'],
+  properties: {
+    token: str('The Connect session token (sbx_...), already in url'),
+    url: str('Open or frame this from allowed_origin: <public url>/connect?origin=<allowed_origin>#session=<token>', { format: 'uri' }),
+    expires_at: str(undefined, { format: 'date-time' }),
+    allowed_origin: str('The origin the session is restricted to'),
+  },
+};

@@ -5,7 +5,9 @@
  * and the opt-in Airbyte envelope next to today's unchanged one. SQLite always, PostgreSQL when
  * configured.
  */
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConnectTables } from '../../src/service/connect/connect-migrations.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
 import { createApplication } from '../../src/service/index.ts';
 import { customerScopeHook } from '../../src/service/customers.ts';
@@ -207,6 +209,7 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
         [`${CONNECTORS}?check=false`, { workspace_name: 'globex', connector_type: 'granola', name: 'x', credentials: { api_key: sim.apiKey } }],
         [SCOPED, { workspace_name: 'globex' }],
         ['/api/v1/integrations/connect/sessions', { customer_name: 'globex' }],
+        ['/api/v1/account/applications/widget-token', { workspace_name: 'globex', allowed_origin: 'https://app.example.com' }],
         [`${CONNECTORS}/oauth/initiate`, { workspace_name: 'globex', connector_type: 'acme', redirect_url: 'https://app.example.com/cb' }],
       ] as const) {
         const r = await h.request('POST', path, { token: scoped, body });
@@ -249,6 +252,77 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       } finally {
         h.clock.offsetMs -= 901_000;
       }
+    });
+  });
+
+  describe('widget tokens', () => {
+    const WIDGET = '/api/v1/account/applications/widget-token';
+    const ORIGIN = 'https://app.example.com';
+    const csp = (r: Reply): string => r.headers.get('content-security-policy') ?? '';
+
+    it('are Connect sessions whose pages only the allowed origin may frame', async () => {
+      const r = await h.request('POST', WIDGET, { token, body: { workspace_name: 'acme', allowed_origin: ORIGIN, allowed_connector_types: ['granola'] } });
+      expect(r.status, r.text).toBe(200);
+      conforms('POST', WIDGET, r);
+      expect(r.body.allowed_origin).toBe(ORIGIN);
+      expect(r.body.url).toBe(`${h.url}/connect?origin=${encodeURIComponent(ORIGIN)}#session=${r.body.token}`);
+      expect(r.headers.get('cache-control')).toBe('no-store');
+
+      // The first page, before any session: framed by the origin the link names, if it is one.
+      const first = await h.request('GET', `/connect?origin=${encodeURIComponent(ORIGIN)}`);
+      expect(csp(first)).toContain(`frame-ancestors ${ORIGIN};`);
+      expect(first.headers.get('x-frame-options')).toBeNull();
+      for (const bad of ['javascript:alert(1)', 'https://a.com; script-src *', 'https://a.com/path', '*']) {
+        const page = await h.request('GET', `/connect?origin=${encodeURIComponent(bad)}`);
+        expect(csp(page), bad).toContain("frame-ancestors 'none'");
+        expect(page.headers.get('x-frame-options')).toBe('DENY');
+      }
+
+      const x = await h.request('POST', '/connect/session', { body: { token: r.body.token } });
+      expect(x.status, x.text).toBe(204);
+      expect(x.headers.get('set-cookie')).toMatch(/; SameSite=None; Secure; Partitioned$/);
+      const cookie = /sb_connect=([^;]+)/.exec(x.headers.get('set-cookie') ?? '')?.[1];
+      // The session's pages: its origin only, whatever ?origin= says.
+      for (const path of ['/connect', '/connect?origin=https%3A%2F%2Fevil.example', '/connect/types/granola']) {
+        const page = await h.request('GET', path, { headers: { cookie: `sb_connect=${cookie}` } });
+        expect(page.status, path).toBe(200);
+        expect(csp(page), path).toContain(`frame-ancestors ${ORIGIN};`);
+        expect(page.headers.get('x-frame-options')).toBeNull();
+      }
+      // Connecting through the framed page: the result is posted to the allowed origin only, and the page keeps to it.
+      const form = await h.request('GET', '/connect/types/granola', { headers: { cookie: `sb_connect=${cookie}` } });
+      const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? '';
+      const done = await h.request('POST', '/connect/types/granola/credentials', {
+        headers: { cookie: `sb_connect=${cookie}` },
+        raw: new URLSearchParams({ csrf, variant: 'api_key', 'field.api_key': sim.apiKey }).toString(),
+        contentType: 'application/x-www-form-urlencoded',
+      });
+      expect(done.status, done.text).toBe(200);
+      expect(done.text).toContain(`data-message-origin="${ORIGIN}"`);
+      expect(csp(done)).toContain(`frame-ancestors ${ORIGIN};`);
+      // A plain Connect session is unchanged.
+      const plain = await h.request('POST', '/api/v1/integrations/connect/sessions', { token, body: { customer_name: 'acme' } });
+      expect(plain.body.url).toBe(`${h.url}/connect#session=${plain.body.token}`);
+      const px = await h.request('POST', '/connect/session', { body: { token: plain.body.token } });
+      expect(px.headers.get('set-cookie')).toContain('SameSite=Lax');
+      const pc = /sb_connect=([^;]+)/.exec(px.headers.get('set-cookie') ?? '')?.[1];
+      const home = await h.request('GET', '/connect', { headers: { cookie: `sb_connect=${pc}` } });
+      expect(csp(home)).toContain("frame-ancestors 'none'");
+    });
+
+    it.each([
+      ['an origin with a path', { allowed_origin: `${ORIGIN}/embed` }, '/allowed_origin'],
+      ['a non-http origin', { allowed_origin: 'ftp://files.example.com' }, '/allowed_origin'],
+      ['a wildcard', { allowed_origin: '*' }, '/allowed_origin'],
+      ['a redirect_url on another origin', { allowed_origin: ORIGIN, redirect_url: 'https://other.example.com/done' }, '/redirect_url'],
+    ])('refuse %s with a 400, storing nothing', async (_n, body, path) => {
+      const sessions = async (): Promise<number> => (await (h.service.database.db as unknown as Kysely<ConnectTables>).selectFrom('connect_sessions').selectAll().execute()).length;
+      const [before, count] = [await h.snapshot(), await sessions()];
+      const r = await h.request('POST', WIDGET, { token, body: { workspace_name: 'acme', ...body } });
+      expect(r.status, r.text).toBe(400);
+      expect(r.body.errors).toEqual([{ path, message: expect.any(String) }]);
+      expect(await h.snapshot()).toBe(before);
+      expect(await sessions()).toBe(count);
     });
   });
 

@@ -5,10 +5,12 @@ import { issueAccessToken, issueScopedToken } from '../accounts.ts';
 import { principalOf } from '../authentication.ts';
 import type { ServiceContext } from '../context.ts';
 import { customerNames } from '../customers.ts';
-import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema } from '../schemas.ts';
+import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../schemas.ts';
+import { createConnectSession, type CreateSessionBody } from '../connect/connect-sessions.ts';
 
 export const TOKEN_PATH = '/api/v1/account/applications/token';
 export const SCOPED_TOKEN_PATH = '/api/v1/account/applications/scoped-token';
+export const WIDGET_TOKEN_PATH = '/api/v1/account/applications/widget-token';
 
 export function accountRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -61,6 +63,23 @@ export function accountRoutes(ctx: ServiceContext) {
         request.log.info({ customer_scoped: true }, 'scoped token issued');
         void reply.header('cache-control', 'no-store');
         return { ...issued, token: issued.access_token, customer_name: request.body.customer_name };
+      },
+    );
+
+    // Airbyte's widget token: a Connect session (connect/connect-sessions.ts) restricted to one embedding origin.
+    app.post<{ Body: CreateSessionBody & { allowed_origin: string } }>(
+      WIDGET_TOKEN_PATH,
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body'),
+        schema: { body: WidgetTokenRequestSchema, response: { 200: WidgetTokenResponseSchema } },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const session = await createConnectSession(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);
+        request.log.info({ allowed_origin: request.body.allowed_origin }, 'widget token (connect session) created');
+        void reply.header('cache-control', 'no-store');
+        return { ...session, allowed_origin: new URL(request.body.allowed_origin).origin };
       },
     );
   };
