@@ -74,6 +74,14 @@ title: string
 kind: string
 description?: string
 docs_url?: string
+/**
+ * Other names of this connector type (e.g. display names such as "Monday"); the service matches connector_type case-insensitively against the type and these.
+ */
+aliases?: string[]
+/**
+ * Airbyte's connector definition id (a UUID) for this system; the service accepts it as definition_id.
+ */
+airbyte_definition_id?: string
 base_url: BaseUrl
 /**
  * Headers sent on every request (templates).

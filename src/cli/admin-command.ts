@@ -1,5 +1,6 @@
 /** `switchboard admin create-app --org <name>` and `admin grant --client-id <id> --org <name>`. */
 import type { Command } from 'commander';
+import { SwitchboardError } from '../errors/index.ts';
 import { failWith } from './cli-support.ts';
 
 /** Open the configured database (SWITCHBOARD_DATABASE_URL or ./data), migrated, for one admin action. */
@@ -21,10 +22,17 @@ export function registerAdminCommand(program: Command): void {
     .description('Create an application (and the organization if needed); prints {organization_id, client_id, client_secret} — the secret is shown only once')
     .requiredOption('--org <name>', 'organization name')
     .option('--name <name>', 'application name')
-    .action(async (opts: { org: string; name?: string }) => {
+    .option('--envelope <envelope>', "response envelope of its calls: switchboard (default) or airbyte (Airbyte agent SDK's, for every request, not only those sending X-ADP-Agent-SDK)")
+    .action(async (opts: { org: string; name?: string; envelope?: string }) => {
       try {
-        const { createApplication } = await import('../service/accounts.ts');
-        const created = await withStore((store) => createApplication(store, { orgName: opts.org, ...(opts.name !== undefined ? { appName: opts.name } : {}) }));
+        const { createApplication, RESPONSE_ENVELOPES } = await import('../service/accounts.ts');
+        const envelope = opts.envelope;
+        if (envelope !== undefined && !(RESPONSE_ENVELOPES as readonly string[]).includes(envelope)) {
+          throw new SwitchboardError('invalid_request', `--envelope must be one of: ${RESPONSE_ENVELOPES.join(', ')}`);
+        }
+        const created = await withStore((store) =>
+          createApplication(store, { orgName: opts.org, ...(opts.name !== undefined ? { appName: opts.name } : {}), ...(envelope !== undefined ? { envelope: envelope as 'switchboard' | 'airbyte' } : {}) }),
+        );
         process.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
       } catch (e) {
         failWith(e);

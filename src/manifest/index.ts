@@ -2,6 +2,7 @@ export { loadManifestFile, loadManifestText, formatProblem, ManifestError, type 
 export { connectorRegistry, getConnector, manifestFiles, CONNECTORS_DIR } from './registry.ts';
 export { paramsSchema, credentialsSchema, listMetaSchema, recordSchema, searchRecordSchema, type JsonSchema } from './schemas.ts';
 export { createAjv } from './ajv.ts';
+export { kindIndex, type KindIndex } from './kinds.ts';
 export { MANIFEST_SCHEMA } from './manifest-schema.ts';
 export {
   ACTION_NAMES,

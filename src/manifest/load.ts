@@ -273,6 +273,14 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   const config = new Set(Object.keys(m.config ?? {}));
   const allCredentialFields = new Set(m.auth.flatMap((v) => Object.keys(v.fields)));
 
+  // Aliases match case-insensitively, so two that differ only in case are one alias written twice.
+  const aliasSeen = new Set<string>();
+  (m.aliases ?? []).forEach((a, i) => {
+    const key = a.trim().toLowerCase();
+    if (aliasSeen.has(key)) check.add(['aliases', i], `alias "${a}" repeats another alias (aliases match case-insensitively)`);
+    aliasSeen.add(key);
+  });
+
   // Connector-level headers.
   const headers: [string, Template][] = [];
   for (const [name, src] of Object.entries(m.headers ?? {})) {

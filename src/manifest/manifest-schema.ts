@@ -24,6 +24,17 @@ export const MANIFEST_SCHEMA = {
     kind: { type: 'string', minLength: 1, description: 'What kind of system this is, e.g. meeting-notes.' },
     description: { type: 'string' },
     docs_url: { type: 'string' },
+    aliases: {
+      type: 'array',
+      uniqueItems: true,
+      items: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' },
+      description: 'Other names of this connector type (e.g. display names such as "Monday"); the service matches connector_type case-insensitively against the type and these.',
+    },
+    airbyte_definition_id: {
+      type: 'string',
+      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      description: "Airbyte's connector definition id (a UUID) for this system; the service accepts it as definition_id.",
+    },
     base_url: { $ref: '#/definitions/BaseUrl' },
     headers: { type: 'object', additionalProperties: template, description: 'Headers sent on every request (templates).' },
     config: {

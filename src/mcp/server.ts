@@ -80,6 +80,8 @@ export interface McpServerOptions {
 
 /** Tools of the four generic kinds. */
 const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search'] as const;
+/** execute's names of search: ours, and Airbyte's since April 2026. */
+const SEARCH_ACTION_NAMES = ['search', 'context_store_search'] as const;
 
 /** What MCP clients accept as a tool name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -124,8 +126,12 @@ function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], To
       properties: {
         connector,
         entity: { type: 'string', minLength: 1, description: 'Entity, e.g. notes, contacts, items' },
-        action: { type: 'string', enum: ['list', 'get', 'create', 'update'], description: readOnly ? 'list or get (this server is read-only: create and update are refused)' : 'list, get, create or update' },
-        params: { type: 'object', description: "The action's params; describe gives each action's params JSON Schema" },
+        action: {
+          type: 'string',
+          enum: ['list', 'get', 'create', 'update', ...SEARCH_ACTION_NAMES],
+          description: `${readOnly ? 'list or get (this server is read-only: create and update are refused)' : 'list, get, create or update'}; search or context_store_search (Airbyte's name) run the search tool with params as its arguments`,
+        },
+        params: { type: ['object', 'null'], description: "The action's params; describe gives each action's params JSON Schema (null: none)" },
         fields: FIELDS_SCHEMA,
       },
       required: ['connector', 'entity', 'action'],
@@ -466,6 +472,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
               entities: entities.map((e) => forModel(e, false)),
             });
           }
+        } else if (name === 'execute' && (SEARCH_ACTION_NAMES as readonly string[]).includes(String(args['action']))) {
+          result = await runSearch(instance, { connector: args['connector'], entity: args['entity'], ...((args['params'] ?? {}) as Record<string, unknown>), ...(args['fields'] !== undefined ? { fields: args['fields'] } : {}) });
         } else if (name === 'execute') {
           result = await runExecute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], extra.signal);
         } else {

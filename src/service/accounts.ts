@@ -17,15 +17,19 @@ export interface CreatedApplication {
   client_secret: string;
 }
 
+/** How an application's execute answers and errors are shaped (src/service/airbyte-envelope.ts). */
+export const RESPONSE_ENVELOPES = ['switchboard', 'airbyte'] as const;
+export type ResponseEnvelope = (typeof RESPONSE_ENVELOPES)[number];
+
 /** Create an application for organization `orgName` (created when missing). */
-export async function createApplication(store: ServiceStore, o: { orgName: string; appName?: string; now?: Date }): Promise<CreatedApplication> {
+export async function createApplication(store: ServiceStore, o: { orgName: string; appName?: string; now?: Date; envelope?: ResponseEnvelope }): Promise<CreatedApplication> {
   const now = (o.now ?? new Date()).toISOString();
   return store.transaction(async (tx) => {
     const { organization } = await tx.ensureOrganization(o.orgName, newId(), now);
     const clientId = PREFIX.clientId + randomSecret().slice(0, 24);
     const clientSecret = randomSecret(PREFIX.clientSecret);
     const appId = newId();
-    await tx.insertApplication({ id: appId, client_id: clientId, client_secret_hash: sha256Hex(clientSecret), name: o.appName ?? `${o.orgName} application`, created_at: now });
+    await tx.insertApplication({ id: appId, client_id: clientId, client_secret_hash: sha256Hex(clientSecret), name: o.appName ?? `${o.orgName} application`, created_at: now, ...(o.envelope !== undefined ? { response_envelope: o.envelope } : {}) });
     await tx.grant(appId, organization.id, now);
     return { organization_id: organization.id, client_id: clientId, client_secret: clientSecret };
   });
@@ -65,4 +69,24 @@ export async function issueAccessToken(store: ServiceStore, o: { clientId: strin
   await store.deleteExpiredTokens(app.id, nowIso);
   await store.insertAccessToken(sha256Hex(token), app.id, new Date(o.now + o.ttlSeconds * 1000).toISOString(), nowIso);
   return { access_token: token, token_type: 'Bearer', expires_in: o.ttlSeconds };
+}
+
+/** Longest life of a scoped token: short-lived by design (and never longer than the service's token TTL). */
+export const SCOPED_TOKEN_MAX_TTL_SECONDS = 900;
+
+/**
+ * A token limited to one customer of one organization, issued to a caller holding an access
+ * token of the application: it acts for that organization only, and every endpoint refuses
+ * other customers' connectors (src/service/customers.ts).
+ */
+export async function issueScopedToken(
+  store: ServiceStore,
+  o: { applicationId: string; organizationId: string; customerName: string; ttlSeconds: number; now: number },
+): Promise<IssuedToken> {
+  const token = randomSecret(PREFIX.accessToken);
+  const ttl = Math.min(o.ttlSeconds, SCOPED_TOKEN_MAX_TTL_SECONDS);
+  const nowIso = new Date(o.now).toISOString();
+  await store.deleteExpiredTokens(o.applicationId, nowIso);
+  await store.insertAccessToken(sha256Hex(token), o.applicationId, new Date(o.now + ttl * 1000).toISOString(), nowIso, { organizationId: o.organizationId, customerName: o.customerName });
+  return { access_token: token, token_type: 'Bearer', expires_in: ttl };
 }

@@ -28,6 +28,8 @@ import { syncRoutes } from './routes/sync-routes.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
+import { customerScopeHook } from './customers.ts';
+import { workspaceRoutes } from './routes/workspace-routes.ts';
 import { checkedJsonParser, clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
@@ -165,6 +167,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   app.decorateRequest('principal', null);
   app.addHook('onRequest', authenticationHook(ctx, organizationLimiter(limits, o.config)));
   app.addHook('preValidation', refuseControlCharacters);
+  // Scoped (one-customer) tokens: other customers' connectors are 404, unscoped routes 403 (customers.ts).
+  app.addHook('preValidation', customerScopeHook(ctx));
 
   app.setErrorHandler((err, request, reply) => {
     if (request.raw.socket?.destroyed === true) {
@@ -188,6 +192,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
 
   await app.register(metaRoutes(ctx));
   await app.register(accountRoutes(ctx));
+  await app.register(workspaceRoutes(ctx));
   await app.register(connectorRoutes(ctx));
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));

@@ -22,6 +22,10 @@ export interface Principal {
   /** Empty for 'application' routes when the application has several organizations. */
   organizationId: string;
   organizationIds: string[];
+  /** A scoped token's one customer (null: the application's full access); see customers.ts. */
+  customerName: string | null;
+  /** The application was created to speak Airbyte's envelope (airbyte-envelope.ts). */
+  airbyteEnvelope: boolean;
 }
 
 declare module 'fastify' {
@@ -30,6 +34,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** The route keeps a scoped (one-customer) token to its customer itself; other routes without a connector_id refuse such tokens (customers.ts). */
+    customerScoped?: boolean;
   }
 }
 
@@ -136,7 +142,7 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
         }),
       );
     }
-    const principal: Principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs };
+    const principal: Principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs, customerName: found.customerName, airbyteEnvelope: found.envelope === 'airbyte' };
     if (limiter === null) {
       request.principal = principal;
       return undefined;

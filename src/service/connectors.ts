@@ -15,6 +15,7 @@ import { oauthSecretContext } from './oauth-flow.ts';
 import { executeFailure } from './problem.ts';
 import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
 import { runSearch } from './search-bridge.ts';
+import { SEARCH_ACTIONS } from './airbyte-envelope.ts';
 import { isAuthFailure } from '../sync/index.ts';
 import { newId, sha256Hex } from './secrets.ts';
 
@@ -61,6 +62,8 @@ export interface CreateConnectorBody {
   name: string;
   credentials?: Record<string, unknown>;
   server_side_oauth_secret_id?: string;
+  /** Airbyte's stream selection: accepted and ignored (the manifest decides what syncs). */
+  replication_config?: Record<string, unknown>;
 }
 
 /**
@@ -87,7 +90,8 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
     id,
     organization_id: organizationId,
     customer_name: body.customer_name,
-    connector_type: body.connector_type,
+    // The type itself, whichever of its names the caller used.
+    connector_type: manifest.type,
     name: body.name,
     status: 'active',
     last_checked_at: null as string | null,
@@ -109,7 +113,7 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
   }
 
   const idHash = sha256Hex(body.server_side_oauth_secret_id as string);
-  const lookup = { idHash, organizationId, connectorType: body.connector_type, customerName: body.customer_name };
+  const lookup = { idHash, organizationId, connectorType: manifest.type, customerName: body.customer_name };
   if (runCheck) {
     // Check the tokens before consuming the secret (no upstream call inside the transaction);
     // a rejected check leaves the secret unused, like any other failed create.
@@ -170,6 +174,8 @@ export function decodeListCursor(s: string): ConnectorPosition {
 export interface ListQuery {
   customer_name?: string;
   connector_type?: string;
+  /** Left here only when no connector type has it (customers.ts folds a known one into connector_type). */
+  definition_id?: string;
   status?: ConnectorStatus;
   limit?: number;
   cursor?: string;
@@ -178,6 +184,7 @@ export interface ListQuery {
 /** One page of the organization's connectors, oldest first. */
 export async function listConnectors(ctx: ServiceContext, organizationId: string, q: ListQuery): Promise<{ data: ConnectorView[]; meta: { cursor: string | null; has_more: boolean } }> {
   const limit = q.limit ?? 50;
+  if (q.definition_id !== undefined) return { data: [], meta: { cursor: null, has_more: false } };
   const rows = await ctx.store.listConnectors(organizationId, {
     customerName: q.customer_name,
     connectorType: q.connector_type,
@@ -240,7 +247,16 @@ export async function deleteConnector(ctx: ServiceContext, organizationId: strin
 export interface ExecuteBody {
   entity: string;
   action: string;
-  params?: Record<string, unknown>;
+  /** null or absent: no params. */
+  params?: Record<string, unknown> | null;
+}
+
+/** Search params as Airbyte's SDK sends them too: `fields` as key lists (`[["user", "name"]]`) → dotted paths. */
+function searchParams(params: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  const p = params ?? {};
+  const fields = p['fields'];
+  if (!Array.isArray(fields) || !fields.some(Array.isArray)) return p;
+  return { ...p, fields: fields.map((f) => (Array.isArray(f) && f.every((k) => typeof k === 'string') ? f.join('.') : f)) };
 }
 
 /** Run one action on a connector: the library-mode envelope, or the search response. */
@@ -248,7 +264,7 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
   const row = ctx.runtimes.cachedRow(organizationId, id) ?? (await ctx.runtimes.row(organizationId, id));
   if (row === undefined) throw notFound(id);
   const manifest = connectorType(ctx, row.connector_type);
-  if (body.action === 'search') {
+  if (SEARCH_ACTIONS.has(body.action)) {
     const entity = manifest.entities.get(body.entity);
     if (entity === undefined) {
       const valid = [...manifest.entities.keys()];
@@ -256,11 +272,11 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
     }
     if (entity.def.search === undefined) {
       const valid = [...entity.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a));
-      throw new SwitchboardError('unknown_action', `${manifest.type} ${body.entity} has no search fields, so no search action. Valid actions: ${valid.join(', ')}`, {
-        details: { entity: body.entity, action: 'search', valid },
+      throw new SwitchboardError('unknown_action', `${manifest.type} ${body.entity} has no search fields, so no ${body.action} action. Valid actions: ${valid.join(', ')}`, {
+        details: { entity: body.entity, action: body.action, valid },
       });
     }
-    return runSearch(ctx, { connector: row, manifest, entity: body.entity, params: body.params ?? {} });
+    return runSearch(ctx, { connector: row, manifest, entity: body.entity, params: searchParams(body.params) });
   }
   const { runtime, secrets } = ctx.runtimes.get(row, manifest);
   try {

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike, RetryPolicy } from '../http/index.ts';
-import type { LoadedManifest } from '../manifest/index.ts';
+import { kindIndex, type LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
 import type { RuntimePool } from './runtime-pool.ts';
@@ -55,9 +55,9 @@ export function nowIso(ctx: Pick<ServiceContext, 'now'>, offsetSeconds = 0): str
   return new Date(ctx.now() + offsetSeconds * 1000).toISOString();
 }
 
-/** A registered connector type, or unknown_connector_type listing the known ones. */
+/** A registered connector type by its name or a manifest alias (any case), or unknown_connector_type listing the known ones. */
 export function connectorType(ctx: Pick<ServiceContext, 'registry'>, type: string, status?: number): LoadedManifest {
-  const m = ctx.registry.get(type);
+  const m = ctx.registry.get(type) ?? ctx.registry.get(kindIndex(ctx.registry).byName(type) ?? '');
   if (m === undefined) {
     const valid = [...ctx.registry.keys()].sort();
     throw new SwitchboardError('unknown_connector_type', `Unknown connector type "${type}". Known types: ${valid.join(', ')}`, {

@@ -26,6 +26,14 @@ import {
   PatchConnectorRequestSchema,
   ProblemSchema,
   SearchParamsSchema,
+  ScopedTokenRequestSchema,
+  ScopedTokenResponseSchema,
+  WidgetTokenRequestSchema,
+  WidgetTokenResponseSchema,
+  WorkspaceListSchema,
+  WorkspacesQuerySchema,
+  AirbyteExecuteResponseSchema,
+  AirbyteProblemSchema,
   SyncRequestSchema,
   SyncStatusSchema,
   TokenRequestSchema,
@@ -41,7 +49,8 @@ export function errorCodeTable(): string {
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Schema): Schema => ({ 'application/json': { schema } });
-const problemRef: Schema = { 'application/problem+json': { schema: ref('Problem') } };
+// Callers that opt in to Airbyte's envelope get the same problem with message and errors[].message added.
+const problemRef: Schema = { 'application/problem+json': { schema: { anyOf: [ref('Problem'), ref('AirbyteProblem')] } } };
 
 /** Problem responses an operation can produce, by status (500 internal_error can happen anywhere). */
 function problems(...statuses: number[]): Record<string, Schema> {
@@ -61,6 +70,14 @@ const connectorIdParam: Schema = {
   in: 'path',
   required: true,
   description: 'Connector id (UUID). Unknown ids, malformed ids and other organizations\' ids all answer 404 connector_not_found.',
+  schema: { type: 'string' },
+};
+const airbyteHeader: Schema = {
+  name: 'X-ADP-Agent-SDK',
+  in: 'header',
+  required: false,
+  description:
+    "Sent by Airbyte's agent SDK (any non-empty value): execute answers in Airbyte's envelope (AirbyteExecuteResponse) and errors carry message and errors[].message (AirbyteProblem). Without it (and for applications not created with the airbyte envelope) nothing changes.",
   schema: { type: 'string' },
 };
 const orgHeader: Schema = {
@@ -96,6 +113,12 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         'Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`:',
         '',
         errorCodeTable(),
+        '',
+        "Airbyte's agent SDK: requests carrying `X-ADP-Agent-SDK` (or of an application created with `--envelope airbyte`) get execute answers as",
+        '`{status, result, connector_metadata, execution_metadata}` (AirbyteExecuteResponse) and problems with a top-level `message` and',
+        '`errors[].message` (AirbyteProblem). `workspace_name` and `external_user_id` are aliases of `customer_name` everywhere; `definition_id`',
+        "selects a connector type by its Airbyte definition id. A scoped token (POST /api/v1/account/applications/scoped-token) acts for one",
+        "customer: other customers' connectors are 404 connector_not_found, naming another customer 403 customer_forbidden.",
       ].join('\n'),
     },
     servers: [{ url: serverUrl ?? '/' }],
@@ -105,6 +128,13 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Opaque access token from the token endpoint; expires (expires_in)' } },
       schemas: {
         Problem: ProblemSchema,
+        AirbyteProblem: AirbyteProblemSchema,
+        AirbyteExecuteResponse: AirbyteExecuteResponseSchema,
+        WorkspaceList: WorkspaceListSchema,
+        ScopedTokenRequest: ScopedTokenRequestSchema,
+        ScopedTokenResponse: ScopedTokenResponseSchema,
+        WidgetTokenRequest: WidgetTokenRequestSchema,
+        WidgetTokenResponse: WidgetTokenResponseSchema,
         TokenRequest: TokenRequestSchema,
         TokenResponse: TokenResponseSchema,
         Connector: ConnectorSchema,
@@ -148,6 +178,36 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
           security: [],
           requestBody: { required: true, content: json(ref('TokenRequest')) },
           responses: { 200: { description: 'Token', content: json(ref('TokenResponse')) }, ...problems(400, 401, 413, 415) },
+        },
+      },
+      '/api/v1/account/applications/scoped-token': {
+        post: {
+          operationId: 'createScopedToken',
+          summary: 'A short-lived access token limited to one customer of this organization',
+          description:
+            "With it, every connector endpoint answers 404 connector_not_found for other customers' connectors; lists, search and MCP show its customer's only; naming another customer is 403 customer_forbidden; endpoints that do not keep to one customer refuse it with 403. Lives at most 900 s.",
+          parameters: [orgHeader],
+          requestBody: { required: true, content: json(ref('ScopedTokenRequest')) },
+          responses: { 200: { description: 'Token', content: json(ref('ScopedTokenResponse')) }, ...problems(...AUTHED) },
+        },
+      },
+      '/api/v1/account/applications/widget-token': {
+        post: {
+          operationId: 'createWidgetToken',
+          summary: "Airbyte's widget token: a Connect session for one customer, restricted to one embedding origin",
+          description:
+            'The pages of the session may be framed by allowed_origin only (CSP frame-ancestors), its cookie works in that frame, and the result message (switchboard:connected) is posted to that origin only. The first page, served before the session is known, may be framed by the origin the link names.',
+          parameters: [orgHeader],
+          requestBody: { required: true, content: json(ref('WidgetTokenRequest')) },
+          responses: { 200: { description: 'The session', content: json(ref('WidgetTokenResponse')) }, ...problems(...AUTHED) },
+        },
+      },
+      '/api/v1/workspaces': {
+        get: {
+          operationId: 'listWorkspaces',
+          summary: "The organization's customers (Airbyte: workspaces) as {id, name}",
+          parameters: [orgHeader, ...queryParams(WorkspacesQuerySchema)],
+          responses: { 200: { description: 'A page', content: json(ref('WorkspaceList')) }, ...problems(400, 401, 403, 429) },
         },
       },
       '/api/v1/integrations/connector-types': {
@@ -241,10 +301,13 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         post: {
           operationId: 'execute',
           summary: "Run an action: list, get, create, update (the upstream API) or search (synced data)",
-          parameters: [connectorIdParam, orgHeader],
+          parameters: [connectorIdParam, orgHeader, airbyteHeader],
           requestBody: { required: true, content: json(executeBody) },
           responses: {
-            200: { description: 'The envelope: {data, meta?}', content: json(ref('ExecuteResponse')) },
+            200: {
+              description: "The envelope: {data, meta?} (ExecuteResponse); with X-ADP-Agent-SDK, Airbyte's {status, result, connector_metadata, execution_metadata}",
+              content: json({ anyOf: [ref('ExecuteResponse'), ref('AirbyteExecuteResponse')] }),
+            },
             ...problems(...AUTHED, 404, 422, 424, 501, 502, 503),
           },
         },

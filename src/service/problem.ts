@@ -8,6 +8,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import { airbyteProblem, speaksAirbyte } from './airbyte-envelope.ts';
 
 /** The problem details media type (RFC 9457 §3). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -136,5 +137,6 @@ export function toProblem(err: unknown): Problem {
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, p: Problem, headers: Record<string, string> = {}): FastifyReply {
   const body: Problem = { ...p, instance: request.url.split('?')[0] ?? request.url };
   for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
-  return reply.code(p.status).type(PROBLEM_CONTENT_TYPE).send(body);
+  // Callers of Airbyte's agent SDK (opt-in) also get the fields it reads (airbyte-envelope.ts).
+  return reply.code(p.status).type(PROBLEM_CONTENT_TYPE).send(speaksAirbyte(request) ? airbyteProblem(body) : body);
 }

@@ -8,6 +8,7 @@
  * alike: no `nullable`, no `$defs`, type arrays for nullable values.
  */
 import { ERROR_CODES } from '../errors/index.ts';
+import { customerAliasProperties } from './customers.ts';
 
 export type Schema = Record<string, unknown>;
 
@@ -92,6 +93,7 @@ export const ConnectorSchema: Schema = {
 };
 
 const nameField = str(undefined, { minLength: 1, maxLength: 200 });
+const definitionIdField = str("Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type)", { minLength: 1, maxLength: 100 });
 
 export const CreateConnectorRequestSchema: Schema = {
   title: 'CreateConnectorRequest',
@@ -101,8 +103,11 @@ export const CreateConnectorRequestSchema: Schema = {
   required: ['customer_name', 'connector_type', 'name'],
   properties: {
     customer_name: nameField,
-    connector_type: str(undefined, { minLength: 1, maxLength: 100 }),
+    ...customerAliasProperties(nameField),
+    connector_type: str('The type, or one of its aliases (any case), e.g. granola or "Granola"', { minLength: 1, maxLength: 100 }),
+    definition_id: definitionIdField,
     name: nameField,
+    replication_config: { type: 'object', description: "Accepted for Airbyte SDK compatibility and ignored: Switchboard syncs the entities the connector type's manifest declares" },
     credentials: { type: 'object', description: 'Credential fields of one of the connector type credential variants (see connector-types)' },
     server_side_oauth_secret_id: str('secret_id from the OAuth callback redirect', { minLength: 1, maxLength: 200 }),
   },
@@ -124,7 +129,9 @@ export const ListConnectorsQuerySchema: Schema = {
   additionalProperties: false,
   properties: {
     customer_name: str(undefined, { minLength: 1 }),
-    connector_type: str(undefined, { minLength: 1 }),
+    ...customerAliasProperties(str(undefined, { minLength: 1 })),
+    connector_type: str('The type, or one of its aliases (any case)', { minLength: 1 }),
+    definition_id: str("Airbyte's connector definition id: only connectors of that type (none when no type has it)", { minLength: 1 }),
     status: { type: 'string', enum: ['active', 'auth_failed', 'error'], description: 'Only connectors with this status' },
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: str('meta.cursor of the previous page', { minLength: 1, maxLength: 1000 }),
@@ -189,7 +196,9 @@ export const OAuthInitiateRequestSchema: Schema = {
   required: ['customer_name', 'connector_type', 'redirect_url'],
   properties: {
     customer_name: nameField,
-    connector_type: str(undefined, { minLength: 1, maxLength: 100 }),
+    ...customerAliasProperties(nameField),
+    connector_type: str('The type, or one of its aliases (any case)', { minLength: 1, maxLength: 100 }),
+    definition_id: definitionIdField,
     redirect_url: str('Where the user is sent back with ?secret_id=... (or ?error=...)', { format: 'uri', maxLength: 2000 }),
   },
 };
@@ -222,8 +231,8 @@ export const ExecuteRequestSchema: Schema = {
   required: ['entity', 'action'],
   properties: {
     entity: str('Entity name, e.g. notes, contacts', { minLength: 1, maxLength: 100 }),
-    action: str('list, get, create, update or search', { minLength: 1, maxLength: 50 }),
-    params: { type: 'object', description: "The action's params (see connector-types for each action's JSON Schema)" },
+    action: str('list, get, create, update or search (also named context_store_search)', { minLength: 1, maxLength: 50 }),
+    params: { type: ['object', 'null'], description: "The action's params (see connector-types for each action's JSON Schema); null or absent: no params" },
   },
 };
 
@@ -412,7 +421,134 @@ export const McpQuerySchema: Schema = {
   additionalProperties: false,
   properties: {
     customer_name: { type: 'string', minLength: 1, maxLength: 255, description: "Expose only this customer's connectors" },
+    ...customerAliasProperties({ type: 'string', minLength: 1, maxLength: 255 }),
     read_only: { type: 'boolean', description: 'Expose list, get and search only; create and update are refused with a read_only tool error' },
     max_output_bytes: { type: 'integer', minimum: 1024, maximum: 1048576, description: 'Byte budget of one execute or search result; default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES (20000)' },
+  },
+};
+
+/** GET /api/v1/workspaces query. */
+export const WorkspacesQuerySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name_contains: str('Only customers whose name contains this (ASCII letters case-insensitively)', { maxLength: 200 }),
+    limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+    cursor: str('meta.cursor of the previous page', { minLength: 1, maxLength: 1000 }),
+  },
+};
+
+export const WorkspaceListSchema: Schema = {
+  title: 'WorkspaceList',
+  description: "The organization's customers (every customer_name its connectors use), in name order",
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'meta'],
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'name'],
+        properties: { id: str('A stable id derived from the organization and the name (UUID version 8)', { format: 'uuid' }), name: str('The customer_name') },
+      },
+    },
+    meta: (ConnectorListSchema['properties'] as Record<string, Schema>)['meta'] as Schema,
+  },
+};
+
+/** POST /api/v1/account/applications/scoped-token body. */
+export const ScopedTokenRequestSchema: Schema = {
+  title: 'ScopedTokenRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_name'],
+  properties: {
+    customer_name: str('The one customer the token may act for', { minLength: 1, maxLength: 200 }),
+    ...customerAliasProperties(str(undefined, { minLength: 1, maxLength: 200 })),
+  },
+};
+
+export const ScopedTokenResponseSchema: Schema = {
+  title: 'ScopedTokenResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['access_token', 'token', 'token_type', 'expires_in', 'customer_name'],
+  properties: {
+    access_token: str('Opaque bearer token limited to one customer of this organization'),
+    token: str('The same token (the field name Airbyte clients read)'),
+    token_type: { type: 'string', enum: ['Bearer'] },
+    expires_in: { type: 'integer', description: 'Seconds until the token expires (at most 900, and at most SWITCHBOARD_TOKEN_TTL_SECONDS)' },
+    customer_name: str('The customer the token is limited to'),
+  },
+};
+
+/** Execute answer in Airbyte's envelope (opt-in: X-ADP-Agent-SDK, or an application created with the airbyte envelope). */
+export const AirbyteExecuteResponseSchema: Schema = {
+  title: 'AirbyteExecuteResponse',
+  description: "list → result = the records, connector_metadata = the list meta; get/create/update → result = the record, connector_metadata null; search / context_store_search → result = {data, meta: {has_more, cursor, took_ms}}",
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'result', 'connector_metadata', 'execution_metadata'],
+  properties: {
+    status: { type: 'string', enum: ['success'] },
+    result: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] },
+    connector_metadata: { type: ['object', 'null'] },
+    execution_metadata: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['connector_instance_id', 'execution_time_ms'],
+      properties: { connector_instance_id: str('The connector id', { format: 'uuid' }), execution_time_ms: { type: 'integer', description: 'How long the action took in the service' } },
+    },
+  },
+};
+
+/** A problem as Airbyte's SDK reads it: ours, plus message and errors[].message. */
+export const AirbyteProblemSchema: Schema = {
+  title: 'AirbyteProblem',
+  description: 'Problem details plus a top-level message (= detail) and errors[] whose entries carry message and userPresentableMessage (one entry with the detail when there are no field errors).',
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code', 'message', 'errors'],
+  properties: {
+    ...(ProblemSchema['properties'] as Record<string, Schema>),
+    message: str('The detail again, where the SDK reads it'),
+    errors: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['message', 'userPresentableMessage'],
+        properties: { path: { type: 'string' }, message: { type: 'string' }, userPresentableMessage: { type: 'string', description: 'path and message together' } },
+      },
+    },
+  },
+};
+
+/** POST /api/v1/account/applications/widget-token body: a Connect session restricted to one origin. */
+export const WidgetTokenRequestSchema: Schema = {
+  title: 'WidgetTokenRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['customer_name', 'allowed_origin'],
+  properties: {
+    customer_name: str('The customer whose connectors the Connect UI creates, re-authorizes and checks', { minLength: 1, maxLength: 200 }),
+    ...customerAliasProperties(str(undefined, { minLength: 1, maxLength: 200 })),
+    allowed_origin: str('The one origin (scheme://host[:port]) that may frame the Connect UI of this session and receive its result message', { minLength: 1, maxLength: 300 }),
+    allowed_connector_types: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Connector types offered (default: all)' },
+    redirect_url: str('Where the page sends the user when done; must be on allowed_origin', { format: 'uri', maxLength: 2000 }),
+  },
+};
+
+export const WidgetTokenResponseSchema: Schema = {
+  title: 'WidgetTokenResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['token', 'url', 'expires_at', 'allowed_origin'],
+  properties: {
+    token: str('The Connect session token (sbx_...), already in url'),
+    url: str('Open or frame this from allowed_origin: <public url>/connect?origin=<allowed_origin>#session=<token>', { format: 'uri' }),
+    expires_at: str(undefined, { format: 'date-time' }),
+    allowed_origin: str('The origin the session is restricted to'),
   },
 };

@@ -24,6 +24,8 @@ export interface ApplicationsTable {
   client_secret_hash: string;
   name: string;
   created_at: string;
+  /** The execute/error envelope the application's calls get: 'switchboard' (default) or 'airbyte' (src/service/airbyte-envelope.ts). */
+  response_envelope: Generated<string>;
 }
 
 export interface ApplicationOrganizationsTable {
@@ -38,6 +40,9 @@ export interface AccessTokensTable {
   application_id: string;
   expires_at: string;
   created_at: string;
+  /** Set on a scoped token: the one organization and customer it may act for (null: the application's full access). */
+  organization_id: string | null;
+  customer_name: string | null;
 }
 
 export interface ConnectorsTable {
@@ -194,8 +199,21 @@ const m0002: Migration = {
   },
 };
 
+/** Scoped access tokens (one customer) and the per-application response envelope. */
+const m0003: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('access_tokens').addColumn('organization_id', 'text').execute();
+    await db.schema.alterTable('access_tokens').addColumn('customer_name', 'text').execute();
+    await db.schema.alterTable('applications').addColumn('response_envelope', 'text', (c) => c.notNull().defaultTo('switchboard')).execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('applications').dropColumn('response_envelope').execute();
+    for (const c of ['customer_name', 'organization_id']) await db.schema.alterTable('access_tokens').dropColumn(c).execute();
+  },
+};
+
 /** The service's migration group; run it before any other group whose tables reference connectors. */
 export const SERVICE_MIGRATIONS: MigrationGroup = {
   name: 'service',
-  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002 },
+  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002, '0003_scoped_tokens': m0003 },
 };

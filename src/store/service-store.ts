@@ -27,8 +27,12 @@ export type OAuthSecretRow = Selectable<OAuthSecretsTable>;
 export interface TokenPrincipal {
   applicationId: string;
   expiresAt: string;
-  /** Organizations the application may act for (possibly empty). */
+  /** Organizations the application may act for (possibly empty); a scoped token's one organization, if still granted. */
   organizationIds: string[];
+  /** A scoped token's customer (null: the application's full access). */
+  customerName: string | null;
+  /** The application's response envelope: 'switchboard' or 'airbyte'. */
+  envelope: string;
 }
 
 /** Keyset position of a connector in list order. */
@@ -74,7 +78,7 @@ class PreparedQuery<R> {
 }
 
 interface HotQueries {
-  tokenPrincipal: PreparedQuery<{ application_id: string; expires_at: string; organization_id: string | null }>;
+  tokenPrincipal: PreparedQuery<{ application_id: string; expires_at: string; organization_id: string | null; scope_organization_id: string | null; customer_name: string | null; response_envelope: string }>;
   connector: PreparedQuery<ConnectorRow>;
 }
 
@@ -83,8 +87,9 @@ function hotQueries(): HotQueries {
     tokenPrincipal: new PreparedQuery((db, tokenHash) =>
       db
         .selectFrom('access_tokens as t')
+        .innerJoin('applications as a', 'a.id', 't.application_id')
         .leftJoin('application_organizations as ao', 'ao.application_id', 't.application_id')
-        .select(['t.application_id', 't.expires_at', 'ao.organization_id'])
+        .select(['t.application_id', 't.expires_at', 'ao.organization_id', 't.organization_id as scope_organization_id', 't.customer_name', 'a.response_envelope'])
         .where('t.token_hash', '=', tokenHash as string),
     ),
     connector: new PreparedQuery((db, id, organizationId) =>
@@ -137,7 +142,7 @@ export class ServiceStore {
     return { organization: existing, created: false };
   }
 
-  async insertApplication(row: ApplicationRow): Promise<void> {
+  async insertApplication(row: Insertable<ApplicationsTable>): Promise<void> {
     await this.db.insertInto('applications').values(row).execute();
   }
 
@@ -157,8 +162,12 @@ export class ServiceStore {
 
   // Access tokens
 
-  async insertAccessToken(tokenHash: string, applicationId: string, expiresAt: string, now: string): Promise<void> {
-    await this.db.insertInto('access_tokens').values({ token_hash: tokenHash, application_id: applicationId, expires_at: expiresAt, created_at: now }).execute();
+  /** `scope`: a token limited to one customer of one organization. */
+  async insertAccessToken(tokenHash: string, applicationId: string, expiresAt: string, now: string, scope?: { organizationId: string; customerName: string }): Promise<void> {
+    await this.db
+      .insertInto('access_tokens')
+      .values({ token_hash: tokenHash, application_id: applicationId, expires_at: expiresAt, created_at: now, organization_id: scope?.organizationId ?? null, customer_name: scope?.customerName ?? null })
+      .execute();
   }
 
   /** Drop an application's expired tokens (housekeeping when it gets a new one). */
@@ -171,10 +180,15 @@ export class ServiceStore {
     const rows = await this.hot.tokenPrincipal.rows(this.db, tokenHash);
     const first = rows[0];
     if (first === undefined) return undefined;
+    const granted = rows.map((r) => r.organization_id).filter((id): id is string => id !== null);
+    const scope = first.scope_organization_id;
     return {
       applicationId: first.application_id,
       expiresAt: first.expires_at,
-      organizationIds: rows.map((r) => r.organization_id).filter((id): id is string => id !== null),
+      // A scoped token acts for its one organization, and only while the application may still use it.
+      organizationIds: scope === null ? granted : granted.filter((id) => id === scope),
+      customerName: first.customer_name,
+      envelope: first.response_envelope,
     };
   }
 

@@ -1,26 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { formatProblem, loadManifestText, ManifestError, manifestFiles, loadManifestFile } from '../../src/manifest/index.ts';
-
-const GRANOLA = readFileSync('connectors/granola/connector.yaml', 'utf8');
-
-/** The Granola manifest with one change applied to its parsed form. */
-function mutate(change: (m: Record<string, any>) => void): string {
-  const m = parse(GRANOLA) as Record<string, any>;
-  change(m);
-  return stringify(m);
-}
-
-function problems(text: string): string[] {
-  try {
-    loadManifestText(text, 'test.yaml');
-  } catch (e) {
-    if (e instanceof ManifestError) return e.problems.map(formatProblem);
-    throw e;
-  }
-  return [];
-}
+import { loadManifestText, manifestFiles, loadManifestFile } from '../../src/manifest/index.ts';
+import { GRANOLA, mutate, problems } from '../helpers/manifest.ts';
 
 describe('manifest loader', () => {
   it('loads every shipped manifest', () => {

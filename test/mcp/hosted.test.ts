@@ -146,6 +146,14 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     const target = all[17]!;
     const one = await call(client, 'search', { connector: ids['intercom'], entity: 'contacts', query: { filter: { eq: { email: target.email } } }, fields: ['id', 'email'] });
     expect(structured(one).data).toEqual([target]);
+    // Airbyte's name of search, through execute; params null is "no params" there too.
+    for (const action of ['context_store_search', 'search']) {
+      const viaExecute = await call(client, 'execute', { connector: ids['intercom'], entity: 'contacts', action, params: { query: { filter: { eq: { email: target.email } } } }, fields: ['id', 'email'] });
+      expect(viaExecute.isError, JSON.stringify(viaExecute.content)).toBeFalsy();
+      expect(structured(viaExecute).data).toEqual([target]);
+    }
+    const nullParams = await call(client, 'execute', { connector: ids['granola'], entity: 'notes', action: 'list', params: null });
+    expect(nullParams.isError, JSON.stringify(nullParams.content)).toBeFalsy();
 
     const small = await connect('?max_output_bytes=6000');
     const seen: string[] = [];

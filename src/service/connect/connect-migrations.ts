@@ -33,6 +33,8 @@ export interface ConnectSessionsTable {
   /** The connector the session created or re-authorized. */
   connector_id: string | null;
   created_at: string;
+  /** A widget token's session: the one origin that may frame its pages and receive its result (null: the deployment's settings). */
+  allowed_origin: string | null;
 }
 
 export interface ConnectTables {
@@ -74,4 +76,14 @@ const m0002: Migration = {
 };
 
 /** Run after the service group (connect_sessions references organizations). */
-export const connectMigrations: MigrationGroup = { name: 'connect', migrations: { '0001_connect_sessions': m0001, '0002_connect_session_claim': m0002 } };
+/** Widget tokens (Airbyte's name): a session restricted to one embedding origin. */
+const m0003: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('connect_sessions').addColumn('allowed_origin', 'text').execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('connect_sessions').dropColumn('allowed_origin').execute();
+  },
+};
+
+export const connectMigrations: MigrationGroup = { name: 'connect', migrations: { '0001_connect_sessions': m0001, '0002_connect_session_claim': m0002, '0003_widget_origin': m0003 } };

@@ -21,6 +21,7 @@ import { checkBody } from '../http-hygiene.ts';
 import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
 import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
 import { sha256Hex } from '../secrets.ts';
+import { customerNames } from '../customers.ts';
 import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormField, type HomeType, type TypePageVariant } from './connect-html.ts';
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
 import {
@@ -34,6 +35,7 @@ import {
   csrfToken,
   csrfValid,
   exchangeToken,
+  httpOrigin,
   releaseSession,
   SESSION_END_TEXT,
   sessionFromCookie,
@@ -58,7 +60,11 @@ export function connectRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.post<{ Body: CreateSessionBody }>(
       CONNECT_SESSIONS_PATH,
-      { schema: { body: CreateConnectSessionRequestSchema, response: { 201: ConnectSessionSchema } } },
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body'),
+        schema: { body: CreateConnectSessionRequestSchema, response: { 201: ConnectSessionSchema } },
+      },
       async (request, reply) => {
         const p = principalOf(request);
         const session = await createConnectSession(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);
@@ -104,20 +110,30 @@ function connectPages(ctx: ServiceContext) {
       const url = cfg.oauth.authorizeUrl ?? (variant !== undefined && variant.type === 'oauth2' ? variant.authorize_url : undefined);
       if (url !== undefined) consentOrigins.add(new URL(url).origin);
     }
-    const csp = [
+    // A widget session's pages may be framed by its one origin only (instead of the deployment's setting).
+    const frameOrigin = new WeakMap<FastifyReply, string>();
+    const cspFor = (ancestors: string): string => [
       "default-src 'none'",
       "script-src 'self'",
       "style-src 'self'",
       "img-src 'self' data:",
       "connect-src 'self'",
       `form-action 'self'${[...consentOrigins].map((o) => ` ${o}`).join('')}`,
-      `frame-ancestors ${framed ? frameAncestors.join(' ') : "'none'"}`,
+      `frame-ancestors ${ancestors}`,
       "base-uri 'none'",
     ].join('; ');
+    const csp = cspFor(framed ? frameAncestors.join(' ') : "'none'");
 
     const html = (reply: FastifyReply, status: number, body: string): FastifyReply => {
-      void reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', csp).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('x-content-type-options', 'nosniff');
-      if (!framed) void reply.header('x-frame-options', 'DENY');
+      const origin = frameOrigin.get(reply);
+      void reply
+        .code(status)
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', origin !== undefined ? cspFor(origin) : csp)
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .header('x-content-type-options', 'nosniff');
+      if (!framed && origin === undefined) void reply.header('x-frame-options', 'DENY');
       return reply.send(body);
     };
     const ended = (reply: FastifyReply, end: SessionEnd): FastifyReply => html(reply, end === 'invalid' ? 401 : 410, messagePage(SESSION_END_TEXT[end].heading, SESSION_END_TEXT[end].detail));
@@ -148,7 +164,10 @@ function connectPages(ctx: ServiceContext) {
     /** The session of the request's cookie, or the page saying why there is none (then undefined). */
     const sessionOr = async (request: FastifyRequest, reply: FastifyReply): Promise<ConnectSessionRow | undefined> => {
       const r = await sessionFromCookie(ctx, cookieOf(request));
-      if (r.session !== undefined) return r.session;
+      if (r.session !== undefined) {
+        if (r.session.allowed_origin !== null) frameOrigin.set(reply, r.session.allowed_origin);
+        return r.session;
+      }
       ended(reply, r.end);
       return undefined;
     };
@@ -219,7 +238,8 @@ function connectPages(ctx: ServiceContext) {
           connectorId: row.id,
           reconnected,
           redirect,
-          messageOrigin: s.redirect_url !== null ? new URL(s.redirect_url).origin : '*',
+          // A widget session tells its origin only.
+          messageOrigin: s.allowed_origin ?? (s.redirect_url !== null ? new URL(s.redirect_url).origin : '*'),
         }),
       );
     };
@@ -273,9 +293,16 @@ function connectPages(ctx: ServiceContext) {
     app.get(CONNECT_PAGE_PATH, pub, async (request, reply) => {
       const cookie = cookieOf(request);
       const r = await sessionFromCookie(ctx, cookie);
-      // No session yet: the script exchanges the fragment token (or says the link is incomplete).
-      if (r.session === undefined) return r.end === 'invalid' ? html(reply, 200, bootstrapPage()) : ended(reply, r.end);
+      if (r.session === undefined) {
+        // No session yet: the script exchanges the fragment token (or says the link is incomplete).
+        // A widget link's ?origin= may frame this first page, which holds nothing; the pages after it keep to the session's origin.
+        const asked = (request.query as Record<string, unknown> | undefined)?.['origin'];
+        const origin = typeof asked === 'string' ? httpOrigin(asked) : undefined;
+        if (origin !== undefined && r.end === 'invalid') frameOrigin.set(reply, origin);
+        return r.end === 'invalid' ? html(reply, 200, bootstrapPage()) : ended(reply, r.end);
+      }
       const s = r.session;
+      if (s.allowed_origin !== null) frameOrigin.set(reply, s.allowed_origin);
       const rows = await customerConnectors(s);
       const types: HomeType[] = allowedTypes(s).flatMap((type) => {
         const m = ctx.registry.get(type);
@@ -304,8 +331,10 @@ function connectPages(ctx: ServiceContext) {
         return sendProblem(request, reply, problem('connect_session_invalid', t.detail, { details: { reason: r.end, heading: t.heading, message: t.detail } }));
       }
       const maxAge = Math.max(1, Math.floor((Date.parse(r.session.expires_at) - ctx.now()) / 1000));
-      const secure = framed || ctx.publicUrl().startsWith('https:');
-      const attrs = [`${CONNECT_COOKIE}=${r.browserSecret}`, `Path=${CONNECT_PAGE_PATH}`, 'HttpOnly', `Max-Age=${maxAge}`, framed ? 'SameSite=None' : 'SameSite=Lax', ...(secure ? ['Secure'] : []), ...(framed ? ['Partitioned'] : [])];
+      // A widget session is framed by its origin: its cookie must work in a third-party frame.
+      const inFrame = framed || r.session.allowed_origin !== null;
+      const secure = inFrame || ctx.publicUrl().startsWith('https:');
+      const attrs = [`${CONNECT_COOKIE}=${r.browserSecret}`, `Path=${CONNECT_PAGE_PATH}`, 'HttpOnly', `Max-Age=${maxAge}`, inFrame ? 'SameSite=None' : 'SameSite=Lax', ...(secure ? ['Secure'] : []), ...(inFrame ? ['Partitioned'] : [])];
       request.log.info('connect session opened');
       return reply.code(204).header('set-cookie', attrs.join('; ')).header('cache-control', 'no-store').send();
     });

@@ -1,5 +1,6 @@
 /** JSON Schemas of the connect-session endpoint and the page's token exchange (also in the OpenAPI document). */
 import type { Schema } from '../schemas.ts';
+import { customerAliasProperties } from '../customers.ts';
 
 export const CreateConnectSessionRequestSchema: Schema = {
   title: 'CreateConnectSessionRequest',
@@ -8,6 +9,7 @@ export const CreateConnectSessionRequestSchema: Schema = {
   required: ['customer_name'],
   properties: {
     customer_name: { type: 'string', minLength: 1, maxLength: 200, description: 'The customer whose connectors the page creates, re-authorizes and checks' },
+    ...customerAliasProperties({ type: 'string', minLength: 1, maxLength: 200 }),
     allowed_connector_types: {
       type: 'array',
       minItems: 1,

@@ -32,6 +32,19 @@ export interface CreateSessionBody {
   customer_name: string;
   allowed_connector_types?: string[];
   redirect_url?: string;
+  /** Widget token: the one origin that may frame the pages and receive the result (routes/account-routes.ts). */
+  allowed_origin?: string;
+}
+
+/** `s` as an http(s) origin (scheme://host[:port], nothing else), or undefined. */
+export function httpOrigin(s: string): string | undefined {
+  try {
+    const u = new URL(s);
+    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.origin === 'null') return undefined;
+    return s.replace(/\/$/, '') === u.origin ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface CreatedSession {
@@ -66,6 +79,13 @@ export async function createConnectSession(ctx: ServiceContext, principal: { app
   if (body.redirect_url !== undefined && !isHttpUrl(body.redirect_url)) {
     throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', { errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }] });
   }
+  const origin = body.allowed_origin === undefined ? undefined : httpOrigin(body.allowed_origin);
+  if (body.allowed_origin !== undefined && origin === undefined) {
+    throw new SwitchboardError('invalid_request', 'allowed_origin must be an http(s) origin: scheme://host[:port], no path', { errors: [{ path: '/allowed_origin', message: 'must be an http(s) origin (scheme://host[:port])' }] });
+  }
+  if (origin !== undefined && body.redirect_url !== undefined && new URL(body.redirect_url).origin !== origin) {
+    throw new SwitchboardError('invalid_request', `redirect_url must be on allowed_origin ${origin}`, { errors: [{ path: '/redirect_url', message: `must be on ${origin}` }] });
+  }
   const token = randomSecret(CONNECT_TOKEN_PREFIX);
   const now = nowIso(ctx);
   const expiresAt = nowIso(ctx, ctx.config.connectSessionTtlSeconds);
@@ -88,9 +108,12 @@ export async function createConnectSession(ctx: ServiceContext, principal: { app
       completed_at: null,
       connector_id: null,
       created_at: now,
+      allowed_origin: origin ?? null,
     })
     .execute();
-  return { token, url: `${ctx.publicUrl()}${CONNECT_PAGE_PATH}#session=${token}`, expires_at: expiresAt };
+  // A widget link names its origin, so the first page (which cannot know the session yet) may be framed by it.
+  const query = origin !== undefined ? `?${new URLSearchParams({ origin }).toString()}` : '';
+  return { token, url: `${ctx.publicUrl()}${CONNECT_PAGE_PATH}${query}#session=${token}`, expires_at: expiresAt };
 }
 
 /** Why a session cannot be used, in words an end user understands. */

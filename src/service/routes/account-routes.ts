@@ -1,11 +1,16 @@
 /** POST /api/v1/account/applications/token: client credentials → bearer access token. */
 import type { FastifyInstance } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
-import { issueAccessToken } from '../accounts.ts';
+import { issueAccessToken, issueScopedToken } from '../accounts.ts';
+import { principalOf } from '../authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import { TokenRequestSchema, TokenResponseSchema } from '../schemas.ts';
+import { customerNames } from '../customers.ts';
+import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../schemas.ts';
+import { createConnectSession, type CreateSessionBody } from '../connect/connect-sessions.ts';
 
 export const TOKEN_PATH = '/api/v1/account/applications/token';
+export const SCOPED_TOKEN_PATH = '/api/v1/account/applications/scoped-token';
+export const WIDGET_TOKEN_PATH = '/api/v1/account/applications/widget-token';
 
 export function accountRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -34,6 +39,47 @@ export function accountRoutes(ctx: ServiceContext) {
         // RFC 6749 §5.1: token responses must not be cached.
         void reply.header('cache-control', 'no-store');
         return token;
+      },
+    );
+
+    // A token limited to one customer of the caller's organization (customers.ts enforces it).
+    // A scoped token may ask for another token for its own customer, never for another one.
+    app.post<{ Body: { customer_name: string } }>(
+      SCOPED_TOKEN_PATH,
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body'),
+        schema: { body: ScopedTokenRequestSchema, response: { 200: ScopedTokenResponseSchema } },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const issued = await issueScopedToken(ctx.store, {
+          applicationId: p.applicationId,
+          organizationId: p.organizationId,
+          customerName: request.body.customer_name,
+          ttlSeconds: ctx.config.tokenTtlSeconds,
+          now: ctx.now(),
+        });
+        request.log.info({ customer_scoped: true }, 'scoped token issued');
+        void reply.header('cache-control', 'no-store');
+        return { ...issued, token: issued.access_token, customer_name: request.body.customer_name };
+      },
+    );
+
+    // Airbyte's widget token: a Connect session (connect/connect-sessions.ts) restricted to one embedding origin.
+    app.post<{ Body: CreateSessionBody & { allowed_origin: string } }>(
+      WIDGET_TOKEN_PATH,
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body'),
+        schema: { body: WidgetTokenRequestSchema, response: { 200: WidgetTokenResponseSchema } },
+      },
+      async (request, reply) => {
+        const p = principalOf(request);
+        const session = await createConnectSession(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);
+        request.log.info({ allowed_origin: request.body.allowed_origin }, 'widget token (connect session) created');
+        void reply.header('cache-control', 'no-store');
+        return { ...session, allowed_origin: new URL(request.body.allowed_origin).origin };
       },
     );
   };

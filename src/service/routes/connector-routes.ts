@@ -14,6 +14,7 @@ import {
   type PatchConnectorBody,
 } from '../connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
+import { customerNames } from '../customers.ts';
 import { checkStoredConnector } from '../connector-health.ts';
 import {
   CheckQuerySchema,
@@ -37,17 +38,25 @@ export function connectorRoutes(ctx: ServiceContext) {
     // The catalog depends only on manifests and configuration: built once.
     const catalog = buildCatalog(ctx.registry, ctx.config.connectorTypes);
 
-    app.get(CONNECTOR_TYPES_PATH, { config: { auth: 'application' } }, async () => ({ data: catalog }));
+    // The catalog holds no customer data: scoped tokens may read it.
+    app.get(CONNECTOR_TYPES_PATH, { config: { auth: 'application', customerScoped: true } }, async () => ({ data: catalog }));
 
     app.get<{ Params: { connector_type: string } }>(
       `${CONNECTOR_TYPES_PATH}/:connector_type`,
-      { config: { auth: 'application' }, schema: { params: ConnectorTypeParamsSchema } },
-      async (request) => catalogEntry(connectorType(ctx, request.params.connector_type, 404), ctx.config.connectorTypes[request.params.connector_type]),
+      { config: { auth: 'application', customerScoped: true }, schema: { params: ConnectorTypeParamsSchema } },
+      async (request) => {
+        const m = connectorType(ctx, request.params.connector_type, 404);
+        return catalogEntry(m, ctx.config.connectorTypes[m.type]);
+      },
     );
 
     app.post<{ Body: CreateConnectorBody; Querystring: { check?: boolean } }>(
       CONNECTORS_PATH,
-      { schema: { body: CreateConnectorRequestSchema, querystring: CheckQuerySchema, response: { 201: ConnectorSchema } } },
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body', { kinds: true }),
+        schema: { body: CreateConnectorRequestSchema, querystring: CheckQuerySchema, response: { 201: ConnectorSchema } },
+      },
       async (request, reply) => {
         const principal = principalOf(request);
         const row = await createConnector(ctx, principal.organizationId, request.body, { check: request.query.check ?? true });
@@ -61,8 +70,14 @@ export function connectorRoutes(ctx: ServiceContext) {
       },
     );
 
-    app.get<{ Querystring: ListQuery }>(CONNECTORS_PATH, { schema: { querystring: ListConnectorsQuerySchema, response: { 200: ConnectorListSchema } } }, async (request) =>
-      listConnectors(ctx, principalOf(request).organizationId, request.query),
+    app.get<{ Querystring: ListQuery }>(
+      CONNECTORS_PATH,
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'query', { kinds: true }),
+        schema: { querystring: ListConnectorsQuerySchema, response: { 200: ConnectorListSchema } },
+      },
+      async (request) => listConnectors(ctx, principalOf(request).organizationId, request.query),
     );
 
     app.get<{ Params: IdParams }>(`${CONNECTORS_PATH}/:connector_id`, { schema: { params: ConnectorIdParamsSchema, response: { 200: ConnectorSchema } } }, async (request) =>

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../authentication.ts';
 import { executeAction, type ExecuteBody } from '../connectors.ts';
 import type { ServiceContext } from '../context.ts';
+import { airbyteExecuteEnvelope, speaksAirbyte } from '../airbyte-envelope.ts';
 import { ConnectorIdParamsSchema, ExecuteRequestSchema } from '../schemas.ts';
 
 export const EXECUTE_PATH = '/api/v1/integrations/connectors/:connector_id/execute';
@@ -38,7 +39,15 @@ export function executeRoutes(ctx: ServiceContext) {
       EXECUTE_PATH,
       { schema: { params: ConnectorIdParamsSchema, body: ExecuteRequestSchema } },
       // Not async: the handler hands Fastify executeAction's own promise (no wrapping promise to resolve with it).
-      (request) => executeAction(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, disconnectSignal(request)),
+      (request) => {
+        const id = request.params.connector_id;
+        if (!speaksAirbyte(request)) return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request));
+        // Airbyte's envelope (opt-in): the same answer, wrapped, with the time the action took.
+        const started = performance.now();
+        return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request)).then((out) =>
+          airbyteExecuteEnvelope(out, request.body.action, id, performance.now() - started),
+        );
+      },
     );
   };
 }

@@ -19,6 +19,7 @@ import { problem, sendProblem } from '../problem.ts';
 import { McpQuerySchema } from '../schemas.ts';
 import { organizationLimitKey, organizationLimiter, type KeyedLimiter } from '../shared-limits.ts';
 import type { ConnectorRow } from '../../store/index.ts';
+import { customerNames } from '../customers.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -81,7 +82,9 @@ function requestAdmission(limiter: KeyedLimiter | null, key: string): (() => Pro
 export function mcpRoutes(ctx: ServiceContext, version: string) {
   return async function register(app: FastifyInstance): Promise<void> {
     const limiter = organizationLimiter(ctx.limits, ctx.config);
-    app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { schema: { querystring: McpQuerySchema } }, async (request, reply) => {
+    // customer_name (or an alias) scopes the server; a scoped token is kept to its own customer.
+    const scope = { config: { customerScoped: true }, preValidation: customerNames(ctx, 'query') };
+    app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { ...scope, schema: { querystring: McpQuerySchema } }, async (request, reply) => {
       const principal = principalOf(request);
       const admitRequest = requestAdmission(limiter, organizationLimitKey(principal.organizationId, principal.applicationId));
       const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
@@ -106,6 +109,7 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
       app.route({
         method,
         url: MCP_PATH,
+        config: { customerScoped: true },
         handler: async (request, reply) =>
           sendProblem(request, reply, problem('method_not_allowed', `${method} ${MCP_PATH}: this MCP server is stateless (no SSE stream, no session); send each JSON-RPC message with POST`), { allow: 'POST' }),
       });

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../authentication.ts';
 import type { ServiceContext } from '../context.ts';
+import { customerNames } from '../customers.ts';
 import { completeOAuth, initiateOAuth, OAUTH_CALLBACK_PATH, type CallbackQuery, type InitiateBody } from '../oauth-flow.ts';
 import { OAuthCallbackQuerySchema, OAuthInitiateRequestSchema, OAuthInitiateResponseSchema } from '../schemas.ts';
 
@@ -11,7 +12,11 @@ export function oauthRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.post<{ Body: InitiateBody }>(
       OAUTH_INITIATE_PATH,
-      { schema: { body: OAuthInitiateRequestSchema, response: { 200: OAuthInitiateResponseSchema } } },
+      {
+        config: { customerScoped: true },
+        preValidation: customerNames(ctx, 'body', { kinds: true }),
+        schema: { body: OAuthInitiateRequestSchema, response: { 200: OAuthInitiateResponseSchema } },
+      },
       async (request) => {
         const p = principalOf(request);
         const out = await initiateOAuth(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);

@@ -1,0 +1,24 @@
+/** What the manifest tests share: the Granola manifest, changed one way, and the loader's problems with a text. */
+import { readFileSync } from 'node:fs';
+import { parse, stringify } from 'yaml';
+import { formatProblem, loadManifestText, ManifestError } from '../../src/manifest/index.ts';
+
+export const GRANOLA = readFileSync('connectors/granola/connector.yaml', 'utf8');
+
+/** The Granola manifest with one change applied to its parsed form. */
+export function mutate(change: (m: Record<string, any>) => void): string {
+  const m = parse(GRANOLA) as Record<string, any>;
+  change(m);
+  return stringify(m);
+}
+
+/** The loader's problems with a manifest text, formatted ([] when it loads). */
+export function problems(text: string): string[] {
+  try {
+    loadManifestText(text, 'test.yaml');
+  } catch (e) {
+    if (e instanceof ManifestError) return e.problems.map(formatProblem);
+    throw e;
+  }
+  return [];
+}
