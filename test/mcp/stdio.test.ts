@@ -195,7 +195,7 @@ describe('switchboard mcp (stdio)', () => {
 
     const args = await call(main, 'execute', { connector: 'granola', entity: 'notes', action: 'delete' });
     expect(args.isError).toBe(true);
-    expect(structured(args).error).toMatchObject({ code: 'invalid_params', errors: [{ path: '/action', message: 'must be one of: list, get, create, update' }] });
+    expect(structured(args).error).toMatchObject({ code: 'invalid_params', errors: [{ path: '/action', message: 'must be one of: list, get, create, update, search, context_store_search' }] });
 
     const unknown = await call(main, 'execute', { connector: 'nope', entity: 'notes', action: 'list' });
     expect(structured(unknown).error.code).toBe('connector_not_found');

@@ -39,6 +39,9 @@ describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWI
         const config = {
           connectorTypes: { granola: { baseUrl: sim.url } },
           rateLimitPerMinute: 45,
+          // This suite is about the shared limit, not the max wait: a loaded machine may hold the
+          // last calls in the throttle past the 5 s default, which would answer upstream_queue_full.
+          upstreamMaxWaitMs: 120_000,
           ...(backend === 'redis' && REDIS_URL !== undefined ? { redisUrl: REDIS_URL } : {}),
         };
         ({ a, b, token, connectorId } = await twoInstances(sim, config, 'two'));
