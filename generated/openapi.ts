@@ -1582,7 +1582,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1921,7 +1921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2141,7 +2141,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2203,7 +2203,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2281,7 +2281,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2367,7 +2367,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2439,7 +2439,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2501,7 +2501,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2603,7 +2603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,7 +2684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2746,7 +2746,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2848,7 +2848,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3737,7 +3737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -2,6 +2,7 @@
  * The hosted service's configuration, read from the environment once at start. Every variable
  * is listed in CONFIG_VARIABLES (the README/docs table is written from the same facts).
  */
+import { join, resolve } from 'node:path';
 
 /** The deployment's OAuth app for one connector type (the service-side OAuth flow uses it). */
 export interface OAuthAppConfig {
@@ -84,7 +85,13 @@ export interface ConfigVariable {
 
 /** Every environment variable the service reads. `<TYPE>` is a connector type upper-cased (GRANOLA, INTERCOM, MONDAY). */
 export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
-  { name: 'SWITCHBOARD_DATABASE_URL', default: '`./data/switchboard.db` (SQLite)', description: '`postgres://user:pass@host:5432/db` for PostgreSQL (several instances may share it), or a SQLite file path / `sqlite:<path>`' },
+  { name: 'SWITCHBOARD_DATABASE_URL', default: '`switchboard.db` in the data directory (SQLite)', description: '`postgres://user:pass@host:5432/db` for PostgreSQL (several instances may share it), or a SQLite file path / `sqlite:<path>`' },
+  {
+    name: 'SWITCHBOARD_DATA_DIR',
+    default: '`./data`, or the SQLite database\'s directory',
+    description:
+      'Data directory of every command (`--data-dir` overrides): the SQLite database and its key when SWITCHBOARD_DATABASE_URL is not set, and the sandbox\'s state files (`sandbox-<port>.json`) that `exec`, `check`, `mcp` and `sync` look up',
+  },
   {
     name: 'SWITCHBOARD_ENCRYPTION_KEY',
     default: 'SQLite: generated into switchboard.key beside the database file (mode 0600, with a warning); PostgreSQL: required',
@@ -200,11 +207,22 @@ export function connectorTypeConfigFromEnv(type: string, env: Env): ConnectorTyp
   return cfg;
 }
 
+/**
+ * The database: SWITCHBOARD_DATABASE_URL, else `switchboard.db` in SWITCHBOARD_DATA_DIR (made
+ * absolute), else undefined (the embedded default, ./data/switchboard.db).
+ */
+export function databaseUrlFromEnv(env: Env): string | undefined {
+  const url = env['SWITCHBOARD_DATABASE_URL']?.trim();
+  if (url) return url;
+  const dir = env['SWITCHBOARD_DATA_DIR']?.trim();
+  return dir ? join(resolve(dir), 'switchboard.db') : undefined;
+}
+
 /** The service configuration from the environment, for the given connector types. Throws on malformed values. */
 export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): ServiceConfig {
   const types: Record<string, ConnectorTypeConfig> = {};
   for (const t of connectorTypes) types[t] = connectorTypeConfigFromEnv(t, env);
-  const databaseUrl = env['SWITCHBOARD_DATABASE_URL']?.trim() || undefined;
+  const databaseUrl = databaseUrlFromEnv(env);
   const encryptionKey = env['SWITCHBOARD_ENCRYPTION_KEY']?.trim() || undefined;
   const publicUrl = urlVar(env, 'SWITCHBOARD_PUBLIC_URL');
   const redisUrl = env['SWITCHBOARD_REDIS_URL']?.trim() || undefined;
