@@ -74,6 +74,10 @@ title: string
 kind: string
 description?: string
 docs_url?: string
+/**
+ * The app's logo, shown beside it in the Connect UI and by describe: an https:// URL or a data:image/... URI (svg+xml, png, jpeg, gif, webp), at most 16 kB.
+ */
+logo?: string
 base_url: BaseUrl
 /**
  * Headers sent on every request (templates).

@@ -24,6 +24,12 @@ export const MANIFEST_SCHEMA = {
     kind: { type: 'string', minLength: 1, description: 'What kind of system this is, e.g. meeting-notes.' },
     description: { type: 'string' },
     docs_url: { type: 'string' },
+    logo: {
+      type: 'string',
+      maxLength: 16384,
+      pattern: '^(https://[^\\s"<>]+|data:image/(svg\\+xml|png|jpeg|gif|webp)(;base64)?,[^\\s"<>]+)$',
+      description: 'The app\'s logo, shown beside it in the Connect UI and by describe: an https:// URL or a data:image/... URI (svg+xml, png, jpeg, gif, webp), at most 16 kB.',
+    },
     base_url: { $ref: '#/definitions/BaseUrl' },
     headers: { type: 'object', additionalProperties: template, description: 'Headers sent on every request (templates).' },
     config: {

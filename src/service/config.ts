@@ -3,6 +3,7 @@
  * is listed in CONFIG_VARIABLES (the README/docs table is written from the same facts).
  */
 import { join, resolve } from 'node:path';
+import { connectBrandFromEnv, type ConnectBrand } from './connect/connect-brand.ts';
 
 /** The deployment's OAuth app for one connector type (the service-side OAuth flow uses it). */
 export interface OAuthAppConfig {
@@ -52,6 +53,8 @@ export interface ServiceConfig {
   connectSessionTtlSeconds: number;
   /** CSP frame-ancestors sources allowed to embed the Connect UI; default none (no framing). */
   connectFrameAncestors: string[];
+  /** The operator's name, logo and accent colour on the Connect UI; default none (Switchboard's look). */
+  connectBrand?: ConnectBrand;
   /** Overall deadline of one upstream call across throttle wait, attempts and retries; default 60000 ms. */
   upstreamDeadlineMs: number;
   /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
@@ -117,6 +120,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS',
     default: '(none: the Connect UI cannot be framed)',
     description: "Origins allowed to embed the Connect UI in an iframe (CSP frame-ancestors), space-separated, e.g. `https://app.example.com 'self'`; its cookie then becomes SameSite=None; Secure; Partitioned",
+  },
+  { name: 'SWITCHBOARD_CONNECT_BRAND_NAME', default: '(none)', description: "Your product's name at the top of every Connect UI page and in its title (at most 60 characters)" },
+  { name: 'SWITCHBOARD_CONNECT_LOGO_URL', default: '(none)', description: 'Your logo beside that name (and as the page icon): an `https://` URL (the page\'s CSP allows its origin) or a `data:image/...` URI, at most 16 kB' },
+  {
+    name: 'SWITCHBOARD_CONNECT_ACCENT_COLOR',
+    default: '`#1d4ed8`',
+    description: 'Colour of the Connect UI\'s buttons and links, `#rgb` or `#rrggbb`; must keep white button text readable (contrast at least 4.5:1), or the service refuses to start',
   },
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
@@ -244,6 +254,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',
     connectSessionTtlSeconds: intVar(env, 'SWITCHBOARD_CONNECT_SESSION_TTL_SECONDS', 1800, 1),
     connectFrameAncestors: frameAncestorsVar(env, 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS'),
+    connectBrand: connectBrandFromEnv(env),
     upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
     upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
     upstreamQueueLimit: intVar(env, 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', 100, 0),

@@ -71,6 +71,13 @@ describe('discoverability', () => {
     expect(r.stdout).toMatch(/Search fields \(hosted search over synced records\):/);
   });
 
+  it("describe <type> names the manifest's logo (the data URI itself in --json)", async () => {
+    const r = await runSwitchboard(['describe', 'granola']);
+    expect(r.stdout).toMatch(/^Logo: data:image\/svg\+xml \(inline, \d+ characters; --json prints it\)$/m);
+    const j = await runSwitchboard(['describe', 'granola', '--json']);
+    expect((JSON.parse(j.stdout) as { logo: string }).logo).toMatch(/^data:image\/svg\+xml;base64,/);
+  });
+
   it('describe --json is the same information for machines', async () => {
     const r = await runSwitchboard(['describe', 'intercom', 'contacts', 'create', '--json']);
     expect(r.code).toBe(0);
