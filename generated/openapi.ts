@@ -220,6 +220,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connect/assets/brand.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operator's accent colour (SWITCHBOARD_CONNECT_ACCENT_COLOR; empty without one) */
+        get: operations["connectBrandStyles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connect/assets/connect.css": {
         parameters: {
             query?: never;
@@ -246,6 +263,23 @@ export interface paths {
         };
         /** The page's script */
         get: operations["connectScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connect/done": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Connect UI page (HTML for browsers; authenticated by the session cookie, forms carry a CSRF token): the success page of a finished connection (?connector_id; safe to reload); tells window.opener and follows redirect_url */
+        get: operations["connectDone"];
         put?: never;
         post?: never;
         delete?: never;
@@ -333,6 +367,23 @@ export interface paths {
         put?: never;
         /** Connect UI page (HTML for browsers; authenticated by the session cookie, forms carry a CSRF token): start the service-side OAuth flow; the provider returns to /connect/oauth/return */
         post: operations["connectStartOAuth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** No icon here (the pages name theirs): 204 without a session, so browsers get no 401 */
+        get: operations["favicon"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3083,6 +3134,26 @@ export interface operations {
             };
         };
     };
+    connectBrandStyles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSS */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+        };
+    };
     connectStyles: {
         parameters: {
             query?: never;
@@ -3123,9 +3194,11 @@ export interface operations {
             };
         };
     };
-    connectOAuthReturn: {
+    connectDone: {
         parameters: {
-            query?: never;
+            query: {
+                connector_id: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3140,6 +3213,42 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            /** @description Unknown session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not this customer's connector */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    connectOAuthReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connected: to /connect/done (post/redirect/get) */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The provider refused */
             400: {
@@ -3285,14 +3394,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Connected */
-            200: {
+            /** @description Connected: to /connect/done (post/redirect/get) */
+            303: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "text/html": string;
-                };
+                content?: never;
             };
             /** @description Form errors */
             400: {
@@ -3321,7 +3428,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The third-party API rejected the credentials */
+            /** @description The third-party API rejected the credentials (in plain words, its own text as detail) */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -3371,6 +3478,24 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+        };
+    };
+    favicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

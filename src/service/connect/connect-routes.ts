@@ -96,7 +96,8 @@ function connectPages(ctx: ServiceContext) {
   return async function pages(app: FastifyInstance): Promise<void> {
     const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(new URL(`./assets/${a.file}`, import.meta.url)), type: a.type }]));
     const brand = ctx.config.connectBrand ?? {};
-    if (brand.accent !== undefined) assets.set('/connect/assets/brand.css', { body: Buffer.from(brandCss(brand)), type: 'text/css; charset=utf-8' });
+    // The accent colour (empty without one; the pages link it only when there is one).
+    assets.set('/connect/assets/brand.css', { body: Buffer.from(brandCss(brand)), type: 'text/css; charset=utf-8' });
     // Logos may live on other https origins (the operator's, a manifest's): the CSP allows exactly those.
     const logoOrigins = new Set<string>();
     for (const logo of [brand.logoUrl, ...[...ctx.registry.values()].map((m) => m.manifest.logo)]) if (logo?.startsWith('https://')) logoOrigins.add(new URL(logo).origin);
