@@ -204,6 +204,19 @@ describe('one data directory for every command, from any directory', () => {
     }
     expect(existsSync(join(elsewhere, 'data'))).toBe(false);
   });
+
+  it('serve --data-dir keeps its database (and key) there, wherever it is started', async () => {
+    const dir = join(tempDir(), 'state');
+    const elsewhere = tempDir();
+    const s = await startSwitchboard(['serve', '--port', '0', '--data-dir', dir], /Switchboard listening/, { cwd: elsewhere, env: { SWITCHBOARD_SYNC_SCHEDULER: 'false' } });
+    try {
+      expect(existsSync(join(dir, 'switchboard.db'))).toBe(true);
+      expect(existsSync(join(dir, 'switchboard.key'))).toBe(true);
+      expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
 });
 
 describe('the sandbox from any directory, and CLI texts that say the right thing', () => {
