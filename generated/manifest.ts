@@ -82,6 +82,10 @@ aliases?: string[]
  * Airbyte's connector definition id (a UUID) for this system; the service accepts it as definition_id.
  */
 airbyte_definition_id?: string
+/**
+ * The app's logo, shown beside it in the Connect UI and by describe: an https:// URL or a data:image/... URI (svg+xml, png, jpeg, gif, webp), at most 16 kB.
+ */
+logo?: string
 base_url: BaseUrl
 /**
  * Headers sent on every request (templates).

@@ -277,6 +277,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connect/assets/brand.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operator's accent colour (SWITCHBOARD_CONNECT_ACCENT_COLOR; empty without one) */
+        get: operations["connectBrandStyles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connect/assets/connect.css": {
         parameters: {
             query?: never;
@@ -303,6 +320,23 @@ export interface paths {
         };
         /** The page's script */
         get: operations["connectScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connect/done": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Connect UI page (HTML for browsers; authenticated by the session cookie, forms carry a CSRF token): the success page of a finished connection (?connector_id; safe to reload); tells window.opener and follows redirect_url */
+        get: operations["connectDone"];
         put?: never;
         post?: never;
         delete?: never;
@@ -393,6 +427,23 @@ export interface paths {
         put?: never;
         /** Connect UI page (HTML for browsers; authenticated by the session cookie, forms carry a CSRF token): start the service-side OAuth flow; the provider returns to /connect/oauth/return */
         post: operations["connectStartOAuth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** No icon here (the pages name theirs): 204 without a session, so browsers get no 401 */
+        get: operations["favicon"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -504,7 +555,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1712,7 +1763,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -2305,7 +2356,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2528,7 +2579,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2590,7 +2641,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2668,7 +2719,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2754,7 +2805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2826,7 +2877,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2888,7 +2939,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2992,7 +3043,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3073,7 +3124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3135,7 +3186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3237,7 +3288,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3544,6 +3595,26 @@ export interface operations {
             };
         };
     };
+    connectBrandStyles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSS */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+        };
+    };
     connectStyles: {
         parameters: {
             query?: never;
@@ -3584,9 +3655,11 @@ export interface operations {
             };
         };
     };
-    connectOAuthReturn: {
+    connectDone: {
         parameters: {
-            query?: never;
+            query: {
+                connector_id: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3601,6 +3674,42 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            /** @description Unknown session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not this customer's connector */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    connectOAuthReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connected: to /connect/done (post/redirect/get) */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The provider refused */
             400: {
@@ -3755,14 +3864,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Connected */
-            200: {
+            /** @description Connected: to /connect/done (post/redirect/get) */
+            303: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "text/html": string;
-                };
+                content?: never;
             };
             /** @description Form errors */
             400: {
@@ -3800,7 +3907,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The third-party API rejected the credentials */
+            /** @description The third-party API rejected the credentials (in plain words, its own text as detail) */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -3850,6 +3957,24 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+        };
+    };
+    favicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4220,7 +4345,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -1,12 +1,32 @@
 /** `switchboard admin create-app --org <name>` and `admin grant --client-id <id> --org <name>`. */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
 import { failWith } from './cli-support.ts';
 
-/** Open the configured database (SWITCHBOARD_DATABASE_URL or ./data), migrated, for one admin action. */
-async function withStore<T>(fn: (store: import('../store/index.ts').ServiceStore) => Promise<T>): Promise<T> {
-  const { migrate, openDatabase, SERVICE_MIGRATIONS, ServiceStore } = await import('../store/index.ts');
-  const database = openDatabase<import('../store/index.ts').ServiceTables>(process.env['SWITCHBOARD_DATABASE_URL']?.trim() || undefined);
+/**
+ * Open the configured database (SWITCHBOARD_DATABASE_URL, else switchboard.db in the data
+ * directory), migrated, for one admin action. A SQLite file that does not exist yet is created
+ * only with `create`: run from another directory, admin would otherwise make a second database
+ * whose applications the running service does not know. (A PostgreSQL database is created by its
+ * operator, never by Switchboard.)
+ */
+async function withStore<T>(create: boolean, fn: (store: import('../store/index.ts').ServiceStore) => Promise<T>): Promise<T> {
+  const { migrate, openDatabase, isPostgresUrl, DEFAULT_SQLITE_FILE, SERVICE_MIGRATIONS, ServiceStore } = await import('../store/index.ts');
+  const { databaseUrlFromEnv } = await import('../service/config.ts');
+  const url = databaseUrlFromEnv(process.env);
+  const notFound = (where: string): SwitchboardError =>
+    new SwitchboardError(
+      'database_not_found',
+      `No Switchboard database at ${where}. Run admin where the service runs, or point it at the service's database with --data-dir <dir> or SWITCHBOARD_DATABASE_URL; to create a new database there, add --create.`,
+      { details: { database: where } },
+    );
+  if (!isPostgresUrl(url)) {
+    const file = resolve((url ?? DEFAULT_SQLITE_FILE).replace(/^sqlite:(\/\/)?/, ''));
+    if (!create && !existsSync(file)) throw notFound(file);
+  }
+  const database = openDatabase<import('../store/index.ts').ServiceTables>(url);
   try {
     await migrate(database as import('../store/index.ts').Database, [SERVICE_MIGRATIONS]);
     return await fn(new ServiceStore(database.db));
@@ -16,21 +36,22 @@ async function withStore<T>(fn: (store: import('../store/index.ts').ServiceStore
 }
 
 export function registerAdminCommand(program: Command): void {
-  const admin = program.command('admin').description('Manage organizations and applications of the hosted service (uses SWITCHBOARD_DATABASE_URL)');
+  const admin = program.command('admin').description("Manage organizations and applications of the hosted service (its database: SWITCHBOARD_DATABASE_URL, or switchboard.db in the data directory; never created without --create)");
   admin
     .command('create-app')
     .description('Create an application (and the organization if needed); prints {organization_id, client_id, client_secret} — the secret is shown only once')
     .requiredOption('--org <name>', 'organization name')
     .option('--name <name>', 'application name')
     .option('--envelope <envelope>', "response envelope of its calls: switchboard (default) or airbyte (Airbyte agent SDK's, for every request, not only those sending X-ADP-Agent-SDK)")
-    .action(async (opts: { org: string; name?: string; envelope?: string }) => {
+    .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
+    .action(async (opts: { org: string; name?: string; envelope?: string; create?: boolean }) => {
       try {
         const { createApplication, RESPONSE_ENVELOPES } = await import('../service/accounts.ts');
         const envelope = opts.envelope;
         if (envelope !== undefined && !(RESPONSE_ENVELOPES as readonly string[]).includes(envelope)) {
           throw new SwitchboardError('invalid_request', `--envelope must be one of: ${RESPONSE_ENVELOPES.join(', ')}`);
         }
-        const created = await withStore((store) =>
+        const created = await withStore(opts.create === true, (store) =>
           createApplication(store, { orgName: opts.org, ...(opts.name !== undefined ? { appName: opts.name } : {}), ...(envelope !== undefined ? { envelope: envelope as 'switchboard' | 'airbyte' } : {}) }),
         );
         process.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
@@ -43,10 +64,11 @@ export function registerAdminCommand(program: Command): void {
     .description('Give an application access to another organization (created if needed)')
     .requiredOption('--client-id <id>', 'client id of the application')
     .requiredOption('--org <name>', 'organization name')
-    .action(async (opts: { clientId: string; org: string }) => {
+    .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
+    .action(async (opts: { clientId: string; org: string; create?: boolean }) => {
       try {
         const { grantOrganization } = await import('../service/accounts.ts');
-        const out = await withStore((store) => grantOrganization(store, { clientId: opts.clientId, orgName: opts.org }));
+        const out = await withStore(opts.create === true, (store) => grantOrganization(store, { clientId: opts.clientId, orgName: opts.org }));
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       } catch (e) {
         failWith(e);

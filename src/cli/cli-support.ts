@@ -28,16 +28,28 @@ export function jsonArg(value: string, option: string, errorCode: 'invalid_param
     return JSON.parse(text) as unknown;
   } catch (e) {
     const where = fromFile ? `the file ${value.slice(1)} given to ${option}` : option;
-    throw new SwitchboardError(errorCode, `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${option} '{"api_key":"..."}', or @file.json`, {
+    throw new SwitchboardError(errorCode, `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${jsonExample(option, errorCode)}`, {
       details: { option },
     });
   }
 }
 
+/**
+ * A valid example for the option or variable, as a shell line: params look like params (never
+ * like a credential), and the environment variable is set with `export NAME='...'`.
+ */
+function jsonExample(option: string, errorCode: 'invalid_params' | 'invalid_credentials_json'): string {
+  const value = errorCode === 'invalid_credentials_json' ? `'{"api_key":"..."}'` : `'{"page_size":2}'`;
+  if (option.startsWith('$')) return `export ${option.slice(1)}=${value}`;
+  return `${option} ${value}, or ${option} @file.json`;
+}
+
 /** Credentials from `--credentials` or $SWITCHBOARD_CREDENTIALS, parsed; errors name where they came from. */
 export function credentialsArg(option: string | undefined): unknown {
   const source = option ?? (process.env[CREDENTIALS_ENV] || undefined);
-  if (source === undefined) throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials '{"api_key":"..."}' (or @file.json), or set ${CREDENTIALS_ENV}`);
+  if (source === undefined) {
+    throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials '{"api_key":"..."}' (or @file.json), or export ${CREDENTIALS_ENV}='{"api_key":"..."}'`);
+  }
   return jsonArg(source, option !== undefined ? '--credentials' : `$${CREDENTIALS_ENV}`, 'invalid_credentials_json');
 }
 
@@ -70,11 +82,17 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** Environment variable naming the data directory (`--data-dir` sets it for the command it precedes or follows). */
+export const DATA_DIR_ENV = 'SWITCHBOARD_DATA_DIR';
+
 /**
- * The data directory: beside the SQLite database (`SWITCHBOARD_DATABASE_URL` as a path or
- * `sqlite:<path>`), else ./data. The sandbox's state files live here.
+ * The data directory, absolute: $SWITCHBOARD_DATA_DIR (or --data-dir), else beside the SQLite
+ * database (`SWITCHBOARD_DATABASE_URL` as a path or `sqlite:<path>`), else ./data. The SQLite
+ * database and the sandbox's state files live here.
  */
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env[DATA_DIR_ENV]?.trim();
+  if (dir) return resolve(dir);
   const url = env['SWITCHBOARD_DATABASE_URL']?.trim();
   if (url !== undefined && url !== '' && !/^postgres(ql)?:/i.test(url) && url !== ':memory:') return dirname(resolve(url.replace(/^sqlite:/, '')));
   return resolve('data');
@@ -91,32 +109,50 @@ function sameJson(a: unknown, b: unknown): boolean {
 /**
  * The base URL: --base-url, else a running sandbox's simulator for this type when the credentials
  * are that sandbox's sample credentials (a real key never goes to a simulator, and sample keys
- * never go to the real API), else the manifest's.
+ * never go to the real API: when the sandbox they come from is stopped, sandbox_not_running),
+ * else the manifest's. `other` says how to choose another base URL (the flag, or the mcp file's base_url).
  */
-export async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined): Promise<string | undefined> {
+export async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined, other = 'pass --base-url'): Promise<string | undefined> {
   if (flag !== undefined) return flag;
-  const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
-  const found = findRunningSandbox(dataDir(), (s) => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials));
+  const { findRunningSandbox, sandboxStates } = await import('../sandbox/sandbox-state.ts');
+  const dir = dataDir();
+  const issued = (s: import('../sandbox/sandbox-state.ts').SandboxState): boolean => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials);
+  const found = findRunningSandbox(dir, issued);
   const url = found?.state.connectors[type]?.base_url;
-  if (url !== undefined) process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); pass --base-url to choose another.\n`);
-  return url;
+  if (url !== undefined) {
+    process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); ${other} to choose another.\n`);
+    return url;
+  }
+  const stopped = sandboxStates(dir).find((x) => issued(x.state));
+  if (stopped !== undefined) {
+    throw new SwitchboardError(
+      'sandbox_not_running',
+      `These are the sandbox's sample ${type} credentials, but the sandbox is not running (${stopped.file}), and the real ${type} API would refuse them. ` +
+        `Start it with \`switchboard sandbox\` (data directory ${dir}), or ${other} to send them elsewhere.`,
+      { details: { connector_type: type, data_dir: dir, state_file: stopped.file } },
+    );
+  }
+  return undefined;
 }
 
 /**
- * A library-mode runtime for `exec` and `check`: the connector type's manifest (only that one is
- * compiled), the credentials, and the base URL from --base-url, a running sandbox, or the manifest.
+ * A library-mode runtime for `exec`, `check` and `mcp`: the connector type's manifest (only that
+ * one is compiled), the credentials, and the base URL from --base-url, a running sandbox, or the
+ * manifest. `validate` checks the input (entity, action, params) before the sandbox is looked
+ * up, so that an input error is never preceded by a sandbox notice.
  */
 export async function libraryRuntime(
   type: string,
   credentials: unknown,
-  opts: { baseUrl?: string | undefined; region?: string | undefined },
+  opts: { baseUrl?: string | undefined; region?: string | undefined; validate?: (runtime: import('../engine/index.ts').ConnectorRuntime) => void; other?: string },
 ): Promise<import('../engine/index.ts').ConnectorRuntime> {
   const { ConnectorRuntime } = await import('../engine/index.ts');
   const { getConnector } = await import('../manifest/index.ts');
   const manifest = getConnector(type);
-  const baseUrl = await baseUrlFor(type, credentials, opts.baseUrl);
-  return new ConnectorRuntime(manifest, credentials, {
-    ...(baseUrl !== undefined ? { baseUrl } : {}),
-    ...(opts.region !== undefined ? { region: opts.region } : {}),
-  });
+  const region = opts.region !== undefined ? { region: opts.region } : {};
+  const checked = new ConnectorRuntime(manifest, credentials, { ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}), ...region });
+  opts.validate?.(checked);
+  if (opts.baseUrl !== undefined) return checked;
+  const baseUrl = await baseUrlFor(type, credentials, undefined, opts.other);
+  return baseUrl === undefined ? checked : new ConnectorRuntime(manifest, credentials, { baseUrl, ...region });
 }

@@ -54,7 +54,9 @@ export function registerDescribeCommand(program: Command): void {
         if (entityName === undefined) {
           out(
             c,
-            `${c.title} (${c.type}${c.kind ? `, ${c.kind}` : ''}) — ${c.base_url}\n\nCredentials (one variant):\n` +
+            `${c.title} (${c.type}${c.kind ? `, ${c.kind}` : ''}) — ${c.base_url}\n` +
+              (c.logo !== undefined ? `Logo: ${c.logo.startsWith('data:') ? `${c.logo.slice(0, c.logo.search(/[;,]/))} (inline, ${String(c.logo.length)} characters; --json prints it)` : c.logo}\n` : '') +
+              `\nCredentials (one variant):\n` +
               table(['VARIANT', 'TYPE', 'FIELDS'], c.credentials.map((v) => [v.variant, v.type, v.fields.map((f) => `${f.name}${f.secret ? ' (secret)' : ''}`).join(', ')])) +
               `\nEntities:\n` +
               table(['ENTITY', 'ACTIONS', 'SYNCED'], c.entities.map((e) => [e.name, e.actions.map((a) => (a.mode === 'hosted only' ? `${a.name} (hosted only)` : a.name)).join(', '), e.synced ? 'yes' : ''])) +

@@ -21,9 +21,10 @@ export function registerExecCommand(program: Command): void {
       try {
         const credentials = credentialsArg(opts.credentials);
         const params = opts.params !== undefined ? jsonArg(opts.params, '--params') : {};
-        const runtime = await libraryRuntime(type, credentials, opts);
+        if (opts.allPages && action !== 'list') throw new SwitchboardError('invalid_params', '--all-pages applies to the list action only');
+        // Entity, action and params are checked before the sandbox lookup and its notice.
+        const runtime = await libraryRuntime(type, credentials, { ...opts, validate: (r) => void r.validate(r.action(entity, action), params) });
         if (opts.allPages) {
-          if (action !== 'list') throw new SwitchboardError('invalid_params', '--all-pages applies to the list action only');
           const data: unknown[] = [];
           let pages = 0;
           for await (const page of runtime.pages(entity, params)) {

@@ -4,7 +4,9 @@
  * them. Command modules import their heavy dependencies inside their actions, so `--help` and
  * `--version` load little more than commander.
  */
+import { resolve } from 'node:path';
 import { Command } from 'commander';
+import { DATA_DIR_ENV } from './cli-support.ts';
 import { packageVersion } from '../version.ts';
 import { registerManifestCommands } from './manifest-commands.ts';
 import { registerDescribeCommand } from './describe-command.ts';
@@ -21,8 +23,14 @@ program
   .name('switchboard')
   .description('Connector execution service: connectors as YAML, library and hosted modes.')
   .version(packageVersion(), '-V, --version', 'print the version')
+  .option('--data-dir <dir>', `data directory of every command: the SQLite database (unless SWITCHBOARD_DATABASE_URL is set) and the sandbox's state files (default: $${DATA_DIR_ENV}, or ./data)`)
+  .hook('preAction', () => {
+    // Before or after the command's name; every command reads it from the environment.
+    const dir = program.opts<{ dataDir?: string }>().dataDir;
+    if (dir !== undefined) process.env[DATA_DIR_ENV] = resolve(dir);
+  })
   .showHelpAfterError()
-  .configureHelp({ sortSubcommands: true });
+  .configureHelp({ sortSubcommands: true, showGlobalOptions: true });
 
 registerManifestCommands(program);
 registerDescribeCommand(program);

@@ -4,8 +4,51 @@
  * line, sandbox notices and one line per tool call go to stderr (never params, results or
  * credentials).
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { failWith } from './cli-support.ts';
+import { DATA_DIR_ENV, dataDir, failWith } from './cli-support.ts';
+
+/** bin/switchboard.js of this installation, by absolute path (from src/cli or dist/src/cli alike). */
+export function switchboardBin(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    const bin = join(dir, 'bin', 'switchboard.js');
+    if (existsSync(bin) && existsSync(join(dir, 'package.json'))) return bin;
+  }
+  throw new Error('bin/switchboard.js not found above this module');
+}
+
+/**
+ * An MCP client configuration that works from any directory: node and bin/switchboard.js by
+ * absolute path (never `npx switchboard`, which outside this checkout asks the npm registry for
+ * a package of that name), the connectors file by absolute path, the data directory (where the
+ * sandbox records its endpoints) in SWITCHBOARD_DATA_DIR, and a placeholder per variable the
+ * file uses (values are never printed).
+ */
+async function printConfig(file: string, flags: string[]): Promise<void> {
+  const { parseConnectorsFile } = await import('../mcp/local.ts');
+  const variables = new Set<string>();
+  const recording = new Proxy({} as NodeJS.ProcessEnv, {
+    get: (_t, name) => {
+      if (typeof name === 'string') variables.add(name);
+      return `<${String(name)}>`;
+    },
+  });
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const { SwitchboardError } = await import('../errors/index.ts');
+    throw new SwitchboardError('invalid_connectors_file', `Cannot read the connectors file ${file}: ${(e as Error).message}`, { details: { file } });
+  }
+  parseConnectorsFile(text, file, recording);
+  const env: Record<string, string> = { [DATA_DIR_ENV]: dataDir() };
+  for (const v of [...variables].sort()) env[v] = `<value of ${v}>`;
+  const config = { mcpServers: { switchboard: { command: process.execPath, args: [switchboardBin(), 'mcp', '--connectors', resolve(file), ...flags], env } } };
+  process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
+  if (variables.size > 0) process.stderr.write(`Fill in ${[...variables].sort().join(', ')} (values are not printed).\n`);
+}
 
 /** With at most this many instances, every connector action is also a tool of its own. */
 export const ACTION_TOOLS_MAX_INSTANCES = 5;
@@ -18,8 +61,18 @@ export function registerMcpCommand(program: Command, version: string): void {
     .option('--read-only', 'expose list, get and search only; create and update are refused')
     .option('--max-output-bytes <n>', 'byte budget of one execute or search result (default 20000, or $SWITCHBOARD_MCP_MAX_OUTPUT_BYTES)')
     .option('--no-action-tools', `no per-action tools, even with ${ACTION_TOOLS_MAX_INSTANCES} instances or fewer`)
-    .action(async (opts: { connectors: string; readOnly?: boolean; maxOutputBytes?: string; actionTools: boolean }) => {
+    .option('--print-config', 'print an MCP client configuration (mcpServers JSON) that starts this command from any directory, then exit')
+    .action(async (opts: { connectors: string; readOnly?: boolean; maxOutputBytes?: string; actionTools: boolean; printConfig?: boolean }) => {
       try {
+        if (opts.printConfig) {
+          const flags = [
+            ...(opts.readOnly ? ['--read-only'] : []),
+            ...(opts.maxOutputBytes !== undefined ? ['--max-output-bytes', opts.maxOutputBytes] : []),
+            ...(opts.actionTools ? [] : ['--no-action-tools']),
+          ];
+          await printConfig(opts.connectors, flags);
+          return;
+        }
         const { MAX_OUTPUT_BYTES_ENV, maxOutputBytesArg } = await import('../mcp/output.ts');
         const maxOutputBytes =
           opts.maxOutputBytes !== undefined ? maxOutputBytesArg(opts.maxOutputBytes, '--max-output-bytes') : maxOutputBytesArg(process.env[MAX_OUTPUT_BYTES_ENV], `$${MAX_OUTPUT_BYTES_ENV}`);

@@ -76,6 +76,8 @@ export interface ConnectorInfo {
   kind: string;
   /** With `schemas`: the manifest's description. */
   description?: string;
+  /** The manifest's logo (https URL or data:image URI), when it declares one. */
+  logo?: string;
   base_url: string;
   credentials: { variant: string; type: string; fields: { name: string; secret: boolean; description: string }[] }[];
   entities: EntityInfo[];
@@ -144,6 +146,7 @@ export function describeManifest(m: LoadedManifest, options: DescribeOptions = {
     title: m.manifest.title,
     kind: m.manifest.kind ?? '',
     ...(options.schemas ? { description: m.manifest.description ?? '' } : {}),
+    ...(m.manifest.logo !== undefined ? { logo: m.manifest.logo } : {}),
     base_url: m.manifest.base_url.default,
     credentials: m.manifest.auth.map((v) => ({
       variant: v.name,

@@ -35,6 +35,12 @@ export const MANIFEST_SCHEMA = {
       pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
       description: "Airbyte's connector definition id (a UUID) for this system; the service accepts it as definition_id.",
     },
+    logo: {
+      type: 'string',
+      maxLength: 16384,
+      pattern: '^(https://[^\\s"<>]+|data:image/(svg\\+xml|png|jpeg|gif|webp)(;base64)?,[^\\s"<>]+)$',
+      description: 'The app\'s logo, shown beside it in the Connect UI and by describe: an https:// URL or a data:image/... URI (svg+xml, png, jpeg, gif, webp), at most 16 kB.',
+    },
     base_url: { $ref: '#/definitions/BaseUrl' },
     headers: { type: 'object', additionalProperties: template, description: 'Headers sent on every request (templates).' },
     config: {

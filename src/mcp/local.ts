@@ -127,7 +127,7 @@ export async function localBackend(file: string, env: NodeJS.ProcessEnv = proces
   for (const spec of specs) {
     try {
       const manifest = getConnector(spec.type);
-      const runtime = await libraryRuntime(spec.type, spec.credentials, { baseUrl: spec.base_url });
+      const runtime = await libraryRuntime(spec.type, spec.credentials, { baseUrl: spec.base_url, other: `set base_url of ${spec.id} in ${file}` });
       instances.set(spec.id, {
         id: spec.id,
         type: spec.type,

@@ -59,11 +59,16 @@ function alive(pid: number): boolean {
  * connector type, or those credentials); a `service` one (serve --sandbox) first, then by port.
  */
 export function findRunningSandbox(dataDir: string, accept: (s: SandboxState) => boolean = () => true): { file: string; state: SandboxState } | undefined {
-  if (!existsSync(dataDir)) return undefined;
-  const found = readdirSync(dataDir)
+  const found = sandboxStates(dataDir).filter((x) => alive(x.state.pid) && accept(x.state));
+  return found.find((x) => x.state.kind === 'service') ?? found[0];
+}
+
+/** Every readable sandbox state in `dataDir`, running or stopped, by port. */
+export function sandboxStates(dataDir: string): { file: string; state: SandboxState }[] {
+  if (!existsSync(dataDir)) return [];
+  return readdirSync(dataDir)
     .filter((f) => /^sandbox-\d+\.json$/.test(f))
     .sort()
     .map((f) => ({ file: join(dataDir, f), state: readSandboxState(join(dataDir, f)) }))
-    .filter((x): x is { file: string; state: SandboxState } => x.state !== undefined && alive(x.state.pid) && accept(x.state));
-  return found.find((x) => x.state.kind === 'service') ?? found[0];
+    .filter((x): x is { file: string; state: SandboxState } => x.state !== undefined);
 }

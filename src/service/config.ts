@@ -2,6 +2,8 @@
  * The hosted service's configuration, read from the environment once at start. Every variable
  * is listed in CONFIG_VARIABLES (the README/docs table is written from the same facts).
  */
+import { join, resolve } from 'node:path';
+import { connectBrandFromEnv, type ConnectBrand } from './connect/connect-brand.ts';
 
 /** The deployment's OAuth app for one connector type (the service-side OAuth flow uses it). */
 export interface OAuthAppConfig {
@@ -51,6 +53,8 @@ export interface ServiceConfig {
   connectSessionTtlSeconds: number;
   /** CSP frame-ancestors sources allowed to embed the Connect UI; default none (no framing). */
   connectFrameAncestors: string[];
+  /** The operator's name, logo and accent colour on the Connect UI; default none (Switchboard's look). */
+  connectBrand?: ConnectBrand;
   /** Overall deadline of one upstream call across throttle wait, attempts and retries; default 60000 ms. */
   upstreamDeadlineMs: number;
   /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
@@ -92,7 +96,13 @@ export interface ConfigVariable {
 
 /** Every environment variable the service reads. `<TYPE>` is a connector type upper-cased (GRANOLA, INTERCOM, MONDAY). */
 export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
-  { name: 'SWITCHBOARD_DATABASE_URL', default: '`./data/switchboard.db` (SQLite)', description: '`postgres://user:pass@host:5432/db` for PostgreSQL (several instances may share it), or a SQLite file path / `sqlite:<path>`' },
+  { name: 'SWITCHBOARD_DATABASE_URL', default: '`switchboard.db` in the data directory (SQLite)', description: '`postgres://user:pass@host:5432/db` for PostgreSQL (several instances may share it), or a SQLite file path / `sqlite:<path>`' },
+  {
+    name: 'SWITCHBOARD_DATA_DIR',
+    default: '`./data`, or the SQLite database\'s directory',
+    description:
+      'Data directory of every command (`--data-dir` overrides): the SQLite database and its key when SWITCHBOARD_DATABASE_URL is not set, and the sandbox\'s state files (`sandbox-<port>.json`) that `exec`, `check`, `mcp` and `sync` look up',
+  },
   {
     name: 'SWITCHBOARD_ENCRYPTION_KEY',
     default: 'SQLite: generated into switchboard.key beside the database file (mode 0600, with a warning); PostgreSQL: required',
@@ -118,6 +128,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS',
     default: '(none: the Connect UI cannot be framed)',
     description: "Origins allowed to embed the Connect UI in an iframe (CSP frame-ancestors), space-separated, e.g. `https://app.example.com 'self'`; its cookie then becomes SameSite=None; Secure; Partitioned",
+  },
+  { name: 'SWITCHBOARD_CONNECT_BRAND_NAME', default: '(none)', description: "Your product's name at the top of every Connect UI page and in its title (at most 60 characters)" },
+  { name: 'SWITCHBOARD_CONNECT_LOGO_URL', default: '(none)', description: 'Your logo beside that name (and as the page icon): an `https://` URL (the page\'s CSP allows its origin) or a `data:image/...` URI, at most 16 kB' },
+  {
+    name: 'SWITCHBOARD_CONNECT_ACCENT_COLOR',
+    default: '`#1d4ed8`',
+    description: 'Colour of the Connect UI\'s buttons and links, `#rgb` or `#rrggbb`; must keep white button text readable (contrast at least 4.5:1), or the service refuses to start',
   },
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
@@ -236,11 +253,22 @@ export function connectorTypeConfigFromEnv(type: string, env: Env): ConnectorTyp
   return cfg;
 }
 
+/**
+ * The database: SWITCHBOARD_DATABASE_URL, else `switchboard.db` in SWITCHBOARD_DATA_DIR (made
+ * absolute), else undefined (the embedded default, ./data/switchboard.db).
+ */
+export function databaseUrlFromEnv(env: Env): string | undefined {
+  const url = env['SWITCHBOARD_DATABASE_URL']?.trim();
+  if (url) return url;
+  const dir = env['SWITCHBOARD_DATA_DIR']?.trim();
+  return dir ? join(resolve(dir), 'switchboard.db') : undefined;
+}
+
 /** The service configuration from the environment, for the given connector types. Throws on malformed values. */
 export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): ServiceConfig {
   const types: Record<string, ConnectorTypeConfig> = {};
   for (const t of connectorTypes) types[t] = connectorTypeConfigFromEnv(t, env);
-  const databaseUrl = env['SWITCHBOARD_DATABASE_URL']?.trim() || undefined;
+  const databaseUrl = databaseUrlFromEnv(env);
   const encryptionKey = env['SWITCHBOARD_ENCRYPTION_KEY']?.trim() || undefined;
   const publicUrl = urlVar(env, 'SWITCHBOARD_PUBLIC_URL');
   const redisUrl = env['SWITCHBOARD_REDIS_URL']?.trim() || undefined;
@@ -262,6 +290,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',
     connectSessionTtlSeconds: intVar(env, 'SWITCHBOARD_CONNECT_SESSION_TTL_SECONDS', 1800, 1),
     connectFrameAncestors: frameAncestorsVar(env, 'SWITCHBOARD_CONNECT_FRAME_ANCESTORS'),
+    connectBrand: connectBrandFromEnv(env),
     upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
     upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
     upstreamMemoryBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES', 128 * 1024 * 1024, 1),

@@ -3,12 +3,15 @@
  * without its scheme, malformed credentials JSON, a busy port), and a sandbox that keeps its
  * state: fixed sample credentials, endpoints in the data directory that `exec` picks up.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { runNode, runSwitchboard, startSwitchboard, SWITCHBOARD_BIN } from '../helpers/process.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const dirs: string[] = [];
@@ -66,6 +69,13 @@ describe('discoverability', () => {
     expect(r.stdout).toMatch(/^ {2}list\s+library and hosted\s+/m);
     expect(r.stdout).toMatch(/Record fields:\n {2}FIELD\s+TYPE\s+REQUIRED/);
     expect(r.stdout).toMatch(/Search fields \(hosted search over synced records\):/);
+  });
+
+  it("describe <type> names the manifest's logo (the data URI itself in --json)", async () => {
+    const r = await runSwitchboard(['describe', 'granola']);
+    expect(r.stdout).toMatch(/^Logo: data:image\/svg\+xml \(inline, \d+ characters; --json prints it\)$/m);
+    const j = await runSwitchboard(['describe', 'granola', '--json']);
+    expect((JSON.parse(j.stdout) as { logo: string }).logo).toMatch(/^data:image\/svg\+xml;base64,/);
   });
 
   it('describe --json is the same information for machines', async () => {
@@ -165,5 +175,123 @@ describe('a sandbox that keeps its state', () => {
     } finally {
       await s.stop();
     }
+  });
+});
+
+describe('one data directory for every command, from any directory', () => {
+  it('admin run from another directory refuses to create a second database, naming the path; --data-dir finds the service\'s', async () => {
+    const service = tempDir();
+    const elsewhere = tempDir();
+    const created = await runSwitchboard(['admin', 'create-app', '--org', 'acme', '--create'], {}, service);
+    expect(created.code, created.stderr).toBe(0);
+    expect(existsSync(join(service, 'data', 'switchboard.db'))).toBe(true);
+
+    const r = await runSwitchboard(['admin', 'create-app', '--org', 'acme'], {}, elsewhere);
+    expect(r.code).toBe(1);
+    const e = errorOf(r.stderr);
+    expect(e.code).toBe('database_not_found');
+    expect(e.message).toContain(`No Switchboard database at ${join(elsewhere, 'data', 'switchboard.db')}`);
+    expect(e.message).toContain('--create');
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+
+    for (const [args, env] of [
+      [['admin', 'create-app', '--org', 'acme', '--data-dir', join(service, 'data')], {}],
+      [['--data-dir', join(service, 'data'), 'admin', 'grant', '--client-id', (JSON.parse(created.stdout) as { client_id: string }).client_id, '--org', 'beta'], {}],
+      [['admin', 'create-app', '--org', 'acme'], { SWITCHBOARD_DATA_DIR: join(service, 'data') }],
+    ] as [string[], Record<string, string>][]) {
+      const ok = await runSwitchboard(args, env, elsewhere);
+      expect(ok.code, ok.stderr).toBe(0);
+    }
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+  });
+
+  it('serve --data-dir keeps its database (and key) there, wherever it is started', async () => {
+    const dir = join(tempDir(), 'state');
+    const elsewhere = tempDir();
+    const s = await startSwitchboard(['serve', '--port', '0', '--data-dir', dir], /Switchboard listening/, { cwd: elsewhere, env: { SWITCHBOARD_SYNC_SCHEDULER: 'false' } });
+    try {
+      expect(existsSync(join(dir, 'switchboard.db'))).toBe(true);
+      expect(existsSync(join(dir, 'switchboard.key'))).toBe(true);
+      expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+});
+
+describe('the sandbox from any directory, and CLI texts that say the right thing', () => {
+  it('mcp --print-config gives a client config that works from another directory, reaching the sandbox through SWITCHBOARD_DATA_DIR', async () => {
+    const repo = tempDir();
+    const elsewhere = tempDir();
+    const port = 30000 + Math.floor(Math.random() * 20000);
+    const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd: repo });
+    try {
+      const file = join(repo, 'connectors.yaml');
+      writeFileSync(file, 'connectors:\n  - id: granola\n    type: granola\n    credentials:\n      api_key: ${GRANOLA_API_KEY}\n');
+      const printed = await runSwitchboard(['mcp', '--connectors', 'connectors.yaml', '--read-only', '--print-config'], {}, repo);
+      expect(printed.code, printed.stderr).toBe(0);
+      const server = (JSON.parse(printed.stdout) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers['switchboard']!;
+      expect(server.command).toBe(process.execPath);
+      expect(server.args).toEqual([SWITCHBOARD_BIN, 'mcp', '--connectors', file, '--read-only']);
+      expect(server.env).toEqual({ SWITCHBOARD_DATA_DIR: join(repo, 'data'), GRANOLA_API_KEY: '<value of GRANOLA_API_KEY>' });
+      expect(printed.stdout).not.toContain('npx');
+
+      // Started as a client starts it: from another directory, the placeholder filled in.
+      const sample = (JSON.parse(s.lines.join('\n')) as { connectors: { granola: { credentials: { api_key: string } } } }).connectors.granola.credentials.api_key;
+      const client = new Client({ name: 'first-run', version: '1.0.0' });
+      await client.connect(new StdioClientTransport({ command: server.command, args: server.args, cwd: elsewhere, env: { ...getDefaultEnvironment(), ...server.env, GRANOLA_API_KEY: sample }, stderr: 'ignore' }));
+      try {
+        const notes = (await client.callTool({ name: 'execute', arguments: { connector: 'granola', entity: 'notes', action: 'list', params: { page_size: 2 } } })) as CallToolResult;
+        expect(notes.isError, JSON.stringify(notes.content)).toBeFalsy();
+        expect((notes.structuredContent as { data: unknown[] }).data).toHaveLength(2);
+      } finally {
+        await client.close();
+      }
+      expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+
+      // exec from elsewhere finds it with --data-dir; the notice names the way to choose another base URL.
+      const env = { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: sample }) };
+      const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":1}', '--data-dir', join(repo, 'data')], env, elsewhere);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`Using the sandbox's granola simulator at http://127.0.0.1:${String(port)}`);
+      expect(r.stderr).toContain('pass --base-url to choose another');
+
+      // switchboard mcp has no --base-url: its notice names the file's base_url instead.
+      const m = await runSwitchboard(['mcp', '--connectors', file], { GRANOLA_API_KEY: sample }, repo);
+      expect(m.stderr).toContain(`Using the sandbox's granola simulator`);
+      expect(m.stderr).toContain(`set base_url of granola in ${file} to choose another`);
+      expect(m.stderr).not.toContain('--base-url');
+
+      // An unknown entity is reported without a sandbox notice first.
+      const unknown = await runSwitchboard(['exec', 'granola', 'meetings', 'list'], env, repo);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr.trimStart().startsWith('{'), unknown.stderr).toBe(true);
+      expect(errorOf(unknown.stderr).code).toBe('unknown_entity');
+    } finally {
+      await s.stop();
+    }
+
+    // The sandbox stopped: its sample key is refused, never sent to the real API.
+    const sample = JSON.parse(readFileSync(join(repo, 'data', `sandbox-${String(port)}.json`), 'utf8')) as { connectors: { granola: { credentials: Record<string, string> } } };
+    const stopped = await runSwitchboard(['exec', 'granola', 'notes', 'list'], { SWITCHBOARD_CREDENTIALS: JSON.stringify(sample.connectors.granola.credentials) }, repo);
+    expect(stopped.code).toBe(1);
+    const e = errorOf(stopped.stderr);
+    expect(e.code).toBe('sandbox_not_running');
+    expect(e.message).toContain('Start it with `switchboard sandbox`');
+  });
+
+  it('bad --params JSON suggests params, not a credential; the $SWITCHBOARD_CREDENTIALS example is valid shell', async () => {
+    const p = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{page_size:2}'], { SWITCHBOARD_CREDENTIALS: '{"api_key":"x"}' });
+    const pe = errorOf(p.stderr);
+    expect(pe.code).toBe('invalid_params');
+    expect(pe.message).toContain(`e.g. --params '{"page_size":2}'`);
+    expect(pe.message).not.toContain('api_key');
+
+    const c = await runSwitchboard(['exec', 'granola', 'notes', 'list'], { SWITCHBOARD_CREDENTIALS: 'api_key=x' });
+    const example = /e\.g\. (.*)$/.exec(errorOf(c.stderr).message)?.[1] ?? '';
+    expect(example).toBe(`export SWITCHBOARD_CREDENTIALS='{"api_key":"..."}'`);
+    // Valid shell: run it and read the variable back.
+    const shell = await runNode(['-e', `require('child_process').execFileSync('bash', ['-c', process.argv[1] + '; printf %s "$SWITCHBOARD_CREDENTIALS"'], { stdio: 'inherit' })`, example]);
+    expect(JSON.parse(shell.stdout)).toEqual({ api_key: '...' });
   });
 });

@@ -91,7 +91,7 @@ function script(all: Block[]): string {
       writeFileSync(join(copy, `readme-block-${i}.json`), b.body);
       // The execute body of the search example, sent to the Intercom connector of the quick start.
       parts.push(
-        `curl -sf http://127.0.0.1:3000/api/v1/integrations/connectors/$INTERCOM/execute -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d @readme-block-${i}.json; echo`,
+        `curl -sS --fail-with-body http://127.0.0.1:3000/api/v1/integrations/connectors/$INTERCOM/execute -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d @readme-block-${i}.json; echo`,
       );
     } else if (b.lang !== 'mermaid') throw new Error(`README block ${i}: no runner for \`${b.lang}\` blocks`);
   });

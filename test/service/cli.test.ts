@@ -1,9 +1,11 @@
 /**
  * The commands as a user runs them: `switchboard serve` (what `npm start` runs) comes up, serves
  * /healthz and a token for an application made by `switchboard admin create-app`, and stops
- * cleanly on SIGTERM; `admin grant` gives an application a second organization.
+ * cleanly on SIGTERM; `admin grant` gives an application a second organization; admin never
+ * creates a database unless told to (--create).
  */
 import { spawn, execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +25,13 @@ describe('switchboard serve and admin', () => {
 
   it('creates an application, serves it a token, grants a second organization, and stops on SIGTERM', async () => {
     const env = { ...process.env, SWITCHBOARD_DATABASE_URL: db.url, PORT: '0', SWITCHBOARD_LOG_LEVEL: 'info' };
-    const { stdout } = await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'cli-org'], { env });
+    // No database yet: admin refuses to create one unless told to, naming the file it looked at.
+    const refused = await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'cli-org'], { env }).catch((e: { code: number; stderr: string }) => e);
+    expect((refused as { code: number }).code).toBe(1);
+    expect((refused as { stderr: string }).stderr).toContain('database_not_found');
+    expect((refused as { stderr: string }).stderr).toContain(`No Switchboard database at ${db.url}`);
+    expect(existsSync(db.url)).toBe(false);
+    const { stdout } = await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'cli-org', '--create'], { env });
     const app = JSON.parse(stdout) as { organization_id: string; client_id: string; client_secret: string };
     expect(app).toEqual({ organization_id: expect.any(String), client_id: expect.stringMatching(/^sbc_/), client_secret: expect.stringMatching(/^sbs_/) });
 

@@ -4,7 +4,9 @@
  * (in a popup that reports back to its opener), a wrong key, an expired link, and a connection
  * made with the keyboard alone. The connectors the page creates are then executed over the API.
  */
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +14,7 @@ import { createClient, type HostedClient } from '../../src/client/hosted.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
-import { CHROMIUM_SKIP_REASON, HAVE_CHROMIUM, launchBrowser, withPage, type BrowserSession } from '../helpers/browser.ts';
+import { CHROMIUM_SKIP_REASON, HAVE_CHROMIUM, launchBrowser, RESULTS_DIR, withPage, type BrowserSession } from '../helpers/browser.ts';
 import { startHarness, testRegistry, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
@@ -110,6 +112,45 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
     const logs = h.logs.join('\n');
     expect(logs).not.toContain(session.token);
     expect(logs).not.toContain(granolaKey());
+  });
+
+  it('reloading the success page shows it again, without posting the form again', async () => {
+    const c = customer();
+    const session = await c.client.connect.createSession({ allowed_connector_types: ['granola'] });
+    await withPage(browser, 'reload-success', async (page) => {
+      await page.goto(session.url);
+      await page.getByRole('link', { name: 'Connect Granola' }).click();
+      await page.getByLabel('Granola API key').fill(granolaKey());
+      await page.getByRole('button', { name: 'Connect Granola' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Granola is connected' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/connect/done');
+      for (let i = 0; i < 2; i++) {
+        // A POST answer would make Chromium ask to resend the form; a GET reloads quietly.
+        await page.reload();
+        await page.getByRole('heading', { level: 1, name: 'Granola is connected' }).waitFor();
+        expect(await page.getByText('This link has already been used').count()).toBe(0);
+      }
+    });
+    expect(await connectorsOf(c.name)).toEqual([expect.objectContaining({ connector_type: 'granola' })]);
+  });
+
+  it('at 390 px the card keeps a margin on both sides, with each app\'s logo beside it', async () => {
+    const c = customer();
+    const session = await c.client.connect.createSession({ allowed_connector_types: ['granola', 'intercom', 'monday'] });
+    await withPage(browser, 'phone-390', async (page) => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(session.url);
+      await page.getByRole('heading', { level: 1, name: 'Connect an account' }).waitFor();
+      const card = await page.locator('main.card').boundingBox();
+      expect(card).not.toBeNull();
+      expect(card!.x).toBeGreaterThanOrEqual(8);
+      expect(390 - (card!.x + card!.width)).toBeGreaterThanOrEqual(8);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      const logos = await page.locator('img.app-logo').evaluateAll((imgs: any[]) => imgs.map((i) => ({ loaded: i.complete && i.naturalWidth > 0, width: i.getBoundingClientRect().width })));
+      expect(logos).toEqual([0, 1, 2].map(() => ({ loaded: true, width: 36 })));
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      await page.screenshot({ path: join(RESULTS_DIR, 'connect-ui-390.png'), fullPage: true });
+    });
   });
 
   it('a wrong key shows the upstream\'s message and stores nothing', async () => {

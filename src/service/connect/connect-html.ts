@@ -3,6 +3,7 @@
  * and one external script (the CSP allows no inline code), every value escaped, labels on
  * every input, one <h1> per page and alerts announced to screen readers.
  */
+import type { ConnectBrand } from './connect-brand.ts';
 
 /** Escape text for HTML element content and quoted attribute values. */
 export function esc(s: string): string {
@@ -11,20 +12,28 @@ export function esc(s: string): string {
 
 export const ASSET_PATH = '/connect/assets';
 
-function layout(title: string, body: string, page: string): string {
+/** The operator's name and logo at the top of the card; its accent colour as a stylesheet. */
+function brandHeader(brand: ConnectBrand): string {
+  if (brand.name === undefined && brand.logoUrl === undefined) return '';
+  const logo = brand.logoUrl !== undefined ? `<img class="brand-logo" src="${esc(brand.logoUrl)}" alt="${brand.name === undefined ? 'Logo' : ''}" width="28" height="28">` : '';
+  return `<header class="brand">${logo}${brand.name !== undefined ? `<span class="brand-name">${esc(brand.name)}</span>` : ''}</header>\n`;
+}
+
+function layout(title: string, body: string, page: string, brand: ConnectBrand = {}): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${esc(title)}</title>
-<link rel="stylesheet" href="${ASSET_PATH}/connect.css">
+<title>${esc(brand.name !== undefined ? `${title} · ${brand.name}` : title)}</title>
+<link rel="icon" href="${esc(brand.logoUrl ?? 'data:,')}">
+<link rel="stylesheet" href="${ASSET_PATH}/connect.css">${brand.accent !== undefined ? `\n<link rel="stylesheet" href="${ASSET_PATH}/brand.css">` : ''}
 <script src="${ASSET_PATH}/connect.js" defer></script>
 </head>
 <body>
 <main id="main" class="card" data-page="${esc(page)}">
-${body}
+${brandHeader(brand)}${body}
 </main>
 <p class="footer">Secured by Switchboard · your credentials are encrypted and never shown again</p>
 </body>
@@ -33,26 +42,34 @@ ${body}
 }
 
 /** The page before the fragment token is exchanged: the script does the rest. */
-export function bootstrapPage(): string {
+export function bootstrapPage(brand: ConnectBrand = {}): string {
   return layout(
     'Connect an account',
     `<h1 id="heading">Opening your connection link…</h1>
 <p id="status" role="status">One moment.</p>
 <noscript><p class="alert" role="alert">This page needs JavaScript to read its link. Turn JavaScript on and reload.</p></noscript>`,
     'bootstrap',
+    brand,
   );
 }
 
 /** A session that cannot be used (expired, used, unknown), or any other page-level failure. */
-export function messagePage(heading: string, detail: string): string {
-  return layout(heading, `<h1>${esc(heading)}</h1>\n<p class="alert" role="alert">${esc(detail)}</p>`, 'message');
+export function messagePage(heading: string, detail: string, brand: ConnectBrand = {}): string {
+  return layout(heading, `<h1>${esc(heading)}</h1>\n<p class="alert" role="alert">${esc(detail)}</p>`, 'message', brand);
 }
 
 export interface HomeType {
   type: string;
   title: string;
   description?: string | undefined;
+  /** The manifest's logo (https URL or data:image URI). */
+  logo?: string | undefined;
   connectors: { id: string; name: string; status: string; created_at: string }[];
+}
+
+/** An app's logo beside its name (decorative: the name follows), or nothing. */
+function appLogo(logo: string | undefined, size: number): string {
+  return logo !== undefined ? `<img class="app-logo" src="${esc(logo)}" alt="" width="${String(size)}" height="${String(size)}">` : '';
 }
 
 function connectorLine(t: HomeType, c: HomeType['connectors'][number]): string {
@@ -66,17 +83,22 @@ function connectorLine(t: HomeType, c: HomeType['connectors'][number]): string {
 }
 
 /** The list of connector types the session allows, with the customer's existing connectors. */
-export function homePage(types: HomeType[]): string {
+export function homePage(types: HomeType[], brand: ConnectBrand = {}): string {
   const items = types
-    .map(
-      (t) => `<li class="type">
-<div class="type-head"><div><h2>${esc(t.title)}</h2>${t.description !== undefined ? `<p class="muted">${esc(t.description)}</p>` : ''}</div>
-<a class="button" href="/connect/types/${encodeURIComponent(t.type)}">Connect ${esc(t.title)}</a></div>
+    .map((t) => {
+      // Once connected, the app offers a quiet "Add another" rather than a second full button.
+      const connected = t.connectors.some((c) => c.status !== 'auth_failed');
+      const action = connected
+        ? `<a class="button secondary small-button" href="/connect/types/${encodeURIComponent(t.type)}" aria-label="Connect another ${esc(t.title)} account">Add another</a>`
+        : `<a class="button" href="/connect/types/${encodeURIComponent(t.type)}">Connect ${esc(t.title)}</a>`;
+      return `<li class="type">
+<div class="type-head"><div class="type-title">${appLogo(t.logo, 36)}<div><h2>${esc(t.title)}</h2>${t.description !== undefined ? `<p class="muted">${esc(t.description)}</p>` : ''}</div></div>
+${action}</div>
 ${t.connectors.length > 0 ? `<ul class="connectors" aria-label="Your ${esc(t.title)} connections">${t.connectors.map((c) => connectorLine(t, c)).join('\n')}</ul>` : ''}
-</li>`,
-    )
+</li>`;
+    })
     .join('\n');
-  return layout('Connect an account', `<h1>Connect an account</h1>\n<p>Choose the app to connect.</p>\n<ul class="types">${items}</ul>`, 'home');
+  return layout('Connect an account', `<h1>Connect an account</h1>\n<p>Choose the app to connect.</p>\n<ul class="types">${items}</ul>`, 'home', brand);
 }
 
 export interface FormField {
@@ -101,11 +123,15 @@ export interface TypePageInput {
   title: string;
   description?: string | undefined;
   docsUrl?: string | undefined;
+  logo?: string | undefined;
+  brand?: ConnectBrand | undefined;
   variants: TypePageVariant[];
   csrf: string;
   reconnect?: { id: string; name: string } | undefined;
-  /** A message to show above the forms (the upstream's refusal, a validation failure). */
+  /** A message to show above the forms, in plain words (a refusal, a validation failure). */
   error?: string | undefined;
+  /** The third-party API's own words, shown below the message as detail. */
+  errorDetail?: string | undefined;
   /** Per-field messages, by `variant.field`. */
   fieldErrors?: Record<string, string> | undefined;
 }
@@ -152,12 +178,16 @@ export function typePage(p: TypePageInput): string {
   const single = p.variants.length === 1;
   const intro = p.reconnect !== undefined ? `<p>${esc(p.title)} rejected the saved credentials of <strong>${esc(p.reconnect.name)}</strong>. Enter new ones to reconnect it.</p>` : p.description !== undefined ? `<p>${esc(p.description)}</p>` : '';
   const body = `<p><a href="/connect" class="back">← All apps</a></p>
-<h1>${verb} ${esc(p.title)}</h1>
+<h1 class="app-heading">${appLogo(p.logo, 32)}<span>${verb} ${esc(p.title)}</span></h1>
 ${intro}
-${p.error !== undefined ? `<div class="alert" role="alert" id="error" tabindex="-1"><strong>Not connected.</strong> ${esc(p.error)}</div>` : ''}
+${
+  p.error !== undefined
+    ? `<div class="alert" role="alert" id="error" tabindex="-1"><strong>Not connected.</strong> ${esc(p.error)}${p.errorDetail !== undefined ? `<p class="detail">${esc(p.title)} said: <q>${esc(p.errorDetail)}</q></p>` : ''}</div>`
+    : ''
+}
 ${p.variants.length === 0 ? '<p class="alert" role="alert">This app cannot be connected here: it has no credential form and this service has no OAuth app for it.</p>' : p.variants.map((v) => variantSection(p, v, single)).join('\n<p class="or">or</p>\n')}
 ${p.docsUrl !== undefined ? `<p class="muted small">About ${esc(p.title)}'s API: <a href="${esc(p.docsUrl)}" rel="noreferrer noopener" target="_blank">${esc(new URL(p.docsUrl).host)}</a></p>` : ''}`;
-  return layout(`${verb} ${p.title}`, body, 'type');
+  return layout(`${verb} ${p.title}`, body, 'type', p.brand);
 }
 
 export interface SuccessInput {
@@ -169,6 +199,7 @@ export interface SuccessInput {
   redirect?: string | undefined;
   /** targetOrigin for postMessage to window.opener. */
   messageOrigin: string;
+  brand?: ConnectBrand | undefined;
 }
 
 /** The connection finished: the script tells the opener and follows the redirect. */
@@ -184,5 +215,6 @@ export function successPage(s: SuccessInput): string {
 ${next}
 <div hidden id="result" data-connector-id="${esc(s.connectorId)}" data-connector-type="${esc(s.type)}" data-message-origin="${esc(s.messageOrigin)}"${s.redirect !== undefined ? ` data-redirect="${esc(s.redirect)}"` : ''}></div>`,
     'success',
+    s.brand,
   );
 }

@@ -64,7 +64,14 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         security: [],
         parameters: [typeParam],
         requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
-        responses: { 200: htmlPage('Connected'), 400: htmlPage('Form errors'), 403: htmlPage('Bad CSRF token'), 409: htmlPage('Another submit is connecting with this session right now'), 424: htmlPage('The third-party API rejected the credentials'), 410: htmlPage('Expired or used session') },
+        responses: {
+          303: { description: 'Connected: to /connect/done (post/redirect/get)' },
+          400: htmlPage('Form errors'),
+          403: htmlPage('Bad CSRF token'),
+          409: htmlPage('Another submit is connecting with this session right now'),
+          424: htmlPage('The third-party API rejected the credentials (in plain words, its own text as detail)'),
+          410: htmlPage('Expired or used session'),
+        },
       },
     },
     '/connect/types/{connector_type}/oauth': {
@@ -82,10 +89,23 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         operationId: 'connectOAuthReturn',
         summary: `${PAGE}: where the OAuth callback sends the user back (?type, ?secret_id or ?error)`,
         security: [],
-        responses: { 200: htmlPage('Connected'), 400: htmlPage('The provider refused'), 409: htmlPage('Another submit is connecting with this session right now'), 410: htmlPage('Expired or used session') },
+        responses: { 303: { description: 'Connected: to /connect/done (post/redirect/get)' }, 400: htmlPage('The provider refused'), 409: htmlPage('Another submit is connecting with this session right now'), 410: htmlPage('Expired or used session') },
+      },
+    },
+    '/connect/done': {
+      get: {
+        operationId: 'connectDone',
+        summary: `${PAGE}: the success page of a finished connection (?connector_id; safe to reload); tells window.opener and follows redirect_url`,
+        security: [],
+        parameters: [{ name: 'connector_id', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: { 200: htmlPage('Connected'), 401: htmlPage('Unknown session'), 404: htmlPage("Not this customer's connector") },
       },
     },
     '/connect/assets/connect.js': { get: { operationId: 'connectScript', summary: "The page's script", security: [], responses: { 200: { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } } } },
     '/connect/assets/connect.css': { get: { operationId: 'connectStyles', summary: "The page's stylesheet", security: [], responses: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } } },
+    '/connect/assets/brand.css': {
+      get: { operationId: 'connectBrandStyles', summary: "The operator's accent colour (SWITCHBOARD_CONNECT_ACCENT_COLOR; empty without one)", security: [], responses: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } },
+    },
+    '/favicon.ico': { get: { operationId: 'favicon', summary: 'No icon here (the pages name theirs): 204 without a session, so browsers get no 401', security: [], responses: { 204: { description: 'No content' } } } },
   };
 }

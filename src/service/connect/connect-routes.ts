@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { Credentials } from '../../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
 import type { AuthVariant } from '../../manifest/index.ts';
@@ -22,6 +23,8 @@ import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
 import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
 import { sha256Hex } from '../secrets.ts';
 import { customerNames } from '../customers.ts';
+import { brandCss } from './connect-brand.ts';
+import type { ConnectTables } from './connect-migrations.ts';
 import { bootstrapPage, homePage, messagePage, successPage, typePage, type FormField, type HomeType, type TypePageVariant } from './connect-html.ts';
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
 import {
@@ -48,6 +51,8 @@ import {
 export const CONNECT_EXCHANGE_PATH = '/connect/session';
 export const CONNECT_TYPE_PATH = '/connect/types/:connector_type';
 export const CONNECT_OAUTH_RETURN_PATH = '/connect/oauth/return';
+/** Where a finished connection lands (post/redirect/get): reloading it re-posts nothing. */
+export const CONNECT_DONE_PATH = '/connect/done';
 export const CONNECT_ASSETS = ['/connect/assets/connect.js', '/connect/assets/connect.css'] as const;
 
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -100,6 +105,12 @@ function withParams(url: string, params: Record<string, string>): string {
 function connectPages(ctx: ServiceContext) {
   return async function pages(app: FastifyInstance): Promise<void> {
     const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(new URL(`./assets/${a.file}`, import.meta.url)), type: a.type }]));
+    const brand = ctx.config.connectBrand ?? {};
+    // The accent colour (empty without one; the pages link it only when there is one).
+    assets.set('/connect/assets/brand.css', { body: Buffer.from(brandCss(brand)), type: 'text/css; charset=utf-8' });
+    // Logos may live on other https origins (the operator's, a manifest's): the CSP allows exactly those.
+    const logoOrigins = new Set<string>();
+    for (const logo of [brand.logoUrl, ...[...ctx.registry.values()].map((m) => m.manifest.logo)]) if (logo?.startsWith('https://')) logoOrigins.add(new URL(logo).origin);
     const frameAncestors = ctx.config.connectFrameAncestors;
     const framed = frameAncestors.length > 0;
     // OAuth buttons post to us and we redirect to the provider: form-action must allow its origin.
@@ -116,7 +127,7 @@ function connectPages(ctx: ServiceContext) {
       "default-src 'none'",
       "script-src 'self'",
       "style-src 'self'",
-      "img-src 'self' data:",
+      `img-src 'self' data:${[...logoOrigins].map((o) => ` ${o}`).join('')}`,
       "connect-src 'self'",
       `form-action 'self'${[...consentOrigins].map((o) => ` ${o}`).join('')}`,
       `frame-ancestors ${ancestors}`,
@@ -136,8 +147,8 @@ function connectPages(ctx: ServiceContext) {
       if (!framed && origin === undefined) void reply.header('x-frame-options', 'DENY');
       return reply.send(body);
     };
-    const ended = (reply: FastifyReply, end: SessionEnd): FastifyReply => html(reply, end === 'invalid' ? 401 : 410, messagePage(SESSION_END_TEXT[end].heading, SESSION_END_TEXT[end].detail));
-    const notOffered = (reply: FastifyReply): FastifyReply => html(reply, 404, messagePage('Not available here', 'This app is not offered by this connection link.'));
+    const ended = (reply: FastifyReply, end: SessionEnd): FastifyReply => html(reply, end === 'invalid' ? 401 : 410, messagePage(SESSION_END_TEXT[end].heading, SESSION_END_TEXT[end].detail, brand));
+    const notOffered = (reply: FastifyReply): FastifyReply => html(reply, 404, messagePage('Not available here', 'This app is not offered by this connection link.', brand));
 
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
       const out: FormBody = {};
@@ -151,8 +162,8 @@ function connectPages(ctx: ServiceContext) {
       if (p.status >= 500) request.log.error({ code: p.code, detail: p.detail, err_name: (err as Error).name, stack: (err as Error).stack }, 'request failed');
       else request.log.info({ code: p.code, status: p.status }, 'request refused');
       if (request.url.split('?')[0] === CONNECT_EXCHANGE_PATH) return sendProblem(request, reply, p);
-      if (p.status >= 500) return html(reply, p.status, messagePage('Something went wrong', 'The connection could not be completed. Try again in a moment.'));
-      return html(reply, p.status, messagePage('This request could not be handled', p.detail));
+      if (p.status >= 500) return html(reply, p.status, messagePage('Something went wrong', 'The connection could not be completed. Try again in a moment.', brand));
+      return html(reply, p.status, messagePage('This request could not be handled', p.detail, brand));
     });
 
     const pub = { config: { auth: 'public' as const } };
@@ -160,6 +171,9 @@ function connectPages(ctx: ServiceContext) {
     for (const [path, a] of assets) {
       app.get(path, pub, async (_request, reply) => reply.type(a.type).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(a.body));
     }
+    // Browsers ask for /favicon.ico on their own; the pages name their icon (the operator's logo
+    // or none), so this answers "no content" without asking for credentials.
+    app.get('/favicon.ico', pub, async (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
 
     /** The session of the request's cookie, or the page saying why there is none (then undefined). */
     const sessionOr = async (request: FastifyRequest, reply: FastifyReply): Promise<ConnectSessionRow | undefined> => {
@@ -198,7 +212,13 @@ function connectPages(ctx: ServiceContext) {
       return { variants, defs };
     };
 
-    const renderType = (reply: FastifyReply, status: number, s: ConnectSessionRow, type: string, extra: { reconnect?: ConnectorRow | undefined; error?: string; fieldErrors?: Record<string, string> } = {}): FastifyReply => {
+    const renderType = (
+      reply: FastifyReply,
+      status: number,
+      s: ConnectSessionRow,
+      type: string,
+      extra: { reconnect?: ConnectorRow | undefined; error?: string; errorDetail?: string | undefined; fieldErrors?: Record<string, string> } = {},
+    ): FastifyReply => {
       const m = connectorType(ctx, type).manifest;
       return html(
         reply,
@@ -208,10 +228,13 @@ function connectPages(ctx: ServiceContext) {
           title: m.title,
           description: m.description,
           docsUrl: m.docs_url,
+          logo: m.logo,
+          brand,
           variants: variantsOf(type).variants,
           csrf: csrfToken(ctx, s),
           reconnect: extra.reconnect !== undefined ? { id: extra.reconnect.id, name: extra.reconnect.name } : undefined,
           error: extra.error,
+          errorDetail: extra.errorDetail,
           fieldErrors: extra.fieldErrors,
         }),
       );
@@ -228,6 +251,22 @@ function connectPages(ctx: ServiceContext) {
       }
       if (!(await completeSession(ctx, claim, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
       request.log.info({ connector_id: row.id, connector_type: row.connector_type, reconnected }, 'connect UI: connection finished');
+      // Post/redirect/get: the success page is a GET of its own, safe to reload.
+      const done = `${CONNECT_DONE_PATH}?${new URLSearchParams({ connector_id: row.id, ...(reconnected ? { reconnected: '1' } : {}) }).toString()}`;
+      return reply.code(303).header('location', done).header('cache-control', 'no-store').send();
+    };
+
+    /** The success page of a finished connection, for the browser whose session made it (any reload included). */
+    app.get<{ Querystring: Record<string, string | undefined> }>(CONNECT_DONE_PATH, pub, async (request, reply) => {
+      const cookie = cookieOf(request);
+      const s =
+        cookie === undefined || cookie === ''
+          ? undefined
+          : await (ctx.database.db as unknown as Kysely<ConnectTables>).selectFrom('connect_sessions').selectAll().where('browser_hash', '=', sha256Hex(cookie)).executeTakeFirst();
+      if (s === undefined) return ended(reply, 'invalid');
+      const row = await ctx.store.getConnector(s.organization_id, request.query['connector_id'] ?? '').catch(() => undefined);
+      if (s.allowed_origin !== null) frameOrigin.set(reply, s.allowed_origin);
+      if (row === undefined || row.customer_name !== s.customer_name || !allowedTypes(s).includes(row.connector_type)) return notOffered(reply);
       const redirect = s.redirect_url !== null ? withParams(s.redirect_url, { connector_id: row.id, connector_type: row.connector_type }) : undefined;
       return html(
         reply,
@@ -236,26 +275,34 @@ function connectPages(ctx: ServiceContext) {
           title: connectorType(ctx, row.connector_type).manifest.title,
           type: row.connector_type,
           connectorId: row.id,
-          reconnected,
+          reconnected: request.query['reconnected'] === '1',
           redirect,
           // A widget session tells its origin only.
           messageOrigin: s.allowed_origin ?? (s.redirect_url !== null ? new URL(s.redirect_url).origin : '*'),
+          brand,
         }),
       );
-    };
+    });
 
-    /** An error of the create/re-authorize path in plain words, with any submitted secret removed. */
-    const plainMessage = (title: string, e: SwitchboardError, submitted: string[]): string => {
+    /**
+     * An error of the create/re-authorize path in plain words, and the third-party API's own text
+     * (without our "<type>: " prefix) as detail; any submitted secret removed from both.
+     */
+    const plainMessage = (type: string, title: string, e: SwitchboardError, submitted: string[]): { error: string; errorDetail?: string } => {
       const msg = scrubSecrets(e.message, submitted);
+      const upstream = msg.startsWith(`${type}: `) ? msg.slice(type.length + 2) : msg;
       switch (e.code) {
         case 'upstream_credentials_rejected':
-          return `${title} did not accept these credentials: ${msg}`;
+          return {
+            error: `${title} did not accept ${submitted.length === 1 ? 'this key' : 'these credentials'}. Check that you copied ${submitted.length === 1 ? 'all of it' : 'them'} from the right ${title} account, then try again.`,
+            errorDetail: upstream,
+          };
         case 'upstream_unavailable':
-          return `${title} could not be reached right now; try again in a few minutes. (${msg})`;
+          return { error: `${title} could not be reached right now. Try again in a few minutes.`, errorDetail: upstream };
         case 'invalid_oauth_secret':
-          return `The sign-in with ${title} took too long or was already used. Start again.`;
+          return { error: `The sign-in with ${title} took too long or was already used. Start again.` };
         default:
-          return msg;
+          return { error: msg };
       }
     };
 
@@ -285,7 +332,7 @@ function connectPages(ctx: ServiceContext) {
         await releaseSession(ctx, claimed.claim);
         if (!shownToUser(e)) throw e;
         request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
-        return renderType(reply, e.status, s, type, { reconnect, error: plainMessage(connectorType(ctx, type).manifest.title, e, c.submitted) });
+        return renderType(reply, e.status, s, type, { reconnect, ...plainMessage(type, connectorType(ctx, type).manifest.title, e, c.submitted) });
       }
       return finish(request, reply, s, claimed.claim, row, reconnect !== undefined);
     };
@@ -299,7 +346,7 @@ function connectPages(ctx: ServiceContext) {
         const asked = (request.query as Record<string, unknown> | undefined)?.['origin'];
         const origin = typeof asked === 'string' ? httpOrigin(asked) : undefined;
         if (origin !== undefined && r.end === 'invalid') frameOrigin.set(reply, origin);
-        return r.end === 'invalid' ? html(reply, 200, bootstrapPage()) : ended(reply, r.end);
+        return r.end === 'invalid' ? html(reply, 200, bootstrapPage(brand)) : ended(reply, r.end);
       }
       const s = r.session;
       if (s.allowed_origin !== null) frameOrigin.set(reply, s.allowed_origin);
@@ -312,11 +359,12 @@ function connectPages(ctx: ServiceContext) {
             type,
             title: m.manifest.title,
             description: m.manifest.description,
+            logo: m.manifest.logo,
             connectors: rows.filter((c) => c.connector_type === type).map((c) => ({ id: c.id, name: c.name, status: statusOf(c), created_at: c.created_at })),
           },
         ];
       });
-      return html(reply, 200, homePage(types));
+      return html(reply, 200, homePage(types, brand));
     });
 
     // JSON only: an HTML form from another site (no CORS preflight needed) must not plant its session here (login CSRF).
@@ -362,7 +410,7 @@ function connectPages(ctx: ServiceContext) {
       if (s === undefined) return undefined;
       const form = request.body ?? {};
       if (!csrfValid(ctx, s, form['csrf'])) {
-        html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.'));
+        html(reply, 403, messagePage('This form has expired', 'Reload the page and try again.', brand));
         return undefined;
       }
       const type = request.params.connector_type;
