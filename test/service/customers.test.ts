@@ -292,11 +292,14 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       // Connecting through the framed page: the result is posted to the allowed origin only, and the page keeps to it.
       const form = await h.request('GET', '/connect/types/granola', { headers: { cookie: `sb_connect=${cookie}` } });
       const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? '';
-      const done = await h.request('POST', '/connect/types/granola/credentials', {
+      const posted = await h.request('POST', '/connect/types/granola/credentials', {
         headers: { cookie: `sb_connect=${cookie}` },
         raw: new URLSearchParams({ csrf, variant: 'api_key', 'field.api_key': sim.apiKey }).toString(),
         contentType: 'application/x-www-form-urlencoded',
       });
+      // Post/redirect/get: the success page is its own GET, framed by the allowed origin too.
+      expect(posted.status, posted.text).toBe(303);
+      const done = await h.request('GET', posted.headers.get('location') ?? '', { headers: { cookie: `sb_connect=${cookie}` } });
       expect(done.status, done.text).toBe(200);
       expect(done.text).toContain(`data-message-origin="${ORIGIN}"`);
       expect(csp(done)).toContain(`frame-ancestors ${ORIGIN};`);
