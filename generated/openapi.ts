@@ -151,6 +151,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integrations/connectors/{connector_id}/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Change feed: records of a synced entity added, updated or deleted after a cursor, oldest first
+         * @description Every write to the store (a sync page, a vendor webhook delivery) that changes a record moves it to the end of the feed. Deleted records stay as tombstones (action deleted, with their last payload) for SWITCHBOARD_TOMBSTONE_RETENTION_DAYS (default 30); a consumer that polls less often than that may miss deletions and should resync from no cursor.
+         */
+        get: operations["listRecordChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integrations/connectors/{connector_id}/sync": {
         parameters: {
             query?: never;
@@ -416,6 +436,35 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** ChangePage */
+        ChangePage: {
+            data: ({
+                _metadata: {
+                    /**
+                     * @description added: new to the store (or back after a deletion); updated: its payload changed (an unchanged payload is no change); deleted: a tombstone with the last payload
+                     * @enum {string}
+                     */
+                    action: "added" | "updated" | "deleted";
+                    /** @description Pass as modified_after to get the changes after this one */
+                    cursor: string;
+                    /** Format: date-time */
+                    deleted_at: string | null;
+                    /** Format: date-time */
+                    first_seen_at: string;
+                    /**
+                     * Format: date-time
+                     * @description When the store last saw this record change
+                     */
+                    last_modified_at: string;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description More changes are waiting: ask again now */
+            has_more: boolean;
+            /** @description The cursor of the last entry (or the one asked from when the page is empty; null for an empty feed): ask again with modified_after=next_cursor */
+            next_cursor: string | null;
+        };
         /**
          * CheckResult
          * @description The outcome of a credential check, and the connector with the status it set.
@@ -2686,6 +2735,111 @@ export interface operations {
             };
             /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRecordChanges: {
+        parameters: {
+            query: {
+                /** @description A synced entity of the connector (its manifest has `sync`) */
+                entity: string;
+                /** @description Entries per page; default 100, at most 1000 */
+                limit?: number;
+                /** @description A `_metadata.cursor` (or `next_cursor`) this feed returned: only changes after it. Omitted: from the first change kept. */
+                modified_after?: string;
+            };
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePage"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,7 @@ import { oauthRoutes } from './routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
+import { recordsRoutes } from './routes/records-routes.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
@@ -180,6 +181,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
   await app.register(syncRoutes(ctx));
+  await app.register(recordsRoutes(ctx));
   await app.register(connectRoutes(ctx));
   await app.register(mcpRoutes(ctx, packageVersion()));
   // Runs stop first: until then they take from the limits' store.

@@ -42,7 +42,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   // Search cursors are signed with a key derived from the credentials key ring, so every
   // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
   const cursorSecret = o.keyRing.derive('search-cursor');
-  const records = new RecordStore(o.database, { cursorSecret });
+  const records = new RecordStore(o.database, { cursorSecret, tombstoneRetentionMs: o.config.tombstoneRetentionDays * 86_400_000, now: o.now });
   const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
   const sync = new SyncEngine({
     database: o.database as Database,

@@ -22,7 +22,7 @@ import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
 import { LeaseLost, later, now, type SyncLeases } from './leases.ts';
 import type { SyncEntityRow, SyncTables } from './sync-migrations.ts';
-import type { RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
+import type { EntityRunCounts, RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
 
 /** Where an entity's sync resumes: the parent index (for_each) and that parent's next page. */
 export interface Checkpoint {
@@ -88,7 +88,7 @@ export class SyncRunner {
         .execute();
       await this.db
         .updateTable('sync_entities')
-        .set({ checkpoint: null, done: 0, records_seen: 0, records_deleted: 0, run_high_water: null })
+        .set({ checkpoint: null, done: 0, records_seen: 0, records_deleted: 0, records_added: 0, records_updated: 0, run_high_water: null })
         .where('connector_id', '=', connectorId)
         .execute();
     } else {
@@ -121,7 +121,7 @@ export class SyncRunner {
   private async entityRow(connectorId: string, entity: string): Promise<SyncEntityRow> {
     await this.db
       .insertInto('sync_entities')
-      .values({ connector_id: connectorId, entity, done: 0, records_seen: 0, records_deleted: 0 })
+      .values({ connector_id: connectorId, entity, done: 0, records_seen: 0, records_deleted: 0, records_added: 0, records_updated: 0 })
       .onConflict((oc) => oc.columns(['connector_id', 'entity']).doNothing())
       .execute();
     return this.db.selectFrom('sync_entities').selectAll().where('connector_id', '=', connectorId).where('entity', '=', entity).executeTakeFirstOrThrow();
@@ -134,10 +134,10 @@ export class SyncRunner {
     runId: string,
     full: boolean,
     options: SyncOptions,
-  ): Promise<{ records: number; deleted: number }> {
+  ): Promise<EntityRunCounts> {
     const sync = entity.def.sync!;
     const row = await this.entityRow(connectorId, entity.name);
-    if (row.done === 1) return { records: row.records_seen, deleted: row.records_deleted };
+    if (row.done === 1) return { records: row.records_seen, deleted: row.records_deleted, added: row.records_added, updated: row.records_updated };
     let params: Record<string, unknown> = { ...((sync.params as Record<string, unknown> | undefined) ?? {}) };
     const inc = sync.incremental;
     const lastMark: unknown = row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined;
@@ -174,6 +174,8 @@ export class SyncRunner {
     const hydrate = sync.hydrate;
     const hydrateParams = hydrate ? Object.entries(hydrate.params).map(([k, src]) => [k, compileTemplate(String(src))] as const) : [];
     let seen = row.records_seen;
+    let added = row.records_added;
+    let updated = row.records_updated;
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
     let pages = 0;
     for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
@@ -193,7 +195,9 @@ export class SyncRunner {
             return { ...record, ...(got.data as Record<string, unknown>) };
           });
         }
-        await this.apply.upsert(connectorId, entity, records, runId);
+        const counts = await this.apply.upsert(connectorId, entity, records, runId);
+        added += counts.added;
+        updated += counts.updated;
         if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
         seen += records.length;
         pages++;
@@ -204,6 +208,8 @@ export class SyncRunner {
           .set({
             checkpoint: JSON.stringify(cp),
             records_seen: seen,
+            records_added: added,
+            records_updated: updated,
             run_high_water: mark === undefined ? null : JSON.stringify(mark),
           })
           .where('connector_id', '=', connectorId)
@@ -239,7 +245,8 @@ export class SyncRunner {
       .where('entity', '=', entity.name)
       .execute();
     options.onProgress?.({ entity: entity.name, records: seen, pages, done: true });
-    return { records: seen, deleted };
+    await this.apply.reportRun({ connector_id: connectorId, entity: entity.name, added, updated, deleted, source: { sync_run: runId } });
+    return { records: seen, deleted, added, updated };
   }
 
   /**

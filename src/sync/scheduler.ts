@@ -31,7 +31,7 @@ export class SyncEngine {
     this.defaultIntervalMs = options.defaultIntervalMs ?? 3_600_000;
     this.pollMs = options.pollMs ?? 5_000;
     this.leases = new SyncLeases(this.db, this.instanceId, options.leaseMs ?? 60_000);
-    this.runner = new SyncRunner(this.db, this.leases, new ChangeApplier(options.sink), options.runtimeFor, {
+    this.runner = new SyncRunner(this.db, this.leases, new ChangeApplier(options.sink, options.onRecordsChanged), options.runtimeFor, {
       defaultIntervalMs: this.defaultIntervalMs,
       fullEvery: options.fullRefreshEvery ?? 24,
       hydrateConcurrency: options.hydrateConcurrency ?? 4,
@@ -192,8 +192,9 @@ export class SyncEngine {
       if (exists === undefined) throw new SwitchboardError('connector_not_found', 'No such connector');
       throw new SwitchboardError('sync_running', 'A sync of this connector is already running');
     }
+    let result: SyncResult;
     try {
-      return await this.runner.run(connectorId, options);
+      result = await this.runner.run(connectorId, options);
     } catch (e) {
       if (e instanceof LeaseLost && (await this.leases.state(connectorId)) === undefined) {
         // The connector was deleted while this run was writing: drop what it wrote since.
@@ -217,8 +218,11 @@ export class SyncEngine {
           .where('lease_owner', '=', this.instanceId)
           .execute();
         if (authFailed) await this.options.onAuthFailed?.(connectorId, e);
+        await this.options.onFailed?.(connectorId, e);
       }
       throw e;
     }
+    await this.options.onCompleted?.(result);
+    return result;
   }
 }

@@ -11,9 +11,15 @@ export interface SinkEntityDef {
   sources?: Record<string, string>;
 }
 
+/** What an upsert changed: records new to the store, and records whose payload changed (unchanged ones count in neither). */
+export interface UpsertCounts {
+  added: number;
+  updated: number;
+}
+
 /** Where synced records go (the search module's RecordStore implements it). */
 export interface RecordSink {
-  upsert(connectorId: string, entity: string, def: SinkEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<void>;
+  upsert(connectorId: string, entity: string, def: SinkEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<UpsertCounts | void>;
   deleteMissing(connectorId: string, entity: string, syncRun: string): Promise<number>;
   /** Delete these records (by primary key); returns how many were stored. */
   deleteRecords(connectorId: string, entity: string, ids: string[]): Promise<number>;
@@ -39,10 +45,12 @@ export interface SyncOptions {
   signal?: AbortSignal;
 }
 
-/** Per entity: records seen by the run, and records deleted. */
+/** Per entity: records seen by the run, records deleted, and of the records seen how many were new (added) or changed (updated). */
 export interface EntityRunCounts {
   records: number;
   deleted: number;
+  added: number;
+  updated: number;
 }
 
 export interface SyncResult {
@@ -94,6 +102,23 @@ export interface SyncEngineOptions {
    * service answers false for connectors whose status is auth_failed). Default: always run.
    */
   canRun?: (connectorId: string) => Promise<boolean>;
+  /** Called after a run completes (the service's outgoing webhooks: sync.completed). */
+  onCompleted?: (result: SyncResult) => void | Promise<void>;
+  /** Called after a run fails, other than by losing its lease (sync.failed). */
+  onFailed?: (connectorId: string, error: unknown) => void | Promise<void>;
+  /** Called after records of a connector changed, from a sync page or a webhook (records.changed). */
+  onRecordsChanged?: (change: RecordsChanged) => void | Promise<void>;
+}
+
+/** What one write changed for one entity of a connector. */
+export interface RecordsChanged {
+  connector_id: string;
+  entity: string;
+  added: number;
+  updated: number;
+  deleted: number;
+  /** Where it came from: a sync run (its id) or a vendor webhook delivery. */
+  source: { sync_run: string } | { webhook: string };
 }
 
 /** Failures that mean the credentials no longer work: syncing again cannot help until they change. */
