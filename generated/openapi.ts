@@ -223,6 +223,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's webhook endpoints */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /** Register an endpoint for events; the answer carries its signing secret, once */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint and its delivery log */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's delivery log, newest first: each event's delivery, its state and every attempt */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{connector_type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Vendor webhook deliveries in (public; verified by the vendor signature)
+         * @description A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.
+         */
+        post: operations["receiveVendorWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{connector_type}/{connector_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Vendor webhook deliveries in (public; verified by the vendor signature)
+         * @description A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.
+         */
+        post: operations["receiveVendorWebhookForConnector"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connect": {
         parameters: {
             query?: never;
@@ -729,6 +822,13 @@ export interface components {
              * @description Where the page sends the user when done, with ?connector_id=...&connector_type=... added
              */
             redirect_url?: string;
+        };
+        /** CreateWebhookEndpoint */
+        CreateWebhookEndpoint: {
+            /** @description Event types sent to it */
+            events: ("connector.created" | "connector.auth_failed" | "connector.reconnected" | "sync.completed" | "sync.failed" | "records.changed")[];
+            /** @description Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors. */
+            url: string;
         };
         /** ExecuteRequest */
         ExecuteRequest: {
@@ -1631,7 +1731,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1726,6 +1826,57 @@ export interface components {
             /** @enum {string} */
             token_type: "Bearer";
         };
+        WebhookDeliveryList: {
+            data: {
+                attempt_log: {
+                    /** Format: date-time */
+                    at: string;
+                    attempt: number;
+                    duration_ms: number;
+                    error: string | null;
+                    status_code: number | null;
+                }[];
+                attempts: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                delivered_at: string | null;
+                event_id: string;
+                event_type: string;
+                id: string;
+                last_error: string | null;
+                /** @description The endpoint's last HTTP status (null: no answer) */
+                last_status: number | null;
+                /** Format: date-time */
+                next_attempt_at: string | null;
+                /**
+                 * @description failed: every attempt for a day failed
+                 * @enum {string}
+                 */
+                status: "pending" | "delivered" | "failed";
+            }[];
+        };
+        /** WebhookEndpoint */
+        WebhookEndpoint: {
+            /** Format: date-time */
+            created_at: string;
+            events: ("connector.created" | "connector.auth_failed" | "connector.reconnected" | "sync.completed" | "sync.failed" | "records.changed")[];
+            id: string;
+            /** @description Only in the answer to POST: the key of the Switchboard-Signature HMAC. Store it; it is never shown again. */
+            secret?: string;
+            url: string;
+        };
+        WebhookEndpointList: {
+            data: {
+                /** Format: date-time */
+                created_at: string;
+                events: ("connector.created" | "connector.auth_failed" | "connector.reconnected" | "sync.completed" | "sync.failed" | "records.changed")[];
+                id: string;
+                /** @description Only in the answer to POST: the key of the Switchboard-Signature HMAC. Store it; it is never shown again. */
+                secret?: string;
+                url: string;
+            }[];
+        };
     };
     responses: never;
     parameters: never;
@@ -1757,7 +1908,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1766,7 +1917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1829,7 +1980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1838,7 +1989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1912,7 +2063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorTypeList"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1961,7 +2112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorType"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1970,7 +2121,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2026,7 +2177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2035,7 +2186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2100,7 +2251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2109,7 +2260,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2190,7 +2341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready, webhook_queue_full) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2225,7 +2376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2234,7 +2385,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2252,7 +2403,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2303,7 +2454,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2312,7 +2463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2330,7 +2481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2389,7 +2540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2398,7 +2549,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2416,7 +2567,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2488,7 +2639,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready, webhook_queue_full) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2523,7 +2674,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckResult"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2532,7 +2683,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2550,7 +2701,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2625,7 +2776,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2634,7 +2785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2652,7 +2803,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2715,7 +2866,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: oauth_not_configured) */
+            /** @description Problem details (codes with this status: oauth_not_configured, webhooks_not_configured) */
             501: {
                 headers: {
                     [name: string]: unknown;
@@ -2733,7 +2884,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready, webhook_queue_full) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2775,7 +2926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangePage"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2784,7 +2935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2802,7 +2953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2873,7 +3024,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2882,7 +3033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2900,7 +3051,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2975,7 +3126,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2984,7 +3135,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3002,7 +3153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3080,7 +3231,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3125,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3134,7 +3285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3188,8 +3339,659 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: oauth_not_configured) */
+            /** @description Problem details (codes with this status: oauth_not_configured, webhooks_not_configured) */
             501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Endpoints, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveVendorWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connector_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Applied, acknowledged, or the challenge echoed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: oauth_not_configured, webhooks_not_configured) */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready, webhook_queue_full) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveVendorWebhookForConnector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+                connector_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Applied, acknowledged, or the challenge echoed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: oauth_not_configured, webhooks_not_configured) */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready, webhook_queue_full) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3335,7 +4137,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3344,7 +4146,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3560,7 +4362,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3569,7 +4371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3693,7 +4495,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3702,7 +4504,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3770,7 +4572,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_url, invalid_connectors_file, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3779,7 +4581,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid) */
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3891,7 +4693,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, not_ready) */
+            /** @description Problem details (codes with this status: upstream_unavailable, not_ready, webhook_queue_full) */
             503: {
                 headers: {
                     [name: string]: unknown;

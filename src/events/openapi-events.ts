@@ -4,6 +4,67 @@
  */
 import type { Schema } from '../service/schemas.ts';
 import { MAX_CHANGES_LIMIT } from '../search/record-store.ts';
+import { EVENT_TYPES } from './outbox.ts';
+
+export const CreateWebhookEndpointSchema: Schema = {
+  title: 'CreateWebhookEndpoint',
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'events'],
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors.' },
+    events: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] }, description: 'Event types sent to it' },
+  },
+};
+
+export const EndpointIdParamsSchema: Schema = { type: 'object', required: ['endpoint_id'], properties: { endpoint_id: { type: 'string', maxLength: 100 } } };
+
+export const DeliveriesQuerySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 200, description: 'Deliveries, newest first; default 50' } },
+};
+
+const WebhookEndpointSchema: Schema = {
+  title: 'WebhookEndpoint',
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'url', 'events', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    url: { type: 'string' },
+    events: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] } },
+    created_at: { type: 'string', format: 'date-time' },
+    secret: { type: 'string', description: 'Only in the answer to POST: the key of the Switchboard-Signature HMAC. Store it; it is never shown again.' },
+  },
+};
+
+const WebhookDeliverySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'event_id', 'event_type', 'status', 'attempts', 'next_attempt_at', 'last_status', 'last_error', 'delivered_at', 'created_at', 'attempt_log'],
+  properties: {
+    id: { type: 'string' },
+    event_id: { type: 'string' },
+    event_type: { type: 'string' },
+    status: { type: 'string', enum: ['pending', 'delivered', 'failed'], description: 'failed: every attempt for a day failed' },
+    attempts: { type: 'integer' },
+    next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
+    last_status: { type: ['integer', 'null'], description: "The endpoint's last HTTP status (null: no answer)" },
+    last_error: { type: ['string', 'null'] },
+    delivered_at: { type: ['string', 'null'], format: 'date-time' },
+    created_at: { type: 'string', format: 'date-time' },
+    attempt_log: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['attempt', 'at', 'status_code', 'error', 'duration_ms'],
+        properties: { attempt: { type: 'integer' }, at: { type: 'string', format: 'date-time' }, status_code: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, duration_ms: { type: 'integer' } },
+      },
+    },
+  },
+};
 
 export const ChangesQuerySchema: Schema = {
   type: 'object',
@@ -59,11 +120,72 @@ interface OpenApiHelpers {
   authed: number[];
 }
 
-export const eventsOpenApiSchemas: Record<string, Schema> = { ChangePage: ChangePageSchema };
+export const eventsOpenApiSchemas: Record<string, Schema> = {
+  ChangePage: ChangePageSchema,
+  CreateWebhookEndpoint: CreateWebhookEndpointSchema,
+  WebhookEndpoint: WebhookEndpointSchema,
+  WebhookEndpointList: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: WebhookEndpointSchema } } },
+  WebhookDeliveryList: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: WebhookDeliverySchema } } },
+};
+
+const VENDOR_DESCRIPTION =
+  'A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type\'s manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.';
 
 export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
   const query = Object.entries((ChangesQuerySchema['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({ name, in: 'query', required: name === 'entity', description: s['description'], schema: s }));
+  const endpointId = { name: 'endpoint_id', in: 'path', required: true, schema: { type: 'string' } };
+  const typeParam = { name: 'connector_type', in: 'path', required: true, schema: { type: 'string' } };
+  const vendor = (operationId: string, extra: Schema[]): Schema => ({
+    post: {
+      operationId,
+      summary: 'Vendor webhook deliveries in (public; verified by the vendor signature)',
+      description: VENDOR_DESCRIPTION,
+      security: [],
+      parameters: [typeParam, ...extra],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: { 200: { description: 'Applied, acknowledged, or the challenge echoed', content: h.json({ type: 'object', additionalProperties: true }) }, ...h.problems(400, 401, 404, 413, 501, 503) },
+    },
+  });
   return {
+    '/api/v1/webhooks/{connector_type}': vendor('receiveVendorWebhook', []),
+    '/api/v1/webhooks/{connector_type}/{connector_id}': vendor('receiveVendorWebhookForConnector', [{ ...h.connectorIdParam }]),
+    '/api/v1/webhook-endpoints': {
+      post: {
+        operationId: 'createWebhookEndpoint',
+        summary: 'Register an endpoint for events; the answer carries its signing secret, once',
+        parameters: [h.orgHeader],
+        requestBody: { required: true, content: h.json(h.ref('CreateWebhookEndpoint')) },
+        responses: { 201: { description: 'Registered', content: h.json(h.ref('WebhookEndpoint')) }, ...h.problems(...h.authed) },
+      },
+      get: {
+        operationId: 'listWebhookEndpoints',
+        summary: "The organization's webhook endpoints",
+        parameters: [h.orgHeader],
+        responses: { 200: { description: 'Endpoints, oldest first', content: h.json(h.ref('WebhookEndpointList')) }, ...h.problems(...h.authed) },
+      },
+    },
+    '/api/v1/webhook-endpoints/{endpoint_id}': {
+      get: {
+        operationId: 'getWebhookEndpoint',
+        summary: 'One webhook endpoint',
+        parameters: [endpointId, h.orgHeader],
+        responses: { 200: { description: 'The endpoint', content: h.json(h.ref('WebhookEndpoint')) }, ...h.problems(...h.authed, 404) },
+      },
+      delete: {
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint and its delivery log',
+        parameters: [endpointId, h.orgHeader],
+        responses: { 204: { description: 'Deleted' }, ...h.problems(...h.authed, 404) },
+      },
+    },
+    '/api/v1/webhook-endpoints/{endpoint_id}/deliveries': {
+      get: {
+        operationId: 'listWebhookDeliveries',
+        summary: "The endpoint's delivery log, newest first: each event's delivery, its state and every attempt",
+        parameters: [endpointId, { name: 'limit', in: 'query', required: false, schema: DeliveriesQuerySchema['properties'] !== undefined ? (DeliveriesQuerySchema['properties'] as Record<string, Schema>)['limit'] : {} }, h.orgHeader],
+        responses: { 200: { description: 'Deliveries', content: h.json(h.ref('WebhookDeliveryList')) }, ...h.problems(...h.authed, 404) },
+      },
+    },
     '/api/v1/integrations/connectors/{connector_id}/records': {
       get: {
         operationId: 'listRecordChanges',

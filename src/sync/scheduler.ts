@@ -21,6 +21,8 @@ export class SyncEngine {
   private readonly pollMs: number;
   private readonly leases: SyncLeases;
   private readonly runner: SyncRunner;
+  /** Writes to the record store (sync pages, vendor webhook deliveries), reporting records.changed. */
+  readonly applier: ChangeApplier;
   private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
@@ -31,7 +33,8 @@ export class SyncEngine {
     this.defaultIntervalMs = options.defaultIntervalMs ?? 3_600_000;
     this.pollMs = options.pollMs ?? 5_000;
     this.leases = new SyncLeases(this.db, this.instanceId, options.leaseMs ?? 60_000);
-    this.runner = new SyncRunner(this.db, this.leases, new ChangeApplier(options.sink, options.onRecordsChanged), options.runtimeFor, {
+    this.applier = new ChangeApplier(options.sink, options.onRecordsChanged);
+    this.runner = new SyncRunner(this.db, this.leases, this.applier, options.runtimeFor, {
       defaultIntervalMs: this.defaultIntervalMs,
       fullEvery: options.fullRefreshEvery ?? 24,
       hydrateConcurrency: options.hydrateConcurrency ?? 4,
@@ -88,13 +91,17 @@ export class SyncEngine {
    * the scheduler never finds it due, until resume() or an explicit request().
    */
   async pause(connectorId: string): Promise<void> {
-    await this.db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', '=', connectorId).execute();
+    const r = await this.db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', '=', connectorId).where('next_run_at', 'is not', null).executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) await this.options.onPaused?.(connectorId);
   }
 
   /** Schedule a paused connector again, due now (credentials replaced, or a check passed). No-op when not paused. */
   async resume(connectorId: string): Promise<void> {
     const r = await this.db.updateTable('sync_state').set({ next_run_at: now() }).where('connector_id', '=', connectorId).where('next_run_at', 'is', null).executeTakeFirst();
-    if (Number(r.numUpdatedRows) > 0) this.kick();
+    if (Number(r.numUpdatedRows) > 0) {
+      this.kick();
+      await this.options.onResumed?.(connectorId);
+    }
   }
 
   /** Status for the API: running/idle/failed, times, records per entity, last error. */

@@ -106,6 +106,9 @@ export interface SyncEngineOptions {
   onCompleted?: (result: SyncResult) => void | Promise<void>;
   /** Called after a run fails, other than by losing its lease (sync.failed). */
   onFailed?: (connectorId: string, error: unknown) => void | Promise<void>;
+  /** Called when pause() stopped a scheduled connector (connector.auth_failed), and when resume() scheduled a paused one again (connector.reconnected). */
+  onPaused?: (connectorId: string) => void | Promise<void>;
+  onResumed?: (connectorId: string) => void | Promise<void>;
   /** Called after records of a connector changed, from a sync page or a webhook (records.changed). */
   onRecordsChanged?: (change: RecordsChanged) => void | Promise<void>;
 }

@@ -1,0 +1,78 @@
+/**
+ * Webhooks, both ways:
+ *
+ * POST /api/v1/webhooks/{connector_type}                  vendor deliveries, one URL per vendor app (public; verified by signature)
+ * POST /api/v1/webhooks/{connector_type}/{connector_id}   vendor deliveries for one connector (subscriptions made per connector)
+ * POST   /api/v1/webhook-endpoints                        register {url, events} → 201 with the signing secret (shown once)
+ * GET    /api/v1/webhook-endpoints                        the organization's endpoints
+ * GET    /api/v1/webhook-endpoints/{endpoint_id}          one
+ * DELETE /api/v1/webhook-endpoints/{endpoint_id}          204
+ * GET    /api/v1/webhook-endpoints/{endpoint_id}/deliveries  the delivery log, newest first
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { EventsTables } from '../../events/migrations.ts';
+import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSchema } from '../../events/openapi-events.ts';
+import type { EventType } from '../../events/outbox.ts';
+import { WebhookReceiver } from '../../webhooks/receive.ts';
+import { principalOf } from '../authentication.ts';
+import type { ServiceContext } from '../context.ts';
+
+export function vendorWebhookRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const receiver = new WebhookReceiver({
+      db: ctx.database.db as unknown as Kysely<EventsTables>,
+      registry: ctx.registry,
+      applier: () => ctx.sync.applier,
+      secretFor: (type, kind) => (kind === 'oauth_client_secret' ? ctx.config.connectorTypes[type]?.oauth?.clientSecret : ctx.config.connectorTypes[type]?.webhookSecret),
+      connectorsOfType: (type) => ctx.database.db.selectFrom('connectors').select(['id', 'status']).where('connector_type', '=', type).orderBy('created_at').execute(),
+      connector: async (id) => {
+        const row = await ctx.store.getConnectorById(id).catch(() => undefined);
+        return row === undefined ? undefined : { id: row.id, status: row.status, connector_type: row.connector_type };
+      },
+      runtimeFor: async (id) => {
+        const row = await ctx.store.getConnectorById(id);
+        const manifest = row === undefined ? undefined : ctx.registry.get(row.connector_type);
+        return row === undefined || manifest === undefined ? undefined : ctx.runtimes.get(row, manifest).runtime;
+      },
+      now: ctx.now,
+      queueLimit: ctx.config.webhookQueueLimit,
+      log: ctx.log,
+    });
+    // The signature covers the raw bytes: keep them (this plugin's routes only).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    const pub = { config: { auth: 'public' as const } };
+    const handle = async (type: string, connectorId: string | undefined, headers: Record<string, string | string[] | undefined>, body: unknown) =>
+      receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers, raw: Buffer.isBuffer(body) ? body : Buffer.alloc(0) });
+    app.post<{ Params: { connector_type: string } }>('/api/v1/webhooks/:connector_type', pub, async (request, reply) => {
+      const a = await handle(request.params.connector_type, undefined, request.headers, request.body);
+      return reply.code(a.status).send(a.body);
+    });
+    app.post<{ Params: { connector_type: string; connector_id: string } }>('/api/v1/webhooks/:connector_type/:connector_id', pub, async (request, reply) => {
+      const a = await handle(request.params.connector_type, request.params.connector_id, request.headers, request.body);
+      return reply.code(a.status).send(a.body);
+    });
+  };
+}
+
+export function webhookEndpointRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const BASE = '/api/v1/webhook-endpoints';
+    app.post<{ Body: { url: string; events: EventType[] } }>(BASE, { schema: { body: CreateWebhookEndpointSchema } }, async (request, reply) => {
+      const created = await ctx.outbox.createEndpoint(principalOf(request).organizationId, request.body.url, request.body.events);
+      return reply.code(201).send(created);
+    });
+    app.get(BASE, async (request) => ({ data: await ctx.outbox.listEndpoints(principalOf(request).organizationId) }));
+    app.get<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request) => ctx.outbox.getEndpoint(principalOf(request).organizationId, request.params.endpoint_id));
+    app.delete<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request, reply) => {
+      await ctx.outbox.deleteEndpoint(principalOf(request).organizationId, request.params.endpoint_id);
+      return reply.code(204).send();
+    });
+    app.get<{ Params: { endpoint_id: string }; Querystring: { limit?: number } }>(
+      `${BASE}/:endpoint_id/deliveries`,
+      { schema: { params: EndpointIdParamsSchema, querystring: DeliveriesQuerySchema } },
+      async (request) => ({ data: await ctx.outbox.deliveries(principalOf(request).organizationId, request.params.endpoint_id, request.query.limit ?? 50) }),
+    );
+  };
+}
