@@ -9,7 +9,8 @@
  * DELETE /api/v1/webhook-endpoints/{endpoint_id}          204
  * GET    /api/v1/webhook-endpoints/{endpoint_id}/deliveries  the delivery log, newest first
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SwitchboardError } from '../../errors/index.ts';
 import type { Kysely } from 'kysely';
 import type { EventsTables } from '../../events/migrations.ts';
 import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSchema } from '../../events/openapi-events.ts';
@@ -43,16 +44,19 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     const pub = { config: { auth: 'public' as const } };
-    const handle = async (type: string, connectorId: string | undefined, headers: Record<string, string | string[] | undefined>, body: unknown) =>
-      receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers, raw: Buffer.isBuffer(body) ? body : Buffer.alloc(0) });
-    app.post<{ Params: { connector_type: string } }>('/api/v1/webhooks/:connector_type', pub, async (request, reply) => {
-      const a = await handle(request.params.connector_type, undefined, request.headers, request.body);
-      return reply.code(a.status).send(a.body);
-    });
-    app.post<{ Params: { connector_type: string; connector_id: string } }>('/api/v1/webhooks/:connector_type/:connector_id', pub, async (request, reply) => {
-      const a = await handle(request.params.connector_type, request.params.connector_id, request.headers, request.body);
-      return reply.code(a.status).send(a.body);
-    });
+    const handle = async (request: FastifyRequest<{ Params: { connector_type: string; connector_id?: string } }>, reply: FastifyReply) => {
+      const { connector_type: type, connector_id: connectorId } = request.params;
+      try {
+        const a = await receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers: request.headers, raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0) });
+        return reply.code(a.status).send(a.body);
+      } catch (e) {
+        // Vendors retry a 503 that says when.
+        if (e instanceof SwitchboardError && e.code === 'webhook_queue_full') reply.header('retry-after', '1');
+        throw e;
+      }
+    };
+    app.post('/api/v1/webhooks/:connector_type', pub, handle);
+    app.post('/api/v1/webhooks/:connector_type/:connector_id', pub, handle);
   };
 }
 
