@@ -17,6 +17,17 @@ export const CreateWebhookEndpointSchema: Schema = {
   },
 };
 
+export const WebhookSubscriptionsSchema: Schema = {
+  title: 'WebhookSubscriptionsRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['params', 'events'],
+  properties: {
+    params: { type: 'object', additionalProperties: true, description: "Params of the type's webhooks create action besides event and url (monday: {board_id})" },
+    events: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1 }, description: 'The vendor events to subscribe to (monday: create_item, change_column_value, change_name, item_deleted, item_archived, create_update)' },
+  },
+};
+
 export const EndpointIdParamsSchema: Schema = { type: 'object', required: ['endpoint_id'], properties: { endpoint_id: { type: 'string', maxLength: 100 } } };
 
 export const DeliveriesQuerySchema: Schema = {
@@ -149,6 +160,18 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
   return {
     '/api/v1/webhooks/{connector_type}': vendor('receiveVendorWebhook', []),
     '/api/v1/webhooks/{connector_type}/{connector_id}': vendor('receiveVendorWebhookForConnector', [{ ...h.connectorIdParam }]),
+    '/api/v1/integrations/connectors/{connector_id}/webhook-subscriptions': {
+      post: {
+        operationId: 'createWebhookSubscriptions',
+        summary: "Opt a connector in to its vendor's webhooks: one subscription per event (monday: create_webhook on a board), pointed at /api/v1/webhooks/{type}/{connector_id}",
+        parameters: [h.connectorIdParam, h.orgHeader],
+        requestBody: { required: true, content: h.json(WebhookSubscriptionsSchema) },
+        responses: {
+          201: { description: 'The subscriptions the vendor created, and the URL they post to', content: h.json({ type: 'object', additionalProperties: false, required: ['data', 'url'], properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } }, url: { type: 'string' } } }) },
+          ...h.problems(...h.authed, 404, 422, 424, 502, 503),
+        },
+      },
+    },
     '/api/v1/webhook-endpoints': {
       post: {
         operationId: 'createWebhookEndpoint',

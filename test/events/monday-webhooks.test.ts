@@ -90,6 +90,16 @@ describeEachDialect('monday webhooks in on %s', (dialect) => {
     expect(feed.body.data.map((d: { id: string; _metadata: { action: string } }) => [d.id, d._metadata.action])).toEqual([[itemId, 'deleted']]);
   });
 
+  it("opting in creates monday subscriptions (create_webhook) pointed at the connector's URL; monday's challenge is answered", async () => {
+    const r = await h.request('POST', `${CONNECTORS}/${id}/webhook-subscriptions`, { token, body: { params: { board_id: boardId }, events: ['create_item', 'item_deleted'] } });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.url).toBe(`${h.url}/api/v1/webhooks/monday/${id}`);
+    expect(r.body.data).toEqual([expect.objectContaining({ board_id: boardId, event: 'create_item' }), expect.objectContaining({ board_id: boardId, event: 'item_deleted' })]);
+    // A URL that does not answer the challenge is refused by monday.
+    const bad = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'webhooks', action: 'create', params: { board_id: boardId, event: 'create_item', url: `${h.url}/healthz` } } });
+    expect(bad.status, bad.text).toBe(422);
+  });
+
   it('a URL naming no monday connector is 404', async () => {
     const r = await deliver(event('create_pulse'), undefined, '00000000-0000-4000-8000-000000000000');
     expect(r.status).toBe(404);

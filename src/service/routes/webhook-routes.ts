@@ -13,11 +13,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
 import type { Kysely } from 'kysely';
 import type { EventsTables } from '../../events/migrations.ts';
-import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSchema } from '../../events/openapi-events.ts';
+import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSchema, WebhookSubscriptionsSchema } from '../../events/openapi-events.ts';
 import type { EventType } from '../../events/outbox.ts';
 import { WebhookReceiver } from '../../webhooks/receive.ts';
 import { principalOf } from '../authentication.ts';
-import type { ServiceContext } from '../context.ts';
+import { connectorType, type ServiceContext } from '../context.ts';
+import { requireConnector } from '../connectors.ts';
+import { ConnectorIdParamsSchema } from '../schemas.ts';
 
 export function vendorWebhookRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -73,6 +75,24 @@ export function webhookEndpointRoutes(ctx: ServiceContext) {
       await ctx.outbox.deleteEndpoint(principalOf(request).organizationId, request.params.endpoint_id);
       return reply.code(204).send();
     });
+    // Opting a connector in to its vendor's per-connector subscriptions (monday: one create_webhook per board and event).
+    app.post<{ Params: { connector_id: string }; Body: { params: Record<string, unknown>; events: string[] } }>(
+      '/api/v1/integrations/connectors/:connector_id/webhook-subscriptions',
+      { schema: { params: ConnectorIdParamsSchema, body: WebhookSubscriptionsSchema } },
+      async (request, reply) => {
+        const row = await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id);
+        const manifest = connectorType(ctx, row.connector_type);
+        const create = manifest.entities.get('webhooks')?.actions.get('create');
+        if (manifest.webhooks?.attribution.by !== 'url' || create === undefined) {
+          throw new SwitchboardError('unknown_entity', `Connector type ${row.connector_type} has no per-connector webhook subscriptions`, { errors: [{ path: '/connector_id', message: 'its type subscribes per app, not per connector' }] });
+        }
+        const url = `${ctx.publicUrl()}/api/v1/webhooks/${row.connector_type}/${row.id}`;
+        const { runtime } = ctx.runtimes.get(row, manifest);
+        const data: unknown[] = [];
+        for (const event of request.body.events) data.push((await runtime.execute('webhooks', 'create', { ...request.body.params, event, url })).data);
+        return reply.code(201).send({ data, url });
+      },
+    );
     app.get<{ Params: { endpoint_id: string }; Querystring: { limit?: number } }>(
       `${BASE}/:endpoint_id/deliveries`,
       { schema: { params: EndpointIdParamsSchema, querystring: DeliveriesQuerySchema } },
