@@ -37,6 +37,9 @@ const MAX_RETRY_GAP_MS = 3_600_000;
 const CLAIM_MS = 60_000;
 const SEND_TIMEOUT_MS = 10_000;
 const CLAIM_BATCH = 20;
+/** Events, their deliveries and the delivery log are kept this long, then pruned. */
+export const EVENT_RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
 /** Bytes of an endpoint's answer kept in the delivery log. */
 const ERROR_TEXT = 300;
 
@@ -76,6 +79,7 @@ export class EventOutbox {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private prunedAt = -Infinity;
 
   constructor(private readonly o: OutboxOptions) {
     this.instanceId = o.instanceId ?? `events-${randomUUID()}`;
@@ -174,6 +178,18 @@ export class EventOutbox {
     return id;
   }
 
+  /** Forget events older than EVENT_RETENTION_MS, with their deliveries (settled by then: retries stop after a day) and attempts. */
+  async prune(): Promise<void> {
+    this.prunedAt = this.o.now();
+    const before = this.iso(-EVENT_RETENTION_MS);
+    await this.o.db.transaction().execute(async (trx) => {
+      const old = trx.selectFrom('event_outbox').select('id').where('created_at', '<', before);
+      await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', old)).execute();
+      await trx.deleteFrom('webhook_deliveries').where('event_id', 'in', old).execute();
+      await trx.deleteFrom('event_outbox').where('created_at', '<', before).execute();
+    });
+  }
+
   /** Claim due deliveries for this instance (atomically: no other instance gets the same rows). */
   private async claim(limit: number): Promise<EventsTables['webhook_deliveries'][]> {
     const now = this.iso();
@@ -191,6 +207,7 @@ export class EventOutbox {
 
   /** Send every due delivery (claimed in batches); returns how many attempts were made. */
   async deliverDue(): Promise<number> {
+    if (this.o.now() - this.prunedAt >= PRUNE_EVERY_MS) await this.prune();
     let attempts = 0;
     for (;;) {
       const batch = await this.claim(CLAIM_BATCH);
