@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors/index.ts';
 import { renderTree, type LoadedManifest } from '../manifest/compile.ts';
 import type { ConnectorRuntime } from '../engine/index.ts';
-import type { ChangeApplier, RecordsChanged } from '../sync/index.ts';
+import { isAuthFailure, type ChangeApplier, type RecordsChanged } from '../sync/index.ts';
 import { truthy } from '../templates/index.ts';
 import type { EventsTables } from '../events/migrations.ts';
 import { topicRule, type CompiledWebhooks } from './manifest.ts';
@@ -170,8 +170,15 @@ export class WebhookReceiver {
           const runtime = await this.o.runtimeFor(c.id);
           if (runtime === undefined) continue;
           const params = rule.getParams !== undefined ? Object.fromEntries(rule.getParams.map(([k, t]) => [k, t.render({ ...ctx, id })])) : { [entity.def.primary_key]: id };
-          const got = await runtime.execute(entity.name, 'get', params);
-          upserts = [got.data as Record<string, unknown>];
+          try {
+            upserts = [(await runtime.execute(entity.name, 'get', params)).data as Record<string, unknown>];
+          } catch (e) {
+            // This connector's credentials no longer work (it is auth_failed): the others still get the change.
+            // Anything else (the vendor API down) fails the delivery, so the vendor retries it.
+            if (!isAuthFailure(e)) throw e;
+            this.o.log?.info({ connector_id: c.id, code: e.code }, 'webhook: could not fetch the record for this connector');
+            continue;
+          }
         }
       }
       changes.push(await this.o.applier().applyDelivery(c.id, entity, deliveryId, upserts, rule.delete ? [id] : []));

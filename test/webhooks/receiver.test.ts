@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConnectorRuntime } from '../../src/engine/index.ts';
+import { SwitchboardError } from '../../src/errors/index.ts';
 import { eventsMigrations, type EventsTables } from '../../src/events/migrations.ts';
 import { connectorRegistry } from '../../src/manifest/index.ts';
 import { migrate, openDatabase, type Database } from '../../src/store/database.ts';
@@ -84,6 +85,16 @@ describe('webhook receiver', () => {
     gates[1]!.release();
     expect((await retried).status).toBe(200);
     await expect(receiver.receive(d)).rejects.toMatchObject({ code: 'webhook_replayed' });
+  });
+
+  it('a connector whose credentials are refused is skipped; the delivery is acknowledged', async () => {
+    const pending = receiver.receive(await delivery('refused'));
+    await waitForGates(1);
+    gates[0]!.fail(new SwitchboardError('upstream_credentials_rejected', 'token revoked'));
+    const r = await pending;
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ connectors: [] });
+    expect(applied).toEqual([]);
   });
 
   it('no secret configured: webhooks_not_configured, naming the variable', async () => {
