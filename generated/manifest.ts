@@ -119,6 +119,149 @@ list_meta?: {
 }
 errors?: ErrorMapping
 check?: CredentialCheck
+/**
+ * Vendor webhooks in: how deliveries are signed and attributed, and which topics change which entity (docs/manifest.md, "Webhooks").
+ */
+webhooks?: {
+description?: string
+signature: {
+/**
+ * hmac: an HMAC of the raw body in a header; jwt: an HS256 JWT signed with the secret in a header.
+ */
+scheme: ("hmac" | "jwt")
+/**
+ * hmac: the hash (default sha256).
+ */
+algorithm?: ("sha1" | "sha256")
+/**
+ * The header carrying the signature (or the JWT; a "Bearer " prefix is allowed).
+ */
+header: string
+/**
+ * hmac: text before the digest in the header, e.g. "sha1=".
+ */
+prefix?: string
+/**
+ * hmac: how the digest is written (default hex).
+ */
+encoding?: ("hex" | "base64")
+/**
+ * The key: the deployment's OAuth client secret of this type, or SWITCHBOARD_<TYPE>_WEBHOOK_SECRET.
+ */
+secret: ("oauth_client_secret" | "webhook_secret")
+}
+/**
+ * The delivery id (scope: body, headers); a delivery id seen before is a replay (401).
+ */
+delivery_id?: string
+/**
+ * When the vendor sent it, Unix seconds (scope: body, headers); outside tolerance_seconds of now it is a replay (401).
+ */
+timestamp?: string
+/**
+ * Replay window around now for timestamp (default 300).
+ */
+tolerance_seconds?: number
+/**
+ * A subscription handshake answered before verification (monday's challenge): when `when` renders truthy, answer 200 with `response`.
+ */
+challenge?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+when: string
+/**
+ * A JSON value whose string leaves are templates over body.
+ */
+response: {
+[k: string]: unknown | undefined
+}
+}
+attribution: {
+/**
+ * payload: one URL per vendor app, connectors found by `value` = their check `info`; url: the URL names the connector (subscriptions the service creates per connector).
+ */
+by: ("payload" | "url")
+/**
+ * payload: the workspace/app id in the delivery (scope: body, headers).
+ */
+value?: string
+/**
+ * payload: the key of the connector's credential check info it must equal (e.g. app_id).
+ */
+info?: string
+}
+/**
+ * The delivery topic (scope: body, headers).
+ */
+topic: string
+/**
+ * Topic rules, first match wins. A topic matching none is acknowledged and ignored.
+ * 
+ * @minItems 1
+ */
+topics: [{
+/**
+ * A topic, or a prefix ending in * (contact.*).
+ */
+match: string
+/**
+ * The entity the topic changes.
+ */
+entity: string
+/**
+ * The record id (scope: body, headers).
+ */
+id: string
+/**
+ * The record in the payload; absent: the record is fetched through the entity's get action (hydrate) with `get_params`.
+ */
+record?: string
+/**
+ * Params of get when hydrating (scope: body, headers, id); default {<primary key>: id}.
+ */
+get_params?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * The topic is a deletion: the record with this id is deleted (default false).
+ */
+delete?: boolean
+}, ...({
+/**
+ * A topic, or a prefix ending in * (contact.*).
+ */
+match: string
+/**
+ * The entity the topic changes.
+ */
+entity: string
+/**
+ * The record id (scope: body, headers).
+ */
+id: string
+/**
+ * The record in the payload; absent: the record is fetched through the entity's get action (hydrate) with `get_params`.
+ */
+record?: string
+/**
+ * Params of get when hydrating (scope: body, headers, id); default {<primary key>: id}.
+ */
+get_params?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * The topic is a deletion: the record with this id is deleted (default false).
+ */
+delete?: boolean
+})[]]
+}
 entities: {
 [k: string]: Entity | undefined
 }

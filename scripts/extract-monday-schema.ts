@@ -48,6 +48,7 @@ const MUTATION_FIELDS = [
   'create_group',
   'create_column',
   'create_or_get_tag',
+  'create_webhook',
 ];
 
 function pick(type: GraphQLObjectType, names: string[]): GraphQLObjectType {

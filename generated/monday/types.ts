@@ -909,6 +909,28 @@ limit?: number
 page?: number
 }
 
+export interface MondayWebhooksRecord {
+id: string
+board_id: string
+event: string
+config?: (string | null)
+}
+
+export interface MondayWebhooksCreateParams {
+/**
+ * The board
+ */
+board_id: string
+/**
+ * The event
+ */
+event: ("create_item" | "change_column_value" | "change_name" | "item_deleted" | "item_archived" | "create_update")
+/**
+ * Where monday posts the events
+ */
+url: string
+}
+
 export interface MondayMeRecord {
 id: string
 name: string
@@ -992,6 +1014,9 @@ export interface MondayActions {
   };
   activity_logs: {
     list: { params: MondayActivityLogsListParams; result: { data: MondayActivityLogsRecord[]; meta: MondayListMeta } };
+  };
+  webhooks: {
+    create: { params: MondayWebhooksCreateParams; result: { data: MondayWebhooksRecord } };
   };
   me: {
     get: { params: MondayMeGetParams; result: { data: MondayMeRecord } };

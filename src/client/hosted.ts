@@ -82,12 +82,26 @@ export interface SearchResponse<R> {
   meta: { has_more: boolean; cursor: string | null; took_ms: number | null; synced_at?: string | null };
 }
 
+/** One entry of the change feed: the record as stored (a deletion: its last payload) and what happened to it. */
+export type ChangeEntry<R = Record<string, unknown>> = Partial<R> & {
+  _metadata: { action: 'added' | 'updated' | 'deleted'; first_seen_at: string; last_modified_at: string; deleted_at: string | null; cursor: string };
+};
+
+export interface ChangesResponse<R = Record<string, unknown>> {
+  data: ChangeEntry<R>[];
+  /** Pass as modified_after next time (null: the feed is empty). */
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
 /** A connector of the hosted service, typed by its connector type. */
 export interface HostedConnector<T extends ConnectorType> {
   /** Resolves the connector id (looked up by type for this customer when created by type). */
   id(): Promise<string>;
   execute<E extends keyof Actions<T> & string, A extends keyof ActionOf<T, E> & string>(entity: E, action: A, ...params: ParamsArg<Params<T, E, A>>): Promise<Result<T, E, A>>;
   search<E extends keyof Searchable<T> & string>(entity: E, params: SearchParams<SearchFieldTypes<T, E>>): Promise<SearchResponse<SearchRecordOf<T, E>>>;
+  /** The change feed of a synced entity: records added, updated or deleted after `modified_after` (a cursor it returned), oldest first. */
+  changes(entity: string, query?: { modified_after?: string | null; limit?: number }): Promise<ChangesResponse>;
 }
 
 export interface CreateConnectorInput<T extends ConnectorType> {
@@ -308,6 +322,12 @@ export function createClient(options: HostedClientOptions) {
       id,
       execute: (entity, action, ...params) => run(entity, action, params[0]) as never,
       search: (entity, params) => run(entity, 'search', params) as never,
+      changes: async (entity, query = {}) =>
+        unwrap(
+          api.GET('/api/v1/integrations/connectors/{connector_id}/records', {
+            params: { path: { connector_id: await id() }, query: { entity, ...(query.modified_after != null ? { modified_after: query.modified_after } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) } },
+          }),
+        ) as Promise<ChangesResponse>,
     };
   }
 

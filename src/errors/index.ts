@@ -70,6 +70,13 @@ export const ERROR_CODES = {
   invalid_connectors_file: { status: 400, title: 'The MCP connectors file is invalid' },
   // Sync (src/sync)
   sync_running: { status: 409, title: 'A sync of this connector is already running' },
+  // Events (src/events, src/webhooks): vendor webhooks in, webhook endpoints out
+  webhook_signature_invalid: { status: 401, title: 'The webhook delivery is unsigned or its signature does not verify' },
+  webhook_replayed: { status: 401, title: 'The webhook delivery was seen before or is outside the time window' },
+  webhook_queue_full: { status: 503, title: 'Too many webhook deliveries are being processed; retry later' },
+  webhooks_not_configured: { status: 501, title: 'This deployment has no webhook secret for this connector type' },
+  webhook_endpoint_not_found: { status: 404, title: 'No such webhook endpoint in this organization' },
+  webhook_url_refused: { status: 400, title: 'The webhook URL is an address the egress rules forbid' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

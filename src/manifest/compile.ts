@@ -5,6 +5,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { Action, AuthVariant, BodyErrorRule, Entity, Manifest, Pagination } from '../../generated/manifest.ts';
 import { compileTemplate, type Template } from '../templates/index.ts';
+import type { CompiledWebhooks } from '../webhooks/manifest.ts';
 
 export type ActionName = 'list' | 'get' | 'create' | 'update' | 'changes' | 'scroll';
 export const ACTION_NAMES: readonly ActionName[] = ['list', 'get', 'create', 'update', 'changes', 'scroll'];
@@ -100,6 +101,8 @@ export interface LoadedManifest {
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
+  /** The webhooks section, compiled (src/webhooks). */
+  webhooks?: CompiledWebhooks;
 }
 
 export function compileTree(value: unknown): TemplateTree {

@@ -4,6 +4,7 @@
  * Every problem is reported at once, each with file, location (dotted path and line:column) and
  * a message written for a connector author.
  */
+import { compileWebhooks, type WebhooksDef } from '../webhooks/manifest.ts';
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -549,6 +550,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   }
 
   const credentialCheck = m.check !== undefined ? compileCheck(check, m, allCredentialFields, config) : undefined;
+  const webhooks = m.webhooks === undefined ? undefined : compileWebhooks(m.webhooks as WebhooksDef, new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined }])), (path, msg) => check.add(['webhooks', ...path], msg));
 
   return {
     file,
@@ -562,6 +564,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     statusErrors,
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
+    ...(webhooks !== undefined ? { webhooks } : {}),
   };
 }
 

@@ -4,6 +4,8 @@
  * `Manifest` TypeScript types in generated/manifest.ts.
  */
 
+import { WEBHOOKS_SCHEMA } from '../webhooks/manifest.ts';
+
 const template = { type: 'string', description: 'A Handlebars template (see README: Templates).' } as const;
 const name = { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } as const;
 
@@ -59,6 +61,7 @@ export const MANIFEST_SCHEMA = {
     },
     errors: { $ref: '#/definitions/ErrorMapping' },
     check: { $ref: '#/definitions/CredentialCheck' },
+    webhooks: WEBHOOKS_SCHEMA,
     entities: {
       type: 'object',
       minProperties: 1,

@@ -56,6 +56,8 @@ export interface McpBackend {
   execute(instance: McpInstance, entity: string, action: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Envelope>;
   /** Search synced records (hosted), or search_hosted_only (local). */
   search(instance: McpInstance, entity: string, params: Record<string, unknown>): Promise<{ data: unknown[]; meta: Record<string, unknown> }>;
+  /** The change feed of a synced entity (hosted); absent locally (the tool then answers search_hosted_only). */
+  changes?(instance: McpInstance, entity: string, q: { modified_after?: string; limit?: number }): Promise<{ data: unknown[]; next_cursor: string | null; has_more: boolean }>;
 }
 
 export interface McpServerOptions {
@@ -79,7 +81,7 @@ export interface McpServerOptions {
 }
 
 /** Tools of the four generic kinds. */
-const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search'] as const;
+const TOOL_NAMES = ['list_connectors', 'describe', 'execute', 'search', 'changes'] as const;
 /** execute's names of search: ours, and Airbyte's since April 2026. */
 const SEARCH_ACTION_NAMES = ['search', 'context_store_search'] as const;
 
@@ -155,6 +157,17 @@ function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], To
         fields: FIELDS_SCHEMA,
       },
       required: ['connector', 'entity', 'query'],
+      additionalProperties: false,
+    },
+    changes: {
+      type: 'object',
+      properties: {
+        connector,
+        entity: { type: 'string', minLength: 1, description: 'A synced entity' },
+        modified_after: { type: 'string', minLength: 1, description: 'next_cursor (or a _metadata.cursor) of a previous result: only changes after it' },
+        limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Entries per page (default 100; the output budget may cut the page)' },
+      },
+      required: ['connector', 'entity'],
       additionalProperties: false,
     },
   };
@@ -368,6 +381,13 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         inputSchema: schemas.search,
         annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
+      ...(backend.changes === undefined ? [] : [{
+        name: 'changes',
+        title: 'Records changed since a cursor',
+        description: `The change feed of a synced connector entity: records added, updated or deleted since modified_after (a cursor from a previous call; none: from the start), oldest first, each with _metadata {action, first_seen_at, last_modified_at, deleted_at, cursor}. Keep meta.next_cursor for the next call.\n${blurb}`,
+        inputSchema: schemas.changes,
+        annotations: { title: 'Records changed since a cursor', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      } satisfies Tool]),
       ...[...actionTools.values()].map((t) => t.tool),
     ];
     return { tools };
@@ -409,6 +429,24 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
     const meta = (capped.value['meta'] ?? {}) as Record<string, unknown>;
     const summary = `${instance.id} ${entity} search: ${n} records${t ? ` (cut to fit ${budget} bytes; ${t.records_omitted} more matched on this page). ${t.next}` : meta['has_more'] === true ? '; more match: pass meta.cursor as cursor.' : '.'}`;
     return ok(summary, capped.value);
+  };
+
+  const runChanges = async (instance: McpInstance, args: Record<string, unknown>): Promise<CallToolResult> => {
+    const entity = String(args['entity']);
+    if (backend.changes === undefined) throw new SwitchboardError('search_hosted_only', 'The change feed is kept by the hosted service: use the hosted MCP server (POST /mcp)');
+    const q = { ...(typeof args['modified_after'] === 'string' ? { modified_after: args['modified_after'] } : {}), ...(typeof args['limit'] === 'number' ? { limit: args['limit'] } : {}) };
+    const page = await backend.changes(instance, entity, q);
+    let capped = capEnvelope({ data: page.data, meta: { next_cursor: page.next_cursor, has_more: page.has_more } }, budget, () => '');
+    const t = capped.truncated;
+    if (t !== undefined && t.records_returned > 0) {
+      // Ask again for exactly the entries that fit, so next_cursor follows the last one returned.
+      const again = await backend.changes(instance, entity, { ...q, limit: t.records_returned });
+      capped = capEnvelope({ data: again.data, meta: { next_cursor: again.next_cursor, has_more: again.has_more } }, budget, () => '');
+      capped = { value: { ...capped.value, truncated: { ...t, next: 'Call changes again with modified_after set to meta.next_cursor.' } }, truncated: t };
+    }
+    const n = (capped.value['data'] as unknown[] | null)?.length ?? 0;
+    const meta = (capped.value['meta'] ?? {}) as Record<string, unknown>;
+    return ok(`${instance.id} ${entity} changes: ${n} entries${t ? ` (cut to fit ${budget} bytes)` : ''}${meta['has_more'] === true ? '; more: pass meta.next_cursor as modified_after.' : '.'}`, capped.value);
   };
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -476,6 +514,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
           result = await runSearch(instance, { connector: args['connector'], entity: args['entity'], ...((args['params'] ?? {}) as Record<string, unknown>), ...(args['fields'] !== undefined ? { fields: args['fields'] } : {}) });
         } else if (name === 'execute') {
           result = await runExecute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], extra.signal);
+        } else if (name === 'changes') {
+          result = await runChanges(instance, args);
         } else {
           result = await runSearch(instance, args);
         }

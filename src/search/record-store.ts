@@ -15,6 +15,8 @@ import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } fr
 import { postgresSearchDialect } from './postgres-dialect.ts';
 import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
 import { matches } from './reference.ts';
+import { dropChanges, noteDeletes, noteUpserts, parseChangeCursor, payloadHash, readChanges, type ChangeCounts, type ChangePage } from './changes.ts';
+import { SwitchboardError } from '../errors/index.ts';
 import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
 import { allowedTypos, deletionVariants, gramTokens, isFuzzyWord, textTrigrams, typoDistance, vocabularyDepth } from './text.ts';
@@ -87,7 +89,16 @@ export interface RecordStoreOptions {
   cursorSecret: string | Buffer;
   /** Most query shapes whose SQL is remembered across all scopes (memory bound; default 8192). */
   maxRememberedShapes?: number;
+  /** How long deleted records stay in the change feed as tombstones; default 30 days. */
+  tombstoneRetentionMs?: number;
+  /** Clock (epoch ms) of change-log times and tombstone expiry; default Date.now. */
+  now?: () => number;
 }
+
+/** Default of RecordStoreOptions.tombstoneRetentionMs. */
+export const DEFAULT_TOMBSTONE_RETENTION_MS = 30 * 86_400_000;
+/** Most entries per change feed page. */
+export const MAX_CHANGES_LIMIT = 1000;
 
 export interface SearchResult {
   data: Record<string, unknown>[];
@@ -204,6 +215,8 @@ export class RecordStore {
   readonly #vocabCache = new Map<number, Set<string>>();
   readonly #scopeCache = new Map<string, CachedScope>();
   readonly #maxShapes: number;
+  readonly #tombstoneMs: number;
+  readonly #now: () => number;
   /** Shapes remembered since the last store-wide clear: an over-count (shapes of evicted scopes are not subtracted), so the bound holds. */
   #shapesRemembered = 0;
 
@@ -220,6 +233,8 @@ export class RecordStore {
     this.#secret = Buffer.isBuffer(options.cursorSecret) ? options.cursorSecret : Buffer.from(options.cursorSecret, 'utf8');
     if (this.#secret.length === 0) throw new Error('RecordStore needs a non-empty cursorSecret');
     this.#maxShapes = options.maxRememberedShapes ?? SHAPE_CACHE_TOTAL;
+    this.#tombstoneMs = options.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS;
+    this.#now = options.now ?? Date.now;
   }
 
   /** How many query shapes this store remembers now, across its cached scopes. */
@@ -233,9 +248,11 @@ export class RecordStore {
    * Insert or replace records (keyed by the entity's primary key) in one transaction. Records
    * whose search document did not change keep their index entries. `syncRun` marks the records
    * as seen by that sync run, for deleteMissing; without it a record keeps its previous mark.
+   * Returns how many records were new (added) and how many had a changed payload (updated).
    */
-  async upsert(connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<void> {
-    if (records.length === 0) return;
+  async upsert(connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<ChangeCounts> {
+    let counts: ChangeCounts = { added: 0, updated: 0 };
+    if (records.length === 0) return counts;
     const byId = new Map<string, Prepared>();
     for (const raw of records) {
       let recordJson = JSON.stringify(raw);
@@ -251,7 +268,7 @@ export class RecordStore {
       byId.set(id, { id, recordJson, doc, hash });
     }
     const batch = [...byId.values()];
-    const now = new Date().toISOString();
+    const now = new Date(this.#now()).toISOString();
     let scope: number | undefined;
     try {
       await this.#transaction(async (trx) => {
@@ -264,6 +281,7 @@ export class RecordStore {
         for (const r of rows) existing.set(r.record_id, { rid: Number(r.rid), hash: r.doc_hash });
 
         const returned = await this.#dialect.upsertRecords(trx, scopeId, batch.map((p) => [p.id, p.recordJson, p.hash]), now, syncRun ?? null);
+        counts = await noteUpserts(trx, this.#dialect, scopeId, batch.map((p) => [p.id, payloadHash(p.recordJson)]), now);
         const ridOf = new Map(returned.map((r) => [r.record_id, Number(r.rid)]));
         const inserted = batch.length - existing.size;
         if (inserted > 0) await sql`UPDATE search_scopes SET record_count = record_count + ${inserted} WHERE scope_id = ${scopeId}`.execute(trx);
@@ -308,6 +326,7 @@ export class RecordStore {
       }
       throw e;
     }
+    return counts;
   }
 
   /**
@@ -327,8 +346,11 @@ export class RecordStore {
     if (ids.length === 0) return 0;
     // Ids as upsert stored them.
     const keys = ids.map(storableString);
+    const now = new Date(this.#now()).toISOString();
     return this.#transaction(async (trx) => {
-      const scopeId = await this.#scopeId(trx, connectorId, entity);
+      // A write first (as #ensureScope), so the scope's writers take turns (see changes.ts).
+      const { rows } = await sql<{ scope_id: number }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(trx);
+      const scopeId = rows[0]?.scope_id;
       if (scopeId === undefined) return 0;
       return this.#deleteWhere(trx, scopeId, sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND ${this.#dialect.inList(sql.ref('record_id'), keys, 'text')}`);
     });
@@ -348,12 +370,25 @@ export class RecordStore {
         await sql`DELETE FROM search_vocab WHERE scope_id = ${scopeId}`.execute(trx);
         await sql`DELETE FROM search_variants WHERE scope_id = ${scopeId}`.execute(trx);
         await sql`DELETE FROM search_scopes WHERE scope_id = ${scopeId}`.execute(trx);
+        await dropChanges(trx, scopeId);
         this.#fieldCache.delete(scopeId);
         for (const [key, cached] of this.#scopeCache) if (cached.scopeId === scopeId) this.#scopeCache.delete(key);
         this.#vocabCache.delete(scopeId);
       }
       return removed;
     });
+  }
+
+  /**
+   * The change feed of an entity: records added, updated or deleted after `cursor` (a previous
+   * entry's `_metadata.cursor`; none: from the start), oldest change first, at most `limit`.
+   * 400 invalid_cursor for a cursor this feed never gave.
+   */
+  async changes(connectorId: string, entity: string, options: { cursor?: string; limit?: number } = {}): Promise<ChangePage> {
+    const after = parseChangeCursor(options.cursor);
+    if (after === undefined) throw new SwitchboardError('invalid_cursor', 'modified_after is not a cursor of this change feed (use a _metadata.cursor it returned)');
+    const limit = Math.max(1, Math.min(options.limit ?? 100, MAX_CHANGES_LIMIT));
+    return readChanges(this.#db, this.#dialect, connectorId, entity, after, limit, new Date(this.#now() - this.#tombstoneMs).toISOString());
   }
 
   /** Number of records stored for an entity. */
@@ -794,12 +829,17 @@ export class RecordStore {
     return out;
   }
 
-  /** Delete the records a rid subquery selects, with their index entries; returns how many. */
+  /** Delete the records a rid subquery selects, with their index entries, leaving tombstones in the change log; returns how many. */
   async #deleteWhere(db: Executor, scopeId: number, ridQuery: RawBuilder<unknown>): Promise<number> {
     const { rows } = await sql<{ rid: number | string }>`${ridQuery}`.execute(db);
     const rids = rows.map((r) => Number(r.rid));
+    const now = new Date(this.#now()).toISOString();
+    const pruneBefore = new Date(this.#now() - this.#tombstoneMs).toISOString();
+    if (rids.length === 0) await noteDeletes(db, this.#dialect, scopeId, [], now, pruneBefore);
     for (let i = 0; i < rids.length; i += DELETE_CHUNK) {
       const chunk = rids.slice(i, i + DELETE_CHUNK);
+      const { rows: gone } = await sql<{ record_id: string; record: unknown }>`SELECT record_id, record FROM search_records WHERE ${this.#dialect.inList(sql.ref('rid'), chunk, 'bigint')}`.execute(db);
+      await noteDeletes(db, this.#dialect, scopeId, gone.map((g) => [g.record_id, typeof g.record === 'string' ? g.record : JSON.stringify(g.record)]), now, pruneBefore);
       await this.#dialect.deleteIndex(db, chunk);
       await sql`DELETE FROM search_records WHERE ${this.#dialect.inList(sql.ref('rid'), chunk, 'bigint')}`.execute(db);
     }

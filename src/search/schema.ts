@@ -220,6 +220,32 @@ async function postgresGrams(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE search_text DROP COLUMN liketext`.execute(db);
 }
 
+/**
+ * 0003: the change log of the change feed (changes.ts), one row per record of a scope, kept
+ * after a deletion as its tombstone. Times are ISO 8601 text on both databases. Records stored
+ * before it get a row each, seen first and last modified when last synced, with an empty
+ * payload hash: their next upsert counts as an update once (the payload before is unknown).
+ */
+async function recordChanges(db: Kysely<unknown>): Promise<void> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  await sql`CREATE TABLE record_changes (
+    scope_id integer NOT NULL,
+    record_id text NOT NULL,
+    seq bigint NOT NULL,
+    action text NOT NULL,
+    payload_hash text NOT NULL,
+    first_seen_at text NOT NULL,
+    last_modified_at text NOT NULL,
+    deleted_at text,
+    tombstone text,
+    PRIMARY KEY (scope_id, record_id))`.execute(db);
+  await sql`CREATE UNIQUE INDEX record_changes_seq ON record_changes (scope_id, seq)`.execute(db);
+  await sql`CREATE INDEX record_changes_deleted ON record_changes (scope_id, deleted_at) WHERE deleted_at IS NOT NULL`.execute(db);
+  const synced = postgres ? sql`to_char(synced_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : sql`synced_at`;
+  await sql`INSERT INTO record_changes (scope_id, record_id, seq, action, payload_hash, first_seen_at, last_modified_at)
+    SELECT scope_id, record_id, row_number() OVER (PARTITION BY scope_id ORDER BY rid), 'added', '', ${synced}, ${synced} FROM search_records`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -236,5 +262,6 @@ export const searchMigrations: MigrationGroup = {
         else await sqliteGrams(db);
       },
     },
+    '0003_record_changes': { up: recordChanges },
   },
 };

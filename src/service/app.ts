@@ -25,6 +25,8 @@ import { oauthRoutes } from './routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
+import { recordsRoutes } from './routes/records-routes.ts';
+import { vendorWebhookRoutes, webhookEndpointRoutes } from './routes/webhook-routes.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
@@ -107,11 +109,12 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const registry = o.registry ?? connectorRegistry();
   const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
     m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
-  const { records, runtimes, sync, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor });
+  const { records, runtimes, sync, outbox, events, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {
     onConnectorCreated: async (row) => {
       await sync.register(row.id);
+      await events.connectorCreated(row);
       await userHooks.onConnectorCreated?.(row);
     },
     onConnectorDeleted: async (row, db) => {
@@ -127,6 +130,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
       void sync.stop();
     });
   }
+  if (o.config.eventsDelivery) app.addHook('onReady', async () => outbox.start());
   const ctx: ServiceContext = {
     database: o.database,
     store,
@@ -141,6 +145,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     runtimes,
     records,
     sync,
+    outbox,
+    events,
     ...(o.retry !== undefined ? { retry: o.retry } : {}),
     publicUrl: () => o.config.publicUrl ?? listening ?? `http://${o.config.host}:${o.config.port}`,
   };
@@ -197,11 +203,15 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
   await app.register(syncRoutes(ctx));
+  await app.register(recordsRoutes(ctx));
+  await app.register(vendorWebhookRoutes(ctx));
+  await app.register(webhookEndpointRoutes(ctx));
   await app.register(connectRoutes(ctx));
   await app.register(mcpRoutes(ctx, packageVersion()));
   // Runs stop first: until then they take from the limits' store.
   app.addHook('onClose', async () => {
     if (o.config.syncScheduler) await sync.stop();
+    await outbox.stop();
     await limits.close();
   });
   return { app, ctx, routes };

@@ -20,6 +20,8 @@ export interface ConnectorTypeConfig {
   /** Upstream base URL; default the manifest's. */
   baseUrl?: string;
   oauth?: OAuthAppConfig;
+  /** Secret the vendor signs its webhook deliveries with, when the manifest's webhooks.signature.secret is webhook_secret. */
+  webhookSecret?: string;
 }
 
 export interface ServiceConfig {
@@ -85,6 +87,10 @@ export interface ServiceConfig {
   redisUrl?: string;
   /** Per connector type (keys are manifest types). */
   connectorTypes: Record<string, ConnectorTypeConfig>;
+  /** Events (src/events, src/webhooks): tombstone retention of the change feed, outgoing webhook delivery, vendor delivery queue. */
+  tombstoneRetentionDays: number;
+  eventsDelivery: boolean;
+  webhookQueueLimit: number;
 }
 
 /** One documented environment variable. */
@@ -188,6 +194,10 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_ID', default: '(none: OAuth initiate answers 501 oauth_not_configured)', description: "Client id of the deployment's OAuth app for that connector type" },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_CLIENT_SECRET', default: '(none)', description: 'Client secret of that OAuth app (required with the client id)' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_AUTHORIZE_URL', default: "the manifest's authorize_url", description: 'Consent page URL (regions, simulators)' },
+  { name: 'SWITCHBOARD_<TYPE>_WEBHOOK_SECRET', default: '(none)', description: "Secret a vendor signs its webhook deliveries with, for connector types whose manifest says `webhooks.signature.secret: webhook_secret` (monday's app signing secret); Intercom's deliveries are signed with the OAuth client secret" },
+  { name: 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', default: '30', description: 'How long deleted records stay in the change feed (GET .../records) as tombstones' },
+  { name: 'SWITCHBOARD_EVENTS_DELIVERY', default: 'true', description: 'Send outgoing webhooks (POST /api/v1/webhook-endpoints) from this instance; several instances share the outbox and each event is sent once' },
+  { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook deliveries processed at once by this instance; more are answered 503 with Retry-After so the vendor retries' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_TOKEN_URL', default: "the manifest's token_url", description: 'Token endpoint URL (regions, simulators)' },
 ];
 
@@ -247,6 +257,8 @@ export function connectorTypeConfigFromEnv(type: string, env: Env): ConnectorTyp
   const tokenUrl = urlVar(env, `${p}OAUTH_TOKEN_URL`);
   const cfg: ConnectorTypeConfig = {};
   if (baseUrl !== undefined) cfg.baseUrl = baseUrl;
+  const webhookSecret = env[`${p}WEBHOOK_SECRET`]?.trim() || undefined;
+  if (webhookSecret !== undefined) cfg.webhookSecret = webhookSecret;
   if (clientId !== undefined && clientSecret !== undefined) {
     cfg.oauth = { clientId, clientSecret, ...(authorizeUrl !== undefined ? { authorizeUrl } : {}), ...(tokenUrl !== undefined ? { tokenUrl } : {}) };
   }
@@ -305,6 +317,9 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
     lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
     connectorTypes: types,
+    tombstoneRetentionDays: intVar(env, 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', 30, 1),
+    eventsDelivery: boolVar(env, 'SWITCHBOARD_EVENTS_DELIVERY', true),
+    webhookQueueLimit: intVar(env, 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', 100, 1),
   };
 }
 

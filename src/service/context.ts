@@ -13,6 +13,8 @@ import type { RuntimePool } from './runtime-pool.ts';
 import type { LimitBackend } from './shared-limits.ts';
 import type { RecordStore } from '../search/index.ts';
 import type { SyncEngine } from '../sync/index.ts';
+import type { EventOutbox } from '../events/outbox.ts';
+import type { ServiceEvents } from '../events/service-events.ts';
 
 /** Extension points for modules built after the service (sync, search). */
 export interface ServiceHooks {
@@ -40,6 +42,9 @@ export interface ServiceContext {
   records: RecordStore;
   /** Syncs each connector's data into `records`. */
   sync: SyncEngine;
+  /** Events: the outbox of outgoing webhooks and what the service reports into it (src/events). */
+  outbox: EventOutbox;
+  events: ServiceEvents;
   hooks: ServiceHooks;
   /** Limits (per organization, token endpoint, upstream throttles), in process or shared by instances. */
   limits: LimitBackend;

@@ -15,11 +15,17 @@ import { RuntimePool } from './runtime-pool.ts';
 import { markAuthFailed } from './connector-health.ts';
 import { scrubSecrets } from './problem.ts';
 import { SwitchboardError } from '../errors/index.ts';
+import { EventOutbox } from '../events/outbox.ts';
+import { ServiceEvents } from '../events/service-events.ts';
+import type { EventsTables } from '../events/migrations.ts';
 
 export interface HostedData {
   records: RecordStore;
   runtimes: RuntimePool;
   sync: SyncEngine;
+  /** Outgoing webhooks: the outbox, and the events the service reports into it. */
+  outbox: EventOutbox;
+  events: ServiceEvents;
   /** Remove a connector's sync state and records inside the transaction deleting its row. */
   forgetConnector(connectorId: string, trx: Kysely<ServiceTables>): Promise<void>;
 }
@@ -42,7 +48,9 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   // Search cursors are signed with a key derived from the credentials key ring, so every
   // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
   const cursorSecret = o.keyRing.derive('search-cursor');
-  const records = new RecordStore(o.database, { cursorSecret });
+  const records = new RecordStore(o.database, { cursorSecret, tombstoneRetentionMs: o.config.tombstoneRetentionDays * 86_400_000, now: o.now });
+  const outbox = new EventOutbox({ db: o.database.db as unknown as Kysely<EventsTables>, dialect: o.database.dialect, keyRing: o.keyRing, fetch: o.fetch, now: o.now, log: o.log });
+  const events = new ServiceEvents(outbox, o.store, o.log);
   const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
   const sync = new SyncEngine({
     database: o.database as Database,
@@ -62,7 +70,17 @@ export function createHostedData(o: HostedDataOptions): HostedData {
       if (row === undefined || manifest === undefined) return;
       const { secrets } = runtimes.get(row, manifest);
       const clean = new SwitchboardError(e.code, scrubSecrets(e.message, secrets));
-      await markAuthFailed(o.store, connectorId, clean, new Date(o.now()).toISOString(), row.credentials_ciphertext);
+      if (await markAuthFailed(o.store, connectorId, clean, new Date(o.now()).toISOString(), row.credentials_ciphertext)) await events.authFailed(connectorId, o.now());
+    },
+    onPaused: (connectorId) => events.authFailed(connectorId, o.now()),
+    onResumed: (connectorId) => events.reconnected(connectorId, o.now()),
+    onCompleted: (result) => events.syncCompleted(result),
+    onRecordsChanged: (change) => events.recordsChanged(change),
+    onFailed: async (connectorId, e) => {
+      const row = await o.store.getConnectorById(connectorId);
+      const manifest = row === undefined ? undefined : o.registry.get(row.connector_type);
+      const secrets = row === undefined || manifest === undefined ? [] : runtimes.get(row, manifest).secrets;
+      await events.syncFailed(connectorId, { code: (e as { code?: string }).code ?? 'internal_error', message: scrubSecrets((e as Error).message ?? String(e), secrets) }, o.now());
     },
     // The scheduler leaves auth_failed connectors alone until their credentials change or a check passes.
     canRun: async (connectorId) => (await o.store.getConnectorById(connectorId))?.status !== 'auth_failed',
@@ -71,7 +89,11 @@ export function createHostedData(o: HostedDataOptions): HostedData {
     records,
     runtimes,
     sync,
-    forgetConnector: (connectorId, trx) =>
-      sync.removeWithin(connectorId, trx as unknown as Kysely<unknown>, new RecordStore({ db: trx, dialect: o.database.dialect }, { cursorSecret })),
+    outbox,
+    events,
+    forgetConnector: async (connectorId, trx) => {
+      await sync.removeWithin(connectorId, trx as unknown as Kysely<unknown>, new RecordStore({ db: trx, dialect: o.database.dialect }, { cursorSecret }));
+      await (trx as unknown as Kysely<EventsTables>).deleteFrom('webhook_attributions').where('connector_id', '=', connectorId).execute();
+    },
   };
 }

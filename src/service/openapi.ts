@@ -9,6 +9,7 @@ import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
 import { executeComponents } from './openapi-execute.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import { mcpOpenApiPaths } from './openapi-mcp.ts';
+import { eventsOpenApiPaths, eventsOpenApiSchemas } from '../events/openapi-events.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -154,6 +155,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         Health: HealthSchema,
         ...(typed?.schemas ?? {}),
         ...connectOpenApiSchemas,
+        ...eventsOpenApiSchemas,
       },
     },
     paths: {
@@ -332,6 +334,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       },
       ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
       ...mcpOpenApiPaths({ json, problems, orgHeader, authed: AUTHED }),
+      ...eventsOpenApiPaths({ json, ref, problems, orgHeader, connectorIdParam, authed: AUTHED }),
     },
   };
 }

@@ -50,7 +50,15 @@ const m001: Migration = {
   },
 };
 
-export const syncMigrations: MigrationGroup = { name: 'sync', migrations: { '001_sync_state': m001 } };
+/** 002: per entity, how many of the records a run saw were new or changed (sync.completed counts, kept across a resumption). */
+const m002: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('sync_entities').addColumn('records_added', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema.alterTable('sync_entities').addColumn('records_updated', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  },
+};
+
+export const syncMigrations: MigrationGroup = { name: 'sync', migrations: { '001_sync_state': m001, '002_change_counts': m002 } };
 
 export interface SyncStateRow {
   connector_id: string;
@@ -78,6 +86,8 @@ export interface SyncEntityRow {
   run_high_water: string | null;
   records_seen: number;
   records_deleted: number;
+  records_added: number;
+  records_updated: number;
   last_synced_at: string | null;
 }
 

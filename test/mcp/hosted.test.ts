@@ -93,7 +93,7 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
 
   it("lists the four tools and the organization's connectors; ?customer_name= narrows them", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['list_connectors', 'describe', 'execute', 'search']);
+    expect(tools.map((t) => t.name)).toEqual(['list_connectors', 'describe', 'execute', 'search', 'changes']);
     expect(tools.find((t) => t.name === 'execute')?.annotations?.readOnlyHint).toBe(false);
     expect(tools.find((t) => t.name === 'execute')?.description).toContain(`${ids['intercom']}: Intercom (intercom of acme)`);
     const all = await call(client, 'list_connectors');

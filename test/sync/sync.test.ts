@@ -60,7 +60,7 @@ describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ?
     await e.register('c-full');
     const result = await e.runOnce('c-full');
     expect(result.full).toBe(true);
-    expect(result.entities['notes']).toEqual({ records: 45, deleted: 0 });
+    expect(result.entities['notes']).toEqual({ records: 45, deleted: 0, added: 45, updated: 0 });
     expect(await store.count('c-full', 'notes')).toBe(45);
     const id = sim.ids()[0]!;
     const hit = await store.search('c-full', 'notes', notesDef, { query: { filter: { eq: { id } } } });
@@ -92,7 +92,7 @@ describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ?
     const gone = sim.ids()[5]!;
     sim.remove(gone);
     const r = await e.runOnce('c-del', { full: true });
-    expect(r.entities['notes']).toEqual({ records: sim.count(), deleted: 1 });
+    expect(r.entities['notes']).toEqual({ records: sim.count(), deleted: 1, added: 0, updated: 0 });
     expect(await storedIds('c-del')).not.toContain(gone);
     expect(await store.count('c-del', 'notes')).toBe(sim.count());
   });

@@ -315,7 +315,44 @@ function applyCells(item: ItemRec, cells: Record<string, Cell>, name: string | u
   item.updated_at = at;
 }
 
+/** Board webhook subscriptions (create_webhook), per simulated account. */
+interface WebhookRec {
+  id: string;
+  board_id: string;
+  event: string;
+  config: string | null;
+  url: string;
+}
+const webhooksOf = new WeakMap<object, WebhookRec[]>();
+
 const mutations = {
+  /**
+   * create_webhook: monday first POSTs {"challenge": ...} to the URL and creates the
+   * subscription only when the answer echoes it (sidecar: the SDL cannot say so; monday's docs,
+   * "Webhooks": "verify the URL ... respond with the same challenge").
+   */
+  async create_webhook(ctx: ResolverContext, args: Args): Promise<Omit<WebhookRec, 'url'>> {
+    const board = boardOf(ctx, args['board_id']);
+    const url = String(args['url']);
+    if (!/^https?:\/\//.test(url)) throw new MondayApiError('InvalidArgumentException', 'Invalid URL', 200, { url });
+    const challenge = randomBytes(24).toString('base64url');
+    let echoed = false;
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ challenge }), signal: AbortSignal.timeout(5000) });
+      const answer = (await res.json().catch(() => undefined)) as { challenge?: unknown } | undefined;
+      echoed = res.ok && answer?.challenge === challenge;
+    } catch {
+      echoed = false;
+    }
+    if (!echoed) throw new MondayApiError('InvalidArgumentException', 'Failed to communicate with URL provided.', 200, { url });
+    const list = webhooksOf.get(ctx.state) ?? [];
+    webhooksOf.set(ctx.state, list);
+    const hook: WebhookRec = { id: String(500_000_000 + list.length + 1), board_id: board.id, event: String(args['event']), config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']), url };
+    list.push(hook);
+    const { url: _url, ...shown } = hook;
+    return shown;
+  },
+
   create_item(ctx: ResolverContext, args: Args): ItemRec {
     const board = boardOf(ctx, args['board_id']);
     const name = String(args['item_name']);

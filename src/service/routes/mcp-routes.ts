@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Envelope } from '../../engine/index.ts';
 import { SwitchboardError } from '../../errors/index.ts';
 import type { McpBackend, McpInstance } from '../../mcp/server.ts';
+import { changeFeed } from '../../events/change-feed.ts';
 import { principalOf, rateLimitRefusal } from '../authentication.ts';
 import { executeAction, requireConnector } from '../connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
@@ -57,6 +58,7 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
     },
     execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal)) as Envelope,
     search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params })) as { data: unknown[]; meta: Record<string, unknown> },
+    changes: (instance, entity, q) => changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }),
   };
 }
 

@@ -1,0 +1,309 @@
+/**
+ * Signed webhooks out, from a durable outbox in the database.
+ *
+ * - emit(): one event_outbox row (the event id is its key) and, in the same transaction, one
+ *   webhook_deliveries row per endpoint of the organization subscribed to its type — the unique
+ *   (endpoint, event) pair makes each event go to each endpoint once, however often emit runs
+ *   with the same event id.
+ * - deliverDue(): claims due rows atomically — PostgreSQL: UPDATE ... WHERE id IN (SELECT ... FOR
+ *   UPDATE SKIP LOCKED), so instances claim disjoint rows without waiting on each other; SQLite:
+ *   the same UPDATE ... RETURNING, atomic under its single writer — then POSTs each, signed, and
+ *   records the attempt. A claim is a lease (60 s): an instance that dies mid-send leaves the row
+ *   to another after it expires (the receiver may then see the event twice: deduplicate by id).
+ * - Failures (non-2xx, timeouts, refused addresses) retry with exponential backoff (30 s,
+ *   doubling, at most 1 h apart) until a day after the event; then the delivery is failed.
+ * - Time comes from the injected clock, so tests drive retries without waiting.
+ */
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import { SwitchboardError } from '../errors/index.ts';
+import { checkUrlHost } from '../http/egress.ts';
+import type { FetchLike } from '../http/index.ts';
+import type { DialectName } from '../store/database.ts';
+import type { KeyRing } from '../store/encryption.ts';
+import type { EventsTables } from './migrations.ts';
+
+export const EVENT_TYPES = ['connector.created', 'connector.auth_failed', 'connector.reconnected', 'sync.completed', 'sync.failed', 'records.changed'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export const SIGNATURE_HEADER = 'switchboard-signature';
+/** Retries stop this long after the event. */
+export const RETRY_WINDOW_MS = 86_400_000;
+const FIRST_RETRY_MS = 30_000;
+const MAX_RETRY_GAP_MS = 3_600_000;
+const CLAIM_MS = 60_000;
+const SEND_TIMEOUT_MS = 10_000;
+const CLAIM_BATCH = 20;
+/** Events, their deliveries and the delivery log are kept this long, then pruned. */
+export const EVENT_RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+/** Bytes of an endpoint's answer kept in the delivery log. */
+const ERROR_TEXT = 300;
+
+export interface OutboxOptions {
+  db: Kysely<EventsTables>;
+  dialect: DialectName;
+  keyRing: KeyRing;
+  fetch: FetchLike;
+  now: () => number;
+  log?: Logger;
+  instanceId?: string;
+  /** How often due deliveries are looked for when idle; default 1 s. */
+  pollMs?: number;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: EventType[];
+  created_at: string;
+}
+
+/** The signature header value for a body at a time: `t=<unix>,v1=<hex>`. */
+export function signPayload(secret: string, body: string, unixSeconds: number): string {
+  return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`;
+}
+
+/** The delay before attempt `n + 1` after `n` failed attempts. */
+export function backoffMs(failedAttempts: number): number {
+  return Math.min(MAX_RETRY_GAP_MS, FIRST_RETRY_MS * 2 ** Math.max(0, failedAttempts - 1));
+}
+
+const secretContext = (endpointId: string): string => `webhook-endpoint:${endpointId}`;
+
+export class EventOutbox {
+  readonly instanceId: string;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private prunedAt = -Infinity;
+
+  constructor(private readonly o: OutboxOptions) {
+    this.instanceId = o.instanceId ?? `events-${randomUUID()}`;
+  }
+
+  private iso(offsetMs = 0): string {
+    return new Date(this.o.now() + offsetMs).toISOString();
+  }
+
+  /** Register an endpoint; the answer carries its secret, the only time it is shown. */
+  async createEndpoint(organizationId: string, url: string, events: EventType[]): Promise<WebhookEndpoint & { secret: string }> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      throw new SwitchboardError('invalid_request', 'url must be an absolute http(s) URL', { errors: [{ path: '/url', message: 'must be an absolute http(s) URL' }] });
+    }
+    try {
+      checkUrlHost(parsed);
+    } catch (e) {
+      throw new SwitchboardError('webhook_url_refused', `${(e as Error).message}`, { errors: [{ path: '/url', message: 'is an address webhooks may not reach' }] });
+    }
+    const id = randomUUID();
+    const secret = `whsec_${randomBytes(24).toString('base64url')}`;
+    const sealed = this.o.keyRing.seal(secret, secretContext(id));
+    const row = { id, organization_id: organizationId, url: parsed.toString(), events: JSON.stringify([...new Set(events)].sort()), secret_key_id: sealed.keyId, secret_ciphertext: sealed.ciphertext, created_at: this.iso() };
+    await this.o.db.insertInto('webhook_endpoints').values(row).execute();
+    return { ...this.endpointOf(row), secret };
+  }
+
+  private endpointOf(r: EventsTables['webhook_endpoints']): WebhookEndpoint {
+    return { id: r.id, url: r.url, events: JSON.parse(r.events) as EventType[], created_at: r.created_at };
+  }
+
+  async listEndpoints(organizationId: string): Promise<WebhookEndpoint[]> {
+    const rows = await this.o.db.selectFrom('webhook_endpoints').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+    return rows.map((r) => this.endpointOf(r));
+  }
+
+  async getEndpoint(organizationId: string, id: string): Promise<WebhookEndpoint> {
+    const row = await this.o.db.selectFrom('webhook_endpoints').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    if (row === undefined) throw new SwitchboardError('webhook_endpoint_not_found', `No webhook endpoint ${id} in this organization`);
+    return this.endpointOf(row);
+  }
+
+  async deleteEndpoint(organizationId: string, id: string): Promise<void> {
+    await this.getEndpoint(organizationId, id);
+    await this.o.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id)).execute();
+      await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+      await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+    });
+  }
+
+  /** The delivery log of an endpoint, newest first: each event's delivery with its attempts. */
+  async deliveries(organizationId: string, endpointId: string, limit: number): Promise<Record<string, unknown>[]> {
+    await this.getEndpoint(organizationId, endpointId);
+    const rows = await this.o.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('event_outbox as e', 'e.id', 'd.event_id')
+      .select(['d.id', 'd.event_id', 'e.type', 'd.status', 'd.attempts', 'd.next_attempt_at', 'd.last_status', 'd.last_error', 'd.delivered_at', 'd.created_at'])
+      .where('d.endpoint_id', '=', endpointId)
+      .orderBy('d.created_at', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(limit)
+      .execute();
+    const attempts = rows.length === 0 ? [] : await this.o.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').execute();
+    return rows.map((r) => ({
+      ...r,
+      event_type: r.type,
+      type: undefined,
+      attempt_log: attempts.filter((a) => a.delivery_id === r.id).map((a) => ({ attempt: a.attempt, at: a.at, status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
+    })).map(({ type: _t, ...rest }) => rest);
+  }
+
+  /**
+   * Record an event and queue it for every subscribed endpoint of the organization. `id` makes
+   * it idempotent (the same id twice is one event); default a new id.
+   */
+  async emit(organizationId: string, type: EventType, data: Record<string, unknown>, id: string = `evt_${randomUUID()}`): Promise<string> {
+    const created = this.iso();
+    await this.o.db.transaction().execute(async (trx) => {
+      const inserted = await trx.insertInto('event_outbox').values({ id, organization_id: organizationId, type, payload: JSON.stringify(data), created_at: created }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+      const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('organization_id', '=', organizationId).execute();
+      const subscribed = endpoints.filter((e) => (JSON.parse(e.events) as string[]).includes(type));
+      if (subscribed.length === 0) return;
+      await trx
+        .insertInto('webhook_deliveries')
+        .values(subscribed.map((e) => ({ id: randomUUID(), endpoint_id: e.id, event_id: id, status: 'pending' as const, attempts: 0, next_attempt_at: created, created_at: created })))
+        .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
+        .execute();
+    });
+    this.kick();
+    return id;
+  }
+
+  /** Forget events older than EVENT_RETENTION_MS, with their deliveries (settled by then: retries stop after a day) and attempts. */
+  async prune(): Promise<void> {
+    this.prunedAt = this.o.now();
+    const before = this.iso(-EVENT_RETENTION_MS);
+    await this.o.db.transaction().execute(async (trx) => {
+      const old = trx.selectFrom('event_outbox').select('id').where('created_at', '<', before);
+      await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', old)).execute();
+      await trx.deleteFrom('webhook_deliveries').where('event_id', 'in', old).execute();
+      await trx.deleteFrom('event_outbox').where('created_at', '<', before).execute();
+    });
+  }
+
+  /** Claim due deliveries for this instance (atomically: no other instance gets the same rows). */
+  private async claim(limit: number): Promise<EventsTables['webhook_deliveries'][]> {
+    const now = this.iso();
+    const until = this.iso(CLAIM_MS);
+    const lock = this.o.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+    const { rows } = await sql<EventsTables['webhook_deliveries']>`
+      UPDATE webhook_deliveries SET claimed_by = ${this.instanceId}, claimed_until = ${until}
+      WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= ${now} AND (claimed_until IS NULL OR claimed_until < ${now})
+        ORDER BY next_attempt_at LIMIT ${limit} ${lock})
+      RETURNING *`.execute(this.o.db);
+    return rows;
+  }
+
+  /** Send every due delivery (claimed in batches); returns how many attempts were made. */
+  async deliverDue(): Promise<number> {
+    if (this.o.now() - this.prunedAt >= PRUNE_EVERY_MS) await this.prune();
+    let attempts = 0;
+    for (;;) {
+      const batch = await this.claim(CLAIM_BATCH);
+      if (batch.length === 0) return attempts;
+      await Promise.all(batch.map((d) => this.attempt(d)));
+      attempts += batch.length;
+    }
+  }
+
+  private async attempt(d: EventsTables['webhook_deliveries']): Promise<void> {
+    const endpoint = await this.o.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', d.endpoint_id).executeTakeFirst();
+    const event = await this.o.db.selectFrom('event_outbox').selectAll().where('id', '=', d.event_id).executeTakeFirst();
+    if (endpoint === undefined || event === undefined) {
+      await this.o.db.deleteFrom('webhook_deliveries').where('id', '=', d.id).execute();
+      return;
+    }
+    const body = JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, organization_id: event.organization_id, data: JSON.parse(event.payload) as unknown });
+    const started = this.o.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      checkUrlHost(new URL(endpoint.url));
+      const secret = this.o.keyRing.open({ keyId: endpoint.secret_key_id, ciphertext: endpoint.secret_ciphertext }, secretContext(endpoint.id));
+      const res = await this.o.fetch(endpoint.url, {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Switchboard-Webhooks/1',
+          [SIGNATURE_HEADER]: signPayload(secret, body, Math.floor(started / 1000)),
+          'switchboard-event-id': event.id,
+          'switchboard-event-type': event.type,
+        },
+        body,
+      });
+      status = res.status;
+      if (res.status < 200 || res.status >= 300) error = (await res.text().catch(() => '')).slice(0, ERROR_TEXT) || `HTTP ${res.status}`;
+      else await res.body?.cancel().catch(() => undefined);
+    } catch (e) {
+      error = e instanceof SwitchboardError ? `${e.code}: ${e.message}` : (e as Error).name === 'TimeoutError' ? `no answer within ${SEND_TIMEOUT_MS} ms` : String((e as Error).message ?? e);
+    }
+    const ok = error === null;
+    const attempt = d.attempts + 1;
+    const at = this.iso();
+    const givesUp = !ok && this.o.now() + backoffMs(attempt) > Date.parse(event.created_at) + RETRY_WINDOW_MS;
+    await this.o.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: ok ? 'delivered' : givesUp ? 'failed' : 'pending',
+          attempts: attempt,
+          last_status: status,
+          last_error: error,
+          delivered_at: ok ? at : null,
+          next_attempt_at: ok || givesUp ? null : this.iso(backoffMs(attempt)),
+          claimed_by: null,
+          claimed_until: null,
+        })
+        .where('id', '=', d.id)
+        .where('claimed_by', '=', this.instanceId)
+        .executeTakeFirst();
+      // Our claim lapsed and another instance took the row: its attempt is the one on record.
+      if (Number(updated.numUpdatedRows) === 0) return;
+      await trx.insertInto('webhook_attempts').values({ delivery_id: d.id, attempt, at, instance: this.instanceId, status_code: status, error, duration_ms: Math.max(0, this.o.now() - started) }).execute();
+    });
+    if (!ok) this.o.log?.info({ endpoint_id: endpoint.id, event_id: event.id, attempt, status_code: status }, givesUp ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
+  }
+
+  /** Deliver in the background: now, after each emit, and every pollMs. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.kick(), this.o.pollMs ?? 1000);
+    this.timer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private kick(): void {
+    if (this.timer === undefined) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.deliverDue().catch((e: unknown) => this.o.log?.warn({ err_message: (e as Error).message }, 'webhook delivery pass failed'));
+      } while (this.again && this.timer !== undefined);
+    })().finally(() => {
+      this.running = undefined;
+    });
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Webhooks, both ways:
+ *
+ * POST /api/v1/webhooks/{connector_type}                  vendor deliveries, one URL per vendor app (public; verified by signature)
+ * POST /api/v1/webhooks/{connector_type}/{connector_id}   vendor deliveries for one connector (subscriptions made per connector)
+ * POST   /api/v1/webhook-endpoints                        register {url, events} → 201 with the signing secret (shown once)
+ * GET    /api/v1/webhook-endpoints                        the organization's endpoints
+ * GET    /api/v1/webhook-endpoints/{endpoint_id}          one
+ * DELETE /api/v1/webhook-endpoints/{endpoint_id}          204
+ * GET    /api/v1/webhook-endpoints/{endpoint_id}/deliveries  the delivery log, newest first
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { Kysely } from 'kysely';
+import type { EventsTables } from '../../events/migrations.ts';
+import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSchema, WebhookSubscriptionsSchema } from '../../events/openapi-events.ts';
+import type { EventType } from '../../events/outbox.ts';
+import { WebhookReceiver } from '../../webhooks/receive.ts';
+import { principalOf } from '../authentication.ts';
+import { connectorType, type ServiceContext } from '../context.ts';
+import { requireConnector } from '../connectors.ts';
+import { ConnectorIdParamsSchema } from '../schemas.ts';
+
+export function vendorWebhookRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const receiver = new WebhookReceiver({
+      db: ctx.database.db as unknown as Kysely<EventsTables>,
+      registry: ctx.registry,
+      applier: () => ctx.sync.applier,
+      secretFor: (type, kind) => (kind === 'oauth_client_secret' ? ctx.config.connectorTypes[type]?.oauth?.clientSecret : ctx.config.connectorTypes[type]?.webhookSecret),
+      connectorsOfType: (type) => ctx.database.db.selectFrom('connectors').select(['id', 'status']).where('connector_type', '=', type).orderBy('created_at').execute(),
+      connector: async (id) => {
+        const row = await ctx.store.getConnectorById(id).catch(() => undefined);
+        return row === undefined ? undefined : { id: row.id, status: row.status, connector_type: row.connector_type };
+      },
+      runtimeFor: async (id) => {
+        const row = await ctx.store.getConnectorById(id);
+        const manifest = row === undefined ? undefined : ctx.registry.get(row.connector_type);
+        return row === undefined || manifest === undefined ? undefined : ctx.runtimes.get(row, manifest).runtime;
+      },
+      now: ctx.now,
+      queueLimit: ctx.config.webhookQueueLimit,
+      log: ctx.log,
+    });
+    // The signature covers the raw bytes: keep them (this plugin's routes only).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    const pub = { config: { auth: 'public' as const } };
+    const handle = async (request: FastifyRequest<{ Params: { connector_type: string; connector_id?: string } }>, reply: FastifyReply) => {
+      const { connector_type: type, connector_id: connectorId } = request.params;
+      try {
+        const a = await receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers: request.headers, raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0) });
+        return reply.code(a.status).send(a.body);
+      } catch (e) {
+        // Vendors retry a 503 that says when.
+        if (e instanceof SwitchboardError && e.code === 'webhook_queue_full') reply.header('retry-after', '1');
+        throw e;
+      }
+    };
+    app.post('/api/v1/webhooks/:connector_type', pub, handle);
+    app.post('/api/v1/webhooks/:connector_type/:connector_id', pub, handle);
+  };
+}
+
+export function webhookEndpointRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const BASE = '/api/v1/webhook-endpoints';
+    app.post<{ Body: { url: string; events: EventType[] } }>(BASE, { schema: { body: CreateWebhookEndpointSchema } }, async (request, reply) => {
+      const created = await ctx.outbox.createEndpoint(principalOf(request).organizationId, request.body.url, request.body.events);
+      return reply.code(201).send(created);
+    });
+    app.get(BASE, async (request) => ({ data: await ctx.outbox.listEndpoints(principalOf(request).organizationId) }));
+    app.get<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request) => ctx.outbox.getEndpoint(principalOf(request).organizationId, request.params.endpoint_id));
+    app.delete<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request, reply) => {
+      await ctx.outbox.deleteEndpoint(principalOf(request).organizationId, request.params.endpoint_id);
+      return reply.code(204).send();
+    });
+    // Opting a connector in to its vendor's per-connector subscriptions (monday: one create_webhook per board and event).
+    app.post<{ Params: { connector_id: string }; Body: { params: Record<string, unknown>; events: string[] } }>(
+      '/api/v1/integrations/connectors/:connector_id/webhook-subscriptions',
+      { schema: { params: ConnectorIdParamsSchema, body: WebhookSubscriptionsSchema } },
+      async (request, reply) => {
+        const row = await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id);
+        const manifest = connectorType(ctx, row.connector_type);
+        const create = manifest.entities.get('webhooks')?.actions.get('create');
+        if (manifest.webhooks?.attribution.by !== 'url' || create === undefined) {
+          throw new SwitchboardError('unknown_entity', `Connector type ${row.connector_type} has no per-connector webhook subscriptions`, { errors: [{ path: '/connector_id', message: 'its type subscribes per app, not per connector' }] });
+        }
+        const url = `${ctx.publicUrl()}/api/v1/webhooks/${row.connector_type}/${row.id}`;
+        const { runtime } = ctx.runtimes.get(row, manifest);
+        const data: unknown[] = [];
+        for (const event of request.body.events) data.push((await runtime.execute('webhooks', 'create', { ...request.body.params, event, url })).data);
+        return reply.code(201).send({ data, url });
+      },
+    );
+    app.get<{ Params: { endpoint_id: string }; Querystring: { limit?: number } }>(
+      `${BASE}/:endpoint_id/deliveries`,
+      { schema: { params: EndpointIdParamsSchema, querystring: DeliveriesQuerySchema } },
+      async (request) => ({ data: await ctx.outbox.deliveries(principalOf(request).organizationId, request.params.endpoint_id, request.query.limit ?? 50) }),
+    );
+  };
+}
