@@ -161,7 +161,7 @@ describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ?
       engines.push(e);
       await e.register('c-surrogate');
       const r = await e.runOnce('c-surrogate');
-      expect(r.entities['notes']).toEqual({ records: 3, deleted: 0 });
+      expect(r.entities['notes']).toEqual({ records: 3, added: 3, updated: 0, deleted: 0 });
       expect(await store.count('c-surrogate', 'notes')).toBe(3);
       expect((await e.status('c-surrogate'))?.last_error).toBeNull();
       const hit = await store.search('c-surrogate', 'notes', notesDef, { query: { filter: { eq: { title: 'lone \ufffd surrogate' } } } });
