@@ -418,6 +418,10 @@ body?: {
 [k: string]: unknown | undefined
 }
 /**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
+/**
  * Send {query, variables} as a JSON POST body.
  */
 graphql?: {
@@ -519,6 +523,10 @@ headers?: {
 body?: {
 [k: string]: unknown | undefined
 }
+/**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
 /**
  * Send {query, variables} as a JSON POST body.
  */

@@ -8,6 +8,7 @@ import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClie
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamFetch, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { checkBaseUrl } from './base-url.ts';
+import { formEncode } from '../http/form-body.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
@@ -451,6 +452,15 @@ export class ConnectorRuntime {
       const variables = a.request.graphql.variables ? renderTree(a.request.graphql.variables, ctx) : undefined;
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) });
+    } else if (a.request.body !== undefined && a.request.bodyEncoding === 'form') {
+      const body = renderTree(a.request.body, ctx) ?? {};
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: the form body must be an object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
+          errors: [{ path: '/', message: 'the form body must render an object' }],
+        });
+      }
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      init.body = formEncode(body as Record<string, unknown>);
     } else if (a.request.body !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});

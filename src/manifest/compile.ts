@@ -26,6 +26,8 @@ export interface CompiledRequest {
   query: [string, Template][];
   headers: [string, Template][];
   body?: TemplateTree;
+  /** How body is sent: application/json, or application/x-www-form-urlencoded with nested keys. */
+  bodyEncoding: 'json' | 'form';
   graphql?: { query: Template; variables?: TemplateTree };
 }
 

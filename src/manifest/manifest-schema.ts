@@ -330,6 +330,11 @@ export const MANIFEST_SCHEMA = {
         query: { type: 'object', additionalProperties: template },
         headers: { type: 'object', additionalProperties: template },
         body: templateTree,
+        body_encoding: {
+          enum: ['json', 'form'],
+          description:
+            'How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.',
+        },
         graphql: {
           type: 'object',
           additionalProperties: false,

@@ -315,3 +315,36 @@ describe('OAuth refresh', () => {
     expect(e.code).toBe('oauth_refresh_failed');
   });
 });
+
+describe('form-encoded bodies (request.body_encoding: form)', () => {
+  it('sends nested keys as Stripe reads them; undefined dropped, null sent empty', async () => {
+    const r = await runtime().execute('forms', 'create', {
+      email: 'a+b@example.com',
+      plan: 'pro',
+      note: null,
+      expand: ['customer', 'invoice'],
+      items: [{ price: 'price_1', quantity: 2 }, { price: 'price_2' }],
+      active: false,
+    });
+    const sent = api.requests[0]!;
+    expect(sent.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect((r.data as { form: string }).form).toBe(sent.rawBody);
+    expect([...new URLSearchParams(sent.rawBody)]).toEqual([
+      ['email', 'a+b@example.com'],
+      ['metadata[plan]', 'pro'],
+      ['metadata[note]', ''],
+      ['expand[]', 'customer'],
+      ['expand[]', 'invoice'],
+      ['items[0][price]', 'price_1'],
+      ['items[0][quantity]', '2'],
+      ['items[1][price]', 'price_2'],
+      ['active', 'false'],
+    ]);
+    expect(sent.rawBody).toContain('email=a%2Bb%40example.com');
+  });
+
+  it('leaves out keys whose templates render nothing (Slack-style flat form)', async () => {
+    await runtime().execute('forms', 'create', { email: 'x@example.com' });
+    expect(api.requests[0]!.rawBody).toBe('email=x%40example.com');
+  });
+});

@@ -60,6 +60,10 @@ describe('manifest loader', () => {
     ['invalid record schema', mutate((m) => (m.entities.notes.record.properties.title.type = 'strin')), 'entities.notes.record', /invalid JSON Schema: schema is invalid: data\/properties\/title\/type/],
     ['invalid param schema', mutate((m) => (m.entities.notes.actions.list.params.page_size.minimum = 'x')), 'entities.notes.actions.list.params', /invalid param schema: schema is invalid: data\/properties\/page_size\/minimum must be number/],
     ['sync param the list does not declare', mutate((m) => (m.entities.notes.sync.params = { limit: 5 })), 'entities.notes.sync.params.limit', /not a param of notes.list/],
+    ['form body on a GET', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /a GET request carries no body/],
+    ['form encoding without a body', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /body_encoding: form needs a body/],
+    ['form body that is a list', mutate((m) => Object.assign(m.entities.notes.actions.list.request, { method: 'POST', body_encoding: 'form', body: ['{{params.cursor}}'] })), 'entities.notes.actions.list.request.body', /a form body must be an object/],
+    ['unknown body encoding', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'xml')), 'entities.notes.actions.list.request.body_encoding', /must be one of: "json", "form"/],
   ];
 
   it.each(cases)('rejects: %s', (_name, text, location, message) => {
