@@ -4,7 +4,7 @@
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "AuthVariant".
  */
-export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth)
+export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth)
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Pagination".
@@ -289,6 +289,29 @@ header: string
  */
 value: string
 }
+}
+/**
+ * HTTP basic authentication (RFC 7617): "Authorization: Basic base64(username:password)", both rendered from credential fields (Zendesk: "{{credentials.email}}/token" and the API token; Jira: the email and the API token).
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "BasicAuth".
+ */
+export interface BasicAuth {
+name: string
+type: "basic"
+title?: string
+description?: string
+fields: {
+[k: string]: CredentialField | undefined
+}
+/**
+ * The user name (may not contain ":").
+ */
+username: string
+/**
+ * The password; every credential field it reads must be secret: true.
+ */
+password: string
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

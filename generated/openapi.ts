@@ -554,7 +554,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2";
+                type: "bearer" | "api_key" | "oauth2" | "basic";
             }[];
             description?: string;
             docs_url?: string;
@@ -607,7 +607,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2";
+                    type: "bearer" | "api_key" | "oauth2" | "basic";
                 }[];
                 description?: string;
                 docs_url?: string;

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
+import { basicAuthorization } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
 import { compileErrorMatch } from './error-match.ts';
@@ -290,6 +291,17 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config };
     let header = 'Authorization';
     let source: string;
+    if (v.type === 'basic') {
+      const username = check.template(['auth', i, 'username'], v.username, scope);
+      const password = check.template(['auth', i, 'password'], v.password, scope);
+      for (const [root, key] of password?.references ?? []) {
+        if (root === 'credentials' && key !== undefined && v.fields[key] !== undefined && v.fields[key]?.secret !== true) {
+          check.add(['auth', i, 'fields', key], `"${key}" is read by the basic password, so it must be declared secret: true (never logged or returned)`);
+        }
+      }
+      if (username && password) auth.push(compiledVariant(v, basicTemplate(username, password)));
+      return;
+    }
     if (v.type === 'bearer') source = `Bearer ${v.token}`;
     else if (v.type === 'api_key') {
       header = v.header;
@@ -303,17 +315,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     }
     const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
     const value = check.template(['auth', i, where], source, scope);
-    if (value) {
-      auth.push({
-        def: v,
-        validate: ajv.compile(credentialsSchema(v)),
-        header,
-        value,
-        secretFields: Object.entries(v.fields)
-          .filter(([, f]) => f?.secret === true)
-          .map(([k]) => k),
-      });
-    }
+    if (value) auth.push(compiledVariant(v, value, header));
   });
 
   // Errors.
@@ -555,6 +557,24 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
   };
+}
+
+function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {
+  return {
+    def: v,
+    validate: ajv.compile(credentialsSchema(v)),
+    header,
+    value,
+    secretFields: Object.entries(v.fields)
+      .filter(([, f]) => f?.secret === true)
+      .map(([k]) => k),
+  };
+}
+
+/** The Authorization value of a basic variant, as a template over its username and password templates. */
+function basicTemplate(username: Template, password: Template): Template {
+  const render = (ctx: Record<string, unknown>): unknown => basicAuthorization(username.render(ctx), password.render(ctx));
+  return { source: `Basic base64(${username.source}:${password.source})`, references: [...username.references, ...password.references], single: false, render, renderPath: (ctx) => String(render(ctx) ?? '') };
 }
 
 /** Compile a request declaration (an action's, or the check's); undefined when its path does not compile. */

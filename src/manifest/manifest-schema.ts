@@ -135,7 +135,23 @@ export const MANIFEST_SCHEMA = {
         { $ref: '#/definitions/BearerAuth' },
         { $ref: '#/definitions/ApiKeyAuth' },
         { $ref: '#/definitions/OAuth2Auth' },
+        { $ref: '#/definitions/BasicAuth' },
       ],
+    },
+    BasicAuth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'type', 'fields', 'username', 'password'],
+      description: 'HTTP basic authentication (RFC 7617): "Authorization: Basic base64(username:password)", both rendered from credential fields (Zendesk: "{{credentials.email}}/token" and the API token; Jira: the email and the API token).',
+      properties: {
+        name,
+        type: { const: 'basic' },
+        title: { type: 'string' },
+        description: { type: 'string' },
+        fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
+        username: { ...template, description: 'The user name (may not contain ":").' },
+        password: { ...template, description: 'The password; every credential field it reads must be secret: true.' },
+      },
     },
     BearerAuth: {
       type: 'object',

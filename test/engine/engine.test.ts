@@ -348,3 +348,30 @@ describe('form-encoded bodies (request.body_encoding: form)', () => {
     expect(api.requests[0]!.rawBody).toBe('email=x%40example.com');
   });
 });
+
+describe('HTTP basic auth (type: basic)', () => {
+  const good = { email: 'agent@example.com', api_token: 'zd-sécret' };
+
+  it('sends Basic base64("<username>:<password>") rendered from two fields (UTF-8)', async () => {
+    const rt = runtime({}, good);
+    expect(rt.authVariant).toBe('basic');
+    const r = await rt.execute('items', 'get', { id: 'it_1' });
+    expect(r.data).toMatchObject({ id: 'it_1' });
+    const header = api.requests[0]!.headers['authorization']!;
+    expect(header).toBe(`Basic ${Buffer.from('agent@example.com/token:zd-sécret', 'utf8').toString('base64')}`);
+  });
+
+  it('a refused password is upstream_credentials_rejected, and the secret appears nowhere in the error', async () => {
+    const e = await failure(runtime({}, { ...good, api_token: 'wrong-s3cret-value' }).execute('items', 'get', { id: 'it_1' }));
+    expect(e.code).toBe('upstream_credentials_rejected');
+    const shown = JSON.stringify({ message: e.message, details: e.details, errors: e.errors });
+    expect(shown).not.toContain('wrong-s3cret-value');
+    expect(shown).not.toContain(Buffer.from('agent@example.com/token:wrong-s3cret-value').toString('base64'));
+  });
+
+  it('a user name with ":" is refused before anything is sent', async () => {
+    const e = await failure(runtime({}, { ...good, email: 'a:b@example.com' }).execute('items', 'get', { id: 'it_1' }));
+    expect(e.code).toBe('invalid_credentials');
+    expect(api.requests).toHaveLength(0);
+  });
+});
