@@ -116,9 +116,12 @@ entities: {
  * via the `definition` "BaseUrl".
  */
 export interface BaseUrl {
+/**
+ * May hold variables, e.g. https://{{config.subdomain}}.zendesk.com: each a config or credential field declared with a pattern (see docs/manifest.md, Base URL variables).
+ */
 default: string
 /**
- * Named alternative base URLs (e.g. us, eu, au), chosen with the region config.
+ * Named alternative base URLs (e.g. us, eu, au), chosen with the region config. May hold variables like default.
  */
 regions?: {
 [k: string]: string | undefined
@@ -132,6 +135,10 @@ export interface ConfigField {
 type: ("string" | "integer" | "number" | "boolean")
 default?: (string | number | boolean)
 enum?: (string | number)[]
+/**
+ * A regular expression the whole value must match (anchored); required for a variable of the base URL.
+ */
+pattern?: string
 description?: string
 }
 /**
@@ -198,6 +205,10 @@ format: ("seconds" | "unix_seconds" | "http_date")
 export interface BearerAuth {
 name: string
 type: "bearer"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 fields: {
@@ -222,6 +233,10 @@ required?: boolean
  * Secret fields are never logged or returned. Default false.
  */
 secret?: boolean
+/**
+ * A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).
+ */
+pattern?: string
 description?: string
 }
 /**
@@ -231,6 +246,10 @@ description?: string
 export interface ApiKeyAuth {
 name: string
 type: "api_key"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 fields: {
@@ -249,6 +268,10 @@ value: string
 export interface OAuth2Auth {
 name: string
 type: "oauth2"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 /**
@@ -299,6 +322,10 @@ value: string
 export interface BasicAuth {
 name: string
 type: "basic"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 fields: {

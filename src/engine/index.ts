@@ -7,7 +7,8 @@ import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamFetch, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
-import { checkBaseUrl } from './base-url.ts';
+import { checkBaseUrl, renderBaseUrl } from './base-url.ts';
+import { anchored } from '../manifest/schemas.ts';
 import { formEncode } from '../http/form-body.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
@@ -212,6 +213,13 @@ export class ConnectorRuntime {
         throw new SwitchboardError('invalid_params', `Invalid config ${k} for ${m.type}: ${message}`, { errors: [{ path: `/config/${k}`, message }] });
       }
     }
+    for (const [k, v] of Object.entries(options.config ?? {})) {
+      const pattern = m.config?.[k]?.pattern;
+      if (pattern !== undefined && (typeof v !== 'string' || !new RegExp(anchored(pattern), 'u').test(v))) {
+        const message = `must match ${pattern}`;
+        throw new SwitchboardError('invalid_params', `Invalid config ${k} for ${m.type}: ${message}`, { errors: [{ path: `/config/${k}`, message }] });
+      }
+    }
     Object.assign(config, options.config ?? {});
     if (options.region !== undefined) config['region'] = options.region;
     this.config = config;
@@ -219,7 +227,8 @@ export class ConnectorRuntime {
     if (region !== undefined && m.base_url.regions?.[region] === undefined && options.baseUrl === undefined) {
       throw new SwitchboardError('invalid_params', `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`);
     }
-    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : ((region !== undefined ? m.base_url.regions?.[region] : undefined) ?? m.base_url.default).replace(/\/+$/, '');
+    const declared = (region !== undefined ? m.base_url.regions?.[region] : undefined) ?? this.variant.def.base_url ?? m.base_url.default;
+    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : renderBaseUrl(manifest, declared, { config, credentials: this.credentials });
     this.retry = {
       ...DEFAULT_RETRY,
       ...(m.retry?.max_attempts !== undefined ? { maxAttempts: m.retry.max_attempts } : {}),

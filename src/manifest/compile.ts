@@ -102,6 +102,8 @@ export interface LoadedManifest {
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
+  /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
+  baseUrls: Map<string, Template>;
 }
 
 export function compileTree(value: unknown): TemplateTree {

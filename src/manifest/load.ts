@@ -14,7 +14,7 @@ import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../
 import { compileErrorMatch } from './error-match.ts';
 import { createAjv } from './ajv.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
-import { credentialsSchema, paramsSchema } from './schemas.ts';
+import { anchored, credentialsSchema, paramsSchema } from './schemas.ts';
 import {
   ACTION_NAMES,
   LIST_ACTIONS,
@@ -288,6 +288,17 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   m.auth.forEach((v: AuthVariant, i) => {
     if (variantNames.has(v.name)) check.add(['auth', i, 'name'], `duplicate auth variant name "${v.name}"`);
     variantNames.add(v.name);
+    let badPattern = false;
+    for (const [k, f] of Object.entries(v.fields)) {
+      if (f?.pattern === undefined) continue;
+      try {
+        new RegExp(anchored(f.pattern), 'u');
+      } catch (e) {
+        badPattern = true;
+        check.add(['auth', i, 'fields', k, 'pattern'], `invalid regular expression: ${(e as Error).message}`);
+      }
+    }
+    if (badPattern) return;
     const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config };
     let header = 'Authorization';
     let source: string;
@@ -317,6 +328,46 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     const value = check.template(['auth', i, where], source, scope);
     if (value) auth.push(compiledVariant(v, value, header));
   });
+
+  // Base URLs with variables (default, regions, per-variant).
+  const baseUrls = new Map<string, Template>();
+  const baseUrl = (at: (string | number)[], source: string | undefined, credentialFields: Record<string, { pattern?: string; secret?: boolean } | undefined>): void => {
+    if (source === undefined || !source.includes('{{')) return;
+    const t = check.template(at, source, { roots: AUTH_ROOTS, credentials: new Set(Object.keys(credentialFields)), config });
+    if (t === undefined) return;
+    if (/^https?:\/\/\{\{[^}]*\}\}(?:[/:]|$)/.test(source)) check.add(at, 'a base URL variable may be one label of the host (https://{{config.subdomain}}.example.com) or a path segment, not the whole host');
+    for (const ref of t.references) {
+      const [root, key] = ref;
+      if (key === undefined || ref.length > 2) {
+        check.add(at, `a base URL variable must name one field (config.<name> or credentials.<name>), not "${ref.join('.')}"`);
+        continue;
+      }
+      if (root === 'config') {
+        const f = m.config?.[key];
+        if (f !== undefined && f.pattern === undefined && f.enum === undefined) check.add(['config', key], `"${key}" is a variable of the base URL, so it needs a pattern (or enum) that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`);
+      } else if (root === 'credentials') {
+        const f = credentialFields[key];
+        if (f !== undefined && f.pattern === undefined) check.add(at, `credentials.${key} is a variable of the base URL, so its field needs a pattern that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`);
+        if (f?.secret === true) check.add(at, `credentials.${key} is secret, and a base URL is not: use a non-secret field`);
+      }
+    }
+    if (t.single) check.add(at, 'a base URL must be more than one variable');
+    baseUrls.set(source, t);
+  };
+  const anyFields = Object.assign({}, ...m.auth.map((v) => v.fields)) as Record<string, { pattern?: string; secret?: boolean } | undefined>;
+  baseUrl(['base_url', 'default'], m.base_url.default, anyFields);
+  for (const [r, u] of Object.entries(m.base_url.regions ?? {})) baseUrl(['base_url', 'regions', r], u, anyFields);
+  m.auth.forEach((v, i) => baseUrl(['auth', i, 'base_url'], v.base_url, v.fields));
+  for (const [k, f] of Object.entries(m.config ?? {})) {
+    if (f?.pattern === undefined) continue;
+    let re: RegExp | undefined;
+    try {
+      re = new RegExp(anchored(f.pattern), 'u');
+    } catch (e) {
+      check.add(['config', k, 'pattern'], `invalid regular expression: ${(e as Error).message}`);
+    }
+    if (re !== undefined && typeof f.default === 'string' && !re.test(f.default)) check.add(['config', k, 'default'], `the default does not match the pattern ${f.pattern}`);
+  }
 
   // Errors.
   const errorMessage = m.errors?.message !== undefined ? check.template(['errors', 'message'], m.errors.message, { roots: ERROR_ROOTS, config }) : undefined;
@@ -554,6 +605,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     ...(errorMessage ? { errorMessage } : {}),
     bodyErrors,
     statusErrors,
+    baseUrls,
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
   };

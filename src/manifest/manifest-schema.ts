@@ -55,10 +55,10 @@ export const MANIFEST_SCHEMA = {
       additionalProperties: false,
       required: ['default'],
       properties: {
-        default: { type: 'string', pattern: '^https?://' },
+        default: { type: 'string', pattern: '^https?://', description: 'May hold variables, e.g. https://{{config.subdomain}}.zendesk.com: each a config or credential field declared with a pattern (see docs/manifest.md, Base URL variables).' },
         regions: {
           type: 'object',
-          description: 'Named alternative base URLs (e.g. us, eu, au), chosen with the region config.',
+          description: 'Named alternative base URLs (e.g. us, eu, au), chosen with the region config. May hold variables like default.',
           additionalProperties: { type: 'string', pattern: '^https?://' },
         },
       },
@@ -71,6 +71,7 @@ export const MANIFEST_SCHEMA = {
         type: { enum: ['string', 'integer', 'number', 'boolean'] },
         default: { type: ['string', 'number', 'boolean'] },
         enum: { type: 'array', items: { type: ['string', 'number'] } },
+        pattern: { type: 'string', minLength: 1, description: 'A regular expression the whole value must match (anchored); required for a variable of the base URL.' },
         description: { type: 'string' },
       },
     },
@@ -124,6 +125,7 @@ export const MANIFEST_SCHEMA = {
         type: { enum: ['string', 'integer', 'number', 'boolean'] },
         required: { type: 'boolean', description: 'Default true.' },
         secret: { type: 'boolean', description: 'Secret fields are never logged or returned. Default false.' },
+        pattern: { type: 'string', minLength: 1, description: 'A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).' },
         description: { type: 'string' },
       },
     },
@@ -146,6 +148,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'basic' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
@@ -160,6 +163,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'bearer' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
@@ -173,6 +177,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'api_key' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
@@ -187,6 +192,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'oauth2' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: {

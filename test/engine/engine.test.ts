@@ -375,3 +375,58 @@ describe('HTTP basic auth (type: basic)', () => {
     expect(api.requests).toHaveLength(0);
   });
 });
+
+describe('base URLs with per-customer variables', () => {
+  const cloud = '11111111-2222-3333-4444-555555555555';
+  /** A transport that sends every request to the test API, remembering the URL the interpreter built. */
+  function via(sent: string[]): typeof fetch {
+    return (input, init) => {
+      const u = new URL(String(input));
+      sent.push(u.toString());
+      return fetch(`${api.url}${u.pathname.replace(/^\/ex\/[^/]+/, '')}${u.search}`, init);
+    };
+  }
+
+  it('fills the host label from a credential field and a path segment from config', async () => {
+    const sent: string[] = [];
+    const rt = new ConnectorRuntime(testManifest, { site: 'acme-eu', site_token: 'good-key' }, { config: { cloud_id: cloud }, fetch: via(sent), limiter: null });
+    expect(rt.authVariant).toBe('site');
+    const r = await rt.execute('items', 'get', { id: 'it_4' });
+    expect(r.data).toMatchObject({ id: 'it_4' });
+    expect(sent).toEqual([`https://acme-eu.example.test/ex/${cloud}/items/it_4`]);
+    expect(api.requests[0]?.path).toBe('/items/it_4');
+  });
+
+  it.each([
+    ['a dotted host', 'evil.com/x'],
+    ['userinfo', 'a@evil'],
+    ['a port', 'acme:1'],
+    ['an encoded dot', 'evil%2ecom'],
+  ])('refuses %s in a host variable before anything is sent (invalid_credentials)', async (_, site) => {
+    const sent: string[] = [];
+    const e = await failure(Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site, site_token: 'good-key' }, { config: { cloud_id: cloud }, fetch: via(sent) })));
+    expect(e.code).toBe('invalid_credentials');
+    expect(sent).toEqual([]);
+  });
+
+  it('refuses a config value outside its pattern, and a missing one', async () => {
+    const bad = await failure(Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site: 'acme', site_token: 'good-key' }, { config: { cloud_id: '../../admin' } })));
+    expect(bad.code).toBe('invalid_params');
+    expect(bad.errors[0]?.path).toBe('/config/cloud_id');
+    const missing = await failure(Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site: 'acme', site_token: 'good-key' })));
+    expect(missing.code).toBe('invalid_params');
+    expect(missing.message).toContain('config.cloud_id is required');
+  });
+});
+
+describe('base URL variables: the built-in guard behind a lax pattern', () => {
+  it('a variable is one host label even when its field pattern allows more', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { loadManifestText } = await import('../../src/manifest/index.ts');
+    const text = readFileSync('test/fixtures/testapi.yaml', 'utf8').replace('site: { type: string, pattern: "[a-z0-9][a-z0-9-]{0,62}" }', 'site: { type: string, pattern: ".+" }');
+    const lax = loadManifestText(text, 'lax.yaml');
+    const e = await failure(Promise.resolve().then(() => new ConnectorRuntime(lax, { site: 'evil.com#', site_token: 'k' }, { config: { cloud_id: '11111111-2222-3333-4444-555555555555' } })));
+    expect(e.code).toBe('invalid_credentials');
+    expect(e.message).toContain('credentials.site must be one host label');
+  });
+});
