@@ -610,6 +610,13 @@ export class ConnectorRuntime {
     });
   }
 
+  /** A rate limit from an error rule without a wait of its own still honours the retry_after_headers (Retry-After, X-RateLimit-Reset...). */
+  private withServerDelay(ruled: SwitchboardError, headers: ResponseHeaders): SwitchboardError {
+    const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(headers, this.retry) : undefined;
+    if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
+    return ruled;
+  }
+
   /** Turn an HTTP response into a result or the error it means (not thrown, so call() can retry). */
   private interpret(a: CompiledAction, res: UpstreamResponse, params: Record<string, unknown>): RawResult | SwitchboardError {
     const text = res.body.toString('utf8');
@@ -636,16 +643,11 @@ export class ConnectorRuntime {
         });
       }
       const ruled = applyErrorRules(this.manifest, this.manifest.bodyErrors, ctx, base);
-      if (ruled !== undefined) return ruled;
+      if (ruled !== undefined) return this.withServerDelay(ruled, headers);
       return { status: res.status, headers, body, ctx };
     }
     const ruled = applyErrorRules(this.manifest, this.manifest.statusErrors, ctx, base);
-    if (ruled !== undefined) {
-      // A rate limit without a wait of its own still honours Retry-After.
-      const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(headers, this.retry) : undefined;
-      if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
-      return ruled;
-    }
+    if (ruled !== undefined) return this.withServerDelay(ruled, headers);
     const upstreamMessage = this.manifest.errorMessage?.render(ctx);
     const msg = typeof upstreamMessage === 'string' && upstreamMessage !== '' ? upstreamMessage : undefined;
     const say = (fallback: string): string => `${this.manifest.type}: ${msg ?? fallback}`;

@@ -430,3 +430,68 @@ describe('base URL variables: the built-in guard behind a lax pattern', () => {
     expect(e.message).toContain('credentials.site must be one host label');
   });
 });
+
+describe('errors inside 2xx bodies (Slack ok: false)', () => {
+  it.each([
+    ['invalid_auth', 'upstream_credentials_rejected'],
+    ['channel_not_found', 'upstream_not_found'],
+    ['missing_scope', 'upstream_error'],
+  ] as const)('{ok: false, error: %s} is %s with the upstream code as message', async (code, expected) => {
+    api.inject({ path: '/rpc', status: 200, json: { ok: false, error: code } });
+    const e = await failure(runtime().execute('rpc', 'get', { id: 'r1' }));
+    expect(e.code).toBe(expected);
+    expect(e.message).toBe(`testapi: ${code}`);
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('{ok: false, error: ratelimited} with Retry-After is retried, then succeeds', async () => {
+    api.inject({ path: '/rpc', status: 200, headers: { 'retry-after': '0' }, json: { ok: false, error: 'ratelimited' } });
+    const rt = runtime();
+    expect((await rt.execute('rpc', 'get', { id: 'r1' })).data).toEqual({ id: 'r1' });
+    expect(rt.lastCall.attempts).toBe(2);
+  });
+
+  it('ratelimited every time: upstream_rate_limited carrying the Retry-After wait', async () => {
+    api.inject({ path: '/rpc', status: 200, headers: { 'retry-after': '0' }, json: { ok: false, error: 'ratelimited' }, times: 5 });
+    const e = await failure(runtime().execute('rpc', 'get', { id: 'r1' }));
+    expect(e.code).toBe('upstream_rate_limited');
+    expect(e.details['retry_after_ms']).toBe(0);
+    expect(e.details['not_executed']).toBe(true);
+  });
+
+  it('{ok: true} passes', async () => {
+    expect((await runtime().execute('rpc', 'get', { id: 'r2' })).data).toEqual({ id: 'r2' });
+  });
+});
+
+describe('rate-limit headers on 403 (GitHub)', () => {
+  it('a 403 with X-RateLimit-Remaining: 0 is a rate limit: waits for X-RateLimit-Reset and retries', async () => {
+    const reset = Math.floor(Date.now() / 1000);
+    api.inject({ path: '/items', status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, json: { message: 'API rate limit exceeded' } });
+    const rt = runtime();
+    await rt.execute('items', 'list', { limit: 1 });
+    expect(rt.lastCall.attempts).toBe(2);
+  });
+
+  it('rate limited on every attempt: upstream_rate_limited with the upstream message, not credentials rejected', async () => {
+    api.inject({ path: '/items', status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' }, json: { message: 'API rate limit exceeded' }, times: 5 });
+    const e = await failure(runtime().execute('items', 'list', { limit: 1 }));
+    expect(e.code).toBe('upstream_rate_limited');
+    expect(e.message).toContain('API rate limit exceeded');
+    expect(e.details['not_executed']).toBe(true);
+  });
+
+  it('a secondary limit (403 with Retry-After) is retried, even for a create (not executed)', async () => {
+    api.inject({ path: '/items', status: 403, headers: { 'retry-after': '0' }, json: { message: 'You have exceeded a secondary rate limit' } });
+    const rt = runtime();
+    await rt.execute('items', 'create', { n: 7 });
+    expect(rt.lastCall.attempts).toBe(2);
+    expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
+  });
+
+  it('a 403 with requests remaining is refused credentials', async () => {
+    api.inject({ path: '/items', status: 403, headers: { 'x-ratelimit-remaining': '4999' }, json: { error: { message: 'Resource not accessible by integration' } } });
+    const e = await failure(runtime().execute('items', 'list', { limit: 1 }));
+    expect(e.code).toBe('upstream_credentials_rejected');
+  });
+});
