@@ -3,6 +3,7 @@
  * validate params → pick auth variant → render request → throttle → fetch (timeout, retries)
  * → map errors → extract records and meta. `pages()` iterates a list across every page.
  */
+import { randomUUID } from 'node:crypto';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
@@ -82,6 +83,12 @@ export interface CallStats {
   attempts: number;
   retries: number;
   waitedMs: number;
+}
+
+/** The `call` root of request templates: facts about one logical call, the same across its retries. */
+interface CallContext {
+  /** A random UUID (v4) per call: Stripe's Idempotency-Key. */
+  id: string;
 }
 
 interface Rendered {
@@ -408,18 +415,18 @@ export class ConnectorRuntime {
     });
   }
 
-  private templateContext(params: Record<string, unknown>): TemplateContext {
-    return { params, credentials: this.credentials, config: this.config };
+  private templateContext(params: Record<string, unknown>, call: CallContext): TemplateContext {
+    return { params, credentials: this.credentials, config: this.config, call };
   }
 
   /** Render the HTTP request of an action (exposed for tests and debugging). */
   render(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): Rendered {
-    const { url, init } = this.renderRequest(a, params, absoluteUrl);
+    const { url, init } = this.renderRequest(a, params, { id: randomUUID() }, absoluteUrl);
     return { url: url.toString(), init };
   }
 
-  private renderRequest(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): { url: URL; init: Rendered['init'] } {
-    const ctx = this.templateContext(params);
+  private renderRequest(a: CompiledAction, params: Record<string, unknown>, call: CallContext, absoluteUrl?: string): { url: URL; init: Rendered['init'] } {
+    const ctx = this.templateContext(params, call);
     let url: URL;
     if (absoluteUrl !== undefined) {
       url = new URL(absoluteUrl, this.baseUrl);
@@ -525,8 +532,10 @@ export class ConnectorRuntime {
     this.lastCall = stats;
     const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
     let refreshed = false;
+    // One id per logical call, the same in every attempt: {{call.id}} as an idempotency key.
+    const callContext: CallContext = { id: randomUUID() };
     for (;;) {
-      const { url, init } = this.renderRequest(a, params, absoluteUrl);
+      const { url, init } = this.renderRequest(a, params, callContext, absoluteUrl);
       if (this.limiter) {
         const before = Date.now();
         let maxWait = deadline - before;

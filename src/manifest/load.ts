@@ -172,6 +172,8 @@ class Checker {
         }
       } else if (root === 'credentials' && scope.credentials !== undefined && !scope.credentials.has(key)) {
         this.add(path, `"${shown}" is not a credential field (fields: ${[...scope.credentials].join(', ')})`);
+      } else if (root === 'call' && !CALL_KEYS.has(key)) {
+        this.add(path, `"${shown}" is not a call value (call.id is)`);
       } else if (root === 'config' && !scope.config.has(key) && key !== 'region') {
         this.add(path, `"${shown}" is not a declared config value (declared: ${[...scope.config].join(', ') || 'none'})`);
       }
@@ -263,7 +265,9 @@ export function loadManifestFile(file: string): LoadedManifest {
   return loadManifestText(text, file);
 }
 
-const REQUEST_ROOTS = new Set(['params', 'credentials', 'config']);
+// call.id: one random id per logical call, the same across its retries (idempotency keys).
+const REQUEST_ROOTS = new Set(['params', 'credentials', 'config', 'call']);
+const CALL_KEYS: ReadonlySet<string> = new Set(['id']);
 const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
 // Error rules are connector-wide: they may read the failing action's params, unchecked by name.
 const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);

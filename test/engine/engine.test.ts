@@ -495,3 +495,17 @@ describe('rate-limit headers on 403 (GitHub)', () => {
     expect(e.code).toBe('upstream_credentials_rejected');
   });
 });
+
+describe('idempotency keys ({{call.id}})', () => {
+  it('one key per logical call: the same in every retry, a new one for the next call', async () => {
+    api.inject({ path: '/items', status: 503, json: { error: { message: 'try again' } } });
+    const rt = runtime();
+    await rt.execute('charges', 'create', { n: 1 });
+    await rt.execute('charges', 'create', { n: 2 });
+    const keys = api.requests.map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+  });
+});

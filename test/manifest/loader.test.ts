@@ -68,6 +68,8 @@ describe('manifest loader', () => {
     ['base URL variable that is the whole host', mutate((m) => { m.config = { ...(m.config ?? {}), host: { type: 'string', pattern: '[a-z]+' } }; m.base_url.default = 'https://{{config.host}}/v1'; }), 'base_url.default', /one label of the host/],
     ['base URL variable from params', mutate((m) => (m.base_url.default = 'https://{{params.x}}.example.com')), 'base_url.default', /unknown variable "params.x"/],
     ['config pattern that is not a regular expression', mutate((m) => (m.config = { ...(m.config ?? {}), site: { type: 'string', pattern: '([a-z' } })), 'config.site.pattern', /invalid regular expression/],
+    ['unknown call value', mutate((m) => (m.entities.notes.actions.list.request.query.k = '{{call.key}}')), 'entities.notes.actions.list.request.query.k', /"call.key" is not a call value \(call.id is\)/],
+    ['call value in a response', mutate((m) => (m.entities.notes.actions.list.response.records = '{{call.id}}')), 'entities.notes.actions.list.response.records', /unknown variable "call.id"/],
     ['form body on a GET', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /a GET request carries no body/],
     ['form encoding without a body', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /body_encoding: form needs a body/],
     ['form body that is a list', mutate((m) => Object.assign(m.entities.notes.actions.list.request, { method: 'POST', body_encoding: 'form', body: ['{{params.cursor}}'] })), 'entities.notes.actions.list.request.body', /a form body must be an object/],
