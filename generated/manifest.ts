@@ -50,6 +50,16 @@ default_limit?: number
 } | {
 type: "link_header"
 } | {
+type: "next_url"
+/**
+ * The next page's URL (absolute, or relative to the base URL); empty, null or undefined ends the iteration.
+ */
+next: string
+/**
+ * Optional; false ends the iteration.
+ */
+has_more?: string
+} | {
 type: "scroll"
 /**
  * The param that carries the scroll token into the next request.

@@ -430,6 +430,17 @@ export const MANIFEST_SCHEMA = {
         {
           type: 'object',
           additionalProperties: false,
+          required: ['type', 'next'],
+          description: 'Follow the URL of the next page given in the body (Zendesk links.next, HubSpot paging.next.link); only on the base URL\'s origin.',
+          properties: {
+            type: { const: 'next_url' },
+            next: { ...template, description: 'The next page\'s URL (absolute, or relative to the base URL); empty, null or undefined ends the iteration.' },
+            has_more: { ...template, description: 'Optional; false ends the iteration.' },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
           required: ['type', 'param', 'next'],
           description: 'A server-side scroll: the same token (next) continues it page after page, and an empty page ends it.',
           properties: {

@@ -509,3 +509,36 @@ describe('idempotency keys ({{call.id}})', () => {
     expect(keys[2]).not.toBe(keys[0]);
   });
 });
+
+describe('pagination: Relay connections and next-page URLs', () => {
+  async function all(rt: ConnectorRuntime, entity: string, params: Record<string, unknown> = {}): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const page of rt.pages(entity, params)) ids.push(...page.data.map((r) => String(r['id'])));
+    return ids;
+  }
+
+  it('graphql_cursor over pageInfo: endCursor as the next after, hasNextPage false ends (no extra call)', async () => {
+    expect(await all(runtime(), 'relay')).toEqual(['r0', 'r1', 'r2']);
+    expect(api.requests.map((r) => (JSON.parse(r.rawBody) as { variables: Record<string, unknown> }).variables)).toEqual([{}, { after: 'c1' }, { after: 'c2' }]);
+  });
+
+  it('next_url follows links.next (query carried by the URL) until has_more is false', async () => {
+    expect(await all(runtime(), 'zd', { size: 1 })).toEqual(['z0', 'z1', 'z2']);
+    expect(api.requests.map((r) => r.query.get('page[after]'))).toEqual([null, '1', '2']);
+    expect(api.requests.every((r) => r.query.get('page[size]') === '1' && r.headers['authorization'] === 'Bearer good-key')).toBe(true);
+  });
+
+  it('next_url to another origin is refused: credentials never leave the base URL\'s host', async () => {
+    const rt = runtime();
+    const seen: string[] = [];
+    const e = await failure(
+      (async () => {
+        for await (const page of rt.pages('zd', { elsewhere: true })) seen.push(...page.data.map((r) => String(r['id'])));
+      })(),
+    );
+    expect(seen).toEqual(['z0']);
+    expect(e.code).toBe('upstream_protocol_error');
+    expect(e.message).toContain('another host');
+    expect(api.requests).toHaveLength(1);
+  });
+});
