@@ -35,7 +35,7 @@ export function checkBaseUrl(raw: string, what = 'base URL'): string {
  * invalid_credentials (a credential field).
  */
 export function renderBaseUrl(manifest: LoadedManifest, declared: string, ctx: { config: Record<string, unknown>; credentials: Record<string, unknown> }): string {
-  const t = manifest.baseUrls.get(declared);
+  const t = manifest.baseUrls?.get(declared);
   if (t === undefined) return declared.replace(/\/+$/, '');
   for (const [root, key] of t.references) {
     const where = root === 'config' ? ctx.config : ctx.credentials;

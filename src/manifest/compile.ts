@@ -103,7 +103,7 @@ export interface LoadedManifest {
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
   /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
-  baseUrls: Map<string, Template>;
+  baseUrls?: Map<string, Template>;
 }
 
 export function compileTree(value: unknown): TemplateTree {
