@@ -48,6 +48,21 @@ export function basicAuthorization(username: unknown, password: unknown): string
   return `Basic ${Buffer.from(`${user}:${password === undefined || password === null ? '' : String(password)}`, 'utf8').toString('base64')}`;
 }
 
+/**
+ * Secrets a variant derives from its secret fields and sends: a basic variant's base64
+ * "user:password" (an upstream that echoes the Authorization header must not leak it). Scrubbed
+ * from errors alongside the fields themselves.
+ */
+export function derivedSecrets(variant: CompiledAuthVariant, credentials: Credentials, config: Record<string, unknown> = {}): string[] {
+  if (variant.def.type !== 'basic') return [];
+  try {
+    const value = variant.value.render({ credentials, config });
+    return typeof value === 'string' && value.startsWith('Basic ') ? [value.slice(6)] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Copy of credentials with secret fields replaced, for logs and errors. */
 export function redactCredentials(variant: CompiledAuthVariant, credentials: Credentials): Credentials {
   return Object.fromEntries(Object.entries(credentials).map(([k, v]) => [k, variant.secretFields.includes(k) ? '[redacted]' : v]));
