@@ -508,6 +508,14 @@ describe('idempotency keys ({{call.id}})', () => {
     expect(keys[1]).toBe(keys[0]);
     expect(keys[2]).not.toBe(keys[0]);
   });
+
+  it('parallel calls on one runtime each get their own key', async () => {
+    const rt = runtime();
+    await Promise.all(Array.from({ length: 8 }, (_, n) => rt.execute('charges', 'create', { n })));
+    const keys = new Set(api.requests.map((r) => r.headers['idempotency-key']));
+    expect(api.requests).toHaveLength(8);
+    expect(keys.size).toBe(8);
+  });
 });
 
 describe('pagination: Relay connections and next-page URLs', () => {
