@@ -4,7 +4,7 @@
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "AuthVariant".
  */
-export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth)
+export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth)
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Pagination".
@@ -49,6 +49,16 @@ limit_param: string
 default_limit?: number
 } | {
 type: "link_header"
+} | {
+type: "next_url"
+/**
+ * The next page's URL (absolute, or relative to the base URL); empty, null or undefined ends the iteration.
+ */
+next: string
+/**
+ * Optional; false ends the iteration.
+ */
+has_more?: string
 } | {
 type: "scroll"
 /**
@@ -271,9 +281,12 @@ entities: {
  * via the `definition` "BaseUrl".
  */
 export interface BaseUrl {
+/**
+ * May hold variables, e.g. https://{{config.subdomain}}.zendesk.com: each a config or credential field declared with a pattern (see docs/manifest.md, Base URL variables).
+ */
 default: string
 /**
- * Named alternative base URLs (e.g. us, eu, au), chosen with the region config.
+ * Named alternative base URLs (e.g. us, eu, au), chosen with the region config. May hold variables like default.
  */
 regions?: {
 [k: string]: string | undefined
@@ -287,6 +300,10 @@ export interface ConfigField {
 type: ("string" | "integer" | "number" | "boolean")
 default?: (string | number | boolean)
 enum?: (string | number)[]
+/**
+ * A regular expression the whole value must match (anchored); required for a variable of the base URL.
+ */
+pattern?: string
 description?: string
 }
 /**
@@ -353,6 +370,10 @@ format: ("seconds" | "unix_seconds" | "http_date")
 export interface BearerAuth {
 name: string
 type: "bearer"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 fields: {
@@ -377,6 +398,10 @@ required?: boolean
  * Secret fields are never logged or returned. Default false.
  */
 secret?: boolean
+/**
+ * A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).
+ */
+pattern?: string
 description?: string
 }
 /**
@@ -386,6 +411,10 @@ description?: string
 export interface ApiKeyAuth {
 name: string
 type: "api_key"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 fields: {
@@ -404,6 +433,10 @@ value: string
 export interface OAuth2Auth {
 name: string
 type: "oauth2"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
 title?: string
 description?: string
 /**
@@ -444,6 +477,33 @@ header: string
  */
 value: string
 }
+}
+/**
+ * HTTP basic authentication (RFC 7617): "Authorization: Basic base64(username:password)", both rendered from credential fields (Zendesk: "{{credentials.email}}/token" and the API token; Jira: the email and the API token).
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "BasicAuth".
+ */
+export interface BasicAuth {
+name: string
+type: "basic"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
+title?: string
+description?: string
+fields: {
+[k: string]: CredentialField | undefined
+}
+/**
+ * The user name (may not contain ":").
+ */
+username: string
+/**
+ * The password; every credential field it reads must be secret: true.
+ */
+password: string
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -573,6 +633,10 @@ body?: {
 [k: string]: unknown | undefined
 }
 /**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
+/**
  * Send {query, variables} as a JSON POST body.
  */
 graphql?: {
@@ -674,6 +738,10 @@ headers?: {
 body?: {
 [k: string]: unknown | undefined
 }
+/**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
 /**
  * Send {query, variables} as a JSON POST body.
  */

@@ -871,7 +871,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2";
+                type: "bearer" | "api_key" | "oauth2" | "basic";
             }[];
             description?: string;
             docs_url?: string;
@@ -924,7 +924,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2";
+                    type: "bearer" | "api_key" | "oauth2" | "basic";
                 }[];
                 description?: string;
                 docs_url?: string;

@@ -1,5 +1,9 @@
 /** Upstream base URLs given by people (CLI flags, env vars, library options) are checked here. */
 import { SwitchboardError } from '../errors/index.ts';
+import type { LoadedManifest } from '../manifest/index.ts';
+
+/** What one base URL variable may be: a host label or a path segment, never a dot, slash, "@", ":" or "%". */
+const URL_TOKEN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$|^[A-Za-z0-9]$/;
 
 /**
  * The base URL without trailing slashes, or `invalid_base_url` with the fix spelled out: the most
@@ -20,4 +24,26 @@ export function checkBaseUrl(raw: string, what = 'base URL'): string {
     });
   }
   return value.replace(/\/+$/, '');
+}
+
+/**
+ * The manifest's base URL for this connector: as declared, or with its variables
+ * (`https://{{config.subdomain}}.zendesk.com`) filled from config and credentials. Every variable
+ * must be one URL-safe token (letters, digits, "-", "_"; no dot, so a variable in the host can
+ * only name a label under the vendor's domain) besides its field's own pattern: a customer cannot
+ * point the connector at another host. A missing or refused value is invalid_params (config) or
+ * invalid_credentials (a credential field).
+ */
+export function renderBaseUrl(manifest: LoadedManifest, declared: string, ctx: { config: Record<string, unknown>; credentials: Record<string, unknown> }): string {
+  const t = manifest.baseUrls?.get(declared);
+  if (t === undefined) return declared.replace(/\/+$/, '');
+  for (const [root, key] of t.references) {
+    const where = root === 'config' ? ctx.config : ctx.credentials;
+    const value = key === undefined ? undefined : where[key];
+    if (typeof value === 'string' && URL_TOKEN.test(value)) continue;
+    const code = root === 'config' ? 'invalid_params' : 'invalid_credentials';
+    const message = value === undefined || value === null || value === '' ? 'is required (it is part of the base URL)' : 'must be one host label or path segment (letters, digits, "-", "_")';
+    throw new SwitchboardError(code, `${manifest.type}: ${root}.${String(key)} ${message}`, { errors: [{ path: `/${root}/${String(key)}`, message }] });
+  }
+  return checkBaseUrl(String(t.render(ctx)));
 }

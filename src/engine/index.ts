@@ -3,11 +3,14 @@
  * validate params → pick auth variant → render request → throttle → fetch (timeout, retries)
  * → map errors → extract records and meta. `pages()` iterates a list across every page.
  */
+import { randomUUID } from 'node:crypto';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamFetch, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
-import { checkBaseUrl } from './base-url.ts';
+import { checkBaseUrl, renderBaseUrl } from './base-url.ts';
+import { anchored } from '../manifest/schemas.ts';
+import { formEncode } from '../http/form-body.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
@@ -80,6 +83,12 @@ export interface CallStats {
   attempts: number;
   retries: number;
   waitedMs: number;
+}
+
+/** The `call` root of request templates: facts about one logical call, the same across its retries. */
+interface CallContext {
+  /** A random UUID (v4) per call: Stripe's Idempotency-Key. */
+  id: string;
 }
 
 interface Rendered {
@@ -211,6 +220,13 @@ export class ConnectorRuntime {
         throw new SwitchboardError('invalid_params', `Invalid config ${k} for ${m.type}: ${message}`, { errors: [{ path: `/config/${k}`, message }] });
       }
     }
+    for (const [k, v] of Object.entries(options.config ?? {})) {
+      const pattern = m.config?.[k]?.pattern;
+      if (pattern !== undefined && (typeof v !== 'string' || !new RegExp(anchored(pattern), 'u').test(v))) {
+        const message = `must match ${pattern}`;
+        throw new SwitchboardError('invalid_params', `Invalid config ${k} for ${m.type}: ${message}`, { errors: [{ path: `/config/${k}`, message }] });
+      }
+    }
     Object.assign(config, options.config ?? {});
     if (options.region !== undefined) config['region'] = options.region;
     this.config = config;
@@ -218,7 +234,8 @@ export class ConnectorRuntime {
     if (region !== undefined && m.base_url.regions?.[region] === undefined && options.baseUrl === undefined) {
       throw new SwitchboardError('invalid_params', `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`);
     }
-    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : ((region !== undefined ? m.base_url.regions?.[region] : undefined) ?? m.base_url.default).replace(/\/+$/, '');
+    const declared = (region !== undefined ? m.base_url.regions?.[region] : undefined) ?? this.variant.def.base_url ?? m.base_url.default;
+    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : renderBaseUrl(manifest, declared, { config, credentials: this.credentials });
     this.retry = {
       ...DEFAULT_RETRY,
       ...(m.retry?.max_attempts !== undefined ? { maxAttempts: m.retry.max_attempts } : {}),
@@ -398,18 +415,18 @@ export class ConnectorRuntime {
     });
   }
 
-  private templateContext(params: Record<string, unknown>): TemplateContext {
-    return { params, credentials: this.credentials, config: this.config };
+  private templateContext(params: Record<string, unknown>, call: CallContext): TemplateContext {
+    return { params, credentials: this.credentials, config: this.config, call };
   }
 
   /** Render the HTTP request of an action (exposed for tests and debugging). */
   render(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): Rendered {
-    const { url, init } = this.renderRequest(a, params, absoluteUrl);
+    const { url, init } = this.renderRequest(a, params, { id: randomUUID() }, absoluteUrl);
     return { url: url.toString(), init };
   }
 
-  private renderRequest(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string): { url: URL; init: Rendered['init'] } {
-    const ctx = this.templateContext(params);
+  private renderRequest(a: CompiledAction, params: Record<string, unknown>, call: CallContext, absoluteUrl?: string): { url: URL; init: Rendered['init'] } {
+    const ctx = this.templateContext(params, call);
     let url: URL;
     if (absoluteUrl !== undefined) {
       url = new URL(absoluteUrl, this.baseUrl);
@@ -451,6 +468,15 @@ export class ConnectorRuntime {
       const variables = a.request.graphql.variables ? renderTree(a.request.graphql.variables, ctx) : undefined;
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) });
+    } else if (a.request.body !== undefined && a.request.bodyEncoding === 'form') {
+      const body = renderTree(a.request.body, ctx) ?? {};
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: the form body must be an object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
+          errors: [{ path: '/', message: 'the form body must render an object' }],
+        });
+      }
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      init.body = formEncode(body as Record<string, unknown>);
     } else if (a.request.body !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});
@@ -506,8 +532,10 @@ export class ConnectorRuntime {
     this.lastCall = stats;
     const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
     let refreshed = false;
+    // One id per logical call, the same in every attempt: {{call.id}} as an idempotency key.
+    const callContext: CallContext = { id: randomUUID() };
     for (;;) {
-      const { url, init } = this.renderRequest(a, params, absoluteUrl);
+      const { url, init } = this.renderRequest(a, params, callContext, absoluteUrl);
       if (this.limiter) {
         const before = Date.now();
         let maxWait = deadline - before;
@@ -591,6 +619,13 @@ export class ConnectorRuntime {
     });
   }
 
+  /** A rate limit from an error rule without a wait of its own still honours the retry_after_headers (Retry-After, X-RateLimit-Reset...). */
+  private withServerDelay(ruled: SwitchboardError, headers: ResponseHeaders): SwitchboardError {
+    const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(headers, this.retry) : undefined;
+    if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
+    return ruled;
+  }
+
   /** Turn an HTTP response into a result or the error it means (not thrown, so call() can retry). */
   private interpret(a: CompiledAction, res: UpstreamResponse, params: Record<string, unknown>): RawResult | SwitchboardError {
     const text = res.body.toString('utf8');
@@ -617,16 +652,11 @@ export class ConnectorRuntime {
         });
       }
       const ruled = applyErrorRules(this.manifest, this.manifest.bodyErrors, ctx, base);
-      if (ruled !== undefined) return ruled;
+      if (ruled !== undefined) return this.withServerDelay(ruled, headers);
       return { status: res.status, headers, body, ctx };
     }
     const ruled = applyErrorRules(this.manifest, this.manifest.statusErrors, ctx, base);
-    if (ruled !== undefined) {
-      // A rate limit without a wait of its own still honours Retry-After.
-      const delay = ruled.code === 'upstream_rate_limited' && ruled.details['retry_after_ms'] === undefined ? serverRetryDelayMs(headers, this.retry) : undefined;
-      if (delay !== undefined) ruled.details['retry_after_ms'] = delay;
-      return ruled;
-    }
+    if (ruled !== undefined) return this.withServerDelay(ruled, headers);
     const upstreamMessage = this.manifest.errorMessage?.render(ctx);
     const msg = typeof upstreamMessage === 'string' && upstreamMessage !== '' ? upstreamMessage : undefined;
     const say = (fallback: string): string => `${this.manifest.type}: ${msg ?? fallback}`;

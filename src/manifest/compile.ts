@@ -27,6 +27,8 @@ export interface CompiledRequest {
   query: [string, Template][];
   headers: [string, Template][];
   body?: TemplateTree;
+  /** How body is sent: application/json, or application/x-www-form-urlencoded with nested keys. */
+  bodyEncoding: 'json' | 'form';
   graphql?: { query: Template; variables?: TemplateTree };
 }
 
@@ -103,6 +105,8 @@ export interface LoadedManifest {
   check?: CompiledCheck;
   /** The webhooks section, compiled (src/webhooks). */
   webhooks?: CompiledWebhooks;
+  /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
+  baseUrls?: Map<string, Template>;
 }
 
 export function compileTree(value: unknown): TemplateTree {

@@ -6,10 +6,13 @@
 
 /** The test of a match rule: null when nothing matches, else `{matched}` (the element the first * stood for). */
 export function compileErrorMatch(path: string, values: readonly unknown[]): (ctx: Record<string, unknown>) => Record<string, unknown> | null {
-  const segments = path.split('.');
-  const wanted = new Set(values);
+  // Header names are matched as received: lower case.
+  const segments = path.split('.').map((seg, i, all) => (i === 1 && all[0] === 'headers' ? seg.toLowerCase() : seg));
+  // Header values are text: `in: [0]` matches "x-ratelimit-remaining: 0" as `in: ["0"]` does.
+  const headers = segments[0] === 'headers';
+  const wanted = new Set(headers ? values.map(String) : values);
   const walk = (value: unknown, i: number, matched: unknown): { matched: unknown } | null => {
-    if (i === segments.length) return wanted.has(value) ? { matched } : null;
+    if (i === segments.length) return wanted.has(headers && typeof value === 'string' ? value.trim() : value) ? { matched } : null;
     const seg = segments[i] as string;
     if (seg === '*') {
       if (!Array.isArray(value)) return null;

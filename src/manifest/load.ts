@@ -9,12 +9,13 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
+import { basicAuthorization } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
 import { compileErrorMatch } from './error-match.ts';
 import { createAjv } from './ajv.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
-import { credentialsSchema, paramsSchema } from './schemas.ts';
+import { anchored, credentialsSchema, paramsSchema } from './schemas.ts';
 import {
   ACTION_NAMES,
   LIST_ACTIONS,
@@ -172,6 +173,8 @@ class Checker {
         }
       } else if (root === 'credentials' && scope.credentials !== undefined && !scope.credentials.has(key)) {
         this.add(path, `"${shown}" is not a credential field (fields: ${[...scope.credentials].join(', ')})`);
+      } else if (root === 'call' && !CALL_KEYS.has(key)) {
+        this.add(path, `"${shown}" is not a call value (call.id is)`);
       } else if (root === 'config' && !scope.config.has(key) && key !== 'region') {
         this.add(path, `"${shown}" is not a declared config value (declared: ${[...scope.config].join(', ') || 'none'})`);
       }
@@ -263,7 +266,9 @@ export function loadManifestFile(file: string): LoadedManifest {
   return loadManifestText(text, file);
 }
 
-const REQUEST_ROOTS = new Set(['params', 'credentials', 'config']);
+// call.id: one random id per logical call, the same across its retries (idempotency keys).
+const REQUEST_ROOTS = new Set(['params', 'credentials', 'config', 'call']);
+const CALL_KEYS: ReadonlySet<string> = new Set(['id']);
 const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
 // Error rules are connector-wide: they may read the failing action's params, unchecked by name.
 const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
@@ -296,9 +301,31 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   m.auth.forEach((v: AuthVariant, i) => {
     if (variantNames.has(v.name)) check.add(['auth', i, 'name'], `duplicate auth variant name "${v.name}"`);
     variantNames.add(v.name);
+    let badPattern = false;
+    for (const [k, f] of Object.entries(v.fields)) {
+      if (f?.pattern === undefined) continue;
+      try {
+        new RegExp(anchored(f.pattern), 'u');
+      } catch (e) {
+        badPattern = true;
+        check.add(['auth', i, 'fields', k, 'pattern'], `invalid regular expression: ${(e as Error).message}`);
+      }
+    }
+    if (badPattern) return;
     const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config };
     let header = 'Authorization';
     let source: string;
+    if (v.type === 'basic') {
+      const username = check.template(['auth', i, 'username'], v.username, scope);
+      const password = check.template(['auth', i, 'password'], v.password, scope);
+      for (const [root, key] of password?.references ?? []) {
+        if (root === 'credentials' && key !== undefined && v.fields[key] !== undefined && v.fields[key]?.secret !== true) {
+          check.add(['auth', i, 'fields', key], `"${key}" is read by the basic password, so it must be declared secret: true (never logged or returned)`);
+        }
+      }
+      if (username && password) auth.push(compiledVariant(v, basicTemplate(username, password)));
+      return;
+    }
     if (v.type === 'bearer') source = `Bearer ${v.token}`;
     else if (v.type === 'api_key') {
       header = v.header;
@@ -312,18 +339,48 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     }
     const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
     const value = check.template(['auth', i, where], source, scope);
-    if (value) {
-      auth.push({
-        def: v,
-        validate: ajv.compile(credentialsSchema(v)),
-        header,
-        value,
-        secretFields: Object.entries(v.fields)
-          .filter(([, f]) => f?.secret === true)
-          .map(([k]) => k),
-      });
-    }
+    if (value) auth.push(compiledVariant(v, value, header));
   });
+
+  // Base URLs with variables (default, regions, per-variant).
+  const baseUrls = new Map<string, Template>();
+  const baseUrl = (at: (string | number)[], source: string | undefined, credentialFields: Record<string, { pattern?: string; secret?: boolean } | undefined>): void => {
+    if (source === undefined || !source.includes('{{')) return;
+    const t = check.template(at, source, { roots: AUTH_ROOTS, credentials: new Set(Object.keys(credentialFields)), config });
+    if (t === undefined) return;
+    if (/^https?:\/\/\{\{[^}]*\}\}(?:[/:]|$)/.test(source)) check.add(at, 'a base URL variable may be one label of the host (https://{{config.subdomain}}.example.com) or a path segment, not the whole host');
+    for (const ref of t.references) {
+      const [root, key] = ref;
+      if (key === undefined || ref.length > 2) {
+        check.add(at, `a base URL variable must name one field (config.<name> or credentials.<name>), not "${ref.join('.')}"`);
+        continue;
+      }
+      if (root === 'config') {
+        const f = m.config?.[key];
+        if (f !== undefined && f.pattern === undefined && f.enum === undefined) check.add(['config', key], `"${key}" is a variable of the base URL, so it needs a pattern (or enum) that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`);
+      } else if (root === 'credentials') {
+        const f = credentialFields[key];
+        if (f !== undefined && f.pattern === undefined) check.add(at, `credentials.${key} is a variable of the base URL, so its field needs a pattern that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`);
+        if (f?.secret === true) check.add(at, `credentials.${key} is secret, and a base URL is not: use a non-secret field`);
+      }
+    }
+    if (t.single) check.add(at, 'a base URL must be more than one variable');
+    baseUrls.set(source, t);
+  };
+  const anyFields = Object.assign({}, ...m.auth.map((v) => v.fields)) as Record<string, { pattern?: string; secret?: boolean } | undefined>;
+  baseUrl(['base_url', 'default'], m.base_url.default, anyFields);
+  for (const [r, u] of Object.entries(m.base_url.regions ?? {})) baseUrl(['base_url', 'regions', r], u, anyFields);
+  m.auth.forEach((v, i) => baseUrl(['auth', i, 'base_url'], v.base_url, v.fields));
+  for (const [k, f] of Object.entries(m.config ?? {})) {
+    if (f?.pattern === undefined) continue;
+    let re: RegExp | undefined;
+    try {
+      re = new RegExp(anchored(f.pattern), 'u');
+    } catch (e) {
+      check.add(['config', k, 'pattern'], `invalid regular expression: ${(e as Error).message}`);
+    }
+    if (re !== undefined && typeof f.default === 'string' && !re.test(f.default)) check.add(['config', k, 'default'], `the default does not match the pattern ${f.pattern}`);
+  }
 
   // Errors.
   const errorMessage = m.errors?.message !== undefined ? check.template(['errors', 'message'], m.errors.message, { roots: ERROR_ROOTS, config }) : undefined;
@@ -449,7 +506,8 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         const pat = [...at, 'pagination'];
         if ('param' in pg && params[pg.param] === undefined) check.add([...pat, 'param'], `pagination param "${pg.param}" is not a declared param of this action`);
         if ((pg.type === 'offset' || pg.type === 'page') && pg.limit_param !== undefined && params[pg.limit_param] === undefined) check.add([...pat, 'limit_param'], `"${pg.limit_param}" is not a declared param of this action`);
-        const next = pg.type === 'cursor' || pg.type === 'graphql_cursor' || pg.type === 'scroll' ? check.template([...pat, 'next'], pg.next, resScope) : undefined;
+        const next = pg.type === 'cursor' || pg.type === 'graphql_cursor' || pg.type === 'scroll' || pg.type === 'next_url' ? check.template([...pat, 'next'], pg.next, resScope) : undefined;
+        if ((pg.type === 'next_url' || pg.type === 'link_header') && action.request.method !== 'GET') check.add([...pat, 'type'], `${pg.type} follows the URL of the next page with GET; this request is a ${action.request.method} (use cursor with a body param)`);
         const hasMore = 'has_more' in pg && pg.has_more !== undefined ? check.template([...pat, 'has_more'], pg.has_more, resScope) : undefined;
         pagination = { def: pg, ...(next ? { next } : {}), ...(hasMore ? { hasMore } : {}) };
       }
@@ -562,10 +620,29 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     ...(errorMessage ? { errorMessage } : {}),
     bodyErrors,
     statusErrors,
+    baseUrls,
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
     ...(webhooks !== undefined ? { webhooks } : {}),
   };
+}
+
+function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {
+  return {
+    def: v,
+    validate: ajv.compile(credentialsSchema(v)),
+    header,
+    value,
+    secretFields: Object.entries(v.fields)
+      .filter(([, f]) => f?.secret === true)
+      .map(([k]) => k),
+  };
+}
+
+/** The Authorization value of a basic variant, as a template over its username and password templates. */
+function basicTemplate(username: Template, password: Template): Template {
+  const render = (ctx: Record<string, unknown>): unknown => basicAuthorization(username.render(ctx), password.render(ctx));
+  return { source: `Basic base64(${username.source}:${password.source})`, references: [...username.references, ...password.references], single: false, render, renderPath: (ctx) => String(render(ctx) ?? '') };
 }
 
 /** Compile a request declaration (an action's, or the check's); undefined when its path does not compile. */
@@ -583,6 +660,12 @@ function compileRequest(check: Checker, at: (string | number)[], r: Request, req
     if (t) reqHeaders.push([k, t]);
   }
   const body = r.body !== undefined ? check.tree([...at, 'body'], r.body, reqScope) : undefined;
+  if (r.body_encoding === 'form') {
+    if (r.body === undefined) check.add([...at, 'body_encoding'], 'body_encoding: form needs a body (an object whose keys are the form fields)');
+    else if (body !== undefined && body.kind !== 'object' && body.kind !== 'template') check.add([...at, 'body'], 'a form body must be an object (its keys are the form fields), or one template that renders one');
+    if (r.graphql !== undefined) check.add([...at, 'body_encoding'], 'GraphQL requests are sent as JSON; remove body_encoding');
+    if (r.method === 'GET' || r.method === 'DELETE') check.add([...at, 'body_encoding'], `a ${r.method} request carries no body; send these values as query params`);
+  }
   let graphql: CompiledRequest['graphql'];
   if (r.graphql !== undefined) {
     if (r.body !== undefined) check.add(at, 'use either body or graphql, not both');
@@ -592,7 +675,7 @@ function compileRequest(check: Checker, at: (string | number)[], r: Request, req
     if (q) graphql = { query: q, ...(vars ? { variables: vars } : {}) };
   }
   if (path === undefined) return undefined;
-  return { method: r.method, path, query, headers: reqHeaders, ...(body ? { body } : {}), ...(graphql ? { graphql } : {}) };
+  return { method: r.method, path, query, headers: reqHeaders, ...(body ? { body } : {}), bodyEncoding: r.body_encoding ?? 'json', ...(graphql ? { graphql } : {}) };
 }
 
 /** The credential check: its request as a params-less get-shaped action whose record is the whole body. */

@@ -75,10 +75,10 @@ export const MANIFEST_SCHEMA = {
       additionalProperties: false,
       required: ['default'],
       properties: {
-        default: { type: 'string', pattern: '^https?://' },
+        default: { type: 'string', pattern: '^https?://', description: 'May hold variables, e.g. https://{{config.subdomain}}.zendesk.com: each a config or credential field declared with a pattern (see docs/manifest.md, Base URL variables).' },
         regions: {
           type: 'object',
-          description: 'Named alternative base URLs (e.g. us, eu, au), chosen with the region config.',
+          description: 'Named alternative base URLs (e.g. us, eu, au), chosen with the region config. May hold variables like default.',
           additionalProperties: { type: 'string', pattern: '^https?://' },
         },
       },
@@ -91,6 +91,7 @@ export const MANIFEST_SCHEMA = {
         type: { enum: ['string', 'integer', 'number', 'boolean'] },
         default: { type: ['string', 'number', 'boolean'] },
         enum: { type: 'array', items: { type: ['string', 'number'] } },
+        pattern: { type: 'string', minLength: 1, description: 'A regular expression the whole value must match (anchored); required for a variable of the base URL.' },
         description: { type: 'string' },
       },
     },
@@ -144,6 +145,7 @@ export const MANIFEST_SCHEMA = {
         type: { enum: ['string', 'integer', 'number', 'boolean'] },
         required: { type: 'boolean', description: 'Default true.' },
         secret: { type: 'boolean', description: 'Secret fields are never logged or returned. Default false.' },
+        pattern: { type: 'string', minLength: 1, description: 'A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).' },
         description: { type: 'string' },
       },
     },
@@ -155,7 +157,24 @@ export const MANIFEST_SCHEMA = {
         { $ref: '#/definitions/BearerAuth' },
         { $ref: '#/definitions/ApiKeyAuth' },
         { $ref: '#/definitions/OAuth2Auth' },
+        { $ref: '#/definitions/BasicAuth' },
       ],
+    },
+    BasicAuth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'type', 'fields', 'username', 'password'],
+      description: 'HTTP basic authentication (RFC 7617): "Authorization: Basic base64(username:password)", both rendered from credential fields (Zendesk: "{{credentials.email}}/token" and the API token; Jira: the email and the API token).',
+      properties: {
+        name,
+        type: { const: 'basic' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
+        title: { type: 'string' },
+        description: { type: 'string' },
+        fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
+        username: { ...template, description: 'The user name (may not contain ":").' },
+        password: { ...template, description: 'The password; every credential field it reads must be secret: true.' },
+      },
     },
     BearerAuth: {
       type: 'object',
@@ -164,6 +183,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'bearer' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
@@ -177,6 +197,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'api_key' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
@@ -191,6 +212,7 @@ export const MANIFEST_SCHEMA = {
       properties: {
         name,
         type: { const: 'oauth2' },
+        base_url: { type: 'string', pattern: '^https?://', description: 'The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.' },
         title: { type: 'string' },
         description: { type: 'string' },
         fields: {
@@ -350,6 +372,11 @@ export const MANIFEST_SCHEMA = {
         query: { type: 'object', additionalProperties: template },
         headers: { type: 'object', additionalProperties: template },
         body: templateTree,
+        body_encoding: {
+          enum: ['json', 'form'],
+          description:
+            'How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.',
+        },
         graphql: {
           type: 'object',
           additionalProperties: false,
@@ -419,6 +446,17 @@ export const MANIFEST_SCHEMA = {
           additionalProperties: false,
           required: ['type'],
           properties: { type: { const: 'link_header' } },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'next'],
+          description: 'Follow the URL of the next page given in the body (Zendesk links.next, HubSpot paging.next.link); only on the base URL\'s origin.',
+          properties: {
+            type: { const: 'next_url' },
+            next: { ...template, description: 'The next page\'s URL (absolute, or relative to the base URL); empty, null or undefined ends the iteration.' },
+            has_more: { ...template, description: 'Optional; false ends the iteration.' },
+          },
         },
         {
           type: 'object',

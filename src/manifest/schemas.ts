@@ -21,12 +21,17 @@ export function paramsSchema(action: Action, title?: string): JsonSchema {
 }
 
 /** Object schema of one credential variant: closed, with its required fields. */
+/** A field pattern as a whole-value match: `^(?:p)$`. */
+export function anchored(pattern: string): string {
+  return `^(?:${pattern})$`;
+}
+
 export function credentialsSchema(variant: AuthVariant, title?: string): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, f] of Object.entries(variant.fields)) {
     if (f === undefined) continue;
-    properties[name] = { type: f.type, ...(f.description ? { description: f.description } : {}) };
+    properties[name] = { type: f.type, ...(f.pattern !== undefined ? { pattern: anchored(f.pattern) } : {}), ...(f.description ? { description: f.description } : {}) };
     if (f.required !== false) required.push(name);
   }
   return { ...(title ? { title } : {}), type: 'object', additionalProperties: false, properties, required };

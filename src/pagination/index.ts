@@ -85,6 +85,13 @@ export function nextPage(p: CompiledPagination, page: PageResult, tracker: PageT
       if (next === undefined || next === null || next === '') return null;
       return { params: { ...page.params, [def.param]: next } };
     }
+    case 'next_url': {
+      const next = p.next?.render(page.ctx);
+      if (next === undefined || next === null || next === '') return null;
+      const url = String(next);
+      tracker.visit(url);
+      return { params: page.params, url };
+    }
     case 'link_header': {
       const url = parseLinkNext(page.headers.get('link'));
       if (url === undefined) return null;

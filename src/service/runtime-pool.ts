@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { selectAuthVariant, type Credentials } from '../auth/index.ts';
+import { derivedSecrets, selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
 import { ConnectorRuntime, type RuntimeOptions } from '../engine/index.ts';
 import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
@@ -61,7 +61,8 @@ export interface RuntimePoolOptions {
 export function secretValues(manifest: LoadedManifest, variantName: string, credentials: Credentials): string[] {
   const v = manifest.auth.find((a) => a.def.name === variantName);
   const fields = v?.secretFields ?? Object.keys(credentials);
-  return fields.map((f) => credentials[f]).filter((x): x is string => typeof x === 'string' && x !== '');
+  const values = fields.map((f) => credentials[f]).filter((x): x is string => typeof x === 'string' && x !== '');
+  return v === undefined ? values : [...values, ...derivedSecrets(v, credentials)];
 }
 
 /**

@@ -43,6 +43,22 @@ describe('manifest loader', () => {
     ['invalid record schema', mutate((m) => (m.entities.notes.record.properties.title.type = 'strin')), 'entities.notes.record', /invalid JSON Schema: schema is invalid: data\/properties\/title\/type/],
     ['invalid param schema', mutate((m) => (m.entities.notes.actions.list.params.page_size.minimum = 'x')), 'entities.notes.actions.list.params', /invalid param schema: schema is invalid: data\/properties\/page_size\/minimum must be number/],
     ['sync param the list does not declare', mutate((m) => (m.entities.notes.sync.params = { limit: 5 })), 'entities.notes.sync.params.limit', /not a param of notes.list/],
+    ['basic auth password from a field that is not secret', mutate((m) => (m.auth = [{ name: 'basic', type: 'basic', fields: { email: { type: 'string' }, token: { type: 'string' } }, username: '{{credentials.email}}', password: '{{credentials.token}}' }])), 'auth.0.fields.token', /must be declared secret: true/],
+    ['basic auth reading an undeclared field', mutate((m) => (m.auth = [{ name: 'basic', type: 'basic', fields: { email: { type: 'string' } }, username: '{{credentials.user}}', password: 'x' }])), 'auth.0.username', /"credentials.user" is not a credential field/],
+    ['basic auth without a password', mutate((m) => (m.auth = [{ name: 'basic', type: 'basic', fields: { email: { type: 'string' } }, username: '{{credentials.email}}' }])), 'auth.0', /missing required key "password"/],
+    ['base URL variable from config without a pattern', mutate((m) => { m.config = { ...(m.config ?? {}), subdomain: { type: 'string' } }; m.base_url.default = 'https://{{config.subdomain}}.example.com'; }), 'config.subdomain', /needs a pattern \(or enum\)/],
+    ['base URL variable from a credential without a pattern', mutate((m) => (m.base_url.default = 'https://{{credentials.api_key}}.example.com')), 'base_url.default', /its field needs a pattern|is secret/],
+    ['base URL variable that is the whole host', mutate((m) => { m.config = { ...(m.config ?? {}), host: { type: 'string', pattern: '[a-z]+' } }; m.base_url.default = 'https://{{config.host}}/v1'; }), 'base_url.default', /one label of the host/],
+    ['base URL variable from params', mutate((m) => (m.base_url.default = 'https://{{params.x}}.example.com')), 'base_url.default', /unknown variable "params.x"/],
+    ['config pattern that is not a regular expression', mutate((m) => (m.config = { ...(m.config ?? {}), site: { type: 'string', pattern: '([a-z' } })), 'config.site.pattern', /invalid regular expression/],
+    ['unknown call value', mutate((m) => (m.entities.notes.actions.list.request.query.k = '{{call.key}}')), 'entities.notes.actions.list.request.query.k', /"call.key" is not a call value \(call.id is\)/],
+    ['call value in a response', mutate((m) => (m.entities.notes.actions.list.response.records = '{{call.id}}')), 'entities.notes.actions.list.response.records', /unknown variable "call.id"/],
+    ['next_url on a POST', mutate((m) => Object.assign(m.entities.notes.actions.list, { request: { ...m.entities.notes.actions.list.request, method: 'POST' }, pagination: { type: 'next_url', next: '{{body.links.next}}' } })), 'entities.notes.actions.list.pagination.type', /follows the URL of the next page with GET/],
+    ['next_url without next', mutate((m) => (m.entities.notes.actions.list.pagination = { type: 'next_url' })), 'entities.notes.actions.list.pagination', /missing required key "next"/],
+    ['form body on a GET', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /a GET request carries no body/],
+    ['form encoding without a body', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /body_encoding: form needs a body/],
+    ['form body that is a list', mutate((m) => Object.assign(m.entities.notes.actions.list.request, { method: 'POST', body_encoding: 'form', body: ['{{params.cursor}}'] })), 'entities.notes.actions.list.request.body', /a form body must be an object/],
+    ['unknown body encoding', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'xml')), 'entities.notes.actions.list.request.body_encoding', /must be one of: "json", "form"/],
   ];
 
   it.each(cases)('rejects: %s', (_name, text, location, message) => {

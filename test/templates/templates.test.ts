@@ -56,3 +56,12 @@ describe('templates', () => {
     expect(() => compileTemplate('/v1/{{params.id}}').renderPath({ params: { id: v } })).toThrow(PathValueError);
   });
 });
+
+describe('last', () => {
+  it('is the last element of an array (Stripe starting_after), undefined otherwise', () => {
+    const t = compileTemplate("{{get (last body.data) 'id'}}");
+    expect(t.render({ body: { data: [{ id: 'cus_1' }, { id: 'cus_2' }] } })).toBe('cus_2');
+    expect(t.render({ body: { data: [] } })).toBeUndefined();
+    expect(compileTemplate('{{last body}}').render({ body: 'abc' })).toBeUndefined();
+  });
+});
