@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
-import { ConnectorRuntime, type RuntimeOptions } from '../engine/index.ts';
+import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../engine/index.ts';
 import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
@@ -196,7 +196,7 @@ export class RuntimePool {
 
 function limiterOf(m: LoadedManifest, maxQueue: number): RateLimiter | null {
   const rl = m.manifest.rate_limit;
-  return rl ? new RateLimiter(rl.requests, rl.window_ms, rl.burst ?? rl.requests, maxQueue) : null;
+  return rl ? limiterFor(rl, maxQueue) : null;
 }
 
 /** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */
