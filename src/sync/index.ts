@@ -316,29 +316,38 @@ export class SyncEngine {
       });
   }
 
-  /** Claim and start every due connector whose lease is free. */
+  /**
+   * Claim and start every due connector whose lease is free, in batches of 16: a full batch may
+   * leave more due behind it, so look again at once rather than a poll later, until a batch
+   * starts nothing new (100 connectors due at once took seven polls, 30 s, to start).
+   */
   private async tick(): Promise<void> {
-    const t = now();
-    const due = await this.db
-      .selectFrom('sync_state')
-      .select('connector_id')
-      .where('next_run_at', '<=', t)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
-      .orderBy('next_run_at')
-      .limit(16)
-      .execute();
-    for (const { connector_id } of due) {
-      if (this.running.has(connector_id)) continue;
-      if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
-        await this.pause(connector_id);
-        continue;
+    for (;;) {
+      const t = now();
+      const due = await this.db
+        .selectFrom('sync_state')
+        .select('connector_id')
+        .where('next_run_at', '<=', t)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
+        .orderBy('next_run_at')
+        .limit(16)
+        .execute();
+      let moved = 0;
+      for (const { connector_id } of due) {
+        if (this.running.has(connector_id)) continue;
+        moved++;
+        if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
+          await this.pause(connector_id);
+          continue;
+        }
+        const controller = new AbortController();
+        const done = this.runOnce(connector_id, { signal: controller.signal }).catch((e: unknown) => {
+          if (!(e instanceof LeaseLost)) this.options.onError?.(connector_id, e);
+        });
+        this.running.set(connector_id, { controller, done });
+        void done.finally(() => this.running.delete(connector_id));
       }
-      const controller = new AbortController();
-      const done = this.runOnce(connector_id, { signal: controller.signal }).catch((e: unknown) => {
-        if (!(e instanceof LeaseLost)) this.options.onError?.(connector_id, e);
-      });
-      this.running.set(connector_id, { controller, done });
-      void done.finally(() => this.running.delete(connector_id));
+      if (due.length < 16 || moved === 0 || !this.timer) return;
     }
   }
 
