@@ -40,6 +40,8 @@ export interface HostedDataOptions {
 
 /** Records per write of a sync page on SQLite (see syncWrites). */
 export const SQLITE_SYNC_WRITE_RECORDS = 5;
+/** Longest run of sync writes on SQLite before the event loop gets a turn (see syncWrites). */
+export const SQLITE_SYNC_WRITE_SLICE_MS = 10;
 
 /**
  * The sink the sync engine writes through. On SQLite every write runs synchronously in this
@@ -47,16 +49,25 @@ export const SQLITE_SYNC_WRITE_RECORDS = 5;
  * microtasks: with 100 syncs each storing pages of 30 records, the event loop ran their writes
  * back to back for up to 2.6 s while an execute waited (issue 25's fleet bench). So on SQLite a
  * sync's page is written in parts of SQLITE_SYNC_WRITE_RECORDS, one part at a time across all
- * syncs, each after a turn of the event loop (setImmediate), where requests are read and
- * answered. A page's records are still all stored before its checkpoint; a part is its own
- * transaction, which resuming makes safe (the page is fetched and written again). On PostgreSQL
- * the writes are the server's work and go through as they are.
+ * syncs in the order they come, and once writes have run for `sliceMs` (default
+ * SQLITE_SYNC_WRITE_SLICE_MS) the next waits a turn of the event loop (setImmediate), where
+ * requests are read and answered. A page's records are still all stored before its checkpoint;
+ * a part is its own transaction, which resuming makes safe (the page is fetched and written
+ * again). On PostgreSQL the writes are the server's work and go through as they are.
  */
-export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres'): RecordSink {
+export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres', sliceMs = SQLITE_SYNC_WRITE_SLICE_MS): RecordSink {
   if (dialect !== 'sqlite') return records;
   let turn: Promise<unknown> = Promise.resolve();
+  let since = performance.now();
   const inTurn = <T>(write: () => Promise<T>): Promise<T> => {
-    const mine = turn.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(write);
+    const mine = turn
+      .then(async () => {
+        if (performance.now() - since >= sliceMs) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
+      })
+      .then(write);
     turn = mine.catch(() => undefined);
     return mine;
   };

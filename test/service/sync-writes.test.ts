@@ -42,12 +42,13 @@ describe('syncWrites on SQLite', () => {
     expect(log).toEqual([`a:n0+${SQLITE_SYNC_WRITE_RECORDS}`, `a:n${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`, `a:n${2 * SQLITE_SYNC_WRITE_RECORDS}+5`]);
   });
 
-  it('lets two syncs take turns, with a turn of the event loop before every part', async () => {
+  it('lets two syncs take turns, with a turn of the event loop before every part once the slice is spent (here 0 ms)', async () => {
     const log: string[] = [];
     // A request arriving while a part is written (a macrotask queued during it) is served before the next part.
     const sink = syncWrites(
       recordingSink(log, (label) => setImmediate(() => log.push(`request after ${label}`))),
       'sqlite',
+      0,
     );
     const n = 2 * SQLITE_SYNC_WRITE_RECORDS;
     const both = Promise.all([sink.upsert('a', 'notes', def, records('a', n), 'run'), sink.upsert('b', 'notes', def, records('b', n), 'run')]);
@@ -62,9 +63,20 @@ describe('syncWrites on SQLite', () => {
 
   it('queues deletion passes behind the writes before them', async () => {
     const log: string[] = [];
-    const sink = syncWrites(recordingSink(log), 'sqlite');
+    const sink = syncWrites(recordingSink(log), 'sqlite', 0);
     await Promise.all([sink.upsert('a', 'notes', def, records('a', SQLITE_SYNC_WRITE_RECORDS + 1), 'run'), sink.deleteMissing('b', 'notes', 'run')]);
     expect(log).toEqual([`a:a0+${SQLITE_SYNC_WRITE_RECORDS}`, 'b:deleteMissing', `a:a${SQLITE_SYNC_WRITE_RECORDS}+1`]);
+  });
+
+  it('runs writes back to back within a slice: a request waits at most one slice', async () => {
+    const log: string[] = [];
+    const sink = syncWrites(recordingSink(log), 'sqlite', 60_000);
+    const write = sink.upsert('a', 'notes', def, records('a', 3 * SQLITE_SYNC_WRITE_RECORDS), 'run');
+    setImmediate(() => log.push('request'));
+    await write;
+    expect(log.indexOf('request')).toBe(-1);
+    await new Promise((r) => setImmediate(r));
+    expect(log.at(-1)).toBe('request');
   });
 
   it('leaves PostgreSQL’s sink as it is: the writes are the server’s work', () => {
