@@ -332,11 +332,12 @@ export class SyncEngine {
         .orderBy('next_run_at')
         .limit(16)
         .execute();
-      let moved = 0;
-      for (const { connector_id } of due) {
+      const fresh = due.map((r) => r.connector_id).filter((id) => !this.running.has(id));
+      // The batch's checks at once, not one round trip after another.
+      const allowed = this.options.canRun === undefined ? fresh.map(() => true) : await Promise.all(fresh.map((id) => this.options.canRun!(id)));
+      for (const [i, connector_id] of fresh.entries()) {
         if (this.running.has(connector_id)) continue;
-        moved++;
-        if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
+        if (!allowed[i]) {
           await this.pause(connector_id);
           continue;
         }
@@ -347,7 +348,7 @@ export class SyncEngine {
         this.running.set(connector_id, { controller, done });
         void done.finally(() => this.running.delete(connector_id));
       }
-      if (due.length < 16 || moved === 0 || !this.timer) return;
+      if (due.length < 16 || fresh.length === 0 || !this.timer) return;
     }
   }
 
