@@ -69,6 +69,27 @@ const CHECKPOINTS = [...new Set([100, 1000, 10_000].filter((n) => n < CONNECTORS
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:fleet does)');
 
+// Several dialects: each in a process of its own, so one's memory figures start clean of the
+// other's (connections kept alive, buffers not yet collected).
+if (DIALECTS.length > 1) {
+  const lines: string[] = [];
+  let failed = false;
+  for (const d of DIALECTS) {
+    const argv = process.argv.slice(2).filter((a, i, all) => a !== '--dialects' && all[i - 1] !== '--dialects' && !a.startsWith('--dialects='));
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...argv, '--dialects', d], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      process.stdout.write(b);
+      out += b.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    lines.push(...out.split('\n').filter((l) => l.startsWith('goal: ')));
+    if (code !== 0) failed = true;
+  }
+  console.log(`\nall dialects: ${lines.filter((g) => /: met \(/.test(g)).length} of ${lines.length} fleet goals met`);
+  process.exit(failed ? 1 : 0);
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const fmt = (ms: number): string => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const goals: string[] = [];
