@@ -234,8 +234,10 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const A = apis[0]!;
 
     // 1. Memory per idle connector.
-    const warm = await Promise.all(Array.from({ length: 5 }, (_, i) => createConnector(A, `warm-${i}`, `grn_fleet_warm_${i}`)));
-    for (let k = 0; k < 20; k++) for (const id of warm) await execute(A, id, 'list', {});
+    // Warm up with 50 connectors of their own (code compiled, pools and caches allocated), so the
+    // figures are what one more connector costs, not the first one's one-off allocations.
+    const warm = await Promise.all(Array.from({ length: 50 }, (_, i) => createConnector(A, `warm-${i}`, `grn_fleet_warm_${i}`)));
+    for (let k = 0; k < 4; k++) for (const id of warm) await execute(A, id, 'list', {});
     const base = memory();
     const idle: string[] = [];
     for (const n of CHECKPOINTS) {
