@@ -7,13 +7,15 @@
  * B-trees and FTS5 on SQLite, B-trees, pg_trgm and full-text GIN on PostgreSQL, interleaved run
  * by run, each run's ids checked equal) and of a full scan in JavaScript (searchInMemory over the
  * same documents), the storage per record against the record's JSON size, and one verdict line
- * per goal of issue 15. SQLite's goals (against the hand-written query and the scan, all run in
+ * per goal (issue 25: PostgreSQL within 1.5× of the hand-written PostgreSQL query, storage
+ * judged only against a regression of the figure docs/search.md records, the JavaScript-scan
+ * goals judged at the 1,000,000 records they are set for and listed below that). SQLite's goals (against the hand-written query and the scan, all run in
  * this thread) are judged on CPU time per query, wall time shown beside it; PostgreSQL's on wall
  * time, since its work happens in the server.
  *
  *   npm run bench:search -- [--records N] [--runs N] [--warmup N] [--scan-runs N] [--batch N] [--dialects sqlite,postgres] [--sequential]
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -155,7 +157,11 @@ const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; h
     params: (k) => ({ query: { filter: { keyword: { name: LAST[(k * 29) % LAST.length]! } } }, limit: 100 }),
     hand: (k) => ({ kind: 'keyword', word: LAST[(k * 29) % LAST.length]!, limit: 100 }),
   },
-  { name: 'fuzzy (name, 1 typo)', params: (k) => ({ query: { filter: { fuzzy: { name: typo(LAST[(k * 31) % LAST.length]!) } } }, limit: 100 }) },
+  {
+    name: 'fuzzy (name, 1 typo)',
+    params: (k) => ({ query: { filter: { fuzzy: { name: typo(LAST[(k * 31) % LAST.length]!) } } }, limit: 100 }),
+    hand: (k) => ({ kind: 'fuzzy', word: typo(LAST[(k * 31) % LAST.length]!), limit: 100 }),
+  },
   {
     name: 'nested and/or/not',
     params: (k) => ({
@@ -172,14 +178,24 @@ const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; h
       },
       limit: 100,
     }),
+    hand: (k) => ({ kind: 'nested', plan: PLANS[k % 4]!, tag: TAGS[k % TAGS.length]!, since: T0 + ((k * 53) % 1500) * 86_400, limit: 100 }),
   },
-  { name: 'contains (tags)', params: (k) => ({ query: { filter: { contains: { 'tags.data.name': TAGS[k % TAGS.length]! } } }, limit: 100 }) },
-  { name: 'any (tags element)', params: (k) => ({ query: { filter: { any: { 'tags.data': { and: [{ eq: { name: TAGS[k % TAGS.length]! } }, { eq: { id: String(1000 + (k % TAGS.length)) } }] } } } }, limit: 100 }) },
+  {
+    name: 'contains (tags)',
+    params: (k) => ({ query: { filter: { contains: { 'tags.data.name': TAGS[k % TAGS.length]! } } }, limit: 100 }),
+    hand: (k) => ({ kind: 'contains', tag: TAGS[k % TAGS.length]!, limit: 100 }),
+  },
+  {
+    name: 'any (tags element)',
+    params: (k) => ({ query: { filter: { any: { 'tags.data': { and: [{ eq: { name: TAGS[k % TAGS.length]! } }, { eq: { id: String(1000 + (k % TAGS.length)) } }] } } } }, limit: 100 }),
+    hand: (k) => ({ kind: 'any', name: TAGS[k % TAGS.length]!, id: String(1000 + (k % TAGS.length)), limit: 100 }),
+  },
 ];
 
 /** The hand-written schema's row for contact i (rid i + 1: records are stored in order). */
 function handRow(i: number): HandRow {
   const c = contact(i);
+  const tags = (c['tags'] as { data: { id: string; name: string }[] }).data;
   return {
     rid: i + 1,
     id: String(c['id']),
@@ -189,6 +205,10 @@ function handRow(i: number): HandRow {
     owner_id: c['owner_id'] as number | null,
     created_at: c['created_at'] as number,
     last_seen_at: c['last_seen_at'] as number,
+    plan: String((c['custom_attributes'] as { plan: string }).plan),
+    unsubscribed: c['unsubscribed_from_emails'] === true,
+    tag_names: tags.map((t) => t.name),
+    tags: JSON.stringify(tags.map((t) => ({ name: t.name, id: t.id }))),
     record: JSON.stringify(c),
   };
 }
@@ -259,7 +279,7 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
     const parsed = parseSearchParams(DEF, probe);
     const expected = searchInMemory(docs, DEF, parsed).slice(0, parsed.limit).map((d) => d.doc['id']);
     let same = JSON.stringify(result.data.map((d) => d['id'])) === JSON.stringify(expected);
-    const hand = baseline !== undefined && q.hand !== undefined ? q.hand : undefined;
+    const hand = baseline !== undefined && q.hand !== undefined && baseline.kinds.has(q.hand(1).kind) ? q.hand : undefined;
     if (hand !== undefined) await baseline!.run(hand(1));
     // Untimed runs of both sides with other values (up to --warmup runs or 1 s), so that neither is
     // timed while the JIT still compiles its code path: V8 optimizes the store's JavaScript only
@@ -455,6 +475,23 @@ async function sizeOf(t: Target): Promise<number> {
   return Number(rows[0]?.bytes ?? 0);
 }
 
+/** The size the full-size goals are set for. */
+const FULL_SIZE = 1_000_000;
+
+/**
+ * Storage per record as docs/search.md records it (its table "Storage per record, recorded"),
+ * at the recorded size nearest to `records`: the reference the bench fails on when exceeded by
+ * more than 20 %.
+ */
+function recordedStorage(records: number, dialect: 'sqlite' | 'postgres'): { records: number; bytes: number } | undefined {
+  const text = readFileSync(new URL('../../docs/search.md', import.meta.url), 'utf8');
+  const num = (x: string): number => Number(x.replace(/[,\s]/g, ''));
+  const rows = [...text.matchAll(/^\| ([\d,]+) records \| ([\d,]+) B \| ([\d,]+) B \|/gm)].map((m) => ({ records: num(m[1]!), sqlite: num(m[2]!), postgres: num(m[3]!) }));
+  if (rows.length === 0) return undefined;
+  const nearest = rows.reduce((a, b) => (Math.abs(Math.log(b.records / records)) < Math.abs(Math.log(a.records / records)) ? b : a));
+  return { records: nearest.records, bytes: nearest[dialect] };
+}
+
 async function main(): Promise<void> {
   console.log(`search benchmark: ${RECORDS.toLocaleString()} contacts, ${RUNS} runs per query (JavaScript scan: ${SCAN_RUNS} runs), batches of ${BATCH}, ${SEQUENTIAL ? 'sequential' : 'concurrent'} loads`);
   const t = performance.now();
@@ -538,9 +575,12 @@ async function main(): Promise<void> {
     );
   }
 
-  // One verdict line per goal of issue 15.
+  // One verdict line per goal (issue 25's anchors), each judged at the size it is set for.
   console.log('');
   const verdict = (goal: string, ok: boolean | undefined, detail: string): void => console.log(`goal: ${goal}: ${ok === undefined ? 'not measured' : ok ? 'met' : 'NOT met'} (${detail})`);
+  /** A goal set for 1,000,000 records, measured at a smaller size: listed with its figure, not judged. */
+  const listed = (goal: string, detail: string): void => console.log(`goal: ${goal}: judged at --records ${FULL_SIZE} (at ${RECORDS.toLocaleString()} records: ${detail}, for information)`);
+  const full = RECORDS >= FULL_SIZE;
   const of = (d: string): Row[] => results.filter((r) => r.dialect === d);
   const sqliteRows = of('sqlite');
   const pgRows = of('postgres');
@@ -551,22 +591,46 @@ async function main(): Promise<void> {
   // wall p50 shown beside it.
   const both = (a: Row, ours: Stats, other: Stats, otherCpu: Stats): string =>
     `CPU ${fmt(a.cpu.ours.p50)} vs ${fmt(otherCpu.p50)} ms p50, ${(a.cpu.ours.p50 / otherCpu.p50).toFixed(2)}×; wall ${fmt(ours.p50)} vs ${fmt(other.p50)} ms, ${(ours.p50 / other.p50).toFixed(2)}×`;
+  // SQLite within 2× of hand-written SQLite: set for every size (met at 20,000 and at 1,000,000 but for eq).
   for (const r of sqliteRows.filter((x) => x.hand !== undefined)) {
     verdict(`SQLite ${r.query} within 2× of hand-written at ${size}`, r.cpu.ours.p50 <= 2 * r.cpu.hand!.p50, both(r, r.ours, r.hand!, r.cpu.hand!));
   }
+  // ≥ 100× a JavaScript scan: set for 1,000,000 records (the scan grows with N, an index lookup does not).
   for (const r of sqliteRows) {
-    verdict(`SQLite ${r.query} ≥ 100× a JavaScript scan at ${size}`, r.cpu.scan.p50 / r.cpu.ours.p50 >= 100, `${(r.cpu.scan.p50 / r.cpu.ours.p50).toFixed(0)}× by CPU, ${(r.scan.p50 / r.ours.p50).toFixed(0)}× by wall`);
+    const goal = `SQLite ${r.query} ≥ 100× a JavaScript scan`;
+    const detail = `${(r.cpu.scan.p50 / r.cpu.ours.p50).toFixed(0)}× by CPU, ${(r.scan.p50 / r.ours.p50).toFixed(0)}× by wall`;
+    if (full) verdict(`${goal} at ${size}`, r.cpu.scan.p50 / r.cpu.ours.p50 >= 100, detail);
+    else listed(goal, detail);
   }
-  for (const r of sqliteRows) {
-    const p = pgRows.find((x) => x.query === r.query);
-    // The floor beside the verdict (not part of it): a bare round trip, and the hand-written PostgreSQL query as a multiple of SQLite.
-    const floor = p === undefined ? '' : `; floor: round trip ${roundTrip === undefined ? '—' : fmt(roundTrip)} ms${p.hand === undefined ? '' : `, hand-written PostgreSQL ${fmt(p.hand.p50)} ms (${(p.hand.p50 / r.ours.p50).toFixed(2)}× SQLite)`}`;
-    verdict(`PostgreSQL ${r.query} p50 within 3× of SQLite`, p === undefined ? undefined : p.ours.p50 <= 3 * r.ours.p50, p === undefined ? 'PostgreSQL not run' : `${fmt(p.ours.p50)} vs ${fmt(r.ours.p50)} ms, ${(p.ours.p50 / r.ours.p50).toFixed(2)}×; PostgreSQL p95 ${fmt(p.ours.p95)} ms${floor}`);
+  // PostgreSQL against the strongest hand-written PostgreSQL query for the same first page, at
+  // every size (20,000 and 1,000,000); p95 reported, and the ratio to SQLite for information.
+  for (const p of pgRows) {
+    const r = sqliteRows.find((x) => x.query === p.query);
+    const sqliteInfo = r === undefined ? '' : `; SQLite p50 ${fmt(r.ours.p50)} ms, PostgreSQL ${(p.ours.p50 / r.ours.p50).toFixed(2)}× SQLite (for information)`;
+    const floor = `; round trip ${roundTrip === undefined ? '—' : fmt(roundTrip)} ms`;
+    verdict(
+      `PostgreSQL ${p.query} p50 within 1.5× of hand-written PostgreSQL at ${size}`,
+      p.hand === undefined ? undefined : p.ours.p50 <= 1.5 * p.hand.p50,
+      p.hand === undefined
+        ? 'no hand-written PostgreSQL query'
+        : `${fmt(p.ours.p50)} vs ${fmt(p.hand.p50)} ms p50, ${(p.ours.p50 / p.hand.p50).toFixed(2)}×; p95 ${fmt(p.ours.p95)} vs ${fmt(p.hand.p95)} ms${sqliteInfo}${floor}`,
+    );
   }
-  const sq = storage.get('sqlite');
-  const pgs = storage.get('postgres');
-  verdict('SQLite storage per record < 1.5× its JSON', sq === undefined ? undefined : sq < 1.5 * jsonPerRecord, sq === undefined ? 'not run' : `${sq.toFixed(0)} B vs ${jsonPerRecord.toFixed(0)} B JSON, ${(sq / jsonPerRecord).toFixed(2)}×`);
-  verdict('PostgreSQL storage per record < 3× its JSON', pgs === undefined ? undefined : pgs < 3 * jsonPerRecord, pgs === undefined ? 'not run' : `${pgs.toFixed(0)} B vs ${jsonPerRecord.toFixed(0)} B JSON, ${(pgs / jsonPerRecord).toFixed(2)}×`);
+  if (pgRows.length === 0) for (const r of sqliteRows) verdict(`PostgreSQL ${r.query} p50 within 1.5× of hand-written PostgreSQL at ${size}`, undefined, 'PostgreSQL not run');
+  // Storage per record: printed beside the JSON size; a goal only against regression (> 20 % above the figure docs/search.md records).
+  for (const [dialect, label] of [['sqlite', 'SQLite'], ['postgres', 'PostgreSQL']] as const) {
+    const bytes = storage.get(dialect);
+    const recorded = recordedStorage(RECORDS, dialect);
+    const goal = `${label} storage per record within 20 % of the figure in docs/search.md`;
+    if (bytes === undefined) verdict(goal, undefined, 'not run');
+    else if (recorded === undefined) verdict(goal, undefined, 'no figure recorded in docs/search.md');
+    else
+      verdict(
+        goal,
+        bytes <= 1.2 * recorded.bytes,
+        `${bytes.toFixed(0)} B per record vs ${recorded.bytes.toLocaleString()} B recorded at ${recorded.records.toLocaleString()} records, ${((bytes / recorded.bytes - 1) * 100).toFixed(1)} %; record JSON ${jsonPerRecord.toFixed(0)} B, ${(bytes / jsonPerRecord).toFixed(2)}×`,
+      );
+  }
   verdict('results equal on both sides', results.every((r) => r.same), `${results.filter((r) => !r.same).map((r) => `${r.dialect} ${r.query}`).join(', ') || 'every query, every run'}`);
   if (results.some((r) => !r.same)) process.exitCode = 1;
 }

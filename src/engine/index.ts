@@ -145,9 +145,9 @@ function isTimeout(e: unknown): boolean {
  * bucket runs on its own clock, so Switchboard keeps 5% under the sustained rate and 10% under
  * the burst rather than racing the limit.
  */
-export function limiterFor(rate: { requests: number; window_ms: number; burst?: number }): RateLimiter {
+export function limiterFor(rate: { requests: number; window_ms: number; burst?: number }, maxQueue?: number): RateLimiter {
   const burst = rate.burst ?? rate.requests;
-  return new RateLimiter(rate.requests * 0.95, rate.window_ms, Math.max(1, Math.floor(burst * 0.9)));
+  return new RateLimiter(rate.requests * 0.95, rate.window_ms, Math.max(1, Math.floor(burst * 0.9)), maxQueue);
 }
 
 function describeParamsErrors(action: CompiledAction): ErrorDetail[] {

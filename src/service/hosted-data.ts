@@ -9,7 +9,7 @@ import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { RecordStore } from '../search/index.ts';
 import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
-import { SyncEngine } from '../sync/index.ts';
+import { SyncEngine, type RecordSink } from '../sync/index.ts';
 import type { ServiceConfig } from './config.ts';
 import { RuntimePool } from './runtime-pool.ts';
 import { markAuthFailed } from './connector-health.ts';
@@ -44,6 +44,53 @@ export interface HostedDataOptions {
   throttleFor?: ((budget: string, manifest: LoadedManifest) => Throttle | null) | undefined;
 }
 
+/** Records per write of a sync page on SQLite (see syncWrites). */
+export const SQLITE_SYNC_WRITE_RECORDS = 5;
+/** Longest run of sync writes on SQLite before the event loop gets a turn (see syncWrites). */
+export const SQLITE_SYNC_WRITE_SLICE_MS = 10;
+
+/**
+ * The sink the sync engine writes through. On SQLite every write runs synchronously in this
+ * process (better-sqlite3), and Kysely hands the one connection from write to write in
+ * microtasks: with 100 syncs each storing pages of 30 records, the event loop ran their writes
+ * back to back for up to 2.6 s while an execute waited (issue 25's fleet bench). So on SQLite a
+ * sync's page is written in parts of SQLITE_SYNC_WRITE_RECORDS, one part at a time across all
+ * syncs in the order they come, and once writes have run for `sliceMs` (default
+ * SQLITE_SYNC_WRITE_SLICE_MS) the next waits a turn of the event loop (setImmediate), where
+ * requests are read and answered. A page's records are still all stored before its checkpoint;
+ * a part is its own transaction, which resuming makes safe (the page is fetched and written
+ * again). On PostgreSQL the writes are the server's work and go through as they are.
+ */
+export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres', sliceMs = SQLITE_SYNC_WRITE_SLICE_MS): RecordSink {
+  if (dialect !== 'sqlite') return records;
+  let turn: Promise<unknown> = Promise.resolve();
+  let since = performance.now();
+  const inTurn = <T>(write: () => Promise<T>): Promise<T> => {
+    const mine = turn
+      .then(async () => {
+        if (performance.now() - since >= sliceMs) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
+      })
+      .then(write);
+    turn = mine.catch(() => undefined);
+    return mine;
+  };
+  return {
+    upsert: async (connectorId, entity, def, list, syncRun) => {
+      for (let i = 0; i < list.length; i += SQLITE_SYNC_WRITE_RECORDS) {
+        const part = list.slice(i, i + SQLITE_SYNC_WRITE_RECORDS);
+        await inTurn(() => records.upsert(connectorId, entity, def, part, syncRun));
+      }
+    },
+    deleteMissing: (connectorId, entity, syncRun) => inTurn(() => records.deleteMissing(connectorId, entity, syncRun)),
+    deleteRecords: (connectorId, entity, ids) => inTurn(() => records.deleteRecords(connectorId, entity, ids)),
+    deleteConnector: (connectorId) => records.deleteConnector(connectorId),
+    count: (connectorId, entity) => records.count(connectorId, entity),
+  };
+}
+
 export function createHostedData(o: HostedDataOptions): HostedData {
   // Search cursors are signed with a key derived from the credentials key ring, so every
   // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
@@ -54,7 +101,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
   const sync = new SyncEngine({
     database: o.database as Database,
-    sink: records,
+    sink: syncWrites(records, o.database.dialect),
     defaultIntervalMs: o.config.syncIntervalSeconds * 1000,
     ...(o.config.instanceId !== undefined ? { instanceName: o.config.instanceId } : {}),
     runtimeFor: async (connectorId) => {

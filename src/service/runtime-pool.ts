@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { derivedSecrets, selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
-import { ConnectorRuntime, type RuntimeOptions } from '../engine/index.ts';
+import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../engine/index.ts';
 import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
@@ -32,6 +32,8 @@ interface Entry {
   state: { ciphertext: string; secrets: string[] };
   runtime: ConnectorRuntime;
   limiter: Throttle | null;
+  /** The rate-limit budget whose throttle it holds (see budgetKey); undefined when unthrottled. */
+  budget: string | undefined;
 }
 
 export interface PooledRuntime {
@@ -82,8 +84,13 @@ export function budgetKey(row: Pick<ConnectorRow, 'id' | 'connector_type' | 'aut
 
 export class RuntimePool {
   private readonly entries = new Map<string, Entry>();
-  /** Throttles by budget key, shared by the connectors spending that budget. */
-  private readonly throttles = new Map<string, Throttle | null>();
+  /**
+   * Throttles by budget key, shared by the cached runtimes spending that budget, and dropped
+   * with the last of them: so at most one throttle per budget at any time (a throttle evicted
+   * on its own while a runtime still held it let a new runtime with the same key open a second
+   * one, at twice the upstream's rate), and no more throttles than runtimes.
+   */
+  private readonly throttles = new Map<string, { throttle: Throttle | null; users: number }>();
   private readonly max: number;
   private readonly rows: LookupCache<ConnectorRow>;
   /** The id of the entry last moved to the end of `entries` (the most recently used one). */
@@ -126,7 +133,8 @@ export class RuntimePool {
     }
     const context = connectorCredentialsContext(row.id);
     const credentials = this.o.keyRing.openJson<Credentials>({ keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext }, context);
-    const limiter = this.o.config.upstreamThrottle ? this.throttle(budgetKey(row, manifest, credentials), manifest) : null;
+    const budget = this.o.config.upstreamThrottle ? budgetKey(row, manifest, credentials) : undefined;
+    const limiter = budget !== undefined ? this.throttle(budget, manifest) : null;
     const typeCfg = this.o.config.connectorTypes[row.connector_type];
     const state: Entry['state'] = { ciphertext: row.credentials_ciphertext, secrets: secretValues(manifest, row.auth_variant, credentials) };
     const options: RuntimeOptions = {
@@ -150,14 +158,14 @@ export class RuntimePool {
         this.o.log.info({ connector_id: row.id }, 'OAuth tokens refreshed and stored');
       },
     };
-    const entry: Entry = { state, runtime: new ConnectorRuntime(manifest, credentials, options), limiter };
+    const entry: Entry = { state, runtime: new ConnectorRuntime(manifest, credentials, options), limiter, budget };
     if (row.credentials_key_id !== this.o.keyRing.primaryId) this.reseal(row, credentials, state);
-    this.entries.delete(row.id);
+    this.drop(row.id);
     this.entries.set(row.id, entry);
     this.lastUsed = row.id;
     if (this.entries.size > this.max) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      if (oldest !== undefined) this.drop(oldest);
     }
     return { runtime: entry.runtime, secrets: state.secrets };
   }
@@ -179,25 +187,42 @@ export class RuntimePool {
       .catch((e: unknown) => this.o.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not re-encrypt credentials with the primary key'));
   }
 
-  /** The throttle of a budget, made on first use and then shared. */
+  /** The throttle of a budget, made on first use and then shared; one more runtime holds it. */
   private throttle(budget: string, manifest: LoadedManifest): Throttle | null {
-    if (!this.throttles.has(budget)) {
-      if (this.throttles.size >= this.max) this.throttles.delete(this.throttles.keys().next().value as string);
-      this.throttles.set(budget, this.o.throttleFor?.(budget, manifest) ?? limiterOf(manifest, this.o.config.upstreamQueueLimit));
+    let held = this.throttles.get(budget);
+    if (held === undefined) {
+      held = { throttle: this.o.throttleFor?.(budget, manifest) ?? limiterOf(manifest, this.o.config.upstreamQueueLimit), users: 0 };
+      this.throttles.set(budget, held);
     }
-    return this.throttles.get(budget) ?? null;
+    held.users++;
+    return held.throttle;
+  }
+
+  /** Remove a cached runtime, and its budget's throttle when no other runtime holds it. */
+  private drop(connectorId: string): void {
+    const entry = this.entries.get(connectorId);
+    if (entry === undefined) return;
+    this.entries.delete(connectorId);
+    if (entry.budget === undefined) return;
+    const held = this.throttles.get(entry.budget);
+    if (held !== undefined && --held.users <= 0) this.throttles.delete(entry.budget);
   }
 
   /** Forget a connector (deleted, or credentials replaced): its runtime and its row. */
   forget(connectorId: string): void {
-    this.entries.delete(connectorId);
+    this.drop(connectorId);
     this.rows.delete(connectorId);
+  }
+
+  /** How many runtimes and throttles are cached (for tests and the fleet bench). */
+  get sizes(): { runtimes: number; throttles: number; rows: number } {
+    return { runtimes: this.entries.size, throttles: this.throttles.size, rows: this.rows.size };
   }
 }
 
 function limiterOf(m: LoadedManifest, maxQueue: number): RateLimiter | null {
   const rl = m.manifest.rate_limit;
-  return rl ? new RateLimiter(rl.requests, rl.window_ms, rl.burst ?? rl.requests, maxQueue) : null;
+  return rl ? limiterFor(rl, maxQueue) : null;
 }
 
 /** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */

@@ -18,7 +18,8 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { BurstyRateLimiter, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RateLimiter, sleep, ThrottleRefused, type AcquireOptions, type Throttle } from '../http/index.ts';
+import { limiterFor } from '../engine/index.ts';
+import { sleep, ThrottleRefused, type AcquireOptions, type Throttle } from '../http/index.ts';
 import type { Database } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
 import { RequestRateLimiter, type RateDecision } from './request-rate-limiter.ts';
@@ -75,7 +76,11 @@ class MemoryBackend implements LimitBackend {
     return k;
   }
   throttle(_connectorId: string, rate: UpstreamRate, maxQueue: number): Throttle {
-    return new RateLimiter(rate.requests, rate.window_ms, rate.burst ?? rate.requests, maxQueue);
+    // The engine's margin (5 % under the rate, 10 % under the burst), as in library mode: a
+    // token bucket as large as the upstream's, spent to the last token, meets the upstream's
+    // own bucket with nothing to spare, and the first request of a new connection (slower to
+    // arrive than the ones after it) then costs a 429 (issue 25's fleet bench: one per key).
+    return limiterFor(rate, maxQueue);
   }
   async close(): Promise<void> {}
 }

@@ -211,31 +211,42 @@ export class SyncEngine {
       });
   }
 
-  /** Claim and start every due connector whose lease is free. */
+  /**
+   * Claim and start every due connector whose lease is free, in batches of 16: a full batch may
+   * leave more due behind it, so look again at once rather than a poll later, until a batch
+   * starts nothing new (100 connectors due at once took seven polls, 30 s, to start).
+   */
   private async tick(): Promise<void> {
     await this.reclaimed;
-    const t = now();
-    const due = await this.db
-      .selectFrom('sync_state')
-      .select('connector_id')
-      .where('next_run_at', '<=', t)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
-      .orderBy('next_run_at')
-      .limit(16)
-      .execute();
-    for (const { connector_id } of due) {
+    for (;;) {
       if (this.stopping) return;
-      if (this.running.has(connector_id)) continue;
-      if (this.options.canRun !== undefined && !(await this.options.canRun(connector_id))) {
-        await this.pause(connector_id);
-        continue;
+      const t = now();
+      const due = await this.db
+        .selectFrom('sync_state')
+        .select('connector_id')
+        .where('next_run_at', '<=', t)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
+        .orderBy('next_run_at')
+        .limit(16)
+        .execute();
+      const fresh = due.map((r) => r.connector_id).filter((id) => !this.running.has(id));
+      // The batch's checks at once, not one round trip after another.
+      const allowed = this.options.canRun === undefined ? fresh.map(() => true) : await Promise.all(fresh.map((id) => this.options.canRun!(id)));
+      for (const [i, connector_id] of fresh.entries()) {
+        if (this.stopping) return;
+        if (this.running.has(connector_id)) continue;
+        if (!allowed[i]) {
+          await this.pause(connector_id);
+          continue;
+        }
+        const controller = new AbortController();
+        const done = this.runOnce(connector_id, { signal: controller.signal }).catch((e: unknown) => {
+          if (!(e instanceof LeaseLost)) this.options.onError?.(connector_id, e);
+        });
+        this.running.set(connector_id, { controller, done });
+        void done.finally(() => this.running.delete(connector_id));
       }
-      const controller = new AbortController();
-      const done = this.runOnce(connector_id, { signal: controller.signal }).catch((e: unknown) => {
-        if (!(e instanceof LeaseLost)) this.options.onError?.(connector_id, e);
-      });
-      this.running.set(connector_id, { controller, done });
-      void done.finally(() => this.running.delete(connector_id));
+      if (due.length < 16 || fresh.length === 0 || !this.timer) return;
     }
   }
 

@@ -1,0 +1,412 @@
+/**
+ * The cost of a fleet of connectors: how memory, the scheduler, sync throughput and execute
+ * latency grow with the number of connectors, against the sandbox's Granola simulator (in a
+ * child process, scripts/bench/fleet-sims.ts), on SQLite (one instance) and on PostgreSQL (two
+ * instances sharing one schema, their limits shared through it).
+ *
+ *   npm run bench:fleet -- [--connectors 10000] [--sync 100] [--seconds 20] [--dialects sqlite,postgres]
+ *
+ * For each dialect, in order:
+ * 1. Memory per idle connector: connectors created through the API and each used once (an
+ *    execute of notes.list, so its runtime, throttle and cached row exist), at 100, 1,000 and
+ *    10,000 (up to --connectors): JS heap + external memory after a full GC, less the same
+ *    before the first connector, per connector; RSS beside it. Schedules are rows of
+ *    sync_state, not memory. Goal: < 10 kB per idle connector.
+ * 2. Sync throughput: --sync connectors (default 100) sync at once, each with its own API key
+ *    on its own simulator with Granola's real limit (bursts of 25, 5 requests/s per key): upstream
+ *    requests/s and records/s over the window after the bursts, against the sum of the keys'
+ *    ceilings (5/s each); 429s counted; each connector's share (none starved: every connector's
+ *    rate ≥ half the median's). Goals: ≥ 90 % of the ceilings' sum, 0 × 429, none starved.
+ * 3. Execute latency of one more connector (its own key, its simulator in a process of its own) while those syncs run, against the same
+ *    connector's latency with nothing syncing. Goal: p99 < 2× idle p99.
+ * 4. The scheduler at --connectors (default 10,000) with staggered schedules (every connector
+ *    every 10 minutes, spread evenly: about 17 due per second at 10,000): the cost of each tick
+ *    (find the due connectors, check and start them), and how long a due connector waits to
+ *    start (started_at − its next_run_at). Goals: tick p95 < 50 ms; start delay p99 < the poll
+ *    interval (5 s) + 1 s.
+ *
+ * One `goal:` line per goal and dialect. Exit 1 when any is not met. Run with --expose-gc (the
+ * npm script does): the memory figures need full collections.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { request } from 'undici';
+import { createUpstreamTransport, type UpstreamRequest, type UpstreamSend } from '../../src/http/upstream-transport.ts';
+import type { FetchLike } from '../../src/http/index.ts';
+import { createApplication, defaultServiceConfig, startService, type RunningService } from '../../src/service/index.ts';
+import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
+import { percentile } from './lib.ts';
+
+const { values: args } = parseArgs({
+  strict: false,
+  options: {
+    connectors: { type: 'string', default: '10000' },
+    sync: { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '20' },
+    dialects: { type: 'string', default: 'sqlite,postgres' },
+  },
+});
+const CONNECTORS = Number(args.connectors);
+const SYNCING = Number(args.sync);
+const SECONDS = Number(args.seconds);
+const DIALECTS = String(args.dialects).split(',');
+const PG_URL = process.env['SWITCHBOARD_BENCH_POSTGRES_URL'] ?? process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
+/** Granola's limit per key: the simulators enforce it, the manifest states it. */
+const BURST = 25;
+const PER_SECOND = 5;
+/** The sync engine's default poll interval (SyncEngineOptions.pollMs), which the service keeps. */
+const POLL_MS = 5000;
+/** Notes per limited simulator: enough that every sync outlasts the window. */
+const NOTES = BURST + PER_SECOND * (SECONDS + 10) + 30;
+const CHECKPOINTS = [...new Set([100, 1000, 10_000].filter((n) => n < CONNECTORS).concat(CONNECTORS))];
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:fleet does)');
+
+// Several dialects: each in a process of its own, so one's memory figures start clean of the
+// other's (connections kept alive, buffers not yet collected).
+if (DIALECTS.length > 1) {
+  const lines: string[] = [];
+  let failed = false;
+  for (const d of DIALECTS) {
+    const argv = process.argv.slice(2).filter((a, i, all) => a !== '--dialects' && all[i - 1] !== '--dialects' && !a.startsWith('--dialects='));
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...argv, '--dialects', d], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      process.stdout.write(b);
+      out += b.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    lines.push(...out.split('\n').filter((l) => l.startsWith('goal: ')));
+    if (code !== 0) failed = true;
+  }
+  console.log(`\nall dialects: ${lines.filter((g) => /: met \(/.test(g)).length} of ${lines.length} fleet goals met`);
+  process.exit(failed ? 1 : 0);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const fmt = (ms: number): string => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const goals: string[] = [];
+const goal = (text: string, ok: boolean, detail: string): void => {
+  const line = `goal: ${text}: ${ok ? 'met' : 'NOT met'} (${detail})`;
+  goals.push(line);
+  console.log(line);
+};
+
+async function mapLimit<T>(items: T[], limit: number, fn: (t: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+// --- the simulators, in their own process -------------------------------------------------------
+interface Sims {
+  limited: { url: string; apiKey: string }[];
+  idle: { url: string; apiKey: string };
+}
+function startSims(argv: string[]): Promise<{ child: ReturnType<typeof spawn>; sims: Sims }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./fleet-sims.ts', import.meta.url).pathname, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (l) => resolve({ child, sims: JSON.parse(l) as Sims }));
+    child.once('exit', (code) => reject(new Error(`simulators exited with ${code}`)));
+  });
+}
+const { child: simChild, sims } = await startSims(['--limited', String(SYNCING), '--size', String(NOTES)]);
+// The probe connector's upstream in a process of its own: a customer's upstream is not slowed
+// down by other customers' syncs, so its latency here is the service's.
+const { child: probeChild, sims: probeSims } = await startSims(['--limited', '1', '--size', '50', '--key-prefix', 'grn_fleet_probe_']);
+const PROBE = probeSims.limited[0]!;
+
+// --- upstream routing: each connector's key to its simulator ---------------------------------------
+/** Key → simulator. Keys not listed (the idle fleet's) go to the unlimited simulator, with its key. */
+const route = new Map([...sims.limited, PROBE].map((s) => [s.apiKey, s.url]));
+const syncKeys = new Set(sims.limited.map((s) => s.apiKey));
+interface Exchange {
+  key: string;
+  at: number;
+  status: number;
+  get: boolean;
+}
+let exchanges: Exchange[] = [];
+const transport = createUpstreamTransport();
+const BASE = 'http://granola.fleet.invalid';
+
+function routed(input: string | URL, headers: Record<string, string>): { url: string; headers: Record<string, string>; key: string } {
+  const authName = Object.keys(headers).find((h) => h.toLowerCase() === 'authorization');
+  const key = authName === undefined ? '' : String(headers[authName]).replace(/^Bearer\s+/i, '');
+  const target = route.get(key);
+  const u = new URL(String(input));
+  const out = { ...headers };
+  if (target === undefined && authName !== undefined) out[authName] = `Bearer ${sims.idle.apiKey}`;
+  return { url: (target ?? sims.idle.url) + u.pathname + u.search, headers: out, key };
+}
+
+const send: UpstreamSend = async (input, req: UpstreamRequest = {}) => {
+  const r = routed(input, req.headers ?? {});
+  const res = await transport.send(r.url, { ...req, headers: r.headers });
+  if (syncKeys.has(r.key)) exchanges.push({ key: r.key, at: performance.now(), status: res.status, get: /\/v1\/notes\/[^/?]+/.test(r.url) });
+  return res;
+};
+const fetchImpl = Object.assign(async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const h: Record<string, string> = {};
+  new Headers(init?.headers).forEach((v, k) => (h[k] = v));
+  const r = routed(input instanceof Request ? input.url : input, h);
+  return transport.fetch(r.url, { ...init, headers: r.headers });
+}, { send }) as unknown as FetchLike;
+
+// --- one dialect ----------------------------------------------------------------------------------
+interface Api {
+  url: string;
+  token: string;
+}
+
+async function api(a: Api, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await request(`${a.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${a.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: r.statusCode, json: (await r.body.json()) as Record<string, unknown> };
+}
+
+async function createConnector(a: Api, name: string, apiKey: string): Promise<string> {
+  const r = await api(a, 'POST', '/integrations/connectors?check=false', { customer_name: name, connector_type: 'granola', name, credentials: { api_key: apiKey } });
+  if (r.status !== 201 && r.status !== 200) throw new Error(`create ${name}: ${r.status} ${JSON.stringify(r.json)}`);
+  return String(r.json['id']);
+}
+
+async function execute(a: Api, id: string, action: 'list' | 'get', params: Record<string, unknown>): Promise<number> {
+  const t = performance.now();
+  const r = await api(a, 'POST', `/integrations/connectors/${id}/execute`, { entity: 'notes', action, params });
+  if (r.status !== 200) throw new Error(`execute ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+  return performance.now() - t;
+}
+
+const memory = (): { heap: number; rss: number } => {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return { heap: m.heapUsed + m.external, rss: m.rss };
+};
+
+async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
+  console.log(`\n=== ${dialect}${dialect === 'postgres' ? ' (two instances)' : ''} ===`);
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-fleet-'));
+  const schema = `fleet_bench_${process.pid}`;
+  let admin: pg.Client | undefined;
+  if (dialect === 'postgres') {
+    admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  }
+  const config = defaultServiceConfig({
+    databaseUrl: dialect === 'sqlite' ? join(dir, 'fleet.db') : PG_URL!,
+    encryptionKey: generateKeySpec(),
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'error',
+    rateLimitPerMinute: 0,
+    syncScheduler: false,
+    syncIntervalSeconds: 3600,
+    connectorTypes: { granola: { baseUrl: BASE } },
+  });
+  const instances: RunningService[] = [];
+  try {
+    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) instances.push(await startService({ config, fetch: fetchImpl, logDestination: process.stderr, ...(dialect === 'postgres' ? { schema } : {}) }));
+    const a = instances[0]!;
+    const db = a.database.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const app = await createApplication(new ServiceStore(a.database.db), { orgName: 'fleet' });
+    const tok = await request(`${a.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
+    const token = ((await tok.body.json()) as { access_token: string }).access_token;
+    const apis: Api[] = instances.map((s) => ({ url: s.url, token }));
+    const A = apis[0]!;
+
+    // 1. Memory per idle connector.
+    // Warm up with 50 connectors of their own (code compiled, pools and caches allocated), so the
+    // figures are what one more connector costs, not the first one's one-off allocations.
+    const warm = await Promise.all(Array.from({ length: 50 }, (_, i) => createConnector(A, `warm-${i}`, `grn_fleet_warm_${i}`)));
+    for (let k = 0; k < 4; k++) for (const id of warm) await execute(A, id, 'list', {});
+    const base = memory();
+    const idle: string[] = [];
+    for (const n of CHECKPOINTS) {
+      const started = performance.now();
+      const fresh = Array.from({ length: n - idle.length }, (_, k) => idle.length + k);
+      const ids: string[] = new Array(fresh.length);
+      await mapLimit(fresh, 8, async (i, k) => {
+        ids[k] = await createConnector(A, `idle-${i}`, `grn_fleet_idle_${i}`);
+        await execute(A, ids[k]!, 'list', {});
+      });
+      idle.push(...ids);
+      const m = memory();
+      const per = (m.heap - base.heap) / idle.length;
+      console.log(`${idle.length.toLocaleString()} connectors created and used once in ${((performance.now() - started) / 1000).toFixed(0)} s; heap + external ${((m.heap - base.heap) / 1e6).toFixed(1)} MB above the start, RSS ${((m.rss - base.rss) / 1e6).toFixed(1)} MB`);
+      goal(`fleet memory per idle connector < 10 kB at ${idle.length.toLocaleString()} connectors (${dialect})`, per < 10_000, `${per.toFixed(0)} B per connector (heap + external after GC); RSS ${((m.rss - base.rss) / idle.length).toFixed(0)} B per connector`);
+    }
+
+    // Pause the idle fleet while the syncs are measured.
+    await db.updateTable('sync_state').set({ next_run_at: null }).execute();
+
+    // 2. and 3. Throughput of concurrent syncs, and one connector's execute latency meanwhile.
+    const syncing = await Promise.all(sims.limited.slice(0, SYNCING).map((s, i) => createConnector(A, `sync-${i}`, s.apiKey)));
+    const probe = await createConnector(A, 'probe', PROBE.apiKey);
+    await db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', 'in', [...syncing, probe]).execute();
+    const probeIds = (await api(A, 'POST', `/integrations/connectors/${probe}/execute`, { entity: 'notes', action: 'list', params: {} })).json['data'] as { id: string }[];
+    /** 2.5 calls/s, half the probe's own 5/s budget (the shared throttle on PostgreSQL counts in fixed 1 s windows): its latency, not its throttle, is measured. */
+    const probeRun = async (seconds: number): Promise<number[]> => {
+      const out: number[] = [];
+      const end = performance.now() + seconds * 1000;
+      for (let k = 0; performance.now() < end; k++) {
+        const t = performance.now();
+        out.push(await execute(apis[k % apis.length]!, probe, 'get', { note_id: probeIds[k % probeIds.length]!.id }));
+        await sleep(Math.max(0, 400 - (performance.now() - t)));
+      }
+      return out;
+    };
+    await probeRun(3); // warm
+    const idleLatency = await probeRun(Math.max(12, SECONDS / 2));
+    exchanges = [];
+    const t0 = performance.now();
+    await db.updateTable('sync_state').set({ next_run_at: new Date().toISOString() }).where('connector_id', 'in', syncing).execute();
+    for (const s of instances) s.ctx.sync.start();
+    // The bursts are spent in the first 5 s (25 requests at 5/s of credit): measure after.
+    await sleep(6000);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const w0 = performance.now();
+    const busyLatency = await probeRun(SECONDS);
+    const w1 = performance.now();
+    loop.disable();
+    console.log(`event loop delay while syncing: p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`);
+    for (const s of instances) await s.ctx.sync.stop();
+    const startedBy = (await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', syncing).execute()).filter((r) => r['started_at'] !== null).length;
+    const inWindow = exchanges.filter((e) => e.at >= w0 && e.at <= w1);
+    const ok = inWindow.filter((e) => e.status < 400);
+    const limited = exchanges.filter((e) => e.status === 429).length;
+    if (process.env['FLEET_DEBUG']) console.log(exchanges.filter((e) => e.status === 429).map((e) => `${e.key} +${((e.at - t0) / 1000).toFixed(2)}s n=${exchanges.filter((x) => x.key === e.key && x.at <= e.at).length}`).join('\n'));
+    const secs = (w1 - w0) / 1000;
+    const rate = ok.length / secs;
+    const ceiling = SYNCING * PER_SECOND;
+    const perKey = sims.limited.slice(0, SYNCING).map((s) => ok.filter((e) => e.key === s.apiKey).length / secs);
+    const med = percentile(perKey, 50);
+    const min = Math.min(...perKey);
+    console.log(
+      `${SYNCING} syncs at once (${startedBy} started within ${((w1 - t0) / 1000).toFixed(0)} s): ${rate.toFixed(1)} upstream requests/s and ${(ok.filter((e) => e.get).length / secs).toFixed(1)} records/s over ${secs.toFixed(0)} s, against the keys' ceilings ${ceiling}/s; per connector min ${min.toFixed(2)} / median ${med.toFixed(2)} / max ${Math.max(...perKey).toFixed(2)} requests/s; 429s: ${limited}`,
+    );
+    goal(`fleet sync throughput of ${SYNCING} concurrent syncs within 10 % of the sum of the upstreams' ceilings (${dialect})`, rate >= 0.9 * ceiling, `${rate.toFixed(1)} of ${ceiling} requests/s, ${((rate / ceiling) * 100).toFixed(1)} %; ${(ok.filter((e) => e.get).length / secs).toFixed(1)} records/s`);
+    goal(`fleet 0 × 429 during ${SYNCING} concurrent syncs (${dialect})`, limited === 0, `${limited} × 429 of ${exchanges.length} upstream requests`);
+    goal(`fleet no connector starved during ${SYNCING} concurrent syncs (${dialect})`, perKey.every((r) => r >= 0.5 * med) && med > 0, `slowest ${min.toFixed(2)} requests/s vs median ${med.toFixed(2)} (${((min / med) * 100).toFixed(0)} %; starved: below 50 %)`);
+    const p = (xs: number[], q: number): number => percentile(xs, q);
+    goal(
+      `fleet execute p99 of one connector while ${SYNCING} others sync < 2× its idle p99 (${dialect})`,
+      p(busyLatency, 99) < 2 * p(idleLatency, 99),
+      `p50 ${fmt(p(busyLatency, 50))} ms / p99 ${fmt(p(busyLatency, 99))} ms over ${busyLatency.length} calls, idle p50 ${fmt(p(idleLatency, 50))} ms / p99 ${fmt(p(idleLatency, 99))} ms over ${idleLatency.length}`,
+    );
+
+    // 4. The scheduler at the whole fleet, staggered schedules.
+    await db.updateTable('sync_state').set({ next_run_at: null, lease_owner: null, lease_until: null }).execute();
+    const everyMs = 600_000;
+    const startAt = Date.now() + 2000;
+    const scheduled = new Map<string, number>();
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < idle.length; i++) {
+        const at = startAt + Math.floor((i / idle.length) * everyMs);
+        scheduled.set(idle[i]!, at);
+        await trx.updateTable('sync_state').set({ next_run_at: new Date(at).toISOString(), interval_ms: everyMs }).where('connector_id', '=', idle[i]!).execute();
+      }
+    });
+    if (dialect === 'postgres') {
+      const plan = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT connector_id FROM sync_state WHERE next_run_at <= ${new Date(startAt + 10_000).toISOString()} AND (lease_until IS NULL OR lease_until < ${new Date().toISOString()}) ORDER BY next_run_at LIMIT 16`.execute(db);
+      console.log(`the scheduler's due query on PostgreSQL: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')}`);
+    }
+    const ticks: number[] = [];
+    for (const s of instances) {
+      const engine = s.ctx.sync as unknown as { tick?: () => Promise<void> };
+      const tick = engine.tick?.bind(engine);
+      if (tick === undefined) throw new Error('SyncEngine has no tick() to time: update the fleet bench');
+      engine.tick = async () => {
+        const t = performance.now();
+        try {
+          await tick();
+        } finally {
+          ticks.push(performance.now() - t);
+        }
+      };
+    }
+    for (const s of instances) s.ctx.sync.start();
+    await sleep(SECONDS * 1000 + 2000);
+    const end = Date.now();
+    for (const s of instances) await s.ctx.sync.stop();
+    const rows = await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', idle.slice(0, Math.ceil((idle.length * (SECONDS + 2) * 1000) / everyMs) + 50)).execute();
+    const delays: number[] = [];
+    let notStarted = 0;
+    for (const r of rows) {
+      const at = scheduled.get(String(r['connector_id']))!;
+      if (at > end - 1000) continue;
+      if (r['started_at'] === null) {
+        notStarted++;
+        delays.push(end - at);
+      } else delays.push(Date.parse(String(r['started_at'])) - at);
+    }
+    // The due query alone, with nothing else running: what a tick costs the database.
+    const query: number[] = [];
+    for (let k = 0; k < 200; k++) {
+      const t = new Date(startAt + ((k * 7919) % everyMs)).toISOString();
+      const q0 = performance.now();
+      await db
+        .selectFrom('sync_state')
+        .select('connector_id')
+        .where('next_run_at', '<=', t)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
+        .orderBy('next_run_at')
+        .limit(16)
+        .execute();
+      query.push(performance.now() - q0);
+    }
+    console.log(`the scheduler's due query alone at ${idle.length.toLocaleString()} connectors, nothing else running: p50 ${fmt(percentile(query, 50))} ms, p95 ${fmt(percentile(query, 95))} ms over 200 runs`);
+    console.log(
+      `scheduler over ${idle.length.toLocaleString()} connectors, one due every ${(everyMs / idle.length).toFixed(0)} ms: ${ticks.length} ticks on ${instances.length} instance(s), p50 ${fmt(percentile(ticks, 50))} / p95 ${fmt(percentile(ticks, 95))} / max ${fmt(Math.max(...ticks))} ms; ${delays.length} connectors came due, ${notStarted} not started by the end`,
+    );
+    goal(`fleet scheduler tick < 50 ms at ${idle.length.toLocaleString()} connectors, staggered schedules (${dialect})`, percentile(ticks, 95) < 50, `p95 ${fmt(percentile(ticks, 95))} ms, p50 ${fmt(percentile(ticks, 50))} ms, max ${fmt(Math.max(...ticks))} ms over ${ticks.length} ticks`);
+    goal(
+      `fleet due connector start delay p99 < ${(POLL_MS + 1000) / 1000} s (the poll interval + 1 s) at ${idle.length.toLocaleString()} connectors (${dialect})`,
+      delays.length > 0 && percentile(delays, 99) < POLL_MS + 1000,
+      `p50 ${(percentile(delays, 50) / 1000).toFixed(2)} s, p99 ${(percentile(delays, 99) / 1000).toFixed(2)} s, max ${(Math.max(...delays) / 1000).toFixed(2)} s over ${delays.length} due connectors (${notStarted} not started by the end, counted at the end)`,
+    );
+  } finally {
+    for (const s of instances) await s.close();
+    if (admin !== undefined) {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+try {
+  console.log(`fleet bench: up to ${CONNECTORS.toLocaleString()} connectors, ${SYNCING} syncing at once, ${SECONDS} s windows; Granola simulators in a child process (${NOTES} notes per limited key)`);
+  for (const d of DIALECTS) {
+    if (d === 'postgres' && (PG_URL === undefined || PG_URL === '')) {
+      goal('fleet on PostgreSQL (two instances)', false, 'not measured: set SWITCHBOARD_TEST_POSTGRES_URL');
+      continue;
+    }
+    await runDialect(d as 'sqlite' | 'postgres');
+  }
+} finally {
+  simChild.kill();
+  probeChild.kill();
+  await transport.close();
+}
+console.log(`\n${goals.filter((g) => /: met \(/.test(g)).length} of ${goals.length} fleet goals met`);
+if (goals.some((g) => !/: met \(/.test(g))) process.exitCode = 1;

@@ -1,0 +1,86 @@
+/**
+ * How the hosted service's syncs write on SQLite (syncWrites in src/service/hosted-data.ts): a
+ * page in parts, one part at a time across all syncs, each after a turn of the event loop, so
+ * an execute arriving meanwhile is answered between two parts instead of after every queued
+ * sync's whole page (issue 25's fleet bench).
+ */
+import { describe, expect, it } from 'vitest';
+import { SQLITE_SYNC_WRITE_RECORDS, syncWrites } from '../../src/service/hosted-data.ts';
+import type { RecordSink } from '../../src/sync/index.ts';
+
+const def = { primaryKey: 'id', fields: { id: 'string' as const } };
+const records = (prefix: string, n: number): Record<string, unknown>[] => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}` }));
+
+function recordingSink(log: string[], during?: (label: string) => void): RecordSink {
+  return {
+    async upsert(connectorId, _entity, _def, list) {
+      const label = `${connectorId}:${String(list[0]!['id'])}+${list.length}`;
+      log.push(label);
+      during?.(label);
+    },
+    async deleteMissing(connectorId) {
+      log.push(`${connectorId}:deleteMissing`);
+      return 0;
+    },
+    async deleteRecords() {
+      return 0;
+    },
+    async deleteConnector() {
+      return 0;
+    },
+    async count() {
+      return 0;
+    },
+  };
+}
+
+describe('syncWrites on SQLite', () => {
+  it('writes a page in parts of SQLITE_SYNC_WRITE_RECORDS, in order, every record once', async () => {
+    const log: string[] = [];
+    const sink = syncWrites(recordingSink(log), 'sqlite');
+    await sink.upsert('a', 'notes', def, records('n', 2 * SQLITE_SYNC_WRITE_RECORDS + 5), 'run');
+    expect(log).toEqual([`a:n0+${SQLITE_SYNC_WRITE_RECORDS}`, `a:n${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`, `a:n${2 * SQLITE_SYNC_WRITE_RECORDS}+5`]);
+  });
+
+  it('lets two syncs take turns, with a turn of the event loop before every part once the slice is spent (here 0 ms)', async () => {
+    const log: string[] = [];
+    // A request arriving while a part is written (a macrotask queued during it) is served before the next part.
+    const sink = syncWrites(
+      recordingSink(log, (label) => setImmediate(() => log.push(`request after ${label}`))),
+      'sqlite',
+      0,
+    );
+    const n = 2 * SQLITE_SYNC_WRITE_RECORDS;
+    const both = Promise.all([sink.upsert('a', 'notes', def, records('a', n), 'run'), sink.upsert('b', 'notes', def, records('b', n), 'run')]);
+    setImmediate(() => log.push('request before'));
+    await both;
+    const a1 = `a:a0+${SQLITE_SYNC_WRITE_RECORDS}`;
+    const b1 = `b:b0+${SQLITE_SYNC_WRITE_RECORDS}`;
+    const a2 = `a:a${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`;
+    const b2 = `b:b${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`;
+    expect(log).toEqual(['request before', a1, `request after ${a1}`, b1, `request after ${b1}`, a2, `request after ${a2}`, b2]);
+  });
+
+  it('queues deletion passes behind the writes before them', async () => {
+    const log: string[] = [];
+    const sink = syncWrites(recordingSink(log), 'sqlite', 0);
+    await Promise.all([sink.upsert('a', 'notes', def, records('a', SQLITE_SYNC_WRITE_RECORDS + 1), 'run'), sink.deleteMissing('b', 'notes', 'run')]);
+    expect(log).toEqual([`a:a0+${SQLITE_SYNC_WRITE_RECORDS}`, 'b:deleteMissing', `a:a${SQLITE_SYNC_WRITE_RECORDS}+1`]);
+  });
+
+  it('runs writes back to back within a slice: a request waits at most one slice', async () => {
+    const log: string[] = [];
+    const sink = syncWrites(recordingSink(log), 'sqlite', 60_000);
+    const write = sink.upsert('a', 'notes', def, records('a', 3 * SQLITE_SYNC_WRITE_RECORDS), 'run');
+    setImmediate(() => log.push('request'));
+    await write;
+    expect(log.indexOf('request')).toBe(-1);
+    await new Promise((r) => setImmediate(r));
+    expect(log.at(-1)).toBe('request');
+  });
+
+  it('leaves PostgreSQL’s sink as it is: the writes are the server’s work', () => {
+    const sink = recordingSink([]);
+    expect(syncWrites(sink, 'postgres')).toBe(sink);
+  });
+});

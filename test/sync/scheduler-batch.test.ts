@@ -1,0 +1,82 @@
+/**
+ * The scheduler starts every due connector in one tick, not 16 per poll: with 100 connectors due
+ * at once (issue 25's fleet bench) the last ones waited seven polls (30 s) to start.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/store/database.ts';
+import { SyncEngine, syncMigrations, type RecordSink } from '../../src/sync/index.ts';
+import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+
+const sink: RecordSink = {
+  upsert: async () => undefined,
+  deleteMissing: async () => 0,
+  deleteRecords: async () => 0,
+  deleteConnector: async () => 0,
+  count: async () => 0,
+};
+
+for (const [name, open, skipped] of dialectCases())
+  describe.skipIf(skipped !== undefined)(`scheduler batches on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+    let tdb: TestDatabase;
+    beforeAll(async () => {
+      tdb = await open();
+      await migrate(tdb.database, [syncMigrations]);
+    });
+    afterAll(async () => {
+      await tdb.close();
+    });
+
+    it('starts all of 40 due connectors in its first tick, each once, though a query reads 16 at a time', { timeout: 30_000 }, async () => {
+      const ids = Array.from({ length: 40 }, (_, i) => `due-${String(i).padStart(2, '0')}`);
+      const asked: string[] = [];
+      let allAsked!: () => void;
+      const everyone = new Promise<void>((resolve) => (allAsked = resolve));
+      // The next poll is an hour away: only the first tick can start them.
+      const engine = new SyncEngine({
+        database: tdb.database,
+        sink,
+        pollMs: 3_600_000,
+        runtimeFor: async (id) => {
+          asked.push(id);
+          if (asked.length === ids.length) allAsked();
+          return undefined;
+        },
+      });
+      for (const id of ids) await engine.register(id);
+      engine.start();
+      try {
+        await everyone;
+        expect([...asked].sort()).toEqual(ids);
+      } finally {
+        await engine.stop();
+      }
+    });
+
+    it('goes on past a batch of connectors refused by canRun (paused), asking each once', { timeout: 30_000 }, async () => {
+      const ids = Array.from({ length: 20 }, (_, i) => `refused-${String(i).padStart(2, '0')}`);
+      const refused: string[] = [];
+      let allRefused!: () => void;
+      const everyone = new Promise<void>((resolve) => (allRefused = resolve));
+      const engine = new SyncEngine({
+        database: tdb.database,
+        sink,
+        pollMs: 3_600_000,
+        runtimeFor: async () => undefined,
+        canRun: async (id) => {
+          if (!id.startsWith('refused-')) return true;
+          refused.push(id);
+          if (refused.length === ids.length) allRefused();
+          return false;
+        },
+      });
+      for (const id of ids) await engine.register(id);
+      engine.start();
+      try {
+        await everyone;
+        // Each asked once: a paused connector is no longer due, and the loop ends on a short batch.
+        expect([...refused].sort()).toEqual(ids);
+      } finally {
+        await engine.stop();
+      }
+    });
+  });
