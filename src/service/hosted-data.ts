@@ -79,10 +79,17 @@ export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres', 
   };
   return {
     upsert: async (connectorId, entity, def, list, syncRun) => {
+      // The page's counts are its parts' counts added up (the change feed's added/updated).
+      const counts = { added: 0, updated: 0 };
       for (let i = 0; i < list.length; i += SQLITE_SYNC_WRITE_RECORDS) {
         const part = list.slice(i, i + SQLITE_SYNC_WRITE_RECORDS);
-        await inTurn(() => records.upsert(connectorId, entity, def, part, syncRun));
+        const c = await inTurn(() => records.upsert(connectorId, entity, def, part, syncRun));
+        if (c) {
+          counts.added += c.added;
+          counts.updated += c.updated;
+        }
       }
+      return counts;
     },
     deleteMissing: (connectorId, entity, syncRun) => inTurn(() => records.deleteMissing(connectorId, entity, syncRun)),
     deleteRecords: (connectorId, entity, ids) => inTurn(() => records.deleteRecords(connectorId, entity, ids)),

@@ -160,7 +160,7 @@ it('every code block of the README runs as written, twice, with a service restar
     expect(out.stderr, tail).toMatch(/^contacts: \d+ records? in \d+ pages?$/m); // ...with its progress
     expect(out.stdout, tail).toContain('search: search_hosted_only'); // the library example... or its README twin
     expect(out.stdout, tail).toMatch(/^mcp config ok: switchboard, \d+ tools, connectors granola, intercom, monday$/m); // the MCP client configuration (read-only)
-    expect(out.stdout, tail).toMatch(/^53 tools: list_connectors, describe, execute, search/m); // the MCP client over stdio...
+    expect(out.stdout, tail).toMatch(/^54 tools: list_connectors, describe, execute, search/m); // the MCP client over stdio...
     expect(out.stdout, tail).toMatch(/^granola notes list: 30 records on this page; cut to \d+ to fit 4000 bytes/m); // ...a list cut to the budget
     expect(out.stdout, tail).toMatch(/^monday items create: one record \{"id":"\d+","name":"Follow up with Ada"/m); // ...a Monday item created
     expect(out.stdout, tail).toMatch(/^intercom \(intercom\) contacts: actions list, get, create, update, search/m); // ...Intercom contacts described

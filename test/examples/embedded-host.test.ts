@@ -186,7 +186,7 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
 
     const synced = await call('POST', '/users/alice/granola/sync', {});
     expect(synced.status, synced.text).toBe(200);
-    expect(synced.body).toEqual({ full: true, entities: { notes: { records: NOTES, deleted: 0 } } });
+    expect(synced.body).toEqual({ full: true, entities: { notes: { records: NOTES, added: NOTES, updated: 0, deleted: 0 } } });
 
     const target = granola.note(granola.ids()[4] as string)!;
     const one = await call('POST', '/users/alice/granola/notes/search', { query: { filter: { eq: { id: target.id } } }, fields: ['id', 'title'] });

@@ -24,7 +24,7 @@ describe('admin create-app --envelope', () => {
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stderr: string }).stderr).toContain('--envelope must be one of: switchboard, airbyte');
 
-    const created = JSON.parse((await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o', '--envelope', 'airbyte'], { env })).stdout) as { client_id: string; client_secret: string; organization_id: string };
+    const created = JSON.parse((await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o', '--envelope', 'airbyte', '--create'], { env })).stdout) as { client_id: string; client_secret: string; organization_id: string };
     const plain = JSON.parse((await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o'], { env })).stdout) as typeof created;
     h = await startHarness('sqlite', { database: db });
     // An error is the cheapest answer that shows the envelope: no upstream needed.

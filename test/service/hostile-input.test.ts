@@ -99,6 +99,13 @@ describeEachDialect('hostile input on %s', (dialect) => {
         expect(String(r.body['html'])).toContain('control characters');
         continue;
       }
+      if (c.where === 'body' && c.path.startsWith('/api/v1/webhooks/')) {
+        // A vendor delivery's body is read raw and verified before anything reads it: unsigned, it
+        // is refused (401), and a type that declares no webhooks is 404; never parsed, never a 500.
+        expect([c.method, c.path, c.where, [401, 404].includes(r.status)]).toEqual([c.method, c.path, c.where, true]);
+        expect(r.contentType).toContain('application/problem+json');
+        continue;
+      }
       expect([c.method, c.path, c.where, r.status, r.body['code']]).toEqual([c.method, c.path, c.where, 400, 'invalid_characters']);
       expect(r.contentType).toContain('application/problem+json');
     }
