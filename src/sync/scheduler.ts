@@ -13,6 +13,22 @@ import { SyncRunner, type Checkpoint } from './run.ts';
 import type { SyncTables } from './sync-migrations.ts';
 import { isAuthFailure, type RecordSink, type SyncEngineOptions, type SyncOptions, type SyncResult, type SyncStatus } from './types.ts';
 
+/**
+ * The connectors due at `t` whose lease is free, oldest due first, at most `limit`: one read of
+ * the `next_run_at` index (sync_state_due), whatever the fleet's size. Each tick runs it; the
+ * fleet bench times it alone.
+ */
+export function dueConnectors(db: Kysely<SyncTables>, t: string, limit: number): Promise<{ connector_id: string }[]> {
+  return db
+    .selectFrom('sync_state')
+    .select('connector_id')
+    .where('next_run_at', '<=', t)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
+    .orderBy('next_run_at')
+    .limit(limit)
+    .execute();
+}
+
 /** The abort reason of runs stopped by stop(): they hand their lease back for another instance. */
 const STOPPING = new LeaseLost('sync engine stopping');
 
@@ -221,14 +237,7 @@ export class SyncEngine {
     for (;;) {
       if (this.stopping) return;
       const t = now();
-      const due = await this.db
-        .selectFrom('sync_state')
-        .select('connector_id')
-        .where('next_run_at', '<=', t)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]))
-        .orderBy('next_run_at')
-        .limit(16)
-        .execute();
+      const due = await dueConnectors(this.db, t, 16);
       const fresh = due.map((r) => r.connector_id).filter((id) => !this.running.has(id));
       // The batch's checks at once, not one round trip after another.
       const allowed = this.options.canRun === undefined ? fresh.map(() => true) : await Promise.all(fresh.map((id) => this.options.canRun!(id)));
