@@ -98,6 +98,8 @@ export interface LoadedManifest {
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
+  /** manifest.vendor_description with its file resolved against the manifest's directory. */
+  vendorDescription?: { file: string; format: 'openapi' | 'graphql' };
 }
 
 export function compileTree(value: unknown): TemplateTree {
