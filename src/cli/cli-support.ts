@@ -58,6 +58,28 @@ export function listenError(e: unknown, port: number | undefined, fix: string): 
   return e;
 }
 
+/** `--connectors <dir>`, repeatable: extra connector directories (see applyConnectorsOption). */
+export const CONNECTORS_OPTION = ['--connectors <dir>', 'a directory of <type>/connector.yaml folders (or one such folder) to use besides the built-in connectors; repeatable (default: $SWITCHBOARD_CONNECTORS_PATH)'] as const;
+
+/** Collects a repeatable option's values. */
+export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * Before any command runs: its `--connectors` directories (a YAML file given to `mcp --connectors`
+ * is left to it: its instances file) become the registry's
+ * search path, else $SWITCHBOARD_CONNECTORS_PATH does. A directory that does not exist stops the
+ * command with invalid_connectors_path.
+ */
+export async function applyConnectorsOption(values: unknown, command: string): Promise<void> {
+  const given = Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : typeof values === 'string' ? [values] : [];
+  const { existsSync, statSync } = await import('node:fs');
+  const instancesFile = (v: string): boolean => command === 'mcp' && /\.ya?ml$/i.test(v) && !(existsSync(v) && statSync(v).isDirectory());
+  const dirs = given.filter((v) => !instancesFile(v));
+  const { setConnectorsPath, connectorsPath } = await import('../manifest/registry.ts');
+  setConnectorsPath(dirs.length > 0 ? dirs : undefined);
+  connectorsPath();
+}
+
 /** Print an error as JSON on stderr and set a failing exit code. */
 export function failWith(e: unknown): void {
   const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', (e as Error)?.message ?? String(e));

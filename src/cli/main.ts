@@ -15,6 +15,7 @@ import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
 import { registerCheckCommand } from './check-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
+import { applyConnectorsOption, failWith } from './cli-support.ts';
 
 const program = new Command();
 program
@@ -23,6 +24,16 @@ program
   .version(packageVersion(), '-V, --version', 'print the version')
   .showHelpAfterError()
   .configureHelp({ sortSubcommands: true });
+
+// Every command takes --connectors <dir>: applied before its action runs.
+program.hook('preAction', async (_program, command) => {
+  try {
+    await applyConnectorsOption(command.opts()['connectors'], command.name());
+  } catch (e) {
+    failWith(e);
+    process.exit(1);
+  }
+});
 
 registerManifestCommands(program);
 registerDescribeCommand(program);
