@@ -15,6 +15,7 @@ import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
 import { registerCheckCommand } from './check-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
+import { registerInitCommand } from './init-command.ts';
 import { applyConnectorsOption, failWith } from './cli-support.ts';
 
 const program = new Command();
@@ -36,6 +37,7 @@ program.hook('preAction', async (_program, command) => {
 });
 
 registerManifestCommands(program);
+registerInitCommand(program);
 registerDescribeCommand(program);
 registerExecCommand(program);
 registerSandboxCommand(program);
