@@ -19,7 +19,7 @@
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { SwitchboardError } from '../errors/index.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, toJsonSchema, type JsonSchema, type OpenApiSchema } from './json-schema.ts';
-import { safeName, shortText, type Guess, type Scaffold } from './scaffold.ts';
+import { safeName, shortText, withType, type Guess, type Scaffold } from './scaffold.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -489,7 +489,7 @@ function buildAction(
     let name = safeName(p.name);
     if (taken.has(name)) name = `${p.in}_${name}`;
     taken.add(name);
-    const schema = toJsonSchema(p.schema ?? { type: "string" }, { depth: 1, required: true }) as BuiltParam['schema'];
+    const schema = withType(toJsonSchema(p.schema ?? { type: 'string' }, { depth: 1, required: true })) as BuiltParam['schema'];
     const description = shortText(p.description);
     if (description) schema['description'] = description;
     if (p.in === 'path') {
@@ -522,7 +522,7 @@ function buildAction(
           guess([...at, 'params', name], `renamed: "${field}" is also a path or query param`);
         }
         taken.add(name);
-        const js = toJsonSchema(fs, { depth: 1, required: true }) as BuiltParam['schema'];
+        const js = withType(toJsonSchema(fs, { depth: 1, required: true })) as BuiltParam['schema'];
         if (required.has(field)) js['required'] = true;
         params.push({ name, original: field, in: 'body', schema: js });
         fields[field] = `{{params.${name}}}`;

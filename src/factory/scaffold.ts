@@ -47,6 +47,11 @@ export function shortText(text: unknown, max = 160): string | undefined {
   return sentence.length > max ? `${sentence.slice(0, max - 1).trimEnd()}…` : sentence;
 }
 
+/** A param schema as the manifest needs it: with a `type` (any JSON value when the description gives none). */
+export function withType<T extends Record<string, unknown>>(schema: T): T {
+  return schema['type'] !== undefined ? schema : { ...schema, type: ['string', 'number', 'boolean', 'object', 'array'] };
+}
+
 /** The pair of `map` whose key is `key`. */
 function pairOf(map: unknown, key: string | number): Pair<Node, Node> | undefined {
   if (!isMap(map)) return undefined;
