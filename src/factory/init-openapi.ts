@@ -255,11 +255,22 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
       config['region'] = { type: 'string', enum: Object.keys(regions), default: safeName(String(v['default'] ?? (v['enum'] as unknown[])[0])), description: shortText(v['description']) ?? `The server variable ${varName}` };
       guess(['config', 'region'], `from the server variable {${varName}}: one base URL per value`);
     }
+    // Other variables (a subdomain, an instance) become config values the base URL names.
+    const templated: Record<string, string> = {};
     for (const [name, v] of Object.entries(vars)) {
       if (enumVar?.[0] === name) continue;
-      guess(['base_url', 'default'], `server variable {${name}} set to its default "${String(v['default'])}"`);
-      report.push(`server variable {${name}} (default "${String(v['default'])}"): manifests have no templated base URL; pass --base-url (or SWITCHBOARD_${o.type.toUpperCase()}_BASE_URL) for other values`);
+      const key = safeName(name);
+      const hostPart = new RegExp(`^https?://[^/]*\\{${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\}`).test(String(server['url']));
+      if (!hostPart) {
+        // In the path (an API version): its default is kept, the manifest's calls are written for it.
+        guess(['base_url', 'default'], `server variable {${name}} set to its default "${String(v['default'])}"`);
+        continue;
+      }
+      templated[name] = `{{config.${key}}}`;
+      config[key] = { type: 'string', ...(v['default'] !== undefined && v['default'] !== '' ? { default: String(v['default']) } : {}), description: shortText(v['description']) ?? `The server variable ${name} of the base URL` };
+      guess(['config', key], `from the server variable {${name}} of the base URL`);
     }
+    if (Object.keys(templated).length > 0) baseUrl['default'] = substituteDefaults(server, templated).replace(/\/+$/, '');
     if (servers.length > 1 && enumVar === undefined) report.push(`other servers not used: ${servers.slice(1).map((s) => String(s['url'])).join(', ')}`);
   }
   manifest['base_url'] = baseUrl;

@@ -272,6 +272,8 @@ const AUTH_ROOTS = new Set(['credentials', 'config']);
 
 function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
   const config = new Set(Object.keys(m.config ?? {}));
+  // base_url.default may name config values (a server variable such as a subdomain).
+  const baseUrl = m.base_url.default.includes('{{') ? check.template(['base_url', 'default'], m.base_url.default, { roots: new Set(['config']), config }) : undefined;
   const allCredentialFields = new Set(m.auth.flatMap((v) => Object.keys(v.fields)));
 
   // Connector-level headers.
@@ -552,6 +554,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
     ...(vendorDescription ? { vendorDescription } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadManifestText } from '../../src/manifest/index.ts';
+import { ConnectorRuntime } from '../../src/engine/index.ts';
 import { scaffoldFromOpenApi } from '../../src/factory/init-openapi.ts';
 import { renderScaffold } from '../../src/factory/scaffold.ts';
 import { runSwitchboard } from '../helpers/process.ts';
@@ -98,15 +99,37 @@ describe('init --from-openapi on Asana (a description the project had never seen
 });
 
 describe('init --from-openapi inferences', () => {
-  it('servers: an enum variable becomes regions; another variable is reported', async () => {
+  it('servers: an enum variable becomes regions; a path variable keeps its default', async () => {
     const file = description({
       servers: [{ url: 'https://{region}.acme.test/{version}', variables: { region: { default: 'us', enum: ['us', 'eu'] }, version: { default: 'v2' } } }],
       paths: widgetPaths(ok({ type: 'array', items: widget })),
     });
-    const { m, report } = await scaffold(file);
+    const { m, yaml } = await scaffold(file);
     expect(m['base_url']).toEqual({ default: 'https://us.acme.test/v2', regions: { us: 'https://us.acme.test/v2', eu: 'https://eu.acme.test/v2' } });
     expect(m['config'].region).toMatchObject({ enum: ['us', 'eu'], default: 'us' });
-    expect(report.join('\n')).toMatch(/server variable \{version\}/);
+    expect(yaml).toContain('# check: server variable {version} set to its default "v2"');
+  });
+
+  it('servers: a host variable (a subdomain) becomes a config value the base URL names; the runtime fills it in', async () => {
+    const file = description({
+      servers: [{ url: 'https://{subdomain}.acme.test/api', variables: { subdomain: { default: 'example', description: 'Your account subdomain.' } } }],
+      paths: widgetPaths(ok({ type: 'array', items: widget })),
+    });
+    const { m, yaml } = await scaffold(file);
+    expect(m['base_url']).toEqual({ default: 'https://{{config.subdomain}}.acme.test/api' });
+    expect(m['config'].subdomain).toEqual({ type: 'string', default: 'example', description: 'Your account subdomain.' });
+    const dir = mkdtempSync(join(tmpdir(), 'sb-sub-'));
+    writeFileSync(join(dir, 'openapi.yaml'), '{}');
+    const loaded = loadManifestText(yaml, join(dir, 'connector.yaml'));
+    const urls: string[] = [];
+    const fetch = async (url: string | URL): Promise<Response> => {
+      urls.push(String(url));
+      return new Response('[]', { headers: { 'content-type': 'application/json' } });
+    };
+    await new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'globex' }, fetch: fetch as never }).execute('widgets', 'list', {});
+    await new ConnectorRuntime(loaded, { token: 't' }, { fetch: fetch as never }).execute('widgets', 'list', {});
+    expect(urls).toEqual(['https://globex.acme.test/api/widgets', 'https://example.acme.test/api/widgets']);
+    expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme: must be a host name part/);
   });
 
   it('security schemes: API key header and basic become variants; an API key in the query is reported', async () => {
