@@ -271,7 +271,21 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
       guess(['config', key], `from the server variable {${name}} of the base URL`);
     }
     if (Object.keys(templated).length > 0) baseUrl['default'] = substituteDefaults(server, templated).replace(/\/+$/, '');
-    if (servers.length > 1 && enumVar === undefined) report.push(`other servers not used: ${servers.slice(1).map((s) => String(s['url'])).join(', ')}`);
+    // Several absolute servers without an enum variable: regions, named by the host label that
+    // tells each from the first (api.eu.example.com → eu); the first is `default`.
+    const others = servers.slice(1).filter((sv) => typeof sv['url'] === 'string' && /^https?:\/\//.test(substituteDefaults(sv)));
+    if (others.length > 0 && enumVar === undefined && Object.keys(templated).length === 0) {
+      const labels = (sv: Obj): string[] => new URL(substituteDefaults(sv)).hostname.split('.');
+      const first = new Set(labels(server));
+      const regions: Obj = { default: baseUrl['default'] };
+      others.forEach((sv, i) => {
+        const name = safeName(labels(sv).find((l) => !first.has(l)) ?? `server_${i + 2}`);
+        regions[regions[name] === undefined ? name : `${name}_${i + 2}`] = substituteDefaults(sv).replace(/\/+$/, '');
+      });
+      baseUrl['regions'] = regions;
+      config['region'] = { type: 'string', enum: Object.keys(regions), default: 'default', description: 'Which of the API\'s servers to use' };
+      guess(['config', 'region'], `one region per server of the description (${servers.map((sv) => shortText(sv['description']) ?? String(sv['url'])).join('; ')})`);
+    }
   }
   manifest['base_url'] = baseUrl;
   if (Object.keys(config).length > 0) manifest['config'] = config;

@@ -110,6 +110,16 @@ describe('init --from-openapi inferences', () => {
     expect(yaml).toContain('# check: server variable {version} set to its default "v2"');
   });
 
+  it('servers: several servers become regions named by the host label that differs', async () => {
+    const file = description({
+      servers: [{ url: 'https://api.acme.test' }, { url: 'https://api.eu.acme.test' }, { url: 'https://api.au.acme.test' }],
+      paths: widgetPaths(ok({ type: 'array', items: widget })),
+    });
+    const { m } = await scaffold(file);
+    expect(m['base_url']).toEqual({ default: 'https://api.acme.test', regions: { default: 'https://api.acme.test', eu: 'https://api.eu.acme.test', au: 'https://api.au.acme.test' } });
+    expect(m['config'].region).toMatchObject({ enum: ['default', 'eu', 'au'], default: 'default' });
+  });
+
   it('servers: a host variable (a subdomain) becomes a config value the base URL names; the runtime fills it in', async () => {
     const file = description({
       servers: [{ url: 'https://{subdomain}.acme.test/api', variables: { subdomain: { default: 'example', description: 'Your account subdomain.' } } }],
