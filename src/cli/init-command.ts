@@ -1,6 +1,6 @@
 /**
  * `switchboard init <type> --from-openapi <file> | --from-graphql <sdl> --endpoint <url>
- * [--entities a,b] [--out <dir>] [--force]`: scaffold `<out>/<type>/connector.yaml` from the vendor's
+ * [--entities a,b] [--out <dir>] [--source <url>] [--force]`: scaffold `<out>/<type>/connector.yaml` from the vendor's
  * own description, with a copy of the description beside it (vendor_description), guesses
  * marked `# check:` and a report of what could not be inferred. The manifest is loaded before it
  * is written: what init writes, `switchboard validate` accepts.
@@ -16,6 +16,7 @@ interface InitOptions {
   entities?: string;
   out: string;
   force?: boolean;
+  source?: string;
 }
 
 export function registerInitCommand(program: Command): void {
@@ -28,6 +29,7 @@ export function registerInitCommand(program: Command): void {
     .option('--endpoint <url>', 'with --from-graphql: the GraphQL endpoint URL, e.g. https://api.example.com/graphql')
     .option('--entities <names>', 'comma-separated entities to scaffold (default: every one found)')
     .option('--out <dir>', 'connectors directory to write into (then use it with --connectors <dir>)', 'connectors')
+    .option('--source <url>', "where the description came from, recorded as vendor_description.source (default: the file's name)")
     .option('--force', 'overwrite an existing connector.yaml')
     .action(async (type: string, opts: InitOptions) => {
       try {
@@ -45,6 +47,7 @@ async function init(type: string, opts: InitOptions): Promise<void> {
   if ((opts.fromOpenapi === undefined) === (opts.fromGraphql === undefined)) throw new SwitchboardError('invalid_params', 'Give one of --from-openapi <file> or --from-graphql <sdl> --endpoint <url>');
   if (opts.fromGraphql !== undefined && opts.endpoint === undefined) throw new SwitchboardError('invalid_params', '--from-graphql needs --endpoint <url>, the GraphQL endpoint (e.g. https://api.example.com/graphql)');
   const source = (opts.fromOpenapi ?? opts.fromGraphql)!;
+  const origin = opts.source ?? basename(source);
   if (!existsSync(source)) throw new SwitchboardError('invalid_params', `No file ${source}`, { details: { file: source } });
   const dir = resolve(opts.out, type);
   const file = join(dir, 'connector.yaml');
@@ -56,8 +59,8 @@ async function init(type: string, opts: InitOptions): Promise<void> {
 
   const { renderScaffold } = await import('../factory/scaffold.ts');
   const scaffold = opts.fromOpenapi
-    ? await (await import('../factory/init-openapi.ts')).scaffoldFromOpenApi(source, { type, entities, descriptionPath, source: basename(source) })
-    : await (await import('../factory/init-graphql.ts')).scaffoldFromGraphql(source, { type, entities, descriptionPath, source: basename(source), endpoint: opts.endpoint! });
+    ? await (await import('../factory/init-openapi.ts')).scaffoldFromOpenApi(source, { type, entities, descriptionPath, source: origin })
+    : await (await import('../factory/init-graphql.ts')).scaffoldFromGraphql(source, { type, entities, descriptionPath, source: origin, endpoint: opts.endpoint! });
   const yaml = renderScaffold(scaffold);
 
   // What init writes must load: a failure here is a bug of init, reported as such, nothing written.

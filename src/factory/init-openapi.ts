@@ -95,16 +95,17 @@ const RECORDS_KEYS = ['data', 'results', 'items', 'records', 'entries', 'values'
 const RECORD_KEYS = ['data', 'result', 'item', 'record', 'object'];
 
 /** Where a list's records are: `{path, item schema}`, unwrapping one or two envelope levels. */
-function findRecords(schema: OpenApiSchema | undefined, entity: string): { path: string[]; item?: OpenApiSchema } | undefined {
-  if (schema === undefined) return undefined;
+function findRecords(schema: OpenApiSchema | undefined, entity: string, depth = 2): { path: string[]; item?: OpenApiSchema } | undefined {
+  if (schema === undefined || depth === 0) return undefined;
   if (isArraySchema(schema)) return { path: [], item: flatten(flatten(schema)['items']) };
   const props = propertiesOf(schema);
-  const arrays = props.filter(([, v]) => isArraySchema(v));
+  // Arrays of objects only: an object with `tags: [string]` is a record, not a list of tags.
+  const arrays = props.filter(([, v]) => isArraySchema(v) && isObjectSchema(flatten(v)['items']));
   const named = arrays.find(([k]) => RECORDS_KEYS.includes(k) || k === entity) ?? (arrays.length === 1 ? arrays[0] : undefined);
   if (named) return { path: [named[0]], item: flatten(flatten(named[1])['items']) };
   for (const [k, v] of props) {
     if (!RECORDS_KEYS.includes(k) || !isObjectSchema(v)) continue;
-    const inner = findRecords(v, entity);
+    const inner = findRecords(v, entity, depth - 1);
     if (inner && inner.path.length === 1) return { path: [k, ...inner.path], ...(inner.item ? { item: inner.item } : {}) };
   }
   return undefined;
@@ -388,6 +389,14 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   for (const plan of chosen) {
     const at = ['entities', plan.name];
     const actions: Obj = {};
+    // A collection path answering one object (GET /me, GET /account): a get, not a list.
+    const listed = plan.ops.list ? success(plan.ops.list.op).schema : undefined;
+    let singleton = false;
+    if (plan.ops.list && plan.ops.get === undefined && listed !== undefined && findRecords(listed, plan.name) === undefined && isObjectSchema(listed)) {
+      plan.ops.get = plan.ops.list;
+      delete plan.ops.list;
+      singleton = true;
+    }
     let recordSchema: OpenApiSchema | undefined;
     for (const action of ['list', 'get', 'create', 'update'] as const) {
       const def = plan.ops[action];
@@ -418,6 +427,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
       actions,
     };
     if (recordSchema === undefined) guess([...at, 'record'], 'no response schema: describe the record\'s fields');
+    if (singleton) guess([...at, 'actions', 'get'], `${plan.collection ?? ''} answers one object, not a list: scaffolded as get`);
   }
   manifest['entities'] = entities;
 

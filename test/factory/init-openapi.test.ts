@@ -194,6 +194,14 @@ describe('init --from-openapi inferences', () => {
     expect(create.response.record).toBe('{{body}}');
   });
 
+  it('a collection path answering one object (GET /me) is a get; an array of strings in a record is not a list', async () => {
+    const me = { type: 'object', properties: { id: { type: 'string' }, email: { type: 'string' }, team_ids: { type: 'array', items: { type: 'integer' } } } };
+    const { m } = await scaffold(description({ paths: { '/me': { get: ok(me) }, ...widgetPaths(ok({ type: 'array', items: widget })) } }));
+    expect(Object.keys(m['entities'].me.actions)).toEqual(['get']);
+    expect(m['entities'].me.actions.get.response.record).toBe('{{body}}');
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/me' } });
+  });
+
   it('refuses Swagger 2.0 with what to do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
     writeFileSync(join(dir, 's.json'), JSON.stringify({ swagger: '2.0', info: { title: 'x', version: '1' }, paths: {} }));
@@ -212,11 +220,12 @@ describe('switchboard init asana → validate → exec, no edits', () => {
 
   it('scaffolds, validates, and lists/gets/creates/updates projects and tasks against a server checking the description', async () => {
     const out = join(root, 'connectors');
-    const init = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--entities', 'projects,tasks', '--out', out]);
+    const init = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--entities', 'projects,tasks', '--out', out, '--source', 'https://github.com/Asana/openapi/blob/master/defs/asana_oas.yaml']);
     expect(init.stderr).toBe('');
     expect(init.code).toBe(0);
     expect(init.stdout).toMatch(/Wrote .*asana\/connector\.yaml \(\d+ lines, 2 entities: projects \[list, get, create, update\]; tasks \[list, get, create, update\]\)/);
     expect(readFileSync(join(out, 'asana', 'openapi.yaml'), 'utf8')).toBe(readFileSync(ASANA, 'utf8'));
+    expect(readFileSync(join(out, 'asana', 'connector.yaml'), 'utf8')).toContain('source: https://github.com/Asana/openapi/blob/master/defs/asana_oas.yaml');
     const again = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--out', out]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('pass --force to overwrite it');
