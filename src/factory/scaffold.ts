@@ -49,7 +49,10 @@ export function shortText(text: unknown, max = 160): string | undefined {
 
 /** A param schema as the manifest needs it: with a `type` (any JSON value when the description gives none). */
 export function withType<T extends Record<string, unknown>>(schema: T): T {
-  return schema['type'] !== undefined ? schema : { ...schema, type: ['string', 'number', 'boolean', 'object', 'array'] };
+  // A param's `required` is the manifest's boolean: an object param's JSON Schema list of required keys cannot stay at its top.
+  const { required, ...rest } = schema;
+  const own = (Array.isArray(required) ? rest : schema) as T;
+  return own['type'] !== undefined ? own : { ...own, type: ['string', 'number', 'boolean', 'object', 'array'] };
 }
 
 /** The pair of `map` whose key is `key`. */
