@@ -3,7 +3,7 @@
  * and commander only, so heavy modules (the engine, the service, codegen) are imported inside
  * each command's action.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SwitchboardError } from '../errors/index.ts';
 
@@ -71,13 +71,17 @@ export const collect = (value: string, previous: string[] | undefined): string[]
  * command with invalid_connectors_path.
  */
 export async function applyConnectorsOption(values: unknown, command: string): Promise<void> {
+  // mcp: a file (or a .yaml path not there yet, reported by mcp) is its instances file.
   const given = Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : typeof values === 'string' ? [values] : [];
-  const { existsSync, statSync } = await import('node:fs');
-  const instancesFile = (v: string): boolean => command === 'mcp' && /\.ya?ml$/i.test(v) && !(existsSync(v) && statSync(v).isDirectory());
-  const dirs = given.filter((v) => !instancesFile(v));
+  const dirs = given.filter((v) => !(command === 'mcp' && isInstancesFile(v)));
   const { setConnectorsPath, connectorsPath } = await import('../manifest/registry.ts');
   setConnectorsPath(dirs.length > 0 ? dirs : undefined);
   connectorsPath();
+}
+
+/** `mcp --connectors <value>`: a file (or a .yaml path that is not there, for mcp to report) is the instances file; a directory is not. */
+export function isInstancesFile(v: string): boolean {
+  return existsSync(v) ? !statSync(v).isDirectory() : /\.ya?ml$/i.test(v);
 }
 
 /** Print an error as JSON on stderr and set a failing exit code. */

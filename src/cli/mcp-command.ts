@@ -5,9 +5,8 @@
  * credentials).
  */
 import type { Command } from 'commander';
-import { existsSync, statSync } from 'node:fs';
 import { SwitchboardError } from '../errors/index.ts';
-import { collect, failWith } from './cli-support.ts';
+import { collect, failWith, isInstancesFile } from './cli-support.ts';
 
 /** With at most this many instances, every connector action is also a tool of its own. */
 export const ACTION_TOOLS_MAX_INSTANCES = 5;
@@ -23,9 +22,9 @@ export function registerMcpCommand(program: Command, version: string): void {
     .action(async (opts: { connectors: string[]; readOnly?: boolean; maxOutputBytes?: string; actionTools: boolean }) => {
       try {
         // The YAML files among --connectors (directories are the manifest search path, see main.ts).
-        const files = opts.connectors.filter((v) => /\.ya?ml$/i.test(v) && !(existsSync(v) && statSync(v).isDirectory()));
+        const files = opts.connectors.filter(isInstancesFile);
         if (files.length !== 1) {
-          throw new SwitchboardError('invalid_connectors_file', `Give exactly one connector instances file (a .yaml file) with --connectors; got ${files.length === 0 ? 'none' : files.join(', ')}`);
+          throw new SwitchboardError('invalid_connectors_file', `Give exactly one connector instances file (YAML) with --connectors; got ${files.length === 0 ? 'none' : files.join(', ')}`);
         }
         const instancesFile = files[0]!;
         const { MAX_OUTPUT_BYTES_ENV, maxOutputBytesArg } = await import('../mcp/output.ts');
