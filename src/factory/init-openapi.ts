@@ -383,6 +383,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   const chosen = wanted ? wanted.map((w) => plans.find((p) => p.name === w)!) : plans;
   if (chosen.length === 0) throw new SwitchboardError('invalid_params', `No entity found in ${file}: no collection path with a GET (list) or item path with a GET (get)`);
 
+  const sentHeaders: Record<string, string> = {};
   manifest['list_meta'] = { next_page: { type: ['string', 'integer', 'null'], description: 'What to pass for the next page (the pagination param of each list), null on the last page' } };
   const entities: Obj = {};
   let checkRequest: Obj | undefined;
@@ -402,7 +403,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
       const def = plan.ops[action];
       if (def === undefined) continue;
       const aat = [...at, 'actions', action];
-      const built = buildAction(def, action, plan, aat, guess, report);
+      const built = buildAction(def, action, plan, aat, guess, report, sentHeaders);
       actions[action] = built.action;
       if (action === 'get' && built.recordSchema) recordSchema = built.recordSchema;
       if (action === 'list' && built.recordSchema && recordSchema === undefined) recordSchema = built.recordSchema;
@@ -430,6 +431,10 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
     if (singleton) guess([...at, 'actions', 'get'], `${plan.collection ?? ''} answers one object, not a list: scaffolded as get`);
   }
   manifest['entities'] = entities;
+  for (const [h, v] of Object.entries(sentHeaders)) {
+    (manifest['headers'] as Obj)[h] = v;
+    guess(['headers', h], `the ${h} header parameter's default, sent on every request`);
+  }
 
   // Credential check: a "who am I" path, else the first list without required params.
   const me = ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', '/self'].find((p) => (doc['paths'] as Record<string, PathItem>)[p]?.get !== undefined);
@@ -509,6 +514,7 @@ function buildAction(
   at: (string | number)[],
   guess: (path: (string | number)[], message: string) => void,
   report: string[],
+  sentHeaders: Record<string, string>,
 ): BuiltAction {
   const where = `${plan.name}.${action} (${def.method} ${def.path})`;
   const params: BuiltParam[] = [];
@@ -521,6 +527,12 @@ function buildAction(
     }
     if (p.deprecated && p.in !== 'path') continue;
     if (p.in === 'header' && /^(authorization|accept|content-type)$/i.test(p.name)) continue;
+    // A header with a default (an API version: Intercom-Version, Stripe-Version) is sent on every request, not asked for.
+    const headerDefault = p.in === 'header' && isObj(p.schema) ? p.schema['default'] : undefined;
+    if (headerDefault !== undefined && ['string', 'number'].includes(typeof headerDefault) && /^[A-Za-z0-9-]+$/.test(p.name)) {
+      sentHeaders[p.name] = String(headerDefault);
+      continue;
+    }
     let name = safeName(p.name);
     if (taken.has(name)) name = `${p.in}_${name}`;
     taken.add(name);

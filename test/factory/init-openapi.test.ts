@@ -202,6 +202,16 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/me' } });
   });
 
+  it('a header parameter with a default (an API version) is sent on every request, not a param', async () => {
+    const list = { parameters: [{ name: 'Acme-Version', in: 'header', schema: { type: 'string', default: '2024-06-01' } }, { name: 'X-Request-Tag', in: 'header', schema: { type: 'string' } }], ...ok({ type: 'array', items: widget }) };
+    const { m, yaml } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['headers']).toEqual({ Accept: 'application/json', 'Acme-Version': '2024-06-01' });
+    expect(yaml).toContain("# check: the Acme-Version header parameter's default, sent on every request");
+    const action = m['entities'].widgets.actions.list;
+    expect(Object.keys(action.params)).toEqual(['x_request_tag']);
+    expect(action.request.headers).toEqual({ 'X-Request-Tag': '{{params.x_request_tag}}' });
+  });
+
   it('refuses Swagger 2.0 with what to do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
     writeFileSync(join(dir, 's.json'), JSON.stringify({ swagger: '2.0', info: { title: 'x', version: '1' }, paths: {} }));
