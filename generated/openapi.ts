@@ -555,7 +555,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1763,7 +1763,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1966,7 +1966,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScopedTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2053,7 +2053,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2125,7 +2125,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2215,7 +2215,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2415,7 +2415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2489,7 +2489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2614,7 +2614,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2692,7 +2692,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2778,7 +2778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2912,7 +2912,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckResult"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3016,7 +3016,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"] | components["schemas"]["AirbyteExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3159,7 +3159,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3261,7 +3261,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3366,7 +3366,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3411,7 +3411,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3510,7 +3510,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3760,7 +3760,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4010,7 +4010,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4147,7 +4147,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4224,7 +4224,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -17,6 +17,8 @@ import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
 import { registerCheckCommand } from './check-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
+import { registerInitCommand } from './init-command.ts';
+import { applyConnectorsOption, failWith } from './cli-support.ts';
 
 const program = new Command();
 program
@@ -32,7 +34,18 @@ program
   .showHelpAfterError()
   .configureHelp({ sortSubcommands: true, showGlobalOptions: true });
 
+// Every command takes --connectors <dir>: applied before its action runs.
+program.hook('preAction', async (_program, command) => {
+  try {
+    await applyConnectorsOption(command.opts()['connectors'], command.name());
+  } catch (e) {
+    failWith(e);
+    process.exit(1);
+  }
+});
+
 registerManifestCommands(program);
+registerInitCommand(program);
 registerDescribeCommand(program);
 registerExecCommand(program);
 registerSandboxCommand(program);

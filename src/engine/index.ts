@@ -172,6 +172,24 @@ function snippet(text: string): string {
 }
 
 /** One connector instance: a manifest, credentials and options. Holds its own rate limiter. */
+/**
+ * base_url.default, with the config values it names (e.g. a subdomain). Each must be set and be
+ * host-name-like (letters, digits, - and .), so a value cannot move a request to another host.
+ */
+function configuredBaseUrl(manifest: LoadedManifest, config: Record<string, unknown>): string {
+  const t = manifest.baseUrl;
+  if (t === undefined) return manifest.manifest.base_url.default;
+  for (const [root, key] of t.references) {
+    if (root !== 'config' || key === undefined) continue;
+    const v = config[key];
+    if (v === undefined || v === null || v === '') throw new SwitchboardError('invalid_params', `${manifest.type} needs config ${key} for its base URL (${manifest.manifest.base_url.default})`, { errors: [{ path: `/config/${key}`, message: 'is required' }] });
+    if (!/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(String(v))) {
+      throw new SwitchboardError('invalid_params', `Invalid config ${key} for ${manifest.type}: must be a host name part (letters, digits, - and .)`, { errors: [{ path: `/config/${key}`, message: 'must be a host name part' }] });
+    }
+  }
+  return checkBaseUrl(String(t.render({ config })), `base URL of ${manifest.type}`);
+}
+
 export class ConnectorRuntime {
   readonly manifest: LoadedManifest;
   private credentials: Credentials;
@@ -218,7 +236,7 @@ export class ConnectorRuntime {
     if (region !== undefined && m.base_url.regions?.[region] === undefined && options.baseUrl === undefined) {
       throw new SwitchboardError('invalid_params', `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`);
     }
-    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : ((region !== undefined ? m.base_url.regions?.[region] : undefined) ?? m.base_url.default).replace(/\/+$/, '');
+    this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : ((region !== undefined ? m.base_url.regions?.[region] : undefined) ?? configuredBaseUrl(manifest, config)).replace(/\/+$/, '');
     this.retry = {
       ...DEFAULT_RETRY,
       ...(m.retry?.max_attempts !== undefined ? { maxAttempts: m.retry.max_attempts } : {}),

@@ -100,6 +100,10 @@ export interface LoadedManifest {
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
+  /** manifest.vendor_description with its file resolved against the manifest's directory. */
+  vendorDescription?: { file: string; format: 'openapi' | 'graphql' };
+  /** base_url.default when it names config values (`https://{{config.subdomain}}.example.com`). */
+  baseUrl?: Template;
 }
 
 export function compileTree(value: unknown): TemplateTree {

@@ -4,7 +4,8 @@
  * Every problem is reported at once, each with file, location (dotted path and line:column) and
  * a message written for a connector author.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
@@ -271,6 +272,8 @@ const AUTH_ROOTS = new Set(['credentials', 'config']);
 
 function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
   const config = new Set(Object.keys(m.config ?? {}));
+  // base_url.default may name config values (a server variable such as a subdomain).
+  const baseUrl = m.base_url.default.includes('{{') ? check.template(['base_url', 'default'], m.base_url.default, { roots: new Set(['config']), config }) : undefined;
   const allCredentialFields = new Set(m.auth.flatMap((v) => Object.keys(v.fields)));
 
   // Aliases match case-insensitively, so two that differ only in case are one alias written twice.
@@ -549,6 +552,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   }
 
   const credentialCheck = m.check !== undefined ? compileCheck(check, m, allCredentialFields, config) : undefined;
+  const vendorDescription = m.vendor_description !== undefined ? checkVendorDescription(check, file, m.vendor_description) : undefined;
 
   return {
     file,
@@ -562,7 +566,35 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     statusErrors,
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
+    ...(vendorDescription ? { vendorDescription } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
   };
+}
+
+/**
+ * vendor_description.path: relative to the manifest's directory, inside it (a connector's folder
+ * is self-contained, and is what the package ships), and an existing file.
+ */
+function checkVendorDescription(check: Checker, file: string, vd: NonNullable<Manifest['vendor_description']>): LoadedManifest['vendorDescription'] {
+  const at = ['vendor_description', 'path'];
+  const dir = dirname(resolve(file));
+  const target = resolve(dir, vd.path);
+  const inside = relative(dir, target);
+  if (isAbsolute(vd.path) || inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+    check.add(at, `"${vd.path}" must be a file inside the manifest's directory (${dir}), given relative to it, e.g. openapi.yaml`);
+    return undefined;
+  }
+  let isFile = false;
+  try {
+    isFile = statSync(target).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) {
+    check.add(at, `no file ${vd.path} beside the manifest (looked for ${target}); vendor the description there or fix the path`);
+    return undefined;
+  }
+  return { file: target, format: vd.format };
 }
 
 /** Compile a request declaration (an action's, or the check's); undefined when its path does not compile. */
