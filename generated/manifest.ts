@@ -107,6 +107,24 @@ list_meta?: {
 }
 errors?: ErrorMapping
 check?: CredentialCheck
+/**
+ * The vendor's own API description, vendored beside the manifest: the contract test checks every request the manifest can render against it, and the simulator serves it.
+ */
+vendor_description?: {
+/**
+ * File relative to the manifest (OpenAPI YAML/JSON, or GraphQL SDL).
+ */
+path: string
+format: ("openapi" | "graphql")
+/**
+ * Where the vendor publishes it (URL or repository).
+ */
+source: string
+/**
+ * The licence it is published under.
+ */
+licence: string
+}
 entities: {
 [k: string]: Entity | undefined
 }

@@ -42,6 +42,18 @@ export const MANIFEST_SCHEMA = {
     },
     errors: { $ref: '#/definitions/ErrorMapping' },
     check: { $ref: '#/definitions/CredentialCheck' },
+    vendor_description: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['path', 'format', 'source', 'licence'],
+      description: "The vendor's own API description, vendored beside the manifest: the contract test checks every request the manifest can render against it, and the simulator serves it.",
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'File relative to the manifest (OpenAPI YAML/JSON, or GraphQL SDL).' },
+        format: { enum: ['openapi', 'graphql'] },
+        source: { type: 'string', minLength: 1, description: 'Where the vendor publishes it (URL or repository).' },
+        licence: { type: 'string', minLength: 1, description: 'The licence it is published under.' },
+      },
+    },
     entities: {
       type: 'object',
       minProperties: 1,
