@@ -20,7 +20,8 @@
 import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
-import { loadSidecar, type Sidecar } from './sidecar.ts';
+import { oauthServer, type OAuthClient } from './oauth.ts';
+import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -31,6 +32,49 @@ export interface OpenApiSimulatorOptions {
   host?: string | undefined;
   /** PRNG seed: the same seed always yields the same records. Default 1. */
   seed?: number | undefined;
+  /** Tokens accepted (overrides the sidecar's auth.tokens). */
+  tokens?: Iterable<string> | undefined;
+  /** Rate limit (overrides the sidecar's); false disables it. */
+  rateLimit?: RateLimit | false | undefined;
+  /** The OAuth client the sidecar's oauth flow accepts; default sim_client / sim_secret. */
+  oauthClient?: { clientId?: string | undefined; clientSecret?: string | undefined } | undefined;
+  /**
+   * Code for operations whose behaviour is a state machine the sidecar cannot declare, by
+   * operation ("GET /contacts/{contact_id}"). It runs after the request passed every check
+   * against the description; throwing a SimulatorError answers in the vendor's error shape.
+   */
+  handlers?: Record<string, OperationHandler> | undefined;
+}
+
+export type RateLimit = NonNullable<Sidecar['rate_limit']>;
+
+/** A request that passed the description's checks, as an operation handler sees it. */
+export interface OperationContext {
+  req: SimRequest;
+  op: Operation;
+  /** Path params, as text. */
+  params: Record<string, string>;
+  /** Query params, coerced to the description's types. */
+  query: Json;
+  /** The parsed JSON body ({} when the operation takes none). */
+  body: Json;
+  /** scheme://host of the request, for links. */
+  origin: string;
+}
+
+export type OperationHandler = (ctx: OperationContext) => SimResponse;
+
+/** An error an operation handler answers, in the vendor's error shape (the sidecar's error body). */
+export class SimulatorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** The path parameter a 404 is about: the sidecar's not_found names its code and message. */
+    readonly field?: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface StoredRecord {
@@ -57,6 +101,12 @@ export interface OpenApiSimulator extends Simulator {
   seed: number;
   /** The tokens accepted when the sidecar lists any (add or delete to grant or revoke). */
   tokens: Set<string>;
+  /** The OAuth client of the sidecar's oauth flow; set `deny` to refuse consent. */
+  oauth: OAuthClient;
+  /** Change (or disable) the rate limit; starts a fresh window. */
+  setRateLimit(limit: RateLimit | false): void;
+  /** Start a fresh rate-limit window (also done by reset()). */
+  resetRateLimit(): void;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -146,6 +196,7 @@ function fillError(body: unknown, p: RequestProblem, code: string): unknown {
   return out;
 }
 
+/** Fill a sidecar error template; keys whose value renders to "" are left out. */
 function render(template: unknown, vars: Record<string, string | number>): unknown {
   if (typeof template === 'string') {
     const whole = /^\{\{(\w+)\}\}$/.exec(template);
@@ -153,7 +204,13 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
     return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
   }
   if (Array.isArray(template)) return template.map((t) => render(t, vars));
-  if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template as Json).map(([k, v]) => [k, render(v, vars)]));
+  if (template !== null && typeof template === 'object') {
+    return Object.fromEntries(
+      Object.entries(template as Json)
+        .map(([k, v]) => [k, render(v, vars)] as const)
+        .filter(([, v]) => v !== ''),
+    );
+  }
   return template;
 }
 
@@ -178,7 +235,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const d = typeof options.description === 'string' ? new Description(await loadDescription(options.description)) : options.description;
   const sidecar: Sidecar = typeof options.sidecar === 'string' ? loadSidecar(options.sidecar) : (options.sidecar ?? {});
   const seed = options.seed ?? 1;
-  const tokens = new Set(sidecar.auth?.tokens ?? []);
+  const tokens = new Set(options.tokens ?? sidecar.auth?.tokens ?? []);
+  let rateLimit: RateLimit | undefined = options.rateLimit === false ? undefined : (options.rateLimit ?? sidecar.rate_limit);
+  const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
   const samples = new Map<string, unknown>();
   /** A sample of the schema at a pointer (computed once, a fresh copy each time). */
   const sample = (pointer: string | undefined): unknown => {
@@ -236,8 +295,18 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   }
 
   // ---------------------------------------------------------------- errors and limits
-  const errorResponse = (p: RequestProblem, op?: Operation, headers: Record<string, string> = {}): SimResponse => {
-    const code = sidecar.error?.codes?.[p.code] ?? p.code;
+  const errorResponse = (problem: RequestProblem, op?: Operation, headers: Record<string, string> = {}): SimResponse => {
+    let p = problem;
+    // A path id the description's types rule out names no record: the sidecar's 404 for it.
+    if (p.status === 400 && sidecar.not_found !== undefined && op?.params.some((x) => x.in === 'path' && x.name === p.field)) p = { ...p, status: 404, code: 'not_found' };
+    let override: ErrorOverride | undefined;
+    // The sidecar's 404s: for a path id (p.field) or a path no operation matches (no op); a
+    // handler's own 404 without a field keeps its code and message.
+    if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
+    else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
+    else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
+    if (override !== undefined) p = { ...p, message: override.message };
+    const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
     let json: unknown;
     if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
@@ -250,7 +319,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   let windowStart = 0;
   let used = 0;
   const countRequest = (): { headers: Record<string, string>; exceeded: boolean } => {
-    const rl = sidecar.rate_limit;
+    const rl = rateLimit;
     if (rl === undefined) return { headers: {}, exceeded: false };
     const windowMs = rl.window_seconds * 1000;
     const now = Date.now();
@@ -297,7 +366,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       record[k] = v;
     }
   };
-  const notFound = (op: Operation, id: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}` }, op);
+  const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
@@ -363,24 +432,46 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { status: op.successStatus, json: body };
   };
 
+  const oauthRoutes =
+    sidecar.oauth === undefined
+      ? undefined
+      : oauthServer(sidecar.oauth, oauth, tokens, (e) =>
+          sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
+        );
+
   const handle = (req: SimRequest): SimResponse => {
+    const fromOauth = oauthRoutes?.(req);
+    if (fromOauth !== undefined) return fromOauth;
     const rl = countRequest();
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
     const { op, pathParams } = matched;
-    const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore' });
-    if ('status' in checked) return withHeaders(errorResponse(checked, op));
-    if (tokens.size > 0) {
+    // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
+    const unauthorized = d.checkAuth(op, req);
+    if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
+    if (tokens.size > 0 && op.security.length > 0) {
       const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
-    if (rl.exceeded && sidecar.rate_limit !== undefined) {
-      return withHeaders(errorResponse({ status: 429 as 400, code: 'rate_limited', message: `Rate limit of ${sidecar.rate_limit.limit} requests in ${sidecar.rate_limit.window_seconds}s exceeded` }, op));
+    if (rl.exceeded && rateLimit !== undefined) {
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+    }
+    const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
+    if ('status' in checked) return withHeaders(errorResponse(checked, op));
+    const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
+    const handler = options.handlers?.[op.key];
+    if (handler !== undefined) {
+      try {
+        const body = checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {};
+        return withHeaders(handler({ req, op, params: pathParams, query: checked.query, body, origin }));
+      } catch (e) {
+        if (e instanceof SimulatorError) return withHeaders(errorResponse({ status: e.status, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op));
+        throw e;
+      }
     }
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
-    const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
     const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
     switch (c.kind) {
@@ -397,18 +488,18 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
       case 'get': {
         const s = r.records.get(id as string);
-        return withHeaders(s === undefined ? notFound(op, id as string) : { status: op.successStatus, json: wrap(op, s.record) });
+        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
         const s = r.records.get(id as string);
-        if (s === undefined) return withHeaders(notFound(op, id as string));
+        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         merge(s.record, fields);
         return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'delete': {
-        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string));
+        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -423,6 +514,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     resources,
     seed,
     tokens,
+    oauth,
+    setRateLimit: (limit) => {
+      rateLimit = limit === false ? undefined : limit;
+      windowStart = 0;
+      used = 0;
+    },
+    resetRateLimit: () => {
+      windowStart = 0;
+      used = 0;
+    },
     reset: () => {
       sim.reset();
       windowStart = 0;

@@ -14,14 +14,31 @@
  *   records:        how many records to seed per resource (default 5).
  *   resources:      per resource (the collection's last path segment): id_field, records.
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
+ *   not_found:      the 404 for a record that does not exist (or a path id the description's
+ *                   type rules out), by path parameter name, with `default` for the rest.
+ *   parameters:     per parameter name, the code and message of a 400 it causes.
+ *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *
+ * Keys of the error body whose template renders to "" are left out.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import type { OAuthConfig } from './oauth.ts';
+
+export interface ErrorOverride {
+  code: string;
+  message: string;
+}
 
 export interface Sidecar {
   error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[] };
+  auth?: { tokens?: string[]; message?: string };
+  not_found?: Record<string, ErrorOverride>;
+  parameters?: Record<string, ErrorOverride>;
+  operations?: Record<string, { bad_request?: ErrorOverride }>;
+  oauth?: OAuthConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
@@ -29,12 +46,30 @@ export interface Sidecar {
   unknown_query?: 'reject' | 'ignore';
 }
 
+const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
+
 const SIDECAR_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
     error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } } } },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    not_found: { type: 'object', additionalProperties: override },
+    parameters: { type: 'object', additionalProperties: override },
+    operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
+    oauth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['authorize_path', 'token_path'],
+      properties: {
+        authorize_path: { type: 'string', pattern: '^/' },
+        token_path: { type: 'string', pattern: '^/' },
+        token_response: { type: 'object' },
+        deny_description: { type: 'boolean' },
+        default_scope: { type: 'string' },
+        token_prefix: { type: 'string' },
+      },
+    },
     rate_limit: {
       type: 'object',
       additionalProperties: false,
