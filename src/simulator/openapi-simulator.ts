@@ -439,9 +439,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
         );
 
-  const handle = (req: SimRequest): SimResponse => {
-    const fromOauth = oauthRoutes?.(req);
+  // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
+  const basePath = serverBasePath(d.doc);
+
+  const handle = (incoming: SimRequest): SimResponse => {
+    const fromOauth = oauthRoutes?.(incoming);
     if (fromOauth !== undefined) return fromOauth;
+    const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
+    const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
     const rl = countRequest();
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
@@ -459,7 +464,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
-    const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
+    const origin = `http://${req.headers.host ?? '127.0.0.1'}${prefixed ? basePath : ''}`;
     const handler = options.handlers?.[op.key];
     if (handler !== undefined) {
       try {
@@ -530,6 +535,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       used = 0;
     },
   };
+}
+
+/** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */
+function serverBasePath(doc: Json): string {
+  const url = ((doc.servers as { url?: string }[] | undefined) ?? [])[0]?.url;
+  if (url === undefined) return '';
+  try {
+    return new URL(url.replace(/\{[^}]*\}/g, 'x'), 'http://localhost').pathname.replace(/\/$/, '');
+  } catch {
+    return '';
+  }
 }
 
 /** A fresh id shaped like the sampled one: a number, or a string of digits (Asana gids, numeric ids) or hex. */

@@ -113,6 +113,15 @@ describe('generic simulator on Asana’s description', () => {
     expectAsanaError(await call(sim, 'GET', '/tags?offset=bogus'), 400, /offset is not a cursor/);
   });
 
+  it('serves under the path of the description’s server URL too (https://app.asana.com/api/1.0)', async () => {
+    const r = await call(sim, 'GET', '/api/1.0/tags?limit=1');
+    expect(r.status).toBe(200);
+    const next = r.body.next_page as Rec;
+    expect(next.path).toMatch(/^\/tags\?limit=1&offset=/);
+    expect(next.uri).toBe(`${sim.url}/api/1.0${String(next.path)}`);
+    expect((await call(sim, 'GET', String(next.uri).slice(sim.url.length))).status).toBe(200);
+  });
+
   it('is deterministic per seed', async () => {
     const twin = await startOpenApiSimulator({ description: asana, seed: 7 });
     const other = await startOpenApiSimulator({ description: asana, seed: 8 });
