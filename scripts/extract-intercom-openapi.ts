@@ -10,7 +10,7 @@
  *
  * OpenAPI 3.0 schemas are converted to JSON Schema draft-07 for ajv: `$ref`s are inlined,
  * `nullable: true` becomes a `"null"` type, and documentation-only keywords (description,
- * example, title, format...) are dropped. Formats are dropped on purpose: the description uses
+ * title, format...) are dropped (`example` stays: it seeds the simulator's sample records). Formats are dropped on purpose: the description uses
  * `format: date-time` on integer Unix timestamps and says of `website` "the value specified here
  * is not validated".
  *
@@ -62,11 +62,13 @@ const OPERATIONS = [
   'GET /internal_articles/{internal_article_id}',
 ] as const;
 
-/** JSON Schema keywords kept from OpenAPI schemas; everything else is documentation. */
+/** JSON Schema keywords kept from OpenAPI schemas (and `example`); everything else is documentation. */
 const KEEP = new Set([
   'type', 'properties', 'required', 'items', 'enum', 'additionalProperties', 'anyOf', 'oneOf', 'allOf',
   'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern',
   'minItems', 'maxItems', 'uniqueItems', 'default', 'not',
+  // Kept for sample data: the generic simulator's records start from the vendor's examples.
+  'example',
 ]);
 
 const doc = parse(readFileSync(SOURCE, 'utf8')) as Json;

@@ -204,3 +204,45 @@ describe('switchboard simulate', () => {
     }
   }, 90_000);
 });
+
+describe('Intercom’s vendored description and sidecar, with no Intercom code', () => {
+  let sim: OpenApiSimulator;
+  const dir = new URL('../../connectors/intercom/', import.meta.url).pathname;
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${dir}openapi-2.14.yaml`, sidecar: `${dir}simulator.yaml`, tokens: ['tok'], seed: 2 });
+  });
+  afterAll(() => sim.close());
+  const auth = { authorization: 'Bearer tok', 'intercom-version': '2.14' };
+
+  it('creates then gets a contact, pages with pages.next.starting_after, answers error.list', async () => {
+    const created = await call(sim, 'POST', '/contacts', { role: 'lead', email: 'ada@example.com', name: 'Ada' }, auth);
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ type: 'contact', role: 'lead', email: 'ada@example.com', name: 'Ada' });
+    expect((await call(sim, 'GET', `/contacts/${String(created.body.id)}`, undefined, auth)).body).toEqual(created.body);
+    const first = await call(sim, 'GET', '/contacts?per_page=4', undefined, auth);
+    expect((first.body.data as unknown[]).length).toBe(4);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('1666');
+    const after = ((first.body.pages as Rec).next as Rec).starting_after as string;
+    expect((await call(sim, 'GET', `/contacts?per_page=4&starting_after=${after}`, undefined, auth)).body.data).toHaveLength(2);
+
+    const bad = await call(sim, 'POST', '/contacts', { email: 42 }, auth);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ type: 'error.list', errors: [{ code: 'parameter_invalid', message: 'email must be string', field: 'email' }] });
+    expect((await call(sim, 'GET', '/contacts/nope', undefined, auth)).body).toMatchObject({ errors: [{ code: 'not_found', message: 'User Not Found' }] });
+    expect((await call(sim, 'GET', '/conversations/abc', undefined, auth)).body).toMatchObject({ errors: [{ code: 'not_found', message: 'Resource Not Found' }] });
+    expect((await call(sim, 'GET', '/tags', undefined, { ...auth, 'intercom-version': '9.9' })).body).toMatchObject({ errors: [{ code: 'intercom_version_invalid' }] });
+    expect((await call(sim, 'GET', '/tags', undefined, { authorization: 'Bearer other' })).body).toMatchObject({ errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }] });
+  });
+
+  it('runs the OAuth flow of the sidecar: a single-use code for a token the API then accepts', async () => {
+    const consent = await fetch(`${sim.url}/oauth?client_id=sim_client&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s`, { redirect: 'manual' });
+    const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
+    const exchange = () => fetch(`${sim.url}/auth/eagle/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: 'sim_client', client_secret: 'sim_secret', code }) });
+    const token = (await (await exchange()).json()) as Rec;
+    expect(token).toEqual({ token_type: 'Bearer', token: token.access_token, access_token: expect.any(String) });
+    expect((await call(sim, 'GET', '/tags', undefined, { authorization: `Bearer ${String(token.access_token)}` })).status).toBe(200);
+    const again = await exchange();
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as Rec).type).toBe('error.list');
+  });
+});
