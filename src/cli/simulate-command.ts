@@ -24,11 +24,19 @@ export function registerSimulateCommand(program: Command): void {
     .option('--host <host>', 'interface to listen on (default 127.0.0.1)')
     .action(async (opts: { openapi: string; port?: number; seed?: number; sidecar?: string; host?: string }) => {
       try {
-        const { startOpenApiSimulator } = await import('../simulator/index.ts');
+        const { startOpenApiSimulator, Description, loadDescription, loadSidecar } = await import('../simulator/index.ts');
         const port = opts.port ?? 4020;
-        const sim = await startOpenApiSimulator({ description: opts.openapi, sidecar: opts.sidecar, port, host: opts.host, seed: opts.seed }).catch((e: unknown) => {
+        // The files are the user's input: a missing or malformed one is invalid_params, named.
+        let description: InstanceType<typeof Description>;
+        let sidecar: ReturnType<typeof loadSidecar> | undefined;
+        try {
+          description = new Description(await loadDescription(opts.openapi));
+          sidecar = opts.sidecar === undefined ? undefined : loadSidecar(opts.sidecar);
+        } catch (e) {
           const err = e as NodeJS.ErrnoException;
-          if (err?.code === 'ENOENT') throw new SwitchboardError('invalid_params', `No such file: ${err.path ?? opts.openapi}`);
+          throw new SwitchboardError('invalid_params', err?.code === 'ENOENT' ? `No such file: ${err.path ?? opts.openapi}` : (err?.message ?? String(e)));
+        }
+        const sim = await startOpenApiSimulator({ description, sidecar, port, host: opts.host, seed: opts.seed }).catch((e: unknown) => {
           throw listenError(e, port, 'pick another port with --port <n>');
         });
         const resources = Object.fromEntries([...sim.resources.values()].map((r) => [r.name, { id_field: r.idField, records: r.records.size }]));

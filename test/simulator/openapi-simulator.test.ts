@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Description, loadDescription, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
-import { startSwitchboard } from '../helpers/process.ts';
+import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
 
 type Rec = Record<string, unknown>;
 const ASANA = new URL('../fixtures/asana/asana_oas.yaml', import.meta.url).pathname;
@@ -203,6 +203,21 @@ describe('switchboard simulate', () => {
       await run.stop();
     }
   }, 90_000);
+
+  it('refuses a missing file or a file that is not an OpenAPI 3 description, saying which', async () => {
+    const missing = await runSwitchboard(['simulate', '--openapi', '/nonexistent/api.yaml', '--port', '0']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/"code": "invalid_params"[\s\S]*No such file: \/nonexistent\/api.yaml/);
+    const notOpenApi = await runSwitchboard(['simulate', '--openapi', new URL('../../connectors/intercom/simulator.yaml', import.meta.url).pathname, '--port', '0']);
+    expect(notOpenApi.code).toBe(1);
+    expect(notOpenApi.stderr).toMatch(/"code": "invalid_params"[\s\S]*is not an OpenAPI 3\.x description/);
+    const badSidecar = await runSwitchboard(['simulate', '--openapi', ASANA, '--sidecar', new URL('../../connectors/intercom/openapi-2.14.yaml', import.meta.url).pathname, '--port', '0']);
+    expect(badSidecar.code).toBe(1);
+    expect(badSidecar.stderr).toMatch(/"code": "invalid_params"[\s\S]*invalid simulator sidecar/);
+    const badSeed = await runSwitchboard(['simulate', '--openapi', ASANA, '--seed', '-1']);
+    expect(badSeed.code).toBe(1);
+    expect(badSeed.stderr).toMatch(/--seed must be an integer/);
+  });
 });
 
 describe('Intercom’s vendored description and sidecar, with no Intercom code', () => {
