@@ -32,6 +32,8 @@ export interface OpenApiSimulatorOptions {
   host?: string | undefined;
   /** PRNG seed: the same seed always yields the same records. Default 1. */
   seed?: number | undefined;
+  /** Most records a resource keeps (seeded and created); a create beyond answers 507. Default 100 000. */
+  maxRecords?: number | undefined;
   /** Tokens accepted (overrides the sidecar's auth.tokens). */
   tokens?: Iterable<string> | undefined;
   /** Rate limit (overrides the sidecar's); false disables it. */
@@ -483,6 +485,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
       case 'create': {
+        if (r.records.size >= (options.maxRecords ?? 100_000)) {
+          return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
+        }
         const record = clone((sample(r.recordRef) ?? {}) as Json);
         merge(record, unwrapBody(op, checked.body));
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);

@@ -143,6 +143,18 @@ describe('generic simulator on Asana’s description', () => {
   });
 });
 
+it('keeps at most maxRecords per resource: a create beyond answers 507 and stores nothing', async () => {
+  const small = await startOpenApiSimulator({ description: asana, maxRecords: 6 });
+  try {
+    expect((await call(small, 'POST', '/tags', { data: { name: 'sixth' } })).status).toBe(201);
+    const full = await call(small, 'POST', '/tags', { data: { name: 'seventh' } });
+    expectAsanaError(full, 507, /at most 6 tags/);
+    expect(small.resources.get('tags')?.records.size).toBe(6);
+  } finally {
+    await small.close();
+  }
+});
+
 describe('the sidecar', () => {
   let sim: OpenApiSimulator;
   beforeAll(async () => {
