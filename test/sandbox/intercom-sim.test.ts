@@ -42,7 +42,7 @@ function expectError(r: Reply, status: number, code: string, message?: string | 
   if (message !== undefined) expect(first.message).toMatch(message);
 }
 
-// The 200 response schemas of the vendored description (connectors/intercom/openapi-2.14.yaml).
+// The 200 response schemas of the vendored description (connectors/intercom/openapi-2.14.json).
 function expectMatchesOpenApi(key: string, body: unknown): void {
   const op = INTERCOM_DESCRIPTION.operations.find((o) => o.key === key);
   expect(op?.responseRef, `no response schema for ${key}`).toBeTruthy();

@@ -223,7 +223,7 @@ describe('switchboard simulate', () => {
     const notOpenApi = await runSwitchboard(['simulate', '--openapi', new URL('../../connectors/intercom/simulator.yaml', import.meta.url).pathname, '--port', '0']);
     expect(notOpenApi.code).toBe(1);
     expect(notOpenApi.stderr).toMatch(/"code": "invalid_params"[\s\S]*is not an OpenAPI 3\.x description/);
-    const badSidecar = await runSwitchboard(['simulate', '--openapi', ASANA, '--sidecar', new URL('../../connectors/intercom/openapi-2.14.yaml', import.meta.url).pathname, '--port', '0']);
+    const badSidecar = await runSwitchboard(['simulate', '--openapi', ASANA, '--sidecar', new URL('../../connectors/intercom/openapi-2.14.json', import.meta.url).pathname, '--port', '0']);
     expect(badSidecar.code).toBe(1);
     expect(badSidecar.stderr).toMatch(/"code": "invalid_params"[\s\S]*invalid simulator sidecar/);
     const badSeed = await runSwitchboard(['simulate', '--openapi', ASANA, '--seed', '-1']);
@@ -236,7 +236,7 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
   let sim: OpenApiSimulator;
   const dir = new URL('../../connectors/intercom/', import.meta.url).pathname;
   beforeAll(async () => {
-    sim = await startOpenApiSimulator({ description: `${dir}openapi-2.14.yaml`, sidecar: `${dir}simulator.yaml`, tokens: ['tok'], seed: 2 });
+    sim = await startOpenApiSimulator({ description: `${dir}openapi-2.14.json`, sidecar: `${dir}simulator.yaml`, tokens: ['tok'], seed: 2 });
   });
   afterAll(() => sim.close());
   const auth = { authorization: 'Bearer tok', 'intercom-version': '2.14' };

@@ -1,6 +1,6 @@
 /**
  * Intercom REST API 2.14 simulator (https://api.intercom.io), on the generic OpenAPI simulator
- * (src/simulator): the vendored description connectors/intercom/openapi-2.14.yaml routes and
+ * (src/simulator): the vendored description connectors/intercom/openapi-2.14.json routes and
  * checks every request (paths, methods, query params, bodies, the Intercom-Version header, the
  * bearer token) and connectors/intercom/simulator.yaml says what the description cannot: the
  * error.list body and its codes, the 404s per id, X-RateLimit headers and the 10-second window,
@@ -27,7 +27,7 @@ export { IntercomStore, IntercomApiError, CONTACT_DATA_ATTRIBUTES, DEFAULT_ANCHO
 export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArticleRecord, NoteRecord, SegmentRecord, TagRecord, TeamRecord } from './state.ts';
 
 /** Intercom's trimmed 2.14 description and the simulator sidecar, vendored under connectors/intercom/. */
-export const INTERCOM_DESCRIPTION = new Description(loadDescriptionSync(join(CONNECTORS_DIR, 'intercom', 'openapi-2.14.yaml')));
+export const INTERCOM_DESCRIPTION = new Description(loadDescriptionSync(join(CONNECTORS_DIR, 'intercom', 'openapi-2.14.json')));
 export const INTERCOM_SIDECAR = loadSidecar(join(CONNECTORS_DIR, 'intercom', 'simulator.yaml'));
 export { CompanyScroll, SCROLL_PAGE_SIZE } from './scroll.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Request checks against Intercom's vendored 2.14 description (connectors/intercom/openapi-2.14.yaml),
+ * Request checks against Intercom's vendored 2.14 description (connectors/intercom/openapi-2.14.json),
  * by operation ("POST /contacts/search"), for tests that check what a connector sent.
  */
 import type { RequestProblem } from '../../simulator/description.ts';
