@@ -11,7 +11,6 @@
  * `format: date-time` on Unix-second integers and name formats ajv does not know).
  */
 import { readFileSync } from 'node:fs';
-import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 
@@ -70,6 +69,7 @@ export async function loadDescription(file: string): Promise<Json> {
   if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3')) throw new Error(`${file} is not an OpenAPI 3.x description (no "openapi: 3..." field)`);
   // Only a description with $refs to other files needs bundling.
   if (!/\$ref['"]?\s*:\s*['"]?[^#'"\s]/.test(text)) return doc;
+  const { default: $RefParser } = await import('@apidevtools/json-schema-ref-parser');
   return (await $RefParser.bundle(file, doc as never, {})) as unknown as Json;
 }
 

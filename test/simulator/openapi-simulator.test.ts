@@ -6,6 +6,9 @@
  * and the sidecar's error body, tokens, rate limits and page caps. Last, `switchboard simulate`
  * as a command.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Description, loadDescription, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
@@ -152,6 +155,45 @@ it('keeps at most maxRecords per resource: a create beyond answers 507 and store
     expect(small.resources.get('tags')?.records.size).toBe(6);
   } finally {
     await small.close();
+  }
+});
+
+it('bundles $refs to other files of a description (a widget API in two files)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-sim-'));
+  try {
+    writeFileSync(
+      join(dir, 'schemas.yaml'),
+      'Widget:\n  type: object\n  required: [name]\n  properties:\n    id: { type: integer, readOnly: true, example: 7 }\n    name: { type: string, example: Sprocket }\n',
+    );
+    writeFileSync(
+      join(dir, 'api.yaml'),
+      [
+        'openapi: 3.0.3',
+        'info: { title: Widgets, version: "1" }',
+        'paths:',
+        '  /widgets:',
+        '    post:',
+        '      requestBody: { required: true, content: { application/json: { schema: { $ref: "./schemas.yaml#/Widget" } } } }',
+        '      responses: { "201": { description: ok, content: { application/json: { schema: { $ref: "./schemas.yaml#/Widget" } } } } }',
+        '  /widgets/{widget_id}:',
+        '    get:',
+        '      parameters: [{ name: widget_id, in: path, required: true, schema: { type: integer } }]',
+        '      responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "./schemas.yaml#/Widget" } } } } }',
+      ].join('\n'),
+    );
+    const widgets = await startOpenApiSimulator({ description: join(dir, 'api.yaml') });
+    try {
+      const made = await call(widgets, 'POST', '/widgets', { name: 'Gear' }, {});
+      expect(made.status).toBe(201);
+      expect(made.body).toMatchObject({ name: 'Gear', id: expect.any(Number) });
+      expect((await call(widgets, 'GET', `/widgets/${String(made.body.id)}`, undefined, {})).body).toEqual(made.body);
+      expect((await call(widgets, 'POST', '/widgets', { colour: 'red' }, {})).status).toBe(400);
+      expect((await call(widgets, 'GET', '/widgets/abc', undefined, {})).status).toBe(400);
+    } finally {
+      await widgets.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -14,7 +14,7 @@
  * Faults (5xx, latency, malformed bodies, injected 429s) come from the shared sim-server `inject`.
  */
 import { join } from 'node:path';
-import { CONNECTORS_DIR } from '../../manifest/registry.ts';
+import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../simulator/description.ts';
 import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
 import { loadSidecar } from '../../simulator/sidecar.ts';

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONNECTORS_DIR } from '../../manifest/registry.ts';
+import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 
 /** The monday API version the vendored schema describes. */
 export const SCHEMA_VERSION = '2026-10';
