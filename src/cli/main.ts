@@ -1,5 +1,5 @@
 /**
- * The `switchboard` command (commander): validate, codegen, connectors, describe, exec, sandbox,
+ * The `switchboard` command (commander): validate, codegen, connectors, describe, exec, sandbox, simulate,
  * serve, sync, admin, mcp. Each group of subcommands lives in its own module; this file only wires
  * them. Command modules import their heavy dependencies inside their actions, so `--help` and
  * `--version` load little more than commander.
@@ -12,6 +12,7 @@ import { registerManifestCommands } from './manifest-commands.ts';
 import { registerDescribeCommand } from './describe-command.ts';
 import { registerExecCommand } from './exec-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
+import { registerSimulateCommand } from './simulate-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
@@ -49,6 +50,7 @@ registerInitCommand(program);
 registerDescribeCommand(program);
 registerExecCommand(program);
 registerSandboxCommand(program);
+registerSimulateCommand(program);
 // Hosted mode commands.
 registerServeCommand(program);
 registerAdminCommand(program);

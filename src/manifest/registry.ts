@@ -4,23 +4,12 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest } from './compile.ts';
+import { CONNECTORS_DIR } from './connectors-dir.ts';
 import { loadManifestFile } from './load.ts';
 
-/**
- * The package's connectors/ folder: beside the package.json above this module, which is two
- * levels up from src/manifest/ and three from the built dist/src/manifest/.
- */
-export const CONNECTORS_DIR = packageRootOf(fileURLToPath(import.meta.url));
-
-function packageRootOf(file: string): string {
-  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'connectors'))) return join(dir, 'connectors') + sep;
-  }
-  return fileURLToPath(new URL('../../connectors/', import.meta.url));
-}
+export { CONNECTORS_DIR };
 
 /** Environment variable listing extra connector directories, separated like PATH (`:`; `;` on Windows). */
 export const CONNECTORS_PATH_ENV = 'SWITCHBOARD_CONNECTORS_PATH';
