@@ -15,7 +15,7 @@ import { parse as parseYaml } from 'yaml';
 import { runSwitchboard } from '../helpers/process.ts';
 
 const TRACKER = 'test/fixtures/graphql/tracker.graphql';
-const MONDAY = 'src/sandbox/monday/schema-2026-10.graphql';
+const MONDAY = 'connectors/monday/schema-2026-10.graphql';
 type Rec = Record<string, any>;
 
 /** Every GraphQL document of a manifest's actions, with where it is. */

