@@ -96,6 +96,7 @@ airbyte_definition_id?: string
  * The app's logo, shown beside it in the Connect UI and by describe: an https:// URL or a data:image/... URI (svg+xml, png, jpeg, gif, webp), at most 16 kB.
  */
 logo?: string
+vendor_description?: VendorDescription
 base_url: BaseUrl
 /**
  * Headers sent on every request (templates).
@@ -275,6 +276,34 @@ delete?: boolean
 entities: {
 [k: string]: Entity | undefined
 }
+}
+/**
+ * The vendor's own API description, vendored beside the manifest: what init scaffolded from, what simulate serves and what the contract test checks requests against.
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "VendorDescription".
+ */
+export interface VendorDescription {
+/**
+ * File relative to the manifest directory (e.g. openapi.yaml); the loader checks it exists.
+ */
+path: string
+/**
+ * openapi: an OpenAPI 3.x document (JSON or YAML); graphql: a GraphQL SDL schema.
+ */
+format: ("openapi" | "graphql")
+/**
+ * Where the description came from (URL or repository and path), to refresh it.
+ */
+source?: string
+/**
+ * The description's licence, as its publisher states it.
+ */
+licence?: string
+/**
+ * When the file is an extract: the script (relative to the manifest directory) that made it from the source.
+ */
+trimmed_by?: string
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

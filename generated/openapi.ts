@@ -685,7 +685,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -1947,7 +1947,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -2201,7 +2201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScopedTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2288,7 +2288,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2360,7 +2360,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2450,7 +2450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2650,7 +2650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2724,7 +2724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2849,7 +2849,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2927,7 +2927,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3013,7 +3013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3147,7 +3147,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckResult"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3251,7 +3251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"] | components["schemas"]["AirbyteExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3401,7 +3401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangePage"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3499,7 +3499,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3601,7 +3601,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3724,7 +3724,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3856,7 +3856,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3901,7 +3901,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3996,7 +3996,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4086,7 +4086,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4174,7 +4174,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4269,7 +4269,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4368,7 +4368,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4468,7 +4468,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4561,7 +4561,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4651,7 +4651,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4901,7 +4901,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5151,7 +5151,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5288,7 +5288,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5365,7 +5365,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -5,7 +5,7 @@
  * implementation of a reachable interface, so fragments such as `... on MirrorValue` validate).
  * Types are copied whole, with their descriptions, argument defaults and @deprecated reasons, so
  * a document that validates against the extract validates against monday's schema and the other
- * way round for these root fields. The output, src/sandbox/monday/schema-2026-10.graphql, is
+ * way round for these root fields. The output, connectors/monday/schema-2026-10.graphql (the manifest's vendor_description), is
  * committed: the simulator and the contract test never read the upstream file at run time.
  *
  * Usage: npx tsx scripts/extract-monday-schema.ts [path/to/monday-schema-2026-10.graphql]
@@ -27,7 +27,7 @@ import {
 } from 'graphql';
 
 const SOURCE = process.argv[2] ?? '/work/shared/upstreams/monday-schema-2026-10.graphql';
-const OUT = fileURLToPath(new URL('../src/sandbox/monday/schema-2026-10.graphql', import.meta.url));
+const OUT = fileURLToPath(new URL('../connectors/monday/schema-2026-10.graphql', import.meta.url));
 const API_VERSION = '2026-10';
 
 /** Root query fields the connector sends or the simulator serves. */

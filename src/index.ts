@@ -9,6 +9,6 @@ export { connect, type Connector, type ConnectOptions, type ConnectorType } from
 export { createClient, type HostedClient, type HostedClientOptions, type HostedConnector, type SearchFilter, type SearchParams, type SearchResponse } from './client/hosted.ts';
 export { ConnectorRuntime, type CheckResult, type RuntimeOptions, type Envelope, type ListEnvelope, type RecordEnvelope } from './engine/index.ts';
 export { SwitchboardError, ERROR_CODES, isSwitchboardError, type ErrorCode, type ErrorDetail } from './errors/index.ts';
-export { getConnector, connectorRegistry, loadManifestFile, ManifestError, SYNC_ONLY_ACTIONS, type LoadedManifest } from './manifest/index.ts';
+export { getConnector, connectorRegistry, loadManifestFile, ManifestError, SYNC_ONLY_ACTIONS, setConnectorsPath, type LoadedManifest } from './manifest/index.ts';
 export type { ConnectorTypes } from '../generated/index.ts';
 export type { FetchLike, RetryPolicy } from './http/index.ts';

@@ -5,12 +5,13 @@
  */
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
-import { CREDENTIALS_ENV, credentialsArg, libraryRuntime } from './cli-support.ts';
+import { CREDENTIALS_ENV, credentialsArg, libraryRuntime, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 export function registerCheckCommand(program: Command): void {
   program
     .command('check')
     .description(`Check that credentials work (the manifest's check: one cheap request); prints the result as JSON, exits 1 on failure (credentials from --credentials or $${CREDENTIALS_ENV})`)
+    .option(...CONNECTORS_OPTION, collect)
     .argument('<type>', 'connector type, e.g. granola')
     .option('--credentials <json|@file>', `credentials as JSON or @file (default: $${CREDENTIALS_ENV})`)
     .option('--base-url <url>', "upstream base URL with its scheme, e.g. http://127.0.0.1:4010 (default: the manifest's, or a running sandbox's for its sample credentials)")

@@ -3,7 +3,7 @@
  * and commander only, so heavy modules (the engine, the service, codegen) are imported inside
  * each command's action.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SwitchboardError } from '../errors/index.ts';
 
@@ -68,6 +68,32 @@ export function listenError(e: unknown, port: number | undefined, fix: string): 
     return new SwitchboardError('port_in_use', `Port ${p} is already in use by another process. Stop that process, or ${fix}`, { details: { port: Number(p) } });
   }
   return e;
+}
+
+/** `--connectors <dir>`, repeatable: extra connector directories (see applyConnectorsOption). */
+export const CONNECTORS_OPTION = ['--connectors <dir>', 'a directory of <type>/connector.yaml folders (or one such folder) to use besides the built-in connectors; repeatable (default: $SWITCHBOARD_CONNECTORS_PATH)'] as const;
+
+/** Collects a repeatable option's values. */
+export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * Before any command runs: its `--connectors` directories (a YAML file given to `mcp --connectors`
+ * is left to it: its instances file) become the registry's
+ * search path, else $SWITCHBOARD_CONNECTORS_PATH does. A directory that does not exist stops the
+ * command with invalid_connectors_path.
+ */
+export async function applyConnectorsOption(values: unknown, command: string): Promise<void> {
+  // mcp: a file (or a .yaml path not there yet, reported by mcp) is its instances file.
+  const given = Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : typeof values === 'string' ? [values] : [];
+  const dirs = given.filter((v) => !(command === 'mcp' && isInstancesFile(v)));
+  const { setConnectorsPath, connectorsPath } = await import('../manifest/registry.ts');
+  setConnectorsPath(dirs.length > 0 ? dirs : undefined);
+  connectorsPath();
+}
+
+/** `mcp --connectors <value>`: a file (or a .yaml path that is not there, for mcp to report) is the instances file; a directory is not. */
+export function isInstancesFile(v: string): boolean {
+  return existsSync(v) ? !statSync(v).isDirectory() : /\.ya?ml$/i.test(v);
 }
 
 /** Print an error as JSON on stderr and set a failing exit code. */

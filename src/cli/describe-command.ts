@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
-import { failWith } from './cli-support.ts';
+import { failWith, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 import type { ActionInfo } from '../manifest/describe.ts';
 
@@ -41,6 +41,7 @@ export function registerDescribeCommand(program: Command): void {
   program
     .command('describe')
     .description("Show a connector's entities and actions; an entity's record and search fields; an action's params (type, required, description)")
+    .option(...CONNECTORS_OPTION, collect)
     .argument('<type>', 'connector type, e.g. granola')
     .argument('[entity]', 'entity, e.g. notes')
     .argument('[action]', 'list, get, create, update or search')

@@ -1,7 +1,7 @@
 /** `switchboard exec <type> <entity> <action>`: run one action in library mode, print the envelope. */
 import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
-import { CREDENTIALS_ENV, credentialsArg, failWith, jsonArg, libraryRuntime, plural } from './cli-support.ts';
+import { CREDENTIALS_ENV, credentialsArg, failWith, jsonArg, libraryRuntime, plural, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 export { CREDENTIALS_ENV, failWith, jsonArg } from './cli-support.ts';
 
@@ -9,6 +9,7 @@ export function registerExecCommand(program: Command): void {
   program
     .command('exec')
     .description(`Run one action in library mode and print the result envelope as JSON (credentials from --credentials or $${CREDENTIALS_ENV}); \`switchboard describe\` shows each action's params`)
+    .option(...CONNECTORS_OPTION, collect)
     .argument('<type>', 'connector type, e.g. granola')
     .argument('<entity>', 'entity, e.g. notes')
     .argument('<action>', 'list, get, create or update')

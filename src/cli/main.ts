@@ -1,5 +1,5 @@
 /**
- * The `switchboard` command (commander): validate, codegen, connectors, describe, exec, sandbox,
+ * The `switchboard` command (commander): validate, codegen, connectors, describe, exec, sandbox, simulate,
  * serve, sync, admin, mcp. Each group of subcommands lives in its own module; this file only wires
  * them. Command modules import their heavy dependencies inside their actions, so `--help` and
  * `--version` load little more than commander.
@@ -12,11 +12,14 @@ import { registerManifestCommands } from './manifest-commands.ts';
 import { registerDescribeCommand } from './describe-command.ts';
 import { registerExecCommand } from './exec-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
+import { registerSimulateCommand } from './simulate-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { registerSyncCommand } from './sync-command.ts';
 import { registerCheckCommand } from './check-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
+import { registerInitCommand } from './init-command.ts';
+import { applyConnectorsOption, failWith } from './cli-support.ts';
 
 const program = new Command();
 program
@@ -32,10 +35,22 @@ program
   .showHelpAfterError()
   .configureHelp({ sortSubcommands: true, showGlobalOptions: true });
 
+// Every command takes --connectors <dir>: applied before its action runs.
+program.hook('preAction', async (_program, command) => {
+  try {
+    await applyConnectorsOption(command.opts()['connectors'], command.name());
+  } catch (e) {
+    failWith(e);
+    process.exit(1);
+  }
+});
+
 registerManifestCommands(program);
+registerInitCommand(program);
 registerDescribeCommand(program);
 registerExecCommand(program);
 registerSandboxCommand(program);
+registerSimulateCommand(program);
 // Hosted mode commands.
 registerServeCommand(program);
 registerAdminCommand(program);

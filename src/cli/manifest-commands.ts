@@ -2,7 +2,7 @@
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { LoadedManifest } from '../manifest/index.ts';
-import { plural } from './cli-support.ts';
+import { plural, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 // The manifest loader (ajv, handlebars, yaml) and codegen are loaded by the commands that use
 // them, not by `switchboard --help`.
@@ -17,7 +17,9 @@ async function loadAll(files: string[]): Promise<{ ok: { manifest: LoadedManifes
   for (const f of files) {
     const shown = relative(process.cwd(), f) || f;
     try {
-      ok.push({ manifest: loadManifestFile(shown), source: relative(ROOT, f) });
+      // Built-in manifests are named from the package root; others (--connectors) as given.
+      const inPackage = !relative(ROOT, f).startsWith('..');
+      ok.push({ manifest: loadManifestFile(shown), source: inPackage ? relative(ROOT, f) : shown.startsWith('..') ? f : shown });
     } catch (e) {
       failed++;
       if (e instanceof ManifestError) for (const p of e.problems) process.stderr.write(`${formatProblem(p)}\n`);
@@ -31,6 +33,7 @@ export function registerManifestCommands(program: Command): void {
   program
     .command('validate')
     .description('Validate connector manifests (default: every connectors/*/connector.yaml)')
+    .option(...CONNECTORS_OPTION, collect)
     .argument('[files...]', 'manifest files')
     .action(async (files: string[]) => {
       const targets = files.length > 0 ? files.map((f) => resolve(f)) : (await manifests()).manifestFiles();
@@ -45,8 +48,10 @@ export function registerManifestCommands(program: Command): void {
   program
     .command('codegen')
     .description('Generate TypeScript types and JSON Schemas into generated/ from the manifests')
+    .option(...CONNECTORS_OPTION, collect)
     .option('--check', 'do not write; exit non-zero and list the stale files if generated/ is not current')
-    .action(async (opts: { check?: boolean }) => {
+    .option('--out <dir>', "where to write (default: the package's generated/; with --connectors, generated/ beside the first connectors directory)")
+    .action(async (opts: { check?: boolean; out?: string }) => {
       const { generateAll, OpenApiWorker, staleFiles, writeFiles } = await import('../codegen/index.ts');
       const { cacheLooksEmpty } = await import('../codegen/cache.ts');
       // With nothing cached (a fresh checkout), openapi-typescript loads in a worker thread while
@@ -61,7 +66,8 @@ export function registerManifestCommands(program: Command): void {
           process.exitCode = 1;
           return;
         }
-        GENERATED_DIR = join(root, 'generated');
+        const first = (await manifests()).connectorsPath()[0];
+        GENERATED_DIR = opts.out !== undefined ? resolve(opts.out) : first !== undefined ? resolve(first, '..', 'generated') : join(root, 'generated');
         // The service's OpenAPI document is built from its route schemas (build-time import only).
         const { buildOpenApiDocument } = await import('../service/openapi.ts');
         files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
@@ -72,22 +78,24 @@ export function registerManifestCommands(program: Command): void {
       } finally {
         worker.close();
       }
+      const shown = `${relative(process.cwd(), GENERATED_DIR) || '.'}/`;
       if (opts.check) {
         const stale = staleFiles(GENERATED_DIR, files);
         if (stale.length > 0) {
-          process.stderr.write(`generated/ is stale; run \`npm run codegen\`:\n`);
-          for (const s of stale) process.stderr.write(`  ${s.reason.padEnd(7)} generated/${s.path}\n`);
+          process.stderr.write(`${shown} is stale; run \`${shown === 'generated/' ? 'npm run codegen' : 'switchboard codegen'}\`:\n`);
+          for (const s of stale) process.stderr.write(`  ${s.reason.padEnd(7)} ${shown}${s.path}\n`);
           process.exitCode = 1;
-        } else process.stdout.write(`generated/ is current (${files.size} files)\n`);
+        } else process.stdout.write(`${shown} is current (${files.size} files)\n`);
         return;
       }
       const written = writeFiles(GENERATED_DIR, files);
-      process.stdout.write(`generated/: ${files.size} files, ${written} updated\n`);
+      process.stdout.write(`${shown}: ${files.size} files, ${written} updated\n`);
     });
 
   program
     .command('connectors')
     .description('List connector types with their entities and actions (search* runs in hosted mode only)')
+    .option(...CONNECTORS_OPTION, collect)
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
       const { manifestFiles, SYNC_ONLY_ACTIONS: SYNC_ONLY } = await manifests();

@@ -1,6 +1,6 @@
 /** `switchboard sandbox`: start every upstream simulator and print base URLs + sample credentials. */
 import type { Command } from 'commander';
-import { dataDir, failWith, listenError, portArg } from './cli-support.ts';
+import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 /** Default first port of `switchboard sandbox`: Granola 4010, Intercom 4011, Monday 4012. */
 export const SANDBOX_PORT = 4010;
@@ -9,6 +9,7 @@ export function registerSandboxCommand(program: Command): void {
   program
     .command('sandbox')
     .description('Start local simulators of every connector API and print, as JSON, their base URLs and working sample credentials (the same on every start)')
+    .option(...CONNECTORS_OPTION, collect)
     .option('--port <n>', `first port: one port per simulator from here (default ${String(SANDBOX_PORT)}; 0 picks free ports)`, portArg)
     .action(async (opts: { port?: number }) => {
       const port = opts.port ?? SANDBOX_PORT;
@@ -21,6 +22,13 @@ export function registerSandboxCommand(program: Command): void {
           throw listenError(e, undefined, `pick other ports with --port <n> (the simulators use n, n+1, n+2)`);
         });
         process.stdout.write(JSON.stringify(printable(sandbox), null, 2) + '\n');
+        // Connectors of --connectors directories have no built-in simulator: say so, and how to get one.
+        const { connectorRegistry } = await import('../manifest/index.ts');
+        for (const [type, m] of connectorRegistry()) {
+          if (sandbox.connectors[type] !== undefined || sandbox.missing.includes(type)) continue;
+          const vd = m.vendorDescription;
+          process.stderr.write(`No simulator for ${type} (${m.file})${vd?.format === 'openapi' ? `: run \`switchboard simulate --openapi ${vd.file}\`` : ''}\n`);
+        }
         process.stderr.write('Sandbox running; press Ctrl+C to stop.\n');
         const stop = (): void => {
           void sandbox.close().then(() => process.exit(0));

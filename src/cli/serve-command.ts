@@ -1,6 +1,6 @@
 /** `switchboard serve [--port] [--host] [--sandbox]`: run the hosted service (also `npm start`). */
 import type { Command } from 'commander';
-import { dataDir, failWith, listenError, portArg } from './cli-support.ts';
+import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 /** Default first port of the simulators of `serve --sandbox`: Granola 4110, Intercom 4111, Monday 4112. */
 export const SERVICE_SANDBOX_PORT = 4110;
@@ -9,6 +9,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('Run the hosted HTTP service (SQLite under ./data by default; PostgreSQL with SWITCHBOARD_DATABASE_URL)')
+    .option(...CONNECTORS_OPTION, collect)
     .option('--port <n>', 'port (default: $PORT or 3000)', portArg)
     .option('--host <addr>', 'interface (default: $HOST or 127.0.0.1)')
     .option('--sandbox', 'also start the upstream simulators and point every connector type (and its OAuth app) at them')

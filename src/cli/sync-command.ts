@@ -1,11 +1,12 @@
 /** `switchboard sync <connector_id> [--full]`: run one sync of a hosted connector, with a progress bar per entity. */
 import type { Command } from 'commander';
-import { dataDir, failWith, plural } from './cli-support.ts';
+import { dataDir, failWith, plural, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
 export function registerSyncCommand(program: Command): void {
   program
     .command('sync')
     .description('Run one sync of a hosted connector now (same database and configuration as `serve`); prints the result as JSON')
+    .option(...CONNECTORS_OPTION, collect)
     .argument('<connector_id>', 'connector id')
     .option('--full', 'full refresh with deletion detection instead of an incremental run')
     .action(async (connectorId: string, opts: { full?: boolean }) => {

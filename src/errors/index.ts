@@ -68,6 +68,8 @@ export const ERROR_CODES = {
   // MCP server (src/mcp)
   read_only: { status: 403, title: 'This MCP server is read-only: create and update are refused' },
   invalid_connectors_file: { status: 400, title: 'The MCP connectors file is invalid' },
+  // CLI: --connectors / SWITCHBOARD_CONNECTORS_PATH
+  invalid_connectors_path: { status: 400, title: 'A connectors directory does not exist' },
   // Sync (src/sync)
   sync_running: { status: 409, title: 'A sync of this connector is already running' },
   // Events (src/events, src/webhooks): vendor webhooks in, webhook endpoints out

@@ -107,6 +107,8 @@ export interface LoadedManifest {
   webhooks?: CompiledWebhooks;
   /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
   baseUrls?: Map<string, Template>;
+  /** manifest.vendor_description with its file resolved against the manifest's directory. */
+  vendorDescription?: { file: string; format: 'openapi' | 'graphql' };
 }
 
 export function compileTree(value: unknown): TemplateTree {

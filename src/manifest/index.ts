@@ -1,5 +1,5 @@
 export { loadManifestFile, loadManifestText, formatProblem, ManifestError, type ManifestProblem } from './load.ts';
-export { connectorRegistry, getConnector, manifestFiles, CONNECTORS_DIR } from './registry.ts';
+export { connectorRegistry, getConnector, manifestFiles, connectorsPath, setConnectorsPath, CONNECTORS_DIR, CONNECTORS_PATH_ENV } from './registry.ts';
 export { paramsSchema, credentialsSchema, listMetaSchema, recordSchema, searchRecordSchema, type JsonSchema } from './schemas.ts';
 export { createAjv } from './ajv.ts';
 export { kindIndex, type KindIndex } from './kinds.ts';

@@ -5,7 +5,8 @@
  * a message written for a connector author.
  */
 import { compileWebhooks, type WebhooksDef } from '../webhooks/manifest.ts';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
@@ -609,6 +610,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
 
   const credentialCheck = m.check !== undefined ? compileCheck(check, m, allCredentialFields, config) : undefined;
   const webhooks = m.webhooks === undefined ? undefined : compileWebhooks(m.webhooks as WebhooksDef, new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined }])), (path, msg) => check.add(['webhooks', ...path], msg));
+  const vendorDescription = m.vendor_description !== undefined ? checkVendorDescription(check, file, m.vendor_description) : undefined;
 
   return {
     file,
@@ -624,6 +626,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     ...(errorList ? { errorList } : {}),
     ...(credentialCheck ? { check: credentialCheck } : {}),
     ...(webhooks !== undefined ? { webhooks } : {}),
+    ...(vendorDescription ? { vendorDescription } : {}),
   };
 }
 
@@ -643,6 +646,32 @@ function compiledVariant(v: AuthVariant, value: Template, header = 'Authorizatio
 function basicTemplate(username: Template, password: Template): Template {
   const render = (ctx: Record<string, unknown>): unknown => basicAuthorization(username.render(ctx), password.render(ctx));
   return { source: `Basic base64(${username.source}:${password.source})`, references: [...username.references, ...password.references], single: false, render, renderPath: (ctx) => String(render(ctx) ?? '') };
+}
+
+/**
+ * vendor_description.path: relative to the manifest's directory, inside it (a connector's folder
+ * is self-contained, and is what the package ships), and an existing file.
+ */
+function checkVendorDescription(check: Checker, file: string, vd: NonNullable<Manifest['vendor_description']>): LoadedManifest['vendorDescription'] {
+  const at = ['vendor_description', 'path'];
+  const dir = dirname(resolve(file));
+  const target = resolve(dir, vd.path);
+  const inside = relative(dir, target);
+  if (isAbsolute(vd.path) || inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+    check.add(at, `"${vd.path}" must be a file inside the manifest's directory (${dir}), given relative to it, e.g. openapi.yaml`);
+    return undefined;
+  }
+  let isFile = false;
+  try {
+    isFile = statSync(target).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) {
+    check.add(at, `no file ${vd.path} beside the manifest (looked for ${target}); vendor the description there or fix the path`);
+    return undefined;
+  }
+  return { file: target, format: vd.format };
 }
 
 /** Compile a request declaration (an action's, or the check's); undefined when its path does not compile. */

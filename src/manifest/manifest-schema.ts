@@ -43,6 +43,7 @@ export const MANIFEST_SCHEMA = {
       pattern: '^(https://[^\\s"<>]+|data:image/(svg\\+xml|png|jpeg|gif|webp)(;base64)?,[^\\s"<>]+)$',
       description: 'The app\'s logo, shown beside it in the Connect UI and by describe: an https:// URL or a data:image/... URI (svg+xml, png, jpeg, gif, webp), at most 16 kB.',
     },
+    vendor_description: { $ref: '#/definitions/VendorDescription' },
     base_url: { $ref: '#/definitions/BaseUrl' },
     headers: { type: 'object', additionalProperties: template, description: 'Headers sent on every request (templates).' },
     config: {
@@ -70,6 +71,19 @@ export const MANIFEST_SCHEMA = {
     },
   },
   definitions: {
+    VendorDescription: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['path', 'format'],
+      description: "The vendor's own API description, vendored beside the manifest: what init scaffolded from, what simulate serves and what the contract test checks requests against.",
+      properties: {
+        path: { type: 'string', minLength: 1, pattern: '^(?!/)(?![A-Za-z]:)', description: 'File relative to the manifest directory (e.g. openapi.yaml); the loader checks it exists.' },
+        format: { enum: ['openapi', 'graphql'], description: 'openapi: an OpenAPI 3.x document (JSON or YAML); graphql: a GraphQL SDL schema.' },
+        source: { type: 'string', description: 'Where the description came from (URL or repository and path), to refresh it.' },
+        licence: { type: 'string', description: "The description's licence, as its publisher states it." },
+        trimmed_by: { type: 'string', description: 'When the file is an extract: the script (relative to the manifest directory) that made it from the source.' },
+      },
+    },
     BaseUrl: {
       type: 'object',
       additionalProperties: false,

@@ -2,34 +2,87 @@
  * The connector registry: every connectors/<type>/connector.yaml of the package, loaded once
  * per process on first use.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest } from './compile.ts';
+import { CONNECTORS_DIR } from './connectors-dir.ts';
 import { loadManifestFile } from './load.ts';
 
-/**
- * The package's connectors/ folder: beside the package.json above this module, which is two
- * levels up from src/manifest/ and three from the built dist/src/manifest/.
- */
-export const CONNECTORS_DIR = packageRootOf(fileURLToPath(import.meta.url));
+export { CONNECTORS_DIR };
 
-function packageRootOf(file: string): string {
-  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'connectors'))) return join(dir, 'connectors') + sep;
+/** Environment variable listing extra connector directories, separated like PATH (`:`; `;` on Windows). */
+export const CONNECTORS_PATH_ENV = 'SWITCHBOARD_CONNECTORS_PATH';
+
+/** Directories set by `--connectors` (setConnectorsPath); when unset, $SWITCHBOARD_CONNECTORS_PATH. */
+let explicitPath: string[] | undefined;
+
+/**
+ * Where connector manifests are looked for besides the package's own connectors/: the
+ * `--connectors` directories of the CLI (or `setConnectorsPath` in a host program), else
+ * $SWITCHBOARD_CONNECTORS_PATH. Each directory holds `<type>/connector.yaml` folders, or is one
+ * such folder itself. A type found in an earlier directory shadows the same type further on,
+ * including a built-in one. Resets the loaded registry. Throws invalid_connectors_path, naming
+ * where the directory came from, when one does not exist.
+ */
+export function setConnectorsPath(dirs: readonly string[] | undefined, from = '--connectors'): void {
+  const list = dirs === undefined ? undefined : dirs.filter((d) => d !== '').map((d) => resolve(d));
+  for (const dir of list ?? []) {
+    let ok = false;
+    try {
+      ok = statSync(dir).isDirectory();
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      throw new SwitchboardError('invalid_connectors_path', `${from}: ${dir} is not a directory. Give a directory of <type>/connector.yaml folders (e.g. the --out of switchboard init), or one such folder`, {
+        details: { path: dir, from },
+      });
+    }
   }
-  return fileURLToPath(new URL('../../connectors/', import.meta.url));
+  explicitPath = list;
+  cache = undefined;
+  single.clear();
 }
 
-/** Paths of every connectors/<type>/connector.yaml under `dir`, sorted by type. */
-export function manifestFiles(dir: string = CONNECTORS_DIR): string[] {
+/** The extra connector directories in effect (not the package's own), in precedence order. */
+export function connectorsPath(env: NodeJS.ProcessEnv = process.env): string[] {
+  if (explicitPath !== undefined) return explicitPath;
+  const raw = env[CONNECTORS_PATH_ENV];
+  if (raw === undefined || raw.trim() === '') return [];
+  const dirs = raw.split(delimiter).filter((d) => d.trim() !== '').map((d) => resolve(d.trim()));
+  for (const dir of dirs) if (!existsSync(dir)) throw new SwitchboardError('invalid_connectors_path', `$${CONNECTORS_PATH_ENV}: ${dir} does not exist`, { details: { path: dir, from: `$${CONNECTORS_PATH_ENV}` } });
+  return dirs;
+}
+
+/** The connector.yaml files directly under `dir`'s subfolders, or `dir`'s own when it is a connector folder. */
+function filesIn(dir: string): string[] {
   if (!existsSync(dir)) return [];
+  const own = join(dir, 'connector.yaml');
+  if (existsSync(own)) return [own];
   return readdirSync(dir, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => join(dir, d.name, 'connector.yaml'))
-    .filter((f) => existsSync(f))
-    .sort();
+    .filter((f) => existsSync(f));
+}
+
+/** The folder name a manifest file is found under: its type, for lookups before loading. */
+const folderType = (file: string): string => basename(dirname(file));
+
+/** Every connector.yaml of the search path in precedence order: connectorsPath(), then the package's connectors/. */
+function searchFiles(): string[] {
+  return [...connectorsPath(), CONNECTORS_DIR].flatMap((d) => filesIn(d));
+}
+
+/**
+ * Paths of every connector.yaml under `dir`, sorted by folder name; without `dir`, of the whole
+ * search path, one file per folder name (the first found: a folder in a --connectors directory
+ * shadows a built-in of the same name).
+ */
+export function manifestFiles(dir?: string): string[] {
+  const byType = new Map<string, string>();
+  for (const f of dir !== undefined ? filesIn(dir) : searchFiles()) if (!byType.has(folderType(f))) byType.set(folderType(f), f);
+  return [...byType.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, f]) => f);
 }
 
 let cache: Map<string, LoadedManifest> | undefined;
@@ -40,12 +93,13 @@ const single = new Map<string, LoadedManifest>();
 export function connectorRegistry(): Map<string, LoadedManifest> {
   if (cache === undefined) {
     const loaded = new Map<string, LoadedManifest>();
-    for (const file of manifestFiles()) {
-      const type = file.split(sep).at(-2) ?? '';
-      const m = single.get(type) ?? loadManifestFile(file);
-      loaded.set(m.type, m);
+    const files = manifestFiles();
+    // In precedence order, so the first manifest of a type wins, whatever its folder is called.
+    for (const file of searchFiles().filter((f) => files.includes(f))) {
+      const m = [...single.values()].find((s) => s.file === file) ?? loadManifestFile(file);
+      if (!loaded.has(m.type)) loaded.set(m.type, m);
     }
-    cache = loaded;
+    cache = new Map([...loaded.entries()].sort(([a], [b]) => a.localeCompare(b)));
   }
   return cache;
 }
@@ -58,8 +112,8 @@ export function connectorRegistry(): Map<string, LoadedManifest> {
 export function getConnector(type: string): LoadedManifest {
   const known = cache?.get(type) ?? single.get(type);
   if (known !== undefined) return known;
-  const file = join(CONNECTORS_DIR, type, 'connector.yaml');
-  if (cache === undefined && /^[a-z][a-z0-9_]*$/.test(type) && existsSync(file)) {
+  const file = /^[a-z][a-z0-9_]*$/.test(type) ? searchFiles().find((f) => folderType(f) === type) : undefined;
+  if (cache === undefined && file !== undefined) {
     const m = loadManifestFile(file);
     if (m.type === type) {
       single.set(type, m);

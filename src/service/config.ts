@@ -115,6 +115,11 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description: 'AES-256-GCM key ring for credentials at rest: base64 of 32 random bytes, or `id:base64,id2:base64` (the first encrypts, all decrypt; rotation in docs/hosted.md)',
   },
   { name: 'SWITCHBOARD_PUBLIC_URL', default: '`http://<HOST>:<PORT>` as listened', description: 'Public base URL of the service; the OAuth callback is `<SWITCHBOARD_PUBLIC_URL>/api/v1/integrations/connectors/oauth/callback` and must be registered with each OAuth app' },
+  {
+    name: 'SWITCHBOARD_CONNECTORS_PATH',
+    default: 'none',
+    description: 'Extra connector directories, `:`-separated (`;` on Windows), searched before the built-in connectors by every command and by library mode: each holds `<type>/connector.yaml` folders or is one; a type found there shadows a built-in of the same name (`--connectors <dir>` overrides it)',
+  },
   { name: 'PORT', default: '3000', description: 'HTTP port (`serve --port` overrides)' },
   { name: 'HOST', default: '127.0.0.1', description: 'Interface to listen on; 0.0.0.0 in containers (`serve --host` overrides)' },
   { name: 'SWITCHBOARD_BODY_LIMIT_BYTES', default: '1048576', description: 'Largest request body; larger bodies get 413 payload_too_large' },

@@ -12,10 +12,13 @@ export function mutate(change: (m: Record<string, any>) => void): string {
   return stringify(m);
 }
 
-/** The loader's problems with a manifest text, formatted ([] when it loads). */
-export function problems(text: string): string[] {
+/**
+ * The loader's problems with a manifest text, formatted ([] when it loads). `file` is where it is
+ * loaded as: a manifest naming a vendor_description needs its own directory (the file is beside it).
+ */
+export function problems(text: string, file = 'test.yaml'): string[] {
   try {
-    loadManifestText(text, 'test.yaml');
+    loadManifestText(text, file);
   } catch (e) {
     if (e instanceof ManifestError) return e.problems.map(formatProblem);
     throw e;

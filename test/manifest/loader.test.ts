@@ -130,17 +130,19 @@ describe('manifest loader: error rules and search without sync', () => {
   });
 
   it('sync.removals: checks the source list, its params and that the sync is incremental', () => {
-    const monday = readFileSync('connectors/monday/connector.yaml', 'utf8');
+    // Loaded as connectors/monday/connector.yaml: its vendor_description is the file beside it.
+    const file = 'connectors/monday/connector.yaml';
+    const monday = readFileSync(file, 'utf8');
     const change = (f: (m: Record<string, any>) => void): string => {
       const m = parse(monday) as Record<string, any>;
       f(m);
       return stringify(m);
     };
-    expect(problems(monday)).toEqual([]);
-    expect(problems(change((m) => (m.entities.items.sync.removals.entity = 'nope'))).join()).toMatch(/"nope" is not an entity with a list action/);
-    expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since'))).join()).toMatch(/"since" is not a param of activity_logs\.list/);
-    expect(problems(change((m) => delete m.entities.items.sync.incremental)).join()).toMatch(/removals need incremental/);
-    expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}'))).join()).toMatch(/unknown variable "params\.x"/);
+    expect(problems(monday, file)).toEqual([]);
+    expect(problems(change((m) => (m.entities.items.sync.removals.entity = 'nope')), file).join()).toMatch(/"nope" is not an entity with a list action/);
+    expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since')), file).join()).toMatch(/"since" is not a param of activity_logs\.list/);
+    expect(problems(change((m) => delete m.entities.items.sync.incremental), file).join()).toMatch(/removals need incremental/);
+    expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}')), file).join()).toMatch(/unknown variable "params\.x"/);
   });
 
   it('refuses search fields on an entity without sync, saying why', () => {

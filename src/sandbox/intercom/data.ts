@@ -7,7 +7,7 @@
  * dataset costs a few tens of MB and the same seed always yields byte-identical responses.
  * Shapes follow the examples of Intercom's OpenAPI description 2.14 (field order included).
  */
-import { mixSeed, pick, seededRandom } from '../sim-server.ts';
+import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
 
 export type Json = Record<string, unknown>;
 export type Rand = () => number;

@@ -10,15 +10,13 @@
  * combination is a 400 error. A field is read from the rendered record, dotted paths included
  * (e.g. `source.author.email`, `custom_attributes.plan_tier`).
  */
+import { SimulatorError } from '../../simulator/openapi-simulator.ts';
 import type { Json } from './state.ts';
 
 /** A 400 the search endpoints answer (the server wraps it as an error.list). */
-export class SearchQueryError extends Error {
-  constructor(
-    readonly code: 'parameter_invalid' | 'bad_request',
-    message: string,
-  ) {
-    super(message);
+export class SearchQueryError extends SimulatorError {
+  constructor(code: 'parameter_invalid' | 'bad_request', message: string) {
+    super(400, code, message);
   }
 }
 

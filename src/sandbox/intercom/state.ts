@@ -7,7 +7,8 @@
  * relations and the fields changed through the API; everything else is regenerated from
  * (seed, gen) whenever the record is rendered (see data.ts).
  */
-import { mixSeed, pick, seededRandom } from '../sim-server.ts';
+import { SimulatorError } from '../../simulator/openapi-simulator.ts';
+import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
 import {
   ADMIN_JOB_TITLES,
   ARTICLE_TITLES,
@@ -179,15 +180,7 @@ export class Table<R extends { id: string }> {
 export const CONTACT_DATA_ATTRIBUTES = ['plan_tier', 'seats', 'beta_user', 'signup_source', 'lead_source', 'account_manager', 'lifetime_value'] as const;
 
 /** Thrown by mutations; the server turns it into an error.list response. */
-export class IntercomApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export class IntercomApiError extends SimulatorError {}
 
 export interface StoreOptions {
   seed: number;

@@ -10,7 +10,8 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { buildSchema, execute, getOperationAST, GraphQLError, parse, validate, type DocumentNode } from 'graphql';
-import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../sim-server.ts';
+import { oauthServer } from '../../simulator/oauth.ts';
+import { parseJson, startSimulator, type SimRequest, type SimResponse, type Simulator } from '../../simulator/sim-server.ts';
 import { ComplexityBudget, queryCost, type ComplexityOptions } from './complexity.ts';
 import { seedState, type MondayState } from './data.ts';
 import { MondayApiError, parseErrorEntry, validationErrorEntry, variableErrorEntry, type ErrorEntry } from './errors.ts';
@@ -99,7 +100,6 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${derived('api-key', 18).toString('base64url')}`;
   const tokens = new Set<string>([apiKey]);
   const oauth = { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex'), deny: false, scope: 'me:read boards:read boards:write users:read teams:read tags:read updates:read updates:write workspaces:read' };
-  const codes = new Map<string, { redirectUri: string; scope: string; expires: number }>();
   const meId = (): string => (state.users[0] as { id: string }).id;
 
   const accountId = (): number => Number(state.account.id);
@@ -241,63 +241,9 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     return json(200, envelope(out, errors), rateHeaders());
   }
 
-  function authorize(req: SimRequest): SimResponse {
-    const clientId = req.query.get('client_id');
-    const redirectUri = req.query.get('redirect_uri');
-    const st = req.query.get('state');
-    if (clientId !== oauth.clientId) return json(400, { error: 'invalid_client', error_description: 'Unknown client_id' });
-    let target: URL;
-    try {
-      target = new URL(redirectUri ?? '');
-    } catch {
-      return json(400, { error: 'invalid_request', error_description: 'redirect_uri is missing or not a URL' });
-    }
-    if (oauth.deny) {
-      // The user clicked "Decline": RFC 6749 §4.1.2.1 error redirect.
-      target.searchParams.set('error', 'access_denied');
-      target.searchParams.set('error_description', 'The user denied the authorization request');
-    } else {
-      const code = randomBytes(16).toString('hex');
-      codes.set(code, { redirectUri: redirectUri as string, scope: req.query.get('scope') ?? oauth.scope, expires: now() + 10 * 60 * 1000 });
-      target.searchParams.set('code', code);
-    }
-    if (st !== null) target.searchParams.set('state', st);
-    return { status: 302, headers: { location: target.toString() }, text: '' };
-  }
-
-  function tokenEndpoint(req: SimRequest): SimResponse {
-    const ct = String(req.headers['content-type'] ?? '');
-    const params: Record<string, string> = {};
-    if (ct.includes('application/json')) {
-      const b = parseJson(req.rawBody);
-      if (b && typeof b === 'object') for (const [k, v] of Object.entries(b)) if (typeof v === 'string') params[k] = v;
-    } else {
-      for (const [k, v] of new URLSearchParams(req.rawBody)) params[k] = v;
-    }
-    const basic = req.headers['authorization'];
-    if (typeof basic === 'string' && /^Basic /i.test(basic)) {
-      const [id, secret] = Buffer.from(basic.slice(6), 'base64').toString('utf8').split(':');
-      params['client_id'] ??= decodeURIComponent(id ?? '');
-      params['client_secret'] ??= decodeURIComponent(secret ?? '');
-    }
-    if (params['client_id'] !== oauth.clientId || params['client_secret'] !== oauth.clientSecret) {
-      return json(401, { error: 'invalid_client', error_description: 'Client authentication failed' });
-    }
-    if (params['grant_type'] !== undefined && params['grant_type'] !== 'authorization_code') {
-      return json(400, { error: 'unsupported_grant_type', error_description: 'Only authorization_code is supported' });
-    }
-    const entry = codes.get(params['code'] ?? '');
-    if (entry === undefined || entry.expires < now()) return json(400, { error: 'invalid_grant', error_description: 'Invalid or expired authorization code' });
-    if (params['redirect_uri'] !== undefined && params['redirect_uri'] !== entry.redirectUri) {
-      return json(400, { error: 'invalid_grant', error_description: 'redirect_uri does not match the authorization request' });
-    }
-    codes.delete(params['code'] as string);
-    const accessToken = `eyJhbGciOiJIUzI1NiJ9.oauth.${randomBytes(24).toString('base64url')}`;
-    tokens.add(accessToken);
-    // Monday access tokens do not expire (valid until the app is uninstalled): no expires_in,
-    // no refresh_token (apps/docs/oauth).
-    return json(200, { access_token: accessToken, token_type: 'Bearer', scope: entry.scope });
-  }
+  // OAuth (apps/docs/oauth): the generic authorization-code server; monday's access tokens do not
+  // expire (valid until the app is uninstalled): no expires_in, no refresh_token.
+  const oauthRoutes = oauthServer({ authorize_path: '/oauth2/authorize', token_path: '/oauth2/token', default_scope: oauth.scope, token_prefix: 'eyJhbGciOiJIUzI1NiJ9.oauth.' }, oauth, tokens, undefined, now);
 
   const sim = await startSimulator(
     (req) => {
@@ -305,9 +251,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
         if (req.method !== 'POST') return json(405, { error_message: 'Only POST is supported', status_code: 405 });
         return graphql(req);
       }
-      if (req.path === '/oauth2/authorize' && req.method === 'GET') return authorize(req);
-      if (req.path === '/oauth2/token' && req.method === 'POST') return tokenEndpoint(req);
-      return json(404, { error_message: 'Not Found', status_code: 404 });
+      return oauthRoutes(req) ?? json(404, { error_message: 'Not Found', status_code: 404 });
     },
     { ...(options.port !== undefined ? { port: options.port } : {}), ...(options.host !== undefined ? { host: options.host } : {}) },
   );

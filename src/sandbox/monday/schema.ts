@@ -7,9 +7,11 @@
  * fails execution loudly instead of passing with invented values.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 
 /** The monday API version the vendored schema describes. */
 export const SCHEMA_VERSION = '2026-10';
 
-/** The vendored SDL (src/sandbox/monday/schema-2026-10.graphql). */
-export const MONDAY_SDL = readFileSync(new URL('./schema-2026-10.graphql', import.meta.url), 'utf8');
+/** The vendored SDL (connectors/monday/schema-2026-10.graphql, the manifest's vendor_description). */
+export const MONDAY_SDL = readFileSync(join(CONNECTORS_DIR, 'monday', 'schema-2026-10.graphql'), 'utf8');

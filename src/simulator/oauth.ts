@@ -1,0 +1,113 @@
+/**
+ * A simulated OAuth 2.0 authorization-code server (RFC 6749 §4.1) for the simulators: the
+ * authorize endpoint consents at once (or refuses, when `deny` is set or the request carries
+ * `sim_deny=1`) and redirects with a single-use code; the token endpoint takes client
+ * credentials in the body (form or JSON) or as HTTP Basic, checks the code, its expiry and the
+ * redirect_uri, and answers the vendor's token response. Issued tokens go into `tokens`, the
+ * set the simulator's API accepts. Vendor differences are configuration (the sidecar's `oauth`).
+ */
+import { randomBytes } from 'node:crypto';
+import { parseJson, type SimRequest, type SimResponse } from './sim-server.ts';
+
+export interface OAuthConfig {
+  authorize_path: string;
+  token_path: string;
+  /** The token response; strings may hold {{access_token}} and {{scope}}. Default {access_token, token_type: Bearer, scope}. */
+  token_response?: Record<string, unknown>;
+  /** Whether an access_denied redirect carries an error_description (default true). */
+  deny_description?: boolean;
+  /** Scope granted when the authorize request names none. */
+  default_scope?: string;
+  /** Prefix of issued tokens (some vendors' tokens have a recognisable form). */
+  token_prefix?: string;
+}
+
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+  /** Refuse consent: authorize redirects with error=access_denied. */
+  deny: boolean;
+}
+
+/** An OAuth error: RFC 6749 code, HTTP status and description; the simulator shapes the body. */
+export interface OAuthError {
+  status: 400 | 401;
+  code: 'invalid_client' | 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type';
+  message: string;
+}
+
+const CODE_TTL_MS = 10 * 60 * 1000;
+
+function fill(template: unknown, vars: Record<string, string>): unknown {
+  if (typeof template === 'string') return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k] ?? '');
+  if (Array.isArray(template)) return template.map((t) => fill(t, vars));
+  if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, fill(v, vars)]));
+  return template;
+}
+
+/**
+ * The OAuth endpoints as a request hook: answers requests to the two paths, undefined otherwise.
+ * `error` turns an OAuthError into the vendor's body (default: RFC 6749 JSON).
+ */
+export function oauthServer(
+  config: OAuthConfig,
+  client: OAuthClient,
+  tokens: Set<string>,
+  error: (e: OAuthError) => SimResponse = (e) => ({ status: e.status, json: { error: e.code, error_description: e.message } }),
+  now: () => number = Date.now,
+): (req: SimRequest) => SimResponse | undefined {
+  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number }>();
+
+  const authorize = (req: SimRequest): SimResponse => {
+    const redirect = req.query.get('redirect_uri');
+    if (req.query.get('client_id') !== client.clientId) return error({ status: 400, code: 'invalid_client', message: 'Unknown client_id' });
+    let target: URL;
+    try {
+      target = new URL(redirect ?? '');
+      if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new Error('scheme');
+    } catch {
+      return error({ status: 400, code: 'invalid_request', message: 'redirect_uri must be an absolute http(s) URL' });
+    }
+    if (client.deny || req.query.get('sim_deny') === '1') {
+      target.searchParams.set('error', 'access_denied');
+      if (config.deny_description !== false) target.searchParams.set('error_description', 'The user denied the authorization request');
+    } else {
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, { redirectUri: redirect as string, scope: req.query.get('scope') ?? config.default_scope, expires: now() + CODE_TTL_MS });
+      target.searchParams.set('code', code);
+    }
+    const state = req.query.get('state');
+    if (state !== null) target.searchParams.set('state', state);
+    return { status: 302, headers: { location: target.toString() }, text: '' };
+  };
+
+  const token = (req: SimRequest): SimResponse => {
+    const params: Record<string, string> = {};
+    if (String(req.headers['content-type'] ?? '').includes('application/json')) {
+      const b = parseJson(req.rawBody);
+      if (b !== null && typeof b === 'object') for (const [k, v] of Object.entries(b)) if (typeof v === 'string') params[k] = v;
+    } else for (const [k, v] of new URLSearchParams(req.rawBody)) params[k] = v;
+    const basic = /^Basic\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''));
+    if (basic?.[1] !== undefined) {
+      const [id, secret] = Buffer.from(basic[1], 'base64').toString('utf8').split(':');
+      params.client_id ??= decodeURIComponent(id ?? '');
+      params.client_secret ??= decodeURIComponent(secret ?? '');
+    }
+    if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret) return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
+    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: 'Only authorization_code is supported' });
+    const entry = codes.get(params.code ?? '');
+    if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
+    if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
+    codes.delete(params.code as string);
+    const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
+    tokens.add(accessToken);
+    const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}' };
+    return { status: 200, json: fill(template, { access_token: accessToken, scope: entry.scope ?? '' }) };
+  };
+
+  return (req) => {
+    if (req.path === config.authorize_path && req.method === 'GET') return authorize(req);
+    if (req.path === config.token_path && req.method === 'POST') return token(req);
+    return undefined;
+  };
+}

@@ -1,0 +1,581 @@
+/**
+ * The generic stateful simulator: any OpenAPI 3 description becomes a local fake of its API.
+ *
+ * - Every request is checked against the description (description.ts): unknown paths answer 404,
+ *   other methods 405, missing credentials 401, bad parameters or bodies 400 — all in the
+ *   vendor's error shape (the sidecar's `error.body`, else a sample of the description's error
+ *   response schema with its message and code fields filled in).
+ * - Resources are inferred from collection/item path pairs (`/projects`, `/projects/{project_gid}`,
+ *   nested collections like `/projects/{project_gid}/sections` included): each is seeded with
+ *   deterministic records sampled from its response schema (openapi-sampler, ids from a seeded
+ *   PRNG), and create/get/update/delete/list keep state, so a create then a get returns what was
+ *   created. Envelopes (`{data: ...}`) are found in the schemas and put back on the way out.
+ * - Lists page the way the list operation's parameters say (an opaque cursor or offset token,
+ *   a page number, a limit), with the next cursor where the response schema carries one.
+ * - Other operations (actions such as /projects/{gid}/duplicate) answer a sample of their
+ *   success response once the request is valid.
+ * - The sidecar (sidecar.ts) adds what a description cannot say: the error body, accepted
+ *   tokens, rate limits and their headers, cursor fields, page-size caps.
+ */
+import { randomUUID } from 'node:crypto';
+import { sample as sampleSchema } from 'openapi-sampler';
+import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
+import { oauthServer, type OAuthClient } from './oauth.ts';
+import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
+import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
+
+export interface OpenApiSimulatorOptions {
+  /** The description: a loaded one, or a YAML/JSON file. */
+  description: Description | string;
+  sidecar?: Sidecar | string | undefined;
+  port?: number | undefined;
+  host?: string | undefined;
+  /** PRNG seed: the same seed always yields the same records. Default 1. */
+  seed?: number | undefined;
+  /** Most records a resource keeps (seeded and created); a create beyond answers 507. Default 100 000. */
+  maxRecords?: number | undefined;
+  /** Tokens accepted (overrides the sidecar's auth.tokens). */
+  tokens?: Iterable<string> | undefined;
+  /** Rate limit (overrides the sidecar's); false disables it. */
+  rateLimit?: RateLimit | false | undefined;
+  /** The OAuth client the sidecar's oauth flow accepts; default sim_client / sim_secret. */
+  oauthClient?: { clientId?: string | undefined; clientSecret?: string | undefined } | undefined;
+  /**
+   * Code for operations whose behaviour is a state machine the sidecar cannot declare, by
+   * operation ("GET /contacts/{contact_id}"). It runs after the request passed every check
+   * against the description; throwing a SimulatorError answers in the vendor's error shape.
+   */
+  handlers?: Record<string, OperationHandler> | undefined;
+}
+
+export type RateLimit = NonNullable<Sidecar['rate_limit']>;
+
+/** A request that passed the description's checks, as an operation handler sees it. */
+export interface OperationContext {
+  req: SimRequest;
+  op: Operation;
+  /** Path params, as text. */
+  params: Record<string, string>;
+  /** Query params, coerced to the description's types. */
+  query: Json;
+  /** The parsed JSON body ({} when the operation takes none). */
+  body: Json;
+  /** scheme://host of the request, for links. */
+  origin: string;
+}
+
+export type OperationHandler = (ctx: OperationContext) => SimResponse;
+
+/** An error an operation handler answers, in the vendor's error shape (the sidecar's error body). */
+export class SimulatorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** The path parameter a 404 is about: the sidecar's not_found names its code and message. */
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StoredRecord {
+  record: Json;
+  /** Path params of the collection it was created under (project_gid of /projects/{project_gid}/sections). */
+  parents: Record<string, string>;
+}
+
+export interface Resource {
+  name: string;
+  /** The record field the item path's id names. */
+  idField: string;
+  /** The record as the item GET answers it: pointer of its schema and envelope key. */
+  recordRef: string | undefined;
+  records: Map<string, StoredRecord>;
+  /** Records created through the API so far (the PRNG stream of new ids). */
+  created: number;
+}
+
+export interface OpenApiSimulator extends Simulator {
+  description: Description;
+  sidecar: Sidecar;
+  resources: Map<string, Resource>;
+  seed: number;
+  /** The tokens accepted when the sidecar lists any (add or delete to grant or revoke). */
+  tokens: Set<string>;
+  /** The OAuth client of the sidecar's oauth flow; set `deny` to refuse consent. */
+  oauth: OAuthClient;
+  /** Change (or disable) the rate limit; starts a fresh window. */
+  setRateLimit(limit: RateLimit | false): void;
+  /** Start a fresh rate-limit window (also done by reset()). */
+  resetRateLimit(): void;
+}
+
+const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
+const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'next_cursor', 'offset', 'start_cursor'];
+const LIMIT_PARAMS = ['limit', 'per_page', 'page_size', 'pageSize', 'count', 'max_results', 'maxResults'];
+const PAGE_PARAMS = ['page', 'page_number'];
+
+type Kind = 'list' | 'create' | 'get' | 'update' | 'delete' | 'action';
+
+interface Classified {
+  kind: Kind;
+  resource?: string;
+  /** The item path's id parameter. */
+  idParam?: string;
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** A schema's properties, allOf branches merged and the first oneOf/anyOf branch taken. */
+function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Record<string, Json> {
+  if (schema === undefined || depth > 8) return {};
+  const s = d.resolve(schema);
+  const out: Record<string, Json> = { ...((s.properties ?? {}) as Record<string, Json>) };
+  for (const part of (s.allOf ?? []) as Json[]) Object.assign(out, propertiesOf(d, part, depth + 1));
+  const alt = ((s.oneOf ?? s.anyOf ?? []) as Json[])[0];
+  if (alt !== undefined && Object.keys(out).length === 0) Object.assign(out, propertiesOf(d, alt, depth + 1));
+  return out;
+}
+
+const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
+
+/** The envelope key of a single-record body (`{data: {...}}`), or undefined for a bare record. */
+function envelopeOf(d: Description, schema: Json | undefined): string | undefined {
+  const props = propertiesOf(d, schema);
+  const keys = Object.keys(props);
+  const key = ENVELOPE_KEYS.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]));
+  return key !== undefined && keys.length <= 3 ? key : undefined;
+}
+
+/** The array property of a list body, or '' when the body is the array itself. */
+function listKeyOf(d: Description, schema: Json | undefined, resource: string): string | undefined {
+  if (schema === undefined) return undefined;
+  if (isArraySchema(d, schema)) return '';
+  const props = propertiesOf(d, schema);
+  return [...ENVELOPE_KEYS, resource].find((k) => isArraySchema(d, props[k])) ?? Object.keys(props).find((k) => isArraySchema(d, props[k]));
+}
+
+/** Dotted path to the field of a list body that carries the next cursor (next_page.offset, pages.next.starting_after). */
+function nextCursorPath(d: Description, schema: Json | undefined, cursorParam: string): string | undefined {
+  const names = [cursorParam, 'next_cursor', 'next_page_token', 'nextPageToken', 'cursor', 'next'];
+  const walk = (s: Json | undefined, prefix: string, depth: number): string | undefined => {
+    if (depth > 3) return undefined;
+    const props = propertiesOf(d, s);
+    for (const n of names) if (props[n] !== undefined && d.resolve(props[n]).type !== 'object') return `${prefix}${n}`;
+    for (const [k, v] of Object.entries(props)) {
+      if (d.resolve(v).type === 'array') continue;
+      const found = Object.keys(propertiesOf(d, v)).length > 0 ? walk(v, `${prefix}${k}.`, depth + 1) : undefined;
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return walk(schema, '', 0);
+}
+
+function setPath(obj: Json, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let o = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (o[p] === null || typeof o[p] !== 'object') o[p] = {};
+    o = o[p] as Json;
+  }
+  o[parts[parts.length - 1] as string] = value;
+}
+
+/** Put messages and codes into a sampled error body wherever it has room for them. */
+function fillError(body: unknown, p: RequestProblem, code: string): unknown {
+  if (Array.isArray(body)) return body.slice(0, 1).map((b) => fillError(b, p, code));
+  if (body === null || typeof body !== 'object') return body;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(body as Json)) {
+    if (typeof v === 'string' && /^(message|error_description|detail|error_message|title)$/i.test(k)) out[k] = p.message;
+    else if (/^(code|error_code|type)$/i.test(k) && typeof v === 'string' && k !== 'type') out[k] = code;
+    else if (/^(status|status_code)$/i.test(k) && typeof v === 'number') out[k] = p.status;
+    else if (k === 'field' || k === 'param') out[k] = p.field ?? null;
+    else out[k] = fillError(v, p, code);
+  }
+  return out;
+}
+
+/** Fill a sidecar error template; keys whose value renders to "" are left out. */
+function render(template: unknown, vars: Record<string, string | number>): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\{\{(\w+)\}\}$/.exec(template);
+    if (whole !== null && typeof vars[whole[1] as string] === 'number') return vars[whole[1] as string];
+    return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
+  }
+  if (Array.isArray(template)) return template.map((t) => render(t, vars));
+  if (template !== null && typeof template === 'object') {
+    return Object.fromEntries(
+      Object.entries(template as Json)
+        .map(([k, v]) => [k, render(v, vars)] as const)
+        .filter(([, v]) => v !== ''),
+    );
+  }
+  return template;
+}
+
+const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
+function decodeToken(s: string): number | undefined {
+  try {
+    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as { o?: unknown };
+    return Number.isInteger(v.o) && (v.o as number) >= 0 ? (v.o as number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hashString(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return h >>> 0;
+}
+
+/** Start a simulator of an OpenAPI description on a loopback port. */
+export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): Promise<OpenApiSimulator> {
+  const d = typeof options.description === 'string' ? new Description(await loadDescription(options.description)) : options.description;
+  const sidecar: Sidecar = typeof options.sidecar === 'string' ? loadSidecar(options.sidecar) : (options.sidecar ?? {});
+  const seed = options.seed ?? 1;
+  const tokens = new Set(options.tokens ?? sidecar.auth?.tokens ?? []);
+  let rateLimit: RateLimit | undefined = options.rateLimit === false ? undefined : (options.rateLimit ?? sidecar.rate_limit);
+  const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
+  const samples = new Map<string, unknown>();
+  /** A sample of the schema at a pointer (computed once, a fresh copy each time). */
+  const sample = (pointer: string | undefined): unknown => {
+    if (pointer === undefined) return {};
+    if (!samples.has(pointer)) samples.set(pointer, sampleSchema({ $ref: pointer } as never, { skipWriteOnly: true, quiet: true }, d.doc));
+    return clone(samples.get(pointer));
+  };
+  const anyErrorRef = d.operations.find((o) => o.errorRef !== undefined)?.errorRef;
+
+  // ---------------------------------------------------------------- resources
+  const itemNames = new Map<string, string>(); // resource → id param, from item paths
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    const last = segs[segs.length - 1];
+    const prev = segs[segs.length - 2];
+    if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
+  }
+  const classify = (op: Operation): Classified => {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    const last = segs[segs.length - 1] ?? '';
+    const prev = segs[segs.length - 2];
+    if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      return { kind, resource: prev, idParam: last.slice(1, -1) };
+    }
+    if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+    return { kind: 'action' };
+  };
+  const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
+
+  const resources = new Map<string, Resource>();
+  for (const [name, idParam] of itemNames) {
+    const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
+    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef));
+    const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+    const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
+    const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
+    const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
+  }
+
+  // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
+  for (const r of resources.values()) {
+    const count = sidecar.resources?.[r.name]?.records ?? sidecar.records ?? 5;
+    if (r.recordRef === undefined) continue;
+    const template = (sample(r.recordRef) ?? {}) as Json;
+    const rand = seededRandom(mixSeed(seed, hashString(r.name)));
+    for (let i = 0; i < count; i++) {
+      const record = clone(template);
+      const id = newId(rand, template[r.idField]);
+      record[r.idField] = id;
+      for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      r.records.set(String(id), { record, parents: {} });
+    }
+  }
+
+  // ---------------------------------------------------------------- errors and limits
+  const errorResponse = (problem: RequestProblem, op?: Operation, headers: Record<string, string> = {}): SimResponse => {
+    let p = problem;
+    // A path id the description's types rule out names no record: the sidecar's 404 for it.
+    if (p.status === 400 && sidecar.not_found !== undefined && op?.params.some((x) => x.in === 'path' && x.name === p.field)) p = { ...p, status: 404, code: 'not_found' };
+    let override: ErrorOverride | undefined;
+    // The sidecar's 404s: for a path id (p.field) or a path no operation matches (no op); a
+    // handler's own 404 without a field keeps its code and message.
+    if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
+    else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
+    else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
+    if (override !== undefined) p = { ...p, message: override.message };
+    const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
+    let json: unknown;
+    if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
+    else {
+      const ref = op?.errorRef ?? anyErrorRef;
+      json = ref === undefined ? { error: { code, message: p.message } } : fillError(sample(ref), p, code);
+    }
+    return { status: p.status, headers, json };
+  };
+
+  let windowStart = 0;
+  let used = 0;
+  const countRequest = (): { headers: Record<string, string>; exceeded: boolean } => {
+    const rl = rateLimit;
+    if (rl === undefined) return { headers: {}, exceeded: false };
+    const windowMs = rl.window_seconds * 1000;
+    const now = Date.now();
+    const start = Math.floor(now / windowMs) * windowMs;
+    if (start !== windowStart) {
+      windowStart = start;
+      used = 0;
+    }
+    used++;
+    const names = rl.headers ?? {};
+    const headers: Record<string, string> = {};
+    if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
+    if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
+    return { headers, exceeded: used > rl.limit };
+  };
+
+  // ---------------------------------------------------------------- handlers
+  const wrap = (op: Operation, record: unknown): unknown => {
+    const env = envelopeOf(d, d.schemaAt(op.responseRef));
+    if (env === undefined) return record;
+    const body = (sample(op.responseRef) ?? {}) as Json;
+    return { ...body, [env]: record };
+  };
+  const unwrapBody = (op: Operation, body: unknown): Json => {
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef));
+    const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
+    return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
+  };
+  /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
+  const merge = (record: Json, fields: Json): void => {
+    for (const [k, v] of Object.entries(fields)) {
+      const have = record[k];
+      if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
+        const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
+        if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
+        continue;
+      }
+      if (Array.isArray(have) && Array.isArray(v) && have[0] !== null && typeof have[0] === 'object' && v.every((x) => typeof x === 'string')) {
+        const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have[0] as Json));
+        if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
+        continue;
+      }
+      record[k] = v;
+    }
+  };
+  const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
+
+  const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
+    const schema = d.schemaAt(op.responseRef);
+    const key = listKeyOf(d, schema, r.name);
+    const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
+    const pag = sidecar.pagination ?? {};
+    const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
+    const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
+    const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
+    const limitDef = limitParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === limitParam)?.schemaRef);
+    let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
+    if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
+    limit = Math.max(1, limit);
+    const handled = new Set([cursorParam, pageParam, limitParam]);
+    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
+    // Filters: query params named like a record field keep the records whose field (or its id) equals them.
+    for (const [name, value] of Object.entries(query)) {
+      if (handled.has(name) || typeof value === 'object') continue;
+      rows = rows.filter((s) => {
+        const f = s.record[name];
+        if (f === undefined) return true;
+        if (f !== null && typeof f === 'object') return ['gid', 'id', 'uuid'].some((k) => (f as Json)[k] !== undefined && String((f as Json)[k]) === String(value));
+        return String(f) === String(value);
+      });
+    }
+    let offset = 0;
+    let page = 1;
+    const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);
+    const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
+    if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') {
+      const raw = query[cursorParam];
+      const o = numericCursor ? Number(raw) : decodeToken(String(raw));
+      if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam} is not a cursor this API issued`, field: cursorParam }, op);
+      offset = o;
+    } else if (pageParam !== undefined && typeof query[pageParam] === 'number') {
+      page = Math.max(1, query[pageParam] as number);
+      offset = (page - 1) * limit;
+    }
+    const slice = rows.slice(offset, offset + limit).map((s) => s.record);
+    const more = offset + slice.length < rows.length;
+    if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
+    const body = (sample(op.responseRef) ?? {}) as Json;
+    if (key !== undefined) body[key] = slice;
+    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
+    if (nextPath !== undefined) {
+      const top = nextPath.split('.')[0] as string;
+      if (more) {
+        const token = numericCursor ? offset + limit : encodeToken(offset + limit);
+        setPath(body, nextPath, token);
+        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}).
+        const holderPath = nextPath.split('.').slice(0, -1);
+        let holder: Json = body;
+        for (const p of holderPath) holder = holder[p] as Json;
+        const q = new URLSearchParams(req.query);
+        q.set(cursorParam ?? 'cursor', String(token));
+        if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
+        if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
+      } else if (nextPath.includes('.')) body[top] = null;
+      else body[top] = null;
+    }
+    if ('has_more' in body) body.has_more = more;
+    if ('total_count' in body && typeof body.total_count === 'number') body.total_count = rows.length;
+    return { status: op.successStatus, json: body };
+  };
+
+  const oauthRoutes =
+    sidecar.oauth === undefined
+      ? undefined
+      : oauthServer(sidecar.oauth, oauth, tokens, (e) =>
+          sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
+        );
+
+  // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
+  const basePath = serverBasePath(d.doc);
+
+  const handle = (incoming: SimRequest): SimResponse => {
+    const fromOauth = oauthRoutes?.(incoming);
+    if (fromOauth !== undefined) return fromOauth;
+    const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
+    const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
+    const rl = countRequest();
+    const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
+    const matched = d.match(req.method, req.path);
+    if (!('op' in matched)) return withHeaders(errorResponse(matched));
+    const { op, pathParams } = matched;
+    // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
+    const unauthorized = d.checkAuth(op, req);
+    if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
+    if (tokens.size > 0 && op.security.length > 0) {
+      const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
+    }
+    if (rl.exceeded && rateLimit !== undefined) {
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+    }
+    const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
+    if ('status' in checked) return withHeaders(errorResponse(checked, op));
+    const origin = `http://${req.headers.host ?? '127.0.0.1'}${prefixed ? basePath : ''}`;
+    const handler = options.handlers?.[op.key];
+    if (handler !== undefined) {
+      try {
+        const body = checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {};
+        return withHeaders(handler({ req, op, params: pathParams, query: checked.query, body, origin }));
+      } catch (e) {
+        if (e instanceof SimulatorError) return withHeaders(errorResponse({ status: e.status, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op));
+        throw e;
+      }
+    }
+    const c = classified.get(op.key) as Classified;
+    const r = c.resource === undefined ? undefined : resources.get(c.resource);
+    if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
+    const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    switch (c.kind) {
+      case 'list':
+        return withHeaders(list(op, r, pathParams, checked.query, origin, req));
+      case 'create': {
+        if (r.records.size >= (options.maxRecords ?? 100_000)) {
+          return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
+        }
+        const record = clone((sample(r.recordRef) ?? {}) as Json);
+        merge(record, unwrapBody(op, checked.body));
+        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
+        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
+        record[r.idField] = newRecordId;
+        r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
+        return withHeaders({ status: op.successStatus, json: wrap(op, record) });
+      }
+      case 'get': {
+        const s = r.records.get(id as string);
+        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
+      }
+      case 'update': {
+        const s = r.records.get(id as string);
+        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
+        const fields = unwrapBody(op, checked.body);
+        delete fields[r.idField];
+        merge(s.record, fields);
+        return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
+      }
+      case 'delete': {
+        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
+        return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
+      }
+    }
+    return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
+  };
+
+  const sim = await startSimulator(handle, { ...(options.port !== undefined ? { port: options.port } : {}), ...(options.host !== undefined ? { host: options.host } : {}) });
+  return {
+    ...sim,
+    description: d,
+    sidecar,
+    resources,
+    seed,
+    tokens,
+    oauth,
+    setRateLimit: (limit) => {
+      rateLimit = limit === false ? undefined : limit;
+      windowStart = 0;
+      used = 0;
+    },
+    resetRateLimit: () => {
+      windowStart = 0;
+      used = 0;
+    },
+    reset: () => {
+      sim.reset();
+      windowStart = 0;
+      used = 0;
+    },
+  };
+}
+
+/** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */
+function serverBasePath(doc: Json): string {
+  const url = ((doc.servers as { url?: string }[] | undefined) ?? [])[0]?.url;
+  if (url === undefined) return '';
+  try {
+    return new URL(url.replace(/\{[^}]*\}/g, 'x'), 'http://localhost').pathname.replace(/\/$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/** A fresh id shaped like the sampled one: a number, or a string of digits (Asana gids, numeric ids) or hex. */
+function newId(rand: () => number, like: unknown): string | number {
+  if (typeof like === 'number') return 1 + Math.floor(rand() * 2_000_000_000);
+  const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
+  return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
+}
+
+/** Pointer to a named property of the schema at `pointer` (through $refs and allOf). */
+function pointerOfProperty(d: Description, pointer: string, prop: string): string | undefined {
+  const find = (p: string, depth: number): string | undefined => {
+    if (depth > 8) return undefined;
+    const s = d.at(p);
+    if (typeof s.$ref === 'string') return find(s.$ref, depth + 1);
+    const props = s.properties as Json | undefined;
+    if (props?.[prop] !== undefined) {
+      const v = props[prop] as Json;
+      return typeof v.$ref === 'string' ? v.$ref : `${p}/properties/${prop}`;
+    }
+    for (const [i] of ((s.allOf ?? []) as unknown[]).entries()) {
+      const found = find(`${p}/allOf/${i}`, depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return find(pointer, 0);
+}

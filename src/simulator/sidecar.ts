@@ -1,0 +1,118 @@
+/**
+ * The sidecar: what an OpenAPI description cannot say about its API, declared in a short YAML
+ * file next to the connector (connectors/<type>/simulator.yaml) and read by the generic
+ * simulator. Every key is optional; without a sidecar the simulator infers what it can.
+ *
+ *   error:          the vendor's error body, a JSON tree whose strings may hold {{status}},
+ *                   {{code}}, {{message}}, {{field}} and {{request_id}}; `codes` renames the
+ *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
+ *                   method_not_allowed, rate_limited) to the vendor's.
+ *   auth:           tokens: the credentials accepted (default: any present credential).
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
+ *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
+ *                   next_cursor (dotted path of the next cursor in list responses).
+ *   records:        how many records to seed per resource (default 5).
+ *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
+ *   not_found:      the 404 for a record that does not exist (or a path id the description's
+ *                   type rules out), by path parameter name, with `default` for the rest.
+ *   parameters:     per parameter name, the code and message of a 400 it causes.
+ *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *
+ * Keys of the error body whose template renders to "" are left out.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import type { OAuthConfig } from './oauth.ts';
+
+export interface ErrorOverride {
+  code: string;
+  message: string;
+}
+
+export interface Sidecar {
+  error?: { body?: unknown; codes?: Record<string, string> };
+  auth?: { tokens?: string[]; message?: string };
+  not_found?: Record<string, ErrorOverride>;
+  parameters?: Record<string, ErrorOverride>;
+  operations?: Record<string, { bad_request?: ErrorOverride }>;
+  oauth?: OAuthConfig;
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
+  pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
+  records?: number;
+  resources?: Record<string, { id_field?: string; records?: number }>;
+  unknown_query?: 'reject' | 'ignore';
+}
+
+const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
+
+const SIDECAR_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    not_found: { type: 'object', additionalProperties: override },
+    parameters: { type: 'object', additionalProperties: override },
+    operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
+    oauth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['authorize_path', 'token_path'],
+      properties: {
+        authorize_path: { type: 'string', pattern: '^/' },
+        token_path: { type: 'string', pattern: '^/' },
+        token_response: { type: 'object' },
+        deny_description: { type: 'boolean' },
+        default_scope: { type: 'string' },
+        token_prefix: { type: 'string' },
+      },
+    },
+    rate_limit: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['limit', 'window_seconds'],
+      properties: {
+        limit: { type: 'integer', minimum: 1 },
+        window_seconds: { type: 'number', exclusiveMinimum: 0 },
+        headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
+        reset: { enum: ['unix', 'seconds'] },
+      },
+    },
+    pagination: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        cursor_param: { type: 'string' },
+        limit_param: { type: 'string' },
+        default_limit: { type: 'integer', minimum: 1 },
+        max_limit: { type: 'integer', minimum: 1 },
+        next_cursor: { type: 'string' },
+      },
+    },
+    records: { type: 'integer', minimum: 0, maximum: 10_000 },
+    resources: {
+      type: 'object',
+      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+    },
+    unknown_query: { enum: ['reject', 'ignore'] },
+  },
+} as const;
+
+const validate = new Ajv({ strict: false, allErrors: true }).compile<Sidecar>(SIDECAR_SCHEMA);
+
+/** Parse and check a sidecar; throws with every problem named. */
+export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
+  const value = (parseYaml(text) ?? {}) as unknown;
+  if (!validate(value)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
+    throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
+  }
+  return value;
+}
+
+export function loadSidecar(file: string): Sidecar {
+  return parseSidecar(readFileSync(file, 'utf8'), file);
+}

