@@ -238,6 +238,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const sidecar: Sidecar = typeof options.sidecar === 'string' ? loadSidecar(options.sidecar) : (options.sidecar ?? {});
   const seed = options.seed ?? 1;
   const tokens = new Set(options.tokens ?? sidecar.auth?.tokens ?? []);
+  // Tokens are checked when a list was given, even once every token in it is revoked (an empty set
+  // then refuses all); without one, any credential the description's scheme accepts will do.
+  const checkTokens = options.tokens !== undefined || sidecar.auth?.tokens !== undefined;
   let rateLimit: RateLimit | undefined = options.rateLimit === false ? undefined : (options.rateLimit ?? sidecar.rate_limit);
   const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
   const samples = new Map<string, unknown>();
@@ -457,7 +460,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
-    if (tokens.size > 0 && op.security.length > 0) {
+    if (checkTokens && op.security.length > 0) {
       const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }

@@ -151,7 +151,7 @@ describe('init --from-openapi inferences', () => {
     });
     const { m, yaml } = await scaffold(file);
     expect(m['base_url']).toEqual({ default: 'https://{{config.subdomain}}.acme.test/api' });
-    expect(m['config'].subdomain).toEqual({ type: 'string', default: 'example', description: 'Your account subdomain.' });
+    expect(m['config'].subdomain).toEqual({ type: 'string', pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}', default: 'example', description: 'Your account subdomain.' });
     const dir = mkdtempSync(join(tmpdir(), 'sb-sub-'));
     writeFileSync(join(dir, 'openapi.yaml'), '{}');
     const loaded = loadManifestText(yaml, join(dir, 'connector.yaml'));
@@ -163,7 +163,7 @@ describe('init --from-openapi inferences', () => {
     await new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'globex' }, fetch: fetch as never }).execute('widgets', 'list', {});
     await new ConnectorRuntime(loaded, { token: 't' }, { fetch: fetch as never }).execute('widgets', 'list', {});
     expect(urls).toEqual(['https://globex.acme.test/api/widgets', 'https://example.acme.test/api/widgets']);
-    expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme: must be a host name part/);
+    expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme/);
   });
 
   it('security schemes: API key header and basic become variants; an API key in the query is reported', async () => {

@@ -10,7 +10,8 @@ import { parseDocument } from 'yaml';
 import { loadManifestText, ManifestError } from '../../src/manifest/index.ts';
 import { topicRule } from '../../src/webhooks/manifest.ts';
 
-const INTERCOM = readFileSync(new URL('../../connectors/intercom/connector.yaml', import.meta.url), 'utf8');
+const INTERCOM_FILE = new URL('../../connectors/intercom/connector.yaml', import.meta.url).pathname;
+const INTERCOM = readFileSync(INTERCOM_FILE, 'utf8');
 
 /** The Intercom manifest with its webhooks section changed by `edit`. */
 function withWebhooks(edit: (w: Record<string, unknown>) => void): string {
@@ -23,7 +24,7 @@ function withWebhooks(edit: (w: Record<string, unknown>) => void): string {
 
 function problems(text: string): string[] {
   try {
-    loadManifestText(text, 'intercom.yaml');
+    loadManifestText(text, INTERCOM_FILE);
   } catch (e) {
     if (e instanceof ManifestError) return e.problems.map((p) => `${p.location}: ${p.message}`);
     throw e;
@@ -33,7 +34,7 @@ function problems(text: string): string[] {
 
 describe('manifest webhooks section', () => {
   it('the shipped sections compile; topic rules match exactly or by prefix, first match wins', () => {
-    const m = loadManifestText(INTERCOM, 'intercom.yaml');
+    const m = loadManifestText(INTERCOM, INTERCOM_FILE);
     expect(m.webhooks?.signature).toMatchObject({ scheme: 'hmac', algorithm: 'sha1', header: 'x-hub-signature', prefix: 'sha1=' });
     expect(topicRule(m.webhooks!, 'contact.deleted')).toMatchObject({ entity: 'contacts', delete: true });
     expect(topicRule(m.webhooks!, 'contact.user.updated')).toMatchObject({ entity: 'contacts', delete: false });
