@@ -7,6 +7,10 @@
  * OAuth tokens it issued, so connectors created through the simulated OAuth keep working; and it
  * records where it listens, so `switchboard exec` and `switchboard sync` find it (sandbox-state.ts).
  */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { CONNECTORS_DIR } from '../manifest/connectors-dir.ts';
 import type { Simulator } from './sim-server.ts';
 import { readSandboxState, writeSandboxState, type SandboxKind } from './sandbox-state.ts';
 
@@ -40,12 +44,49 @@ function prop(sim: AnySimulator, name: string): string {
   return v;
 }
 
-/** Every simulator the sandbox knows; the array index fixes each one's port under basePort. */
-export const SIMULATORS: readonly SandboxSimulatorEntry[] = [
+/** Simulators with code of their own (seeded workspaces, state machines a sidecar cannot declare). */
+const CODED: readonly SandboxSimulatorEntry[] = [
   { type: 'granola', start: lazy(() => import('./granola/index.ts'), (m) => m.startGranolaSimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
   { type: 'intercom', start: lazy(() => import('./intercom/index.ts'), (m) => m.startIntercomSimulator), credentials: (s) => ({ access_token: prop(s, 'accessToken') }) },
   { type: 'monday', start: lazy(() => import('./monday/index.ts'), (m) => m.startMondaySimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
 ];
+
+/**
+ * Every other built-in connector whose folder holds an OpenAPI vendor description and a
+ * simulator sidecar (simulator.yaml) runs on the generic simulator, with the sample credentials
+ * the sidecar's `sandbox.credentials` names. No code per connector: adding the two files is enough.
+ */
+export function describedSimulators(dir: string, coded: ReadonlySet<string> = new Set()): SandboxSimulatorEntry[] {
+  const entries: SandboxSimulatorEntry[] = [];
+  const types = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  for (const type of types) {
+    if (coded.has(type)) continue;
+    const manifestFile = join(dir, type, 'connector.yaml');
+    const sidecarFile = join(dir, type, 'simulator.yaml');
+    if (!existsSync(manifestFile) || !existsSync(sidecarFile)) continue;
+    const vd = (parseYaml(readFileSync(manifestFile, 'utf8')) as { vendor_description?: { path?: unknown; format?: unknown } } | null)?.vendor_description;
+    if (vd?.format !== 'openapi' || typeof vd.path !== 'string') continue;
+    const descriptionFile = join(dir, type, vd.path);
+    entries.push({
+      type,
+      start: async (options) => {
+        const [{ startOpenApiSimulator }, { loadSidecar }] = await Promise.all([import('../simulator/openapi-simulator.ts'), import('../simulator/sidecar.ts')]);
+        const sidecar = loadSidecar(sidecarFile);
+        const sim = await startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
+        return Object.assign(sim, { sandboxCredentials: sidecar.sandbox?.credentials ?? {} }) as unknown as AnySimulator;
+      },
+      credentials: (sim) => {
+        const c = sim['sandboxCredentials'] as Record<string, string> | undefined;
+        if (c === undefined || Object.keys(c).length === 0) throw new Error(`${sidecarFile} names no sandbox.credentials for the ${type} simulator`);
+        return { ...c };
+      },
+    });
+  }
+  return entries;
+}
+
+/** Every simulator the sandbox knows; the array index fixes each one's port under basePort. */
+export const SIMULATORS: readonly SandboxSimulatorEntry[] = [...CODED, ...describedSimulators(CONNECTORS_DIR, new Set(CODED.map((e) => e.type)))];
 
 export interface SandboxConnector {
   base_url: string;

@@ -19,6 +19,9 @@
  *   parameters:     per parameter name, the code and message of a 400 it causes.
  *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
+ *                   connector, by the manifest's credential field names (the simulator must
+ *                   accept them: list the token under auth.tokens too when tokens are checked).
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -44,6 +47,7 @@ export interface Sidecar {
   records?: number;
   resources?: Record<string, { id_field?: string; records?: number }>;
   unknown_query?: 'reject' | 'ignore';
+  sandbox?: { credentials?: Record<string, string> };
 }
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
@@ -98,6 +102,11 @@ const SIDECAR_SCHEMA = {
       additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
+    sandbox: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { credentials: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } } },
+    },
   },
 } as const;
 

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/sandbox/index.ts';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConnectorRuntime } from '../../src/engine/index.ts';
+import { getConnector } from '../../src/manifest/index.ts';
+import { describedSimulators, printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/sandbox/index.ts';
 
 /**
  * The cheapest authenticated read per connector type, as the real API spells it. A simulator
@@ -32,7 +37,14 @@ describe('startSandbox', () => {
   });
 
   it('returns working base URLs and credentials for each started simulator', async () => {
+    const described = new Set(describedSimulators(join(import.meta.dirname, '../../connectors')).map((e) => e.type));
     for (const [type, connector] of Object.entries(sandbox.connectors)) {
+      if (described.has(type)) {
+        // Simulators from a vendor description: the manifest's own credential check must pass.
+        const runtime = new ConnectorRuntime(getConnector(type), connector.credentials as never, { baseUrl: connector.base_url, retry: { maxAttempts: 1 } });
+        await expect(runtime.check(), type).resolves.toMatchObject({ checked: true });
+        continue;
+      }
       const probe = PROBES[type];
       expect(probe, `no probe for ${type}`).toBeDefined();
       const res = await (probe as NonNullable<typeof probe>)(connector);
@@ -108,6 +120,52 @@ describe('startSandbox with a state file', () => {
         expect(second.connectors['monday']?.credentials).toEqual(fresh.connectors['monday']?.credentials); // fixed sample credentials
       } finally {
         await Promise.all([fresh.close(), second.close()]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('simulators from vendor descriptions', () => {
+  it('runs every connector folder with an OpenAPI description and a sidecar on the generic simulator, with the sidecar\'s sample credentials', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-described-'));
+    try {
+      const write = (type: string, files: Record<string, string>): void => {
+        mkdirSync(join(dir, type));
+        for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, type, name), text);
+      };
+      const openapi = JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 'Widgets', version: '1' },
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: { Widget: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } } },
+        security: [{ bearer: [] }],
+        paths: {
+          '/widgets': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Widget' } } } } } } } },
+          '/widgets/{widget_id}': { get: { parameters: [{ name: 'widget_id', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Widget' } } } } } } },
+        },
+      });
+      const manifest = 'type: widgets\nvendor_description: { path: openapi.json, format: openapi }\n';
+      write('widgets', { 'connector.yaml': manifest, 'openapi.json': openapi, 'simulator.yaml': 'auth: { tokens: [tok_1] }\nsandbox: { credentials: { api_token: tok_1 } }\n' });
+      write('no-sidecar', { 'connector.yaml': manifest.replace('widgets', 'no-sidecar'), 'openapi.json': openapi });
+      write('graphql', { 'connector.yaml': 'type: graphql\nvendor_description: { path: s.graphql, format: graphql }\n', 's.graphql': 'type Query { a: Int }', 'simulator.yaml': '{}' });
+      write('coded', { 'connector.yaml': manifest.replace('widgets', 'coded'), 'openapi.json': openapi, 'simulator.yaml': '{}' });
+
+      const entries = describedSimulators(dir, new Set(['coded']));
+      expect(entries.map((e) => e.type)).toEqual(['widgets']);
+      const entry = entries[0] as (typeof entries)[number];
+      const sim = (await entry.start({ port: 0 })) as NonNullable<Awaited<ReturnType<typeof entry.start>>>;
+      try {
+        const credentials = entry.credentials(sim);
+        expect(credentials).toEqual({ api_token: 'tok_1' });
+        const ok = await fetch(`${sim.url}/widgets`, { headers: { authorization: 'Bearer tok_1' } });
+        expect(ok.status).toBe(200);
+        expect(Array.isArray(await ok.json())).toBe(true);
+        const refused = await fetch(`${sim.url}/widgets`, { headers: { authorization: 'Bearer other' } });
+        expect(refused.status).toBe(401);
+        await refused.arrayBuffer();
+      } finally {
+        await sim.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
