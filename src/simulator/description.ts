@@ -33,8 +33,10 @@ export interface Operation {
   path: string;
   operationId: string | undefined;
   params: Parameter[];
-  /** Pointer of the JSON request body schema; undefined when the operation takes none. */
+  /** Pointer of the request body schema (JSON, else form-encoded); undefined when the operation takes none. */
   bodyRef: string | undefined;
+  /** How the body is encoded: JSON, or application/x-www-form-urlencoded when the description declares only that. */
+  bodyEncoding: 'json' | 'form';
   bodyRequired: boolean;
   /** Pointer of the success (2xx) JSON response schema, and its status. */
   responseRef: string | undefined;
@@ -142,11 +144,11 @@ export class Description {
     return p;
   }
 
-  private jsonContentPointer(owner: string): string | undefined {
+  private jsonContentPointer(owner: string, form = false): string | undefined {
     const p = this.pointerOf(this.at(owner), owner);
     const content = this.at(p).content as Json | undefined;
     if (content === undefined) return undefined;
-    const type = Object.keys(content).find((t) => /json/i.test(t)) ?? Object.keys(content).find((t) => t === '*/*');
+    const type = form ? Object.keys(content).find((t) => /^application\/x-www-form-urlencoded/i.test(t)) : (Object.keys(content).find((t) => /json/i.test(t)) ?? Object.keys(content).find((t) => t === '*/*'));
     if (type === undefined) return undefined;
     return this.schemaPointer(`${p}/content/${escapePointer(type)}`);
   }
@@ -183,13 +185,16 @@ export class Description {
           return '([^/]+)';
         });
         const security = ((op.security as Json[] | undefined) ?? globalSecurity).map((req) => Object.keys(req));
+        const jsonBody = requestBody === undefined ? undefined : this.jsonContentPointer(`${opPointer}/requestBody`);
+        const formBody = requestBody === undefined || jsonBody !== undefined ? undefined : this.jsonContentPointer(`${opPointer}/requestBody`, true);
         ops.push({
           key: `${method.toUpperCase()} ${path}`,
           method: method.toUpperCase(),
           path,
           operationId: typeof op.operationId === 'string' ? op.operationId : undefined,
           params: [...params.values()],
-          bodyRef: requestBody === undefined ? undefined : this.jsonContentPointer(`${opPointer}/requestBody`),
+          bodyRef: jsonBody ?? formBody,
+          bodyEncoding: formBody !== undefined ? 'form' : 'json',
           bodyRequired: requestBody?.required === true,
           responseRef: success === undefined ? undefined : this.jsonContentPointer(`${opPointer}/responses/${success}`),
           successStatus: success === undefined ? 200 : Number(success),
@@ -229,12 +234,13 @@ export class Description {
       : { status: 404, code: 'not_found', message: `No operation of the description matches ${path}` };
   }
 
-  private validator(ajv: Ajv, pointer: string): ValidateFunction {
-    const key = `${ajv === this.textAjv ? 't' : 'b'}${pointer}`;
+  private validator(ajv: Ajv, pointer: string, whole = false): ValidateFunction {
+    const key = `${ajv === this.textAjv ? (whole ? 'f' : 't') : 'b'}${pointer}`;
     let v = this.compiled.get(key);
     if (v === undefined) {
-      // Parameters are validated as property `v` of a holder object, so coercion has a parent to write to.
-      v = ajv === this.textAjv ? ajv.compile({ type: 'object', properties: { v: { $ref: `openapi${pointer}` } } }) : ajv.compile({ $ref: `openapi${pointer}` });
+      // Parameters are validated as property `v` of a holder object, so coercion has a parent to write to;
+      // a form body is an object already, coerced in place.
+      v = ajv === this.textAjv && !whole ? ajv.compile({ type: 'object', properties: { v: { $ref: `openapi${pointer}` } } }) : ajv.compile({ $ref: `openapi${pointer}` });
       this.compiled.set(key, v);
     }
     return v;
@@ -254,7 +260,7 @@ export class Description {
   checkRequest(
     op: Operation,
     req: { pathParams: Record<string, string>; query: URLSearchParams; headers: Record<string, string | string[] | undefined>; rawBody: string },
-    options: { unknownQuery?: 'reject' | 'ignore'; skipAuth?: boolean } = {},
+    options: { unknownQuery?: 'reject' | 'ignore'; skipAuth?: boolean; credentialParams?: readonly string[] | undefined } = {},
   ): { query: Json; body: unknown } | RequestProblem {
     const auth = options.skipAuth === true ? null : this.checkAuth(op, req);
     if (auth !== null) return auth;
@@ -269,7 +275,8 @@ export class Description {
         raw = all.length === 0 ? undefined : all.length === 1 ? all[0] : all;
       } else if (p.in === 'header') raw = req.headers[p.name.toLowerCase()];
       if (raw === undefined) {
-        if (p.required && p.in !== 'header') return { status: 400, code: 'missing', message: `${p.name} is a required ${p.in} parameter`, field: p.name };
+        // A parameter that carries the credential (Slack's token) is satisfied by the Authorization header.
+        if (p.required && p.in !== 'header' && !(options.credentialParams ?? []).includes(p.name)) return { status: 400, code: 'missing', message: `${p.name} is a required ${p.in} parameter`, field: p.name };
         continue;
       }
       if (p.schemaRef !== undefined) {
@@ -289,6 +296,13 @@ export class Description {
     if (op.bodyRef !== undefined) {
       if (req.rawBody.trim() === '') {
         if (op.bodyRequired) return { status: 400, code: 'missing', message: 'a request body is required' };
+      } else if (op.bodyEncoding === 'form') {
+        // A form body is text like a query string: fields are coerced to the schema's types.
+        const type = String(req.headers['content-type'] ?? '');
+        if (!/^application\/x-www-form-urlencoded/i.test(type)) return { status: 415, code: 'invalid', message: `${op.key} takes an application/x-www-form-urlencoded body, not ${type === '' ? 'one without a content type' : type}` };
+        body = formDecode(req.rawBody);
+        const v = this.validator(this.textAjv, op.bodyRef, true);
+        if (!v(body)) return problemOf(v.errors);
       } else {
         try {
           body = JSON.parse(req.rawBody) as unknown;
@@ -340,6 +354,36 @@ function nullableForAjv(node: unknown): Json {
     } else if (o.nullable === false) delete o.nullable;
   }
   return node as Json;
+}
+
+/**
+ * An application/x-www-form-urlencoded body as an object: `a=1&b=x` → {a: "1", b: "x"}, with the
+ * bracket keys of deepObject forms (`m[k]=v` → {m: {k: v}}, `e[]=a&e[]=b` → {e: [a, b]},
+ * `i[0][p]=v` → {i: [{p: v}]}); a key given twice without brackets keeps its values as an array.
+ */
+export function formDecode(raw: string): Json {
+  const out: Json = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+    const parts = m === null ? [key] : [m[1] as string, ...[...(m[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1] as string)];
+    let holder: Json | unknown[] = out;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as string;
+      const last = i === parts.length - 1;
+      const nextIsIndex = !last && /^\d*$/.test(parts[i + 1] as string);
+      if (Array.isArray(holder)) {
+        const idx = part === '' ? holder.length : Number(part);
+        if (last) holder[idx] = value;
+        else holder = (holder[idx] ??= nextIsIndex ? [] : {}) as Json | unknown[];
+        continue;
+      }
+      if (last) {
+        const have = holder[part];
+        holder[part] = have === undefined ? value : Array.isArray(have) ? [...(have as unknown[]), value] : [have, value];
+      } else holder = (holder[part] ??= nextIsIndex ? [] : {}) as Json | unknown[];
+    }
+  }
+  return out;
 }
 
 /** `/companies/0/name` → `companies[0].name`. */

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
-import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
+import { loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -87,6 +87,10 @@ export interface StoredRecord {
 
 export interface Resource {
   name: string;
+  /** The sidecar's declaration of an RPC-style resource (which operations list, get... it). */
+  declared?: ResourceDeclaration;
+  /** Records from the description's own success examples, seeded in turn (declared resources). */
+  examples?: Json[];
   /** The record field the item path's id names. */
   idField: string;
   /** The record as the item GET answers it: pointer of its schema and envelope key. */
@@ -123,6 +127,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** Declared by the sidecar (an RPC method): the id and parent are query or body params, not path segments. */
+  rpc?: boolean;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -272,9 +278,48 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { kind: 'action' };
   };
   const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
+  // RPC-style methods (/conversations.list) are no collection/item pairs: the sidecar says which
+  // operation lists, gets, creates, updates or deletes which resource.
+  const declared = Object.entries(sidecar.resources ?? {}).filter(([, r]) => RESOURCE_ACTIONS.some((a) => r[a] !== undefined));
+  for (const [name, r] of declared) {
+    if (r.parent !== undefined && !declared.some(([n]) => n === r.parent?.resource) && !itemNames.has(r.parent.resource)) throw new Error(`sidecar: resources.${name}.parent names no resource ${r.parent.resource}`);
+    for (const kind of RESOURCE_ACTIONS) {
+      for (const key of [r[kind] ?? []].flat()) {
+        if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar: resources.${name}.${kind}: the description has no operation ${key}`);
+        classified.set(key, { kind, resource: name, ...(r.id_param !== undefined ? { idParam: r.id_param } : {}), rpc: true });
+      }
+    }
+  }
 
   const resources = new Map<string, Resource>();
+  for (const [name, r] of declared) {
+    const opOf = (kind: Kind): Operation | undefined => d.operations.find((o) => [r[kind as 'get'] ?? []].flat()[0] === o.key);
+    // The record's schema: the get's (or create's) response property `record`, else the list's items.
+    const one = opOf('get') ?? opOf('create') ?? opOf('update');
+    let recordRef = one?.responseRef === undefined ? undefined : r.record !== undefined ? pointerOfProperty(d, one.responseRef, r.record) : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined ? one.responseRef : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
+    const listOp = opOf('list');
+    if (recordRef === undefined && listOp?.responseRef !== undefined) {
+      const key = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+      const arr = key === undefined || key === '' ? undefined : pointerOfProperty(d, listOp.responseRef, key);
+      if (arr !== undefined) recordRef = `${arr}/items`;
+    }
+    // The vendor's own examples of records: the list's items, then the one of each other method.
+    const examples: Json[] = [];
+    const listKey = listOp === undefined ? undefined : listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+    const listed = listOp === undefined || listKey === undefined ? undefined : listKey === '' ? exampleOf(d, listOp) : (exampleOf(d, listOp) as Json | undefined)?.[listKey];
+    if (Array.isArray(listed)) examples.push(...listed.filter((x): x is Json => x !== null && typeof x === 'object' && !Array.isArray(x)));
+    for (const kind of ['get', 'create', 'update'] as const) {
+      const op = opOf(kind);
+      const body = op === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
+      const one = body === undefined ? undefined : r.record !== undefined ? body[r.record] : body;
+      if (one !== null && typeof one === 'object' && !Array.isArray(one)) examples.push(one as Json);
+    }
+    const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
+    const idField = r.id_field ?? [r.id_param, 'id', 'gid', 'uuid'].find((f) => f !== undefined && (props.includes(f) || examples.some((e) => f in e))) ?? 'id';
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, declared: r, ...(examples.length > 0 ? { examples } : {}) });
+  }
   for (const [name, idParam] of itemNames) {
+    if (resources.has(name)) continue;
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
     const env = envelopeOf(d, d.schemaAt(getOp?.responseRef));
     const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
@@ -285,17 +330,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   }
 
   // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
-  for (const r of resources.values()) {
+  // Resources with a parent are seeded after it, each record under one of its records in turn.
+  const seedOrder = [...resources.values()].sort((a, b) => Number(a.declared?.parent !== undefined) - Number(b.declared?.parent !== undefined));
+  for (const r of seedOrder) {
     const count = sidecar.resources?.[r.name]?.records ?? sidecar.records ?? 5;
-    if (r.recordRef === undefined) continue;
-    const template = (sample(r.recordRef) ?? {}) as Json;
+    if (r.recordRef === undefined && r.examples === undefined) continue;
+    const sampled = (sample(r.recordRef) ?? {}) as Json;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
+    const parent = r.declared?.parent;
+    const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
     for (let i = 0; i < count; i++) {
+      const template = r.examples?.[i % r.examples.length] ?? sampled;
       const record = clone(template);
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
-      r.records.set(String(id), { record, parents: {} });
+      const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
+      r.records.set(String(id), { record, parents });
     }
   }
 
@@ -309,16 +360,20 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // handler's own 404 without a field keeps its code and message.
     if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
     else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
-    else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
-    const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
+    else if (p.status === 401 && sidecar.auth?.message !== undefined) p = { ...p, message: sidecar.auth.message };
+    const codes = sidecar.error?.codes;
+    // A refused token is invalid_token, named like unauthorized unless the sidecar tells them apart.
+    const code = override?.code ?? codes?.[p.code] ?? (p.code === 'invalid_token' ? (codes?.unauthorized ?? 'unauthorized') : p.code);
     let json: unknown;
     if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
       const ref = op?.errorRef ?? anyErrorRef;
       json = ref === undefined ? { error: { code, message: p.message } } : fillError(sample(ref), p, code);
     }
-    return { status: p.status, headers, json };
+    // Vendors that answer errors with another status (Slack: 200 with ok: false; 429 stays 429).
+    const status = sidecar.error?.status?.[p.code] ?? sidecar.error?.status?.default ?? p.status;
+    return { status, headers, json };
   };
 
   let windowStart = 0;
@@ -343,10 +398,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   };
 
   // ---------------------------------------------------------------- handlers
-  const wrap = (op: Operation, record: unknown): unknown => {
-    const env = envelopeOf(d, d.schemaAt(op.responseRef));
+  const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
+    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef));
     if (env === undefined) return record;
     const body = (sample(op.responseRef) ?? {}) as Json;
+    // An RPC answer may repeat the record's id and parent beside it (chat.postMessage: {channel, ts, message}).
+    if (r?.declared !== undefined && stored !== undefined) {
+      if (r.idField in body && r.idField !== env) body[r.idField] = (record as Json)[r.idField];
+      for (const [k, v] of Object.entries(stored.parents)) if (k in body && k !== env) body[k] = v;
+    }
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
@@ -373,7 +433,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
-  const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
+  const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest, handledParams: string[] = []): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
@@ -385,8 +445,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
     if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
     limit = Math.max(1, limit);
-    const handled = new Set([cursorParam, pageParam, limitParam]);
+    const handled = new Set([cursorParam, pageParam, limitParam, ...handledParams, ...(sidecar.auth?.params ?? [])]);
     let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
+    // Declared comparisons (Slack's oldest/latest on ts): numbers compared as numbers.
+    for (const [param, f] of Object.entries(r.declared?.filters ?? {})) {
+      handled.add(param);
+      const value = query[param];
+      if (value === undefined || value === '') continue;
+      const cmp = (a: unknown): number => {
+        const [x, y] = [Number(a), Number(value)];
+        return Number.isNaN(x) || Number.isNaN(y) ? String(a).localeCompare(String(value)) : x - y;
+      };
+      rows = rows.filter((s) => {
+        const c = cmp(s.record[f.field]);
+        return f.op === 'gt' ? c > 0 : f.op === 'gte' ? c >= 0 : f.op === 'lt' ? c < 0 : f.op === 'lte' ? c <= 0 : c === 0;
+      });
+    }
     // Filters: query params named like a record field keep the records whose field (or its id) equals them.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name) || typeof value === 'object') continue;
@@ -429,7 +503,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
-      } else if (nextPath.includes('.')) body[top] = null;
+      } else if (pag.last_cursor !== undefined) setPath(body, nextPath, pag.last_cursor);
       else body[top] = null;
     }
     if ('has_more' in body) body.has_more = more;
@@ -462,12 +536,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
     if (checkTokens && op.security.length > 0) {
       const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
-      if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
+      if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+      const retryAfter = rateLimit.retry_after === undefined ? {} : { [rateLimit.retry_after]: String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000))) };
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, retryAfter));
     }
-    const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
+    const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true, credentialParams: sidecar.auth?.params });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
     const origin = `http://${req.headers.host ?? '127.0.0.1'}${prefixed ? basePath : ''}`;
     const handler = options.handlers?.[op.key];
@@ -482,37 +557,70 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
-    if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    // Other operations answer the description's example of their success, else a sample of its schema.
+    if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: exampleOf(d, op) ?? sample(op.responseRef) });
+    const input: Json = { ...(checked.body !== null && typeof checked.body === 'object' && !Array.isArray(checked.body) ? (checked.body as Json) : {}), ...checked.query };
+    const rpcParent = c.rpc === true && r.declared?.parent !== undefined ? r.declared.parent.param : undefined;
+    const parentOf: Record<string, string> = c.rpc !== true ? pathParams : rpcParent !== undefined && input[rpcParent] !== undefined ? { [rpcParent]: String(input[rpcParent]) } : {};
+    const rawId = c.idParam === undefined ? undefined : c.rpc === true ? input[c.idParam] : pathParams[c.idParam];
+    const id = rawId === undefined ? undefined : String(rawId);
+    /** The record an id names, under its parent when the resource has one. */
+    const find = (): StoredRecord | undefined => {
+      const s = id === undefined ? undefined : r.records.get(id);
+      return s !== undefined && (c.rpc !== true || Object.entries(parentOf).every(([k, v]) => s.parents[k] === v)) ? s : undefined;
+    };
+    /** Write body fields onto a record: not the id or parent, not the credential; declared ones at their record path. */
+    const write = (record: Json, fields: Json): void => {
+      if (c.rpc !== true) return merge(record, fields);
+      const plain: Json = {};
+      for (const [k, v] of Object.entries(fields)) {
+        if (k === c.idParam || k === r.idField || k === rpcParent || (sidecar.auth?.params ?? []).includes(k)) continue;
+        const to = r.declared?.fields?.[k];
+        if (to === undefined) plain[k] = v;
+        else setPath(record, to, v);
+      }
+      merge(record, plain);
+    };
     switch (c.kind) {
       case 'list':
-        return withHeaders(list(op, r, pathParams, checked.query, origin, req));
+        return withHeaders(list(op, r, parentOf, checked.query, origin, req, c.rpc === true ? [rpcParent ?? ''] : []));
       case 'create': {
         if (r.records.size >= (options.maxRecords ?? 100_000)) {
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
-        const record = clone((sample(r.recordRef) ?? {}) as Json);
-        merge(record, unwrapBody(op, checked.body));
-        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
-        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
+        if (rpcParent !== undefined) {
+          // A record under a parent (a message in a channel) needs that parent to exist.
+          const parentResource = resources.get(r.declared?.parent?.resource ?? '');
+          if (parentOf[rpcParent] === undefined || parentResource?.records.has(parentOf[rpcParent]) !== true) return withHeaders(notFound(op, parentOf[rpcParent] ?? '', rpcParent));
+        }
+        // A declared resource's new record starts from the create method's own example.
+        const created = r.declared === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
+        const base = r.declared?.record !== undefined ? created?.[r.declared.record] : created;
+        const record = clone(base !== null && typeof base === 'object' && !Array.isArray(base) ? (base as Json) : (r.examples?.[0] ?? ((sample(r.recordRef) ?? {}) as Json)));
+        const like = record[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField];
+        write(record, unwrapBody(op, checked.body));
+        const mint = (): string | number => newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like, true);
+        let newRecordId = mint();
+        while (r.records.has(String(newRecordId))) newRecordId = mint();
         record[r.idField] = newRecordId;
-        r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record) });
+        const stored = { record, parents: c.rpc === true ? parentOf : { ...pathParams } };
+        r.records.set(String(newRecordId), stored);
+        return withHeaders({ status: op.successStatus, json: wrap(op, record, r, stored) });
       }
       case 'get': {
-        const s = r.records.get(id as string);
-        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
+        const s = find();
+        return withHeaders(s === undefined ? notFound(op, id ?? '', c.idParam) : { status: op.successStatus, json: wrap(op, s.record, r, s) });
       }
       case 'update': {
-        const s = r.records.get(id as string);
-        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
+        const s = find();
+        if (s === undefined) return withHeaders(notFound(op, id ?? '', c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
-        merge(s.record, fields);
-        return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
+        write(s.record, fields);
+        return withHeaders({ status: op.successStatus, json: wrap(op, s.record, r, s) });
       }
       case 'delete': {
-        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
+        if (find() === undefined || !r.records.delete(id as string)) return withHeaders(notFound(op, id ?? '', c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -545,6 +653,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   };
 }
 
+/** The example of an operation's success response (`example`, or the first of `examples`), if the description gives one. */
+function exampleOf(d: Description, op: Operation): unknown {
+  const content = (d.resolve<Json>(((d.doc.paths as Json)[op.path] as Json)?.[op.method.toLowerCase()]) as Json | undefined)?.responses as Json | undefined;
+  const response = d.resolve<Json>(content?.[String(op.successStatus)]);
+  const media = Object.entries((response?.content ?? {}) as Record<string, Json>).find(([t]) => /json/i.test(t))?.[1];
+  if (media === undefined) return undefined;
+  if (media.example !== undefined) return clone(media.example);
+  const first = Object.values((media.examples ?? {}) as Record<string, Json>)[0];
+  return first === undefined ? undefined : clone(d.resolve<Json>(first).value);
+}
+
 /** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */
 function serverBasePath(doc: Json): string {
   const url = ((doc.servers as { url?: string }[] | undefined) ?? [])[0]?.url;
@@ -556,9 +675,23 @@ function serverBasePath(doc: Json): string {
   }
 }
 
-/** A fresh id shaped like the sampled one: a number, or a string of digits (Asana gids, numeric ids) or hex. */
-function newId(rand: () => number, like: unknown): string | number {
+let lastTs = 0;
+/**
+ * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (Slack's
+ * message ts: in the past when seeded, the current time when created, always increasing), a
+ * prefixed upper-case id (Slack's C012AB3CD), or a string of digits (Asana gids, numeric ids) or hex.
+ */
+function newId(rand: () => number, like: unknown, created = false): string | number {
   if (typeof like === 'number') return 1 + Math.floor(rand() * 2_000_000_000);
+  if (typeof like === 'string' && /^\d{10}\.\d{6}$/.test(like)) {
+    if (!created) return `${1_600_000_000 + Math.floor(rand() * 80_000_000)}.${String(Math.floor(rand() * 1_000_000)).padStart(6, '0')}`;
+    lastTs = Math.max(lastTs + 1, Date.now() * 1000);
+    return `${Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, '0')}`;
+  }
+  if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+    return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
 }

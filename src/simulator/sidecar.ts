@@ -5,14 +5,24 @@
  *
  *   error:          the vendor's error body, a JSON tree whose strings may hold {{status}},
  *                   {{code}}, {{message}}, {{field}} and {{request_id}}; `codes` renames the
- *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
- *                   method_not_allowed, rate_limited) to the vendor's.
- *   auth:           tokens: the credentials accepted (default: any present credential).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
+ *                   simulator's codes (missing, invalid, unknown, unauthorized, invalid_token,
+ *                   not_found, method_not_allowed, rate_limited) to the vendor's; `status` answers
+ *                   them with other HTTP statuses (Slack: 200 with ok: false, `default` for the rest).
+ *   auth:           tokens: the credentials accepted (default: any present credential); params:
+ *                   parameters that carry the credential in the description (Slack's `token`),
+ *                   which the Authorization header stands for (never required).
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds,
+ *                   retry_after: the header a 429 carries with the seconds to wait.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
- *                   next_cursor (dotted path of the next cursor in list responses).
+ *                   next_cursor (dotted path of the next cursor in list responses), last_cursor
+ *                   (what that field holds on the last page; default null for its top key).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   resources:      per resource (the collection's last path segment): id_field, records; for an
+ *                   RPC-style API (/conversations.list), the operations that list, get, create,
+ *                   update and delete it, the param naming the record (id_param), the response
+ *                   property holding one record (record), a parent (parent: {param, resource}),
+ *                   request fields written elsewhere in the record (fields: {topic: topic.value})
+ *                   and comparison filters (filters: {oldest: {field: ts, op: gt}}).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -35,29 +45,64 @@ export interface ErrorOverride {
   message: string;
 }
 
+/** How one resource of an RPC-style API is reached: which operation does what. */
+export interface ResourceDeclaration {
+  id_field?: string;
+  records?: number;
+  list?: string | string[];
+  get?: string | string[];
+  create?: string | string[];
+  update?: string | string[];
+  delete?: string | string[];
+  /** The query or body param naming the record (Slack's `channel` of conversations.info). */
+  id_param?: string;
+  /** The response property holding the one record of a get, create or update (Slack's `channel`). */
+  record?: string;
+  /** Records live under a record of another resource, named by this query or body param. */
+  parent?: { param: string; resource: string };
+  /** Request fields written at another path of the record: {topic: topic.value}. */
+  fields?: Record<string, string>;
+  /** Query params compared with a record field on lists: {oldest: {field: ts, op: gt}}. */
+  filters?: Record<string, { field: string; op: 'gt' | 'gte' | 'lt' | 'lte' | 'eq' }>;
+}
+
+export const RESOURCE_ACTIONS = ['list', 'get', 'create', 'update', 'delete'] as const;
+
 export interface Sidecar {
-  error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string };
+  error?: { body?: unknown; codes?: Record<string, string>; status?: Record<string, number> };
+  auth?: { tokens?: string[]; message?: string; params?: string[] };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
-  pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds'; retry_after?: string };
+  pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string; last_cursor?: string | null };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<string, ResourceDeclaration>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
 }
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
+/** An operation ("GET /conversations.list"), or several. */
+const operationKey = { type: 'string', pattern: '^(GET|PUT|POST|DELETE|PATCH) /' } as const;
+const operations = { anyOf: [operationKey, { type: 'array', minItems: 1, items: operationKey }] } as const;
+
 const SIDECAR_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } }, status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } } },
+    },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, params: { type: 'array', items: { type: 'string', minLength: 1 } } },
+    },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
@@ -83,6 +128,7 @@ const SIDECAR_SCHEMA = {
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
         reset: { enum: ['unix', 'seconds'] },
+        retry_after: { type: 'string' },
       },
     },
     pagination: {
@@ -94,12 +140,29 @@ const SIDECAR_SCHEMA = {
         default_limit: { type: 'integer', minimum: 1 },
         max_limit: { type: 'integer', minimum: 1 },
         next_cursor: { type: 'string' },
+        last_cursor: { type: ['string', 'null'] },
       },
     },
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          ...Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((a) => [a, operations])),
+          id_param: { type: 'string' },
+          record: { type: 'string' },
+          parent: { type: 'object', additionalProperties: false, required: ['param', 'resource'], properties: { param: { type: 'string' }, resource: { type: 'string' } } },
+          fields: { type: 'object', additionalProperties: { type: 'string' } },
+          filters: {
+            type: 'object',
+            additionalProperties: { type: 'object', additionalProperties: false, required: ['field', 'op'], properties: { field: { type: 'string' }, op: { enum: ['gt', 'gte', 'lt', 'lte', 'eq'] } } },
+          },
+        },
+      },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
     sandbox: {
