@@ -17,6 +17,7 @@ interface InitOptions {
   out: string;
   force?: boolean;
   source?: string;
+  sidecar?: string;
 }
 
 export function registerInitCommand(program: Command): void {
@@ -30,6 +31,7 @@ export function registerInitCommand(program: Command): void {
     .option('--entities <names>', 'comma-separated entities to scaffold (default: every one found)')
     .option('--out <dir>', 'connectors directory to write into (then use it with --connectors <dir>)', 'connectors')
     .option('--source <url>', "where the description came from, recorded as vendor_description.source (default: the file's name)")
+    .option('--sidecar <file>', "with --from-openapi: a simulator sidecar (simulator.yaml) whose resources declare which RPC method lists, gets, creates or updates what; copied beside the manifest")
     .option('--force', 'overwrite an existing connector.yaml')
     .action(async (type: string, opts: InitOptions) => {
       try {
@@ -58,14 +60,25 @@ async function init(type: string, opts: InitOptions): Promise<void> {
   const started = performance.now();
 
   const { renderScaffold } = await import('../factory/scaffold.ts');
+  if (opts.sidecar !== undefined && opts.fromOpenapi === undefined) throw new SwitchboardError('invalid_params', '--sidecar goes with --from-openapi');
+  if (opts.sidecar !== undefined && !existsSync(opts.sidecar)) throw new SwitchboardError('invalid_params', `No file ${opts.sidecar}`, { details: { file: opts.sidecar } });
+  let sidecar;
+  if (opts.sidecar !== undefined) {
+    try {
+      sidecar = (await import('../simulator/sidecar.ts')).loadSidecar(opts.sidecar);
+    } catch (e) {
+      throw new SwitchboardError('invalid_params', (e as Error).message, { details: { file: opts.sidecar } });
+    }
+  }
   const scaffold = opts.fromOpenapi
-    ? await (await import('../factory/init-openapi.ts')).scaffoldFromOpenApi(source, { type, entities, descriptionPath, source: origin })
+    ? await (await import('../factory/init-openapi.ts')).scaffoldFromOpenApi(source, { type, entities, descriptionPath, source: origin, sidecar })
     : await (await import('../factory/init-graphql.ts')).scaffoldFromGraphql(source, { type, entities, descriptionPath, source: origin, endpoint: opts.endpoint! });
   const yaml = renderScaffold(scaffold);
 
   // What init writes must load: a failure here is a bug of init, reported as such, nothing written.
   mkdirSync(dir, { recursive: true });
   if (resolve(source) !== resolve(dir, descriptionPath)) copyFileSync(source, join(dir, descriptionPath));
+  if (opts.sidecar !== undefined && resolve(opts.sidecar) !== resolve(dir, 'simulator.yaml')) copyFileSync(opts.sidecar, join(dir, 'simulator.yaml'));
   const { loadManifestText, ManifestError } = await import('../manifest/index.ts');
   let loaded;
   try {

@@ -8,6 +8,9 @@
  * - auth variants from `securitySchemes` (bearer, API key header, basic, OAuth 2 authorization code);
  * - entities from collection/item path pairs (`/widgets`, `/widgets/{widget_id}`): list and create
  *   from the collection's GET and POST, get and update from the item's GET and PATCH (else PUT);
+ *   RPC-style methods (`/widgets.list`, `/widgets.info`, `/widgets.create`, `/widgets.update`) by
+ *   their verb, or as a simulator sidecar's `resources` declare them (`--sidecar`);
+ * - form-encoded request bodies (application/x-www-form-urlencoded) as `body_encoding: form`;
  * - params from parameters (the description's names) and from the JSON request body, unwrapped from
  *   a single-key wrapper (`{"data": {...}}`) that the body template puts back;
  * - records from the response schema, unwrapped from envelopes (`{data: [...]}`, `{data: {...}}`);
@@ -20,6 +23,7 @@ import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { SwitchboardError } from '../errors/index.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, toJsonSchema, type JsonSchema, type OpenApiSchema } from './json-schema.ts';
 import { safeName, shortText, withType, type Guess, type Scaffold } from './scaffold.ts';
+import type { Sidecar } from '../simulator/sidecar.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -32,6 +36,8 @@ export interface OpenApiInitOptions {
   descriptionPath: string;
   /** vendor_description.source: where the description came from. */
   source: string;
+  /** A simulator sidecar: its `resources` say which RPC method lists, gets, creates or updates what; `auth.params` are credential parameters. */
+  sidecar?: Pick<Sidecar, 'resources' | 'auth' | 'pagination'> | undefined;
 }
 
 interface Parameter {
@@ -160,11 +166,57 @@ interface EntityPlan {
   item?: string;
   itemParam?: string;
   ops: Partial<Record<'list' | 'get' | 'create' | 'update', { path: string; method: string; op: Operation; pathParams: Parameter[] }>>;
+  /** RPC methods (`/x.list`): ids and parents are query or body params, not path segments. */
+  rpc?: boolean;
+  /** From the sidecar: the response property holding one record, and the record's id field. */
+  recordKey?: string;
+  idField?: string;
 }
 
-/** Collection/item path pairs → entities with the operations they offer. */
-function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
+/** RPC verbs (`/conversations.list`) and the action each is. */
+const RPC_VERBS: Record<string, 'list' | 'get' | 'create' | 'update'> = { list: 'list', info: 'get', get: 'get', retrieve: 'get', create: 'create', add: 'create', update: 'update', edit: 'update' };
+const RPC_PATH = /^\/([a-z][A-Za-z0-9_]*(?:\.[a-z][A-Za-z0-9_]*)*)\.([a-z][A-Za-z]*)$/;
+
+/**
+ * Collection/item path pairs → entities with the operations they offer; RPC-style methods
+ * (`/x.list`, `/x.info`...) grouped by their prefix, or as the sidecar's resources declare them.
+ */
+function planEntities(paths: Record<string, PathItem>, declared: Sidecar['resources'] = {}): EntityPlan[] {
   const byCollection = new Map<string, EntityPlan>();
+  const rpc = new Map<string, EntityPlan>();
+  const claimed = new Set<string>();
+  const opAt = (key: string): { path: string; method: string; op: Operation; pathParams: Parameter[] } | undefined => {
+    const [method, path] = key.split(' ') as [string, string];
+    const item = paths[path];
+    const op = item?.[method.toLowerCase() as 'get'];
+    return item === undefined || op === undefined ? undefined : { path, method, op, pathParams: merged(item, op) };
+  };
+  for (const [name, r] of Object.entries(declared)) {
+    const e: EntityPlan = { name: safeName(name), ops: {}, rpc: true, ...(r.record !== undefined ? { recordKey: r.record } : {}), ...(r.id_field !== undefined ? { idField: r.id_field } : {}) };
+    for (const kind of ['list', 'get', 'create', 'update'] as const) {
+      const key = [r[kind] ?? []].flat()[0];
+      if (key === undefined) continue;
+      const found = opAt(key);
+      if (found === undefined) throw new SwitchboardError('invalid_params', `sidecar resources.${name}.${kind}: the description has no operation ${key}`);
+      e.ops[kind] = found;
+      for (const k of [r[kind] ?? []].flat()) claimed.add(k);
+    }
+    if (Object.keys(e.ops).length > 0) rpc.set(e.name, e);
+  }
+  for (const [path, item] of Object.entries(paths)) {
+    const m = RPC_PATH.exec(path);
+    const kind = m === null ? undefined : RPC_VERBS[m[2] as string];
+    if (m === null || kind === undefined || !isObj(item)) continue;
+    const method = kind === 'list' || kind === 'get' ? (item.get ? 'GET' : item.post ? 'POST' : undefined) : item.post ? 'POST' : item.get ? 'GET' : undefined;
+    if (method === undefined || claimed.has(`${method} ${path}`)) continue;
+    const name = safeName((m[1] as string).split('.').join('_'));
+    if (declared[name] !== undefined) continue;
+    const e = rpc.get(name) ?? { name, ops: {}, rpc: true };
+    const op = item[method.toLowerCase() as 'get'] as Operation;
+    e.ops[kind] ??= { path, method, op, pathParams: merged(item, op) };
+    rpc.set(name, e);
+    claimed.add(`${method} ${path}`);
+  }
   const plan = (collection: string): EntityPlan => {
     let e = byCollection.get(collection);
     if (e === undefined) {
@@ -174,12 +226,8 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
     }
     return e;
   };
-  const merged = (item: PathItem, op: Operation): Parameter[] => {
-    const own = op.parameters ?? [];
-    return [...(item.parameters ?? []).filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)), ...own];
-  };
   for (const [path, item] of Object.entries(paths)) {
-    if (!isObj(item)) continue;
+    if (!isObj(item) || [...claimed].some((k) => k.endsWith(` ${path}`))) continue;
     const segs = path.split('/').filter(Boolean);
     const last = segs.at(-1);
     if (last === undefined) continue;
@@ -199,7 +247,7 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
       if (upd) e.ops.update = { path, method: item.patch ? 'PATCH' : 'PUT', op: upd, pathParams: merged(item, upd) };
     }
   }
-  const entities = [...byCollection.values()].filter((e) => e.ops.list !== undefined || e.ops.get !== undefined);
+  const entities = [...rpc.values(), ...[...byCollection.values()].filter((e) => !rpc.has(e.name))].filter((e) => e.ops.list !== undefined || e.ops.get !== undefined);
   // Same last segment under different parents (/a/{id}/notes, /b/{id}/notes): qualify by the parent.
   const counts = new Map<string, number>();
   for (const e of entities) counts.set(e.name, (counts.get(e.name) ?? 0) + 1);
@@ -209,6 +257,11 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
     if (statics.length > 1) e.name = safeName(statics.slice(-2).join('_'));
   }
   return entities;
+}
+
+function merged(item: PathItem, op: Operation): Parameter[] {
+  const own = op.parameters ?? [];
+  return [...(item.parameters ?? []).filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)), ...own];
 }
 
 /** Singular of an entity name, for envelope keys (`project` for `projects`). */
@@ -370,13 +423,13 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   } else report.push('errors: no error response schema with a message field');
 
   // Entities.
-  const plans = planEntities(doc['paths'] as Record<string, PathItem>);
+  const plans = planEntities(doc['paths'] as Record<string, PathItem>, o.sidecar?.resources);
   const available = plans.map((p) => p.name);
   const wanted = o.entities && o.entities.length > 0 ? o.entities : undefined;
   if (wanted) {
     const unknown = wanted.filter((w) => !available.includes(w));
     if (unknown.length > 0) {
-      throw new SwitchboardError('invalid_params', `--entities: ${unknown.join(', ')} not found in the description; entities (collection/item path pairs): ${available.join(', ')}`, {
+      throw new SwitchboardError('invalid_params', `--entities: ${unknown.join(', ')} not found in the description; entities (collection/item path pairs, RPC methods): ${available.join(', ')}`, {
         details: { unknown, valid: available },
       });
     }
@@ -404,7 +457,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
       const def = plan.ops[action];
       if (def === undefined) continue;
       const aat = [...at, 'actions', action];
-      const built = buildAction(def, action, plan, aat, guess, report, sentHeaders);
+      const built = buildAction(def, action, plan, aat, guess, report, sentHeaders, new Set(o.sidecar?.auth?.params ?? []), o.sidecar?.pagination);
       actions[action] = built.action;
       if (action === 'get' && built.recordSchema) recordSchema = built.recordSchema;
       if (action === 'list' && built.recordSchema && recordSchema === undefined) recordSchema = built.recordSchema;
@@ -413,11 +466,12 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
     }
     const record = toJsonSchema(recordSchema ?? { type: 'object' }, { depth: 1, loose: true });
     const props = (record['properties'] ?? {}) as Obj;
-    const pk = ['id', 'gid', 'uuid', 'key', plan.itemParam ?? ''].find((k) => k !== '' && props[k] !== undefined) ?? Object.keys(props).find((k) => /(^|_)id$/.test(k));
+    const pk = plan.idField ?? ['id', 'gid', 'uuid', 'key', plan.itemParam ?? ''].find((k) => k !== '' && props[k] !== undefined) ?? Object.keys(props).find((k) => /(^|_)id$/.test(k));
+    if (pk !== undefined && props[pk] === undefined) props[pk] = { type: ['string', 'integer'] };
     if (pk === undefined) {
       props['id'] = { type: ['string', 'integer'] };
       guess([...at, 'primary_key'], 'no id-like field in the record schema: name the field that identifies a record');
-    } else if (pk !== 'id') guess([...at, 'primary_key'], `"${pk}" looks like the identifier`);
+    } else if (pk !== 'id' && plan.idField === undefined) guess([...at, 'primary_key'], `"${pk}" looks like the identifier`);
     const primaryKey = pk ?? 'id';
     // Only the key is required: lists often return compact records.
     const pkSchema = props[primaryKey] as Obj | undefined;
@@ -516,6 +570,8 @@ function buildAction(
   guess: (path: (string | number)[], message: string) => void,
   report: string[],
   sentHeaders: Record<string, string>,
+  credentialParams: Set<string> = new Set(),
+  sidecarPagination?: Sidecar['pagination'],
 ): BuiltAction {
   const where = `${plan.name}.${action} (${def.method} ${def.path})`;
   const params: BuiltParam[] = [];
@@ -527,6 +583,8 @@ function buildAction(
       continue;
     }
     if (p.deprecated && p.in !== 'path') continue;
+    // The credential, when the description declares it as a parameter too (Slack's token): sent by the auth variant.
+    if (credentialParams.has(p.name)) continue;
     if (p.in === 'header' && /^(authorization|accept|content-type)$/i.test(p.name)) continue;
     // A header with a default (an API version: Intercom-Version, Stripe-Version) is sent on every request, not asked for.
     const headerDefault = p.in === 'header' && isObj(p.schema) ? p.schema['default'] : undefined;
@@ -549,10 +607,14 @@ function buildAction(
 
   // The JSON request body: its fields are params; a single-key wrapper is put back by the template.
   let bodyTemplate: unknown;
+  let bodyEncoding: 'form' | undefined;
   if (action === 'create' || action === 'update') {
     const content = def.op.requestBody?.content;
-    const schema = jsonSchemaOf(content);
-    if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is not JSON; left out`);
+    const formType = content === undefined ? undefined : Object.keys(content).find((k) => /^application\/x-www-form-urlencoded/i.test(k));
+    const form = jsonSchemaOf(content) === undefined && formType !== undefined;
+    const schema = jsonSchemaOf(content) ?? (form ? content?.[formType as string]?.schema : undefined);
+    if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
+    if (form) bodyEncoding = 'form';
     if (schema !== undefined) {
       const props = propertiesOf(schema);
       let wrapper: string | undefined;
@@ -564,6 +626,7 @@ function buildAction(
       const required = new Set<string>(Array.isArray(flatten(inner)['required']) ? (flatten(inner)['required'] as string[]) : []);
       const fields: Obj = {};
       for (const [field, fs] of propertiesOf(inner, { writable: true })) {
+        if (credentialParams.has(field)) continue;
         let name = safeName(field);
         if (taken.has(name)) {
           name = `body_${name}`;
@@ -599,12 +662,18 @@ function buildAction(
   const headers = params.filter((p) => p.in === 'header');
   if (headers.length > 0) request['headers'] = Object.fromEntries(headers.map((p) => [p.original, `{{params.${p.name}}}`]));
   if (bodyTemplate !== undefined) request['body'] = bodyTemplate;
+  if (bodyTemplate !== undefined && bodyEncoding === 'form') {
+    request['body_encoding'] = 'form';
+    guess([...at, 'request', 'body_encoding'], 'the description takes this body as application/x-www-form-urlencoded only');
+  }
   out['request'] = request;
 
   const res = success(def.op);
   const result: BuiltAction = { action: out };
   if (action === 'list') {
-    const found = findRecords(res.schema, plan.name);
+    // An RPC answer's one array is its records, whatever its items' schema says (Slack's channels).
+    const arrays = plan.rpc === true && res.schema !== undefined ? propertiesOf(res.schema).filter(([, v]) => isArraySchema(v)) : [];
+    const found = findRecords(res.schema, plan.name) ?? (arrays.length === 1 ? { path: [arrays[0]![0]], item: flatten(flatten(arrays[0]![1])['items']) } : undefined);
     if (found === undefined) {
       out['response'] = { records: '{{body}}', meta: { next_page: '{{null}}' } };
       guess([...at, 'response', 'records'], 'no array in the response schema: where are the records?');
@@ -614,7 +683,14 @@ function buildAction(
       if (found.path.length > 0) guess([...at, 'response', 'records'], `records unwrapped from "${found.path.join('.')}"`);
       if (found.item) result.recordSchema = found.item;
     }
-    const pg = inferPagination(params, res, found?.path ?? []);
+    // The sidecar's cursor (Slack: cursor ← response_metadata.next_cursor) where the description declares none.
+    const sc = sidecarPagination;
+    const scParam = sc?.cursor_param === undefined ? undefined : params.find((p) => p.in === 'query' && p.original === sc.cursor_param);
+    const pg =
+      inferPagination(params, res, found?.path ?? []) ??
+      (scParam !== undefined && sc?.next_cursor !== undefined
+        ? { pagination: { type: 'cursor', param: scParam.name, next: `{{body.${sc.next_cursor}}}` }, meta: `{{body.${sc.next_cursor}}}`, why: `cursor: the sidecar's pagination (${sc.cursor_param} ← ${sc.next_cursor})` }
+        : undefined);
     if (pg) {
       out['pagination'] = pg.pagination;
       (out['response'] as Obj)['meta'] = { next_page: pg.meta };
@@ -625,7 +701,8 @@ function buildAction(
       result.checkable = { method: 'GET', path: pathTemplate, ...(limit ? { query: { [limit.original]: '1' } } : {}) };
     }
   } else {
-    const found = findRecord(res.schema, singular(plan.name));
+    const declared = plan.recordKey === undefined ? undefined : propertiesOf(res.schema ?? {}).find(([k]) => k === plan.recordKey);
+    const found = declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name));
     out['response'] = { record: bodyAt(found.path) };
     if (found.path.length > 0) guess([...at, 'response', 'record'], `record unwrapped from "${found.path.join('.')}"`);
     if (res.schema === undefined) report.push(`${where}: no JSON response schema; the record is assumed to be the body`);
