@@ -502,7 +502,10 @@ export const MANIFEST_SCHEMA = {
             },
             param: { type: 'string', description: 'mode param: the list param that asks for records changed since a point.' },
             cursor_field: { type: 'string', description: 'Record field holding the change time.' },
-            format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How the param value is written; default iso8601.' },
+            format: {
+              enum: ['iso8601', 'date', 'unix_seconds', 'raw'],
+              description: "How the param value is written; default iso8601. raw: the cursor field's value as the upstream gave it (Slack's message ts for oldest).",
+            },
             params: { type: 'object', additionalProperties: true, description: 'Fixed params of the changes action (sync.params are those of the full sync action).' },
             action: {
               enum: ['list', 'changes'],
@@ -528,7 +531,7 @@ export const MANIFEST_SCHEMA = {
             entity: { type: 'string', description: 'The entity whose list reports removals (e.g. activity_logs).' },
             params: { type: 'object', additionalProperties: true, description: 'Fixed params of that list.' },
             since_param: { type: 'string', description: "That list's param set to the last run's high-water mark (incremental.cursor_field)." },
-            format: { enum: ['iso8601', 'date', 'unix_seconds'], description: 'How since_param is written; default iso8601.' },
+            format: { enum: ['iso8601', 'date', 'unix_seconds', 'raw'], description: 'How since_param is written; default iso8601.' },
             when: { ...template, description: 'Which entries are removals (context: record); default every entry.' },
             id: { ...template, description: "The removed record's primary key (context: record)." },
           },

@@ -30,8 +30,10 @@ export interface Checkpoint {
   next: NextPage;
 }
 
-function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | undefined): unknown {
+function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | 'raw' | undefined): unknown {
   if (value === null || value === undefined) return undefined;
+  // raw: the cursor field's own value, for upstreams whose "since" param takes it as is (Slack's ts).
+  if (format === 'raw') return value;
   const date = typeof value === 'number' ? new Date(value * 1000) : new Date(String(value));
   if (Number.isNaN(date.getTime())) return undefined;
   if (format === 'unix_seconds') return Math.floor(date.getTime() / 1000);

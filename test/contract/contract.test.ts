@@ -17,14 +17,14 @@
  * A manifest that drifts from its vendor fails here. Connectors whose vendor publishes no
  * description are listed, with the reason, as skipped.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSchema, getNamedType, getVariableValues, NoDeprecatedCustomRule, parse, specifiedRules, typeFromAST, validate, type GraphQLSchema, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
 import type { CompiledAction, LoadedManifest } from '../../src/manifest/index.ts';
 import { manifestFiles } from '../../src/manifest/registry.ts';
-import { Description, loadDescriptionSync } from '../../src/simulator/index.ts';
+import { Description, loadDescriptionSync, loadSidecar, type Sidecar } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
 type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean };
@@ -75,7 +75,9 @@ function sample(def: ParamDef, name = ''): unknown {
     default:
       if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
       if (def.format === 'date') return '2026-01-31';
-      return def.pattern === '^[0-9]+$' ? '1850000101' : 'x';
+      // A value the param's pattern accepts: digits, a Slack-like ts or id, else a plain word.
+      if (def.pattern === undefined) return 'x';
+      return ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1'].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x';
   }
 }
 
@@ -97,7 +99,9 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   if (syncParams !== undefined) {
     sets.push(['sync params', { ...required, ...syncParams }]);
     const inc = entity?.def.sync?.incremental;
-    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: '2026-01-31T12:00:00.000Z' }]);
+    // A raw mark is the cursor field's own value: a value of the param's own form.
+    const mark = inc?.format === 'raw' && inc.param !== undefined && defs[inc.param] !== undefined ? sample(defs[inc.param] as ParamDef, inc.param) : '2026-01-31T12:00:00.000Z';
+    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: mark }]);
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
@@ -150,17 +154,25 @@ function graphqlProblems(schema: GraphQLSchema, body: { query: string; variables
 }
 
 /** Problems of a rendered HTTP request against an OpenAPI description. */
-function openapiProblems(d: Description, basePath: string, method: string, url: URL, headers: Record<string, string>, body: string): string[] {
+function openapiProblems(d: Description, basePath: string, method: string, url: URL, headers: Record<string, string>, body: string, credentialParams?: readonly string[]): string[] {
   const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) || '/' : url.pathname;
   const matched = d.match(method, path);
   if (!('op' in matched)) return [`${method} ${path}: ${matched.message}`];
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  const checked = d.checkRequest(matched.op, { pathParams: matched.pathParams, query: url.searchParams, headers: lower, rawBody: body }, { unknownQuery: 'reject' });
+  const checked = d.checkRequest(matched.op, { pathParams: matched.pathParams, query: url.searchParams, headers: lower, rawBody: body }, { unknownQuery: 'reject', credentialParams });
   return 'status' in checked ? [`${matched.op.key}: ${checked.message}`] : [];
 }
 
-/** Credentials of the first auth variant, every field filled. */
+/** The simulator sidecar beside a manifest, if any: its sample credentials and credential params. */
+function sidecarOf(m: LoadedManifest): Sidecar | undefined {
+  const file = join(dirname(m.file), 'simulator.yaml');
+  return existsSync(file) ? loadSidecar(file) : undefined;
+}
+
+/** The sidecar's sample credentials, else the first auth variant with every field filled. */
 function credentials(m: LoadedManifest): Rec {
+  const sample = sidecarOf(m)?.sandbox?.credentials;
+  if (sample !== undefined) return sample;
   const fields = (m.manifest.auth[0]?.fields ?? {}) as Record<string, unknown>;
   return Object.fromEntries(Object.keys(fields).map((f) => [f, `contract-test-${f}`]));
 }
@@ -194,6 +206,8 @@ for (const m of manifests) {
     const text = readFileSync(file, 'utf8');
     const schema = vd.format === 'graphql' ? buildSchema(text) : undefined;
     const description = vd.format === 'openapi' ? new Description(loadDescriptionSync(file)) : undefined;
+    // Parameters the description declares for the credential (Slack's token), which the Authorization header carries.
+    const credentialParams = sidecarOf(m)?.auth?.params;
 
     for (const [entityName, entity] of m.entities) {
       for (const [actionName, action] of entity.actions) {
@@ -206,7 +220,7 @@ for (const m of manifests) {
             const found =
               schema !== undefined
                 ? graphqlProblems(schema, JSON.parse(body) as { query: string; variables?: Rec })
-                : openapiProblems(description as Description, basePath, init.method ?? 'GET', new URL(url), init.headers as Record<string, string>, body);
+                : openapiProblems(description as Description, basePath, init.method ?? 'GET', new URL(url), init.headers as Record<string, string>, body, credentialParams);
             const refusal = EXPECTED_REFUSALS[name];
             if (refusal !== undefined) expect(found.join('\n')).toMatch(refusal);
             else expect(found).toEqual([]);
