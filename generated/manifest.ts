@@ -852,9 +852,9 @@ param?: string
  */
 cursor_field: string
 /**
- * How the param value is written; default iso8601.
+ * How the param value is written; default iso8601. raw: the cursor field's value as the upstream gave it (Slack's message ts for oldest).
  */
-format?: ("iso8601" | "date" | "unix_seconds")
+format?: ("iso8601" | "date" | "unix_seconds" | "raw")
 /**
  * Fixed params of the changes action (sync.params are those of the full sync action).
  */
@@ -903,7 +903,7 @@ since_param: string
 /**
  * How since_param is written; default iso8601.
  */
-format?: ("iso8601" | "date" | "unix_seconds")
+format?: ("iso8601" | "date" | "unix_seconds" | "raw")
 /**
  * Which entries are removals (context: record); default every entry.
  */

@@ -2006,6 +2006,212 @@ export interface components {
                 }[];
             };
         };
+        /** SlackConversationsCreateParams */
+        SlackConversationsCreateParams: {
+            is_private?: boolean;
+            /** @description Lower case letters, digits, - and _; at most 80 */
+            name: string;
+        };
+        /** SlackConversationsGetParams */
+        SlackConversationsGetParams: {
+            /** @description The channel's id */
+            channel: string;
+            include_num_members?: boolean;
+        };
+        /** SlackConversationsListParams */
+        SlackConversationsListParams: {
+            /** @description meta.next_cursor of the previous page */
+            cursor?: string;
+            exclude_archived?: boolean;
+            /** @description At most this many (Slack may return fewer) */
+            limit?: number;
+            /** @description Comma-separated: public_channel, private_channel, mpim, im (default public_channel) */
+            types?: string;
+        };
+        /** SlackConversationsUpdateParams */
+        SlackConversationsUpdateParams: {
+            channel: string;
+            name: string;
+        };
+        /** SlackConversationTopicsUpdateParams */
+        SlackConversationTopicsUpdateParams: {
+            channel: string;
+            topic: string;
+        };
+        /**
+         * SlackExecuteRequest
+         * @description Execute on a Slack connector (type slack)
+         */
+        SlackExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "conversations";
+            params?: components["schemas"]["SlackConversationsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "conversations";
+            params: components["schemas"]["SlackConversationsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "conversations";
+            params: components["schemas"]["SlackConversationsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "conversations";
+            params: components["schemas"]["SlackConversationsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "conversations";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "conversation_topics";
+            params: components["schemas"]["SlackConversationTopicsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["SlackMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["SlackMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["SlackMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SlackUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["SlackUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "usergroups";
+            params?: components["schemas"]["SlackUsergroupsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "usergroups";
+            params: components["schemas"]["SlackUsergroupsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "usergroups";
+            params: components["schemas"]["SlackUsergroupsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "usergroups";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** SlackMessagesCreateParams */
+        SlackMessagesCreateParams: {
+            /** @description Block Kit blocks */
+            blocks?: Record<string, never>[];
+            channel: string;
+            mrkdwn?: boolean;
+            reply_broadcast?: boolean;
+            /** @description The message (mrkdwn); with blocks, the notification fallback */
+            text?: string;
+            /** @description Reply in this message's thread */
+            thread_ts?: string;
+            unfurl_links?: boolean;
+            unfurl_media?: boolean;
+        };
+        /** SlackMessagesListParams */
+        SlackMessagesListParams: {
+            channel: string;
+            cursor?: string;
+            /** @description Include messages at exactly oldest or latest */
+            inclusive?: boolean;
+            /** @description Only messages before this ts */
+            latest?: string;
+            limit?: number;
+            /** @description Only messages after this ts */
+            oldest?: string;
+        };
+        /** SlackMessagesUpdateParams */
+        SlackMessagesUpdateParams: {
+            blocks?: Record<string, never>[];
+            channel: string;
+            text?: string;
+            /** @description The message's ts */
+            ts: string;
+        };
+        /** SlackUsergroupsCreateParams */
+        SlackUsergroupsCreateParams: {
+            /** @description Default channels */
+            channels?: string[];
+            description?: string;
+            handle?: string;
+            name: string;
+        };
+        /** SlackUsergroupsListParams */
+        SlackUsergroupsListParams: {
+            include_count?: boolean;
+            include_disabled?: boolean;
+            include_users?: boolean;
+        };
+        /** SlackUsergroupsUpdateParams */
+        SlackUsergroupsUpdateParams: {
+            channels?: string[];
+            description?: string;
+            handle?: string;
+            name?: string;
+            usergroup: string;
+        };
+        /** SlackUsersGetParams */
+        SlackUsersGetParams: {
+            include_locale?: boolean;
+            user: string;
+        };
+        /** SlackUsersListParams */
+        SlackUsersListParams: {
+            cursor?: string;
+            include_locale?: boolean;
+            limit?: number;
+        };
         /** SyncRequest */
         SyncRequest: {
             /** @description Full refresh with deletion detection instead of an incremental run (default false) */
@@ -3238,7 +3444,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
+                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["SlackExecuteRequest"];
             };
         };
         responses: {

@@ -119,7 +119,9 @@ async function tokenRequest(
     // RFC 6749 §5.2 error bodies, or Intercom's error.list shape.
     const listed = Array.isArray(json?.['errors']) ? (json['errors'] as { message?: unknown }[])[0]?.message : undefined;
     const upstreamError = json?.['error_description'] ?? json?.['error'] ?? listed ?? text.slice(0, 200);
-    throw new SwitchboardError(res.ok ? 'upstream_protocol_error' : 'upstream_credentials_rejected', `The OAuth token endpoint refused the request: ${String(upstreamError)}`, {
+    // A 2xx carrying an error code is a refusal too (Slack's oauth.v2.access: 200 {ok: false, error: "invalid_code"}).
+    const refused = !res.ok || typeof json?.['error'] === 'string';
+    throw new SwitchboardError(refused ? 'upstream_credentials_rejected' : 'upstream_protocol_error', `The OAuth token endpoint refused the request: ${String(upstreamError)}`, {
       details: { upstream_status: res.status, ...(json && typeof json['error'] === 'string' ? { oauth_error: json['error'] } : {}) },
     });
   }

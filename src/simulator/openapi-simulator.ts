@@ -183,7 +183,7 @@ function setPath(obj: Json, path: string, value: unknown): void {
   const parts = path.split('.');
   let o = obj;
   for (const p of parts.slice(0, -1)) {
-    if (o[p] === null || typeof o[p] !== 'object') o[p] = {};
+    if (o[p] === null || typeof o[p] !== 'object' || Array.isArray(o[p])) o[p] = {};
     o = o[p] as Json;
   }
   o[parts[parts.length - 1] as string] = value;
@@ -342,7 +342,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     for (let i = 0; i < count; i++) {
       const template = r.examples?.[i % r.examples.length] ?? sampled;
       const record = clone(template);
-      const id = newId(rand, template[r.idField]);
+      // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
+      const id = newId(rand, template[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
       record[r.idField] = id;
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
       const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
@@ -581,18 +582,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
       merge(record, plain);
     };
+    // Records under a parent (messages in a channel) need that parent to exist.
+    const parentMissing = (): boolean => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true);
     switch (c.kind) {
       case 'list':
+        if (parentMissing()) return withHeaders(notFound(op, parentOf[rpcParent ?? ''] ?? '', rpcParent));
         return withHeaders(list(op, r, parentOf, checked.query, origin, req, c.rpc === true ? [rpcParent ?? ''] : []));
       case 'create': {
         if (r.records.size >= (options.maxRecords ?? 100_000)) {
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
-        if (rpcParent !== undefined) {
-          // A record under a parent (a message in a channel) needs that parent to exist.
-          const parentResource = resources.get(r.declared?.parent?.resource ?? '');
-          if (parentOf[rpcParent] === undefined || parentResource?.records.has(parentOf[rpcParent]) !== true) return withHeaders(notFound(op, parentOf[rpcParent] ?? '', rpcParent));
-        }
+        if (parentMissing()) return withHeaders(notFound(op, parentOf[rpcParent ?? ''] ?? '', rpcParent));
         // A declared resource's new record starts from the create method's own example.
         const created = r.declared === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
         const base = r.declared?.record !== undefined ? created?.[r.declared.record] : created;
