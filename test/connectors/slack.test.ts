@@ -228,16 +228,21 @@ describe('slack errors inside 200 bodies, rate limits, auth and check', () => {
     expect(sent('/chat.postMessage')).toHaveLength(2);
   });
 
-  it('a 429 with Retry-After is waited out and retried', async () => {
-    sim.setRateLimit({ limit: 1, window_seconds: 1, retry_after: 'Retry-After' });
+  it('a 429 with Retry-After is waited out and retried; the simulator answers 429 + Retry-After beyond its limit', async () => {
+    sim.inject({ path: '/users.list', status: 429, headers: { 'retry-after': '1' }, json: { ok: false, error: 'ratelimited' } });
     const rt = new ConnectorRuntime(manifest, { token: BOT }, { baseUrl: sim.url, limiter: null });
-    await rt.execute('users', 'list');
     const page = (await rt.execute('users', 'list')) as ListEnvelope;
     expect(page.data).toHaveLength(5);
-    expect(rt.lastCall.retries).toBeGreaterThanOrEqual(1);
-    // The simulator's 429 carried Retry-After; the engine waited for it rather than failing.
-    const raw = await fetch(`${sim.url}/users.list`, { headers: { authorization: `Bearer ${BOT}` } });
-    if (raw.status === 429) expect(Number(raw.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(rt.lastCall.retries).toBe(1);
+    expect(sent('/users.list')).toHaveLength(2);
+    // The sidecar's limit (one request an hour here): the second request is 429 {ok: false, error: ratelimited} with Retry-After.
+    sim.setRateLimit({ limit: 1, window_seconds: 3600, retry_after: 'Retry-After' });
+    const get = () => fetch(`${sim.url}/users.list`, { headers: { authorization: `Bearer ${BOT}` } });
+    expect((await get()).status).toBe(200);
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toEqual({ ok: false, error: 'ratelimited' });
   });
 
   it('credential variants: a bot token, a user token, a malformed token refused before sending', async () => {
