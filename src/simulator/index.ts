@@ -5,6 +5,6 @@
  */
 export { startOpenApiSimulator, SimulatorError, type OpenApiSimulator, type OpenApiSimulatorOptions, type OperationContext, type OperationHandler, type RateLimit, type Resource, type StoredRecord } from './openapi-simulator.ts';
 export { oauthServer, type OAuthClient, type OAuthConfig, type OAuthError } from './oauth.ts';
-export { Description, loadDescription, loadDescriptionSync, type Operation, type RequestProblem } from './description.ts';
+export { Description, formDecode, loadDescription, loadDescriptionSync, type Operation, type RequestProblem } from './description.ts';
 export { loadSidecar, parseSidecar, type Sidecar } from './sidecar.ts';
 export { startSimulator, parseJson, type SimRequest, type SimResponse, type Simulator, type Fault } from './sim-server.ts';

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Description, loadDescription, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
+import { Description, formDecode, loadDescription, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
 
 type Rec = Record<string, unknown>;
@@ -340,5 +340,96 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     const again = await exchange();
     expect(again.status).toBe(400);
     expect(((await again.json()) as Rec).type).toBe('error.list');
+  });
+});
+
+describe('RPC-style methods declared in the sidecar (test/fixtures/factory/rpc.yaml, in the shapes of Slack’s Web API)', () => {
+  let sim: OpenApiSimulator;
+  const RPC = new URL('../fixtures/factory/rpc.yaml', import.meta.url).pathname;
+  const SIDECAR = new URL('../fixtures/factory/rpc-sidecar.yaml', import.meta.url).pathname;
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: RPC, sidecar: SIDECAR, seed: 4 });
+  });
+  afterAll(() => sim.close());
+  const auth = { authorization: 'Bearer tok-1' };
+  const form = (path: string, fields: Record<string, string>, headers: Record<string, string> = auth) =>
+    fetch(`${sim.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as Rec }));
+  const boards = () => [...(sim.resources.get('boards')?.records.values() ?? [])];
+
+  it('seeds records from the description’s own success examples, ids shaped like theirs, children under parents', () => {
+    expect(boards()).toHaveLength(5);
+    expect(boards().map((s) => s.record.name)).toEqual(['roadmap 1', 'launch 2', 'roadmap 3', 'launch 4', 'roadmap 5']);
+    for (const s of boards()) expect(s.record.id).toMatch(/^B[A-Z0-9]{8}$/);
+    const notes = [...(sim.resources.get('notes')?.records.values() ?? [])];
+    expect(notes).toHaveLength(6);
+    for (const n of notes) {
+      expect(n.record.ts).toMatch(/^\d{10}\.\d{6}$/);
+      expect(boards().map((b) => b.record.id)).toContain(n.parents.board);
+    }
+  });
+
+  it('lists, gets, creates and updates through the declared methods; the id and parent come from the query or the form body', async () => {
+    const first = await call(sim, 'GET', '/boards.list?limit=2', undefined, auth);
+    expect(first.status).toBe(200);
+    expect(first.body.boards).toHaveLength(2);
+    const cursor = (first.body.meta as Rec).next_cursor as string;
+    expect(cursor).not.toBe('');
+    const last = await call(sim, 'GET', `/boards.list?limit=10&cursor=${cursor}`, undefined, auth);
+    expect(last.body.boards).toHaveLength(3);
+    // last_cursor: the last page says "" where the next cursor would be.
+    expect(last.body.meta).toEqual({ next_cursor: '' });
+
+    const created = await form('/boards.create', { name: 'ops', private: 'true' });
+    expect(created.body).toMatchObject({ ok: true, board: { name: 'ops', private: true } });
+    const id = (created.body.board as Rec).id as string;
+    expect((await call(sim, 'GET', `/boards.info?board=${id}`, undefined, auth)).body).toMatchObject({ ok: true, board: { id, name: 'ops' } });
+    // fields: topic is written at topic.value, the rest of topic kept.
+    const topic = await form('/boards.setTopic', { board: id, topic: 'Ship it' });
+    expect((topic.body.board as Rec).topic).toMatchObject({ value: 'Ship it', set_by: expect.any(String) });
+
+    const board = boards()[0]?.record.id as string;
+    const posted = await form('/notes.post', { board, text: 'hello' });
+    // The answer repeats the record's id and parent beside it, as declared properties of the response.
+    expect(posted.body).toMatchObject({ ok: true, board, note: { text: 'hello' } });
+    expect(posted.body.ts).toBe((posted.body.note as Rec).ts);
+    const history = await call(sim, 'GET', `/notes.history?board=${board}`, undefined, auth);
+    const mine = [...(sim.resources.get('notes')?.records.values() ?? [])].filter((s) => s.parents.board === board).map((s) => s.record.ts);
+    expect((history.body.notes as Rec[]).map((n) => n.ts).sort()).toEqual(mine.sort());
+    // filters: oldest keeps the notes after it (compared as numbers).
+    const after = await call(sim, 'GET', `/notes.history?board=${board}&oldest=${String(posted.body.ts)}`, undefined, auth);
+    expect(after.body.notes).toEqual([]);
+  });
+
+  it('answers errors in 200 bodies as the sidecar says; 429 carries Retry-After; a missing token parameter is no error', async () => {
+    expect(await call(sim, 'GET', '/boards.info?board=B0NOSUCH00', undefined, auth)).toMatchObject({ status: 200, body: { ok: false, error: 'board_not_found' } });
+    expect((await call(sim, 'GET', '/boards.list', undefined, {})).body).toEqual({ ok: false, error: 'not_authed' });
+    expect((await call(sim, 'GET', '/boards.list', undefined, { authorization: 'Bearer other' })).body).toEqual({ ok: false, error: 'invalid_auth' });
+    expect((await form('/notes.post', { board: 'B0NOSUCH00', text: 'x' })).body).toEqual({ ok: false, error: 'board_not_found' });
+    expect((await call(sim, 'GET', '/notes.history?board=B0NOSUCH00', undefined, auth)).body).toEqual({ ok: false, error: 'board_not_found' });
+    sim.setRateLimit({ limit: 1, window_seconds: 3600, retry_after: 'Retry-After' });
+    try {
+      await call(sim, 'GET', '/boards.list', undefined, auth);
+      const limited = await call(sim, 'GET', '/boards.list', undefined, auth);
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ ok: false, error: 'ratelimited' });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      sim.setRateLimit(false);
+    }
+  });
+
+  it('checks form bodies against the description: types coerced, required fields, a JSON body refused', async () => {
+    expect((await form('/boards.create', { private: 'true' })).body).toEqual({ ok: false, error: 'invalid_arguments' });
+    expect((await form('/boards.create', { name: 'x', private: 'maybe' })).body).toEqual({ ok: false, error: 'invalid_arguments' });
+    const json = await fetch(`${sim.url}/boards.create`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({ ok: false, error: 'invalid_arguments' });
+    expect(formDecode('a=1&m[k]=v&e[]=x&e[]=y&i[0][p]=q&a=2')).toEqual({ a: ['1', '2'], m: { k: 'v' }, e: ['x', 'y'], i: [{ p: 'q' }] });
+  });
+
+  it('refuses a sidecar whose resources name an operation the description lacks, or an unknown key', async () => {
+    await expect(startOpenApiSimulator({ description: RPC, sidecar: { resources: { boards: { list: 'GET /boards.all' } } } })).rejects.toThrow(/resources\.boards\.list: the description has no operation GET \/boards\.all/);
+    expect(() => parseSidecar('resources: { boards: { list: "GET /boards.list", lists: "x" } }')).toThrow(/lists/);
+    expect(() => parseSidecar('resources: { boards: { list: "/boards.list" } }')).toThrow(/pattern/);
   });
 });
