@@ -129,6 +129,11 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(mutate((m) => (m.errors.list = { items: '{{body.errors}}', message: '{{body.message}}' }))).join()).toMatch(/unknown variable "body\.message"/);
   });
 
+  it('sync.incremental.format: raw passes the cursor field’s value as it came (Slack’s ts); other names are refused', () => {
+    expect(problems(mutate((m) => (m.entities.notes.sync.incremental.format = 'raw')))).toEqual([]);
+    expect(problems(mutate((m) => (m.entities.notes.sync.incremental.format = 'verbatim'))).join()).toMatch(/entities\.notes\.sync\.incremental\.format.*(iso8601|allowed)/);
+  });
+
   it('sync.removals: checks the source list, its params and that the sync is incremental', () => {
     // Loaded as connectors/monday/connector.yaml: its vendor_description is the file beside it.
     const file = 'connectors/monday/connector.yaml';
