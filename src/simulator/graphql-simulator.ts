@@ -199,8 +199,9 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     return { status, json: { errors: [entry(code, message, status)] } };
   };
   /** An error of one field, raised while executing: it lands in `errors` beside `data`. */
-  const fieldError = (code: string, message: string): GraphQLError => {
-    const e = entry(code, message, statusOf(code, 200));
+  const fieldError = (code: string, message: string, vars: Record<string, string> = {}): GraphQLError => {
+    const custom = g.messages?.[code];
+    const e = entry(code, custom === undefined ? message : String(render(custom, vars)), statusOf(code, 200));
     const ext = (e['extensions'] ?? {}) as Rec;
     const err = new GraphQLError(String(e['message'] ?? message), { extensions: { ...ext } });
     (err as GraphQLError & { simCode?: string }).simCode = code;
@@ -438,7 +439,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
         const related = resources.get(named.name);
         if (v === null) rec[target.name] = null;
         else if (related !== undefined) {
-          if (!related.records.has(String(v))) throw fieldError('not_found', `${named.name} not found: ${String(v)}`);
+          if (!related.records.has(String(v))) throw fieldError('not_found', `${named.name} not found: ${String(v)}`, { type: named.name, id: String(v) });
           rec[target.name] = { __ref: String(v) };
         }
         continue;
@@ -466,7 +467,11 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       if (r.records.size >= (options.maxRecords ?? 100_000)) throw fieldError('invalid', `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.type.name} records`);
       const rand = seededRandom(mixSeed(seed, hashString(r.type.name), ++r.created));
       const rec = sampleRecord(r.type, r.records.size, rand);
-      for (const rf of refFields(r.type)) rec[rf.name] = null;
+      // Related records the input does not name: none, or the first of its type where one is required.
+      for (const rf of refFields(r.type)) {
+        const first = isNonNullType(rf.type) ? resources.get(getNamedType(rf.type).name)?.records.keys().next().value : undefined;
+        rec[rf.name] = first === undefined ? null : { __ref: first };
+      }
       if (typeof input?.['id'] === 'string' && input['id'] !== '') {
         if (r.records.has(input['id'])) throw fieldError('invalid', `${r.type.name} ${input['id']} already exists`);
         rec['id'] = input['id'];
@@ -479,7 +484,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     }
     const id = String(args['id'] ?? input?.['id'] ?? '');
     const rec = r.records.get(id);
-    if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${id}`);
+    if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${id}`, { type: r.type.name, id });
     if (verb === 'update') {
       applyInput(r, rec, input ?? Object.fromEntries(Object.entries(args).filter(([k]) => k !== 'id')));
       timestamp(rec, 'updatedAt');
@@ -520,7 +525,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       const idArg = f.args.find((a) => a.name === 'id' || a.name.toLowerCase() === `${r.type.name.toLowerCase()}id`);
       if (idArg !== undefined && args[idArg.name] !== undefined) {
         const rec = r.records.get(String(args[idArg.name]));
-        if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${String(args[idArg.name])}`);
+        if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${String(args[idArg.name])}`, { type: r.type.name, id: String(args[idArg.name]) });
         return rec;
       }
       return [...r.records.values()][0] ?? null;

@@ -62,6 +62,8 @@ export interface GraphqlSidecar {
   path?: string;
   /** HTTP status per simulator error code (invalid, unauthorized, rate_limited, not_found...); default 400 before execution, 200 for errors of fields. */
   status?: Record<string, number>;
+  /** The message of an error of a field, by code: a template with {{type}} and {{id}} (not_found: "Entity not found: {{type}}"). */
+  messages?: Record<string, string>;
   /** One entry of `errors`: a JSON tree whose strings may hold {{message}}, {{code}}, {{status}}; default {message, extensions: {code}}. */
   error?: Record<string, unknown>;
   /** Record fields (dotted for a related record's field: team.id) that `filter` arguments may compare; other filter fields are refused. */
@@ -134,6 +136,7 @@ const SIDECAR_SCHEMA = {
         path: { type: 'string', pattern: '^/' },
         status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } },
         error: { type: 'object' },
+        messages: { type: 'object', additionalProperties: { type: 'string' } },
         filters: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$' } },
         filter_argument: { type: 'string' },
         order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
