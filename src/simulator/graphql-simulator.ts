@@ -268,6 +268,13 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       r.records.set(String(rec['id']), rec);
     }
   }
+  /** A scalar `<field>Id` beside an object-typed field (Comment.issueId beside Comment.issue) holds the related record's id. */
+  const syncIdField = (r: GraphqlResource, rec: Rec, field: string): void => {
+    const idField = r.type.getFields()[`${field}Id`];
+    if (idField === undefined || !isScalarType(getNamedType(idField.type))) return;
+    const v = rec[field];
+    rec[`${field}Id`] = v !== null && typeof v === 'object' && typeof (v as Rec)['__ref'] === 'string' ? (v as Rec)['__ref'] : null;
+  };
   // Related records: each object-typed field names a seeded record of its type.
   for (const r of resources.values()) {
     const rand = seededRandom(mixSeed(seed, hashString(r.type.name), 0x5eed));
@@ -275,6 +282,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       for (const f of refFields(r.type)) {
         const target = [...(resources.get(getNamedType(f.type).name)?.records.keys() ?? [])];
         rec[f.name] = target.length === 0 ? null : { __ref: target[Math.floor(rand() * target.length)] };
+        syncIdField(r, rec, f.name);
       }
     }
   }
@@ -429,9 +437,9 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     const fields = r.type.getFields();
     for (const [k, v] of Object.entries(input)) {
       if (v === undefined || k === 'id') continue;
-      const direct = fields[k];
       const linked = k.endsWith('Id') ? fields[k.slice(0, -2)] : undefined;
-      const target = direct ?? linked;
+      const direct = fields[k];
+      const target = linked !== undefined && isObjectType(getNamedType(linked.type)) ? linked : (direct ?? linked);
       if (target === undefined) continue;
       const named = getNamedType(target.type);
       if (isObjectType(named)) {
@@ -442,6 +450,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
           if (!related.records.has(String(v))) throw fieldError('not_found', `${named.name} not found: ${String(v)}`, { type: named.name, id: String(v) });
           rec[target.name] = { __ref: String(v) };
         }
+        syncIdField(r, rec, target.name);
         continue;
       }
       rec[target.name] = clone(v);
@@ -471,6 +480,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       for (const rf of refFields(r.type)) {
         const first = isNonNullType(rf.type) ? resources.get(getNamedType(rf.type).name)?.records.keys().next().value : undefined;
         rec[rf.name] = first === undefined ? null : { __ref: first };
+        syncIdField(r, rec, rf.name);
       }
       if (typeof input?.['id'] === 'string' && input['id'] !== '') {
         if (r.records.has(input['id'])) throw fieldError('invalid', `${r.type.name} ${input['id']} already exists`);
