@@ -274,6 +274,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+    // A search path beside an item path lists that resource when its collection path has no GET
+    // (Jira's GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+    const parentPath = `/${segs.slice(0, -1).join('/')}`;
+    if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
     return { kind: 'action' };
   };
   const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
