@@ -20,7 +20,7 @@ export function connectorTable(): string {
       const auth = m.auth.map((a) => `${a.def.name} (${a.def.type})`).join(', ');
       const entities = [...m.entities.values()]
         .map((e) => {
-          const actions = [...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a));
+          const actions: string[] = [...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a));
           if (e.def.search) actions.push('search');
           return `${e.name} (${actions.join(', ')}${e.def.sync ? '; sync' : ''})`;
         })
