@@ -12,7 +12,13 @@
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   resources:      per resource (the collection's last path segment): id_field, records;
+ *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
+ *                   lists (more operations that list it: Jira's GET /search/jql for issue);
+ *                   get ({operation, id_query}: a get by a query parameter, Jira's
+ *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
+ *                   on create and update). A resource no item path implies is declared here
+ *                   by its get.
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -40,6 +46,15 @@ export interface ErrorOverride {
   message: string;
 }
 
+export interface ResourceSidecar {
+  id_field?: string;
+  records?: number;
+  lookup?: string[];
+  lists?: string[];
+  get?: { operation: string; id_query: string };
+  timestamps?: { created?: string; updated?: string };
+}
+
 export interface Sidecar {
   error?: { body?: unknown; codes?: Record<string, string> };
   auth?: { tokens?: string[]; message?: string; header?: string };
@@ -50,7 +65,7 @@ export interface Sidecar {
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<string, ResourceSidecar>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
   graphql?: GraphqlSidecar;
@@ -126,7 +141,18 @@ const SIDECAR_SCHEMA = {
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
+          lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
+          get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
+        },
+      },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
     graphql: {
