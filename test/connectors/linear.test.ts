@@ -220,6 +220,15 @@ describe('errors, rate limits and auth', () => {
     expect(rt.lastCall.attempts).toBe(2);
   });
 
+  it('the SDK\'s words work too: extensions.type "ratelimited" in a 200, "authentication error" in a 400', async () => {
+    sim.inject({ path: '/graphql', status: 200, json: { data: null, errors: [{ message: 'Too many requests', extensions: { type: 'ratelimited', userError: false } }] } });
+    const rt = new ConnectorRuntime(manifest, { api_key: apiKey }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } });
+    await rt.execute('teams', 'list', {});
+    expect(rt.lastCall.attempts).toBe(2);
+    sim.inject({ path: '/graphql', status: 400, json: { errors: [{ message: 'Authentication required, not authenticated', extensions: { type: 'authentication error', userError: true } }] } });
+    expect((await failure(list('teams'))).code).toBe('upstream_credentials_rejected');
+  });
+
   it('over the simulated limit: a 400 RATELIMITED with X-RateLimit-Requests-* headers, waited out until the reset (epoch ms)', async () => {
     sim.setRateLimit({ limit: 1, window_seconds: 1, headers: { limit: 'X-RateLimit-Requests-Limit', remaining: 'X-RateLimit-Requests-Remaining', reset: 'X-RateLimit-Requests-Reset' }, reset: 'unix_ms' });
     const raw = await fetch(`${sim.url}/graphql`, { method: 'POST', headers: { authorization: apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { id } }' }) });
