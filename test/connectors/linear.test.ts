@@ -7,6 +7,8 @@
  * credential check; a full then incremental sync with an edit and an archived issue.
  */
 import type { ValidateFunction } from 'ajv';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
@@ -86,6 +88,13 @@ describe('the manifest', () => {
   it('names where its schema came from', () => {
     expect((manifest.manifest as Rec)['vendor_description']).toMatchObject({ path: 'schema.graphql', format: 'graphql', licence: 'MIT', trimmed_by: 'derive.mjs' });
   });
+
+  // The unpacked SDK (npm pack @linear/sdk@98.0.0) where the development machine keeps it.
+  const SDK = process.env['LINEAR_SDK_DTS'] ?? '/work/vendor/linear-sdk-98.0.0/package/dist/index-D2pH4Pk9.d.mts';
+  it.skipIf(!existsSync(SDK))('schema.graphql is exactly what derive.mjs makes from the SDK', () => {
+    const out = execFileSync(process.execPath, ['connectors/linear/derive.mjs', SDK], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(out).toBe(readFileSync('connectors/linear/schema.graphql', 'utf8'));
+  }, 60_000);
 });
 
 describe('every entity × action through the interpreter', () => {
