@@ -391,7 +391,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
 
