@@ -94,6 +94,8 @@ describe('a schema it has no code for', () => {
     expect((await post(sim, q, {})).body['data']['tickets']['nodes']).toHaveLength(3);
     const bad = await post(sim, q, { after: 'not-a-cursor' });
     expect(bad.body['errors'][0]['message']).toMatch(/not a cursor/);
+    const backward = await post(sim, '{ tickets(last: 2) { nodes { id } } }');
+    expect(backward.body['errors'][0]['message']).toMatch(/pages forward only/);
   });
 
   it('answers a record by id, a list filtered by ids, and the viewer; a missing id is an error beside null data', async () => {
