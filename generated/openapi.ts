@@ -1417,6 +1417,246 @@ export interface components {
         };
         /** IntercomTeamsListParams */
         IntercomTeamsListParams: Record<string, never>;
+        /** JiraCommentsCreateParams */
+        JiraCommentsCreateParams: {
+            /** @description Plain text, sent as one ADF paragraph */
+            body?: string;
+            /** @description An ADF document, sent as is; wins over body */
+            body_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            issue_id_or_key: string;
+        };
+        /** JiraCommentsGetParams */
+        JiraCommentsGetParams: {
+            comment_id: string;
+            /** @enum {string} */
+            expand?: "renderedBody";
+            issue_id_or_key: string;
+        };
+        /** JiraCommentsListParams */
+        JiraCommentsListParams: {
+            /** @enum {string} */
+            expand?: "renderedBody";
+            issue_id_or_key: string;
+            max_results?: number;
+            /** @enum {string} */
+            order_by?: "created" | "-created" | "+created";
+            start_at?: number;
+        };
+        /** JiraCommentsUpdateParams */
+        JiraCommentsUpdateParams: {
+            /** @description Plain text, sent as one ADF paragraph */
+            body?: string;
+            /** @description An ADF document, sent as is; wins over body */
+            body_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            comment_id: string;
+            issue_id_or_key: string;
+            notify_users?: boolean;
+        };
+        /**
+         * JiraExecuteRequest
+         * @description Execute on a Jira connector (type jira)
+         */
+        JiraExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["JiraIssuesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["JiraIssuesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["JiraIssuesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["JiraIssuesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["JiraProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["JiraProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["JiraUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["JiraUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** JiraIssuesCreateParams */
+        JiraIssuesCreateParams: {
+            assignee_account_id?: string;
+            /** @description Plain text, sent as one ADF paragraph */
+            description?: string;
+            /** @description An ADF document ({type: doc, version: 1, content: [...]}), sent as is; wins over description */
+            description_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            /** @description Task, Bug, Story, Epic, ... (the issue type's name in the project) */
+            issue_type: string;
+            labels?: string[];
+            /** @description The parent issue's key (an epic, or the parent of a subtask) */
+            parent_key?: string;
+            /** @description The priority's name (High) */
+            priority?: string;
+            project_key: string;
+            summary: string;
+        };
+        /** JiraIssuesGetParams */
+        JiraIssuesGetParams: {
+            expand?: string;
+            /** @description Fields to return (default: all) */
+            fields?: string[];
+            /** @description The issue's id (10001) or key (PROJ-123) */
+            issue_id_or_key: string;
+        };
+        /** JiraIssuesListParams */
+        JiraIssuesListParams: {
+            /** @description renderedFields, names, changelog, ... (comma-separated) */
+            expand?: string;
+            /** @description Fields to return (default *navigable); [summary, status] or [*all] */
+            fields?: string[];
+            /** @description A JQL query (project = ENG AND status = Done). Jira refuses unbounded queries; combined with updated_since it must have no ORDER BY. */
+            jql?: string;
+            /** @description Issues per page (Jira's default 50) */
+            max_results?: number;
+            /** @description The nextPageToken of the previous page */
+            next_page_token?: string;
+            /** @description Unix seconds: only issues updated at or after it, oldest change first (the incremental sync) */
+            updated_since?: number;
+        };
+        /** JiraIssuesUpdateParams */
+        JiraIssuesUpdateParams: {
+            /** @description null unassigns */
+            assignee_account_id?: string | null;
+            /** @description Plain text, sent as one ADF paragraph */
+            description?: string;
+            /** @description An ADF document, sent as is; wins over description */
+            description_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            issue_id_or_key: string;
+            /** @description Replaces the labels */
+            labels?: string[];
+            /** @description Email the watchers (default true; false needs admin permission) */
+            notify_users?: boolean;
+            priority?: string;
+            summary?: string;
+        };
+        /** JiraProjectsGetParams */
+        JiraProjectsGetParams: {
+            expand?: string;
+            project_id_or_key: string;
+        };
+        /** JiraProjectsListParams */
+        JiraProjectsListParams: {
+            /** @description description, projectKeys, lead, issueTypes, url, insight (comma-separated) */
+            expand?: string;
+            keys?: string[];
+            max_results?: number;
+            /** @enum {string} */
+            order_by?: "category" | "-category" | "+category" | "key" | "-key" | "+key" | "name" | "-name" | "+name" | "owner" | "-owner" | "+owner" | "issueCount" | "-issueCount" | "+issueCount" | "lastIssueUpdatedDate" | "-lastIssueUpdatedDate" | "+lastIssueUpdatedDate" | "archivedDate" | "+archivedDate" | "-archivedDate" | "deletedDate" | "+deletedDate" | "-deletedDate";
+            /** @description Matches the project key or name */
+            query?: string;
+            start_at?: number;
+            /** @description business, service_desk or software (comma-separated) */
+            type_key?: string;
+        };
+        /** JiraUsersGetParams */
+        JiraUsersGetParams: {
+            account_id: string;
+            /** @enum {string} */
+            expand?: "groups" | "applicationRoles" | "groups,applicationRoles";
+        };
+        /** JiraUsersListParams */
+        JiraUsersListParams: {
+            max_results?: number;
+            start_at?: number;
+        };
         /** MondayActivityLogsListParams */
         MondayActivityLogsListParams: {
             /** @description The board */
@@ -3238,7 +3478,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
+                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
             };
         };
         responses: {
