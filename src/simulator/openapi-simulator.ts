@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
-import { loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
+import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -98,6 +98,8 @@ export interface Resource {
   records: Map<string, StoredRecord>;
   /** Records created through the API so far (the PRNG stream of new ids). */
   created: number;
+  /** Other fields an item path's id may name (the sidecar's lookup: Jira's issue and project keys). */
+  lookup: string[];
 }
 
 export interface OpenApiSimulator extends Simulator {
@@ -116,7 +118,7 @@ export interface OpenApiSimulator extends Simulator {
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
-const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'next_cursor', 'offset', 'start_cursor'];
+const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'nextPageToken', 'next_cursor', 'offset', 'start_cursor', 'startAt', 'start_at'];
 const LIMIT_PARAMS = ['limit', 'per_page', 'page_size', 'pageSize', 'count', 'max_results', 'maxResults'];
 const PAGE_PARAMS = ['page', 'page_number'];
 
@@ -129,6 +131,8 @@ interface Classified {
   idParam?: string;
   /** Declared by the sidecar (an RPC method): the id and parent are query or body params, not path segments. */
   rpc?: boolean;
+  /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
+  idQuery?: string;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -213,10 +217,11 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   }
   if (Array.isArray(template)) return template.map((t) => render(t, vars));
   if (template !== null && typeof template === 'object') {
+    // Keys are templates too ({"{{field}}": "{{message}}"}, Jira's errors by field); an entry whose key or value renders to "" is left out.
     return Object.fromEntries(
       Object.entries(template as Json)
-        .map(([k, v]) => [k, render(v, vars)] as const)
-        .filter(([, v]) => v !== ''),
+        .map(([k, v]) => [render(k, vars) as string, render(v, vars)] as const)
+        .filter(([k, v]) => v !== '' && k !== ''),
     );
   }
   return template;
@@ -275,16 +280,20 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+    // A search path beside an item path lists that resource when its collection path has no GET
+    // (Jira's GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+    const parentPath = `/${segs.slice(0, -1).join('/')}`;
+    if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
     return { kind: 'action' };
   };
   const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
   // RPC-style methods (/conversations.list) are no collection/item pairs: the sidecar says which
   // operation lists, gets, creates, updates or deletes which resource.
-  const declared = Object.entries(sidecar.resources ?? {}).filter(([, r]) => RESOURCE_ACTIONS.some((a) => r[a] !== undefined));
+  const declared = Object.entries(sidecar.resources ?? {}).filter(([, r]) => RESOURCE_ACTIONS.some((a) => declaredOperations(r, a).length > 0));
   for (const [name, r] of declared) {
     if (r.parent !== undefined && !declared.some(([n]) => n === r.parent?.resource) && !itemNames.has(r.parent.resource)) throw new Error(`sidecar: resources.${name}.parent names no resource ${r.parent.resource}`);
     for (const kind of RESOURCE_ACTIONS) {
-      for (const key of [r[kind] ?? []].flat()) {
+      for (const key of declaredOperations(r, kind)) {
         if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar: resources.${name}.${kind}: the description has no operation ${key}`);
         classified.set(key, { kind, resource: name, ...(r.id_param !== undefined ? { idParam: r.id_param } : {}), rpc: true });
       }
@@ -293,7 +302,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   const resources = new Map<string, Resource>();
   for (const [name, r] of declared) {
-    const opOf = (kind: Kind): Operation | undefined => d.operations.find((o) => [r[kind as 'get'] ?? []].flat()[0] === o.key);
+    const opOf = (kind: (typeof RESOURCE_ACTIONS)[number]): Operation | undefined => d.operations.find((o) => declaredOperations(r, kind)[0] === o.key);
     // The record's schema: the get's (or create's) response property `record`, else the list's items.
     const one = opOf('get') ?? opOf('create') ?? opOf('update');
     let recordRef = one?.responseRef === undefined ? undefined : r.record !== undefined ? pointerOfProperty(d, one.responseRef, r.record) : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined ? one.responseRef : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
@@ -316,7 +325,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const idField = r.id_field ?? [r.id_param, 'id', 'gid', 'uuid'].find((f) => f !== undefined && (props.includes(f) || examples.some((e) => f in e))) ?? 'id';
-    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, declared: r, ...(examples.length > 0 ? { examples } : {}) });
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: r.lookup ?? [], declared: r, ...(examples.length > 0 ? { examples } : {}) });
   }
   for (const [name, idParam] of itemNames) {
     if (resources.has(name)) continue;
@@ -326,8 +335,48 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
-    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
+  // What the sidecar adds: resources no item path implies (by their get), gets by a query
+  // parameter, and more operations that list a resource.
+  const opByKey = (key: string, what: string): Operation => {
+    const op = d.operations.find((o) => o.key === key);
+    if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
+    return op;
+  };
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    // Jira's get by a query parameter ({operation, id_query}); an RPC get (an operation key) is declared above.
+    if (rs.get !== undefined && typeof rs.get === 'object' && !Array.isArray(rs.get)) {
+      const getOp = opByKey(rs.get.operation, `${name}.get`);
+      if (!resources.has(name)) {
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef));
+        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
+    }
+    for (const key of rs.lists ?? []) {
+      opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}.lists: no resource ${name} (no item path names it and no get is declared)`);
+      classified.set(key, { kind: 'list', resource: name });
+    }
+  }
+  /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
+  const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
+    const path = sidecar.resources?.[r.name]?.timestamps?.[which];
+    if (path !== undefined) setPath(record, path, at);
+  };
+  /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
+  const uniqueLookups = (r: Resource, record: Json, n: number): void => {
+    for (const f of r.lookup) if (typeof record[f] === 'string') record[f] = `${record[f] as string}-${n}`;
+  };
+  /** The record an item path's id names: by id, else by a lookup field. */
+  const find = (r: Resource, id: string): StoredRecord | undefined => {
+    const direct = r.records.get(id);
+    if (direct !== undefined || r.lookup.length === 0) return direct;
+    for (const s of r.records.values()) if (r.lookup.some((f) => s.record[f] !== undefined && String(s.record[f]) === id)) return s;
+    return undefined;
+  };
 
   // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
   // Resources with a parent are seeded after it, each record under one of its records in turn.
@@ -346,6 +395,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const id = newId(rand, template[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
       record[r.idField] = id;
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      uniqueLookups(r, record, i + 1);
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+      stamp(r, record, 'created', at);
+      stamp(r, record, 'updated', at);
       const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
       r.records.set(String(id), { record, parents });
     }
@@ -394,14 +448,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
 
   // ---------------------------------------------------------------- handlers
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
     const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef));
-    if (env === undefined) return record;
+    if (env === undefined) {
+      // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
+      // the record's fields that schema declares.
+      if (r === undefined || op.responseRef === undefined || op.responseRef === r.recordRef || record === null || typeof record !== 'object') return record;
+      const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
+      const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
+      if (declared.length === 0 || declared.every((k) => own.has(k)) && declared.length === own.size) return record;
+      return Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     // An RPC answer may repeat the record's id and parent beside it (chat.postMessage: {channel, ts, message}).
     if (r?.declared !== undefined && stored !== undefined) {
@@ -416,9 +478,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
   /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
-  const merge = (record: Json, fields: Json): void => {
+  const merge = (record: Json, fields: Json, deep = false): void => {
     for (const [k, v] of Object.entries(fields)) {
       const have = record[k];
+      // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
+      if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
+        merge(have as Json, v as Json, true);
+        continue;
+      }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
         if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
@@ -490,7 +557,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
-    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
+    // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
+    // own position, size, total and whether it is the last (Jira's {startAt, maxResults, total, isLast}).
+    if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;
+    if (limitParam !== undefined && typeof body[limitParam] === 'number') body[limitParam] = limit;
+    if (typeof body.total === 'number') body.total = rows.length;
+    if (typeof body.isLast === 'boolean') body.isLast = !more;
+    if (typeof body.is_last === 'boolean') body.is_last = !more;
+    if (typeof body.nextPage === 'string') {
+      if (more && cursorParam !== undefined) {
+        const q = new URLSearchParams(req.query);
+        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+        body.nextPage = `${origin}${req.path}?${q.toString()}`;
+      } else delete body.nextPage;
+    }
+    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, numericCursor ? '' : cursorParam));
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
@@ -536,7 +617,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
     if (checkTokens && op.security.length > 0) {
-      const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
@@ -563,16 +644,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const input: Json = { ...(checked.body !== null && typeof checked.body === 'object' && !Array.isArray(checked.body) ? (checked.body as Json) : {}), ...checked.query };
     const rpcParent = c.rpc === true && r.declared?.parent !== undefined ? r.declared.parent.param : undefined;
     const parentOf: Record<string, string> = c.rpc !== true ? pathParams : rpcParent !== undefined && input[rpcParent] !== undefined ? { [rpcParent]: String(input[rpcParent]) } : {};
-    const rawId = c.idParam === undefined ? undefined : c.rpc === true ? input[c.idParam] : pathParams[c.idParam];
+    const rawId = c.idQuery !== undefined ? (checked.query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? input[c.idParam] : pathParams[c.idParam];
     const id = rawId === undefined ? undefined : String(rawId);
-    /** The record an id names, under its parent when the resource has one. */
-    const find = (): StoredRecord | undefined => {
-      const s = id === undefined ? undefined : r.records.get(id);
+    /** The record an id names (by a lookup field too), under its parent for an RPC resource with one. */
+    const located = (): StoredRecord | undefined => {
+      const s = id === undefined ? undefined : find(r, id);
       return s !== undefined && (c.rpc !== true || Object.entries(parentOf).every(([k, v]) => s.parents[k] === v)) ? s : undefined;
     };
-    /** Write body fields onto a record: not the id or parent, not the credential; declared ones at their record path. */
-    const write = (record: Json, fields: Json): void => {
-      if (c.rpc !== true) return merge(record, fields);
+    /** Write body fields onto a record: for RPC, not the id or parent, not the credential; declared ones at their record path. */
+    const write = (record: Json, fields: Json, deep = false): void => {
+      if (c.rpc !== true) return merge(record, fields, deep);
       const plain: Json = {};
       for (const [k, v] of Object.entries(fields)) {
         if (k === c.idParam || k === r.idField || k === rpcParent || (sidecar.auth?.params ?? []).includes(k)) continue;
@@ -580,7 +661,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (to === undefined) plain[k] = v;
         else setPath(record, to, v);
       }
-      merge(record, plain);
+      merge(record, plain, deep);
     };
     // Records under a parent (messages in a channel) need that parent to exist.
     const parentMissing = (): boolean => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true);
@@ -603,24 +684,30 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         let newRecordId = mint();
         while (r.records.has(String(newRecordId))) newRecordId = mint();
         record[r.idField] = newRecordId;
+        uniqueLookups(r, record, r.records.size + 1);
+        const at = new Date().toISOString();
+        stamp(r, record, 'created', at);
+        stamp(r, record, 'updated', at);
         const stored = { record, parents: c.rpc === true ? parentOf : { ...pathParams } };
         r.records.set(String(newRecordId), stored);
         return withHeaders({ status: op.successStatus, json: wrap(op, record, r, stored) });
       }
       case 'get': {
-        const s = find();
-        return withHeaders(s === undefined ? notFound(op, id ?? '', c.idParam) : { status: op.successStatus, json: wrap(op, s.record, r, s) });
+        const s = located();
+        return withHeaders(s === undefined ? notFound(op, id ?? '', c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record, r.declared === undefined ? undefined : r, s) });
       }
       case 'update': {
-        const s = find();
+        const s = located();
         if (s === undefined) return withHeaders(notFound(op, id ?? '', c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
-        write(s.record, fields);
-        return withHeaders({ status: op.successStatus, json: wrap(op, s.record, r, s) });
+        write(s.record, fields, true);
+        stamp(r, s.record, 'updated', new Date().toISOString());
+        return withHeaders({ status: op.successStatus, json: op.successStatus === 204 ? undefined : wrap(op, s.record, r, s) });
       }
       case 'delete': {
-        if (find() === undefined || !r.records.delete(id as string)) return withHeaders(notFound(op, id ?? '', c.idParam));
+        const s = located();
+        if (s === undefined || !r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id ?? '', c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -662,6 +749,19 @@ function exampleOf(d: Description, op: Operation): unknown {
   if (media.example !== undefined) return clone(media.example);
   const first = Object.values((media.examples ?? {}) as Record<string, Json>)[0];
   return first === undefined ? undefined : clone(d.resolve<Json>(first).value);
+}
+
+/**
+ * The token a request presents: a bearer (or other scheme's) token as sent; for HTTP basic, the
+ * password of base64(user:password), so a sidecar lists API tokens, not encodings of them.
+ */
+function presentedToken(authorization: string): string | undefined {
+  const m = /^(\w+)\s+(\S+)\s*$/.exec(authorization);
+  if (m === null) return undefined;
+  if ((m[1] as string).toLowerCase() !== 'basic') return m[2];
+  const decoded = Buffer.from(m[2] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
 /** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */

@@ -8,21 +8,27 @@
  *                   simulator's codes (missing, invalid, unknown, unauthorized, invalid_token,
  *                   not_found, method_not_allowed, rate_limited) to the vendor's; `status` answers
  *                   them with other HTTP statuses (Slack: 200 with ok: false, `default` for the rest).
- *   auth:           tokens: the credentials accepted (default: any present credential); params:
- *                   parameters that carry the credential in the description (Slack's `token`),
- *                   which the Authorization header stands for (never required).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds,
+ *   auth:           tokens: the credentials accepted (default: any present credential); header:
+ *                   the header carrying them; params: parameters that carry the credential in the
+ *                   description (Slack's `token`), which the Authorization header stands for.
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds,
  *                   retry_after: the header a 429 carries with the seconds to wait.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses), last_cursor
  *                   (what that field holds on the last page; default null for its top key).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records; for an
- *                   RPC-style API (/conversations.list), the operations that list, get, create,
- *                   update and delete it, the param naming the record (id_param), the response
- *                   property holding one record (record), a parent (parent: {param, resource}),
- *                   request fields written elsewhere in the record (fields: {topic: topic.value})
- *                   and comparison filters (filters: {oldest: {field: ts, op: gt}}).
+ *   resources:      per resource (the collection's last path segment): id_field, records;
+ *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
+ *                   lists (more operations that list it: Jira's GET /search/jql for issue);
+ *                   get ({operation, id_query}: a get by a query parameter, Jira's
+ *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
+ *                   on create and update). A resource no item path implies is declared here
+ *                   by its get. For an RPC-style API (/conversations.list): the operations that
+ *                   list, get, create, update and delete it (get as an operation key or keys),
+ *                   the param naming the record (id_param), the response property holding one
+ *                   record (record), a parent (parent: {param, resource}), request fields written
+ *                   elsewhere in the record (fields: {topic: topic.value}) and comparison filters
+ *                   (filters: {oldest: {field: ts, op: gt}}).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -32,6 +38,11 @@
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
+ *   graphql:        for the GraphQL simulator (graphql-simulator.ts) only: the endpoint path, the
+ *                   HTTP status of each error code, the shape of one entry of `errors`, the record
+ *                   fields `filter` arguments may compare, the ordering and archived arguments.
+ *                   auth.header names the credential header (default Authorization; a scheme word
+ *                   such as Bearer before the token is optional there).
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -45,12 +56,19 @@ export interface ErrorOverride {
   message: string;
 }
 
-/** How one resource of an RPC-style API is reached: which operation does what. */
-export interface ResourceDeclaration {
+/**
+ * One resource of the sidecar: Jira's lookup/lists/get-by-query/timestamps, and for an RPC-style
+ * API which operation lists, gets, creates, updates or deletes it.
+ */
+export interface ResourceSidecar {
   id_field?: string;
   records?: number;
+  lookup?: string[];
+  lists?: string[];
+  /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
+  get?: { operation: string; id_query: string } | string | string[];
+  timestamps?: { created?: string; updated?: string };
   list?: string | string[];
-  get?: string | string[];
   create?: string | string[];
   update?: string | string[];
   delete?: string | string[];
@@ -65,22 +83,51 @@ export interface ResourceDeclaration {
   /** Query params compared with a record field on lists: {oldest: {field: ts, op: gt}}. */
   filters?: Record<string, { field: string; op: 'gt' | 'gte' | 'lt' | 'lte' | 'eq' }>;
 }
+/** The RPC declaration of a resource (its operations as keys). */
+export type ResourceDeclaration = ResourceSidecar;
 
 export const RESOURCE_ACTIONS = ['list', 'get', 'create', 'update', 'delete'] as const;
 
+/** The operation keys a resource declares for an RPC action ([] for none, and for Jira's get-by-query object). */
+export function declaredOperations(r: ResourceSidecar, action: (typeof RESOURCE_ACTIONS)[number]): string[] {
+  const v = r[action];
+  return typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
+}
+
 export interface Sidecar {
   error?: { body?: unknown; codes?: Record<string, string>; status?: Record<string, number> };
-  auth?: { tokens?: string[]; message?: string; params?: string[] };
+  auth?: { tokens?: string[]; message?: string; header?: string; params?: string[] };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds'; retry_after?: string };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; retry_after?: string };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string; last_cursor?: string | null };
   records?: number;
-  resources?: Record<string, ResourceDeclaration>;
+  resources?: Record<string, ResourceSidecar>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
+  graphql?: GraphqlSidecar;
+}
+
+/** What a GraphQL schema cannot say about its API (the `graphql` key of a sidecar). */
+export interface GraphqlSidecar {
+  /** The endpoint's path; default /graphql. */
+  path?: string;
+  /** HTTP status per simulator error code (invalid, unauthorized, rate_limited, not_found...); default 400 before execution, 200 for errors of fields. */
+  status?: Record<string, number>;
+  /** The message of an error of a field, by code: a template with {{type}} and {{id}} (not_found: "Entity not found: {{type}}"). */
+  messages?: Record<string, string>;
+  /** One entry of `errors`: a JSON tree whose strings may hold {{message}}, {{code}}, {{status}}; default {message, extensions: {code}}. */
+  error?: Record<string, unknown>;
+  /** Record fields (dotted for a related record's field: team.id) that `filter` arguments may compare; other filter fields are refused. */
+  filters?: string[];
+  /** The name of the filter argument; default filter. */
+  filter_argument?: string;
+  /** The argument whose enum value names the record field lists are sorted by (default orderBy), and the direction (default asc). */
+  order_by?: { argument?: string; direction?: 'asc' | 'desc' };
+  /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
+  archived?: { field?: string; argument?: string };
 }
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
@@ -101,7 +148,12 @@ const SIDECAR_SCHEMA = {
     auth: {
       type: 'object',
       additionalProperties: false,
-      properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, params: { type: 'array', items: { type: 'string', minLength: 1 } } },
+      properties: {
+        tokens: { type: 'array', items: { type: 'string', minLength: 1 } },
+        message: { type: 'string' },
+        header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        params: { type: 'array', items: { type: 'string', minLength: 1 } },
+      },
     },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
@@ -117,6 +169,7 @@ const SIDECAR_SCHEMA = {
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
+        refresh_tokens: { type: 'boolean' },
       },
     },
     rate_limit: {
@@ -127,7 +180,7 @@ const SIDECAR_SCHEMA = {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
-        reset: { enum: ['unix', 'seconds'] },
+        reset: { enum: ['unix', 'unix_ms', 'seconds'] },
         retry_after: { type: 'string' },
       },
     },
@@ -152,7 +205,17 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
-          ...Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((a) => [a, operations])),
+          lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
+          lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
+          get: {
+            anyOf: [
+              { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
+              operationKey,
+              { type: 'array', minItems: 1, items: operationKey },
+            ],
+          },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
+          ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
           record: { type: 'string' },
           parent: { type: 'object', additionalProperties: false, required: ['param', 'resource'], properties: { param: { type: 'string' }, resource: { type: 'string' } } },
@@ -165,6 +228,20 @@ const SIDECAR_SCHEMA = {
       },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
+    graphql: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', pattern: '^/' },
+        status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } },
+        error: { type: 'object' },
+        messages: { type: 'object', additionalProperties: { type: 'string' } },
+        filters: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$' } },
+        filter_argument: { type: 'string' },
+        order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
+        archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
+      },
+    },
     sandbox: {
       type: 'object',
       additionalProperties: false,
