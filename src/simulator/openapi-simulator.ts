@@ -639,8 +639,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
-    // Other operations answer the description's example of their success, else a sample of its schema.
-    if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: exampleOf(d, op) ?? sample(op.responseRef) });
+    // Other operations answer a sample of their success schema, with the description's example of
+    // that success over it where it has one (what the example leaves out keeps its sampled value).
+    if (r === undefined || c.kind === 'action') {
+      const sampled = sample(op.responseRef);
+      const example = exampleOf(d, op);
+      const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+      return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled });
+    }
     const input: Json = { ...(checked.body !== null && typeof checked.body === 'object' && !Array.isArray(checked.body) ? (checked.body as Json) : {}), ...checked.query };
     const rpcParent = c.rpc === true && r.declared?.parent !== undefined ? r.declared.parent.param : undefined;
     const parentOf: Record<string, string> = c.rpc !== true ? pathParams : rpcParent !== undefined && input[rpcParent] !== undefined ? { [rpcParent]: String(input[rpcParent]) } : {};
@@ -746,9 +752,17 @@ function exampleOf(d: Description, op: Operation): unknown {
   const response = d.resolve<Json>(content?.[String(op.successStatus)]);
   const media = Object.entries((response?.content ?? {}) as Record<string, Json>).find(([t]) => /json/i.test(t))?.[1];
   if (media === undefined) return undefined;
-  if (media.example !== undefined) return clone(media.example);
   const first = Object.values((media.examples ?? {}) as Record<string, Json>)[0];
-  return first === undefined ? undefined : clone(d.resolve<Json>(first).value);
+  const value = media.example !== undefined ? media.example : first === undefined ? undefined : d.resolve<Json>(first).value;
+  // Some descriptions (Atlassian's) give their examples as JSON text.
+  if (typeof value === 'string' && /^\s*[[{]/.test(value)) {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  return value === undefined ? undefined : clone(value);
 }
 
 /**
