@@ -325,8 +325,8 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
     if (s['type'] === 'http' && scheme === 'bearer') {
       auth.push({ ...base, type: 'bearer', fields: { token: { type: 'string', secret: true, description: 'Bearer token' } }, token: '{{credentials.token}}' });
     } else if (s['type'] === 'http' && scheme === 'basic') {
-      auth.push({ ...base, type: 'api_key', fields: { basic_credentials: { type: 'string', secret: true, description: 'base64 of username:password' } }, header: 'Authorization', value: 'Basic {{credentials.basic_credentials}}' });
-      guess(['auth', auth.length - 1, 'fields'], 'HTTP basic: templates have no base64 helper, so the credential is base64(username:password) itself');
+      auth.push({ ...base, type: 'basic', fields: { username: { type: 'string' }, password: { type: 'string', secret: true } }, username: '{{credentials.username}}', password: '{{credentials.password}}' });
+      guess(['auth', auth.length - 1, 'username'], 'HTTP basic from two fields: how the vendor builds the user name (Zendesk: "{{credentials.email}}/token", Jira: the email)');
     } else if (s['type'] === 'apiKey' && s['in'] === 'header' && typeof s['name'] === 'string' && /^[A-Za-z0-9-]+$/.test(s['name'])) {
       auth.push({ ...base, type: 'api_key', fields: { api_key: { type: 'string', secret: true } }, header: s['name'], value: '{{credentials.api_key}}' });
     } else if (s['type'] === 'oauth2' && isObj(s['flows']) && isObj(s['flows']['authorizationCode'])) {
@@ -438,7 +438,9 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   }
 
   // Credential check: a "who am I" path, else the first list without required params.
-  const me = ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', '/self'].find((p) => (doc['paths'] as Record<string, PathItem>)[p]?.get !== undefined);
+  // Also under a version prefix (/api/v2/users/me).
+  const mePaths = Object.keys(doc['paths'] as Record<string, PathItem>).filter((p) => (doc['paths'] as Record<string, PathItem>)[p]?.get !== undefined);
+  const me = ['/users/me', '/me', '/user', '/account', '/whoami', '/users/self', '/self'].map((c) => mePaths.find((p) => p === c || p.endsWith(c))).find((p) => p !== undefined);
   if (me) {
     manifest['check'] = { request: { method: 'GET', path: me } };
     guess(['check'], `${me} answers only with valid credentials`);
@@ -485,7 +487,8 @@ function findErrorMessage(paths: Record<string, PathItem>): string | undefined {
 function messagePath(schema: OpenApiSchema | undefined, depth: number): string[] | undefined {
   if (schema === undefined || depth === 0) return undefined;
   const props = propertiesOf(schema);
-  for (const key of ['message', 'error_description', 'detail', 'error_message', 'title']) {
+  // description: Zendesk's {error: "RecordNotFound", description: "Not found"}; error only as a string.
+  for (const key of ['message', 'error_description', 'detail', 'error_message', 'title', 'description', 'error']) {
     const p = props.find(([k, v]) => k === key && !isObjectSchema(v) && !isArraySchema(v));
     if (p) return [p[0]];
   }
@@ -644,17 +647,21 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
   const limit = query.find((p) => LIMIT_PARAMS.includes(norm(p.original)));
   for (const p of query) {
     const n = norm(p.original);
-    if (!CURSOR_PARAMS.includes(n)) continue;
+    if (!CURSOR_PARAMS.includes(n) && !CURSOR_PARAMS.includes(norm(/\[(\w+)\]$/.exec(p.original)?.[1] ?? ''))) continue;
     const stringy = p.schema['type'] === 'string' || (Array.isArray(p.schema['type']) && (p.schema['type'] as string[]).includes('string'));
     if (n === 'offset' && !stringy) continue;
     // The response field that carries the next value: one named like the param, under a "next" parent preferably, else a next-cursor name.
-    const same = fields.filter((f) => norm(f.path.at(-1)!) === n);
+    // A bracketed param (Zendesk's page[after]) also matches its inner name with "cursor" (meta.after_cursor).
+    const inner = /\[(\w+)\]$/.exec(p.original)?.[1];
+    const names = inner === undefined ? [n] : [n, `${norm(inner)}cursor`, norm(inner)];
+    const same = names.map((name) => fields.filter((f) => norm(f.path.at(-1)!) === name)).find((list) => list.length > 0) ?? [];
     const next = same.find((f) => f.path.some((s) => /next/i.test(s))) ?? same[0] ?? fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean');
     if (next === undefined) continue;
     const tpl = bodyAt(next.path);
     return {
       pagination: { type: 'cursor', param: p.name, next: tpl, ...(hasMore ? { has_more: bodyAt(hasMore.path) } : {}) },
-      meta: tpl,
+      // With a has_more flag the cursor may stay set on the last page (Zendesk's meta.after_cursor): null there.
+      meta: hasMore ? `{{when ${['body', ...hasMore.path].join('.')} ${['body', ...next.path].join('.')}}}` : tpl,
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
     };
   }

@@ -582,6 +582,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         check.template([...rat, 'id'], rm.id, { roots: new Set(['record']), config });
         if (rm.when !== undefined) check.template([...rat, 'when'], rm.when, { roots: new Set(['record']), config });
       }
+      if (sync.deleted_when !== undefined) check.template([...sat, 'deleted_when'], sync.deleted_when, { roots: new Set(['record']), config });
       if (sync.hydrate !== undefined) {
         const get = entity.actions['get'];
         if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);

@@ -140,11 +140,19 @@ function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Reco
 
 const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
 
-/** The envelope key of a single-record body (`{data: {...}}`), or undefined for a bare record. */
-function envelopeOf(d: Description, schema: Json | undefined): string | undefined {
+/** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
+function singularOf(name: string): string {
+  if (/ies$/.test(name)) return name.replace(/ies$/, 'y');
+  if (/(ss|x|ch|sh)es$/.test(name)) return name.replace(/es$/, '');
+  return name.replace(/s$/, '');
+}
+
+/** The envelope key of a single-record body (`{data: {...}}`, Zendesk's `{ticket: {...}}`), or undefined for a bare record. */
+function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
-  const key = ENVELOPE_KEYS.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]));
+  const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
+  const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
   return key !== undefined && keys.length <= 3 ? key : undefined;
 }
 
@@ -276,13 +284,47 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const resources = new Map<string, Resource>();
   for (const [name, idParam] of itemNames) {
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
-    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef));
+    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
     const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
   }
+
+  // Resources with a collection and no item path (Zendesk's /tickets/{ticket_id}/comments), named
+  // by the sidecar: records sampled from the list's array items, listed per parent.
+  for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
+    if (conf.list === undefined || resources.has(name)) continue;
+    const op = d.operations.find((o) => o.key === conf.list);
+    if (op === undefined) throw new Error(`sidecar resources.${name}.list: no operation ${conf.list} in the description`);
+    const key = listKeyOf(d, d.schemaAt(op.responseRef), name);
+    const arrayRef = op.responseRef === undefined || key === undefined ? undefined : key === '' ? op.responseRef : pointerOfProperty(d, op.responseRef, key);
+    const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
+    const recordRef = items === undefined || arrayRef === undefined ? undefined : typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+    resources.set(name, { name, idField: conf.id_field ?? 'id', recordRef, records: new Map(), created: 0 });
+    classified.set(op.key, { kind: 'list', resource: name });
+  }
+  // Operations that list another resource's records (an export, a search), with their own pagination.
+  for (const [key, conf] of Object.entries(sidecar.operations ?? {})) {
+    if (conf.lists === undefined) continue;
+    if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar operations: no operation ${key} in the description`);
+    if (!resources.has(conf.lists)) throw new Error(`sidecar operations."${key}".lists: no resource ${conf.lists}`);
+    classified.set(key, { kind: 'list', resource: conf.lists });
+  }
+  /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
+  const softDeleted = (r: Resource, record: Json): boolean => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd !== undefined && record[sd.field] === sd.value;
+  };
+  const nowIso = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  /** Stamp created_at/updated_at (createdAt/updatedAt) where the record has them, as ISO text or Unix seconds. */
+  const stamp = (record: Json, fields: string[]): void => {
+    for (const f of fields) {
+      if (typeof record[f] === 'string') record[f] = nowIso();
+      else if (typeof record[f] === 'number') record[f] = Math.floor(Date.now() / 1000);
+    }
+  };
 
   // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
   for (const r of resources.values()) {
@@ -344,13 +386,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- handlers
   const wrap = (op: Operation, record: unknown): unknown => {
-    const env = envelopeOf(d, d.schemaAt(op.responseRef));
+    const env = envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
     if (env === undefined) return record;
     const body = (sample(op.responseRef) ?? {}) as Json;
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef));
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef), classified.get(op.key)?.resource);
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
@@ -371,13 +413,45 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       record[k] = v;
     }
   };
+  /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
+  const takeNested = (op: Operation, fields: Json): { resource: Resource; value: Json; echo: string | undefined }[] => {
+    const out: { resource: Resource; value: Json; echo: string | undefined }[] = [];
+    for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
+      for (const w of conf.created_by ?? []) {
+        if (w.operation !== op.key || !(w.field in fields)) continue;
+        const value = fields[w.field];
+        delete fields[w.field];
+        const resource = resources.get(name);
+        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) out.push({ resource, value: value as Json, echo: w.echo });
+      }
+    }
+    return out;
+  };
+  /** Store the nested records under their parent (the path param of their list), and echo them into the answer. */
+  const applyNested = (nested: { resource: Resource; value: Json; echo: string | undefined }[], parentId: string, json: unknown): void => {
+    for (const n of nested) {
+      const listOp = d.operations.find((o) => o.key === sidecar.resources?.[n.resource.name]?.list);
+      const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
+      const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
+      merge(record, n.value);
+      let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      record[n.resource.idField] = id;
+      stamp(record, ['created_at', 'updated_at', 'createdAt', 'updatedAt']);
+      n.resource.records.set(String(id), { record, parents: parentParam === undefined ? {} : { [parentParam]: parentId } });
+      if (n.echo !== undefined && json !== null && typeof json === 'object') setPath(json as Json, n.echo, [clone(record)]);
+    }
+  };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
-    const pag = sidecar.pagination ?? {};
+    // An operation listing another resource (an export) pages its own way; the rest as the sidecar's pagination says.
+    const opConf = sidecar.operations?.[op.key];
+    const exporting = opConf?.lists !== undefined;
+    const pag = opConf?.pagination ?? sidecar.pagination ?? {};
     const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
@@ -385,8 +459,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
     if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
     limit = Math.max(1, limit);
-    const handled = new Set([cursorParam, pageParam, limitParam]);
-    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
+    const since = opConf?.since;
+    const handled = new Set([cursorParam, pageParam, limitParam, since?.param]);
+    // Exports show soft-deleted records (Zendesk's status "deleted"); lists do not.
+    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (exporting || !softDeleted(r, s.record)));
+    if (since !== undefined) {
+      // Changed on or after the param (Unix seconds), oldest change first.
+      const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
+      const from = query[since.param];
+      if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
+      rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
+    }
     // Filters: query params named like a record field keep the records whose field (or its id) equals them.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name) || typeof value === 'object') continue;
@@ -429,9 +512,24 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
-      } else if (nextPath.includes('.')) body[top] = null;
-      else body[top] = null;
+      } else {
+        // Null the cursor's "next" holder (Asana's next_page, Intercom's pages.next), else the cursor
+        // itself: siblings such as Zendesk's meta.has_more stay.
+        const parts = nextPath.split('.');
+        const holder = parts.slice(0, -1).findIndex((p) => /next/i.test(p));
+        setPath(body, holder === -1 ? nextPath : parts.slice(0, holder + 1).join('.'), null);
+        void top;
+      }
     }
+    const nextUrl = (): string => {
+      const q = new URLSearchParams(req.query);
+      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+      // The other params stay (an export's start time too: the cursor is an offset into what it selects).
+      return `${origin}${req.path}?${q.toString()}`;
+    };
+    if (pag.next_url !== undefined) setPath(body, pag.next_url, more ? nextUrl() : null);
+    if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
+    if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
     if ('total_count' in body && typeof body.total_count === 'number') body.total_count = rows.length;
     return { status: op.successStatus, json: body };
@@ -465,7 +563,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+      // Retry-After (seconds), the HTTP standard's wait: until the window ends.
+      const windowMs = rateLimit.window_seconds * 1000;
+      const wait = String(Math.max(1, Math.ceil((windowStart + windowMs - Date.now()) / 1000)));
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, { 'Retry-After': wait }));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -492,27 +593,43 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
         const record = clone((sample(r.recordRef) ?? {}) as Json);
-        merge(record, unwrapBody(op, checked.body));
+        const fields = unwrapBody(op, checked.body);
+        const nested = takeNested(op, fields);
+        merge(record, fields);
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
+        stamp(record, ['created_at', 'updated_at', 'createdAt', 'updatedAt']);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record) });
+        const json = wrap(op, record);
+        applyNested(nested, String(newRecordId), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'get': {
         const s = r.records.get(id as string);
-        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
+        return withHeaders(s === undefined || softDeleted(r, s.record) ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
         const s = r.records.get(id as string);
-        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
+        const nested = takeNested(op, fields);
         merge(s.record, fields);
-        return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
+        stamp(s.record, ['updated_at', 'updatedAt']);
+        const json = wrap(op, s.record);
+        applyNested(nested, id as string, json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'delete': {
-        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
+        const s = r.records.get(id as string);
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
+        // soft_delete keeps the record, marked, for the exports that report deletions.
+        const sd = sidecar.resources?.[r.name]?.soft_delete;
+        if (sd !== undefined) {
+          s.record[sd.field] = sd.value;
+          stamp(s.record, ['updated_at', 'updatedAt']);
+        } else r.records.delete(id as string);
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }

@@ -10,14 +10,25 @@
  *   auth:           tokens: the credentials accepted (default: any present credential).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
- *                   next_cursor (dotted path of the next cursor in list responses).
+ *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
+ *                   next page's URL, null on the last), has_more (true but on the last page),
+ *                   done (true on the last page: Zendesk's end_of_stream).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   resources:      per resource (the collection's last path segment): id_field, records; list
+ *                   (the list operation of a resource with no item path, e.g. "GET
+ *                   /tickets/{ticket_id}/comments"); soft_delete ({field, value}: DELETE marks the
+ *                   record, which get, update and lists then ignore and exports still show);
+ *                   created_by ([{operation, field, echo}]: a field of that operation's body
+ *                   creates a record of this resource under the written record, echoed at the
+ *                   dotted path echo of the answer, e.g. a ticket update's comment).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
- *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
+ *   operations:     per operation ("POST /tags"): bad_request, the code and message of any 400
+ *                   it answers; lists, the resource it lists (an export), with its own
+ *                   pagination and since ({param, field}: records whose field is at or after the
+ *                   param's Unix seconds, oldest first).
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
@@ -30,6 +41,17 @@ import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { OAuthConfig } from './oauth.ts';
 
+export interface Pagination {
+  cursor_param?: string;
+  limit_param?: string;
+  default_limit?: number;
+  max_limit?: number;
+  next_cursor?: string;
+  next_url?: string;
+  has_more?: string;
+  done?: string;
+}
+
 export interface ErrorOverride {
   code: string;
   message: string;
@@ -40,12 +62,15 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride }>;
+  operations?: Record<string, { bad_request?: ErrorOverride; lists?: string; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
-  pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
+  pagination?: Pagination;
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<
+    string,
+    { id_field?: string; records?: number; list?: string; soft_delete?: { field: string; value: string | number | boolean | null }; created_by?: { operation: string; field: string; echo?: string }[] }
+  >;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
 }
@@ -55,12 +80,40 @@ const override = { type: 'object', additionalProperties: false, required: ['code
 const SIDECAR_SCHEMA = {
   type: 'object',
   additionalProperties: false,
+  definitions: {
+    pagination: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        cursor_param: { type: 'string' },
+        limit_param: { type: 'string' },
+        default_limit: { type: 'integer', minimum: 1 },
+        max_limit: { type: 'integer', minimum: 1 },
+        next_cursor: { type: 'string' },
+        next_url: { type: 'string' },
+        has_more: { type: 'string' },
+        done: { type: 'string' },
+      },
+    },
+  },
   properties: {
     error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
     auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
-    operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
+    operations: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          bad_request: override,
+          lists: { type: 'string' },
+          pagination: { $ref: '#/definitions/pagination' },
+          since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
+        },
+      },
+    },
     oauth: {
       type: 'object',
       additionalProperties: false,
@@ -85,21 +138,24 @@ const SIDECAR_SCHEMA = {
         reset: { enum: ['unix', 'seconds'] },
       },
     },
-    pagination: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        cursor_param: { type: 'string' },
-        limit_param: { type: 'string' },
-        default_limit: { type: 'integer', minimum: 1 },
-        max_limit: { type: 'integer', minimum: 1 },
-        next_cursor: { type: 'string' },
-      },
-    },
+    pagination: { $ref: '#/definitions/pagination' },
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          list: { type: 'string', pattern: '^[A-Z]+ /' },
+          soft_delete: { type: 'object', additionalProperties: false, required: ['field', 'value'], properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] } } },
+          created_by: {
+            type: 'array',
+            items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
+          },
+        },
+      },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
     sandbox: {
