@@ -629,7 +629,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (sd !== undefined) {
           s.record[sd.field] = sd.value;
           stamp(s.record, ['updated_at', 'updatedAt']);
-        } else r.records.delete(id as string);
+          // An answer with a body shows the marked record (Zendesk's deleted user, active false).
+          return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : wrap(op, s.record) });
+        }
+        r.records.delete(id as string);
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
