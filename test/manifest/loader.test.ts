@@ -145,6 +145,12 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}')), file).join()).toMatch(/unknown variable "params\.x"/);
   });
 
+  it('sync.deleted_when: a template over the record only', () => {
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = "{{eq record.status 'deleted'}}")))).toEqual([]);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{params.page_size}}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when: .*unknown variable "params\.page_size"/);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{#if record.x}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when/);
+  });
+
   it('refuses search fields on an entity without sync, saying why', () => {
     const text = mutate((m) => delete m.entities.notes.sync);
     expect(problems(text)).toEqual([expect.stringMatching(/entities\.notes\.search: search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity's search would always return \[\]/)]);
