@@ -2438,7 +2438,7 @@ export interface components {
                 /** @description The comment in plain text (Markdown is not rendered). */
                 body?: string;
                 html_body?: string;
-                /** @description true for a public reply */
+                /** @description true for a public reply, false for an internal note */
                 public?: boolean;
                 uploads?: string[];
             };
@@ -2492,7 +2492,7 @@ export interface components {
                 /** @description The comment in plain text (Markdown is not rendered). */
                 body?: string;
                 html_body?: string;
-                /** @description true for a public reply */
+                /** @description true for a public reply, false for an internal note */
                 public?: boolean;
                 uploads?: string[];
             };

@@ -121,7 +121,7 @@ comment: {
 body?: string
 html_body?: string
 /**
- * true for a public reply
+ * true for a public reply, false for an internal note
  */
 public?: boolean
 author_id?: number
@@ -164,7 +164,7 @@ comment?: {
 body?: string
 html_body?: string
 /**
- * true for a public reply
+ * true for a public reply, false for an internal note
  */
 public?: boolean
 author_id?: number

@@ -282,6 +282,17 @@ describe('zendesk: credentials', () => {
     const variant = manifest.manifest.auth.find((a) => a.type === 'oauth2') as OAuth2Auth;
     expect(variant).toMatchObject({ name: 'oauth', scopes: ['read', 'write'] });
     const redirectUri = 'https://app.example/callback';
+    // The URLs are on the account's host, from its subdomain; unknown without one.
+    expect(authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0', credentials: { subdomain: 'acme' } })).toMatch(/^https:\/\/acme\.zendesk\.com\/oauth\/authorizations\/new\?response_type=code&client_id=c&/);
+    expect(() => authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0' })).toThrow(/credentials\.subdomain is required/);
+    expect(() => authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0', credentials: { subdomain: 'evil.com/x' } })).toThrow(/one host label/);
+    const seenToken: string[] = [];
+    await failure(exchangeAuthorizationCode(variant, { clientId: 'c', clientSecret: 's' }, 'code', redirectUri, async (input) => {
+      seenToken.push(String(input));
+      return new Response('{"error":"invalid_grant"}', { status: 400, headers: { 'content-type': 'application/json' } });
+    }, 1000, { subdomain: 'acme' }));
+    expect(seenToken).toEqual(['https://acme.zendesk.com/oauth/tokens']);
+    // Against the simulator: its URLs instead.
     const consent = authorizeUrl(variant, { clientId: 'sim_client', redirectUri, state: 's1', authorizeUrl: `${sim.url}/oauth/authorizations/new` });
     const res = await fetch(consent, { redirect: 'manual' });
     const location = new URL(res.headers.get('location')!);
