@@ -2418,11 +2418,6 @@ export interface components {
              * @default 100
              */
             page_size: number;
-            /**
-             * @description Sort order; defaults to asc (oldest first).
-             * @enum {string}
-             */
-            sort_order?: "asc" | "desc";
             /** @description The ID of the ticket */
             ticket_id: number;
         };

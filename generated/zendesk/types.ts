@@ -254,10 +254,6 @@ page_before?: string
  * Includes inline images in the attachments list.
  */
 include_inline_images?: boolean
-/**
- * Sort order; defaults to asc (oldest first).
- */
-sort_order?: ("asc" | "desc")
 }
 
 export interface ZendeskTicketCommentsCreateParams {
