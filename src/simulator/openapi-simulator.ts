@@ -94,6 +94,8 @@ export interface Resource {
   records: Map<string, StoredRecord>;
   /** Records created through the API so far (the PRNG stream of new ids). */
   created: number;
+  /** Other fields an item path's id may name (the sidecar's lookup: Jira's issue and project keys). */
+  lookup: string[];
 }
 
 export interface OpenApiSimulator extends Simulator {
@@ -112,7 +114,7 @@ export interface OpenApiSimulator extends Simulator {
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
-const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'next_cursor', 'offset', 'start_cursor'];
+const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'nextPageToken', 'next_cursor', 'offset', 'start_cursor', 'startAt', 'start_at'];
 const LIMIT_PARAMS = ['limit', 'per_page', 'page_size', 'pageSize', 'count', 'max_results', 'maxResults'];
 const PAGE_PARAMS = ['page', 'page_number'];
 
@@ -123,6 +125,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
+  idQuery?: string;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -215,10 +219,11 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   }
   if (Array.isArray(template)) return template.map((t) => render(t, vars));
   if (template !== null && typeof template === 'object') {
+    // Keys are templates too ({"{{field}}": "{{message}}"}, Jira's errors by field); an entry whose key or value renders to "" is left out.
     return Object.fromEntries(
       Object.entries(template as Json)
-        .map(([k, v]) => [k, render(v, vars)] as const)
-        .filter(([, v]) => v !== ''),
+        .map(([k, v]) => [render(k, vars) as string, render(v, vars)] as const)
+        .filter(([k, v]) => v !== '' && k !== ''),
     );
   }
   return template;
@@ -277,6 +282,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+    // A search path beside an item path lists that resource when its collection path has no GET
+    // (Jira's GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+    const parentPath = `/${segs.slice(0, -1).join('/')}`;
+    if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
     return { kind: 'action' };
   };
   const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
@@ -289,41 +298,60 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
-    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
-
-  // Resources with a collection and no item path (Zendesk's /tickets/{ticket_id}/comments), named
-  // by the sidecar: records sampled from the list's array items, listed per parent.
-  for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
-    if (conf.list === undefined || resources.has(name)) continue;
-    const op = d.operations.find((o) => o.key === conf.list);
-    if (op === undefined) throw new Error(`sidecar resources.${name}.list: no operation ${conf.list} in the description`);
-    const key = listKeyOf(d, d.schemaAt(op.responseRef), name);
-    const arrayRef = op.responseRef === undefined || key === undefined ? undefined : key === '' ? op.responseRef : pointerOfProperty(d, op.responseRef, key);
-    const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
-    const recordRef = items === undefined || arrayRef === undefined ? undefined : typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
-    resources.set(name, { name, idField: conf.id_field ?? 'id', recordRef, records: new Map(), created: 0 });
-    classified.set(op.key, { kind: 'list', resource: name });
+  // What the sidecar adds: resources no item path implies (by their get, or by their lists: Zendesk's
+  // /tickets/{ticket_id}/comments, listed per parent), gets by a query parameter, and more
+  // operations that list a resource (exports).
+  const opByKey = (key: string, what: string): Operation => {
+    const op = d.operations.find((o) => o.key === key);
+    if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
+    return op;
+  };
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    if (rs.get !== undefined) {
+      const getOp = opByKey(rs.get.operation, `${name}.get`);
+      if (!resources.has(name)) {
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
+        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
+    }
+    for (const key of rs.lists ?? []) {
+      const listOp = opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) {
+        // No item path and no get: the records are the items of the list's array.
+        const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfProperty(d, listOp.responseRef, arrayKey);
+        const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
+        if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
+        const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+        resources.set(name, { name, idField: rs.id_field ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(key, { kind: 'list', resource: name });
+    }
   }
-  // Operations that list another resource's records (an export, a search), with their own pagination.
-  for (const [key, conf] of Object.entries(sidecar.operations ?? {})) {
-    if (conf.lists === undefined) continue;
-    if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar operations: no operation ${key} in the description`);
-    if (!resources.has(conf.lists)) throw new Error(`sidecar operations."${key}".lists: no resource ${conf.lists}`);
-    classified.set(key, { kind: 'list', resource: conf.lists });
-  }
+  /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
+  const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
+    const path = sidecar.resources?.[r.name]?.timestamps?.[which];
+    if (path !== undefined) setPath(record, path, at);
+  };
   /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
   const softDeleted = (r: Resource, record: Json): boolean => {
     const sd = sidecar.resources?.[r.name]?.soft_delete;
     return sd !== undefined && record[sd.field] === sd.value;
   };
-  const nowIso = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  /** Stamp created_at/updated_at (createdAt/updatedAt) where the record has them, as ISO text or Unix seconds. */
-  const stamp = (record: Json, fields: string[]): void => {
-    for (const f of fields) {
-      if (typeof record[f] === 'string') record[f] = nowIso();
-      else if (typeof record[f] === 'number') record[f] = Math.floor(Date.now() / 1000);
-    }
+  /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
+  const uniqueLookups = (r: Resource, record: Json, n: number): void => {
+    for (const f of r.lookup) if (typeof record[f] === 'string') record[f] = `${record[f] as string}-${n}`;
+  };
+  /** The record an item path's id names: by id, else by a lookup field. */
+  const find = (r: Resource, id: string): StoredRecord | undefined => {
+    const direct = r.records.get(id);
+    if (direct !== undefined || r.lookup.length === 0) return direct;
+    for (const s of r.records.values()) if (r.lookup.some((f) => s.record[f] !== undefined && String(s.record[f]) === id)) return s;
+    return undefined;
   };
 
   // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
@@ -337,6 +365,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      uniqueLookups(r, record, i + 1);
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+      stamp(r, record, 'created', at);
+      stamp(r, record, 'updated', at);
       r.records.set(String(id), { record, parents: {} });
     }
   }
@@ -380,14 +413,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
 
   // ---------------------------------------------------------------- handlers
-  const wrap = (op: Operation, record: unknown): unknown => {
+  const wrap = (op: Operation, record: unknown, r?: Resource): unknown => {
     const env = envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
-    if (env === undefined) return record;
+    if (env === undefined) {
+      // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
+      // the record's fields that schema declares.
+      if (r === undefined || op.responseRef === undefined || op.responseRef === r.recordRef || record === null || typeof record !== 'object') return record;
+      const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
+      const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
+      if (declared.length === 0 || declared.every((k) => own.has(k)) && declared.length === own.size) return record;
+      return Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     return { ...body, [env]: record };
   };
@@ -397,9 +438,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
   /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
-  const merge = (record: Json, fields: Json): void => {
+  const merge = (record: Json, fields: Json, deep = false): void => {
     for (const [k, v] of Object.entries(fields)) {
       const have = record[k];
+      // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
+      if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
+        merge(have as Json, v as Json, true);
+        continue;
+      }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
         if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
@@ -427,17 +473,20 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     return out;
   };
-  /** Store the nested records under their parent (the path param of their list), and echo them into the answer. */
+  /** Store the nested records under their parent (the last path param of their list), and echo them into the answer. */
   const applyNested = (nested: { resource: Resource; value: Json; echo: string | undefined }[], parentId: string, json: unknown): void => {
     for (const n of nested) {
-      const listOp = d.operations.find((o) => o.key === sidecar.resources?.[n.resource.name]?.list);
+      const listKey = sidecar.resources?.[n.resource.name]?.lists?.[0];
+      const listOp = d.operations.find((o) => o.key === listKey);
       const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
       const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
       merge(record, n.value);
       let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
       while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
       record[n.resource.idField] = id;
-      stamp(record, ['created_at', 'updated_at', 'createdAt', 'updatedAt']);
+      const at = new Date().toISOString();
+      stamp(n.resource, record, 'created', at);
+      stamp(n.resource, record, 'updated', at);
       n.resource.records.set(String(id), { record, parents: parentParam === undefined ? {} : { [parentParam]: parentId } });
       if (n.echo !== undefined && json !== null && typeof json === 'object') setPath(json as Json, n.echo, [clone(record)]);
     }
@@ -448,10 +497,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
-    // An operation listing another resource (an export) pages its own way; the rest as the sidecar's pagination says.
+    // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
     const opConf = sidecar.operations?.[op.key];
-    const exporting = opConf?.lists !== undefined;
     const pag = opConf?.pagination ?? sidecar.pagination ?? {};
+    // Exports (operations with their own pagination or a since param) show soft-deleted records; lists do not.
+    const exporting = opConf?.pagination !== undefined || opConf?.since !== undefined;
     const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
@@ -461,10 +511,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     limit = Math.max(1, limit);
     const since = opConf?.since;
     const handled = new Set([cursorParam, pageParam, limitParam, since?.param]);
-    // Exports show soft-deleted records (Zendesk's status "deleted"); lists do not.
     let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (exporting || !softDeleted(r, s.record)));
     if (since !== undefined) {
-      // Changed on or after the param (Unix seconds), oldest change first.
+      // Changed at or after the param (Unix seconds), oldest change first.
       const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
       const from = query[since.param];
       if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
@@ -498,7 +547,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
-    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
+    // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
+    // own position, size, total and whether it is the last (Jira's {startAt, maxResults, total, isLast}).
+    if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;
+    if (limitParam !== undefined && typeof body[limitParam] === 'number') body[limitParam] = limit;
+    if (typeof body.total === 'number') body.total = rows.length;
+    if (typeof body.isLast === 'boolean') body.isLast = !more;
+    if (typeof body.is_last === 'boolean') body.is_last = !more;
+    if (typeof body.nextPage === 'string') {
+      if (more && cursorParam !== undefined) {
+        const q = new URLSearchParams(req.query);
+        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+        body.nextPage = `${origin}${req.path}?${q.toString()}`;
+      } else delete body.nextPage;
+    }
+    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, numericCursor ? '' : cursorParam));
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
@@ -521,13 +584,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         void top;
       }
     }
-    const nextUrl = (): string => {
+    if (pag.next_url !== undefined) {
+      // The next page's URL: the same query with the next cursor (an export's start time stays: the cursor is an offset into what it selects).
       const q = new URLSearchParams(req.query);
       q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit)));
-      // The other params stay (an export's start time too: the cursor is an offset into what it selects).
-      return `${origin}${req.path}?${q.toString()}`;
-    };
-    if (pag.next_url !== undefined) setPath(body, pag.next_url, more ? nextUrl() : null);
+      setPath(body, pag.next_url, more ? `${origin}${req.path}?${q.toString()}` : null);
+    }
     if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
     if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
@@ -559,13 +621,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
     if (checkTokens && op.security.length > 0) {
-      const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends.
-      const windowMs = rateLimit.window_seconds * 1000;
-      const wait = String(Math.max(1, Math.ceil((windowStart + windowMs - Date.now()) / 1000)));
+      const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
       return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, { 'Retry-After': wait }));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
@@ -584,7 +645,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    const id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -599,40 +660,43 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
-        stamp(record, ['created_at', 'updated_at', 'createdAt', 'updatedAt']);
+        uniqueLookups(r, record, r.records.size + 1);
+        const at = new Date().toISOString();
+        stamp(r, record, 'created', at);
+        stamp(r, record, 'updated', at);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        const json = wrap(op, record);
+        const json = wrap(op, record, r);
         applyNested(nested, String(newRecordId), json);
         return withHeaders({ status: op.successStatus, json });
       }
       case 'get': {
-        const s = r.records.get(id as string);
-        return withHeaders(s === undefined || softDeleted(r, s.record) ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
+        const s = find(r, id as string);
+        return withHeaders(s === undefined || softDeleted(r, s.record) ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
-        const s = r.records.get(id as string);
+        const s = find(r, id as string);
         if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         const nested = takeNested(op, fields);
-        merge(s.record, fields);
-        stamp(s.record, ['updated_at', 'updatedAt']);
-        const json = wrap(op, s.record);
-        applyNested(nested, id as string, json);
+        merge(s.record, fields, true);
+        stamp(r, s.record, 'updated', new Date().toISOString());
+        const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r);
+        applyNested(nested, String(s.record[r.idField]), json);
         return withHeaders({ status: op.successStatus, json });
       }
       case 'delete': {
-        const s = r.records.get(id as string);
+        const s = find(r, id as string);
         if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
         // soft_delete keeps the record, marked, for the exports that report deletions.
         const sd = sidecar.resources?.[r.name]?.soft_delete;
         if (sd !== undefined) {
           s.record[sd.field] = sd.value;
-          stamp(s.record, ['updated_at', 'updatedAt']);
+          stamp(r, s.record, 'updated', new Date().toISOString());
           // An answer with a body shows the marked record (Zendesk's deleted user, active false).
           return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : wrap(op, s.record) });
         }
-        r.records.delete(id as string);
+        if (!r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -663,6 +727,19 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       used = 0;
     },
   };
+}
+
+/**
+ * The token a request presents: a bearer (or other scheme's) token as sent; for HTTP basic, the
+ * password of base64(user:password), so a sidecar lists API tokens, not encodings of them.
+ */
+function presentedToken(authorization: string): string | undefined {
+  const m = /^(\w+)\s+(\S+)\s*$/.exec(authorization);
+  if (m === null) return undefined;
+  if ((m[1] as string).toLowerCase() !== 'basic') return m[2];
+  const decoded = Buffer.from(m[2] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
 /** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */

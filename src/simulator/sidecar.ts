@@ -8,31 +8,41 @@
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
  *                   method_not_allowed, rate_limited) to the vendor's.
  *   auth:           tokens: the credentials accepted (default: any present credential).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
  *                   next page's URL, null on the last), has_more (true but on the last page),
  *                   done (true on the last page: Zendesk's end_of_stream).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records; list
- *                   (the list operation of a resource with no item path, e.g. "GET
- *                   /tickets/{ticket_id}/comments"); soft_delete ({field, value}: DELETE marks the
- *                   record, which get, update and lists then ignore and exports still show);
- *                   created_by ([{operation, field, echo}]: a field of that operation's body
- *                   creates a record of this resource under the written record, echoed at the
- *                   dotted path echo of the answer, e.g. a ticket update's comment).
+ *   resources:      per resource (the collection's last path segment): id_field, records;
+ *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
+ *                   lists (more operations that list it: Jira's GET /search/jql for issue);
+ *                   get ({operation, id_query}: a get by a query parameter, Jira's
+ *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
+ *                   on create and update); soft_delete ({field, value}: DELETE marks the record,
+ *                   which get, update and lists then ignore and exports still show); created_by
+ *                   ([{operation, field, echo}]: a field of that operation's body creates a record
+ *                   of this resource under the written record, echoed at the dotted path echo of
+ *                   the answer: a Zendesk ticket update's comment). A resource no item path
+ *                   implies is declared here by its get, or by its lists (the records are the
+ *                   items of the first list's array, listed per parent).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
  *   operations:     per operation ("POST /tags"): bad_request, the code and message of any 400
- *                   it answers; lists, the resource it lists (an export), with its own
- *                   pagination and since ({param, field}: records whose field is at or after the
- *                   param's Unix seconds, oldest first).
+ *                   it answers; pagination, its own (an export's); since ({param, field}: records
+ *                   whose field is at or after the param's Unix seconds, oldest first). An
+ *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
+ *   graphql:        for the GraphQL simulator (graphql-simulator.ts) only: the endpoint path, the
+ *                   HTTP status of each error code, the shape of one entry of `errors`, the record
+ *                   fields `filter` arguments may compare, the ordering and archived arguments.
+ *                   auth.header names the credential header (default Authorization; a scheme word
+ *                   such as Bearer before the token is optional there).
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -40,6 +50,22 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { OAuthConfig } from './oauth.ts';
+
+export interface ErrorOverride {
+  code: string;
+  message: string;
+}
+
+export interface ResourceSidecar {
+  id_field?: string;
+  records?: number;
+  lookup?: string[];
+  lists?: string[];
+  get?: { operation: string; id_query: string };
+  timestamps?: { created?: string; updated?: string };
+  soft_delete?: { field: string; value: string | number | boolean | null };
+  created_by?: { operation: string; field: string; echo?: string }[];
+}
 
 export interface Pagination {
   cursor_param?: string;
@@ -52,27 +78,40 @@ export interface Pagination {
   done?: string;
 }
 
-export interface ErrorOverride {
-  code: string;
-  message: string;
-}
-
 export interface Sidecar {
   error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string };
+  auth?: { tokens?: string[]; message?: string; header?: string };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride; lists?: string; pagination?: Pagination; since?: { param: string; field: string } }>;
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
   pagination?: Pagination;
   records?: number;
-  resources?: Record<
-    string,
-    { id_field?: string; records?: number; list?: string; soft_delete?: { field: string; value: string | number | boolean | null }; created_by?: { operation: string; field: string; echo?: string }[] }
-  >;
+  resources?: Record<string, ResourceSidecar>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
+  graphql?: GraphqlSidecar;
+}
+
+/** What a GraphQL schema cannot say about its API (the `graphql` key of a sidecar). */
+export interface GraphqlSidecar {
+  /** The endpoint's path; default /graphql. */
+  path?: string;
+  /** HTTP status per simulator error code (invalid, unauthorized, rate_limited, not_found...); default 400 before execution, 200 for errors of fields. */
+  status?: Record<string, number>;
+  /** The message of an error of a field, by code: a template with {{type}} and {{id}} (not_found: "Entity not found: {{type}}"). */
+  messages?: Record<string, string>;
+  /** One entry of `errors`: a JSON tree whose strings may hold {{message}}, {{code}}, {{status}}; default {message, extensions: {code}}. */
+  error?: Record<string, unknown>;
+  /** Record fields (dotted for a related record's field: team.id) that `filter` arguments may compare; other filter fields are refused. */
+  filters?: string[];
+  /** The name of the filter argument; default filter. */
+  filter_argument?: string;
+  /** The argument whose enum value names the record field lists are sorted by (default orderBy), and the direction (default asc). */
+  order_by?: { argument?: string; direction?: 'asc' | 'desc' };
+  /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
+  archived?: { field?: string; argument?: string };
 }
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
@@ -98,7 +137,7 @@ const SIDECAR_SCHEMA = {
   },
   properties: {
     error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: {
@@ -108,7 +147,6 @@ const SIDECAR_SCHEMA = {
         additionalProperties: false,
         properties: {
           bad_request: override,
-          lists: { type: 'string' },
           pagination: { $ref: '#/definitions/pagination' },
           since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
         },
@@ -125,6 +163,7 @@ const SIDECAR_SCHEMA = {
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
+        refresh_tokens: { type: 'boolean' },
       },
     },
     rate_limit: {
@@ -135,7 +174,7 @@ const SIDECAR_SCHEMA = {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
-        reset: { enum: ['unix', 'seconds'] },
+        reset: { enum: ['unix', 'unix_ms', 'seconds'] },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },
@@ -148,7 +187,10 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
-          list: { type: 'string', pattern: '^[A-Z]+ /' },
+          lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
+          lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
+          get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
           soft_delete: { type: 'object', additionalProperties: false, required: ['field', 'value'], properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] } } },
           created_by: {
             type: 'array',
@@ -158,6 +200,20 @@ const SIDECAR_SCHEMA = {
       },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
+    graphql: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', pattern: '^/' },
+        status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } },
+        error: { type: 'object' },
+        messages: { type: 'object', additionalProperties: { type: 'string' } },
+        filters: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$' } },
+        filter_argument: { type: 'string' },
+        order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
+        archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
+      },
+    },
     sandbox: {
       type: 'object',
       additionalProperties: false,

@@ -38,8 +38,8 @@ const OAUTH_TOKEN = 'zd_oauth_1';
 
 let sim: OpenApiSimulator;
 beforeAll(async () => {
-  // Only these credentials are accepted: the API token's basic blob and one OAuth token.
-  sim = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: SIDECAR, seed: 23, tokens: [basicOf(API_TOKEN.email, API_TOKEN.api_token), OAUTH_TOKEN], rateLimit: false });
+  // Only these credentials are accepted: the API token (basic's password) and one OAuth token.
+  sim = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: SIDECAR, seed: 23, tokens: [API_TOKEN.api_token, OAUTH_TOKEN], rateLimit: false });
 });
 afterAll(() => sim.close());
 beforeEach(() => {
