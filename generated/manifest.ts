@@ -930,6 +930,15 @@ param: string
  */
 value: string
 /**
+ * Other params of this entity's list set from the same parent record (context: record), when a parent is named by several (GitHub: owner and repo).
+ */
+also?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
  * Fixed params of the parent list.
  */
 params?: {

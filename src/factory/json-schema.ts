@@ -71,6 +71,12 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
     if (kinds.size === 1 && typeof [...kinds][0] === 'string' && [...kinds][0] !== 'object') {
       return { ...toJsonSchema({ ...flatten(alternatives[0]), ...(s['nullable'] ? { nullable: true } : {}) }, o, seen), ...(description ? { description } : {}) };
     }
+    // Alternatives of several primitive types (GitHub's title: string or integer) are a type union.
+    const prims = [...kinds].filter((k): k is string => typeof k === 'string' && ['string', 'integer', 'number', 'boolean'].includes(k));
+    if (kinds.size > 1 && prims.length === kinds.size) {
+      const nullable = s['nullable'] === true || alternatives.some((a) => isObj(a) && flatten(a)['nullable'] === true) || o.loose === true;
+      return { type: nullable ? [...prims, 'null'] : prims, ...(description ? { description } : {}) };
+    }
     return description ? { description } : {};
   }
   seen.add(input);

@@ -566,6 +566,11 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         if (parent === undefined || parent.actions['list'] === undefined) check.add([...sat, 'for_each', 'entity'], `"${fe.entity}" is not an entity with a list action`);
         if ((entity.actions['list']?.params ?? {})[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
         check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
+        for (const [k, t] of Object.entries(fe.also ?? {})) {
+          if ((entity.actions['list']?.params ?? {})[k] === undefined) check.add([...sat, 'for_each', 'also', k], `"${k}" is not a param of ${entityName}.list`);
+          else if (k === fe.param) check.add([...sat, 'for_each', 'also', k], `"${k}" is already for_each.param`);
+          if (t !== undefined) check.template([...sat, 'for_each', 'also', k], t, { roots: new Set(['record']), config });
+        }
       }
       if (sync.removals !== undefined) {
         const rm = sync.removals;

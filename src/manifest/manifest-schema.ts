@@ -542,6 +542,11 @@ export const MANIFEST_SCHEMA = {
             entity: { type: 'string', description: 'Parent entity (its list action is paged through).' },
             param: { type: 'string', description: "This entity's list param that takes the parent." },
             value: { ...template, description: 'The param value (context: record, the parent record).' },
+            also: {
+              type: 'object',
+              additionalProperties: template,
+              description: "Other params of this entity's list set from the same parent record (context: record), when a parent is named by several (GitHub: owner and repo).",
+            },
             params: { type: 'object', additionalProperties: true, description: 'Fixed params of the parent list.' },
           },
         },

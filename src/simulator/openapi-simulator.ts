@@ -123,6 +123,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** An item path with several ids (/repos/{owner}/{repo}): its params, found through the sidecar's resources.<name>.key. */
+  keyParams?: string[];
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -171,6 +173,13 @@ function nextCursorPath(d: Description, schema: Json | undefined, cursorParam: s
     return undefined;
   };
   return walk(schema, '', 0);
+}
+
+/** The value at a dotted path of a record (undefined when a step is missing). */
+function getPath(obj: unknown, path: string): unknown {
+  let o: unknown = obj;
+  for (const p of path.split('.')) o = o !== null && typeof o === 'object' ? (o as Json)[p] : undefined;
+  return o;
 }
 
 function setPath(obj: Json, path: string, value: unknown): void {
@@ -254,16 +263,36 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- resources
   const itemNames = new Map<string, string>(); // resource → id param, from item paths
+  // Item paths with several ids after a word (/repos/{owner}/{repo}) whose collection is elsewhere
+  // (/user/repos): the resource named by the word, its records found by the ids' key fields.
+  const compositeItems = new Map<string, { resource: string; params: string[] }>();
+  const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;
   for (const op of d.operations) {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1];
     const prev = segs[segs.length - 2];
     if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
   }
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    if (!isParam(segs[segs.length - 1]) || !isParam(segs[segs.length - 2])) continue;
+    let word = segs.length - 1;
+    while (word >= 0 && isParam(segs[word])) word--;
+    const name = segs[word];
+    if (word !== 0 || name === undefined || itemNames.has(name)) continue;
+    const hasCollection = d.operations.some((o) => o.path !== op.path && o.path.split('/').filter((x) => x !== '').at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    if (hasCollection) compositeItems.set(op.path, { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
+  }
+  for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
   const classify = (op: Operation): Classified => {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1] ?? '';
     const prev = segs[segs.length - 2];
+    const composite = compositeItems.get(op.path);
+    if (composite !== undefined) {
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      return { kind, resource: composite.resource, keyParams: composite.params };
+    }
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
       const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
       return { kind, resource: prev, idParam: last.slice(1, -1) };
@@ -312,6 +341,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
+    const status = sidecar.error?.statuses?.[p.code];
+    if (status !== undefined) p = { ...p, status };
     let json: unknown;
     if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
@@ -387,11 +418,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     limit = Math.max(1, limit);
     const handled = new Set([cursorParam, pageParam, limitParam]);
     let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
-    // Filters: query params named like a record field keep the records whose field (or its id) equals them.
+    // Filters: query params named like a record field keep the records whose field (or its id) equals
+    // them; the sidecar's filters name another field, compare times, or give values matching all.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name) || typeof value === 'object') continue;
+      const rule = sidecar.filters?.[name];
+      if (rule?.any?.includes(String(value)) === true) continue;
+      if (rule?.match === 'since' || rule?.match === 'before') {
+        const at = Date.parse(String(value));
+        rows = rows.filter((s) => {
+          const f = Date.parse(String(getPath(s.record, rule.field ?? name)));
+          return Number.isNaN(f) || Number.isNaN(at) || (rule.match === 'since' ? f >= at : f <= at);
+        });
+        continue;
+      }
       rows = rows.filter((s) => {
-        const f = s.record[name];
+        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
         if (f === undefined) return true;
         if (f !== null && typeof f === 'object') return ['gid', 'id', 'uuid'].some((k) => (f as Json)[k] !== undefined && String((f as Json)[k]) === String(value));
         return String(f) === String(value);
@@ -412,7 +454,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const slice = rows.slice(offset, offset + limit).map((s) => s.record);
     const more = offset + slice.length < rows.length;
-    if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
+    if (key === '') {
+      // A bare array: the next page is a Link header, the request's own query with the cursor or page advanced.
+      const nextParam = cursorParam ?? pageParam;
+      if (!more || nextParam === undefined) return { status: op.successStatus, json: slice };
+      const q = new URLSearchParams(req.query);
+      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit)) : String(page + 1));
+      return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
     const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
@@ -460,7 +509,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
-    if (checkTokens && op.security.length > 0) {
+    if (sidecar.auth?.bearer === true && op.security.length === 0 && !/^\w+\s+\S+\s*$/.test(String(req.headers.authorization ?? ''))) {
+      return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Requires authentication' }, op));
+    }
+    if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
@@ -483,7 +535,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    let id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    if (c.keyParams !== undefined) {
+      const key = sidecar.resources?.[r.name]?.key ?? {};
+      const found = [...r.records.entries()].find(([, s]) => c.keyParams?.every((p) => String(getPath(s.record, key[p] ?? p)) === pathParams[p]));
+      id = found?.[0] ?? Object.values(pathParams).join('/');
+    }
+    const stamp = (record: Json, fields: (string | undefined)[]): void => {
+      for (const f of fields) if (f !== undefined) record[f] = typeof record[f] === 'number' ? Math.floor(Date.now() / 1000) : new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    };
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -496,6 +556,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
+        stamp(record, [sidecar.timestamps?.created, sidecar.timestamps?.updated]);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
         return withHeaders({ status: op.successStatus, json: wrap(op, record) });
       }
@@ -509,6 +570,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         merge(s.record, fields);
+        stamp(s.record, [sidecar.timestamps?.updated]);
         return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'delete': {

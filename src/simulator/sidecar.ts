@@ -6,13 +6,23 @@
  *   error:          the vendor's error body, a JSON tree whose strings may hold {{status}},
  *                   {{code}}, {{message}}, {{field}} and {{request_id}}; `codes` renames the
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
- *                   method_not_allowed, rate_limited) to the vendor's.
- *   auth:           tokens: the credentials accepted (default: any present credential).
+ *                   method_not_allowed, rate_limited) to the vendor's; `statuses` answers a
+ *                   code with another HTTP status (GitHub: missing and invalid are 422).
+ *   auth:           tokens: the credentials accepted (default: any present credential);
+ *                   bearer: every operation needs an Authorization token although the
+ *                   description declares no security (GitHub's declares none).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   resources:      per resource (the collection's last path segment): id_field, records, and
+ *                   `key`: for an item path with several ids (/repos/{owner}/{repo}), the record
+ *                   field (dotted) each path param names ({owner: owner.login, repo: name}).
+ *   filters:        per list query param: the record `field` it compares (dotted; default its
+ *                   own name), `match` equals (default), since (field >= value, ISO times) or
+ *                   before (field <= value), and `any`: values that match every record (state=all).
+ *   timestamps:     record fields set to the current time (ISO 8601, or Unix seconds where the
+ *                   sample is a number): `created` on create, `updated` on create and update.
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -36,8 +46,8 @@ export interface ErrorOverride {
 }
 
 export interface Sidecar {
-  error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string };
+  error?: { body?: unknown; codes?: Record<string, string>; statuses?: Record<string, number> };
+  auth?: { tokens?: string[]; message?: string; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
@@ -45,7 +55,9 @@ export interface Sidecar {
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<string, { id_field?: string; records?: number; key?: Record<string, string> }>;
+  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before'; any?: string[] }>;
+  timestamps?: { created?: string; updated?: string };
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
 }
@@ -56,8 +68,16 @@ const SIDECAR_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        body: {},
+        codes: { type: 'object', additionalProperties: { type: 'string' } },
+        statuses: { type: 'object', additionalProperties: { type: 'integer', minimum: 400, maximum: 599 } },
+      },
+    },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, bearer: { type: 'boolean' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
@@ -99,8 +119,25 @@ const SIDECAR_SCHEMA = {
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+        },
+      },
     },
+    filters: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before'] }, any: { type: 'array', items: { type: 'string' } } },
+      },
+    },
+    timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
     unknown_query: { enum: ['reject', 'ignore'] },
     sandbox: {
       type: 'object',
