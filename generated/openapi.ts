@@ -1040,32 +1040,38 @@ export interface components {
         };
         /**
          * GithubExecuteRequest
-         * @description Execute on a GitHub's official OpenAPI spec + Octokit extension connector (type github)
+         * @description Execute on a GitHub connector (type github)
          */
         GithubExecuteRequest: {
             /** @constant */
             action: "list";
             /** @constant */
-            entity: "repos";
-            params?: components["schemas"]["GithubReposListParams"];
+            entity: "repositories";
+            params?: components["schemas"]["GithubRepositoriesListParams"];
         } | {
             /** @constant */
             action: "get";
             /** @constant */
-            entity: "repos";
-            params: components["schemas"]["GithubReposGetParams"];
+            entity: "repositories";
+            params: components["schemas"]["GithubRepositoriesGetParams"];
         } | {
             /** @constant */
             action: "create";
             /** @constant */
-            entity: "repos";
-            params: components["schemas"]["GithubReposCreateParams"];
+            entity: "repositories";
+            params: components["schemas"]["GithubRepositoriesCreateParams"];
         } | {
             /** @constant */
             action: "update";
             /** @constant */
-            entity: "repos";
-            params: components["schemas"]["GithubReposUpdateParams"];
+            entity: "repositories";
+            params: components["schemas"]["GithubRepositoriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "repositories";
+            params?: components["schemas"]["SearchParams"];
         } | {
             /** @constant */
             action: "list";
@@ -1092,55 +1098,73 @@ export interface components {
             params: components["schemas"]["GithubIssuesUpdateParams"];
         } | {
             /** @constant */
-            action: "list";
+            action: "search";
             /** @constant */
-            entity: "pulls";
-            params: components["schemas"]["GithubPullsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "pulls";
-            params: components["schemas"]["GithubPullsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "pulls";
-            params: components["schemas"]["GithubPullsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "pulls";
-            params: components["schemas"]["GithubPullsUpdateParams"];
+            entity: "issues";
+            params?: components["schemas"]["SearchParams"];
         } | {
             /** @constant */
             action: "list";
             /** @constant */
-            entity: "issues_comments";
-            params: components["schemas"]["GithubIssuesCommentsListParams"];
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsListParams"];
         } | {
             /** @constant */
             action: "get";
             /** @constant */
-            entity: "issues_comments";
-            params: components["schemas"]["GithubIssuesCommentsGetParams"];
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsGetParams"];
         } | {
             /** @constant */
             action: "create";
             /** @constant */
-            entity: "issues_comments";
-            params: components["schemas"]["GithubIssuesCommentsCreateParams"];
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsCreateParams"];
         } | {
             /** @constant */
             action: "update";
             /** @constant */
-            entity: "issues_comments";
-            params: components["schemas"]["GithubIssuesCommentsUpdateParams"];
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pull_requests";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issue_comments";
+            params?: components["schemas"]["SearchParams"];
         };
-        /** GithubIssuesCommentsCreateParams */
-        GithubIssuesCommentsCreateParams: {
+        /** GithubIssueCommentsCreateParams */
+        GithubIssueCommentsCreateParams: {
             /** @description The contents of the comment. */
             body: string;
             /** @description The number that identifies the issue. */
@@ -1150,8 +1174,8 @@ export interface components {
             /** @description The name of the repository without the .git extension. */
             repo: string;
         };
-        /** GithubIssuesCommentsGetParams */
-        GithubIssuesCommentsGetParams: {
+        /** GithubIssueCommentsGetParams */
+        GithubIssueCommentsGetParams: {
             /**
              * Format: int64
              * @description The unique identifier of the comment.
@@ -1162,8 +1186,8 @@ export interface components {
             /** @description The name of the repository without the .git extension. */
             repo: string;
         };
-        /** GithubIssuesCommentsListParams */
-        GithubIssuesCommentsListParams: {
+        /** GithubIssueCommentsListParams */
+        GithubIssueCommentsListParams: {
             /**
              * @description Either asc or desc.
              * @enum {string}
@@ -1195,8 +1219,8 @@ export interface components {
              */
             sort: "created" | "updated";
         };
-        /** GithubIssuesCommentsUpdateParams */
-        GithubIssuesCommentsUpdateParams: {
+        /** GithubIssueCommentsUpdateParams */
+        GithubIssueCommentsUpdateParams: {
             /** @description The contents of the comment. */
             body: string;
             /**
@@ -1221,13 +1245,13 @@ export interface components {
             issue_field_values?: Record<string, never>[];
             /** @description Labels to associate with this issue. */
             labels?: unknown[];
-            milestone?: string | number | boolean | Record<string, never> | unknown[];
+            milestone?: string | number | null;
             /** @description The account owner of the repository. */
             owner: string;
             /** @description The name of the repository without the .git extension. */
             repo: string;
             /** @description The title of the issue. */
-            title: string | number | boolean | Record<string, never> | unknown[];
+            title: string | number;
             /** @description The name of the issue type to associate with this issue. */
             type?: string | null;
         };
@@ -1310,7 +1334,7 @@ export interface components {
             issue_number: number;
             /** @description Labels to associate with this issue. */
             labels?: unknown[];
-            milestone?: string | number | boolean | Record<string, never> | unknown[];
+            milestone?: string | number | null;
             /** @description The account owner of the repository. */
             owner: string;
             /** @description The name of the repository without the .git extension. */
@@ -1326,12 +1350,12 @@ export interface components {
              */
             state_reason?: "completed" | "not_planned" | "duplicate" | "reopened" | null;
             /** @description The title of the issue. */
-            title?: string | number | boolean | Record<string, never> | unknown[];
+            title?: string | number | null;
             /** @description The issue type to associate with this issue. */
             type?: string | number | boolean | Record<string, never> | unknown[];
         };
-        /** GithubPullsCreateParams */
-        GithubPullsCreateParams: {
+        /** GithubPullRequestsCreateParams */
+        GithubPullRequestsCreateParams: {
             /** @description The name of the branch you want the changes pulled into. */
             base: string;
             /** @description The contents of the pull request. */
@@ -1356,8 +1380,8 @@ export interface components {
             /** @description The title of the new pull request. */
             title?: string;
         };
-        /** GithubPullsGetParams */
-        GithubPullsGetParams: {
+        /** GithubPullRequestsGetParams */
+        GithubPullRequestsGetParams: {
             /** @description The account owner of the repository. */
             owner: string;
             /** @description The number that identifies the pull request. */
@@ -1365,8 +1389,8 @@ export interface components {
             /** @description The name of the repository without the .git extension. */
             repo: string;
         };
-        /** GithubPullsListParams */
-        GithubPullsListParams: {
+        /** GithubPullRequestsListParams */
+        GithubPullRequestsListParams: {
             /** @description Filter pulls by base branch name. */
             base?: string;
             /**
@@ -1403,8 +1427,8 @@ export interface components {
              */
             state: "open" | "closed" | "all";
         };
-        /** GithubPullsUpdateParams */
-        GithubPullsUpdateParams: {
+        /** GithubPullRequestsUpdateParams */
+        GithubPullRequestsUpdateParams: {
             /** @description The name of the branch you want your changes pulled into. */
             base?: string;
             /** @description The contents of the pull request. */
@@ -1425,8 +1449,8 @@ export interface components {
             /** @description The title of the pull request. */
             title?: string;
         };
-        /** GithubReposCreateParams */
-        GithubReposCreateParams: {
+        /** GithubRepositoriesCreateParams */
+        GithubRepositoriesCreateParams: {
             /**
              * @description Whether to allow Auto-merge to be used on pull requests.
              * @default false
@@ -1525,15 +1549,15 @@ export interface components {
             /** @description The id of the team that will be granted access to this repository. */
             team_id?: number;
         };
-        /** GithubReposGetParams */
-        GithubReposGetParams: {
+        /** GithubRepositoriesGetParams */
+        GithubRepositoriesGetParams: {
             /** @description The account owner of the repository. */
             owner: string;
             /** @description The name of the repository without the .git extension. */
             repo: string;
         };
-        /** GithubReposListParams */
-        GithubReposListParams: {
+        /** GithubRepositoriesListParams */
+        GithubRepositoriesListParams: {
             /**
              * @description Comma-separated list of values.
              * @default owner,collaborator,organization_member
@@ -1583,8 +1607,8 @@ export interface components {
              */
             visibility: "all" | "public" | "private";
         };
-        /** GithubReposUpdateParams */
-        GithubReposUpdateParams: {
+        /** GithubRepositoriesUpdateParams */
+        GithubRepositoriesUpdateParams: {
             /**
              * @description Either true to allow auto-merge on pull requests, or false to disallow auto-merge.
              * @default false

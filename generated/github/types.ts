@@ -2,18 +2,37 @@
 
 export interface GithubListMeta {
 /**
- * What to pass for the next page (the pagination param of each list), null on the last page
+ * GitHub's Link header (rel="next", "last", ...); the interpreter follows rel="next" to page
  */
-next_page: (string | number | null)
+link: (string | null)
 }
 
-export interface GithubApiKeyCredentials {
+export interface GithubTokenCredentials {
+/**
+ * A personal access token (ghp_..., github_pat_...)
+ */
 token: string
 }
 
-export type GithubCredentials = GithubApiKeyCredentials;
+export interface GithubInstallationTokenCredentials {
+/**
+ * An installation access token (ghs_...)
+ */
+installation_token: string
+}
 
-export interface GithubReposRecord {
+export interface GithubOauthCredentials {
+access_token: string
+refresh_token?: string
+/**
+ * Unix seconds
+ */
+expires_at?: number
+}
+
+export type GithubCredentials = GithubTokenCredentials | GithubInstallationTokenCredentials | GithubOauthCredentials;
+
+export interface GithubRepositoriesRecord {
 id: number
 node_id?: (string | null)
 name?: (string | null)
@@ -192,7 +211,7 @@ custom_properties?: ({
 } | null)
 }
 
-export interface GithubReposListParams {
+export interface GithubRepositoriesListParams {
 /**
  * Limit results to repositories with the specified visibility.
  */
@@ -231,7 +250,7 @@ since?: string
 before?: string
 }
 
-export interface GithubReposGetParams {
+export interface GithubRepositoriesGetParams {
 /**
  * The account owner of the repository.
  */
@@ -242,7 +261,7 @@ owner: string
 repo: string
 }
 
-export interface GithubReposCreateParams {
+export interface GithubRepositoriesCreateParams {
 /**
  * The name of the repository.
  */
@@ -337,7 +356,7 @@ has_downloads?: boolean
 is_template?: boolean
 }
 
-export interface GithubReposUpdateParams {
+export interface GithubRepositoriesUpdateParams {
 /**
  * The account owner of the repository.
  */
@@ -509,6 +528,21 @@ allow_forking?: boolean
  * Either true to require contributors to sign off on web-based commits, or false to not require contributors to sign off on web-based commits.
  */
 web_commit_signoff_required?: boolean
+}
+
+export interface GithubRepositoriesSearchRecord {
+id?: (number | null)
+name?: (string | null)
+full_name?: (string | null)
+description?: (string | null)
+private?: (boolean | null)
+archived?: (boolean | null)
+language?: (string | null)
+default_branch?: (string | null)
+updated_at?: (string | null)
+pushed_at?: (string | null)
+topics?: (unknown[] | null)
+owner?: (string | null)
 }
 
 export interface GithubIssuesRecord {
@@ -723,9 +757,7 @@ repo: string
 /**
  * The title of the issue.
  */
-title: (string | number | boolean | {
-
-} | unknown[])
+title: (string | number)
 /**
  * The contents of the issue.
  */
@@ -734,9 +766,7 @@ body?: string
  * Login for the user that this issue should be assigned to.
  */
 assignee?: (string | null)
-milestone?: (string | number | boolean | {
-
-} | unknown[])
+milestone?: (string | number | null)
 /**
  * Labels to associate with this issue.
  */
@@ -773,9 +803,7 @@ issue_number: number
 /**
  * The title of the issue.
  */
-title?: (string | number | boolean | {
-
-} | unknown[])
+title?: (string | number | null)
 /**
  * The contents of the issue.
  */
@@ -796,9 +824,7 @@ state_reason?: ("completed" | "not_planned" | "duplicate" | "reopened" | null)
  * The ID of the issue to mark as the canonical duplicate when statereason is duplicate.
  */
 duplicate_issue_id?: number
-milestone?: (string | number | boolean | {
-
-} | unknown[])
+milestone?: (string | number | null)
 /**
  * Labels to associate with this issue.
  */
@@ -821,7 +847,26 @@ type?: (string | number | boolean | {
 } | unknown[])
 }
 
-export interface GithubPullsRecord {
+export interface GithubIssuesSearchRecord {
+id?: (number | null)
+number?: (number | null)
+title?: (string | null)
+body?: (string | null)
+state?: (string | null)
+state_reason?: (string | null)
+locked?: (boolean | null)
+comments?: (number | null)
+labels?: (unknown[] | null)
+created_at?: (string | null)
+updated_at?: (string | null)
+closed_at?: (string | null)
+repository_url?: (string | null)
+html_url?: (string | null)
+author?: (string | null)
+pull_request_url?: (string | null)
+}
+
+export interface GithubPullRequestsRecord {
 url?: (string | null)
 id: number
 node_id?: (string | null)
@@ -935,7 +980,7 @@ deletions?: (number | null)
 changed_files?: (number | null)
 }
 
-export interface GithubPullsListParams {
+export interface GithubPullRequestsListParams {
 /**
  * The account owner of the repository.
  */
@@ -974,7 +1019,7 @@ per_page?: number
 page?: number
 }
 
-export interface GithubPullsGetParams {
+export interface GithubPullRequestsGetParams {
 /**
  * The account owner of the repository.
  */
@@ -989,7 +1034,7 @@ repo: string
 pull_number: number
 }
 
-export interface GithubPullsCreateParams {
+export interface GithubPullRequestsCreateParams {
 /**
  * The account owner of the repository.
  */
@@ -1032,7 +1077,7 @@ draft?: boolean
 issue?: number
 }
 
-export interface GithubPullsUpdateParams {
+export interface GithubPullRequestsUpdateParams {
 /**
  * The account owner of the repository.
  */
@@ -1067,7 +1112,25 @@ base?: string
 maintainer_can_modify?: boolean
 }
 
-export interface GithubIssuesCommentsRecord {
+export interface GithubPullRequestsSearchRecord {
+id?: (number | null)
+number?: (number | null)
+title?: (string | null)
+body?: (string | null)
+state?: (string | null)
+draft?: (boolean | null)
+locked?: (boolean | null)
+merged_at?: (string | null)
+created_at?: (string | null)
+updated_at?: (string | null)
+closed_at?: (string | null)
+html_url?: (string | null)
+author?: (string | null)
+head_ref?: (string | null)
+base_ref?: (string | null)
+}
+
+export interface GithubIssueCommentsRecord {
 /**
  * Unique identifier of the issue comment
  */
@@ -1120,7 +1183,7 @@ minimized?: ({
 } | null)
 }
 
-export interface GithubIssuesCommentsListParams {
+export interface GithubIssueCommentsListParams {
 /**
  * The account owner of the repository.
  */
@@ -1151,7 +1214,7 @@ per_page?: number
 page?: number
 }
 
-export interface GithubIssuesCommentsGetParams {
+export interface GithubIssueCommentsGetParams {
 /**
  * The account owner of the repository.
  */
@@ -1166,7 +1229,7 @@ repo: string
 comment_id: number
 }
 
-export interface GithubIssuesCommentsCreateParams {
+export interface GithubIssueCommentsCreateParams {
 /**
  * The account owner of the repository.
  */
@@ -1185,7 +1248,7 @@ issue_number: number
 body: string
 }
 
-export interface GithubIssuesCommentsUpdateParams {
+export interface GithubIssueCommentsUpdateParams {
 /**
  * The account owner of the repository.
  */
@@ -1204,17 +1267,31 @@ comment_id: number
 body: string
 }
 
+export interface GithubIssueCommentsSearchRecord {
+id?: (number | null)
+body?: (string | null)
+created_at?: (string | null)
+updated_at?: (string | null)
+issue_url?: (string | null)
+html_url?: (string | null)
+author?: (string | null)
+author_association?: (string | null)
+}
+
 /** What a passing credential check of github reports (manifest check.info); null where the upstream gave no value. */
 export interface GithubCheckInfo {
+  "login": unknown;
+  "user_id": unknown;
+  "repositories": unknown;
 }
 
 /** Every entity → action → { params, result } of github. */
 export interface GithubActions {
-  repos: {
-    list: { params: GithubReposListParams; result: { data: GithubReposRecord[]; meta: GithubListMeta } };
-    get: { params: GithubReposGetParams; result: { data: GithubReposRecord } };
-    create: { params: GithubReposCreateParams; result: { data: GithubReposRecord } };
-    update: { params: GithubReposUpdateParams; result: { data: GithubReposRecord } };
+  repositories: {
+    list: { params: GithubRepositoriesListParams; result: { data: GithubRepositoriesRecord[]; meta: GithubListMeta } };
+    get: { params: GithubRepositoriesGetParams; result: { data: GithubRepositoriesRecord } };
+    create: { params: GithubRepositoriesCreateParams; result: { data: GithubRepositoriesRecord } };
+    update: { params: GithubRepositoriesUpdateParams; result: { data: GithubRepositoriesRecord } };
   };
   issues: {
     list: { params: GithubIssuesListParams; result: { data: GithubIssuesRecord[]; meta: GithubListMeta } };
@@ -1222,21 +1299,24 @@ export interface GithubActions {
     create: { params: GithubIssuesCreateParams; result: { data: GithubIssuesRecord } };
     update: { params: GithubIssuesUpdateParams; result: { data: GithubIssuesRecord } };
   };
-  pulls: {
-    list: { params: GithubPullsListParams; result: { data: GithubPullsRecord[]; meta: GithubListMeta } };
-    get: { params: GithubPullsGetParams; result: { data: GithubPullsRecord } };
-    create: { params: GithubPullsCreateParams; result: { data: GithubPullsRecord } };
-    update: { params: GithubPullsUpdateParams; result: { data: GithubPullsRecord } };
+  pull_requests: {
+    list: { params: GithubPullRequestsListParams; result: { data: GithubPullRequestsRecord[]; meta: GithubListMeta } };
+    get: { params: GithubPullRequestsGetParams; result: { data: GithubPullRequestsRecord } };
+    create: { params: GithubPullRequestsCreateParams; result: { data: GithubPullRequestsRecord } };
+    update: { params: GithubPullRequestsUpdateParams; result: { data: GithubPullRequestsRecord } };
   };
-  issues_comments: {
-    list: { params: GithubIssuesCommentsListParams; result: { data: GithubIssuesCommentsRecord[]; meta: GithubListMeta } };
-    get: { params: GithubIssuesCommentsGetParams; result: { data: GithubIssuesCommentsRecord } };
-    create: { params: GithubIssuesCommentsCreateParams; result: { data: GithubIssuesCommentsRecord } };
-    update: { params: GithubIssuesCommentsUpdateParams; result: { data: GithubIssuesCommentsRecord } };
+  issue_comments: {
+    list: { params: GithubIssueCommentsListParams; result: { data: GithubIssueCommentsRecord[]; meta: GithubListMeta } };
+    get: { params: GithubIssueCommentsGetParams; result: { data: GithubIssueCommentsRecord } };
+    create: { params: GithubIssueCommentsCreateParams; result: { data: GithubIssueCommentsRecord } };
+    update: { params: GithubIssueCommentsUpdateParams; result: { data: GithubIssueCommentsRecord } };
   };
 }
 
 /** Searchable entities of github (hosted mode): result record and field → search type. */
 export interface GithubSearch {
-
+  repositories: { record: GithubRepositoriesSearchRecord; fields: { "id": "integer"; "name": "string"; "full_name": "string"; "description": "string"; "private": "boolean"; "archived": "boolean"; "language": "string"; "default_branch": "string"; "updated_at": "string"; "pushed_at": "string"; "topics": "array"; "owner": "string" } };
+  issues: { record: GithubIssuesSearchRecord; fields: { "id": "integer"; "number": "integer"; "title": "string"; "body": "string"; "state": "string"; "state_reason": "string"; "locked": "boolean"; "comments": "integer"; "labels": "array"; "created_at": "string"; "updated_at": "string"; "closed_at": "string"; "repository_url": "string"; "html_url": "string"; "author": "string"; "pull_request_url": "string" } };
+  pull_requests: { record: GithubPullRequestsSearchRecord; fields: { "id": "integer"; "number": "integer"; "title": "string"; "body": "string"; "state": "string"; "draft": "boolean"; "locked": "boolean"; "merged_at": "string"; "created_at": "string"; "updated_at": "string"; "closed_at": "string"; "html_url": "string"; "author": "string"; "head_ref": "string"; "base_ref": "string" } };
+  issue_comments: { record: GithubIssueCommentsSearchRecord; fields: { "id": "integer"; "body": "string"; "created_at": "string"; "updated_at": "string"; "issue_url": "string"; "html_url": "string"; "author": "string"; "author_association": "string" } };
 }

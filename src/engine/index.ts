@@ -346,7 +346,8 @@ export class ConnectorRuntime {
    * the credentials or the answer fails the check's success condition).
    */
   async check(): Promise<CheckResult> {
-    const c = this.manifest.check;
+    // The auth variant's own check (GitHub installation tokens cannot read /user), else the manifest's.
+    const c = this.variant.check ?? this.manifest.check;
     if (c === undefined) return { ok: true, connector_type: this.manifest.type, checked: false, info: {} };
     const raw = await this.call(c.action, {});
     const ctx = { body: raw.body, status: raw.status, headers: raw.ctx['headers'] };

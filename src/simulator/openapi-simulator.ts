@@ -323,6 +323,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const record = clone(template);
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
+      // A record named by another field (an issue's number) keeps a unique id too.
+      if (r.idField !== 'id' && (typeof template.id === 'number' || typeof template.id === 'string')) record.id = newId(rand, template.id);
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
       r.records.set(String(id), { record, parents: {} });
     }
@@ -556,6 +558,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
+        if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         stamp(record, [sidecar.timestamps?.created, sidecar.timestamps?.updated]);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
         return withHeaders({ status: op.successStatus, json: wrap(op, record) });
