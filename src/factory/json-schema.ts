@@ -101,7 +101,9 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
   if (s['default'] !== undefined && (o.loose !== true) && ['string', 'number', 'boolean'].includes(typeof s['default'])) out['default'] = s['default'];
   const types = Array.isArray(out['type']) ? (out['type'] as string[]) : [out['type']];
   if (types.includes('array') && isObj(s['items'])) {
-    const items = toJsonSchema(s['items'], { ...o, depth: Math.max(o.depth - 1, 0), loose: false }, seen);
+    // The items of an array are at the array's own level: an array param of objects keeps its
+    // items' fields and their required list (GitHub's issue_field_values: [{field_id, value}]).
+    const items = toJsonSchema(s['items'], { ...o, loose: false }, seen);
     if (Object.keys(items).length > 0) out['items'] = items;
   }
   if (types.includes('object') && isObj(s['properties']) && o.depth > 0) {

@@ -70,8 +70,14 @@ function sample(def: ParamDef, name = ''): unknown {
       return true;
     case 'array':
       return [sample(def.items ?? { type: 'string' })];
-    case 'object':
-      return { text: 'Acme' };
+    case 'object': {
+      // An object with declared fields gets its required ones (GitHub's issue_field_values items).
+      const props = (def as { properties?: Record<string, ParamDef> }).properties;
+      const req = (def as { required?: unknown }).required;
+      if (props === undefined) return { text: 'Acme' };
+      const names = Array.isArray(req) && req.length > 0 ? (req as string[]) : Object.keys(props);
+      return Object.fromEntries(names.filter((k) => props[k] !== undefined).map((k) => [k, sample(props[k] as ParamDef, k)]));
+    }
     default:
       if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
       if (def.format === 'date') return '2026-01-31';
