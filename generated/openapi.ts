@@ -1242,7 +1242,12 @@ export interface components {
             /** @description The contents of the issue. */
             body?: string;
             /** @description An array of issue field values to set on this issue. */
-            issue_field_values?: Record<string, never>[];
+            issue_field_values?: {
+                /** @description The ID of the issue field to set */
+                field_id: number;
+                /** @description The value to set for the field. */
+                value: unknown;
+            }[];
             /** @description Labels to associate with this issue. */
             labels?: unknown[];
             milestone?: string | number | null;
@@ -1329,7 +1334,21 @@ export interface components {
             /** @description The ID of the issue to mark as the canonical duplicate when statereason is duplicate. */
             duplicate_issue_id?: number;
             /** @description An array of issue field values to set on this issue. */
-            issue_field_values?: Record<string, never>[];
+            issue_field_values?: {
+                /**
+                 * @description The confidence level for this field value choice.
+                 * @enum {string}
+                 */
+                confidence?: "low" | "medium" | "high";
+                /** @description The ID of the issue field to set */
+                field_id: number;
+                /** @description Optional reasoning for setting this field value. */
+                rationale?: string;
+                /** @description If true, the change is stored as a pending suggestion for human review rather than applied directly. */
+                suggest?: boolean;
+                /** @description The value to set for the field. */
+                value: unknown;
+            }[];
             /** @description The number that identifies the issue. */
             issue_number: number;
             /** @description Labels to associate with this issue. */
@@ -1346,9 +1365,9 @@ export interface components {
             state?: "open" | "closed";
             /**
              * @description The reason for the state change.
-             * @enum {string|null}
+             * @enum {string}
              */
-            state_reason?: "completed" | "not_planned" | "duplicate" | "reopened" | null;
+            state_reason?: "completed" | "not_planned" | "duplicate" | "reopened";
             /** @description The title of the issue. */
             title?: string | number | null;
             /** @description The issue type to associate with this issue. */

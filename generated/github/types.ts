@@ -779,7 +779,16 @@ assignees?: string[]
  * An array of issue field values to set on this issue.
  */
 issue_field_values?: {
-
+/**
+ * The ID of the issue field to set
+ */
+field_id: number
+/**
+ * The value to set for the field.
+ */
+value: {
+[k: string]: unknown | undefined
+}
 }[]
 /**
  * The name of the issue type to associate with this issue.
@@ -819,7 +828,7 @@ state?: ("open" | "closed")
 /**
  * The reason for the state change.
  */
-state_reason?: ("completed" | "not_planned" | "duplicate" | "reopened" | null)
+state_reason?: ("completed" | "not_planned" | "duplicate" | "reopened")
 /**
  * The ID of the issue to mark as the canonical duplicate when statereason is duplicate.
  */
@@ -837,7 +846,28 @@ assignees?: unknown[]
  * An array of issue field values to set on this issue.
  */
 issue_field_values?: {
-
+/**
+ * The ID of the issue field to set
+ */
+field_id: number
+/**
+ * The value to set for the field.
+ */
+value: {
+[k: string]: unknown | undefined
+}
+/**
+ * Optional reasoning for setting this field value.
+ */
+rationale?: string
+/**
+ * If true, the change is stored as a pending suggestion for human review rather than applied directly.
+ */
+suggest?: boolean
+/**
+ * The confidence level for this field value choice.
+ */
+confidence?: ("low" | "medium" | "high")
 }[]
 /**
  * The issue type to associate with this issue.

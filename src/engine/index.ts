@@ -356,7 +356,9 @@ export class ConnectorRuntime {
         details: { upstream_status: raw.status, upstream_body: raw.body },
       });
     }
+    // Every info key any check of the manifest declares (the generated CheckInfo), null unless this one gives it.
     const info: Record<string, unknown> = {};
+    for (const other of [this.manifest.check, ...this.manifest.auth.map((v) => v.check)]) for (const [k] of other?.info ?? []) info[k] = null;
     for (const [k, t] of c.info) {
       const v = t.render(ctx);
       info[k] = v === undefined || v === '' ? null : v;
