@@ -28,7 +28,8 @@
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
  *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
- *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
+ *                   and expires_in for refresh tokens.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -92,6 +93,8 @@ const SIDECAR_SCHEMA = {
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
+        expires_in: { type: 'integer', minimum: 1 },
+        refresh_token_prefix: { type: 'string' },
       },
     },
     rate_limit: {

@@ -12,7 +12,7 @@ import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore, searchDefOf } from '../../src/search/index.ts';
-import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
+import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
@@ -325,6 +325,41 @@ describe('auth variants and credential checks', () => {
   });
 });
 
+describe('expiring user tokens (a GitHub App that opts in)', () => {
+  let expiring: OpenApiSimulator;
+  beforeAll(async () => {
+    const sidecar = loadSidecar(SIDECAR);
+    expiring = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...sidecar, oauth: { ...sidecar.oauth!, expires_in: 28800, refresh_token_prefix: 'ghr_' } }, seed: 4 });
+  });
+  afterAll(() => expiring.close());
+
+  it('the code exchange gives a refresh token and an expiry; an expired token is refreshed before the call, the new credentials reported', async () => {
+    const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
+    const onSim = (url: string): string => `${expiring.url}${new URL(url).pathname}`;
+    const consent = authorizeUrl(variant, { clientId: expiring.oauth.clientId, redirectUri: 'https://app.example/cb', state: 's', authorizeUrl: onSim(variant.authorize_url) });
+    const code = new URL((await fetch(consent, { redirect: 'manual' })).headers.get('location') as string).searchParams.get('code') as string;
+    const client = { clientId: expiring.oauth.clientId, clientSecret: expiring.oauth.clientSecret, tokenUrl: onSim(variant.token_url) };
+    const tokens = await exchangeAuthorizationCode(variant, client, code, 'https://app.example/cb');
+    expect(tokens).toEqual({ access_token: expect.stringMatching(/^gho_/), refresh_token: expect.stringMatching(/^ghr_/), expires_at: expect.any(Number) });
+    expect(tokens.expires_at! - Date.now() / 1000).toBeGreaterThan(28000);
+
+    // Stored long ago: the token has expired, so the interpreter refreshes first.
+    const refreshed: Rec[] = [];
+    const gh = connect('github', { credentials: { ...tokens, expires_at: Math.floor(Date.now() / 1000) - 60 } as never, baseUrl: expiring.url, oauthClient: client, onTokenRefresh: (c) => void refreshed.push(c as unknown as Rec) });
+    expect((await gh.execute('repositories', 'list', {})).data.length).toBeGreaterThan(0);
+    expect(refreshed).toHaveLength(1);
+    const fresh = refreshed[0]!;
+    expect(fresh.access_token).not.toBe(tokens.access_token);
+    expect(fresh.refresh_token).not.toBe(tokens.refresh_token);
+    expect(expiring.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /login/oauth/authorize', 'POST /login/oauth/access_token', 'POST /login/oauth/access_token', 'GET /user/repos']);
+    expect(expiring.requests.at(-1)?.headers.authorization).toBe(`Bearer ${String(fresh.access_token)}`);
+    // The old token was revoked by the refresh, and a refresh token is good once.
+    expect((await failure(connect('github', { credentials: { access_token: tokens.access_token }, baseUrl: expiring.url }).execute('repositories', 'list', {}))).code).toBe('upstream_credentials_rejected');
+    const again = connect('github', { credentials: { ...tokens, expires_at: 1 } as never, baseUrl: expiring.url, oauthClient: client });
+    expect((await failure(again.execute('repositories', 'list', {}))).code).toBe('oauth_refresh_failed');
+  });
+});
+
 // ---------------------------------------------------------------- sync, on each database
 
 for (const [name, open, skipped] of dialectCases())
@@ -338,7 +373,7 @@ describe.skipIf(skipped !== undefined)(`github sync on ${name}${skipped !== unde
 
   beforeAll(async () => {
     // Two repositories, each with issues, a pull request and comments.
-    upstream = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...(await import('../../src/simulator/index.ts')).loadSidecar(SIDECAR), records: 0 }, seed: 9 });
+    upstream = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...loadSidecar(SIDECAR), records: 0 }, seed: 9 });
     const gh = connect('github', { credentials: { token: PAT }, baseUrl: upstream.url });
     for (const repoName of ['alpha', 'beta']) {
       const repo = (await gh.execute('repositories', 'create', { name: repoName })).data as unknown as Rec;
