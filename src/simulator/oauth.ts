@@ -21,14 +21,11 @@ export interface OAuthConfig {
   /** Prefix of issued tokens (some vendors' tokens have a recognisable form). */
   token_prefix?: string;
   /**
-   * Tokens expire after this many seconds and come with a refresh token (GitHub Apps that opt in
-   * to expiring user tokens: 28800): token answers carry `expires_in` and `refresh_token`, and
-   * the token endpoint takes grant_type=refresh_token. A refresh token is good once; using it
-   * revokes the access token issued with it.
+   * Issue a refresh token with each access token ({{refresh_token}} in token_response) and
+   * accept grant_type=refresh_token (RFC 6749 §6): a refresh token is used once, the answer
+   * carries a new one.
    */
-  expires_in?: number;
-  /** Prefix of issued refresh tokens. */
-  refresh_token_prefix?: string;
+  refresh_tokens?: boolean;
 }
 
 export interface OAuthClient {
@@ -66,22 +63,14 @@ export function oauthServer(
   now: () => number = Date.now,
 ): (req: SimRequest) => SimResponse | undefined {
   const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number }>();
-  /** Unused refresh tokens → the access token issued with them and its scope. */
-  const refreshTokens = new Map<string, { accessToken: string; scope: string }>();
-
-  /** Issue an access token (and a refresh token when tokens expire): the token answer. */
-  const issue = (scope: string): SimResponse => {
+  const refreshTokens = new Map<string, { scope: string | undefined }>();
+  const issue = (scope: string | undefined): SimResponse => {
     const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
     tokens.add(accessToken);
-    const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}' };
-    const json = fill(template, { access_token: accessToken, scope }) as Record<string, unknown>;
-    if (config.expires_in !== undefined) {
-      const refreshToken = `${config.refresh_token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
-      refreshTokens.set(refreshToken, { accessToken, scope });
-      json.expires_in = config.expires_in;
-      json.refresh_token = refreshToken;
-    }
-    return { status: 200, json };
+    const refreshToken = config.refresh_tokens === true ? `${config.token_prefix ?? ''}r_${randomBytes(24).toString('base64url')}` : '';
+    if (refreshToken !== '') refreshTokens.set(refreshToken, { scope });
+    const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}', ...(refreshToken !== '' ? { refresh_token: '{{refresh_token}}' } : {}) };
+    return { status: 200, json: fill(template, { access_token: accessToken, refresh_token: refreshToken, scope: scope ?? '' }) };
   };
 
   const authorize = (req: SimRequest): SimResponse => {
@@ -120,19 +109,18 @@ export function oauthServer(
       params.client_secret ??= decodeURIComponent(secret ?? '');
     }
     if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret) return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
-    if (params.grant_type === 'refresh_token' && config.expires_in !== undefined) {
+    if (params.grant_type === 'refresh_token' && config.refresh_tokens === true) {
       const held = refreshTokens.get(params.refresh_token ?? '');
-      if (held === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or used refresh token' });
+      if (held === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or already used refresh token' });
       refreshTokens.delete(params.refresh_token as string);
-      tokens.delete(held.accessToken);
       return issue(held.scope);
     }
-    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.expires_in !== undefined ? ' and refresh_token are' : ' is'} supported` });
+    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported` });
     const entry = codes.get(params.code ?? '');
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
-    return issue(entry.scope ?? '');
+    return issue(entry.scope);
   };
 
   return (req) => {
