@@ -222,6 +222,26 @@ for (const m of manifests) {
         }
       }
     }
+
+    // Credential checks are requests too: the manifest's (with the first variant's credentials)
+    // and each auth variant's own (with that variant's).
+    const checks = [
+      ...(m.check !== undefined ? [['check', m.check, m.auth[0]!] as const] : []),
+      ...m.auth.flatMap((v) => (v.check !== undefined ? [[`auth ${v.def.name} check`, v.check, v] as const] : [])),
+    ];
+    for (const [label, check, variant] of checks) {
+      it(`${m.type} ${label}`, () => {
+        const creds = Object.fromEntries(Object.keys(variant.def.fields).map((f) => [f, `contract-test-${f}`]));
+        const rt = new ConnectorRuntime(m, (variant === m.auth[0] ? credentials(m) : creds) as never, { limiter: null, authVariant: variant.def.name });
+        const { url, init } = rt.render(check.action, {});
+        const body = typeof init.body === 'string' ? init.body : '';
+        const found =
+          schema !== undefined
+            ? graphqlProblems(schema, JSON.parse(body) as { query: string; variables?: Rec })
+            : openapiProblems(description as Description, basePath, init.method ?? 'GET', new URL(url), init.headers as Record<string, string>, body);
+        expect(found).toEqual([]);
+      });
+    }
   });
 }
 
