@@ -28,7 +28,7 @@ afterEach(() => {
 describe('connector search path', () => {
   it('adds outside connectors to the built-in ones; connect() runs them', async () => {
     setConnectorsPath([connectorsDir([{ folder: 'notes2', type: 'notes2', title: 'Notes two' }])]);
-    expect([...connectorRegistry().keys()]).toEqual(['granola', 'intercom', 'monday', 'notes2']);
+    expect([...connectorRegistry().keys()]).toEqual(['granola', 'intercom', 'jira', 'monday', 'notes2']);
     const sim = await startGranolaSimulator({ size: 3, rateLimit: false });
     try {
       // An outside type has no types in the package's generated/ (codegen --connectors writes its own).
