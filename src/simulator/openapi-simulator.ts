@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
+import { readPath, RuleError, Scroll, search } from './rules.ts';
 import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
@@ -46,6 +47,11 @@ export interface OpenApiSimulatorOptions {
    * against the description; throwing a SimulatorError answers in the vendor's error shape.
    */
   handlers?: Record<string, OperationHandler> | undefined;
+  /**
+   * Records of a resource kept outside the generic store (by a caller with state of its own), in
+   * list order, `slice(start, end)` as Array.slice: the sidecar's search and scroll rules read them.
+   */
+  sources?: Record<string, (start?: number, end?: number) => unknown[]> | undefined;
 }
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;
@@ -109,6 +115,8 @@ export interface OpenApiSimulator extends Simulator {
   setRateLimit(limit: RateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
   resetRateLimit(): void;
+  /** Close the open scroll of every scroll rule (also done by reset()). */
+  closeScrolls(): void;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -295,6 +303,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
+      for (const [path, f] of Object.entries(sidecar.resources?.[r.name]?.fields ?? {})) {
+        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
+        setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
+      }
       r.records.set(String(id), { record, parents: {} });
     }
   }
@@ -444,6 +457,29 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
         );
 
+  // Declared search and scroll rules, over the generic store or the caller's sources.
+  const recordsOf = (name: string, start?: number, end?: number): unknown[] =>
+    options.sources?.[name]?.(start, end) ?? [...(resources.get(name)?.records.values() ?? [])].slice(start, end).map((s) => s.record);
+  const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
+  const byRule = (op: Operation, query: Json, body: Json): SimResponse | undefined => {
+    const searchRule = sidecar.search?.[op.key];
+    const scroll = scrolls.get(op.key);
+    try {
+      if (searchRule !== undefined) return { status: op.successStatus, json: search(searchRule, recordsOf(searchRule.resource), body) };
+      if (scroll !== undefined) {
+        const rule = sidecar.scroll?.[op.key] as NonNullable<Sidecar['scroll']>[string];
+        return { status: op.successStatus, json: scroll.next(readPath(query, rule.param), (start, end) => recordsOf(rule.resource, start, end)) };
+      }
+    } catch (e) {
+      if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
+      throw e;
+    }
+    return undefined;
+  };
+  const closeScrolls = (): void => {
+    for (const sc of scrolls.values()) sc.close();
+  };
+
   // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
   const basePath = serverBasePath(d.doc);
 
@@ -480,6 +516,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         throw e;
       }
     }
+    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {});
+    if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
@@ -537,8 +575,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       windowStart = 0;
       used = 0;
     },
+    closeScrolls,
     reset: () => {
       sim.reset();
+      closeScrolls();
       windowStart = 0;
       used = 0;
     },

@@ -19,6 +19,13 @@
  *   parameters:     per parameter name, the code and message of a 400 it causes.
  *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
+ *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
+ *                   and their meanings, the symbols allowed per value type, the response template.
+ *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
+ *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
+ *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
+ *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -29,6 +36,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { OAuthConfig } from './oauth.ts';
+import { OPERATOR_MEANINGS, type ScrollRule, type SearchRule } from './rules.ts';
 
 export interface ErrorOverride {
   code: string;
@@ -45,10 +53,16 @@ export interface Sidecar {
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<string, { id_field?: string; records?: number; fields?: Record<string, FieldRule> }>;
+  search?: Record<string, SearchRule>;
+  scroll?: Record<string, ScrollRule>;
+  pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
 }
+
+/** A seeded field's value: drawn from a named pool or from a list given in place. */
+export type FieldRule = { pool: string } | { one_of: unknown[] };
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
@@ -99,8 +113,46 @@ const SIDECAR_SCHEMA = {
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
+        },
+      },
     },
+    search: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'operators', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          query: { type: 'string' },
+          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' } } },
+          groups: { type: 'object', additionalProperties: { enum: ['all', 'any'] } },
+          operators: { type: 'object', minProperties: 1, additionalProperties: { enum: OPERATOR_MEANINGS } },
+          allowed: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])) },
+          date_fields: { type: 'string' },
+          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } } } },
+          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 } } },
+          response: {},
+        },
+      },
+    },
+    scroll: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'param', 'page_size', 'idle_seconds', 'busy', 'expired', 'response'],
+        properties: { resource: { type: 'string' }, param: { type: 'string' }, page_size: { type: 'integer', minimum: 1 }, idle_seconds: { type: 'number', exclusiveMinimum: 0 }, busy: override, expired: override, response: {} },
+      },
+    },
+    pools: { type: 'object', additionalProperties: { type: 'array', minItems: 1 } },
     unknown_query: { enum: ['reject', 'ignore'] },
     sandbox: {
       type: 'object',
@@ -114,11 +166,27 @@ const validate = new Ajv({ strict: false, allErrors: true }).compile<Sidecar>(SI
 
 /** Parse and check a sidecar; throws with every problem named. */
 export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
-  const value = (parseYaml(text) ?? {}) as unknown;
+  const value = (parseYaml(text, { merge: true }) ?? {}) as unknown;
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
     throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   }
+  // What the schema cannot check: names that must refer to something declared.
+  const problems: string[] = [];
+  for (const [key, rule] of Object.entries(value.search ?? {})) {
+    for (const [type, symbols] of Object.entries(rule.allowed ?? {})) for (const sym of symbols) if (rule.operators[sym] === undefined) problems.push(`/search/${key}/allowed/${type} names ${sym}, which operators does not declare`);
+    if (rule.date_fields !== undefined) {
+      try {
+        new RegExp(rule.date_fields);
+      } catch {
+        problems.push(`/search/${key}/date_fields is not a regular expression`);
+      }
+    }
+  }
+  for (const [name, r] of Object.entries(value.resources ?? {})) {
+    for (const [field, f] of Object.entries(r.fields ?? {})) if ('pool' in f && value.pools?.[f.pool] === undefined) problems.push(`/resources/${name}/fields/${field} draws from pool ${f.pool}, which pools does not declare`);
+  }
+  if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;
 }
 

@@ -8,8 +8,8 @@
  *
  * What stays here is the seeded workspace (state.ts, data.ts) and the state machines of the
  * operations, as handlers: contacts, conversations, companies, teams, admins, tags, notes,
- * segments and internal articles, the search query language (search.ts) and the one-scroll-per-app
- * Scroll API (scroll.ts).
+ * segments and internal articles. The search query language and the one-scroll-per-app Scroll API
+ * are the sidecar's `search` and `scroll` rules, over the workspace's records (`sources`).
  *
  * Faults (5xx, latency, malformed bodies, injected 429s) come from the shared sim-server `inject`.
  */
@@ -20,8 +20,6 @@ import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type Oper
 import { loadSidecar } from '../../simulator/sidecar.ts';
 import type { SimResponse } from '../../simulator/sim-server.ts';
 import { DEFAULT_ANCHOR, IntercomStore, type ContactRow, type ConversationRow, type Json, type Table } from './state.ts';
-import { CompanyScroll } from './scroll.ts';
-import { searchPage } from './search.ts';
 
 export { IntercomStore, IntercomApiError, CONTACT_DATA_ATTRIBUTES, DEFAULT_ANCHOR } from './state.ts';
 export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArticleRecord, NoteRecord, SegmentRecord, TagRecord, TeamRecord } from './state.ts';
@@ -29,7 +27,6 @@ export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArti
 /** Intercom's trimmed 2.14 description and the simulator sidecar, vendored under connectors/intercom/. */
 export const INTERCOM_DESCRIPTION = new Description(loadDescriptionSync(join(CONNECTORS_DIR, 'intercom', 'openapi-2.14.json')));
 export const INTERCOM_SIDECAR = loadSidecar(join(CONNECTORS_DIR, 'intercom', 'simulator.yaml'));
-export { CompanyScroll, SCROLL_PAGE_SIZE } from './scroll.ts';
 
 export interface IntercomRateLimit {
   /** Requests allowed per window. */
@@ -68,8 +65,6 @@ export interface IntercomSimulator extends Omit<OpenApiSimulator, 'setRateLimit'
   state: IntercomStore;
   /** Change (or disable) the rate limit; starts a fresh window. */
   setRateLimit(limit: IntercomRateLimit | false): void;
-  /** The app's company scroll (GET /companies/scroll): one open at a time. */
-  scroll: CompanyScroll;
 }
 
 const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, windowSeconds: 10 };
@@ -140,7 +135,7 @@ type Route = [key: string, handle: OperationHandler];
 /** A handler for the description's operation "METHOD /path/{param}". */
 const route = (method: string, path: string, handle: OperationHandler): Route => [`${method} ${path.replace(/:([a-z_]+)/g, '{$1}')}`, handle];
 
-function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<string, OperationHandler> {
+function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
   const found = <R>(table: Table<R & { id: string }>, id: string | undefined, param: string): R => {
     const row = id === undefined ? undefined : table.get(id);
     if (row === undefined) throw missing(param);
@@ -178,27 +173,10 @@ function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<stri
 
   const order = (q: Json): 'asc' | 'desc' => (q.order === 'asc' ? 'asc' : 'desc');
 
-  /** POST /contacts/search, POST /conversations/search (SearchContacts, searchConversations). */
-  const searchContacts = ({ body }: Ctx): SimResponse => {
-    const page = searchPage(store.contacts.rows.map((r) => store.renderContact(r)), body);
-    return ok({ type: 'list', data: page.rows, total_count: page.total, pages: page.pages });
-  };
-  const searchConversations = ({ body }: Ctx): SimResponse => {
-    const page = searchPage(store.conversations.rows.map((r) => store.renderConversation(r)), body);
-    return ok({ type: 'conversation.list', pages: page.pages, total_count: page.total, conversations: page.rows });
-  };
-  /** GET /companies/scroll (scrollOverAllCompanies): every company, one scroll per app at a time. */
-  const scrollCompanies = ({ query }: Ctx): SimResponse => {
-    const rows = store.companies.rows;
-    const slice = scroll.next(typeof query.scroll_param === 'string' ? query.scroll_param : undefined, rows.length);
-    return ok({ type: 'list', data: rows.slice(slice.start, slice.end).map((r) => store.renderCompany(r)), pages: null, total_count: null, scroll_param: slice.param });
-  };
-
   const routes: Route[] = [
     route('GET', '/me', () => ok(store.renderMe())),
 
     route('GET', '/contacts', listContacts),
-    route('POST', '/contacts/search', searchContacts),
     route('POST', '/contacts', ({ body }) => ok(store.renderContact(store.createContact(body), { detail: true }))),
     route('GET', '/contacts/:contact_id', ({ params }) => ok(store.renderContact(found(store.contacts, params.contact_id, 'contact_id'), { detail: true }))),
     route('PUT', '/contacts/:contact_id', ({ params, body }) => ok(store.renderContact(store.updateContact(params.contact_id as string, body), { detail: true }))),
@@ -215,7 +193,6 @@ function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<stri
     route('GET', '/notes/:note_id', ({ params }) => ok(store.renderNote(found(store.notes, params.note_id, 'note_id')))),
 
     route('GET', '/conversations', listConversations),
-    route('POST', '/conversations/search', searchConversations),
     route(
       'GET',
       '/conversations/:conversation_id',
@@ -240,7 +217,6 @@ function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<stri
       return companyPage(ctx, store.listedCompanyRows('desc'), '/companies');
     }),
     route('POST', '/companies', ({ body }) => ok(store.renderCompany(store.upsertCompany(body)))),
-    route('GET', '/companies/scroll', scrollCompanies),
     route('POST', '/companies/list', (ctx) => companyPage(ctx, store.listedCompanyRows(order(ctx.query)), '/companies/list')),
     route('GET', '/companies/:company_id', ({ params }) => ok(store.renderCompany(found(store.companies, params.company_id, 'company_id')))),
     route('PUT', '/companies/:company_id', ({ params, body }) => ok(store.renderCompany(store.updateCompany(params.company_id as string, body)))),
@@ -283,7 +259,6 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
   const anchor = options.anchor === undefined ? DEFAULT_ANCHOR : options.anchor instanceof Date ? Math.floor(options.anchor.getTime() / 1000) : options.anchor;
   const store = new IntercomStore({ seed, size: options.size ?? 300, anchor });
   const accessToken = options.accessToken ?? 'sim_intercom_token';
-  const scroll = new CompanyScroll();
   const toSidecar = (l: IntercomRateLimit | false) => (l === false ? (false as const) : { ...INTERCOM_SIDECAR.rate_limit, limit: l.limit, window_seconds: l.windowSeconds });
   const sim = await startOpenApiSimulator({
     description: INTERCOM_DESCRIPTION,
@@ -295,17 +270,18 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
     tokens: [accessToken],
     rateLimit: toSidecar(options.rateLimit ?? DEFAULT_RATE_LIMIT),
     oauthClient: { clientId: options.oauth?.clientId ?? 'sim_intercom_client', clientSecret: options.oauth?.clientSecret ?? 'sim_intercom_secret' },
-    handlers: buildHandlers(store, scroll),
+    handlers: buildHandlers(store),
+    // The sidecar's search and scroll rules read the workspace's records, in list order.
+    sources: {
+      contacts: (start, end) => store.contacts.rows.slice(start, end).map((r) => store.renderContact(r)),
+      conversations: (start, end) => store.conversations.rows.slice(start, end).map((r) => store.renderConversation(r)),
+      companies: (start, end) => store.companies.rows.slice(start, end).map((r) => store.renderCompany(r)),
+    },
   });
   return {
     ...sim,
     accessToken,
     state: store,
     setRateLimit: (l) => sim.setRateLimit(toSidecar(l)),
-    scroll,
-    reset: () => {
-      sim.reset();
-      scroll.reset();
-    },
   };
 }
