@@ -17,16 +17,16 @@ import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../simulator/description.ts';
 import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
-import { loadSidecar } from '../../simulator/sidecar.ts';
 import type { SimResponse } from '../../simulator/sim-server.ts';
+import { INTERCOM_SIDECAR } from './data.ts';
 import { DEFAULT_ANCHOR, IntercomStore, type ContactRow, type ConversationRow, type Json, type Table } from './state.ts';
 
 export { IntercomStore, IntercomApiError, CONTACT_DATA_ATTRIBUTES, DEFAULT_ANCHOR } from './state.ts';
 export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArticleRecord, NoteRecord, SegmentRecord, TagRecord, TeamRecord } from './state.ts';
 
 /** Intercom's trimmed 2.14 description and the simulator sidecar, vendored under connectors/intercom/. */
+export { INTERCOM_SIDECAR };
 export const INTERCOM_DESCRIPTION = new Description(loadDescriptionSync(join(CONNECTORS_DIR, 'intercom', 'openapi-2.14.json')));
-export const INTERCOM_SIDECAR = loadSidecar(join(CONNECTORS_DIR, 'intercom', 'simulator.yaml'));
 
 export interface IntercomRateLimit {
   /** Requests allowed per window. */
