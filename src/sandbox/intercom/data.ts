@@ -78,8 +78,8 @@ export const PLANS = pool<readonly [S, S]>('plans');
 export const ADMIN_JOB_TITLES = pool<S>('admin_job_titles');
 export const TEAM_NAMES = pool<S>('team_names');
 export const TAG_NAMES = pool<S>('tag_names');
-/** Segment name, person_type (OpenAPI enum: contact = leads, user = users), membership rule id. */
-export const SEGMENTS = pool<readonly [S, 'user' | 'contact', S]>('segments');
+/** Segment name, person_type (OpenAPI enum: contact = leads, user = users), membership rule (a search query). */
+export const SEGMENTS = pool<readonly [S, 'user' | 'contact', unknown]>('segments');
 export const SUBJECTS = pool<S>('subjects');
 export const MESSAGES = pool<S>('messages');
 export const REPLIES = pool<S>('replies');

@@ -8,6 +8,7 @@
  * (seed, gen) whenever the record is rendered (see data.ts).
  */
 import { SimulatorError } from '../../simulator/openapi-simulator.ts';
+import { compileFilter, type SearchRule } from '../../simulator/rules.ts';
 import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
 import {
   ADMIN_JOB_TITLES,
@@ -19,6 +20,7 @@ import {
   emailLocal,
   htmlBody,
   INDUSTRIES,
+  INTERCOM_SIDECAR,
   int,
   LOCATIONS,
   MESSAGES,
@@ -94,7 +96,7 @@ export interface SegmentRecord {
   updated_at: number;
   person_type: 'user' | 'contact';
   /** Membership rule (not part of the API shape). */
-  rule: string;
+  rule: (contact: Json) => boolean;
 }
 
 export interface NoteRecord {
@@ -281,7 +283,12 @@ export class IntercomStore {
       for (const adminId of members) this.admins.get(String(adminId))?.team_ids.push(Number(team.id));
     });
     for (const name of TAG_NAMES) this.tags.add({ type: 'tag', id: String(101 + this.nextTagId++), name });
-    for (const [name, personType, rule] of SEGMENTS) {
+    // Membership rules are search queries (the sidecar's segments pool), read with the contact search rule's operators.
+    const { allowed: _allowed, ...searchRule } = INTERCOM_SIDECAR.search?.['POST /contacts/search'] as SearchRule;
+    const atAnchor = (v: unknown): unknown =>
+      Array.isArray(v) ? v.map(atAnchor) : v !== null && typeof v === 'object' ? ('days_ago' in v ? this.anchor - (v as { days_ago: number }).days_ago * DAY : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, atAnchor(x)]))) : v;
+    for (const [name, personType, tree] of SEGMENTS) {
+      const rule = compileFilter(searchRule, atAnchor(tree), undefined);
       const created = start + int(rand, 0, 200) * DAY;
       this.segments.add({
         type: 'segment',
@@ -523,39 +530,9 @@ export class IntercomStore {
     };
   }
 
-  /** Segment bitmask of a contact's fields (rules evaluated at the dataset's anchor, so counts are deterministic). */
+  /** Segment bitmask of a contact's fields. */
   private segmentMask(f: Json): number {
-    const ref = this.anchor;
-    const seen = typeof f.last_seen_at === 'number' ? f.last_seen_at : null;
-    const signed = typeof f.signed_up_at === 'number' ? f.signed_up_at : null;
-    let mask = 0;
-    this.segments.rows.forEach((s, i) => {
-      const user = f.role === 'user';
-      const member = ((): boolean => {
-        switch (s.rule) {
-          case 'all_users':
-            return user;
-          case 'all_leads':
-            return !user;
-          case 'active':
-            return user && seen !== null && seen >= ref - 30 * DAY;
-          case 'new':
-            return user && signed !== null && signed >= ref - 30 * DAY;
-          case 'slipping':
-            return user && seen !== null && seen < ref - 30 * DAY && seen >= ref - 90 * DAY;
-          case 'unsubscribed':
-            return f.unsubscribed_from_emails === true;
-          case 'mobile':
-            return f.android_app_name !== null || f.ios_app_name !== null;
-          case 'paid_leads':
-            return !user && f.utm_medium === 'cpc';
-          default:
-            return false;
-        }
-      })();
-      if (member) mask |= 1 << i;
-    });
-    return mask;
+    return this.segments.rows.reduce((mask, s, i) => (s.rule(f) ? mask | (1 << i) : mask), 0);
   }
 
   /** Update uniqueness indexes and segment counts after a contact's fields changed. */
