@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
-import { readPath, RuleError, Scroll, search } from './rules.ts';
+import { fill, readPath, RuleError, Scroll, search } from './rules.ts';
 import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
@@ -529,10 +529,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (r.records.size >= (options.maxRecords ?? 100_000)) {
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
-        const record = clone((sample(r.recordRef) ?? {}) as Json);
+        const like = ((sample(r.recordRef) ?? {}) as Json)[r.idField];
+        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+        // The sidecar's template (a blank record), else a sample of the schema, with the body's fields over it.
+        const template = sidecar.resources?.[r.name]?.template;
+        const record = (template === undefined ? sample(r.recordRef) : fill(template, { id: newRecordId, now: Math.floor(Date.now() / 1000) })) as Json;
         merge(record, unwrapBody(op, checked.body));
-        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
-        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
         return withHeaders({ status: op.successStatus, json: wrap(op, record) });

@@ -26,6 +26,8 @@
  *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
  *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
+ *                   `resources.<name>.template` is the record a create starts from (instead of a
+ *                   sample of the schema), its strings may be {{id}} and {{now}} (Unix seconds).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -53,7 +55,7 @@ export interface Sidecar {
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number; fields?: Record<string, FieldRule> }>;
+  resources?: Record<string, { id_field?: string; records?: number; fields?: Record<string, FieldRule>; template?: Record<string, unknown> }>;
   search?: Record<string, SearchRule>;
   scroll?: Record<string, ScrollRule>;
   pools?: Record<string, unknown[]>;
@@ -119,6 +121,7 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          template: { type: 'object' },
           fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
         },
       },

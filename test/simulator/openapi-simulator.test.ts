@@ -351,6 +351,10 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ type: 'contact', role: 'lead', email: 'ada@example.com', name: 'Ada' });
     expect((await call(sim, 'GET', `/contacts/${String(created.body.id)}`, undefined, auth)).body).toEqual(created.body);
+    // Started from the sidecar's template, not a sample of the schema: nothing else is known yet.
+    expect(created.body).toMatchObject({ phone: null, external_id: null, custom_attributes: {}, opted_in_subscription_types: { url: `/contacts/${String(created.body.id)}/subscriptions` } });
+    expect(created.body.created_at).toBeGreaterThan(1_700_000_000);
+    expect(created.body).not.toHaveProperty('workspace_id'); // a placeholder only the sandbox's code fills
     const first = await call(sim, 'GET', '/contacts?per_page=4', undefined, auth);
     expect((first.body.data as unknown[]).length).toBe(4);
     expect(first.headers.get('x-ratelimit-limit')).toBe('1666');

@@ -8,7 +8,7 @@
  * (seed, gen) whenever the record is rendered (see data.ts).
  */
 import { SimulatorError } from '../../simulator/openapi-simulator.ts';
-import { compileFilter, type SearchRule } from '../../simulator/rules.ts';
+import { compileFilter, fill, type SearchRule } from '../../simulator/rules.ts';
 import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
 import {
   ADMIN_JOB_TITLES,
@@ -472,42 +472,15 @@ export class IntercomStore {
     };
   }
 
-  /** A created contact's starting fields; the request body's values are patched over them. */
-  private blankContact(row: ContactRow): Json {
-    const list = (what: string): Json => ({ type: 'list', data: [], url: `/contacts/${row.id}/${what}`, total_count: 0, has_more: false });
-    const nulls = (keys: string[]): Json => Object.fromEntries(keys.map((k) => [k, null]));
-    return {
-      type: 'contact',
-      id: row.id,
-      workspace_id: this.workspaceId,
-      external_id: null,
-      role: 'user',
-      email: null,
-      phone: null,
-      name: null,
-      avatar: null,
-      owner_id: null,
-      social_profiles: { type: 'list', data: [] },
-      has_hard_bounced: false,
-      marked_email_as_spam: false,
-      unsubscribed_from_emails: false,
-      created_at: row.created_at,
-      updated_at: row.created_at,
-      ...nulls(['signed_up_at', 'last_seen_at', 'last_replied_at', 'last_contacted_at', 'last_email_opened_at', 'last_email_clicked_at']),
-      ...nulls(['language_override', 'browser', 'browser_version', 'browser_language', 'os']),
-      location: { type: 'location', country: null, region: null, city: null, country_code: null, continent_code: null },
-      ...nulls(['android_app_name', 'android_app_version', 'android_device', 'android_os_version', 'android_sdk_version', 'android_last_seen_at']),
-      ...nulls(['ios_app_name', 'ios_app_version', 'ios_device', 'ios_os_version', 'ios_sdk_version', 'ios_last_seen_at']),
-      custom_attributes: {},
-      opted_out_subscription_types: list('subscriptions'),
-      opted_in_subscription_types: list('subscriptions'),
-      ...nulls(['utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'referrer']),
-    };
+  /** A created record's starting fields (the sidecar's template); the request body's values are patched over them. */
+  private blank(resource: 'contacts' | 'companies', row: { id: string; created_at: number; company_id?: string }): Json {
+    const template = INTERCOM_SIDECAR.resources?.[resource]?.template;
+    return fill(template, { id: row.id, now: row.created_at, workspace_id: this.workspaceId, company_id: row.company_id }) as Json;
   }
 
   /** Scalar fields of a contact: generated or blank, with API changes applied. */
   private contactFields(row: ContactRow): Json {
-    const base = row.gen >= 0 ? this.generatedContact(row) : this.blankContact(row);
+    const base = row.gen >= 0 ? this.generatedContact(row) : this.blank('contacts', row);
     return row.patch === undefined ? base : { ...base, ...row.patch };
   }
 
@@ -643,25 +616,9 @@ export class IntercomStore {
     return out;
   }
 
-  private blankCompany(row: CompanyRow): Json {
-    return {
-      type: 'company',
-      company_id: row.company_id,
-      id: row.id,
-      app_id: this.workspaceId,
-      name: null,
-      created_at: row.created_at,
-      updated_at: row.created_at,
-      monthly_spend: 0,
-      session_count: 0,
-      plan: {},
-      custom_attributes: {},
-    };
-  }
-
   /** A company as GET /companies/{id} returns it (unset optional fields are omitted, as Intercom does). */
   renderCompany(row: CompanyRow): Json {
-    const base = row.gen >= 0 ? this.generatedCompany(row) : this.blankCompany(row);
+    const base = row.gen >= 0 ? this.generatedCompany(row) : this.blank('companies', row);
     const f = row.patch === undefined ? base : { ...base, ...row.patch };
     const { plan, custom_attributes, ...rest } = f;
     return {
