@@ -6,6 +6,12 @@
  * Big tables (contacts, companies, conversations) hold a Row per record: identity, timestamps,
  * relations and the fields changed through the API; everything else is regenerated from
  * (seed, gen) whenever the record is rendered (see data.ts).
+ *
+ * What is declared lives in connectors/intercom/simulator.yaml: the vocabularies (`pools`), the
+ * segments' membership rules (search queries, read with the generic filter tree of
+ * src/simulator/rules.ts) and the blank records creates start from (`resources.*.template`).
+ * What stays here is what correlates: a contact's fields with each other and its company, a
+ * conversation's timeline and the statistics derived from it, and the writes' rules.
  */
 import { SimulatorError } from '../../simulator/openapi-simulator.ts';
 import { compileFilter, fill, type SearchRule } from '../../simulator/rules.ts';
