@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
-import { fill, readPath, RuleError, Scroll, search } from './rules.ts';
+import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
 import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
@@ -49,9 +49,9 @@ export interface OpenApiSimulatorOptions {
   handlers?: Record<string, OperationHandler> | undefined;
   /**
    * Records of a resource kept outside the generic store (by a caller with state of its own), in
-   * list order, `slice(start, end)` as Array.slice: the sidecar's search and scroll rules read them.
+   * stored order, rendered on demand: the sidecar's search, scroll and lists rules read them.
    */
-  sources?: Record<string, (start?: number, end?: number) => unknown[]> | undefined;
+  sources?: Record<string, RecordSource> | undefined;
 }
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;
@@ -458,17 +458,26 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         );
 
   // Declared search and scroll rules, over the generic store or the caller's sources.
-  const recordsOf = (name: string, start?: number, end?: number): unknown[] =>
-    options.sources?.[name]?.(start, end) ?? [...(resources.get(name)?.records.values() ?? [])].slice(start, end).map((s) => s.record);
+  const sourceOf = (name: string): RecordSource => {
+    const given = options.sources?.[name];
+    if (given !== undefined) return given;
+    const all = (): StoredRecord[] => [...(resources.get(name)?.records.values() ?? [])];
+    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => [...(resources.get(name)?.records.keys() ?? [])].indexOf(id) };
+  };
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
   const byRule = (op: Operation, query: Json, body: Json): SimResponse | undefined => {
     const searchRule = sidecar.search?.[op.key];
-    const scroll = scrolls.get(op.key);
+    const scrollRule = sidecar.scroll?.[op.key];
+    const listRule = sidecar.lists?.[op.key];
     try {
-      if (searchRule !== undefined) return { status: op.successStatus, json: search(searchRule, recordsOf(searchRule.resource), body) };
-      if (scroll !== undefined) {
-        const rule = sidecar.scroll?.[op.key] as NonNullable<Sidecar['scroll']>[string];
-        return { status: op.successStatus, json: scroll.next(readPath(query, rule.param), (start, end) => recordsOf(rule.resource, start, end)) };
+      if (searchRule !== undefined) {
+        const src = sourceOf(searchRule.resource);
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+      }
+      if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
+      if (listRule !== undefined) {
+        const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource), query, typeof dflt === 'number' ? dflt : undefined) };
       }
     } catch (e) {
       if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);

@@ -9,8 +9,12 @@
  *   the first request opens it, every later one sends its parameter back, an idle scroll expires,
  *   and the empty page ends it.
  *
- * Both read the records of a resource in their list order, from the generic store or from a
- * source the simulator's caller supplies (`slice(start, end)`, rendering only what is asked).
+ * - `lists` rules: a list operation's page, for envelopes a sample of the schema cannot fill
+ *   (page numbers, totals, the next cursor inside a `pages` object), in stored or newest-first
+ *   order, with an offset cursor or a keyset cursor of a declared form (the last record's fields).
+ *
+ * All read the records of a resource from the generic store or from a source the simulator's
+ * caller supplies (a RecordSource, rendering only what is asked).
  */
 import { randomUUID } from 'node:crypto';
 import type { Json } from './description.ts';
@@ -57,6 +61,31 @@ export interface ScrollRule {
   response: unknown;
 }
 
+export interface ListRule {
+  resource: string;
+  /** `stored` (the default) or `newest_first`: the last stored record first. */
+  order?: 'stored' | 'newest_first';
+  /** Query parameters of the page size and the cursor. */
+  per_page?: string;
+  cursor?: string;
+  /** Page size when the request names none and the description gives no default. */
+  default?: number;
+  /** The cursor: base64 of this JSON array filled in, with {{last.<field>}} (optionally `*n`), {{next_page}}, {{offset}}; default [{{offset}}, {{next_page}}]. */
+  cursor_form?: unknown[];
+  /** The record field a `{{last.<field>}}` cursor element names the record by; default id. */
+  id_field?: string;
+  /** The answer, with the same variables as a search's. */
+  response: unknown;
+}
+
+/** Records of a resource in stored order, rendered on demand. */
+export interface RecordSource {
+  size(): number;
+  slice(start: number, end: number): unknown[];
+  /** Stored position of the record with this id, or -1. */
+  indexOf(id: string): number;
+}
+
 /** A refused request: status 400, the generic code (renamed by error.codes) or the rule's own. */
 export class RuleError extends Error {
   constructor(
@@ -77,19 +106,36 @@ export function readPath(value: unknown, path: string): unknown {
   return v;
 }
 
-/** Fill a response template: a string that is one {{var}} takes the value itself; keys and objects filled with nothing are left out. */
+/**
+ * Fill a response template: a string that is one {{var}} takes the value itself ({{a.b}} a dotted
+ * path, {{a*1000}} a number scaled); keys and objects filled with nothing are left out, and a key
+ * written `name?` is kept as `name` only when every placeholder under it is filled.
+ */
 export function fill(template: unknown, vars: Record<string, unknown>): unknown {
   if (typeof template === 'string') {
-    const whole = /^\{\{(\w+)\}\}$/.exec(template);
-    if (whole !== null) return vars[whole[1] as string];
-    return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
+    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled).
+    const value = (path: string, scale: string | undefined): unknown => {
+      const v = readPath(vars, path);
+      return scale !== undefined && typeof v === 'number' ? v * Number(scale) : v;
+    };
+    const whole = /^\{\{([\w.]+)(?:\*(\d+))?\}\}$/.exec(template);
+    if (whole !== null) return value(whole[1] as string, whole[2]);
+    return template.replace(/\{\{([\w.]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n) ?? ''));
   }
   if (Array.isArray(template)) return template.map((t) => fill(t, vars));
   if (template === null || typeof template !== 'object') return template;
+  // A key ending in `?` is kept (without the `?`) only when every placeholder under it is filled.
   const entries = Object.entries(template as Json)
-    .map(([k, v]) => [k, fill(v, vars)] as const)
+    .map(([k, v]) => (k.endsWith('?') ? ([k.slice(0, -1), unfilled(v, vars) ? undefined : fill(v, vars)] as const) : ([k, fill(v, vars)] as const)))
     .filter(([, v]) => v !== undefined);
   return entries.length === 0 && Object.keys(template as Json).length > 0 ? undefined : Object.fromEntries(entries);
+}
+
+/** Whether a template holds a placeholder that fills with nothing. */
+function unfilled(template: unknown, vars: Record<string, unknown>): boolean {
+  if (typeof template === 'string') return [...template.matchAll(/\{\{([\w.]+)(?:\*\d+)?\}\}/g)].some((m) => readPath(vars, m[1] as string) === undefined);
+  if (template !== null && typeof template === 'object') return Object.values(template as Json).some((v) => unfilled(v, vars));
+  return false;
 }
 
 const same = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'number' && Number(b) === a);
@@ -196,6 +242,42 @@ export function search(rule: SearchRule, records: unknown[], body: Json): unknow
     next_page: more ? at.page + 1 : undefined,
     next_cursor: more ? encodeCursor(next, at.page + 1) : undefined,
   });
+}
+
+/** Answer a list request from its query parameters. Throws RuleError. */
+export function listPage(rule: ListRule, source: RecordSource, query: Json, descriptionDefault: number | undefined): unknown {
+  const size = source.size();
+  const newest = rule.order === 'newest_first';
+  const perPage = typeof query[rule.per_page ?? ''] === 'number' ? (query[rule.per_page as string] as number) : (descriptionDefault ?? rule.default ?? 50);
+  const form = rule.cursor_form ?? ['{{offset}}', '{{next_page}}'];
+  const idField = rule.id_field ?? 'id';
+  const raw = rule.cursor === undefined ? undefined : query[rule.cursor];
+  let offset = 0;
+  let page = 1;
+  if (typeof raw === 'string' && raw !== '') {
+    const bad = new RuleError('invalid', `${String(rule.cursor)} is invalid`, rule.cursor);
+    let parts: unknown;
+    try {
+      parts = JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
+    } catch {
+      throw bad;
+    }
+    if (!Array.isArray(parts) || parts.length !== form.length) throw bad;
+    const at = (t: string): unknown => parts[form.indexOf(t)];
+    page = Number(at('{{next_page}}'));
+    const keyed = form.find((t) => t === `{{last.${idField}}}`);
+    if (keyed !== undefined) {
+      const stored = source.indexOf(String(at(keyed as string)));
+      if (stored < 0) throw bad;
+      offset = newest ? size - stored : stored + 1;
+    } else offset = Number(at('{{offset}}'));
+    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(offset) || offset < 0) throw bad;
+  }
+  const rows = newest ? source.slice(Math.max(0, size - offset - perPage), Math.max(0, size - offset)).reverse() : source.slice(offset, offset + perPage);
+  const next = offset + rows.length;
+  const more = next < size;
+  const cursor = more ? Buffer.from(JSON.stringify(fill(form, { last: rows[rows.length - 1], next_page: page + 1, offset: next }))).toString('base64') : undefined;
+  return fill(rule.response, { records: rows, total: size, page, per_page: perPage, total_pages: Math.ceil(size / perPage), next_page: more ? page + 1 : undefined, next_cursor: cursor });
 }
 
 /** The open scroll of one rule: one at a time, as the vendors that have them allow. */

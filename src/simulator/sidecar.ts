@@ -24,6 +24,9 @@
  *                   and their meanings, the symbols allowed per value type, the response template.
  *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
  *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
+ *   lists:          per list operation, its page from a response template (rules.ts): stored or
+ *                   newest-first order, the page-size and cursor parameters, an offset cursor or
+ *                   a keyset cursor of a declared form.
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
  *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
  *                   `resources.<name>.template` is the record a create starts from (instead of a
@@ -38,7 +41,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { OAuthConfig } from './oauth.ts';
-import { OPERATOR_MEANINGS, type ScrollRule, type SearchRule } from './rules.ts';
+import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
 export interface ErrorOverride {
   code: string;
@@ -58,6 +61,7 @@ export interface Sidecar {
   resources?: Record<string, { id_field?: string; records?: number; fields?: Record<string, FieldRule>; template?: Record<string, unknown> }>;
   search?: Record<string, SearchRule>;
   scroll?: Record<string, ScrollRule>;
+  lists?: Record<string, ListRule>;
   pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
@@ -153,6 +157,24 @@ const SIDECAR_SCHEMA = {
         additionalProperties: false,
         required: ['resource', 'param', 'page_size', 'idle_seconds', 'busy', 'expired', 'response'],
         properties: { resource: { type: 'string' }, param: { type: 'string' }, page_size: { type: 'integer', minimum: 1 }, idle_seconds: { type: 'number', exclusiveMinimum: 0 }, busy: override, expired: override, response: {} },
+      },
+    },
+    lists: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          order: { enum: ['stored', 'newest_first'] },
+          per_page: { type: 'string' },
+          cursor: { type: 'string' },
+          default: { type: 'integer', minimum: 1 },
+          cursor_form: { type: 'array', minItems: 1 },
+          id_field: { type: 'string' },
+          response: {},
+        },
       },
     },
     pools: { type: 'object', additionalProperties: { type: 'array', minItems: 1 } },

@@ -358,8 +358,16 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     const first = await call(sim, 'GET', '/contacts?per_page=4', undefined, auth);
     expect((first.body.data as unknown[]).length).toBe(4);
     expect(first.headers.get('x-ratelimit-limit')).toBe('1666');
+    // The sidecar's lists rule: newest first, Intercom's cursor form, no `next` on the last page.
+    expect((first.body.data as Rec[])[0]?.id).toBe(created.body.id);
+    expect(first.body).toMatchObject({ type: 'list', total_count: 6, pages: { type: 'pages', page: 1, per_page: 4, total_pages: 2, next: { page: 2, per_page: 4 } } });
     const after = ((first.body.pages as Rec).next as Rec).starting_after as string;
-    expect((await call(sim, 'GET', `/contacts?per_page=4&starting_after=${after}`, undefined, auth)).body.data).toHaveLength(2);
+    const lastOfFirst = (first.body.data as Rec[])[3] as Rec;
+    expect(JSON.parse(Buffer.from(after, 'base64').toString())).toEqual([(lastOfFirst.created_at as number) * 1000, lastOfFirst.id, 2]);
+    const second = await call(sim, 'GET', `/contacts?per_page=4&starting_after=${after}`, undefined, auth);
+    expect(second.body.data).toHaveLength(2);
+    expect(second.body.pages).toEqual({ type: 'pages', page: 2, per_page: 4, total_pages: 2 });
+    expect((await call(sim, 'GET', '/contacts?starting_after=bm9wZQ', undefined, auth)).body).toMatchObject({ errors: [{ code: 'parameter_invalid', message: 'starting_after is invalid' }] });
 
     const bad = await call(sim, 'POST', '/contacts', { email: 42 }, auth);
     expect(bad.status).toBe(400);

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../simulator/description.ts';
 import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
+import type { RecordSource } from '../../simulator/rules.ts';
 import type { SimResponse } from '../../simulator/sim-server.ts';
 import { INTERCOM_SIDECAR } from './data.ts';
 import { DEFAULT_ANCHOR, IntercomStore, type ContactRow, type ConversationRow, type Json, type Table } from './state.ts';
@@ -68,7 +69,6 @@ export interface IntercomSimulator extends Omit<OpenApiSimulator, 'setRateLimit'
 }
 
 const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, windowSeconds: 10 };
-const CURSOR_PER_PAGE = { contacts: 50, conversations: 20 } as const;
 /** Page-numbered lists (companies) default to 15 per page (per_page above 60 is refused by the schema). */
 const COMPANIES_PER_PAGE = 15;
 /**
@@ -82,50 +82,6 @@ const ok = (json: unknown): SimResponse => ({ status: 200, json });
 
 /** A 404 for an id: the sidecar's not_found names its code and message per path parameter. */
 const missing = (param: string): SimulatorError => new SimulatorError(404, 'not_found', '', param);
-
-// ------------------------------------------------------------------ cursors
-
-/**
- * Cursor lists (contacts, conversations) page with `starting_after`, an opaque cursor. Intercom's
- * are base64 of `[created_at in ms, last id, next page number]` (its pagination guide shows
- * `WzE3MDc5MzQ2NTUwMDAsIjY1YzNhYTBjNTFkY2RmOTQyZmEyYjljNyIsMl0=`); ours have the same form.
- */
-function encodeCursor(createdAt: number, id: string, page: number): string {
-  return Buffer.from(JSON.stringify([createdAt * 1000, id, page])).toString('base64');
-}
-
-function decodeCursor(s: string): { id: string; page: number } | undefined {
-  try {
-    const v = JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 3 && typeof v[0] === 'number' && typeof v[1] === 'string' && Number.isInteger(v[2]) && (v[2] as number) >= 1) return { id: v[1], page: v[2] as number };
-  } catch {
-    // not one of ours
-  }
-  return undefined;
-}
-
-/** One page of a cursor list, newest first. */
-function cursorPage<R extends { id: string; created_at: number }>(
-  table: Table<R>,
-  perPage: number,
-  startingAfter: string | undefined,
-): { rows: R[]; pages: Json } {
-  let end = table.size; // exclusive, in insertion (oldest-first) order; pages walk it backwards
-  let page = 1;
-  if (startingAfter !== undefined) {
-    const c = decodeCursor(startingAfter);
-    const pos = c === undefined ? -1 : table.position(c.id);
-    if (c === undefined || pos < 0) throw new SimulatorError(400, 'parameter_invalid', 'starting_after is invalid', 'starting_after');
-    end = pos;
-    page = c.page;
-  }
-  const rows = table.rows.slice(Math.max(0, end - perPage), end).reverse();
-  const pages: Json = { type: 'pages', page, per_page: perPage, total_pages: Math.ceil(table.size / perPage) };
-  const last = rows[rows.length - 1];
-  // The last page has no `next` (OpenAPI 2.14 list examples).
-  if (last !== undefined && end - rows.length > 0) pages.next = { page: page + 1, starting_after: encodeCursor(last.created_at, last.id, page + 1), per_page: perPage };
-  return { rows, pages };
-}
 
 // ------------------------------------------------------------------ handlers
 
@@ -142,16 +98,6 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
     return row;
   };
   const perPage = (q: Json, dflt: number): number => (typeof q.per_page === 'number' ? q.per_page : dflt);
-
-  const listContacts = ({ query }: Ctx): SimResponse => {
-    const page = cursorPage(store.contacts, perPage(query, CURSOR_PER_PAGE.contacts), query.starting_after as string | undefined);
-    return ok({ type: 'list', data: page.rows.map((r: ContactRow) => store.renderContact(r)), total_count: store.contacts.size, pages: page.pages });
-  };
-
-  const listConversations = ({ query }: Ctx): SimResponse => {
-    const page = cursorPage(store.conversations, perPage(query, CURSOR_PER_PAGE.conversations), query.starting_after as string | undefined);
-    return ok({ type: 'conversation.list', pages: page.pages, total_count: store.conversations.size, conversations: page.rows.map((r: ConversationRow) => store.renderConversation(r)) });
-  };
 
   /** Page-numbered company lists; `next` links the following page, null on the last one. */
   const companyPage = (ctx: Ctx, rows: ReturnType<IntercomStore['listedCompanyRows']>, path: string): SimResponse => {
@@ -176,7 +122,6 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
   const routes: Route[] = [
     route('GET', '/me', () => ok(store.renderMe())),
 
-    route('GET', '/contacts', listContacts),
     route('POST', '/contacts', ({ body }) => ok(store.renderContact(store.createContact(body), { detail: true }))),
     route('GET', '/contacts/:contact_id', ({ params }) => ok(store.renderContact(found(store.contacts, params.contact_id, 'contact_id'), { detail: true }))),
     route('PUT', '/contacts/:contact_id', ({ params, body }) => ok(store.renderContact(store.updateContact(params.contact_id as string, body), { detail: true }))),
@@ -192,7 +137,6 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
     route('POST', '/contacts/:contact_id/notes', ({ params, body }) => ok(store.renderNote(store.createNote(params.contact_id as string, body as { body: string; admin_id?: string | number })))),
     route('GET', '/notes/:note_id', ({ params }) => ok(store.renderNote(found(store.notes, params.note_id, 'note_id')))),
 
-    route('GET', '/conversations', listConversations),
     route(
       'GET',
       '/conversations/:conversation_id',
@@ -253,6 +197,13 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
   return Object.fromEntries(routes);
 }
 
+/** A table of the workspace as the generic simulator reads it, rendering only what it asks for. */
+const source = <R extends { id: string }>(table: Table<R>, render: (row: R) => Json): RecordSource => ({
+  size: () => table.size,
+  slice: (start, end) => table.rows.slice(start, end).map(render),
+  indexOf: (id) => table.position(id),
+});
+
 /** Start an Intercom simulator on a loopback port. */
 export async function startIntercomSimulator(options: IntercomSimulatorOptions = {}): Promise<IntercomSimulator> {
   const seed = options.seed ?? 1;
@@ -271,11 +222,11 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
     rateLimit: toSidecar(options.rateLimit ?? DEFAULT_RATE_LIMIT),
     oauthClient: { clientId: options.oauth?.clientId ?? 'sim_intercom_client', clientSecret: options.oauth?.clientSecret ?? 'sim_intercom_secret' },
     handlers: buildHandlers(store),
-    // The sidecar's search and scroll rules read the workspace's records, in list order.
+    // The sidecar's lists, search and scroll rules read the workspace's records.
     sources: {
-      contacts: (start, end) => store.contacts.rows.slice(start, end).map((r) => store.renderContact(r)),
-      conversations: (start, end) => store.conversations.rows.slice(start, end).map((r) => store.renderConversation(r)),
-      companies: (start, end) => store.companies.rows.slice(start, end).map((r) => store.renderCompany(r)),
+      contacts: source(store.contacts, (r) => store.renderContact(r)),
+      conversations: source(store.conversations, (r) => store.renderConversation(r)),
+      companies: source(store.companies, (r) => store.renderCompany(r)),
     },
   });
   return {
