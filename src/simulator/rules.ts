@@ -9,7 +9,7 @@
  *   the first request opens it, every later one sends its parameter back, an idle scroll expires,
  *   and the empty page ends it.
  *
- * - `lists` rules: a list operation's page, for envelopes a sample of the schema cannot fill
+ * - `pages` rules: a list operation's page, for envelopes a sample of the schema cannot fill
  *   (page numbers, totals, the next cursor inside a `pages` object), in stored or newest-first
  *   order, with an offset cursor or a keyset cursor of a declared form (the last record's fields).
  *

@@ -358,7 +358,7 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     const first = await call(sim, 'GET', '/contacts?per_page=4', undefined, auth);
     expect((first.body.data as unknown[]).length).toBe(4);
     expect(first.headers.get('x-ratelimit-limit')).toBe('1666');
-    // The sidecar's lists rule: newest first, Intercom's cursor form, no `next` on the last page.
+    // The sidecar's pages rule: newest first, Intercom's cursor form, no `next` on the last page.
     expect((first.body.data as Rec[])[0]?.id).toBe(created.body.id);
     expect(first.body).toMatchObject({ type: 'list', total_count: 6, pages: { type: 'pages', page: 1, per_page: 4, total_pages: 2, next: { page: 2, per_page: 4 } } });
     const after = ((first.body.pages as Rec).next as Rec).starting_after as string;
