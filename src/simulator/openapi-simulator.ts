@@ -49,7 +49,8 @@ export interface OpenApiSimulatorOptions {
   handlers?: Record<string, OperationHandler> | undefined;
   /**
    * Records of a resource kept outside the generic store (by a caller with state of its own), in
-   * stored order, rendered on demand: the sidecar's search, scroll and pages rules read them.
+   * stored order, rendered on demand: the sidecar's search, scroll and pages rules read them. A
+   * source keyed by an operation ("POST /companies/list") serves that operation's rule alone.
    */
   sources?: Record<string, RecordSource> | undefined;
 }
@@ -538,14 +539,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         );
 
   // Declared search and scroll rules, over the generic store or the caller's sources.
-  const sourceOf = (name: string): RecordSource => {
-    const given = options.sources?.[name];
+  const sourceOf = (name: string, opKey?: string): RecordSource => {
+    const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
     if (given !== undefined) return given;
     const all = (): StoredRecord[] => [...(resources.get(name)?.records.values() ?? [])];
     return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => [...(resources.get(name)?.records.keys() ?? [])].indexOf(id) };
   };
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
-  const byRule = (op: Operation, query: Json, body: Json): SimResponse | undefined => {
+  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }): SimResponse | undefined => {
     const searchRule = sidecar.search?.[op.key];
     const scrollRule = sidecar.scroll?.[op.key];
     const listRule = sidecar.pages?.[op.key];
@@ -557,7 +558,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
       if (listRule !== undefined) {
         const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
-        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource), query, typeof dflt === 'number' ? dflt : undefined) };
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key), query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
     } catch (e) {
       if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
@@ -605,7 +606,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         throw e;
       }
     }
-    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {});
+    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, { origin, path: req.path });
     if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);

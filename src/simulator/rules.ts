@@ -70,6 +70,12 @@ export interface ListRule {
   cursor?: string;
   /** Page size when the request names none and the description gives no default. */
   default?: number;
+  /** Query parameter of a page number (pages instead of a cursor). */
+  page?: string;
+  /** Offset paging stops here: a page starting at or beyond `limit` records is this 400. */
+  max_offset?: { limit: number; code: string; message: string };
+  /** A query parameter value that reverses the order (`{param: order, value: asc}`). */
+  reverse?: { param: string; value: string };
   /** The cursor: base64 of this JSON array filled in, with {{last.<field>}} (optionally `*n`), {{next_page}}, {{offset}}; default [{{offset}}, {{next_page}}]. */
   cursor_form?: unknown[];
   /** The record field a `{{last.<field>}}` cursor element names the record by; default id. */
@@ -108,8 +114,10 @@ export function readPath(value: unknown, path: string): unknown {
 
 /**
  * Fill a response template: a string that is one {{var}} takes the value itself ({{a.b}} a dotted
- * path, {{a*1000}} a number scaled); keys and objects filled with nothing are left out, and a key
- * written `name?` is kept as `name` only when every placeholder under it is filled.
+ * path, {{a*1000}} a number scaled), a string with more around its placeholders is null when one
+ * of them fills with nothing (a next-page link on the last page); keys and objects filled with
+ * nothing are left out, and a key written `name?` is kept as `name` only when every placeholder
+ * under it is filled.
  */
 export function fill(template: unknown, vars: Record<string, unknown>): unknown {
   if (typeof template === 'string') {
@@ -120,7 +128,8 @@ export function fill(template: unknown, vars: Record<string, unknown>): unknown 
     };
     const whole = /^\{\{([\w.]+)(?:\*(\d+))?\}\}$/.exec(template);
     if (whole !== null) return value(whole[1] as string, whole[2]);
-    return template.replace(/\{\{([\w.]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n) ?? ''));
+    if (unfilled(template, vars)) return null;
+    return template.replace(/\{\{([\w.]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n)));
   }
   if (Array.isArray(template)) return template.map((t) => fill(t, vars));
   if (template === null || typeof template !== 'object') return template;
@@ -244,11 +253,11 @@ export function search(rule: SearchRule, records: unknown[], body: Json): unknow
   });
 }
 
-/** Answer a list request from its query parameters. Throws RuleError. */
-export function listPage(rule: ListRule, source: RecordSource, query: Json, descriptionDefault: number | undefined): unknown {
+/** Answer a list request from its query parameters; `link` gives {{origin}} and {{path}}. Throws RuleError. */
+export function listPage(rule: ListRule, source: RecordSource, query: Json, descriptionDefault: number | undefined, link: { origin: string; path: string }): unknown {
   const size = source.size();
-  const newest = rule.order === 'newest_first';
-  const perPage = typeof query[rule.per_page ?? ''] === 'number' ? (query[rule.per_page as string] as number) : (descriptionDefault ?? rule.default ?? 50);
+  const newest = (rule.order === 'newest_first') !== (rule.reverse !== undefined && query[rule.reverse.param] === rule.reverse.value);
+  const perPage = Math.max(1, typeof query[rule.per_page ?? ''] === 'number' ? (query[rule.per_page as string] as number) : (descriptionDefault ?? rule.default ?? 50));
   const form = rule.cursor_form ?? ['{{offset}}', '{{next_page}}'];
   const idField = rule.id_field ?? 'id';
   const raw = rule.cursor === undefined ? undefined : query[rule.cursor];
@@ -272,12 +281,16 @@ export function listPage(rule: ListRule, source: RecordSource, query: Json, desc
       offset = newest ? size - stored : stored + 1;
     } else offset = Number(at('{{offset}}'));
     if (!Number.isInteger(page) || page < 1 || !Number.isInteger(offset) || offset < 0) throw bad;
+  } else if (rule.page !== undefined && typeof query[rule.page] === 'number' && (query[rule.page] as number) >= 1) {
+    page = query[rule.page] as number;
+    offset = (page - 1) * perPage;
   }
+  if (rule.max_offset !== undefined && offset >= rule.max_offset.limit) throw new RuleError(rule.max_offset.code, rule.max_offset.message, rule.page ?? rule.cursor);
   const rows = newest ? source.slice(Math.max(0, size - offset - perPage), Math.max(0, size - offset)).reverse() : source.slice(offset, offset + perPage);
   const next = offset + rows.length;
   const more = next < size;
   const cursor = more ? Buffer.from(JSON.stringify(fill(form, { last: rows[rows.length - 1], next_page: page + 1, offset: next }))).toString('base64') : undefined;
-  return fill(rule.response, { records: rows, total: size, page, per_page: perPage, total_pages: Math.ceil(size / perPage), next_page: more ? page + 1 : undefined, next_cursor: cursor });
+  return fill(rule.response, { ...link, records: rows, total: size, page, per_page: perPage, total_pages: Math.ceil(size / perPage), next_page: more ? page + 1 : undefined, next_cursor: cursor });
 }
 
 /** The open scroll of one rule: one at a time, as the vendors that have them allow. */

@@ -31,8 +31,9 @@
  *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
  *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
  *   pages:          per list operation, its page from a response template (rules.ts): stored or
- *                   newest-first order, the page-size and cursor parameters, an offset cursor or
- *                   a keyset cursor of a declared form.
+ *                   newest-first order (reversed by a query value), the page-size, page-number
+ *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
+ *                   a cap on offset paging.
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
  *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
  *                   `resources.<name>.template` is the record a create starts from (instead of a
@@ -219,6 +220,9 @@ const SIDECAR_SCHEMA = {
           per_page: { type: 'string' },
           cursor: { type: 'string' },
           default: { type: 'integer', minimum: 1 },
+          page: { type: 'string' },
+          max_offset: { type: 'object', additionalProperties: false, required: ['limit', 'code', 'message'], properties: { limit: { type: 'integer', minimum: 1 }, code: { type: 'string' }, message: { type: 'string' } } },
+          reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
           cursor_form: { type: 'array', minItems: 1 },
           id_field: { type: 'string' },
           response: {},

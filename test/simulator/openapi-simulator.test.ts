@@ -401,6 +401,21 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect((await search({ query: { field: 'name', operator: '=', value: 'x' }, pagination: { starting_after: 'nope' } })).body).toMatchObject({ errors: [{ code: 'parameter_invalid' }] });
   });
 
+  it('pages by number with the sidecar’s pages rule: next links then null, a reversing order value, the cap on offset paging', async () => {
+    const list = (q: string) => call(sim, 'POST', `/companies/list?${q}`, undefined, auth);
+    const ids = (r: { body: Rec }) => (r.body.data as Rec[]).map((c) => c.id);
+    const first = await list('page=1&per_page=2');
+    expect(first.body).toMatchObject({ type: 'list', total_count: 5, pages: { type: 'pages', page: 1, per_page: 2, total_pages: 3, next: `${sim.url}/companies/list?page=2&per_page=2` } });
+    const last = await list('page=3&per_page=2');
+    expect((last.body.pages as Rec).next).toBeNull();
+    expect(ids(last)).toHaveLength(1);
+    const all = ids(await list('per_page=5'));
+    expect(ids(await list('per_page=5&order=asc'))).toEqual([...all].reverse());
+    expect([...ids(first), ...ids(await list('page=2&per_page=2')), ...ids(last)]).toEqual(all);
+    expect((await list('page=5001&per_page=2')).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/first 10000 companies/) }] });
+    expect((await list('page=5000&per_page=2')).status).toBe(200);
+  });
+
   it('scrolls with the sidecar’s scroll rule: one scroll open at a time, the same parameter throughout, ended by an empty page', async () => {
     const scroll = (param?: string) => call(sim, 'GET', `/companies/scroll${param === undefined ? '' : `?scroll_param=${param}`}`, undefined, auth);
     const first = await scroll();

@@ -17,10 +17,10 @@ import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../simulator/description.ts';
 import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
-import type { RecordSource } from '../../simulator/rules.ts';
+import { listPage, type ListRule, type RecordSource } from '../../simulator/rules.ts';
 import type { SimResponse } from '../../simulator/sim-server.ts';
 import { INTERCOM_SIDECAR } from './data.ts';
-import { DEFAULT_ANCHOR, IntercomStore, type ContactRow, type ConversationRow, type Json, type Table } from './state.ts';
+import { DEFAULT_ANCHOR, IntercomStore, Table, type CompanyRow, type Json } from './state.ts';
 
 export { IntercomStore, IntercomApiError, CONTACT_DATA_ATTRIBUTES, DEFAULT_ANCHOR } from './state.ts';
 export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArticleRecord, NoteRecord, SegmentRecord, TagRecord, TeamRecord } from './state.ts';
@@ -69,14 +69,6 @@ export interface IntercomSimulator extends Omit<OpenApiSimulator, 'setRateLimit'
 }
 
 const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, windowSeconds: 10 };
-/** Page-numbered lists (companies) default to 15 per page (per_page above 60 is refused by the schema). */
-const COMPANIES_PER_PAGE = 15;
-/**
- * "When using the Companies endpoint and the pages object to iterate through the returned
- * companies, there is a limit of 10,000 Companies that can be returned" (listAllCompanies);
- * its later reference adds "Going past that limit returns a 400 error with code bad_request".
- */
-const COMPANIES_PAGE_LIMIT = 10_000;
 
 const ok = (json: unknown): SimResponse => ({ status: 200, json });
 
@@ -97,27 +89,10 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
     if (row === undefined) throw missing(param);
     return row;
   };
-  const perPage = (q: Json, dflt: number): number => (typeof q.per_page === 'number' ? q.per_page : dflt);
 
-  /** Page-numbered company lists; `next` links the following page, null on the last one. */
-  const companyPage = (ctx: Ctx, rows: ReturnType<IntercomStore['listedCompanyRows']>, path: string): SimResponse => {
-    const size = Math.max(1, perPage(ctx.query, COMPANIES_PER_PAGE));
-    const page = typeof ctx.query.page === 'number' && ctx.query.page >= 1 ? ctx.query.page : 1;
-    if ((page - 1) * size >= COMPANIES_PAGE_LIMIT) {
-      throw new SimulatorError(400, 'bad_request', `Paging is limited to the first ${COMPANIES_PAGE_LIMIT} companies; use the Scroll API (GET /companies/scroll) to iterate over more`);
-    }
-    const totalPages = Math.ceil(rows.length / size);
-    const slice = rows.slice((page - 1) * size, page * size);
-    const next = page < totalPages ? `${ctx.origin}${path}?page=${page + 1}&per_page=${size}` : null;
-    return ok({
-      type: 'list',
-      data: slice.map((r) => store.renderCompany(r)),
-      pages: { type: 'pages', next, page, per_page: size, total_pages: totalPages },
-      total_count: rows.length,
-    });
-  };
-
-  const order = (q: Json): 'asc' | 'desc' => (q.order === 'asc' ? 'asc' : 'desc');
+  /** Page-numbered company lists (the sidecar's pages rule for POST /companies/list) over given companies. */
+  const companyPage = (ctx: Ctx, rows: CompanyRow[]): SimResponse =>
+    ok(listPage(INTERCOM_SIDECAR.pages?.['POST /companies/list'] as ListRule, source(tableOf(rows), (r) => store.renderCompany(r)), ctx.query, undefined, { origin: ctx.origin, path: ctx.req.path }));
 
   const routes: Route[] = [
     route('GET', '/me', () => ok(store.renderMe())),
@@ -149,19 +124,18 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
       if (typeof q.company_id === 'string') {
         const row = store.findCompanyByCompanyId(q.company_id);
         if (row === undefined) throw missing('company_id');
-        return companyPage(ctx, [row], '/companies');
+        return companyPage(ctx, [row]);
       }
       if (typeof q.name === 'string') {
         const rows = store.companies.rows.filter((r) => store.renderCompany(r).name === q.name);
         if (rows.length === 0) throw missing('company_id');
-        return companyPage(ctx, rows, '/companies');
+        return companyPage(ctx, rows);
       }
-      if (typeof q.tag_id === 'string') return companyPage(ctx, store.companies.rows.filter((r) => r.tagIds.includes(q.tag_id as string)), '/companies');
-      if (typeof q.segment_id === 'string') return companyPage(ctx, [], '/companies'); // seeded companies belong to no company segment
-      return companyPage(ctx, store.listedCompanyRows('desc'), '/companies');
+      if (typeof q.tag_id === 'string') return companyPage(ctx, store.companies.rows.filter((r) => r.tagIds.includes(q.tag_id as string)));
+      if (typeof q.segment_id === 'string') return companyPage(ctx, []); // seeded companies belong to no company segment
+      return companyPage(ctx, store.listedCompanyRows('desc'));
     }),
     route('POST', '/companies', ({ body }) => ok(store.renderCompany(store.upsertCompany(body)))),
-    route('POST', '/companies/list', (ctx) => companyPage(ctx, store.listedCompanyRows(order(ctx.query)), '/companies/list')),
     route('GET', '/companies/:company_id', ({ params }) => ok(store.renderCompany(found(store.companies, params.company_id, 'company_id')))),
     route('PUT', '/companies/:company_id', ({ params, body }) => ok(store.renderCompany(store.updateCompany(params.company_id as string, body)))),
 
@@ -197,12 +171,16 @@ function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
   return Object.fromEntries(routes);
 }
 
-/** A table of the workspace as the generic simulator reads it, rendering only what it asks for. */
-const source = <R extends { id: string }>(table: Table<R>, render: (row: R) => Json): RecordSource => ({
-  size: () => table.size,
-  slice: (start, end) => table.rows.slice(start, end).map(render),
-  indexOf: (id) => table.position(id),
-});
+/** Rows of the workspace as the generic simulator reads them, rendering only what it asks for. */
+const source = <R extends { id: string }>(table: { rows: R[] } | (() => R[]), render: (row: R) => Json): RecordSource => {
+  const rows = (): R[] => (typeof table === 'function' ? table() : table.rows);
+  return {
+    size: () => rows().length,
+    slice: (start, end) => rows().slice(start, end).map(render),
+    indexOf: (id) => (table instanceof Table ? table.position(id) : rows().findIndex((r) => r.id === id)),
+  };
+};
+const tableOf = <R>(rows: R[] | (() => R[])): (() => R[]) => (typeof rows === 'function' ? rows : () => rows);
 
 /** Start an Intercom simulator on a loopback port. */
 export async function startIntercomSimulator(options: IntercomSimulatorOptions = {}): Promise<IntercomSimulator> {
@@ -227,6 +205,8 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
       contacts: source(store.contacts, (r) => store.renderContact(r)),
       conversations: source(store.conversations, (r) => store.renderConversation(r)),
       companies: source(store.companies, (r) => store.renderCompany(r)),
+      // Companies with users, by last_request_at descending.
+      'POST /companies/list': source(tableOf(() => store.listedCompanyRows('desc')), (r) => store.renderCompany(r)),
     },
   });
   return {
