@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../simulator/description.ts';
-import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
+import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type RateLimit, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
 import { listPage, type ListRule, type RecordSource } from '../../simulator/rules.ts';
 import type { SimResponse } from '../../simulator/sim-server.ts';
 import { INTERCOM_SIDECAR } from './data.ts';
@@ -29,15 +29,8 @@ export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArti
 export { INTERCOM_SIDECAR };
 export const INTERCOM_DESCRIPTION = new Description(loadDescriptionSync(join(CONNECTORS_DIR, 'intercom', 'openapi-2.14.json')));
 
-export interface IntercomRateLimit {
-  /** Requests allowed per window. */
-  limit: number;
-  /** Window length; Intercom counts in 10-second periods. */
-  windowSeconds: number;
-}
-
-/** Intercom's documented default for private apps: 10,000 calls a minute, counted per 10 s. */
-export const INTERCOM_DOCUMENTED_RATE_LIMIT: IntercomRateLimit = { limit: 1666, windowSeconds: 10 };
+/** Requests per window; Intercom counts in 10-second periods (the sidecar's rate_limit: its documented 1,666). */
+export type IntercomRateLimit = Pick<RateLimit, 'limit' | 'window_seconds'>;
 
 export interface IntercomSimulatorOptions {
   port?: number | undefined;
@@ -48,7 +41,7 @@ export interface IntercomSimulatorOptions {
   size?: number | undefined;
   /**
    * Requests per window (all tokens share the app's budget); `false` disables limiting. The
-   * default is far above any test's needs; INTERCOM_DOCUMENTED_RATE_LIMIT mimics production.
+   * default is far above any test's needs; the sidecar's rate_limit is Intercom's documented one.
    */
   rateLimit?: IntercomRateLimit | false | undefined;
   /** The access token the API accepts; default 'sim_intercom_token'. */
@@ -68,7 +61,7 @@ export interface IntercomSimulator extends Omit<OpenApiSimulator, 'setRateLimit'
   setRateLimit(limit: IntercomRateLimit | false): void;
 }
 
-const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, windowSeconds: 10 };
+const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, window_seconds: 10 };
 
 const ok = (json: unknown): SimResponse => ({ status: 200, json });
 
@@ -188,7 +181,8 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
   const anchor = options.anchor === undefined ? DEFAULT_ANCHOR : options.anchor instanceof Date ? Math.floor(options.anchor.getTime() / 1000) : options.anchor;
   const store = new IntercomStore({ seed, size: options.size ?? 300, anchor });
   const accessToken = options.accessToken ?? 'sim_intercom_token';
-  const toSidecar = (l: IntercomRateLimit | false) => (l === false ? (false as const) : { ...INTERCOM_SIDECAR.rate_limit, limit: l.limit, window_seconds: l.windowSeconds });
+  // The sidecar's headers and reset form, at the rate asked for.
+  const toSidecar = (l: IntercomRateLimit | false) => (l === false ? (false as const) : { ...INTERCOM_SIDECAR.rate_limit, ...l });
   const sim = await startOpenApiSimulator({
     description: INTERCOM_DESCRIPTION,
     // The workspace is the store's; the generic simulator seeds nothing of its own.
