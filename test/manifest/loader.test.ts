@@ -55,6 +55,7 @@ describe('manifest loader', () => {
     ['call value in a response', mutate((m) => (m.entities.notes.actions.list.response.records = '{{call.id}}')), 'entities.notes.actions.list.response.records', /unknown variable "call.id"/],
     ['next_url on a POST', mutate((m) => Object.assign(m.entities.notes.actions.list, { request: { ...m.entities.notes.actions.list.request, method: 'POST' }, pagination: { type: 'next_url', next: '{{body.links.next}}' } })), 'entities.notes.actions.list.pagination.type', /follows the URL of the next page with GET/],
     ['next_url without next', mutate((m) => (m.entities.notes.actions.list.pagination = { type: 'next_url' })), 'entities.notes.actions.list.pagination', /missing required key "next"/],
+    ['retry header in an unknown format', mutate((m) => (m.retry = { retry_after_headers: [{ name: 'X-Reset', format: 'unix_minutes' }] })), 'retry.retry_after_headers.0.format', /must be one of|seconds, unix_seconds, unix_ms, http_date/],
     ['form body on a GET', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /a GET request carries no body/],
     ['form encoding without a body', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /body_encoding: form needs a body/],
     ['form body that is a list', mutate((m) => Object.assign(m.entities.notes.actions.list.request, { method: 'POST', body_encoding: 'form', body: ['{{params.cursor}}'] })), 'entities.notes.actions.list.request.body', /a form body must be an object/],
@@ -75,6 +76,11 @@ describe('manifest loader', () => {
     const example = doc.split('```yaml\n')[1]?.split('```')[0] ?? '';
     expect(example).toContain('type: granola');
     expect(problems(example)).toEqual([]);
+  });
+
+  it('retry headers may be read as epoch milliseconds (unix_ms, Linear\'s X-RateLimit-Requests-Reset)', () => {
+    const m = loadManifestText(mutate((x) => (x.retry = { retry_after_headers: [{ name: 'X-RateLimit-Requests-Reset', format: 'unix_ms' }] })), 'test.yaml');
+    expect(m.manifest.retry?.retry_after_headers).toEqual([{ name: 'X-RateLimit-Requests-Reset', format: 'unix_ms' }]);
   });
 
   it('reports line and column of the offending node', () => {
@@ -143,6 +149,27 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since')), file).join()).toMatch(/"since" is not a param of activity_logs\.list/);
     expect(problems(change((m) => delete m.entities.items.sync.incremental), file).join()).toMatch(/removals need incremental/);
     expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}')), file).join()).toMatch(/unknown variable "params\.x"/);
+  });
+
+  it('OAuth URLs may name pattern-declared credential fields of their variant, nothing else', () => {
+    const file = 'connectors/zendesk/connector.yaml';
+    const zendesk = readFileSync(file, 'utf8');
+    const change = (f: (m: Record<string, any>) => void): string => {
+      const m = parse(zendesk) as Record<string, any>;
+      f(m);
+      return stringify(m);
+    };
+    const oauth = (m: Record<string, any>) => m.auth.find((v: { type: string }) => v.type === 'oauth2');
+    expect(problems(zendesk, file)).toEqual([]);
+    expect(problems(change((m) => (oauth(m).token_url = 'https://{{credentials.region}}.zendesk.com/oauth/tokens')), file).join()).toMatch(/auth\.1\.token_url: "credentials\.region" is not a credential field/);
+    expect(problems(change((m) => delete oauth(m).fields.subdomain.pattern), file).join()).toMatch(/credentials\.subdomain is a variable of the base URL, so its field needs a pattern/);
+    expect(problems(change((m) => (oauth(m).authorize_url = 'https://{{credentials.subdomain}}/oauth')), file).join()).toMatch(/not the whole host/);
+  });
+
+  it('sync.deleted_when: a template over the record only', () => {
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = "{{eq record.status 'deleted'}}")))).toEqual([]);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{params.page_size}}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when: .*unknown variable "params\.page_size"/);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{#if record.x}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when/);
   });
 
   it('refuses search fields on an entity without sync, saying why', () => {

@@ -257,6 +257,9 @@ unknown_query: reject
     const limited = await call(sim, 'GET', '/projects', undefined, auth);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Retry-After: the seconds to the end of the window (an hour at most here).
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
     expect(limited.body).toMatchObject({ error: { kind: 'rate_limited', status: 429 } });
     sim.reset();
     expect((await call(sim, 'GET', '/projects', undefined, auth)).status).toBe(200);
@@ -300,6 +303,98 @@ resources: { items: { records: 40, fields: { name: { pool: fruit }, notes: { one
     } finally {
       await twin.close();
     }
+  });
+});
+
+describe('the sidecar: nested resources, writes that create them, soft deletes, exports', () => {
+  // A desk in Zendesk's shapes, our own: {"box": {...}} envelopes, notes listed per box and made by
+  // a box write's "note", cursor pages with meta.has_more and links.next, an export with end_of_stream.
+  const page = (key: string, item: string) => ({ type: 'object', properties: { [key]: { type: 'array', items: { $ref: `#/components/schemas/${item}` } }, meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string', nullable: true } } }, links: { type: 'object', properties: { next: { type: 'string', nullable: true } } } } });
+  const json = (schema: unknown) => ({ description: 'ok', content: { 'application/json': { schema } } });
+  const boxBody = { type: 'object', required: ['box'], properties: { box: { type: 'object', properties: { name: { type: 'string' }, note: { type: 'object', properties: { body: { type: 'string' } } } } } } };
+  const boxOut = { type: 'object', properties: { box: { $ref: '#/components/schemas/Box' }, audit: { type: 'object', additionalProperties: true } } };
+  const cursorParams = [{ name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } }, { name: 'page[after]', in: 'query', schema: { type: 'string' } }];
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'desk', version: '1' },
+    paths: {
+      '/boxes': { get: { parameters: cursorParams, responses: { 200: json(page('boxes', 'Box')) } }, post: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 201: json(boxOut) } } },
+      '/boxes/{box_id}': {
+        parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }],
+        get: { responses: { 200: json(boxOut) } },
+        put: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 200: json(boxOut) } },
+        delete: { responses: { 204: { description: 'gone' } } },
+      },
+      '/boxes/{box_id}/notes': { parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }], get: { parameters: cursorParams, responses: { 200: json(page('notes', 'Note')) } } },
+      '/export/boxes': {
+        get: {
+          parameters: [{ name: 'start_time', in: 'query', schema: { type: 'integer' } }, { name: 'cursor', in: 'query', schema: { type: 'string' } }, { name: 'per_page', in: 'query', schema: { type: 'integer' } }],
+          responses: { 200: json({ type: 'object', properties: { boxes: { type: 'array', items: { $ref: '#/components/schemas/Box' } }, after_url: { type: 'string', nullable: true }, after_cursor: { type: 'string', nullable: true }, end_of_stream: { type: 'boolean' } } }) },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        Box: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, status: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } } },
+        Note: { type: 'object', properties: { id: { type: 'integer' }, body: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } } },
+      },
+    },
+  };
+  const sidecar = parseSidecar(`
+pagination: { cursor_param: "page[after]", limit_param: "page[size]", next_cursor: meta.after_cursor, has_more: meta.has_more, next_url: links.next }
+resources:
+  boxes: { records: 3, soft_delete: { field: status, value: deleted }, lists: [GET /export/boxes], timestamps: { updated: updated_at } }
+  notes:
+    lists: ["GET /boxes/{box_id}/notes"]
+    created_by:
+      - { operation: POST /boxes, field: note, echo: audit.events }
+      - { operation: "PUT /boxes/{box_id}", field: note, echo: audit.events }
+operations:
+  GET /export/boxes:
+    since: { param: start_time, field: updated_at }
+    pagination: { cursor_param: cursor, limit_param: per_page, next_cursor: after_cursor, next_url: after_url, done: end_of_stream }
+`);
+  let sim: OpenApiSimulator;
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: new Description(doc), sidecar, seed: 3 });
+  });
+  afterAll(() => sim.close());
+
+  it('wraps records in the resource’s singular; a write’s note becomes a note of that box, echoed in the answer', async () => {
+    const made = await call(sim, 'POST', '/boxes', { box: { name: 'Inbox', note: { body: 'first' } } });
+    expect(made.status).toBe(201);
+    const box = made.body.box as Rec;
+    expect(box).toMatchObject({ name: 'Inbox' });
+    expect(box).not.toHaveProperty('note');
+    expect(Date.parse(box.updated_at as string)).toBeGreaterThan(Date.parse('2026-01-02'));
+    expect((made.body.audit as { events: Rec[] }).events).toEqual([expect.objectContaining({ body: 'first' })]);
+    await call(sim, 'PUT', `/boxes/${String(box.id)}`, { box: { note: { body: 'second' } } });
+    const notes = await call(sim, 'GET', `/boxes/${String(box.id)}/notes`);
+    expect((notes.body.notes as Rec[]).map((n) => n.body)).toEqual(['first', 'second']);
+    expect(notes.body.meta).toEqual({ has_more: false, after_cursor: null });
+    expect(notes.body.links).toEqual({ next: null });
+    const other = (await call(sim, 'GET', '/boxes?page[size]=1')).body;
+    expect(other.meta).toMatchObject({ has_more: true, after_cursor: expect.any(String) });
+    expect(String((other.links as Rec).next)).toMatch(new RegExp(`^${sim.url}/boxes\\?`));
+  });
+
+  it('a soft delete hides the record from get and lists; the export shows it, since start_time, page by page to end_of_stream', async () => {
+    const since = Math.floor(Date.now() / 1000);
+    const id = String([...sim.resources.get('boxes')!.records.keys()][0]);
+    expect((await call(sim, 'DELETE', `/boxes/${id}`)).status).toBe(204);
+    expect((await call(sim, 'GET', `/boxes/${id}`)).status).toBe(404);
+    expect(((await call(sim, 'GET', '/boxes')).body.boxes as Rec[]).map((b) => String(b.id))).not.toContain(id);
+    const changed = (await call(sim, 'GET', `/export/boxes?start_time=${since}`)).body;
+    expect((changed.boxes as Rec[]).map((b) => [String(b.id), b.status])).toContainEqual([id, 'deleted']);
+    expect(changed.end_of_stream).toBe(true);
+    let next: string | null = `/export/boxes?start_time=0&per_page=1`;
+    const seen: string[] = [];
+    while (next !== null) {
+      const body: Rec = (await call(sim, 'GET', next.replace(sim.url, ''))).body;
+      seen.push(...(body.boxes as Rec[]).map((b) => String(b.id)));
+      next = body.end_of_stream === true ? null : (body.after_url as string);
+    }
+    expect(seen.sort()).toEqual([...sim.resources.get('boxes')!.records.keys()].sort());
   });
 });
 
@@ -441,5 +536,86 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     const again = await exchange();
     expect(again.status).toBe(400);
     expect(((await again.json()) as Rec).type).toBe('error.list');
+  });
+});
+
+describe('Jira’s vendored description and sidecar: resources the sidecar shapes, startAt pages, basic tokens', () => {
+  const JIRA = new URL('../../connectors/jira/', import.meta.url).pathname;
+  let sim: OpenApiSimulator;
+  const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`dev@acme.test:${password}`).toString('base64')}` });
+  const ok = basic('sim-jira-api-token');
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${JIRA}jira-platform-v3.json`, sidecar: `${JIRA}simulator.yaml`, seed: 4 });
+  }, 60_000);
+  afterAll(() => sim.close());
+
+  it('checks an HTTP basic token by its password; a bearer token as it is', async () => {
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, ok)).status).toBe(200);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: 'Bearer sim-jira-oauth-token' })).status).toBe(200);
+    const refused = await call(sim, 'GET', '/rest/api/3/myself', undefined, basic('wrong'));
+    expect(refused.status).toBe(401);
+    // Error body keys are templates: no field, no entry in errors.
+    expect(refused.body).toEqual({ errorMessages: ['Client must be authenticated to access this resource.'], errors: {} });
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` })).status).toBe(401);
+  });
+
+  it('a 400 names the field in errors, keyed by it', async () => {
+    const r = await call(sim, 'GET', '/rest/api/3/search/jql?maxResults=ten', undefined, ok);
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ errorMessages: ['maxResults must be integer'], errors: { maxResults: 'maxResults must be integer' } });
+  });
+
+  it('lookup: an item path names a record by id or by its own unique key; timestamps: seeded fixed, set on create and update', async () => {
+    const projects = [...sim.resources.get('project')!.records.values()].map((s) => s.record);
+    expect(new Set(projects.map((p) => p.key)).size).toBe(5);
+    const p = projects[2]!;
+    expect((await call(sim, 'GET', `/rest/api/3/project/${String(p.key)}`, undefined, ok)).body).toEqual(p);
+    expect((await call(sim, 'GET', `/rest/api/3/project/${String(p.id)}`, undefined, ok)).body).toEqual(p);
+    const issues = [...sim.resources.get('issue')!.records.values()].map((s) => s.record as Rec & { fields: Rec });
+    expect(issues.map((i) => i.fields.updated)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z', '2026-01-01T00:03:00.000Z', '2026-01-01T00:04:00.000Z']);
+
+    // A create answers in its own response schema (CreatedIssue: id, key, self, ...), not the whole record.
+    const made = await call(sim, 'POST', '/rest/api/3/issue', { fields: { summary: 'Made', project: { key: 'ENG' } } }, ok);
+    expect(made.status).toBe(201);
+    expect(Object.keys(made.body).sort()).toEqual(['id', 'key', 'self']);
+    const stored = sim.resources.get('issue')!.records.get(String(made.body.id))!.record as Rec & { fields: Rec };
+    expect(stored.fields).toMatchObject({ summary: 'Made', project: { key: 'ENG' }, created: expect.stringMatching(/^20\d\d-/) });
+    // An update sets the nested fields it names and keeps the others.
+    const put = await call(sim, 'PUT', `/rest/api/3/issue/${String(made.body.key)}?returnIssue=true`, { fields: { summary: 'Renamed' } }, ok);
+    expect(put.status).toBe(200);
+    expect(put.body.fields).toMatchObject({ summary: 'Renamed', project: { key: 'ENG' } });
+  });
+
+  it('lists: the sidecar names more list operations (JQL search); a /search path beside the item path lists it', async () => {
+    const search = await call(sim, 'GET', '/rest/api/3/search/jql?maxResults=2', undefined, ok);
+    expect((search.body.issues as Rec[]).map((i) => i.id)).toEqual([...sim.resources.get('issue')!.records.keys()].slice(0, 2));
+    expect(search.body).toMatchObject({ isLast: false, nextPageToken: expect.any(String) });
+    const next = await call(sim, 'GET', `/rest/api/3/search/jql?maxResults=2&nextPageToken=${String(search.body.nextPageToken)}`, undefined, ok);
+    expect((next.body.issues as Rec[])[0]?.id).toBe([...sim.resources.get('issue')!.records.keys()][2]);
+
+    const page = await call(sim, 'GET', '/rest/api/3/project/search?maxResults=2&startAt=2', undefined, ok);
+    // A numeric cursor is echoed: the page's startAt, its size, the total, isLast, and the next page's URL.
+    expect(page.body).toMatchObject({ startAt: 2, maxResults: 2, total: 5, isLast: false, nextPage: expect.stringContaining('startAt=4') });
+    expect(page.body.values).toHaveLength(2);
+    const last = await call(sim, 'GET', '/rest/api/3/project/search?maxResults=2&startAt=4', undefined, ok);
+    expect(last.body).toMatchObject({ startAt: 4, total: 5, isLast: true });
+    expect(last.body.values).toHaveLength(1);
+    expect('nextPage' in last.body).toBe(false);
+  });
+
+  it('get by a query parameter (GET /rest/api/3/user?accountId=), listed by /users/search', async () => {
+    const users = (await call(sim, 'GET', '/rest/api/3/users/search?maxResults=10', undefined, ok)).body as unknown as Rec[];
+    expect(users).toHaveLength(5);
+    const u = users[3]!;
+    expect((await call(sim, 'GET', `/rest/api/3/user?accountId=${String(u.accountId)}`, undefined, ok)).body).toEqual(u);
+    const missing = await call(sim, 'GET', '/rest/api/3/user?accountId=nobody', undefined, ok);
+    expect(missing.status).toBe(404);
+    expect(missing.body.errorMessages).toEqual(['Specified user does not exist or you do not have required permissions']);
+  });
+
+  it('refuses a sidecar that names an operation the description lacks, or an unknown resource key', async () => {
+    await expect(startOpenApiSimulator({ description: `${JIRA}jira-platform-v3.json`, sidecar: { resources: { issue: { lists: ['GET /rest/api/3/search'] } } } })).rejects.toThrow(/resources\.issue\.lists names GET \/rest\/api\/3\/search, which is not an operation/);
+    expect(() => parseSidecar('resources: { issue: { lookups: [key] } }')).toThrow(/lookups/);
+    expect(() => parseSidecar('resources: { user: { get: { operation: "POST /x", id_query: a } } }')).toThrow(/pattern/);
   });
 });
