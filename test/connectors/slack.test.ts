@@ -236,7 +236,7 @@ describe('slack errors inside 200 bodies, rate limits, auth and check', () => {
     expect(rt.lastCall.retries).toBe(1);
     expect(sent('/users.list')).toHaveLength(2);
     // The sidecar's limit (one request an hour here): the second request is 429 {ok: false, error: ratelimited} with Retry-After.
-    sim.setRateLimit({ limit: 1, window_seconds: 3600, retry_after: 'Retry-After' });
+    sim.setRateLimit({ limit: 1, window_seconds: 3600 });
     const get = () => fetch(`${sim.url}/users.list`, { headers: { authorization: `Bearer ${BOT}` } });
     expect((await get()).status).toBe(200);
     const limited = await get();
