@@ -265,7 +265,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const last = segs[segs.length - 1] ?? '';
     const prev = segs[segs.length - 2];
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
-      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      // POST on the item path updates it when the path has no PUT or PATCH (Stripe's POST /v1/customers/{customer}).
+      const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
@@ -354,9 +356,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
-  /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
-  const merge = (record: Json, fields: Json): void => {
+  /**
+   * Copy body fields onto a record where they fit the record's shape; a bare id names a nested
+   * object. A field the record schema declares with another shape is not copied (Stripe's create
+   * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
+   * declare when it declares properties (request options such as `expand`).
+   */
+  const merge = (record: Json, fields: Json, recordRef: string | undefined): void => {
+    const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
+    const declared = Object.keys(props).length > 0;
     for (const [k, v] of Object.entries(fields)) {
+      if (declared && props[k] === undefined) continue;
       const have = record[k];
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
@@ -368,6 +378,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
+      const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
+      if (propRef !== undefined && d.validateValue(propRef, v) !== null) continue;
       record[k] = v;
     }
   };
@@ -403,7 +415,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
     if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') {
       const raw = query[cursorParam];
-      const o = numericCursor ? Number(raw) : decodeToken(String(raw));
+      // A cursor naming a record of the list starts after it (Stripe's starting_after=<id>).
+      const after = numericCursor ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(raw));
+      const o = after >= 0 ? after + 1 : numericCursor ? Number(raw) : decodeToken(String(raw));
       if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam} is not a cursor this API issued`, field: cursorParam }, op);
       offset = o;
     } else if (pageParam !== undefined && typeof query[pageParam] === 'number') {
@@ -465,7 +479,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+      const limited = errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op);
+      return withHeaders({ ...limited, headers: { ...(limited.headers ?? {}), ...(rateLimit.exceeded_headers ?? {}) } });
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -492,7 +507,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
         const record = clone((sample(r.recordRef) ?? {}) as Json);
-        merge(record, unwrapBody(op, checked.body));
+        merge(record, unwrapBody(op, checked.body), r.recordRef);
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
@@ -508,7 +523,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
-        merge(s.record, fields);
+        merge(s.record, fields, r.recordRef);
         return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'delete': {
@@ -577,6 +592,10 @@ function pointerOfProperty(d: Description, pointer: string, prop: string): strin
     for (const [i] of ((s.allOf ?? []) as unknown[]).entries()) {
       const found = find(`${p}/allOf/${i}`, depth + 1);
       if (found !== undefined) return found;
+    }
+    // The first alternative of anyOf/oneOf, as propertiesOf reads it (Stripe's customer | deleted_customer).
+    for (const key of ['anyOf', 'oneOf']) {
+      if (Array.isArray(s[key]) && (s[key] as unknown[]).length > 0) return find(`${p}/${key}/0`, depth + 1);
     }
     return undefined;
   };

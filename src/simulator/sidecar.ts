@@ -8,7 +8,8 @@
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
  *                   method_not_allowed, rate_limited) to the vendor's.
  *   auth:           tokens: the credentials accepted (default: any present credential).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds,
+ *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true").
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses).
  *   records:        how many records to seed per resource (default 5).
@@ -42,7 +43,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds'; exceeded_headers?: Record<string, string> };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
   resources?: Record<string, { id_field?: string; records?: number }>;
@@ -83,6 +84,7 @@ const SIDECAR_SCHEMA = {
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
         reset: { enum: ['unix', 'seconds'] },
+        exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
       },
     },
     pagination: {
