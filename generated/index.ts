@@ -3,17 +3,20 @@
 import type * as granola from './granola/types.ts';
 import type * as intercom from './intercom/types.ts';
 import type * as monday from './monday/types.ts';
+import type * as stripe from './stripe/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
 export interface ConnectorTypes {
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
+  stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['granola', 'intercom', 'monday'] as const;
+export const CONNECTOR_TYPES = ['granola', 'intercom', 'monday', 'stripe'] as const;
 
 export type * as granola from './granola/types.ts';
 export type * as intercom from './intercom/types.ts';
 export type * as monday from './monday/types.ts';
+export type * as stripe from './stripe/types.ts';

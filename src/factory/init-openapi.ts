@@ -705,7 +705,7 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
         const last = `{{get (last ${records}) '${idField}'}}`;
         return {
           pagination: { type: 'cursor', param: p.name, next: last, has_more: bodyAt(hasMore.path) },
-          meta: `{{#if ${['body', ...hasMore.path].join('.')}}}${last.slice(2, -2).replace(/^/, '{{')}}}{{/if}}`,
+          meta: `{{when ${['body', ...hasMore.path].join('.')} (${last.slice(2, -2)})}}`,
           why: `cursor: ${p.original} takes the last record's ${idField} while ${hasMore.path.join('.')} is true`,
         };
       }

@@ -311,7 +311,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // handler's own 404 without a field keeps its code and message.
     if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
     else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
-    else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
+    else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: sidecar.error?.codes?.[p.code] ?? p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
     let json: unknown;
@@ -378,9 +378,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
+      // An object merges into the object the record holds (Stripe's metadata keys, a partial recurring).
+      const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
       const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
-      if (propRef !== undefined && d.validateValue(propRef, v) !== null) continue;
-      record[k] = v;
+      if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;
+      record[k] = value;
     }
   };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
@@ -399,9 +401,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     limit = Math.max(1, limit);
     const handled = new Set([cursorParam, pageParam, limitParam]);
     let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
+    const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals them.
     for (const [name, value] of Object.entries(query)) {
-      if (handled.has(name) || typeof value === 'object') continue;
+      if (handled.has(name)) continue;
+      // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., Stripe's range_query_specs).
+      const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+      if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
+        const ok = (f: number): boolean =>
+          Object.entries(range).every(([op, b]) => (op === 'gt' ? f > Number(b) : op === 'gte' ? f >= Number(b) : op === 'lt' ? f < Number(b) : f <= Number(b)));
+        rows = rows.filter((s) => typeof s.record[name] !== 'number' || ok(s.record[name] as number));
+        continue;
+      }
+      if (typeof value === 'object') continue;
+      // A value the record field's enum does not hold names a group, not a value (Stripe's status=all): no filter.
+      const fieldEnum = recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
+      if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
       rows = rows.filter((s) => {
         const f = s.record[name];
         if (f === undefined) return true;
