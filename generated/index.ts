@@ -2,6 +2,8 @@
 
 import type * as granola from './granola/types.ts';
 import type * as intercom from './intercom/types.ts';
+import type * as jira from './jira/types.ts';
+import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as stripe from './stripe/types.ts';
 
@@ -9,14 +11,18 @@ import type * as stripe from './stripe/types.ts';
 export interface ConnectorTypes {
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
+  jira: { actions: jira.JiraActions; credentials: jira.JiraCredentials; search: jira.JiraSearch; check: jira.JiraCheckInfo };
+  linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['granola', 'intercom', 'monday', 'stripe'] as const;
+export const CONNECTOR_TYPES = ['granola', 'intercom', 'jira', 'linear', 'monday', 'stripe'] as const;
 
 export type * as granola from './granola/types.ts';
 export type * as intercom from './intercom/types.ts';
+export type * as jira from './jira/types.ts';
+export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as stripe from './stripe/types.ts';

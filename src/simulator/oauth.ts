@@ -20,6 +20,12 @@ export interface OAuthConfig {
   default_scope?: string;
   /** Prefix of issued tokens (some vendors' tokens have a recognisable form). */
   token_prefix?: string;
+  /**
+   * Issue a refresh token with each access token ({{refresh_token}} in token_response) and
+   * accept grant_type=refresh_token (RFC 6749 §6): a refresh token is used once, the answer
+   * carries a new one.
+   */
+  refresh_tokens?: boolean;
 }
 
 export interface OAuthClient {
@@ -57,6 +63,15 @@ export function oauthServer(
   now: () => number = Date.now,
 ): (req: SimRequest) => SimResponse | undefined {
   const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number }>();
+  const refreshTokens = new Map<string, { scope: string | undefined }>();
+  const issue = (scope: string | undefined): SimResponse => {
+    const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
+    tokens.add(accessToken);
+    const refreshToken = config.refresh_tokens === true ? `${config.token_prefix ?? ''}r_${randomBytes(24).toString('base64url')}` : '';
+    if (refreshToken !== '') refreshTokens.set(refreshToken, { scope });
+    const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}', ...(refreshToken !== '' ? { refresh_token: '{{refresh_token}}' } : {}) };
+    return { status: 200, json: fill(template, { access_token: accessToken, refresh_token: refreshToken, scope: scope ?? '' }) };
+  };
 
   const authorize = (req: SimRequest): SimResponse => {
     const redirect = req.query.get('redirect_uri');
@@ -94,15 +109,18 @@ export function oauthServer(
       params.client_secret ??= decodeURIComponent(secret ?? '');
     }
     if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret) return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
-    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: 'Only authorization_code is supported' });
+    if (params.grant_type === 'refresh_token' && config.refresh_tokens === true) {
+      const held = refreshTokens.get(params.refresh_token ?? '');
+      if (held === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or already used refresh token' });
+      refreshTokens.delete(params.refresh_token as string);
+      return issue(held.scope);
+    }
+    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported` });
     const entry = codes.get(params.code ?? '');
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
-    const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
-    tokens.add(accessToken);
-    const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}' };
-    return { status: 200, json: fill(template, { access_token: accessToken, scope: entry.scope ?? '' }) };
+    return issue(entry.scope);
   };
 
   return (req) => {

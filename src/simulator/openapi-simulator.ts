@@ -94,6 +94,8 @@ export interface Resource {
   records: Map<string, StoredRecord>;
   /** Records created through the API so far (the PRNG stream of new ids). */
   created: number;
+  /** Other fields an item path's id may name (the sidecar's lookup: Jira's issue and project keys). */
+  lookup: string[];
 }
 
 export interface OpenApiSimulator extends Simulator {
@@ -112,7 +114,7 @@ export interface OpenApiSimulator extends Simulator {
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
-const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'next_cursor', 'offset', 'start_cursor'];
+const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'nextPageToken', 'next_cursor', 'offset', 'start_cursor', 'startAt', 'start_at'];
 const LIMIT_PARAMS = ['limit', 'per_page', 'page_size', 'pageSize', 'count', 'max_results', 'maxResults'];
 const PAGE_PARAMS = ['page', 'page_number'];
 
@@ -123,6 +125,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
+  idQuery?: string;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -207,10 +211,11 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   }
   if (Array.isArray(template)) return template.map((t) => render(t, vars));
   if (template !== null && typeof template === 'object') {
+    // Keys are templates too ({"{{field}}": "{{message}}"}, Jira's errors by field); an entry whose key or value renders to "" is left out.
     return Object.fromEntries(
       Object.entries(template as Json)
-        .map(([k, v]) => [k, render(v, vars)] as const)
-        .filter(([, v]) => v !== ''),
+        .map(([k, v]) => [render(k, vars) as string, render(v, vars)] as const)
+        .filter(([k, v]) => v !== '' && k !== ''),
     );
   }
   return template;
@@ -271,6 +276,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+    // A search path beside an item path lists that resource when its collection path has no GET
+    // (Jira's GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+    const parentPath = `/${segs.slice(0, -1).join('/')}`;
+    if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
     return { kind: 'action' };
   };
   const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
@@ -283,8 +292,47 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
-    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
+  // What the sidecar adds: resources no item path implies (by their get), gets by a query
+  // parameter, and more operations that list a resource.
+  const opByKey = (key: string, what: string): Operation => {
+    const op = d.operations.find((o) => o.key === key);
+    if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
+    return op;
+  };
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    if (rs.get !== undefined) {
+      const getOp = opByKey(rs.get.operation, `${name}.get`);
+      if (!resources.has(name)) {
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef));
+        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
+    }
+    for (const key of rs.lists ?? []) {
+      opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}.lists: no resource ${name} (no item path names it and no get is declared)`);
+      classified.set(key, { kind: 'list', resource: name });
+    }
+  }
+  /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
+  const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
+    const path = sidecar.resources?.[r.name]?.timestamps?.[which];
+    if (path !== undefined) setPath(record, path, at);
+  };
+  /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
+  const uniqueLookups = (r: Resource, record: Json, n: number): void => {
+    for (const f of r.lookup) if (typeof record[f] === 'string') record[f] = `${record[f] as string}-${n}`;
+  };
+  /** The record an item path's id names: by id, else by a lookup field. */
+  const find = (r: Resource, id: string): StoredRecord | undefined => {
+    const direct = r.records.get(id);
+    if (direct !== undefined || r.lookup.length === 0) return direct;
+    for (const s of r.records.values()) if (r.lookup.some((f) => s.record[f] !== undefined && String(s.record[f]) === id)) return s;
+    return undefined;
+  };
 
   // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
   for (const r of resources.values()) {
@@ -297,6 +345,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      uniqueLookups(r, record, i + 1);
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+      stamp(r, record, 'created', at);
+      stamp(r, record, 'updated', at);
       r.records.set(String(id), { record, parents: {} });
     }
   }
@@ -340,14 +393,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
 
   // ---------------------------------------------------------------- handlers
-  const wrap = (op: Operation, record: unknown): unknown => {
+  const wrap = (op: Operation, record: unknown, r?: Resource): unknown => {
     const env = envelopeOf(d, d.schemaAt(op.responseRef));
-    if (env === undefined) return record;
+    if (env === undefined) {
+      // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
+      // the record's fields that schema declares.
+      if (r === undefined || op.responseRef === undefined || op.responseRef === r.recordRef || record === null || typeof record !== 'object') return record;
+      const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
+      const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
+      if (declared.length === 0 || declared.every((k) => own.has(k)) && declared.length === own.size) return record;
+      return Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     return { ...body, [env]: record };
   };
@@ -362,12 +423,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
    * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
    * declare when it declares properties (request options such as `expand`).
    */
-  const merge = (record: Json, fields: Json, recordRef: string | undefined): void => {
+  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false): void => {
     const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
     const declared = Object.keys(props).length > 0;
     for (const [k, v] of Object.entries(fields)) {
       if (declared && props[k] === undefined) continue;
       const have = record[k];
+      // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
+      if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
+        merge(have as Json, v as Json, undefined, true);
+        continue;
+      }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
         if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
@@ -444,7 +510,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
-    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
+    // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
+    // own position, size, total and whether it is the last (Jira's {startAt, maxResults, total, isLast}).
+    if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;
+    if (limitParam !== undefined && typeof body[limitParam] === 'number') body[limitParam] = limit;
+    if (typeof body.total === 'number') body.total = rows.length;
+    if (typeof body.isLast === 'boolean') body.isLast = !more;
+    if (typeof body.is_last === 'boolean') body.is_last = !more;
+    if (typeof body.nextPage === 'string') {
+      if (more && cursorParam !== undefined) {
+        const q = new URLSearchParams(req.query);
+        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+        body.nextPage = `${origin}${req.path}?${q.toString()}`;
+      } else delete body.nextPage;
+    }
+    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, numericCursor ? '' : cursorParam));
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
@@ -490,7 +570,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
     if (checkTokens && op.security.length > 0) {
-      const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
@@ -513,7 +593,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    const id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -526,23 +606,29 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
+        uniqueLookups(r, record, r.records.size + 1);
+        const at = new Date().toISOString();
+        stamp(r, record, 'created', at);
+        stamp(r, record, 'updated', at);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record) });
+        return withHeaders({ status: op.successStatus, json: wrap(op, record, r) });
       }
       case 'get': {
-        const s = r.records.get(id as string);
-        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
+        const s = find(r, id as string);
+        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
-        const s = r.records.get(id as string);
+        const s = find(r, id as string);
         if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
-        merge(s.record, fields, r.recordRef);
-        return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
+        merge(s.record, fields, r.recordRef, true);
+        stamp(r, s.record, 'updated', new Date().toISOString());
+        return withHeaders({ status: op.successStatus, json: op.successStatus === 204 ? undefined : wrap(op, s.record, r) });
       }
       case 'delete': {
-        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
+        const s = find(r, id as string);
+        if (s === undefined || !r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -573,6 +659,19 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       used = 0;
     },
   };
+}
+
+/**
+ * The token a request presents: a bearer (or other scheme's) token as sent; for HTTP basic, the
+ * password of base64(user:password), so a sidecar lists API tokens, not encodings of them.
+ */
+function presentedToken(authorization: string): string | undefined {
+  const m = /^(\w+)\s+(\S+)\s*$/.exec(authorization);
+  if (m === null) return undefined;
+  if ((m[1] as string).toLowerCase() !== 'basic') return m[2];
+  const decoded = Buffer.from(m[2] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
 /** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */

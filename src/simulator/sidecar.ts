@@ -8,12 +8,18 @@
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
  *                   method_not_allowed, rate_limited) to the vendor's.
  *   auth:           tokens: the credentials accepted (default: any present credential).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds,
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds,
  *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true").
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   resources:      per resource (the collection's last path segment): id_field, records;
+ *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
+ *                   lists (more operations that list it: Jira's GET /search/jql for issue);
+ *                   get ({operation, id_query}: a get by a query parameter, Jira's
+ *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
+ *                   on create and update). A resource no item path implies is declared here
+ *                   by its get.
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -23,6 +29,11 @@
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
+ *   graphql:        for the GraphQL simulator (graphql-simulator.ts) only: the endpoint path, the
+ *                   HTTP status of each error code, the shape of one entry of `errors`, the record
+ *                   fields `filter` arguments may compare, the ordering and archived arguments.
+ *                   auth.header names the credential header (default Authorization; a scheme word
+ *                   such as Bearer before the token is optional there).
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -36,19 +47,49 @@ export interface ErrorOverride {
   message: string;
 }
 
+export interface ResourceSidecar {
+  id_field?: string;
+  records?: number;
+  lookup?: string[];
+  lists?: string[];
+  get?: { operation: string; id_query: string };
+  timestamps?: { created?: string; updated?: string };
+}
+
 export interface Sidecar {
   error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string };
+  auth?: { tokens?: string[]; message?: string; header?: string };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds'; exceeded_headers?: Record<string, string> };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string> };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<string, ResourceSidecar>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
+  graphql?: GraphqlSidecar;
+}
+
+/** What a GraphQL schema cannot say about its API (the `graphql` key of a sidecar). */
+export interface GraphqlSidecar {
+  /** The endpoint's path; default /graphql. */
+  path?: string;
+  /** HTTP status per simulator error code (invalid, unauthorized, rate_limited, not_found...); default 400 before execution, 200 for errors of fields. */
+  status?: Record<string, number>;
+  /** The message of an error of a field, by code: a template with {{type}} and {{id}} (not_found: "Entity not found: {{type}}"). */
+  messages?: Record<string, string>;
+  /** One entry of `errors`: a JSON tree whose strings may hold {{message}}, {{code}}, {{status}}; default {message, extensions: {code}}. */
+  error?: Record<string, unknown>;
+  /** Record fields (dotted for a related record's field: team.id) that `filter` arguments may compare; other filter fields are refused. */
+  filters?: string[];
+  /** The name of the filter argument; default filter. */
+  filter_argument?: string;
+  /** The argument whose enum value names the record field lists are sorted by (default orderBy), and the direction (default asc). */
+  order_by?: { argument?: string; direction?: 'asc' | 'desc' };
+  /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
+  archived?: { field?: string; argument?: string };
 }
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
@@ -58,7 +99,7 @@ const SIDECAR_SCHEMA = {
   additionalProperties: false,
   properties: {
     error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
@@ -73,6 +114,7 @@ const SIDECAR_SCHEMA = {
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
+        refresh_tokens: { type: 'boolean' },
       },
     },
     rate_limit: {
@@ -83,7 +125,7 @@ const SIDECAR_SCHEMA = {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
-        reset: { enum: ['unix', 'seconds'] },
+        reset: { enum: ['unix', 'unix_ms', 'seconds'] },
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
       },
     },
@@ -101,9 +143,34 @@ const SIDECAR_SCHEMA = {
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
+          lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
+          get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
+        },
+      },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
+    graphql: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', pattern: '^/' },
+        status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } },
+        error: { type: 'object' },
+        messages: { type: 'object', additionalProperties: { type: 'string' } },
+        filters: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$' } },
+        filter_argument: { type: 'string' },
+        order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
+        archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
+      },
+    },
     sandbox: {
       type: 'object',
       additionalProperties: false,
