@@ -294,6 +294,11 @@ describe('errors', () => {
     expect(err.code).toBe('upstream_rejected');
     expect(err.message).toMatch(/^stripe: Keys for idempotent requests/);
     expect(sent('POST', '/v1/customers')).toHaveLength(1);
+    // Stripe-Should-Retry: false on a 404 or a 401 keeps their own meaning.
+    sim.inject({ path: '/v1/prices/gone', status: 404, headers: { 'Stripe-Should-Retry': 'false' }, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such price' } } });
+    expect((await failure(one('prices', 'get', { price: 'gone' }))).code).toBe('upstream_not_found');
+    sim.inject({ path: '/v1/prices', status: 401, headers: { 'Stripe-Should-Retry': 'false' }, json: { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } } });
+    expect((await failure(list('prices'))).code).toBe('upstream_credentials_rejected');
   });
 
   it('the simulator\'s own limit: over it, 429 with Stripe-Should-Retry and code rate_limit; persistent 429s end as upstream_rate_limited', async () => {
