@@ -144,11 +144,19 @@ function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Reco
 
 const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
 
-/** The envelope key of a single-record body (`{data: {...}}`), or undefined for a bare record. */
-function envelopeOf(d: Description, schema: Json | undefined): string | undefined {
+/** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
+function singularOf(name: string): string {
+  if (/ies$/.test(name)) return name.replace(/ies$/, 'y');
+  if (/(ss|x|ch|sh)es$/.test(name)) return name.replace(/es$/, '');
+  return name.replace(/s$/, '');
+}
+
+/** The envelope key of a single-record body (`{data: {...}}`, Zendesk's `{ticket: {...}}`), or undefined for a bare record. */
+function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
-  const key = ENVELOPE_KEYS.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]));
+  const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
+  const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
   return key !== undefined && keys.length <= 3 ? key : undefined;
 }
 
@@ -287,15 +295,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const resources = new Map<string, Resource>();
   for (const [name, idParam] of itemNames) {
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
-    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef));
+    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
     const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
-  // What the sidecar adds: resources no item path implies (by their get), gets by a query
-  // parameter, and more operations that list a resource.
+  // What the sidecar adds: resources no item path implies (by their get, or by their lists: Zendesk's
+  // /tickets/{ticket_id}/comments, listed per parent), gets by a query parameter, and more
+  // operations that list a resource (exports).
   const opByKey = (key: string, what: string): Operation => {
     const op = d.operations.find((o) => o.key === key);
     if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
@@ -305,15 +314,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (rs.get !== undefined) {
       const getOp = opByKey(rs.get.operation, `${name}.get`);
       if (!resources.has(name)) {
-        const env = envelopeOf(d, d.schemaAt(getOp.responseRef));
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
         const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
         resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
       }
       classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
     }
     for (const key of rs.lists ?? []) {
-      opByKey(key, `${name}.lists`);
-      if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}.lists: no resource ${name} (no item path names it and no get is declared)`);
+      const listOp = opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) {
+        // No item path and no get: the records are the items of the list's array.
+        const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfProperty(d, listOp.responseRef, arrayKey);
+        const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
+        if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
+        const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+        resources.set(name, { name, idField: rs.id_field ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
       classified.set(key, { kind: 'list', resource: name });
     }
   }
@@ -321,6 +338,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
     const path = sidecar.resources?.[r.name]?.timestamps?.[which];
     if (path !== undefined) setPath(record, path, at);
+  };
+  /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
+  const softDeleted = (r: Resource, record: Json): boolean => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd !== undefined && record[sd.field] === sd.value;
   };
   /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
   const uniqueLookups = (r: Resource, record: Json, n: number): void => {
@@ -399,7 +421,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- handlers
   const wrap = (op: Operation, record: unknown, r?: Resource): unknown => {
-    const env = envelopeOf(d, d.schemaAt(op.responseRef));
+    const env = envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
     if (env === undefined) {
       // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
       // the record's fields that schema declares.
@@ -413,7 +435,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef));
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef), classified.get(op.key)?.resource);
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
@@ -451,13 +473,49 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       record[k] = value;
     }
   };
+  /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
+  const takeNested = (op: Operation, fields: Json): { resource: Resource; value: Json; echo: string | undefined }[] => {
+    const out: { resource: Resource; value: Json; echo: string | undefined }[] = [];
+    for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
+      for (const w of conf.created_by ?? []) {
+        if (w.operation !== op.key || !(w.field in fields)) continue;
+        const value = fields[w.field];
+        delete fields[w.field];
+        const resource = resources.get(name);
+        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) out.push({ resource, value: value as Json, echo: w.echo });
+      }
+    }
+    return out;
+  };
+  /** Store the nested records under their parent (the last path param of their list), and echo them into the answer. */
+  const applyNested = (nested: { resource: Resource; value: Json; echo: string | undefined }[], parentId: string, json: unknown): void => {
+    for (const n of nested) {
+      const listKey = sidecar.resources?.[n.resource.name]?.lists?.[0];
+      const listOp = d.operations.find((o) => o.key === listKey);
+      const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
+      const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
+      merge(record, n.value, n.resource.recordRef);
+      let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      record[n.resource.idField] = id;
+      const at = new Date().toISOString();
+      stamp(n.resource, record, 'created', at);
+      stamp(n.resource, record, 'updated', at);
+      n.resource.records.set(String(id), { record, parents: parentParam === undefined ? {} : { [parentParam]: parentId } });
+      if (n.echo !== undefined && json !== null && typeof json === 'object') setPath(json as Json, n.echo, [clone(record)]);
+    }
+  };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
-    const pag = sidecar.pagination ?? {};
+    // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
+    const opConf = sidecar.operations?.[op.key];
+    const pag = opConf?.pagination ?? sidecar.pagination ?? {};
+    // Exports (operations with their own pagination or a since param) show soft-deleted records; lists do not.
+    const exporting = opConf?.pagination !== undefined || opConf?.since !== undefined;
     const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
@@ -465,8 +523,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
     if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
     limit = Math.max(1, limit);
-    const handled = new Set([cursorParam, pageParam, limitParam]);
-    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
+    const since = opConf?.since;
+    const handled = new Set([cursorParam, pageParam, limitParam, since?.param]);
+    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (exporting || !softDeleted(r, s.record)));
+    if (since !== undefined) {
+      // Changed at or after the param (Unix seconds), oldest change first.
+      const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
+      const from = query[since.param];
+      if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
+      rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
+    }
     const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals them.
     for (const [name, value] of Object.entries(query)) {
@@ -538,9 +604,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
-      } else if (nextPath.includes('.')) body[top] = null;
-      else body[top] = null;
+      } else {
+        // Null the cursor's "next" holder (Asana's next_page, Intercom's pages.next), else the cursor
+        // itself: siblings such as Zendesk's meta.has_more stay.
+        const parts = nextPath.split('.');
+        const holder = parts.slice(0, -1).findIndex((p) => /next/i.test(p));
+        setPath(body, holder === -1 ? nextPath : parts.slice(0, holder + 1).join('.'), null);
+        void top;
+      }
     }
+    if (pag.next_url !== undefined) {
+      // The next page's URL: the same query with the next cursor (an export's start time stays: the cursor is an offset into what it selects).
+      const q = new URLSearchParams(req.query);
+      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+      setPath(body, pag.next_url, more ? `${origin}${req.path}?${q.toString()}` : null);
+    }
+    if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
+    if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
     if ('total_count' in body && typeof body.total_count === 'number') body.total_count = rows.length;
     return { status: op.successStatus, json: body };
@@ -574,8 +654,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      const limited = errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op);
-      return withHeaders({ ...limited, headers: { ...(limited.headers ?? {}), ...(rateLimit.exceeded_headers ?? {}) } });
+      // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
+      // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).
+      const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
+      const limitedHeaders: Record<string, string> = { 'Retry-After': wait };
+      for (const [k, v] of Object.entries(rateLimit.exceeded_headers ?? {})) {
+        for (const have of Object.keys(limitedHeaders)) if (have.toLowerCase() === k.toLowerCase()) delete limitedHeaders[have];
+        if (v !== '') limitedHeaders[k] = v;
+      }
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, limitedHeaders));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -602,7 +689,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
         const record = clone((sample(r.recordRef) ?? {}) as Json);
-        merge(record, unwrapBody(op, checked.body), r.recordRef);
+        const fields = unwrapBody(op, checked.body);
+        const nested = takeNested(op, fields);
+        merge(record, fields, r.recordRef);
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
@@ -611,24 +700,38 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         stamp(r, record, 'created', at);
         stamp(r, record, 'updated', at);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record, r) });
+        const json = wrap(op, record, r);
+        applyNested(nested, String(newRecordId), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'get': {
         const s = find(r, id as string);
-        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
+        return withHeaders(s === undefined || softDeleted(r, s.record) ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
         const s = find(r, id as string);
-        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
+        const nested = takeNested(op, fields);
         merge(s.record, fields, r.recordRef, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
-        return withHeaders({ status: op.successStatus, json: op.successStatus === 204 ? undefined : wrap(op, s.record, r) });
+        const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r);
+        applyNested(nested, String(s.record[r.idField]), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'delete': {
         const s = find(r, id as string);
-        if (s === undefined || !r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
+        // soft_delete keeps the record, marked, for the exports that report deletions.
+        const sd = sidecar.resources?.[r.name]?.soft_delete;
+        if (sd !== undefined) {
+          s.record[sd.field] = sd.value;
+          stamp(r, s.record, 'updated', new Date().toISOString());
+          // An answer with a body shows the marked record (Zendesk's deleted user, active false).
+          return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : wrap(op, s.record) });
+        }
+        if (!r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }

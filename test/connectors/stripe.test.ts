@@ -302,11 +302,13 @@ describe('errors', () => {
   });
 
   it('the simulator\'s own limit: over it, 429 with Stripe-Should-Retry and code rate_limit; persistent 429s end as upstream_rate_limited', async () => {
-    sim.setRateLimit({ limit: 1, window_seconds: 86_400, exceeded_headers: { 'Stripe-Should-Retry': 'true' } });
+    sim.setRateLimit({ ...sim.sidecar.rate_limit!, limit: 1, window_seconds: 86_400 });
     await list('customers', { limit: 1 });
     const raw = await fetch(`${sim.url}/v1/customers`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(raw.status).toBe(429);
     expect(raw.headers.get('stripe-should-retry')).toBe('true');
+    // Stripe's 429 says no wait: the backoff applies.
+    expect(raw.headers.get('retry-after')).toBeNull();
     expect(((await raw.json()) as { error: Rec }).error).toMatchObject({ code: 'rate_limit', type: 'invalid_request_error' });
     const err = await failure(list('customers', { limit: 1 }));
     expect(err.code).toBe('upstream_rate_limited');

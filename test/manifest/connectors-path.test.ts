@@ -1,5 +1,5 @@
 /** The registry's search path: setConnectorsPath / SWITCHBOARD_CONNECTORS_PATH, precedence and shadowing, in library mode. */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,9 @@ describe('connector search path', () => {
     const builtIn = manifestFiles().map((f) => f.split(/[\\/]/).at(-2) as string).sort();
     expect(builtIn).toEqual(expect.arrayContaining(['granola', 'intercom', 'monday']));
     setConnectorsPath([connectorsDir([{ folder: 'notes2', type: 'notes2', title: 'Notes two' }])]);
+    // The built-in connectors (every folder of connectors/ with a manifest) and the outside one, by type.
+    const builtIn = readdirSync('connectors').filter((d) => existsSync(join('connectors', d, 'connector.yaml')));
+    expect(builtIn).toEqual(expect.arrayContaining(['granola', 'intercom', 'monday']));
     expect([...connectorRegistry().keys()]).toEqual([...builtIn, 'notes2'].sort());
     const sim = await startGranolaSimulator({ size: 3, rateLimit: false });
     try {

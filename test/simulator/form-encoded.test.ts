@@ -127,6 +127,10 @@ describe('generic simulator on a form-encoded description', () => {
       const limited = await send(sim, 'GET', '/v1/notices');
       expect(limited.status).toBe(429);
       expect(limited.headers.get('retry-hint')).toBe('false');
+      expect(limited.headers.get('retry-after')).not.toBeNull();
+      sim.setRateLimit({ limit: 1, window_seconds: 86_400, exceeded_headers: { 'Retry-After': '' } });
+      await send(sim, 'GET', '/v1/notices');
+      expect((await send(sim, 'GET', '/v1/notices')).headers.get('retry-after')).toBeNull();
     } finally {
       sim.setRateLimit(false);
     }
