@@ -125,6 +125,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** An item path with several ids (/repos/{owner}/{repo}): its params, found through the sidecar's resources.<name>.key. */
+  keyParams?: string[];
   /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
   idQuery?: string;
 }
@@ -183,6 +185,13 @@ function nextCursorPath(d: Description, schema: Json | undefined, cursorParam: s
     return undefined;
   };
   return walk(schema, '', 0);
+}
+
+/** The value at a dotted path of a record (undefined when a step is missing). */
+function getPath(obj: unknown, path: string): unknown {
+  let o: unknown = obj;
+  for (const p of path.split('.')) o = o !== null && typeof o === 'object' ? (o as Json)[p] : undefined;
+  return o;
 }
 
 function setPath(obj: Json, path: string, value: unknown): void {
@@ -267,16 +276,36 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- resources
   const itemNames = new Map<string, string>(); // resource → id param, from item paths
+  // Item paths with several ids after a word (/repos/{owner}/{repo}) whose collection is elsewhere
+  // (/user/repos): the resource named by the word, its records found by the ids' key fields.
+  const compositeItems = new Map<string, { resource: string; params: string[] }>();
+  const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;
   for (const op of d.operations) {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1];
     const prev = segs[segs.length - 2];
     if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
   }
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    if (!isParam(segs[segs.length - 1]) || !isParam(segs[segs.length - 2])) continue;
+    let word = segs.length - 1;
+    while (word >= 0 && isParam(segs[word])) word--;
+    const name = segs[word];
+    if (word !== 0 || name === undefined || itemNames.has(name)) continue;
+    const hasCollection = d.operations.some((o) => o.path !== op.path && o.path.split('/').filter((x) => x !== '').at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    if (hasCollection) compositeItems.set(op.path, { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
+  }
+  for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
   const classify = (op: Operation): Classified => {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1] ?? '';
     const prev = segs[segs.length - 2];
+    const composite = compositeItems.get(op.path);
+    if (composite !== undefined) {
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      return { kind, resource: composite.resource, keyParams: composite.params };
+    }
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
       // POST on the item path updates it when the path has no PUT or PATCH (Stripe's POST /v1/customers/{customer}).
       const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
@@ -366,6 +395,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const record = clone(template);
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
+      // A record named by another field (an issue's number) keeps a unique id too.
+      if (r.idField !== 'id' && (typeof template.id === 'number' || typeof template.id === 'string')) record.id = newId(rand, template.id);
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
       uniqueLookups(r, record, i + 1);
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
@@ -389,6 +420,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: sidecar.error?.codes?.[p.code] ?? p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
+    const status = sidecar.error?.statuses?.[p.code];
+    if (status !== undefined) p = { ...p, status };
     let json: unknown;
     if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
@@ -534,7 +567,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
     }
     const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
-    // Filters: query params named like a record field keep the records whose field (or its id) equals them.
+    // Filters: query params named like a record field keep the records whose field (or its id) equals
+    // them; the sidecar's filters name another field, compare times, or give values matching all.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name)) continue;
       // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., Stripe's range_query_specs).
@@ -546,11 +580,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         continue;
       }
       if (typeof value === 'object') continue;
-      // A value the record field's enum does not hold names a group, not a value (Stripe's status=all): no filter.
-      const fieldEnum = recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
+      const rule = sidecar.filters?.[name];
+      if (rule?.any?.includes(String(value)) === true) continue;
+      // Without a rule, a value the record field's enum does not hold names a group, not a value (Stripe's status=all): no filter.
+      const fieldEnum = rule !== undefined || recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
       if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
+      if (rule?.match === 'since' || rule?.match === 'before') {
+        const at = Date.parse(String(value));
+        rows = rows.filter((s) => {
+          const f = Date.parse(String(getPath(s.record, rule.field ?? name)));
+          return Number.isNaN(f) || Number.isNaN(at) || (rule.match === 'since' ? f >= at : f <= at);
+        });
+        continue;
+      }
       rows = rows.filter((s) => {
-        const f = s.record[name];
+        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
         if (f === undefined) return true;
         if (f !== null && typeof f === 'object') return ['gid', 'id', 'uuid'].some((k) => (f as Json)[k] !== undefined && String((f as Json)[k]) === String(value));
         return String(f) === String(value);
@@ -573,7 +617,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const slice = rows.slice(offset, offset + limit).map((s) => s.record);
     const more = offset + slice.length < rows.length;
-    if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
+    if (key === '') {
+      // A bare array: the next page is a Link header, the request's own query with the cursor or page advanced.
+      const nextParam = cursorParam ?? pageParam;
+      if (!more || nextParam === undefined) return { status: op.successStatus, json: slice };
+      const q = new URLSearchParams(req.query);
+      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit)) : String(page + 1));
+      return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
     // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
@@ -649,7 +700,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
-    if (checkTokens && op.security.length > 0) {
+    if (sidecar.auth?.bearer === true && op.security.length === 0 && presentedToken(String(req.headers.authorization ?? '')) === undefined) {
+      return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Requires authentication' }, op));
+    }
+    if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
@@ -680,7 +734,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
+    let id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
+    if (c.keyParams !== undefined) {
+      const key = sidecar.resources?.[r.name]?.key ?? {};
+      const found = [...r.records.entries()].find(([, s]) => c.keyParams?.every((p) => String(getPath(s.record, key[p] ?? p)) === pathParams[p]));
+      id = found?.[0] ?? Object.values(pathParams).join('/');
+    }
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -695,6 +754,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
+        if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
         const at = new Date().toISOString();
         stamp(r, record, 'created', at);

@@ -6,8 +6,11 @@
  *   error:          the vendor's error body, a JSON tree whose strings may hold {{status}},
  *                   {{code}}, {{message}}, {{field}} and {{request_id}}; `codes` renames the
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
- *                   method_not_allowed, rate_limited) to the vendor's.
- *   auth:           tokens: the credentials accepted (default: any present credential).
+ *                   method_not_allowed, rate_limited) to the vendor's; `statuses` answers a
+ *                   code with another HTTP status (GitHub: missing and invalid are 422).
+ *   auth:           tokens: the credentials accepted (default: any present credential);
+ *                   bearer: every operation needs an Authorization token although the
+ *                   description declares no security (GitHub's declares none).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds,
  *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true"); an
  *                   empty value removes one the simulator sends (Retry-After).
@@ -25,9 +28,14 @@
  *                   which get, update and lists then ignore and exports still show); created_by
  *                   ([{operation, field, echo}]: a field of that operation's body creates a record
  *                   of this resource under the written record, echoed at the dotted path echo of
- *                   the answer: a Zendesk ticket update's comment). A resource no item path
- *                   implies is declared here by its get, or by its lists (the records are the
- *                   items of the first list's array, listed per parent).
+ *                   the answer: a Zendesk ticket update's comment); key: for an item path with
+ *                   several ids (/repos/{owner}/{repo}), the record field (dotted) each path param
+ *                   names ({owner: owner.login, repo: name}). A resource no item path implies is
+ *                   declared here by its get, or by its lists (the records are the items of the
+ *                   first list's array, listed per parent).
+ *   filters:        per list query param: the record `field` it compares (dotted; default its
+ *                   own name), `match` equals (default), since (field >= value, ISO times) or
+ *                   before (field <= value), and `any`: values that match every record (state=all).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -60,6 +68,7 @@ export interface ErrorOverride {
 
 export interface ResourceSidecar {
   id_field?: string;
+  key?: Record<string, string>;
   records?: number;
   lookup?: string[];
   lists?: string[];
@@ -81,8 +90,8 @@ export interface Pagination {
 }
 
 export interface Sidecar {
-  error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string; header?: string };
+  error?: { body?: unknown; codes?: Record<string, string>; statuses?: Record<string, number> };
+  auth?: { tokens?: string[]; message?: string; header?: string; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
@@ -91,6 +100,7 @@ export interface Sidecar {
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
+  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before'; any?: string[] }>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
   graphql?: GraphqlSidecar;
@@ -138,8 +148,16 @@ const SIDECAR_SCHEMA = {
     },
   },
   properties: {
-    error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        body: {},
+        codes: { type: 'object', additionalProperties: { type: 'string' } },
+        statuses: { type: 'object', additionalProperties: { type: 'integer', minimum: 400, maximum: 599 } },
+      },
+    },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, bearer: { type: 'boolean' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: {
@@ -190,6 +208,7 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
@@ -200,6 +219,14 @@ const SIDECAR_SCHEMA = {
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
           },
         },
+      },
+    },
+    filters: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before'] }, any: { type: 'array', items: { type: 'string' } } },
       },
     },
     unknown_query: { enum: ['reject', 'ignore'] },

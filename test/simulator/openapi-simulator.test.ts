@@ -438,6 +438,103 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
   });
 });
 
+/**
+ * Sidecar keys for APIs shaped like GitHub's, on a small description of our own: no declared
+ * security (auth.bearer), items named by two path ids (resources.key), page-number lists of bare
+ * arrays (Link headers keeping the query), filters that match all or compare times, timestamps,
+ * 422 for invalid bodies (error.statuses), and a unique id beside the number that names a record.
+ */
+describe('the sidecar: GitHub-shaped APIs', () => {
+  const widget = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, state: { type: 'string', example: 'open' }, owner: { type: 'object', properties: { login: { type: 'string', example: 'octo' } } }, created_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' }, updated_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' } } };
+  const part = { type: 'object', properties: { id: { type: 'integer', example: 7 }, number: { type: 'integer', example: 1 }, label: { type: 'string' } } };
+  const arrayOf = (s: unknown) => ({ description: 'ok', headers: { Link: { schema: { type: 'string' } } }, content: { 'application/json': { schema: { type: 'array', items: s } } } });
+  const one = (s: unknown) => ({ description: 'ok', content: { 'application/json': { schema: s } } });
+  const invalid = { description: 'Validation failed', content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } } };
+  const body = (required: string[]) => ({ required: true, content: { 'application/json': { schema: { type: 'object', additionalProperties: false, required, properties: { name: { type: 'string' }, state: { type: 'string' }, label: { type: 'string' } } } } } });
+  const ids = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: name === 'number' ? { type: 'integer' } : { type: 'string' } }));
+  const listParams = [
+    { name: 'state', in: 'query', schema: { type: 'string', enum: ['open', 'closed', 'all'] } },
+    { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
+    { name: 'per_page', in: 'query', schema: { type: 'integer', default: 30 } },
+    { name: 'page', in: 'query', schema: { type: 'integer', default: 1 } },
+  ];
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'Widgets', version: '1' },
+    paths: {
+      '/user/widgets': { get: { parameters: listParams, responses: { '200': arrayOf(widget) } }, post: { requestBody: body(['name']), responses: { '201': one(widget), '422': invalid } } },
+      '/widgets/{owner}/{name}': { parameters: ids('owner', 'name'), get: { responses: { '200': one(widget), '404': invalid } }, patch: { requestBody: body([]), responses: { '200': one(widget), '422': invalid } } },
+      '/widgets/{owner}/{name}/parts': { parameters: ids('owner', 'name'), post: { requestBody: body(['label']), responses: { '201': one(part) } }, get: { responses: { '200': arrayOf(part) } } },
+      '/widgets/{owner}/{name}/parts/{number}': { parameters: ids('owner', 'name', 'number'), get: { responses: { '200': one(part) } } },
+    },
+  };
+  let sim: OpenApiSimulator;
+  const auth = { authorization: 'Bearer t1' };
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({
+      description: new Description(doc as never),
+      sidecar: parseSidecar(`
+error: { body: { message: "{{message}}" }, statuses: { invalid: 422, missing: 422, unknown: 422 } }
+auth: { bearer: true, tokens: [t1] }
+records: 0
+resources: { widgets: { key: { owner: owner.login, name: name }, timestamps: { created: created_at, updated: updated_at } } }
+filters: { state: { any: [all] }, since: { field: updated_at, match: since } }
+`),
+    });
+  });
+  afterAll(() => sim.close());
+
+  it('needs a bearer token although the description declares no security', async () => {
+    expect((await call(sim, 'GET', '/user/widgets', undefined, {})).status).toBe(401);
+    expect((await call(sim, 'GET', '/user/widgets', undefined, { authorization: 'Bearer t2' })).status).toBe(401);
+    expect((await call(sim, 'GET', '/user/widgets', undefined, auth)).status).toBe(200);
+  });
+
+  it('finds an item named by two path ids through resources.key', async () => {
+    const before = new Date(Date.now() - 1000).toISOString();
+    const created = await call(sim, 'POST', '/user/widgets', { name: 'gear' }, auth);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'gear', owner: { login: 'octo' } });
+    expect(created.body.created_at).not.toBe('2020-01-01T00:00:00Z');
+    expect(Date.parse(created.body.updated_at as string)).toBeGreaterThanOrEqual(Date.parse(before) - 1000);
+    expect((await call(sim, 'GET', '/widgets/octo/gear', undefined, auth)).body.id).toBe(created.body.id);
+    const patched = await call(sim, 'PATCH', '/widgets/octo/gear', { state: 'closed' }, auth);
+    expect(patched.body).toMatchObject({ id: created.body.id, state: 'closed' });
+    expect((await call(sim, 'GET', '/widgets/someone/gear', undefined, auth)).status).toBe(404);
+    expect((await call(sim, 'GET', '/widgets/octo/cog', undefined, auth)).status).toBe(404);
+  });
+
+  it('answers invalid bodies with the sidecar\'s status (422)', async () => {
+    const r = await call(sim, 'POST', '/user/widgets', { name: 'x', colour: 'red' }, auth);
+    expect(r.status).toBe(422);
+    expect((await call(sim, 'POST', '/user/widgets', {}, auth)).status).toBe(422);
+  });
+
+  it('pages a bare array by page number with a Link header that keeps the query; filters match all or compare times', async () => {
+    for (const name of ['a', 'b', 'c', 'd']) await call(sim, 'POST', '/user/widgets', { name }, auth);
+    const all = await call(sim, 'GET', '/user/widgets?state=all&per_page=2', undefined, auth);
+    expect((all.body as unknown as Rec[]).map((w) => w.name)).toEqual(['gear', 'a']);
+    expect(all.headers.get('link')).toBe(`<${sim.url}/user/widgets?state=all&per_page=2&page=2>; rel="next"`);
+    const last = await call(sim, 'GET', '/user/widgets?state=all&per_page=2&page=3', undefined, auth);
+    expect((last.body as unknown as Rec[]).map((w) => w.name)).toEqual(['d']);
+    expect(last.headers.get('link')).toBeNull();
+    expect((await call(sim, 'GET', '/user/widgets?state=closed', undefined, auth)).body).toMatchObject([{ name: 'gear' }]);
+    // since: updated_at >= since.
+    const widgets = sim.resources.get('widgets')!;
+    [...widgets.records.values()].forEach((s, i) => (s.record.updated_at = `2024-01-0${i + 1}T00:00:00Z`));
+    const since = await call(sim, 'GET', '/user/widgets?state=all&since=2024-01-04T00:00:00Z', undefined, auth);
+    expect((since.body as unknown as Rec[]).map((w) => w.name)).toEqual(['c', 'd']);
+  });
+
+  it('gives records named by a number a unique id too', async () => {
+    const made = [];
+    for (const label of ['x', 'y', 'z']) made.push((await call(sim, 'POST', '/widgets/octo/gear/parts', { label }, auth)).body);
+    expect(new Set(made.map((p) => p.number)).size).toBe(3);
+    expect(new Set(made.map((p) => p.id)).size).toBe(3);
+    expect((await call(sim, 'GET', `/widgets/octo/gear/parts/${String(made[1]?.number)}`, undefined, auth)).body).toMatchObject({ label: 'y', id: made[1]?.id });
+  });
+});
+
 describe('Jira’s vendored description and sidecar: resources the sidecar shapes, startAt pages, basic tokens', () => {
   const JIRA = new URL('../../connectors/jira/', import.meta.url).pathname;
   let sim: OpenApiSimulator;
