@@ -685,7 +685,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3281,6 +3281,10 @@ export interface components {
         OAuthInitiateRequest: {
             /** @description The type, or one of its aliases (any case) */
             connector_type: string;
+            /** @description The OAuth variant's non-secret credential fields that its authorize/token URLs or base URL name, asked for before consent (Zendesk: {"subdomain": "acme"}); see `describe` for each field's pattern. Checked before anything is stored or sent (400 invalid_oauth_credentials), kept server side with the state, and stored with the tokens. */
+            credentials?: {
+                [key: string]: string;
+            };
             customer_name: string;
             /** @description Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type) */
             definition_id?: string;
@@ -3322,7 +3326,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -4608,7 +4612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScopedTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4695,7 +4699,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4767,7 +4771,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4857,7 +4861,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5057,7 +5061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5131,7 +5135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5256,7 +5260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5334,7 +5338,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5420,7 +5424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5554,7 +5558,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckResult"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5658,7 +5662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"] | components["schemas"]["AirbyteExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5808,7 +5812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangePage"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5906,7 +5910,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6008,7 +6012,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6131,7 +6135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6263,7 +6267,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6308,7 +6312,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6403,7 +6407,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6493,7 +6497,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6581,7 +6585,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6676,7 +6680,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6775,7 +6779,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6875,7 +6879,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6968,7 +6972,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7058,7 +7062,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7308,7 +7312,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7558,7 +7562,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7695,7 +7699,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7772,7 +7776,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
