@@ -272,7 +272,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a service-side OAuth flow */
+        /**
+         * Start a service-side OAuth flow
+         * @description When the type's OAuth URLs or base URL name non-secret credential fields (Zendesk: https://{{credentials.subdomain}}.zendesk.com), send them in `credentials`: each is checked against its field's pattern (400 invalid_oauth_credentials, nothing stored), kept server side with the state, used for the code exchange and stored with the tokens.
+         */
         post: operations["initiateOAuth"];
         delete?: never;
         options?: never;
