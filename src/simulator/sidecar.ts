@@ -24,7 +24,9 @@
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
  *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
- *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
+ *                   and `endpoints`: more JSON answers about a grant (Atlassian's
+ *                   accessible-resources), empty for a consent given with sim_grant=none.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -114,6 +116,10 @@ const SIDECAR_SCHEMA = {
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
         refresh_tokens: { type: 'boolean' },
+        endpoints: {
+          type: 'array',
+          items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
+        },
       },
     },
     rate_limit: {
