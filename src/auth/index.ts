@@ -233,7 +233,7 @@ export async function runFollowUps(variant: CompiledAuthVariant, credentials: Cr
       if (v === undefined || v === null || v === '') {
         throw new SwitchboardError('oauth_nothing_granted', f.missing ?? `${what} answered no ${field}`, { errors: [{ path: `/${field}`, message: 'the follow_up answer lacks it' }], details: { field } });
       }
-      if (typeof v === 'object') throw new SwitchboardError('upstream_protocol_error', `${what} answered a ${Array.isArray(v) ? 'list' : 'object'} where ${field} should be a value`);
+      if (typeof v === 'object') throw new SwitchboardError('upstream_protocol_error', `${what} answered ${Array.isArray(v) ? 'a list' : 'an object'} where ${field} should be a value`);
       out[field] = v;
     }
   }
