@@ -63,6 +63,8 @@ export interface CompiledAuthVariant {
   header: string;
   value: Template;
   secretFields: string[];
+  /** The variant's own credential check (auth[].check), used instead of the manifest's. */
+  check?: CompiledCheck;
   /** An oauth2 variant's follow_up requests, compiled (run by runFollowUps in src/auth). */
   followUps?: CompiledFollowUp[];
 }
