@@ -89,6 +89,42 @@ describeEachDialect('hosted OAuth with follow_up requests (Jira cloud_id) on %s'
     expect(logs).not.toContain(secret);
   });
 
+  it('connects Jira through the Connect UI\'s OAuth button too, and shows the no-site error in words', async () => {
+    const session = async (customer: string): Promise<{ cookie: string; csrf: string }> => {
+      const r = await h.request('POST', '/api/v1/integrations/connect/sessions', { token, body: { customer_name: customer, allowed_connector_types: ['jira'] } });
+      expect(r.status, r.text).toBe(201);
+      const x = await h.request('POST', '/connect/session', { body: { token: r.body.token } });
+      const cookie = /sb_connect=([^;]+)/.exec(x.headers.get('set-cookie') ?? '')?.[1] as string;
+      const form = await fetch(`${h.url}/connect/types/jira`, { headers: { cookie: `sb_connect=${cookie}` } });
+      return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '' };
+    };
+    /** The OAuth button, then every redirect as a browser follows it; `extra` is added to the consent URL. */
+    const roundTrip = async (customer: string, extra = ''): Promise<{ status: number; text: string }> => {
+      const { cookie, csrf } = await session(customer);
+      let res = await fetch(`${h.url}/connect/types/jira/oauth`, { method: 'POST', redirect: 'manual', headers: { cookie: `sb_connect=${cookie}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf }).toString() });
+      for (let hop = 0; hop < 5 && (res.status === 302 || res.status === 303); hop++) {
+        let location = res.headers.get('location') as string;
+        if (location.startsWith('/')) location = h.url + location;
+        if (location.startsWith(sim.url as string) && location.includes('/authorize?')) location += extra;
+        res = await fetch(location, { redirect: 'manual', headers: location.startsWith(h.url) ? { cookie: `sb_connect=${cookie}` } : {} });
+      }
+      return { status: res.status, text: await res.text() };
+    };
+    const connectorsOf = async (customer: string) => (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data as { id: string; auth_variant: string }[];
+
+    const done = await roundTrip('cust-connect');
+    expect(done.status, done.text.slice(0, 300)).toBe(200);
+    const [made] = await connectorsOf('cust-connect');
+    expect(made).toMatchObject({ auth_variant: 'oauth' });
+    expect((await stored(made!.id))['cloud_id']).toBe(CLOUD_ID);
+
+    const refused = await roundTrip('cust-connect-nosite', '&sim_grant=none');
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('granted this app access to no Jira site');
+    expect(refused.text).toContain('oauth_nothing_granted');
+    expect(await connectorsOf('cust-connect-nosite')).toEqual([]);
+  });
+
   it('redirects with oauth_nothing_granted when the user granted no site, and stores nothing', async () => {
     const rows = async (): Promise<string> => {
       const snap = JSON.parse(await h.snapshot()) as Record<string, unknown>;
