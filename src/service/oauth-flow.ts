@@ -2,7 +2,7 @@
  * Service-side OAuth (spec: "Bring your own OAuth flow"):
  *
  *   initiate ─► consent_url (provider authorize URL with our callback and a state)
- *   provider ─► GET callback?code&state ─► exchange code ─► pending secret ─► redirect_url?secret_id
+ *   provider ─► GET callback?code&state ─► exchange code ─► follow_up requests ─► pending secret ─► redirect_url?secret_id
  *   create connector (variant B) with server_side_oauth_secret_id
  *
  * The state is 256 random bits stored as sha256, bound to the organization, application,
@@ -19,7 +19,7 @@
  * in the state row (server side; only the consent URL's host shows them to the vendor), and the
  * callback exchanges the code at the URL they fill and stores them with the tokens.
  */
-import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, type Credentials } from '../auth/index.ts';
+import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, runFollowUps, type Credentials } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest, OAuth2Auth } from '../manifest/index.ts';
 import type { OAuthAppConfig } from './config.ts';
@@ -212,6 +212,19 @@ export async function completeOAuth(ctx: ServiceContext, q: CallbackQuery): Prom
   } catch (e) {
     ctx.log.warn({ connector_type: st.connector_type, err_code: (e as SwitchboardError).code }, 'OAuth code exchange failed');
     return fail('token_exchange_failed', 'The provider did not exchange the authorization code for tokens');
+  }
+  // The variant's follow_up requests fill the fields the token answer lacks (Jira: cloud_id).
+  // A failure stores nothing: the redirect carries its code (oauth_nothing_granted when the
+  // user granted nothing the connector can use) and message, which never hold a token.
+  const compiled = d.manifest.auth.find((v) => v.def.name === d.variant.name);
+  if (compiled?.followUps !== undefined) {
+    try {
+      credentials = await runFollowUps(compiled, credentials, { after: 'exchange', fetchImpl: ctx.fetch, baseUrl: d.app.followUpBaseUrl });
+    } catch (e) {
+      const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', 'The OAuth follow-up requests failed', { cause: e });
+      ctx.log.warn({ connector_type: st.connector_type, err_code: err.code }, 'OAuth follow-up request failed');
+      return fail(err.code, err.message);
+    }
   }
   let variantName: string;
   try {

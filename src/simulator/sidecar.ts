@@ -44,7 +44,9 @@
  *                   it answers; pagination, its own (an export's); since ({param, field}: records
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
- *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
+ *                   and `endpoints`: more JSON answers about a grant (Atlassian's
+ *                   accessible-resources), empty for a consent given with sim_grant=none.
  *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
  *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
  *                   and their meanings, the symbols allowed per value type, the response template.
@@ -207,6 +209,10 @@ const SIDECAR_SCHEMA = {
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
         refresh_tokens: { type: 'boolean' },
+        endpoints: {
+          type: 'array',
+          items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
+        },
       },
     },
     rate_limit: {
