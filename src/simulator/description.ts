@@ -24,6 +24,8 @@ export interface Parameter {
   required: boolean;
   /** JSON pointer of the schema inside the description. */
   schemaRef: string | undefined;
+  /** `style: deepObject` (Stripe's `created[gt]=1`, `expand[]=a`): bracketed keys make one value. */
+  deepObject?: boolean;
 }
 
 export interface Operation {
@@ -35,8 +37,8 @@ export interface Operation {
   params: Parameter[];
   /** Pointer of the request body schema (JSON, else form-encoded); undefined when the operation takes none. */
   bodyRef: string | undefined;
-  /** How the body is encoded: JSON, or application/x-www-form-urlencoded when the description declares only that. */
-  bodyEncoding: 'json' | 'form';
+  /** How the body is encoded: JSON, or application/x-www-form-urlencoded with deepObject keys (Stripe, Slack). */
+  bodyEncoding?: 'json' | 'form';
   bodyRequired: boolean;
   /** Pointer of the success (2xx) JSON response schema, and its status. */
   responseRef: string | undefined;
@@ -144,13 +146,25 @@ export class Description {
     return p;
   }
 
-  private jsonContentPointer(owner: string, form = false): string | undefined {
+  private jsonContentPointer(owner: string): string | undefined {
     const p = this.pointerOf(this.at(owner), owner);
     const content = this.at(p).content as Json | undefined;
     if (content === undefined) return undefined;
-    const type = form ? Object.keys(content).find((t) => /^application\/x-www-form-urlencoded/i.test(t)) : (Object.keys(content).find((t) => /json/i.test(t)) ?? Object.keys(content).find((t) => t === '*/*'));
+    const type = Object.keys(content).find((t) => /json/i.test(t)) ?? Object.keys(content).find((t) => t === '*/*');
     if (type === undefined) return undefined;
     return this.schemaPointer(`${p}/content/${escapePointer(type)}`);
+  }
+
+  /** The request body's schema: JSON when the operation takes JSON, else a form-encoded one. */
+  private bodyOf(owner: string | undefined): { bodyRef: string | undefined; bodyEncoding?: 'json' | 'form' } {
+    if (owner === undefined) return { bodyRef: undefined };
+    const json = this.jsonContentPointer(owner);
+    if (json !== undefined) return { bodyRef: json, bodyEncoding: 'json' };
+    const p = this.pointerOf(this.at(owner), owner);
+    const content = (this.at(p).content ?? {}) as Json;
+    const form = Object.keys(content).find((t) => /^application\/x-www-form-urlencoded/i.test(t));
+    if (form === undefined) return { bodyRef: undefined };
+    return { bodyRef: this.schemaPointer(`${p}/content/${escapePointer(form)}`), bodyEncoding: 'form' };
   }
 
   private listOperations(): Operation[] {
@@ -170,7 +184,7 @@ export class Description {
             const pp = this.pointerOf(this.at(`${listPointer}/${i}`), `${listPointer}/${i}`);
             const p = this.at(pp);
             const inn = p.in as Parameter['in'];
-            params.set(`${inn}:${String(p.name)}`, { name: String(p.name), in: inn, required: p.required === true || inn === 'path', schemaRef: this.schemaPointer(pp) });
+            params.set(`${inn}:${String(p.name)}`, { name: String(p.name), in: inn, required: p.required === true || inn === 'path', schemaRef: this.schemaPointer(pp), ...(p.style === 'deepObject' ? { deepObject: true } : {}) });
           });
         };
         collect(shared, `${base}/parameters`);
@@ -185,16 +199,13 @@ export class Description {
           return '([^/]+)';
         });
         const security = ((op.security as Json[] | undefined) ?? globalSecurity).map((req) => Object.keys(req));
-        const jsonBody = requestBody === undefined ? undefined : this.jsonContentPointer(`${opPointer}/requestBody`);
-        const formBody = requestBody === undefined || jsonBody !== undefined ? undefined : this.jsonContentPointer(`${opPointer}/requestBody`, true);
         ops.push({
           key: `${method.toUpperCase()} ${path}`,
           method: method.toUpperCase(),
           path,
           operationId: typeof op.operationId === 'string' ? op.operationId : undefined,
           params: [...params.values()],
-          bodyRef: jsonBody ?? formBody,
-          bodyEncoding: formBody !== undefined ? 'form' : 'json',
+          ...this.bodyOf(requestBody === undefined ? undefined : `${opPointer}/requestBody`),
           bodyRequired: requestBody?.required === true,
           responseRef: success === undefined ? undefined : this.jsonContentPointer(`${opPointer}/responses/${success}`),
           successStatus: success === undefined ? 200 : Number(success),
@@ -234,13 +245,12 @@ export class Description {
       : { status: 404, code: 'not_found', message: `No operation of the description matches ${path}` };
   }
 
-  private validator(ajv: Ajv, pointer: string, whole = false): ValidateFunction {
-    const key = `${ajv === this.textAjv ? (whole ? 'f' : 't') : 'b'}${pointer}`;
+  private validator(ajv: Ajv, pointer: string): ValidateFunction {
+    const key = `${ajv === this.textAjv ? 't' : 'b'}${pointer}`;
     let v = this.compiled.get(key);
     if (v === undefined) {
-      // Parameters are validated as property `v` of a holder object, so coercion has a parent to write to;
-      // a form body is an object already, coerced in place.
-      v = ajv === this.textAjv && !whole ? ajv.compile({ type: 'object', properties: { v: { $ref: `openapi${pointer}` } } }) : ajv.compile({ $ref: `openapi${pointer}` });
+      // Parameters (and form bodies) are validated as property `v` of a holder object, so coercion has a parent to write to.
+      v = ajv === this.textAjv ? ajv.compile({ type: 'object', properties: { v: { $ref: `openapi${pointer}` } } }) : ajv.compile({ $ref: `openapi${pointer}` });
       this.compiled.set(key, v);
     }
     return v;
@@ -273,6 +283,17 @@ export class Description {
         known.add(p.name);
         const all = req.query.getAll(p.name).length > 0 ? req.query.getAll(p.name) : req.query.getAll(`${p.name}[]`);
         raw = all.length === 0 ? undefined : all.length === 1 ? all[0] : all;
+        if (p.deepObject === true && raw === undefined) {
+          // deepObject: created[gt]=1&created[lt]=2 → {gt: "1", lt: "2"}; expand[0]=a → ["a"].
+          const nested = deepObjectDecode([...req.query.entries()].filter(([k]) => k.startsWith(`${p.name}[`)))[p.name];
+          if (nested !== undefined) {
+            const holder: Json = { v: nested };
+            const v = p.schemaRef === undefined ? undefined : this.validator(this.textAjv, p.schemaRef);
+            if (v !== undefined && !v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })), p.name);
+            query[p.name] = holder.v;
+            continue;
+          }
+        }
       } else if (p.in === 'header') raw = req.headers[p.name.toLowerCase()];
       if (raw === undefined) {
         // A parameter that carries the credential (Slack's token) is satisfied by the Authorization header.
@@ -290,27 +311,31 @@ export class Description {
       } else if (p.in === 'query') query[p.name] = raw;
     }
     if (options.unknownQuery === 'reject') {
-      for (const name of new Set(req.query.keys())) if (!known.has(name) && !known.has(name.replace(/\[\]$/, ''))) return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
+      for (const name of new Set(req.query.keys())) if (!known.has(name) && !known.has(name.replace(/\[.*$/, ''))) return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
     }
     let body: unknown = undefined;
     if (op.bodyRef !== undefined) {
       if (req.rawBody.trim() === '') {
         if (op.bodyRequired) return { status: 400, code: 'missing', message: 'a request body is required' };
-      } else if (op.bodyEncoding === 'form') {
-        // A form body is text like a query string: fields are coerced to the schema's types.
-        const type = String(req.headers['content-type'] ?? '');
-        if (!/^application\/x-www-form-urlencoded/i.test(type)) return { status: 415, code: 'invalid', message: `${op.key} takes an application/x-www-form-urlencoded body, not ${type === '' ? 'one without a content type' : type}` };
-        body = formDecode(req.rawBody);
-        const v = this.validator(this.textAjv, op.bodyRef, true);
-        if (!v(body)) return problemOf(v.errors);
       } else {
-        try {
-          body = JSON.parse(req.rawBody) as unknown;
-        } catch {
-          return { status: 400, code: 'invalid', message: 'Request body is not valid JSON' };
+        const type = String(req.headers['content-type'] ?? '');
+        if (op.bodyEncoding === 'form') {
+          // A form body is text like a query: its deepObject keys are decoded into one JSON tree,
+          // and its values coerced to the declared types ("3" → 3, "true" → true) while validated.
+          if (type !== '' && !/^application\/x-www-form-urlencoded/i.test(type)) return { status: 400, code: 'invalid', message: `Request body must be application/x-www-form-urlencoded, not ${type}` };
+          const holder: Json = { v: deepObjectDecode([...new URLSearchParams(req.rawBody).entries()]) };
+          const v = this.validator(this.textAjv, op.bodyRef);
+          if (!v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })));
+          body = holder.v;
+        } else {
+          try {
+            body = JSON.parse(req.rawBody) as unknown;
+          } catch {
+            return { status: 400, code: 'invalid', message: 'Request body is not valid JSON' };
+          }
+          const problem = this.validateValue(op.bodyRef, body);
+          if (problem !== null) return problem;
         }
-        const problem = this.validateValue(op.bodyRef, body);
-        if (problem !== null) return problem;
       }
     }
     return { query, body };
@@ -339,6 +364,45 @@ export class Description {
 }
 
 /**
+ * Decode form or query entries with bracketed keys (OpenAPI `style: deepObject, explode: true`, as
+ * Stripe and qs/Rack write them) into one JSON tree of strings: `metadata[plan]=pro` →
+ * `{metadata: {plan: "pro"}}`, `expand[]=a&expand[]=b` → `{expand: ["a", "b"]}`,
+ * `items[0][price]=p` → `{items: [{price: "p"}]}` (an object whose keys are 0..n-1 is an array).
+ * Repeated plain keys become arrays.
+ */
+export function deepObjectDecode(entries: Iterable<[string, string]>): Json {
+  const root: Json = {};
+  for (const [key, value] of entries) {
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+    const parts = m === null ? [key] : [m[1] as string, ...[...(m[2] as string).matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1] as string)];
+    let node: Json = root;
+    for (let i = 0; i < parts.length; i++) {
+      const last = i === parts.length - 1;
+      let part = parts[i] as string;
+      if (part === '') {
+        // key[] appends: the holder is (or becomes) an array-like object with the next index.
+        part = String(Object.keys(node).length);
+      }
+      if (last) {
+        const have = node[part];
+        node[part] = have === undefined ? value : Array.isArray(have) ? [...(have as unknown[]), value] : typeof have === 'string' ? [have, value] : have;
+      } else {
+        if (node[part] === null || typeof node[part] !== 'object' || Array.isArray(node[part])) node[part] = {};
+        node = node[part] as Json;
+      }
+    }
+  }
+  const arrays = (v: unknown): unknown => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const o = v as Json;
+    const keys = Object.keys(o);
+    const out = Object.fromEntries(keys.map((k) => [k, arrays(o[k])]));
+    return keys.length > 0 && keys.every((k, i) => k === String(i)) ? keys.map((k) => out[k]) : out;
+  };
+  return Object.fromEntries(Object.entries(root).map(([k, v]) => [k, arrays(v)]));
+}
+
+/**
  * OpenAPI 3.0's `nullable: true` beside no `type` (next to a $ref or allOf) is not JSON Schema
  * ajv accepts: it becomes anyOf [the schema, null]. Mutates and returns the copy it is given.
  */
@@ -356,34 +420,9 @@ function nullableForAjv(node: unknown): Json {
   return node as Json;
 }
 
-/**
- * An application/x-www-form-urlencoded body as an object: `a=1&b=x` → {a: "1", b: "x"}, with the
- * bracket keys of deepObject forms (`m[k]=v` → {m: {k: v}}, `e[]=a&e[]=b` → {e: [a, b]},
- * `i[0][p]=v` → {i: [{p: v}]}); a key given twice without brackets keeps its values as an array.
- */
+/** An application/x-www-form-urlencoded body as one JSON tree (deepObjectDecode of its entries). */
 export function formDecode(raw: string): Json {
-  const out: Json = {};
-  for (const [key, value] of new URLSearchParams(raw)) {
-    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
-    const parts = m === null ? [key] : [m[1] as string, ...[...(m[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1] as string)];
-    let holder: Json | unknown[] = out;
-    for (let i = 0; i < parts.length; i++) {
-      const part = parts[i] as string;
-      const last = i === parts.length - 1;
-      const nextIsIndex = !last && /^\d*$/.test(parts[i + 1] as string);
-      if (Array.isArray(holder)) {
-        const idx = part === '' ? holder.length : Number(part);
-        if (last) holder[idx] = value;
-        else holder = (holder[idx] ??= nextIsIndex ? [] : {}) as Json | unknown[];
-        continue;
-      }
-      if (last) {
-        const have = holder[part];
-        holder[part] = have === undefined ? value : Array.isArray(have) ? [...(have as unknown[]), value] : [have, value];
-      } else holder = (holder[part] ??= nextIsIndex ? [] : {}) as Json | unknown[];
-    }
-  }
-  return out;
+  return deepObjectDecode(new URLSearchParams(raw).entries());
 }
 
 /** `/companies/0/name` → `companies[0].name`. */

@@ -26,6 +26,13 @@ export interface OAuthConfig {
    * carries a new one.
    */
   refresh_tokens?: boolean;
+  /**
+   * More JSON endpoints of the OAuth server about a grant (Atlassian's accessible-resources),
+   * answered to `Authorization: Bearer <token>` for a token the simulator accepts (401 otherwise);
+   * strings may hold {{scope}}. A token from an authorize request carrying `sim_grant=none` (the
+   * user consented but granted nothing) gets an array answer as [] and an object answer as {}.
+   */
+  endpoints?: { path: string; method?: 'GET' | 'POST'; json: unknown }[];
 }
 
 export interface OAuthClient {
@@ -62,13 +69,15 @@ export function oauthServer(
   error: (e: OAuthError) => SimResponse = (e) => ({ status: e.status, json: { error: e.code, error_description: e.message } }),
   now: () => number = Date.now,
 ): (req: SimRequest) => SimResponse | undefined {
-  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number }>();
-  const refreshTokens = new Map<string, { scope: string | undefined }>();
-  const issue = (scope: string | undefined): SimResponse => {
+  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number; none: boolean }>();
+  const refreshTokens = new Map<string, { scope: string | undefined; none: boolean }>();
+  const grants = new Map<string, { scope: string | undefined; none: boolean }>();
+  const issue = (scope: string | undefined, none = false): SimResponse => {
     const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
     tokens.add(accessToken);
+    grants.set(accessToken, { scope, none });
     const refreshToken = config.refresh_tokens === true ? `${config.token_prefix ?? ''}r_${randomBytes(24).toString('base64url')}` : '';
-    if (refreshToken !== '') refreshTokens.set(refreshToken, { scope });
+    if (refreshToken !== '') refreshTokens.set(refreshToken, { scope, none });
     const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}', ...(refreshToken !== '' ? { refresh_token: '{{refresh_token}}' } : {}) };
     return { status: 200, json: fill(template, { access_token: accessToken, refresh_token: refreshToken, scope: scope ?? '' }) };
   };
@@ -88,7 +97,7 @@ export function oauthServer(
       if (config.deny_description !== false) target.searchParams.set('error_description', 'The user denied the authorization request');
     } else {
       const code = randomBytes(16).toString('hex');
-      codes.set(code, { redirectUri: redirect as string, scope: req.query.get('scope') ?? config.default_scope, expires: now() + CODE_TTL_MS });
+      codes.set(code, { redirectUri: redirect as string, scope: req.query.get('scope') ?? config.default_scope, expires: now() + CODE_TTL_MS, none: req.query.get('sim_grant') === 'none' });
       target.searchParams.set('code', code);
     }
     const state = req.query.get('state');
@@ -113,19 +122,29 @@ export function oauthServer(
       const held = refreshTokens.get(params.refresh_token ?? '');
       if (held === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or already used refresh token' });
       refreshTokens.delete(params.refresh_token as string);
-      return issue(held.scope);
+      return issue(held.scope, held.none);
     }
     if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported` });
     const entry = codes.get(params.code ?? '');
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
-    return issue(entry.scope);
+    return issue(entry.scope, entry.none);
+  };
+
+  const endpoint = (e: NonNullable<OAuthConfig['endpoints']>[number], req: SimRequest): SimResponse => {
+    const presented = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''))?.[1];
+    if (presented === undefined || !tokens.has(presented)) return error({ status: 401, code: 'invalid_client', message: 'A valid access token is required' });
+    const grant = grants.get(presented);
+    if (grant?.none === true) return { status: 200, json: Array.isArray(e.json) ? [] : e.json !== null && typeof e.json === 'object' ? {} : e.json };
+    return { status: 200, json: fill(e.json, { scope: grant?.scope ?? config.default_scope ?? '' }) };
   };
 
   return (req) => {
     if (req.path === config.authorize_path && req.method === 'GET') return authorize(req);
     if (req.path === config.token_path && req.method === 'POST') return token(req);
+    const e = config.endpoints?.find((x) => x.path === req.path && (x.method ?? 'GET') === req.method);
+    if (e !== undefined) return endpoint(e, req);
     return undefined;
   };
 }

@@ -331,7 +331,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: composite.resource, keyParams: composite.params };
     }
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
-      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      // POST on the item path updates it when the path has no PUT or PATCH (Stripe's POST /v1/customers/{customer}).
+      const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
@@ -556,13 +558,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
-  /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
-  const merge = (record: Json, fields: Json, deep = false): void => {
+  /**
+   * Copy body fields onto a record where they fit the record's shape; a bare id names a nested
+   * object. A field the record schema declares with another shape is not copied (Stripe's create
+   * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
+   * declare when it declares properties (request options such as `expand`).
+   */
+  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false): void => {
+    const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
+    const declared = Object.keys(props).length > 0;
     for (const [k, v] of Object.entries(fields)) {
+      if (declared && props[k] === undefined) continue;
       const have = record[k];
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
-        merge(have as Json, v as Json, true);
+        merge(have as Json, v as Json, undefined, true);
         continue;
       }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
@@ -575,7 +585,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
-      record[k] = v;
+      // An object merges into the object the record holds (Stripe's metadata keys, a partial recurring).
+      const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+      const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
+      if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;
+      record[k] = value;
     }
   };
   /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
@@ -599,7 +613,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const listOp = d.operations.find((o) => o.key === listKey);
       const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
       const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
-      merge(record, n.value);
+      merge(record, n.value, n.resource.recordRef);
       let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
       while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
       record[n.resource.idField] = id;
@@ -638,12 +652,25 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
       rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
     }
+    const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals
     // them; the sidecar's filters name another field, compare (numbers or times), or give values matching all.
     for (const [name, value] of Object.entries(query)) {
-      if (handled.has(name) || typeof value === 'object') continue;
+      if (handled.has(name)) continue;
+      // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., Stripe's range_query_specs).
+      const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+      if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
+        const ok = (f: number): boolean =>
+          Object.entries(range).every(([op, b]) => (op === 'gt' ? f > Number(b) : op === 'gte' ? f >= Number(b) : op === 'lt' ? f < Number(b) : f <= Number(b)));
+        rows = rows.filter((s) => typeof s.record[name] !== 'number' || ok(s.record[name] as number));
+        continue;
+      }
+      if (typeof value === 'object') continue;
       const rule = sidecar.filters?.[name];
       if (rule?.any?.includes(String(value)) === true) continue;
+      // Without a rule, a value the record field's enum does not hold names a group, not a value (Stripe's status=all): no filter.
+      const fieldEnum = rule !== undefined || recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
+      if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
       const match = rule?.match ?? 'equals';
       if (match !== 'equals') {
         // since >=, before <=, after >, until <; a record whose field does not compare is kept.
@@ -667,7 +694,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
     if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') {
       const raw = query[cursorParam];
-      const o = numericCursor ? Number(raw) : decodeToken(String(raw));
+      // A cursor naming a record of the list starts after it (Stripe's starting_after=<id>).
+      const after = numericCursor ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(raw));
+      const o = after >= 0 ? after + 1 : numericCursor ? Number(raw) : decodeToken(String(raw));
       if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam} is not a cursor this API issued`, field: cursorParam }, op);
       offset = o;
     } else if (pageParam !== undefined && typeof query[pageParam] === 'number') {
@@ -798,9 +827,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      // Retry-After (seconds), the HTTP standard's wait: until the window ends.
+      // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
+      // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).
       const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, { 'Retry-After': wait }));
+      const limitedHeaders: Record<string, string> = { 'Retry-After': wait };
+      for (const [k, v] of Object.entries(rateLimit.exceeded_headers ?? {})) {
+        for (const have of Object.keys(limitedHeaders)) if (have.toLowerCase() === k.toLowerCase()) delete limitedHeaders[have];
+        if (v !== '') limitedHeaders[k] = v;
+      }
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, limitedHeaders));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true, credentialParams: sidecar.auth?.params });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -845,7 +880,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     };
     /** Write body fields onto a record: for RPC, not the id or parent, not the credential; declared ones (writes) at their record path. */
     const write = (record: Json, fields: Json, deep = false): void => {
-      if (c.rpc !== true) return merge(record, fields, deep);
+      if (c.rpc !== true) return merge(record, fields, r.recordRef, deep);
       const plain: Json = {};
       for (const [k, v] of Object.entries(fields)) {
         if (k === c.idParam || k === r.idField || k === rpcParent || (sidecar.auth?.params ?? []).includes(k)) continue;
@@ -853,7 +888,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (to === undefined) plain[k] = v;
         else setPath(record, to, v);
       }
-      merge(record, plain, deep);
+      merge(record, plain, r.recordRef, deep);
     };
     // Records under a parent (messages in a channel) need that parent to exist.
     const parentMissing = (): boolean => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true);
@@ -1033,6 +1068,10 @@ function pointerOfProperty(d: Description, pointer: string, prop: string): strin
     for (const [i] of ((s.allOf ?? []) as unknown[]).entries()) {
       const found = find(`${p}/allOf/${i}`, depth + 1);
       if (found !== undefined) return found;
+    }
+    // The first alternative of anyOf/oneOf, as propertiesOf reads it (Stripe's customer | deleted_customer).
+    for (const key of ['anyOf', 'oneOf']) {
+      if (Array.isArray(s[key]) && (s[key] as unknown[]).length > 0) return find(`${p}/${key}/0`, depth + 1);
     }
     return undefined;
   };

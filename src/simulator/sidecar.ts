@@ -15,7 +15,9 @@
  *                   bearer: every operation needs an Authorization token although the
  *                   description declares no security (GitHub's declares none).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds;
- *                   a 429 always carries Retry-After (the seconds until the window ends).
+ *                   a 429 carries Retry-After (the seconds until the window ends);
+ *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true"); an
+ *                   empty value removes one the simulator sends (Retry-After).
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   dotted paths in list responses: next_cursor (the next cursor; on the last page
  *                   last_cursor if given, Slack's "", else null at the cursor's "next" holder or
@@ -54,7 +56,9 @@
  *                   it answers; pagination, its own (an export's); since ({param, field}: records
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
- *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
+ *                   and `endpoints`: more JSON answers about a grant (Atlassian's
+ *                   accessible-resources), empty for a consent given with sim_grant=none.
  *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
  *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
  *                   and their meanings, the symbols allowed per value type, the response template.
@@ -153,7 +157,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string> };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -263,6 +267,10 @@ const SIDECAR_SCHEMA = {
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
         refresh_tokens: { type: 'boolean' },
+        endpoints: {
+          type: 'array',
+          items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
+        },
       },
     },
     rate_limit: {
@@ -274,6 +282,7 @@ const SIDECAR_SCHEMA = {
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
+        exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },

@@ -27,7 +27,7 @@ import { manifestFiles } from '../../src/manifest/registry.ts';
 import { Description, loadDescriptionSync, loadSidecar, type Sidecar } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
-type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean };
+type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef>; additionalProperties?: unknown };
 interface VendorDescription {
   path: string;
   format: 'openapi' | 'graphql';
@@ -87,6 +87,9 @@ function sample(def: ParamDef, name = ''): unknown {
   }
 }
 
+/** A since value as the sync engine writes it for the format (ISO 8601 by default). */
+const since = (format: string | undefined): string | number => (format === 'unix_seconds' ? 1769860800 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z');
+
 /** The param sets rendered for one action of a manifest. */
 function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {
   const defs = (a.def.params ?? {}) as Record<string, ParamDef>;
@@ -106,18 +109,18 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
     sets.push(['sync params', { ...required, ...syncParams }]);
     const inc = entity?.def.sync?.incremental;
     // A raw mark is the cursor field's own value: a value of the param's own form.
-    const mark = inc?.format === 'raw' && inc.param !== undefined && defs[inc.param] !== undefined ? sample(defs[inc.param] as ParamDef, inc.param) : '2026-01-31T12:00:00.000Z';
+    const mark = inc?.format === 'raw' && inc.param !== undefined && defs[inc.param] !== undefined ? sample(defs[inc.param] as ParamDef, inc.param) : since(inc?.format);
     if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: mark }]);
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
-  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: inc.format === 'unix_seconds' ? 1769860800 : '2026-01-31T12:00:00.000Z' }]);
+  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: since(inc.format) }]);
   // A list another entity's sync reads removals from (monday's items from activity_logs).
   for (const other of m.entities.values()) {
     const rm = other.def.sync?.removals;
     if (a.name === 'list' && rm?.entity === a.entity) {
       const parent = other.def.sync?.for_each?.param;
-      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: '2026-01-31T12:00:00.000Z', ...(parent ? { [parent]: '1850000101' } : {}) }]);
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: since(rm.format), ...(parent ? { [parent]: '1850000101' } : {}) }]);
     }
   }
   // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.
@@ -177,7 +180,7 @@ function sidecarOf(m: LoadedManifest): Sidecar | undefined {
   return existsSync(file) ? loadSidecar(file) : undefined;
 }
 
-/** The sidecar's sample credentials, else the first auth variant with every field filled. */
+/** The sidecar's sample credentials (they match a variant's patterns), else the first auth variant's fields filled. */
 function credentials(m: LoadedManifest): Rec {
   const sample = sidecarOf(m)?.sandbox?.credentials;
   if (sample !== undefined) return sample;
