@@ -65,6 +65,22 @@ export interface CompiledAuthVariant {
   secretFields: string[];
   /** The variant's own credential check (auth[].check), used instead of the manifest's. */
   check?: CompiledCheck;
+  /** A minted_bearer variant: how its short-lived token is minted (the header value is then "Bearer <minted token>"). */
+  mint?: CompiledMint;
+}
+
+/** A minted_bearer variant's JWT and mint request, compiled. */
+export interface CompiledMint {
+  privateKey: Template;
+  claims: [string, Template][];
+  backdateSeconds: number;
+  lifetimeSeconds: number;
+  /** The mint request, as an action without params (sent with "Authorization: Bearer <jwt>"). */
+  action: CompiledAction;
+  token: Template;
+  expiresAt?: Template;
+  expiresIn?: Template;
+  renewBeforeSeconds: number;
 }
 
 export interface CompiledBodyErrorRule {

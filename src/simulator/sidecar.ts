@@ -43,6 +43,11 @@
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   jwt_tokens:     tokens minted from an app's JWT (jwt-tokens.ts; a GitHub App's installation
+ *                   tokens): the minting `operation`, public_keys by issuer (more from the
+ *                   simulator's jwtKeys option), fingerprints a key must have, max_lifetime_seconds
+ *                   of a JWT, ttl_seconds of a token, token_prefix, the response and its status.
+ *                   Minted tokens are accepted on the other operations until they expire.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -57,6 +62,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import type { JwtTokensConfig } from './jwt-tokens.ts';
 import type { OAuthConfig } from './oauth.ts';
 
 export interface ErrorOverride {
@@ -94,6 +100,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
+  jwt_tokens?: JwtTokensConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
   pagination?: Pagination;
   records?: number;
@@ -182,6 +189,21 @@ const SIDECAR_SCHEMA = {
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
         refresh_tokens: { type: 'boolean' },
+      },
+    },
+    jwt_tokens: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['operation'],
+      properties: {
+        operation: { type: 'string', pattern: '^[A-Z]+ /' },
+        public_keys: { type: 'object', additionalProperties: { type: 'string', pattern: '-----BEGIN (RSA )?PUBLIC KEY-----' } },
+        fingerprints: { type: 'array', items: { type: 'string', minLength: 1 } },
+        max_lifetime_seconds: { type: 'integer', minimum: 1 },
+        ttl_seconds: { type: 'integer', minimum: 1 },
+        token_prefix: { type: 'string' },
+        response: { type: 'object' },
+        status: { type: 'integer', minimum: 200, maximum: 299 },
       },
     },
     rate_limit: {
