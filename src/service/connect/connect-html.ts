@@ -107,6 +107,8 @@ export interface FormField {
   secret: boolean;
   required: boolean;
   type: string;
+  /** A value over several lines (a PEM key): a textarea, its text masked when secret. */
+  multiline?: boolean;
 }
 
 export interface TypePageVariant {
@@ -157,9 +159,14 @@ ${hidden}
       const err = p.fieldErrors?.[`${v.name}.${f.name}`];
       const describedBy = [v.description !== undefined ? helpId : '', err !== undefined ? `${id}-error` : ''].filter((x) => x !== '').join(' ');
       // Secret values are never written back into the page, not even after a failed attempt.
+      const attrs = `autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}`;
+      const control =
+        f.multiline === true
+          ? `<textarea id="${esc(id)}" name="field.${esc(f.name)}" rows="6"${f.secret ? ' class="secret" autocapitalize="off"' : ''} ${attrs}></textarea>`
+          : `<input id="${esc(id)}" name="field.${esc(f.name)}" type="${f.secret ? 'password' : f.type === 'integer' || f.type === 'number' ? 'number' : 'text'}" ${attrs}>`;
       return `<div class="field">
 <label for="${esc(id)}">${esc(f.label)}${f.required ? '' : ' <span class="muted">(optional)</span>'}</label>
-<input id="${esc(id)}" name="field.${esc(f.name)}" type="${f.secret ? 'password' : f.type === 'integer' || f.type === 'number' ? 'number' : 'text'}" autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}>
+${control}
 ${err !== undefined ? `<p class="field-error" id="${esc(id)}-error">${esc(err)}</p>` : ''}</div>`;
     })
     .join('\n');

@@ -207,7 +207,7 @@ function connectPages(ctx: ServiceContext) {
         description: v.description,
         oauth: v.type === 'oauth2',
         fields: Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
-          f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type }],
+          f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type, ...(f.multiline === true ? { multiline: true } : {}) }],
         ),
       }));
       return { variants, defs };
