@@ -23,6 +23,7 @@ import { Description, loadDescription, type Json, type Operation, type RequestPr
 import { oauthServer, type OAuthClient } from './oauth.ts';
 import { jwtTokenServer } from './jwt-tokens.ts';
 import type { KeyObject } from 'node:crypto';
+import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
 import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
@@ -52,6 +53,12 @@ export interface OpenApiSimulatorOptions {
   jwtKeys?: Record<string, KeyObject | string> | undefined;
   /** Clock in ms for JWT checks and minted tokens' expiry; default Date.now. */
   now?: (() => number) | undefined;
+  /**
+   * Records of a resource kept outside the generic store (by a caller with state of its own), in
+   * stored order, rendered on demand: the sidecar's search, scroll and pages rules read them. A
+   * source keyed by an operation ("POST /companies/list") serves that operation's rule alone.
+   */
+  sources?: Record<string, RecordSource> | undefined;
 }
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;
@@ -121,6 +128,8 @@ export interface OpenApiSimulator extends Simulator {
   setRateLimit(limit: RateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
   resetRateLimit(): void;
+  /** Close the open scroll of every scroll rule (also done by reset()). */
+  closeScrolls(): void;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -406,6 +415,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       // A record named by another field (an issue's number) keeps a unique id too.
       if (r.idField !== 'id' && (typeof template.id === 'number' || typeof template.id === 'string')) record.id = newId(rand, template.id);
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
+      for (const [path, f] of Object.entries(sidecar.resources?.[r.name]?.fields ?? {})) {
+        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
+        setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
+      }
       uniqueLookups(r, record, i + 1);
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
@@ -670,6 +684,37 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const tokenExpiry = new Map<string, number>();
   const mintRoute =
     sidecar.jwt_tokens === undefined ? undefined : jwtTokenServer(sidecar.jwt_tokens, jwtKeys, tokens, tokenExpiry, (e) => errorResponse({ status: e.status, code: 'unauthorized', message: e.message }), simNow);
+  // Declared search and scroll rules, over the generic store or the caller's sources.
+  const sourceOf = (name: string, opKey?: string): RecordSource => {
+    const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
+    if (given !== undefined) return given;
+    const all = (): StoredRecord[] => [...(resources.get(name)?.records.values() ?? [])];
+    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => [...(resources.get(name)?.records.keys() ?? [])].indexOf(id) };
+  };
+  const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
+  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }): SimResponse | undefined => {
+    const searchRule = sidecar.search?.[op.key];
+    const scrollRule = sidecar.scroll?.[op.key];
+    const listRule = sidecar.pages?.[op.key];
+    try {
+      if (searchRule !== undefined) {
+        const src = sourceOf(searchRule.resource);
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+      }
+      if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
+      if (listRule !== undefined) {
+        const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key), query, typeof dflt === 'number' ? dflt : undefined, link) };
+      }
+    } catch (e) {
+      if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
+      throw e;
+    }
+    return undefined;
+  };
+  const closeScrolls = (): void => {
+    for (const sc of scrolls.values()) sc.close();
+  };
 
   // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
   const basePath = serverBasePath(d.doc);
@@ -714,6 +759,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         throw e;
       }
     }
+    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, { origin, path: req.path });
+    if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
@@ -730,12 +777,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (r.records.size >= (options.maxRecords ?? 100_000)) {
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
-        const record = clone((sample(r.recordRef) ?? {}) as Json);
+        const like = ((sample(r.recordRef) ?? {}) as Json)[r.idField];
+        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+        // The sidecar's template (a blank record), else a sample of the schema, with the body's fields over it.
+        const template = sidecar.resources?.[r.name]?.template;
+        const record = (template === undefined ? sample(r.recordRef) : fill(template, { id: newRecordId, now: Math.floor(Date.now() / 1000) })) as Json;
         const fields = unwrapBody(op, checked.body);
         const nested = takeNested(op, fields);
         merge(record, fields);
-        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
-        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
         record[r.idField] = newRecordId;
         if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
@@ -801,8 +851,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       windowStart = 0;
       used = 0;
     },
+    closeScrolls,
     reset: () => {
       sim.reset();
+      closeScrolls();
       windowStart = 0;
       used = 0;
     },

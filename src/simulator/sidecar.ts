@@ -48,6 +48,19 @@
  *                   simulator's jwtKeys option), fingerprints a key must have, max_lifetime_seconds
  *                   of a JWT, ttl_seconds of a token, token_prefix, the response and its status.
  *                   Minted tokens are accepted on the other operations until they expire.
+ *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
+ *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
+ *                   and their meanings, the symbols allowed per value type, the response template.
+ *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
+ *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
+ *   pages:          per list operation, its page from a response template (rules.ts): stored or
+ *                   newest-first order (reversed by a query value), the page-size, page-number
+ *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
+ *                   a cap on offset paging.
+ *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
+ *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
+ *                   `resources.<name>.template` is the record a create starts from (instead of a
+ *                   sample of the schema), its strings may be {{id}} and {{now}} (Unix seconds).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -64,6 +77,7 @@ import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { JwtTokensConfig } from './jwt-tokens.ts';
 import type { OAuthConfig } from './oauth.ts';
+import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
 export interface ErrorOverride {
   code: string;
@@ -80,6 +94,8 @@ export interface ResourceSidecar {
   timestamps?: { created?: string; updated?: string };
   soft_delete?: { field: string; value: string | number | boolean | null };
   created_by?: { operation: string; field: string; echo?: string }[];
+  fields?: Record<string, FieldRule>;
+  template?: Record<string, unknown>;
 }
 
 export interface Pagination {
@@ -106,6 +122,10 @@ export interface Sidecar {
   records?: number;
   resources?: Record<string, ResourceSidecar>;
   filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before'; any?: string[] }>;
+  search?: Record<string, SearchRule>;
+  scroll?: Record<string, ScrollRule>;
+  pages?: Record<string, ListRule>;
+  pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
   graphql?: GraphqlSidecar;
@@ -130,6 +150,9 @@ export interface GraphqlSidecar {
   /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
   archived?: { field?: string; argument?: string };
 }
+
+/** A seeded field's value: drawn from a named pool or from a list given in place. */
+export type FieldRule = { pool: string } | { one_of: unknown[] };
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
@@ -228,6 +251,8 @@ const SIDECAR_SCHEMA = {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
           key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+          template: { type: 'object' },
+          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
@@ -248,6 +273,57 @@ const SIDECAR_SCHEMA = {
         properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before'] }, any: { type: 'array', items: { type: 'string' } } },
       },
     },
+    search: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'operators', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          query: { type: 'string' },
+          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' } } },
+          groups: { type: 'object', additionalProperties: { enum: ['all', 'any'] } },
+          operators: { type: 'object', minProperties: 1, additionalProperties: { enum: OPERATOR_MEANINGS } },
+          allowed: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])) },
+          date_fields: { type: 'string' },
+          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } } } },
+          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 } } },
+          response: {},
+        },
+      },
+    },
+    scroll: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'param', 'page_size', 'idle_seconds', 'busy', 'expired', 'response'],
+        properties: { resource: { type: 'string' }, param: { type: 'string' }, page_size: { type: 'integer', minimum: 1 }, idle_seconds: { type: 'number', exclusiveMinimum: 0 }, busy: override, expired: override, response: {} },
+      },
+    },
+    pages: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          order: { enum: ['stored', 'newest_first'] },
+          per_page: { type: 'string' },
+          cursor: { type: 'string' },
+          default: { type: 'integer', minimum: 1 },
+          page: { type: 'string' },
+          max_offset: { type: 'object', additionalProperties: false, required: ['limit', 'code', 'message'], properties: { limit: { type: 'integer', minimum: 1 }, code: { type: 'string' }, message: { type: 'string' } } },
+          reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
+          cursor_form: { type: 'array', minItems: 1 },
+          id_field: { type: 'string' },
+          response: {},
+        },
+      },
+    },
+    pools: { type: 'object', additionalProperties: { type: 'array', minItems: 1 } },
     unknown_query: { enum: ['reject', 'ignore'] },
     graphql: {
       type: 'object',
@@ -275,11 +351,27 @@ const validate = new Ajv({ strict: false, allErrors: true }).compile<Sidecar>(SI
 
 /** Parse and check a sidecar; throws with every problem named. */
 export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
-  const value = (parseYaml(text) ?? {}) as unknown;
+  const value = (parseYaml(text, { merge: true }) ?? {}) as unknown;
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
     throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   }
+  // What the schema cannot check: names that must refer to something declared.
+  const problems: string[] = [];
+  for (const [key, rule] of Object.entries(value.search ?? {})) {
+    for (const [type, symbols] of Object.entries(rule.allowed ?? {})) for (const sym of symbols) if (rule.operators[sym] === undefined) problems.push(`/search/${key}/allowed/${type} names ${sym}, which operators does not declare`);
+    if (rule.date_fields !== undefined) {
+      try {
+        new RegExp(rule.date_fields);
+      } catch {
+        problems.push(`/search/${key}/date_fields is not a regular expression`);
+      }
+    }
+  }
+  for (const [name, r] of Object.entries(value.resources ?? {})) {
+    for (const [field, f] of Object.entries(r.fields ?? {})) if ('pool' in f && value.pools?.[f.pool] === undefined) problems.push(`/resources/${name}/fields/${field} draws from pool ${f.pool}, which pools does not declare`);
+  }
+  if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;
 }
 
