@@ -686,10 +686,13 @@ export class ConnectorRuntime {
   }
 
   private finalize(e: SwitchboardError, stats: CallStats, maxAttempts: number): SwitchboardError {
-    return new SwitchboardError(e.code, e.message, {
-      errors: e.errors,
-      details: { ...e.details, attempts: stats.attempts, max_attempts: maxAttempts },
-      cause: e.cause,
+    // A minted token is no credential field, so callers cannot scrub it: an upstream that echoes it loses it here.
+    const token = this.minted?.token;
+    const scrub = <T>(v: T): T => (token === undefined || v === undefined ? v : (JSON.parse(JSON.stringify(v).split(token).join('[redacted]')) as T));
+    return new SwitchboardError(e.code, token === undefined ? e.message : e.message.split(token).join('[redacted]'), {
+      errors: scrub(e.errors),
+      details: scrub({ ...e.details, attempts: stats.attempts, max_attempts: maxAttempts }),
+      cause: token === undefined ? e.cause : undefined,
     });
   }
 

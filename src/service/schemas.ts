@@ -268,7 +268,7 @@ export const ConnectorTypeSchema: Schema = {
         required: ['name', 'type', 'fields', 'schema'],
         properties: {
           name: str(),
-          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2', 'basic'] },
+          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2', 'basic', 'minted_bearer'] },
           title: str(),
           description: str(),
           fields: {

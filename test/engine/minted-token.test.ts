@@ -151,6 +151,18 @@ describe('minted_bearer: minting, caching and renewing the token', () => {
     expect(up.log).toHaveLength(0);
   });
 
+  it('an upstream that echoes the minted token in an error loses it: the error says [redacted]', async () => {
+    const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      if (String(input).endsWith('/access_tokens')) return Response.json({ token: 'tok_echoed', expires_at: '2099-01-01T00:00:00Z' }, { status: 201 });
+      const authorization = new Headers(init?.headers).get('authorization');
+      return Response.json({ message: `bad request with ${String(authorization)}` }, { status: 400 });
+    };
+    const e = await failure(new ConnectorRuntime(manifest, credentials, { fetch: fetch as never }).execute('items', 'list', {}));
+    expect(e.code).toBe('upstream_rejected');
+    expect(JSON.stringify(e.details)).toContain('Bearer [redacted]');
+    expect(JSON.stringify({ m: e.message, d: e.details, e: e.errors })).not.toContain('tok_echoed');
+  });
+
   it('an answer without a token is upstream_protocol_error that does not quote the body', async () => {
     const fetch = async (): Promise<Response> => Response.json({ tokne: 'leaked_value' }, { status: 201 });
     const e = await failure(new ConnectorRuntime(manifest, credentials, { fetch: fetch as never }).execute('items', 'list', {}));
