@@ -277,7 +277,7 @@ export const ConnectorTypeSchema: Schema = {
               type: 'object',
               additionalProperties: false,
               required: ['name', 'type', 'required', 'secret'],
-              properties: { name: str(), type: str(), required: { type: 'boolean' }, secret: { type: 'boolean' }, description: str() },
+              properties: { name: str(), type: str(), required: { type: 'boolean' }, secret: { type: 'boolean' }, multiline: { type: 'boolean', description: 'The value spans lines (a PEM key): offer a multi-line input.' }, description: str() },
             },
           },
           schema: jsonSchemaObject,
