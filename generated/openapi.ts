@@ -861,6 +861,8 @@ export interface components {
                 description?: string;
                 fields: {
                     description?: string;
+                    /** @description The value spans lines (a PEM key): offer a multi-line input. */
+                    multiline?: boolean;
                     name: string;
                     required: boolean;
                     secret: boolean;
@@ -871,7 +873,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2" | "basic";
+                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
             }[];
             description?: string;
             docs_url?: string;
@@ -914,6 +916,8 @@ export interface components {
                     description?: string;
                     fields: {
                         description?: string;
+                        /** @description The value spans lines (a PEM key): offer a multi-line input. */
+                        multiline?: boolean;
                         name: string;
                         required: boolean;
                         secret: boolean;
@@ -924,7 +928,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2" | "basic";
+                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
                 }[];
                 description?: string;
                 docs_url?: string;
