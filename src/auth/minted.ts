@@ -13,8 +13,9 @@ export function rsaPrivateKey(pem: unknown, field: string): KeyObject {
   }
   let key: KeyObject;
   try {
-    // Forms often turn line breaks into "\n" literally; a PEM never holds a backslash.
-    key = createPrivateKey({ key: pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem, format: 'pem' });
+    // Forms often turn line breaks into "\n" literally (a PEM never holds a backslash), or pad the value.
+    const text = (pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem).trim();
+    key = createPrivateKey({ key: text, format: 'pem' });
   } catch {
     // The parser's message is not echoed: it could quote part of the key.
     throw new SwitchboardError('invalid_credentials', `${field} is not a PEM private key (-----BEGIN RSA PRIVATE KEY----- or -----BEGIN PRIVATE KEY-----)`, {

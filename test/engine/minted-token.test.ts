@@ -120,6 +120,14 @@ describe('minted_bearer: minting, caching and renewing the token', () => {
     expect(always.mints()).toHaveLength(2);
   });
 
+  it('reads the key as a textarea or a JSON string may give it: CRLF line breaks, padding, escaped \\n', async () => {
+    for (const key of [PEM.replace(/\n/g, '\r\n'), `  ${PEM}\n\n`, PEM.replace(/\n/g, '\\n')]) {
+      const clock = { now: Date.now() };
+      const up = upstream(clock);
+      expect((await runtime(up, clock, { ...credentials, private_key: key }).execute('items', 'list', {})).data).toEqual([{ id: 1 }]);
+    }
+  });
+
   it('concurrent calls share one mint', async () => {
     const clock = { now: Date.UTC(2026, 10, 24, 7, 0, 0) };
     const up = upstream(clock);
