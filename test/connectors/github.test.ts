@@ -4,7 +4,7 @@
  * @octokit/openapi@23.0.2 extract beside the manifest) with the connector's sidecar
  * (connectors/github/simulator.yaml). No simulator code for GitHub: every entity × action, Link
  * header pages, GitHub's error bodies, primary and secondary rate limits, the three token
- * variants with their checks, the OAuth web flow, and sync (full, incremental, deletes).
+ * variants with their checks (the app variant's minted tokens: github-app.test.ts), the OAuth web flow, and sync (full, incremental, deletes).
  */
 import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
