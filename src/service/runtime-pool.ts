@@ -73,11 +73,19 @@ export function secretValues(manifest: LoadedManifest, variantName: string, cred
  * account) share one throttle: `<type>:key:<sha256 of the secret fields>` (the hash only, never
  * the key, reaches the limits' store). OAuth tokens change on every refresh while the budget
  * stays the account's, so an OAuth connector keeps a budget of its own: `<type>:connector:<id>`.
+ * A minted_bearer connector's budget is its token's: the hash of every credential field (one app
+ * key, one installation).
  */
 export function budgetKey(row: Pick<ConnectorRow, 'id' | 'connector_type' | 'auth_variant'>, manifest: LoadedManifest, credentials: Credentials): string {
   const variant = manifest.auth.find((a) => a.def.name === row.auth_variant);
   if (variant === undefined || variant.def.type === 'oauth2') return `${row.connector_type}:connector:${row.id}`;
-  const secrets = secretValues(manifest, row.auth_variant, credentials);
+  // A minted token is the app's for one installation (GitHub counts per installation): every field names the budget.
+  const secrets =
+    variant.def.type === 'minted_bearer'
+      ? Object.keys(variant.def.fields)
+          .sort()
+          .map((k) => `${k}=${String(credentials[k] ?? '')}`)
+      : secretValues(manifest, row.auth_variant, credentials);
   if (secrets.length === 0) return `${row.connector_type}:connector:${row.id}`;
   return `${row.connector_type}:key:${createHash('sha256').update(JSON.stringify([row.connector_type, ...secrets])).digest('hex').slice(0, 32)}`;
 }
