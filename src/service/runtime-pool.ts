@@ -236,8 +236,12 @@ function limiterOf(m: LoadedManifest, maxQueue: number): RateLimiter | null {
 /** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */
 export function validateCredentials(manifest: LoadedManifest, credentials: unknown, variantName?: string): string {
   // Credentials end up in HTTP headers: a line break would fail every call (or split a header), so refuse it now.
+  // Fields declared multiline (a PEM key, which only signs and is never sent) may hold line breaks, never NUL.
   if (credentials !== null && typeof credentials === 'object') {
-    const broken = Object.entries(credentials).filter(([, v]) => typeof v === 'string' && /[\r\n\u0000]/.test(v));
+    const multiline = new Set(
+      manifest.manifest.auth.filter((v) => variantName === undefined || v.name === variantName).flatMap((v) => Object.entries(v.fields).flatMap(([k, f]) => (f?.multiline === true ? [k] : []))),
+    );
+    const broken = Object.entries(credentials).filter(([k, v]) => typeof v === 'string' && (multiline.has(k) ? /\u0000/ : /[\r\n\u0000]/).test(v));
     if (broken.length > 0) {
       throw new SwitchboardError('invalid_credentials', `Credential values must not contain line breaks or NUL: ${broken.map(([k]) => k).join(', ')}`, {
         errors: broken.map(([k]) => ({ path: `/credentials/${k}`, message: 'contains CR, LF or NUL' })),
