@@ -391,6 +391,10 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     }
     const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
     const value = check.template(['auth', i, where], source, scope);
+    // A header cannot hold a line break: a multiline field (a PEM key) is for signing, not for sending.
+    for (const [root, k] of value?.references ?? []) {
+      if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true) check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
+    }
     if (value) auth.push(compiledVariant(v, value, header));
   });
 

@@ -70,6 +70,10 @@ describe('manifest loader: minted_bearer', () => {
     expect(problems((v) => (v.jwt.algorithm = 'HS256')).join()).toContain('algorithm');
   });
 
+  it('a multiline field cannot be sent in a header', () => {
+    expect(problems((v) => Object.assign(v, { type: 'bearer', token: '{{credentials.private_key}}', jwt: undefined, mint: undefined }))).toEqual(['auth.0.token: "private_key" is multiline, and a header value cannot hold line breaks']);
+  });
+
   it('multiline is only for string fields', () => {
     expect(problems((v) => (v.fields.app_id = { type: 'integer', multiline: true }))).toEqual(['auth.0.fields.app_id.multiline: multiline is for string fields; "app_id" is integer']);
   });
