@@ -3385,6 +3385,618 @@ export interface components {
                 }[];
             };
         };
+        /** StripeChargesCreateParams */
+        StripeChargesCreateParams: {
+            amount?: number;
+            capture?: boolean;
+            currency?: string;
+            customer?: string;
+            description?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            receipt_email?: string;
+            source?: string;
+            statement_descriptor_suffix?: string;
+            transfer_group?: string;
+        };
+        /** StripeChargesGetParams */
+        StripeChargesGetParams: {
+            charge: string;
+            expand?: string[];
+        };
+        /** StripeChargesListParams */
+        StripeChargesListParams: {
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            customer?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            payment_intent?: string;
+            starting_after?: string;
+            transfer_group?: string;
+        };
+        /** StripeChargesUpdateParams */
+        StripeChargesUpdateParams: {
+            charge: string;
+            customer?: string;
+            description?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            receipt_email?: string;
+            transfer_group?: string;
+        };
+        /** StripeCustomersCreateParams */
+        StripeCustomersCreateParams: {
+            address?: {
+                city?: string;
+                country?: string;
+                line1?: string;
+                line2?: string;
+                postal_code?: string;
+                state?: string;
+            };
+            description?: string;
+            email?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            payment_method?: string;
+            phone?: string;
+            preferred_locales?: string[];
+            /** @enum {string} */
+            tax_exempt?: "" | "exempt" | "none" | "reverse";
+        };
+        /** StripeCustomersGetParams */
+        StripeCustomersGetParams: {
+            customer: string;
+            expand?: string[];
+        };
+        /** StripeCustomersListParams */
+        StripeCustomersListParams: {
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            email?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            starting_after?: string;
+            test_clock?: string;
+        };
+        /** StripeCustomersUpdateParams */
+        StripeCustomersUpdateParams: {
+            address?: {
+                city?: string;
+                country?: string;
+                line1?: string;
+                line2?: string;
+                postal_code?: string;
+                state?: string;
+            };
+            customer: string;
+            default_source?: string;
+            description?: string;
+            email?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            phone?: string;
+            preferred_locales?: string[];
+            /** @enum {string} */
+            tax_exempt?: "" | "exempt" | "none" | "reverse";
+        };
+        /** StripeEventsGetParams */
+        StripeEventsGetParams: {
+            expand?: string[];
+            id: string;
+        };
+        /** StripeEventsListParams */
+        StripeEventsListParams: {
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            delivery_success?: boolean;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            starting_after?: string;
+            type?: string;
+            types?: string[];
+        };
+        /**
+         * StripeExecuteRequest
+         * @description Execute on a Stripe connector (type stripe)
+         */
+        StripeExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["StripeCustomersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["StripeCustomersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["StripeCustomersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["StripeCustomersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["StripeInvoicesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["StripeInvoicesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["StripeInvoicesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["StripeInvoicesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["StripeSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["StripeSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["StripeSubscriptionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["StripeSubscriptionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "charges";
+            params?: components["schemas"]["StripeChargesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "charges";
+            params: components["schemas"]["StripeChargesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "charges";
+            params?: components["schemas"]["StripeChargesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "charges";
+            params: components["schemas"]["StripeChargesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "charges";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "products";
+            params?: components["schemas"]["StripeProductsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["StripeProductsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["StripeProductsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["StripeProductsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "products";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "prices";
+            params?: components["schemas"]["StripePricesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "prices";
+            params: components["schemas"]["StripePricesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "prices";
+            params: components["schemas"]["StripePricesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "prices";
+            params: components["schemas"]["StripePricesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "prices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["StripeEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["StripeEventsGetParams"];
+        };
+        /** StripeInvoicesCreateParams */
+        StripeInvoicesCreateParams: {
+            auto_advance?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            currency?: string;
+            customer?: string;
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            due_date?: number;
+            expand?: string[];
+            footer?: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            pending_invoice_items_behavior?: "exclude" | "include" | "include_and_require";
+            subscription?: string;
+        };
+        /** StripeInvoicesGetParams */
+        StripeInvoicesGetParams: {
+            expand?: string[];
+            invoice: string;
+        };
+        /** StripeInvoicesListParams */
+        StripeInvoicesListParams: {
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            customer?: string;
+            due_date_gt?: number;
+            due_date_gte?: number;
+            due_date_lt?: number;
+            due_date_lte?: number;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            starting_after?: string;
+            /** @enum {string} */
+            status?: "draft" | "open" | "paid" | "uncollectible" | "void";
+            subscription?: string;
+        };
+        /** StripeInvoicesUpdateParams */
+        StripeInvoicesUpdateParams: {
+            auto_advance?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            due_date?: number;
+            expand?: string[];
+            footer?: string;
+            invoice: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+        };
+        /** StripePricesCreateParams */
+        StripePricesCreateParams: {
+            active?: boolean;
+            /** @enum {string} */
+            billing_scheme?: "per_unit" | "tiered";
+            currency: string;
+            expand?: string[];
+            lookup_key?: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            nickname?: string;
+            product?: string;
+            /** @description For a recurring price: interval (required by Stripe), interval_count, usage_type */
+            recurring?: {
+                /** @enum {string} */
+                interval?: "day" | "month" | "week" | "year";
+                interval_count?: number;
+                /** @enum {string} */
+                usage_type?: "licensed" | "metered";
+            };
+            /** @enum {string} */
+            tax_behavior?: "exclusive" | "inclusive" | "unspecified";
+            transfer_lookup_key?: boolean;
+            unit_amount?: number;
+        };
+        /** StripePricesGetParams */
+        StripePricesGetParams: {
+            expand?: string[];
+            price: string;
+        };
+        /** StripePricesListParams */
+        StripePricesListParams: {
+            active?: boolean;
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            currency?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            lookup_keys?: string[];
+            product?: string;
+            /** @enum {string} */
+            recurring_interval?: "day" | "month" | "week" | "year";
+            /** @enum {string} */
+            recurring_usage_type?: "licensed" | "metered";
+            starting_after?: string;
+            /** @enum {string} */
+            type?: "one_time" | "recurring";
+        };
+        /** StripePricesUpdateParams */
+        StripePricesUpdateParams: {
+            active?: boolean;
+            expand?: string[];
+            lookup_key?: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            nickname?: string;
+            price: string;
+            /** @enum {string} */
+            tax_behavior?: "exclusive" | "inclusive" | "unspecified";
+            transfer_lookup_key?: boolean;
+        };
+        /** StripeProductsCreateParams */
+        StripeProductsCreateParams: {
+            active?: boolean;
+            description?: string;
+            expand?: string[];
+            id?: string;
+            images?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name: string;
+            shippable?: boolean;
+            statement_descriptor?: string;
+            tax_code?: string;
+            unit_label?: string;
+            url?: string;
+        };
+        /** StripeProductsGetParams */
+        StripeProductsGetParams: {
+            expand?: string[];
+            id: string;
+        };
+        /** StripeProductsListParams */
+        StripeProductsListParams: {
+            active?: boolean;
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            ending_before?: string;
+            expand?: string[];
+            ids?: string[];
+            limit?: number;
+            shippable?: boolean;
+            starting_after?: string;
+            url?: string;
+        };
+        /** StripeProductsUpdateParams */
+        StripeProductsUpdateParams: {
+            active?: boolean;
+            default_price?: string;
+            description?: string;
+            expand?: string[];
+            id: string;
+            images?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            shippable?: boolean;
+            statement_descriptor?: string;
+            tax_code?: string;
+            unit_label?: string;
+            url?: string;
+        };
+        /** StripeSubscriptionsCreateParams */
+        StripeSubscriptionsCreateParams: {
+            cancel_at_period_end?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            currency?: string;
+            customer: string;
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            expand?: string[];
+            /** @description The subscription items, sent as items[0][price]=...&items[0][quantity]=... */
+            items?: {
+                /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+                metadata?: {
+                    [key: string]: string;
+                };
+                price?: string;
+                quantity?: number;
+            }[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            payment_behavior?: "allow_incomplete" | "default_incomplete" | "error_if_incomplete" | "pending_if_incomplete";
+            /** @enum {string} */
+            proration_behavior?: "always_invoice" | "create_prorations" | "none";
+            trial_period_days?: number;
+        };
+        /** StripeSubscriptionsGetParams */
+        StripeSubscriptionsGetParams: {
+            expand?: string[];
+            subscription_exposed_id: string;
+        };
+        /** StripeSubscriptionsListParams */
+        StripeSubscriptionsListParams: {
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            current_period_end_gt?: number;
+            current_period_end_gte?: number;
+            current_period_end_lt?: number;
+            current_period_end_lte?: number;
+            current_period_start_gt?: number;
+            current_period_start_gte?: number;
+            current_period_start_lt?: number;
+            current_period_start_lte?: number;
+            customer?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            price?: string;
+            starting_after?: string;
+            /** @enum {string} */
+            status?: "active" | "all" | "canceled" | "ended" | "incomplete" | "incomplete_expired" | "past_due" | "paused" | "trialing" | "unpaid";
+            test_clock?: string;
+        };
+        /** StripeSubscriptionsUpdateParams */
+        StripeSubscriptionsUpdateParams: {
+            cancel_at_period_end?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            expand?: string[];
+            /** @description Items to add (price), change (id with price or quantity) or remove (id with deleted: true) */
+            items?: {
+                deleted?: boolean;
+                id?: string;
+                /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+                metadata?: {
+                    [key: string]: string;
+                };
+                price?: string;
+                quantity?: number;
+            }[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            payment_behavior?: "allow_incomplete" | "default_incomplete" | "error_if_incomplete" | "pending_if_incomplete";
+            /** @enum {string} */
+            proration_behavior?: "always_invoice" | "create_prorations" | "none";
+            subscription_exposed_id: string;
+        };
         /** SyncRequest */
         SyncRequest: {
             /** @description Full refresh with deletion detection instead of an incremental run (default false) */
@@ -5037,7 +5649,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

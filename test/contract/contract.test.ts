@@ -18,17 +18,17 @@
  * description are listed, with the reason, as skipped.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSchema, getNamedType, getVariableValues, NoDeprecatedCustomRule, parse, specifiedRules, typeFromAST, validate, type GraphQLSchema, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
 import type { CompiledAction, CompiledAuthVariant, LoadedManifest } from '../../src/manifest/index.ts';
 import { manifestFiles } from '../../src/manifest/registry.ts';
-import { Description, loadDescriptionSync } from '../../src/simulator/index.ts';
+import { Description, loadDescriptionSync, loadSidecar } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
-type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean };
+type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef>; additionalProperties?: unknown };
 interface VendorDescription {
   path: string;
   format: 'openapi' | 'graphql';
@@ -86,6 +86,9 @@ function sample(def: ParamDef, name = ''): unknown {
   }
 }
 
+/** A since value as the sync engine writes it for the format (ISO 8601 by default). */
+const since = (format: string | undefined): string | number => (format === 'unix_seconds' ? 1769860800 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z');
+
 /** The param sets rendered for one action of a manifest. */
 function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {
   const defs = (a.def.params ?? {}) as Record<string, ParamDef>;
@@ -104,17 +107,17 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   if (syncParams !== undefined) {
     sets.push(['sync params', { ...required, ...syncParams }]);
     const inc = entity?.def.sync?.incremental;
-    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: '2026-01-31T12:00:00.000Z' }]);
+    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: since(inc.format) }]);
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
-  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: inc.format === 'unix_seconds' ? 1769860800 : '2026-01-31T12:00:00.000Z' }]);
+  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: since(inc.format) }]);
   // A list another entity's sync reads removals from (monday's items from activity_logs).
   for (const other of m.entities.values()) {
     const rm = other.def.sync?.removals;
     if (a.name === 'list' && rm?.entity === a.entity) {
       const parent = other.def.sync?.for_each?.param;
-      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: '2026-01-31T12:00:00.000Z', ...(parent ? { [parent]: '1850000101' } : {}) }]);
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: since(rm.format), ...(parent ? { [parent]: '1850000101' } : {}) }]);
     }
   }
   // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.
@@ -172,10 +175,20 @@ function openapiProblems(d: Description, basePath: string, method: string, url: 
 let throwawayPem: string | undefined;
 const rsaPem = (): string => (throwawayPem ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 
-/** Credentials of an auth variant (default the first), every field filled with a value its pattern accepts; a JWT's key field gets an RSA key. */
-function credentials(m: LoadedManifest, variant: CompiledAuthVariant | undefined = m.auth[0]): Rec {
-  const fields = (variant?.def.fields ?? {}) as Record<string, { pattern?: string } | undefined>;
-  const keyFields = new Set((variant?.mint?.privateKey.references ?? []).filter(([root]) => root === 'credentials').map(([, k]) => k));
+/**
+ * Credentials: by default the sidecar's sample credentials (they match a variant's patterns);
+ * for a given variant (or without a sample), its fields filled with values their patterns accept,
+ * a JWT's key field with a throwaway RSA key.
+ */
+function credentials(m: LoadedManifest, variant?: CompiledAuthVariant): Rec {
+  if (variant === undefined) {
+    const sidecar = join(dirname(m.file), 'simulator.yaml');
+    const sample = existsSync(sidecar) ? loadSidecar(sidecar).sandbox?.credentials : undefined;
+    if (sample !== undefined) return sample;
+  }
+  const v = variant ?? m.auth[0];
+  const fields = (v?.def.fields ?? {}) as Record<string, { pattern?: string } | undefined>;
+  const keyFields = new Set((v?.mint?.privateKey.references ?? []).filter(([root]) => root === 'credentials').map(([, k]) => k));
   return Object.fromEntries(
     Object.entries(fields).map(([f, def]) => {
       if (keyFields.has(f)) return [f, rsaPem()];
@@ -246,7 +259,7 @@ for (const m of manifests) {
     ];
     for (const [label, check, variant] of checks) {
       it(`${m.type} ${label}`, () => {
-        const rt = new ConnectorRuntime(m, credentials(m, variant) as never, { limiter: null, authVariant: variant.def.name });
+        const rt = new ConnectorRuntime(m, (variant === m.auth[0] ? credentials(m) : credentials(m, variant)) as never, { limiter: null, authVariant: variant.def.name });
         const { url, init } = rt.render(check.action, {});
         const body = typeof init.body === 'string' ? init.body : '';
         const found =
