@@ -47,6 +47,11 @@
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   and `endpoints`: more JSON answers about a grant (Atlassian's
  *                   accessible-resources), empty for a consent given with sim_grant=none.
+ *   jwt_tokens:     tokens minted from an app's JWT (jwt-tokens.ts; a GitHub App's installation
+ *                   tokens): the minting `operation`, public_keys by issuer (more from the
+ *                   simulator's jwtKeys option), fingerprints a key must have, max_lifetime_seconds
+ *                   of a JWT, ttl_seconds of a token, token_prefix, the response and its status.
+ *                   Minted tokens are accepted on the other operations until they expire.
  *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
  *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
  *                   and their meanings, the symbols allowed per value type, the response template.
@@ -74,6 +79,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import type { JwtTokensConfig } from './jwt-tokens.ts';
 import type { OAuthConfig } from './oauth.ts';
 import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
@@ -114,6 +120,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
+  jwt_tokens?: JwtTokensConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string> };
   pagination?: Pagination;
   records?: number;
@@ -213,6 +220,21 @@ const SIDECAR_SCHEMA = {
           type: 'array',
           items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
         },
+      },
+    },
+    jwt_tokens: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['operation'],
+      properties: {
+        operation: { type: 'string', pattern: '^[A-Z]+ /' },
+        public_keys: { type: 'object', additionalProperties: { type: 'string', pattern: '-----BEGIN (RSA )?PUBLIC KEY-----' } },
+        fingerprints: { type: 'array', items: { type: 'string', minLength: 1 } },
+        max_lifetime_seconds: { type: 'integer', minimum: 1 },
+        ttl_seconds: { type: 'integer', minimum: 1 },
+        token_prefix: { type: 'string' },
+        response: { type: 'object' },
+        status: { type: 'integer', minimum: 200, maximum: 299 },
       },
     },
     rate_limit: {
