@@ -32,7 +32,10 @@
  *                   HTTP status of each error code, the shape of one entry of `errors`, the record
  *                   fields `filter` arguments may compare, the ordering and archived arguments.
  *                   auth.header names the credential header (default Authorization; a scheme word
- *                   such as Bearer before the token is optional there).
+ *                   such as Bearer before the token is optional there). Also: the error dialect
+ *                   (graphql-ruby wording), error entries per code, an envelope of top-level keys,
+ *                   API versions by header, a query-cost budget (complexity); rate_limit.sliding
+ *                   makes the request limit a sliding window.
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -62,7 +65,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; sliding?: boolean };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -89,6 +92,27 @@ export interface GraphqlSidecar {
   order_by?: { argument?: string; direction?: 'asc' | 'desc' };
   /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
   archived?: { field?: string; argument?: string };
+  /** graphql-ruby: parse and validation errors worded as graphql-ruby words them (graphql-ruby.ts). */
+  dialect?: 'graphql-js' | 'graphql-ruby';
+  /** One entry of `errors` per simulator code, overriding `error` (same variables, plus {{retry_in_seconds}}, {{complexity}}, {{max_complexity}}). */
+  errors?: Record<string, Record<string, unknown>>;
+  /** Top-level keys added to every answer after authentication: a template with {{request_id}} and the variables the code gives. */
+  envelope?: Record<string, unknown>;
+  /** API versions: the request header naming one, those served (value: kind), and the one answered for any other. */
+  versions?: { header: string; served: Record<string, string>; default: string };
+  /** A query-cost budget (graphql-complexity.ts). */
+  complexity?: {
+    budget: number;
+    window_seconds: number;
+    max_query?: number;
+    list_size?: number;
+    sizes?: Record<string, number>;
+    /** HTTP status of an exhausted budget; default 200 (an error beside no data). */
+    status?: number;
+    /** Headers on every answer: templates with {{budget}}, {{window_seconds}}, {{remaining}}, {{reset}}. */
+    headers?: Record<string, string>;
+    messages?: { exhausted?: string; too_complex?: string };
+  };
 }
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
@@ -125,6 +149,7 @@ const SIDECAR_SCHEMA = {
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
+        sliding: { type: 'boolean' },
       },
     },
     pagination: {
@@ -167,6 +192,30 @@ const SIDECAR_SCHEMA = {
         filter_argument: { type: 'string' },
         order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
         archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
+        dialect: { enum: ['graphql-js', 'graphql-ruby'] },
+        errors: { type: 'object', additionalProperties: { type: 'object' } },
+        envelope: { type: 'object' },
+        versions: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['header', 'served', 'default'],
+          properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
+        },
+        complexity: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['budget', 'window_seconds'],
+          properties: {
+            budget: { type: 'integer', minimum: 1 },
+            window_seconds: { type: 'number', exclusiveMinimum: 0 },
+            max_query: { type: 'integer', minimum: 1 },
+            list_size: { type: 'integer', minimum: 0 },
+            sizes: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
+            status: { type: 'integer', minimum: 200, maximum: 599 },
+            headers: { type: 'object', additionalProperties: { type: 'string' } },
+            messages: { type: 'object', additionalProperties: false, properties: { exhausted: { type: 'string' }, too_complex: { type: 'string' } } },
+          },
+        },
       },
     },
     sandbox: {

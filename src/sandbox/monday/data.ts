@@ -9,6 +9,15 @@
  */
 import { seededRandom, pick } from '../sim-server.ts';
 
+/** An application-level error of a field: one entry of `errors` with monday's code, status_code and error_data. */
+export class MondayApiError extends Error {
+  readonly extensions: Record<string, unknown>;
+  constructor(code: string, message: string, statusCode = 200, errorData: Record<string, unknown> = {}) {
+    super(message);
+    this.extensions = { code, status_code: statusCode, error_data: errorData };
+  }
+}
+
 export type ColumnType = 'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox' | 'board_relation' | 'mirror' | 'dependency' | 'formula';
 
 export interface ColumnDef {

@@ -4,7 +4,8 @@
  * Monday's codes.
  */
 import { randomBytes } from 'node:crypto';
-import type { GraphQLFieldResolver, GraphQLInterfaceType, GraphQLObjectType, GraphQLSchema } from 'graphql';
+import type { GraphQLFieldResolver } from 'graphql';
+import type { GraphqlContext } from '../../simulator/graphql-simulator.ts';
 import {
   boardOrder,
   isoSeconds,
@@ -25,8 +26,7 @@ import {
 } from './data.ts';
 import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
 import { STATUS_LABELS } from './data.ts';
-import { MondayApiError } from './errors.ts';
-import { SERVED_VERSIONS } from './versions.ts';
+import { MondayApiError } from './data.ts';
 
 /** Per-request context. */
 export interface ResolverContext {
@@ -35,10 +35,11 @@ export interface ResolverContext {
   now: () => number;
   /** The user the token belongs to. */
   meId: string;
-  /** API version the request asked for. */
-  version: string;
+  /** API version the request asked for, and those served (value: kind). */
+  version: string | undefined;
+  served: Record<string, string>;
   /** This query's complexity charge (for the `complexity` field). */
-  complexity: { before: number; after: number; query: number; reset_in_x_seconds: number };
+  complexity: GraphqlContext['complexity'];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -580,8 +581,8 @@ function buildResolvers(): Resolvers {
       account: r((_s, _a, ctx) => ctx.state.account),
       me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
       complexity: r((_s, _a, ctx) => ctx.complexity),
-      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: SERVED_VERSIONS[ctx.version] ?? 'current', value: ctx.version })),
-      versions: r(() => Object.entries(SERVED_VERSIONS).map(([value, kind]) => ({ display_name: value, kind, value }))),
+      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: ctx.served[ctx.version ?? ''] ?? 'current', value: ctx.version })),
+      versions: r((_s, _a, ctx) => Object.entries(ctx.served).map(([value, kind]) => ({ display_name: value, kind, value }))),
       users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
       teams: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
@@ -780,18 +781,13 @@ function buildResolvers(): Resolvers {
   };
 }
 
-/** Attach resolvers to a schema built from MONDAY_SDL (mutates the schema's field configs). */
-export function attachResolvers(schema: GraphQLSchema): void {
+/** The resolvers by "Type.field" for the generic GraphQL simulator, over the account `base()` names. */
+export function codedResolvers(base: () => Omit<ResolverContext, 'now' | 'version' | 'complexity'>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
+  const out: Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> = {};
   for (const [typeName, fields] of Object.entries(buildResolvers())) {
-    const type = schema.getType(typeName) as GraphQLObjectType | undefined;
-    if (type === undefined) throw new Error(`simulator schema has no type ${typeName}`);
-    const defs = type.getFields();
     for (const [fieldName, resolve] of Object.entries(fields)) {
-      const def = defs[fieldName];
-      if (def === undefined) throw new Error(`simulator schema has no field ${typeName}.${fieldName}`);
-      def.resolve = resolve;
+      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...base(), now: ctx.now, version: ctx.version, complexity: ctx.complexity }, info);
     }
   }
-  const columnValue = schema.getType('ColumnValue') as GraphQLInterfaceType;
-  columnValue.resolveType = (v) => columnValueType((v as { column: ColumnDef }).column);
+  return out;
 }
