@@ -92,6 +92,11 @@ export interface GraphqlContext {
   now: () => number;
   /** This query's cost and the budget around it, when graphql.complexity is declared. */
   complexity: { before: number; after: number; query: number; reset_in_x_seconds: number } | undefined;
+  /**
+   * A page of cursor pagination (graphql.cursor_pages): without a cursor, `rows` are kept as a
+   * snapshot and its first `limit` answered; with one, the page after it (rows are then unused).
+   */
+  cursorPage(rows: Rec[], limit: number, cursor?: string | null): { cursor: string | null; rows: Rec[] };
 }
 
 /** The records of one object type. Object-typed fields hold `{__ref: id}` of the related record. */
@@ -117,6 +122,8 @@ export interface GraphqlSimulator extends Simulator {
   clock: { offsetMs: number; now(): number; advance(ms: number): void };
   /** The query-cost budget (graphql.complexity), mutable at runtime. */
   complexity: ComplexityBudget | undefined;
+  /** Forget every cursor_pages snapshot. */
+  clearCursors(): void;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -454,6 +461,32 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     return rows.slice((page - 1) * args['limit'], page * args['limit']);
   };
 
+  // ---------------------------------------------------------------- cursor pages (snapshots)
+  const cp = g.cursor_pages ?? {};
+  const snapshots = new Map<string, { rows: Rec[]; at: number }>();
+  const skipped = (r: Rec): boolean => cp.skip !== undefined && cp.skip.values.includes(String(r[cp.skip.field]));
+  const cursorPage: GraphqlContext['cursorPage'] = (rows, limit, cursor) => {
+    const max = cp.max_limit ?? Number.MAX_SAFE_INTEGER;
+    if (!Number.isInteger(limit) || limit < 1 || limit > max) throw fieldError('invalid', `limit must be between 1 and ${String(max)} (got ${String(limit)})`);
+    let token: string = randomUUID();
+    let pos = 0;
+    let snap = { rows, at: clock.now() };
+    if (typeof cursor === 'string' && cursor !== '') {
+      const m = /^([\w-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+      const found = m === null ? undefined : snapshots.get(m[1] as string);
+      if (m === null || found === undefined) throw fieldError('invalid_cursor', 'Invalid cursor');
+      if (clock.now() - found.at > (cp.ttl_seconds ?? 3600) * 1000) throw fieldError('expired_cursor', `The cursor has expired: cursors are valid for ${String(cp.ttl_seconds ?? 3600)} s after the first request`);
+      [token, pos, snap] = [m[1] as string, Number(m[2]), found];
+    } else {
+      snapshots.set(token, snap);
+      if (snapshots.size > 2000) snapshots.delete(snapshots.keys().next().value as string);
+    }
+    const out: Rec[] = [];
+    let i = pos;
+    for (; i < snap.rows.length && out.length < limit; i++) if (!skipped(snap.rows[i] as Rec)) out.push(snap.rows[i] as Rec);
+    return { cursor: i < snap.rows.length ? Buffer.from(`${token}:${String(i)}`).toString('base64url') : null, rows: out };
+  };
+
   // ---------------------------------------------------------------- mutations
   const now = (): string => new Date().toISOString();
   const resourceOfMutation = (f: GraphQLField<unknown, unknown>): { r: GraphqlResource; holder?: string } | undefined => {
@@ -569,6 +602,11 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     const coded = options.resolvers?.[`${info.parentType.name}.${info.fieldName}`];
     if (coded !== undefined) return coded(source, args, ctx, info);
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
+    if (info.parentType === queryType && info.fieldName === cp.next) {
+      const page = cursorPage([], args['limit'] as number, String(args['cursor']));
+      const list = Object.values((getNamedType(f.type) as GraphQLObjectType).getFields()).find((x) => isListType(getNullableType(x.type)));
+      return { cursor: page.cursor, ...(list !== undefined ? { [list.name]: page.rows } : {}) };
+    }
     if (info.parentType === queryType) {
       const node = connectionNode(f.type);
       const list = node === undefined ? listNode(f.type) : undefined;
@@ -699,7 +737,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       charged = { ...c, query: cost, reset_in_x_seconds: complexity.resetInSeconds() };
     }
     const asked = g.versions === undefined ? undefined : String(req.headers[g.versions.header.toLowerCase()] ?? '').trim();
-    const contextValue: GraphqlContext = { version: g.versions === undefined ? undefined : g.versions.served[asked as string] !== undefined ? asked : g.versions.default, now: clock.now, complexity: charged };
+    const contextValue: GraphqlContext = { version: g.versions === undefined ? undefined : g.versions.served[asked as string] !== undefined ? asked : g.versions.default, now: clock.now, complexity: charged, cursorPage };
     const result = await execute({
       schema,
       document: doc,
@@ -730,6 +768,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     oauth,
     clock,
     complexity,
+    clearCursors: () => snapshots.clear(),
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
       windowStart = 0;

@@ -34,7 +34,8 @@
  *                   auth.header names the credential header (default Authorization; a scheme word
  *                   such as Bearer before the token is optional there). Also: the error dialect
  *                   (graphql-ruby wording), error entries per code, an envelope of top-level keys,
- *                   API versions by header, a query-cost budget (complexity); rate_limit.sliding
+ *                   API versions by header, a query-cost budget (complexity), cursor pagination
+ *                   over snapshots (cursor_pages); rate_limit.sliding
  *                   makes the request limit a sliding window.
  *
  * Keys of the error body whose template renders to "" are left out.
@@ -100,6 +101,12 @@ export interface GraphqlSidecar {
   envelope?: Record<string, unknown>;
   /** API versions: the request header naming one, those served (value: kind), and the one answered for any other. */
   versions?: { header: string; served: Record<string, string>; default: string };
+  /**
+   * Cursor pagination over snapshots (monday's items_page / next_items_page): `next` the root field
+   * (cursor, limit) answering the page after a cursor, how long a cursor lives, the largest limit,
+   * and the rows a page skips when they have changed since (`{field, values}`).
+   */
+  cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
   /** A query-cost budget (graphql-complexity.ts). */
   complexity?: {
     budget: number;
@@ -200,6 +207,16 @@ const SIDECAR_SCHEMA = {
           additionalProperties: false,
           required: ['header', 'served', 'default'],
           properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
+        },
+        cursor_pages: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            next: { type: 'string' },
+            ttl_seconds: { type: 'number', exclusiveMinimum: 0 },
+            max_limit: { type: 'integer', minimum: 1 },
+            skip: { type: 'object', additionalProperties: false, required: ['field', 'values'], properties: { field: { type: 'string' }, values: { type: 'array', items: { type: 'string' } } } },
+          },
         },
         complexity: {
           type: 'object',

@@ -289,6 +289,36 @@ describe('the sidecar', () => {
     }
   });
 
+  it('pages by cursor over snapshots: the next-page field, a cursor fetched again, rows gone since left out, expiry and bad cursors', async () => {
+    const rows: Rec[] = [1, 2, 3, 4, 5].map((n) => ({ id: `r${n}`, state: 'active' }));
+    const sim = await startGraphqlSimulator({
+      schema: 'type Row { id: ID! }\ntype RowsPage { cursor: String rows: [Row!]! }\ntype Query { rows(limit: Int!, cursor: String): RowsPage! next_rows(cursor: String!, limit: Int!): RowsPage! }',
+      sidecar: { error: { codes: { invalid_cursor: 'BAD_CURSOR', expired_cursor: 'OLD_CURSOR' } }, graphql: { cursor_pages: { next: 'next_rows', ttl_seconds: 60, max_limit: 3, skip: { field: 'state', values: ['gone'] } } } },
+      resolvers: {
+        'Query.rows': (_s, a, ctx) => {
+          const p = ctx.cursorPage(rows, a['limit'] as number, a['cursor'] as string | undefined);
+          return { cursor: p.cursor, rows: p.rows };
+        },
+      },
+    });
+    try {
+      const first = (await post(sim, '{ rows(limit: 2) { cursor rows { id } } }')).body['data']['rows'];
+      expect(first.rows).toEqual([{ id: 'r1' }, { id: 'r2' }]);
+      const next = 'query ($c: String!) { next_rows(cursor: $c, limit: 2) { cursor rows { id } } }';
+      rows[3]!['state'] = 'gone';
+      const second = (await post(sim, next, { c: first.cursor })).body['data']['next_rows'];
+      expect(second.rows).toEqual([{ id: 'r3' }, { id: 'r5' }]);
+      expect(second.cursor).toBeNull();
+      expect((await post(sim, next, { c: first.cursor })).body['data']['next_rows']).toEqual(second);
+      expect((await post(sim, '{ rows(limit: 9) { cursor } }')).body['errors'][0]).toMatchObject({ message: 'limit must be between 1 and 3 (got 9)', extensions: { code: 'invalid' } });
+      expect((await post(sim, next, { c: 'bm9wZQ' })).body['errors'][0]).toMatchObject({ message: 'Invalid cursor', extensions: { code: 'BAD_CURSOR' } });
+      sim.clock.advance(61_000);
+      expect((await post(sim, next, { c: first.cursor })).body['errors'][0]['extensions']['code']).toBe('OLD_CURSOR');
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('runs an OAuth flow whose refresh tokens are used once', async () => {
     const sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: { auth: { tokens: [] }, oauth: { authorize_path: '/oauth/authorize', token_path: '/oauth/token', refresh_tokens: true } } });
     try {

@@ -17,7 +17,7 @@ import { startGraphqlSimulator, type GraphqlSimulator } from '../../simulator/gr
 import { loadSidecar } from '../../simulator/sidecar.ts';
 import { seedState, type MondayState } from './data.ts';
 import { columnValueType } from './columns.ts';
-import { codedResolvers, CursorStore } from './resolvers.ts';
+import { codedResolvers } from './resolvers.ts';
 
 export type { MondayState } from './data.ts';
 
@@ -43,9 +43,7 @@ export interface MondaySimulator extends Omit<GraphqlSimulator, 'complexity'> {
   apiKey: string;
   /** The account's data (replaced by resetData). */
   readonly state: MondayState;
-  /** items_page cursor snapshots (ttlMs is 60 minutes). */
-  readonly cursors: CursorStore;
-  /** Re-seed the data, cursors, complexity budget and request limit (faults and the request log are kept). */
+  /** Re-seed the data; forget the cursors, complexity budget and request limit (faults and the request log are kept). */
   resetData(): void;
 }
 
@@ -60,7 +58,6 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   const derived = (label: string, bytes: number): Buffer => createHash('sha256').update(`monday-sim:${label}:${String(seed)}`).digest().subarray(0, bytes);
   const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${derived('api-key', 18).toString('base64url')}`;
   let state = seedState({ seed, size });
-  let cursors: CursorStore | undefined;
   const sim = await startGraphqlSimulator({
     schema: readFileSync(join(DIR, 'schema-2026-10.graphql'), 'utf8'),
     sidecar,
@@ -69,22 +66,19 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     seed,
     tokens: [apiKey],
     oauthClient: { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex') },
-    resolvers: codedResolvers(() => ({ state, cursors: cursors as CursorStore, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
+    resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
     typeResolvers: { ColumnValue: (v) => columnValueType((v as { column: Parameters<typeof columnValueType>[0] }).column) },
     vars: () => ({ account_id: Number(state.account.id) }),
   });
-  cursors = new CursorStore(sim.clock.now);
   const c = options.complexity ?? {};
   Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });
   return Object.defineProperties(sim, {
     apiKey: { value: apiKey, enumerable: true },
     state: { get: () => state, enumerable: true },
-    cursors: { get: () => cursors, enumerable: true },
     resetData: {
       value: () => {
         state = seedState({ seed, size });
-        cursors = new CursorStore(sim.clock.now);
-        sim.complexity?.reset();
+              sim.complexity?.reset();
         sim.resetRateLimit();
       },
     },

@@ -31,8 +31,9 @@ import { MondayApiError } from './data.ts';
 /** Per-request context. */
 export interface ResolverContext {
   state: MondayState;
-  cursors: CursorStore;
   now: () => number;
+  /** items_page / next_items_page snapshots (the sidecar's graphql.cursor_pages). */
+  cursorPage: GraphqlContext['cursorPage'];
   /** The user the token belongs to. */
   meId: string;
   /** API version the request asked for, and those served (value: kind). */
@@ -40,70 +41,6 @@ export interface ResolverContext {
   served: Record<string, string>;
   /** This query's complexity charge (for the `complexity` field). */
   complexity: GraphqlContext['complexity'];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cursor pagination (items_page / next_items_page)
-
-/**
- * Server-side snapshots behind items_page cursors. Monday documents that a cursor stays valid
- * for 60 minutes after the initial request (reference/items-page) and that limit is at most 500
- * (schema: "Maximum: 500"). A cursor here encodes the snapshot token and the position, so the
- * same cursor can be fetched again (a retried request gets the same page) and every page gets a
- * new cursor string, as on Monday (whose cursors are base64 of comma-separated fields too).
- */
-export class CursorStore {
-  private readonly snapshots = new Map<string, { boardId: string; ids: string[]; createdAt: number }>();
-  /** Cursor lifetime in ms; 60 minutes per Monday's docs. */
-  ttlMs = 60 * 60 * 1000;
-
-  constructor(private readonly now: () => number) {}
-
-  create(boardId: string, ids: string[]): string {
-    const token = randomBytes(12).toString('base64url');
-    this.snapshots.set(token, { boardId, ids, createdAt: this.now() });
-    // Bound memory: forget the oldest snapshots past 2000.
-    if (this.snapshots.size > 2000) this.snapshots.delete(this.snapshots.keys().next().value as string);
-    return token;
-  }
-
-  encode(token: string, pos: number, pageNo: number): string | null {
-    const snap = this.snapshots.get(token);
-    if (snap === undefined || pos >= snap.ids.length) return null;
-    const last = snap.ids[pos - 1] ?? '0';
-    return Buffer.from(`${String(pageNo)},${snap.boardId},${token},${String(pos)},${String(snap.ids.length)}|${last}`).toString('base64').replace(/=+$/, '');
-  }
-
-  decode(cursor: string): { ids: string[]; pos: number; pageNo: number; token: string } {
-    // Monday documents the lifetime but not the error body for a stale or foreign cursor; the
-    // code and wording here are the simulator's own.
-    const text = Buffer.from(cursor, 'base64').toString('utf8');
-    const m = /^(\d+),(\d+),([\w-]+),(\d+),(\d+)\|(\d+)$/.exec(text);
-    const snap = m ? this.snapshots.get(m[3] as string) : undefined;
-    if (m === null || snap === undefined) throw new MondayApiError('CursorException', 'Invalid cursor', 200, { cursor });
-    if (this.now() - snap.createdAt > this.ttlMs) {
-      throw new MondayApiError('CursorException', 'The cursor has expired. Cursors are valid for 60 minutes after the first request; start again without a cursor.', 200, { cursor });
-    }
-    return { ids: snap.ids, pos: Number(m[4]), pageNo: Number(m[1]), token: m[3] as string };
-  }
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw new MondayApiError('InvalidArgumentException', `limit must be between 1 and 500 (got ${String(limit)})`, 200, { limit });
-  }
-}
-
-/** One page from a snapshot, skipping items deleted since it was taken. */
-function pageFrom(ctx: ResolverContext, ids: string[], token: string, pos: number, pageNo: number, limit: number): { cursor: string | null; items: ItemRec[] } {
-  const items: ItemRec[] = [];
-  let i = pos;
-  while (i < ids.length && items.length < limit) {
-    const item = ctx.state.items.get(ids[i] as string);
-    if (item !== undefined && item.state === 'active') items.push(item);
-    i++;
-  }
-  return { cursor: ctx.cursors.encode(token, i, pageNo + 1), items };
 }
 
 interface ItemsQueryRule {
@@ -186,11 +123,10 @@ function groupMatches(board: BoardRec, item: ItemRec, g: ItemsQueryGroup): boole
 
 /** items_page on a board (or one of its groups): first page from a fresh snapshot, or a page from `cursor`. */
 function itemsPage(ctx: ResolverContext, board: BoardRec, groupId: string | null, args: { cursor?: string | null; limit: number; query_params?: ItemsQuery | null }) {
-  checkLimit(args.limit);
+  // With a cursor, monday ignores query_params: the cursor carries the original query.
   if (args.cursor) {
-    // With a cursor, Monday ignores query_params: the cursor carries the original query.
-    const c = ctx.cursors.decode(args.cursor);
-    return pageFrom(ctx, c.ids, c.token, c.pos, c.pageNo, args.limit);
+    const p = ctx.cursorPage([], args.limit, args.cursor);
+    return { cursor: p.cursor, items: p.rows };
   }
   let items = boardOrder(ctx.state, board)
     .map((id) => ctx.state.items.get(id) as ItemRec)
@@ -213,8 +149,8 @@ function itemsPage(ctx: ResolverContext, board: BoardRec, groupId: string | null
       });
     }
   }
-  const token = ctx.cursors.create(board.id, items.map((i) => i.id));
-  return pageFrom(ctx, items.map((i) => i.id), token, 0, 0, args.limit);
+  const p = ctx.cursorPage(items as unknown as Record<string, unknown>[], args.limit);
+  return { cursor: p.cursor, items: p.rows };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -625,11 +561,6 @@ function buildResolvers(): Resolvers {
         }
         return a['exclude_nonactive'] ? list.filter((i) => i.state === 'active') : list;
       }),
-      next_items_page: r((_s, a, ctx) => {
-        checkLimit(a['limit'] as number);
-        const c = ctx.cursors.decode(String(a['cursor']));
-        return pageFrom(ctx, c.ids, c.token, c.pos, c.pageNo, a['limit'] as number);
-      }),
       updates: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
         // from_date / to_date bound created_at, inclusive (reference/updates#arguments).
@@ -782,11 +713,11 @@ function buildResolvers(): Resolvers {
 }
 
 /** The resolvers by "Type.field" for the generic GraphQL simulator, over the account `base()` names. */
-export function codedResolvers(base: () => Omit<ResolverContext, 'now' | 'version' | 'complexity'>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
+export function codedResolvers(base: () => Omit<ResolverContext, 'now' | 'version' | 'complexity' | 'cursorPage'>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
   const out: Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> = {};
   for (const [typeName, fields] of Object.entries(buildResolvers())) {
     for (const [fieldName, resolve] of Object.entries(fields)) {
-      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...base(), now: ctx.now, version: ctx.version, complexity: ctx.complexity }, info);
+      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...base(), now: ctx.now, version: ctx.version, complexity: ctx.complexity, cursorPage: ctx.cursorPage }, info);
     }
   }
   return out;
