@@ -168,6 +168,18 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   return template;
 }
 
+/** A field's value from a template (graphql.fields): "{{name}}" alone is the source's (or a variable's) value as it is; inside text, its text. */
+function fill(template: unknown, scope: (name: string) => unknown): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\{\{(\w+)\}\}$/.exec(template);
+    if (whole !== null) return scope(whole[1] as string) ?? null;
+    return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(scope(k) ?? ''));
+  }
+  if (Array.isArray(template)) return template.map((t) => fill(t, scope));
+  if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template as Rec).map(([k, v]) => [k, fill(v, scope)]));
+  return template;
+}
+
 /** The node type of a Relay connection type (nodes or edges.node), else undefined. */
 function connectionNode(t: GraphQLOutputType): GraphQLObjectType | undefined {
   const inner = getNullableType(t);
@@ -601,6 +613,11 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
     const coded = options.resolvers?.[`${info.parentType.name}.${info.fieldName}`];
     if (coded !== undefined) return coded(source, args, ctx, info);
+    const declared = g.fields?.[`${info.parentType.name}.${info.fieldName}`];
+    if (declared !== undefined) {
+      const vars = options.vars?.() ?? {};
+      return fill(declared, (k) => (source as Rec | null)?.[k] ?? vars[k]);
+    }
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
     if (info.parentType === queryType && info.fieldName === cp.next) {
       const page = cursorPage([], args['limit'] as number, String(args['cursor']));

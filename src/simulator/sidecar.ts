@@ -35,7 +35,8 @@
  *                   such as Bearer before the token is optional there). Also: the error dialect
  *                   (graphql-ruby wording), error entries per code, an envelope of top-level keys,
  *                   API versions by header, a query-cost budget (complexity), cursor pagination
- *                   over snapshots (cursor_pages); rate_limit.sliding
+ *                   over snapshots (cursor_pages), field values derived by templates (fields);
+ *                   rate_limit.sliding
  *                   makes the request limit a sliding window.
  *
  * Keys of the error body whose template renders to "" are left out.
@@ -107,6 +108,8 @@ export interface GraphqlSidecar {
    * and the rows a page skips when they have changed since (`{field, values}`).
    */
   cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
+  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text. */
+  fields?: Record<string, unknown>;
   /** A query-cost budget (graphql-complexity.ts). */
   complexity?: {
     budget: number;
@@ -208,6 +211,7 @@ const SIDECAR_SCHEMA = {
           required: ['header', 'served', 'default'],
           properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
         },
+        fields: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } },
         cursor_pages: {
           type: 'object',
           additionalProperties: false,

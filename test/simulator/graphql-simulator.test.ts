@@ -217,23 +217,27 @@ describe('the sidecar', () => {
     }
   });
 
-  it('words errors as graphql-ruby, shapes entries per code, wraps answers in an envelope, takes variables as JSON text', async () => {
+  it('words errors as graphql-ruby, shapes entries per code, wraps answers in an envelope, derives declared fields, takes variables as JSON text', async () => {
     const sim = await startGraphqlSimulator({
       schema: TICKETS,
       sidecar: {
         error: { codes: { bad_request: 'BAD', rate_limited: 'SLOW' } },
-        rate_limit: { limit: 3, window_seconds: 60, sliding: true },
+        rate_limit: { limit: 4, window_seconds: 60, sliding: true },
         graphql: {
           dialect: 'graphql-ruby',
           status: { invalid: 200, bad_request: 422 },
           errors: { rate_limited: { message: '{{message}}', extensions: { code: '{{code}}', retry_in_seconds: '{{retry_in_seconds}}' } } },
           messages: { bad_request: 'No query string was present', rate_limited: 'Slow down' },
           envelope: { extensions: { request_id: '{{request_id}}' }, account_id: '{{account_id}}' },
+          fields: { 'Member.email': 'm-{{id}}@{{domain}}', 'Member.name': '{{account_id}}' },
         },
       },
-      vars: () => ({ account_id: 7 }),
+      vars: () => ({ account_id: 7, domain: 'example.test' }),
     });
     try {
+      // Fields declared from the record and the code's variables ("{{name}}" alone keeps the value's type).
+      const me = (await post(sim, '{ me { id email name } }')).body['data']['me'];
+      expect(me).toEqual({ id: me.id, email: `m-${me.id}@example.test`, name: '7' });
       const unknown = await post(sim, '{ me { id shoe } }');
       expect(unknown.status).toBe(200);
       expect(unknown.body['errors'][0]).toMatchObject({ message: "Field 'shoe' doesn't exist on type 'Member'", extensions: { code: 'undefinedField', typeName: 'Member', fieldName: 'shoe' } });

@@ -68,7 +68,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     oauthClient: { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex') },
     resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
     typeResolvers: { ColumnValue: (v) => columnValueType((v as { column: Parameters<typeof columnValueType>[0] }).column) },
-    vars: () => ({ account_id: Number(state.account.id) }),
+    vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
   const c = options.complexity ?? {};
   Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });

@@ -511,7 +511,6 @@ function parseJsonArg(v: unknown): unknown {
 // Resolver map
 
 function buildResolvers(): Resolvers {
-  const url = (ctx: ResolverContext, path: string): string => `https://${ctx.state.account.slug}.monday.com${path}`;
   return {
     Query: {
       account: r((_s, _a, ctx) => ctx.state.account),
@@ -576,15 +575,12 @@ function buildResolvers(): Resolvers {
     },
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      account_id: r((_s, _a, ctx) => ctx.state.account.id),
-      url: r<UserRec>((u, _a, ctx) => url(ctx, `/users/${u.id}`)),
       // 2026-10 replaced enabled/is_admin/is_guest/is_pending/is_verified/is_view_only/join_date and
-      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url.
+      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url (the plain
+      // derived fields are declared in the sidecar's graphql.fields).
       title: r<UserRec>((u) => u.title ?? ''),
       status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
       kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
-      is_email_confirmed: r<UserRec>((u) => u.is_verified),
-      is_deleted: r(() => false),
       became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
       photo_url: r<UserRec>((u) => ({
         original: u.photo.replace('/thumb/', '/original/'),
@@ -593,7 +589,6 @@ function buildResolvers(): Resolvers {
         thumb_small: u.photo.replace('/thumb/', '/thumb_small/'),
         tiny: u.photo.replace('/thumb/', '/tiny/'),
       })),
-      out_of_office: r(() => ({ active: false, disable_notifications: false, end_date: null, start_date: null, type: null })),
       teams: r<UserRec>((u, a, ctx) => {
         const ids = idSet(a['ids']);
         return ctx.state.teams.filter((t) => t.user_ids.includes(u.id) && (ids === null || ids.has(t.id)));
@@ -624,7 +619,6 @@ function buildResolvers(): Resolvers {
         const types = a['types'] ? new Set(a['types'] as string[]) : null;
         return b.columns.filter((c) => !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)));
       }),
-      columns_namespace: r(() => null),
       creator: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
       owner: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
       owners: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.owner_ids)),
@@ -634,7 +628,6 @@ function buildResolvers(): Resolvers {
         return b.groups.filter((g) => !g.deleted && (ids === null || ids.has(g.id))).map((g) => groupView(b, g));
       }),
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
-      items_limit: r(() => null),
       items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
       tags: r<BoardRec>((b, _a, ctx) => byId(ctx.state.tags, b.tag_ids)),
       team_owners: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
@@ -662,13 +655,10 @@ function buildResolvers(): Resolvers {
           .reverse();
         return paginate(list, a['limit'], a['page']).map((e) => activityView(ctx, e));
       }),
-      url: r<BoardRec>((b, _a, ctx) => url(ctx, `/boards/${b.id}`)),
       workspace: r<BoardRec>((b, _a, ctx) => ctx.state.workspaces.find((w) => w.id === b.workspace_id) ?? null),
     },
     Column: {
-      settings: r<ColumnDef>((c) => c.settings),
       settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
-      revision: r<ColumnDef>((c) => `${c.id}-1`),
     },
     Group: {
       items_page: r<GroupDef & { board_id: string }>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
@@ -688,7 +678,6 @@ function buildResolvers(): Resolvers {
           .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells));
       }),
       creator: r<ItemRec>((i, _a, ctx) => ctx.state.users.find((u) => u.id === i.creator_id) ?? null),
-      email: r<ItemRec>((i, _a, ctx) => `${ctx.state.account.slug}-pulse-${i.id}@use1.mx.monday.com`),
       group: r<ItemRec>((i, _a, ctx) => {
         const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
         const g = board.groups.find((x) => x.id === i.group_id);
@@ -696,18 +685,11 @@ function buildResolvers(): Resolvers {
       }),
       parent_item: r<ItemRec>((i, _a, ctx) => (i.parent_id === undefined ? null : (ctx.state.items.get(i.parent_id) ?? null))),
       subitems: r<ItemRec>((i, _a, ctx) => [...ctx.state.items.values()].filter((x) => x.parent_id === i.id && x.state === 'active')),
-      relative_link: r<ItemRec>((i) => `/boards/${i.board_id}/pulses/${i.id}`),
       subscribers: r<ItemRec>((i, _a, ctx) => byId(ctx.state.users, i.subscriber_ids)),
-      url: r<ItemRec>((i, _a, ctx) => url(ctx, `/boards/${i.board_id}/pulses/${i.id}`)),
     },
     Update: {
       creator: r<UpdateRec>((u, _a, ctx) => ctx.state.users.find((x) => x.id === u.creator_id) ?? null),
       item: r<UpdateRec>((u, _a, ctx) => ctx.state.items.get(u.item_id) ?? null),
-      likes: r(() => []),
-      pinned_to_top: r(() => []),
-      viewers: r(() => []),
-      replies: r(() => []),
-      assets: r(() => []),
     },
   };
 }
