@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
+import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
 import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
@@ -46,6 +47,12 @@ export interface OpenApiSimulatorOptions {
    * against the description; throwing a SimulatorError answers in the vendor's error shape.
    */
   handlers?: Record<string, OperationHandler> | undefined;
+  /**
+   * Records of a resource kept outside the generic store (by a caller with state of its own), in
+   * stored order, rendered on demand: the sidecar's search, scroll and pages rules read them. A
+   * source keyed by an operation ("POST /companies/list") serves that operation's rule alone.
+   */
+  sources?: Record<string, RecordSource> | undefined;
 }
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;
@@ -111,6 +118,8 @@ export interface OpenApiSimulator extends Simulator {
   setRateLimit(limit: RateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
   resetRateLimit(): void;
+  /** Close the open scroll of every scroll rule (also done by reset()). */
+  closeScrolls(): void;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -125,6 +134,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** An item path with several ids (/repos/{owner}/{repo}): its params, found through the sidecar's resources.<name>.key. */
+  keyParams?: string[];
   /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
   idQuery?: string;
 }
@@ -144,11 +155,19 @@ function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Reco
 
 const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
 
-/** The envelope key of a single-record body (`{data: {...}}`), or undefined for a bare record. */
-function envelopeOf(d: Description, schema: Json | undefined): string | undefined {
+/** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
+function singularOf(name: string): string {
+  if (/ies$/.test(name)) return name.replace(/ies$/, 'y');
+  if (/(ss|x|ch|sh)es$/.test(name)) return name.replace(/es$/, '');
+  return name.replace(/s$/, '');
+}
+
+/** The envelope key of a single-record body (`{data: {...}}`, Zendesk's `{ticket: {...}}`), or undefined for a bare record. */
+function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
-  const key = ENVELOPE_KEYS.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]));
+  const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
+  const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
   return key !== undefined && keys.length <= 3 ? key : undefined;
 }
 
@@ -175,6 +194,13 @@ function nextCursorPath(d: Description, schema: Json | undefined, cursorParam: s
     return undefined;
   };
   return walk(schema, '', 0);
+}
+
+/** The value at a dotted path of a record (undefined when a step is missing). */
+function getPath(obj: unknown, path: string): unknown {
+  let o: unknown = obj;
+  for (const p of path.split('.')) o = o !== null && typeof o === 'object' ? (o as Json)[p] : undefined;
+  return o;
 }
 
 function setPath(obj: Json, path: string, value: unknown): void {
@@ -259,16 +285,36 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- resources
   const itemNames = new Map<string, string>(); // resource → id param, from item paths
+  // Item paths with several ids after a word (/repos/{owner}/{repo}) whose collection is elsewhere
+  // (/user/repos): the resource named by the word, its records found by the ids' key fields.
+  const compositeItems = new Map<string, { resource: string; params: string[] }>();
+  const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;
   for (const op of d.operations) {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1];
     const prev = segs[segs.length - 2];
     if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
   }
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    if (!isParam(segs[segs.length - 1]) || !isParam(segs[segs.length - 2])) continue;
+    let word = segs.length - 1;
+    while (word >= 0 && isParam(segs[word])) word--;
+    const name = segs[word];
+    if (word !== 0 || name === undefined || itemNames.has(name)) continue;
+    const hasCollection = d.operations.some((o) => o.path !== op.path && o.path.split('/').filter((x) => x !== '').at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    if (hasCollection) compositeItems.set(op.path, { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
+  }
+  for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
   const classify = (op: Operation): Classified => {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1] ?? '';
     const prev = segs[segs.length - 2];
+    const composite = compositeItems.get(op.path);
+    if (composite !== undefined) {
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      return { kind, resource: composite.resource, keyParams: composite.params };
+    }
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
       const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
       return { kind, resource: prev, idParam: last.slice(1, -1) };
@@ -285,15 +331,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const resources = new Map<string, Resource>();
   for (const [name, idParam] of itemNames) {
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
-    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef));
+    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
     const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
-  // What the sidecar adds: resources no item path implies (by their get), gets by a query
-  // parameter, and more operations that list a resource.
+  // What the sidecar adds: resources no item path implies (by their get, or by their lists: Zendesk's
+  // /tickets/{ticket_id}/comments, listed per parent), gets by a query parameter, and more
+  // operations that list a resource (exports).
   const opByKey = (key: string, what: string): Operation => {
     const op = d.operations.find((o) => o.key === key);
     if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
@@ -303,15 +350,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (rs.get !== undefined) {
       const getOp = opByKey(rs.get.operation, `${name}.get`);
       if (!resources.has(name)) {
-        const env = envelopeOf(d, d.schemaAt(getOp.responseRef));
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
         const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
         resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
       }
       classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
     }
     for (const key of rs.lists ?? []) {
-      opByKey(key, `${name}.lists`);
-      if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}.lists: no resource ${name} (no item path names it and no get is declared)`);
+      const listOp = opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) {
+        // No item path and no get: the records are the items of the list's array.
+        const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfProperty(d, listOp.responseRef, arrayKey);
+        const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
+        if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
+        const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+        resources.set(name, { name, idField: rs.id_field ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
       classified.set(key, { kind: 'list', resource: name });
     }
   }
@@ -319,6 +374,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
     const path = sidecar.resources?.[r.name]?.timestamps?.[which];
     if (path !== undefined) setPath(record, path, at);
+  };
+  /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
+  const softDeleted = (r: Resource, record: Json): boolean => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd !== undefined && record[sd.field] === sd.value;
   };
   /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
   const uniqueLookups = (r: Resource, record: Json, n: number): void => {
@@ -342,7 +402,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const record = clone(template);
       const id = newId(rand, template[r.idField]);
       record[r.idField] = id;
+      // A record named by another field (an issue's number) keeps a unique id too.
+      if (r.idField !== 'id' && (typeof template.id === 'number' || typeof template.id === 'string')) record.id = newId(rand, template.id);
       for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
+      for (const [path, f] of Object.entries(sidecar.resources?.[r.name]?.fields ?? {})) {
+        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
+        setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
+      }
       uniqueLookups(r, record, i + 1);
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
@@ -365,6 +432,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
+    const status = sidecar.error?.statuses?.[p.code];
+    if (status !== undefined) p = { ...p, status };
     let json: unknown;
     if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
@@ -397,7 +466,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- handlers
   const wrap = (op: Operation, record: unknown, r?: Resource): unknown => {
-    const env = envelopeOf(d, d.schemaAt(op.responseRef));
+    const env = envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
     if (env === undefined) {
       // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
       // the record's fields that schema declares.
@@ -411,7 +480,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef));
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef), classified.get(op.key)?.resource);
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
@@ -437,13 +506,49 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       record[k] = v;
     }
   };
+  /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
+  const takeNested = (op: Operation, fields: Json): { resource: Resource; value: Json; echo: string | undefined }[] => {
+    const out: { resource: Resource; value: Json; echo: string | undefined }[] = [];
+    for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
+      for (const w of conf.created_by ?? []) {
+        if (w.operation !== op.key || !(w.field in fields)) continue;
+        const value = fields[w.field];
+        delete fields[w.field];
+        const resource = resources.get(name);
+        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) out.push({ resource, value: value as Json, echo: w.echo });
+      }
+    }
+    return out;
+  };
+  /** Store the nested records under their parent (the last path param of their list), and echo them into the answer. */
+  const applyNested = (nested: { resource: Resource; value: Json; echo: string | undefined }[], parentId: string, json: unknown): void => {
+    for (const n of nested) {
+      const listKey = sidecar.resources?.[n.resource.name]?.lists?.[0];
+      const listOp = d.operations.find((o) => o.key === listKey);
+      const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
+      const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
+      merge(record, n.value);
+      let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      record[n.resource.idField] = id;
+      const at = new Date().toISOString();
+      stamp(n.resource, record, 'created', at);
+      stamp(n.resource, record, 'updated', at);
+      n.resource.records.set(String(id), { record, parents: parentParam === undefined ? {} : { [parentParam]: parentId } });
+      if (n.echo !== undefined && json !== null && typeof json === 'object') setPath(json as Json, n.echo, [clone(record)]);
+    }
+  };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
-    const pag = sidecar.pagination ?? {};
+    // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
+    const opConf = sidecar.operations?.[op.key];
+    const pag = opConf?.pagination ?? sidecar.pagination ?? {};
+    // Exports (operations with their own pagination or a since param) show soft-deleted records; lists do not.
+    const exporting = opConf?.pagination !== undefined || opConf?.since !== undefined;
     const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
@@ -451,13 +556,32 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
     if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
     limit = Math.max(1, limit);
-    const handled = new Set([cursorParam, pageParam, limitParam]);
-    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
-    // Filters: query params named like a record field keep the records whose field (or its id) equals them.
+    const since = opConf?.since;
+    const handled = new Set([cursorParam, pageParam, limitParam, since?.param]);
+    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (exporting || !softDeleted(r, s.record)));
+    if (since !== undefined) {
+      // Changed at or after the param (Unix seconds), oldest change first.
+      const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
+      const from = query[since.param];
+      if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
+      rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
+    }
+    // Filters: query params named like a record field keep the records whose field (or its id) equals
+    // them; the sidecar's filters name another field, compare times, or give values matching all.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name) || typeof value === 'object') continue;
+      const rule = sidecar.filters?.[name];
+      if (rule?.any?.includes(String(value)) === true) continue;
+      if (rule?.match === 'since' || rule?.match === 'before') {
+        const at = Date.parse(String(value));
+        rows = rows.filter((s) => {
+          const f = Date.parse(String(getPath(s.record, rule.field ?? name)));
+          return Number.isNaN(f) || Number.isNaN(at) || (rule.match === 'since' ? f >= at : f <= at);
+        });
+        continue;
+      }
       rows = rows.filter((s) => {
-        const f = s.record[name];
+        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
         if (f === undefined) return true;
         if (f !== null && typeof f === 'object') return ['gid', 'id', 'uuid'].some((k) => (f as Json)[k] !== undefined && String((f as Json)[k]) === String(value));
         return String(f) === String(value);
@@ -478,7 +602,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const slice = rows.slice(offset, offset + limit).map((s) => s.record);
     const more = offset + slice.length < rows.length;
-    if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
+    if (key === '') {
+      // A bare array: the next page is a Link header, the request's own query with the cursor or page advanced.
+      const nextParam = cursorParam ?? pageParam;
+      if (!more || nextParam === undefined) return { status: op.successStatus, json: slice };
+      const q = new URLSearchParams(req.query);
+      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit)) : String(page + 1));
+      return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
     // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
@@ -509,9 +640,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
-      } else if (nextPath.includes('.')) body[top] = null;
-      else body[top] = null;
+      } else {
+        // Null the cursor's "next" holder (Asana's next_page, Intercom's pages.next), else the cursor
+        // itself: siblings such as Zendesk's meta.has_more stay.
+        const parts = nextPath.split('.');
+        const holder = parts.slice(0, -1).findIndex((p) => /next/i.test(p));
+        setPath(body, holder === -1 ? nextPath : parts.slice(0, holder + 1).join('.'), null);
+        void top;
+      }
     }
+    if (pag.next_url !== undefined) {
+      // The next page's URL: the same query with the next cursor (an export's start time stays: the cursor is an offset into what it selects).
+      const q = new URLSearchParams(req.query);
+      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+      setPath(body, pag.next_url, more ? `${origin}${req.path}?${q.toString()}` : null);
+    }
+    if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
+    if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
     if ('total_count' in body && typeof body.total_count === 'number') body.total_count = rows.length;
     return { status: op.successStatus, json: body };
@@ -523,6 +668,38 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       : oauthServer(sidecar.oauth, oauth, tokens, (e) =>
           sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
         );
+
+  // Declared search and scroll rules, over the generic store or the caller's sources.
+  const sourceOf = (name: string, opKey?: string): RecordSource => {
+    const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
+    if (given !== undefined) return given;
+    const all = (): StoredRecord[] => [...(resources.get(name)?.records.values() ?? [])];
+    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => [...(resources.get(name)?.records.keys() ?? [])].indexOf(id) };
+  };
+  const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
+  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }): SimResponse | undefined => {
+    const searchRule = sidecar.search?.[op.key];
+    const scrollRule = sidecar.scroll?.[op.key];
+    const listRule = sidecar.pages?.[op.key];
+    try {
+      if (searchRule !== undefined) {
+        const src = sourceOf(searchRule.resource);
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+      }
+      if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
+      if (listRule !== undefined) {
+        const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key), query, typeof dflt === 'number' ? dflt : undefined, link) };
+      }
+    } catch (e) {
+      if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
+      throw e;
+    }
+    return undefined;
+  };
+  const closeScrolls = (): void => {
+    for (const sc of scrolls.values()) sc.close();
+  };
 
   // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
   const basePath = serverBasePath(d.doc);
@@ -540,12 +717,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
-    if (checkTokens && op.security.length > 0) {
+    if (sidecar.auth?.bearer === true && op.security.length === 0 && presentedToken(String(req.headers.authorization ?? '')) === undefined) {
+      return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Requires authentication' }, op));
+    }
+    if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+      // Retry-After (seconds), the HTTP standard's wait: until the window ends.
+      const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, { 'Retry-After': wait }));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -560,10 +742,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         throw e;
       }
     }
+    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, { origin, path: req.path });
+    if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
+    let id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
+    if (c.keyParams !== undefined) {
+      const key = sidecar.resources?.[r.name]?.key ?? {};
+      const found = [...r.records.entries()].find(([, s]) => c.keyParams?.every((p) => String(getPath(s.record, key[p] ?? p)) === pathParams[p]));
+      id = found?.[0] ?? Object.values(pathParams).join('/');
+    }
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -571,34 +760,54 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (r.records.size >= (options.maxRecords ?? 100_000)) {
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
-        const record = clone((sample(r.recordRef) ?? {}) as Json);
-        merge(record, unwrapBody(op, checked.body));
-        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
-        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
+        const like = ((sample(r.recordRef) ?? {}) as Json)[r.idField];
+        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+        // The sidecar's template (a blank record), else a sample of the schema, with the body's fields over it.
+        const template = sidecar.resources?.[r.name]?.template;
+        const record = (template === undefined ? sample(r.recordRef) : fill(template, { id: newRecordId, now: Math.floor(Date.now() / 1000) })) as Json;
+        const fields = unwrapBody(op, checked.body);
+        const nested = takeNested(op, fields);
+        merge(record, fields);
         record[r.idField] = newRecordId;
+        if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
         const at = new Date().toISOString();
         stamp(r, record, 'created', at);
         stamp(r, record, 'updated', at);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record, r) });
+        const json = wrap(op, record, r);
+        applyNested(nested, String(newRecordId), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'get': {
         const s = find(r, id as string);
-        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
+        return withHeaders(s === undefined || softDeleted(r, s.record) ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
         const s = find(r, id as string);
-        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
+        const nested = takeNested(op, fields);
         merge(s.record, fields, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
-        return withHeaders({ status: op.successStatus, json: op.successStatus === 204 ? undefined : wrap(op, s.record, r) });
+        const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r);
+        applyNested(nested, String(s.record[r.idField]), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'delete': {
         const s = find(r, id as string);
-        if (s === undefined || !r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
+        // soft_delete keeps the record, marked, for the exports that report deletions.
+        const sd = sidecar.resources?.[r.name]?.soft_delete;
+        if (sd !== undefined) {
+          s.record[sd.field] = sd.value;
+          stamp(r, s.record, 'updated', new Date().toISOString());
+          // An answer with a body shows the marked record (Zendesk's deleted user, active false).
+          return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : wrap(op, s.record) });
+        }
+        if (!r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -623,8 +832,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       windowStart = 0;
       used = 0;
     },
+    closeScrolls,
     reset: () => {
       sim.reset();
+      closeScrolls();
       windowStart = 0;
       used = 0;
     },

@@ -6,25 +6,56 @@
  *   error:          the vendor's error body, a JSON tree whose strings may hold {{status}},
  *                   {{code}}, {{message}}, {{field}} and {{request_id}}; `codes` renames the
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
- *                   method_not_allowed, rate_limited) to the vendor's.
- *   auth:           tokens: the credentials accepted (default: any present credential).
+ *                   method_not_allowed, rate_limited) to the vendor's; `statuses` answers a
+ *                   code with another HTTP status (GitHub: missing and invalid are 422).
+ *   auth:           tokens: the credentials accepted (default: any present credential);
+ *                   bearer: every operation needs an Authorization token although the
+ *                   description declares no security (GitHub's declares none).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
- *                   next_cursor (dotted path of the next cursor in list responses).
+ *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
+ *                   next page's URL, null on the last), has_more (true but on the last page),
+ *                   done (true on the last page: Zendesk's end_of_stream).
  *   records:        how many records to seed per resource (default 5).
  *   resources:      per resource (the collection's last path segment): id_field, records;
  *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
  *                   lists (more operations that list it: Jira's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, Jira's
  *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
- *                   on create and update). A resource no item path implies is declared here
- *                   by its get.
+ *                   on create and update); soft_delete ({field, value}: DELETE marks the record,
+ *                   which get, update and lists then ignore and exports still show); created_by
+ *                   ([{operation, field, echo}]: a field of that operation's body creates a record
+ *                   of this resource under the written record, echoed at the dotted path echo of
+ *                   the answer: a Zendesk ticket update's comment); key: for an item path with
+ *                   several ids (/repos/{owner}/{repo}), the record field (dotted) each path param
+ *                   names ({owner: owner.login, repo: name}). A resource no item path implies is
+ *                   declared here by its get, or by its lists (the records are the items of the
+ *                   first list's array, listed per parent).
+ *   filters:        per list query param: the record `field` it compares (dotted; default its
+ *                   own name), `match` equals (default), since (field >= value, ISO times) or
+ *                   before (field <= value), and `any`: values that match every record (state=all).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
- *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
+ *   operations:     per operation ("POST /tags"): bad_request, the code and message of any 400
+ *                   it answers; pagination, its own (an export's); since ({param, field}: records
+ *                   whose field is at or after the param's Unix seconds, oldest first). An
+ *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
+ *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
+ *                   and their meanings, the symbols allowed per value type, the response template.
+ *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
+ *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
+ *   pages:          per list operation, its page from a response template (rules.ts): stored or
+ *                   newest-first order (reversed by a query value), the page-size, page-number
+ *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
+ *                   a cap on offset paging.
+ *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
+ *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
+ *                   `resources.<name>.template` is the record a create starts from (instead of a
+ *                   sample of the schema), its strings may be {{id}} and {{now}} (Unix seconds).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -45,6 +76,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { OAuthConfig } from './oauth.ts';
+import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
 export interface ErrorOverride {
   code: string;
@@ -53,24 +85,45 @@ export interface ErrorOverride {
 
 export interface ResourceSidecar {
   id_field?: string;
+  key?: Record<string, string>;
   records?: number;
   lookup?: string[];
   lists?: string[];
   get?: { operation: string; id_query: string };
   timestamps?: { created?: string; updated?: string };
+  soft_delete?: { field: string; value: string | number | boolean | null };
+  created_by?: { operation: string; field: string; echo?: string }[];
+  fields?: Record<string, FieldRule>;
+  template?: Record<string, unknown>;
+}
+
+export interface Pagination {
+  cursor_param?: string;
+  limit_param?: string;
+  default_limit?: number;
+  max_limit?: number;
+  next_cursor?: string;
+  next_url?: string;
+  has_more?: string;
+  done?: string;
 }
 
 export interface Sidecar {
-  error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string; header?: string };
+  error?: { body?: unknown; codes?: Record<string, string>; statuses?: Record<string, number> };
+  auth?: { tokens?: string[]; message?: string; header?: string; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride }>;
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; sliding?: boolean };
-  pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
+  pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
+  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before'; any?: string[] }>;
+  search?: Record<string, SearchRule>;
+  scroll?: Record<string, ScrollRule>;
+  pages?: Record<string, ListRule>;
+  pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
   graphql?: GraphqlSidecar;
@@ -125,17 +178,55 @@ export interface GraphqlSidecar {
   };
 }
 
+/** A seeded field's value: drawn from a named pool or from a list given in place. */
+export type FieldRule = { pool: string } | { one_of: unknown[] };
+
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
 const SIDECAR_SCHEMA = {
   type: 'object',
   additionalProperties: false,
+  definitions: {
+    pagination: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        cursor_param: { type: 'string' },
+        limit_param: { type: 'string' },
+        default_limit: { type: 'integer', minimum: 1 },
+        max_limit: { type: 'integer', minimum: 1 },
+        next_cursor: { type: 'string' },
+        next_url: { type: 'string' },
+        has_more: { type: 'string' },
+        done: { type: 'string' },
+      },
+    },
+  },
   properties: {
-    error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        body: {},
+        codes: { type: 'object', additionalProperties: { type: 'string' } },
+        statuses: { type: 'object', additionalProperties: { type: 'integer', minimum: 400, maximum: 599 } },
+      },
+    },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, bearer: { type: 'boolean' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
-    operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
+    operations: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          bad_request: override,
+          pagination: { $ref: '#/definitions/pagination' },
+          since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
+        },
+      },
+    },
     oauth: {
       type: 'object',
       additionalProperties: false,
@@ -162,17 +253,7 @@ const SIDECAR_SCHEMA = {
         sliding: { type: 'boolean' },
       },
     },
-    pagination: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        cursor_param: { type: 'string' },
-        limit_param: { type: 'string' },
-        default_limit: { type: 'integer', minimum: 1 },
-        max_limit: { type: 'integer', minimum: 1 },
-        next_cursor: { type: 'string' },
-      },
-    },
+    pagination: { $ref: '#/definitions/pagination' },
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
@@ -182,13 +263,80 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+          template: { type: 'object' },
+          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
           timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
+          soft_delete: { type: 'object', additionalProperties: false, required: ['field', 'value'], properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] } } },
+          created_by: {
+            type: 'array',
+            items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
+          },
         },
       },
     },
+    filters: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before'] }, any: { type: 'array', items: { type: 'string' } } },
+      },
+    },
+    search: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'operators', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          query: { type: 'string' },
+          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' } } },
+          groups: { type: 'object', additionalProperties: { enum: ['all', 'any'] } },
+          operators: { type: 'object', minProperties: 1, additionalProperties: { enum: OPERATOR_MEANINGS } },
+          allowed: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])) },
+          date_fields: { type: 'string' },
+          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } } } },
+          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 } } },
+          response: {},
+        },
+      },
+    },
+    scroll: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'param', 'page_size', 'idle_seconds', 'busy', 'expired', 'response'],
+        properties: { resource: { type: 'string' }, param: { type: 'string' }, page_size: { type: 'integer', minimum: 1 }, idle_seconds: { type: 'number', exclusiveMinimum: 0 }, busy: override, expired: override, response: {} },
+      },
+    },
+    pages: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          order: { enum: ['stored', 'newest_first'] },
+          per_page: { type: 'string' },
+          cursor: { type: 'string' },
+          default: { type: 'integer', minimum: 1 },
+          page: { type: 'string' },
+          max_offset: { type: 'object', additionalProperties: false, required: ['limit', 'code', 'message'], properties: { limit: { type: 'integer', minimum: 1 }, code: { type: 'string' }, message: { type: 'string' } } },
+          reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
+          cursor_form: { type: 'array', minItems: 1 },
+          id_field: { type: 'string' },
+          response: {},
+        },
+      },
+    },
+    pools: { type: 'object', additionalProperties: { type: 'array', minItems: 1 } },
     unknown_query: { enum: ['reject', 'ignore'] },
     graphql: {
       type: 'object',
@@ -251,11 +399,27 @@ const validate = new Ajv({ strict: false, allErrors: true }).compile<Sidecar>(SI
 
 /** Parse and check a sidecar; throws with every problem named. */
 export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
-  const value = (parseYaml(text) ?? {}) as unknown;
+  const value = (parseYaml(text, { merge: true }) ?? {}) as unknown;
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
     throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   }
+  // What the schema cannot check: names that must refer to something declared.
+  const problems: string[] = [];
+  for (const [key, rule] of Object.entries(value.search ?? {})) {
+    for (const [type, symbols] of Object.entries(rule.allowed ?? {})) for (const sym of symbols) if (rule.operators[sym] === undefined) problems.push(`/search/${key}/allowed/${type} names ${sym}, which operators does not declare`);
+    if (rule.date_fields !== undefined) {
+      try {
+        new RegExp(rule.date_fields);
+      } catch {
+        problems.push(`/search/${key}/date_fields is not a regular expression`);
+      }
+    }
+  }
+  for (const [name, r] of Object.entries(value.resources ?? {})) {
+    for (const [field, f] of Object.entries(r.fields ?? {})) if ('pool' in f && value.pools?.[f.pool] === undefined) problems.push(`/resources/${name}/fields/${field} draws from pool ${f.pool}, which pools does not declare`);
+  }
+  if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;
 }
 

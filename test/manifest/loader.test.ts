@@ -34,6 +34,9 @@ describe('manifest loader', () => {
     ['missing meta field', mutate((m) => delete m.entities.notes.actions.list.response.meta.has_more), 'entities.notes.actions.list.response.meta', /missing meta field "has_more"/],
     ['requires_any naming a param the action lacks', mutate((m) => (m.entities.notes.actions.list.requires_any = [['page_size', 'nope']])), 'entities.notes.actions.list.requires_any.0', /"nope" is not a param of this action/],
     ['pagination param not declared', mutate((m) => (m.entities.notes.actions.list.pagination.param = 'page')), 'entities.notes.actions.list.pagination.param', /not a declared param/],
+    ["an auth variant's own check reading a field of no variant", mutate((m) => (m.auth[0].check = { request: { method: 'GET', path: '/v1/me', headers: { 'X-Who': '{{credentials.login}}' } } })), 'auth.0.check.request.headers.X-Who', /"credentials.login" is not a credential field/],
+    ["an auth variant's own check with an unknown key", mutate((m) => (m.auth[0].check = { request: { method: 'GET', path: '/v1/me' }, colour: 'red' })), 'auth.0', /colour|must/],
+    ['for_each.also naming a param the list lacks', mutate((m) => (m.entities.notes.sync.for_each = { entity: 'notes', param: 'cursor', value: '{{record.id}}', also: { repo: '{{record.title}}' } })), 'entities.notes.sync.for_each.also.repo', /"repo" is not a param of notes.list/],
     ['duplicate auth variant name', mutate((m) => m.auth.push({ ...m.auth[0] })), 'auth.1.name', /duplicate auth variant name/],
     ['primary key not in the record', mutate((m) => (m.entities.notes.primary_key = 'uuid')), 'entities.notes.primary_key', /not a property/],
     ['list without records', mutate((m) => delete m.entities.notes.actions.list.response.records), 'entities.notes.actions.list.response', /needs response.records/],
@@ -149,6 +152,27 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since')), file).join()).toMatch(/"since" is not a param of activity_logs\.list/);
     expect(problems(change((m) => delete m.entities.items.sync.incremental), file).join()).toMatch(/removals need incremental/);
     expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}')), file).join()).toMatch(/unknown variable "params\.x"/);
+  });
+
+  it('OAuth URLs may name pattern-declared credential fields of their variant, nothing else', () => {
+    const file = 'connectors/zendesk/connector.yaml';
+    const zendesk = readFileSync(file, 'utf8');
+    const change = (f: (m: Record<string, any>) => void): string => {
+      const m = parse(zendesk) as Record<string, any>;
+      f(m);
+      return stringify(m);
+    };
+    const oauth = (m: Record<string, any>) => m.auth.find((v: { type: string }) => v.type === 'oauth2');
+    expect(problems(zendesk, file)).toEqual([]);
+    expect(problems(change((m) => (oauth(m).token_url = 'https://{{credentials.region}}.zendesk.com/oauth/tokens')), file).join()).toMatch(/auth\.1\.token_url: "credentials\.region" is not a credential field/);
+    expect(problems(change((m) => delete oauth(m).fields.subdomain.pattern), file).join()).toMatch(/credentials\.subdomain is a variable of the base URL, so its field needs a pattern/);
+    expect(problems(change((m) => (oauth(m).authorize_url = 'https://{{credentials.subdomain}}/oauth')), file).join()).toMatch(/not the whole host/);
+  });
+
+  it('sync.deleted_when: a template over the record only', () => {
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = "{{eq record.status 'deleted'}}")))).toEqual([]);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{params.page_size}}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when: .*unknown variable "params\.page_size"/);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{#if record.x}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when/);
   });
 
   it('refuses search fields on an entity without sync, saying why', () => {
