@@ -25,7 +25,7 @@ import {
   type WorkspaceRec,
 } from './data.ts';
 import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
-import { STATUS_LABELS } from './data.ts';
+import { statusLabels } from './data.ts';
 import { MondayApiError } from './data.ts';
 
 /** Per-request context. */
@@ -394,7 +394,7 @@ const mutations = {
     if (board.columns.some((c) => c.id === id)) throw new MondayApiError('InvalidArgumentException', 'Column id already exists on the board', 200, { column_id: id });
     const defaults = parseJsonArg(args['defaults'] ?? null) as Record<string, unknown> | null;
     const settings: Record<string, unknown> =
-      type === 'status' ? { done_colors: [1], labels: { ...STATUS_LABELS, ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} } : (defaults ?? {});
+      type === 'status' ? { done_colors: [1], labels: { ...statusLabels(), ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} } : (defaults ?? {});
     const col: ColumnDef = { id, title, type: type as ColumnDef['type'], description: typeof args['description'] === 'string' ? args['description'] : null, width: null, archived: false, settings };
     const after = args['after_column_id'] === null || args['after_column_id'] === undefined ? -1 : board.columns.findIndex((c) => c.id === args['after_column_id']);
     if (after >= 0) board.columns.splice(after + 1, 0, col);
