@@ -345,10 +345,16 @@ describe('the sidecar', () => {
     }
   });
 
-  it('refuses unknown graphql keys, naming them', () => {
+  it('refuses unknown or incomplete graphql keys, naming them', () => {
     expect(() => parseSidecar('graphql: { filter: [a], path: api }')).toThrow(/additional properties \(filter\)|must match pattern/);
     expect(() => parseSidecar('graphql: { filters: ["a b"] }')).toThrow(/invalid simulator sidecar/);
     expect(parseSidecar('graphql: { filters: [updatedAt, team.id], status: { rate_limited: 400 } }').graphql?.filters).toEqual(['updatedAt', 'team.id']);
+    expect(() => parseSidecar('graphql: { complexity: { window_seconds: 60 } }')).toThrow(/complexity must have required property 'budget'/);
+    expect(() => parseSidecar('graphql: { cursor_pages: { ttl: 60 } }')).toThrow(/additional properties \(ttl\)/);
+    expect(() => parseSidecar('graphql: { versions: { header: API-Version, served: {} } }')).toThrow(/required property 'default'/);
+    expect(() => parseSidecar('graphql: { fields: { url: x } }')).toThrow(/property name/);
+    expect(() => parseSidecar('graphql: { dialect: graphql-php }')).toThrow(/allowed values/);
+    expect(parseSidecar('rate_limit: { limit: 5, window_seconds: 60, sliding: true }').rate_limit?.sliding).toBe(true);
   });
 });
 
