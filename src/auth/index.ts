@@ -151,6 +151,13 @@ async function tokenRequest(
   const tokens: TokenSet = { access_token: json['access_token'] };
   if (typeof json['refresh_token'] === 'string') tokens.refresh_token = json['refresh_token'];
   if (typeof json['expires_in'] === 'number') tokens.expires_at = Math.floor(Date.now() / 1000) + json['expires_in'];
+  // Other fields of the answer that the variant declares as credential fields (Stripe Connect's
+  // stripe_user_id): kept with the tokens. Fields it does not declare are left out, so the tokens
+  // still match the variant exactly.
+  for (const k of Object.keys(variant.fields ?? {})) {
+    const v = json[k];
+    if (!(k in tokens) && k !== 'expires_in' && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) tokens[k] = v;
+  }
   return tokens;
 }
 

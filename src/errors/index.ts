@@ -52,6 +52,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, title: 'Too many requests for this organization' },
   oauth_not_supported: { status: 400, title: 'This connector type has no OAuth credential variant' },
   oauth_not_configured: { status: 501, title: 'This deployment has no OAuth app configured for this connector type' },
+  invalid_oauth_credentials: { status: 400, title: 'A credential field the OAuth flow needs before consent (an account subdomain) is missing, unknown or does not match its pattern' },
   invalid_oauth_state: { status: 400, title: 'The OAuth state is unknown, expired or already used' },
   invalid_oauth_secret: { status: 400, title: 'The server-side OAuth secret is unknown, expired, already used or not yours' },
   encryption_key_missing: { status: 500, title: 'The key that encrypted these credentials is not configured' },

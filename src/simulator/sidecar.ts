@@ -11,7 +11,9 @@
  *   auth:           tokens: the credentials accepted (default: any present credential);
  *                   bearer: every operation needs an Authorization token although the
  *                   description declares no security (GitHub's declares none).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds,
+ *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true"); an
+ *                   empty value removes one the simulator sends (Retry-After).
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
  *                   next page's URL, null on the last), has_more (true but on the last page),
@@ -115,7 +117,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; sliding?: boolean };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -250,6 +252,7 @@ const SIDECAR_SCHEMA = {
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
+        exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
       },
     },
