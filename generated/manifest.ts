@@ -4,7 +4,7 @@
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "AuthVariant".
  */
-export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth)
+export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth | MintedBearerAuth)
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Pagination".
@@ -429,6 +429,10 @@ required?: boolean
  */
 secret?: boolean
 /**
+ * The value spans lines (a PEM private key): the Connect form shows a multi-line input (hidden when secret). Only for string fields. Default false.
+ */
+multiline?: boolean
+/**
  * A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).
  */
 pattern?: string
@@ -657,6 +661,125 @@ username: string
 password: string
 }
 /**
+ * A short-lived bearer token the interpreter mints itself from long-lived credentials (a GitHub App installation token): it signs a JWT with a private key credential, sends the mint request with "Authorization: Bearer <jwt>", reads the token and its expiry from the answer, keeps it in memory only (never stored, never logged), sends it as "Authorization: Bearer <token>", and mints again shortly before it expires or once after a 401.
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "MintedBearerAuth".
+ */
+export interface MintedBearerAuth {
+name: string
+type: "minted_bearer"
+/**
+ * The base URL while this variant is in use, instead of base_url.default. May hold variables.
+ */
+base_url?: string
+title?: string
+description?: string
+fields: {
+[k: string]: CredentialField | undefined
+}
+check?: CredentialCheck
+/**
+ * The JWT (RFC 7519) that proves the app: header {alg, typ: JWT}, the claims rendered from templates plus iat and exp.
+ */
+jwt: {
+/**
+ * The signature algorithm; RS256 (RSASSA-PKCS1-v1_5 with SHA-256), the default, is the only one.
+ */
+algorithm?: "RS256"
+/**
+ * The PEM private key (PKCS#1 or PKCS#8), e.g. "{{credentials.private_key}}"; every credential field it reads must be secret: true.
+ */
+private_key: string
+/**
+ * Claims rendered from templates (context: credentials, config), e.g. iss: "{{credentials.app_id}}". iat and exp are set by the interpreter and may not be given.
+ */
+claims: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * iat is now minus this many seconds (clock drift); default 60.
+ */
+backdate_seconds?: number
+/**
+ * exp is now plus this many seconds; default 540 (GitHub refuses more than 10 minutes).
+ */
+lifetime_seconds?: number
+}
+/**
+ * The request that exchanges the JWT for the short-lived token, on the base URL, with the manifest headers and "Authorization: Bearer <jwt>".
+ */
+mint: {
+request: Request1
+/**
+ * The token in the answer (context: body, headers, status), e.g. "{{body.token}}".
+ */
+token: string
+/**
+ * When the token expires (context: body, headers, status): an ISO 8601 time or Unix seconds, e.g. "{{body.expires_at}}". Without it (or expires_in) the token is kept until a 401.
+ */
+expires_at?: string
+/**
+ * Instead of expires_at: seconds the token lives from now, e.g. "{{body.expires_in}}".
+ */
+expires_in?: string
+/**
+ * Mint again this many seconds before the token expires; default 60.
+ */
+renew_before_seconds?: number
+}
+}
+/**
+ * The request (templates may use credentials and config; there are no params).
+ */
+export interface Request1 {
+method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
+/**
+ * Path template; every expression is URL-encoded as one segment.
+ */
+path: string
+query?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+headers?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+body?: {
+[k: string]: unknown | undefined
+}
+/**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
+/**
+ * Send {query, variables} as a JSON POST body.
+ */
+graphql?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+query: string
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+variables?: {
+[k: string]: unknown | undefined
+}
+}
+}
+/**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "ErrorMapping".
  */
@@ -771,7 +894,7 @@ params?: {
  * @minItems 1
  */
 requires_any?: [[string, string, ...(string)[]], ...([string, string, ...(string)[]])[]]
-request: Request1
+request: Request2
 response: Response
 pagination?: Pagination
 /**
@@ -795,7 +918,7 @@ description?: string
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Request".
  */
-export interface Request1 {
+export interface Request2 {
 method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
 /**
  * Path template; every expression is URL-encoded as one segment.

@@ -864,6 +864,8 @@ export interface components {
                 description?: string;
                 fields: {
                     description?: string;
+                    /** @description The value spans lines (a PEM key): offer a multi-line input. */
+                    multiline?: boolean;
                     name: string;
                     required: boolean;
                     secret: boolean;
@@ -874,7 +876,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2" | "basic";
+                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
             }[];
             description?: string;
             docs_url?: string;
@@ -917,6 +919,8 @@ export interface components {
                     description?: string;
                     fields: {
                         description?: string;
+                        /** @description The value spans lines (a PEM key): offer a multi-line input. */
+                        multiline?: boolean;
                         name: string;
                         required: boolean;
                         secret: boolean;
@@ -927,7 +931,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2" | "basic";
+                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
                 }[];
                 description?: string;
                 docs_url?: string;

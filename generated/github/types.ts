@@ -21,6 +21,21 @@ export interface GithubInstallationTokenCredentials {
 installation_token: string
 }
 
+export interface GithubAppCredentials {
+/**
+ * The app's id (App settings, About)
+ */
+app_id: string
+/**
+ * The installation's id (the number at the end of its settings URL)
+ */
+installation_id: string
+/**
+ * A private key of the app (PEM, -----BEGIN RSA PRIVATE KEY-----)
+ */
+private_key: string
+}
+
 export interface GithubOauthCredentials {
 access_token: string
 refresh_token?: string
@@ -30,7 +45,7 @@ refresh_token?: string
 expires_at?: number
 }
 
-export type GithubCredentials = GithubTokenCredentials | GithubInstallationTokenCredentials | GithubOauthCredentials;
+export type GithubCredentials = GithubTokenCredentials | GithubInstallationTokenCredentials | GithubAppCredentials | GithubOauthCredentials;
 
 export interface GithubRepositoriesRecord {
 id: number

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { selectAuthVariant, refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
+import { mintedExpiry, rsaPrivateKey, signJwtRs256 } from '../auth/minted.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamFetch, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { checkBaseUrl, renderBaseUrl } from './base-url.ts';
@@ -54,6 +55,8 @@ export interface RuntimeOptions {
   onTokenRefresh?: (credentials: Credentials) => void | Promise<void>;
   /** Random source for backoff jitter. */
   random?: () => number;
+  /** Clock in ms since the epoch, for minted tokens (JWT times, expiry); default Date.now. */
+  now?: () => number;
 }
 
 /** Per-call options of execute() and pageSteps(). */
@@ -197,6 +200,9 @@ export class ConnectorRuntime {
   private readonly limiter: Throttle | null;
   private readonly config: Record<string, unknown>;
   private refreshing: Promise<void> | undefined;
+  /** A minted_bearer variant's token: in memory only, never stored or logged; renewed from renewAtMs on. */
+  private minted: { token: string; renewAtMs: number } | undefined;
+  private minting: Promise<void> | undefined;
   /** Statistics of the most recent HTTP call. */
   lastCall: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
 
@@ -428,7 +434,7 @@ export class ConnectorRuntime {
     return { url: url.toString(), init };
   }
 
-  private renderRequest(a: CompiledAction, params: Record<string, unknown>, call: CallContext, absoluteUrl?: string): { url: URL; init: Rendered['init'] } {
+  private renderRequest(a: CompiledAction, params: Record<string, unknown>, call: CallContext, absoluteUrl?: string, authorization?: string): { url: URL; init: Rendered['init'] } {
     const ctx = this.templateContext(params, call);
     let url: URL;
     if (absoluteUrl !== undefined) {
@@ -464,7 +470,9 @@ export class ConnectorRuntime {
     const headers: Record<string, string> = { accept: 'application/json' };
     for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
     for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
-    setHeader(headers, this.variant.header, this.variant.value.render(ctx));
+    if (authorization !== undefined) setHeader(headers, 'Authorization', authorization);
+    else if (this.variant.mint !== undefined) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
+    else setHeader(headers, this.variant.header, this.variant.value.render(ctx));
     const init: Rendered['init'] = { method: a.request.method, headers };
     if (a.request.graphql !== undefined) {
       const query = a.request.graphql.query.render(ctx);
@@ -519,6 +527,57 @@ export class ConnectorRuntime {
     return this.refreshing;
   }
 
+  /**
+   * Have a minted token ready (minted_bearer variants): mint one (once at a time per instance)
+   * when there is none or it is due for renewal; `force` drops the current one first (after a 401).
+   */
+  private async ensureMinted(timeoutMs: number, force = false): Promise<void> {
+    const mint = this.variant.mint;
+    if (mint === undefined) return;
+    const now = (): number => (this.options.now ?? Date.now)();
+    if (!force && this.minted !== undefined && now() < this.minted.renewAtMs) return;
+    if (force) this.minted = undefined;
+    this.minting ??= (async () => {
+      const ctx = { credentials: this.credentials, config: this.config };
+      const keyField = mint.privateKey.references.find(([root]) => root === 'credentials')?.[1] ?? 'private_key';
+      const key = rsaPrivateKey(mint.privateKey.render(ctx), keyField);
+      const t = Math.floor(now() / 1000);
+      const claims: Record<string, unknown> = {};
+      for (const [k, tpl] of mint.claims) {
+        const v = tpl.render(ctx);
+        if (v !== undefined && v !== null && v !== '') claims[k] = v;
+      }
+      claims['iat'] = t - mint.backdateSeconds;
+      claims['exp'] = t + mint.lifetimeSeconds;
+      const jwt = signJwtRs256(key, claims);
+      const variant = this.variant.def.name;
+      let raw: RawResult;
+      try {
+        raw = await this.call(mint.action, {}, undefined, {}, `Bearer ${jwt}`, timeoutMs);
+      } catch (e) {
+        if (e instanceof SwitchboardError && e.code === 'upstream_credentials_rejected') {
+          throw new SwitchboardError('upstream_credentials_rejected', `${this.manifest.type} refused the JWT of auth variant ${variant} (check the app id and the private key): ${e.message}`, {
+            errors: e.errors,
+            details: { ...e.details, auth_variant: variant, stage: 'mint' },
+            cause: e,
+          });
+        }
+        throw e;
+      }
+      const token = mint.token.render(raw.ctx);
+      const expiry = mintedExpiry(mint.expiresAt?.render(raw.ctx), mint.expiresIn?.render(raw.ctx), now());
+      if (typeof token !== 'string' || token === '' || (expiry !== undefined && !Number.isFinite(expiry))) {
+        // The answer is not quoted: it would hold the token.
+        const why = typeof token !== 'string' || token === '' ? `no token at ${mint.token.source}` : `an unreadable expiry at ${(mint.expiresAt ?? mint.expiresIn)?.source ?? ''}`;
+        throw new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered the token mint of auth variant ${variant} with ${why}`, { details: { upstream_status: raw.status, stage: 'mint' } });
+      }
+      this.minted = { token, renewAtMs: expiry === undefined ? Infinity : expiry - mint.renewBeforeSeconds * 1000 };
+    })().finally(() => {
+      this.minting = undefined;
+    });
+    return this.minting;
+  }
+
   private expiresSoon(): boolean {
     const exp = this.credentials['expires_at'];
     return this.oauthVariant() !== undefined && typeof exp === 'number' && exp * 1000 - Date.now() < 60_000;
@@ -529,11 +588,15 @@ export class ConnectorRuntime {
    * one deadline (deadlineMs): a throttle slot, a retry delay or a server-requested wait that
    * would end past it fails at once instead of waiting.
    */
-  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}): Promise<RawResult> {
+  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}, authorization?: string, deadlineMs: number = this.deadlineMs): Promise<RawResult> {
     const signal = options.signal;
-    // One deadline for everything the call does, an OAuth refresh included.
-    const deadline = Date.now() + this.deadlineMs;
+    // One deadline for everything the call does, an OAuth refresh or a token mint included.
+    const deadline = Date.now() + deadlineMs;
     const refreshWithin = (): Promise<void> => this.refresh(Math.max(1, Math.min(this.timeoutMs, deadline - Date.now())));
+    // A minted_bearer variant's token (not for the mint request itself, which carries the JWT).
+    const mints = authorization === undefined && this.variant.mint !== undefined;
+    const mintWithin = (force = false): Promise<void> => this.ensureMinted(Math.max(1, deadline - Date.now()), force);
+    if (mints) await mintWithin();
     if (this.expiresSoon()) await refreshWithin();
     const stats: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
     this.lastCall = stats;
@@ -542,7 +605,8 @@ export class ConnectorRuntime {
     // One id per logical call, the same in every attempt: {{call.id}} as an idempotency key.
     const callContext: CallContext = { id: randomUUID() };
     for (;;) {
-      const { url, init } = this.renderRequest(a, params, callContext, absoluteUrl);
+      const { url, init } = this.renderRequest(a, params, callContext, absoluteUrl, authorization);
+      const sentToken = this.minted?.token;
       if (this.limiter) {
         const before = Date.now();
         let maxWait = deadline - before;
@@ -587,6 +651,13 @@ export class ConnectorRuntime {
           { details: { timeout: timedOut }, cause: e },
         );
       }
+      if (failure.code === 'upstream_credentials_rejected' && !refreshed && mints) {
+        // The minted token was revoked or expired early: mint once more (unless another call already did).
+        refreshed = true;
+        await mintWithin(this.minted?.token === sentToken);
+        this.lastCall = stats;
+        continue;
+      }
       if (failure.code === 'upstream_credentials_rejected' && !refreshed && this.oauthVariant() !== undefined && typeof this.credentials['refresh_token'] === 'string') {
         refreshed = true;
         await refreshWithin();
@@ -619,10 +690,13 @@ export class ConnectorRuntime {
   }
 
   private finalize(e: SwitchboardError, stats: CallStats, maxAttempts: number): SwitchboardError {
-    return new SwitchboardError(e.code, e.message, {
-      errors: e.errors,
-      details: { ...e.details, attempts: stats.attempts, max_attempts: maxAttempts },
-      cause: e.cause,
+    // A minted token is no credential field, so callers cannot scrub it: an upstream that echoes it loses it here.
+    const token = this.minted?.token;
+    const scrub = <T>(v: T): T => (token === undefined || v === undefined ? v : (JSON.parse(JSON.stringify(v).split(token).join('[redacted]')) as T));
+    return new SwitchboardError(e.code, token === undefined ? e.message : e.message.split(token).join('[redacted]'), {
+      errors: scrub(e.errors),
+      details: scrub({ ...e.details, attempts: stats.attempts, max_attempts: maxAttempts }),
+      cause: token === undefined ? e.cause : undefined,
     });
   }
 

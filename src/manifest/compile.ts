@@ -67,6 +67,8 @@ export interface CompiledAuthVariant {
   check?: CompiledCheck;
   /** An oauth2 variant's follow_up requests, compiled (run by runFollowUps in src/auth). */
   followUps?: CompiledFollowUp[];
+  /** A minted_bearer variant: how its short-lived token is minted (the header value is then "Bearer <minted token>"). */
+  mint?: CompiledMint;
 }
 
 /** One follow_up request of an oauth2 variant: headers over credentials/config, fields over the answer. */
@@ -77,6 +79,20 @@ export interface CompiledFollowUp {
   fields: [string, Template][];
   missing?: string;
   onRefresh: boolean;
+}
+
+/** A minted_bearer variant's JWT and mint request, compiled. */
+export interface CompiledMint {
+  privateKey: Template;
+  claims: [string, Template][];
+  backdateSeconds: number;
+  lifetimeSeconds: number;
+  /** The mint request, as an action without params (sent with "Authorization: Bearer <jwt>"). */
+  action: CompiledAction;
+  token: Template;
+  expiresAt?: Template;
+  expiresIn?: Template;
+  renewBeforeSeconds: number;
 }
 
 export interface CompiledBodyErrorRule {

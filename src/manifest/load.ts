@@ -101,6 +101,8 @@ type Scope = {
   /** Credential fields allowed (for credentials.X). */
   credentials?: ReadonlySet<string>;
   config: ReadonlySet<string>;
+  /** Credential fields a request path may use (a minted_bearer mint request): each needs a pattern and may not be secret. */
+  pathCredentials?: Record<string, { pattern?: string; secret?: boolean } | undefined>;
 };
 
 class Checker {
@@ -155,8 +157,15 @@ class Checker {
         this.add(path, `unknown variable "${shown}": templates here may use ${[...scope.roots].map((r) => `${r}.*`).join(', ')}`);
         continue;
       }
+      if (opts.pathParams && root === 'credentials' && scope.pathCredentials !== undefined && key !== undefined && ref.length === 2) {
+        const f = scope.pathCredentials[key];
+        if (f?.secret === true) this.add(path, `credentials.${key} is secret, and a path is not: use a non-secret field`);
+        else if (f !== undefined && f.pattern === undefined) this.add(path, `credentials.${key} is part of the path, so its field needs a pattern (e.g. pattern: "[0-9]+")`);
+        if (f === undefined) this.add(path, `unknown variable "${shown}": not a credential field of this variant`);
+        continue;
+      }
       if (opts.pathParams && root !== 'params') {
-        this.add(path, `path templates may only use params, not "${shown}"`);
+        this.add(path, `path templates may only use params${scope.pathCredentials !== undefined ? ' and credential fields' : ''}, not "${shown}"`);
         continue;
       }
       if (key === undefined) {
@@ -306,6 +315,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     variantNames.add(v.name);
     let badPattern = false;
     for (const [k, f] of Object.entries(v.fields)) {
+      if (f?.multiline === true && f.type !== 'string') check.add(['auth', i, 'fields', k, 'multiline'], `multiline is for string fields; "${k}" is ${f.type}`);
       if (f?.pattern === undefined) continue;
       try {
         new RegExp(anchored(f.pattern), 'u');
@@ -329,6 +339,47 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       if (username && password) auth.push(compiledVariant(v, basicTemplate(username, password)));
       return;
     }
+    if (v.type === 'minted_bearer') {
+      const key = check.template(['auth', i, 'jwt', 'private_key'], v.jwt.private_key, scope);
+      for (const [root, k] of key?.references ?? []) {
+        if (root === 'credentials' && k !== undefined && v.fields[k] !== undefined && v.fields[k]?.secret !== true) {
+          check.add(['auth', i, 'fields', k], `"${k}" is read by jwt.private_key, so it must be declared secret: true (never logged or returned)`);
+        }
+      }
+      const claims: [string, Template][] = [];
+      for (const [name, src] of Object.entries(v.jwt.claims)) {
+        if (name === 'iat' || name === 'exp') {
+          check.add(['auth', i, 'jwt', 'claims', name], `${name} is set by the interpreter (jwt.backdate_seconds, jwt.lifetime_seconds); remove it`);
+          continue;
+        }
+        const t = src === undefined ? undefined : check.template(['auth', i, 'jwt', 'claims', name], src, scope);
+        if (t) claims.push([name, t]);
+      }
+      if (v.mint.expires_at !== undefined && v.mint.expires_in !== undefined) check.add(['auth', i, 'mint'], 'give expires_at or expires_in, not both');
+      const resScope: Scope = { roots: new Set(['body', 'headers', 'status']), config };
+      const token = check.template(['auth', i, 'mint', 'token'], v.mint.token, resScope);
+      const expiresAt = v.mint.expires_at !== undefined ? check.template(['auth', i, 'mint', 'expires_at'], v.mint.expires_at, resScope) : undefined;
+      const expiresIn = v.mint.expires_in !== undefined ? check.template(['auth', i, 'mint', 'expires_in'], v.mint.expires_in, resScope) : undefined;
+      const mintCheck = compileCheck(check, { request: v.mint.request }, ['auth', i, 'mint'], new Set(Object.keys(v.fields)), config, v.fields);
+      if (key && token && mintCheck) {
+        // The header's value is the minted token, which only the engine holds; the template stands for it in listings.
+        const placeholder: Template = { source: 'Bearer <minted token>', references: [], single: false, render: () => undefined, renderPath: () => '' };
+        const compiled = compiledVariant(v, placeholder);
+        compiled.mint = {
+          privateKey: key,
+          claims,
+          backdateSeconds: v.jwt.backdate_seconds ?? 60,
+          lifetimeSeconds: v.jwt.lifetime_seconds ?? 540,
+          action: { ...mintCheck.action, entity: 'auth', name: 'create', retrySafe: false },
+          token,
+          ...(expiresAt ? { expiresAt } : {}),
+          ...(expiresIn ? { expiresIn } : {}),
+          renewBeforeSeconds: v.mint.renew_before_seconds ?? 60,
+        };
+        auth.push(compiled);
+      }
+      return;
+    }
     if (v.type === 'bearer') source = `Bearer ${v.token}`;
     else if (v.type === 'api_key') {
       header = v.header;
@@ -342,6 +393,10 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     }
     const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
     const value = check.template(['auth', i, where], source, scope);
+    // A header cannot hold a line break: a multiline field (a PEM key) is for signing, not for sending.
+    for (const [root, k] of value?.references ?? []) {
+      if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true) check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
+    }
     const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
     if (value) auth.push({ ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) });
   });
@@ -798,8 +853,15 @@ function compileRequest(check: Checker, at: (string | number)[], r: Request, req
 }
 
 /** The credential check: its request as a params-less get-shaped action whose record is the whole body. */
-function compileCheck(check: Checker, c: CredentialCheck, at: (string | number)[], credentials: ReadonlySet<string>, config: ReadonlySet<string>): CompiledCheck | undefined {
-  const request = compileRequest(check, [...at, 'request'], c.request, { roots: REQUEST_ROOTS, params: {}, credentials, config });
+function compileCheck(
+  check: Checker,
+  c: CredentialCheck,
+  at: (string | number)[],
+  credentials: ReadonlySet<string>,
+  config: ReadonlySet<string>,
+  pathCredentials?: Scope['pathCredentials'],
+): CompiledCheck | undefined {
+  const request = compileRequest(check, [...at, 'request'], c.request, { roots: REQUEST_ROOTS, params: {}, credentials, config, ...(pathCredentials !== undefined ? { pathCredentials } : {}) });
   const resScope: Scope = { roots: new Set(['body', 'headers', 'status']), config };
   const success = c.success !== undefined ? check.template([...at, 'success'], c.success, resScope) : undefined;
   const info: [string, Template][] = [];

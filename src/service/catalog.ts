@@ -18,7 +18,7 @@ export interface CatalogEntry {
     type: string;
     title?: string;
     description?: string;
-    fields: { name: string; type: string; required: boolean; secret: boolean; description?: string }[];
+    fields: { name: string; type: string; required: boolean; secret: boolean; multiline?: true; description?: string }[];
     schema: Schema;
   }[];
   oauth: { variant: string; configured: boolean } | null;
@@ -50,7 +50,7 @@ export function catalogEntry(m: LoadedManifest, cfg: ConnectorTypeConfig | undef
       ...(v.title !== undefined ? { title: v.title } : {}),
       ...(v.description !== undefined ? { description: v.description } : {}),
       fields: Object.entries(v.fields).flatMap(([name, f]) =>
-        f === undefined ? [] : [{ name, type: f.type, required: f.required !== false, secret: f.secret === true, ...(f.description !== undefined ? { description: f.description } : {}) }],
+        f === undefined ? [] : [{ name, type: f.type, required: f.required !== false, secret: f.secret === true, ...(f.multiline === true ? { multiline: true as const } : {}), ...(f.description !== undefined ? { description: f.description } : {}) }],
       ),
       schema: credentialsSchema(v),
     })),

@@ -76,13 +76,15 @@ const VARIABLE = /\{\{\s*credentials\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 /**
  * The credential fields of an OAuth variant asked for before consent: its non-secret fields that
  * its authorize_url, token_url or base URL (the variant's own, else the manifest's default and
- * regions) name as {{credentials.<field>}}. Zendesk's oauth variant: [subdomain].
+ * regions) name as {{credentials.<field>}}, less those its follow_up requests fill after the code
+ * exchange. Zendesk's oauth variant: [subdomain]; Jira's: none (cloud_id comes from a follow_up).
  */
 export function preConsentFields(manifest: LoadedManifest, variant: OAuth2Auth): string[] {
   const urls = [variant.authorize_url, variant.token_url, ...(variant.base_url !== undefined ? [variant.base_url] : [manifest.manifest.base_url.default, ...Object.values(manifest.manifest.base_url.regions ?? {})])];
   const names = new Set<string>();
   for (const url of urls) for (const m of (url ?? '').matchAll(VARIABLE)) names.add(m[1] as string);
-  return [...names].filter((n) => variant.fields[n] !== undefined && variant.fields[n]?.secret !== true);
+  const filledLater = new Set((variant.follow_up ?? []).flatMap((f) => Object.keys(f.fields)));
+  return [...names].filter((n) => variant.fields[n] !== undefined && variant.fields[n]?.secret !== true && !filledLater.has(n));
 }
 
 /**

@@ -73,11 +73,19 @@ export function secretValues(manifest: LoadedManifest, variantName: string, cred
  * account) share one throttle: `<type>:key:<sha256 of the secret fields>` (the hash only, never
  * the key, reaches the limits' store). OAuth tokens change on every refresh while the budget
  * stays the account's, so an OAuth connector keeps a budget of its own: `<type>:connector:<id>`.
+ * A minted_bearer connector's budget is its token's: the hash of every credential field (one app
+ * key, one installation).
  */
 export function budgetKey(row: Pick<ConnectorRow, 'id' | 'connector_type' | 'auth_variant'>, manifest: LoadedManifest, credentials: Credentials): string {
   const variant = manifest.auth.find((a) => a.def.name === row.auth_variant);
   if (variant === undefined || variant.def.type === 'oauth2') return `${row.connector_type}:connector:${row.id}`;
-  const secrets = secretValues(manifest, row.auth_variant, credentials);
+  // A minted token is the app's for one installation (GitHub counts per installation): every field names the budget.
+  const secrets =
+    variant.def.type === 'minted_bearer'
+      ? Object.keys(variant.def.fields)
+          .sort()
+          .map((k) => `${k}=${String(credentials[k] ?? '')}`)
+      : secretValues(manifest, row.auth_variant, credentials);
   if (secrets.length === 0) return `${row.connector_type}:connector:${row.id}`;
   return `${row.connector_type}:key:${createHash('sha256').update(JSON.stringify([row.connector_type, ...secrets])).digest('hex').slice(0, 32)}`;
 }
@@ -228,8 +236,12 @@ function limiterOf(m: LoadedManifest, maxQueue: number): RateLimiter | null {
 /** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */
 export function validateCredentials(manifest: LoadedManifest, credentials: unknown, variantName?: string): string {
   // Credentials end up in HTTP headers: a line break would fail every call (or split a header), so refuse it now.
+  // Fields declared multiline (a PEM key, which only signs and is never sent) may hold line breaks, never NUL.
   if (credentials !== null && typeof credentials === 'object') {
-    const broken = Object.entries(credentials).filter(([, v]) => typeof v === 'string' && /[\r\n\u0000]/.test(v));
+    const multiline = new Set(
+      manifest.manifest.auth.filter((v) => variantName === undefined || v.name === variantName).flatMap((v) => Object.entries(v.fields).flatMap(([k, f]) => (f?.multiline === true ? [k] : []))),
+    );
+    const broken = Object.entries(credentials).filter(([k, v]) => typeof v === 'string' && (multiline.has(k) ? /\u0000/ : /[\r\n\u0000]/).test(v));
     if (broken.length > 0) {
       throw new SwitchboardError('invalid_credentials', `Credential values must not contain line breaks or NUL: ${broken.map(([k]) => k).join(', ')}`, {
         errors: broken.map(([k]) => ({ path: `/credentials/${k}`, message: 'contains CR, LF or NUL' })),

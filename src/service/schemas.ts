@@ -275,7 +275,7 @@ export const ConnectorTypeSchema: Schema = {
         required: ['name', 'type', 'fields', 'schema'],
         properties: {
           name: str(),
-          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2', 'basic'] },
+          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2', 'basic', 'minted_bearer'] },
           title: str(),
           description: str(),
           fields: {
@@ -284,7 +284,7 @@ export const ConnectorTypeSchema: Schema = {
               type: 'object',
               additionalProperties: false,
               required: ['name', 'type', 'required', 'secret'],
-              properties: { name: str(), type: str(), required: { type: 'boolean' }, secret: { type: 'boolean' }, description: str() },
+              properties: { name: str(), type: str(), required: { type: 'boolean' }, secret: { type: 'boolean' }, multiline: { type: 'boolean', description: 'The value spans lines (a PEM key): offer a multi-line input.' }, description: str() },
             },
           },
           schema: jsonSchemaObject,

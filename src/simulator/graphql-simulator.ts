@@ -22,9 +22,12 @@
  *   header, rate limits and their headers, error codes and statuses, page sizes, the record fields
  *   `filter` arguments compare, ordering, archived records, an OAuth flow.
  */
+import { randomUUID } from 'node:crypto';
 import {
   buildSchema,
+  defaultTypeResolver,
   execute,
+  getOperationAST,
   getNamedType,
   getNullableType,
   GraphQLError,
@@ -44,6 +47,8 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { existsSync, readFileSync } from 'node:fs';
+import { ComplexityBudget, queryCost } from './graphql-complexity.ts';
+import { parseErrorEntry, validationErrorEntry, variableErrorEntry } from './graphql-ruby.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
 import { loadSidecar, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
 import { mixSeed, parseJson, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
@@ -67,6 +72,31 @@ export interface GraphqlSimulatorOptions {
   oauthClient?: { clientId?: string | undefined; clientSecret?: string | undefined } | undefined;
   /** Most records a resource keeps; a create beyond is refused. Default 100 000. */
   maxRecords?: number | undefined;
+  /**
+   * Code for behaviour no declaration captures, by "Type.field": it replaces the generic
+   * resolution of that field and gets the GraphqlContext. Throw an Error with `extensions` for an
+   * error of the field in the vendor's shape.
+   */
+  resolvers?: Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> | undefined;
+  /** The concrete type name of a value of an interface or union, by the abstract type's name. */
+  typeResolvers?: Record<string, (value: unknown) => string> | undefined;
+  /** Variables of the sidecar's graphql.envelope and error templates, read per answer. */
+  vars?: (() => Record<string, string | number>) | undefined;
+}
+
+/** What code-given resolvers get as context. */
+export interface GraphqlContext {
+  /** The API version the request asked for (graphql.versions), else undefined. */
+  version: string | undefined;
+  /** The simulated time (Date.now() + clock.offsetMs). */
+  now: () => number;
+  /** This query's cost and the budget around it, when graphql.complexity is declared. */
+  complexity: { before: number; after: number; query: number; reset_in_x_seconds: number } | undefined;
+  /**
+   * A page of cursor pagination (graphql.cursor_pages): without a cursor, `rows` are kept as a
+   * snapshot and its first `limit` answered; with one, the page after it (rows are then unused).
+   */
+  cursorPage(rows: Rec[], limit: number, cursor?: string | null): { cursor: string | null; rows: Rec[] };
 }
 
 /** The records of one object type. Object-typed fields hold `{__ref: id}` of the related record. */
@@ -88,6 +118,12 @@ export interface GraphqlSimulator extends Simulator {
   oauth: OAuthClient;
   setRateLimit(limit: RateLimit | false): void;
   resetRateLimit(): void;
+  /** Simulated time for rate-limit and budget windows (and code's context.now): advance() to skip ahead. */
+  clock: { offsetMs: number; now(): number; advance(ms: number): void };
+  /** The query-cost budget (graphql.complexity), mutable at runtime. */
+  complexity: ComplexityBudget | undefined;
+  /** Forget every cursor_pages snapshot. */
+  clearCursors(): void;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -129,6 +165,18 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
         .filter(([, v]) => v !== ''),
     );
   }
+  return template;
+}
+
+/** A field's value from a template (graphql.fields): "{{name}}" alone is the source's (or a variable's) value as it is; inside text, its text. */
+function fill(template: unknown, scope: (name: string) => unknown): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\{\{(\w+)\}\}$/.exec(template);
+    if (whole !== null) return scope(whole[1] as string) ?? null;
+    return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(scope(k) ?? ''));
+  }
+  if (Array.isArray(template)) return template.map((t) => fill(t, scope));
+  if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template as Rec).map(([k, v]) => [k, fill(v, scope)]));
   return template;
 }
 
@@ -185,18 +233,29 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   const archivedField = g.archived?.field ?? 'archivedAt';
   const archivedArg = g.archived?.argument ?? 'includeArchived';
   const filterable = new Set(g.filters ?? []);
+  const clock = {
+    offsetMs: 0,
+    now: (): number => Date.now() + clock.offsetMs,
+    advance: (ms: number): void => {
+      clock.offsetMs += ms;
+    },
+  };
+  const complexity = g.complexity === undefined ? undefined : new ComplexityBudget(g.complexity, clock.now);
+  const ruby = g.dialect === 'graphql-ruby';
   const queryType = schema.getQueryType();
   if (queryType === null || queryType === undefined) throw new Error('the GraphQL schema has no Query type');
   const mutationType = schema.getMutationType() ?? undefined;
 
   // ---------------------------------------------------------------- errors
-  const codeOf = (code: string): string => sidecar.error?.codes?.[code] ?? code;
-  const entry = (code: string, message: string, status: number): Rec =>
-    render(g.error ?? { message: '{{message}}', extensions: { code: '{{code}}' } }, { message, code: codeOf(code), status }) as Rec;
-  const statusOf = (code: string, fallback: number): number => g.status?.[code] ?? fallback;
-  const requestError = (code: string, message: string, fallback = 400): SimResponse => {
+  // Body problems (bad_request) answer as validation problems (invalid) unless the sidecar tells them apart.
+  const codeOf = (code: string): string => sidecar.error?.codes?.[code] ?? (code === 'bad_request' && g.errors?.[code] === undefined ? codeOf('invalid') : code);
+  const entry = (code: string, message: string, status: number, vars: Record<string, string | number> = {}): Rec =>
+    render(g.errors?.[code] ?? g.error ?? { message: '{{message}}', extensions: { code: '{{code}}' } }, { ...vars, message, code: codeOf(code), status }) as Rec;
+  const statusOf = (code: string, fallback: number): number => g.status?.[code] ?? (code === 'bad_request' ? g.status?.['invalid'] : undefined) ?? fallback;
+  const requestError = (code: string, message: string, fallback = 400, vars: Record<string, string | number> = {}): SimResponse => {
     const status = statusOf(code, fallback);
-    return { status, json: { errors: [entry(code, message, status)] } };
+    const custom = g.messages?.[code];
+    return { status, json: { errors: [entry(code, custom === undefined ? message : String(render(custom, vars)), status, vars)] } };
   };
   /** An error of one field, raised while executing: it lands in `errors` beside `data`. */
   const fieldError = (code: string, message: string, vars: Record<string, string> = {}): GraphQLError => {
@@ -414,6 +473,32 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     return rows.slice((page - 1) * args['limit'], page * args['limit']);
   };
 
+  // ---------------------------------------------------------------- cursor pages (snapshots)
+  const cp = g.cursor_pages ?? {};
+  const snapshots = new Map<string, { rows: Rec[]; at: number }>();
+  const skipped = (r: Rec): boolean => cp.skip !== undefined && cp.skip.values.includes(String(r[cp.skip.field]));
+  const cursorPage: GraphqlContext['cursorPage'] = (rows, limit, cursor) => {
+    const max = cp.max_limit ?? Number.MAX_SAFE_INTEGER;
+    if (!Number.isInteger(limit) || limit < 1 || limit > max) throw fieldError('invalid', `limit must be between 1 and ${String(max)} (got ${String(limit)})`);
+    let token: string = randomUUID();
+    let pos = 0;
+    let snap = { rows, at: clock.now() };
+    if (typeof cursor === 'string' && cursor !== '') {
+      const m = /^([\w-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+      const found = m === null ? undefined : snapshots.get(m[1] as string);
+      if (m === null || found === undefined) throw fieldError('invalid_cursor', 'Invalid cursor');
+      if (clock.now() - found.at > (cp.ttl_seconds ?? 3600) * 1000) throw fieldError('expired_cursor', `The cursor has expired: cursors are valid for ${String(cp.ttl_seconds ?? 3600)} s after the first request`);
+      [token, pos, snap] = [m[1] as string, Number(m[2]), found];
+    } else {
+      snapshots.set(token, snap);
+      if (snapshots.size > 2000) snapshots.delete(snapshots.keys().next().value as string);
+    }
+    const out: Rec[] = [];
+    let i = pos;
+    for (; i < snap.rows.length && out.length < limit; i++) if (!skipped(snap.rows[i] as Rec)) out.push(snap.rows[i] as Rec);
+    return { cursor: i < snap.rows.length ? Buffer.from(`${token}:${String(i)}`).toString('base64url') : null, rows: out };
+  };
+
   // ---------------------------------------------------------------- mutations
   const now = (): string => new Date().toISOString();
   const resourceOfMutation = (f: GraphQLField<unknown, unknown>): { r: GraphqlResource; holder?: string } | undefined => {
@@ -525,8 +610,20 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     if (f.name === 'success' && named.name === 'Boolean') return true;
     return scalarValue(named.name, f.name, 0, seededRandom(mixSeed(seed, hashString(f.name))), isEnumType(named) ? named.getValues().map((v) => v.name) : undefined);
   };
-  const fieldResolver: GraphQLFieldResolver<unknown, unknown> = (source, args, _ctx, info) => {
+  const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
+    const coded = options.resolvers?.[`${info.parentType.name}.${info.fieldName}`];
+    if (coded !== undefined) return coded(source, args, ctx, info);
+    const declared = g.fields?.[`${info.parentType.name}.${info.fieldName}`];
+    if (declared !== undefined) {
+      const vars = options.vars?.() ?? {};
+      return fill(declared, (k) => (source as Rec | null)?.[k] ?? vars[k]);
+    }
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
+    if (info.parentType === queryType && info.fieldName === cp.next) {
+      const page = cursorPage([], args['limit'] as number, String(args['cursor']));
+      const list = Object.values((getNamedType(f.type) as GraphQLObjectType).getFields()).find((x) => isListType(getNullableType(x.type)));
+      return { cursor: page.cursor, ...(list !== undefined ? { [list.name]: page.rows } : {}) };
+    }
     if (info.parentType === queryType) {
       const node = connectionNode(f.type);
       const list = node === undefined ? listNode(f.type) : undefined;
@@ -563,61 +660,113 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   // ---------------------------------------------------------------- limits and auth
   let windowStart = 0;
   let used = 0;
-  const countRequest = (): { headers: Record<string, string>; exceeded: boolean } => {
+  /** Request times in the sliding window (rate_limit.sliding): refused requests are not counted. */
+  let times: number[] = [];
+  const countRequest = (): { headers: Record<string, string>; exceeded: boolean; retry: number } => {
     const rl = rateLimit;
-    if (rl === undefined) return { headers: {}, exceeded: false };
+    if (rl === undefined) return { headers: {}, exceeded: false, retry: 0 };
     const windowMs = rl.window_seconds * 1000;
-    const t = Date.now();
-    const start = Math.floor(t / windowMs) * windowMs;
-    if (start !== windowStart) {
-      windowStart = start;
-      used = 0;
+    const t = clock.now();
+    let start = Math.floor(t / windowMs) * windowMs;
+    let exceeded: boolean;
+    if (rl.sliding === true) {
+      times = times.filter((x) => x > t - windowMs);
+      exceeded = times.length >= rl.limit;
+      if (!exceeded) times.push(t);
+      used = times.length;
+      start = times[0] ?? t;
+    } else {
+      if (start !== windowStart) {
+        windowStart = start;
+        used = 0;
+      }
+      used++;
+      exceeded = used > rl.limit;
     }
-    used++;
     const names = rl.headers ?? {};
     const headers: Record<string, string> = {};
+    const retry = Math.max(1, Math.ceil((start + windowMs - t) / 1000));
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - t) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
-    return { headers, exceeded: used > rl.limit };
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(retry) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
+    return { headers, exceeded, retry };
   };
   const authHeader = (sidecar.auth?.header ?? 'authorization').toLowerCase();
 
-  const oauthRoutes = sidecar.oauth === undefined ? undefined : oauthServer(sidecar.oauth, oauth, tokens);
+  const oauthRoutes = sidecar.oauth === undefined ? undefined : oauthServer(sidecar.oauth, oauth, tokens, undefined, clock.now);
+  const budgetHeaders = (): Record<string, string> =>
+    complexity === undefined ? {} : Object.fromEntries(Object.entries(g.complexity?.headers ?? {}).map(([k, t]) => [k, String(render(t, { budget: complexity.budget, window_seconds: complexity.windowSeconds, remaining: complexity.remaining(), reset: complexity.resetInSeconds() }))]));
 
-  const handle = (req: SimRequest): SimResponse => {
+  const handle = async (req: SimRequest): Promise<SimResponse> => {
     const fromOauth = oauthRoutes?.(req);
     if (fromOauth !== undefined) return fromOauth;
     const rl = countRequest();
-    const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
-    if (req.path !== endpoint) return withHeaders(requestError('not_found', `No GraphQL endpoint at ${req.path}; it is ${endpoint}`, 404));
+    let authenticated = false;
+    const withHeaders = (r: SimResponse): SimResponse => {
+      const json = authenticated && g.envelope !== undefined && r.json !== null && typeof r.json === 'object' ? { ...(r.json as Rec), ...(render(g.envelope, { request_id: randomUUID(), ...(options.vars?.() ?? {}) }) as Rec) } : r.json;
+      return { ...r, json, headers: { ...rl.headers, ...(authenticated ? budgetHeaders() : {}), ...(r.headers ?? {}) } };
+    };
+    if (req.path !== endpoint && req.path !== `${endpoint}/`) return withHeaders(requestError('not_found', `No GraphQL endpoint at ${req.path}; it is ${endpoint}`, 404));
     if (req.method !== 'POST') return withHeaders(requestError('method_not_allowed', `${req.method} is not allowed; POST a JSON {query, variables}`, 405));
     const raw = req.headers[authHeader];
     const presented = /^(?:\w+\s+)?(\S+)\s*$/.exec(String(Array.isArray(raw) ? raw[0] : (raw ?? '')))?.[1];
     if (presented === undefined || (checkTokens && !tokens.has(presented))) {
       return withHeaders(requestError('unauthorized', sidecar.auth?.message ?? (presented === undefined ? 'Authentication required' : 'Invalid credentials'), 401));
     }
-    if (rl.exceeded && rateLimit !== undefined) return withHeaders(requestError('rate_limited', `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded`, 429));
+    authenticated = true;
+    if (rl.exceeded && rateLimit !== undefined) {
+      const r = requestError('rate_limited', `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded`, 429, { retry_in_seconds: rl.retry });
+      return withHeaders({ ...r, headers: { 'Retry-After': String(rl.retry) } });
+    }
     const body = parseJson(req.rawBody);
-    if (body === null || typeof body !== 'object' || typeof (body as Rec)['query'] !== 'string') return withHeaders(requestError('invalid', 'The body must be JSON {query, variables?, operationName?} with query a string'));
-    const { query, variables, operationName } = body as { query: string; variables?: unknown; operationName?: unknown };
-    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return withHeaders(requestError('invalid', 'variables must be an object'));
+    if (body === null || typeof body !== 'object' || typeof (body as Rec)['query'] !== 'string' || ((body as Rec)['query'] as string).trim() === '') {
+      return withHeaders(requestError('bad_request', 'The body must be JSON {query, variables?, operationName?} with query a string'));
+    }
+    const { query, operationName } = body as { query: string; operationName?: unknown };
+    // Variables may come as an object or as JSON text.
+    let variables = (body as Rec)['variables'];
+    if (typeof variables === 'string') variables = variables.trim() === '' ? undefined : (parseJson(variables) ?? 'invalid');
+    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return withHeaders(requestError('bad_request', 'variables must be an object'));
+    const invalid = (entries: Rec[]): SimResponse => withHeaders({ status: statusOf('invalid', 400), json: { errors: entries } });
     let doc: DocumentNode;
     try {
       doc = parse(query);
     } catch (e) {
+      if (ruby) return invalid([parseErrorEntry(e as GraphQLError) as unknown as Rec]);
       return withHeaders(requestError('invalid', (e as GraphQLError).message));
     }
     const problems = validate(schema, doc);
-    if (problems.length > 0) {
-      const status = statusOf('invalid', 400);
-      return withHeaders({ status, json: { errors: problems.map((p) => entry('invalid', p.message, status)) } });
+    if (problems.length > 0) return invalid(problems.map((p) => (ruby ? (validationErrorEntry(p, doc) as unknown as Rec) : entry('invalid', p.message, statusOf('invalid', 400)))));
+    const op = getOperationAST(doc, typeof operationName === 'string' ? operationName : undefined);
+    let charged: GraphqlContext['complexity'];
+    if (complexity !== undefined && g.complexity !== undefined && op !== null && op !== undefined) {
+      const cost = queryCost(schema, doc, op, (variables ?? {}) as Rec, g.complexity);
+      if (cost > complexity.maxQuery) {
+        const vars = { complexity: cost, max_complexity: complexity.maxQuery };
+        return withHeaders(requestError('too_complex', String(render(g.complexity.messages?.too_complex ?? 'Query has complexity of {{complexity}}, which exceeds max complexity of {{max_complexity}}', vars)), 200, vars));
+      }
+      const c = complexity.charge(cost);
+      if (c === null) {
+        const retry = complexity.resetInSeconds();
+        const r = requestError('complexity_exhausted', g.complexity.messages?.exhausted ?? 'Complexity budget exhausted', 429, { retry_in_seconds: retry });
+        return withHeaders({ ...r, headers: { 'Retry-After': String(retry) } });
+      }
+      charged = { ...c, query: cost, reset_in_x_seconds: complexity.resetInSeconds() };
     }
-    const result = execute({ schema, document: doc, variableValues: (variables ?? {}) as Rec, operationName: typeof operationName === 'string' ? operationName : undefined, fieldResolver, rootValue: {} });
-    if ('then' in result) throw new Error('unexpected asynchronous execution');
+    const asked = g.versions === undefined ? undefined : String(req.headers[g.versions.header.toLowerCase()] ?? '').trim();
+    const contextValue: GraphqlContext = { version: g.versions === undefined ? undefined : g.versions.served[asked as string] !== undefined ? asked : g.versions.default, now: clock.now, complexity: charged, cursorPage };
+    const result = await execute({
+      schema,
+      document: doc,
+      variableValues: (variables ?? {}) as Rec,
+      operationName: typeof operationName === 'string' ? operationName : undefined,
+      fieldResolver,
+      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? defaultTypeResolver(v, c, i, t),
+      contextValue,
+      rootValue: {},
+    });
     if (result.data === undefined || result.data === null && result.errors !== undefined && result.errors.every((e) => e.path === undefined)) {
-      const status = statusOf('invalid', 400);
-      return withHeaders({ status, json: { errors: (result.errors ?? []).map((e) => entry('invalid', e.message, status)) } });
+      return invalid((result.errors ?? []).map((e) => (ruby ? (variableErrorEntry(e) as unknown as Rec) : entry('invalid', e.message, statusOf('invalid', 400)))));
     }
     const errors = (result.errors ?? []).map((e) => ({ message: e.message, ...(e.path !== undefined ? { path: e.path } : {}), ...(e.extensions !== undefined && Object.keys(e.extensions).length > 0 ? { extensions: e.extensions } : {}) }));
     const codes = (result.errors ?? []).map((e) => (e.originalError as (Error & { simCode?: string }) | undefined)?.simCode ?? (e as GraphQLError & { simCode?: string }).simCode).filter((c): c is string => c !== undefined);
@@ -634,19 +783,25 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     seed,
     tokens,
     oauth,
+    clock,
+    complexity,
+    clearCursors: () => snapshots.clear(),
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
       windowStart = 0;
       used = 0;
+      times = [];
     },
     resetRateLimit: () => {
       windowStart = 0;
       used = 0;
+      times = [];
     },
     reset: () => {
       sim.reset();
       windowStart = 0;
       used = 0;
+      times = [];
     },
   };
 }

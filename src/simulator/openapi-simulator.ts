@@ -21,6 +21,8 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
+import { jwtTokenServer } from './jwt-tokens.ts';
+import type { KeyObject } from 'node:crypto';
 import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
 import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
@@ -47,6 +49,10 @@ export interface OpenApiSimulatorOptions {
    * against the description; throwing a SimulatorError answers in the vendor's error shape.
    */
   handlers?: Record<string, OperationHandler> | undefined;
+  /** Public keys (PEM or KeyObject) by JWT issuer for the sidecar's jwt_tokens, beside its public_keys. */
+  jwtKeys?: Record<string, KeyObject | string> | undefined;
+  /** Clock in ms for JWT checks and minted tokens' expiry; default Date.now. */
+  now?: (() => number) | undefined;
   /**
    * Records of a resource kept outside the generic store (by a caller with state of its own), in
    * stored order, rendered on demand: the sidecar's search, scroll and pages rules read them. A
@@ -118,6 +124,10 @@ export interface OpenApiSimulator extends Simulator {
   tokens: Set<string>;
   /** The OAuth client of the sidecar's oauth flow; set `deny` to refuse consent. */
   oauth: OAuthClient;
+  /** Public keys by JWT issuer accepted by the sidecar's jwt_tokens operation (add to register an app). */
+  jwtKeys: Map<string, KeyObject | string>;
+  /** When each token minted by jwt_tokens expires (ms); delete a token from `tokens` to revoke it. */
+  tokenExpiry: Map<string, number>;
   /** Change (or disable) the rate limit; starts a fresh window. */
   setRateLimit(limit: RateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
@@ -771,6 +781,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
         );
 
+  const simNow = options.now ?? Date.now;
+  const jwtKeys = new Map<string, KeyObject | string>(Object.entries(options.jwtKeys ?? {}));
+  const tokenExpiry = new Map<string, number>();
+  const mintRoute =
+    sidecar.jwt_tokens === undefined ? undefined : jwtTokenServer(sidecar.jwt_tokens, jwtKeys, tokens, tokenExpiry, (e) => errorResponse({ status: e.status, code: 'unauthorized', message: e.message }), simNow);
   // Declared search and scroll rules, over the generic store or the caller's sources.
   const sourceOf = (name: string, opKey?: string): RecordSource => {
     const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
@@ -816,6 +831,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
     const { op, pathParams } = matched;
+    // Minting from an app's JWT: the operation takes the JWT, not a token (jwt_tokens).
+    if (mintRoute !== undefined && op.key === sidecar.jwt_tokens?.operation) return withHeaders(mintRoute(String(req.headers.authorization ?? '')));
     // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
@@ -824,7 +841,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       const presented = presentedToken(String(req.headers.authorization ?? ''));
-      if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op));
+      if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow()) return withHeaders(errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op));
     }
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
@@ -971,6 +988,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     seed,
     tokens,
     oauth,
+    jwtKeys,
+    tokenExpiry,
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
       windowStart = 0;

@@ -59,6 +59,11 @@
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   and `endpoints`: more JSON answers about a grant (Atlassian's
  *                   accessible-resources), empty for a consent given with sim_grant=none.
+ *   jwt_tokens:     tokens minted from an app's JWT (jwt-tokens.ts; a GitHub App's installation
+ *                   tokens): the minting `operation`, public_keys by issuer (more from the
+ *                   simulator's jwtKeys option), fingerprints a key must have, max_lifetime_seconds
+ *                   of a JWT, ttl_seconds of a token, token_prefix, the response and its status.
+ *                   Minted tokens are accepted on the other operations until they expire.
  *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
  *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
  *                   and their meanings, the symbols allowed per value type, the response template.
@@ -79,13 +84,19 @@
  *                   HTTP status of each error code, the shape of one entry of `errors`, the record
  *                   fields `filter` arguments may compare, the ordering and archived arguments.
  *                   auth.header names the credential header (default Authorization; a scheme word
- *                   such as Bearer before the token is optional there).
+ *                   such as Bearer before the token is optional there). Also: the error dialect
+ *                   (graphql-ruby wording), error entries per code, an envelope of top-level keys,
+ *                   API versions by header, a query-cost budget (complexity), cursor pagination
+ *                   over snapshots (cursor_pages), field values derived by templates (fields);
+ *                   rate_limit.sliding
+ *                   makes the request limit a sliding window.
  *
  * Keys of the error body whose template renders to "" are left out.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import type { JwtTokensConfig } from './jwt-tokens.ts';
 import type { OAuthConfig } from './oauth.ts';
 import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
@@ -157,7 +168,8 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string> };
+  jwt_tokens?: JwtTokensConfig;
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -189,6 +201,35 @@ export interface GraphqlSidecar {
   order_by?: { argument?: string; direction?: 'asc' | 'desc' };
   /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
   archived?: { field?: string; argument?: string };
+  /** graphql-ruby: parse and validation errors worded as graphql-ruby words them (graphql-ruby.ts). */
+  dialect?: 'graphql-js' | 'graphql-ruby';
+  /** One entry of `errors` per simulator code, overriding `error` (same variables, plus {{retry_in_seconds}}, {{complexity}}, {{max_complexity}}). */
+  errors?: Record<string, Record<string, unknown>>;
+  /** Top-level keys added to every answer after authentication: a template with {{request_id}} and the variables the code gives. */
+  envelope?: Record<string, unknown>;
+  /** API versions: the request header naming one, those served (value: kind), and the one answered for any other. */
+  versions?: { header: string; served: Record<string, string>; default: string };
+  /**
+   * Cursor pagination over snapshots (monday's items_page / next_items_page): `next` the root field
+   * (cursor, limit) answering the page after a cursor, how long a cursor lives, the largest limit,
+   * and the rows a page skips when they have changed since (`{field, values}`).
+   */
+  cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
+  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text. */
+  fields?: Record<string, unknown>;
+  /** A query-cost budget (graphql-complexity.ts). */
+  complexity?: {
+    budget: number;
+    window_seconds: number;
+    max_query?: number;
+    list_size?: number;
+    sizes?: Record<string, number>;
+    /** HTTP status of an exhausted budget; default 200 (an error beside no data). */
+    status?: number;
+    /** Headers on every answer: templates with {{budget}}, {{window_seconds}}, {{remaining}}, {{reset}}. */
+    headers?: Record<string, string>;
+    messages?: { exhausted?: string; too_complex?: string };
+  };
 }
 
 /** A seeded field's value: drawn from a named pool or from a list given in place. */
@@ -273,6 +314,21 @@ const SIDECAR_SCHEMA = {
         },
       },
     },
+    jwt_tokens: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['operation'],
+      properties: {
+        operation: { type: 'string', pattern: '^[A-Z]+ /' },
+        public_keys: { type: 'object', additionalProperties: { type: 'string', pattern: '-----BEGIN (RSA )?PUBLIC KEY-----' } },
+        fingerprints: { type: 'array', items: { type: 'string', minLength: 1 } },
+        max_lifetime_seconds: { type: 'integer', minimum: 1 },
+        ttl_seconds: { type: 'integer', minimum: 1 },
+        token_prefix: { type: 'string' },
+        response: { type: 'object' },
+        status: { type: 'integer', minimum: 200, maximum: 299 },
+      },
+    },
     rate_limit: {
       type: 'object',
       additionalProperties: false,
@@ -283,6 +339,7 @@ const SIDECAR_SCHEMA = {
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
+        sliding: { type: 'boolean' },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },
@@ -393,6 +450,41 @@ const SIDECAR_SCHEMA = {
         filter_argument: { type: 'string' },
         order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
         archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
+        dialect: { enum: ['graphql-js', 'graphql-ruby'] },
+        errors: { type: 'object', additionalProperties: { type: 'object' } },
+        envelope: { type: 'object' },
+        versions: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['header', 'served', 'default'],
+          properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
+        },
+        fields: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } },
+        cursor_pages: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            next: { type: 'string' },
+            ttl_seconds: { type: 'number', exclusiveMinimum: 0 },
+            max_limit: { type: 'integer', minimum: 1 },
+            skip: { type: 'object', additionalProperties: false, required: ['field', 'values'], properties: { field: { type: 'string' }, values: { type: 'array', items: { type: 'string' } } } },
+          },
+        },
+        complexity: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['budget', 'window_seconds'],
+          properties: {
+            budget: { type: 'integer', minimum: 1 },
+            window_seconds: { type: 'number', exclusiveMinimum: 0 },
+            max_query: { type: 'integer', minimum: 1 },
+            list_size: { type: 'integer', minimum: 0 },
+            sizes: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
+            status: { type: 'integer', minimum: 200, maximum: 599 },
+            headers: { type: 'object', additionalProperties: { type: 'string' } },
+            messages: { type: 'object', additionalProperties: false, properties: { exhausted: { type: 'string' }, too_complex: { type: 'string' } } },
+          },
+        },
       },
     },
     sandbox: {

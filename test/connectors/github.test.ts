@@ -4,7 +4,7 @@
  * @octokit/openapi@23.0.2 extract beside the manifest) with the connector's sidecar
  * (connectors/github/simulator.yaml). No simulator code for GitHub: every entity × action, Link
  * header pages, GitHub's error bodies, primary and secondary rate limits, the three token
- * variants with their checks, the OAuth web flow, and sync (full, incremental, deletes).
+ * variants with their checks (the app variant's minted tokens: github-app.test.ts), the OAuth web flow, and sync (full, incremental, deletes).
  */
 import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -63,6 +63,7 @@ describe('the manifest', () => {
     expect(manifest.auth.map((v) => [v.def.name, v.def.type, Object.keys(v.def.fields)])).toEqual([
       ['token', 'bearer', ['token']],
       ['installation_token', 'bearer', ['installation_token']],
+      ['app', 'minted_bearer', ['app_id', 'installation_id', 'private_key']],
       ['oauth', 'oauth2', ['access_token', 'refresh_token', 'expires_at']],
     ]);
     expect(manifest.manifest.vendor_description).toMatchObject({ path: 'openapi.json', format: 'openapi', licence: 'MIT, https://spdx.org/licenses/MIT', trimmed_by: 'trim.mjs' });
@@ -296,7 +297,7 @@ describe('auth variants and credential checks', () => {
   it('credentials of no variant are invalid_credentials, naming the variants', async () => {
     const err = await failure(Promise.resolve().then(() => github({ password: 'x' })));
     expect(err.code).toBe('invalid_credentials');
-    expect(err.message).toContain('token {token}; installation_token {installation_token}; oauth {access_token, refresh_token, expires_at}');
+    expect(err.message).toContain('token {token}; installation_token {installation_token}; app {app_id, installation_id, private_key}; oauth {access_token, refresh_token, expires_at}');
   });
 
   it('the OAuth web flow: consent, code exchange, then API calls and the check with the user token', async () => {

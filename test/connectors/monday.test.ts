@@ -46,7 +46,7 @@ beforeEach(() => {
   sim.resetData();
   sim.complexity.budget = 10_000_000;
   sim.complexity.windowSeconds = 60;
-  sim.minuteLimit.limit = 5000;
+  sim.setRateLimit(sim.sidecar.rate_limit!);
   sim.oauth.deny = false;
 });
 
@@ -645,11 +645,12 @@ describe('monday limits: mutations monday did not run are retried; every error i
   it('update: the per-minute limit (HTTP 429 RATE_LIMIT_EXCEEDED) is retried after retry_in_seconds', async () => {
     const rt = runtime();
     const s = orderedItems()[0]!;
-    sim.minuteLimit.limit = 1;
+    sim.setRateLimit({ ...sim.sidecar.rate_limit!, limit: 1 });
     await rt.execute('tags', 'list');
     // The one request of this minute ages until 1 s is left in its window.
     sim.clock.advance(59_000);
-    sim.reset();
+    // Clear the request log only: reset() would also forget the request counted against the limit.
+    sim.requests.length = 0;
     const updated = (await rt.execute('items', 'update', { id: s.id, board_id: s.board_id, column_values: { text: 'After the minute' } })) as RecordEnvelope;
     expect(updated.data.id).toBe(s.id);
     expect(sim.state.items.get(s.id)!.cells['text']!.text).toBe('After the minute');

@@ -17,12 +17,13 @@
  * A manifest that drifts from its vendor fails here. Connectors whose vendor publishes no
  * description are listed, with the reason, as skipped.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSchema, getNamedType, getVariableValues, NoDeprecatedCustomRule, parse, specifiedRules, typeFromAST, validate, type GraphQLSchema, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
-import type { CompiledAction, LoadedManifest } from '../../src/manifest/index.ts';
+import type { CompiledAction, CompiledAuthVariant, LoadedManifest } from '../../src/manifest/index.ts';
 import { manifestFiles } from '../../src/manifest/registry.ts';
 import { Description, loadDescriptionSync, loadSidecar, type Sidecar } from '../../src/simulator/index.ts';
 
@@ -180,12 +181,31 @@ function sidecarOf(m: LoadedManifest): Sidecar | undefined {
   return existsSync(file) ? loadSidecar(file) : undefined;
 }
 
-/** The sidecar's sample credentials (they match a variant's patterns), else the first auth variant's fields filled. */
-function credentials(m: LoadedManifest): Rec {
-  const sample = sidecarOf(m)?.sandbox?.credentials;
-  if (sample !== undefined) return sample;
-  const fields = (m.manifest.auth[0]?.fields ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(Object.keys(fields).map((f) => [f, `contract-test-${f}`]));
+/** A throwaway RSA key for variants that sign a JWT (minted_bearer); generated, never committed. */
+let throwawayPem: string | undefined;
+const rsaPem = (): string => (throwawayPem ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+
+/**
+ * Credentials: by default the sidecar's sample credentials (they match a variant's patterns);
+ * for a given variant (or without a sample), its fields filled with values their patterns accept,
+ * a JWT's key field with a throwaway RSA key.
+ */
+function credentials(m: LoadedManifest, variant?: CompiledAuthVariant): Rec {
+  if (variant === undefined) {
+    const sample = sidecarOf(m)?.sandbox?.credentials;
+    if (sample !== undefined) return sample;
+  }
+  const v = variant ?? m.auth[0];
+  const fields = (v?.def.fields ?? {}) as Record<string, { pattern?: string } | undefined>;
+  const keyFields = new Set((v?.mint?.privateKey.references ?? []).filter(([root]) => root === 'credentials').map(([, k]) => k));
+  return Object.fromEntries(
+    Object.entries(fields).map(([f, def]) => {
+      if (keyFields.has(f)) return [f, rsaPem()];
+      const candidates = [`contract-test-${f}`, '1', 'a', 'a1', 'contract-test'];
+      const re = def?.pattern !== undefined ? new RegExp(`^(?:${def.pattern})$`, 'u') : undefined;
+      return [f, candidates.find((c) => re === undefined || re.test(c)) ?? `contract-test-${f}`];
+    }),
+  );
 }
 
 // Every manifest of the registry, with or without a description (so a new one cannot be forgotten).
@@ -248,10 +268,12 @@ for (const m of manifests) {
     const checks = [
       ...(m.check !== undefined ? [['check', m.check, sampleVariant] as const] : []),
       ...m.auth.flatMap((v) => (v.check !== undefined ? [[`auth ${v.def.name} check`, v.check, v] as const] : [])),
+      // A minted_bearer variant's mint request (the JWT is sent as the bearer token).
+      ...m.auth.flatMap((v) => (v.mint !== undefined ? [[`auth ${v.def.name} mint`, { action: v.mint.action }, v] as const] : [])),
     ];
     for (const [label, check, variant] of checks) {
       it(`${m.type} ${label}`, () => {
-        const creds = variant === sampleVariant ? sample : Object.fromEntries(Object.keys(variant.def.fields).map((f) => [f, `contract-test-${f}`]));
+        const creds = variant === sampleVariant ? sample : credentials(m, variant);
         const rt = new ConnectorRuntime(m, creds as never, { limiter: null, authVariant: variant.def.name });
         const { url, init } = rt.render(check.action, {});
         const body = typeof init.body === 'string' ? init.body : '';

@@ -19,7 +19,7 @@ beforeEach(() => {
   sim.clock.offsetMs = 0;
   sim.complexity.budget = 10_000_000;
   sim.complexity.windowSeconds = 60;
-  sim.minuteLimit.limit = 5000;
+  sim.setRateLimit(sim.sidecar.rate_limit!);
   sim.oauth.deny = false;
 });
 
@@ -391,7 +391,7 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
   });
 
   it('the per-minute limit answers HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds and Retry-After, and lifts after the window', async () => {
-    sim.minuteLimit.limit = 2;
+    sim.setRateLimit({ ...sim.sidecar.rate_limit!, limit: 2 });
     expect((await gql('{ me { id } }')).status).toBe(200);
     sim.clock.advance(20_000);
     expect((await gql('{ me { id } }')).status).toBe(200);

@@ -43,6 +43,18 @@ describe('budgetKey', () => {
   });
 });
 
+describe('budgetKey: minted tokens', () => {
+  it('is per app key and installation for a minted_bearer variant (GitHub counts per installation), never containing the key', () => {
+    const github = getConnector('github');
+    const row = (id: string) => ({ id, connector_type: 'github', auth_variant: 'app' });
+    const creds = (installation: string) => ({ app_id: '1', installation_id: installation, private_key: 'pem-secret' });
+    const a = budgetKey(row('c-1'), github, creds('10'));
+    expect(budgetKey(row('c-2'), github, creds('10'))).toBe(a);
+    expect(budgetKey(row('c-1'), github, creds('11'))).not.toBe(a);
+    expect(a).toMatch(/^github:key:[0-9a-f]{32}$/);
+  });
+});
+
 describe('the in-process upstream throttle (SQLite, one instance)', () => {
   // Issue 25's fleet bench: a throttle with the upstream's own burst, spent to the last token,
   // met Granola's bucket with nothing to spare, and every key got one 429 when its first request

@@ -217,6 +217,112 @@ describe('the sidecar', () => {
     }
   });
 
+  it('words errors as graphql-ruby, shapes entries per code, wraps answers in an envelope, derives declared fields, takes variables as JSON text', async () => {
+    const sim = await startGraphqlSimulator({
+      schema: TICKETS,
+      sidecar: {
+        error: { codes: { bad_request: 'BAD', rate_limited: 'SLOW' } },
+        rate_limit: { limit: 4, window_seconds: 60, sliding: true },
+        graphql: {
+          dialect: 'graphql-ruby',
+          status: { invalid: 200, bad_request: 422 },
+          errors: { rate_limited: { message: '{{message}}', extensions: { code: '{{code}}', retry_in_seconds: '{{retry_in_seconds}}' } } },
+          messages: { bad_request: 'No query string was present', rate_limited: 'Slow down' },
+          envelope: { extensions: { request_id: '{{request_id}}' }, account_id: '{{account_id}}' },
+          fields: { 'Member.email': 'm-{{id}}@{{domain}}', 'Member.name': '{{account_id}}' },
+        },
+      },
+      vars: () => ({ account_id: 7, domain: 'example.test' }),
+    });
+    try {
+      // Fields declared from the record and the code's variables ("{{name}}" alone keeps the value's type).
+      const me = (await post(sim, '{ me { id email name } }')).body['data']['me'];
+      expect(me).toEqual({ id: me.id, email: `m-${me.id}@example.test`, name: '7' });
+      const unknown = await post(sim, '{ me { id shoe } }');
+      expect(unknown.status).toBe(200);
+      expect(unknown.body['errors'][0]).toMatchObject({ message: "Field 'shoe' doesn't exist on type 'Member'", extensions: { code: 'undefinedField', typeName: 'Member', fieldName: 'shoe' } });
+      expect(unknown.body).toMatchObject({ account_id: 7, extensions: { request_id: expect.any(String) } });
+      expect((await post(sim, '{ me { id ) }')).body['errors'][0]['message']).toBe('Parse error on ")" (RPAREN) at [1, 11]');
+      const res = await fetch(`${sim.url}/graphql`, { method: 'POST', headers: { authorization: 'tok' }, body: JSON.stringify({ query: 'query ($n: Int) { tickets(first: $n) { nodes { id } } }', variables: '{"n": 2}' }) });
+      expect(((await res.json()) as Rec)['data']['tickets']['nodes']).toHaveLength(2);
+      // A sliding window: the first request of the window ages out 40 s from now.
+      sim.clock.advance(20_000);
+      const limited = await post(sim, '{ me { id } }');
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('40');
+      expect(limited.body['errors']).toEqual([{ message: 'Slow down', extensions: { code: 'SLOW', retry_in_seconds: 40 } }]);
+      sim.clock.advance(40_000);
+      const empty = await fetch(`${sim.url}/graphql`, { method: 'POST', headers: { authorization: 'tok' }, body: '{}' });
+      expect(empty.status).toBe(422);
+      expect(((await empty.json()) as Rec)['errors'][0]).toEqual({ message: 'No query string was present', extensions: { code: 'BAD' } });
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('meters query cost against a budget, answers the API version asked for, and runs code-given resolvers with that context', async () => {
+    const sim = await startGraphqlSimulator({
+      schema: TICKETS,
+      sidecar: {
+        graphql: {
+          versions: { header: 'API-Version', served: { '2026-01': 'current', '2025-10': 'maintenance' }, default: '2026-01' },
+          complexity: { budget: 30, window_seconds: 60, max_query: 20, sizes: { boards: 5 }, headers: { 'X-Budget': '{{remaining}}/{{budget}} in {{reset}}s' } },
+        },
+      },
+      resolvers: { 'Query.me': (_s, _a, ctx) => ({ id: ctx.version, name: `cost ${String(ctx.complexity?.query)}, ${String(ctx.complexity?.after)} left` }) },
+    });
+    try {
+      // boards without ids: 1 + 5 (its size) × 2 fields; with two ids: 1 + 2 × 2.
+      const q = '{ boards { id title } }';
+      expect((await post(sim, q)).headers.get('x-budget')).toBe('19/30 in 60s');
+      expect((await post(sim, '{ boards(ids: ["a", "b"]) { id title } }')).headers.get('x-budget')).toBe('14/30 in 60s');
+      const me = await post(sim, '{ me { id name } }', {}, { authorization: 'tok', 'api-version': '2025-10' });
+      expect(me.body['data']['me']).toEqual({ id: '2025-10', name: 'cost 3, 11 left' });
+      expect((await post(sim, '{ me { id } }', {}, { authorization: 'tok', 'api-version': '1999-01' })).body['data']['me']['id']).toBe('2026-01');
+      const exhausted = await post(sim, q);
+      expect(exhausted.status).toBe(429);
+      expect(exhausted.headers.get('retry-after')).toBe('60');
+      expect(exhausted.body['errors'][0]['extensions']['code']).toBe('complexity_exhausted');
+      const tooBig = await post(sim, '{ a: boards { id title } b: boards { id title } }');
+      expect(tooBig.body['errors'][0]).toMatchObject({ message: 'Query has complexity of 22, which exceeds max complexity of 20', extensions: { code: 'too_complex' } });
+      sim.clock.advance(60_000);
+      expect((await post(sim, q)).status).toBe(200);
+      expect(sim.complexity?.remaining()).toBe(19);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('pages by cursor over snapshots: the next-page field, a cursor fetched again, rows gone since left out, expiry and bad cursors', async () => {
+    const rows: Rec[] = [1, 2, 3, 4, 5].map((n) => ({ id: `r${n}`, state: 'active' }));
+    const sim = await startGraphqlSimulator({
+      schema: 'type Row { id: ID! }\ntype RowsPage { cursor: String rows: [Row!]! }\ntype Query { rows(limit: Int!, cursor: String): RowsPage! next_rows(cursor: String!, limit: Int!): RowsPage! }',
+      sidecar: { error: { codes: { invalid_cursor: 'BAD_CURSOR', expired_cursor: 'OLD_CURSOR' } }, graphql: { cursor_pages: { next: 'next_rows', ttl_seconds: 60, max_limit: 3, skip: { field: 'state', values: ['gone'] } } } },
+      resolvers: {
+        'Query.rows': (_s, a, ctx) => {
+          const p = ctx.cursorPage(rows, a['limit'] as number, a['cursor'] as string | undefined);
+          return { cursor: p.cursor, rows: p.rows };
+        },
+      },
+    });
+    try {
+      const first = (await post(sim, '{ rows(limit: 2) { cursor rows { id } } }')).body['data']['rows'];
+      expect(first.rows).toEqual([{ id: 'r1' }, { id: 'r2' }]);
+      const next = 'query ($c: String!) { next_rows(cursor: $c, limit: 2) { cursor rows { id } } }';
+      rows[3]!['state'] = 'gone';
+      const second = (await post(sim, next, { c: first.cursor })).body['data']['next_rows'];
+      expect(second.rows).toEqual([{ id: 'r3' }, { id: 'r5' }]);
+      expect(second.cursor).toBeNull();
+      expect((await post(sim, next, { c: first.cursor })).body['data']['next_rows']).toEqual(second);
+      expect((await post(sim, '{ rows(limit: 9) { cursor } }')).body['errors'][0]).toMatchObject({ message: 'limit must be between 1 and 3 (got 9)', extensions: { code: 'invalid' } });
+      expect((await post(sim, next, { c: 'bm9wZQ' })).body['errors'][0]).toMatchObject({ message: 'Invalid cursor', extensions: { code: 'BAD_CURSOR' } });
+      sim.clock.advance(61_000);
+      expect((await post(sim, next, { c: first.cursor })).body['errors'][0]['extensions']['code']).toBe('OLD_CURSOR');
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('runs an OAuth flow whose refresh tokens are used once', async () => {
     const sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: { auth: { tokens: [] }, oauth: { authorize_path: '/oauth/authorize', token_path: '/oauth/token', refresh_tokens: true } } });
     try {
@@ -239,10 +345,16 @@ describe('the sidecar', () => {
     }
   });
 
-  it('refuses unknown graphql keys, naming them', () => {
+  it('refuses unknown or incomplete graphql keys, naming them', () => {
     expect(() => parseSidecar('graphql: { filter: [a], path: api }')).toThrow(/additional properties \(filter\)|must match pattern/);
     expect(() => parseSidecar('graphql: { filters: ["a b"] }')).toThrow(/invalid simulator sidecar/);
     expect(parseSidecar('graphql: { filters: [updatedAt, team.id], status: { rate_limited: 400 } }').graphql?.filters).toEqual(['updatedAt', 'team.id']);
+    expect(() => parseSidecar('graphql: { complexity: { window_seconds: 60 } }')).toThrow(/complexity must have required property 'budget'/);
+    expect(() => parseSidecar('graphql: { cursor_pages: { ttl: 60 } }')).toThrow(/additional properties \(ttl\)/);
+    expect(() => parseSidecar('graphql: { versions: { header: API-Version, served: {} } }')).toThrow(/required property 'default'/);
+    expect(() => parseSidecar('graphql: { fields: { url: x } }')).toThrow(/property name/);
+    expect(() => parseSidecar('graphql: { dialect: graphql-php }')).toThrow(/allowed values/);
+    expect(parseSidecar('rate_limit: { limit: 5, window_seconds: 60, sliding: true }').rate_limit?.sliding).toBe(true);
   });
 });
 

@@ -9,8 +9,7 @@
  * in `column_values.value`, with the `text` it shows.
  */
 import type { BoardRec, Cell, ColumnDef, MondayState } from './data.ts';
-import { statusLabel } from './data.ts';
-import { MondayApiError } from './errors.ts';
+import { MondayApiError, statusLabel } from './data.ts';
 
 const DOCS = 'https://developer.monday.com/api-reference/docs/change-column-values';
 

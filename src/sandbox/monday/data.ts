@@ -7,7 +7,19 @@
  * are numeric strings, dates are ISO 8601 without milliseconds, and a column value keeps its raw
  * `value` as a JSON *string* plus a display `text`, as the API returns them.
  */
+import { join } from 'node:path';
+import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
+import { loadSidecar } from '../../simulator/sidecar.ts';
 import { seededRandom, pick } from '../sim-server.ts';
+
+/** An application-level error of a field: one entry of `errors` with monday's code, status_code and error_data. */
+export class MondayApiError extends Error {
+  readonly extensions: Record<string, unknown>;
+  constructor(code: string, message: string, statusCode = 200, errorData: Record<string, unknown> = {}) {
+    super(message);
+    this.extensions = { code, status_code: statusCode, error_data: errorData };
+  }
+}
 
 export type ColumnType = 'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox' | 'board_relation' | 'mirror' | 'dependency' | 'formula';
 
@@ -187,29 +199,13 @@ export interface MondayState {
   nextUpdateId: number;
 }
 
-const FIRST = ['Avery', 'Noa', 'Daniel', 'Maya', 'Omer', 'Priya', 'Lucas', 'Sofia', 'Yusuf', 'Hannah', 'Mateo', 'Chloe', 'Ethan', 'Leah', 'Ravi', 'Ingrid'];
-const LAST = ['Cohen', 'Levi', 'Martins', 'Okafor', 'Tanaka', 'Schmidt', 'Rossi', 'Nguyen', 'Patel', 'Dubois', 'Garcia', 'Larsen'];
-const TITLES = ['Product Manager', 'Software Engineer', 'Designer', 'Customer Success Lead', 'Marketing Manager', 'Data Analyst', 'Operations', null];
-const ZONES: [string, number, string][] = [
-  ['Asia/Jerusalem', 2, 'IL'],
-  ['Europe/London', 0, 'GB'],
-  ['America/New_York', -5, 'US'],
-  ['Europe/Berlin', 1, 'DE'],
-  ['Asia/Tokyo', 9, 'JP'],
-];
-const VERBS = ['Draft', 'Review', 'Ship', 'Fix', 'Plan', 'Migrate', 'Design', 'Test', 'Document', 'Refactor', 'Launch', 'Audit'];
-const NOUNS = ['onboarding flow', 'billing page', 'Q3 roadmap', 'search index', 'mobile release', 'pricing experiment', 'API rate limits', 'help center', 'SSO integration', 'customer survey', 'data export', 'status dashboard'];
-const COMMENTS = [
-  'Looks good to me, merging once CI is green.',
-  'Can we get a second review on this before Friday?',
-  'Blocked on the design review, will follow up tomorrow.',
-  'Customer confirmed the fix works on their side.',
-  'Moved the deadline by a week after the planning sync.',
-  'Added screenshots and the test plan to the description.',
-];
-const TAG_NAMES = ['urgent', 'backend', 'frontend', 'customer', 'q3', 'bug', 'design', 'infra'];
-const TAG_COLORS = ['#e2445c', '#0086c0', '#00c875', '#fdab3d', '#a25ddc', '#ff642e', '#579bfc', '#c4c4c4'];
-const GROUP_COLORS = ['#579bfc', '#fdab3d', '#00c875', '#e2445c', '#a25ddc'];
+/** The account's vocabularies and layout: the sidecar's `pools` (connectors/monday/simulator.yaml). */
+const POOLS = loadSidecar(join(CONNECTORS_DIR, 'monday', 'simulator.yaml')).pools ?? {};
+function pool<T>(name: string): T[] {
+  const values = POOLS[name];
+  if (values === undefined) throw new Error(`connectors/monday/simulator.yaml declares no pools.${name}`);
+  return values as T[];
+}
 
 /** Seed epoch: data is spread over the year before this instant. */
 const EPOCH = Date.UTC(2024, 11, 31, 12, 0, 0);
@@ -219,55 +215,15 @@ export function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export const STATUS_LABELS: Record<string, string> = { '0': 'Working on it', '1': 'Done', '2': 'Stuck', '5': '' };
-export const PRIORITY_LABELS: Record<string, string> = { '0': 'Low', '1': 'Medium', '2': 'High', '3': 'Critical' };
-
+/** The seeded boards' columns (a fresh copy per board: settings change through the API). */
 function boardColumns(): ColumnDef[] {
-  const col = (id: string, title: string, type: ColumnType, settings: Record<string, unknown> = {}, width: number | null = null): ColumnDef => ({
-    id,
-    title,
-    type,
-    description: null,
-    width,
-    archived: false,
-    settings,
-  });
-  return [
-    col('name', 'Name', 'name'),
-    col('person', 'Owner', 'people'),
-    col('status', 'Status', 'status', {
-      done_colors: [1],
-      labels: STATUS_LABELS,
-      labels_colors: {
-        '0': { color: '#fdab3d', border: '#e99729', var_name: 'orange' },
-        '1': { color: '#00c875', border: '#00b461', var_name: 'green-shadow' },
-        '2': { color: '#e2445c', border: '#ce3048', var_name: 'red-shadow' },
-        '5': { color: '#c4c4c4', border: '#b0b0b0', var_name: 'grey' },
-      },
-    }),
-    col('date4', 'Due date', 'date'),
-    col('priority', 'Priority', 'status', {
-      done_colors: [],
-      labels: PRIORITY_LABELS,
-      labels_colors: {
-        '0': { color: '#579bfc', border: '#4387e8', var_name: 'bright-blue' },
-        '1': { color: '#5559df', border: '#3f4bdb', var_name: 'indigo' },
-        '2': { color: '#401694', border: '#2c0a80', var_name: 'dark-indigo' },
-        '3': { color: '#333333', border: '#000000', var_name: 'dark' },
-      },
-    }),
-    col('numbers', 'Estimate (h)', 'numbers', { unit: { symbol: 'h', direction: 'right' } }),
-    col('text', 'Customer', 'text'),
-    col('long_text', 'Description', 'long_text'),
-    col('checkbox', 'Approved', 'checkbox'),
-    // Connected columns: their `text` is empty on monday; the value is in display_value
-    // (column-types-reference: mirror, connect boards, dependency, formula).
-    col('connect_boards', 'Roadmap item', 'board_relation', { boardIds: [] }),
-    col('mirror', 'Roadmap status', 'mirror', { relation_column: { connect_boards: true }, displayed_linked_columns: { status: true } }),
-    col('dependency', 'Depends on', 'dependency', { boardIds: [] }),
-    col('formula', 'Estimate (days)', 'formula', { formula: '{numbers} / 8' }),
-  ];
+  return pool<Pick<ColumnDef, 'id' | 'title' | 'type' | 'settings'>>('columns').map((c) => ({ id: c.id, title: c.title, type: c.type, description: null, width: null, archived: false, settings: structuredClone(c.settings ?? {}) }));
 }
+
+/** The labels of the seeded status column, the defaults of a status column created through the API. */
+export const statusLabels = (): Record<string, string> => (boardColumns().find((c) => c.id === 'status')?.settings['labels'] ?? {}) as Record<string, string>;
+
+const column = (board: BoardRec, id: string): ColumnDef => board.columns.find((c) => c.id === id) as ColumnDef;
 
 /** Display text of a status index on a column. */
 export function statusLabel(col: ColumnDef, index: number): string | undefined {
@@ -304,9 +260,9 @@ export function seedState(opts: SeedOptions): MondayState {
   const users: UserRec[] = [];
   const userCount = 14;
   for (let i = 0; i < userCount; i++) {
-    const first = FIRST[i % FIRST.length] as string;
-    const last = pick(rand, LAST);
-    const [tz, diff, cc] = pick(rand, ZONES);
+    const first = pool<string>('first_names')[i % pool('first_names').length] as string;
+    const last = pick(rand, pool<string>('last_names'));
+    const [tz, diff, cc] = pick(rand, pool<[string, number, string]>('zones'));
     const created = ago(900);
     const id = String(51_000_000 + i * 137 + (opts.seed % 97));
     users.push({
@@ -319,8 +275,8 @@ export function seedState(opts: SeedOptions): MondayState {
       is_pending: i === userCount - 3,
       is_verified: i !== userCount - 3,
       is_view_only: i === userCount - 4,
-      title: pick(rand, TITLES),
-      location: rand() < 0.6 ? pick(rand, ['Tel Aviv', 'London', 'New York', 'Berlin', 'Tokyo']) : null,
+      title: pick(rand, pool<string | null>('titles')),
+      location: rand() < 0.6 ? pick(rand, pool<string>('locations')) : null,
       phone: rand() < 0.4 ? `+1 555 01${String(int(10, 99))}` : null,
       mobile_phone: rand() < 0.5 ? `+1 555 02${String(int(10, 99))}` : null,
       birthday: rand() < 0.3 ? `19${String(int(70, 99))}-0${String(int(1, 9))}-1${String(int(0, 9))}` : null,
@@ -336,7 +292,7 @@ export function seedState(opts: SeedOptions): MondayState {
   }
   const uid = (i: number): string => (users[i % users.length] as UserRec).id;
 
-  const teams: TeamRec[] = ['Engineering', 'Design', 'Customer Success', 'Marketing'].map((name, i) => ({
+  const teams: TeamRec[] = pool<string>('teams').map((name, i) => ({
     id: String(614_000 + i * 7),
     name,
     picture_url: i % 2 === 0 ? `https://files.monday.com/use1/photos/team_${String(i)}.png` : null,
@@ -345,11 +301,7 @@ export function seedState(opts: SeedOptions): MondayState {
     owner_ids: [uid(i)],
   }));
 
-  const workspaces: WorkspaceRec[] = [
-    { name: 'Main workspace', kind: 'open' as const, description: null, is_default_workspace: true },
-    { name: 'Product & Engineering', kind: 'open' as const, description: 'Roadmaps, sprints and releases', is_default_workspace: false },
-    { name: 'Customer Operations', kind: 'closed' as const, description: 'Escalations and onboarding', is_default_workspace: false },
-  ].map((w, i) => ({
+  const workspaces: WorkspaceRec[] = pool<Pick<WorkspaceRec, 'name' | 'kind' | 'description' | 'is_default_workspace'>>('workspaces').map((w, i) => ({
     ...w,
     id: String(4_120_000 + i * 31),
     created_at: isoSeconds(EPOCH - (900 - i * 60) * 86_400_000),
@@ -359,21 +311,16 @@ export function seedState(opts: SeedOptions): MondayState {
     team_ids: [(teams[i % teams.length] as TeamRec).id],
   }));
 
-  const tags: TagRec[] = TAG_NAMES.map((name, i) => ({ id: String(21_500_000 + i * 3), name, color: TAG_COLORS[i] as string }));
+  const tags: TagRec[] = pool<string>('tag_names').map((name, i) => ({ id: String(21_500_000 + i * 3), name, color: pool<string>('tag_colors')[i] as string }));
 
-  const boardSpecs = [
-    { name: 'Product Roadmap', kind: 'public' as const, ws: 1, weight: 0.4, terminology: 'items' },
-    { name: 'Sprint Board', kind: 'public' as const, ws: 1, weight: 0.3, terminology: 'tasks' },
-    { name: 'Customer Escalations', kind: 'private' as const, ws: 2, weight: 0.2, terminology: 'tickets' },
-    { name: 'Marketing Calendar', kind: 'share' as const, ws: 0, weight: 0.1, terminology: 'items' },
-  ];
+  const boardSpecs = pool<{ name: string; kind: BoardRec['board_kind']; ws: number; weight: number; terminology: string }>('boards');
   const boards: BoardRec[] = boardSpecs.map((b, i) => {
     const created = EPOCH - (700 - i * 40) * 86_400_000;
     const groups: GroupDef[] = [
       { id: 'topics', title: 'Backlog' },
       { id: 'new_group', title: 'In progress' },
       { id: `new_group${String(29_179 + i * 11)}`, title: 'Done' },
-    ].map((g, j) => ({ ...g, color: GROUP_COLORS[(i + j) % GROUP_COLORS.length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
+    ].map((g, j) => ({ ...g, color: pool<string>('group_colors')[(i + j) % pool('group_colors').length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
     return {
       id: String(1_850_000_101 + i * 1_111),
       name: b.name,
@@ -423,16 +370,16 @@ export function seedState(opts: SeedOptions): MondayState {
         ? { value: JSON.stringify({ personsAndTeams: [{ id: Number(owner.id), kind: 'person' }], changed_at: changed }), text: owner.name, updated_at: changed }
         : { value: null, text: '', updated_at: null };
       const statusIndex = group.id === 'topics' ? 5 : group.id === 'new_group' ? pick(rand, [0, 2]) : 1;
-      cells['status'] = { value: JSON.stringify({ index: statusIndex, post_id: null, changed_at: changed }), text: STATUS_LABELS[String(statusIndex)] as string, updated_at: changed };
+      cells['status'] = { value: JSON.stringify({ index: statusIndex, post_id: null, changed_at: changed }), text: statusLabel(column(board, 'status'), statusIndex) as string, updated_at: changed };
       const due = isoSeconds(created + int(5, 90) * 86_400_000).slice(0, 10);
       cells['date4'] = rand() < 0.8 ? { value: JSON.stringify({ date: due, changed_at: changed }), text: due, updated_at: changed } : { value: null, text: '', updated_at: null };
       const pr = int(0, 3);
-      cells['priority'] = { value: JSON.stringify({ index: pr, post_id: null, changed_at: changed }), text: PRIORITY_LABELS[String(pr)] as string, updated_at: changed };
+      cells['priority'] = { value: JSON.stringify({ index: pr, post_id: null, changed_at: changed }), text: statusLabel(column(board, 'priority'), pr) as string, updated_at: changed };
       const est = int(1, 40);
       cells['numbers'] = rand() < 0.7 ? { value: JSON.stringify(String(est)), text: String(est), updated_at: changed } : { value: null, text: '', updated_at: null };
-      const customer = pick(rand, ['Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark Industries', 'Wayne Enterprises']);
+      const customer = pick(rand, pool<string>('customers'));
       cells['text'] = rand() < 0.6 ? { value: JSON.stringify(customer), text: customer, updated_at: changed } : { value: null, text: '', updated_at: null };
-      const desc = `${pick(rand, VERBS)} the ${pick(rand, NOUNS)} with ${customer}.`;
+      const desc = `${pick(rand, pool<string>('verbs'))} the ${pick(rand, pool<string>('nouns'))} with ${customer}.`;
       cells['long_text'] = rand() < 0.5 ? { value: JSON.stringify({ text: desc, changed_at: changed }), text: desc, updated_at: changed } : { value: null, text: '', updated_at: null };
       cells['checkbox'] = rand() < 0.3 ? { value: JSON.stringify({ checked: 'true', changed_at: changed }), text: 'v', updated_at: changed } : { value: null, text: '', updated_at: null };
       // Links without drawing from the PRNG, so the rest of the seeded data is unchanged: two of
@@ -446,7 +393,7 @@ export function seedState(opts: SeedOptions): MondayState {
       state.activity.push({ id: '', board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
       state.items.set(id, {
         id,
-        name: `${pick(rand, VERBS)} ${pick(rand, NOUNS)}`,
+        name: `${pick(rand, pool<string>('verbs'))} ${pick(rand, pool<string>('nouns'))}`,
         board_id: board.id,
         group_id: group.id,
         state: 'active',
@@ -471,7 +418,7 @@ export function seedState(opts: SeedOptions): MondayState {
     const itemId = itemIds[int(0, itemIds.length - 1)] as string;
     const item = state.items.get(itemId) as ItemRec;
     const at = Math.min(EPOCH, Date.parse(item.created_at) + int(0, 45) * 86_400_000 + int(0, 86_399) * 1000);
-    const text = pick(rand, COMMENTS);
+    const text = pick(rand, pool<string>('comments'));
     seeded.push({
       id: '',
       item_id: itemId,

@@ -4,7 +4,8 @@
  * Monday's codes.
  */
 import { randomBytes } from 'node:crypto';
-import type { GraphQLFieldResolver, GraphQLInterfaceType, GraphQLObjectType, GraphQLSchema } from 'graphql';
+import type { GraphQLFieldResolver } from 'graphql';
+import type { GraphqlContext } from '../../simulator/graphql-simulator.ts';
 import {
   boardOrder,
   isoSeconds,
@@ -24,85 +25,22 @@ import {
   type WorkspaceRec,
 } from './data.ts';
 import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
-import { STATUS_LABELS } from './data.ts';
-import { MondayApiError } from './errors.ts';
-import { SERVED_VERSIONS } from './versions.ts';
+import { statusLabels } from './data.ts';
+import { MondayApiError } from './data.ts';
 
 /** Per-request context. */
 export interface ResolverContext {
   state: MondayState;
-  cursors: CursorStore;
   now: () => number;
+  /** items_page / next_items_page snapshots (the sidecar's graphql.cursor_pages). */
+  cursorPage: GraphqlContext['cursorPage'];
   /** The user the token belongs to. */
   meId: string;
-  /** API version the request asked for. */
-  version: string;
+  /** API version the request asked for, and those served (value: kind). */
+  version: string | undefined;
+  served: Record<string, string>;
   /** This query's complexity charge (for the `complexity` field). */
-  complexity: { before: number; after: number; query: number; reset_in_x_seconds: number };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cursor pagination (items_page / next_items_page)
-
-/**
- * Server-side snapshots behind items_page cursors. Monday documents that a cursor stays valid
- * for 60 minutes after the initial request (reference/items-page) and that limit is at most 500
- * (schema: "Maximum: 500"). A cursor here encodes the snapshot token and the position, so the
- * same cursor can be fetched again (a retried request gets the same page) and every page gets a
- * new cursor string, as on Monday (whose cursors are base64 of comma-separated fields too).
- */
-export class CursorStore {
-  private readonly snapshots = new Map<string, { boardId: string; ids: string[]; createdAt: number }>();
-  /** Cursor lifetime in ms; 60 minutes per Monday's docs. */
-  ttlMs = 60 * 60 * 1000;
-
-  constructor(private readonly now: () => number) {}
-
-  create(boardId: string, ids: string[]): string {
-    const token = randomBytes(12).toString('base64url');
-    this.snapshots.set(token, { boardId, ids, createdAt: this.now() });
-    // Bound memory: forget the oldest snapshots past 2000.
-    if (this.snapshots.size > 2000) this.snapshots.delete(this.snapshots.keys().next().value as string);
-    return token;
-  }
-
-  encode(token: string, pos: number, pageNo: number): string | null {
-    const snap = this.snapshots.get(token);
-    if (snap === undefined || pos >= snap.ids.length) return null;
-    const last = snap.ids[pos - 1] ?? '0';
-    return Buffer.from(`${String(pageNo)},${snap.boardId},${token},${String(pos)},${String(snap.ids.length)}|${last}`).toString('base64').replace(/=+$/, '');
-  }
-
-  decode(cursor: string): { ids: string[]; pos: number; pageNo: number; token: string } {
-    // Monday documents the lifetime but not the error body for a stale or foreign cursor; the
-    // code and wording here are the simulator's own.
-    const text = Buffer.from(cursor, 'base64').toString('utf8');
-    const m = /^(\d+),(\d+),([\w-]+),(\d+),(\d+)\|(\d+)$/.exec(text);
-    const snap = m ? this.snapshots.get(m[3] as string) : undefined;
-    if (m === null || snap === undefined) throw new MondayApiError('CursorException', 'Invalid cursor', 200, { cursor });
-    if (this.now() - snap.createdAt > this.ttlMs) {
-      throw new MondayApiError('CursorException', 'The cursor has expired. Cursors are valid for 60 minutes after the first request; start again without a cursor.', 200, { cursor });
-    }
-    return { ids: snap.ids, pos: Number(m[4]), pageNo: Number(m[1]), token: m[3] as string };
-  }
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw new MondayApiError('InvalidArgumentException', `limit must be between 1 and 500 (got ${String(limit)})`, 200, { limit });
-  }
-}
-
-/** One page from a snapshot, skipping items deleted since it was taken. */
-function pageFrom(ctx: ResolverContext, ids: string[], token: string, pos: number, pageNo: number, limit: number): { cursor: string | null; items: ItemRec[] } {
-  const items: ItemRec[] = [];
-  let i = pos;
-  while (i < ids.length && items.length < limit) {
-    const item = ctx.state.items.get(ids[i] as string);
-    if (item !== undefined && item.state === 'active') items.push(item);
-    i++;
-  }
-  return { cursor: ctx.cursors.encode(token, i, pageNo + 1), items };
+  complexity: GraphqlContext['complexity'];
 }
 
 interface ItemsQueryRule {
@@ -185,11 +123,10 @@ function groupMatches(board: BoardRec, item: ItemRec, g: ItemsQueryGroup): boole
 
 /** items_page on a board (or one of its groups): first page from a fresh snapshot, or a page from `cursor`. */
 function itemsPage(ctx: ResolverContext, board: BoardRec, groupId: string | null, args: { cursor?: string | null; limit: number; query_params?: ItemsQuery | null }) {
-  checkLimit(args.limit);
+  // With a cursor, monday ignores query_params: the cursor carries the original query.
   if (args.cursor) {
-    // With a cursor, Monday ignores query_params: the cursor carries the original query.
-    const c = ctx.cursors.decode(args.cursor);
-    return pageFrom(ctx, c.ids, c.token, c.pos, c.pageNo, args.limit);
+    const p = ctx.cursorPage([], args.limit, args.cursor);
+    return { cursor: p.cursor, items: p.rows };
   }
   let items = boardOrder(ctx.state, board)
     .map((id) => ctx.state.items.get(id) as ItemRec)
@@ -212,8 +149,8 @@ function itemsPage(ctx: ResolverContext, board: BoardRec, groupId: string | null
       });
     }
   }
-  const token = ctx.cursors.create(board.id, items.map((i) => i.id));
-  return pageFrom(ctx, items.map((i) => i.id), token, 0, 0, args.limit);
+  const p = ctx.cursorPage(items as unknown as Record<string, unknown>[], args.limit);
+  return { cursor: p.cursor, items: p.rows };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -457,7 +394,7 @@ const mutations = {
     if (board.columns.some((c) => c.id === id)) throw new MondayApiError('InvalidArgumentException', 'Column id already exists on the board', 200, { column_id: id });
     const defaults = parseJsonArg(args['defaults'] ?? null) as Record<string, unknown> | null;
     const settings: Record<string, unknown> =
-      type === 'status' ? { done_colors: [1], labels: { ...STATUS_LABELS, ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} } : (defaults ?? {});
+      type === 'status' ? { done_colors: [1], labels: { ...statusLabels(), ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} } : (defaults ?? {});
     const col: ColumnDef = { id, title, type: type as ColumnDef['type'], description: typeof args['description'] === 'string' ? args['description'] : null, width: null, archived: false, settings };
     const after = args['after_column_id'] === null || args['after_column_id'] === undefined ? -1 : board.columns.findIndex((c) => c.id === args['after_column_id']);
     if (after >= 0) board.columns.splice(after + 1, 0, col);
@@ -574,14 +511,13 @@ function parseJsonArg(v: unknown): unknown {
 // Resolver map
 
 function buildResolvers(): Resolvers {
-  const url = (ctx: ResolverContext, path: string): string => `https://${ctx.state.account.slug}.monday.com${path}`;
   return {
     Query: {
       account: r((_s, _a, ctx) => ctx.state.account),
       me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
       complexity: r((_s, _a, ctx) => ctx.complexity),
-      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: SERVED_VERSIONS[ctx.version] ?? 'current', value: ctx.version })),
-      versions: r(() => Object.entries(SERVED_VERSIONS).map(([value, kind]) => ({ display_name: value, kind, value }))),
+      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: ctx.served[ctx.version ?? ''] ?? 'current', value: ctx.version })),
+      versions: r((_s, _a, ctx) => Object.entries(ctx.served).map(([value, kind]) => ({ display_name: value, kind, value }))),
       users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
       teams: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
@@ -624,11 +560,6 @@ function buildResolvers(): Resolvers {
         }
         return a['exclude_nonactive'] ? list.filter((i) => i.state === 'active') : list;
       }),
-      next_items_page: r((_s, a, ctx) => {
-        checkLimit(a['limit'] as number);
-        const c = ctx.cursors.decode(String(a['cursor']));
-        return pageFrom(ctx, c.ids, c.token, c.pos, c.pageNo, a['limit'] as number);
-      }),
       updates: r((_s, a, ctx) => {
         const ids = idSet(a['ids']);
         // from_date / to_date bound created_at, inclusive (reference/updates#arguments).
@@ -644,15 +575,12 @@ function buildResolvers(): Resolvers {
     },
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      account_id: r((_s, _a, ctx) => ctx.state.account.id),
-      url: r<UserRec>((u, _a, ctx) => url(ctx, `/users/${u.id}`)),
       // 2026-10 replaced enabled/is_admin/is_guest/is_pending/is_verified/is_view_only/join_date and
-      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url.
+      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url (the plain
+      // derived fields are declared in the sidecar's graphql.fields).
       title: r<UserRec>((u) => u.title ?? ''),
       status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
       kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
-      is_email_confirmed: r<UserRec>((u) => u.is_verified),
-      is_deleted: r(() => false),
       became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
       photo_url: r<UserRec>((u) => ({
         original: u.photo.replace('/thumb/', '/original/'),
@@ -661,7 +589,6 @@ function buildResolvers(): Resolvers {
         thumb_small: u.photo.replace('/thumb/', '/thumb_small/'),
         tiny: u.photo.replace('/thumb/', '/tiny/'),
       })),
-      out_of_office: r(() => ({ active: false, disable_notifications: false, end_date: null, start_date: null, type: null })),
       teams: r<UserRec>((u, a, ctx) => {
         const ids = idSet(a['ids']);
         return ctx.state.teams.filter((t) => t.user_ids.includes(u.id) && (ids === null || ids.has(t.id)));
@@ -692,7 +619,6 @@ function buildResolvers(): Resolvers {
         const types = a['types'] ? new Set(a['types'] as string[]) : null;
         return b.columns.filter((c) => !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)));
       }),
-      columns_namespace: r(() => null),
       creator: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
       owner: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
       owners: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.owner_ids)),
@@ -702,7 +628,6 @@ function buildResolvers(): Resolvers {
         return b.groups.filter((g) => !g.deleted && (ids === null || ids.has(g.id))).map((g) => groupView(b, g));
       }),
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
-      items_limit: r(() => null),
       items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
       tags: r<BoardRec>((b, _a, ctx) => byId(ctx.state.tags, b.tag_ids)),
       team_owners: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
@@ -730,13 +655,10 @@ function buildResolvers(): Resolvers {
           .reverse();
         return paginate(list, a['limit'], a['page']).map((e) => activityView(ctx, e));
       }),
-      url: r<BoardRec>((b, _a, ctx) => url(ctx, `/boards/${b.id}`)),
       workspace: r<BoardRec>((b, _a, ctx) => ctx.state.workspaces.find((w) => w.id === b.workspace_id) ?? null),
     },
     Column: {
-      settings: r<ColumnDef>((c) => c.settings),
       settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
-      revision: r<ColumnDef>((c) => `${c.id}-1`),
     },
     Group: {
       items_page: r<GroupDef & { board_id: string }>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
@@ -756,7 +678,6 @@ function buildResolvers(): Resolvers {
           .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells));
       }),
       creator: r<ItemRec>((i, _a, ctx) => ctx.state.users.find((u) => u.id === i.creator_id) ?? null),
-      email: r<ItemRec>((i, _a, ctx) => `${ctx.state.account.slug}-pulse-${i.id}@use1.mx.monday.com`),
       group: r<ItemRec>((i, _a, ctx) => {
         const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
         const g = board.groups.find((x) => x.id === i.group_id);
@@ -764,34 +685,22 @@ function buildResolvers(): Resolvers {
       }),
       parent_item: r<ItemRec>((i, _a, ctx) => (i.parent_id === undefined ? null : (ctx.state.items.get(i.parent_id) ?? null))),
       subitems: r<ItemRec>((i, _a, ctx) => [...ctx.state.items.values()].filter((x) => x.parent_id === i.id && x.state === 'active')),
-      relative_link: r<ItemRec>((i) => `/boards/${i.board_id}/pulses/${i.id}`),
       subscribers: r<ItemRec>((i, _a, ctx) => byId(ctx.state.users, i.subscriber_ids)),
-      url: r<ItemRec>((i, _a, ctx) => url(ctx, `/boards/${i.board_id}/pulses/${i.id}`)),
     },
     Update: {
       creator: r<UpdateRec>((u, _a, ctx) => ctx.state.users.find((x) => x.id === u.creator_id) ?? null),
       item: r<UpdateRec>((u, _a, ctx) => ctx.state.items.get(u.item_id) ?? null),
-      likes: r(() => []),
-      pinned_to_top: r(() => []),
-      viewers: r(() => []),
-      replies: r(() => []),
-      assets: r(() => []),
     },
   };
 }
 
-/** Attach resolvers to a schema built from MONDAY_SDL (mutates the schema's field configs). */
-export function attachResolvers(schema: GraphQLSchema): void {
+/** The resolvers by "Type.field" for the generic GraphQL simulator, over the account `base()` names. */
+export function codedResolvers(base: () => Omit<ResolverContext, 'now' | 'version' | 'complexity' | 'cursorPage'>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
+  const out: Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> = {};
   for (const [typeName, fields] of Object.entries(buildResolvers())) {
-    const type = schema.getType(typeName) as GraphQLObjectType | undefined;
-    if (type === undefined) throw new Error(`simulator schema has no type ${typeName}`);
-    const defs = type.getFields();
     for (const [fieldName, resolve] of Object.entries(fields)) {
-      const def = defs[fieldName];
-      if (def === undefined) throw new Error(`simulator schema has no field ${typeName}.${fieldName}`);
-      def.resolve = resolve;
+      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...base(), now: ctx.now, version: ctx.version, complexity: ctx.complexity, cursorPage: ctx.cursorPage }, info);
     }
   }
-  const columnValue = schema.getType('ColumnValue') as GraphQLInterfaceType;
-  columnValue.resolveType = (v) => columnValueType((v as { column: ColumnDef }).column);
+  return out;
 }

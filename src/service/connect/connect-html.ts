@@ -107,6 +107,8 @@ export interface FormField {
   secret: boolean;
   required: boolean;
   type: string;
+  /** A value over several lines (a PEM key): a textarea, its text masked when secret. */
+  multiline?: boolean;
   /** The field's pattern (whole value), checked by the browser too. */
   pattern?: string | undefined;
   /** Shown under the label and linked by aria-describedby (an OAuth variant's fields: the field's description). */
@@ -156,9 +158,15 @@ function variantSection(p: TypePageInput, v: TypePageVariant, single: boolean): 
       const describedBy = [v.description !== undefined ? helpId : '', f.hint !== undefined ? `${id}-hint` : '', err !== undefined ? `${id}-error` : ''].filter((x) => x !== '').join(' ');
       // Secret values are never written back into the page, not even after a failed attempt; an OAuth variant's (non-secret) pre-consent values are.
       const value = v.oauth && !f.secret ? p.values?.[`${v.name}.${f.name}`] : undefined;
+      const attrs = `autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}`;
+      // A multiline field (a PEM key) is a textarea, its text masked when secret.
+      const control =
+        f.multiline === true
+          ? `<textarea id="${esc(id)}" name="field.${esc(f.name)}" rows="6"${f.secret ? ' class="secret" autocapitalize="off"' : ''} ${attrs}>${value !== undefined ? esc(value) : ''}</textarea>`
+          : `<input id="${esc(id)}" name="field.${esc(f.name)}" type="${f.secret ? 'password' : f.type === 'integer' || f.type === 'number' ? 'number' : 'text'}" autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${f.pattern !== undefined ? ` pattern="${esc(f.pattern)}"` : ''}${value !== undefined ? ` value="${esc(value)}"` : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}>`;
       return `<div class="field">
 <label for="${esc(id)}">${esc(f.label)}${f.required ? '' : ' <span class="muted">(optional)</span>'}</label>
-${f.hint !== undefined ? `<p class="muted hint" id="${esc(id)}-hint">${esc(f.hint)}</p>\n` : ''}<input id="${esc(id)}" name="field.${esc(f.name)}" type="${f.secret ? 'password' : f.type === 'integer' || f.type === 'number' ? 'number' : 'text'}" autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${f.pattern !== undefined ? ` pattern="${esc(f.pattern)}"` : ''}${value !== undefined ? ` value="${esc(value)}"` : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}>
+${f.hint !== undefined ? `<p class="muted hint" id="${esc(id)}-hint">${esc(f.hint)}</p>\n` : ''}${control}
 ${err !== undefined ? `<p class="field-error" id="${esc(id)}-error">${esc(err)}</p>` : ''}</div>`;
     })
     .join('\n');

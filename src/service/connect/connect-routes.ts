@@ -221,7 +221,7 @@ function connectPages(ctx: ServiceContext) {
                 return f === undefined ? [] : [{ name, label: humanize(name), hint: f.description, secret: false, required: f.required !== false, type: f.type, pattern: f.pattern }];
               })
             : Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
-                f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type }],
+                f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type, ...(f.multiline === true ? { multiline: true } : {}) }],
               ),
       }));
       return { variants, defs };

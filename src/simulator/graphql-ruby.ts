@@ -1,30 +1,11 @@
 /**
- * Monday's error envelopes, per API version.
- *
- * - developer.monday.com/api-reference/docs/error-handling: application-level errors come back
- *   as `200 OK` with an `errors` array (and partial `data`); transport-level ones use real
- *   statuses (400, 401, 429, 500). Every response carries `account_id`, and `extensions.request_id`.
- * - 2025-01 unified the format to the `errors` array alone (changelog "Unified format for API
- *   errors"); every version monday serves today (2026-07, 2026-10) uses it.
- * - Monday runs graphql-ruby, so parse and validation messages read like graphql-ruby's
- *   ("Parse error on \")\" (RPAREN) at [59, 15]", "Field 'xxx' doesn't exist on type 'User'");
- *   graphql-js (which executes here) words them differently, so they are translated below.
+ * The graphql-ruby dialect of the GraphQL simulator (sidecar `graphql.dialect: graphql-ruby`):
+ * APIs served by graphql-ruby (monday.com, GitHub, Shopify) word parse and validation errors
+ * their own way ("Parse error on \")\" (RPAREN) at [59, 15]", "Field 'xxx' doesn't exist on type
+ * 'User'", with extension codes such as undefinedField); graphql-js, which executes here, words
+ * them differently, so they are translated.
  */
-import { GraphQLError, visit, type DocumentNode, type ASTNode } from 'graphql';
-
-/** An application-level error raised by a resolver (becomes one entry of `errors`). */
-export class MondayApiError extends Error {
-  constructor(
-    /** Monday's error code, e.g. InvalidBoardIdException, ColumnValueException. */
-    readonly code: string,
-    message: string,
-    /** The status Monday reports inside `extensions.status_code` (the HTTP status stays 200). */
-    readonly statusCode = 200,
-    readonly errorData: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
+import { visit, type ASTNode, type DocumentNode, type GraphQLError } from 'graphql';
 
 export interface ErrorEntry {
   message: string;
