@@ -4,7 +4,10 @@
  * `sim_deny=1`) and redirects with a single-use code; the token endpoint takes client
  * credentials in the body (form or JSON) or as HTTP Basic, checks the code, its expiry and the
  * redirect_uri, and answers the vendor's token response. Issued tokens go into `tokens`, the
- * set the simulator's API accepts. Vendor differences are configuration (the sidecar's `oauth`).
+ * set the simulator's API accepts. With `expires_in` issued tokens expire (their expiry in
+ * `grants.expiries`, which the simulator checks); with `refresh_tokens` each grant carries a refresh
+ * token that `grant_type=refresh_token` exchanges for a new access token. Vendor differences are
+ * configuration (the sidecar's `oauth`).
  */
 import { randomBytes } from 'node:crypto';
 import { parseJson, type SimRequest, type SimResponse } from './sim-server.ts';
@@ -12,7 +15,11 @@ import { parseJson, type SimRequest, type SimResponse } from './sim-server.ts';
 export interface OAuthConfig {
   authorize_path: string;
   token_path: string;
-  /** The token response; strings may hold {{access_token}} and {{scope}}. Default {access_token, token_type: Bearer, scope}. */
+  /**
+   * The token response; strings may hold {{access_token}}, {{scope}}, {{refresh_token}} and
+   * {{expires_in}} (a number when it is the whole string). Default {access_token, token_type:
+   * Bearer, scope}, with refresh_token and expires_in when the flow issues them.
+   */
   token_response?: Record<string, unknown>;
   /** Whether an access_denied redirect carries an error_description (default true). */
   deny_description?: boolean;
@@ -20,6 +27,22 @@ export interface OAuthConfig {
   default_scope?: string;
   /** Prefix of issued tokens (some vendors' tokens have a recognisable form). */
   token_prefix?: string;
+  /**
+   * Lifetime of issued access tokens in seconds (HubSpot: 1800): the simulator refuses an
+   * expired token with the code `expired_token`. Default: tokens never expire.
+   */
+  expires_in?: number;
+  /**
+   * Issue a refresh token with every access token and accept `grant_type=refresh_token` (RFC 6749
+   * §6): a new access token for a known refresh token, the refresh token kept. Default false.
+   */
+  refresh_tokens?: boolean;
+}
+
+/** Issued access tokens' expiry (ms since the epoch) and the refresh tokens a flow issued. */
+export interface OAuthGrants {
+  expiries: Map<string, number>;
+  refreshTokens: Map<string, { scope: string | undefined }>;
 }
 
 export interface OAuthClient {
@@ -38,8 +61,12 @@ export interface OAuthError {
 
 const CODE_TTL_MS = 10 * 60 * 1000;
 
-function fill(template: unknown, vars: Record<string, string>): unknown {
-  if (typeof template === 'string') return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k] ?? '');
+function fill(template: unknown, vars: Record<string, string | number>): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\{\{(\w+)\}\}$/.exec(template);
+    if (whole !== null && typeof vars[whole[1] as string] === 'number') return vars[whole[1] as string];
+    return template.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
+  }
   if (Array.isArray(template)) return template.map((t) => fill(t, vars));
   if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, fill(v, vars)]));
   return template;
@@ -55,6 +82,7 @@ export function oauthServer(
   tokens: Set<string>,
   error: (e: OAuthError) => SimResponse = (e) => ({ status: e.status, json: { error: e.code, error_description: e.message } }),
   now: () => number = Date.now,
+  grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() },
 ): (req: SimRequest) => SimResponse | undefined {
   const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number }>();
 
@@ -94,15 +122,40 @@ export function oauthServer(
       params.client_secret ??= decodeURIComponent(secret ?? '');
     }
     if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret) return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
-    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') return error({ status: 400, code: 'unsupported_grant_type', message: 'Only authorization_code is supported' });
+    if (params.grant_type === 'refresh_token' && config.refresh_tokens === true) {
+      const grant = grants.refreshTokens.get(params.refresh_token ?? '');
+      if (grant === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid refresh token' });
+      return issue(grant.scope, params.refresh_token as string);
+    }
+    if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') {
+      return error({ status: 400, code: 'unsupported_grant_type', message: config.refresh_tokens === true ? 'Only authorization_code and refresh_token are supported' : 'Only authorization_code is supported' });
+    }
     const entry = codes.get(params.code ?? '');
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
+    let refreshToken: string | undefined;
+    if (config.refresh_tokens === true) {
+      refreshToken = randomBytes(24).toString('base64url');
+      grants.refreshTokens.set(refreshToken, { scope: entry.scope });
+    }
+    return issue(entry.scope, refreshToken);
+  };
+
+  /** A new access token (with its expiry), answered in the configured token response. */
+  const issue = (scope: string | undefined, refreshToken: string | undefined): SimResponse => {
     const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
     tokens.add(accessToken);
-    const template = config.token_response ?? { access_token: '{{access_token}}', token_type: 'Bearer', scope: '{{scope}}' };
-    return { status: 200, json: fill(template, { access_token: accessToken, scope: entry.scope ?? '' }) };
+    if (config.expires_in !== undefined) grants.expiries.set(accessToken, now() + config.expires_in * 1000);
+    const template =
+      config.token_response ?? {
+        access_token: '{{access_token}}',
+        token_type: 'Bearer',
+        scope: '{{scope}}',
+        ...(refreshToken !== undefined ? { refresh_token: '{{refresh_token}}' } : {}),
+        ...(config.expires_in !== undefined ? { expires_in: '{{expires_in}}' } : {}),
+      };
+    return { status: 200, json: fill(template, { access_token: accessToken, scope: scope ?? '', refresh_token: refreshToken ?? '', ...(config.expires_in !== undefined ? { expires_in: config.expires_in } : {}) }) };
   };
 
   return (req) => {

@@ -20,8 +20,8 @@
 import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
-import { oauthServer, type OAuthClient } from './oauth.ts';
-import { loadSidecar, type ErrorOverride, type Sidecar } from './sidecar.ts';
+import { oauthServer, type OAuthClient, type OAuthGrants } from './oauth.ts';
+import { loadSidecar, SEARCH_OPERATORS, type ErrorOverride, type SearchOperator, type SearchSidecar, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -109,6 +109,8 @@ export interface OpenApiSimulator extends Simulator {
   setRateLimit(limit: RateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
   resetRateLimit(): void;
+  /** Expire every access token the OAuth flow issued so far (when the sidecar's oauth sets expires_in): the next use is a 401 expired_token. */
+  expireAccessTokens(): void;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -183,6 +185,12 @@ function setPath(obj: Json, path: string, value: unknown): void {
   o[parts[parts.length - 1] as string] = value;
 }
 
+function deletePath(obj: Json, path: string): void {
+  const parts = path.split('.');
+  const holder = getPath(obj, parts.slice(0, -1).join('.'));
+  if (isPlainObject(holder)) delete holder[parts[parts.length - 1] as string];
+}
+
 /** Put messages and codes into a sampled error body wherever it has room for them. */
 function fillError(body: unknown, p: RequestProblem, code: string): unknown {
   if (Array.isArray(body)) return body.slice(0, 1).map((b) => fillError(b, p, code));
@@ -216,6 +224,78 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   return template;
 }
 
+/** Fill {{n}}, {{id}} and {{now}} in a sidecar record template (a whole-string {{n}} stays a number). */
+function fillRecord(template: unknown, vars: Record<string, string | number>): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\{\{(\w+)\}\}$/.exec(template);
+    if (whole !== null && typeof vars[whole[1] as string] === 'number') return vars[whole[1] as string];
+    return template.replace(/\{\{(n|id|now)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
+  }
+  if (Array.isArray(template)) return template.map((t) => fillRecord(t, vars));
+  if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template as Json).map(([k, v]) => [k, fillRecord(v, vars)]));
+  return template;
+}
+
+const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Merge `over` into `base` (plain objects key by key, anything else replaced). */
+function deepMerge(base: Json, over: Json): Json {
+  for (const [k, v] of Object.entries(over)) base[k] = isPlainObject(v) && isPlainObject(base[k]) ? deepMerge(base[k] as Json, v) : v;
+  return base;
+}
+
+/** The value at a dotted path. */
+function getPath(obj: unknown, path: string | undefined): unknown {
+  if (path === undefined || path === '') return obj;
+  let o = obj;
+  for (const p of path.split('.')) o = isPlainObject(o) ? o[p] : undefined;
+  return o;
+}
+
+/** Compare two field values: as numbers when both are numeric, as instants when both are dates, else as text. */
+function compareValues(a: unknown, b: unknown): number {
+  const na = typeof a === 'number' ? a : typeof a === 'string' && /^-?\d+(\.\d+)?$/.test(a) ? Number(a) : undefined;
+  const nb = typeof b === 'number' ? b : typeof b === 'string' && /^-?\d+(\.\d+)?$/.test(b) ? Number(b) : undefined;
+  const ta = typeof a === 'string' && na === undefined ? Date.parse(a) : na;
+  const tb = typeof b === 'string' && nb === undefined ? Date.parse(b) : nb;
+  // A date against epoch milliseconds (HubSpot filters datetimes with either).
+  if (ta !== undefined && tb !== undefined && !Number.isNaN(ta) && !Number.isNaN(tb)) return ta - tb;
+  return String(a).localeCompare(String(b));
+}
+
+/** Whether a record field matches one search condition. */
+function matchCondition(have: unknown, op: SearchOperator, value: unknown, values: unknown, high: unknown): boolean {
+  const present = have !== undefined && have !== null && have !== '';
+  switch (op) {
+    case 'exists':
+      return present;
+    case 'not_exists':
+      return !present;
+    case 'eq':
+      return present && compareValues(have, value) === 0;
+    case 'neq':
+      return !present || compareValues(have, value) !== 0;
+    case 'lt':
+      return present && compareValues(have, value) < 0;
+    case 'lte':
+      return present && compareValues(have, value) <= 0;
+    case 'gt':
+      return present && compareValues(have, value) > 0;
+    case 'gte':
+      return present && compareValues(have, value) >= 0;
+    case 'between':
+      return present && compareValues(have, value) >= 0 && compareValues(have, high) <= 0;
+    case 'in':
+      return present && Array.isArray(values) && values.some((v) => compareValues(have, v) === 0);
+    case 'not_in':
+      return !present || !Array.isArray(values) || !values.some((v) => compareValues(have, v) === 0);
+    case 'contains':
+      return present && String(have).toLowerCase().includes(String(value ?? '').toLowerCase());
+    case 'not_contains':
+      return !present || !String(have).toLowerCase().includes(String(value ?? '').toLowerCase());
+  }
+}
+
 const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
 function decodeToken(s: string): number | undefined {
   try {
@@ -243,6 +323,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const checkTokens = options.tokens !== undefined || sidecar.auth?.tokens !== undefined;
   let rateLimit: RateLimit | undefined = options.rateLimit === false ? undefined : (options.rateLimit ?? sidecar.rate_limit);
   const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
+  const grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() };
   const samples = new Map<string, unknown>();
   /** A sample of the schema at a pointer (computed once, a fresh copy each time). */
   const sample = (pointer: string | undefined): unknown => {
@@ -284,19 +365,52 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
   }
 
-  // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
+    if (rs.soft_delete !== undefined && rs.template === undefined && !Object.keys(propertiesOf(d, d.schemaAt(resources.get(name)?.recordRef))).includes(rs.soft_delete.field)) {
+      throw new Error(`simulator sidecar: resources.${name}.soft_delete.field: the record has no field ${rs.soft_delete.field}`);
+    }
+  }
+  /** A new record of a resource: the sidecar's template (else a sample of the schema), then `extra`, its id and timestamps. */
+  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json): Json => {
+    const rs = sidecar.resources?.[r.name];
+    const now = new Date().toISOString();
+    let record = (rs?.template !== undefined ? fillRecord(rs.template, { n, now }) : (sample(r.recordRef) ?? {})) as Json;
+    if (extra !== undefined) record = deepMerge(record, extra);
+    const newId = id(record[r.idField]);
+    record[r.idField] = newId;
+    if (rs?.template !== undefined) record = fillRecord(record, { n, now, id: String(newId) }) as Json;
+    for (const f of [...(rs?.timestamps?.created ?? []), ...(rs?.timestamps?.updated ?? [])]) setPath(record, f, now);
+    if (rs?.soft_delete !== undefined) {
+      setPath(record, rs.soft_delete.field, false);
+      if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);
+    }
+    return record;
+  };
+  const isDeleted = (r: Resource, s: StoredRecord): boolean => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd !== undefined && getPath(s.record, sd.field) === true;
+  };
+
+  // Seed: records sampled from each resource's schema (or the sidecar's template and seed), ids
+  // from a PRNG per (seed, resource).
   for (const r of resources.values()) {
-    const count = sidecar.resources?.[r.name]?.records ?? sidecar.records ?? 5;
-    if (r.recordRef === undefined) continue;
-    const template = (sample(r.recordRef) ?? {}) as Json;
+    const rs = sidecar.resources?.[r.name];
+    const count = rs?.records ?? sidecar.records ?? 5;
+    if (r.recordRef === undefined && rs?.template === undefined) continue;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     for (let i = 0; i < count; i++) {
-      const record = clone(template);
-      const id = newId(rand, template[r.idField]);
-      record[r.idField] = id;
-      for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
-      r.records.set(String(id), { record, parents: {} });
+      const seedFields = rs?.seed === undefined ? undefined : (fillRecord(rs.seed, { n: i + 1 }) as Json);
+      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields);
+      if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      r.records.set(String(record[r.idField]), { record, parents: {} });
     }
+  }
+  const searches = new Map<string, SearchSidecar>();
+  for (const [key, sc] of Object.entries(sidecar.searches ?? {})) {
+    if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: searches: the description has no operation ${key}`);
+    if (!resources.has(sc.resource)) throw new Error(`simulator sidecar: searches.${key}.resource: the description has no resource ${sc.resource}`);
+    searches.set(key, sc);
   }
 
   // ---------------------------------------------------------------- errors and limits
@@ -338,6 +452,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
+    if (names.window_ms !== undefined) headers[names.window_ms] = String(windowMs);
     if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
@@ -368,8 +483,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
-      record[k] = v;
+      record[k] = isPlainObject(v) && isPlainObject(have) ? deepMerge(clone(have), v) : v;
     }
+  };
+  const touch = (r: Resource, record: Json): void => {
+    const now = new Date().toISOString();
+    for (const f of sidecar.resources?.[r.name]?.timestamps?.updated ?? []) setPath(record, f, now);
   };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
@@ -387,6 +506,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     limit = Math.max(1, limit);
     const handled = new Set([cursorParam, pageParam, limitParam]);
     let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
+    // Soft-deleted records are listed only when asked for (HubSpot's archived=true lists only them).
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    if (sd !== undefined) {
+      const param = sd.param ?? sd.field;
+      handled.add(param);
+      const want = query[param] === true || query[param] === 'true';
+      rows = rows.filter((s) => isDeleted(r, s) === want);
+    }
     // Filters: query params named like a record field keep the records whose field (or its id) equals them.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name) || typeof value === 'object') continue;
@@ -397,25 +524,39 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return String(f) === String(value);
       });
     }
-    let offset = 0;
-    let page = 1;
     const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
-    if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') {
-      const raw = query[cursorParam];
-      const o = numericCursor ? Number(raw) : decodeToken(String(raw));
-      if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam} is not a cursor this API issued`, field: cursorParam }, op);
+    let offset: number | undefined = 0;
+    if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
+    else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
+    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, nextPath: pag.next_cursor }, origin, req);
+  };
+
+  /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
+  const pageOf = (
+    op: Operation,
+    resource: string,
+    all: Json[],
+    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; nextPath: string | undefined },
+    origin: string,
+    req: SimRequest,
+  ): SimResponse => {
+    const { cursorParam, numericCursor, limit } = p;
+    const rows = all.map((record) => ({ record }));
+    const schema = d.schemaAt(op.responseRef);
+    const key = listKeyOf(d, schema, resource);
+    let offset = p.offset;
+    if (p.cursor !== undefined && p.cursor !== '') {
+      const o = numericCursor ? Number(p.cursor) : decodeToken(String(p.cursor));
+      if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' }, op);
       offset = o;
-    } else if (pageParam !== undefined && typeof query[pageParam] === 'number') {
-      page = Math.max(1, query[pageParam] as number);
-      offset = (page - 1) * limit;
     }
     const slice = rows.slice(offset, offset + limit).map((s) => s.record);
     const more = offset + slice.length < rows.length;
     if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
-    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
+    const nextPath = p.nextPath ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
@@ -429,19 +570,75 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
-      } else if (nextPath.includes('.')) body[top] = null;
-      else body[top] = null;
+      } else if (d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable === true || !nextPath.includes('.')) body[top] = null;
+      // Where the field may not be null (HubSpot's paging), the last page leaves it out.
+      else delete body[top];
     }
     if ('has_more' in body) body.has_more = more;
-    if ('total_count' in body && typeof body.total_count === 'number') body.total_count = rows.length;
+    for (const total of ['total_count', 'total']) if (total in body && typeof body[total] === 'number') body[total] = rows.length;
     return { status: op.successStatus, json: body };
+  };
+
+  /** A search operation (the sidecar's searches): filter groups, sorts and a body cursor over a resource's records. */
+  const search = (op: Operation, sc: SearchSidecar, body: Json, origin: string, req: SimRequest): SimResponse => {
+    const r = resources.get(sc.resource) as Resource;
+    const at = (record: Json, field: string): unknown => getPath(sc.fields_at === undefined ? record : getPath(record, sc.fields_at), field) ?? (sc.fields_at !== undefined ? getPath(record, field) : undefined);
+    const groups = sc.groups === undefined ? [] : ((getPath(body, sc.groups) as unknown[] | undefined) ?? []);
+    const fieldKey = sc.field ?? 'field';
+    const opKey = sc.operator ?? 'operator';
+    const conditionsOf = (g: unknown): Json[] => ((sc.conditions === undefined ? g : getPath(g, sc.conditions)) as Json[] | undefined) ?? [];
+    const operatorOf = (c: Json): SearchOperator | undefined => {
+      const vendorOp = String(c[opKey] ?? 'EQ');
+      const mapped = sc.operators?.[vendorOp] ?? vendorOp.toLowerCase();
+      return (SEARCH_OPERATORS as readonly string[]).includes(mapped) ? (mapped as SearchOperator) : undefined;
+    };
+    for (const g of groups) {
+      for (const c of conditionsOf(g)) {
+        if (operatorOf(c) === undefined) return errorResponse({ status: 400, code: 'invalid', message: `Unsupported search operator ${String(c[opKey])}`, field: opKey }, op);
+      }
+    }
+    const matches = (record: Json): boolean =>
+      groups.length === 0 ||
+      groups.some((g) =>
+        conditionsOf(g).every((c) => {
+          return matchCondition(at(record, String(c[fieldKey])), operatorOf(c) as SearchOperator, c[sc.value ?? 'value'], c[sc.values ?? 'values'], c[sc.high_value ?? 'high_value']);
+        }),
+      );
+    const text = sc.query === undefined ? undefined : getPath(body, sc.query);
+    let rows = [...r.records.values()].filter((x) => !isDeleted(r, x)).map((x) => x.record).filter(matches);
+    if (typeof text === 'string' && text !== '') rows = rows.filter((rec) => JSON.stringify(sc.fields_at === undefined ? rec : getPath(rec, sc.fields_at)).toLowerCase().includes(text.toLowerCase()));
+    const sorts = sc.sort === undefined ? [] : ((getPath(body, sc.sort.by) as unknown[] | undefined) ?? []);
+    const keys = sorts.map((k) =>
+      typeof k === 'string'
+        ? { field: k.replace(/^-/, ''), desc: k.startsWith('-') }
+        : { field: String(getPath(k, sc.sort?.field ?? 'field')), desc: getPath(k, sc.sort?.direction ?? 'direction') === (sc.sort?.descending ?? 'DESCENDING') },
+    );
+    if (keys.length > 0) {
+      rows = [...rows].sort((a, b) => {
+        for (const k of keys) {
+          const c = compareValues(at(a, k.field) ?? '', at(b, k.field) ?? '');
+          if (c !== 0) return k.desc ? -c : c;
+        }
+        return 0;
+      });
+    }
+    const requested = sc.limit === undefined ? undefined : getPath(body, sc.limit);
+    let limit = typeof requested === 'number' ? requested : (sc.default_limit ?? 10);
+    if (sc.max_limit !== undefined) limit = Math.min(limit, sc.max_limit);
+    const cursor = sc.cursor === undefined ? undefined : getPath(body, sc.cursor);
+    return pageOf(op, r.name, rows, { cursorParam: sc.cursor, cursor, offset: 0, numericCursor: false, limit: Math.max(1, limit), nextPath: undefined }, origin, req);
   };
 
   const oauthRoutes =
     sidecar.oauth === undefined
       ? undefined
-      : oauthServer(sidecar.oauth, oauth, tokens, (e) =>
-          sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
+      : oauthServer(
+          sidecar.oauth,
+          oauth,
+          tokens,
+          (e) => (sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message })),
+          Date.now,
+          grants,
         );
 
   // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
@@ -463,6 +660,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (checkTokens && op.security.length > 0) {
       const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
+      const expiry = grants.expiries.get(presented);
+      if (expiry !== undefined && expiry <= Date.now()) {
+        return withHeaders(errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op));
+      }
     }
     if (rl.exceeded && rateLimit !== undefined) {
       return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
@@ -480,6 +681,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         throw e;
       }
     }
+    const sc = searches.get(op.key);
+    if (sc !== undefined) return withHeaders(search(op, sc, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, origin, req));
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
@@ -491,28 +694,46 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (r.records.size >= (options.maxRecords ?? 100_000)) {
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
-        const record = clone((sample(r.recordRef) ?? {}) as Json);
-        merge(record, unwrapBody(op, checked.body));
-        let newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
-        while (r.records.has(String(newRecordId))) newRecordId = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), record[r.idField]);
+        const fields = unwrapBody(op, checked.body);
+        const record = newRecord(
+          r,
+          (like) => {
+            let id = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+            while (r.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like);
+            return id;
+          },
+          r.records.size + 1,
+        );
+        const newRecordId = record[r.idField];
+        merge(record, fields);
         record[r.idField] = newRecordId;
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
         return withHeaders({ status: op.successStatus, json: wrap(op, record) });
       }
       case 'get': {
-        const s = r.records.get(id as string);
+        let s = r.records.get(id as string);
+        const sd = sidecar.resources?.[r.name]?.soft_delete;
+        if (s !== undefined && isDeleted(r, s) && checked.query[sd?.param ?? sd?.field ?? ''] !== true) s = undefined;
         return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
         const s = r.records.get(id as string);
-        if (s === undefined) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || isDeleted(r, s)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         merge(s.record, fields);
+        touch(r, s.record);
         return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'delete': {
-        if (!r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
+        const sd = sidecar.resources?.[r.name]?.soft_delete;
+        const s = r.records.get(id as string);
+        if (sd !== undefined && s !== undefined && !isDeleted(r, s)) {
+          setPath(s.record, sd.field, true);
+          const now = new Date().toISOString();
+          if (sd.at !== undefined) setPath(s.record, sd.at, now);
+          touch(r, s.record);
+        } else if (sd !== undefined || !r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -536,6 +757,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     resetRateLimit: () => {
       windowStart = 0;
       used = 0;
+    },
+    expireAccessTokens: () => {
+      const past = Date.now() - 1000;
+      for (const t of grants.expiries.keys()) grants.expiries.set(t, past);
     },
     reset: () => {
       sim.reset();

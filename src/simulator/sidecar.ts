@@ -12,7 +12,15 @@
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses).
  *   records:        how many records to seed per resource (default 5).
- *   resources:      per resource (the collection's last path segment): id_field, records.
+ *   resources:      per resource (the collection's last path segment): id_field, records;
+ *                   template (the record new and seeded records start from instead of a sample
+ *                   of the schema; strings may hold {{n}}, {{id}}, {{now}}), seed (merged over
+ *                   the template for seeded records only), timestamps (record fields set to the
+ *                   time on create and on update), soft_delete (DELETE flags the record instead of
+ *                   removing it: hidden from get, update and lists unless the list asks for it).
+ *   searches:       per operation ("POST /crm/v3/objects/contacts/search"), a search over a
+ *                   resource's records with a structured filter body (groups of conditions),
+ *                   sorts and a body cursor.
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -42,13 +50,56 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
-  resources?: Record<string, { id_field?: string; records?: number }>;
+  resources?: Record<string, ResourceSidecar>;
+  searches?: Record<string, SearchSidecar>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
 }
+
+export interface ResourceSidecar {
+  id_field?: string;
+  records?: number;
+  template?: Record<string, unknown>;
+  seed?: Record<string, unknown>;
+  timestamps?: { created?: string[]; updated?: string[] };
+  soft_delete?: { field: string; at?: string; param?: string };
+}
+
+/**
+ * A search operation: `groups` (a body field) lists groups of which any may match, each holding
+ * `conditions` that must all match; a condition names a record field (`field`, looked up under
+ * `fields_at` in the record), an `operator` (the vendor's names, mapped by `operators` onto eq,
+ * neq, lt, lte, gt, gte, between, in, not_in, exists, not_exists, contains, not_contains), a
+ * `value`, `values` (in, not_in) and `high_value` (between). `sort` names the body field of sort
+ * keys (strings, `-` first for descending, or objects with `field` and `direction`, `descending`
+ * naming the descending value). `cursor` and `limit` name body fields; the answer is the
+ * operation's response with the page in its array property and the next cursor where the schema
+ * has room for it.
+ */
+export interface SearchSidecar {
+  resource: string;
+  fields_at?: string;
+  groups?: string;
+  conditions?: string;
+  field?: string;
+  operator?: string;
+  value?: string;
+  values?: string;
+  high_value?: string;
+  operators?: Record<string, SearchOperator>;
+  query?: string;
+  sort?: { by: string; field?: string; direction?: string; descending?: string };
+  cursor?: string;
+  limit?: string;
+  default_limit?: number;
+  max_limit?: number;
+}
+
+export const SEARCH_OPERATORS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'exists', 'not_exists', 'contains', 'not_contains'] as const;
+export type SearchOperator = (typeof SEARCH_OPERATORS)[number];
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
@@ -72,6 +123,8 @@ const SIDECAR_SCHEMA = {
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
+        expires_in: { type: 'integer', minimum: 1 },
+        refresh_tokens: { type: 'boolean' },
       },
     },
     rate_limit: {
@@ -81,7 +134,7 @@ const SIDECAR_SCHEMA = {
       properties: {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
-        headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
+        headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' }, window_ms: { type: 'string' } } },
         reset: { enum: ['unix', 'seconds'] },
       },
     },
@@ -99,7 +152,49 @@ const SIDECAR_SCHEMA = {
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { id_field: { type: 'string' }, records: { type: 'integer', minimum: 0, maximum: 10_000 } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          id_field: { type: 'string' },
+          records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          template: { type: 'object' },
+          seed: { type: 'object' },
+          timestamps: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { created: { type: 'array', items: { type: 'string', minLength: 1 } }, updated: { type: 'array', items: { type: 'string', minLength: 1 } } },
+          },
+          soft_delete: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, at: { type: 'string' }, param: { type: 'string' } } },
+        },
+      },
+    },
+    searches: {
+      type: 'object',
+      propertyNames: { pattern: '^(GET|POST|PUT|PATCH|DELETE) /' },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource'],
+        properties: {
+          resource: { type: 'string' },
+          fields_at: { type: 'string' },
+          groups: { type: 'string' },
+          conditions: { type: 'string' },
+          field: { type: 'string' },
+          operator: { type: 'string' },
+          value: { type: 'string' },
+          values: { type: 'string' },
+          high_value: { type: 'string' },
+          operators: { type: 'object', additionalProperties: { enum: [...SEARCH_OPERATORS] } },
+          query: { type: 'string' },
+          sort: { type: 'object', additionalProperties: false, required: ['by'], properties: { by: { type: 'string' }, field: { type: 'string' }, direction: { type: 'string' }, descending: { type: 'string' } } },
+          cursor: { type: 'string' },
+          limit: { type: 'string' },
+          default_limit: { type: 'integer', minimum: 1 },
+          max_limit: { type: 'integer', minimum: 1 },
+        },
+      },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
     sandbox: {
