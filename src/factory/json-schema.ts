@@ -104,6 +104,11 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
     out['properties'] = props;
     if (o.required && Array.isArray(s['required']) && s['required'].length > 0) out['required'] = (s['required'] as unknown[]).map(String).filter((r) => r in props);
   }
+  // A map's value schema (HubSpot's properties: {[name]: string}).
+  if (types.includes('object') && isObj(s['additionalProperties']) && o.depth > 0) {
+    const values = toJsonSchema(s['additionalProperties'], { ...o, depth: o.depth - 1 }, seen);
+    if (Object.keys(values).length > 0) out['additionalProperties'] = values;
+  }
   seen.delete(input);
   return out;
 }

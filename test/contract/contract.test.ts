@@ -27,7 +27,7 @@ import { manifestFiles } from '../../src/manifest/registry.ts';
 import { Description, loadDescriptionSync } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
-type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean };
+type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef> };
 interface VendorDescription {
   path: string;
   format: 'openapi' | 'graphql';
@@ -71,7 +71,8 @@ function sample(def: ParamDef, name = ''): unknown {
     case 'array':
       return [sample(def.items ?? { type: 'string' })];
     case 'object':
-      return { text: 'Acme' };
+      // An object whose shape the param declares gets its declared fields (HubSpot's associations: {to: {id}, types: [...]}).
+      return def.properties !== undefined ? Object.fromEntries(Object.entries(def.properties).map(([k, p]) => [k, sample(p, k)])) : { text: 'Acme' };
     default:
       if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
       if (def.format === 'date') return '2026-01-31';
