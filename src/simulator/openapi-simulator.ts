@@ -229,7 +229,8 @@ function fillRecord(template: unknown, vars: Record<string, string | number>): u
   if (typeof template === 'string') {
     const whole = /^\{\{(\w+)\}\}$/.exec(template);
     if (whole !== null && typeof vars[whole[1] as string] === 'number') return vars[whole[1] as string];
-    return template.replace(/\{\{(n|id|now)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
+    // A placeholder without a value yet ({{id}} before the id is drawn) is kept for the next pass.
+    return template.replace(/\{\{(n|id|now)\}\}/g, (m, k: string) => (vars[k] === undefined ? m : String(vars[k])));
   }
   if (Array.isArray(template)) return template.map((t) => fillRecord(t, vars));
   if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template as Json).map(([k, v]) => [k, fillRecord(v, vars)]));
@@ -423,7 +424,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // handler's own 404 without a field keeps its code and message.
     if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
     else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
-    else if (p.status === 401 && sidecar.auth?.message !== undefined) override = { code: p.code, message: sidecar.auth.message };
+    else if (p.status === 401 && p.code === 'unauthorized' && sidecar.auth?.message !== undefined) override = { code: sidecar.error?.codes?.[p.code] ?? p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
     let json: unknown;
