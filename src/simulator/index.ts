@@ -4,7 +4,7 @@
  * per-connector sidecar (sidecar.ts), and the HTTP plumbing every simulator uses (sim-server.ts).
  */
 export { startOpenApiSimulator, SimulatorError, type OpenApiSimulator, type OpenApiSimulatorOptions, type OperationContext, type OperationHandler, type RateLimit, type Resource, type StoredRecord } from './openapi-simulator.ts';
-export { oauthServer, type OAuthClient, type OAuthConfig, type OAuthError } from './oauth.ts';
+export { oauthServer, type OAuthClient, type OAuthConfig, type OAuthError, type OAuthGrants } from './oauth.ts';
 export { Description, loadDescription, loadDescriptionSync, type Operation, type RequestProblem } from './description.ts';
-export { loadSidecar, parseSidecar, type Sidecar } from './sidecar.ts';
+export { loadSidecar, parseSidecar, SEARCH_OPERATORS, type Sidecar, type ResourceSidecar, type SearchSidecar, type SearchOperator } from './sidecar.ts';
 export { startSimulator, parseJson, type SimRequest, type SimResponse, type Simulator, type Fault } from './sim-server.ts';

@@ -563,7 +563,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (more) {
         const token = numericCursor ? offset + limit : encodeToken(offset + limit);
         setPath(body, nextPath, token);
-        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}).
+        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}, HubSpot's paging.next: {after, link}).
         const holderPath = nextPath.split('.').slice(0, -1);
         let holder: Json = body;
         for (const p of holderPath) holder = holder[p] as Json;
@@ -571,6 +571,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
+        if ('link' in holder) holder.link = `${origin}${req.path}?${q.toString()}`;
       } else if (d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable === true || !nextPath.includes('.')) body[top] = null;
       // Where the field may not be null (HubSpot's paging), the last page leaves it out.
       else delete body[top];

@@ -102,13 +102,13 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
-  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: inc.format === 'unix_seconds' ? 1769860800 : '2026-01-31T12:00:00.000Z' }]);
+  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: inc.format === 'unix_seconds' ? 1769860800 : inc.format === 'unix_ms' ? 1769860800000 : '2026-01-31T12:00:00.000Z' }]);
   // A list another entity's sync reads removals from (monday's items from activity_logs).
   for (const other of m.entities.values()) {
     const rm = other.def.sync?.removals;
     if (a.name === 'list' && rm?.entity === a.entity) {
       const parent = other.def.sync?.for_each?.param;
-      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: '2026-01-31T12:00:00.000Z', ...(parent ? { [parent]: '1850000101' } : {}) }]);
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: '2026-01-31T12:00:00.000Z' } : {}), ...(parent ? { [parent]: '1850000101' } : {}) }]);
     }
   }
   // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.

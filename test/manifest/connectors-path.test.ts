@@ -1,5 +1,5 @@
 /** The registry's search path: setConnectorsPath / SWITCHBOARD_CONNECTORS_PATH, precedence and shadowing, in library mode. */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,7 +28,10 @@ afterEach(() => {
 describe('connector search path', () => {
   it('adds outside connectors to the built-in ones; connect() runs them', async () => {
     setConnectorsPath([connectorsDir([{ folder: 'notes2', type: 'notes2', title: 'Notes two' }])]);
-    expect([...connectorRegistry().keys()]).toEqual(['granola', 'intercom', 'monday', 'notes2']);
+    // Every built-in folder (connectors/<type>/connector.yaml), then the outside one.
+    const builtIn = readdirSync('connectors').filter((d) => existsSync(join('connectors', d, 'connector.yaml'))).sort();
+    expect(builtIn).toEqual(expect.arrayContaining(['granola', 'hubspot', 'intercom', 'monday']));
+    expect([...connectorRegistry().keys()]).toEqual([...builtIn, 'notes2']);
     const sim = await startGranolaSimulator({ size: 3, rateLimit: false });
     try {
       // An outside type has no types in the package's generated/ (codegen --connectors writes its own).
