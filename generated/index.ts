@@ -3,6 +3,8 @@
 import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
+import type * as jira from './jira/types.ts';
+import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
@@ -10,13 +12,17 @@ export interface ConnectorTypes {
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
+  jira: { actions: jira.JiraActions; credentials: jira.JiraCredentials; search: jira.JiraSearch; check: jira.JiraCheckInfo };
+  linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['granola', 'hubspot', 'intercom', 'monday'] as const;
+export const CONNECTOR_TYPES = ['granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday'] as const;
 
 export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';
+export type * as jira from './jira/types.ts';
+export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';

@@ -389,7 +389,7 @@ max_retry_after_ms?: number
  */
 retry_after_headers?: {
 name: string
-format: ("seconds" | "unix_seconds" | "http_date")
+format: ("seconds" | "unix_seconds" | "unix_ms" | "http_date")
 }[]
 }
 /**

@@ -1754,6 +1754,647 @@ export interface components {
         };
         /** IntercomTeamsListParams */
         IntercomTeamsListParams: Record<string, never>;
+        /** JiraCommentsCreateParams */
+        JiraCommentsCreateParams: {
+            /** @description Plain text, sent as one ADF paragraph */
+            body?: string;
+            /** @description An ADF document, sent as is; wins over body */
+            body_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            issue_id_or_key: string;
+        };
+        /** JiraCommentsGetParams */
+        JiraCommentsGetParams: {
+            comment_id: string;
+            /** @enum {string} */
+            expand?: "renderedBody";
+            issue_id_or_key: string;
+        };
+        /** JiraCommentsListParams */
+        JiraCommentsListParams: {
+            /** @enum {string} */
+            expand?: "renderedBody";
+            issue_id_or_key: string;
+            max_results?: number;
+            /** @enum {string} */
+            order_by?: "created" | "-created" | "+created";
+            start_at?: number;
+        };
+        /** JiraCommentsUpdateParams */
+        JiraCommentsUpdateParams: {
+            /** @description Plain text, sent as one ADF paragraph */
+            body?: string;
+            /** @description An ADF document, sent as is; wins over body */
+            body_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            comment_id: string;
+            issue_id_or_key: string;
+            notify_users?: boolean;
+        };
+        /**
+         * JiraExecuteRequest
+         * @description Execute on a Jira connector (type jira)
+         */
+        JiraExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["JiraIssuesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["JiraIssuesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["JiraIssuesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["JiraIssuesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["JiraProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["JiraProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["JiraCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["JiraUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["JiraUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** JiraIssuesCreateParams */
+        JiraIssuesCreateParams: {
+            assignee_account_id?: string;
+            /** @description Plain text, sent as one ADF paragraph */
+            description?: string;
+            /** @description An ADF document ({type: doc, version: 1, content: [...]}), sent as is; wins over description */
+            description_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            /** @description Task, Bug, Story, Epic, ... (the issue type's name in the project) */
+            issue_type: string;
+            labels?: string[];
+            /** @description The parent issue's key (an epic, or the parent of a subtask) */
+            parent_key?: string;
+            /** @description The priority's name (High) */
+            priority?: string;
+            project_key: string;
+            summary: string;
+        };
+        /** JiraIssuesGetParams */
+        JiraIssuesGetParams: {
+            expand?: string;
+            /** @description Fields to return (default: all) */
+            fields?: string[];
+            /** @description The issue's id (10001) or key (PROJ-123) */
+            issue_id_or_key: string;
+        };
+        /** JiraIssuesListParams */
+        JiraIssuesListParams: {
+            /** @description renderedFields, names, changelog, ... (comma-separated) */
+            expand?: string;
+            /** @description Fields to return (default *navigable); [summary, status] or [*all] */
+            fields?: string[];
+            /** @description A JQL query (project = ENG AND status = Done). Jira refuses unbounded queries; combined with updated_since it must have no ORDER BY. */
+            jql?: string;
+            /** @description Issues per page (Jira's default 50) */
+            max_results?: number;
+            /** @description The nextPageToken of the previous page */
+            next_page_token?: string;
+            /** @description Unix seconds: only issues updated at or after it, oldest change first (the incremental sync) */
+            updated_since?: number;
+        };
+        /** JiraIssuesUpdateParams */
+        JiraIssuesUpdateParams: {
+            /** @description null unassigns */
+            assignee_account_id?: string | null;
+            /** @description Plain text, sent as one ADF paragraph */
+            description?: string;
+            /** @description An ADF document, sent as is; wins over description */
+            description_adf?: {
+                content?: unknown[];
+                /** @constant */
+                type?: "doc";
+                /** @constant */
+                version?: 1;
+            } & unknown;
+            issue_id_or_key: string;
+            /** @description Replaces the labels */
+            labels?: string[];
+            /** @description Email the watchers (default true; false needs admin permission) */
+            notify_users?: boolean;
+            priority?: string;
+            summary?: string;
+        };
+        /** JiraProjectsGetParams */
+        JiraProjectsGetParams: {
+            expand?: string;
+            project_id_or_key: string;
+        };
+        /** JiraProjectsListParams */
+        JiraProjectsListParams: {
+            /** @description description, projectKeys, lead, issueTypes, url, insight (comma-separated) */
+            expand?: string;
+            keys?: string[];
+            max_results?: number;
+            /** @enum {string} */
+            order_by?: "category" | "-category" | "+category" | "key" | "-key" | "+key" | "name" | "-name" | "+name" | "owner" | "-owner" | "+owner" | "issueCount" | "-issueCount" | "+issueCount" | "lastIssueUpdatedDate" | "-lastIssueUpdatedDate" | "+lastIssueUpdatedDate" | "archivedDate" | "+archivedDate" | "-archivedDate" | "deletedDate" | "+deletedDate" | "-deletedDate";
+            /** @description Matches the project key or name */
+            query?: string;
+            start_at?: number;
+            /** @description business, service_desk or software (comma-separated) */
+            type_key?: string;
+        };
+        /** JiraUsersGetParams */
+        JiraUsersGetParams: {
+            account_id: string;
+            /** @enum {string} */
+            expand?: "groups" | "applicationRoles" | "groups,applicationRoles";
+        };
+        /** JiraUsersListParams */
+        JiraUsersListParams: {
+            max_results?: number;
+            start_at?: number;
+        };
+        /** LinearCommentsCreateParams */
+        LinearCommentsCreateParams: {
+            /** @description Markdown */
+            body: string;
+            /** @description The issue to comment on */
+            issue_id?: string;
+            /** @description The comment to reply to */
+            parent_id?: string;
+            /** @description The project to comment on */
+            project_id?: string;
+        };
+        /** LinearCommentsGetParams */
+        LinearCommentsGetParams: {
+            id: string;
+        };
+        /** LinearCommentsListParams */
+        LinearCommentsListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (Linear's default 50, at most 250) */
+            first?: number;
+            /** @description Include archived records (their archivedAt is set) */
+            include_archived?: boolean;
+            /** @description Only comments on this issue (its id) */
+            issue_id?: string;
+            /**
+             * @description The order of the pages (Linear's default createdAt)
+             * @enum {string}
+             */
+            order_by?: "createdAt" | "updatedAt";
+            /**
+             * Format: date-time
+             * @description Only records updated after this time (filter updatedAt gt)
+             */
+            updated_since?: string;
+        };
+        /** LinearCommentsUpdateParams */
+        LinearCommentsUpdateParams: {
+            /** @description Markdown */
+            body: string;
+            id: string;
+        };
+        /**
+         * LinearExecuteRequest
+         * @description Execute on a Linear connector (type linear)
+         */
+        LinearExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["LinearIssuesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["LinearIssuesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["LinearIssuesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["LinearIssuesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["LinearProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["LinearProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["LinearProjectsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["LinearProjectsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["LinearTeamsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["LinearTeamsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["LinearTeamsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["LinearTeamsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["LinearCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["LinearCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["LinearCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["LinearCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["LinearUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["LinearUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["LinearUsersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** LinearIssuesCreateParams */
+        LinearIssuesCreateParams: {
+            assignee_id?: string;
+            /** @description Markdown */
+            description?: string;
+            /** Format: date */
+            due_date?: string;
+            estimate?: number;
+            label_ids?: string[];
+            /** @description The parent issue, for a sub-issue */
+            parent_id?: string;
+            /** @description 0 none, 1 urgent, 2 high, 3 medium, 4 low */
+            priority?: number;
+            project_id?: string;
+            /** @description The workflow state (team default when omitted) */
+            state_id?: string;
+            /** @description The team the issue belongs to */
+            team_id: string;
+            title: string;
+        };
+        /** LinearIssuesGetParams */
+        LinearIssuesGetParams: {
+            id: string;
+        };
+        /** LinearIssuesListParams */
+        LinearIssuesListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Only issues assigned to this user (its id) */
+            assignee_id?: string;
+            /** @description Page size (Linear's default 50, at most 250) */
+            first?: number;
+            /** @description Include archived records (their archivedAt is set) */
+            include_archived?: boolean;
+            /**
+             * @description The order of the pages (Linear's default createdAt)
+             * @enum {string}
+             */
+            order_by?: "createdAt" | "updatedAt";
+            /** @description Only issues of this project (its id) */
+            project_id?: string;
+            /** @description Only issues of this team (its id) */
+            team_id?: string;
+            /**
+             * Format: date-time
+             * @description Only records updated after this time (filter updatedAt gt)
+             */
+            updated_since?: string;
+        };
+        /** LinearIssuesUpdateParams */
+        LinearIssuesUpdateParams: {
+            assignee_id?: string;
+            description?: string;
+            /** Format: date */
+            due_date?: string;
+            estimate?: number;
+            id: string;
+            label_ids?: string[];
+            parent_id?: string;
+            /** @description 0 none, 1 urgent, 2 high, 3 medium, 4 low */
+            priority?: number;
+            project_id?: string;
+            state_id?: string;
+            /** @description Move the issue to another team */
+            team_id?: string;
+            title?: string;
+        };
+        /** LinearProjectsCreateParams */
+        LinearProjectsCreateParams: {
+            color?: string;
+            /** @description The project description in markdown */
+            content?: string;
+            /** @description A short summary */
+            description?: string;
+            icon?: string;
+            lead_id?: string;
+            name: string;
+            /** @description 0 none, 1 urgent, 2 high, 3 medium, 4 low */
+            priority?: number;
+            /** Format: date */
+            start_date?: string;
+            /** Format: date */
+            target_date?: string;
+            /** @description The teams the project belongs to (at least one) */
+            team_ids: string[];
+        };
+        /** LinearProjectsGetParams */
+        LinearProjectsGetParams: {
+            id: string;
+        };
+        /** LinearProjectsListParams */
+        LinearProjectsListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (Linear's default 50, at most 250) */
+            first?: number;
+            /** @description Include archived records (their archivedAt is set) */
+            include_archived?: boolean;
+            /**
+             * @description The order of the pages (Linear's default createdAt)
+             * @enum {string}
+             */
+            order_by?: "createdAt" | "updatedAt";
+            /**
+             * Format: date-time
+             * @description Only records updated after this time (filter updatedAt gt)
+             */
+            updated_since?: string;
+        };
+        /** LinearProjectsUpdateParams */
+        LinearProjectsUpdateParams: {
+            color?: string;
+            content?: string;
+            description?: string;
+            icon?: string;
+            id: string;
+            lead_id?: string;
+            name?: string;
+            /** @description 0 none, 1 urgent, 2 high, 3 medium, 4 low */
+            priority?: number;
+            /** Format: date */
+            start_date?: string;
+            /** Format: date */
+            target_date?: string;
+            team_ids?: string[];
+        };
+        /** LinearTeamsCreateParams */
+        LinearTeamsCreateParams: {
+            color?: string;
+            cycles_enabled?: boolean;
+            description?: string;
+            icon?: string;
+            /** @description The prefix of issue identifiers (ENG in ENG-123) */
+            key?: string;
+            name: string;
+            private?: boolean;
+            timezone?: string;
+            triage_enabled?: boolean;
+        };
+        /** LinearTeamsGetParams */
+        LinearTeamsGetParams: {
+            id: string;
+        };
+        /** LinearTeamsListParams */
+        LinearTeamsListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (Linear's default 50, at most 250) */
+            first?: number;
+            /** @description Include archived records (their archivedAt is set) */
+            include_archived?: boolean;
+            /**
+             * @description The order of the pages (Linear's default createdAt)
+             * @enum {string}
+             */
+            order_by?: "createdAt" | "updatedAt";
+            /**
+             * Format: date-time
+             * @description Only records updated after this time (filter updatedAt gt)
+             */
+            updated_since?: string;
+        };
+        /** LinearTeamsUpdateParams */
+        LinearTeamsUpdateParams: {
+            color?: string;
+            cycles_enabled?: boolean;
+            description?: string;
+            icon?: string;
+            id: string;
+            key?: string;
+            name?: string;
+            timezone?: string;
+            triage_enabled?: boolean;
+        };
+        /** LinearUsersGetParams */
+        LinearUsersGetParams: {
+            id: string;
+        };
+        /** LinearUsersListParams */
+        LinearUsersListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (Linear's default 50, at most 250) */
+            first?: number;
+            /** @description Include archived records (their archivedAt is set) */
+            include_archived?: boolean;
+            /** @description Include suspended users */
+            include_disabled?: boolean;
+            /**
+             * @description The order of the pages (Linear's default createdAt)
+             * @enum {string}
+             */
+            order_by?: "createdAt" | "updatedAt";
+            /**
+             * Format: date-time
+             * @description Only records updated after this time (filter updatedAt gt)
+             */
+            updated_since?: string;
+        };
+        /** LinearUsersUpdateParams */
+        LinearUsersUpdateParams: {
+            description?: string;
+            display_name?: string;
+            id: string;
+            name?: string;
+            status_emoji?: string;
+            status_label?: string;
+            timezone?: string;
+            title?: string;
+        };
         /** MondayActivityLogsListParams */
         MondayActivityLogsListParams: {
             /** @description The board */
@@ -3575,7 +4216,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
+                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
             };
         };
         responses: {

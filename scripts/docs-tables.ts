@@ -1,16 +1,19 @@
 /**
  * Rewrites the generated tables in README.md and docs/hosted.md (between <!-- name:start --> and
  * <!-- name:end --> markers) from their sources: the error registry and the configuration
- * variables. test/service/docs.test.ts fails when they are stale. Run: npm run docs:tables
+ * variables, the connectors and the sandbox (scripts/connector-tables.ts). test/service/docs.test.ts
+ * and test/docs/connector-tables.test.ts fail when they are stale. Run: npm run docs:tables
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { CONFIG_VARIABLES, errorCodeTable } from '../src/service/index.ts';
+import { connectorTable, sandboxTable } from './connector-tables.ts';
 
 export function configTable(): string {
   return ['| variable | default | meaning |', '|---|---|---|', ...CONFIG_VARIABLES.map((v) => `| \`${v.name}\` | ${v.default} | ${v.description} |`)].join('\n');
 }
 
-const TABLES: Record<string, () => string> = { 'error-codes': errorCodeTable, config: configTable };
+const sandbox = await sandboxTable();
+const TABLES: Record<string, () => string> = { 'error-codes': errorCodeTable, config: configTable, connectors: connectorTable, sandbox: () => sandbox };
 
 for (const file of ['README.md', 'docs/hosted.md']) {
   let text = readFileSync(file, 'utf8');

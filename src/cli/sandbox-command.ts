@@ -27,7 +27,7 @@ export function registerSandboxCommand(program: Command): void {
         for (const [type, m] of connectorRegistry()) {
           if (sandbox.connectors[type] !== undefined || sandbox.missing.includes(type)) continue;
           const vd = m.vendorDescription;
-          process.stderr.write(`No simulator for ${type} (${m.file})${vd?.format === 'openapi' ? `: run \`switchboard simulate --openapi ${vd.file}\`` : ''}\n`);
+          process.stderr.write(`No simulator for ${type} (${m.file})${vd !== undefined ? `: run \`switchboard simulate --${vd.format} ${vd.file}\`` : ''}\n`);
         }
         process.stderr.write('Sandbox running; press Ctrl+C to stop.\n');
         const stop = (): void => {

@@ -9,7 +9,8 @@
  * - create/update from mutations named create<Type>/<type>Create/add<Type> and update<Type>/
  *   <type>Update/edit<Type> (a payload object holding the type is unwrapped);
  * - params from the field arguments (a single `input` object is spread into params and put back
- *   in the variables); selections of every scalar field, and `{ id }` of object fields;
+ *   in the variables); selections of every scalar field, and `{ id }` of object fields; deprecated
+ *   fields, arguments and input fields are left out (the contract test refuses them);
  * - pagination from pageInfo (endCursor/hasNextPage with first/after), else page or offset args.
  *
  * Every query is sent as a document with variables (values are never spliced into query text).
@@ -95,7 +96,7 @@ const noRequiredArgs = (f: GraphQLField<unknown, unknown>): boolean => f.args.ev
 function selection(t: GraphQLObjectType): string {
   const parts: string[] = [];
   for (const f of Object.values(t.getFields())) {
-    if (!noRequiredArgs(f)) continue;
+    if (!noRequiredArgs(f) || f.deprecationReason) continue;
     const named = getNamedType(f.type);
     if (isScalarType(named) || isEnumType(named)) parts.push(f.name);
     else if (isObjectType(named) && named.getFields()['id'] !== undefined) parts.push(`${f.name} { id }`);
@@ -139,12 +140,15 @@ function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path: (strin
   const decl: string[] = [];
   const args: string[] = [];
   for (const a of field.args as GraphQLArgument[]) {
+    if (a.deprecationReason && !isNonNullType(a.type)) continue;
     decl.push(`$${a.name}: ${String(a.type)}`);
     args.push(`${a.name}: $${a.name}`);
     const inner = getNullableType(a.type);
     if (isInputObjectType(inner) && (a.name === 'input' || a.name === 'data' || field.args.length === 1)) {
       const spread: Obj = {};
       for (const f of Object.values(inner.getFields())) {
+        // Deprecated input fields are left out: the vendor is retiring them.
+        if (f.deprecationReason) continue;
         const name = safeName(f.name);
         params[name] = { ...withType(inputSchema(f.type)), ...(isNonNullType(f.type) && f.defaultValue === undefined ? { required: true } : {}), ...(shortText(f.description) ? { description: shortText(f.description) } : {}) };
         spread[f.name] = `{{params.${name}}}`;
@@ -294,7 +298,7 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
 
     const properties: Obj = {};
     for (const f of Object.values(node.getFields())) {
-      if (!noRequiredArgs(f)) continue;
+      if (!noRequiredArgs(f) || f.deprecationReason) continue;
       const named = getNamedType(f.type);
       if (isScalarType(named) || isEnumType(named) || (isObjectType(named) && named.getFields()['id'] !== undefined)) properties[f.name] = { ...outputSchema(f.type), ...(shortText(f.description) ? { description: shortText(f.description) } : {}) };
     }

@@ -136,12 +136,14 @@ function scalarFields(schema: OpenApiSchema | undefined, depth = 3, prefix: stri
 }
 
 const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
-const CURSOR_PARAMS = ['cursor', 'startingafter', 'after', 'pagetoken', 'nexttoken', 'continuation', 'continuationtoken', 'marker', 'pagecursor', 'nextcursor', 'starttoken', 'offset'];
+const CURSOR_PARAMS = ['cursor', 'startingafter', 'after', 'pagetoken', 'nextpagetoken', 'nexttoken', 'continuation', 'continuationtoken', 'marker', 'pagecursor', 'nextcursor', 'starttoken', 'offset'];
 const NEXT_FIELDS = ['nextcursor', 'nextpagetoken', 'nexttoken', 'next', 'cursor', 'nextoffset', 'continuation', 'continuationtoken', 'nextmarker', 'endcursor'];
-const OFFSET_PARAMS = ['offset', 'skip', 'start', 'startindex', 'from'];
+const OFFSET_PARAMS = ['offset', 'skip', 'start', 'startat', 'startindex', 'from'];
 const PAGE_PARAMS = ['page', 'pagenumber', 'pageno', 'pagenum'];
 const LIMIT_PARAMS = ['limit', 'perpage', 'pagesize', 'count', 'maxresults', 'size', 'top', 'pagelimit', 'maxitems', 'max'];
 const HAS_MORE = ['hasmore', 'more', 'hasnext', 'hasnextpage', 'moreavailable'];
+/** Booleans saying the opposite: this is the last page (Jira's isLast). */
+const IS_LAST = ['islast', 'last', 'lastpage'];
 
 interface BuiltParam {
   /** The manifest's name. */
@@ -198,6 +200,15 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
       const upd = item.patch ?? item.put;
       if (upd) e.ops.update = { path, method: item.patch ? 'PATCH' : 'PUT', op: upd, pathParams: merged(item, upd) };
     }
+  }
+  // A search path beside an item path (/project/search next to /project/{projectIdOrKey}) is the
+  // entity's list when its collection path has no GET (Jira's /rest/api/3/project/search).
+  for (const [collection, e] of [...byCollection]) {
+    if (!collection.endsWith('/search') || e.ops.list === undefined || e.item !== undefined) continue;
+    const parent = byCollection.get(collection.slice(0, -'/search'.length));
+    if (parent === undefined || parent.ops.list !== undefined || parent.item === undefined) continue;
+    parent.ops.list = e.ops.list;
+    byCollection.delete(collection);
   }
   const entities = [...byCollection.values()].filter((e) => e.ops.list !== undefined || e.ops.get !== undefined);
   // Same last segment under different parents (/a/{id}/notes, /b/{id}/notes): qualify by the parent.
@@ -325,8 +336,14 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
     if (s['type'] === 'http' && scheme === 'bearer') {
       auth.push({ ...base, type: 'bearer', fields: { token: { type: 'string', secret: true, description: 'Bearer token' } }, token: '{{credentials.token}}' });
     } else if (s['type'] === 'http' && scheme === 'basic') {
-      auth.push({ ...base, type: 'api_key', fields: { basic_credentials: { type: 'string', secret: true, description: 'base64 of username:password' } }, header: 'Authorization', value: 'Basic {{credentials.basic_credentials}}' });
-      guess(['auth', auth.length - 1, 'fields'], 'HTTP basic: templates have no base64 helper, so the credential is base64(username:password) itself');
+      auth.push({
+        ...base,
+        type: 'basic',
+        fields: { username: { type: 'string', description: 'The user name (an email address for many APIs)' }, password: { type: 'string', secret: true, description: 'The password or API token' } },
+        username: '{{credentials.username}}',
+        password: '{{credentials.password}}',
+      });
+      guess(['auth', auth.length - 1, 'fields'], 'HTTP basic: name the two fields as the vendor does (email and API token, ...)');
     } else if (s['type'] === 'apiKey' && s['in'] === 'header' && typeof s['name'] === 'string' && /^[A-Za-z0-9-]+$/.test(s['name'])) {
       auth.push({ ...base, type: 'api_key', fields: { api_key: { type: 'string', secret: true } }, header: s['name'], value: '{{credentials.api_key}}' });
     } else if (s['type'] === 'oauth2' && isObj(s['flows']) && isObj(s['flows']['authorizationCode'])) {
@@ -366,7 +383,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   const errorMessage = findErrorMessage(doc['paths'] as Record<string, PathItem>);
   if (errorMessage) {
     manifest['errors'] = { message: `{{default ${[...new Set([errorMessage, 'body.message', 'body.error'])].join(' ')}}}` };
-    guess(['errors', 'message'], `from the error response schema (${errorMessage.replace(/^body\./, '')})`);
+    guess(['errors', 'message'], `from the error response schema (${errorMessage.replace(/^\(first body\.(.*)\)$/, '$1[0]').replace(/^body\./, '')})`);
   } else report.push('errors: no error response schema with a message field');
 
   // Entities.
@@ -438,7 +455,13 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   }
 
   // Credential check: a "who am I" path, else the first list without required params.
-  const me = ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', '/self'].find((p) => (doc['paths'] as Record<string, PathItem>)[p]?.get !== undefined);
+  const allPaths = doc['paths'] as Record<string, PathItem>;
+  const me =
+    ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', '/self'].find((p) => allPaths[p]?.get !== undefined) ??
+    // Under a versioned prefix (/rest/api/3/myself, /v2/me): the shortest such path.
+    Object.keys(allPaths)
+      .filter((p) => allPaths[p]?.get !== undefined && /\/(me|myself|whoami|users\/me|users\/self)$/.test(p))
+      .sort((a, b) => a.length - b.length)[0];
   if (me) {
     manifest['check'] = { request: { method: 'GET', path: me } };
     guess(['check'], `${me} answers only with valid credentials`);
@@ -475,6 +498,8 @@ function findErrorMessage(paths: Record<string, PathItem>): string | undefined {
       for (const [code, r] of Object.entries(op?.responses ?? {})) {
         if (!/^4\d\d$|^4XX$|^default$/i.test(code)) continue;
         const found = messagePath(jsonSchemaOf(r?.content), 3);
+        // A list of plain messages (Jira's errorMessages: [string]): its first one.
+        if (found?.at(-1) === FIRST) return `(first ${['body', ...found.slice(0, -1)].join('.')})`;
         if (found) return ['body', ...found].join('.');
       }
     }
@@ -482,9 +507,14 @@ function findErrorMessage(paths: Record<string, PathItem>): string | undefined {
   return undefined;
 }
 
+/** Marks a message path that ends in a list of strings: the message is its first element. */
+const FIRST = '\u0000first';
+
 function messagePath(schema: OpenApiSchema | undefined, depth: number): string[] | undefined {
   if (schema === undefined || depth === 0) return undefined;
   const props = propertiesOf(schema);
+  const strings = props.find(([k, v]) => /^(error_?messages|messages)$/i.test(k) && isArraySchema(v) && flatten(flatten(v)['items'])['type'] === 'string');
+  if (strings) return [strings[0], FIRST];
   for (const key of ['message', 'error_description', 'detail', 'error_message', 'title']) {
     const p = props.find(([k, v]) => k === key && !isObjectSchema(v) && !isArraySchema(v));
     if (p) return [p[0]];
@@ -642,7 +672,11 @@ const isArrayParam = (p: BuiltParam): boolean => p.schema['type'] === 'array' ||
 function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; headers: string[] }, recordsPath: string[]): { pagination: Obj; meta: string; why: string } | undefined {
   const query = params.filter((p) => p.in === 'query');
   const fields = scalarFields(res.schema).filter((f) => f.path.join('.') !== recordsPath.join('.'));
-  const hasMore = fields.find((f) => HAS_MORE.includes(norm(f.path.at(-1)!)) && (f.schema['type'] === 'boolean' || f.schema['type'] === undefined));
+  const boolish = (f: { schema: OpenApiSchema }): boolean => f.schema['type'] === 'boolean' || f.schema['type'] === undefined;
+  const more = fields.find((f) => HAS_MORE.includes(norm(f.path.at(-1)!)) && boolish(f));
+  const last = more === undefined ? fields.find((f) => IS_LAST.includes(norm(f.path.at(-1)!)) && f.schema['type'] === 'boolean') : undefined;
+  // has_more as a template: the field itself, or the negation of an "is last page" flag.
+  const hasMore = more !== undefined ? { path: more.path, tpl: bodyAt(more.path) } : last !== undefined ? { path: last.path, tpl: `{{not ${['body', ...last.path].join('.')}}}` } : undefined;
   const limit = query.find((p) => LIMIT_PARAMS.includes(norm(p.original)));
   for (const p of query) {
     const n = norm(p.original);
@@ -655,7 +689,7 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
     if (next === undefined) continue;
     const tpl = bodyAt(next.path);
     return {
-      pagination: { type: 'cursor', param: p.name, next: tpl, ...(hasMore ? { has_more: bodyAt(hasMore.path) } : {}) },
+      pagination: { type: 'cursor', param: p.name, next: tpl, ...(hasMore ? { has_more: hasMore.tpl } : {}) },
       meta: tpl,
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
     };
@@ -672,7 +706,7 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
   if (page) {
     const start = typeof page.schema['minimum'] === 'number' && page.schema['minimum'] === 0 ? 0 : 1;
     return {
-      pagination: { type: 'page', param: page.name, start, ...(limit ? { limit_param: limit.name, default_limit: defaultLimit(limit) } : {}), ...(hasMore ? { has_more: bodyAt(hasMore.path) } : {}) },
+      pagination: { type: 'page', param: page.name, start, ...(limit ? { limit_param: limit.name, default_limit: defaultLimit(limit) } : {}), ...(hasMore ? { has_more: hasMore.tpl } : {}) },
       meta: '{{null}}',
       why: `page numbers from ${start} in ${page.original}${limit ? `, page size ${limit.original}` : ''}`,
     };

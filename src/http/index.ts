@@ -147,7 +147,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Longest server-requested wait (Retry-After) slept through; longer ones fail at once with the wait in details. Default 60000. */
   maxRetryAfterMs: number;
-  retryAfterHeaders: { name: string; format: 'seconds' | 'unix_seconds' | 'http_date' }[];
+  retryAfterHeaders: { name: string; format: 'seconds' | 'unix_seconds' | 'unix_ms' | 'http_date' }[];
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -172,6 +172,10 @@ export function serverRetryDelayMs(headers: Pick<Headers, 'get'>, policy: RetryP
     } else if (h.format === 'unix_seconds') {
       const n = Number(v);
       if (Number.isFinite(n)) return Math.max(0, n * 1000 - now);
+    } else if (h.format === 'unix_ms') {
+      // Epoch milliseconds (Linear's X-RateLimit-Requests-Reset).
+      const n = Number(v);
+      if (Number.isFinite(n)) return Math.max(0, n - now);
     } else {
       const d = Date.parse(v);
       if (!Number.isNaN(d)) return Math.max(0, d - now);

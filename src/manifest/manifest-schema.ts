@@ -145,7 +145,7 @@ export const MANIFEST_SCHEMA = {
             required: ['name', 'format'],
             properties: {
               name: { type: 'string' },
-              format: { enum: ['seconds', 'unix_seconds', 'http_date'] },
+              format: { enum: ['seconds', 'unix_seconds', 'unix_ms', 'http_date'] },
             },
           },
         },

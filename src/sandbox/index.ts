@@ -52,8 +52,8 @@ const CODED: readonly SandboxSimulatorEntry[] = [
 ];
 
 /**
- * Every other built-in connector whose folder holds an OpenAPI vendor description and a
- * simulator sidecar (simulator.yaml) runs on the generic simulator, with the sample credentials
+ * Every other built-in connector whose folder holds an OpenAPI or GraphQL vendor description and
+ * a simulator sidecar (simulator.yaml) runs on the generic simulator of that format, with the sample credentials
  * the sidecar's `sandbox.credentials` names. No code per connector: adding the two files is enough.
  */
 export function describedSimulators(dir: string, coded: ReadonlySet<string> = new Set()): SandboxSimulatorEntry[] {
@@ -65,14 +65,18 @@ export function describedSimulators(dir: string, coded: ReadonlySet<string> = ne
     const sidecarFile = join(dir, type, 'simulator.yaml');
     if (!existsSync(manifestFile) || !existsSync(sidecarFile)) continue;
     const vd = (parseYaml(readFileSync(manifestFile, 'utf8')) as { vendor_description?: { path?: unknown; format?: unknown } } | null)?.vendor_description;
-    if (vd?.format !== 'openapi' || typeof vd.path !== 'string') continue;
+    if ((vd?.format !== 'openapi' && vd?.format !== 'graphql') || typeof vd.path !== 'string') continue;
     const descriptionFile = join(dir, type, vd.path);
+    const format = vd.format;
     entries.push({
       type,
       start: async (options) => {
-        const [{ startOpenApiSimulator }, { loadSidecar }] = await Promise.all([import('../simulator/openapi-simulator.ts'), import('../simulator/sidecar.ts')]);
+        const { loadSidecar } = await import('../simulator/sidecar.ts');
         const sidecar = loadSidecar(sidecarFile);
-        const sim = await startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
+        const sim =
+          format === 'graphql'
+            ? await (await import('../simulator/graphql-simulator.ts')).startGraphqlSimulator({ schema: readFileSync(descriptionFile, 'utf8'), sidecar, port: options.port, host: options.host })
+            : await (await import('../simulator/openapi-simulator.ts')).startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
         return Object.assign(sim, { sandboxCredentials: sidecar.sandbox?.credentials ?? {} }) as unknown as AnySimulator;
       },
       credentials: (sim) => {

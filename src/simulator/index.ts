@@ -1,10 +1,11 @@
 /**
- * The generic simulator: any OpenAPI 3 description served as a stateful local API
- * (openapi-simulator.ts), its request checks (description.ts) shared with the contract test, the
+ * The generic simulators: any OpenAPI 3 description (openapi-simulator.ts) or GraphQL schema
+ * (graphql-simulator.ts) served as a stateful local API, its request checks (description.ts) shared with the contract test, the
  * per-connector sidecar (sidecar.ts), and the HTTP plumbing every simulator uses (sim-server.ts).
  */
 export { startOpenApiSimulator, SimulatorError, type OpenApiSimulator, type OpenApiSimulatorOptions, type OperationContext, type OperationHandler, type RateLimit, type Resource, type StoredRecord } from './openapi-simulator.ts';
 export { oauthServer, type OAuthClient, type OAuthConfig, type OAuthError, type OAuthGrants } from './oauth.ts';
 export { Description, loadDescription, loadDescriptionSync, type Operation, type RequestProblem } from './description.ts';
-export { loadSidecar, parseSidecar, SEARCH_OPERATORS, type Sidecar, type ResourceSidecar, type SearchSidecar, type SearchOperator } from './sidecar.ts';
+export { loadSidecar, parseSidecar, SEARCH_OPERATORS, type Sidecar, type GraphqlSidecar, type ResourceSidecar, type SearchSidecar, type SearchOperator } from './sidecar.ts';
+export { startGraphqlSimulator, type GraphqlSimulator, type GraphqlSimulatorOptions, type GraphqlResource } from './graphql-simulator.ts';
 export { startSimulator, parseJson, type SimRequest, type SimResponse, type Simulator, type Fault } from './sim-server.ts';

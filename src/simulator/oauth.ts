@@ -6,7 +6,8 @@
  * redirect_uri, and answers the vendor's token response. Issued tokens go into `tokens`, the
  * set the simulator's API accepts. With `expires_in` issued tokens expire (their expiry in
  * `grants.expiries`, which the simulator checks); with `refresh_tokens` each grant carries a refresh
- * token that `grant_type=refresh_token` exchanges for a new access token. Vendor differences are
+ * token that `grant_type=refresh_token` exchanges for a new access token (and a new refresh token,
+ * unless `keep_refresh_token`). Vendor differences are
  * configuration (the sidecar's `oauth`).
  */
 import { randomBytes } from 'node:crypto';
@@ -33,10 +34,13 @@ export interface OAuthConfig {
    */
   expires_in?: number;
   /**
-   * Issue a refresh token with every access token and accept `grant_type=refresh_token` (RFC 6749
-   * §6): a new access token for a known refresh token, the refresh token kept. Default false.
+   * Issue a refresh token with each access token ({{refresh_token}} in token_response) and
+   * accept grant_type=refresh_token (RFC 6749 §6): a refresh token is used once, the answer
+   * carries a new one, unless `keep_refresh_token`.
    */
   refresh_tokens?: boolean;
+  /** The refresh token stays valid and comes back with each refreshed access token (HubSpot). Default false: rotated. */
+  keep_refresh_token?: boolean;
 }
 
 /** Issued access tokens' expiry (ms since the epoch) and the refresh tokens a flow issued. */
@@ -123,23 +127,27 @@ export function oauthServer(
     }
     if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret) return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
     if (params.grant_type === 'refresh_token' && config.refresh_tokens === true) {
-      const grant = grants.refreshTokens.get(params.refresh_token ?? '');
-      if (grant === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid refresh token' });
-      return issue(grant.scope, params.refresh_token as string);
+      const presented = params.refresh_token ?? '';
+      const grant = grants.refreshTokens.get(presented);
+      if (grant === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or already used refresh token' });
+      if (config.keep_refresh_token === true) return issue(grant.scope, presented);
+      grants.refreshTokens.delete(presented);
+      return issue(grant.scope, mintRefreshToken(grant.scope));
     }
     if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') {
-      return error({ status: 400, code: 'unsupported_grant_type', message: config.refresh_tokens === true ? 'Only authorization_code and refresh_token are supported' : 'Only authorization_code is supported' });
+      return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported` });
     }
     const entry = codes.get(params.code ?? '');
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
-    let refreshToken: string | undefined;
-    if (config.refresh_tokens === true) {
-      refreshToken = randomBytes(24).toString('base64url');
-      grants.refreshTokens.set(refreshToken, { scope: entry.scope });
-    }
-    return issue(entry.scope, refreshToken);
+    return issue(entry.scope, config.refresh_tokens === true ? mintRefreshToken(entry.scope) : undefined);
+  };
+
+  const mintRefreshToken = (scope: string | undefined): string => {
+    const refreshToken = `${config.token_prefix ?? ''}r_${randomBytes(24).toString('base64url')}`;
+    grants.refreshTokens.set(refreshToken, { scope });
+    return refreshToken;
   };
 
   /** A new access token (with its expiry), answered in the configured token response. */

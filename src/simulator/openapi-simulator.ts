@@ -94,6 +94,8 @@ export interface Resource {
   records: Map<string, StoredRecord>;
   /** Records created through the API so far (the PRNG stream of new ids). */
   created: number;
+  /** Other fields an item path's id may name (the sidecar's lookup: Jira's issue and project keys). */
+  lookup: string[];
 }
 
 export interface OpenApiSimulator extends Simulator {
@@ -114,7 +116,7 @@ export interface OpenApiSimulator extends Simulator {
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
-const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'next_cursor', 'offset', 'start_cursor'];
+const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'nextPageToken', 'next_cursor', 'offset', 'start_cursor', 'startAt', 'start_at'];
 const LIMIT_PARAMS = ['limit', 'per_page', 'page_size', 'pageSize', 'count', 'max_results', 'maxResults'];
 const PAGE_PARAMS = ['page', 'page_number'];
 
@@ -125,6 +127,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
+  idQuery?: string;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -215,10 +219,11 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   }
   if (Array.isArray(template)) return template.map((t) => render(t, vars));
   if (template !== null && typeof template === 'object') {
+    // Keys are templates too ({"{{field}}": "{{message}}"}, Jira's errors by field); an entry whose key or value renders to "" is left out.
     return Object.fromEntries(
       Object.entries(template as Json)
-        .map(([k, v]) => [k, render(v, vars)] as const)
-        .filter(([, v]) => v !== ''),
+        .map(([k, v]) => [render(k, vars) as string, render(v, vars)] as const)
+        .filter(([k, v]) => v !== '' && k !== ''),
     );
   }
   return template;
@@ -351,6 +356,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+    // A search path beside an item path lists that resource when its collection path has no GET
+    // (Jira's GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+    const parentPath = `/${segs.slice(0, -1).join('/')}`;
+    if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
     return { kind: 'action' };
   };
   const classified = new Map(d.operations.map((op) => [op.key, classify(op)]));
@@ -363,8 +372,47 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
-    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0 });
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
+  // What the sidecar adds: resources no item path implies (by their get), gets by a query
+  // parameter, and more operations that list a resource.
+  const opByKey = (key: string, what: string): Operation => {
+    const op = d.operations.find((o) => o.key === key);
+    if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
+    return op;
+  };
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    if (rs.get !== undefined) {
+      const getOp = opByKey(rs.get.operation, `${name}.get`);
+      if (!resources.has(name)) {
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef));
+        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
+    }
+    for (const key of rs.lists ?? []) {
+      opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}.lists: no resource ${name} (no item path names it and no get is declared)`);
+      classified.set(key, { kind: 'list', resource: name });
+    }
+  }
+  /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
+  const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
+    const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
+    for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, at);
+  };
+  /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
+  const uniqueLookups = (r: Resource, record: Json, n: number): void => {
+    for (const f of r.lookup) if (typeof record[f] === 'string') record[f] = `${record[f] as string}-${n}`;
+  };
+  /** The record an item path's id names: by id, else by a lookup field. */
+  const find = (r: Resource, id: string): StoredRecord | undefined => {
+    const direct = r.records.get(id);
+    if (direct !== undefined || r.lookup.length === 0) return direct;
+    for (const s of r.records.values()) if (r.lookup.some((f) => s.record[f] !== undefined && String(s.record[f]) === id)) return s;
+    return undefined;
+  };
 
   for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
     if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
@@ -373,15 +421,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
   }
   /** A new record of a resource: the sidecar's template (else a sample of the schema), then `extra`, its id and timestamps. */
-  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json): Json => {
+  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString()): Json => {
     const rs = sidecar.resources?.[r.name];
-    const now = new Date().toISOString();
     let record = (rs?.template !== undefined ? fillRecord(rs.template, { n, now }) : (sample(r.recordRef) ?? {})) as Json;
     if (extra !== undefined) record = deepMerge(record, extra);
     const newId = id(record[r.idField]);
     record[r.idField] = newId;
     if (rs?.template !== undefined) record = fillRecord(record, { n, now, id: String(newId) }) as Json;
-    for (const f of [...(rs?.timestamps?.created ?? []), ...(rs?.timestamps?.updated ?? [])]) setPath(record, f, now);
+    stamp(r, record, 'created', now);
+    stamp(r, record, 'updated', now);
     if (rs?.soft_delete !== undefined) {
       setPath(record, rs.soft_delete.field, false);
       if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);
@@ -401,9 +449,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (r.recordRef === undefined && rs?.template === undefined) continue;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     for (let i = 0; i < count; i++) {
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
       const seedFields = rs?.seed === undefined ? undefined : (fillRecord(rs.seed, { n: i + 1 }) as Json);
-      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields);
+      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at);
       if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      uniqueLookups(r, record, i + 1);
       r.records.set(String(record[r.idField]), { record, parents: {} });
     }
   }
@@ -454,14 +505,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
     if (names.window_ms !== undefined) headers[names.window_ms] = String(windowMs);
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : String(Math.ceil((start + windowMs) / 1000));
+    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
 
   // ---------------------------------------------------------------- handlers
-  const wrap = (op: Operation, record: unknown): unknown => {
+  const wrap = (op: Operation, record: unknown, r?: Resource): unknown => {
     const env = envelopeOf(d, d.schemaAt(op.responseRef));
-    if (env === undefined) return record;
+    if (env === undefined) {
+      // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
+      // the record's fields that schema declares.
+      if (r === undefined || op.responseRef === undefined || op.responseRef === r.recordRef || record === null || typeof record !== 'object') return record;
+      const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
+      const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
+      if (declared.length === 0 || declared.every((k) => own.has(k)) && declared.length === own.size) return record;
+      return Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     return { ...body, [env]: record };
   };
@@ -471,9 +530,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
   /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
-  const merge = (record: Json, fields: Json): void => {
+  const merge = (record: Json, fields: Json, deep = false): void => {
     for (const [k, v] of Object.entries(fields)) {
       const have = record[k];
+      // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
+      if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
+        merge(have as Json, v as Json, true);
+        continue;
+      }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
         if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
@@ -484,12 +548,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
-      record[k] = isPlainObject(v) && isPlainObject(have) ? deepMerge(clone(have), v) : v;
+      record[k] = v;
     }
-  };
-  const touch = (r: Resource, record: Json): void => {
-    const now = new Date().toISOString();
-    for (const f of sidecar.resources?.[r.name]?.timestamps?.updated ?? []) setPath(record, f, now);
   };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
@@ -530,7 +590,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let offset: number | undefined = 0;
     if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
     else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
-    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, nextPath: pag.next_cursor }, origin, req);
+    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, nextPath: pag.next_cursor }, origin, req);
   };
 
   /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
@@ -538,11 +598,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     op: Operation,
     resource: string,
     all: Json[],
-    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; nextPath: string | undefined },
+    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; limitParam: string | undefined; nextPath: string | undefined },
     origin: string,
     req: SimRequest,
   ): SimResponse => {
-    const { cursorParam, numericCursor, limit } = p;
+    const { cursorParam, numericCursor, limit, limitParam } = p;
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, resource);
@@ -557,7 +617,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
-    const nextPath = p.nextPath ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, cursorParam));
+    // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
+    // own position, size, total and whether it is the last (Jira's {startAt, maxResults, total, isLast}).
+    if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;
+    if (limitParam !== undefined && typeof body[limitParam] === 'number') body[limitParam] = limit;
+    if (typeof body.total === 'number') body.total = rows.length;
+    if (typeof body.isLast === 'boolean') body.isLast = !more;
+    if (typeof body.is_last === 'boolean') body.is_last = !more;
+    if (typeof body.nextPage === 'string') {
+      if (more && cursorParam !== undefined) {
+        const q = new URLSearchParams(req.query);
+        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+        body.nextPage = `${origin}${req.path}?${q.toString()}`;
+      } else delete body.nextPage;
+    }
+    const nextPath = p.nextPath ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, numericCursor ? '' : cursorParam));
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
@@ -628,7 +702,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof requested === 'number' ? requested : (sc.default_limit ?? 10);
     if (sc.max_limit !== undefined) limit = Math.min(limit, sc.max_limit);
     const cursor = sc.cursor === undefined ? undefined : getPath(body, sc.cursor);
-    return pageOf(op, r.name, rows, { cursorParam: sc.cursor, cursor, offset: 0, numericCursor: false, limit: Math.max(1, limit), nextPath: undefined }, origin, req);
+    return pageOf(op, r.name, rows, { cursorParam: sc.cursor, cursor, offset: 0, numericCursor: false, limit: Math.max(1, limit), limitParam: undefined, nextPath: undefined }, origin, req);
   };
 
   const oauthRoutes =
@@ -660,7 +734,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
     if (checkTokens && op.security.length > 0) {
-      const presented = /^\w+\s+(\S+)\s*$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
       const expiry = grants.expiries.get(presented);
       if (expiry !== undefined && expiry <= Date.now()) {
@@ -688,7 +762,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idParam === undefined ? undefined : pathParams[c.idParam];
+    const id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -707,35 +781,40 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           r.records.size + 1,
         );
         const newRecordId = record[r.idField];
-        merge(record, fields);
+        merge(record, fields, true);
         record[r.idField] = newRecordId;
+        uniqueLookups(r, record, r.records.size + 1);
+        const at = new Date().toISOString();
+        stamp(r, record, 'created', at);
+        stamp(r, record, 'updated', at);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record) });
+        return withHeaders({ status: op.successStatus, json: wrap(op, record, r) });
       }
       case 'get': {
-        let s = r.records.get(id as string);
+        let s = find(r, id as string);
         const sd = sidecar.resources?.[r.name]?.soft_delete;
         if (s !== undefined && isDeleted(r, s) && checked.query[sd?.param ?? sd?.field ?? ''] !== true) s = undefined;
-        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam) : { status: op.successStatus, json: wrap(op, s.record) });
+        return withHeaders(s === undefined ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
-        const s = r.records.get(id as string);
+        const s = find(r, id as string);
         if (s === undefined || isDeleted(r, s)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
-        merge(s.record, fields);
-        touch(r, s.record);
-        return withHeaders({ status: op.successStatus, json: wrap(op, s.record) });
+        merge(s.record, fields, true);
+        stamp(r, s.record, 'updated', new Date().toISOString());
+        return withHeaders({ status: op.successStatus, json: op.successStatus === 204 ? undefined : wrap(op, s.record, r) });
       }
       case 'delete': {
         const sd = sidecar.resources?.[r.name]?.soft_delete;
-        const s = r.records.get(id as string);
+        const s = find(r, id as string);
         if (sd !== undefined && s !== undefined && !isDeleted(r, s)) {
-          setPath(s.record, sd.field, true);
+          // A soft delete flags the record (HubSpot's archive): lists show it only when asked.
           const now = new Date().toISOString();
+          setPath(s.record, sd.field, true);
           if (sd.at !== undefined) setPath(s.record, sd.at, now);
-          touch(r, s.record);
-        } else if (sd !== undefined || !r.records.delete(id as string)) return withHeaders(notFound(op, id as string, c.idParam));
+          stamp(r, s.record, 'updated', now);
+        } else if (sd !== undefined || s === undefined || !r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }
@@ -770,6 +849,19 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       used = 0;
     },
   };
+}
+
+/**
+ * The token a request presents: a bearer (or other scheme's) token as sent; for HTTP basic, the
+ * password of base64(user:password), so a sidecar lists API tokens, not encodings of them.
+ */
+function presentedToken(authorization: string): string | undefined {
+  const m = /^(\w+)\s+(\S+)\s*$/.exec(authorization);
+  if (m === null) return undefined;
+  if ((m[1] as string).toLowerCase() !== 'basic') return m[2];
+  const decoded = Buffer.from(m[2] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
 /** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */

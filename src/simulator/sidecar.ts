@@ -8,16 +8,22 @@
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
  *                   method_not_allowed, rate_limited) to the vendor's.
  *   auth:           tokens: the credentials accepted (default: any present credential).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|seconds.
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   next_cursor (dotted path of the next cursor in list responses).
  *   records:        how many records to seed per resource (default 5).
  *   resources:      per resource (the collection's last path segment): id_field, records;
+ *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
+ *                   lists (more operations that list it: Jira's GET /search/jql for issue);
+ *                   get ({operation, id_query}: a get by a query parameter, Jira's
+ *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
+ *                   on create and update). A resource no item path implies is declared here
+ *                   by its get.
  *                   template (the record new and seeded records start from instead of a sample
  *                   of the schema; strings may hold {{n}}, {{id}}, {{now}}), seed (merged over
- *                   the template for seeded records only), timestamps (record fields set to the
- *                   time on create and on update), soft_delete (DELETE flags the record instead of
- *                   removing it: hidden from get, update and lists unless the list asks for it).
+ *                   the template for seeded records only), soft_delete (DELETE flags the record
+ *                   instead of removing it: hidden from get, update and lists unless the list asks
+ *                   for it); timestamps may name several fields each.
  *   searches:       per operation ("POST /crm/v3/objects/contacts/search"), a search over a
  *                   resource's records with a structured filter body (groups of conditions),
  *                   sorts and a body cursor.
@@ -26,10 +32,16 @@
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
  *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
- *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response.
+ *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
+ *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
+ *   graphql:        for the GraphQL simulator (graphql-simulator.ts) only: the endpoint path, the
+ *                   HTTP status of each error code, the shape of one entry of `errors`, the record
+ *                   fields `filter` arguments may compare, the ordering and archived arguments.
+ *                   auth.header names the credential header (default Authorization; a scheme word
+ *                   such as Bearer before the token is optional there).
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -43,29 +55,54 @@ export interface ErrorOverride {
   message: string;
 }
 
+export interface ResourceSidecar {
+  id_field?: string;
+  records?: number;
+  lookup?: string[];
+  lists?: string[];
+  get?: { operation: string; id_query: string };
+  /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several. */
+  timestamps?: { created?: string | string[]; updated?: string | string[] };
+  template?: Record<string, unknown>;
+  seed?: Record<string, unknown>;
+  soft_delete?: { field: string; at?: string; param?: string };
+}
+
 export interface Sidecar {
   error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string };
+  auth?: { tokens?: string[]; message?: string; header?: string };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
   pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
   records?: number;
   resources?: Record<string, ResourceSidecar>;
   searches?: Record<string, SearchSidecar>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
+  graphql?: GraphqlSidecar;
 }
 
-export interface ResourceSidecar {
-  id_field?: string;
-  records?: number;
-  template?: Record<string, unknown>;
-  seed?: Record<string, unknown>;
-  timestamps?: { created?: string[]; updated?: string[] };
-  soft_delete?: { field: string; at?: string; param?: string };
+/** What a GraphQL schema cannot say about its API (the `graphql` key of a sidecar). */
+export interface GraphqlSidecar {
+  /** The endpoint's path; default /graphql. */
+  path?: string;
+  /** HTTP status per simulator error code (invalid, unauthorized, rate_limited, not_found...); default 400 before execution, 200 for errors of fields. */
+  status?: Record<string, number>;
+  /** The message of an error of a field, by code: a template with {{type}} and {{id}} (not_found: "Entity not found: {{type}}"). */
+  messages?: Record<string, string>;
+  /** One entry of `errors`: a JSON tree whose strings may hold {{message}}, {{code}}, {{status}}; default {message, extensions: {code}}. */
+  error?: Record<string, unknown>;
+  /** Record fields (dotted for a related record's field: team.id) that `filter` arguments may compare; other filter fields are refused. */
+  filters?: string[];
+  /** The name of the filter argument; default filter. */
+  filter_argument?: string;
+  /** The argument whose enum value names the record field lists are sorted by (default orderBy), and the direction (default asc). */
+  order_by?: { argument?: string; direction?: 'asc' | 'desc' };
+  /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
+  archived?: { field?: string; argument?: string };
 }
 
 /**
@@ -101,6 +138,8 @@ export interface SearchSidecar {
 export const SEARCH_OPERATORS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'exists', 'not_exists', 'contains', 'not_contains'] as const;
 export type SearchOperator = (typeof SEARCH_OPERATORS)[number];
 
+const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
+
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
 const SIDECAR_SCHEMA = {
@@ -108,7 +147,7 @@ const SIDECAR_SCHEMA = {
   additionalProperties: false,
   properties: {
     error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
@@ -125,6 +164,7 @@ const SIDECAR_SCHEMA = {
         token_prefix: { type: 'string' },
         expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
+        keep_refresh_token: { type: 'boolean' },
       },
     },
     rate_limit: {
@@ -135,7 +175,7 @@ const SIDECAR_SCHEMA = {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' }, window_ms: { type: 'string' } } },
-        reset: { enum: ['unix', 'seconds'] },
+        reset: { enum: ['unix', 'unix_ms', 'seconds'] },
       },
     },
     pagination: {
@@ -158,13 +198,12 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
+          lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
+          get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
           template: { type: 'object' },
           seed: { type: 'object' },
-          timestamps: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { created: { type: 'array', items: { type: 'string', minLength: 1 } }, updated: { type: 'array', items: { type: 'string', minLength: 1 } } },
-          },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields } },
           soft_delete: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, at: { type: 'string' }, param: { type: 'string' } } },
         },
       },
@@ -197,6 +236,20 @@ const SIDECAR_SCHEMA = {
       },
     },
     unknown_query: { enum: ['reject', 'ignore'] },
+    graphql: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', pattern: '^/' },
+        status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } },
+        error: { type: 'object' },
+        messages: { type: 'object', additionalProperties: { type: 'string' } },
+        filters: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$' } },
+        filter_argument: { type: 'string' },
+        order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
+        archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
+      },
+    },
     sandbox: {
       type: 'object',
       additionalProperties: false,

@@ -97,6 +97,8 @@ const HELPERS: Record<string, Helper> = {
   first: (arr) => (Array.isArray(arr) ? arr[0] : undefined),
   /** The last element of an array (Stripe's starting_after is the last record's id). */
   last: (arr) => (Array.isArray(arr) ? arr[arr.length - 1] : undefined),
+  /** An object's entries as [{key, value}] (Jira's errors: {field: message}, for errors.list); undefined for anything else. */
+  entries: (obj) => (obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? Object.entries(obj).map(([key, value]) => ({ key, value })) : undefined),
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
   /** An object from alternating key/value arguments, dropping undefined values. */

@@ -115,8 +115,10 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   const pag = a.def.pagination as { type?: string; param?: string } | undefined;
   const cursorParam = pag?.param ?? (defs['cursor'] !== undefined ? 'cursor' : undefined);
   if (cursorParam !== undefined && defs[cursorParam] !== undefined) {
-    // A page number for page pagination; else a cursor of the connector's form (default: cursor_encode 2).
-    const cursor = pag?.type === 'page' ? 2 : (NEXT_CURSOR[m.type] ?? Buffer.from(JSON.stringify(2)).toString('base64url'));
+    // A page number for page pagination, a position for integer cursors; else a cursor of the connector's form (default: cursor_encode 2).
+    // An integer cursor param (offset pagination, Jira's startAt) takes a position.
+    const numeric = pag?.type === 'page' || pag?.type === 'offset' || defs[cursorParam]?.type === 'integer';
+    const cursor = numeric ? 2 : (NEXT_CURSOR[m.type] ?? Buffer.from(JSON.stringify(2)).toString('base64url'));
     sets.push([`next page (${cursorParam})`, { ...required, [cursorParam]: cursor }]);
   }
   return sets;

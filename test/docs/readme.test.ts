@@ -11,6 +11,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { SIMULATORS } from '../../src/sandbox/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -61,13 +62,16 @@ function shell(body: string, i: number): string {
   return lines.join('\n');
 }
 
+/** Every port the README's commands open: the service's, `simulate`'s, and each simulator of the sandbox (4010+) and of `serve --sandbox` (4110+). */
+const PORTS = [3000, 3001, 4000, 4020, ...SIMULATORS.flatMap((_, i) => [4010 + i, 4110 + i])].join(' ');
+
 function script(all: Block[]): string {
   const parts = [
     'set -eo pipefail',
     'set -m', // every background job in its own process group, so the whole group can be stopped
     // Stop every background job and wait for them to exit, so the next run finds its ports free.
     // and until their ports are closed (a service may outlive its npm parent while it shuts down).
-    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; for port in 3000 3001 4000 4010 4011 4012 4020 4110 4111 4112; do wait_closed $port || echo "port $port still open" >&2; done; }',
+    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; for port in ${PORTS}; do wait_closed $port || echo "port $port still open" >&2; done; }',
     'trap cleanup EXIT',
     'wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }',
     // Ready when the state file names a live process (a previous run's file names a dead one).

@@ -169,6 +169,22 @@ describe('upstream failures, retries and timeouts', () => {
     }
   });
 
+  it('a reset header in epoch milliseconds (unix_ms) is waited for exactly', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const now = Math.floor(Date.now() / 1000) * 1000 + 250;
+      vi.setSystemTime(now);
+      const reset = now + 400;
+      api.inject({ path: '/items', status: 429, headers: { 'x-ratelimit-requests-reset': String(reset) }, json: {} });
+      const rt = runtime({ retry: { retryAfterHeaders: [{ name: 'X-RateLimit-Requests-Reset', format: 'unix_ms' }] } });
+      await rt.execute('items', 'list', { limit: 1 });
+      expect(rt.lastCall.attempts).toBe(2);
+      expect(rt.lastCall.waitedMs).toBe(400);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('429 every time: rate limited after a bounded number of attempts', async () => {
     api.inject({ path: '/items', status: 429, headers: { 'retry-after': '0' }, json: { error: { message: 'slow down' } }, times: 10 });
     const e = await failure(runtime().execute('items', 'list'));

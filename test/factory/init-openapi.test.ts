@@ -174,9 +174,32 @@ describe('init --from-openapi inferences', () => {
     const { m, report } = await scaffold(file);
     expect(m['auth']).toEqual([
       expect.objectContaining({ name: 'key', type: 'api_key', header: 'X-Api-Key', value: '{{credentials.api_key}}' }),
-      expect.objectContaining({ name: 'basic', type: 'api_key', header: 'Authorization', value: 'Basic {{credentials.basic_credentials}}' }),
+      expect.objectContaining({ name: 'basic', type: 'basic', username: '{{credentials.username}}', password: '{{credentials.password}}' }),
     ]);
+    expect(m['auth'][1].fields).toEqual({ username: expect.objectContaining({ type: 'string' }), password: expect.objectContaining({ type: 'string', secret: true }) });
     expect(report.join('\n')).toMatch(/auth scheme q \(apiKey in query\): not expressible/);
+  });
+
+  it('versioned APIs (Jira-shaped): startAt offsets, a nextPageToken cursor ended by isLast, errorMessages, /search lists, a /myself check', async () => {
+    const q = (name: string, schema: Rec): Rec => ({ name, in: 'query', schema });
+    const file = description({
+      components: { schemas: { Errors: { type: 'object', properties: { errorMessages: { type: 'array', items: { type: 'string' } }, errors: { type: 'object', additionalProperties: { type: 'string' } } } } } },
+      paths: {
+        '/rest/api/3/myself': { get: ok(widget) },
+        '/rest/api/3/widget/search': { get: { parameters: [q('startAt', { type: 'integer', default: 0 }), q('maxResults', { type: 'integer', default: 50 })], ...ok({ type: 'object', properties: { values: { type: 'array', items: widget }, isLast: { type: 'boolean' } } }) } },
+        '/rest/api/3/widget/{widgetIdOrKey}': {
+          get: { parameters: [{ name: 'widgetIdOrKey', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok', content: { 'application/json': { schema: widget } } }, 404: { description: 'no', content: { 'application/json': { schema: { $ref: '#/components/schemas/Errors' } } } } } },
+        },
+        '/rest/api/3/search/jql': { get: { parameters: [q('jql', { type: 'string' }), q('nextPageToken', { type: 'string' }), q('maxResults', { type: 'integer' })], ...ok({ type: 'object', properties: { issues: { type: 'array', items: widget }, nextPageToken: { type: 'string' }, isLast: { type: 'boolean' } } }) } },
+      },
+    });
+    const { m } = await scaffold(file);
+    expect(Object.keys(m['entities']).sort()).toEqual(['jql', 'myself', 'widget']);
+    expect(m['entities'].widget.actions.list.request.path).toBe('/rest/api/3/widget/search');
+    expect(m['entities'].widget.actions.list.pagination).toEqual({ type: 'offset', param: 'start_at', limit_param: 'max_results', default_limit: 50 });
+    expect(m['entities'].jql.actions.list.pagination).toEqual({ type: 'cursor', param: 'next_page_token', next: '{{body.nextPageToken}}', has_more: '{{not body.isLast}}' });
+    expect(m['errors']).toEqual({ message: '{{default (first body.errorMessages) body.message body.error}}' });
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/rest/api/3/myself' } });
   });
 
   it('pagination: an integer offset with a limit', async () => {

@@ -128,7 +128,7 @@ describe('startSandbox with a state file', () => {
 });
 
 describe('simulators from vendor descriptions', () => {
-  it('runs every connector folder with an OpenAPI description and a sidecar on the generic simulator, with the sidecar\'s sample credentials', async () => {
+  it('runs every connector folder with an OpenAPI or GraphQL description and a sidecar on the generic simulator of that format, with the sidecar\'s sample credentials', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-described-'));
     try {
       const write = (type: string, files: Record<string, string>): void => {
@@ -148,12 +148,31 @@ describe('simulators from vendor descriptions', () => {
       const manifest = 'type: widgets\nvendor_description: { path: openapi.json, format: openapi }\n';
       write('widgets', { 'connector.yaml': manifest, 'openapi.json': openapi, 'simulator.yaml': 'auth: { tokens: [tok_1] }\nsandbox: { credentials: { api_token: tok_1 } }\n' });
       write('no-sidecar', { 'connector.yaml': manifest.replace('widgets', 'no-sidecar'), 'openapi.json': openapi });
-      write('graphql', { 'connector.yaml': 'type: graphql\nvendor_description: { path: s.graphql, format: graphql }\n', 's.graphql': 'type Query { a: Int }', 'simulator.yaml': '{}' });
+      write('gadgets', {
+        'connector.yaml': 'type: gadgets\nvendor_description: { path: s.graphql, format: graphql }\n',
+        's.graphql': 'type Query { gadgets: [Gadget!]! } type Gadget { id: ID! name: String! }',
+        'simulator.yaml': 'auth: { tokens: [gql_1] }\nrecords: 3\nsandbox: { credentials: { api_key: gql_1 } }\n',
+      });
+      write('graphql-no-sidecar', { 'connector.yaml': 'type: graphql-no-sidecar\nvendor_description: { path: s.graphql, format: graphql }\n', 's.graphql': 'type Query { a: Int }' });
       write('coded', { 'connector.yaml': manifest.replace('widgets', 'coded'), 'openapi.json': openapi, 'simulator.yaml': '{}' });
 
       const entries = describedSimulators(dir, new Set(['coded']));
-      expect(entries.map((e) => e.type)).toEqual(['widgets']);
-      const entry = entries[0] as (typeof entries)[number];
+      expect(entries.map((e) => e.type)).toEqual(['gadgets', 'widgets']);
+      const gadgets = entries[0] as (typeof entries)[number];
+      const gsim = (await gadgets.start({ port: 0 })) as NonNullable<Awaited<ReturnType<typeof gadgets.start>>>;
+      try {
+        expect(gadgets.credentials(gsim)).toEqual({ api_key: 'gql_1' });
+        const ask = (token: string): Promise<Response> => fetch(`${gsim.url}/graphql`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ gadgets { id name } }' }) });
+        const ok = await ask('gql_1');
+        expect(ok.status).toBe(200);
+        expect(((await ok.json()) as { data: { gadgets: unknown[] } }).data.gadgets).toHaveLength(3);
+        const refused = await ask('other');
+        expect(refused.status).toBe(401);
+        await refused.arrayBuffer();
+      } finally {
+        await gsim.close();
+      }
+      const entry = entries[1] as (typeof entries)[number];
       const sim = (await entry.start({ port: 0 })) as NonNullable<Awaited<ReturnType<typeof entry.start>>>;
       try {
         const credentials = entry.credentials(sim);

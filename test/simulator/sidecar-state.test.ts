@@ -115,6 +115,7 @@ oauth:
   token_path: /oauth/token
   expires_in: 1800
   refresh_tokens: true
+  keep_refresh_token: true
 `;
 
 let sim: OpenApiSimulator;
@@ -223,9 +224,9 @@ describe('oauth: refresh tokens and expiring access tokens', () => {
   }
   const refresh = (token: string) => fetch(`${sim.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: 'sim_client', client_secret: 'sim_secret' }) });
 
-  it('issues expires_in and a refresh token; an expired token is a 401 expired_token; the refresh token gets a new one', async () => {
+  it('issues expires_in and a refresh token; an expired token is a 401 expired_token; the refresh token (kept, keep_refresh_token) gets a new one', async () => {
     const tokens = await grant();
-    expect(tokens).toEqual({ access_token: expect.any(String), token_type: 'Bearer', scope: 'widgets', refresh_token: expect.any(String), expires_in: 1800 });
+    expect(tokens).toEqual({ access_token: expect.any(String), token_type: 'Bearer', scope: 'widgets', refresh_token: expect.stringMatching(/^r_/), expires_in: 1800 });
     expect((await call('GET', '/widgets', undefined, tokens.access_token as string)).status).toBe(200);
     sim.expireAccessTokens();
     const expired = await call('GET', '/widgets', undefined, tokens.access_token as string);
@@ -239,6 +240,8 @@ describe('oauth: refresh tokens and expiring access tokens', () => {
     expect(again.access_token).not.toBe(tokens.access_token);
     expect((await call('GET', '/widgets', undefined, again.access_token as string)).status).toBe(200);
     expect((await refresh('unknown')).status).toBe(400);
+    // Kept: the same refresh token works again.
+    expect((await refresh(tokens.refresh_token as string)).status).toBe(200);
   });
 });
 

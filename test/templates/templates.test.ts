@@ -65,3 +65,17 @@ describe('last', () => {
     expect(compileTemplate('{{last body}}').render({ body: 'abc' })).toBeUndefined();
   });
 });
+
+describe('entries', () => {
+  it("is an object's entries as [{key, value}] (Jira's errors by field), undefined for arrays and scalars", () => {
+    const t = compileTemplate('{{entries body.errors}}');
+    expect(t.render({ body: { errors: { summary: 'You must specify a summary.', project: 'valid project is required' } } })).toEqual([
+      { key: 'summary', value: 'You must specify a summary.' },
+      { key: 'project', value: 'valid project is required' },
+    ]);
+    expect(t.render({ body: { errors: {} } })).toEqual([]);
+    expect(t.render({ body: { errors: ['a'] } })).toBeUndefined();
+    expect(t.render({ body: { errors: 'x' } })).toBeUndefined();
+    expect(compileTemplate("{{first (pluck (entries body.errors) 'value')}}").render({ body: { errors: { a: 'first' } } })).toBe('first');
+  });
+});
