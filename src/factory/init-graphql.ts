@@ -11,7 +11,10 @@
  * - params from the field arguments (a single `input` object is spread into params and put back
  *   in the variables); selections of every scalar field, and `{ id }` of object fields; deprecated
  *   fields, arguments and input fields are left out (the contract test refuses them);
- * - pagination from pageInfo (endCursor/hasNextPage with first/after), else page or offset args.
+ * - pagination from pageInfo (endCursor/hasNextPage with first/after), else page or offset args;
+ * - incremental sync from a filter argument comparing an updatedAt-like field with gt
+ *   (`updated_since` → `filter: {updatedAt: {gt}}`), and removals of archived records when the
+ *   list takes includeArchived and the node has archivedAt.
  *
  * Every query is sent as a document with variables (values are never spliced into query text).
  */
@@ -169,6 +172,28 @@ const query = (op: 'query' | 'mutation', b: Built, field: string, body: string):
 
 const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
+/**
+ * The filter argument of a list field that compares an updatedAt-like scalar field of the node
+ * with gt (or gte): `filter: IssueFilter` where IssueFilter.updatedAt is a comparator with gt.
+ */
+function incrementalFilter(field: GraphQLField<unknown, unknown>, node: GraphQLObjectType): { arg: string; field: string; op: string; and: boolean } | undefined {
+  for (const a of field.args) {
+    const t = getNamedType(a.type);
+    if (!isInputObjectType(t) || a.name === 'input') continue;
+    const fields = t.getFields();
+    for (const name of ['updatedAt', 'updated_at', 'modifiedAt', 'modified_at', 'lastModified']) {
+      const cmp = fields[name];
+      const own = node.getFields()[name];
+      if (cmp === undefined || own === undefined || !isScalarType(getNamedType(own.type))) continue;
+      const ct = getNamedType(cmp.type);
+      if (!isInputObjectType(ct)) continue;
+      const op = ['gt', 'gte', 'after'].find((o) => ct.getFields()[o] !== undefined);
+      if (op !== undefined) return { arg: a.name, field: name, op, and: fields['and'] !== undefined && isListType(getNullableType(fields['and'].type)) };
+    }
+  }
+  return undefined;
+}
+
 export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): Promise<Scaffold> {
   let schema: GraphQLSchema;
   try {
@@ -240,6 +265,33 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
     } else report.push(`${name}.list (${field.name}): no pagination inferred`);
     actions['list'] = list;
 
+    // Incremental sync: a filter argument comparing an updatedAt-like field of the node (Linear's
+    // `filter: {updatedAt: {gt}}`) gives an updated_since param and sync.incremental; an
+    // includeArchived-like argument with an archivedAt-like field, the removals of archived records.
+    let sync: Obj | undefined;
+    const since = incrementalFilter(field, node);
+    if (since !== undefined && lb.params['updated_since'] === undefined) {
+      const filterParam = safeName(since.arg);
+      const part = `(when params.updated_since (object '${since.field}' (object '${since.op}' params.updated_since)))`;
+      lb.params['updated_since'] = { type: 'string', format: 'date-time', description: `Only records whose ${since.field} is after this time (${since.arg}.${since.field}.${since.op})` };
+      lb.variables[since.arg] =
+        lb.params[filterParam] === undefined
+          ? `{{${part}}}`
+          : since.and
+            ? `{{default (when (and params.updated_since params.${filterParam}) (object 'and' (array ${part} params.${filterParam}))) ${part} params.${filterParam}}}`
+            : `{{default ${part} params.${filterParam}}}`;
+      list['params'] = lb.params;
+      ((list['request'] as Obj)['graphql'] as Obj)['variables'] = lb.variables;
+      sync = { incremental: { param: 'updated_since', cursor_field: since.field } };
+      guess([...at, 'sync'], `incremental sync through ${since.arg}.${since.field}.${since.op}; deletes are found by the periodic full refresh`);
+      const archivedArg = field.args.find((a) => /^include_?archived$/i.test(a.name) && getNamedType(a.type).name === 'Boolean');
+      const archivedField = Object.values(node.getFields()).find((f) => /^archived_?at$/i.test(f.name) && isScalarType(getNamedType(f.type)));
+      if (archivedArg !== undefined && archivedField !== undefined && lb.params[safeName(archivedArg.name)] !== undefined) {
+        sync['removals'] = { entity: name, since_param: 'updated_since', params: { [safeName(archivedArg.name)]: true }, when: `{{record.${archivedField.name}}}`, id: `{{record.${node.getFields()['id'] !== undefined ? 'id' : since.field}}}` };
+        guess([...at, 'sync', 'removals'], `records archived since the last run (${archivedArg.name}: true, ${archivedField.name} set) are removed from search`);
+      }
+    }
+
     // get: a root field returning one node with an id argument, else the list filtered by ids.
     const one = Object.values(queryType.getFields()).find((f) => {
       const s = shapeOf(f);
@@ -310,7 +362,7 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
     const primaryKey = pk ?? 'id';
     const pkSchema = properties[primaryKey] as Obj;
     if (Array.isArray(pkSchema['type'])) pkSchema['type'] = (pkSchema['type'] as string[])[0];
-    entities[name] = { title: node.name, primary_key: primaryKey, record: { type: 'object', required: [primaryKey], properties }, actions };
+    entities[name] = { title: node.name, primary_key: primaryKey, record: { type: 'object', required: [primaryKey], properties }, actions, ...(sync !== undefined ? { sync } : {}) };
   }
 
   const manifest: Obj = {

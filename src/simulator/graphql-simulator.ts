@@ -386,6 +386,8 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     return n;
   };
   const connection = (rows: Rec[], args: Rec): Rec => {
+    // Backward pages are not simulated: say so rather than answer the first page.
+    for (const a of ['last', 'before']) if (args[a] !== undefined && args[a] !== null) throw fieldError('invalid', `The simulator pages forward only (first/after); ${a} is not simulated`);
     const limit = pageSize(args);
     let offset = 0;
     if (typeof args['after'] === 'string' && args['after'] !== '') {

@@ -9,8 +9,9 @@
 import type { ValidateFunction } from 'ajv';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv } from '../../src/manifest/index.ts';
+import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
@@ -103,6 +104,31 @@ describe('credential check (GET /rest/api/3/myself)', () => {
     const e = await failure(runtime({ ...BASIC, api_token: 'revoked' }).check());
     expect(e.code).toBe('upstream_credentials_rejected');
     expect(e.message).toMatch(/Client must be authenticated/);
+  });
+});
+
+describe('OAuth 2.0 (3LO)', () => {
+  it('consent URL with audience and prompt, code exchange against the simulated flow, then calls through /ex/jira/<cloud id>', async () => {
+    const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
+    const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
+    const consent = new URL(authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-9', authorizeUrl: onSim(variant.authorize_url) }));
+    expect(consent.searchParams.get('audience')).toBe('api.atlassian.com');
+    expect(consent.searchParams.get('prompt')).toBe('consent');
+    expect(consent.searchParams.get('scope')).toBe('read:jira-work write:jira-work read:jira-user offline_access');
+    const back = new URL((await fetch(consent, { redirect: 'manual' })).headers.get('location') as string);
+    expect(back.searchParams.get('state')).toBe('st-9');
+    const client = { clientId: sim.oauth.clientId, clientSecret: sim.oauth.clientSecret, tokenUrl: onSim(variant.token_url) };
+    const tokens = await exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb');
+    expect(tokens.access_token).toEqual(expect.any(String));
+    expect(tokens.expires_at).toBeGreaterThan(Date.now() / 1000);
+    // The cloud id is the caller's to add (from accessible-resources), beside the tokens.
+    const creds = { ...tokens, cloud_id: OAUTH.cloud_id };
+    const rt = new ConnectorRuntime(manifest, creds as never, { baseUrl: sim.url, limiter: null });
+    expect(rt.authVariant).toBe('oauth');
+    expect((await rt.check()).checked).toBe(true);
+    expect(sent('/rest/api/3/myself').at(-1)?.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
+    // Without the cloud id the OAuth variant does not match: refused before anything is sent.
+    expect(() => new ConnectorRuntime(manifest, tokens as never, { limiter: null })).toThrow(/match no credential variant of jira/);
   });
 });
 
@@ -284,7 +310,7 @@ describe('errors and rate limits', () => {
 
   it('a 429 with a short Retry-After is retried', async () => {
     let calls = 0;
-    const flaky = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const flaky = (async (input: string | URL | Request, init?: RequestInit) => {
       if (calls++ === 0) return new Response(JSON.stringify({ errorMessages: ['Rate limit exceeded'] }), { status: 429, headers: { 'retry-after': '0', 'content-type': 'application/json' } });
       return fetch(input, init);
     }) as typeof fetch;
@@ -321,7 +347,7 @@ for (const [name, open, skipped] of dialectCases())
       await engine.register(id);
       const full = await engine.runOnce(id);
       expect(full).toMatchObject({ full: true, entities: { issues: { records: 5 }, projects: { records: 5 }, users: { records: 5 } } });
-      const issues = [...upstream.resources.get('issue')!.records.values()].map((s) => s.record);
+      const issues = [...upstream.resources.get('issue')!.records.values()].map((s) => s.record as Rec);
       const mark = Math.max(...issues.map((r) => Date.parse(r.fields.updated)));
 
       upstream.requests.length = 0;

@@ -7,6 +7,8 @@
  * credential check; a full then incremental sync with an edit and an archived issue.
  */
 import type { ValidateFunction } from 'ajv';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
@@ -86,6 +88,13 @@ describe('the manifest', () => {
   it('names where its schema came from', () => {
     expect((manifest.manifest as Rec)['vendor_description']).toMatchObject({ path: 'schema.graphql', format: 'graphql', licence: 'MIT', trimmed_by: 'derive.mjs' });
   });
+
+  // The unpacked SDK (npm pack @linear/sdk@98.0.0) where the development machine keeps it.
+  const SDK = process.env['LINEAR_SDK_DTS'] ?? '/work/vendor/linear-sdk-98.0.0/package/dist/index-D2pH4Pk9.d.mts';
+  it.skipIf(!existsSync(SDK))('schema.graphql is exactly what derive.mjs makes from the SDK', () => {
+    const out = execFileSync(process.execPath, ['connectors/linear/derive.mjs', SDK], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(out).toBe(readFileSync('connectors/linear/schema.graphql', 'utf8'));
+  }, 60_000);
 });
 
 describe('every entity × action through the interpreter', () => {
@@ -218,6 +227,15 @@ describe('errors, rate limits and auth', () => {
     const page = (await rt.execute('teams', 'list', {})) as ListEnvelope;
     expect(page.data.length).toBe(stored('Team').length);
     expect(rt.lastCall.attempts).toBe(2);
+  });
+
+  it('the SDK\'s words work too: extensions.type "ratelimited" in a 200, "authentication error" in a 400', async () => {
+    sim.inject({ path: '/graphql', status: 200, json: { data: null, errors: [{ message: 'Too many requests', extensions: { type: 'ratelimited', userError: false } }] } });
+    const rt = new ConnectorRuntime(manifest, { api_key: apiKey }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } });
+    await rt.execute('teams', 'list', {});
+    expect(rt.lastCall.attempts).toBe(2);
+    sim.inject({ path: '/graphql', status: 400, json: { errors: [{ message: 'Authentication required, not authenticated', extensions: { type: 'authentication error', userError: true } }] } });
+    expect((await failure(list('teams'))).code).toBe('upstream_credentials_rejected');
   });
 
   it('over the simulated limit: a 400 RATELIMITED with X-RateLimit-Requests-* headers, waited out until the reset (epoch ms)', async () => {

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { buildSchema, graphql, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { ConnectorRuntime } from '../../src/index.ts';
+import { loadManifestFile } from '../../src/manifest/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
 
 const TRACKER = 'test/fixtures/graphql/tracker.graphql';
@@ -99,6 +101,33 @@ describe('init --from-graphql', () => {
     const schema = buildSchema(readFileSync(TRACKER, 'utf8'));
     for (const [where, q] of documents(m)) expect(validate(schema, parse(q)).map((e) => e.message), where).toEqual([]);
     expect((await runSwitchboard(['validate', '--connectors', out])).code).toBe(0);
+  });
+
+  it('a filter comparing updatedAt gives updated_since and an incremental sync; includeArchived with archivedAt, removals; deprecated fields are left out', async () => {
+    const TICKETS = 'test/fixtures/factory/tickets.graphql';
+    const out = join(root, 'tickets');
+    const r = await runSwitchboard(['init', 'tickets', '--from-graphql', TICKETS, '--endpoint', 'https://api.tickets.test/graphql', '--entities', 'tickets,members', '--out', out]);
+    expect(r.stderr).toBe('');
+    const m = loadManifestFile(join(out, 'tickets', 'connector.yaml'));
+    const tickets = m.entities.get('tickets')!;
+    expect(tickets.def.sync).toEqual({
+      incremental: { param: 'updated_since', cursor_field: 'updatedAt' },
+      removals: { entity: 'tickets', since_param: 'updated_since', params: { include_archived: true }, when: '{{record.archivedAt}}', id: '{{record.id}}' },
+    });
+    // members takes no filter: no sync is guessed.
+    expect(m.entities.get('members')!.def.sync).toBeUndefined();
+    expect(Object.keys(tickets.def.record.properties as Rec)).not.toContain('legacyRank');
+    const schema = buildSchema(readFileSync(TICKETS, 'utf8'));
+    const rt = new ConnectorRuntime(m, { token: 't' } as never, { limiter: null });
+    const variables = (params: Rec): Rec => {
+      const body = JSON.parse(rt.render(tickets.actions.get('list')!, params).init.body as string) as { query: string; variables: Rec };
+      expect(validate(schema, parse(body.query))).toEqual([]);
+      return body.variables;
+    };
+    expect(variables({ updated_since: '2026-01-31T12:00:00.000Z' })['filter']).toEqual({ updatedAt: { gt: '2026-01-31T12:00:00.000Z' } });
+    expect(variables({ filter: { id: { eq: 'a' } } })['filter']).toEqual({ id: { eq: 'a' } });
+    expect(variables({ updated_since: '2026-01-31T12:00:00.000Z', filter: { id: { eq: 'a' } } })['filter']).toEqual({ and: [{ updatedAt: { gt: '2026-01-31T12:00:00.000Z' } }, { id: { eq: 'a' } }] });
+    expect(variables({})['filter']).toBeUndefined();
   });
 
   it('runs unedited through exec against a server of the same schema', async () => {

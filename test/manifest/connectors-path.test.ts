@@ -30,7 +30,7 @@ describe('connector search path', () => {
     setConnectorsPath([connectorsDir([{ folder: 'notes2', type: 'notes2', title: 'Notes two' }])]);
     // Every built-in folder (connectors/<type>/connector.yaml), then the outside one.
     const builtIn = readdirSync('connectors').filter((d) => existsSync(join('connectors', d, 'connector.yaml'))).sort();
-    expect(builtIn).toEqual(expect.arrayContaining(['granola', 'hubspot', 'intercom', 'monday']));
+    expect(builtIn).toEqual(expect.arrayContaining(['granola', 'hubspot', 'intercom', 'jira', 'monday']));
     expect([...connectorRegistry().keys()]).toEqual([...builtIn, 'notes2']);
     const sim = await startGranolaSimulator({ size: 3, rateLimit: false });
     try {

@@ -55,6 +55,7 @@ describe('manifest loader', () => {
     ['call value in a response', mutate((m) => (m.entities.notes.actions.list.response.records = '{{call.id}}')), 'entities.notes.actions.list.response.records', /unknown variable "call.id"/],
     ['next_url on a POST', mutate((m) => Object.assign(m.entities.notes.actions.list, { request: { ...m.entities.notes.actions.list.request, method: 'POST' }, pagination: { type: 'next_url', next: '{{body.links.next}}' } })), 'entities.notes.actions.list.pagination.type', /follows the URL of the next page with GET/],
     ['next_url without next', mutate((m) => (m.entities.notes.actions.list.pagination = { type: 'next_url' })), 'entities.notes.actions.list.pagination', /missing required key "next"/],
+    ['retry header in an unknown format', mutate((m) => (m.retry = { retry_after_headers: [{ name: 'X-Reset', format: 'unix_minutes' }] })), 'retry.retry_after_headers.0.format', /must be one of|seconds, unix_seconds, unix_ms, http_date/],
     ['form body on a GET', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /a GET request carries no body/],
     ['form encoding without a body', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /body_encoding: form needs a body/],
     ['form body that is a list', mutate((m) => Object.assign(m.entities.notes.actions.list.request, { method: 'POST', body_encoding: 'form', body: ['{{params.cursor}}'] })), 'entities.notes.actions.list.request.body', /a form body must be an object/],
@@ -75,6 +76,11 @@ describe('manifest loader', () => {
     const example = doc.split('```yaml\n')[1]?.split('```')[0] ?? '';
     expect(example).toContain('type: granola');
     expect(problems(example)).toEqual([]);
+  });
+
+  it('retry headers may be read as epoch milliseconds (unix_ms, Linear\'s X-RateLimit-Requests-Reset)', () => {
+    const m = loadManifestText(mutate((x) => (x.retry = { retry_after_headers: [{ name: 'X-RateLimit-Requests-Reset', format: 'unix_ms' }] })), 'test.yaml');
+    expect(m.manifest.retry?.retry_after_headers).toEqual([{ name: 'X-RateLimit-Requests-Reset', format: 'unix_ms' }]);
   });
 
   it('reports line and column of the offending node', () => {

@@ -202,6 +202,8 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
   it.each([
     ['intercom', 'contacts', 'list', { per_page: 2 }],
     ['monday', 'users', 'list', {}],
+    // Linear on the generic GraphQL simulator: its sidecar's OAuth flow issues refresh tokens.
+    ['linear', 'issues', 'list', { first: 2 }],
   ])('creates a %s connector through the simulated OAuth provider and executes', async (type, entity, action, params) => {
     if (sandbox.connectors[type] === undefined) return;
     const secret = (await dance(type)).location.searchParams.get('secret_id') as string;

@@ -1,6 +1,6 @@
 /**
  * The generic GraphQL simulator on a schema it has no code for: our own tracker API
- * (test/fixtures/factory/tracker.graphql). Documents validated against the schema, errors in
+ * (test/fixtures/factory/tickets.graphql). Documents validated against the schema, errors in
  * GraphQL's {errors: [...]} shape with the sidecar's codes and statuses, deterministic seeded
  * records, Relay connections (nodes, edges, pageInfo), a record by id, create/update/archive
  * mutations that persist, the filters, ordering and archived records the sidecar declares, auth
@@ -16,7 +16,7 @@ import { parseSidecar, startGraphqlSimulator, type GraphqlSimulator, type Sideca
 import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
 
 type Rec = Record<string, any>;
-const TRACKER = new URL('../fixtures/factory/tracker.graphql', import.meta.url).pathname;
+const TICKETS = new URL('../fixtures/factory/tickets.graphql', import.meta.url).pathname;
 
 async function post(sim: GraphqlSimulator, query: string, variables: Rec = {}, headers: Record<string, string> = { authorization: 'tok' }, path = '/graphql'): Promise<{ status: number; headers: Headers; body: Rec }> {
   const res = await fetch(`${sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
@@ -32,7 +32,7 @@ const SIDECAR: Sidecar = {
 describe('a schema it has no code for', () => {
   let sim: GraphqlSimulator;
   beforeAll(async () => {
-    sim = await startGraphqlSimulator({ schema: TRACKER, sidecar: SIDECAR, seed: 4 });
+    sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: SIDECAR, seed: 4 });
   });
   afterAll(() => sim.close());
   beforeEach(() => sim.reset());
@@ -41,8 +41,8 @@ describe('a schema it has no code for', () => {
     expect([...sim.resources.keys()].sort()).toEqual(['Board', 'Member', 'Ticket']);
     const q = '{ tickets(first: 5) { nodes { id title status points board { id title } owner { id } createdAt } } }';
     const a = (await post(sim, q)).body;
-    const twin = await startGraphqlSimulator({ schema: TRACKER, sidecar: SIDECAR, seed: 4 });
-    const other = await startGraphqlSimulator({ schema: TRACKER, sidecar: SIDECAR, seed: 5 });
+    const twin = await startGraphqlSimulator({ schema: TICKETS, sidecar: SIDECAR, seed: 4 });
+    const other = await startGraphqlSimulator({ schema: TICKETS, sidecar: SIDECAR, seed: 5 });
     try {
       expect((await post(twin, q)).body).toEqual(a);
       expect((await post(other, q)).body['data']['tickets']['nodes'][0]['id']).not.toBe(a['data']['tickets']['nodes'][0]['id']);
@@ -94,6 +94,8 @@ describe('a schema it has no code for', () => {
     expect((await post(sim, q, {})).body['data']['tickets']['nodes']).toHaveLength(3);
     const bad = await post(sim, q, { after: 'not-a-cursor' });
     expect(bad.body['errors'][0]['message']).toMatch(/not a cursor/);
+    const backward = await post(sim, '{ tickets(last: 2) { nodes { id } } }');
+    expect(backward.body['errors'][0]['message']).toMatch(/pages forward only/);
   });
 
   it('answers a record by id, a list filtered by ids, and the viewer; a missing id is an error beside null data', async () => {
@@ -173,7 +175,7 @@ describe('a schema it has no code for', () => {
 describe('the sidecar', () => {
   it('checks tokens in the header it names, with or without a scheme word; renames codes, shapes error entries, sets statuses and messages', async () => {
     const sim = await startGraphqlSimulator({
-      schema: TRACKER,
+      schema: TICKETS,
       sidecar: {
         auth: { tokens: ['k1'], header: 'X-Api-Key', message: 'Bad key' },
         error: { codes: { unauthorized: 'AUTH', not_found: 'MISSING', invalid: 'BAD_DOC' } },
@@ -198,7 +200,7 @@ describe('the sidecar', () => {
   });
 
   it('rate limits with the headers it names', async () => {
-    const sim = await startGraphqlSimulator({ schema: TRACKER, sidecar: { rate_limit: { limit: 2, window_seconds: 60, headers: { limit: 'X-Limit', remaining: 'X-Remaining', reset: 'X-Reset' }, reset: 'unix_ms' } } });
+    const sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: { rate_limit: { limit: 2, window_seconds: 60, headers: { limit: 'X-Limit', remaining: 'X-Remaining', reset: 'X-Reset' }, reset: 'unix_ms' } } });
     try {
       const first = await post(sim, '{ me { id } }');
       expect(first.headers.get('x-limit')).toBe('2');
@@ -216,7 +218,7 @@ describe('the sidecar', () => {
   });
 
   it('runs an OAuth flow whose refresh tokens are used once', async () => {
-    const sim = await startGraphqlSimulator({ schema: TRACKER, sidecar: { auth: { tokens: [] }, oauth: { authorize_path: '/oauth/authorize', token_path: '/oauth/token', refresh_tokens: true } } });
+    const sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: { auth: { tokens: [] }, oauth: { authorize_path: '/oauth/authorize', token_path: '/oauth/token', refresh_tokens: true } } });
     try {
       const consent = await fetch(`${sim.url}/oauth/authorize?client_id=sim_client&redirect_uri=https://app.example/cb&state=s`, { redirect: 'manual' });
       const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
@@ -249,7 +251,7 @@ describe('switchboard simulate --graphql, and init from the same schema', () => 
   let url: string;
   let printed: { base_url: string; endpoint: string; resources: Record<string, { records: number }> };
   beforeAll(async () => {
-    const run = await startSwitchboard(['simulate', '--graphql', TRACKER, '--port', '0', '--seed', '2'], /^}$/, { deadlineMs: 60_000 });
+    const run = await startSwitchboard(['simulate', '--graphql', TICKETS, '--port', '0', '--seed', '2'], /^}$/, { deadlineMs: 60_000 });
     stop = run.stop;
     printed = JSON.parse(run.lines.join('\n')) as typeof printed;
     url = printed.base_url;
@@ -265,7 +267,7 @@ describe('switchboard simulate --graphql, and init from the same schema', () => 
 
   it('the scaffolded manifest lists, gets, creates and updates against it with no edit', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sb-init-gql-')), 'connectors');
-    const init = await runSwitchboard(['init', 'tracker', '--from-graphql', TRACKER, '--endpoint', 'https://tracker.example/graphql', '--entities', 'tickets', '--out', out]);
+    const init = await runSwitchboard(['init', 'tracker', '--from-graphql', TICKETS, '--endpoint', 'https://tracker.example/graphql', '--entities', 'tickets', '--out', out]);
     expect(init.code, init.stderr).toBe(0);
     const exec = async (action: string, params: Rec, extra: string[] = []): Promise<Rec> => {
       const r = await runSwitchboard(['exec', 'tracker', 'tickets', action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out, ...extra], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }) });

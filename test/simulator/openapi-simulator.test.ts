@@ -342,3 +342,84 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect(((await again.json()) as Rec).type).toBe('error.list');
   });
 });
+
+describe('Jira’s vendored description and sidecar: resources the sidecar shapes, startAt pages, basic tokens', () => {
+  const JIRA = new URL('../../connectors/jira/', import.meta.url).pathname;
+  let sim: OpenApiSimulator;
+  const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`dev@acme.test:${password}`).toString('base64')}` });
+  const ok = basic('sim-jira-api-token');
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${JIRA}jira-platform-v3.json`, sidecar: `${JIRA}simulator.yaml`, seed: 4 });
+  }, 60_000);
+  afterAll(() => sim.close());
+
+  it('checks an HTTP basic token by its password; a bearer token as it is', async () => {
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, ok)).status).toBe(200);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: 'Bearer sim-jira-oauth-token' })).status).toBe(200);
+    const refused = await call(sim, 'GET', '/rest/api/3/myself', undefined, basic('wrong'));
+    expect(refused.status).toBe(401);
+    // Error body keys are templates: no field, no entry in errors.
+    expect(refused.body).toEqual({ errorMessages: ['Client must be authenticated to access this resource.'], errors: {} });
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` })).status).toBe(401);
+  });
+
+  it('a 400 names the field in errors, keyed by it', async () => {
+    const r = await call(sim, 'GET', '/rest/api/3/search/jql?maxResults=ten', undefined, ok);
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ errorMessages: ['maxResults must be integer'], errors: { maxResults: 'maxResults must be integer' } });
+  });
+
+  it('lookup: an item path names a record by id or by its own unique key; timestamps: seeded fixed, set on create and update', async () => {
+    const projects = [...sim.resources.get('project')!.records.values()].map((s) => s.record);
+    expect(new Set(projects.map((p) => p.key)).size).toBe(5);
+    const p = projects[2]!;
+    expect((await call(sim, 'GET', `/rest/api/3/project/${String(p.key)}`, undefined, ok)).body).toEqual(p);
+    expect((await call(sim, 'GET', `/rest/api/3/project/${String(p.id)}`, undefined, ok)).body).toEqual(p);
+    const issues = [...sim.resources.get('issue')!.records.values()].map((s) => s.record as Rec & { fields: Rec });
+    expect(issues.map((i) => i.fields.updated)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z', '2026-01-01T00:03:00.000Z', '2026-01-01T00:04:00.000Z']);
+
+    // A create answers in its own response schema (CreatedIssue: id, key, self, ...), not the whole record.
+    const made = await call(sim, 'POST', '/rest/api/3/issue', { fields: { summary: 'Made', project: { key: 'ENG' } } }, ok);
+    expect(made.status).toBe(201);
+    expect(Object.keys(made.body).sort()).toEqual(['id', 'key', 'self']);
+    const stored = sim.resources.get('issue')!.records.get(String(made.body.id))!.record as Rec & { fields: Rec };
+    expect(stored.fields).toMatchObject({ summary: 'Made', project: { key: 'ENG' }, created: expect.stringMatching(/^20\d\d-/) });
+    // An update sets the nested fields it names and keeps the others.
+    const put = await call(sim, 'PUT', `/rest/api/3/issue/${String(made.body.key)}?returnIssue=true`, { fields: { summary: 'Renamed' } }, ok);
+    expect(put.status).toBe(200);
+    expect(put.body.fields).toMatchObject({ summary: 'Renamed', project: { key: 'ENG' } });
+  });
+
+  it('lists: the sidecar names more list operations (JQL search); a /search path beside the item path lists it', async () => {
+    const search = await call(sim, 'GET', '/rest/api/3/search/jql?maxResults=2', undefined, ok);
+    expect((search.body.issues as Rec[]).map((i) => i.id)).toEqual([...sim.resources.get('issue')!.records.keys()].slice(0, 2));
+    expect(search.body).toMatchObject({ isLast: false, nextPageToken: expect.any(String) });
+    const next = await call(sim, 'GET', `/rest/api/3/search/jql?maxResults=2&nextPageToken=${String(search.body.nextPageToken)}`, undefined, ok);
+    expect((next.body.issues as Rec[])[0]?.id).toBe([...sim.resources.get('issue')!.records.keys()][2]);
+
+    const page = await call(sim, 'GET', '/rest/api/3/project/search?maxResults=2&startAt=2', undefined, ok);
+    // A numeric cursor is echoed: the page's startAt, its size, the total, isLast, and the next page's URL.
+    expect(page.body).toMatchObject({ startAt: 2, maxResults: 2, total: 5, isLast: false, nextPage: expect.stringContaining('startAt=4') });
+    expect(page.body.values).toHaveLength(2);
+    const last = await call(sim, 'GET', '/rest/api/3/project/search?maxResults=2&startAt=4', undefined, ok);
+    expect(last.body).toMatchObject({ startAt: 4, total: 5, isLast: true });
+    expect(last.body.values).toHaveLength(1);
+    expect('nextPage' in last.body).toBe(false);
+  });
+
+  it('get by a query parameter (GET /rest/api/3/user?accountId=), listed by /users/search', async () => {
+    const users = (await call(sim, 'GET', '/rest/api/3/users/search?maxResults=10', undefined, ok)).body as unknown as Rec[];
+    expect(users).toHaveLength(5);
+    const u = users[3]!;
+    expect((await call(sim, 'GET', `/rest/api/3/user?accountId=${String(u.accountId)}`, undefined, ok)).body).toEqual(u);
+    const missing = await call(sim, 'GET', '/rest/api/3/user?accountId=nobody', undefined, ok);
+    expect(missing.status).toBe(404);
+    expect(missing.body.errorMessages).toEqual(['Specified user does not exist or you do not have required permissions']);
+  });
+
+  it('refuses a sidecar that names an operation the description lacks, or an unknown resource key', async () => {
+    await expect(startOpenApiSimulator({ description: `${JIRA}jira-platform-v3.json`, sidecar: { resources: { issue: { lists: ['GET /rest/api/3/search'] } } } })).rejects.toThrow(/resources\.issue\.lists names GET \/rest\/api\/3\/search, which is not an operation/);
+    expect(() => parseSidecar('resources: { issue: { lookups: [key] } }')).toThrow(/lookups/);
+    expect(() => parseSidecar('resources: { user: { get: { operation: "POST /x", id_query: a } } }')).toThrow(/pattern/);
+  });
+});
