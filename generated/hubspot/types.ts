@@ -14,7 +14,7 @@ export interface HubspotPrivateAppCredentials {
 private_app_token: string
 }
 
-export interface HubspotOauth2Credentials {
+export interface HubspotOauthCredentials {
 access_token: string
 refresh_token?: string
 /**
@@ -23,7 +23,7 @@ refresh_token?: string
 expires_at?: number
 }
 
-export type HubspotCredentials = HubspotPrivateAppCredentials | HubspotOauth2Credentials;
+export type HubspotCredentials = HubspotPrivateAppCredentials | HubspotOauthCredentials;
 
 export interface HubspotContactsRecord {
 id: string

@@ -80,7 +80,7 @@ describe('the manifest', () => {
   it('has a private app bearer variant and an OAuth variant with HubSpot\'s URLs, refresh and expiry', () => {
     expect(manifest.manifest.auth.map((v) => [v.name, v.type])).toEqual([
       ['private_app', 'bearer'],
-      ['oauth2', 'oauth2'],
+      ['oauth', 'oauth2'],
     ]);
     const oauth = manifest.manifest.auth[1] as OAuth2Auth;
     expect(oauth).toMatchObject({ authorize_url: 'https://app.hubspot.com/oauth/authorize', token_url: 'https://api.hubapi.com/oauth/v1/token', refreshes: true, expires: true, token_request_auth: 'client_secret_post' });
@@ -212,7 +212,7 @@ describe('hubspot errors and rate limits', () => {
 });
 
 describe('hubspot auth and check', () => {
-  const variant = manifest.manifest.auth.find((v) => v.name === 'oauth2') as OAuth2Auth;
+  const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
   const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
   const client = () => ({ clientId: sim.oauth.clientId, clientSecret: sim.oauth.clientSecret, tokenUrl: onSim(variant.token_url) });
 
@@ -232,7 +232,7 @@ describe('hubspot auth and check', () => {
     expect(tokens.expires_at! - Math.floor(Date.now() / 1000)).toBeGreaterThan(1790);
     expect(tokens.expires_at! - Math.floor(Date.now() / 1000)).toBeLessThanOrEqual(1800);
     const rt = new ConnectorRuntime(manifest, tokens, { baseUrl: sim.url, oauthClient: client() });
-    expect(rt.authVariant).toBe('oauth2');
+    expect(rt.authVariant).toBe('oauth');
     const page = (await rt.execute('deals', 'list', { limit: 1 })) as ListEnvelope;
     expect(page.data).toHaveLength(1);
     expect(sent('/crm/v3/objects/deals').at(-1)!.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
@@ -279,7 +279,7 @@ describe('hubspot auth and check', () => {
     expect(sent('/crm/v3/objects/contacts').at(-1)!.query.get('limit')).toBe('1');
     const tokens = await grant();
     const viaOauth = connect('hubspot', { credentials: tokens as never, baseUrl: sim.url, oauthClient: client() });
-    expect(viaOauth.authVariant).toBe('oauth2');
+    expect(viaOauth.authVariant).toBe('oauth');
     expect((await viaOauth.check()).checked).toBe(true);
     expect((await failure(hubspot({ private_app_token: 'pat-na1-revoked' }).check())).code).toBe('upstream_credentials_rejected');
   });
