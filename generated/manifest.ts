@@ -883,6 +883,10 @@ params: {
  */
 deletes?: ("full_refresh" | "none")
 /**
+ * Records the sync's own pages report as deleted (context: record), e.g. an export that keeps deleted records with a status (Zendesk: "{{eq record.status 'deleted'}}"): they are deleted from search instead of stored, in full and incremental runs.
+ */
+deleted_when?: string
+/**
  * Incremental runs: records removed upstream since the last run (deleted, archived), read from another list such as an activity log and deleted from search. With for_each, that list is read once per parent, with the same param.
  */
 removals?: {

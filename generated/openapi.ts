@@ -3145,6 +3145,426 @@ export interface components {
                 has_more: boolean;
             };
         };
+        /**
+         * ZendeskExecuteRequest
+         * @description Execute on a Zendesk connector (type zendesk)
+         */
+        ZendeskExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tickets";
+            params?: components["schemas"]["ZendeskTicketsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tickets";
+            params: components["schemas"]["ZendeskTicketsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tickets";
+            params: components["schemas"]["ZendeskTicketsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tickets";
+            params: components["schemas"]["ZendeskTicketsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tickets";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "ticket_comments";
+            params: components["schemas"]["ZendeskTicketCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "ticket_comments";
+            params: components["schemas"]["ZendeskTicketCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "ticket_comments";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["ZendeskUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["ZendeskUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["ZendeskUsersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["ZendeskUsersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "organizations";
+            params?: components["schemas"]["ZendeskOrganizationsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "organizations";
+            params: components["schemas"]["ZendeskOrganizationsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "organizations";
+            params: components["schemas"]["ZendeskOrganizationsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "organizations";
+            params: components["schemas"]["ZendeskOrganizationsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "organizations";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["ZendeskGroupsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["ZendeskGroupsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["ZendeskGroupsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["ZendeskGroupsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** ZendeskGroupsCreateParams */
+        ZendeskGroupsCreateParams: {
+            description?: string;
+            is_public?: boolean;
+            name: string;
+        };
+        /** ZendeskGroupsGetParams */
+        ZendeskGroupsGetParams: {
+            /** @description The ID of the group */
+            group_id: number;
+        };
+        /** ZendeskGroupsListParams */
+        ZendeskGroupsListParams: {
+            /** @description Whether to exclude deleted groups. */
+            exclude_deleted?: boolean;
+            /** @description Cursor pagination: the meta.after_cursor of the previous page. */
+            page_after?: string;
+            /** @description Cursor pagination: the meta.before_cursor of the next page. */
+            page_before?: string;
+            /**
+             * @description Cursor pagination: the number of records per page (at most 100).
+             * @default 100
+             */
+            page_size: number;
+        };
+        /** ZendeskGroupsUpdateParams */
+        ZendeskGroupsUpdateParams: {
+            description?: string;
+            /** @description The ID of the group */
+            group_id: number;
+            is_public?: boolean;
+            name?: string;
+        };
+        /** ZendeskOrganizationsCreateParams */
+        ZendeskOrganizationsCreateParams: {
+            details?: string;
+            domain_names?: string[];
+            external_id?: string;
+            group_id?: number;
+            name: string;
+            notes?: string;
+            organization_fields?: Record<string, never>;
+            shared_comments?: boolean;
+            shared_tickets?: boolean;
+            tags?: string[];
+        };
+        /** ZendeskOrganizationsGetParams */
+        ZendeskOrganizationsGetParams: {
+            /** @description The ID of an organization */
+            organization_id: number;
+        };
+        /** ZendeskOrganizationsListParams */
+        ZendeskOrganizationsListParams: {
+            /** @description Cursor pagination: the meta.after_cursor of the previous page. */
+            page_after?: string;
+            /** @description Cursor pagination: the meta.before_cursor of the next page. */
+            page_before?: string;
+            /**
+             * @description Cursor pagination: the number of records per page (at most 100).
+             * @default 100
+             */
+            page_size: number;
+        };
+        /** ZendeskOrganizationsUpdateParams */
+        ZendeskOrganizationsUpdateParams: {
+            details?: string;
+            domain_names?: string[];
+            external_id?: string;
+            group_id?: number;
+            name?: string;
+            notes?: string;
+            organization_fields?: Record<string, never>;
+            /** @description The ID of an organization */
+            organization_id: number;
+            shared_comments?: boolean;
+            shared_tickets?: boolean;
+            tags?: string[];
+        };
+        /** ZendeskTicketCommentsCreateParams */
+        ZendeskTicketCommentsCreateParams: {
+            author_id?: number;
+            /** @description The comment in plain text */
+            body?: string;
+            /** @description The comment as HTML */
+            html_body?: string;
+            /** @description true for a public reply, false for an internal note */
+            public?: boolean;
+            /** @description The ID of the ticket */
+            ticket_id: number;
+            /** @description Upload tokens of attachments */
+            uploads?: string[];
+        };
+        /** ZendeskTicketCommentsListParams */
+        ZendeskTicketCommentsListParams: {
+            /**
+             * @description Includes inline images in the attachments list.
+             * @default false
+             */
+            include_inline_images: boolean;
+            /** @description Cursor pagination: the meta.after_cursor of the previous page. */
+            page_after?: string;
+            /** @description Cursor pagination: the meta.before_cursor of the next page. */
+            page_before?: string;
+            /**
+             * @description Cursor pagination: the number of records per page (at most 100).
+             * @default 100
+             */
+            page_size: number;
+            /** @description The ID of the ticket */
+            ticket_id: number;
+        };
+        /** ZendeskTicketsCreateParams */
+        ZendeskTicketsCreateParams: {
+            assignee_email?: string;
+            assignee_id?: number;
+            brand_id?: number;
+            collaborator_ids?: number[];
+            /** @description A comment added to the ticket by the create or update that carries it. */
+            comment: {
+                author_id?: number;
+                /** @description The comment in plain text (Markdown is not rendered). */
+                body?: string;
+                html_body?: string;
+                /** @description true for a public reply, false for an internal note */
+                public?: boolean;
+                uploads?: string[];
+            };
+            custom_fields?: Record<string, never>[];
+            /** Format: date-time */
+            due_at?: string;
+            external_id?: string;
+            group_id?: number;
+            organization_id?: number;
+            /** @enum {string} */
+            priority?: "urgent" | "high" | "normal" | "low";
+            problem_id?: number;
+            requester_id?: number;
+            /** @enum {string} */
+            status?: "new" | "open" | "pending" | "hold" | "solved" | "closed";
+            subject?: string;
+            submitter_id?: number;
+            tags?: string[];
+            ticket_form_id?: number;
+            /** @enum {string} */
+            type?: "problem" | "incident" | "question" | "task";
+        };
+        /** ZendeskTicketsGetParams */
+        ZendeskTicketsGetParams: {
+            /** @description The ID of the ticket */
+            ticket_id: number;
+        };
+        /** ZendeskTicketsListParams */
+        ZendeskTicketsListParams: {
+            /** @description Lists tickets by external id. */
+            external_id?: string;
+            /** @description Cursor pagination: the meta.after_cursor of the previous page. */
+            page_after?: string;
+            /** @description Cursor pagination: the meta.before_cursor of the next page. */
+            page_before?: string;
+            /**
+             * @description Cursor pagination: the number of records per page (at most 100).
+             * @default 100
+             */
+            page_size: number;
+        };
+        /** ZendeskTicketsUpdateParams */
+        ZendeskTicketsUpdateParams: {
+            assignee_email?: string;
+            assignee_id?: number;
+            brand_id?: number;
+            collaborator_ids?: number[];
+            /** @description A comment added to the ticket by the create or update that carries it. */
+            comment?: {
+                author_id?: number;
+                /** @description The comment in plain text (Markdown is not rendered). */
+                body?: string;
+                html_body?: string;
+                /** @description true for a public reply, false for an internal note */
+                public?: boolean;
+                uploads?: string[];
+            };
+            custom_fields?: Record<string, never>[];
+            /** Format: date-time */
+            due_at?: string;
+            external_id?: string;
+            group_id?: number;
+            organization_id?: number;
+            /** @enum {string} */
+            priority?: "urgent" | "high" | "normal" | "low";
+            problem_id?: number;
+            requester_id?: number;
+            safe_update?: boolean;
+            /** @enum {string} */
+            status?: "new" | "open" | "pending" | "hold" | "solved" | "closed";
+            subject?: string;
+            submitter_id?: number;
+            tags?: string[];
+            ticket_form_id?: number;
+            /** @description The ID of the ticket */
+            ticket_id: number;
+            /** @enum {string} */
+            type?: "problem" | "incident" | "question" | "task";
+            /** Format: date-time */
+            updated_stamp?: string;
+        };
+        /** ZendeskUsersCreateParams */
+        ZendeskUsersCreateParams: {
+            alias?: string;
+            custom_role_id?: number;
+            default_group_id?: number;
+            details?: string;
+            email?: string;
+            external_id?: string;
+            locale?: string;
+            name: string;
+            notes?: string;
+            organization_id?: number;
+            phone?: string;
+            /** @enum {string} */
+            role?: "end-user" | "agent" | "admin";
+            signature?: string;
+            suspended?: boolean;
+            tags?: string[];
+            time_zone?: string;
+            user_fields?: Record<string, never>;
+            verified?: boolean;
+        };
+        /** ZendeskUsersGetParams */
+        ZendeskUsersGetParams: {
+            /** @description The id of the user */
+            user_id: number;
+        };
+        /** ZendeskUsersListParams */
+        ZendeskUsersListParams: {
+            /** @description Lists users by external id. */
+            external_id?: string;
+            /** @description Cursor pagination: the meta.after_cursor of the previous page. */
+            page_after?: string;
+            /** @description Cursor pagination: the meta.before_cursor of the next page. */
+            page_before?: string;
+            /**
+             * @description Cursor pagination: the number of records per page (at most 100).
+             * @default 100
+             */
+            page_size: number;
+            /** @description For custom roles on Enterprise plans; filters by the role id. */
+            permission_set?: number;
+            /**
+             * @description Filters the results by role.
+             * @enum {string}
+             */
+            role?: "end-user" | "agent" | "admin";
+        };
+        /** ZendeskUsersUpdateParams */
+        ZendeskUsersUpdateParams: {
+            alias?: string;
+            custom_role_id?: number;
+            default_group_id?: number;
+            details?: string;
+            email?: string;
+            external_id?: string;
+            locale?: string;
+            name?: string;
+            notes?: string;
+            organization_id?: number;
+            phone?: string;
+            /** @enum {string} */
+            role?: "end-user" | "agent" | "admin";
+            signature?: string;
+            suspended?: boolean;
+            tags?: string[];
+            time_zone?: string;
+            user_fields?: Record<string, never>;
+            /** @description The id of the user */
+            user_id: number;
+            verified?: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -4216,7 +4636,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"];
+                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

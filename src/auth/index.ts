@@ -68,6 +68,30 @@ export function redactCredentials(variant: CompiledAuthVariant, credentials: Cre
   return Object.fromEntries(Object.entries(credentials).map(([k, v]) => [k, variant.secretFields.includes(k) ? '[redacted]' : v]));
 }
 
+/** What one URL variable may be (as for base URLs): one host label or path segment. */
+const URL_TOKEN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$|^[A-Za-z0-9]$/;
+
+/**
+ * An OAuth URL of the variant with its `{{credentials.<field>}}` variables filled in (Zendesk's
+ * `https://{{credentials.subdomain}}.zendesk.com/oauth/tokens`): each value must match its field's
+ * pattern and be one URL-safe token, so the flow can only reach a host under the vendor's domain.
+ * A missing or refused value is invalid_credentials.
+ */
+export function oauthUrl(variant: OAuth2Auth, url: string, credentials: Credentials = {}): string {
+  if (!url.includes('{{')) return url;
+  return url.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_, expr: string) => {
+    const name = /^credentials\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expr)?.[1];
+    const value = name === undefined ? undefined : credentials[name];
+    const pattern = name === undefined ? undefined : variant.fields[name]?.pattern;
+    const fits = typeof value === 'string' && URL_TOKEN.test(value) && (pattern === undefined || new RegExp(`^(?:${pattern})$`, 'u').test(value));
+    if (!fits) {
+      const message = value === undefined || value === '' ? 'is required (it is part of the OAuth URLs)' : 'must be one host label or path segment matching its pattern';
+      throw new SwitchboardError('invalid_credentials', `${variant.name}: ${expr} ${message}`, { errors: [{ path: `/${name ?? expr}`, message }] });
+    }
+    return value;
+  });
+}
+
 /** OAuth app settings of a deployment (hosted mode) or of the caller (library mode). */
 export interface OAuthClient {
   clientId: string;
@@ -90,6 +114,7 @@ async function tokenRequest(
   form: Record<string, string>,
   fetchImpl: FetchLike,
   timeoutMs: number,
+  credentials: Credentials = {},
 ): Promise<TokenSet> {
   const body = new URLSearchParams(form);
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
@@ -100,7 +125,7 @@ async function tokenRequest(
     body.set('client_id', client.clientId);
     body.set('client_secret', client.clientSecret);
   }
-  const url = client.tokenUrl ?? variant.token_url;
+  const url = client.tokenUrl ?? oauthUrl(variant, variant.token_url, credentials);
   let res: Response;
   try {
     res = await fetchImpl(url, { method: 'POST', headers, body: body.toString(), signal: AbortSignal.timeout(timeoutMs) });
@@ -129,7 +154,7 @@ async function tokenRequest(
   return tokens;
 }
 
-/** Exchange an authorization code for tokens at the variant's token URL. */
+/** Exchange an authorization code for tokens at the variant's token URL (its variables from `credentials`, e.g. the subdomain). */
 export function exchangeAuthorizationCode(
   variant: OAuth2Auth,
   client: OAuthClient,
@@ -137,14 +162,15 @@ export function exchangeAuthorizationCode(
   redirectUri: string,
   fetchImpl: FetchLike = fetch,
   timeoutMs = 30_000,
+  credentials: Credentials = {},
 ): Promise<TokenSet> {
-  return tokenRequest(variant, client, { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, fetchImpl, timeoutMs);
+  return tokenRequest(variant, client, { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, fetchImpl, timeoutMs, credentials);
 }
 
 /** Get a new access token with a refresh token; keeps the old refresh token if none is returned. */
-export async function refreshAccessToken(variant: OAuth2Auth, client: OAuthClient, refreshToken: string, fetchImpl: FetchLike = fetch, timeoutMs = 30_000): Promise<TokenSet> {
+export async function refreshAccessToken(variant: OAuth2Auth, client: OAuthClient, refreshToken: string, fetchImpl: FetchLike = fetch, timeoutMs = 30_000, credentials: Credentials = {}): Promise<TokenSet> {
   try {
-    const t = await tokenRequest(variant, client, { grant_type: 'refresh_token', refresh_token: refreshToken }, fetchImpl, timeoutMs);
+    const t = await tokenRequest(variant, client, { grant_type: 'refresh_token', refresh_token: refreshToken }, fetchImpl, timeoutMs, credentials);
     return { ...t, refresh_token: t.refresh_token ?? refreshToken };
   } catch (e) {
     if (e instanceof SwitchboardError) throw new SwitchboardError('oauth_refresh_failed', e.message, { details: e.details, cause: e });
@@ -152,9 +178,9 @@ export async function refreshAccessToken(variant: OAuth2Auth, client: OAuthClien
   }
 }
 
-/** The consent URL for the authorization-code flow. */
-export function authorizeUrl(variant: OAuth2Auth, o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string }): string {
-  const url = new URL(o.authorizeUrl ?? variant.authorize_url);
+/** The consent URL for the authorization-code flow; `credentials` fill the URL's variables (a Zendesk subdomain). */
+export function authorizeUrl(variant: OAuth2Auth, o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string; credentials?: Credentials }): string {
+  const url = new URL(o.authorizeUrl ?? oauthUrl(variant, variant.authorize_url, o.credentials));
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', o.clientId);
   url.searchParams.set('redirect_uri', o.redirectUri);

@@ -500,7 +500,7 @@ export class ConnectorRuntime {
       const client: OAuthClient | undefined =
         this.options.oauthClient ?? (typeof cid === 'string' && typeof csec === 'string' ? { clientId: cid, clientSecret: csec } : undefined);
       if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
-      const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs);
+      const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs, this.credentials);
       const fields = Object.keys(v.fields);
       const updated: Credentials = { ...this.credentials };
       for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;

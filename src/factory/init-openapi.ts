@@ -515,7 +515,8 @@ function messagePath(schema: OpenApiSchema | undefined, depth: number): string[]
   const props = propertiesOf(schema);
   const strings = props.find(([k, v]) => /^(error_?messages|messages)$/i.test(k) && isArraySchema(v) && flatten(flatten(v)['items'])['type'] === 'string');
   if (strings) return [strings[0], FIRST];
-  for (const key of ['message', 'error_description', 'detail', 'error_message', 'title']) {
+  // description: Zendesk's {error: "RecordNotFound", description: "Not found"}; error only as a string.
+  for (const key of ['message', 'error_description', 'detail', 'error_message', 'title', 'description', 'error']) {
     const p = props.find(([k, v]) => k === key && !isObjectSchema(v) && !isArraySchema(v));
     if (p) return [p[0]];
   }
@@ -680,17 +681,21 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
   const limit = query.find((p) => LIMIT_PARAMS.includes(norm(p.original)));
   for (const p of query) {
     const n = norm(p.original);
-    if (!CURSOR_PARAMS.includes(n)) continue;
+    if (!CURSOR_PARAMS.includes(n) && !CURSOR_PARAMS.includes(norm(/\[(\w+)\]$/.exec(p.original)?.[1] ?? ''))) continue;
     const stringy = p.schema['type'] === 'string' || (Array.isArray(p.schema['type']) && (p.schema['type'] as string[]).includes('string'));
     if (n === 'offset' && !stringy) continue;
     // The response field that carries the next value: one named like the param, under a "next" parent preferably, else a next-cursor name.
-    const same = fields.filter((f) => norm(f.path.at(-1)!) === n);
+    // A bracketed param (Zendesk's page[after]) also matches its inner name with "cursor" (meta.after_cursor).
+    const inner = /\[(\w+)\]$/.exec(p.original)?.[1];
+    const names = inner === undefined ? [n] : [n, `${norm(inner)}cursor`, norm(inner)];
+    const same = names.map((name) => fields.filter((f) => norm(f.path.at(-1)!) === name)).find((list) => list.length > 0) ?? [];
     const next = same.find((f) => f.path.some((s) => /next/i.test(s))) ?? same[0] ?? fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean');
     if (next === undefined) continue;
     const tpl = bodyAt(next.path);
     return {
       pagination: { type: 'cursor', param: p.name, next: tpl, ...(hasMore ? { has_more: hasMore.tpl } : {}) },
-      meta: tpl,
+      // With a has_more flag the cursor may stay set on the last page (Zendesk's meta.after_cursor): null there.
+      meta: hasMore ? `{{when ${/\s/.test(hasMore.tpl.slice(2, -2)) ? `(${hasMore.tpl.slice(2, -2)})` : hasMore.tpl.slice(2, -2)} ${['body', ...next.path].join('.')}}}` : tpl,
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
     };
   }

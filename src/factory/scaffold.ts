@@ -39,7 +39,9 @@ export function shortText(text: unknown, max = 160): string | undefined {
   const plain = text
     .replace(/<[^>]+>/g, '')
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[*`_]{1,2}/g, '')
+    // Markdown emphasis, but not the underscores inside names (meta.after_cursor).
+    .replace(/[*`]{1,2}/g, '')
+    .replace(/(^|[^A-Za-z0-9])_{1,2}([^_]+?)_{1,2}(?![A-Za-z0-9])/g, '$1$2')
     .trim();
   const first = (plain.split(/\n\s*\n|\n/)[0] ?? '').trim();
   const sentence = /^(.+?[.!?])(\s|$)/.exec(first)?.[1] ?? first;

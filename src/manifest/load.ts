@@ -372,6 +372,16 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
   baseUrl(['base_url', 'default'], m.base_url.default, anyFields);
   for (const [r, u] of Object.entries(m.base_url.regions ?? {})) baseUrl(['base_url', 'regions', r], u, anyFields);
   m.auth.forEach((v, i) => baseUrl(['auth', i, 'base_url'], v.base_url, v.fields));
+  // OAuth URLs may name the account's host the same way (https://{{credentials.subdomain}}.zendesk.com/oauth/tokens).
+  m.auth.forEach((v, i) => {
+    if (v.type !== 'oauth2') return;
+    for (const key of ['authorize_url', 'token_url'] as const) {
+      if (!v[key].includes('{{')) continue;
+      baseUrl(['auth', i, key], v[key], v.fields);
+      const t = baseUrls.get(v[key]);
+      if (t !== undefined && t.references.some(([root]) => root !== 'credentials')) check.add(['auth', i, key], 'an OAuth URL variable must be a credential field of its variant (credentials.<name>)');
+    }
+  });
   for (const [k, f] of Object.entries(m.config ?? {})) {
     if (f?.pattern === undefined) continue;
     let re: RegExp | undefined;
@@ -582,6 +592,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         check.template([...rat, 'id'], rm.id, { roots: new Set(['record']), config });
         if (rm.when !== undefined) check.template([...rat, 'when'], rm.when, { roots: new Set(['record']), config });
       }
+      if (sync.deleted_when !== undefined) check.template([...sat, 'deleted_when'], sync.deleted_when, { roots: new Set(['record']), config });
       if (sync.hydrate !== undefined) {
         const get = entity.actions['get'];
         if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);

@@ -518,6 +518,11 @@ export const MANIFEST_SCHEMA = {
           properties: { action: { const: 'get' }, params: { type: 'object', additionalProperties: template } },
         },
         deletes: { enum: ['full_refresh', 'none'], description: 'How records deleted upstream are detected; default full_refresh.' },
+        deleted_when: {
+          ...template,
+          description:
+            "Records the sync's own pages report as deleted (context: record), e.g. an export that keeps deleted records with a status (Zendesk: \"{{eq record.status 'deleted'}}\"): they are deleted from search instead of stored, in full and incremental runs.",
+        },
         removals: {
           type: 'object',
           additionalProperties: false,

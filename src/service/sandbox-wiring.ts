@@ -25,7 +25,8 @@ export function simulatorOAuthApp(sim: Record<string, unknown>, baseUrl: string,
   const variant = manifest?.manifest.auth.find((v): v is OAuth2Auth => v.type === 'oauth2');
   if (clientId === undefined || clientSecret === undefined || variant === undefined) return undefined;
   const onSimulator = (url: string): string => {
-    const u = new URL(url);
+    // Only the path and query count (the host may be a variable: https://{{credentials.subdomain}}.zendesk.com).
+    const u = new URL(url.replace(/\{\{[^}]*\}\}/g, 'x'));
     return `${baseUrl}${u.pathname}${u.search}`;
   };
   return {

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient, type OAuthGrants } from './oauth.ts';
-import { loadSidecar, SEARCH_OPERATORS, type ErrorOverride, type SearchOperator, type SearchSidecar, type Sidecar } from './sidecar.ts';
+import { loadSidecar, SEARCH_OPERATORS, type ErrorOverride, type Pagination, type SearchOperator, type SearchSidecar, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -146,11 +146,19 @@ function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Reco
 
 const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
 
-/** The envelope key of a single-record body (`{data: {...}}`), or undefined for a bare record. */
-function envelopeOf(d: Description, schema: Json | undefined): string | undefined {
+/** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
+function singularOf(name: string): string {
+  if (/ies$/.test(name)) return name.replace(/ies$/, 'y');
+  if (/(ss|x|ch|sh)es$/.test(name)) return name.replace(/es$/, '');
+  return name.replace(/s$/, '');
+}
+
+/** The envelope key of a single-record body (`{data: {...}}`, Zendesk's `{ticket: {...}}`), or undefined for a bare record. */
+function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
-  const key = ENVELOPE_KEYS.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]));
+  const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
+  const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
   return key !== undefined && keys.length <= 3 ? key : undefined;
 }
 
@@ -367,15 +375,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const resources = new Map<string, Resource>();
   for (const [name, idParam] of itemNames) {
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
-    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef));
+    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
     const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
-  // What the sidecar adds: resources no item path implies (by their get), gets by a query
-  // parameter, and more operations that list a resource.
+  // What the sidecar adds: resources no item path implies (by their get, or by their lists: Zendesk's
+  // /tickets/{ticket_id}/comments, listed per parent), gets by a query parameter, and more
+  // operations that list a resource (exports).
   const opByKey = (key: string, what: string): Operation => {
     const op = d.operations.find((o) => o.key === key);
     if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
@@ -385,15 +394,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (rs.get !== undefined) {
       const getOp = opByKey(rs.get.operation, `${name}.get`);
       if (!resources.has(name)) {
-        const env = envelopeOf(d, d.schemaAt(getOp.responseRef));
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
         const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
         resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
       }
       classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
     }
     for (const key of rs.lists ?? []) {
-      opByKey(key, `${name}.lists`);
-      if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}.lists: no resource ${name} (no item path names it and no get is declared)`);
+      const listOp = opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) {
+        // No item path and no get: the records are the items of the list's array.
+        const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfProperty(d, listOp.responseRef, arrayKey);
+        const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
+        if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
+        const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+        resources.set(name, { name, idField: rs.id_field ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
       classified.set(key, { kind: 'list', resource: name });
     }
   }
@@ -401,6 +418,16 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
     const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
     for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, at);
+  };
+  /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
+  const softDeleted = (r: Resource, record: Json): boolean => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd !== undefined && getPath(record, sd.field) === (sd.value === undefined ? true : sd.value);
+  };
+  /** The query param that asks a list or get for soft-deleted records: soft_delete.param, else a boolean flag's own name (archived). */
+  const softDeleteParam = (r: Resource): string | undefined => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd === undefined ? undefined : (sd.param ?? (sd.value === undefined || sd.value === true ? sd.field : undefined));
   };
   /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
   const uniqueLookups = (r: Resource, record: Json, n: number): void => {
@@ -430,15 +457,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (rs?.template !== undefined) record = fillRecord(record, { n, now, id: String(newId) }) as Json;
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
-    if (rs?.soft_delete !== undefined) {
+    // A boolean soft-delete flag starts false (HubSpot's archived); a mark by value is the record's own.
+    if (rs?.soft_delete !== undefined && (rs.soft_delete.value === undefined || rs.soft_delete.value === true)) {
       setPath(record, rs.soft_delete.field, false);
       if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);
     }
     return record;
-  };
-  const isDeleted = (r: Resource, s: StoredRecord): boolean => {
-    const sd = sidecar.resources?.[r.name]?.soft_delete;
-    return sd !== undefined && getPath(s.record, sd.field) === true;
   };
 
   // Seed: records sampled from each resource's schema (or the sidecar's template and seed), ids
@@ -511,7 +535,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- handlers
   const wrap = (op: Operation, record: unknown, r?: Resource): unknown => {
-    const env = envelopeOf(d, d.schemaAt(op.responseRef));
+    const env = envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
     if (env === undefined) {
       // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
       // the record's fields that schema declares.
@@ -525,7 +549,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef));
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef), classified.get(op.key)?.resource);
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
@@ -551,13 +575,49 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       record[k] = v;
     }
   };
+  /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
+  const takeNested = (op: Operation, fields: Json): { resource: Resource; value: Json; echo: string | undefined }[] => {
+    const out: { resource: Resource; value: Json; echo: string | undefined }[] = [];
+    for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
+      for (const w of conf.created_by ?? []) {
+        if (w.operation !== op.key || !(w.field in fields)) continue;
+        const value = fields[w.field];
+        delete fields[w.field];
+        const resource = resources.get(name);
+        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) out.push({ resource, value: value as Json, echo: w.echo });
+      }
+    }
+    return out;
+  };
+  /** Store the nested records under their parent (the last path param of their list), and echo them into the answer. */
+  const applyNested = (nested: { resource: Resource; value: Json; echo: string | undefined }[], parentId: string, json: unknown): void => {
+    for (const n of nested) {
+      const listKey = sidecar.resources?.[n.resource.name]?.lists?.[0];
+      const listOp = d.operations.find((o) => o.key === listKey);
+      const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
+      const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
+      merge(record, n.value);
+      let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
+      record[n.resource.idField] = id;
+      const at = new Date().toISOString();
+      stamp(n.resource, record, 'created', at);
+      stamp(n.resource, record, 'updated', at);
+      n.resource.records.set(String(id), { record, parents: parentParam === undefined ? {} : { [parentParam]: parentId } });
+      if (n.echo !== undefined && json !== null && typeof json === 'object') setPath(json as Json, n.echo, [clone(record)]);
+    }
+  };
   const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
 
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
-    const pag = sidecar.pagination ?? {};
+    // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
+    const opConf = sidecar.operations?.[op.key];
+    const pag = opConf?.pagination ?? sidecar.pagination ?? {};
+    // Exports (operations with their own pagination or a since param) show soft-deleted records; lists do not.
+    const exporting = opConf?.pagination !== undefined || opConf?.since !== undefined;
     const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
@@ -565,15 +625,20 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
     if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
     limit = Math.max(1, limit);
-    const handled = new Set([cursorParam, pageParam, limitParam]);
-    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v));
-    // Soft-deleted records are listed only when asked for (HubSpot's archived=true lists only them).
-    const sd = sidecar.resources?.[r.name]?.soft_delete;
-    if (sd !== undefined) {
-      const param = sd.param ?? sd.field;
-      handled.add(param);
-      const want = query[param] === true || query[param] === 'true';
-      rows = rows.filter((s) => isDeleted(r, s) === want);
+    const since = opConf?.since;
+    const handled = new Set([cursorParam, pageParam, limitParam, since?.param]);
+    // Soft-deleted records: exports show them, lists do not, unless the list asks for only them
+    // (the soft_delete param: HubSpot's archived=true).
+    const deletedParam = softDeleteParam(r);
+    if (deletedParam !== undefined) handled.add(deletedParam);
+    const onlyDeleted = deletedParam !== undefined && (query[deletedParam] === true || query[deletedParam] === 'true');
+    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)));
+    if (since !== undefined) {
+      // Changed at or after the param (Unix seconds), oldest change first.
+      const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
+      const from = query[since.param];
+      if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
+      rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
     }
     // Filters: query params named like a record field keep the records whose field (or its id) equals them.
     for (const [name, value] of Object.entries(query)) {
@@ -590,7 +655,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let offset: number | undefined = 0;
     if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
     else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
-    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, nextPath: pag.next_cursor }, origin, req);
+    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, nextPath: pag.next_cursor, pag }, origin, req);
   };
 
   /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
@@ -598,11 +663,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     op: Operation,
     resource: string,
     all: Json[],
-    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; limitParam: string | undefined; nextPath: string | undefined },
+    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; limitParam: string | undefined; nextPath: string | undefined; pag: Pagination },
     origin: string,
     req: SimRequest,
   ): SimResponse => {
-    const { cursorParam, numericCursor, limit, limitParam } = p;
+    const { cursorParam, numericCursor, limit, limitParam, pag } = p;
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, resource);
@@ -646,10 +711,26 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
         if ('link' in holder) holder.link = `${origin}${req.path}?${q.toString()}`;
-      } else if (d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable === true || !nextPath.includes('.')) body[top] = null;
-      // Where the field may not be null (HubSpot's paging), the last page leaves it out.
-      else delete body[top];
+      } else {
+        // Null the cursor's "next" holder (Asana's next_page, Intercom's pages.next), else the cursor
+        // itself: siblings such as Zendesk's meta.has_more stay.
+        const parts = nextPath.split('.');
+        const holder = parts.slice(0, -1).findIndex((p) => /next/i.test(p));
+        setPath(body, holder === -1 ? nextPath : parts.slice(0, holder + 1).join('.'), null);
+        // A holder left with nothing but nulls that the schema does not let be null goes (HubSpot's
+        // paging is absent on the last page).
+        const topValue = body[top];
+        if (parts.length > 1 && isPlainObject(topValue) && Object.values(topValue).every((v) => v === null) && d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable !== true) delete body[top];
+      }
     }
+    if (pag.next_url !== undefined) {
+      // The next page's URL: the same query with the next cursor (an export's start time stays: the cursor is an offset into what it selects).
+      const q = new URLSearchParams(req.query);
+      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+      setPath(body, pag.next_url, more ? `${origin}${req.path}?${q.toString()}` : null);
+    }
+    if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
+    if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
     for (const total of ['total_count', 'total']) if (total in body && typeof body[total] === 'number') body[total] = rows.length;
     return { status: op.successStatus, json: body };
@@ -681,7 +762,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         }),
       );
     const text = sc.query === undefined ? undefined : getPath(body, sc.query);
-    let rows = [...r.records.values()].filter((x) => !isDeleted(r, x)).map((x) => x.record).filter(matches);
+    let rows = [...r.records.values()].filter((x) => !softDeleted(r, x.record)).map((x) => x.record).filter(matches);
     if (typeof text === 'string' && text !== '') rows = rows.filter((rec) => JSON.stringify(sc.fields_at === undefined ? rec : getPath(rec, sc.fields_at)).toLowerCase().includes(text.toLowerCase()));
     const sorts = sc.sort === undefined ? [] : ((getPath(body, sc.sort.by) as unknown[] | undefined) ?? []);
     const keys = sorts.map((k) =>
@@ -702,7 +783,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let limit = typeof requested === 'number' ? requested : (sc.default_limit ?? 10);
     if (sc.max_limit !== undefined) limit = Math.min(limit, sc.max_limit);
     const cursor = sc.cursor === undefined ? undefined : getPath(body, sc.cursor);
-    return pageOf(op, r.name, rows, { cursorParam: sc.cursor, cursor, offset: 0, numericCursor: false, limit: Math.max(1, limit), limitParam: undefined, nextPath: undefined }, origin, req);
+    return pageOf(op, r.name, rows, { cursorParam: sc.cursor, cursor, offset: 0, numericCursor: false, limit: Math.max(1, limit), limitParam: undefined, nextPath: undefined, pag: {} }, origin, req);
   };
 
   const oauthRoutes =
@@ -742,7 +823,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op));
+      // Retry-After (seconds), the HTTP standard's wait: until the window ends.
+      const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, { 'Retry-After': wait }));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -771,6 +854,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
         const fields = unwrapBody(op, checked.body);
+        const nested = takeNested(op, fields);
         const record = newRecord(
           r,
           (like) => {
@@ -788,33 +872,43 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         stamp(r, record, 'created', at);
         stamp(r, record, 'updated', at);
         r.records.set(String(newRecordId), { record, parents: { ...pathParams } });
-        return withHeaders({ status: op.successStatus, json: wrap(op, record, r) });
+        const json = wrap(op, record, r);
+        applyNested(nested, String(newRecordId), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'get': {
         let s = find(r, id as string);
-        const sd = sidecar.resources?.[r.name]?.soft_delete;
-        if (s !== undefined && isDeleted(r, s) && checked.query[sd?.param ?? sd?.field ?? ''] !== true) s = undefined;
+        const deletedParam = softDeleteParam(r);
+        // A soft-deleted record is gone, unless the get asks for it (HubSpot's archived=true).
+        if (s !== undefined && softDeleted(r, s.record) && (deletedParam === undefined || checked.query[deletedParam] !== true)) s = undefined;
         return withHeaders(s === undefined ? notFound(op, id as string, c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record) });
       }
       case 'update': {
         const s = find(r, id as string);
-        if (s === undefined || isDeleted(r, s)) return withHeaders(notFound(op, id as string, c.idParam));
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
+        const nested = takeNested(op, fields);
         merge(s.record, fields, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
-        return withHeaders({ status: op.successStatus, json: op.successStatus === 204 ? undefined : wrap(op, s.record, r) });
+        const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r);
+        applyNested(nested, String(s.record[r.idField]), json);
+        return withHeaders({ status: op.successStatus, json });
       }
       case 'delete': {
         const sd = sidecar.resources?.[r.name]?.soft_delete;
         const s = find(r, id as string);
-        if (sd !== undefined && s !== undefined && !isDeleted(r, s)) {
-          // A soft delete flags the record (HubSpot's archive): lists show it only when asked.
+        if (s === undefined || softDeleted(r, s.record)) return withHeaders(notFound(op, id as string, c.idParam));
+        // soft_delete keeps the record, marked (and stamped with `at`), for the lists and exports that report deletions.
+        if (sd !== undefined) {
           const now = new Date().toISOString();
-          setPath(s.record, sd.field, true);
+          setPath(s.record, sd.field, sd.value === undefined ? true : sd.value);
           if (sd.at !== undefined) setPath(s.record, sd.at, now);
           stamp(r, s.record, 'updated', now);
-        } else if (sd !== undefined || s === undefined || !r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
+          // An answer with a body shows the marked record (Zendesk's deleted user, active false).
+          return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : wrap(op, s.record) });
+        }
+        if (!r.records.delete(String(s.record[r.idField]))) return withHeaders(notFound(op, id as string, c.idParam));
         return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : sample(op.responseRef) });
       }
     }

@@ -10,20 +10,28 @@
  *   auth:           tokens: the credentials accepted (default: any present credential).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
- *                   next_cursor (dotted path of the next cursor in list responses).
+ *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
+ *                   next page's URL, null on the last), has_more (true but on the last page),
+ *                   done (true on the last page: Zendesk's end_of_stream).
  *   records:        how many records to seed per resource (default 5).
  *   resources:      per resource (the collection's last path segment): id_field, records;
  *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
  *                   lists (more operations that list it: Jira's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, Jira's
  *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
- *                   on create and update). A resource no item path implies is declared here
- *                   by its get.
- *                   template (the record new and seeded records start from instead of a sample
- *                   of the schema; strings may hold {{n}}, {{id}}, {{now}}), seed (merged over
- *                   the template for seeded records only), soft_delete (DELETE flags the record
- *                   instead of removing it: hidden from get, update and lists unless the list asks
- *                   for it); timestamps may name several fields each.
+ *                   on create and update); soft_delete ({field, value}: DELETE marks the record,
+ *                   which get, update and lists then ignore and exports still show); created_by
+ *                   ([{operation, field, echo}]: a field of that operation's body creates a record
+ *                   of this resource under the written record, echoed at the dotted path echo of
+ *                   the answer: a Zendesk ticket update's comment). A resource no item path
+ *                   implies is declared here by its get, or by its lists (the records are the
+ *                   items of the first list's array, listed per parent).
+ *                   HubSpot's keys beside them: template (the record new and seeded records
+ *                   start from instead of a sample of the schema; strings may hold {{n}}, {{id}},
+ *                   {{now}}), seed (merged over the template for seeded records only);
+ *                   soft_delete also {at, param} (the time of the delete; the query param that
+ *                   lists or gets only soft-deleted records, default a boolean flag's name);
+ *                   timestamps may name several fields each.
  *   searches:       per operation ("POST /crm/v3/objects/contacts/search"), a search over a
  *                   resource's records with a structured filter body (groups of conditions),
  *                   sorts and a body cursor.
@@ -31,7 +39,10 @@
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
  *   parameters:     per parameter name, the code and message of a 400 it causes.
- *   operations:     per operation ("POST /tags"), the code and message of any 400 it answers.
+ *   operations:     per operation ("POST /tags"): bad_request, the code and message of any 400
+ *                   it answers; pagination, its own (an export's); since ({param, field}: records
+ *                   whose field is at or after the param's Unix seconds, oldest first). An
+ *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in.
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
@@ -63,9 +74,22 @@ export interface ResourceSidecar {
   get?: { operation: string; id_query: string };
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several. */
   timestamps?: { created?: string | string[]; updated?: string | string[] };
+  /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
+  soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   template?: Record<string, unknown>;
   seed?: Record<string, unknown>;
-  soft_delete?: { field: string; at?: string; param?: string };
+  created_by?: { operation: string; field: string; echo?: string }[];
+}
+
+export interface Pagination {
+  cursor_param?: string;
+  limit_param?: string;
+  default_limit?: number;
+  max_limit?: number;
+  next_cursor?: string;
+  next_url?: string;
+  has_more?: string;
+  done?: string;
 }
 
 export interface Sidecar {
@@ -73,10 +97,10 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride }>;
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
-  pagination?: { cursor_param?: string; limit_param?: string; default_limit?: number; max_limit?: number; next_cursor?: string };
+  pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
   searches?: Record<string, SearchSidecar>;
@@ -145,12 +169,39 @@ const override = { type: 'object', additionalProperties: false, required: ['code
 const SIDECAR_SCHEMA = {
   type: 'object',
   additionalProperties: false,
+  definitions: {
+    pagination: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        cursor_param: { type: 'string' },
+        limit_param: { type: 'string' },
+        default_limit: { type: 'integer', minimum: 1 },
+        max_limit: { type: 'integer', minimum: 1 },
+        next_cursor: { type: 'string' },
+        next_url: { type: 'string' },
+        has_more: { type: 'string' },
+        done: { type: 'string' },
+      },
+    },
+  },
   properties: {
     error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
     auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
-    operations: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { bad_request: override } } },
+    operations: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          bad_request: override,
+          pagination: { $ref: '#/definitions/pagination' },
+          since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
+        },
+      },
+    },
     oauth: {
       type: 'object',
       additionalProperties: false,
@@ -178,17 +229,7 @@ const SIDECAR_SCHEMA = {
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
       },
     },
-    pagination: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        cursor_param: { type: 'string' },
-        limit_param: { type: 'string' },
-        default_limit: { type: 'integer', minimum: 1 },
-        max_limit: { type: 'integer', minimum: 1 },
-        next_cursor: { type: 'string' },
-      },
-    },
+    pagination: { $ref: '#/definitions/pagination' },
     records: { type: 'integer', minimum: 0, maximum: 10_000 },
     resources: {
       type: 'object',
@@ -201,10 +242,19 @@ const SIDECAR_SCHEMA = {
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields } },
+          soft_delete: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['field'],
+            properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
+          },
+          created_by: {
+            type: 'array',
+            items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
+          },
           template: { type: 'object' },
           seed: { type: 'object' },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields } },
-          soft_delete: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, at: { type: 'string' }, param: { type: 'string' } } },
         },
       },
     },

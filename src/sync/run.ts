@@ -172,6 +172,7 @@ export class SyncRunner {
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
     let removed = 0;
     if (!full && sync.removals !== undefined && lastMark !== undefined) removed = await this.syncRemovals(connectorId, runtime, entity, parents, lastMark, options);
+    const deletedWhen = sync.deleted_when !== undefined ? compileTemplate(sync.deleted_when) : undefined;
     const hydrate = sync.hydrate;
     const hydrateParams = hydrate ? Object.entries(hydrate.params).map(([k, src]) => [k, compileTemplate(String(src))] as const) : [];
     let seen = row.records_seen;
@@ -196,10 +197,18 @@ export class SyncRunner {
             return { ...record, ...(got.data as Record<string, unknown>) };
           });
         }
+        if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
+        // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
+        if (deletedWhen !== undefined) {
+          const gone = records.filter((record) => truthy(deletedWhen.render({ record })));
+          if (gone.length > 0) {
+            records = records.filter((r) => !gone.includes(r));
+            removed += await this.apply.delete(connectorId, entity, gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
+          }
+        }
         const counts = await this.apply.upsert(connectorId, entity, records, runId);
         added += counts.added;
         updated += counts.updated;
-        if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
         seen += records.length;
         pages++;
         // Where to resume: the next page of this parent, or the start of the next parent.
@@ -231,7 +240,7 @@ export class SyncRunner {
       }
     }
     let deleted = removed;
-    if (full && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted = await this.apply.deleteMissing(connectorId, entity, runId);
+    if (full && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
     const highWater = maxMark(row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined, mark);
     await this.db
       .updateTable('sync_entities')

@@ -190,7 +190,7 @@ describe('hubspot errors and rate limits', () => {
     expect(await raw.json()).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR', correlationId: expect.any(String), message: expect.stringContaining('limit') });
   });
 
-  it('every response carries X-HubSpot-RateLimit-*; over the limit is a 429 RATE_LIMITS, upstream_rate_limited after retries', async () => {
+  it('every response carries X-HubSpot-RateLimit-*; over the limit is a 429 RATE_LIMITS, upstream_rate_limited without holding the caller for a long wait', async () => {
     sim.setRateLimit({ limit: 2, window_seconds: 600, headers: { limit: 'X-HubSpot-RateLimit-Max', remaining: 'X-HubSpot-RateLimit-Remaining', window_ms: 'X-HubSpot-RateLimit-Interval-Milliseconds' } });
     const first = await fetch(`${sim.url}/crm/v3/objects/contacts?limit=1`, { headers: { authorization: `Bearer ${PAT}` } });
     expect([first.headers.get('x-hubspot-ratelimit-max'), first.headers.get('x-hubspot-ratelimit-remaining'), first.headers.get('x-hubspot-ratelimit-interval-milliseconds')]).toEqual(['2', '1', '600000']);
@@ -198,7 +198,11 @@ describe('hubspot errors and rate limits', () => {
     const e = await failure(run('contacts', 'list', { limit: 1 }));
     expect(e.code).toBe('upstream_rate_limited');
     expect(e.message).toMatch(/Rate limit of 2 requests/);
-    expect(sent('/crm/v3/objects/contacts').length).toBe(2 + 4);
+    expect(e.details).toMatchObject({ upstream_body: { category: 'RATE_LIMITS', correlationId: expect.any(String) }, not_executed: true });
+    // The simulator's 429 asks for the rest of the 10-minute window (Retry-After), longer than the
+    // connector waits (retry.max_retry_after_ms): the call fails at once, saying how long to wait.
+    expect(e.details['retry_after_ms']).toBeGreaterThan(60_000);
+    expect(sent('/crm/v3/objects/contacts').length).toBe(2 + 1);
   });
 
   it('a 429 on a create is retried (HubSpot did not run it) and creates one record', async () => {

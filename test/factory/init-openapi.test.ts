@@ -180,6 +180,23 @@ describe('init --from-openapi inferences', () => {
     expect(report.join('\n')).toMatch(/auth scheme q \(apiKey in query\): not expressible/);
   });
 
+  it('Zendesk-shaped cursors: page[after] takes meta.after_cursor while meta.has_more; errors read description; the check is the versioned /users/me', async () => {
+    const page = { type: 'object', properties: { widgets: { type: 'array', items: widget }, meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string' }, before_cursor: { type: 'string' } } }, links: { type: 'object', properties: { next: { type: 'string' } } } } };
+    const error = { description: 'no', content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string' }, description: { type: 'string' } } } } } };
+    const list = {
+      parameters: [{ name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } }, { name: 'page[after]', in: 'query', schema: { type: 'string' } }],
+      responses: { 200: { description: 'ok', content: { 'application/json': { schema: page } } }, 404: error },
+    };
+    const paths = { ...widgetPaths(list), '/api/v2/users/me': { get: ok({ type: 'object', properties: { user: widget } }) } };
+    const { m } = await scaffold(description({ paths }));
+    const l = m['entities'].widgets.actions.list;
+    expect(l.pagination).toEqual({ type: 'cursor', param: 'page_after', next: '{{body.meta.after_cursor}}', has_more: '{{body.meta.has_more}}' });
+    expect(l.request.query).toMatchObject({ 'page[size]': '{{params.page_size}}', 'page[after]': '{{params.page_after}}' });
+    expect(l.response.meta).toEqual({ next_page: '{{when body.meta.has_more body.meta.after_cursor}}' });
+    expect(m['errors']).toEqual({ message: '{{default body.description body.message body.error}}' });
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/api/v2/users/me' } });
+  });
+
   it('versioned APIs (Jira-shaped): startAt offsets, a nextPageToken cursor ended by isLast, errorMessages, /search lists, a /myself check', async () => {
     const q = (name: string, schema: Rec): Rec => ({ name, in: 'query', schema });
     const file = description({
@@ -200,6 +217,7 @@ describe('init --from-openapi inferences', () => {
     expect(m['entities'].jql.actions.list.pagination).toEqual({ type: 'cursor', param: 'next_page_token', next: '{{body.nextPageToken}}', has_more: '{{not body.isLast}}' });
     expect(m['errors']).toEqual({ message: '{{default (first body.errorMessages) body.message body.error}}' });
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/rest/api/3/myself' } });
+    expect(m['entities'].jql.actions.list.response.meta).toEqual({ next_page: '{{when (not body.isLast) body.nextPageToken}}' });
   });
 
   it('pagination: an integer offset with a limit', async () => {

@@ -156,6 +156,27 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(change((m) => (m.entities.items.sync.removals.format = 'unix_minutes')), file).join()).toMatch(/format/);
   });
 
+  it('OAuth URLs may name pattern-declared credential fields of their variant, nothing else', () => {
+    const file = 'connectors/zendesk/connector.yaml';
+    const zendesk = readFileSync(file, 'utf8');
+    const change = (f: (m: Record<string, any>) => void): string => {
+      const m = parse(zendesk) as Record<string, any>;
+      f(m);
+      return stringify(m);
+    };
+    const oauth = (m: Record<string, any>) => m.auth.find((v: { type: string }) => v.type === 'oauth2');
+    expect(problems(zendesk, file)).toEqual([]);
+    expect(problems(change((m) => (oauth(m).token_url = 'https://{{credentials.region}}.zendesk.com/oauth/tokens')), file).join()).toMatch(/auth\.1\.token_url: "credentials\.region" is not a credential field/);
+    expect(problems(change((m) => delete oauth(m).fields.subdomain.pattern), file).join()).toMatch(/credentials\.subdomain is a variable of the base URL, so its field needs a pattern/);
+    expect(problems(change((m) => (oauth(m).authorize_url = 'https://{{credentials.subdomain}}/oauth')), file).join()).toMatch(/not the whole host/);
+  });
+
+  it('sync.deleted_when: a template over the record only', () => {
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = "{{eq record.status 'deleted'}}")))).toEqual([]);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{params.page_size}}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when: .*unknown variable "params\.page_size"/);
+    expect(problems(mutate((m) => (m.entities.notes.sync.deleted_when = '{{#if record.x}'))).join()).toMatch(/entities\.notes\.sync\.deleted_when/);
+  });
+
   it('refuses search fields on an entity without sync, saying why', () => {
     const text = mutate((m) => delete m.entities.notes.sync);
     expect(problems(text)).toEqual([expect.stringMatching(/entities\.notes\.search: search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity's search would always return \[\]/)]);

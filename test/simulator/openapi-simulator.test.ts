@@ -257,6 +257,9 @@ unknown_query: reject
     const limited = await call(sim, 'GET', '/projects', undefined, auth);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Retry-After: the seconds to the end of the window (an hour at most here).
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
     expect(limited.body).toMatchObject({ error: { kind: 'rate_limited', status: 429 } });
     sim.reset();
     expect((await call(sim, 'GET', '/projects', undefined, auth)).status).toBe(200);
@@ -264,6 +267,98 @@ unknown_query: reject
 
   it('refuses a sidecar with unknown keys, naming them', () => {
     expect(() => parseSidecar('pagination: { cursor: x }\nrate: 1')).toThrow(/additional properties \(cursor\).*additional properties \(rate\)|additional properties \(rate\).*additional properties \(cursor\)/);
+  });
+});
+
+describe('the sidecar: nested resources, writes that create them, soft deletes, exports', () => {
+  // A desk in Zendesk's shapes, our own: {"box": {...}} envelopes, notes listed per box and made by
+  // a box write's "note", cursor pages with meta.has_more and links.next, an export with end_of_stream.
+  const page = (key: string, item: string) => ({ type: 'object', properties: { [key]: { type: 'array', items: { $ref: `#/components/schemas/${item}` } }, meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string', nullable: true } } }, links: { type: 'object', properties: { next: { type: 'string', nullable: true } } } } });
+  const json = (schema: unknown) => ({ description: 'ok', content: { 'application/json': { schema } } });
+  const boxBody = { type: 'object', required: ['box'], properties: { box: { type: 'object', properties: { name: { type: 'string' }, note: { type: 'object', properties: { body: { type: 'string' } } } } } } };
+  const boxOut = { type: 'object', properties: { box: { $ref: '#/components/schemas/Box' }, audit: { type: 'object', additionalProperties: true } } };
+  const cursorParams = [{ name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } }, { name: 'page[after]', in: 'query', schema: { type: 'string' } }];
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'desk', version: '1' },
+    paths: {
+      '/boxes': { get: { parameters: cursorParams, responses: { 200: json(page('boxes', 'Box')) } }, post: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 201: json(boxOut) } } },
+      '/boxes/{box_id}': {
+        parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }],
+        get: { responses: { 200: json(boxOut) } },
+        put: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 200: json(boxOut) } },
+        delete: { responses: { 204: { description: 'gone' } } },
+      },
+      '/boxes/{box_id}/notes': { parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }], get: { parameters: cursorParams, responses: { 200: json(page('notes', 'Note')) } } },
+      '/export/boxes': {
+        get: {
+          parameters: [{ name: 'start_time', in: 'query', schema: { type: 'integer' } }, { name: 'cursor', in: 'query', schema: { type: 'string' } }, { name: 'per_page', in: 'query', schema: { type: 'integer' } }],
+          responses: { 200: json({ type: 'object', properties: { boxes: { type: 'array', items: { $ref: '#/components/schemas/Box' } }, after_url: { type: 'string', nullable: true }, after_cursor: { type: 'string', nullable: true }, end_of_stream: { type: 'boolean' } } }) },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        Box: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, status: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } } },
+        Note: { type: 'object', properties: { id: { type: 'integer' }, body: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } } },
+      },
+    },
+  };
+  const sidecar = parseSidecar(`
+pagination: { cursor_param: "page[after]", limit_param: "page[size]", next_cursor: meta.after_cursor, has_more: meta.has_more, next_url: links.next }
+resources:
+  boxes: { records: 3, soft_delete: { field: status, value: deleted }, lists: [GET /export/boxes], timestamps: { updated: updated_at } }
+  notes:
+    lists: ["GET /boxes/{box_id}/notes"]
+    created_by:
+      - { operation: POST /boxes, field: note, echo: audit.events }
+      - { operation: "PUT /boxes/{box_id}", field: note, echo: audit.events }
+operations:
+  GET /export/boxes:
+    since: { param: start_time, field: updated_at }
+    pagination: { cursor_param: cursor, limit_param: per_page, next_cursor: after_cursor, next_url: after_url, done: end_of_stream }
+`);
+  let sim: OpenApiSimulator;
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: new Description(doc), sidecar, seed: 3 });
+  });
+  afterAll(() => sim.close());
+
+  it('wraps records in the resource’s singular; a write’s note becomes a note of that box, echoed in the answer', async () => {
+    const made = await call(sim, 'POST', '/boxes', { box: { name: 'Inbox', note: { body: 'first' } } });
+    expect(made.status).toBe(201);
+    const box = made.body.box as Rec;
+    expect(box).toMatchObject({ name: 'Inbox' });
+    expect(box).not.toHaveProperty('note');
+    expect(Date.parse(box.updated_at as string)).toBeGreaterThan(Date.parse('2026-01-02'));
+    expect((made.body.audit as { events: Rec[] }).events).toEqual([expect.objectContaining({ body: 'first' })]);
+    await call(sim, 'PUT', `/boxes/${String(box.id)}`, { box: { note: { body: 'second' } } });
+    const notes = await call(sim, 'GET', `/boxes/${String(box.id)}/notes`);
+    expect((notes.body.notes as Rec[]).map((n) => n.body)).toEqual(['first', 'second']);
+    expect(notes.body.meta).toEqual({ has_more: false, after_cursor: null });
+    expect(notes.body.links).toEqual({ next: null });
+    const other = (await call(sim, 'GET', '/boxes?page[size]=1')).body;
+    expect(other.meta).toMatchObject({ has_more: true, after_cursor: expect.any(String) });
+    expect(String((other.links as Rec).next)).toMatch(new RegExp(`^${sim.url}/boxes\\?`));
+  });
+
+  it('a soft delete hides the record from get and lists; the export shows it, since start_time, page by page to end_of_stream', async () => {
+    const since = Math.floor(Date.now() / 1000);
+    const id = String([...sim.resources.get('boxes')!.records.keys()][0]);
+    expect((await call(sim, 'DELETE', `/boxes/${id}`)).status).toBe(204);
+    expect((await call(sim, 'GET', `/boxes/${id}`)).status).toBe(404);
+    expect(((await call(sim, 'GET', '/boxes')).body.boxes as Rec[]).map((b) => String(b.id))).not.toContain(id);
+    const changed = (await call(sim, 'GET', `/export/boxes?start_time=${since}`)).body;
+    expect((changed.boxes as Rec[]).map((b) => [String(b.id), b.status])).toContainEqual([id, 'deleted']);
+    expect(changed.end_of_stream).toBe(true);
+    let next: string | null = `/export/boxes?start_time=0&per_page=1`;
+    const seen: string[] = [];
+    while (next !== null) {
+      const body: Rec = (await call(sim, 'GET', next.replace(sim.url, ''))).body;
+      seen.push(...(body.boxes as Rec[]).map((b) => String(b.id)));
+      next = body.end_of_stream === true ? null : (body.after_url as string);
+    }
+    expect(seen.sort()).toEqual([...sim.resources.get('boxes')!.records.keys()].sort());
   });
 });
 

@@ -119,7 +119,8 @@ function connectPages(ctx: ServiceContext) {
       if (cfg.oauth === undefined) continue;
       const variant = ctx.registry.get(type)?.manifest.auth.find((v) => v.type === 'oauth2');
       const url = cfg.oauth.authorizeUrl ?? (variant !== undefined && variant.type === 'oauth2' ? variant.authorize_url : undefined);
-      if (url !== undefined) consentOrigins.add(new URL(url).origin);
+      // A URL naming the account's host (https://{{credentials.subdomain}}.zendesk.com/...) allows every such host: https://*.zendesk.com.
+      if (url !== undefined) consentOrigins.add(url.includes('{{') ? (/^https?:\/\/[^/]+/.exec(url)?.[0] ?? '').replace(/\{\{[^}]*\}\}/g, '*') : new URL(url).origin);
     }
     // A widget session's pages may be framed by its one origin only (instead of the deployment's setting).
     const frameOrigin = new WeakMap<FastifyReply, string>();
