@@ -412,6 +412,7 @@ fields: {
  * Sent as "Authorization: Bearer <token>".
  */
 token: string
+check?: CredentialCheck
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -434,6 +435,76 @@ pattern?: string
 description?: string
 }
 /**
+ * How to prove that credentials work: one cheap request, run on hosted create, by the check endpoint, `switchboard check` and connect().check().
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "CredentialCheck".
+ */
+export interface CredentialCheck {
+description?: string
+request: Request
+/**
+ * Truthy when the 2xx answer proves the credentials (context: body, headers, status); default any 2xx. Falsy counts as upstream_credentials_rejected.
+ */
+success?: string
+/**
+ * Facts about the account reported by a passing check (context: body, headers, status), e.g. the workspace id or region.
+ */
+info?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+}
+/**
+ * The request (templates may use credentials and config; there are no params).
+ */
+export interface Request {
+method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
+/**
+ * Path template; every expression is URL-encoded as one segment.
+ */
+path: string
+query?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+headers?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+body?: {
+[k: string]: unknown | undefined
+}
+/**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
+/**
+ * Send {query, variables} as a JSON POST body.
+ */
+graphql?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+query: string
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+variables?: {
+[k: string]: unknown | undefined
+}
+}
+}
+/**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "ApiKeyAuth".
  */
@@ -454,6 +525,7 @@ header: string
  * The header value, sent as is (e.g. a raw "Authorization: <token>").
  */
 value: string
+check?: CredentialCheck
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -496,6 +568,7 @@ expires?: boolean
 authorize_params?: {
 [k: string]: string | undefined
 }
+check?: CredentialCheck
 /**
  * How the access token is sent; default "Authorization: Bearer {{credentials.access_token}}".
  */
@@ -525,6 +598,7 @@ description?: string
 fields: {
 [k: string]: CredentialField | undefined
 }
+check?: CredentialCheck
 /**
  * The user name (may not contain ":").
  */
@@ -610,76 +684,6 @@ not_executed?: boolean
  * Only for responses with one of these HTTP statuses.
  */
 status?: number[]
-}
-/**
- * How to prove that credentials work: one cheap request, run on hosted create, by the check endpoint, `switchboard check` and connect().check().
- * 
- * This interface was referenced by `Manifest`'s JSON-Schema
- * via the `definition` "CredentialCheck".
- */
-export interface CredentialCheck {
-description?: string
-request: Request
-/**
- * Truthy when the 2xx answer proves the credentials (context: body, headers, status); default any 2xx. Falsy counts as upstream_credentials_rejected.
- */
-success?: string
-/**
- * Facts about the account reported by a passing check (context: body, headers, status), e.g. the workspace id or region.
- */
-info?: {
-/**
- * A Handlebars template (see README: Templates).
- */
-[k: string]: string | undefined
-}
-}
-/**
- * The request (templates may use credentials and config; there are no params).
- */
-export interface Request {
-method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
-/**
- * Path template; every expression is URL-encoded as one segment.
- */
-path: string
-query?: {
-/**
- * A Handlebars template (see README: Templates).
- */
-[k: string]: string | undefined
-}
-headers?: {
-/**
- * A Handlebars template (see README: Templates).
- */
-[k: string]: string | undefined
-}
-/**
- * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
- */
-body?: {
-[k: string]: unknown | undefined
-}
-/**
- * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
- */
-body_encoding?: ("json" | "form")
-/**
- * Send {query, variables} as a JSON POST body.
- */
-graphql?: {
-/**
- * A Handlebars template (see README: Templates).
- */
-query: string
-/**
- * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
- */
-variables?: {
-[k: string]: unknown | undefined
-}
-}
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -933,6 +937,15 @@ param: string
  * The param value (context: record, the parent record).
  */
 value: string
+/**
+ * Other params of this entity's list set from the same parent record (context: record), when a parent is named by several (GitHub: owner and repo).
+ */
+also?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
 /**
  * Fixed params of the parent list.
  */

@@ -1039,6 +1039,740 @@ export interface components {
             meta?: Record<string, never>;
         };
         /**
+         * GithubExecuteRequest
+         * @description Execute on a GitHub connector (type github)
+         */
+        GithubExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "repositories";
+            params?: components["schemas"]["GithubRepositoriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["GithubRepositoriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["GithubRepositoriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["GithubRepositoriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "repositories";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GithubIssuesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GithubIssuesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GithubIssuesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GithubIssuesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["GithubPullRequestsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pull_requests";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issue_comments";
+            params: components["schemas"]["GithubIssueCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issue_comments";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** GithubIssueCommentsCreateParams */
+        GithubIssueCommentsCreateParams: {
+            /** @description The contents of the comment. */
+            body: string;
+            /** @description The number that identifies the issue. */
+            issue_number: number;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+        };
+        /** GithubIssueCommentsGetParams */
+        GithubIssueCommentsGetParams: {
+            /**
+             * Format: int64
+             * @description The unique identifier of the comment.
+             */
+            comment_id: number;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+        };
+        /** GithubIssueCommentsListParams */
+        GithubIssueCommentsListParams: {
+            /**
+             * @description Either asc or desc.
+             * @enum {string}
+             */
+            direction?: "asc" | "desc";
+            /** @description The account owner of the repository. */
+            owner: string;
+            /**
+             * @description The page number of the results to fetch.
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description The number of results per page (max 100).
+             * @default 30
+             */
+            per_page: number;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /**
+             * Format: date-time
+             * @description Only show results that were last updated after the given time.
+             */
+            since?: string;
+            /**
+             * @description The property to sort the results by.
+             * @default created
+             * @enum {string}
+             */
+            sort: "created" | "updated";
+        };
+        /** GithubIssueCommentsUpdateParams */
+        GithubIssueCommentsUpdateParams: {
+            /** @description The contents of the comment. */
+            body: string;
+            /**
+             * Format: int64
+             * @description The unique identifier of the comment.
+             */
+            comment_id: number;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+        };
+        /** GithubIssuesCreateParams */
+        GithubIssuesCreateParams: {
+            /** @description Login for the user that this issue should be assigned to. */
+            assignee?: string | null;
+            /** @description Logins for Users to assign to this issue. */
+            assignees?: string[];
+            /** @description The contents of the issue. */
+            body?: string;
+            /** @description An array of issue field values to set on this issue. */
+            issue_field_values?: {
+                /** @description The ID of the issue field to set */
+                field_id: number;
+                /** @description The value to set for the field. */
+                value: unknown;
+            }[];
+            /** @description Labels to associate with this issue. */
+            labels?: unknown[];
+            milestone?: string | number | null;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /** @description The title of the issue. */
+            title: string | number;
+            /** @description The name of the issue type to associate with this issue. */
+            type?: string | null;
+        };
+        /** GithubIssuesGetParams */
+        GithubIssuesGetParams: {
+            /** @description The number that identifies the issue. */
+            issue_number: number;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+        };
+        /** GithubIssuesListParams */
+        GithubIssuesListParams: {
+            /** @description Can be the name of a user. */
+            assignee?: string;
+            /** @description The user that created the issue. */
+            creator?: string;
+            /**
+             * @description The direction to sort the results by.
+             * @default desc
+             * @enum {string}
+             */
+            direction: "asc" | "desc";
+            /** @description A comma-separated list of issue field filters in fieldslug:value format. */
+            issue_field_values?: string;
+            /** @description A list of comma separated label names. */
+            labels?: string;
+            /** @description A user that's mentioned in the issue. */
+            mentioned?: string;
+            /** @description If an integer is passed, it should refer to a milestone by its number field. */
+            milestone?: string;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /**
+             * @description The page number of the results to fetch.
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description The number of results per page (max 100).
+             * @default 30
+             */
+            per_page: number;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /**
+             * Format: date-time
+             * @description Only show results that were last updated after the given time.
+             */
+            since?: string;
+            /**
+             * @description What to sort results by.
+             * @default created
+             * @enum {string}
+             */
+            sort: "created" | "updated" | "comments";
+            /**
+             * @description Indicates the state of the issues to return.
+             * @default open
+             * @enum {string}
+             */
+            state: "open" | "closed" | "all";
+            /** @description Can be the name of an issue type. */
+            type?: string;
+        };
+        /** GithubIssuesUpdateParams */
+        GithubIssuesUpdateParams: {
+            /** @description Username to assign to this issue. */
+            assignee?: string | null;
+            /** @description Usernames to assign to this issue. */
+            assignees?: unknown[];
+            /** @description The contents of the issue. */
+            body?: string | null;
+            /** @description The ID of the issue to mark as the canonical duplicate when statereason is duplicate. */
+            duplicate_issue_id?: number;
+            /** @description An array of issue field values to set on this issue. */
+            issue_field_values?: {
+                /**
+                 * @description The confidence level for this field value choice.
+                 * @enum {string}
+                 */
+                confidence?: "low" | "medium" | "high";
+                /** @description The ID of the issue field to set */
+                field_id: number;
+                /** @description Optional reasoning for setting this field value. */
+                rationale?: string;
+                /** @description If true, the change is stored as a pending suggestion for human review rather than applied directly. */
+                suggest?: boolean;
+                /** @description The value to set for the field. */
+                value: unknown;
+            }[];
+            /** @description The number that identifies the issue. */
+            issue_number: number;
+            /** @description Labels to associate with this issue. */
+            labels?: unknown[];
+            milestone?: string | number | null;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /**
+             * @description The open or closed state of the issue.
+             * @enum {string}
+             */
+            state?: "open" | "closed";
+            /**
+             * @description The reason for the state change.
+             * @enum {string}
+             */
+            state_reason?: "completed" | "not_planned" | "duplicate" | "reopened";
+            /** @description The title of the issue. */
+            title?: string | number | null;
+            /** @description The issue type to associate with this issue. */
+            type?: string | number | boolean | Record<string, never> | unknown[];
+        };
+        /** GithubPullRequestsCreateParams */
+        GithubPullRequestsCreateParams: {
+            /** @description The name of the branch you want the changes pulled into. */
+            base: string;
+            /** @description The contents of the pull request. */
+            body?: string;
+            /** @description Indicates whether the pull request is a draft. */
+            draft?: boolean;
+            /** @description The name of the branch where your changes are implemented. */
+            head: string;
+            /** @description The name of the repository where the changes in the pull request were made. */
+            head_repo?: string;
+            /**
+             * Format: int64
+             * @description An issue in the repository to convert to a pull request.
+             */
+            issue?: number;
+            /** @description Indicates whether maintainers can modify the pull request. */
+            maintainer_can_modify?: boolean;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /** @description The title of the new pull request. */
+            title?: string;
+        };
+        /** GithubPullRequestsGetParams */
+        GithubPullRequestsGetParams: {
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The number that identifies the pull request. */
+            pull_number: number;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+        };
+        /** GithubPullRequestsListParams */
+        GithubPullRequestsListParams: {
+            /** @description Filter pulls by base branch name. */
+            base?: string;
+            /**
+             * @description The direction of the sort.
+             * @enum {string}
+             */
+            direction?: "asc" | "desc";
+            /** @description Filter pulls by head user or head organization and branch name in the format of user:ref-name or organization:ref-name. */
+            head?: string;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /**
+             * @description The page number of the results to fetch.
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description The number of results per page (max 100).
+             * @default 30
+             */
+            per_page: number;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /**
+             * @description What to sort results by.
+             * @default created
+             * @enum {string}
+             */
+            sort: "created" | "updated" | "popularity" | "long-running";
+            /**
+             * @description Either open, closed, or all to filter by state.
+             * @default open
+             * @enum {string}
+             */
+            state: "open" | "closed" | "all";
+        };
+        /** GithubPullRequestsUpdateParams */
+        GithubPullRequestsUpdateParams: {
+            /** @description The name of the branch you want your changes pulled into. */
+            base?: string;
+            /** @description The contents of the pull request. */
+            body?: string;
+            /** @description Indicates whether maintainers can modify the pull request. */
+            maintainer_can_modify?: boolean;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The number that identifies the pull request. */
+            pull_number: number;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /**
+             * @description State of this Pull Request.
+             * @enum {string}
+             */
+            state?: "open" | "closed";
+            /** @description The title of the pull request. */
+            title?: string;
+        };
+        /** GithubRepositoriesCreateParams */
+        GithubRepositoriesCreateParams: {
+            /**
+             * @description Whether to allow Auto-merge to be used on pull requests.
+             * @default false
+             */
+            allow_auto_merge: boolean;
+            /**
+             * @description Whether to allow merge commits for pull requests.
+             * @default true
+             */
+            allow_merge_commit: boolean;
+            /**
+             * @description Whether to allow rebase merges for pull requests.
+             * @default true
+             */
+            allow_rebase_merge: boolean;
+            /**
+             * @description Whether to allow squash merges for pull requests.
+             * @default true
+             */
+            allow_squash_merge: boolean;
+            /**
+             * @description Whether the repository is initialized with a minimal README.
+             * @default false
+             */
+            auto_init: boolean;
+            /**
+             * @description Whether to delete head branches when pull requests are merged
+             * @default false
+             */
+            delete_branch_on_merge: boolean;
+            /** @description A short description of the repository. */
+            description?: string;
+            /** @description The desired language or platform to apply to the .gitignore. */
+            gitignore_template?: string;
+            /**
+             * @description Whether discussions are enabled.
+             * @default false
+             */
+            has_discussions: boolean;
+            /**
+             * @description Whether downloads are enabled.
+             * @default true
+             */
+            has_downloads: boolean;
+            /**
+             * @description Whether issues are enabled.
+             * @default true
+             */
+            has_issues: boolean;
+            /**
+             * @description Whether projects are enabled.
+             * @default true
+             */
+            has_projects: boolean;
+            /**
+             * @description Whether the wiki is enabled.
+             * @default true
+             */
+            has_wiki: boolean;
+            /** @description A URL with more information about the repository. */
+            homepage?: string;
+            /**
+             * @description Whether this repository acts as a template that can be used to generate new repositories.
+             * @default false
+             */
+            is_template: boolean;
+            /** @description The license keyword of the open source license for this repository. */
+            license_template?: string;
+            /**
+             * @description The default value for a merge commit message.
+             * @enum {string}
+             */
+            merge_commit_message?: "PR_BODY" | "PR_TITLE" | "BLANK";
+            /**
+             * @description Required when using mergecommitmessage.
+             * @enum {string}
+             */
+            merge_commit_title?: "PR_TITLE" | "MERGE_MESSAGE";
+            /** @description The name of the repository. */
+            name: string;
+            /**
+             * @description Whether the repository is private.
+             * @default false
+             */
+            private: boolean;
+            /**
+             * @description The default value for a squash merge commit message:
+             * @enum {string}
+             */
+            squash_merge_commit_message?: "PR_BODY" | "COMMIT_MESSAGES" | "BLANK";
+            /**
+             * @description Required when using squashmergecommitmessage.
+             * @enum {string}
+             */
+            squash_merge_commit_title?: "PR_TITLE" | "COMMIT_OR_PR_TITLE";
+            /** @description The id of the team that will be granted access to this repository. */
+            team_id?: number;
+        };
+        /** GithubRepositoriesGetParams */
+        GithubRepositoriesGetParams: {
+            /** @description The account owner of the repository. */
+            owner: string;
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+        };
+        /** GithubRepositoriesListParams */
+        GithubRepositoriesListParams: {
+            /**
+             * @description Comma-separated list of values.
+             * @default owner,collaborator,organization_member
+             */
+            affiliation: string;
+            /**
+             * Format: date-time
+             * @description Only show repositories updated before the given time.
+             */
+            before?: string;
+            /**
+             * @description The order to sort by.
+             * @enum {string}
+             */
+            direction?: "asc" | "desc";
+            /**
+             * @description The page number of the results to fetch.
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description The number of results per page (max 100).
+             * @default 30
+             */
+            per_page: number;
+            /**
+             * Format: date-time
+             * @description Only show repositories updated after the given time.
+             */
+            since?: string;
+            /**
+             * @description The property to sort the results by.
+             * @default full_name
+             * @enum {string}
+             */
+            sort: "created" | "updated" | "pushed" | "full_name";
+            /**
+             * @description Limit results to repositories of the specified type.
+             * @default all
+             * @enum {string}
+             */
+            type: "all" | "owner" | "public" | "private" | "member";
+            /**
+             * @description Limit results to repositories with the specified visibility.
+             * @default all
+             * @enum {string}
+             */
+            visibility: "all" | "public" | "private";
+        };
+        /** GithubRepositoriesUpdateParams */
+        GithubRepositoriesUpdateParams: {
+            /**
+             * @description Either true to allow auto-merge on pull requests, or false to disallow auto-merge.
+             * @default false
+             */
+            allow_auto_merge: boolean;
+            /**
+             * @description Either true to allow private forks, or false to prevent private forks.
+             * @default false
+             */
+            allow_forking: boolean;
+            /**
+             * @description Either true to allow merging pull requests with a merge commit, or false to prevent merging pull requests with merge commits.
+             * @default true
+             */
+            allow_merge_commit: boolean;
+            /**
+             * @description Either true to allow rebase-merging pull requests, or false to prevent rebase-merging.
+             * @default true
+             */
+            allow_rebase_merge: boolean;
+            /**
+             * @description Either true to allow squash-merging pull requests, or false to prevent squash-merging.
+             * @default true
+             */
+            allow_squash_merge: boolean;
+            /**
+             * @description Either true to always allow a pull request head branch that is behind its base branch to be updated even if it is not required to be up to date before merging,…
+             * @default false
+             */
+            allow_update_branch: boolean;
+            /**
+             * @description Whether to archive this repository.
+             * @default false
+             */
+            archived: boolean;
+            /** @description Updates the default branch for this repository. */
+            default_branch?: string;
+            /**
+             * @description Either true to allow automatically deleting head branches when pull requests are merged, or false to prevent automatic deletion.
+             * @default false
+             */
+            delete_branch_on_merge: boolean;
+            /** @description A short description of the repository. */
+            description?: string;
+            /**
+             * @description Either true to enable issues for this repository or false to disable them.
+             * @default true
+             */
+            has_issues: boolean;
+            /**
+             * @description Either true to enable projects for this repository or false to disable them.
+             * @default true
+             */
+            has_projects: boolean;
+            /**
+             * @description Either true to allow pull requests for this repository or false to prevent pull requests.
+             * @default true
+             */
+            has_pull_requests: boolean;
+            /**
+             * @description Either true to enable the wiki for this repository or false to disable it.
+             * @default true
+             */
+            has_wiki: boolean;
+            /** @description A URL with more information about the repository. */
+            homepage?: string;
+            /**
+             * @description Either true to make this repo available as a template repository or false to prevent it.
+             * @default false
+             */
+            is_template: boolean;
+            /**
+             * @description The default value for a merge commit message.
+             * @enum {string}
+             */
+            merge_commit_message?: "PR_BODY" | "PR_TITLE" | "BLANK";
+            /**
+             * @description Required when using mergecommitmessage.
+             * @enum {string}
+             */
+            merge_commit_title?: "PR_TITLE" | "MERGE_MESSAGE";
+            /** @description The name of the repository. */
+            name?: string;
+            /** @description The account owner of the repository. */
+            owner: string;
+            /**
+             * @description Either true to make the repository private or false to make it public.
+             * @default false
+             */
+            private: boolean;
+            /**
+             * @description The policy that controls who can create pull requests for this repository: all or collaboratorsonly.
+             * @enum {string}
+             */
+            pull_request_creation_policy?: "all" | "collaborators_only";
+            /** @description The name of the repository without the .git extension. */
+            repo: string;
+            /** @description Specify which security and analysis features to enable or disable for the repository. */
+            security_and_analysis?: {
+                /** @description Use the status property to enable or disable GitHub Advanced Security for this repository. */
+                advanced_security?: Record<string, never>;
+                /** @description Use the status property to enable or disable GitHub Code Security for this repository. */
+                code_security?: Record<string, never>;
+                /** @description Use the status property to enable or disable secret scanning for this repository. */
+                secret_scanning?: Record<string, never>;
+                /** @description Use the status property to enable or disable secret scanning AI detection for this repository. */
+                secret_scanning_ai_detection?: Record<string, never>;
+                /** @description Use the status property to enable or disable secret scanning delegated alert dismissal for this repository. */
+                secret_scanning_delegated_alert_dismissal?: Record<string, never>;
+                /** @description Use the status property to enable or disable secret scanning delegated bypass for this repository. */
+                secret_scanning_delegated_bypass?: Record<string, never>;
+                /** @description Feature options for secret scanning delegated bypass. */
+                secret_scanning_delegated_bypass_options?: Record<string, never>;
+                /** @description Use the status property to enable or disable secret scanning non-provider patterns for this repository. */
+                secret_scanning_non_provider_patterns?: Record<string, never>;
+                /** @description Use the status property to enable or disable secret scanning push protection for this repository. */
+                secret_scanning_push_protection?: Record<string, never>;
+            } | null;
+            /**
+             * @description The default value for a squash merge commit message:
+             * @enum {string}
+             */
+            squash_merge_commit_message?: "PR_BODY" | "COMMIT_MESSAGES" | "BLANK";
+            /**
+             * @description Required when using squashmergecommitmessage.
+             * @enum {string}
+             */
+            squash_merge_commit_title?: "PR_TITLE" | "COMMIT_OR_PR_TITLE";
+            /**
+             * @description Either true to allow squash-merge commits to use pull request title, or false to use commit message.
+             * @default false
+             */
+            use_squash_pr_title_as_default: boolean;
+            /**
+             * @description The visibility of the repository.
+             * @enum {string}
+             */
+            visibility?: "public" | "private";
+            /**
+             * @description Either true to require contributors to sign off on web-based commits, or false to not require contributors to sign off on web-based commits.
+             * @default false
+             */
+            web_commit_signoff_required: boolean;
+        };
+        /**
          * GranolaExecuteRequest
          * @description Execute on a Granola connector (type granola)
          */
@@ -4636,7 +5370,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

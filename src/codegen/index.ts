@@ -113,7 +113,8 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
     actionMap.push(`  ${entityName}: {\n${entries.join('\n')}\n  };`);
   }
   // The credential check: its declaration, and the info a passing check reports.
-  const infoKeys = Object.keys(m.check?.info ?? {});
+  // Info keys of the manifest's check and of every auth variant's own (null where a check gives none).
+  const infoKeys = [...new Set([m.check, ...m.auth.map((v) => v.check)].flatMap((c) => Object.keys(c?.info ?? {})))];
   if (m.check !== undefined) files.set(`${dir}/schemas/check.json`, json(m.check, sourcePath));
   const infoFields = infoKeys.map((k) => `  ${JSON.stringify(k)}: unknown;`).join('\n');
   parts.push(`/** What a passing credential check of ${m.type} reports (manifest check.info); null where the upstream gave no value. */\nexport interface ${T}CheckInfo {\n${infoFields}${infoFields ? '\n' : ''}}\n`);

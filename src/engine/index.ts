@@ -346,7 +346,8 @@ export class ConnectorRuntime {
    * the credentials or the answer fails the check's success condition).
    */
   async check(): Promise<CheckResult> {
-    const c = this.manifest.check;
+    // The auth variant's own check (GitHub installation tokens cannot read /user), else the manifest's.
+    const c = this.variant.check ?? this.manifest.check;
     if (c === undefined) return { ok: true, connector_type: this.manifest.type, checked: false, info: {} };
     const raw = await this.call(c.action, {});
     const ctx = { body: raw.body, status: raw.status, headers: raw.ctx['headers'] };
@@ -355,7 +356,9 @@ export class ConnectorRuntime {
         details: { upstream_status: raw.status, upstream_body: raw.body },
       });
     }
+    // Every info key any check of the manifest declares (the generated CheckInfo), null unless this one gives it.
     const info: Record<string, unknown> = {};
+    for (const other of [this.manifest.check, ...this.manifest.auth.map((v) => v.check)]) for (const [k] of other?.info ?? []) info[k] = null;
     for (const [k, t] of c.info) {
       const v = t.render(ctx);
       info[k] = v === undefined || v === '' ? null : v;

@@ -191,11 +191,27 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
       if (item.get) e.ops.list = { path, method: 'GET', op: item.get, pathParams: merged(item, item.get) };
       if (item.post) e.ops.create = { path, method: 'POST', op: item.post, pathParams: merged(item, item.post) };
     } else {
-      const collection = `/${segs.slice(0, -1).join('/')}`;
-      if (segs.length < 2 || /^\{[^}]+\}$/.test(segs.at(-2) ?? '')) continue;
+      let collection = `/${segs.slice(0, -1).join('/')}`;
+      let itemParam = last.slice(1, -1);
+      if (segs.length < 2) continue;
+      if (/^\{[^}]+\}$/.test(segs.at(-2) ?? '')) {
+        // A composite key (/repos/{owner}/{repo}): the item of a collection named like the word
+        // before the keys, found elsewhere (/user/repos; with several, the one with fewest params).
+        const word = segs.findLastIndex((s) => !/^\{[^}]+\}$/.test(s));
+        const name = segs[word];
+        if (word < 0 || name === undefined) continue;
+        const params = (p: string): number => (p.match(/\{/g) ?? []).length;
+        const candidates = Object.keys(paths)
+          .filter((p) => p !== path && p.split('/').at(-1) === name && (isObj(paths[p]) && (paths[p].get !== undefined || paths[p].post !== undefined)))
+          .sort((a, b) => params(a) - params(b) || a.length - b.length);
+        const best = candidates[0];
+        if (best === undefined || (candidates[1] !== undefined && params(candidates[1]) === params(best))) continue;
+        collection = best;
+        itemParam = segs.slice(word + 1).map((s) => s.slice(1, -1)).join(',');
+      }
       const e = plan(collection);
       e.item = path;
-      e.itemParam = last.slice(1, -1);
+      e.itemParam = itemParam;
       if (item.get) e.ops.get = { path, method: 'GET', op: item.get, pathParams: merged(item, item.get) };
       const upd = item.patch ?? item.put;
       if (upd) e.ops.update = { path, method: item.patch ? 'PATCH' : 'PUT', op: upd, pathParams: merged(item, upd) };
@@ -219,7 +235,25 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
     const statics = (e.collection ?? '').split('/').filter((s) => s !== '' && !s.startsWith('{'));
     if (statics.length > 1) e.name = safeName(statics.slice(-2).join('_'));
   }
-  return entities;
+  // Still the same name (/r/{id}/issues/comments with items, /r/{id}/issues/{n}/comments that only
+  // lists and creates under one issue): one entity, the one with items completed by the other's
+  // create (and list, when it has none).
+  const out: EntityPlan[] = [];
+  for (const e of entities) {
+    const twin = out.find((o) => o.name === e.name);
+    if (twin === undefined) {
+      out.push(e);
+      continue;
+    }
+    const [base, other] = twin.item !== undefined || e.item === undefined ? [twin, e] : [e, twin];
+    if (other.item !== undefined) {
+      out.push(e); // both have items: left apart (their names clash; --entities picks the first)
+      continue;
+    }
+    for (const k of ['list', 'create'] as const) if (base.ops[k] === undefined && other.ops[k] !== undefined) base.ops[k] = other.ops[k];
+    if (base !== twin) out[out.indexOf(twin)] = base;
+  }
+  return out;
 }
 
 /** Singular of an entity name, for envelope keys (`project` for `projects`). */
@@ -699,6 +733,11 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
     };
   }
+  // A declared Link header is the API's own next-page URL (GitHub: page/per_page behind Link): followed as given.
+  if (res.headers.some((h) => h.toLowerCase() === 'link')) {
+    const page = query.find((p) => PAGE_PARAMS.includes(norm(p.original)) || OFFSET_PARAMS.includes(norm(p.original)));
+    return { pagination: { type: 'link_header' }, meta: '{{null}}', why: `the response declares a Link header (rel="next")${page ? `, followed rather than counting ${page.original}` : ''}` };
+  }
   const offset = query.find((p) => OFFSET_PARAMS.includes(norm(p.original)) && p.schema['type'] !== 'string');
   if (offset && limit) {
     return {
@@ -716,7 +755,6 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
       why: `page numbers from ${start} in ${page.original}${limit ? `, page size ${limit.original}` : ''}`,
     };
   }
-  if (res.headers.some((h) => h.toLowerCase() === 'link')) return { pagination: { type: 'link_header' }, meta: '{{null}}', why: 'the response declares a Link header (rel="next")' };
   return undefined;
 }
 

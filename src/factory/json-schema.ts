@@ -71,6 +71,12 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
     if (kinds.size === 1 && typeof [...kinds][0] === 'string' && [...kinds][0] !== 'object') {
       return { ...toJsonSchema({ ...flatten(alternatives[0]), ...(s['nullable'] ? { nullable: true } : {}) }, o, seen), ...(description ? { description } : {}) };
     }
+    // Alternatives of several primitive types (GitHub's title: string or integer) are a type union.
+    const prims = [...kinds].filter((k): k is string => typeof k === 'string' && ['string', 'integer', 'number', 'boolean'].includes(k));
+    if (kinds.size > 1 && prims.length === kinds.size) {
+      const nullable = s['nullable'] === true || alternatives.some((a) => isObj(a) && flatten(a)['nullable'] === true) || o.loose === true;
+      return { type: nullable ? [...prims, 'null'] : prims, ...(description ? { description } : {}) };
+    }
     return description ? { description } : {};
   }
   seen.add(input);
@@ -95,7 +101,9 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
   if (s['default'] !== undefined && (o.loose !== true) && ['string', 'number', 'boolean'].includes(typeof s['default'])) out['default'] = s['default'];
   const types = Array.isArray(out['type']) ? (out['type'] as string[]) : [out['type']];
   if (types.includes('array') && isObj(s['items'])) {
-    const items = toJsonSchema(s['items'], { ...o, depth: Math.max(o.depth - 1, 0), loose: false }, seen);
+    // The items of an array are at the array's own level: an array param of objects keeps its
+    // items' fields and their required list (GitHub's issue_field_values: [{field_id, value}]).
+    const items = toJsonSchema(s['items'], { ...o, loose: false }, seen);
     if (Object.keys(items).length > 0) out['items'] = items;
   }
   if (types.includes('object') && isObj(s['properties']) && o.depth > 0) {

@@ -63,6 +63,8 @@ export interface CompiledAuthVariant {
   header: string;
   value: Template;
   secretFields: string[];
+  /** The variant's own credential check (auth[].check), used instead of the manifest's. */
+  check?: CompiledCheck;
 }
 
 export interface CompiledBodyErrorRule {

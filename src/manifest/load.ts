@@ -9,7 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { AuthVariant, Manifest, Request } from '../../generated/manifest.ts';
+import type { AuthVariant, CredentialCheck, Manifest, Request } from '../../generated/manifest.ts';
 import { basicAuthorization } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
@@ -576,6 +576,11 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         if (parent === undefined || parent.actions['list'] === undefined) check.add([...sat, 'for_each', 'entity'], `"${fe.entity}" is not an entity with a list action`);
         if ((entity.actions['list']?.params ?? {})[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
         check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
+        for (const [k, t] of Object.entries(fe.also ?? {})) {
+          if ((entity.actions['list']?.params ?? {})[k] === undefined) check.add([...sat, 'for_each', 'also', k], `"${k}" is not a param of ${entityName}.list`);
+          else if (k === fe.param) check.add([...sat, 'for_each', 'also', k], `"${k}" is already for_each.param`);
+          if (t !== undefined) check.template([...sat, 'for_each', 'also', k], t, { roots: new Set(['record']), config });
+        }
       }
       if (sync.removals !== undefined) {
         const rm = sync.removals;
@@ -619,7 +624,13 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     entities.set(entityName, { name: entityName, def: entity, actions });
   }
 
-  const credentialCheck = m.check !== undefined ? compileCheck(check, m, allCredentialFields, config) : undefined;
+  const credentialCheck = m.check !== undefined ? compileCheck(check, m.check, ['check'], allCredentialFields, config) : undefined;
+  m.auth.forEach((v: AuthVariant, i) => {
+    const compiled = auth.find((a) => a.def === v);
+    if (v.check === undefined || compiled === undefined) return;
+    const own = compileCheck(check, v.check, ['auth', i, 'check'], new Set(Object.keys(v.fields)), config);
+    if (own !== undefined) compiled.check = own;
+  });
   const webhooks = m.webhooks === undefined ? undefined : compileWebhooks(m.webhooks as WebhooksDef, new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined }])), (path, msg) => check.add(['webhooks', ...path], msg));
   const vendorDescription = m.vendor_description !== undefined ? checkVendorDescription(check, file, m.vendor_description) : undefined;
 
@@ -719,14 +730,13 @@ function compileRequest(check: Checker, at: (string | number)[], r: Request, req
 }
 
 /** The credential check: its request as a params-less get-shaped action whose record is the whole body. */
-function compileCheck(check: Checker, m: Manifest, credentials: ReadonlySet<string>, config: ReadonlySet<string>): CompiledCheck | undefined {
-  const c = m.check!;
-  const request = compileRequest(check, ['check', 'request'], c.request, { roots: REQUEST_ROOTS, params: {}, credentials, config });
+function compileCheck(check: Checker, c: CredentialCheck, at: (string | number)[], credentials: ReadonlySet<string>, config: ReadonlySet<string>): CompiledCheck | undefined {
+  const request = compileRequest(check, [...at, 'request'], c.request, { roots: REQUEST_ROOTS, params: {}, credentials, config });
   const resScope: Scope = { roots: new Set(['body', 'headers', 'status']), config };
-  const success = c.success !== undefined ? check.template(['check', 'success'], c.success, resScope) : undefined;
+  const success = c.success !== undefined ? check.template([...at, 'success'], c.success, resScope) : undefined;
   const info: [string, Template][] = [];
   for (const [k, src] of Object.entries(c.info ?? {})) {
-    const t = src === undefined ? undefined : check.template(['check', 'info', k], src, resScope);
+    const t = src === undefined ? undefined : check.template([...at, 'info', k], src, resScope);
     if (t) info.push([k, t]);
   }
   const record = compileTemplate('{{body}}');

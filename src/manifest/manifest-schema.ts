@@ -186,6 +186,7 @@ export const MANIFEST_SCHEMA = {
         title: { type: 'string' },
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
+        check: { $ref: '#/definitions/CredentialCheck' }, // the variant's own check, instead of the manifest's (templates read its fields)
         username: { ...template, description: 'The user name (may not contain ":").' },
         password: { ...template, description: 'The password; every credential field it reads must be secret: true.' },
       },
@@ -202,6 +203,7 @@ export const MANIFEST_SCHEMA = {
         description: { type: 'string' },
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
         token: { ...template, description: 'Sent as "Authorization: Bearer <token>".' },
+        check: { $ref: '#/definitions/CredentialCheck' }, // the variant's own check, instead of the manifest's (templates read its fields)
       },
     },
     ApiKeyAuth: {
@@ -217,6 +219,7 @@ export const MANIFEST_SCHEMA = {
         fields: { type: 'object', minProperties: 1, additionalProperties: { $ref: '#/definitions/CredentialField' } },
         header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
         value: { ...template, description: 'The header value, sent as is (e.g. a raw "Authorization: <token>").' },
+        check: { $ref: '#/definitions/CredentialCheck' }, // the variant's own check, instead of the manifest's (templates read its fields)
       },
     },
     OAuth2Auth: {
@@ -246,6 +249,7 @@ export const MANIFEST_SCHEMA = {
         refreshes: { type: 'boolean', description: 'Tokens come with a refresh token; default false.' },
         expires: { type: 'boolean', description: 'Access tokens expire (expires_in); default false.' },
         authorize_params: { type: 'object', additionalProperties: { type: 'string' } },
+        check: { $ref: '#/definitions/CredentialCheck' }, // the variant's own check, instead of the manifest's (templates read its fields)
         apply: {
           type: 'object',
           additionalProperties: false,
@@ -550,6 +554,11 @@ export const MANIFEST_SCHEMA = {
             entity: { type: 'string', description: 'Parent entity (its list action is paged through).' },
             param: { type: 'string', description: "This entity's list param that takes the parent." },
             value: { ...template, description: 'The param value (context: record, the parent record).' },
+            also: {
+              type: 'object',
+              additionalProperties: template,
+              description: "Other params of this entity's list set from the same parent record (context: record), when a parent is named by several (GitHub: owner and repo).",
+            },
             params: { type: 'object', additionalProperties: true, description: 'Fixed params of the parent list.' },
           },
         },

@@ -21,7 +21,8 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
 import { oauthServer, type OAuthClient, type OAuthGrants } from './oauth.ts';
-import { loadSidecar, SEARCH_OPERATORS, type ErrorOverride, type Pagination, type SearchOperator, type SearchSidecar, type Sidecar } from './sidecar.ts';
+import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
+import { loadSidecar, type ErrorOverride, type Pagination, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -46,6 +47,12 @@ export interface OpenApiSimulatorOptions {
    * against the description; throwing a SimulatorError answers in the vendor's error shape.
    */
   handlers?: Record<string, OperationHandler> | undefined;
+  /**
+   * Records of a resource kept outside the generic store (by a caller with state of its own), in
+   * stored order, rendered on demand: the sidecar's search, scroll and pages rules read them. A
+   * source keyed by an operation ("POST /companies/list") serves that operation's rule alone.
+   */
+  sources?: Record<string, RecordSource> | undefined;
 }
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;
@@ -113,6 +120,8 @@ export interface OpenApiSimulator extends Simulator {
   resetRateLimit(): void;
   /** Expire every access token the OAuth flow issued so far (when the sidecar's oauth sets expires_in): the next use is a 401 expired_token. */
   expireAccessTokens(): void;
+  /** Close the open scroll of every scroll rule (also done by reset()). */
+  closeScrolls(): void;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -127,6 +136,8 @@ interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** An item path with several ids (/repos/{owner}/{repo}): its params, found through the sidecar's resources.<name>.key. */
+  keyParams?: string[];
   /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
   idQuery?: string;
 }
@@ -187,6 +198,13 @@ function nextCursorPath(d: Description, schema: Json | undefined, cursorParam: s
   return walk(schema, '', 0);
 }
 
+/** The value at a dotted path of a record (undefined when a step is missing). */
+function getPath(obj: unknown, path: string): unknown {
+  let o: unknown = obj;
+  for (const p of path.split('.')) o = o !== null && typeof o === 'object' ? (o as Json)[p] : undefined;
+  return o;
+}
+
 function setPath(obj: Json, path: string, value: unknown): void {
   const parts = path.split('.');
   let o = obj;
@@ -237,77 +255,12 @@ function render(template: unknown, vars: Record<string, string | number>): unkno
   return template;
 }
 
-/** Fill {{n}}, {{id}} and {{now}} in a sidecar record template (a whole-string {{n}} stays a number). */
-function fillRecord(template: unknown, vars: Record<string, string | number>): unknown {
-  if (typeof template === 'string') {
-    const whole = /^\{\{(\w+)\}\}$/.exec(template);
-    if (whole !== null && typeof vars[whole[1] as string] === 'number') return vars[whole[1] as string];
-    // A placeholder without a value yet ({{id}} before the id is drawn) is kept for the next pass.
-    return template.replace(/\{\{(n|id|now)\}\}/g, (m, k: string) => (vars[k] === undefined ? m : String(vars[k])));
-  }
-  if (Array.isArray(template)) return template.map((t) => fillRecord(t, vars));
-  if (template !== null && typeof template === 'object') return Object.fromEntries(Object.entries(template as Json).map(([k, v]) => [k, fillRecord(v, vars)]));
-  return template;
-}
-
 const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Merge `over` into `base` (plain objects key by key, anything else replaced). */
 function deepMerge(base: Json, over: Json): Json {
   for (const [k, v] of Object.entries(over)) base[k] = isPlainObject(v) && isPlainObject(base[k]) ? deepMerge(base[k] as Json, v) : v;
   return base;
-}
-
-/** The value at a dotted path. */
-function getPath(obj: unknown, path: string | undefined): unknown {
-  if (path === undefined || path === '') return obj;
-  let o = obj;
-  for (const p of path.split('.')) o = isPlainObject(o) ? o[p] : undefined;
-  return o;
-}
-
-/** Compare two field values: as numbers when both are numeric, as instants when both are dates, else as text. */
-function compareValues(a: unknown, b: unknown): number {
-  const na = typeof a === 'number' ? a : typeof a === 'string' && /^-?\d+(\.\d+)?$/.test(a) ? Number(a) : undefined;
-  const nb = typeof b === 'number' ? b : typeof b === 'string' && /^-?\d+(\.\d+)?$/.test(b) ? Number(b) : undefined;
-  const ta = typeof a === 'string' && na === undefined ? Date.parse(a) : na;
-  const tb = typeof b === 'string' && nb === undefined ? Date.parse(b) : nb;
-  // A date against epoch milliseconds (HubSpot filters datetimes with either).
-  if (ta !== undefined && tb !== undefined && !Number.isNaN(ta) && !Number.isNaN(tb)) return ta - tb;
-  return String(a).localeCompare(String(b));
-}
-
-/** Whether a record field matches one search condition. */
-function matchCondition(have: unknown, op: SearchOperator, value: unknown, values: unknown, high: unknown): boolean {
-  const present = have !== undefined && have !== null && have !== '';
-  switch (op) {
-    case 'exists':
-      return present;
-    case 'not_exists':
-      return !present;
-    case 'eq':
-      return present && compareValues(have, value) === 0;
-    case 'neq':
-      return !present || compareValues(have, value) !== 0;
-    case 'lt':
-      return present && compareValues(have, value) < 0;
-    case 'lte':
-      return present && compareValues(have, value) <= 0;
-    case 'gt':
-      return present && compareValues(have, value) > 0;
-    case 'gte':
-      return present && compareValues(have, value) >= 0;
-    case 'between':
-      return present && compareValues(have, value) >= 0 && compareValues(have, high) <= 0;
-    case 'in':
-      return present && Array.isArray(values) && values.some((v) => compareValues(have, v) === 0);
-    case 'not_in':
-      return !present || !Array.isArray(values) || !values.some((v) => compareValues(have, v) === 0);
-    case 'contains':
-      return present && String(have).toLowerCase().includes(String(value ?? '').toLowerCase());
-    case 'not_contains':
-      return !present || !String(have).toLowerCase().includes(String(value ?? '').toLowerCase());
-  }
 }
 
 const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
@@ -349,16 +302,36 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   // ---------------------------------------------------------------- resources
   const itemNames = new Map<string, string>(); // resource → id param, from item paths
+  // Item paths with several ids after a word (/repos/{owner}/{repo}) whose collection is elsewhere
+  // (/user/repos): the resource named by the word, its records found by the ids' key fields.
+  const compositeItems = new Map<string, { resource: string; params: string[] }>();
+  const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;
   for (const op of d.operations) {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1];
     const prev = segs[segs.length - 2];
     if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
   }
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    if (!isParam(segs[segs.length - 1]) || !isParam(segs[segs.length - 2])) continue;
+    let word = segs.length - 1;
+    while (word >= 0 && isParam(segs[word])) word--;
+    const name = segs[word];
+    if (word !== 0 || name === undefined || itemNames.has(name)) continue;
+    const hasCollection = d.operations.some((o) => o.path !== op.path && o.path.split('/').filter((x) => x !== '').at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    if (hasCollection) compositeItems.set(op.path, { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
+  }
+  for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
   const classify = (op: Operation): Classified => {
     const segs = op.path.split('/').filter((s) => s !== '');
     const last = segs[segs.length - 1] ?? '';
     const prev = segs[segs.length - 2];
+    const composite = compositeItems.get(op.path);
+    if (composite !== undefined) {
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      return { kind, resource: composite.resource, keyParams: composite.params };
+    }
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
       const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
       return { kind, resource: prev, idParam: last.slice(1, -1) };
@@ -447,14 +420,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       throw new Error(`simulator sidecar: resources.${name}.soft_delete.field: the record has no field ${rs.soft_delete.field}`);
     }
   }
-  /** A new record of a resource: the sidecar's template (else a sample of the schema), then `extra`, its id and timestamps. */
+  /**
+   * A new record of a resource (seeded or created): its id drawn by `id` (shaped like the schema's),
+   * then the sidecar's template filled with {{n}}, {{id}} and {{now}} (Unix seconds of `now`),
+   * else a sample of the schema; `extra` merged over it; its timestamps set.
+   */
   const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString()): Json => {
     const rs = sidecar.resources?.[r.name];
-    let record = (rs?.template !== undefined ? fillRecord(rs.template, { n, now }) : (sample(r.recordRef) ?? {})) as Json;
+    const recordId = id(((sample(r.recordRef) ?? {}) as Json)[r.idField]);
+    let record = (rs?.template !== undefined ? (fill(rs.template, { n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : (sample(r.recordRef) ?? {})) as Json;
     if (extra !== undefined) record = deepMerge(record, extra);
-    const newId = id(record[r.idField]);
-    record[r.idField] = newId;
-    if (rs?.template !== undefined) record = fillRecord(record, { n, now, id: String(newId) }) as Json;
+    record[r.idField] = recordId;
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
     // A boolean soft-delete flag starts false (HubSpot's archived); a mark by value is the record's own.
@@ -466,7 +442,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   };
 
   // Seed: records sampled from each resource's schema (or the sidecar's template and seed), ids
-  // from a PRNG per (seed, resource).
+  // from a PRNG per (seed, resource), fields drawn from the sidecar's pools.
   for (const r of resources.values()) {
     const rs = sidecar.resources?.[r.name];
     const count = rs?.records ?? sidecar.records ?? 5;
@@ -475,20 +451,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     for (let i = 0; i < count; i++) {
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
-      const seedFields = rs?.seed === undefined ? undefined : (fillRecord(rs.seed, { n: i + 1 }) as Json);
+      const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at);
+      // A record named by another field (an issue's number) keeps a unique id too.
+      const like = ((sample(r.recordRef) ?? {}) as Json).id;
+      if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
       if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
+      for (const [path, f] of Object.entries(rs?.fields ?? {})) {
+        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
+        setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
+      }
       uniqueLookups(r, record, i + 1);
       r.records.set(String(record[r.idField]), { record, parents: {} });
     }
   }
-  const searches = new Map<string, SearchSidecar>();
-  for (const [key, sc] of Object.entries(sidecar.searches ?? {})) {
-    if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: searches: the description has no operation ${key}`);
-    if (!resources.has(sc.resource)) throw new Error(`simulator sidecar: searches.${key}.resource: the description has no resource ${sc.resource}`);
-    searches.set(key, sc);
-  }
-
   // ---------------------------------------------------------------- errors and limits
   const errorResponse = (problem: RequestProblem, op?: Operation, headers: Record<string, string> = {}): SimResponse => {
     let p = problem;
@@ -502,6 +479,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     else if (p.status === 401 && p.code === 'unauthorized' && sidecar.auth?.message !== undefined) override = { code: sidecar.error?.codes?.[p.code] ?? p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
+    const status = sidecar.error?.statuses?.[p.code];
+    if (status !== undefined) p = { ...p, status };
     let json: unknown;
     if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
@@ -640,11 +619,22 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
       rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
     }
-    // Filters: query params named like a record field keep the records whose field (or its id) equals them.
+    // Filters: query params named like a record field keep the records whose field (or its id) equals
+    // them; the sidecar's filters name another field, compare times, or give values matching all.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name) || typeof value === 'object') continue;
+      const rule = sidecar.filters?.[name];
+      if (rule?.any?.includes(String(value)) === true) continue;
+      if (rule?.match === 'since' || rule?.match === 'before') {
+        const at = Date.parse(String(value));
+        rows = rows.filter((s) => {
+          const f = Date.parse(String(getPath(s.record, rule.field ?? name)));
+          return Number.isNaN(f) || Number.isNaN(at) || (rule.match === 'since' ? f >= at : f <= at);
+        });
+        continue;
+      }
       rows = rows.filter((s) => {
-        const f = s.record[name];
+        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
         if (f === undefined) return true;
         if (f !== null && typeof f === 'object') return ['gid', 'id', 'uuid'].some((k) => (f as Json)[k] !== undefined && String((f as Json)[k]) === String(value));
         return String(f) === String(value);
@@ -655,7 +645,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     let offset: number | undefined = 0;
     if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
     else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
-    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, nextPath: pag.next_cursor, pag }, origin, req);
+    const page = offset !== undefined && pageParam !== undefined && typeof query[pageParam] === 'number' ? Math.max(1, query[pageParam] as number) : 1;
+    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, pageParam, page, nextPath: pag.next_cursor, pag }, origin, req);
   };
 
   /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
@@ -663,11 +654,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     op: Operation,
     resource: string,
     all: Json[],
-    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; limitParam: string | undefined; nextPath: string | undefined; pag: Pagination },
+    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; limitParam: string | undefined; pageParam: string | undefined; page: number; nextPath: string | undefined; pag: Pagination },
     origin: string,
     req: SimRequest,
   ): SimResponse => {
-    const { cursorParam, numericCursor, limit, limitParam, pag } = p;
+    const { cursorParam, numericCursor, limit, limitParam, pageParam, page, pag } = p;
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, resource);
@@ -679,7 +670,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const slice = rows.slice(offset, offset + limit).map((s) => s.record);
     const more = offset + slice.length < rows.length;
-    if (key === '') return { status: op.successStatus, json: slice, ...(more && cursorParam !== undefined ? { headers: { link: `<${origin}${req.path}?${cursorParam}=${numericCursor ? offset + limit : encodeToken(offset + limit)}>; rel="next"` } } : {}) };
+    if (key === '') {
+      // A bare array: the next page is a Link header, the request's own query with the cursor or page advanced.
+      const nextParam = cursorParam ?? pageParam;
+      if (!more || nextParam === undefined) return { status: op.successStatus, json: slice };
+      const q = new URLSearchParams(req.query);
+      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit)) : String(page + 1));
+      return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
+    }
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
     // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
@@ -736,56 +734,6 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { status: op.successStatus, json: body };
   };
 
-  /** A search operation (the sidecar's searches): filter groups, sorts and a body cursor over a resource's records. */
-  const search = (op: Operation, sc: SearchSidecar, body: Json, origin: string, req: SimRequest): SimResponse => {
-    const r = resources.get(sc.resource) as Resource;
-    const at = (record: Json, field: string): unknown => getPath(sc.fields_at === undefined ? record : getPath(record, sc.fields_at), field) ?? (sc.fields_at !== undefined ? getPath(record, field) : undefined);
-    const groups = sc.groups === undefined ? [] : ((getPath(body, sc.groups) as unknown[] | undefined) ?? []);
-    const fieldKey = sc.field ?? 'field';
-    const opKey = sc.operator ?? 'operator';
-    const conditionsOf = (g: unknown): Json[] => ((sc.conditions === undefined ? g : getPath(g, sc.conditions)) as Json[] | undefined) ?? [];
-    const operatorOf = (c: Json): SearchOperator | undefined => {
-      const vendorOp = String(c[opKey] ?? 'EQ');
-      const mapped = sc.operators?.[vendorOp] ?? vendorOp.toLowerCase();
-      return (SEARCH_OPERATORS as readonly string[]).includes(mapped) ? (mapped as SearchOperator) : undefined;
-    };
-    for (const g of groups) {
-      for (const c of conditionsOf(g)) {
-        if (operatorOf(c) === undefined) return errorResponse({ status: 400, code: 'invalid', message: `Unsupported search operator ${String(c[opKey])}`, field: opKey }, op);
-      }
-    }
-    const matches = (record: Json): boolean =>
-      groups.length === 0 ||
-      groups.some((g) =>
-        conditionsOf(g).every((c) => {
-          return matchCondition(at(record, String(c[fieldKey])), operatorOf(c) as SearchOperator, c[sc.value ?? 'value'], c[sc.values ?? 'values'], c[sc.high_value ?? 'high_value']);
-        }),
-      );
-    const text = sc.query === undefined ? undefined : getPath(body, sc.query);
-    let rows = [...r.records.values()].filter((x) => !softDeleted(r, x.record)).map((x) => x.record).filter(matches);
-    if (typeof text === 'string' && text !== '') rows = rows.filter((rec) => JSON.stringify(sc.fields_at === undefined ? rec : getPath(rec, sc.fields_at)).toLowerCase().includes(text.toLowerCase()));
-    const sorts = sc.sort === undefined ? [] : ((getPath(body, sc.sort.by) as unknown[] | undefined) ?? []);
-    const keys = sorts.map((k) =>
-      typeof k === 'string'
-        ? { field: k.replace(/^-/, ''), desc: k.startsWith('-') }
-        : { field: String(getPath(k, sc.sort?.field ?? 'field')), desc: getPath(k, sc.sort?.direction ?? 'direction') === (sc.sort?.descending ?? 'DESCENDING') },
-    );
-    if (keys.length > 0) {
-      rows = [...rows].sort((a, b) => {
-        for (const k of keys) {
-          const c = compareValues(at(a, k.field) ?? '', at(b, k.field) ?? '');
-          if (c !== 0) return k.desc ? -c : c;
-        }
-        return 0;
-      });
-    }
-    const requested = sc.limit === undefined ? undefined : getPath(body, sc.limit);
-    let limit = typeof requested === 'number' ? requested : (sc.default_limit ?? 10);
-    if (sc.max_limit !== undefined) limit = Math.min(limit, sc.max_limit);
-    const cursor = sc.cursor === undefined ? undefined : getPath(body, sc.cursor);
-    return pageOf(op, r.name, rows, { cursorParam: sc.cursor, cursor, offset: 0, numericCursor: false, limit: Math.max(1, limit), limitParam: undefined, nextPath: undefined, pag: {} }, origin, req);
-  };
-
   const oauthRoutes =
     sidecar.oauth === undefined
       ? undefined
@@ -797,6 +745,46 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           Date.now,
           grants,
         );
+
+  // Declared search and scroll rules, over the generic store or the caller's sources.
+  const sourceOf = (name: string, opKey?: string): RecordSource => {
+    const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
+    if (given !== undefined) return given;
+    // The generic store's records, soft-deleted ones left out (as lists leave them out).
+    const r = resources.get(name);
+    const all = (): StoredRecord[] => (r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record)));
+    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id) };
+  };
+  for (const [kind, rules] of [['search', sidecar.search], ['scroll', sidecar.scroll], ['pages', sidecar.pages]] as const) {
+    for (const [key, rule] of Object.entries(rules ?? {})) {
+      if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: ${kind}: the description has no operation ${key}`);
+      if (!resources.has(rule.resource) && options.sources?.[key] === undefined && options.sources?.[rule.resource] === undefined) throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
+    }
+  }
+  const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
+  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }): SimResponse | undefined => {
+    const searchRule = sidecar.search?.[op.key];
+    const scrollRule = sidecar.scroll?.[op.key];
+    const listRule = sidecar.pages?.[op.key];
+    try {
+      if (searchRule !== undefined) {
+        const src = sourceOf(searchRule.resource);
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+      }
+      if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
+      if (listRule !== undefined) {
+        const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key), query, typeof dflt === 'number' ? dflt : undefined, link) };
+      }
+    } catch (e) {
+      if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
+      throw e;
+    }
+    return undefined;
+  };
+  const closeScrolls = (): void => {
+    for (const sc of scrolls.values()) sc.close();
+  };
 
   // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
   const basePath = serverBasePath(d.doc);
@@ -814,7 +802,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // Credentials, then the rate limit, then the request itself: the order the vendors answer in.
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return withHeaders(errorResponse(unauthorized, op));
-    if (checkTokens && op.security.length > 0) {
+    if (sidecar.auth?.bearer === true && op.security.length === 0 && presentedToken(String(req.headers.authorization ?? '')) === undefined) {
+      return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Requires authentication' }, op));
+    }
+    if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented)) return withHeaders(errorResponse({ status: 401, code: 'unauthorized', message: 'Access token invalid' }, op));
       const expiry = grants.expiries.get(presented);
@@ -840,12 +831,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         throw e;
       }
     }
-    const sc = searches.get(op.key);
-    if (sc !== undefined) return withHeaders(search(op, sc, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, origin, req));
+    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, { origin, path: req.path });
+    if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     if (r === undefined || c.kind === 'action') return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
-    const id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
+    let id = c.idQuery !== undefined ? (checked.query[c.idQuery] === undefined ? '' : String(checked.query[c.idQuery])) : c.idParam === undefined ? undefined : pathParams[c.idParam];
+    if (c.keyParams !== undefined) {
+      const key = sidecar.resources?.[r.name]?.key ?? {};
+      const found = [...r.records.entries()].find(([, s]) => c.keyParams?.every((p) => String(getPath(s.record, key[p] ?? p)) === pathParams[p]));
+      id = found?.[0] ?? Object.values(pathParams).join('/');
+    }
     switch (c.kind) {
       case 'list':
         return withHeaders(list(op, r, pathParams, checked.query, origin, req));
@@ -867,6 +863,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const newRecordId = record[r.idField];
         merge(record, fields, true);
         record[r.idField] = newRecordId;
+        if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
         const at = new Date().toISOString();
         stamp(r, record, 'created', at);
@@ -937,8 +934,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const past = Date.now() - 1000;
       for (const t of grants.expiries.keys()) grants.expiries.set(t, past);
     },
+    closeScrolls,
     reset: () => {
       sim.reset();
+      closeScrolls();
       windowStart = 0;
       used = 0;
     },

@@ -6,8 +6,11 @@
  *   error:          the vendor's error body, a JSON tree whose strings may hold {{status}},
  *                   {{code}}, {{message}}, {{field}} and {{request_id}}; `codes` renames the
  *                   simulator's codes (missing, invalid, unknown, unauthorized, not_found,
- *                   method_not_allowed, rate_limited) to the vendor's.
- *   auth:           tokens: the credentials accepted (default: any present credential).
+ *                   method_not_allowed, rate_limited) to the vendor's; `statuses` answers a
+ *                   code with another HTTP status (GitHub: missing and invalid are 422).
+ *   auth:           tokens: the credentials accepted (default: any present credential);
+ *                   bearer: every operation needs an Authorization token although the
+ *                   description declares no security (GitHub's declares none).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
@@ -18,23 +21,27 @@
  *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
  *                   lists (more operations that list it: Jira's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, Jira's
- *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
- *                   on create and update); soft_delete ({field, value}: DELETE marks the record,
- *                   which get, update and lists then ignore and exports still show); created_by
+ *                   GET /user?accountId=); timestamps ({created, updated}: a dotted field, or
+ *                   several, set on create and update); soft_delete ({field, value, at, param}:
+ *                   DELETE sets field to value (default true) and `at` to the time; get, update,
+ *                   lists and searches then ignore the record and exports still show it; `param`
+ *                   is the query param that lists or gets only marked records, default a boolean
+ *                   flag's name: HubSpot's archived=true); created_by
  *                   ([{operation, field, echo}]: a field of that operation's body creates a record
  *                   of this resource under the written record, echoed at the dotted path echo of
- *                   the answer: a Zendesk ticket update's comment). A resource no item path
- *                   implies is declared here by its get, or by its lists (the records are the
- *                   items of the first list's array, listed per parent).
- *                   HubSpot's keys beside them: template (the record new and seeded records
- *                   start from instead of a sample of the schema; strings may hold {{n}}, {{id}},
- *                   {{now}}), seed (merged over the template for seeded records only);
- *                   soft_delete also {at, param} (the time of the delete; the query param that
- *                   lists or gets only soft-deleted records, default a boolean flag's name);
- *                   timestamps may name several fields each.
- *   searches:       per operation ("POST /crm/v3/objects/contacts/search"), a search over a
- *                   resource's records with a structured filter body (groups of conditions),
- *                   sorts and a body cursor.
+ *                   the answer: a Zendesk ticket update's comment); key: for an item path with
+ *                   several ids (/repos/{owner}/{repo}), the record field (dotted) each path param
+ *                   names ({owner: owner.login, repo: name}); template: the record seeded and
+ *                   created records start from instead of a sample of the schema, its strings may
+ *                   be {{n}} (the record's ordinal), {{id}} and {{now}} (Unix seconds; the seed's
+ *                   fixed time for seeded records), other placeholders left to the caller; seed:
+ *                   fields merged over the template for seeded records only ({{n}} filled);
+ *                   fields: seeded fields drawn from `pools`. A resource no item path implies is
+ *                   declared here by its get, or by its lists (the records are the items of the
+ *                   first list's array, listed per parent).
+ *   filters:        per list query param: the record `field` it compares (dotted; default its
+ *                   own name), `match` equals (default), since (field >= value, ISO times) or
+ *                   before (field <= value), and `any`: values that match every record (state=all).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -45,6 +52,20 @@
  *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in.
+ *   search:         per operation ("POST /contacts/search"), a search over a resource (rules.ts):
+ *                   a filter tree (Intercom) or structured filter groups (filter_groups: HubSpot's
+ *                   filterGroups), the body paths of the filters, sort (one field or a list of
+ *                   keys) and page, a free-text query, the operator symbols and their meanings,
+ *                   the symbols allowed per value type, the response template. Soft-deleted
+ *                   records of the simulator's own store are never found.
+ *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
+ *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
+ *   pages:          per list operation, its page from a response template (rules.ts): stored or
+ *                   newest-first order (reversed by a query value), the page-size, page-number
+ *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
+ *                   a cap on offset paging.
+ *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
+ *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -60,6 +81,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { OAuthConfig } from './oauth.ts';
+import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
 export interface ErrorOverride {
   code: string;
@@ -68,6 +90,7 @@ export interface ErrorOverride {
 
 export interface ResourceSidecar {
   id_field?: string;
+  key?: Record<string, string>;
   records?: number;
   lookup?: string[];
   lists?: string[];
@@ -76,9 +99,12 @@ export interface ResourceSidecar {
   timestamps?: { created?: string | string[]; updated?: string | string[] };
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
+  /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
+  /** Fields merged over the template for seeded records only. */
   seed?: Record<string, unknown>;
   created_by?: { operation: string; field: string; echo?: string }[];
+  fields?: Record<string, FieldRule>;
 }
 
 export interface Pagination {
@@ -93,8 +119,8 @@ export interface Pagination {
 }
 
 export interface Sidecar {
-  error?: { body?: unknown; codes?: Record<string, string> };
-  auth?: { tokens?: string[]; message?: string; header?: string };
+  error?: { body?: unknown; codes?: Record<string, string>; statuses?: Record<string, number> };
+  auth?: { tokens?: string[]; message?: string; header?: string; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
@@ -103,7 +129,11 @@ export interface Sidecar {
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
-  searches?: Record<string, SearchSidecar>;
+  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before'; any?: string[] }>;
+  search?: Record<string, SearchRule>;
+  scroll?: Record<string, ScrollRule>;
+  pages?: Record<string, ListRule>;
+  pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
   graphql?: GraphqlSidecar;
@@ -129,38 +159,8 @@ export interface GraphqlSidecar {
   archived?: { field?: string; argument?: string };
 }
 
-/**
- * A search operation: `groups` (a body field) lists groups of which any may match, each holding
- * `conditions` that must all match; a condition names a record field (`field`, looked up under
- * `fields_at` in the record), an `operator` (the vendor's names, mapped by `operators` onto eq,
- * neq, lt, lte, gt, gte, between, in, not_in, exists, not_exists, contains, not_contains), a
- * `value`, `values` (in, not_in) and `high_value` (between). `sort` names the body field of sort
- * keys (strings, `-` first for descending, or objects with `field` and `direction`, `descending`
- * naming the descending value). `cursor` and `limit` name body fields; the answer is the
- * operation's response with the page in its array property and the next cursor where the schema
- * has room for it.
- */
-export interface SearchSidecar {
-  resource: string;
-  fields_at?: string;
-  groups?: string;
-  conditions?: string;
-  field?: string;
-  operator?: string;
-  value?: string;
-  values?: string;
-  high_value?: string;
-  operators?: Record<string, SearchOperator>;
-  query?: string;
-  sort?: { by: string; field?: string; direction?: string; descending?: string };
-  cursor?: string;
-  limit?: string;
-  default_limit?: number;
-  max_limit?: number;
-}
-
-export const SEARCH_OPERATORS = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'exists', 'not_exists', 'contains', 'not_contains'] as const;
-export type SearchOperator = (typeof SEARCH_OPERATORS)[number];
+/** A seeded field's value: drawn from a named pool or from a list given in place. */
+export type FieldRule = { pool: string } | { one_of: unknown[] };
 
 const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
 
@@ -186,8 +186,16 @@ const SIDECAR_SCHEMA = {
     },
   },
   properties: {
-    error: { type: 'object', additionalProperties: false, properties: { body: {}, codes: { type: 'object', additionalProperties: { type: 'string' } } } },
-    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' } } },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        body: {},
+        codes: { type: 'object', additionalProperties: { type: 'string' } },
+        statuses: { type: 'object', additionalProperties: { type: 'integer', minimum: 400, maximum: 599 } },
+      },
+    },
+    auth: { type: 'object', additionalProperties: false, properties: { tokens: { type: 'array', items: { type: 'string', minLength: 1 } }, message: { type: 'string' }, header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, bearer: { type: 'boolean' } } },
     not_found: { type: 'object', additionalProperties: override },
     parameters: { type: 'object', additionalProperties: override },
     operations: {
@@ -239,6 +247,9 @@ const SIDECAR_SCHEMA = {
         properties: {
           id_field: { type: 'string' },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
+          key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+          template: { type: 'object' },
+          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
@@ -253,38 +264,72 @@ const SIDECAR_SCHEMA = {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
           },
-          template: { type: 'object' },
           seed: { type: 'object' },
         },
       },
     },
-    searches: {
+    filters: {
       type: 'object',
-      propertyNames: { pattern: '^(GET|POST|PUT|PATCH|DELETE) /' },
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        required: ['resource'],
+        properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before'] }, any: { type: 'array', items: { type: 'string' } } },
+      },
+    },
+    search: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'operators', 'response'],
         properties: {
           resource: { type: 'string' },
-          fields_at: { type: 'string' },
-          groups: { type: 'string' },
-          conditions: { type: 'string' },
-          field: { type: 'string' },
-          operator: { type: 'string' },
-          value: { type: 'string' },
-          values: { type: 'string' },
-          high_value: { type: 'string' },
-          operators: { type: 'object', additionalProperties: { enum: [...SEARCH_OPERATORS] } },
           query: { type: 'string' },
-          sort: { type: 'object', additionalProperties: false, required: ['by'], properties: { by: { type: 'string' }, field: { type: 'string' }, direction: { type: 'string' }, descending: { type: 'string' } } },
-          cursor: { type: 'string' },
-          limit: { type: 'string' },
-          default_limit: { type: 'integer', minimum: 1 },
-          max_limit: { type: 'integer', minimum: 1 },
+          filter_groups: { type: 'object', additionalProperties: false, required: ['groups', 'filters'], properties: { groups: { type: 'string' }, filters: { type: 'string' } } },
+          fields_at: { type: 'string' },
+          text: { type: 'string' },
+          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' }, values: { type: 'string' }, high_value: { type: 'string' } } },
+          groups: { type: 'object', additionalProperties: { enum: ['all', 'any'] } },
+          operators: { type: 'object', minProperties: 1, additionalProperties: { enum: OPERATOR_MEANINGS } },
+          allowed: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])) },
+          date_fields: { type: 'string' },
+          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } }, list: { type: 'string' } } },
+          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 }, over_max: { enum: ['reject', 'clamp'] } } },
+          response: {},
         },
       },
     },
+    scroll: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'param', 'page_size', 'idle_seconds', 'busy', 'expired', 'response'],
+        properties: { resource: { type: 'string' }, param: { type: 'string' }, page_size: { type: 'integer', minimum: 1 }, idle_seconds: { type: 'number', exclusiveMinimum: 0 }, busy: override, expired: override, response: {} },
+      },
+    },
+    pages: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'response'],
+        properties: {
+          resource: { type: 'string' },
+          order: { enum: ['stored', 'newest_first'] },
+          per_page: { type: 'string' },
+          cursor: { type: 'string' },
+          default: { type: 'integer', minimum: 1 },
+          page: { type: 'string' },
+          max_offset: { type: 'object', additionalProperties: false, required: ['limit', 'code', 'message'], properties: { limit: { type: 'integer', minimum: 1 }, code: { type: 'string' }, message: { type: 'string' } } },
+          reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
+          cursor_form: { type: 'array', minItems: 1 },
+          id_field: { type: 'string' },
+          response: {},
+        },
+      },
+    },
+    pools: { type: 'object', additionalProperties: { type: 'array', minItems: 1 } },
     unknown_query: { enum: ['reject', 'ignore'] },
     graphql: {
       type: 'object',
@@ -312,11 +357,27 @@ const validate = new Ajv({ strict: false, allErrors: true }).compile<Sidecar>(SI
 
 /** Parse and check a sidecar; throws with every problem named. */
 export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
-  const value = (parseYaml(text) ?? {}) as unknown;
+  const value = (parseYaml(text, { merge: true }) ?? {}) as unknown;
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
     throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   }
+  // What the schema cannot check: names that must refer to something declared.
+  const problems: string[] = [];
+  for (const [key, rule] of Object.entries(value.search ?? {})) {
+    for (const [type, symbols] of Object.entries(rule.allowed ?? {})) for (const sym of symbols) if (rule.operators[sym] === undefined) problems.push(`/search/${key}/allowed/${type} names ${sym}, which operators does not declare`);
+    if (rule.date_fields !== undefined) {
+      try {
+        new RegExp(rule.date_fields);
+      } catch {
+        problems.push(`/search/${key}/date_fields is not a regular expression`);
+      }
+    }
+  }
+  for (const [name, r] of Object.entries(value.resources ?? {})) {
+    for (const [field, f] of Object.entries(r.fields ?? {})) if ('pool' in f && value.pools?.[f.pool] === undefined) problems.push(`/resources/${name}/fields/${field} draws from pool ${f.pool}, which pools does not declare`);
+  }
+  if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;
 }
 

@@ -160,13 +160,21 @@ export class SyncRunner {
     const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
     const fe = sync.for_each;
-    let parents: unknown[] = [undefined];
+    // Each parent is the params it sets: for_each.param, and for_each.also's.
+    let parents: Record<string, unknown>[] = [{}];
     if (fe !== undefined) {
       const value = compileTemplate(fe.value);
+      const also = Object.entries(fe.also ?? {}).map(([k, t]) => [k, compileTemplate(String(t))] as const);
       parents = [];
       for await (const parent of runtime.records(fe.entity, (fe.params as Record<string, unknown> | undefined) ?? {}, { signal: options.signal })) {
         const v = value.render({ record: parent });
-        if (v !== undefined && v !== null && v !== '') parents.push(v);
+        if (v === undefined || v === null || v === '') continue;
+        const set: Record<string, unknown> = { [fe.param]: v };
+        for (const [k, t] of also) {
+          const a = t.render({ record: parent });
+          if (a !== undefined && a !== null && a !== '') set[k] = a;
+        }
+        parents.push(set);
       }
     }
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
@@ -181,7 +189,7 @@ export class SyncRunner {
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
     let pages = 0;
     for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
-      let pageParams = fe !== undefined ? { ...params, [fe.param]: parents[pi] } : params;
+      let pageParams = { ...params, ...parents[pi] };
       let from: { url?: string } | undefined;
       if (checkpoint !== undefined && pi === (checkpoint.parent ?? 0) && checkpoint.next !== null) {
         pageParams = checkpoint.next.params;
@@ -264,7 +272,7 @@ export class SyncRunner {
    * the last run's high-water mark, and delete the removed records from search. Runs before the
    * entity's own pages, so a record restored since is stored again by them.
    */
-  private async syncRemovals(connectorId: string, runtime: ConnectorRuntime, entity: CompiledEntity, parents: unknown[], since: unknown, options: SyncOptions): Promise<number> {
+  private async syncRemovals(connectorId: string, runtime: ConnectorRuntime, entity: CompiledEntity, parents: Record<string, unknown>[], since: unknown, options: SyncOptions): Promise<number> {
     const sync = entity.def.sync!;
     const rm = sync.removals!;
     // Without since_param the removals list is read whole (it takes no time filter).
@@ -275,8 +283,7 @@ export class SyncRunner {
     const fe = sync.for_each;
     let removed = 0;
     for (const parent of parents) {
-      const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}) };
-      if (fe !== undefined) params[fe.param] = parent;
+      const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}), ...parent };
       const ids = new Set<string>();
       for await (const record of runtime.records(rm.entity, params, { signal: options.signal })) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');

@@ -9,8 +9,7 @@ import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorRuntime, getConnector } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
-import { SCROLL_PAGE_SIZE, startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
-import { validateBody, validateQuery } from '../../src/sandbox/intercom/validate.ts';
+import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
@@ -29,6 +28,8 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
+/** Companies per scroll page, as the sidecar's scroll rule declares it. */
+const scrollPageSize = (): number => sim.sidecar.scroll?.['GET /companies/scroll']?.page_size as number;
 
 const runtime = () => new ConnectorRuntime(manifest, { access_token: sim.accessToken }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } });
 
@@ -42,9 +43,13 @@ async function collect(entity: string, action: 'changes' | 'scroll', params: Rec
 function conformsToDescription(path: string, op: string): void {
   const reqs = sim.requests.filter((r) => r.path === path);
   expect(reqs.length).toBeGreaterThan(0);
+  const operation = INTERCOM_DESCRIPTION.operations.find((o) => o.key === op);
+  expect(operation, op).toBeDefined();
   for (const r of reqs) {
-    expect(validateQuery(op, r.query).ok, `${op} query ${r.query.toString()}`).toBe(true);
-    if (r.method === 'POST') expect(validateBody(op, JSON.parse(r.rawBody)), `${op} body ${r.rawBody}`).toBeNull();
+    // The query and (for a POST) the JSON body, checked as the simulator checks them, unknown query parameters refused.
+    const checked = INTERCOM_DESCRIPTION.checkRequest(operation!, { pathParams: {}, query: r.query, headers: {}, rawBody: r.method === 'POST' ? r.rawBody : '' }, { skipAuth: true, unknownQuery: 'reject' });
+    expect('status' in checked ? checked : null, `${op} query ${r.query.toString()} body ${r.rawBody}`).toBeNull();
+    if (r.method === 'POST') expect(r.rawBody.trim()).not.toBe('');
   }
 }
 
@@ -86,7 +91,7 @@ describe('intercom sync-only actions', () => {
     expect(got.map((c) => c.id)).toEqual(sim.state.companies.rows.map((r) => r.id));
     for (const c of got) expect(validators.get('companies')!(c), ajv.errorsText(validators.get('companies')!.errors)).toBe(true);
     const scrolls = sim.requests.filter((r) => r.path === '/companies/scroll');
-    expect(scrolls).toHaveLength(Math.ceil(sim.state.companies.size / SCROLL_PAGE_SIZE) + 1);
+    expect(scrolls).toHaveLength(Math.ceil(sim.state.companies.size / scrollPageSize()) + 1);
     expect(scrolls[0]!.query.get('scroll_param')).toBeNull();
     expect(new Set(scrolls.slice(1).map((r) => r.query.get('scroll_param'))).size).toBe(1);
     conformsToDescription('/companies/scroll', 'GET /companies/scroll');
@@ -94,11 +99,11 @@ describe('intercom sync-only actions', () => {
 
   it('the simulator allows one scroll per app, and refuses a finished or unknown scroll_param', async () => {
     const first = await runtime().pageSteps('companies', {}, undefined, 'scroll').next();
-    expect(first.value?.page.data.length).toBe(SCROLL_PAGE_SIZE);
+    expect(first.value?.page.data.length).toBe(scrollPageSize());
     const second = await failure(collect('companies', 'scroll', {}));
     expect(second.code).toBe('upstream_rejected');
     expect(second.message).toContain('scroll already exists');
-    sim.scroll.reset();
+    sim.closeScrolls();
     const stale = await failure(collect('companies', 'scroll', { scroll_param: 'not-a-scroll' }));
     expect(stale.message).toContain('scroll_param is invalid');
   });

@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => {
   sim.reset();
-  sim.setRateLimit({ limit: 1_000_000, windowSeconds: 10 });
+  sim.setRateLimit({ limit: 1_000_000, window_seconds: 10 });
 });
 
 const intercom = (accessToken: string = sim.accessToken) => connect('intercom', { credentials: { access_token: accessToken }, baseUrl: sim.url, retry: { baseDelayMs: 10 } });
@@ -562,7 +562,7 @@ describe('intercom requests, auth, rate limits and faults', () => {
   });
 
   it('waits out a 429 until X-RateLimit-Reset and retries', async () => {
-    sim.setRateLimit({ limit: 1, windowSeconds: 1 });
+    sim.setRateLimit({ limit: 1, window_seconds: 1 });
     const rt = new ConnectorRuntime(manifest, { access_token: sim.accessToken }, { baseUrl: sim.url, limiter: null });
     await rt.execute('tags', 'list');
     const page = (await rt.execute('tags', 'list')) as ListEnvelope;

@@ -70,9 +70,15 @@ function sample(def: ParamDef, name = ''): unknown {
       return true;
     case 'array':
       return [sample(def.items ?? { type: 'string' })];
-    case 'object':
-      // An object whose shape the param declares gets its declared fields (HubSpot's associations: {to: {id}, types: [...]}).
-      return def.properties !== undefined ? Object.fromEntries(Object.entries(def.properties).map(([k, p]) => [k, sample(p, k)])) : { text: 'Acme' };
+    case 'object': {
+      // An object with declared fields gets its required ones (GitHub's issue_field_values items),
+      // else every declared one (HubSpot's associations: {to: {id}, types: [...]}).
+      const props = (def as { properties?: Record<string, ParamDef> }).properties;
+      const req = (def as { required?: unknown }).required;
+      if (props === undefined) return { text: 'Acme' };
+      const names = Array.isArray(req) && req.length > 0 ? (req as string[]) : Object.keys(props);
+      return Object.fromEntries(names.filter((k) => props[k] !== undefined).map((k) => [k, sample(props[k] as ParamDef, k)]));
+    }
     default:
       if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
       if (def.format === 'date') return '2026-01-31';
@@ -216,6 +222,26 @@ for (const m of manifests) {
           });
         }
       }
+    }
+
+    // Credential checks are requests too: the manifest's (with the first variant's credentials)
+    // and each auth variant's own (with that variant's).
+    const checks = [
+      ...(m.check !== undefined ? [['check', m.check, m.auth[0]!] as const] : []),
+      ...m.auth.flatMap((v) => (v.check !== undefined ? [[`auth ${v.def.name} check`, v.check, v] as const] : [])),
+    ];
+    for (const [label, check, variant] of checks) {
+      it(`${m.type} ${label}`, () => {
+        const creds = Object.fromEntries(Object.keys(variant.def.fields).map((f) => [f, `contract-test-${f}`]));
+        const rt = new ConnectorRuntime(m, (variant === m.auth[0] ? credentials(m) : creds) as never, { limiter: null, authVariant: variant.def.name });
+        const { url, init } = rt.render(check.action, {});
+        const body = typeof init.body === 'string' ? init.body : '';
+        const found =
+          schema !== undefined
+            ? graphqlProblems(schema, JSON.parse(body) as { query: string; variables?: Rec })
+            : openapiProblems(description as Description, basePath, init.method ?? 'GET', new URL(url), init.headers as Record<string, string>, body);
+        expect(found).toEqual([]);
+      });
     }
   });
 }

@@ -247,6 +247,68 @@ describe('init --from-openapi inferences', () => {
     expect(m['retry'].retry_after_headers).toEqual([{ name: 'X-RateLimit-Reset', format: 'unix_seconds' }, { name: 'Retry-After', format: 'seconds' }]);
   });
 
+  it('pagination: a declared Link header wins over counting page numbers (GitHub)', async () => {
+    const list = { parameters: [{ name: 'page', in: 'query', schema: { type: 'integer' } }, { name: 'per_page', in: 'query', schema: { type: 'integer' } }], ...ok({ type: 'array', items: widget }, { Link: { schema: { type: 'string' } } }) };
+    const { m, yaml } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'link_header' });
+    expect(yaml).toContain('# check: the response declares a Link header (rel="next"), followed rather than counting page');
+  });
+
+  it('an item path named by two ids (/repos/{owner}/{repo}) is the item of the collection named like its word (/user/repos)', async () => {
+    const repo = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } } };
+    const ids = ['owner', 'repo'].map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const paths = {
+      '/user/repos': { get: ok({ type: 'array', items: repo }), post: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } }, ...ok(repo) } },
+      '/orgs/{org}/repos': { get: { parameters: [{ name: 'org', in: 'path', required: true, schema: { type: 'string' } }], ...ok({ type: 'array', items: repo }) } },
+      '/repos/{owner}/{repo}': { parameters: ids, get: ok(repo), patch: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } }, ...ok(repo) } },
+    };
+    // Two collections end in repos: the one with fewest path params gets the item (names clash, so both are qualified).
+    const { m } = await scaffold(description({ paths }));
+    expect(Object.keys(m['entities'])).toEqual(['user_repos', 'orgs_repos']);
+    expect(Object.keys(m['entities'].orgs_repos.actions)).toEqual(['list']);
+    const a = m['entities'].user_repos.actions;
+    expect(Object.keys(a)).toEqual(['list', 'get', 'create', 'update']);
+    expect(a.list.request.path).toBe('/user/repos');
+    expect(a.get.request.path).toBe('/repos/{{params.owner}}/{{params.repo}}');
+    expect(a.update.request).toMatchObject({ method: 'PATCH', path: '/repos/{{params.owner}}/{{params.repo}}' });
+    expect(a.get.params).toMatchObject({ owner: { type: 'string', required: true }, repo: { type: 'string', required: true } });
+  });
+
+  it('same-named nested collections are one entity: the one with items, completed by the other\'s create', async () => {
+    const comment = { type: 'object', properties: { id: { type: 'integer' }, body: { type: 'string' } } };
+    const p = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: { type: name === 'repo' ? 'string' : 'integer' } }));
+    const create = { requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['body'], properties: { body: { type: 'string' } } } } } }, ...ok(comment) };
+    const paths = {
+      '/repos/{repo}/issues/comments': { parameters: p('repo'), get: ok({ type: 'array', items: comment }) },
+      '/repos/{repo}/issues/comments/{comment_id}': { parameters: p('repo', 'comment_id'), get: ok(comment), patch: create },
+      '/repos/{repo}/issues/{issue_number}/comments': { parameters: p('repo', 'issue_number'), get: ok({ type: 'array', items: comment }), post: create },
+    };
+    const { m } = await scaffold(description({ paths }));
+    expect(Object.keys(m['entities'])).toEqual(['issues_comments']);
+    const a = m['entities'].issues_comments.actions;
+    expect(a.list.request.path).toBe('/repos/{{params.repo}}/issues/comments');
+    expect(a.create.request.path).toBe('/repos/{{params.repo}}/issues/{{params.issue_number}}/comments');
+    expect(a.get.request.path).toBe('/repos/{{params.repo}}/issues/comments/{{params.comment_id}}');
+  });
+
+  it('params: oneOf of primitive types is a type union; array items keep their fields and required list', async () => {
+    const bodySchema = {
+      type: 'object',
+      required: ['title'],
+      properties: {
+        title: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+        milestone: { oneOf: [{ type: 'string' }, { type: 'integer' }], nullable: true },
+        values: { type: 'array', items: { type: 'object', required: ['field_id'], properties: { field_id: { type: 'integer' }, note: { type: 'string' } } } },
+      },
+    };
+    const paths = widgetPaths(ok({ type: 'array', items: widget }), { post: { requestBody: { content: { 'application/json': { schema: bodySchema } } }, ...ok(widget) } });
+    const { m } = await scaffold(description({ paths }));
+    const params = m['entities'].widgets.actions.create.params;
+    expect(params.title).toEqual({ type: ['string', 'integer'], required: true });
+    expect(params.milestone).toEqual({ type: ['string', 'integer', 'null'] });
+    expect(params.values).toEqual({ type: 'array', items: { type: 'object', properties: { field_id: { type: 'integer' }, note: { type: 'string' } }, required: ['field_id'] } });
+  });
+
   it('a list with nothing to page by is reported; an unwrapped body keeps its fields at the top', async () => {
     const paths = widgetPaths(ok({ type: 'array', items: widget }), {
       post: { requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer' } } } } } }, ...ok(widget) },

@@ -161,7 +161,7 @@ describe('Intercom simulator: auth, version header, rate limits', () => {
   afterAll(() => sim.close());
   beforeEach(() => {
     sim.reset();
-    sim.setRateLimit({ limit: 1_000_000, windowSeconds: 10 });
+    sim.setRateLimit({ limit: 1_000_000, window_seconds: 10 });
   });
 
   it('rejects a missing or unknown bearer token with 401 unauthorized', async () => {
@@ -178,7 +178,7 @@ describe('Intercom simulator: auth, version header, rate limits', () => {
   });
 
   it('sends X-RateLimit headers on every response, the reset as Unix seconds', async () => {
-    sim.setRateLimit({ limit: 100, windowSeconds: 10 });
+    sim.setRateLimit({ limit: 100, window_seconds: 10 });
     const a = await get(sim, '/teams');
     const b = await call(sim, 'GET', '/teams', { token: 'bad' });
     for (const r of [a, b]) {
@@ -192,7 +192,7 @@ describe('Intercom simulator: auth, version header, rate limits', () => {
   });
 
   it('answers 429 error.list once the window is spent', async () => {
-    sim.setRateLimit({ limit: 2, windowSeconds: 60 });
+    sim.setRateLimit({ limit: 2, window_seconds: 60 });
     expect((await get(sim, '/teams')).status).toBe(200);
     expect((await get(sim, '/teams')).status).toBe(200);
     const r = await get(sim, '/teams');

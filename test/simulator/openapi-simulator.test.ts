@@ -268,6 +268,42 @@ unknown_query: reject
   it('refuses a sidecar with unknown keys, naming them', () => {
     expect(() => parseSidecar('pagination: { cursor: x }\nrate: 1')).toThrow(/additional properties \(cursor\).*additional properties \(rate\)|additional properties \(rate\).*additional properties \(cursor\)/);
   });
+
+  it('refuses a field drawn from an undeclared pool, a search allowing an undeclared operator, an unknown operator meaning', () => {
+    expect(() => parseSidecar('resources: { items: { fields: { name: { pool: fruit } } } }')).toThrow(/items\/fields\/name draws from pool fruit, which pools does not declare/);
+    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": eq }, allowed: { string: ["~"] }, response: {} } }')).toThrow(/allowed\/string names ~, which operators does not declare/);
+    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": equals }, response: {} } }')).toThrow(/operators\/=/);
+    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": eq }, date_fields: "(", response: {} } }')).toThrow(/date_fields is not a regular expression/);
+    expect(() => parseSidecar('scroll: { "GET /s": { resource: items, param: p, page_size: 5 } }')).toThrow(/must have required property 'idle_seconds'/);
+  });
+});
+
+describe('the sidecar: seeded fields from pools', () => {
+  let sim: OpenApiSimulator;
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({
+      description: OFFSET_TOKEN,
+      seed: 3,
+      sidecar: parseSidecar(`
+pools: { fruit: [apple, pear, plum] }
+resources: { items: { records: 40, fields: { name: { pool: fruit }, notes: { one_of: [ripe, green] } } } }
+`),
+    });
+  });
+  afterAll(() => sim.close());
+
+  it('draws each declared field from its pool, deterministically, every value appearing', async () => {
+    const records = [...(sim.resources.get('items')?.records.values() ?? [])].map((r) => r.record);
+    expect(records).toHaveLength(40);
+    expect(new Set(records.map((r) => r.name))).toEqual(new Set(['apple', 'pear', 'plum']));
+    expect(new Set(records.map((r) => r.notes))).toEqual(new Set(['ripe', 'green']));
+    const twin = await startOpenApiSimulator({ description: OFFSET_TOKEN, seed: 3, sidecar: sim.sidecar });
+    try {
+      expect([...(twin.resources.get('items')?.records.values() ?? [])].map((r) => r.record)).toEqual(records);
+    } finally {
+      await twin.close();
+    }
+  });
 });
 
 describe('the sidecar: nested resources, writes that create them, soft deletes, exports', () => {
@@ -410,11 +446,23 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ type: 'contact', role: 'lead', email: 'ada@example.com', name: 'Ada' });
     expect((await call(sim, 'GET', `/contacts/${String(created.body.id)}`, undefined, auth)).body).toEqual(created.body);
+    // Started from the sidecar's template, not a sample of the schema: nothing else is known yet.
+    expect(created.body).toMatchObject({ phone: null, external_id: null, custom_attributes: {}, opted_in_subscription_types: { url: `/contacts/${String(created.body.id)}/subscriptions` } });
+    expect(created.body.created_at).toBeGreaterThan(1_700_000_000);
+    expect(created.body).not.toHaveProperty('workspace_id'); // a placeholder only the sandbox's code fills
     const first = await call(sim, 'GET', '/contacts?per_page=4', undefined, auth);
     expect((first.body.data as unknown[]).length).toBe(4);
     expect(first.headers.get('x-ratelimit-limit')).toBe('1666');
+    // The sidecar's pages rule: newest first, Intercom's cursor form, no `next` on the last page.
+    expect((first.body.data as Rec[])[0]?.id).toBe(created.body.id);
+    expect(first.body).toMatchObject({ type: 'list', total_count: 6, pages: { type: 'pages', page: 1, per_page: 4, total_pages: 2, next: { page: 2, per_page: 4 } } });
     const after = ((first.body.pages as Rec).next as Rec).starting_after as string;
-    expect((await call(sim, 'GET', `/contacts?per_page=4&starting_after=${after}`, undefined, auth)).body.data).toHaveLength(2);
+    const lastOfFirst = (first.body.data as Rec[])[3] as Rec;
+    expect(JSON.parse(Buffer.from(after, 'base64').toString())).toEqual([(lastOfFirst.created_at as number) * 1000, lastOfFirst.id, 2]);
+    const second = await call(sim, 'GET', `/contacts?per_page=4&starting_after=${after}`, undefined, auth);
+    expect(second.body.data).toHaveLength(2);
+    expect(second.body.pages).toEqual({ type: 'pages', page: 2, per_page: 4, total_pages: 2 });
+    expect((await call(sim, 'GET', '/contacts?starting_after=bm9wZQ', undefined, auth)).body).toMatchObject({ errors: [{ code: 'parameter_invalid', message: 'starting_after is invalid' }] });
 
     const bad = await call(sim, 'POST', '/contacts', { email: 42 }, auth);
     expect(bad.status).toBe(400);
@@ -423,6 +471,59 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect((await call(sim, 'GET', '/conversations/abc', undefined, auth)).body).toMatchObject({ errors: [{ code: 'not_found', message: 'Resource Not Found' }] });
     expect((await call(sim, 'GET', '/tags', undefined, { ...auth, 'intercom-version': '9.9' })).body).toMatchObject({ errors: [{ code: 'intercom_version_invalid' }] });
     expect((await call(sim, 'GET', '/tags', undefined, { authorization: 'Bearer other' })).body).toMatchObject({ errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }] });
+  });
+
+  it('searches with the sidecar’s filter trees: operators by value type, AND/OR nesting, dotted fields, sort, cursor pages', async () => {
+    for (const [i, email] of ['zed@one.example', 'amy@two.example', 'bob@one.example'].entries()) {
+      expect((await call(sim, 'POST', '/contacts', { role: 'user', email, name: `Searched ${i}`, signed_up_at: 1_700_000_000 + i }, auth)).status).toBe(200);
+    }
+    const search = (body: unknown) => call(sim, 'POST', '/contacts/search', body, auth);
+    const tree = { operator: 'AND', value: [{ field: 'name', operator: '^', value: 'searched' }, { operator: 'OR', value: [{ field: 'email', operator: '$', value: 'one.example' }, { field: 'signed_up_at', operator: '>', value: 1_700_000_000 }] }] };
+    const sorted = await search({ query: tree, sort: { field: 'email', order: 'descending' }, pagination: { per_page: 2 } });
+    expect(sorted.status, JSON.stringify(sorted.body)).toBe(200);
+    expect((sorted.body.data as Rec[]).map((c) => c.email)).toEqual(['zed@one.example', 'bob@one.example']);
+    expect(sorted.body).toMatchObject({ type: 'list', total_count: 3, pages: { type: 'pages', page: 1, per_page: 2, total_pages: 2, next: { page: 2 } } });
+    const after = ((sorted.body.pages as Rec).next as Rec).starting_after;
+    const last = await search({ query: tree, sort: { field: 'email', order: 'descending' }, pagination: { per_page: 2, starting_after: after } });
+    expect((last.body.data as Rec[]).map((c) => c.email)).toEqual(['amy@two.example']);
+    expect(last.body.pages).toEqual({ type: 'pages', page: 2, per_page: 2, total_pages: 2 });
+    expect(((await search({ query: { field: 'email', operator: 'IN', value: ['amy@two.example', 'x@y.z'] } })).body.data as Rec[]).map((c) => c.email)).toEqual(['amy@two.example']);
+    expect((await search({ query: { field: 'location.city', operator: '=', value: 'no such city' } })).body.total_count).toBe(0);
+    // A date field takes = < > only; a boolean no ~; a page beyond the largest; a cursor not issued.
+    expect((await search({ query: { field: 'signed_up_at', operator: '>=', value: 1 } })).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/date field signed_up_at; use =, <, >/) }] });
+    expect((await search({ query: { field: 'has_hard_bounced', operator: '~', value: 'x' } })).status).toBe(400);
+    expect((await search({ query: { field: 'name', operator: '=', value: 'x' }, pagination: { per_page: 151 } })).status).toBe(400);
+    expect((await search({ query: { field: 'name', operator: '=', value: 'x' }, pagination: { starting_after: 'nope' } })).body).toMatchObject({ errors: [{ code: 'parameter_invalid' }] });
+  });
+
+  it('pages by number with the sidecar’s pages rule: next links then null, a reversing order value, the cap on offset paging', async () => {
+    const list = (q: string) => call(sim, 'POST', `/companies/list?${q}`, undefined, auth);
+    const ids = (r: { body: Rec }) => (r.body.data as Rec[]).map((c) => c.id);
+    const first = await list('page=1&per_page=2');
+    expect(first.body).toMatchObject({ type: 'list', total_count: 5, pages: { type: 'pages', page: 1, per_page: 2, total_pages: 3, next: `${sim.url}/companies/list?page=2&per_page=2` } });
+    const last = await list('page=3&per_page=2');
+    expect((last.body.pages as Rec).next).toBeNull();
+    expect(ids(last)).toHaveLength(1);
+    const all = ids(await list('per_page=5'));
+    expect(ids(await list('per_page=5&order=asc'))).toEqual([...all].reverse());
+    expect([...ids(first), ...ids(await list('page=2&per_page=2')), ...ids(last)]).toEqual(all);
+    expect((await list('page=5001&per_page=2')).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/first 10000 companies/) }] });
+    expect((await list('page=5000&per_page=2')).status).toBe(200);
+  });
+
+  it('scrolls with the sidecar’s scroll rule: one scroll open at a time, the same parameter throughout, ended by an empty page', async () => {
+    const scroll = (param?: string) => call(sim, 'GET', `/companies/scroll${param === undefined ? '' : `?scroll_param=${param}`}`, undefined, auth);
+    const first = await scroll();
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ type: 'list', pages: null, total_count: null, scroll_param: expect.any(String) });
+    expect(first.body.data).toHaveLength(5);
+    expect((await scroll()).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/scroll already exists/) }] });
+    const end = await scroll(first.body.scroll_param as string);
+    expect(end.body).toMatchObject({ data: [], scroll_param: first.body.scroll_param });
+    expect((await scroll(first.body.scroll_param as string)).body).toMatchObject({ errors: [{ code: 'parameter_invalid', message: expect.stringMatching(/scroll_param is invalid/) }] });
+    expect((await scroll()).status).toBe(200);
+    sim.closeScrolls();
+    expect((await scroll()).status).toBe(200);
   });
 
   it('runs the OAuth flow of the sidecar: a single-use code for a token the API then accepts', async () => {
@@ -435,6 +536,103 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     const again = await exchange();
     expect(again.status).toBe(400);
     expect(((await again.json()) as Rec).type).toBe('error.list');
+  });
+});
+
+/**
+ * Sidecar keys for APIs shaped like GitHub's, on a small description of our own: no declared
+ * security (auth.bearer), items named by two path ids (resources.key), page-number lists of bare
+ * arrays (Link headers keeping the query), filters that match all or compare times, timestamps,
+ * 422 for invalid bodies (error.statuses), and a unique id beside the number that names a record.
+ */
+describe('the sidecar: GitHub-shaped APIs', () => {
+  const widget = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, state: { type: 'string', example: 'open' }, owner: { type: 'object', properties: { login: { type: 'string', example: 'octo' } } }, created_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' }, updated_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' } } };
+  const part = { type: 'object', properties: { id: { type: 'integer', example: 7 }, number: { type: 'integer', example: 1 }, label: { type: 'string' } } };
+  const arrayOf = (s: unknown) => ({ description: 'ok', headers: { Link: { schema: { type: 'string' } } }, content: { 'application/json': { schema: { type: 'array', items: s } } } });
+  const one = (s: unknown) => ({ description: 'ok', content: { 'application/json': { schema: s } } });
+  const invalid = { description: 'Validation failed', content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } } };
+  const body = (required: string[]) => ({ required: true, content: { 'application/json': { schema: { type: 'object', additionalProperties: false, required, properties: { name: { type: 'string' }, state: { type: 'string' }, label: { type: 'string' } } } } } });
+  const ids = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: name === 'number' ? { type: 'integer' } : { type: 'string' } }));
+  const listParams = [
+    { name: 'state', in: 'query', schema: { type: 'string', enum: ['open', 'closed', 'all'] } },
+    { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
+    { name: 'per_page', in: 'query', schema: { type: 'integer', default: 30 } },
+    { name: 'page', in: 'query', schema: { type: 'integer', default: 1 } },
+  ];
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'Widgets', version: '1' },
+    paths: {
+      '/user/widgets': { get: { parameters: listParams, responses: { '200': arrayOf(widget) } }, post: { requestBody: body(['name']), responses: { '201': one(widget), '422': invalid } } },
+      '/widgets/{owner}/{name}': { parameters: ids('owner', 'name'), get: { responses: { '200': one(widget), '404': invalid } }, patch: { requestBody: body([]), responses: { '200': one(widget), '422': invalid } } },
+      '/widgets/{owner}/{name}/parts': { parameters: ids('owner', 'name'), post: { requestBody: body(['label']), responses: { '201': one(part) } }, get: { responses: { '200': arrayOf(part) } } },
+      '/widgets/{owner}/{name}/parts/{number}': { parameters: ids('owner', 'name', 'number'), get: { responses: { '200': one(part) } } },
+    },
+  };
+  let sim: OpenApiSimulator;
+  const auth = { authorization: 'Bearer t1' };
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({
+      description: new Description(doc as never),
+      sidecar: parseSidecar(`
+error: { body: { message: "{{message}}" }, statuses: { invalid: 422, missing: 422, unknown: 422 } }
+auth: { bearer: true, tokens: [t1] }
+records: 0
+resources: { widgets: { key: { owner: owner.login, name: name }, timestamps: { created: created_at, updated: updated_at } } }
+filters: { state: { any: [all] }, since: { field: updated_at, match: since } }
+`),
+    });
+  });
+  afterAll(() => sim.close());
+
+  it('needs a bearer token although the description declares no security', async () => {
+    expect((await call(sim, 'GET', '/user/widgets', undefined, {})).status).toBe(401);
+    expect((await call(sim, 'GET', '/user/widgets', undefined, { authorization: 'Bearer t2' })).status).toBe(401);
+    expect((await call(sim, 'GET', '/user/widgets', undefined, auth)).status).toBe(200);
+  });
+
+  it('finds an item named by two path ids through resources.key', async () => {
+    const before = new Date(Date.now() - 1000).toISOString();
+    const created = await call(sim, 'POST', '/user/widgets', { name: 'gear' }, auth);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'gear', owner: { login: 'octo' } });
+    expect(created.body.created_at).not.toBe('2020-01-01T00:00:00Z');
+    expect(Date.parse(created.body.updated_at as string)).toBeGreaterThanOrEqual(Date.parse(before) - 1000);
+    expect((await call(sim, 'GET', '/widgets/octo/gear', undefined, auth)).body.id).toBe(created.body.id);
+    const patched = await call(sim, 'PATCH', '/widgets/octo/gear', { state: 'closed' }, auth);
+    expect(patched.body).toMatchObject({ id: created.body.id, state: 'closed' });
+    expect((await call(sim, 'GET', '/widgets/someone/gear', undefined, auth)).status).toBe(404);
+    expect((await call(sim, 'GET', '/widgets/octo/cog', undefined, auth)).status).toBe(404);
+  });
+
+  it('answers invalid bodies with the sidecar\'s status (422)', async () => {
+    const r = await call(sim, 'POST', '/user/widgets', { name: 'x', colour: 'red' }, auth);
+    expect(r.status).toBe(422);
+    expect((await call(sim, 'POST', '/user/widgets', {}, auth)).status).toBe(422);
+  });
+
+  it('pages a bare array by page number with a Link header that keeps the query; filters match all or compare times', async () => {
+    for (const name of ['a', 'b', 'c', 'd']) await call(sim, 'POST', '/user/widgets', { name }, auth);
+    const all = await call(sim, 'GET', '/user/widgets?state=all&per_page=2', undefined, auth);
+    expect((all.body as unknown as Rec[]).map((w) => w.name)).toEqual(['gear', 'a']);
+    expect(all.headers.get('link')).toBe(`<${sim.url}/user/widgets?state=all&per_page=2&page=2>; rel="next"`);
+    const last = await call(sim, 'GET', '/user/widgets?state=all&per_page=2&page=3', undefined, auth);
+    expect((last.body as unknown as Rec[]).map((w) => w.name)).toEqual(['d']);
+    expect(last.headers.get('link')).toBeNull();
+    expect((await call(sim, 'GET', '/user/widgets?state=closed', undefined, auth)).body).toMatchObject([{ name: 'gear' }]);
+    // since: updated_at >= since.
+    const widgets = sim.resources.get('widgets')!;
+    [...widgets.records.values()].forEach((s, i) => (s.record.updated_at = `2024-01-0${i + 1}T00:00:00Z`));
+    const since = await call(sim, 'GET', '/user/widgets?state=all&since=2024-01-04T00:00:00Z', undefined, auth);
+    expect((since.body as unknown as Rec[]).map((w) => w.name)).toEqual(['c', 'd']);
+  });
+
+  it('gives records named by a number a unique id too', async () => {
+    const made = [];
+    for (const label of ['x', 'y', 'z']) made.push((await call(sim, 'POST', '/widgets/octo/gear/parts', { label }, auth)).body);
+    expect(new Set(made.map((p) => p.number)).size).toBe(3);
+    expect(new Set(made.map((p) => p.id)).size).toBe(3);
+    expect((await call(sim, 'GET', `/widgets/octo/gear/parts/${String(made[1]?.number)}`, undefined, auth)).body).toMatchObject({ label: 'y', id: made[1]?.id });
   });
 });
 

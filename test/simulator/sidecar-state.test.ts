@@ -2,7 +2,7 @@
  * The sidecar keys that shape the generic simulator's state, on a small description of our own
  * (a "widgets" API with a map of string properties, a search endpoint, and an OAuth flow):
  * record templates and seeds, timestamps moved by writes, soft deletes, structured-filter
- * searches, OAuth refresh tokens and expiring access tokens, the rate-limit window header, deep
+ * searches (the search rule's filter_groups), OAuth refresh tokens and expiring access tokens, the rate-limit window header, deep
  * merges on update, the next-page holder left out on the last page, and the sidecar's load-time
  * errors.
  */
@@ -91,25 +91,21 @@ auth: { tokens: [static-token] }
 rate_limit: { limit: 1000, window_seconds: 10, headers: { limit: X-Max, remaining: X-Remaining, window_ms: X-Window-Ms } }
 resources:
   widgets:
-    template: { properties: { object_id: "{{id}}" }, createdAt: "{{now}}", updatedAt: "{{now}}", archived: false }
+    template: { properties: { object_id: "{{id}}", serial: "#{{n}}", created_s: "{{now}}" }, archived: false }
     seed: { properties: { name: "Widget {{n}}", size: "{{n}}0" } }
     timestamps: { created: [createdAt], updated: [updatedAt, properties.modified] }
     soft_delete: { field: archived, at: archivedAt }
-searches:
+search:
   "POST /widgets/search":
     resource: widgets
+    filter_groups: { groups: filterGroups, filters: filters }
     fields_at: properties
-    groups: filterGroups
-    conditions: filters
-    field: propertyName
-    operator: operator
-    operators: { EQ: eq, GTE: gte, IN: in, HAS_PROPERTY: exists, CONTAINS_TOKEN: contains }
-    query: query
-    sort: { by: sorts, field: propertyName, direction: direction, descending: DESCENDING }
-    cursor: after
-    limit: limit
-    default_limit: 2
-    max_limit: 3
+    keys: { field: propertyName, values: values, high_value: highValue }
+    operators: { EQ: eq, GTE: gte, IN: in, HAS_PROPERTY: exists, CONTAINS_TOKEN: contains, BETWEEN: between }
+    text: query
+    sort: { list: sorts, field: propertyName, order: direction, descending: [DESCENDING] }
+    pagination: { per_page: limit, cursor: after, default: 2, max: 3, over_max: clamp }
+    response: { total: "{{total}}", results: "{{records}}", "paging?": { next: { after: "{{next_cursor}}" } } }
 oauth:
   authorize_path: /oauth/authorize
   token_path: /oauth/token
@@ -134,12 +130,12 @@ const search = (body: Rec) => call('POST', '/widgets/search', body);
 const ids = (r: { body: Rec }) => (r.body.results as Rec[]).map((w) => w.id);
 
 describe('records: template, seed, timestamps, deep merge', () => {
-  it('seeds records from the template and seed (not a sample of the schema), {{n}} and {{id}} filled', () => {
+  it('seeds records from the template and seed (not a sample of the schema), {{n}}, {{id}} and {{now}} (the seed time, Unix seconds) filled', () => {
     const seeded = [...sim.resources.get('widgets')!.records.values()].map((s) => s.record);
     expect(seeded).toHaveLength(5);
     seeded.forEach((w, i) => {
       expect(Object.keys(w).sort()).toEqual(['archived', 'createdAt', 'id', 'properties', 'updatedAt']);
-      expect(w.properties).toEqual({ object_id: w.id, name: `Widget ${i + 1}`, size: `${i + 1}0`, modified: w.updatedAt });
+      expect(w.properties).toEqual({ object_id: w.id, serial: `#${i + 1}`, created_s: Date.UTC(2026, 0, 1, 0, i) / 1000, name: `Widget ${i + 1}`, size: `${i + 1}0`, modified: w.updatedAt });
       expect(w.archived).toBe(false);
     });
   });
@@ -147,7 +143,8 @@ describe('records: template, seed, timestamps, deep merge', () => {
   it('a create starts from the template; an update merges properties and moves the updated timestamps', async () => {
     const created = await call('POST', '/widgets', { properties: { name: 'new' } });
     expect(created.status).toBe(201);
-    expect(created.body.properties).toEqual({ object_id: created.body.id, name: 'new', modified: created.body.createdAt });
+    expect(created.body.properties).toEqual({ object_id: created.body.id, serial: expect.stringMatching(/^#\d+$/), created_s: expect.any(Number), name: 'new', modified: created.body.createdAt });
+    expect(Math.abs(((created.body.properties as Rec).created_s as number) - Date.now() / 1000)).toBeLessThan(600);
     const updated = await call('PATCH', `/widgets/${String(created.body.id)}`, { properties: { color: 'red' } });
     expect(updated.body.properties).toMatchObject({ name: 'new', color: 'red', object_id: created.body.id });
     expect(Date.parse(updated.body.updatedAt as string)).toBeGreaterThanOrEqual(Date.parse(created.body.updatedAt as string));
@@ -180,6 +177,8 @@ describe('searches', () => {
     expect((either.body.results as Rec[]).map((w) => (w.properties as Rec).name).sort()).toEqual(['Widget 2', 'Widget 3', 'Widget 4']);
     const both = await search({ filterGroups: [{ filters: [{ propertyName: 'size', operator: 'GTE', value: '30' }, { propertyName: 'name', operator: 'CONTAINS_TOKEN', value: 'widget 5' }] }] });
     expect((both.body.results as Rec[]).map((w) => (w.properties as Rec).name)).toEqual(['Widget 5']);
+    const between = await search({ filterGroups: [{ filters: [{ propertyName: 'size', operator: 'BETWEEN', value: '20', highValue: '40' }] }], limit: 3 });
+    expect((between.body.results as Rec[]).map((w) => (w.properties as Rec).size).sort()).toEqual(['20', '30', '40']);
     const bad = await search({ filterGroups: [{ filters: [{ propertyName: 'name', operator: 'SOUNDS_LIKE', value: 'x' }] }] });
     expect(bad.status).toBe(400);
   });
@@ -260,10 +259,11 @@ describe('headers, last pages, sidecar errors', () => {
   it('refuses sidecars naming resources, operations or fields the description lacks, and unknown keys', async () => {
     const start = (sidecar: Sidecar) => startOpenApiSimulator({ description: new Description(structuredClone(DOC)), sidecar });
     await expect(start({ resources: { gadgets: { records: 1 } } })).rejects.toThrow(/resources.gadgets: the description has no resource gadgets \(it has widgets\)/);
-    await expect(start({ searches: { 'POST /gadgets/search': { resource: 'widgets' } } })).rejects.toThrow(/searches: the description has no operation POST \/gadgets\/search/);
-    await expect(start({ searches: { 'POST /widgets/search': { resource: 'gadgets' } } })).rejects.toThrow(/searches.POST \/widgets\/search.resource: the description has no resource gadgets/);
+    await expect(start({ search: { 'POST /gadgets/search': { resource: 'widgets', operators: { EQ: 'eq' }, response: {} } } })).rejects.toThrow(/search: the description has no operation POST \/gadgets\/search/);
+    await expect(start({ search: { 'POST /widgets/search': { resource: 'gadgets', operators: { EQ: 'eq' }, response: {} } } })).rejects.toThrow(/search.POST \/widgets\/search.resource: the description has no resource gadgets/);
     await expect(start({ resources: { widgets: { soft_delete: { field: 'deleted' } } } })).rejects.toThrow(/soft_delete.field: the record has no field deleted/);
-    expect(() => parseSidecar('searches: { "POST /x": { resource: w, operators: { EQ: equals } } }')).toThrow(/operators\/EQ must be equal to one of the allowed values/);
+    expect(() => parseSidecar('search: { "POST /x": { resource: w, operators: { EQ: equals }, response: {} } }')).toThrow(/operators\/EQ must be equal to one of the allowed values/);
+    expect(() => parseSidecar('search: { "POST /x": { resource: w, operators: { EQ: eq }, filter_groups: { groups: g }, response: {} } }')).toThrow(/filter_groups must have required property 'filters'/);
     expect(() => parseSidecar('resources: { w: { timestamp: {} } }')).toThrow(/\(timestamp\)/);
     expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, expires_in: 0 }')).toThrow(/expires_in must be >= 1/);
   });

@@ -1,12 +1,15 @@
 /**
- * Deterministic workspace content for the Intercom simulator: vocabularies, id formats and the
- * generators of seeded contacts, companies and conversations.
+ * Deterministic workspace content for the Intercom simulator: the vocabularies (the sidecar's
+ * `pools`, connectors/intercom/simulator.yaml), id formats and small value generators.
  *
  * Big tables (contacts, companies, conversations) keep only a row per record in memory; the
  * record's fields are regenerated on demand from (seed, gen), so the 100 000-contact benchmark
  * dataset costs a few tens of MB and the same seed always yields byte-identical responses.
  * Shapes follow the examples of Intercom's OpenAPI description 2.14 (field order included).
  */
+import { join } from 'node:path';
+import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
+import { loadSidecar } from '../../simulator/sidecar.ts';
 import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
 
 export type Json = Record<string, unknown>;
@@ -51,147 +54,40 @@ export function htmlBody(text: string): string {
   return /^\s*</.test(text) ? text : `<p>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</p>`;
 }
 
-export const FIRST_NAMES = [
-  'Aoife', 'Liam', 'Sofia', 'Mateo', 'Priya', 'Kenji', 'Amara', 'Lucas', 'Freya', 'Omar', 'Chloe', 'Ravi', 'Ingrid', 'Diego', 'Hana',
-  'Noah', 'Zara', 'Elias', 'Mei', 'Tomás', 'Leila', 'Jonas', 'Nadia', 'Arjun', 'Camille', 'Felix', 'Yara', 'Hugo', 'Sienna', 'Kwame',
-  'Olivia', 'Ethan', 'Isla', 'Marco', 'Anya', 'Samuel', 'Lucía', 'Theo', 'Mira', 'Daniel', 'Ava', 'Rohan', 'Elena', 'Finn', 'Saoirse',
-  'Jamal', 'Emma', 'Kai', 'Nora', 'Pablo',
-] as const;
-
-export const LAST_NAMES = [
-  'Murphy', 'Kelly', 'García', 'Nakamura', 'Okafor', 'Schmidt', 'Patel', 'Johansson', 'Rossi', 'Dubois', 'Kowalski', 'Haddad', 'Silva',
-  'Chen', 'Byrne', "O'Brien", 'Novak', 'Fernández', 'Müller', 'Larsen', 'Mensah', 'Ivanova', 'Walsh', 'Tanaka', 'Costa', 'Nguyen',
-  'Andersson', 'Moreau', 'Sato', 'Reyes', 'Kim', 'Brennan', 'Fischer', 'Lopez', 'Adeyemi', 'Ward', 'Horvat', 'Quinn', 'Bakker', 'Singh',
-] as const;
-
-export const EMAIL_DOMAINS = ['gmail.com', 'outlook.com', 'yahoo.com', 'icloud.com', 'proton.me', 'fastmail.com'] as const;
-
-/** city, region, country, country_code, continent_code, browser language, timezone-ish offset unused */
-export const LOCATIONS = [
-  ['Dublin', 'Dublin', 'Ireland', 'IRL', 'EU', 'en-IE'],
-  ['London', 'England', 'United Kingdom', 'GBR', 'EU', 'en-GB'],
-  ['San Francisco', 'California', 'United States', 'USA', 'NA', 'en-US'],
-  ['New York', 'New York', 'United States', 'USA', 'NA', 'en-US'],
-  ['Austin', 'Texas', 'United States', 'USA', 'NA', 'en-US'],
-  ['Toronto', 'Ontario', 'Canada', 'CAN', 'NA', 'en-CA'],
-  ['Berlin', 'Berlin', 'Germany', 'DEU', 'EU', 'de'],
-  ['Paris', 'Île-de-France', 'France', 'FRA', 'EU', 'fr'],
-  ['Madrid', 'Madrid', 'Spain', 'ESP', 'EU', 'es'],
-  ['Amsterdam', 'North Holland', 'Netherlands', 'NLD', 'EU', 'nl'],
-  ['Stockholm', 'Stockholm', 'Sweden', 'SWE', 'EU', 'sv'],
-  ['Sydney', 'New South Wales', 'Australia', 'AUS', 'OC', 'en-AU'],
-  ['Melbourne', 'Victoria', 'Australia', 'AUS', 'OC', 'en-AU'],
-  ['Tokyo', 'Tokyo', 'Japan', 'JPN', 'AS', 'ja'],
-  ['Bengaluru', 'Karnataka', 'India', 'IND', 'AS', 'en-IN'],
-  ['São Paulo', 'São Paulo', 'Brazil', 'BRA', 'SA', 'pt-BR'],
-  ['Lagos', 'Lagos', 'Nigeria', 'NGA', 'AF', 'en'],
-  ['Singapore', 'Singapore', 'Singapore', 'SGP', 'AS', 'en-SG'],
-] as const;
-
-export const BROWSERS = [
-  ['chrome', ['124.0.6367.91', '125.0.6422.60', '126.0.6478.126', '127.0.6533.88']],
-  ['safari', ['17.4', '17.5', '17.6']],
-  ['firefox', ['125.0', '126.0', '127.0.2']],
-  ['edge', ['124.0.2478.80', '126.0.2592.87']],
-] as const;
-
-export const OPERATING_SYSTEMS = ['OS X 14.4.1', 'OS X 14.5', 'Windows 10', 'Windows 11', 'Linux', 'iOS 17.5', 'Android 14'] as const;
-
-export const INDUSTRIES = ['Software', 'Financial Services', 'Retail', 'Healthcare', 'Education', 'Manufacturing', 'Logistics', 'Media', 'Hospitality', 'Real Estate'] as const;
-
-const COMPANY_PREFIXES = [
-  'North', 'Blue', 'Bright', 'Silver', 'Harbor', 'Summit', 'Cedar', 'Atlas', 'Nova', 'Iron', 'Lumen', 'Pioneer', 'Granite', 'Copper', 'Maple',
-  'Orbit', 'Vertex', 'Willow', 'Crescent', 'Beacon',
-] as const;
-const COMPANY_STEMS = ['wind', 'stone', 'field', 'bridge', 'peak', 'path', 'light', 'works', 'line', 'forge', 'wave', 'gate', 'leaf', 'point'] as const;
-const COMPANY_SUFFIXES = ['Labs', 'Inc', 'Ltd', 'Analytics', 'Health', 'Logistics', 'Studios', 'Systems', 'Partners', 'Foods', 'Capital', 'Robotics'] as const;
-
+/** Intercom's simulator sidecar; its `pools` hold the workspace's vocabularies. */
+export const INTERCOM_SIDECAR = loadSidecar(join(CONNECTORS_DIR, 'intercom', 'simulator.yaml'));
+const pool = <T>(name: string): readonly T[] => {
+  const values = INTERCOM_SIDECAR.pools?.[name];
+  if (values === undefined) throw new Error(`connectors/intercom/simulator.yaml declares no pool ${name}`);
+  return values as T[];
+};
+type S = string;
+export const FIRST_NAMES = pool<S>('first_names');
+export const LAST_NAMES = pool<S>('last_names');
+export const EMAIL_DOMAINS = pool<S>('email_domains');
+/** city, region, country, country_code, continent_code, browser language */
+export const LOCATIONS = pool<readonly [S, S, S, S, S, S]>('locations');
+export const BROWSERS = pool<readonly [S, readonly S[]]>('browsers');
+export const OPERATING_SYSTEMS = pool<S>('operating_systems');
+export const INDUSTRIES = pool<S>('industries');
+const COMPANY_PREFIXES = pool<S>('company_prefixes');
+const COMPANY_STEMS = pool<S>('company_stems');
+const COMPANY_SUFFIXES = pool<S>('company_suffixes');
 /** [plan id, plan name] as Intercom lists a company's plan. */
-export const PLANS = [
-  ['269315', 'Starter'],
-  ['269316', 'Pro'],
-  ['269317', 'Premium'],
-  ['269318', 'Enterprise'],
-] as const;
-
-export const ADMIN_JOB_TITLES = ['Support Engineer', 'Customer Success Manager', 'Head of Support', 'Account Executive', 'Support Specialist', 'Solutions Engineer', 'Product Specialist'] as const;
-
-export const TEAM_NAMES = ['Tier 1 Support', 'Tier 2 Support', 'Billing', 'Sales', 'Customer Success', 'Onboarding', 'Escalations'] as const;
-
-export const TAG_NAMES = [
-  'VIP', 'Beta tester', 'Churn risk', 'Enterprise trial', 'Feature request', 'Bug', 'Billing issue', 'Onboarding', 'Upsell', 'NPS promoter',
-  'NPS detractor', 'Integration: Slack', 'Integration: Salesforce', 'Mobile user', 'Webinar attendee', 'Partner', 'Refund requested',
-  'Priority support', 'Product feedback', 'Conference lead', 'Needs follow-up', 'Annual plan', 'Legacy pricing', 'Security review', 'Case study',
-] as const;
-
-/** Segment name, person_type (OpenAPI enum: contact = leads, user = users), membership rule id. */
-export const SEGMENTS = [
-  ['All users', 'user', 'all_users'],
-  ['All leads', 'contact', 'all_leads'],
-  ['Active', 'user', 'active'],
-  ['New', 'user', 'new'],
-  ['Slipping away', 'user', 'slipping'],
-  ['Unsubscribed from email', 'user', 'unsubscribed'],
-  ['Mobile app users', 'user', 'mobile'],
-  ['Leads from paid campaigns', 'contact', 'paid_leads'],
-] as const;
-
-export const SUBJECTS = [
-  'Cannot log in after password reset', 'Question about my invoice', 'How do I export my data?', 'Feature request: dark mode',
-  'Integration with Salesforce not syncing', 'Upgrade to annual plan', 'Charged twice this month', 'API rate limit errors',
-  'Adding teammates to our workspace', 'Mobile app crashes on launch', 'SSO setup with Okta', 'Cancel my subscription',
-  'Webhook deliveries failing', 'Change billing email', 'GDPR data deletion request', 'Slow dashboard loading',
-] as const;
-
-export const MESSAGES = [
-  'Hi there, I reset my password but the login page keeps saying my credentials are invalid. Can you help?',
-  'Hello! Could you send me a copy of last month\'s invoice with our VAT number on it?',
-  'Is there a way to export all of our projects to CSV? I could not find it in settings.',
-  'We would love a dark mode for the dashboard — our team works late a lot.',
-  'Our Salesforce integration stopped syncing contacts yesterday afternoon.',
-  'We are thinking about switching to the annual plan. What discount would we get?',
-  'It looks like we were charged twice for March. Could you check?',
-  'Our integration is getting 429 responses since this morning; what are the limits?',
-  'How do I invite three more teammates without upgrading?',
-  'The iOS app crashes right after the splash screen on iOS 17.5.',
-  'We want to enforce SSO through Okta for everyone in the workspace.',
-  'Please cancel our subscription at the end of the billing period.',
-] as const;
-
-export const REPLIES = [
-  'Thanks for reaching out! I\'m looking into this for you now.',
-  'Could you share a screenshot of the error you\'re seeing?',
-  'I\'ve passed this on to our engineering team and will update you as soon as I hear back.',
-  'Good news — that should be fixed now. Could you try again?',
-  'I\'ve refunded the duplicate charge; it can take 5-10 business days to appear.',
-  'Here\'s a link to our help article that walks through the steps.',
-  'Happy to help! Is there anything else I can do for you today?',
-  'Thanks, that worked perfectly!',
-  'Perfect, thank you so much for the quick reply.',
-  'Still seeing the same issue, unfortunately.',
-] as const;
-
-export const NOTE_BODIES = [
-  'Spoke with them on a call: evaluating the Enterprise plan for Q3.',
-  'Reported the CSV export bug; linked to JIRA PROJ-1432.',
-  'Prefers to be contacted by email, not phone.',
-  'Key decision maker for the renewal. Budget approved.',
-  'Asked for a security questionnaire — sent the SOC 2 report.',
-  'Churn risk: usage dropped 40% over the last month.',
-  'Great candidate for a case study, very happy with onboarding.',
-  'Follow up after their team offsite next week.',
-] as const;
-
-export const ARTICLE_TITLES = [
-  'How to issue a refund', 'Escalation policy for priority customers', 'Handling GDPR deletion requests', 'Troubleshooting SSO with Okta',
-  'Pricing and discount approval matrix', 'Known issues: iOS app 4.2', 'Responding to security questionnaires', 'Setting up webhooks for customers',
-  'Onboarding checklist for Enterprise accounts', 'Macros for billing questions', 'When to involve engineering', 'Tone of voice guidelines',
-  'Migrating customers from legacy pricing', 'Handling abusive conversations', 'Holiday support rota',
-] as const;
-
-export const UTM_SOURCES = ['google', 'linkedin', 'newsletter', 'twitter', 'capterra', 'g2'] as const;
-export const UTM_MEDIUMS = ['cpc', 'social', 'email', 'referral'] as const;
-export const UTM_CAMPAIGNS = ['spring_launch', 'webinar_q2', 'retargeting', 'brand', 'partner_promo'] as const;
+export const PLANS = pool<readonly [S, S]>('plans');
+export const ADMIN_JOB_TITLES = pool<S>('admin_job_titles');
+export const TEAM_NAMES = pool<S>('team_names');
+export const TAG_NAMES = pool<S>('tag_names');
+/** Segment name, person_type (OpenAPI enum: contact = leads, user = users), membership rule (a search query). */
+export const SEGMENTS = pool<readonly [S, 'user' | 'contact', unknown]>('segments');
+export const SUBJECTS = pool<S>('subjects');
+export const MESSAGES = pool<S>('messages');
+export const REPLIES = pool<S>('replies');
+export const NOTE_BODIES = pool<S>('note_bodies');
+export const ARTICLE_TITLES = pool<S>('article_titles');
+export const UTM_SOURCES = pool<S>('utm_sources');
+export const UTM_MEDIUMS = pool<S>('utm_mediums');
+export const UTM_CAMPAIGNS = pool<S>('utm_campaigns');
 
 export function personName(rand: Rand): { first: string; last: string } {
   return { first: pick(rand, FIRST_NAMES), last: pick(rand, LAST_NAMES) };

@@ -8,38 +8,29 @@
  *
  * What stays here is the seeded workspace (state.ts, data.ts) and the state machines of the
  * operations, as handlers: contacts, conversations, companies, teams, admins, tags, notes,
- * segments and internal articles, the search query language (search.ts) and the one-scroll-per-app
- * Scroll API (scroll.ts).
+ * segments and internal articles. The search query language and the one-scroll-per-app Scroll API
+ * are the sidecar's `search` and `scroll` rules, over the workspace's records (`sources`).
  *
  * Faults (5xx, latency, malformed bodies, injected 429s) come from the shared sim-server `inject`.
  */
 import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../simulator/description.ts';
-import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
-import { loadSidecar } from '../../simulator/sidecar.ts';
+import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type RateLimit, type OperationContext, type OperationHandler } from '../../simulator/openapi-simulator.ts';
+import { listPage, type ListRule, type RecordSource } from '../../simulator/rules.ts';
 import type { SimResponse } from '../../simulator/sim-server.ts';
-import { DEFAULT_ANCHOR, IntercomStore, type ContactRow, type ConversationRow, type Json, type Table } from './state.ts';
-import { CompanyScroll } from './scroll.ts';
-import { searchPage } from './search.ts';
+import { INTERCOM_SIDECAR } from './data.ts';
+import { DEFAULT_ANCHOR, IntercomStore, Table, type CompanyRow, type Json } from './state.ts';
 
 export { IntercomStore, IntercomApiError, CONTACT_DATA_ATTRIBUTES, DEFAULT_ANCHOR } from './state.ts';
 export type { AdminRecord, CompanyRow, ContactRow, ConversationRow, InternalArticleRecord, NoteRecord, SegmentRecord, TagRecord, TeamRecord } from './state.ts';
 
 /** Intercom's trimmed 2.14 description and the simulator sidecar, vendored under connectors/intercom/. */
+export { INTERCOM_SIDECAR };
 export const INTERCOM_DESCRIPTION = new Description(loadDescriptionSync(join(CONNECTORS_DIR, 'intercom', 'openapi-2.14.json')));
-export const INTERCOM_SIDECAR = loadSidecar(join(CONNECTORS_DIR, 'intercom', 'simulator.yaml'));
-export { CompanyScroll, SCROLL_PAGE_SIZE } from './scroll.ts';
 
-export interface IntercomRateLimit {
-  /** Requests allowed per window. */
-  limit: number;
-  /** Window length; Intercom counts in 10-second periods. */
-  windowSeconds: number;
-}
-
-/** Intercom's documented default for private apps: 10,000 calls a minute, counted per 10 s. */
-export const INTERCOM_DOCUMENTED_RATE_LIMIT: IntercomRateLimit = { limit: 1666, windowSeconds: 10 };
+/** Requests per window; Intercom counts in 10-second periods (the sidecar's rate_limit: its documented 1,666). */
+export type IntercomRateLimit = Pick<RateLimit, 'limit' | 'window_seconds'>;
 
 export interface IntercomSimulatorOptions {
   port?: number | undefined;
@@ -50,7 +41,7 @@ export interface IntercomSimulatorOptions {
   size?: number | undefined;
   /**
    * Requests per window (all tokens share the app's budget); `false` disables limiting. The
-   * default is far above any test's needs; INTERCOM_DOCUMENTED_RATE_LIMIT mimics production.
+   * default is far above any test's needs; the sidecar's rate_limit is Intercom's documented one.
    */
   rateLimit?: IntercomRateLimit | false | undefined;
   /** The access token the API accepts; default 'sim_intercom_token'. */
@@ -68,69 +59,14 @@ export interface IntercomSimulator extends Omit<OpenApiSimulator, 'setRateLimit'
   state: IntercomStore;
   /** Change (or disable) the rate limit; starts a fresh window. */
   setRateLimit(limit: IntercomRateLimit | false): void;
-  /** The app's company scroll (GET /companies/scroll): one open at a time. */
-  scroll: CompanyScroll;
 }
 
-const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, windowSeconds: 10 };
-const CURSOR_PER_PAGE = { contacts: 50, conversations: 20 } as const;
-/** Page-numbered lists (companies) default to 15 per page (per_page above 60 is refused by the schema). */
-const COMPANIES_PER_PAGE = 15;
-/**
- * "When using the Companies endpoint and the pages object to iterate through the returned
- * companies, there is a limit of 10,000 Companies that can be returned" (listAllCompanies);
- * its later reference adds "Going past that limit returns a 400 error with code bad_request".
- */
-const COMPANIES_PAGE_LIMIT = 10_000;
+const DEFAULT_RATE_LIMIT: IntercomRateLimit = { limit: 1_000_000, window_seconds: 10 };
 
 const ok = (json: unknown): SimResponse => ({ status: 200, json });
 
 /** A 404 for an id: the sidecar's not_found names its code and message per path parameter. */
 const missing = (param: string): SimulatorError => new SimulatorError(404, 'not_found', '', param);
-
-// ------------------------------------------------------------------ cursors
-
-/**
- * Cursor lists (contacts, conversations) page with `starting_after`, an opaque cursor. Intercom's
- * are base64 of `[created_at in ms, last id, next page number]` (its pagination guide shows
- * `WzE3MDc5MzQ2NTUwMDAsIjY1YzNhYTBjNTFkY2RmOTQyZmEyYjljNyIsMl0=`); ours have the same form.
- */
-function encodeCursor(createdAt: number, id: string, page: number): string {
-  return Buffer.from(JSON.stringify([createdAt * 1000, id, page])).toString('base64');
-}
-
-function decodeCursor(s: string): { id: string; page: number } | undefined {
-  try {
-    const v = JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 3 && typeof v[0] === 'number' && typeof v[1] === 'string' && Number.isInteger(v[2]) && (v[2] as number) >= 1) return { id: v[1], page: v[2] as number };
-  } catch {
-    // not one of ours
-  }
-  return undefined;
-}
-
-/** One page of a cursor list, newest first. */
-function cursorPage<R extends { id: string; created_at: number }>(
-  table: Table<R>,
-  perPage: number,
-  startingAfter: string | undefined,
-): { rows: R[]; pages: Json } {
-  let end = table.size; // exclusive, in insertion (oldest-first) order; pages walk it backwards
-  let page = 1;
-  if (startingAfter !== undefined) {
-    const c = decodeCursor(startingAfter);
-    const pos = c === undefined ? -1 : table.position(c.id);
-    if (c === undefined || pos < 0) throw new SimulatorError(400, 'parameter_invalid', 'starting_after is invalid', 'starting_after');
-    end = pos;
-    page = c.page;
-  }
-  const rows = table.rows.slice(Math.max(0, end - perPage), end).reverse();
-  const pages: Json = { type: 'pages', page, per_page: perPage, total_pages: Math.ceil(table.size / perPage) };
-  const last = rows[rows.length - 1];
-  // The last page has no `next` (OpenAPI 2.14 list examples).
-  if (last !== undefined && end - rows.length > 0) pages.next = { page: page + 1, starting_after: encodeCursor(last.created_at, last.id, page + 1), per_page: perPage };
-  return { rows, pages };
-}
 
 // ------------------------------------------------------------------ handlers
 
@@ -140,65 +76,20 @@ type Route = [key: string, handle: OperationHandler];
 /** A handler for the description's operation "METHOD /path/{param}". */
 const route = (method: string, path: string, handle: OperationHandler): Route => [`${method} ${path.replace(/:([a-z_]+)/g, '{$1}')}`, handle];
 
-function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<string, OperationHandler> {
+function buildHandlers(store: IntercomStore): Record<string, OperationHandler> {
   const found = <R>(table: Table<R & { id: string }>, id: string | undefined, param: string): R => {
     const row = id === undefined ? undefined : table.get(id);
     if (row === undefined) throw missing(param);
     return row;
   };
-  const perPage = (q: Json, dflt: number): number => (typeof q.per_page === 'number' ? q.per_page : dflt);
 
-  const listContacts = ({ query }: Ctx): SimResponse => {
-    const page = cursorPage(store.contacts, perPage(query, CURSOR_PER_PAGE.contacts), query.starting_after as string | undefined);
-    return ok({ type: 'list', data: page.rows.map((r: ContactRow) => store.renderContact(r)), total_count: store.contacts.size, pages: page.pages });
-  };
-
-  const listConversations = ({ query }: Ctx): SimResponse => {
-    const page = cursorPage(store.conversations, perPage(query, CURSOR_PER_PAGE.conversations), query.starting_after as string | undefined);
-    return ok({ type: 'conversation.list', pages: page.pages, total_count: store.conversations.size, conversations: page.rows.map((r: ConversationRow) => store.renderConversation(r)) });
-  };
-
-  /** Page-numbered company lists; `next` links the following page, null on the last one. */
-  const companyPage = (ctx: Ctx, rows: ReturnType<IntercomStore['listedCompanyRows']>, path: string): SimResponse => {
-    const size = Math.max(1, perPage(ctx.query, COMPANIES_PER_PAGE));
-    const page = typeof ctx.query.page === 'number' && ctx.query.page >= 1 ? ctx.query.page : 1;
-    if ((page - 1) * size >= COMPANIES_PAGE_LIMIT) {
-      throw new SimulatorError(400, 'bad_request', `Paging is limited to the first ${COMPANIES_PAGE_LIMIT} companies; use the Scroll API (GET /companies/scroll) to iterate over more`);
-    }
-    const totalPages = Math.ceil(rows.length / size);
-    const slice = rows.slice((page - 1) * size, page * size);
-    const next = page < totalPages ? `${ctx.origin}${path}?page=${page + 1}&per_page=${size}` : null;
-    return ok({
-      type: 'list',
-      data: slice.map((r) => store.renderCompany(r)),
-      pages: { type: 'pages', next, page, per_page: size, total_pages: totalPages },
-      total_count: rows.length,
-    });
-  };
-
-  const order = (q: Json): 'asc' | 'desc' => (q.order === 'asc' ? 'asc' : 'desc');
-
-  /** POST /contacts/search, POST /conversations/search (SearchContacts, searchConversations). */
-  const searchContacts = ({ body }: Ctx): SimResponse => {
-    const page = searchPage(store.contacts.rows.map((r) => store.renderContact(r)), body);
-    return ok({ type: 'list', data: page.rows, total_count: page.total, pages: page.pages });
-  };
-  const searchConversations = ({ body }: Ctx): SimResponse => {
-    const page = searchPage(store.conversations.rows.map((r) => store.renderConversation(r)), body);
-    return ok({ type: 'conversation.list', pages: page.pages, total_count: page.total, conversations: page.rows });
-  };
-  /** GET /companies/scroll (scrollOverAllCompanies): every company, one scroll per app at a time. */
-  const scrollCompanies = ({ query }: Ctx): SimResponse => {
-    const rows = store.companies.rows;
-    const slice = scroll.next(typeof query.scroll_param === 'string' ? query.scroll_param : undefined, rows.length);
-    return ok({ type: 'list', data: rows.slice(slice.start, slice.end).map((r) => store.renderCompany(r)), pages: null, total_count: null, scroll_param: slice.param });
-  };
+  /** Page-numbered company lists (the sidecar's pages rule for POST /companies/list) over given companies. */
+  const companyPage = (ctx: Ctx, rows: CompanyRow[]): SimResponse =>
+    ok(listPage(INTERCOM_SIDECAR.pages?.['POST /companies/list'] as ListRule, source(tableOf(rows), (r) => store.renderCompany(r)), ctx.query, undefined, { origin: ctx.origin, path: ctx.req.path }));
 
   const routes: Route[] = [
     route('GET', '/me', () => ok(store.renderMe())),
 
-    route('GET', '/contacts', listContacts),
-    route('POST', '/contacts/search', searchContacts),
     route('POST', '/contacts', ({ body }) => ok(store.renderContact(store.createContact(body), { detail: true }))),
     route('GET', '/contacts/:contact_id', ({ params }) => ok(store.renderContact(found(store.contacts, params.contact_id, 'contact_id'), { detail: true }))),
     route('PUT', '/contacts/:contact_id', ({ params, body }) => ok(store.renderContact(store.updateContact(params.contact_id as string, body), { detail: true }))),
@@ -214,8 +105,6 @@ function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<stri
     route('POST', '/contacts/:contact_id/notes', ({ params, body }) => ok(store.renderNote(store.createNote(params.contact_id as string, body as { body: string; admin_id?: string | number })))),
     route('GET', '/notes/:note_id', ({ params }) => ok(store.renderNote(found(store.notes, params.note_id, 'note_id')))),
 
-    route('GET', '/conversations', listConversations),
-    route('POST', '/conversations/search', searchConversations),
     route(
       'GET',
       '/conversations/:conversation_id',
@@ -228,20 +117,18 @@ function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<stri
       if (typeof q.company_id === 'string') {
         const row = store.findCompanyByCompanyId(q.company_id);
         if (row === undefined) throw missing('company_id');
-        return companyPage(ctx, [row], '/companies');
+        return companyPage(ctx, [row]);
       }
       if (typeof q.name === 'string') {
         const rows = store.companies.rows.filter((r) => store.renderCompany(r).name === q.name);
         if (rows.length === 0) throw missing('company_id');
-        return companyPage(ctx, rows, '/companies');
+        return companyPage(ctx, rows);
       }
-      if (typeof q.tag_id === 'string') return companyPage(ctx, store.companies.rows.filter((r) => r.tagIds.includes(q.tag_id as string)), '/companies');
-      if (typeof q.segment_id === 'string') return companyPage(ctx, [], '/companies'); // seeded companies belong to no company segment
-      return companyPage(ctx, store.listedCompanyRows('desc'), '/companies');
+      if (typeof q.tag_id === 'string') return companyPage(ctx, store.companies.rows.filter((r) => r.tagIds.includes(q.tag_id as string)));
+      if (typeof q.segment_id === 'string') return companyPage(ctx, []); // seeded companies belong to no company segment
+      return companyPage(ctx, store.listedCompanyRows('desc'));
     }),
     route('POST', '/companies', ({ body }) => ok(store.renderCompany(store.upsertCompany(body)))),
-    route('GET', '/companies/scroll', scrollCompanies),
-    route('POST', '/companies/list', (ctx) => companyPage(ctx, store.listedCompanyRows(order(ctx.query)), '/companies/list')),
     route('GET', '/companies/:company_id', ({ params }) => ok(store.renderCompany(found(store.companies, params.company_id, 'company_id')))),
     route('PUT', '/companies/:company_id', ({ params, body }) => ok(store.renderCompany(store.updateCompany(params.company_id as string, body)))),
 
@@ -277,14 +164,25 @@ function buildHandlers(store: IntercomStore, scroll: CompanyScroll): Record<stri
   return Object.fromEntries(routes);
 }
 
+/** Rows of the workspace as the generic simulator reads them, rendering only what it asks for. */
+const source = <R extends { id: string }>(table: { rows: R[] } | (() => R[]), render: (row: R) => Json): RecordSource => {
+  const rows = (): R[] => (typeof table === 'function' ? table() : table.rows);
+  return {
+    size: () => rows().length,
+    slice: (start, end) => rows().slice(start, end).map(render),
+    indexOf: (id) => (table instanceof Table ? table.position(id) : rows().findIndex((r) => r.id === id)),
+  };
+};
+const tableOf = <R>(rows: R[] | (() => R[])): (() => R[]) => (typeof rows === 'function' ? rows : () => rows);
+
 /** Start an Intercom simulator on a loopback port. */
 export async function startIntercomSimulator(options: IntercomSimulatorOptions = {}): Promise<IntercomSimulator> {
   const seed = options.seed ?? 1;
   const anchor = options.anchor === undefined ? DEFAULT_ANCHOR : options.anchor instanceof Date ? Math.floor(options.anchor.getTime() / 1000) : options.anchor;
   const store = new IntercomStore({ seed, size: options.size ?? 300, anchor });
   const accessToken = options.accessToken ?? 'sim_intercom_token';
-  const scroll = new CompanyScroll();
-  const toSidecar = (l: IntercomRateLimit | false) => (l === false ? (false as const) : { ...INTERCOM_SIDECAR.rate_limit, limit: l.limit, window_seconds: l.windowSeconds });
+  // The sidecar's headers and reset form, at the rate asked for.
+  const toSidecar = (l: IntercomRateLimit | false) => (l === false ? (false as const) : { ...INTERCOM_SIDECAR.rate_limit, ...l });
   const sim = await startOpenApiSimulator({
     description: INTERCOM_DESCRIPTION,
     // The workspace is the store's; the generic simulator seeds nothing of its own.
@@ -295,17 +193,20 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
     tokens: [accessToken],
     rateLimit: toSidecar(options.rateLimit ?? DEFAULT_RATE_LIMIT),
     oauthClient: { clientId: options.oauth?.clientId ?? 'sim_intercom_client', clientSecret: options.oauth?.clientSecret ?? 'sim_intercom_secret' },
-    handlers: buildHandlers(store, scroll),
+    handlers: buildHandlers(store),
+    // The sidecar's lists, search and scroll rules read the workspace's records.
+    sources: {
+      contacts: source(store.contacts, (r) => store.renderContact(r)),
+      conversations: source(store.conversations, (r) => store.renderConversation(r)),
+      companies: source(store.companies, (r) => store.renderCompany(r)),
+      // Companies with users, by last_request_at descending.
+      'POST /companies/list': source(tableOf(() => store.listedCompanyRows('desc')), (r) => store.renderCompany(r)),
+    },
   });
   return {
     ...sim,
     accessToken,
     state: store,
     setRateLimit: (l) => sim.setRateLimit(toSidecar(l)),
-    scroll,
-    reset: () => {
-      sim.reset();
-      scroll.reset();
-    },
   };
 }

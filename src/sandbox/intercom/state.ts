@@ -6,8 +6,15 @@
  * Big tables (contacts, companies, conversations) hold a Row per record: identity, timestamps,
  * relations and the fields changed through the API; everything else is regenerated from
  * (seed, gen) whenever the record is rendered (see data.ts).
+ *
+ * What is declared lives in connectors/intercom/simulator.yaml: the vocabularies (`pools`), the
+ * segments' membership rules (search queries, read with the generic filter tree of
+ * src/simulator/rules.ts) and the blank records creates start from (`resources.*.template`).
+ * What stays here is what correlates: a contact's fields with each other and its company, a
+ * conversation's timeline and the statistics derived from it, and the writes' rules.
  */
 import { SimulatorError } from '../../simulator/openapi-simulator.ts';
+import { compileFilter, fill, type SearchRule } from '../../simulator/rules.ts';
 import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
 import {
   ADMIN_JOB_TITLES,
@@ -19,6 +26,7 @@ import {
   emailLocal,
   htmlBody,
   INDUSTRIES,
+  INTERCOM_SIDECAR,
   int,
   LOCATIONS,
   MESSAGES,
@@ -94,7 +102,7 @@ export interface SegmentRecord {
   updated_at: number;
   person_type: 'user' | 'contact';
   /** Membership rule (not part of the API shape). */
-  rule: string;
+  rule: (contact: Json) => boolean;
 }
 
 export interface NoteRecord {
@@ -281,7 +289,12 @@ export class IntercomStore {
       for (const adminId of members) this.admins.get(String(adminId))?.team_ids.push(Number(team.id));
     });
     for (const name of TAG_NAMES) this.tags.add({ type: 'tag', id: String(101 + this.nextTagId++), name });
-    for (const [name, personType, rule] of SEGMENTS) {
+    // Membership rules are search queries (the sidecar's segments pool), read with the contact search rule's operators.
+    const { allowed: _allowed, ...searchRule } = INTERCOM_SIDECAR.search?.['POST /contacts/search'] as SearchRule;
+    const atAnchor = (v: unknown): unknown =>
+      Array.isArray(v) ? v.map(atAnchor) : v !== null && typeof v === 'object' ? ('days_ago' in v ? this.anchor - (v as { days_ago: number }).days_ago * DAY : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, atAnchor(x)]))) : v;
+    for (const [name, personType, tree] of SEGMENTS) {
+      const rule = compileFilter(searchRule, atAnchor(tree), undefined);
       const created = start + int(rand, 0, 200) * DAY;
       this.segments.add({
         type: 'segment',
@@ -465,42 +478,15 @@ export class IntercomStore {
     };
   }
 
-  /** A created contact's starting fields; the request body's values are patched over them. */
-  private blankContact(row: ContactRow): Json {
-    const list = (what: string): Json => ({ type: 'list', data: [], url: `/contacts/${row.id}/${what}`, total_count: 0, has_more: false });
-    const nulls = (keys: string[]): Json => Object.fromEntries(keys.map((k) => [k, null]));
-    return {
-      type: 'contact',
-      id: row.id,
-      workspace_id: this.workspaceId,
-      external_id: null,
-      role: 'user',
-      email: null,
-      phone: null,
-      name: null,
-      avatar: null,
-      owner_id: null,
-      social_profiles: { type: 'list', data: [] },
-      has_hard_bounced: false,
-      marked_email_as_spam: false,
-      unsubscribed_from_emails: false,
-      created_at: row.created_at,
-      updated_at: row.created_at,
-      ...nulls(['signed_up_at', 'last_seen_at', 'last_replied_at', 'last_contacted_at', 'last_email_opened_at', 'last_email_clicked_at']),
-      ...nulls(['language_override', 'browser', 'browser_version', 'browser_language', 'os']),
-      location: { type: 'location', country: null, region: null, city: null, country_code: null, continent_code: null },
-      ...nulls(['android_app_name', 'android_app_version', 'android_device', 'android_os_version', 'android_sdk_version', 'android_last_seen_at']),
-      ...nulls(['ios_app_name', 'ios_app_version', 'ios_device', 'ios_os_version', 'ios_sdk_version', 'ios_last_seen_at']),
-      custom_attributes: {},
-      opted_out_subscription_types: list('subscriptions'),
-      opted_in_subscription_types: list('subscriptions'),
-      ...nulls(['utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'referrer']),
-    };
+  /** A created record's starting fields (the sidecar's template); the request body's values are patched over them. */
+  private blank(resource: 'contacts' | 'companies', row: { id: string; created_at: number; company_id?: string }): Json {
+    const template = INTERCOM_SIDECAR.resources?.[resource]?.template;
+    return fill(template, { id: row.id, now: row.created_at, workspace_id: this.workspaceId, company_id: row.company_id }) as Json;
   }
 
   /** Scalar fields of a contact: generated or blank, with API changes applied. */
   private contactFields(row: ContactRow): Json {
-    const base = row.gen >= 0 ? this.generatedContact(row) : this.blankContact(row);
+    const base = row.gen >= 0 ? this.generatedContact(row) : this.blank('contacts', row);
     return row.patch === undefined ? base : { ...base, ...row.patch };
   }
 
@@ -523,39 +509,9 @@ export class IntercomStore {
     };
   }
 
-  /** Segment bitmask of a contact's fields (rules evaluated at the dataset's anchor, so counts are deterministic). */
+  /** Segment bitmask of a contact's fields. */
   private segmentMask(f: Json): number {
-    const ref = this.anchor;
-    const seen = typeof f.last_seen_at === 'number' ? f.last_seen_at : null;
-    const signed = typeof f.signed_up_at === 'number' ? f.signed_up_at : null;
-    let mask = 0;
-    this.segments.rows.forEach((s, i) => {
-      const user = f.role === 'user';
-      const member = ((): boolean => {
-        switch (s.rule) {
-          case 'all_users':
-            return user;
-          case 'all_leads':
-            return !user;
-          case 'active':
-            return user && seen !== null && seen >= ref - 30 * DAY;
-          case 'new':
-            return user && signed !== null && signed >= ref - 30 * DAY;
-          case 'slipping':
-            return user && seen !== null && seen < ref - 30 * DAY && seen >= ref - 90 * DAY;
-          case 'unsubscribed':
-            return f.unsubscribed_from_emails === true;
-          case 'mobile':
-            return f.android_app_name !== null || f.ios_app_name !== null;
-          case 'paid_leads':
-            return !user && f.utm_medium === 'cpc';
-          default:
-            return false;
-        }
-      })();
-      if (member) mask |= 1 << i;
-    });
-    return mask;
+    return this.segments.rows.reduce((mask, s, i) => (s.rule(f) ? mask | (1 << i) : mask), 0);
   }
 
   /** Update uniqueness indexes and segment counts after a contact's fields changed. */
@@ -666,25 +622,9 @@ export class IntercomStore {
     return out;
   }
 
-  private blankCompany(row: CompanyRow): Json {
-    return {
-      type: 'company',
-      company_id: row.company_id,
-      id: row.id,
-      app_id: this.workspaceId,
-      name: null,
-      created_at: row.created_at,
-      updated_at: row.created_at,
-      monthly_spend: 0,
-      session_count: 0,
-      plan: {},
-      custom_attributes: {},
-    };
-  }
-
   /** A company as GET /companies/{id} returns it (unset optional fields are omitted, as Intercom does). */
   renderCompany(row: CompanyRow): Json {
-    const base = row.gen >= 0 ? this.generatedCompany(row) : this.blankCompany(row);
+    const base = row.gen >= 0 ? this.generatedCompany(row) : this.blank('companies', row);
     const f = row.patch === undefined ? base : { ...base, ...row.patch };
     const { plan, custom_attributes, ...rest } = f;
     return {
