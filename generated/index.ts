@@ -7,6 +7,7 @@ import type * as intercom from './intercom/types.ts';
 import type * as jira from './jira/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
+import type * as stripe from './stripe/types.ts';
 import type * as zendesk from './zendesk/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
@@ -18,11 +19,12 @@ export interface ConnectorTypes {
   jira: { actions: jira.JiraActions; credentials: jira.JiraCredentials; search: jira.JiraSearch; check: jira.JiraCheckInfo };
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
+  stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'stripe', 'zendesk'] as const;
 
 export type * as github from './github/types.ts';
 export type * as granola from './granola/types.ts';
@@ -31,4 +33,5 @@ export type * as intercom from './intercom/types.ts';
 export type * as jira from './jira/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
+export type * as stripe from './stripe/types.ts';
 export type * as zendesk from './zendesk/types.ts';

@@ -568,6 +568,12 @@ expires?: boolean
 authorize_params?: {
 [k: string]: string | undefined
 }
+/**
+ * Requests run once after the authorization-code exchange (hosted OAuth, Connect UI), in order, that fill non-secret credential fields from their answers (Jira: cloud_id from accessible-resources). Not run after a refresh unless on_refresh is true. Library callers that exchange codes themselves run them with runFollowUps or supply the fields.
+ * 
+ * @minItems 1
+ */
+follow_up?: [OAuthFollowUp, ...(OAuthFollowUp)[]]
 check?: CredentialCheck
 /**
  * How the access token is sent; default "Authorization: Bearer {{credentials.access_token}}".
@@ -579,6 +585,48 @@ header: string
  */
 value: string
 }
+}
+/**
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "OAuthFollowUp".
+ */
+export interface OAuthFollowUp {
+request: {
+/**
+ * Default GET; a POST sends no body.
+ */
+method?: ("GET" | "POST")
+/**
+ * Absolute https URL, no variables; its host must be the host of the variant's authorize_url, token_url or a base URL of the manifest.
+ */
+url: string
+/**
+ * Header templates over credentials (the new tokens) and config, e.g. Authorization: "Bearer {{credentials.access_token}}".
+ */
+headers?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+}
+/**
+ * Credential field → template over the answer (body, headers), e.g. cloud_id: "{{body.0.id}}". Each must be a non-secret field of the variant; an empty answer fails with oauth_nothing_granted.
+ */
+fields: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * The message of oauth_nothing_granted when a field renders empty (Jira: the user granted no site).
+ */
+missing?: string
+/**
+ * Run again after every token refresh; default false.
+ */
+on_refresh?: boolean
 }
 /**
  * HTTP basic authentication (RFC 7617): "Authorization: Basic base64(username:password)", both rendered from credential fields (Zendesk: "{{credentials.email}}/token" and the API token; Jira: the email and the API token).

@@ -272,7 +272,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a service-side OAuth flow */
+        /**
+         * Start a service-side OAuth flow
+         * @description When the type's OAuth URLs or base URL name non-secret credential fields (Zendesk: https://{{credentials.subdomain}}.zendesk.com), send them in `credentials`: each is checked against its field's pattern (400 invalid_oauth_credentials, nothing stored), kept server side with the state, used for the code exchange and stored with the tokens.
+         */
         post: operations["initiateOAuth"];
         delete?: never;
         options?: never;
@@ -685,7 +688,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3618,6 +3621,10 @@ export interface components {
         OAuthInitiateRequest: {
             /** @description The type, or one of its aliases (any case) */
             connector_type: string;
+            /** @description The OAuth variant's non-secret credential fields that its authorize/token URLs or base URL name, asked for before consent (Zendesk: {"subdomain": "acme"}); see `describe` for each field's pattern. Checked before anything is stored or sent (400 invalid_oauth_credentials), kept server side with the state, and stored with the tokens. */
+            credentials?: {
+                [key: string]: string;
+            };
             customer_name: string;
             /** @description Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type) */
             definition_id?: string;
@@ -3659,7 +3666,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3717,6 +3724,618 @@ export interface components {
                     [key: string]: "asc" | "desc";
                 }[];
             };
+        };
+        /** StripeChargesCreateParams */
+        StripeChargesCreateParams: {
+            amount?: number;
+            capture?: boolean;
+            currency?: string;
+            customer?: string;
+            description?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            receipt_email?: string;
+            source?: string;
+            statement_descriptor_suffix?: string;
+            transfer_group?: string;
+        };
+        /** StripeChargesGetParams */
+        StripeChargesGetParams: {
+            charge: string;
+            expand?: string[];
+        };
+        /** StripeChargesListParams */
+        StripeChargesListParams: {
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            customer?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            payment_intent?: string;
+            starting_after?: string;
+            transfer_group?: string;
+        };
+        /** StripeChargesUpdateParams */
+        StripeChargesUpdateParams: {
+            charge: string;
+            customer?: string;
+            description?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            receipt_email?: string;
+            transfer_group?: string;
+        };
+        /** StripeCustomersCreateParams */
+        StripeCustomersCreateParams: {
+            address?: {
+                city?: string;
+                country?: string;
+                line1?: string;
+                line2?: string;
+                postal_code?: string;
+                state?: string;
+            };
+            description?: string;
+            email?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            payment_method?: string;
+            phone?: string;
+            preferred_locales?: string[];
+            /** @enum {string} */
+            tax_exempt?: "" | "exempt" | "none" | "reverse";
+        };
+        /** StripeCustomersGetParams */
+        StripeCustomersGetParams: {
+            customer: string;
+            expand?: string[];
+        };
+        /** StripeCustomersListParams */
+        StripeCustomersListParams: {
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            email?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            starting_after?: string;
+            test_clock?: string;
+        };
+        /** StripeCustomersUpdateParams */
+        StripeCustomersUpdateParams: {
+            address?: {
+                city?: string;
+                country?: string;
+                line1?: string;
+                line2?: string;
+                postal_code?: string;
+                state?: string;
+            };
+            customer: string;
+            default_source?: string;
+            description?: string;
+            email?: string;
+            expand?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            phone?: string;
+            preferred_locales?: string[];
+            /** @enum {string} */
+            tax_exempt?: "" | "exempt" | "none" | "reverse";
+        };
+        /** StripeEventsGetParams */
+        StripeEventsGetParams: {
+            expand?: string[];
+            id: string;
+        };
+        /** StripeEventsListParams */
+        StripeEventsListParams: {
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            delivery_success?: boolean;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            starting_after?: string;
+            type?: string;
+            types?: string[];
+        };
+        /**
+         * StripeExecuteRequest
+         * @description Execute on a Stripe connector (type stripe)
+         */
+        StripeExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["StripeCustomersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["StripeCustomersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["StripeCustomersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["StripeCustomersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["StripeInvoicesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["StripeInvoicesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["StripeInvoicesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["StripeInvoicesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["StripeSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["StripeSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["StripeSubscriptionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["StripeSubscriptionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "charges";
+            params?: components["schemas"]["StripeChargesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "charges";
+            params: components["schemas"]["StripeChargesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "charges";
+            params?: components["schemas"]["StripeChargesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "charges";
+            params: components["schemas"]["StripeChargesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "charges";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "products";
+            params?: components["schemas"]["StripeProductsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["StripeProductsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["StripeProductsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["StripeProductsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "products";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "prices";
+            params?: components["schemas"]["StripePricesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "prices";
+            params: components["schemas"]["StripePricesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "prices";
+            params: components["schemas"]["StripePricesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "prices";
+            params: components["schemas"]["StripePricesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "prices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["StripeEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["StripeEventsGetParams"];
+        };
+        /** StripeInvoicesCreateParams */
+        StripeInvoicesCreateParams: {
+            auto_advance?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            currency?: string;
+            customer?: string;
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            due_date?: number;
+            expand?: string[];
+            footer?: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            pending_invoice_items_behavior?: "exclude" | "include" | "include_and_require";
+            subscription?: string;
+        };
+        /** StripeInvoicesGetParams */
+        StripeInvoicesGetParams: {
+            expand?: string[];
+            invoice: string;
+        };
+        /** StripeInvoicesListParams */
+        StripeInvoicesListParams: {
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            customer?: string;
+            due_date_gt?: number;
+            due_date_gte?: number;
+            due_date_lt?: number;
+            due_date_lte?: number;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            starting_after?: string;
+            /** @enum {string} */
+            status?: "draft" | "open" | "paid" | "uncollectible" | "void";
+            subscription?: string;
+        };
+        /** StripeInvoicesUpdateParams */
+        StripeInvoicesUpdateParams: {
+            auto_advance?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            due_date?: number;
+            expand?: string[];
+            footer?: string;
+            invoice: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+        };
+        /** StripePricesCreateParams */
+        StripePricesCreateParams: {
+            active?: boolean;
+            /** @enum {string} */
+            billing_scheme?: "per_unit" | "tiered";
+            currency: string;
+            expand?: string[];
+            lookup_key?: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            nickname?: string;
+            product?: string;
+            /** @description For a recurring price: interval (required by Stripe), interval_count, usage_type */
+            recurring?: {
+                /** @enum {string} */
+                interval?: "day" | "month" | "week" | "year";
+                interval_count?: number;
+                /** @enum {string} */
+                usage_type?: "licensed" | "metered";
+            };
+            /** @enum {string} */
+            tax_behavior?: "exclusive" | "inclusive" | "unspecified";
+            transfer_lookup_key?: boolean;
+            unit_amount?: number;
+        };
+        /** StripePricesGetParams */
+        StripePricesGetParams: {
+            expand?: string[];
+            price: string;
+        };
+        /** StripePricesListParams */
+        StripePricesListParams: {
+            active?: boolean;
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            currency?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            lookup_keys?: string[];
+            product?: string;
+            /** @enum {string} */
+            recurring_interval?: "day" | "month" | "week" | "year";
+            /** @enum {string} */
+            recurring_usage_type?: "licensed" | "metered";
+            starting_after?: string;
+            /** @enum {string} */
+            type?: "one_time" | "recurring";
+        };
+        /** StripePricesUpdateParams */
+        StripePricesUpdateParams: {
+            active?: boolean;
+            expand?: string[];
+            lookup_key?: string;
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            nickname?: string;
+            price: string;
+            /** @enum {string} */
+            tax_behavior?: "exclusive" | "inclusive" | "unspecified";
+            transfer_lookup_key?: boolean;
+        };
+        /** StripeProductsCreateParams */
+        StripeProductsCreateParams: {
+            active?: boolean;
+            description?: string;
+            expand?: string[];
+            id?: string;
+            images?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name: string;
+            shippable?: boolean;
+            statement_descriptor?: string;
+            tax_code?: string;
+            unit_label?: string;
+            url?: string;
+        };
+        /** StripeProductsGetParams */
+        StripeProductsGetParams: {
+            expand?: string[];
+            id: string;
+        };
+        /** StripeProductsListParams */
+        StripeProductsListParams: {
+            active?: boolean;
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            ending_before?: string;
+            expand?: string[];
+            ids?: string[];
+            limit?: number;
+            shippable?: boolean;
+            starting_after?: string;
+            url?: string;
+        };
+        /** StripeProductsUpdateParams */
+        StripeProductsUpdateParams: {
+            active?: boolean;
+            default_price?: string;
+            description?: string;
+            expand?: string[];
+            id: string;
+            images?: string[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            shippable?: boolean;
+            statement_descriptor?: string;
+            tax_code?: string;
+            unit_label?: string;
+            url?: string;
+        };
+        /** StripeSubscriptionsCreateParams */
+        StripeSubscriptionsCreateParams: {
+            cancel_at_period_end?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            currency?: string;
+            customer: string;
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            expand?: string[];
+            /** @description The subscription items, sent as items[0][price]=...&items[0][quantity]=... */
+            items?: {
+                /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+                metadata?: {
+                    [key: string]: string;
+                };
+                price?: string;
+                quantity?: number;
+            }[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            payment_behavior?: "allow_incomplete" | "default_incomplete" | "error_if_incomplete" | "pending_if_incomplete";
+            /** @enum {string} */
+            proration_behavior?: "always_invoice" | "create_prorations" | "none";
+            trial_period_days?: number;
+        };
+        /** StripeSubscriptionsGetParams */
+        StripeSubscriptionsGetParams: {
+            expand?: string[];
+            subscription_exposed_id: string;
+        };
+        /** StripeSubscriptionsListParams */
+        StripeSubscriptionsListParams: {
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            created_gt?: number;
+            created_gte?: number;
+            created_lt?: number;
+            created_lte?: number;
+            current_period_end_gt?: number;
+            current_period_end_gte?: number;
+            current_period_end_lt?: number;
+            current_period_end_lte?: number;
+            current_period_start_gt?: number;
+            current_period_start_gte?: number;
+            current_period_start_lt?: number;
+            current_period_start_lte?: number;
+            customer?: string;
+            ending_before?: string;
+            expand?: string[];
+            limit?: number;
+            price?: string;
+            starting_after?: string;
+            /** @enum {string} */
+            status?: "active" | "all" | "canceled" | "ended" | "incomplete" | "incomplete_expired" | "past_due" | "paused" | "trialing" | "unpaid";
+            test_clock?: string;
+        };
+        /** StripeSubscriptionsUpdateParams */
+        StripeSubscriptionsUpdateParams: {
+            cancel_at_period_end?: boolean;
+            /** @enum {string} */
+            collection_method?: "charge_automatically" | "send_invoice";
+            days_until_due?: number;
+            default_payment_method?: string;
+            description?: string;
+            expand?: string[];
+            /** @description Items to add (price), change (id with price or quantity) or remove (id with deleted: true) */
+            items?: {
+                deleted?: boolean;
+                id?: string;
+                /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+                metadata?: {
+                    [key: string]: string;
+                };
+                price?: string;
+                quantity?: number;
+            }[];
+            /** @description Key-value pairs, sent as metadata[key]=value; a value of "" unsets that key */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            payment_behavior?: "allow_incomplete" | "default_incomplete" | "error_if_incomplete" | "pending_if_incomplete";
+            /** @enum {string} */
+            proration_behavior?: "always_invoice" | "create_prorations" | "none";
+            subscription_exposed_id: string;
         };
         /** SyncRequest */
         SyncRequest: {
@@ -4333,7 +4952,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScopedTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4420,7 +5039,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4492,7 +5111,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4582,7 +5201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4782,7 +5401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4856,7 +5475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4910,7 +5529,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed) */
+            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed, oauth_nothing_granted) */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -4981,7 +5600,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5059,7 +5678,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5145,7 +5764,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5208,7 +5827,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed) */
+            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed, oauth_nothing_granted) */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -5279,7 +5898,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckResult"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5370,7 +5989,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {
@@ -5383,7 +6002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"] | components["schemas"]["AirbyteExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5446,7 +6065,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed) */
+            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed, oauth_nothing_granted) */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -5533,7 +6152,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangePage"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5631,7 +6250,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5733,7 +6352,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5856,7 +6475,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5919,7 +6538,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed) */
+            /** @description Problem details (codes with this status: upstream_credentials_rejected, oauth_refresh_failed, oauth_nothing_granted) */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -5988,7 +6607,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6033,7 +6652,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6128,7 +6747,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6218,7 +6837,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6306,7 +6925,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6401,7 +7020,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6500,7 +7119,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6600,7 +7219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6693,7 +7312,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6783,7 +7402,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7033,7 +7652,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7283,7 +7902,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7420,7 +8039,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7497,7 +8116,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
             400: {
                 headers: {
                     [name: string]: unknown;

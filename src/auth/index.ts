@@ -5,6 +5,7 @@
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
+import { readBodyCapped } from '../http/response-limit.ts';
 import type { CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
 
 export type Credentials = Record<string, unknown>;
@@ -98,6 +99,8 @@ export interface OAuthClient {
   clientSecret: string;
   /** Token URL override (regions, simulators); default the manifest's token_url. */
   tokenUrl?: string;
+  /** Where the variant's follow_up requests go instead of their own origin (simulators): see runFollowUps. */
+  followUpBaseUrl?: string;
 }
 
 /** Token fields from a token endpoint answer, in manifest credential field names. */
@@ -151,6 +154,13 @@ async function tokenRequest(
   const tokens: TokenSet = { access_token: json['access_token'] };
   if (typeof json['refresh_token'] === 'string') tokens.refresh_token = json['refresh_token'];
   if (typeof json['expires_in'] === 'number') tokens.expires_at = Math.floor(Date.now() / 1000) + json['expires_in'];
+  // Other fields of the answer that the variant declares as credential fields (Stripe Connect's
+  // stripe_user_id): kept with the tokens. Fields it does not declare are left out, so the tokens
+  // still match the variant exactly.
+  for (const k of Object.keys(variant.fields ?? {})) {
+    const v = json[k];
+    if (!(k in tokens) && k !== 'expires_in' && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) tokens[k] = v;
+  }
   return tokens;
 }
 
@@ -188,4 +198,77 @@ export function authorizeUrl(variant: OAuth2Auth, o: { clientId: string; redirec
   if (variant.scopes && variant.scopes.length > 0) url.searchParams.set('scope', variant.scopes.join(variant.scope_separator ?? ' '));
   for (const [k, v] of Object.entries(variant.authorize_params ?? {})) if (v !== undefined) url.searchParams.set(k, v);
   return url.toString();
+}
+
+export interface FollowUpOptions {
+  /** After the code exchange every follow_up runs; after a refresh only those with on_refresh: true. */
+  after: 'exchange' | 'refresh';
+  fetchImpl?: FetchLike;
+  /**
+   * Send the requests here instead of to their own origin, keeping their path and query (a
+   * simulator answering every host of the API, a proxy): https://api.example.com/x/y with
+   * http://127.0.0.1:4010 goes to http://127.0.0.1:4010/x/y.
+   */
+  baseUrl?: string | undefined;
+  config?: Record<string, unknown>;
+  /** Per request; default 30 s. */
+  timeoutMs?: number;
+  /** Largest answer read; default 1 MiB. */
+  maxBytes?: number;
+}
+
+/**
+ * Run an oauth2 variant's follow_up requests (manifest `follow_up`) with fresh tokens and return
+ * the credentials with the fields they fill (Jira: cloud_id from accessible-resources). Each is
+ * one request, bounded in time and size, sent without following redirects. A field that renders
+ * empty fails with oauth_nothing_granted (the follow_up's `missing` message); an unreachable or
+ * refusing endpoint with the usual upstream_* codes. Messages name the URL and status, never a
+ * token or the answer's body.
+ */
+export async function runFollowUps(variant: CompiledAuthVariant, credentials: Credentials, o: FollowUpOptions): Promise<Credentials> {
+  const steps = (variant.followUps ?? []).filter((f) => o.after === 'exchange' || f.onRefresh);
+  if (steps.length === 0) return credentials;
+  const fetchImpl = o.fetchImpl ?? fetch;
+  const out: Credentials = { ...credentials };
+  for (const f of steps) {
+    const ctx = { credentials: out, config: o.config ?? {} };
+    const headers: Record<string, string> = { accept: 'application/json' };
+    for (const [name, t] of f.headers) {
+      const v = t.render(ctx);
+      if (v !== undefined && v !== null && v !== '') headers[name.toLowerCase()] = String(v);
+    }
+    const u = new URL(f.url);
+    const url = o.baseUrl === undefined ? f.url : `${o.baseUrl.replace(/\/+$/, '')}${u.pathname}${u.search}`;
+    const what = `${u.origin}${u.pathname}`;
+    let res: Response;
+    try {
+      res = await fetchImpl(url, { method: f.method, headers, redirect: 'manual', signal: AbortSignal.timeout(o.timeoutMs ?? 30_000) });
+    } catch (e) {
+      if (e instanceof SwitchboardError) throw e;
+      throw new SwitchboardError('upstream_unavailable', `${what} could not be reached after the OAuth code exchange: ${(e as Error).message}`, { cause: e });
+    }
+    const raw = await readBodyCapped(res, o.maxBytes ?? 1024 * 1024, what);
+    if (res.status === 401 || res.status === 403) {
+      throw new SwitchboardError('upstream_credentials_rejected', `${what} refused the new access token (HTTP ${res.status})`, { details: { upstream_status: res.status } });
+    }
+    if (res.status < 200 || res.status > 299) {
+      throw new SwitchboardError(res.status >= 500 ? 'upstream_unavailable' : 'upstream_error', `${what} answered HTTP ${res.status} after the OAuth code exchange`, { details: { upstream_status: res.status } });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new SwitchboardError('upstream_protocol_error', `${what} did not answer JSON`);
+    }
+    const answer = { body, headers: Object.fromEntries(res.headers) };
+    for (const [field, t] of f.fields) {
+      const v = t.render(answer);
+      if (v === undefined || v === null || v === '') {
+        throw new SwitchboardError('oauth_nothing_granted', f.missing ?? `${what} answered no ${field}`, { errors: [{ path: `/${field}`, message: 'the follow_up answer lacks it' }], details: { field } });
+      }
+      if (typeof v === 'object') throw new SwitchboardError('upstream_protocol_error', `${what} answered ${Array.isArray(v) ? 'a list' : 'an object'} where ${field} should be a value`);
+      out[field] = v;
+    }
+  }
+  return out;
 }

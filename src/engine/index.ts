@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
-import { selectAuthVariant, refreshAccessToken, type Credentials, type OAuthClient } from '../auth/index.ts';
+import { selectAuthVariant, refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createUpstreamTransport, ResponseHeaders, sendOverFetch, type UpstreamFetch, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { checkBaseUrl, renderBaseUrl } from './base-url.ts';
@@ -505,8 +505,12 @@ export class ConnectorRuntime {
       if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
       const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs, this.credentials);
       const fields = Object.keys(v.fields);
-      const updated: Credentials = { ...this.credentials };
+      let updated: Credentials = { ...this.credentials };
       for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;
+      // follow_up requests declared on_refresh: true refill their fields with the new token.
+      if (this.variant.followUps?.some((f) => f.onRefresh) === true) {
+        updated = await runFollowUps(this.variant, updated, { after: 'refresh', fetchImpl: this.fetchImpl, baseUrl: client.followUpBaseUrl, config: this.config, timeoutMs });
+      }
       this.credentials = updated;
       await this.options.onTokenRefresh?.({ ...updated });
     })().finally(() => {

@@ -7,9 +7,12 @@
  *   other variables take their default, reported);
  * - auth variants from `securitySchemes` (bearer, API key header, basic, OAuth 2 authorization code);
  * - entities from collection/item path pairs (`/widgets`, `/widgets/{widget_id}`): list and create
- *   from the collection's GET and POST, get and update from the item's GET and PATCH (else PUT);
- * - params from parameters (the description's names) and from the JSON request body, unwrapped from
- *   a single-key wrapper (`{"data": {...}}`) that the body template puts back;
+ *   from the collection's GET and POST, get and update from the item's GET and PATCH (else PUT, else
+ *   POST: Stripe updates with POST /v1/customers/{customer});
+ * - params from parameters (the description's names; a deepObject object such as Stripe's
+ *   `created` becomes one param per property, `created_gt` → `created[gt]`) and from the JSON or
+ *   form-encoded request body (`body_encoding: form`), unwrapped from a single-key wrapper
+ *   (`{"data": {...}}`) that the body template puts back;
  * - records from the response schema, unwrapped from envelopes (`{data: [...]}`, `{data: {...}}`);
  * - pagination from cursor/offset/page params and the response field carrying the next value, or a
  *   declared Link header; Retry-After / rate-limit reset headers where responses declare them.
@@ -74,6 +77,14 @@ export async function loadOpenApi(file: string): Promise<Obj> {
 }
 
 const JSON_TYPE = /^application\/(.+\+)?json/;
+const FORM_TYPE = /^application\/x-www-form-urlencoded/i;
+
+/** The form-encoded schema of a request body (Stripe's, with deepObject keys), when it takes no JSON. */
+function formSchemaOf(content: Record<string, { schema?: OpenApiSchema }> | undefined): OpenApiSchema | undefined {
+  if (!content || jsonSchemaOf(content) !== undefined) return undefined;
+  const key = Object.keys(content).find((k) => FORM_TYPE.test(k));
+  return key !== undefined ? content[key]?.schema : undefined;
+}
 
 /** The JSON schema of a body or response (the first JSON media type). */
 function jsonSchemaOf(content: Record<string, { schema?: OpenApiSchema }> | undefined): OpenApiSchema | undefined {
@@ -112,12 +123,17 @@ function findRecords(schema: OpenApiSchema | undefined, entity: string, depth = 
 }
 
 /** Where one record is in a get/create/update response: the body, or a single-object envelope. */
-function findRecord(schema: OpenApiSchema | undefined, singular: string): { path: string[]; schema?: OpenApiSchema } {
-  if (schema === undefined) return { path: [] };
+function findRecord(input: OpenApiSchema | undefined, singular: string): { path: string[]; schema?: OpenApiSchema } {
+  if (input === undefined) return { path: [] };
+  // One record or another (Stripe's customer | deleted_customer): the first object alternative.
+  const alternatives = (flatten(input)['anyOf'] ?? flatten(input)['oneOf']) as OpenApiSchema[] | undefined;
+  const schema = propertiesOf(input).length === 0 && Array.isArray(alternatives) ? (alternatives.find((a) => propertiesOf(a).length > 0) ?? input) : input;
   const props = propertiesOf(schema);
   const objects = props.filter(([, v]) => isObjectSchema(v));
   const envelope = objects.find(([k]) => RECORD_KEYS.includes(k) || k === singular);
-  if (envelope && (props.length <= 3 || envelope[0] === 'data')) return { path: [envelope[0]], schema: flatten(envelope[1]) };
+  // A body with an id of its own is the record, whatever else it holds (Stripe's event has `data`).
+  const ownId = props.some(([k]) => k === 'id' || k === 'gid' || k === 'uuid');
+  if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data')) return { path: [envelope[0]], schema: flatten(envelope[1]) };
   return { path: [], schema: flatten(schema) };
 }
 
@@ -153,6 +169,8 @@ interface BuiltParam {
   in: 'path' | 'query' | 'header' | 'body';
   schema: JsonSchema & { required?: boolean };
   explodeFalse?: boolean;
+  /** The query key when it is not the description's name (`created[gt]`, `expand[]`: style deepObject). */
+  key?: string;
   openapi?: OpenApiSchema;
 }
 
@@ -213,8 +231,9 @@ function planEntities(paths: Record<string, PathItem>): EntityPlan[] {
       e.item = path;
       e.itemParam = itemParam;
       if (item.get) e.ops.get = { path, method: 'GET', op: item.get, pathParams: merged(item, item.get) };
-      const upd = item.patch ?? item.put;
-      if (upd) e.ops.update = { path, method: item.patch ? 'PATCH' : 'PUT', op: upd, pathParams: merged(item, upd) };
+      // PATCH, else PUT, else POST on the item itself (Stripe: POST /v1/customers/{customer} updates).
+      const upd = item.patch ?? item.put ?? item.post;
+      if (upd) e.ops.update = { path, method: item.patch ? 'PATCH' : item.put ? 'PUT' : 'POST', op: upd, pathParams: merged(item, upd) };
     }
   }
   // A search path beside an item path (/project/search next to /project/{projectIdOrKey}) is the
@@ -490,8 +509,11 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
 
   // Credential check: a "who am I" path, else the first list without required params.
   const allPaths = doc['paths'] as Record<string, PathItem>;
+  const WHO = ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', '/self'];
   const me =
-    ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', '/self'].find((p) => allPaths[p]?.get !== undefined) ??
+    WHO.find((p) => allPaths[p]?.get !== undefined) ??
+    // Under a version prefix (Stripe's /v1/account).
+    WHO.flatMap((p) => Object.keys(allPaths).filter((k) => k.endsWith(p) && /^\/v\d+(\.\d+)?$/.test(k.slice(0, k.length - p.length)))).find((p) => allPaths[p]?.get !== undefined) ??
     // Under a versioned prefix (/rest/api/3/myself, /v2/me): the shortest such path.
     Object.keys(allPaths)
       .filter((p) => allPaths[p]?.get !== undefined && /\/(me|myself|whoami|users\/me|users\/self)$/.test(p))
@@ -599,6 +621,21 @@ function buildAction(
       sentHeaders[p.name] = String(headerDefault);
       continue;
     }
+    // style: deepObject: an object (or an object-or-scalar such as Stripe's created) is one param per
+    // property, sent as name[prop]; an array is sent as name[] (Stripe's expand[]=customer).
+    if (p.in === 'query' && p.style === 'deepObject' && p.schema !== undefined) {
+      const objectBranch = [p.schema, ...((flatten(p.schema)['anyOf'] ?? flatten(p.schema)['oneOf'] ?? []) as OpenApiSchema[])].find((b) => isObjectSchema(b) && propertiesOf(b).length > 0);
+      if (objectBranch !== undefined && !isArraySchema(p.schema)) {
+        for (const [prop, ps] of propertiesOf(objectBranch)) {
+          const name = safeName(`${p.name}_${prop}`);
+          if (taken.has(name)) continue;
+          taken.add(name);
+          const schema = withType(toJsonSchema(ps, { depth: 1, required: true })) as BuiltParam['schema'];
+          params.push({ name, original: p.name, in: 'query', schema, key: `${p.name}[${prop}]` });
+        }
+        continue;
+      }
+    }
     let name = safeName(p.name);
     if (taken.has(name)) name = `${p.in}_${name}`;
     taken.add(name);
@@ -609,15 +646,19 @@ function buildAction(
       schema['required'] = true;
       if (schema['type'] === 'string' && schema['minLength'] === undefined) schema['minLength'] = 1;
     } else if (p.required) schema['required'] = true;
-    params.push({ name, original: p.name, in: p.in, schema, ...(p.explode === false && p.in === 'query' ? { explodeFalse: true } : {}) });
+    const deepArray = p.in === 'query' && p.style === 'deepObject' && schema['type'] === 'array';
+    params.push({ name, original: p.name, in: p.in, schema, ...(p.explode === false && p.in === 'query' ? { explodeFalse: true } : {}), ...(deepArray ? { key: `${p.name}[]` } : {}) });
   }
 
-  // The JSON request body: its fields are params; a single-key wrapper is put back by the template.
+  // The JSON (else form-encoded) request body: its fields are params; a single-key wrapper is put back by the template.
   let bodyTemplate: unknown;
+  let form = false;
   if (action === 'create' || action === 'update') {
     const content = def.op.requestBody?.content;
-    const schema = jsonSchemaOf(content);
-    if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is not JSON; left out`);
+    const form_ = formSchemaOf(content);
+    const schema = jsonSchemaOf(content) ?? form_;
+    form = form_ !== undefined;
+    if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
     if (schema !== undefined) {
       const props = propertiesOf(schema);
       let wrapper: string | undefined;
@@ -662,10 +703,15 @@ function buildAction(
   }
   const request: Obj = { method: def.method, path: pathTemplate };
   const query = params.filter((p) => p.in === 'query');
-  if (query.length > 0) request['query'] = Object.fromEntries(query.map((p) => [p.original, p.explodeFalse && isArrayParam(p) ? `{{join params.${p.name} ','}}` : `{{params.${p.name}}}`]));
+  if (query.length > 0) request['query'] = Object.fromEntries(query.map((p) => [p.key ?? p.original, p.explodeFalse && isArrayParam(p) ? `{{join params.${p.name} ','}}` : `{{params.${p.name}}}`]));
   const headers = params.filter((p) => p.in === 'header');
   if (headers.length > 0) request['headers'] = Object.fromEntries(headers.map((p) => [p.original, `{{params.${p.name}}}`]));
   if (bodyTemplate !== undefined) request['body'] = bodyTemplate;
+  if (bodyTemplate !== undefined && form) {
+    request['body_encoding'] = 'form';
+    guess([...at, 'request', 'body_encoding'], 'the description takes application/x-www-form-urlencoded: nested fields are sent as deepObject keys (metadata[key], items[0][price])');
+  }
+  if (def.method === 'POST' && action === 'update') guess([...at, 'request', 'method'], 'the item path has no PATCH or PUT: its POST is taken as the update');
   out['request'] = request;
 
   const res = success(def.op);
@@ -681,7 +727,7 @@ function buildAction(
       if (found.path.length > 0) guess([...at, 'response', 'records'], `records unwrapped from "${found.path.join('.')}"`);
       if (found.item) result.recordSchema = found.item;
     }
-    const pg = inferPagination(params, res, found?.path ?? []);
+    const pg = inferPagination(params, res, found?.path ?? [], found?.item);
     if (pg) {
       out['pagination'] = pg.pagination;
       (out['response'] as Obj)['meta'] = { next_page: pg.meta };
@@ -704,7 +750,7 @@ function buildAction(
 const isArrayParam = (p: BuiltParam): boolean => p.schema['type'] === 'array' || (Array.isArray(p.schema['type']) && (p.schema['type'] as string[]).includes('array'));
 
 /** Cursor, offset or page pagination from the list's params and its response; or a Link header. */
-function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; headers: string[] }, recordsPath: string[]): { pagination: Obj; meta: string; why: string } | undefined {
+function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; headers: string[] }, recordsPath: string[], item?: OpenApiSchema): { pagination: Obj; meta: string; why: string } | undefined {
   const query = params.filter((p) => p.in === 'query');
   const fields = scalarFields(res.schema).filter((f) => f.path.join('.') !== recordsPath.join('.'));
   const boolish = (f: { schema: OpenApiSchema }): boolean => f.schema['type'] === 'boolean' || f.schema['type'] === undefined;
@@ -724,7 +770,21 @@ function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; he
     const names = inner === undefined ? [n] : [n, `${norm(inner)}cursor`, norm(inner)];
     const same = names.map((name) => fields.filter((f) => norm(f.path.at(-1)!) === name)).find((list) => list.length > 0) ?? [];
     const next = same.find((f) => f.path.some((s) => /next/i.test(s))) ?? same[0] ?? fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean');
-    if (next === undefined) continue;
+    if (next === undefined) {
+      // Stripe: starting_after=<the last record's id> while has_more is true; no next field.
+      const idField = item === undefined ? undefined : ['id', 'gid', 'uuid'].find((k) => propertiesOf(item).some(([f]) => f === k));
+      if ((n === 'startingafter' || n === 'after') && hasMore && idField !== undefined) {
+        const records = recordsPath.length > 0 ? `body.${recordsPath.join('.')}` : 'body';
+        const lastId = `{{get (last ${records}) '${idField}'}}`;
+        const cond = hasMore.tpl.slice(2, -2);
+        return {
+          pagination: { type: 'cursor', param: p.name, next: lastId, has_more: hasMore.tpl },
+          meta: `{{when ${cond.includes(' ') ? `(${cond})` : cond} (${lastId.slice(2, -2)})}}`,
+          why: `cursor: ${p.original} takes the last record's ${idField} while ${hasMore.path.join('.')} is true`,
+        };
+      }
+      continue;
+    }
     const tpl = bodyAt(next.path);
     return {
       pagination: { type: 'cursor', param: p.name, next: tpl, ...(hasMore ? { has_more: hasMore.tpl } : {}) },

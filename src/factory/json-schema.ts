@@ -63,7 +63,11 @@ export interface ConvertOptions {
 export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<unknown>()): JsonSchema {
   if (!isObj(input) || seen.has(input)) return {};
   const s = flatten(input);
-  const alternatives = (s['oneOf'] ?? s['anyOf']) as unknown;
+  // An alternative that is only the empty string is Stripe's "unset" marker (metadata: {...} | ""): not a type of its own.
+  const unset = (a: unknown): boolean => isObj(a) && Array.isArray(a['enum']) && a['enum'].length === 1 && a['enum'][0] === '' && !isObj(a['properties']);
+  const listed = (s['oneOf'] ?? s['anyOf']) as unknown;
+  const alternatives = Array.isArray(listed) && listed.length > 1 && listed.some(unset) ? listed.filter((a) => !unset(a)) : listed;
+  if (Array.isArray(alternatives) && alternatives.length === 1) return toJsonSchema({ ...flatten(alternatives[0]), ...(s['nullable'] ? { nullable: true } : {}), ...(typeof s['description'] === 'string' ? { description: s['description'] } : {}) }, o, seen);
   if (Array.isArray(alternatives)) {
     // Alternatives of one primitive type collapse to it; anything else accepts any value.
     const kinds = new Set(alternatives.map((a) => (isObj(a) ? flatten(a)['type'] : undefined)));

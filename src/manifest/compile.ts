@@ -65,6 +65,18 @@ export interface CompiledAuthVariant {
   secretFields: string[];
   /** The variant's own credential check (auth[].check), used instead of the manifest's. */
   check?: CompiledCheck;
+  /** An oauth2 variant's follow_up requests, compiled (run by runFollowUps in src/auth). */
+  followUps?: CompiledFollowUp[];
+}
+
+/** One follow_up request of an oauth2 variant: headers over credentials/config, fields over the answer. */
+export interface CompiledFollowUp {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: [string, Template][];
+  fields: [string, Template][];
+  missing?: string;
+  onRefresh: boolean;
 }
 
 export interface CompiledBodyErrorRule {

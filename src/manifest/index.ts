@@ -12,6 +12,7 @@ export {
   type ActionName,
   type CompiledAction,
   type CompiledAuthVariant,
+  type CompiledFollowUp,
   type CompiledCheck,
   type CompiledEntity,
   type LoadedManifest,

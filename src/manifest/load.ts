@@ -9,7 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { AuthVariant, CredentialCheck, Manifest, Request } from '../../generated/manifest.ts';
+import type { AuthVariant, CredentialCheck, Manifest, OAuth2Auth, Request } from '../../generated/manifest.ts';
 import { basicAuthorization } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
@@ -25,6 +25,7 @@ import {
   type ActionName,
   type CompiledAction,
   type CompiledAuthVariant,
+  type CompiledFollowUp,
   type CompiledCheck,
   type CompiledEntity,
   type CompiledRequest,
@@ -275,6 +276,7 @@ const RESPONSE_ROOTS = new Set(['body', 'headers', 'params', 'status']);
 const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
 const MATCH_ROOTS = new Set([...ERROR_ROOTS, 'matched']);
 const AUTH_ROOTS = new Set(['credentials', 'config']);
+const FOLLOW_UP_ROOTS = new Set(['body', 'headers']);
 
 function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
   const config = new Set(Object.keys(m.config ?? {}));
@@ -340,7 +342,8 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     }
     const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
     const value = check.template(['auth', i, where], source, scope);
-    if (value) auth.push(compiledVariant(v, value, header));
+    const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
+    if (value) auth.push({ ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) });
   });
 
   // Base URLs with variables (default, regions, per-variant).
@@ -650,6 +653,71 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     ...(webhooks !== undefined ? { webhooks } : {}),
     ...(vendorDescription ? { vendorDescription } : {}),
   };
+}
+
+/** The hosts a follow_up request may reach: the variant's authorize and token hosts, and every literal base URL host. */
+function followUpHosts(m: Manifest, v: OAuth2Auth): Set<string> {
+  const hosts = new Set<string>();
+  const urls = [v.authorize_url, v.token_url, v.base_url, m.base_url.default, ...Object.values(m.base_url.regions ?? {}), ...m.auth.map((a) => a.base_url)];
+  for (const u of urls) {
+    const host = u === undefined ? undefined : /^https?:\/\/([^/?#]+)/.exec(u)?.[1];
+    if (host !== undefined && !host.includes('{{')) hosts.add(host.toLowerCase());
+  }
+  return hosts;
+}
+
+/** Check and compile an oauth2 variant's follow_up requests. */
+function followUpsOf(check: Checker, m: Manifest, i: number, v: OAuth2Auth, scope: Scope): CompiledFollowUp[] | undefined {
+  if (v.follow_up === undefined) return undefined;
+  const hosts = followUpHosts(m, v);
+  const filled = new Set<string>();
+  const out: CompiledFollowUp[] = [];
+  v.follow_up.forEach((f, j) => {
+    const at = ['auth', i, 'follow_up', j];
+    let ok = true;
+    const url = f.request.url;
+    let host: string | undefined;
+    try {
+      host = new URL(url).host.toLowerCase();
+    } catch {
+      host = undefined;
+    }
+    if (url.includes('{{')) {
+      check.add([...at, 'request', 'url'], 'a follow_up URL may not hold variables: it is where the new tokens are sent');
+      ok = false;
+    } else if (host === undefined || !hosts.has(host)) {
+      check.add([...at, 'request', 'url'], `a follow_up URL must be on a host of this manifest (${[...hosts].join(', ') || 'none'}): it is where the new tokens are sent`);
+      ok = false;
+    }
+    const headers: [string, Template][] = [];
+    for (const [name, src] of Object.entries(f.request.headers ?? {})) {
+      if (src === undefined) continue;
+      const t = check.template([...at, 'request', 'headers', name], src, scope);
+      if (t) headers.push([name, t]);
+      else ok = false;
+    }
+    const fields: [string, Template][] = [];
+    for (const [name, src] of Object.entries(f.fields)) {
+      if (src === undefined) continue;
+      const field = v.fields[name];
+      if (field === undefined) {
+        check.add([...at, 'fields', name], `"${name}" is not a credential field of this variant (fields: ${Object.keys(v.fields).join(', ')})`);
+        ok = false;
+      } else if (field.secret === true || name === 'access_token' || name === 'refresh_token' || name === 'expires_at') {
+        check.add([...at, 'fields', name], `"${name}" is ${field.secret === true ? 'secret' : 'a token field'}: a follow_up fills non-secret fields only`);
+        ok = false;
+      } else if (filled.has(name)) {
+        check.add([...at, 'fields', name], `"${name}" is filled by an earlier follow_up too`);
+        ok = false;
+      }
+      filled.add(name);
+      const t = check.template([...at, 'fields', name], src, { roots: FOLLOW_UP_ROOTS, config: scope.config });
+      if (t) fields.push([name, t]);
+      else ok = false;
+    }
+    if (ok) out.push({ method: f.request.method ?? 'GET', url, headers, fields, ...(f.missing !== undefined ? { missing: f.missing } : {}), onRefresh: f.on_refresh === true });
+  });
+  return out;
 }
 
 function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {

@@ -249,6 +249,13 @@ export const MANIFEST_SCHEMA = {
         refreshes: { type: 'boolean', description: 'Tokens come with a refresh token; default false.' },
         expires: { type: 'boolean', description: 'Access tokens expire (expires_in); default false.' },
         authorize_params: { type: 'object', additionalProperties: { type: 'string' } },
+        follow_up: {
+          type: 'array',
+          minItems: 1,
+          description:
+            'Requests run once after the authorization-code exchange (hosted OAuth, Connect UI), in order, that fill non-secret credential fields from their answers (Jira: cloud_id from accessible-resources). Not run after a refresh unless on_refresh is true. Library callers that exchange codes themselves run them with runFollowUps or supply the fields.',
+          items: { $ref: '#/definitions/OAuthFollowUp' },
+        },
         check: { $ref: '#/definitions/CredentialCheck' }, // the variant's own check, instead of the manifest's (templates read its fields)
         apply: {
           type: 'object',
@@ -257,6 +264,31 @@ export const MANIFEST_SCHEMA = {
           description: 'How the access token is sent; default "Authorization: Bearer {{credentials.access_token}}".',
           properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, value: template },
         },
+      },
+    },
+    OAuthFollowUp: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['request', 'fields'],
+      properties: {
+        request: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['url'],
+          properties: {
+            method: { enum: ['GET', 'POST'], description: 'Default GET; a POST sends no body.' },
+            url: { type: 'string', pattern: '^https://', description: "Absolute https URL, no variables; its host must be the host of the variant's authorize_url, token_url or a base URL of the manifest." },
+            headers: { type: 'object', additionalProperties: template, description: 'Header templates over credentials (the new tokens) and config, e.g. Authorization: "Bearer {{credentials.access_token}}".' },
+          },
+        },
+        fields: {
+          type: 'object',
+          minProperties: 1,
+          description: 'Credential field → template over the answer (body, headers), e.g. cloud_id: "{{body.0.id}}". Each must be a non-secret field of the variant; an empty answer fails with oauth_nothing_granted.',
+          additionalProperties: template,
+        },
+        missing: { type: 'string', description: 'The message of oauth_nothing_granted when a field renders empty (Jira: the user granted no site).' },
+        on_refresh: { type: 'boolean', description: 'Run again after every token refresh; default false.' },
       },
     },
     ErrorMapping: {

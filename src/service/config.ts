@@ -13,6 +13,8 @@ export interface OAuthAppConfig {
   authorizeUrl?: string;
   /** Default: the manifest's token_url. */
   tokenUrl?: string;
+  /** Where the variant's follow_up requests go instead of their own origin, path kept (the sandbox's simulator); default their own URL. */
+  followUpBaseUrl?: string;
 }
 
 /** Per connector type settings. */

@@ -2,7 +2,7 @@
  * Service-side OAuth (spec: "Bring your own OAuth flow"):
  *
  *   initiate ─► consent_url (provider authorize URL with our callback and a state)
- *   provider ─► GET callback?code&state ─► exchange code ─► pending secret ─► redirect_url?secret_id
+ *   provider ─► GET callback?code&state ─► exchange code ─► follow_up requests ─► pending secret ─► redirect_url?secret_id
  *   create connector (variant B) with server_side_oauth_secret_id
  *
  * The state is 256 random bits stored as sha256, bound to the organization, application,
@@ -11,8 +11,15 @@
  * customer and type) that started the flow; its tokens are sealed at rest like connector
  * credentials. Both are consumed by a conditional UPDATE, so of two instances (or two browser
  * tabs) presenting one state or secret, exactly one succeeds.
+ *
+ * Pre-consent fields: an OAuth variant whose URLs name the account (Zendesk's
+ * https://{{credentials.subdomain}}.zendesk.com/oauth/tokens) cannot start without that value.
+ * initiate takes the variant's non-secret fields used by its authorize/token URL or base URL as
+ * `credentials`, checks each against its pattern before anything is stored or sent, keeps them
+ * in the state row (server side; only the consent URL's host shows them to the vendor), and the
+ * callback exchanges the code at the URL they fill and stores them with the tokens.
  */
-import { authorizeUrl, exchangeAuthorizationCode, type Credentials } from '../auth/index.ts';
+import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, runFollowUps, type Credentials } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest, OAuth2Auth } from '../manifest/index.ts';
 import type { OAuthAppConfig } from './config.ts';
@@ -60,6 +67,55 @@ export interface InitiateBody {
   customer_name: string;
   connector_type: string;
   redirect_url: string;
+  /** The variant's pre-consent fields (preConsentFields), e.g. {subdomain: "acme"}. */
+  credentials?: Record<string, unknown>;
+}
+
+const VARIABLE = /\{\{\s*credentials\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
+/**
+ * The credential fields of an OAuth variant asked for before consent: its non-secret fields that
+ * its authorize_url, token_url or base URL (the variant's own, else the manifest's default and
+ * regions) name as {{credentials.<field>}}. Zendesk's oauth variant: [subdomain].
+ */
+export function preConsentFields(manifest: LoadedManifest, variant: OAuth2Auth): string[] {
+  const urls = [variant.authorize_url, variant.token_url, ...(variant.base_url !== undefined ? [variant.base_url] : [manifest.manifest.base_url.default, ...Object.values(manifest.manifest.base_url.regions ?? {})])];
+  const names = new Set<string>();
+  for (const url of urls) for (const m of (url ?? '').matchAll(VARIABLE)) names.add(m[1] as string);
+  return [...names].filter((n) => variant.fields[n] !== undefined && variant.fields[n]?.secret !== true);
+}
+
+/**
+ * The pre-consent credentials of an initiate request, checked: only the variant's pre-consent
+ * fields, each present when required, a string matching its pattern and one URL-safe token
+ * (oauthUrl's rule). Anything else is invalid_oauth_credentials naming the field.
+ */
+export function preConsentCredentials(manifest: LoadedManifest, variant: OAuth2Auth, given: Record<string, unknown> = {}): Credentials {
+  const fields = preConsentFields(manifest, variant);
+  const errors: { path: string; message: string }[] = [];
+  const out: Credentials = {};
+  for (const k of Object.keys(given)) {
+    if (!fields.includes(k)) errors.push({ path: `/credentials/${k}`, message: fields.length === 0 ? `${manifest.type} asks for no credential before OAuth consent` : `is not asked for before consent (only ${fields.join(', ')})` });
+  }
+  for (const name of fields) {
+    const f = variant.fields[name];
+    const v = given[name];
+    if (v === undefined || v === '') {
+      if (f?.required !== false) errors.push({ path: `/credentials/${name}`, message: `is required${f?.description !== undefined ? ` (${f.description})` : ''}` });
+      continue;
+    }
+    try {
+      if (typeof v !== 'string') throw new Error('not a string');
+      oauthUrl(variant, `{{credentials.${name}}}`, { [name]: v });
+      out[name] = v;
+    } catch {
+      errors.push({ path: `/credentials/${name}`, message: `must be a string matching ${f?.pattern !== undefined ? `^(?:${f.pattern})$` : 'one host label or path segment'}` });
+    }
+  }
+  if (errors.length > 0) {
+    throw new SwitchboardError('invalid_oauth_credentials', `${manifest.type}: ${errors.map((e) => `credentials.${e.path.slice('/credentials/'.length)} ${e.message}`).join('; ')}`, { errors });
+  }
+  return out;
 }
 
 /** Start a flow: store the state and return the provider's consent URL. */
@@ -77,7 +133,8 @@ export async function initiateOAuth(
   if (redirect.protocol !== 'https:' && redirect.protocol !== 'http:') {
     throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', { errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }] });
   }
-  const { variant, app } = deploymentOAuth(ctx, body.connector_type);
+  const { manifest, variant, app } = deploymentOAuth(ctx, body.connector_type);
+  const pre = preConsentCredentials(manifest, variant, body.credentials);
   const state = randomSecret();
   const now = nowIso(ctx);
   const expiresAt = nowIso(ctx, ctx.config.oauthStateTtlSeconds);
@@ -89,11 +146,12 @@ export async function initiateOAuth(
     customer_name: body.customer_name,
     connector_type: body.connector_type,
     redirect_url: body.redirect_url,
+    credentials: Object.keys(pre).length > 0 ? JSON.stringify(pre) : null,
     expires_at: expiresAt,
     used_at: null,
     created_at: now,
   });
-  const consent = authorizeUrl(variant, { clientId: app.clientId, redirectUri: callbackUrl(ctx), state, ...(app.authorizeUrl !== undefined ? { authorizeUrl: app.authorizeUrl } : {}) });
+  const consent = authorizeUrl(variant, { clientId: app.clientId, redirectUri: callbackUrl(ctx), state, credentials: pre, ...(app.authorizeUrl !== undefined ? { authorizeUrl: app.authorizeUrl } : {}) });
   return { consent_url: consent, expires_at: expiresAt };
 }
 
@@ -136,6 +194,9 @@ export async function completeOAuth(ctx: ServiceContext, q: CallbackQuery): Prom
   } catch (e) {
     return fail('server_error', (e as Error).message);
   }
+  // The pre-consent fields the flow started with (initiate checked them): the token URL's
+  // variables, and part of the stored credentials (the connector's base URL and refreshes use them).
+  const pre = st.credentials !== null ? (JSON.parse(st.credentials) as Credentials) : {};
   let credentials: Credentials;
   try {
     const tokens = await exchangeAuthorizationCode(
@@ -144,11 +205,26 @@ export async function completeOAuth(ctx: ServiceContext, q: CallbackQuery): Prom
       q.code,
       callbackUrl(ctx),
       ctx.fetch,
+      undefined,
+      pre,
     );
-    credentials = credentialsFromTokens(d.variant, d.app, tokens);
+    credentials = { ...pre, ...credentialsFromTokens(d.variant, d.app, tokens) };
   } catch (e) {
     ctx.log.warn({ connector_type: st.connector_type, err_code: (e as SwitchboardError).code }, 'OAuth code exchange failed');
     return fail('token_exchange_failed', 'The provider did not exchange the authorization code for tokens');
+  }
+  // The variant's follow_up requests fill the fields the token answer lacks (Jira: cloud_id).
+  // A failure stores nothing: the redirect carries its code (oauth_nothing_granted when the
+  // user granted nothing the connector can use) and message, which never hold a token.
+  const compiled = d.manifest.auth.find((v) => v.def.name === d.variant.name);
+  if (compiled?.followUps !== undefined) {
+    try {
+      credentials = await runFollowUps(compiled, credentials, { after: 'exchange', fetchImpl: ctx.fetch, baseUrl: d.app.followUpBaseUrl });
+    } catch (e) {
+      const err = e instanceof SwitchboardError ? e : new SwitchboardError('internal_error', 'The OAuth follow-up requests failed', { cause: e });
+      ctx.log.warn({ connector_type: st.connector_type, err_code: err.code }, 'OAuth follow-up request failed');
+      return fail(err.code, err.message);
+    }
   }
   let variantName: string;
   try {

@@ -279,6 +279,8 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         post: {
           operationId: 'initiateOAuth',
           summary: 'Start a service-side OAuth flow',
+          description:
+            "When the type's OAuth URLs or base URL name non-secret credential fields (Zendesk: https://{{credentials.subdomain}}.zendesk.com), send them in `credentials`: each is checked against its field's pattern (400 invalid_oauth_credentials, nothing stored), kept server side with the state, used for the code exchange and stored with the tokens.",
           parameters: [orgHeader],
           requestBody: { required: true, content: json(ref('OAuthInitiateRequest')) },
           responses: { 200: { description: 'Send the user to consent_url', content: json(ref('OAuthInitiateResponse')) }, ...problems(...AUTHED, 501) },

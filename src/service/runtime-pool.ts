@@ -144,7 +144,7 @@ export class RuntimePool {
       deadlineMs: this.o.config.upstreamDeadlineMs,
       ...(typeCfg?.baseUrl !== undefined ? { baseUrl: typeCfg.baseUrl } : {}),
       ...(typeCfg?.oauth !== undefined
-        ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}) } }
+        ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}), ...(typeCfg.oauth.followUpBaseUrl !== undefined ? { followUpBaseUrl: typeCfg.oauth.followUpBaseUrl } : {}) } }
         : {}),
       ...(this.o.retry !== undefined ? { retry: this.o.retry } : {}),
       onTokenRefresh: async (next) => {

@@ -16,7 +16,8 @@ function str(v: unknown): string | undefined {
  * tokenUrl?}` or flat `oauthClientId` / `oauthClientSecret`. A simulator answers every host of
  * its API on one port, so the authorize and token URLs default to the simulator's base URL
  * with the paths of the manifest's authorize_url and token_url (Intercom: /oauth and
- * /auth/eagle/token; Monday: /oauth2/authorize and /oauth2/token).
+ * /auth/eagle/token; Monday: /oauth2/authorize and /oauth2/token), and the variant's follow_up
+ * requests go there too (Jira: /oauth/token/accessible-resources).
  */
 export function simulatorOAuthApp(sim: Record<string, unknown>, baseUrl: string, manifest: LoadedManifest | undefined): OAuthAppConfig | undefined {
   const nested = sim['oauth'] !== null && typeof sim['oauth'] === 'object' ? (sim['oauth'] as Record<string, unknown>) : {};
@@ -34,6 +35,8 @@ export function simulatorOAuthApp(sim: Record<string, unknown>, baseUrl: string,
     clientSecret,
     authorizeUrl: str(nested['authorizeUrl']) ?? onSimulator(variant.authorize_url),
     tokenUrl: str(nested['tokenUrl']) ?? onSimulator(variant.token_url),
+    // The variant's follow_up requests (Jira's accessible-resources) go to the simulator too.
+    ...(variant.follow_up !== undefined ? { followUpBaseUrl: baseUrl } : {}),
   };
 }
 

@@ -200,6 +200,13 @@ export const OAuthInitiateRequestSchema: Schema = {
     connector_type: str('The type, or one of its aliases (any case)', { minLength: 1, maxLength: 100 }),
     definition_id: definitionIdField,
     redirect_url: str('Where the user is sent back with ?secret_id=... (or ?error=...)', { format: 'uri', maxLength: 2000 }),
+    credentials: {
+      type: 'object',
+      description:
+        "The OAuth variant's non-secret credential fields that its authorize/token URLs or base URL name, asked for before consent (Zendesk: {\"subdomain\": \"acme\"}); see `describe` for each field's pattern. Checked before anything is stored or sent (400 invalid_oauth_credentials), kept server side with the state, and stored with the tokens.",
+      maxProperties: 20,
+      additionalProperties: { type: 'string', maxLength: 255 },
+    },
   },
 };
 

@@ -24,6 +24,8 @@ export interface Parameter {
   required: boolean;
   /** JSON pointer of the schema inside the description. */
   schemaRef: string | undefined;
+  /** `style: deepObject` (Stripe's `created[gt]=1`, `expand[]=a`): bracketed keys make one value. */
+  deepObject?: boolean;
 }
 
 export interface Operation {
@@ -33,8 +35,10 @@ export interface Operation {
   path: string;
   operationId: string | undefined;
   params: Parameter[];
-  /** Pointer of the JSON request body schema; undefined when the operation takes none. */
+  /** Pointer of the request body schema (JSON, else form-encoded); undefined when the operation takes none. */
   bodyRef: string | undefined;
+  /** How the body is encoded: JSON, or application/x-www-form-urlencoded with deepObject keys (Stripe). */
+  bodyEncoding?: 'json' | 'form';
   bodyRequired: boolean;
   /** Pointer of the success (2xx) JSON response schema, and its status. */
   responseRef: string | undefined;
@@ -151,6 +155,18 @@ export class Description {
     return this.schemaPointer(`${p}/content/${escapePointer(type)}`);
   }
 
+  /** The request body's schema: JSON when the operation takes JSON, else a form-encoded one. */
+  private bodyOf(owner: string | undefined): { bodyRef: string | undefined; bodyEncoding?: 'json' | 'form' } {
+    if (owner === undefined) return { bodyRef: undefined };
+    const json = this.jsonContentPointer(owner);
+    if (json !== undefined) return { bodyRef: json, bodyEncoding: 'json' };
+    const p = this.pointerOf(this.at(owner), owner);
+    const content = (this.at(p).content ?? {}) as Json;
+    const form = Object.keys(content).find((t) => /^application\/x-www-form-urlencoded/i.test(t));
+    if (form === undefined) return { bodyRef: undefined };
+    return { bodyRef: this.schemaPointer(`${p}/content/${escapePointer(form)}`), bodyEncoding: 'form' };
+  }
+
   private listOperations(): Operation[] {
     const ops: Operation[] = [];
     const paths = (this.doc.paths ?? {}) as Record<string, Json>;
@@ -168,7 +184,7 @@ export class Description {
             const pp = this.pointerOf(this.at(`${listPointer}/${i}`), `${listPointer}/${i}`);
             const p = this.at(pp);
             const inn = p.in as Parameter['in'];
-            params.set(`${inn}:${String(p.name)}`, { name: String(p.name), in: inn, required: p.required === true || inn === 'path', schemaRef: this.schemaPointer(pp) });
+            params.set(`${inn}:${String(p.name)}`, { name: String(p.name), in: inn, required: p.required === true || inn === 'path', schemaRef: this.schemaPointer(pp), ...(p.style === 'deepObject' ? { deepObject: true } : {}) });
           });
         };
         collect(shared, `${base}/parameters`);
@@ -189,7 +205,7 @@ export class Description {
           path,
           operationId: typeof op.operationId === 'string' ? op.operationId : undefined,
           params: [...params.values()],
-          bodyRef: requestBody === undefined ? undefined : this.jsonContentPointer(`${opPointer}/requestBody`),
+          ...this.bodyOf(requestBody === undefined ? undefined : `${opPointer}/requestBody`),
           bodyRequired: requestBody?.required === true,
           responseRef: success === undefined ? undefined : this.jsonContentPointer(`${opPointer}/responses/${success}`),
           successStatus: success === undefined ? 200 : Number(success),
@@ -267,6 +283,17 @@ export class Description {
         known.add(p.name);
         const all = req.query.getAll(p.name).length > 0 ? req.query.getAll(p.name) : req.query.getAll(`${p.name}[]`);
         raw = all.length === 0 ? undefined : all.length === 1 ? all[0] : all;
+        if (p.deepObject === true && raw === undefined) {
+          // deepObject: created[gt]=1&created[lt]=2 → {gt: "1", lt: "2"}; expand[0]=a → ["a"].
+          const nested = deepObjectDecode([...req.query.entries()].filter(([k]) => k.startsWith(`${p.name}[`)))[p.name];
+          if (nested !== undefined) {
+            const holder: Json = { v: nested };
+            const v = p.schemaRef === undefined ? undefined : this.validator(this.textAjv, p.schemaRef);
+            if (v !== undefined && !v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })), p.name);
+            query[p.name] = holder.v;
+            continue;
+          }
+        }
       } else if (p.in === 'header') raw = req.headers[p.name.toLowerCase()];
       if (raw === undefined) {
         if (p.required && p.in !== 'header') return { status: 400, code: 'missing', message: `${p.name} is a required ${p.in} parameter`, field: p.name };
@@ -283,20 +310,31 @@ export class Description {
       } else if (p.in === 'query') query[p.name] = raw;
     }
     if (options.unknownQuery === 'reject') {
-      for (const name of new Set(req.query.keys())) if (!known.has(name) && !known.has(name.replace(/\[\]$/, ''))) return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
+      for (const name of new Set(req.query.keys())) if (!known.has(name) && !known.has(name.replace(/\[.*$/, ''))) return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
     }
     let body: unknown = undefined;
     if (op.bodyRef !== undefined) {
       if (req.rawBody.trim() === '') {
         if (op.bodyRequired) return { status: 400, code: 'missing', message: 'a request body is required' };
       } else {
-        try {
-          body = JSON.parse(req.rawBody) as unknown;
-        } catch {
-          return { status: 400, code: 'invalid', message: 'Request body is not valid JSON' };
+        const type = String(req.headers['content-type'] ?? '');
+        if (op.bodyEncoding === 'form') {
+          // A form body is text like a query: its deepObject keys are decoded into one JSON tree,
+          // and its values coerced to the declared types ("3" → 3, "true" → true) while validated.
+          if (type !== '' && !/^application\/x-www-form-urlencoded/i.test(type)) return { status: 400, code: 'invalid', message: `Request body must be application/x-www-form-urlencoded, not ${type}` };
+          const holder: Json = { v: deepObjectDecode([...new URLSearchParams(req.rawBody).entries()]) };
+          const v = this.validator(this.textAjv, op.bodyRef);
+          if (!v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })));
+          body = holder.v;
+        } else {
+          try {
+            body = JSON.parse(req.rawBody) as unknown;
+          } catch {
+            return { status: 400, code: 'invalid', message: 'Request body is not valid JSON' };
+          }
+          const problem = this.validateValue(op.bodyRef, body);
+          if (problem !== null) return problem;
         }
-        const problem = this.validateValue(op.bodyRef, body);
-        if (problem !== null) return problem;
       }
     }
     return { query, body };
@@ -322,6 +360,45 @@ export class Description {
     if (op.security.some((alt) => alt.every(present))) return null;
     return { status: 401, code: 'unauthorized', message: `credentials required: ${op.security.map((alt) => alt.join(' + ')).join(' or ')}` };
   }
+}
+
+/**
+ * Decode form or query entries with bracketed keys (OpenAPI `style: deepObject, explode: true`, as
+ * Stripe and qs/Rack write them) into one JSON tree of strings: `metadata[plan]=pro` →
+ * `{metadata: {plan: "pro"}}`, `expand[]=a&expand[]=b` → `{expand: ["a", "b"]}`,
+ * `items[0][price]=p` → `{items: [{price: "p"}]}` (an object whose keys are 0..n-1 is an array).
+ * Repeated plain keys become arrays.
+ */
+export function deepObjectDecode(entries: Iterable<[string, string]>): Json {
+  const root: Json = {};
+  for (const [key, value] of entries) {
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+    const parts = m === null ? [key] : [m[1] as string, ...[...(m[2] as string).matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1] as string)];
+    let node: Json = root;
+    for (let i = 0; i < parts.length; i++) {
+      const last = i === parts.length - 1;
+      let part = parts[i] as string;
+      if (part === '') {
+        // key[] appends: the holder is (or becomes) an array-like object with the next index.
+        part = String(Object.keys(node).length);
+      }
+      if (last) {
+        const have = node[part];
+        node[part] = have === undefined ? value : Array.isArray(have) ? [...(have as unknown[]), value] : typeof have === 'string' ? [have, value] : have;
+      } else {
+        if (node[part] === null || typeof node[part] !== 'object' || Array.isArray(node[part])) node[part] = {};
+        node = node[part] as Json;
+      }
+    }
+  }
+  const arrays = (v: unknown): unknown => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const o = v as Json;
+    const keys = Object.keys(o);
+    const out = Object.fromEntries(keys.map((k) => [k, arrays(o[k])]));
+    return keys.length > 0 && keys.every((k, i) => k === String(i)) ? keys.map((k) => out[k]) : out;
+  };
+  return Object.fromEntries(Object.entries(root).map(([k, v]) => [k, arrays(v)]));
 }
 
 /**

@@ -41,12 +41,19 @@ export interface OAuthConfig {
   refresh_tokens?: boolean;
   /** The refresh token stays valid and comes back with each refreshed access token (HubSpot). Default false: rotated. */
   keep_refresh_token?: boolean;
+  /**
+   * More JSON endpoints of the OAuth server about a grant (Atlassian's accessible-resources),
+   * answered to `Authorization: Bearer <token>` for a token the simulator accepts (401 otherwise);
+   * strings may hold {{scope}}. A token from an authorize request carrying `sim_grant=none` (the
+   * user consented but granted nothing) gets an array answer as [] and an object answer as {}.
+   */
+  endpoints?: { path: string; method?: 'GET' | 'POST'; json: unknown }[];
 }
 
 /** Issued access tokens' expiry (ms since the epoch) and the refresh tokens a flow issued. */
 export interface OAuthGrants {
   expiries: Map<string, number>;
-  refreshTokens: Map<string, { scope: string | undefined }>;
+  refreshTokens: Map<string, { scope: string | undefined; none?: boolean }>;
 }
 
 export interface OAuthClient {
@@ -88,7 +95,9 @@ export function oauthServer(
   now: () => number = Date.now,
   grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() },
 ): (req: SimRequest) => SimResponse | undefined {
-  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number }>();
+  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number; none: boolean }>();
+  /** What each issued access token was granted (sim_grant=none: nothing). */
+  const issued = new Map<string, { scope: string | undefined; none: boolean }>();
 
   const authorize = (req: SimRequest): SimResponse => {
     const redirect = req.query.get('redirect_uri');
@@ -105,7 +114,7 @@ export function oauthServer(
       if (config.deny_description !== false) target.searchParams.set('error_description', 'The user denied the authorization request');
     } else {
       const code = randomBytes(16).toString('hex');
-      codes.set(code, { redirectUri: redirect as string, scope: req.query.get('scope') ?? config.default_scope, expires: now() + CODE_TTL_MS });
+      codes.set(code, { redirectUri: redirect as string, scope: req.query.get('scope') ?? config.default_scope, expires: now() + CODE_TTL_MS, none: req.query.get('sim_grant') === 'none' });
       target.searchParams.set('code', code);
     }
     const state = req.query.get('state');
@@ -130,9 +139,9 @@ export function oauthServer(
       const presented = params.refresh_token ?? '';
       const grant = grants.refreshTokens.get(presented);
       if (grant === undefined) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or already used refresh token' });
-      if (config.keep_refresh_token === true) return issue(grant.scope, presented);
+      if (config.keep_refresh_token === true) return issue(grant.scope, presented, grant.none === true);
       grants.refreshTokens.delete(presented);
-      return issue(grant.scope, mintRefreshToken(grant.scope));
+      return issue(grant.scope, mintRefreshToken(grant.scope, grant.none === true), grant.none === true);
     }
     if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') {
       return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported` });
@@ -141,19 +150,20 @@ export function oauthServer(
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
-    return issue(entry.scope, config.refresh_tokens === true ? mintRefreshToken(entry.scope) : undefined);
+    return issue(entry.scope, config.refresh_tokens === true ? mintRefreshToken(entry.scope, entry.none) : undefined, entry.none);
   };
 
-  const mintRefreshToken = (scope: string | undefined): string => {
+  const mintRefreshToken = (scope: string | undefined, none: boolean): string => {
     const refreshToken = `${config.token_prefix ?? ''}r_${randomBytes(24).toString('base64url')}`;
-    grants.refreshTokens.set(refreshToken, { scope });
+    grants.refreshTokens.set(refreshToken, { scope, none });
     return refreshToken;
   };
 
   /** A new access token (with its expiry), answered in the configured token response. */
-  const issue = (scope: string | undefined, refreshToken: string | undefined): SimResponse => {
+  const issue = (scope: string | undefined, refreshToken: string | undefined, none: boolean): SimResponse => {
     const accessToken = `${config.token_prefix ?? ''}${randomBytes(24).toString('base64url')}`;
     tokens.add(accessToken);
+    issued.set(accessToken, { scope, none });
     if (config.expires_in !== undefined) grants.expiries.set(accessToken, now() + config.expires_in * 1000);
     const template =
       config.token_response ?? {
@@ -166,9 +176,19 @@ export function oauthServer(
     return { status: 200, json: fill(template, { access_token: accessToken, scope: scope ?? '', refresh_token: refreshToken ?? '', ...(config.expires_in !== undefined ? { expires_in: config.expires_in } : {}) }) };
   };
 
+  const endpoint = (e: NonNullable<OAuthConfig['endpoints']>[number], req: SimRequest): SimResponse => {
+    const presented = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''))?.[1];
+    if (presented === undefined || !tokens.has(presented)) return error({ status: 401, code: 'invalid_client', message: 'A valid access token is required' });
+    const grant = issued.get(presented);
+    if (grant?.none === true) return { status: 200, json: Array.isArray(e.json) ? [] : e.json !== null && typeof e.json === 'object' ? {} : e.json };
+    return { status: 200, json: fill(e.json, { scope: grant?.scope ?? config.default_scope ?? '' }) };
+  };
+
   return (req) => {
     if (req.path === config.authorize_path && req.method === 'GET') return authorize(req);
     if (req.path === config.token_path && req.method === 'POST') return token(req);
+    const e = config.endpoints?.find((x) => x.path === req.path && (x.method ?? 'GET') === req.method);
+    if (e !== undefined) return endpoint(e, req);
     return undefined;
   };
 }

@@ -333,7 +333,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       return { kind, resource: composite.resource, keyParams: composite.params };
     }
     if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
-      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+      // POST on the item path updates it when the path has no PUT or PATCH (Stripe's POST /v1/customers/{customer}).
+      const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
+      const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
       return { kind, resource: prev, idParam: last.slice(1, -1) };
     }
     if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
@@ -476,7 +478,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // handler's own 404 without a field keeps its code and message.
     if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
     else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
-    else if (p.status === 401 && p.code === 'unauthorized' && sidecar.auth?.message !== undefined) override = { code: sidecar.error?.codes?.[p.code] ?? p.code, message: sidecar.auth.message };
+    else if (p.status === 401 && p.code !== 'expired_token' && sidecar.auth?.message !== undefined) override = { code: sidecar.error?.codes?.[p.code] ?? p.code, message: sidecar.auth.message };
     if (override !== undefined) p = { ...p, message: override.message };
     const code = override?.code ?? sidecar.error?.codes?.[p.code] ?? p.code;
     const status = sidecar.error?.statuses?.[p.code];
@@ -532,13 +534,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
-  /** Copy body fields onto a record where they fit the record's shape; a bare id names a nested object. */
-  const merge = (record: Json, fields: Json, deep = false): void => {
+  /**
+   * Copy body fields onto a record where they fit the record's shape; a bare id names a nested
+   * object. A field the record schema declares with another shape is not copied (Stripe's create
+   * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
+   * declare when it declares properties (request options such as `expand`).
+   */
+  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false): void => {
+    const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
+    const declared = Object.keys(props).length > 0;
     for (const [k, v] of Object.entries(fields)) {
+      if (declared && props[k] === undefined) continue;
       const have = record[k];
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
-        merge(have as Json, v as Json, true);
+        merge(have as Json, v as Json, undefined, true);
         continue;
       }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
@@ -551,7 +561,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
-      record[k] = v;
+      // An object merges into the object the record holds (Stripe's metadata keys, a partial recurring).
+      const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+      const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
+      if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;
+      record[k] = value;
     }
   };
   /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
@@ -575,7 +589,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const listOp = d.operations.find((o) => o.key === listKey);
       const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
       const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
-      merge(record, n.value);
+      merge(record, n.value, n.resource.recordRef);
       let id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
       while (n.resource.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(n.resource.name), ++n.resource.created)), record[n.resource.idField]);
       record[n.resource.idField] = id;
@@ -619,12 +633,25 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
       rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
     }
+    const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals
     // them; the sidecar's filters name another field, compare times, or give values matching all.
     for (const [name, value] of Object.entries(query)) {
-      if (handled.has(name) || typeof value === 'object') continue;
+      if (handled.has(name)) continue;
+      // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., Stripe's range_query_specs).
+      const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+      if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
+        const ok = (f: number): boolean =>
+          Object.entries(range).every(([op, b]) => (op === 'gt' ? f > Number(b) : op === 'gte' ? f >= Number(b) : op === 'lt' ? f < Number(b) : f <= Number(b)));
+        rows = rows.filter((s) => typeof s.record[name] !== 'number' || ok(s.record[name] as number));
+        continue;
+      }
+      if (typeof value === 'object') continue;
       const rule = sidecar.filters?.[name];
       if (rule?.any?.includes(String(value)) === true) continue;
+      // Without a rule, a value the record field's enum does not hold names a group, not a value (Stripe's status=all): no filter.
+      const fieldEnum = rule !== undefined || recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
+      if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
       if (rule?.match === 'since' || rule?.match === 'before') {
         const at = Date.parse(String(value));
         rows = rows.filter((s) => {
@@ -643,7 +670,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
     let offset: number | undefined = 0;
-    if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
+    // A cursor naming a record of the list starts after it (Stripe's starting_after=<id>).
+    const after = cursorParam === undefined || numericCursor || query[cursorParam] === undefined ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(query[cursorParam]));
+    if (after >= 0) offset = after + 1;
+    else if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
     else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
     const page = offset !== undefined && pageParam !== undefined && typeof query[pageParam] === 'number' ? Math.max(1, query[pageParam] as number) : 1;
     return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, pageParam, page, nextPath: pag.next_cursor, pag }, origin, req);
@@ -814,9 +844,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
     }
     if (rl.exceeded && rateLimit !== undefined) {
-      // Retry-After (seconds), the HTTP standard's wait: until the window ends.
+      // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
+      // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).
       const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, { 'Retry-After': wait }));
+      const limitedHeaders: Record<string, string> = { 'Retry-After': wait };
+      for (const [k, v] of Object.entries(rateLimit.exceeded_headers ?? {})) {
+        for (const have of Object.keys(limitedHeaders)) if (have.toLowerCase() === k.toLowerCase()) delete limitedHeaders[have];
+        if (v !== '') limitedHeaders[k] = v;
+      }
+      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, limitedHeaders));
     }
     const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true });
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
@@ -861,7 +897,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           r.records.size + 1,
         );
         const newRecordId = record[r.idField];
-        merge(record, fields, true);
+        merge(record, fields, r.recordRef, true);
         record[r.idField] = newRecordId;
         if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
@@ -886,7 +922,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         const nested = takeNested(op, fields);
-        merge(s.record, fields, true);
+        merge(s.record, fields, r.recordRef, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
         const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r);
         applyNested(nested, String(s.record[r.idField]), json);
@@ -989,6 +1025,10 @@ function pointerOfProperty(d: Description, pointer: string, prop: string): strin
     for (const [i] of ((s.allOf ?? []) as unknown[]).entries()) {
       const found = find(`${p}/allOf/${i}`, depth + 1);
       if (found !== undefined) return found;
+    }
+    // The first alternative of anyOf/oneOf, as propertiesOf reads it (Stripe's customer | deleted_customer).
+    for (const key of ['anyOf', 'oneOf']) {
+      if (Array.isArray(s[key]) && (s[key] as unknown[]).length > 0) return find(`${p}/${key}/0`, depth + 1);
     }
     return undefined;
   };

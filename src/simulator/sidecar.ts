@@ -11,7 +11,9 @@
  *   auth:           tokens: the credentials accepted (default: any present credential);
  *                   bearer: every operation needs an Authorization token although the
  *                   description declares no security (GitHub's declares none).
- *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds.
+ *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds,
+ *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true"); an
+ *                   empty value removes one the simulator sends (Retry-After).
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   dotted paths in list responses: next_cursor (the next cursor), next_url (the
  *                   next page's URL, null on the last), has_more (true but on the last page),
@@ -51,7 +53,9 @@
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
- *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in.
+ *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in,
+ *                   and `endpoints`: more JSON answers about a grant (Atlassian's
+ *                   accessible-resources), empty for a consent given with sim_grant=none.
  *   search:         per operation ("POST /contacts/search"), a search over a resource (rules.ts):
  *                   a filter tree (Intercom) or structured filter groups (filter_groups: HubSpot's
  *                   filterGroups), the body paths of the filters, sort (one field or a list of
@@ -125,7 +129,7 @@ export interface Sidecar {
   parameters?: Record<string, ErrorOverride>;
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds' };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string> };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -224,6 +228,10 @@ const SIDECAR_SCHEMA = {
         expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
         keep_refresh_token: { type: 'boolean' },
+        endpoints: {
+          type: 'array',
+          items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
+        },
       },
     },
     rate_limit: {
@@ -235,6 +243,7 @@ const SIDECAR_SCHEMA = {
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
         headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' }, window_ms: { type: 'string' } } },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
+        exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },

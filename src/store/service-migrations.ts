@@ -72,6 +72,8 @@ export interface OAuthStatesTable {
   customer_name: string;
   connector_type: string;
   redirect_url: string;
+  /** JSON of the variant's pre-consent credential fields given to initiate ({"subdomain":"acme"}), or null. Non-secret by definition. */
+  credentials: string | null;
   expires_at: string;
   used_at: string | null;
   created_at: string;
@@ -212,8 +214,18 @@ const m0003: Migration = {
   },
 };
 
+/** The pre-consent credential fields of an OAuth flow (a Zendesk subdomain), kept with its state. */
+const m0004: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('oauth_states').addColumn('credentials', 'text').execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('oauth_states').dropColumn('credentials').execute();
+  },
+};
+
 /** The service's migration group; run it before any other group whose tables reference connectors. */
 export const SERVICE_MIGRATIONS: MigrationGroup = {
   name: 'service',
-  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002, '0003_scoped_tokens': m0003 },
+  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002, '0003_scoped_tokens': m0003, '0004_oauth_state_credentials': m0004 },
 };

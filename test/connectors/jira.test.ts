@@ -9,7 +9,7 @@
 import type { ValidateFunction } from 'ajv';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
+import { authorizeUrl, exchangeAuthorizationCode, runFollowUps } from '../../src/auth/index.ts';
 import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
@@ -121,8 +121,14 @@ describe('OAuth 2.0 (3LO)', () => {
     const tokens = await exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb');
     expect(tokens.access_token).toEqual(expect.any(String));
     expect(tokens.expires_at).toBeGreaterThan(Date.now() / 1000);
-    // The cloud id is the caller's to add (from accessible-resources), beside the tokens.
-    const creds = { ...tokens, cloud_id: OAUTH.cloud_id };
+    // The token answer has no cloud id: the variant's follow_up asks accessible-resources (on
+    // the simulator, same path) with the new token and fills it (library callers may instead
+    // supply cloud_id themselves).
+    expect(tokens).not.toHaveProperty('cloud_id');
+    const oauthVariant = manifest.auth.find((v) => v.def.name === 'oauth')!;
+    const creds = await runFollowUps(oauthVariant, tokens, { after: 'exchange', baseUrl: sim.url });
+    expect(creds).toEqual({ ...tokens, cloud_id: OAUTH.cloud_id });
+    expect(sent('/oauth/token/accessible-resources').at(-1)?.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
     const rt = new ConnectorRuntime(manifest, creds as never, { baseUrl: sim.url, limiter: null });
     expect(rt.authVariant).toBe('oauth');
     expect((await rt.check()).checked).toBe(true);

@@ -17,17 +17,17 @@
  * A manifest that drifts from its vendor fails here. Connectors whose vendor publishes no
  * description are listed, with the reason, as skipped.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSchema, getNamedType, getVariableValues, NoDeprecatedCustomRule, parse, specifiedRules, typeFromAST, validate, type GraphQLSchema, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
 import type { CompiledAction, LoadedManifest } from '../../src/manifest/index.ts';
 import { manifestFiles } from '../../src/manifest/registry.ts';
-import { Description, loadDescriptionSync } from '../../src/simulator/index.ts';
+import { Description, loadDescriptionSync, loadSidecar } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
-type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef> };
+type ParamDef = { type?: unknown; enum?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef>; additionalProperties?: unknown };
 interface VendorDescription {
   path: string;
   format: 'openapi' | 'graphql';
@@ -86,6 +86,9 @@ function sample(def: ParamDef, name = ''): unknown {
   }
 }
 
+/** A since value as the sync engine writes it for the format (ISO 8601 by default). */
+const since = (format: string | undefined): string | number => (format === 'unix_seconds' ? 1769860800 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z');
+
 /** The param sets rendered for one action of a manifest. */
 function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {
   const defs = (a.def.params ?? {}) as Record<string, ParamDef>;
@@ -104,17 +107,17 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   if (syncParams !== undefined) {
     sets.push(['sync params', { ...required, ...syncParams }]);
     const inc = entity?.def.sync?.incremental;
-    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: '2026-01-31T12:00:00.000Z' }]);
+    if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: since(inc.format) }]);
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
-  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: inc.format === 'unix_seconds' ? 1769860800 : inc.format === 'unix_ms' ? 1769860800000 : '2026-01-31T12:00:00.000Z' }]);
+  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: since(inc.format) }]);
   // A list another entity's sync reads removals from (monday's items from activity_logs).
   for (const other of m.entities.values()) {
     const rm = other.def.sync?.removals;
     if (a.name === 'list' && rm?.entity === a.entity) {
       const parent = other.def.sync?.for_each?.param;
-      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: '2026-01-31T12:00:00.000Z' } : {}), ...(parent ? { [parent]: '1850000101' } : {}) }]);
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: since(rm.format) } : {}), ...(parent ? { [parent]: '1850000101' } : {}) }]);
     }
   }
   // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.
@@ -168,8 +171,11 @@ function openapiProblems(d: Description, basePath: string, method: string, url: 
   return 'status' in checked ? [`${matched.op.key}: ${checked.message}`] : [];
 }
 
-/** Credentials of the first auth variant, every field filled. */
+/** The sidecar's sample credentials (they match a variant's patterns), else the first auth variant's fields filled. */
 function credentials(m: LoadedManifest): Rec {
+  const sidecar = join(dirname(m.file), 'simulator.yaml');
+  const sample = existsSync(sidecar) ? loadSidecar(sidecar).sandbox?.credentials : undefined;
+  if (sample !== undefined) return sample;
   const fields = (m.manifest.auth[0]?.fields ?? {}) as Record<string, unknown>;
   return Object.fromEntries(Object.keys(fields).map((f) => [f, `contract-test-${f}`]));
 }

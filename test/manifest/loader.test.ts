@@ -5,7 +5,42 @@ import { describeManifest } from '../../src/manifest/describe.ts';
 import { getConnector, loadManifestText, manifestFiles, loadManifestFile } from '../../src/manifest/index.ts';
 import { GRANOLA, mutate, problems } from '../helpers/manifest.ts';
 
+/** A follow_up request as Jira's (docs/manifest.md, Auth variants). */
+const FOLLOW_UP = (): Record<string, any> => ({
+  request: { method: 'GET', url: 'https://auth.example.com/oauth/resources', headers: { Authorization: 'Bearer {{credentials.access_token}}' } },
+  fields: { site_id: '{{body.0.id}}' },
+  missing: 'No site was granted',
+});
+
+/** Granola with an oauth2 variant whose follow_up is changed one way. */
+function withFollowUp(change: (f: Record<string, any>) => void): string {
+  return mutate((m) => {
+    const f = FOLLOW_UP();
+    change(f);
+    m.auth.push({
+      name: 'oauth',
+      type: 'oauth2',
+      fields: { access_token: { type: 'string', secret: true }, site_id: { type: 'string' }, webhook_key: { type: 'string', secret: true, required: false } },
+      authorize_url: 'https://auth.example.com/authorize',
+      token_url: 'https://auth.example.com/oauth/token',
+      follow_up: [f],
+    });
+  });
+}
+
 describe('manifest loader', () => {
+  it('compiles an oauth2 variant\'s follow_up requests (Jira: cloud_id from accessible-resources)', () => {
+    expect(problems(withFollowUp(() => undefined))).toEqual([]);
+    const jira = loadManifestFile('connectors/jira/connector.yaml').auth.find((v) => v.def.name === 'oauth');
+    expect(jira?.followUps).toEqual([
+      { method: 'GET', url: 'https://api.atlassian.com/oauth/token/accessible-resources', headers: [['Authorization', expect.anything()]], fields: [['cloud_id', expect.anything()]], missing: expect.stringContaining('no Jira site'), onRefresh: false },
+    ]);
+    const cloudId = jira?.followUps?.[0]?.fields[0]?.[1];
+    expect(cloudId?.render({ body: [{ id: 'c-1' }, { id: 'c-2' }] })).toBe('c-1');
+    expect(cloudId?.render({ body: [] })).toBeUndefined();
+  });
+
+
   it('loads every shipped manifest', () => {
     const files = manifestFiles();
     expect(files.length).toBeGreaterThanOrEqual(1);
@@ -63,6 +98,16 @@ describe('manifest loader', () => {
     ['form encoding without a body', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'form')), 'entities.notes.actions.list.request.body_encoding', /body_encoding: form needs a body/],
     ['form body that is a list', mutate((m) => Object.assign(m.entities.notes.actions.list.request, { method: 'POST', body_encoding: 'form', body: ['{{params.cursor}}'] })), 'entities.notes.actions.list.request.body', /a form body must be an object/],
     ['unknown body encoding', mutate((m) => (m.entities.notes.actions.list.request.body_encoding = 'xml')), 'entities.notes.actions.list.request.body_encoding', /must be one of: "json", "form"/],
+    ['follow_up URL on a host the manifest does not name', withFollowUp((f) => (f.request.url = 'https://collector.example.net/resources')), 'auth.1.follow_up.0.request.url', /must be on a host of this manifest \(auth\.example\.com, .*api\.granola\.ai/],
+    ['follow_up URL with a variable', withFollowUp((f) => (f.request.url = 'https://auth.example.com/{{credentials.site_id}}')), 'auth.1.follow_up.0.request.url', /may not hold variables/],
+    ['follow_up URL over plain http', withFollowUp((f) => (f.request.url = 'http://auth.example.com/resources')), 'auth.1.follow_up.0.request.url', /pattern/],
+    ['follow_up filling an undeclared field', withFollowUp((f) => (f.fields = { site: '{{body.0.id}}' })), 'auth.1.follow_up.0.fields.site', /"site" is not a credential field of this variant \(fields: access_token, site_id, webhook_key\)/],
+    ['follow_up filling a secret field', withFollowUp((f) => (f.fields = { webhook_key: '{{body.key}}' })), 'auth.1.follow_up.0.fields.webhook_key', /is secret: a follow_up fills non-secret fields only/],
+    ['follow_up filling the access token', withFollowUp((f) => (f.fields = { access_token: '{{body.token}}' })), 'auth.1.follow_up.0.fields.access_token', /fills non-secret fields only/],
+    ['follow_up field reading credentials', withFollowUp((f) => (f.fields = { site_id: '{{credentials.access_token}}' })), 'auth.1.follow_up.0.fields.site_id', /unknown variable "credentials.access_token": templates here may use body\.\*, headers\.\*/],
+    ['follow_up header reading an undeclared field', withFollowUp((f) => (f.request.headers = { Authorization: 'Bearer {{credentials.token}}' })), 'auth.1.follow_up.0.request.headers.Authorization', /"credentials.token" is not a credential field/],
+    ['follow_up without fields', withFollowUp((f) => delete f.fields), 'auth.1.follow_up.0', /missing required key "fields"/],
+    ['follow_up on a variant that is not oauth2', mutate((m) => (m.auth[0].follow_up = [FOLLOW_UP()])), 'auth.0', /unknown key "follow_up"|follow_up/],
   ];
 
   it.each(cases)('rejects: %s', (_name, text, location, message) => {

@@ -15,6 +15,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { connectorRegistry, loadManifestFile, type LoadedManifest } from '../../src/manifest/index.ts';
 import { buildOpenApiDocument, createApplication, createServiceLogger, defaultServiceConfig, startService, type CreatedApplication, type RunningService, type ServiceConfig, type ServiceHooks } from '../../src/service/index.ts';
+import type { FetchLike } from '../../src/http/index.ts';
 import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -117,6 +118,8 @@ export interface HarnessOptions {
   database?: TestDatabase;
   registry?: Map<string, LoadedManifest>;
   hooks?: ServiceHooks;
+  /** The service's upstream fetch (default: its own transport), e.g. to route an account's host to a simulator. */
+  fetch?: FetchLike;
 }
 
 const TABLES = ['organizations', 'applications', 'application_organizations', 'access_tokens', 'connectors', 'oauth_states', 'oauth_secrets'] as const;
@@ -145,6 +148,7 @@ export async function startHarness(dialect: DialectName, o: HarnessOptions = {})
     now: () => Date.now() + clock.offsetMs,
     retry: { baseDelayMs: 1, maxDelayMs: 50, maxAttempts: 2 },
     ...(o.hooks !== undefined ? { hooks: o.hooks } : {}),
+    ...(o.fetch !== undefined ? { fetch: o.fetch } : {}),
     ...(db.schema !== undefined ? { schema: db.schema } : {}),
   });
   const store = new ServiceStore(service.database.db);

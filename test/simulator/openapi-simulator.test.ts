@@ -715,4 +715,26 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
     expect(() => parseSidecar('resources: { issue: { lookups: [key] } }')).toThrow(/lookups/);
     expect(() => parseSidecar('resources: { user: { get: { operation: "POST /x", id_query: a } } }')).toThrow(/pattern/);
   });
+
+  it('oauth.endpoints: accessible-resources answers a token the flow issued (one site), [] for a consent given with sim_grant=none, 401 to any other token', async () => {
+    const RESOURCES = '/oauth/token/accessible-resources';
+    const grant = async (extra: string): Promise<string> => {
+      const consent = await fetch(`${sim.url}/authorize?client_id=sim_client&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s${extra}`, { redirect: 'manual' });
+      const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
+      const res = await fetch(`${sim.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'authorization_code', client_id: 'sim_client', client_secret: 'sim_secret', code, redirect_uri: 'https://app.example/cb' }) });
+      return ((await res.json()) as Rec).access_token as string;
+    };
+    const site = { id: '11223344-a1b2-3b33-c444-def123456789', url: 'https://sandbox.atlassian.net', name: 'sandbox', scopes: ['read:jira-work', 'write:jira-work', 'read:jira-user'], avatarUrl: expect.any(String) };
+    const granted = await grant('');
+    expect(await call(sim, 'GET', RESOURCES, undefined, { authorization: `Bearer ${granted}` })).toMatchObject({ status: 200, body: [site] });
+    const none = await grant('&sim_grant=none');
+    expect(await call(sim, 'GET', RESOURCES, undefined, { authorization: `Bearer ${none}` })).toMatchObject({ status: 200, body: [] });
+    // The consent with nothing granted still issued a token the API accepts.
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: `Bearer ${none}` })).status).toBe(200);
+    expect((await call(sim, 'GET', RESOURCES, undefined, { authorization: 'Bearer not-issued' })).status).toBe(401);
+    expect((await call(sim, 'GET', RESOURCES, undefined, ok)).status).toBe(401);
+    expect((await call(sim, 'POST', RESOURCES, {}, { authorization: `Bearer ${granted}` })).status).not.toBe(200);
+    expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, endpoints: [{ path: x, json: [] }] }')).toThrow(/pattern/);
+    expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, endpoints: [{ path: /x }] }')).toThrow(/json/);
+  });
 });

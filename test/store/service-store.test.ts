@@ -39,6 +39,7 @@ describeEachDialect('service store on %s', (dialect) => {
       customer_name: 'c',
       connector_type: 'acme',
       redirect_url: 'https://x',
+      credentials: null,
       expires_at: expires.toISOString(),
       used_at: null,
       created_at: now.toISOString(),

@@ -107,13 +107,17 @@ export interface FormField {
   secret: boolean;
   required: boolean;
   type: string;
+  /** The field's pattern (whole value), checked by the browser too. */
+  pattern?: string | undefined;
+  /** Shown under the label and linked by aria-describedby (an OAuth variant's fields: the field's description). */
+  hint?: string | undefined;
 }
 
 export interface TypePageVariant {
   name: string;
   title: string;
   description?: string | undefined;
-  /** OAuth variants show a button; credential variants a form of their fields. */
+  /** OAuth variants show a button (after inputs for their pre-consent fields); credential variants a form of their fields. */
   oauth: boolean;
   fields: FormField[];
 }
@@ -134,6 +138,8 @@ export interface TypePageInput {
   errorDetail?: string | undefined;
   /** Per-field messages, by `variant.field`. */
   fieldErrors?: Record<string, string> | undefined;
+  /** Values to show again after a refusal, by `variant.field` (only an OAuth variant's non-secret pre-consent fields). */
+  values?: Record<string, string> | undefined;
 }
 
 function variantSection(p: TypePageInput, v: TypePageVariant, single: boolean): string {
@@ -143,26 +149,27 @@ function variantSection(p: TypePageInput, v: TypePageVariant, single: boolean): 
   const heading = single ? '' : `<h2>${esc(v.title)}</h2>\n`;
   const help = v.description !== undefined ? `<p class="muted" id="${esc(helpId)}">${esc(v.description)}</p>\n` : '';
   const action = `/connect/types/${encodeURIComponent(p.type)}`;
-  if (v.oauth) {
-    return `<section class="variant" aria-labelledby="btn-${esc(v.name)}">
-${heading}${help}<form method="post" action="${action}/oauth">
-${hidden}
-<button type="submit" id="btn-${esc(v.name)}"${v.description !== undefined ? ` aria-describedby="${esc(helpId)}"` : ''}>Continue with ${esc(p.title)}</button>
-</form>
-</section>`;
-  }
   const fields = v.fields
     .map((f) => {
       const id = `f-${v.name}-${f.name}`;
       const err = p.fieldErrors?.[`${v.name}.${f.name}`];
-      const describedBy = [v.description !== undefined ? helpId : '', err !== undefined ? `${id}-error` : ''].filter((x) => x !== '').join(' ');
-      // Secret values are never written back into the page, not even after a failed attempt.
+      const describedBy = [v.description !== undefined ? helpId : '', f.hint !== undefined ? `${id}-hint` : '', err !== undefined ? `${id}-error` : ''].filter((x) => x !== '').join(' ');
+      // Secret values are never written back into the page, not even after a failed attempt; an OAuth variant's (non-secret) pre-consent values are.
+      const value = v.oauth && !f.secret ? p.values?.[`${v.name}.${f.name}`] : undefined;
       return `<div class="field">
 <label for="${esc(id)}">${esc(f.label)}${f.required ? '' : ' <span class="muted">(optional)</span>'}</label>
-<input id="${esc(id)}" name="field.${esc(f.name)}" type="${f.secret ? 'password' : f.type === 'integer' || f.type === 'number' ? 'number' : 'text'}" autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}>
+${f.hint !== undefined ? `<p class="muted hint" id="${esc(id)}-hint">${esc(f.hint)}</p>\n` : ''}<input id="${esc(id)}" name="field.${esc(f.name)}" type="${f.secret ? 'password' : f.type === 'integer' || f.type === 'number' ? 'number' : 'text'}" autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${f.pattern !== undefined ? ` pattern="${esc(f.pattern)}"` : ''}${value !== undefined ? ` value="${esc(value)}"` : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}>
 ${err !== undefined ? `<p class="field-error" id="${esc(id)}-error">${esc(err)}</p>` : ''}</div>`;
     })
     .join('\n');
+  if (v.oauth) {
+    return `<section class="variant" aria-labelledby="btn-${esc(v.name)}">
+${heading}${help}<form method="post" action="${action}/oauth">
+${hidden}
+${fields}${fields !== '' ? '\n' : ''}<button type="submit" id="btn-${esc(v.name)}"${v.description !== undefined ? ` aria-describedby="${esc(helpId)}"` : ''}>Continue with ${esc(p.title)}</button>
+</form>
+</section>`;
+  }
   return `<section class="variant"${single ? '' : ` aria-label="${esc(v.title)}"`}>
 ${heading}${help}<form method="post" action="${action}/credentials">
 ${hidden}

@@ -12,12 +12,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Credentials } from '../../auth/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
-import type { AuthVariant } from '../../manifest/index.ts';
+import type { AuthVariant, OAuth2Auth } from '../../manifest/index.ts';
 import type { ConnectorRow } from '../../store/index.ts';
 import { principalOf } from '../authentication.ts';
 import { createConnector, patchConnector } from '../connectors.ts';
 import { connectorType, nowIso, type ServiceContext } from '../context.ts';
-import { deploymentOAuth, initiateOAuth, oauthSecretContext } from '../oauth-flow.ts';
+import { deploymentOAuth, initiateOAuth, oauthSecretContext, preConsentFields } from '../oauth-flow.ts';
 import { checkBody } from '../http-hygiene.ts';
 import { problem, scrubSecrets, sendProblem, toProblem } from '../problem.ts';
 import { connectorCredentialsContext, validateCredentials } from '../runtime-pool.ts';
@@ -94,6 +94,12 @@ function cookieOf(request: FastifyRequest): string | undefined {
 /** The status of a connector (active, auth_failed, error), as the connector health check keeps it. */
 function statusOf(row: ConnectorRow): string {
   return row.status;
+}
+
+/** A field name as a label: subdomain → Subdomain, site_url → Site url. */
+function humanize(name: string): string {
+  const words = name.replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function withParams(url: string, params: Record<string, string>): string {
@@ -206,9 +212,17 @@ function connectPages(ctx: ServiceContext) {
         title: v.title ?? v.name,
         description: v.description,
         oauth: v.type === 'oauth2',
-        fields: Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
-          f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type }],
-        ),
+        // An OAuth variant asks only for its pre-consent fields (a Zendesk subdomain), labelled by
+        // name with the description as hint; the provider supplies the rest.
+        fields:
+          v.type === 'oauth2'
+            ? preConsentFields(m, v).flatMap((name): FormField[] => {
+                const f = v.fields[name];
+                return f === undefined ? [] : [{ name, label: humanize(name), hint: f.description, secret: false, required: f.required !== false, type: f.type, pattern: f.pattern }];
+              })
+            : Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
+                f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type }],
+              ),
       }));
       return { variants, defs };
     };
@@ -218,7 +232,7 @@ function connectPages(ctx: ServiceContext) {
       status: number,
       s: ConnectSessionRow,
       type: string,
-      extra: { reconnect?: ConnectorRow | undefined; error?: string; errorDetail?: string | undefined; fieldErrors?: Record<string, string> } = {},
+      extra: { reconnect?: ConnectorRow | undefined; error?: string; errorDetail?: string | undefined; fieldErrors?: Record<string, string>; values?: Record<string, string> } = {},
     ): FastifyReply => {
       const m = connectorType(ctx, type).manifest;
       return html(
@@ -237,6 +251,7 @@ function connectPages(ctx: ServiceContext) {
           error: extra.error,
           errorDetail: extra.errorDetail,
           fieldErrors: extra.fieldErrors,
+          values: extra.values,
         }),
       );
     };
@@ -465,8 +480,30 @@ function connectPages(ctx: ServiceContext) {
         if (!isSwitchboardError(e)) throw e;
         return renderType(reply, e.status, s, type, { reconnect, error: e.message });
       }
+      // The variant's pre-consent fields (a Zendesk subdomain) from the form; a missing or
+      // refused value shows the form again with the field marked, and nothing is stored.
+      const oauthDef = variantsOf(type).defs.find((v): v is OAuth2Auth => v.type === 'oauth2');
+      const given: Record<string, string> = {};
+      const values: Record<string, string> = {};
+      for (const name of oauthDef !== undefined ? preConsentFields(connectorType(ctx, type), oauthDef) : []) {
+        const raw = (form[`field.${name}`] ?? '').trim();
+        if (raw !== '') given[name] = raw;
+        values[`${oauthDef?.name}.${name}`] = raw;
+      }
       const back = withParams(`${ctx.publicUrl()}${CONNECT_OAUTH_RETURN_PATH}`, { type, ...(reconnect !== undefined ? { reconnect: reconnect.id } : {}) });
-      const { consent_url } = await initiateOAuth(ctx, { applicationId: s.application_id, organizationId: s.organization_id }, { customer_name: s.customer_name, connector_type: type, redirect_url: back });
+      let consent_url: string;
+      try {
+        ({ consent_url } = await initiateOAuth(ctx, { applicationId: s.application_id, organizationId: s.organization_id }, { customer_name: s.customer_name, connector_type: type, redirect_url: back, credentials: given }));
+      } catch (e) {
+        if (!isSwitchboardError(e) || e.code !== 'invalid_oauth_credentials' || oauthDef === undefined) throw e;
+        const fieldErrors: Record<string, string> = {};
+        for (const err of e.errors) {
+          const name = err.path.replace(/^\/credentials\//, '');
+          const f = oauthDef.fields[name];
+          fieldErrors[`${oauthDef.name}.${name}`] = given[name] === undefined ? `Enter your ${humanize(name).toLowerCase()}${f?.description !== undefined ? ` (${f.description})` : ''}.` : `This is not a valid ${humanize(name).toLowerCase()}${f?.description !== undefined ? ` (${f.description})` : ''}.`;
+        }
+        return renderType(reply, 400, s, type, { reconnect, error: 'Fill in the fields below before continuing.', fieldErrors, values });
+      }
       request.log.info({ connector_type: type }, 'connect UI: OAuth flow started');
       return reply.code(303).header('location', consent_url).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send();
     });
