@@ -2,6 +2,7 @@
 
 import type * as github from './github/types.ts';
 import type * as granola from './granola/types.ts';
+import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
 import type * as jira from './jira/types.ts';
 import type * as linear from './linear/types.ts';
@@ -14,6 +15,7 @@ import type * as zendesk from './zendesk/types.ts';
 export interface ConnectorTypes {
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
+  hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
   jira: { actions: jira.JiraActions; credentials: jira.JiraCredentials; search: jira.JiraSearch; check: jira.JiraCheckInfo };
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
@@ -24,10 +26,11 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['github', 'granola', 'intercom', 'jira', 'linear', 'monday', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as github from './github/types.ts';
 export type * as granola from './granola/types.ts';
+export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';
 export type * as jira from './jira/types.ts';
 export type * as linear from './linear/types.ts';

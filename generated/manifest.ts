@@ -1029,7 +1029,7 @@ cursor_field: string
 /**
  * How the param value is written; default iso8601. raw: the cursor field's value as the upstream gave it (Slack's message ts for oldest).
  */
-format?: ("iso8601" | "date" | "unix_seconds" | "raw")
+format?: ("iso8601" | "date" | "unix_seconds" | "unix_ms" | "raw")
 /**
  * Fixed params of the changes action (sync.params are those of the full sync action).
  */
@@ -1076,13 +1076,13 @@ params?: {
 [k: string]: unknown | undefined
 }
 /**
- * That list's param set to the last run's high-water mark (incremental.cursor_field).
+ * That list's param set to the last run's high-water mark (incremental.cursor_field). Without it the list is read whole on every incremental run (e.g. HubSpot's archived=true listing, which takes no time filter).
  */
-since_param: string
+since_param?: string
 /**
  * How since_param is written; default iso8601.
  */
-format?: ("iso8601" | "date" | "unix_seconds" | "raw")
+format?: ("iso8601" | "date" | "unix_seconds" | "unix_ms" | "raw")
 /**
  * Which entries are removals (context: record); default every entry.
  */

@@ -1839,6 +1839,343 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "ready";
         };
+        /** HubspotCompaniesCreateParams */
+        HubspotCompaniesCreateParams: {
+            /** @description Records to associate with the new one */
+            associations?: {
+                to: {
+                    id: string;
+                };
+                types: {
+                    /** @enum {string} */
+                    associationCategory: "HUBSPOT_DEFINED" | "USER_DEFINED" | "INTEGRATOR_DEFINED";
+                    associationTypeId: number;
+                }[];
+            }[];
+            /** @description Property values, all strings ({"name": ...}) */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /** HubspotCompaniesGetParams */
+        HubspotCompaniesGetParams: {
+            /** @description true: find it even if archived */
+            archived?: boolean;
+            associations?: string[];
+            company_id: string;
+            /** @description A unique property that company_id holds instead of the record id (e.g. email for contacts) */
+            id_property?: string;
+            properties?: string[];
+            properties_with_history?: string[];
+        };
+        /** HubspotCompaniesListParams */
+        HubspotCompaniesListParams: {
+            /** @description The paging.next.after of the previous page */
+            after?: string;
+            /** @description true: only archived companies */
+            archived?: boolean;
+            /** @description Object types whose associated ids to return */
+            associations?: string[];
+            /** @description Records per page (HubSpot: default 10, at most 100) */
+            limit?: number;
+            /** @description Property names to return */
+            properties?: string[];
+            /** @description Property names to return with their history */
+            properties_with_history?: string[];
+        };
+        /** HubspotCompaniesUpdateParams */
+        HubspotCompaniesUpdateParams: {
+            company_id: string;
+            id_property?: string;
+            /** @description Property values to set; "" clears one */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /** HubspotContactsCreateParams */
+        HubspotContactsCreateParams: {
+            /** @description Records to associate with the new one */
+            associations?: {
+                to: {
+                    id: string;
+                };
+                types: {
+                    /** @enum {string} */
+                    associationCategory: "HUBSPOT_DEFINED" | "USER_DEFINED" | "INTEGRATOR_DEFINED";
+                    associationTypeId: number;
+                }[];
+            }[];
+            /** @description Property values, all strings ({"email": ...}) */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /** HubspotContactsGetParams */
+        HubspotContactsGetParams: {
+            /** @description true: find it even if archived */
+            archived?: boolean;
+            associations?: string[];
+            contact_id: string;
+            /** @description A unique property that contact_id holds instead of the record id (e.g. email for contacts) */
+            id_property?: string;
+            properties?: string[];
+            properties_with_history?: string[];
+        };
+        /** HubspotContactsListParams */
+        HubspotContactsListParams: {
+            /** @description The paging.next.after of the previous page */
+            after?: string;
+            /** @description true: only archived contacts */
+            archived?: boolean;
+            /** @description Object types whose associated ids to return */
+            associations?: string[];
+            /** @description Records per page (HubSpot: default 10, at most 100) */
+            limit?: number;
+            /** @description Property names to return */
+            properties?: string[];
+            /** @description Property names to return with their history */
+            properties_with_history?: string[];
+        };
+        /** HubspotContactsUpdateParams */
+        HubspotContactsUpdateParams: {
+            contact_id: string;
+            id_property?: string;
+            /** @description Property values to set; "" clears one */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /** HubspotDealsCreateParams */
+        HubspotDealsCreateParams: {
+            /** @description Records to associate with the new one */
+            associations?: {
+                to: {
+                    id: string;
+                };
+                types: {
+                    /** @enum {string} */
+                    associationCategory: "HUBSPOT_DEFINED" | "USER_DEFINED" | "INTEGRATOR_DEFINED";
+                    associationTypeId: number;
+                }[];
+            }[];
+            /** @description Property values, all strings ({"dealname": ...}) */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /** HubspotDealsGetParams */
+        HubspotDealsGetParams: {
+            /** @description true: find it even if archived */
+            archived?: boolean;
+            associations?: string[];
+            deal_id: string;
+            /** @description A unique property that deal_id holds instead of the record id (e.g. email for contacts) */
+            id_property?: string;
+            properties?: string[];
+            properties_with_history?: string[];
+        };
+        /** HubspotDealsListParams */
+        HubspotDealsListParams: {
+            /** @description The paging.next.after of the previous page */
+            after?: string;
+            /** @description true: only archived deals */
+            archived?: boolean;
+            /** @description Object types whose associated ids to return */
+            associations?: string[];
+            /** @description Records per page (HubSpot: default 10, at most 100) */
+            limit?: number;
+            /** @description Property names to return */
+            properties?: string[];
+            /** @description Property names to return with their history */
+            properties_with_history?: string[];
+        };
+        /** HubspotDealsUpdateParams */
+        HubspotDealsUpdateParams: {
+            deal_id: string;
+            id_property?: string;
+            /** @description Property values to set; "" clears one */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * HubspotExecuteRequest
+         * @description Execute on a HubSpot connector (type hubspot)
+         */
+        HubspotExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["HubspotContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["HubspotContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["HubspotContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["HubspotContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["HubspotCompaniesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["HubspotCompaniesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["HubspotCompaniesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["HubspotCompaniesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deals";
+            params?: components["schemas"]["HubspotDealsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["HubspotDealsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["HubspotDealsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["HubspotDealsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "deals";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tickets";
+            params?: components["schemas"]["HubspotTicketsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tickets";
+            params: components["schemas"]["HubspotTicketsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tickets";
+            params: components["schemas"]["HubspotTicketsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tickets";
+            params: components["schemas"]["HubspotTicketsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tickets";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** HubspotTicketsCreateParams */
+        HubspotTicketsCreateParams: {
+            /** @description Records to associate with the new one */
+            associations?: {
+                to: {
+                    id: string;
+                };
+                types: {
+                    /** @enum {string} */
+                    associationCategory: "HUBSPOT_DEFINED" | "USER_DEFINED" | "INTEGRATOR_DEFINED";
+                    associationTypeId: number;
+                }[];
+            }[];
+            /** @description Property values, all strings ({"subject": ...}) */
+            properties: {
+                [key: string]: string;
+            };
+        };
+        /** HubspotTicketsGetParams */
+        HubspotTicketsGetParams: {
+            /** @description true: find it even if archived */
+            archived?: boolean;
+            associations?: string[];
+            /** @description A unique property that ticket_id holds instead of the record id (e.g. email for contacts) */
+            id_property?: string;
+            properties?: string[];
+            properties_with_history?: string[];
+            ticket_id: string;
+        };
+        /** HubspotTicketsListParams */
+        HubspotTicketsListParams: {
+            /** @description The paging.next.after of the previous page */
+            after?: string;
+            /** @description true: only archived tickets */
+            archived?: boolean;
+            /** @description Object types whose associated ids to return */
+            associations?: string[];
+            /** @description Records per page (HubSpot: default 10, at most 100) */
+            limit?: number;
+            /** @description Property names to return */
+            properties?: string[];
+            /** @description Property names to return with their history */
+            properties_with_history?: string[];
+        };
+        /** HubspotTicketsUpdateParams */
+        HubspotTicketsUpdateParams: {
+            id_property?: string;
+            /** @description Property values to set; "" clears one */
+            properties: {
+                [key: string]: string;
+            };
+            ticket_id: string;
+        };
         /** IntercomAdminsGetParams */
         IntercomAdminsGetParams: {
             /** @description The admin's id */
@@ -5862,7 +6199,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

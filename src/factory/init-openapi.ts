@@ -487,7 +487,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   // Errors: the message in the error response schema.
   const errorMessage = findErrorMessage(doc['paths'] as Record<string, PathItem>);
   if (errorMessage) {
-    manifest['errors'] = { message: `{{default ${errorMessage} body.message body.error}}` };
+    manifest['errors'] = { message: `{{default ${[...new Set([errorMessage, 'body.message', 'body.error'])].join(' ')}}}` };
     guess(['errors', 'message'], `from the error response schema (${errorMessage.replace(/^\(first body\.(.*)\)$/, '$1[0]').replace(/^body\./, '')})`);
   } else report.push('errors: no error response schema with a message field');
 
@@ -734,7 +734,9 @@ function buildAction(
           guess([...at, 'params', name], `renamed: "${field}" is also a path or query param`);
         }
         taken.add(name);
-        const js = withType(toJsonSchema(fs, { depth: 1, required: true })) as BuiltParam['schema'];
+        // Nested objects keep their shape (and required fields) a few levels down, so what the
+        // param accepts is what the description's body takes (HubSpot's associations[].types[]).
+        const js = withType(toJsonSchema(fs, { depth: 4, required: true })) as BuiltParam['schema'];
         if (required.has(field)) js['required'] = true;
         params.push({ name, original: field, in: 'body', schema: js });
         fields[field] = `{{params.${name}}}`;

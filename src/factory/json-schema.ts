@@ -116,6 +116,13 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
     out['properties'] = props;
     if (o.required && Array.isArray(s['required']) && s['required'].length > 0) out['required'] = (s['required'] as unknown[]).map(String).filter((r) => r in props);
   }
+  // A map's value schema (HubSpot's properties: {[name]: string}); at the last level only a scalar one.
+  if (types.includes('object') && isObj(s['additionalProperties'])) {
+    const values = toJsonSchema(s['additionalProperties'], { ...o, depth: Math.max(o.depth - 1, 0) }, seen);
+    const valueTypes = ([] as unknown[]).concat(values['type'] ?? []);
+    const scalar = valueTypes.length > 0 && valueTypes.every((t) => t !== 'object' && t !== 'array');
+    if (Object.keys(values).length > 0 && (o.depth > 0 || scalar)) out['additionalProperties'] = values;
+  }
   seen.delete(input);
   return out;
 }

@@ -647,7 +647,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
         const lp = source?.actions['list']?.params ?? {};
         if (source === undefined || source.actions['list'] === undefined) check.add([...rat, 'entity'], `"${rm.entity}" is not an entity with a list action`);
         else {
-          if (lp[rm.since_param] === undefined) check.add([...rat, 'since_param'], `"${rm.since_param}" is not a param of ${rm.entity}.list`);
+          if (rm.since_param !== undefined && lp[rm.since_param] === undefined) check.add([...rat, 'since_param'], `"${rm.since_param}" is not a param of ${rm.entity}.list`);
           for (const k of Object.keys(rm.params ?? {})) if (lp[k] === undefined) check.add([...rat, 'params', k], `"${k}" is not a param of ${rm.entity}.list`);
           if (sync.for_each !== undefined && lp[sync.for_each.param] === undefined) check.add([...rat, 'entity'], `with for_each, ${rm.entity}.list needs the param "${sync.for_each.param}" too`);
         }

@@ -588,7 +588,7 @@ export const MANIFEST_SCHEMA = {
             param: { type: 'string', description: 'mode param: the list param that asks for records changed since a point.' },
             cursor_field: { type: 'string', description: 'Record field holding the change time.' },
             format: {
-              enum: ['iso8601', 'date', 'unix_seconds', 'raw'],
+              enum: ['iso8601', 'date', 'unix_seconds', 'unix_ms', 'raw'],
               description: "How the param value is written; default iso8601. raw: the cursor field's value as the upstream gave it (Slack's message ts for oldest).",
             },
             params: { type: 'object', additionalProperties: true, description: 'Fixed params of the changes action (sync.params are those of the full sync action).' },
@@ -614,14 +614,17 @@ export const MANIFEST_SCHEMA = {
         removals: {
           type: 'object',
           additionalProperties: false,
-          required: ['entity', 'since_param', 'id'],
+          required: ['entity', 'id'],
           description:
             'Incremental runs: records removed upstream since the last run (deleted, archived), read from another list such as an activity log and deleted from search. With for_each, that list is read once per parent, with the same param.',
           properties: {
             entity: { type: 'string', description: 'The entity whose list reports removals (e.g. activity_logs).' },
             params: { type: 'object', additionalProperties: true, description: 'Fixed params of that list.' },
-            since_param: { type: 'string', description: "That list's param set to the last run's high-water mark (incremental.cursor_field)." },
-            format: { enum: ['iso8601', 'date', 'unix_seconds', 'raw'], description: 'How since_param is written; default iso8601.' },
+            since_param: {
+              type: 'string',
+              description: "That list's param set to the last run's high-water mark (incremental.cursor_field). Without it the list is read whole on every incremental run (e.g. HubSpot's archived=true listing, which takes no time filter).",
+            },
+            format: { enum: ['iso8601', 'date', 'unix_seconds', 'unix_ms', 'raw'], description: 'How since_param is written; default iso8601.' },
             when: { ...template, description: 'Which entries are removals (context: record); default every entry.' },
             id: { ...template, description: "The removed record's primary key (context: record)." },
           },

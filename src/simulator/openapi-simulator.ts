@@ -20,11 +20,11 @@
 import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { Description, loadDescription, type Json, type Operation, type RequestProblem } from './description.ts';
-import { oauthServer, type OAuthClient } from './oauth.ts';
+import { oauthServer, type OAuthClient, type OAuthGrants } from './oauth.ts';
 import { jwtTokenServer } from './jwt-tokens.ts';
 import type { KeyObject } from 'node:crypto';
 import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
-import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
+import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -132,6 +132,8 @@ export interface OpenApiSimulator extends Simulator {
   setRateLimit(limit: RateLimit | false): void;
   /** Start a fresh rate-limit window (also done by reset()). */
   resetRateLimit(): void;
+  /** Expire every access token the OAuth flow issued so far (when the sidecar's oauth sets expires_in): the next use is a 401 expired_token. */
+  expireAccessTokens(): void;
   /** Close the open scroll of every scroll rule (also done by reset()). */
   closeScrolls(): void;
 }
@@ -229,6 +231,12 @@ function setPath(obj: Json, path: string, value: unknown): void {
   o[parts[parts.length - 1] as string] = value;
 }
 
+function deletePath(obj: Json, path: string): void {
+  const parts = path.split('.');
+  const holder = getPath(obj, parts.slice(0, -1).join('.'));
+  if (isPlainObject(holder)) delete holder[parts[parts.length - 1] as string];
+}
+
 /** Put messages and codes into a sampled error body wherever it has room for them. */
 function fillError(body: unknown, p: RequestProblem, code: string): unknown {
   if (Array.isArray(body)) return body.slice(0, 1).map((b) => fillError(b, p, code));
@@ -272,6 +280,14 @@ function compareValues(field: unknown, value: unknown): number | undefined {
   return Number.isNaN(x) || Number.isNaN(y) ? undefined : x - y;
 }
 
+const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Merge `over` into `base` (plain objects key by key, anything else replaced). */
+function deepMerge(base: Json, over: Json): Json {
+  for (const [k, v] of Object.entries(over)) base[k] = isPlainObject(v) && isPlainObject(base[k]) ? deepMerge(base[k] as Json, v) : v;
+  return base;
+}
+
 const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
 function decodeToken(s: string): number | undefined {
   try {
@@ -299,6 +315,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const checkTokens = options.tokens !== undefined || sidecar.auth?.tokens !== undefined;
   let rateLimit: RateLimit | undefined = options.rateLimit === false ? undefined : (options.rateLimit ?? sidecar.rate_limit);
   const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
+  const grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() };
   const samples = new Map<string, unknown>();
   /** A sample of the schema at a pointer (computed once, a fresh copy each time). */
   const sample = (pointer: string | undefined): unknown => {
@@ -439,13 +456,18 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   }
   /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
-    const path = sidecar.resources?.[r.name]?.timestamps?.[which];
-    if (path !== undefined) setPath(record, path, at);
+    const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
+    for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, at);
   };
   /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
   const softDeleted = (r: Resource, record: Json): boolean => {
     const sd = sidecar.resources?.[r.name]?.soft_delete;
-    return sd !== undefined && record[sd.field] === sd.value;
+    return sd !== undefined && getPath(record, sd.field) === (sd.value === undefined ? true : sd.value);
+  };
+  /** The query param that asks a list or get for soft-deleted records: soft_delete.param, else a boolean flag's own name (archived). */
+  const softDeleteParam = (r: Resource): string | undefined => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd === undefined ? undefined : (sd.param ?? (sd.value === undefined || sd.value === true ? sd.field : undefined));
   };
   /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
   const uniqueLookups = (r: Resource, record: Json, n: number): void => {
@@ -459,40 +481,66 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return undefined;
   };
 
-  // Seed: records sampled from each resource's schema, ids from a PRNG per (seed, resource).
-  // Resources with a parent are seeded after it, each record under one of its records in turn.
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
+    if (rs.soft_delete !== undefined && rs.template === undefined && !Object.keys(propertiesOf(d, d.schemaAt(resources.get(name)?.recordRef))).includes(rs.soft_delete.field)) {
+      throw new Error(`simulator sidecar: resources.${name}.soft_delete.field: the record has no field ${rs.soft_delete.field}`);
+    }
+  }
+  /**
+   * A new record of a resource (seeded or created): its id drawn by `id` (shaped like the schema's),
+   * then the sidecar's template filled with {{n}}, {{id}} and {{now}} (Unix seconds of `now`),
+   * else a sample of the schema (an example of the description, `base`, before both); `extra`
+   * merged over it; its timestamps set.
+   */
+  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json): Json => {
+    const rs = sidecar.resources?.[r.name];
+    const sampled = (sample(r.recordRef) ?? {}) as Json;
+    // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
+    const recordId = id((base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
+    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : sampled) as Json;
+    if (extra !== undefined) record = deepMerge(record, extra);
+    record[r.idField] = recordId;
+    stamp(r, record, 'created', now);
+    stamp(r, record, 'updated', now);
+    // A boolean soft-delete flag starts false (HubSpot's archived); a mark by value is the record's own.
+    if (rs?.soft_delete !== undefined && (rs.soft_delete.value === undefined || rs.soft_delete.value === true)) {
+      setPath(record, rs.soft_delete.field, false);
+      if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);
+    }
+    return record;
+  };
+
+  // Seed: records sampled from each resource's schema (or the sidecar's template and seed), ids
+  // from a PRNG per (seed, resource), fields drawn from the sidecar's pools. Resources with a
+  // parent are seeded after it, each record under one of its records in turn.
   const seedOrder = [...resources.values()].sort((a, b) => Number(a.declared?.parent !== undefined) - Number(b.declared?.parent !== undefined));
   for (const r of seedOrder) {
-    const count = sidecar.resources?.[r.name]?.records ?? sidecar.records ?? 5;
-    if (r.recordRef === undefined && r.examples === undefined) continue;
-    const sampled = (sample(r.recordRef) ?? {}) as Json;
+    const rs = sidecar.resources?.[r.name];
+    const count = rs?.records ?? sidecar.records ?? 5;
+    if (r.recordRef === undefined && r.examples === undefined && rs?.template === undefined) continue;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     const parent = r.declared?.parent;
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
     for (let i = 0; i < count; i++) {
-      const template = r.examples?.[i % r.examples.length] ?? sampled;
-      const record = clone(template);
-      // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
-      const id = newId(rand, template[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
-      record[r.idField] = id;
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+      const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
+      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.
-      if (r.idField !== 'id' && (typeof template.id === 'number' || typeof template.id === 'string')) record.id = newId(rand, template.id);
-      for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      const like = ((sample(r.recordRef) ?? {}) as Json).id;
+      if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
+      if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
-      for (const [path, f] of Object.entries(sidecar.resources?.[r.name]?.fields ?? {})) {
+      for (const [path, f] of Object.entries(rs?.fields ?? {})) {
         const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
         setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
       }
       uniqueLookups(r, record, i + 1);
-      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
-      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
-      stamp(r, record, 'created', at);
-      stamp(r, record, 'updated', at);
       const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
-      r.records.set(String(id), { record, parents });
+      r.records.set(String(record[r.idField]), { record, parents });
     }
   }
-
   // ---------------------------------------------------------------- errors and limits
   const errorResponse = (problem: RequestProblem, op?: Operation, headers: Record<string, string> = {}): SimResponse => {
     let p = problem;
@@ -504,7 +552,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
     else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
     if (override !== undefined) p = { ...p, message: override.message };
-    else if (p.status === 401 && sidecar.auth?.message !== undefined) p = { ...p, message: sidecar.auth.message };
+    // The sidecar's 401 message, but not for an expired token (its message tells how long ago).
+    else if (p.status === 401 && p.code !== 'expired_token' && sidecar.auth?.message !== undefined) p = { ...p, message: sidecar.auth.message };
     const codes = sidecar.error?.codes;
     // A refused token is invalid_token, named like unauthorized unless the sidecar tells them apart.
     const code = override?.code ?? codes?.[p.code] ?? (p.code === 'invalid_token' ? (codes?.unauthorized ?? 'unauthorized') : p.code);
@@ -539,6 +588,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
+    if (names.window_ms !== undefined) headers[names.window_ms] = String(windowMs);
     if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded: used > rl.limit };
   };
@@ -654,7 +704,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     limit = Math.max(1, limit);
     const since = opConf?.since;
     const handled = new Set([cursorParam, pageParam, limitParam, since?.param, ...handledParams, ...(sidecar.auth?.params ?? [])]);
-    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (exporting || !softDeleted(r, s.record)));
+    // Soft-deleted records: exports show them, lists do not, unless the list asks for only them
+    // (the soft_delete param: HubSpot's archived=true).
+    const deletedParam = softDeleteParam(r);
+    if (deletedParam !== undefined) handled.add(deletedParam);
+    const onlyDeleted = deletedParam !== undefined && (query[deletedParam] === true || query[deletedParam] === 'true');
+    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)));
     if (since !== undefined) {
       // Changed at or after the param (Unix seconds), oldest change first.
       const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
@@ -698,20 +753,36 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return String(f) === String(value);
       });
     }
-    let offset = 0;
-    let page = 1;
     const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
-    if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') {
-      const raw = query[cursorParam];
-      // A cursor naming a record of the list starts after it (Stripe's starting_after=<id>).
-      const after = numericCursor ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(raw));
-      const o = after >= 0 ? after + 1 : numericCursor ? Number(raw) : decodeToken(String(raw));
-      if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam} is not a cursor this API issued`, field: cursorParam }, op);
+    let offset: number | undefined = 0;
+    // A cursor naming a record of the list starts after it (Stripe's starting_after=<id>).
+    const after = cursorParam === undefined || numericCursor || query[cursorParam] === undefined ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(query[cursorParam]));
+    if (after >= 0) offset = after + 1;
+    else if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
+    else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
+    const page = offset !== undefined && pageParam !== undefined && typeof query[pageParam] === 'number' ? Math.max(1, query[pageParam] as number) : 1;
+    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, pageParam, page, nextPath: pag.next_cursor, pag }, origin, req);
+  };
+
+  /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
+  const pageOf = (
+    op: Operation,
+    resource: string,
+    all: Json[],
+    p: { cursorParam: string | undefined; cursor: unknown; offset: number; numericCursor: boolean; limit: number; limitParam: string | undefined; pageParam: string | undefined; page: number; nextPath: string | undefined; pag: Pagination },
+    origin: string,
+    req: SimRequest,
+  ): SimResponse => {
+    const { cursorParam, numericCursor, limit, limitParam, pageParam, page, pag } = p;
+    const rows = all.map((record) => ({ record }));
+    const schema = d.schemaAt(op.responseRef);
+    const key = listKeyOf(d, schema, resource);
+    let offset = p.offset;
+    if (p.cursor !== undefined && p.cursor !== '') {
+      const o = numericCursor ? Number(p.cursor) : decodeToken(String(p.cursor));
+      if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' }, op);
       offset = o;
-    } else if (pageParam !== undefined && typeof query[pageParam] === 'number') {
-      page = Math.max(1, query[pageParam] as number);
-      offset = (page - 1) * limit;
     }
     const slice = rows.slice(offset, offset + limit).map((s) => s.record);
     const more = offset + slice.length < rows.length;
@@ -739,12 +810,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         body.nextPage = `${origin}${req.path}?${q.toString()}`;
       } else delete body.nextPage;
     }
-    const nextPath = pag.next_cursor ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, numericCursor ? '' : cursorParam));
+    const nextPath = p.nextPath ?? (cursorParam === undefined ? undefined : nextCursorPath(d, schema, numericCursor ? '' : cursorParam));
     if (nextPath !== undefined) {
+      const top = nextPath.split('.')[0] as string;
       if (more) {
         const token = numericCursor ? offset + limit : encodeToken(offset + limit);
         setPath(body, nextPath, token);
-        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}).
+        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}, HubSpot's paging.next: {after, link}).
         const holderPath = nextPath.split('.').slice(0, -1);
         let holder: Json = body;
         for (const p of holderPath) holder = holder[p] as Json;
@@ -752,6 +824,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         q.set(cursorParam ?? 'cursor', String(token));
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
+        if ('link' in holder) holder.link = `${origin}${req.path}?${q.toString()}`;
       } else if (pag.last_cursor !== undefined) setPath(body, nextPath, pag.last_cursor);
       else {
         // Null the cursor's "next" holder (Asana's next_page, Intercom's pages.next), else the cursor
@@ -759,6 +832,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const parts = nextPath.split('.');
         const holder = parts.slice(0, -1).findIndex((p) => /next/i.test(p));
         setPath(body, holder === -1 ? nextPath : parts.slice(0, holder + 1).join('.'), null);
+        // A holder left with nothing but nulls that the schema does not let be null goes (HubSpot's
+        // paging is absent on the last page).
+        const topValue = body[top];
+        if (parts.length > 1 && isPlainObject(topValue) && Object.values(topValue).every((v) => v === null) && d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable !== true) delete body[top];
       }
     }
     if (pag.next_url !== undefined) {
@@ -770,15 +847,20 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
     if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
-    if ('total_count' in body && typeof body.total_count === 'number') body.total_count = rows.length;
+    for (const total of ['total_count', 'total']) if (total in body && typeof body[total] === 'number') body[total] = rows.length;
     return { status: op.successStatus, json: body };
   };
 
   const oauthRoutes =
     sidecar.oauth === undefined
       ? undefined
-      : oauthServer(sidecar.oauth, oauth, tokens, (e) =>
-          sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message }),
+      : oauthServer(
+          sidecar.oauth,
+          oauth,
+          tokens,
+          (e) => (sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message })),
+          Date.now,
+          grants,
         );
 
   const simNow = options.now ?? Date.now;
@@ -790,9 +872,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const sourceOf = (name: string, opKey?: string): RecordSource => {
     const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
     if (given !== undefined) return given;
-    const all = (): StoredRecord[] => [...(resources.get(name)?.records.values() ?? [])];
-    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => [...(resources.get(name)?.records.keys() ?? [])].indexOf(id) };
+    // The generic store's records, soft-deleted ones left out (as lists leave them out).
+    const r = resources.get(name);
+    const all = (): StoredRecord[] => (r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record)));
+    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id) };
   };
+  for (const [kind, rules] of [['search', sidecar.search], ['scroll', sidecar.scroll], ['pages', sidecar.pages]] as const) {
+    for (const [key, rule] of Object.entries(rules ?? {})) {
+      if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: ${kind}: the description has no operation ${key}`);
+      if (!resources.has(rule.resource) && options.sources?.[key] === undefined && options.sources?.[rule.resource] === undefined) throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
+    }
+  }
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
   const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }): SimResponse | undefined => {
     const searchRule = sidecar.search?.[op.key];
@@ -842,6 +932,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       const presented = presentedToken(String(req.headers.authorization ?? ''));
       if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow()) return withHeaders(errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op));
+      const expiry = grants.expiries.get(presented);
+      if (expiry !== undefined && expiry <= Date.now()) {
+        return withHeaders(errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op));
+      }
     }
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
@@ -918,21 +1012,29 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           return withHeaders(errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(options.maxRecords ?? 100_000)} ${r.name}; delete some or restart it` }, op));
         }
         if (parentMissing()) return withHeaders(notFound(op, parentOf[rpcParent ?? ''] ?? '', rpcParent));
-        // A declared resource's new record starts from the create method's own example; else from the
-        // sidecar's template (a blank record), else from a sample of the schema; the body's fields over it.
-        const created = r.declared === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
-        const base = r.declared?.record !== undefined ? created?.[r.declared.record] : created;
-        const fromExample = base !== null && typeof base === 'object' && !Array.isArray(base) ? clone(base as Json) : r.examples?.[0] !== undefined ? clone(r.examples[0]) : undefined;
-        const template = sidecar.resources?.[r.name]?.template;
-        const sampled = (sample(r.recordRef) ?? {}) as Json;
-        const like = (fromExample ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField];
-        const mint = (): string | number => newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like, true);
-        let newRecordId = mint();
-        while (r.records.has(String(newRecordId))) newRecordId = mint();
-        const record = fromExample ?? (template === undefined ? sampled : (fill(template, { id: newRecordId, now: Math.floor(Date.now() / 1000) }) as Json));
         const fields = unwrapBody(op, checked.body);
         const nested = takeNested(op, fields);
-        write(record, fields);
+        // A declared resource's new record starts from the create method's own example (or the
+        // description's first example of the record); else from the sidecar's template, else from a
+        // sample of the schema (newRecord); the body's fields over it.
+        const created = r.declared === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
+        const base = r.declared?.record !== undefined ? created?.[r.declared.record] : created;
+        const fromExample = isPlainObject(base) ? base : r.examples?.[0];
+        const record = newRecord(
+          r,
+          (like) => {
+            const mint = (): string | number => newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like, true);
+            let id = mint();
+            while (r.records.has(String(id))) id = mint();
+            return id;
+          },
+          r.records.size + 1,
+          undefined,
+          undefined,
+          fromExample,
+        );
+        const newRecordId = record[r.idField];
+        write(record, fields, c.rpc !== true);
         record[r.idField] = newRecordId;
         if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
@@ -946,7 +1048,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return withHeaders({ status: op.successStatus, json });
       }
       case 'get': {
-        const s = located();
+        const deletedParam = softDeleteParam(r);
+        // A soft-deleted record is gone, unless the get asks for it (HubSpot's archived=true).
+        const s = deletedParam !== undefined && checked.query[deletedParam] === true ? (id === undefined ? undefined : find(r, id)) : located();
         return withHeaders(s === undefined ? notFound(op, id ?? '', c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record, r.declared === undefined ? undefined : r, s) });
       }
       case 'update': {
@@ -964,11 +1068,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       case 'delete': {
         const s = located();
         if (s === undefined) return withHeaders(notFound(op, id ?? '', c.idParam));
-        // soft_delete keeps the record, marked, for the exports that report deletions.
+        // soft_delete keeps the record, marked (and stamped with `at`), for the lists and exports that report deletions.
         const sd = sidecar.resources?.[r.name]?.soft_delete;
         if (sd !== undefined) {
-          s.record[sd.field] = sd.value;
-          stamp(r, s.record, 'updated', new Date().toISOString());
+          const now = new Date().toISOString();
+          setPath(s.record, sd.field, sd.value === undefined ? true : sd.value);
+          if (sd.at !== undefined) setPath(s.record, sd.at, now);
+          stamp(r, s.record, 'updated', now);
           // An answer with a body shows the marked record (Zendesk's deleted user, active false).
           return withHeaders({ status: op.successStatus, json: op.responseRef === undefined ? undefined : wrap(op, s.record, r.declared === undefined ? undefined : r, s) });
         }
@@ -998,6 +1104,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     resetRateLimit: () => {
       windowStart = 0;
       used = 0;
+    },
+    expireAccessTokens: () => {
+      const past = Date.now() - 1000;
+      for (const t of grants.expiries.keys()) grants.expiries.set(t, past);
     },
     closeScrolls,
     reset: () => {

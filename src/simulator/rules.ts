@@ -4,7 +4,10 @@
  * - `search` rules: a body carrying a filter tree (single filters `{field, operator, value}`,
  *   groups `{operator: AND|OR, value: [...]}` nested to any depth), dotted field paths into the
  *   records, operators allowed per value type of the field, a sort, and cursor pages; the
- *   response is the rule's template filled in.
+ *   response is the rule's template filled in. A rule may instead read structured filter groups
+ *   (`filter_groups`: a list of groups of which any may match, each a list of filters that must
+ *   all match: HubSpot's filterGroups), look fields up under a record field (`fields_at`), take a
+ *   free-text query (`text`) and a list of sort keys (`sort.list`).
  * - `scroll` rules: a server-side cursor over a whole resource ("one scroll open at a time"):
  *   the first request opens it, every later one sends its parameter back, an idle scroll expires,
  *   and the empty page ends it.
@@ -20,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Json } from './description.ts';
 
 /** The meanings an operator symbol can have. */
-export const OPERATOR_MEANINGS = ['eq', 'ne', 'in', 'nin', 'lt', 'gt', 'lte', 'gte', 'contains', 'not_contains', 'starts_with', 'ends_with'] as const;
+export const OPERATOR_MEANINGS = ['eq', 'ne', 'in', 'nin', 'lt', 'gt', 'lte', 'gte', 'between', 'exists', 'not_exists', 'contains', 'not_contains', 'starts_with', 'ends_with'] as const;
 export type OperatorMeaning = (typeof OPERATOR_MEANINGS)[number];
 export type ValueType = 'string' | 'number' | 'boolean' | 'date';
 
@@ -29,8 +32,18 @@ export interface SearchRule {
   resource: string;
   /** Body path of the filter tree; default `query`. */
   query?: string;
-  /** Key names inside a filter; default field, operator, value. */
-  keys?: { field?: string; operator?: string; value?: string };
+  /**
+   * Structured filter groups instead of a tree: `groups` is the body path of a list of groups (any
+   * may match; none given matches every record), `filters` the key of each group's list of filters
+   * (all must match).
+   */
+  filter_groups?: { groups: string; filters: string };
+  /** Record field the filtered and sorted fields are looked up under first (`properties`). */
+  fields_at?: string;
+  /** Body path of a free-text query: records with a field (under fields_at) containing it. */
+  text?: string;
+  /** Key names inside a filter; default field, operator, value, values (in, nin), high_value (between). */
+  keys?: { field?: string; operator?: string; value?: string; values?: string; high_value?: string };
   /** Group operators and whether every (`all`) or any (`any`) member must match. */
   groups?: Record<string, 'all' | 'any'>;
   /** Operator symbols and their meanings. */
@@ -39,10 +52,14 @@ export interface SearchRule {
   allowed?: Partial<Record<ValueType, string[]>>;
   /** A regular expression: fields holding Unix timestamps. */
   date_fields?: string;
-  /** Body paths of the sort field and order, and the order values meaning descending. */
-  sort?: { field: string; order?: string; descending?: string[] };
-  /** Body paths of the page size and cursor; default and largest page size. */
-  pagination?: { per_page?: string; cursor?: string; default?: number; max?: number };
+  /**
+   * Body paths of the sort field and order, and the order values meaning descending. With `list`,
+   * the body path of a list of sort keys instead, each a field name (`-` first for descending) or
+   * an object whose `field` and `order` keys name the field and order.
+   */
+  sort?: { field: string; order?: string; descending?: string[]; list?: string };
+  /** Body paths of the page size and cursor; default and largest page size; a larger one is refused (400) or, with `over_max: clamp`, lowered. */
+  pagination?: { per_page?: string; cursor?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
   /** The answer: a JSON tree whose strings may be {{records}}, {{total}}, {{page}}, {{per_page}}, {{total_pages}}, {{next_page}}, {{next_cursor}}; keys filled with nothing are left out. */
   response: unknown;
 }
@@ -147,10 +164,27 @@ function unfilled(template: unknown, vars: Record<string, unknown>): boolean {
   return false;
 }
 
-const same = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'number' && Number(b) === a);
-const text = (a: unknown): string | undefined => (typeof a === 'string' ? a.toLowerCase() : undefined);
+const numeric = (a: unknown): number | undefined => (typeof a === 'number' ? a : typeof a === 'string' && /^-?\d+(\.\d+)?$/.test(a) ? Number(a) : undefined);
+/** Equal, numbers compared as numbers (a number field against "42", a string of digits against 42). */
+const same = (a: unknown, b: unknown): boolean => a === b || (numeric(a) !== undefined && numeric(a) === numeric(b));
+const text = (a: unknown): string | undefined => (typeof a === 'string' ? a.toLowerCase() : typeof a === 'number' ? String(a) : undefined);
 
-function holds(meaning: OperatorMeaning, actual: unknown, value: unknown): boolean {
+/** Order two values: as numbers when both are numeric, as instants when both are dates (an ISO time against epoch milliseconds), else undefined. */
+function order(a: unknown, b: unknown): number | undefined {
+  const na = numeric(a);
+  const nb = numeric(b);
+  const iso = (x: unknown): number => (typeof x === 'string' && /^\d{4}-\d{2}-\d{2}/.test(x) ? Date.parse(x) : NaN);
+  const ta = na ?? iso(a);
+  const tb = nb ?? iso(b);
+  return Number.isNaN(ta) || Number.isNaN(tb) ? undefined : ta - tb;
+}
+const cmp = (a: unknown, b: unknown, test: (c: number) => boolean): boolean => {
+  const c = order(a, b);
+  return c !== undefined && test(c);
+};
+const present = (a: unknown): boolean => a !== undefined && a !== null && a !== '';
+
+function holds(meaning: OperatorMeaning, actual: unknown, value: unknown, high?: unknown): boolean {
   const list = Array.isArray(value) ? value : [value];
   const s = text(actual);
   const v = String(value).toLowerCase();
@@ -164,13 +198,19 @@ function holds(meaning: OperatorMeaning, actual: unknown, value: unknown): boole
     case 'nin':
       return !list.some((x) => same(actual, x));
     case 'lt':
-      return typeof actual === 'number' && actual < Number(value);
+      return cmp(actual, value, (c) => c < 0);
     case 'gt':
-      return typeof actual === 'number' && actual > Number(value);
+      return cmp(actual, value, (c) => c > 0);
     case 'lte':
-      return typeof actual === 'number' && actual <= Number(value);
+      return cmp(actual, value, (c) => c <= 0);
     case 'gte':
-      return typeof actual === 'number' && actual >= Number(value);
+      return cmp(actual, value, (c) => c >= 0);
+    case 'between':
+      return cmp(actual, value, (c) => c >= 0) && cmp(actual, high, (c) => c <= 0);
+    case 'exists':
+      return present(actual);
+    case 'not_exists':
+      return !present(actual);
     case 'contains':
       return s !== undefined && s.includes(v);
     case 'not_contains':
@@ -182,9 +222,27 @@ function holds(meaning: OperatorMeaning, actual: unknown, value: unknown): boole
   }
 }
 
+/** A record's field: under `fields_at` first, else at the record's top. */
+export function fieldOf(rule: SearchRule, record: unknown, field: string): unknown {
+  const under = rule.fields_at === undefined ? undefined : readPath(readPath(record, rule.fields_at), field);
+  return under ?? readPath(record, field);
+}
+
+/** A predicate for structured filter groups (`filter_groups`): any group, all of its filters. Throws RuleError. */
+function compileGroups(rule: SearchRule, body: Json, sample: unknown): (record: unknown) => boolean {
+  const fg = rule.filter_groups as { groups: string; filters: string };
+  const raw = readPath(body, fg.groups);
+  const groups = Array.isArray(raw) ? raw : [];
+  if (groups.length === 0) return () => true;
+  // As a filter tree: an any-group of all-groups, under group operators no filter can name.
+  const k = { operator: 'operator', value: 'value', ...rule.keys };
+  const and = (filters: unknown): unknown => ({ [k.operator]: ' all', [k.value]: Array.isArray(filters) ? filters : [] });
+  return compileFilter({ ...rule, groups: { ' all': 'all', ' any': 'any' } }, { [k.operator]: ' any', [k.value]: groups.map((g) => and(readPath(g, fg.filters))) }, sample);
+}
+
 /** A predicate for a filter tree; `sample` (a record) gives each field's value type. Throws RuleError. */
 export function compileFilter(rule: SearchRule, tree: unknown, sample: unknown): (record: unknown) => boolean {
-  const k = { field: 'field', operator: 'operator', value: 'value', ...rule.keys };
+  const k = { field: 'field', operator: 'operator', value: 'value', values: 'values', high_value: 'high_value', ...rule.keys };
   const groups = rule.groups ?? { AND: 'all', OR: 'any' };
   const node = (tree ?? {}) as Json;
   const op = node[k.operator];
@@ -197,14 +255,15 @@ export function compileFilter(rule: SearchRule, tree: unknown, sample: unknown):
   const field = node[k.field];
   if (typeof field !== 'string' || field === '') throw new RuleError('missing', `${k.field} is a required parameter.`, k.field);
   const meaning = typeof op === 'string' ? rule.operators[op] : undefined;
-  const example = readPath(sample, field);
+  const example = fieldOf(rule, sample, field);
   const type: ValueType = rule.date_fields !== undefined && new RegExp(rule.date_fields).test(field) ? 'date' : typeof example === 'boolean' ? 'boolean' : typeof example === 'number' ? 'number' : 'string';
   const allowed = rule.allowed?.[type];
   if (meaning === undefined || (allowed !== undefined && !allowed.includes(op as string))) {
     throw new RuleError('unsupported_operator', `Operator ${String(op)} is not supported for ${type === 'date' ? 'date ' : ''}field ${field}${allowed !== undefined ? `; use ${allowed.join(', ')}` : ''}`, k.operator);
   }
-  const value = node[k.value];
-  return (r) => holds(meaning, readPath(r, field), value);
+  const value = (meaning === 'in' || meaning === 'nin') && node[k.value] === undefined ? node[k.values] : node[k.value];
+  const high = node[k.high_value];
+  return (r) => holds(meaning, fieldOf(rule, r, field), value, high);
 }
 
 const encodeCursor = (offset: number, page: number): string => Buffer.from(JSON.stringify([offset, page])).toString('base64');
@@ -220,21 +279,37 @@ function decodeCursor(s: string): { offset: number; page: number } | undefined {
 
 /** Answer a search request over `records` (in list order). Throws RuleError. */
 export function search(rule: SearchRule, records: unknown[], body: Json): unknown {
-  const matches = records.filter(compileFilter(rule, readPath(body, rule.query ?? 'query'), records[0]));
-  const sortField = rule.sort === undefined ? undefined : readPath(body, rule.sort.field);
-  if (typeof sortField === 'string') {
-    const desc = rule.sort?.order !== undefined && (rule.sort.descending ?? ['descending', 'desc']).includes(String(readPath(body, rule.sort.order)));
-    const key = (r: unknown): unknown => readPath(r, sortField);
+  let matches = records.filter(rule.filter_groups !== undefined ? compileGroups(rule, body, records[0]) : compileFilter(rule, readPath(body, rule.query ?? 'query'), records[0]));
+  const words = rule.text === undefined ? undefined : readPath(body, rule.text);
+  if (typeof words === 'string' && words !== '') matches = matches.filter((r) => JSON.stringify(rule.fields_at === undefined ? r : readPath(r, rule.fields_at)).toLowerCase().includes(words.toLowerCase()));
+  const descending = rule.sort?.descending ?? ['descending', 'desc'];
+  const keys: { field: string; desc: boolean }[] = [];
+  if (rule.sort?.list !== undefined) {
+    const list = readPath(body, rule.sort.list);
+    for (const k of Array.isArray(list) ? list : []) {
+      if (typeof k === 'string') keys.push({ field: k.replace(/^-/, ''), desc: k.startsWith('-') });
+      else if (typeof readPath(k, rule.sort.field) === 'string') keys.push({ field: readPath(k, rule.sort.field) as string, desc: rule.sort.order !== undefined && descending.includes(String(readPath(k, rule.sort.order))) });
+    }
+  } else if (rule.sort !== undefined && typeof readPath(body, rule.sort.field) === 'string') {
+    keys.push({ field: readPath(body, rule.sort.field) as string, desc: rule.sort.order !== undefined && descending.includes(String(readPath(body, rule.sort.order))) });
+  }
+  if (keys.length > 0) {
     matches.sort((a, b) => {
-      const x = key(a);
-      const y = key(b);
-      const c = x === y ? 0 : x === undefined || x === null ? 1 : y === undefined || y === null ? -1 : (x as number) < (y as number) ? -1 : 1;
-      return desc ? -c : c;
+      for (const key of keys) {
+        const x = fieldOf(rule, a, key.field);
+        const y = fieldOf(rule, b, key.field);
+        // Records without the field come last either way.
+        if (x !== y && (x === undefined || x === null || y === undefined || y === null)) return x === undefined || x === null ? 1 : -1;
+        const c = x === y ? 0 : (order(x, y) ?? (String(x) < String(y) ? -1 : 1));
+        if (c !== 0) return key.desc ? -c : c;
+      }
+      return 0;
     });
   }
   const pag = rule.pagination ?? {};
   const sizeRaw = pag.per_page === undefined ? undefined : readPath(body, pag.per_page);
-  const perPage = typeof sizeRaw === 'number' ? sizeRaw : (pag.default ?? 50);
+  let perPage = typeof sizeRaw === 'number' ? sizeRaw : (pag.default ?? 50);
+  if (pag.over_max === 'clamp' && pag.max !== undefined) perPage = Math.max(1, Math.min(perPage, pag.max));
   if (perPage < 1 || (pag.max !== undefined && perPage > pag.max)) throw new RuleError('invalid', `per_page must be between 1 and ${pag.max ?? 'any'}`, 'per_page');
   const cursorRaw = pag.cursor === undefined ? undefined : readPath(body, pag.cursor);
   const at = typeof cursorRaw === 'string' ? decodeCursor(cursorRaw) : { offset: 0, page: 1 };

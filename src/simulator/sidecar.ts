@@ -28,14 +28,22 @@
  *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
  *                   lists (more operations that list it: Jira's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, Jira's
- *                   GET /user?accountId=); timestamps ({created, updated}: dotted fields set
- *                   on create and update); soft_delete ({field, value}: DELETE marks the record,
- *                   which get, update and lists then ignore and exports still show); created_by
+ *                   GET /user?accountId=); timestamps ({created, updated}: a dotted field, or
+ *                   several, set on create and update); soft_delete ({field, value, at, param}:
+ *                   DELETE sets field to value (default true) and `at` to the time; get, update,
+ *                   lists and searches then ignore the record and exports still show it; `param`
+ *                   is the query param that lists or gets only marked records, default a boolean
+ *                   flag's name: HubSpot's archived=true); created_by
  *                   ([{operation, field, echo}]: a field of that operation's body creates a record
  *                   of this resource under the written record, echoed at the dotted path echo of
  *                   the answer: a Zendesk ticket update's comment); key: for an item path with
  *                   several ids (/repos/{owner}/{repo}), the record field (dotted) each path param
- *                   names ({owner: owner.login, repo: name}). A resource no item path implies is
+ *                   names ({owner: owner.login, repo: name}); template: the record seeded and
+ *                   created records start from instead of a sample of the schema, its strings may
+ *                   be {{n}} (the record's ordinal), {{id}} and {{now}} (Unix seconds; the seed's
+ *                   fixed time for seeded records), other placeholders left to the caller; seed:
+ *                   fields merged over the template for seeded records only ({{n}} filled);
+ *                   fields: seeded fields drawn from `pools`. A resource no item path implies is
  *                   declared here by its get, or by its lists (the records are the items of the
  *                   first list's array, listed per parent). For an RPC-style API
  *                   (/conversations.list): the operations that list, get, create, update and
@@ -57,6 +65,7 @@
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
+ *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in,
  *                   and `endpoints`: more JSON answers about a grant (Atlassian's
  *                   accessible-resources), empty for a consent given with sim_grant=none.
  *   jwt_tokens:     tokens minted from an app's JWT (jwt-tokens.ts; a GitHub App's installation
@@ -64,9 +73,12 @@
  *                   simulator's jwtKeys option), fingerprints a key must have, max_lifetime_seconds
  *                   of a JWT, ttl_seconds of a token, token_prefix, the response and its status.
  *                   Minted tokens are accepted on the other operations until they expire.
- *   search:         per operation ("POST /contacts/search"), a filter-tree search over a resource
- *                   (rules.ts): the body paths of the tree, sort and page, the operator symbols
- *                   and their meanings, the symbols allowed per value type, the response template.
+ *   search:         per operation ("POST /contacts/search"), a search over a resource (rules.ts):
+ *                   a filter tree (Intercom) or structured filter groups (filter_groups: HubSpot's
+ *                   filterGroups), the body paths of the filters, sort (one field or a list of
+ *                   keys) and page, a free-text query, the operator symbols and their meanings,
+ *                   the symbols allowed per value type, the response template. Soft-deleted
+ *                   records of the simulator's own store are never found.
  *   scroll:         per operation, a one-at-a-time server-side cursor over a whole resource
  *                   (rules.ts): its parameter, page size, idle expiry, its two errors, the response.
  *   pages:          per list operation, its page from a response template (rules.ts): stored or
@@ -75,8 +87,6 @@
  *                   a cap on offset paging.
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
  *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
- *                   `resources.<name>.template` is the record a create starts from (instead of a
- *                   sample of the schema), its strings may be {{id}} and {{now}} (Unix seconds).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -117,12 +127,17 @@ export interface ResourceSidecar {
   lists?: string[];
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
-  timestamps?: { created?: string; updated?: string };
-  soft_delete?: { field: string; value: string | number | boolean | null };
+  /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several. */
+  timestamps?: { created?: string | string[]; updated?: string | string[] };
+  /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
+  soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
+  /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
+  template?: Record<string, unknown>;
+  /** Fields merged over the template for seeded records only. */
+  seed?: Record<string, unknown>;
   created_by?: { operation: string; field: string; echo?: string }[];
   /** Seeded values by dotted path, drawn from a pool or a list given in place. */
   fields?: Record<string, FieldRule>;
-  template?: Record<string, unknown>;
   list?: string | string[];
   create?: string | string[];
   update?: string | string[];
@@ -169,7 +184,7 @@ export interface Sidecar {
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -234,6 +249,8 @@ export interface GraphqlSidecar {
 
 /** A seeded field's value: drawn from a named pool or from a list given in place. */
 export type FieldRule = { pool: string } | { one_of: unknown[] };
+
+const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
@@ -307,7 +324,9 @@ const SIDECAR_SCHEMA = {
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
         token_prefix: { type: 'string' },
+        expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
+        keep_refresh_token: { type: 'boolean' },
         endpoints: {
           type: 'array',
           items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
@@ -336,7 +355,7 @@ const SIDECAR_SCHEMA = {
       properties: {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
-        headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' } } },
+        headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' }, window_ms: { type: 'string' } } },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
@@ -364,17 +383,23 @@ const SIDECAR_SCHEMA = {
               { type: 'array', minItems: 1, items: operationKey },
             ],
           },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: { type: 'string', minLength: 1 }, updated: { type: 'string', minLength: 1 } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields } },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
           record: { type: 'string' },
           parent: { type: 'object', additionalProperties: false, required: ['param', 'resource'], properties: { param: { type: 'string' }, resource: { type: 'string' } } },
           writes: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
-          soft_delete: { type: 'object', additionalProperties: false, required: ['field', 'value'], properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] } } },
+          soft_delete: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['field'],
+            properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
+          },
           created_by: {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
           },
+          seed: { type: 'object' },
         },
       },
     },
@@ -395,13 +420,16 @@ const SIDECAR_SCHEMA = {
         properties: {
           resource: { type: 'string' },
           query: { type: 'string' },
-          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' } } },
+          filter_groups: { type: 'object', additionalProperties: false, required: ['groups', 'filters'], properties: { groups: { type: 'string' }, filters: { type: 'string' } } },
+          fields_at: { type: 'string' },
+          text: { type: 'string' },
+          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' }, values: { type: 'string' }, high_value: { type: 'string' } } },
           groups: { type: 'object', additionalProperties: { enum: ['all', 'any'] } },
           operators: { type: 'object', minProperties: 1, additionalProperties: { enum: OPERATOR_MEANINGS } },
           allowed: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])) },
           date_fields: { type: 'string' },
-          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } } } },
-          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 } } },
+          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } }, list: { type: 'string' } } },
+          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 }, over_max: { enum: ['reject', 'clamp'] } } },
           response: {},
         },
       },

@@ -30,13 +30,14 @@ export interface Checkpoint {
   next: NextPage;
 }
 
-function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | 'raw' | undefined): unknown {
+function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | 'unix_ms' | 'raw' | undefined): unknown {
   if (value === null || value === undefined) return undefined;
   // raw: the cursor field's own value, for upstreams whose "since" param takes it as is (Slack's ts).
   if (format === 'raw') return value;
   const date = typeof value === 'number' ? new Date(value * 1000) : new Date(String(value));
   if (Number.isNaN(date.getTime())) return undefined;
   if (format === 'unix_seconds') return Math.floor(date.getTime() / 1000);
+  if (format === 'unix_ms') return date.getTime();
   if (format === 'date') return date.toISOString().slice(0, 10);
   return date.toISOString();
 }
@@ -276,14 +277,15 @@ export class SyncRunner {
   private async syncRemovals(connectorId: string, runtime: ConnectorRuntime, entity: CompiledEntity, parents: Record<string, unknown>[], since: unknown, options: SyncOptions): Promise<number> {
     const sync = entity.def.sync!;
     const rm = sync.removals!;
-    const sinceValue = formatIncremental(since, rm.format);
-    if (sinceValue === undefined) return 0;
+    // Without since_param the removals list is read whole (it takes no time filter).
+    const sinceValue = rm.since_param === undefined ? undefined : formatIncremental(since, rm.format);
+    if (rm.since_param !== undefined && sinceValue === undefined) return 0;
     const idOf = compileTemplate(rm.id);
     const when = rm.when !== undefined ? compileTemplate(rm.when) : undefined;
     const fe = sync.for_each;
     let removed = 0;
     for (const parent of parents) {
-      const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), [rm.since_param]: sinceValue, ...parent };
+      const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}), ...parent };
       const ids = new Set<string>();
       for await (const record of runtime.records(rm.entity, params, { signal: options.signal })) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');

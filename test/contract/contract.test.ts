@@ -72,7 +72,8 @@ function sample(def: ParamDef, name = ''): unknown {
     case 'array':
       return [sample(def.items ?? { type: 'string' })];
     case 'object': {
-      // An object with declared fields gets its required ones (GitHub's issue_field_values items).
+      // An object with declared fields gets its required ones (GitHub's issue_field_values items),
+      // else every declared one (HubSpot's associations: {to: {id}, types: [...]}).
       const props = (def as { properties?: Record<string, ParamDef> }).properties;
       const req = (def as { required?: unknown }).required;
       if (props === undefined) return { text: 'Acme' };
@@ -121,7 +122,7 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
     const rm = other.def.sync?.removals;
     if (a.name === 'list' && rm?.entity === a.entity) {
       const parent = other.def.sync?.for_each?.param;
-      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), [rm.since_param]: since(rm.format), ...(parent ? { [parent]: '1850000101' } : {}) }]);
+      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: since(rm.format) } : {}), ...(parent ? { [parent]: '1850000101' } : {}) }]);
     }
   }
   // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.

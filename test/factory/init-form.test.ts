@@ -39,7 +39,7 @@ describe('init --from-openapi on a form-encoded description', () => {
     expect(create.request.body).toEqual({ email: '{{params.email}}', age: '{{params.age}}', vip: '{{params.vip}}', metadata: '{{params.metadata}}', roles: '{{params.roles}}', seats: '{{params.seats}}', expand: '{{params.expand}}' });
     expect(create.params.email).toEqual({ type: 'string', maxLength: 100, required: true });
     // Stripe's "" (unset) alternative does not hide the object type.
-    expect(create.params.metadata).toEqual({ type: 'object' });
+    expect(create.params.metadata).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
     expect(update.request).toMatchObject({ method: 'POST', path: '/v1/members/{{params.member}}', body_encoding: 'form' });
   });
 

@@ -339,6 +339,22 @@ describe('init --from-openapi inferences', () => {
     expect(action.request.headers).toEqual({ 'X-Request-Tag': '{{params.x_request_tag}}' });
   });
 
+  it('HubSpot (derived from its generated client): nested body objects keep their shape, maps their value type, the cursor its paging.next.after', async () => {
+    const { m } = await scaffold('connectors/hubspot/openapi.yaml', ['contacts']);
+    const create = m['entities'].contacts.actions.create;
+    expect(create.params.properties).toEqual({ type: 'object', additionalProperties: { type: 'string' }, required: true });
+    const item = create.params.associations.items;
+    expect(item.required).toEqual(['types', 'to']);
+    expect(item.properties.to).toEqual({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] });
+    expect(item.properties.types.items.required).toEqual(['associationCategory', 'associationTypeId']);
+    expect(item.properties.types.items.properties.associationCategory.enum).toEqual(['HUBSPOT_DEFINED', 'USER_DEFINED', 'INTEGRATOR_DEFINED']);
+    expect(m['entities'].contacts.actions.list.pagination).toEqual({ type: 'cursor', param: 'after', next: '{{body.paging.next.after}}' });
+    expect(m['entities'].contacts.record.properties.properties).toMatchObject({ additionalProperties: { type: ['string', 'null'] } });
+    // The error schema's message is body.message: named once.
+    expect(m['errors'].message).toBe('{{default body.message body.error}}');
+    expect(m['auth'][0]).toMatchObject({ type: 'oauth2', authorize_url: 'https://app.hubspot.com/oauth/authorize', token_url: 'https://api.hubapi.com/oauth/v1/token' });
+  });
+
   it('refuses Swagger 2.0 with what to do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
     writeFileSync(join(dir, 's.json'), JSON.stringify({ swagger: '2.0', info: { title: 'x', version: '1' }, paths: {} }));

@@ -30,7 +30,7 @@ describe('connector search path', () => {
     setConnectorsPath([connectorsDir([{ folder: 'notes2', type: 'notes2', title: 'Notes two' }])]);
     // The built-in connectors (every folder of connectors/ with a manifest) and the outside one, by type.
     const builtIn = readdirSync('connectors').filter((d) => existsSync(join('connectors', d, 'connector.yaml')));
-    expect(builtIn).toEqual(expect.arrayContaining(['granola', 'intercom', 'jira', 'linear', 'monday', 'slack']));
+    expect(builtIn).toEqual(expect.arrayContaining(['granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'slack']));
     expect([...connectorRegistry().keys()]).toEqual([...builtIn, 'notes2'].sort());
     const sim = await startGranolaSimulator({ size: 3, rateLimit: false });
     try {

@@ -10,10 +10,12 @@ describe('aliases and airbyte_definition_id', () => {
     expect(kinds.byName('  granola ')).toBe('granola');
     expect(kinds.byName('INTERCOM')).toBe('intercom');
     expect(kinds.byName('monday.com')).toBe('monday');
-    expect(kinds.byName('hubspot')).toBeUndefined();
+    expect(kinds.byName('HubSpot CRM')).toBe('hubspot');
+    expect(kinds.byName('no such app')).toBeUndefined();
     expect(kinds.byDefinitionId('9023923c-002f-4131-9554-3ebdf56540a4')).toBe('granola');
     expect(kinds.byDefinitionId('D8313939-3782-41B0-BE29-B3CA20D8DD3A')).toBe('intercom');
     expect(kinds.byDefinitionId('80a54ea2-9959-4040-aac1-eee42423ec9b')).toBe('monday');
+    expect(kinds.byDefinitionId('36c891d9-4bd9-43ac-bad2-10e12756272c')).toBe('hubspot');
     expect(kinds.byDefinitionId('00000000-0000-0000-0000-000000000000')).toBeUndefined();
   });
 

@@ -202,6 +202,11 @@ describe('manifest loader: error rules and search without sync', () => {
     expect(problems(change((m) => (m.entities.items.sync.removals.since_param = 'since')), file).join()).toMatch(/"since" is not a param of activity_logs\.list/);
     expect(problems(change((m) => delete m.entities.items.sync.incremental), file).join()).toMatch(/removals need incremental/);
     expect(problems(change((m) => (m.entities.items.sync.removals.id = '{{params.x}}')), file).join()).toMatch(/unknown variable "params\.x"/);
+    // Without since_param the removals list is read whole (HubSpot's archived=true listing); a
+    // format other than the four is refused.
+    expect(problems(change((m) => delete m.entities.items.sync.removals.since_param), file)).toEqual([]);
+    expect(problems(change((m) => (m.entities.items.sync.removals.format = 'unix_ms')), file)).toEqual([]);
+    expect(problems(change((m) => (m.entities.items.sync.removals.format = 'unix_minutes')), file).join()).toMatch(/format/);
   });
 
   it('OAuth URLs may name pattern-declared credential fields of their variant, nothing else', () => {

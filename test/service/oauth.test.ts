@@ -204,6 +204,8 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
     ['monday', 'users', 'list', {}],
     // Linear on the generic GraphQL simulator: its sidecar's OAuth flow issues refresh tokens.
     ['linear', 'issues', 'list', { first: 2 }],
+    // HubSpot on the generic OpenAPI simulator: 30-minute tokens with a refresh token.
+    ['hubspot', 'contacts', 'list', { limit: 2 }],
   ])('creates a %s connector through the simulated OAuth provider and executes', async (type, entity, action, params) => {
     if (sandbox.connectors[type] === undefined) return;
     const secret = (await dance(type)).location.searchParams.get('secret_id') as string;
