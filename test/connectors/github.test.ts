@@ -6,17 +6,17 @@
  * header pages, GitHub's error bodies, primary and secondary rate limits, the three token
  * variants with their checks (the app variant's minted tokens: github-app.test.ts), the OAuth web flow, and sync (full, incremental, deletes).
  */
-import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
+import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore, searchDefOf } from '../../src/search/index.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
 import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
 const DESCRIPTION = new URL('../../connectors/github/openapi.json', import.meta.url).pathname;
@@ -25,14 +25,7 @@ const PAT = 'ghp_sandbox_token';
 const INSTALLATION = 'ghs_sandbox_installation_token';
 
 const manifest = getConnector('github');
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of manifest.entities) validators.set(name, ajv.compile(entity.def.record));
-function expectValid(entity: string, records: Rec[]): void {
-  const v = validators.get(entity) as ValidateFunction;
-  expect(records.length).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity} ${String(r.id)}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
+const expectValid = recordChecker(manifest);
 
 let sim: OpenApiSimulator;
 beforeAll(async () => {

@@ -4,27 +4,20 @@
  * checked against the manifest's record schemas and against the simulator's seeded data; lists
  * paged to the end; writes read back; upstream error bodies surfaced in error details.
  */
-import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv, SYNC_ONLY_ACTIONS, type OAuth2Auth } from '../../src/manifest/index.ts';
+import { SYNC_ONLY_ACTIONS, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { projectDocument, searchDefOf } from '../../src/search/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
 import { failure } from '../helpers/errors.ts';
+import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
 
 const manifest = getConnector('intercom');
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of manifest.entities) validators.set(name, ajv.compile(entity.def.record));
+const expectValid = recordChecker(manifest);
 
-function expectValid(entity: string, records: Rec[]): void {
-  const v = validators.get(entity) as ValidateFunction;
-  expect(records.length).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity} ${r.id}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
 
 
 let sim: IntercomSimulator;

@@ -6,30 +6,23 @@
  * (comments), and by short pages (users); ADF bodies; Jira's error bodies; rate limits; both auth
  * variants and their base URLs; the credential check; sync (issues incremental on updated).
  */
-import type { ValidateFunction } from 'ajv';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode, runFollowUps } from '../../src/auth/index.ts';
 import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
+import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
 import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, any>;
 const manifest = getConnector('jira');
 const DIR = join(import.meta.dirname, '../../connectors/jira');
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of manifest.entities) validators.set(name, ajv.compile(entity.def.record));
-function expectValid(entity: string, records: Rec[]): void {
-  const v = validators.get(entity) as ValidateFunction;
-  expect(records.length).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
+const expectValid = recordChecker(manifest);
 
 const BASIC = { site: 'acme', email: 'dev@acme.test', api_token: 'sim-jira-api-token' };
 const OAUTH = { access_token: 'sim-jira-oauth-token', cloud_id: '11223344-a1b2-3b33-c444-def123456789' };

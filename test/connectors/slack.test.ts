@@ -6,17 +6,17 @@
  * errors inside HTTP 200 bodies (ok: false) mapped by errors.in_body; 429 with Retry-After; the
  * token and OAuth v2 variants; the auth.test check; and sync (messages per channel, incremental by ts).
  */
-import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
+import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator, type Resource } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
 import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
 const DIR = new URL('../../connectors/slack/', import.meta.url).pathname;
@@ -24,15 +24,8 @@ const manifest = getConnector('slack');
 const sidecar = loadSidecar(`${DIR}simulator.yaml`);
 const BOT = 'xoxb-sandbox-bot-token';
 const USER = 'xoxp-sandbox-user-token';
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of manifest.entities) validators.set(name, ajv.compile(entity.def.record));
+const expectValid = recordChecker(manifest);
 
-function expectValid(entity: string, records: Rec[]): void {
-  const v = validators.get(entity) as ValidateFunction;
-  expect(records.length).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity} ${String(r.id)}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
 
 let sim: OpenApiSimulator;
 beforeAll(async () => {

@@ -10,11 +10,10 @@
  * body and Stripe-Should-Retry; the three auth variants and the credential check; sync, with
  * created[gte] incremental runs and deletions read from /v1/events.
  */
-import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
+import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { credentialsFromTokens } from '../../src/service/oauth-flow.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
@@ -22,19 +21,13 @@ import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
 import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
 
 const DIR = 'connectors/stripe';
 const manifest = getConnector('stripe');
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of manifest.entities) validators.set(name, ajv.compile(entity.def.record));
-function expectValid(entity: string, records: Rec[]): void {
-  const v = validators.get(entity) as ValidateFunction;
-  expect(records.length).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity} ${String(r.id)}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
+const expectValid = recordChecker(manifest);
 
 const KEY = 'sk_test_sandbox';
 const RESOURCES = ['customers', 'invoices', 'subscriptions', 'charges', 'products', 'prices', 'events'] as const;

@@ -6,31 +6,24 @@
  * errors, rate limits, both credential variants and the credential check; sync through the
  * incremental exports, with deleted tickets and users leaving search.
  */
-import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { ConnectorRuntime, connect, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
-import { createAjv, type OAuth2Auth } from '../../src/manifest/index.ts';
+import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
 import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
 const DESCRIPTION = 'connectors/zendesk/openapi.yaml';
 const SIDECAR = 'connectors/zendesk/simulator.yaml';
 const manifest = getConnector('zendesk');
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of manifest.entities) validators.set(name, ajv.compile(entity.def.record));
+const expectValid = recordChecker(manifest);
 
-function expectValid(entity: string, records: Rec[]): void {
-  const v = validators.get(entity)!;
-  expect(records.length).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity} ${String(r.id)}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
 
 const API_TOKEN = { subdomain: 'acme', email: 'agent@acme.test', api_token: 'zd_token_1' };
 const basicOf = (email: string, token: string): string => Buffer.from(`${email}/token:${token}`).toString('base64');
