@@ -48,6 +48,7 @@ import {
 } from 'graphql';
 import { existsSync, readFileSync } from 'node:fs';
 import { ComplexityBudget, queryCost } from './graphql-complexity.ts';
+import { checkDeclared, graphqlLists } from './graphql-lists.ts';
 import { parseErrorEntry, validationErrorEntry, variableErrorEntry } from './graphql-ruby.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
 import { loadSidecar, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
@@ -347,6 +348,16 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   }
 
   // ---------------------------------------------------------------- lists
+  const lists = graphqlLists(g, {
+    records: (t) => resources.get(t)?.records,
+    declared: (type, field, rec) => {
+      const vars = options.vars?.() ?? {};
+      const t = g.fields?.[`${type.name}.${field}`];
+      return t === undefined ? undefined : fill(t, (k) => rec[k] ?? vars[k]);
+    },
+    invalid: (message) => fieldError('invalid', message),
+  });
+  checkDeclared(schema, g);
   const readPath = (rec: Rec, path: string[]): unknown => {
     let v: unknown = rec;
     for (const p of path) {
@@ -613,12 +624,15 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
     const coded = options.resolvers?.[`${info.parentType.name}.${info.fieldName}`];
     if (coded !== undefined) return coded(source, args, ctx, info);
-    const declared = g.fields?.[`${info.parentType.name}.${info.fieldName}`];
-    if (declared !== undefined) {
-      const vars = options.vars?.() ?? {};
-      return fill(declared, (k) => (source as Rec | null)?.[k] ?? vars[k]);
-    }
+    const key = `${info.parentType.name}.${info.fieldName}`;
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
+    const named = getNamedType(f.type);
+    /** A list of records after its declared rule and the generic ids, filter, order and limit/page arguments. */
+    const listed = (rows: Rec[]): unknown => (connectionNode(f.type) !== undefined ? connection : plainList)(rowsOf(lists.select(key, named as GraphQLObjectType, rows, args), args), args);
+    if (g.fields?.[key] !== undefined) {
+      const value = lists.related(f.type, lists.declared(info.parentType, info.fieldName, (source ?? {}) as Rec));
+      return Array.isArray(value) && isObjectType(named) && resources.has(named.name) ? listed(value as Rec[]) : value;
+    }
     if (info.parentType === queryType && info.fieldName === cp.next) {
       const page = cursorPage([], args['limit'] as number, String(args['cursor']));
       const list = Object.values((getNamedType(f.type) as GraphQLObjectType).getFields()).find((x) => isListType(getNullableType(x.type)));
@@ -629,8 +643,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       const list = node === undefined ? listNode(f.type) : undefined;
       const r = resources.get((node ?? list ?? getNamedType(f.type)).name);
       if (r === undefined) return filler(f);
-      if (node !== undefined) return connection(rowsOf([...r.records.values()], args), args);
-      if (list !== undefined) return plainList(rowsOf([...r.records.values()], args), args);
+      if (node !== undefined || list !== undefined) return listed([...r.records.values()]);
       const idArg = f.args.find((a) => a.name === 'id' || a.name.toLowerCase() === `${r.type.name.toLowerCase()}id`);
       if (idArg !== undefined && args[idArg.name] !== undefined) {
         const rec = r.records.get(String(args[idArg.name]));
@@ -641,6 +654,8 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     }
     if (mutationType !== undefined && info.parentType === mutationType) return mutate(f, args);
     const src = (source ?? {}) as Rec;
+    const declaredRows = isObjectType(named) ? lists.rows(key, named, src, info.fieldName) : undefined;
+    if (declaredRows !== undefined) return listed(declaredRows);
     // A connection of a record: the records of the node type that point back at this one.
     const node = connectionNode(f.type);
     if (node !== undefined && !(info.fieldName in src)) {
@@ -761,7 +776,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       variableValues: (variables ?? {}) as Rec,
       operationName: typeof operationName === 'string' ? operationName : undefined,
       fieldResolver,
-      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? defaultTypeResolver(v, c, i, t),
+      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? lists.typeOf(t.name, v) ?? defaultTypeResolver(v, c, i, t),
       contextValue,
       rootValue: {},
     });

@@ -188,7 +188,7 @@ export interface Sidecar {
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
-  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before' | 'after' | 'until'; any?: string[] }>;
+  filters?: Record<string, FilterEntry>;
   search?: Record<string, SearchRule>;
   scroll?: Record<string, ScrollRule>;
   pages?: Record<string, ListRule>;
@@ -230,8 +230,12 @@ export interface GraphqlSidecar {
    * and the rows a page skips when they have changed since (`{field, values}`).
    */
   cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
-  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text. */
+  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text; for a field of a resource's type, an id (or ids) names its record(s). */
   fields?: Record<string, unknown>;
+  /** List fields by "Type.field" (graphql-lists.ts): `back` references, `order`, fixed `where` values, `filters` by argument (top-level filters entries), `sort` by argument value. */
+  lists?: Record<string, { back?: string; order?: 'stored' | 'newest_first'; where?: Record<string, unknown>; filters?: Record<string, FilterEntry>; sort?: Record<string, Record<string, string>> }>;
+  /** The concrete type of an interface's or union's value by one of its fields: {field, values: {value: Type}, default}. */
+  types?: Record<string, { field: string; values: Record<string, string>; default?: string }>;
   /** A query-cost budget (graphql-complexity.ts). */
   complexity?: {
     budget: number;
@@ -247,10 +251,25 @@ export interface GraphqlSidecar {
   };
 }
 
+/** How a list's query parameter (or a GraphQL list's argument) filters: the record field, the comparison, values matching every record. */
+export interface FilterEntry {
+  field?: string;
+  /** contains: a case-insensitive substring (GraphQL lists only). */
+  match?: 'equals' | 'since' | 'before' | 'after' | 'until' | 'contains';
+  any?: string[];
+}
+
 /** A seeded field's value: drawn from a named pool or from a list given in place. */
 export type FieldRule = { pool: string } | { one_of: unknown[] };
 
 const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
+
+/** A filters entry; `contains` only for GraphQL lists (graphql.lists.*.filters). */
+const filterEntry = (matches: string[]) =>
+  ({ type: 'object', additionalProperties: false, properties: { field: { type: 'string', minLength: 1 }, match: { enum: matches }, any: { type: 'array', items: { type: 'string' } } } }) as const;
+const MATCHES = ['equals', 'since', 'before', 'after', 'until'];
+
+const typeField = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } as const;
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
@@ -403,14 +422,7 @@ const SIDECAR_SCHEMA = {
         },
       },
     },
-    filters: {
-      type: 'object',
-      additionalProperties: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before', 'after', 'until'] }, any: { type: 'array', items: { type: 'string' } } },
-      },
-    },
+    filters: { type: 'object', additionalProperties: filterEntry(MATCHES) },
     search: {
       type: 'object',
       additionalProperties: {
@@ -487,7 +499,26 @@ const SIDECAR_SCHEMA = {
           required: ['header', 'served', 'default'],
           properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
         },
-        fields: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } },
+        fields: { type: 'object', propertyNames: typeField },
+        lists: {
+          type: 'object',
+          propertyNames: typeField,
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              back: { type: 'string', minLength: 1 },
+              order: { enum: ['stored', 'newest_first'] },
+              where: { type: 'object' },
+              filters: { type: 'object', additionalProperties: filterEntry([...MATCHES, 'contains']) },
+              sort: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string', pattern: '^-?[A-Za-z_][A-Za-z0-9_.]*$' } } },
+            },
+          },
+        },
+        types: {
+          type: 'object',
+          additionalProperties: { type: 'object', additionalProperties: false, required: ['field', 'values'], properties: { field: { type: 'string' }, values: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } } },
+        },
         cursor_pages: {
           type: 'object',
           additionalProperties: false,
