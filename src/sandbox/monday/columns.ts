@@ -244,31 +244,3 @@ export function cellView(col: ColumnDef, cell: Cell, state?: MondayState, cells?
       return base;
   }
 }
-
-/** GraphQL type of a column value, for the ColumnValue interface. */
-export function columnValueType(col: ColumnDef): string {
-  switch (col.type) {
-    case 'status':
-      return 'StatusValue';
-    case 'date':
-      return 'DateValue';
-    case 'numbers':
-      return 'NumbersValue';
-    case 'people':
-      return 'PeopleValue';
-    case 'checkbox':
-      return 'CheckboxValue';
-    case 'long_text':
-      return 'LongTextValue';
-    case 'board_relation':
-      return 'BoardRelationValue';
-    case 'mirror':
-      return 'MirrorValue';
-    case 'dependency':
-      return 'DependencyValue';
-    case 'formula':
-      return 'FormulaValue';
-    default:
-      return 'TextValue';
-  }
-}

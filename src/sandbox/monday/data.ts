@@ -36,6 +36,7 @@ export interface ColumnDef {
 
 export interface GroupDef {
   id: string;
+  board_id: string;
   title: string;
   color: string;
   position: string;
@@ -181,17 +182,22 @@ export interface AccountRec {
   tier: string;
 }
 
-/** The whole simulated account. Tests may read (and, deliberately, mutate) it. */
+/**
+ * The whole simulated account. Its records are the GraphQL simulator's store (`tables`, by type
+ * name: the sidecar's graphql.fields and graphql.lists resolve relations over it); the arrays are
+ * views of it in stored order. Tests may read (and, deliberately, mutate) it.
+ */
 export interface MondayState {
   account: AccountRec;
-  users: UserRec[];
-  teams: TeamRec[];
-  workspaces: WorkspaceRec[];
-  tags: TagRec[];
-  boards: BoardRec[];
+  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec> };
+  readonly users: UserRec[];
+  readonly teams: TeamRec[];
+  readonly workspaces: WorkspaceRec[];
+  readonly tags: TagRec[];
+  readonly boards: BoardRec[];
   items: Map<string, ItemRec>;
   /** Updates, oldest first (queries return newest first, as Monday does). */
-  updates: UpdateRec[];
+  readonly updates: UpdateRec[];
   /** Activity logs of every board, oldest first. */
   activity: ActivityRec[];
   /** Next numeric ids for records created through the API. */
@@ -316,13 +322,14 @@ export function seedState(opts: SeedOptions): MondayState {
   const boardSpecs = pool<{ name: string; kind: BoardRec['board_kind']; ws: number; weight: number; terminology: string }>('boards');
   const boards: BoardRec[] = boardSpecs.map((b, i) => {
     const created = EPOCH - (700 - i * 40) * 86_400_000;
+    const id = String(1_850_000_101 + i * 1_111);
     const groups: GroupDef[] = [
       { id: 'topics', title: 'Backlog' },
       { id: 'new_group', title: 'In progress' },
       { id: `new_group${String(29_179 + i * 11)}`, title: 'Done' },
-    ].map((g, j) => ({ ...g, color: pool<string>('group_colors')[(i + j) % pool('group_colors').length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
+    ].map((g, j) => ({ ...g, board_id: id, color: pool<string>('group_colors')[(i + j) % pool('group_colors').length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
     return {
-      id: String(1_850_000_101 + i * 1_111),
+      id,
       name: b.name,
       description: i === 0 ? 'What we are building this year' : null,
       board_kind: b.kind,
@@ -344,7 +351,7 @@ export function seedState(opts: SeedOptions): MondayState {
     };
   });
 
-  const state: MondayState = { account, users, teams, workspaces, tags, boards, items: new Map(), updates: [], activity: [], nextItemId: 0, nextUpdateId: 0 };
+  const state = { account, items: new Map<string, ItemRec>(), activity: [] as ActivityRec[], nextItemId: 0, nextUpdateId: 0 };
   const firstBoardId = (boards[0] as BoardRec).id;
   for (const b of boards) {
     for (const c of b.columns) if (c.type === 'board_relation') c.settings = { boardIds: [Number(firstBoardId)] };
@@ -432,9 +439,11 @@ export function seedState(opts: SeedOptions): MondayState {
   }
   seeded.sort((a, b) => a.created_at.localeCompare(b.created_at));
   seeded.forEach((u, k) => (u.id = String(3_100_000_000 + k * 3)));
-  state.updates = seeded;
   state.nextUpdateId = seeded.length;
-  return state;
+  const table = <T extends { id: string }>(list: T[]): Map<string, T> => new Map(list.map((r) => [r.id, r]));
+  const tables: MondayState['tables'] = { User: table(users), Team: table(teams), Workspace: table(workspaces), Tag: table(tags), Board: table(boards), Item: state.items, Update: table(seeded) };
+  const views = { users: 'User', teams: 'Team', workspaces: 'Workspace', tags: 'Tag', boards: 'Board', updates: 'Update' } as const;
+  return Object.defineProperties({ ...state, tables }, Object.fromEntries(Object.entries(views).map(([k, t]) => [k, { get: () => [...tables[t].values()], enumerable: true }]))) as unknown as MondayState;
 }
 
 export function newItemId(state: MondayState): string {

@@ -16,7 +16,6 @@ import type { ComplexityBudget } from '../../simulator/graphql-complexity.ts';
 import { startGraphqlSimulator, type GraphqlSimulator } from '../../simulator/graphql-simulator.ts';
 import { loadSidecar } from '../../simulator/sidecar.ts';
 import { seedState, type MondayState } from './data.ts';
-import { columnValueType } from './columns.ts';
 import { codedResolvers } from './resolvers.ts';
 
 export type { MondayState } from './data.ts';
@@ -67,9 +66,13 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     tokens: [apiKey],
     oauthClient: { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex') },
     resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
-    typeResolvers: { ColumnValue: (v) => columnValueType((v as { column: Parameters<typeof columnValueType>[0] }).column) },
     vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
+  // The account's records are the simulator's store: relations and lists resolve over it.
+  const install = (): void => {
+    for (const [type, records] of Object.entries(state.tables)) (sim.resources.get(type) as { records: Map<string, unknown> }).records = records;
+  };
+  install();
   const c = options.complexity ?? {};
   Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });
   return Object.defineProperties(sim, {
@@ -78,7 +81,8 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     resetData: {
       value: () => {
         state = seedState({ seed, size });
-              sim.complexity?.reset();
+        install();
+        sim.complexity?.reset();
         sim.resetRateLimit();
       },
     },

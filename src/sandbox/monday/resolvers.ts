@@ -24,7 +24,7 @@ import {
   type UserRec,
   type WorkspaceRec,
 } from './data.ts';
-import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
+import { cellView, parseCell, parseColumnValues } from './columns.ts';
 import { statusLabels } from './data.ts';
 import { MondayApiError } from './data.ts';
 
@@ -168,12 +168,8 @@ function idSet(ids: readonly (string | number)[] | null | undefined): Set<string
   return ids === null || ids === undefined ? null : new Set(ids.map(String));
 }
 
-function byId<T extends { id: string }>(list: T[], ids: (string | undefined)[]): T[] {
-  return ids.map((id) => list.find((x) => x.id === id)).filter((x): x is T => x !== undefined);
-}
-
-function groupView(board: BoardRec, g: GroupDef) {
-  return { ...g, board_id: board.id };
+function byId<T>(table: Map<string, T>, ids: string[]): T[] {
+  return ids.map((id) => table.get(id)).filter((x): x is T => x !== undefined);
 }
 
 function boardOf(ctx: ResolverContext, id: string | number | null | undefined): BoardRec {
@@ -213,10 +209,6 @@ function stripHtml(html: string): string {
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .trim();
-}
-
-function updatesNewestFirst(list: UpdateRec[]): UpdateRec[] {
-  return [...list].reverse();
 }
 
 function filterUsers(users: UserRec[], args: { emails?: (string | null)[] | null; ids?: string[] | null; kind?: string | null; name?: string | null; newest_first?: boolean | null; non_active?: boolean | null; limit?: number | null; page?: number | null }): UserRec[] {
@@ -347,13 +339,13 @@ const mutations = {
         description: null,
         type: 'sub_items_board',
         columns: board.columns.filter((c) => ['name', 'person', 'status', 'date4'].includes(c.id)),
-        groups: [{ id: 'topics', title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false }],
+        groups: [{ id: 'topics', board_id: String(Number(board.id) + 7), title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false }],
         created_at: at,
         updated_at: at,
         orderCache: null,
       };
       delete sub.subitems_board_id;
-      ctx.state.boards.push(sub);
+      ctx.state.tables.Board.set(sub.id, sub);
       board.subitems_board_id = sub.id;
     }
     const item = mutations.create_item(ctx, { board_id: sub.id, item_name: args['item_name'], column_values: args['column_values'], create_labels_if_missing: args['create_labels_if_missing'] });
@@ -376,12 +368,12 @@ const mutations = {
       if (rel === undefined) throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['relative_to'], board_id: Number(board.id) });
       position = Number(rel.position) + (args['position_relative_method'] === 'after_at' ? 1 : -1);
     }
-    const group = { id, title, color, position: String(position), archived: false, deleted: false };
+    const group = { id, board_id: board.id, title, color, position: String(position), archived: false, deleted: false };
     board.groups.push(group);
     board.groups.sort((a, b) => Number(a.position) - Number(b.position));
     board.orderCache = null;
     logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
-    return groupView(board, group);
+    return group;
   },
 
   create_column(ctx: ResolverContext, args: Args): ColumnDef {
@@ -466,13 +458,13 @@ const mutations = {
     if (body.trim() === '') throw new MondayApiError('InvalidArgumentException', "Update body can't be empty", 200, {});
     const at = isoSeconds(ctx.now());
     const update: UpdateRec = { id: newUpdateId(ctx.state), item_id: item.id, creator_id: ctx.meId, body, text_body: stripHtml(body), created_at: at, updated_at: at, edited_at: at };
-    ctx.state.updates.push(update);
+    ctx.state.tables.Update.set(update.id, update);
     item.updated_at = at;
     return update;
   },
 
   edit_update(ctx: ResolverContext, args: Args): UpdateRec {
-    const update = ctx.state.updates.find((u) => u.id === String(args['id']));
+    const update = ctx.state.tables.Update.get(String(args['id']));
     if (update === undefined) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
     update.body = String(args['body']);
     update.text_body = stripHtml(update.body);
@@ -481,9 +473,10 @@ const mutations = {
   },
 
   delete_update(ctx: ResolverContext, args: Args): UpdateRec {
-    const i = ctx.state.updates.findIndex((u) => u.id === String(args['id']));
-    if (i < 0) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
-    return ctx.state.updates.splice(i, 1)[0] as UpdateRec;
+    const update = ctx.state.tables.Update.get(String(args['id']));
+    if (update === undefined) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
+    ctx.state.tables.Update.delete(update.id);
+    return update;
   },
 
   create_or_get_tag(ctx: ResolverContext, args: Args) {
@@ -492,7 +485,7 @@ const mutations = {
     let tag = ctx.state.tags.find((t) => t.name === name);
     if (tag === undefined) {
       tag = { id: String(21_500_000 + ctx.state.tags.length * 3), name, color: '#c4c4c4' };
-      ctx.state.tags.push(tag);
+      ctx.state.tables.Tag.set(tag.id, tag);
     }
     return tag;
   },
@@ -514,39 +507,10 @@ function buildResolvers(): Resolvers {
   return {
     Query: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
       complexity: r((_s, _a, ctx) => ctx.complexity),
       version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: ctx.served[ctx.version ?? ''] ?? 'current', value: ctx.version })),
       versions: r((_s, _a, ctx) => Object.entries(ctx.served).map(([value, kind]) => ({ display_name: value, kind, value }))),
       users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
-      teams: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return ctx.state.teams.filter((t) => ids === null || ids.has(t.id));
-      }),
-      tags: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return ctx.state.tags.filter((t) => ids === null || ids.has(t.id));
-      }),
-      workspaces: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        let list = ctx.state.workspaces.filter((w) => (a['state'] === 'all' || w.state === (a['state'] ?? 'active')) && (ids === null || ids.has(w.id)) && (!a['kind'] || w.kind === a['kind']));
-        if (a['order_by'] === 'created_at') list = [...list].sort((x, y) => y.created_at.localeCompare(x.created_at));
-        return paginate(list, a['limit'], a['page']);
-      }),
-      boards: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        const ws = a['workspace_ids'] ? new Set((a['workspace_ids'] as (string | null)[]).map((w) => (w === null ? null : String(w)))) : null;
-        let list = ctx.state.boards.filter(
-          (b) =>
-            (a['state'] === 'all' || b.state === (a['state'] ?? 'active')) &&
-            (ids === null || ids.has(b.id)) &&
-            (!a['board_kind'] || b.board_kind === a['board_kind']) &&
-            (ws === null || ws.has(b.workspace_id)),
-        );
-        if (a['order_by'] === 'created_at') list = [...list].sort((x, y) => y.created_at.localeCompare(x.created_at));
-        else if (a['order_by'] === 'used_at') list = [...list].sort((x, y) => y.updated_at.localeCompare(x.updated_at));
-        return paginate(list, a['limit'], a['page']);
-      }),
       items: r((_s, a, ctx) => {
         const ids = a['ids'] as string[] | null | undefined;
         let list: ItemRec[];
@@ -559,14 +523,6 @@ function buildResolvers(): Resolvers {
           list = paginate(list, a['limit'], a['page']);
         }
         return a['exclude_nonactive'] ? list.filter((i) => i.state === 'active') : list;
-      }),
-      updates: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        // from_date / to_date bound created_at, inclusive (reference/updates#arguments).
-        const from = typeof a['from_date'] === 'string' ? dateBound(a['from_date'], 'from_date') : null;
-        const to = typeof a['to_date'] === 'string' ? dateBound(a['to_date'], 'to_date') : null;
-        const list = updatesNewestFirst(ctx.state.updates).filter((u) => (ids === null || ids.has(u.id)) && (from === null || Date.parse(u.created_at) >= from) && (to === null || Date.parse(u.created_at) <= to));
-        return paginate(list, a['limit'], a['page']);
       }),
     },
     Mutation: {
@@ -582,57 +538,18 @@ function buildResolvers(): Resolvers {
       status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
       kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
       became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
-      photo_url: r<UserRec>((u) => ({
-        original: u.photo.replace('/thumb/', '/original/'),
-        small: u.photo.replace('/thumb/', '/small/'),
-        thumb: u.photo,
-        thumb_small: u.photo.replace('/thumb/', '/thumb_small/'),
-        tiny: u.photo.replace('/thumb/', '/tiny/'),
-      })),
-      teams: r<UserRec>((u, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return ctx.state.teams.filter((t) => t.user_ids.includes(u.id) && (ids === null || ids.has(t.id)));
-      }),
     },
     Team: {
-      owners: r<TeamRec>((t, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return byId(ctx.state.users, t.owner_ids).filter((u) => ids === null || ids.has(u.id));
-      }),
-      users: r<TeamRec>((t, a, ctx) => filterUsers(byId(ctx.state.users, t.user_ids), a)),
+      users: r<TeamRec>((t, a, ctx) => filterUsers(byId(ctx.state.tables.User, t.user_ids), a)),
     },
     Workspace: {
       settings: r<WorkspaceRec>((w) => ({ icon: { color: w.kind === 'open' ? '#579bfc' : '#a25ddc', image: null } })),
-      owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.users, w.owner_ids), a['limit'], a['page'])),
-      users_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.users, w.user_ids), a['limit'], a['page'])),
-      teams_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.teams, w.team_ids), a['limit'], a['page'])),
-      team_owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.teams, w.team_ids.slice(0, 1)), a['limit'], a['page'])),
+      team_owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.tables.Team, w.team_ids.slice(0, 1)), a['limit'], a['page'])),
     },
     Board: {
-      updates: r<BoardRec>((b, a, ctx) => {
-        const ids = idSet(a['ids']);
-        const list = updatesNewestFirst(ctx.state.updates).filter((u) => ctx.state.items.get(u.item_id)?.board_id === b.id && (ids === null || ids.has(u.id)));
-        return paginate(list, a['limit'], a['page']);
-      }),
-      columns: r<BoardRec>((b, a) => {
-        const ids = a['ids'] ? new Set((a['ids'] as (string | null)[]).map(String)) : null;
-        const types = a['types'] ? new Set(a['types'] as string[]) : null;
-        return b.columns.filter((c) => !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)));
-      }),
-      creator: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
-      owner: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
-      owners: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.owner_ids)),
-      subscribers: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.subscriber_ids)),
-      groups: r<BoardRec>((b, a) => {
-        const ids = a['ids'] ? new Set((a['ids'] as (string | null)[]).map(String)) : null;
-        return b.groups.filter((g) => !g.deleted && (ids === null || ids.has(g.id))).map((g) => groupView(b, g));
-      }),
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
       items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
-      tags: r<BoardRec>((b, _a, ctx) => byId(ctx.state.tags, b.tag_ids)),
-      team_owners: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
-      team_subscribers: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
-      top_group: r<BoardRec>((b) => groupView(b, b.groups.find((g) => !g.deleted) as GroupDef)),
+      top_group: r<BoardRec>((b) => b.groups.find((g) => !g.deleted)),
       type: r<BoardRec>((b) => b.type ?? 'board'),
       activity_logs: r<BoardRec>((b, a, ctx) => {
         const from = a['from'] ? dateBound(String(a['from']), 'from') : null;
@@ -655,41 +572,23 @@ function buildResolvers(): Resolvers {
           .reverse();
         return paginate(list, a['limit'], a['page']).map((e) => activityView(ctx, e));
       }),
-      workspace: r<BoardRec>((b, _a, ctx) => ctx.state.workspaces.find((w) => w.id === b.workspace_id) ?? null),
     },
     Column: {
       settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
     },
     Group: {
-      items_page: r<GroupDef & { board_id: string }>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
+      items_page: r<GroupDef>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
     },
     Item: {
-      updates: r<ItemRec>((i, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return paginate(updatesNewestFirst(ctx.state.updates).filter((u) => u.item_id === i.id && (ids === null || ids.has(u.id))), a['limit'], a['page']);
-      }),
-      board: r<ItemRec>((i, _a, ctx) => ctx.state.boards.find((b) => b.id === i.board_id)),
       column_values: r<ItemRec>((i, a, ctx) => {
-        const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
+        const board = ctx.state.tables.Board.get(i.board_id) as BoardRec;
         const ids = a['ids'] ? new Set(a['ids'] as string[]) : null;
         const types = a['types'] ? new Set(a['types'] as string[]) : null;
         return board.columns
           .filter((c) => c.type !== 'name' && !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)))
           .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells));
       }),
-      creator: r<ItemRec>((i, _a, ctx) => ctx.state.users.find((u) => u.id === i.creator_id) ?? null),
-      group: r<ItemRec>((i, _a, ctx) => {
-        const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
-        const g = board.groups.find((x) => x.id === i.group_id);
-        return g ? groupView(board, g) : null;
-      }),
-      parent_item: r<ItemRec>((i, _a, ctx) => (i.parent_id === undefined ? null : (ctx.state.items.get(i.parent_id) ?? null))),
-      subitems: r<ItemRec>((i, _a, ctx) => [...ctx.state.items.values()].filter((x) => x.parent_id === i.id && x.state === 'active')),
-      subscribers: r<ItemRec>((i, _a, ctx) => byId(ctx.state.users, i.subscriber_ids)),
-    },
-    Update: {
-      creator: r<UpdateRec>((u, _a, ctx) => ctx.state.users.find((x) => x.id === u.creator_id) ?? null),
-      item: r<UpdateRec>((u, _a, ctx) => ctx.state.items.get(u.item_id) ?? null),
+      group: r<ItemRec>((i, _a, ctx) => (ctx.state.tables.Board.get(i.board_id) as BoardRec).groups.find((x) => x.id === i.group_id) ?? null),
     },
   };
 }
