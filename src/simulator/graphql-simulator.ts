@@ -51,7 +51,8 @@ import { ComplexityBudget, queryCost } from './graphql-complexity.ts';
 import { checkDeclared, graphqlLists } from './graphql-lists.ts';
 import { parseErrorEntry, validationErrorEntry, variableErrorEntry } from './graphql-ruby.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
-import { loadSidecar, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
+import { fill as fillTemplate } from './rules.ts';
+import { loadSidecar, seedCount, seedOf, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
 import { mixSeed, parseJson, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 type Rec = Record<string, unknown>;
@@ -125,6 +126,8 @@ export interface GraphqlSimulator extends Simulator {
   complexity: ComplexityBudget | undefined;
   /** Forget every cursor_pages snapshot. */
   clearCursors(): void;
+  /** Seed every resource again, as when the simulator started (each table's Map is kept, cleared and refilled). */
+  reseed(): void;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -319,15 +322,25 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       const n = getNamedType(f.type);
       return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name);
     });
-  for (const r of resources.values()) {
-    const count = sidecar.resources?.[r.type.name]?.records ?? sidecar.records ?? 5;
+  /** A type whose records the sidecar declares (resources.<Type>.template or a seed list): they hold what it says, nothing sampled. */
+  const declaredRecords = (r: GraphqlResource): boolean => sidecar.resources?.[r.type.name]?.template !== undefined || Array.isArray(sidecar.resources?.[r.type.name]?.seed);
+  const seedRecords = (r: GraphqlResource): void => {
+    const rs = sidecar.resources?.[r.type.name];
     const rand = seededRandom(mixSeed(seed, hashString(r.type.name)));
-    for (let i = 0; i < count; i++) {
-      const rec = sampleRecord(r.type, i, rand);
-      for (const k of ['name', 'title']) if (typeof rec[k] === 'string') rec[k] = `${r.type.name} ${k} ${i + 1}`;
+    for (let i = 0; i < seedCount(sidecar, r.type.name); i++) {
+      let rec: Rec;
+      if (declaredRecords(r)) {
+        const vars = { n: i + 1, seed, pools: sidecar.pools ?? {} };
+        rec = clone({ ...((fillTemplate(rs?.template ?? {}, vars) ?? {}) as Rec), ...((fillTemplate(seedOf(rs, i) ?? {}, vars) ?? {}) as Rec) });
+        rec['id'] ??= scalarValue('ID', 'id', i, rand);
+      } else {
+        rec = sampleRecord(r.type, i, rand);
+        for (const k of ['name', 'title']) if (typeof rec[k] === 'string') rec[k] = `${r.type.name} ${k} ${i + 1}`;
+      }
       r.records.set(String(rec['id']), rec);
     }
-  }
+  };
+  for (const r of resources.values()) seedRecords(r);
   /** A scalar `<field>Id` beside an object-typed field (Comment.issueId beside Comment.issue) holds the related record's id. */
   const syncIdField = (r: GraphqlResource, rec: Rec, field: string): void => {
     const idField = r.type.getFields()[`${field}Id`];
@@ -336,7 +349,8 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     rec[`${field}Id`] = v !== null && typeof v === 'object' && typeof (v as Rec)['__ref'] === 'string' ? (v as Rec)['__ref'] : null;
   };
   // Related records: each object-typed field names a seeded record of its type.
-  for (const r of resources.values()) {
+  const relate = (r: GraphqlResource): void => {
+    if (declaredRecords(r)) return;
     const rand = seededRandom(mixSeed(seed, hashString(r.type.name), 0x5eed));
     for (const rec of r.records.values()) {
       for (const f of refFields(r.type)) {
@@ -345,7 +359,8 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
         syncIdField(r, rec, f.name);
       }
     }
-  }
+  };
+  for (const r of resources.values()) relate(r);
 
   // ---------------------------------------------------------------- lists
   const lists = graphqlLists(g, {
@@ -801,6 +816,14 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     clock,
     complexity,
     clearCursors: () => snapshots.clear(),
+    reseed: () => {
+      for (const r of resources.values()) {
+        r.records.clear();
+        r.created = 0;
+        seedRecords(r);
+      }
+      for (const r of resources.values()) relate(r);
+    },
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
       windowStart = 0;

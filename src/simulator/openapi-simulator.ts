@@ -24,7 +24,7 @@ import { oauthServer, type OAuthClient, type OAuthGrants } from './oauth.ts';
 import { jwtTokenServer } from './jwt-tokens.ts';
 import type { KeyObject } from 'node:crypto';
 import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
-import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
+import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, seedCount, seedOf, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -517,7 +517,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const seedOrder = [...resources.values()].sort((a, b) => Number(a.declared?.parent !== undefined) - Number(b.declared?.parent !== undefined));
   for (const r of seedOrder) {
     const rs = sidecar.resources?.[r.name];
-    const count = rs?.records ?? sidecar.records ?? 5;
+    const count = seedCount(sidecar, r.name);
     if (r.recordRef === undefined && r.examples === undefined && rs?.template === undefined) continue;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     const parent = r.declared?.parent;
@@ -525,7 +525,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     for (let i = 0; i < count; i++) {
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
-      const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
+      const seedFields = rs?.seed === undefined ? undefined : (fill(seedOf(rs, i), { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.
       const like = ((sample(r.recordRef) ?? {}) as Json).id;

@@ -42,7 +42,8 @@
  *                   created records start from instead of a sample of the schema, its strings may
  *                   be {{n}} (the record's ordinal), {{id}} and {{now}} (Unix seconds; the seed's
  *                   fixed time for seeded records), other placeholders left to the caller; seed:
- *                   fields merged over the template for seeded records only ({{n}} filled);
+ *                   fields merged over the template for seeded records only ({{n}} filled),
+ *                   or a list of them, one per seeded record (records defaults to its length);
  *                   fields: seeded fields drawn from `pools`. A resource no item path implies is
  *                   declared here by its get, or by its lists (the records are the items of the
  *                   first list's array, listed per parent). For an RPC-style API
@@ -133,8 +134,8 @@ export interface ResourceSidecar {
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
-  /** Fields merged over the template for seeded records only. */
-  seed?: Record<string, unknown>;
+  /** Fields merged over the template for seeded records only; a list gives each seeded record its own (and their number). */
+  seed?: Record<string, unknown> | Record<string, unknown>[];
   created_by?: { operation: string; field: string; echo?: string }[];
   /** Seeded values by dotted path, drawn from a pool or a list given in place. */
   fields?: Record<string, FieldRule>;
@@ -418,7 +419,7 @@ const SIDECAR_SCHEMA = {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
           },
-          seed: { type: 'object' },
+          seed: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1, items: { type: 'object' } }] },
         },
       },
     },
@@ -580,6 +581,17 @@ export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
   }
   if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;
+}
+
+/** How many records a resource is seeded with: its `records`, else its `seed` list's length, else the sidecar's `records`, else 5. */
+export function seedCount(sidecar: Sidecar, resource: string): number {
+  const rs = sidecar.resources?.[resource];
+  return rs?.records ?? (Array.isArray(rs?.seed) ? rs.seed.length : undefined) ?? sidecar.records ?? 5;
+}
+
+/** The `seed` fields of seeded record i (0-based): the seed object, or the list's i-th entry. */
+export function seedOf(rs: ResourceSidecar | undefined, i: number): Record<string, unknown> | undefined {
+  return Array.isArray(rs?.seed) ? (rs.seed[i] ?? {}) : rs?.seed;
 }
 
 export function loadSidecar(file: string): Sidecar {
