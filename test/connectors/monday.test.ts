@@ -74,7 +74,7 @@ describe('monday users', () => {
     const first = page.data[0]!;
     const seeded = active[0]!;
     expect(first).toMatchObject({ name: seeded.name, email: seeded.email, kind: seeded.is_admin ? 'admin' : 'member', status: 'ACTIVE', is_email_confirmed: seeded.is_verified, created_at: seeded.created_at, time_zone_identifier: seeded.time_zone_identifier });
-    expect((first.photo_url as Rec).thumb).toBe(seeded.photo);
+    expect((first.photo_url as Rec).thumb).toBe(`https://files.monday.com/use1/photos/${seeded.id}/thumb/${seeded.id}-user_photo.png`);
     expect(first.teams).toEqual(sim.state.teams.filter((t) => t.user_ids.includes(seeded.id)).map((t) => ({ id: t.id, name: t.name })));
   });
 

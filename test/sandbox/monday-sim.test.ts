@@ -360,7 +360,7 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     ]);
     const now = await gql('{ users(limit: 1) { id status kind is_email_confirmed created_at photo_url { thumb } utc_hours_diff } }');
     const u = sim.state.users[0]!;
-    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: u.photo }, utc_hours_diff: u.utc_hours_diff }]);
+    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: `https://files.monday.com/use1/photos/${u.id}/thumb/${u.id}-user_photo.png` }, utc_hours_diff: u.utc_hours_diff }]);
     // $emails must be [String!] on 2026-10.
     const emails = await gql('query ($e: [String]) { users(emails: $e) { id } }', { e: [u.email] });
     expect(emails.body.errors[0].message).toMatch(/\$e/);

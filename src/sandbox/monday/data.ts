@@ -75,7 +75,6 @@ export interface UserRec {
   time_zone_identifier: string;
   utc_hours_diff: number;
   current_language: string;
-  photo: string;
 }
 
 export interface TeamRec {
@@ -126,9 +125,9 @@ export interface BoardRec {
   created_at: string;
   updated_at: string;
   /** Item ids in board order (group order, then position); rebuilt lazily after writes. */
-  orderCache: string[] | null;
+  orderCache?: string[] | null;
   /** board, or sub_items_board for the board holding another board's subitems. */
-  type?: 'board' | 'sub_items_board';
+  type: 'board' | 'sub_items_board';
   /** The board holding this board's subitems, created with the first subitem. */
   subitems_board_id?: string;
 }
@@ -254,113 +253,33 @@ export interface SeedOptions {
   size: number;
 }
 
-/** Build the account. Same options → byte-identical state. */
-export function seedState(opts: SeedOptions): MondayState {
+/**
+ * Build the account over the simulator's store: users, teams, workspaces, tags and boards are the
+ * sidecar's records (already in `tables`); this seeds the items and their updates. Same options →
+ * byte-identical state.
+ */
+export function seedState(opts: SeedOptions, tables: MondayState['tables']): MondayState {
   const rand = seededRandom(opts.seed);
   const size = Math.max(1, Math.min(100_000, Math.floor(opts.size)));
   const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
   const ago = (maxDays: number): number => EPOCH - Math.floor(rand() * maxDays * 86_400_000);
-
   const account: AccountRec = { id: String(9_300_000 + (opts.seed % 100_000)), name: 'Acme Robotics', slug: 'acme-robotics', country_code: 'US', tier: 'pro' };
-
-  const users: UserRec[] = [];
-  const userCount = 14;
-  for (let i = 0; i < userCount; i++) {
-    const first = pool<string>('first_names')[i % pool('first_names').length] as string;
-    const last = pick(rand, pool<string>('last_names'));
-    const [tz, diff, cc] = pick(rand, pool<[string, number, string]>('zones'));
-    const created = ago(900);
-    const id = String(51_000_000 + i * 137 + (opts.seed % 97));
-    users.push({
-      id,
-      name: `${first} ${last}`,
-      email: `${first.toLowerCase()}.${last.toLowerCase()}@acme-robotics.example`,
-      enabled: i !== userCount - 1,
-      is_admin: i === 0 || i === 1,
-      is_guest: i === userCount - 2,
-      is_pending: i === userCount - 3,
-      is_verified: i !== userCount - 3,
-      is_view_only: i === userCount - 4,
-      title: pick(rand, pool<string | null>('titles')),
-      location: rand() < 0.6 ? pick(rand, pool<string>('locations')) : null,
-      phone: rand() < 0.4 ? `+1 555 01${String(int(10, 99))}` : null,
-      mobile_phone: rand() < 0.5 ? `+1 555 02${String(int(10, 99))}` : null,
-      birthday: rand() < 0.3 ? `19${String(int(70, 99))}-0${String(int(1, 9))}-1${String(int(0, 9))}` : null,
-      country_code: cc,
-      created_at: isoSeconds(created),
-      join_date: isoSeconds(created).slice(0, 10),
-      last_activity: isoSeconds(EPOCH - int(0, 30) * 86_400_000 - int(0, 86_399) * 1000),
-      time_zone_identifier: tz,
-      utc_hours_diff: diff,
-      current_language: 'en',
-      photo: `https://files.monday.com/use1/photos/${id}/thumb/${id}-user_photo.png`,
-    });
-  }
+  const users = [...tables.User.values()];
   const uid = (i: number): string => (users[i % users.length] as UserRec).id;
-
-  const teams: TeamRec[] = pool<string>('teams').map((name, i) => ({
-    id: String(614_000 + i * 7),
-    name,
-    picture_url: i % 2 === 0 ? `https://files.monday.com/use1/photos/team_${String(i)}.png` : null,
-    is_guest: false,
-    user_ids: users.filter((_, j) => j % 4 === i || j === i).map((u) => u.id),
-    owner_ids: [uid(i)],
-  }));
-
-  const workspaces: WorkspaceRec[] = pool<Pick<WorkspaceRec, 'name' | 'kind' | 'description' | 'is_default_workspace'>>('workspaces').map((w, i) => ({
-    ...w,
-    id: String(4_120_000 + i * 31),
-    created_at: isoSeconds(EPOCH - (900 - i * 60) * 86_400_000),
-    state: 'active' as const,
-    owner_ids: [uid(0)],
-    user_ids: users.slice(0, 6 + i * 2).map((u) => u.id),
-    team_ids: [(teams[i % teams.length] as TeamRec).id],
-  }));
-
-  const tags: TagRec[] = pool<string>('tag_names').map((name, i) => ({ id: String(21_500_000 + i * 3), name, color: pool<string>('tag_colors')[i] as string }));
-
-  const boardSpecs = pool<{ name: string; kind: BoardRec['board_kind']; ws: number; weight: number; terminology: string }>('boards');
-  const boards: BoardRec[] = boardSpecs.map((b, i) => {
-    const created = EPOCH - (700 - i * 40) * 86_400_000;
-    const id = String(1_850_000_101 + i * 1_111);
-    const groups: GroupDef[] = [
-      { id: 'topics', title: 'Backlog' },
-      { id: 'new_group', title: 'In progress' },
-      { id: `new_group${String(29_179 + i * 11)}`, title: 'Done' },
-    ].map((g, j) => ({ ...g, board_id: id, color: pool<string>('group_colors')[(i + j) % pool('group_colors').length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
-    return {
-      id,
-      name: b.name,
-      description: i === 0 ? 'What we are building this year' : null,
-      board_kind: b.kind,
-      state: 'active',
-      workspace_id: (workspaces[b.ws] as WorkspaceRec).id,
-      board_folder_id: null,
-      permissions: 'everyone',
-      item_terminology: b.terminology,
-      creator_id: uid(i),
-      owner_ids: [uid(i), uid(0)].filter((v, k, a) => a.indexOf(v) === k),
-      subscriber_ids: users.slice(0, 5 + i).map((u) => u.id),
-      team_owner_ids: [(teams[i % teams.length] as TeamRec).id],
-      tag_ids: tags.filter((_, k) => (k + i) % 3 === 0).map((t) => t.id),
-      columns: boardColumns(),
-      groups,
-      created_at: isoSeconds(created),
-      updated_at: isoSeconds(EPOCH - i * 3_600_000),
-      orderCache: null,
-    };
-  });
-
-  const state = { account, items: new Map<string, ItemRec>(), activity: [] as ActivityRec[], nextItemId: 0, nextUpdateId: 0 };
+  const boards = [...tables.Board.values()];
   const firstBoardId = (boards[0] as BoardRec).id;
+  // Every board gets its own copy of the column layout (settings change through the API); connect
+  // boards link the first board, dependencies the board itself.
   for (const b of boards) {
-    for (const c of b.columns) if (c.type === 'board_relation') c.settings = { boardIds: [Number(firstBoardId)] };
-    for (const c of b.columns) if (c.type === 'dependency') c.settings = { boardIds: [Number(b.id)] };
+    b.columns = boardColumns();
+    for (const c of b.columns) if (c.type === 'board_relation' || c.type === 'dependency') c.settings = { boardIds: [Number(c.type === 'dependency' ? b.id : firstBoardId)] };
+    for (const g of b.groups) g.board_id = b.id;
   }
+  const state = { account, items: tables.Item, activity: [] as ActivityRec[], nextItemId: 0, nextUpdateId: 0 };
 
-  // Items: split `size` across boards by weight (every board gets at least one).
+  // Items: split `size` across boards by their shares (every board gets at least one).
   let itemSeq = 0;
-  const counts = boardSpecs.map((b) => Math.max(1, Math.floor(size * b.weight)));
+  const counts = boards.map((_, i) => Math.max(1, Math.floor(size * (pool<number>('item_shares')[i] ?? 0))));
   counts[0] = Math.max(1, (counts[0] as number) + size - counts.reduce((a, c) => a + c, 0));
   boards.forEach((board, bi) => {
     const n = counts[bi] as number;
@@ -440,8 +359,7 @@ export function seedState(opts: SeedOptions): MondayState {
   seeded.sort((a, b) => a.created_at.localeCompare(b.created_at));
   seeded.forEach((u, k) => (u.id = String(3_100_000_000 + k * 3)));
   state.nextUpdateId = seeded.length;
-  const table = <T extends { id: string }>(list: T[]): Map<string, T> => new Map(list.map((r) => [r.id, r]));
-  const tables: MondayState['tables'] = { User: table(users), Team: table(teams), Workspace: table(workspaces), Tag: table(tags), Board: table(boards), Item: state.items, Update: table(seeded) };
+  for (const u of seeded) tables.Update.set(u.id, u);
   const views = { users: 'User', teams: 'Team', workspaces: 'Workspace', tags: 'Tag', boards: 'Board', updates: 'Update' } as const;
   return Object.defineProperties({ ...state, tables }, Object.fromEntries(Object.entries(views).map(([k, t]) => [k, { get: () => [...tables[t].values()], enumerable: true }]))) as unknown as MondayState;
 }

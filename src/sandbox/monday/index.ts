@@ -56,7 +56,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   // app derive from the seed, so the sandbox's sample credentials survive restarts.
   const derived = (label: string, bytes: number): Buffer => createHash('sha256').update(`monday-sim:${label}:${String(seed)}`).digest().subarray(0, bytes);
   const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${derived('api-key', 18).toString('base64url')}`;
-  let state = seedState({ seed, size });
+  let state: MondayState;
   const sim = await startGraphqlSimulator({
     schema: readFileSync(join(DIR, 'schema-2026-10.graphql'), 'utf8'),
     sidecar,
@@ -68,11 +68,9 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
     vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
-  // The account's records are the simulator's store: relations and lists resolve over it.
-  const install = (): void => {
-    for (const [type, records] of Object.entries(state.tables)) (sim.resources.get(type) as { records: Map<string, unknown> }).records = records;
-  };
-  install();
+  // The account's records are the simulator's store (the sidecar's, then the items and updates seeded here).
+  const tables = Object.fromEntries(['User', 'Team', 'Workspace', 'Tag', 'Board', 'Item', 'Update'].map((t) => [t, sim.resources.get(t)?.records])) as unknown as MondayState['tables'];
+  state = seedState({ seed, size }, tables);
   const c = options.complexity ?? {};
   Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });
   return Object.defineProperties(sim, {
@@ -80,8 +78,8 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     state: { get: () => state, enumerable: true },
     resetData: {
       value: () => {
-        state = seedState({ seed, size });
-        install();
+        sim.reseed();
+        state = seedState({ seed, size }, tables);
         sim.complexity?.reset();
         sim.resetRateLimit();
       },

@@ -550,7 +550,6 @@ function buildResolvers(): Resolvers {
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
       items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
       top_group: r<BoardRec>((b) => b.groups.find((g) => !g.deleted)),
-      type: r<BoardRec>((b) => b.type ?? 'board'),
       activity_logs: r<BoardRec>((b, a, ctx) => {
         const from = a['from'] ? dateBound(String(a['from']), 'from') : null;
         const to = a['to'] ? dateBound(String(a['to']), 'to') : null;
