@@ -18,8 +18,8 @@ import { getNamedType, getNullableType, isAbstractType, isListType, isObjectType
 import type { GraphqlSidecar, Sidecar } from './sidecar.ts';
 
 type Rec = Record<string, unknown>;
-export type FilterRule = NonNullable<Sidecar['filters']>[string] & { match?: 'equals' | 'since' | 'before' | 'after' | 'until' | 'contains' };
-export type ListDeclaration = NonNullable<GraphqlSidecar['lists']>[string];
+/** A filters entry; for a GraphQL list also `values` (an argument value standing for record field values) and `default` (those when the argument is absent or false). */
+export type FilterRule = NonNullable<Sidecar['filters']>[string] & { values?: Record<string, Rec>; default?: Rec };
 
 interface Store {
   records(typeName: string): Map<string, Rec> | undefined;
@@ -64,10 +64,15 @@ export function graphqlLists(g: GraphqlSidecar, store: Store) {
     return typeof value === 'object' ? value : (table.get(String(value)) ?? null);
   };
 
+  /** Whether a record holds every field value of `conditions` (a list: any of its values). */
+  const holds = (conditions: Rec, rec: Rec, type: GraphQLObjectType): boolean =>
+    Object.entries(conditions).every(([field, want]) => (Array.isArray(want) ? want : [want]).some((w) => same(valueAt(type, rec, field.split('.')), w)));
+
   const passes = (rule: FilterRule, arg: string, value: unknown, rec: Rec, type: GraphQLObjectType): boolean => {
     const actual = valueAt(type, rec, (rule.field ?? arg).split('.'));
     const match = rule.match ?? 'equals';
     if (match === 'equals') return (Array.isArray(value) ? value : [value]).some((v) => same(actual, v));
+    if (match === 'equals_ignore_case') return (Array.isArray(value) ? value : [value]).some((v) => String(actual ?? '').toLowerCase() === String(v).toLowerCase());
     if (match === 'contains') return String(actual ?? '').toLowerCase().includes(String(value).toLowerCase());
     const c = order(actual, value);
     return match === 'since' ? c >= 0 : match === 'before' ? c <= 0 : match === 'after' ? c > 0 : c < 0;
@@ -78,11 +83,15 @@ export function graphqlLists(g: GraphqlSidecar, store: Store) {
     const d = g.lists?.[key];
     if (d === undefined) return rows;
     let out = d.order === 'newest_first' ? [...rows].reverse() : rows;
-    for (const [field, want] of Object.entries(d.where ?? {})) out = out.filter((r) => same(valueAt(type, r, field.split('.')), want));
+    if (d.where !== undefined) out = out.filter((r) => holds(d.where as Rec, r, type));
+    // A lookup (an argument naming records) finds them whatever the filters' defaults would leave out.
+    const lookup = (d.lookup ?? []).some((a) => args[a] !== undefined && args[a] !== null);
     for (const [arg, rule] of Object.entries(d.filters ?? {})) {
       const value = args[arg];
-      if (value === undefined || value === null || rule.any?.includes(String(value)) === true) continue;
-      if (rule.match !== undefined && rule.match !== 'equals' && rule.match !== 'contains' && typeof value === 'string' && Number.isNaN(Date.parse(value)) && Number.isNaN(Number(value))) {
+      const conditions = value === undefined || value === null || value === false ? (lookup ? undefined : rule.default) : rule.values?.[String(value)];
+      if (conditions !== undefined) out = out.filter((r) => holds(conditions, r, type));
+      if (value === undefined || value === null || rule.values !== undefined || rule.any?.includes(String(value)) === true) continue;
+      if (['since', 'before', 'after', 'until'].includes(rule.match ?? 'equals') && typeof value === 'string' && Number.isNaN(Date.parse(value)) && Number.isNaN(Number(value))) {
         throw store.invalid(`${arg} must be an ISO 8601 date`);
       }
       out = out.filter((r) => passes(rule, arg, value, r, type));

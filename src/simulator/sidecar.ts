@@ -233,8 +233,22 @@ export interface GraphqlSidecar {
   cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
   /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text; for a field of a resource's type, an id (or ids) names its record(s). */
   fields?: Record<string, unknown>;
-  /** List fields by "Type.field" (graphql-lists.ts): `back` references, `order`, fixed `where` values, `filters` by argument (top-level filters entries), `sort` by argument value. */
-  lists?: Record<string, { back?: string; order?: 'stored' | 'newest_first'; where?: Record<string, unknown>; filters?: Record<string, FilterEntry>; sort?: Record<string, Record<string, string>> }>;
+  /**
+   * List fields by "Type.field" (graphql-lists.ts): `back` references, `order`, fixed `where` values,
+   * `filters` by argument (top-level filters entries, plus `values` and `default` conditions),
+   * `lookup` (arguments naming records, which lift the filters' defaults), `sort` by argument value.
+   */
+  lists?: Record<
+    string,
+    {
+      back?: string;
+      order?: 'stored' | 'newest_first';
+      where?: Record<string, unknown>;
+      lookup?: string[];
+      filters?: Record<string, FilterEntry & { values?: Record<string, Record<string, unknown>>; default?: Record<string, unknown> }>;
+      sort?: Record<string, Record<string, string>>;
+    }
+  >;
   /** The concrete type of an interface's or union's value by one of its fields: {field, values: {value: Type}, default}. */
   types?: Record<string, { field: string; values: Record<string, string>; default?: string }>;
   /** A query-cost budget (graphql-complexity.ts). */
@@ -255,8 +269,8 @@ export interface GraphqlSidecar {
 /** How a list's query parameter (or a GraphQL list's argument) filters: the record field, the comparison, values matching every record. */
 export interface FilterEntry {
   field?: string;
-  /** contains: a case-insensitive substring (GraphQL lists only). */
-  match?: 'equals' | 'since' | 'before' | 'after' | 'until' | 'contains';
+  /** contains (a case-insensitive substring) and equals_ignore_case: GraphQL lists only. */
+  match?: 'equals' | 'since' | 'before' | 'after' | 'until' | 'contains' | 'equals_ignore_case';
   any?: string[];
 }
 
@@ -265,9 +279,10 @@ export type FieldRule = { pool: string } | { one_of: unknown[] };
 
 const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
 
-/** A filters entry; `contains` only for GraphQL lists (graphql.lists.*.filters). */
-const filterEntry = (matches: string[]) =>
-  ({ type: 'object', additionalProperties: false, properties: { field: { type: 'string', minLength: 1 }, match: { enum: matches }, any: { type: 'array', items: { type: 'string' } } } }) as const;
+/** A filters entry; `contains`, `equals_ignore_case`, `values` and `default` only for GraphQL lists (graphql.lists.*.filters). */
+const filterEntry = (matches: string[], more: Record<string, unknown> = {}) =>
+  ({ type: 'object', additionalProperties: false, properties: { field: { type: 'string', minLength: 1 }, match: { enum: matches }, any: { type: 'array', items: { type: 'string' } }, ...more } }) as const;
+const conditions = { type: 'object', minProperties: 1 } as const;
 const MATCHES = ['equals', 'since', 'before', 'after', 'until'];
 
 const typeField = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } as const;
@@ -511,7 +526,8 @@ const SIDECAR_SCHEMA = {
               back: { type: 'string', minLength: 1 },
               order: { enum: ['stored', 'newest_first'] },
               where: { type: 'object' },
-              filters: { type: 'object', additionalProperties: filterEntry([...MATCHES, 'contains']) },
+              lookup: { type: 'array', items: { type: 'string' } },
+              filters: { type: 'object', additionalProperties: filterEntry([...MATCHES, 'contains', 'equals_ignore_case'], { values: { type: 'object', additionalProperties: conditions }, default: conditions }) },
               sort: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string', pattern: '^-?[A-Za-z_][A-Za-z0-9_.]*$' } } },
             },
           },

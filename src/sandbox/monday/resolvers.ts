@@ -211,25 +211,6 @@ function stripHtml(html: string): string {
     .trim();
 }
 
-function filterUsers(users: UserRec[], args: { emails?: (string | null)[] | null; ids?: string[] | null; kind?: string | null; name?: string | null; newest_first?: boolean | null; non_active?: boolean | null; limit?: number | null; page?: number | null }): UserRec[] {
-  const ids = idSet(args.ids);
-  // Listing returns active users (non_active: only deactivated ones); a lookup by id or email
-  // finds a user whatever their status, so a deactivated user is still reachable by get.
-  const lookup = ids !== null || (args.emails !== null && args.emails !== undefined);
-  let list = lookup && !args.non_active ? users : users.filter((u) => (args.non_active ? !u.enabled : u.enabled));
-  if (ids) list = list.filter((u) => ids.has(u.id));
-  if (args.emails) {
-    const emails = new Set(args.emails.filter((e): e is string => typeof e === 'string').map((e) => e.toLowerCase()));
-    list = list.filter((u) => emails.has(u.email.toLowerCase()));
-  }
-  if (args.name) list = list.filter((u) => u.name.toLowerCase().includes((args.name as string).toLowerCase()));
-  if (args.kind === 'guests') list = list.filter((u) => u.is_guest);
-  else if (args.kind === 'non_guests') list = list.filter((u) => !u.is_guest);
-  else if (args.kind === 'non_pending') list = list.filter((u) => !u.is_pending);
-  if (args.newest_first) list = [...list].sort((a, b) => b.created_at.localeCompare(a.created_at));
-  return paginate(list, args.limit, args.page);
-}
-
 type Resolvers = Record<string, Record<string, GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>>>;
 // Resolvers receive loosely typed args; each one declares the shape it reads.
 type Args = Record<string, any>;
@@ -510,7 +491,6 @@ function buildResolvers(): Resolvers {
       complexity: r((_s, _a, ctx) => ctx.complexity),
       version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: ctx.served[ctx.version ?? ''] ?? 'current', value: ctx.version })),
       versions: r((_s, _a, ctx) => Object.entries(ctx.served).map(([value, kind]) => ({ display_name: value, kind, value }))),
-      users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
       items: r((_s, a, ctx) => {
         const ids = a['ids'] as string[] | null | undefined;
         let list: ItemRec[];
@@ -538,9 +518,6 @@ function buildResolvers(): Resolvers {
       status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
       kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
       became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
-    },
-    Team: {
-      users: r<TeamRec>((t, a, ctx) => filterUsers(byId(ctx.state.tables.User, t.user_ids), a)),
     },
     Workspace: {
       settings: r<WorkspaceRec>((w) => ({ icon: { color: w.kind === 'open' ? '#579bfc' : '#a25ddc', image: null } })),
