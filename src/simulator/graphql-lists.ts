@@ -29,12 +29,13 @@ interface Store {
   invalid(message: string): Error;
 }
 
-/** Order two values: numbers as numbers, ISO times as times, the rest as text; undefined when one is empty. */
+const instant = (x: unknown): number => (typeof x === 'number' ? x : typeof x === 'string' && /^\d{4}-\d{2}-\d{2}/.test(x) ? Date.parse(x) : NaN);
+
+/** Order two values: numbers as numbers, ISO times as times (against epoch milliseconds too), the rest as text. */
 function order(a: unknown, b: unknown): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const [ta, tb] = [instant(a), instant(b)];
+  if (!Number.isNaN(ta) && !Number.isNaN(tb)) return ta - tb;
   const [sa, sb] = [String(a ?? ''), String(b ?? '')];
-  const [ta, tb] = [Date.parse(sa), Date.parse(sb)];
-  if (/^\d{4}-\d{2}-\d{2}/.test(sa) && /^\d{4}-\d{2}-\d{2}/.test(sb) && !Number.isNaN(ta) && !Number.isNaN(tb)) return ta - tb;
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 

@@ -277,6 +277,12 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     const node = connectionNode(f.type) ?? listNode(f.type);
     if (node !== undefined && node.getFields()['id'] !== undefined && !resources.has(node.name)) resources.set(node.name, { type: node, records: new Map(), created: 0 });
   }
+  // A type the sidecar names under resources is one too, though no root field lists it (records code adds, listed by graphql.lists).
+  for (const name of Object.keys(sidecar.resources ?? {})) {
+    const type = schema.getType(name);
+    if (!isObjectType(type) || type.getFields()['id'] === undefined) throw new Error(`invalid simulator sidecar for this schema: resources.${name} names no object type with an id`);
+    if (!resources.has(name)) resources.set(name, { type, records: new Map(), created: 0 });
+  }
 
   /** A value for a scalar or enum field of record number i. */
   const scalarValue = (typeName: string, field: string, i: number, rand: () => number, enumValues?: string[]): unknown => {

@@ -149,9 +149,8 @@ export interface ItemRec {
   parent_id?: string;
 }
 
-/** One activity-log entry of a board (Board.activity_logs). */
-export interface ActivityRec {
-  id: string;
+/** One activity-log entry of a board, as logged (Board.activity_logs). */
+export interface ActivityEntry {
   board_id: string;
   item_id: string | null;
   /** create_pulse, update_column_value, update_name, archive_pulse, delete_pulse, create_group, create_column, ... */
@@ -161,6 +160,9 @@ export interface ActivityRec {
   at: number;
   data: Record<string, unknown>;
 }
+
+/** An ActivityLogType record as stored: data as the JSON text monday answers, its column and group beside it for the filters. */
+export type ActivityRec = Omit<ActivityEntry, 'data'> & { id: string; entity: 'board' | 'pulse'; data: string; column_id?: unknown; group_id?: unknown };
 
 export interface UpdateRec {
   id: string;
@@ -188,7 +190,7 @@ export interface AccountRec {
  */
 export interface MondayState {
   account: AccountRec;
-  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec> };
+  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec>; ActivityLogType: Map<string, ActivityRec> };
   readonly users: UserRec[];
   readonly teams: TeamRec[];
   readonly workspaces: WorkspaceRec[];
@@ -197,8 +199,6 @@ export interface MondayState {
   items: Map<string, ItemRec>;
   /** Updates, oldest first (queries return newest first, as Monday does). */
   readonly updates: UpdateRec[];
-  /** Activity logs of every board, oldest first. */
-  activity: ActivityRec[];
   /** Next numeric ids for records created through the API. */
   nextItemId: number;
   nextUpdateId: number;
@@ -275,7 +275,8 @@ export function seedState(opts: SeedOptions, tables: MondayState['tables']): Mon
     for (const c of b.columns) if (c.type === 'board_relation' || c.type === 'dependency') c.settings = { boardIds: [Number(c.type === 'dependency' ? b.id : firstBoardId)] };
     for (const g of b.groups) g.board_id = b.id;
   }
-  const state = { account, items: tables.Item, activity: [] as ActivityRec[], nextItemId: 0, nextUpdateId: 0 };
+  const state = { account, items: tables.Item, nextItemId: 0, nextUpdateId: 0 };
+  const activity: ActivityEntry[] = [];
 
   // Items: split `size` across boards by their shares (every board gets at least one).
   let itemSeq = 0;
@@ -316,7 +317,7 @@ export function seedState(opts: SeedOptions, tables: MondayState['tables']): Mon
       cells['mirror'] = { value: null, text: '', updated_at: null };
       cells['dependency'] = k % 4 === 1 ? { value: JSON.stringify({ linkedPulseIds: [{ linkedPulseId: Number(id) - 7 }], changed_at: changed }), text: '', updated_at: changed } : { value: null, text: '', updated_at: null };
       cells['formula'] = { value: null, text: '', updated_at: null };
-      state.activity.push({ id: '', board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
+      activity.push({ board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
       state.items.set(id, {
         id,
         name: `${pick(rand, pool<string>('verbs'))} ${pick(rand, pool<string>('nouns'))}`,
@@ -333,8 +334,8 @@ export function seedState(opts: SeedOptions, tables: MondayState['tables']): Mon
     }
   });
   state.nextItemId = itemSeq;
-  state.activity.sort((a, b) => a.at - b.at);
-  state.activity.forEach((a, k) => (a.id = `${String(k + 1).padStart(8, '0')}-seed`));
+  activity.sort((a, b) => a.at - b.at);
+  activity.forEach((a, k) => logActivity(tables, a, `${String(k + 1).padStart(8, '0')}-seed`));
 
   // Updates (comments) on a share of the items, capped so a 100k board stays light.
   const itemIds = [...state.items.keys()];
@@ -376,7 +377,7 @@ export function newUpdateId(state: MondayState): string {
   return id;
 }
 
-/** Record an activity-log entry (Board.activity_logs) for a change made through the API. */
-export function logActivity(state: MondayState, entry: Omit<ActivityRec, 'id'>): void {
-  state.activity.push({ ...entry, id: `${String(state.activity.length + 1).padStart(8, '0')}-api` });
+/** Record an activity-log entry (Board.activity_logs), by default one for a change made through the API. */
+export function logActivity(tables: MondayState['tables'], e: ActivityEntry, id = `${String(tables.ActivityLogType.size + 1).padStart(8, '0')}-api`): void {
+  tables.ActivityLogType.set(id, { ...e, id, entity: e.item_id === null ? 'board' : 'pulse', data: JSON.stringify(e.data), column_id: e.data['column_id'], group_id: e.data['group_id'] });
 }

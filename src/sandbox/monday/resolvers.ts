@@ -12,7 +12,6 @@ import {
   logActivity,
   newItemId,
   newUpdateId,
-  type ActivityRec,
   type BoardRec,
   type Cell,
   type ColumnDef,
@@ -164,10 +163,6 @@ function paginate<T>(list: T[], limit: number | null | undefined, page: number |
   return list.slice((p - 1) * limit, p * limit);
 }
 
-function idSet(ids: readonly (string | number)[] | null | undefined): Set<string> | null {
-  return ids === null || ids === undefined ? null : new Set(ids.map(String));
-}
-
 function byId<T>(table: Map<string, T>, ids: string[]): T[] {
   return ids.map((id) => table.get(id)).filter((x): x is T => x !== undefined);
 }
@@ -186,18 +181,6 @@ function itemOf(ctx: ResolverContext, id: string | number | null | undefined, bo
     throw new MondayApiError('InvalidItemIdException', 'This item does not exist on the board. Please check your item ID and try again', 200, { item_id: Number(id) });
   }
   return item;
-}
-
-/** An ISO 8601 date or date-time argument as epoch ms; InvalidArgumentException otherwise. */
-function dateBound(v: string, arg: string): number {
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms)) throw new MondayApiError('InvalidArgumentException', `${arg} must be an ISO 8601 date`, 200, { [arg]: v });
-  return ms;
-}
-
-/** ActivityLogType as monday answers it: created_at in 100-nanosecond units, data a JSON string. */
-function activityView(ctx: ResolverContext, e: ActivityRec) {
-  return { id: e.id, account_id: ctx.state.account.id, created_at: `${String(e.at)}0000`, data: JSON.stringify(e.data), entity: e.item_id === null ? 'board' : 'pulse', event: e.event, user_id: e.user_id };
 }
 
 function stripHtml(html: string): string {
@@ -302,7 +285,7 @@ const mutations = {
     ctx.state.items.set(item.id, item);
     board.orderCache = null;
     board.updated_at = at;
-    logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'create_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name } });
+    logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'create_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
   },
 
@@ -353,7 +336,7 @@ const mutations = {
     board.groups.push(group);
     board.groups.sort((a, b) => Number(a.position) - Number(b.position));
     board.orderCache = null;
-    logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
+    logActivity(ctx.state.tables, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
     return group;
   },
 
@@ -373,7 +356,7 @@ const mutations = {
     if (after >= 0) board.columns.splice(after + 1, 0, col);
     else board.columns.push(col);
     for (const item of ctx.state.items.values()) if (item.board_id === board.id) item.cells[id] = { value: null, text: '', updated_at: null };
-    logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_column', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type } });
+    logActivity(ctx.state.tables, { board_id: board.id, item_id: null, event: 'create_column', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type } });
     return col;
   },
 
@@ -384,8 +367,8 @@ const mutations = {
     const parsed = parseColumnValues(ctx.state, board, args['column_values'], args['create_labels_if_missing'] === true, at);
     applyCells(item, parsed.cells, parsed.name, at);
     board.updated_at = at;
-    for (const columnId of Object.keys(parsed.cells)) logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'update_column_value', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId } });
-    if (parsed.name !== undefined) logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'update_name', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id) } });
+    for (const columnId of Object.keys(parsed.cells)) logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'update_column_value', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId } });
+    if (parsed.name !== undefined) logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'update_name', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id) } });
     return item;
   },
 
@@ -415,7 +398,7 @@ const mutations = {
     item.updated_at = isoSeconds(ctx.now());
     const board = ctx.state.boards.find((b) => b.id === item.board_id);
     if (board) board.orderCache = null;
-    logActivity(ctx.state, { board_id: item.board_id, item_id: item.id, event: 'archive_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
+    logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event: 'archive_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
   },
 
@@ -425,7 +408,7 @@ const mutations = {
     item.updated_at = isoSeconds(ctx.now());
     const board = ctx.state.boards.find((b) => b.id === item.board_id);
     if (board) board.orderCache = null;
-    logActivity(ctx.state, { board_id: item.board_id, item_id: item.id, event: 'delete_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
+    logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event: 'delete_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
   },
 
@@ -527,27 +510,6 @@ function buildResolvers(): Resolvers {
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
       items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
       top_group: r<BoardRec>((b) => b.groups.find((g) => !g.deleted)),
-      activity_logs: r<BoardRec>((b, a, ctx) => {
-        const from = a['from'] ? dateBound(String(a['from']), 'from') : null;
-        const to = a['to'] ? dateBound(String(a['to']), 'to') : null;
-        const items = idSet(a['item_ids']);
-        const users = idSet(a['user_ids']);
-        const columns = idSet(a['column_ids']);
-        const groups = idSet(a['group_ids']);
-        const list = ctx.state.activity
-          .filter(
-            (e) =>
-              e.board_id === b.id &&
-              (from === null || e.at >= from) &&
-              (to === null || e.at <= to) &&
-              (items === null || (e.item_id !== null && items.has(e.item_id))) &&
-              (users === null || users.has(e.user_id)) &&
-              (columns === null || columns.has(String(e.data['column_id']))) &&
-              (groups === null || groups.has(String(e.data['group_id']))),
-          )
-          .reverse();
-        return paginate(list, a['limit'], a['page']).map((e) => activityView(ctx, e));
-      }),
     },
     Column: {
       settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
