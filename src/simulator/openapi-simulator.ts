@@ -285,8 +285,20 @@ function compareValues(field: unknown, value: unknown): number | undefined {
   const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   const [a, b] = [num(field), num(value)];
   if (!Number.isNaN(a) && !Number.isNaN(b)) return a - b;
-  const [x, y] = [Date.parse(String(field)), Date.parse(String(value))];
+  const [x, y] = [timeOf(String(field)), timeOf(String(value))];
   return Number.isNaN(x) || Number.isNaN(y) ? undefined : x - y;
+}
+
+/** Date.parse, remembered: a list filtered by time compares every record's field on every request. */
+const times = new Map<string, number>();
+function timeOf(s: string): number {
+  let t = times.get(s);
+  if (t === undefined) {
+    if (times.size >= 500_000) times.clear();
+    t = Date.parse(s);
+    times.set(s, t);
+  }
+  return t;
 }
 
 const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -328,10 +340,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() };
   const samples = new Map<string, unknown>();
   /** A sample of the schema at a pointer (computed once, a fresh copy each time). */
-  const sample = (pointer: string | undefined): unknown => {
+  const sample = (pointer: string | undefined): unknown => clone(peek(pointer));
+  /** The cached sample itself, to read and never to change. */
+  const peek = (pointer: string | undefined): unknown => {
     if (pointer === undefined) return {};
     if (!samples.has(pointer)) samples.set(pointer, sampleSchema({ $ref: pointer } as never, { skipWriteOnly: true, quiet: true }, d.doc));
-    return clone(samples.get(pointer));
+    return samples.get(pointer);
   };
   const anyErrorRef = d.operations.find((o) => o.errorRef !== undefined)?.errorRef;
 
@@ -505,10 +519,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
    */
   const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json): Json => {
     const rs = sidecar.resources?.[r.name];
-    const sampled = (sample(r.recordRef) ?? {}) as Json;
+    const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
     const recordId = id((base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
-    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : sampled) as Json;
+    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
     if (extra !== undefined) record = deepMerge(record, extra);
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);
@@ -538,13 +552,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.
-      const like = ((sample(r.recordRef) ?? {}) as Json).id;
+      const like = ((peek(r.recordRef) ?? {}) as Json).id;
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
       if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
         const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
-        setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
+        // Shared, not copied (100 000 seeded records stay cheap): writes replace a field's value, and
+        // an update that sets fields inside one copies it first (merge).
+        setPath(record, path, values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
       const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
@@ -659,7 +675,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const have = record[k];
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
-        merge(have as Json, v as Json, undefined, true);
+        const copy = clone(have as Json);
+        merge(copy, v as Json, undefined, true);
+        record[k] = copy;
         continue;
       }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
