@@ -387,7 +387,7 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     const items = await gql('{ items { id } }');
     expect(items.body.data.items).toHaveLength(25);
     const users = await gql('{ users { id } }');
-    expect(users.body.data.users).toHaveLength(sim.state.users.filter((x) => x.enabled).length);
+    expect(users.body.data.users).toHaveLength(sim.state.users.filter((x) => x.status !== 'INACTIVE').length);
   });
 
   it('the per-minute limit answers HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds and Retry-After, and lifts after the window', async () => {

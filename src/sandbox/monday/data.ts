@@ -53,24 +53,21 @@ export interface Cell {
 
 export type State = 'active' | 'archived' | 'deleted';
 
+/** A user: the sidecar's record (resources.User), in the 2026-10 shape. */
 export interface UserRec {
   id: string;
   name: string;
   email: string;
-  enabled: boolean;
-  is_admin: boolean;
-  is_guest: boolean;
-  is_pending: boolean;
-  is_verified: boolean;
-  is_view_only: boolean;
-  title: string | null;
+  status: 'ACTIVE' | 'PENDING' | 'INACTIVE';
+  kind: 'admin' | 'member' | 'guest' | 'view_only';
+  is_email_confirmed: boolean;
+  title: string;
+  created_at: string;
   location: string | null;
   phone: string | null;
   mobile_phone: string | null;
   birthday: string | null;
   country_code: string | null;
-  created_at: string;
-  join_date: string | null;
   last_activity: string | null;
   time_zone_identifier: string;
   utc_hours_diff: number;

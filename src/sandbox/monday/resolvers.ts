@@ -494,13 +494,7 @@ function buildResolvers(): Resolvers {
     },
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      // 2026-10 replaced enabled/is_admin/is_guest/is_pending/is_verified/is_view_only/join_date and
-      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url (the plain
-      // derived fields are declared in the sidecar's graphql.fields).
-      title: r<UserRec>((u) => u.title ?? ''),
-      status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
-      kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
-      became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
+      became_active_at: r<UserRec>((u) => (u.status === 'PENDING' ? null : u.created_at)),
     },
     Workspace: {
       settings: r<WorkspaceRec>((w) => ({ icon: { color: w.kind === 'open' ? '#579bfc' : '#a25ddc', image: null } })),
