@@ -53,47 +53,38 @@ export interface Cell {
 
 export type State = 'active' | 'archived' | 'deleted';
 
-/** A user: the sidecar's record (resources.User), in the 2026-10 shape. */
+// The records the sidecar seeds (resources.<Type> in connectors/monday/simulator.yaml) are typed
+// by the fields the code and the tests read; the rest are the sidecar's, in the SDL's shape.
+
+/** A user, in the 2026-10 shape. */
 export interface UserRec {
+  [field: string]: unknown;
   id: string;
   name: string;
   email: string;
   status: 'ACTIVE' | 'PENDING' | 'INACTIVE';
   kind: 'admin' | 'member' | 'guest' | 'view_only';
   is_email_confirmed: boolean;
-  title: string;
   created_at: string;
-  location: string | null;
-  phone: string | null;
-  mobile_phone: string | null;
-  birthday: string | null;
-  country_code: string | null;
-  last_activity: string | null;
   time_zone_identifier: string;
   utc_hours_diff: number;
-  current_language: string;
 }
 
 export interface TeamRec {
+  [field: string]: unknown;
   id: string;
   name: string;
-  picture_url: string | null;
-  is_guest: boolean;
   user_ids: string[];
   owner_ids: string[];
 }
 
 export interface WorkspaceRec {
+  [field: string]: unknown;
   id: string;
   name: string;
   kind: 'open' | 'closed';
   description: string | null;
   created_at: string;
-  state: State;
-  is_default_workspace: boolean;
-  owner_ids: string[];
-  user_ids: string[];
-  team_ids: string[];
 }
 
 export interface TagRec {
@@ -103,20 +94,12 @@ export interface TagRec {
 }
 
 export interface BoardRec {
+  [field: string]: unknown;
   id: string;
   name: string;
   description: string | null;
-  board_kind: 'public' | 'private' | 'share';
   state: State;
   workspace_id: string | null;
-  board_folder_id: string | null;
-  permissions: string;
-  item_terminology: string;
-  creator_id: string;
-  owner_ids: string[];
-  subscriber_ids: string[];
-  team_owner_ids: string[];
-  tag_ids: string[];
   columns: ColumnDef[];
   groups: GroupDef[];
   created_at: string;

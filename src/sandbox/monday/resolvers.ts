@@ -18,10 +18,8 @@ import {
   type GroupDef,
   type ItemRec,
   type MondayState,
-  type TeamRec,
   type UpdateRec,
   type UserRec,
-  type WorkspaceRec,
 } from './data.ts';
 import { cellView, parseCell, parseColumnValues } from './columns.ts';
 import { statusLabels } from './data.ts';
@@ -161,10 +159,6 @@ function paginate<T>(list: T[], limit: number | null | undefined, page: number |
   if (limit < 1) return [];
   const p = Math.max(1, page ?? 1);
   return list.slice((p - 1) * limit, p * limit);
-}
-
-function byId<T>(table: Map<string, T>, ids: string[]): T[] {
-  return ids.map((id) => table.get(id)).filter((x): x is T => x !== undefined);
 }
 
 function boardOf(ctx: ResolverContext, id: string | number | null | undefined): BoardRec {
@@ -495,10 +489,6 @@ function buildResolvers(): Resolvers {
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
       became_active_at: r<UserRec>((u) => (u.status === 'PENDING' ? null : u.created_at)),
-    },
-    Workspace: {
-      settings: r<WorkspaceRec>((w) => ({ icon: { color: w.kind === 'open' ? '#579bfc' : '#a25ddc', image: null } })),
-      team_owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.tables.Team, w.team_ids.slice(0, 1)), a['limit'], a['page'])),
     },
     Board: {
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
