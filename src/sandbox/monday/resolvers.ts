@@ -25,19 +25,13 @@ import { cellView, parseCell, parseColumnValues } from './columns.ts';
 import { statusLabels } from './data.ts';
 import { MondayApiError } from './data.ts';
 
-/** Per-request context. */
-export interface ResolverContext {
+/** Per-request context: the generic simulator's (clock, API version, complexity charge, cursor pages) and the account's. */
+export interface ResolverContext extends GraphqlContext {
   state: MondayState;
-  now: () => number;
-  /** items_page / next_items_page snapshots (the sidecar's graphql.cursor_pages). */
-  cursorPage: GraphqlContext['cursorPage'];
   /** The user the token belongs to. */
   meId: string;
-  /** API version the request asked for, and those served (value: kind). */
-  version: string | undefined;
+  /** The API versions served (value: kind). */
   served: Record<string, string>;
-  /** This query's complexity charge (for the `complexity` field). */
-  complexity: GraphqlContext['complexity'];
 }
 
 interface ItemsQueryRule {
@@ -386,25 +380,8 @@ const mutations = {
     return item;
   },
 
-  archive_item(ctx: ResolverContext, args: Args): ItemRec {
-    const item = itemOf(ctx, args['item_id']);
-    item.state = 'archived';
-    item.updated_at = isoSeconds(ctx.now());
-    const board = ctx.state.boards.find((b) => b.id === item.board_id);
-    if (board) board.orderCache = null;
-    logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event: 'archive_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
-    return item;
-  },
-
-  delete_item(ctx: ResolverContext, args: Args): ItemRec {
-    const item = itemOf(ctx, args['item_id']);
-    item.state = 'deleted';
-    item.updated_at = isoSeconds(ctx.now());
-    const board = ctx.state.boards.find((b) => b.id === item.board_id);
-    if (board) board.orderCache = null;
-    logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event: 'delete_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
-    return item;
-  },
+  archive_item: (ctx: ResolverContext, args: Args): ItemRec => retire(ctx, args, 'archived', 'archive_pulse'),
+  delete_item: (ctx: ResolverContext, args: Args): ItemRec => retire(ctx, args, 'deleted', 'delete_pulse'),
 
   create_update(ctx: ResolverContext, args: Args): UpdateRec {
     if (args['parent_id'] !== null && args['parent_id'] !== undefined) {
@@ -448,6 +425,17 @@ const mutations = {
     return tag;
   },
 };
+
+/** archive_item, delete_item: the item's state, its board's order and the activity log. */
+function retire(ctx: ResolverContext, args: Args, state: 'archived' | 'deleted', event: string): ItemRec {
+  const item = itemOf(ctx, args['item_id']);
+  item.state = state;
+  item.updated_at = isoSeconds(ctx.now());
+  const board = ctx.state.tables.Board.get(item.board_id);
+  if (board) board.orderCache = null;
+  logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event, user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
+  return item;
+}
 
 function parseJsonArg(v: unknown): unknown {
   if (typeof v !== 'string') return v;
@@ -516,11 +504,11 @@ function buildResolvers(): Resolvers {
 }
 
 /** The resolvers by "Type.field" for the generic GraphQL simulator, over the account `base()` names. */
-export function codedResolvers(base: () => Omit<ResolverContext, 'now' | 'version' | 'complexity' | 'cursorPage'>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
+export function codedResolvers(base: () => Omit<ResolverContext, keyof GraphqlContext>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
   const out: Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> = {};
   for (const [typeName, fields] of Object.entries(buildResolvers())) {
     for (const [fieldName, resolve] of Object.entries(fields)) {
-      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...base(), now: ctx.now, version: ctx.version, complexity: ctx.complexity, cursorPage: ctx.cursorPage }, info);
+      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...ctx, ...base() }, info);
     }
   }
   return out;
