@@ -98,7 +98,9 @@
  *                   such as Bearer before the token is optional there). Also: the error dialect
  *                   (graphql-ruby wording), error entries per code, an envelope of top-level keys,
  *                   API versions by header, a query-cost budget (complexity), cursor pagination
- *                   over snapshots (cursor_pages), field values derived by templates (fields);
+ *                   over snapshots (cursor_pages), field values derived by templates (fields;
+ *                   ids of a resource's records name them), list fields and their arguments
+ *                   (lists: graphql-lists.ts), the concrete types of interface values (types);
  *                   rate_limit.sliding
  *                   makes the request limit a sliding window; rate_limit.bucket (OpenAPI simulator)
  *                   a token bucket of `limit` requests refilled evenly over window_seconds.
