@@ -15,6 +15,7 @@
  *   value (`{field, values, default}`).
  */
 import { getNamedType, getNullableType, isAbstractType, isListType, isObjectType, type GraphQLObjectType, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import type { GraphqlContext } from './graphql-simulator.ts';
 import type { GraphqlSidecar, Sidecar } from './sidecar.ts';
 
 type Rec = Record<string, unknown>;
@@ -23,8 +24,8 @@ export type FilterRule = NonNullable<Sidecar['filters']>[string] & { values?: Re
 
 interface Store {
   records(typeName: string): Map<string, Rec> | undefined;
-  /** The value of a declared `graphql.fields` template for this record, else undefined. */
-  declared(type: GraphQLObjectType, field: string, rec: Rec): unknown;
+  /** The value of a declared `graphql.fields` template for this record (and the request's context), else undefined. */
+  declared(type: GraphQLObjectType, field: string, rec: Rec, ctx?: GraphqlContext): unknown;
   /** An `invalid` error of the field being resolved. */
   invalid(message: string): Error;
 }

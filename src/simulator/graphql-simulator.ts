@@ -371,8 +371,11 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   // ---------------------------------------------------------------- lists
   const lists = graphqlLists(g, {
     records: (t) => resources.get(t)?.records,
-    declared: (type, field, rec) => {
-      const vars = options.vars?.() ?? {};
+    declared: (type, field, rec, ctx) => {
+      // The code's variables, and the request's: the API version and its kind, the versions served, the query's complexity charge.
+      const served = g.versions?.served ?? {};
+      const request = ctx === undefined ? {} : { version: ctx.version, version_kind: served[ctx.version ?? ''], versions: Object.entries(served).map(([value, kind]) => ({ value, kind })), complexity: ctx.complexity };
+      const vars: Rec = { ...(options.vars?.() ?? {}), ...request };
       const t = g.fields?.[`${type.name}.${field}`];
       return t === undefined ? undefined : fill(t, (k) => rec[k] ?? vars[k]);
     },
@@ -643,15 +646,19 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     return scalarValue(named.name, f.name, 0, seededRandom(mixSeed(seed, hashString(f.name))), isEnumType(named) ? named.getValues().map((v) => v.name) : undefined);
   };
   const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
-    const coded = options.resolvers?.[`${info.parentType.name}.${info.fieldName}`];
-    if (coded !== undefined) return coded(source, args, ctx, info);
     const key = `${info.parentType.name}.${info.fieldName}`;
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
     const named = getNamedType(f.type);
     /** A list of records after its declared rule and the generic ids, filter, order and limit/page arguments. */
     const listed = (rows: Rec[]): unknown => (connectionNode(f.type) !== undefined ? connection : plainList)(rowsOf(lists.select(key, named as GraphQLObjectType, rows, args), args), args);
+    const coded = options.resolvers?.[key];
+    if (coded !== undefined) {
+      // Rows the code gives still take the field's declared list rule.
+      const out = coded(source, args, ctx, info);
+      return g.lists?.[key] !== undefined && Array.isArray(out) ? listed(out as Rec[]) : out;
+    }
     if (g.fields?.[key] !== undefined) {
-      const value = lists.related(f.type, lists.declared(info.parentType, info.fieldName, (source ?? {}) as Rec));
+      const value = lists.related(f.type, lists.declared(info.parentType, info.fieldName, (source ?? {}) as Rec, ctx));
       return Array.isArray(value) && isObjectType(named) && resources.has(named.name) ? listed(value as Rec[]) : value;
     }
     if (info.parentType === queryType && info.fieldName === cp.next) {

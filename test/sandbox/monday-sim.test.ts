@@ -371,6 +371,8 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     expect((await gql(q, {}, { 'API-Version': '2026-07' })).body.data.version).toEqual({ value: '2026-07', kind: 'maintenance' });
     expect((await gql(q, {}, { 'API-Version': '2025-04' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
     expect((await gql(q, {}, { 'API-Version': 'latest' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
+    expect((await gql('{ version { display_name } versions { display_name } }')).body.data).toEqual({ version: { display_name: '2026-10' }, versions: [{ display_name: '2026-07' }, { display_name: '2026-10' }, { display_name: '2027-01' }] });
+    expect((await gql('mutation { complexity { query } }')).body.data.complexity.query).toBeGreaterThan(0);
     expect((await gql(q)).body.data.versions).toEqual([
       { value: '2026-07', kind: 'maintenance' },
       { value: '2026-10', kind: 'current' },

@@ -65,7 +65,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     seed,
     tokens: [apiKey],
     oauthClient: { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex') },
-    resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
+    resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id })),
     vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
   // The account's records are the simulator's store (the sidecar's, then the items and updates seeded here).

@@ -19,7 +19,6 @@ import {
   type ItemRec,
   type MondayState,
   type UpdateRec,
-  type UserRec,
 } from './data.ts';
 import { cellView, parseCell, parseColumnValues } from './columns.ts';
 import { statusLabels } from './data.ts';
@@ -30,8 +29,6 @@ export interface ResolverContext extends GraphqlContext {
   state: MondayState;
   /** The user the token belongs to. */
   meId: string;
-  /** The API versions served (value: kind). */
-  served: Record<string, string>;
 }
 
 interface ItemsQueryRule {
@@ -453,9 +450,6 @@ function buildResolvers(): Resolvers {
   return {
     Query: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      complexity: r((_s, _a, ctx) => ctx.complexity),
-      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: ctx.served[ctx.version ?? ''] ?? 'current', value: ctx.version })),
-      versions: r((_s, _a, ctx) => Object.entries(ctx.served).map(([value, kind]) => ({ display_name: value, kind, value }))),
       items: r((_s, a, ctx) => {
         const ids = a['ids'] as string[] | null | undefined;
         let list: ItemRec[];
@@ -471,12 +465,10 @@ function buildResolvers(): Resolvers {
       }),
     },
     Mutation: {
-      complexity: r((_s, _a, ctx) => ctx.complexity),
       ...Object.fromEntries(Object.entries(mutations).map(([name, fn]) => [name, r((_s, a, ctx) => fn(ctx, a))])),
     },
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      became_active_at: r<UserRec>((u) => (u.status === 'PENDING' ? null : u.created_at)),
     },
     Board: {
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
@@ -490,14 +482,10 @@ function buildResolvers(): Resolvers {
       items_page: r<GroupDef>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
     },
     Item: {
-      column_values: r<ItemRec>((i, a, ctx) => {
-        const board = ctx.state.tables.Board.get(i.board_id) as BoardRec;
-        const ids = a['ids'] ? new Set(a['ids'] as string[]) : null;
-        const types = a['types'] ? new Set(a['types'] as string[]) : null;
-        return board.columns
-          .filter((c) => c.type !== 'name' && !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)))
-          .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells));
-      }),
+      // The ids and types arguments are the sidecar's (graphql.lists).
+      column_values: r<ItemRec>((i, _a, ctx) =>
+        (ctx.state.tables.Board.get(i.board_id) as BoardRec).columns.filter((c) => c.type !== 'name' && !c.archived).map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells)),
+      ),
       group: r<ItemRec>((i, _a, ctx) => (ctx.state.tables.Board.get(i.board_id) as BoardRec).groups.find((x) => x.id === i.group_id) ?? null),
     },
   };
