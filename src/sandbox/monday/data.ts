@@ -155,6 +155,15 @@ export interface UpdateRec {
   edited_at: string;
 }
 
+/** A board's webhook subscription (create_webhook), with the URL it posts to. */
+export interface WebhookRec {
+  id: string;
+  board_id: string;
+  event: string;
+  config: string | null;
+  url: string;
+}
+
 export interface AccountRec {
   id: string;
   name: string;
@@ -170,7 +179,7 @@ export interface AccountRec {
  */
 export interface MondayState {
   account: AccountRec;
-  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec>; ActivityLogType: Map<string, ActivityRec> };
+  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec>; ActivityLogType: Map<string, ActivityRec>; Webhook: Map<string, WebhookRec> };
   readonly users: UserRec[];
   readonly teams: TeamRec[];
   readonly workspaces: WorkspaceRec[];

@@ -69,7 +69,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
   // The account's records are the simulator's store (the sidecar's, then the items and updates seeded here).
-  const tables = Object.fromEntries(['User', 'Team', 'Workspace', 'Tag', 'Board', 'Item', 'Update', 'ActivityLogType'].map((t) => [t, sim.resources.get(t)?.records])) as unknown as MondayState['tables'];
+  const tables = Object.fromEntries(['User', 'Team', 'Workspace', 'Tag', 'Board', 'Item', 'Update', 'ActivityLogType', 'Webhook'].map((t) => [t, sim.resources.get(t)?.records])) as unknown as MondayState['tables'];
   state = seedState({ seed, size }, tables);
   const c = options.complexity ?? {};
   Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });

@@ -19,6 +19,7 @@ import {
   type ItemRec,
   type MondayState,
   type UpdateRec,
+  type WebhookRec,
 } from './data.ts';
 import { cellView, parseCell, parseColumnValues } from './columns.ts';
 import { statusLabels } from './data.ts';
@@ -193,23 +194,13 @@ function applyCells(item: ItemRec, cells: Record<string, Cell>, name: string | u
   item.updated_at = at;
 }
 
-/** Board webhook subscriptions (create_webhook), per simulated account. */
-interface WebhookRec {
-  id: string;
-  board_id: string;
-  event: string;
-  config: string | null;
-  url: string;
-}
-const webhooksOf = new WeakMap<object, WebhookRec[]>();
-
 const mutations = {
   /**
    * create_webhook: monday first POSTs {"challenge": ...} to the URL and creates the
    * subscription only when the answer echoes it (sidecar: the SDL cannot say so; monday's docs,
    * "Webhooks": "verify the URL ... respond with the same challenge").
    */
-  async create_webhook(ctx: ResolverContext, args: Args): Promise<Omit<WebhookRec, 'url'>> {
+  async create_webhook(ctx: ResolverContext, args: Args): Promise<WebhookRec> {
     const board = boardOf(ctx, args['board_id']);
     const url = String(args['url']);
     if (!/^https?:\/\//.test(url)) throw new MondayApiError('InvalidArgumentException', 'Invalid URL', 200, { url });
@@ -223,12 +214,10 @@ const mutations = {
       echoed = false;
     }
     if (!echoed) throw new MondayApiError('InvalidArgumentException', 'Failed to communicate with URL provided.', 200, { url });
-    const list = webhooksOf.get(ctx.state) ?? [];
-    webhooksOf.set(ctx.state, list);
-    const hook: WebhookRec = { id: String(500_000_000 + list.length + 1), board_id: board.id, event: String(args['event']), config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']), url };
-    list.push(hook);
-    const { url: _url, ...shown } = hook;
-    return shown;
+    const hooks = ctx.state.tables.Webhook;
+    const hook: WebhookRec = { id: String(500_000_000 + hooks.size + 1), board_id: board.id, event: String(args['event']), config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']), url };
+    hooks.set(hook.id, hook);
+    return hook;
   },
 
   create_item(ctx: ResolverContext, args: Args): ItemRec {
