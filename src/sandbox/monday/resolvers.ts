@@ -21,7 +21,7 @@ import {
   type UpdateRec,
   type WebhookRec,
 } from './data.ts';
-import { cellView, parseCell, parseColumnValues } from './columns.ts';
+import { cellView, parseCell, parseColumnValues, parseJsonArg } from './columns.ts';
 import { statusLabels } from './data.ts';
 import { MondayApiError } from './data.ts';
 
@@ -421,15 +421,6 @@ function retire(ctx: ResolverContext, args: Args, state: 'archived' | 'deleted',
   if (board) board.orderCache = null;
   logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event, user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
   return item;
-}
-
-function parseJsonArg(v: unknown): unknown {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    throw new MondayApiError('JsonParseException', 'Syntax error in JSON input', 400, { json: v.slice(0, 200) });
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
