@@ -1,7 +1,7 @@
 /**
- * The Monday simulator's in-memory account: users, teams, workspaces, tags, boards (with
- * columns and groups), items with column values, and updates — seeded deterministically from a
- * seed, so every run (tests, `switchboard sandbox`, benchmarks) sees the same data.
+ * The Monday simulator's in-memory account: users, teams, workspaces, tags and boards (the
+ * sidecar's records), items with column values and updates (seeded here deterministically from a
+ * seed), so every run (tests, `switchboard sandbox`, benchmarks) sees the same data.
  *
  * Shapes follow the public GraphQL schema (mondaycom/monday-graphql-api, schema.graphql): IDs
  * are numeric strings, dates are ISO 8601 without milliseconds, and a column value keeps its raw

@@ -3,7 +3,9 @@
  * serving monday's own 2026-10 SDL (connectors/monday/schema-2026-10.graphql) with the sidecar
  * connectors/monday/simulator.yaml, which declares the endpoint, auth, API versions, the
  * per-minute complexity budget and request limit, graphql-ruby error wording, monday's error
- * shapes and the OAuth flow. Only monday's seeded account and the resolvers over it are code here.
+ * shapes and the OAuth flow, the seeded users, teams, workspaces, tags and boards, their relations
+ * and lists. The code here seeds the items and their updates over the same store, and resolves
+ * what no declaration captures: column values, items_page's query rules, the mutations.
  *
  * Usage: `const sim = await startMondaySimulator(); connect('monday', { credentials: { api_key:
  * sim.apiKey }, baseUrl: sim.url })`.
