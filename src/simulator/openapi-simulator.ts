@@ -969,8 +969,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (fromOauth !== undefined) return fromOauth;
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
-    // Requests refused for their path or credentials spend nothing of the rate limit (it is the account's).
-    let rl: { headers: Record<string, string>; exceeded: boolean } = { headers: {}, exceeded: false };
+    // rate_limit.per_credential: requests refused for their path or credentials spend nothing (the limit is the account's).
+    let rl: { headers: Record<string, string>; exceeded: boolean } = rateLimit?.per_credential === true ? { headers: {}, exceeded: false } : countRequest();
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
@@ -991,7 +991,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return withHeaders(errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op));
       }
     }
-    rl = countRequest();
+    if (rateLimit?.per_credential === true) rl = countRequest();
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
       // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).

@@ -100,7 +100,8 @@
  *                   over snapshots (cursor_pages), field values derived by templates (fields);
  *                   rate_limit.sliding
  *                   makes the request limit a sliding window; rate_limit.bucket (OpenAPI simulator)
- *                   a token bucket of `limit` requests refilled evenly over window_seconds.
+ *                   a token bucket of `limit` requests refilled evenly over window_seconds;
+ *                   rate_limit.per_credential: requests refused for their credentials spend nothing.
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -189,7 +190,7 @@ export interface Sidecar {
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -366,6 +367,7 @@ const SIDECAR_SCHEMA = {
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
         bucket: { type: 'boolean' },
+        per_credential: { type: 'boolean' },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },
