@@ -547,8 +547,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const parent = r.declared?.parent;
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
     for (let i = 0; i < count; i++) {
-      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
-      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();
       const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.

@@ -130,7 +130,7 @@ export interface ResourceSidecar {
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several. */
-  timestamps?: { created?: string | string[]; updated?: string | string[] };
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number };
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
@@ -392,7 +392,7 @@ const SIDECAR_SCHEMA = {
               { type: 'array', minItems: 1, items: operationKey },
             ],
           },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 } } },
           include: { type: 'object', additionalProperties: false, required: ['param', 'fields'], properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
