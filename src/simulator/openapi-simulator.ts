@@ -547,8 +547,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const parent = r.declared?.parent;
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
     for (let i = 0; i < count; i++) {
-      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
-      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();
       const seedFields = rs?.seed === undefined ? undefined : (fill(seedOf(rs, i), { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.
@@ -969,8 +969,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (fromOauth !== undefined) return fromOauth;
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
-    // Requests refused for their path or credentials spend nothing of the rate limit (it is the account's).
-    let rl: { headers: Record<string, string>; exceeded: boolean } = { headers: {}, exceeded: false };
+    // rate_limit.per_credential: requests refused for their path or credentials spend nothing (the limit is the account's).
+    let rl: { headers: Record<string, string>; exceeded: boolean } = rateLimit?.per_credential === true ? { headers: {}, exceeded: false } : countRequest();
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
@@ -991,7 +991,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return withHeaders(errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op));
       }
     }
-    rl = countRequest();
+    if (rateLimit?.per_credential === true) rl = countRequest();
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
       // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).

@@ -103,7 +103,8 @@
  *                   (lists: graphql-lists.ts), the concrete types of interface values (types);
  *                   rate_limit.sliding
  *                   makes the request limit a sliding window; rate_limit.bucket (OpenAPI simulator)
- *                   a token bucket of `limit` requests refilled evenly over window_seconds.
+ *                   a token bucket of `limit` requests refilled evenly over window_seconds;
+ *                   rate_limit.per_credential: requests refused for their credentials spend nothing.
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -132,7 +133,7 @@ export interface ResourceSidecar {
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several. */
-  timestamps?: { created?: string | string[]; updated?: string | string[] };
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number };
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
@@ -192,7 +193,7 @@ export interface Sidecar {
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -403,6 +404,7 @@ const SIDECAR_SCHEMA = {
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
         bucket: { type: 'boolean' },
+        per_credential: { type: 'boolean' },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },
@@ -427,7 +429,7 @@ const SIDECAR_SCHEMA = {
               { type: 'array', minItems: 1, items: operationKey },
             ],
           },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 } } },
           include: { type: 'object', additionalProperties: false, required: ['param', 'fields'], properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
