@@ -248,9 +248,19 @@ class Compiler {
         const compiled: Compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set!, planByValue: true };
         return candidates !== undefined ? this.ordered(compiled) : compiled;
       }
-      case 'contains':
+      case 'contains': {
         // Values exactly at the path (an array's own elements), not values below it.
-        return this.hasValue(ctx.fields.ids(f.field, f.kind, true), sql<SqlBool>`${dialect.valueColumn('x', f.kind)} = ${sqlValue(f.kind, f.value)}`);
+        const ids = ctx.fields.ids(f.field, f.kind, true);
+        const col = dialect.valueColumn('x', f.kind);
+        const compiled = this.hasValue(ids, sql<SqlBool>`${col} = ${sqlValue(f.kind, f.value)}`);
+        if (ids.length !== 1 || dialect.name !== 'postgres') return compiled;
+        // PostgreSQL: one (field_id, value) range of the (field_id, value, rid) index lists its
+        // records in rid order, a record twice when an array holds the value twice; DISTINCT
+        // over the range keeps that order, so the page is read straight from it, stopping at
+        // the limit (one statement, which the store remembers), rather than a capped read of
+        // the whole set and then, for a set past the cap, a walk of every record.
+        return { ...compiled, ordered: [sql`SELECT DISTINCT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(f.kind, f.value)}`] };
+      }
       case 'any':
         // The store compiles a relaxed filter without `any` (see relax.ts) and confirms each candidate.
         throw new Error('any reached the SQL compiler; relax the filter first');
@@ -423,7 +433,23 @@ export function pageQuery(
   } else if (driver !== undefined) driving = sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
   let from: RawBuilder<unknown>;
   let rid: RawBuilder<unknown>;
-  if (phase === 'values') {
+  let record = sql`r.record`;
+  if (phase === 'values' && driving === undefined && dialect.name === 'postgres') {
+    // PostgreSQL, a walk of the first sort key's index: the walked value rows are aliased `r`,
+    // so the checks (correlated on r.rid) filter the index scan itself, and the record is read
+    // by a subquery for the rows kept only. Joined to search_records instead, PostgreSQL
+    // evaluates the checks at the join, reading the record of every row walked (7.5 vs 3.0 ms
+    // for the benchmark's nested query at 20,000 contacts, 1,100 rows walked for 101 kept).
+    const first = sort[0]!;
+    const col = dialect.valueColumn('r', first.key.kind);
+    columns[0] = sql`${col} AS ${sql.ref('k0')}`;
+    keys[0] = { ...keys[0]!, expr: col };
+    order[0] = sql`${col} ${sql.raw(first.key.dir === 'asc' ? 'ASC' : 'DESC')}`;
+    from = sql`search_values r`;
+    rid = sql.ref('r.rid');
+    record = sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)`;
+    where.unshift(sql<SqlBool>`r.field_id = ${first.fieldId!} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
+  } else if (phase === 'values') {
     const first = sort[0]!;
     const col = dialect.valueColumn('s0', first.key.kind);
     // Walking s0 reads the (field_id, value, rid) index in sort order and stops at the limit.
@@ -447,7 +473,7 @@ export function pageQuery(
   }
   order.push(sql`${rid} ${sql.raw(tieDir === 'asc' ? 'ASC' : 'DESC')}`);
   const predicate = and(where);
-  return sql<Record<string, unknown>>`SELECT ${rid} AS rid, r.record AS record${columns.length ? sql`, ${sql.join(columns)}` : sql``}
+  return sql<Record<string, unknown>>`SELECT ${rid} AS rid, ${record} AS record${columns.length ? sql`, ${sql.join(columns)}` : sql``}
     FROM ${from} ${sql.join(joins, sql` `)}
     WHERE ${predicate === true ? sql`1 = 1` : predicate === false ? sql`1 = 0` : predicate}
     ORDER BY ${sql.join(order)}

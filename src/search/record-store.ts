@@ -613,6 +613,19 @@ export class RecordStore {
       ORDER BY p.rid`;
   }
 
+  /**
+   * Run a page statement. On PostgreSQL, unless its plan depends on its values, as a named
+   * prepared statement with its values read through one-row subqueries (SearchDialect.reusableSql):
+   * parsed once per connection and, after its first runs, no longer planned (a sorted walk's
+   * planning alone took 0.2 ms at 20,000 contacts, as long as the page's range scan).
+   */
+  #reused<R>(query: RawBuilder<R>, byValue: boolean): Promise<{ rows: R[] }> {
+    if (this.#dialect.name !== 'postgres' || byValue) return query.execute(this.#db);
+    const compiled = query.compile(this.#db);
+    const text = this.#dialect.reusableSql(compiled.sql, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+    return this.#db.executeQuery<R>(CompiledQuery.raw(text, [...compiled.parameters]));
+  }
+
   /** One page of a parsed query in a scope, with the scope's field dictionary. */
   async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
     const empty = { data: [], cursor: null };
@@ -649,9 +662,11 @@ export class RecordStore {
     const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);
     if (plan === 'empty') return empty;
     const { filter, driver } = plan;
+    // The page's plan depends on its values only when they choose its driving set (a like pattern).
+    const byValue = plan.byValue === true || (only !== undefined && live.some((c) => c.planByValue));
 
     const fetch = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
-      const { rows } = await pageQuery(this.#dialect, scope.scopeId, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only).execute(this.#db);
+      const { rows } = await this.#reused(pageQuery(this.#dialect, scope.scopeId, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only), byValue);
       return rows.map((r) => ({
         rid: Number(r['rid']),
         record: r['record'],
@@ -715,7 +730,7 @@ export class RecordStore {
    * estimated selectivity), else walk, checking every conjunct per record. Matches are counted
    * up to ESTIMATE_CAP; a conjunct at the cap is never a driver (its true size is unknown).
    */
-  async #plan(conjuncts: Compiled[], total: number, want: number): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set'] }> {
+  async #plan(conjuncts: Compiled[], total: number, want: number): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
     const listable = conjuncts.filter((c) => c.set !== undefined);
     let driver: Compiled | undefined;
     if (listable.length > 1 && this.#dialect.name === 'postgres' && !this.#db.isTransaction) {
@@ -723,17 +738,24 @@ export class RecordStore {
       if (decided === 'empty') return 'empty';
       driver = decided;
     } else if (listable.length > 0) {
+      // One listable condition of n records drives only if n <= want / (n / total) (or, with n
+      // at least the total, n <= want): never once n exceeds both want and sqrt(want × total).
+      // Counting up to there (a power of two, so that the statement's text changes rarely)
+      // decides the same as counting up to ESTIMATE_CAP, reading fewer entries: 2,048 rather
+      // than the 6,000 leads of the benchmark's nested query at 20,000 contacts.
+      const needed = Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, total))) + 1);
+      const cap = listable.length === 1 ? Math.min(ESTIMATE_CAP, 2 ** Math.ceil(Math.log2(needed))) : ESTIMATE_CAP;
       const counts: number[] = [];
       for (const c of listable) {
-        const { rows } = await boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue).execute(this.#db);
+        const { rows } = await boundedCount(c.set!, cap, this.#dialect, c.planByValue).execute(this.#db);
         counts.push(Number(rows[0]?.n ?? 0));
       }
       if (counts.includes(0)) return 'empty';
       const selectivity = counts.reduce((p, n) => p * Math.min(1, n / Math.max(1, total)), 1);
       const best = counts.indexOf(Math.min(...counts));
-      if (counts[best]! < ESTIMATE_CAP && counts[best]! <= want / selectivity) driver = listable[best];
+      if (counts[best]! < cap && counts[best]! <= want / selectivity) driver = listable[best];
     }
-    return { filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)), driver: driver?.set };
+    return { filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)), driver: driver?.set, ...(driver?.planByValue ? { byValue: true as const } : {}) };
   }
 
   /**
