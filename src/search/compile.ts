@@ -392,6 +392,8 @@ export function pageQuery(
   driver?: RawBuilder<unknown>,
   /** Instead of `driver`, the `ordered` arms (see Compiled) of an unsorted query: each read in rid order up to the limit. */
   driverArms?: RawBuilder<unknown>[],
+  /** Further columns of every row, uncorrelated (the scope's state, see RecordStore.search). */
+  extra?: RawBuilder<unknown>,
 ): RawBuilder<Record<string, unknown>> {
   if (dialect.name === 'sqlite' && driverArms?.length === 1 && sort.length === 0 && phase === 'none') return sqliteArmPage(scopeId, filter, after, limit, driverArms[0]!);
   const tieDir = sort.at(-1)?.key.dir ?? 'asc';
@@ -473,6 +475,7 @@ export function pageQuery(
   }
   order.push(sql`${rid} ${sql.raw(tieDir === 'asc' ? 'ASC' : 'DESC')}`);
   const predicate = and(where);
+  if (extra !== undefined) columns.push(extra);
   return sql<Record<string, unknown>>`SELECT ${rid} AS rid, ${record} AS record${columns.length ? sql`, ${sql.join(columns)}` : sql``}
     FROM ${from} ${sql.join(joins, sql` `)}
     WHERE ${predicate === true ? sql`1 = 1` : predicate === false ? sql`1 = 0` : predicate}
@@ -497,8 +500,8 @@ function sqliteArmPage(scopeId: number, filter: Pred, after: CursorPosition | un
 }
 
 /** A bounded count of a set's rows: the exact count below `cap`, else `cap`; kept prepared (SearchDialect.repeated) unless `planByValue`. */
-export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: SearchDialect, planByValue = false): RawBuilder<{ n: number | string }> {
-  return sql<{ n: number | string }>`${dialect === undefined || planByValue ? sql`` : dialect.repeated}SELECT count(*) AS n FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
+export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: SearchDialect, planByValue = false, extra?: RawBuilder<unknown>): RawBuilder<{ n: number | string }> {
+  return sql<{ n: number | string }>`${dialect === undefined || planByValue ? sql`` : dialect.repeated}SELECT count(*) AS n${extra === undefined ? sql`` : sql`, ${extra}`} FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
 }
 
 /**
@@ -507,10 +510,10 @@ export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: Se
  * order, each row also carrying `n`, the number of entries read. Below the cap the set was read
  * whole and the page is exact; at the cap the caller must not trust it.
  */
-export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawBuilder<unknown>, afterRid: number | undefined, cap: number, limit: number, planByValue = false): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
+export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawBuilder<unknown>, afterRid: number | undefined, cap: number, limit: number, planByValue = false, extra?: RawBuilder<unknown>): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
   const after = afterRid === undefined ? sql`` : sql` WHERE e.rid > ${afterRid}`;
   return sql<{ rid: number | string; record: unknown; n: number | string }>`${planByValue ? sql`` : dialect.repeated}WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
-    SELECT r.rid AS rid, r.record AS record, (SELECT count(*) FROM c) AS n
+    SELECT r.rid AS rid, r.record AS record, (SELECT count(*) FROM c) AS n${extra === undefined ? sql`` : sql`, ${extra}`}
     FROM ${dialect.driver(sql`SELECT DISTINCT c.rid FROM c ORDER BY c.rid ${limitClause(limit)}`)} d ${dialect.orderedJoin} search_records r ON r.rid = d.rid
     WHERE r.scope_id = ${scopeId}
     ORDER BY r.rid

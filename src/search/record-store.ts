@@ -191,6 +191,29 @@ function scopeState(scopeId: number, connectorId: string, entity: string, repeat
         FROM search_scopes s WHERE s.scope_id = ${scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`;
 }
 
+/**
+ * Where a search's statements leave the scope's state (PostgreSQL): `columns`, added to each
+ * statement, read it by uncorrelated subqueries (computed once per statement); `row` is the
+ * first state a statement returned, null when the scope no longer belongs to (connector, entity).
+ */
+interface StateSink {
+  columns: RawBuilder<unknown>;
+  row?: ScopeStateRow | null;
+}
+
+/** The scope's state as extra columns of a search statement (see StateSink). */
+function stateColumns(scopeId: number, connectorId: string, entity: string): RawBuilder<unknown> {
+  const scope = sql`FROM search_scopes s WHERE s.scope_id = ${scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`;
+  return sql`(SELECT s.synced_at ${scope}) AS s_synced_at, (SELECT s.record_count ${scope}) AS s_record_count, (${maxFieldOf(sql`${scopeId}`)}) AS s_max_field`;
+}
+
+/** Keep the scope's state from the first row a search statement returned (see StateSink). */
+function noteSink(sink: StateSink | undefined, rows: readonly unknown[]): void {
+  if (sink === undefined || sink.row !== undefined || rows.length === 0) return;
+  const r = rows[0] as Partial<ScopeStateRow>;
+  sink.row = r.s_record_count === null || r.s_record_count === undefined ? null : { s_synced_at: r.s_synced_at, s_record_count: r.s_record_count, s_max_field: r.s_max_field ?? null };
+}
+
 /** The highest field id of the scope `scopeId` (an expression), as a scalar subquery body. */
 function maxFieldOf(scopeId: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`SELECT max(f.field_id) FROM search_fields f WHERE f.scope_id = ${scopeId}`;
@@ -433,12 +456,24 @@ export class RecordStore {
     const fingerprint = (): string => identity.fingerprint();
     const done = (data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult => searchResult(started, data, syncedAt, cursor);
     if (cached !== undefined) {
-      // Searched with the cached scope and field ids while, concurrently, one small query checks
-      // that the scope still exists and has gained no field (field ids only ever grow).
-      const state = scopeState(cached.scopeId, connectorId, entity, this.#dialect.repeated).execute(this.#db);
-      const [page, checked] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position), state]);
-      if (checked.status === 'rejected') throw checked.reason;
-      const row = checked.value.rows[0];
+      // Searched with the cached scope and field ids, checking that the scope still exists and
+      // has gained no field (field ids only ever grow). On PostgreSQL the search's statements
+      // carry the scope's state as extra columns (StateSink), so a search is no longer one
+      // statement more on a second connection; only when none of them returned a row (an empty
+      // page) is the state read on its own, after. On SQLite, one small query, run beside.
+      let page: PromiseSettledResult<{ data: Record<string, unknown>[]; cursor: string | null }>;
+      let row: ScopeStateRow | undefined;
+      if (this.#dialect.name === 'postgres') {
+        const sink: StateSink = { columns: stateColumns(cached.scopeId, connectorId, entity) };
+        [page] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position, sink)]);
+        row = sink.row === undefined ? (await scopeState(cached.scopeId, connectorId, entity, this.#dialect.repeated).execute(this.#db)).rows[0] : (sink.row ?? undefined);
+      } else {
+        const state = scopeState(cached.scopeId, connectorId, entity, this.#dialect.repeated).execute(this.#db);
+        let checked: PromiseSettledResult<{ rows: ScopeStateRow[] }>;
+        [page, checked] = await Promise.allSettled([this.#searchIn(cached, def, query, fingerprint, position), state]);
+        if (checked.status === 'rejected') throw checked.reason;
+        row = checked.value.rows[0];
+      }
       if (row !== undefined && Number(row.s_max_field ?? 0) === cached.maxField) {
         if (page.status === 'rejected') throw page.reason;
         const synced = this.#noteState(cached, row);
@@ -627,7 +662,7 @@ export class RecordStore {
   }
 
   /** One page of a parsed query in a scope, with the scope's field dictionary. */
-  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
+  async #searchIn(scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined, sink?: StateSink): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
     const empty = { data: [], cursor: null };
     const fields = scope.fields;
     // `any` runs as a relaxed filter in SQL, each candidate confirmed in JavaScript (relax.ts).
@@ -656,17 +691,19 @@ export class RecordStore {
     let early: PageRow[] | undefined;
     if (single !== undefined && only === undefined && single.set !== undefined) {
       const cap = Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, scope.recordCount)))));
-      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue).execute(this.#db);
+      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue, sink?.columns).execute(this.#db);
+      noteSink(sink, rows);
       if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
     }
-    const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want);
+    const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want, sink);
     if (plan === 'empty') return empty;
     const { filter, driver } = plan;
     // The page's plan depends on its values only when they choose its driving set (a like pattern).
     const byValue = plan.byValue === true || (only !== undefined && live.some((c) => c.planByValue));
 
     const fetch = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
-      const { rows } = await this.#reused(pageQuery(this.#dialect, scope.scopeId, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only), byValue);
+      const { rows } = await this.#reused(pageQuery(this.#dialect, scope.scopeId, filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only, sink?.columns), byValue);
+      noteSink(sink, rows);
       return rows.map((r) => ({
         rid: Number(r['rid']),
         record: r['record'],
@@ -730,11 +767,11 @@ export class RecordStore {
    * estimated selectivity), else walk, checking every conjunct per record. Matches are counted
    * up to ESTIMATE_CAP; a conjunct at the cap is never a driver (its true size is unknown).
    */
-  async #plan(conjuncts: Compiled[], total: number, want: number): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
+  async #plan(conjuncts: Compiled[], total: number, want: number, sink?: StateSink): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
     const listable = conjuncts.filter((c) => c.set !== undefined);
     let driver: Compiled | undefined;
     if (listable.length > 1 && this.#dialect.name === 'postgres' && !this.#db.isTransaction) {
-      const decided = await this.#concurrentCounts(listable, total, want);
+      const decided = await this.#concurrentCounts(listable, total, want, sink);
       if (decided === 'empty') return 'empty';
       driver = decided;
     } else if (listable.length > 0) {
@@ -747,7 +784,8 @@ export class RecordStore {
       const cap = listable.length === 1 ? Math.min(ESTIMATE_CAP, 2 ** Math.ceil(Math.log2(needed))) : ESTIMATE_CAP;
       const counts: number[] = [];
       for (const c of listable) {
-        const { rows } = await boundedCount(c.set!, cap, this.#dialect, c.planByValue).execute(this.#db);
+        const { rows } = await boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns).execute(this.#db);
+        noteSink(sink, rows);
         counts.push(Number(rows[0]?.n ?? 0));
       }
       if (counts.includes(0)) return 'empty';
@@ -767,13 +805,14 @@ export class RecordStore {
    * still running are left to finish on their connections, their results unused. With every
    * count known, the choice is #plan's own. Returns the driver, or undefined to walk.
    */
-  async #concurrentCounts(listable: Compiled[], total: number, want: number): Promise<'empty' | Compiled | undefined> {
+  async #concurrentCounts(listable: Compiled[], total: number, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
     const counts: (number | undefined)[] = listable.map(() => undefined);
     const running = new Map(
       listable.map((c, i) => {
-        const p = boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue)
+        const p = boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue, sink?.columns)
           .execute(this.#db)
           .then(({ rows }) => {
+            noteSink(sink, rows);
             counts[i] = Number(rows[0]?.n ?? 0);
             return i;
           });
