@@ -89,6 +89,8 @@ export const postgresSearchDialect: SearchDialect = {
 
   parseTime(value) {
     if (value === null || value === undefined) return null;
+    // Epoch milliseconds: how search statements read a scope's synced_at (see RecordStore).
+    if (typeof value === 'number') return new Date(value).toISOString();
     return (value instanceof Date ? value : new Date(String(value))).toISOString();
   },
 

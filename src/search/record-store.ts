@@ -204,7 +204,16 @@ interface StateSink {
 /** The scope's state as extra columns of a search statement (see StateSink). */
 function stateColumns(scopeId: number, connectorId: string, entity: string): RawBuilder<unknown> {
   const scope = sql`FROM search_scopes s WHERE s.scope_id = ${scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}`;
-  return sql`(SELECT s.synced_at ${scope}) AS s_synced_at, (SELECT s.record_count ${scope}) AS s_record_count, (${maxFieldOf(sql`${scopeId}`)}) AS s_max_field`;
+  return sql`(SELECT ${epochMs(sql.ref('s.synced_at'))} ${scope}) AS s_synced_at, (SELECT s.record_count::float8 ${scope}) AS s_record_count, (${maxFieldOf(sql`${scopeId}`)}) AS s_max_field`;
+}
+
+/**
+ * PostgreSQL: a timestamptz as epoch milliseconds (double precision). The scope's state repeats
+ * on every row of a page; pg parses a timestamptz into a Date at about 1 µs a row, a double far
+ * faster, and RecordStore reads synced_at as epoch milliseconds anyway.
+ */
+function epochMs(expr: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`floor(extract(epoch FROM ${expr}) * 1000)::float8`;
 }
 
 /** Keep the scope's state from the first row a search statement returned (see StateSink). */
@@ -642,7 +651,10 @@ export class RecordStore {
   #orderedPageWithState(scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
     const page = this.#orderedPage(scope, filter, want, position);
     if (page === undefined) return undefined;
-    return sql`SELECT s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql`${scope.scopeId}`)}) AS s_max_field, p.rid AS rid, p.record AS record
+    const postgres = this.#dialect.name === 'postgres';
+    const synced = postgres ? epochMs(sql.ref('s.synced_at')) : sql.ref('s.synced_at');
+    const count = postgres ? sql`s.record_count::float8` : sql.ref('s.record_count');
+    return sql`SELECT ${synced} AS s_synced_at, ${count} AS s_record_count, (${maxFieldOf(sql`${scope.scopeId}`)}) AS s_max_field, p.rid AS rid, p.record AS record
       FROM search_scopes s LEFT JOIN (${page}) p ON 1 = 1
       WHERE s.scope_id = ${scope.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}
       ORDER BY p.rid`;
