@@ -240,12 +240,15 @@ class Compiler {
         if (f.parts.every((p) => p.kind === 'any')) return this.hasValue(ids);
         if (ids.length === 0) return { check: false };
         const cond = dialect.likeCondition(f.parts);
-        const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> => dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${cond}`);
+        const perRecord = dialect.likeCondition(f.parts, true);
+        const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> => dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${perRecord}`);
         // A record's own values are checked directly; listing matches goes through the field's
         // trigram tokens (SQLite) when the pattern has a 3-character literal, else through the
         // field's values (on PostgreSQL, their pg_trgm index).
         const candidates = dialect.likeCandidates(f.parts, ids, confirm);
-        const compiled: Compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set!, planByValue: true };
+        // A pattern with a 3-character literal is looked up by its trigrams whatever they are; one
+        // without has no index to use, and is planned with its values every time.
+        const compiled: Compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set!, ...(likeTrigrams(f.parts).length === 0 ? { planByValue: true as const } : {}) };
         return candidates !== undefined ? this.ordered(compiled) : compiled;
       }
       case 'contains': {

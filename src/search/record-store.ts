@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
-import type { DialectName, SqliteStatements } from '../store/database.ts';
+import { PREPARED_SQL, type DialectName, type SqliteStatements } from '../store/database.ts';
 import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, queryShape, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
 import type { Executor, ParameterKind, SearchDialect, TextRow, ValueRow } from './dialect.ts';
@@ -669,7 +669,8 @@ export class RecordStore {
   #reused<R>(query: RawBuilder<R>, byValue: boolean): Promise<{ rows: R[] }> {
     if (this.#dialect.name !== 'postgres' || byValue) return query.execute(this.#db);
     const compiled = query.compile(this.#db);
-    const text = this.#dialect.reusableSql(compiled.sql, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+    const bare = compiled.sql.startsWith(PREPARED_SQL) ? compiled.sql.slice(PREPARED_SQL.length) : compiled.sql;
+    const text = this.#dialect.reusableSql(bare, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
     return this.#db.executeQuery<R>(CompiledQuery.raw(text, [...compiled.parameters]));
   }
 
@@ -703,7 +704,7 @@ export class RecordStore {
     let early: PageRow[] | undefined;
     if (single !== undefined && only === undefined && single.set !== undefined) {
       const cap = Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, scope.recordCount)))));
-      const { rows } = await cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue, sink?.columns).execute(this.#db);
+      const { rows } = await this.#reused(cappedSetPage(this.#dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue, sink?.columns), single.planByValue === true);
       noteSink(sink, rows);
       if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
     }
@@ -796,7 +797,7 @@ export class RecordStore {
       const cap = listable.length === 1 ? Math.min(ESTIMATE_CAP, 2 ** Math.ceil(Math.log2(needed))) : ESTIMATE_CAP;
       const counts: number[] = [];
       for (const c of listable) {
-        const { rows } = await boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns).execute(this.#db);
+        const { rows } = await this.#reused(boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true);
         noteSink(sink, rows);
         counts.push(Number(rows[0]?.n ?? 0));
       }
@@ -821,9 +822,7 @@ export class RecordStore {
     const counts: (number | undefined)[] = listable.map(() => undefined);
     const running = new Map(
       listable.map((c, i) => {
-        const p = boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue, sink?.columns)
-          .execute(this.#db)
-          .then(({ rows }) => {
+        const p = this.#reused(boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true).then(({ rows }) => {
             noteSink(sink, rows);
             counts[i] = Number(rows[0]?.n ?? 0);
             return i;
