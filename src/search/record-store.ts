@@ -223,6 +223,22 @@ function noteSink(sink: StateSink | undefined, rows: readonly unknown[]): void {
   sink.row = r.s_record_count === null || r.s_record_count === undefined ? null : { s_synced_at: r.s_synced_at, s_record_count: r.s_record_count, s_max_field: r.s_max_field ?? null };
 }
 
+/**
+ * How far #plan counts each of k listable conditions (ESTIMATE_CAP at most). The smallest, of
+ * n_b records, drives when n_b × Π (n_i / total) <= want, i.e. when a walk in result order would
+ * examine more records than the set holds. Once every count reaches C = (want × total^k)^(1/(k+1))
+ * (and want), that product is at least C^(k+1) / total^k >= want: the walk is chosen, as it would
+ * be with exact counts. For one condition this decides exactly as exact counts do; for several,
+ * a count stopped at C can only make a set below C drive where exact counts would walk, which
+ * reads fewer than C records. Rounded up to a power of two, so that the count statements' text
+ * changes rarely. At 20,000 contacts and a page of 100: 2,048 for one condition (the nested
+ * benchmark query's 6,000 leads were counted whole before), 4,096 for two.
+ */
+function countCap(k: number, total: number, want: number): number {
+  const needed = Math.max(want + 1, Math.ceil((want * Math.max(1, total) ** k) ** (1 / (k + 1))) + 1);
+  return Math.min(ESTIMATE_CAP, 2 ** Math.ceil(Math.log2(needed)));
+}
+
 /** The highest field id of the scope `scopeId` (an expression), as a scalar subquery body. */
 function maxFieldOf(scopeId: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`SELECT max(f.field_id) FROM search_fields f WHERE f.scope_id = ${scopeId}`;
@@ -778,7 +794,7 @@ export class RecordStore {
    * Choose how to compute a page: drive from the conjunct with the fewest matches when that is
    * fewer than the records a walk in result order would expect to examine (want divided by the
    * estimated selectivity), else walk, checking every conjunct per record. Matches are counted
-   * up to ESTIMATE_CAP; a conjunct at the cap is never a driver (its true size is unknown).
+   * up to countCap (at most ESTIMATE_CAP); a conjunct at the cap is never a driver (its true size is unknown).
    */
   async #plan(conjuncts: Compiled[], total: number, want: number, sink?: StateSink): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
     const listable = conjuncts.filter((c) => c.set !== undefined);
@@ -788,13 +804,7 @@ export class RecordStore {
       if (decided === 'empty') return 'empty';
       driver = decided;
     } else if (listable.length > 0) {
-      // One listable condition of n records drives only if n <= want / (n / total) (or, with n
-      // at least the total, n <= want): never once n exceeds both want and sqrt(want × total).
-      // Counting up to there (a power of two, so that the statement's text changes rarely)
-      // decides the same as counting up to ESTIMATE_CAP, reading fewer entries: 2,048 rather
-      // than the 6,000 leads of the benchmark's nested query at 20,000 contacts.
-      const needed = Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, total))) + 1);
-      const cap = listable.length === 1 ? Math.min(ESTIMATE_CAP, 2 ** Math.ceil(Math.log2(needed))) : ESTIMATE_CAP;
+      const cap = countCap(listable.length, total, want);
       const counts: number[] = [];
       for (const c of listable) {
         const { rows } = await this.#reused(boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true);
@@ -819,10 +829,11 @@ export class RecordStore {
    * count known, the choice is #plan's own. Returns the driver, or undefined to walk.
    */
   async #concurrentCounts(listable: Compiled[], total: number, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
+    const cap = countCap(listable.length, total, want);
     const counts: (number | undefined)[] = listable.map(() => undefined);
     const running = new Map(
       listable.map((c, i) => {
-        const p = this.#reused(boundedCount(c.set!, ESTIMATE_CAP, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true).then(({ rows }) => {
+        const p = this.#reused(boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true).then(({ rows }) => {
             noteSink(sink, rows);
             counts[i] = Number(rows[0]?.n ?? 0);
             return i;
@@ -837,7 +848,7 @@ export class RecordStore {
       if (known.some(([n]) => n === 0)) return 'empty';
       const selectivity = known.reduce((p, [n]) => p * Math.min(1, n / Math.max(1, total)), 1);
       const [least, best] = known.reduce((a, b) => (b[0] < a[0] ? b : a));
-      if (least < ESTIMATE_CAP && least <= want / selectivity) return listable[best];
+      if (least < cap && least <= want / selectivity) return listable[best];
       if (running.size === 0) return undefined;
     }
   }
