@@ -33,6 +33,8 @@ const ESTIMATE_CAP = 20_000;
 const CONFIRM_BATCH = 1000;
 /** (connector, entity) scopes whose ids and field dictionaries are kept between searches. */
 const SCOPE_CACHE_LIMIT = 10_000;
+/** Planner counts remembered per scope (CachedScope.counts). */
+const COUNT_CACHE_LIMIT = 256;
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
 /** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
@@ -80,6 +82,13 @@ interface CachedScope {
   synced?: { raw: unknown; iso: string | null };
   /** Shape key → its SQL, or null when the shape's SQL cannot be reused (its plan depends on the data, or its values are transformed). */
   shapes: Map<string, ShapePlan | null>;
+  /**
+   * The planner's bounded counts (see countCap) of conditions searched before, by the count's
+   * cap, SQL and values; only counts above 0. Forgotten when the scope's synced_at or record
+   * count changes. A count only chooses a plan: the page is always read live, and a count of 0,
+   * which answers a search without reading a page, is never taken from here.
+   */
+  counts?: Map<string, number>;
   /** The scope state query (see ShapePlan.split), compiled once. */
   state?: { sql: string; parameters: unknown[] };
 }
@@ -581,9 +590,10 @@ export class RecordStore {
 
   /** Record a scope's state as read with a search; returns its synced_at as ISO text. */
   #noteState(cached: CachedScope, row: ScopeStateRow): string | null {
-    cached.recordCount = Number(row.s_record_count);
     const raw = row.s_synced_at instanceof Date ? row.s_synced_at.getTime() : row.s_synced_at;
     let synced = cached.synced;
+    if (synced === undefined || synced.raw !== raw || Number(row.s_record_count) !== cached.recordCount) cached.counts?.clear();
+    cached.recordCount = Number(row.s_record_count);
     if (synced === undefined || synced.raw !== raw) synced = cached.synced = { raw, iso: this.#dialect.parseTime(row.s_synced_at) };
     return synced.iso;
   }
@@ -724,7 +734,7 @@ export class RecordStore {
       noteSink(sink, rows);
       if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
     }
-    const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope.recordCount, want, sink);
+    const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await this.#plan(live, scope, want, sink);
     if (plan === 'empty') return empty;
     const { filter, driver } = plan;
     // The page's plan depends on its values only when they choose its driving set (a like pattern).
@@ -796,20 +806,19 @@ export class RecordStore {
    * estimated selectivity), else walk, checking every conjunct per record. Matches are counted
    * up to countCap (at most ESTIMATE_CAP); a conjunct at the cap is never a driver (its true size is unknown).
    */
-  async #plan(conjuncts: Compiled[], total: number, want: number, sink?: StateSink): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
+  async #plan(conjuncts: Compiled[], scope: CachedScope, want: number, sink?: StateSink): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
+    const total = scope.recordCount;
     const listable = conjuncts.filter((c) => c.set !== undefined);
     let driver: Compiled | undefined;
     if (listable.length > 1 && this.#dialect.name === 'postgres' && !this.#db.isTransaction) {
-      const decided = await this.#concurrentCounts(listable, total, want, sink);
+      const decided = await this.#concurrentCounts(listable, scope, want, sink);
       if (decided === 'empty') return 'empty';
       driver = decided;
     } else if (listable.length > 0) {
       const cap = countCap(listable.length, total, want);
       const counts: number[] = [];
       for (const c of listable) {
-        const { rows } = await this.#reused(boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true);
-        noteSink(sink, rows);
-        counts.push(Number(rows[0]?.n ?? 0));
+        counts.push(await this.#count(scope, c, cap, sink));
       }
       if (counts.includes(0)) return 'empty';
       const selectivity = counts.reduce((p, n) => p * Math.min(1, n / Math.max(1, total)), 1);
@@ -828,16 +837,16 @@ export class RecordStore {
    * still running are left to finish on their connections, their results unused. With every
    * count known, the choice is #plan's own. Returns the driver, or undefined to walk.
    */
-  async #concurrentCounts(listable: Compiled[], total: number, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
+  async #concurrentCounts(listable: Compiled[], scope: CachedScope, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
+    const total = scope.recordCount;
     const cap = countCap(listable.length, total, want);
     const counts: (number | undefined)[] = listable.map(() => undefined);
     const running = new Map(
       listable.map((c, i) => {
-        const p = this.#reused(boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true).then(({ rows }) => {
-            noteSink(sink, rows);
-            counts[i] = Number(rows[0]?.n ?? 0);
-            return i;
-          });
+        const p = this.#count(scope, c, cap, sink).then((n) => {
+          counts[i] = n;
+          return i;
+        });
         p.catch(() => undefined); // a count left running must not become an unhandled rejection
         return [i, p] as const;
       }),
@@ -851,6 +860,24 @@ export class RecordStore {
       if (least < cap && least <= want / selectivity) return listable[best];
       if (running.size === 0) return undefined;
     }
+  }
+
+  /** A condition's bounded count (see countCap), from CachedScope.counts when known there. */
+  #count(scope: CachedScope, c: Compiled, cap: number, sink: StateSink | undefined): Promise<number> {
+    const set = c.set!.compile(this.#db);
+    const key = `${cap}\u0000${set.sql}\u0000${JSON.stringify(set.parameters)}`;
+    const known = scope.counts?.get(key);
+    if (known !== undefined) return Promise.resolve(known);
+    return this.#reused(boundedCount(c.set!, cap, this.#dialect, c.planByValue, sink?.columns), c.planByValue === true).then(({ rows }) => {
+      noteSink(sink, rows);
+      const n = Number(rows[0]?.n ?? 0);
+      if (n > 0) {
+        scope.counts ??= new Map();
+        if (scope.counts.size >= COUNT_CACHE_LIMIT) scope.counts.clear();
+        scope.counts.set(key, n);
+      }
+      return n;
+    });
   }
 
   async #scopeId(db: Executor, connectorId: string, entity: string): Promise<number | undefined> {
