@@ -1,9 +1,10 @@
 /**
- * The planner's counts (how many records a condition matches, read to choose between driving
+ * What a search remembers of its scope between searches. The planner's counts (how many records a condition matches, read to choose between driving
  * from a set and walking in result order) are remembered per scope between searches. They only
  * choose a plan: pages are always read live, so records written or deleted since, by this store
  * or another instance, show in the next page, and a condition that matched nothing before is
- * looked up again rather than answered empty.
+ * looked up again rather than answered empty. The scope's synced_at, which PostgreSQL reads with
+ * the search's own statements (as text), is the same exact time on every path a search takes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordStore } from '../../src/search/index.ts';
@@ -57,5 +58,23 @@ describe.each(dialectCases())('planner counts on %s', (_dialect, open, skip) => 
     expect(await ids(store, params)).toEqual(['p012', 'p036', 'p048']);
     await other.upsert(C, E, DEF, [person(12, 'sales', ['vip'])]);
     expect(await ids(store, params)).toEqual(['p036', 'p048']);
+  });
+
+  it.skipIf(skip !== undefined)(`synced_at is the write's time on every search path${skip === undefined ? '' : ` (${skip})`}`, async () => {
+    t = await open();
+    const at = Date.parse('2026-03-04T05:06:07.089Z');
+    const store = new RecordStore(t.database, { cursorSecret: 'test-secret', now: () => at });
+    await store.upsert(C, E, DEF, Array.from({ length: 30 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', ['vip'])));
+    const iso = new Date(at).toISOString();
+    const reader = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    const searches = [
+      { query: { filter: { eq: { title: 'engineer' } }, sort: [{ created_at: 'asc' }] }, limit: 2 }, // first: the scope read whole
+      { query: { filter: { eq: { title: 'engineer' } }, sort: [{ created_at: 'asc' }] }, limit: 2 }, // cached scope, state with the page
+      { query: { filter: { eq: { email: 'p3@example.com' } } } }, // a shape learned
+      { query: { filter: { eq: { email: 'p6@example.com' } } } }, // the remembered shape
+      { query: { filter: { eq: { email: 'nobody@example.com' } } } }, // remembered, empty page
+      { query: { filter: { eq: { title: 'nobody' } }, sort: [{ created_at: 'asc' }] } }, // no row: the state read on its own
+    ];
+    for (const params of searches) expect((await reader.search(C, E, DEF, params)).meta.synced_at, JSON.stringify(params)).toBe(iso);
   });
 });
