@@ -33,8 +33,8 @@ const ESTIMATE_CAP = 20_000;
 const CONFIRM_BATCH = 1000;
 /** (connector, entity) scopes whose ids and field dictionaries are kept between searches. */
 const SCOPE_CACHE_LIMIT = 10_000;
-/** Planner counts remembered per scope (CachedScope.counts). */
-const COUNT_CACHE_LIMIT = 256;
+/** Planner counts remembered per scope (CachedScope.counts; keys of a few hundred bytes: about 20 kB at most per scope searched). */
+const COUNT_CACHE_LIMIT = 64;
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
 /** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
