@@ -463,6 +463,15 @@ export function pageQuery(
       : sql`${driving} ${join} search_values s0 ON s0.rid = d.rid ${join} search_records r ON r.rid = d.rid`;
     rid = sql.ref('s0.rid');
     where.unshift(sql<SqlBool>`s0.field_id = ${first.fieldId!} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
+  } else if (phase === 'none' && sort.length === 0 && driver !== undefined && driverArms === undefined && dialect.name === 'postgres') {
+    // PostgreSQL, an unsorted page driven by a set: as for walks above, the set's rows are
+    // aliased `r`, so the checks filter them before any record is read, and records are read
+    // for the rows kept only (an `any` over a tag name and id: 502 records read for 202 kept
+    // before). Every driving set lists records of this scope only (its field ids and word
+    // tokens are the scope's), so no scope check is needed.
+    from = sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} r`;
+    rid = sql.ref('r.rid');
+    record = sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)`;
   } else {
     from = driving === undefined ? sql`search_records r` : sql`${driving} ${join} search_records r ON r.rid = d.rid`;
     rid = sql.ref('r.rid');

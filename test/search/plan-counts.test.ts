@@ -53,6 +53,17 @@ describe.each(dialectCases())('planner counts on %s', (_dialect, open, skip) => 
     await store.upsert(C, E, DEF, Array.from({ length: 60 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', i % 4 === 0 ? ['vip'] : ['beta'])));
     const params = { query: { filter: { and: [{ eq: { title: 'engineer' } }, { contains: { tags: 'vip' } }] }, sort: [{ created_at: 'asc' }] }, limit: 3 };
     for (let k = 0; k < 3; k++) expect(await ids(store, params)).toEqual(['p000', 'p012', 'p024']);
+    // Unsorted, paged with cursors: the smaller set drives (on PostgreSQL its rows are checked
+    // before their records are read), the other condition is checked per record.
+    const unsorted = { query: { filter: { and: [{ eq: { title: 'engineer' } }, { contains: { tags: 'vip' } }] } }, limit: 2 };
+    const all: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await store.search(C, E, DEF, cursor === null ? unsorted : { ...unsorted, cursor });
+      all.push(...page.data.map((d) => String(d['id'])));
+      cursor = page.meta.cursor;
+    } while (cursor !== null);
+    expect(all).toEqual(['p000', 'p012', 'p024', 'p036', 'p048']);
     const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
     await other.deleteRecords(C, E, ['p000', 'p024']);
     expect(await ids(store, params)).toEqual(['p012', 'p036', 'p048']);
