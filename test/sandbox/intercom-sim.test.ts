@@ -45,7 +45,7 @@ function expectError(r: Reply, status: number, code: string, message?: string | 
 /** Ids of a resource's records in the simulator's store, in stored order. */
 const ids = (sim: IntercomSimulator, resource: string): string[] => [...(sim.resources.get(resource)?.records.keys() ?? [])];
 const RESOURCES = ['admins', 'teams', 'tags', 'segments', 'companies', 'contacts', 'conversations', 'notes', 'internal_articles'];
-const counts = (sim: IntercomSimulator): Record<string, number> => Object.fromEntries(RESOURCES.map((r) => [r, sim.resources.get(r)?.records.size]));
+const counts = (sim: IntercomSimulator): Record<string, number> => Object.fromEntries(RESOURCES.map((r) => [r, sim.resources.get(r)?.records.size ?? 0]));
 
 // The 200 response schemas of the vendored description (connectors/intercom/openapi-2.14.json).
 function expectMatchesOpenApi(key: string, body: unknown): void {
