@@ -1,7 +1,7 @@
 /**
  * Library mode, end to end: list, page through and fetch Granola notes with credentials held by
  * this process. Against the sandbox: `npx switchboard sandbox --port 4010`, then
- *   GRANOLA_BASE_URL=http://127.0.0.1:4010 GRANOLA_API_KEY=grn_Uy7nvdpkpdpjAvGFkvDh4HhGbFgn \
+ *   GRANOLA_BASE_URL=http://127.0.0.1:4013 GRANOLA_API_KEY=grn_Uy7nvdpkpdpjAvGFkvDh4HhGbFgn \
  *     node --import tsx examples/library-mode.ts
  * Without GRANOLA_BASE_URL it calls the real Granola API.
  */

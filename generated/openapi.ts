@@ -1809,7 +1809,7 @@ export interface components {
              * @enum {string}
              */
             include?: "transcript";
-            /** @description The note's id */
+            /** @description The note's id (not_ and 14 letters or digits) */
             note_id: string;
         };
         /** GranolaNotesListParams */

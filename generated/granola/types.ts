@@ -93,7 +93,7 @@ updated_after?: string
 
 export interface GranolaNotesGetParams {
 /**
- * The note's id
+ * The note's id (not_ and 14 letters or digits)
  */
 note_id: string
 /**

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
-/** Default first port of `switchboard sandbox`: Granola 4010, Intercom 4011, Monday 4012, then the rest by type name (README's sandbox table). */
+/** Default first port of `switchboard sandbox`: Intercom 4010, Monday 4011, then the rest by type name (README's sandbox table). */
 export const SANDBOX_PORT = 4010;
 
 export function registerSandboxCommand(program: Command): void {

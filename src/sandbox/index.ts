@@ -46,7 +46,6 @@ function prop(sim: AnySimulator, name: string): string {
 
 /** Simulators with code of their own (seeded workspaces, state machines a sidecar cannot declare). */
 const CODED: readonly SandboxSimulatorEntry[] = [
-  { type: 'granola', start: lazy(() => import('./granola/index.ts'), (m) => m.startGranolaSimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
   { type: 'intercom', start: lazy(() => import('./intercom/index.ts'), (m) => m.startIntercomSimulator), credentials: (s) => ({ access_token: prop(s, 'accessToken') }) },
   { type: 'monday', start: lazy(() => import('./monday/index.ts'), (m) => m.startMondaySimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
 ];

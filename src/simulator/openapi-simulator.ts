@@ -25,8 +25,9 @@ import { jwtTokenServer } from './jwt-tokens.ts';
 import type { KeyObject } from 'node:crypto';
 import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from './store-rules.ts';
+import { included, listItemFields, pick } from './record-views.ts';
 import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
-import { mixSeed, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
+import { mixSeed, seededRandom, startSimulator, TokenBucket, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
   /** The description: a loaded one, or a YAML/JSON file. */
@@ -145,6 +146,14 @@ export interface OpenApiSimulator extends Simulator {
   expireAccessTokens(): void;
   /** Close the open scroll of every scroll rule (also done by reset()). */
   closeScrolls(): void;
+  /**
+   * Change upstream data without the API (tests): add a record as a create would (the template or
+   * a sample, a fresh id, timestamps now) with `fields` over it; merge fields into a record and
+   * stamp its update time (undefined for an unknown id); remove a record (false when there was none).
+   */
+  addRecord(resource: string, fields?: Json): Json;
+  updateRecord(resource: string, id: string, fields?: Json): Json | undefined;
+  removeRecord(resource: string, id: string): boolean;
 }
 
 const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
@@ -285,8 +294,20 @@ function compareValues(field: unknown, value: unknown): number | undefined {
   const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   const [a, b] = [num(field), num(value)];
   if (!Number.isNaN(a) && !Number.isNaN(b)) return a - b;
-  const [x, y] = [Date.parse(String(field)), Date.parse(String(value))];
+  const [x, y] = [timeOf(String(field)), timeOf(String(value))];
   return Number.isNaN(x) || Number.isNaN(y) ? undefined : x - y;
+}
+
+/** Date.parse, remembered: a list filtered by time compares every record's field on every request. */
+const times = new Map<string, number>();
+function timeOf(s: string): number {
+  let t = times.get(s);
+  if (t === undefined) {
+    if (times.size >= 500_000) times.clear();
+    t = Date.parse(s);
+    times.set(s, t);
+  }
+  return t;
 }
 
 const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -297,11 +318,12 @@ function deepMerge(base: Json, over: Json): Json {
   return base;
 }
 
-const encodeToken = (offset: number): string => Buffer.from(JSON.stringify({ o: offset })).toString('base64url');
-function decodeToken(s: string): number | undefined {
+/** A next-page token: the offset, and the id of the page's last record (the next page starts after it while it is listed). */
+const encodeToken = (offset: number, after?: unknown): string => Buffer.from(JSON.stringify(after === undefined ? { o: offset } : { o: offset, k: after })).toString('base64url');
+function decodeToken(s: string): { offset: number; after: unknown } | undefined {
   try {
-    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as { o?: unknown };
-    return Number.isInteger(v.o) && (v.o as number) >= 0 ? (v.o as number) : undefined;
+    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as { o?: unknown; k?: unknown };
+    return Number.isInteger(v.o) && (v.o as number) >= 0 ? { offset: v.o as number, after: v.k } : undefined;
   } catch {
     return undefined;
   }
@@ -327,10 +349,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() };
   const samples = new Map<string, unknown>();
   /** A sample of the schema at a pointer (computed once, a fresh copy each time). */
-  const sample = (pointer: string | undefined): unknown => {
+  const sample = (pointer: string | undefined): unknown => clone(peek(pointer));
+  /** The cached sample itself, to read and never to change. */
+  const peek = (pointer: string | undefined): unknown => {
     if (pointer === undefined) return {};
     if (!samples.has(pointer)) samples.set(pointer, sampleSchema({ $ref: pointer } as never, { skipWriteOnly: true, quiet: true }, d.doc));
-    return clone(samples.get(pointer));
+    return samples.get(pointer);
   };
   const anyErrorRef = d.operations.find((o) => o.errorRef !== undefined)?.errorRef;
 
@@ -506,10 +530,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
    */
   const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json): Json => {
     const rs = sidecar.resources?.[r.name];
-    const sampled = (sample(r.recordRef) ?? {}) as Json;
+    const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
     const recordId = id((base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
-    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : sampled) as Json;
+    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
     if (extra !== undefined) record = deepMerge(record, extra);
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);
@@ -545,13 +569,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.
-      const like = ((sample(r.recordRef) ?? {}) as Json).id;
+      const like = ((peek(r.recordRef) ?? {}) as Json).id;
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
       if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
         const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
-        setPath(record, path, clone(values[Math.floor(rand() * values.length)]));
+        // Shared, not copied (100 000 seeded records stay cheap): writes replace a field's value, and
+        // an update that sets fields inside one copies it first (merge).
+        setPath(record, path, values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
       const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
@@ -590,9 +616,26 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   let windowStart = 0;
   let used = 0;
+  // rate_limit.bucket: `limit` requests at once, refilled evenly over the window (Granola's 25, 5 per second).
+  let bucket: TokenBucket | undefined;
+  let bucketWait = 0;
   const countRequest = (): { headers: Record<string, string>; exceeded: boolean } => {
     const rl = rateLimit;
     if (rl === undefined) return { headers: {}, exceeded: false };
+    if (rl.bucket === true) {
+      bucket ??= new TokenBucket(rl.limit, rl.limit / rl.window_seconds);
+      bucketWait = bucket.take();
+      const remaining = bucket.remaining();
+      const names = rl.headers ?? {};
+      const headers: Record<string, string> = {};
+      if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
+      if (names.remaining !== undefined) headers[names.remaining] = String(remaining);
+      if (names.window_ms !== undefined) headers[names.window_ms] = String(rl.window_seconds * 1000);
+      // Until the bucket is full again.
+      const full = ((rl.limit - remaining) * rl.window_seconds) / rl.limit;
+      if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil(full)) : rl.reset === 'unix_ms' ? String(Date.now() + Math.ceil(full * 1000)) : String(Math.ceil(Date.now() / 1000 + full));
+      return { headers, exceeded: bucketWait > 0 };
+    }
     const windowMs = rl.window_seconds * 1000;
     const now = Date.now();
     const start = Math.floor(now / windowMs) * windowMs;
@@ -649,7 +692,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       const have = record[k];
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
-        merge(have as Json, v as Json, undefined, true);
+        const copy = clone(have as Json);
+        merge(copy, v as Json, undefined, true);
+        record[k] = copy;
         continue;
       }
       if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
@@ -727,6 +772,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (deletedParam !== undefined) handled.add(deletedParam);
     const onlyDeleted = deletedParam !== undefined && (query[deletedParam] === true || query[deletedParam] === 'true');
     let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)));
+    if (pag.order === 'newest_first') rows.reverse();
     if (since !== undefined) {
       // Changed at or after the param (Unix seconds), oldest change first.
       const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
@@ -795,20 +841,27 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
     const key = listKeyOf(d, schema, resource);
+    const r = resources.get(resource);
     let offset = p.offset;
     if (p.cursor !== undefined && p.cursor !== '') {
-      const o = numericCursor ? Number(p.cursor) : decodeToken(String(p.cursor));
-      if (o === undefined || !Number.isInteger(o) || o < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' }, op);
-      offset = o;
+      const t = numericCursor ? { offset: Number(p.cursor), after: undefined } : decodeToken(String(p.cursor));
+      if (t === undefined || !Number.isInteger(t.offset) || t.offset < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' }, op);
+      // Start after the record the token names while it is listed, so records added or removed meanwhile shift nothing.
+      const at = t.after === undefined || r === undefined ? -1 : all.findIndex((x) => x[r.idField] === t.after);
+      offset = at >= 0 ? at + 1 : t.offset;
     }
-    const slice = rows.slice(offset, offset + limit).map((s) => s.record);
+    // Items cut to the list's own item schema, and without the fields only an include parameter asks for.
+    const shown = listItemFields(d, op.responseRef, key, r?.recordRef);
+    const include = sidecar.resources?.[resource]?.include;
+    const slice = rows.slice(offset, offset + limit).map((s) => pick(included(s.record, include, Object.fromEntries(new URLSearchParams(req.query))), shown));
     const more = offset + slice.length < rows.length;
+    const lastKey = r === undefined ? undefined : rows[offset + slice.length - 1]?.record[r.idField];
     if (key === '') {
       // A bare array: the next page is a Link header, the request's own query with the cursor or page advanced.
       const nextParam = cursorParam ?? pageParam;
       if (!more || nextParam === undefined) return { status: op.successStatus, json: slice };
       const q = new URLSearchParams(req.query);
-      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit)) : String(page + 1));
+      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey)) : String(page + 1));
       return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
@@ -823,7 +876,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (typeof body.nextPage === 'string') {
       if (more && cursorParam !== undefined) {
         const q = new URLSearchParams(req.query);
-        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey)));
         body.nextPage = `${origin}${req.path}?${q.toString()}`;
       } else delete body.nextPage;
     }
@@ -831,7 +884,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
-        const token = numericCursor ? offset + limit : encodeToken(offset + limit);
+        const token = numericCursor ? offset + limit : encodeToken(offset + limit, lastKey);
         setPath(body, nextPath, token);
         // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}, HubSpot's paging.next: {after, link}).
         const holderPath = nextPath.split('.').slice(0, -1);
@@ -858,7 +911,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (pag.next_url !== undefined) {
       // The next page's URL: the same query with the next cursor (an export's start time stays: the cursor is an offset into what it selects).
       const q = new URLSearchParams(req.query);
-      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit)));
+      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey)));
       setPath(body, pag.next_url, more ? `${origin}${req.path}?${q.toString()}` : null);
     }
     if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
@@ -937,7 +990,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (fromOauth !== undefined) return fromOauth;
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
-    const rl = countRequest();
+    // Requests refused for their path or credentials spend nothing of the rate limit (it is the account's).
+    let rl: { headers: Record<string, string>; exceeded: boolean } = { headers: {}, exceeded: false };
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
@@ -958,10 +1012,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return withHeaders(errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op));
       }
     }
+    rl = countRequest();
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
       // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).
-      const wait = String(Math.max(1, Math.ceil((windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
+      const wait = String(Math.max(1, Math.ceil(rateLimit.bucket === true ? bucketWait : (windowStart + rateLimit.window_seconds * 1000 - Date.now()) / 1000)));
       const limitedHeaders: Record<string, string> = { 'Retry-After': wait };
       for (const [k, v] of Object.entries(rateLimit.exceeded_headers ?? {})) {
         for (const have of Object.keys(limitedHeaders)) if (have.toLowerCase() === k.toLowerCase()) delete limitedHeaders[have];
@@ -1088,7 +1143,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const deletedParam = softDeleteParam(r);
         // A soft-deleted record is gone, unless the get asks for it (HubSpot's archived=true).
         const s = deletedParam !== undefined && checked.query[deletedParam] === true ? (id === undefined ? undefined : find(r, id)) : located();
-        return withHeaders(s === undefined ? notFound(op, id ?? '', c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, s.record, r.declared === undefined ? undefined : r, s) });
+        return withHeaders(s === undefined ? notFound(op, id ?? '', c.idParam ?? c.idQuery) : { status: op.successStatus, json: wrap(op, included(s.record, sidecar.resources?.[r.name]?.include, checked.query), r.declared === undefined ? undefined : r, s) });
       }
       case 'update': {
         const s = located();
@@ -1122,6 +1177,11 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return withHeaders({ status: op.successStatus, json: sample(op.responseRef) });
   };
 
+  const resourceNamed = (name: string): Resource => {
+    const r = resources.get(name);
+    if (r === undefined) throw new Error(`the simulator has no resource ${name} (it has ${[...resources.keys()].join(', ')})`);
+    return r;
+  };
   const sim = await startSimulator(handle, { ...(options.port !== undefined ? { port: options.port } : {}), ...(options.host !== undefined ? { host: options.host } : {}) });
   return {
     ...sim,
@@ -1137,21 +1197,44 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       rateLimit = limit === false ? undefined : limit;
       windowStart = 0;
       used = 0;
+      bucket = undefined;
     },
     resetRateLimit: () => {
       windowStart = 0;
       used = 0;
+      bucket = undefined;
     },
     expireAccessTokens: () => {
       const past = Date.now() - 1000;
       for (const t of grants.expiries.keys()) grants.expiries.set(t, past);
     },
     closeScrolls,
+    addRecord: (name, fields) => {
+      const r = resourceNamed(name);
+      const mint = (like: unknown): string | number => {
+        let id = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like, true);
+        while (r.records.has(String(id))) id = newId(seededRandom(mixSeed(seed, hashString(r.name), ++r.created)), like, true);
+        return id;
+      };
+      const record = newRecord(r, mint, r.records.size + 1, fields === undefined ? undefined : clone(fields));
+      r.records.set(String(record[r.idField]), { record, parents: {} });
+      return record;
+    },
+    updateRecord: (name, id, fields) => {
+      const r = resourceNamed(name);
+      const s = r.records.get(id);
+      if (s === undefined) return undefined;
+      Object.assign(s.record, clone(fields ?? {}));
+      stamp(r, s.record, 'updated', new Date().toISOString());
+      return s.record;
+    },
+    removeRecord: (name, id) => resourceNamed(name).records.delete(id),
     reset: () => {
       sim.reset();
       closeScrolls();
       windowStart = 0;
       used = 0;
+      bucket = undefined;
     },
   };
 }
@@ -1203,7 +1286,8 @@ let lastTs = 0;
 /**
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (Slack's
  * message ts: in the past when seeded, the current time when created, always increasing), a
- * prefixed upper-case id (Slack's C012AB3CD), or a string of digits (Asana gids, numeric ids) or hex.
+ * prefixed id (Granola's not_1d3tmYTlCICgjy), a prefixed upper-case id (Slack's C012AB3CD), or a
+ * string of digits (Asana gids, numeric ids) or hex.
  */
 function newId(rand: () => number, like: unknown, created = false): string | number {
   if (typeof like === 'number') return 1 + Math.floor(rand() * 2_000_000_000);
@@ -1211,6 +1295,12 @@ function newId(rand: () => number, like: unknown, created = false): string | num
     if (!created) return `${1_600_000_000 + Math.floor(rand() * 80_000_000)}.${String(Math.floor(rand() * 1_000_000)).padStart(6, '0')}`;
     lastTs = Math.max(lastTs + 1, Date.now() * 1000);
     return `${Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, '0')}`;
+  }
+  // A lower-case prefix and letters and digits (Granola's not_1d3tmYTlCICgjy): the same prefix and length.
+  const prefixed = typeof like === 'string' ? /^([a-z]{2,8}_)([A-Za-z0-9]{8,})$/.exec(like) : null;
+  if (prefixed !== null) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    return (prefixed[1] as string) + Array.from({ length: (prefixed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
   if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

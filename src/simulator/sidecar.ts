@@ -99,7 +99,8 @@
  *                   API versions by header, a query-cost budget (complexity), cursor pagination
  *                   over snapshots (cursor_pages), field values derived by templates (fields);
  *                   rate_limit.sliding
- *                   makes the request limit a sliding window.
+ *                   makes the request limit a sliding window; rate_limit.bucket (OpenAPI simulator)
+ *                   a token bucket of `limit` requests refilled evenly over window_seconds.
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -138,6 +139,8 @@ export interface ResourceSidecar {
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
+  /** Fields answered only when the query parameter `param` names them (Granola's include=transcript). */
+  include?: { param: string; fields: string[] };
   /** Fields merged over the template for seeded records only. */
   seed?: Record<string, unknown>;
   created_by?: { operation: string; field: string; echo?: string }[];
@@ -178,6 +181,8 @@ export interface Pagination {
   next_url?: string;
   has_more?: string;
   done?: string;
+  /** The list order: `stored` (default) or `newest_first` (the last stored record first). */
+  order?: 'stored' | 'newest_first';
 }
 
 export interface Sidecar {
@@ -189,7 +194,7 @@ export interface Sidecar {
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
@@ -280,6 +285,7 @@ const SIDECAR_SCHEMA = {
         next_url: { type: 'string' },
         has_more: { type: 'string' },
         done: { type: 'string' },
+        order: { enum: ['stored', 'newest_first'] },
       },
     },
   },
@@ -364,6 +370,7 @@ const SIDECAR_SCHEMA = {
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
+        bucket: { type: 'boolean' },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },
@@ -391,6 +398,7 @@ const SIDECAR_SCHEMA = {
           timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, unix: { type: 'boolean' } } },
           unique: { type: 'object', additionalProperties: false, required: ['fields'], properties: { fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
           upsert: { type: 'string', minLength: 1 },
+          include: { type: 'object', additionalProperties: false, required: ['param', 'fields'], properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
           record: { type: 'string' },

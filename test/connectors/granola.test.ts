@@ -71,7 +71,7 @@ describe('granola notes', () => {
 
   it('get: an unknown note is upstream_not_found with the upstream body in details', async () => {
     const err = await granola()
-      .execute('notes', 'get', { note_id: 'not_doesnotexist' })
+      .execute('notes', 'get', { note_id: 'not_doesnotexist00' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SwitchboardError);
     expect((err as SwitchboardError).code).toBe('upstream_not_found');

@@ -37,9 +37,7 @@ interface VendorDescription {
 }
 
 /** Connectors whose vendor publishes no machine-readable description: why, for the skip. */
-const NO_DESCRIPTION: Record<string, string> = {
-  granola: 'Granola publishes no OpenAPI or other machine-readable description of its API (docs.granola.ai is prose); its simulator stays hand-written',
-};
+const NO_DESCRIPTION: Record<string, string> = {};
 
 /**
  * Requests a manifest deliberately leaves to the vendor to refuse, with the problem expected:
@@ -61,7 +59,8 @@ const NEXT_CURSOR: Record<string, string> = {
  * malformed one to the vendor's 404 (test/connectors/intercom.test.ts relies on that).
  */
 function sample(def: ParamDef, name = ''): unknown {
-  if ((name === 'id' || name.endsWith('_id')) && def.enum === undefined && (def.type === 'string' || def.type === undefined)) return '1850000101';
+  // An id whose pattern rules digits out (Granola's not_ ids) takes the pattern's simplest value.
+  if ((name === 'id' || name.endsWith('_id')) && def.enum === undefined && (def.type === 'string' || def.type === undefined) && (def.pattern === undefined || new RegExp(def.pattern).test('1850000101'))) return '1850000101';
   if (def.enum !== undefined) return def.enum[0];
   switch (Array.isArray(def.type) ? def.type.find((t) => t !== 'null') : def.type) {
     case 'integer':
@@ -85,8 +84,25 @@ function sample(def: ParamDef, name = ''): unknown {
       if (def.format === 'date') return '2026-01-31';
       // A value the param's pattern accepts: digits, a Slack-like ts or id, else a plain word.
       if (def.pattern === undefined) return 'x';
-      return ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1'].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x';
+      return ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1', fromPattern(def.pattern)].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x';
   }
+}
+
+/**
+ * The simplest text a plain pattern (literals, character classes, quantifiers) accepts: each
+ * class gives its first character, repeated as its quantifier's least count (Granola's
+ * `^not_[A-Za-z0-9]{14}$` → `not_AAAAAAAAAAAAAA`).
+ */
+function fromPattern(pattern: string): string {
+  let out = '';
+  const re = /\\(.)|\[\^?(.)[^\]]*\]|([^^$\\[{}+*?])|\{(\d+)(?:,\d*)?\}|([+?*])/g;
+  let last = '';
+  for (const m of pattern.matchAll(re)) {
+    if (m[4] !== undefined) out += last.repeat(Number(m[4]) - 1);
+    else if (m[5] !== undefined) out = m[5] === '+' ? out : out.slice(0, out.length - last.length);
+    else out += last = m[1] ?? m[2] ?? m[3] ?? '';
+  }
+  return out;
 }
 
 /** A since value as the sync engine writes it for the format (ISO 8601 by default). */

@@ -85,7 +85,7 @@ function script(all: Block[]): string {
       writeFileSync(join(copy, `readme-block-${i}.ts`), b.body);
       // The library example reads the sandbox's Granola; the SDK example the app the hosted quick start created.
       parts.push(
-        `GRANOLA_BASE_URL=http://127.0.0.1:4010 GRANOLA_API_KEY=grn_Uy7nvdpkpdpjAvGFkvDh4HhGbFgn SWITCHBOARD_CLIENT_ID="$CLIENT_ID" SWITCHBOARD_CLIENT_SECRET="$CLIENT_SECRET" INTERCOM="$INTERCOM" node --import tsx readme-block-${i}.ts`,
+        `GRANOLA_BASE_URL=http://127.0.0.1:4013 GRANOLA_API_KEY=grn_Uy7nvdpkpdpjAvGFkvDh4HhGbFgn SWITCHBOARD_CLIENT_ID="$CLIENT_ID" SWITCHBOARD_CLIENT_SECRET="$CLIENT_SECRET" INTERCOM="$INTERCOM" node --import tsx readme-block-${i}.ts`,
       );
     } else if (b.lang === 'json' && b.body.includes('"mcpServers"')) {
       // An MCP client's configuration: started as a client would (test/docs/mcp-config-check.ts).

@@ -48,7 +48,7 @@ describe('execute when the caller disconnects', () => {
   });
 
   it('aborts the upstream call of a caller that went away', async () => {
-    const body = JSON.stringify({ entity: 'notes', action: 'get', params: { note_id: 'not_1' } });
+    const body = JSON.stringify({ entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } });
     const req = httpRequest(`${h.url}${CONNECTORS}/${connectorId}/execute`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },

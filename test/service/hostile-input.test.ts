@@ -159,7 +159,7 @@ describeEachDialect('hostile input on %s', (dialect) => {
       const r = await h.request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } });
       expect([r.status, (r.body as { code: string }).code, r.headers.get('retry-after')]).toEqual([429, 'upstream_rate_limited', '3600']);
       // A second call on that connector is not hung behind the hour: the connector is held back for the 60 s cap, longer than a call may wait, so it is refused at once.
-      const again = await h.request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_1' } } });
+      const again = await h.request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } } });
       expect([again.status, (again.body as { code: string }).code, again.headers.get('retry-after') !== null]).toEqual([429, 'upstream_rate_limited', true]);
       mode = 'huge';
       const other = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c2', connector_type: 'granola', name: 'g2', credentials: { api_key: 'grn_secret_key_2' } } });

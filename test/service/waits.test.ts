@@ -57,7 +57,7 @@ describeEachDialect('waits on %s', (dialect) => {
       // Ten seconds later the connector is still held back for ~50 s, inside the call's 60 s deadline:
       // the caller is told so at once rather than held (and, before, cut by the server at 30 s).
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 10_000 });
-      const again = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_1' } } });
+      const again = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } } });
       expect([again.status, again.body.code]).toEqual([429, 'upstream_rate_limited']);
       expect(again.body.details.reason).toBe('paused');
       const retryAfter = Number(again.headers.get('retry-after'));

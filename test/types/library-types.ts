@@ -9,7 +9,7 @@ export async function typeChecks(): Promise<void> {
   const page = await granola.execute('notes', 'list', { page_size: 10 });
   const cursor: string | null = page.meta.cursor;
   const hasMore: boolean = page.meta.has_more;
-  const note = await granola.execute('notes', 'get', { note_id: 'not_1', include: 'transcript' });
+  const note = await granola.execute('notes', 'get', { note_id: 'not_10000000000000', include: 'transcript' });
   const title: string | null | undefined = note.data.title;
   for await (const n of granola.records('notes', { page_size: 30 })) void n.id;
   void [cursor, hasMore, title];
@@ -19,7 +19,7 @@ export async function typeChecks(): Promise<void> {
   // @ts-expect-error unknown action
   await granola.execute('notes', 'create', {});
   // @ts-expect-error wrong param name
-  await granola.execute('notes', 'get', { id: 'not_1' });
+  await granola.execute('notes', 'get', { id: 'not_10000000000000' });
   // @ts-expect-error wrong param type
   await granola.execute('notes', 'list', { page_size: '10' });
   // @ts-expect-error value outside the enum

@@ -10,7 +10,7 @@ type ExecuteBody = paths['/api/v1/integrations/connectors/{connector_id}/execute
 
 export const typedExecuteBodies: ExecuteBody[] = [
   { entity: 'notes', action: 'list', params: { page_size: 5 } },
-  { entity: 'notes', action: 'get', params: { note_id: 'not_1', include: 'transcript' } },
+  { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000', include: 'transcript' } },
   { entity: 'contacts', action: 'create', params: { role: 'lead', email: 'ada@example.com' } },
   { entity: 'contacts', action: 'search', params: { query: { filter: { eq: { role: 'lead' } } }, limit: 10 } },
 ];
