@@ -619,12 +619,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   // rate_limit.bucket: `limit` requests at once, refilled evenly over the window (Granola's 25, 5 per second).
   let bucket: TokenBucket | undefined;
   let bucketWait = 0;
-  const countRequest = (): { headers: Record<string, string>; exceeded: boolean } => {
+  /** The rate-limit headers, after counting the request unless `spend` is false (a refused request shows them and spends nothing). */
+  const countRequest = (spend = true): { headers: Record<string, string>; exceeded: boolean } => {
     const rl = rateLimit;
     if (rl === undefined) return { headers: {}, exceeded: false };
     if (rl.bucket === true) {
       bucket ??= new TokenBucket(rl.limit, rl.limit / rl.window_seconds);
-      bucketWait = bucket.take();
+      bucketWait = spend ? bucket.take() : 0;
       const remaining = bucket.remaining();
       const names = rl.headers ?? {};
       const headers: Record<string, string> = {};
@@ -643,14 +644,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       windowStart = start;
       used = 0;
     }
-    used++;
+    if (spend) used++;
     const names = rl.headers ?? {};
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
     if (names.window_ms !== undefined) headers[names.window_ms] = String(windowMs);
     if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
-    return { headers, exceeded: used > rl.limit };
+    return { headers, exceeded: spend && used > rl.limit };
   };
 
   // ---------------------------------------------------------------- handlers
@@ -991,7 +992,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
     // Requests refused for their path or credentials spend nothing of the rate limit (it is the account's).
-    let rl: { headers: Record<string, string>; exceeded: boolean } = { headers: {}, exceeded: false };
+    let rl = countRequest(false);
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
