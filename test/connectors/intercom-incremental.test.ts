@@ -29,8 +29,6 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 /** Companies per scroll page, as the sidecar's scroll rule declares it. */
-/** Change a contact in the simulator's store, as an edit made in Intercom's own UI would. */
-const edit = (upstream: IntercomSimulator, id: string, fields: Record<string, unknown>): void => void Object.assign(upstream.resources.get('contacts')!.records.get(id)!.record, fields);
 const scrollPageSize = (): number => sim.sidecar.scroll?.['GET /companies/scroll']?.page_size as number;
 
 const runtime = () => new ConnectorRuntime(manifest, { access_token: sim.accessToken }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } });
@@ -60,8 +58,8 @@ describe('intercom sync-only actions', () => {
     const rows = sim.records('contacts');
     const since = Math.max(...rows.map((r) => r['updated_at'] as number)) + 10;
     const touched = [rows[3]!.id, rows[150]!.id, rows[399]!.id] as string[];
-    // Edit the records in the simulator's store, after `since` whatever the wall clock says.
-    for (const id of touched) edit(sim, id, { name: `changed ${id}`, updated_at: since + 60 });
+    // Edits made upstream, not through the API: updated_at becomes now, after the seeded data's anchor.
+    for (const id of touched) sim.updateRecord('contacts', id, { name: `changed ${id}` });
     const got = await collect('contacts', 'changes', { updated_since: since, per_page: 2 });
     expect(got.map((c) => c.id).sort()).toEqual([...touched].sort());
     for (const c of got) {
@@ -177,7 +175,7 @@ describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${sk
     const rows = upstream.records('contacts');
     const latest = Math.max(...rows.map((r) => r['updated_at'] as number));
     const changed = rows.filter((_, i) => i % 100 === 7).map((r) => r.id as string);
-    for (const id of changed) edit(upstream, id, { name: `${salt} ${id}`, updated_at: latest + 3600 });
+    for (const id of changed) expect(upstream.updateRecord('contacts', id, { name: `${salt} ${id}` })?.updated_at).toBeGreaterThan(latest);
     return changed;
   }
 
@@ -217,7 +215,7 @@ describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${sk
     const fullRequests = requests.length;
 
     changeOnePercent(sim, 'edited');
-    const added = (await (await fetch(`${sim.url}/contacts`, { method: 'POST', headers: { authorization: `Bearer ${sim.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ role: 'lead', name: 'short-lived lead' }) })).json()) as { id: string };
+    const added = sim.addRecord('contacts', { role: 'lead', name: 'short-lived lead' });
     requests = [];
     const inc = await engine.runOnce('ic-all');
     expect(inc.full).toBe(false);
@@ -231,7 +229,7 @@ describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${sk
     // not see that, the next full refresh (the third run here, fullRefreshEvery: 2) lists again and removes it.
     const gone = { id: [...sim.resources.get('contacts')!.records.keys()].at(-1)! };
     expect(gone.id).toBe(added.id);
-    sim.resources.get('contacts')!.records.delete(gone.id);
+    expect(sim.removeRecord('contacts', gone.id)).toBe(true);
     expect((await engine.runOnce('ic-all')).full).toBe(true);
     expect(await store.count('ic-all', 'contacts')).toBe(sim.resources.get('contacts')!.records.size);
     expect((await store.search('ic-all', 'contacts', { primaryKey: 'id', fields: { id: 'string' } }, { query: { filter: { eq: { id: gone.id } } } })).data).toEqual([]);
