@@ -29,7 +29,9 @@
  *                   lists (more operations that list it: Jira's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, Jira's
  *                   GET /user?accountId=); timestamps ({created, updated}: a dotted field, or
- *                   several, set on create and update); soft_delete ({field, value, at, param}:
+ *                   several, set on create and update; unix: as Unix seconds); unique ({fields, message}:
+ *                   fields no two records share, a write repeating one is 409 conflict, store-rules.ts);
+ *                   upsert (a create naming an existing record by this field updates it); soft_delete ({field, value, at, param}:
  *                   DELETE sets field to value (default true) and `at` to the time; get, update,
  *                   lists and searches then ignore the record and exports still show it; `param`
  *                   is the query param that lists or gets only marked records, default a boolean
@@ -50,7 +52,10 @@
  *                   delete it (get as an operation key or keys), the param naming the record
  *                   (id_param), the response property holding one record (record), a parent
  *                   (parent: {param, resource}) and request fields written elsewhere in the
- *                   record (writes: {topic: topic.value}).
+ *                   record (writes: {topic: topic.value}). On a nested collection's resource
+ *                   (/contacts/{contact_id}/notes), parent: {param, resource, append} makes the
+ *                   parent's existence a condition and append references each created record
+ *                   in the parent ({to, item, count}, store-rules.ts).
  *   filters:        per list query param: the record `field` it compares (dotted; default its
  *                   own name), `match` equals (default), since (field >= value), before (field <=
  *                   value), after (field > value), until (field < value) — numbers when both are
