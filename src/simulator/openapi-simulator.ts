@@ -528,12 +528,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
    * else a sample of the schema (an example of the description, `base`, before both); `extra`
    * merged over it; its timestamps set.
    */
-  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json): Json => {
+  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json, vars?: Record<string, string>): Json => {
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
     const recordId = id((base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
-    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
+    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
     if (extra !== undefined) record = deepMerge(record, extra);
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);
@@ -1124,6 +1124,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           undefined,
           undefined,
           fromExample,
+          // A nested record's template may name its parent ({{contact_id}}).
+          pathParams,
         );
         const newRecordId = record[r.idField];
         write(record, fields, c.rpc !== true);

@@ -32,7 +32,7 @@ const DOC = {
         },
       },
       MemberInput: { type: 'object', properties: { email: { type: 'string' }, external_id: { type: 'string' }, name: { type: 'string' } } },
-      Comment: { type: 'object', properties: { id: { type: 'string' }, text: { type: 'string' }, created_at: { type: 'integer' } } },
+      Comment: { type: 'object', properties: { id: { type: 'string' }, text: { type: 'string' }, created_at: { type: 'integer' }, member: { type: 'string' } } },
       Account: { type: 'object', properties: { id: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' } } },
     },
   },
@@ -67,7 +67,7 @@ resources:
     unique: { fields: [email, external_id], message: "taken by {{id}} ({{field}})" }
   comments:
     records: 0
-    template: { id: "{{id}}", text: null, created_at: "{{now}}" }
+    template: { id: "{{id}}", text: null, created_at: "{{now}}", member: "{{member_id}}" }
     parent: { param: member_id, resource: members, append: { to: comments.data, item: { id: "{{id}}", text: "{{text}}" }, count: comments.total_count } }
   accounts:
     records: 0
@@ -148,7 +148,7 @@ describe('generic store: write rules', () => {
     const id = String(members()[2]?.id);
     const one = await call('POST', `/members/${id}/comments`, { text: 'hello' });
     const two = await call('POST', `/members/${id}/comments`, { text: 'again' });
-    expect(one.body).toMatchObject({ text: 'hello', id: expect.any(String) });
+    expect(one.body).toMatchObject({ text: 'hello', id: expect.any(String), member: id });
     expect((await call('GET', `/comments/${String(one.body.id)}`)).body).toEqual(one.body);
     expect((await call('GET', `/members/${id}`)).body.comments).toEqual({ data: [{ id: one.body.id, text: 'hello' }, { id: two.body.id, text: 'again' }], total_count: 2 });
     expect((await call('GET', `/members/${id}/comments`)).body).toEqual({ data: [two.body, one.body], total: 2 });

@@ -103,10 +103,10 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
     'POST /contacts': contactWrite,
     'PUT /contacts/{contact_id}': contactWrite,
     // A note's author is an admin (the token's by default), its body HTML.
-    'POST /contacts/{contact_id}/notes': ({ body, params }) => {
+    'POST /contacts/{contact_id}/notes': ({ body }) => {
       const a = body.admin_id === undefined ? all('admins')[0] : one('admins', String(body.admin_id));
       if (a === undefined) throw new SimulatorError(404, 'not_found', 'Resource Not Found');
-      Object.assign(body, { body: htmlBody(String(body.body)), contact: { type: 'contact', id: params.contact_id }, author: { type: 'admin', id: a.id, name: a.name, email: a.email, away_mode_enabled: a.away_mode_enabled, away_mode_reassign: a.away_mode_reassign } });
+      Object.assign(body, { body: htmlBody(String(body.body)), author: { type: 'admin', id: a.id, name: a.name, email: a.email, away_mode_enabled: a.away_mode_enabled, away_mode_reassign: a.away_mode_reassign } });
       return undefined;
     },
     'GET /conversations/{conversation_id}': ({ params, query }) => {
@@ -185,14 +185,13 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
   const all = (resource: string): Json[] => [...(ws.records[resource]?.values() ?? [])].map((s) => s.record);
   const one = (resource: string, id: string): Json | undefined => ws.records[resource]?.get(id)?.record;
   // Companies with users by last_request_at, descending ("the API does not include companies who have
-  // no associated users in list responses"); recomputed when companies are added.
-  let listedCache: { size: number; rows: Json[] } | undefined;
+  // no associated users in list responses"); sorted again when a company is added or its keys change.
+  let listedCache: { key: string; rows: Json[] } | undefined;
   const listed = (): Json[] => {
-    const size = ws.records.companies?.size ?? 0;
-    if (listedCache?.size !== size) {
-      const key = (c: Json): number => (c.last_request_at as number | undefined) ?? 0;
-      listedCache = { size, rows: all('companies').filter((c) => (c.user_count as number) > 0).sort((a, b) => key(b) - key(a) || (String(a.id) < String(b.id) ? 1 : -1)) };
-    }
+    const companies = all('companies');
+    const last = (c: Json): number => (c.last_request_at as number | undefined) ?? 0;
+    const key = `${companies.length}:${companies.reduce((n, c) => n + last(c) + ((c.user_count as number) > 0 ? 1 : 0), 0)}`;
+    if (listedCache?.key !== key) listedCache = { key, rows: companies.filter((c) => (c.user_count as number) > 0).sort((a, b) => last(b) - last(a) || (String(a.id) < String(b.id) ? 1 : -1)) };
     return listedCache.rows;
   };
   const me = (): Json => {
@@ -211,6 +210,8 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
     rateLimit: toSidecar(options.rateLimit ?? DEFAULT_RATE_LIMIT),
     oauthClient: { clientId: options.oauth?.clientId ?? 'sim_intercom_client', clientSecret: options.oauth?.clientSecret ?? 'sim_intercom_secret' },
     records: ws.records,
+    // Room for creates beside the largest workspace (100 000 contacts).
+    maxRecords: 200_000,
     vars: { workspace_id: ws.workspaceId },
     handlers: buildHandlers(ws, all, one, listed, me),
     // Contacts and conversations are generated on demand: the rules read them without keeping them; list items have no conversation_parts.
