@@ -31,6 +31,11 @@ export class LazyRecords extends Map<string, StoredEntry> {
     return super.get(id)?.record ?? (this.positions.has(id) ? this.make(id) : undefined);
   }
 
+  /** Whether the record is kept (taken by the store, so possibly changed) rather than generated afresh on each read. */
+  isKept(id: string): boolean {
+    return super.has(id);
+  }
+
   override get(id: string): StoredEntry | undefined {
     const kept = super.get(id);
     if (kept !== undefined || !this.positions.has(id)) return kept;

@@ -376,6 +376,15 @@ describe('Intercom simulator: writes', () => {
     expectError(await post(sim, '/contacts', { role: 'admin' }), 400, 'parameter_invalid', /role/);
   });
 
+  it('counts segment members as the contacts are now', async () => {
+    const counts = async (): Promise<Record<string, number>> => Object.fromEntries(((await get(sim, '/segments?include_count=true')).body.segments as Rec[]).map((s) => [s.name, s.count]));
+    const before = await counts();
+    const lead = sim.records('contacts').find((c) => c.role === 'lead') as Rec;
+    expect((await put(sim, `/contacts/${lead.id as string}`, { role: 'user' })).status).toBe(200);
+    const after = await counts();
+    expect([(after['All users'] as number) - (before['All users'] as number), (after['All leads'] as number) - (before['All leads'] as number)]).toEqual([1, -1]);
+  });
+
   it('creates or updates companies by company_id', async () => {
     const a = await post(sim, '/companies', { company_id: 'acme-1', name: 'Acme', plan: 'Pro', size: 40 });
     expectMatchesOpenApi('POST /companies', a.body);

@@ -74,6 +74,7 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
   const rows = (list: Json[]): RecordSource => ({ size: () => list.length, slice: (a, b) => list.slice(a, b), indexOf: (id) => list.findIndex((r) => r.id === id) });
   /** Page-numbered company lists (the sidecar's pages rule for POST /companies/list) over given companies. */
   const companyPage = (ctx: OperationContext, list: Json[]): SimResponse => ok(listPage(INTERCOM_SIDECAR.pages?.['POST /companies/list'] as ListRule, rows(list), ctx.query, undefined, { origin: ctx.origin, path: ctx.req.path }));
+  const generatedMasks = new Map<string, number>();
   const byCompanyId = (companyId: unknown): Json | undefined => all('companies').find((c) => c.company_id === companyId);
 
   /** Contact writes: roles, known custom attributes ("must exist as data attributes"), avatars as image URLs, a user's signup time. */
@@ -167,8 +168,15 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
     'GET /segments': ({ query }) => {
       const segments = all('segments');
       if (query.include_count !== true) return ok({ type: 'segment.list', segments });
+      // A generated contact never changes, so its memberships are worked out once; a kept one as it is now.
+      const maskOf = (c: Json): number => segments.reduce((m, s, i) => (ws.segmentRules.get(s.id as string)?.(c) === true ? m | (1 << i) : m), 0);
       const counts = segments.map(() => 0);
-      for (const { record: c } of ws.contacts.values()) segments.forEach((s, i) => (ws.segmentRules.get(s.id as string)?.(c) === true ? counts[i]!++ : 0));
+      for (const id of ws.contacts.keys()) {
+        let mask = ws.contacts.isKept(id) ? undefined : generatedMasks.get(id);
+        if (mask === undefined) mask = maskOf(ws.contacts.peek(id) as Json);
+        if (!ws.contacts.isKept(id)) generatedMasks.set(id, mask);
+        segments.forEach((_, i) => (mask & (1 << i) ? counts[i]!++ : 0));
+      }
       return ok({ type: 'segment.list', segments: segments.map((s, i) => ({ ...s, count: counts[i] })) });
     },
   };
