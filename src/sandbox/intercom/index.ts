@@ -104,7 +104,8 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
     'POST /contacts': contactWrite,
     'PUT /contacts/{contact_id}': contactWrite,
     // A note's author is an admin (the token's by default), its body HTML.
-    'POST /contacts/{contact_id}/notes': ({ body }) => {
+    'POST /contacts/{contact_id}/notes': ({ body, params }) => {
+      if (!ws.contacts.has(params.contact_id as string)) throw missing('contact_id');
       const a = body.admin_id === undefined ? all('admins')[0] : one('admins', String(body.admin_id));
       if (a === undefined) throw new SimulatorError(404, 'not_found', 'Resource Not Found');
       Object.assign(body, { body: htmlBody(String(body.body)), author: { type: 'admin', id: a.id, name: a.name, email: a.email, away_mode_enabled: a.away_mode_enabled, away_mode_reassign: a.away_mode_reassign } });
