@@ -48,9 +48,11 @@ import {
 } from 'graphql';
 import { existsSync, readFileSync } from 'node:fs';
 import { ComplexityBudget, queryCost } from './graphql-complexity.ts';
+import { checkDeclared, graphqlLists } from './graphql-lists.ts';
 import { parseErrorEntry, validationErrorEntry, variableErrorEntry } from './graphql-ruby.ts';
 import { oauthServer, type OAuthClient } from './oauth.ts';
-import { loadSidecar, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
+import { fill as fillTemplate } from './rules.ts';
+import { loadSidecar, seedCount, seedOf, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
 import { mixSeed, parseJson, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 type Rec = Record<string, unknown>;
@@ -124,6 +126,8 @@ export interface GraphqlSimulator extends Simulator {
   complexity: ComplexityBudget | undefined;
   /** Forget every cursor_pages snapshot. */
   clearCursors(): void;
+  /** Seed every resource again, as when the simulator started (each table's Map is kept, cleared and refilled). */
+  reseed(): void;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -273,6 +277,12 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     const node = connectionNode(f.type) ?? listNode(f.type);
     if (node !== undefined && node.getFields()['id'] !== undefined && !resources.has(node.name)) resources.set(node.name, { type: node, records: new Map(), created: 0 });
   }
+  // A type the sidecar names under resources is one too, though no root field lists it (records code adds, listed by graphql.lists).
+  for (const name of Object.keys(sidecar.resources ?? {})) {
+    const type = schema.getType(name);
+    if (!isObjectType(type) || type.getFields()['id'] === undefined) throw new Error(`invalid simulator sidecar for this schema: resources.${name} names no object type with an id`);
+    if (!resources.has(name)) resources.set(name, { type, records: new Map(), created: 0 });
+  }
 
   /** A value for a scalar or enum field of record number i. */
   const scalarValue = (typeName: string, field: string, i: number, rand: () => number, enumValues?: string[]): unknown => {
@@ -318,15 +328,25 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       const n = getNamedType(f.type);
       return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name);
     });
-  for (const r of resources.values()) {
-    const count = sidecar.resources?.[r.type.name]?.records ?? sidecar.records ?? 5;
+  /** A type whose records the sidecar declares (resources.<Type>.template or a seed list): they hold what it says, nothing sampled. */
+  const declaredRecords = (r: GraphqlResource): boolean => sidecar.resources?.[r.type.name]?.template !== undefined || Array.isArray(sidecar.resources?.[r.type.name]?.seed);
+  const seedRecords = (r: GraphqlResource): void => {
+    const rs = sidecar.resources?.[r.type.name];
     const rand = seededRandom(mixSeed(seed, hashString(r.type.name)));
-    for (let i = 0; i < count; i++) {
-      const rec = sampleRecord(r.type, i, rand);
-      for (const k of ['name', 'title']) if (typeof rec[k] === 'string') rec[k] = `${r.type.name} ${k} ${i + 1}`;
+    for (let i = 0; i < seedCount(sidecar, r.type.name); i++) {
+      let rec: Rec;
+      if (declaredRecords(r)) {
+        const vars = { n: i + 1, seed, pools: sidecar.pools ?? {} };
+        rec = clone({ ...((fillTemplate(rs?.template ?? {}, vars) ?? {}) as Rec), ...((fillTemplate(seedOf(rs, i) ?? {}, vars) ?? {}) as Rec) });
+        rec['id'] ??= scalarValue('ID', 'id', i, rand);
+      } else {
+        rec = sampleRecord(r.type, i, rand);
+        for (const k of ['name', 'title']) if (typeof rec[k] === 'string') rec[k] = `${r.type.name} ${k} ${i + 1}`;
+      }
       r.records.set(String(rec['id']), rec);
     }
-  }
+  };
+  for (const r of resources.values()) seedRecords(r);
   /** A scalar `<field>Id` beside an object-typed field (Comment.issueId beside Comment.issue) holds the related record's id. */
   const syncIdField = (r: GraphqlResource, rec: Rec, field: string): void => {
     const idField = r.type.getFields()[`${field}Id`];
@@ -335,7 +355,8 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     rec[`${field}Id`] = v !== null && typeof v === 'object' && typeof (v as Rec)['__ref'] === 'string' ? (v as Rec)['__ref'] : null;
   };
   // Related records: each object-typed field names a seeded record of its type.
-  for (const r of resources.values()) {
+  const relate = (r: GraphqlResource): void => {
+    if (declaredRecords(r)) return;
     const rand = seededRandom(mixSeed(seed, hashString(r.type.name), 0x5eed));
     for (const rec of r.records.values()) {
       for (const f of refFields(r.type)) {
@@ -344,9 +365,23 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
         syncIdField(r, rec, f.name);
       }
     }
-  }
+  };
+  for (const r of resources.values()) relate(r);
 
   // ---------------------------------------------------------------- lists
+  const lists = graphqlLists(g, {
+    records: (t) => resources.get(t)?.records,
+    declared: (type, field, rec, ctx) => {
+      // The code's variables, and the request's: the API version and its kind, the versions served, the query's complexity charge.
+      const served = g.versions?.served ?? {};
+      const request = ctx === undefined ? {} : { version: ctx.version, version_kind: served[ctx.version ?? ''], versions: Object.entries(served).map(([value, kind]) => ({ value, kind })), complexity: ctx.complexity };
+      const vars: Rec = { ...(options.vars?.() ?? {}), ...request };
+      const t = g.fields?.[`${type.name}.${field}`];
+      return t === undefined ? undefined : fill(t, (k) => rec[k] ?? vars[k]);
+    },
+    invalid: (message) => fieldError('invalid', message),
+  });
+  checkDeclared(schema, g);
   const readPath = (rec: Rec, path: string[]): unknown => {
     let v: unknown = rec;
     for (const p of path) {
@@ -611,14 +646,21 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     return scalarValue(named.name, f.name, 0, seededRandom(mixSeed(seed, hashString(f.name))), isEnumType(named) ? named.getValues().map((v) => v.name) : undefined);
   };
   const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
-    const coded = options.resolvers?.[`${info.parentType.name}.${info.fieldName}`];
-    if (coded !== undefined) return coded(source, args, ctx, info);
-    const declared = g.fields?.[`${info.parentType.name}.${info.fieldName}`];
-    if (declared !== undefined) {
-      const vars = options.vars?.() ?? {};
-      return fill(declared, (k) => (source as Rec | null)?.[k] ?? vars[k]);
-    }
+    const key = `${info.parentType.name}.${info.fieldName}`;
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
+    const named = getNamedType(f.type);
+    /** A list of records after its declared rule and the generic ids, filter, order and limit/page arguments. */
+    const listed = (rows: Rec[]): unknown => (connectionNode(f.type) !== undefined ? connection : plainList)(rowsOf(lists.select(key, named as GraphQLObjectType, rows, args), args), args);
+    const coded = options.resolvers?.[key];
+    if (coded !== undefined) {
+      // Rows the code gives still take the field's declared list rule.
+      const out = coded(source, args, ctx, info);
+      return g.lists?.[key] !== undefined && Array.isArray(out) ? listed(out as Rec[]) : out;
+    }
+    if (g.fields?.[key] !== undefined) {
+      const value = lists.related(f.type, lists.declared(info.parentType, info.fieldName, (source ?? {}) as Rec, ctx));
+      return Array.isArray(value) && isObjectType(named) && resources.has(named.name) ? listed(value as Rec[]) : value;
+    }
     if (info.parentType === queryType && info.fieldName === cp.next) {
       const page = cursorPage([], args['limit'] as number, String(args['cursor']));
       const list = Object.values((getNamedType(f.type) as GraphQLObjectType).getFields()).find((x) => isListType(getNullableType(x.type)));
@@ -629,8 +671,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       const list = node === undefined ? listNode(f.type) : undefined;
       const r = resources.get((node ?? list ?? getNamedType(f.type)).name);
       if (r === undefined) return filler(f);
-      if (node !== undefined) return connection(rowsOf([...r.records.values()], args), args);
-      if (list !== undefined) return plainList(rowsOf([...r.records.values()], args), args);
+      if (node !== undefined || list !== undefined) return listed([...r.records.values()]);
       const idArg = f.args.find((a) => a.name === 'id' || a.name.toLowerCase() === `${r.type.name.toLowerCase()}id`);
       if (idArg !== undefined && args[idArg.name] !== undefined) {
         const rec = r.records.get(String(args[idArg.name]));
@@ -641,6 +682,8 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     }
     if (mutationType !== undefined && info.parentType === mutationType) return mutate(f, args);
     const src = (source ?? {}) as Rec;
+    const declaredRows = isObjectType(named) ? lists.rows(key, named, src, info.fieldName) : undefined;
+    if (declaredRows !== undefined) return listed(declaredRows);
     // A connection of a record: the records of the node type that point back at this one.
     const node = connectionNode(f.type);
     if (node !== undefined && !(info.fieldName in src)) {
@@ -761,7 +804,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       variableValues: (variables ?? {}) as Rec,
       operationName: typeof operationName === 'string' ? operationName : undefined,
       fieldResolver,
-      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? defaultTypeResolver(v, c, i, t),
+      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? lists.typeOf(t.name, v) ?? defaultTypeResolver(v, c, i, t),
       contextValue,
       rootValue: {},
     });
@@ -786,6 +829,14 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     clock,
     complexity,
     clearCursors: () => snapshots.clear(),
+    reseed: () => {
+      for (const r of resources.values()) {
+        r.records.clear();
+        r.created = 0;
+        seedRecords(r);
+      }
+      for (const r of resources.values()) relate(r);
+    },
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
       windowStart = 0;

@@ -26,7 +26,7 @@ import type { KeyObject } from 'node:crypto';
 import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from './store-rules.ts';
 import { included, listItemFields, pick } from './record-views.ts';
-import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
+import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, seedCount, seedOf, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, TokenBucket, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -558,15 +558,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   for (const r of seedOrder) {
     const rs = sidecar.resources?.[r.name];
     if (options.records?.[r.name] !== undefined) continue;
-    const count = rs?.records ?? sidecar.records ?? 5;
+    const count = seedCount(sidecar, r.name);
     if (r.recordRef === undefined && r.examples === undefined && rs?.template === undefined) continue;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     const parent = r.declared?.parent;
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
     for (let i = 0; i < count; i++) {
-      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i minutes), so a seed always serves the same records.
-      const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
-      const seedFields = rs?.seed === undefined ? undefined : (fill(rs.seed, { n: i + 1 }) as Json);
+      // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
+      const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();
+      const seedFields = rs?.seed === undefined ? undefined : (fill(seedOf(rs, i), { n: i + 1 }) as Json);
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
       // A record named by another field (an issue's number) keeps a unique id too.
       const like = ((peek(r.recordRef) ?? {}) as Json).id;
@@ -619,13 +619,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   // rate_limit.bucket: `limit` requests at once, refilled evenly over the window (Granola's 25, 5 per second).
   let bucket: TokenBucket | undefined;
   let bucketWait = 0;
-  /** The rate-limit headers, after counting the request unless `spend` is false (a refused request shows them and spends nothing). */
-  const countRequest = (spend = true): { headers: Record<string, string>; exceeded: boolean } => {
+  const countRequest = (): { headers: Record<string, string>; exceeded: boolean } => {
     const rl = rateLimit;
     if (rl === undefined) return { headers: {}, exceeded: false };
     if (rl.bucket === true) {
       bucket ??= new TokenBucket(rl.limit, rl.limit / rl.window_seconds);
-      bucketWait = spend ? bucket.take() : 0;
+      bucketWait = bucket.take();
       const remaining = bucket.remaining();
       const names = rl.headers ?? {};
       const headers: Record<string, string> = {};
@@ -644,14 +643,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       windowStart = start;
       used = 0;
     }
-    if (spend) used++;
+    used++;
     const names = rl.headers ?? {};
     const headers: Record<string, string> = {};
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - used));
     if (names.window_ms !== undefined) headers[names.window_ms] = String(windowMs);
     if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil((start + windowMs - now) / 1000)) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
-    return { headers, exceeded: spend && used > rl.limit };
+    return { headers, exceeded: used > rl.limit };
   };
 
   // ---------------------------------------------------------------- handlers
@@ -991,8 +990,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (fromOauth !== undefined) return fromOauth;
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
-    // Requests refused for their path or credentials spend nothing of the rate limit (it is the account's).
-    let rl = countRequest(false);
+    // rate_limit.per_credential: requests refused for their path or credentials spend nothing (the limit is the account's).
+    let rl: { headers: Record<string, string>; exceeded: boolean } = rateLimit?.per_credential === true ? { headers: {}, exceeded: false } : countRequest();
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
     const matched = d.match(req.method, req.path);
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
@@ -1013,7 +1012,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         return withHeaders(errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op));
       }
     }
-    rl = countRequest();
+    if (rateLimit?.per_credential === true) rl = countRequest();
     if (rl.exceeded && rateLimit !== undefined) {
       // Retry-After (seconds), the HTTP standard's wait: until the window ends. The sidecar's
       // exceeded_headers are added (Stripe-Should-Retry); an empty value removes a header (Stripe's 429 has no Retry-After).

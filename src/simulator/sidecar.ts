@@ -44,7 +44,8 @@
  *                   created records start from instead of a sample of the schema, its strings may
  *                   be {{n}} (the record's ordinal), {{id}} and {{now}} (Unix seconds; the seed's
  *                   fixed time for seeded records), other placeholders left to the caller; seed:
- *                   fields merged over the template for seeded records only ({{n}} filled);
+ *                   fields merged over the template for seeded records only ({{n}} filled),
+ *                   or a list of them, one per seeded record (records defaults to its length);
  *                   fields: seeded fields drawn from `pools`. A resource no item path implies is
  *                   declared here by its get, or by its lists (the records are the items of the
  *                   first list's array, listed per parent). For an RPC-style API
@@ -102,10 +103,13 @@
  *                   such as Bearer before the token is optional there). Also: the error dialect
  *                   (graphql-ruby wording), error entries per code, an envelope of top-level keys,
  *                   API versions by header, a query-cost budget (complexity), cursor pagination
- *                   over snapshots (cursor_pages), field values derived by templates (fields);
+ *                   over snapshots (cursor_pages), field values derived by templates (fields;
+ *                   ids of a resource's records name them), list fields and their arguments
+ *                   (lists: graphql-lists.ts), the concrete types of interface values (types);
  *                   rate_limit.sliding
  *                   makes the request limit a sliding window; rate_limit.bucket (OpenAPI simulator)
- *                   a token bucket of `limit` requests refilled evenly over window_seconds.
+ *                   a token bucket of `limit` requests refilled evenly over window_seconds;
+ *                   rate_limit.per_credential: requests refused for their credentials spend nothing.
  *
  * Keys of the error body whose template renders to "" are left out.
  */
@@ -135,7 +139,7 @@ export interface ResourceSidecar {
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several; `unix`: as Unix seconds, not ISO 8601. */
-  timestamps?: { created?: string | string[]; updated?: string | string[]; unix?: boolean };
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean };
   /** Fields no two records share (store-rules.ts): a write repeating one answers 409 conflict with this message. */
   unique?: UniqueRule;
   /** A create whose body's value of this field names a record updates that record. */
@@ -146,8 +150,8 @@ export interface ResourceSidecar {
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (Granola's include=transcript). */
   include?: { param: string; fields: string[] };
-  /** Fields merged over the template for seeded records only. */
-  seed?: Record<string, unknown>;
+  /** Fields merged over the template for seeded records only; a list gives each seeded record its own (and their number). */
+  seed?: Record<string, unknown> | Record<string, unknown>[];
   created_by?: { operation: string; field: string; echo?: string }[];
   /** Seeded values by dotted path, drawn from a pool or a list given in place. */
   fields?: Record<string, FieldRule>;
@@ -199,11 +203,11 @@ export interface Sidecar {
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean };
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
-  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before' | 'after' | 'until'; any?: string[] }>;
+  filters?: Record<string, FilterEntry>;
   search?: Record<string, SearchRule>;
   scroll?: Record<string, ScrollRule>;
   pages?: Record<string, ListRule>;
@@ -245,8 +249,26 @@ export interface GraphqlSidecar {
    * and the rows a page skips when they have changed since (`{field, values}`).
    */
   cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
-  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text. */
+  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text; for a field of a resource's type, an id (or ids) names its record(s). */
   fields?: Record<string, unknown>;
+  /**
+   * List fields by "Type.field" (graphql-lists.ts): `back` references, `order`, fixed `where` values,
+   * `filters` by argument (top-level filters entries, plus `values` and `default` conditions),
+   * `lookup` (arguments naming records, which lift the filters' defaults), `sort` by argument value.
+   */
+  lists?: Record<
+    string,
+    {
+      back?: string;
+      order?: 'stored' | 'newest_first';
+      where?: Record<string, unknown>;
+      lookup?: string[];
+      filters?: Record<string, FilterEntry & { values?: Record<string, Record<string, unknown>>; default?: Record<string, unknown> }>;
+      sort?: Record<string, Record<string, string>>;
+    }
+  >;
+  /** The concrete type of an interface's or union's value by one of its fields: {field, values: {value: Type}, default}. */
+  types?: Record<string, { field: string; values: Record<string, string>; default?: string }>;
   /** A query-cost budget (graphql-complexity.ts). */
   complexity?: {
     budget: number;
@@ -262,10 +284,26 @@ export interface GraphqlSidecar {
   };
 }
 
+/** How a list's query parameter (or a GraphQL list's argument) filters: the record field, the comparison, values matching every record. */
+export interface FilterEntry {
+  field?: string;
+  /** contains (a case-insensitive substring) and equals_ignore_case: GraphQL lists only. */
+  match?: 'equals' | 'since' | 'before' | 'after' | 'until' | 'contains' | 'equals_ignore_case';
+  any?: string[];
+}
+
 /** A seeded field's value: drawn from a named pool or from a list given in place. */
 export type FieldRule = { pool: string } | { one_of: unknown[] };
 
 const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
+
+/** A filters entry; `contains`, `equals_ignore_case`, `values` and `default` only for GraphQL lists (graphql.lists.*.filters). */
+const filterEntry = (matches: string[], more: Record<string, unknown> = {}) =>
+  ({ type: 'object', additionalProperties: false, properties: { field: { type: 'string', minLength: 1 }, match: { enum: matches }, any: { type: 'array', items: { type: 'string' } }, ...more } }) as const;
+const conditions = { type: 'object', minProperties: 1 } as const;
+const MATCHES = ['equals', 'since', 'before', 'after', 'until'];
+
+const typeField = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } as const;
 
 const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
@@ -376,6 +414,7 @@ const SIDECAR_SCHEMA = {
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
         bucket: { type: 'boolean' },
+        per_credential: { type: 'boolean' },
       },
     },
     pagination: { $ref: '#/definitions/pagination' },
@@ -400,7 +439,7 @@ const SIDECAR_SCHEMA = {
               { type: 'array', minItems: 1, items: operationKey },
             ],
           },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, unix: { type: 'boolean' } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } } },
           unique: { type: 'object', additionalProperties: false, required: ['fields'], properties: { fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
           upsert: { type: 'string', minLength: 1 },
           include: { type: 'object', additionalProperties: false, required: ['param', 'fields'], properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
@@ -428,18 +467,11 @@ const SIDECAR_SCHEMA = {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
           },
-          seed: { type: 'object' },
+          seed: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1, items: { type: 'object' } }] },
         },
       },
     },
-    filters: {
-      type: 'object',
-      additionalProperties: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { field: { type: 'string', minLength: 1 }, match: { enum: ['equals', 'since', 'before', 'after', 'until'] }, any: { type: 'array', items: { type: 'string' } } },
-      },
-    },
+    filters: { type: 'object', additionalProperties: filterEntry(MATCHES) },
     search: {
       type: 'object',
       additionalProperties: {
@@ -516,7 +548,27 @@ const SIDECAR_SCHEMA = {
           required: ['header', 'served', 'default'],
           properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
         },
-        fields: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } },
+        fields: { type: 'object', propertyNames: typeField },
+        lists: {
+          type: 'object',
+          propertyNames: typeField,
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              back: { type: 'string', minLength: 1 },
+              order: { enum: ['stored', 'newest_first'] },
+              where: { type: 'object' },
+              lookup: { type: 'array', items: { type: 'string' } },
+              filters: { type: 'object', additionalProperties: filterEntry([...MATCHES, 'contains', 'equals_ignore_case'], { values: { type: 'object', additionalProperties: conditions }, default: conditions }) },
+              sort: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string', pattern: '^-?[A-Za-z_][A-Za-z0-9_.]*$' } } },
+            },
+          },
+        },
+        types: {
+          type: 'object',
+          additionalProperties: { type: 'object', additionalProperties: false, required: ['field', 'values'], properties: { field: { type: 'string' }, values: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } } },
+        },
         cursor_pages: {
           type: 'object',
           additionalProperties: false,
@@ -578,6 +630,17 @@ export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
   }
   if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;
+}
+
+/** How many records a resource is seeded with: its `records`, else its `seed` list's length, else the sidecar's `records`, else 5. */
+export function seedCount(sidecar: Sidecar, resource: string): number {
+  const rs = sidecar.resources?.[resource];
+  return rs?.records ?? (Array.isArray(rs?.seed) ? rs.seed.length : undefined) ?? sidecar.records ?? 5;
+}
+
+/** The `seed` fields of seeded record i (0-based): the seed object, or the list's i-th entry. */
+export function seedOf(rs: ResourceSidecar | undefined, i: number): Record<string, unknown> | undefined {
+  return Array.isArray(rs?.seed) ? (rs.seed[i] ?? {}) : rs?.seed;
 }
 
 export function loadSidecar(file: string): Sidecar {

@@ -11,7 +11,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SIMULATORS } from '../../src/sandbox/index.ts';
 import { runNode, runSwitchboard, startSwitchboard, SWITCHBOARD_BIN } from '../helpers/process.ts';
+
+/** Granola's place in the sandbox's port order (the base port plus this). */
+const GRANOLA_AT = SIMULATORS.findIndex((e) => e.type === 'granola');
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const dirs: string[] = [];
@@ -160,7 +164,8 @@ describe('a sandbox that keeps its state', () => {
     const first = await start();
     const second = await start();
     expect(second).toEqual(first);
-    expect(first.connectors['granola']?.base_url).toBe(`http://127.0.0.1:${String(port)}`);
+    expect(GRANOLA_AT).toBeGreaterThanOrEqual(0);
+    expect(first.connectors['granola']?.base_url).toBe(`http://127.0.0.1:${String(port + GRANOLA_AT)}`);
     expect(first.connectors['monday']?.credentials['api_key']).toMatch(/^eyJ/);
   });
 
@@ -253,7 +258,7 @@ describe('the sandbox from any directory, and CLI texts that say the right thing
       const env = { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: sample }) };
       const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":1}', '--data-dir', join(repo, 'data')], env, elsewhere);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toContain(`Using the sandbox's granola simulator at http://127.0.0.1:${String(port)}`);
+      expect(r.stderr).toContain(`Using the sandbox's granola simulator at http://127.0.0.1:${String(port + GRANOLA_AT)}`);
       expect(r.stderr).toContain('pass --base-url to choose another');
 
       // switchboard mcp has no --base-url: its notice names the file's base_url instead.

@@ -67,27 +67,27 @@ const orderedItems = (boardIndex = 0): ItemRec[] => boardOrder(sim.state, sim.st
 describe('monday users', () => {
   it('list: active users with every field, as seeded, page meta', async () => {
     const page = await list('users');
-    const active = sim.state.users.filter((u) => u.enabled);
+    const active = sim.state.users.filter((u) => u.status !== 'INACTIVE');
     expect(page.data.map((u) => u.id)).toEqual(active.map((u) => u.id));
     expect(page.meta).toEqual({ cursor: null, page: 1 });
     expectValid('users', page.data);
     const first = page.data[0]!;
     const seeded = active[0]!;
-    expect(first).toMatchObject({ name: seeded.name, email: seeded.email, kind: seeded.is_admin ? 'admin' : 'member', status: 'ACTIVE', is_email_confirmed: seeded.is_verified, created_at: seeded.created_at, time_zone_identifier: seeded.time_zone_identifier });
-    expect((first.photo_url as Rec).thumb).toBe(seeded.photo);
+    expect(first).toMatchObject({ name: seeded.name, email: seeded.email, kind: seeded.kind, status: 'ACTIVE', is_email_confirmed: seeded.is_email_confirmed, created_at: seeded.created_at, time_zone_identifier: seeded.time_zone_identifier });
+    expect((first.photo_url as Rec).thumb).toBe(`https://files.monday.com/use1/photos/${seeded.id}/thumb/${seeded.id}-user_photo.png`);
     expect(first.teams).toEqual(sim.state.teams.filter((t) => t.user_ids.includes(seeded.id)).map((t) => ({ id: t.id, name: t.name })));
   });
 
   it('list: limit + page pagination visits every user once and stops on the short page', async () => {
     const ids: string[] = [];
     for await (const u of monday().records('users', { limit: 4 })) ids.push(u.id);
-    expect(ids).toEqual(sim.state.users.filter((u) => u.enabled).map((u) => u.id));
+    expect(ids).toEqual(sim.state.users.filter((u) => u.status !== 'INACTIVE').map((u) => u.id));
     // 13 active users at 4 a page: page 4 holds one user, so no call is spent on an empty page 5.
     expect(sent().map((b) => b.variables?.['page'])).toEqual([1, 2, 3, 4]);
   });
 
   it('list: when the last page is exactly full, one empty page ends the iteration', async () => {
-    const active = sim.state.users.filter((u) => u.enabled).length;
+    const active = sim.state.users.filter((u) => u.status !== 'INACTIVE').length;
     const ids: string[] = [];
     for await (const u of monday().records('users', { limit: active })) ids.push(u.id);
     expect(ids).toHaveLength(active);
@@ -97,21 +97,21 @@ describe('monday users', () => {
   it('list: without a limit, the short-page rule uses the default page size the request sends (50)', async () => {
     const page = [];
     for await (const u of monday().records('users')) page.push(u);
-    expect(page).toHaveLength(sim.state.users.filter((u) => u.enabled).length);
+    expect(page).toHaveLength(sim.state.users.filter((u) => u.status !== 'INACTIVE').length);
     expect(sent()).toHaveLength(1);
     expect(sent()[0]!.variables?.['limit']).toBe(50);
   });
 
   it('list: filters are sent as GraphQL variables, never in the query text', async () => {
     const page = await list('users', { kind: 'guests' });
-    expect(page.data.map((u) => u.id)).toEqual(sim.state.users.filter((u) => u.enabled && u.is_guest).map((u) => u.id));
+    expect(page.data.map((u) => u.id)).toEqual(sim.state.users.filter((u) => u.status !== 'INACTIVE' && u.kind === 'guest').map((u) => u.id));
     const body = sent()[0]!;
     expect(body.variables).toMatchObject({ kind: 'guests', limit: 50, page: 1 });
     expect(body.query).not.toContain('guests');
   });
 
   it('get: by id, including a deactivated user; unknown id is upstream_not_found', async () => {
-    const disabled = sim.state.users.find((u) => !u.enabled)!;
+    const disabled = sim.state.users.find((u) => u.status === 'INACTIVE')!;
     const got = await get('users', { id: disabled.id });
     expectValid('users', [got.data]);
     expect(got.data).toMatchObject({ id: disabled.id, name: disabled.name, status: 'INACTIVE' });
@@ -130,7 +130,7 @@ describe('monday teams, workspaces, tags', () => {
     const got = await get('teams', { id: t.id });
     expectValid('teams', [got.data]);
     // Team members are the team's active users.
-    const active = new Set(sim.state.users.filter((u) => u.enabled).map((u) => u.id));
+    const active = new Set(sim.state.users.filter((u) => u.status !== 'INACTIVE').map((u) => u.id));
     expect((got.data.users as Rec[]).map((u) => u.id)).toEqual(t.user_ids.filter((id) => active.has(id)));
     expect((got.data.owners as Rec[]).map((u) => u.id)).toEqual(t.owner_ids);
     expect((await failure(get('teams', { id: '1' }))).code).toBe('upstream_not_found');

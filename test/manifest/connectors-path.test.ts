@@ -8,7 +8,8 @@ import { connect, connectorRegistry, getConnector, setConnectorsPath } from '../
 import { connectorsPath, manifestFiles } from '../../src/manifest/index.ts';
 import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
 
-const GRANOLA = parse(readFileSync('connectors/granola/connector.yaml', 'utf8')) as Record<string, unknown>;
+// Granola's manifest without its vendor description (openapi.yaml stays in connectors/granola).
+const { vendor_description: _vd, ...GRANOLA } = parse(readFileSync('connectors/granola/connector.yaml', 'utf8')) as Record<string, unknown>;
 
 /** A connectors directory with Granola's manifest under each given folder name, as type `type` and title `title`. */
 function connectorsDir(entries: { folder: string; type: string; title: string }[]): string {

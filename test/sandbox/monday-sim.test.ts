@@ -360,7 +360,7 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     ]);
     const now = await gql('{ users(limit: 1) { id status kind is_email_confirmed created_at photo_url { thumb } utc_hours_diff } }');
     const u = sim.state.users[0]!;
-    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: u.photo }, utc_hours_diff: u.utc_hours_diff }]);
+    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: `https://files.monday.com/use1/photos/${u.id}/thumb/${u.id}-user_photo.png` }, utc_hours_diff: u.utc_hours_diff }]);
     // $emails must be [String!] on 2026-10.
     const emails = await gql('query ($e: [String]) { users(emails: $e) { id } }', { e: [u.email] });
     expect(emails.body.errors[0].message).toMatch(/\$e/);
@@ -371,6 +371,8 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     expect((await gql(q, {}, { 'API-Version': '2026-07' })).body.data.version).toEqual({ value: '2026-07', kind: 'maintenance' });
     expect((await gql(q, {}, { 'API-Version': '2025-04' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
     expect((await gql(q, {}, { 'API-Version': 'latest' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
+    expect((await gql('{ version { display_name } versions { display_name } }')).body.data).toEqual({ version: { display_name: '2026-10' }, versions: [{ display_name: '2026-07' }, { display_name: '2026-10' }, { display_name: '2027-01' }] });
+    expect((await gql('mutation { complexity { query } }')).body.data.complexity.query).toBeGreaterThan(0);
     expect((await gql(q)).body.data.versions).toEqual([
       { value: '2026-07', kind: 'maintenance' },
       { value: '2026-10', kind: 'current' },
@@ -387,7 +389,7 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     const items = await gql('{ items { id } }');
     expect(items.body.data.items).toHaveLength(25);
     const users = await gql('{ users { id } }');
-    expect(users.body.data.users).toHaveLength(sim.state.users.filter((x) => x.enabled).length);
+    expect(users.body.data.users).toHaveLength(sim.state.users.filter((x) => x.status !== 'INACTIVE').length);
   });
 
   it('the per-minute limit answers HTTP 429 RATE_LIMIT_EXCEEDED with retry_in_seconds and Retry-After, and lifts after the window', async () => {

@@ -92,7 +92,10 @@ export async function startGranolaSimulator(options: GranolaSimulatorOptions = {
   const apiKey = options.apiKey ?? `grn_${Array.from({ length: 28 }, () => ALNUM[Math.floor(rand() * ALNUM.length)]).join('')}`;
   const sidecar = loadSidecar(join(CONNECTOR, 'simulator.yaml'));
   const notes = sidecar.resources?.['notes'] ?? {};
-  sidecar.resources = { ...sidecar.resources, notes: { ...notes, ...(options.size !== undefined ? { records: options.size } : {}) } };
+  // A large dataset (benchmarks: 100 000 notes) is packed closer, so that every note is older than now.
+  const size = options.size ?? notes.records ?? 0;
+  const step = Math.max(1, Math.min(notes.timestamps?.step_seconds ?? 60, Math.floor((300 * 86_400) / Math.max(1, size))));
+  sidecar.resources = { ...sidecar.resources, notes: { ...notes, records: size, timestamps: { ...notes.timestamps, step_seconds: step } } };
   const limit = sidecar.rate_limit;
   const rl = options.rateLimit;
   const sim = await startOpenApiSimulator({

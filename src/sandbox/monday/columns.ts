@@ -164,6 +164,16 @@ function displayValue(state: MondayState, col: ColumnDef, cells: Record<string, 
   }
 }
 
+/** A JSON argument given as text (or already parsed). Changelog "new descriptive JsonParseException error": status 400 inside the error, json in error_data. */
+export function parseJsonArg(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    throw new MondayApiError('JsonParseException', 'Syntax error in JSON input', 400, { json: v.slice(0, 200) });
+  }
+}
+
 /**
  * Parse a `column_values` argument (JSON scalar: Monday documents a JSON-encoded string; an
  * object is accepted too) into per-column cells plus an optional new name. Validates everything
@@ -176,15 +186,7 @@ export function parseColumnValues(
   createLabels: boolean,
   changedAt: string,
 ): { cells: Record<string, Cell>; name?: string } {
-  let obj: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      obj = JSON.parse(raw) as unknown;
-    } catch {
-      // Changelog "new descriptive JsonParseException error": status 400 inside the error, json in error_data.
-      throw new MondayApiError('JsonParseException', 'Syntax error in JSON input', 400, { json: raw.slice(0, 200) });
-    }
-  }
+  const obj = parseJsonArg(raw);
   if (obj === null || obj === undefined) return { cells: {} };
   if (typeof obj !== 'object' || Array.isArray(obj)) {
     throw new MondayApiError('JsonParseException', 'Syntax error in JSON input: column_values must be a JSON object', 400, { json: String(raw).slice(0, 200) });
@@ -242,33 +244,5 @@ export function cellView(col: ColumnDef, cell: Cell, state?: MondayState, cells?
       return { ...base, checked: o['checked'] === 'true' };
     default:
       return base;
-  }
-}
-
-/** GraphQL type of a column value, for the ColumnValue interface. */
-export function columnValueType(col: ColumnDef): string {
-  switch (col.type) {
-    case 'status':
-      return 'StatusValue';
-    case 'date':
-      return 'DateValue';
-    case 'numbers':
-      return 'NumbersValue';
-    case 'people':
-      return 'PeopleValue';
-    case 'checkbox':
-      return 'CheckboxValue';
-    case 'long_text':
-      return 'LongTextValue';
-    case 'board_relation':
-      return 'BoardRelationValue';
-    case 'mirror':
-      return 'MirrorValue';
-    case 'dependency':
-      return 'DependencyValue';
-    case 'formula':
-      return 'FormulaValue';
-    default:
-      return 'TextValue';
   }
 }

@@ -1,7 +1,7 @@
 /**
- * The Monday simulator's in-memory account: users, teams, workspaces, tags, boards (with
- * columns and groups), items with column values, and updates — seeded deterministically from a
- * seed, so every run (tests, `switchboard sandbox`, benchmarks) sees the same data.
+ * The Monday simulator's in-memory account: users, teams, workspaces, tags and boards (the
+ * sidecar's records), items with column values and updates (seeded here deterministically from a
+ * seed), so every run (tests, `switchboard sandbox`, benchmarks) sees the same data.
  *
  * Shapes follow the public GraphQL schema (mondaycom/monday-graphql-api, schema.graphql): IDs
  * are numeric strings, dates are ISO 8601 without milliseconds, and a column value keeps its raw
@@ -36,6 +36,7 @@ export interface ColumnDef {
 
 export interface GroupDef {
   id: string;
+  board_id: string;
   title: string;
   color: string;
   position: string;
@@ -52,51 +53,38 @@ export interface Cell {
 
 export type State = 'active' | 'archived' | 'deleted';
 
+// The records the sidecar seeds (resources.<Type> in connectors/monday/simulator.yaml) are typed
+// by the fields the code and the tests read; the rest are the sidecar's, in the SDL's shape.
+
+/** A user, in the 2026-10 shape. */
 export interface UserRec {
+  [field: string]: unknown;
   id: string;
   name: string;
   email: string;
-  enabled: boolean;
-  is_admin: boolean;
-  is_guest: boolean;
-  is_pending: boolean;
-  is_verified: boolean;
-  is_view_only: boolean;
-  title: string | null;
-  location: string | null;
-  phone: string | null;
-  mobile_phone: string | null;
-  birthday: string | null;
-  country_code: string | null;
+  status: 'ACTIVE' | 'PENDING' | 'INACTIVE';
+  kind: 'admin' | 'member' | 'guest' | 'view_only';
+  is_email_confirmed: boolean;
   created_at: string;
-  join_date: string | null;
-  last_activity: string | null;
   time_zone_identifier: string;
   utc_hours_diff: number;
-  current_language: string;
-  photo: string;
 }
 
 export interface TeamRec {
+  [field: string]: unknown;
   id: string;
   name: string;
-  picture_url: string | null;
-  is_guest: boolean;
   user_ids: string[];
   owner_ids: string[];
 }
 
 export interface WorkspaceRec {
+  [field: string]: unknown;
   id: string;
   name: string;
   kind: 'open' | 'closed';
   description: string | null;
   created_at: string;
-  state: State;
-  is_default_workspace: boolean;
-  owner_ids: string[];
-  user_ids: string[];
-  team_ids: string[];
 }
 
 export interface TagRec {
@@ -106,28 +94,20 @@ export interface TagRec {
 }
 
 export interface BoardRec {
+  [field: string]: unknown;
   id: string;
   name: string;
   description: string | null;
-  board_kind: 'public' | 'private' | 'share';
   state: State;
   workspace_id: string | null;
-  board_folder_id: string | null;
-  permissions: string;
-  item_terminology: string;
-  creator_id: string;
-  owner_ids: string[];
-  subscriber_ids: string[];
-  team_owner_ids: string[];
-  tag_ids: string[];
   columns: ColumnDef[];
   groups: GroupDef[];
   created_at: string;
   updated_at: string;
   /** Item ids in board order (group order, then position); rebuilt lazily after writes. */
-  orderCache: string[] | null;
+  orderCache?: string[] | null;
   /** board, or sub_items_board for the board holding another board's subitems. */
-  type?: 'board' | 'sub_items_board';
+  type: 'board' | 'sub_items_board';
   /** The board holding this board's subitems, created with the first subitem. */
   subitems_board_id?: string;
 }
@@ -149,9 +129,8 @@ export interface ItemRec {
   parent_id?: string;
 }
 
-/** One activity-log entry of a board (Board.activity_logs). */
-export interface ActivityRec {
-  id: string;
+/** One activity-log entry of a board, as logged (Board.activity_logs). */
+export interface ActivityEntry {
   board_id: string;
   item_id: string | null;
   /** create_pulse, update_column_value, update_name, archive_pulse, delete_pulse, create_group, create_column, ... */
@@ -161,6 +140,9 @@ export interface ActivityRec {
   at: number;
   data: Record<string, unknown>;
 }
+
+/** An ActivityLogType record as stored: data as the JSON text monday answers, its column and group beside it for the filters. */
+export type ActivityRec = Omit<ActivityEntry, 'data'> & { id: string; entity: 'board' | 'pulse'; data: string; column_id?: unknown; group_id?: unknown };
 
 export interface UpdateRec {
   id: string;
@@ -173,6 +155,15 @@ export interface UpdateRec {
   edited_at: string;
 }
 
+/** A board's webhook subscription (create_webhook), with the URL it posts to. */
+export interface WebhookRec {
+  id: string;
+  board_id: string;
+  event: string;
+  config: string | null;
+  url: string;
+}
+
 export interface AccountRec {
   id: string;
   name: string;
@@ -181,19 +172,22 @@ export interface AccountRec {
   tier: string;
 }
 
-/** The whole simulated account. Tests may read (and, deliberately, mutate) it. */
+/**
+ * The whole simulated account. Its records are the GraphQL simulator's store (`tables`, by type
+ * name: the sidecar's graphql.fields and graphql.lists resolve relations over it); the arrays are
+ * views of it in stored order. Tests may read (and, deliberately, mutate) it.
+ */
 export interface MondayState {
   account: AccountRec;
-  users: UserRec[];
-  teams: TeamRec[];
-  workspaces: WorkspaceRec[];
-  tags: TagRec[];
-  boards: BoardRec[];
+  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec>; ActivityLogType: Map<string, ActivityRec>; Webhook: Map<string, WebhookRec> };
+  readonly users: UserRec[];
+  readonly teams: TeamRec[];
+  readonly workspaces: WorkspaceRec[];
+  readonly tags: TagRec[];
+  readonly boards: BoardRec[];
   items: Map<string, ItemRec>;
   /** Updates, oldest first (queries return newest first, as Monday does). */
-  updates: UpdateRec[];
-  /** Activity logs of every board, oldest first. */
-  activity: ActivityRec[];
+  readonly updates: UpdateRec[];
   /** Next numeric ids for records created through the API. */
   nextItemId: number;
   nextUpdateId: number;
@@ -248,112 +242,34 @@ export interface SeedOptions {
   size: number;
 }
 
-/** Build the account. Same options → byte-identical state. */
-export function seedState(opts: SeedOptions): MondayState {
+/**
+ * Build the account over the simulator's store: users, teams, workspaces, tags and boards are the
+ * sidecar's records (already in `tables`); this seeds the items and their updates. Same options →
+ * byte-identical state.
+ */
+export function seedState(opts: SeedOptions, tables: MondayState['tables']): MondayState {
   const rand = seededRandom(opts.seed);
   const size = Math.max(1, Math.min(100_000, Math.floor(opts.size)));
   const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
   const ago = (maxDays: number): number => EPOCH - Math.floor(rand() * maxDays * 86_400_000);
-
   const account: AccountRec = { id: String(9_300_000 + (opts.seed % 100_000)), name: 'Acme Robotics', slug: 'acme-robotics', country_code: 'US', tier: 'pro' };
-
-  const users: UserRec[] = [];
-  const userCount = 14;
-  for (let i = 0; i < userCount; i++) {
-    const first = pool<string>('first_names')[i % pool('first_names').length] as string;
-    const last = pick(rand, pool<string>('last_names'));
-    const [tz, diff, cc] = pick(rand, pool<[string, number, string]>('zones'));
-    const created = ago(900);
-    const id = String(51_000_000 + i * 137 + (opts.seed % 97));
-    users.push({
-      id,
-      name: `${first} ${last}`,
-      email: `${first.toLowerCase()}.${last.toLowerCase()}@acme-robotics.example`,
-      enabled: i !== userCount - 1,
-      is_admin: i === 0 || i === 1,
-      is_guest: i === userCount - 2,
-      is_pending: i === userCount - 3,
-      is_verified: i !== userCount - 3,
-      is_view_only: i === userCount - 4,
-      title: pick(rand, pool<string | null>('titles')),
-      location: rand() < 0.6 ? pick(rand, pool<string>('locations')) : null,
-      phone: rand() < 0.4 ? `+1 555 01${String(int(10, 99))}` : null,
-      mobile_phone: rand() < 0.5 ? `+1 555 02${String(int(10, 99))}` : null,
-      birthday: rand() < 0.3 ? `19${String(int(70, 99))}-0${String(int(1, 9))}-1${String(int(0, 9))}` : null,
-      country_code: cc,
-      created_at: isoSeconds(created),
-      join_date: isoSeconds(created).slice(0, 10),
-      last_activity: isoSeconds(EPOCH - int(0, 30) * 86_400_000 - int(0, 86_399) * 1000),
-      time_zone_identifier: tz,
-      utc_hours_diff: diff,
-      current_language: 'en',
-      photo: `https://files.monday.com/use1/photos/${id}/thumb/${id}-user_photo.png`,
-    });
-  }
+  const users = [...tables.User.values()];
   const uid = (i: number): string => (users[i % users.length] as UserRec).id;
-
-  const teams: TeamRec[] = pool<string>('teams').map((name, i) => ({
-    id: String(614_000 + i * 7),
-    name,
-    picture_url: i % 2 === 0 ? `https://files.monday.com/use1/photos/team_${String(i)}.png` : null,
-    is_guest: false,
-    user_ids: users.filter((_, j) => j % 4 === i || j === i).map((u) => u.id),
-    owner_ids: [uid(i)],
-  }));
-
-  const workspaces: WorkspaceRec[] = pool<Pick<WorkspaceRec, 'name' | 'kind' | 'description' | 'is_default_workspace'>>('workspaces').map((w, i) => ({
-    ...w,
-    id: String(4_120_000 + i * 31),
-    created_at: isoSeconds(EPOCH - (900 - i * 60) * 86_400_000),
-    state: 'active' as const,
-    owner_ids: [uid(0)],
-    user_ids: users.slice(0, 6 + i * 2).map((u) => u.id),
-    team_ids: [(teams[i % teams.length] as TeamRec).id],
-  }));
-
-  const tags: TagRec[] = pool<string>('tag_names').map((name, i) => ({ id: String(21_500_000 + i * 3), name, color: pool<string>('tag_colors')[i] as string }));
-
-  const boardSpecs = pool<{ name: string; kind: BoardRec['board_kind']; ws: number; weight: number; terminology: string }>('boards');
-  const boards: BoardRec[] = boardSpecs.map((b, i) => {
-    const created = EPOCH - (700 - i * 40) * 86_400_000;
-    const groups: GroupDef[] = [
-      { id: 'topics', title: 'Backlog' },
-      { id: 'new_group', title: 'In progress' },
-      { id: `new_group${String(29_179 + i * 11)}`, title: 'Done' },
-    ].map((g, j) => ({ ...g, color: pool<string>('group_colors')[(i + j) % pool('group_colors').length] as string, position: String(65_536 * (j + 1)), archived: false, deleted: false }));
-    return {
-      id: String(1_850_000_101 + i * 1_111),
-      name: b.name,
-      description: i === 0 ? 'What we are building this year' : null,
-      board_kind: b.kind,
-      state: 'active',
-      workspace_id: (workspaces[b.ws] as WorkspaceRec).id,
-      board_folder_id: null,
-      permissions: 'everyone',
-      item_terminology: b.terminology,
-      creator_id: uid(i),
-      owner_ids: [uid(i), uid(0)].filter((v, k, a) => a.indexOf(v) === k),
-      subscriber_ids: users.slice(0, 5 + i).map((u) => u.id),
-      team_owner_ids: [(teams[i % teams.length] as TeamRec).id],
-      tag_ids: tags.filter((_, k) => (k + i) % 3 === 0).map((t) => t.id),
-      columns: boardColumns(),
-      groups,
-      created_at: isoSeconds(created),
-      updated_at: isoSeconds(EPOCH - i * 3_600_000),
-      orderCache: null,
-    };
-  });
-
-  const state: MondayState = { account, users, teams, workspaces, tags, boards, items: new Map(), updates: [], activity: [], nextItemId: 0, nextUpdateId: 0 };
+  const boards = [...tables.Board.values()];
   const firstBoardId = (boards[0] as BoardRec).id;
+  // Every board gets its own copy of the column layout (settings change through the API); connect
+  // boards link the first board, dependencies the board itself.
   for (const b of boards) {
-    for (const c of b.columns) if (c.type === 'board_relation') c.settings = { boardIds: [Number(firstBoardId)] };
-    for (const c of b.columns) if (c.type === 'dependency') c.settings = { boardIds: [Number(b.id)] };
+    b.columns = boardColumns();
+    for (const c of b.columns) if (c.type === 'board_relation' || c.type === 'dependency') c.settings = { boardIds: [Number(c.type === 'dependency' ? b.id : firstBoardId)] };
+    for (const g of b.groups) g.board_id = b.id;
   }
+  const state = { account, items: tables.Item, nextItemId: 0, nextUpdateId: 0 };
+  const activity: ActivityEntry[] = [];
 
-  // Items: split `size` across boards by weight (every board gets at least one).
+  // Items: split `size` across boards by their shares (every board gets at least one).
   let itemSeq = 0;
-  const counts = boardSpecs.map((b) => Math.max(1, Math.floor(size * b.weight)));
+  const counts = boards.map((_, i) => Math.max(1, Math.floor(size * (pool<number>('item_shares')[i] ?? 0))));
   counts[0] = Math.max(1, (counts[0] as number) + size - counts.reduce((a, c) => a + c, 0));
   boards.forEach((board, bi) => {
     const n = counts[bi] as number;
@@ -390,7 +306,7 @@ export function seedState(opts: SeedOptions): MondayState {
       cells['mirror'] = { value: null, text: '', updated_at: null };
       cells['dependency'] = k % 4 === 1 ? { value: JSON.stringify({ linkedPulseIds: [{ linkedPulseId: Number(id) - 7 }], changed_at: changed }), text: '', updated_at: changed } : { value: null, text: '', updated_at: null };
       cells['formula'] = { value: null, text: '', updated_at: null };
-      state.activity.push({ id: '', board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
+      activity.push({ board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
       state.items.set(id, {
         id,
         name: `${pick(rand, pool<string>('verbs'))} ${pick(rand, pool<string>('nouns'))}`,
@@ -407,8 +323,8 @@ export function seedState(opts: SeedOptions): MondayState {
     }
   });
   state.nextItemId = itemSeq;
-  state.activity.sort((a, b) => a.at - b.at);
-  state.activity.forEach((a, k) => (a.id = `${String(k + 1).padStart(8, '0')}-seed`));
+  activity.sort((a, b) => a.at - b.at);
+  activity.forEach((a, k) => logActivity(tables, a, `${String(k + 1).padStart(8, '0')}-seed`));
 
   // Updates (comments) on a share of the items, capped so a 100k board stays light.
   const itemIds = [...state.items.keys()];
@@ -432,9 +348,10 @@ export function seedState(opts: SeedOptions): MondayState {
   }
   seeded.sort((a, b) => a.created_at.localeCompare(b.created_at));
   seeded.forEach((u, k) => (u.id = String(3_100_000_000 + k * 3)));
-  state.updates = seeded;
   state.nextUpdateId = seeded.length;
-  return state;
+  for (const u of seeded) tables.Update.set(u.id, u);
+  const views = { users: 'User', teams: 'Team', workspaces: 'Workspace', tags: 'Tag', boards: 'Board', updates: 'Update' } as const;
+  return Object.defineProperties({ ...state, tables }, Object.fromEntries(Object.entries(views).map(([k, t]) => [k, { get: () => [...tables[t].values()], enumerable: true }]))) as unknown as MondayState;
 }
 
 export function newItemId(state: MondayState): string {
@@ -449,7 +366,7 @@ export function newUpdateId(state: MondayState): string {
   return id;
 }
 
-/** Record an activity-log entry (Board.activity_logs) for a change made through the API. */
-export function logActivity(state: MondayState, entry: Omit<ActivityRec, 'id'>): void {
-  state.activity.push({ ...entry, id: `${String(state.activity.length + 1).padStart(8, '0')}-api` });
+/** Record an activity-log entry (Board.activity_logs), by default one for a change made through the API. */
+export function logActivity(tables: MondayState['tables'], e: ActivityEntry, id = `${String(tables.ActivityLogType.size + 1).padStart(8, '0')}-api`): void {
+  tables.ActivityLogType.set(id, { ...e, id, entity: e.item_id === null ? 'board' : 'pulse', data: JSON.stringify(e.data), column_id: e.data['column_id'], group_id: e.data['group_id'] });
 }

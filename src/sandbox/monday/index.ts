@@ -3,7 +3,9 @@
  * serving monday's own 2026-10 SDL (connectors/monday/schema-2026-10.graphql) with the sidecar
  * connectors/monday/simulator.yaml, which declares the endpoint, auth, API versions, the
  * per-minute complexity budget and request limit, graphql-ruby error wording, monday's error
- * shapes and the OAuth flow. Only monday's seeded account and the resolvers over it are code here.
+ * shapes and the OAuth flow, the seeded users, teams, workspaces, tags and boards, their relations
+ * and lists. The code here seeds the items and their updates over the same store, and resolves
+ * what no declaration captures: column values, items_page's query rules, the mutations.
  *
  * Usage: `const sim = await startMondaySimulator(); connect('monday', { credentials: { api_key:
  * sim.apiKey }, baseUrl: sim.url })`.
@@ -16,7 +18,6 @@ import type { ComplexityBudget } from '../../simulator/graphql-complexity.ts';
 import { startGraphqlSimulator, type GraphqlSimulator } from '../../simulator/graphql-simulator.ts';
 import { loadSidecar } from '../../simulator/sidecar.ts';
 import { seedState, type MondayState } from './data.ts';
-import { columnValueType } from './columns.ts';
 import { codedResolvers } from './resolvers.ts';
 
 export type { MondayState } from './data.ts';
@@ -57,7 +58,7 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   // app derive from the seed, so the sandbox's sample credentials survive restarts.
   const derived = (label: string, bytes: number): Buffer => createHash('sha256').update(`monday-sim:${label}:${String(seed)}`).digest().subarray(0, bytes);
   const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${derived('api-key', 18).toString('base64url')}`;
-  let state = seedState({ seed, size });
+  let state: MondayState;
   const sim = await startGraphqlSimulator({
     schema: readFileSync(join(DIR, 'schema-2026-10.graphql'), 'utf8'),
     sidecar,
@@ -66,10 +67,12 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     seed,
     tokens: [apiKey],
     oauthClient: { clientId: `sim_client_${derived('client-id', 6).toString('hex')}`, clientSecret: derived('client-secret', 16).toString('hex') },
-    resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id, served: sidecar.graphql?.versions?.served ?? {} })),
-    typeResolvers: { ColumnValue: (v) => columnValueType((v as { column: Parameters<typeof columnValueType>[0] }).column) },
+    resolvers: codedResolvers(() => ({ state, meId: (state.users[0] as { id: string }).id })),
     vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
+  // The account's records are the simulator's store (the sidecar's, then the items and updates seeded here).
+  const tables = Object.fromEntries(['User', 'Team', 'Workspace', 'Tag', 'Board', 'Item', 'Update', 'ActivityLogType', 'Webhook'].map((t) => [t, sim.resources.get(t)?.records])) as unknown as MondayState['tables'];
+  state = seedState({ seed, size }, tables);
   const c = options.complexity ?? {};
   Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });
   return Object.defineProperties(sim, {
@@ -77,8 +80,9 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     state: { get: () => state, enumerable: true },
     resetData: {
       value: () => {
-        state = seedState({ seed, size });
-              sim.complexity?.reset();
+        sim.reseed();
+        state = seedState({ seed, size }, tables);
+        sim.complexity?.reset();
         sim.resetRateLimit();
       },
     },

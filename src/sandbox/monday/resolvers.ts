@@ -12,35 +12,24 @@ import {
   logActivity,
   newItemId,
   newUpdateId,
-  type ActivityRec,
   type BoardRec,
   type Cell,
   type ColumnDef,
   type GroupDef,
   type ItemRec,
   type MondayState,
-  type TeamRec,
   type UpdateRec,
-  type UserRec,
-  type WorkspaceRec,
+  type WebhookRec,
 } from './data.ts';
-import { cellView, columnValueType, parseCell, parseColumnValues } from './columns.ts';
+import { cellView, parseCell, parseColumnValues, parseJsonArg } from './columns.ts';
 import { statusLabels } from './data.ts';
 import { MondayApiError } from './data.ts';
 
-/** Per-request context. */
-export interface ResolverContext {
+/** Per-request context: the generic simulator's (clock, API version, complexity charge, cursor pages) and the account's. */
+export interface ResolverContext extends GraphqlContext {
   state: MondayState;
-  now: () => number;
-  /** items_page / next_items_page snapshots (the sidecar's graphql.cursor_pages). */
-  cursorPage: GraphqlContext['cursorPage'];
   /** The user the token belongs to. */
   meId: string;
-  /** API version the request asked for, and those served (value: kind). */
-  version: string | undefined;
-  served: Record<string, string>;
-  /** This query's complexity charge (for the `complexity` field). */
-  complexity: GraphqlContext['complexity'];
 }
 
 interface ItemsQueryRule {
@@ -164,18 +153,6 @@ function paginate<T>(list: T[], limit: number | null | undefined, page: number |
   return list.slice((p - 1) * limit, p * limit);
 }
 
-function idSet(ids: readonly (string | number)[] | null | undefined): Set<string> | null {
-  return ids === null || ids === undefined ? null : new Set(ids.map(String));
-}
-
-function byId<T extends { id: string }>(list: T[], ids: (string | undefined)[]): T[] {
-  return ids.map((id) => list.find((x) => x.id === id)).filter((x): x is T => x !== undefined);
-}
-
-function groupView(board: BoardRec, g: GroupDef) {
-  return { ...g, board_id: board.id };
-}
-
 function boardOf(ctx: ResolverContext, id: string | number | null | undefined): BoardRec {
   const board = ctx.state.boards.find((b) => b.id === String(id) && b.state !== 'deleted');
   if (board === undefined) {
@@ -192,18 +169,6 @@ function itemOf(ctx: ResolverContext, id: string | number | null | undefined, bo
   return item;
 }
 
-/** An ISO 8601 date or date-time argument as epoch ms; InvalidArgumentException otherwise. */
-function dateBound(v: string, arg: string): number {
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms)) throw new MondayApiError('InvalidArgumentException', `${arg} must be an ISO 8601 date`, 200, { [arg]: v });
-  return ms;
-}
-
-/** ActivityLogType as monday answers it: created_at in 100-nanosecond units, data a JSON string. */
-function activityView(ctx: ResolverContext, e: ActivityRec) {
-  return { id: e.id, account_id: ctx.state.account.id, created_at: `${String(e.at)}0000`, data: JSON.stringify(e.data), entity: e.item_id === null ? 'board' : 'pulse', event: e.event, user_id: e.user_id };
-}
-
 function stripHtml(html: string): string {
   return html
     .replace(/<br\s*\/?>/gi, '\n')
@@ -213,29 +178,6 @@ function stripHtml(html: string): string {
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .trim();
-}
-
-function updatesNewestFirst(list: UpdateRec[]): UpdateRec[] {
-  return [...list].reverse();
-}
-
-function filterUsers(users: UserRec[], args: { emails?: (string | null)[] | null; ids?: string[] | null; kind?: string | null; name?: string | null; newest_first?: boolean | null; non_active?: boolean | null; limit?: number | null; page?: number | null }): UserRec[] {
-  const ids = idSet(args.ids);
-  // Listing returns active users (non_active: only deactivated ones); a lookup by id or email
-  // finds a user whatever their status, so a deactivated user is still reachable by get.
-  const lookup = ids !== null || (args.emails !== null && args.emails !== undefined);
-  let list = lookup && !args.non_active ? users : users.filter((u) => (args.non_active ? !u.enabled : u.enabled));
-  if (ids) list = list.filter((u) => ids.has(u.id));
-  if (args.emails) {
-    const emails = new Set(args.emails.filter((e): e is string => typeof e === 'string').map((e) => e.toLowerCase()));
-    list = list.filter((u) => emails.has(u.email.toLowerCase()));
-  }
-  if (args.name) list = list.filter((u) => u.name.toLowerCase().includes((args.name as string).toLowerCase()));
-  if (args.kind === 'guests') list = list.filter((u) => u.is_guest);
-  else if (args.kind === 'non_guests') list = list.filter((u) => !u.is_guest);
-  else if (args.kind === 'non_pending') list = list.filter((u) => !u.is_pending);
-  if (args.newest_first) list = [...list].sort((a, b) => b.created_at.localeCompare(a.created_at));
-  return paginate(list, args.limit, args.page);
 }
 
 type Resolvers = Record<string, Record<string, GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>>>;
@@ -252,23 +194,13 @@ function applyCells(item: ItemRec, cells: Record<string, Cell>, name: string | u
   item.updated_at = at;
 }
 
-/** Board webhook subscriptions (create_webhook), per simulated account. */
-interface WebhookRec {
-  id: string;
-  board_id: string;
-  event: string;
-  config: string | null;
-  url: string;
-}
-const webhooksOf = new WeakMap<object, WebhookRec[]>();
-
 const mutations = {
   /**
    * create_webhook: monday first POSTs {"challenge": ...} to the URL and creates the
    * subscription only when the answer echoes it (sidecar: the SDL cannot say so; monday's docs,
    * "Webhooks": "verify the URL ... respond with the same challenge").
    */
-  async create_webhook(ctx: ResolverContext, args: Args): Promise<Omit<WebhookRec, 'url'>> {
+  async create_webhook(ctx: ResolverContext, args: Args): Promise<WebhookRec> {
     const board = boardOf(ctx, args['board_id']);
     const url = String(args['url']);
     if (!/^https?:\/\//.test(url)) throw new MondayApiError('InvalidArgumentException', 'Invalid URL', 200, { url });
@@ -282,12 +214,10 @@ const mutations = {
       echoed = false;
     }
     if (!echoed) throw new MondayApiError('InvalidArgumentException', 'Failed to communicate with URL provided.', 200, { url });
-    const list = webhooksOf.get(ctx.state) ?? [];
-    webhooksOf.set(ctx.state, list);
-    const hook: WebhookRec = { id: String(500_000_000 + list.length + 1), board_id: board.id, event: String(args['event']), config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']), url };
-    list.push(hook);
-    const { url: _url, ...shown } = hook;
-    return shown;
+    const hooks = ctx.state.tables.Webhook;
+    const hook: WebhookRec = { id: String(500_000_000 + hooks.size + 1), board_id: board.id, event: String(args['event']), config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']), url };
+    hooks.set(hook.id, hook);
+    return hook;
   },
 
   create_item(ctx: ResolverContext, args: Args): ItemRec {
@@ -329,7 +259,7 @@ const mutations = {
     ctx.state.items.set(item.id, item);
     board.orderCache = null;
     board.updated_at = at;
-    logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'create_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name } });
+    logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'create_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name } });
     return item;
   },
 
@@ -347,13 +277,13 @@ const mutations = {
         description: null,
         type: 'sub_items_board',
         columns: board.columns.filter((c) => ['name', 'person', 'status', 'date4'].includes(c.id)),
-        groups: [{ id: 'topics', title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false }],
+        groups: [{ id: 'topics', board_id: String(Number(board.id) + 7), title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false }],
         created_at: at,
         updated_at: at,
         orderCache: null,
       };
       delete sub.subitems_board_id;
-      ctx.state.boards.push(sub);
+      ctx.state.tables.Board.set(sub.id, sub);
       board.subitems_board_id = sub.id;
     }
     const item = mutations.create_item(ctx, { board_id: sub.id, item_name: args['item_name'], column_values: args['column_values'], create_labels_if_missing: args['create_labels_if_missing'] });
@@ -376,12 +306,12 @@ const mutations = {
       if (rel === undefined) throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['relative_to'], board_id: Number(board.id) });
       position = Number(rel.position) + (args['position_relative_method'] === 'after_at' ? 1 : -1);
     }
-    const group = { id, title, color, position: String(position), archived: false, deleted: false };
+    const group = { id, board_id: board.id, title, color, position: String(position), archived: false, deleted: false };
     board.groups.push(group);
     board.groups.sort((a, b) => Number(a.position) - Number(b.position));
     board.orderCache = null;
-    logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
-    return groupView(board, group);
+    logActivity(ctx.state.tables, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
+    return group;
   },
 
   create_column(ctx: ResolverContext, args: Args): ColumnDef {
@@ -400,7 +330,7 @@ const mutations = {
     if (after >= 0) board.columns.splice(after + 1, 0, col);
     else board.columns.push(col);
     for (const item of ctx.state.items.values()) if (item.board_id === board.id) item.cells[id] = { value: null, text: '', updated_at: null };
-    logActivity(ctx.state, { board_id: board.id, item_id: null, event: 'create_column', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type } });
+    logActivity(ctx.state.tables, { board_id: board.id, item_id: null, event: 'create_column', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type } });
     return col;
   },
 
@@ -411,8 +341,8 @@ const mutations = {
     const parsed = parseColumnValues(ctx.state, board, args['column_values'], args['create_labels_if_missing'] === true, at);
     applyCells(item, parsed.cells, parsed.name, at);
     board.updated_at = at;
-    for (const columnId of Object.keys(parsed.cells)) logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'update_column_value', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId } });
-    if (parsed.name !== undefined) logActivity(ctx.state, { board_id: board.id, item_id: item.id, event: 'update_name', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id) } });
+    for (const columnId of Object.keys(parsed.cells)) logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'update_column_value', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId } });
+    if (parsed.name !== undefined) logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'update_name', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id) } });
     return item;
   },
 
@@ -436,25 +366,8 @@ const mutations = {
     return item;
   },
 
-  archive_item(ctx: ResolverContext, args: Args): ItemRec {
-    const item = itemOf(ctx, args['item_id']);
-    item.state = 'archived';
-    item.updated_at = isoSeconds(ctx.now());
-    const board = ctx.state.boards.find((b) => b.id === item.board_id);
-    if (board) board.orderCache = null;
-    logActivity(ctx.state, { board_id: item.board_id, item_id: item.id, event: 'archive_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
-    return item;
-  },
-
-  delete_item(ctx: ResolverContext, args: Args): ItemRec {
-    const item = itemOf(ctx, args['item_id']);
-    item.state = 'deleted';
-    item.updated_at = isoSeconds(ctx.now());
-    const board = ctx.state.boards.find((b) => b.id === item.board_id);
-    if (board) board.orderCache = null;
-    logActivity(ctx.state, { board_id: item.board_id, item_id: item.id, event: 'delete_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
-    return item;
-  },
+  archive_item: (ctx: ResolverContext, args: Args): ItemRec => retire(ctx, args, 'archived', 'archive_pulse'),
+  delete_item: (ctx: ResolverContext, args: Args): ItemRec => retire(ctx, args, 'deleted', 'delete_pulse'),
 
   create_update(ctx: ResolverContext, args: Args): UpdateRec {
     if (args['parent_id'] !== null && args['parent_id'] !== undefined) {
@@ -466,13 +379,13 @@ const mutations = {
     if (body.trim() === '') throw new MondayApiError('InvalidArgumentException', "Update body can't be empty", 200, {});
     const at = isoSeconds(ctx.now());
     const update: UpdateRec = { id: newUpdateId(ctx.state), item_id: item.id, creator_id: ctx.meId, body, text_body: stripHtml(body), created_at: at, updated_at: at, edited_at: at };
-    ctx.state.updates.push(update);
+    ctx.state.tables.Update.set(update.id, update);
     item.updated_at = at;
     return update;
   },
 
   edit_update(ctx: ResolverContext, args: Args): UpdateRec {
-    const update = ctx.state.updates.find((u) => u.id === String(args['id']));
+    const update = ctx.state.tables.Update.get(String(args['id']));
     if (update === undefined) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
     update.body = String(args['body']);
     update.text_body = stripHtml(update.body);
@@ -481,9 +394,10 @@ const mutations = {
   },
 
   delete_update(ctx: ResolverContext, args: Args): UpdateRec {
-    const i = ctx.state.updates.findIndex((u) => u.id === String(args['id']));
-    if (i < 0) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
-    return ctx.state.updates.splice(i, 1)[0] as UpdateRec;
+    const update = ctx.state.tables.Update.get(String(args['id']));
+    if (update === undefined) throw new MondayApiError('ResourceNotFoundException', 'Update not found', 404, { update_id: Number(args['id']) });
+    ctx.state.tables.Update.delete(update.id);
+    return update;
   },
 
   create_or_get_tag(ctx: ResolverContext, args: Args) {
@@ -492,19 +406,21 @@ const mutations = {
     let tag = ctx.state.tags.find((t) => t.name === name);
     if (tag === undefined) {
       tag = { id: String(21_500_000 + ctx.state.tags.length * 3), name, color: '#c4c4c4' };
-      ctx.state.tags.push(tag);
+      ctx.state.tables.Tag.set(tag.id, tag);
     }
     return tag;
   },
 };
 
-function parseJsonArg(v: unknown): unknown {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    throw new MondayApiError('JsonParseException', 'Syntax error in JSON input', 400, { json: v.slice(0, 200) });
-  }
+/** archive_item, delete_item: the item's state, its board's order and the activity log. */
+function retire(ctx: ResolverContext, args: Args, state: 'archived' | 'deleted', event: string): ItemRec {
+  const item = itemOf(ctx, args['item_id']);
+  item.state = state;
+  item.updated_at = isoSeconds(ctx.now());
+  const board = ctx.state.tables.Board.get(item.board_id);
+  if (board) board.orderCache = null;
+  logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event, user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
+  return item;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -514,39 +430,6 @@ function buildResolvers(): Resolvers {
   return {
     Query: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      me: r((_s, _a, ctx) => ctx.state.users.find((u) => u.id === ctx.meId)),
-      complexity: r((_s, _a, ctx) => ctx.complexity),
-      version: r((_s, _a, ctx) => ({ display_name: ctx.version, kind: ctx.served[ctx.version ?? ''] ?? 'current', value: ctx.version })),
-      versions: r((_s, _a, ctx) => Object.entries(ctx.served).map(([value, kind]) => ({ display_name: value, kind, value }))),
-      users: r((_s, a, ctx) => filterUsers(ctx.state.users, a)),
-      teams: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return ctx.state.teams.filter((t) => ids === null || ids.has(t.id));
-      }),
-      tags: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return ctx.state.tags.filter((t) => ids === null || ids.has(t.id));
-      }),
-      workspaces: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        let list = ctx.state.workspaces.filter((w) => (a['state'] === 'all' || w.state === (a['state'] ?? 'active')) && (ids === null || ids.has(w.id)) && (!a['kind'] || w.kind === a['kind']));
-        if (a['order_by'] === 'created_at') list = [...list].sort((x, y) => y.created_at.localeCompare(x.created_at));
-        return paginate(list, a['limit'], a['page']);
-      }),
-      boards: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        const ws = a['workspace_ids'] ? new Set((a['workspace_ids'] as (string | null)[]).map((w) => (w === null ? null : String(w)))) : null;
-        let list = ctx.state.boards.filter(
-          (b) =>
-            (a['state'] === 'all' || b.state === (a['state'] ?? 'active')) &&
-            (ids === null || ids.has(b.id)) &&
-            (!a['board_kind'] || b.board_kind === a['board_kind']) &&
-            (ws === null || ws.has(b.workspace_id)),
-        );
-        if (a['order_by'] === 'created_at') list = [...list].sort((x, y) => y.created_at.localeCompare(x.created_at));
-        else if (a['order_by'] === 'used_at') list = [...list].sort((x, y) => y.updated_at.localeCompare(x.updated_at));
-        return paginate(list, a['limit'], a['page']);
-      }),
       items: r((_s, a, ctx) => {
         const ids = a['ids'] as string[] | null | undefined;
         let list: ItemRec[];
@@ -560,146 +443,40 @@ function buildResolvers(): Resolvers {
         }
         return a['exclude_nonactive'] ? list.filter((i) => i.state === 'active') : list;
       }),
-      updates: r((_s, a, ctx) => {
-        const ids = idSet(a['ids']);
-        // from_date / to_date bound created_at, inclusive (reference/updates#arguments).
-        const from = typeof a['from_date'] === 'string' ? dateBound(a['from_date'], 'from_date') : null;
-        const to = typeof a['to_date'] === 'string' ? dateBound(a['to_date'], 'to_date') : null;
-        const list = updatesNewestFirst(ctx.state.updates).filter((u) => (ids === null || ids.has(u.id)) && (from === null || Date.parse(u.created_at) >= from) && (to === null || Date.parse(u.created_at) <= to));
-        return paginate(list, a['limit'], a['page']);
-      }),
     },
     Mutation: {
-      complexity: r((_s, _a, ctx) => ctx.complexity),
       ...Object.fromEntries(Object.entries(mutations).map(([name, fn]) => [name, r((_s, a, ctx) => fn(ctx, a))])),
     },
     User: {
       account: r((_s, _a, ctx) => ctx.state.account),
-      // 2026-10 replaced enabled/is_admin/is_guest/is_pending/is_verified/is_view_only/join_date and
-      // photo_* with status, kind, is_email_confirmed, became_active_at and photo_url (the plain
-      // derived fields are declared in the sidecar's graphql.fields).
-      title: r<UserRec>((u) => u.title ?? ''),
-      status: r<UserRec>((u) => (!u.enabled ? 'INACTIVE' : u.is_pending ? 'PENDING' : 'ACTIVE')),
-      kind: r<UserRec>((u) => (u.is_admin ? 'admin' : u.is_guest ? 'guest' : u.is_view_only ? 'view_only' : 'member')),
-      became_active_at: r<UserRec>((u) => (u.is_pending ? null : u.created_at)),
-      photo_url: r<UserRec>((u) => ({
-        original: u.photo.replace('/thumb/', '/original/'),
-        small: u.photo.replace('/thumb/', '/small/'),
-        thumb: u.photo,
-        thumb_small: u.photo.replace('/thumb/', '/thumb_small/'),
-        tiny: u.photo.replace('/thumb/', '/tiny/'),
-      })),
-      teams: r<UserRec>((u, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return ctx.state.teams.filter((t) => t.user_ids.includes(u.id) && (ids === null || ids.has(t.id)));
-      }),
-    },
-    Team: {
-      owners: r<TeamRec>((t, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return byId(ctx.state.users, t.owner_ids).filter((u) => ids === null || ids.has(u.id));
-      }),
-      users: r<TeamRec>((t, a, ctx) => filterUsers(byId(ctx.state.users, t.user_ids), a)),
-    },
-    Workspace: {
-      settings: r<WorkspaceRec>((w) => ({ icon: { color: w.kind === 'open' ? '#579bfc' : '#a25ddc', image: null } })),
-      owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.users, w.owner_ids), a['limit'], a['page'])),
-      users_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.users, w.user_ids), a['limit'], a['page'])),
-      teams_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.teams, w.team_ids), a['limit'], a['page'])),
-      team_owners_subscribers: r<WorkspaceRec>((w, a, ctx) => paginate(byId(ctx.state.teams, w.team_ids.slice(0, 1)), a['limit'], a['page'])),
     },
     Board: {
-      updates: r<BoardRec>((b, a, ctx) => {
-        const ids = idSet(a['ids']);
-        const list = updatesNewestFirst(ctx.state.updates).filter((u) => ctx.state.items.get(u.item_id)?.board_id === b.id && (ids === null || ids.has(u.id)));
-        return paginate(list, a['limit'], a['page']);
-      }),
-      columns: r<BoardRec>((b, a) => {
-        const ids = a['ids'] ? new Set((a['ids'] as (string | null)[]).map(String)) : null;
-        const types = a['types'] ? new Set(a['types'] as string[]) : null;
-        return b.columns.filter((c) => !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)));
-      }),
-      creator: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
-      owner: r<BoardRec>((b, _a, ctx) => ctx.state.users.find((u) => u.id === b.creator_id)),
-      owners: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.owner_ids)),
-      subscribers: r<BoardRec>((b, _a, ctx) => byId(ctx.state.users, b.subscriber_ids)),
-      groups: r<BoardRec>((b, a) => {
-        const ids = a['ids'] ? new Set((a['ids'] as (string | null)[]).map(String)) : null;
-        return b.groups.filter((g) => !g.deleted && (ids === null || ids.has(g.id))).map((g) => groupView(b, g));
-      }),
       items_count: r<BoardRec>((b, _a, ctx) => boardOrder(ctx.state, b).filter((id) => ctx.state.items.get(id)?.state === 'active').length),
       items_page: r<BoardRec>((b, a, ctx) => itemsPage(ctx, b, null, a as { limit: number })),
-      tags: r<BoardRec>((b, _a, ctx) => byId(ctx.state.tags, b.tag_ids)),
-      team_owners: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
-      team_subscribers: r<BoardRec>((b, a, ctx) => paginate(byId(ctx.state.teams, b.team_owner_ids), a['limit'], a['page'])),
-      top_group: r<BoardRec>((b) => groupView(b, b.groups.find((g) => !g.deleted) as GroupDef)),
-      type: r<BoardRec>((b) => b.type ?? 'board'),
-      activity_logs: r<BoardRec>((b, a, ctx) => {
-        const from = a['from'] ? dateBound(String(a['from']), 'from') : null;
-        const to = a['to'] ? dateBound(String(a['to']), 'to') : null;
-        const items = idSet(a['item_ids']);
-        const users = idSet(a['user_ids']);
-        const columns = idSet(a['column_ids']);
-        const groups = idSet(a['group_ids']);
-        const list = ctx.state.activity
-          .filter(
-            (e) =>
-              e.board_id === b.id &&
-              (from === null || e.at >= from) &&
-              (to === null || e.at <= to) &&
-              (items === null || (e.item_id !== null && items.has(e.item_id))) &&
-              (users === null || users.has(e.user_id)) &&
-              (columns === null || columns.has(String(e.data['column_id']))) &&
-              (groups === null || groups.has(String(e.data['group_id']))),
-          )
-          .reverse();
-        return paginate(list, a['limit'], a['page']).map((e) => activityView(ctx, e));
-      }),
-      workspace: r<BoardRec>((b, _a, ctx) => ctx.state.workspaces.find((w) => w.id === b.workspace_id) ?? null),
+      top_group: r<BoardRec>((b) => b.groups.find((g) => !g.deleted)),
     },
     Column: {
       settings_str: r<ColumnDef>((c) => JSON.stringify(c.settings)),
     },
     Group: {
-      items_page: r<GroupDef & { board_id: string }>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
+      items_page: r<GroupDef>((g, a, ctx) => itemsPage(ctx, boardOf(ctx, g.board_id), g.id, a as { limit: number })),
     },
     Item: {
-      updates: r<ItemRec>((i, a, ctx) => {
-        const ids = idSet(a['ids']);
-        return paginate(updatesNewestFirst(ctx.state.updates).filter((u) => u.item_id === i.id && (ids === null || ids.has(u.id))), a['limit'], a['page']);
-      }),
-      board: r<ItemRec>((i, _a, ctx) => ctx.state.boards.find((b) => b.id === i.board_id)),
-      column_values: r<ItemRec>((i, a, ctx) => {
-        const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
-        const ids = a['ids'] ? new Set(a['ids'] as string[]) : null;
-        const types = a['types'] ? new Set(a['types'] as string[]) : null;
-        return board.columns
-          .filter((c) => c.type !== 'name' && !c.archived && (ids === null || ids.has(c.id)) && (types === null || types.has(c.type)))
-          .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells));
-      }),
-      creator: r<ItemRec>((i, _a, ctx) => ctx.state.users.find((u) => u.id === i.creator_id) ?? null),
-      group: r<ItemRec>((i, _a, ctx) => {
-        const board = ctx.state.boards.find((b) => b.id === i.board_id) as BoardRec;
-        const g = board.groups.find((x) => x.id === i.group_id);
-        return g ? groupView(board, g) : null;
-      }),
-      parent_item: r<ItemRec>((i, _a, ctx) => (i.parent_id === undefined ? null : (ctx.state.items.get(i.parent_id) ?? null))),
-      subitems: r<ItemRec>((i, _a, ctx) => [...ctx.state.items.values()].filter((x) => x.parent_id === i.id && x.state === 'active')),
-      subscribers: r<ItemRec>((i, _a, ctx) => byId(ctx.state.users, i.subscriber_ids)),
-    },
-    Update: {
-      creator: r<UpdateRec>((u, _a, ctx) => ctx.state.users.find((x) => x.id === u.creator_id) ?? null),
-      item: r<UpdateRec>((u, _a, ctx) => ctx.state.items.get(u.item_id) ?? null),
+      // The ids and types arguments are the sidecar's (graphql.lists).
+      column_values: r<ItemRec>((i, _a, ctx) =>
+        (ctx.state.tables.Board.get(i.board_id) as BoardRec).columns.filter((c) => c.type !== 'name' && !c.archived).map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells)),
+      ),
+      group: r<ItemRec>((i, _a, ctx) => (ctx.state.tables.Board.get(i.board_id) as BoardRec).groups.find((x) => x.id === i.group_id) ?? null),
     },
   };
 }
 
 /** The resolvers by "Type.field" for the generic GraphQL simulator, over the account `base()` names. */
-export function codedResolvers(base: () => Omit<ResolverContext, 'now' | 'version' | 'complexity' | 'cursorPage'>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
+export function codedResolvers(base: () => Omit<ResolverContext, keyof GraphqlContext>): Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> {
   const out: Record<string, GraphQLFieldResolver<unknown, GraphqlContext>> = {};
   for (const [typeName, fields] of Object.entries(buildResolvers())) {
     for (const [fieldName, resolve] of Object.entries(fields)) {
-      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...base(), now: ctx.now, version: ctx.version, complexity: ctx.complexity, cursorPage: ctx.cursorPage }, info);
+      out[`${typeName}.${fieldName}`] = (src, args, ctx, info) => resolve(src, args as never, { ...ctx, ...base() }, info);
     }
   }
   return out;
