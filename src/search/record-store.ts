@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
-import { PREPARED_SQL, type DialectName, type SqliteStatements } from '../store/database.ts';
+import { PREPARED_SQL, type DialectName, type PostgresStatements, type SqliteStatements } from '../store/database.ts';
 import { andPreds, boundedCount, cappedSetPage, compileConjuncts, FieldIndex, pageQuery, queryShape, requiresValue, splitFieldConditions, wordToken, type Compiled, type FieldRow, type PageRow, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
 import type { Executor, ParameterKind, SearchDialect, TextRow, ValueRow } from './dialect.ts';
@@ -273,6 +273,8 @@ export class RecordStore {
   readonly #db: Executor;
   /** SQLite's statements, for remembered shapes run synchronously (see Database.sqlite); undefined over a transaction or PostgreSQL. */
   readonly #sqlite: SqliteStatements | undefined;
+  /** PostgreSQL's pool, for remembered shapes run without Kysely (see Database.postgres); undefined over a transaction or SQLite. */
+  readonly #pg: PostgresStatements | undefined;
   readonly #dialect: SearchDialect;
   readonly #secret: Buffer;
   /** scope id → "kind:path" → field id. Ids are never reused, so entries stay true while the scope exists. */
@@ -291,9 +293,10 @@ export class RecordStore {
   }
 
   /** A store over an open database whose "search" migrations have been applied. */
-  constructor(database: { db: Executor; dialect: DialectName; sqlite?: SqliteStatements }, options: RecordStoreOptions) {
+  constructor(database: { db: Executor; dialect: DialectName; sqlite?: SqliteStatements; postgres?: PostgresStatements }, options: RecordStoreOptions) {
     this.#db = database.db;
     this.#sqlite = database.dialect === 'sqlite' && !database.db.isTransaction ? database.sqlite : undefined;
+    this.#pg = database.dialect === 'postgres' && !database.db.isTransaction ? database.postgres : undefined;
     this.#dialect = database.dialect === 'postgres' ? postgresSearchDialect : sqliteSearchDialect;
     this.#secret = Buffer.isBuffer(options.cursorSecret) ? options.cursorSecret : Buffer.from(options.cursorSecret, 'utf8');
     if (this.#secret.length === 0) throw new Error('RecordStore needs a non-empty cursorSecret');
@@ -571,6 +574,12 @@ export class RecordStore {
         const head = (await this.#db.executeQuery<ScopeStateRow>(CompiledQuery.raw(state.sql, state.parameters))).rows[0];
         return this.#rememberedPage(cached, rows, head, def, query, identity);
       })();
+    }
+    const pgDirect = this.#pg;
+    if (pgDirect !== undefined) {
+      return pgDirect
+        .query<ScopeStateRow & RememberedRow & { s_state?: string | null }>(plan.sql, params)
+        .then((rows) => this.#rememberedPage(cached, rows, rows[0] === undefined || !('s_state' in rows[0]) ? rows[0] : unpackState(rows[0].s_state), def, query, identity));
     }
     return this.#db
       .executeQuery<ScopeStateRow & RememberedRow & { s_state?: string | null }>(CompiledQuery.raw(plan.sql, params))

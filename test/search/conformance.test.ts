@@ -438,6 +438,30 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(await allIds(store, queries[0]![0], entity, cs)).toEqual(['z']);
       });
 
+      it.skipIf(dialect !== 'postgres')('runs a remembered shape on a pool client directly (PostgreSQL), not over a transaction', async () => {
+        const cs = 'conn-direct';
+        await store.upsert(cs, E, DEF, [{ id: 'a', name: 'odd' }, { id: 'b', name: 'even' }, { id: 'c', name: 'odd' }]);
+        const direct: string[] = [];
+        const pool = t.database.postgres!;
+        const counted = new RecordStore(
+          { ...t.database, postgres: { query: (text, values) => (direct.push(text), pool.query(text, values)) } },
+          { cursorSecret: 'test-cursor-secret' },
+        );
+        const odd = { query: { filter: { eq: { name: 'odd' } } }, limit: 1 };
+        expect(await allIds(counted, odd, E, cs)).toEqual(['a', 'c']); // learns the shape (with and without a cursor)
+        expect(direct).toEqual([]);
+        expect(await allIds(counted, odd, E, cs)).toEqual(['a', 'c']);
+        expect(await allIds(counted, { query: { filter: { eq: { name: 'even' } } }, limit: 1 }, E, cs)).toEqual(['b']);
+        expect(direct.length).toBe(3);
+        // A store over a transaction reads through it (its uncommitted writes), never the pool.
+        await t.database.db.transaction().execute(async (trx) => {
+          const inTrx = new RecordStore({ db: trx, dialect: 'postgres', postgres: { query: () => Promise.reject(new Error('pool used in a transaction')) } }, { cursorSecret: 'test-cursor-secret' });
+          await inTrx.upsert(cs, E, DEF, [{ id: 'd', name: 'odd' }]);
+          for (let round = 0; round < 2; round++) expect(await allIds(inTrx, odd, E, cs)).toEqual(['a', 'c', 'd']);
+        });
+        expect(await allIds(counted, odd, E, cs)).toEqual(['a', 'c', 'd']);
+      });
+
       it('reports an entity never synced as empty with synced_at null', async () => {
         const result = await store.search('nobody', E, DEF, { query: { filter: { eq: { name: 'x' } } } });
         expect(result).toMatchObject({ data: [], meta: { has_more: false, cursor: null, synced_at: null } });
