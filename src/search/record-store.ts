@@ -713,10 +713,16 @@ export class RecordStore {
    * planning alone took 0.2 ms at 20,000 contacts, as long as the page's range scan).
    */
   #reused<R>(query: RawBuilder<R>, byValue: boolean): Promise<{ rows: R[] }> {
-    if (this.#dialect.name !== 'postgres' || byValue) return query.execute(this.#db);
+    if (this.#dialect.name !== 'postgres') return query.execute(this.#db);
+    const direct = this.#pg;
     const compiled = query.compile(this.#db);
-    const bare = compiled.sql.startsWith(PREPARED_SQL) ? compiled.sql.slice(PREPARED_SQL.length) : compiled.sql;
-    const text = this.#dialect.reusableSql(bare, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+    let text = compiled.sql;
+    if (!byValue) {
+      const bare = text.startsWith(PREPARED_SQL) ? text.slice(PREPARED_SQL.length) : text;
+      text = this.#dialect.reusableSql(bare, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+    }
+    // Outside a caller's transaction, on a pool client directly (see Database.postgres).
+    if (direct !== undefined) return direct.query<R>(text, [...compiled.parameters]).then((rows) => ({ rows }));
     return this.#db.executeQuery<R>(CompiledQuery.raw(text, [...compiled.parameters]));
   }
 
