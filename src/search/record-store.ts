@@ -35,6 +35,8 @@ const CONFIRM_BATCH = 1000;
 const SCOPE_CACHE_LIMIT = 10_000;
 /** Planner counts remembered per scope (CachedScope.counts; keys of a few hundred bytes: about 20 kB at most per scope searched). */
 const COUNT_CACHE_LIMIT = 64;
+/** Statement texts whose prepared form #reused keeps (a few kB each: about 2 MB at most). */
+const REUSABLE_TEXT_LIMIT = 512;
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
 /** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
@@ -284,6 +286,8 @@ export class RecordStore {
   readonly #maxShapes: number;
   readonly #tombstoneMs: number;
   readonly #now: () => number;
+  /** Statement text → its PostgreSQL prepared form (see #reused), by parameter types and text. */
+  readonly #reusableTexts = new Map<string, string>();
   /** Shapes remembered since the last store-wide clear: an over-count (shapes of evicted scopes are not subtracted), so the bound holds. */
   #shapesRemembered = 0;
 
@@ -718,8 +722,19 @@ export class RecordStore {
     const compiled = query.compile(this.#db);
     let text = compiled.sql;
     if (!byValue) {
-      const bare = text.startsWith(PREPARED_SQL) ? text.slice(PREPARED_SQL.length) : text;
-      text = this.#dialect.reusableSql(bare, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+      // The rewrite depends on the text and on each parameter's type only: kept per both, so a
+      // page or count of a known text is not scanned again (a regex pass over 2-4 kB each time).
+      let types = '';
+      for (const p of compiled.parameters) types += typeof p === 'string' ? 's' : typeof p === 'number' ? (Number.isSafeInteger(p) ? 'i' : 'd') : Array.isArray(p) ? 'a' : 'o';
+      const key = `${types}\u0000${text}`;
+      let reusable = this.#reusableTexts.get(key);
+      if (reusable === undefined) {
+        const bare = text.startsWith(PREPARED_SQL) ? text.slice(PREPARED_SQL.length) : text;
+        reusable = this.#dialect.reusableSql(bare, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+        if (this.#reusableTexts.size >= REUSABLE_TEXT_LIMIT) this.#reusableTexts.clear();
+        this.#reusableTexts.set(key, reusable);
+      }
+      text = reusable;
     }
     // Outside a caller's transaction, on a pool client directly (see Database.postgres).
     if (direct !== undefined) return direct.query<R>(text, [...compiled.parameters]).then((rows) => ({ rows }));
