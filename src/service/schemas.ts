@@ -10,6 +10,9 @@
 import { ERROR_CODES } from '../errors/index.ts';
 import { customerAliasProperties } from './customers.ts';
 
+/** Where providers send the user back after an OAuth consent (public: no bearer token). */
+export const OAUTH_CALLBACK_PATH = '/api/v1/integrations/connectors/oauth/callback';
+
 export type Schema = Record<string, unknown>;
 
 const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
