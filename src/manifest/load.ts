@@ -82,6 +82,24 @@ function strictCompile(schema: object): ValidateFunction | undefined {
   }
 }
 
+/**
+ * Record schemas are compiled only to be checked (nobody runs their validator), so by an instance
+ * that builds the cheapest validator: first error only, no messages, no code optimization. What
+ * it refuses is what strictAjv refuses (strictSchema and formats act at compile time, keyword by
+ * keyword, whatever the code is for); strictAjv then says why.
+ */
+const checkAjv = createAjv({ strictSchema: true, validateFormats: true, allErrors: false, messages: false, code: { optimize: false } });
+
+/** Whether `schema` compiles under strictSchema (its validator is not kept). */
+function strictlyValid(schema: object): boolean {
+  try {
+    checkAjv.compile(schema);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Problems of keys in `schema` that are not JSON Schema keywords, reported at `path`. */
 function unknownKeywords(schema: unknown): string | undefined {
   try {
@@ -504,7 +522,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       check.add([...base, 'primary_key'], `primary key "${entity.primary_key}" is not a property of the record schema`);
     }
     try {
-      if (strictCompile(entity.record) === undefined) {
+      if (!strictlyValid(entity.record)) {
         ajv.compile(entity.record);
         const bad = unknownKeywords(entity.record);
         if (bad !== undefined) check.add([...base, 'record'], bad);
