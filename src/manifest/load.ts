@@ -70,23 +70,10 @@ const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
 const strictAjv = createAjv({ strictSchema: true, validateFormats: true });
 
 /**
- * `schema` compiled under strictSchema, or undefined when refused. Accepted, it has no unknown
- * keyword and its validator is the lenient instance's (strictSchema only adds refusals at
- * compile time): the common case needs one compile, and the others run only to say what is wrong.
- */
-function strictCompile(schema: object): ValidateFunction | undefined {
-  try {
-    return strictAjv.compile(schema);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Record schemas are compiled only to be checked (nobody runs their validator), so by an instance
- * that builds the cheapest validator: first error only, no messages, no code optimization. What
- * it refuses is what strictAjv refuses (strictSchema and formats act at compile time, keyword by
- * keyword, whatever the code is for); strictAjv then says why.
+ * Records and params are checked under strictSchema by an instance that builds the cheapest
+ * validator (first error only, no messages, no code optimization), which is then dropped: what it
+ * refuses is what strictAjv refuses (strictSchema and formats act at compile time, keyword by
+ * keyword, whatever the code is for), and strictAjv then says why.
  */
 const checkAjv = createAjv({ strictSchema: true, validateFormats: true, allErrors: false, messages: false, code: { optimize: false } });
 
@@ -98,6 +85,27 @@ function strictlyValid(schema: object): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `schema`'s validator under strictSchema, or undefined when refused. Refusal is decided now, by
+ * the check-only instance above; the validator itself (strictAjv's: strictSchema only adds
+ * refusals at compile time, so it validates as the lenient instance's would) is compiled on its
+ * first call, so commands that never validate params (codegen, validate, connectors) never
+ * build one, and a process builds only those of the actions it runs.
+ */
+function strictCompile(schema: object): ValidateFunction | undefined {
+  if (!strictlyValid(schema)) return undefined;
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= strictAjv.compile(schema);
+    const ok = compiled(data);
+    validate.errors = compiled.errors ?? null;
+    return ok;
+  }) as ValidateFunction;
+  validate.errors = null;
+  validate.schema = schema;
+  return validate;
 }
 
 /** Problems of keys in `schema` that are not JSON Schema keywords, reported at `path`. */
