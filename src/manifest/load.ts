@@ -61,7 +61,13 @@ export function formatProblem(p: ManifestProblem): string {
 }
 
 const ajv = createAjv();
-const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
+/**
+ * A manifest's verdict comes from a validator that stops at the first error (a third cheaper to
+ * build than one collecting every error); the manifest that fails is validated again by the
+ * full one, built then, for every problem with its message.
+ */
+const manifestValid = createAjv({ allErrors: false, messages: false, code: { optimize: false } }).compile<Manifest>(MANIFEST_SCHEMA);
+let validateManifest: ValidateFunction<Manifest> | undefined;
 /**
  * Embedded schemas (records, params, list_meta, credential fields) are also compiled with ajv's
  * strictSchema, which refuses keys that are not JSON Schema keywords: a YAML flow map with an
@@ -272,7 +278,9 @@ export function loadManifestText(text: string, file: string): LoadedManifest {
     throw new ManifestError(check.problems);
   }
   const raw: unknown = doc.toJS({ maxAliasCount: 1000 });
-  if (!validateManifest(raw)) {
+  if (!manifestValid(raw)) {
+    validateManifest ??= ajv.compile<Manifest>(MANIFEST_SCHEMA);
+    validateManifest(raw);
     const seen = new Set<string>();
     for (const e of validateManifest.errors ?? []) {
       // oneOf/if branches produce noise once the discriminator has named the real problem.
