@@ -1,6 +1,7 @@
 /**
  * The manifest loader: parse YAML, validate against the manifest JSON Schema, run the semantic
- * checks JSON Schema cannot express, and compile every template and schema — all at load time.
+ * checks JSON Schema cannot express, and compile every template and check every schema — all at
+ * load time (an action's params validator is built on its first call).
  * Every problem is reported at once, each with file, location (dotted path and line:column) and
  * a message written for a connector author.
  */
