@@ -4,7 +4,7 @@
  */
 import type { Schema } from '../service/schemas.ts';
 // Leaf modules: the OpenAPI document (built by codegen) loads no store or database driver.
-import { MAX_CHANGES_LIMIT } from '../search/changes.ts';
+import { MAX_CHANGES_LIMIT } from '../search/change-limits.ts';
 import { EVENT_TYPES } from './event-types.ts';
 
 export const CreateWebhookEndpointSchema: Schema = {

@@ -15,9 +15,6 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor, SearchDialect } from './dialect.ts';
 
-/** Most entries per change feed page. */
-export const MAX_CHANGES_LIMIT = 1000;
-
 export type ChangeAction = 'added' | 'updated' | 'deleted';
 
 /** One entry of the change feed: the record (the last payload, for a deletion) and what happened to it. */
