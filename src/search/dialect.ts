@@ -41,8 +41,8 @@ export interface SearchDialect {
    * tokens; with `rid` given, the same as a check on that one record.
    */
   wordsQuery(groups: string[][], rid?: RawBuilder<unknown>): RawBuilder<unknown>;
-  /** `pattern` (parsed, lower-cased) against the string value of search_values alias x. */
-  likeCondition(parts: LikePart[]): RawBuilder<SqlBool>;
+  /** `pattern` (parsed, lower-cased) against the string value of search_values alias x; `perRecord`: as a check of one record's values (read by rid, never through a text index). */
+  likeCondition(parts: LikePart[], perRecord?: boolean): RawBuilder<SqlBool>;
   /** True when insertText indexes trigram tokens (SQLite); PostgreSQL indexes the values themselves (pg_trgm). */
   readonly gramTokens: boolean;
   /**

@@ -24,6 +24,7 @@ import { oauthServer, type OAuthClient, type OAuthGrants } from './oauth.ts';
 import { jwtTokenServer } from './jwt-tokens.ts';
 import type { KeyObject } from 'node:crypto';
 import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource } from './rules.ts';
+import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from './store-rules.ts';
 import { included, listItemFields, pick } from './record-views.ts';
 import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, seedCount, seedOf, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
 import { mixSeed, seededRandom, startSimulator, TokenBucket, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
@@ -60,6 +61,13 @@ export interface OpenApiSimulatorOptions {
    * source keyed by an operation ("POST /companies/list") serves that operation's rule alone.
    */
   sources?: Record<string, RecordSource> | undefined;
+  /**
+   * Records of a resource the caller seeds itself (a Map of id to {record, parents}; a LazyRecords
+   * for large generated sets): the store keeps them in this map and seeds nothing more for it.
+   */
+  records?: Record<string, Map<string, StoredRecord>> | undefined;
+  /** Variables of the sidecar's record templates beside {{n}}, {{id}} and {{now}} (a workspace's id). */
+  vars?: Record<string, unknown> | undefined;
 }
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;
@@ -78,7 +86,8 @@ export interface OperationContext {
   origin: string;
 }
 
-export type OperationHandler = (ctx: OperationContext) => SimResponse;
+/** Undefined lets the generic store answer, with the body as the handler left it (a handler that checks or reshapes a write). */
+export type OperationHandler = (ctx: OperationContext) => SimResponse | undefined;
 
 /** An error an operation handler answers, in the vendor's error shape (the sidecar's error body). */
 export class SimulatorError extends Error {
@@ -481,7 +490,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
     const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
-    for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, at);
+    const value = sidecar.resources?.[r.name]?.timestamps?.unix === true ? Math.floor(Date.parse(at) / 1000) : at;
+    for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, value);
   };
   /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
   const softDeleted = (r: Resource, record: Json): boolean => {
@@ -507,6 +517,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
 
   for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
     if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
+    if (rs.parent !== undefined && !resources.has(rs.parent.resource)) throw new Error(`simulator sidecar: resources.${name}.parent names no resource ${rs.parent.resource}`);
     if (rs.soft_delete !== undefined && rs.template === undefined && !Object.keys(propertiesOf(d, d.schemaAt(resources.get(name)?.recordRef))).includes(rs.soft_delete.field)) {
       throw new Error(`simulator sidecar: resources.${name}.soft_delete.field: the record has no field ${rs.soft_delete.field}`);
     }
@@ -517,12 +528,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
    * else a sample of the schema (an example of the description, `base`, before both); `extra`
    * merged over it; its timestamps set.
    */
-  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json): Json => {
+  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json, vars?: Record<string, string>): Json => {
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
     const recordId = id((base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
-    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
+    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
     if (extra !== undefined) record = deepMerge(record, extra);
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);
@@ -539,8 +550,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   // from a PRNG per (seed, resource), fields drawn from the sidecar's pools. Resources with a
   // parent are seeded after it, each record under one of its records in turn.
   const seedOrder = [...resources.values()].sort((a, b) => Number(a.declared?.parent !== undefined) - Number(b.declared?.parent !== undefined));
+  for (const [name, given] of Object.entries(options.records ?? {})) {
+    const r = resources.get(name);
+    if (r === undefined) throw new Error(`simulator: records.${name}: the description has no resource ${name}`);
+    r.records = given;
+  }
   for (const r of seedOrder) {
     const rs = sidecar.resources?.[r.name];
+    if (options.records?.[r.name] !== undefined) continue;
     const count = seedCount(sidecar, r.name);
     if (r.recordRef === undefined && r.examples === undefined && rs?.template === undefined) continue;
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
@@ -597,7 +614,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { status: p.status, headers, json };
   };
 
-  let windowStart = 0;
+  let windowStart = -1;
   let used = 0;
   // rate_limit.bucket: `limit` requests at once, refilled evenly over the window (Granola's 25, 5 per second).
   let bucket: TokenBucket | undefined;
@@ -621,11 +638,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const windowMs = rl.window_seconds * 1000;
     const now = Date.now();
-    const start = Math.floor(now / windowMs) * windowMs;
-    if (start !== windowStart) {
-      windowStart = start;
+    // A window opens with the first request after a reset (setRateLimit, resetRateLimit, reset) and
+    // the next ones follow it end to end, so a test's first window is always a whole one.
+    if (windowStart < 0 || now >= windowStart + windowMs) {
+      windowStart = windowStart < 0 ? now : windowStart + Math.floor((now - windowStart) / windowMs) * windowMs;
       used = 0;
     }
+    const start = windowStart;
     used++;
     const names = rl.headers ?? {};
     const headers: Record<string, string> = {};
@@ -922,12 +941,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const mintRoute =
     sidecar.jwt_tokens === undefined ? undefined : jwtTokenServer(sidecar.jwt_tokens, jwtKeys, tokens, tokenExpiry, (e) => errorResponse({ status: e.status, code: 'unauthorized', message: e.message }), simNow);
   // Declared search and scroll rules, over the generic store or the caller's sources.
-  const sourceOf = (name: string, opKey?: string): RecordSource => {
+  const sourceOf = (name: string, opKey?: string, under: Record<string, string> = {}): RecordSource => {
     const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
     if (given !== undefined) return given;
-    // The generic store's records, soft-deleted ones left out (as lists leave them out).
+    // The generic store's records (under the path's parent, for a nested list), soft-deleted ones left out (as lists leave them out).
     const r = resources.get(name);
-    const all = (): StoredRecord[] => (r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record)));
+    const all = (): StoredRecord[] => (r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record) && Object.entries(under).every(([k, v]) => x.parents[k] === v)));
     return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id) };
   };
   for (const [kind, rules] of [['search', sidecar.search], ['scroll', sidecar.scroll], ['pages', sidecar.pages]] as const) {
@@ -937,7 +956,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
   }
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
-  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }): SimResponse | undefined => {
+  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }, pathParams: Record<string, string> = {}): SimResponse | undefined => {
     const searchRule = sidecar.search?.[op.key];
     const scrollRule = sidecar.scroll?.[op.key];
     const listRule = sidecar.pages?.[op.key];
@@ -948,8 +967,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
       if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
       if (listRule !== undefined) {
+        // A nested list (/contacts/{contact_id}/notes) needs its parent (the resource's `parent`).
+        const pr = sidecar.resources?.[listRule.resource]?.parent;
+        const parentId = pr === undefined ? undefined : pathParams[pr.param];
+        if (pr !== undefined && parentId !== undefined && resources.get(pr.resource)?.records.has(parentId) !== true) return notFound(op, parentId, pr.param);
         const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
-        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key), query, typeof dflt === 'number' ? dflt : undefined, link) };
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key, pathParams), query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
     } catch (e) {
       if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
@@ -1010,13 +1033,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (handler !== undefined) {
       try {
         const body = checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {};
-        return withHeaders(handler({ req, op, params: pathParams, query: checked.query, body, origin }));
+        const answered = handler({ req, op, params: pathParams, query: checked.query, body, origin });
+        if (answered !== undefined) return withHeaders(answered);
       } catch (e) {
         if (e instanceof SimulatorError) return withHeaders(errorResponse({ status: e.status, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op));
         throw e;
       }
     }
-    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, { origin, path: req.path });
+    const ruled = byRule(op, checked.query, checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {}, { origin, path: req.path }, pathParams);
     if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
@@ -1058,7 +1082,21 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     };
     // Records under a parent (messages in a channel) need that parent to exist.
     const parentMissing = (): boolean => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true);
-    switch (c.kind) {
+    // The sidecar's write rules (store-rules.ts): unique fields, upserts, a nested record's parent.
+    const rules = sidecar.resources?.[r.name];
+    let kind = c.kind;
+    if (kind === 'create' && rules?.upsert !== undefined) {
+      const target = upsertTarget(rules.upsert, r.records, unwrapBody(op, checked.body));
+      if (target !== undefined) [kind, id] = ['update', target];
+    }
+    if ((kind === 'create' || kind === 'update') && rules?.unique !== undefined) {
+      const conflict = uniqueConflict(rules.unique, r.records, unwrapBody(op, checked.body), kind === 'update' ? located()?.record[r.idField]?.toString() : undefined);
+      if (conflict !== undefined) return withHeaders(errorResponse({ status: 409, code: 'conflict', message: conflictMessage(rules.unique, conflict) }, op));
+    }
+    const restParent = c.rpc !== true && rules?.parent !== undefined ? rules.parent : undefined;
+    const parentRecord = restParent === undefined ? undefined : resources.get(restParent.resource)?.records.get(pathParams[restParent.param] ?? '')?.record;
+    if (restParent !== undefined && parentRecord === undefined && (kind === 'create' || kind === 'list')) return withHeaders(notFound(op, pathParams[restParent.param] ?? '', restParent.param));
+    switch (kind) {
       case 'list':
         if (parentMissing()) return withHeaders(notFound(op, parentOf[rpcParent ?? ''] ?? '', rpcParent));
         return withHeaders(list(op, r, parentOf, checked.query, origin, req, c.rpc === true ? [rpcParent ?? ''] : []));
@@ -1087,6 +1125,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           undefined,
           undefined,
           fromExample,
+          // A nested record's template may name its parent ({{contact_id}}).
+          pathParams,
         );
         const newRecordId = record[r.idField];
         write(record, fields, c.rpc !== true);
@@ -1098,6 +1138,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         stamp(r, record, 'updated', at);
         const stored = { record, parents: c.rpc === true ? parentOf : { ...pathParams } };
         r.records.set(String(newRecordId), stored);
+        if (restParent?.append !== undefined && parentRecord !== undefined) appendToParent(restParent.append, parentRecord, record);
         const json = wrap(op, record, r, stored);
         applyNested(nested, String(newRecordId), json);
         return withHeaders({ status: op.successStatus, json });
@@ -1158,12 +1199,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     tokenExpiry,
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       bucket = undefined;
     },
     resetRateLimit: () => {
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       bucket = undefined;
     },
@@ -1195,7 +1236,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     reset: () => {
       sim.reset();
       closeScrolls();
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       bucket = undefined;
     },

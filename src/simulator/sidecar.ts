@@ -29,7 +29,9 @@
  *                   lists (more operations that list it: Jira's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, Jira's
  *                   GET /user?accountId=); timestamps ({created, updated}: a dotted field, or
- *                   several, set on create and update); soft_delete ({field, value, at, param}:
+ *                   several, set on create and update; unix: as Unix seconds); unique ({fields, message}:
+ *                   fields no two records share, a write repeating one is 409 conflict, store-rules.ts);
+ *                   upsert (a create naming an existing record by this field updates it); soft_delete ({field, value, at, param}:
  *                   DELETE sets field to value (default true) and `at` to the time; get, update,
  *                   lists and searches then ignore the record and exports still show it; `param`
  *                   is the query param that lists or gets only marked records, default a boolean
@@ -51,7 +53,10 @@
  *                   delete it (get as an operation key or keys), the param naming the record
  *                   (id_param), the response property holding one record (record), a parent
  *                   (parent: {param, resource}) and request fields written elsewhere in the
- *                   record (writes: {topic: topic.value}).
+ *                   record (writes: {topic: topic.value}). On a nested collection's resource
+ *                   (/contacts/{contact_id}/notes), parent: {param, resource, append} makes the
+ *                   parent's existence a condition and append references each created record
+ *                   in the parent ({to, item, count}, store-rules.ts).
  *   filters:        per list query param: the record `field` it compares (dotted; default its
  *                   own name), `match` equals (default), since (field >= value), before (field <=
  *                   value), after (field > value), until (field < value) — numbers when both are
@@ -113,6 +118,7 @@ import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { JwtTokensConfig } from './jwt-tokens.ts';
 import type { OAuthConfig } from './oauth.ts';
+import type { ParentAppend, UniqueRule } from './store-rules.ts';
 import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 
 export interface ErrorOverride {
@@ -132,8 +138,12 @@ export interface ResourceSidecar {
   lists?: string[];
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
-  /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several. */
-  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number };
+  /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several; `unix`: as Unix seconds, not ISO 8601. */
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean };
+  /** Fields no two records share (store-rules.ts): a write repeating one answers 409 conflict with this message. */
+  unique?: UniqueRule;
+  /** A create whose body's value of this field names a record updates that record. */
+  upsert?: string;
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
@@ -153,8 +163,8 @@ export interface ResourceSidecar {
   id_param?: string;
   /** The response property holding the one record of a get, create or update (Slack's `channel`). */
   record?: string;
-  /** Records live under a record of another resource, named by this query or body param. */
-  parent?: { param: string; resource: string };
+  /** Records live under a record of another resource, named by this query or body param (RPC) or path param (a nested collection: that record must exist, and `append` references each created record in it). */
+  parent?: { param: string; resource: string; append?: ParentAppend };
   /** Request fields written at another path of the record: {topic: topic.value}. */
   writes?: Record<string, string>;
 }
@@ -429,12 +439,23 @@ const SIDECAR_SCHEMA = {
               { type: 'array', minItems: 1, items: operationKey },
             ],
           },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 } } },
+          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } } },
+          unique: { type: 'object', additionalProperties: false, required: ['fields'], properties: { fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+          upsert: { type: 'string', minLength: 1 },
           include: { type: 'object', additionalProperties: false, required: ['param', 'fields'], properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
           record: { type: 'string' },
-          parent: { type: 'object', additionalProperties: false, required: ['param', 'resource'], properties: { param: { type: 'string' }, resource: { type: 'string' } } },
+          parent: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['param', 'resource'],
+            properties: {
+              param: { type: 'string' },
+              resource: { type: 'string' },
+              append: { type: 'object', additionalProperties: false, required: ['to', 'item'], properties: { to: { type: 'string', minLength: 1 }, item: {}, count: { type: 'string', minLength: 1 } } },
+            },
+          },
           writes: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           soft_delete: {
             type: 'object',

@@ -214,7 +214,7 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
 
     // Intercom contacts: one search per role, against the simulator's workspace.
     const contacts = sb.connector('intercom');
-    const rendered = intercom.state.contacts.rows.map((r) => intercom.state.renderContact(r) as Rec);
+    const rendered = intercom.records('contacts');
     await eventually(
       () => contacts.search('contacts', { query: {}, fields: ['id'] }),
       (r) => r.data.length === rendered.length,
@@ -223,7 +223,7 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     // Entities sync in name order and teams come last: once they are in, the first sync is done.
     await eventually(
       () => contacts.search('teams', { query: {}, fields: ['id'] }),
-      (r) => r.data.length === intercom.state.teams.size,
+      (r) => r.data.length === intercom.records('teams').length,
       'intercom teams synced',
     );
     const users = await contacts.search('contacts', { query: { filter: { eq: { role: 'user' } }, sort: [{ created_at: 'asc' }] }, fields: ['id', 'role', 'email'] });
@@ -235,28 +235,29 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
 
   it('executes every Intercom entity × action through connector("intercom"), records as the simulator holds them', async () => {
     const ic = sb.connector('intercom');
-    const state = intercom.state;
+    const recs = (resource: string): Rec[] => intercom.records(resource);
+    const ids = (resource: string): string[] => recs(resource).map((r) => r.id as string);
     const done = new Set<string>();
     const mark = (entity: string, action: string) => done.add(`${entity}.${action}`);
 
     // contacts
     const contacts = await ic.execute('contacts', 'list', { per_page: 5 });
     expectValid('contacts', contacts.data);
-    expect(contacts.data.map((c) => c.id)).toEqual(state.contacts.rows.slice(-5).reverse().map((r) => r.id));
+    expect(contacts.data.map((c) => c.id)).toEqual(ids('contacts').slice(-5).reverse());
     expect(typeof contacts.meta.next_page).toBe('string');
     const next = await ic.execute('contacts', 'list', { per_page: 5, starting_after: contacts.meta.next_page as string });
-    expect(next.data.map((c) => c.id)).toEqual(state.contacts.rows.slice(-10, -5).reverse().map((r) => r.id));
+    expect(next.data.map((c) => c.id)).toEqual(ids('contacts').slice(-10, -5).reverse());
     mark('contacts', 'list');
-    const someone = state.contacts.rows[3]!;
+    const someone = recs('contacts')[3] as Rec & { id: string };
     const got = await ic.execute('contacts', 'get', { id: someone.id });
     expectValid('contacts', [got.data]);
-    expect(got.data).toMatchObject({ id: someone.id, email: (state.renderContact(someone) as Rec).email });
+    expect(got.data).toMatchObject({ id: someone.id, email: someone.email });
     mark('contacts', 'get');
-    const owner = Number(state.admins.rows[0]!.id);
+    const owner = Number(ids('admins')[0]);
     const created = await ic.execute('contacts', 'create', { role: 'lead', email: 'ada@lovelace.example', name: 'Ada', owner_id: owner, custom_attributes: { plan_tier: 'pro' } });
     expectValid('contacts', [created.data]);
     expect(created.data).toMatchObject({ role: 'lead', email: 'ada@lovelace.example', name: 'Ada', owner_id: owner, custom_attributes: { plan_tier: 'pro' } });
-    expect(state.contacts.get(created.data.id)).toBeDefined();
+    expect(intercom.resources.get('contacts')?.records.get(created.data.id)).toBeDefined();
     mark('contacts', 'create');
     const updated = await ic.execute('contacts', 'update', { id: created.data.id, role: 'user', name: 'Ada Lovelace' });
     expect(updated.data).toMatchObject({ id: created.data.id, role: 'user', name: 'Ada Lovelace', email: 'ada@lovelace.example' });
@@ -266,9 +267,9 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     // conversations
     const conversations = await ic.execute('conversations', 'list', { per_page: 4 });
     expectValid('conversations', conversations.data);
-    expect(conversations.data.map((c) => c.id)).toEqual(state.conversations.rows.slice(-4).reverse().map((r) => r.id));
+    expect(conversations.data.map((c) => c.id)).toEqual(ids('conversations').slice(-4).reverse());
     mark('conversations', 'list');
-    const conversation = await ic.execute('conversations', 'get', { id: state.conversations.rows[2]!.id });
+    const conversation = await ic.execute('conversations', 'get', { id: ids('conversations')[2]! });
     expectValid('conversations', [conversation.data]);
     expect((conversation.data.conversation_parts as Rec).type).toBe('conversation_part.list');
     mark('conversations', 'get');
@@ -276,10 +277,10 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     // companies
     const companies = await ic.execute('companies', 'list', { per_page: 3 });
     expectValid('companies', companies.data);
-    expect(companies.data.map((c) => c.id)).toEqual(state.listedCompanyRows('desc').slice(0, 3).map((r) => r.id));
+    expect(companies.data.map((c) => c.id)).toEqual(intercom.listedCompanies().slice(0, 3).map((r) => r.id));
     mark('companies', 'list');
-    const company = await ic.execute('companies', 'get', { id: state.companies.rows[1]!.id });
-    expect(company.data).toEqual(state.renderCompany(state.companies.rows[1]!));
+    const company = await ic.execute('companies', 'get', { id: ids('companies')[1]! });
+    expect(company.data).toEqual(recs('companies')[1]);
     mark('companies', 'get');
     const globex = await ic.execute('companies', 'create', { company_id: 'globex-1', name: 'Globex', size: 120, industry: 'Manufacturing' });
     expectValid('companies', [globex.data]);
@@ -292,23 +293,23 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     // teams, admins
     const teams = await ic.execute('teams', 'list');
     expectValid('teams', teams.data);
-    expect(teams.data).toEqual(state.teams.rows.map((t) => state.renderTeam(t)));
+    expect(teams.data).toEqual(recs('teams'));
     expect(teams.meta).toEqual({ next_page: null });
     mark('teams', 'list');
-    expect((await ic.execute('teams', 'get', { id: state.teams.rows[0]!.id })).data.name).toBe(state.teams.rows[0]!.name);
+    expect((await ic.execute('teams', 'get', { id: ids('teams')[0]! })).data.name).toBe(recs('teams')[0]!.name);
     mark('teams', 'get');
     const admins = await ic.execute('admins', 'list');
     expectValid('admins', admins.data);
-    expect(admins.data.map((a) => a.id)).toEqual(state.admins.rows.map((a) => a.id));
+    expect(admins.data.map((a) => a.id)).toEqual(ids('admins'));
     mark('admins', 'list');
-    const admin = state.admins.rows[2]!;
+    const admin = recs('admins')[2] as Rec & { id: string };
     expect((await ic.execute('admins', 'get', { id: admin.id })).data).toMatchObject({ id: admin.id, name: admin.name, email: admin.email });
     mark('admins', 'get');
 
     // tags
     const tags = await ic.execute('tags', 'list');
     expectValid('tags', tags.data);
-    expect(tags.data.map((t) => t.id)).toEqual(state.tags.rows.map((t) => t.id));
+    expect(tags.data.map((t) => t.id)).toEqual(ids('tags'));
     mark('tags', 'list');
     const tag = await ic.execute('tags', 'create', { name: 'Hosted SDK' });
     expect(tag.data).toEqual({ type: 'tag', id: expect.any(String), name: 'Hosted SDK' });
@@ -325,29 +326,30 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     // segments
     const segments = await ic.execute('segments', 'list', { include_count: true });
     expectValid('segments', segments.data);
-    expect(segments.data).toEqual(state.segments.rows.map((s) => state.renderSegment(s, true)));
+    expect(segments.data).toEqual(recs('segments').map((s) => ({ ...s, count: expect.any(Number) })));
+    expect(segments.data.reduce((n, s) => n + (['All users', 'All leads'].includes(s.name as string) ? (s.count as number) : 0), 0)).toBe(intercom.resources.get('contacts')?.records.size);
     mark('segments', 'list');
-    expect((await ic.execute('segments', 'get', { id: state.segments.rows[0]!.id })).data.name).toBe(state.segments.rows[0]!.name);
+    expect((await ic.execute('segments', 'get', { id: ids('segments')[0]! })).data.name).toBe(recs('segments')[0]!.name);
     mark('segments', 'get');
 
     // internal articles
     const article = await ic.execute('internal_articles', 'create', { title: 'Escalations', owner_id: owner, author_id: owner, body: '<p>Ask #eng.</p>' });
     expectValid('internal_articles', [article.data]);
     expect(article.data).toMatchObject({ title: 'Escalations', owner_id: owner, author_id: owner, body: '<p>Ask #eng.</p>' });
-    expect(state.internalArticles.get(String(article.data.id))?.title).toBe('Escalations');
+    expect(intercom.resources.get('internal_articles')?.records.get(String(article.data.id))?.record.title).toBe('Escalations');
     mark('internal_articles', 'create');
 
     // search, on every entity that has search fields (over the synced copy)
     const searched = {
       contacts: await ic.search('contacts', { query: { filter: { eq: { id: someone.id } } }, fields: ['id'] }),
-      conversations: await ic.search('conversations', { query: { filter: { eq: { id: state.conversations.rows[2]!.id } } }, fields: ['id', 'state'] }),
-      companies: await ic.search('companies', { query: { filter: { eq: { id: state.companies.rows[1]!.id } } }, fields: ['id', 'name'] }),
-      teams: await ic.search('teams', { query: { filter: { eq: { name: state.teams.rows[0]!.name } } }, fields: ['id'] }),
+      conversations: await ic.search('conversations', { query: { filter: { eq: { id: ids('conversations')[2]! } } }, fields: ['id', 'state'] }),
+      companies: await ic.search('companies', { query: { filter: { eq: { id: ids('companies')[1]! } } }, fields: ['id', 'name'] }),
+      teams: await ic.search('teams', { query: { filter: { eq: { name: recs('teams')[0]!.name as string } } }, fields: ['id'] }),
     };
     expect(searched.contacts.data).toEqual([{ id: someone.id }]);
-    expect(searched.conversations.data).toEqual([{ id: state.conversations.rows[2]!.id, state: conversation.data.state }]);
-    expect(searched.companies.data).toEqual([{ id: state.companies.rows[1]!.id, name: company.data.name }]);
-    expect(searched.teams.data).toEqual([{ id: state.teams.rows[0]!.id }]);
+    expect(searched.conversations.data).toEqual([{ id: ids('conversations')[2], state: conversation.data.state }]);
+    expect(searched.companies.data).toEqual([{ id: ids('companies')[1], name: company.data.name }]);
+    expect(searched.teams.data).toEqual([{ id: ids('teams')[0] }]);
     for (const entity of Object.keys(searched)) mark(entity, 'search');
 
     // Every action of the manifest was executed through the SDK (sync-only ones are not exposed).

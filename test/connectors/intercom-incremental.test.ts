@@ -55,12 +55,11 @@ function conformsToDescription(path: string, op: string): void {
 
 describe('intercom sync-only actions', () => {
   it('contacts.changes: exactly the contacts updated after the point, every page, records valid', async () => {
-    const rows = sim.state.contacts.rows;
-    const since = Math.max(...rows.map((r) => sim.state.renderContact(r)['updated_at'] as number)) + 10;
-    const touched = [rows[3]!.id, rows[150]!.id, rows[399]!.id];
-    // Make the edits land after `since` whatever the wall clock says.
-    sim.state.now = () => since + 60;
-    for (const id of touched) sim.state.updateContact(id, { name: `changed ${id}` });
+    const rows = sim.records('contacts');
+    const since = Math.max(...rows.map((r) => r['updated_at'] as number)) + 10;
+    const touched = [rows[3]!.id, rows[150]!.id, rows[399]!.id] as string[];
+    // Edits made upstream, not through the API: updated_at becomes now, after the seeded data's anchor.
+    for (const id of touched) sim.updateRecord('contacts', id, { name: `changed ${id}` });
     const got = await collect('contacts', 'changes', { updated_since: since, per_page: 2 });
     expect(got.map((c) => c.id).sort()).toEqual([...touched].sort());
     for (const c of got) {
@@ -76,7 +75,7 @@ describe('intercom sync-only actions', () => {
   });
 
   it('conversations.changes: the conversations updated after the point', async () => {
-    const all = sim.state.conversations.rows.map((r) => sim.state.renderConversation(r));
+    const all = sim.records('conversations');
     const times = all.map((c) => c['updated_at'] as number).sort((a, b) => a - b);
     const since = times[times.length - 6]!;
     const want = all.filter((c) => (c['updated_at'] as number) > since - 1).map((c) => c['id']);
@@ -88,10 +87,10 @@ describe('intercom sync-only actions', () => {
 
   it('companies.scroll: every company (including those without users), one scroll, ended by an empty page', async () => {
     const got = await collect('companies', 'scroll', {});
-    expect(got.map((c) => c.id)).toEqual(sim.state.companies.rows.map((r) => r.id));
+    expect(got.map((c) => c.id)).toEqual(sim.records('companies').map((r) => r.id));
     for (const c of got) expect(validators.get('companies')!(c), ajv.errorsText(validators.get('companies')!.errors)).toBe(true);
     const scrolls = sim.requests.filter((r) => r.path === '/companies/scroll');
-    expect(scrolls).toHaveLength(Math.ceil(sim.state.companies.size / scrollPageSize()) + 1);
+    expect(scrolls).toHaveLength(Math.ceil(sim.records('companies').length / scrollPageSize()) + 1);
     expect(scrolls[0]!.query.get('scroll_param')).toBeNull();
     expect(new Set(scrolls.slice(1).map((r) => r.query.get('scroll_param'))).size).toBe(1);
     conformsToDescription('/companies/scroll', 'GET /companies/scroll');
@@ -173,11 +172,10 @@ describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${sk
 
   /** Change 1% of the upstream's contacts, after everything synced so far. */
   function changeOnePercent(upstream: IntercomSimulator, salt: string): string[] {
-    const rows = upstream.state.contacts.rows;
-    const latest = Math.max(...rows.map((r) => upstream.state.renderContact(r)['updated_at'] as number));
-    upstream.state.now = () => latest + 3600;
-    const changed = rows.filter((_, i) => i % 100 === 7).map((r) => r.id);
-    for (const id of changed) upstream.state.updateContact(id, { name: `${salt} ${id}` });
+    const rows = upstream.records('contacts');
+    const latest = Math.max(...rows.map((r) => r['updated_at'] as number));
+    const changed = rows.filter((_, i) => i % 100 === 7).map((r) => r.id as string);
+    for (const id of changed) expect(upstream.updateRecord('contacts', id, { name: `${salt} ${id}` })?.updated_at).toBeGreaterThan(latest);
     return changed;
   }
 
@@ -211,13 +209,13 @@ describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${sk
     await engine.register('ic-all');
     requests = [];
     const full = await engine.runOnce('ic-all');
-    expect(full.entities['companies']?.records).toBe(sim.state.companies.size);
+    expect(full.entities['companies']?.records).toBe(sim.records('companies').length);
     expect(requests.some((r) => r.path === '/companies/scroll')).toBe(true);
     expect(requests.some((r) => r.path === '/companies/list')).toBe(false);
     const fullRequests = requests.length;
 
     changeOnePercent(sim, 'edited');
-    const added = sim.state.createContact({ role: 'lead', name: 'short-lived lead' });
+    const added = sim.addRecord('contacts', { role: 'lead', name: 'short-lived lead' });
     requests = [];
     const inc = await engine.runOnce('ic-all');
     expect(inc.full).toBe(false);
@@ -226,13 +224,14 @@ describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${sk
     expect(paths.filter((p) => p.includes('/conversations'))).toEqual(['POST /conversations/search']);
     expect(requests.length).toBeLessThan(fullRequests);
 
-    expect(await store.count('ic-all', 'contacts')).toBe(sim.state.contacts.size);
+    expect(await store.count('ic-all', 'contacts')).toBe(sim.resources.get('contacts')!.records.size);
     // The new contact is deleted upstream (popped: nothing refers to it): the incremental run could
     // not see that, the next full refresh (the third run here, fullRefreshEvery: 2) lists again and removes it.
-    const gone = sim.state.contacts.rows.pop()!;
+    const gone = { id: [...sim.resources.get('contacts')!.records.keys()].at(-1)! };
     expect(gone.id).toBe(added.id);
+    expect(sim.removeRecord('contacts', gone.id)).toBe(true);
     expect((await engine.runOnce('ic-all')).full).toBe(true);
-    expect(await store.count('ic-all', 'contacts')).toBe(sim.state.contacts.size);
+    expect(await store.count('ic-all', 'contacts')).toBe(sim.resources.get('contacts')!.records.size);
     expect((await store.search('ic-all', 'contacts', { primaryKey: 'id', fields: { id: 'string' } }, { query: { filter: { eq: { id: gone.id } } } })).data).toEqual([]);
   });
 });

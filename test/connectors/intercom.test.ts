@@ -42,7 +42,10 @@ async function all(entity: string, params?: Rec): Promise<Rec[]> {
 /** Requests the simulator received for a path (API calls only). */
 const sent = (path?: string) => sim.requests.filter((r) => (path === undefined ? true : r.path === path));
 
-const state = () => sim.state;
+/** The simulator's records of a resource (its generic store), in stored order, and their ids. */
+const stored = (resource: string): Rec[] => sim.records(resource);
+const ids = (resource: string): string[] => stored(resource).map((r) => r.id as string);
+const size = (resource: string): number => sim.resources.get(resource)?.records.size ?? 0;
 
 // ---------------------------------------------------------------- the manifest against the spec
 
@@ -189,32 +192,32 @@ describe('intercom contacts', () => {
   it('list: a page of seeded contacts, newest first, with next_page', async () => {
     const page = await list('contacts', { per_page: 5 });
     expectValid('contacts', page.data);
-    const rows = state().contacts.rows.slice(-5).reverse();
-    expect(page.data).toEqual(rows.map((r) => asContact(state().renderContact(r) as Rec)));
+    const rows = stored('contacts').slice(-5).reverse();
+    expect(page.data).toEqual(rows.map((r) => asContact(r)));
     expect(typeof page.meta.next_page).toBe('string');
     const next = await list('contacts', { per_page: 5, starting_after: page.meta.next_page as string });
-    expect(next.data.map((c) => c.id)).toEqual(state().contacts.rows.slice(-10, -5).reverse().map((r) => r.id));
+    expect(next.data.map((c) => c.id)).toEqual(ids('contacts').slice(-10, -5).reverse());
     const req = sent('/contacts')[1];
     expect(req?.query.get('starting_after')).toBe(page.meta.next_page);
   });
 
   it('list: records() follows starting_after through every page; the last page has next_page null', async () => {
     const records = await all('contacts', { per_page: 50 });
-    expect(records.map((c) => c.id)).toEqual(state().contacts.rows.map((r) => r.id).reverse());
+    expect(records.map((c) => c.id)).toEqual(ids('contacts').reverse());
     expectValid('contacts', records);
-    expect(sent('/contacts')).toHaveLength(Math.ceil(state().contacts.size / 50));
+    expect(sent('/contacts')).toHaveLength(Math.ceil(size('contacts') / 50));
     const pages: ListEnvelope[] = [];
     for await (const p of intercom().pages('contacts' as never, { per_page: 150 } as never)) pages.push(p as ListEnvelope);
-    expect(pages.map((p) => p.data.length)).toEqual([150, state().contacts.size - 150]);
+    expect(pages.map((p) => p.data.length)).toEqual([150, size('contacts') - 150]);
     expect(pages[1]?.meta).toEqual({ next_page: null });
   });
 
   it('get: one contact with its relations; unknown id surfaces the error.list', async () => {
-    const row = state().contacts.rows.find((r) => r.noteIds.length > 0 && r.companyIds.length > 0) as (typeof sim.state.contacts.rows)[number];
-    const got = await one('contacts', 'get', { id: row.id });
+    const row = stored('contacts').find((r) => ((r.notes as Rec).total_count as number) > 0 && ((r.companies as Rec).total_count as number) > 0) as Rec;
+    const got = await one('contacts', 'get', { id: row.id as string });
     expectValid('contacts', [got.data]);
-    expect(got.data).toEqual(asContact(state().renderContact(row, { detail: true }) as Rec));
-    expect((got.data.companies as Rec).total_count).toBe(row.companyIds.length);
+    expect(got.data).toEqual(asContact(row));
+    expect((got.data.companies as Rec).total_count).toBe((row.companies as Rec).total_count);
 
     const err = await failure(one('contacts', 'get', { id: '5f0000000000000000000000' }));
     expect(err.code).toBe('upstream_not_found');
@@ -233,7 +236,7 @@ describe('intercom contacts', () => {
       avatar: 'https://example.com/grace.png',
       signed_up_at: 1700000000,
       last_seen_at: 1700003600,
-      owner_id: Number(state().admins.rows[0]?.id),
+      owner_id: Number(ids('admins')[0]),
       unsubscribed_from_emails: true,
       custom_attributes: { plan_tier: 'pro', seats: 12 },
     });
@@ -260,7 +263,7 @@ describe('intercom contacts', () => {
       avatar: 'https://example.com/grace.png',
       signed_up_at: 1700000000,
       last_seen_at: 1700003600,
-      owner_id: Number(state().admins.rows[0]?.id),
+      owner_id: Number(ids('admins')[0]),
       unsubscribed_from_emails: true,
       custom_attributes: { plan_tier: 'pro', seats: 12 },
     });
@@ -302,19 +305,19 @@ describe('intercom conversations', () => {
   it('list: seeded conversations without parts; every page through starting_after', async () => {
     const page = await list('conversations', { per_page: 3 });
     expectValid('conversations', page.data);
-    expect(page.data).toEqual(state().conversations.rows.slice(-3).reverse().map((r) => asConversation(state().renderConversation(r) as Rec)));
+    expect(page.data).toEqual(stored('conversations').slice(-3).reverse().map(({ conversation_parts: _parts, ...r }: Rec) => asConversation(r)));
     expect(page.data[0]).not.toHaveProperty('conversation_parts');
     const records = await all('conversations', { per_page: 40 });
     expectValid('conversations', records);
-    expect(records.map((c) => c.id)).toEqual(state().conversations.rows.map((r) => r.id).reverse());
-    expect(sent('/conversations').length).toBe(1 + Math.ceil(state().conversations.size / 40));
+    expect(records.map((c) => c.id)).toEqual(ids('conversations').reverse());
+    expect(sent('/conversations').length).toBe(1 + Math.ceil(size('conversations') / 40));
   });
 
   it('get: one conversation with its parts; unknown id is upstream_not_found', async () => {
-    const row = state().conversations.rows[42] as (typeof sim.state.conversations.rows)[number];
-    const got = await one('conversations', 'get', { id: row.id });
+    const row = stored('conversations')[42] as Rec;
+    const got = await one('conversations', 'get', { id: row.id as string });
     expectValid('conversations', [got.data]);
-    expect(got.data).toEqual(asConversation(state().renderConversation(row, { parts: true }) as Rec));
+    expect(got.data).toEqual(asConversation(row));
     expect((got.data.conversation_parts as Rec).type).toBe('conversation_part.list');
     const err = await failure(one('conversations', 'get', { id: '1' }));
     expect(err.code).toBe('upstream_not_found');
@@ -326,8 +329,8 @@ describe('intercom companies', () => {
   it('list: page numbers behind an opaque next_page cursor, through every page', async () => {
     const page = await list('companies', { per_page: 7 });
     expectValid('companies', page.data);
-    const listed = state().listedCompanyRows('desc');
-    expect(page.data).toEqual(listed.slice(0, 7).map((r) => state().renderCompany(r)));
+    const listed = sim.listedCompanies();
+    expect(page.data).toEqual(listed.slice(0, 7));
     expect(typeof page.meta.next_page).toBe('string');
     const second = await list('companies', { per_page: 7, starting_after: page.meta.next_page as string });
     expect(second.data.map((c) => c.id)).toEqual(listed.slice(7, 14).map((r) => r.id));
@@ -346,10 +349,10 @@ describe('intercom companies', () => {
   });
 
   it('get: one company; unknown id surfaces company_not_found', async () => {
-    const row = state().companies.rows[4] as (typeof sim.state.companies.rows)[number];
-    const got = await one('companies', 'get', { id: row.id });
+    const row = stored('companies')[4] as Rec;
+    const got = await one('companies', 'get', { id: row.id as string });
     expectValid('companies', [got.data]);
-    expect(got.data).toEqual(state().renderCompany(row));
+    expect(got.data).toEqual(row);
     const err = await failure(one('companies', 'get', { id: 'nope' }));
     expect(err.code).toBe('upstream_not_found');
     expect(err.message).toBe('intercom: Company Not Found');
@@ -364,11 +367,11 @@ describe('intercom companies', () => {
     expect(b.data.id).toBe(a.data.id);
     expect(b.data).toMatchObject({ name: 'Globex', size: 400 });
     expect((await one('companies', 'get', { id: a.data.id as string })).data).toEqual(b.data);
-    expect(state().companies.rows.filter((c) => c.company_id === 'globex-7')).toHaveLength(1);
+    expect(stored('companies').filter((c) => c.company_id === 'globex-7')).toHaveLength(1);
   });
 
   it('update then get', async () => {
-    const id = state().companies.rows[9]?.id as string;
+    const id = ids('companies')[9] as string;
     const updated = await one('companies', 'update', { id, name: 'Renamed Ltd', industry: 'Media', custom_attributes: { account_tier: 'Tier 1' } });
     expectValid('companies', [updated.data]);
     expect(updated.data).toMatchObject({ id, name: 'Renamed Ltd', industry: 'Media', custom_attributes: { account_tier: 'Tier 1' } });
@@ -381,21 +384,21 @@ describe('intercom teams, admins, tags, segments', () => {
   it('teams: list every team as seeded, get one', async () => {
     const page = await list('teams');
     expectValid('teams', page.data);
-    expect(page.data).toEqual(state().teams.rows.map((t) => state().renderTeam(t)));
+    expect(page.data).toEqual(stored('teams'));
     expect(page.meta).toEqual({ next_page: null });
-    expect(await all('teams')).toHaveLength(state().teams.size);
-    const got = await one('teams', 'get', { id: state().teams.rows[2]?.id as string });
+    expect(await all('teams')).toHaveLength(size('teams'));
+    const got = await one('teams', 'get', { id: ids('teams')[2] as string });
     expectValid('teams', [got.data]);
-    expect(got.data.name).toBe(state().teams.rows[2]?.name);
+    expect(got.data.name).toBe(stored('teams')[2]?.name);
     expect((await failure(one('teams', 'get', { id: '1' }))).details.upstream_body).toMatchObject({ errors: [{ code: 'team_not_found' }] });
   });
 
   it('admins: list every admin as seeded, get one', async () => {
     const page = await list('admins');
     expectValid('admins', page.data);
-    expect(page.data).toEqual(state().admins.rows.map((a) => state().renderAdmin(a)));
-    const admin = state().admins.rows[4] as (typeof sim.state.admins.rows)[number];
-    const got = await one('admins', 'get', { id: admin.id });
+    expect(page.data).toEqual(stored('admins'));
+    const admin = stored('admins')[4] as Rec;
+    const got = await one('admins', 'get', { id: admin.id as string });
     expectValid('admins', [got.data]);
     expect(got.data).toMatchObject({ id: admin.id, name: admin.name, email: admin.email, team_ids: admin.team_ids });
     const err = await failure(one('admins', 'get', { id: 'abc' }));
@@ -406,12 +409,12 @@ describe('intercom teams, admins, tags, segments', () => {
   it('tags: list, create-or-update by name, get', async () => {
     const page = await list('tags');
     expectValid('tags', page.data);
-    expect(page.data).toEqual(state().tags.rows.map((t) => state().renderTag(t)));
+    expect(page.data).toEqual(stored('tags'));
     const created = await one('tags', 'create', { name: 'Expansion' });
     expectValid('tags', [created.data]);
     expect(created.data).toEqual({ type: 'tag', id: expect.any(String), name: 'Expansion' });
     expect((await one('tags', 'create', { name: 'EXPANSION' })).data.id).toBe(created.data.id);
-    expect((await one('tags', 'create', { name: 'VIP' })).data.id).toBe(state().tags.rows[0]?.id);
+    expect((await one('tags', 'create', { name: 'VIP' })).data.id).toBe(ids('tags')[0]);
     expect((await one('tags', 'get', { id: created.data.id as string })).data).toEqual(created.data);
     expect((await list('tags')).data).toContainEqual(created.data);
     expect((await failure(one('tags', 'get', { id: '999999' }))).code).toBe('upstream_not_found');
@@ -423,9 +426,11 @@ describe('intercom teams, admins, tags, segments', () => {
     expect(plain.data[0]).not.toHaveProperty('count');
     const counted = await list('segments', { include_count: true });
     expectValid('segments', counted.data);
-    expect(counted.data).toEqual(state().segments.rows.map((s) => state().renderSegment(s, true)));
+    expect(counted.data).toEqual(stored('segments').map((s) => ({ ...s, count: expect.any(Number) })));
+    const count = (name: string): number => counted.data.find((s) => s.name === name)?.count as number;
+    expect(count('All users') + count('All leads')).toBe(size('contacts'));
     expect(sent('/segments').at(-1)?.query.get('include_count')).toBe('true');
-    const got = await one('segments', 'get', { id: state().segments.rows[1]?.id as string });
+    const got = await one('segments', 'get', { id: ids('segments')[1] as string });
     expectValid('segments', [got.data]);
     expect(got.data).toMatchObject({ name: 'All leads', person_type: 'contact' });
     expect((await failure(one('segments', 'get', { id: 'nope' }))).code).toBe('upstream_not_found');
@@ -434,8 +439,8 @@ describe('intercom teams, admins, tags, segments', () => {
 
 describe('intercom notes and internal articles', () => {
   it('notes create: on the contact, visible on it afterwards', async () => {
-    const contact = state().contacts.rows[7]?.id as string;
-    const admin = state().admins.rows[5]?.id as string;
+    const contact = ids('contacts')[7] as string;
+    const admin = ids('admins')[5] as string;
     const note = await one('notes', 'create', { contact_id: contact, body: 'Asked about the Enterprise plan.', admin_id: admin });
     expectValid('notes', [note.data]);
     expect(note.data).toMatchObject({ type: 'note', body: '<p>Asked about the Enterprise plan.</p>', contact: { type: 'contact', id: contact }, author: { type: 'admin', id: admin } });
@@ -448,11 +453,11 @@ describe('intercom notes and internal articles', () => {
   });
 
   it('internal_articles create: stored and readable', async () => {
-    const admin = Number(state().admins.rows[1]?.id);
+    const admin = Number(ids('admins')[1]);
     const article = await one('internal_articles', 'create', { title: 'Escalating to engineering', owner_id: admin, author_id: admin, body: '<p>Use the #eng-escalations channel.</p>' });
     expectValid('internal_articles', [article.data]);
     expect(article.data).toMatchObject({ title: 'Escalating to engineering', owner_id: admin, author_id: admin, body: '<p>Use the #eng-escalations channel.</p>', locale: 'en' });
-    expect(state().internalArticles.get(article.data.id as string)?.title).toBe('Escalating to engineering');
+    expect(sim.resources.get('internal_articles')?.records.get(article.data.id as string)?.record.title).toBe('Escalating to engineering');
     const res = await fetch(`${sim.url}/internal_articles/${article.data.id}`, { headers: { authorization: `Bearer ${sim.accessToken}` } });
     expect(await res.json()).toEqual(article.data);
     expect((await failure(one('internal_articles', 'create', { title: 'No owner', author_id: admin }))).code).toBe('invalid_params');
@@ -540,7 +545,7 @@ describe('intercom requests, auth, rate limits and faults', () => {
     const rt = new ConnectorRuntime(manifest, { access_token: tokens.access_token }, { baseUrl: sim.url, authVariant: 'oauth' });
     expect(rt.authVariant).toBe('oauth');
     const page = (await rt.execute('admins', 'list')) as ListEnvelope;
-    expect(page.data).toHaveLength(state().admins.size);
+    expect(page.data).toHaveLength(size('admins'));
     expect(sent('/admins').at(-1)?.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
 
     // A refused consent comes back as error=access_denied; a reused code is refused.
@@ -559,7 +564,7 @@ describe('intercom requests, auth, rate limits and faults', () => {
     const rt = new ConnectorRuntime(manifest, { access_token: sim.accessToken }, { baseUrl: sim.url, limiter: null });
     await rt.execute('tags', 'list');
     const page = (await rt.execute('tags', 'list')) as ListEnvelope;
-    expect(page.data.length).toBe(state().tags.size);
+    expect(page.data.length).toBe(size('tags'));
     expect(rt.lastCall.retries).toBeGreaterThanOrEqual(1);
     // The wait is the one X-RateLimit-Reset asks for: at most the 1 s window (plus its rounding to whole seconds), not a backoff guess.
     expect(rt.lastCall.waitedMs).toBeLessThanOrEqual(2000);
@@ -576,12 +581,12 @@ describe('intercom requests, auth, rate limits and faults', () => {
 
   it('a 429 on a contact create is retried: Intercom did not run it (error rule not_executed)', async () => {
     sim.inject({ path: '/contacts', status: 429, json: { type: 'error.list', request_id: null, errors: [{ code: 'rate_limit_exceeded', message: 'Exceeded rate limit' }] }, headers: { 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000)) } });
-    const before = state().contacts.size;
+    const before = size('contacts');
     const created = await one('contacts', 'create', { role: 'lead', name: 'Sent after the limit' });
     expect(created.data.name).toBe('Sent after the limit');
     expect(sent('/contacts').filter((r) => r.method === 'POST')).toHaveLength(2);
     // The injected 429 never reached the handler: exactly one contact was created.
-    expect(state().contacts.size).toBe(before + 1);
+    expect(size('contacts')).toBe(before + 1);
   });
 
   it('403 api_plan_restricted is upstream_rejected (not a credentials problem), with every error.list entry', async () => {
@@ -601,7 +606,7 @@ describe('intercom requests, auth, rate limits and faults', () => {
 
   it('retries a 503 for reads and upserts, not for contact creates; a non-JSON 200 is upstream_protocol_error', async () => {
     sim.inject({ path: '/segments', status: 503, text: 'Service Unavailable' });
-    expect((await list('segments')).data).toHaveLength(state().segments.size);
+    expect((await list('segments')).data).toHaveLength(size('segments'));
     // Tags and companies are created or updated by name / company_id: safe to send again.
     sim.inject({ path: '/tags', status: 503, text: 'Service Unavailable' });
     expect((await one('tags', 'create', { name: 'Sent twice' })).data.name).toBe('Sent twice');

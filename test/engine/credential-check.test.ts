@@ -39,7 +39,7 @@ describe('connect().check()', () => {
 
   it('intercom: GET /me reports the admin, app id, app name and region', async () => {
     const r = await connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check();
-    const me = intercom.state.renderMe() as { id: string; app: { id_code: string; name: string; region: string } };
+    const me = intercom.me() as { id: string; app: { id_code: string; name: string; region: string } };
     expect(r.info).toEqual({ admin_id: me.id, app_id: me.app.id_code, app_name: me.app.name, region: me.app.region });
   });
 

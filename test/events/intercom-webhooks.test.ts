@@ -69,7 +69,7 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
     const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'intercom', name: 'ic', credentials: { access_token: TOKEN } } });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
-    appId = sim.state.workspaceId;
+    appId = sim.workspaceId;
     await h.service.ctx.sync.runOnce(id, { full: true });
   });
   afterAll(async () => {

@@ -136,7 +136,7 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     // A body-less call runs the action with no params.
     const teams = await call('POST', '/users/bob/intercom/teams/list');
     expect(teams.status, teams.text).toBe(200);
-    expect(teams.body.data.map((t: Rec) => t.id)).toEqual(intercom.state.teams.rows.map((t) => t.id));
+    expect(teams.body.data.map((t: Rec) => t.id)).toEqual(intercom.records('teams').map((t) => t.id));
     const created = await call('POST', '/users/bob/intercom/contacts/create', { role: 'lead', email: 'lin@example.com', name: 'Lin' });
     expect(created.status, created.text).toBe(200);
     expect(created.body.data).toMatchObject({ role: 'lead', email: 'lin@example.com' });
@@ -212,7 +212,7 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     // Another user's connector type, another user's records.
     const bobSync = await call('POST', '/users/bob/intercom/sync', {});
     expect(bobSync.status, bobSync.text).toBe(200);
-    expect(bobSync.body.entities.contacts.records).toBe(intercom.state.contacts.size);
+    expect(bobSync.body.entities.contacts.records).toBe(intercom.resources.get('contacts')!.records.size);
     const leads = await call('POST', '/users/bob/intercom/contacts/search', { query: { filter: { eq: { email: 'lin@example.com' } } }, fields: ['id', 'name'] });
     expect(leads.body.data).toEqual([{ id: expect.any(String), name: 'Lin Yu' }]);
     problem(await call('POST', '/users/alice/intercom/contacts/search', { query: {} }), 404, 'connector_not_found');

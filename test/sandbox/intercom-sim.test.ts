@@ -42,6 +42,11 @@ function expectError(r: Reply, status: number, code: string, message?: string | 
   if (message !== undefined) expect(first.message).toMatch(message);
 }
 
+/** Ids of a resource's records in the simulator's store, in stored order. */
+const ids = (sim: IntercomSimulator, resource: string): string[] => [...(sim.resources.get(resource)?.records.keys() ?? [])];
+const RESOURCES = ['admins', 'teams', 'tags', 'segments', 'companies', 'contacts', 'conversations', 'notes', 'internal_articles'];
+const counts = (sim: IntercomSimulator): Record<string, number> => Object.fromEntries(RESOURCES.map((r) => [r, sim.resources.get(r)?.records.size ?? 0]));
+
 // The 200 response schemas of the vendored description (connectors/intercom/openapi-2.14.json).
 function expectMatchesOpenApi(key: string, body: unknown): void {
   const op = INTERCOM_DESCRIPTION.operations.find((o) => o.key === key);
@@ -58,7 +63,7 @@ describe('Intercom simulator: seeded workspace', () => {
   afterAll(() => sim.close());
 
   it('seeds a few hundred related records by default', () => {
-    expect(sim.state.counts()).toEqual({ admins: 12, teams: 5, tags: 25, segments: 8, companies: 60, contacts: 300, conversations: 150, notes: 90, internal_articles: 15 });
+    expect(counts(sim)).toEqual({ admins: 12, teams: 5, tags: 25, segments: 8, companies: 60, contacts: 300, conversations: 150, notes: 90, internal_articles: 15 });
   });
 
   it('is deterministic per seed', async () => {
@@ -68,7 +73,7 @@ describe('Intercom simulator: seeded workspace', () => {
       const a = await get(sim, '/contacts?per_page=20');
       const b = await get(twin, '/contacts?per_page=20');
       expect(b.body).toEqual(a.body);
-      expect((await get(twin, '/conversations/' + sim.state.conversations.rows[7]?.id)).body).toEqual((await get(sim, '/conversations/' + sim.state.conversations.rows[7]?.id)).body);
+      expect((await get(twin, '/conversations/' + ids(sim, 'conversations')[7])).body).toEqual((await get(sim, '/conversations/' + ids(sim, 'conversations')[7])).body);
       expect((await get(other, '/contacts?per_page=20')).body).not.toEqual(a.body);
     } finally {
       await twin.close();
@@ -77,29 +82,29 @@ describe('Intercom simulator: seeded workspace', () => {
   });
 
   it('answers every read with the shape of the OpenAPI 2.14 response schema', async () => {
-    const contact = sim.state.contacts.rows[5]?.id as string;
-    const conversation = sim.state.conversations.rows[3]?.id as string;
-    const company = sim.state.companies.rows[2]?.id as string;
+    const contact = ids(sim, 'contacts')[5] as string;
+    const conversation = ids(sim, 'conversations')[3] as string;
+    const company = ids(sim, 'companies')[2] as string;
     const reads: [string, string][] = [
       ['GET /me', '/me'],
       ['GET /contacts', '/contacts?per_page=150'],
       ['GET /contacts/{contact_id}', `/contacts/${contact}`],
-      ['GET /contacts/{contact_id}/notes', `/contacts/${sim.state.notes.rows[0]?.contact.id}/notes`],
-      ['GET /notes/{note_id}', `/notes/${sim.state.notes.rows[0]?.id}`],
+      ['GET /contacts/{contact_id}/notes', `/contacts/${(sim.records('notes')[0]?.contact as Rec).id}/notes`],
+      ['GET /notes/{note_id}', `/notes/${ids(sim, 'notes')[0]}`],
       ['GET /conversations', '/conversations?per_page=150'],
       ['GET /conversations/{conversation_id}', `/conversations/${conversation}`],
       ['GET /companies', '/companies?per_page=60'],
       ['GET /companies/{company_id}', `/companies/${company}`],
       ['GET /teams', '/teams'],
-      ['GET /teams/{team_id}', `/teams/${sim.state.teams.rows[0]?.id}`],
+      ['GET /teams/{team_id}', `/teams/${ids(sim, 'teams')[0]}`],
       ['GET /admins', '/admins?display_avatar=true'],
-      ['GET /admins/{admin_id}', `/admins/${sim.state.admins.rows[1]?.id}`],
+      ['GET /admins/{admin_id}', `/admins/${ids(sim, 'admins')[1]}`],
       ['GET /tags', '/tags'],
-      ['GET /tags/{tag_id}', `/tags/${sim.state.tags.rows[0]?.id}`],
+      ['GET /tags/{tag_id}', `/tags/${ids(sim, 'tags')[0]}`],
       ['GET /segments', '/segments?include_count=true'],
-      ['GET /segments/{segment_id}', `/segments/${sim.state.segments.rows[0]?.id}`],
+      ['GET /segments/{segment_id}', `/segments/${ids(sim, 'segments')[0]}`],
       ['GET /internal_articles', '/internal_articles'],
-      ['GET /internal_articles/{internal_article_id}', `/internal_articles/${sim.state.internalArticles.rows[0]?.id}`],
+      ['GET /internal_articles/{internal_article_id}', `/internal_articles/${ids(sim, 'internal_articles')[0]}`],
     ];
     for (const [op, path] of reads) {
       const r = await get(sim, path);
@@ -111,7 +116,7 @@ describe('Intercom simulator: seeded workspace', () => {
   });
 
   it('relates records: conversations name existing contacts, contacts list their companies and notes', async () => {
-    const conv = (await get(sim, `/conversations/${sim.state.conversations.rows[10]?.id}`)).body;
+    const conv = (await get(sim, `/conversations/${ids(sim, 'conversations')[10]}`)).body;
     const ref = ((conv.contacts as Rec).contacts as Rec[])[0] as Rec;
     const contact = await get(sim, `/contacts/${ref.id}`);
     expect(contact.status).toBe(200);
@@ -120,10 +125,10 @@ describe('Intercom simulator: seeded workspace', () => {
     expect(parts.type).toBe('conversation_part.list');
     expect(parts.total_count).toBe((parts.conversation_parts as unknown[]).length);
 
-    const withCompany = sim.state.contacts.rows.find((c) => c.companyIds.length > 0) as (typeof sim.state.contacts.rows)[number];
-    const c = (await get(sim, `/contacts/${withCompany.id}`)).body;
+    const withCompany = sim.records('contacts').find((c) => ((c.companies as Rec).total_count as number) > 0) as Rec;
+    const c = (await get(sim, `/contacts/${withCompany.id as string}`)).body;
     const company = ((c.companies as Rec).data as Rec[])[0] as Rec;
-    expect(company).toEqual({ type: 'company', id: withCompany.companyIds[0], url: `/companies/${withCompany.companyIds[0]}` });
+    expect(company).toEqual({ type: 'company', id: expect.stringMatching(/^[0-9a-f]{24}$/), url: `/companies/${company.id as string}` });
     expect(((await get(sim, `/companies/${company.id}`)).body.user_count as number) >= 1).toBe(true);
 
     const segments = (await get(sim, '/segments?include_count=true')).body.segments as Rec[];
@@ -135,16 +140,16 @@ describe('Intercom simulator: seeded workspace', () => {
   it('scales contacts, companies and conversations with size', async () => {
     const big = await startIntercomSimulator({ size: 100_000, rateLimit: false });
     try {
-      expect(big.state.counts()).toMatchObject({ contacts: 100_000, companies: 20_000, conversations: 50_000, notes: 30_000 });
+      expect(counts(big)).toMatchObject({ contacts: 100_000, companies: 20_000, conversations: 50_000, notes: 30_000 });
       const page = await get(big, '/contacts?per_page=150');
       expect((page.body.data as unknown[]).length).toBe(150);
       expect(page.body.total_count).toBe(100_000);
       expect(page.body.pages).toMatchObject({ page: 1, per_page: 150, total_pages: 667 });
       // Page-numbered company lists stop at 10,000 companies with a 400 bad_request.
-      const listed = big.state.listedCompanyRows('desc').length;
+      const listed = big.listedCompanies().length;
       expect(listed).toBeGreaterThan(10_000);
       const last = await post(big, '/companies/list?per_page=60&page=167');
-      expect((last.body.data as Rec[]).map((c) => c.id)).toEqual(big.state.listedCompanyRows('desc').slice(9960, 10020).map((c) => c.id));
+      expect((last.body.data as Rec[]).map((c) => c.id)).toEqual(big.listedCompanies().slice(9960, 10020).map((c) => c.id));
       expectError(await post(big, '/companies/list?per_page=60&page=168'), 400, 'bad_request', /10000 companies/);
     } finally {
       await big.close();
@@ -168,7 +173,7 @@ describe('Intercom simulator: auth, version header, rate limits', () => {
     expectError(await call(sim, 'GET', '/contacts', { token: null }), 401, 'unauthorized', 'Access Token Invalid');
     expectError(await call(sim, 'GET', '/contacts', { token: 'nope' }), 401, 'unauthorized');
     expectError(await call(sim, 'GET', '/contacts', { token: null, headers: { authorization: `Token ${sim.accessToken}` } }), 401, 'unauthorized');
-    expect((await get(sim, '/me')).body).toMatchObject({ type: 'admin', app: { type: 'app', id_code: sim.state.workspaceId } });
+    expect((await get(sim, '/me')).body).toMatchObject({ type: 'admin', app: { type: 'app', id_code: sim.workspaceId } });
   });
 
   it('accepts the Intercom-Version values of the description and rejects others', async () => {
@@ -219,6 +224,7 @@ describe('Intercom simulator: paging', () => {
   afterAll(() => sim.close());
 
   it('pages contacts and conversations with starting_after cursors, newest first', async () => {
+    const stored = (resource: string): string[] => [...(sim.resources.get(resource)?.records.keys() ?? [])];
     for (const [path, key, total, perPage] of [
       ['/contacts', 'data', 230, 50],
       ['/conversations', 'conversations', 115, 20],
@@ -244,8 +250,7 @@ describe('Intercom simulator: paging', () => {
       }
       expect(ids.length).toBe(total);
       expect(new Set(ids).size).toBe(total);
-      const table = path === '/contacts' ? sim.state.contacts : sim.state.conversations;
-      expect(ids).toEqual(table.rows.map((r) => r.id).reverse());
+      expect(ids).toEqual(stored(path.slice(1)).reverse());
     }
   });
 
@@ -265,7 +270,7 @@ describe('Intercom simulator: paging', () => {
       expect(pages.next).toBe(`${sim.url}/companies/list?page=${page + 1}&per_page=20`);
       page++;
     }
-    const listed = sim.state.listedCompanyRows('desc').map((c) => c.id);
+    const listed = sim.listedCompanies().map((c) => c.id);
     expect(seen).toEqual(listed);
     const lastRequest = await Promise.all(seen.slice(0, 5).map(async (id) => (await get(sim, `/companies/${id}`)).body.last_request_at as number | undefined));
     expect(lastRequest).toEqual([...lastRequest].sort((a, b) => (b ?? 0) - (a ?? 0)));
@@ -283,7 +288,7 @@ describe('Intercom simulator: request validation against the OpenAPI schemas', (
     sim = await startIntercomSimulator();
   });
   afterAll(() => sim.close());
-  const contactId = (): string => sim.state.contacts.rows[0]?.id as string;
+  const contactId = (): string => ids(sim, 'contacts')[0] as string;
 
   it('rejects bodies the schemas reject with a 400 error.list', async () => {
     // POST /contacts needs one of email, external_id or role (anyOf).
@@ -294,7 +299,7 @@ describe('Intercom simulator: request validation against the OpenAPI schemas', (
     // The description's own 400 example for POST /companies: body {test: invalid}.
     expectError(await post(sim, '/companies', { test: 'invalid' }), 400, 'bad_request', "bad 'test' parameter");
     expectError(await post(sim, '/companies', { company_id: 'c1', size: '100' }), 400, 'parameter_invalid', /size must be integer/);
-    expectError(await put(sim, `/companies/${sim.state.companies.rows[0]?.id}`, { name: 7 }), 400, 'parameter_invalid');
+    expectError(await put(sim, `/companies/${ids(sim, 'companies')[0]}`, { name: 7 }), 400, 'parameter_invalid');
     // ...and for POST /tags: "invalid tag parameters".
     expectError(await post(sim, '/tags', { test: 'invalid' }), 400, 'parameter_invalid', 'invalid tag parameters');
     expectError(await post(sim, '/internal_articles', { title: 'T', owner_id: 1 }), 400, 'parameter_not_found', /author_id/);
@@ -317,9 +322,9 @@ describe('Intercom simulator: request validation against the OpenAPI schemas', (
     expect(company.status).toBe(200);
     expect(company.body).toMatchObject({ monthly_spend: 155, custom_attributes: { paid_subscriber: true, team_mates: 9 } });
     // createNote's request examples send admin_id as a number.
-    const note = await post(sim, `/contacts/${contactId()}/notes`, { body: 'Hello', admin_id: Number(sim.state.admins.rows[2]?.id) });
+    const note = await post(sim, `/contacts/${contactId()}/notes`, { body: 'Hello', admin_id: Number(ids(sim, 'admins')[2]) });
     expect(note.status).toBe(200);
-    expect(note.body).toMatchObject({ type: 'note', body: '<p>Hello</p>', author: { type: 'admin', id: sim.state.admins.rows[2]?.id } });
+    expect(note.body).toMatchObject({ type: 'note', body: '<p>Hello</p>', author: { type: 'admin', id: ids(sim, 'admins')[2] } });
   });
 
   it('answers 404 error.list for unknown and malformed ids, with the codes of the description', async () => {
@@ -368,6 +373,15 @@ describe('Intercom simulator: writes', () => {
     expectError(await post(sim, '/contacts', { role: 'admin' }), 400, 'parameter_invalid', /role/);
   });
 
+  it('counts segment members as the contacts are now', async () => {
+    const counts = async (): Promise<Record<string, number>> => Object.fromEntries(((await get(sim, '/segments?include_count=true')).body.segments as Rec[]).map((s) => [s.name, s.count]));
+    const before = await counts();
+    const lead = sim.records('contacts').find((c) => c.role === 'lead') as Rec;
+    expect((await put(sim, `/contacts/${lead.id as string}`, { role: 'user' })).status).toBe(200);
+    const after = await counts();
+    expect([(after['All users'] as number) - (before['All users'] as number), (after['All leads'] as number) - (before['All leads'] as number)]).toEqual([1, -1]);
+  });
+
   it('creates or updates companies by company_id', async () => {
     const a = await post(sim, '/companies', { company_id: 'acme-1', name: 'Acme', plan: 'Pro', size: 40 });
     expectMatchesOpenApi('POST /companies', a.body);
@@ -393,26 +407,26 @@ describe('Intercom simulator: writes', () => {
     expect((await get(sim, `/tags/${t.body.id}`)).body).toEqual(renamed.body);
     expect((await get(sim, '/tags')).body.data).toContainEqual(renamed.body);
 
-    const company = sim.state.companies.rows[0]?.id as string;
+    const company = ids(sim, 'companies')[0] as string;
     expect((await post(sim, '/tags', { name: 'Renewal 2026-Q4', companies: [{ id: company }] })).status).toBe(200);
     expect(((await get(sim, `/companies/${company}`)).body.tags as Rec).tags).toContainEqual(renamed.body);
     expectError(await post(sim, '/tags', { name: 'x', companies: [{ company_id: 'missing' }] }), 404, 'company_not_found');
-    const contact = sim.state.contacts.rows[1]?.id as string;
+    const contact = ids(sim, 'contacts')[1] as string;
     await post(sim, '/tags', { name: 'Renewal 2026-Q4', users: [{ id: contact }] });
     expect(((await get(sim, `/contacts/${contact}`)).body.tags as Rec).data).toContainEqual({ type: 'tag', id: t.body.id, url: `/tags/${t.body.id}` });
     expectError(await post(sim, '/tags', { name: 'x', id: '424242' }), 404, 'tag_not_found');
   });
 
   it('creates notes on contacts and internal articles', async () => {
-    const contact = sim.state.contacts.rows[2]?.id as string;
+    const contact = ids(sim, 'contacts')[2] as string;
     const note = await post(sim, `/contacts/${contact}/notes`, { body: '<p>Called about <b>renewal</b></p>' });
     expectMatchesOpenApi('POST /contacts/{contact_id}/notes', note.body);
-    expect(note.body).toMatchObject({ type: 'note', body: '<p>Called about <b>renewal</b></p>', contact: { type: 'contact', id: contact }, author: { type: 'admin', id: sim.state.admins.rows[0]?.id } });
+    expect(note.body).toMatchObject({ type: 'note', body: '<p>Called about <b>renewal</b></p>', contact: { type: 'contact', id: contact }, author: { type: 'admin', id: ids(sim, 'admins')[0] } });
     expect((await get(sim, `/notes/${note.body.id}`)).body).toEqual(note.body);
     expect(((await get(sim, `/contacts/${contact}/notes`)).body.data as Rec[])[0]).toEqual(note.body);
     expect(((await get(sim, `/contacts/${contact}`)).body.notes as Rec).data).toContainEqual({ type: 'note', id: note.body.id, url: `/notes/${note.body.id}` });
 
-    const admin = Number(sim.state.admins.rows[3]?.id);
+    const admin = Number(ids(sim, 'admins')[3]);
     const article = await post(sim, '/internal_articles', { title: 'Refund policy', body: '<p>Up to 30 days.</p>', owner_id: admin, author_id: admin });
     expectMatchesOpenApi('POST /internal_articles', article.body);
     expect(article.body).toMatchObject({ type: 'internal_article', title: 'Refund policy', body: '<p>Up to 30 days.</p>', owner_id: admin, author_id: admin, locale: 'en' });

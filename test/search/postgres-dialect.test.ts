@@ -20,6 +20,15 @@ describe('postgresSearchDialect.reusableSql', () => {
     expect(postgresSearchDialect.reusableSql(ten, Array.from({ length: 10 }, (_, i) => i), Array(10).fill('constant'))).toBe(PREPARED_SQL + Array.from({ length: 10 }, (_, i) => `a${i} = (SELECT $${i + 1}::bigint)`).join(' AND '));
   });
 
+  it('reads a list cast where it is used as the text of its array literal', () => {
+    const text = 'SELECT t.rid FROM search_text t WHERE t.words && $1::text[] AND t.rid = ANY($2::bigint[]) AND t.rid > $3';
+    expect(postgresSearchDialect.reusableSql(text, [['3_smith'], [1, 2], 5], ['value', 'value', 'constant'])).toBe(
+      `${PREPARED_SQL}SELECT t.rid FROM search_text t WHERE t.words && (SELECT $1::text)::text[] AND t.rid = ANY((SELECT $2::text)::bigint[]) AND t.rid > (SELECT $3::bigint)`,
+    );
+    // A list not followed by a cast has no type to be read as: the text stays as it is.
+    expect(postgresSearchDialect.reusableSql('SELECT 1 WHERE a = ANY($1)', [[1]], ['value'])).toBe(`${PREPARED_SQL}SELECT 1 WHERE a = ANY($1)`);
+  });
+
   it('leaves the text as it is when placeholders and parameters do not match or a type is unexpected', () => {
     const text = 'SELECT 1 WHERE a = $1 AND b = $2';
     expect(postgresSearchDialect.reusableSql(text, [1, 2, 3], ['constant', 'constant', 'constant'])).toBe(PREPARED_SQL + text);

@@ -115,7 +115,7 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
     expect(c.status).toBe('active');
     const r = await call('POST', `${CONNECTORS}/${c.id}/check`);
     expect(r.status).toBe(200);
-    const me = intercom.state.renderMe() as { app: { id_code: string; region: string } };
+    const me = intercom.me() as { app: { id_code: string; region: string } };
     expect(r.body).toMatchObject({ ok: true, info: { app_id: me.app.id_code, region: me.app.region }, connector: { status: 'active', last_error: null } });
     conforms('POST', CHECK, r);
     expect((await call('POST', `${CONNECTORS}/00000000-0000-4000-8000-000000000000/check`)).body.code).toBe('connector_not_found');
