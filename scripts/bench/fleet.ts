@@ -226,9 +226,10 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
   });
   const instances: RunningService[] = [];
   try {
-    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) instances.push(await startService({ config, fetch: fetchImpl, logDestination: process.stderr, ...(dialect === 'postgres' ? { schema } : {}) }));
+    const startOne = (): Promise<RunningService> => startService({ config, fetch: fetchImpl, logDestination: process.stderr, ...(dialect === 'postgres' ? { schema } : {}) });
+    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) instances.push(await startOne());
     const a = instances[0]!;
-    const db = a.database.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    let db = a.database.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     const app = await createApplication(new ServiceStore(a.database.db), { orgName: 'fleet' });
     const tok = await request(`${a.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
     const token = ((await tok.body.json()) as { access_token: string }).access_token;
@@ -316,7 +317,14 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       `p50 ${fmt(p(busyLatency, 50))} ms / p99 ${fmt(p(busyLatency, 99))} ms over ${busyLatency.length} calls, idle p50 ${fmt(p(idleLatency, 50))} ms / p99 ${fmt(p(idleLatency, 99))} ms over ${idleLatency.length}`,
     );
 
-    // 4. The scheduler at the whole fleet, staggered schedules.
+    // 4. The scheduler at the whole fleet, staggered schedules. A stopped sync engine never starts
+    // again (stop() is the shutdown's), so this phase runs on instances started afresh over the
+    // same database, as after a deploy.
+    for (let i = 0; i < instances.length; i++) {
+      await instances[i]!.close();
+      instances[i] = await startOne();
+    }
+    db = instances[0]!.database.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     await db.updateTable('sync_state').set({ next_run_at: null, lease_owner: null, lease_until: null }).execute();
     const everyMs = 600_000;
     const startAt = Date.now() + 2000;

@@ -19,7 +19,7 @@ export function registerSandboxCommand(program: Command): void {
           ...(port !== 0 ? { basePort: port } : {}),
           ...(port !== 0 ? { stateFile: sandboxStateFile(dataDir(), port), kind: 'sandbox' as const } : {}),
         }).catch((e: unknown) => {
-          throw listenError(e, undefined, `pick other ports with --port <n> (the simulators use n, n+1, n+2)`);
+          throw listenError(e, undefined, `pick other ports with --port <n> (the simulators use n, n+1, ..., one port each)`);
         });
         process.stdout.write(JSON.stringify(printable(sandbox), null, 2) + '\n');
         // Connectors of --connectors directories have no built-in simulator: say so, and how to get one.

@@ -33,7 +33,7 @@ export function registerServeCommand(program: Command): void {
             ...(sandboxPort !== 0 ? { basePort: sandboxPort } : {}),
             ...(sandboxPort !== 0 ? { stateFile: sandboxStateFile(dataDir(), sandboxPort), kind: 'service' as const } : {}),
           }).catch((e: unknown) => {
-            throw listenError(e, undefined, 'pick other simulator ports with --sandbox-port <n> (the simulators use n, n+1, n+2)');
+            throw listenError(e, undefined, 'pick other simulator ports with --sandbox-port <n> (the simulators use n, n+1, ..., one port each)');
           });
           closeSandbox = () => sandbox.close();
           config = withSandbox(config, sandbox, registry);

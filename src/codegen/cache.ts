@@ -1,6 +1,6 @@
 /**
- * Codegen's output cache: the TypeScript that json-schema-to-typescript and openapi-typescript
- * produce for an input, kept between runs under node_modules/.cache/switchboard-codegen
+ * Codegen's output cache: the TypeScript that json-schema-to-typescript (all of one connector's
+ * schemas in one entry) and openapi-typescript produce for an input, kept between runs under node_modules/.cache/switchboard-codegen
  * (or SWITCHBOARD_CODEGEN_CACHE_DIR), keyed by a hash of the input, the generator's options and
  * the generators' versions; SWITCHBOARD_CODEGEN_CACHE=0 turns it off. A repeated
  * `codegen` or `codegen --check` then neither loads those libraries (and the TypeScript

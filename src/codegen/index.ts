@@ -37,16 +37,30 @@ async function compile(schema: JSONSchema, name: string, options: Partial<Option
   });
 }
 
-async function toTs(schema: JsonSchema, name: string): Promise<string> {
-  const out = await compile({ ...schema, title: name } as JSONSchema, name, {
-    bannerComment: '',
-    additionalProperties: false,
-    strictIndexSignatures: true,
-    unreachableDefinitions: true,
-    format: false,
-    declareExternallyReferenced: true,
+const TO_TS_OPTIONS: Partial<Options> = {
+  bannerComment: '',
+  additionalProperties: false,
+  strictIndexSignatures: true,
+  unreachableDefinitions: true,
+  format: false,
+  declareExternallyReferenced: true,
+};
+
+/**
+ * The TypeScript of each named schema (json-schema-to-typescript, one compile per schema), as
+ * one cache entry for them all: a connector's schemas are cached together, so a cold run writes
+ * (and a warm run reads) one file per connector rather than one per schema.
+ */
+async function toTsAll(schemas: { schema: JsonSchema; name: string }[]): Promise<string[]> {
+  const inputs = schemas.map(({ schema, name }) => ({ ...schema, title: name }) as JSONSchema);
+  const out = await cachedOutput('json-schema-to-typescript[]', [inputs, schemas.map((s) => s.name), TO_TS_OPTIONS], async () => {
+    const { compile: generate } = await import('json-schema-to-typescript');
+    const ts: string[] = [];
+    // No copy of the input here: compile clones what it is given before touching it.
+    for (const [i, input] of inputs.entries()) ts.push(await generate(input, schemas[i]!.name, TO_TS_OPTIONS));
+    return JSON.stringify(ts);
   });
-  return out.trim() + '\n';
+  return (JSON.parse(out) as string[]).map((t) => t.trim() + '\n');
 }
 
 function json(value: unknown, source: string): string {
@@ -62,7 +76,10 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
   const T = pascal(m.type);
   const files: GeneratedFiles = new Map();
   const dir = m.type;
-  const parts: string[] = [HEADER(sourcePath)];
+  // Each schema's TypeScript goes where its number stands; all are produced together at the end.
+  const parts: (string | number)[] = [HEADER(sourcePath)];
+  const schemas: { schema: JsonSchema; name: string }[] = [];
+  const toTs = (schema: JsonSchema, name: string): number => schemas.push({ schema, name }) - 1;
   const actionMap: string[] = [];
   const searchMap: string[] = [];
 
@@ -71,7 +88,7 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
   if (hasList) {
     const meta = listMetaSchema(m);
     files.set(`${dir}/schemas/list-meta.json`, json(meta, sourcePath));
-    parts.push(await toTs(meta, metaName));
+    parts.push(toTs(meta, metaName));
   }
 
   const variantNames: string[] = [];
@@ -79,7 +96,7 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
     const name = `${T}${pascal(v.def.name)}Credentials`;
     const schema = credentialsSchema(v.def);
     files.set(`${dir}/schemas/credentials.${v.def.name}.json`, json(schema, sourcePath));
-    parts.push(await toTs(schema, name));
+    parts.push(toTs(schema, name));
     variantNames.push(name);
   }
   parts.push(`export type ${T}Credentials = ${variantNames.join(' | ')};\n`);
@@ -89,14 +106,14 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
     const recName = `${T}${E}Record`;
     const rec = recordSchema(entity.def);
     files.set(`${dir}/schemas/${entityName}.record.json`, json(rec, sourcePath));
-    parts.push(await toTs(rec, recName));
+    parts.push(toTs(rec, recName));
     const entries: string[] = [];
     for (const [actionName, action] of entity.actions) {
       if (SYNC_ONLY_ACTIONS.has(actionName)) continue;
       const pName = `${T}${E}${pascal(actionName)}Params`;
       const ps = paramsSchema(action.def);
       files.set(`${dir}/schemas/${entityName}.${actionName}.params.json`, json(ps, sourcePath));
-      parts.push(await toTs(ps, pName));
+      parts.push(toTs(ps, pName));
       const result = actionName === 'list' ? `{ data: ${recName}[]; meta: ${metaName} }` : `{ data: ${recName} }`;
       entries.push(`    ${actionName}: { params: ${pName}; result: ${result} };`);
     }
@@ -104,7 +121,7 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
     if (search !== undefined) {
       const sName = `${T}${E}SearchRecord`;
       files.set(`${dir}/schemas/${entityName}.search.json`, json({ ...search, 'x-search-fields': entity.def.search?.fields }, sourcePath));
-      parts.push(await toTs(search, sName));
+      parts.push(toTs(search, sName));
       const fields = Object.entries(entity.def.search?.fields ?? {})
         .map(([k, t]) => `${JSON.stringify(k)}: ${JSON.stringify(t)}`)
         .join('; ');
@@ -120,7 +137,8 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
   parts.push(`/** What a passing credential check of ${m.type} reports (manifest check.info); null where the upstream gave no value. */\nexport interface ${T}CheckInfo {\n${infoFields}${infoFields ? '\n' : ''}}\n`);
   parts.push(`/** Every entity → action → { params, result } of ${m.type}. */\nexport interface ${T}Actions {\n${actionMap.join('\n')}\n}\n`);
   parts.push(`/** Searchable entities of ${m.type} (hosted mode): result record and field → search type. */\nexport interface ${T}Search {\n${searchMap.join('\n')}\n}\n`);
-  files.set(`${dir}/types.ts`, parts.join('\n'));
+  const ts = await toTsAll(schemas);
+  files.set(`${dir}/types.ts`, parts.map((p) => (typeof p === 'number' ? ts[p]! : p)).join('\n'));
   return files;
 }
 

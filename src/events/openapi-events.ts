@@ -3,8 +3,9 @@
  * routes validate and serialize with).
  */
 import type { Schema } from '../service/schemas.ts';
-import { MAX_CHANGES_LIMIT } from '../search/record-store.ts';
-import { EVENT_TYPES } from './outbox.ts';
+// Leaf modules: the OpenAPI document (built by codegen) loads no store or database driver.
+import { MAX_CHANGES_LIMIT } from '../search/change-limits.ts';
+import { EVENT_TYPES } from './event-types.ts';
 
 export const CreateWebhookEndpointSchema: Schema = {
   title: 'CreateWebhookEndpoint',

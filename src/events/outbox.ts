@@ -25,8 +25,8 @@ import type { DialectName } from '../store/database.ts';
 import type { KeyRing } from '../store/encryption.ts';
 import type { EventsTables } from './migrations.ts';
 
-export const EVENT_TYPES = ['connector.created', 'connector.auth_failed', 'connector.reconnected', 'sync.completed', 'sync.failed', 'records.changed'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import type { EventType } from './event-types.ts';
+export { EVENT_TYPES, type EventType } from './event-types.ts';
 
 /** The header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export const SIGNATURE_HEADER = 'switchboard-signature';

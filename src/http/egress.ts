@@ -55,8 +55,25 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
   });
 }
 
+// Hostnames already judged (refused or not): every request checks its URL's host, and a connector
+// sends to one host over and over. Bounded: emptied when full.
+const judged = new Map<string, boolean>();
+const JUDGED_MAX = 1024;
+
+/** Whether a URL's hostname is a refused IP literal (names are guarded at connect, after DNS). */
+function refusedHost(hostname: string): boolean {
+  let refused = judged.get(hostname);
+  if (refused === undefined) {
+    const host = hostname.replace(/^\[|\]$/g, '');
+    refused = isIP(host) !== 0 && isRefusedAddress(host);
+    if (judged.size >= JUDGED_MAX) judged.clear();
+    judged.set(hostname, refused);
+  }
+  return refused;
+}
+
 /** Throws egress_refused when a URL's host is a refused IP literal (DNS lookups are guarded at connect). */
 export function checkUrlHost(url: URL): void {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) !== 0 && isRefusedAddress(host)) throw egressRefused(url.host, host);
+  const hostname = url.hostname;
+  if (refusedHost(hostname)) throw egressRefused(url.host, hostname.replace(/^\[|\]$/g, ''));
 }

@@ -1,6 +1,7 @@
 /**
  * The manifest loader: parse YAML, validate against the manifest JSON Schema, run the semantic
- * checks JSON Schema cannot express, and compile every template and schema — all at load time.
+ * checks JSON Schema cannot express, and compile every template and check every schema — all at
+ * load time (an action's params validator is built on its first call).
  * Every problem is reported at once, each with file, location (dotted path and line:column) and
  * a message written for a connector author.
  */
@@ -61,7 +62,13 @@ export function formatProblem(p: ManifestProblem): string {
 }
 
 const ajv = createAjv();
-const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
+/**
+ * A manifest's verdict comes from a validator that stops at the first error (a third cheaper to
+ * build than one collecting every error); the manifest that fails is validated again by the
+ * full one, built then, for every problem with its message.
+ */
+const manifestValid = createAjv({ allErrors: false, messages: false, code: { optimize: false } }).compile<Manifest>(MANIFEST_SCHEMA);
+let validateManifest: ValidateFunction<Manifest> | undefined;
 /**
  * Embedded schemas (records, params, list_meta, credential fields) are also compiled with ajv's
  * strictSchema, which refuses keys that are not JSON Schema keywords: a YAML flow map with an
@@ -70,16 +77,42 @@ const validateManifest = ajv.compile<Manifest>(MANIFEST_SCHEMA);
 const strictAjv = createAjv({ strictSchema: true, validateFormats: true });
 
 /**
- * `schema` compiled under strictSchema, or undefined when refused. Accepted, it has no unknown
- * keyword and its validator is the lenient instance's (strictSchema only adds refusals at
- * compile time): the common case needs one compile, and the others run only to say what is wrong.
+ * Records and params are checked under strictSchema by an instance that builds the cheapest
+ * validator (first error only, no messages, no code optimization), which is then dropped: what it
+ * refuses is what strictAjv refuses (strictSchema and formats act at compile time, keyword by
+ * keyword, whatever the code is for), and strictAjv then says why.
+ */
+const checkAjv = createAjv({ strictSchema: true, validateFormats: true, allErrors: false, messages: false, code: { optimize: false } });
+
+/** Whether `schema` compiles under strictSchema (its validator is not kept). */
+function strictlyValid(schema: object): boolean {
+  try {
+    checkAjv.compile(schema);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `schema`'s validator under strictSchema, or undefined when refused. Refusal is decided now, by
+ * the check-only instance above; the validator itself (strictAjv's: strictSchema only adds
+ * refusals at compile time, so it validates as the lenient instance's would) is compiled on its
+ * first call, so commands that never validate params (codegen, validate, connectors) never
+ * build one, and a process builds only those of the actions it runs.
  */
 function strictCompile(schema: object): ValidateFunction | undefined {
-  try {
-    return strictAjv.compile(schema);
-  } catch {
-    return undefined;
-  }
+  if (!strictlyValid(schema)) return undefined;
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= strictAjv.compile(schema);
+    const ok = compiled(data);
+    validate.errors = compiled.errors ?? null;
+    return ok;
+  }) as ValidateFunction;
+  validate.errors = null;
+  validate.schema = schema;
+  return validate;
 }
 
 /** Problems of keys in `schema` that are not JSON Schema keywords, reported at `path`. */
@@ -246,7 +279,9 @@ export function loadManifestText(text: string, file: string): LoadedManifest {
     throw new ManifestError(check.problems);
   }
   const raw: unknown = doc.toJS({ maxAliasCount: 1000 });
-  if (!validateManifest(raw)) {
+  if (!manifestValid(raw)) {
+    validateManifest ??= ajv.compile<Manifest>(MANIFEST_SCHEMA);
+    validateManifest(raw);
     const seen = new Set<string>();
     for (const e of validateManifest.errors ?? []) {
       // oneOf/if branches produce noise once the discriminator has named the real problem.
@@ -504,7 +539,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       check.add([...base, 'primary_key'], `primary key "${entity.primary_key}" is not a property of the record schema`);
     }
     try {
-      if (strictCompile(entity.record) === undefined) {
+      if (!strictlyValid(entity.record)) {
         ajv.compile(entity.record);
         const bad = unknownKeywords(entity.record);
         if (bad !== undefined) check.add([...base, 'record'], bad);

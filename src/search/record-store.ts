@@ -15,6 +15,7 @@ import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } fr
 import { postgresSearchDialect } from './postgres-dialect.ts';
 import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
 import { matches } from './reference.ts';
+import { MAX_CHANGES_LIMIT } from './change-limits.ts';
 import { dropChanges, noteDeletes, noteUpserts, parseChangeCursor, payloadHash, readChanges, type ChangeCounts, type ChangePage } from './changes.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { hasAny, relaxFilter } from './relax.ts';
@@ -108,8 +109,8 @@ export interface RecordStoreOptions {
 
 /** Default of RecordStoreOptions.tombstoneRetentionMs. */
 export const DEFAULT_TOMBSTONE_RETENTION_MS = 30 * 86_400_000;
-/** Most entries per change feed page. */
-export const MAX_CHANGES_LIMIT = 1000;
+/** Most entries per change feed page (declared in change-limits.ts, which the OpenAPI document reads). */
+export { MAX_CHANGES_LIMIT } from './change-limits.ts';
 
 export interface SearchResult {
   data: Record<string, unknown>[];

@@ -22,13 +22,7 @@ import type { ServiceContext } from './context.ts';
 export const CUSTOMER_NAME_ALIASES = ['workspace_name', 'external_user_id'] as const;
 const CUSTOMER_FIELDS = ['customer_name', ...CUSTOMER_NAME_ALIASES] as const;
 
-/** Schema properties of the aliases (documented; folded into customer_name before validation). */
-export function customerAliasProperties(nameSchema: Record<string, unknown>): Record<string, Record<string, unknown>> {
-  return {
-    workspace_name: { ...nameSchema, description: "Airbyte's name for customer_name (an alias: send one of them, or equal values)" },
-    external_user_id: { ...nameSchema, description: 'Older alias of customer_name' },
-  };
-}
+export { customerAliasProperties } from './customer-aliases.ts';
 
 type Part = 'body' | 'query';
 const where = (part: Part, field: string): string => (part === 'body' ? `/${field}` : `query:${field}`);

@@ -26,9 +26,9 @@ import type { OAuthAppConfig } from './config.ts';
 import { connectorType, nowIso, type ServiceContext } from './context.ts';
 import { validateCredentials } from './runtime-pool.ts';
 import { PREFIX, randomSecret, sha256Hex } from './secrets.ts';
+import { OAUTH_CALLBACK_PATH } from './schemas.ts';
 
-/** Where providers send the user back (public: no bearer token). */
-export const OAUTH_CALLBACK_PATH = '/api/v1/integrations/connectors/oauth/callback';
+export { OAUTH_CALLBACK_PATH } from './schemas.ts';
 
 /** AAD binding a pending secret's sealed tokens to its row. */
 export function oauthSecretContext(idHash: string): string {

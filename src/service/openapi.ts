@@ -5,7 +5,6 @@
  */
 import { ERROR_CODES } from '../errors/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
-import { OAUTH_CALLBACK_PATH } from './oauth-flow.ts';
 import { executeComponents } from './openapi-execute.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import { mcpOpenApiPaths } from './openapi-mcp.ts';
@@ -40,6 +39,7 @@ import {
   TokenRequestSchema,
   TokenResponseSchema,
   type Schema,
+  OAUTH_CALLBACK_PATH,
 } from './schemas.ts';
 
 /** The error-code table (markdown), also in the README / docs/hosted.md. */

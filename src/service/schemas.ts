@@ -8,7 +8,10 @@
  * alike: no `nullable`, no `$defs`, type arrays for nullable values.
  */
 import { ERROR_CODES } from '../errors/index.ts';
-import { customerAliasProperties } from './customers.ts';
+import { customerAliasProperties } from './customer-aliases.ts';
+
+/** Where providers send the user back after an OAuth consent (public: no bearer token). */
+export const OAUTH_CALLBACK_PATH = '/api/v1/integrations/connectors/oauth/callback';
 
 export type Schema = Record<string, unknown>;
 

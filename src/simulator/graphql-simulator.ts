@@ -701,7 +701,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   };
 
   // ---------------------------------------------------------------- limits and auth
-  let windowStart = 0;
+  let windowStart = -1;
   let used = 0;
   /** Request times in the sliding window (rate_limit.sliding): refused requests are not counted. */
   let times: number[] = [];
@@ -710,7 +710,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     if (rl === undefined) return { headers: {}, exceeded: false, retry: 0 };
     const windowMs = rl.window_seconds * 1000;
     const t = clock.now();
-    let start = Math.floor(t / windowMs) * windowMs;
+    let start = windowStart;
     let exceeded: boolean;
     if (rl.sliding === true) {
       times = times.filter((x) => x > t - windowMs);
@@ -719,10 +719,12 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
       used = times.length;
       start = times[0] ?? t;
     } else {
-      if (start !== windowStart) {
-        windowStart = start;
+      // A window opens with the first request after a reset and the next ones follow it end to end.
+      if (windowStart < 0 || t >= windowStart + windowMs) {
+        windowStart = windowStart < 0 ? t : windowStart + Math.floor((t - windowStart) / windowMs) * windowMs;
         used = 0;
       }
+      start = windowStart;
       used++;
       exceeded = used > rl.limit;
     }
@@ -839,18 +841,18 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
     },
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       times = [];
     },
     resetRateLimit: () => {
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       times = [];
     },
     reset: () => {
       sim.reset();
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       times = [];
     },

@@ -614,7 +614,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return { status: p.status, headers, json };
   };
 
-  let windowStart = 0;
+  let windowStart = -1;
   let used = 0;
   // rate_limit.bucket: `limit` requests at once, refilled evenly over the window (Granola's 25, 5 per second).
   let bucket: TokenBucket | undefined;
@@ -638,11 +638,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     }
     const windowMs = rl.window_seconds * 1000;
     const now = Date.now();
-    const start = Math.floor(now / windowMs) * windowMs;
-    if (start !== windowStart) {
-      windowStart = start;
+    // A window opens with the first request after a reset (setRateLimit, resetRateLimit, reset) and
+    // the next ones follow it end to end, so a test's first window is always a whole one.
+    if (windowStart < 0 || now >= windowStart + windowMs) {
+      windowStart = windowStart < 0 ? now : windowStart + Math.floor((now - windowStart) / windowMs) * windowMs;
       used = 0;
     }
+    const start = windowStart;
     used++;
     const names = rl.headers ?? {};
     const headers: Record<string, string> = {};
@@ -1197,12 +1199,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     tokenExpiry,
     setRateLimit: (limit) => {
       rateLimit = limit === false ? undefined : limit;
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       bucket = undefined;
     },
     resetRateLimit: () => {
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       bucket = undefined;
     },
@@ -1234,7 +1236,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     reset: () => {
       sim.reset();
       closeScrolls();
-      windowStart = 0;
+      windowStart = -1;
       used = 0;
       bucket = undefined;
     },

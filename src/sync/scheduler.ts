@@ -237,8 +237,12 @@ export class SyncEngine {
     for (;;) {
       if (this.stopping) return;
       const t = now();
-      const due = await dueConnectors(this.db, t, 16);
-      const fresh = due.map((r) => r.connector_id).filter((id) => !this.running.has(id));
+      // Past the runs of this instance that have not claimed their lease yet (a claim can wait its
+      // turn behind running syncs' writes): else they would fill the batch and end the tick.
+      const limit = 16 + this.running.size;
+      const due = await dueConnectors(this.db, t, limit);
+      const candidates = due.map((r) => r.connector_id).filter((id) => !this.running.has(id));
+      const fresh = candidates.slice(0, 16);
       // The batch's checks at once, not one round trip after another.
       const allowed = this.options.canRun === undefined ? fresh.map(() => true) : await Promise.all(fresh.map((id) => this.options.canRun!(id)));
       for (const [i, connector_id] of fresh.entries()) {
@@ -255,7 +259,8 @@ export class SyncEngine {
         this.running.set(connector_id, { controller, done });
         void done.finally(() => this.running.delete(connector_id));
       }
-      if (due.length < 16 || fresh.length === 0 || !this.timer) return;
+      // Done when the query found all there was and this batch took every candidate.
+      if ((due.length < limit && candidates.length === fresh.length) || fresh.length === 0 || !this.timer) return;
     }
   }
 

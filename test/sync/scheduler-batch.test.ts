@@ -79,4 +79,35 @@ for (const [name, open, skipped] of dialectCases())
         await engine.stop();
       }
     });
+
+    it('starts every due connector in its first tick while the runs it started have not claimed their leases yet', { timeout: 30_000 }, async () => {
+      // A claim can wait its turn (behind running syncs' writes): the connectors it started are
+      // then still due, and must not fill the next batch.
+      const ids = Array.from({ length: 40 }, (_, i) => `unclaimed-${String(i).padStart(2, '0')}`);
+      const engine = new SyncEngine({ database: tdb.database, sink, pollMs: 3_600_000, runtimeFor: async () => undefined });
+      for (const id of ids) await engine.register(id);
+      const internals = engine as unknown as { leases: { claim(id: string): Promise<boolean> }; tickDone?: Promise<void> };
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const claim = internals.leases.claim.bind(internals.leases);
+      internals.leases.claim = async (id) => {
+        await held;
+        return claim(id);
+      };
+      const started: string[] = [];
+      const runOnce = engine.runOnce.bind(engine);
+      engine.runOnce = (id, options) => {
+        started.push(id);
+        return runOnce(id, options);
+      };
+      engine.start();
+      try {
+        await internals.tickDone;
+        // (Connectors an earlier test left due may start too.)
+        expect(started.filter((id) => id.startsWith('unclaimed-')).sort()).toEqual(ids);
+      } finally {
+        release();
+        await engine.stop();
+      }
+    });
   });
