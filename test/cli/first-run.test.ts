@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SIMULATORS } from '../../src/sandbox/index.ts';
+import { freePortBlock } from '../helpers/ports.ts';
 import { runNode, runSwitchboard, startSwitchboard, SWITCHBOARD_BIN } from '../helpers/process.ts';
 
 /** Granola's place in the sandbox's port order (the base port plus this). */
@@ -146,7 +147,7 @@ describe('errors that say what to do', () => {
 describe('a sandbox that keeps its state', () => {
   it('prints the same sample credentials on every start, records its endpoints, and exec finds it', async () => {
     const cwd = tempDir();
-    const port = 30000 + Math.floor(Math.random() * 20000);
+    const port = await freePortBlock(SIMULATORS.length);
     const start = async (): Promise<{ connectors: Record<string, { base_url: string; credentials: Record<string, string> }> }> => {
       const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd });
       const printed = JSON.parse(s.lines.join('\n')) as { connectors: Record<string, { base_url: string; credentials: Record<string, string> }> };
@@ -171,7 +172,7 @@ describe('a sandbox that keeps its state', () => {
 
   it('exec with other credentials does not go to the sandbox', async () => {
     const cwd = tempDir();
-    const port = 30000 + Math.floor(Math.random() * 20000);
+    const port = await freePortBlock(SIMULATORS.length);
     const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd });
     try {
       const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--base-url', 'http://127.0.0.1:9'], { SWITCHBOARD_CREDENTIALS: '{"api_key":"a-real-key"}' }, cwd);
@@ -228,7 +229,7 @@ describe('the sandbox from any directory, and CLI texts that say the right thing
   it('mcp --print-config gives a client config that works from another directory, reaching the sandbox through SWITCHBOARD_DATA_DIR', async () => {
     const repo = tempDir();
     const elsewhere = tempDir();
-    const port = 30000 + Math.floor(Math.random() * 20000);
+    const port = await freePortBlock(SIMULATORS.length);
     const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd: repo });
     try {
       const file = join(repo, 'connectors.yaml');

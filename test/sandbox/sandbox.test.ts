@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ConnectorRuntime } from '../../src/engine/index.ts';
 import { getConnector } from '../../src/manifest/index.ts';
 import { describedSimulators, printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/sandbox/index.ts';
+import { freePortBlock } from '../helpers/ports.ts';
 
 /**
  * The cheapest authenticated read per connector type, as the real API spells it. A simulator
@@ -69,7 +70,7 @@ describe('startSandbox', () => {
 
 describe('startSandbox options', () => {
   it('listens on basePort + registry index', async () => {
-    const basePort = 20000 + Math.floor(Math.random() * 20000);
+    const basePort = await freePortBlock(SIMULATORS.length);
     const sandbox = await startSandbox({ basePort, host: '127.0.0.1' });
     try {
       const i = SIMULATORS.findIndex((s) => s.type === 'granola');
