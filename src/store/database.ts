@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect, type Migration } from 'kysely';
 import pg from 'pg';
+import { MAIN_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -39,6 +40,12 @@ export interface Database<DB = unknown> {
    * here is on a connection of the pool, never inside a caller's transaction.
    */
   postgres?: PostgresStatements;
+  /**
+   * For a SQLite file: its WAL checkpoints, run in a worker thread (wal-checkpointer.ts). Writers
+   * that write much (the syncs) ask for one between their writes; the main connection checkpoints
+   * by itself only past MAIN_AUTOCHECKPOINT_PAGES.
+   */
+  checkpointer?: WalCheckpointer;
   close(): Promise<void>;
 }
 
@@ -63,6 +70,12 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** PostgreSQL: statements marked with PREPARED_SQL kept prepared per connection at most (default 64); 0 turns it off. */
   preparedPerConnection?: number;
+  /**
+   * PostgreSQL: how long the client kept for Database.postgres statements stays out of the pool
+   * after its last statement, unless a client is wanted sooner (default 20 ms; 0: none kept,
+   * every statement checks a client out of the pool and back).
+   */
+  keepClientMs?: number;
   /**
    * PostgreSQL only: put every table in this schema (set as the connections' search_path; the
    * schema must exist). Tests use a fresh schema per file to run side by side on one database.
@@ -91,7 +104,18 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
     const prepared = options.preparedPerConnection ?? PREPARED_PER_CONNECTION;
     if (prepared > 0) pool.on('connect', (client) => keepPrepared(client, prepared));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', ...(schema !== undefined ? { schema } : {}), postgres: poolStatements(pool), close: () => db.destroy() };
+    const statements = poolStatements(pool, options.keepClientMs ?? KEEP_CLIENT_MS);
+    return {
+      db,
+      dialect: 'postgres',
+      ...(schema !== undefined ? { schema } : {}),
+      postgres: statements,
+      close: () => {
+        // The kept client goes back first: ending the pool waits for every client out of it.
+        statements.close();
+        return db.destroy();
+      },
+    };
   }
   const file = url === undefined ? DEFAULT_SQLITE_FILE : url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') {
@@ -112,7 +136,22 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
   sqlite.pragma('mmap_size = 2147483648');
   const statements = cachingStatements(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
-  return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
+  if (file === ':memory:' || file === '') return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
+  // Checkpoints off the main thread: this connection's own (run inside a commit, synchronously)
+  // only as a safety net, should the checkpointer fall behind.
+  const checkpointer = new WalCheckpointer(file);
+  sqlite.pragma(`wal_autocheckpoint = ${MAIN_AUTOCHECKPOINT_PAGES}`);
+  return {
+    db,
+    dialect: 'sqlite',
+    file,
+    sqlite: statements,
+    checkpointer,
+    close: async () => {
+      await checkpointer.close();
+      await db.destroy();
+    },
+  };
 }
 
 /**
@@ -163,22 +202,99 @@ function keepPrepared(client: pg.PoolClient, limit: number): void {
   };
 }
 
+/** Default of OpenDatabaseOptions.keepClientMs. */
+const KEEP_CLIENT_MS = 20;
+
 /**
- * Statements run on a client of the pool, as Kysely's driver runs them (acquire, `query(text,
- * values)` awaited, release) but without the executor, plugins and connection provider around
- * each: about 10 µs less per statement, most of what a remembered search shape costs beside
- * the server. `client.query(text, values)` with no callback, so keepPrepared names the
- * statements marked PREPARED_SQL (pool.query passes a callback, which it leaves unnamed).
+ * Statements run on a client of the pool, as Kysely's driver runs them (`query(text, values)`
+ * awaited) but without the executor, plugins and connection provider around each: about 10 µs
+ * less per statement, most of what a remembered search shape costs beside the server.
+ * `client.query(text, values)` with no callback, so keepPrepared names the statements marked
+ * PREPARED_SQL (pool.query passes a callback, which it leaves unnamed).
+ *
+ * One client is kept checked out between statements rather than acquired from the pool and
+ * released for each (pg-pool's checkout — a nextTick, listeners, an idle timer per release —
+ * cost about 35 µs of CPU per statement, and more wall time on a loaded machine, against
+ * 50 µs for a one-row primary-key read on a client held). A statement arriving while the kept
+ * client is busy runs on a pool client as before, so searches still run concurrently. The kept
+ * client goes back to the pool when anyone asks the pool for a client it cannot give otherwise
+ * (or after a statement while someone waits), and at the latest `keepMs` (OpenDatabaseOptions.keepClientMs) after its last statement, so the pool is never
+ * short of it for long (nor forever: a timer returns it). A client that fails outside a
+ * statement, or with an error that is not the server's answer to the statement, is released
+ * with the error, which removes it from the pool.
  */
-function poolStatements(pool: pg.Pool): PostgresStatements {
+function poolStatements(pool: pg.Pool, keepMs: number): PostgresStatements & { close(): void } {
+  let kept: pg.PoolClient | undefined;
+  let busy = false;
+  let closed = false;
+  let lastUsed = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const drop = (err?: Error): void => {
+    const client = kept;
+    if (client === undefined) return;
+    kept = undefined;
+    client.removeListener('error', onError);
+    client.release(err);
+  };
+  const onError = (err: Error): void => drop(err);
+  const check = (): void => {
+    timer = undefined;
+    if (kept === undefined || busy) return;
+    const idle = performance.now() - lastUsed;
+    if (idle >= keepMs) drop();
+    else arm(keepMs - idle);
+  };
+  const arm = (ms: number): void => {
+    timer = setTimeout(check, ms);
+    timer.unref();
+  };
+  // Whoever else asks the pool for a client while it has none idle and can open no more (Kysely,
+  // a transaction, a statement while the kept client is busy) gets the kept client at once when
+  // it is idle, instead of waiting for the next statement or the timer.
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+    if (kept !== undefined && !busy && pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)) drop();
+    return connect(...args);
+  };
+  const onPool = async <R>(text: string, values: unknown[]): Promise<R[]> => {
+    const client = await pool.connect();
+    try {
+      return (await client.query(text, values)).rows as R[];
+    } finally {
+      client.release();
+    }
+  };
   return {
     async query<R>(text: string, values: unknown[]): Promise<R[]> {
-      const client = await pool.connect();
+      // A pool of one connection is never kept short of it.
+      if (busy || closed || keepMs <= 0 || pool.options.max <= 1) return onPool<R>(text, values);
+      busy = true;
       try {
-        return (await client.query(text, values)).rows as R[];
+        if (kept === undefined) {
+          const client = await pool.connect();
+          if (closed) {
+            client.release();
+            return await onPool<R>(text, values);
+          }
+          client.on('error', onError);
+          kept = client;
+        }
+        return (await kept.query(text, values)).rows as R[];
+      } catch (e) {
+        if (!(e instanceof pg.DatabaseError)) drop(e as Error);
+        throw e;
       } finally {
-        client.release();
+        busy = false;
+        lastUsed = performance.now();
+        if (pool.waitingCount > 0 || closed) drop();
+        else if (kept !== undefined && timer === undefined) arm(keepMs);
       }
+    },
+    close() {
+      closed = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      if (!busy) drop();
     },
   };
 }
