@@ -44,10 +44,33 @@ export interface HostedDataOptions {
   throttleFor?: ((budget: string, manifest: LoadedManifest) => Throttle | null) | undefined;
 }
 
+/**
+ * Sync pages written at once per instance on PostgreSQL (SyncEngineOptions.pageWriteSlots): the
+ * pool's 10 connections less 3 kept for requests, the scheduler and the runs' own bookkeeping.
+ * Issue 25's fleet bench: 100 syncs writing their pages took all 10 connections while an
+ * execute's token and connector lookups waited behind them (pool waits of seconds).
+ */
+export const POSTGRES_SYNC_WRITE_SLOTS = 7;
+
+/** The sync engine's pageWriteSlots for a dialect: POSTGRES_SYNC_WRITE_SLOTS on PostgreSQL; none on SQLite (syncWrites takes turns there). */
+export function syncPageWriteSlots(dialect: 'sqlite' | 'postgres'): number | undefined {
+  return dialect === 'postgres' ? POSTGRES_SYNC_WRITE_SLOTS : undefined;
+}
+
 /** Records per write of a sync page on SQLite (see syncWrites). */
 export const SQLITE_SYNC_WRITE_RECORDS = 5;
 /** Longest run of sync writes on SQLite before the event loop gets a turn (see syncWrites). */
 export const SQLITE_SYNC_WRITE_SLICE_MS = 10;
+/** On a SQLite file, the sync writes pause for a WAL checkpoint (in a worker) when none ran for this long (see syncWrites). */
+export const SQLITE_SYNC_CHECKPOINT_MS = 100;
+
+/** The part of a WalCheckpointer (src/store/wal-checkpointer.ts) syncWrites uses. */
+export interface SyncCheckpoints {
+  /** ms since the last checkpoint started. */
+  readonly sinceLast: number;
+  /** One checkpoint, off the main thread; resolves (never rejects) when it is done or failed. */
+  checkpoint(): Promise<unknown>;
+}
 
 /**
  * The sink the sync engine writes through. On SQLite every write runs synchronously in this
@@ -59,16 +82,28 @@ export const SQLITE_SYNC_WRITE_SLICE_MS = 10;
  * SQLITE_SYNC_WRITE_SLICE_MS) the next waits a turn of the event loop (setImmediate), where
  * requests are read and answered. A page's records are still all stored before its checkpoint;
  * a part is its own transaction, which resuming makes safe (the page is fetched and written
- * again). On PostgreSQL the writes are the server's work and go through as they are.
+ * again).
+ *
+ * With `checkpoints` (a SQLite file's WalCheckpointer), the next write waits, when no checkpoint
+ * ran for SQLITE_SYNC_CHECKPOINT_MS, for one in the checkpointer's worker: the event loop is free
+ * meanwhile, and no sync write adds to the log while it is copied, so the checkpoint gets to its
+ * end and the next commit starts the log afresh. Otherwise the committing connection, here the
+ * main thread, ran each checkpoint itself: about five a second under 100 syncs, each copying 4 MB
+ * and fsyncing twice while requests waited (issue 25).
+ *
+ * On PostgreSQL the writes are the server's work and go through as they are.
  */
-export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres', sliceMs = SQLITE_SYNC_WRITE_SLICE_MS): RecordSink {
+export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres', sliceMs = SQLITE_SYNC_WRITE_SLICE_MS, checkpoints?: SyncCheckpoints): RecordSink {
   if (dialect !== 'sqlite') return records;
   let turn: Promise<unknown> = Promise.resolve();
   let since = performance.now();
   const inTurn = <T>(write: () => Promise<T>): Promise<T> => {
     const mine = turn
       .then(async () => {
-        if (performance.now() - since >= sliceMs) {
+        if (checkpoints !== undefined && checkpoints.sinceLast >= SQLITE_SYNC_CHECKPOINT_MS) {
+          await checkpoints.checkpoint();
+          since = performance.now();
+        } else if (performance.now() - since >= sliceMs) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           since = performance.now();
         }
@@ -108,7 +143,8 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
   const sync = new SyncEngine({
     database: o.database as Database,
-    sink: syncWrites(records, o.database.dialect),
+    sink: syncWrites(records, o.database.dialect, SQLITE_SYNC_WRITE_SLICE_MS, o.database.checkpointer),
+    pageWriteSlots: syncPageWriteSlots(o.database.dialect),
     defaultIntervalMs: o.config.syncIntervalSeconds * 1000,
     ...(o.config.instanceId !== undefined ? { instanceName: o.config.instanceId } : {}),
     runtimeFor: async (connectorId) => {

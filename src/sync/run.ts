@@ -50,6 +50,32 @@ function maxMark(a: unknown, b: unknown): unknown {
   return String(a) >= String(b) ? a : b;
 }
 
+/** At most `size` holders at once; the others wait in order of arrival. */
+export class Slots {
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(readonly size: number) {}
+  /** Holders now, and callers waiting. */
+  get held(): number {
+    return this.busy;
+  }
+  get queued(): number {
+    return this.waiting.length;
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.busy >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.busy++;
+    try {
+      return await fn();
+    } finally {
+      // The slot passes to the next caller waiting, if any, without being freed in between.
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.busy--;
+    }
+  }
+}
+
 /** Map with bounded concurrency, preserving order. */
 async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -72,6 +98,8 @@ export class SyncRunner {
     private readonly apply: ChangeApplier,
     private readonly runtimeFor: RuntimeFactory,
     private readonly settings: { defaultIntervalMs: number; fullEvery: number; hydrateConcurrency: number },
+    /** Page writes at once across this instance's runs (SyncEngineOptions.pageWriteSlots). */
+    private readonly writeSlots?: Slots,
   ) {}
 
   async run(connectorId: string, options: SyncOptions): Promise<SyncResult> {
@@ -190,64 +218,94 @@ export class SyncRunner {
     let updated = row.records_updated;
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
     let pages = 0;
-    for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
-      let pageParams = { ...params, ...parents[pi] };
-      let from: { url?: string } | undefined;
-      if (checkpoint !== undefined && pi === (checkpoint.parent ?? 0) && checkpoint.next !== null) {
-        pageParams = checkpoint.next.params;
-        if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
-      }
-      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action, { signal: options.signal })) {
-        if (options.signal?.aborted) throw new LeaseLost('aborted');
-        let records = page.data;
-        if (hydrate) {
-          records = await mapLimit(records, this.settings.hydrateConcurrency, async (record) => {
-            const p = Object.fromEntries(hydrateParams.map(([k, t]) => [k, t.render({ record })]).filter(([, v]) => v !== undefined));
-            const got = await runtime.execute(entity.name, 'get', p, { signal: options.signal });
-            return { ...record, ...(got.data as Record<string, unknown>) };
-          });
-        }
-        if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
-        // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
-        if (deletedWhen !== undefined) {
-          const gone = records.filter((record) => truthy(deletedWhen.render({ record })));
-          if (gone.length > 0) {
-            records = records.filter((r) => !gone.includes(r));
-            removed += await this.apply.delete(connectorId, entity, gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
-          }
-        }
-        const counts = await this.apply.upsert(connectorId, entity, records, runId);
-        added += counts.added;
-        updated += counts.updated;
-        seen += records.length;
-        pages++;
-        // Where to resume: the next page of this parent, or the start of the next parent.
-        const cp: Checkpoint = next !== null ? { parent: pi, next } : { parent: pi + 1, next: null };
+    /**
+     * Write one page (its deletions, its records, then the checkpoint past it and the lease's
+     * renewal). Pages are written in order, one at a time, while the next page is fetched and
+     * hydrated: the write's round trips no longer hold the upstream's requests back (100 syncs on
+     * PostgreSQL spent about a fifth of their time writing instead of fetching, issue 25's fleet
+     * bench). A page's checkpoint is still stored only once its records are. With
+     * pageWriteSlots, a page waits for a slot shared by the instance's runs.
+     */
+    const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean): Promise<void> => {
+      if (gone.length > 0) removed += await this.apply.delete(connectorId, entity, gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
+      const counts = await this.apply.upsert(connectorId, entity, records, runId);
+      added += counts.added;
+      updated += counts.updated;
+      seen += records.length;
+      pages++;
+      // Where to resume: the next page of this parent, or the start of the next parent.
+      const cp: Checkpoint = next !== null ? { parent: pi, next } : { parent: pi + 1, next: null };
+      await this.db
+        .updateTable('sync_entities')
+        .set({
+          checkpoint: JSON.stringify(cp),
+          records_seen: seen,
+          records_added: added,
+          records_updated: updated,
+          run_high_water: pageMark === undefined ? null : JSON.stringify(pageMark),
+        })
+        .where('connector_id', '=', connectorId)
+        .where('entity', '=', entity.name)
+        .execute();
+      await this.leases.heartbeat(connectorId, options.signal);
+      options.onProgress?.({ entity: entity.name, records: seen, pages, done: false });
+      if (reached) {
         await this.db
           .updateTable('sync_entities')
-          .set({
-            checkpoint: JSON.stringify(cp),
-            records_seen: seen,
-            records_added: added,
-            records_updated: updated,
-            run_high_water: mark === undefined ? null : JSON.stringify(mark),
-          })
+          .set({ checkpoint: JSON.stringify({ parent: pi + 1, next: null } satisfies Checkpoint) })
           .where('connector_id', '=', connectorId)
           .where('entity', '=', entity.name)
           .execute();
-        await this.leases.heartbeat(connectorId, options.signal);
-        options.onProgress?.({ entity: entity.name, records: seen, pages, done: false });
-        // Newest-first incremental: this page reached records the last run already had.
-        if (sortedSince !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], sortedSince) === sortedSince && r[inc.cursor_field] !== sortedSince)) {
-          await this.db
-            .updateTable('sync_entities')
-            .set({ checkpoint: JSON.stringify({ parent: pi + 1, next: null } satisfies Checkpoint) })
-            .where('connector_id', '=', connectorId)
-            .where('entity', '=', entity.name)
-            .execute();
-          break;
+      }
+    };
+    /** The previous page's write, in flight while the next page is fetched. */
+    let writing: Promise<void> | undefined;
+    const written = async (): Promise<void> => {
+      const w = writing;
+      writing = undefined;
+      if (w !== undefined) await w;
+    };
+    try {
+      for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
+        let pageParams = { ...params, ...parents[pi] };
+        let from: { url?: string } | undefined;
+        if (checkpoint !== undefined && pi === (checkpoint.parent ?? 0) && checkpoint.next !== null) {
+          pageParams = checkpoint.next.params;
+          if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
+        }
+        for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action, { signal: options.signal })) {
+          if (options.signal?.aborted) throw new LeaseLost('aborted');
+          let records = page.data;
+          if (hydrate) {
+            records = await mapLimit(records, this.settings.hydrateConcurrency, async (record) => {
+              const p = Object.fromEntries(hydrateParams.map(([k, t]) => [k, t.render({ record })]).filter(([, v]) => v !== undefined));
+              const got = await runtime.execute(entity.name, 'get', p, { signal: options.signal });
+              return { ...record, ...(got.data as Record<string, unknown>) };
+            });
+          }
+          if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
+          // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
+          let gone: Record<string, unknown>[] = [];
+          if (deletedWhen !== undefined) {
+            gone = records.filter((record) => truthy(deletedWhen.render({ record })));
+            if (gone.length > 0) records = records.filter((r) => !gone.includes(r));
+          }
+          // Newest-first incremental: this page reached records the last run already had.
+          const reached = sortedSince !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], sortedSince) === sortedSince && r[inc.cursor_field] !== sortedSince);
+          await written();
+          if (options.signal?.aborted) throw new LeaseLost('aborted');
+          const write = persist.bind(null, pi, records, gone, next, mark, reached);
+          writing = this.writeSlots !== undefined ? this.writeSlots.run(write) : write();
+          // Observed here; its error is thrown where it is awaited (the next page, or after the last).
+          writing.catch(() => undefined);
+          if (reached) break;
         }
       }
+      await written();
+    } catch (e) {
+      // A failed fetch leaves no write running behind the run's end.
+      await written().catch(() => undefined);
+      throw e;
     }
     let deleted = removed;
     if (full && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);

@@ -9,7 +9,7 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import { ChangeApplier } from './apply.ts';
 import { leaseOwner, type LeaseOwner } from './lease-owner.ts';
 import { LeaseLost, later, now, SyncLeases } from './leases.ts';
-import { SyncRunner, type Checkpoint } from './run.ts';
+import { Slots, SyncRunner, type Checkpoint } from './run.ts';
 import type { SyncTables } from './sync-migrations.ts';
 import { isAuthFailure, type RecordSink, type SyncEngineOptions, type SyncOptions, type SyncResult, type SyncStatus } from './types.ts';
 
@@ -65,7 +65,7 @@ export class SyncEngine {
       defaultIntervalMs: this.defaultIntervalMs,
       fullEvery: options.fullRefreshEvery ?? 24,
       hydrateConcurrency: options.hydrateConcurrency ?? 4,
-    });
+    }, options.pageWriteSlots !== undefined && options.pageWriteSlots > 0 ? new Slots(options.pageWriteSlots) : undefined);
   }
 
   /** Start syncing a new connector: its first run is due now. */

@@ -97,6 +97,13 @@ export interface SyncEngineOptions {
   fullRefreshEvery?: number;
   /** Parallel page hydrations (the engine's throttle still applies); default 4. */
   hydrateConcurrency?: number;
+  /**
+   * Pages written at once by all of this instance's runs (a page's records, its checkpoint and
+   * the lease's renewal); the others wait their turn, in order, while their runs go on fetching.
+   * The service sets it on PostgreSQL below its pool's size, so the syncs' writes leave
+   * connections to requests. Default no limit.
+   */
+  pageWriteSlots?: number | undefined;
   /** Called when a background run fails (logging). */
   onError?: (connectorId: string, error: unknown) => void;
   /**

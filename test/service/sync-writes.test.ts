@@ -5,8 +5,10 @@
  * sync's whole page (issue 25's fleet bench).
  */
 import { describe, expect, it } from 'vitest';
-import { SQLITE_SYNC_WRITE_RECORDS, syncWrites } from '../../src/service/hosted-data.ts';
+import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { POSTGRES_SYNC_WRITE_SLOTS, SQLITE_SYNC_CHECKPOINT_MS, SQLITE_SYNC_WRITE_RECORDS, syncPageWriteSlots, syncWrites, type SyncCheckpoints } from '../../src/service/hosted-data.ts';
 import type { RecordSink } from '../../src/sync/index.ts';
+import { startHarness } from './helpers.ts';
 
 const def = { primaryKey: 'id', fields: { id: 'string' as const } };
 const records = (prefix: string, n: number): Record<string, unknown>[] => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}` }));
@@ -79,8 +81,87 @@ describe('syncWrites on SQLite', () => {
     expect(log.at(-1)).toBe('request');
   });
 
+  it('waits, before a write, for a WAL checkpoint when none ran for SQLITE_SYNC_CHECKPOINT_MS; the event loop runs meanwhile', async () => {
+    const log: string[] = [];
+    let sinceLast = 0;
+    const checkpoints: SyncCheckpoints = {
+      get sinceLast() {
+        return sinceLast;
+      },
+      async checkpoint() {
+        log.push('checkpoint');
+        // A request arriving during the checkpoint is served before the next write.
+        await new Promise((r) => setImmediate(r));
+        log.push('checkpoint done');
+        sinceLast = 0;
+      },
+    };
+    const sink = syncWrites(
+      recordingSink(log, (label) => {
+        if (label.startsWith('b:')) setImmediate(() => log.push(`request after ${label}`));
+      }),
+      'sqlite',
+      60_000,
+      checkpoints,
+    );
+    const n = 2 * SQLITE_SYNC_WRITE_RECORDS;
+    await sink.upsert('a', 'notes', def, records('a', n), 'run');
+    expect(log).toEqual([`a:a0+${SQLITE_SYNC_WRITE_RECORDS}`, `a:a${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`]);
+    log.length = 0;
+    sinceLast = SQLITE_SYNC_CHECKPOINT_MS;
+    const b = sink.upsert('b', 'notes', def, records('b', n), 'run');
+    setImmediate(() => log.push('request'));
+    await b;
+    const b1 = `b:b0+${SQLITE_SYNC_WRITE_RECORDS}`;
+    const b2 = `b:b${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`;
+    expect(log).toEqual(['checkpoint', 'request', 'checkpoint done', b1, b2]);
+  });
+
+  it('the hosted service on a SQLite file checkpoints through its checkpointer between sync writes', async () => {
+    const sim = await startGranolaSimulator({ size: 12, rateLimit: false });
+    const h = await startHarness('sqlite', { config: { syncScheduler: true, upstreamThrottle: false, connectorTypes: { granola: { baseUrl: sim.url } } } });
+    try {
+      const checkpointer = h.service.ctx.database.checkpointer!;
+      // Every write finds a checkpoint due; what the checkpointer's own timer runs is not counted here.
+      Object.defineProperty(checkpointer, 'sinceLast', { get: () => Number.POSITIVE_INFINITY });
+      const checkpoint = checkpointer.checkpoint.bind(checkpointer);
+      const results: unknown[] = [];
+      checkpointer.checkpoint = async () => {
+        const r = await checkpoint();
+        results.push(r);
+        return r;
+      };
+      const token = await h.token(await h.createApp('org-wal'));
+      const created = await h.request('POST', '/api/v1/integrations/connectors', { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+      expect(created.status, created.text).toBe(201);
+      // Poll until the first sync is done (a poll, not a sleep with a meaning).
+      for (;;) {
+        const r = await h.request('GET', `/api/v1/integrations/connectors/${created.body.id}/sync`, { token });
+        if (r.body?.status !== 'running' && r.body?.last_finished_at !== null) {
+          expect(r.body.entities.notes.records).toBe(12);
+          break;
+        }
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      // At least one checkpoint per part written (12 notes: 3 parts), each run in the worker.
+      expect(results.length).toBeGreaterThanOrEqual(Math.ceil(12 / SQLITE_SYNC_WRITE_RECORDS));
+      expect(results.every((r) => typeof r === 'object' && r !== null && 'checkpointed' in r)).toBe(true);
+    } finally {
+      await h.close();
+      await sim.close();
+    }
+  });
+
   it('leaves PostgreSQL’s sink as it is: the writes are the server’s work', () => {
     const sink = recordingSink([]);
     expect(syncWrites(sink, 'postgres')).toBe(sink);
+  });
+});
+
+describe('sync page writes at once per instance', () => {
+  it('PostgreSQL: fewer than the pool\'s 10 connections, so requests keep some; SQLite: no limit (its writes take turns)', () => {
+    expect(syncPageWriteSlots('postgres')).toBe(POSTGRES_SYNC_WRITE_SLOTS);
+    expect(POSTGRES_SYNC_WRITE_SLOTS).toBeLessThan(10);
+    expect(syncPageWriteSlots('sqlite')).toBeUndefined();
   });
 });
