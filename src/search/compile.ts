@@ -13,7 +13,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { CursorPosition } from './cursor.ts';
 import type { SearchDialect } from './dialect.ts';
 import type { FieldRef, Filter, ScalarValue, SortKey, ValueKind } from './query.ts';
-import { gramToken, likeToGlob, likeTrigrams, type LikePart } from './text.ts';
+import { gramToken, likeToGlob, likeToSqlLike, likeTrigrams, type LikePart } from './text.ts';
 
 /** A predicate, or a constant when the condition can be decided without the database. */
 export type Pred = boolean | RawBuilder<SqlBool>;
@@ -38,8 +38,27 @@ export class FieldIndex {
   ids(ref: FieldRef, kind?: ValueKind, exact = false): number[] {
     const p = ref.name;
     return this.#rows
-      .filter((r) => (kind === undefined || r.kind === kind) && (r.path === p || (ref.multi && !exact && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
+      .filter((r) => (kind === undefined ? r.kind !== 'a' : r.kind === kind) && (r.path === p || (ref.multi && !exact && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
       .map((r) => r.field_id);
+  }
+
+  /** Field ids of the values strictly below `path` (any kind): the values of the elements of the array at `path`. */
+  below(path: string): number[] {
+    return this.#rows.filter((r) => r.kind !== 'a' && r.path.length > path.length && r.path.startsWith(path) && r.path[path.length] === '.').map((r) => r.field_id);
+  }
+
+  /**
+   * True when element positions (search_values.e) number exactly the elements at `path` for
+   * every value below it in the scope: no first array of any record lies above `path` (then e
+   * numbers outer elements) or below it (then e numbers inner ones, while `path` is a plain
+   * object). Fields of kind `a` name the first arrays seen (IndexEntries.arrays).
+   */
+  elementsExact(path: string): boolean {
+    for (const r of this.#rows) {
+      if (r.kind !== 'a' || r.path === path) continue;
+      if ((path.startsWith(r.path) && path[r.path.length] === '.') || (r.path.startsWith(path) && r.path[path.length] === '.')) return false;
+    }
+    return true;
   }
 }
 
@@ -53,9 +72,24 @@ export interface CompileContext {
   fields: FieldIndex;
   /** Vocabulary words within the allowed typo distance of each fuzzy query word (itself included). */
   fuzzy: Map<string, string[]>;
+  /**
+   * `any` compiles to SQL on element positions (see elementCompilable); the caller has checked
+   * that its conditions are compilable and that the scope's positions are exact for its paths.
+   * Without it an `any` must have been relaxed away (relax.ts).
+   */
+  exactAny?: boolean;
+  /**
+   * The rows `r` the checks are correlated on are sort pair rows (schema.ts, 0004), whose
+   * `sig` column holds an entry for each (field id, value) of the record: an equality's check is
+   * answered there (short values) or first looks there and probes only records that may match.
+   */
+  signature?: true;
 }
 
 const RID = sql.ref('r.rid');
+const G0_RID = sql.ref('g0.rid');
+const G0_E = sql.ref('g0.e');
+const X_E = sql.ref('x.e');
 const COMPARATORS = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
 function and(preds: Pred[]): Pred {
@@ -130,6 +164,79 @@ export function splitFieldConditions(filter: Filter | undefined, field: string):
   return { leaves, rest: others.length === 0 ? undefined : others.length === 1 ? others[0] : { op: 'and', items: others } };
 }
 
+/**
+ * The equalities on scalar string fields at the top level of a filter (the filter itself or the
+ * items of a top-level and), each with the filter without it: a sorted walk may read only the
+ * records with that value from a sort pair (schema.ts, 0004), and check the rest.
+ */
+export function pairKeyCandidates(filter: Filter | undefined): { field: FieldRef; value: string; rest: Filter | undefined }[] {
+  if (filter === undefined) return [];
+  const items = filter.op === 'and' ? filter.items : [filter];
+  const out: { field: FieldRef; value: string; rest: Filter | undefined }[] = [];
+  for (const item of items) {
+    if (item.op !== 'eq' || item.field.multi || item.kind !== 's' || typeof item.value !== 'string') continue;
+    const others = items.filter((i) => i !== item);
+    out.push({ field: item.field, value: item.value, rest: others.length === 0 ? undefined : others.length === 1 ? others[0] : { op: 'and', items: others } });
+  }
+  return out;
+}
+
+/**
+ * The signature of the record `rid` (an expression) from its indexed values, null above 64 values:
+ * its values' entries (signatureEntry), each followed by a \x01 and the first preceded by one
+ * (`\x014:lead\x015=105\x01…`), so that a value is there when its entry, \x01 on both sides, is
+ * found in it. Computed in SQL from search_values the same way when a pair is filled, when a
+ * record is written and when a search looks for a value (signatureCheck).
+ */
+export function recordSignature(rid: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(SELECT CASE WHEN count(*) <= ${sql.lit(SIGNATURE_MAX)} THEN chr(1) || string_agg(${signatureEntry(sql`x.field_id`, sql`x.txt`, sql`x.num`)}, chr(1)) || chr(1) END FROM search_values x WHERE x.rid = ${rid})`;
+}
+
+/**
+ * A value's signature entry: its field id, then the value itself where that is short — a string
+ * of at most SIGNATURE_EXACT_BYTES bytes without a \x01 (`12:lead`), a number (`9=1`: an integer
+ * below 10^15 in decimal, any other by its 8 bytes in hex, -0 as 0) — so that finding the entry
+ * is finding the value; any other string by 32 bits of its hash (`3#5f0e21c4`, hashtextextended
+ * of its bytes seeded with the field id), which a search confirms by a probe. The separator tells
+ * the three apart (a field id is digits), and a field id has one kind.
+ */
+function signatureEntry(fieldId: RawBuilder<unknown>, txt: RawBuilder<unknown>, num: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`CASE WHEN ${txt} IS NOT NULL THEN CASE WHEN octet_length(${txt}) <= ${sql.lit(SIGNATURE_EXACT_BYTES)} AND strpos(${txt}, chr(1)) = 0 THEN ${fieldId}::text || ':' || ${txt} ELSE ${fieldId}::text || '#' || to_hex((hashtextextended(${txt}, ${fieldId}) % 2147483647)::integer) END
+    ELSE ${fieldId}::text || '=' || CASE WHEN ${num} = trunc(${num}) AND abs(${num}) < 1e15 THEN (${num})::bigint::text ELSE encode(float8send(${num} + 0::float8), 'hex') END END`;
+}
+
+/** Strings of at most this many bytes are held in a signature as themselves; a longer one by a hash, and confirmed by a probe. */
+export const SIGNATURE_EXACT_BYTES = 16;
+
+/** Values a sort pair row's signature holds at most; a record with more has none and is always probed. */
+const SIGNATURE_MAX = 64;
+
+/** Whether a value's signature entry is the value itself (see signatureEntry). */
+export function exactInSignature(value: ScalarValue): boolean {
+  return typeof value !== 'string' || (Buffer.byteLength(value, 'utf8') <= SIGNATURE_EXACT_BYTES && !value.includes('\x01'));
+}
+
+/**
+ * The check of "the record has one of `values` under one of `ids`" on a walked sort pair row `r`
+ * whose `probe` asks the value index. When every value's signature entry is the value itself
+ * (exactInSignature), a row with a signature is answered by it alone: no probe. Otherwise the
+ * signature only rules records out (a hash entry may collide): a row probes when one of the
+ * entries is there. A row without a signature (more than 64 values) always probes. Each entry
+ * is computed once per statement (an uncorrelated subquery).
+ */
+function signatureCheck(ids: number[], values: { kind: ValueKind; value: ScalarValue }[], probe: RawBuilder<SqlBool>): RawBuilder<SqlBool> {
+  const found = ids.flatMap((id) =>
+    values.map((v) => {
+      const x = sqlValue(v.kind, v.value);
+      const entry = typeof x === 'string' ? signatureEntry(sql`${id}::integer`, sql`(${x}::text COLLATE "C")`, sql`NULL::float8`) : signatureEntry(sql`${id}::integer`, sql`NULL::text`, sql`${x}::float8`);
+      return sql<SqlBool>`strpos(r.sig, (SELECT chr(1) || ${entry} || chr(1))) > 0`;
+    }),
+  );
+  const has = found.length === 1 ? found[0]! : sql<SqlBool>`(${sql.join(found, sql` OR `)})`;
+  if (values.every((v) => exactInSignature(v.value))) return sql<SqlBool>`(CASE WHEN r.sig IS NOT NULL THEN ${has} ELSE ${probe} END)`;
+  return sql<SqlBool>`((r.sig IS NULL OR ${has}) AND ${probe})`;
+}
+
 /** At most this many values of an `in` are read as separate index-ordered arms. */
 const MAX_ORDERED_ARMS = 16;
 
@@ -149,18 +256,29 @@ class Compiler {
     return ids.length === 1 ? sql<SqlBool>`x.field_id = ${ids[0]}` : this.dialect.inList(sql.ref('x.field_id'), ids, 'int');
   }
 
-  /** Records with a value row under one of `ids` satisfying `cond`. */
-  hasValue(ids: number[], cond?: RawBuilder<SqlBool>): Compiled {
+  /**
+   * Records with a value row under one of `ids` satisfying `cond`. `equal`: cond holds exactly
+   * for these values (an equality), so that a check on sort pair rows (CompileContext.signature)
+   * can look for them in the row's signature (signatureCheck).
+   */
+  hasValue(ids: number[], cond?: RawBuilder<SqlBool>, equal?: { kind: ValueKind; value: ScalarValue }[]): Compiled {
     if (ids.length === 0) return { check: false };
     const where = cond === undefined ? this.fieldIds(ids) : sql<SqlBool>`${this.fieldIds(ids)} AND ${cond}`;
+    const probe = this.dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${RID} AND ${where}`);
     return {
-      check: this.dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${RID} AND ${where}`),
+      check: equal !== undefined && this.ctx.signature ? signatureCheck(ids, equal, probe) : probe,
       set: sql`SELECT x.rid FROM search_values x WHERE ${where}`,
     };
   }
 
+  /** `any` on element positions (see ElementCompiler). */
+  anyOf(array: FieldRef, item: Filter): Compiled {
+    return new ElementCompiler(this, array).compile(item);
+  }
+
   compare(field: FieldRef, kind: ValueKind, op: keyof typeof COMPARATORS, value: string | number | boolean): Compiled {
-    return this.hasValue(this.ctx.fields.ids(field, kind), sql<SqlBool>`${this.dialect.valueColumn('x', kind)} ${sql.raw(COMPARATORS[op])} ${sqlValue(kind, value)}`);
+    const ids = this.ctx.fields.ids(field, kind);
+    return this.hasValue(ids, sql<SqlBool>`${this.dialect.valueColumn('x', kind)} ${sql.raw(COMPARATORS[op])} ${sqlValue(kind, value)}`, op === 'eq' ? [{ kind, value }] : undefined);
   }
 
   /**
@@ -219,7 +337,7 @@ class Compiler {
           // each is in rid order, so the set is their union, readable arm by arm.
           const kind = f.values[0]!.kind;
           const ids = ctx.fields.ids(f.field, kind);
-          const whole = this.hasValue(ids, leafCondition(dialect, f, dialect.valueColumn('x', kind)));
+          const whole = this.hasValue(ids, leafCondition(dialect, f, dialect.valueColumn('x', kind)), f.values);
           if (ids.length !== 1) return whole;
           const col = dialect.valueColumn('x', kind);
           return { ...whole, ordered: f.values.map((v) => sql`SELECT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(v.kind, v.value)}`) };
@@ -231,7 +349,7 @@ class Compiler {
           leaf.values.push(v);
           byKind.set(v.kind, leaf);
         }
-        const parts = [...byKind].map(([kind, leaf]) => this.hasValue(ctx.fields.ids(f.field, kind), leafCondition(dialect, leaf, dialect.valueColumn('x', kind))));
+        const parts = [...byKind].map(([kind, leaf]) => this.hasValue(ctx.fields.ids(f.field, kind), leafCondition(dialect, leaf, dialect.valueColumn('x', kind)), leaf.values));
         return parts.length === 1 ? parts[0]! : { check: or(parts.map((p) => p.check)) };
       }
       case 'like': {
@@ -255,7 +373,7 @@ class Compiler {
         // Values exactly at the path (an array's own elements), not values below it.
         const ids = ctx.fields.ids(f.field, f.kind, true);
         const col = dialect.valueColumn('x', f.kind);
-        const compiled = this.hasValue(ids, sql<SqlBool>`${col} = ${sqlValue(f.kind, f.value)}`);
+        const compiled = this.hasValue(ids, sql<SqlBool>`${col} = ${sqlValue(f.kind, f.value)}`, [{ kind: f.kind, value: f.value }]);
         if (ids.length !== 1 || dialect.name !== 'postgres') return compiled;
         // PostgreSQL: one (field_id, value) range of the (field_id, value, rid) index lists its
         // records in rid order, a record twice when an array holds the value twice; DISTINCT
@@ -265,7 +383,8 @@ class Compiler {
         return { ...compiled, ordered: [sql`SELECT DISTINCT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(f.kind, f.value)}`] };
       }
       case 'any':
-        // The store compiles a relaxed filter without `any` (see relax.ts) and confirms each candidate.
+        if (ctx.exactAny === true) return this.anyOf(f.field, f.item);
+        // Otherwise the store compiles a relaxed filter without `any` (see relax.ts) and confirms each candidate.
         throw new Error('any reached the SQL compiler; relax the filter first');
       case 'keyword':
       case 'fuzzy': {
@@ -281,6 +400,206 @@ class Compiler {
       }
     }
   }
+}
+
+/** A condition inside an `any` as value rows: the field ids and the condition on the row under its alias. */
+interface ElementRows {
+  ids: number[];
+  cond: RawBuilder<SqlBool> | undefined;
+  /** An equality: its rows are one (field_id, value) range of the (field_id, value, rid) index, in rid order. */
+  point?: true;
+}
+
+/**
+ * `any` on element positions. Every value below an element carries the element's number
+ * (search_values.e), so "one element satisfies C" is: some value row g0 under the array,
+ * generated by C's first positive leaf (the store puts the leaf with the fewest values first, see
+ * elementLeafSet), such that the rest of C holds for the values with g0's rid and e, each checked
+ * by an index probe per g0 row. No candidate is confirmed afterwards. (A self-join of the
+ * leaves' ranges on (rid, e) was tried: with the values hidden from the planner, PostgreSQL
+ * estimates one row a side and nests a scan of the whole second range in each row of the first,
+ * 80 ms where the probes take 0.7.)
+ */
+class ElementCompiler {
+  constructor(
+    readonly c: Compiler,
+    readonly array: FieldRef,
+  ) {}
+
+  ref(inner: FieldRef): FieldRef {
+    return elementPath(this.array, inner);
+  }
+
+  idsIn(alias: string, ids: number[]): RawBuilder<SqlBool> {
+    return ids.length === 1 ? sql<SqlBool>`${sql.ref(`${alias}.field_id`)} = ${ids[0]}` : this.c.dialect.inList(sql.ref(`${alias}.field_id`), ids, 'int');
+  }
+
+  /** A positive leaf as the value rows that satisfy it, under `alias`; undefined for other conditions. */
+  rows(f: Filter, alias: string): ElementRows | undefined {
+    const { dialect, ctx } = this.c;
+    switch (f.op) {
+      case 'eq':
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+        return { ids: ctx.fields.ids(this.ref(f.field), f.kind), cond: sql<SqlBool>`${dialect.valueColumn(alias, f.kind)} ${sql.raw(COMPARATORS[f.op])} ${sqlValue(f.kind, f.value)}`, ...(f.op === 'eq' ? { point: true as const } : {}) };
+      case 'contains':
+        return { ids: ctx.fields.ids(this.ref(f.field), f.kind, true), cond: sql<SqlBool>`${dialect.valueColumn(alias, f.kind)} = ${sqlValue(f.kind, f.value)}`, point: true };
+      case 'in': {
+        const kind = f.values[0]!.kind;
+        if (f.values.some((v) => v.kind !== kind)) return undefined;
+        return { ids: ctx.fields.ids(this.ref(f.field), kind), cond: leafCondition(dialect, { ...f, field: this.ref(f.field) }, dialect.valueColumn(alias, kind)) };
+      }
+      case 'present':
+        return f.present ? { ids: ctx.fields.ids(this.ref(f.field)), cond: undefined } : undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  /** The element (`rid`, `e`) has a value row among `ids` satisfying `cond` (on alias x). */
+  has(ids: number[], cond: RawBuilder<SqlBool> | undefined, rid: RawBuilder<unknown>, e: RawBuilder<unknown>): Pred {
+    if (ids.length === 0) return false;
+    const dialect = this.c.dialect;
+    return dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.idsIn('x', ids)}${cond === undefined ? sql`` : sql` AND ${cond}`} AND ${dialect.sameElement(X_E, e)}`);
+  }
+
+  /** Whether the element (`rid`, `e`) satisfies `f`. */
+  check(f: Filter, rid: RawBuilder<unknown>, e: RawBuilder<unknown>): Pred {
+    const { dialect, ctx } = this.c;
+    switch (f.op) {
+      case 'and':
+        return and(f.items.map((i) => this.check(i, rid, e)));
+      case 'or':
+        return or(f.items.map((i) => this.check(i, rid, e)));
+      case 'not':
+        return not(this.check(f.item, rid, e));
+      case 'present': {
+        const has = this.has(ctx.fields.ids(this.ref(f.field)), undefined, rid, e);
+        return f.present ? has : not(has);
+      }
+      case 'neq': {
+        // Some value at the path, and none equal, within the element.
+        const ref = this.ref(f.field);
+        return and([this.has(ctx.fields.ids(ref), undefined, rid, e), not(this.has(ctx.fields.ids(ref, f.kind), sql<SqlBool>`${dialect.valueColumn('x', f.kind)} = ${sqlValue(f.kind, f.value)}`, rid, e))]);
+      }
+      case 'in': {
+        const byKind = new Map<ValueKind, { kind: ValueKind; value: ScalarValue }[]>();
+        for (const v of f.values) byKind.set(v.kind, [...(byKind.get(v.kind) ?? []), v]);
+        return or([...byKind].map(([kind, values]) => this.has(ctx.fields.ids(this.ref(f.field), kind), leafCondition(dialect, { op: 'in', field: f.field, values }, dialect.valueColumn('x', kind)), rid, e)));
+      }
+      case 'like': {
+        const ids = ctx.fields.ids(this.ref(f.field), 's');
+        if (f.parts.every((p) => p.kind === 'any')) return this.has(ids, undefined, rid, e);
+        return this.has(ids, dialect.likeCondition(f.parts, true), rid, e);
+      }
+      case 'eq':
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+      case 'contains': {
+        const rows = this.rows(f, 'x')!;
+        return this.has(rows.ids, rows.cond, rid, e);
+      }
+      default:
+        throw new Error(`${f.op} inside any has no element-position form`);
+    }
+  }
+
+  /** The `any` as a compiled condition: a check correlated on r.rid and the set of matching records. */
+  compile(item: Filter): Compiled {
+    const { dialect, ctx } = this.c;
+    const items = item.op === 'and' ? item.items : [item];
+    const gens: ElementRows[] = [];
+    const rest: Filter[] = [];
+    for (const i of items) {
+      const rows = gens.length === 0 ? this.rows(i, 'g0') : undefined;
+      if (rows === undefined) rest.push(i);
+      else gens.push(rows);
+    }
+    // No positive leaf at the top: the elements are enumerated by their values (the condition
+    // requires one, see elementCompilable), i.e. by every value strictly below the array.
+    if (gens.length === 0) gens.push({ ids: ctx.fields.below(this.array.name), cond: undefined });
+    if (gens.some((g) => g.ids.length === 0)) return { check: false };
+    const rid = G0_RID;
+    const e = G0_E;
+    const g0 = gens[0]!;
+    const predicate = and([this.idsIn('g0', g0.ids), g0.cond ?? true, this.check({ op: 'and', items: rest }, rid, e)]);
+    if (predicate === false) return { check: false };
+    const from = sql`search_values g0`;
+    const body = (extra: Pred): RawBuilder<unknown> => {
+      const all = and([extra, predicate]);
+      return sql`FROM ${from} WHERE ${all === true ? sql`1 = 1` : (all as RawBuilder<SqlBool>)}`;
+    };
+    const compiled: Compiled = {
+      check: dialect.exists(sql`SELECT 1 ${body(sql<SqlBool>`g0.rid = ${RID}`)}`),
+      set: sql`SELECT g0.rid ${body(true)}`,
+    };
+    // PostgreSQL: read from g0's (field_id, value, rid) range, the set comes in rid order (a
+    // record twice when two of its elements match, hence DISTINCT): the page is read straight
+    // from it, stopping at the limit, as for contains.
+    if (dialect.name === 'postgres' && gens[0]!.point === true && gens[0]!.ids.length === 1) compiled.ordered = [sql`SELECT DISTINCT g0.rid ${body(true)}`];
+    return compiled;
+  }
+}
+
+/**
+ * The value rows of a positive leaf inside an `any` over `array` (undefined for other
+ * conditions), as a set to count: the store counts each such leaf of an `any`'s and (bounded,
+ * as the planner's counts) and puts the smallest first, so that it generates the elements.
+ */
+export function elementLeafSet(ctx: CompileContext, array: FieldRef, leaf: Filter): Compiled | undefined {
+  const rows = new ElementCompiler(new Compiler(ctx), array).rows(leaf, 'x');
+  if (rows === undefined) return undefined;
+  if (rows.ids.length === 0) return { check: false };
+  const ids = rows.ids.length === 1 ? sql<SqlBool>`x.field_id = ${rows.ids[0]}` : ctx.dialect.inList(sql.ref('x.field_id'), rows.ids, 'int');
+  return { check: false, set: sql`SELECT x.rid FROM search_values x WHERE ${ids}${rows.cond === undefined ? sql`` : sql` AND ${rows.cond}`}` };
+}
+
+/** The path of `inner`, a reference inside the elements of `array`, as a path of the record. */
+export function elementPath(array: FieldRef, inner: FieldRef): FieldRef {
+  return { name: `${array.name}.${inner.name}`, root: array.root, type: array.type, multi: true, ...(array.inner ? { inner: true as const } : {}) };
+}
+
+/**
+ * Whether an `any`'s condition compiles on element positions: made of and/or/not over
+ * comparisons, in, present, contains and like (not keyword or fuzzy, whose word index is per
+ * record, nor a nested any), and satisfiable only by an element having a value (elements are
+ * known by their values: an element without one, `{}`, is not in the index).
+ */
+export function elementCompilable(f: Filter): boolean {
+  const supported = (g: Filter): boolean => {
+    switch (g.op) {
+      case 'and':
+      case 'or':
+        return g.items.every(supported);
+      case 'not':
+        return supported(g.item);
+      case 'keyword':
+      case 'fuzzy':
+      case 'any':
+        return false;
+      default:
+        return true;
+    }
+  };
+  const requires = (g: Filter): boolean => {
+    switch (g.op) {
+      case 'and':
+        return g.items.some(requires);
+      case 'or':
+        return g.items.every(requires);
+      case 'not':
+        return false;
+      case 'present':
+        return g.present;
+      default:
+        return true;
+    }
+  };
+  return supported(f) && requires(f);
 }
 
 /** Compile a filter to its conjuncts (each with a check and, if listable, a set of rids). */
@@ -397,6 +716,11 @@ export function pageQuery(
   driverArms?: RawBuilder<unknown>[],
   /** Further columns of every row, uncorrelated (the scope's state, see RecordStore.search). */
   extra?: RawBuilder<unknown>,
+  /**
+   * The values phase of a walk: walk this sort pair's rows with key value `value` (schema.ts,
+   * 0004) instead of the first sort key's index; `filter` then omits the equality it stands for.
+   */
+  pair?: { pairId: number; value: string },
 ): RawBuilder<Record<string, unknown>> {
   if (dialect.name === 'sqlite' && driverArms?.length === 1 && sort.length === 0 && phase === 'none') return sqliteArmPage(scopeId, filter, after, limit, driverArms[0]!);
   const tieDir = sort.at(-1)?.key.dir ?? 'asc';
@@ -450,19 +774,22 @@ export function pageQuery(
     columns[0] = sql`${col} AS ${sql.ref('k0')}`;
     keys[0] = { ...keys[0]!, expr: col };
     order[0] = sql`${col} ${sql.raw(first.key.dir === 'asc' ? 'ASC' : 'DESC')}`;
-    from = sql`search_values r`;
+    from = pair === undefined ? sql`search_values r` : sql`search_pairs r`;
     rid = sql.ref('r.rid');
     record = sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)`;
-    where.unshift(sql<SqlBool>`r.field_id = ${first.fieldId!} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
+    const walked = pair === undefined ? sql<SqlBool>`r.field_id = ${first.fieldId!}` : sql<SqlBool>`r.pair_id = ${pair.pairId} AND r.kv = ${pair.value}`;
+    where.unshift(sql<SqlBool>`${walked} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
   } else if (phase === 'values') {
     const first = sort[0]!;
     const col = dialect.valueColumn('s0', first.key.kind);
     // Walking s0 reads the (field_id, value, rid) index in sort order and stops at the limit.
+    const walkPair = pair !== undefined && driving === undefined;
     from = driving === undefined
-      ? sql`search_values s0 ${join} search_records r ON r.rid = s0.rid`
+      ? sql`${walkPair ? sql`search_pairs` : sql`search_values`} s0 ${join} search_records r ON r.rid = s0.rid`
       : sql`${driving} ${join} search_values s0 ON s0.rid = d.rid ${join} search_records r ON r.rid = d.rid`;
     rid = sql.ref('s0.rid');
-    where.unshift(sql<SqlBool>`s0.field_id = ${first.fieldId!} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
+    const walked = walkPair ? sql<SqlBool>`s0.pair_id = ${pair.pairId} AND s0.kv = ${pair.value}` : sql<SqlBool>`s0.field_id = ${first.fieldId!}`;
+    where.unshift(sql<SqlBool>`${walked} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
   } else if (phase === 'none' && sort.length === 0 && driver !== undefined && driverArms === undefined && dialect.name === 'postgres') {
     // PostgreSQL, an unsorted page driven by a set: as for walks above, the set's rows are
     // aliased `r`, so the checks filter them before any record is read, and records are read
@@ -533,14 +860,28 @@ export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawB
 }
 
 /**
- * How a shape's derived values are computed (SQLite): values that reach SQL transformed — a
- * keyword's words as one FTS5 match of the field's word tokens, a like pattern as a match of the
- * field's trigram tokens and a GLOB — from the scope's field ids and the dialect's match syntax.
+ * How a shape's derived values are computed: values that reach SQL transformed. On SQLite
+ * (`match`, the dialect's FTS5 match syntax) a keyword's words as one match of the field's word
+ * tokens, a like pattern as a match of the field's trigram tokens and a GLOB. On PostgreSQL (no
+ * `match`) a keyword's words as the text of an array of the field's word tokens (see
+ * textArrayLiteral) and a like pattern, when it has a 3-character literal, as its SQL LIKE
+ * pattern: the GIN-backed pages whose SQL the store remembers (see RecordStore.search).
  */
 export interface ShapeDerive {
   fields: FieldIndex;
-  /** The bound parameter of a token query (SearchDialect.tokenMatch). */
-  match(groups: string[][]): string;
+  /** The bound parameter of a token query (SearchDialect.tokenMatch); absent on PostgreSQL. */
+  match?(groups: string[][]): string;
+}
+
+/**
+ * A list parameter as the text of a PostgreSQL array literal, each element quoted: what `pg`
+ * sends for a JavaScript array, so a remembered shape can carry a list as one text slot (its SQL
+ * reads every list as `(SELECT $n::text)::text[]`, see SearchDialect.reusableSql).
+ */
+export function textArrayLiteral(list: readonly unknown[]): string {
+  let out = '{';
+  for (let i = 0; i < list.length; i++) out += `${i === 0 ? '' : ','}"${String(list[i]).replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  return `${out}}`;
 }
 
 /** Where a shape walk puts its values, and with `markers`, the marker of each slot (marker → slot). */
@@ -585,7 +926,8 @@ function addDerived(w: ShapeWalk, real: string, marked: (text: string) => string
  * compile of it shows where each value lands among the parameters (`markers`: marker → slot).
  * With `derive` (SQLite), a keyword and a like with trigrams also have a shape: their values
  * reach SQL transformed, as derived slots. Undefined when a condition's values cannot be
- * slotted (fuzzy, whose SQL depends on the vocabulary; like without trigrams; `any`).
+ * slotted (fuzzy, whose SQL depends on the vocabulary; like without trigrams). An `any` has a
+ * shape; the store asks for it only when the `any` runs on element positions in a known leaf order.
  */
 export function queryShape(f: Filter, slots: (string | number)[], markers?: Map<string | number, number>, derive?: ShapeDerive): { shape: string; marked: Filter } | undefined {
   return shapeOf(f, { slots, markers, derive });
@@ -612,6 +954,11 @@ function shapeOf(f: Filter, w: ShapeWalk): { shape: string; marked: Filter } | u
     }
     case 'present':
       return { shape: `present(${fieldShape(f.field)},${f.present})`, marked: f };
+    case 'any': {
+      // The caller remembers only an `any` on element positions (RecordStore's #shapeQuery).
+      const inner = shapeOf(f.item, w);
+      return inner === undefined ? undefined : { shape: `any(${fieldShape(f.field)},${inner.shape})`, marked: marking ? { ...f, item: inner.marked } : f };
+    }
     case 'eq':
     case 'neq':
     case 'gt':
@@ -635,7 +982,11 @@ function shapeOf(f: Filter, w: ShapeWalk): { shape: string; marked: Filter } | u
       const d = w.derive;
       const ids = d?.fields.ids(f.field, 's');
       if (d === undefined || ids === undefined || ids.length === 0) return undefined;
-      const words = (list: string[]): string => d.match([ids.flatMap((id) => list.map((word) => wordToken(id, word)))]);
+      const match = d.match;
+      const words = (list: string[]): string => {
+        const tokens = ids.flatMap((id) => list.map((word) => wordToken(id, word)));
+        return match === undefined ? textArrayLiteral(tokens) : match([tokens]);
+      };
       const text = addDerived(w, words(f.words), (t) => words([t]));
       return { shape: `keyword(${fieldShape(f.field)})`, marked: marking ? { ...f, words: [text] } : f };
     }
@@ -644,8 +995,15 @@ function shapeOf(f: Filter, w: ShapeWalk): { shape: string; marked: Filter } | u
       const ids = d?.fields.ids(f.field, 's');
       const trigrams = likeTrigrams(f.parts);
       if (d === undefined || ids === undefined || ids.length === 0 || trigrams.length === 0) return undefined;
-      const grams = (list: string[]): string => d.match(list.map((t) => ids.map((id) => gramToken(id, t))));
       const textParts = (t: string): LikePart[] => [{ kind: 'any' }, { kind: 'text', text: t }, { kind: 'any' }];
+      const match = d.match;
+      if (match === undefined) {
+        // PostgreSQL: the pattern is the one value (likeCondition); with a 3-character literal the
+        // statement is the same whatever the pattern (a trigram index scan).
+        const text = addDerived(w, likeToSqlLike(f.parts), (t) => likeToSqlLike(textParts(t)));
+        return { shape: `like(${fieldShape(f.field)})`, marked: marking ? { ...f, pattern: text, parts: textParts(text) } : f };
+      }
+      const grams = (list: string[]): string => match(list.map((t) => ids.map((id) => gramToken(id, t))));
       const text = addDerived(w, grams(trigrams), (t) => grams(likeTrigrams(textParts(t))));
       addDerived(w, likeToGlob(f.parts), () => likeToGlob(textParts(text)));
       return { shape: `like(${fieldShape(f.field)})`, marked: marking ? { ...f, pattern: text, parts: textParts(text) } : f };

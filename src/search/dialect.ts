@@ -17,15 +17,18 @@ export type Executor = Kysely<any>;
 
 /**
  * One value row to index: rid, field id, value (booleans as 0/1; a string exactly when the
- * field id's kind is s), ordinal, lower-cased text if it differs.
+ * field id's kind is s), ordinal, lower-cased text if it differs, element (ValueEntry.e).
  */
-export type ValueRow = [rid: number, fieldId: number, v: string | number, n: number, low: string | null];
+export type ValueRow = [rid: number, fieldId: number, v: string | number, n: number, low: string | null, e: number | null];
 
 /**
  * A record's text-index row: rid, word tokens, and trigram tokens `<field id>_<trigram>` of its
  * string values (empty when the dialect has no trigram token index, see `gramTokens`).
  */
 export type TextRow = [rid: number, tokens: string[], grams: string[]];
+
+/** One row of a sort pair (see schema.ts, 0004): pair id, the key field's string value, the sort field's value, rid. */
+export type PairRow = [pairId: number, kv: string, v: string | number, rid: number];
 
 /** What a parameter of a remembered shape's SQL is (see SearchDialect.reusableSql). */
 export type ParameterKind = 'constant' | 'value' | 'cursor';
@@ -78,6 +81,8 @@ export interface SearchDialect {
    * whose statements the database layer caches anyway.
    */
   readonly repeated: RawBuilder<unknown>;
+  /** Two element positions (search_values.e, null for values in no element) are the same element. */
+  sameElement(a: RawBuilder<unknown>, b: RawBuilder<unknown>): RawBuilder<SqlBool>;
   /** The stored upstream record as a JavaScript object. */
   parseRecord(value: unknown): Record<string, unknown>;
   /** A stored timestamp as an ISO 8601 string. */
@@ -87,8 +92,16 @@ export interface SearchDialect {
   upsertRecords(db: Executor, scopeId: number, rows: [id: string, json: string, hash: string][], syncedAt: string, syncRun: string | null): Promise<{ rid: number; record_id: string }[]>;
   insertValues(db: Executor, rows: ValueRow[]): Promise<void>;
   insertText(db: Executor, rows: TextRow[]): Promise<void>;
-  /** Remove the index entries (values, words, like text) of these records: a rid list or a subquery yielding rids. */
+  /** Remove the index entries (values, words, like text, sort pairs) of these records: a rid list or a subquery yielding rids. */
   deleteIndex(db: Executor, rids: number[] | RawBuilder<unknown>): Promise<void>;
+  /**
+   * Whether searches learn and walk sort pairs (schema.ts, 0004). Both dialects keep the pairs a
+   * scope has up to date on writes; only a dialect with this set learns new ones.
+   */
+  readonly sortPairs: boolean;
+  insertPairs(db: Executor, rows: PairRow[]): Promise<void>;
+  /** Fill the rows of a new pair from the scope's indexed values: every record with a string value of `keyField` and a value of `sortField` (both scalar). */
+  fillPair(db: Executor, pairId: number, keyField: number, sortField: number): Promise<void>;
   insertFields(db: Executor, scopeId: number, keys: [path: string, kind: string][]): Promise<void>;
   /** Add words to a scope's vocabulary; returns those that were not there yet. */
   insertVocabulary(db: Executor, scopeId: number, words: string[]): Promise<string[]>;

@@ -122,8 +122,17 @@ export interface ValueEntry {
   v: string | number;
   /** Lower-cased text for like, when it differs from `v` (strings only; null means "same as v"). */
   low: string | null;
-  /** Tells apart values of one path that agree on `v` but not on `low` (strings longer than the compared length). */
+  /**
+   * Tells apart values of one path that agree on `v`: on `low` (strings longer than the compared
+   * length) or on `e` (the same value in two elements).
+   */
   n: number;
+  /**
+   * The element the value belongs to (see elementOrdinals): for a value below a plain object that
+   * is an item of the first array on its path (arrays in that array flattened), that object's
+   * number within the field, counted from 1 in walk order; null for every other value.
+   */
+  e: number | null;
 }
 
 export interface IndexEntries {
@@ -132,6 +141,12 @@ export interface IndexEntries {
   words: { key: string; word: string }[];
   /** The lower-cased text of every string value, by `s:<path>` key (deduplicated): what each field's trigram index sees. */
   likes: { key: string; text: string }[];
+  /**
+   * `a:<path>` for each path at which a first array on some value's path held a plain object
+   * (the paths whose elements `e` numbers); the store keeps them as fields of kind `a`, so that a
+   * search knows where a scope's numbered elements are (see FieldIndex.elementsExact).
+   */
+  arrays: string[];
 }
 
 /** Accumulates one document's index entries (a class, not closures: this runs per value on bulk loads). */
@@ -139,18 +154,23 @@ class EntryCollector {
   readonly values: ValueEntry[] = [];
   readonly words: { key: string; word: string }[] = [];
   readonly likes: { key: string; text: string }[] = [];
+  readonly arrays = new Set<string>();
   /** Only object/array fields can repeat a value; scalar fields skip the bookkeeping. */
   multi = false;
   leaves = 0;
-  seen: Map<string, (string | null)[]> | undefined;
+  /** Elements numbered so far in the current field. */
+  ordinal = 0;
+  /** Per key and compared value: the (low, element) pairs stored, whose positions are the rows' `n`. */
+  seen: Map<string, string[]> | undefined;
+  seenLikes: Set<string> | undefined;
   seenWords: Set<string> | undefined;
 
-  add(path: string, v: string | number | boolean): void {
-    if (typeof v === 'string') this.addString(`s:${path}`, v);
-    else this.addNumber(`${typeof v === 'boolean' ? 'b' : 'n'}:${path}`, typeof v === 'boolean' ? (v ? 1 : 0) : v);
+  add(path: string, v: string | number | boolean, e: number | null): void {
+    if (typeof v === 'string') this.addString(`s:${path}`, v, e);
+    else this.addNumber(`${typeof v === 'boolean' ? 'b' : 'n'}:${path}`, typeof v === 'boolean' ? (v ? 1 : 0) : v, e);
   }
 
-  addString(key: string, v: string): void {
+  addString(key: string, v: string, e: number | null): void {
     const cmp = compareKey(v);
     const lower = likeText(v);
     const low = lower === cmp ? null : lower;
@@ -158,13 +178,14 @@ class EntryCollector {
     if (this.multi) {
       this.seen ??= new Map();
       const id = `${key}\u0000${cmp}`;
-      const lows = this.seen.get(id);
-      if (lows === undefined) this.seen.set(id, [low]);
-      else if (lows.includes(low)) return;
-      else n = lows.push(low) - 1;
+      const pair = `${e ?? ''}\u0000${low ?? ''}\u0000${low === null ? 0 : 1}`;
+      const pairs = this.seen.get(id);
+      if (pairs === undefined) this.seen.set(id, [pair]);
+      else if (pairs.includes(pair)) return;
+      else n = pairs.push(pair) - 1;
     }
-    this.values.push({ key, v: cmp, low, n });
-    this.likes.push({ key, text: lower });
+    this.values.push({ key, v: cmp, low, n, e });
+    if (!this.multi || !this.seenLike(key, lower)) this.likes.push({ key, text: lower });
     for (const word of words(v)) {
       if (this.multi) {
         this.seenWords ??= new Set();
@@ -176,26 +197,55 @@ class EntryCollector {
     }
   }
 
-  addNumber(key: string, num: number): void {
+  addNumber(key: string, num: number, e: number | null): void {
+    let n = 0;
     if (this.multi) {
       this.seen ??= new Map();
       const id = `${key}\u0000${num}`;
-      if (this.seen.has(id)) return;
-      this.seen.set(id, [null]);
+      const pair = `${e ?? ''}`;
+      const pairs = this.seen.get(id);
+      if (pairs === undefined) this.seen.set(id, [pair]);
+      else if (pairs.includes(pair)) return;
+      else n = pairs.push(pair) - 1;
     }
-    this.values.push({ key, v: num, low: null, n: 0 });
+    this.values.push({ key, v: num, low: null, n, e });
   }
 
-  /** walkLeaves without a closure per call. */
-  walk(v: unknown, path: string, depth: number): void {
+  /** True when the like text of a key was already added (the same value in another element); notes it otherwise. */
+  seenLike(key: string, lower: string): boolean {
+    this.seenLikes ??= new Set();
+    const id = `${key}\u0000${lower}`;
+    if (this.seenLikes.has(id)) return true;
+    this.seenLikes.add(id);
+    return false;
+  }
+
+  /**
+   * walkLeaves without a closure per call, numbering elements: `e` is the element the walk is
+   * in (null: not yet below an item of an array).
+   */
+  walk(v: unknown, path: string, depth: number, e: number | null): void {
     if (this.leaves >= MAX_LEAVES_PER_FIELD) return;
     if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) {
       this.leaves++;
-      this.add(path, v);
+      this.add(path, v, e);
     } else if (Array.isArray(v)) {
-      for (const item of v) this.walk(item, path, depth);
+      if (e === null) this.items(v, path, depth);
+      else for (const item of v) this.walk(item, path, depth, e);
     } else if (isPlainObject(v) && depth < MAX_LEAF_DEPTH) {
-      for (const k in v) this.walk(v[k], `${path}.${k}`, depth + 1);
+      for (const k in v) this.walk(v[k], `${path}.${k}`, depth + 1, e);
+    }
+  }
+
+  /** The items of the first array on a path (arrays in it flattened): each plain object is an element, numbered. */
+  items(list: unknown[], path: string, depth: number): void {
+    for (const item of list) {
+      if (Array.isArray(item)) this.items(item, path, depth);
+      else if (isPlainObject(item)) {
+        if (this.leaves >= MAX_LEAVES_PER_FIELD) return;
+        this.arrays.add(`a:${path}`);
+        this.walk(item, path, depth, ++this.ordinal);
+      } else this.walk(item, path, depth, null);
     }
   }
 }
@@ -210,10 +260,11 @@ export function indexEntries(doc: Doc, def: SearchEntityDef): IndexEntries {
     c.multi = type === 'object' || type === 'array';
     if (c.multi) {
       c.leaves = 0;
-      c.walk(v, field, 0);
-    } else c.add(field, v as string | number | boolean);
+      c.ordinal = 0;
+      c.walk(v, field, 0, null);
+    } else c.add(field, v as string | number | boolean, null);
   }
-  return { values: c.values, words: c.words, likes: c.likes };
+  return { values: c.values, words: c.words, likes: c.likes, arrays: [...c.arrays] };
 }
 
 /**

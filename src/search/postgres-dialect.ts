@@ -5,7 +5,8 @@
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { PREPARED_SQL } from '../store/database.ts';
-import type { Executor, SearchDialect, ValueRow } from './dialect.ts';
+import { recordSignature } from './compile.ts';
+import type { Executor, PairRow, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
 import { likeToSqlLike, type LikePart } from './text.ts';
 
@@ -92,6 +93,10 @@ export const postgresSearchDialect: SearchDialect = {
 
   repeated: sql.raw(PREPARED_SQL),
 
+  sameElement(a, b) {
+    return sql<SqlBool>`${a} IS NOT DISTINCT FROM ${b}`;
+  },
+
   parseRecord(value) {
     return value as Record<string, unknown>;
   },
@@ -124,10 +129,10 @@ export const postgresSearchDialect: SearchDialect = {
     // In index order, so each index page is visited once per batch rather than at random.
     const sorted = [...rows].sort((a, b) => a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
     const col = <T>(f: (r: ValueRow) => T): T[] => sorted.map(f);
-    await sql`INSERT INTO search_values (rid, field_id, num, txt, n, low)
+    await sql`INSERT INTO search_values (rid, field_id, num, txt, n, low, e)
       SELECT * FROM unnest(${col((r) => r[0])}::bigint[], ${col((r) => r[1])}::integer[],
         ${col((r) => (typeof r[2] === 'string' ? null : r[2]))}::double precision[], ${col((r) => (typeof r[2] === 'string' ? r[2] : null))}::text[],
-        ${col((r) => r[3])}::integer[], ${col((r) => r[4])}::text[])`.execute(db);
+        ${col((r) => r[3])}::integer[], ${col((r) => r[4])}::text[], ${col((r) => r[5])}::integer[])`.execute(db);
   },
 
   async insertText(db, rows) {
@@ -146,6 +151,28 @@ export const postgresSearchDialect: SearchDialect = {
     const list = Array.isArray(rids) ? sql`SELECT unnest(${rids}::bigint[])` : rids;
     await sql`DELETE FROM search_values WHERE rid IN (${list})`.execute(db);
     await sql`DELETE FROM search_text WHERE rid IN (${list})`.execute(db);
+    await sql`DELETE FROM search_pairs WHERE rid IN (${list})`.execute(db);
+  },
+
+  sortPairs: true,
+
+  async insertPairs(db: Executor, rows: PairRow[]) {
+    if (rows.length === 0) return;
+    const sorted = [...rows].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    const col = <T>(f: (r: PairRow) => T): T[] => sorted.map(f);
+    // After insertValues: each row's signature is computed from the record's indexed values.
+    await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig)
+      SELECT u.pair_id, u.kv, u.num, u.txt, u.rid, ${recordSignature(sql`u.rid`)}
+      FROM unnest(${col((r) => r[0])}::integer[], ${col((r) => r[1])}::text[],
+        ${col((r) => (typeof r[2] === 'string' ? null : r[2]))}::double precision[], ${col((r) => (typeof r[2] === 'string' ? r[2] : null))}::text[], ${col((r) => r[3])}::bigint[]) AS u(pair_id, kv, num, txt, rid)`.execute(db);
+  },
+
+  async fillPair(db, pairId, keyField, sortField) {
+    await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig)
+      SELECT ${pairId}::integer, k.txt, s.num, s.txt, k.rid, ${recordSignature(sql`k.rid`)}
+      FROM search_values k JOIN search_values s ON s.rid = k.rid AND s.field_id = ${sortField}::integer
+      WHERE k.field_id = ${keyField}::integer AND k.txt IS NOT NULL
+      ORDER BY 2, 3, 4, 5`.execute(db);
   },
 
   async insertFields(db, scopeId, keys) {

@@ -1,10 +1,12 @@
 /**
- * `any` (a condition on each element of an array of objects) has no per-element index: the
- * value index knows which record and path a value belongs to, not which element. So the store
- * runs a relaxed filter in SQL — one every match of the real filter also matches, with each
- * condition inside an `any` moved onto the record's values at the element's path — and
- * confirms each candidate with the reference semantics (reference.ts) before it goes on a page.
- */
+ * `any` (a condition on each element of an array of objects) where element positions cannot
+ * answer it (see RecordStore's #elementsPlaced and compile.ts, elementCompilable: keyword or
+ * fuzzy or a nested any inside, a condition an element without values meets, a first array above
+ * its path, values stored before migration 0005). The store then runs a relaxed filter in SQL —
+ * one every match of the real filter also matches, with each condition inside an `any` moved onto
+ * the record's values at the element's path — and confirms each candidate with the reference
+ * semantics (reference.ts) before it goes on a page. */
+import { elementPath } from './compile.ts';
 import type { FieldRef, Filter } from './query.ts';
 
 /** True when a filter contains an `any` (its candidates must be confirmed record by record). */
@@ -48,9 +50,7 @@ export function relaxFilter(f: Filter | undefined): Filter | undefined {
 }
 
 /** An element path as a path of the record: the array's path, then the element's. */
-function onRecord(array: FieldRef, inner: FieldRef): FieldRef {
-  return { name: `${array.name}.${inner.name}`, root: array.root, type: array.type, multi: true, ...(array.inner ? { inner: true as const } : {}) };
-}
+const onRecord = elementPath;
 
 /**
  * A condition on one element of the array at `array`, as a condition on the record: a value of

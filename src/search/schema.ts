@@ -18,7 +18,9 @@
  * - `search_values` is the typed value index: one row per (record, field id, value), with
  *   B-tree indexes on (field_id, value, rid) for eq/neq/in/range and index-ordered sort, and on
  *   (rid, field_id) for reindexing and per-record checks. Strings also carry a lower-cased copy
- *   (`low`, when it differs) that `like` patterns are checked against.
+ *   (`low`, when it differs) that `like` patterns are checked against, and values below an item
+ *   of an array of objects the item's number `e` (migration 0005), so that `any` compiles to
+ *   conditions on one element.
  * - Per record, a word index for keyword and fuzzy — the words of every string value as tokens
  *   `<field_id>_<word>` — and, per field, a trigram index over its lower-cased string values that
  *   finds like candidates: on SQLite two contentless FTS5 tables with rowid = rid
@@ -246,6 +248,76 @@ async function recordChanges(db: Kysely<unknown>): Promise<void> {
     SELECT scope_id, record_id, row_number() OVER (PARTITION BY scope_id ORDER BY rid), 'added', '', ${synced}, ${synced} FROM search_records`.execute(db);
 }
 
+/**
+ * 0004: sort pairs. A pair (key field L, sort field S) of a scope, both scalar, L holding strings,
+ * lists every record with a value for both as one row (L's value, S's value, rid), indexed by
+ * (pair, L's value, S's value, rid): a sorted search with an equality on L walks only the records
+ * with that value, in S's order, where a walk of S's own index examines every record. Pairs are
+ * learned from searches (RecordStore: when a search with an equality on L walks S's index) and
+ * built from search_values, so existing stores need no reindexing; a scope starts without pairs.
+ * `search_pair_defs` names each pair of a scope once (ids never reused); `search_pairs` holds its
+ * rows, with the value columns of search_values (num for numbers and booleans, txt for strings).
+ * On PostgreSQL each row also has `sig`, an entry for each (field id, value) of the record (up to
+ * 64; compile.ts, recordSignature and signatureEntry): short values held as themselves, so a walk
+ * answers an equality on them from the signature without probing the value index, longer strings
+ * by a hash, for which the walk probes the value index only on the records that may match.
+ */
+async function sortPairs(db: Kysely<unknown>): Promise<void> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const statements = postgres
+    ? [
+        sql`CREATE TABLE search_pair_defs (
+          pair_id serial PRIMARY KEY,
+          scope_id integer NOT NULL,
+          key_field integer NOT NULL,
+          sort_field integer NOT NULL,
+          UNIQUE (scope_id, key_field, sort_field))`,
+        sql`CREATE TABLE search_pairs (
+          pair_id integer NOT NULL,
+          kv text COLLATE "C" NOT NULL,
+          num double precision,
+          txt text COLLATE "C",
+          rid bigint NOT NULL,
+          sig text COLLATE "C")`,
+        sql`CREATE INDEX search_pairs_num ON search_pairs (pair_id, kv, num, rid) WHERE num IS NOT NULL`,
+        sql`CREATE INDEX search_pairs_txt ON search_pairs (pair_id, kv, txt, rid) WHERE txt IS NOT NULL`,
+        sql`CREATE INDEX search_pairs_rid ON search_pairs (rid)`,
+      ]
+    : [
+        sql`CREATE TABLE search_pair_defs (
+          pair_id INTEGER PRIMARY KEY AUTOINCREMENT,
+          scope_id INTEGER NOT NULL,
+          key_field INTEGER NOT NULL,
+          sort_field INTEGER NOT NULL,
+          UNIQUE (scope_id, key_field, sort_field))`,
+        sql`CREATE TABLE search_pairs (
+          pair_id INTEGER NOT NULL,
+          kv TEXT NOT NULL,
+          v NOT NULL,
+          rid INTEGER NOT NULL,
+          PRIMARY KEY (pair_id, kv, v, rid)) WITHOUT ROWID`,
+        sql`CREATE INDEX search_pairs_rid ON search_pairs (rid)`,
+      ];
+  for (const s of statements) await s.execute(db);
+}
+
+/**
+ * 0005: element positions. `search_values.e` numbers the element a value belongs to (see
+ * ValueEntry.e in document.ts: the plain object, an item of the first array on the value's path,
+ * it is below; null for values in no such element), so that an `any` over comparisons compiles to
+ * a self-join on (rid, e) instead of a relaxed filter confirmed in JavaScript. Values stored
+ * before have no position: the column's default, -1, marks them (no table rewrite: both databases
+ * keep a constant default in the catalog), and a partial index lists them by field, so a search
+ * can tell cheaply whether an `any`'s fields still hold such values (it then runs the confirmed
+ * plan). They are rewritten as their records are reindexed (INDEX_VERSION 2: each record on its
+ * next upsert); the index empties as they go. A writer that does not know the column (an older
+ * instance during a rolling deploy) writes the default, and so still marks its values.
+ */
+async function elementPositions(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE search_values ADD COLUMN e integer DEFAULT -1`.execute(db);
+  await sql`CREATE INDEX search_values_unplaced ON search_values (field_id) WHERE e = -1`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -263,5 +335,7 @@ export const searchMigrations: MigrationGroup = {
       },
     },
     '0003_record_changes': { up: recordChanges },
+    '0004_sort_pairs': { up: sortPairs },
+    '0005_element_positions': { up: elementPositions },
   },
 };

@@ -77,6 +77,10 @@ export const sqliteSearchDialect: SearchDialect = {
 
   repeated: sql``,
 
+  sameElement(a, b) {
+    return sql<SqlBool>`${a} IS ${b}`;
+  },
+
   parseRecord(value) {
     return JSON.parse(String(value)) as Record<string, unknown>;
   },
@@ -104,7 +108,7 @@ export const sqliteSearchDialect: SearchDialect = {
     // In (field_id, v) order: the secondary index is then written front to back, each page once
     // per batch, instead of at random (the primary key is written in rid order either way).
     const sorted = [...rows].sort((a, b) => a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
-    await sql`INSERT INTO search_values (rid, field_id, v, n, low) SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(${JSON.stringify(sorted)})`.execute(db);
+    await sql`INSERT INTO search_values (rid, field_id, v, n, low, e) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(${JSON.stringify(sorted)})`.execute(db);
   },
 
   async insertText(db, rows) {
@@ -120,6 +124,21 @@ export const sqliteSearchDialect: SearchDialect = {
     await sql`DELETE FROM search_values WHERE rid IN (${list})`.execute(db);
     await sql`DELETE FROM search_words WHERE rowid IN (${list})`.execute(db);
     await sql`DELETE FROM search_grams WHERE rowid IN (${list})`.execute(db);
+    await sql`DELETE FROM search_pairs WHERE rid IN (${list})`.execute(db);
+  },
+
+  sortPairs: false,
+
+  async insertPairs(db, rows) {
+    if (rows.length === 0) return;
+    await sql`INSERT INTO search_pairs (pair_id, kv, v, rid) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(${JSON.stringify(rows)})`.execute(db);
+  },
+
+  async fillPair(db, pairId, keyField, sortField) {
+    await sql`INSERT INTO search_pairs (pair_id, kv, v, rid)
+      SELECT ${pairId}, k.v, s.v, k.rid
+      FROM search_values k CROSS JOIN search_values s ON s.rid = k.rid AND s.field_id = ${sortField}
+      WHERE k.field_id = ${keyField} AND typeof(k.v) = 'text'`.execute(db);
   },
 
   async insertFields(db, scopeId, keys) {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../../src/errors/index.ts';
 import { parseSearchParams, projectDocument, RecordStore, searchInMemory, type RefDoc } from '../../src/search/index.ts';
 import { DEF, randomFilter, randomRecords, randomSort, RECORDS, rng } from './fixtures.ts';
-import { dialectCases, type TestDatabase } from './helpers.ts';
+import { countingCompiles, dialectCases, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-1';
 const E = 'people';
@@ -465,6 +465,52 @@ for (const [dialect, open, skipped] of dialectCases()) {
           for (let round = 0; round < 2; round++) expect(await allIds(inTrx, odd, E, cs)).toEqual(['a', 'c', 'd']);
         });
         expect(await allIds(counted, odd, E, cs)).toEqual(['a', 'c', 'd']);
+      });
+
+      it.skipIf(dialect !== 'postgres')('remembers sorted walks and GIN-backed keyword and like pages (PostgreSQL): later searches of the shape compile no SQL', async () => {
+        const entity = 'walks';
+        const cs = 'conn-walks';
+        const records = Array.from({ length: 7 }, (_, i) => ({ id: `w${i}`, name: i % 2 === 1 ? 'odd' : 'even', age: 10 - i, title: i === 3 ? 'solo' : 'many' }));
+        await store.upsert(cs, entity, DEF, records);
+        // Counts Kysely compiles of this store's statements: a search answered from remembered SQL compiles none.
+        const { db: counting, counter } = countingCompiles(t.database.db);
+        const watched = new RecordStore({ ...t.database, db: counting }, { cursorSecret: 'test-cursor-secret' });
+        const queries: [Params, string[]][] = [
+          // A walk of age's index bounded by conditions on age only, in both directions, with cursors.
+          [{ query: { filter: { gte: { age: 5 }, lt: { age: 9 } }, sort: [{ age: 'desc' }] }, limit: 2 }, ['w2', 'w3', 'w4', 'w5']],
+          [{ query: { filter: { gte: { age: 4 }, lt: { age: 8 } }, sort: [{ age: 'desc' }] }, limit: 2 }, ['w3', 'w4', 'w5', 'w6']],
+          [{ query: { filter: { gt: { age: 7 } }, sort: [{ age: 'asc' }] }, limit: 1 }, ['w2', 'w1', 'w0']],
+          [{ query: { filter: { gt: { age: 10 } }, sort: [{ age: 'asc' }] }, limit: 1 }, []],
+          // GIN-backed pages below their cap (4 at 7 records and a page of 1).
+          [{ query: { filter: { keyword: { name: 'odd' } } }, limit: 2 }, ['w1', 'w3', 'w5']],
+          [{ query: { filter: { keyword: { title: 'solo' } } }, limit: 2 }, ['w3']],
+          [{ query: { filter: { keyword: { title: 'none' } } }, limit: 2 }, []],
+          [{ query: { filter: { like: { name: '%odd%' } } }, limit: 2 }, ['w1', 'w3', 'w5']],
+          [{ query: { filter: { like: { name: 'eve%' } } }, limit: 3 }, ['w0', 'w2', 'w4', 'w6']],
+        ];
+        // Two rounds teach every shape (a capped one needs the scope's record count first).
+        for (let round = 0; round < 2; round++) {
+          for (const [params, ids] of queries) expect(await allIds(watched, params, entity, cs), JSON.stringify(params)).toEqual(ids);
+        }
+        counter.compiles = 0;
+        for (const [params, ids] of queries) expect(await allIds(watched, params, entity, cs), JSON.stringify(params)).toEqual(ids);
+        const empty = await watched.search(cs, entity, DEF, { query: { filter: { keyword: { title: 'nothing' } } }, limit: 2 });
+        expect(empty.meta.synced_at).not.toBeNull(); // the scope's state read on its own after an empty page
+        expect(counter.compiles).toBe(0);
+        // A set reaching its cap (4 evens at a page of 1) is walked the full way instead; still the same pages.
+        expect(await allIds(watched, { query: { filter: { keyword: { name: 'even' } } }, limit: 1 }, entity, cs)).toEqual(['w0', 'w2', 'w4', 'w6']);
+        counter.compiles = 0;
+        expect(await allIds(watched, { query: { filter: { keyword: { name: 'even' } } }, limit: 1 }, entity, cs)).toEqual(['w0', 'w2', 'w4', 'w6']);
+        expect(counter.compiles).toBeGreaterThan(0);
+        // Writes by another instance show at once; a new field drops the remembered SQL with the scope.
+        const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
+        await other.upsert(cs, entity, DEF, [{ id: 'w7', name: 'odd', age: 6 }, { id: 'w1', name: 'even', age: 9 }]);
+        expect(await allIds(watched, queries[0]![0], entity, cs)).toEqual(['w2', 'w3', 'w7', 'w4', 'w5']);
+        expect(await allIds(watched, queries[4]![0], entity, cs)).toEqual(['w3', 'w5', 'w7']);
+        expect(await allIds(watched, queries[7]![0], entity, cs)).toEqual(['w3', 'w5', 'w7']);
+        await other.upsert(cs, entity, DEF, [{ id: 'w8', name: 'odd', age: 7, score: 1 }]);
+        expect(await allIds(watched, queries[4]![0], entity, cs)).toEqual(['w3', 'w5', 'w7', 'w8']);
+        expect(await allIds(watched, queries[0]![0], entity, cs)).toEqual(['w2', 'w8', 'w3', 'w7', 'w4', 'w5']); // ties by record, descending
       });
 
       it('reports an entity never synced as empty with synced_at null', async () => {

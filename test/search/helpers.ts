@@ -3,6 +3,7 @@
  * SWITCHBOARD_TEST_POSTGRES_URL is set, each test file in a fresh schema dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { PG_SKIP_REASON, postgresAdmin } from '../helpers/dialects.ts';
 import { migrate, openDatabase, type Database, type MigrationGroup } from '../../src/store/database.ts';
 import { searchMigrations } from '../../src/search/index.ts';
@@ -52,4 +53,31 @@ export function dialectCases(): (readonly [...DialectCase, string | undefined])[
     ['sqlite', openSqlite, undefined],
     ['postgres', openPostgres, pgMissing ? PG_SKIP_REASON : undefined],
   ];
+}
+
+/**
+ * `db` seen through a proxy that counts the queries Kysely compiles for it (`counter.compiles`):
+ * a search answered from remembered SQL compiles none.
+ */
+export function countingCompiles<DB>(db: Kysely<DB>): { db: Kysely<DB>; counter: { compiles: number } } {
+  const counter = { compiles: 0 };
+  const counting = new Proxy(db, {
+    get(target, p) {
+      if (p === 'getExecutor') {
+        return () => {
+          const ex = target.getExecutor();
+          return new Proxy(ex, {
+            get(e, q) {
+              const v = Reflect.get(e, q) as unknown;
+              if (q === 'compileQuery') return (...a: unknown[]) => (counter.compiles++, (v as (...b: unknown[]) => unknown).apply(e, a));
+              return typeof v === 'function' ? (v as (...b: unknown[]) => unknown).bind(e) : v;
+            },
+          });
+        };
+      }
+      const v = Reflect.get(target, p) as unknown;
+      return typeof v === 'function' ? (v as (...b: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return { db: counting, counter };
 }

@@ -110,15 +110,23 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     // index of the new kind.
     if (dialect === 'sqlite') await sql`CREATE VIRTUAL TABLE search_grams USING fts5(grams, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`.execute(db);
     else await sql`ALTER TABLE search_text ALTER COLUMN liketext SET DEFAULT ''`.execute(db);
+    // and a scratch element position column (migration 0005's), dropped again below,
+    await sql`ALTER TABLE search_values ADD COLUMN e integer`.execute(db);
     // and a scratch change log (migration 0003's), dropped again below.
     await sql`CREATE TABLE record_changes (scope_id integer NOT NULL, record_id text NOT NULL, seq bigint NOT NULL, action text NOT NULL, payload_hash text NOT NULL,
       first_seen_at text NOT NULL, last_modified_at text NOT NULL, deleted_at text, tombstone text, PRIMARY KEY (scope_id, record_id))`.execute(db);
+    // and scratch sort pair tables (migration 0004's, empty: the store reads the pair list), dropped again below.
+    await sql`CREATE TABLE search_pair_defs (pair_id integer, scope_id integer, key_field integer, sort_field integer)`.execute(db);
+    await sql`CREATE TABLE search_pairs (pair_id integer, rid bigint)`.execute(db);
     // More records than one reindexing batch (2,000), so the migration crosses a batch boundary.
     const records = [...RECORDS, ...randomRecords(15, 2100)];
     const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
     for (let i = 0; i < records.length; i += 500) await store.upsert(C, E, DEF, records.slice(i, i + 500));
     if (dialect === 'sqlite') await sql`DROP TABLE search_grams`.execute(db);
     await sql`DROP TABLE record_changes`.execute(db);
+    await sql`ALTER TABLE search_values DROP COLUMN e`.execute(db);
+    await sql`DROP TABLE search_pair_defs`.execute(db);
+    await sql`DROP TABLE search_pairs`.execute(db);
 
     await migrate(t.database, [searchMigrations]);
     const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(dialect === 'sqlite' ? 'search_grams' : 'search_text')}`.execute(db);
