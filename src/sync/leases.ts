@@ -18,7 +18,7 @@ export class SyncLeases {
   constructor(
     private readonly db: Kysely<SyncTables>,
     readonly instanceId: string,
-    private readonly leaseMs: number,
+    readonly leaseMs: number,
   ) {}
 
   async state(connectorId: string): Promise<SyncStateRow | undefined> {
@@ -48,4 +48,50 @@ export class SyncLeases {
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) throw new LeaseLost('lease lost');
   }
+}
+
+/** A run's lease kept alive by a timer (LeaseKeeper.start), whatever the run is waiting for. */
+export interface LeaseKeeper {
+  /** The run's signal: aborted when the caller's is, or when a renewal finds the lease lost. */
+  readonly signal: AbortSignal;
+  /** The LeaseLost a renewal met, if any: the run's end is that, not the abort it caused. */
+  readonly lost: LeaseLost | undefined;
+  stop(): void;
+}
+
+/**
+ * Renew a run's lease every third of its length from a timer, not only after each page: a page
+ * can take longer than the lease (a slow or throttled upstream and its retries, a parent list of
+ * many pages, hydration, a wait for a page-write slot), and a lease that lapsed mid-page let
+ * another instance start the same run beside it. A renewal that finds the lease gone (the
+ * connector deleted, the run taken over) aborts the run's signal at once, its upstream request
+ * included. A renewal that fails otherwise (the database unreachable for a moment) is tried again
+ * at the next tick; the page-end renewals still throw when the lease is really lost.
+ */
+export function keepLease(leases: SyncLeases, connectorId: string, callerSignal?: AbortSignal): LeaseKeeper {
+  const controller = new AbortController();
+  const signals = callerSignal !== undefined ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal;
+  let lost: LeaseLost | undefined;
+  let renewing = false;
+  const timer = setInterval(() => {
+    if (renewing || controller.signal.aborted) return;
+    renewing = true;
+    leases
+      .heartbeat(connectorId, callerSignal)
+      .catch((e: unknown) => {
+        if (e instanceof LeaseLost && callerSignal?.aborted !== true) {
+          lost = e;
+          controller.abort(e);
+        }
+      })
+      .finally(() => (renewing = false));
+  }, Math.max(1, Math.floor(leases.leaseMs / 3)));
+  timer.unref();
+  return {
+    signal: signals,
+    get lost() {
+      return lost;
+    },
+    stop: () => clearInterval(timer),
+  };
 }

@@ -9,7 +9,8 @@
  *   and records the full refresh did not see are deleted (deletion detection).
  * - Checkpointed after every page: the next page's request is stored, so a process killed
  *   mid-sync resumes where it stopped, in the same run (records already stored keep the run
- *   marker, so deletion detection stays right). The lease is renewed after every page.
+ *   marker, so deletion detection stays right). The lease is renewed after every page and by a
+ *   timer every third of its length (leases.ts keepLease), so a page slower than the lease keeps it.
  * - Within the connector's rate limits: the engine's per-instance throttle spaces requests, and
  *   its retry honours Retry-After when the upstream answers 429 anyway.
  */
@@ -20,7 +21,7 @@ import type { CompiledEntity } from '../manifest/index.ts';
 import type { NextPage } from '../pagination/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
-import { LeaseLost, later, now, type SyncLeases } from './leases.ts';
+import { keepLease, LeaseLost, later, now, type SyncLeases } from './leases.ts';
 import type { SyncEntityRow, SyncTables } from './sync-migrations.ts';
 import type { EntityRunCounts, RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
 
@@ -128,8 +129,16 @@ export class SyncRunner {
 
     const result: SyncResult = { connector_id: connectorId, run_id: runId, full, resumed, entities: {} };
     const entities = [...manifest.entities.values()].filter((e) => e.def.sync !== undefined).sort((a, b) => a.name.localeCompare(b.name));
-    for (const entity of entities) {
-      result.entities[entity.name] = await this.syncEntity(connectorId, runtime, entity, runId, full, options);
+    const keeper = keepLease(this.leases, connectorId, options.signal);
+    try {
+      for (const entity of entities) {
+        result.entities[entity.name] = await this.syncEntity(connectorId, runtime, entity, runId, full, { ...options, signal: keeper.signal });
+      }
+    } catch (e) {
+      // Stopped by a renewal that found the lease gone: the run ends as LeaseLost, not as the abort.
+      throw keeper.lost ?? e;
+    } finally {
+      keeper.stop();
     }
     const t = now();
     await this.db

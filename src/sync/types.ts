@@ -89,7 +89,7 @@ export interface SyncEngineOptions {
   instanceName?: string;
   /** Default time between scheduled syncs of a connector; default 1 hour. */
   defaultIntervalMs?: number;
-  /** A run's lease; renewed after every page; default 60 s. */
+  /** A run's lease; renewed after every page and every third of this from a timer; default 60 s. */
   leaseMs?: number;
   /** How often the scheduler looks for due connectors; default 5 s. */
   pollMs?: number;
