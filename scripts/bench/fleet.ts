@@ -2,7 +2,9 @@
  * The cost of a fleet of connectors: how memory, the scheduler, sync throughput and execute
  * latency grow with the number of connectors, against the sandbox's Granola simulator (in a
  * child process, scripts/bench/fleet-sims.ts), on SQLite (one instance) and on PostgreSQL (two
- * instances sharing one schema, their limits shared through it).
+ * instances sharing one schema, their limits shared through it). Each instance runs in a process
+ * of its own (fleet-instance.ts), as deployed, and the probe's calls come from another
+ * (fleet-probe.ts): this process only drives them and reads the database.
  *
  *   npm run bench:fleet -- [--connectors 10000] [--sync 100] [--seconds 20] [--dialects sqlite,postgres]
  *
@@ -17,33 +19,34 @@
  *    requests/s and records/s over the window after the bursts, against the sum of the keys'
  *    ceilings (5/s each); 429s counted; each connector's share (none starved: every connector's
  *    rate ≥ half the median's). Goals: ≥ 90 % of the ceilings' sum, 0 × 429, none starved.
- * 3. Execute latency of one more connector (its own key, its simulator in a process of its own) while those syncs run, against the same
- *    connector's latency with nothing syncing. Goal: p99 < 2× idle p99.
+ * 3. Execute latency of one more connector (its own key, its simulator in a process of its own,
+ *    called from a client process of its own, fleet-probe.ts) while those syncs run, against the
+ *    same connector's latency with nothing syncing. Goal: p99 < 2× idle p99.
  * 4. The scheduler at --connectors (default 10,000) with staggered schedules (every connector
  *    every 10 minutes, spread evenly: about 17 due per second at 10,000): the cost of each tick
  *    (find the due connectors, check and start them), and how long a due connector waits to
  *    start (started_at − its next_run_at). Goals: tick p95 < 50 ms; start delay p99 < the poll
  *    interval (5 s) + 1 s.
  *
- * One `goal:` line per goal and dialect. Exit 1 when any is not met. Run with --expose-gc (the
- * npm script does): the memory figures need full collections.
+ * One `goal:` line per goal and dialect. Exit 1 when any is not met. The instances run with
+ * --expose-gc: the memory figures need full collections.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { request } from 'undici';
-import { createUpstreamTransport, type UpstreamRequest, type UpstreamSend } from '../../src/http/upstream-transport.ts';
-import type { FetchLike } from '../../src/http/index.ts';
-import { createApplication, defaultServiceConfig, startService, type RunningService } from '../../src/service/index.ts';
-import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
+import { createApplication } from '../../src/service/index.ts';
+import { openDatabase, type Database } from '../../src/store/database.ts';
+import { generateKeySpec, ServiceStore, type ServiceTables } from '../../src/store/index.ts';
 import { dueConnectors } from '../../src/sync/scheduler.ts';
 import type { SyncTables } from '../../src/sync/sync-migrations.ts';
+import { api, execute, type Api } from './fleet-client.ts';
+import type { InstanceSpec } from './fleet-instance.ts';
 import { percentile } from './lib.ts';
 
 const { values: args } = parseArgs({
@@ -68,8 +71,6 @@ const POLL_MS = 5000;
 /** Notes per limited simulator: enough that every sync outlasts the window. */
 const NOTES = BURST + PER_SECOND * (SECONDS + 10) + 30;
 const CHECKPOINTS = [...new Set([100, 1000, 10_000].filter((n) => n < CONNECTORS).concat(CONNECTORS))];
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:fleet does)');
 
 // Several dialects: each in a process of its own, so one's memory figures start clean of the
 // other's (connections kept alive, buffers not yet collected).
@@ -130,78 +131,77 @@ const { child: simChild, sims } = await startSims(['--limited', String(SYNCING),
 // down by other customers' syncs, so its latency here is the service's.
 const { child: probeChild, sims: probeSims } = await startSims(['--limited', '1', '--size', '50', '--key-prefix', 'grn_fleet_probe_']);
 const PROBE = probeSims.limited[0]!;
+// The probe's client, in a process of its own too (fleet-probe.ts): it measures the service, not this process's event loop.
+const probeClient = fork(new URL('./fleet-probe.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 
-// --- upstream routing: each connector's key to its simulator ---------------------------------------
-/** Key → simulator. Keys not listed (the idle fleet's) go to the unlimited simulator, with its key. */
-const route = new Map([...sims.limited, PROBE].map((s) => [s.apiKey, s.url]));
-const syncKeys = new Set(sims.limited.map((s) => s.apiKey));
+// --- the instances, each in a process of its own (fleet-instance.ts) ------------------------------
+const epochNow = (): number => performance.timeOrigin + performance.now();
+/** Every instance reaches the simulators the same way: each key to its own, the idle fleet's to the unlimited one. */
+const ROUTING = {
+  routes: Object.fromEntries([...sims.limited, PROBE].map((s) => [s.apiKey, s.url])),
+  idle: sims.idle,
+  syncKeys: sims.limited.map((s) => s.apiKey),
+};
 interface Exchange {
   key: string;
   at: number;
   status: number;
   get: boolean;
 }
-let exchanges: Exchange[] = [];
-const transport = createUpstreamTransport();
-const BASE = 'http://granola.fleet.invalid';
-
-function routed(input: string | URL, headers: Record<string, string>): { url: string; headers: Record<string, string>; key: string } {
-  const authName = Object.keys(headers).find((h) => h.toLowerCase() === 'authorization');
-  const key = authName === undefined ? '' : String(headers[authName]).replace(/^Bearer\s+/i, '');
-  const target = route.get(key);
-  const u = new URL(String(input));
-  const out = { ...headers };
-  if (target === undefined && authName !== undefined) out[authName] = `Bearer ${sims.idle.apiKey}`;
-  return { url: (target ?? sims.idle.url) + u.pathname + u.search, headers: out, key };
+interface Instance {
+  url: string;
+  call<T = unknown>(op: string): Promise<T>;
+  /** Close the service and wait for the process to end. */
+  close(): Promise<void>;
 }
 
-const send: UpstreamSend = async (input, req: UpstreamRequest = {}) => {
-  const r = routed(input, req.headers ?? {});
-  const res = await transport.send(r.url, { ...req, headers: r.headers });
-  if (syncKeys.has(r.key)) exchanges.push({ key: r.key, at: performance.now(), status: res.status, get: /\/v1\/notes\/[^/?]+/.test(r.url) });
-  return res;
-};
-const fetchImpl = Object.assign(async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-  const h: Record<string, string> = {};
-  new Headers(init?.headers).forEach((v, k) => (h[k] = v));
-  const r = routed(input instanceof Request ? input.url : input, h);
-  return transport.fetch(r.url, { ...init, headers: r.headers });
-}, { send }) as unknown as FetchLike;
+function startInstance(spec: InstanceSpec): Promise<Instance> {
+  const child = fork(new URL('./fleet-instance.ts', import.meta.url).pathname, [JSON.stringify(spec)], {
+    // FLEET_CPU_PROF=<dir>: each instance writes a CPU profile there when it closes (node --cpu-prof).
+    execArgv: ['--expose-gc', '--max-old-space-size=4096', '--import', 'tsx', ...(process.env['FLEET_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['FLEET_CPU_PROF']}`] : [])],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let next = 0;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => {
+      const e = new Error(`a fleet instance exited with ${code}`);
+      reject(e);
+      for (const w of waiting.values()) w.reject(e);
+    });
+    child.on('message', (m: { ready?: string; id?: number; result?: unknown; error?: string }) => {
+      if (m.ready !== undefined) {
+        const call = <T>(op: string): Promise<T> =>
+          new Promise<T>((res, rej) => {
+            const id = next++;
+            waiting.set(id, { resolve: res as (v: unknown) => void, reject: rej });
+            child.send({ id, op });
+          });
+        resolve({
+          url: m.ready,
+          call,
+          close: async () => {
+            await call('close').catch(() => undefined);
+            await exited;
+          },
+        });
+        return;
+      }
+      const w = waiting.get(m.id!);
+      waiting.delete(m.id!);
+      if (m.error !== undefined) w?.reject(new Error(m.error));
+      else w?.resolve(m.result);
+    });
+  });
+}
 
 // --- one dialect ----------------------------------------------------------------------------------
-interface Api {
-  url: string;
-  token: string;
-}
-
-async function api(a: Api, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const r = await request(`${a.url}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${a.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: r.statusCode, json: (await r.body.json()) as Record<string, unknown> };
-}
-
 async function createConnector(a: Api, name: string, apiKey: string): Promise<string> {
   const r = await api(a, 'POST', '/integrations/connectors?check=false', { customer_name: name, connector_type: 'granola', name, credentials: { api_key: apiKey } });
   if (r.status !== 201 && r.status !== 200) throw new Error(`create ${name}: ${r.status} ${JSON.stringify(r.json)}`);
   return String(r.json['id']);
 }
-
-async function execute(a: Api, id: string, action: 'list' | 'get', params: Record<string, unknown>): Promise<number> {
-  const t = performance.now();
-  const r = await api(a, 'POST', `/integrations/connectors/${id}/execute`, { entity: 'notes', action, params });
-  if (r.status !== 200) throw new Error(`execute ${id}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
-  return performance.now() - t;
-}
-
-const memory = (): { heap: number; rss: number } => {
-  gc();
-  gc();
-  const m = process.memoryUsage();
-  return { heap: m.heapUsed + m.external, rss: m.rss };
-};
 
 async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
   console.log(`\n=== ${dialect}${dialect === 'postgres' ? ' (two instances)' : ''} ===`);
@@ -213,35 +213,32 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     await admin.connect();
     await admin.query(`CREATE SCHEMA ${schema}`);
   }
-  const config = defaultServiceConfig({
+  const spec: InstanceSpec = {
     databaseUrl: dialect === 'sqlite' ? join(dir, 'fleet.db') : PG_URL!,
     encryptionKey: generateKeySpec(),
-    port: 0,
-    host: '127.0.0.1',
-    logLevel: 'error',
-    rateLimitPerMinute: 0,
-    syncScheduler: false,
-    syncIntervalSeconds: 3600,
-    connectorTypes: { granola: { baseUrl: BASE } },
-  });
-  const instances: RunningService[] = [];
+    ...(dialect === 'postgres' ? { schema } : {}),
+    ...ROUTING,
+  };
+  const instances: Instance[] = [];
+  let database: Database | undefined;
   try {
-    const startOne = (): Promise<RunningService> => startService({ config, fetch: fetchImpl, logDestination: process.stderr, ...(dialect === 'postgres' ? { schema } : {}) });
-    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) instances.push(await startOne());
-    const a = instances[0]!;
-    let db = a.database.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    const app = await createApplication(new ServiceStore(a.database.db), { orgName: 'fleet' });
-    const tok = await request(`${a.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
+    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) instances.push(await startInstance(spec));
+    // The bench's own connection, to set schedules and read sync state beside the instances.
+    database = openDatabase(spec.databaseUrl, spec.schema !== undefined ? { schema: spec.schema } : {});
+    const db = database.db as Kysely<Record<string, Record<string, unknown>>>;
+    const app = await createApplication(new ServiceStore(database.db as Kysely<ServiceTables>), { orgName: 'fleet' });
+    const tok = await request(`${instances[0]!.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
     const token = ((await tok.body.json()) as { access_token: string }).access_token;
     const apis: Api[] = instances.map((s) => ({ url: s.url, token }));
     const A = apis[0]!;
+    const memory = (): Promise<{ heap: number; rss: number }> => instances[0]!.call('memory');
 
     // 1. Memory per idle connector.
     // Warm up with 50 connectors of their own (code compiled, pools and caches allocated), so the
     // figures are what one more connector costs, not the first one's one-off allocations.
     const warm = await Promise.all(Array.from({ length: 50 }, (_, i) => createConnector(A, `warm-${i}`, `grn_fleet_warm_${i}`)));
     for (let k = 0; k < 4; k++) for (const id of warm) await execute(A, id, 'list', {});
-    const base = memory();
+    const base = await memory();
     const idle: string[] = [];
     for (const n of CHECKPOINTS) {
       const started = performance.now();
@@ -252,7 +249,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
         await execute(A, ids[k]!, 'list', {});
       });
       idle.push(...ids);
-      const m = memory();
+      const m = await memory();
       const per = (m.heap - base.heap) / idle.length;
       console.log(`${idle.length.toLocaleString()} connectors created and used once in ${((performance.now() - started) / 1000).toFixed(0)} s; heap + external ${((m.heap - base.heap) / 1e6).toFixed(1)} MB above the start, RSS ${((m.rss - base.rss) / 1e6).toFixed(1)} MB`);
       goal(`fleet memory per idle connector < 10 kB at ${idle.length.toLocaleString()} connectors (${dialect})`, per < 10_000, `${per.toFixed(0)} B per connector (heap + external after GC); RSS ${((m.rss - base.rss) / idle.length).toFixed(0)} B per connector`);
@@ -266,33 +263,36 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const probe = await createConnector(A, 'probe', PROBE.apiKey);
     await db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', 'in', [...syncing, probe]).execute();
     const probeIds = (await api(A, 'POST', `/integrations/connectors/${probe}/execute`, { entity: 'notes', action: 'list', params: {} })).json['data'] as { id: string }[];
-    /** 2.5 calls/s, half the probe's own 5/s budget (the shared throttle on PostgreSQL counts in fixed 1 s windows): its latency, not its throttle, is measured. */
-    const probeRun = async (seconds: number): Promise<number[]> => {
-      const out: number[] = [];
-      const end = performance.now() + seconds * 1000;
-      for (let k = 0; performance.now() < end; k++) {
-        const t = performance.now();
-        out.push(await execute(apis[k % apis.length]!, probe, 'get', { note_id: probeIds[k % probeIds.length]!.id }));
-        await sleep(Math.max(0, 400 - (performance.now() - t)));
-      }
-      return out;
-    };
+    /** The probe's calls for `seconds`, from the probe process (fleet-probe.ts): their latencies. */
+    const probeRun = (seconds: number): Promise<number[]> =>
+      new Promise((resolve, reject) => {
+        const onExit = (code: number | null): void => reject(new Error(`the probe process exited with ${code}`));
+        probeClient.once('exit', onExit);
+        probeClient.once('message', (m: { latencies?: number[]; error?: string }) => {
+          probeClient.off('exit', onExit);
+          if (m.latencies !== undefined) resolve(m.latencies);
+          else reject(new Error(`probe: ${m.error ?? 'no answer'}`));
+        });
+        probeClient.send({ apis, connector: probe, noteIds: probeIds.map((n) => n.id), seconds });
+      });
     await probeRun(3); // warm
     const idleLatency = await probeRun(Math.max(12, SECONDS / 2));
-    exchanges = [];
-    const t0 = performance.now();
+    await Promise.all(instances.map((s) => s.call('exchanges')));
+    const t0 = epochNow();
     await db.updateTable('sync_state').set({ next_run_at: new Date().toISOString() }).where('connector_id', 'in', syncing).execute();
-    for (const s of instances) s.ctx.sync.start();
+    for (const s of instances) await s.call('sync-start');
     // The bursts are spent in the first 5 s (25 requests at 5/s of credit): measure after.
     await sleep(6000);
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
-    const w0 = performance.now();
+    for (const s of instances) await s.call('loop-start');
+    const w0 = epochNow();
     const busyLatency = await probeRun(SECONDS);
-    const w1 = performance.now();
-    loop.disable();
-    console.log(`event loop delay while syncing: p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`);
-    for (const s of instances) await s.ctx.sync.stop();
+    const w1 = epochNow();
+    for (const [i, s] of instances.entries()) {
+      const loop = await s.call<{ p50: number; p99: number; max: number }>('loop-stop');
+      console.log(`event loop delay of instance ${i + 1} while syncing: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
+    }
+    for (const s of instances) await s.call('sync-stop');
+    const exchanges = (await Promise.all(instances.map((s) => s.call<Exchange[]>('exchanges')))).flat();
     const startedBy = (await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', syncing).execute()).filter((r) => r['started_at'] !== null).length;
     const inWindow = exchanges.filter((e) => e.at >= w0 && e.at <= w1);
     const ok = inWindow.filter((e) => e.status < 400);
@@ -322,9 +322,8 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     // same database, as after a deploy.
     for (let i = 0; i < instances.length; i++) {
       await instances[i]!.close();
-      instances[i] = await startOne();
+      instances[i] = await startInstance(spec);
     }
-    db = instances[0]!.database.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     await db.updateTable('sync_state').set({ next_run_at: null, lease_owner: null, lease_until: null }).execute();
     const everyMs = 600_000;
     const startAt = Date.now() + 2000;
@@ -340,24 +339,12 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       const plan = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT connector_id FROM sync_state WHERE next_run_at <= ${new Date(startAt + 10_000).toISOString()} AND (lease_until IS NULL OR lease_until < ${new Date().toISOString()}) ORDER BY next_run_at LIMIT 16`.execute(db);
       console.log(`the scheduler's due query on PostgreSQL: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')}`);
     }
-    const ticks: number[] = [];
-    for (const s of instances) {
-      const engine = s.ctx.sync as unknown as { tick?: () => Promise<void> };
-      const tick = engine.tick?.bind(engine);
-      if (tick === undefined) throw new Error('SyncEngine has no tick() to time: update the fleet bench');
-      engine.tick = async () => {
-        const t = performance.now();
-        try {
-          await tick();
-        } finally {
-          ticks.push(performance.now() - t);
-        }
-      };
-    }
-    for (const s of instances) s.ctx.sync.start();
+    for (const s of instances) await s.call('time-ticks');
+    for (const s of instances) await s.call('sync-start');
     await sleep(SECONDS * 1000 + 2000);
     const end = Date.now();
-    for (const s of instances) await s.ctx.sync.stop();
+    for (const s of instances) await s.call('sync-stop');
+    const ticks = (await Promise.all(instances.map((s) => s.call<number[]>('ticks')))).flat();
     const rows = await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', idle.slice(0, Math.ceil((idle.length * (SECONDS + 2) * 1000) / everyMs) + 50)).execute();
     const delays: number[] = [];
     let notStarted = 0;
@@ -389,6 +376,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     );
   } finally {
     for (const s of instances) await s.close();
+    await database?.close();
     if (admin !== undefined) {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await admin.end();
@@ -409,7 +397,7 @@ try {
 } finally {
   simChild.kill();
   probeChild.kill();
-  await transport.close();
+  probeClient.kill();
 }
 console.log(`\n${goals.filter((g) => /: met \(/.test(g)).length} of ${goals.length} fleet goals met`);
 if (goals.some((g) => !/: met \(/.test(g))) process.exitCode = 1;
