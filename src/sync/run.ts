@@ -77,6 +77,17 @@ export class Slots {
   }
 }
 
+/** Records per write of a hydrated page (SyncEngineOptions.hydrateWriteRecords). */
+export const HYDRATE_WRITE_RECORDS = 8;
+
+/** The items in consecutive parts of at most `size` (one part, possibly empty, when size < 1 or the list is short). */
+function chunks<T>(items: T[], size: number): T[][] {
+  if (size < 1 || items.length <= size) return [items];
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 /** Map with bounded concurrency, preserving order. */
 async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -98,7 +109,7 @@ export class SyncRunner {
     private readonly leases: SyncLeases,
     private readonly apply: ChangeApplier,
     private readonly runtimeFor: RuntimeFactory,
-    private readonly settings: { defaultIntervalMs: number; fullEvery: number; hydrateConcurrency: number },
+    private readonly settings: { defaultIntervalMs: number; fullEvery: number; hydrateConcurrency: number; hydrateWriteRecords: number },
     /** Page writes at once across this instance's runs (SyncEngineOptions.pageWriteSlots). */
     private readonly writeSlots?: Slots,
   ) {}
@@ -235,12 +246,14 @@ export class SyncRunner {
      * bench). A page's checkpoint is still stored only once its records are. With
      * pageWriteSlots, a page waits for a slot shared by the instance's runs.
      */
-    const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean): Promise<void> => {
+    const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean, last = true): Promise<void> => {
       if (gone.length > 0) removed += await this.apply.delete(connectorId, entity, gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
-      const counts = await this.apply.upsert(connectorId, entity, records, runId);
+      const counts = records.length > 0 ? await this.apply.upsert(connectorId, entity, records, runId) : { added: 0, updated: 0 };
       added += counts.added;
       updated += counts.updated;
       seen += records.length;
+      // A part of a hydrated page: its records are stored, the checkpoint waits for the page's last part.
+      if (!last) return;
       pages++;
       // Where to resume: the next page of this parent, or the start of the next parent.
       const cp: Checkpoint = next !== null ? { parent: pi, next } : { parent: pi + 1, next: null };
@@ -284,29 +297,38 @@ export class SyncRunner {
         }
         for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action, { signal: options.signal })) {
           if (options.signal?.aborted) throw new LeaseLost('aborted');
-          let records = page.data;
-          if (hydrate) {
-            records = await mapLimit(records, this.settings.hydrateConcurrency, async (record) => {
-              const p = Object.fromEntries(hydrateParams.map(([k, t]) => [k, t.render({ record })]).filter(([, v]) => v !== undefined));
-              const got = await runtime.execute(entity.name, 'get', p, { signal: options.signal });
-              return { ...record, ...(got.data as Record<string, unknown>) };
-            });
+          // A hydrated page is fetched record by record (at the upstream's rate: 30 records take 6 s
+          // on Granola) and written in parts of hydrateWriteRecords as they are hydrated, each part
+          // while the next is fetched; its checkpoint goes with its last part. Written whole, the
+          // pages of syncs started together came due together: 100 syncs wrote 3,000 records at
+          // once every 6 s and saturated the machine for 2-3 s (issue 25's fleet bench).
+          const parts = hydrate ? chunks(page.data, this.settings.hydrateWriteRecords) : [page.data];
+          let reached = false;
+          for (const [k, part] of parts.entries()) {
+            let records = part;
+            if (hydrate) {
+              records = await mapLimit(records, this.settings.hydrateConcurrency, async (record) => {
+                const p = Object.fromEntries(hydrateParams.map(([key, t]) => [key, t.render({ record })]).filter(([, v]) => v !== undefined));
+                const got = await runtime.execute(entity.name, 'get', p, { signal: options.signal });
+                return { ...record, ...(got.data as Record<string, unknown>) };
+              });
+            }
+            if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
+            // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
+            let gone: Record<string, unknown>[] = [];
+            if (deletedWhen !== undefined) {
+              gone = records.filter((record) => truthy(deletedWhen.render({ record })));
+              if (gone.length > 0) records = records.filter((r) => !gone.includes(r));
+            }
+            // Newest-first incremental: this page reached records the last run already had.
+            reached ||= sortedSince !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], sortedSince) === sortedSince && r[inc.cursor_field] !== sortedSince);
+            await written();
+            if (options.signal?.aborted) throw new LeaseLost('aborted');
+            const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);
+            writing = this.writeSlots !== undefined ? this.writeSlots.run(write) : write();
+            // Observed here; its error is thrown where it is awaited (the next part or page, or after the last).
+            writing.catch(() => undefined);
           }
-          if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
-          // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
-          let gone: Record<string, unknown>[] = [];
-          if (deletedWhen !== undefined) {
-            gone = records.filter((record) => truthy(deletedWhen.render({ record })));
-            if (gone.length > 0) records = records.filter((r) => !gone.includes(r));
-          }
-          // Newest-first incremental: this page reached records the last run already had.
-          const reached = sortedSince !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], sortedSince) === sortedSince && r[inc.cursor_field] !== sortedSince);
-          await written();
-          if (options.signal?.aborted) throw new LeaseLost('aborted');
-          const write = persist.bind(null, pi, records, gone, next, mark, reached);
-          writing = this.writeSlots !== undefined ? this.writeSlots.run(write) : write();
-          // Observed here; its error is thrown where it is awaited (the next page, or after the last).
-          writing.catch(() => undefined);
           if (reached) break;
         }
       }

@@ -9,7 +9,7 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import { ChangeApplier } from './apply.ts';
 import { leaseOwner, type LeaseOwner } from './lease-owner.ts';
 import { LeaseLost, later, now, SyncLeases } from './leases.ts';
-import { Slots, SyncRunner, type Checkpoint } from './run.ts';
+import { HYDRATE_WRITE_RECORDS, Slots, SyncRunner, type Checkpoint } from './run.ts';
 import type { SyncTables } from './sync-migrations.ts';
 import { isAuthFailure, type RecordSink, type SyncEngineOptions, type SyncOptions, type SyncResult, type SyncStatus } from './types.ts';
 
@@ -65,6 +65,7 @@ export class SyncEngine {
       defaultIntervalMs: this.defaultIntervalMs,
       fullEvery: options.fullRefreshEvery ?? 24,
       hydrateConcurrency: options.hydrateConcurrency ?? 4,
+      hydrateWriteRecords: options.hydrateWriteRecords ?? HYDRATE_WRITE_RECORDS,
     }, options.pageWriteSlots !== undefined && options.pageWriteSlots > 0 ? new Slots(options.pageWriteSlots) : undefined);
   }
 

@@ -98,6 +98,12 @@ export interface SyncEngineOptions {
   /** Parallel page hydrations (the engine's throttle still applies); default 4. */
   hydrateConcurrency?: number;
   /**
+   * A hydrated page is written in parts of this many records as they are hydrated (its
+   * checkpoint with the last part), instead of whole once every record is; default
+   * HYDRATE_WRITE_RECORDS (8); 0 writes whole pages.
+   */
+  hydrateWriteRecords?: number;
+  /**
    * Pages written at once by all of this instance's runs (a page's records, its checkpoint and
    * the lease's renewal); the others wait their turn, in order, while their runs go on fetching.
    * The service sets it on PostgreSQL below its pool's size, so the syncs' writes leave

@@ -64,6 +64,8 @@ describe('sync page writes', () => {
       sink,
       runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null, fetch: recording }) }),
       hydrateConcurrency: 2,
+      // Whole pages here; parts of pages below.
+      hydrateWriteRecords: 0,
     });
     await engine.register('c-pipe');
     const run = engine.runOnce('c-pipe');
@@ -97,6 +99,8 @@ describe('sync page writes', () => {
       sink,
       runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
       hydrateConcurrency: 2,
+      // Whole pages here; parts of pages below.
+      hydrateWriteRecords: 0,
     });
     await engine.register('c-fail');
     await expect(engine.runOnce('c-fail')).rejects.toThrow('disk full');
@@ -128,6 +132,8 @@ describe('sync page writes', () => {
       sink,
       runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
       hydrateConcurrency: 2,
+      // Whole pages here; parts of pages below.
+      hydrateWriteRecords: 0,
       pageWriteSlots: 1,
     });
     for (const c of ['c-slot-a', 'c-slot-b', 'c-slot-c']) await engine.register(c);
@@ -143,6 +149,93 @@ describe('sync page writes', () => {
     expect(results.map((r) => r.entities['notes']?.records)).toEqual([45, 45, 45]);
     expect(most).toBe(1);
     expect(started).toHaveLength(6);
+    await engine.stop();
+  });
+});
+
+describe('sync page writes in parts (hydrateWriteRecords)', () => {
+  let tdb: TestDatabase;
+  let sim: GranolaSimulator;
+  let store: RecordStore;
+
+  beforeAll(async () => {
+    tdb = await openSqlite();
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
+    sim = await startGranolaSimulator({ size: 45, rateLimit: false });
+  });
+  afterAll(async () => {
+    await sim.close();
+    await tdb.close();
+  });
+
+  it("writes a hydrated page's records in parts as they are hydrated, its checkpoint only with the last part", async () => {
+    const writes: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const engine = new SyncEngine({
+      database: tdb.database,
+      sink: {
+        upsert: async (connectorId, entity, def, list, syncRun) => {
+          writes.push(list.length);
+          // The first page's last part waits.
+          if (writes.length === 4) await held;
+          return store.upsert(connectorId, entity, def, list, syncRun);
+        },
+        deleteMissing: (c, e, r) => store.deleteMissing(c, e, r),
+        deleteRecords: (c, e, ids) => store.deleteRecords(c, e, ids),
+        deleteConnector: (c) => store.deleteConnector(c),
+        count: (c, e) => store.count(c, e),
+      },
+      runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
+      hydrateConcurrency: 2,
+      hydrateWriteRecords: 8,
+    });
+    await engine.register('c-parts');
+    const run = engine.runOnce('c-parts');
+    await expect.poll(() => writes.length, { timeout: 10_000 }).toBe(4);
+    // Three parts of the first page (30 notes) are stored; no checkpoint past it yet.
+    expect(await store.count('c-parts', 'notes')).toBe(24);
+    const db = tdb.database.db as unknown as import('kysely').Kysely<import('../../src/sync/sync-migrations.ts').SyncTables>;
+    const row = await db.selectFrom('sync_entities').selectAll().where('connector_id', '=', 'c-parts').executeTakeFirstOrThrow();
+    expect([row.checkpoint, row.records_seen]).toEqual([null, 0]);
+    release();
+    const result = await run;
+    expect(writes).toEqual([8, 8, 8, 6, 8, 7]);
+    expect(result.entities['notes']).toEqual({ records: 45, deleted: 0, added: 45, updated: 0 });
+    expect(await store.count('c-parts', 'notes')).toBe(45);
+    await engine.stop();
+  });
+
+  it('a failed part fails the run; the next run resumes at the start of that page and stores every record once', async () => {
+    let writes = 0;
+    const engine = new SyncEngine({
+      database: tdb.database,
+      sink: {
+        upsert: async (connectorId, entity, def, list, syncRun) => {
+          writes++;
+          if (writes === 6) throw new Error('disk full');
+          return store.upsert(connectorId, entity, def, list, syncRun);
+        },
+        deleteMissing: (c, e, r) => store.deleteMissing(c, e, r),
+        deleteRecords: (c, e, ids) => store.deleteRecords(c, e, ids),
+        deleteConnector: (c) => store.deleteConnector(c),
+        count: (c, e) => store.count(c, e),
+      },
+      runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
+      hydrateConcurrency: 2,
+      hydrateWriteRecords: 8,
+    });
+    await engine.register('c-parts-fail');
+    // Page 1: parts 1-4 (30); page 2: part 5 (8) stored, part 6 fails.
+    await expect(engine.runOnce('c-parts-fail')).rejects.toThrow('disk full');
+    expect(await store.count('c-parts-fail', 'notes')).toBe(38);
+    const r = await engine.runOnce('c-parts-fail');
+    expect(r.resumed).toBe(true);
+    expect(r.entities['notes']?.records).toBe(45);
+    expect(await store.count('c-parts-fail', 'notes')).toBe(45);
+    // The full refresh deleted nothing: the resumed run's records all carry the run's marker.
+    expect(r.entities['notes']?.deleted).toBe(0);
     await engine.stop();
   });
 });
