@@ -7,6 +7,7 @@
  *
  * - memory: heap + external and RSS after two full GCs (run with --expose-gc);
  * - sync-start / sync-stop: the sync scheduler (started by hand: the config turns it off);
+ * - probe-upstream: the probe key's upstream round trips (ms) since the last call;
  * - exchanges: the sync keys' upstream exchanges since the last call ({key, at, status, get},
  *   `at` in ms since the epoch, performance.timeOrigin-based, comparable across processes);
  * - loop-start / loop-stop: this process's event-loop delay over the span (p50, p99, max in ms);
@@ -29,6 +30,8 @@ export interface InstanceSpec {
   idle: { url: string; apiKey: string };
   /** Keys whose exchanges are recorded. */
   syncKeys: string[];
+  /** Keys whose upstream round trips are timed (the probe's). */
+  probeKeys: string[];
 }
 
 const FLEET_BASE = 'http://granola.fleet.invalid';
@@ -37,6 +40,8 @@ const spec = JSON.parse(process.argv[2]!) as InstanceSpec;
 const gc = (globalThis as { gc?: () => void }).gc;
 const route = new Map(Object.entries(spec.routes));
 const syncKeys = new Set(spec.syncKeys);
+const probeKeys = new Set(spec.probeKeys);
+let probeTimes: number[] = [];
 const transport = createUpstreamTransport();
 let exchanges: { key: string; at: number; status: number; get: boolean }[] = [];
 const epochNow = (): number => performance.timeOrigin + performance.now();
@@ -52,7 +57,9 @@ function routed(input: string | URL, headers: Record<string, string>): { url: st
 }
 const send: UpstreamSend = async (input, req: UpstreamRequest = {}) => {
   const r = routed(input, req.headers ?? {});
+  const t = performance.now();
   const res = await transport.send(r.url, { ...req, headers: r.headers });
+  if (probeKeys.has(r.key)) probeTimes.push(performance.now() - t);
   if (syncKeys.has(r.key)) exchanges.push({ key: r.key, at: epochNow(), status: res.status, get: /\/v1\/notes\/[^/?]+/.test(r.url) });
   return res;
 };
@@ -93,6 +100,12 @@ const ops: Record<string, () => unknown> = {
   exchanges: () => {
     const out = exchanges;
     exchanges = [];
+    return out;
+  },
+  /** The probe's upstream round trips (ms, headers received) since the last call. */
+  'probe-upstream': () => {
+    const out = probeTimes;
+    probeTimes = [];
     return out;
   },
   'loop-start': () => {

@@ -141,6 +141,7 @@ const ROUTING = {
   routes: Object.fromEntries([...sims.limited, PROBE].map((s) => [s.apiKey, s.url])),
   idle: sims.idle,
   syncKeys: sims.limited.map((s) => s.apiKey),
+  probeKeys: [PROBE.apiKey],
 };
 interface Exchange {
   key: string;
@@ -276,7 +277,9 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
         probeClient.send({ apis, connector: probe, noteIds: probeIds.map((n) => n.id), seconds });
       });
     await probeRun(3); // warm
+    await Promise.all(instances.map((s) => s.call('probe-upstream')));
     const idleLatency = await probeRun(Math.max(12, SECONDS / 2));
+    const idleUpstream = (await Promise.all(instances.map((s) => s.call<number[]>('probe-upstream')))).flat();
     await Promise.all(instances.map((s) => s.call('exchanges')));
     const t0 = epochNow();
     await db.updateTable('sync_state').set({ next_run_at: new Date().toISOString() }).where('connector_id', 'in', syncing).execute();
@@ -287,6 +290,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const w0 = epochNow();
     const busyLatency = await probeRun(SECONDS);
     const w1 = epochNow();
+    const busyUpstream = (await Promise.all(instances.map((s) => s.call<number[]>('probe-upstream')))).flat();
     for (const [i, s] of instances.entries()) {
       const loop = await s.call<{ p50: number; p99: number; max: number }>('loop-stop');
       console.log(`event loop delay of instance ${i + 1} while syncing: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
@@ -298,6 +302,14 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const ok = inWindow.filter((e) => e.status < 400);
     const limited = exchanges.filter((e) => e.status === 429).length;
     if (process.env['FLEET_DEBUG']) console.log(exchanges.filter((e) => e.status === 429).map((e) => `${e.key} +${((e.at - t0) / 1000).toFixed(2)}s n=${exchanges.filter((x) => x.key === e.key && x.at <= e.at).length}`).join('\n'));
+    if (process.env['FLEET_DEBUG']) {
+      // How bursty the syncs' upstream traffic is: exchanges per 50 ms over the window.
+      const bins = new Array<number>(Math.ceil((w1 - w0) / 50)).fill(0);
+      for (const e of inWindow) bins[Math.min(bins.length - 1, Math.floor((e.at - w0) / 50))]! += 1;
+      const phase = new Array<number>(20).fill(0);
+      for (const e of inWindow) phase[Math.floor((e.at % 1000) / 50)]! += 1;
+      console.log(`sync exchanges per 50 ms: mean ${(inWindow.length / bins.length).toFixed(1)}, p90 ${percentile(bins, 90)}, max ${Math.max(...bins)}; by 50 ms of the second: ${phase.join(' ')}`);
+    }
     const secs = (w1 - w0) / 1000;
     const rate = ok.length / secs;
     const ceiling = SYNCING * PER_SECOND;
@@ -311,6 +323,9 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     goal(`fleet 0 × 429 during ${SYNCING} concurrent syncs (${dialect})`, limited === 0, `${limited} × 429 of ${exchanges.length} upstream requests`);
     goal(`fleet no connector starved during ${SYNCING} concurrent syncs (${dialect})`, perKey.every((r) => r >= 0.5 * med) && med > 0, `slowest ${min.toFixed(2)} requests/s vs median ${med.toFixed(2)} (${((min / med) * 100).toFixed(0)} %; starved: below 50 %)`);
     const p = (xs: number[], q: number): number => percentile(xs, q);
+    const tail = (xs: number[]): string => `p50 ${fmt(p(xs, 50))} / p90 ${fmt(p(xs, 90))} / p99 ${fmt(p(xs, 99))} / max ${fmt(Math.max(...xs))} ms`;
+    console.log(`the probe's execute: idle ${tail(idleLatency)}; while syncing ${tail(busyLatency)}`);
+    console.log(`its upstream round trips (the simulator's, as the instance saw them): idle ${tail(idleUpstream)}; while syncing ${tail(busyUpstream)}`);
     goal(
       `fleet execute p99 of one connector while ${SYNCING} others sync < 2× its idle p99 (${dialect})`,
       p(busyLatency, 99) < 2 * p(idleLatency, 99),
