@@ -83,6 +83,8 @@ const config = defaultServiceConfig({
   syncScheduler: false,
   syncIntervalSeconds: 3600,
   connectorTypes: { granola: { baseUrl: FLEET_BASE } },
+  // FLEET_REDIS_URL: the shared limits in Redis instead of PostgreSQL (SWITCHBOARD_REDIS_URL).
+  ...(process.env['FLEET_REDIS_URL'] ? { redisUrl: process.env['FLEET_REDIS_URL'] } : {}),
 });
 const service = await startService({ config, fetch: fetchImpl, logDestination: process.stderr, ...(spec.schema !== undefined ? { schema: spec.schema } : {}) });
 let loop: IntervalHistogram | undefined;

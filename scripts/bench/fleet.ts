@@ -56,12 +56,15 @@ const { values: args } = parseArgs({
     sync: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '20' },
     dialects: { type: 'string', default: 'sqlite,postgres' },
+    'api-instance': { type: 'boolean', default: false },
   },
 });
 const CONNECTORS = Number(args.connectors);
 const SYNCING = Number(args.sync);
 const SECONDS = Number(args.seconds);
 const DIALECTS = String(args.dialects).split(',');
+/** PostgreSQL: the probe calls a third instance that syncs nothing (SWITCHBOARD_SYNC_SCHEDULER=false), as the README advises for request latency. */
+const API_INSTANCE = args['api-instance'] === true;
 const PG_URL = process.env['SWITCHBOARD_BENCH_POSTGRES_URL'] ?? process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
 /** Granola's limit per key: the simulators enforce it, the manifest states it. */
 const BURST = 25;
@@ -205,7 +208,7 @@ async function createConnector(a: Api, name: string, apiKey: string): Promise<st
 }
 
 async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
-  console.log(`\n=== ${dialect}${dialect === 'postgres' ? ' (two instances)' : ''} ===`);
+  console.log(`\n=== ${dialect}${dialect === 'postgres' ? ` (two instances${API_INSTANCE ? ', and a third that serves the probe and syncs nothing' : ''})` : ''} ===`);
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-fleet-'));
   const schema = `fleet_bench_${process.pid}`;
   let admin: pg.Client | undefined;
@@ -221,6 +224,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     ...ROUTING,
   };
   const instances: Instance[] = [];
+  let apiOnly: Instance | undefined;
   let database: Database | undefined;
   try {
     for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) instances.push(await startInstance(spec));
@@ -231,6 +235,8 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const tok = await request(`${instances[0]!.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
     const token = ((await tok.body.json()) as { access_token: string }).access_token;
     const apis: Api[] = instances.map((s) => ({ url: s.url, token }));
+    if (API_INSTANCE && dialect === 'postgres') apiOnly = await startInstance(spec);
+    const probeApis: Api[] = apiOnly !== undefined ? [{ url: apiOnly.url, token }] : apis;
     const A = apis[0]!;
     const memory = (): Promise<{ heap: number; rss: number }> => instances[0]!.call('memory');
 
@@ -274,12 +280,13 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
           if (m.latencies !== undefined) resolve(m.latencies);
           else reject(new Error(`probe: ${m.error ?? 'no answer'}`));
         });
-        probeClient.send({ apis, connector: probe, noteIds: probeIds.map((n) => n.id), seconds });
+        probeClient.send({ apis: probeApis, connector: probe, noteIds: probeIds.map((n) => n.id), seconds });
       });
     await probeRun(3); // warm
-    await Promise.all(instances.map((s) => s.call('probe-upstream')));
+    const serving = apiOnly !== undefined ? [apiOnly] : instances;
+    await Promise.all(serving.map((s) => s.call('probe-upstream')));
     const idleLatency = await probeRun(Math.max(12, SECONDS / 2));
-    const idleUpstream = (await Promise.all(instances.map((s) => s.call<number[]>('probe-upstream')))).flat();
+    const idleUpstream = (await Promise.all(serving.map((s) => s.call<number[]>('probe-upstream')))).flat();
     await Promise.all(instances.map((s) => s.call('exchanges')));
     const t0 = epochNow();
     await db.updateTable('sync_state').set({ next_run_at: new Date().toISOString() }).where('connector_id', 'in', syncing).execute();
@@ -290,7 +297,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const w0 = epochNow();
     const busyLatency = await probeRun(SECONDS);
     const w1 = epochNow();
-    const busyUpstream = (await Promise.all(instances.map((s) => s.call<number[]>('probe-upstream')))).flat();
+    const busyUpstream = (await Promise.all(serving.map((s) => s.call<number[]>('probe-upstream')))).flat();
     for (const [i, s] of instances.entries()) {
       const loop = await s.call<{ p50: number; p99: number; max: number }>('loop-stop');
       console.log(`event loop delay of instance ${i + 1} while syncing: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
@@ -327,7 +334,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     console.log(`the probe's execute: idle ${tail(idleLatency)}; while syncing ${tail(busyLatency)}`);
     console.log(`its upstream round trips (the simulator's, as the instance saw them): idle ${tail(idleUpstream)}; while syncing ${tail(busyUpstream)}`);
     goal(
-      `fleet execute p99 of one connector while ${SYNCING} others sync < 2× its idle p99 (${dialect})`,
+      `fleet execute p99 of one connector while ${SYNCING} others sync < 2× its idle p99 (${dialect}${apiOnly !== undefined ? ', served by an instance that does not sync' : ''})`,
       p(busyLatency, 99) < 2 * p(idleLatency, 99),
       `p50 ${fmt(p(busyLatency, 50))} ms / p99 ${fmt(p(busyLatency, 99))} ms over ${busyLatency.length} calls, idle p50 ${fmt(p(idleLatency, 50))} ms / p99 ${fmt(p(idleLatency, 99))} ms over ${idleLatency.length}`,
     );
@@ -391,6 +398,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     );
   } finally {
     for (const s of instances) await s.close();
+    await apiOnly?.close();
     await database?.close();
     if (admin !== undefined) {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
