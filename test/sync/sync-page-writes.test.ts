@@ -151,23 +151,6 @@ describe('sync page writes', () => {
     expect(started).toHaveLength(6);
     await engine.stop();
   });
-});
-
-describe('sync page writes in parts (hydrateWriteRecords)', () => {
-  let tdb: TestDatabase;
-  let sim: GranolaSimulator;
-  let store: RecordStore;
-
-  beforeAll(async () => {
-    tdb = await openSqlite();
-    await migrate(tdb.database, [syncMigrations]);
-    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
-    sim = await startGranolaSimulator({ size: 45, rateLimit: false });
-  });
-  afterAll(async () => {
-    await sim.close();
-    await tdb.close();
-  });
 
   it("writes a hydrated page's records in parts as they are hydrated, its checkpoint only with the last part", async () => {
     const writes: number[] = [];
@@ -175,18 +158,12 @@ describe('sync page writes in parts (hydrateWriteRecords)', () => {
     const held = new Promise<void>((r) => (release = r));
     const engine = new SyncEngine({
       database: tdb.database,
-      sink: {
-        upsert: async (connectorId, entity, def, list, syncRun) => {
-          writes.push(list.length);
-          // The first page's last part waits.
-          if (writes.length === 4) await held;
-          return store.upsert(connectorId, entity, def, list, syncRun);
-        },
-        deleteMissing: (c, e, r) => store.deleteMissing(c, e, r),
-        deleteRecords: (c, e, ids) => store.deleteRecords(c, e, ids),
-        deleteConnector: (c) => store.deleteConnector(c),
-        count: (c, e) => store.count(c, e),
-      },
+      sink: sinkWith(async (connectorId, entity, def, list, syncRun) => {
+        writes.push(list.length);
+        // The first page's last part waits.
+        if (writes.length === 4) await held;
+        return store.upsert(connectorId, entity, def, list, syncRun);
+      }),
       runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
       hydrateConcurrency: 2,
       hydrateWriteRecords: 8,
@@ -211,17 +188,11 @@ describe('sync page writes in parts (hydrateWriteRecords)', () => {
     let writes = 0;
     const engine = new SyncEngine({
       database: tdb.database,
-      sink: {
-        upsert: async (connectorId, entity, def, list, syncRun) => {
-          writes++;
-          if (writes === 6) throw new Error('disk full');
-          return store.upsert(connectorId, entity, def, list, syncRun);
-        },
-        deleteMissing: (c, e, r) => store.deleteMissing(c, e, r),
-        deleteRecords: (c, e, ids) => store.deleteRecords(c, e, ids),
-        deleteConnector: (c) => store.deleteConnector(c),
-        count: (c, e) => store.count(c, e),
-      },
+      sink: sinkWith(async (connectorId, entity, def, list, syncRun) => {
+        writes++;
+        if (writes === 6) throw new Error('disk full');
+        return store.upsert(connectorId, entity, def, list, syncRun);
+      }),
       runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null }) }),
       hydrateConcurrency: 2,
       hydrateWriteRecords: 8,
@@ -238,6 +209,7 @@ describe('sync page writes in parts (hydrateWriteRecords)', () => {
     expect(r.entities['notes']?.deleted).toBe(0);
     await engine.stop();
   });
+
 });
 
 describe('Slots', () => {
