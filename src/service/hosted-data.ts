@@ -173,7 +173,10 @@ export function createHostedData(o: HostedDataOptions): HostedData {
       await events.syncFailed(connectorId, { code: (e as { code?: string }).code ?? 'internal_error', message: scrubSecrets((e as Error).message ?? String(e), secrets) }, o.now());
     },
     // The scheduler leaves auth_failed connectors alone until their credentials change or a check passes.
-    canRun: async (connectorId) => (await o.store.getConnectorById(connectorId))?.status !== 'auth_failed',
+    canRun: async (connectorIds) => {
+      const statuses = await o.store.connectorStatuses(connectorIds);
+      return connectorIds.map((id) => statuses.get(id) !== 'auth_failed');
+    },
   });
   return {
     records,

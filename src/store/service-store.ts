@@ -207,6 +207,13 @@ export class ServiceStore {
     return this.db.selectFrom('connectors').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** The status of each of these connectors that exists, in one query. */
+  async connectorStatuses(ids: string[]): Promise<Map<string, ConnectorRow['status']>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('connectors').select(['id', 'status']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, r.status]));
+  }
+
   /** Connectors of an organization in (created_at, id) order, after `after`, at most `limit`. */
   async listConnectors(organizationId: string, f: ConnectorFilter): Promise<ConnectorRow[]> {
     let q = this.db.selectFrom('connectors').selectAll().where('organization_id', '=', organizationId);

@@ -118,10 +118,11 @@ export interface SyncEngineOptions {
    */
   onAuthFailed?: (connectorId: string, error: SwitchboardError) => void | Promise<void>;
   /**
-   * Asked before the scheduler starts a due connector; false pauses its schedule instead (the
-   * service answers false for connectors whose status is auth_failed). Default: always run.
+   * Asked before the scheduler starts due connectors, for a batch of them at once (one answer per
+   * id, in order); false pauses a connector's schedule instead (the service answers false for
+   * connectors whose status is auth_failed, in one query per batch). Default: always run.
    */
-  canRun?: (connectorId: string) => Promise<boolean>;
+  canRun?: (connectorIds: string[]) => Promise<boolean[]>;
   /** Called after a run completes (the service's outgoing webhooks: sync.completed). */
   onCompleted?: (result: SyncResult) => void | Promise<void>;
   /** Called after a run fails, other than by losing its lease (sync.failed). */

@@ -52,9 +52,10 @@ for (const [name, open, skipped] of dialectCases())
       }
     });
 
-    it('goes on past a batch of connectors refused by canRun (paused), asking each once', { timeout: 30_000 }, async () => {
+    it('goes on past a batch of connectors refused by canRun (paused), asking each once, a batch per call', { timeout: 30_000 }, async () => {
       const ids = Array.from({ length: 20 }, (_, i) => `refused-${String(i).padStart(2, '0')}`);
       const refused: string[] = [];
+      const batches: number[] = [];
       let allRefused!: () => void;
       const everyone = new Promise<void>((resolve) => (allRefused = resolve));
       const engine = new SyncEngine({
@@ -62,12 +63,13 @@ for (const [name, open, skipped] of dialectCases())
         sink,
         pollMs: 3_600_000,
         runtimeFor: async () => undefined,
-        canRun: async (id) => {
-          if (!id.startsWith('refused-')) return true;
-          refused.push(id);
-          if (refused.length === ids.length) allRefused();
-          return false;
-        },
+        canRun: async (batch) =>
+          (batches.push(batch.length), batch).map((id) => {
+            if (!id.startsWith('refused-')) return true;
+            refused.push(id);
+            if (refused.length === ids.length) allRefused();
+            return false;
+          }),
       });
       for (const id of ids) await engine.register(id);
       engine.start();
@@ -75,6 +77,11 @@ for (const [name, open, skipped] of dialectCases())
         await everyone;
         // Each asked once: a paused connector is no longer due, and the loop ends on a short batch.
         expect([...refused].sort()).toEqual(ids);
+        // One call per batch of up to 16 (other connectors of the file may be due too), not one per connector.
+        const asked = batches.reduce((a, b) => a + b, 0);
+        expect(asked).toBeGreaterThanOrEqual(ids.length);
+        expect(batches.every((n) => n <= 16)).toBe(true);
+        expect(batches.length).toBe(Math.ceil(asked / 16));
       } finally {
         await engine.stop();
       }
