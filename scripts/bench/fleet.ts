@@ -258,8 +258,8 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       idle.push(...ids);
       const m = await memory();
       const per = (m.heap - base.heap) / idle.length;
-      console.log(`${idle.length.toLocaleString()} connectors created and used once in ${((performance.now() - started) / 1000).toFixed(0)} s; heap + external ${((m.heap - base.heap) / 1e6).toFixed(1)} MB above the start, RSS ${((m.rss - base.rss) / 1e6).toFixed(1)} MB`);
-      goal(`fleet memory per idle connector < 10 kB at ${idle.length.toLocaleString()} connectors (${dialect})`, per < 10_000, `${per.toFixed(0)} B per connector (heap + external after GC); RSS ${((m.rss - base.rss) / idle.length).toFixed(0)} B per connector`);
+      console.log(`${idle.length.toLocaleString()} connectors created and used once in ${((performance.now() - started) / 1000).toFixed(0)} s; heap + external ${((m.heap - base.heap) / 1e6).toFixed(1)} MB above the start; the instance's RSS ${(m.rss / 1e6).toFixed(0)} MB (${(base.rss / 1e6).toFixed(0)} MB at the start: the allocator returns start-up pages late, so RSS is not a per-connector figure)`);
+      goal(`fleet memory per idle connector < 10 kB at ${idle.length.toLocaleString()} connectors (${dialect})`, per < 10_000, `${per.toFixed(0)} B per connector (heap + external after GC)`);
     }
 
     // Pause the idle fleet while the syncs are measured.
