@@ -133,11 +133,6 @@ export class SharedThrottle implements Throttle {
     private readonly random: () => number = Math.random,
     /** The callers of a spent window wake up within this many ms after its end, at random. */
     private readonly spreadMs = 10,
-    /**
-     * The window's length in ms: when given, the points of a window are paced over it (see
-     * releaseDelays) instead of all going at its start. Without it, a batch goes at once.
-     */
-    private readonly windowMs?: number,
   ) {}
 
   /** Callers waiting (the one being served included). */
@@ -206,8 +201,7 @@ export class SharedThrottle implements Throttle {
           this.windowLeft = res.remainingPoints;
           // The last point of the window: the next caller waits for its end without asking.
           if (res.remainingPoints <= 0) this.spentUntil = at + Math.max(1, res.msBeforeNext) + Math.floor(this.random() * this.spreadMs);
-          const delays = this.releaseDelays(batch, at, res);
-          batch.forEach((w, i) => this.release(w, delays[i] ?? 0));
+          for (const w of batch) this.settle(w);
         } catch (e) {
           if (!(e instanceof RateLimiterRes)) {
             for (const w of batch) this.settle(w, e);
@@ -220,45 +214,6 @@ export class SharedThrottle implements Throttle {
     } finally {
       this.pumping = false;
     }
-  }
-
-  /**
-   * When each granted caller of a batch goes, in ms from now. The j-th point of a window (counted
-   * across instances: the store's points used) goes in the j-th of the window's `points` equal
-   * slots, at a random moment within it; the window's first point goes at once when its caller
-   * did not wait for this window (a call on an idle key is never delayed). Without pacing, every
-   * key's window opened with all its points at once, and keys whose windows follow one grid
-   * (syncs started together) sent their requests in one burst per window: in issue 25's fleet
-   * bench 100 syncs made 500 requests in the first ~400 ms of each second, and an execute that
-   * fell in that burst waited for the event loop (p90 137 ms against 6 ms at p50).
-   */
-  private releaseDelays(batch: ThrottleWaiter[], at: number, res: RateLimiterRes): number[] {
-    if (this.windowMs === undefined || this.windowMs <= 0) return [];
-    const points = this.limiter.points;
-    const slot = this.windowMs / points;
-    const windowStart = at + Math.max(0, res.msBeforeNext) - this.windowMs;
-    const first = Math.max(0, points - res.remainingPoints - batch.length);
-    return batch.map((w, i) => {
-      const j = first + i;
-      if (j === 0 && w.start >= windowStart) return 0;
-      const paced = Math.max(0, Math.floor(windowStart + (j + this.random()) * slot - at));
-      // Never past the longest wait the caller accepts.
-      return w.maxWaitMs === undefined ? paced : Math.min(paced, Math.max(0, w.start + w.maxWaitMs - at));
-    });
-  }
-
-  /** Let a granted caller go, now or after `delayMs` (out of the queue meanwhile: its point is taken). */
-  private release(w: ThrottleWaiter, delayMs: number): void {
-    if (delayMs <= 0) {
-      this.settle(w);
-      return;
-    }
-    const i = this.queue.indexOf(w);
-    if (i >= 0) this.queue.splice(i, 1);
-    setTimeout(() => {
-      // Aborted while paced: its abort handler has rejected it already.
-      if (w.signal?.aborted !== true) this.settle(w);
-    }, delayMs);
   }
 
   pauseFor(ms: number): void {
@@ -432,7 +387,7 @@ abstract class StoreBackend implements LimitBackend {
 
   throttle(connectorId: string, rate: UpstreamRate, maxQueue: number): Throttle {
     const { points, seconds } = throttleWindow(rate);
-    return new SharedThrottle(this.limiter('sb:upstream', points, seconds), connectorId, maxQueue, Math.random, 10, seconds * 1000);
+    return new SharedThrottle(this.limiter('sb:upstream', points, seconds), connectorId, maxQueue);
   }
 }
 
@@ -451,7 +406,7 @@ class PostgresBackend extends StoreBackend {
     // The windows follow one another on a grid (PostgresThrottleStore): waking up to a tenth of a
     // window late costs a busy key nothing, and spreads the keys whose windows end together
     // (syncs started at once) over several statements instead of one burst of grants.
-    return new SharedThrottle(this.counters.counter('sb:upstream', points, seconds, this.limiterFor('sb:upstream', points, seconds)), connectorId, maxQueue, Math.random, Math.min(100, seconds * 100), seconds * 1000);
+    return new SharedThrottle(this.counters.counter('sb:upstream', points, seconds, this.limiterFor('sb:upstream', points, seconds)), connectorId, maxQueue, Math.random, Math.min(100, seconds * 100));
   }
   protected make(keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
     return new RateLimiterPostgres({ storeClient: this.pool, storeType: 'pool', tableName: RATE_LIMIT_TABLE, ...(this.schema !== undefined ? { schemaName: this.schema } : {}), tableCreated: true, keyPrefix, points, duration });

@@ -143,66 +143,6 @@ describe('SharedThrottle', () => {
   });
 });
 
-describe('SharedThrottle pacing a window (windowMs given)', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ now: 1_000_000 });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
-  /** When each caller went, in ms from the start. */
-  const times = (throttle: SharedThrottle, n: number, start: number, o: { maxWaitMs?: number } = {}): { went: number[]; all: Promise<unknown> } => {
-    const went: number[] = new Array<number>(n);
-    const all = Promise.all(Array.from({ length: n }, (_, i) => throttle.acquire(o).then(() => (went[i] = Date.now() - start))));
-    return { went, all };
-  };
-
-  it("spreads a window's points over its slots: the first at once on an idle key, the j-th within slot j", async () => {
-    const { limiter, s } = fakeStore(5, 1000);
-    const throttle = new SharedThrottle(limiter, 'k', 100, () => 0.5, 10, 1000);
-    const start = Date.now();
-    const { went, all } = times(throttle, 10, start);
-    await vi.advanceTimersByTimeAsync(5000);
-    await all;
-    // Window 1 (from 0): the first caller did not wait for it, so it goes at once; points 1-4 in
-    // the middle of slots 1-4 (200 ms each). Window 2 opens at 1000 (+ spread 5 ms): its callers
-    // waited for it, so even its first point goes in the middle of its slot.
-    expect(went.slice(0, 5)).toEqual([0, 300, 500, 700, 900]);
-    expect(went.slice(5)).toEqual([1105, 1305, 1505, 1705, 1905]);
-    // Never more than the window's points inside one window, and no refusal.
-    expect(s.refused).toBe(0);
-  });
-
-  it('a single call on an idle key is not delayed, and a caller is never held past its maxWaitMs', async () => {
-    const { limiter } = fakeStore(5, 1000);
-    const throttle = new SharedThrottle(limiter, 'k', 100, () => 0.99, 10, 1000);
-    const start = Date.now();
-    await throttle.acquire();
-    expect(Date.now() - start).toBe(0);
-    const { went, all } = times(throttle, 3, start, { maxWaitMs: 250 });
-    await vi.advanceTimersByTimeAsync(1000);
-    await all;
-    // Slots 1-3 would let them go at 398, 598 and 798 ms; each goes by its 250 ms instead.
-    expect(went).toEqual([250, 250, 250]);
-  });
-
-  it('a caller aborted while paced is rejected and not let go later', async () => {
-    const { limiter } = fakeStore(5, 1000);
-    const throttle = new SharedThrottle(limiter, 'k', 100, () => 0.5, 10, 1000);
-    await throttle.acquire();
-    const c = new AbortController();
-    let went = false;
-    const paced = throttle.acquire({ signal: c.signal }).then(() => (went = true));
-    await vi.advanceTimersByTimeAsync(100);
-    c.abort(new Error('caller left'));
-    await expect(paced).rejects.toThrow('caller left');
-    await vi.advanceTimersByTimeAsync(1000);
-    expect(went).toBe(false);
-    expect(throttle.waitedMs).toBe(0);
-  });
-});
-
 describe('SharedThrottle with another instance on the key', () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 2_000_000 });
