@@ -69,8 +69,11 @@ export interface LeaseKeeper {
  * at the next tick; the page-end renewals still throw when the lease is really lost.
  */
 export function keepLease(leases: SyncLeases, connectorId: string, callerSignal?: AbortSignal): LeaseKeeper {
+  // The run's signal follows the caller's (AbortSignal.any needs Node 20.3; engines say >= 20).
   const controller = new AbortController();
-  const signals = callerSignal !== undefined ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal;
+  const follow = (): void => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted === true) follow();
+  else callerSignal?.addEventListener('abort', follow, { once: true });
   let lost: LeaseLost | undefined;
   let renewing = false;
   const timer = setInterval(() => {
@@ -88,10 +91,13 @@ export function keepLease(leases: SyncLeases, connectorId: string, callerSignal?
   }, Math.max(1, Math.floor(leases.leaseMs / 3)));
   timer.unref();
   return {
-    signal: signals,
+    signal: controller.signal,
     get lost() {
       return lost;
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      callerSignal?.removeEventListener('abort', follow);
+    },
   };
 }

@@ -248,7 +248,7 @@ export class SyncRunner {
      */
     const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean, last = true): Promise<void> => {
       if (gone.length > 0) removed += await this.apply.delete(connectorId, entity, gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
-      const counts = records.length > 0 ? await this.apply.upsert(connectorId, entity, records, runId) : { added: 0, updated: 0 };
+      const counts = await this.apply.upsert(connectorId, entity, records, runId);
       added += counts.added;
       updated += counts.updated;
       seen += records.length;
