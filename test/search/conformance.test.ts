@@ -9,32 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../../src/errors/index.ts';
 import { parseSearchParams, projectDocument, RecordStore, searchInMemory, type RefDoc } from '../../src/search/index.ts';
 import { DEF, randomFilter, randomRecords, randomSort, RECORDS, rng } from './fixtures.ts';
-import { countingCompiles, dialectCases, type TestDatabase } from './helpers.ts';
+import { allSearchIds, countingCompiles, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-1';
 const E = 'people';
+const allIds = (store: RecordStore, params: Params, entity = E, connector = C): Promise<string[]> => allSearchIds(store, connector, entity, DEF, params);
+const reference = (records: Record<string, unknown>[], params: Params): string[] => referenceIds(records, DEF, params);
 
 type Params = Record<string, unknown>;
-
-/** Every page of a search, following cursors; returns the ids in order. */
-async function allIds(store: RecordStore, params: Params, entity = E, connector = C): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 1000; guard++) {
-    const page = await store.search(connector, entity, DEF, { ...params, ...(cursor === null ? {} : { cursor }) });
-    out.push(...page.data.map((d) => String(d['id'])));
-    cursor = page.meta.cursor;
-    expect(page.meta.has_more).toBe(cursor !== null);
-    if (cursor === null) return out;
-  }
-  throw new Error('too many pages');
-}
-
-/** The reference answer over records stored in this order (rid = position + 1). */
-function reference(records: Record<string, unknown>[], params: Params): string[] {
-  const docs: RefDoc[] = records.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, DEF) }));
-  return searchInMemory(docs, DEF, parseSearchParams(DEF, params)).map((d) => String(d.doc['id']));
-}
 
 async function expectError(p: Promise<unknown>, code: string): Promise<{ path: string; message: string }[]> {
   try {

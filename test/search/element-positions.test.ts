@@ -8,12 +8,14 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { indexEntries } from '../../src/search/document.ts';
-import { parseSearchParams, projectDocument, RecordStore, searchInMemory, searchMigrations, type SearchEntityDef } from '../../src/search/index.ts';
+import { projectDocument, RecordStore, searchMigrations, type SearchEntityDef } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { DEF, randomRecords, rng } from './fixtures.ts';
-import { dialectCases, type TestDatabase } from './helpers.ts';
+import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-e';
+const allIds = (store: RecordStore, entity: string, def: SearchEntityDef, params: Record<string, unknown>): Promise<string[]> => allSearchIds(store, C, entity, def, params);
+const reference = (records: Record<string, unknown>[], def: SearchEntityDef, params: Record<string, unknown>): string[] => referenceIds(records, def, params);
 
 /** Fields with an array below an object (`orders.items`), an array of arrays and an array of scalars and objects. */
 const ODEF: SearchEntityDef = {
@@ -59,23 +61,6 @@ const FILTERS: Record<string, unknown>[] = [
   { any: { lines: { neq: { k: 'x' } } } },
   { any: { lines: { any: { sub: { eq: { k: 'z' } } } } } },
 ];
-
-async function allIds(store: RecordStore, entity: string, def: SearchEntityDef, params: Record<string, unknown>): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 100; guard++) {
-    const page = await store.search(C, entity, def, { ...params, ...(cursor === null ? {} : { cursor }) });
-    out.push(...page.data.map((d) => String(d['id'])));
-    cursor = page.meta.cursor;
-    if (cursor === null) return out;
-  }
-  throw new Error('too many pages');
-}
-
-function reference(records: Record<string, unknown>[], def: SearchEntityDef, params: Record<string, unknown>): string[] {
-  const docs = records.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, def) }));
-  return searchInMemory(docs, def, parseSearchParams(def, params)).map((d) => String(d.doc['id']));
-}
 
 describe('element positions of index entries', () => {
   it('numbers the objects of the first array on a path, arrays in it flattened, and keeps a value per element', () => {

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { PG_SKIP_REASON, postgresAdmin } from '../helpers/dialects.ts';
 import { migrate, openDatabase, type Database, type MigrationGroup } from '../../src/store/database.ts';
-import { searchMigrations } from '../../src/search/index.ts';
+import { parseSearchParams, projectDocument, searchInMemory, searchMigrations, type RecordStore, type SearchEntityDef } from '../../src/search/index.ts';
+import { expect } from 'vitest';
 
 export const POSTGRES_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
 
@@ -80,4 +81,24 @@ export function countingCompiles<DB>(db: Kysely<DB>): { db: Kysely<DB>; counter:
     },
   });
   return { db: counting, counter };
+}
+
+/** Every page of a search, following its cursors: the ids in order (each page's has_more agrees with its cursor). */
+export async function allSearchIds(store: RecordStore, connector: string, entity: string, def: SearchEntityDef, params: Record<string, unknown>): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | null = null;
+  for (let guard = 0; guard < 1000; guard++) {
+    const page = await store.search(connector, entity, def, { ...params, ...(cursor === null ? {} : { cursor }) });
+    out.push(...page.data.map((d) => String(d['id'])));
+    cursor = page.meta.cursor;
+    expect(page.meta.has_more).toBe(cursor !== null);
+    if (cursor === null) return out;
+  }
+  throw new Error('too many pages');
+}
+
+/** The ids the in-memory reference search answers for these records, stored in this order. */
+export function referenceIds(records: Record<string, unknown>[], def: SearchEntityDef, params: Record<string, unknown>): string[] {
+  const docs = records.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, def) }));
+  return searchInMemory(docs, def, parseSearchParams(def, params)).map((d) => String(d.doc['id']));
 }

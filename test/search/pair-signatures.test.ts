@@ -8,13 +8,15 @@
  * migration recomputes the signatures of pairs built before it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseSearchParams, projectDocument, RecordStore, searchInMemory, type RefDoc } from '../../src/search/index.ts';
+import { RecordStore } from '../../src/search/index.ts';
 import { DEF, rng } from './fixtures.ts';
-import { dialectCases, type TestDatabase } from './helpers.ts';
+import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-sig';
 const E = 'people';
 type Params = Record<string, unknown>;
+const allIds = (store: RecordStore, params: Params): Promise<string[]> => allSearchIds(store, C, E, DEF, params);
+const reference = (list: Record<string, unknown>[], params: Params): string[] => referenceIds(list, DEF, params);
 
 const EXACT16 = 'sixteen-bytes-ok'; // 16 bytes: held as itself
 const LONG17 = 'seventeen-bytes-x'; // 17 bytes: held by a hash
@@ -54,23 +56,6 @@ const QUERIES: Params[] = [
   pairQuery({ and: [{ eq: { active: false } }, { not: { eq: { age: -1 } } }] }),
   pairQuery({ contains: { tags: 't65' } }, 'asc', 2),
 ];
-
-async function allIds(store: RecordStore, params: Params): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 1000; guard++) {
-    const page = await store.search(C, E, DEF, { ...params, ...(cursor === null ? {} : { cursor }) });
-    out.push(...page.data.map((d) => String(d['id'])));
-    cursor = page.meta.cursor;
-    if (cursor === null) return out;
-  }
-  throw new Error('too many pages');
-}
-
-function reference(list: Record<string, unknown>[], params: Params): string[] {
-  const docs: RefDoc[] = list.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, DEF) }));
-  return searchInMemory(docs, DEF, parseSearchParams(DEF, params)).map((d) => String(d.doc['id']));
-}
 
 describe.each(dialectCases())('sort pair signatures on %s', (dialect, open, skip) => {
   let t: TestDatabase | undefined;

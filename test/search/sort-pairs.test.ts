@@ -8,11 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { parseSearchParams, projectDocument, RecordStore, searchInMemory, type RefDoc } from '../../src/search/index.ts';
 import { DEF, rng } from './fixtures.ts';
-import { countingCompiles, dialectCases, type TestDatabase } from './helpers.ts';
+import { allSearchIds, countingCompiles, dialectCases, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-pairs';
 const E = 'people';
 type Params = Record<string, unknown>;
+const allIds = (store: RecordStore, params: Params): Promise<string[]> => allSearchIds(store, C, E, DEF, params);
 
 const TITLES = ['lead', 'user', 'admin'];
 const NAMES = ['Ada', 'Grace', 'Linus'];
@@ -33,19 +34,6 @@ function records(seed: number, count: number, prefix = 'p'): Record<string, unkn
     tags: i % 50 === 7 ? Array.from({ length: 70 }, (_, k) => `t${k}`) : r() < 0.6 ? [pick(['vip', 'beta', 'x'])] : [],
     custom: { plan: pick(['free', 'pro']) },
   }));
-}
-
-/** Every page of a search, following cursors. */
-async function allIds(store: RecordStore, params: Params): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 1000; guard++) {
-    const page = await store.search(C, E, DEF, { ...params, ...(cursor === null ? {} : { cursor }) });
-    out.push(...page.data.map((d) => String(d['id'])));
-    cursor = page.meta.cursor;
-    if (cursor === null) return out;
-  }
-  throw new Error('too many pages');
 }
 
 /** The records as stored: in rid order (an update keeps its place, a new record goes last). */

@@ -6,13 +6,15 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseSearchParams, projectDocument, RecordStore, searchInMemory, searchMigrations, type RefDoc } from '../../src/search/index.ts';
+import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { DEF, randomRecords, RECORDS } from './fixtures.ts';
-import { dialectCases, type TestDatabase } from './helpers.ts';
+import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-1';
 const E = 'people';
+const allIds = (store: RecordStore, params: Record<string, unknown>): Promise<string[]> => allSearchIds(store, C, E, DEF, params);
+const reference = (records: Record<string, unknown>[], params: Record<string, unknown>): string[] => referenceIds(records, DEF, params);
 
 /** Migration 0001 alone: the store as the previous version created it. */
 const firstOnly = { name: searchMigrations.name, migrations: { '0001_search_store': searchMigrations.migrations['0001_search_store']! } };
@@ -36,23 +38,6 @@ const PATTERNS: [field: string, pattern: string][] = [
   ['name', '%son%'],
   ['email', '%beta.%'],
 ];
-
-function reference(records: Record<string, unknown>[], params: Record<string, unknown>): string[] {
-  const docs: RefDoc[] = records.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, DEF) }));
-  return searchInMemory(docs, DEF, parseSearchParams(DEF, params)).map((d) => String(d.doc['id']));
-}
-
-async function allIds(store: RecordStore, params: Record<string, unknown>): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 1000; guard++) {
-    const page = await store.search(C, E, DEF, { ...params, ...(cursor === null ? {} : { cursor }) });
-    out.push(...page.data.map((d) => String(d['id'])));
-    cursor = page.meta.cursor;
-    if (cursor === null) return out;
-  }
-  throw new Error('too many pages');
-}
 
 async function expectLikesMatchReference(store: RecordStore, records: Record<string, unknown>[]): Promise<void> {
   for (const [field, pattern] of PATTERNS) {
