@@ -109,7 +109,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const registry = o.registry ?? connectorRegistry();
   const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
     m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
-  const { records, runtimes, sync, outbox, events, forgetConnector } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor });
+  const { records, runtimes, sync, outbox, events, forgetConnector, close: closeData } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {
     onConnectorCreated: async (row) => {
@@ -211,6 +211,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   // Runs stop first: until then they take from the limits' store.
   app.addHook('onClose', async () => {
     if (o.config.syncScheduler) await sync.stop();
+    await closeData();
     await outbox.stop();
     await limits.close();
   });

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect, type Migration } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import { MAIN_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
 
@@ -46,8 +46,24 @@ export interface Database<DB = unknown> {
    * by itself only past MAIN_AUTOCHECKPOINT_PAGES.
    */
   checkpointer?: WalCheckpointer;
+  /**
+   * For a SQLite file's main connection: a handshake over the write lock with the record
+   * writer's worker (record-writer.ts), an Int32Array on a SharedArrayBuffer. MAIN_WAITING counts
+   * the main connection's writes waiting for or taking the lock: the worker starts no part while
+   * it is above 0. WORKER_HOLDING is 1 while the worker writes a part: a main write waits for
+   * its end (a notify) instead of sleeping in SQLite's busy handler. SQLite has no queue for its
+   * write lock: without this, a worker taking it part after part kept the main thread's writes
+   * sleeping in the busy handler for up to 1.4 s (issue 25's fleet bench).
+   */
+  writeGate?: Int32Array;
   close(): Promise<void>;
 }
+
+/** Database.writeGate's slots: the main connection's writes waiting for (or taking) the write lock; 1 while the worker writes a part. */
+export const MAIN_WAITING = 0;
+export const WORKER_HOLDING = 1;
+/** The SQLite connections' busy_timeout (ms), and the longest a main write waits for the worker's part. */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /** One statement on a client of the PostgreSQL pool (see Database.postgres). */
 export interface PostgresStatements {
@@ -81,6 +97,84 @@ export interface OpenDatabaseOptions {
    * schema must exist). Tests use a fresh schema per file to run side by side on one database.
    */
   schema?: string;
+  /**
+   * SQLite file: run its WAL checkpoints in a worker (wal-checkpointer.ts; default true), and
+   * give it a writeGate. False for a connection that is itself off the main thread (the record
+   * writer's, record-writer-worker.ts, which checkpoints by itself).
+   */
+  walCheckpointer?: boolean;
+}
+
+/**
+ * SQLite transactions that begin IMMEDIATE, taking the write lock at BEGIN (waiting up to
+ * busy_timeout for it) rather than at their first write. With a second connection writing the
+ * same file (the record writer's worker), a deferred transaction that read before it wrote would
+ * fail at its first write (SQLITE_BUSY, no wait) whenever the other connection committed in
+ * between. With one connection this changes nothing.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  readonly #statements: SqliteStatements;
+  readonly #gate: Int32Array | undefined;
+  constructor(config: SqliteDialectConfig, statements: SqliteStatements, gate: Int32Array | undefined) {
+    super(config);
+    this.#config = config;
+    this.#statements = statements;
+    this.#gate = gate;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config, this.#statements, this.#gate);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #statements: SqliteStatements;
+  readonly #gate: Int32Array | undefined;
+  #gated: DatabaseConnection | undefined;
+  constructor(config: SqliteDialectConfig, statements: SqliteStatements, gate: Int32Array | undefined) {
+    super(config);
+    this.#statements = statements;
+    this.#gate = gate;
+  }
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    if (this.#gate === undefined) return connection;
+    this.#gated ??= gatedConnection(connection, this.#statements, this.#gate);
+    return this.#gated;
+  }
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/**
+ * The main connection's side of Database.writeGate. A statement that takes the write lock (an
+ * autocommit write, RETURNING or not, or the BEGIN IMMEDIATE of a transaction) counts itself in
+ * MAIN_WAITING, then, while the worker writes a part (WORKER_HOLDING), waits for its end without
+ * blocking the event loop (Atomics.waitAsync: requests go on being answered), then runs. The
+ * worker sets WORKER_HOLDING before it reads MAIN_WAITING and this counts itself before it
+ * reads WORKER_HOLDING (both sequentially consistent), so they never both go ahead. Statements
+ * inside a transaction already hold the lock.
+ */
+function gatedConnection(connection: DatabaseConnection, statements: SqliteStatements, gate: Int32Array): DatabaseConnection {
+  return {
+    async executeQuery<R>(query: CompiledQuery) {
+      if (statements.inTransaction || statements.prepare(query.sql).readonly) return connection.executeQuery<R>(query);
+      Atomics.add(gate, MAIN_WAITING, 1);
+      try {
+        const until = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+        while (Atomics.load(gate, WORKER_HOLDING) === 1 && Date.now() < until) {
+          const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(gate, WORKER_HOLDING, 1, until - Date.now());
+          if (w.async) await w.value;
+        }
+        return await connection.executeQuery<R>(query);
+      } finally {
+        Atomics.sub(gate, MAIN_WAITING, 1);
+        Atomics.notify(gate, MAIN_WAITING);
+      }
+    },
+    streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+  };
 }
 
 /** True for URLs that name a PostgreSQL database. */
@@ -129,14 +223,16 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   // Reads from memory-mapped pages instead of a read() call per page not in SQLite's own 2 MB
   // cache: searches seek into indexes and records at random (a like page of 100 contacts at
   // 200,000 records: 850 -> 550 us). Clamped by SQLite to its compile-time maximum.
   sqlite.pragma('mmap_size = 2147483648');
+  const gated = file !== ':memory:' && file !== '' && options.walCheckpointer !== false;
+  const writeGate = gated ? new Int32Array(new SharedArrayBuffer(8)) : undefined;
   const statements = cachingStatements(sqlite);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
-  if (file === ':memory:' || file === '') return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }, statements, writeGate) });
+  if (file === ':memory:' || file === '' || options.walCheckpointer === false) return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
   // Checkpoints off the main thread: this connection's own (run inside a commit, synchronously)
   // only as a safety net, should the checkpointer fall behind.
   const checkpointer = new WalCheckpointer(file);
@@ -147,6 +243,7 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
     file,
     sqlite: statements,
     checkpointer,
+    ...(writeGate !== undefined ? { writeGate } : {}),
     close: async () => {
       await checkpointer.close();
       await db.destroy();

@@ -1,0 +1,124 @@
+/**
+ * The worker thread of a RecordWriter (record-writer.ts): a RecordStore on a connection of its
+ * own to the SQLite file, running the writes it is sent one at a time, in order, and answering
+ * each with its result or its error.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { sql } from 'kysely';
+import { MAIN_WAITING, openDatabase, SQLITE_BUSY_TIMEOUT_MS, WORKER_HOLDING } from '../store/database.ts';
+import { RecordStore } from './record-store.ts';
+import { toWire, type RecordWriteOp } from './record-writer.ts';
+
+const data = workerData as { file: string; cursorSecret: string | Uint8Array; tombstoneRetentionMs?: number; partRecords: number; writeGate?: Int32Array; mainFirstMs: number };
+const port = parentPort!;
+/** A PASSIVE checkpoint of the log at most this often (ms), between two writes. */
+const CHECKPOINT_EVERY_MS = 100;
+
+// The main connection has its WAL checkpointer; this one checkpoints itself (checkpointNow).
+const database = openDatabase(data.file, { walCheckpointer: false });
+// With a gate, this connection waits for the lock in inTurn, not in SQLite's busy handler.
+if (data.writeGate !== undefined) await sql`PRAGMA busy_timeout = 0`.execute(database.db);
+// Checkpoints between turns, not in a commit: SQLite runs its automatic one once the commit has
+// released the lock, but still within the write, so within the turn (main writes would wait for it).
+await sql`PRAGMA wal_autocheckpoint = 0`.execute(database.db);
+let lastCheckpoint = performance.now();
+async function checkpointNow(): Promise<void> {
+  if (performance.now() - lastCheckpoint < CHECKPOINT_EVERY_MS) return;
+  lastCheckpoint = performance.now();
+  await sql`PRAGMA wal_checkpoint(PASSIVE)`.execute(database.db).catch(() => undefined);
+}
+let now = Date.now();
+const store = new RecordStore(database, {
+  cursorSecret: typeof data.cursorSecret === 'string' ? data.cursorSecret : Buffer.from(data.cursorSecret),
+  ...(data.tombstoneRetentionMs !== undefined ? { tombstoneRetentionMs: data.tombstoneRetentionMs } : {}),
+  now: () => now,
+});
+
+/**
+ * Begin a turn at the write lock (Database.writeGate): mark this worker as holding it, then give
+ * way (and wait) while the main connection's writes want it, for up to mainFirstMs in all.
+ */
+function beginTurn(): void {
+  const gate = data.writeGate;
+  if (gate === undefined) return;
+  const until = Date.now() + data.mainFirstMs;
+  for (;;) {
+    Atomics.store(gate, WORKER_HOLDING, 1);
+    const waiting = Atomics.load(gate, MAIN_WAITING);
+    if (waiting === 0 || Date.now() >= until) return;
+    endTurn();
+    Atomics.wait(gate, MAIN_WAITING, waiting, Math.max(0, until - Date.now()));
+  }
+}
+
+function endTurn(): void {
+  const gate = data.writeGate;
+  if (gate === undefined) return;
+  Atomics.store(gate, WORKER_HOLDING, 0);
+  Atomics.notify(gate, WORKER_HOLDING);
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * One write (one transaction) in a turn of its own. This connection does not wait in SQLite's
+ * busy handler (busy_timeout 0, above): asleep there it would keep its turn, and the main
+ * connection's writes would wait for it. A write refused for the lock (SQLITE_BUSY, at BEGIN:
+ * nothing written) ends the turn, waits a millisecond and tries again, for up to
+ * SQLITE_BUSY_TIMEOUT_MS.
+ */
+async function inTurn<T>(write: () => Promise<T>): Promise<T> {
+  const until = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (;;) {
+    beginTurn();
+    try {
+      return await write();
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= until) throw e;
+    } finally {
+      endTurn();
+    }
+    Atomics.wait(pause, 0, 0, 1);
+  }
+}
+
+async function run(m: RecordWriteOp): Promise<unknown> {
+  switch (m.op) {
+    case 'upsert': {
+      // In parts, each its own transaction: the write lock is held for one part at a time.
+      const counts = { added: 0, updated: 0 };
+      for (let i = 0; i < m.records.length; i += data.partRecords) {
+        const part = m.records.slice(i, i + data.partRecords);
+        const c = await inTurn(() => store.upsert(m.connectorId, m.entity, m.def, part, m.syncRun));
+        await checkpointNow();
+        counts.added += c.added;
+        counts.updated += c.updated;
+      }
+      return counts;
+    }
+    case 'deleteMissing':
+      return inTurn(() => store.deleteMissing(m.connectorId, m.entity, m.syncRun)).finally(checkpointNow);
+    case 'deleteRecords':
+      return inTurn(() => store.deleteRecords(m.connectorId, m.entity, m.ids)).finally(checkpointNow);
+  }
+}
+
+let turn: Promise<void> = Promise.resolve();
+port.on('message', (m: (RecordWriteOp & { id: number; now: number }) | { op: 'close' }) => {
+  if (m.op === 'close') {
+    turn = turn.then(async () => {
+      await database.close();
+      port.close();
+    });
+    return;
+  }
+  turn = turn.then(async () => {
+    now = m.now;
+    try {
+      port.postMessage({ id: m.id, result: await run(m) });
+    } catch (e) {
+      port.postMessage({ id: m.id, error: toWire(e) });
+    }
+  });
+});
