@@ -164,7 +164,8 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   // Search cursors are signed with a key derived from the credentials key ring, so every
   // instance sharing SWITCHBOARD_ENCRYPTION_KEY accepts the others' cursors.
   const cursorSecret = o.keyRing.derive('search-cursor');
-  const records = new RecordStore(o.database, { cursorSecret, tombstoneRetentionMs: o.config.tombstoneRetentionDays * 86_400_000, now: o.now });
+  const tombstoneRetentionMs = o.config.tombstoneRetentionDays * 86_400_000;
+  const records = new RecordStore(o.database, { cursorSecret, tombstoneRetentionMs, now: o.now });
   const outbox = new EventOutbox({ db: o.database.db as unknown as Kysely<EventsTables>, dialect: o.database.dialect, keyRing: o.keyRing, fetch: o.fetch, now: o.now, log: o.log });
   const events = new ServiceEvents(outbox, o.store, o.log);
   const file = o.database.file;
@@ -173,7 +174,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
       ? new RecordWriter({
           file,
           cursorSecret,
-          tombstoneRetentionMs: o.config.tombstoneRetentionDays * 86_400_000,
+          tombstoneRetentionMs,
           now: o.now,
           ...(o.database.writeGate !== undefined ? { writeGate: o.database.writeGate } : {}),
           onError: (e) => o.log.warn({ detail: e.message }, 'record writer worker failed'),
