@@ -154,7 +154,8 @@ class ImmediateSqliteDriver extends SqliteDriver {
  * blocking the event loop (Atomics.waitAsync: requests go on being answered), then runs. The
  * worker sets WORKER_HOLDING before it reads MAIN_WAITING and this counts itself before it
  * reads WORKER_HOLDING (both sequentially consistent), so they never both go ahead. Statements
- * inside a transaction already hold the lock.
+ * inside a transaction already hold the lock. Kysely's other queries on this one connection
+ * queue behind a waiting write, as behind any statement; direct reads (Database.sqlite) do not.
  */
 function gatedConnection(connection: DatabaseConnection, statements: SqliteStatements, gate: Int32Array): DatabaseConnection {
   return {

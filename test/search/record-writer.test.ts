@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/errors/index.ts';
 import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { fromWire, RecordWriter, toWire } from '../../src/search/record-writer.ts';
-import { migrate, openDatabase, WORKER_HOLDING, type Database } from '../../src/store/database.ts';
+import { MAIN_WAITING, migrate, openDatabase, WORKER_HOLDING, type Database } from '../../src/store/database.ts';
 import { DEF } from './fixtures.ts';
 
 const C = 'conn-1';
@@ -114,6 +114,27 @@ describe('RecordWriter (SQLite file, worker thread)', () => {
     await writer.close();
     await expect(writer.upsert(C, E, DEF, people(3, 1))).rejects.toThrow(/closed/);
     writer = undefined;
+  });
+
+  it('a main-connection write waits for the worker\u2019s part without blocking the event loop', async () => {
+    const gate = database.writeGate!;
+    await sql`CREATE TABLE t (k TEXT PRIMARY KEY)`.execute(database.db);
+    // As if the worker were writing a part.
+    Atomics.store(gate, WORKER_HOLDING, 1);
+    let written = false;
+    const write = sql`INSERT INTO t VALUES ('a')`.execute(database.db).then(() => (written = true));
+    // Turns of the event loop go by (requests would be served) while the write waits, counted.
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(written).toBe(false);
+    expect(Atomics.load(gate, MAIN_WAITING)).toBe(1);
+    // Direct reads (the search store's) go on meanwhile; Kysely's queue behind the write (one connection).
+    expect(database.sqlite!.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
+    // The part ends: the write goes ahead.
+    Atomics.store(gate, WORKER_HOLDING, 0);
+    Atomics.notify(gate, WORKER_HOLDING);
+    await write;
+    expect(written).toBe(true);
+    expect([...gate]).toEqual([0, 0]);
   });
 
   it('refuses an in-memory database (a second connection would open another one)', () => {
