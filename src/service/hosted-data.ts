@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { RecordStore } from '../search/index.ts';
-import { RecordWriter } from '../search/record-writer.ts';
+import { RECORD_WRITER_PART_RECORDS, RecordWriter } from '../search/record-writer.ts';
 import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
 import { SyncEngine, type RecordSink } from '../sync/index.ts';
 import type { ServiceConfig } from './config.ts';
@@ -66,8 +66,8 @@ export function syncPageWriteSlots(dialect: 'sqlite' | 'postgres'): number | und
   return dialect === 'postgres' ? POSTGRES_SYNC_WRITE_SLOTS : undefined;
 }
 
-/** Records per write of a sync page on SQLite (see syncWrites). */
-export const SQLITE_SYNC_WRITE_RECORDS = 5;
+/** Records per write of a sync page on SQLite, on the main thread (syncWrites) as in the record writer's worker. */
+export const SQLITE_SYNC_WRITE_RECORDS = RECORD_WRITER_PART_RECORDS;
 /** Longest run of sync writes on SQLite before the event loop gets a turn (see syncWrites). */
 export const SQLITE_SYNC_WRITE_SLICE_MS = 10;
 /** On a SQLite file, the sync writes pause for a WAL checkpoint (in a worker) when none ran for this long (see syncWrites). */
@@ -168,15 +168,16 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   const records = new RecordStore(o.database, { cursorSecret, tombstoneRetentionMs, now: o.now });
   const outbox = new EventOutbox({ db: o.database.db as unknown as Kysely<EventsTables>, dialect: o.database.dialect, keyRing: o.keyRing, fetch: o.fetch, now: o.now, log: o.log });
   const events = new ServiceEvents(outbox, o.store, o.log);
-  const file = o.database.file;
+  // writeGate: the main connection of a SQLite file, which a second connection can share.
+  const gate = o.database.writeGate;
   const writer =
-    o.writeInWorker === true && o.database.dialect === 'sqlite' && file !== undefined && file !== ':memory:' && file !== ''
+    o.writeInWorker === true && gate !== undefined
       ? new RecordWriter({
-          file,
+          file: o.database.file!,
           cursorSecret,
           tombstoneRetentionMs,
           now: o.now,
-          ...(o.database.writeGate !== undefined ? { writeGate: o.database.writeGate } : {}),
+          writeGate: gate,
           onError: (e) => o.log.warn({ detail: e.message }, 'record writer worker failed'),
         })
       : undefined;

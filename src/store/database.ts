@@ -229,11 +229,12 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
   // cache: searches seek into indexes and records at random (a like page of 100 contacts at
   // 200,000 records: 850 -> 550 us). Clamped by SQLite to its compile-time maximum.
   sqlite.pragma('mmap_size = 2147483648');
-  const gated = file !== ':memory:' && file !== '' && options.walCheckpointer !== false;
-  const writeGate = gated ? new Int32Array(new SharedArrayBuffer(8)) : undefined;
+  // A file's main connection: its checkpointer, and the gate a record writer's worker shares.
+  const main = file !== ':memory:' && file !== '' && options.walCheckpointer !== false;
+  const writeGate = main ? new Int32Array(new SharedArrayBuffer(8)) : undefined;
   const statements = cachingStatements(sqlite);
   const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }, statements, writeGate) });
-  if (file === ':memory:' || file === '' || options.walCheckpointer === false) return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
+  if (!main) return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
   // Checkpoints off the main thread: this connection's own (run inside a commit, synchronously)
   // only as a safety net, should the checkpointer fall behind.
   const checkpointer = new WalCheckpointer(file);
@@ -244,7 +245,7 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
     file,
     sqlite: statements,
     checkpointer,
-    ...(writeGate !== undefined ? { writeGate } : {}),
+    writeGate: writeGate!,
     close: async () => {
       await checkpointer.close();
       await db.destroy();

@@ -107,6 +107,10 @@ describe('RecordWriter (SQLite file, worker thread)', () => {
     await expect(hasty.upsert(C, E, DEF, people(1, 1))).rejects.toThrow(/did not answer within 0 ms/);
     expect(Atomics.load(database.writeGate!, WORKER_HOLDING)).toBe(0);
     expect(errors.map((e) => e.message)).toEqual(['the record writer did not answer within 0 ms']);
+    errors.length = 0;
+    // The next call starts another worker (which this deadline fails as well).
+    await expect(hasty.upsert(C, E, DEF, people(1, 1))).rejects.toThrow(/did not answer within 0 ms/);
+    expect(hasty.workersStarted).toBe(2);
     await hasty.close();
     await expect(hasty.upsert(C, E, DEF, people(1, 1))).rejects.toThrow(/closed/);
     // The first writer is unaffected; after its close, calls fail at once.
