@@ -3,30 +3,36 @@
  * call comes from elsewhere, so the latency measured is the service's, not the bench process's
  * own event loop, which runs the instances and their syncs.
  *
- * Takes {apis, connector, noteIds, seconds} over IPC; answers {latencies} (ms per call): one
- * `notes get` every 400 ms (2.5 calls/s, half the connector's 5/s budget, so its latency and not
- * its throttle is measured), round-robin over the instances.
+ * Takes {apis, targets: [{connector, noteIds}], seconds} over IPC; answers {latencies} (ms per
+ * call, all targets together): each target connector does one `notes get` every 400 ms (2.5
+ * calls/s, half its 5/s budget, so its latency and not its throttle is measured), the targets'
+ * calls spread evenly over the 400 ms, round-robin over the instances.
  */
 import { execute, type Api } from './fleet-client.ts';
 
 interface Run {
   apis: Api[];
-  connector: string;
-  noteIds: string[];
+  targets: { connector: string; noteIds: string[] }[];
   seconds: number;
 }
 
+const PERIOD_MS = 400;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 process.on('message', (m: Run) => {
   void (async () => {
     const out: number[] = [];
     const end = performance.now() + m.seconds * 1000;
-    for (let k = 0; performance.now() < end; k++) {
-      const t = performance.now();
-      out.push(await execute(m.apis[k % m.apis.length]!, m.connector, 'get', { note_id: m.noteIds[k % m.noteIds.length]! }));
-      await sleep(Math.max(0, 400 - (performance.now() - t)));
-    }
+    await Promise.all(
+      m.targets.map(async (target, i) => {
+        await sleep((i * PERIOD_MS) / m.targets.length);
+        for (let k = 0; performance.now() < end; k++) {
+          const t = performance.now();
+          out.push(await execute(m.apis[(k + i) % m.apis.length]!, target.connector, 'get', { note_id: target.noteIds[k % target.noteIds.length]! }));
+          await sleep(Math.max(0, PERIOD_MS - (performance.now() - t)));
+        }
+      }),
+    );
     process.send!({ latencies: out });
   })().catch((e: unknown) => {
     process.send!({ error: e instanceof Error ? e.message : String(e) });
