@@ -4,11 +4,23 @@
  * each with its result or its error.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { sql } from 'kysely';
 import { MAIN_WAITING, openDatabase, SQLITE_BUSY_TIMEOUT_MS, WORKER_HOLDING } from '../store/database.ts';
 import { RecordStore } from './record-store.ts';
 import { toWire, type RecordWriteOp } from './record-writer.ts';
 
+/**
+ * Background work: on Linux this thread runs at a lower priority than the main thread, which
+ * answers requests (a nice value for this thread only, through its thread id); elsewhere, as it is.
+ */
+const WRITER_NICE = 10;
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), WRITER_NICE);
+} catch {
+  // No /proc/thread-self (not Linux): the thread keeps the process's priority.
+}
 const data = workerData as { file: string; cursorSecret: string | Uint8Array; tombstoneRetentionMs?: number; partRecords: number; writeGate?: Int32Array; mainFirstMs: number };
 const port = parentPort!;
 /** A PASSIVE checkpoint of the log at most this often (ms), between two writes. */
@@ -25,7 +37,22 @@ let lastCheckpoint = performance.now();
 async function checkpointNow(): Promise<void> {
   if (performance.now() - lastCheckpoint < CHECKPOINT_EVERY_MS) return;
   lastCheckpoint = performance.now();
-  await sql`PRAGMA wal_checkpoint(PASSIVE)`.execute(database.db).catch(() => undefined);
+  const r = (await sql<{ log: number; checkpointed: number }>`PRAGMA wal_checkpoint(PASSIVE)`.execute(database.db).catch(() => undefined))?.rows[0];
+  if (r === undefined || r.log <= 0 || r.checkpointed !== r.log) return;
+  // The whole log is in the database file: the next write starts it afresh, writing its header
+  // and fsyncing it (1-16 ms). Make that write this connection's, in a turn (user_version set to
+  // itself), not the main thread's next one. Refused for the lock: the next checkpoint tries again.
+  beginTurn();
+  try {
+    await database.db.transaction().execute(async (trx) => {
+      const v = Number((await sql<{ user_version: number }>`PRAGMA user_version`.execute(trx)).rows[0]?.user_version ?? 0);
+      await sql.raw(`PRAGMA user_version = ${v}`).execute(trx);
+    });
+  } catch {
+    // SQLITE_BUSY: another connection writes; it starts the log afresh then.
+  } finally {
+    endTurn();
+  }
 }
 let now = Date.now();
 const store = new RecordStore(database, {

@@ -53,15 +53,21 @@ export interface Database<DB = unknown> {
    * it is above 0. WORKER_HOLDING is 1 while the worker writes a part: a main write waits for
    * its end (a notify) instead of sleeping in SQLite's busy handler. SQLite has no queue for its
    * write lock: without this, a worker taking it part after part kept the main thread's writes
-   * sleeping in the busy handler for up to 1.4 s (issue 25's fleet bench).
+   * sleeping in the busy handler for up to 1.4 s (issue 25's fleet bench). CHECKPOINTER_HOLDING
+   * is the same for the checkpointer's one write (the log's restart, wal-checkpointer.ts).
    */
   writeGate?: Int32Array;
   close(): Promise<void>;
 }
 
-/** Database.writeGate's slots: the main connection's writes waiting for (or taking) the write lock; 1 while the worker writes a part. */
+/**
+ * Database.writeGate's slots: the main connection's writes waiting for (or taking) the write
+ * lock; 1 while the record writer's worker writes a part; 1 while the WAL checkpointer's worker
+ * writes the first frame of a fresh log.
+ */
 export const MAIN_WAITING = 0;
 export const WORKER_HOLDING = 1;
+export const CHECKPOINTER_HOLDING = 2;
 /** The SQLite connections' busy_timeout (ms), and the longest a main write waits for the worker's part. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -150,7 +156,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
 /**
  * The main connection's side of Database.writeGate. A statement that takes the write lock (an
  * autocommit write, RETURNING or not, or the BEGIN IMMEDIATE of a transaction) counts itself in
- * MAIN_WAITING, then, while the worker writes a part (WORKER_HOLDING), waits for its end without
+ * MAIN_WAITING, then, while a worker writes (WORKER_HOLDING, CHECKPOINTER_HOLDING), waits for its end without
  * blocking the event loop (Atomics.waitAsync: requests go on being answered), then runs. The
  * worker sets WORKER_HOLDING before it reads MAIN_WAITING and this counts itself before it
  * reads WORKER_HOLDING (both sequentially consistent), so they never both go ahead. Statements
@@ -164,8 +170,10 @@ function gatedConnection(connection: DatabaseConnection, statements: SqliteState
       Atomics.add(gate, MAIN_WAITING, 1);
       try {
         const until = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
-        while (Atomics.load(gate, WORKER_HOLDING) === 1 && Date.now() < until) {
-          const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(gate, WORKER_HOLDING, 1, until - Date.now());
+        for (;;) {
+          const holder = Atomics.load(gate, WORKER_HOLDING) === 1 ? WORKER_HOLDING : Atomics.load(gate, CHECKPOINTER_HOLDING) === 1 ? CHECKPOINTER_HOLDING : undefined;
+          if (holder === undefined || Date.now() >= until) break;
+          const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(gate, holder, 1, until - Date.now());
           if (w.async) await w.value;
         }
         return await connection.executeQuery<R>(query);
@@ -231,13 +239,13 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
   sqlite.pragma('mmap_size = 2147483648');
   // A file's main connection: its checkpointer, and the gate a record writer's worker shares.
   const main = file !== ':memory:' && file !== '' && options.walCheckpointer !== false;
-  const writeGate = main ? new Int32Array(new SharedArrayBuffer(8)) : undefined;
+  const writeGate = main ? new Int32Array(new SharedArrayBuffer(12)) : undefined;
   const statements = cachingStatements(sqlite);
   const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }, statements, writeGate) });
   if (!main) return { db, dialect: 'sqlite', file, sqlite: statements, close: () => db.destroy() };
   // Checkpoints off the main thread: this connection's own (run inside a commit, synchronously)
   // only as a safety net, should the checkpointer fall behind.
-  const checkpointer = new WalCheckpointer(file);
+  const checkpointer = new WalCheckpointer(file, { writeGate: { gate: writeGate!, mainWaiting: MAIN_WAITING, holding: CHECKPOINTER_HOLDING } });
   sqlite.pragma(`wal_autocheckpoint = ${MAIN_AUTOCHECKPOINT_PAGES}`);
   return {
     db,

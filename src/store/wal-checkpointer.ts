@@ -15,13 +15,21 @@
  * When a checkpoint has copied the whole log, the worker also writes once (user_version set to
  * itself): the first write after a complete checkpoint starts the log afresh and fsyncs its new
  * header, which the main thread's next commit did otherwise (1-20 ms on the shared VM, ten times
- * a second).
+ * a second). With the main connection's write gate (Database.writeGate) it takes that write only
+ * when no main write waits, and marks it held meanwhile, so a main write that comes then waits
+ * for it without blocking the event loop, not asleep in SQLite's busy handler (1–16 ms).
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-/** The main connection's wal_autocheckpoint (pages) while a checkpointer keeps the log short; SQLite's default is 1000. */
-export const MAIN_AUTOCHECKPOINT_PAGES = 4000;
+/**
+ * The main connection's wal_autocheckpoint (pages) while a checkpointer keeps the log short;
+ * SQLite's default is 1000. A log is started afresh only when no reader still reads it, so under
+ * many syncs (a record writer writing while requests read) it can grow past a few thousand pages
+ * between two restarts; past this, every main commit ran a checkpoint on the main thread (10-19
+ * ms each at 4,000 pages in issue 25's fleet bench). 32,000 pages (128 MB of log) stays a bound.
+ */
+export const MAIN_AUTOCHECKPOINT_PAGES = 32000;
 /** A checkpoint at least this often (ms) while the database is open, whether or not syncs ask for one. */
 export const IDLE_CHECKPOINT_MS = 1000;
 /**
@@ -51,6 +59,20 @@ const SQLite = require(workerData.module);
 const db = new SQLite(workerData.file, { fileMustExist: true, timeout: 0 });
 // The log's length right after this worker's own write: while it stays so, nothing to do.
 let own = -1;
+const gate = workerData.writeGate;
+/** Mark the write lock as this worker's (the gate's holding slot) unless a main write waits for it. */
+function takeTurn() {
+  if (gate === undefined) return true;
+  Atomics.store(gate.gate, gate.holding, 1);
+  if (Atomics.load(gate.gate, gate.mainWaiting) === 0) return true;
+  endTurn();
+  return false;
+}
+function endTurn() {
+  if (gate === undefined) return;
+  Atomics.store(gate.gate, gate.holding, 0);
+  Atomics.notify(gate.gate, gate.holding);
+}
 parentPort.on('message', (m) => {
   if (m === 'close') {
     db.close();
@@ -68,7 +90,7 @@ parentPort.on('message', (m) => {
     }
     const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
     let restarted = false;
-    if (r.log > 0 && r.checkpointed === r.log) {
+    if (r.log > 0 && r.checkpointed === r.log && takeTurn()) {
       // The whole log is in the database file now: the next write starts it afresh, writing its
       // header and fsyncing it. Make that write this thread's: user_version set to itself.
       try {
@@ -80,6 +102,8 @@ parentPort.on('message', (m) => {
         own = db.pragma('wal_checkpoint(NOOP)')[0].log;
       } catch {
         if (db.inTransaction) db.exec('ROLLBACK');
+      } finally {
+        endTurn();
       }
     }
     reply = { id: m, busy: r.busy === 1, log: r.log, checkpointed: r.checkpointed, restarted };
@@ -98,6 +122,8 @@ export interface WalCheckpointerOptions {
   deadlineMs?: number;
   /** Tests only: the workers never answer, as a hung worker would not. */
   stallWorkers?: boolean;
+  /** The main connection's write gate (Database.writeGate) and its slots: the log's restart gives way to the main connection's writes. */
+  writeGate?: { gate: Int32Array; mainWaiting: number; holding: number };
 }
 
 export class WalCheckpointer {
@@ -108,6 +134,7 @@ export class WalCheckpointer {
   readonly #pending = new Map<number, { resolve: (r: CheckpointResult | undefined) => void; worker: Worker }>();
   readonly #deadlineMs: number;
   readonly #stall: boolean;
+  readonly #writeGate: WalCheckpointerOptions['writeGate'];
   #next = 0;
   #running: Promise<CheckpointResult | undefined> | undefined;
   #closed = false;
@@ -121,6 +148,7 @@ export class WalCheckpointer {
     this.#onError = options.onError ?? (() => undefined);
     this.#deadlineMs = options.deadlineMs ?? CHECKPOINT_DEADLINE_MS;
     this.#stall = options.stallWorkers === true;
+    this.#writeGate = options.writeGate;
     const idleMs = options.idleMs ?? IDLE_CHECKPOINT_MS;
     if (idleMs > 0) {
       this.#timer = setInterval(() => {
@@ -191,7 +219,7 @@ export class WalCheckpointer {
 
   #ensureWorker(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    const worker = new Worker(WORKER, { eval: true, workerData: { module: BETTER_SQLITE3, file: this.#file, stall: this.#stall } });
+    const worker = new Worker(WORKER, { eval: true, workerData: { module: BETTER_SQLITE3, file: this.#file, stall: this.#stall, writeGate: this.#writeGate } });
     this.workersStarted++;
     this.#worker = worker;
     worker.unref();
@@ -204,6 +232,12 @@ export class WalCheckpointer {
     worker.on('error', (e) => this.#onError(e));
     worker.on('exit', () => {
       if (this.#worker === worker) this.#worker = undefined;
+      // A worker gone in the middle of its write would leave the main connection's writes waiting for its end.
+      const g = this.#writeGate;
+      if (g !== undefined && this.#worker === undefined) {
+        Atomics.store(g.gate, g.holding, 0);
+        Atomics.notify(g.gate, g.holding);
+      }
       // Whatever it was asked and did not answer: answered as failed, so no caller waits forever.
       for (const [id, entry] of [...this.#pending]) {
         if (entry.worker !== worker) continue;

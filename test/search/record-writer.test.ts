@@ -6,7 +6,7 @@
  * dies fails its calls and is replaced. Also: SQLite transactions begin IMMEDIATE (database.ts),
  * which two writing connections need.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/errors/index.ts';
 import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { fromWire, RecordWriter, toWire } from '../../src/search/record-writer.ts';
-import { MAIN_WAITING, migrate, openDatabase, WORKER_HOLDING, type Database } from '../../src/store/database.ts';
+import { CHECKPOINTER_HOLDING, MAIN_WAITING, migrate, openDatabase, WORKER_HOLDING, type Database } from '../../src/store/database.ts';
 import { DEF } from './fixtures.ts';
 
 const C = 'conn-1';
@@ -93,7 +93,7 @@ describe('RecordWriter (SQLite file, worker thread)', () => {
     expect(await store.count(C, E)).toBe(200);
     expect(await store.count('conn-2', E)).toBe(200);
     expect((await sql<{ n: number }>`SELECT n FROM tally`.execute(database.db)).rows[0]!.n).toBe(20);
-    expect([...database.writeGate!]).toEqual([0, 0]);
+    expect([...database.writeGate!]).toEqual([0, 0, 0]);
   });
 
   it('fails the calls of a worker that dies, and starts another for the next call', async () => {
@@ -120,11 +120,14 @@ describe('RecordWriter (SQLite file, worker thread)', () => {
     writer = undefined;
   });
 
-  it('a main-connection write waits for the worker\u2019s part without blocking the event loop', async () => {
+  it.each([
+    ['the record writer\u2019s part', WORKER_HOLDING],
+    ['the WAL checkpointer\u2019s restart of the log', CHECKPOINTER_HOLDING],
+  ])('a main-connection write waits for %s without blocking the event loop', async (_, holding) => {
     const gate = database.writeGate!;
     await sql`CREATE TABLE t (k TEXT PRIMARY KEY)`.execute(database.db);
-    // As if the worker were writing a part.
-    Atomics.store(gate, WORKER_HOLDING, 1);
+    // As if the worker were writing.
+    Atomics.store(gate, holding, 1);
     let written = false;
     const write = sql`INSERT INTO t VALUES ('a')`.execute(database.db).then(() => (written = true));
     // Turns of the event loop go by (requests would be served) while the write waits, counted.
@@ -133,12 +136,26 @@ describe('RecordWriter (SQLite file, worker thread)', () => {
     expect(Atomics.load(gate, MAIN_WAITING)).toBe(1);
     // Direct reads (the search store's) go on meanwhile; Kysely's queue behind the write (one connection).
     expect(database.sqlite!.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
-    // The part ends: the write goes ahead.
-    Atomics.store(gate, WORKER_HOLDING, 0);
-    Atomics.notify(gate, WORKER_HOLDING);
+    // Its write ends: the main write goes ahead.
+    Atomics.store(gate, holding, 0);
+    Atomics.notify(gate, holding);
     await write;
     expect(written).toBe(true);
-    expect([...gate]).toEqual([0, 0]);
+    expect([...gate]).toEqual([0, 0, 0]);
+  });
+
+  it.runIf(existsSync('/proc/thread-self'))('runs its worker at a lower priority than the main thread (Linux)', async () => {
+    // A thread's nice value: the 19th field of its stat, the 17th after the command's closing parenthesis.
+    const niceOf = (tid: string): number => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const nices = (): number[] => readdirSync('/proc/self/task').map(niceOf);
+    expect(nices()).not.toContain(10);
+    writer = new RecordWriter({ file, cursorSecret: 's' });
+    await writer.upsert(C, E, DEF, people(0, 1));
+    expect(nices()).toContain(10);
+    expect(niceOf(String(process.pid))).toBe(0);
   });
 
   it('refuses an in-memory database (a second connection would open another one)', () => {

@@ -151,7 +151,7 @@ describe('syncWrites on SQLite', () => {
       const found = await h.request('POST', `/api/v1/integrations/connectors/${created.body.id}/execute`, { token, body: { entity: 'notes', action: 'search', params: { query: {}, limit: 100 } } });
       expect(found.status, found.text).toBe(200);
       expect(found.body.data).toHaveLength(12);
-      expect([...h.service.ctx.database.writeGate!]).toEqual([0, 0]);
+      expect([...h.service.ctx.database.writeGate!]).toEqual([0, 0, 0]);
     } finally {
       await h.close();
       await sim.close();

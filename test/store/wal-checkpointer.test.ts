@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAIN_WAITING } from '../../src/store/database.ts';
 import { openDatabase, type Database } from '../../src/store/index.ts';
 import { MAIN_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../../src/store/wal-checkpointer.ts';
 
@@ -71,6 +72,22 @@ describe('WalCheckpointer', () => {
     } finally {
       other.close();
     }
+  });
+
+  it('leaves the restart of the log to a main-connection write that waits for the lock (the write gate)', async () => {
+    const database = await fileDatabase();
+    const gate = database.writeGate!;
+    await write(database, 50);
+    // A main write waits: the checkpointer copies the log but does not take the lock to restart it.
+    Atomics.store(gate, MAIN_WAITING, 1);
+    const copied = await database.checkpointer!.checkpoint();
+    expect(copied).toEqual({ busy: false, log: copied!.log, checkpointed: copied!.log, restarted: false });
+    expect([...gate]).toEqual([1, 0, 0]);
+    // None waits: the next checkpoint restarts the log, and hands the lock back.
+    Atomics.store(gate, MAIN_WAITING, 0);
+    expect(await database.checkpointer!.checkpoint()).toMatchObject({ busy: false, restarted: true });
+    expect([...gate]).toEqual([0, 0, 0]);
+    expect(database.sqlite!.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 50 });
   });
 
   it('answers concurrent callers with the one checkpoint running', async () => {
