@@ -1,7 +1,8 @@
 /**
  * The worker thread of a RecordWriter (record-writer.ts): a RecordStore on a connection of its
- * own to the SQLite file, running the writes it is sent one at a time, in order, and answering
- * each with its result or its error.
+ * own to the SQLite file (a pool of its own on PostgreSQL), running the writes it is sent (one at
+ * a time, in order, on SQLite; up to the pool's size at once on PostgreSQL) and answering each
+ * with its result or its error.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readlinkSync } from 'node:fs';
@@ -21,21 +22,34 @@ try {
 } catch {
   // No /proc/thread-self (not Linux): the thread keeps the process's priority.
 }
-const data = workerData as { file: string; cursorSecret: string | Uint8Array; tombstoneRetentionMs?: number; partRecords: number; writeGate?: Int32Array; mainFirstMs: number };
+const data = workerData as {
+  file?: string;
+  postgres?: { url: string; schema?: string; connections: number };
+  cursorSecret: string | Uint8Array;
+  tombstoneRetentionMs?: number;
+  partRecords: number;
+  writeGate?: Int32Array;
+  mainFirstMs: number;
+};
 const port = parentPort!;
 /** A PASSIVE checkpoint of the log at most this often (ms), between two writes. */
 const CHECKPOINT_EVERY_MS = 100;
 
-// The main connection has its WAL checkpointer; this one checkpoints itself (checkpointNow).
-const database = openDatabase(data.file, { walCheckpointer: false });
+// PostgreSQL: a pool of its own, one connection per write run at once. SQLite: the main
+// connection has its WAL checkpointer; this one checkpoints itself (checkpointNow).
+const database =
+  data.postgres !== undefined
+    ? openDatabase(data.postgres.url, { poolSize: data.postgres.connections, ...(data.postgres.schema !== undefined ? { schema: data.postgres.schema } : {}) })
+    : openDatabase(data.file, { walCheckpointer: false });
+const sqlite = database.dialect === 'sqlite';
 // With a gate, this connection waits for the lock in inTurn, not in SQLite's busy handler.
-if (data.writeGate !== undefined) await sql`PRAGMA busy_timeout = 0`.execute(database.db);
+if (sqlite && data.writeGate !== undefined) await sql`PRAGMA busy_timeout = 0`.execute(database.db);
 // Checkpoints between turns, not in a commit: SQLite runs its automatic one once the commit has
 // released the lock, but still within the write, so within the turn (main writes would wait for it).
-await sql`PRAGMA wal_autocheckpoint = 0`.execute(database.db);
+if (sqlite) await sql`PRAGMA wal_autocheckpoint = 0`.execute(database.db);
 let lastCheckpoint = performance.now();
 async function checkpointNow(): Promise<void> {
-  if (performance.now() - lastCheckpoint < CHECKPOINT_EVERY_MS) return;
+  if (!sqlite || performance.now() - lastCheckpoint < CHECKPOINT_EVERY_MS) return;
   lastCheckpoint = performance.now();
   const r = (await sql<{ log: number; checkpointed: number }>`PRAGMA wal_checkpoint(PASSIVE)`.execute(database.db).catch(() => undefined))?.rows[0];
   if (r === undefined || r.log <= 0 || r.checkpointed !== r.log) return;
@@ -115,8 +129,10 @@ async function run(m: RecordWriteOp): Promise<unknown> {
     case 'upsert': {
       // In parts, each its own transaction: the write lock is held for one part at a time.
       const counts = { added: 0, updated: 0 };
-      for (let i = 0; i < m.records.length; i += data.partRecords) {
-        const part = m.records.slice(i, i + data.partRecords);
+      // PostgreSQL: the page in one go, as on the main thread (no lock held between statements).
+      const partRecords = sqlite ? data.partRecords : Math.max(1, m.records.length);
+      for (let i = 0; i < m.records.length; i += partRecords) {
+        const part = m.records.slice(i, i + partRecords);
         const c = await inTurn(() => store.upsert(m.connectorId, m.entity, m.def, part, m.syncRun));
         await checkpointNow();
         counts.added += c.added;
@@ -131,16 +147,36 @@ async function run(m: RecordWriteOp): Promise<unknown> {
   }
 }
 
-let turn: Promise<void> = Promise.resolve();
+/**
+ * Writes run at once: one on SQLite (in the order they came), `connections` on PostgreSQL. A
+ * finished write hands its slot to the next one waiting, in the order they came.
+ */
+const slots = data.postgres?.connections ?? 1;
+let running = 0;
+const waiting: (() => void)[] = [];
+const inFlight = new Set<Promise<void>>();
+async function inSlot(write: () => Promise<void>): Promise<void> {
+  if (running < slots) running++;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
+  try {
+    await write();
+  } finally {
+    const next = waiting.shift();
+    if (next !== undefined) next();
+    else running--;
+  }
+}
 port.on('message', (m: (RecordWriteOp & { id: number; now: number }) | { op: 'close' }) => {
   if (m.op === 'close') {
-    turn = turn.then(async () => {
+    // After every write asked for before it.
+    void Promise.allSettled([...inFlight]).then(async () => {
       await database.close();
       port.close();
     });
     return;
   }
-  turn = turn.then(async () => {
+  const done = inSlot(async () => {
+    // The store's clock: the time of the latest call (concurrent writes on PostgreSQL share it).
     now = m.now;
     try {
       port.postMessage({ id: m.id, result: await run(m) });
@@ -148,4 +184,6 @@ port.on('message', (m: (RecordWriteOp & { id: number; now: number }) | { op: 'cl
       port.postMessage({ id: m.id, error: toWire(e) });
     }
   });
+  inFlight.add(done);
+  void done.finally(() => inFlight.delete(done));
 });

@@ -1,15 +1,17 @@
 /**
- * A sync's record writes to a SQLite file, in a worker thread with a connection of its own
- * (record-writer-worker.ts runs a RecordStore there).
+ * A sync's record writes to a SQLite file or a PostgreSQL database, in a worker thread with a
+ * connection (a pool, on PostgreSQL) of its own (record-writer-worker.ts runs a RecordStore there).
  *
  * better-sqlite3 runs every statement synchronously on the thread that calls it. With the writes
  * on the service's main thread, 100 syncs storing and indexing about 480 records/s kept that
  * thread busy a third of the time, and a request waited behind their writes: an execute's p50
  * went from 3.4 to 30 ms while they ran, and to 2.8 ms with the writes left out (issue 25's fleet
  * bench). Here the records are cloned to the worker, which projects, hashes, indexes and writes
- * them; the main thread only waits for the answer.
+ * them; the main thread only waits for the answer. On PostgreSQL the statements do not block the
+ * thread, but projecting and indexing the records does (JavaScript): there too it is the worker's.
  *
- * Each call is answered in the order it was made. A page is written in parts of `partRecords`
+ * On SQLite each call is answered in the order it was made (on PostgreSQL, up to `connections`
+ * run at once). On SQLite a page is written in parts of `partRecords`
  * records, each its own transaction, so the worker never holds the database's write lock for
  * long, and before each part it lets the main connection's writes (checkpoints, leases, the
  * API's) that are waiting for the lock go first (Database.writeGate, up to MAIN_WRITES_FIRST_MS),
@@ -33,8 +35,13 @@ export const MAIN_WRITES_FIRST_MS = 50;
 export const RECORD_WRITE_DEADLINE_MS = 60_000;
 
 export interface RecordWriterOptions {
-  /** The SQLite file (not ':memory:': the worker opens it on a connection of its own). */
-  file: string;
+  /** The SQLite file (not ':memory:': the worker opens it on a connection of its own); or */
+  file?: string;
+  /**
+   * a PostgreSQL database: the worker opens a pool of its own, of `connections` connections, and
+   * runs that many writes at once (the calls of one sync come one after another).
+   */
+  postgres?: { url: string; schema?: string; connections: number };
   cursorSecret: string | Buffer;
   tombstoneRetentionMs?: number;
   /** The store's clock; each call carries its value at the call. Default Date.now. */
@@ -102,7 +109,8 @@ export class RecordWriter {
   workersStarted = 0;
 
   constructor(options: RecordWriterOptions) {
-    if (options.file === ':memory:' || options.file === '') throw new Error('RecordWriter needs a SQLite file: an in-memory database cannot be opened by a second connection');
+    if (options.postgres === undefined && (options.file === undefined || options.file === ':memory:' || options.file === ''))
+      throw new Error('RecordWriter needs a SQLite file or a PostgreSQL URL: an in-memory database cannot be opened by a second connection');
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#deadlineMs = options.deadlineMs ?? RECORD_WRITE_DEADLINE_MS;
@@ -140,7 +148,7 @@ export class RecordWriter {
     const o = this.#options;
     const worker = new Worker(workerCode(), {
       eval: true,
-      workerData: { file: o.file, cursorSecret: o.cursorSecret, tombstoneRetentionMs: o.tombstoneRetentionMs, partRecords: o.partRecords ?? RECORD_WRITER_PART_RECORDS, writeGate: o.writeGate, mainFirstMs: MAIN_WRITES_FIRST_MS },
+      workerData: { file: o.file, postgres: o.postgres, cursorSecret: o.cursorSecret, tombstoneRetentionMs: o.tombstoneRetentionMs, partRecords: o.partRecords ?? RECORD_WRITER_PART_RECORDS, writeGate: o.writeGate, mainFirstMs: MAIN_WRITES_FIRST_MS },
     });
     // The calls waiting for it keep the process alive, not the worker itself.
     worker.unref();

@@ -46,9 +46,9 @@ export interface HostedDataOptions {
   /** Each connector's upstream throttle (shared-limits.ts); default one in process per connector. */
   throttleFor?: ((budget: string, manifest: LoadedManifest) => Throttle | null) | undefined;
   /**
-   * On a SQLite file, write the syncs' records in a worker thread (recordWriterSink): the
-   * service does, so that requests do not wait behind the writes; `switchboard sync`, which
-   * serves no request, does not. Ignored on PostgreSQL and in-memory SQLite.
+   * On a SQLite file or PostgreSQL, write the syncs' records in a worker thread
+   * (recordWriterSink): the service does, so that requests do not wait behind the writes;
+   * `switchboard sync`, which serves no request, does not. Ignored on in-memory SQLite.
    */
   writeInWorker?: boolean;
 }
@@ -143,10 +143,10 @@ export function syncWrites(records: RecordSink, dialect: 'sqlite' | 'postgres', 
 }
 
 /**
- * The sink of a service on a SQLite file: the syncs' upserts and deletions run in the record
- * writer's worker thread (record-writer.ts), on a connection of its own, in parts of
- * RECORD_WRITER_PART_RECORDS records; counts and the connector's removal stay on the main
- * connection. With the writes on the main thread, syncWrites could only take turns with the
+ * The sink of a service on a SQLite file or PostgreSQL: the syncs' upserts and deletions run in
+ * the record writer's worker thread (record-writer.ts), on a connection (a pool) of its own, on
+ * SQLite in parts of RECORD_WRITER_PART_RECORDS records; counts and the connector's removal stay
+ * on the main connection. With the writes on the main thread, syncWrites could only take turns with the
  * requests: 100 syncs kept that thread busy a third of the time, an execute's p50 rose from 3.4
  * to 30 ms, and to 2.8 ms with the writes left out (issue 25's fleet bench).
  */
@@ -169,15 +169,23 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   const outbox = new EventOutbox({ db: o.database.db as unknown as Kysely<EventsTables>, dialect: o.database.dialect, keyRing: o.keyRing, fetch: o.fetch, now: o.now, log: o.log });
   const events = new ServiceEvents(outbox, o.store, o.log);
   // writeGate: the main connection of a SQLite file, which a second connection can share.
+  // PostgreSQL: the worker's own pool, as many connections as the pages written at once.
   const gate = o.database.writeGate;
+  const where =
+    o.writeInWorker !== true
+      ? undefined
+      : gate !== undefined
+        ? { file: o.database.file!, writeGate: gate }
+        : o.database.dialect === 'postgres' && o.database.url !== undefined
+          ? { postgres: { url: o.database.url, ...(o.database.schema !== undefined ? { schema: o.database.schema } : {}), connections: POSTGRES_SYNC_WRITE_SLOTS } }
+          : undefined;
   const writer =
-    o.writeInWorker === true && gate !== undefined
+    where !== undefined
       ? new RecordWriter({
-          file: o.database.file!,
+          ...where,
           cursorSecret,
           tombstoneRetentionMs,
           now: o.now,
-          writeGate: gate,
           onError: (e) => o.log.warn({ detail: e.message }, 'record writer worker failed'),
         })
       : undefined;

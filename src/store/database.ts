@@ -27,6 +27,8 @@ export interface Database<DB = unknown> {
   file?: string;
   /** For PostgreSQL opened with `schema`: every table (and migration table) lives in it. */
   schema?: string;
+  /** For PostgreSQL: the URL it was opened with (a worker thread opens a pool of its own with it: the record writer's). */
+  url?: string;
   /**
    * For SQLite: the connection's prepared statements (the same cache Kysely uses), for reads
    * that run synchronously without Kysely's per-query overhead (the search store's hot path).
@@ -211,6 +213,7 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
     return {
       db,
       dialect: 'postgres',
+      url,
       ...(schema !== undefined ? { schema } : {}),
       postgres: statements,
       close: () => {

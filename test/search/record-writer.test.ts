@@ -16,6 +16,7 @@ import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { fromWire, RecordWriter, toWire } from '../../src/search/record-writer.ts';
 import { CHECKPOINTER_HOLDING, MAIN_WAITING, migrate, openDatabase, WORKER_HOLDING, type Database } from '../../src/store/database.ts';
 import { DEF } from './fixtures.ts';
+import { dialectCases } from './helpers.ts';
 
 const C = 'conn-1';
 const E = 'people';
@@ -196,6 +197,34 @@ describe('SQLite transactions begin IMMEDIATE', () => {
       await b.close();
       await a.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+const [, openPostgres, pgSkip] = dialectCases()[1]!;
+describe.skipIf(pgSkip !== undefined)(`RecordWriter (PostgreSQL, worker thread)${pgSkip !== undefined ? ` (${pgSkip})` : ''}`, () => {
+  it('writes what the store writes, several writes at once on a pool of its own, and answers errors with their code', async () => {
+    const t = await openPostgres();
+    const writer = new RecordWriter({ postgres: { url: t.database.url!, connections: 3 }, cursorSecret: 's' });
+    try {
+      // Six pages of three connectors at once; each connector's second page updates half its first.
+      const first = await Promise.all([0, 1, 2].map((k) => writer.upsert(`conn-${k}`, E, DEF, people(0, 10))));
+      expect(first).toEqual([0, 1, 2].map(() => ({ added: 10, updated: 0 })));
+      const second = await Promise.all([0, 1, 2].map((k) => writer.upsert(`conn-${k}`, E, DEF, people(5, 10, 'Renamed'))));
+      expect(second).toEqual([0, 1, 2].map(() => ({ added: 5, updated: 5 })));
+      const store = new RecordStore(t.database, { cursorSecret: 's' });
+      for (const k of [0, 1, 2]) expect(await store.count(`conn-${k}`, E)).toBe(15);
+      const found = await store.search('conn-1', E, DEF, { query: { filter: { like: { name: 'Renamed%' } } } });
+      expect(found.data.map((r) => r['id']).sort()).toEqual(people(5, 10).map((r) => String(r['id'])).sort());
+      const direct = await store.upsert(C, E, DEF, [{ name: 'no id' }]).catch((e: unknown) => e);
+      const viaWorker = await writer.upsert(C, E, DEF, [{ name: 'no id' }]).catch((e: unknown) => e);
+      expect(viaWorker).toBeInstanceOf(SwitchboardError);
+      expect((viaWorker as SwitchboardError).code).toBe((direct as SwitchboardError).code);
+      expect(await writer.deleteRecords('conn-2', E, ['p0', 'p1'])).toBe(2);
+      expect(await store.count('conn-2', E)).toBe(13);
+    } finally {
+      await writer.close();
+      await t.close();
     }
   });
 });
