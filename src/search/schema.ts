@@ -35,6 +35,7 @@
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
+import { signatureBits } from './compile.ts';
 import { gramTokens, textTrigrams } from './text.ts';
 
 async function sqliteUp(db: Kysely<unknown>): Promise<void> {
@@ -318,6 +319,21 @@ async function elementPositions(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX search_values_unplaced ON search_values (field_id) WHERE e = -1`.execute(db);
 }
 
+/**
+ * 0006: signature bits (PostgreSQL). Each sort pair row also holds `bits`, a 64-bit bloom filter
+ * of its signature's entries (compile.ts, signatureBits: two bits per entry, from a hash of the
+ * entry's text), so a walk rules out most rows without an entry by two bigint operations and
+ * looks for the entry in the signature's text (`strpos`) only on the others. Rows written before
+ * are given their bits here, from their signatures; a row without bits (an older writer during a
+ * rolling deploy) reads as all bits set, so its signature decides as before. SQLite has no
+ * signatures: nothing to do.
+ */
+async function signatureBitsColumn(db: Kysely<unknown>): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`ALTER TABLE search_pairs ADD COLUMN bits bigint`.execute(db);
+  await sql`UPDATE search_pairs SET bits = ${signatureBits(sql`sig`)} WHERE sig IS NOT NULL`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -337,5 +353,6 @@ export const searchMigrations: MigrationGroup = {
     '0003_record_changes': { up: recordChanges },
     '0004_sort_pairs': { up: sortPairs },
     '0005_element_positions': { up: elementPositions },
+    '0006_signature_bits': { up: signatureBitsColumn },
   },
 };

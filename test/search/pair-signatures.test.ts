@@ -4,11 +4,17 @@
  * signature alone, and looks up longer strings by a hash it confirms with a probe. Results equal
  * the in-memory reference for values at and around each edge (16 bytes, multi-byte characters,
  * a \x01 in a string, fractions, -0, large numbers, records without a signature); on PostgreSQL
- * the page statement probes the value index only where a signature cannot answer, and the
- * migration recomputes the signatures of pairs built before it.
+ * the page statement probes the value index only where a signature cannot answer. Each row's
+ * signature bits (migration 0006, compile.ts signatureBits) never rule out an entry the row
+ * holds; a value whose bits a row holds without holding the value (a false positive), and rows
+ * without bits, are answered by the signature's text; migration 0006 gives the rows of pairs
+ * built before it the bits a writer gives them.
  */
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordStore } from '../../src/search/index.ts';
+import { signatureBits } from '../../src/search/compile.ts';
+import { RecordStore, searchMigrations } from '../../src/search/index.ts';
+import { migrate } from '../../src/store/database.ts';
 import { DEF, rng } from './fixtures.ts';
 import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
@@ -114,5 +120,64 @@ describe.each(dialectCases())('sort pair signatures on %s', (dialect, open, skip
       expect(kept, value).toBeGreaterThan(0);
       expect(await probeLoops(q), value).toBeGreaterThanOrEqual(kept);
     }
+  });
+
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(`signature bits never rule out a value a row holds; false positives and rows without bits are answered by the signature${note}`, async () => {
+    t = await open();
+    const db = t.database.db;
+    const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    // 120 short plans, a few records each: some plan a record lacks has all its bits set in the
+    // record's 64 bits (about one in eight for a signature of 15 entries).
+    const plans = Array.from({ length: 120 }, (_, i) => `p${i}`);
+    const list = records(13, 300, false).map((rec, i) => ({ ...rec, custom: { plan: plans[(i * 7) % plans.length]! } }));
+    await store.upsert(C, E, DEF, list);
+    await allIds(store, pairQuery({ not: { eq: { active: true } } }));
+    await store.settled();
+    const count = async (q: ReturnType<typeof sql>): Promise<number> => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM (${q}) q`.execute(db)).rows[0]!.n);
+    expect(await count(sql`SELECT 1 FROM search_pairs WHERE sig IS NOT NULL`)).toBeGreaterThan(100);
+    expect(await count(sql`SELECT 1 FROM search_pairs WHERE sig IS NOT NULL AND bits IS NULL`)).toBe(0);
+    // Every entry of every signature has both its bits in the row's bits.
+    expect(await count(sql`SELECT 1 FROM search_pairs p CROSS JOIN LATERAL unnest(string_to_array(p.sig, chr(1))) AS e(v) WHERE e.v <> '' AND (p.bits | ~${signatureBits(sql`chr(1) || e.v || chr(1)`)}) <> -1`)).toBe(0);
+    // Plans that some lead's row lacks although its bits hold all of the plan's bits.
+    const field = (await sql<{ field_id: number }>`SELECT field_id FROM search_fields WHERE path = 'custom.plan' AND kind = 's'`.execute(db)).rows[0]!.field_id;
+    const { rows } = await sql<{ v: string }>`SELECT DISTINCT v.v FROM search_pairs p CROSS JOIN unnest(${plans}::text[]) AS v(v)
+      WHERE p.kv = 'lead' AND strpos(p.sig, chr(1) || ${field}::text || ':' || v.v || chr(1)) = 0
+        AND (p.bits | ~${signatureBits(sql`chr(1) || ${field}::text || ':' || v.v || chr(1)`)}) = -1 ORDER BY 1`.execute(db);
+    const falsePositives = rows.map((r) => r.v);
+    expect(falsePositives.length).toBeGreaterThan(0);
+    // An `or` lists no records and a `not` none either: each page walks the pair, checking every row.
+    const queries = falsePositives.slice(0, 8).flatMap((v) => [pairQuery({ or: [{ eq: { 'custom.plan': v } }, { eq: { age: 99 } }] }, 'asc', 4), pairQuery({ not: { eq: { 'custom.plan': v } } }, 'desc', 40)]);
+    for (const q of queries) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
+    // Rows without bits (as an older writer leaves them) read as all bits set.
+    await sql`UPDATE search_pairs SET bits = NULL WHERE rid % 2 = 0`.execute(db);
+    for (const q of queries) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
+  });
+
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(`migration 0006 gives the rows of pairs built before it the bits a writer gives them${note}`, async () => {
+    const upTo5 = { name: searchMigrations.name, migrations: Object.fromEntries(Object.entries(searchMigrations.migrations).filter(([k]) => k < '0006')) };
+    t = await open([upTo5]);
+    const db = t.database.db;
+    // Pair rows written by this version's store into the schema before 0006 (through a scratch
+    // column bits, dropped again): signatures without bits, as a store before 0006 left them.
+    await sql`ALTER TABLE search_pairs ADD COLUMN bits bigint`.execute(db);
+    const list = records(14, 300);
+    const before = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    await before.upsert(C, E, DEF, list);
+    await allIds(before, pairQuery({ not: { eq: { active: true } } }));
+    await before.settled();
+    await sql`ALTER TABLE search_pairs DROP COLUMN bits`.execute(db);
+    await migrate(t.database, [searchMigrations]);
+    const bits = async (): Promise<string> =>
+      JSON.stringify((await sql<{ rid: string; sig: string | null; bits: string | null }>`SELECT rid, sig, bits FROM search_pairs ORDER BY pair_id, rid`.execute(db)).rows);
+    const migrated = await bits();
+    expect(JSON.parse(migrated).filter((r: { sig: string | null; bits: string | null }) => r.sig !== null && r.bits === null)).toEqual([]);
+    expect(JSON.parse(migrated).filter((r: { sig: string | null }) => r.sig === null).length).toBeGreaterThan(0);
+    const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    for (const q of QUERIES) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
+    // Every record reindexed (a changed document hash): the writer's rows hold the same bits.
+    await sql`UPDATE search_records SET doc_hash = 'changed'`.execute(db);
+    await store.upsert(C, E, DEF, list);
+    expect(await bits()).toEqual(migrated);
+    for (const q of QUERIES) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
   });
 });
