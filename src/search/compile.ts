@@ -783,6 +783,8 @@ export function pageQuery(
     // by a subquery for the rows kept only. Joined to search_records instead, PostgreSQL
     // evaluates the checks at the join, reading the record of every row walked (7.5 vs 3.0 ms
     // for the benchmark's nested query at 20,000 contacts, 1,100 rows walked for 101 kept).
+    // A sort pair row carries a copy of its record (schema.ts, 0006), read where it is there
+    // (COALESCE reads search_records only for a row without one, from an older writer).
     const first = sort[0]!;
     const col = dialect.valueColumn('r', first.key.kind);
     columns[0] = sql`${col} AS ${sql.ref('k0')}`;
@@ -790,7 +792,7 @@ export function pageQuery(
     order[0] = sql`${col} ${sql.raw(first.key.dir === 'asc' ? 'ASC' : 'DESC')}`;
     from = pair === undefined ? sql`search_values r` : sql`search_pairs r`;
     rid = sql.ref('r.rid');
-    record = sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)`;
+    record = pair === undefined ? sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)` : sql`COALESCE(r.record, (SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid))`;
     const walked = pair === undefined ? sql<SqlBool>`r.field_id = ${first.fieldId!}` : sql<SqlBool>`r.pair_id = ${pair.pairId} AND r.kv = ${pair.value}`;
     where.unshift(sql<SqlBool>`${walked} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
   } else if (phase === 'values') {
