@@ -5,7 +5,7 @@
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { PREPARED_SQL } from '../store/database.ts';
-import { recordSignature } from './compile.ts';
+import { recordSignature, signatureBits } from './compile.ts';
 import type { Executor, PairRow, SearchDialect, ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
 import { likeToSqlLike, type LikePart } from './text.ts';
@@ -160,17 +160,21 @@ export const postgresSearchDialect: SearchDialect = {
     if (rows.length === 0) return;
     const sorted = [...rows].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
     const col = <T>(f: (r: PairRow) => T): T[] => sorted.map(f);
-    // After insertValues: each row's signature is computed from the record's indexed values.
-    await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig)
-      SELECT u.pair_id, u.kv, u.num, u.txt, u.rid, ${recordSignature(sql`u.rid`)}
+    // After insertValues and upsertRecords: each row's signature is computed from the record's
+    // indexed values, its bits from the signature (the lateral subquery is a fence: the signature
+    // is computed once), and the record copied (schema.ts, 0006).
+    await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig, bits, record)
+      SELECT u.pair_id, u.kv, u.num, u.txt, u.rid, g.sig, ${signatureBits(sql`g.sig`)}, (SELECT rec.record FROM search_records rec WHERE rec.rid = u.rid)
       FROM unnest(${col((r) => r[0])}::integer[], ${col((r) => r[1])}::text[],
-        ${col((r) => (typeof r[2] === 'string' ? null : r[2]))}::double precision[], ${col((r) => (typeof r[2] === 'string' ? r[2] : null))}::text[], ${col((r) => r[3])}::bigint[]) AS u(pair_id, kv, num, txt, rid)`.execute(db);
+        ${col((r) => (typeof r[2] === 'string' ? null : r[2]))}::double precision[], ${col((r) => (typeof r[2] === 'string' ? r[2] : null))}::text[], ${col((r) => r[3])}::bigint[]) AS u(pair_id, kv, num, txt, rid)
+      CROSS JOIN LATERAL (SELECT ${recordSignature(sql`u.rid`)} AS sig OFFSET 0) g`.execute(db);
   },
 
   async fillPair(db, pairId, keyField, sortField) {
-    await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig)
-      SELECT ${pairId}::integer, k.txt, s.num, s.txt, k.rid, ${recordSignature(sql`k.rid`)}
+    await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig, bits, record)
+      SELECT ${pairId}::integer, k.txt, s.num, s.txt, k.rid, g.sig, ${signatureBits(sql`g.sig`)}, (SELECT rec.record FROM search_records rec WHERE rec.rid = k.rid)
       FROM search_values k JOIN search_values s ON s.rid = k.rid AND s.field_id = ${sortField}::integer
+      CROSS JOIN LATERAL (SELECT ${recordSignature(sql`k.rid`)} AS sig OFFSET 0) g
       WHERE k.field_id = ${keyField}::integer AND k.txt IS NOT NULL
       ORDER BY 2, 3, 4, 5`.execute(db);
   },

@@ -35,6 +35,7 @@
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
+import { signatureBits } from './compile.ts';
 import { gramTokens, textTrigrams } from './text.ts';
 
 async function sqliteUp(db: Kysely<unknown>): Promise<void> {
@@ -318,6 +319,41 @@ async function elementPositions(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX search_values_unplaced ON search_values (field_id) WHERE e = -1`.execute(db);
 }
 
+/**
+ * 0006: what a walked sort pair row carries (PostgreSQL), so that a walk reads neither the
+ * signature's text nor search_records for most rows.
+ *
+ * - `bits`: a 64-bit bloom filter of the signature's entries (compile.ts, signatureBits: two bits
+ *   per entry, from a hash of the entry's text). A walk rules out a row lacking one of an entry's
+ *   bits by two bigint operations, and looks for the entry in the signature (`strpos`) only on
+ *   the others. A row without bits reads as all bits set: its signature decides, as before.
+ * - `record`: a copy of the record (search_records.record), so a page reads each kept record from
+ *   the row it walked instead of by the primary key of search_records (101 lookups, 303 buffer
+ *   reads, for the benchmark's nested page). Writers copy it when they write pair rows (after the
+ *   record, in the same transaction); the trigger `search_pairs_record` on search_records copies
+ *   every later change of a record to its pair rows, whoever writes it (also a payload change
+ *   that leaves the search document, and so the index, alone; also an older writer during a
+ *   rolling deploy). A row without a copy (written by an older writer) is read by primary key.
+ *   It costs the record's size once more per pair row (see docs/search.md, Storage).
+ *
+ * Rows written before are given both here. SQLite has neither signatures nor copies: nothing to do.
+ */
+async function pairRowBitsAndRecords(db: Kysely<unknown>): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`ALTER TABLE search_pairs ADD COLUMN bits bigint, ADD COLUMN record jsonb`.execute(db);
+  // Unqualified search_pairs: resolved by the writing session's search_path, as the store's own
+  // statements resolve search_records (each store's tables are found the same way).
+  await sql`CREATE FUNCTION search_pairs_copy_record() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE search_pairs SET record = NEW.record WHERE rid = NEW.rid;
+      RETURN NULL;
+    END $$`.execute(db);
+  await sql`CREATE TRIGGER search_pairs_record AFTER UPDATE OF record ON search_records
+    FOR EACH ROW WHEN (OLD.record IS DISTINCT FROM NEW.record) EXECUTE FUNCTION search_pairs_copy_record()`.execute(db);
+  await sql`UPDATE search_pairs p SET bits = CASE WHEN p.sig IS NOT NULL THEN ${signatureBits(sql`p.sig`)} END,
+    record = (SELECT rec.record FROM search_records rec WHERE rec.rid = p.rid)`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -337,5 +373,6 @@ export const searchMigrations: MigrationGroup = {
     '0003_record_changes': { up: recordChanges },
     '0004_sort_pairs': { up: sortPairs },
     '0005_element_positions': { up: elementPositions },
+    '0006_pair_row_bits_and_records': { up: pairRowBitsAndRecords },
   },
 };

@@ -4,11 +4,19 @@
  * signature alone, and looks up longer strings by a hash it confirms with a probe. Results equal
  * the in-memory reference for values at and around each edge (16 bytes, multi-byte characters,
  * a \x01 in a string, fractions, -0, large numbers, records without a signature); on PostgreSQL
- * the page statement probes the value index only where a signature cannot answer, and the
- * migration recomputes the signatures of pairs built before it.
+ * the page statement probes the value index only where a signature cannot answer. Each row's
+ * signature bits (migration 0006, compile.ts signatureBits) never rule out an entry the row
+ * holds; a value whose bits a row holds without holding the value (a false positive), and rows
+ * without bits, are answered by the signature's text. Each row's copy of its record (0006)
+ * follows every change of the record, including one that leaves the search document alone and
+ * one written in SQL by another writer; a row without a copy reads the record. Migration 0006
+ * gives the rows of pairs built before it the bits and copies a writer gives them.
  */
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordStore } from '../../src/search/index.ts';
+import { signatureBits } from '../../src/search/compile.ts';
+import { RecordStore, searchMigrations } from '../../src/search/index.ts';
+import { migrate } from '../../src/store/database.ts';
 import { DEF, rng } from './fixtures.ts';
 import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
@@ -114,5 +122,99 @@ describe.each(dialectCases())('sort pair signatures on %s', (dialect, open, skip
       expect(kept, value).toBeGreaterThan(0);
       expect(await probeLoops(q), value).toBeGreaterThanOrEqual(kept);
     }
+  });
+
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(`signature bits never rule out a value a row holds; false positives and rows without bits are answered by the signature${note}`, async () => {
+    t = await open();
+    const db = t.database.db;
+    const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    // 120 short plans, a few records each: some plan a record lacks has all its bits set in the
+    // record's 64 bits (about one in eight for a signature of 15 entries).
+    const plans = Array.from({ length: 120 }, (_, i) => `p${i}`);
+    const list = records(13, 300, false).map((rec, i) => ({ ...rec, custom: { plan: plans[(i * 7) % plans.length]! } }));
+    await store.upsert(C, E, DEF, list);
+    await allIds(store, pairQuery({ not: { eq: { active: true } } }));
+    await store.settled();
+    const count = async (q: ReturnType<typeof sql>): Promise<number> => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM (${q}) q`.execute(db)).rows[0]!.n);
+    expect(await count(sql`SELECT 1 FROM search_pairs WHERE sig IS NOT NULL`)).toBeGreaterThan(100);
+    expect(await count(sql`SELECT 1 FROM search_pairs WHERE sig IS NOT NULL AND bits IS NULL`)).toBe(0);
+    // Every entry of every signature has both its bits in the row's bits.
+    expect(await count(sql`SELECT 1 FROM search_pairs p CROSS JOIN LATERAL unnest(string_to_array(p.sig, chr(1))) AS e(v) WHERE e.v <> '' AND (p.bits | ~${signatureBits(sql`chr(1) || e.v || chr(1)`)}) <> -1`)).toBe(0);
+    // Plans that some lead's row lacks although its bits hold all of the plan's bits.
+    const field = (await sql<{ field_id: number }>`SELECT field_id FROM search_fields WHERE path = 'custom.plan' AND kind = 's'`.execute(db)).rows[0]!.field_id;
+    const { rows } = await sql<{ v: string }>`SELECT DISTINCT v.v FROM search_pairs p CROSS JOIN unnest(${plans}::text[]) AS v(v)
+      WHERE p.kv = 'lead' AND strpos(p.sig, chr(1) || ${field}::text || ':' || v.v || chr(1)) = 0
+        AND (p.bits | ~${signatureBits(sql`chr(1) || ${field}::text || ':' || v.v || chr(1)`)}) = -1 ORDER BY 1`.execute(db);
+    const falsePositives = rows.map((r) => r.v);
+    expect(falsePositives.length).toBeGreaterThan(0);
+    // An `or` lists no records and a `not` none either: each page walks the pair, checking every row.
+    const queries = falsePositives.slice(0, 8).flatMap((v) => [pairQuery({ or: [{ eq: { 'custom.plan': v } }, { eq: { age: 99 } }] }, 'asc', 4), pairQuery({ not: { eq: { 'custom.plan': v } } }, 'desc', 40)]);
+    for (const q of queries) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
+    // Rows without bits (as an older writer leaves them) read as all bits set.
+    await sql`UPDATE search_pairs SET bits = NULL WHERE rid % 2 = 0`.execute(db);
+    for (const q of queries) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
+  });
+
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(`a pair row's copy of its record follows every change of the record; rows without a copy read it${note}`, async () => {
+    t = await open();
+    const db = t.database.db;
+    const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    const list = records(15, 200, false).map((rec, i) => ({ ...rec, phone: `+1-${i}` }));
+    await store.upsert(C, E, DEF, list);
+    await allIds(store, pairQuery({ not: { eq: { active: true } } }));
+    await store.settled();
+    const stale = async (): Promise<number> =>
+      Number((await sql<{ n: string }>`SELECT count(*) AS n FROM search_pairs p JOIN search_records r ON r.rid = p.rid WHERE p.record IS DISTINCT FROM r.record`.execute(db)).rows[0]!.n);
+    expect(Number((await sql<{ n: string }>`SELECT count(*) AS n FROM search_pairs WHERE record IS NOT NULL`.execute(db)).rows[0]!.n)).toBeGreaterThan(50);
+    expect(await stale()).toBe(0);
+    // A change outside the search fields: the document, its hash and the index stay as they were.
+    const changed = list.map((rec, i) => (i % 3 === 0 ? { ...rec, phone: `+2-${i}` } : rec));
+    await store.upsert(C, E, DEF, changed);
+    expect(await stale()).toBe(0);
+    // Searched with a definition that shows that field (a manifest that gained it): the new values.
+    const withPhone = { ...DEF, fields: { ...DEF.fields, phone: 'string' as const } };
+    const q = pairQuery({ not: { eq: { active: true } } }, 'asc', 50);
+    const docs = async (): Promise<unknown[]> => (await store.search(C, E, withPhone, q)).data;
+    const expected = referenceIds(changed, withPhone, q).slice(0, 50).map((id) => changed.find((r: Record<string, unknown>) => r['id'] === id)!['phone']);
+    expect((await docs()).map((d) => (d as { phone: string }).phone)).toEqual(expected);
+    // Written in SQL by another writer (an older instance): copied too.
+    await sql`UPDATE search_records SET record = jsonb_set(record, '{phone}', '"+3"') WHERE rid % 2 = 0`.execute(db);
+    expect(await stale()).toBe(0);
+    // Rows without a copy (an older writer's pair rows) read the record.
+    await sql`UPDATE search_pairs SET record = NULL WHERE rid % 4 = 0`.execute(db);
+    const now = (await sql<{ record: Record<string, unknown> }>`SELECT record FROM search_records ORDER BY rid`.execute(db)).rows.map((r) => r.record);
+    const want = referenceIds(now, withPhone, q).slice(0, 50).map((id) => now.find((r) => r['id'] === id)!['phone']);
+    expect((await docs()).map((d) => (d as { phone: string }).phone)).toEqual(want);
+    expect(want.filter((p) => p === '+3').length).toBeGreaterThan(0);
+  });
+
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(`migration 0006 gives the rows of pairs built before it the bits and records a writer gives them${note}`, async () => {
+    const upTo5 = { name: searchMigrations.name, migrations: Object.fromEntries(Object.entries(searchMigrations.migrations).filter(([k]) => k < '0006')) };
+    t = await open([upTo5]);
+    const db = t.database.db;
+    // Pair rows written by this version's store into the schema before 0006 (through scratch
+    // columns, dropped again): signatures without bits or records, as a store before 0006 left them.
+    await sql`ALTER TABLE search_pairs ADD COLUMN bits bigint, ADD COLUMN record jsonb`.execute(db);
+    const list = records(14, 300);
+    const before = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    await before.upsert(C, E, DEF, list);
+    await allIds(before, pairQuery({ not: { eq: { active: true } } }));
+    await before.settled();
+    await sql`ALTER TABLE search_pairs DROP COLUMN bits, DROP COLUMN record`.execute(db);
+    await migrate(t.database, [searchMigrations]);
+    const rows = async (): Promise<string> =>
+      JSON.stringify((await sql<{ rid: string; sig: string | null; bits: string | null; record: unknown }>`SELECT rid, sig, bits, record FROM search_pairs ORDER BY pair_id, rid`.execute(db)).rows);
+    const migrated = await rows();
+    const parsed = JSON.parse(migrated) as { sig: string | null; bits: string | null; record: unknown }[];
+    expect(parsed.filter((r) => r.sig !== null && r.bits === null)).toEqual([]);
+    expect(parsed.filter((r) => r.sig === null).length).toBeGreaterThan(0);
+    expect(parsed.filter((r) => r.record === null)).toEqual([]);
+    const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+    for (const q of QUERIES) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
+    // Every record reindexed (a changed document hash): the writer's rows hold the same bits and records.
+    await sql`UPDATE search_records SET doc_hash = 'changed'`.execute(db);
+    await store.upsert(C, E, DEF, list);
+    expect(await rows()).toEqual(migrated);
+    for (const q of QUERIES) expect(await allIds(store, q), JSON.stringify(q)).toEqual(reference(list, q));
   });
 });
