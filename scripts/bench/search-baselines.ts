@@ -53,6 +53,8 @@ export interface Baseline {
   /** The first page's ids (records parsed, as a client would). */
   run(q: HandQuery): Promise<string[]>;
   close(): Promise<void>;
+  /** PostgreSQL: the schema holding the hand-written tables. */
+  schema?: string;
 }
 
 function pageIds(rows: { id: string; record: unknown }[]): string[] {
@@ -206,6 +208,7 @@ export async function postgresBaseline(url: string, rows: Iterable<HandRow>): Pr
   const q = async (text: string, values: unknown[], named = true): Promise<string[]> =>
     pageIds((await client.query<{ id: string; record: unknown }>(named ? { name: `hand_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text, values } : { text, values })).rows);
   return {
+    schema,
     kinds: new Set(['eq', 'range', 'in', 'like', 'keyword', 'fuzzy', 'nested', 'contains', 'any']),
     run(h) {
       switch (h.kind) {
@@ -234,7 +237,8 @@ export async function postgresBaseline(url: string, rows: Iterable<HandRow>): Pr
     },
     async close() {
       await client.end();
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      if (process.env['SEARCH_BENCH_KEEP'] === '1') console.log(`postgres: kept schema ${schema}`);
+      else await admin.query(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
     },
   };
