@@ -100,10 +100,16 @@ export interface SearchDialect {
    */
   readonly sortPairs: boolean;
   insertPairs(db: Executor, rows: PairRow[]): Promise<void>;
-  /** Fill the rows of a new pair from the scope's indexed values: every record with a string value of `keyField` and a value of `sortField` (both scalar). */
+  /**
+   * Fill the rows of a new pair from the scope's indexed values: every record with a string value
+   * of `keyField` and a value of `sortField` (both scalar); for KEYLESS_PAIR, every value of `sortField`.
+   */
   fillPair(db: Executor, pairId: number, keyField: number, sortField: number): Promise<void>;
   insertFields(db: Executor, scopeId: number, keys: [path: string, kind: string][]): Promise<void>;
   /** Add words to a scope's vocabulary; returns those that were not there yet. */
   insertVocabulary(db: Executor, scopeId: number, words: string[]): Promise<string[]>;
   insertVariants(db: Executor, scopeId: number, pairs: [variant: string, word: string][]): Promise<void>;
 }
+
+/** The key field of a sort field's key-less pair (no field has id 0): its rows all have the key ''. */
+export const KEYLESS_PAIR = 0;

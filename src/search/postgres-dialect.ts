@@ -6,7 +6,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { PREPARED_SQL } from '../store/database.ts';
 import { recordSignature, signatureBits } from './compile.ts';
-import type { Executor, PairRow, SearchDialect, ValueRow } from './dialect.ts';
+import { KEYLESS_PAIR, type Executor, type PairRow, type SearchDialect, type ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
 import { likeToSqlLike, type LikePart } from './text.ts';
 
@@ -171,6 +171,16 @@ export const postgresSearchDialect: SearchDialect = {
   },
 
   async fillPair(db, pairId, keyField, sortField) {
+    if (keyField === KEYLESS_PAIR) {
+      // A key-less pair: a row for each value of the sort field, with the key ''.
+      await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig, bits, record)
+        SELECT ${pairId}::integer, '', s.num, s.txt, s.rid, g.sig, ${signatureBits(sql`g.sig`)}, (SELECT rec.record FROM search_records rec WHERE rec.rid = s.rid)
+        FROM search_values s
+        CROSS JOIN LATERAL (SELECT ${recordSignature(sql`s.rid`)} AS sig OFFSET 0) g
+        WHERE s.field_id = ${sortField}::integer
+        ORDER BY 3, 4, 5`.execute(db);
+      return;
+    }
     await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig, bits, record)
       SELECT ${pairId}::integer, k.txt, s.num, s.txt, k.rid, g.sig, ${signatureBits(sql`g.sig`)}, (SELECT rec.record FROM search_records rec WHERE rec.rid = k.rid)
       FROM search_values k JOIN search_values s ON s.rid = k.rid AND s.field_id = ${sortField}::integer
