@@ -55,6 +55,22 @@ class Stored {
   }
 }
 
+/**
+ * `other`'s writes (another instance): a third of `base` (its every third record) changed from
+ * `records(seed, …)`, every `dropEvery`-th deleted, `records(seed + 1, …)` added; mirrored in `stored`.
+ */
+async function writeElsewhere(other: RecordStore, stored: Stored, base: Record<string, unknown>[], seed: number, dropEvery: number): Promise<void> {
+  const changed = records(seed, Math.floor(base.length / 3)).map((rec, i) => ({ ...rec, id: base[i * 3]!['id'] }));
+  await other.upsert(C, E, DEF, changed);
+  stored.upsert(changed);
+  const gone = base.filter((_, i) => i % dropEvery === 1).map((rec) => String(rec['id']));
+  await other.deleteRecords(C, E, gone);
+  stored.delete(gone);
+  const added = records(seed + 1, Math.floor(base.length / 5), `n${seed}-`);
+  await other.upsert(C, E, DEF, added);
+  stored.upsert(added);
+}
+
 const QUERIES: Params[] = [
   { query: { filter: { eq: { title: 'lead' } }, sort: [{ created_at: 'asc' }] }, limit: 7 },
   { query: { filter: { eq: { title: 'lead' } }, sort: [{ created_at: 'desc' }] }, limit: 9 },
@@ -94,15 +110,7 @@ describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
     }
     // Another instance writes: titles, sort values and names change, records go and come.
     const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    const changed = records(2, 120).map((rec, i) => ({ ...rec, id: first[i * 3]!['id'] }));
-    await other.upsert(C, E, DEF, changed);
-    stored.upsert(changed);
-    const gone = first.filter((_, i) => i % 7 === 1).map((rec) => String(rec['id']));
-    await other.deleteRecords(C, E, gone);
-    stored.delete(gone);
-    const added = records(3, 80, 'n');
-    await other.upsert(C, E, DEF, added);
-    stored.upsert(added);
+    await writeElsewhere(other, stored, first, 2, 7);
     for (const s of [store, other]) {
       for (const q of QUERIES) expect(await allIds(s, q), JSON.stringify(q)).toEqual(stored.reference(q));
       await s.settled();
@@ -166,15 +174,7 @@ describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
     for (let round = 0; round < 2; round++) for (const q of own) expect(await walksPair(store, q)).toBe(true);
     // Another instance writes: sort values change, records go and come; both stores see it.
     const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    const changed = records(22, 90).map((rec, i) => ({ ...rec, id: base[i * 3]!['id'] }));
-    await other.upsert(C, E, DEF, changed);
-    stored.upsert(changed);
-    const gone = base.filter((_, i) => i % 5 === 2).map((rec) => String(rec['id']));
-    await other.deleteRecords(C, E, gone);
-    stored.delete(gone);
-    const added = records(23, 60, 'k');
-    await other.upsert(C, E, DEF, added);
-    stored.upsert(added);
+    await writeElsewhere(other, stored, base, 22, 5);
     for (const s of [store, other]) for (const q of own) await walksPair(s, q);
   });
 
