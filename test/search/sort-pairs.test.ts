@@ -55,6 +55,14 @@ class Stored {
   }
 }
 
+/** A PostgreSQL store whose direct statements' texts are recorded (which table a page walked). */
+function recordingStore(t: TestDatabase): { store: RecordStore; texts: string[] } {
+  const pool = t.database.postgres!;
+  const texts: string[] = [];
+  const store = new RecordStore({ ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } }, { cursorSecret: 'test-secret' });
+  return { store, texts };
+}
+
 /**
  * `other`'s writes (another instance): a third of `base` (its every third record) changed from
  * `records(seed, …)`, every `dropEvery`-th deleted, `records(seed + 1, …)` added; mirrored in `stored`.
@@ -139,9 +147,7 @@ describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
 
   it.skipIf(skip !== undefined || dialect !== 'postgres')(`PostgreSQL: a search whose only conditions are on its sort field walks that field's key-less pair once built, equal to a scan before, after and across writes${note}`, async () => {
     t = await open();
-    const pool = t.database.postgres!;
-    const texts: string[] = [];
-    const store = new RecordStore({ ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } }, { cursorSecret: 'test-secret' });
+    const { store, texts } = recordingStore(t);
     const stored = new Stored();
     const base = records(21, 300);
     await store.upsert(C, E, DEF, base);
@@ -253,9 +259,7 @@ describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
 
   it.skipIf(skip !== undefined || dialect !== 'postgres')(`PostgreSQL walks the pair once built, and keeps at most 4 pairs per scope${note}`, async () => {
     t = await open();
-    const pool = t.database.postgres!;
-    const texts: string[] = [];
-    const store = new RecordStore({ ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } }, { cursorSecret: 'test-secret' });
+    const { store, texts } = recordingStore(t);
     const stored = new Stored();
     const base = records(6, 400);
     await store.upsert(C, E, DEF, base);
