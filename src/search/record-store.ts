@@ -46,7 +46,6 @@ const SHAPE_CACHE_LIMIT = 256;
  * the benchmark's contacts, see docs/search.md), so at most 4 pairs, 1.2 kB a record.
  */
 const MAX_SORT_PAIRS = 4;
-
 /** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
 const SHAPE_CACHE_TOTAL = 8_192;
 
@@ -1293,7 +1292,9 @@ export class RecordStore {
    * scope has no such pair, the first candidate's pair is built in the background (#buildPair),
    * and this walk takes the sort field's index. A pair is learned from the search that needs it:
    * the planner chose to walk although the equality could list its records, so that value is
-   * common and the walk examines many records without it.
+   * common and the walk examines many records without it. With no condition but on the sort
+   * field (`rest` undefined), the sort field's key-less pair likewise (`keyless`: a `walk` shape,
+   * whose key names it, see #shapeOf, not a `pair` one).
    */
   async #pairWalk(scope: CachedScope, sortField: number, rest: Filter | undefined, ctx: CompileContext): Promise<{ pairId: number; value: string; filter: Pred; keyless?: true } | undefined> {
     if (!this.#dialect.sortPairs) return undefined;
