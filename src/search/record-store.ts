@@ -41,9 +41,10 @@ const REUSABLE_TEXT_LIMIT = 512;
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
 /**
- * Sort pairs (schema.ts, 0004) a scope may have: each costs one row per record holding both
- * fields, with its signature and two B-tree entries (about 300 B per record on PostgreSQL with
- * the benchmark's contacts, see docs/search.md), so at most 4 pairs, 1.2 kB a record.
+ * Sort pairs (schema.ts, 0004) a scope may have, keyed and key-less alike: each costs one row
+ * per record holding both fields (the sort field, for a key-less pair), with its signature, bits,
+ * a copy of the record (0006) and two B-tree entries (about 1,200 B per record on PostgreSQL with
+ * the benchmark's contacts, see docs/search.md), so at most 4 pairs, 4.8 kB a record.
  */
 const MAX_SORT_PAIRS = 4;
 /** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
