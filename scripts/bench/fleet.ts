@@ -6,7 +6,7 @@
  * of its own (fleet-instance.ts), as deployed, and the probe's calls come from another
  * (fleet-probe.ts): this process only drives them and reads the database.
  *
- *   npm run bench:fleet -- [--connectors 10000] [--sync 100] [--seconds 20] [--probes 10] [--dialects sqlite,postgres]
+ *   npm run bench:fleet -- [--connectors 10000] [--sync 100] [--seconds 20] [--probes 10] [--dialects sqlite,postgres] [--api-instance] [--pin]
  *
  * For each dialect, in order:
  * 1. Memory per idle connector: connectors created through the API and each used once (an
@@ -34,9 +34,9 @@
  * --expose-gc: the memory figures need full collections.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { fork, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql, type Kysely } from 'kysely';
@@ -60,6 +60,7 @@ const { values: args } = parseArgs({
     dialects: { type: 'string', default: 'sqlite,postgres' },
     'api-instance': { type: 'boolean', default: false },
     probes: { type: 'string', default: '10' },
+    pin: { type: 'boolean', default: false },
   },
 });
 const CONNECTORS = Number(args.connectors);
@@ -75,6 +76,30 @@ const PROBES = Number(args.probes);
 /** PostgreSQL: the probe calls a third instance that syncs nothing (SWITCHBOARD_SYNC_SCHEDULER=false), as the README advises for request latency. */
 const API_INSTANCE = args['api-instance'] === true;
 const PG_URL = process.env['SWITCHBOARD_BENCH_POSTGRES_URL'] ?? process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
+/**
+ * Where the processes run. In production the upstreams and the callers are other machines: their
+ * CPU is not the service's. Here they share the machine; with --pin (Linux, `taskset`, 2 CPUs or
+ * more) the service's instances get the first CPUs and everything standing in for the rest of
+ * the world (the simulators, the probes' client, this process) the last one. Each process is
+ * pinned with all its threads; threads started later inherit their creator's CPUs. The
+ * PostgreSQL server is not pinned: it is the machine's, and serves both sides. Off by default:
+ * on a 2-CPU machine the instance then has one CPU, too few at 10,000 connectors (docs/hosted.md,
+ * issue 25's sixth round); meant for 4 CPUs or more.
+ */
+const CPUS = availableParallelism();
+const WORLD_CPU = String(CPUS - 1);
+const SERVICE_CPUS = CPUS === 2 ? '0' : `0-${CPUS - 2}`;
+const pin = (pid: number, cpus: string): boolean => {
+  try {
+    execFileSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+// Pinning this process first: the simulators and the probes' client, its children, inherit it.
+// (With several dialects, this process only starts one process per dialect, each pinning itself.)
+const PINNED = DIALECTS.length === 1 && args.pin === true && process.platform === 'linux' && CPUS >= 2 && pin(process.pid, WORLD_CPU);
 /** Granola's limit per key: the simulators enforce it, the manifest states it. */
 const BURST = 25;
 const PER_SECOND = 5;
@@ -182,6 +207,7 @@ function startInstance(spec: InstanceSpec): Promise<Instance> {
     ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  if (PINNED && child.pid !== undefined && !pin(child.pid, SERVICE_CPUS)) throw new Error(`could not pin instance ${child.pid} to CPUs ${SERVICE_CPUS}`);
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 0;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -430,6 +456,9 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
 
 try {
   console.log(`fleet bench: up to ${CONNECTORS.toLocaleString()} connectors, ${SYNCING} syncing at once, ${SECONDS} s windows; Granola simulators in a child process (${NOTES} notes per limited key)`);
+  if (args.pin === true) {
+    console.log(PINNED ? `CPUs (--pin): the instances on ${SERVICE_CPUS}, the simulators, the probes' client and this process on ${WORLD_CPU}, of ${CPUS}` : `CPUs: --pin not applied (needs Linux, taskset and 2 CPUs or more; ${CPUS} here)`);
+  }
   for (const d of DIALECTS) {
     if (d === 'postgres' && (PG_URL === undefined || PG_URL === '')) {
       goal('fleet on PostgreSQL (two instances)', false, 'not measured: set SWITCHBOARD_TEST_POSTGRES_URL');
