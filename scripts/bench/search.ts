@@ -133,8 +133,11 @@ export function contact(i: number): Record<string, unknown> {
   };
 }
 
-/** The query kinds measured; each takes a variant number so runs do not repeat one cached value. `hand`: the same query hand-written (goal queries only). */
-const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; hand?: (k: number) => HandQuery }[] = [
+/**
+ * The query kinds measured; each takes a variant number so runs do not repeat one cached value. `hand`: the same query hand-written (goal queries only).
+ * `values`: the query cycles through this many values of very different costs (variant k mod values), each value's p50 printed beside the row, for information.
+ */
+const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; hand?: (k: number) => HandQuery; values?: { count: number; label: (k: number) => string } }[] = [
   {
     name: 'eq (email)',
     params: (k) => ({ query: { filter: { eq: { email: String(contact((k * 9973) % RECORDS)['email']) } } } }),
@@ -192,6 +195,9 @@ const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; h
     name: 'any (tags element)',
     params: (k) => ({ query: { filter: { any: { 'tags.data': { and: [{ eq: { name: TAGS[k % TAGS.length]! } }, { eq: { id: String(1000 + (k % TAGS.length)) } }] } } } }, limit: 100 }),
     hand: (k) => ({ kind: 'any', name: TAGS[k % TAGS.length]!, id: String(1000 + (k % TAGS.length)), limit: 100 }),
+    // A tag's id is 1000 + its position among the contact's tags: vip/1000 matches every vip
+    // contact, support-priority/1007 almost none, and the rarer combinations are read to the end.
+    values: { count: TAGS.length, label: (k) => `${TAGS[k % TAGS.length]}/${1000 + (k % TAGS.length)}` },
   },
 ];
 
@@ -269,6 +275,8 @@ interface Row {
   hits: number;
   /** Every measured run returned the same first page as the hand-written query (and the probe as the JavaScript scan). */
   same: boolean;
+  /** Per value of a query that cycles through values of different costs (see QUERIES): its label, our p50 and the hand-written one's (ms). */
+  perValue?: { label: string; ours: number; hand?: number }[];
 }
 
 const stats = (samples: number[]): Stats => ({ min: Math.min(...samples), p50: percentile(samples, 50), p95: percentile(samples, 95) });
@@ -345,6 +353,15 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
         same = false;
       }
     }
+    const perValue = q.values === undefined
+      ? undefined
+      : Array.from({ length: q.values.count }, (_, v) => v)
+          // Run k used variant k + 2; samples and handSamples are in run order. A value no run used is left out.
+          .filter((v) => RUNS >= q.values!.count || (v - 2 + q.values!.count) % q.values!.count < RUNS)
+          .map((v) => {
+            const of = (list: number[]): number[] => list.filter((_, k) => (k + 2) % q.values!.count === v);
+            return { label: q.values!.label(v), ours: percentile(of(samples), 50), ...(hand !== undefined ? { hand: percentile(of(handSamples), 50) } : {}) };
+          });
     let scan = scanCache.get(q.name);
     if (scan === undefined) {
       const scanSamples: number[] = [];
@@ -369,6 +386,7 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
       cpu: { ours: stats(cpuSamples), ...(hand !== undefined ? { hand: stats(handCpuSamples) } : {}), scan: scan.cpu },
       hits: expected.length,
       same,
+      ...(perValue !== undefined ? { perValue } : {}),
     });
     process.stderr.write(`  ${dialect} ${q.name}: p50 ${fmt(percentile(samples, 50))} ms${hand !== undefined ? `, hand-written ${fmt(percentile(handSamples, 50))} ms` : ''}\n`);
   }
@@ -616,6 +634,11 @@ async function main(): Promise<void> {
     console.log(
       `| ${r.dialect} | ${r.query} | ${r.hits} | ${ms(r.ours, 'min')} | ${ms(r.ours, 'p50')} | ${ms(r.ours, 'p95')} | ${r.hand === undefined ? '—' : `${ms(r.hand, 'min')} / ${ms(r.hand, 'p50')} / ${ms(r.hand, 'p95')}`} | ${r.hand === undefined ? '—' : `${(r.ours.p50 / r.hand.p50).toFixed(2)}×`} | ${fmt(r.scan.p50)} | ${(r.scan.p50 / r.ours.p50).toFixed(0)}× | ${ms(r.cpu.ours, 'p50')} / ${ms(r.cpu.hand, 'p50')} / ${ms(r.cpu.scan, 'p50')} | ${r.same ? 'yes' : 'NO'} |`,
     );
+  }
+
+  for (const r of results.filter((x) => x.perValue !== undefined)) {
+    const each = r.perValue!.map((v) => `${v.label} ${fmt(v.ours)}${v.hand === undefined ? '' : ` / ${fmt(v.hand)} (${(v.ours / v.hand).toFixed(2)}×)`}`);
+    console.log(`${r.dialect} ${r.query}, p50 per value (ours${r.hand === undefined ? '' : ' / hand-written'}, ms; the row's p50 lies between values): ${each.join(', ')}`);
   }
 
   // One verdict line per goal (issue 25's anchors), each judged at the size it is set for.
