@@ -11,7 +11,7 @@
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { CursorPosition } from './cursor.ts';
-import type { SearchDialect } from './dialect.ts';
+import { elementPairSort, type SearchDialect } from './dialect.ts';
 import type { FieldRef, Filter, ScalarValue, SortKey, ValueKind } from './query.ts';
 import { gramToken, likeToGlob, likeToSqlLike, likeTrigrams, type LikePart } from './text.ts';
 
@@ -84,6 +84,12 @@ export interface CompileContext {
    * answered there (short values) or first looks there and probes only records that may match.
    */
   signature?: true;
+  /**
+   * PostgreSQL: the scope's pairs ("key field,sort field" → pair id), among them its element
+   * pairs (elementPairSort in dialect.ts), through which an `any` of two equalities reads its
+   * range instead of probing (see ElementCompiler.pairRange).
+   */
+  pairs?: ReadonlyMap<string, number>;
 }
 
 const RID = sql.ref('r.rid');
@@ -522,10 +528,38 @@ class ElementCompiler {
     }
   }
 
+  /**
+   * An `any` whose condition is two equalities, one on a string, when the scope has their element
+   * pair (elementPairSort in dialect.ts): the matching records are one range of the pair's index
+   * (pair, key value, other value, rid), read in rid order (a record twice when two of its
+   * elements match, hence DISTINCT). Undefined otherwise.
+   */
+  pairRange(items: Filter[]): Compiled | undefined {
+    const { dialect, ctx } = this.c;
+    if (ctx.pairs === undefined || dialect.name !== 'postgres' || items.length !== 2) return undefined;
+    for (const [key, other] of [items, [items[1]!, items[0]!]] as const) {
+      if (key.op !== 'eq' || other.op !== 'eq' || key.kind !== 's') continue;
+      const keyIds = ctx.fields.ids(this.ref(key.field), 's');
+      const otherIds = ctx.fields.ids(this.ref(other.field), other.kind);
+      if (keyIds.length !== 1 || otherIds.length !== 1) continue;
+      const pairId = ctx.pairs.get(`${keyIds[0]},${elementPairSort(otherIds[0]!)}`);
+      if (pairId === undefined) continue;
+      const where = sql<SqlBool>`p.pair_id = ${pairId} AND p.kv = ${sqlValue(key.kind, key.value)} AND ${dialect.valueColumn('p', other.kind)} = ${sqlValue(other.kind, other.value)}`;
+      return {
+        check: dialect.exists(sql`SELECT 1 FROM search_pairs p WHERE ${where} AND p.rid = ${RID}`),
+        set: sql`SELECT p.rid FROM search_pairs p WHERE ${where}`,
+        ordered: [sql`SELECT DISTINCT p.rid FROM search_pairs p WHERE ${where}`],
+      };
+    }
+    return undefined;
+  }
+
   /** The `any` as a compiled condition: a check correlated on r.rid and the set of matching records. */
   compile(item: Filter): Compiled {
     const { dialect, ctx } = this.c;
     const items = item.op === 'and' ? item.items : [item];
+    const viaPair = this.pairRange(items);
+    if (viaPair !== undefined) return viaPair;
     const gens: ElementRows[] = [];
     const rest: Filter[] = [];
     for (const i of items) {

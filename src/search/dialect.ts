@@ -102,7 +102,9 @@ export interface SearchDialect {
   insertPairs(db: Executor, rows: PairRow[]): Promise<void>;
   /**
    * Fill the rows of a new pair from the scope's indexed values: every record with a string value
-   * of `keyField` and a value of `sortField` (both scalar); for KEYLESS_PAIR, every value of `sortField`.
+   * of `keyField` and a value of `sortField` (both scalar); for KEYLESS_PAIR, every value of
+   * `sortField`; PostgreSQL, for an element pair (`sortField` negative, see elementPairSort),
+   * every element holding a string value of `keyField` and a value of the other field.
    */
   fillPair(db: Executor, pairId: number, keyField: number, sortField: number): Promise<void>;
   insertFields(db: Executor, scopeId: number, keys: [path: string, kind: string][]): Promise<void>;
@@ -113,3 +115,16 @@ export interface SearchDialect {
 
 /** The key field of a sort field's key-less pair (no field has id 0): its rows all have the key ''. */
 export const KEYLESS_PAIR = 0;
+
+/**
+ * An element pair (PostgreSQL) is stored as a sort pair whose sort field is the negated id of
+ * its second field (field ids are positive): a row for each element of an array holding a string
+ * value of the key field and a value of the second field, the two values in one element (equal
+ * `e`, or both outside any array), so that `any(array, key = a and other = b)` is one range of
+ * the pair's index in rid order. PostgreSQL only: learned from such searches (RecordStore) and
+ * built as sort pairs are, sharing their slots; kept current by a trigger on search_values
+ * (schema.ts, 0007), whoever writes; its rows carry no signature and no record copy.
+ */
+export function elementPairSort(otherField: number): number {
+  return -otherField;
+}

@@ -171,6 +171,18 @@ export const postgresSearchDialect: SearchDialect = {
   },
 
   async fillPair(db, pairId, keyField, sortField) {
+    if (sortField < 0) {
+      // An element pair (elementPairSort): the two fields' values in one element, as the trigger
+      // of migration 0007 writes them. Values written before migration 0005 (e = -1) have no
+      // position; a scope holding any is not searched on positions (RecordStore's
+      // #elementsPlaced), so they are left out.
+      await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid)
+        SELECT ${pairId}::integer, k.txt, s.num, s.txt, k.rid
+        FROM search_values k JOIN search_values s ON s.rid = k.rid AND s.field_id = ${-sortField}::integer AND s.e IS NOT DISTINCT FROM k.e
+        WHERE k.field_id = ${keyField}::integer AND k.txt IS NOT NULL AND k.e IS DISTINCT FROM -1
+        ORDER BY 2, 3, 4, 5`.execute(db);
+      return;
+    }
     if (keyField === KEYLESS_PAIR) {
       // A key-less pair: a row for each value of the sort field, with the key ''.
       await sql`INSERT INTO search_pairs (pair_id, kv, num, txt, rid, sig, bits, record)

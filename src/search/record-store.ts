@@ -8,12 +8,12 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import { PREPARED_SQL, type DialectName, type PostgresStatements, type SqliteStatements } from '../store/database.ts';
-import { andPreds, boundedCount, cappedSetPage, compileConjuncts, elementCompilable, elementLeafSet, exactInSignature, FieldIndex, pageQuery, pairKeyCandidates, queryShape, requiresValue, splitFieldConditions, textArrayLiteral, wordToken, type CompileContext, type Compiled, type FieldRow, type PageRow, type Pred, type SortPlan } from './compile.ts';
+import { andPreds, boundedCount, cappedSetPage, compileConjuncts, elementCompilable, elementLeafSet, elementPath, exactInSignature, FieldIndex, pageQuery, pairKeyCandidates, queryShape, requiresValue, splitFieldConditions, textArrayLiteral, wordToken, type CompileContext, type Compiled, type FieldRow, type PageRow, type Pred, type SortPlan } from './compile.ts';
 import { decodeCursor, encodeCursor, queryFingerprint, type CursorPosition } from './cursor.ts';
-import { KEYLESS_PAIR, type Executor, type PairRow, type ParameterKind, type SearchDialect, type TextRow, type ValueRow } from './dialect.ts';
+import { elementPairSort, KEYLESS_PAIR, type Executor, type PairRow, type ParameterKind, type SearchDialect, type TextRow, type ValueRow } from './dialect.ts';
 import { indexEntries, projectDocument, projectFields, recordIdOf, type Doc } from './document.ts';
 import { postgresSearchDialect } from './postgres-dialect.ts';
-import { parseSearchParams, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
+import { parseSearchParams, type FieldRef, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
 import { matches } from './reference.ts';
 import { MAX_CHANGES_LIMIT } from './change-limits.ts';
 import { dropChanges, noteDeletes, noteUpserts, parseChangeCursor, payloadHash, readChanges, type ChangeCounts, type ChangePage } from './changes.ts';
@@ -41,10 +41,12 @@ const REUSABLE_TEXT_LIMIT = 512;
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
 /**
- * Sort pairs (schema.ts, 0004) a scope may have, keyed and key-less alike: each costs one row
- * per record holding both fields (the sort field, for a key-less pair), with its signature, bits,
- * a copy of the record (0006) and two B-tree entries (about 1,200 B per record on PostgreSQL with
- * the benchmark's contacts, see docs/search.md), so at most 4 pairs, 4.8 kB a record.
+ * Sort pairs (schema.ts, 0004) a scope may have, keyed, key-less and element pairs alike: a sort
+ * pair costs one row per record holding both fields (the sort field, for a key-less pair), with
+ * its signature, bits, a copy of the record (0006) and two B-tree entries (about 1,200 B per
+ * record on PostgreSQL with the benchmark's contacts, see docs/search.md), so at most 4 pairs,
+ * 4.8 kB a record; an element pair (0007) one row per element holding both fields, without
+ * signature or copy (88 B per record for the benchmark's tags).
  */
 const MAX_SORT_PAIRS = 4;
 /** Query shapes kept across all scopes of one store (default of RecordStoreOptions.maxRememberedShapes). */
@@ -465,7 +467,9 @@ export class RecordStore {
               const id = fieldIds.get(v.key)!;
               if (pairFields.has(id) && !pairValues.has(id)) pairValues.set(id, v.v);
             }
+            // Element pairs (negative sort field, elementPairSort) get their rows from a trigger on search_values (schema.ts, 0007).
             for (const d of pairDefs) {
+              if (Number(d.sort_field) < 0) continue;
               const kv = Number(d.key_field) === KEYLESS_PAIR ? '' : pairValues.get(d.key_field);
               const sv = pairValues.get(d.sort_field);
               if (typeof kv === 'string' && sv !== undefined) pairRows.push([Number(d.pair_id), kv, sv, e.rid]);
@@ -1010,7 +1014,7 @@ export class RecordStore {
   /** The single index-ordered pass of an unsorted one-condition query (undefined when the query is not one). */
   #orderedPage(scope: CachedScope, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
     // An `any` here is one on element positions (see #shapeQuery).
-    const conjuncts = compileConjuncts(filter, { dialect: this.#dialect, fields: scope.fields, fuzzy: new Map(), exactAny: hasAny(filter) });
+    const conjuncts = compileConjuncts(filter, { dialect: this.#dialect, fields: scope.fields, fuzzy: new Map(), exactAny: hasAny(filter), ...(scope.pairs !== undefined ? { pairs: scope.pairs } : {}) });
     const live = conjuncts.filter((c) => c.check !== true);
     const only = live.length === 1 && live[0]!.check !== false ? live[0]!.ordered : undefined;
     if (only === undefined) return undefined;
@@ -1072,7 +1076,8 @@ export class RecordStore {
     const exactAny = withAny && (await this.#elementsPlaced(scope, query.filter));
     const confirm = withAny && !exactAny ? query.filter : undefined;
     let sqlFilter = confirm === undefined ? query.filter : relaxFilter(query.filter);
-    const ctx = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scopeId, sqlFilter), exactAny };
+    const pairs = exactAny && this.#dialect.sortPairs ? await this.#pairsOf(scope) : undefined;
+    const ctx: CompileContext = { dialect: this.#dialect, fields, fuzzy: await this.#fuzzyCandidates(scope.scopeId, sqlFilter), exactAny, ...(pairs !== undefined ? { pairs } : {}) };
     if (exactAny) sqlFilter = await this.#smallestLeavesFirst(scope, ctx, sqlFilter!, query.limit + 1, sink);
     const sort: SortPlan[] = query.sort.map((key) => ({ key, fieldId: fields.ids(key.field, key.kind)[0] }));
     const first = sort[0];
@@ -1238,6 +1243,9 @@ export class RecordStore {
           for (let i = 0; i < keys.length; i++) if (sets[i]?.set === undefined) this.#noteLeafCount(scope, keys[i]!, Infinity);
         }
         if (counts.filter((n) => n !== Infinity).length < 2) return f;
+        // Both leaves list at least a page of values: the probes would examine that many
+        // elements, an element pair (elementPairSort) reads only the matching ones.
+        if (f.item.items.length === 2 && Math.min(counts[0]!, counts[1]!) >= want) this.#learnElementPair(scope, ctx, f.field, f.item.items);
         const order = f.item.items.map((item, i) => ({ item, n: counts[i]! })).sort((a, b) => a.n - b.n);
         return { ...f, item: { op: 'and', items: order.map((o) => o.item) } };
       }
@@ -1301,16 +1309,12 @@ export class RecordStore {
     if (!this.#dialect.sortPairs) return undefined;
     const candidates = pairKeyCandidates(rest);
     if (candidates.length === 0 && rest !== undefined) return undefined;
-    if (scope.pairs === undefined) {
-      const { rows } = await sql<{ pair_id: number; key_field: number; sort_field: number }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scope.scopeId}`.execute(this.#db);
-      scope.pairs = new Map(rows.map((r) => [`${r.key_field},${r.sort_field}`, Number(r.pair_id)]));
-      if (rows.length >= MAX_SORT_PAIRS) scope.pairsFull = true;
-    }
+    const pairs = await this.#pairsOf(scope);
     if (rest === undefined) {
       // Only conditions on the sort field (or none): the sort field's key-less pair (key field
       // KEYLESS_PAIR, every row's key ''), whose rows carry the records, so a page reads no
       // record by its rid (range + sort at 1,000,000 contacts: 101 primary-key lookups a page).
-      const pairId = scope.pairs.get(`${KEYLESS_PAIR},${sortField}`);
+      const pairId = pairs.get(`${KEYLESS_PAIR},${sortField}`);
       if (pairId !== undefined) return { pairId, value: '', filter: true, keyless: true };
       if (!scope.pairsFull && !this.#db.isTransaction) this.#buildPair(scope, KEYLESS_PAIR, sortField);
       return undefined;
@@ -1319,7 +1323,7 @@ export class RecordStore {
     for (const c of candidates) {
       const keyField = scope.fields.ids(c.field, 's')[0];
       if (keyField === undefined || keyField === sortField) continue;
-      const pairId = scope.pairs.get(`${keyField},${sortField}`);
+      const pairId = pairs.get(`${keyField},${sortField}`);
       if (pairId === undefined) {
         learn ??= keyField;
         continue;
@@ -1329,6 +1333,36 @@ export class RecordStore {
     }
     if (learn !== undefined && !scope.pairsFull && !this.#db.isTransaction) this.#buildPair(scope, learn, sortField);
     return undefined;
+  }
+
+  /**
+   * Start building the element pair (elementPairSort) of an `any` whose condition is two
+   * equalities, one on a string (the key; of two strings, the one with the lower field id, so
+   * that both orders of a condition learn one pair, which pairRange reads either way), unless the
+   * scope has it, has MAX_SORT_PAIRS pairs, or the search runs in a caller's transaction.
+   */
+  #learnElementPair(scope: CachedScope, ctx: CompileContext, array: FieldRef, items: Filter[]): void {
+    if (ctx.pairs === undefined || scope.pairsFull || this.#db.isTransaction) return;
+    const [a, b] = items;
+    if (a?.op !== 'eq' || b?.op !== 'eq') return;
+    const idA = scope.fields.ids(elementPath(array, a.field), a.kind);
+    const idB = scope.fields.ids(elementPath(array, b.field), b.kind);
+    if (idA.length !== 1 || idB.length !== 1) return;
+    const aKey = a.kind === 's' && (b.kind !== 's' || idA[0]! < idB[0]!);
+    if (!aKey && b.kind !== 's') return;
+    const [keyField, other] = aKey ? [idA[0]!, idB[0]!] : [idB[0]!, idA[0]!];
+    if (keyField === other || ctx.pairs.has(`${keyField},${elementPairSort(other)}`)) return;
+    this.#buildPair(scope, keyField, elementPairSort(other));
+  }
+
+  /** The scope's pairs (CachedScope.pairs), read once. */
+  async #pairsOf(scope: CachedScope): Promise<Map<string, number>> {
+    if (scope.pairs === undefined) {
+      const { rows } = await sql<{ pair_id: number; key_field: number; sort_field: number }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scope.scopeId}`.execute(this.#db);
+      scope.pairs ??= new Map(rows.map((r) => [`${r.key_field},${r.sort_field}`, Number(r.pair_id)]));
+      if (rows.length >= MAX_SORT_PAIRS) scope.pairsFull = true;
+    }
+    return scope.pairs;
   }
 
   /**
@@ -1362,7 +1396,11 @@ export class RecordStore {
       .then(
         (r) => {
           if (r === undefined) return;
-          if (r.id !== undefined) (scope.pairs ??= new Map()).set(`${keyField},${sortField}`, r.id);
+          if (r.id !== undefined) {
+            (scope.pairs ??= new Map()).set(`${keyField},${sortField}`, r.id);
+            // An `any`'s remembered statements probe; compiled again, they read the element pair.
+            if (sortField < 0) scope.shapes.clear();
+          }
           if (r.count >= MAX_SORT_PAIRS) scope.pairsFull = true;
         },
         () => {

@@ -354,6 +354,42 @@ async function pairRowBitsAndRecords(db: Kysely<unknown>): Promise<void> {
     record = (SELECT rec.record FROM search_records rec WHERE rec.rid = p.rid)`.execute(db);
 }
 
+/**
+ * 0007, PostgreSQL: element pairs (elementPairSort in dialect.ts), sort pairs whose sort field is
+ * a negated field id: a row (pair, key value, other value, rid) for each element holding a
+ * string value of the key field and a value of the other one. A statement trigger on
+ * search_values writes them from the values each insert adds (its transition table), joined on
+ * (rid, e) for the scope's element pairs, so every writer keeps them current, an older instance
+ * during a rolling deploy included; deleting a record's index entries deletes its pair rows by
+ * rid, as for sort pairs. The record copy trigger of 0006 now skips them: element rows carry no
+ * copy (a record with many elements would be copied as many times), their pages read records by
+ * rid. Existing scopes have no element pairs: nothing to fill. SQLite does not learn them.
+ */
+async function elementPairs(db: Kysely<unknown>): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  // The trigger's join reads the element pairs only (few: learned from `any` searches), not every scope's sort pairs.
+  await sql`CREATE INDEX search_pair_defs_elements ON search_pair_defs (key_field) INCLUDE (pair_id, sort_field) WHERE sort_field < 0`.execute(db);
+  // Unqualified tables: resolved by the writing session's search_path (see 0006).
+  await sql`CREATE FUNCTION search_pairs_elements() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO search_pairs (pair_id, kv, num, txt, rid)
+        SELECT d.pair_id, k.txt, s.num, s.txt, k.rid
+        FROM search_values_added k
+        JOIN search_pair_defs d ON d.key_field = k.field_id AND d.sort_field < 0
+        JOIN search_values_added s ON s.rid = k.rid AND s.field_id = -d.sort_field AND s.e IS NOT DISTINCT FROM k.e
+        WHERE k.txt IS NOT NULL AND k.e IS DISTINCT FROM -1;
+      RETURN NULL;
+    END $$`.execute(db);
+  await sql`CREATE TRIGGER search_values_element_pairs AFTER INSERT ON search_values
+    REFERENCING NEW TABLE AS search_values_added FOR EACH STATEMENT EXECUTE FUNCTION search_pairs_elements()`.execute(db);
+  await sql`CREATE OR REPLACE FUNCTION search_pairs_copy_record() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE search_pairs p SET record = NEW.record
+        WHERE p.rid = NEW.rid AND NOT EXISTS (SELECT 1 FROM search_pair_defs d WHERE d.pair_id = p.pair_id AND d.sort_field < 0);
+      RETURN NULL;
+    END $$`.execute(db);
+}
+
 /** Migration group "search": the record store and search index tables of the detected dialect. */
 export const searchMigrations: MigrationGroup = {
   name: 'search',
@@ -374,5 +410,6 @@ export const searchMigrations: MigrationGroup = {
     '0004_sort_pairs': { up: sortPairs },
     '0005_element_positions': { up: elementPositions },
     '0006_pair_row_bits_and_records': { up: pairRowBitsAndRecords },
+    '0007_element_pairs': { up: elementPairs },
   },
 };
