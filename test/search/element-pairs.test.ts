@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordStore, type SearchEntityDef } from '../../src/search/index.ts';
 import { rng } from './fixtures.ts';
-import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
+import { allSearchIds, dialectCases, StoredRecords, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-element-pairs';
 const E = 'orders';
@@ -32,21 +32,6 @@ function orders(seed: number, count: number, prefix = 'o'): Record<string, unkno
     box: { items: i % 17 === 3 ? item() : Array.from({ length: Math.floor(r() * 5) }, item) },
     note: pick(['x', 'y']),
   }));
-}
-
-/** The records as stored: an update keeps its place (rid), a new record goes last. */
-class Stored {
-  readonly list: Record<string, unknown>[] = [];
-  upsert(recs: Record<string, unknown>[]): void {
-    for (const rec of recs) {
-      const at = this.list.findIndex((x) => x['id'] === rec['id']);
-      if (at >= 0) this.list[at] = rec;
-      else this.list.push(rec);
-    }
-  }
-  delete(ids: string[]): void {
-    for (const id of ids) this.list.splice(this.list.findIndex((x) => x['id'] === id), 1);
-  }
 }
 
 const any = (and: Record<string, unknown>[], limit: number): Params => ({ query: { filter: { any: { 'box.items': { and } } } }, limit });
@@ -81,19 +66,19 @@ describe.each(dialectCases())('element pairs on %s', (dialect, open, skip) => {
     const texts: string[] = [];
     // PostgreSQL: the texts of the store's direct statements (which table a page read).
     const store = new RecordStore(pool === undefined ? t.database : { ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } }, { cursorSecret: 'test-secret' });
-    const stored = new Stored();
+    const stored = new StoredRecords(DEF);
     const base = orders(1, 300);
     await store.upsert(C, E, DEF, base);
     stored.upsert(base);
     const check = async (s: RecordStore, q: Params): Promise<boolean> => {
       texts.length = 0;
-      expect(await allSearchIds(s, C, E, DEF, q), JSON.stringify(q)).toEqual(referenceIds(stored.list, DEF, q));
+      expect(await allSearchIds(s, C, E, DEF, q), JSON.stringify(q)).toEqual(stored.reference(q));
       return texts.some((text) => /FROM search_pairs p\b/.test(text));
     };
     // The first search of a pair's condition probes and starts building it; the pair may be there
     // for its later pages and for the next searches.
     texts.length = 0;
-    expect((await store.search(C, E, DEF, QUERIES[0]!)).data.map((d) => String(d['id']))).toEqual(referenceIds(stored.list, DEF, QUERIES[0]!).slice(0, 7));
+    expect((await store.search(C, E, DEF, QUERIES[0]!)).data.map((d) => String(d['id']))).toEqual(stored.reference(QUERIES[0]!).slice(0, 7));
     expect(texts.some((text) => /FROM search_pairs p\b/.test(text))).toBe(false);
     for (const q of [...QUERIES, ...OTHERS]) await check(store, q);
     await store.settled();

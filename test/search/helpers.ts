@@ -102,3 +102,22 @@ export function referenceIds(records: Record<string, unknown>[], def: SearchEnti
   const docs = records.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, def) }));
   return searchInMemory(docs, def, parseSearchParams(def, params)).map((d) => String(d.doc['id']));
 }
+
+/** Records as a store holds them, in rid order: an update keeps its place, a new record goes last; `reference` answers as the in-memory search. */
+export class StoredRecords {
+  readonly list: Record<string, unknown>[] = [];
+  constructor(private readonly def: SearchEntityDef) {}
+  upsert(recs: Record<string, unknown>[]): void {
+    for (const rec of recs) {
+      const at = this.list.findIndex((x) => x['id'] === rec['id']);
+      if (at >= 0) this.list[at] = rec;
+      else this.list.push(rec);
+    }
+  }
+  delete(ids: string[]): void {
+    for (const id of ids) this.list.splice(this.list.findIndex((x) => x['id'] === id), 1);
+  }
+  reference(params: Record<string, unknown>): string[] {
+    return referenceIds(this.list, this.def, params);
+  }
+}

@@ -6,9 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { parseSearchParams, projectDocument, RecordStore, searchInMemory, type RefDoc } from '../../src/search/index.ts';
+import { projectDocument, RecordStore } from '../../src/search/index.ts';
 import { DEF, rng } from './fixtures.ts';
-import { allSearchIds, countingCompiles, dialectCases, type TestDatabase } from './helpers.ts';
+import { allSearchIds, countingCompiles, dialectCases, StoredRecords, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-pairs';
 const E = 'people';
@@ -36,22 +36,10 @@ function records(seed: number, count: number, prefix = 'p'): Record<string, unkn
   }));
 }
 
-/** The records as stored: in rid order (an update keeps its place, a new record goes last). */
-class Stored {
-  readonly list: Record<string, unknown>[] = [];
-  upsert(recs: Record<string, unknown>[]): void {
-    for (const rec of recs) {
-      const at = this.list.findIndex((x) => x['id'] === rec['id']);
-      if (at >= 0) this.list[at] = rec;
-      else this.list.push(rec);
-    }
-  }
-  delete(ids: string[]): void {
-    for (const id of ids) this.list.splice(this.list.findIndex((x) => x['id'] === id), 1);
-  }
-  reference(params: Params): string[] {
-    const docs: RefDoc[] = this.list.map((r, i) => ({ rid: i + 1, doc: projectDocument(r, DEF) }));
-    return searchInMemory(docs, DEF, parseSearchParams(DEF, params)).map((d) => String(d.doc['id']));
+/** The records as stored (see StoredRecords), searched as DEF. */
+class Stored extends StoredRecords {
+  constructor() {
+    super(DEF);
   }
 }
 
