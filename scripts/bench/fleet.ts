@@ -207,7 +207,10 @@ function startInstance(spec: InstanceSpec): Promise<Instance> {
     ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  if (PINNED && child.pid !== undefined && !pin(child.pid, SERVICE_CPUS)) throw new Error(`could not pin instance ${child.pid} to CPUs ${SERVICE_CPUS}`);
+  if (PINNED && child.pid !== undefined && !pin(child.pid, SERVICE_CPUS)) {
+    child.kill();
+    throw new Error(`could not pin instance ${child.pid} to CPUs ${SERVICE_CPUS}`);
+  }
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 0;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -355,13 +355,14 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
     }
     const perValue = q.values === undefined
       ? undefined
-      : Array.from({ length: q.values.count }, (_, v) => v)
-          // Run k used variant k + 2; samples and handSamples are in run order. A value no run used is left out.
-          .filter((v) => RUNS >= q.values!.count || (v - 2 + q.values!.count) % q.values!.count < RUNS)
-          .map((v) => {
-            const of = (list: number[]): number[] => list.filter((_, k) => (k + 2) % q.values!.count === v);
-            return { label: q.values!.label(v), ours: percentile(of(samples), 50), ...(hand !== undefined ? { hand: percentile(of(handSamples), 50) } : {}) };
-          });
+      : Array.from({ length: q.values.count }, (_, v) => {
+          // Run k used variant k + 2; samples and handSamples are in run order.
+          const of = (list: number[]): number[] => list.filter((_, k) => (k + 2) % q.values!.count === v);
+          return { v, ours: of(samples), hand: of(handSamples) };
+        })
+          // A value no run used is left out.
+          .filter((x) => x.ours.length > 0)
+          .map((x) => ({ label: q.values!.label(x.v), ours: percentile(x.ours, 50), ...(hand !== undefined ? { hand: percentile(x.hand, 50) } : {}) }));
     let scan = scanCache.get(q.name);
     if (scan === undefined) {
       const scanSamples: number[] = [];
