@@ -4,7 +4,8 @@
  *
  * - scheduler.ts — SyncEngine: which connector is due, one run at a time per connector, status;
  * - leases.ts    — the lease rows that make one instance at a time run a connector's sync;
- * - run.ts       — running one sync: paging, hydrating, incremental marks, checkpoints, removals;
+ * - run.ts       — running one sync: incremental marks, checkpoints, removals, the bookkeeping;
+ * - pages.ts     — one entity's pages: listing, hydrating, storing (in the sync worker or here);
  * - apply.ts     — applying changes to the record store, from a sync page or a vendor webhook;
  * - types.ts     — the module's public types.
  */

@@ -2,7 +2,8 @@
  * Running one sync of a connector, under a lease the caller holds (see scheduler.ts):
  *
  * - Per entity with `sync` in its manifest: page through `list` (hydrating each record through
- *   `get` where the manifest says so) and apply every page to the record store (apply.ts).
+ *   `get` where the manifest says so) and apply every page to the record store (pages.ts, in this
+ *   thread or in the service's sync worker; apply.ts).
  * - Incremental where the manifest declares it (a list param such as Granola's updated_after,
  *   set from the highest `cursor_field` value seen by the last completed run). Every
  *   `fullRefreshEvery`-th run, on request, and on the first run it is a full refresh instead,
@@ -18,18 +19,13 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ConnectorRuntime } from '../engine/index.ts';
 import type { CompiledEntity } from '../manifest/index.ts';
-import type { NextPage } from '../pagination/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
 import { keepLease, LeaseLost, later, now, type SyncLeases } from './leases.ts';
+import { maxMark, syncPages, type Checkpoint, type PagesJob, type PartStored } from './pages.ts';
 import type { SyncEntityRow, SyncTables } from './sync-migrations.ts';
-import type { EntityRunCounts, RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
+import type { EntityRunCounts, RemotePages, RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
 
-/** Where an entity's sync resumes: the parent index (for_each) and that parent's next page. */
-export interface Checkpoint {
-  parent?: number;
-  next: NextPage;
-}
 
 function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | 'unix_ms' | 'raw' | undefined): unknown {
   if (value === null || value === undefined) return undefined;
@@ -41,14 +37,6 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
   if (format === 'unix_ms') return date.getTime();
   if (format === 'date') return date.toISOString().slice(0, 10);
   return date.toISOString();
-}
-
-/** Higher of two high-water values (numbers numerically, strings as ISO text). */
-function maxMark(a: unknown, b: unknown): unknown {
-  if (a === undefined || a === null) return b;
-  if (b === undefined || b === null) return a;
-  if (typeof a === 'number' && typeof b === 'number') return Math.max(a, b);
-  return String(a) >= String(b) ? a : b;
 }
 
 /** At most `size` holders at once; the others wait in order of arrival. */
@@ -80,28 +68,6 @@ export class Slots {
 /** Records per write of a hydrated page (SyncEngineOptions.hydrateWriteRecords). */
 export const HYDRATE_WRITE_RECORDS = 8;
 
-/** The items in consecutive parts of at most `size` (one part, possibly empty, when size < 1 or the list is short). */
-function chunks<T>(items: T[], size: number): T[][] {
-  if (size < 1 || items.length <= size) return [items];
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-/** Map with bounded concurrency, preserving order. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let i = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (i < items.length) {
-      const k = i++;
-      out[k] = await fn(items[k]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
-}
-
 /** Runs syncs: one call of run() is one run (or the resumption of an interrupted one). */
 export class SyncRunner {
   constructor(
@@ -119,7 +85,7 @@ export class SyncRunner {
     if (state === undefined) throw new LeaseLost('connector removed');
     const built = await this.runtimeFor(connectorId);
     if (built === undefined) throw new LeaseLost('connector removed');
-    const { runtime, manifest } = built;
+    const { runtime, manifest, pages: pagesIn } = built;
     const resumed = state.run_complete === 0 && state.run_id !== null;
     const runId = resumed ? state.run_id! : randomUUID();
     const full = resumed ? state.run_full === 1 : options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
@@ -143,7 +109,7 @@ export class SyncRunner {
     const keeper = keepLease(this.leases, connectorId, options.signal);
     try {
       for (const entity of entities) {
-        result.entities[entity.name] = await this.syncEntity(connectorId, runtime, entity, runId, full, { ...options, signal: keeper.signal });
+        result.entities[entity.name] = await this.syncEntity(connectorId, runtime, pagesIn, entity, runId, full, { ...options, signal: keeper.signal });
       }
     } catch (e) {
       // Stopped by a renewal that found the lease gone: the run ends as LeaseLost, not as the abort.
@@ -181,6 +147,7 @@ export class SyncRunner {
   private async syncEntity(
     connectorId: string,
     runtime: ConnectorRuntime,
+    pagesIn: RemotePages | undefined,
     entity: CompiledEntity,
     runId: string,
     full: boolean,
@@ -230,33 +197,35 @@ export class SyncRunner {
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
     let removed = 0;
     if (!full && sync.removals !== undefined && lastMark !== undefined) removed = await this.syncRemovals(connectorId, runtime, entity, parents, lastMark, options);
-    const deletedWhen = sync.deleted_when !== undefined ? compileTemplate(sync.deleted_when) : undefined;
-    const hydrate = sync.hydrate;
-    const hydrateParams = hydrate ? Object.entries(hydrate.params).map(([k, src]) => [k, compileTemplate(String(src))] as const) : [];
     let seen = row.records_seen;
     let added = row.records_added;
     let updated = row.records_updated;
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
     let pages = 0;
-    /**
-     * Write one page (its deletions, its records, then the checkpoint past it and the lease's
-     * renewal). Pages are written in order, one at a time, while the next page is fetched and
-     * hydrated: the write's round trips no longer hold the upstream's requests back (100 syncs on
-     * PostgreSQL spent about a fifth of their time writing instead of fetching, issue 25's fleet
-     * bench). A page's checkpoint is still stored only once its records are. With
-     * pageWriteSlots, a page waits for a slot shared by the instance's runs.
-     */
-    const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean, last = true): Promise<void> => {
-      if (gone.length > 0) removed += await this.apply.delete(connectorId, entity, gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
-      const counts = await this.apply.upsert(connectorId, entity, records, runId);
-      added += counts.added;
-      updated += counts.updated;
-      seen += records.length;
+    const job: PagesJob = {
+      entity: entity.name,
+      runId,
+      params,
+      parents,
+      checkpoint,
+      action,
+      sortedSince,
+      mark,
+      hydrateConcurrency: this.settings.hydrateConcurrency,
+      hydrateWriteRecords: this.settings.hydrateWriteRecords,
+    };
+    /** A part's records are stored: count them and, after a page's last part, checkpoint past the page and renew the lease. */
+    const stored = async (p: PartStored): Promise<void> => {
+      removed += p.removed;
+      added += p.added;
+      updated += p.updated;
+      seen += p.records;
+      mark = p.mark;
       // A part of a hydrated page: its records are stored, the checkpoint waits for the page's last part.
-      if (!last) return;
+      if (!p.last) return;
       pages++;
       // Where to resume: the next page of this parent, or the start of the next parent.
-      const cp: Checkpoint = next !== null ? { parent: pi, next } : { parent: pi + 1, next: null };
+      const cp: Checkpoint = p.next !== null ? { parent: p.pi, next: p.next } : { parent: p.pi + 1, next: null };
       await this.db
         .updateTable('sync_entities')
         .set({
@@ -264,79 +233,34 @@ export class SyncRunner {
           records_seen: seen,
           records_added: added,
           records_updated: updated,
-          run_high_water: pageMark === undefined ? null : JSON.stringify(pageMark),
+          run_high_water: p.mark === undefined ? null : JSON.stringify(p.mark),
         })
         .where('connector_id', '=', connectorId)
         .where('entity', '=', entity.name)
         .execute();
       await this.leases.heartbeat(connectorId, options.signal);
       options.onProgress?.({ entity: entity.name, records: seen, pages, done: false });
-      if (reached) {
+      if (p.reached) {
         await this.db
           .updateTable('sync_entities')
-          .set({ checkpoint: JSON.stringify({ parent: pi + 1, next: null } satisfies Checkpoint) })
+          .set({ checkpoint: JSON.stringify({ parent: p.pi + 1, next: null } satisfies Checkpoint) })
           .where('connector_id', '=', connectorId)
           .where('entity', '=', entity.name)
           .execute();
       }
     };
-    /** The previous page's write, in flight while the next page is fetched. */
-    let writing: Promise<void> | undefined;
-    const written = async (): Promise<void> => {
-      const w = writing;
-      writing = undefined;
-      if (w !== undefined) await w;
-    };
-    try {
-      for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
-        let pageParams = { ...params, ...parents[pi] };
-        let from: { url?: string } | undefined;
-        if (checkpoint !== undefined && pi === (checkpoint.parent ?? 0) && checkpoint.next !== null) {
-          pageParams = checkpoint.next.params;
-          if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
-        }
-        for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, action, { signal: options.signal })) {
-          if (options.signal?.aborted) throw new LeaseLost('aborted');
-          // A hydrated page is fetched record by record (at the upstream's rate: 30 records take 6 s
-          // on Granola) and written in parts of hydrateWriteRecords as they are hydrated, each part
-          // while the next is fetched; its checkpoint goes with its last part. Written whole, the
-          // pages of syncs started together came due together: 100 syncs wrote 3,000 records at
-          // once every 6 s and saturated the machine for 2-3 s (issue 25's fleet bench).
-          const parts = hydrate ? chunks(page.data, this.settings.hydrateWriteRecords) : [page.data];
-          let reached = false;
-          for (const [k, part] of parts.entries()) {
-            let records = part;
-            if (hydrate) {
-              records = await mapLimit(records, this.settings.hydrateConcurrency, async (record) => {
-                const p = Object.fromEntries(hydrateParams.map(([key, t]) => [key, t.render({ record })]).filter(([, v]) => v !== undefined));
-                const got = await runtime.execute(entity.name, 'get', p, { signal: options.signal });
-                return { ...record, ...(got.data as Record<string, unknown>) };
-              });
-            }
-            if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
-            // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
-            let gone: Record<string, unknown>[] = [];
-            if (deletedWhen !== undefined) {
-              gone = records.filter((record) => truthy(deletedWhen.render({ record })));
-              if (gone.length > 0) records = records.filter((r) => !gone.includes(r));
-            }
-            // Newest-first incremental: this page reached records the last run already had.
-            reached ||= sortedSince !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], sortedSince) === sortedSince && r[inc.cursor_field] !== sortedSince);
-            await written();
-            if (options.signal?.aborted) throw new LeaseLost('aborted');
-            const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);
-            writing = this.writeSlots !== undefined ? this.writeSlots.run(write) : write();
-            // Observed here; its error is thrown where it is awaited (the next part or page, or after the last).
-            writing.catch(() => undefined);
-          }
-          if (reached) break;
-        }
-      }
-      await written();
-    } catch (e) {
-      // A failed fetch leaves no write running behind the run's end.
-      await written().catch(() => undefined);
-      throw e;
+    const slots = this.writeSlots;
+    if (pagesIn !== undefined) {
+      // In the sync worker: it stores the records; the bookkeeping stays here (with pageWriteSlots, a page's waits for a slot).
+      await pagesIn(job, (p) => (slots !== undefined ? slots.run(() => stored(p)) : stored(p)), options.signal);
+    } else {
+      await syncPages(runtime, entity, job, {
+        upsert: (records) => this.apply.upsert(connectorId, entity, records, runId),
+        delete: (ids) => this.apply.delete(connectorId, entity, ids),
+        stored,
+        ...(slots !== undefined ? { turn: (write: () => Promise<void>) => slots.run(write) } : {}),
+        signal: options.signal,
+      });
     }
     let deleted = removed;
     if (full && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);

@@ -9,7 +9,8 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import { ChangeApplier } from './apply.ts';
 import { leaseOwner, type LeaseOwner } from './lease-owner.ts';
 import { LeaseLost, later, now, SyncLeases } from './leases.ts';
-import { HYDRATE_WRITE_RECORDS, Slots, SyncRunner, type Checkpoint } from './run.ts';
+import type { Checkpoint } from './pages.ts';
+import { HYDRATE_WRITE_RECORDS, Slots, SyncRunner } from './run.ts';
 import type { SyncTables } from './sync-migrations.ts';
 import { isAuthFailure, type RecordSink, type SyncEngineOptions, type SyncOptions, type SyncResult, type SyncStatus } from './types.ts';
 

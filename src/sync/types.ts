@@ -3,6 +3,7 @@ import { SwitchboardError } from '../errors/index.ts';
 import type { ConnectorRuntime } from '../engine/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { Database } from '../store/database.ts';
+import type { PagesJob, PartStored } from './pages.ts';
 
 /** The search definition of an entity, as the record store indexes it. */
 export interface SinkEntityDef {
@@ -27,8 +28,18 @@ export interface RecordSink {
   count(connectorId: string, entity: string): Promise<number>;
 }
 
-/** A runtime for a connector, built by the service from its stored (decrypted) credentials. */
-export type RuntimeFactory = (connectorId: string) => Promise<{ runtime: ConnectorRuntime; manifest: LoadedManifest } | undefined>;
+/**
+ * One entity's pages run elsewhere (the service's sync worker): the records are fetched and
+ * stored there, and `stored` is called here after each part, in order (see pages.ts).
+ */
+export type RemotePages = (job: PagesJob, stored: (part: PartStored) => Promise<void>, signal: AbortSignal | undefined) => Promise<void>;
+
+/**
+ * A runtime for a connector, built by the service from its stored (decrypted) credentials; with
+ * `pages`, the entities' pages run there instead of through `runtime` (which still lists
+ * for_each parents and removals).
+ */
+export type RuntimeFactory = (connectorId: string) => Promise<{ runtime: ConnectorRuntime; manifest: LoadedManifest; pages?: RemotePages | undefined } | undefined>;
 
 export interface SyncProgress {
   entity: string;

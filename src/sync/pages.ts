@@ -1,0 +1,178 @@
+/**
+ * The pages of one entity's sync: listing them upstream, hydrating their records, following the
+ * incremental mark, and storing each part. Run by run.ts in the thread that runs the sync, or
+ * in the sync worker (src/search/record-writer-worker.ts), where the records never reach the
+ * thread that serves requests; either way the run's bookkeeping (checkpoints, the lease, counts)
+ * is the caller's, through `stored`.
+ */
+import type { ConnectorRuntime } from '../engine/index.ts';
+import type { CompiledEntity } from '../manifest/index.ts';
+import type { NextPage } from '../pagination/index.ts';
+import { compileTemplate, truthy } from '../templates/index.ts';
+import { LeaseLost } from './leases.ts';
+import type { UpsertCounts } from './types.ts';
+
+/** Where an entity's sync resumes: the parent index (for_each) and that parent's next page. */
+export interface Checkpoint {
+  parent?: number;
+  next: NextPage;
+}
+
+/** What the pages of one entity's run start from (all of it plain data: it crosses to the sync worker). */
+export interface PagesJob {
+  entity: string;
+  runId: string;
+  /** The list params, before each parent's. */
+  params: Record<string, unknown>;
+  /** The params of each for_each parent ([{}] without for_each). */
+  parents: Record<string, unknown>[];
+  checkpoint?: Checkpoint | undefined;
+  action: 'list' | 'changes' | 'scroll';
+  /** Newest-first incremental: the last run's mark, where paging stops. */
+  sortedSince?: unknown;
+  /** The run's high-water mark so far (a resumed run's). */
+  mark?: unknown;
+  hydrateConcurrency: number;
+  hydrateWriteRecords: number;
+}
+
+/** One part stored: its records (all a page's, or a hydrated page's part), and where the run is. */
+export interface PartStored {
+  /** The parent index and the next page after this part's page. */
+  pi: number;
+  next: NextPage;
+  /** The run's high-water mark with this part's records. */
+  mark: unknown;
+  /** Newest-first incremental: the page reached records the last run had (paging stops). */
+  reached: boolean;
+  /** The page's last part: its checkpoint is due. */
+  last: boolean;
+  records: number;
+  added: number;
+  updated: number;
+  /** Records the page reported deleted (sync.deleted_when), removed from the store. */
+  removed: number;
+}
+
+export interface PagesIO {
+  /** Store records of the entity, marked seen by the run. */
+  upsert(records: Record<string, unknown>[]): Promise<UpsertCounts>;
+  /** Delete records of the entity by id; how many were stored. */
+  delete(ids: string[]): Promise<number>;
+  /** After each part's records are stored, one part at a time, in order: the run's bookkeeping. */
+  stored(part: PartStored): Promise<void>;
+  /** Each part's write (records and bookkeeping) runs through it (SyncEngineOptions.pageWriteSlots). */
+  turn?: (write: () => Promise<void>) => Promise<void>;
+  signal?: AbortSignal | undefined;
+}
+
+/** Higher of two high-water values (numbers numerically, strings as ISO text). */
+export function maxMark(a: unknown, b: unknown): unknown {
+  if (a === undefined || a === null) return b;
+  if (b === undefined || b === null) return a;
+  if (typeof a === 'number' && typeof b === 'number') return Math.max(a, b);
+  return String(a) >= String(b) ? a : b;
+}
+
+/** The items in consecutive parts of at most `size` (one part, possibly empty, when size < 1 or the list is short). */
+function chunks<T>(items: T[], size: number): T[][] {
+  if (size < 1 || items.length <= size) return [items];
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Map with bounded concurrency, preserving order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let i = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (i < items.length) {
+      const k = i++;
+      out[k] = await fn(items[k]!);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+/**
+ * Page through the entity from the job's checkpoint (or its first parent's first page) to the
+ * end, storing every part. Each part is written (its records, then `stored`) while the next is
+ * fetched and hydrated, one write at a time: the write's round trips do not hold the upstream's
+ * requests back (100 syncs on PostgreSQL spent about a fifth of their time writing instead of
+ * fetching, issue 25's fleet bench), and a page's checkpoint still follows its records.
+ */
+export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntity, job: PagesJob, io: PagesIO): Promise<void> {
+  const sync = entity.def.sync!;
+  const inc = sync.incremental;
+  const deletedWhen = sync.deleted_when !== undefined ? compileTemplate(sync.deleted_when) : undefined;
+  const hydrate = sync.hydrate;
+  const hydrateParams = hydrate ? Object.entries(hydrate.params).map(([k, src]) => [k, compileTemplate(String(src))] as const) : [];
+  const { checkpoint, parents, signal } = { ...job, signal: io.signal };
+  let mark = job.mark;
+  const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean, last: boolean): Promise<void> => {
+    const removed = gone.length === 0 ? 0 : await io.delete(gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
+    const counts = records.length === 0 ? { added: 0, updated: 0 } : await io.upsert(records);
+    await io.stored({ pi, next, mark: pageMark, reached, last, records: records.length, added: counts.added, updated: counts.updated, removed });
+  };
+  /** The previous part's write, in flight while the next part is fetched. */
+  let writing: Promise<void> | undefined;
+  const written = async (): Promise<void> => {
+    const w = writing;
+    writing = undefined;
+    if (w !== undefined) await w;
+  };
+  try {
+    for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
+      let pageParams = { ...job.params, ...parents[pi] };
+      let from: { url?: string } | undefined;
+      if (checkpoint !== undefined && pi === (checkpoint.parent ?? 0) && checkpoint.next !== null) {
+        pageParams = checkpoint.next.params;
+        if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
+      }
+      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, job.action, { signal })) {
+        if (signal?.aborted) throw new LeaseLost('aborted');
+        // A hydrated page is fetched record by record (at the upstream's rate: 30 records take 6 s
+        // on Granola) and written in parts of hydrateWriteRecords as they are hydrated, each part
+        // while the next is fetched; its checkpoint goes with its last part. Written whole, the
+        // pages of syncs started together came due together: 100 syncs wrote 3,000 records at
+        // once every 6 s and saturated the machine for 2-3 s (issue 25's fleet bench).
+        const parts = hydrate ? chunks(page.data, job.hydrateWriteRecords) : [page.data];
+        let reached = false;
+        for (const [k, part] of parts.entries()) {
+          let records = part;
+          if (hydrate) {
+            records = await mapLimit(records, job.hydrateConcurrency, async (record) => {
+              const p = Object.fromEntries(hydrateParams.map(([key, t]) => [key, t.render({ record })]).filter(([, v]) => v !== undefined));
+              const got = await runtime.execute(entity.name, 'get', p, { signal });
+              return { ...record, ...(got.data as Record<string, unknown>) };
+            });
+          }
+          if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
+          // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
+          let gone: Record<string, unknown>[] = [];
+          if (deletedWhen !== undefined) {
+            gone = records.filter((record) => truthy(deletedWhen.render({ record })));
+            if (gone.length > 0) records = records.filter((r) => !gone.includes(r));
+          }
+          // Newest-first incremental: this page reached records the last run already had.
+          const since = job.sortedSince;
+          reached ||= since !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], since) === since && r[inc.cursor_field] !== since);
+          await written();
+          if (signal?.aborted) throw new LeaseLost('aborted');
+          const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);
+          writing = io.turn !== undefined ? io.turn(write) : write();
+          // Observed here; its error is thrown where it is awaited (the next part or page, or after the last).
+          writing.catch(() => undefined);
+        }
+        if (reached) break;
+      }
+    }
+    await written();
+  } catch (e) {
+    // A failed fetch leaves no write running behind the run's end.
+    await written().catch(() => undefined);
+    throw e;
+  }
+}
