@@ -2,7 +2,8 @@
  * The worker thread of a RecordWriter (record-writer.ts): a RecordStore on a connection of its
  * own to the SQLite file (a pool of its own on PostgreSQL), running the writes it is sent (one at
  * a time, in order, on SQLite; up to the pool's size at once on PostgreSQL) and answering each
- * with its result or its error.
+ * with its result or its error. With `pages` it is also the sync worker: the pages of syncs run
+ * here (src/sync/pages-worker.ts), their records written through the same turns.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readlinkSync } from 'node:fs';
@@ -11,6 +12,8 @@ import { sql } from 'kysely';
 import { MAIN_WAITING, openDatabase, SQLITE_BUSY_TIMEOUT_MS, WORKER_HOLDING } from '../store/database.ts';
 import { RecordStore } from './record-store.ts';
 import { toWire, type RecordWriteOp } from './record-writer.ts';
+import { pagesHost, type PagesFetch } from '../sync/pages-worker.ts';
+import type { RetryPolicy } from '../http/index.ts';
 
 /**
  * Background work: on Linux this thread runs at a lower priority than the main thread, which
@@ -30,6 +33,8 @@ const data = workerData as {
   partRecords: number;
   writeGate?: Int32Array;
   mainFirstMs: number;
+  /** The sync worker's transport and retry policy: present, the worker also runs syncs' pages. */
+  pages?: { fetch: PagesFetch; retry?: Partial<RetryPolicy> };
 };
 const port = parentPort!;
 /** A PASSIVE checkpoint of the log at most this often (ms), between two writes. */
@@ -155,33 +160,49 @@ const slots = data.postgres?.connections ?? 1;
 let running = 0;
 const waiting: (() => void)[] = [];
 const inFlight = new Set<Promise<void>>();
-async function inSlot(write: () => Promise<void>): Promise<void> {
+async function inSlot<T>(write: () => Promise<T>): Promise<T> {
   if (running < slots) running++;
   else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
-    await write();
+    return await write();
   } finally {
     const next = waiting.shift();
     if (next !== undefined) next();
     else running--;
   }
 }
-port.on('message', (m: (RecordWriteOp & { id: number; now: number }) | { op: 'close' }) => {
+// The sync worker: a job's writes take their turns (and slots) as the main thread's calls do.
+const pages =
+  data.pages === undefined
+    ? undefined
+    : pagesHost({
+        port,
+        fetch: data.pages.fetch,
+        retry: data.pages.retry,
+        upsert: (connectorId, entity, def, records, syncRun) => inSlot(() => run({ op: 'upsert', connectorId, entity, def, records, syncRun }) as Promise<{ added: number; updated: number }>),
+        deleteRecords: (connectorId, entity, ids) => inSlot(() => run({ op: 'deleteRecords', connectorId, entity, ids }) as Promise<number>),
+        setNow: (t) => (now = t),
+        toWire,
+      });
+
+port.on('message', (m: (RecordWriteOp & { id: number; now: number }) | { op: 'close' } | { op: string }) => {
+  if (pages?.handle(m) === true) return;
   if (m.op === 'close') {
-    // After every write asked for before it.
-    void Promise.allSettled([...inFlight]).then(async () => {
+    // After every write asked for before it; the syncs' pages are stopped.
+    void Promise.allSettled([...inFlight, pages?.close()]).then(async () => {
       await database.close();
       port.close();
     });
     return;
   }
+  const call = m as RecordWriteOp & { id: number; now: number };
   const done = inSlot(async () => {
     // The store's clock: the time of the latest call (concurrent writes on PostgreSQL share it).
-    now = m.now;
+    now = call.now;
     try {
-      port.postMessage({ id: m.id, result: await run(m) });
+      port.postMessage({ id: call.id, result: await run(call) });
     } catch (e) {
-      port.postMessage({ id: m.id, error: toWire(e) });
+      port.postMessage({ id: call.id, error: toWire(e) });
     }
   });
   inFlight.add(done);

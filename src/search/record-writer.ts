@@ -25,6 +25,9 @@ import { Worker } from 'node:worker_threads';
 import { ERROR_CODES, SwitchboardError, type ErrorCode } from '../errors/index.ts';
 import { WORKER_HOLDING } from '../store/database.ts';
 import type { ChangeCounts } from './changes.ts';
+import { ThrottleRefused, type RetryPolicy, type Throttle } from '../http/index.ts';
+import type { PagesConnector, PagesFetch, ThrottledMessage } from '../sync/pages-worker.ts';
+import type { PagesJob, PartStored } from '../sync/pages.ts';
 import type { SearchEntityDef } from './query.ts';
 
 /** Records per transaction in the worker (see the module's comment). */
@@ -52,7 +55,15 @@ export interface RecordWriterOptions {
   deadlineMs?: number;
   /** A worker that failed, exited or was terminated; default: ignored (the next call starts a new one). */
   onError?: (e: Error) => void;
+  /**
+   * Make the worker the sync worker too (pages(), src/sync/pages-worker.ts): the upstream
+   * transport it builds (or the module that makes one), and the runtimes' retry policy.
+   */
+  pages?: { fetch: PagesFetch; retry?: Partial<RetryPolicy> | undefined };
 }
+
+/** A sync's pages not heard of, either way, for this long (ms): the worker is taken for stuck and replaced (the run fails and is retried). */
+export const PAGES_SILENCE_MS = 300_000;
 
 /** A write the worker runs (the message, less its id and clock). */
 export type RecordWriteOp =
@@ -88,6 +99,14 @@ interface Pending {
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
   worker: Worker;
+  /** A sync's pages: its parts' bookkeeping, and the deadline restarted at each message. */
+  pages?: { stored: (part: PartStored) => Promise<void>; rearm: () => void };
+}
+
+/** A connector whose pages run in the worker: its main-thread throttle, and the acquires in flight. */
+interface Throttled {
+  throttle: Throttle;
+  acquires: Map<number, AbortController>;
 }
 
 /** The worker's entry: plain JavaScript from dist/, or the TypeScript source through tsx's loader (tests, `npm run dev`). */
@@ -105,8 +124,12 @@ export class RecordWriter {
   readonly #pending = new Map<number, Pending>();
   #next = 0;
   #closed = false;
+  /** Throttles of the connectors whose pages run in the worker, by connector id. */
+  readonly #throttles = new Map<string, Throttled>();
   /** Workers started so far (a failed one is replaced on the next call). */
   workersStarted = 0;
+  /** Sync pages jobs (one entity of one run each) sent to the worker so far. */
+  pagesRun = 0;
 
   constructor(options: RecordWriterOptions) {
     if (options.postgres === undefined && (options.file === undefined || options.file === ':memory:' || options.file === ''))
@@ -126,6 +149,62 @@ export class RecordWriter {
 
   deleteRecords(connectorId: string, entity: string, ids: string[]): Promise<number> {
     return this.#call({ op: 'deleteRecords', connectorId, entity, ids }) as Promise<number>;
+  }
+
+  /** Whether the worker also runs syncs' pages (options.pages). */
+  get runsPages(): boolean {
+    return this.#options.pages !== undefined;
+  }
+
+  /**
+   * Run one entity's pages of a sync in the worker (src/sync/pages-worker.ts): it fetches,
+   * hydrates and stores them; `stored` runs here after each part (the next waits for it), and
+   * the connector's upstream requests wait for `throttle` here. Resolves when the pages are done;
+   * rejects with the job's error, or when `signal` aborts it.
+   */
+  pages(connector: PagesConnector, job: PagesJob, stored: (part: PartStored) => Promise<void>, throttle: Throttle | null, signal?: AbortSignal): Promise<void> {
+    if (this.#options.pages === undefined) return Promise.reject(new Error('this record writer does not run syncs'));
+    if (throttle !== null) this.#throttles.set(connector.id, { throttle, acquires: new Map() });
+    this.pagesRun++;
+    const job_ = this.#call({ op: 'pages', connector, job } as never, stored);
+    const onAbort = (): void => {
+      const worker = this.#worker;
+      const id = this.#jobIds.get(job_);
+      if (worker !== undefined && id !== undefined) worker.postMessage({ op: 'pages-abort', id });
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted === true) onAbort();
+    return job_.finally(() => {
+      signal?.removeEventListener('abort', onAbort);
+      this.#jobIds.delete(job_);
+      const t = this.#throttles.get(connector.id);
+      if (t === undefined) return;
+      for (const a of t.acquires.values()) a.abort();
+      this.#throttles.delete(connector.id);
+    }) as Promise<void>;
+  }
+
+  /** A job's message id, by its promise (to abort it). */
+  readonly #jobIds = new Map<Promise<unknown>, number>();
+
+  /** An acquire of a connector's throttle asked by the worker: answered once the throttle answers. */
+  #acquire(worker: Worker, m: { n: number; connectorId: string; maxWaitMs?: number }): void {
+    const t = this.#throttles.get(m.connectorId);
+    const answer = (a: Omit<ThrottledMessage, 'op' | 'n'> = {}): void => worker.postMessage({ op: 'throttled', n: m.n, ...a });
+    if (t === undefined) return answer({ error: { name: 'Error', message: 'the sync has ended' } });
+    const controller = new AbortController();
+    t.acquires.set(m.n, controller);
+    t.throttle.acquire({ signal: controller.signal, ...(m.maxWaitMs !== undefined ? { maxWaitMs: m.maxWaitMs } : {}) }).then(
+      () => {
+        t.acquires.delete(m.n);
+        if (!controller.signal.aborted) answer();
+      },
+      (e: unknown) => {
+        t.acquires.delete(m.n);
+        if (controller.signal.aborted) return;
+        answer(e instanceof ThrottleRefused ? { refused: { reason: e.reason, waitMs: e.waitMs } } : { error: { name: (e as Error).name ?? 'Error', message: (e as Error).message ?? String(e) } });
+      },
+    );
   }
 
   /** Let the worker finish what it was asked, close its connection and exit (terminated after `deadlineMs`). */
@@ -148,13 +227,39 @@ export class RecordWriter {
     const o = this.#options;
     const worker = new Worker(workerCode(), {
       eval: true,
-      workerData: { file: o.file, postgres: o.postgres, cursorSecret: o.cursorSecret, tombstoneRetentionMs: o.tombstoneRetentionMs, partRecords: o.partRecords ?? RECORD_WRITER_PART_RECORDS, writeGate: o.writeGate, mainFirstMs: MAIN_WRITES_FIRST_MS },
+      workerData: { file: o.file, postgres: o.postgres, cursorSecret: o.cursorSecret, tombstoneRetentionMs: o.tombstoneRetentionMs, partRecords: o.partRecords ?? RECORD_WRITER_PART_RECORDS, writeGate: o.writeGate, mainFirstMs: MAIN_WRITES_FIRST_MS, pages: o.pages },
     });
     // The calls waiting for it keep the process alive, not the worker itself.
     worker.unref();
-    worker.on('message', (m: { id: number; result?: unknown; error?: WireError }) => {
+    worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: PartStored; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number }) => {
+      if (m.throttle !== undefined) {
+        if (m.throttle === 'acquire') this.#acquire(worker, m as { n: number; connectorId: string; maxWaitMs?: number });
+        else if (m.throttle === 'pause') this.#throttles.get(m.connectorId!)?.throttle.pauseFor(m.ms!);
+        else for (const t of this.#throttles.values()) t.acquires.get(m.n!)?.abort();
+        return;
+      }
       const p = this.#pending.get(m.id);
       if (p === undefined) return;
+      if (m.part !== undefined) {
+        // A part stored by a sync's pages: its bookkeeping here, then the worker goes on.
+        const pages = p.pages!;
+        pages.rearm();
+        const part = m.part;
+        void pages.stored(part).then(
+          () => {
+            pages.rearm();
+            worker.postMessage({ op: 'pages-ack', id: m.id, now: this.#now() });
+          },
+          (e: unknown) => {
+            // The bookkeeping failed (the lease is lost, the database is gone): the job stops, and fails with it.
+            this.#pending.delete(m.id);
+            clearTimeout(p.timer);
+            worker.postMessage({ op: 'pages-abort', id: m.id });
+            p.reject(e instanceof Error ? e : new Error(String(e)));
+          },
+        );
+        return;
+      }
       this.#pending.delete(m.id);
       clearTimeout(p.timer);
       if (m.error !== undefined) p.reject(fromWire(m.error));
@@ -184,17 +289,31 @@ export class RecordWriter {
     if (failed) this.#options.onError?.(e);
   }
 
-  #call(op: RecordWriteOp): Promise<unknown> {
+  #call(op: RecordWriteOp, stored?: (part: PartStored) => Promise<void>): Promise<unknown> {
     if (this.#closed) return Promise.reject(new Error('the record writer is closed'));
     const worker = (this.#worker ??= this.#start());
     const id = ++this.#next;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#fail(worker, new Error(`the record writer did not answer within ${this.#deadlineMs} ms`));
-        void worker.terminate();
-      }, this.#deadlineMs);
-      this.#pending.set(id, { resolve, reject, timer, worker });
+    // A write has deadlineMs in all; a sync's pages run for as long as the sync, so their deadline
+    // is a silence: PAGES_SILENCE_MS without a message either way.
+    const limit = stored !== undefined ? Math.max(this.#deadlineMs, PAGES_SILENCE_MS) : this.#deadlineMs;
+    const expire = (): void => {
+      this.#fail(worker, new Error(`the record writer did not answer within ${limit} ms`));
+      void worker.terminate();
+    };
+    const promise = new Promise((resolve, reject) => {
+      const pending: Pending = { resolve, reject, timer: setTimeout(expire, limit), worker };
+      if (stored !== undefined)
+        pending.pages = {
+          stored,
+          rearm: () => {
+            clearTimeout(pending.timer);
+            pending.timer = setTimeout(expire, limit);
+          },
+        };
+      this.#pending.set(id, pending);
       worker.postMessage({ id, now: this.#now(), ...op });
     });
+    if (stored !== undefined) this.#jobIds.set(promise, id);
+    return promise;
   }
 }

@@ -46,6 +46,12 @@ export interface BuildAppOptions {
   registry?: Map<string, LoadedManifest>;
   /** Upstream transport; default undici's request behind a FetchLike (upstream-transport.ts). */
   fetch?: FetchLike;
+  /**
+   * With `fetch` injected: a module whose `createFetch(data)` makes the same transport in the
+   * sync worker (a bench routing upstreams); without it the syncs stay on the main thread. Not
+   * needed with the default transport, which the worker builds from the configuration.
+   */
+  syncFetchModule?: { module: string; data?: unknown };
   /** Clock (epoch ms); default Date.now. */
   now?: () => number;
   /** A logger, or a destination stream for the default logger (tests capture lines). */
@@ -99,7 +105,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const store = new ServiceStore(o.database.db);
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
-  const transport = o.fetch === undefined ? createUpstreamTransport({ maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes }) : undefined;
+  const transportOptions = { maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes };
+  const transport = o.fetch === undefined ? createUpstreamTransport(transportOptions) : undefined;
+  // The sync worker's transport: the same options (its own memory budget), or the injected fetch's module.
+  const syncFetch = o.fetch === undefined ? { transport: transportOptions } : o.syncFetchModule;
   const limits = await createLimitBackend(o.config, o.database, o.now ?? Date.now);
   const fetchImpl: FetchLike = o.fetch ?? (transport as UpstreamTransport).fetch;
   app.addHook('onClose', async () => {
@@ -109,7 +118,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const registry = o.registry ?? connectorRegistry();
   const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
     m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
-  const { records, runtimes, sync, outbox, events, forgetConnector, close: closeData } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true });
+  const { records, runtimes, sync, outbox, events, forgetConnector, close: closeData, syncWorker } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true, syncFetch });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {
     onConnectorCreated: async (row) => {
@@ -145,6 +154,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     runtimes,
     records,
     sync,
+    syncWorker,
     outbox,
     events,
     ...(o.retry !== undefined ? { retry: o.retry } : {}),

@@ -47,6 +47,8 @@ export interface ServiceConfig {
   syncIntervalSeconds: number;
   /** Run the sync scheduler in this instance (syncs start on create, on schedule, on demand). */
   syncScheduler: boolean;
+  /** Fetch, hydrate and store the syncs' pages in the sync worker thread, not the thread serving requests (see hosted-data.ts). */
+  syncInWorker: boolean;
   /** Lifetime of an OAuth state (initiate → callback); default 600 s. */
   oauthStateTtlSeconds: number;
   /** Lifetime of a pending OAuth secret (callback → create); default 900 s. */
@@ -133,6 +135,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'SWITCHBOARD_SYNC_SCHEDULER',
     default: 'true',
     description: 'Run scheduled and on-demand syncs in this instance; with several instances on PostgreSQL each connector is synced by one instance at a time (a lease in sync_state), and any instance takes over a crashed one',
+  },
+  {
+    name: 'SWITCHBOARD_SYNC_IN_WORKER',
+    default: 'true',
+    description:
+      "Fetch, hydrate and store the syncs' pages in a worker thread (the sync worker), not the thread that serves requests; the run's bookkeeping and each connector's throttle stay on the main thread. On a SQLite file or PostgreSQL; OAuth 2 connectors (whose tokens refresh) sync on the main thread. false: every sync on the main thread",
   },
   { name: 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', default: '600', description: 'How long a consent_url (its state) stays usable' },
   { name: 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', default: '900', description: 'How long a secret_id from the OAuth callback stays usable for creating a connector' },
@@ -304,6 +312,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     upstreamThrottle: boolVar(env, 'SWITCHBOARD_UPSTREAM_THROTTLE', true),
     syncIntervalSeconds: intVar(env, 'SWITCHBOARD_SYNC_INTERVAL_SECONDS', 3600, 1),
     syncScheduler: boolVar(env, 'SWITCHBOARD_SYNC_SCHEDULER', true),
+    syncInWorker: boolVar(env, 'SWITCHBOARD_SYNC_IN_WORKER', true),
     oauthStateTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_STATE_TTL_SECONDS', 600, 1),
     oauthSecretTtlSeconds: intVar(env, 'SWITCHBOARD_OAUTH_SECRET_TTL_SECONDS', 900, 1),
     logLevel: env['SWITCHBOARD_LOG_LEVEL']?.trim() || 'info',

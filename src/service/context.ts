@@ -2,6 +2,7 @@
  * What every route group of the service works with: the store, the key ring, the
  * configuration, the connector registry and the clock. Built once per app by buildApp().
  */
+import type { RecordWriter } from '../search/record-writer.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors/index.ts';
@@ -42,6 +43,8 @@ export interface ServiceContext {
   records: RecordStore;
   /** Syncs each connector's data into `records`. */
   sync: SyncEngine;
+  /** The thread where the syncs' pages run (SWITCHBOARD_SYNC_IN_WORKER), when they run in one. */
+  syncWorker: RecordWriter | undefined;
   /** Events: the outbox of outgoing webhooks and what the service reports into it (src/events). */
   outbox: EventOutbox;
   events: ServiceEvents;

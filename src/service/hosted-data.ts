@@ -3,6 +3,7 @@
  * (`switchboard sync`): the record store with search, the interpreter pool, and the sync engine
  * that reads connectors' stored credentials and writes their records.
  */
+import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
@@ -11,6 +12,8 @@ import { RecordStore } from '../search/index.ts';
 import { RECORD_WRITER_PART_RECORDS, RecordWriter } from '../search/record-writer.ts';
 import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
 import { SyncEngine, type RecordSink } from '../sync/index.ts';
+import type { RemotePages } from '../sync/types.ts';
+import type { PagesConnector, PagesFetch } from '../sync/pages-worker.ts';
 import type { ServiceConfig } from './config.ts';
 import { RuntimePool } from './runtime-pool.ts';
 import { markAuthFailed } from './connector-health.ts';
@@ -19,6 +22,7 @@ import { SwitchboardError } from '../errors/index.ts';
 import { EventOutbox } from '../events/outbox.ts';
 import { ServiceEvents } from '../events/service-events.ts';
 import type { EventsTables } from '../events/migrations.ts';
+import type { ConnectorRow } from '../store/index.ts';
 
 export interface HostedData {
   records: RecordStore;
@@ -31,6 +35,8 @@ export interface HostedData {
   forgetConnector(connectorId: string, trx: Kysely<ServiceTables>): Promise<void>;
   /** Stop the record writer's worker, if any (after the syncs have stopped). */
   close(): Promise<void>;
+  /** The sync worker, when the syncs' pages run in one (how many it ran: RecordWriter.pagesRun). */
+  syncWorker: RecordWriter | undefined;
 }
 
 export interface HostedDataOptions {
@@ -51,6 +57,13 @@ export interface HostedDataOptions {
    * `switchboard sync`, which serves no request, does not. Ignored on in-memory SQLite.
    */
   writeInWorker?: boolean;
+  /**
+   * The sync worker's upstream transport (src/sync/pages-worker.ts): with it, and a record writer
+   * in a worker, and config.syncInWorker, the syncs' pages run in that worker. The service passes
+   * its own transport's options; an injected fetch (tests) has no counterpart in another thread,
+   * so without a module that makes one the syncs stay on the main thread.
+   */
+  syncFetch?: PagesFetch | undefined;
 }
 
 /**
@@ -187,9 +200,38 @@ export function createHostedData(o: HostedDataOptions): HostedData {
           tombstoneRetentionMs,
           now: o.now,
           onError: (e) => o.log.warn({ detail: e.message }, 'record writer worker failed'),
+          ...(o.config.syncInWorker && o.syncFetch !== undefined ? { pages: { fetch: o.syncFetch, retry: o.retry } } : {}),
         })
       : undefined;
   const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
+  const pagesWriter = writer?.runsPages === true ? writer : undefined;
+  /** A manifest the sync worker can load: from a file (loaded again there). */
+  const onDisk = new Map<string, boolean>();
+  /**
+   * A connector's pages in the sync worker, when it can run them: its manifest is a file, and its
+   * tokens do not refresh (an OAuth 2 refresh is stored and shared with this thread's runtime,
+   * one refresh in flight per connector: those syncs stay here).
+   */
+  const pagesIn = (row: ConnectorRow, manifest: LoadedManifest): RemotePages | undefined => {
+    if (pagesWriter === undefined) return undefined;
+    if (manifest.auth.find((a) => a.def.name === row.auth_variant)?.def.type === 'oauth2') return undefined;
+    let file = onDisk.get(manifest.file);
+    if (file === undefined) onDisk.set(manifest.file, (file = manifest.file !== '' && existsSync(manifest.file)));
+    if (!file) return undefined;
+    const { credentials, throttle } = runtimes.forWorker(row, manifest);
+    const baseUrl = o.config.connectorTypes[row.connector_type]?.baseUrl;
+    const connector: PagesConnector = {
+      id: row.id,
+      file: manifest.file,
+      authVariant: row.auth_variant,
+      credentials,
+      version: row.credentials_ciphertext,
+      ...(baseUrl !== undefined ? { baseUrl } : {}),
+      deadlineMs: o.config.upstreamDeadlineMs,
+      throttled: throttle !== null,
+    };
+    return (job, stored, signal) => pagesWriter.pages(connector, job, stored, throttle, signal);
+  };
   const sync = new SyncEngine({
     database: o.database as Database,
     sink: writer !== undefined ? recordWriterSink(records, writer) : syncWrites(records, o.database.dialect, SQLITE_SYNC_WRITE_SLICE_MS, o.database.checkpointer),
@@ -199,7 +241,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
     runtimeFor: async (connectorId) => {
       const row = await o.store.getConnectorById(connectorId);
       const manifest = row === undefined ? undefined : o.registry.get(row.connector_type);
-      return row === undefined || manifest === undefined ? undefined : { runtime: runtimes.get(row, manifest).runtime, manifest };
+      return row === undefined || manifest === undefined ? undefined : { runtime: runtimes.get(row, manifest).runtime, manifest, pages: pagesIn(row, manifest) };
     },
     onError: (connectorId, e) => o.log.warn({ connector_id: connectorId, code: (e as { code?: string }).code, detail: (e as Error).message }, 'sync failed'),
     // Refused credentials: the connector becomes auth_failed (the engine has paused its schedule).
@@ -240,5 +282,6 @@ export function createHostedData(o: HostedDataOptions): HostedData {
     close: async () => {
       await writer?.close();
     },
+    syncWorker: pagesWriter,
   };
 }

@@ -179,6 +179,17 @@ export class RuntimePool {
   }
 
   /**
+   * What the sync worker needs to run a connector's pages on a runtime of its own: the row's
+   * credentials, decrypted, and the throttle of its budget, the one this instance's runtime for
+   * the connector holds (so the worker's requests and this thread's share it).
+   */
+  forWorker(row: ConnectorRow, manifest: LoadedManifest): { credentials: Credentials; throttle: Throttle | null } {
+    this.get(row, manifest);
+    const credentials = this.o.keyRing.openJson<Credentials>({ keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext }, connectorCredentialsContext(row.id));
+    return { credentials, throttle: this.entries.get(row.id)?.limiter ?? null };
+  }
+
+  /**
    * Key rotation: credentials sealed with an older key of the ring are sealed again with the
    * primary key the first time they are used, so rotation completes for every active connector
    * without a migration. Conditional on the row being unchanged; failures only delay it.
