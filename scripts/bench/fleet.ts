@@ -6,7 +6,7 @@
  * of its own (fleet-instance.ts), as deployed, and the probe's calls come from another
  * (fleet-probe.ts): this process only drives them and reads the database.
  *
- *   npm run bench:fleet -- [--connectors 10000] [--sync 100] [--seconds 20] [--probes 10] [--dialects sqlite,postgres] [--api-instance] [--pin]
+ *   npm run bench:fleet -- [--connectors 10000] [--sync 100] [--seconds 20] [--probes 10] [--dialects sqlite,postgres] [--api-instance] [--no-pin]
  *
  * For each dialect, in order:
  * 1. Memory per idle connector: connectors created through the API and each used once (an
@@ -49,6 +49,7 @@ import { dueConnectors } from '../../src/sync/scheduler.ts';
 import type { SyncTables } from '../../src/sync/sync-migrations.ts';
 import { api, execute, type Api } from './fleet-client.ts';
 import type { InstanceSpec } from './fleet-instance.ts';
+import type { Exchange } from './fleet-fetch.ts';
 import { percentile } from './lib.ts';
 
 const { values: args } = parseArgs({
@@ -60,7 +61,8 @@ const { values: args } = parseArgs({
     dialects: { type: 'string', default: 'sqlite,postgres' },
     'api-instance': { type: 'boolean', default: false },
     probes: { type: 'string', default: '10' },
-    pin: { type: 'boolean', default: false },
+    pin: { type: 'boolean', default: true },
+    'no-pin': { type: 'boolean', default: false },
   },
 });
 const CONNECTORS = Number(args.connectors);
@@ -82,9 +84,10 @@ const PG_URL = process.env['SWITCHBOARD_BENCH_POSTGRES_URL'] ?? process.env['SWI
  * more) the service's instances get the first CPUs and everything standing in for the rest of
  * the world (the simulators, the probes' client, this process) the last one. Each process is
  * pinned with all its threads; threads started later inherit their creator's CPUs. The
- * PostgreSQL server is not pinned: it is the machine's, and serves both sides. Off by default:
- * on a 2-CPU machine the instance then has one CPU, too few at 10,000 connectors (docs/hosted.md,
- * issue 25's sixth round); meant for 4 CPUs or more.
+ * PostgreSQL server is not pinned: it is the machine's, and serves both sides. On by default
+ * since the sync worker (issue 25's seventh round): with the syncs' pages off the thread that
+ * serves requests, one CPU holds an instance syncing 100 connectors of 10,000; `--no-pin` shares
+ * every CPU with everything, as before.
  */
 const CPUS = availableParallelism();
 const WORLD_CPU = String(CPUS - 1);
@@ -99,7 +102,8 @@ const pin = (pid: number, cpus: string): boolean => {
 };
 // Pinning this process first: the simulators and the probes' client, its children, inherit it.
 // (With several dialects, this process only starts one process per dialect, each pinning itself.)
-const PINNED = DIALECTS.length === 1 && args.pin === true && process.platform === 'linux' && CPUS >= 2 && pin(process.pid, WORLD_CPU);
+const PIN = args.pin === true && args['no-pin'] !== true;
+const PINNED = DIALECTS.length === 1 && PIN && process.platform === 'linux' && CPUS >= 2 && pin(process.pid, WORLD_CPU);
 /** Granola's limit per key: the simulators enforce it, the manifest states it. */
 const BURST = 25;
 const PER_SECOND = 5;
@@ -180,12 +184,6 @@ const ROUTING = {
   syncKeys: sims.limited.map((s) => s.apiKey),
   probeKeys: PROBE_KEYS,
 };
-interface Exchange {
-  key: string;
-  at: number;
-  status: number;
-  get: boolean;
-}
 interface Instance {
   url: string;
   call<T = unknown>(op: string): Promise<T>;
@@ -352,6 +350,8 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       console.log(`event loop delay of instance ${i + 1} while syncing: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
     }
     for (const s of instances) await s.call('sync-stop');
+    const inWorker = (await Promise.all(instances.map((s) => s.call<number>('pages-run')))).reduce((a, b) => a + b, 0);
+    console.log(`syncs' pages run in the sync worker (SWITCHBOARD_SYNC_IN_WORKER): ${inWorker} entity runs`);
     const exchanges = (await Promise.all(instances.map((s) => s.call<Exchange[]>('exchanges')))).flat();
     const startedBy = (await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', syncing).execute()).filter((r) => r['started_at'] !== null).length;
     const inWindow = exchanges.filter((e) => e.at >= w0 && e.at <= w1);
@@ -459,7 +459,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
 
 try {
   console.log(`fleet bench: up to ${CONNECTORS.toLocaleString()} connectors, ${SYNCING} syncing at once, ${SECONDS} s windows; Granola simulators in a child process (${NOTES} notes per limited key)`);
-  if (args.pin === true) {
+  if (PIN) {
     console.log(PINNED ? `CPUs (--pin): the instances on ${SERVICE_CPUS}, the simulators, the probes' client and this process on ${WORLD_CPU}, of ${CPUS}` : `CPUs: --pin not applied (needs Linux, taskset and 2 CPUs or more; ${CPUS} here)`);
   }
   for (const d of DIALECTS) {

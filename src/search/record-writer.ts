@@ -100,7 +100,7 @@ interface Pending {
   timer: NodeJS.Timeout;
   worker: Worker;
   /** A sync's pages: its parts' bookkeeping, and the deadline restarted at each message. */
-  pages?: { stored: (part: PartStored) => Promise<void>; rearm: () => void };
+  pages?: { stored: (part: PartStored) => Promise<void>; rearm: () => void; failed?: Error };
 }
 
 /** A connector whose pages run in the worker: its main-thread throttle, and the acquires in flight. */
@@ -184,6 +184,11 @@ export class RecordWriter {
     }) as Promise<void>;
   }
 
+  /** Drop the worker's runtime of a connector (deleted, or its credentials replaced), with the credentials it holds. */
+  forget(connectorId: string): void {
+    if (this.#options.pages !== undefined) this.#worker?.postMessage({ op: 'pages-forget', connectorId });
+  }
+
   /** A job's message id, by its promise (to abort it). */
   readonly #jobIds = new Map<Promise<unknown>, number>();
 
@@ -244,6 +249,7 @@ export class RecordWriter {
         // A part stored by a sync's pages: its bookkeeping here, then the worker goes on.
         const pages = p.pages!;
         pages.rearm();
+        if (pages.failed !== undefined) return;
         const part = m.part;
         void pages.stored(part).then(
           () => {
@@ -251,18 +257,19 @@ export class RecordWriter {
             worker.postMessage({ op: 'pages-ack', id: m.id, now: this.#now() });
           },
           (e: unknown) => {
-            // The bookkeeping failed (the lease is lost, the database is gone): the job stops, and fails with it.
-            this.#pending.delete(m.id);
-            clearTimeout(p.timer);
+            // The bookkeeping failed (the lease is lost, the connector deleted): the job stops, and
+            // fails with this error once the worker has ended it, its writes in flight included (a
+            // deleted connector's records are removed after them, see SyncEngine.runOnce).
+            pages.failed ??= e instanceof Error ? e : new Error(String(e));
             worker.postMessage({ op: 'pages-abort', id: m.id });
-            p.reject(e instanceof Error ? e : new Error(String(e)));
           },
         );
         return;
       }
       this.#pending.delete(m.id);
       clearTimeout(p.timer);
-      if (m.error !== undefined) p.reject(fromWire(m.error));
+      if (p.pages?.failed !== undefined) p.reject(p.pages.failed);
+      else if (m.error !== undefined) p.reject(fromWire(m.error));
       else p.resolve(m.result);
     });
     worker.on('error', (e) => this.#fail(worker, e));

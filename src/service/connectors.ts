@@ -227,6 +227,7 @@ export async function patchConnector(ctx: ServiceContext, organizationId: string
   const row = await ctx.store.updateConnector(organizationId, id, patch);
   if (row === undefined) throw notFound(id); // deleted meanwhile
   ctx.runtimes.forget(id);
+  ctx.syncWorker?.forget(id);
   if (body.credentials !== undefined) await ctx.sync.resume(id);
   return row;
 }
@@ -242,6 +243,7 @@ export async function deleteConnector(ctx: ServiceContext, organizationId: strin
     await ctx.hooks.onConnectorDeleted?.(row, tx.db);
   });
   ctx.runtimes.forget(id);
+  ctx.syncWorker?.forget(id);
 }
 
 export interface ExecuteBody {

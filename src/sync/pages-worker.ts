@@ -8,7 +8,8 @@
  * with each job).
  *
  * Messages, main → worker: {op: 'pages', id, now, connector, job}; {op: 'pages-ack', id, now}
- * after a part's bookkeeping; {op: 'pages-abort', id}; {op: 'throttled', n, refused?, error?},
+ * after a part's bookkeeping; {op: 'pages-abort', id}; {op: 'pages-forget', connectorId} (its
+ * cached runtime dropped); {op: 'throttled', n, refused?, error?},
  * the answer to an acquire. Worker → main: {id, part}; {throttle: 'acquire', n, connectorId,
  * maxWaitMs}; {throttle: 'release', n}; {throttle: 'pause', connectorId, ms}; and the job's end,
  * {id, result: null} or {id, error}.
@@ -52,6 +53,7 @@ export type PagesMessage =
   | { op: 'pages'; id: number; now: number; connector: PagesConnector; job: PagesJob }
   | { op: 'pages-ack'; id: number; now: number }
   | { op: 'pages-abort'; id: number }
+  | { op: 'pages-forget'; connectorId: string }
   | ThrottledMessage;
 
 /** Runtimes kept for connectors that sync again (a minted token is kept with its runtime). */
@@ -207,6 +209,9 @@ export function pagesHost(o: PagesHostOptions): PagesHost {
           job?.acked?.();
           return true;
         }
+        case 'pages-forget':
+          runtimes.delete(msg.connectorId);
+          return true;
         case 'throttled': {
           const a = acquires.get(msg.n);
           if (a === undefined) return true;

@@ -157,4 +157,24 @@ describeEachDialect('the sync worker on %s', (dialect) => {
     expect(resumed.entities['notes']?.records).toBe(20);
     expect(h.service.ctx.syncWorker!.pagesRun).toBe(2);
   });
+
+  it('a connector deleted while its pages run in the worker: the run ends, and none of its records stay', async () => {
+    const { h, id, token } = await service(true);
+    let release!: () => void;
+    proxy.hold.gets = new Promise<void>((resolve) => (release = resolve));
+    const run = h.service.ctx.sync.runOnce(id, { full: true });
+    const ended = run.then(
+      () => 'completed',
+      (e: unknown) => (e as Error).constructor.name,
+    );
+    const deadline = Date.now() + 30_000;
+    while (h.service.ctx.syncWorker!.pagesRun === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const deleted = await h.request('DELETE', `${CONNECTORS}/${id}`, { token });
+    expect(deleted.status, deleted.text).toBe(204);
+    release();
+    proxy.hold.gets = undefined;
+    // The first part stored after the deletion finds the lease gone: the run stops there.
+    expect(await ended).toBe('LeaseLost');
+    expect(await h.service.ctx.records.count(id, 'notes')).toBe(0);
+  });
 });
