@@ -15,16 +15,6 @@ import { toWire, type RecordWriteOp } from './record-writer.ts';
 import { pagesHost, type PagesFetch } from '../sync/pages-worker.ts';
 import type { RetryPolicy } from '../http/index.ts';
 
-/**
- * Background work: on Linux this thread runs at a lower priority than the main thread, which
- * answers requests (a nice value for this thread only, through its thread id); elsewhere, as it is.
- */
-const WRITER_NICE = 10;
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), WRITER_NICE);
-} catch {
-  // No /proc/thread-self (not Linux): the thread keeps the process's priority.
-}
 const data = workerData as {
   file?: string;
   postgres?: { url: string; schema?: string; connections: number };
@@ -36,6 +26,22 @@ const data = workerData as {
   /** The sync worker's transport and retry policy: present, the worker also runs syncs' pages. */
   pages?: { fetch: PagesFetch; retry?: Partial<RetryPolicy> };
 };
+/**
+ * Background work: on Linux this thread runs at a lower priority than the main thread, which
+ * answers requests (a nice value for this thread only, through its thread id); elsewhere, as it
+ * is. Not when it runs syncs' pages on PostgreSQL: there its work is the syncs' fetching and
+ * parsing (the writes are the database server's), which sets their pace; niced, it fell behind
+ * the database server's processes and the syncs reached 83 % of their upstreams' rate instead of
+ * 98 % (issue 25's fleet bench). On SQLite its transactions are its own CPU: it stays niced.
+ */
+const WRITER_NICE = 10;
+if (data.postgres === undefined || data.pages === undefined) {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), WRITER_NICE);
+  } catch {
+    // No /proc/thread-self (not Linux): the thread keeps the process's priority.
+  }
+}
 const port = parentPort!;
 /** A PASSIVE checkpoint of the log at most this often (ms), between two writes. */
 const CHECKPOINT_EVERY_MS = 100;
