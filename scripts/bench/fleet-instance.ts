@@ -58,6 +58,8 @@ const service = await startService({
   logDestination: process.stderr,
   ...(spec.schema !== undefined ? { schema: spec.schema } : {}),
 });
+// As the service does when it starts its scheduler (here started by hand, sync-start).
+service.ctx.syncWorker?.warm();
 let loop: IntervalHistogram | undefined;
 const ticks: number[] = [];
 

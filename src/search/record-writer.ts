@@ -151,6 +151,11 @@ export class RecordWriter {
     return this.#call({ op: 'deleteRecords', connectorId, entity, ids }) as Promise<number>;
   }
 
+  /** Start the worker now rather than at the first call (a service that will sync: its start-up is not a first run's wait). */
+  warm(): void {
+    if (!this.#closed) this.#worker ??= this.#start();
+  }
+
   /** Whether the worker also runs syncs' pages (options.pages). */
   get runsPages(): boolean {
     return this.#options.pages !== undefined;
