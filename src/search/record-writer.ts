@@ -318,6 +318,8 @@ export class RecordWriter {
         pending.pages = {
           stored,
           rearm: () => {
+            // Not once the job has ended (a part's bookkeeping may finish after an abort ended it).
+            if (this.#pending.get(id) !== pending) return;
             clearTimeout(pending.timer);
             pending.timer = setTimeout(expire, limit);
           },
