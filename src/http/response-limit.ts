@@ -14,30 +14,50 @@ export type UpstreamInit = RequestInit & { maxResponseBytes?: number };
 /**
  * One budget of upstream bytes in flight (received and decoded, not yet handed over), shared by
  * every call of a transport: the service's one transport, so every connector and tenant of the
- * process. Each call's per-body cap bounds one call; this bounds them all together.
+ * process. Each call's per-body cap bounds one call; this bounds them all together. Built on
+ * `shared` (sharedBudget()), the count lives in shared memory: transports in several threads of
+ * the process (the service's and its sync worker's) then hold one budget between them.
  */
 export class ByteBudget {
-  private used = 0;
-  /** Highest use seen (benchmarks). */
+  readonly #used: BigInt64Array;
+  /** Highest use seen by this thread's transport (benchmarks). */
   peak = 0;
-  constructor(readonly capacity: number) {}
+  constructor(
+    readonly capacity: number,
+    shared?: SharedArrayBuffer,
+  ) {
+    this.#used = new BigInt64Array(shared ?? new ArrayBuffer(8), 0, 1);
+  }
 
   /** Bytes held now. */
   get inUse(): number {
-    return this.used;
+    return Number(Atomics.load(this.#used, 0));
   }
 
   /** Reserve `n` bytes; false (nothing reserved) when that would pass the capacity. */
   take(n: number): boolean {
-    if (this.used + n > this.capacity) return false;
-    this.used += n;
-    if (this.used > this.peak) this.peak = this.used;
-    return true;
+    for (;;) {
+      const used = Atomics.load(this.#used, 0);
+      const next = used + BigInt(n);
+      if (next > BigInt(this.capacity)) return false;
+      if (Atomics.compareExchange(this.#used, 0, used, next) !== used) continue;
+      if (Number(next) > this.peak) this.peak = Number(next);
+      return true;
+    }
   }
 
   release(n: number): void {
-    this.used = Math.max(0, this.used - n);
+    for (;;) {
+      const used = Atomics.load(this.#used, 0);
+      const next = used > BigInt(n) ? used - BigInt(n) : 0n;
+      if (Atomics.compareExchange(this.#used, 0, used, next) === used) return;
+    }
   }
+}
+
+/** Memory for a ByteBudget shared by the transports of several threads (UpstreamTransportOptions.sharedBudget). */
+export function sharedBudget(): SharedArrayBuffer {
+  return new SharedArrayBuffer(8);
 }
 
 /** Default process-wide budget of upstream bytes in flight: 128 MiB. */

@@ -165,6 +165,8 @@ export interface UpstreamTransportOptions {
   allowLinkLocal?: boolean;
   /** Budget of upstream bytes in flight across every send of this transport (received and decoded); default 128 MiB. */
   memoryBudgetBytes?: number;
+  /** Memory of that budget shared with other threads' transports (sharedBudget()): one budget for all of them. */
+  sharedBudget?: SharedArrayBuffer | undefined;
 }
 
 /** A redirect the transport follows: the exchange ends at its headers. */
@@ -316,7 +318,7 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
   const allowLinkLocal = options.allowLinkLocal === true;
   const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 10_000, ...(allowLinkLocal ? {} : { connect: { lookup: guardedLookup } }) });
   const maxRedirections = options.maxRedirections ?? 5;
-  const budget = new ByteBudget(options.memoryBudgetBytes ?? DEFAULT_UPSTREAM_MEMORY_BYTES);
+  const budget = new ByteBudget(options.memoryBudgetBytes ?? DEFAULT_UPSTREAM_MEMORY_BYTES, options.sharedBudget);
 
   const send: UpstreamSend = async (input, req = {}) => {
     let headers = req.headers ?? {};

@@ -23,6 +23,7 @@ import { executeRoutes } from './routes/execute-routes.ts';
 import { metaRoutes } from './routes/meta-routes.ts';
 import { oauthRoutes } from './routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
+import { sharedBudget } from '../http/response-limit.ts';
 import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
 import { recordsRoutes } from './routes/records-routes.ts';
@@ -105,9 +106,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const store = new ServiceStore(o.database.db);
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
-  const transportOptions = { maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes };
+  // One budget of upstream bytes in flight for the process: this thread's transport and the sync worker's hold it together.
+  const transportOptions = { maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes, sharedBudget: sharedBudget() };
   const transport = o.fetch === undefined ? createUpstreamTransport(transportOptions) : undefined;
-  // The sync worker's transport: the same options (its own memory budget), or the injected fetch's module.
+  // The sync worker's transport: the same options (the same budget), or the injected fetch's module.
   const syncFetch = o.fetch === undefined ? { transport: transportOptions } : o.syncFetchModule;
   const limits = await createLimitBackend(o.config, o.database, o.now ?? Date.now);
   const fetchImpl: FetchLike = o.fetch ?? (transport as UpstreamTransport).fetch;

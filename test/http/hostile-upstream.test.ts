@@ -10,6 +10,7 @@ import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../../src/eng
 import { isRefusedAddress } from '../../src/http/egress.ts';
 import { RateLimiter, ThrottleRefused } from '../../src/http/index.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../../src/http/upstream-transport.ts';
+import { sharedBudget } from '../../src/http/response-limit.ts';
 import { testManifest } from '../fixtures/testapi-server.ts';
 import { failure } from '../helpers/errors.ts';
 
@@ -181,6 +182,32 @@ describe('2. bounded bodies', () => {
     } finally {
       open();
       await shared.close();
+    }
+  });
+
+  it("transports on one shared budget (the service's and its sync worker's, sharedBudget()) hold it together", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    up.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(Buffer.alloc(1536 * 1024, 0x20));
+      void gate.then(() => res.end(JSON.stringify({ items: [{ id: 'it_1', n: 1, label: null }] })));
+    };
+    const memory = sharedBudget();
+    const a = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024, sharedBudget: memory });
+    const b = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024, sharedBudget: memory });
+    try {
+      // One answer in flight through each: 3 MiB of the one 2.5 MiB budget, so one is refused.
+      const calls = [runtime({ fetch: a.fetch }).execute('items', 'list', {}), runtime({ fetch: b.fetch }).execute('items', 'list', {})].map((p) => p.then((r) => r, (e: unknown) => e));
+      expect(await Promise.race(calls)).toMatchObject({ code: 'upstream_memory_exhausted' });
+      open();
+      const settled = await Promise.all(calls);
+      expect(settled.filter((r) => Array.isArray((r as { data?: unknown }).data))).toHaveLength(1);
+      expect([a.budget.inUse, b.budget.inUse]).toEqual([0, 0]);
+    } finally {
+      open();
+      await a.close();
+      await b.close();
     }
   });
 
