@@ -49,7 +49,7 @@ function shell(body: string, i: number): string {
     const setup = /^npm install && (npm start)\b/.exec(t);
     if (setup) {
       // The set-up command: start the service on the embedded default, check it answers, stop it.
-      lines.push(`npm start > start-${i}.log 2>&1 & pid=$!; wait_port 3000; curl -sf http://127.0.0.1:3000/healthz; echo; kill -- -$pid; wait_closed 3000`);
+      lines.push(`npm start > start-${i}.log 2>&1 & pid=$!; wait_port 3000; curl -sf http://127.0.0.1:3000/healthz; echo; kill -- -$pid; wait_gone $pid; wait_closed 3000`);
       continue;
     }
     const bg = BACKGROUND.find(([re]) => re.test(t));
@@ -69,9 +69,11 @@ function script(all: Block[]): string {
   const parts = [
     'set -eo pipefail',
     'set -m', // every background job in its own process group, so the whole group can be stopped
-    // Stop every background job and wait for them to exit, so the next run finds its ports free.
-    // and until their ports are closed (a service may outlive its npm parent while it shuts down).
-    'cleanup() { for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; for port in ${PORTS}; do wait_closed $port || echo "port $port still open" >&2; done; }',
+    // Stop every background job and wait for them to exit, so the next run finds its ports free:
+    // every process of their groups (a service may outlive its npm parent while it shuts down, and
+    // write its state files after its ports close), then their ports.
+    'cleanup() { local groups; groups="$(jobs -p)"; for p in $groups; do kill -- -$p 2>/dev/null || true; done; wait 2>/dev/null || true; for p in $groups; do wait_gone $p || echo "process group $p still running" >&2; done; for port in ${PORTS}; do wait_closed $port || echo "port $port still open" >&2; done; }',
+    'wait_gone() { for _ in $(seq 1 300); do kill -0 -- -$1 2>/dev/null || return 0; sleep 0.2; done; return 1; }',
     'trap cleanup EXIT',
     'wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }',
     // Ready when the state file names a live process (a previous run's file names a dead one).
