@@ -157,15 +157,20 @@ describe('2. bounded bodies', () => {
     }
   });
 
-  it('concurrent calls share the budget: the one that would pass it is refused, the others finish, and every byte is given back', async () => {
+  /** Each answer: 1.5 MiB of whitespace at once, then (when the test calls open()) the JSON. */
+  function heldAnswers(): () => void {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    // Each answer: 1.5 MiB of whitespace at once, then (when the test opens the gate) the JSON.
     up.handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write(Buffer.alloc(1536 * 1024, 0x20));
       void gate.then(() => res.end(JSON.stringify({ items: [{ id: 'it_1', n: 1, label: null }] })));
     };
+    return open;
+  }
+
+  it('concurrent calls share the budget: the one that would pass it is refused, the others finish, and every byte is given back', async () => {
+    const open = heldAnswers();
     const shared = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024 });
     try {
       const rt = runtime({ fetch: shared.fetch });
@@ -186,13 +191,7 @@ describe('2. bounded bodies', () => {
   });
 
   it("transports on one shared budget (the service's and its sync worker's, sharedBudget()) hold it together", async () => {
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    up.handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(Buffer.alloc(1536 * 1024, 0x20));
-      void gate.then(() => res.end(JSON.stringify({ items: [{ id: 'it_1', n: 1, label: null }] })));
-    };
+    const open = heldAnswers();
     const memory = sharedBudget();
     const a = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024, sharedBudget: memory });
     const b = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024, sharedBudget: memory });
