@@ -9,7 +9,7 @@
  */
 import { BroadcastChannel, isMainThread } from 'node:worker_threads';
 import type { FetchLike } from '../../src/http/index.ts';
-import { createUpstreamTransport, type UpstreamRequest, type UpstreamSend, type UpstreamTransport } from '../../src/http/upstream-transport.ts';
+import { createUpstreamTransport, type UpstreamRequest, type UpstreamSend } from '../../src/http/upstream-transport.ts';
 
 export interface FleetRoutes {
   /** API key → simulator URL; other keys go to `idle`, with its key. */
@@ -33,7 +33,7 @@ const CHANNEL = 'switchboard-fleet-exchanges';
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
 /** The transport, and (on the main thread) what it and the sync worker's recorded. */
-export function fleetTransport(spec: FleetRoutes): { fetch: FetchLike; transport: UpstreamTransport; takeExchanges(): Exchange[]; takeProbeTimes(): number[]; close(): Promise<void> } {
+export function fleetTransport(spec: FleetRoutes): { fetch: FetchLike; takeExchanges(): Exchange[]; takeProbeTimes(): number[]; close(): Promise<void> } {
   const route = new Map(Object.entries(spec.routes));
   const syncKeys = new Set(spec.syncKeys);
   const probeKeys = new Set(spec.probeKeys);
@@ -76,7 +76,6 @@ export function fleetTransport(spec: FleetRoutes): { fetch: FetchLike; transport
   ) as unknown as FetchLike;
   return {
     fetch: fetchImpl,
-    transport,
     takeExchanges: () => {
       const out = exchanges;
       exchanges = [];
