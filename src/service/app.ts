@@ -136,7 +136,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   if (o.config.syncScheduler) {
     app.addHook('onReady', async () => {
       syncWorker?.warm();
-      sync.start();
+      await sync.start();
     });
     // Shutdown: no sync starts from the moment close() is called (in-flight requests may still
     // run for a while); running syncs are aborted and hand their leases back. onClose waits for them.
