@@ -48,6 +48,7 @@ export const ERROR_CODES = {
   organization_forbidden: { status: 403, title: 'This application cannot access that organization' },
   connector_not_found: { status: 404, title: 'No such connector in this organization' },
   customer_forbidden: { status: 403, title: 'This token is limited to one customer and cannot act for another, or use this endpoint' },
+  token_mint_forbidden: { status: 403, title: 'A scoped or widget token cannot mint tokens; ask with the application\'s own token' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'The endpoint does not accept this method' },
   rate_limited: { status: 429, title: 'Too many requests for this organization' },
@@ -74,6 +75,7 @@ export const ERROR_CODES = {
   invalid_connectors_path: { status: 400, title: 'A connectors directory does not exist' },
   // Sync (src/sync)
   sync_running: { status: 409, title: 'A sync of this connector is already running' },
+  sync_scheduler_not_running: { status: 503, title: 'No instance of this deployment runs the sync scheduler: a requested sync would never run' },
   // Events (src/events, src/webhooks): vendor webhooks in, webhook endpoints out
   webhook_signature_invalid: { status: 401, title: 'The webhook delivery is unsigned or its signature does not verify' },
   webhook_replayed: { status: 401, title: 'The webhook delivery was seen before or is outside the time window' },
@@ -81,6 +83,8 @@ export const ERROR_CODES = {
   webhooks_not_configured: { status: 501, title: 'This deployment has no webhook secret for this connector type' },
   webhook_endpoint_not_found: { status: 404, title: 'No such webhook endpoint in this organization' },
   webhook_url_refused: { status: 400, title: 'The webhook URL is an address the egress rules forbid' },
+  webhook_url_credentials: { status: 400, title: 'The webhook URL carries credentials (user:password@); the signing secret authenticates deliveries' },
+  webhook_endpoint_limit: { status: 409, title: 'The organization has as many webhook endpoints as it may have' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

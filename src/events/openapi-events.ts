@@ -179,7 +179,7 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
         summary: 'Register an endpoint for events; the answer carries its signing secret, once',
         parameters: [h.orgHeader],
         requestBody: { required: true, content: h.json(h.ref('CreateWebhookEndpoint')) },
-        responses: { 201: { description: 'Registered', content: h.json(h.ref('WebhookEndpoint')) }, ...h.problems(...h.authed) },
+        responses: { 201: { description: 'Registered', content: h.json(h.ref('WebhookEndpoint')) }, ...h.problems(...h.authed, 409) },
       },
       get: {
         operationId: 'listWebhookEndpoints',

@@ -5,25 +5,29 @@
  *   webhook_deliveries row per endpoint of the organization subscribed to its type — the unique
  *   (endpoint, event) pair makes each event go to each endpoint once, however often emit runs
  *   with the same event id.
- * - deliverDue(): claims due rows atomically — PostgreSQL: UPDATE ... WHERE id IN (SELECT ... FOR
- *   UPDATE SKIP LOCKED), so instances claim disjoint rows without waiting on each other; SQLite:
- *   the same UPDATE ... RETURNING, atomic under its single writer — then POSTs each, signed, and
- *   records the attempt. A claim is a lease (60 s): an instance that dies mid-send leaves the row
- *   to another after it expires (the receiver may then see the event twice: deduplicate by id).
- * - Failures (non-2xx, timeouts, refused addresses) retry with exponential backoff (30 s,
- *   doubling, at most 1 h apart) until a day after the event; then the delivery is failed.
+ * - Sending: a pool of sends in flight with caps per endpoint and per organization, refilled as
+ *   each send ends and picking organizations in turn (delivery-pool.ts): one tenant's slow
+ *   endpoints never hold another's deliveries. Each due row is claimed atomically (an UPDATE
+ *   that re-checks it is free, so instances claim disjoint rows), POSTed signed through the
+ *   webhook transport (webhook-sender.ts: public addresses only, checked after DNS; redirects not
+ *   followed), and its attempt recorded. A claim is a lease (60 s): an instance that dies
+ *   mid-send leaves the row to another after it expires (the receiver may then see the event
+ *   twice: deduplicate by id).
+ * - Failures (non-2xx, 3xx included, timeouts, refused addresses) retry with exponential backoff
+ *   (30 s, doubling, at most 1 h apart) until a day after the event; then the delivery is failed.
+ *   The log keeps the status and a generic reason, never the answer's body.
  * - Time comes from the injected clock, so tests drive retries without waiting.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors/index.ts';
-import { checkUrlHost } from '../http/egress.ts';
-import type { FetchLike } from '../http/index.ts';
 import type { DialectName } from '../store/database.ts';
 import type { KeyRing } from '../store/encryption.ts';
+import { DeliveryPool, DEFAULT_POOL_LIMITS, type PoolLimits } from './delivery-pool.ts';
+import { insertEndpointWithinCap, parseEndpointUrl } from './endpoint-url.ts';
 import type { EventsTables } from './migrations.ts';
+import { DeliveryFailure, type WebhookSend, type WebhookSenderOptions } from './webhook-sender.ts';
 
 import type { EventType } from './event-types.ts';
 export { EVENT_TYPES, type EventType } from './event-types.ts';
@@ -36,18 +40,24 @@ const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_GAP_MS = 3_600_000;
 const CLAIM_MS = 60_000;
 const SEND_TIMEOUT_MS = 10_000;
-const CLAIM_BATCH = 20;
 /** Events, their deliveries and the delivery log are kept this long, then pruned. */
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
-/** Bytes of an endpoint's answer kept in the delivery log. */
-const ERROR_TEXT = 300;
+/** Endpoints an organization may register unless configured (SWITCHBOARD_WEBHOOK_ENDPOINTS_PER_ORGANIZATION). */
+export const DEFAULT_ENDPOINTS_PER_ORGANIZATION = 20;
 
 export interface OutboxOptions {
   db: Kysely<EventsTables>;
   dialect: DialectName;
   keyRing: KeyRing;
-  fetch: FetchLike;
+  /** The webhook transport (webhook-sender.ts). */
+  send: WebhookSend;
+  /** The addresses it refuses, also checked when an endpoint is registered. */
+  addresses: WebhookSenderOptions;
+  /** Endpoints per organization; default DEFAULT_ENDPOINTS_PER_ORGANIZATION. */
+  endpointsPerOrganization?: number;
+  /** Sends in flight: total, per organization, per endpoint (delivery-pool.ts). */
+  poolLimits?: PoolLimits;
   now: () => number;
   log?: Logger;
   instanceId?: string;
@@ -77,12 +87,18 @@ const secretContext = (endpointId: string): string => `webhook-endpoint:${endpoi
 export class EventOutbox {
   readonly instanceId: string;
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
   private prunedAt = -Infinity;
+  private readonly pool: DeliveryPool;
 
   constructor(private readonly o: OutboxOptions) {
     this.instanceId = o.instanceId ?? `events-${randomUUID()}`;
+    this.pool = new DeliveryPool(
+      o.db,
+      o.poolLimits ?? DEFAULT_POOL_LIMITS,
+      () => ({ by: this.instanceId, now: this.iso(), until: this.iso(CLAIM_MS) }),
+      (d) => this.attempt(d),
+      () => this.kick(),
+    );
   }
 
   private iso(offsetMs = 0): string {
@@ -91,23 +107,12 @@ export class EventOutbox {
 
   /** Register an endpoint; the answer carries its secret, the only time it is shown. */
   async createEndpoint(organizationId: string, url: string, events: EventType[]): Promise<WebhookEndpoint & { secret: string }> {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
-    } catch {
-      throw new SwitchboardError('invalid_request', 'url must be an absolute http(s) URL', { errors: [{ path: '/url', message: 'must be an absolute http(s) URL' }] });
-    }
-    try {
-      checkUrlHost(parsed);
-    } catch (e) {
-      throw new SwitchboardError('webhook_url_refused', `${(e as Error).message}`, { errors: [{ path: '/url', message: 'is an address webhooks may not reach' }] });
-    }
+    const parsed = parseEndpointUrl(url, this.o.addresses);
     const id = randomUUID();
     const secret = `whsec_${randomBytes(24).toString('base64url')}`;
     const sealed = this.o.keyRing.seal(secret, secretContext(id));
     const row = { id, organization_id: organizationId, url: parsed.toString(), events: JSON.stringify([...new Set(events)].sort()), secret_key_id: sealed.keyId, secret_ciphertext: sealed.ciphertext, created_at: this.iso() };
-    await this.o.db.insertInto('webhook_endpoints').values(row).execute();
+    await insertEndpointWithinCap(this.o.db, this.o.dialect, row, this.o.endpointsPerOrganization ?? DEFAULT_ENDPOINTS_PER_ORGANIZATION);
     return { ...this.endpointOf(row), secret };
   }
 
@@ -190,30 +195,17 @@ export class EventOutbox {
     });
   }
 
-  /** Claim due deliveries for this instance (atomically: no other instance gets the same rows). */
-  private async claim(limit: number): Promise<EventsTables['webhook_deliveries'][]> {
-    const now = this.iso();
-    const until = this.iso(CLAIM_MS);
-    const lock = this.o.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-    const { rows } = await sql<EventsTables['webhook_deliveries']>`
-      UPDATE webhook_deliveries SET claimed_by = ${this.instanceId}, claimed_until = ${until}
-      WHERE id IN (
-        SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${now} AND (claimed_until IS NULL OR claimed_until < ${now})
-        ORDER BY next_attempt_at LIMIT ${limit} ${lock})
-      RETURNING *`.execute(this.o.db);
-    return rows;
-  }
-
-  /** Send every due delivery (claimed in batches); returns how many attempts were made. */
+  /**
+   * Send every due delivery and wait for the sends (tests and one-off runs; the background
+   * delivery is start()). Returns how many attempts ended meanwhile.
+   */
   async deliverDue(): Promise<number> {
     if (this.o.now() - this.prunedAt >= PRUNE_EVERY_MS) await this.prune();
-    let attempts = 0;
+    const before = this.pool.completed;
     for (;;) {
-      const batch = await this.claim(CLAIM_BATCH);
-      if (batch.length === 0) return attempts;
-      await Promise.all(batch.map((d) => this.attempt(d)));
-      attempts += batch.length;
+      const started = await this.pool.fill();
+      if (started === 0 && this.pool.busy === 0) return this.pool.completed - before;
+      await this.pool.nextSettled();
     }
   }
 
@@ -229,26 +221,21 @@ export class EventOutbox {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      checkUrlHost(new URL(endpoint.url));
       const secret = this.o.keyRing.open({ keyId: endpoint.secret_key_id, ciphertext: endpoint.secret_ciphertext }, secretContext(endpoint.id));
-      const res = await this.o.fetch(endpoint.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Switchboard-Webhooks/1',
-          [SIGNATURE_HEADER]: signPayload(secret, body, Math.floor(started / 1000)),
-          'switchboard-event-id': event.id,
-          'switchboard-event-type': event.type,
-        },
-        body,
-      });
-      status = res.status;
-      if (res.status < 200 || res.status >= 300) error = (await res.text().catch(() => '')).slice(0, ERROR_TEXT) || `HTTP ${res.status}`;
-      else await res.body?.cancel().catch(() => undefined);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'Switchboard-Webhooks/1',
+        [SIGNATURE_HEADER]: signPayload(secret, body, Math.floor(started / 1000)),
+        'switchboard-event-id': event.id,
+        'switchboard-event-type': event.type,
+      };
+      status = (await this.o.send(endpoint.url, headers, body, SEND_TIMEOUT_MS)).status;
+      // Only a 2xx delivers: a redirect is not followed, and is a failed attempt like any other status.
+      if (status < 200 || status >= 300) error = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
     } catch (e) {
-      error = e instanceof SwitchboardError ? `${e.code}: ${e.message}` : (e as Error).name === 'TimeoutError' ? `no answer within ${SEND_TIMEOUT_MS} ms` : String((e as Error).message ?? e);
+      // The log is the tenant's: a generic reason only, never a connect error's detail.
+      error = e instanceof DeliveryFailure ? e.reason : 'delivery failed';
+      if (!(e instanceof DeliveryFailure)) this.o.log?.warn({ endpoint_id: endpoint.id, err_message: (e as Error).message }, 'webhook send failed unexpectedly');
     }
     const ok = error === null;
     const attempt = d.attempts + 1;
@@ -277,7 +264,7 @@ export class EventOutbox {
     if (!ok) this.o.log?.info({ endpoint_id: endpoint.id, event_id: event.id, attempt, status_code: status }, givesUp ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
   }
 
-  /** Deliver in the background: now, after each emit, and every pollMs. */
+  /** Deliver in the background: now, after each emit and each send's end, and every pollMs. */
   start(): void {
     if (this.timer) return;
     this.timer = setInterval(() => this.kick(), this.o.pollMs ?? 1000);
@@ -288,22 +275,14 @@ export class EventOutbox {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.running;
+    await this.pool.drained();
   }
 
   private kick(): void {
     if (this.timer === undefined) return;
-    if (this.running !== undefined) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.deliverDue().catch((e: unknown) => this.o.log?.warn({ err_message: (e as Error).message }, 'webhook delivery pass failed'));
-      } while (this.again && this.timer !== undefined);
-    })().finally(() => {
-      this.running = undefined;
-    });
+    void (async () => {
+      if (this.o.now() - this.prunedAt >= PRUNE_EVERY_MS) await this.prune();
+      await this.pool.fill();
+    })().catch((e: unknown) => this.o.log?.warn({ err_message: (e as Error).message }, 'webhook delivery pass failed'));
   }
 }

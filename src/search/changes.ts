@@ -5,8 +5,12 @@
  *
  * - Written by the record store inside its own write transactions, after the scope row was
  *   touched (ensureScope / touchScope): on PostgreSQL that row lock serializes the writers of a
- *   scope, on SQLite there is one writer, so `max(seq) + 1` never repeats and a scope's changes
- *   commit in seq order — a reader paging by `seq > cursor` never skips one committed later.
+ *   scope, on SQLite there is one writer, so a scope's changes commit in seq order — a reader
+ *   paging by `seq > cursor` never skips one committed later.
+ * - Seqs come from the scope's own counter (search_scopes.change_seq, migration 0008), never
+ *   from the log's max(seq): pruning the newest tombstone would otherwise hand its seq out again,
+ *   and a consumer holding it as its cursor would skip that next change. The counter is also the
+ *   highest cursor the feed can have given: a cursor past it is refused (invalid_cursor).
  * - A record whose payload hash did not change is not a change (its seq stays).
  * - Deleted records stay as tombstones (with the last payload) for the retention period; older
  *   tombstones are pruned when the scope next deletes, and never returned.
@@ -62,9 +66,16 @@ interface LogRow {
   deleted_at: string | null;
 }
 
-async function nextSeq(db: Executor, scopeId: number): Promise<number> {
-  const { rows } = await sql<{ m: number | string | null }>`SELECT max(seq) AS m FROM record_changes WHERE scope_id = ${scopeId}`.execute(db);
-  return Number(rows[0]?.m ?? 0) + 1;
+/** Take `n` seqs from the scope's counter; answers the first. */
+async function takeSeqs(db: Executor, scopeId: number, n: number): Promise<number> {
+  const { rows } = await sql<{ m: number | string }>`UPDATE search_scopes SET change_seq = change_seq + ${n} WHERE scope_id = ${scopeId} RETURNING change_seq AS m`.execute(db);
+  return Number(rows[0]?.m ?? n) - n + 1;
+}
+
+/** The highest seq a scope has handed out (0: none, or no such scope). */
+export async function lastChangeSeq(db: Executor, connectorId: string, entity: string): Promise<number> {
+  const { rows } = await sql<{ m: number | string }>`SELECT change_seq AS m FROM search_scopes WHERE connector_id = ${connectorId} AND entity = ${entity}`.execute(db);
+  return Number(rows[0]?.m ?? 0);
 }
 
 async function existing(db: Executor, dialect: SearchDialect, scopeId: number, ids: string[]): Promise<Map<string, LogRow>> {
@@ -118,16 +129,17 @@ async function write(db: Executor, rows: WriteRow[]): Promise<void> {
 export async function noteUpserts(db: Executor, dialect: SearchDialect, scopeId: number, batch: [id: string, hash: string][], now: string): Promise<ChangeCounts> {
   const known = await existing(db, dialect, scopeId, batch.map(([id]) => id));
   const rows: WriteRow[] = [];
-  let seq = 0;
   const counts: ChangeCounts = { added: 0, updated: 0 };
   for (const [id, hash] of batch) {
     const prev = known.get(id);
     const action: ChangeAction | undefined = prev === undefined || prev.deleted_at !== null ? 'added' : prev.payload_hash !== hash ? 'updated' : undefined;
     if (action === undefined) continue;
     counts[action]++;
-    if (seq === 0) seq = await nextSeq(db, scopeId);
-    rows.push({ scope_id: scopeId, record_id: id, seq: seq++, action, payload_hash: hash, first_seen_at: action === 'added' ? now : prev!.first_seen_at, last_modified_at: now, deleted_at: null, tombstone: null });
+    rows.push({ scope_id: scopeId, record_id: id, seq: 0, action, payload_hash: hash, first_seen_at: action === 'added' ? now : prev!.first_seen_at, last_modified_at: now, deleted_at: null, tombstone: null });
   }
+  if (rows.length === 0) return counts;
+  let seq = await takeSeqs(db, scopeId, rows.length);
+  for (const r of rows) r.seq = seq++;
   await write(db, rows);
   return counts;
 }
@@ -140,7 +152,7 @@ export async function noteDeletes(db: Executor, dialect: SearchDialect, scopeId:
   await sql`DELETE FROM record_changes WHERE scope_id = ${scopeId} AND deleted_at IS NOT NULL AND deleted_at < ${pruneBefore}`.execute(db);
   if (deleted.length === 0) return;
   const known = await existing(db, dialect, scopeId, deleted.map(([id]) => id));
-  let seq = await nextSeq(db, scopeId);
+  let seq = await takeSeqs(db, scopeId, deleted.length);
   await write(
     db,
     deleted.map(([id, json]) => ({

@@ -16,7 +16,7 @@ import { postgresSearchDialect } from './postgres-dialect.ts';
 import { parseSearchParams, type FieldRef, type Filter, type SearchEntityDef, type SearchQuery } from './query.ts';
 import { matches } from './reference.ts';
 import { MAX_CHANGES_LIMIT } from './change-limits.ts';
-import { dropChanges, noteDeletes, noteUpserts, parseChangeCursor, payloadHash, readChanges, type ChangeCounts, type ChangePage } from './changes.ts';
+import { dropChanges, lastChangeSeq, noteDeletes, noteUpserts, parseChangeCursor, payloadHash, readChanges, type ChangeCounts, type ChangePage } from './changes.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
@@ -565,6 +565,10 @@ export class RecordStore {
   async changes(connectorId: string, entity: string, options: { cursor?: string; limit?: number } = {}): Promise<ChangePage> {
     const after = parseChangeCursor(options.cursor);
     if (after === undefined) throw new SwitchboardError('invalid_cursor', 'modified_after is not a cursor of this change feed (use a _metadata.cursor it returned)');
+    // Past every cursor the feed gave: a client holding it would silently skip every change to come.
+    if (after > 0 && after > (await lastChangeSeq(this.#db, connectorId, entity))) {
+      throw new SwitchboardError('invalid_cursor', 'modified_after is beyond every cursor this change feed has given (use a _metadata.cursor or next_cursor it returned)');
+    }
     const limit = Math.max(1, Math.min(options.limit ?? 100, MAX_CHANGES_LIMIT));
     return readChanges(this.#db, this.#dialect, connectorId, entity, after, limit, new Date(this.#now() - this.#tombstoneMs).toISOString());
   }

@@ -250,6 +250,15 @@ async function recordChanges(db: Kysely<unknown>): Promise<void> {
 }
 
 /**
+ * 0008: each scope's change counter (changes.ts), so a seq is never handed out twice even when
+ * the tombstone that held the highest one is pruned; it starts at the log's highest seq.
+ */
+async function changeSeq(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE search_scopes ADD COLUMN change_seq bigint NOT NULL DEFAULT 0`.execute(db);
+  await sql`UPDATE search_scopes SET change_seq = COALESCE((SELECT max(seq) FROM record_changes c WHERE c.scope_id = search_scopes.scope_id), 0)`.execute(db);
+}
+
+/**
  * 0004: sort pairs. A pair (key field L, sort field S) of a scope, both scalar, L holding strings,
  * lists every record with a value for both as one row (L's value, S's value, rid), indexed by
  * (pair, L's value, S's value, rid): a sorted search with an equality on L walks only the records
@@ -411,5 +420,6 @@ export const searchMigrations: MigrationGroup = {
     '0005_element_positions': { up: elementPositions },
     '0006_pair_row_bits_and_records': { up: pairRowBitsAndRecords },
     '0007_element_pairs': { up: elementPairs },
+    '0008_change_seq': { up: changeSeq },
   },
 };

@@ -120,7 +120,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const registry = o.registry ?? connectorRegistry();
   const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
     m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
-  const { records, runtimes, sync, outbox, events, forgetConnector, close: closeData, syncWorker } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true, syncFetch });
+  const { records, runtimes, sync, outbox, events, forgetConnector, close: closeData, closeSender, syncWorker } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true, syncFetch });
   const userHooks = o.hooks ?? {};
   const hooks: ServiceHooks = {
     onConnectorCreated: async (row) => {
@@ -136,7 +136,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   if (o.config.syncScheduler) {
     app.addHook('onReady', async () => {
       syncWorker?.warm();
-      sync.start();
+      await sync.start();
     });
     // Shutdown: no sync starts from the moment close() is called (in-flight requests may still
     // run for a while); running syncs are aborted and hand their leases back. onClose waits for them.
@@ -228,6 +228,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     if (o.config.syncScheduler) await sync.stop();
     await closeData();
     await outbox.stop();
+    await closeSender();
     await limits.close();
   });
   return { app, ctx, routes };

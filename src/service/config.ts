@@ -95,6 +95,10 @@ export interface ServiceConfig {
   tombstoneRetentionDays: number;
   eventsDelivery: boolean;
   webhookQueueLimit: number;
+  /** Let tenant webhook endpoints be loopback, private, CGNAT or unique-local addresses (development, tests); default false. */
+  webhookAllowPrivateAddresses: boolean;
+  /** Webhook endpoints one organization may register; default 20. */
+  webhookEndpointsPerOrganization: number;
 }
 
 /** One documented environment variable. */
@@ -212,6 +216,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_<TYPE>_WEBHOOK_SECRET', default: '(none)', description: "Secret a vendor signs its webhook deliveries with, for connector types whose manifest says `webhooks.signature.secret: webhook_secret` (monday's app signing secret); Intercom's deliveries are signed with the OAuth client secret" },
   { name: 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', default: '30', description: 'How long deleted records stay in the change feed (GET .../records) as tombstones' },
   { name: 'SWITCHBOARD_EVENTS_DELIVERY', default: 'true', description: 'Send outgoing webhooks (POST /api/v1/webhook-endpoints) from this instance; several instances share the outbox and each event is sent once' },
+  {
+    name: 'SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
+    default: 'false',
+    description:
+      'Let webhook endpoints (POST /api/v1/webhook-endpoints) be loopback, private (10/8, 172.16/12, 192.168/16), CGNAT (100.64/10), unique-local (fc00::/7) or other non-public addresses, for development and tests; refused otherwise, at registration (400 webhook_url_refused) and after DNS on every delivery. Link-local and metadata addresses stay refused unless SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL is also true. Connector base URLs are not affected',
+  },
+  { name: 'SWITCHBOARD_WEBHOOK_ENDPOINTS_PER_ORGANIZATION', default: '20', description: 'Webhook endpoints one organization may register; one more is 409 webhook_endpoint_limit' },
   { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook deliveries processed at once by this instance; more are answered 503 with Retry-After so the vendor retries' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_TOKEN_URL', default: "the manifest's token_url", description: 'Token endpoint URL (regions, simulators)' },
 ];
@@ -336,6 +347,8 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     tombstoneRetentionDays: intVar(env, 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', 30, 1),
     eventsDelivery: boolVar(env, 'SWITCHBOARD_EVENTS_DELIVERY', true),
     webhookQueueLimit: intVar(env, 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', 100, 1),
+    webhookAllowPrivateAddresses: boolVar(env, 'SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
+    webhookEndpointsPerOrganization: intVar(env, 'SWITCHBOARD_WEBHOOK_ENDPOINTS_PER_ORGANIZATION', 20, 1),
   };
 }
 

@@ -20,6 +20,7 @@ import { markAuthFailed } from './connector-health.ts';
 import { scrubSecrets } from './problem.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { EventOutbox } from '../events/outbox.ts';
+import { createWebhookSender } from '../events/webhook-sender.ts';
 import { ServiceEvents } from '../events/service-events.ts';
 import type { EventsTables } from '../events/migrations.ts';
 import type { ConnectorRow } from '../store/index.ts';
@@ -35,6 +36,8 @@ export interface HostedData {
   forgetConnector(connectorId: string, trx: Kysely<ServiceTables>): Promise<void>;
   /** Stop the record writer's worker, if any (after the syncs have stopped). */
   close(): Promise<void>;
+  /** Closes the webhook transport's connections (after the outbox stopped). */
+  closeSender(): Promise<void>;
   /** The sync worker, when the syncs' pages run in one (how many it ran: RecordWriter.pagesRun). */
   syncWorker: RecordWriter | undefined;
 }
@@ -179,7 +182,19 @@ export function createHostedData(o: HostedDataOptions): HostedData {
   const cursorSecret = o.keyRing.derive('search-cursor');
   const tombstoneRetentionMs = o.config.tombstoneRetentionDays * 86_400_000;
   const records = new RecordStore(o.database, { cursorSecret, tombstoneRetentionMs, now: o.now });
-  const outbox = new EventOutbox({ db: o.database.db as unknown as Kysely<EventsTables>, dialect: o.database.dialect, keyRing: o.keyRing, fetch: o.fetch, now: o.now, log: o.log });
+  // Outgoing webhooks go through a transport of their own: tenant URLs reach public addresses only (webhook-sender.ts).
+  const addresses = { allowPrivate: o.config.webhookAllowPrivateAddresses, allowLinkLocal: o.config.egressAllowLinkLocal };
+  const sender = createWebhookSender(addresses);
+  const outbox = new EventOutbox({
+    db: o.database.db as unknown as Kysely<EventsTables>,
+    dialect: o.database.dialect,
+    keyRing: o.keyRing,
+    send: sender.send,
+    addresses,
+    endpointsPerOrganization: o.config.webhookEndpointsPerOrganization,
+    now: o.now,
+    log: o.log,
+  });
   const events = new ServiceEvents(outbox, o.store, o.log);
   // writeGate: the main connection of a SQLite file, which a second connection can share.
   // PostgreSQL: the worker's own pool, as many connections as the pages written at once.
@@ -282,6 +297,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
     close: async () => {
       await writer?.close();
     },
+    closeSender: () => sender.close(),
     syncWorker: pagesWriter,
   };
 }

@@ -330,7 +330,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
           requestBody: { required: false, content: json(ref('SyncRequest')) },
           responses: {
             202: { description: 'Started (the status, as a run is picked up within seconds)', content: json(ref('SyncStatus')) },
-            ...problems(...AUTHED, 404, 409),
+            ...problems(...AUTHED, 404, 409, 503),
           },
         },
       },

@@ -11,6 +11,7 @@ import { leaseOwner, type LeaseOwner } from './lease-owner.ts';
 import { LeaseLost, later, now, SyncLeases } from './leases.ts';
 import type { Checkpoint } from './pages.ts';
 import { HYDRATE_WRITE_RECORDS, Slots, SyncRunner } from './run.ts';
+import { anySchedulerSeen, forgetScheduler, noteScheduler } from './scheduler-heartbeat.ts';
 import type { SyncTables } from './sync-migrations.ts';
 import { isAuthFailure, type RecordSink, type SyncEngineOptions, type SyncOptions, type SyncResult, type SyncStatus } from './types.ts';
 
@@ -167,16 +168,24 @@ export class SyncEngine {
     };
   }
 
-  /** Start the scheduler loop; first, runs this instance held in a previous life are reclaimed (reclaim()). */
-  start(): void {
-    if (this.timer || this.stopping) return;
-    this.timer = setInterval(() => this.kick(), this.pollMs);
+  /**
+   * Start the scheduler loop; first, runs this instance held in a previous life are reclaimed
+   * (reclaim()). Resolves once the scheduler has noted itself (scheduler-heartbeat.ts).
+   */
+  start(): Promise<void> {
+    if (this.timer || this.stopping) return Promise.resolve();
+    this.timer = setInterval(() => {
+      void this.beat();
+      this.kick();
+    }, this.pollMs);
     this.timer.unref();
+    const noted = this.beat();
     this.reclaimed = this.reclaim().then(
       () => undefined,
       (e: unknown) => this.options.onError?.('*', e),
     );
     this.kick();
+    return noted;
   }
 
   /**
@@ -210,12 +219,26 @@ export class SyncEngine {
    * their checkpoints without waiting for expiry; resolves when they have ended.
    */
   async stop(): Promise<void> {
+    const wasRunning = this.timer !== undefined;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     for (const r of this.running.values()) r.controller.abort(STOPPING);
+    if (wasRunning) await forgetScheduler(this.db, this.instanceId).catch((e: unknown) => this.options.onError?.('*', e));
     await this.tickDone;
     await Promise.all([...this.running.values()].map((r) => r.done.catch(() => undefined)));
+  }
+
+  /** Note this scheduler as running (scheduler-heartbeat.ts). */
+  private beat(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    return noteScheduler(this.db, this.instanceId, Date.now()).catch((e: unknown) => this.options.onError?.('*', e));
+  }
+
+  /** Whether a requested run will start: this instance's scheduler runs, or another's was seen lately. */
+  async schedulerRunning(): Promise<boolean> {
+    if (this.timer !== undefined && !this.stopping) return true;
+    return anySchedulerSeen(this.db, Date.now());
   }
 
   private kick(): void {

@@ -6,6 +6,7 @@
  *                instance at a time run a connector's sync, and the schedule.
  * sync_entities  one row per (connector, entity): the checkpoint of the current run (the next
  *                page's params), the incremental high-water mark, and counts.
+ * sync_schedulers the instances running the scheduler, and when each was last seen.
  */
 import { type Kysely, type Migration } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
@@ -58,7 +59,18 @@ const m002: Migration = {
   },
 };
 
-export const syncMigrations: MigrationGroup = { name: 'sync', migrations: { '001_sync_state': m001, '002_change_counts': m002 } };
+/** 003: the instances running the scheduler, each with when it was last seen (scheduler-heartbeat.ts). */
+const m003: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('sync_schedulers')
+      .addColumn('instance_id', 'text', (c) => c.primaryKey())
+      .addColumn('seen_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
+export const syncMigrations: MigrationGroup = { name: 'sync', migrations: { '001_sync_state': m001, '002_change_counts': m002, '003_schedulers': m003 } };
 
 export interface SyncStateRow {
   connector_id: string;
@@ -94,4 +106,5 @@ export interface SyncEntityRow {
 export interface SyncTables {
   sync_state: SyncStateRow;
   sync_entities: SyncEntityRow;
+  sync_schedulers: { instance_id: string; seen_at: string };
 }

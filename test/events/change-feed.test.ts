@@ -105,15 +105,17 @@ describeEachDialect('change feed on %s', (dialect) => {
   });
 
   it.each([
-    ['an entity that is not synced', 'entity=meetings', 400, 'unknown_entity'],
-    ['no entity', 'limit=5', 400, 'invalid_request'],
-    ['a cursor it never gave', 'entity=notes&modified_after=abc', 400, 'invalid_cursor'],
-    ['a limit above the maximum', 'entity=notes&limit=5000', 400, 'invalid_request'],
-  ])('%s is a %d %s problem', async (_n, query, status, code) => {
+    ['an entity that is not synced', 'entity=meetings', 400, 'unknown_entity', 'query:entity'],
+    ['no entity', 'limit=5', 400, 'invalid_request', undefined],
+    ['a cursor it never gave', 'entity=notes&modified_after=abc', 400, 'invalid_cursor', 'query:modified_after'],
+    ['a cursor past every one it gave (issue 37 item 11)', 'entity=notes&modified_after=999999999', 400, 'invalid_cursor', 'query:modified_after'],
+    ['a limit above the maximum', 'entity=notes&limit=5000', 400, 'invalid_request', 'query:limit'],
+  ])('%s is a %d %s problem', async (_n, query, status, code, path?: string) => {
     const before = await h.snapshot();
     const r = await feed(query);
     expect(r.status, r.text).toBe(status);
     expect(r.body.code).toBe(code);
+    if (path !== undefined) expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual([path]);
     expect(openApiErrors('GET', RECORDS, r)).toEqual([]);
     expect(await h.snapshot()).toBe(before);
   });

@@ -38,7 +38,7 @@ describeEachDialect('connector lifecycle events on %s', (dialect) => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, eventsDelivery: false, connectorTypes: { intercom: { baseUrl: intercom.url } } } });
+    h = await startHarness(dialect, { config: { upstreamThrottle: false, eventsDelivery: false, webhookAllowPrivateAddresses: true, connectorTypes: { intercom: { baseUrl: intercom.url } } } });
     token = await h.token(await h.createApp('org-life'));
     const ep = await h.request('POST', '/api/v1/webhook-endpoints', { token, body: { url, events: ['connector.created', 'connector.auth_failed', 'connector.reconnected', 'sync.failed'] } });
     expect(ep.status, ep.text).toBe(201);

@@ -84,7 +84,7 @@ describeEachDialect('signed webhooks out on %s', (dialect) => {
     sim = await startGranolaSimulator({ size: 6, rateLimit: false });
     receiver = await startReceiver();
     // Delivery is driven by the test (deliverDue) rather than the background timer.
-    const config = { upstreamThrottle: false, eventsDelivery: false, connectorTypes: { granola: { baseUrl: sim.url } } };
+    const config = { upstreamThrottle: false, eventsDelivery: false, webhookAllowPrivateAddresses: true, connectorTypes: { granola: { baseUrl: sim.url } } };
     a = await startHarness(dialect, { config });
     b = await startHarness(dialect, { config, database: a.db });
     app = await a.createApp('org-out');

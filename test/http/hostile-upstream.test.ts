@@ -245,10 +245,33 @@ describe('3. egress', () => {
       ['10.0.0.5', false],
       ['::1', false],
       ['93.184.216.34', false],
+      // IPv6 forms that carry an IPv4 address (issue 37 item 5): as the URL parser writes them, too.
+      ['::ffff:a9fe:a9fe', true],
+      ['[::ffff:a9fe:a9fe]', true],
+      ['::ffff:0.0.0.0', true],
+      ['::ffff:0:0', true],
+      ['::ffff:6464:64c8', true],
+      ['64:ff9b::a9fe:a9fe', true],
+      ['64:ff9b::169.254.169.254', true],
+      ['::a9fe:a9fe', true],
+      ['::169.254.169.254', true],
+      ['2002:a9fe:a9fe::1', true],
+      ['0:0:0:0:0:ffff:a9fe:a9fe', true],
+      ['::ffff:5db8:d822', false],
+      ['64:ff9b::5db8:d822', false],
+      ['2606:4700::1111', false],
     ] as const) {
       expect([ip, isRefusedAddress(ip)]).toEqual([ip, refused]);
     }
   });
+
+  it.each(['http://[::ffff:169.254.169.254]', 'http://[::ffff:0.0.0.0]:1', 'http://[::ffff:100.100.100.200]', 'http://[64:ff9b::169.254.169.254]', 'http://[::169.254.169.254]'])(
+    'connector egress refuses %s (an IPv4 address in IPv6 form)',
+    async (baseUrl) => {
+      const e = await failure(runtime({ baseUrl }).execute('items', 'list', {}));
+      expect(e.code).toBe('egress_refused');
+    },
+  );
 });
 
 describe('6. the throttle queue is bounded and drops callers that went away', () => {

@@ -69,6 +69,30 @@ describe.each(dialectCases())('change log on %s', (_dialect, open, skip) => {
     expect(Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM record_changes`.execute(t.database.db)).rows[0]!.n)).toBe(0);
   });
 
+  it.skipIf(skip !== undefined)(title('pruning the newest tombstone never hands its seq out again; a cursor past every one given is invalid_cursor (issue 37 item 11)'), async () => {
+    t = await open();
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const store = new RecordStore(t.database, { cursorSecret: 's', tombstoneRetentionMs: 7 * DAY, now: () => clock });
+    // Nothing synced yet: only the start is a cursor.
+    await expect(store.changes(C, E, { cursor: '1' })).rejects.toMatchObject({ code: 'invalid_cursor' });
+    await store.upsert(C, E, DEF, [{ id: 'a', name: 'Ann' }, { id: 'b', name: 'Bob' }]);
+    await store.deleteRecords(C, E, ['b']);
+    // A consumer reads everything and holds the last cursor: b's tombstone, the newest change.
+    const held = (await store.changes(C, E)).next_cursor!;
+    expect(await store.changes(C, E, { cursor: held })).toEqual({ data: [], next_cursor: held, has_more: false });
+    await expect(store.changes(C, E, { cursor: String(Number(held) + 1) })).rejects.toMatchObject({ code: 'invalid_cursor' });
+    await expect(store.changes(C, E, { cursor: '999999999' })).rejects.toMatchObject({ code: 'invalid_cursor' });
+    // Past the retention, the next deletion prunes b's tombstone, then records a's deletion: after the held cursor.
+    clock += 8 * DAY;
+    await store.deleteRecords(C, E, ['a']);
+    const next = await store.changes(C, E, { cursor: held });
+    expect(next.data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['a', 'deleted']]);
+    expect(Number(next.next_cursor)).toBeGreaterThan(Number(held));
+    // And an upsert after that too.
+    await store.upsert(C, E, DEF, [{ id: 'c', name: 'Cy' }]);
+    expect((await store.changes(C, E, { cursor: next.next_cursor! })).data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['c', 'added']]);
+  });
+
   it.skipIf(skip !== undefined)(title('parallel writers of one scope: every change appears once, cursors strictly increasing'), async () => {
     t = await open();
     const store = new RecordStore(t.database, { cursorSecret: 's' });

@@ -223,9 +223,32 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       expect(mine.status, mine.text).toBe(201);
       expect(mine.body.customer_name).toBe('acme');
       expect((await h.request('DELETE', `${CONNECTORS}/${mine.body.id}`, { token: scoped })).status).toBe(204);
-      const renewed = await h.request('POST', SCOPED, { token: scoped, body: {} });
-      expect(renewed.status, renewed.text).toBe(200);
-      expect(renewed.body.customer_name).toBe('acme');
+    });
+
+    it('cannot mint tokens: S1 → S2 is 403 token_mint_forbidden, for its own customer too, also in parallel, and nothing is stored (issue 37 item 9)', async () => {
+      const before = await h.snapshot();
+      const asks = [
+        [SCOPED, {}],
+        [SCOPED, { customer_name: 'acme' }],
+        ['/api/v1/account/applications/widget-token', { allowed_origin: 'https://app.example.com' }],
+        ['/api/v1/account/applications/widget-token', { workspace_name: 'acme', allowed_origin: 'https://app.example.com' }],
+      ] as const;
+      const answers = await Promise.all([...asks, ...asks].map(([path, body]) => h.request('POST', path, { token: scoped, body })));
+      for (const r of answers) {
+        expect(r.status, r.text).toBe(403);
+        expect(r.body.code).toBe('token_mint_forbidden');
+        expect(r.body).not.toHaveProperty('token');
+      }
+      expect(await h.snapshot()).toBe(before);
+      // A widget token is a Connect session, not a bearer token: it mints nothing either.
+      const widget = await h.request('POST', '/api/v1/account/applications/widget-token', { token, body: { workspace_name: 'acme', allowed_origin: 'https://app.example.com' } });
+      expect(widget.status, widget.text).toBe(200);
+      const byWidget = await h.request('POST', SCOPED, { token: widget.body.token, body: { customer_name: 'acme' } });
+      expect(byWidget.status).toBe(401);
+      // The application's own token still mints a scoped token.
+      const fresh = await h.request('POST', SCOPED, { token, body: { customer_name: 'acme' } });
+      expect(fresh.status, fresh.text).toBe(200);
+      expect(fresh.body.customer_name).toBe('acme');
     });
 
     it('MCP with a scoped token sees and runs its customer\'s connectors only', async () => {
@@ -272,7 +295,7 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       const first = await h.request('GET', `/connect?origin=${encodeURIComponent(ORIGIN)}`);
       expect(csp(first)).toContain(`frame-ancestors ${ORIGIN};`);
       expect(first.headers.get('x-frame-options')).toBeNull();
-      for (const bad of ['javascript:alert(1)', 'https://a.com; script-src *', 'https://a.com/path', '*']) {
+      for (const bad of ['javascript:alert(1)', 'https://a.com; script-src *', 'https://a.com/path', '*', 'https://*.example.com']) {
         const page = await h.request('GET', `/connect?origin=${encodeURIComponent(bad)}`);
         expect(csp(page), bad).toContain("frame-ancestors 'none'");
         expect(page.headers.get('x-frame-options')).toBe('DENY');
@@ -317,6 +340,9 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       ['an origin with a path', { allowed_origin: `${ORIGIN}/embed` }, '/allowed_origin'],
       ['a non-http origin', { allowed_origin: 'ftp://files.example.com' }, '/allowed_origin'],
       ['a wildcard', { allowed_origin: '*' }, '/allowed_origin'],
+      ['a wildcard subdomain (issue 37 item 10)', { allowed_origin: 'https://*.example.com' }, '/allowed_origin'],
+      ['a wildcard subdomain with a port', { allowed_origin: 'https://*.example.com:8443' }, '/allowed_origin'],
+      ['a host with other signs', { allowed_origin: "https://a$b'.example.com" }, '/allowed_origin'],
       ['a redirect_url on another origin', { allowed_origin: ORIGIN, redirect_url: 'https://other.example.com/done' }, '/redirect_url'],
     ])('refuse %s with a 400, storing nothing', async (_n, body, path) => {
       const sessions = async (): Promise<number> => (await (h.service.database.db as unknown as Kysely<ConnectTables>).selectFrom('connect_sessions').selectAll().execute()).length;

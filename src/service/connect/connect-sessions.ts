@@ -36,11 +36,17 @@ export interface CreateSessionBody {
   allowed_origin?: string;
 }
 
+/** A host that names one host: DNS labels (punycode) or an IP literal; no `*`. */
+const EXACT_HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)$/;
+
 /** `s` as an http(s) origin (scheme://host[:port], nothing else), or undefined. */
 export function httpOrigin(s: string): string | undefined {
   try {
     const u = new URL(s);
     if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.origin === 'null') return undefined;
+    // One exact host: DNS labels or an IP literal. The URL parser keeps `*` (and other signs) in a
+    // host, and `https://*.example.com` in frame-ancestors would be a wildcard.
+    if (!EXACT_HOST.test(u.hostname)) return undefined;
     return s.replace(/\/$/, '') === u.origin ? u.origin : undefined;
   } catch {
     return undefined;

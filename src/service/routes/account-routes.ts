@@ -1,5 +1,5 @@
 /** POST /api/v1/account/applications/token: client credentials → bearer access token. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
 import { issueAccessToken, issueScopedToken } from '../accounts.ts';
 import { principalOf } from '../authentication.ts';
@@ -11,6 +11,17 @@ import { createConnectSession, type CreateSessionBody } from '../connect/connect
 export const TOKEN_PATH = '/api/v1/account/applications/token';
 export const SCOPED_TOKEN_PATH = '/api/v1/account/applications/scoped-token';
 export const WIDGET_TOKEN_PATH = '/api/v1/account/applications/widget-token';
+
+/**
+ * Only an application's own token mints tokens: a scoped token asking for another would renew
+ * itself forever (S1 → S2 → S3), so its documented lifetime would not hold. Widget tokens are
+ * Connect sessions, never bearer tokens, so they reach no route that mints.
+ */
+function refuseMintingByScopedToken(request: FastifyRequest): void {
+  if (principalOf(request).customerName !== null) {
+    throw new SwitchboardError('token_mint_forbidden', 'A scoped token cannot mint tokens (scoped or widget); ask with the application\'s own access token');
+  }
+}
 
 export function accountRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -43,7 +54,7 @@ export function accountRoutes(ctx: ServiceContext) {
     );
 
     // A token limited to one customer of the caller's organization (customers.ts enforces it).
-    // A scoped token may ask for another token for its own customer, never for another one.
+    // A scoped token may not ask for another token (403 token_mint_forbidden), for any customer.
     app.post<{ Body: { customer_name: string } }>(
       SCOPED_TOKEN_PATH,
       {
@@ -52,6 +63,7 @@ export function accountRoutes(ctx: ServiceContext) {
         schema: { body: ScopedTokenRequestSchema, response: { 200: ScopedTokenResponseSchema } },
       },
       async (request, reply) => {
+        refuseMintingByScopedToken(request);
         const p = principalOf(request);
         const issued = await issueScopedToken(ctx.store, {
           applicationId: p.applicationId,
@@ -75,6 +87,7 @@ export function accountRoutes(ctx: ServiceContext) {
         schema: { body: WidgetTokenRequestSchema, response: { 200: WidgetTokenResponseSchema } },
       },
       async (request, reply) => {
+        refuseMintingByScopedToken(request);
         const p = principalOf(request);
         const session = await createConnectSession(ctx, { applicationId: p.applicationId, organizationId: p.organizationId }, request.body);
         request.log.info({ allowed_origin: request.body.allowed_origin }, 'widget token (connect session) created');

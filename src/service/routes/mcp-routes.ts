@@ -58,7 +58,7 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
     },
     execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal)) as Envelope,
     search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params })) as { data: unknown[]; meta: Record<string, unknown> },
-    changes: (instance, entity, q) => changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }),
+    changes: (instance, entity, q) => changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }, '/'),
   };
 }
 

@@ -1,8 +1,10 @@
 /**
- * POST /api/v1/integrations/connectors/{connector_id}/sync — start a sync now (409 while one runs)
+ * POST /api/v1/integrations/connectors/{connector_id}/sync — start a sync now (409 while one
+ *   runs; 503 sync_scheduler_not_running when no instance runs the scheduler, nothing recorded)
  * GET  /api/v1/integrations/connectors/{connector_id}/sync — sync status
  */
 import type { FastifyInstance } from 'fastify';
+import { SwitchboardError } from '../../errors/index.ts';
 import { principalOf } from '../authentication.ts';
 import { requireConnector } from '../connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
@@ -29,6 +31,10 @@ export function syncRoutes(ctx: ServiceContext) {
       async (request, reply) => {
         const org = principalOf(request).organizationId;
         const row = await requireConnector(ctx, org, request.params.connector_id);
+        // Marked due, the run would start only when a scheduler finds it: with none running, say so.
+        if (!(await ctx.sync.schedulerRunning())) {
+          throw new SwitchboardError('sync_scheduler_not_running', 'No instance of this deployment runs the sync scheduler (SWITCHBOARD_SYNC_SCHEDULER=false everywhere), so a requested sync would never start; nothing was requested');
+        }
         await status(org, row.id);
         await ctx.sync.request(row.id, { full: request.body?.full === true });
         return reply.code(202).send(await status(org, row.id));
