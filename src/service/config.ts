@@ -95,6 +95,8 @@ export interface ServiceConfig {
   tombstoneRetentionDays: number;
   eventsDelivery: boolean;
   webhookQueueLimit: number;
+  /** Largest vendor webhook body read before its signature is checked. */
+  webhookBodyLimitBytes: number;
 }
 
 /** One documented environment variable. */
@@ -212,7 +214,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_<TYPE>_WEBHOOK_SECRET', default: '(none)', description: "Secret a vendor signs its webhook deliveries with, for connector types whose manifest says `webhooks.signature.secret: webhook_secret` (monday's app signing secret); Intercom's deliveries are signed with the OAuth client secret" },
   { name: 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', default: '30', description: 'How long deleted records stay in the change feed (GET .../records) as tombstones' },
   { name: 'SWITCHBOARD_EVENTS_DELIVERY', default: 'true', description: 'Send outgoing webhooks (POST /api/v1/webhook-endpoints) from this instance; several instances share the outbox and each event is sent once' },
-  { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook deliveries processed at once by this instance; more are answered 503 with Retry-After so the vendor retries' },
+  { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook requests handled at once by this instance, counted from their arrival (while their bodies are read, before the signature check); more are answered 503 webhook_queue_full with Retry-After so the vendor retries' },
+  { name: 'SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES', default: '262144', description: 'Largest vendor webhook delivery body read before its signature is checked (256 KiB; at least 1024); a larger one is 413 payload_too_large' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_TOKEN_URL', default: "the manifest's token_url", description: 'Token endpoint URL (regions, simulators)' },
 ];
 
@@ -336,6 +339,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     tombstoneRetentionDays: intVar(env, 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', 30, 1),
     eventsDelivery: boolVar(env, 'SWITCHBOARD_EVENTS_DELIVERY', true),
     webhookQueueLimit: intVar(env, 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', 100, 1),
+    webhookBodyLimitBytes: intVar(env, 'SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES', 256 * 1024, 1024),
   };
 }
 
