@@ -160,9 +160,17 @@ encoding?: ("hex" | "base64")
  * The key: the deployment's OAuth client secret of this type, or SWITCHBOARD_<TYPE>_WEBHOOK_SECRET.
  */
 secret: ("oauth_client_secret" | "webhook_secret")
+/**
+ * jwt: the token must carry exp, at most this far ahead of now, and an iat (when given) no older than this (default 300).
+ */
+max_age_seconds?: number
+/**
+ * jwt: the token's aud must equal the URL the delivery was posted to (the service's ingress URL for it, from SWITCHBOARD_PUBLIC_URL).
+ */
+audience?: "ingress_url"
 }
 /**
- * The delivery id (scope: body, headers); a delivery id seen before is a replay (401).
+ * The delivery id (scope: body, headers); a delivery id seen before is a replay (401). Not for scheme jwt: a token's replay key is its jti, else a hash of the token (the body is not signed).
  */
 delivery_id?: string
 /**
@@ -190,17 +198,25 @@ response: {
 }
 attribution: {
 /**
- * payload: one URL per vendor app, connectors found by `value` = their check `info`; url: the URL names the connector (subscriptions the service creates per connector).
+ * payload: one URL per vendor app, connectors found by `value` = their check `info`; url: the URL names the connector (subscriptions the service creates per connector), and with value and info the delivery must also name that connector's account.
  */
 by: ("payload" | "url")
 /**
- * payload: the workspace/app id in the delivery (scope: body, headers).
+ * The workspace/account id in the delivery (scope: body, headers, and token — the verified JWT claims — for scheme jwt).
  */
 value?: string
 /**
- * payload: the key of the connector's credential check info it must equal (e.g. app_id).
+ * The key of the connector's credential check info it must equal (e.g. app_id), learned when the connector's credentials are checked.
  */
 info?: string
+}
+/**
+ * The action that subscribes the vendor to a URL (monday's webhooks.create): hosted, its url_param is always the service's own ingress URL for the connector — filled in when absent, refused (400 webhook_ingress_url_only) when it names anything else.
+ */
+subscribe?: {
+entity: string
+action: string
+url_param: string
 }
 /**
  * The delivery topic (scope: body, headers).

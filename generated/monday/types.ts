@@ -926,7 +926,7 @@ board_id: string
  */
 event: ("create_item" | "change_column_value" | "change_name" | "item_deleted" | "item_archived" | "create_update")
 /**
- * Where monday posts the events
+ * Where monday posts the events. Hosted: always the connector's own webhook URL (filled in when omitted; another URL is refused)
  */
 url: string
 }

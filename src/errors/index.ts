@@ -80,6 +80,8 @@ export const ERROR_CODES = {
   webhook_signature_invalid: { status: 401, title: 'The webhook delivery is unsigned or its signature does not verify' },
   webhook_replayed: { status: 401, title: 'The webhook delivery was seen before or is outside the time window' },
   webhook_queue_full: { status: 503, title: 'Too many webhook deliveries are being processed; retry later' },
+  webhook_attribution_pending: { status: 503, title: 'The connector this webhook delivery is for is not known yet (its credential check has not reported its account); retry later' },
+  webhook_ingress_url_only: { status: 400, title: "This action points the vendor at a URL: only the service's own webhook URL for the connector is allowed" },
   webhooks_not_configured: { status: 501, title: 'This deployment has no webhook secret for this connector type' },
   webhook_endpoint_not_found: { status: 404, title: 'No such webhook endpoint in this organization' },
   webhook_url_refused: { status: 400, title: 'The webhook URL is an address the egress rules forbid' },

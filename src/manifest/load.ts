@@ -724,7 +724,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
     const own = compileCheck(check, v.check, ['auth', i, 'check'], new Set(Object.keys(v.fields)), config);
     if (own !== undefined) compiled.check = own;
   });
-  const webhooks = m.webhooks === undefined ? undefined : compileWebhooks(m.webhooks as WebhooksDef, new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined }])), (path, msg) => check.add(['webhooks', ...path], msg));
+  const webhooks = m.webhooks === undefined ? undefined : compileWebhooks(m.webhooks as WebhooksDef, new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined, params: new Map([...e.actions].map(([a, act]) => [a, Object.keys(act.def.params ?? {})])) }])), (path, msg) => check.add(['webhooks', ...path], msg));
   const vendorDescription = m.vendor_description !== undefined ? checkVendorDescription(check, file, m.vendor_description) : undefined;
 
   return {

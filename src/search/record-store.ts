@@ -20,6 +20,7 @@ import { dropChanges, lastChangeSeq, noteDeletes, noteUpserts, parseChangeCursor
 import { SwitchboardError } from '../errors/index.ts';
 import { hasAny, relaxFilter } from './relax.ts';
 import { sqliteSearchDialect } from './sqlite-dialect.ts';
+import { withinDepth } from './record-depth.ts';
 import { allowedTypos, deletionVariants, gramTokens, isFuzzyWord, textTrigrams, typoDistance, vocabularyDepth } from './text.ts';
 
 /** Bump when what gets indexed for a document changes: every document is then reindexed on its next upsert. */
@@ -405,7 +406,8 @@ export class RecordStore {
     let counts: ChangeCounts = { added: 0, updated: 0 };
     if (records.length === 0) return counts;
     const byId = new Map<string, Prepared>();
-    for (const raw of records) {
+    for (const given of records) {
+      const raw = withinDepth(given);
       let recordJson = JSON.stringify(raw);
       let record = raw;
       if (NEEDS_CLEANING.test(recordJson)) {

@@ -29,6 +29,7 @@ import { ThrottleRefused, type RetryPolicy, type Throttle } from '../http/index.
 import type { PagesConnector, PagesFetch, ThrottledMessage } from '../sync/pages-worker.ts';
 import type { PagesJob, PartStored } from '../sync/pages.ts';
 import type { SearchEntityDef } from './query.ts';
+import { recordsWithinDepth } from './record-depth.ts';
 
 /** Records per transaction in the worker (see the module's comment). */
 export const RECORD_WRITER_PART_RECORDS = 5;
@@ -140,7 +141,8 @@ export class RecordWriter {
   }
 
   upsert(connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<ChangeCounts> {
-    return this.#call({ op: 'upsert', connectorId, entity, def, records, syncRun }) as Promise<ChangeCounts>;
+    // Deep values are cut before the hand-off: structured clone overflows the stack on them (record-depth.ts).
+    return this.#call({ op: 'upsert', connectorId, entity, def, records: recordsWithinDepth(records), syncRun }) as Promise<ChangeCounts>;
   }
 
   deleteMissing(connectorId: string, entity: string, syncRun: string): Promise<number> {

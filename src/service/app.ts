@@ -28,6 +28,9 @@ import { createHostedData } from './hosted-data.ts';
 import { syncRoutes } from './routes/sync-routes.ts';
 import { recordsRoutes } from './routes/records-routes.ts';
 import { vendorWebhookRoutes, webhookEndpointRoutes } from './routes/webhook-routes.ts';
+import type { Kysely } from 'kysely';
+import { WebhookAttributions } from '../webhooks/attribution.ts';
+import type { WebhooksInTables } from '../webhooks/migrations.ts';
 import { mcpRoutes } from './routes/mcp-routes.ts';
 import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
@@ -162,6 +165,18 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     syncWorker,
     outbox,
     events,
+    webhookAttributions: new WebhookAttributions({
+      db: o.database.db as unknown as Kysely<WebhooksInTables>,
+      registry,
+      now,
+      log,
+      // A stored connector's check, in the background (never a delivery's request).
+      checkInfo: async (id) => {
+        const row = await store.getConnectorById(id);
+        const m = row === undefined ? undefined : registry.get(row.connector_type);
+        return row === undefined || m === undefined ? undefined : ((await runtimes.get(row, m).runtime.check()).info ?? {});
+      },
+    }),
     ...(o.retry !== undefined ? { retry: o.retry } : {}),
     publicUrl: () => o.config.publicUrl ?? listening ?? `http://${o.config.host}:${o.config.port}`,
   };

@@ -99,6 +99,8 @@ export interface ServiceConfig {
   webhookAllowPrivateAddresses: boolean;
   /** Webhook endpoints one organization may register; default 20. */
   webhookEndpointsPerOrganization: number;
+  /** Largest vendor webhook body read before its signature is checked. */
+  webhookBodyLimitBytes: number;
 }
 
 /** One documented environment variable. */
@@ -223,7 +225,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       'Let webhook endpoints (POST /api/v1/webhook-endpoints) be loopback, private (10/8, 172.16/12, 192.168/16), CGNAT (100.64/10), unique-local (fc00::/7) or other non-public addresses, for development and tests; refused otherwise, at registration (400 webhook_url_refused) and after DNS on every delivery. Link-local and metadata addresses stay refused unless SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL is also true. Connector base URLs are not affected',
   },
   { name: 'SWITCHBOARD_WEBHOOK_ENDPOINTS_PER_ORGANIZATION', default: '20', description: 'Webhook endpoints one organization may register; one more is 409 webhook_endpoint_limit' },
-  { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook deliveries processed at once by this instance; more are answered 503 with Retry-After so the vendor retries' },
+  { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook requests handled at once by this instance, counted from their arrival (while their bodies are read, before the signature check); more are answered 503 webhook_queue_full with Retry-After so the vendor retries' },
+  { name: 'SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES', default: '262144', description: 'Largest vendor webhook delivery body read before its signature is checked (256 KiB; at least 1024); a larger one is 413 payload_too_large' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_TOKEN_URL', default: "the manifest's token_url", description: 'Token endpoint URL (regions, simulators)' },
 ];
 
@@ -349,6 +352,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     webhookQueueLimit: intVar(env, 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', 100, 1),
     webhookAllowPrivateAddresses: boolVar(env, 'SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
     webhookEndpointsPerOrganization: intVar(env, 'SWITCHBOARD_WEBHOOK_ENDPOINTS_PER_ORGANIZATION', 20, 1),
+    webhookBodyLimitBytes: intVar(env, 'SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES', 256 * 1024, 1024),
   };
 }
 

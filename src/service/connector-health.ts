@@ -123,6 +123,9 @@ export async function checkStoredConnector(ctx: ServiceContext, row: ConnectorRo
     response = { ok: false, checked_at: at, error: { code: clean.code, message: clean.message, ...(Object.keys(clean.details).length > 0 ? { details: clean.details } : {}) } };
   }
   const updated = await ctx.store.setConnectorHealth(row.id, health, row.credentials_ciphertext);
+  // The vendor account webhook deliveries are attributed by (src/webhooks/attribution.ts).
+  if (response.ok) await ctx.webhookAttributions.learned(row.id, row.connector_type, response.info);
+  else await ctx.webhookAttributions.failed(row.id, row.connector_type);
   if (health.status === 'active') await ctx.sync.resume(row.id);
   else if (health.status === 'auth_failed') await ctx.sync.pause(row.id);
   return { ...response, connector: updated ?? (await ctx.store.getConnectorById(row.id)) ?? row };

@@ -5,6 +5,7 @@
  * Every query is scoped by the caller's organization, so another organization's connector is
  * indistinguishable from one that does not exist (404 connector_not_found).
  */
+import { subscriptionParams } from '../webhooks/ingress.ts';
 import type { Credentials } from '../auth/index.ts';
 import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
@@ -100,15 +101,18 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
     updated_at: now,
   };
 
+  // What the check reports names the vendor account webhook deliveries are attributed by (src/webhooks/attribution.ts).
+  let info: Record<string, unknown> | undefined;
   if (body.credentials !== undefined) {
     const variant = validateCredentials(manifest, body.credentials);
     if (runCheck) {
-      await checkCredentials(ctx, manifest, body.credentials as Credentials, variant);
+      info = (await checkCredentials(ctx, manifest, body.credentials as Credentials, variant)).info;
       base.last_checked_at = nowIso(ctx);
     }
     const sealed = ctx.keyRing.sealJson(body.credentials, connectorCredentialsContext(id));
     const row: ConnectorRow = { ...base, auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext };
     await ctx.store.insertConnector(row);
+    if (info !== undefined) await ctx.webhookAttributions.learned(row.id, row.connector_type, info);
     return row;
   }
 
@@ -120,13 +124,13 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
     const pending = await ctx.store.findUsableOAuthSecret(lookup, now);
     if (pending !== undefined) {
       const tokens = ctx.keyRing.openJson<Credentials>({ keyId: pending.key_id, ciphertext: pending.ciphertext }, oauthSecretContext(idHash));
-      await checkCredentials(ctx, manifest, tokens, validateCredentials(manifest, tokens, pending.auth_variant));
+      info = (await checkCredentials(ctx, manifest, tokens, validateCredentials(manifest, tokens, pending.auth_variant))).info;
       base.last_checked_at = nowIso(ctx);
     }
   }
   // Consume the secret and insert the connector in one transaction: if the insert fails, the
   // secret stays usable; if two requests race, the conditional UPDATE lets only one through.
-  return ctx.store.transaction(async (tx) => {
+  const created = await ctx.store.transaction(async (tx) => {
     const secret = await tx.consumeOAuthSecret(lookup, now);
     if (secret === undefined) {
       throw new SwitchboardError(
@@ -143,6 +147,8 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
     await tx.wipeOAuthSecret(idHash);
     return row;
   });
+  if (info !== undefined) await ctx.webhookAttributions.learned(created.id, created.connector_type, info);
+  return created;
 }
 
 /** A connector of the organization, or connector_not_found. */
@@ -210,12 +216,13 @@ export interface PatchConnectorBody {
 export async function patchConnector(ctx: ServiceContext, organizationId: string, id: string, body: PatchConnectorBody, opts: CheckOption = {}): Promise<ConnectorRow> {
   const current = await requireConnector(ctx, organizationId, id);
   const patch: Parameters<ServiceContext['store']['updateConnector']>[2] = { updated_at: nowIso(ctx) };
+  let info: Record<string, unknown> | undefined;
   if (body.name !== undefined) patch.name = body.name;
   if (body.credentials !== undefined) {
     const manifest = connectorType(ctx, current.connector_type);
     patch.auth_variant = validateCredentials(manifest, body.credentials);
     if (opts.check ?? true) {
-      await checkCredentials(ctx, manifest, body.credentials as Credentials, patch.auth_variant);
+      info = (await checkCredentials(ctx, manifest, body.credentials as Credentials, patch.auth_variant)).info;
       patch.last_checked_at = nowIso(ctx);
     }
     const sealed = ctx.keyRing.sealJson(body.credentials, connectorCredentialsContext(id));
@@ -228,6 +235,9 @@ export async function patchConnector(ctx: ServiceContext, organizationId: string
   if (row === undefined) throw notFound(id); // deleted meanwhile
   ctx.runtimes.forget(id);
   ctx.syncWorker?.forget(id);
+  // New credentials may reach another account: what their check reported, or (unchecked) asked again in the background.
+  if (info !== undefined) await ctx.webhookAttributions.learned(id, row.connector_type, info);
+  else if (body.credentials !== undefined) await ctx.webhookAttributions.forget(id);
   if (body.credentials !== undefined) await ctx.sync.resume(id);
   return row;
 }
@@ -283,7 +293,9 @@ export async function executeAction(ctx: ServiceContext, organizationId: string,
   const { runtime, secrets } = ctx.runtimes.get(row, manifest);
   try {
     // A caller is not held behind a paused or saturated connector: past a short wait it gets 429 with Retry-After.
-    return await runtime.execute(body.entity, body.action, body.params ?? {}, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs });
+    // The action that points the vendor at a URL only ever points it at this connector's ingress URL (src/webhooks/ingress.ts).
+    const params = subscriptionParams(ctx, row, manifest, body.entity, body.action, body.params ?? {});
+    return await runtime.execute(body.entity, body.action, params, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs });
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.

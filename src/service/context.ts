@@ -2,6 +2,7 @@
  * What every route group of the service works with: the store, the key ring, the
  * configuration, the connector registry and the clock. Built once per app by buildApp().
  */
+import type { WebhookAttributions } from '../webhooks/attribution.ts';
 import type { RecordWriter } from '../search/record-writer.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -48,6 +49,8 @@ export interface ServiceContext {
   /** Events: the outbox of outgoing webhooks and what the service reports into it (src/events). */
   outbox: EventOutbox;
   events: ServiceEvents;
+  /** Vendor webhooks in: each connector's vendor account, as its credential checks report it (src/webhooks/attribution.ts). */
+  webhookAttributions: WebhookAttributions;
   hooks: ServiceHooks;
   /** Limits (per organization, token endpoint, upstream throttles), in process or shared by instances. */
   limits: LimitBackend;

@@ -27,9 +27,11 @@ export const WEBHOOKS_SCHEMA = {
         prefix: { type: 'string', description: 'hmac: text before the digest in the header, e.g. "sha1=".' },
         encoding: { enum: ['hex', 'base64'], description: 'hmac: how the digest is written (default hex).' },
         secret: { enum: ['oauth_client_secret', 'webhook_secret'], description: "The key: the deployment's OAuth client secret of this type, or SWITCHBOARD_<TYPE>_WEBHOOK_SECRET." },
+        max_age_seconds: { type: 'integer', minimum: 1, maximum: 3600, description: 'jwt: the token must carry exp, at most this far ahead of now, and an iat (when given) no older than this (default 300).' },
+        audience: { enum: ['ingress_url'], description: "jwt: the token's aud must equal the URL the delivery was posted to (the service's ingress URL for it, from SWITCHBOARD_PUBLIC_URL)." },
       },
     },
-    delivery_id: { ...template, description: 'The delivery id (scope: body, headers); a delivery id seen before is a replay (401).' },
+    delivery_id: { ...template, description: "The delivery id (scope: body, headers); a delivery id seen before is a replay (401). Not for scheme jwt: a token's replay key is its jti, else a hash of the token (the body is not signed)." },
     timestamp: { ...template, description: 'When the vendor sent it, Unix seconds (scope: body, headers); outside tolerance_seconds of now it is a replay (401).' },
     tolerance_seconds: { type: 'integer', minimum: 1, description: 'Replay window around now for timestamp (default 300).' },
     challenge: {
@@ -44,10 +46,17 @@ export const WEBHOOKS_SCHEMA = {
       additionalProperties: false,
       required: ['by'],
       properties: {
-        by: { enum: ['payload', 'url'], description: 'payload: one URL per vendor app, connectors found by `value` = their check `info`; url: the URL names the connector (subscriptions the service creates per connector).' },
-        value: { ...template, description: 'payload: the workspace/app id in the delivery (scope: body, headers).' },
-        info: { type: 'string', description: "payload: the key of the connector's credential check info it must equal (e.g. app_id)." },
+        by: { enum: ['payload', 'url'], description: 'payload: one URL per vendor app, connectors found by `value` = their check `info`; url: the URL names the connector (subscriptions the service creates per connector), and with value and info the delivery must also name that connector\'s account.' },
+        value: { ...template, description: 'The workspace/account id in the delivery (scope: body, headers, and token — the verified JWT claims — for scheme jwt).' },
+        info: { type: 'string', description: "The key of the connector's credential check info it must equal (e.g. app_id), learned when the connector's credentials are checked." },
       },
+    },
+    subscribe: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['entity', 'action', 'url_param'],
+      description: "The action that subscribes the vendor to a URL (monday's webhooks.create): hosted, its url_param is always the service's own ingress URL for the connector — filled in when absent, refused (400 webhook_ingress_url_only) when it names anything else.",
+      properties: { entity: { type: 'string' }, action: { type: 'string' }, url_param: { type: 'string' } },
     },
     topic: { ...template, description: 'The delivery topic (scope: body, headers).' },
     topics: {
@@ -81,35 +90,42 @@ export interface CompiledTopic {
 }
 
 export interface CompiledWebhooks {
-  signature: { scheme: 'hmac' | 'jwt'; algorithm: 'sha1' | 'sha256'; header: string; prefix: string; encoding: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret' };
+  signature: { scheme: 'hmac' | 'jwt'; algorithm: 'sha1' | 'sha256'; header: string; prefix: string; encoding: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret'; maxAgeSeconds: number; audience?: 'ingress_url' };
   deliveryId?: Template;
   timestamp?: Template;
   toleranceSeconds: number;
   challenge?: { when: Template; response: TemplateTree };
   attribution: { by: 'payload' | 'url'; value?: Template; info?: string };
+  subscribe?: { entity: string; action: string; urlParam: string };
   topic: Template;
   topics: CompiledTopic[];
 }
 
 /** The section as the manifest types it (generated/manifest.ts has the same shape). */
 export interface WebhooksDef {
-  signature: { scheme: 'hmac' | 'jwt'; algorithm?: 'sha1' | 'sha256'; header: string; prefix?: string; encoding?: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret' };
+  signature: { scheme: 'hmac' | 'jwt'; algorithm?: 'sha1' | 'sha256'; header: string; prefix?: string; encoding?: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret'; max_age_seconds?: number; audience?: 'ingress_url' };
   delivery_id?: string;
   timestamp?: string;
   tolerance_seconds?: number;
   challenge?: { when: string; response?: unknown };
   attribution: { by: 'payload' | 'url'; value?: string; info?: string };
+  subscribe?: { entity: string; action: string; url_param: string };
   topic: string;
   topics: { match: string; entity: string; id: string; record?: string; get_params?: Record<string, string>; delete?: boolean }[];
 }
 
 const DELIVERY_ROOTS = new Set(['body', 'headers']);
+/** Scheme jwt: the verified token's claims are `token`. */
+const JWT_ROOTS = new Set(['body', 'headers', 'token']);
+
+/** jwt: the longest lifetime left on a token, and the oldest iat, when the manifest says nothing. */
+export const DEFAULT_JWT_MAX_AGE_SECONDS = 300;
 
 /**
  * Compile the section; each problem is reported through `problem` with its path under
  * `webhooks`. `entities` maps each entity to its primary key and whether it has a get action.
  */
-export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: boolean; synced: boolean }>, problem: (path: (string | number)[], message: string) => void): CompiledWebhooks | undefined {
+export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: boolean; synced: boolean; params?: Map<string, string[]> }>, problem: (path: (string | number)[], message: string) => void): CompiledWebhooks | undefined {
   const before = { n: 0 };
   const add = (path: (string | number)[], message: string): void => {
     before.n++;
@@ -128,6 +144,15 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
   };
   const s = w.signature;
   if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined)) add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme === 'hmac' && (s.max_age_seconds !== undefined || s.audience !== undefined)) add(['signature'], 'max_age_seconds and audience are for scheme jwt');
+  if (s.scheme === 'jwt' && w.delivery_id !== undefined) add(['delivery_id'], "scheme jwt: the replay key is the token's jti (else a hash of the token), never the unsigned body");
+  if (w.attribution.by === 'url' && (w.attribution.value === undefined) !== (w.attribution.info === undefined)) add(['attribution'], 'attribution by url takes value and info together (the account the delivery names, and the check info key it must equal)');
+  if (w.subscribe !== undefined) {
+    const declared = entities.get(w.subscribe.entity)?.params?.get(w.subscribe.action);
+    if (declared === undefined) add(['subscribe'], `no action ${w.subscribe.entity}.${w.subscribe.action}`);
+    else if (!declared.includes(w.subscribe.url_param)) add(['subscribe', 'url_param'], `${w.subscribe.entity}.${w.subscribe.action} has no param "${w.subscribe.url_param}"`);
+  }
+  const valueRoots = s.scheme === 'jwt' ? JWT_ROOTS : DELIVERY_ROOTS;
   if (w.attribution.by === 'payload' && (w.attribution.value === undefined || w.attribution.info === undefined)) add(['attribution'], 'attribution by payload needs value (the id in the delivery) and info (the check info key it equals)');
   const topics: CompiledTopic[] = [];
   w.topics.forEach((t, i) => {
@@ -147,7 +172,7 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
   const topic = tpl(['topic'], w.topic);
   const deliveryId = w.delivery_id !== undefined ? tpl(['delivery_id'], w.delivery_id) : undefined;
   const timestamp = w.timestamp !== undefined ? tpl(['timestamp'], w.timestamp) : undefined;
-  const value = w.attribution.value !== undefined ? tpl(['attribution', 'value'], w.attribution.value) : undefined;
+  const value = w.attribution.value !== undefined ? tpl(['attribution', 'value'], w.attribution.value, valueRoots) : undefined;
   const when = w.challenge !== undefined ? tpl(['challenge', 'when'], w.challenge.when) : undefined;
   let response: TemplateTree | undefined;
   try {
@@ -157,12 +182,13 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
   }
   if (before.n > 0 || topic === undefined) return undefined;
   return {
-    signature: { scheme: s.scheme, algorithm: s.algorithm ?? 'sha256', header: s.header.toLowerCase(), prefix: s.prefix ?? '', encoding: s.encoding ?? 'hex', secret: s.secret },
+    signature: { scheme: s.scheme, algorithm: s.algorithm ?? 'sha256', header: s.header.toLowerCase(), prefix: s.prefix ?? '', encoding: s.encoding ?? 'hex', secret: s.secret, maxAgeSeconds: s.max_age_seconds ?? DEFAULT_JWT_MAX_AGE_SECONDS, ...(s.audience !== undefined ? { audience: s.audience } : {}) },
     ...(deliveryId ? { deliveryId } : {}),
     ...(timestamp ? { timestamp } : {}),
     toleranceSeconds: w.tolerance_seconds ?? 300,
     ...(when !== undefined && response !== undefined ? { challenge: { when, response } } : {}),
     attribution: { by: w.attribution.by, ...(value ? { value } : {}), ...(w.attribution.info !== undefined ? { info: w.attribution.info } : {}) },
+    ...(w.subscribe !== undefined ? { subscribe: { entity: w.subscribe.entity, action: w.subscribe.action, urlParam: w.subscribe.url_param } } : {}),
     topic,
     topics,
   };

@@ -4,27 +4,34 @@
  * store — the record from the payload, or fetched through `get`, or a deletion by id — so it is
  * searchable and in the change feed at once, with no sync.
  *
- * Order: challenge handshake (answered as is) → signature (401 webhook_signature_invalid) →
- * timestamp window and delivery id (401 webhook_replayed; the id is recorded only once the
- * delivery was processed, so a vendor's retry of a failed one is not a replay) → topic → the
- * attributed connectors → apply. Nothing is stored before the signature verifies. At most
- * `queueLimit` deliveries are processed at once per instance; more are answered 503
- * webhook_queue_full with Retry-After, which vendors retry.
+ * Order: nesting depth (400 invalid_json_depth, as every request body) → challenge handshake
+ * (answered as is, only at the URL of a connector of the type) → signature (401
+ * webhook_signature_invalid; a JWT must carry exp within the manifest's max age and, when the
+ * manifest says so, aud = the URL it was posted to) → timestamp window and replay key (401
+ * webhook_replayed; the key is the body's delivery id for hmac, the token's jti or hash for jwt;
+ * it is recorded only once the delivery was processed, so a vendor's retry of a failed one is not
+ * a replay) → topic → the attributed connectors (attribution.ts: read from what their credential
+ * checks reported; a delivery that may still belong to a connector not resolved yet is 503
+ * webhook_attribution_pending, which the vendor retries) → apply. Nothing is stored before the
+ * signature verifies. At most `queueLimit` deliveries are processed at once per instance; more
+ * are answered 503 webhook_queue_full with Retry-After, which vendors retry.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { jwtVerify } from 'jose';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { jwtVerify, type JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors/index.ts';
 import { renderTree, type LoadedManifest } from '../manifest/compile.ts';
 import type { ConnectorRuntime } from '../engine/index.ts';
+import { checkBody } from '../service/http-hygiene.ts';
 import { isAuthFailure, type ChangeApplier, type RecordsChanged } from '../sync/index.ts';
 import { truthy } from '../templates/index.ts';
 import type { EventsTables } from '../events/migrations.ts';
+import type { WebhookAttributions } from './attribution.ts';
 import { topicRule, type CompiledWebhooks } from './manifest.ts';
 
-/** Connectors of a type checked for their attribution key per delivery at most (the rest on later deliveries). */
-const RESOLVE_PER_DELIVERY = 20;
+/** Seconds a vendor is told to wait before retrying a delivery that cannot be attributed yet. */
+export const ATTRIBUTION_RETRY_AFTER_S = 60;
 /** Receipts (replay detection by id) are kept this long at least. */
 const RECEIPT_MS = 86_400_000;
 
@@ -39,10 +46,11 @@ export interface ReceiverOptions {
   applier: () => ChangeApplier;
   /** The signing secret of a type (per the manifest's signature.secret), or undefined when not configured. */
   secretFor: (type: string, kind: 'oauth_client_secret' | 'webhook_secret') => string | undefined;
-  /** Connectors of a type (for attribution by payload), and one connector by id. */
-  connectorsOfType: (type: string) => Promise<WebhookConnector[]>;
+  /** One connector by id. */
   connector: (id: string) => Promise<(WebhookConnector & { connector_type: string }) | undefined>;
-  /** A connector's runtime (its stored credentials): check info for attribution, get for hydration. */
+  /** The connectors' vendor accounts, as their credential checks reported them. */
+  attributions: WebhookAttributions;
+  /** A connector's runtime (its stored credentials): get for hydration. */
   runtimeFor: (connectorId: string) => Promise<ConnectorRuntime | undefined>;
   now: () => number;
   queueLimit: number;
@@ -60,6 +68,8 @@ export interface Delivery {
   connectorId?: string;
   headers: Record<string, string | string[] | undefined>;
   raw: Buffer;
+  /** The URL the delivery was posted to, as the vendor was given it (SWITCHBOARD_PUBLIC_URL + path): a JWT's aud must equal it. */
+  ingressUrl: string;
 }
 
 function header(headers: Delivery['headers'], name: string): string | undefined {
@@ -96,16 +106,24 @@ export class WebhookReceiver {
     } catch {
       body = undefined;
     }
-    const ctx = { body, headers: d.headers };
-    // The subscription handshake: echoing the vendor's own challenge reveals nothing.
-    if (w.challenge !== undefined && body !== undefined && truthy(w.challenge.when.render(ctx))) return { status: 200, body: renderTree(w.challenge.response, ctx) };
+    // The same nesting limit as every other request body (the challenge and the signature check come after).
+    const tooDeep = checkBody(body);
+    if (tooDeep?.code === 'invalid_json_depth') throw tooDeep;
+    const ctx: Record<string, unknown> = { body, headers: d.headers };
+    // The subscription handshake: echoing the vendor's own challenge reveals nothing, but only a
+    // connector of the type has a URL to answer it at.
+    if (w.challenge !== undefined && body !== undefined && truthy(w.challenge.when.render(ctx))) {
+      if (w.attribution.by === 'url') await this.namedConnector(d);
+      return { status: 200, body: renderTree(w.challenge.response, ctx) };
+    }
 
     const secret = this.o.secretFor(d.type, w.signature.secret);
     if (secret === undefined) {
       const v = w.signature.secret === 'oauth_client_secret' ? `SWITCHBOARD_${d.type.toUpperCase()}_OAUTH_CLIENT_SECRET` : `SWITCHBOARD_${d.type.toUpperCase()}_WEBHOOK_SECRET`;
       throw new SwitchboardError('webhooks_not_configured', `Webhooks of ${d.type} are signed with a secret this deployment does not have: set ${v}`);
     }
-    await this.verify(d, w, secret);
+    const claims = await this.verify(d, w, secret);
+    if (claims !== undefined) ctx['token'] = claims;
     if (body === undefined || typeof body !== 'object' || body === null) throw new SwitchboardError('malformed_json', 'The delivery body is not a JSON object');
 
     const ts = w.timestamp?.render(ctx);
@@ -115,7 +133,7 @@ export class WebhookReceiver {
         throw new SwitchboardError('webhook_replayed', `The delivery's timestamp is outside ${w.toleranceSeconds} s of now`);
       }
     }
-    const rawId = w.deliveryId?.render(ctx);
+    const rawId = claims !== undefined ? tokenReplayKey(d, w, claims) : w.deliveryId?.render(ctx);
     const deliveryId = rawId === undefined || rawId === null || rawId === '' ? undefined : String(rawId);
     if (deliveryId !== undefined) {
       const at = new Date(this.o.now()).toISOString();
@@ -132,7 +150,8 @@ export class WebhookReceiver {
     }
   }
 
-  private async verify(d: Delivery, w: CompiledWebhooks, secret: string): Promise<void> {
+  /** The verified JWT's claims (scheme jwt), or undefined (hmac). */
+  private async verify(d: Delivery, w: CompiledWebhooks, secret: string): Promise<JWTPayload | undefined> {
     const s = w.signature;
     const given = header(d.headers, s.header);
     if (given === undefined || given === '') throw refuse(`The delivery has no ${s.header} header`);
@@ -141,14 +160,24 @@ export class WebhookReceiver {
       const expected = createHmac(s.algorithm, secret).update(d.raw).digest();
       const got = Buffer.from(given.slice(s.prefix.length).trim(), s.encoding);
       if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw refuse(`${s.header} does not match the body`);
-      return;
+      return undefined;
     }
     const token = given.replace(/^Bearer\s+/i, '');
+    let payload: JWTPayload;
     try {
-      await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'], currentDate: new Date(this.o.now()) });
+      ({ payload } = await jwtVerify(token, new TextEncoder().encode(secret), {
+        algorithms: ['HS256'],
+        currentDate: new Date(this.o.now()),
+        requiredClaims: ['exp'],
+        ...(s.audience === 'ingress_url' ? { audience: d.ingressUrl } : {}),
+      }));
     } catch (e) {
       throw refuse(`${s.header} is not a valid JWT signed with the app's secret (${(e as Error).message})`);
     }
+    const nowS = this.o.now() / 1000;
+    if ((payload.exp as number) - nowS > s.maxAgeSeconds) throw refuse(`${s.header}: the token expires more than ${s.maxAgeSeconds} s from now`);
+    if (payload.iat !== undefined && nowS - payload.iat > s.maxAgeSeconds) throw refuse(`${s.header}: the token was issued more than ${s.maxAgeSeconds} s ago`);
+    return payload;
   }
 
   private async apply(d: Delivery, manifest: LoadedManifest, w: CompiledWebhooks, ctx: Record<string, unknown>, deliveryId: string): Promise<DeliveryAnswer> {
@@ -159,10 +188,11 @@ export class WebhookReceiver {
     const idValue = rule.id.render(ctx);
     if (idValue === undefined || idValue === null || idValue === '') throw new SwitchboardError('invalid_request', `The ${topic} delivery has no record id`);
     const id = String(idValue);
-    const connectors = await this.attributed(d, manifest, w, ctx);
+    const connectors = await this.attributed(d, w, ctx);
     const changes: RecordsChanged[] = [];
     for (const c of connectors) {
       let upserts: Record<string, unknown>[] = [];
+      let deletions: string[] = rule.delete ? [id] : [];
       if (!rule.delete) {
         const record = rule.record?.render(ctx);
         if (record !== undefined && record !== null && typeof record === 'object') upserts = [record as Record<string, unknown>];
@@ -173,53 +203,63 @@ export class WebhookReceiver {
           try {
             upserts = [(await runtime.execute(entity.name, 'get', params)).data as Record<string, unknown>];
           } catch (e) {
-            // This connector's credentials no longer work (it is auth_failed): the others still get the change.
-            // Anything else (the vendor API down) fails the delivery, so the vendor retries it.
-            if (!isAuthFailure(e)) throw e;
-            this.o.log?.info({ connector_id: c.id, code: e.code }, 'webhook: could not fetch the record for this connector');
-            continue;
+            if (e instanceof SwitchboardError && e.code === 'upstream_not_found') {
+              // The record is gone upstream (deleted since the vendor sent this): acknowledged, and the local copy dropped.
+              deletions = [id];
+            } else if (isAuthFailure(e)) {
+              // This connector's credentials no longer work (it is auth_failed): the others still get the change.
+              this.o.log?.info({ connector_id: c.id, code: e.code }, 'webhook: could not fetch the record for this connector');
+              continue;
+            } else throw e; // anything else (the vendor API down) fails the delivery, so the vendor retries it
           }
         }
       }
-      changes.push(await this.o.applier().applyDelivery(c.id, entity, deliveryId, upserts, rule.delete ? [id] : []));
+      changes.push(await this.o.applier().applyDelivery(c.id, entity, deliveryId, upserts, deletions));
     }
     return { status: 200, body: { ok: true, topic, entity: entity.name, id, connectors: changes.map((c) => ({ connector_id: c.connector_id, added: c.added, updated: c.updated, deleted: c.deleted })) } };
   }
 
-  /** The connectors a delivery is for: the one the URL names, or those whose check info matches the payload's id. */
-  private async attributed(d: Delivery, manifest: LoadedManifest, w: CompiledWebhooks, ctx: Record<string, unknown>): Promise<WebhookConnector[]> {
-    if (w.attribution.by === 'url') {
-      const c = d.connectorId === undefined ? undefined : await this.o.connector(d.connectorId);
-      if (c === undefined || c.connector_type !== d.type) throw new SwitchboardError('connector_not_found', `No ${d.type} connector ${d.connectorId ?? ''}`);
+  /** The connector the URL names, of the delivery's type, or connector_not_found. */
+  private async namedConnector(d: Delivery): Promise<WebhookConnector> {
+    const c = d.connectorId === undefined ? undefined : await this.o.connector(d.connectorId);
+    if (c === undefined || c.connector_type !== d.type) throw new SwitchboardError('connector_not_found', `No ${d.type} connector ${d.connectorId ?? ''}`);
+    return c;
+  }
+
+  /**
+   * The connectors a delivery is for: the one the URL names (and, with attribution value/info,
+   * only when the delivery names that connector's account), or those whose check info matches
+   * the payload's id. Reads what the connectors' checks reported; never runs a check.
+   */
+  private async attributed(d: Delivery, w: CompiledWebhooks, ctx: Record<string, unknown>): Promise<WebhookConnector[]> {
+    const a = w.attribution;
+    const rendered = a.value?.render(ctx);
+    const key = rendered === undefined || rendered === null || rendered === '' ? undefined : String(rendered);
+    if (a.by === 'url') {
+      const c = await this.namedConnector(d);
+      if (a.value === undefined) return [c];
+      if (key === undefined) throw refuse('The delivery does not name its account');
+      const known = await this.o.attributions.stateOf(c.id);
+      if (known.state === 'pending') throw this.pending(`The account of connector ${c.id} is not known yet`);
+      if (known.key !== key) throw refuse(`The delivery is for another account than connector ${c.id}'s`);
       return [c];
     }
-    const key = w.attribution.value?.render(ctx);
-    if (key === undefined || key === null || key === '') throw new SwitchboardError('invalid_request', 'The delivery does not name its workspace');
-    const all = await this.o.connectorsOfType(d.type);
-    const known = await this.o.db.selectFrom('webhook_attributions').selectAll().where('connector_type', '=', d.type).execute();
-    const byId = new Map(known.map((k) => [k.connector_id, k.attribution_key]));
-    // Connectors not asked yet: their credential check names their workspace (once, remembered).
-    const unknown = all.filter((c) => !byId.has(c.id) && c.status !== 'auth_failed').slice(0, RESOLVE_PER_DELIVERY);
-    for (const c of unknown) {
-      const runtime = await this.o.runtimeFor(c.id);
-      if (runtime === undefined || manifest.check === undefined) continue;
-      let value: string | null = null;
-      try {
-        const info = (await runtime.check()).info as Record<string, unknown> | undefined;
-        const v = info?.[w.attribution.info!];
-        value = v === undefined || v === null ? null : String(v);
-      } catch (e) {
-        this.o.log?.info({ connector_id: c.id, code: (e as { code?: string }).code }, 'webhook attribution: credential check failed');
-        continue;
-      }
-      byId.set(c.id, value);
-      await this.o.db
-        .insertInto('webhook_attributions')
-        .values({ connector_id: c.id, connector_type: d.type, attribution_key: value, resolved_at: new Date(this.o.now()).toISOString() })
-        .onConflict((oc) => oc.column('connector_id').doUpdateSet({ attribution_key: value, resolved_at: new Date(this.o.now()).toISOString() }))
-        .execute();
-    }
-    const live = new Set(all.map((c) => c.id));
-    return all.filter((c) => live.has(c.id) && byId.get(c.id) === String(key));
+    if (key === undefined) throw new SwitchboardError('invalid_request', 'The delivery does not name its workspace');
+    const ids = await this.o.attributions.connectorsWithKey(d.type, key);
+    if (ids.length === 0 && (await this.o.attributions.hasPending(d.type))) throw this.pending('No connector is known for this workspace yet, and some are still being resolved');
+    return ids.map((id) => ({ id, status: 'active' }));
   }
+
+  /** 503 webhook_attribution_pending (the vendor retries it), with a background resolution started. */
+  private pending(message: string): SwitchboardError {
+    this.o.attributions.resolveSoon();
+    return new SwitchboardError('webhook_attribution_pending', `${message}; retry later`, { details: { retry_after_ms: ATTRIBUTION_RETRY_AFTER_S * 1000 } });
+  }
+}
+
+/** A JWT delivery's replay key: its jti, else a hash of the token (the body is unsigned, so never from it). */
+function tokenReplayKey(d: Delivery, w: CompiledWebhooks, claims: JWTPayload): string {
+  if (typeof claims.jti === 'string' && claims.jti !== '') return `jti:${claims.jti}`;
+  const token = (header(d.headers, w.signature.header) ?? '').replace(/^Bearer\s+/i, '');
+  return `sha256:${createHash('sha256').update(token).digest('hex')}`;
 }

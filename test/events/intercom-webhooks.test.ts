@@ -3,11 +3,19 @@
  * delivery makes the change searchable with no sync and shows in the change feed as updated; a
  * mis-signed, unsigned, replayed or stale one is 401 and changes nothing; a deletion carries the
  * id only and shows as deleted; a conversation topic is hydrated through get; a workspace no
- * connector belongs to is acknowledged and ignored. SQLite always, PostgreSQL when configured.
+ * connector belongs to is acknowledged and ignored. Issue 37: attribution is learned when a
+ * connector is created or checked, never by checks inside a delivery's request, so twenty broken
+ * connectors of another organization cannot keep a workspace's deliveries from its connector
+ * (item 2); a delivery nobody claims while connectors are still being resolved is 503 (the vendor
+ * retries), failed checks are remembered with backoff; a conversation gone upstream is
+ * acknowledged and its local copy dropped (item 4). SQLite always, PostgreSQL when configured.
  */
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kysely } from 'kysely';
 import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { PENDING_FAILURES, RESOLVE_BATCH } from '../../src/webhooks/attribution.ts';
+import type { WebhooksInTables } from '../../src/webhooks/migrations.ts';
 import { describeEachDialect, openApiErrors, startHarness, type Harness, type Reply } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
@@ -34,8 +42,8 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
     delivery_status: 'pending',
     delivery_attempts: 1,
     delivered_at: 0,
-    first_sent_at: o.created_at ?? Math.floor(Date.now() / 1000),
-    created_at: o.created_at ?? Math.floor(Date.now() / 1000),
+    first_sent_at: o.created_at ?? Math.floor((Date.now() + h.clock.offsetMs) / 1000),
+    created_at: o.created_at ?? Math.floor((Date.now() + h.clock.offsetMs) / 1000),
   });
   const deliver = (body: unknown, signature?: string | null): Promise<Reply> => {
     const raw = JSON.stringify(body);
@@ -156,5 +164,82 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
   it('a connector type without webhooks is 404', async () => {
     const r = await h.request('POST', '/api/v1/webhooks/granola', { raw: '{}', headers: {} });
     expect(r.status).toBe(404);
+  });
+
+  it('a conversation deleted upstream since: the delivery is acknowledged (2xx) and the local copy dropped', async () => {
+    // A local copy of a conversation the workspace no longer has (get answers 404).
+    const entity = h.service.ctx.registry.get('intercom')!.entities.get('conversations')!;
+    const stored = (sim.records('conversations') as Record<string, unknown>[])[0]!;
+    const gone = `${String(stored['id'])}9090`;
+    await h.service.ctx.sync.applier.upsert(id, entity, [{ ...stored, id: gone }]);
+    expect(await h.service.ctx.records.getRecord(id, 'conversations', gone)).toBeDefined();
+    const r = await deliver(notification('conversation.user.replied', { type: 'conversation', id: gone }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.connectors).toEqual([{ connector_id: id, added: 0, updated: 0, deleted: 1 }]);
+    expect(await h.service.ctx.records.getRecord(id, 'conversations', gone)).toBeUndefined();
+  });
+
+  describe('attribution', () => {
+    const attributions = (): Kysely<WebhooksInTables> => h.service.ctx.database.db as unknown as Kysely<WebhooksInTables>;
+    let broken: string[];
+    let victim: string;
+
+    it("is learned when a connector is created: twenty-one broken connectors of another organization do not keep a workspace's deliveries from it, and none is checked in the delivery", async () => {
+      const attacker = await h.token(await h.createApp('org-attacker'));
+      broken = [];
+      for (let i = 0; i < 21; i++) {
+        const r = await h.request('POST', `${CONNECTORS}?check=false`, { token: attacker, body: { customer_name: `b${i}`, connector_type: 'intercom', name: `broken-${i}`, credentials: { access_token: `sk_broken_${i}` } } });
+        expect(r.status, r.text).toBe(201);
+        broken.push(r.body.id);
+      }
+      const victimToken = await h.token(await h.createApp('org-victim'));
+      const v = await h.request('POST', CONNECTORS, { token: victimToken, body: { customer_name: 'v', connector_type: 'intercom', name: 'victim', credentials: { access_token: TOKEN } } });
+      expect(v.status, v.text).toBe(201);
+      victim = v.body.id;
+      const r = await deliver(notification('contact.user.updated', { type: 'contact', id: 'attributed-1', name: 'Attributed Once' }));
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.connectors.map((c: { connector_id: string }) => c.connector_id).sort()).toEqual([id, victim].sort());
+      await h.service.ctx.webhookAttributions.settled();
+      // The delivery was claimed: no background pass was started, and no broken connector was checked.
+      const rows = await attributions().selectFrom('webhook_attributions').select('connector_id').where('connector_id', 'in', broken).execute();
+      expect(rows).toEqual([]);
+    });
+
+    it('a delivery nobody claims while connectors are still being resolved is 503 with Retry-After; failed checks are remembered with backoff, then it is acknowledged', async () => {
+      const unclaimed = () => deliver(notification('contact.user.updated', { type: 'contact', id: 'nobody-1', name: 'Nobody' }, { app_id: 'unknownws' }));
+      const failures = async (): Promise<number[]> =>
+        (await attributions().selectFrom('webhook_attributions').select('failures').where('connector_id', 'in', broken).execute()).map((r) => Number(r.failures)).sort();
+      // Each unclaimed delivery starts at most one background pass of RESOLVE_BATCH checks.
+      for (let pass = 1; pass <= Math.ceil(broken.length / RESOLVE_BATCH); pass++) {
+        const r = await unclaimed();
+        expect(r.status, r.text).toBe(503);
+        expect(r.body.code).toBe('webhook_attribution_pending');
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+        await h.service.ctx.webhookAttributions.settled();
+        expect((await failures()).length).toBe(Math.min(broken.length, pass * RESOLVE_BATCH));
+      }
+      // Remembered: more deliveries before the retry time check nothing again.
+      for (let i = 0; i < 3; i++) {
+        expect((await unclaimed()).status).toBe(503);
+        await h.service.ctx.webhookAttributions.settled();
+      }
+      expect(await failures()).toEqual(broken.map(() => 1));
+      // Past each backoff, the background retries them; after PENDING_FAILURES failures they no longer hold deliveries back.
+      for (let round = 2; round <= PENDING_FAILURES; round++) {
+        h.clock.offsetMs += 3_600_000;
+        for (let pass = 0; pass < Math.ceil(broken.length / RESOLVE_BATCH); pass++) {
+          h.service.ctx.webhookAttributions.resolveSoon();
+          await h.service.ctx.webhookAttributions.settled();
+        }
+        expect(await failures()).toEqual(broken.map(() => round));
+      }
+      const acknowledged = await unclaimed();
+      expect(acknowledged.status, acknowledged.text).toBe(200);
+      expect(acknowledged.body.connectors).toEqual([]);
+      // The victim's deliveries were never held back.
+      const r = await deliver(notification('contact.user.updated', { type: 'contact', id: 'attributed-2', name: 'Still Attributed' }));
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.connectors.map((c: { connector_id: string }) => c.connector_id)).toContain(victim);
+    });
   });
 });

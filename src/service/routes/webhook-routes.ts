@@ -16,6 +16,7 @@ import type { EventsTables } from '../../events/migrations.ts';
 import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSchema, WebhookSubscriptionsSchema } from '../../events/openapi-events.ts';
 import type { EventType } from '../../events/outbox.ts';
 import { WebhookReceiver } from '../../webhooks/receive.ts';
+import { ingressGate, ingressUrlOf } from '../../webhooks/ingress.ts';
 import { principalOf } from '../authentication.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { requireConnector } from '../connectors.ts';
@@ -28,11 +29,11 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
       registry: ctx.registry,
       applier: () => ctx.sync.applier,
       secretFor: (type, kind) => (kind === 'oauth_client_secret' ? ctx.config.connectorTypes[type]?.oauth?.clientSecret : ctx.config.connectorTypes[type]?.webhookSecret),
-      connectorsOfType: (type) => ctx.database.db.selectFrom('connectors').select(['id', 'status']).where('connector_type', '=', type).orderBy('created_at').execute(),
       connector: async (id) => {
         const row = await ctx.store.getConnectorById(id).catch(() => undefined);
         return row === undefined ? undefined : { id: row.id, status: row.status, connector_type: row.connector_type };
       },
+      attributions: ctx.webhookAttributions,
       runtimeFor: async (id) => {
         const row = await ctx.store.getConnectorById(id);
         const manifest = row === undefined ? undefined : ctx.registry.get(row.connector_type);
@@ -42,18 +43,25 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
       queueLimit: ctx.config.webhookQueueLimit,
       log: ctx.log,
     });
+    app.addHook('onClose', async () => ctx.webhookAttributions.close());
+    // Requests in flight are counted from their arrival, so bodies being read (before any
+    // signature check) count too: more are refused before their bodies are read.
+    const gate = ingressGate(ctx.config.webhookQueueLimit);
+    app.addHook('onRequest', gate);
     // The signature covers the raw bytes: keep them (this plugin's routes only).
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    const pub = { config: { auth: 'public' as const } };
+    // Unverified bodies: a smaller cap than other requests' (SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES).
+    const pub = { config: { auth: 'public' as const }, bodyLimit: ctx.config.webhookBodyLimitBytes };
     const handle = async (request: FastifyRequest<{ Params: { connector_type: string; connector_id?: string } }>, reply: FastifyReply) => {
       const { connector_type: type, connector_id: connectorId } = request.params;
+      const ingressUrl = `${ctx.publicUrl()}/api/v1/webhooks/${type}${connectorId !== undefined ? `/${connectorId}` : ''}`;
       try {
-        const a = await receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers: request.headers, raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0) });
+        const a = await receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers: request.headers, raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), ingressUrl });
         return reply.code(a.status).send(a.body);
       } catch (e) {
         // Vendors retry a 503 that says when.
-        if (e instanceof SwitchboardError && e.code === 'webhook_queue_full') reply.header('retry-after', '1');
+        if (e instanceof SwitchboardError && (e.code === 'webhook_queue_full' || e.code === 'webhook_attribution_pending')) reply.header('retry-after', String(Math.ceil(Number(e.details['retry_after_ms'] ?? 1000) / 1000)));
         throw e;
       }
     };
@@ -82,14 +90,14 @@ export function webhookEndpointRoutes(ctx: ServiceContext) {
       async (request, reply) => {
         const row = await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id);
         const manifest = connectorType(ctx, row.connector_type);
-        const create = manifest.entities.get('webhooks')?.actions.get('create');
-        if (manifest.webhooks?.attribution.by !== 'url' || create === undefined) {
+        const subscribe = manifest.webhooks?.subscribe;
+        if (manifest.webhooks?.attribution.by !== 'url' || subscribe === undefined) {
           throw new SwitchboardError('unknown_entity', `Connector type ${row.connector_type} has no per-connector webhook subscriptions`, { errors: [{ path: '/connector_id', message: 'its type subscribes per app, not per connector' }] });
         }
-        const url = `${ctx.publicUrl()}/api/v1/webhooks/${row.connector_type}/${row.id}`;
+        const url = ingressUrlOf(ctx, row);
         const { runtime } = ctx.runtimes.get(row, manifest);
         const data: unknown[] = [];
-        for (const event of request.body.events) data.push((await runtime.execute('webhooks', 'create', { ...request.body.params, event, url })).data);
+        for (const event of request.body.events) data.push((await runtime.execute(subscribe.entity, subscribe.action, { ...request.body.params, event, [subscribe.urlParam]: url })).data);
         return reply.code(201).send({ data, url });
       },
     );
