@@ -5,7 +5,7 @@
  *     node --import tsx examples/library-mode.ts
  * Without GRANOLA_BASE_URL it calls the real Granola API.
  */
-import { connect, SwitchboardError } from 'switchboard';
+import { connect, SwitchboardError } from '@switchboard-oss/switchboard';
 
 const granola = connect('granola', {
   credentials: { api_key: process.env['GRANOLA_API_KEY'] ?? '' },

@@ -10,7 +10,16 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch {
+  // Installed from a packed tarball or the registry: no devDependencies, and the package ships its
+  // dist/ already built. Nothing to do then; without dist/ there is nothing to run, so say so.
+  if (existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) process.exit(0);
+  process.stderr.write('build: TypeScript is not installed and dist/ is missing; run `npm install` (with devDependencies) in the repository, then `npm run build`\n');
+  process.exit(1);
+}
 try {
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
 } catch {

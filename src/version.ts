@@ -5,7 +5,7 @@ export function packageVersion(): string {
   for (const rel of ['../package.json', '../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'switchboard' && typeof pkg.version === 'string') return pkg.version;
+      if (pkg.name === '@switchboard-oss/switchboard' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // not at this level: try the next one
     }

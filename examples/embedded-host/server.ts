@@ -24,11 +24,11 @@ import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Kysely, Migration } from 'kysely';
-import { ConnectorRuntime, connectorRegistry, SwitchboardError, SYNC_ONLY_ACTIONS, type FetchLike, type LoadedManifest, type RetryPolicy } from 'switchboard';
-import { RecordStore, searchDefOf, searchMigrations } from 'switchboard/search';
-import { connectorTypeConfigFromEnv, type ConnectorTypeConfig } from 'switchboard/service';
-import { migrate, openDatabase, resolveKeyRing, type Database, type KeyRing, type MigrationGroup, type ResolvedKeyRing } from 'switchboard/store';
-import { SyncEngine, syncMigrations } from 'switchboard/sync';
+import { ConnectorRuntime, connectorRegistry, SwitchboardError, SYNC_ONLY_ACTIONS, type FetchLike, type LoadedManifest, type RetryPolicy } from '@switchboard-oss/switchboard';
+import { RecordStore, searchDefOf, searchMigrations } from '@switchboard-oss/switchboard/search';
+import { connectorTypeConfigFromEnv, type ConnectorTypeConfig } from '@switchboard-oss/switchboard/service';
+import { migrate, openDatabase, resolveKeyRing, type Database, type KeyRing, type MigrationGroup, type ResolvedKeyRing } from '@switchboard-oss/switchboard/store';
+import { SyncEngine, syncMigrations } from '@switchboard-oss/switchboard/sync';
 
 // ---------------------------------------------------------------------------------------------
 // The app's own table: one connection per (user, connector type), credentials sealed.

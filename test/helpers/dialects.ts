@@ -5,10 +5,11 @@
  */
 import pg from 'pg';
 import { describe } from 'vitest';
+import { PG_SKIP_REASON } from './postgres-skip.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 export const PG_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL']?.trim() || undefined;
-export const PG_SKIP_REASON = 'skipped: SWITCHBOARD_TEST_POSTGRES_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
+export { PG_SKIP_REASON } from './postgres-skip.ts';
 
 /** `describe.each` over both dialects; `%s` in the title is the dialect. */
 export function describeEachDialect(title: string, fn: (dialect: DialectName) => void): void {

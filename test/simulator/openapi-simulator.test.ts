@@ -426,7 +426,7 @@ describe('switchboard simulate', () => {
     const badSidecar = await runSwitchboard(['simulate', '--openapi', ASANA, '--sidecar', new URL('../../connectors/intercom/openapi-2.14.json', import.meta.url).pathname, '--port', '0']);
     expect(badSidecar.code).toBe(1);
     expect(badSidecar.stderr).toMatch(/"code": "invalid_params"[\s\S]*invalid simulator sidecar/);
-    const badSeed = await runSwitchboard(['simulate', '--openapi', ASANA, '--seed', '-1']);
+    const badSeed = await runSwitchboard(['simulate', '--openapi', ASANA, '--seed', '-1', '--port', '0']);
     expect(badSeed.code).toBe(1);
     expect(badSeed.stderr).toMatch(/--seed must be an integer/);
   });
