@@ -232,11 +232,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description: "Serve `GET /metrics` on the API's port too, to callers sending `Authorization: Bearer <token>` (401 unauthorized otherwise); at least 16 characters",
   },
   {
-    name: 'OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT',
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
     default: '(none: tracing off, the OpenTelemetry SDK is not loaded)',
     description:
-      'OpenTelemetry traces over OTLP/HTTP, configured by the standard OTEL_* variables (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER...): on when an OTLP endpoint is set or OTEL_TRACES_EXPORTER is otlp (docs/operations.md)',
+      'OpenTelemetry traces over OTLP/HTTP to this collector (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); the other standard OTEL_* variables apply (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER...); docs/operations.md',
   },
+  { name: 'OTEL_TRACES_EXPORTER', default: '(none)', description: '`otlp` turns tracing on (default endpoint http://localhost:4318); `none` turns it off whatever else is set; other exporters are refused at start' },
 ];
 
 /** Whether the standard OTEL_* variables ask for traces: OTEL_TRACES_EXPORTER=otlp, or an OTLP endpoint set and the exporter not `none`. */

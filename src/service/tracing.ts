@@ -9,7 +9,7 @@
  * trace_id and span_id (logger.ts).
  */
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { addObserver, type Observer } from '../observe/hooks.ts';
 import { setTraceFields } from './logger.ts';
@@ -122,8 +122,8 @@ type Traced = FastifyRequest & { [REQUEST_TRACE]?: { span: Span; context: Contex
 
 /**
  * The inbound request's span, as Fastify hooks: started in onRequest from the caller's
- * traceparent (if any) and made active for the hooks after it and for the route's handler
- * (wrapped in onRoute: the body arrives on the socket's events, outside the hook's context).
+ * traceparent (if any) and made active (AsyncLocalStorage) for the hooks after it and the
+ * route's handler, whose spans are its children.
  */
 export function traceRequests(app: FastifyInstance, t: Tracing): void {
   const { api } = t;
@@ -149,12 +149,5 @@ export function traceRequests(app: FastifyInstance, t: Tracing): void {
   };
   app.addHook('onResponse', async (request: Traced, reply) => end(request, reply));
   app.addHook('onRequestAbort', async (request: Traced) => end(request, undefined));
-  app.addHook('onRoute', (r: RouteOptions) => {
-    const handler = r.handler;
-    r.handler = function traced(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-      const c = (request as Traced)[REQUEST_TRACE]?.context;
-      return c === undefined ? handler.call(this, request, reply) : api.context.with(c, handler, this, request, reply);
-    };
-  });
   app.addHook('onClose', async () => t.flush());
 }
