@@ -17,7 +17,7 @@ async function exportedNames(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const m of await serviceMetrics().registry.getMetricsAsJSON()) {
     names.add(m.name);
-    if (m.type === 'histogram' || m.type === 'summary') for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
+    if (String(m.type) === 'histogram' || String(m.type) === 'summary') for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
   }
   return names;
 }
