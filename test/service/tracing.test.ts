@@ -105,8 +105,15 @@ it('an execute with a traceparent is one trace: inbound request → execute → 
   // A refused request logs a line inside its span.
   const refused = await h.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, headers: { traceparent: `00-${traceId}-${callerSpan}-01` }, body: { entity: 'nope', action: 'list' } });
   expect(refused.status).toBe(400);
+  // A sync run has its span.
+  await h.service.ctx.sync.runOnce(c.body.id, { full: true });
   // Closing flushes the batch to the receiver.
   await h.close();
+  const run = spans.find((s) => s.name === 'switchboard sync run');
+  expect(run).toBeDefined();
+  expect(attr(run!, 'switchboard.connector_type')).toBe('granola');
+  expect(attr(run!, 'switchboard.sync.outcome')).toBe('completed');
+  expect(attr(run!, 'switchboard.sync.added')).toBe(3);
   const mine = spans.filter((s) => hex(s.traceId) === traceId);
   const server = mine.find((s) => s.name === 'POST /api/v1/integrations/connectors/:connector_id/execute' && hex(s.parentSpanId) === callerSpan);
   expect(server, JSON.stringify(mine.map((s) => s.name))).toBeDefined();
