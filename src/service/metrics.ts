@@ -118,13 +118,22 @@ function createMetrics(): ServiceMetrics {
       this.set({ state: 'busy' }, total - idle);
     },
   });
+  // Series bound once per label set (bounded: manifest names and closed sets): no label hashing per call.
+  const bound = new Map<string, { calls: Counter.Internal; duration: Histogram.Internal<string> }>();
   const observer: Observer = {
     upstream: (info) => ({
       end: (r) => {
         const type = info.connectorType;
         const action = `${info.entity}.${info.action}`;
-        calls.inc({ connector_type: type, action, outcome: upstreamOutcome(r.status, r.errorCode) });
-        duration.observe({ connector_type: type }, r.durationMs / 1000);
+        const outcome = upstreamOutcome(r.status, r.errorCode);
+        const key = `${type} ${action} ${outcome}`;
+        let b = bound.get(key);
+        if (b === undefined) {
+          b = { calls: calls.labels({ connector_type: type, action, outcome }), duration: duration.labels({ connector_type: type }) };
+          bound.set(key, b);
+        }
+        b.calls.inc();
+        b.duration.observe(r.durationMs / 1000);
         if (r.retries > 0) retries.inc({ connector_type: type, action }, r.retries);
         if (r.waitedMs > 0) waited.inc({ connector_type: type }, r.waitedMs / 1000);
         if (r.bytes > 0) bytes.inc({ connector_type: type }, r.bytes);

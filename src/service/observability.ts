@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Histogram } from 'prom-client';
 import type { ServiceContext } from './context.ts';
 import { serviceMetrics, type ServiceMetrics } from './metrics.ts';
 import { problem, sendProblem } from './problem.ts';
@@ -33,15 +34,24 @@ function webhookOutcome(status: number): string {
 
 /** Count each answered request (and vendor webhook delivery) by its route template, never its URL. */
 function observeRequests(app: FastifyInstance, ctx: ServiceContext, m: ServiceMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // Each (method, route, status) series bound once: no label hashing per request.
+  const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
-    m.http.observe({ method: request.method, route: route ?? 'unmatched', status_code: reply.statusCode }, reply.elapsedTime / 1000);
+    const key = `${request.method} ${route ?? ''} ${reply.statusCode}`;
+    let h = series.get(key);
+    if (h === undefined) {
+      h = m.http.labels({ method: request.method, route: route ?? 'unmatched', status_code: reply.statusCode });
+      series.set(key, h);
+    }
+    h.observe(reply.elapsedTime / 1000);
     if (route !== undefined && WEBHOOK_ROUTES.has(route)) {
       const type = (request.params as { connector_type?: unknown } | undefined)?.connector_type;
       // A type the registry does not know is the caller's text: never a label value.
       const label = typeof type === 'string' && ctx.registry.has(type) ? type : 'unknown';
       m.webhooksIn.inc({ connector_type: label, outcome: webhookOutcome(reply.statusCode) });
     }
+    done();
   });
 }
 
