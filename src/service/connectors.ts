@@ -5,7 +5,7 @@
  * Every query is scoped by the caller's organization, so another organization's connector is
  * indistinguishable from one that does not exist (404 connector_not_found).
  */
-import { withSpan } from '../observe/hooks.ts';
+import { observing, withSpan } from '../observe/hooks.ts';
 import type { Credentials } from '../auth/index.ts';
 import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
@@ -264,6 +264,7 @@ function searchParams(params: Record<string, unknown> | null | undefined): Recor
 
 /** Run one action on a connector: the library-mode envelope, or the search response (in a span when traced). */
 export function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
+  if (!observing) return runAction(ctx, organizationId, id, body, signal);
   const name = SEARCH_ACTIONS.has(body.action) ? 'switchboard search' : 'switchboard execute';
   return withSpan(name, { 'switchboard.entity': String(body.entity), 'switchboard.action': String(body.action) }, () => runAction(ctx, organizationId, id, body, signal));
 }
