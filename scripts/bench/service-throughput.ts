@@ -20,6 +20,7 @@
  *
  * Run: npm run bench:service-throughput [-- --duration 4 --connections 16 --rounds 7]
  * (many short rounds: on a shared machine their median ratio moves less than that of a few long ones)
+ * BENCH_METRICS=1 runs the service with its metrics on (SWITCHBOARD_METRICS_PORT), to compare.
  * `--cpu-prof DIR` writes the server process's V8 CPU profile into DIR (open it in Chrome DevTools).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -63,6 +64,8 @@ async function serveMode(): Promise<void> {
       upstreamThrottle: false,
       syncScheduler: false,
       connectorTypes: { granola: { baseUrl: granolaUrl } },
+      // BENCH_METRICS=1: with Prometheus metrics on (docs/operations.md), to compare with them off.
+      ...(process.env['BENCH_METRICS'] === '1' ? { metricsPort: 0 } : {}),
     }),
     // stdout carries the one JSON line the driver reads; logs go to stderr.
     logDestination: process.stderr,

@@ -17,6 +17,8 @@ import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, 
 import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { PathValueError, truthy, type TemplateContext } from '../templates/index.ts';
+import { observing } from '../observe/hooks.ts';
+import { observedCall, type CallTrack } from './observed-call.ts';
 
 /** The result envelope: list → data array + meta; get/create/update → data object. */
 export interface ListEnvelope<R = Record<string, unknown>, M = Record<string, unknown>> {
@@ -588,7 +590,12 @@ export class ConnectorRuntime {
    * one deadline (deadlineMs): a throttle slot, a retry delay or a server-requested wait that
    * would end past it fails at once instead of waiting.
    */
-  private async call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}, authorization?: string, deadlineMs: number = this.deadlineMs): Promise<RawResult> {
+  private call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}, authorization?: string, deadlineMs: number = this.deadlineMs): Promise<RawResult> {
+    if (!observing) return this.callUpstream(a, params, absoluteUrl, options, authorization, deadlineMs, undefined);
+    return observedCall(this.manifest.manifest.type, a, this.baseOrigin, (track) => this.callUpstream(a, params, absoluteUrl, options, authorization, deadlineMs, track));
+  }
+
+  private async callUpstream(a: CompiledAction, params: Record<string, unknown>, absoluteUrl: string | undefined, options: CallOptions, authorization: string | undefined, deadlineMs: number, track: CallTrack | undefined): Promise<RawResult> {
     const signal = options.signal;
     // One deadline for everything the call does, an OAuth refresh or a token mint included.
     const deadline = Date.now() + deadlineMs;
@@ -600,6 +607,7 @@ export class ConnectorRuntime {
     if (this.expiresSoon()) await refreshWithin();
     const stats: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
     this.lastCall = stats;
+    if (track !== undefined) track.stats = stats;
     const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
     let refreshed = false;
     // One id per logical call, the same in every attempt: {{call.id}} as an idempotency key.
@@ -633,6 +641,10 @@ export class ConnectorRuntime {
           timeoutMs: attemptMs,
           ...(this.maxResponseBytes !== undefined ? { maxResponseBytes: this.maxResponseBytes } : {}),
         });
+        if (track !== undefined) {
+          track.status = res.status;
+          track.bytes += res.body.length;
+        }
         const result = this.interpret(a, res, params);
         if (!(result instanceof SwitchboardError)) return result;
         failure = result;

@@ -21,6 +21,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { webhookOut } from '../observe/hooks.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { DialectName } from '../store/database.ts';
 import type { KeyRing } from '../store/encryption.ts';
@@ -167,6 +168,7 @@ export class EventOutbox {
    */
   async emit(organizationId: string, type: EventType, data: Record<string, unknown>, id: string = `evt_${randomUUID()}`): Promise<string> {
     const created = this.iso();
+    let queued = 0;
     await this.o.db.transaction().execute(async (trx) => {
       const inserted = await trx.insertInto('event_outbox').values({ id, organization_id: organizationId, type, payload: JSON.stringify(data), created_at: created }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return;
@@ -178,7 +180,9 @@ export class EventOutbox {
         .values(subscribed.map((e) => ({ id: randomUUID(), endpoint_id: e.id, event_id: id, status: 'pending' as const, attempts: 0, next_attempt_at: created, created_at: created })))
         .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
         .execute();
+      queued = subscribed.length;
     });
+    webhookOut('queued', queued);
     this.kick();
     return id;
   }
@@ -241,6 +245,7 @@ export class EventOutbox {
     const attempt = d.attempts + 1;
     const at = this.iso();
     const givesUp = !ok && this.o.now() + backoffMs(attempt) > Date.parse(event.created_at) + RETRY_WINDOW_MS;
+    let recorded = false;
     await this.o.db.transaction().execute(async (trx) => {
       const updated = await trx
         .updateTable('webhook_deliveries')
@@ -260,7 +265,9 @@ export class EventOutbox {
       // Our claim lapsed and another instance took the row: its attempt is the one on record.
       if (Number(updated.numUpdatedRows) === 0) return;
       await trx.insertInto('webhook_attempts').values({ delivery_id: d.id, attempt, at, instance: this.instanceId, status_code: status, error, duration_ms: Math.max(0, this.o.now() - started) }).execute();
+      recorded = true;
     });
+    if (recorded) webhookOut(ok ? 'delivered' : givesUp ? 'failed' : 'retried', 1, this.o.now() - Date.parse(event.created_at));
     if (!ok) this.o.log?.info({ endpoint_id: endpoint.id, event_id: event.id, attempt, status_code: status }, givesUp ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
   }
 

@@ -21,6 +21,8 @@
  * `deadlineMs` fails, and its worker is terminated; a worker that fails or exits fails its
  * pending calls, and the next call starts a new one.
  */
+import { observing } from '../observe/hooks.ts';
+import { replayUpstream, type UpstreamReport } from '../observe/worker-upstream.ts';
 import { Worker } from 'node:worker_threads';
 import { ERROR_CODES, SwitchboardError, type ErrorCode } from '../errors/index.ts';
 import { WORKER_HOLDING } from '../store/database.ts';
@@ -173,7 +175,8 @@ export class RecordWriter {
     if (this.#options.pages === undefined) return Promise.reject(new Error('this record writer does not run syncs'));
     if (throttle !== null) this.#throttles.set(connector.id, { throttle, acquires: new Map() });
     this.pagesRun++;
-    const job_ = this.#call({ op: 'pages', connector, job } as never, stored);
+    // While something observes upstream calls here, the worker reports its own (upstream messages).
+    const job_ = this.#call({ op: 'pages', connector, job, observe: observing } as never, stored);
     const onAbort = (): void => {
       const worker = this.#worker;
       const id = this.#jobIds.get(job_);
@@ -243,7 +246,11 @@ export class RecordWriter {
     });
     // The calls waiting for it keep the process alive, not the worker itself.
     worker.unref();
-    worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: PartStored; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number }) => {
+    worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: PartStored; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number; upstream?: UpstreamReport }) => {
+      if (m.upstream !== undefined) {
+        replayUpstream(m.upstream);
+        return;
+      }
       if (m.throttle !== undefined) {
         if (m.throttle === 'acquire') this.#acquire(worker, m as { n: number; connectorId: string; maxWaitMs?: number });
         else if (m.throttle === 'pause') this.#throttles.get(m.connectorId!)?.throttle.pauseFor(m.ms!);

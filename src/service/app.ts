@@ -36,6 +36,7 @@ import { packageVersion } from '../version.ts';
 import { connectRoutes } from './connect/index.ts';
 import { customerScopeHook } from './customers.ts';
 import { workspaceRoutes } from './routes/workspace-routes.ts';
+import { observability } from './observability.ts';
 import { checkedJsonParser, clientErrorHandler, frameworkErrors, refuseControlCharacters } from './http-hygiene.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
@@ -200,6 +201,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
   });
 
+  // Metrics and traces first: their hooks see every request, refused ones included (observability.ts).
+  await app.register(observability(ctx));
   app.decorateRequest('principal', null);
   app.addHook('onRequest', authenticationHook(ctx, organizationLimiter(limits, o.config)));
   app.addHook('preValidation', refuseControlCharacters);

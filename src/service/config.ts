@@ -101,6 +101,12 @@ export interface ServiceConfig {
   webhookEndpointsPerOrganization: number;
   /** Largest vendor webhook body read before its signature is checked. */
   webhookBodyLimitBytes: number;
+  /** Observability (docs/operations.md): GET /metrics on its own port, and/or on the service's port behind a token; metrics are off when neither is set. */
+  metricsPort?: number;
+  metricsHost: string;
+  metricsToken?: string;
+  /** OpenTelemetry traces: on when the standard OTEL_* variables name an exporter (tracingConfigured). */
+  tracing: boolean;
 }
 
 /** One documented environment variable. */
@@ -228,7 +234,43 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', default: '100', description: 'Vendor webhook requests handled at once by this instance, counted from their arrival (while their bodies are read, before the signature check); more are answered 503 webhook_queue_full with Retry-After so the vendor retries' },
   { name: 'SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES', default: '262144', description: 'Largest vendor webhook delivery body read before its signature is checked (256 KiB; at least 1024); a larger one is 413 payload_too_large' },
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_TOKEN_URL', default: "the manifest's token_url", description: 'Token endpoint URL (regions, simulators)' },
+  {
+    name: 'SWITCHBOARD_METRICS_PORT',
+    default: '(none)',
+    description: 'Serve Prometheus metrics at `GET /metrics` on this port, apart from the API (0: any free port); metrics are off unless this or SWITCHBOARD_METRICS_TOKEN is set (docs/operations.md)',
+  },
+  { name: 'SWITCHBOARD_METRICS_HOST', default: '127.0.0.1', description: 'Interface the metrics port listens on (0.0.0.0 for a scraper in another container)' },
+  {
+    name: 'SWITCHBOARD_METRICS_TOKEN',
+    default: '(none)',
+    description: "Serve `GET /metrics` on the API's port too, to callers sending `Authorization: Bearer <token>` (401 unauthorized otherwise); at least 16 characters",
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    default: '(none: tracing off, the OpenTelemetry SDK is not loaded)',
+    description:
+      'OpenTelemetry traces over OTLP/HTTP to this collector (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); the other standard OTEL_* variables apply (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER...); docs/operations.md',
+  },
+  { name: 'OTEL_TRACES_EXPORTER', default: '(none)', description: '`otlp` turns tracing on (default endpoint http://localhost:4318); `none` turns it off whatever else is set; other exporters are refused at start' },
 ];
+
+/** Whether the standard OTEL_* variables ask for traces: OTEL_TRACES_EXPORTER=otlp, or an OTLP endpoint set and the exporter not `none`. */
+export function tracingConfigured(env: Env): boolean {
+  const exporter = env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase();
+  if (exporter === 'none' || env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true') return false;
+  if (exporter !== undefined && exporter !== '') {
+    if (exporter.split(',').map((e) => e.trim()).includes('otlp')) return true;
+    throw new Error(`OTEL_TRACES_EXPORTER: only otlp (OTLP over HTTP) or none is supported, got "${env['OTEL_TRACES_EXPORTER'] ?? ''}"`);
+  }
+  return Boolean(env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim() || env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']?.trim());
+}
+
+function metricsTokenVar(env: Env): string | undefined {
+  const raw = env['SWITCHBOARD_METRICS_TOKEN']?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || !/^[A-Za-z0-9._~+/=-]+$/.test(raw)) throw new Error('SWITCHBOARD_METRICS_TOKEN must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -');
+  return raw;
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -353,6 +395,10 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     webhookAllowPrivateAddresses: boolVar(env, 'SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
     webhookEndpointsPerOrganization: intVar(env, 'SWITCHBOARD_WEBHOOK_ENDPOINTS_PER_ORGANIZATION', 20, 1),
     webhookBodyLimitBytes: intVar(env, 'SWITCHBOARD_WEBHOOK_BODY_LIMIT_BYTES', 256 * 1024, 1024),
+    ...(env['SWITCHBOARD_METRICS_PORT']?.trim() ? { metricsPort: intVar(env, 'SWITCHBOARD_METRICS_PORT', 0, 0) } : {}),
+    metricsHost: env['SWITCHBOARD_METRICS_HOST']?.trim() || '127.0.0.1',
+    ...(metricsTokenVar(env) !== undefined ? { metricsToken: metricsTokenVar(env)! } : {}),
+    tracing: tracingConfigured(env),
   };
 }
 

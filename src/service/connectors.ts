@@ -6,6 +6,7 @@
  * indistinguishable from one that does not exist (404 connector_not_found).
  */
 import { subscriptionParams } from '../webhooks/ingress.ts';
+import { observing, withSpan } from '../observe/hooks.ts';
 import type { Credentials } from '../auth/index.ts';
 import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
@@ -271,8 +272,14 @@ function searchParams(params: Record<string, unknown> | null | undefined): Recor
   return { ...p, fields: fields.map((f) => (Array.isArray(f) && f.every((k) => typeof k === 'string') ? f.join('.') : f)) };
 }
 
-/** Run one action on a connector: the library-mode envelope, or the search response. */
-export async function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
+/** Run one action on a connector: the library-mode envelope, or the search response (in a span when traced). */
+export function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
+  if (!observing) return runAction(ctx, organizationId, id, body, signal);
+  const name = SEARCH_ACTIONS.has(body.action) ? 'switchboard search' : 'switchboard execute';
+  return withSpan(name, { 'switchboard.entity': String(body.entity), 'switchboard.action': String(body.action) }, () => runAction(ctx, organizationId, id, body, signal));
+}
+
+async function runAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
   const row = ctx.runtimes.cachedRow(organizationId, id) ?? (await ctx.runtimes.row(organizationId, id));
   if (row === undefined) throw notFound(id);
   const manifest = connectorType(ctx, row.connector_type);

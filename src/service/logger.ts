@@ -58,6 +58,13 @@ export function requestLogger(logger: ServiceLogger, bindings: Bindings, opts: C
   return child;
 }
 
+/** The active span's ids for a log line (set by tracing.ts once tracing is on; none until then). */
+let traceFields: (() => { trace_id: string; span_id: string } | undefined) | undefined;
+
+export function setTraceFields(f: typeof traceFields): void {
+  traceFields = f;
+}
+
 /** Build the logger; `destination` lets tests capture every line. */
 export function createServiceLogger(level: string, destination?: DestinationStream): Logger {
   const options = {
@@ -65,6 +72,8 @@ export function createServiceLogger(level: string, destination?: DestinationStre
     // The request id of requestLogger's children, first in the line like a binding would be.
     mixin: (_merge: object, _level: number, logger: ServiceLogger): object => {
       const reqId = logger[REQUEST_ID];
+      const trace = traceFields?.();
+      if (trace !== undefined) return reqId === undefined ? trace : { reqId, ...trace };
       return reqId === undefined ? {} : { reqId };
     },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },

@@ -29,6 +29,8 @@ export interface Database<DB = unknown> {
   schema?: string;
   /** For PostgreSQL: the URL it was opened with (a worker thread opens a pool of its own with it: the record writer's). */
   url?: string;
+  /** For PostgreSQL: the pool's clients now (metrics: queries waiting for a connection). */
+  pool?: () => { waiting: number; total: number; idle: number };
   /**
    * For SQLite: the connection's prepared statements (the same cache Kysely uses), for reads
    * that run synchronously without Kysely's per-query overhead (the search store's hot path).
@@ -216,6 +218,7 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
       url,
       ...(schema !== undefined ? { schema } : {}),
       postgres: statements,
+      pool: () => ({ waiting: pool.waitingCount, total: pool.totalCount, idle: pool.idleCount }),
       close: () => {
         // The kept client goes back first: ending the pool waits for every client out of it.
         statements.close();

@@ -7,7 +7,8 @@
  * part is sent to it, and the next waits for its answer) and the credentials (sent, decrypted,
  * with each job).
  *
- * Messages, main → worker: {op: 'pages', id, now, connector, job}; {op: 'pages-ack', id, now}
+ * Messages, main → worker: {op: 'pages', id, now, connector, job, observe} (observe: report each
+ * upstream call, {upstream}, for the main thread's metrics); {op: 'pages-ack', id, now}
  * after a part's bookkeeping; {op: 'pages-abort', id}; {op: 'pages-forget', connectorId} (its
  * cached runtime dropped); {op: 'throttled', n, refused?, error?},
  * the answer to an acquire. Worker → main: {id, part}; {throttle: 'acquire', n, connectorId,
@@ -20,6 +21,7 @@ import { ThrottleRefused, type AcquireOptions, type FetchLike, type RetryPolicy,
 import { createUpstreamTransport, type UpstreamTransportOptions } from '../http/upstream-transport.ts';
 import { loadManifestFile, type LoadedManifest } from '../manifest/index.ts';
 import { searchDef } from './apply.ts';
+import { reportUpstreamTo } from '../observe/worker-upstream.ts';
 import { syncPages, type PagesJob, type PartStored } from './pages.ts';
 import type { UpsertCounts } from './types.ts';
 
@@ -50,7 +52,7 @@ export interface ThrottledMessage {
 }
 
 export type PagesMessage =
-  | { op: 'pages'; id: number; now: number; connector: PagesConnector; job: PagesJob }
+  | { op: 'pages'; id: number; now: number; connector: PagesConnector; job: PagesJob; observe?: boolean }
   | { op: 'pages-ack'; id: number; now: number }
   | { op: 'pages-abort'; id: number }
   | { op: 'pages-forget'; connectorId: string }
@@ -181,6 +183,7 @@ export function pagesHost(o: PagesHostOptions): PagesHost {
       const msg = m as PagesMessage;
       switch (msg.op) {
         case 'pages': {
+          if (msg.observe === true) reportUpstreamTo(o.port);
           const controller = new AbortController();
           jobs.set(msg.id, { controller, acked: undefined });
           const done = run(msg, controller).then(

@@ -23,7 +23,8 @@ import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
 import { keepLease, LeaseLost, later, now, type SyncLeases } from './leases.ts';
 import { maxMark, syncPages, type Checkpoint, type PagesJob, type PartStored } from './pages.ts';
-import type { SyncEntityRow, SyncTables } from './sync-migrations.ts';
+import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.ts';
+import { syncRunStarted } from '../observe/hooks.ts';
 import type { EntityRunCounts, RemotePages, RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
 
 
@@ -85,6 +86,26 @@ export class SyncRunner {
     if (state === undefined) throw new LeaseLost('connector removed');
     const built = await this.runtimeFor(connectorId);
     if (built === undefined) throw new LeaseLost('connector removed');
+    const probe = syncRunStarted(built.manifest.type);
+    if (probe === undefined) return this.runBuilt(connectorId, options, state, built);
+    const started = performance.now();
+    const counts = { added: 0, updated: 0, deleted: 0 };
+    try {
+      const result = await this.runBuilt(connectorId, options, state, built);
+      for (const c of Object.values(result.entities)) {
+        counts.added += c.added;
+        counts.updated += c.updated;
+        counts.deleted += c.deleted;
+      }
+      probe.end({ outcome: 'completed', ...counts, durationMs: performance.now() - started });
+      return result;
+    } catch (e) {
+      probe.end({ outcome: 'failed', ...counts, durationMs: performance.now() - started });
+      throw e;
+    }
+  }
+
+  private async runBuilt(connectorId: string, options: SyncOptions, state: SyncStateRow, built: NonNullable<Awaited<ReturnType<RuntimeFactory>>>): Promise<SyncResult> {
     const { runtime, manifest, pages: pagesIn } = built;
     const resumed = state.run_complete === 0 && state.run_id !== null;
     const runId = resumed ? state.run_id! : randomUUID();
