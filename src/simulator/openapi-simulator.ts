@@ -1157,9 +1157,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const nested = takeNested(op, fields);
         write(s.record, fields, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
-        const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r, s);
+        // no_content_unless: 204 without a body unless the request asks for the record (Jira's returnIssue).
+        const ask = sidecar.operations?.[op.key]?.no_content_unless;
+        const status = ask !== undefined && checked.query[ask] !== true && checked.query[ask] !== 'true' ? 204 : op.successStatus;
+        const json = status === 204 ? undefined : wrap(op, s.record, r, s);
         applyNested(nested, String(s.record[r.idField]), json);
-        return withHeaders({ status: op.successStatus, json });
+        return withHeaders({ status, json });
       }
       case 'delete': {
         const s = located();
