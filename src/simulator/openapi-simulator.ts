@@ -693,13 +693,15 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (declared && props[k] === undefined) continue;
       const have = record[k];
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
+      let value: unknown;
+      let deepMerged = false;
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
         const copy = clone(have as Json);
         merge(copy, v as Json, undefined, true);
-        record[k] = copy;
-        continue;
+        value = copy;
+        deepMerged = true;
       }
-      if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
+      if (value === undefined && have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
         if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
         continue;
@@ -710,9 +712,23 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         continue;
       }
       // An object merges into the object the record holds (Stripe's metadata keys, a partial recurring).
-      const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+      value ??= have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
       const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
-      if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;
+      if (propRef !== undefined && d.validateValue(propRef, value) !== null) {
+        // Numbers and booleans written where the record keeps text are stored as their text
+        // (HubSpot's property values: amount 10000 is kept, and answered, as "10000"). A nested
+        // update's merge is kept as it was before this check (it was never checked).
+        // Only what this write sent is turned to text, never what the record held.
+        const sentAsText = leavesAsText(v);
+        let text: unknown = sentAsText === v ? value : have !== null && typeof have === 'object' && !Array.isArray(have) && sentAsText !== null && typeof sentAsText === 'object' && !Array.isArray(sentAsText) ? { ...(have as Json), ...(sentAsText as Json) } : sentAsText;
+        if (deepMerged && sentAsText !== v) {
+          text = clone(have as Json);
+          merge(text as Json, sentAsText as Json, undefined, true);
+        }
+        if (text !== value && d.validateValue(propRef, text) === null) record[k] = text;
+        else if (deepMerged) record[k] = value;
+        continue;
+      }
       record[k] = value;
     }
   };
@@ -1339,4 +1355,14 @@ function pointerOfProperty(d: Description, pointer: string, prop: string): strin
     return undefined;
   };
   return find(pointer, 0);
+}
+
+/** A copy of a written value with its numbers and booleans as text (the value itself when it has none). */
+function leavesAsText(value: unknown, depth = 0): unknown {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || typeof value !== 'object' || depth > 32) return value;
+  let changed = false;
+  const out: unknown = Array.isArray(value) ? value.map((v) => leavesAsText(v, depth + 1)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsText(v, depth + 1)]));
+  for (const [k, v] of Object.entries(out as Json)) if (v !== (value as Json)[k]) changed = true;
+  return changed ? out : value;
 }
