@@ -693,15 +693,13 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (declared && props[k] === undefined) continue;
       const have = record[k];
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
-      let value: unknown;
-      let deepMerged = false;
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
         const copy = clone(have as Json);
         merge(copy, v as Json, undefined, true);
-        value = copy;
-        deepMerged = true;
+        record[k] = copy;
+        continue;
       }
-      if (value === undefined && have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
+      if (have !== null && typeof have === 'object' && !Array.isArray(have) && (typeof v === 'string' || typeof v === 'number')) {
         const idKey = ['gid', 'id', 'uuid'].find((f) => f in (have as Json));
         if (idKey !== undefined) record[k] = { ...(have as Json), [idKey]: v };
         continue;
@@ -712,23 +710,9 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         continue;
       }
       // An object merges into the object the record holds (Stripe's metadata keys, a partial recurring).
-      value ??= have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+      const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
       const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
-      if (propRef !== undefined && d.validateValue(propRef, value) !== null) {
-        // Numbers and booleans written where the record keeps text are stored as their text
-        // (HubSpot's property values: amount 10000 is kept, and answered, as "10000"). A nested
-        // update's merge is kept as it was before this check (it was never checked).
-        // Only what this write sent is turned to text, never what the record held.
-        const sentAsText = leavesAsText(v);
-        let text: unknown = sentAsText === v ? value : have !== null && typeof have === 'object' && !Array.isArray(have) && sentAsText !== null && typeof sentAsText === 'object' && !Array.isArray(sentAsText) ? { ...(have as Json), ...(sentAsText as Json) } : sentAsText;
-        if (deepMerged && sentAsText !== v) {
-          text = clone(have as Json);
-          merge(text as Json, sentAsText as Json, undefined, true);
-        }
-        if (text !== value && d.validateValue(propRef, text) === null) record[k] = text;
-        else if (deepMerged) record[k] = value;
-        continue;
-      }
+      if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;
       record[k] = value;
     }
   };
@@ -1096,6 +1080,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
       merge(record, plain, r.recordRef, deep);
     };
+    // text_values: fields whose numbers and booleans the vendor keeps as text (HubSpot's properties: amount 10000 → "10000").
+    const writeKeepingText = (record: Json, fields: Json, deep = false): void => {
+      write(record, fields, deep);
+      for (const f of sidecar.resources?.[r.name]?.text_values ?? []) {
+        const v = getPath(record, f);
+        if (v !== undefined) setPath(record, f, leavesAsText(v));
+      }
+    };
     // Records under a parent (messages in a channel) need that parent to exist.
     const parentMissing = (): boolean => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true);
     // The sidecar's write rules (store-rules.ts): unique fields, upserts, a nested record's parent.
@@ -1145,7 +1137,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           pathParams,
         );
         const newRecordId = record[r.idField];
-        write(record, fields, c.rpc !== true);
+        writeKeepingText(record, fields, c.rpc !== true);
         record[r.idField] = newRecordId;
         if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
@@ -1171,7 +1163,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         const nested = takeNested(op, fields);
-        write(s.record, fields, true);
+        writeKeepingText(s.record, fields, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
         // no_content_unless: 204 without a body unless the request asks for the record (Jira's returnIssue).
         const ask = sidecar.operations?.[op.key]?.no_content_unless;
@@ -1357,12 +1349,10 @@ function pointerOfProperty(d: Description, pointer: string, prop: string): strin
   return find(pointer, 0);
 }
 
-/** A copy of a written value with its numbers and booleans as text (the value itself when it has none). */
+/** A copy of a value with its numbers and booleans as text. */
 function leavesAsText(value: unknown, depth = 0): unknown {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === null || typeof value !== 'object' || depth > 32) return value;
-  let changed = false;
-  const out: unknown = Array.isArray(value) ? value.map((v) => leavesAsText(v, depth + 1)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsText(v, depth + 1)]));
-  for (const [k, v] of Object.entries(out as Json)) if (v !== (value as Json)[k]) changed = true;
-  return changed ? out : value;
+  if (Array.isArray(value)) return value.map((v) => leavesAsText(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsText(v, depth + 1)]));
 }

@@ -148,6 +148,8 @@ export interface ResourceSidecar {
   upsert?: string;
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
+  /** Fields (dotted) whose numbers and booleans written are kept as text: HubSpot's `properties`. */
+  text_values?: string[];
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (Granola's include=transcript). */
@@ -466,6 +468,7 @@ const SIDECAR_SCHEMA = {
             required: ['field'],
             properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
           },
+          text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_by: {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
