@@ -1005,6 +1005,24 @@ meta?: {
  */
 not_found_when?: string
 /**
+ * create/update (any action that answers one record): what a 2xx answer without a body (204 No Content, or an empty 200) means. The record is read back with another action of the same entity (usually get), its params rendered from this call (context: params, headers, status), and that action's answer is the result. Without on_empty, an empty answer is upstream_protocol_error.
+ */
+on_empty?: {
+/**
+ * The action of this entity that reads the record back (get); not a list action, not this one.
+ */
+action: string
+/**
+ * That action's params: name → template over this call (e.g. issue_id_or_key: "{{params.issue_id_or_key}}", or an id from a Location header).
+ */
+params?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+}
+/**
  * Per-record field templates (context: record, params), applied to every returned record; a field rendering undefined becomes null.
  */
 map?: {

@@ -1852,9 +1852,9 @@ export interface components {
                     associationTypeId: number;
                 }[];
             }[];
-            /** @description Property values, all strings ({"name": ...}) */
+            /** @description Property values, strings, numbers or booleans ({"name": ...}); HubSpot keeps and answers them as strings */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /** HubspotCompaniesGetParams */
@@ -1887,9 +1887,9 @@ export interface components {
         HubspotCompaniesUpdateParams: {
             company_id: string;
             id_property?: string;
-            /** @description Property values to set; "" clears one */
+            /** @description Property values to set (strings, numbers or booleans); "" clears one */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /** HubspotContactsCreateParams */
@@ -1905,9 +1905,9 @@ export interface components {
                     associationTypeId: number;
                 }[];
             }[];
-            /** @description Property values, all strings ({"email": ...}) */
+            /** @description Property values, strings, numbers or booleans ({"email": ...}); HubSpot keeps and answers them as strings */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /** HubspotContactsGetParams */
@@ -1940,9 +1940,9 @@ export interface components {
         HubspotContactsUpdateParams: {
             contact_id: string;
             id_property?: string;
-            /** @description Property values to set; "" clears one */
+            /** @description Property values to set (strings, numbers or booleans); "" clears one */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /** HubspotDealsCreateParams */
@@ -1958,9 +1958,9 @@ export interface components {
                     associationTypeId: number;
                 }[];
             }[];
-            /** @description Property values, all strings ({"dealname": ...}) */
+            /** @description Property values, strings, numbers or booleans ({"dealname": ...}); HubSpot keeps and answers them as strings */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /** HubspotDealsGetParams */
@@ -1993,9 +1993,9 @@ export interface components {
         HubspotDealsUpdateParams: {
             deal_id: string;
             id_property?: string;
-            /** @description Property values to set; "" clears one */
+            /** @description Property values to set (strings, numbers or booleans); "" clears one */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /**
@@ -2136,9 +2136,9 @@ export interface components {
                     associationTypeId: number;
                 }[];
             }[];
-            /** @description Property values, all strings ({"subject": ...}) */
+            /** @description Property values, strings, numbers or booleans ({"subject": ...}); HubSpot keeps and answers them as strings */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
         };
         /** HubspotTicketsGetParams */
@@ -2170,9 +2170,9 @@ export interface components {
         /** HubspotTicketsUpdateParams */
         HubspotTicketsUpdateParams: {
             id_property?: string;
-            /** @description Property values to set; "" clears one */
+            /** @description Property values to set (strings, numbers or booleans); "" clears one */
             properties: {
-                [key: string]: string;
+                [key: string]: string | number | boolean;
             };
             ticket_id: string;
         };

@@ -89,10 +89,10 @@ id_property?: string
 
 export interface HubspotContactsCreateParams {
 /**
- * Property values, all strings ({"email": ...})
+ * Property values, strings, numbers or booleans ({"email": ...}); HubSpot keeps and answers them as strings
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 /**
  * Records to associate with the new one
@@ -111,10 +111,10 @@ associationTypeId: number
 export interface HubspotContactsUpdateParams {
 contact_id: string
 /**
- * Property values to set; "" clears one
+ * Property values to set (strings, numbers or booleans); "" clears one
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 id_property?: string
 }
@@ -195,10 +195,10 @@ id_property?: string
 
 export interface HubspotCompaniesCreateParams {
 /**
- * Property values, all strings ({"name": ...})
+ * Property values, strings, numbers or booleans ({"name": ...}); HubSpot keeps and answers them as strings
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 /**
  * Records to associate with the new one
@@ -217,10 +217,10 @@ associationTypeId: number
 export interface HubspotCompaniesUpdateParams {
 company_id: string
 /**
- * Property values to set; "" clears one
+ * Property values to set (strings, numbers or booleans); "" clears one
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 id_property?: string
 }
@@ -300,10 +300,10 @@ id_property?: string
 
 export interface HubspotDealsCreateParams {
 /**
- * Property values, all strings ({"dealname": ...})
+ * Property values, strings, numbers or booleans ({"dealname": ...}); HubSpot keeps and answers them as strings
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 /**
  * Records to associate with the new one
@@ -322,10 +322,10 @@ associationTypeId: number
 export interface HubspotDealsUpdateParams {
 deal_id: string
 /**
- * Property values to set; "" clears one
+ * Property values to set (strings, numbers or booleans); "" clears one
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 id_property?: string
 }
@@ -405,10 +405,10 @@ id_property?: string
 
 export interface HubspotTicketsCreateParams {
 /**
- * Property values, all strings ({"subject": ...})
+ * Property values, strings, numbers or booleans ({"subject": ...}); HubSpot keeps and answers them as strings
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 /**
  * Records to associate with the new one
@@ -427,10 +427,10 @@ associationTypeId: number
 export interface HubspotTicketsUpdateParams {
 ticket_id: string
 /**
- * Property values to set; "" clears one
+ * Property values to set (strings, numbers or booleans); "" clears one
  */
 properties: {
-[k: string]: string | undefined
+[k: string]: string | number | boolean | undefined
 }
 id_property?: string
 }

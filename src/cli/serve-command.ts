@@ -1,6 +1,7 @@
 /** `switchboard serve [--port] [--host] [--sandbox]`: run the hosted service (also `npm start`). */
 import type { Command } from 'commander';
 import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
+import { serviceStopper } from './serve-shutdown.ts';
 
 /** Default first port of the simulators of `serve --sandbox`: Granola 4110, Intercom 4111, Monday 4112. */
 export const SERVICE_SANDBOX_PORT = 4110;
@@ -44,7 +45,9 @@ export function registerServeCommand(program: Command): void {
           }
           if (sandbox.missing.length > 0) log.warn({ missing: sandbox.missing }, 'no simulator in this checkout for these connector types');
         }
-        const service = await startService({ config, logger: log }).catch(async (e: unknown) => {
+        // A fatal condition under the running service (its data gone) stops it, with status 1.
+        let stop: (code: number) => void = () => undefined;
+        const service = await startService({ config, logger: log, onFatal: () => stop(1) }).catch(async (e: unknown) => {
           await closeSandbox?.();
           throw listenError(e, config.port, `choose another port with --port <n> or PORT=<n> (e.g. npm start -- --port ${String(config.port + 1)})`);
         });
@@ -55,18 +58,16 @@ export function registerServeCommand(program: Command): void {
           const link = await sandboxConnectLink(service.ctx);
           process.stdout.write(`${JSON.stringify({ connect: link }, null, 2)}\nConnect UI for ${link.customer_name}: ${link.connect_url}\n`);
         }
-        let stopping = false;
-        const stop = (): void => {
-          if (stopping) return;
-          stopping = true;
-          void (async () => {
+        stop = serviceStopper({
+          graceMs: config.shutdownGraceMs,
+          log,
+          close: async () => {
             await service.close();
             await closeSandbox?.();
-            process.exit(0);
-          })();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+          },
+        });
+        process.on('SIGINT', () => stop(0));
+        process.on('SIGTERM', () => stop(0));
       } catch (e) {
         failWith(e);
       }

@@ -13,6 +13,7 @@ import { checkBaseUrl, renderBaseUrl } from './base-url.ts';
 import { anchored } from '../manifest/schemas.ts';
 import { formEncode } from '../http/form-body.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
+import { readBackParams } from './read-back.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -106,6 +107,8 @@ interface RawResult {
   headers: ResponseHeaders;
   body: unknown;
   ctx: TemplateContext;
+  /** A 2xx answer without a body, to an action with response.on_empty: read the record back. */
+  empty?: true;
 }
 
 const LINE_BREAK = /[\r\n]/;
@@ -308,6 +311,7 @@ export class ConnectorRuntime {
     const a = this.action(entity, action);
     const p = this.validate(a, params);
     const raw = await this.call(a, p, undefined, options);
+    if (raw.empty === true && a.onEmpty !== undefined) return this.execute(entity, a.onEmpty.action, readBackParams(a.onEmpty, raw.ctx), options);
     if (LIST_ACTIONS.has(a.name)) {
       const { records, meta } = this.extractList(a, raw);
       return { data: records, meta };
@@ -739,6 +743,7 @@ export class ConnectorRuntime {
     const upstreamBody = isJson ? body : snippet(text);
     const base = { upstream_status: res.status, upstream_body: upstreamBody };
     if (res.status >= 200 && res.status < 300) {
+      if (a.onEmpty !== undefined && text.trim() === '') return { status: res.status, headers, body: undefined, ctx, empty: true };
       if (!isJson) {
         return new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered ${a.entity}.${a.name} with ${text.trim() === '' ? 'an empty body' : 'a body that is not JSON'}`, {
           details: { ...base, content_type: headers.get('content-type') },

@@ -15,6 +15,7 @@ import { basicAuthorization } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
 import { compileErrorMatch } from './error-match.ts';
+import { compileOnEmpty } from './on-empty.ts';
 import { createAjv } from './ajv.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
 import { anchored, credentialsSchema, paramsSchema } from './schemas.ts';
@@ -582,6 +583,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
       const records = res.records !== undefined ? check.template([...at, 'response', 'records'], res.records, resScope) : undefined;
       const record = res.record !== undefined ? check.template([...at, 'response', 'record'], res.record, resScope) : undefined;
       const notFoundWhen = res.not_found_when !== undefined ? check.template([...at, 'response', 'not_found_when'], res.not_found_when, resScope) : undefined;
+      const onEmpty = compileOnEmpty(check, at, name, res.on_empty, entity.actions, resScope);
       const map: [string, Template][] = [];
       for (const [k, src] of Object.entries(res.map ?? {})) {
         const t = src === undefined ? undefined : check.template([...at, 'response', 'map', k], src, { roots: new Set(['record', 'params']), params, config });
@@ -629,6 +631,7 @@ function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifes
           meta,
           map,
           ...(notFoundWhen ? { notFoundWhen } : {}),
+          ...(onEmpty ? { onEmpty } : {}),
           ...(pagination ? { pagination } : {}),
           retrySafe: action.retry_safe ?? (LIST_ACTIONS.has(name) || name === 'get'),
         });

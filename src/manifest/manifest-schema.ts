@@ -493,6 +493,17 @@ export const MANIFEST_SCHEMA = {
         record: { ...template, description: 'get/create/update: where the record is.' },
         meta: { type: 'object', additionalProperties: template, description: 'list: one template per list_meta field.' },
         not_found_when: { ...template, description: 'get: a 2xx body that means "no such record" (GraphQL APIs answer an empty list).' },
+        on_empty: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['action'],
+          description:
+            'create/update (any action that answers one record): what a 2xx answer without a body (204 No Content, or an empty 200) means. The record is read back with another action of the same entity (usually get), its params rendered from this call (context: params, headers, status), and that action\'s answer is the result. Without on_empty, an empty answer is upstream_protocol_error.',
+          properties: {
+            action: { type: 'string', description: 'The action of this entity that reads the record back (get); not a list action, not this one.' },
+            params: { type: 'object', additionalProperties: template, description: "That action's params: name → template over this call (e.g. issue_id_or_key: \"{{params.issue_id_or_key}}\", or an id from a Location header)." },
+          },
+        },
         map: {
           type: 'object',
           additionalProperties: template,

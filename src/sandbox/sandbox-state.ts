@@ -4,7 +4,8 @@
  * restarted sandbox keeps OAuth connectors working, and how `switchboard exec` and
  * `switchboard sync`, run beside `npm start -- --sandbox`, find the simulators.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { makeDir } from '../store/data-dir.ts';
 import { dirname, join } from 'node:path';
 
 export type SandboxKind = 'sandbox' | 'service';
@@ -38,7 +39,8 @@ export function readSandboxState(file: string): SandboxState | undefined {
 
 /** Write the state atomically (temp file + rename), readable by its owner only. */
 export function writeSandboxState(file: string, state: SandboxState): void {
-  mkdirSync(dirname(file), { recursive: true });
+  // Not mkdirSync's recursive mode: it never returns once the working directory is gone (data-dir.ts).
+  makeDir(dirname(file));
   const tmp = `${file}.${String(process.pid)}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, file);

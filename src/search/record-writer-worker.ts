@@ -51,7 +51,7 @@ const CHECKPOINT_EVERY_MS = 100;
 const database =
   data.postgres !== undefined
     ? openDatabase(data.postgres.url, { poolSize: data.postgres.connections, ...(data.postgres.schema !== undefined ? { schema: data.postgres.schema } : {}) })
-    : openDatabase(data.file, { walCheckpointer: false });
+    : openDatabase(data.file, { walCheckpointer: false, mustExist: true });
 const sqlite = database.dialect === 'sqlite';
 // With a gate, this connection waits for the lock in inTurn, not in SQLite's busy handler.
 if (sqlite && data.writeGate !== undefined) await sql`PRAGMA busy_timeout = 0`.execute(database.db);

@@ -23,7 +23,9 @@
  */
 import { observing } from '../observe/hooks.ts';
 import { replayUpstream, type UpstreamReport } from '../observe/worker-upstream.ts';
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { trackWorker } from '../store/worker-threads.ts';
 import { ERROR_CODES, SwitchboardError, type ErrorCode } from '../errors/index.ts';
 import { WORKER_HOLDING } from '../store/database.ts';
 import type { ChangeCounts } from './changes.ts';
@@ -137,7 +139,8 @@ export class RecordWriter {
   constructor(options: RecordWriterOptions) {
     if (options.postgres === undefined && (options.file === undefined || options.file === ':memory:' || options.file === ''))
       throw new Error('RecordWriter needs a SQLite file or a PostgreSQL URL: an in-memory database cannot be opened by a second connection');
-    this.#options = options;
+    // The file by absolute path, taken now: the worker opens it whatever the working directory becomes.
+    this.#options = options.file === undefined ? options : { ...options, file: resolve(options.file) };
     this.#now = options.now ?? Date.now;
     this.#deadlineMs = options.deadlineMs ?? RECORD_WRITE_DEADLINE_MS;
   }
@@ -246,6 +249,7 @@ export class RecordWriter {
     });
     // The calls waiting for it keep the process alive, not the worker itself.
     worker.unref();
+    trackWorker(worker);
     worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: PartStored; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number; upstream?: UpstreamReport }) => {
       if (m.upstream !== undefined) {
         replayUpstream(m.upstream);

@@ -79,6 +79,8 @@ export interface ServiceConfig {
   keepAliveTimeoutMs: number;
   /** On shutdown, how long requests in flight may still finish before their connections are closed; default 10000 ms. */
   shutdownGraceMs: number;
+  /** SQLite: how often the database file is checked to be still there and its disk not full (fatal otherwise); 0 disables. Default 5000 ms. */
+  dataDirCheckMs: number;
   /** This instance's name, unique and stable across its restarts (sync leases); default the host name and PID namespace. */
   instanceId?: string;
   /** Token endpoint requests per minute per client id and per source address; 0 disables. Default 30. */
@@ -196,7 +198,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'SWITCHBOARD_SHUTDOWN_GRACE_MS',
     default: '10000',
     description:
-      'On SIGTERM/SIGINT the sync scheduler stops at once (running syncs are aborted and hand their leases back) and no new request is accepted; requests in flight may finish for this long, then their connections are closed and the process exits',
+      'On SIGTERM/SIGINT the sync scheduler stops at once (running syncs are aborted and hand their leases back) and no new request is accepted; requests in flight may finish for this long, then their connections are closed and the process exits. A shutdown not done by then (a worker thread that does not stop) is cut short: the worker threads are terminated and the process exits with status 1',
+  },
+  {
+    name: 'SWITCHBOARD_DATA_DIR_CHECK_MS',
+    default: '5000',
+    description:
+      'SQLite: how often the running service checks that its database file is still the one it opened and that its disk is not full. A file or data directory removed (or replaced), or a full disk, is logged as fatal and the service shuts down with status 1 (never writes on into a deleted file); 0 turns the check off',
   },
   {
     name: 'SWITCHBOARD_INSTANCE_ID',
@@ -384,6 +392,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     requestTimeoutMs: intVar(env, 'SWITCHBOARD_REQUEST_TIMEOUT_MS', 30_000, 1),
     keepAliveTimeoutMs: intVar(env, 'SWITCHBOARD_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
     shutdownGraceMs: intVar(env, 'SWITCHBOARD_SHUTDOWN_GRACE_MS', 10_000, 0),
+    dataDirCheckMs: intVar(env, 'SWITCHBOARD_DATA_DIR_CHECK_MS', 5000, 0),
     ...(env['SWITCHBOARD_INSTANCE_ID']?.trim() ? { instanceId: env['SWITCHBOARD_INSTANCE_ID'].trim() } : {}),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),

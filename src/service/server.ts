@@ -13,6 +13,7 @@ import { webhooksInMigrations } from '../webhooks/migrations.ts';
 import { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
 import type { ServiceContext } from './context.ts';
 import { createServiceLogger } from './logger.ts';
+import { watchDataFile } from '../store/data-dir.ts';
 
 /** What buildApp takes, less what startService makes itself (the database and the key ring). */
 export interface StartServiceOptions extends Omit<BuildAppOptions, 'database' | 'keyRing'> {
@@ -22,6 +23,11 @@ export interface StartServiceOptions extends Omit<BuildAppOptions, 'database' | 
   extraMigrations?: MigrationGroup[];
   /** Do not listen (for app.inject); default false. */
   noListen?: boolean;
+  /**
+   * A fatal condition under the running service (its SQLite file or data directory removed, its
+   * disk full: data-dir.ts), already logged at fatal level. `switchboard serve` shuts down, with status 1.
+   */
+  onFatal?: (why: string) => void;
 }
 
 export interface RunningService {
@@ -65,6 +71,14 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
     } else {
       await app.ready();
     }
+    const file = database.dialect === 'sqlite' ? database.file : undefined;
+    const watch =
+      file !== undefined && file !== ':memory:' && file !== '' && o.config.dataDirCheckMs > 0
+        ? watchDataFile(file, o.config.dataDirCheckMs, (why) => {
+            log.fatal({ database: file, reason: why }, `${why}: the service cannot keep its data and stops`);
+            o.onFatal?.(why);
+          })
+        : undefined;
     return {
       app,
       ctx,
@@ -73,6 +87,7 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
       close: () => {
         // Idempotent: signal handlers and test teardown may both close.
         closing ??= (async () => {
+          watch?.stop();
           // Bounded: requests still in flight after the grace period have their connections closed.
           const cut = setTimeout(() => app.server.closeAllConnections(), o.config.shutdownGraceMs);
           cut.unref();

@@ -1080,6 +1080,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       }
       merge(record, plain, r.recordRef, deep);
     };
+    // text_values: fields whose numbers and booleans the vendor keeps as text (HubSpot's properties: amount 10000 → "10000").
+    const writeKeepingText = (record: Json, fields: Json, deep = false): void => {
+      write(record, fields, deep);
+      for (const f of sidecar.resources?.[r.name]?.text_values ?? []) {
+        const v = getPath(record, f);
+        if (v !== undefined) setPath(record, f, leavesAsText(v));
+      }
+    };
     // Records under a parent (messages in a channel) need that parent to exist.
     const parentMissing = (): boolean => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true);
     // The sidecar's write rules (store-rules.ts): unique fields, upserts, a nested record's parent.
@@ -1129,7 +1137,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
           pathParams,
         );
         const newRecordId = record[r.idField];
-        write(record, fields, c.rpc !== true);
+        writeKeepingText(record, fields, c.rpc !== true);
         record[r.idField] = newRecordId;
         if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seededRandom(mixSeed(seed, hashString(`${r.name}.id`), r.created)), record.id);
         uniqueLookups(r, record, r.records.size + 1);
@@ -1155,11 +1163,14 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const fields = unwrapBody(op, checked.body);
         delete fields[r.idField];
         const nested = takeNested(op, fields);
-        write(s.record, fields, true);
+        writeKeepingText(s.record, fields, true);
         stamp(r, s.record, 'updated', new Date().toISOString());
-        const json = op.successStatus === 204 ? undefined : wrap(op, s.record, r, s);
+        // no_content_unless: 204 without a body unless the request asks for the record (Jira's returnIssue).
+        const ask = sidecar.operations?.[op.key]?.no_content_unless;
+        const status = ask !== undefined && checked.query[ask] !== true && checked.query[ask] !== 'true' ? 204 : op.successStatus;
+        const json = status === 204 ? undefined : wrap(op, s.record, r, s);
         applyNested(nested, String(s.record[r.idField]), json);
-        return withHeaders({ status: op.successStatus, json });
+        return withHeaders({ status, json });
       }
       case 'delete': {
         const s = located();
@@ -1336,4 +1347,12 @@ function pointerOfProperty(d: Description, pointer: string, prop: string): strin
     return undefined;
   };
   return find(pointer, 0);
+}
+
+/** A copy of a value with its numbers and booleans as text. */
+function leavesAsText(value: unknown, depth = 0): unknown {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || typeof value !== 'object' || depth > 32) return value;
+  if (Array.isArray(value)) return value.map((v) => leavesAsText(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsText(v, depth + 1)]));
 }

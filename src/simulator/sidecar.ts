@@ -70,6 +70,8 @@
  *                   it answers; pagination, its own (an export's); since ({param, field}: records
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
+ *                   no_content_unless (an update): 204 without a body unless this query param
+ *                   is true (Jira's edit: returnIssue=true answers the issue, else 204).
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in,
  *                   and `endpoints`: more JSON answers about a grant (Atlassian's
@@ -146,6 +148,8 @@ export interface ResourceSidecar {
   upsert?: string;
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
+  /** Fields (dotted) whose numbers and booleans written are kept as text: HubSpot's `properties`. */
+  text_values?: string[];
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (Granola's include=transcript). */
@@ -200,7 +204,7 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string } }>;
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
@@ -364,6 +368,7 @@ const SIDECAR_SCHEMA = {
           bad_request: override,
           pagination: { $ref: '#/definitions/pagination' },
           since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
+          no_content_unless: { type: 'string', minLength: 1 },
         },
       },
     },
@@ -463,6 +468,7 @@ const SIDECAR_SCHEMA = {
             required: ['field'],
             properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
           },
+          text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_by: {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },

@@ -5,7 +5,8 @@
  * Modules contribute migrations in named groups (e.g. "core", "search"); each group's
  * migrations run in order, once, recorded by Kysely's Migrator in its own table per group.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { makeDir } from './data-dir.ts';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type SqliteDialectConfig } from 'kysely';
@@ -113,6 +114,11 @@ export interface OpenDatabaseOptions {
    * writer's, record-writer-worker.ts, which checkpoints by itself).
    */
   walCheckpointer?: boolean;
+  /**
+   * SQLite file: open it only if it exists (no directory or file created). A second connection to
+   * the main one's file (the record writer's): a file gone since is an error, not a new database.
+   */
+  mustExist?: boolean;
 }
 
 /**
@@ -227,13 +233,14 @@ export function openDatabase<DB = unknown>(url: string | undefined, options: Ope
     };
   }
   const file = url === undefined ? DEFAULT_SQLITE_FILE : url.replace(/^sqlite:(\/\/)?/, '');
-  if (file !== ':memory:') {
+  if (file !== ':memory:' && options.mustExist !== true) {
     // Owner-only: the database holds (encrypted) credentials and token hashes. SQLite gives its
-    // -wal and -shm files the database file's mode.
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // -wal and -shm files the database file's mode. makeDir, not mkdirSync's recursive mode
+    // (which never returns when the working directory is gone: data-dir.ts).
+    makeDir(dirname(file), 0o700);
     if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'wx' });
   }
-  const sqlite = new SQLite(file);
+  const sqlite = new SQLite(file, options.mustExist === true ? { fileMustExist: true } : {});
   // WAL lets readers run while a sync writes; NORMAL sync is durable across process crashes.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

@@ -20,7 +20,9 @@
  * for it without blocking the event loop, not asleep in SQLite's busy handler (1–16 ms).
  */
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { trackWorker } from './worker-threads.ts';
 
 /**
  * The main connection's wal_autocheckpoint (pages) while a checkpointer keeps the log short;
@@ -144,7 +146,8 @@ export class WalCheckpointer {
   workersStarted = 0;
 
   constructor(file: string, options: WalCheckpointerOptions = {}) {
-    this.#file = file;
+    // By absolute path, taken now: its worker opens it whatever the working directory becomes.
+    this.#file = file === ':memory:' || file === '' ? file : resolve(file);
     this.#onError = options.onError ?? (() => undefined);
     this.#deadlineMs = options.deadlineMs ?? CHECKPOINT_DEADLINE_MS;
     this.#stall = options.stallWorkers === true;
@@ -223,6 +226,7 @@ export class WalCheckpointer {
     this.workersStarted++;
     this.#worker = worker;
     worker.unref();
+    trackWorker(worker);
     worker.on('message', (m: { id: number; busy?: boolean; log?: number; checkpointed?: number; restarted?: boolean; error?: string }) => {
       const entry = this.#pending.get(m.id);
       this.#pending.delete(m.id);

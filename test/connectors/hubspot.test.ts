@@ -84,6 +84,31 @@ describe('the manifest', () => {
   });
 });
 
+describe('property values of every type HubSpot takes (recorded traffic: amount 10000, a number)', () => {
+  it('create and update a deal with numbers and booleans: sent as given, kept and answered as strings', async () => {
+    const made = (await run('deals', 'create', { properties: { dealname: 'Numbers', amount: 10000, hs_is_closed: false } })).data;
+    expect(JSON.parse(sent('/crm/v3/objects/deals').at(-1)!.rawBody)).toEqual({ properties: { dealname: 'Numbers', amount: 10000, hs_is_closed: false } });
+    expect(made['properties']).toMatchObject({ dealname: 'Numbers', amount: '10000', hs_is_closed: 'false' });
+    expectValid('deals', [made]);
+    const id = made['id'] as string;
+    const edited = (await run('deals', 'update', { deal_id: id, properties: { amount: 12500.5, hs_priority: 'high' } })).data;
+    expect(JSON.parse(sent(`/crm/v3/objects/deals/${id}`).at(-1)!.rawBody)).toEqual({ properties: { amount: 12500.5, hs_priority: 'high' } });
+    expect(edited['properties']).toMatchObject({ dealname: 'Numbers', amount: '12500.5', hs_priority: 'high' });
+  });
+
+  it('every entity\'s create and update take numbers and booleans; objects and arrays are still refused before sending', async () => {
+    for (const [entity, [idParam]] of Object.entries(ENTITIES)) {
+      const made = (await run(entity, 'create', { properties: { hs_custom_count: 3, hs_custom_flag: true } })).data;
+      expect(made['properties']).toMatchObject({ hs_custom_count: '3', hs_custom_flag: 'true' });
+      const edited = (await run(entity, 'update', { [idParam]: made['id'], properties: { hs_custom_count: 4 } })).data;
+      expect(edited['properties']).toMatchObject({ hs_custom_count: '4' });
+      const before = sim.requests.length;
+      expect((await failure(run(entity, 'update', { [idParam]: made['id'], properties: { nested: { a: 1 } } }))).code).toBe('invalid_params');
+      expect(sim.requests.length).toBe(before);
+    }
+  });
+});
+
 for (const [entity, [idParam, lastmod, field]] of Object.entries(ENTITIES)) {
   describe(`hubspot ${entity}`, () => {
     it('list: a page of records with the requested properties sent one per repetition, and the next page\'s after', async () => {
@@ -132,7 +157,7 @@ for (const [entity, [idParam, lastmod, field]] of Object.entries(ENTITIES)) {
       const associations = [{ to: { id: '101' }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 1 }] }];
       await run(entity, 'create', { properties: { [field]: 'associated' }, associations });
       expect(JSON.parse(sent(`/crm/v3/objects/${entity}`).at(-1)!.rawBody)).toEqual({ properties: { [field]: 'associated' }, associations });
-      const bad = await failure(run(entity, 'create', { properties: { [field]: 1 } }));
+      const bad = await failure(run(entity, 'create', { properties: { [field]: { value: 1 } } }));
       expect(bad.code).toBe('invalid_params');
     });
 

@@ -132,7 +132,7 @@ describe('OAuth 2.0 (3LO)', () => {
 });
 
 describe('issues', () => {
-  it('create (plain-text description as ADF), get by id and by key, update (description as ADF, returnIssue)', async () => {
+  it('create (plain-text description as ADF), get by id and by key, update (description as ADF; Jira answers 204, the issue is read back)', async () => {
     const made = (await run('issues', 'create', { project_key: 'ENG', summary: 'Checkout fails', issue_type: 'Bug', description: 'Steps: pay\nthen fail', labels: ['checkout'], priority: 'High' })).data;
     // Jira answers a create with {id, key, self} only.
     expect(Object.keys(made).sort()).toEqual(['id', 'key', 'self']);
@@ -148,17 +148,51 @@ describe('issues', () => {
     expectValid('issues', [byId]);
 
     const doc = { type: 'doc', version: 1, content: [{ type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Root cause' }] }] };
+    const before = sent(`/rest/api/3/issue/${made.key}`).length;
     const edited = (await run('issues', 'update', { issue_id_or_key: made.key, description_adf: doc, notify_users: false })).data;
-    const put = sent(`/rest/api/3/issue/${made.key}`).find((r) => r.method === 'PUT')!;
-    expect(put.query.get('returnIssue')).toBe('true');
+    // The PUT (answered 204 without a body, as Jira does), then the issue read back with get.
+    const calls = sent(`/rest/api/3/issue/${made.key}`).slice(before);
+    expect(calls.map((r) => r.method)).toEqual(['PUT', 'GET']);
+    const put = calls[0]!;
+    expect(put.query.has('returnIssue')).toBe(false);
     expect(put.query.get('notifyUsers')).toBe('false');
     expect(JSON.parse(put.rawBody)).toEqual({ fields: { description: doc } });
     // The fields not sent are kept.
     expect(edited).toMatchObject({ id: made.id, summary: 'Checkout fails', fields: { description: doc, summary: 'Checkout fails' } });
 
-    await run('issues', 'update', { issue_id_or_key: made.id, summary: 'Checkout fails on Safari', assignee_account_id: null });
-    expect(JSON.parse(sent(`/rest/api/3/issue/${made.id}`).at(-1)!.rawBody)).toEqual({ fields: { summary: 'Checkout fails on Safari', assignee: { accountId: null } } });
+    const renamed = (await run('issues', 'update', { issue_id_or_key: made.id, summary: 'Checkout fails on Safari', assignee_account_id: null })).data;
+    expect(renamed).toMatchObject({ id: made.id, key: made.key, summary: 'Checkout fails on Safari' });
+    expectValid('issues', [renamed]);
+    expect(JSON.parse(sent(`/rest/api/3/issue/${made.id}`).filter((r) => r.method === 'PUT').at(-1)!.rawBody)).toEqual({ fields: { summary: 'Checkout fails on Safari', assignee: { accountId: null } } });
     expect((await run('issues', 'get', { issue_id_or_key: made.id })).data.summary).toBe('Checkout fails on Safari');
+  });
+
+  it("the simulator answers Edit issue as Jira's description says: 204 without a body, the issue only with returnIssue=true", async () => {
+    const made = (await run('issues', 'create', { project_key: 'ENG', summary: 'Shape', issue_type: 'Task' })).data;
+    const put = (query: string) =>
+      fetch(`${sim.url}/rest/api/3/issue/${made.key}${query}`, {
+        method: 'PUT',
+        headers: { authorization: `Basic ${Buffer.from(`${BASIC.email}:${BASIC.api_token}`).toString('base64')}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ fields: { summary: 'Shape 2' } }),
+      });
+    const plain = await put('');
+    expect(plain.status).toBe(204);
+    expect(await plain.text()).toBe('');
+    const asked = await put('?returnIssue=true');
+    expect(asked.status).toBe(200);
+    expect(((await asked.json()) as Rec).fields.summary).toBe('Shape 2');
+  });
+
+  it('an update answered 204 whose read-back fails reports the read-back\'s error (never a made-up record)', async () => {
+    const made = (await run('issues', 'create', { project_key: 'ENG', summary: 'Gone', issue_type: 'Task' })).data;
+    // The GET after the PUT fails: the caller learns it, with the get's error.
+    const failingGet: typeof fetch = async (input, init) => {
+      const req = new Request(input, init);
+      if (req.method === 'GET' && new URL(req.url).pathname === `/rest/api/3/issue/${made.key}`) return new Response(JSON.stringify({ errorMessages: ['Issue does not exist or you do not have permission to see it.'], errors: {} }), { status: 404, headers: { 'content-type': 'application/json' } });
+      return fetch(req);
+    };
+    const err = await failure(runtime(BASIC, failingGet).execute('issues' as never, 'update' as never, { issue_id_or_key: made.key, summary: 'Gone 2' } as never));
+    expect(err.code).toBe('upstream_not_found');
   });
 
   it('list: JQL search pages by nextPageToken until isLast; without jql every issue by last update', async () => {
