@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   upstream_error: { status: 502, title: 'The third-party API reported an error' },
   pagination_loop: { status: 502, title: 'The third-party API returned the same page cursor twice' },
   oauth_refresh_failed: { status: 424, title: 'Refreshing the OAuth access token failed' },
+  oauth_refresh_deferred: { status: 503, title: "The connector's OAuth token needs refreshing, but a recent refresh failed, the hourly refresh limit is reached, or another instance is still refreshing; retry after Retry-After" },
   oauth_nothing_granted: { status: 424, title: "The OAuth grant reaches nothing the connector needs: a follow_up request's answer lacks a credential field (Jira: the user granted no site)" },
   upstream_response_too_large: { status: 502, title: 'The third-party API answered with a body larger than Switchboard accepts' },
   upstream_memory_exhausted: { status: 503, title: 'Upstream bodies being read by this instance are at its memory budget; retry shortly' },

@@ -200,7 +200,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     const p = toProblem(err);
     const headers: Record<string, string> = {};
     const retryMs = p.details?.['retry_after_ms'];
-    if (p.status === 429 && typeof retryMs === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retryMs / 1000)));
+    if ((p.status === 429 || p.status === 503) && typeof retryMs === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retryMs / 1000)));
     if (p.status >= 500) {
       // Log what identifies the failure, never the error object whole: its details may carry upstream bodies.
       request.log.error({ code: p.code, detail: p.detail, err_name: (err as Error).name, stack: (err as Error).stack }, 'request failed');
