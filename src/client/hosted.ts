@@ -17,6 +17,11 @@ import type { ConnectorType } from './library.ts';
 export type Connector = components['schemas']['Connector'];
 /** The outcome of a credential check (POST .../check) and the connector with the status it set. */
 export type CheckResult = components['schemas']['CheckResult'];
+/** A page of the organization's audit log (GET /api/v1/audit-events). */
+export type AuditEventList = components['schemas']['AuditEventList'];
+export type AuditEvent = AuditEventList['data'][number];
+/** Filters of the audit log; `cursor` is meta.cursor of the previous page. */
+export type AuditEventsQuery = NonNullable<paths['/api/v1/audit-events']['get']['parameters']['query']>;
 
 export interface HostedClientOptions {
   /** The service's base URL, e.g. https://switchboard.example.com (no /api/v1). */
@@ -331,7 +336,14 @@ export function createClient(options: HostedClientOptions) {
     };
   }
 
-  return { connectors, oauth, connect, connector, accessToken: () => accessToken() };
+  const audit = {
+    /** One page of the organization's audit log, newest first (control-plane actions: who, what, which resource, when; never secrets). */
+    list(query: AuditEventsQuery = {}): Promise<AuditEventList> {
+      return unwrap(api.GET('/api/v1/audit-events', { params: { query } }));
+    },
+  };
+
+  return { connectors, oauth, connect, connector, audit, accessToken: () => accessToken() };
 }
 
 export type HostedClient = ReturnType<typeof createClient>;

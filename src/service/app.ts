@@ -3,6 +3,8 @@
  * authentication and per-organization rate limiting in an onRequest hook, every failure as
  * problem details, and route groups registered as plugins.
  */
+import { installAuditLog } from './audit-log.ts';
+import { auditRoutes } from './routes/audit-routes.ts';
 import type { AddressInfo } from 'node:net';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -211,6 +213,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)));
 
+  const auditLog = installAuditLog(app, ctx);
   await app.register(metaRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(workspaceRoutes(ctx));
@@ -223,6 +226,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(webhookEndpointRoutes(ctx));
   await app.register(connectRoutes(ctx));
   await app.register(mcpRoutes(ctx, packageVersion()));
+  await app.register(auditRoutes(auditLog));
   // Runs stop first: until then they take from the limits' store.
   app.addHook('onClose', async () => {
     if (o.config.syncScheduler) await sync.stop();

@@ -9,6 +9,7 @@ import { executeComponents } from './openapi-execute.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import { mcpOpenApiPaths } from './openapi-mcp.ts';
 import { eventsOpenApiPaths, eventsOpenApiSchemas } from '../events/openapi-events.ts';
+import { auditOpenApiPaths, AuditEventListSchema } from './routes/audit-routes.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -156,6 +157,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         ...(typed?.schemas ?? {}),
         ...connectOpenApiSchemas,
         ...eventsOpenApiSchemas,
+        AuditEventList: AuditEventListSchema,
       },
     },
     paths: {
@@ -337,6 +339,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
       ...mcpOpenApiPaths({ json, problems, orgHeader, authed: AUTHED }),
       ...eventsOpenApiPaths({ json, ref, problems, orgHeader, connectorIdParam, authed: AUTHED }),
+      ...auditOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
     },
   };
 }
