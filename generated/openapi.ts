@@ -58,6 +58,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The application's live tokens: access tokens (application, scoped) and Connect sessions, by id (never their values) */
+        get: operations["listTokens"];
+        put?: never;
+        post?: never;
+        /** Revoke every token of the application (the caller's own included) and expire its Connect sessions */
+        delete: operations["revokeAllTokens"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one token of the application by id (401 for it on every instance within SWITCHBOARD_LOOKUP_CACHE_MS) */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-events": {
         parameters: {
             query?: never;
@@ -705,7 +740,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3719,7 +3754,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3737,6 +3772,12 @@ export interface components {
             title: string;
             /** @description urn:switchboard:problem:<code> */
             type: string;
+        };
+        RevokedAll: {
+            revoked: {
+                access_tokens: number;
+                connect_sessions: number;
+            };
         };
         /** ScopedTokenRequest */
         ScopedTokenRequest: {
@@ -4640,6 +4681,21 @@ export interface components {
              */
             status: "idle" | "running" | "failed" | "interrupted";
         };
+        TokenList: {
+            data: {
+                /** Format: date-time */
+                created_at: string;
+                customer_name: string | null;
+                /** Format: date-time */
+                expires_at: string;
+                /** @description tok_… (access tokens) or cs_… (Connect sessions and widget tokens); never the token itself */
+                id: string;
+                /** @enum {unknown} */
+                kind: "application" | "scoped" | "connect_session";
+                /** @description A scoped token's or session's organization (null: the application's) */
+                organization_id: string | null;
+            }[];
+        };
         /** TokenRequest */
         TokenRequest: {
             client_id: string;
@@ -5435,6 +5491,264 @@ export interface operations {
             };
         };
     };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    revokeAllTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedAll"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_url_refused) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
@@ -5703,7 +6017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5988,7 +6302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6066,7 +6380,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6152,7 +6466,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6286,7 +6600,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6390,7 +6704,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6540,7 +6854,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6638,7 +6952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6740,7 +7054,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6863,7 +7177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7313,7 +7627,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7408,7 +7722,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7507,7 +7821,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7598,7 +7912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7691,7 +8005,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;

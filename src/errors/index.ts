@@ -48,6 +48,7 @@ export const ERROR_CODES = {
   organization_required: { status: 400, title: 'X-Organization-Id is required: this application can access several organizations' },
   organization_forbidden: { status: 403, title: 'This application cannot access that organization' },
   connector_not_found: { status: 404, title: 'No such connector in this organization' },
+  token_not_found: { status: 404, title: 'No live token with this id belongs to this application' },
   customer_forbidden: { status: 403, title: 'This token is limited to one customer and cannot act for another, or use this endpoint' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'The endpoint does not accept this method' },

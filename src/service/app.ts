@@ -5,6 +5,7 @@
  */
 import { installAuditLog } from './audit-log.ts';
 import { auditRoutes } from './routes/audit-routes.ts';
+import { tokenRoutes } from './routes/token-routes.ts';
 import type { AddressInfo } from 'node:net';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -227,6 +228,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(connectRoutes(ctx));
   await app.register(mcpRoutes(ctx, packageVersion()));
   await app.register(auditRoutes(auditLog));
+  await app.register(tokenRoutes(ctx));
   // Runs stop first: until then they take from the limits' store.
   app.addHook('onClose', async () => {
     if (o.config.syncScheduler) await sync.stop();

@@ -57,6 +57,8 @@ const AUDITED: Record<string, AuditedRoute> = {
   'POST /api/v1/integrations/connectors/oauth/initiate': { action: 'oauth.initiated', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name'), details: (r) => ({ connector_type: bodyField(r, 'connector_type') }) },
   'POST /api/v1/webhook-endpoints': { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', id: (_r, a) => a['id'], details: (_r, a) => ({ url: a['url'], events: a['events'] }) },
   'DELETE /api/v1/webhook-endpoints/:endpoint_id': { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', id: param('endpoint_id') },
+  'DELETE /api/v1/account/tokens/:token_id': { action: 'token.revoked', resourceType: 'token', id: param('token_id') },
+  'DELETE /api/v1/account/tokens': { action: 'tokens.revoked_all', resourceType: 'application', id: (r) => r.principal?.applicationId, details: (_r, a) => ({ ...((a['revoked'] ?? {}) as Record<string, unknown>) }) },
   'POST /api/v1/integrations/connectors/:connector_id/webhook-subscriptions': { action: 'webhook_subscription.created', resourceType: 'connector', id: param('connector_id'), details: (r) => ({ events: bodyField(r, 'events') }) },
 };
 

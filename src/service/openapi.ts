@@ -10,6 +10,7 @@ import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-op
 import { mcpOpenApiPaths } from './openapi-mcp.ts';
 import { eventsOpenApiPaths, eventsOpenApiSchemas } from '../events/openapi-events.ts';
 import { auditOpenApiPaths, AuditEventListSchema } from './routes/audit-routes.ts';
+import { RevokedAllSchema, TokenListSchema, tokenOpenApiPaths } from './routes/token-routes.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -158,6 +159,8 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         ...connectOpenApiSchemas,
         ...eventsOpenApiSchemas,
         AuditEventList: AuditEventListSchema,
+        TokenList: TokenListSchema,
+        RevokedAll: RevokedAllSchema,
       },
     },
     paths: {
@@ -340,6 +343,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       ...mcpOpenApiPaths({ json, problems, orgHeader, authed: AUTHED }),
       ...eventsOpenApiPaths({ json, ref, problems, orgHeader, connectorIdParam, authed: AUTHED }),
       ...auditOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
+      ...tokenOpenApiPaths({ json, ref, problems, authed: AUTHED }),
     },
   };
 }
