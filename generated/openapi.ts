@@ -58,6 +58,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The application's live tokens: access tokens (application, scoped) and Connect sessions, by id (never their values) */
+        get: operations["listTokens"];
+        put?: never;
+        post?: never;
+        /** Revoke every token of the application (the caller's own included) and expire its Connect sessions */
+        delete: operations["revokeAllTokens"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one token of the application by id (401 for it on every instance within SWITCHBOARD_LOOKUP_CACHE_MS) */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's audit log, newest first: control-plane actions with who, what, which resource, when, from where (no secrets) */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integrations/connect/sessions": {
         parameters: {
             query?: never;
@@ -688,7 +740,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -709,6 +761,38 @@ export interface components {
             title: string;
             /** @description urn:switchboard:problem:<code> */
             type: string;
+        };
+        AuditEventList: {
+            data: {
+                /** @description token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created */
+                action: string;
+                actor_application_id: string | null;
+                /** @description A scoped token's customer */
+                actor_customer: string | null;
+                /**
+                 * @description application: its own token; scoped: a one-customer token; public: no token (token endpoint, OAuth callback)
+                 * @enum {unknown}
+                 */
+                actor_token_kind: "application" | "scoped" | "public";
+                /** Format: date-time */
+                created_at: string;
+                /** @description Non-secret facts about the resource (never credentials, tokens or secrets) */
+                details: {
+                    [key: string]: unknown;
+                };
+                id: string;
+                ip: string | null;
+                organization_id: string;
+                /** @enum {unknown} */
+                outcome: "success" | "refused";
+                request_id: string | null;
+                resource_id: string | null;
+                resource_type: string;
+            }[];
+            meta: {
+                cursor: string | null;
+                has_more: boolean;
+            };
         };
         /** ChangePage */
         ChangePage: {
@@ -3670,7 +3754,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3688,6 +3772,12 @@ export interface components {
             title: string;
             /** @description urn:switchboard:problem:<code> */
             type: string;
+        };
+        RevokedAll: {
+            revoked: {
+                access_tokens: number;
+                connect_sessions: number;
+            };
         };
         /** ScopedTokenRequest */
         ScopedTokenRequest: {
@@ -4591,6 +4681,21 @@ export interface components {
              */
             status: "idle" | "running" | "failed" | "interrupted";
         };
+        TokenList: {
+            data: {
+                /** Format: date-time */
+                created_at: string;
+                customer_name: string | null;
+                /** Format: date-time */
+                expires_at: string;
+                /** @description tok_… (access tokens) or cs_… (Connect sessions and widget tokens); never the token itself */
+                id: string;
+                /** @enum {unknown} */
+                kind: "application" | "scoped" | "connect_session";
+                /** @description A scoped token's or session's organization (null: the application's) */
+                organization_id: string | null;
+            }[];
+        };
         /** TokenRequest */
         TokenRequest: {
             client_id: string;
@@ -5386,6 +5491,366 @@ export interface operations {
             };
         };
     };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    revokeAllTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedAll"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only this action (e.g. connector.created) */
+                action?: string;
+                /** @description Only events of this application (its id) */
+                actor?: string;
+                /** @description meta.cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description Only events about this resource */
+                resource_id?: string;
+                /** @description Only this resource type: application, customer, connector, webhook_endpoint */
+                resource_type?: string;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventList"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
     createConnectSession: {
         parameters: {
             query?: never;
@@ -5552,7 +6017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5775,7 +6240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5837,7 +6302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5915,7 +6380,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6001,7 +6466,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6073,7 +6538,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6135,7 +6600,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6239,7 +6704,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6320,7 +6785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6389,7 +6854,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6487,7 +6952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6589,7 +7054,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6643,7 +7108,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6721,7 +7186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6793,7 +7258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7180,7 +7645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7275,7 +7740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7374,7 +7839,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7465,7 +7930,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7501,7 +7966,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7558,7 +8023,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, route_not_found, webhook_endpoint_not_found) */
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7594,7 +8059,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8465,7 +8930,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: upstream_unavailable, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -17,6 +17,13 @@ import type { ConnectorType } from './library.ts';
 export type Connector = components['schemas']['Connector'];
 /** The outcome of a credential check (POST .../check) and the connector with the status it set. */
 export type CheckResult = components['schemas']['CheckResult'];
+/** A page of the organization's audit log (GET /api/v1/audit-events). */
+export type AuditEventList = components['schemas']['AuditEventList'];
+export type AuditEvent = AuditEventList['data'][number];
+/** Filters of the audit log; `cursor` is meta.cursor of the previous page. */
+export type TokenList = components['schemas']['TokenList'];
+export type RevokedAll = components['schemas']['RevokedAll'];
+export type AuditEventsQuery = NonNullable<paths['/api/v1/audit-events']['get']['parameters']['query']>;
 
 export interface HostedClientOptions {
   /** The service's base URL, e.g. https://switchboard.example.com (no /api/v1). */
@@ -331,7 +338,32 @@ export function createClient(options: HostedClientOptions) {
     };
   }
 
-  return { connectors, oauth, connect, connector, accessToken: () => accessToken() };
+  const audit = {
+    /** One page of the organization's audit log, newest first (control-plane actions: who, what, which resource, when; never secrets). */
+    list(query: AuditEventsQuery = {}): Promise<AuditEventList> {
+      return unwrap(api.GET('/api/v1/audit-events', { params: { query } }));
+    },
+  };
+
+  const tokens = {
+    /** The application's live tokens (access tokens and Connect sessions) by id, never their values. */
+    list(): Promise<TokenList> {
+      return unwrap(api.GET('/api/v1/account/tokens'));
+    },
+    /** Revoke one token by id (token_not_found when the application has no live token with it). */
+    async revoke(id: string): Promise<void> {
+      const { error, response } = await api.DELETE('/api/v1/account/tokens/{token_id}', { params: { path: { token_id: id } } });
+      if (error !== undefined || !response.ok) throw problemError(response.status, error);
+    },
+    /** Revoke every token of the application, this client's own included (it gets a new one on its next call), and expire its Connect sessions. */
+    async revokeAll(): Promise<RevokedAll> {
+      const out = await unwrap(api.DELETE('/api/v1/account/tokens'));
+      token = undefined;
+      return out;
+    },
+  };
+
+  return { connectors, oauth, connect, connector, audit, tokens, accessToken: () => accessToken() };
 }
 
 export type HostedClient = ReturnType<typeof createClient>;

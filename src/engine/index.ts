@@ -56,6 +56,14 @@ export interface RuntimeOptions {
   oauthClient?: OAuthClient;
   /** Called with the full new credentials after an OAuth refresh, so the caller can store them. */
   onTokenRefresh?: (credentials: Credentials) => void | Promise<void>;
+  /**
+   * Coordinates OAuth refreshes beyond this runtime (hosted: one refresh per connector across
+   * instances, with backoff; src/service/refresh-coordinator.ts). Given the credentials the runtime
+   * holds, the refresh itself (token request, follow-ups, onTokenRefresh) and the time left, it
+   * answers the credentials to use from now on: the refresh's, or newer ones stored by another
+   * instance meanwhile; or throws.
+   */
+  refreshCoordinator?: (held: Credentials, refresh: () => Promise<Credentials>, timeoutMs: number) => Promise<Credentials>;
   /** Random source for backoff jitter. */
   random?: () => number;
   /** Clock in ms since the epoch, for minted tokens (JWT times, expiry); default Date.now. */
@@ -512,21 +520,27 @@ export class ConnectorRuntime {
     const rt = this.credentials['refresh_token'];
     if (v === undefined || typeof rt !== 'string') return;
     this.refreshing ??= (async () => {
-      const cid = this.credentials['client_id'];
-      const csec = this.credentials['client_secret'];
-      const client: OAuthClient | undefined =
-        this.options.oauthClient ?? (typeof cid === 'string' && typeof csec === 'string' ? { clientId: cid, clientSecret: csec } : undefined);
-      if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
-      const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs, this.credentials);
-      const fields = Object.keys(v.fields);
-      let updated: Credentials = { ...this.credentials };
-      for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;
-      // follow_up requests declared on_refresh: true refill their fields with the new token.
-      if (this.variant.followUps?.some((f) => f.onRefresh) === true) {
-        updated = await runFollowUps(this.variant, updated, { after: 'refresh', fetchImpl: this.fetchImpl, baseUrl: client.followUpBaseUrl, config: this.config, timeoutMs });
-      }
-      this.credentials = updated;
-      await this.options.onTokenRefresh?.({ ...updated });
+      const run = async (): Promise<Credentials> => {
+        const cid = this.credentials['client_id'];
+        const csec = this.credentials['client_secret'];
+        const client: OAuthClient | undefined =
+          this.options.oauthClient ?? (typeof cid === 'string' && typeof csec === 'string' ? { clientId: cid, clientSecret: csec } : undefined);
+        if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
+        const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs, this.credentials);
+        const fields = Object.keys(v.fields);
+        let updated: Credentials = { ...this.credentials };
+        for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;
+        // follow_up requests declared on_refresh: true refill their fields with the new token.
+        if (this.variant.followUps?.some((f) => f.onRefresh) === true) {
+          updated = await runFollowUps(this.variant, updated, { after: 'refresh', fetchImpl: this.fetchImpl, baseUrl: client.followUpBaseUrl, config: this.config, timeoutMs });
+        }
+        this.credentials = updated;
+        await this.options.onTokenRefresh?.({ ...updated });
+        return updated;
+      };
+      const coordinator = this.options.refreshCoordinator;
+      if (coordinator === undefined) await run();
+      else this.credentials = await coordinator({ ...this.credentials }, run, timeoutMs);
     })().finally(() => {
       this.refreshing = undefined;
     });
@@ -619,6 +633,7 @@ export class ConnectorRuntime {
     for (;;) {
       const { url, init } = this.renderRequest(a, params, callContext, absoluteUrl, authorization);
       const sentToken = this.minted?.token;
+      const sentAccessToken = this.credentials['access_token'];
       if (this.limiter) {
         const before = Date.now();
         let maxWait = deadline - before;
@@ -676,7 +691,8 @@ export class ConnectorRuntime {
       }
       if (failure.code === 'upstream_credentials_rejected' && !refreshed && this.oauthVariant() !== undefined && typeof this.credentials['refresh_token'] === 'string') {
         refreshed = true;
-        await refreshWithin();
+        // Another call of this runtime refreshed after this one sent its request: use its token (a second refresh would only spend the new refresh token).
+        if (this.credentials['access_token'] === sentAccessToken) await refreshWithin();
         continue;
       }
       const retryable = failure.code === 'upstream_rate_limited' || failure.code === 'upstream_unavailable';

@@ -3,6 +3,9 @@
  * authentication and per-organization rate limiting in an onRequest hook, every failure as
  * problem details, and route groups registered as plugins.
  */
+import { installAuditLog } from './audit-log.ts';
+import { auditRoutes } from './routes/audit-routes.ts';
+import { tokenRoutes } from './routes/token-routes.ts';
 import type { AddressInfo } from 'node:net';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -218,7 +221,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     const p = toProblem(err);
     const headers: Record<string, string> = {};
     const retryMs = p.details?.['retry_after_ms'];
-    if (p.status === 429 && typeof retryMs === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retryMs / 1000)));
+    if ((p.status === 429 || p.status === 503) && typeof retryMs === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retryMs / 1000)));
     if (p.status >= 500) {
       // Log what identifies the failure, never the error object whole: its details may carry upstream bodies.
       request.log.error({ code: p.code, detail: p.detail, err_name: (err as Error).name, stack: (err as Error).stack }, 'request failed');
@@ -229,6 +232,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)));
 
+  const auditLog = installAuditLog(app, ctx);
   await app.register(metaRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(workspaceRoutes(ctx));
@@ -241,6 +245,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(webhookEndpointRoutes(ctx));
   await app.register(connectRoutes(ctx));
   await app.register(mcpRoutes(ctx, packageVersion()));
+  await app.register(auditRoutes(auditLog));
+  await app.register(tokenRoutes(ctx));
   // Runs stop first: until then they take from the limits' store.
   app.addHook('onClose', async () => {
     if (o.config.syncScheduler) await sync.stop();

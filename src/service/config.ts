@@ -109,6 +109,8 @@ export interface ServiceConfig {
   metricsToken?: string;
   /** OpenTelemetry traces: on when the standard OTEL_* variables name an exporter (tracingConfigured). */
   tracing: boolean;
+  /** Audit log (audit-log.ts): how long its events are kept. */
+  auditRetentionDays: number;
 }
 
 /** One documented environment variable. */
@@ -231,6 +233,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_<TYPE>_OAUTH_AUTHORIZE_URL', default: "the manifest's authorize_url", description: 'Consent page URL (regions, simulators)' },
   { name: 'SWITCHBOARD_<TYPE>_WEBHOOK_SECRET', default: '(none)', description: "Secret a vendor signs its webhook deliveries with, for connector types whose manifest says `webhooks.signature.secret: webhook_secret` (monday's app signing secret); Intercom's deliveries are signed with the OAuth client secret" },
   { name: 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', default: '30', description: 'How long deleted records stay in the change feed (GET .../records) as tombstones' },
+  { name: 'SWITCHBOARD_AUDIT_RETENTION_DAYS', default: '365', description: 'How long the audit log (GET /api/v1/audit-events) keeps its events; older ones are deleted' },
   { name: 'SWITCHBOARD_EVENTS_DELIVERY', default: 'true', description: 'Send outgoing webhooks (POST /api/v1/webhook-endpoints) from this instance; several instances share the outbox and each event is sent once' },
   {
     name: 'SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
@@ -399,6 +402,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
     connectorTypes: types,
     tombstoneRetentionDays: intVar(env, 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', 30, 1),
+    auditRetentionDays: intVar(env, 'SWITCHBOARD_AUDIT_RETENTION_DAYS', 365, 1),
     eventsDelivery: boolVar(env, 'SWITCHBOARD_EVENTS_DELIVERY', true),
     webhookQueueLimit: intVar(env, 'SWITCHBOARD_WEBHOOK_QUEUE_LIMIT', 100, 1),
     webhookAllowPrivateAddresses: boolVar(env, 'SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),

@@ -11,6 +11,7 @@ import type { Credentials } from '../auth/index.ts';
 import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
 import type { ConnectorPosition, ConnectorRow } from '../store/index.ts';
+import { refreshRefusal } from './refresh-coordinator.ts';
 import { checkCredentials, CONNECTOR_STATUSES, markAuthFailed, parseLastError, type ConnectorLastError, type ConnectorStatus } from './connector-health.ts';
 import { connectorType, nowIso, type ServiceContext } from './context.ts';
 import { oauthSecretContext } from './oauth-flow.ts';
@@ -297,6 +298,9 @@ async function runAction(ctx: ServiceContext, organizationId: string, id: string
     }
     return runSearch(ctx, { connector: row, manifest, entity: body.entity, params: searchParams(body.params) });
   }
+  // Its token endpoint refused the refresh: no upstream call until the credentials are replaced.
+  const refused = refreshRefusal(row);
+  if (refused !== undefined) throw refused;
   const { runtime, secrets } = ctx.runtimes.get(row, manifest);
   try {
     // A caller is not held behind a paused or saturated connector: past a short wait it gets 429 with Retry-After.

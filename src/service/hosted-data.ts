@@ -16,6 +16,8 @@ import type { RemotePages } from '../sync/types.ts';
 import type { PagesConnector, PagesFetch } from '../sync/pages-worker.ts';
 import type { ServiceConfig } from './config.ts';
 import { RuntimePool } from './runtime-pool.ts';
+import { RefreshCoordinator } from './refresh-coordinator.ts';
+import type { OperationsTables } from './operations-migrations.ts';
 import { markAuthFailed } from './connector-health.ts';
 import { scrubSecrets } from './problem.ts';
 import { SwitchboardError } from '../errors/index.ts';
@@ -218,7 +220,27 @@ export function createHostedData(o: HostedDataOptions): HostedData {
           ...(o.config.syncInWorker && o.syncFetch !== undefined ? { pages: { fetch: o.syncFetch, retry: o.retry } } : {}),
         })
       : undefined;
-  const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor });
+  /** Connectors whose refused refresh is pausing their sync: whether the pause told subscribers already. */
+  const refusing = new Map<string, boolean>();
+  const refresh = new RefreshCoordinator({
+    db: o.database.db as unknown as Kysely<OperationsTables>,
+    store: o.store,
+    keyRing: o.keyRing,
+    now: o.now,
+    // The token endpoint refused the grant: auth_failed at once, the sync paused, connector.auth_failed sent once.
+    onRefused: async (connectorId, error, ciphertext) => {
+      if (!(await markAuthFailed(o.store, connectorId, error, new Date(o.now()).toISOString(), ciphertext))) return;
+      runtimes.forget(connectorId);
+      refusing.set(connectorId, false);
+      try {
+        await sync.pause(connectorId);
+        if (refusing.get(connectorId) !== true) await events.authFailed(connectorId, o.now());
+      } finally {
+        refusing.delete(connectorId);
+      }
+    },
+  });
+  const runtimes = new RuntimePool({ keyRing: o.keyRing, store: o.store, config: o.config, fetch: o.fetch, now: o.now, log: o.log, retry: o.retry, throttleFor: o.throttleFor, refresh });
   const pagesWriter = writer?.runsPages === true ? writer : undefined;
   /** A manifest the sync worker can load: from a file (loaded again there). */
   const onDisk = new Map<string, boolean>();
@@ -268,7 +290,10 @@ export function createHostedData(o: HostedDataOptions): HostedData {
       const clean = new SwitchboardError(e.code, scrubSecrets(e.message, secrets));
       if (await markAuthFailed(o.store, connectorId, clean, new Date(o.now()).toISOString(), row.credentials_ciphertext)) await events.authFailed(connectorId, o.now());
     },
-    onPaused: (connectorId) => events.authFailed(connectorId, o.now()),
+    onPaused: (connectorId) => {
+      if (refusing.has(connectorId)) refusing.set(connectorId, true);
+      return events.authFailed(connectorId, o.now());
+    },
     onResumed: (connectorId) => events.reconnected(connectorId, o.now()),
     onCompleted: (result) => events.syncCompleted(result),
     onRecordsChanged: (change) => events.recordsChanged(change),

@@ -176,15 +176,21 @@ function withParams(url: string, params: Record<string, string>): string {
  * provider refused or the exchange failed). An unknown, expired or reused state throws
  * invalid_oauth_state: there is no trustworthy redirect_url to send the user to.
  */
-export async function completeOAuth(ctx: ServiceContext, q: CallbackQuery): Promise<{ location: string; connectorType: string; outcome: 'secret' | 'error' }> {
+export async function completeOAuth(
+  ctx: ServiceContext,
+  q: CallbackQuery,
+): Promise<{ location: string; connectorType: string; outcome: 'secret' | 'error'; error?: string; flow: { organizationId: string; applicationId: string; customerName: string } }> {
   if (q.state === undefined || q.state === '') throw new SwitchboardError('invalid_oauth_state', 'The callback has no state parameter');
   const now = nowIso(ctx);
   const st = await ctx.store.consumeOAuthState(sha256Hex(q.state), now);
   if (st === undefined) throw new SwitchboardError('invalid_oauth_state', 'The OAuth state is unknown, expired or already used; start the flow again');
-  const fail = (error: string, description: string): { location: string; connectorType: string; outcome: 'error' } => ({
+  const flow = { organizationId: st.organization_id, applicationId: st.application_id, customerName: st.customer_name };
+  const fail = (error: string, description: string): { location: string; connectorType: string; outcome: 'error'; error: string; flow: typeof flow } => ({
     location: withParams(st.redirect_url, { error, error_description: description.slice(0, 300) }),
     connectorType: st.connector_type,
     outcome: 'error',
+    error,
+    flow,
   });
   // The provider's own refusal (RFC 6749 §4.1.2.1), e.g. access_denied, is passed on as is.
   if (q.error !== undefined && q.error !== '') return fail(q.error, q.error_description ?? 'The provider did not grant access');
@@ -249,7 +255,7 @@ export async function completeOAuth(ctx: ServiceContext, q: CallbackQuery): Prom
     used_at: null,
     created_at: now,
   });
-  return { location: withParams(st.redirect_url, { secret_id: secretId }), connectorType: st.connector_type, outcome: 'secret' };
+  return { location: withParams(st.redirect_url, { secret_id: secretId }), connectorType: st.connector_type, outcome: 'secret', flow };
 }
 
 /**

@@ -9,6 +9,8 @@ import { executeComponents } from './openapi-execute.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import { mcpOpenApiPaths } from './openapi-mcp.ts';
 import { eventsOpenApiPaths, eventsOpenApiSchemas } from '../events/openapi-events.ts';
+import { auditOpenApiPaths, AuditEventListSchema } from './routes/audit-routes.ts';
+import { RevokedAllSchema, TokenListSchema, tokenOpenApiPaths } from './routes/token-routes.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -156,6 +158,9 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         ...(typed?.schemas ?? {}),
         ...connectOpenApiSchemas,
         ...eventsOpenApiSchemas,
+        AuditEventList: AuditEventListSchema,
+        TokenList: TokenListSchema,
+        RevokedAll: RevokedAllSchema,
       },
     },
     paths: {
@@ -337,6 +342,8 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
       ...mcpOpenApiPaths({ json, problems, orgHeader, authed: AUTHED }),
       ...eventsOpenApiPaths({ json, ref, problems, orgHeader, connectorIdParam, authed: AUTHED }),
+      ...auditOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
+      ...tokenOpenApiPaths({ json, ref, problems, authed: AUTHED }),
     },
   };
 }

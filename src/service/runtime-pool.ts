@@ -21,6 +21,7 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
 import type { ServiceConfig } from './config.ts';
 import { LookupCache } from './lookup-cache.ts';
+import type { RefreshCoordinator } from './refresh-coordinator.ts';
 
 /** AAD binding a connector's sealed credentials to its row. */
 export function connectorCredentialsContext(connectorId: string): string {
@@ -57,6 +58,8 @@ export interface RuntimePoolOptions {
   throttleFor?: ((budget: string, manifest: LoadedManifest) => Throttle | null) | undefined;
   /** Most connectors kept; the least recently used go first. Default 10 000. */
   maxEntries?: number;
+  /** One OAuth refresh per connector across instances, with backoff (refresh-coordinator.ts); default each runtime refreshes on its own. */
+  refresh?: RefreshCoordinator | undefined;
 }
 
 /** String values of the credential fields the variant marks secret. */
@@ -155,6 +158,7 @@ export class RuntimePool {
         ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}), ...(typeCfg.oauth.followUpBaseUrl !== undefined ? { followUpBaseUrl: typeCfg.oauth.followUpBaseUrl } : {}) } }
         : {}),
       ...(this.o.retry !== undefined ? { retry: this.o.retry } : {}),
+      ...(this.o.refresh !== undefined ? { refreshCoordinator: this.coordinated(row, manifest, state, this.o.refresh) } : {}),
       onTokenRefresh: async (next) => {
         const sealed = this.o.keyRing.sealJson(next, context);
         const stored = await this.o.store.replaceCredentials(row.id, state.ciphertext, sealed, new Date(this.o.now()).toISOString());
@@ -176,6 +180,19 @@ export class RuntimePool {
       if (oldest !== undefined) this.drop(oldest);
     }
     return { runtime: entry.runtime, secrets: state.secrets };
+  }
+
+  /** The runtime's refreshes through the coordinator; credentials another instance stored are taken with their secrets. */
+  private coordinated(row: ConnectorRow, manifest: LoadedManifest, state: Entry['state'], coordinator: RefreshCoordinator): NonNullable<RuntimeOptions['refreshCoordinator']> {
+    return async (_held, run, timeoutMs) => {
+      const before = state.ciphertext;
+      const credentials = await coordinator.coordinate(row.id, state, run, timeoutMs);
+      if (state.ciphertext !== before) {
+        state.secrets = [...new Set([...state.secrets, ...secretValues(manifest, row.auth_variant, credentials)])];
+        this.rows.delete(row.id);
+      }
+      return credentials;
+    };
   }
 
   /**

@@ -10,6 +10,7 @@ import { syncMigrations } from '../sync/index.ts';
 import { connectMigrations } from './connect/index.ts';
 import { eventsMigrations } from '../events/migrations.ts';
 import { webhooksInMigrations } from '../webhooks/migrations.ts';
+import { OPERATIONS_MIGRATIONS } from './operations-migrations.ts';
 import { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
 import type { ServiceContext } from './context.ts';
 import { createServiceLogger } from './logger.ts';
@@ -40,7 +41,7 @@ export interface RunningService {
 }
 
 /** Every table the hosted service uses: accounts and connectors, synced records and search, sync state, connect sessions. */
-export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [SERVICE_MIGRATIONS, searchMigrations, syncMigrations, connectMigrations, eventsMigrations, webhooksInMigrations];
+export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [SERVICE_MIGRATIONS, searchMigrations, syncMigrations, connectMigrations, eventsMigrations, webhooksInMigrations, OPERATIONS_MIGRATIONS];
 
 /** Open, migrate, build and listen. */
 export async function startService(o: StartServiceOptions): Promise<RunningService> {
