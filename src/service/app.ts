@@ -20,6 +20,7 @@ import { createLimitBackend, organizationLimiter } from './shared-limits.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { connectorRoutes } from './routes/connector-routes.ts';
 import { executeRoutes } from './routes/execute-routes.ts';
+import { proxyRoutes } from './routes/proxy-routes.ts';
 import { metaRoutes } from './routes/meta-routes.ts';
 import { oauthRoutes } from './routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
@@ -217,6 +218,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(connectorRoutes(ctx));
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
+  await app.register(proxyRoutes(ctx));
   await app.register(syncRoutes(ctx));
   await app.register(recordsRoutes(ctx));
   await app.register(vendorWebhookRoutes(ctx));

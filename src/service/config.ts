@@ -65,6 +65,8 @@ export interface ServiceConfig {
   upstreamDeadlineMs: number;
   /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
   upstreamMaxResponseBytes: number;
+  /** Largest vendor answer the pass-through proxy hands back; default 10 MiB. */
+  proxyMaxResponseBytes: number;
   /** Process-wide budget of upstream bytes in flight (received and decoded), shared by every connector and tenant; default 128 MiB. */
   upstreamMemoryBytes: number;
   /** Calls that may wait for one connector's upstream throttle at once; default 100. */
@@ -160,6 +162,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
   { name: 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', default: '52428800', description: 'Largest upstream response body, enforced while streaming and on decompressed output (502 upstream_response_too_large); a manifest may set its own with http.max_response_bytes' },
+  { name: 'SWITCHBOARD_PROXY_MAX_RESPONSE_BYTES', default: '10485760', description: 'Largest vendor answer the proxy route hands back (502 upstream_response_too_large past it), within the upstream memory budget (docs/proxy.md)' },
   {
     name: 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES',
     default: '134217728',
@@ -321,6 +324,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     connectBrand: connectBrandFromEnv(env),
     upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
     upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
+    proxyMaxResponseBytes: intVar(env, 'SWITCHBOARD_PROXY_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1),
     upstreamMemoryBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES', 128 * 1024 * 1024, 1),
     upstreamQueueLimit: intVar(env, 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', 100, 0),
     upstreamMaxWaitMs: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_WAIT_MS', 5_000, 0),
