@@ -50,7 +50,8 @@ async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: 
     const answer = await runtime.proxy(
       {
         method: request.method,
-        path: target.path,
+        // The text after "/proxy/" with its leading slash back: "proxy//host" is then the scheme-relative path it is.
+        path: `/${target.path}`,
         query: target.query,
         // The request's own Authorization, Host, forwarding headers... are dropped, not refused: they are the caller's to us.
         headers: request.headers as Record<string, string | undefined> as Record<string, string>,
