@@ -183,7 +183,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   // Every route as "METHOD /path" (OpenAPI syntax), so a test can hold the document to them.
   const routes: string[] = [];
   app.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\/\*$/, '/{path}')}`);
   });
 
   app.decorateRequest('principal', null);

@@ -4,7 +4,9 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { createClient } from '../../src/client/hosted.ts';
 import { setProxyAccess } from '../../src/service/proxy-access.ts';
+import { failure } from '../helpers/errors.ts';
 import { describeEachDialect, fakeUpstream, startHarness, type Harness } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
@@ -203,6 +205,22 @@ describeEachDialect('the proxy route on %s', (dialect) => {
     const all = h.logs.join('\n');
     expect(all).not.toContain(API_KEY);
     expect(all).not.toContain('secret_body');
+  });
+
+  it('the typed hosted client proxies, hands back vendor answers and throws Switchboard\'s own refusals', async () => {
+    const client = createClient({ baseUrl: h.url, customerName: 'acme', clientId: app.client_id, clientSecret: app.client_secret });
+    const c = client.connector(ids['acme']!);
+    const ok = await c.proxy({ method: 'GET', path: '/v1/notes', query: { page_size: 2 } });
+    expect(ok.status).toBe(200);
+    expect(new TextDecoder().decode(ok.body)).toBe('{"notes":[{"id":"not_1"}],  "weird":  "spacing kept"}');
+    expect(seen[0]!.url).toBe('/base/v1/notes?page_size=2');
+    queued.push({ status: 404, body: '{"message":"gone"}' });
+    const missing = await c.proxy({ method: 'DELETE', path: '/v1/notes/x' });
+    expect(missing.status).toBe(404);
+    // (fetch's URL parser resolves %2e%2e itself, so an encoded slash is what reaches the service here.)
+    const refused = await failure(c.proxy({ method: 'GET', path: '/v1%2F..%2Fadmin' }));
+    expect(refused.code).toBe('proxy_path_refused');
+    expect(seen).toHaveLength(2);
   });
 
   it('parallel calls each get their own answer', async () => {
