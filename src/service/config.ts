@@ -87,6 +87,8 @@ export interface ServiceConfig {
   tokenRateLimitPerMinute: number;
   /** Byte budget of one MCP execute or search result (POST /mcp); default 20000. */
   mcpMaxOutputBytes: number;
+  /** Offer the MCP proxy tool on POST /mcp (docs/proxy.md); default false. */
+  mcpProxy: boolean;
   /** How long a token's principal and an execute's connector row are reused before being read again (lookup-cache.ts); 0 disables. Default 1000 ms. */
   lookupCacheMs: number;
   /** Redis URL for limits shared across instances (wins over PostgreSQL). */
@@ -196,6 +198,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       "This instance's name in sync leases, unique to it and stable across its restarts (e.g. a StatefulSet pod name): after a crash, the restarted instance releases the leases of its previous life at once, so their runs show as interrupted and resume, instead of reading running (and POST .../sync answering 409) until the lease expires. By default a previous life is recognized when its process no longer exists on this host",
   },
   { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
+  { name: 'SWITCHBOARD_MCP_PROXY', default: 'false', description: "Offer the `proxy` tool on POST /mcp: any endpoint under a connector's base URL (GET and HEAD only with ?read_only=true), within the application's proxy access (docs/proxy.md)" },
   { name: 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', default: '20000', description: 'Byte budget of one MCP `execute` or `search` result (POST /mcp, and `switchboard mcp` unless --max-output-bytes); a longer list is cut at a record boundary with a notice; at least 1024' },
   {
     name: 'SWITCHBOARD_LOOKUP_CACHE_MS',
@@ -335,6 +338,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     ...(env['SWITCHBOARD_INSTANCE_ID']?.trim() ? { instanceId: env['SWITCHBOARD_INSTANCE_ID'].trim() } : {}),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
+    mcpProxy: boolVar(env, 'SWITCHBOARD_MCP_PROXY', false),
     lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
     connectorTypes: types,
     tombstoneRetentionDays: intVar(env, 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', 30, 1),

@@ -12,7 +12,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PROXY_METHODS } from '../../engine/proxy-request.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
-import { principalOf } from '../authentication.ts';
+import type { CallOptions } from '../../engine/index.ts';
+import type { ProxyRequest, ProxyResponse } from '../../engine/proxy-request.ts';
+import { principalOf, type Principal } from '../authentication.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { executeFailure } from '../problem.ts';
 import { checkProxyAccess } from '../proxy-access.ts';
@@ -35,19 +37,31 @@ function rawTarget(request: FastifyRequest): { path: string; query: string } {
   return { path: rest.slice('proxy/'.length), query: q === -1 ? '' : url.slice(q + 1) };
 }
 
-async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: { connector_id: string } }>, reply: FastifyReply): Promise<unknown> {
-  const principal = principalOf(request);
-  const id = request.params.connector_id;
+/** One proxy call on a stored connector for a principal (the route and the hosted MCP tool): access checked, errors scrubbed of credentials. */
+export async function proxyConnector(ctx: ServiceContext, principal: Pick<Principal, 'organizationId' | 'proxyAccess'>, id: string, request: ProxyRequest, options: CallOptions): Promise<ProxyResponse> {
   const row = ctx.runtimes.cachedRow(principal.organizationId, id) ?? (await ctx.runtimes.row(principal.organizationId, id));
   if (row === undefined) throw new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
   checkProxyAccess(principal, request.method, row);
-  const manifest = connectorType(ctx, row.connector_type);
-  const { runtime, secrets } = ctx.runtimes.get(row, manifest);
+  const { runtime, secrets } = ctx.runtimes.get(row, connectorType(ctx, row.connector_type));
+  try {
+    return await runtime.proxy(request, options);
+  } catch (e) {
+    // Upstream details are passed through, but never anything that contains a credential.
+    throw isSwitchboardError(e) ? executeFailure(e, secrets) : e;
+  }
+}
+
+async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: { connector_id: string } }>, reply: FastifyReply): Promise<unknown> {
+  const principal = principalOf(request);
+  const id = request.params.connector_id;
   const target = rawTarget(request);
   const started = performance.now();
   const body = request.body;
   try {
-    const answer = await runtime.proxy(
+    const answer = await proxyConnector(
+      ctx,
+      principal,
+      id,
       {
         method: request.method,
         // The text after "/proxy/" with its leading slash back: "proxy//host" is then the scheme-relative path it is.
@@ -68,8 +82,7 @@ async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: 
     return request.method === 'HEAD' ? reply.send() : reply.send(answer.body);
   } catch (e) {
     request.log.info({ connector_id: id, method: request.method, path: target.path, code: isSwitchboardError(e) ? e.code : 'internal_error', duration_ms: Math.round(performance.now() - started) }, 'proxy call refused');
-    // Upstream details are passed through, but never anything that contains a credential.
-    throw isSwitchboardError(e) ? executeFailure(e, secrets) : e;
+    throw e;
   }
 }
 
