@@ -289,6 +289,27 @@ get_params?: {
 delete?: boolean
 })[]]
 }
+/**
+ * The pass-through proxy to the vendor API (docs/proxy.md): on by default; extra forwarded headers and hosts.
+ */
+proxy?: {
+/**
+ * false: this connector has no proxy (default true).
+ */
+enabled?: boolean
+/**
+ * Request headers the caller may send to the vendor besides the default allow-list (e.g. Notion-Version, X-GitHub-Api-Version). Authorization, Cookie, Host, hop-by-hop and forwarding headers are never forwarded, whatever this says.
+ */
+headers?: string[]
+/**
+ * Other base URLs of the vendor (upload or content hosts) a proxy call may name instead of the base URL; the connector's auth is sent there too.
+ */
+hosts?: string[]
+/**
+ * A request header the vendor reads as an idempotency key (Stripe: Idempotency-Key): a POST or PATCH carrying it is retried like an idempotent method.
+ */
+idempotency_header?: string
+}
 entities: {
 [k: string]: Entity | undefined
 }

@@ -243,6 +243,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integrations/connectors/{connector_id}/proxy/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get any endpoint under the connector's base URL with its credentials, throttle and retries (HEAD is served too) */
+        get: operations["proxyGet"];
+        /** Put any endpoint under the connector's base URL with its credentials, throttle and retries */
+        put: operations["proxyPut"];
+        /** Post any endpoint under the connector's base URL with its credentials, throttle and retries */
+        post: operations["proxyPost"];
+        /** Delete any endpoint under the connector's base URL with its credentials, throttle and retries */
+        delete: operations["proxyDelete"];
+        options?: never;
+        head?: never;
+        /** Patch any endpoint under the connector's base URL with its credentials, throttle and retries */
+        patch: operations["proxyPatch"];
+        trace?: never;
+    };
     "/api/v1/integrations/connectors/{connector_id}/records": {
         parameters: {
             query?: never;
@@ -740,7 +761,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3754,7 +3775,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -5267,7 +5288,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScopedTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5285,7 +5306,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5354,7 +5375,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5426,7 +5447,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetTokenResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5444,7 +5465,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5509,7 +5530,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5527,7 +5548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5592,7 +5613,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokedAll"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5610,7 +5631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5675,7 +5696,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5693,7 +5714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5786,7 +5807,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditEventList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5804,7 +5825,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,7 +5897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectSession"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5894,7 +5915,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6076,7 +6097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectorList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6094,7 +6115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6150,7 +6171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6168,7 +6189,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6275,7 +6296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6293,7 +6314,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6353,7 +6374,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6371,7 +6392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6439,7 +6460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Connector"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6457,7 +6478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6573,7 +6594,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckResult"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6591,7 +6612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6677,7 +6698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecuteResponse"] | components["schemas"]["AirbyteExecuteResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6695,7 +6716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6796,6 +6817,618 @@ export interface operations {
             };
         };
     };
+    proxyGet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+                /** @description The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description The vendor's own answer, whatever its status (2xx, 4xx, 5xx), passed back unchanged with Switchboard-Proxy-Source: upstream and the headers a client needs (Content-Type, Link, ETag, Location, Retry-After, rate-limit headers) */
+            default: {
+                headers: {
+                    /** @description upstream: the vendor's answer; switchboard: Switchboard's own problem details */
+                    "Switchboard-Proxy-Source"?: "upstream" | "switchboard";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    proxyPut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+                /** @description The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": unknown;
+            };
+        };
+        responses: {
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description The vendor's own answer, whatever its status (2xx, 4xx, 5xx), passed back unchanged with Switchboard-Proxy-Source: upstream and the headers a client needs (Content-Type, Link, ETag, Location, Retry-After, rate-limit headers) */
+            default: {
+                headers: {
+                    /** @description upstream: the vendor's answer; switchboard: Switchboard's own problem details */
+                    "Switchboard-Proxy-Source"?: "upstream" | "switchboard";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    proxyPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+                /** @description The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": unknown;
+            };
+        };
+        responses: {
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description The vendor's own answer, whatever its status (2xx, 4xx, 5xx), passed back unchanged with Switchboard-Proxy-Source: upstream and the headers a client needs (Content-Type, Link, ETag, Location, Retry-After, rate-limit headers) */
+            default: {
+                headers: {
+                    /** @description upstream: the vendor's answer; switchboard: Switchboard's own problem details */
+                    "Switchboard-Proxy-Source"?: "upstream" | "switchboard";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    proxyDelete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+                /** @description The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description The vendor's own answer, whatever its status (2xx, 4xx, 5xx), passed back unchanged with Switchboard-Proxy-Source: upstream and the headers a client needs (Content-Type, Link, ETag, Location, Retry-After, rate-limit headers) */
+            default: {
+                headers: {
+                    /** @description upstream: the vendor's answer; switchboard: Switchboard's own problem details */
+                    "Switchboard-Proxy-Source"?: "upstream" | "switchboard";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
+    proxyPatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible) */
+                "X-Organization-Id"?: string;
+            };
+            path: {
+                /** @description Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found. */
+                connector_id: string;
+                /** @description The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": unknown;
+            };
+        };
+        responses: {
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_protocol_error, upstream_error, pagination_loop, upstream_response_too_large, upstream_redirect_refused, egress_refused) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_unavailable, oauth_refresh_deferred, upstream_memory_exhausted, sandbox_not_running, not_ready, sync_scheduler_not_running, webhook_queue_full, webhook_attribution_pending) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description The vendor's own answer, whatever its status (2xx, 4xx, 5xx), passed back unchanged with Switchboard-Proxy-Source: upstream and the headers a client needs (Content-Type, Link, ETag, Location, Retry-After, rate-limit headers) */
+            default: {
+                headers: {
+                    /** @description upstream: the vendor's answer; switchboard: Switchboard's own problem details */
+                    "Switchboard-Proxy-Source"?: "upstream" | "switchboard";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+        };
+    };
     listRecordChanges: {
         parameters: {
             query: {
@@ -6827,7 +7460,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangePage"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6845,7 +7478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6925,7 +7558,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6943,7 +7576,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7027,7 +7660,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncStatus"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7045,7 +7678,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7159,7 +7792,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7177,7 +7810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7291,7 +7924,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7336,7 +7969,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthInitiateResponse"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7354,7 +7987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7431,7 +8064,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7449,7 +8082,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7521,7 +8154,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7539,7 +8172,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7618,7 +8251,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7636,7 +8269,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7713,7 +8346,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7731,7 +8364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7812,7 +8445,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7830,7 +8463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7912,7 +8545,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8005,7 +8638,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8095,7 +8728,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8113,7 +8746,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8345,7 +8978,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8595,7 +9228,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8613,7 +9246,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8732,7 +9365,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8750,7 +9383,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8809,7 +9442,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8827,7 +9460,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -17,7 +17,7 @@
  *
  *   npm run bench [-- --records N] [-- --only engine,codegen]
  *     --records N   search records (default 20,000; the full size is 1,000,000)
- *     --only a,b    run only these benches (engine, service, search, sync, cli, codegen); the
+ *     --only a,b    run only these benches (engine, service, proxy, search, sync, cli, codegen); the
  *                   rows of the others are reported without a verdict, so the run fails
  */
 import { spawn } from 'node:child_process';
@@ -30,12 +30,13 @@ import { median } from './lib.ts';
 const { values: args } = parseArgs({ strict: false, options: { records: { type: 'string', default: '20000' }, only: { type: 'string' } } });
 const RECORDS = String(args.records);
 
-type BenchId = 'engine' | 'service' | 'search' | 'sync' | 'cli' | 'codegen';
+type BenchId = 'engine' | 'service' | 'proxy' | 'search' | 'sync' | 'cli' | 'codegen';
 
 /** Each bench: its process arguments (codegen is timed here, not by a script). */
 const BENCHES: { id: BenchId; name: string; argv?: string[] }[] = [
   { id: 'engine', name: 'engine overhead', argv: ['--import', 'tsx', 'scripts/bench/engine-overhead.ts', '--rounds', '3', '--iterations', '150'] },
   { id: 'service', name: 'service throughput', argv: ['--import', 'tsx', 'scripts/bench/service-throughput.ts', '--duration', '2', '--rounds', '7'] },
+  { id: 'proxy', name: 'proxy', argv: ['--import', 'tsx', 'scripts/bench/proxy.ts', '--requests', '300', '--rounds', '5'] },
   // 200 runs per query (~30 s at 20,000 records): a PostgreSQL client's p50 moves with where the OS places its
   // backend (on the client's core or the other, for stretches of 50–100 queries; docs/search.md), and 15 runs
   // could fall within one stretch on one side only (range + sort 1.4× or 2.1× on the same code).
@@ -60,6 +61,8 @@ const ROWS: { row: string; bench: BenchId; match: RegExp; needs?: RegExp; fullSi
   { row: 'engine Intercom contacts list of 50 ≤ 1.10× a hand-written undici.request client (records equal)', bench: 'engine', match: /^engine\b.*intercom.*\blist\b/i },
   { row: 'service req/s ≥ 0.8× a bare route on the same transport', bench: 'service', match: /^service\b.*req\/s/i },
   { row: 'service server CPU per request against the bare route on the same transport', bench: 'service', match: /^service\b.*\bCPU\b/i },
+  { row: 'proxy GET of a 50-record page ≤ 1.15× the latency of a bare Fastify + undici reverse proxy (results equal)', bench: 'proxy', match: /^proxy latency\b/i, needs: /results equal/ },
+  { row: 'proxy GET of a 50-record page ≤ 1.15× the CPU of a bare Fastify + undici reverse proxy (results equal)', bench: 'proxy', match: /^proxy CPU\b/i, needs: /results equal/ },
   ...HAND_WRITTEN.map((op) => ({ row: `SQLite ${op} within 2× of hand-written SQL (same first page)`, bench: 'search' as const, match: new RegExp(`^SQLite ${query(op)}within 2× of hand-written`, 'i') })),
   ...OPERATOR_CLASSES.map((op) => ({ row: `SQLite ${op} ≥ 100× a JavaScript scan (set for 1,000,000 records)`, bench: 'search' as const, match: new RegExp(`^SQLite ${query(op)}≥ 100× a JavaScript scan`, 'i'), fullSize: true })),
   ...OPERATOR_CLASSES.map((op) => ({

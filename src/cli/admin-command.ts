@@ -60,6 +60,21 @@ export function registerAdminCommand(program: Command): void {
       }
     });
   admin
+    .command('proxy-access')
+    .description("Switch an application's use of the proxy route (docs/proxy.md): on (default), read (GET and HEAD only) or off")
+    .requiredOption('--client-id <id>', 'client id of the application')
+    .requiredOption('--access <on|read|off>', 'on, read or off')
+    .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
+    .action(async (opts: { clientId: string; access: string; create?: boolean }) => {
+      try {
+        const { setProxyAccess } = await import('../service/proxy-access.ts');
+        const out = await withStore(opts.create === true, (store) => setProxyAccess(store, opts.clientId, opts.access));
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      } catch (e) {
+        failWith(e);
+      }
+    });
+  admin
     .command('grant')
     .description('Give an application access to another organization (created if needed)')
     .requiredOption('--client-id <id>', 'client id of the application')

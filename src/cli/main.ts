@@ -11,6 +11,7 @@ import { packageVersion } from '../version.ts';
 import { registerManifestCommands } from './manifest-commands.ts';
 import { registerDescribeCommand } from './describe-command.ts';
 import { registerExecCommand } from './exec-command.ts';
+import { registerProxyCommand } from './proxy-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerSimulateCommand } from './simulate-command.ts';
 import { registerServeCommand } from './serve-command.ts';
@@ -49,6 +50,7 @@ registerManifestCommands(program);
 registerInitCommand(program);
 registerDescribeCommand(program);
 registerExecCommand(program);
+registerProxyCommand(program);
 registerSandboxCommand(program);
 registerSimulateCommand(program);
 // Hosted mode commands.

@@ -60,9 +60,10 @@ export function registerMcpCommand(program: Command, version: string): void {
     .requiredOption('--connectors <file|dir>', 'YAML file naming connector instances (id, type, description?, base_url?, credentials with ${ENV_VAR} values); repeat it with a directory of <type>/connector.yaml folders to serve connectors besides the built-in ones', collect)
     .option('--read-only', 'expose list, get and search only; create and update are refused')
     .option('--max-output-bytes <n>', 'byte budget of one execute or search result (default 20000, or $SWITCHBOARD_MCP_MAX_OUTPUT_BYTES)')
+    .option('--proxy', "offer the proxy tool: any endpoint under a connector's base URL (GET and HEAD only with --read-only); docs/proxy.md")
     .option('--no-action-tools', `no per-action tools, even with ${ACTION_TOOLS_MAX_INSTANCES} instances or fewer`)
     .option('--print-config', 'print an MCP client configuration (mcpServers JSON) that starts this command from any directory, then exit')
-    .action(async (opts: { connectors: string[]; readOnly?: boolean; maxOutputBytes?: string; actionTools: boolean; printConfig?: boolean }) => {
+    .action(async (opts: { connectors: string[]; readOnly?: boolean; maxOutputBytes?: string; actionTools: boolean; printConfig?: boolean; proxy?: boolean }) => {
       try {
         // The instances file among --connectors (directories are the manifest search path, see main.ts).
         const files = opts.connectors.filter(isInstancesFile);
@@ -73,6 +74,7 @@ export function registerMcpCommand(program: Command, version: string): void {
         if (opts.printConfig) {
           const flags = [
             ...(opts.readOnly ? ['--read-only'] : []),
+            ...(opts.proxy ? ['--proxy'] : []),
             ...(opts.maxOutputBytes !== undefined ? ['--max-output-bytes', opts.maxOutputBytes] : []),
             ...(opts.actionTools ? [] : ['--no-action-tools']),
           ];
@@ -89,6 +91,7 @@ export function registerMcpCommand(program: Command, version: string): void {
         const actionTools = opts.actionTools && backend.list.length <= ACTION_TOOLS_MAX_INSTANCES ? backend.list : [];
         const server = createMcpServer(backend, {
           readOnly: opts.readOnly === true,
+          proxy: opts.proxy === true,
           maxOutputBytes,
           actionTools,
           version,

@@ -109,6 +109,30 @@ export interface HostedConnector<T extends ConnectorType> {
   search<E extends keyof Searchable<T> & string>(entity: E, params: SearchParams<SearchFieldTypes<T, E>>): Promise<SearchResponse<SearchRecordOf<T, E>>>;
   /** The change feed of a synced entity: records added, updated or deleted after `modified_after` (a cursor it returned), oldest first. */
   changes(entity: string, query?: { modified_after?: string | null; limit?: number }): Promise<ChangesResponse>;
+  /**
+   * Any endpoint under the connector's base URL through the service's proxy (docs/proxy.md):
+   * resolves with the vendor's status, headers and body whatever the status; rejects with the
+   * SwitchboardError of the service's own refusals (Switchboard-Proxy-Source: switchboard).
+   * Not retried by the client: the service already retried what was safe to retry.
+   */
+  proxy(request: HostedProxyRequest): Promise<HostedProxyResponse>;
+}
+
+export interface HostedProxyRequest {
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path under the connector's base URL, e.g. /repos/octo/hello/branches. */
+  path: string;
+  query?: Record<string, string | number | boolean> | string;
+  /** Forwarded when on the connector's allow-list (docs/proxy.md), dropped otherwise. */
+  headers?: Record<string, string>;
+  /** Sent as given; an object is sent as JSON. */
+  body?: string | Uint8Array | Record<string, unknown> | unknown[];
+}
+
+export interface HostedProxyResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
 }
 
 export interface CreateConnectorInput<T extends ConnectorType> {
@@ -325,8 +349,38 @@ export function createClient(options: HostedClientOptions) {
           body: { entity, action, ...(params !== undefined ? { params } : {}) } as never,
         }),
       );
+    const proxy = async (r: HostedProxyRequest): Promise<HostedProxyResponse> => {
+      const query = typeof r.query === 'string' ? r.query.replace(/^\?/, '') : new URLSearchParams(Object.entries(r.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
+      const url = `${baseUrl}/api/v1/integrations/connectors/${encodeURIComponent(await id())}/proxy/${r.path.replace(/^\//, '')}${query !== '' ? `${r.path.includes('?') ? '&' : '?'}${query}` : ''}`;
+      const json = r.body !== undefined && typeof r.body !== 'string' && !(r.body instanceof Uint8Array);
+      const body = json ? JSON.stringify(r.body) : (r.body as string | Uint8Array | undefined);
+      for (let renewed = false; ; renewed = true) {
+        const headers = new Headers(r.headers);
+        if (json && !headers.has('content-type')) headers.set('content-type', 'application/json');
+        headers.set('authorization', `Bearer ${await accessToken()}`);
+        if (options.organizationId !== undefined) headers.set('x-organization-id', options.organizationId);
+        const res = await baseFetch(url, { method: r.method, headers, ...(body !== undefined ? { body } : {}) });
+        const ours = res.headers.get('switchboard-proxy-source') !== 'upstream';
+        if (ours && res.status === 401 && !renewed) {
+          token = undefined;
+          continue;
+        }
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        if (ours && res.status >= 400) {
+          let problem: unknown;
+          try {
+            problem = JSON.parse(new TextDecoder().decode(bytes));
+          } catch {
+            problem = undefined;
+          }
+          throw problemError(res.status, problem);
+        }
+        return { status: res.status, headers: Object.fromEntries(res.headers.entries()), body: bytes };
+      }
+    };
     return {
       id,
+      proxy,
       execute: (entity, action, ...params) => run(entity, action, params[0]) as never,
       search: (entity, params) => run(entity, 'search', params) as never,
       changes: async (entity, query = {}) =>

@@ -6,6 +6,7 @@
 import type { ConnectorTypes } from '../../generated/index.ts';
 import type { Credentials } from '../auth/index.ts';
 import { ConnectorRuntime, type CheckResult, type RuntimeOptions } from '../engine/index.ts';
+import type { ProxyRequest, ProxyResponse } from '../engine/proxy-exchange.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
 import { getConnector } from '../manifest/index.ts';
@@ -61,6 +62,13 @@ export interface Connector<T extends ConnectorType> {
    * upstream_credentials_rejected, upstream_unavailable).
    */
   check(): Promise<CheckResult & { info: ConnectorTypes[T]['check'] }>;
+  /**
+   * Any endpoint of the vendor's API with the connector's auth, throttle and retries (docs/proxy.md):
+   * `{ method, path, query, headers, body }`, path under the base URL. Resolves with the vendor's
+   * status, answer headers and body (bytes, unchanged) whatever the status; rejects with
+   * proxy_path_refused, proxy_header_refused or proxy_host_refused before sending anything.
+   */
+  proxy(request: ProxyRequest): Promise<ProxyResponse>;
 }
 
 /** Connect to a third-party account with credentials held by the caller. */
@@ -82,6 +90,7 @@ export function connect<T extends ConnectorType>(type: T, options: ConnectOption
     records: (entity, ...params) => runtime.records(entity, params[0]) as never,
     pages: (entity, ...params) => runtime.pages(entity, params[0]) as never,
     check: () => runtime.check() as Promise<CheckResult & { info: ConnectorTypes[T]['check'] }>,
+    proxy: (request) => runtime.proxy(request),
     search: async (entity) => {
       runtime.action(entity, 'search');
       throw new SwitchboardError('search_hosted_only');

@@ -14,6 +14,7 @@ import { anchored } from '../manifest/schemas.ts';
 import { formEncode } from '../http/form-body.ts';
 import { applyErrorRules, upstreamErrorEntries } from './error-rules.ts';
 import { readBackParams } from './read-back.ts';
+import { proxyExchange, type ProxyRequest, type ProxyResponse } from './proxy-exchange.ts';
 import { backoffDelayMs, DEFAULT_RETRY, RateLimiter, serverRetryDelayMs, sleep, ThrottleRefused, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { LIST_ACTIONS, renderTree, SYNC_ONLY_ACTIONS, type ActionName, type CompiledAction, type CompiledAuthVariant, type LoadedManifest } from '../manifest/index.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
@@ -100,17 +101,29 @@ export interface CallStats {
 }
 
 /** The `call` root of request templates: facts about one logical call, the same across its retries. */
-interface CallContext {
+export interface CallContext {
   /** A random UUID (v4) per call: Stripe's Idempotency-Key. */
   id: string;
 }
 
-interface Rendered {
+export interface Rendered {
   url: string;
   init: RequestInit & { method: string; headers: Record<string, string> };
 }
 
-interface RawResult {
+/**
+ * One logical call as call() runs it: how each attempt's request is rendered (with the call's id
+ * and, for a token mint, its own Authorization) and how an answer is read (a result, or the error
+ * it means, which call() may retry).
+ */
+export interface CallPlan {
+  retrySafe: boolean;
+  render(call: CallContext, authorization: string | undefined): { url: URL; init: Rendered['init'] };
+  interpret(res: UpstreamResponse): RawResult | SwitchboardError;
+  maxResponseBytes?: number | undefined;
+}
+
+export interface RawResult {
   status: number;
   headers: ResponseHeaders;
   body: unknown;
@@ -484,9 +497,7 @@ export class ConnectorRuntime {
     const headers: Record<string, string> = { accept: 'application/json' };
     for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
     for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
-    if (authorization !== undefined) setHeader(headers, 'Authorization', authorization);
-    else if (this.variant.mint !== undefined) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
-    else setHeader(headers, this.variant.header, this.variant.value.render(ctx));
+    this.applyAuth(headers, ctx, authorization);
     const init: Rendered['init'] = { method: a.request.method, headers };
     if (a.request.graphql !== undefined) {
       const query = a.request.graphql.query.render(ctx);
@@ -507,6 +518,37 @@ export class ConnectorRuntime {
       init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});
     }
     return { url, init };
+  }
+
+  /** Set the auth variant's header (a minted token, or the variant's rendered value), or the given Authorization (a token mint's JWT). */
+  private applyAuth(headers: Record<string, string>, ctx: TemplateContext, authorization: string | undefined): void {
+    if (authorization !== undefined) setHeader(headers, 'Authorization', authorization);
+    else if (this.variant.mint !== undefined) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
+    else setHeader(headers, this.variant.header, this.variant.value.render(ctx));
+  }
+
+  /**
+   * Send any request under the connector's base URL with its auth, throttle, retries and
+   * transport (the pass-through proxy, engine/proxy-exchange.ts): the vendor's status, answer
+   * headers and body, unchanged, whatever the status. Refused paths, headers and hosts are
+   * thrown before anything is sent; errors of Switchboard's own (throttle, timeout, egress) are thrown.
+   */
+  proxy(request: ProxyRequest, options: CallOptions = {}): Promise<ProxyResponse> {
+    return proxyExchange(
+      {
+        manifest: this.manifest,
+        baseUrl: this.baseUrl,
+        maxResponseBytes: this.maxResponseBytes,
+        retry: this.retry,
+        manifestHeaders: (headers) => {
+          const ctx = this.templateContext({}, { id: randomUUID() });
+          for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
+        },
+        applyAuth: (headers, call, authorization) => this.applyAuth(headers, this.templateContext({}, call), authorization),
+        call: (plan) => this.callPlan(plan, options),
+      },
+      request,
+    );
   }
 
   private oauthVariant(): OAuth2Auth | undefined {
@@ -609,11 +651,17 @@ export class ConnectorRuntime {
    * would end past it fails at once instead of waiting.
    */
   private call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}, authorization?: string, deadlineMs: number = this.deadlineMs): Promise<RawResult> {
-    if (!observing) return this.callUpstream(a, params, absoluteUrl, options, authorization, deadlineMs, undefined);
-    return observedCall(this.manifest.manifest.type, a, this.baseOrigin, (track) => this.callUpstream(a, params, absoluteUrl, options, authorization, deadlineMs, track));
+    const plan: CallPlan = {
+      retrySafe: a.retrySafe,
+      render: (call, auth) => this.renderRequest(a, params, call, absoluteUrl, auth),
+      interpret: (res) => this.interpret(a, res, params),
+    };
+    if (!observing) return this.callPlan(plan, options, authorization, deadlineMs);
+    return observedCall(this.manifest.manifest.type, a, this.baseOrigin, (track) => this.callPlan(plan, options, authorization, deadlineMs, track));
   }
 
-  private async callUpstream(a: CompiledAction, params: Record<string, unknown>, absoluteUrl: string | undefined, options: CallOptions, authorization: string | undefined, deadlineMs: number, track: CallTrack | undefined): Promise<RawResult> {
+  /** call() for any plan: the actions' and the proxy's requests (`track`: the upstream call's metrics, when observed). */
+  private async callPlan(plan: CallPlan, options: CallOptions = {}, authorization?: string, deadlineMs: number = this.deadlineMs, track?: CallTrack): Promise<RawResult> {
     const signal = options.signal;
     // One deadline for everything the call does, an OAuth refresh or a token mint included.
     const deadline = Date.now() + deadlineMs;
@@ -626,12 +674,12 @@ export class ConnectorRuntime {
     const stats: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
     this.lastCall = stats;
     if (track !== undefined) track.stats = stats;
-    const maxAttempts = a.retrySafe ? this.retry.maxAttempts : 1;
+    const maxAttempts = plan.retrySafe ? this.retry.maxAttempts : 1;
     let refreshed = false;
     // One id per logical call, the same in every attempt: {{call.id}} as an idempotency key.
     const callContext: CallContext = { id: randomUUID() };
     for (;;) {
-      const { url, init } = this.renderRequest(a, params, callContext, absoluteUrl, authorization);
+      const { url, init } = plan.render(callContext, authorization);
       const sentToken = this.minted?.token;
       const sentAccessToken = this.credentials['access_token'];
       if (this.limiter) {
@@ -655,16 +703,16 @@ export class ConnectorRuntime {
         const res = await this.send(url, {
           method: init.method,
           headers: init.headers,
-          body: init.body as string | undefined,
+          body: init.body as string | Uint8Array | undefined,
           signal,
           timeoutMs: attemptMs,
-          ...(this.maxResponseBytes !== undefined ? { maxResponseBytes: this.maxResponseBytes } : {}),
+          ...(plan.maxResponseBytes !== undefined ? { maxResponseBytes: plan.maxResponseBytes } : this.maxResponseBytes !== undefined ? { maxResponseBytes: this.maxResponseBytes } : {}),
         });
         if (track !== undefined) {
           track.status = res.status;
           track.bytes += res.body.length;
         }
-        const result = this.interpret(a, res, params);
+        const result = plan.interpret(res);
         if (!(result instanceof SwitchboardError)) return result;
         failure = result;
         serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;

@@ -15,6 +15,11 @@ export const ERROR_CODES = {
   invalid_cursor: { status: 400, title: 'The cursor is malformed, altered, or from another query' },
   invalid_base_url: { status: 400, title: 'The base URL must be an absolute http(s) URL, scheme included' },
   invalid_credentials_json: { status: 400, title: 'The credentials are not valid JSON' },
+  proxy_path_refused: { status: 400, title: "The proxy path leaves the connector's base URL (absolute URL, //host, dot segments or encoded slashes)" },
+  proxy_header_refused: { status: 400, title: 'The proxy does not forward this request header' },
+  proxy_host_refused: { status: 400, title: "The proxy host is not one of the connector's declared hosts" },
+  proxy_disabled: { status: 403, title: 'The proxy is switched off for this connector type or this application' },
+  proxy_method_forbidden: { status: 403, title: 'The proxy is limited to read methods (GET, HEAD) here' },
   // Upstream (the third-party API)
   upstream_credentials_rejected: { status: 424, title: 'The third-party API rejected the credentials' },
   upstream_not_found: { status: 404, title: 'The third-party API has no such record' },

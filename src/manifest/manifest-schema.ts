@@ -5,6 +5,7 @@
  */
 
 import { WEBHOOKS_SCHEMA } from '../webhooks/manifest.ts';
+import { PROXY_SCHEMA } from './proxy-schema.ts';
 
 const template = { type: 'string', description: 'A Handlebars template (see README: Templates).' } as const;
 const name = { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } as const;
@@ -63,6 +64,7 @@ export const MANIFEST_SCHEMA = {
     errors: { $ref: '#/definitions/ErrorMapping' },
     check: { $ref: '#/definitions/CredentialCheck' },
     webhooks: WEBHOOKS_SCHEMA,
+    proxy: PROXY_SCHEMA,
     entities: {
       type: 'object',
       minProperties: 1,

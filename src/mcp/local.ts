@@ -168,6 +168,14 @@ export async function localBackend(file: string, env: NodeJS.ProcessEnv = proces
         throw isSwitchboardError(e) ? executeFailure(e, local.secrets) : e;
       }
     },
+    proxy: async (instance, request, signal) => {
+      const local = find(instance.id);
+      try {
+        return await local.runtime.proxy(request, { signal });
+      } catch (e) {
+        throw isSwitchboardError(e) ? executeFailure(e, local.secrets) : e;
+      }
+    },
     search: async (instance, entity) => {
       // Same answer as library mode's search(): unknown_entity first, then search_hosted_only.
       find(instance.id).runtime.action(entity, 'search');

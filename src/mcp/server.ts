@@ -32,6 +32,8 @@ import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { createAjv, paramsSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
 import { describeManifest, READ_ACTIONS, type EntityInfo } from '../manifest/describe.ts';
 import { capEnvelope, fieldPaths, projectEnvelope } from './output.ts';
+import { proxyTool, proxyToolRequest, proxyToolResult } from './proxy-tool.ts';
+import type { ProxyRequest, ProxyResponse } from '../engine/proxy-request.ts';
 
 /** One connector the server exposes: a local instance from the connectors file, or a hosted connector. */
 export interface McpInstance {
@@ -58,6 +60,8 @@ export interface McpBackend {
   search(instance: McpInstance, entity: string, params: Record<string, unknown>): Promise<{ data: unknown[]; meta: Record<string, unknown> }>;
   /** The change feed of a synced entity (hosted); absent locally (the tool then answers search_hosted_only). */
   changes?(instance: McpInstance, entity: string, q: { modified_after?: string; limit?: number }): Promise<{ data: unknown[]; next_cursor: string | null; has_more: boolean }>;
+  /** A pass-through proxy call (proxy-tool.ts); errors scrubbed like execute's. */
+  proxy?(instance: McpInstance, request: ProxyRequest, signal?: AbortSignal): Promise<ProxyResponse>;
 }
 
 export interface McpServerOptions {
@@ -76,6 +80,8 @@ export interface McpServerOptions {
    * every call of a batch counts like a REST request).
    */
   admitRequest?: () => Promise<void>;
+  /** Offer the `proxy` tool (proxy-tool.ts) when the backend has one; default off. */
+  proxy?: boolean;
   /** One line per tool call: tool, connector, entity, action, outcome code. Never params or results. */
   log?: (entry: Record<string, unknown>) => void;
 }
@@ -318,6 +324,7 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
   const validators = Object.fromEntries(TOOL_NAMES.map((n) => [n, ajv.compile(schemas[n])])) as Record<(typeof TOOL_NAMES)[number], ValidateFunction>;
   const keep = (name: string): boolean => !options.readOnly || READ_ACTIONS.has(name);
   const budget = options.maxOutputBytes;
+  const proxyOn = options.proxy === true && backend.proxy !== undefined;
 
   // Per-action tools: name → what it runs.
   const actionTools = new Map<string, { instance: McpInstance; entity: string; action: string; tool: Tool }>();
@@ -389,6 +396,7 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         annotations: { title: 'Records changed since a cursor', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       } satisfies Tool]),
       ...[...actionTools.values()].map((t) => t.tool),
+      ...(proxyOn ? [proxyTool(options.readOnly)] : []),
     ];
     return { tools };
   });
@@ -460,6 +468,13 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions):
         const result = await runExecute(perAction.instance, perAction.entity, perAction.action, args, undefined, extra.signal);
         options.log?.({ ...entry, outcome: 'ok' });
         return result;
+      }
+      if (name === 'proxy' && proxyOn) {
+        const request = proxyToolRequest(args, options.readOnly);
+        Object.assign(entry, { connector: args['connector'], method: request.method });
+        const answer = await (backend.proxy as NonNullable<McpBackend['proxy']>)(await backend.instance(String(args['connector'])), request, extra.signal);
+        options.log?.({ ...entry, outcome: 'ok', status: answer.status });
+        return proxyToolResult(answer, budget);
       }
       if (!(TOOL_NAMES as readonly string[]).includes(name)) {
         // A protocol error (the MCP spec's "Unknown tool"), not a tool result.

@@ -23,6 +23,7 @@ import { createLimitBackend, organizationLimiter } from './shared-limits.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { connectorRoutes } from './routes/connector-routes.ts';
 import { executeRoutes } from './routes/execute-routes.ts';
+import { proxyRoutes } from './routes/proxy-routes.ts';
 import { metaRoutes } from './routes/meta-routes.ts';
 import { oauthRoutes } from './routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../http/upstream-transport.ts';
@@ -201,7 +202,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   // Every route as "METHOD /path" (OpenAPI syntax), so a test can hold the document to them.
   const routes: string[] = [];
   app.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\/\*$/, '/{path}')}`);
   });
 
   // Metrics and traces first: their hooks see every request, refused ones included (observability.ts).
@@ -239,6 +240,7 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(connectorRoutes(ctx));
   await app.register(oauthRoutes(ctx));
   await app.register(executeRoutes(ctx));
+  await app.register(proxyRoutes(ctx));
   await app.register(syncRoutes(ctx));
   await app.register(recordsRoutes(ctx));
   await app.register(vendorWebhookRoutes(ctx));

@@ -26,6 +26,8 @@ export interface Principal {
   customerName: string | null;
   /** The application was created to speak Airbyte's envelope (airbyte-envelope.ts). */
   airbyteEnvelope: boolean;
+  /** The application's pass-through proxy access: 'on', 'read' (GET/HEAD only) or 'off' (proxy-access.ts). */
+  proxyAccess: string;
 }
 
 declare module 'fastify' {
@@ -142,7 +144,7 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
         }),
       );
     }
-    const principal: Principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs, customerName: found.customerName, airbyteEnvelope: found.envelope === 'airbyte' };
+    const principal: Principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs, customerName: found.customerName, airbyteEnvelope: found.envelope === 'airbyte', proxyAccess: found.proxyAccess };
     if (limiter === null) {
       request.principal = principal;
       return undefined;

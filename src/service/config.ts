@@ -65,6 +65,8 @@ export interface ServiceConfig {
   upstreamDeadlineMs: number;
   /** Largest upstream response body (raw and decoded) unless a manifest sets http.max_response_bytes; default 50 MiB. */
   upstreamMaxResponseBytes: number;
+  /** Largest vendor answer the pass-through proxy hands back; default 10 MiB. */
+  proxyMaxResponseBytes: number;
   /** Process-wide budget of upstream bytes in flight (received and decoded), shared by every connector and tenant; default 128 MiB. */
   upstreamMemoryBytes: number;
   /** Calls that may wait for one connector's upstream throttle at once; default 100. */
@@ -87,6 +89,8 @@ export interface ServiceConfig {
   tokenRateLimitPerMinute: number;
   /** Byte budget of one MCP execute or search result (POST /mcp); default 20000. */
   mcpMaxOutputBytes: number;
+  /** Offer the MCP proxy tool on POST /mcp (docs/proxy.md); default false. */
+  mcpProxy: boolean;
   /** How long a token's principal and an execute's connector row are reused before being read again (lookup-cache.ts); 0 disables. Default 1000 ms. */
   lookupCacheMs: number;
   /** Redis URL for limits shared across instances (wins over PostgreSQL). */
@@ -176,6 +180,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
   { name: 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', default: '52428800', description: 'Largest upstream response body, enforced while streaming and on decompressed output (502 upstream_response_too_large); a manifest may set its own with http.max_response_bytes' },
+  { name: 'SWITCHBOARD_PROXY_MAX_RESPONSE_BYTES', default: '10485760', description: 'Largest vendor answer the proxy route hands back (502 upstream_response_too_large past it), within the upstream memory budget (docs/proxy.md)' },
   {
     name: 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES',
     default: '134217728',
@@ -215,6 +220,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       "This instance's name in sync leases, unique to it and stable across its restarts (e.g. a StatefulSet pod name): after a crash, the restarted instance releases the leases of its previous life at once, so their runs show as interrupted and resume, instead of reading running (and POST .../sync answering 409) until the lease expires. By default a previous life is recognized when its process no longer exists on this host",
   },
   { name: 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', default: '30', description: 'Token endpoint requests per minute, counted per client id and per source address (429 token_rate_limited); 0 disables' },
+  { name: 'SWITCHBOARD_MCP_PROXY', default: 'false', description: "Offer the `proxy` tool on POST /mcp: any endpoint under a connector's base URL (GET and HEAD only with ?read_only=true), within the application's proxy access (docs/proxy.md)" },
   { name: 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', default: '20000', description: 'Byte budget of one MCP `execute` or `search` result (POST /mcp, and `switchboard mcp` unless --max-output-bytes); a longer list is cut at a record boundary with a notice; at least 1024' },
   {
     name: 'SWITCHBOARD_LOOKUP_CACHE_MS',
@@ -388,6 +394,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     connectBrand: connectBrandFromEnv(env),
     upstreamDeadlineMs: intVar(env, 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', 60_000, 1),
     upstreamMaxResponseBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', 50 * 1024 * 1024, 1),
+    proxyMaxResponseBytes: intVar(env, 'SWITCHBOARD_PROXY_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1),
     upstreamMemoryBytes: intVar(env, 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES', 128 * 1024 * 1024, 1),
     upstreamQueueLimit: intVar(env, 'SWITCHBOARD_UPSTREAM_QUEUE_LIMIT', 100, 0),
     upstreamMaxWaitMs: intVar(env, 'SWITCHBOARD_UPSTREAM_MAX_WAIT_MS', 5_000, 0),
@@ -399,6 +406,7 @@ export function loadServiceConfig(env: Env, connectorTypes: Iterable<string>): S
     ...(env['SWITCHBOARD_INSTANCE_ID']?.trim() ? { instanceId: env['SWITCHBOARD_INSTANCE_ID'].trim() } : {}),
     tokenRateLimitPerMinute: intVar(env, 'SWITCHBOARD_TOKEN_RATE_LIMIT_PER_MINUTE', 30, 0),
     mcpMaxOutputBytes: intVar(env, 'SWITCHBOARD_MCP_MAX_OUTPUT_BYTES', 20_000, 1024),
+    mcpProxy: boolVar(env, 'SWITCHBOARD_MCP_PROXY', false),
     lookupCacheMs: intVar(env, 'SWITCHBOARD_LOOKUP_CACHE_MS', 1000, 0),
     connectorTypes: types,
     tombstoneRetentionDays: intVar(env, 'SWITCHBOARD_TOMBSTONE_RETENTION_DAYS', 30, 1),

@@ -6,6 +6,7 @@
 import { ERROR_CODES } from '../errors/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import { executeComponents } from './openapi-execute.ts';
+import { proxyOpenApiPaths } from './openapi-proxy.ts';
 import { connectOpenApiPaths, connectOpenApiSchemas } from './connect/connect-openapi.ts';
 import { mcpOpenApiPaths } from './openapi-mcp.ts';
 import { eventsOpenApiPaths, eventsOpenApiSchemas } from '../events/openapi-events.ts';
@@ -341,6 +342,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       },
       ...connectOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
       ...mcpOpenApiPaths({ json, problems, orgHeader, authed: AUTHED }),
+      ...proxyOpenApiPaths({ problems, orgHeader, connectorIdParam, authed: AUTHED }),
       ...eventsOpenApiPaths({ json, ref, problems, orgHeader, connectorIdParam, authed: AUTHED }),
       ...auditOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
       ...tokenOpenApiPaths({ json, ref, problems, authed: AUTHED }),

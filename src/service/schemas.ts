@@ -192,6 +192,12 @@ export const ConnectorIdParamsSchema: Schema = {
   properties: { connector_id: str('Connector id; anything that is not one of this organization\'s connector ids (malformed ones included) is 404 connector_not_found') },
 };
 
+export const ProxyParamsSchema: Schema = {
+  type: 'object',
+  required: ['connector_id'],
+  properties: { ...(ConnectorIdParamsSchema['properties'] as Record<string, unknown>), '*': str('The path under the connector\'s base URL (docs/proxy.md)') },
+};
+
 export const OAuthInitiateRequestSchema: Schema = {
   title: 'OAuthInitiateRequest',
   type: 'object',

@@ -26,6 +26,8 @@ export interface ApplicationsTable {
   created_at: string;
   /** The execute/error envelope the application's calls get: 'switchboard' (default) or 'airbyte' (src/service/airbyte-envelope.ts). */
   response_envelope: Generated<string>;
+  /** What the pass-through proxy lets the application do: 'on' (default), 'read' (GET and HEAD only) or 'off' (src/service/proxy-access.ts). */
+  proxy_access: Generated<string>;
 }
 
 export interface ApplicationOrganizationsTable {
@@ -224,8 +226,18 @@ const m0004: Migration = {
   },
 };
 
+/** The per-application switch of the pass-through proxy (on, read, off). */
+const m0005: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('applications').addColumn('proxy_access', 'text', (c) => c.notNull().defaultTo('on')).execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('applications').dropColumn('proxy_access').execute();
+  },
+};
+
 /** The service's migration group; run it before any other group whose tables reference connectors. */
 export const SERVICE_MIGRATIONS: MigrationGroup = {
   name: 'service',
-  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002, '0003_scoped_tokens': m0003, '0004_oauth_state_credentials': m0004 },
+  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002, '0003_scoped_tokens': m0003, '0004_oauth_state_credentials': m0004, '0005_proxy_access': m0005 },
 };

@@ -33,6 +33,8 @@ export interface TokenPrincipal {
   customerName: string | null;
   /** The application's response envelope: 'switchboard' or 'airbyte'. */
   envelope: string;
+  /** The application's proxy access: 'on', 'read' or 'off'. */
+  proxyAccess: string;
 }
 
 /** Keyset position of a connector in list order. */
@@ -78,7 +80,7 @@ class PreparedQuery<R> {
 }
 
 interface HotQueries {
-  tokenPrincipal: PreparedQuery<{ application_id: string; expires_at: string; organization_id: string | null; scope_organization_id: string | null; customer_name: string | null; response_envelope: string }>;
+  tokenPrincipal: PreparedQuery<{ application_id: string; expires_at: string; organization_id: string | null; scope_organization_id: string | null; customer_name: string | null; response_envelope: string; proxy_access: string }>;
   connector: PreparedQuery<ConnectorRow>;
 }
 
@@ -89,7 +91,7 @@ function hotQueries(): HotQueries {
         .selectFrom('access_tokens as t')
         .innerJoin('applications as a', 'a.id', 't.application_id')
         .leftJoin('application_organizations as ao', 'ao.application_id', 't.application_id')
-        .select(['t.application_id', 't.expires_at', 'ao.organization_id', 't.organization_id as scope_organization_id', 't.customer_name', 'a.response_envelope'])
+        .select(['t.application_id', 't.expires_at', 'ao.organization_id', 't.organization_id as scope_organization_id', 't.customer_name', 'a.response_envelope', 'a.proxy_access'])
         .where('t.token_hash', '=', tokenHash as string),
     ),
     connector: new PreparedQuery((db, id, organizationId) =>
@@ -146,6 +148,12 @@ export class ServiceStore {
     await this.db.insertInto('applications').values(row).execute();
   }
 
+  /** Set an application's proxy access ('on', 'read', 'off'); false when no application has that client id. */
+  async setApplicationProxyAccess(clientId: string, access: string): Promise<boolean> {
+    const r = await this.db.updateTable('applications').set({ proxy_access: access }).where('client_id', '=', clientId).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async findApplicationByClientId(clientId: string): Promise<ApplicationRow | undefined> {
     return this.db.selectFrom('applications').selectAll().where('client_id', '=', clientId).executeTakeFirst();
   }
@@ -189,6 +197,7 @@ export class ServiceStore {
       organizationIds: scope === null ? granted : granted.filter((id) => id === scope),
       customerName: first.customer_name,
       envelope: first.response_envelope,
+      proxyAccess: first.proxy_access,
     };
   }
 

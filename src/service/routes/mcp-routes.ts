@@ -13,7 +13,9 @@ import type { Envelope } from '../../engine/index.ts';
 import { SwitchboardError } from '../../errors/index.ts';
 import type { McpBackend, McpInstance } from '../../mcp/server.ts';
 import { changeFeed } from '../../events/change-feed.ts';
-import { principalOf, rateLimitRefusal } from '../authentication.ts';
+import type { ProxyRequest } from '../../engine/proxy-request.ts';
+import { principalOf, rateLimitRefusal, type Principal } from '../authentication.ts';
+import { proxyConnector } from './proxy-routes.ts';
 import { executeAction, requireConnector } from '../connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { problem, sendProblem } from '../problem.ts';
@@ -34,7 +36,7 @@ interface McpQuery {
 }
 
 /** The hosted backend: the organization's (or one customer's) stored connectors, run by the service. */
-export function hostedBackend(ctx: ServiceContext, organizationId: string, customerName: string | undefined): McpBackend {
+export function hostedBackend(ctx: ServiceContext, organizationId: string, customerName: string | undefined, principal?: Pick<Principal, 'organizationId' | 'proxyAccess'>): McpBackend {
   const toInstance = (row: ConnectorRow): McpInstance => ({
     id: row.id,
     type: row.connector_type,
@@ -59,6 +61,7 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
     execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal)) as Envelope,
     search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params })) as { data: unknown[]; meta: Record<string, unknown> },
     changes: (instance, entity, q) => changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }, '/'),
+    ...(principal !== undefined ? { proxy: (instance: McpInstance, request: ProxyRequest, signal?: AbortSignal) => proxyConnector(ctx, principal, instance.id, request, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs }) } : {}),
   };
 }
 
@@ -90,8 +93,9 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
       const principal = principalOf(request);
       const admitRequest = requestAdmission(limiter, organizationLimitKey(principal.organizationId, principal.applicationId));
       const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
-      const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name), {
+      const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name, principal), {
         readOnly: request.query.read_only === true,
+        proxy: ctx.config.mcpProxy,
         maxOutputBytes: request.query.max_output_bytes ?? ctx.config.mcpMaxOutputBytes,
         version,
         ...(admitRequest !== undefined ? { admitRequest } : {}),

@@ -1,0 +1,107 @@
+/**
+ * {GET,HEAD,POST,PUT,PATCH,DELETE} /api/v1/integrations/connectors/{connector_id}/proxy/{path}:
+ * the pass-through proxy (docs/proxy.md). `{path}` and the query string are taken from the raw
+ * request URL, as the caller encoded them (no decoding that could hide `%2F` or `%2e%2e`), and
+ * checked by the engine before anything is sent. The body is taken as raw bytes of any content
+ * type, within the service's body limit.
+ *
+ * Every answer carries `Switchboard-Proxy-Source`: `upstream` when it is the vendor's own answer
+ * (status, body and the headers a client needs, passed back unchanged), `switchboard` when it is
+ * Switchboard's problem+json (unknown connector, refused path, throttle, timeout...).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PROXY_METHODS } from '../../engine/proxy-request.ts';
+import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
+import type { CallOptions } from '../../engine/index.ts';
+import type { ProxyRequest, ProxyResponse } from '../../engine/proxy-request.ts';
+import { principalOf, type Principal } from '../authentication.ts';
+import { connectorType, type ServiceContext } from '../context.ts';
+import { executeFailure } from '../problem.ts';
+import { checkProxyAccess } from '../proxy-access.ts';
+import { ProxyParamsSchema } from '../schemas.ts';
+import { disconnectSignal } from './execute-routes.ts';
+
+const ROUTE_PREFIX = '/api/v1/integrations/connectors/';
+export const PROXY_PATH = `${ROUTE_PREFIX}:connector_id/proxy/*`;
+/** The response header telling the vendor's answers from Switchboard's own. */
+export const PROXY_SOURCE_HEADER = 'switchboard-proxy-source';
+
+/** The path after `/proxy/` and the query string, as the caller wrote them. */
+function rawTarget(request: FastifyRequest): { path: string; query: string } {
+  const url = request.raw.url ?? '';
+  const q = url.indexOf('?');
+  const pathPart = q === -1 ? url : url.slice(0, q);
+  // "<connector id as sent>/proxy/<path>" after the fixed prefix the route matched.
+  const afterPrefix = pathPart.slice(ROUTE_PREFIX.length);
+  const rest = afterPrefix.slice(afterPrefix.indexOf('/') + 1);
+  return { path: rest.slice('proxy/'.length), query: q === -1 ? '' : url.slice(q + 1) };
+}
+
+/** One proxy call on a stored connector for a principal (the route and the hosted MCP tool): access checked, errors scrubbed of credentials. */
+export async function proxyConnector(ctx: ServiceContext, principal: Pick<Principal, 'organizationId' | 'proxyAccess'>, id: string, request: ProxyRequest, options: CallOptions): Promise<ProxyResponse> {
+  const row = ctx.runtimes.cachedRow(principal.organizationId, id) ?? (await ctx.runtimes.row(principal.organizationId, id));
+  if (row === undefined) throw new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
+  checkProxyAccess(principal, request.method, row);
+  const { runtime, secrets } = ctx.runtimes.get(row, connectorType(ctx, row.connector_type));
+  try {
+    return await runtime.proxy(request, options);
+  } catch (e) {
+    // Upstream details are passed through, but never anything that contains a credential.
+    throw isSwitchboardError(e) ? executeFailure(e, secrets) : e;
+  }
+}
+
+async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: { connector_id: string } }>, reply: FastifyReply): Promise<unknown> {
+  const principal = principalOf(request);
+  const id = request.params.connector_id;
+  const target = rawTarget(request);
+  const started = performance.now();
+  const body = request.body;
+  try {
+    const answer = await proxyConnector(
+      ctx,
+      principal,
+      id,
+      {
+        method: request.method,
+        // The text after "/proxy/" with its leading slash back: "proxy//host" is then the scheme-relative path it is.
+        path: `/${target.path}`,
+        query: target.query,
+        // The request's own Authorization, Host, forwarding headers... are dropped, not refused: they are the caller's to us.
+        headers: request.headers as Record<string, string | undefined> as Record<string, string>,
+        body: Buffer.isBuffer(body) && body.length > 0 ? body : undefined,
+        maxResponseBytes: ctx.config.proxyMaxResponseBytes,
+        dropUnlistedHeaders: true,
+      },
+      { signal: disconnectSignal(request), maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs },
+    );
+    request.log.info({ connector_id: id, method: request.method, path: target.path, status: answer.status, duration_ms: Math.round(performance.now() - started) }, 'proxy call');
+    reply.header(PROXY_SOURCE_HEADER, 'upstream');
+    for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
+    reply.code(answer.status);
+    return request.method === 'HEAD' ? reply.send() : reply.send(answer.body);
+  } catch (e) {
+    request.log.info({ connector_id: id, method: request.method, path: target.path, code: isSwitchboardError(e) ? e.code : 'internal_error', duration_ms: Math.round(performance.now() - started) }, 'proxy call refused');
+    throw e;
+  }
+}
+
+export function proxyRoutes(ctx: ServiceContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    // Any content type, as bytes: the body is the vendor's business (the body limit still holds).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    // Our own answers (problem+json) are told apart from the vendor's.
+    app.addHook('onSend', async (_request, reply, payload) => {
+      if (!reply.hasHeader(PROXY_SOURCE_HEADER)) reply.header(PROXY_SOURCE_HEADER, 'switchboard');
+      return payload;
+    });
+    app.route<{ Params: { connector_id: string } }>({
+      method: [...PROXY_METHODS],
+      url: PROXY_PATH,
+      exposeHeadRoute: false,
+      schema: { params: ProxyParamsSchema },
+      handler: (request, reply) => proxyCall(ctx, request, reply),
+    });
+  };
+}
