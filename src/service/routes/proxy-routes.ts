@@ -9,6 +9,7 @@
  * (status, body and the headers a client needs, passed back unchanged), `switchboard` when it is
  * Switchboard's problem+json (unknown connector, refused path, throttle, timeout...).
  */
+import { withSpan } from '../../observe/hooks.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PROXY_METHODS } from '../../engine/proxy-request.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
@@ -44,7 +45,8 @@ export async function proxyConnector(ctx: ServiceContext, principal: Pick<Princi
   checkProxyAccess(principal, request.method, row);
   const { runtime, secrets } = ctx.runtimes.get(row, connectorType(ctx, row.connector_type));
   try {
-    return await runtime.proxy(request, options);
+    // A span per proxy call when traced (docs/operations.md); the method only, never the path's ids or the query.
+    return await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () => runtime.proxy(request, options));
   } catch (e) {
     // Upstream details are passed through, but never anything that contains a credential.
     throw isSwitchboardError(e) ? executeFailure(e, secrets) : e;
