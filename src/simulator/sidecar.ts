@@ -132,6 +132,8 @@ export interface ErrorOverride {
  */
 export interface ResourceSidecar {
   id_field?: string;
+  /** A real id of the vendor's (Stripe's `cus_NffrFeUfNV2Hib`): new ids take its shape when the description gives no example. */
+  id_like?: string | number;
   key?: Record<string, string>;
   records?: number;
   lookup?: string[];
@@ -426,6 +428,7 @@ const SIDECAR_SCHEMA = {
         additionalProperties: false,
         properties: {
           id_field: { type: 'string' },
+          id_like: { type: ['string', 'integer'] },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
           key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           template: { type: 'object' },
