@@ -571,7 +571,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const q = resources.get(link.resource);
     if (q === undefined) return false;
     const entries = Object.entries(link.fields);
-    if (entries.length === 1 && entries[0]?.[1] === q.idField) return q.records.has(pathParams[entries[0][0]] ?? '');
+    // By id, or by a lookup field (Jira's issue key ENG-3 for issue 10003).
+    if (entries.length === 1 && entries[0]?.[1] === q.idField) return find(q, pathParams[entries[0][0]] ?? '') !== undefined;
     for (const s of q.records.values()) {
       const named = parentParams(link, s.record, getPath);
       if (named !== undefined && entries.every(([p]) => named[p] === pathParams[p])) return true;
