@@ -27,6 +27,8 @@ import { fill, listPage, readPath, RuleError, Scroll, search, type RecordSource 
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from './store-rules.ts';
 import { included, listItemFields, pick } from './record-views.ts';
 import { declaredOperations, loadSidecar, RESOURCE_ACTIONS, seedCount, seedOf, type ErrorOverride, type Pagination, type ResourceDeclaration, type Sidecar } from './sidecar.ts';
+import { parentLinks, parentParams, type ParentLink } from './parent-links.ts';
+import { realisticRecord } from './realistic.ts';
 import { mixSeed, seededRandom, startSimulator, TokenBucket, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';
 
 export interface OpenApiSimulatorOptions {
@@ -532,8 +534,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
-    const recordId = id((base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
+    const recordId = id(rs?.id_like ?? (base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
     let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
+    // The sampler's placeholders ("string", {property1, property2}) become realistic values, the same for the same seed and record.
+    if (rs?.template === undefined) realisticRecord(record, mixSeed(seed, hashString(r.name), n), r.name);
     if (extra !== undefined) record = deepMerge(record, extra);
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);
@@ -546,10 +550,35 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     return record;
   };
 
+  /** Whether a seeded text field holds what several records would share: the schema's example, or an example of the description that repeats. */
+  const repeats = (r: Resource, k: string, v: unknown, count: number): boolean =>
+    v === ((peek(r.recordRef) ?? {}) as Json)[k] || (r.examples !== undefined && r.examples.length < count && r.examples.some((e) => e[k] === v));
   // Seed: records sampled from each resource's schema (or the sidecar's template and seed), ids
   // from a PRNG per (seed, resource), fields drawn from the sidecar's pools. Resources with a
   // parent are seeded after it, each record under one of its records in turn.
-  const seedOrder = [...resources.values()].sort((a, b) => Number(a.declared?.parent !== undefined) - Number(b.declared?.parent !== undefined));
+  // Nested collections (/repos/{owner}/{repo}/issues): their parent resource and how the path names it (parent-links.ts).
+  const links = parentLinks(d.operations, classified, (n) => resources.get(n)?.idField, (n) => sidecar.resources?.[n]?.key);
+  /** A resource's seeded records go under the parent of its first nested list or create. */
+  const linkOf = new Map<string, ParentLink>();
+  for (const [key, link] of links) {
+    const name = classified.get(key)?.resource;
+    if (name !== undefined && !linkOf.has(name)) linkOf.set(name, link);
+  }
+  const nested = (r: Resource): boolean => r.declared?.parent !== undefined || linkOf.has(r.name);
+  const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)));
+  /** Whether the parent a nested path names exists (by id directly, else by the parent's key fields). */
+  const parentExists = (link: ParentLink, pathParams: Record<string, string>): boolean => {
+    const q = resources.get(link.resource);
+    if (q === undefined) return false;
+    const entries = Object.entries(link.fields);
+    // By id, or by a lookup field (Jira's issue key ENG-3 for issue 10003).
+    if (entries.length === 1 && entries[0]?.[1] === q.idField) return find(q, pathParams[entries[0][0]] ?? '') !== undefined;
+    for (const s of q.records.values()) {
+      const named = parentParams(link, s.record, getPath);
+      if (named !== undefined && entries.every(([p]) => named[p] === pathParams[p])) return true;
+    }
+    return false;
+  };
   for (const [name, given] of Object.entries(options.records ?? {})) {
     const r = resources.get(name);
     if (r === undefined) throw new Error(`simulator: records.${name}: the description has no resource ${name}`);
@@ -563,6 +592,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     const parent = r.declared?.parent;
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
+    const link = parent === undefined ? linkOf.get(r.name) : undefined;
+    const linked = link === undefined ? [] : [...(resources.get(link.resource)?.records.values() ?? [])].map((s) => parentParams(link, s.record, getPath)).filter((x) => x !== undefined);
     for (let i = 0; i < count; i++) {
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();
@@ -571,7 +602,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       // A record named by another field (an issue's number) keeps a unique id too.
       const like = ((peek(r.recordRef) ?? {}) as Json).id;
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
-      if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string') record[k] = `${record[k] as string} ${i + 1}`;
+      // A name or title every record shares (the description's example) is numbered to tell records apart.
+      if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string' && repeats(r, k, record[k], count)) record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
         const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
@@ -580,7 +612,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         setPath(record, path, values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
-      const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : {};
+      // Under a parent in turn: the sidecar's declared one, else the one the path implies (each seeded repository gets issues).
+      const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : linked.length > 0 ? { ...linked[i % linked.length] } : {};
       r.records.set(String(record[r.idField]), { record, parents });
     }
   }
@@ -1104,6 +1137,12 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const restParent = c.rpc !== true && rules?.parent !== undefined ? rules.parent : undefined;
     const parentRecord = restParent === undefined ? undefined : resources.get(restParent.resource)?.records.get(pathParams[restParent.param] ?? '')?.record;
     if (restParent !== undefined && parentRecord === undefined && (kind === 'create' || kind === 'list')) return withHeaders(notFound(op, pathParams[restParent.param] ?? '', restParent.param));
+    // A nested collection under a parent that does not exist is the parent's 404 (GitHub's missing repository), not an empty page.
+    const link = c.rpc !== true && restParent === undefined ? links.get(op.key) : undefined;
+    if (link !== undefined && (kind === 'create' || kind === 'list') && !parentExists(link, pathParams)) {
+      const param = Object.keys(link.fields).at(-1) ?? '';
+      return withHeaders(notFound(op, pathParams[param] ?? '', param));
+    }
     switch (kind) {
       case 'list':
         if (parentMissing()) return withHeaders(notFound(op, parentOf[rpcParent ?? ''] ?? '', rpcParent));

@@ -134,6 +134,8 @@ export interface ErrorOverride {
  */
 export interface ResourceSidecar {
   id_field?: string;
+  /** A real id of the vendor's (Stripe's `cus_NffrFeUfNV2Hib`): new ids take its shape when the description gives no example. */
+  id_like?: string | number;
   key?: Record<string, string>;
   records?: number;
   lookup?: string[];
@@ -431,6 +433,7 @@ const SIDECAR_SCHEMA = {
         additionalProperties: false,
         properties: {
           id_field: { type: 'string' },
+          id_like: { type: ['string', 'integer'] },
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
           key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           template: { type: 'object' },
@@ -641,6 +644,8 @@ export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
 /** How many records a resource is seeded with: its `records`, else its `seed` list's length, else the sidecar's `records`, else 5. */
 export function seedCount(sidecar: Sidecar, resource: string): number {
   const rs = sidecar.resources?.[resource];
+  // `records: 0` for the whole sidecar seeds nothing, seed lists included (a test's empty upstream).
+  if (sidecar.records === 0 && rs?.records === undefined) return 0;
   return rs?.records ?? (Array.isArray(rs?.seed) ? rs.seed.length : undefined) ?? sidecar.records ?? 5;
 }
 

@@ -278,8 +278,10 @@ describe('comments', () => {
     expect(every.map((x) => x.id)).toEqual([a.id, b.id, c.id]);
     expect(every.every((x) => x.issue_id_or_key === issue.key)).toBe(true);
     expectValid('comments', every);
-    // Another issue's comments are its own.
-    expect((await run('comments', 'list', { issue_id_or_key: 'ENG-999' })).data).toEqual([]);
+    // Another issue's comments are its own; an issue that does not exist is Jira's 404.
+    const other = (await run('issues', 'create', { project_key: 'ENG', summary: 'No comments', issue_type: 'Task' })).data;
+    expect((await run('comments', 'list', { issue_id_or_key: other.key })).data).toEqual([]);
+    expect((await failure(run('comments', 'list', { issue_id_or_key: 'ENG-999' }))).code).toBe('upstream_not_found');
 
     expect((await run('comments', 'get', { issue_id_or_key: issue.key, comment_id: b.id })).data).toMatchObject({ id: b.id, body: doc });
     const edited = (await run('comments', 'update', { issue_id_or_key: issue.key, comment_id: a.id, body: 'Second look', notify_users: false })).data;

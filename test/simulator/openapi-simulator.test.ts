@@ -81,15 +81,29 @@ describe('generic simulator on Asana’s description', () => {
     expectAsanaError(await call(sim, 'GET', `/projects/${String(project.gid)}`), 404, /No record/);
   });
 
-  it('keeps records created under a parent in that parent’s list (POST /projects/{gid}/sections)', async () => {
+  it('keeps records created under a parent in that parent’s list (POST /projects/{gid}/sections); a missing parent is 404', async () => {
+    const [first, second] = (await call(sim, 'GET', '/projects?limit=2')).body.data as Rec[];
+    const [p, q] = [String(first?.gid), String(second?.gid)];
     // This version's SectionRequest requires the project in the body as well.
-    expectAsanaError(await call(sim, 'POST', '/projects/42/sections', { data: { name: 'Backlog' } }), 400, /data\.project is a required parameter/);
-    const section = await call(sim, 'POST', '/projects/42/sections', { data: { name: 'Backlog', project: '42' } });
+    expectAsanaError(await call(sim, 'POST', `/projects/${p}/sections`, { data: { name: 'Backlog' } }), 400, /data\.project is a required parameter/);
+    const section = await call(sim, 'POST', `/projects/${p}/sections`, { data: { name: 'Backlog', project: p } });
     expect(section.status, JSON.stringify(section.body)).toBe(201);
     const gid = (section.body.data as Rec).gid as string;
-    expect((await call(sim, 'GET', '/projects/42/sections')).body.data).toEqual([expect.objectContaining({ gid, name: 'Backlog' })]);
-    expect((await call(sim, 'GET', '/projects/43/sections')).body.data).toEqual([]);
+    const listed = (await call(sim, 'GET', `/projects/${p}/sections?limit=100`)).body.data as Rec[];
+    expect(listed).toContainEqual(expect.objectContaining({ gid, name: 'Backlog' }));
+    expect((await call(sim, 'GET', `/projects/${q}/sections?limit=100`)).body.data).not.toContainEqual(expect.objectContaining({ gid }));
     expect((await call(sim, 'GET', `/sections/${gid}`)).body.data).toMatchObject({ gid, name: 'Backlog' });
+    // A project that does not exist: its 404, for the list and the create alike.
+    expectAsanaError(await call(sim, 'GET', '/projects/42/sections'), 404, /No record with id 42/);
+    expectAsanaError(await call(sim, 'POST', '/projects/42/sections', { data: { name: 'Backlog', project: '42' } }), 404, /No record with id 42/);
+  });
+
+  it('seeds nested collections under their parents’ records: every seeded project has sections', async () => {
+    const projects = (await call(sim, 'GET', '/projects?limit=100')).body.data as Rec[];
+    for (const project of projects.slice(0, 5)) {
+      const sections = (await call(sim, 'GET', `/projects/${String(project.gid)}/sections?limit=100`)).body.data as Rec[];
+      expect(sections.length, String(project.gid)).toBeGreaterThan(0);
+    }
   });
 
   it('refuses what the description forbids with 400 in Asana’s error shape, and nothing changes', async () => {

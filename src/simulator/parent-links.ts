@@ -1,0 +1,78 @@
+/**
+ * Nested collections and the records they belong to. A collection path that extends another
+ * resource's item path (`/repos/{owner}/{repo}/issues` under `/repos/{owner}/{repo}`,
+ * `/projects/{project_gid}/sections` under `/projects/{project_gid}`) lists records of its parent:
+ * seeded records are spread over the parent's records (so every seeded repository has issues),
+ * and a list or create under a parent that does not exist is that parent's 404, as the vendors
+ * answer, rather than an empty page.
+ */
+
+/** How a nested resource's path params name its parent record: each param → the parent record's dotted field. */
+export interface ParentLink {
+  resource: string;
+  fields: Record<string, string>;
+}
+
+interface LinkOperation {
+  key: string;
+  method: string;
+  path: string;
+}
+
+interface LinkClassified {
+  kind: string;
+  resource?: string;
+  idParam?: string;
+  rpc?: boolean;
+  keyParams?: string[];
+}
+
+const paramsOf = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+
+/**
+ * The parent link of each nested list or create operation the description implies, by operation
+ * key: its path is `<an item path of another resource>/<word>` with the same path params (a
+ * resource listed both at the top and under a parent, as Asana's `/projects` and
+ * `/workspaces/{gid}/projects`, is linked only through the nested one). `idFieldOf` gives a
+ * resource's id field (a single-id item path names it); `keyOf` the sidecar's `key` of a resource
+ * whose item path has several ids (GitHub's `{owner: owner.login, repo: name}`).
+ */
+export function parentLinks(
+  operations: readonly LinkOperation[],
+  classified: ReadonlyMap<string, LinkClassified>,
+  idFieldOf: (resource: string) => string | undefined,
+  keyOf: (resource: string) => Record<string, string> | undefined,
+): Map<string, ParentLink> {
+  const links = new Map<string, ParentLink>();
+  for (const op of operations) {
+    const c = classified.get(op.key);
+    if (c?.resource === undefined || c.rpc === true || (c.kind !== 'list' && c.kind !== 'create')) continue;
+    const params = paramsOf(op.path);
+    if (params.length === 0) continue;
+    const parentPath = op.path.slice(0, op.path.lastIndexOf('/'));
+    const item = operations.find((o) => o.method === 'GET' && o.path === parentPath && classified.get(o.key)?.kind === 'get');
+    const ic = item === undefined ? undefined : classified.get(item.key);
+    if (ic?.resource === undefined || ic.resource === c.resource) continue;
+    const fields: Record<string, string> = {};
+    if (ic.keyParams !== undefined) {
+      const key = keyOf(ic.resource);
+      for (const p of params) if (key?.[p] !== undefined) fields[p] = key[p];
+    } else if (ic.idParam !== undefined && params.length === 1 && params[0] === ic.idParam) {
+      const idField = idFieldOf(ic.resource);
+      if (idField !== undefined) fields[ic.idParam] = idField;
+    }
+    if (Object.keys(fields).length === params.length) links.set(op.key, { resource: ic.resource, fields });
+  }
+  return links;
+}
+
+/** The path params a record of the parent stands for (`{owner: "northwind", repo: "api"}`), or undefined when one is missing. */
+export function parentParams(link: ParentLink, parent: Record<string, unknown>, getPath: (obj: unknown, path: string) => unknown): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const [param, field] of Object.entries(link.fields)) {
+    const v = getPath(parent, field);
+    if (typeof v !== 'string' && typeof v !== 'number') return undefined;
+    out[param] = String(v);
+  }
+  return out;
+}
