@@ -56,7 +56,10 @@ export function registerServeCommand(program: Command): void {
           // A Connect UI link for a demo customer: open it in a browser to connect a simulated account.
           const { sandboxConnectLink } = await import('../service/connect/sandbox-demo.ts');
           const link = await sandboxConnectLink(service.ctx);
-          process.stdout.write(`${JSON.stringify({ connect: link }, null, 2)}\nConnect UI for ${link.customer_name}: ${link.connect_url}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ connect: link }, null, 2)}\nConnect UI for ${link.customer_name}: ${link.connect_url}\n` +
+              `(to call the API on what it connects: npx switchboard admin create-app --org ${link.organization})\n`,
+          );
         }
         stop = serviceStopper({
           graceMs: config.shutdownGraceMs,

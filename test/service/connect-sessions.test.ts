@@ -3,6 +3,7 @@
  * the fragment-token exchange (once), the page's security headers, CSRF, what a session may and
  * may not touch, re-authorization, expiry, and the operator's frame-ancestors setting.
  */
+import { createApplication } from '../../src/service/accounts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -347,7 +348,10 @@ describe('serve --sandbox connect link', () => {
       const cookie = /sb_connect=([^;]+)/.exec(x.headers.get('set-cookie') ?? '')?.[1];
       const home = await (await fetch(`${h.url}/connect`, { headers: { cookie: `sb_connect=${cookie}` } })).text();
       for (const t of ['Granola', 'Intercom', 'monday.com']) expect(home).toContain(`Connect ${t}`);
-      const t = await h.token({ client_id: link.client_id, client_secret: link.client_secret, organization_id: '' });
+      // No application credentials are handed out with the link; an application of the organization sees what it connects.
+      expect(Object.keys(link).sort()).toEqual(['connect_url', 'customer_name', 'expires_at', 'organization']);
+      const app = await createApplication(h.service.ctx.store, { orgName: link.organization });
+      const t = await h.token({ client_id: app.client_id, client_secret: app.client_secret, organization_id: '' });
       expect((await h.request('GET', `${CONNECTORS}?customer_name=demo-customer`, { token: t })).status).toBe(200);
     } finally {
       await h.close();

@@ -1,7 +1,8 @@
 /**
  * `serve --sandbox`: a ready Connect UI link for a demo customer, so a new user can click through
- * the page at once. The demo organization's application (client id and secret) is printed with
- * it, to call the API on the connectors the page creates.
+ * the page at once. Only the link is handed out: the application the session needs stays the
+ * service's own (a newcomer following the quick start creates one application, not two); to call
+ * the API on what the page connects, `switchboard admin create-app --org sandbox` gives one.
  */
 import { createApplication } from '../accounts.ts';
 import type { ServiceContext } from '../context.ts';
@@ -15,8 +16,6 @@ export interface SandboxConnectLink {
   expires_at: string;
   organization: string;
   customer_name: string;
-  client_id: string;
-  client_secret: string;
 }
 
 /** A new application of the sandbox organization and a connect session for the demo customer (every type). */
@@ -25,5 +24,5 @@ export async function sandboxConnectLink(ctx: ServiceContext): Promise<SandboxCo
   const row = await ctx.store.findApplicationByClientId(app.client_id);
   if (row === undefined) throw new Error('the sandbox application vanished');
   const session = await createConnectSession(ctx, { applicationId: row.id, organizationId: app.organization_id }, { customer_name: SANDBOX_CUSTOMER });
-  return { connect_url: session.url, expires_at: session.expires_at, organization: SANDBOX_ORGANIZATION, customer_name: SANDBOX_CUSTOMER, client_id: app.client_id, client_secret: app.client_secret };
+  return { connect_url: session.url, expires_at: session.expires_at, organization: SANDBOX_ORGANIZATION, customer_name: SANDBOX_CUSTOMER };
 }
