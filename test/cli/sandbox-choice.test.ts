@@ -95,6 +95,6 @@ describe("the missing-credentials hint names the type's own fields", () => {
 
 it('serve --help says the sandbox starts a simulator per connector (not three named ones)', async () => {
   const r = await runSwitchboard(['serve', '--help']);
-  expect(r.stdout.replace(/\s+/g, " ")).toContain("one simulator per connector on consecutive ports");
+  expect(r.stdout.replace(/\s+/g, ' ')).toContain('one simulator per connector on consecutive ports');
   expect(r.stdout).not.toMatch(/Granola, Intercom, Monday/);
 });

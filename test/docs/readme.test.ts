@@ -3,8 +3,11 @@
  * of the repository (node_modules linked), as a reader would run it. Each walk-through (the
  * blocks after a `<!-- walkthrough: name -->` marker, up to the next one; a file without markers
  * is one) runs in a fresh shell of its own, from the checkout, with nothing from the others but
- * what they left on disk: a reader who opens a new terminal for it. Its long-running commands (the
- * sandbox, the service, simulators) run in the background and are stopped when it ends.
+ * what they left on disk: a reader who opens a new terminal for it. Its "terminal 1" (a block that
+ * is only `npx switchboard sandbox` or `npm start -- --sandbox`) runs beside it and is kept for the
+ * next walk-through that asks for the same, as a reader keeps that terminal open ("if it is not
+ * running yet"); another one stops it first, as the docs say. Its other long-running commands
+ * (simulators, services of its own) run in the background and are stopped when it ends.
  *
  * Ports: every walk-through runs on free ports, passed as a reader would move them: `PORT` (the
  * service; the snippets' `$SB` reads it), `--port` of the sandbox, `--sandbox-port` of the
@@ -15,8 +18,9 @@
  * of one's own is tested with the package), `npm test` (this suite). Mermaid diagrams are checked
  * for shape. Everything the snippets write goes under data/: nothing is left beside the sources.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -24,8 +28,10 @@ import { SIMULATORS } from '../../src/sandbox/index.ts';
 import { freePortBlock } from '../helpers/ports.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-/** The files whose code blocks run, in this order. */
+/** The files whose code blocks run. */
 const DOCS = ['README.md', 'docs/quick-start.md', 'docs/library.md', 'docs/mcp.md', 'docs/connector-walkthrough.md', 'docs/airbyte.md', 'docs/overview.md'];
+/** The order the walk-throughs run in: those on the sandbox, then those on the service (the rest after). */
+const ORDER = ['README-md-intro', 'README-md-library', 'docs-library-md-library-ts', 'docs-mcp-md-mcp-local', 'README-md-mcp', 'README-md-hosted', 'docs-quick-start-md-hosted-tour'];
 /** The package's name today (its self-reference); the docs use the published name. */
 const PACKAGE = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 const PUBLISHED = '@switchboard-oss/switchboard';
@@ -38,6 +44,8 @@ interface Block {
 interface Walkthrough {
   name: string;
   blocks: Block[];
+  /** Its terminal 1, when it has one: the sandbox or the service with its sandbox. */
+  terminal1?: string;
 }
 
 function blocks(markdown: string): Block[] {
@@ -54,19 +62,82 @@ function walkthroughs(file: string): Walkthrough[] {
   const slug = file.replace(/\W+/g, '-');
   const out: Walkthrough[] = [{ name: `${slug}-intro`, blocks: blocks(parts[0] ?? '') }];
   for (let i = 1; i < parts.length; i += 2) out.push({ name: `${slug}-${parts[i] ?? ''}`, blocks: blocks(parts[i + 1] ?? '') });
+  for (const w of out) {
+    const t1 = w.blocks.findIndex((b) => b.lang === 'sh' && Object.keys(TERMINAL1).includes(b.body.trim()));
+    const [t] = t1 >= 0 ? w.blocks.splice(t1, 1) : [];
+    if (t !== undefined) w.terminal1 = t.body.trim();
+  }
   return out.filter((w) => w.blocks.length > 0);
 }
 
-/**
- * Shell lines that start servers: run in the background, then wait until they are ready, as a
- * reader waits for terminal 1's output: the service's port; the sandbox's state file, written
- * once every simulator listens. The port overrides are the ones a reader would add.
- */
-const BACKGROUND: [RegExp, (t: string) => string][] = [
-  [/^npm start -- --sandbox$/, (t) => `${t} --sandbox-port $SERVICE_SANDBOX_PORT`],
-  [/^npx switchboard sandbox$/, (t) => `${t} --port $SANDBOX_PORT`],
-];
-const READY: Record<string, string> = { 'npm start -- --sandbox': 'wait_port $PORT', 'npx switchboard sandbox': 'wait_sandbox data/sandbox-$SANDBOX_PORT.json' };
+/** Terminal-1 commands, with the port overrides a reader would add. */
+const TERMINAL1: Record<string, string> = {
+  'npx switchboard sandbox': 'npx switchboard sandbox --port $SANDBOX_PORT',
+  'npm start -- --sandbox': 'npm start -- --sandbox --sandbox-port $SERVICE_SANDBOX_PORT',
+};
+
+const poll = async (what: string, ok: () => boolean | Promise<boolean>): Promise<void> => {
+  for (let i = 0; i < 1500; i++) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`gave up waiting: ${what}`);
+};
+const listening = (port: number): Promise<boolean> =>
+  new Promise((done) => {
+    const c = connect(port, '127.0.0.1');
+    c.once('connect', () => (c.destroy(), done(true)));
+    c.once('error', () => done(false));
+  });
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The running terminal 1: kept while the next walk-through asks for the same. */
+let terminal: { command: string; child: ChildProcess; ports: number[] } | undefined;
+
+async function stopTerminal(): Promise<void> {
+  if (terminal === undefined) return;
+  const { child, ports } = terminal;
+  terminal = undefined;
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    process.kill(-(child.pid ?? 0), 'SIGTERM');
+    await exited;
+  }
+  // Every process of its group gone (npm's child may outlive it while it shuts down), its ports closed.
+  await poll('terminal 1 to exit', () => !alive(-(child.pid ?? 0)));
+  for (const p of ports) await poll(`port ${String(p)} to close`, async () => !(await listening(p)));
+}
+
+/** Start `command` as terminal 1 (unless it runs already) and wait until it is ready, as a reader waits for its output. */
+async function startTerminal(command: string, env: NodeJS.ProcessEnv, ports: Record<string, number>, log: string): Promise<void> {
+  if (terminal?.command === command && terminal.child.exitCode === null) return;
+  await stopTerminal();
+  const since = Date.now();
+  const out = openSync(join(copy, '.readme-test', log), 'w');
+  const child = spawn('bash', ['-c', TERMINAL1[command] ?? command], { cwd: copy, env, stdio: ['ignore', out, out], detached: true });
+  const sandbox = command === 'npx switchboard sandbox';
+  const first = sandbox ? ports['SANDBOX_PORT'] ?? 0 : ports['SERVICE_SANDBOX_PORT'] ?? 0;
+  terminal = { command, child, ports: [...(sandbox ? [] : [ports['PORT'] ?? 0]), ...SIMULATORS.map((_, i) => first + i)] };
+  const exited = (): boolean => child.exitCode !== null;
+  // Ready: the service's port answers; the sandbox's state file is written anew (once every simulator listens).
+  const state = join(copy, 'data', `sandbox-${String(first)}.json`);
+  await poll(`${command} to be ready (log: ${log})`, async () => {
+    if (exited()) throw new Error(`${command} exited: ${readFileSync(join(copy, '.readme-test', log), 'utf8').slice(-2000)}`);
+    if (!sandbox) return listening(ports['PORT'] ?? 0);
+    try {
+      return statSync(state).mtimeMs >= since;
+    } catch {
+      return false;
+    }
+  });
+}
 
 function shell(body: string, at: string): string {
   const lines: string[] = [];
@@ -79,11 +150,6 @@ function shell(body: string, at: string): string {
     if (/^npm install && npm start\b/.test(t)) {
       // The set-up command: start the service on its port, check it answers, stop it.
       lines.push(`npm start > .readme-test/${at}.log 2>&1 & pid=$!; wait_port $PORT; curl -sf http://127.0.0.1:$PORT/healthz; echo; kill -- -$pid; wait_gone $pid; wait_closed $PORT`);
-      continue;
-    }
-    const bg = BACKGROUND.find(([re]) => re.test(t));
-    if (bg) {
-      lines.push(`${bg[1](t)} > .readme-test/${at}.log 2>&1 & ${READY[t] ?? ''}`);
       continue;
     }
     lines.push(line);
@@ -102,8 +168,6 @@ function script(w: Walkthrough, ports: string): string {
     'wait_gone() { for _ in $(seq 1 300); do kill -0 -- -$1 2>/dev/null || return 0; sleep 0.2; done; return 1; }',
     'trap cleanup EXIT',
     'wait_port() { for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }',
-    // Ready when the state file names a live process (a previous run's file names a dead one).
-    `wait_sandbox() { for _ in $(seq 1 300); do node -e 'process.kill(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid, 0)' "$1" 2>/dev/null && return 0; sleep 0.2; done; echo "no live sandbox in $1" >&2; return 1; }`,
     'wait_closed() { for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null || return 0; sleep 0.2; done; return 1; }',
   ];
   w.blocks.forEach((b, i) => {
@@ -131,7 +195,8 @@ function script(w: Walkthrough, ports: string): string {
 
 let copy = '';
 const copies: string[] = [];
-afterAll(() => {
+afterAll(async () => {
+  await stopTerminal().catch(() => undefined);
   if (process.env['KEEP_README_COPY'] === undefined) for (const c of copies) rmSync(c, { recursive: true, force: true });
 });
 
@@ -150,7 +215,7 @@ function runScript(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number
 // No retry: every wait in the scripts is a readiness poll with a deadline, never a sleep. The
 // walk-throughs run twice in the same copy, every server stopped in between (the second round
 // starts them again on the same database and sandbox state), as a reader coming back the next day would.
-it('every code block of the README and of the walk-throughs in docs/ runs as written, each walk-through in a fresh shell on free ports, twice', { timeout: 900_000 }, async () => {
+it('every code block of the README and of the walk-throughs in docs/ runs as written, each walk-through in a fresh shell on free ports, twice', { timeout: 1_200_000 }, async () => {
   copy = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
   copies.push(copy);
   const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
@@ -178,8 +243,10 @@ it('every code block of the README and of the walk-throughs in docs/ runs as wri
   const serviceSandboxPort = await freePortBlock(SIMULATORS.length);
   const own = await freePortBlock(3);
   const ports = { PORT: port, SANDBOX_PORT: sandboxPort, SERVICE_SANDBOX_PORT: serviceSandboxPort, QUOTES_PORT: own, QUOTES_SERVICE_PORT: own + 1, EMBEDDED_PORT: own + 2 };
-  const every = [port, own, own + 1, own + 2, ...SIMULATORS.flatMap((_, i) => [sandboxPort + i, serviceSandboxPort + i])].join(' ');
-  const runnable = all.filter((w) => w.blocks.some((b) => b.lang !== 'mermaid'));
+  // The walk-throughs' own background jobs: checked closed when each ends (terminal 1 is the test's).
+  const every = [own, own + 1, own + 2].join(' ');
+  const rank = (w: Walkthrough): number => (ORDER.includes(w.name) ? ORDER.indexOf(w.name) : ORDER.length);
+  const runnable = all.filter((w) => w.blocks.some((b) => b.lang !== 'mermaid')).sort((a, b) => rank(a) - rank(b));
   for (const w of runnable) writeFileSync(join(copy, '.readme-test', `${w.name}.sh`), script(w, every));
 
   // As on a reader's machine: none of our own settings from the test environment; the ports moved as a reader moves them.
@@ -191,6 +258,8 @@ it('every code block of the README and of the walk-throughs in docs/ runs as wri
     let stdout = '';
     let stderr = '';
     for (const w of runnable) {
+      if (w.terminal1 !== undefined) await startTerminal(w.terminal1, env, ports, `${w.name}-terminal1-${String(round)}.log`);
+      else if (w.name === 'README-md-intro') await stopTerminal(); // the set-up starts the service on its port
       const out = await runScript(join('.readme-test', `${w.name}.sh`), env);
       writeFileSync(join(copy, '.readme-test', `${w.name}-${String(round)}.out`), `${out.stdout}\n--- stderr ---\n${out.stderr}`);
       const tail = `round ${String(round)}, ${w.name}\n${out.stdout.slice(-3000)}\n--- stderr ---\n${out.stderr.slice(-3000)}`;
@@ -199,6 +268,7 @@ it('every code block of the README and of the walk-throughs in docs/ runs as wri
       stdout += out.stdout;
       stderr += out.stderr;
     }
+    await stopTerminal();
     const tail = `round ${String(round)}: the outputs are in ${copy}/.readme-test (KEEP_README_COPY=1 keeps them)`;
     // What each part prints when it works.
     expect(stdout, tail).toContain('"status":"ok"'); // the set-up's npm start answered /healthz
