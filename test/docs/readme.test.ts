@@ -215,7 +215,7 @@ function runScript(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number
 // No retry: every wait in the scripts is a readiness poll with a deadline, never a sleep. The
 // walk-throughs run twice in the same copy, every server stopped in between (the second round
 // starts them again on the same database and sandbox state), as a reader coming back the next day would.
-it('every code block of the README and of the walk-throughs in docs/ runs as written, each walk-through in a fresh shell on free ports, twice', { timeout: 1_200_000 }, async () => {
+it('every code block of the README and of the walk-throughs in docs/ runs as written, each walk-through in a fresh shell on free ports, twice', { timeout: 2_400_000 }, async () => {
   copy = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
   copies.push(copy);
   const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
