@@ -19,7 +19,7 @@ export function registerCheckCommand(program: Command): void {
     .action(async (type: string, opts: { credentials?: string; baseUrl?: string; region?: string }) => {
       let out: Record<string, unknown>;
       try {
-        const credentials = credentialsArg(opts.credentials);
+        const credentials = await credentialsArg(opts.credentials, type);
         const runtime = await libraryRuntime(type, credentials, opts);
         out = { ...(await runtime.check()), auth_variant: runtime.authVariant };
       } catch (e) {

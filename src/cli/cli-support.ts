@@ -14,7 +14,7 @@ export const CREDENTIALS_ENV = 'SWITCHBOARD_CREDENTIALS';
  * Parse `JSON` or `@file` (a file containing JSON) given to option `option` (e.g. `--params`).
  * Malformed JSON is `errorCode` (default invalid_params) with the option named and the fix.
  */
-export function jsonArg(value: string, option: string, errorCode: 'invalid_params' | 'invalid_credentials_json' = 'invalid_params'): unknown {
+export function jsonArg(value: string, option: string, errorCode: 'invalid_params' | 'invalid_credentials_json' = 'invalid_params', credentialsExample = '{"api_key":"..."}'): unknown {
   let text = value;
   const fromFile = value.startsWith('@');
   if (fromFile) {
@@ -28,7 +28,7 @@ export function jsonArg(value: string, option: string, errorCode: 'invalid_param
     return JSON.parse(text) as unknown;
   } catch (e) {
     const where = fromFile ? `the file ${value.slice(1)} given to ${option}` : option;
-    throw new SwitchboardError(errorCode, `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${jsonExample(option, errorCode)}`, {
+    throw new SwitchboardError(errorCode, `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${jsonExample(option, errorCode, credentialsExample)}`, {
       details: { option },
     });
   }
@@ -38,19 +38,26 @@ export function jsonArg(value: string, option: string, errorCode: 'invalid_param
  * A valid example for the option or variable, as a shell line: params look like params (never
  * like a credential), and the environment variable is set with `export NAME='...'`.
  */
-function jsonExample(option: string, errorCode: 'invalid_params' | 'invalid_credentials_json'): string {
-  const value = errorCode === 'invalid_credentials_json' ? `'{"api_key":"..."}'` : `'{"page_size":2}'`;
+function jsonExample(option: string, errorCode: 'invalid_params' | 'invalid_credentials_json', credentialsExample: string): string {
+  const value = errorCode === 'invalid_credentials_json' ? `'${credentialsExample}'` : `'{"page_size":2}'`;
   if (option.startsWith('$')) return `export ${option.slice(1)}=${value}`;
   return `${option} ${value}, or ${option} @file.json`;
 }
 
-/** Credentials from `--credentials` or $SWITCHBOARD_CREDENTIALS, parsed; errors name where they came from. */
-export function credentialsArg(option: string | undefined): unknown {
+/**
+ * Credentials from `--credentials` or $SWITCHBOARD_CREDENTIALS, parsed; errors name where they
+ * came from, with an example of the connector type's own fields (its manifest's auth).
+ */
+export async function credentialsArg(option: string | undefined, type: string): Promise<unknown> {
   const source = option ?? (process.env[CREDENTIALS_ENV] || undefined);
+  const { credentialsExample } = await import('./credentials-example.ts');
+  const { json, note } = await credentialsExample(type);
   if (source === undefined) {
-    throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials '{"api_key":"..."}' (or @file.json), or export ${CREDENTIALS_ENV}='{"api_key":"..."}'`);
+    throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials '${json}' (or @file.json), or export ${CREDENTIALS_ENV}='${json}'${note}`, {
+      details: { connector_type: type },
+    });
   }
-  return jsonArg(source, option !== undefined ? '--credentials' : `$${CREDENTIALS_ENV}`, 'invalid_credentials_json');
+  return jsonArg(source, option !== undefined ? '--credentials' : `$${CREDENTIALS_ENV}`, 'invalid_credentials_json', json);
 }
 
 /** A port number from a flag, or a clear error. */
@@ -136,17 +143,21 @@ function sameJson(a: unknown, b: unknown): boolean {
  * The base URL: --base-url, else a running sandbox's simulator for this type when the credentials
  * are that sandbox's sample credentials (a real key never goes to a simulator, and sample keys
  * never go to the real API: when the sandbox they come from is stopped, sandbox_not_running),
- * else the manifest's. `other` says how to choose another base URL (the flag, or the mcp file's base_url).
+ * else the manifest's. Several running sandboxes with those credentials (each its own data) are
+ * never chosen between: sandbox_ambiguous names each one's URL. `other` says how to choose another base URL (the flag, or the mcp file's base_url).
  */
 export async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined, other = 'pass --base-url'): Promise<string | undefined> {
   if (flag !== undefined) return flag;
-  const { findRunningSandbox, sandboxStates } = await import('../sandbox/sandbox-state.ts');
+  const { runningSandboxes, sandboxStates } = await import('../sandbox/sandbox-state.ts');
+  const { sandboxAmbiguous, sandboxLabel } = await import('./sandbox-choice.ts');
   const dir = dataDir();
   const issued = (s: import('../sandbox/sandbox-state.ts').SandboxState): boolean => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials);
-  const found = findRunningSandbox(dir, issued);
+  const running = runningSandboxes(dir, issued);
+  if (running.length > 1) throw sandboxAmbiguous(type, dir, running, other);
+  const found = running[0];
   const url = found?.state.connectors[type]?.base_url;
-  if (url !== undefined) {
-    process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found?.file ?? ''}); ${other} to choose another.\n`);
+  if (found !== undefined && url !== undefined) {
+    process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found.file}, started by ${sandboxLabel(found.state)}); ${other} to choose another.\n`);
     return url;
   }
   const stopped = sandboxStates(dir).find((x) => issued(x.state));

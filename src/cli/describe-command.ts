@@ -7,7 +7,16 @@ import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
 import { failWith, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
-import type { ActionInfo } from '../manifest/describe.ts';
+import type { ActionInfo, ParamInfo } from '../manifest/describe.ts';
+
+/** Rows of the params table: each param, then its fields as `comment.body` (`items[].id` for an array's objects). */
+function paramRows(params: ParamInfo[], prefix = ''): string[][] {
+  return params.flatMap((p) => {
+    const name = `${prefix}${p.name}`;
+    const row = [name, p.type, p.required ? 'yes' : '', [p.description, p.constraints && `(${p.constraints})`].filter(Boolean).join(' ')];
+    return [row, ...(p.fields === undefined ? [] : paramRows(p.fields, `${name}${p.type.startsWith('array') ? '[]' : ''}.`))];
+  });
+}
 
 function table(headers: string[], rows: string[][]): string {
   if (rows.length === 0) return '  (none)\n';
@@ -30,10 +39,8 @@ function actionText(type: string, entity: string, a: ActionInfo): string {
   const usage = a.mode === 'hosted only' ? `POST /api/v1/integrations/connectors/{id}/execute {"entity":"${entity}","action":"search","params":{...}}` : `switchboard exec ${type} ${entity} ${a.name} --params '{...}'`;
   return (
     `${type} ${entity} ${a.name}${a.mode === 'hosted only' ? ' (hosted only)' : ''}${a.description ? ` — ${a.description}` : ''}\n  ${usage}\n\nParams:\n` +
-    table(
-      ['PARAM', 'TYPE', 'REQUIRED', 'DESCRIPTION'],
-      a.params.map((p) => [p.name, p.type, p.required ? 'yes' : '', [p.description, p.constraints && `(${p.constraints})`].filter(Boolean).join(' ')]),
-    )
+    table(['PARAM', 'TYPE', 'REQUIRED', 'DESCRIPTION'], paramRows(a.params)) +
+    (a.params.some((p) => p.fields !== undefined) ? '  (a.b: field b of object param a, required when a is given; a[].b: of each element of array a)\n' : '')
   );
 }
 
@@ -57,7 +64,7 @@ export function registerDescribeCommand(program: Command): void {
             c,
             `${c.title} (${c.type}${c.kind ? `, ${c.kind}` : ''}) — ${c.base_url}\n` +
               (c.logo !== undefined ? `Logo: ${c.logo.startsWith('data:') ? `${c.logo.slice(0, c.logo.search(/[;,]/))} (inline, ${String(c.logo.length)} characters; --json prints it)` : c.logo}\n` : '') +
-              `\nCredentials (one variant):\n` +
+              `\nCredentials (${c.credentials.length === 1 ? 'one variant' : `${String(c.credentials.length)} variants; give the fields of one`}):\n` +
               table(['VARIANT', 'TYPE', 'FIELDS'], c.credentials.map((v) => [v.variant, v.type, v.fields.map((f) => `${f.name}${f.secret ? ' (secret)' : ''}`).join(', ')])) +
               `\nEntities:\n` +
               table(['ENTITY', 'ACTIONS', 'SYNCED'], c.entities.map((e) => [e.name, e.actions.map((a) => (a.mode === 'hosted only' ? `${a.name} (hosted only)` : a.name)).join(', '), e.synced ? 'yes' : ''])) +

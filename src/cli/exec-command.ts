@@ -20,7 +20,7 @@ export function registerExecCommand(program: Command): void {
     .option('--all-pages', 'for list: follow pagination and print every record')
     .action(async (type: string, entity: string, action: string, opts: { params?: string; credentials?: string; baseUrl?: string; region?: string; allPages?: boolean }) => {
       try {
-        const credentials = credentialsArg(opts.credentials);
+        const credentials = await credentialsArg(opts.credentials, type);
         const params = opts.params !== undefined ? jsonArg(opts.params, '--params') : {};
         if (opts.allPages && action !== 'list') throw new SwitchboardError('invalid_params', '--all-pages applies to the list action only');
         // Entity, action and params are checked before the sandbox lookup and its notice.

@@ -33,7 +33,7 @@ export function registerProxyCommand(program: Command): void {
     .option('--region <name>', 'region from the manifest (e.g. eu)')
     .action(async (type: string, method: string, path: string, opts: { query?: string; data?: string; header?: string[]; host?: string; credentials?: string; baseUrl?: string; region?: string }) => {
       try {
-        const credentials = credentialsArg(opts.credentials);
+        const credentials = await credentialsArg(opts.credentials, type);
         const body = opts.data !== undefined ? jsonArg(opts.data, '--data') : undefined;
         const headers = Object.fromEntries((opts.header ?? []).map(headerArg));
         const runtime = await libraryRuntime(type, credentials, opts);

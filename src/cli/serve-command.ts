@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
 import { serviceStopper } from './serve-shutdown.ts';
 
-/** Default first port of the simulators of `serve --sandbox`: Granola 4110, Intercom 4111, Monday 4112. */
+/** Default first port of the simulators of `serve --sandbox`: one per connector on 4110, 4111, ... in the sandbox's order. */
 export const SERVICE_SANDBOX_PORT = 4110;
 
 export function registerServeCommand(program: Command): void {
@@ -14,7 +14,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <n>', 'port (default: $PORT or 3000)', portArg)
     .option('--host <addr>', 'interface (default: $HOST or 127.0.0.1)')
     .option('--sandbox', 'also start the upstream simulators and point every connector type (and its OAuth app) at them')
-    .option('--sandbox-port <n>', `first port of the --sandbox simulators (default ${String(SERVICE_SANDBOX_PORT)}: Granola, Intercom, Monday on consecutive ports)`, portArg)
+    .option('--sandbox-port <n>', `first port of the --sandbox simulators (default ${String(SERVICE_SANDBOX_PORT)}: one simulator per connector on consecutive ports, in the order \`switchboard sandbox\` prints)`, portArg)
     .action(async (opts: { port?: number; host?: string; sandbox?: boolean; sandboxPort?: number }) => {
       try {
         const { connectorRegistry } = await import('../manifest/index.ts');

@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal error' },
   port_in_use: { status: 409, title: 'The port is already in use by another process' },
   sandbox_not_running: { status: 503, title: "These are the sandbox's sample credentials, but the sandbox is not running" },
+  sandbox_ambiguous: { status: 409, title: "Several running sandboxes hold these sample credentials; choose one with its simulator's base URL" },
   database_not_found: { status: 404, title: 'No Switchboard database where the command looked (admin creates one only with --create)' },
   // Hosted service (src/service): HTTP layer, accounts, connectors, service-side OAuth
   invalid_request: { status: 400, title: 'The request does not match the endpoint schema' },

@@ -42,6 +42,34 @@ export interface ParamInfo {
   required: boolean;
   description: string;
   constraints: string;
+  /**
+   * An object param's own fields (of its items for an array of objects), each described the same
+   * way, nested as deep as the schema goes (up to 4 levels). Absent without `properties`, and with
+   * `schemas` (params_schema then holds them).
+   */
+  fields?: ParamInfo[];
+}
+
+/** Nesting depth past which fields are not listed (the params schema still holds them). */
+const MAX_PARAM_DEPTH = 4;
+
+/** The object schema whose properties describe a param's fields: itself, or an array's items. */
+function fieldsSchema(s: Schema): Schema | undefined {
+  if (s['properties'] !== null && typeof s['properties'] === 'object') return s;
+  const items = s['items'] as Schema | undefined;
+  if (items !== undefined && items['properties'] !== null && typeof items['properties'] === 'object') return items;
+  return undefined;
+}
+
+/** One param as describe shows it; `nested` adds its fields (of an object, or of an array's objects). */
+function paramInfo(name: string, p: Schema, required: boolean, nested: boolean, depth = 0): ParamInfo {
+  const info: ParamInfo = { name, type: typeLabel(p), required, description: typeof p['description'] === 'string' ? p['description'] : '', constraints: constraints(p) };
+  const obj = nested && depth < MAX_PARAM_DEPTH ? fieldsSchema(p) : undefined;
+  if (obj !== undefined) {
+    const req = new Set(Array.isArray(obj['required']) ? (obj['required'] as string[]) : []);
+    info.fields = Object.entries(obj['properties'] as Record<string, Schema>).map(([n, f]) => paramInfo(n, f, req.has(n), true, depth + 1));
+  }
+  return info;
 }
 
 export interface ActionInfo {
@@ -102,9 +130,7 @@ export function describeManifest(m: LoadedManifest, options: DescribeOptions = {
       name: a.name,
       mode: 'library and hosted',
       description: a.def.description ?? '',
-      params: Object.entries(a.def.params ?? {}).flatMap(([name, p]) =>
-        p === undefined ? [] : [{ name, type: typeLabel(p as Schema), required: p.required === true, description: p.description ?? '', constraints: constraints(p as Schema) }],
-      ),
+      params: Object.entries(a.def.params ?? {}).flatMap(([name, p]) => (p === undefined ? [] : [paramInfo(name, p as Schema, p.required === true, options.schemas !== true)])),
       ...(options.schemas ? { params_schema: paramsSchema(a.def), read_only: READ_ACTIONS.has(a.name) } : {}),
     }));
     if (e.def.search !== undefined && keep('search')) {

@@ -61,8 +61,13 @@ function alive(pid: number): boolean {
  * connector type, or those credentials); a `service` one (serve --sandbox) first, then by port.
  */
 export function findRunningSandbox(dataDir: string, accept: (s: SandboxState) => boolean = () => true): { file: string; state: SandboxState } | undefined {
-  const found = sandboxStates(dataDir).filter((x) => alive(x.state.pid) && accept(x.state));
+  const found = runningSandboxes(dataDir, accept);
   return found.find((x) => x.state.kind === 'service') ?? found[0];
+}
+
+/** Every sandbox running now whose state is in `dataDir` and that `accept` takes, by port. */
+export function runningSandboxes(dataDir: string, accept: (s: SandboxState) => boolean = () => true): { file: string; state: SandboxState }[] {
+  return sandboxStates(dataDir).filter((x) => alive(x.state.pid) && accept(x.state));
 }
 
 /** Every readable sandbox state in `dataDir`, running or stopped, by port. */

@@ -644,8 +644,6 @@ export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
 /** How many records a resource is seeded with: its `records`, else its `seed` list's length, else the sidecar's `records`, else 5. */
 export function seedCount(sidecar: Sidecar, resource: string): number {
   const rs = sidecar.resources?.[resource];
-  // `records: 0` for the whole sidecar seeds nothing, seed lists included (a test's empty upstream).
-  if (sidecar.records === 0 && rs?.records === undefined) return 0;
   return rs?.records ?? (Array.isArray(rs?.seed) ? rs.seed.length : undefined) ?? sidecar.records ?? 5;
 }
 

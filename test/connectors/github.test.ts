@@ -367,7 +367,9 @@ describe.skipIf(skipped !== undefined)(`github sync on ${name}${skipped !== unde
 
   beforeAll(async () => {
     // Two repositories, each with issues, a pull request and comments.
-    upstream = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...loadSidecar(SIDECAR), records: 0 }, seed: 9 });
+    // An empty upstream: no seeded records, the sidecar's seeded repositories included.
+    const sidecar = loadSidecar(SIDECAR);
+    upstream = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...sidecar, records: 0, resources: { ...sidecar.resources, repos: { ...sidecar.resources?.['repos'], records: 0 } } }, seed: 9 });
     const gh = connect('github', { credentials: { token: PAT }, baseUrl: upstream.url });
     for (const repoName of ['alpha', 'beta']) {
       const repo = (await gh.execute('repositories', 'create', { name: repoName })).data as unknown as Rec;
