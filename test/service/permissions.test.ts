@@ -58,7 +58,7 @@ describeEachDialect('permissions on %s', (dialect) => {
     h.request('POST', '/mcp', { token: t, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { connector: id, ...args } } }, headers: { accept: 'application/json, text/event-stream' } });
   const surfaces = (t: string): Record<string, () => Promise<Reply>> => ({
     execute: () => execute(t, 'notes', 'list'),
-    search: () => execute(t, 'notes', 'search'),
+    search: () => execute(t, 'notes', 'search', { query: {} }),
     changes: () => changes(t),
     proxy: () => proxy(t),
   });
@@ -91,7 +91,7 @@ describeEachDialect('permissions on %s', (dialect) => {
     expect(openApiErrors('PUT', PERMISSIONS, put)).toEqual([]);
     for (const call of Object.values(surfaces(token))) denied(await call(), 'connector type granola');
     mcpDenied(await mcp(token, 'execute', { entity: 'notes', action: 'list', params: null }), 'granola');
-    mcpDenied(await mcp(token, 'search', { entity: 'notes' }), 'granola');
+    mcpDenied(await mcp(token, 'search', { entity: 'notes', query: {} }), 'granola');
     mcpDenied(await mcp(token, 'changes', { entity: 'notes' }), 'granola');
     mcpDenied(await mcp(token, 'proxy', { method: 'GET', path: '/v1/notes' }), 'granola');
     expect(upstreamCalls).toBe(0);
@@ -108,7 +108,7 @@ describeEachDialect('permissions on %s', (dialect) => {
 
     await setPermissions({ entities: ['notes'], actions: ['notes.list', 'search'] });
     expect((await execute(token, 'notes', 'list')).status).toBe(200);
-    expect((await execute(token, 'notes', 'search')).status).toBe(200);
+    expect((await execute(token, 'notes', 'search', { query: {} })).status).toBe(200);
     denied(await execute(token, 'notes', 'get', { note_id: 'not_abcdefghijklmn' }), 'action get on notes');
     denied(await changes(token), 'action changes');
     denied(await proxy(token), 'the proxy on granola');
@@ -141,7 +141,7 @@ describeEachDialect('permissions on %s', (dialect) => {
     const narrow = await mint({ actions: ['list'] });
     const plain = await mint();
     expect((await execute(narrow, 'notes', 'list')).status).toBe(200);
-    denied(await execute(narrow, 'notes', 'search'), 'Not allowed for this scoped token: action search');
+    denied(await execute(narrow, 'notes', 'search', { query: {} }), 'Not allowed for this scoped token: action search');
     denied(await proxy(narrow), 'the proxy');
     for (const [name, call] of Object.entries(surfaces(plain))) expect((await call()).status, name).toBe(200);
     expect((await h.request('GET', PERMISSIONS, { token: narrow })).body).toEqual({ application: null, token: { actions: ['list'] } });
@@ -173,6 +173,6 @@ describeEachDialect('permissions on %s', (dialect) => {
     expect(events.status, events.text).toBe(200);
     const last = events.body.data[0];
     expect(last).toMatchObject({ action: 'permissions.updated', resource_type: 'application', resource_id: app.applicationId ?? last.resource_id, actor_token_kind: 'application' });
-    expect(last.details.permissions).toEqual({ connector_types: ['granola'], read_only: true });
+    expect(last.details).toEqual({ connector_types: ['granola'], read_only: true });
   });
 });

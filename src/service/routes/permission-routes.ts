@@ -8,12 +8,13 @@ import type { FastifyInstance } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
 import { principalOf } from '../authentication.ts';
 import type { ServiceContext } from '../context.ts';
+import type { Schema } from '../schemas.ts';
 import { AccessRulesSchema, applicationSubject, writeRules, type AccessRules } from '../permissions.ts';
 
 export const PERMISSIONS_PATH = '/api/v1/account/permissions';
 
 const NullableRules = { anyOf: [AccessRulesSchema, { type: 'null' }] };
-export const PermissionsViewSchema = {
+export const PermissionsViewSchema: Schema = {
   type: 'object',
   additionalProperties: false,
   required: ['application', 'token'],
@@ -22,7 +23,7 @@ export const PermissionsViewSchema = {
     token: { ...NullableRules, description: "A scoped token's own allow-list, applied on top of the application's (null: none, or an application token)" },
   },
 };
-const PutBodySchema = { type: 'object', additionalProperties: false, required: ['permissions'], properties: { permissions: NullableRules } };
+const PutBodySchema: Schema = { type: 'object', additionalProperties: false, required: ['permissions'], properties: { permissions: NullableRules } };
 
 export function permissionRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -44,5 +45,23 @@ export function permissionRoutes(ctx: ServiceContext) {
         return view(p);
       },
     );
+  };
+}
+
+export function permissionOpenApiPaths(h: { json: (s: Schema) => Schema; ref: (name: string) => Schema; problems: (...s: number[]) => Record<string, Schema>; authed: number[] }): Record<string, Schema> {
+  return {
+    [PERMISSIONS_PATH]: {
+      get: {
+        operationId: 'getPermissions',
+        summary: "The allow-lists in force for the caller: its application's and, for a scoped token, the token's own (each must allow a call)",
+        responses: { 200: { description: 'The allow-lists (null: none)', content: h.json(h.ref('Permissions')) }, ...h.problems(...h.authed) },
+      },
+      put: {
+        operationId: 'setPermissions',
+        summary: "Set (or with null remove) the application's allow-list of connector types, entities and actions; the application's own token only",
+        requestBody: { required: true, content: h.json(PutBodySchema) },
+        responses: { 200: { description: 'The allow-lists now in force', content: h.json(h.ref('Permissions')) }, ...h.problems(...h.authed, 400) },
+      },
+    },
   };
 }
