@@ -29,7 +29,7 @@ describeEachDialect('permissions on %s', (dialect) => {
         res.end('{"notes":[{"id":"not_1"}],"hasMore":false,"cursor":null}');
       });
     });
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { granola: { baseUrl: `${up.url}/base` } } } });
+    h = await startHarness(dialect, { config: { upstreamThrottle: false, mcpProxy: true, connectorTypes: { granola: { baseUrl: `${up.url}/base` } } } });
     app = await h.createApp(`perms-${dialect}`);
     token = await h.token(app);
     const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: 'acme', customer_name: 'acme', connector_type: 'granola', credentials: { api_key: 'grn_perm_key' } } });
@@ -68,7 +68,7 @@ describeEachDialect('permissions on %s', (dialect) => {
   };
   const mcpDenied = (r: Reply, naming: string) => {
     expect(r.status, r.text).toBe(200);
-    expect(r.body.result.isError, r.text).toBe(true);
+    expect(r.body.result?.isError, r.text).toBe(true);
     expect(JSON.stringify(r.body.result)).toContain('permission_denied');
     expect(JSON.stringify(r.body.result)).toContain(naming);
   };
