@@ -172,7 +172,8 @@ describeEachDialect('permissions on %s', (dialect) => {
     const events = await h.request('GET', '/api/v1/audit-events?action=permissions.updated&limit=5', { token });
     expect(events.status, events.text).toBe(200);
     const last = events.body.data[0];
-    expect(last).toMatchObject({ action: 'permissions.updated', resource_type: 'application', resource_id: app.applicationId ?? last.resource_id, actor_token_kind: 'application' });
+    const appRow = await h.store.findApplicationByClientId(app.client_id);
+    expect(last).toMatchObject({ action: 'permissions.updated', resource_type: 'application', resource_id: appRow?.id, actor_application_id: appRow?.id, actor_token_kind: 'application' });
     expect(last.details).toEqual({ connector_types: ['granola'], read_only: true });
   });
 });
