@@ -113,11 +113,14 @@ async function loadPermissions(ctx: ServiceContext, request: FastifyRequest, pri
   principal.permissions = permissions;
 }
 
-/** Load the allow-lists of every authenticated request (before its handler). */
+/** Routes that reach a connector or show the lists: a connector_id route, MCP, /api/v1/account/permissions. */
+const needsPermissions = (url: string | undefined): boolean => url !== undefined && (url.includes(':connector_id') || url === '/mcp' || url === '/api/v1/account/permissions');
+
+/** Load the allow-lists of the authenticated requests that need them (before their handler). */
 export function installPermissions(app: FastifyInstance, ctx: ServiceContext): void {
   app.addHook('preHandler', async (request) => {
     const principal = request.principal;
-    if (principal !== null && principal !== undefined) await loadPermissions(ctx, request, principal);
+    if (principal !== null && principal !== undefined && needsPermissions(request.routeOptions.url)) await loadPermissions(ctx, request, principal);
   });
 }
 
