@@ -6,6 +6,7 @@
  * the audit log. Both databases.
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { createClient } from '../../src/client/hosted.ts';
 import type { CreatedApplication } from '../../src/service/index.ts';
 import { describeEachDialect, fakeUpstream, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
 
@@ -130,6 +131,14 @@ describeEachDialect('permissions on %s', (dialect) => {
     denied(await proxy(token, 'POST'), 'POST through the proxy');
     mcpDenied(await mcp(token, 'proxy', { method: 'DELETE', path: '/v1/notes/not_1' }), 'DELETE');
     mcpDenied(await mcp(token, 'execute', { entity: 'notes', action: 'create', params: { title: 'x' } }), 'action create');
+  });
+
+  it('the typed hosted client gets and sets the application\'s list', async () => {
+    const client = createClient({ baseUrl: h.url, clientId: app.client_id, clientSecret: app.client_secret });
+    expect(await client.permissions.set({ actions: ['list'], read_only: true })).toEqual({ application: { actions: ['list'], read_only: true }, token: null });
+    expect(await client.permissions.get()).toEqual({ application: { actions: ['list'], read_only: true }, token: null });
+    denied(await execute(token, 'notes', 'search', { query: {} }), 'action search');
+    expect(await client.permissions.set(null)).toEqual({ application: null, token: null });
   });
 
   it("a scoped token's list narrows its application's and never widens it; GET shows both", async () => {
