@@ -134,7 +134,7 @@ describeEachDialect('permissions on %s', (dialect) => {
   });
 
   it('the typed hosted client gets and sets the application\'s list', async () => {
-    const client = createClient({ baseUrl: h.url, clientId: app.client_id, clientSecret: app.client_secret });
+    const client = createClient({ baseUrl: h.url, customerName: 'acme', clientId: app.client_id, clientSecret: app.client_secret });
     expect(await client.permissions.set({ actions: ['list'], read_only: true })).toEqual({ application: { actions: ['list'], read_only: true }, token: null });
     expect(await client.permissions.get()).toEqual({ application: { actions: ['list'], read_only: true }, token: null });
     denied(await execute(token, 'notes', 'search', { query: {} }), 'action search');
