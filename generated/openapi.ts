@@ -58,6 +58,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/account/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The allow-lists in force for the caller: its application's and, for a scoped token, the token's own (each must allow a call) */
+        get: operations["getPermissions"];
+        /** Set (or with null remove) the application's allow-list of connector types, entities and actions; the application's own token only */
+        put: operations["setPermissions"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/account/tokens": {
         parameters: {
             query?: never;
@@ -761,7 +779,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "sandbox_ambiguous" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "permission_denied" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3766,6 +3784,30 @@ export interface components {
             credentials?: Record<string, never>;
             name?: string;
         };
+        Permissions: {
+            /** @description The application's allow-list (null: everything allowed) */
+            application: {
+                /** @description "entity.action" or "action" (absent: all) */
+                actions?: string[];
+                /** @description Connector types allowed (absent: all) */
+                connector_types?: string[];
+                /** @description "type.entity" or "entity" (absent: all) */
+                entities?: string[];
+                /** @description Only list, get, search and changes actions, and GET/HEAD proxy calls */
+                read_only?: boolean;
+            } | null;
+            /** @description A scoped token's own allow-list, applied on top of the application's (null: none, or an application token) */
+            token: {
+                /** @description "entity.action" or "action" (absent: all) */
+                actions?: string[];
+                /** @description Connector types allowed (absent: all) */
+                connector_types?: string[];
+                /** @description "type.entity" or "entity" (absent: all) */
+                entities?: string[];
+                /** @description Only list, get, search and changes actions, and GET/HEAD proxy calls */
+                read_only?: boolean;
+            } | null;
+        };
         /**
          * Problem
          * @description RFC 9457 problem details; every error response has this shape (Content-Type: application/problem+json).
@@ -3775,7 +3817,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "sandbox_ambiguous" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "permission_denied" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -3806,6 +3848,17 @@ export interface components {
             customer_name: string;
             /** @description Older alias of customer_name */
             external_user_id?: string;
+            /** @description The token's own allow-list, applied on top of the application's (never wider) */
+            permissions?: {
+                /** @description "entity.action" or "action" (absent: all) */
+                actions?: string[];
+                /** @description Connector types allowed (absent: all) */
+                connector_types?: string[];
+                /** @description "type.entity" or "entity" (absent: all) */
+                entities?: string[];
+                /** @description Only list, get, search and changes actions, and GET/HEAD proxy calls */
+                read_only?: boolean;
+            };
             /** @description Airbyte's name for customer_name (an alias: send one of them, or equal values) */
             workspace_name?: string;
         };
@@ -5306,7 +5359,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5465,7 +5518,188 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    getPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The allow-lists (null: none) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Permissions"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: upstream_rate_limited, upstream_queue_full, rate_limited, token_rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: manifest_invalid, internal_error, encryption_key_missing, encryption_key_mismatch) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+        };
+    };
+    setPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    permissions: {
+                        /** @description "entity.action" or "action" (absent: all) */
+                        actions?: string[];
+                        /** @description Connector types allowed (absent: all) */
+                        connector_types?: string[];
+                        /** @description "type.entity" or "entity" (absent: all) */
+                        entities?: string[];
+                        /** @description Only list, get, search and changes actions, and GET/HEAD proxy calls */
+                        read_only?: boolean;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The allow-lists now in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Permissions"];
+                };
+            };
+            /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: unauthorized, invalid_client, connect_session_invalid, webhook_signature_invalid, webhook_replayed) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5548,7 +5782,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5631,7 +5865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5714,7 +5948,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5825,7 +6059,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5915,7 +6149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6115,7 +6349,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6189,7 +6423,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6314,7 +6548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6392,7 +6626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6478,7 +6712,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6612,7 +6846,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6716,7 +6950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6852,7 +7086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6976,7 +7210,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7100,7 +7334,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7220,7 +7454,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7344,7 +7578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7478,7 +7712,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7576,7 +7810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7678,7 +7912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7696,7 +7930,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: port_in_use, sync_running, webhook_endpoint_limit) */
+            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_endpoint_limit) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7810,7 +8044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7987,7 +8221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8082,7 +8316,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8172,7 +8406,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8181,7 +8415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: port_in_use, sync_running, webhook_endpoint_limit) */
+            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_endpoint_limit) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8269,7 +8503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8364,7 +8598,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8463,7 +8697,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8746,7 +8980,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9246,7 +9480,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9383,7 +9617,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9460,7 +9694,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, token_mint_forbidden, read_only) */
+            /** @description Problem details (codes with this status: proxy_disabled, proxy_method_forbidden, organization_forbidden, customer_forbidden, permission_denied, token_mint_forbidden, read_only) */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -23,6 +23,9 @@ export type AuditEvent = AuditEventList['data'][number];
 /** Filters of the audit log; `cursor` is meta.cursor of the previous page. */
 export type TokenList = components['schemas']['TokenList'];
 export type RevokedAll = components['schemas']['RevokedAll'];
+/** The allow-lists in force (GET/PUT /api/v1/account/permissions). */
+export type Permissions = components['schemas']['Permissions'];
+export type AccessRules = NonNullable<Permissions['application']>;
 export type AuditEventsQuery = NonNullable<paths['/api/v1/audit-events']['get']['parameters']['query']>;
 
 export interface HostedClientOptions {
@@ -417,7 +420,18 @@ export function createClient(options: HostedClientOptions) {
     },
   };
 
-  return { connectors, oauth, connect, connector, audit, tokens, accessToken: () => accessToken() };
+  const permissions = {
+    /** The allow-lists in force for this client: its application's and, for a scoped token, the token's own (null: none). */
+    get(): Promise<Permissions> {
+      return unwrap(api.GET('/api/v1/account/permissions'));
+    },
+    /** Set (or with null remove) the application's allow-list of connector types, entities and actions. */
+    set(rules: AccessRules | null): Promise<Permissions> {
+      return unwrap(api.PUT('/api/v1/account/permissions', { body: { permissions: rules } }));
+    },
+  };
+
+  return { connectors, oauth, connect, connector, audit, tokens, permissions, accessToken: () => accessToken() };
 }
 
 export type HostedClient = ReturnType<typeof createClient>;

@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   connector_not_found: { status: 404, title: 'No such connector in this organization' },
   token_not_found: { status: 404, title: 'No live token with this id belongs to this application' },
   customer_forbidden: { status: 403, title: 'This token is limited to one customer and cannot act for another, or use this endpoint' },
+  permission_denied: { status: 403, title: "The caller's allow-list (application or scoped token) does not include this connector type, entity or action" },
   token_mint_forbidden: { status: 403, title: 'A scoped or widget token cannot mint tokens; ask with the application\'s own token' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'The endpoint does not accept this method' },

@@ -4,6 +4,8 @@
  * problem details, and route groups registered as plugins.
  */
 import { installAuditLog } from './audit-log.ts';
+import { installPermissions } from './permissions.ts';
+import { permissionRoutes } from './routes/permission-routes.ts';
 import { auditRoutes } from './routes/audit-routes.ts';
 import { tokenRoutes } from './routes/token-routes.ts';
 import type { AddressInfo } from 'node:net';
@@ -234,6 +236,8 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)));
 
   const auditLog = installAuditLog(app, ctx);
+  installPermissions(app, ctx);
+  await app.register(permissionRoutes(ctx));
   await app.register(metaRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(workspaceRoutes(ctx));

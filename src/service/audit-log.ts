@@ -33,6 +33,9 @@ const param = (name: string) => (request: FastifyRequest) => (request.params as 
 const bodyField = (request: FastifyRequest, name: string): unknown => (request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>)[name] : undefined);
 const connectorFacts = (_request: FastifyRequest, a: Record<string, unknown>) => ({ connector_type: a['connector_type'], customer_name: a['customer_name'], name: a['name'], status: a['status'] });
 
+/** An allow-list (permissions.ts) as flat facts; `cleared` when it was removed. */
+const ruleFacts = (rules: unknown): Record<string, unknown> => (rules !== null && typeof rules === 'object' ? { ...(rules as Record<string, unknown>) } : { cleared: true });
+
 /** The audited routes, by "METHOD route-url". */
 const AUDITED: Record<string, AuditedRoute> = {
   'POST /api/v1/account/applications/token': { action: 'token.issued', resourceType: 'application' },
@@ -40,7 +43,7 @@ const AUDITED: Record<string, AuditedRoute> = {
     action: 'scoped_token.issued',
     resourceType: 'customer',
     id: (r) => bodyField(r, 'customer_name'),
-    details: (_r, a) => ({ expires_in: a['expires_in'] }),
+    details: (r, a) => ({ expires_in: a['expires_in'], ...(bodyField(r, 'permissions') !== undefined ? ruleFacts(bodyField(r, 'permissions')) : {}) }),
   },
   'POST /api/v1/account/applications/widget-token': { action: 'widget_token.issued', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name'), details: (r) => ({ allowed_origin: bodyField(r, 'allowed_origin') }) },
   'POST /api/v1/integrations/connect/sessions': { action: 'connect_session.created', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name') },
@@ -57,6 +60,7 @@ const AUDITED: Record<string, AuditedRoute> = {
   'POST /api/v1/integrations/connectors/oauth/initiate': { action: 'oauth.initiated', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name'), details: (r) => ({ connector_type: bodyField(r, 'connector_type') }) },
   'POST /api/v1/webhook-endpoints': { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', id: (_r, a) => a['id'], details: (_r, a) => ({ url: a['url'], events: a['events'] }) },
   'DELETE /api/v1/webhook-endpoints/:endpoint_id': { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', id: param('endpoint_id') },
+  'PUT /api/v1/account/permissions': { action: 'permissions.updated', resourceType: 'application', id: (r) => r.principal?.applicationId, details: (_r, a) => ruleFacts(a['application']) },
   'DELETE /api/v1/account/tokens/:token_id': { action: 'token.revoked', resourceType: 'token', id: param('token_id') },
   'DELETE /api/v1/account/tokens': { action: 'tokens.revoked_all', resourceType: 'application', id: (r) => r.principal?.applicationId, details: (_r, a) => ({ ...((a['revoked'] ?? {}) as Record<string, unknown>) }) },
   'POST /api/v1/integrations/connectors/:connector_id/webhook-subscriptions': { action: 'webhook_subscription.created', resourceType: 'connector', id: param('connector_id'), details: (r) => ({ events: bodyField(r, 'events') }) },

@@ -19,6 +19,8 @@ import { executeFailure } from './problem.ts';
 import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
 import { runSearch } from './search-bridge.ts';
 import { SEARCH_ACTIONS } from './airbyte-envelope.ts';
+import type { Principal } from './authentication.ts';
+import { authorizeAccess } from './permissions.ts';
 import { isAuthFailure } from '../sync/index.ts';
 import { newId, sha256Hex } from './secrets.ts';
 
@@ -274,15 +276,16 @@ function searchParams(params: Record<string, unknown> | null | undefined): Recor
 }
 
 /** Run one action on a connector: the library-mode envelope, or the search response (in a span when traced). */
-export function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
-  if (!observing) return runAction(ctx, organizationId, id, body, signal);
+export function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal, access?: Pick<Principal, 'permissions'>): Promise<unknown> {
+  if (!observing) return runAction(ctx, organizationId, id, body, signal, access);
   const name = SEARCH_ACTIONS.has(body.action) ? 'switchboard search' : 'switchboard execute';
-  return withSpan(name, { 'switchboard.entity': String(body.entity), 'switchboard.action': String(body.action) }, () => runAction(ctx, organizationId, id, body, signal));
+  return withSpan(name, { 'switchboard.entity': String(body.entity), 'switchboard.action': String(body.action) }, () => runAction(ctx, organizationId, id, body, signal, access));
 }
 
-async function runAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal): Promise<unknown> {
+async function runAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal, access?: Pick<Principal, 'permissions'>): Promise<unknown> {
   const row = ctx.runtimes.cachedRow(organizationId, id) ?? (await ctx.runtimes.row(organizationId, id));
   if (row === undefined) throw notFound(id);
+  authorizeAccess(access, { connectorType: row.connector_type, entity: body.entity, action: body.action });
   const manifest = connectorType(ctx, row.connector_type);
   if (SEARCH_ACTIONS.has(body.action)) {
     const entity = manifest.entities.get(body.entity);

@@ -12,6 +12,7 @@ import { mcpOpenApiPaths } from './openapi-mcp.ts';
 import { eventsOpenApiPaths, eventsOpenApiSchemas } from '../events/openapi-events.ts';
 import { auditOpenApiPaths, AuditEventListSchema } from './routes/audit-routes.ts';
 import { RevokedAllSchema, TokenListSchema, tokenOpenApiPaths } from './routes/token-routes.ts';
+import { PermissionsViewSchema, permissionOpenApiPaths } from './routes/permission-routes.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -162,6 +163,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         AuditEventList: AuditEventListSchema,
         TokenList: TokenListSchema,
         RevokedAll: RevokedAllSchema,
+        Permissions: PermissionsViewSchema,
       },
     },
     paths: {
@@ -346,6 +348,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
       ...eventsOpenApiPaths({ json, ref, problems, orgHeader, connectorIdParam, authed: AUTHED }),
       ...auditOpenApiPaths({ json, ref, problems, orgHeader, authed: AUTHED }),
       ...tokenOpenApiPaths({ json, ref, problems, authed: AUTHED }),
+      ...permissionOpenApiPaths({ json, ref, problems, authed: AUTHED }),
     },
   };
 }

@@ -7,6 +7,7 @@
  *                    the backoff after transient failures, and the credentials version (sha256
  *                    of the sealed credentials) a token endpoint refused (src/service/refresh-coordinator.ts).
  * audit_events       the audit log of control-plane actions (src/service/audit-log.ts).
+ * access_permissions the allow-lists of applications and scoped tokens (src/service/permissions.ts).
  */
 import type { Kysely, Migration } from 'kysely';
 import type { MigrationGroup } from '../store/index.ts';
@@ -50,9 +51,19 @@ export interface AuditEventsTable {
   details: string;
 }
 
+/** One allow-list (permissions.ts): of an application (`app:<id>`) or of a scoped token (`tok_…`). */
+export interface AccessPermissionsTable {
+  subject_id: string;
+  application_id: string;
+  /** JSON AccessRules {connector_types?, entities?, actions?, read_only?}. */
+  rules: string;
+  updated_at: string;
+}
+
 export interface OperationsTables {
   connector_refresh: ConnectorRefreshTable;
   audit_events: AuditEventsTable;
+  access_permissions: AccessPermissionsTable;
 }
 
 const m0001: Migration = {
@@ -103,5 +114,20 @@ const m0002: Migration = {
   },
 };
 
+const m0003: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createTable('access_permissions')
+      .addColumn('subject_id', 'text', (c) => c.primaryKey())
+      .addColumn('application_id', 'text', (c) => c.notNull().references('applications.id').onDelete('cascade'))
+      .addColumn('rules', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.dropTable('access_permissions').ifExists().execute();
+  },
+};
+
 /** The group; run it after SERVICE_MIGRATIONS (its tables reference connectors). */
-export const OPERATIONS_MIGRATIONS: MigrationGroup = { name: 'operations', migrations: { '0001_connector_refresh': m0001, '0002_audit_events': m0002 } };
+export const OPERATIONS_MIGRATIONS: MigrationGroup = { name: 'operations', migrations: { '0001_connector_refresh': m0001, '0002_audit_events': m0002, '0003_access_permissions': m0003 } };

@@ -7,6 +7,7 @@
  * Kept to the subset both ajv draft-07 (Fastify) and JSON Schema 2020-12 (OpenAPI 3.1) read
  * alike: no `nullable`, no `$defs`, type arrays for nullable values.
  */
+import { AccessRulesSchema } from './permissions.ts';
 import { ERROR_CODES } from '../errors/index.ts';
 import { customerAliasProperties } from './customer-aliases.ts';
 
@@ -483,6 +484,7 @@ export const ScopedTokenRequestSchema: Schema = {
   properties: {
     customer_name: str('The one customer the token may act for', { minLength: 1, maxLength: 200 }),
     ...customerAliasProperties(str(undefined, { minLength: 1, maxLength: 200 })),
+    permissions: { ...AccessRulesSchema, description: "The token's own allow-list, applied on top of the application's (never wider)" },
   },
 };
 

@@ -3,6 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
 import { issueAccessToken, issueScopedToken } from '../accounts.ts';
 import { principalOf } from '../authentication.ts';
+import { writeRules, type AccessRules } from '../permissions.ts';
+import { sha256Hex } from '../secrets.ts';
+import { accessTokenId } from '../token-revocation.ts';
 import type { ServiceContext } from '../context.ts';
 import { customerNames } from '../customers.ts';
 import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../schemas.ts';
@@ -55,7 +58,7 @@ export function accountRoutes(ctx: ServiceContext) {
 
     // A token limited to one customer of the caller's organization (customers.ts enforces it).
     // A scoped token may not ask for another token (403 token_mint_forbidden), for any customer.
-    app.post<{ Body: { customer_name: string } }>(
+    app.post<{ Body: { customer_name: string; permissions?: AccessRules } }>(
       SCOPED_TOKEN_PATH,
       {
         config: { customerScoped: true },
@@ -72,6 +75,7 @@ export function accountRoutes(ctx: ServiceContext) {
           ttlSeconds: ctx.config.tokenTtlSeconds,
           now: ctx.now(),
         });
+        if (request.body.permissions !== undefined) await writeRules(ctx, p.applicationId, accessTokenId(sha256Hex(issued.access_token)), request.body.permissions);
         request.log.info({ customer_scoped: true }, 'scoped token issued');
         void reply.header('cache-control', 'no-store');
         return { ...issued, token: issued.access_token, customer_name: request.body.customer_name };

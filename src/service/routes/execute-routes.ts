@@ -41,10 +41,10 @@ export function executeRoutes(ctx: ServiceContext) {
       // Not async: the handler hands Fastify executeAction's own promise (no wrapping promise to resolve with it).
       (request) => {
         const id = request.params.connector_id;
-        if (!speaksAirbyte(request)) return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request));
+        if (!speaksAirbyte(request)) return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request), principalOf(request));
         // Airbyte's envelope (opt-in): the same answer, wrapped, with the time the action took.
         const started = performance.now();
-        return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request)).then((out) =>
+        return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request), principalOf(request)).then((out) =>
           airbyteExecuteEnvelope(out, request.body.action, id, performance.now() - started),
         );
       },

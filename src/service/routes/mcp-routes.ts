@@ -17,6 +17,7 @@ import type { ProxyRequest } from '../../engine/proxy-request.ts';
 import { principalOf, rateLimitRefusal, type Principal } from '../authentication.ts';
 import { proxyConnector } from './proxy-routes.ts';
 import { executeAction, requireConnector } from '../connectors.ts';
+import { authorizeAccess } from '../permissions.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { problem, sendProblem } from '../problem.ts';
 import { McpQuerySchema } from '../schemas.ts';
@@ -36,7 +37,7 @@ interface McpQuery {
 }
 
 /** The hosted backend: the organization's (or one customer's) stored connectors, run by the service. */
-export function hostedBackend(ctx: ServiceContext, organizationId: string, customerName: string | undefined, principal?: Pick<Principal, 'organizationId' | 'proxyAccess'>): McpBackend {
+export function hostedBackend(ctx: ServiceContext, organizationId: string, customerName: string | undefined, principal?: Pick<Principal, 'organizationId' | 'proxyAccess' | 'permissions'>): McpBackend {
   const toInstance = (row: ConnectorRow): McpInstance => ({
     id: row.id,
     type: row.connector_type,
@@ -58,9 +59,12 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
       }
       return toInstance(row);
     },
-    execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal)) as Envelope,
-    search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params })) as { data: unknown[]; meta: Record<string, unknown> },
-    changes: (instance, entity, q) => changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }, '/'),
+    execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal, principal)) as Envelope,
+    search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params }, undefined, principal)) as { data: unknown[]; meta: Record<string, unknown> },
+    changes: (instance, entity, q) => {
+      authorizeAccess(principal, { connectorType: instance.type, entity, action: 'changes' });
+      return changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }, '/');
+    },
     ...(principal !== undefined ? { proxy: (instance: McpInstance, request: ProxyRequest, signal?: AbortSignal) => proxyConnector(ctx, principal, instance.id, request, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs }) } : {}),
   };
 }

@@ -18,6 +18,7 @@ import type { ProxyRequest, ProxyResponse } from '../../engine/proxy-request.ts'
 import { principalOf, type Principal } from '../authentication.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { executeFailure } from '../problem.ts';
+import { authorizeAccess } from '../permissions.ts';
 import { checkProxyAccess } from '../proxy-access.ts';
 import { ProxyParamsSchema } from '../schemas.ts';
 import { disconnectSignal } from './execute-routes.ts';
@@ -39,10 +40,11 @@ function rawTarget(request: FastifyRequest): { path: string; query: string } {
 }
 
 /** One proxy call on a stored connector for a principal (the route and the hosted MCP tool): access checked, errors scrubbed of credentials. */
-export async function proxyConnector(ctx: ServiceContext, principal: Pick<Principal, 'organizationId' | 'proxyAccess'>, id: string, request: ProxyRequest, options: CallOptions): Promise<ProxyResponse> {
+export async function proxyConnector(ctx: ServiceContext, principal: Pick<Principal, 'organizationId' | 'proxyAccess' | 'permissions'>, id: string, request: ProxyRequest, options: CallOptions): Promise<ProxyResponse> {
   const row = ctx.runtimes.cachedRow(principal.organizationId, id) ?? (await ctx.runtimes.row(principal.organizationId, id));
   if (row === undefined) throw new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
   checkProxyAccess(principal, request.method, row);
+  authorizeAccess(principal, { connectorType: row.connector_type, method: request.method });
   const { runtime, secrets } = ctx.runtimes.get(row, connectorType(ctx, row.connector_type));
   try {
     // A span per proxy call when traced (docs/operations.md); the method only, never the path's ids or the query.

@@ -6,6 +6,7 @@ import { changeFeed } from '../../events/change-feed.ts';
 import { ChangesQuerySchema } from '../../events/openapi-events.ts';
 import { principalOf } from '../authentication.ts';
 import { requireConnector } from '../connectors.ts';
+import { authorizeAccess } from '../permissions.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { ConnectorIdParamsSchema } from '../schemas.ts';
 
@@ -17,7 +18,9 @@ export function recordsRoutes(ctx: ServiceContext) {
       RECORDS_PATH,
       { schema: { params: ConnectorIdParamsSchema, querystring: ChangesQuerySchema } },
       async (request) => {
-        const row = await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id);
+        const principal = principalOf(request);
+        const row = await requireConnector(ctx, principal.organizationId, request.params.connector_id);
+        authorizeAccess(principal, { connectorType: row.connector_type, entity: request.query.entity, action: 'changes' });
         return changeFeed(ctx.records, connectorType(ctx, row.connector_type), row.id, request.query);
       },
     );
