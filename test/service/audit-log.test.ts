@@ -28,6 +28,8 @@ describeEachDialect('audit log on %s', (dialect) => {
     provider = await startAcmeProvider();
     h = await startHarness(dialect, {
       config: {
+        // A sync started by hand needs a running scheduler (else 503 sync_scheduler_not_running).
+        syncScheduler: true,
         connectorTypes: {
           acme: { baseUrl: provider.url, oauth: { clientId: provider.clientId, clientSecret: provider.clientSecret, authorizeUrl: `${provider.url}/oauth/authorize`, tokenUrl: `${provider.url}/oauth/token` } },
         },
