@@ -592,8 +592,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     const rand = seededRandom(mixSeed(seed, hashString(r.name)));
     const parent = r.declared?.parent;
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
-    const link = parent === undefined ? linkOf.get(r.name) : undefined;
-    const linked = link === undefined ? [] : [...(resources.get(link.resource)?.records.values() ?? [])].map((s) => parentParams(link, s.record, getPath)).filter((x) => x !== undefined);
+    // Records a caller keeps (options.records, LazyRecords) are not walked: reading them would generate them all.
+    const link = parent === undefined && count > 0 ? linkOf.get(r.name) : undefined;
+    const parentRecords = link === undefined || options.records?.[link.resource] !== undefined ? [] : [...(resources.get(link.resource)?.records.values() ?? [])];
+    const linked = link === undefined ? [] : parentRecords.map((s) => parentParams(link, s.record, getPath)).filter((x) => x !== undefined);
     for (let i = 0; i < count; i++) {
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();

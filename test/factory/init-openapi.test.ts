@@ -342,7 +342,8 @@ describe('init --from-openapi inferences', () => {
   it('HubSpot (derived from its generated client): nested body objects keep their shape, maps their value type, the cursor its paging.next.after', async () => {
     const { m } = await scaffold('connectors/hubspot/openapi.yaml', ['contacts']);
     const create = m['entities'].contacts.actions.create;
-    expect(create.params.properties).toEqual({ type: 'object', additionalProperties: { type: 'string' }, required: true });
+    // Property values are text, numbers or booleans (HubSpot accepts all three: issue 37 item 14).
+    expect(create.params.properties).toEqual({ type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] }, required: true });
     const item = create.params.associations.items;
     expect(item.required).toEqual(['types', 'to']);
     expect(item.properties.to).toEqual({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] });

@@ -188,8 +188,10 @@ for (const [dialect, open, skipped] of dialectCases()) {
       // Records written by this version's store into the schema before 0005 (through a scratch
       // column e, dropped again): values without positions, as a store before 0005 left them.
       await sql`ALTER TABLE search_values ADD COLUMN e integer`.execute(db);
+      await sql`ALTER TABLE search_scopes ADD COLUMN change_seq bigint NOT NULL DEFAULT 0`.execute(db); // 0008's counter, a scratch column too
       await new RecordStore(t.database, { cursorSecret: 's' }).upsert(C, 'orders', ODEF, ORECORDS);
       await sql`ALTER TABLE search_values DROP COLUMN e`.execute(db);
+      await sql`ALTER TABLE search_scopes DROP COLUMN change_seq`.execute(db);
       await sql`DELETE FROM search_fields WHERE kind = 'a'`.execute(db);
       // Their documents' hashes as INDEX_VERSION 1 left them: not this version's.
       await sql`UPDATE search_records SET doc_hash = 'index version 1'`.execute(db);

@@ -195,12 +195,14 @@ describe.each(dialectCases())('sort pair signatures on %s', (dialect, open, skip
     // Pair rows written by this version's store into the schema before 0006 (through scratch
     // columns, dropped again): signatures without bits or records, as a store before 0006 left them.
     await sql`ALTER TABLE search_pairs ADD COLUMN bits bigint, ADD COLUMN record jsonb`.execute(db);
+    await sql`ALTER TABLE search_scopes ADD COLUMN change_seq bigint NOT NULL DEFAULT 0`.execute(db); // 0008's counter, a scratch column too
     const list = records(14, 300);
     const before = new RecordStore(t.database, { cursorSecret: 'test-secret' });
     await before.upsert(C, E, DEF, list);
     await allIds(before, pairQuery({ not: { eq: { active: true } } }));
     await before.settled();
     await sql`ALTER TABLE search_pairs DROP COLUMN bits, DROP COLUMN record`.execute(db);
+    await sql`ALTER TABLE search_scopes DROP COLUMN change_seq`.execute(db);
     await migrate(t.database, [searchMigrations]);
     const rows = async (): Promise<string> =>
       JSON.stringify((await sql<{ rid: string; sig: string | null; bits: string | null; record: unknown }>`SELECT rid, sig, bits, record FROM search_pairs ORDER BY pair_id, rid`.execute(db)).rows);

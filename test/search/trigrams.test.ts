@@ -97,6 +97,7 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     else await sql`ALTER TABLE search_text ALTER COLUMN liketext SET DEFAULT ''`.execute(db);
     // and a scratch element position column (migration 0005's), dropped again below,
     await sql`ALTER TABLE search_values ADD COLUMN e integer`.execute(db);
+    await sql`ALTER TABLE search_scopes ADD COLUMN change_seq bigint NOT NULL DEFAULT 0`.execute(db); // 0008's counter, a scratch column too
     // and a scratch change log (migration 0003's), dropped again below.
     await sql`CREATE TABLE record_changes (scope_id integer NOT NULL, record_id text NOT NULL, seq bigint NOT NULL, action text NOT NULL, payload_hash text NOT NULL,
       first_seen_at text NOT NULL, last_modified_at text NOT NULL, deleted_at text, tombstone text, PRIMARY KEY (scope_id, record_id))`.execute(db);
@@ -110,6 +111,7 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     if (dialect === 'sqlite') await sql`DROP TABLE search_grams`.execute(db);
     await sql`DROP TABLE record_changes`.execute(db);
     await sql`ALTER TABLE search_values DROP COLUMN e`.execute(db);
+    await sql`ALTER TABLE search_scopes DROP COLUMN change_seq`.execute(db);
     await sql`DROP TABLE search_pair_defs`.execute(db);
     await sql`DROP TABLE search_pairs`.execute(db);
 

@@ -68,6 +68,8 @@ describeEachDialect('metrics on %s', (dialect) => {
       config: {
         upstreamThrottle: false,
         eventsDelivery: false,
+        // The receiver is on loopback: tenant endpoints there need the operator's opt-in.
+        webhookAllowPrivateAddresses: true,
         metricsPort: 0,
         metricsToken: METRICS_TOKEN,
         connectorTypes: { granola: { baseUrl: sim.url }, intercom: { oauth: { clientId: 'intercom-app', clientSecret: INTERCOM_SECRET } } },
