@@ -33,17 +33,17 @@ function dataDirWith(states: { port: number; kind: 'sandbox' | 'service'; url: s
 
 describe('sandbox discovery beside several sandboxes', () => {
   it('one running sandbox: exec uses it and says which one started it', async () => {
-    const dir = dataDirWith([{ port: 4110, kind: 'service', url: sim.url }]);
+    const dir = dataDirWith([{ port: 14110, kind: 'service', url: sim.url }]);
     const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":1}', '--data-dir', dir], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: KEY }) });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`Using the sandbox's granola simulator at ${sim.url} (${join(dir, 'sandbox-4110.json')}, started by serve --sandbox); pass --base-url to choose another.`);
+    expect(r.stderr).toContain(`Using the sandbox's granola simulator at ${sim.url} (${join(dir, 'sandbox-14110.json')}, started by serve --sandbox); pass --base-url to choose another.`);
   });
 
   it('two running sandboxes: exec and check refuse with sandbox_ambiguous, naming both URLs; --base-url chooses', async () => {
     // Both "sandboxes" are this simulator: a request sent to either would succeed, so the refusal is a decision.
     const dir = dataDirWith([
-      { port: 4010, kind: 'sandbox', url: sim.url },
-      { port: 4110, kind: 'service', url: `${sim.url}/` },
+      { port: 14010, kind: 'sandbox', url: sim.url },
+      { port: 14110, kind: 'service', url: `${sim.url}/` },
     ]);
     const env = { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: KEY }) };
     for (const args of [['exec', 'granola', 'notes', 'list'], ['check', 'granola']]) {
@@ -51,8 +51,8 @@ describe('sandbox discovery beside several sandboxes', () => {
       expect(r.code).toBe(1);
       const e = args[0] === 'check' ? (JSON.parse(r.stdout) as { error: ReturnType<typeof errorOf> }).error : errorOf(r.stderr);
       expect(e.code).toBe('sandbox_ambiguous');
-      expect(e.message).toContain(`${sim.url} (switchboard sandbox, ${join(dir, 'sandbox-4010.json')})`);
-      expect(e.message).toContain(`${sim.url}/ (serve --sandbox, ${join(dir, 'sandbox-4110.json')})`);
+      expect(e.message).toContain(`${sim.url} (switchboard sandbox, ${join(dir, 'sandbox-14010.json')})`);
+      expect(e.message).toContain(`${sim.url}/ (serve --sandbox, ${join(dir, 'sandbox-14110.json')})`);
       expect(e.message).toContain('Choose one: pass --base-url');
       expect(r.stderr).not.toContain('Using the sandbox');
     }
@@ -62,8 +62,8 @@ describe('sandbox discovery beside several sandboxes', () => {
 
   it('two running sandboxes: mcp stops at start, naming base_url of its instances file', async () => {
     const dir = dataDirWith([
-      { port: 4010, kind: 'sandbox', url: sim.url },
-      { port: 4110, kind: 'service', url: sim.url },
+      { port: 14010, kind: 'sandbox', url: sim.url },
+      { port: 14110, kind: 'service', url: sim.url },
     ]);
     const file = join(dir, 'connectors.yaml');
     writeFileSync(file, 'connectors:\n  - id: notes\n    type: granola\n    credentials:\n      api_key: ${GRANOLA_API_KEY}\n');

@@ -51,7 +51,8 @@ export function fixedPorts(text: string): string[] {
     const args = m[0];
     if (!/^\[\s*(?:[\w.]*(?:BIN|bin)\w*\s*,\s*)?['"](serve|sandbox|simulate)['"]/.test(args)) continue; // not a command line
     const command = m[1]!;
-    const hasPort = /['"]--port['"]/.test(args) || (command === 'serve' && portZeroEnv);
+    // --help prints and exits: it listens on nothing.
+    const hasPort = /['"]--port['"]/.test(args) || /['"]--help['"]/.test(args) || (command === 'serve' && portZeroEnv);
     const sandboxWithoutPort = command === 'serve' && /['"]--sandbox['"]/.test(args) && !/['"]--sandbox-port['"]/.test(args);
     if (!hasPort || sandboxWithoutPort) found.set(at(m.index), `line ${String(at(m.index))}: \`${command}\` without ${hasPort ? '--sandbox-port' : '--port'}: ${args}`);
   }
