@@ -11,7 +11,7 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { AuthVariant, CredentialCheck, Manifest, OAuth2Auth, Request } from '../../generated/manifest.ts';
-import { basicAuthorization } from '../auth/index.ts';
+import { basicAuthorization } from './basic-auth.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { compileTemplate, TemplateSyntaxError, truthy, type Template } from '../templates/index.ts';
 import { compileErrorMatch } from './error-match.ts';

@@ -28,7 +28,7 @@ import { isAuthFailure, type ChangeApplier, type RecordsChanged } from '../sync/
 import { truthy } from '../templates/index.ts';
 import type { EventsTables } from '../events/migrations.ts';
 import type { WebhookAttributions } from './attribution.ts';
-import { topicRule, type CompiledWebhooks } from './manifest.ts';
+import { topicRule, type CompiledWebhooks } from '../manifest/webhooks.ts';
 
 /** Seconds a vendor is told to wait before retrying a delivery that cannot be attributed yet. */
 export const ATTRIBUTION_RETRY_AFTER_S = 60;
