@@ -36,8 +36,6 @@ export function selectAuthVariant(m: LoadedManifest, credentials: unknown, name?
   });
 }
 
-export { basicAuthorization } from '../manifest/basic-auth.ts';
-
 /**
  * Secrets a variant derives from its secret fields and sends: a basic variant's base64
  * "user:password" (an upstream that echoes the Authorization header must not leak it). Scrubbed

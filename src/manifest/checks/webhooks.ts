@@ -4,6 +4,8 @@
  */
 import { compileTemplate, TemplateSyntaxError, type Template } from '../../templates/index.ts';
 import { compileTree, type TemplateTree } from '../template-tree.ts';
+import type { CompiledEntity } from '../compile.ts';
+import type { CheckContext } from './checker.ts';
 import { DEFAULT_JWT_MAX_AGE_SECONDS, type CompiledTopic, type CompiledWebhooks, type WebhooksDef } from '../webhooks.ts';
 
 const DELIVERY_ROOTS = new Set(['body', 'headers']);
@@ -83,3 +85,10 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
   };
 }
 
+
+/** The manifest's webhooks section checked against its entities; problems reported under `webhooks`. */
+export function checkWebhooks({ m, check }: CheckContext, entities: Map<string, CompiledEntity>): CompiledWebhooks | undefined {
+  if (m.webhooks === undefined) return undefined;
+  const shapes = new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined, params: new Map([...e.actions].map(([a, act]) => [a, Object.keys(act.def.params ?? {})])) }]));
+  return compileWebhooks(m.webhooks as WebhooksDef, shapes, (path, msg) => check.add(['webhooks', ...path], msg));
+}
