@@ -131,7 +131,7 @@ export interface LoadedManifest {
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
-  /** The webhooks section, compiled (src/webhooks). */
+  /** The webhooks section, compiled (webhooks.ts; deliveries are received by src/webhooks). */
   webhooks?: CompiledWebhooks;
   /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
   baseUrls?: Map<string, Template>;

@@ -29,9 +29,16 @@ const RPC_PATH = /^\/([a-z][A-Za-z0-9_]*(?:\.[a-z][A-Za-z0-9_]*)*)\.([a-z][A-Za-
  * (`/x.list`, `/x.info`...) grouped by their prefix, or as the sidecar's resources declare them.
  */
 export function planEntities(paths: Record<string, PathItem>, declared: Sidecar['resources'] = {}): EntityPlan[] {
-  const byCollection = new Map<string, EntityPlan>();
   const rpc = new Map<string, EntityPlan>();
   const claimed = new Set<string>();
+  declaredEntities(paths, declared, rpc, claimed);
+  rpcEntities(paths, declared, rpc, claimed);
+  const byCollection = restEntities(paths, claimed);
+  return named(rpc, byCollection);
+}
+
+/** The sidecar's resources: each kind's first declared operation; every declared one is claimed. */
+function declaredEntities(paths: Record<string, PathItem>, declared: NonNullable<Sidecar['resources']>, rpc: Map<string, EntityPlan>, claimed: Set<string>): void {
   const opAt = (key: string): { path: string; method: string; op: Operation; pathParams: Parameter[] } | undefined => {
     const [method, path] = key.split(' ') as [string, string];
     const item = paths[path];
@@ -50,6 +57,10 @@ export function planEntities(paths: Record<string, PathItem>, declared: Sidecar[
     }
     if (Object.keys(e.ops).length > 0) rpc.set(e.name, e);
   }
+}
+
+/** RPC-style methods (`/x.list`, `/x.info`...) not claimed by the sidecar, grouped by their prefix. */
+function rpcEntities(paths: Record<string, PathItem>, declared: NonNullable<Sidecar['resources']>, rpc: Map<string, EntityPlan>, claimed: Set<string>): void {
   for (const [path, item] of Object.entries(paths)) {
     const m = RPC_PATH.exec(path);
     const kind = m === null ? undefined : RPC_VERBS[m[2] as string];
@@ -64,6 +75,11 @@ export function planEntities(paths: Record<string, PathItem>, declared: Sidecar[
     rpc.set(name, e);
     claimed.add(`${method} ${path}`);
   }
+}
+
+/** Collection/item path pairs (a composite key's item matched to its collection), by collection path. */
+function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Map<string, EntityPlan> {
+  const byCollection = new Map<string, EntityPlan>();
   const plan = (collection: string): EntityPlan => {
     let e = byCollection.get(collection);
     if (e === undefined) {
@@ -120,6 +136,11 @@ export function planEntities(paths: Record<string, PathItem>, declared: Sidecar[
     parent.ops.list = e.ops.list;
     byCollection.delete(collection);
   }
+  return byCollection;
+}
+
+/** The entities with a list or a get, names qualified where they clash, twins merged. */
+function named(rpc: Map<string, EntityPlan>, byCollection: Map<string, EntityPlan>): EntityPlan[] {
   const entities = [...rpc.values(), ...[...byCollection.values()].filter((e) => !rpc.has(e.name))].filter((e) => e.ops.list !== undefined || e.ops.get !== undefined);
   // Same last segment under different parents (/a/{id}/notes, /b/{id}/notes): qualify by the parent.
   const counts = new Map<string, number>();
