@@ -10,7 +10,7 @@ import type { UpstreamSend } from '../http/upstream-transport.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { RuntimeCredentials } from './credentials.ts';
 import type { CallTrack } from './observed-call.ts';
-import type { CallContext, CallOptions, CallPlan, CallStats, RawResult } from './types.ts';
+import type { CallContext, CallOptions, CallPlan, CallStats, RawResult, Rendered } from './types.ts';
 
 /** What a call needs of its runtime. */
 export interface CallHost {
@@ -60,54 +60,16 @@ export async function runCall(host: CallHost, plan: CallPlan, options: CallOptio
     const { url, init } = plan.render(callContext, authorization);
     const sentToken = auth.mintedToken;
     const sentAccessToken = auth.credentials['access_token'];
-    if (host.limiter) {
-      const before = Date.now();
-      let maxWait = deadline - before;
-      try {
-        maxWait = Math.min(deadline - before, options.maxThrottleWaitMs ?? Infinity);
-        await host.limiter.acquire({ signal, maxWaitMs: maxWait });
-      } catch (e) {
-        if (e instanceof ThrottleRefused) throw throttleRefused(host.manifest.type, e, stats, maxWait);
-        throw e;
-      }
-      stats.waitedMs += Date.now() - before;
-    }
+    await awaitSlot(host, options, deadline, stats);
     stats.attempts += 1;
-    let failure: SwitchboardError;
-    let serverDelay: number | undefined;
     const attemptMs = Math.max(1, Math.min(host.timeoutMs, deadline - Date.now()));
-    try {
-      // The attempt's time limit covers headers and body (one timer, in the transport).
-      const res = await host.send(url, {
-        method: init.method,
-        headers: init.headers,
-        body: init.body as string | Uint8Array | undefined,
-        signal,
-        timeoutMs: attemptMs,
-        ...(plan.maxResponseBytes !== undefined ? { maxResponseBytes: plan.maxResponseBytes } : host.maxResponseBytes !== undefined ? { maxResponseBytes: host.maxResponseBytes } : {}),
-      });
-      if (track !== undefined) {
-        track.status = res.status;
-        track.bytes += res.body.length;
-      }
-      const result = plan.interpret(res);
-      if (!(result instanceof SwitchboardError)) return result;
-      failure = result;
-      serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
-      // The upstream is out of budget: hold every call of this connector back, but never for
-      // longer than maxRetryAfterMs (a hostile or broken Retry-After must not freeze the connector).
-      if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && host.limiter) host.limiter.pauseFor(Math.min(serverDelay, retry.maxRetryAfterMs));
-    } catch (e) {
-      if (e instanceof SwitchboardError) throw e;
-      if (signal?.aborted === true) throw signal.reason;
-      const timedOut = isTimeout(e);
-      const waited = attemptMs < host.timeoutMs ? `the call's deadline (${host.deadlineMs} ms)` : `${host.timeoutMs} ms`;
-      failure = new SwitchboardError(
-        'upstream_unavailable',
-        timedOut ? `${host.manifest.type} did not answer within ${waited}` : `${host.manifest.type} could not be reached: ${(e as Error).message}`,
-        { details: { timeout: timedOut }, cause: e },
-      );
-    }
+    const outcome = await sendAttempt(host, plan, url, init, signal, attemptMs, track);
+    if (!(outcome instanceof SwitchboardError)) return outcome;
+    const failure = outcome;
+    const serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
+    // The upstream is out of budget: hold every call of this connector back, but never for
+    // longer than maxRetryAfterMs (a hostile or broken Retry-After must not freeze the connector).
+    if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && host.limiter) host.limiter.pauseFor(Math.min(serverDelay, retry.maxRetryAfterMs));
     if (failure.code === 'upstream_credentials_rejected' && !refreshed && mints) {
       // The minted token was revoked or expired early: mint once more (unless another call already did).
       refreshed = true;
@@ -130,6 +92,51 @@ export async function runCall(host: CallHost, plan: CallPlan, options: CallOptio
     stats.retries += 1;
     stats.waitedMs += delay;
     await sleep(delay, signal);
+  }
+}
+
+/** Wait for a throttle slot, at most until the deadline (or the caller's longest wait); refused: the error saying why. */
+async function awaitSlot(host: CallHost, options: CallOptions, deadline: number, stats: CallStats): Promise<void> {
+  if (!host.limiter) return;
+  const before = Date.now();
+  let maxWait = deadline - before;
+  try {
+    maxWait = Math.min(deadline - before, options.maxThrottleWaitMs ?? Infinity);
+    await host.limiter.acquire({ signal: options.signal, maxWaitMs: maxWait });
+  } catch (e) {
+    if (e instanceof ThrottleRefused) throw throttleRefused(host.manifest.type, e, stats, maxWait);
+    throw e;
+  }
+  stats.waitedMs += Date.now() - before;
+}
+
+/** One attempt: send the request and read the answer; a transport failure or timeout is upstream_unavailable. */
+async function sendAttempt(host: CallHost, plan: CallPlan, url: URL, init: Rendered['init'], signal: AbortSignal | undefined, attemptMs: number, track: CallTrack | undefined): Promise<RawResult | SwitchboardError> {
+  try {
+    // The attempt's time limit covers headers and body (one timer, in the transport).
+    const res = await host.send(url, {
+      method: init.method,
+      headers: init.headers,
+      body: init.body as string | Uint8Array | undefined,
+      signal,
+      timeoutMs: attemptMs,
+      ...(plan.maxResponseBytes !== undefined ? { maxResponseBytes: plan.maxResponseBytes } : host.maxResponseBytes !== undefined ? { maxResponseBytes: host.maxResponseBytes } : {}),
+    });
+    if (track !== undefined) {
+      track.status = res.status;
+      track.bytes += res.body.length;
+    }
+    return plan.interpret(res);
+  } catch (e) {
+    if (e instanceof SwitchboardError) throw e;
+    if (signal?.aborted === true) throw signal.reason;
+    const timedOut = isTimeout(e);
+    const waited = attemptMs < host.timeoutMs ? `the call's deadline (${host.deadlineMs} ms)` : `${host.timeoutMs} ms`;
+    return new SwitchboardError(
+      'upstream_unavailable',
+      timedOut ? `${host.manifest.type} did not answer within ${waited}` : `${host.manifest.type} could not be reached: ${(e as Error).message}`,
+      { details: { timeout: timedOut }, cause: e },
+    );
   }
 }
 
