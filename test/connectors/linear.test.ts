@@ -64,6 +64,7 @@ async function gql(query: string, variables: Rec = {}): Promise<Rec> {
 }
 const sentBodies = (): Rec[] => sim.requests.filter((r) => r.path === '/graphql').map((r) => JSON.parse(r.rawBody) as Rec);
 
+const TYPES: Record<string, string> = { issues: 'Issue', projects: 'Project', teams: 'Team', comments: 'Comment', users: 'User' };
 
 describe('the manifest', () => {
   it('declares list and get for every entity, create where Linear allows it, update for all', () => {
