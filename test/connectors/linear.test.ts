@@ -18,7 +18,9 @@ import { startGraphqlSimulator, type GraphqlSimulator } from '../../src/simulato
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 
 type Rec = Record<string, any>;
 
@@ -300,8 +302,8 @@ describe('errors, rate limits and auth', () => {
   });
 });
 
-for (const [dialect, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`sync on ${dialect}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('sync on %s', (dialect) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(dialect, groups);
     it('full sync of every entity, then incremental: an edit and a new issue come in, an archived issue leaves search', async () => {
       const s = await startGraphqlSimulator({ schema: SCHEMA, sidecar: SIDECAR, seed: 23, rateLimit: false });
       const tdb = await open();
