@@ -2,8 +2,8 @@
  * The hosted service in tests, one way: a real server on a free port over SQLite (a temp file) or
  * PostgreSQL (a fresh schema, dropped afterwards), log lines captured, a movable clock, JSON
  * requests over real HTTP, a snapshot of every stored row (startHarness); and the fixture most
- * tests want on top of it (startHosted, hostedFixture): the service pointed at the given
- * upstreams, with an application and its access token.
+ * tests want on top of it (startHosted): the service pointed at the given upstreams, with an
+ * application and its access token.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +12,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll } from 'vitest';
 import { connectorRegistry, loadManifestFile, type LoadedManifest } from '../../src/manifest/index.ts';
 import { createApplication, createServiceLogger, defaultServiceConfig, startService, type CreatedApplication, type RunningService, type ServiceConfig, type ServiceHooks } from '../../src/service/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
@@ -235,26 +234,4 @@ export async function startHosted(dialect: DialectName, o: HostedOptions = {}): 
     await h.close();
     throw e;
   }
-}
-
-/**
- * startHosted in the suite's beforeAll (options read then, so they may name simulators other
- * hooks registered before it started) and closed in its afterAll. The returned object is the
- * running service once the suite's tests run.
- */
-export function hostedFixture(dialect: DialectName, options: () => HostedOptions | Promise<HostedOptions>): Hosted {
-  let current: Hosted | undefined;
-  beforeAll(async () => {
-    current = await startHosted(dialect, await options());
-  });
-  afterAll(async () => {
-    await current?.h.close();
-  });
-  return new Proxy({} as Hosted, {
-    get(_, key) {
-      if (current === undefined) throw new Error('the hosted fixture is used before its beforeAll ran');
-      const v = Reflect.get(current, key) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
-    },
-  });
 }
