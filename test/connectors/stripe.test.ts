@@ -20,7 +20,9 @@ import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../..
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
@@ -373,8 +375,8 @@ describe('auth variants and the credential check', () => {
   });
 });
 
-for (const [name, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`stripe sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('stripe sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
     let tdb: TestDatabase;
     let store: RecordStore;
     const engines: SyncEngine[] = [];
