@@ -50,7 +50,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { ComplexityBudget, queryCost } from './graphql-complexity.ts';
 import { checkDeclared, graphqlLists } from './graphql-lists.ts';
 import { parseErrorEntry, validationErrorEntry, variableErrorEntry } from './graphql-ruby.ts';
-import { oauthServer, type OAuthClient } from './oauth.ts';
+import { oauthServer, type OAuthClient } from './core/oauth.ts';
 import { fill as fillTemplate } from './rules.ts';
 import { loadSidecar, seedCount, seedOf, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
 import { mixSeed, parseJson, seededRandom, startSimulator, type SimRequest, type SimResponse, type Simulator } from './sim-server.ts';

@@ -118,8 +118,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import type { JwtTokensConfig } from './jwt-tokens.ts';
-import type { OAuthConfig } from './oauth.ts';
+import type { JwtTokensConfig } from './core/jwt-tokens.ts';
+import type { OAuthConfig } from './core/oauth.ts';
 import type { ParentAppend, UniqueRule } from './store-rules.ts';
 import { OPERATOR_MEANINGS, type ListRule, type ScrollRule, type SearchRule } from './rules.ts';
 

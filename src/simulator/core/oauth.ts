@@ -11,7 +11,7 @@
  * configuration (the sidecar's `oauth`).
  */
 import { randomBytes } from 'node:crypto';
-import { parseJson, type SimRequest, type SimResponse } from './sim-server.ts';
+import { parseJson, type SimRequest, type SimResponse } from '../sim-server.ts';
 
 export interface OAuthConfig {
   authorize_path: string;

@@ -11,13 +11,13 @@
  * simulator's record store (`addRecord`, `updateRecord`, `removeRecord`).
  * Faults (5xx, latency, malformed bodies) come from the shared sim-server `inject`.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startOpenApiSimulator, type OpenApiSimulator } from '../../simulator/openapi-simulator.ts';
-import { loadSidecar } from '../../simulator/sidecar.ts';
-import { mixSeed, seededRandom } from '../sim-server.ts';
+import { join } from 'node:path';
+import { CONNECTORS_DIR } from '../../../src/manifest/connectors-dir.ts';
+import { startOpenApiSimulator, type OpenApiSimulator } from '../../../src/simulator/openapi-simulator.ts';
+import { loadSidecar } from '../../../src/simulator/sidecar.ts';
+import { mixSeed, seededRandom } from '../../../src/simulator/sim-server.ts';
 
-const CONNECTOR = join(dirname(fileURLToPath(import.meta.url)), '../../../connectors/granola');
+const CONNECTOR = join(CONNECTORS_DIR, 'granola');
 
 export interface GranolaPerson {
   name: string | null;

@@ -8,9 +8,9 @@
  * `value` as a JSON *string* plus a display `text`, as the API returns them.
  */
 import { join } from 'node:path';
-import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
-import { loadSidecar } from '../../simulator/sidecar.ts';
-import { seededRandom, pick } from '../sim-server.ts';
+import { CONNECTORS_DIR } from '../../../src/manifest/connectors-dir.ts';
+import { loadSidecar } from '../../../src/simulator/sidecar.ts';
+import { seededRandom, pick } from '../../../src/simulator/sim-server.ts';
 
 /** An application-level error of a field: one entry of `errors` with monday's code, status_code and error_data. */
 export class MondayApiError extends Error {

@@ -16,12 +16,12 @@
  * Faults (5xx, latency, malformed bodies, injected 429s) come from the shared sim-server `inject`.
  */
 import { join } from 'node:path';
-import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
-import { Description, loadDescriptionSync } from '../../simulator/description.ts';
-import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler, type RateLimit } from '../../simulator/openapi-simulator.ts';
-import { listPage, type ListRule, type RecordSource } from '../../simulator/rules.ts';
-import { mixSeed } from '../../simulator/sim-server.ts';
-import type { SimResponse } from '../../simulator/sim-server.ts';
+import { CONNECTORS_DIR } from '../../../src/manifest/connectors-dir.ts';
+import { Description, loadDescriptionSync } from '../../../src/simulator/description.ts';
+import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler, type RateLimit } from '../../../src/simulator/openapi-simulator.ts';
+import { listPage, type ListRule, type RecordSource } from '../../../src/simulator/rules.ts';
+import { mixSeed } from '../../../src/simulator/sim-server.ts';
+import type { SimResponse } from '../../../src/simulator/sim-server.ts';
 import { htmlBody, INTERCOM_SIDECAR, pool, type Json } from './data.ts';
 import { DEFAULT_ANCHOR, seedWorkspace, type Workspace } from './workspace.ts';
 

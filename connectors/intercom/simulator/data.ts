@@ -3,9 +3,9 @@
  * `pools`, connectors/intercom/simulator.yaml), id formats and small value generators.
  */
 import { join } from 'node:path';
-import { CONNECTORS_DIR } from '../../manifest/connectors-dir.ts';
-import { loadSidecar } from '../../simulator/sidecar.ts';
-import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
+import { CONNECTORS_DIR } from '../../../src/manifest/connectors-dir.ts';
+import { loadSidecar } from '../../../src/simulator/sidecar.ts';
+import { mixSeed, pick, seededRandom } from '../../../src/simulator/sim-server.ts';
 
 export type Json = Record<string, unknown>;
 export type Rand = () => number;

@@ -9,9 +9,9 @@
  * What correlates stays here: a contact's fields with each other and its company, a
  * conversation's timeline and the statistics derived from it. Vocabularies are the sidecar's `pools`.
  */
-import { LazyRecords, type StoredEntry } from '../../simulator/lazy-records.ts';
-import { compileFilter, type SearchRule } from '../../simulator/rules.ts';
-import { mixSeed, pick, seededRandom } from '../../simulator/sim-server.ts';
+import { LazyRecords, type StoredEntry } from '../../../src/simulator/lazy-records.ts';
+import { compileFilter, type SearchRule } from '../../../src/simulator/rules.ts';
+import { mixSeed, pick, seededRandom } from '../../../src/simulator/sim-server.ts';
 import { chance, companyName, emailLocal, int, INTERCOM_SIDECAR, objectId, personName, phoneNumber, pool, recordRandom, slug, type Json, type Rand } from './data.ts';
 
 const DAY = 86_400;

@@ -6,7 +6,7 @@
  * then accepts on its other operations until it expires. Vendor differences are configuration.
  */
 import { createHash, createPublicKey, randomBytes, verify, type KeyObject } from 'node:crypto';
-import type { SimResponse } from './sim-server.ts';
+import type { SimResponse } from '../sim-server.ts';
 
 export interface JwtTokensConfig {
   /** The operation that mints ("POST /app/installations/{installation_id}/access_tokens"). */

@@ -2,7 +2,8 @@
  * The sandbox: every upstream simulator started at once, each with working sample credentials,
  * so `switchboard sandbox` (and tests) can point connectors at local fakes.
  *
- * Simulators are listed in SIMULATORS, one line each, and loaded on first use. With a state file
+ * Simulators are listed in SIMULATORS (a connector's hook module, else the generic simulator of its
+ * vendor description) and loaded on first use. With a state file
  * (`stateFile`), the sandbox remembers across restarts what a fresh simulator would forget: the
  * OAuth tokens it issued, so connectors created through the simulated OAuth keep working; and it
  * records where it listens, so `switchboard exec` and `switchboard sync` find it (sandbox-state.ts).
@@ -11,44 +12,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { CONNECTORS_DIR } from '../manifest/connectors-dir.ts';
-import type { Simulator } from './sim-server.ts';
+import { codedSimulators, type AnySimulator, type SandboxSimulatorEntry } from './sandbox-hooks.ts';
 import { readSandboxState, writeSandboxState, type SandboxKind } from './sandbox-state.ts';
 
-/** What a simulator module's start function takes (each accepts at least these). */
-export interface SimulatorStartOptions {
-  port?: number | undefined;
-  host?: string | undefined;
-}
+export type { SimulatorStartOptions, AnySimulator, SandboxSimulatorEntry } from './sandbox-hooks.ts';
 
-/** A started simulator, with whatever credential properties it exposes (apiKey, accessToken...). */
-export type AnySimulator = Simulator & Record<string, unknown>;
-
-export interface SandboxSimulatorEntry {
-  /** Connector type, as in connectors/<type>/connector.yaml. */
-  type: string;
-  /** Start the simulator; resolves to undefined when its module is not present. */
-  start: (options: SimulatorStartOptions) => Promise<AnySimulator | undefined>;
-  /** Working credentials for the connector type, in the manifest's credential field names. */
-  credentials: (sim: AnySimulator) => Record<string, string>;
-}
-
-/** A start function of a module loaded on first use (simulators pull in graphql-js, OpenAPI extracts...). */
-function lazy<M>(load: () => Promise<M>, pick: (mod: M) => (o: SimulatorStartOptions) => Promise<Simulator>): SandboxSimulatorEntry['start'] {
-  return async (options) => (await pick(await load())(options)) as AnySimulator;
-}
-
-/** Read a string property a simulator must expose; a clear error beats `undefined` credentials. */
-function prop(sim: AnySimulator, name: string): string {
-  const v = sim[name];
-  if (typeof v !== 'string' || v === '') throw new Error(`simulator at ${sim.url} exposes no ${name}`);
-  return v;
-}
-
-/** Simulators with code of their own (seeded workspaces, state machines a sidecar cannot declare). */
-const CODED: readonly SandboxSimulatorEntry[] = [
-  { type: 'intercom', start: lazy(() => import('./intercom/index.ts'), (m) => m.startIntercomSimulator), credentials: (s) => ({ access_token: prop(s, 'accessToken') }) },
-  { type: 'monday', start: lazy(() => import('./monday/index.ts'), (m) => m.startMondaySimulator), credentials: (s) => ({ api_key: prop(s, 'apiKey') }) },
-];
+/** Simulators with code of their own (connectors/<type>/simulator/sandbox.ts, found by convention). */
+const CODED: readonly SandboxSimulatorEntry[] = codedSimulators();
 
 /**
  * Every other built-in connector whose folder holds an OpenAPI or GraphQL vendor description and
@@ -70,12 +40,12 @@ export function describedSimulators(dir: string, coded: ReadonlySet<string> = ne
     entries.push({
       type,
       start: async (options) => {
-        const { loadSidecar } = await import('../simulator/sidecar.ts');
+        const { loadSidecar } = await import('./sidecar.ts');
         const sidecar = loadSidecar(sidecarFile);
         const sim =
           format === 'graphql'
-            ? await (await import('../simulator/graphql-simulator.ts')).startGraphqlSimulator({ schema: readFileSync(descriptionFile, 'utf8'), sidecar, port: options.port, host: options.host })
-            : await (await import('../simulator/openapi-simulator.ts')).startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
+            ? await (await import('./graphql-simulator.ts')).startGraphqlSimulator({ schema: readFileSync(descriptionFile, 'utf8'), sidecar, port: options.port, host: options.host })
+            : await (await import('./openapi-simulator.ts')).startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
         return Object.assign(sim, { sandboxCredentials: sidecar.sandbox?.credentials ?? {} }) as unknown as AnySimulator;
       },
       credentials: (sim) => {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { GraphQLFieldResolver } from 'graphql';
-import type { GraphqlContext } from '../../simulator/graphql-simulator.ts';
+import type { GraphqlContext } from '../../../src/simulator/graphql-simulator.ts';
 import {
   boardOrder,
   isoSeconds,
