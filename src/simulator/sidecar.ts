@@ -107,7 +107,7 @@
  *                   API versions by header, a query-cost budget (complexity), cursor pagination
  *                   over snapshots (cursor_pages), field values derived by templates (fields;
  *                   ids of a resource's records name them), list fields and their arguments
- *                   (lists: graphql-lists.ts), the concrete types of interface values (types);
+ *                   (lists: graphql/lists.ts), the concrete types of interface values (types);
  *                   rate_limit.sliding
  *                   makes the request limit a sliding window; rate_limit.bucket (OpenAPI simulator)
  *                   a token bucket of `limit` requests refilled evenly over window_seconds;
@@ -241,7 +241,7 @@ export interface GraphqlSidecar {
   order_by?: { argument?: string; direction?: 'asc' | 'desc' };
   /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
   archived?: { field?: string; argument?: string };
-  /** graphql-ruby: parse and validation errors worded as graphql-ruby words them (graphql-ruby.ts). */
+  /** graphql-ruby: parse and validation errors worded as graphql-ruby words them (graphql/ruby.ts). */
   dialect?: 'graphql-js' | 'graphql-ruby';
   /** One entry of `errors` per simulator code, overriding `error` (same variables, plus {{retry_in_seconds}}, {{complexity}}, {{max_complexity}}). */
   errors?: Record<string, Record<string, unknown>>;
@@ -258,7 +258,7 @@ export interface GraphqlSidecar {
   /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text; for a field of a resource's type, an id (or ids) names its record(s). */
   fields?: Record<string, unknown>;
   /**
-   * List fields by "Type.field" (graphql-lists.ts): `back` references, `order`, fixed `where` values,
+   * List fields by "Type.field" (graphql/lists.ts): `back` references, `order`, fixed `where` values,
    * `filters` by argument (top-level filters entries, plus `values` and `default` conditions),
    * `lookup` (arguments naming records, which lift the filters' defaults), `sort` by argument value.
    */
@@ -275,7 +275,7 @@ export interface GraphqlSidecar {
   >;
   /** The concrete type of an interface's or union's value by one of its fields: {field, values: {value: Type}, default}. */
   types?: Record<string, { field: string; values: Record<string, string>; default?: string }>;
-  /** A query-cost budget (graphql-complexity.ts). */
+  /** A query-cost budget (graphql/complexity.ts). */
   complexity?: {
     budget: number;
     window_seconds: number;

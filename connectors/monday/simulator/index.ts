@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../../src/manifest/connectors-dir.ts';
-import type { ComplexityBudget } from '../../../src/simulator/graphql-complexity.ts';
+import type { ComplexityBudget } from '../../../src/simulator/graphql/complexity.ts';
 import { startGraphqlSimulator, type GraphqlSimulator } from '../../../src/simulator/graphql-simulator.ts';
 import { loadSidecar } from '../../../src/simulator/sidecar.ts';
 import { seedState, type MondayState } from './data.ts';

@@ -15,8 +15,8 @@
  *   value (`{field, values, default}`).
  */
 import { getNamedType, getNullableType, isAbstractType, isListType, isObjectType, type GraphQLObjectType, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
-import type { GraphqlContext } from './graphql-simulator.ts';
-import type { GraphqlSidecar, Sidecar } from './sidecar.ts';
+import type { GraphqlContext } from './types.ts';
+import type { GraphqlSidecar, Sidecar } from '../sidecar.ts';
 
 type Rec = Record<string, unknown>;
 /** A filters entry; for a GraphQL list also `values` (an argument value standing for record field values) and `default` (those when the argument is absent or false). */

@@ -9,7 +9,7 @@
  * The budget is a window that opens on the first charged query and comes back whole when it ends.
  */
 import { getNamedType, getNullableType, isAbstractType, isListType, isObjectType, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
-import type { GraphqlSidecar } from './sidecar.ts';
+import type { GraphqlSidecar } from '../sidecar.ts';
 
 export type ComplexitySidecar = NonNullable<GraphqlSidecar['complexity']>;
 
