@@ -8,26 +8,26 @@
  *                   simulator's codes (missing, invalid, unknown, unauthorized, invalid_token,
  *                   not_found, method_not_allowed, rate_limited) to the vendor's; `status` answers
  *                   a code with another HTTP status (200–599), `default` for the codes it does not
- *                   name (GitHub: missing and invalid are 422; Slack: 200 with ok: false, 429 kept).
+ *                   name (one vendor: missing and invalid are 422; another: 200 with ok: false, 429 kept).
  *   auth:           tokens: the credentials accepted (default: any present credential); header:
  *                   the header carrying them; params: parameters that carry the credential in the
- *                   description (Slack's `token`), which the Authorization header stands for;
+ *                   description (e.g. `token`), which the Authorization header stands for;
  *                   bearer: every operation needs an Authorization token although the
- *                   description declares no security (GitHub's declares none).
+ *                   description declares no security (e.g. declares none).
  *   rate_limit:     limit per window_seconds, the header names it sends, reset as unix|unix_ms|seconds;
  *                   a 429 carries Retry-After (the seconds until the window ends);
- *                   exceeded_headers: fixed headers of the 429 (Stripe-Should-Retry: "true"); an
+ *                   exceeded_headers: fixed headers of the 429 (a Should-Retry: "true" header); an
  *                   empty value removes one the simulator sends (Retry-After).
  *   pagination:     cursor_param, limit_param, default_limit, max_limit (a silent cap), and
  *                   dotted paths in list responses: next_cursor (the next cursor; on the last page
- *                   last_cursor if given, Slack's "", else null at the cursor's "next" holder or
+ *                   last_cursor if given, e.g. "", else null at the cursor's "next" holder or
  *                   the cursor itself), next_url (the next page's URL, null on the last), has_more
- *                   (true but on the last page), done (true on the last page: Zendesk's end_of_stream).
+ *                   (true but on the last page), done (true on the last page: a vendor's end_of_stream).
  *   records:        how many records to seed per resource (default 5).
  *   resources:      per resource (the collection's last path segment): id_field, records;
- *                   lookup (other fields an item path's id may name, kept unique: Jira's key);
- *                   lists (more operations that list it: Jira's GET /search/jql for issue);
- *                   get ({operation, id_query}: a get by a query parameter, Jira's
+ *                   lookup (other fields an item path's id may name, kept unique: a vendor's key);
+ *                   lists (more operations that list it: a vendor's GET /search/jql for issue);
+ *                   get ({operation, id_query}: a get by a query parameter, a vendor's
  *                   GET /user?accountId=); timestamps ({created, updated}: a dotted field, or
  *                   several, set on create and update; unix: as Unix seconds); unique ({fields, message}:
  *                   fields no two records share, a write repeating one is 409 conflict, store-rules.ts);
@@ -35,10 +35,10 @@
  *                   DELETE sets field to value (default true) and `at` to the time; get, update,
  *                   lists and searches then ignore the record and exports still show it; `param`
  *                   is the query param that lists or gets only marked records, default a boolean
- *                   flag's name: HubSpot's archived=true); created_by
+ *                   flag's name: a vendor's archived=true); created_by
  *                   ([{operation, field, echo}]: a field of that operation's body creates a record
  *                   of this resource under the written record, echoed at the dotted path echo of
- *                   the answer: a Zendesk ticket update's comment); key: for an item path with
+ *                   the answer: a ticket update's comment); key: for an item path with
  *                   several ids (/repos/{owner}/{repo}), the record field (dotted) each path param
  *                   names ({owner: owner.login, repo: name}); template: the record seeded and
  *                   created records start from instead of a sample of the schema, its strings may
@@ -60,7 +60,7 @@
  *   filters:        per list query param: the record `field` it compares (dotted; default its
  *                   own name), `match` equals (default), since (field >= value), before (field <=
  *                   value), after (field > value), until (field < value) — numbers when both are
- *                   numeric (Slack's ts), else ISO times — and `any`: values that match every
+ *                   numeric (e.g. ts), else ISO times — and `any`: values that match every
  *                   record (state=all).
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
@@ -71,18 +71,18 @@
  *                   whose field is at or after the param's Unix seconds, oldest first). An
  *                   operation with its own pagination or since also shows soft-deleted records.
  *                   no_content_unless (an update): 204 without a body unless this query param
- *                   is true (Jira's edit: returnIssue=true answers the issue, else 204).
+ *                   is true (e.g. edit: returnIssue=true answers the issue, else 204).
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in,
  *                   and `endpoints`: more JSON answers about a grant (Atlassian's
  *                   accessible-resources), empty for a consent given with sim_grant=none.
- *   jwt_tokens:     tokens minted from an app's JWT (jwt-tokens.ts; a GitHub App's installation
+ *   jwt_tokens:     tokens minted from an app's JWT (jwt-tokens.ts; an app's installation
  *                   tokens): the minting `operation`, public_keys by issuer (more from the
  *                   simulator's jwtKeys option), fingerprints a key must have, max_lifetime_seconds
  *                   of a JWT, ttl_seconds of a token, token_prefix, the response and its status.
  *                   Minted tokens are accepted on the other operations until they expire.
  *   search:         per operation ("POST /contacts/search"), a search over a resource (rules.ts):
- *                   a filter tree (Intercom) or structured filter groups (filter_groups: HubSpot's
+ *                   a filter tree or structured filter groups (filter_groups: a vendor's
  *                   filterGroups), the body paths of the filters, sort (one field or a list of
  *                   keys) and page, a free-text query, the operator symbols and their meanings,
  *                   the symbols allowed per value type, the response template. Soft-deleted

@@ -1,5 +1,5 @@
 /**
- * Simulated token minting from an app's JWT (the sidecar's `jwt_tokens`; a GitHub App's
+ * Simulated token minting from an app's JWT (the sidecar's `jwt_tokens`; an app's
  * POST /app/installations/{installation_id}/access_tokens): the declared operation takes
  * "Authorization: Bearer <jwt>", verifies the JWT (RS256 signature with the public key declared
  * for its issuer, iss, iat, exp and its lifetime) and answers a fresh token, which the simulator
@@ -13,7 +13,7 @@ export interface JwtTokensConfig {
   operation: string;
   /** Public keys (PEM, SPKI or PKCS#1) by issuer (the JWT's iss). More come from the simulator's option jwtKeys. */
   public_keys?: Record<string, string>;
-  /** SHA-256 fingerprints (base64 of the DER SPKI, GitHub's "SHA256:..." form without the prefix) a key must have to be accepted; default any declared key. */
+  /** SHA-256 fingerprints (base64 of the DER SPKI, the "SHA256:..." form without the prefix) a key must have to be accepted; default any declared key. */
   fingerprints?: string[];
   /** Longest JWT lifetime accepted, exp − now in seconds; default 600. */
   max_lifetime_seconds?: number;

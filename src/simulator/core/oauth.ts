@@ -29,7 +29,7 @@ export interface OAuthConfig {
   /** Prefix of issued tokens (some vendors' tokens have a recognisable form). */
   token_prefix?: string;
   /**
-   * Lifetime of issued access tokens in seconds (HubSpot: 1800): the simulator refuses an
+   * Lifetime of issued access tokens in seconds (e.g. 1800): the simulator refuses an
    * expired token with the code `expired_token`. Default: tokens never expire.
    */
   expires_in?: number;
@@ -39,7 +39,7 @@ export interface OAuthConfig {
    * carries a new one, unless `keep_refresh_token`.
    */
   refresh_tokens?: boolean;
-  /** The refresh token stays valid and comes back with each refreshed access token (HubSpot). Default false: rotated. */
+  /** The refresh token stays valid and comes back with each refreshed access token (as some vendors do). Default false: rotated. */
   keep_refresh_token?: boolean;
   /**
    * More JSON endpoints of the OAuth server about a grant (Atlassian's accessible-resources),

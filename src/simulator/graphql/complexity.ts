@@ -1,6 +1,6 @@
 /**
  * A query-cost budget for the GraphQL simulator (sidecar `graphql.complexity`), as APIs that
- * meter by query cost do (monday's "complexity", GitHub's and Shopify's points).
+ * meter by query cost do (a "complexity" budget, points).
  *
  * Cost: every field costs 1; a field with a selection adds its selection's cost times how many
  * elements it can return: the length of its `ids` argument, else its `limit`/`first` argument as

@@ -1,6 +1,6 @@
 /**
  * The graphql-ruby dialect of the GraphQL simulator (sidecar `graphql.dialect: graphql-ruby`):
- * APIs served by graphql-ruby (monday.com, GitHub, Shopify) word parse and validation errors
+ * APIs served by graphql-ruby (several vendors' GraphQL APIs) word parse and validation errors
  * their own way ("Parse error on \")\" (RPAREN) at [59, 15]", "Field 'xxx' doesn't exist on type
  * 'User'", with extension codes such as undefinedField); graphql-js, which executes here, words
  * them differently, so they are translated.

@@ -33,7 +33,7 @@ export function errorAnswers(ctx: OpenApiContext): ErrorAnswers {
     const codes = sidecar.error?.codes;
     // A refused token is invalid_token, named like unauthorized unless the sidecar tells them apart.
     const code = override?.code ?? codes?.[p.code] ?? (p.code === 'invalid_token' ? (codes?.unauthorized ?? 'unauthorized') : p.code);
-    // Vendors that answer a code with another status (GitHub: 422 for bad bodies; Slack: 200 with
+    // Vendors that answer a code with another status (one vendor: 422 for bad bodies; another: 200 with
     // ok: false for every error, its `default`, but 429).
     const statuses = sidecar.error?.status;
     const status = statuses?.[p.code] ?? (p.code === 'invalid_token' ? statuses?.unauthorized : undefined) ?? statuses?.default;

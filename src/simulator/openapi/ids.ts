@@ -2,9 +2,9 @@
 
 let lastTs = 0;
 /**
- * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (Slack's
+ * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing), a
- * prefixed id (Granola's not_1d3tmYTlCICgjy), a prefixed upper-case id (Slack's C012AB3CD), or a
+ * prefixed id (e.g. not_1d3tmYTlCICgjy), a prefixed upper-case id (e.g. C012AB3CD), or a
  * string of digits (Asana gids, numeric ids) or hex.
  */
 export function newId(rand: () => number, like: unknown, created = false): string | number {
@@ -14,7 +14,7 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     lastTs = Math.max(lastTs + 1, Date.now() * 1000);
     return `${Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, '0')}`;
   }
-  // A lower-case prefix and letters and digits (Granola's not_1d3tmYTlCICgjy): the same prefix and length.
+  // A lower-case prefix and letters and digits (e.g. not_1d3tmYTlCICgjy): the same prefix and length.
   const prefixed = typeof like === 'string' ? /^([a-z]{2,8}_)([A-Za-z0-9]{8,})$/.exec(like) : null;
   if (prefixed !== null) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

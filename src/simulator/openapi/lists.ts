@@ -39,7 +39,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const since = opConf?.since;
     const handled = new Set([cursorParam, pageParam, limitParam, since?.param, ...handledParams, ...(sidecar.auth?.params ?? [])]);
     // Soft-deleted records: exports show them, lists do not, unless the list asks for only them
-    // (the soft_delete param: HubSpot's archived=true).
+    // (the soft_delete param: a vendor's archived=true).
     const deletedParam = softDeleteParam(r);
     if (deletedParam !== undefined) handled.add(deletedParam);
     const onlyDeleted = deletedParam !== undefined && (query[deletedParam] === true || query[deletedParam] === 'true');
@@ -57,7 +57,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     // them; the sidecar's filters name another field, compare (numbers or times), or give values matching all.
     for (const [name, value] of Object.entries(query)) {
       if (handled.has(name)) continue;
-      // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., Stripe's range_query_specs).
+      // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., a vendor's range_query_specs).
       const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
       if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
         const ok = (f: number): boolean =>
@@ -68,7 +68,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       if (typeof value === 'object') continue;
       const rule = sidecar.filters?.[name];
       if (rule?.any?.includes(String(value)) === true) continue;
-      // Without a rule, a value the record field's enum does not hold names a group, not a value (Stripe's status=all): no filter.
+      // Without a rule, a value the record field's enum does not hold names a group, not a value (e.g. status=all): no filter.
       const fieldEnum = rule !== undefined || recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
       if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
       const match = rule?.match ?? 'equals';
@@ -91,7 +91,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
     let offset: number | undefined = 0;
-    // A cursor naming a record of the list starts after it (Stripe's starting_after=<id>).
+    // A cursor naming a record of the list starts after it (e.g. starting_after=<id>).
     const after = cursorParam === undefined || numericCursor || query[cursorParam] === undefined ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(query[cursorParam]));
     if (after >= 0) offset = after + 1;
     else if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
@@ -102,7 +102,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
   return list;
 }
 
-/** A record field against a query value: as numbers when both are numeric (Slack's ts "1700000000.000100"), else as times; undefined when neither. */
+/** A record field against a query value: as numbers when both are numeric (e.g. ts "1700000000.000100"), else as times; undefined when neither. */
 export function compareValues(field: unknown, value: unknown): number | undefined {
   const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   const [a, b] = [num(field), num(value)];

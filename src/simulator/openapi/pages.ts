@@ -70,7 +70,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) body[key] = slice;
     // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
-    // own position, size, total and whether it is the last (Jira's {startAt, maxResults, total, isLast}).
+    // own position, size, total and whether it is the last (e.g. {startAt, maxResults, total, isLast}).
     if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;
     if (limitParam !== undefined && typeof body[limitParam] === 'number') body[limitParam] = limit;
     if (typeof body.total === 'number') body.total = rows.length;
@@ -89,7 +89,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
       if (more) {
         const token = numericCursor ? offset + limit : encodeToken(offset + limit, lastKey);
         setPath(body, nextPath, token);
-        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}, HubSpot's paging.next: {after, link}).
+        // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}, a vendor's paging.next: {after, link}).
         const holderPath = nextPath.split('.').slice(0, -1);
         let holder: Json = body;
         for (const p of holderPath) holder = holder[p] as Json;
@@ -100,12 +100,12 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
         if ('link' in holder) holder.link = `${origin}${req.path}?${q.toString()}`;
       } else if (pag.last_cursor !== undefined) setPath(body, nextPath, pag.last_cursor);
       else {
-        // Null the cursor's "next" holder (Asana's next_page, Intercom's pages.next), else the cursor
-        // itself: siblings such as Zendesk's meta.has_more stay.
+        // Null the cursor's "next" holder (Asana's next_page, a vendor's pages.next), else the cursor
+        // itself: siblings such as a vendor's meta.has_more stay.
         const parts = nextPath.split('.');
         const holder = parts.slice(0, -1).findIndex((p) => /next/i.test(p));
         setPath(body, holder === -1 ? nextPath : parts.slice(0, holder + 1).join('.'), null);
-        // A holder left with nothing but nulls that the schema does not let be null goes (HubSpot's
+        // A holder left with nothing but nulls that the schema does not let be null goes (a vendor's
         // paging is absent on the last page).
         const topValue = body[top];
         if (parts.length > 1 && isPlainObject(topValue) && Object.values(topValue).every((v) => v === null) && d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable !== true) delete body[top];

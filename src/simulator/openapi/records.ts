@@ -56,7 +56,7 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
   const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json, vars?: Record<string, string>): Json => {
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
-    // An example without the id (Slack's chat.update message has no ts) takes the shape of one that has it.
+    // An example without the id (e.g. chat.update message has no ts) takes the shape of one that has it.
     const recordId = id(rs?.id_like ?? (base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
     let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
     // The sampler's placeholders ("string", {property1, property2}) become realistic values, the same for the same seed and record.
@@ -65,7 +65,7 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
-    // A boolean soft-delete flag starts false (HubSpot's archived); a mark by value is the record's own.
+    // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.
     if (rs?.soft_delete !== undefined && (rs.soft_delete.value === undefined || rs.soft_delete.value === true)) {
       setPath(record, rs.soft_delete.field, false);
       if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);

@@ -69,14 +69,14 @@ function classify(d: Description, op: Operation, itemNames: Map<string, string>,
     return { kind, resource: composite.resource, keyParams: composite.params };
   }
   if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
-    // POST on the item path updates it when the path has no PUT or PATCH (Stripe's POST /v1/customers/{customer}).
+    // POST on the item path updates it when the path has no PUT or PATCH (e.g. POST /v1/customers/{customer}).
     const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
     const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
     return { kind, resource: prev, idParam: last.slice(1, -1) };
   }
   if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
   // A search path beside an item path lists that resource when its collection path has no GET
-  // (Jira's GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+  // (e.g. GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
   const parentPath = `/${segs.slice(0, -1).join('/')}`;
   if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
   return { kind: 'action' };
@@ -139,7 +139,7 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
     return op;
   };
   for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
-    // Jira's get by a query parameter ({operation, id_query}); an RPC get (an operation key) is declared above.
+    // a vendor's get by a query parameter ({operation, id_query}); an RPC get (an operation key) is declared above.
     if (rs.get !== undefined && typeof rs.get === 'object' && !Array.isArray(rs.get)) {
       const getOp = opByKey(rs.get.operation, `${name}.get`);
       if (!resources.has(name)) {

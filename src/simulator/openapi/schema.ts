@@ -24,7 +24,7 @@ export function singularOf(name: string): string {
   return name.replace(/s$/, '');
 }
 
-/** The envelope key of a single-record body (`{data: {...}}`, Zendesk's `{ticket: {...}}`), or undefined for a bare record. */
+/** The envelope key of a single-record body (`{data: {...}}`, a vendor's `{ticket: {...}}`), or undefined for a bare record. */
 export function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
@@ -121,7 +121,7 @@ export function pointerOfProperty(d: Description, pointer: string, prop: string)
       const found = find(`${p}/allOf/${i}`, depth + 1);
       if (found !== undefined) return found;
     }
-    // The first alternative of anyOf/oneOf, as propertiesOf reads it (Stripe's customer | deleted_customer).
+    // The first alternative of anyOf/oneOf, as propertiesOf reads it (e.g. customer | deleted_customer).
     for (const key of ['anyOf', 'oneOf']) {
       if (Array.isArray(s[key]) && (s[key] as unknown[]).length > 0) return find(`${p}/${key}/0`, depth + 1);
     }

@@ -37,7 +37,7 @@ export function nestedLinks(ctx: OpenApiContext, rules: RecordRules): NestedLink
     const q = resources.get(link.resource);
     if (q === undefined) return false;
     const entries = Object.entries(link.fields);
-    // By id, or by a lookup field (Jira's issue key ENG-3 for issue 10003).
+    // By id, or by a lookup field (e.g. issue key ENG-3 for issue 10003).
     if (entries.length === 1 && entries[0]?.[1] === q.idField) return find(q, pathParams[entries[0][0]] ?? '') !== undefined;
     for (const s of q.records.values()) {
       const named = parentParams(link, s.record, getPath);

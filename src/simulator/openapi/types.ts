@@ -87,7 +87,7 @@ export interface Resource {
   records: Map<string, StoredRecord>;
   /** Records created through the API so far (the PRNG stream of new ids). */
   created: number;
-  /** Other fields an item path's id may name (the sidecar's lookup: Jira's issue and project keys). */
+  /** Other fields an item path's id may name (the sidecar's lookup: a vendor's issue and project keys). */
   lookup: string[];
 }
 

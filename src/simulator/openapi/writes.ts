@@ -27,7 +27,7 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
     const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
     if (env === undefined) {
-      // A create or update answered with a schema of its own (Jira's CreatedIssue {id, key, self}):
+      // A create or update answered with a schema of its own (e.g. CreatedIssue {id, key, self}):
       // the record's fields that schema declares.
       if (r === undefined || op.responseRef === undefined || op.responseRef === r.recordRef || record === null || typeof record !== 'object') return record;
       const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
@@ -50,7 +50,7 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   };
   /**
    * Copy body fields onto a record where they fit the record's shape; a bare id names a nested
-   * object. A field the record schema declares with another shape is not copied (Stripe's create
+   * object. A field the record schema declares with another shape is not copied (e.g. create
    * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
    * declare when it declares properties (request options such as `expand`).
    */
@@ -60,7 +60,7 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
     for (const [k, v] of Object.entries(fields)) {
       if (declared && props[k] === undefined) continue;
       const have = record[k];
-      // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
+      // An update sets the fields it names inside a nested object (e.g. {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
         const copy = clone(have as Json);
         merge(copy, v as Json, undefined, true);
@@ -77,7 +77,7 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
         if (idKey !== undefined) record[k] = v.map((x) => ({ ...(have[0] as Json), [idKey]: x }));
         continue;
       }
-      // An object merges into the object the record holds (Stripe's metadata keys, a partial recurring).
+      // An object merges into the object the record holds (e.g. metadata keys, a partial recurring).
       const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
       const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
       if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;

@@ -10,12 +10,12 @@ export interface ErrorOverride {
 }
 
 /**
- * One resource of the sidecar: Jira's lookup/lists/get-by-query/timestamps, and for an RPC-style
+ * One resource of the sidecar: a vendor's lookup/lists/get-by-query/timestamps, and for an RPC-style
  * API which operation lists, gets, creates, updates or deletes it.
  */
 export interface ResourceSidecar {
   id_field?: string;
-  /** A real id of the vendor's (Stripe's `cus_NffrFeUfNV2Hib`): new ids take its shape when the description gives no example. */
+  /** A real id of the vendor's (e.g. `cus_NffrFeUfNV2Hib`): new ids take its shape when the description gives no example. */
   id_like?: string | number;
   key?: Record<string, string>;
   records?: number;
@@ -31,11 +31,11 @@ export interface ResourceSidecar {
   upsert?: string;
   /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
-  /** Fields (dotted) whose numbers and booleans written are kept as text: HubSpot's `properties`. */
+  /** Fields (dotted) whose numbers and booleans written are kept as text: a vendor's `properties`. */
   text_values?: string[];
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
-  /** Fields answered only when the query parameter `param` names them (Granola's include=transcript). */
+  /** Fields answered only when the query parameter `param` names them (e.g. include=transcript). */
   include?: { param: string; fields: string[] };
   /** Fields merged over the template for seeded records only; a list gives each seeded record its own (and their number). */
   seed?: Record<string, unknown> | Record<string, unknown>[];
@@ -46,9 +46,9 @@ export interface ResourceSidecar {
   create?: string | string[];
   update?: string | string[];
   delete?: string | string[];
-  /** The query or body param naming the record (Slack's `channel` of conversations.info). */
+  /** The query or body param naming the record (e.g. `channel` of conversations.info). */
   id_param?: string;
-  /** The response property holding the one record of a get, create or update (Slack's `channel`). */
+  /** The response property holding the one record of a get, create or update (e.g. `channel`). */
   record?: string;
   /** Records live under a record of another resource, named by this query or body param (RPC) or path param (a nested collection: that record must exist, and `append` references each created record in it). */
   parent?: { param: string; resource: string; append?: ParentAppend };
@@ -60,7 +60,7 @@ export type ResourceDeclaration = ResourceSidecar;
 
 export const RESOURCE_ACTIONS = ['list', 'get', 'create', 'update', 'delete'] as const;
 
-/** The operation keys a resource declares for an RPC action ([] for none, and for Jira's get-by-query object). */
+/** The operation keys a resource declares for an RPC action ([] for none, and for a vendor's get-by-query object). */
 export function declaredOperations(r: ResourceSidecar, action: (typeof RESOURCE_ACTIONS)[number]): string[] {
   const v = r[action];
   return typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
@@ -72,7 +72,7 @@ export interface Pagination {
   default_limit?: number;
   max_limit?: number;
   next_cursor?: string;
-  /** What next_cursor holds on the last page (Slack's ""); default: null at its "next" holder. */
+  /** What next_cursor holds on the last page (e.g. ""); default: null at its "next" holder. */
   last_cursor?: string | null;
   next_url?: string;
   has_more?: string;
@@ -131,7 +131,7 @@ export interface GraphqlSidecar {
   /** API versions: the request header naming one, those served (value: kind), and the one answered for any other. */
   versions?: { header: string; served: Record<string, string>; default: string };
   /**
-   * Cursor pagination over snapshots (monday's items_page / next_items_page): `next` the root field
+   * Cursor pagination over snapshots (e.g. items_page / next_items_page): `next` the root field
    * (cursor, limit) answering the page after a cursor, how long a cursor lives, the largest limit,
    * and the rows a page skips when they have changed since (`{field, values}`).
    */
