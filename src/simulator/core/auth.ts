@@ -1,5 +1,5 @@
 /** Which credentials a simulator accepts: the tokens given, else the sidecar's, else any. */
-import type { Sidecar } from '../sidecar.ts';
+import type { Sidecar } from '../sidecar/types.ts';
 
 export interface AcceptedTokens {
   /** The tokens accepted (add or delete to grant or revoke). */

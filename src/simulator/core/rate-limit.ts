@@ -4,7 +4,7 @@
  * bucket (`bucket`: `limit` requests at once, refilled evenly over the window), with the headers
  * the sidecar names for limit, remaining, window and reset.
  */
-import type { Sidecar } from '../sidecar.ts';
+import type { Sidecar } from '../sidecar/types.ts';
 import { TokenBucket } from '../sim-server.ts';
 
 export type RateLimit = NonNullable<Sidecar['rate_limit']>;

@@ -7,7 +7,8 @@ import { GraphQLError } from 'graphql';
 import { render as renderTemplate } from '../core/templates.ts';
 import type { GraphqlSidecar, Sidecar } from '../sidecar.ts';
 import type { SimResponse } from '../sim-server.ts';
-import type { Rec } from './types.ts';
+
+type Rec = Record<string, unknown>;
 
 /** Templates here render their values, not their keys. */
 export const render = (template: unknown, vars: Record<string, string | number>): unknown => renderTemplate(template, vars, false);
