@@ -6,7 +6,7 @@
  * `sandbox_ambiguous`, naming each one's simulator URL to pass as the base URL.
  */
 import { SwitchboardError } from '../errors/index.ts';
-import type { SandboxState } from '../sandbox/sandbox-state.ts';
+import type { SandboxState } from '../simulator/sandbox-state.ts';
 
 /** The command that started a sandbox, for messages. */
 export function sandboxLabel(state: SandboxState): string {

@@ -20,7 +20,7 @@ export function registerSyncCommand(program: Command): void {
       const config = loadServiceConfig(process.env, registry.keys());
       // Beside `npm start -- --sandbox`: use its simulators as upstreams, as the service does
       // (a type whose SWITCHBOARD_<TYPE>_BASE_URL is set keeps it).
-      const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
+      const { findRunningSandbox } = await import('../simulator/sandbox-state.ts');
       const sandbox = findRunningSandbox(dataDir(), (s) => s.kind === 'service');
       for (const [type, c] of Object.entries(sandbox?.state.connectors ?? {})) {
         if (process.env[`SWITCHBOARD_${type.toUpperCase()}_BASE_URL`]) continue;

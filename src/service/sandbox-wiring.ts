@@ -4,7 +4,7 @@
  * simulator offers OAuth, the simulator's OAuth app as the deployment's app for that type.
  */
 import type { LoadedManifest, OAuth2Auth } from '../manifest/index.ts';
-import type { Sandbox } from '../sandbox/index.ts';
+import type { Sandbox } from '../simulator/sandbox.ts';
 import type { OAuthAppConfig, ServiceConfig } from './config.ts';
 
 function str(v: unknown): string | undefined {

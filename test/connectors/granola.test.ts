@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect, SwitchboardError } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 const ajv = createAjv();
 const recordSchema = JSON.parse(readFileSync('generated/granola/schemas/notes.record.json', 'utf8')) as Record<string, unknown>;

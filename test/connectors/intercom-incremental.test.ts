@@ -9,7 +9,7 @@ import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorRuntime, getConnector } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
-import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';

@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { describeEachDialect, openApiErrors, startHosted, type Harness, type Reply } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

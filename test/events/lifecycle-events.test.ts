@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { describeEachDialect, startHosted, type Harness } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

@@ -11,7 +11,7 @@
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';
 import { describeEachDialect, startHosted, type Harness, type Reply } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

@@ -4,7 +4,7 @@
  * simulator upstream. SQLite always, PostgreSQL when configured.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { AirbyteSdkClient, SdkError, type SentRequest } from '../helpers/airbyte-sdk.ts';
 import { describeEachDialect, startHosted, type Harness } from './helpers.ts';
 

@@ -6,7 +6,7 @@
 import { createApplication } from '../../src/service/accounts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, loadServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
 import { sandboxConnectLink } from '../../src/service/connect/sandbox-demo.ts';

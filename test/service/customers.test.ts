@@ -8,7 +8,7 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectTables } from '../../src/service/connect/connect-migrations.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { createApplication } from '../../src/service/index.ts';
 import { customerScopeHook } from '../../src/service/customers.ts';
 import { describeEachDialect, openApiErrors, startHarness, startHosted, type Harness, type Reply } from './helpers.ts';

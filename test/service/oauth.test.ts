@@ -5,7 +5,7 @@
  * every misuse of states and secrets, and two service instances racing for one of each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/sandbox-wiring.ts';
 import { parseKeyRing } from '../../src/store/index.ts';

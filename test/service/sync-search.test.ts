@@ -4,7 +4,7 @@
  * the connector removes them. SQLite always, PostgreSQL when configured.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
 import { describeEachDialect, openApiErrors, startHarness, startHosted, type Harness, type Reply } from './helpers.ts';
 

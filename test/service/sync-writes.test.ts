@@ -7,7 +7,7 @@
  * test/search/record-writer.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { POSTGRES_SYNC_WRITE_SLOTS, SQLITE_SYNC_CHECKPOINT_MS, SQLITE_SYNC_WRITE_RECORDS, syncPageWriteSlots, syncWrites, type SyncCheckpoints } from '../../src/service/hosted-data.ts';
 import type { RecordSink } from '../../src/sync/index.ts';
 import { startHarness } from './helpers.ts';
