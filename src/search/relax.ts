@@ -6,7 +6,7 @@
  * one every match of the real filter also matches, with each condition inside an `any` moved onto
  * the record's values at the element's path — and confirms each candidate with the reference
  * semantics (reference.ts) before it goes on a page. */
-import { elementPath } from './compile.ts';
+import { elementPath } from './compile-elements.ts';
 import type { FieldRef, Filter } from './query.ts';
 
 /** True when a filter contains an `any` (its candidates must be confirmed record by record). */
