@@ -15,9 +15,9 @@ import { gramTokens, isFuzzyWord, textTrigrams } from './text.ts';
 import { addVocabulary } from './vocabulary.ts';
 
 /** Bump when what gets indexed for a document changes: every document is then reindexed on its next upsert. */
-export const INDEX_VERSION = '2';
+const INDEX_VERSION = '2';
 /** Records deleted per statement group when deleting many. */
-export const DELETE_CHUNK = 5000;
+const DELETE_CHUNK = 5000;
 
 interface Prepared {
   id: string;
@@ -217,22 +217,22 @@ export async function deleteConnector(store: StoreContext, connectorId: string):
   });
 }
 
-export async function scopeIdOf(store: StoreContext, db: Executor, connectorId: string, entity: string): Promise<number | undefined> {
+async function scopeIdOf(db: Executor, connectorId: string, entity: string): Promise<number | undefined> {
   const { rows } = await sql<{ scope_id: number }>`SELECT scope_id FROM search_scopes WHERE connector_id = ${connectorId} AND entity = ${entity}`.execute(db);
   return rows[0]?.scope_id;
 }
 
 /** The scope's id, created if needed, with synced_at set. A write first, so SQLite takes the write lock at once. */
-export async function ensureScope(store: StoreContext, db: Executor, connectorId: string, entity: string, now: string): Promise<number> {
+async function ensureScope(store: StoreContext, db: Executor, connectorId: string, entity: string, now: string): Promise<number> {
   const touched = await sql<{ scope_id: number }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(db);
   if (touched.rows[0] !== undefined) return touched.rows[0].scope_id;
   await sql`INSERT INTO search_scopes (connector_id, entity, synced_at) VALUES (${connectorId}, ${entity}, ${now}) ON CONFLICT (connector_id, entity) DO UPDATE SET synced_at = excluded.synced_at`.execute(db);
-  const id = await scopeIdOf(store, db, connectorId, entity);
+  const id = await scopeIdOf(db, connectorId, entity);
   if (id === undefined) throw new Error('search scope vanished during its creation');
   return id;
 }
 
-export async function fieldIdsOf(store: StoreContext, db: Executor, scopeId: number, keys: Set<string>): Promise<Map<string, number>> {
+async function fieldIdsOf(store: StoreContext, db: Executor, scopeId: number, keys: Set<string>): Promise<Map<string, number>> {
   let cache = store.fieldCache.get(scopeId);
   const missing = (c: Map<string, number> | undefined): string[] => [...keys].filter((k) => c?.get(k) === undefined);
   if (missing(cache).length > 0) {
@@ -246,7 +246,7 @@ export async function fieldIdsOf(store: StoreContext, db: Executor, scopeId: num
 }
 
 /** Delete the records a rid subquery selects, with their index entries, leaving tombstones in the change log; returns how many. */
-export async function deleteWhere(store: StoreContext, db: Executor, scopeId: number, ridQuery: RawBuilder<unknown>): Promise<number> {
+async function deleteWhere(store: StoreContext, db: Executor, scopeId: number, ridQuery: RawBuilder<unknown>): Promise<number> {
   const { rows } = await sql<{ rid: number | string }>`${ridQuery}`.execute(db);
   const rids = rows.map((r) => Number(r.rid));
   const now = new Date(store.now()).toISOString();

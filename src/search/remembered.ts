@@ -55,7 +55,7 @@ export function runRemembered(store: StoreContext, cached: CachedScope, plan: Sh
  * capped page reached its cap (the caller then searches the full way, which walks); after an
  * empty page, the state read by a statement of its own, as a search the full way does.
  */
-export function rowsWithState(store: StoreContext, cached: CachedScope, plan: ShapePlan, rows: (RememberedRow & { s_state?: string | null })[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, connectorId: string, entity: string): RememberedPage | undefined | null | Promise<RememberedPage | undefined> {
+function rowsWithState(store: StoreContext, cached: CachedScope, plan: ShapePlan, rows: (RememberedRow & { s_state?: string | null })[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, connectorId: string, entity: string): RememberedPage | undefined | null | Promise<RememberedPage | undefined> {
   const first = rows[0];
   if (first === undefined) {
     const state = cached.state!;
@@ -68,7 +68,7 @@ export function rowsWithState(store: StoreContext, cached: CachedScope, plan: Sh
 }
 
 /** The documents of a remembered shape's rows (up to limit + 1, in rid order; a null rid when the page is empty), or undefined when the state read with them invalidates the cached scope. */
-export function rememberedPage(store: StoreContext, cached: CachedScope, rows: RememberedRow[], head: ScopeStateRow | undefined, def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, walk = false): RememberedPage | undefined {
+function rememberedPage(store: StoreContext, cached: CachedScope, rows: RememberedRow[], head: ScopeStateRow | undefined, def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, walk = false): RememberedPage | undefined {
   if (head === undefined || Number(head.s_max_field ?? 0) !== cached.maxField) return undefined;
   const limit = query.limit;
   const data: Record<string, unknown>[] = [];

@@ -84,7 +84,7 @@ export async function planPage(store: StoreContext, conjuncts: Compiled[], scope
  * still running are left to finish on their connections, their results unused. With every
  * count known, the choice is planPage's own. Returns the driver, or undefined to walk.
  */
-export async function concurrentCounts(store: StoreContext, listable: Compiled[], scope: CachedScope, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
+async function concurrentCounts(store: StoreContext, listable: Compiled[], scope: CachedScope, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
   const total = scope.recordCount;
   const cap = countCap(listable.length, total, want);
   const counts: (number | undefined)[] = listable.map(() => undefined);
@@ -113,25 +113,25 @@ export async function concurrentCounts(store: StoreContext, listable: Compiled[]
  * A bounded count of an `any` leaf's values, which only orders the leaves (it never answers a
  * search), so a count of 0 is remembered too (CachedScope.leafCounts).
  */
-export function leafCount(store: StoreContext, scope: CachedScope, key: string, set: RawBuilder<unknown>, cap: number, sink: StateSink | undefined): Promise<number> {
+function leafCount(store: StoreContext, scope: CachedScope, key: string, set: RawBuilder<unknown>, cap: number, sink: StateSink | undefined): Promise<number> {
   const known = scope.leafCounts?.get(key);
   if (known !== undefined) return Promise.resolve(known);
   return reused(store, boundedCount(set, cap, store.dialect, false, sink?.columns), false).then(({ rows }) => {
     noteSink(sink, rows);
     const n = Number(rows[0]?.n ?? 0);
-    noteLeafCount(store, scope, key, n);
+    noteLeafCount(scope, key, n);
     return n;
   });
 }
 
-export function noteLeafCount(store: StoreContext, scope: CachedScope, key: string, n: number): void {
+function noteLeafCount(scope: CachedScope, key: string, n: number): void {
   scope.leafCounts ??= new Map();
   if (scope.leafCounts.size >= COUNT_CACHE_LIMIT) scope.leafCounts.clear();
   scope.leafCounts.set(key, n);
 }
 
 /** A condition's bounded count (see countCap), from CachedScope.counts when known there. */
-export function conditionCount(store: StoreContext, scope: CachedScope, c: Compiled, cap: number, sink: StateSink | undefined): Promise<number> {
+function conditionCount(store: StoreContext, scope: CachedScope, c: Compiled, cap: number, sink: StateSink | undefined): Promise<number> {
   const set = c.set!.compile(store.db);
   const key = `${cap}\u0000${set.sql}\u0000${JSON.stringify(set.parameters)}`;
   const known = scope.counts?.get(key);
@@ -213,7 +213,7 @@ export async function smallestLeavesFirst(store: StoreContext, scope: CachedScop
         const sets = f.item.items.map((i) => elementLeafSet(ctx, f.field, i));
         if (sets.filter((c) => c?.set !== undefined).length < 2) return f;
         counts = await Promise.all(sets.map((c, i) => (c?.set === undefined ? Infinity : leafCount(store, scope, keys[i]!, c.set, cap, sink))));
-        for (let i = 0; i < keys.length; i++) if (sets[i]?.set === undefined) noteLeafCount(store, scope, keys[i]!, Infinity);
+        for (let i = 0; i < keys.length; i++) if (sets[i]?.set === undefined) noteLeafCount(scope, keys[i]!, Infinity);
       }
       if (counts.filter((n) => n !== Infinity).length < 2) return f;
       // Both leaves list at least a page of values: the probes would examine that many

@@ -34,7 +34,7 @@ export interface SearchResult {
   };
 }
 
-export function searchResult(started: number, data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult {
+function searchResult(started: number, data: Record<string, unknown>[], syncedAt: string | null, cursor: string | null): SearchResult {
   return { data, meta: { has_more: cursor !== null, cursor, took_ms: Math.round((performance.now() - started) * 1000) / 1000, synced_at: syncedAt } };
 }
 
@@ -132,7 +132,7 @@ export async function searchRecords(store: StoreContext, connectorId: string, en
 }
 
 /** One page of a parsed query in a scope, with the scope's field dictionary. */
-export async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined, sink?: StateSink, capped = true, walked?: { pair?: number }): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
+async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined, sink?: StateSink, capped = true, walked?: { pair?: number }): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
   const empty = { data: [], cursor: null };
   const fields = scope.fields;
   // `any` compiles on element positions when every `any` can (elementsPlaced); otherwise it
@@ -241,7 +241,7 @@ export async function searchIn(store: StoreContext, scope: CachedScope, def: Sea
 }
 
 /** The page of up to limit + 1 rows in result order: its first `limit` documents, and a cursor when there is a further row. */
-export function finishPage(store: StoreContext, rows: PageRow[], def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, docOf = (r: PageRow): Doc => projectDocument(store.dialect.parseRecord(r.record), def)): { data: Record<string, unknown>[]; cursor: string | null } {
+function finishPage(store: StoreContext, rows: PageRow[], def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, docOf = (r: PageRow): Doc => projectDocument(store.dialect.parseRecord(r.record), def)): { data: Record<string, unknown>[]; cursor: string | null } {
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(store.secret, fingerprint(), { values: last.keys, rid: last.rid }) : null;

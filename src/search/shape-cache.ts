@@ -216,7 +216,7 @@ export function learnShape(store: StoreContext, scope: CachedScope, connectorId:
 }
 
 /** PostgreSQL: the walk of a `walk` shape (see ShapeKind), as searchIn runs it, with the scope's state on every row; undefined when the sort field has no values in the scope. */
-export function walkPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function walkPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
   const key = query.sort[0]!;
   const fieldId = scope.fields.ids(key.field, key.kind)[0];
   if (fieldId === undefined) return undefined;
@@ -232,7 +232,7 @@ export function walkPage(store: StoreContext, scope: CachedScope, connectorId: s
  * chose no driving set and pairWalk the sort pair `pairId`, with the scope's state on every
  * row; undefined unless the query's first pair key with a pair is that pair's.
  */
-export function pairPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, filter: Filter, want: number, position: CursorPosition | undefined, pairId: number): RawBuilder<unknown> | undefined {
+function pairPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, filter: Filter, want: number, position: CursorPosition | undefined, pairId: number): RawBuilder<unknown> | undefined {
   const key = query.sort[0]!;
   const fieldId = scope.fields.ids(key.field, key.kind)[0];
   if (fieldId === undefined || scope.pairs === undefined) return undefined;
@@ -251,7 +251,7 @@ export function pairPage(store: StoreContext, scope: CachedScope, connectorId: s
 }
 
 /** PostgreSQL: the capped page of a `capped` shape (see ShapeKind), as searchIn runs it, with the scope's state on every row; undefined unless the filter compiles to one listable condition read by a plan that does not depend on its values. */
-export function cappedPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, cap: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function cappedPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, cap: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
   const live = compileConjuncts(filter, { dialect: store.dialect, fields: scope.fields, fuzzy: new Map() }).filter((c) => c.check !== true);
   const only = live.length === 1 && live[0]!.check !== false ? live[0]! : undefined;
   if (only === undefined || only.set === undefined || only.ordered !== undefined || only.planByValue === true) return undefined;
@@ -259,7 +259,7 @@ export function cappedPage(store: StoreContext, scope: CachedScope, connectorId:
 }
 
 /** The single index-ordered pass of an unsorted one-condition query (undefined when the query is not one). */
-export function orderedPage(store: StoreContext, scope: CachedScope, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function orderedPage(store: StoreContext, scope: CachedScope, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
   // An `any` here is one on element positions (see shapeQueryOf).
   const conjuncts = compileConjuncts(filter, { dialect: store.dialect, fields: scope.fields, fuzzy: new Map(), exactAny: hasAny(filter), ...(scope.pairs !== undefined ? { pairs: scope.pairs } : {}) });
   const live = conjuncts.filter((c) => c.check !== true);
@@ -269,7 +269,7 @@ export function orderedPage(store: StoreContext, scope: CachedScope, filter: Fil
 }
 
 /** The single index-ordered pass of an unsorted one-condition query, with the scope's state as extra columns (one row with a null rid when the page is empty). */
-export function orderedPageWithState(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function orderedPageWithState(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
   const page = orderedPage(store, scope, filter, want, position);
   if (page === undefined) return undefined;
   // PostgreSQL: the state as one text column (see stateColumns), repeated on every row.

@@ -99,7 +99,7 @@ export async function pairsOf(store: StoreContext, scope: CachedScope): Promise<
  * A build that fails (the database closed, a conflict) leaves the scope as it was, and this
  * store stops building pairs for it until it reloads the scope.
  */
-export function buildPair(store: StoreContext, scope: CachedScope, keyField: number, sortField: number): void {
+function buildPair(store: StoreContext, scope: CachedScope, keyField: number, sortField: number): void {
   const key = `${scope.scopeId},${keyField},${sortField}`;
   if (store.building.has(key)) return;
   const postgres = store.dialect.name === 'postgres';

@@ -36,7 +36,7 @@ export interface StoreContext {
 }
 
 /** Planner: matches counted per condition at most (each count reads at most this many index entries). */
-export const ESTIMATE_CAP = 20_000;
+const ESTIMATE_CAP = 20_000;
 /** Planner counts remembered per scope (CachedScope.counts; keys of a few hundred bytes: about 20 kB at most per scope searched). */
 export const COUNT_CACHE_LIMIT = 64;
 
