@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { dropChanges, noteDeletes, noteUpserts, payloadHash, type ChangeCounts } from './changes.ts';
 import { KEYLESS_PAIR, type Executor, type PairRow, type TextRow, type ValueRow } from './dialect.ts';
-import { indexEntries, projectDocument, recordIdOf, type Doc } from './document.ts';
+import { indexEntries, projectDocument, recordIdOf, type Doc, type IndexEntries } from './document.ts';
 import { wordToken, type FieldRow } from './predicates.ts';
 import type { SearchEntityDef } from './query.ts';
 import { withinDepth } from './record-depth.ts';
@@ -54,15 +54,8 @@ function storableDeep(v: unknown): unknown {
 /** True when JSON.stringify's text may hold a NUL or a lone surrogate (it writes both as \u escapes). */
 const NEEDS_CLEANING = /\\u(?:0000|d[89a-f])/;
 
-/**
- * Insert or replace records (keyed by the entity's primary key) in one transaction. Records
- * whose search document did not change keep their index entries. `syncRun` marks the records
- * as seen by that sync run, for deleteMissing; without it a record keeps its previous mark.
- * Returns how many records were new (added) and how many had a changed payload (updated).
- */
-export async function upsertRecords(store: StoreContext, connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<ChangeCounts> {
-  let counts: ChangeCounts = { added: 0, updated: 0 };
-  if (records.length === 0) return counts;
+/** The records as the store keeps them, each with its id, JSON, search document and document hash; of a duplicated id, the last copy (in input order). */
+function prepareBatch(records: Record<string, unknown>[], def: SearchEntityDef): Prepared[] {
   const byId = new Map<string, Prepared>();
   for (const given of records) {
     const raw = withinDepth(given);
@@ -78,7 +71,68 @@ export async function upsertRecords(store: StoreContext, connectorId: string, en
     byId.delete(id); // the last copy of a duplicated id wins, in input order
     byId.set(id, { id, recordJson, doc, hash });
   }
-  const batch = [...byId.values()];
+  return [...byId.values()];
+}
+
+/** The index rows of records' entries (values, words and trigrams, sort pair rows) and the fuzzy words they add to the vocabulary. */
+function indexRows(store: StoreContext, entries: ({ rid: number } & IndexEntries)[], fieldIds: Map<string, number>, pairDefs: PairDef[]): { valueRows: ValueRow[]; textRows: TextRow[]; pairRows: PairRow[]; vocabulary: Set<string> } {
+  const valueRows: ValueRow[] = [];
+  const textRows: TextRow[] = [];
+  const pairRows: PairRow[] = [];
+  const pairFields = new Set<number>();
+  for (const d of pairDefs) pairFields.add(d.key_field).add(d.sort_field);
+  const pairValues = new Map<number, string | number>();
+  const vocabulary = new Set<string>();
+  for (const e of entries) {
+    for (const v of e.values) valueRows.push([e.rid, fieldIds.get(v.key)!, v.v, v.n, v.low, v.e]);
+    if (pairDefs.length > 0) {
+      pairValues.clear();
+      for (const v of e.values) {
+        const id = fieldIds.get(v.key)!;
+        if (pairFields.has(id) && !pairValues.has(id)) pairValues.set(id, v.v);
+      }
+      // Element pairs (negative sort field, elementPairSort) get their rows from a trigger on search_values (schema.ts, 0007).
+      for (const d of pairDefs) {
+        if (Number(d.sort_field) < 0) continue;
+        const kv = Number(d.key_field) === KEYLESS_PAIR ? '' : pairValues.get(d.key_field);
+        const sv = pairValues.get(d.sort_field);
+        if (typeof kv === 'string' && sv !== undefined) pairRows.push([Number(d.pair_id), kv, sv, e.rid]);
+      }
+    }
+    let grams: string[] = [];
+    if (store.dialect.gramTokens) {
+      const byField = new Map<number, Set<string>>();
+      for (const l of e.likes) {
+        const id = fieldIds.get(l.key)!;
+        let trigrams = byField.get(id);
+        if (trigrams === undefined) byField.set(id, (trigrams = new Set()));
+        textTrigrams(l.text, trigrams);
+      }
+      grams = gramTokens(byField);
+    }
+    if (e.words.length > 0 || grams.length > 0) textRows.push([e.rid, e.words.map((w) => wordToken(fieldIds.get(w.key)!, w.word)), grams]);
+    for (const w of e.words) if (isFuzzyWord(w.word)) vocabulary.add(w.word);
+  }
+  return { valueRows, textRows, pairRows, vocabulary };
+}
+
+/** A sort pair of the scope (search_pair_defs). */
+interface PairDef {
+  pair_id: number;
+  key_field: number;
+  sort_field: number;
+}
+
+/**
+ * Insert or replace records (keyed by the entity's primary key) in one transaction. Records
+ * whose search document did not change keep their index entries. `syncRun` marks the records
+ * as seen by that sync run, for deleteMissing; without it a record keeps its previous mark.
+ * Returns how many records were new (added) and how many had a changed payload (updated).
+ */
+export async function upsertRecords(store: StoreContext, connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<ChangeCounts> {
+  let counts: ChangeCounts = { added: 0, updated: 0 };
+  if (records.length === 0) return counts;
+  const batch = prepareBatch(records, def);
   const now = new Date(store.now()).toISOString();
   let scope: number | undefined;
   try {
@@ -101,7 +155,7 @@ export async function upsertRecords(store: StoreContext, connectorId: string, en
       if (changed.length === 0) return;
       // Read after ensureScope's write: a pair being built (buildPair) holds the scope's row
       // until it commits, so this sees every pair whose rows were filled without this batch.
-      const { rows: pairDefs } = await sql<{ pair_id: number; key_field: number; sort_field: number }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scopeId}`.execute(trx);
+      const { rows: pairDefs } = await sql<PairDef>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scopeId}`.execute(trx);
       await store.dialect.deleteIndex(trx, changed.flatMap((p) => { const e = existing.get(p.id); return e ? [e.rid] : []; }));
 
       const entries = changed.map((p) => ({ rid: ridOf.get(p.id)!, ...indexEntries(p.doc, def) }));
@@ -112,43 +166,7 @@ export async function upsertRecords(store: StoreContext, connectorId: string, en
       }
       const fieldIds = await fieldIdsOf(store, trx, scopeId, keys);
 
-      const valueRows: ValueRow[] = [];
-      const textRows: TextRow[] = [];
-      const pairRows: PairRow[] = [];
-      const pairFields = new Set<number>();
-      for (const d of pairDefs) pairFields.add(d.key_field).add(d.sort_field);
-      const pairValues = new Map<number, string | number>();
-      const vocabulary = new Set<string>();
-      for (const e of entries) {
-        for (const v of e.values) valueRows.push([e.rid, fieldIds.get(v.key)!, v.v, v.n, v.low, v.e]);
-        if (pairDefs.length > 0) {
-          pairValues.clear();
-          for (const v of e.values) {
-            const id = fieldIds.get(v.key)!;
-            if (pairFields.has(id) && !pairValues.has(id)) pairValues.set(id, v.v);
-          }
-          // Element pairs (negative sort field, elementPairSort) get their rows from a trigger on search_values (schema.ts, 0007).
-          for (const d of pairDefs) {
-            if (Number(d.sort_field) < 0) continue;
-            const kv = Number(d.key_field) === KEYLESS_PAIR ? '' : pairValues.get(d.key_field);
-            const sv = pairValues.get(d.sort_field);
-            if (typeof kv === 'string' && sv !== undefined) pairRows.push([Number(d.pair_id), kv, sv, e.rid]);
-          }
-        }
-        let grams: string[] = [];
-        if (store.dialect.gramTokens) {
-          const byField = new Map<number, Set<string>>();
-          for (const l of e.likes) {
-            const id = fieldIds.get(l.key)!;
-            let trigrams = byField.get(id);
-            if (trigrams === undefined) byField.set(id, (trigrams = new Set()));
-            textTrigrams(l.text, trigrams);
-          }
-          grams = gramTokens(byField);
-        }
-        if (e.words.length > 0 || grams.length > 0) textRows.push([e.rid, e.words.map((w) => wordToken(fieldIds.get(w.key)!, w.word)), grams]);
-        for (const w of e.words) if (isFuzzyWord(w.word)) vocabulary.add(w.word);
-      }
+      const { valueRows, textRows, pairRows, vocabulary } = indexRows(store, entries, fieldIds, pairDefs);
       await store.dialect.insertValues(trx, valueRows);
       await store.dialect.insertPairs(trx, pairRows);
       await store.dialect.insertText(trx, textRows);
