@@ -103,7 +103,7 @@ function shapeOf(f: Filter, w: ShapeWalk): { shape: string; marked: Filter } | u
     case 'present':
       return { shape: `present(${fieldShape(f.field)},${f.present})`, marked: f };
     case 'any': {
-      // The caller remembers only an `any` on element positions (RecordStore's #shapeQuery).
+      // The caller remembers only an `any` on element positions (shapeQueryOf in shape-cache.ts).
       const inner = shapeOf(f.item, w);
       return inner === undefined ? undefined : { shape: `any(${fieldShape(f.field)},${inner.shape})`, marked: marking ? { ...f, item: inner.marked } : f };
     }

@@ -1,6 +1,6 @@
 /**
  * `any` (a condition on each element of an array of objects) where element positions cannot
- * answer it (see RecordStore's #elementsPlaced and compile.ts, elementCompilable: keyword or
+ * answer it (see elementsPlaced in search-plan.ts and elementCompilable in compile-elements.ts: keyword or
  * fuzzy or a nested any inside, a condition an element without values meets, a first array above
  * its path, values stored before migration 0005). The store then runs a relaxed filter in SQL —
  * one every match of the real filter also matches, with each condition inside an `any` moved onto

@@ -13,7 +13,7 @@ import type { Filter } from './query.ts';
 import { learnElementPair } from './sort-pairs.ts';
 import { COUNT_CACHE_LIMIT, countCap, noteSink, type CachedScope, type StateSink, type StoreContext } from './store-context.ts';
 
-/** Statement texts whose prepared form #reused keeps (a few kB each: about 2 MB at most). */
+/** Statement texts whose prepared form reused keeps (a few kB each: about 2 MB at most). */
 const REUSABLE_TEXT_LIMIT = 512;
 
 /**
@@ -193,7 +193,7 @@ export async function elementsPlaced(store: StoreContext, scope: CachedScope, f:
 /**
  * The filter with the items of each `any`'s and reordered, the positive leaf with the fewest
  * values first (bounded counts, remembered as the planner's): the first such leaf generates the
- * elements an `any` on element positions examines (see ElementCompiler in compile.ts).
+ * elements an `any` on element positions examines (see ElementCompiler in compile-elements.ts).
  */
 export async function smallestLeavesFirst(store: StoreContext, scope: CachedScope, ctx: CompileContext, f: Filter, want: number, sink: StateSink | undefined): Promise<Filter> {
   switch (f.op) {

@@ -124,13 +124,13 @@ export interface CachedScope {
   placed?: Map<string, boolean>;
   /** The scope's state as a column of search statements (stateColumns), built once: the scope is cached per (connector, entity). */
   stateColumns?: RawBuilder<unknown>;
-  /** Bounded counts of `any` leaves (#leafCount), 0 included; forgotten with `counts`. */
+  /** Bounded counts of `any` leaves (leafCount), 0 included; forgotten with `counts`. */
   leafCounts?: Map<string, number>;
   /**
    * Sorted queries a search the full way answered by walking a sort pair with no driving set
-   * (#plan's choice from its counts), by the shape and values of their conditions other than
-   * on the sort field (#pairChoiceKey) → the pair walked: a `pair` shape (ShapeKind) is taken
-   * only for these. Forgotten with `counts`, from which #plan chose.
+   * (planPage's choice from its counts), by the shape and values of their conditions other than
+   * on the sort field (pairChoiceKey) → the pair walked: a `pair` shape (ShapeKind) is taken
+   * only for these. Forgotten with `counts`, from which planPage chose.
    */
   pairWalks?: Map<string, number>;
   /**
@@ -229,7 +229,7 @@ export function noteSink(sink: StateSink | undefined, rows: readonly unknown[]):
 }
 
 /**
- * How far #plan counts each of k listable conditions (ESTIMATE_CAP at most). The smallest, of
+ * How far planPage counts each of k listable conditions (ESTIMATE_CAP at most). The smallest, of
  * n_b records, drives when n_b × Π (n_i / total) <= want, i.e. when a walk in result order would
  * examine more records than the set holds. Once every count reaches C = (want × total^k)^(1/(k+1))
  * (and want), that product is at least C^(k+1) / total^k >= want: the walk is chosen, as it would
@@ -244,7 +244,7 @@ export function countCap(k: number, total: number, want: number): number {
   return Math.min(ESTIMATE_CAP, 2 ** Math.ceil(Math.log2(needed)));
 }
 
-/** The cap of a one-pass capped page of `want` rows (see #searchIn): sqrt(want × records), at least want + 1, at most ESTIMATE_CAP. */
+/** The cap of a one-pass capped page of `want` rows (see searchIn): sqrt(want × records), at least want + 1, at most ESTIMATE_CAP. */
 export function cappedLimit(want: number, records: number): number {
   return Math.min(ESTIMATE_CAP, Math.max(want + 1, Math.ceil(Math.sqrt(want * Math.max(1, records)))));
 }
