@@ -13,7 +13,8 @@ import { RECORD_WRITER_PART_RECORDS, RecordWriter } from '../search/record-write
 import type { Database, KeyRing, ServiceStore, ServiceTables } from '../store/index.ts';
 import { SyncEngine, type RecordSink } from '../sync/index.ts';
 import type { RemotePages } from '../sync/types.ts';
-import type { PagesConnector, PagesFetch } from '../sync/pages-worker.ts';
+import type { PagesConnector, PagesFetch } from '../search/pages-protocol.ts';
+import { PAGES_HOST_MODULE } from '../sync/pages-worker.ts';
 import type { ServiceConfig } from './config.ts';
 import { RuntimePool } from './runtime-pool.ts';
 import { RefreshCoordinator } from './refresh-coordinator.ts';
@@ -217,7 +218,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
           tombstoneRetentionMs,
           now: o.now,
           onError: (e) => o.log.warn({ detail: e.message }, 'record writer worker failed'),
-          ...(o.config.syncInWorker && o.syncFetch !== undefined ? { pages: { fetch: o.syncFetch, retry: o.retry } } : {}),
+          ...(o.config.syncInWorker && o.syncFetch !== undefined ? { pages: { host: PAGES_HOST_MODULE, fetch: o.syncFetch, retry: o.retry } } : {}),
         })
       : undefined;
   /** Connectors whose refused refresh is pausing their sync: whether the pause told subscribers already. */
