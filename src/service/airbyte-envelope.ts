@@ -14,7 +14,7 @@
  * Every other request gets today's envelope, byte for byte.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Problem } from './problem.ts';
+import type { ErrorDetail } from '../errors/index.ts';
 
 /** The header Airbyte's agent SDK sends on every request (value "airbyte-agent-sdk"). */
 export const AIRBYTE_SDK_HEADER = 'x-adp-agent-sdk';
@@ -43,10 +43,16 @@ export function airbyteExecuteEnvelope(out: unknown, action: string, connectorId
   return { status: 'success', result: envelope.data, connector_metadata: envelope.meta ?? null, execution_metadata };
 }
 
-export type AirbyteProblem = Omit<Problem, 'errors'> & { message: string; errors: { path?: string; message: string; userPresentableMessage: string }[] };
+/** What Airbyte's fields are made from: a problem's detail and errors (problem.ts's Problem). */
+interface ProblemBody {
+  detail: string;
+  errors?: ErrorDetail[] | undefined;
+}
+
+export type AirbyteProblem<P extends ProblemBody = ProblemBody> = Omit<P, 'errors'> & { message: string; errors: { path?: string; message: string; userPresentableMessage: string }[] };
 
 /** A problem with what Airbyte's SDK reads from an error body added (nothing of ours removed). */
-export function airbyteProblem(p: Problem): AirbyteProblem {
+export function airbyteProblem<P extends ProblemBody>(p: P): AirbyteProblem<P> {
   const errors =
     p.errors !== undefined && p.errors.length > 0
       ? p.errors.map((e) => ({ ...e, userPresentableMessage: e.path === '/' || e.path === '' ? e.message : `${e.path} ${e.message}` }))

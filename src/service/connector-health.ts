@@ -16,8 +16,7 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import type { ConnectorRow, ServiceStore } from '../store/index.ts';
 import { isAuthFailure } from '../sync/index.ts';
 import { nowIso, type ServiceContext } from './context.ts';
-import { scrubSecrets } from './problem.ts';
-import { secretValues } from './runtime-pool.ts';
+import { scrubSecrets, secretValues } from '../engine/secret-scrub.ts';
 
 export type ConnectorStatus = 'active' | 'auth_failed' | 'error';
 export const CONNECTOR_STATUSES: readonly ConnectorStatus[] = ['active', 'auth_failed', 'error'];

@@ -15,7 +15,7 @@ import { refreshRefusal } from './refresh-coordinator.ts';
 import { checkCredentials, CONNECTOR_STATUSES, markAuthFailed, parseLastError, type ConnectorLastError, type ConnectorStatus } from './connector-health.ts';
 import { connectorType, nowIso, type ServiceContext } from './context.ts';
 import { oauthSecretContext } from './oauth-flow.ts';
-import { executeFailure } from './problem.ts';
+import { executeFailure } from '../engine/secret-scrub.ts';
 import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
 import { runSearch } from './search-bridge.ts';
 import { SEARCH_ACTIONS } from './airbyte-envelope.ts';

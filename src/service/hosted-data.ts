@@ -19,7 +19,7 @@ import { RuntimePool } from './runtime-pool.ts';
 import { RefreshCoordinator } from './refresh-coordinator.ts';
 import type { OperationsTables } from './operations-migrations.ts';
 import { markAuthFailed } from './connector-health.ts';
-import { scrubSecrets } from './problem.ts';
+import { scrubSecrets } from '../engine/secret-scrub.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { EventOutbox } from '../events/outbox.ts';
 import { createWebhookSender } from '../events/webhook-sender.ts';

@@ -31,32 +31,6 @@ export interface Problem {
   details?: Record<string, unknown>;
 }
 
-const REDACTED = '[redacted]';
-
-/** Deep copy of `value` with every occurrence of any of `secrets` inside strings replaced. */
-export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
-  const active = secrets.filter((s) => s.length >= 4);
-  if (active.length === 0) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return active.reduce((s, secret) => (s.includes(secret) ? s.split(secret).join(REDACTED) : s), v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
-}
-
-/**
- * An execute failure fit to return: credential values scrubbed from message, errors and details,
- * and invalid_params paths put under /params (where the caller sent them).
- */
-export function executeFailure(e: SwitchboardError, secrets: readonly string[]): SwitchboardError {
-  const errors = scrubSecrets(e.errors, secrets);
-  const details = scrubSecrets(e.details, secrets);
-  const prefixed = errors.map((x) => (e.code === 'invalid_params' ? { ...x, path: `/params${x.path === '/' ? '' : x.path}` } : x));
-  return new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: prefixed, details, status: e.status });
-}
-
 /** A problem for a registry code. */
 export function problem(code: ErrorCode, detail?: string, extra: { errors?: ErrorDetail[]; details?: Record<string, unknown>; status?: number } = {}): Problem {
   const def = ERROR_CODES[code];

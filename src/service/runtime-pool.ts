@@ -13,7 +13,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { derivedSecrets, selectAuthVariant, type Credentials } from '../auth/index.ts';
+import { selectAuthVariant, type Credentials } from '../auth/index.ts';
+import { secretValues } from '../engine/secret-scrub.ts';
 import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
 import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../engine/index.ts';
 import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
@@ -60,14 +61,6 @@ export interface RuntimePoolOptions {
   maxEntries?: number;
   /** One OAuth refresh per connector across instances, with backoff (refresh-coordinator.ts); default each runtime refreshes on its own. */
   refresh?: RefreshCoordinator | undefined;
-}
-
-/** String values of the credential fields the variant marks secret. */
-export function secretValues(manifest: LoadedManifest, variantName: string, credentials: Credentials): string[] {
-  const v = manifest.auth.find((a) => a.def.name === variantName);
-  const fields = v?.secretFields ?? Object.keys(credentials);
-  const values = fields.map((f) => credentials[f]).filter((x): x is string => typeof x === 'string' && x !== '');
-  return v === undefined ? values : [...values, ...derivedSecrets(v, credentials)];
 }
 
 /**

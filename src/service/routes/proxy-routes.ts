@@ -17,7 +17,7 @@ import type { CallOptions } from '../../engine/index.ts';
 import type { ProxyRequest, ProxyResponse } from '../../engine/proxy-request.ts';
 import { principalOf, type Principal } from '../authentication.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { executeFailure } from '../problem.ts';
+import { executeFailure } from '../../engine/secret-scrub.ts';
 import { authorizeAccess } from '../permissions.ts';
 import { checkProxyAccess } from '../proxy-access.ts';
 import { ProxyParamsSchema } from '../schemas.ts';
