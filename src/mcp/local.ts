@@ -18,7 +18,7 @@ import type { ConnectorRuntime } from '../engine/index.ts';
 import { isSwitchboardError, SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { getConnector } from '../manifest/index.ts';
 import { executeFailure, secretValues } from '../engine/secret-scrub.ts';
-import type { McpBackend, McpInstance } from './server.ts';
+import type { McpBackend, McpInstance } from './types.ts';
 
 /** One entry of the connectors file, after environment substitution. */
 export interface InstanceSpec {
