@@ -59,7 +59,7 @@ export interface RuntimeOptions {
   onTokenRefresh?: (credentials: Credentials) => void | Promise<void>;
   /**
    * Coordinates OAuth refreshes beyond this runtime (hosted: one refresh per connector across
-   * instances, with backoff; src/service/refresh-coordinator.ts). Given the credentials the runtime
+   * instances, with backoff; src/service/connectors/refresh-coordinator.ts). Given the credentials the runtime
    * holds, the refresh itself (token request, follow-ups, onTokenRefresh) and the time left, it
    * answers the credentials to use from now on: the refresh's, or newer ones stored by another
    * instance meanwhile; or throws.

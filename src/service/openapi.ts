@@ -10,7 +10,7 @@ import { eventsOpenApiPaths } from '../events/openapi-events.ts';
 import { auditOpenApiPaths } from './routes/audit-routes.ts';
 import { tokenOpenApiPaths } from './routes/token-routes.ts';
 import { permissionOpenApiPaths } from './routes/permission-routes.ts';
-import type { Schema } from './schemas.ts';
+import type { Schema } from './http/schemas.ts';
 import { accountPaths } from './openapi/account-paths.ts';
 import { componentSchemas } from './openapi/components.ts';
 import { connectorPaths } from './openapi/connector-paths.ts';

@@ -11,7 +11,7 @@ import type { AuthVariant } from '../../manifest/index.ts';
 import type { ConnectorRow } from '../../store/index.ts';
 import { scrubSecrets } from '../../engine/secret-scrub.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { preConsentFields } from '../oauth-flow.ts';
+import { preConsentFields } from '../connectors/oauth-flow.ts';
 import type { ConnectBrand } from './connect-brand.ts';
 import { messagePage, typePage, type FormField, type TypePageVariant } from './connect-html.ts';
 import {

@@ -11,11 +11,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { principalOf } from '../authentication.ts';
+import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import { checkBody } from '../http-hygiene.ts';
-import { sendProblem, toProblem } from '../problem.ts';
-import { customerNames } from '../customers.ts';
+import { checkBody } from '../http/http-hygiene.ts';
+import { sendProblem, toProblem } from '../http/problem.ts';
+import { customerNames } from '../connectors/customers.ts';
 import { brandCss } from './connect-brand.ts';
 import { messagePage } from './connect-html.ts';
 import { ConnectPageKit, CONNECT_EXCHANGE_PATH, type FormBody } from './connect-page-kit.ts';

@@ -34,7 +34,7 @@ import {
   WidgetTokenResponseSchema,
   WorkspaceListSchema,
   type Schema,
-} from '../schemas.ts';
+} from '../http/schemas.ts';
 import { ref } from './helpers.ts';
 
 /** The schemas; `typed`: the per-type execute requests (execute-components.ts), when the registry is known. */

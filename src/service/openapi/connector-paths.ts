@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's paths: connector types, and connectors: create, list, get, update, delete, check.
  */
-import { CheckQuerySchema, ListConnectorsQuerySchema, type Schema } from '../schemas.ts';
+import { CheckQuerySchema, ListConnectorsQuerySchema, type Schema } from '../http/schemas.ts';
 import { AUTHED, connectorIdParam, json, orgHeader, problems, ref, queryParams } from './helpers.ts';
 
 export function connectorPaths(): Record<string, Schema> {

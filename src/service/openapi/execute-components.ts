@@ -7,7 +7,7 @@
  * unknown_action or invalid_params (with paths) — the codes a client can act on.
  */
 import { paramsSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../../manifest/index.ts';
-import type { Schema } from '../schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 
 const pascal = (s: string): string => s.replace(/(^|[_\-.\s])([a-z0-9])/gi, (_m, _sep: string, c: string) => c.toUpperCase());
 

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's paths: running actions and syncs of a connector. `executeBody`: the execute request, typed per connector type when the registry is known.
  */
-import type { Schema } from '../schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 import { airbyteHeader, AUTHED, connectorIdParam, json, orgHeader, problems, ref } from './helpers.ts';
 
 export function executePaths(executeBody: Schema): Record<string, Schema> {

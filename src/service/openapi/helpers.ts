@@ -3,7 +3,7 @@
  * JSON content, the problem responses of each status, and the common parameters.
  */
 import { ERROR_CODES } from '../../errors/index.ts';
-import type { Schema } from '../schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: Schema): Schema => ({ 'application/json': { schema } });

@@ -3,7 +3,7 @@
  * in, its answer out); the MCP tools, their arguments and results are described by the server
  * itself (tools/list) and in README.md ("AI agents: the MCP server").
  */
-import { McpQuerySchema, type Schema } from '../schemas.ts';
+import { McpQuerySchema, type Schema } from '../http/schemas.ts';
 
 const JSON_RPC: Schema = {
   type: 'object',

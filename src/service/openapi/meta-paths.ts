@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's paths: the service's own endpoints: liveness, readiness and this document.
  */
-import type { Schema } from '../schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 import { json, problems, ref } from './helpers.ts';
 
 export function metaPaths(): Record<string, Schema> {

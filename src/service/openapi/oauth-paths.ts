@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's paths: the service-side OAuth flow: its start and the provider's redirect target.
  */
-import { OAUTH_CALLBACK_PATH, type Schema } from '../schemas.ts';
+import { OAUTH_CALLBACK_PATH, type Schema } from '../http/schemas.ts';
 import { AUTHED, json, orgHeader, problems, ref } from './helpers.ts';
 
 export function oauthPaths(): Record<string, Schema> {

@@ -2,7 +2,7 @@
  * The proxy route in the OpenAPI document (docs/proxy.md). `{path}` stands for the rest of the
  * URL, slashes included (send them as slashes: an encoded %2F is refused); HEAD is served like GET.
  */
-import type { Schema } from '../schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 
 const VENDOR_ANSWER: Schema = {
   description:

@@ -14,11 +14,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { READ_METHODS } from '../engine/proxy-request.ts';
-import { SwitchboardError } from '../errors/index.ts';
+import { READ_METHODS } from '../../engine/proxy-request.ts';
+import { SwitchboardError } from '../../errors/index.ts';
 import type { Principal } from './authentication.ts';
-import type { ServiceContext } from './context.ts';
-import type { OperationsTables } from './operations-migrations.ts';
+import type { ServiceContext } from '../context.ts';
+import type { OperationsTables } from '../ops/operations-migrations.ts';
 import { sha256Hex } from './secrets.ts';
 import { accessTokenId } from './token-revocation.ts';
 

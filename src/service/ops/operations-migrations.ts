@@ -5,12 +5,12 @@
  * connector_refresh  one row per OAuth connector that has needed a token refresh: the lease that
  *                    lets one instance at a time refresh it, the attempts of the current hour,
  *                    the backoff after transient failures, and the credentials version (sha256
- *                    of the sealed credentials) a token endpoint refused (src/service/refresh-coordinator.ts).
- * audit_events       the audit log of control-plane actions (src/service/audit-log.ts).
- * access_permissions the allow-lists of applications and scoped tokens (src/service/permissions.ts).
+ *                    of the sealed credentials) a token endpoint refused (src/service/connectors/refresh-coordinator.ts).
+ * audit_events       the audit log of control-plane actions (src/service/ops/audit-log.ts).
+ * access_permissions the allow-lists of applications and scoped tokens (src/service/auth/permissions.ts).
  */
 import type { Kysely, Migration } from 'kysely';
-import type { MigrationGroup } from '../store/index.ts';
+import type { MigrationGroup } from '../../store/index.ts';
 
 export interface ConnectorRefreshTable {
   connector_id: string;

@@ -14,7 +14,7 @@
  * Every other request gets today's envelope, byte for byte.
  */
 import type { FastifyRequest } from 'fastify';
-import type { ErrorDetail } from '../errors/index.ts';
+import type { ErrorDetail } from '../../errors/index.ts';
 
 /** The header Airbyte's agent SDK sends on every request (value "airbyte-agent-sdk"). */
 export const AIRBYTE_SDK_HEADER = 'x-adp-agent-sdk';

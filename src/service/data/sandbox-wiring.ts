@@ -3,9 +3,9 @@
  * every simulated connector type gets the simulator as its upstream base URL and, when the
  * simulator offers OAuth, the simulator's OAuth app as the deployment's app for that type.
  */
-import type { LoadedManifest, OAuth2Auth } from '../manifest/index.ts';
-import type { Sandbox } from '../sandbox/index.ts';
-import type { OAuthAppConfig, ServiceConfig } from './config.ts';
+import type { LoadedManifest, OAuth2Auth } from '../../manifest/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
+import type { OAuthAppConfig, ServiceConfig } from '../config.ts';
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;

@@ -14,9 +14,9 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { FastifyRequest } from 'fastify';
-import { SwitchboardError } from '../errors/index.ts';
-import { kindIndex } from '../manifest/index.ts';
-import type { ServiceContext } from './context.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import { kindIndex } from '../../manifest/index.ts';
+import type { ServiceContext } from '../context.ts';
 
 /** Other names of `customer_name`, accepted wherever it is. */
 export const CUSTOMER_NAME_ALIASES = ['workspace_name', 'external_user_id'] as const;

@@ -21,10 +21,10 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { BurstyRateLimiter, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { limiterFor } from '../engine/index.ts';
-import { sleep, ThrottleRefused, type AcquireOptions, type Throttle } from '../http/index.ts';
-import type { Database } from '../store/index.ts';
-import type { ServiceConfig } from './config.ts';
+import { limiterFor } from '../../engine/index.ts';
+import { sleep, ThrottleRefused, type AcquireOptions, type Throttle } from '../../http/index.ts';
+import type { Database } from '../../store/index.ts';
+import type { ServiceConfig } from '../config.ts';
 import { RequestRateLimiter, type RateDecision } from './request-rate-limiter.ts';
 
 /** A per-key limit of `perMinute` requests. */

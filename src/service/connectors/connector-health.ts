@@ -9,14 +9,14 @@
  *             error        the last check failed for another reason (unreachable, 5xx, ...)
  * last_error  {code, message, at} of the failure that set auth_failed or error; null when active
  */
-import type { Credentials } from '../auth/index.ts';
-import { ConnectorRuntime, type CheckResult, type RuntimeOptions } from '../engine/index.ts';
-import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
-import type { LoadedManifest } from '../manifest/index.ts';
-import type { ConnectorRow, ServiceStore } from '../store/index.ts';
-import { isAuthFailure } from '../sync/index.ts';
-import { nowIso, type ServiceContext } from './context.ts';
-import { scrubSecrets, secretValues } from '../engine/secret-scrub.ts';
+import type { Credentials } from '../../auth/index.ts';
+import { ConnectorRuntime, type CheckResult, type RuntimeOptions } from '../../engine/index.ts';
+import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
+import type { LoadedManifest } from '../../manifest/index.ts';
+import type { ConnectorRow, ServiceStore } from '../../store/index.ts';
+import { isAuthFailure } from '../../sync/index.ts';
+import { nowIso, type ServiceContext } from '../context.ts';
+import { scrubSecrets, secretValues } from '../../engine/secret-scrub.ts';
 
 export type ConnectorStatus = 'active' | 'auth_failed' | 'error';
 export const CONNECTOR_STATUSES: readonly ConnectorStatus[] = ['active', 'auth_failed', 'error'];

@@ -10,10 +10,10 @@
  * other uses) once its cached lookup lapses, within SWITCHBOARD_LOOKUP_CACHE_MS (lookup-cache.ts).
  */
 import type { Kysely } from 'kysely';
-import { SwitchboardError } from '../errors/index.ts';
-import type { ServiceTables } from '../store/index.ts';
-import type { ConnectTables } from './connect/connect-migrations.ts';
-import { nowIso, type ServiceContext } from './context.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { ServiceTables } from '../../store/index.ts';
+import type { ConnectTables } from '../connect/connect-migrations.ts';
+import { nowIso, type ServiceContext } from '../context.ts';
 
 export interface TokenView {
   id: string;

@@ -7,13 +7,13 @@
  * default 'organization' (a token and one organization the application may use).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { problem, sendProblem } from './problem.ts';
-import type { RateDecision } from './request-rate-limiter.ts';
-import { organizationLimitKey, type KeyedLimiter } from './shared-limits.ts';
+import { problem, sendProblem } from '../http/problem.ts';
+import type { RateDecision } from '../limits/request-rate-limiter.ts';
+import { organizationLimitKey, type KeyedLimiter } from '../limits/shared-limits.ts';
 import { sha256Hex } from './secrets.ts';
-import type { ServiceContext } from './context.ts';
-import { LookupCache } from './lookup-cache.ts';
-import type { TokenPrincipal } from '../store/index.ts';
+import type { ServiceContext } from '../context.ts';
+import { LookupCache } from '../connectors/lookup-cache.ts';
+import type { TokenPrincipal } from '../../store/index.ts';
 
 export type AuthMode = 'public' | 'application' | 'organization';
 

@@ -6,8 +6,8 @@
  * signing key (only the database they already share), and the indexed lookup is cheap (and
  * reused for at most lookupCacheMs, see lookup-cache.ts). Expiry is checked on every request.
  */
-import { SwitchboardError } from '../errors/index.ts';
-import type { ServiceStore } from '../store/index.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { ServiceStore } from '../../store/index.ts';
 import { newId, PREFIX, randomSecret, sameDigest, sha256Hex } from './secrets.ts';
 
 export interface CreatedApplication {
@@ -17,7 +17,7 @@ export interface CreatedApplication {
   client_secret: string;
 }
 
-/** How an application's execute answers and errors are shaped (src/service/airbyte-envelope.ts). */
+/** How an application's execute answers and errors are shaped (src/service/http/airbyte-envelope.ts). */
 export const RESPONSE_ENVELOPES = ['switchboard', 'airbyte'] as const;
 export type ResponseEnvelope = (typeof RESPONSE_ENVELOPES)[number];
 
@@ -77,7 +77,7 @@ export const SCOPED_TOKEN_MAX_TTL_SECONDS = 900;
 /**
  * A token limited to one customer of one organization, issued to a caller holding an access
  * token of the application: it acts for that organization only, and every endpoint refuses
- * other customers' connectors (src/service/customers.ts).
+ * other customers' connectors (src/service/connectors/customers.ts).
  */
 export async function issueScopedToken(
   store: ServiceStore,

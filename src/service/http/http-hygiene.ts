@@ -17,7 +17,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
+import { SwitchboardError, type ErrorDetail } from '../../errors/index.ts';
 import { problem, sendProblem, PROBLEM_CONTENT_TYPE } from './problem.ts';
 
 /** Deepest nesting of objects and arrays a request body may have (the root object is level 1). */

@@ -5,24 +5,24 @@
  * Every query is scoped by the caller's organization, so another organization's connector is
  * indistinguishable from one that does not exist (404 connector_not_found).
  */
-import { subscriptionParams } from '../webhooks/ingress.ts';
-import { observing, withSpan } from '../observe/hooks.ts';
-import type { Credentials } from '../auth/index.ts';
-import { SYNC_ONLY_ACTIONS } from '../manifest/index.ts';
-import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
-import type { ConnectorPosition, ConnectorRow } from '../store/index.ts';
+import { subscriptionParams } from '../../webhooks/ingress.ts';
+import { observing, withSpan } from '../../observe/hooks.ts';
+import type { Credentials } from '../../auth/index.ts';
+import { SYNC_ONLY_ACTIONS } from '../../manifest/index.ts';
+import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
+import type { ConnectorPosition, ConnectorRow } from '../../store/index.ts';
 import { refreshRefusal } from './refresh-coordinator.ts';
 import { checkCredentials, CONNECTOR_STATUSES, markAuthFailed, parseLastError, type ConnectorLastError, type ConnectorStatus } from './connector-health.ts';
-import { connectorType, nowIso, type ServiceContext } from './context.ts';
+import { connectorType, nowIso, type ServiceContext } from '../context.ts';
 import { oauthSecretContext } from './oauth-flow.ts';
-import { executeFailure } from '../engine/secret-scrub.ts';
+import { executeFailure } from '../../engine/secret-scrub.ts';
 import { connectorCredentialsContext, validateCredentials } from './runtime-pool.ts';
-import { runSearch } from './search-bridge.ts';
-import { SEARCH_ACTIONS } from './airbyte-envelope.ts';
-import type { Principal } from './authentication.ts';
-import { authorizeAccess } from './permissions.ts';
-import { isAuthFailure } from '../sync/index.ts';
-import { newId, sha256Hex } from './secrets.ts';
+import { runSearch } from '../data/search-bridge.ts';
+import { SEARCH_ACTIONS } from '../http/airbyte-envelope.ts';
+import type { Principal } from '../auth/authentication.ts';
+import { authorizeAccess } from '../auth/permissions.ts';
+import { isAuthFailure } from '../../sync/index.ts';
+import { newId, sha256Hex } from '../auth/secrets.ts';
 
 /** The public view of a connector: everything but the credentials. */
 export interface ConnectorView {

@@ -3,9 +3,9 @@
  * derived from the manifests (the same schemas the engine validates with). Credential variants
  * list field names, types and which are secret — never values.
  */
-import { credentialsSchema, listMetaSchema, paramsSchema, recordSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../manifest/index.ts';
-import type { ConnectorTypeConfig } from './config.ts';
-import { SearchParamsSchema, type Schema } from './schemas.ts';
+import { credentialsSchema, listMetaSchema, paramsSchema, recordSchema, SYNC_ONLY_ACTIONS, type LoadedManifest } from '../../manifest/index.ts';
+import type { ConnectorTypeConfig } from '../config.ts';
+import { SearchParamsSchema, type Schema } from '../http/schemas.ts';
 
 export interface CatalogEntry {
   type: string;

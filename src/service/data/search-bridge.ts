@@ -2,10 +2,10 @@
  * The execute endpoint's `search` action: a query over the records the sync engine stored for
  * this connector (src/search), never a call to the upstream API.
  */
-import type { LoadedManifest } from '../manifest/index.ts';
-import { searchDefOf } from '../search/index.ts';
-import type { ConnectorRow } from '../store/index.ts';
-import type { ServiceContext } from './context.ts';
+import type { LoadedManifest } from '../../manifest/index.ts';
+import { searchDefOf } from '../../search/index.ts';
+import type { ConnectorRow } from '../../store/index.ts';
+import type { ServiceContext } from '../context.ts';
 
 export interface SearchRequest {
   connector: ConnectorRow;

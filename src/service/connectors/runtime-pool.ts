@@ -13,14 +13,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { selectAuthVariant, type Credentials } from '../auth/index.ts';
-import { secretValues } from '../engine/secret-scrub.ts';
-import { isSwitchboardError, SwitchboardError } from '../errors/index.ts';
-import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../engine/index.ts';
-import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
-import type { LoadedManifest } from '../manifest/index.ts';
-import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
-import type { ServiceConfig } from './config.ts';
+import { selectAuthVariant, type Credentials } from '../../auth/index.ts';
+import { secretValues } from '../../engine/secret-scrub.ts';
+import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
+import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../../engine/index.ts';
+import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../../http/index.ts';
+import type { LoadedManifest } from '../../manifest/index.ts';
+import type { ConnectorRow, KeyRing, ServiceStore } from '../../store/index.ts';
+import type { ServiceConfig } from '../config.ts';
 import { LookupCache } from './lookup-cache.ts';
 import type { RefreshCoordinator } from './refresh-coordinator.ts';
 

@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Histogram } from 'prom-client';
-import type { ServiceContext } from './context.ts';
+import type { ServiceContext } from '../context.ts';
 import { serviceMetrics, type ServiceMetrics } from './metrics.ts';
-import { problem, sendProblem } from './problem.ts';
+import { problem, sendProblem } from '../http/problem.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -19,16 +19,16 @@
  * in the state row (server side; only the consent URL's host shows them to the vendor), and the
  * callback exchanges the code at the URL they fill and stores them with the tokens.
  */
-import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, runFollowUps, type Credentials } from '../auth/index.ts';
-import { SwitchboardError } from '../errors/index.ts';
-import type { LoadedManifest, OAuth2Auth } from '../manifest/index.ts';
-import type { OAuthAppConfig } from './config.ts';
-import { connectorType, nowIso, type ServiceContext } from './context.ts';
+import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, runFollowUps, type Credentials } from '../../auth/index.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { LoadedManifest, OAuth2Auth } from '../../manifest/index.ts';
+import type { OAuthAppConfig } from '../config.ts';
+import { connectorType, nowIso, type ServiceContext } from '../context.ts';
 import { validateCredentials } from './runtime-pool.ts';
-import { PREFIX, randomSecret, sha256Hex } from './secrets.ts';
-import { OAUTH_CALLBACK_PATH } from './schemas.ts';
+import { PREFIX, randomSecret, sha256Hex } from '../auth/secrets.ts';
+import { OAUTH_CALLBACK_PATH } from '../http/schemas.ts';
 
-export { OAUTH_CALLBACK_PATH } from './schemas.ts';
+export { OAUTH_CALLBACK_PATH } from '../http/schemas.ts';
 
 /** AAD binding a pending secret's sealed tokens to its row. */
 export function oauthSecretContext(idHash: string): string {

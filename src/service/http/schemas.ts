@@ -7,9 +7,9 @@
  * Kept to the subset both ajv draft-07 (Fastify) and JSON Schema 2020-12 (OpenAPI 3.1) read
  * alike: no `nullable`, no `$defs`, type arrays for nullable values.
  */
-import { AccessRulesSchema } from './permissions.ts';
-import { ERROR_CODES } from '../errors/index.ts';
-import { customerAliasProperties } from './customer-aliases.ts';
+import { AccessRulesSchema } from '../auth/permissions.ts';
+import { ERROR_CODES } from '../../errors/index.ts';
+import { customerAliasProperties } from '../connectors/customer-aliases.ts';
 
 /** Where providers send the user back after an OAuth consent (public: no bearer token). */
 export const OAUTH_CALLBACK_PATH = '/api/v1/integrations/connectors/oauth/callback';

@@ -7,7 +7,7 @@
  * `path:<name>`, headers as `header:<name>`.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_CODES, SwitchboardError, type ErrorCode, type ErrorDetail } from '../errors/index.ts';
+import { ERROR_CODES, SwitchboardError, type ErrorCode, type ErrorDetail } from '../../errors/index.ts';
 import { airbyteProblem, speaksAirbyte } from './airbyte-envelope.ts';
 
 /** The problem details media type (RFC 9457 §3). */

@@ -21,11 +21,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import type { Credentials } from '../auth/index.ts';
-import { SwitchboardError } from '../errors/index.ts';
-import type { ConnectorRow, KeyRing, ServiceStore } from '../store/index.ts';
-import type { ConnectorRefreshTable, OperationsTables } from './operations-migrations.ts';
-import { sha256Hex } from './secrets.ts';
+import type { Credentials } from '../../auth/index.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { ConnectorRow, KeyRing, ServiceStore } from '../../store/index.ts';
+import type { ConnectorRefreshTable, OperationsTables } from '../ops/operations-migrations.ts';
+import { sha256Hex } from '../auth/secrets.ts';
 
 export interface RefreshLimits {
   /** Attempts per connector per hour (any outcome). */

@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { SwitchboardError } from '../errors/index.ts';
-import type { ServiceContext } from './context.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { ServiceContext } from '../context.ts';
 import type { AuditEventsTable, OperationsTables } from './operations-migrations.ts';
 
 export type AuditEvent = Omit<AuditEventsTable, 'details'> & { details: Record<string, unknown> };

@@ -3,18 +3,18 @@
  * key ring, build the app and listen. Used by `switchboard serve`, tests and the benchmark.
  */
 import type { FastifyInstance } from 'fastify';
-import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, storedKeyIds, verifyKeyRing, type Database, type MigrationGroup, type ServiceTables } from '../store/index.ts';
-import { connectorCredentialsContext } from './runtime-pool.ts';
-import { searchMigrations } from '../search/index.ts';
-import { syncMigrations } from '../sync/index.ts';
-import { connectMigrations } from './connect/index.ts';
-import { eventsMigrations } from '../events/migrations.ts';
-import { webhooksInMigrations } from '../webhooks/migrations.ts';
-import { OPERATIONS_MIGRATIONS } from './operations-migrations.ts';
+import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, storedKeyIds, verifyKeyRing, type Database, type MigrationGroup, type ServiceTables } from '../../store/index.ts';
+import { connectorCredentialsContext } from '../connectors/runtime-pool.ts';
+import { searchMigrations } from '../../search/index.ts';
+import { syncMigrations } from '../../sync/index.ts';
+import { connectMigrations } from '../connect/index.ts';
+import { eventsMigrations } from '../../events/migrations.ts';
+import { webhooksInMigrations } from '../../webhooks/migrations.ts';
+import { OPERATIONS_MIGRATIONS } from '../ops/operations-migrations.ts';
 import { buildApp, listeningUrl, type BuildAppOptions } from './app.ts';
-import type { ServiceContext } from './context.ts';
-import { createServiceLogger } from './logger.ts';
-import { watchDataFile } from '../store/data-dir.ts';
+import type { ServiceContext } from '../context.ts';
+import { createServiceLogger } from '../ops/logger.ts';
+import { watchDataFile } from '../../store/data-dir.ts';
 
 /** What buildApp takes, less what startService makes itself (the database and the key ring). */
 export interface StartServiceOptions extends Omit<BuildAppOptions, 'database' | 'keyRing'> {

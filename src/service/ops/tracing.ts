@@ -11,7 +11,7 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { addObserver, type Observer } from '../observe/hooks.ts';
+import { addObserver, type Observer } from '../../observe/hooks.ts';
 import { setTraceFields } from './logger.ts';
 
 type Api = typeof import('@opentelemetry/api');

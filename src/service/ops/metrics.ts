@@ -9,9 +9,9 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { sql, type Kysely } from 'kysely';
-import { ERROR_CODES } from '../errors/index.ts';
-import { addObserver, type Observer } from '../observe/hooks.ts';
-import type { Database } from '../store/index.ts';
+import { ERROR_CODES } from '../../errors/index.ts';
+import { addObserver, type Observer } from '../../observe/hooks.ts';
+import type { Database } from '../../store/index.ts';
 
 /** Every metric family Switchboard itself defines (the default Node.js ones come on top: process_*, nodejs_*). */
 export const METRIC_FAMILIES = {

@@ -6,9 +6,9 @@
  * checkProxyAccess is the one place the decision is made, so a wider permission model (per
  * application and scoped token allow-lists) can take it over by changing this function only.
  */
-import { READ_METHODS } from '../engine/proxy-request.ts';
-import { SwitchboardError } from '../errors/index.ts';
-import type { ServiceStore } from '../store/index.ts';
+import { READ_METHODS } from '../../engine/proxy-request.ts';
+import { SwitchboardError } from '../../errors/index.ts';
+import type { ServiceStore } from '../../store/index.ts';
 import type { Principal } from './authentication.ts';
 
 export const PROXY_ACCESS = ['on', 'read', 'off'] as const;
