@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import { checkBody } from '../http/http-hygiene.ts';
+import { checkBody } from '../../errors/body-check.ts';
 import { sendProblem, toProblem } from '../http/problem.ts';
 import { customerNames } from '../connectors/customers.ts';
 import { brandCss } from './connect-brand.ts';
