@@ -30,7 +30,7 @@ import { metaRoutes } from '../routes/meta-routes.ts';
 import { oauthRoutes } from '../routes/oauth-routes.ts';
 import { createUpstreamTransport, type UpstreamTransport } from '../../http/upstream-transport.ts';
 import { sharedBudget } from '../../http/response-limit.ts';
-import { createHostedData } from '../data/hosted-data.ts';
+import { createHostedData, type HostedData } from '../data/hosted-data.ts';
 import { syncRoutes } from '../routes/sync-routes.ts';
 import { recordsRoutes } from '../routes/records-routes.ts';
 import { vendorWebhookRoutes, webhookEndpointRoutes } from '../routes/webhook-routes.ts';
@@ -96,10 +96,9 @@ export function listeningUrl(app: FastifyInstance): string {
   return `http://${host}:${addr.port}`;
 }
 
-/** Build the Fastify app (not listening). */
-export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstance; ctx: ServiceContext; routes: string[] }> {
-  const log = o.logger ?? createServiceLogger(o.config.logLevel, o.logDestination);
-  const app = Fastify({
+/** The Fastify instance with the service's limits and timeouts (no hooks or routes yet). */
+function createFastify(o: BuildAppOptions, log: Logger): FastifyInstance {
+  return Fastify({
     loggerInstance: log as FastifyBaseLogger,
     childLoggerFactory: requestLogger as never,
     bodyLimit: o.config.bodyLimitBytes,
@@ -113,6 +112,45 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     frameworkErrors,
     clientErrorHandler,
   });
+}
+
+/** The hooks the routes call on connector changes: the sync schedule and events first, then the embedder's own. */
+function connectorHooks(data: Pick<HostedData, 'sync' | 'events' | 'forgetConnector'>, userHooks: ServiceHooks): ServiceHooks {
+  return {
+    onConnectorCreated: async (row) => {
+      await data.sync.register(row.id);
+      await data.events.connectorCreated(row);
+      await userHooks.onConnectorCreated?.(row);
+    },
+    onConnectorDeleted: async (row, db) => {
+      await data.forgetConnector(row.id, db);
+      await userHooks.onConnectorDeleted?.(row, db);
+    },
+  };
+}
+
+/** Who sent a vendor's webhook: attributions over the stored connectors, their checks run in the background. */
+function webhookAttributions(o: BuildAppOptions, registry: Map<string, LoadedManifest>, store: ServiceStore, runtimes: HostedData['runtimes'], now: () => number, log: Logger): WebhookAttributions {
+  return new WebhookAttributions({
+    db: o.database.db as unknown as Kysely<WebhooksInTables>,
+    registry,
+    now,
+    log,
+    // A stored connector's check, in the background (never a delivery's request).
+    checkInfo: async (id) => {
+      const row = await store.getConnectorById(id);
+      const m = row === undefined ? undefined : registry.get(row.connector_type);
+      return row === undefined || m === undefined ? undefined : ((await runtimes.get(row, m).runtime.check()).info ?? {});
+    },
+  });
+}
+
+/**
+ * What every route group works with (the store, the upstream transport, the limits, the hosted
+ * data) and its lifecycle on the app: syncs and event deliveries start when the app is ready and
+ * stop when it closes (`close`, to be added last among the onClose hooks).
+ */
+async function createContext(app: FastifyInstance, o: BuildAppOptions, log: Logger): Promise<{ ctx: ServiceContext; close: () => Promise<void> }> {
   const store = new ServiceStore(o.database.db);
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
@@ -130,19 +168,9 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const registry = o.registry ?? connectorRegistry();
   const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
     m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
-  const { records, runtimes, sync, outbox, events, forgetConnector, close: closeData, closeSender, syncWorker } = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true, syncFetch });
-  const userHooks = o.hooks ?? {};
-  const hooks: ServiceHooks = {
-    onConnectorCreated: async (row) => {
-      await sync.register(row.id);
-      await events.connectorCreated(row);
-      await userHooks.onConnectorCreated?.(row);
-    },
-    onConnectorDeleted: async (row, db) => {
-      await forgetConnector(row.id, db);
-      await userHooks.onConnectorDeleted?.(row, db);
-    },
-  };
+  const data = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true, syncFetch });
+  const { records, runtimes, sync, outbox, events, syncWorker } = data;
+  const hooks = connectorHooks(data, o.hooks ?? {});
   if (o.config.syncScheduler) {
     app.addHook('onReady', async () => {
       syncWorker?.warm();
@@ -172,25 +200,26 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     syncWorker,
     outbox,
     events,
-    webhookAttributions: new WebhookAttributions({
-      db: o.database.db as unknown as Kysely<WebhooksInTables>,
-      registry,
-      now,
-      log,
-      // A stored connector's check, in the background (never a delivery's request).
-      checkInfo: async (id) => {
-        const row = await store.getConnectorById(id);
-        const m = row === undefined ? undefined : registry.get(row.connector_type);
-        return row === undefined || m === undefined ? undefined : ((await runtimes.get(row, m).runtime.check()).info ?? {});
-      },
-    }),
+    webhookAttributions: webhookAttributions(o, registry, store, runtimes, now, log),
     ...(o.retry !== undefined ? { retry: o.retry } : {}),
     publicUrl: () => o.config.publicUrl ?? listening ?? `http://${o.config.host}:${o.config.port}`,
   };
   app.addHook('onListen', async () => {
     listening = listeningUrl(app);
   });
+  // Runs stop first: until then they take from the limits' store.
+  const close = async (): Promise<void> => {
+    if (o.config.syncScheduler) await sync.stop();
+    await data.close();
+    await outbox.stop();
+    await data.closeSender();
+    await limits.close();
+  };
+  return { ctx, close };
+}
 
+/** JSON the only body format, checked once (http-hygiene.ts); ajv validators for bodies (as sent) and text parts (coerced). */
+function installBodyParsing(app: FastifyInstance): void {
   // JSON is the only body format; text/plain would otherwise reach the schema as a string.
   app.removeContentTypeParser('text/plain');
   // Fastify's JSON parser, then one iterative check of nesting depth and characters (http-hygiene.ts).
@@ -200,21 +229,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   const bodyAjv = ajvFor(false);
   const textAjv = ajvFor(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+}
 
-  // Every route as "METHOD /path" (OpenAPI syntax), so a test can hold the document to them.
-  const routes: string[] = [];
-  app.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\/\*$/, '/{path}')}`);
-  });
-
-  // Metrics and traces first: their hooks see every request, refused ones included (observability.ts).
-  await app.register(observability(ctx));
-  app.decorateRequest('principal', null);
-  app.addHook('onRequest', authenticationHook(ctx, organizationLimiter(limits, o.config)));
-  app.addHook('preValidation', refuseControlCharacters);
-  // Scoped (one-customer) tokens: other customers' connectors are 404, unscoped routes 403 (customers.ts).
-  app.addHook('preValidation', customerScopeHook(ctx));
-
+/** Every failure as problem details (the caller gone: nothing answered); unknown routes as route_not_found. */
+function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     if (request.raw.socket?.destroyed === true) {
       // The caller went away (its execute was aborted with it): nobody to answer, nothing failed here.
@@ -234,7 +252,10 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
     return sendProblem(request, reply, p, headers);
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)));
+}
 
+/** The route groups, each a plugin, after the audit log and permission hooks that watch them. */
+async function registerRouteGroups(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const auditLog = installAuditLog(app, ctx);
   installPermissions(app, ctx);
   await app.register(permissionRoutes(ctx));
@@ -253,13 +274,30 @@ export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstan
   await app.register(mcpRoutes(ctx, packageVersion()));
   await app.register(auditRoutes(auditLog));
   await app.register(tokenRoutes(ctx));
-  // Runs stop first: until then they take from the limits' store.
-  app.addHook('onClose', async () => {
-    if (o.config.syncScheduler) await sync.stop();
-    await closeData();
-    await outbox.stop();
-    await closeSender();
-    await limits.close();
+}
+
+/** Build the Fastify app (not listening). */
+export async function buildApp(o: BuildAppOptions): Promise<{ app: FastifyInstance; ctx: ServiceContext; routes: string[] }> {
+  const log = o.logger ?? createServiceLogger(o.config.logLevel, o.logDestination);
+  const app = createFastify(o, log);
+  const { ctx, close } = await createContext(app, o, log);
+  installBodyParsing(app);
+
+  // Every route as "METHOD /path" (OpenAPI syntax), so a test can hold the document to them.
+  const routes: string[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\/\*$/, '/{path}')}`);
   });
+
+  // Metrics and traces first: their hooks see every request, refused ones included (observability.ts).
+  await app.register(observability(ctx));
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', authenticationHook(ctx, organizationLimiter(ctx.limits, o.config)));
+  app.addHook('preValidation', refuseControlCharacters);
+  // Scoped (one-customer) tokens: other customers' connectors are 404, unscoped routes 403 (customers.ts).
+  app.addHook('preValidation', customerScopeHook(ctx));
+  installErrorHandlers(app);
+  await registerRouteGroups(app, ctx);
+  app.addHook('onClose', close);
   return { app, ctx, routes };
 }
