@@ -60,6 +60,9 @@ export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'a
       actions,
     };
     if (recordSchema === undefined) guess([...at, 'record'], 'no response schema: describe the record\'s fields');
+    if (plan.otherItems !== undefined && plan.otherItems.length > 0 && plan.item !== undefined) {
+      guess([...at, 'actions', plan.ops.get !== undefined ? 'get' : 'update'], `the item path ${plan.item} is keyed by {${plan.itemParam ?? ''}}; also in the description, not scaffolded: ${plan.otherItems.join(', ')}`);
+    }
     if (singleton) guess([...at, 'actions', 'get'], `${plan.collection ?? ''} answers one object, not a list: scaffolded as get`);
   }
   return { entities, sentHeaders, checkRequest };
