@@ -42,6 +42,8 @@ export interface ActionScope {
   sentHeaders: Record<string, string>;
   /** Params that are the credential (sent by the auth variant, not asked for). */
   credentialParams: Set<string>;
+  /** Path params that are credential fields (an account id leading every path): the description's name → its template. */
+  sharedPath?: Record<string, string>;
   sidecarPagination?: Sidecar['pagination'] | undefined;
 }
 
@@ -146,14 +148,14 @@ function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, 
 }
 
 /** The action's description, params and request template. */
-function requestOf(def: OperationAt, action: ActionName, at: Path, { guess }: ActionScope, params: BuiltParam[], bodyTemplate: unknown, form: boolean): { out: Obj; pathTemplate: string } {
+function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, sharedPath = {} }: ActionScope, params: BuiltParam[], bodyTemplate: unknown, form: boolean): { out: Obj; pathTemplate: string } {
   const out: Obj = {};
   const description = shortText(def.op.summary ?? def.op.description);
   if (description || def.op.operationId) out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
   if (params.length > 0) out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
-  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
+  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => sharedPath[n] ?? `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
   for (const m of def.path.matchAll(/\{([^}]+)\}/g)) {
-    if (!params.some((p) => p.in === 'path' && p.original === m[1])) {
+    if (sharedPath[m[1]!] === undefined && !params.some((p) => p.in === 'path' && p.original === m[1])) {
       const name = safeName(m[1]!);
       params.push({ name, original: m[1]!, in: 'path', schema: { type: 'string', minLength: 1, required: true } });
       out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));

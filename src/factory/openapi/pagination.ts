@@ -75,7 +75,7 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
   // followed as given, rather than counting page numbers or offsets beside it.
   const nextUrl = fields.find(isNextUrl);
   if (nextUrl !== undefined) {
-    const counted = query.find((p) => PAGE_PARAMS.includes(norm(p.original)) || OFFSET_PARAMS.includes(norm(p.original)) || CURSOR_PARAMS.includes(norm(p.original)));
+    const counted = [PAGE_PARAMS, CURSOR_PARAMS, OFFSET_PARAMS].map((names) => query.find((p) => names.includes(norm(p.original)))).find((p) => p !== undefined);
     return {
       pagination: { type: 'next_url', next: bodyAt(nextUrl.path), ...(hasMore ? { has_more: hasMore.tpl } : {}) },
       meta: '{{null}}',
