@@ -53,7 +53,10 @@ export function findSharedIds(paths: Record<string, PathItem>, chosen: EntityPla
     const own = (path: string): boolean => segments(path).slice(0, at).join('/') === prefix && segments(path).length <= at + 1;
     // A few others may stand apart (a health check, a token endpoint).
     const apart = all.filter((path) => !holds(path) && !own(path)).length;
-    if (all.filter(holds).length < 3 || apart > Math.max(1, all.length / 20)) continue;
+    // And it holds several kinds of thing (an account's messages, calls, recordings), not one
+    // parent's children (a repo's issues): at least three different segments follow it.
+    const kinds = new Set(all.filter(holds).map((path) => segments(path)[at + 1]).filter((k) => k !== undefined));
+    if (kinds.size < 3 || apart > Math.max(1, all.length / 20)) continue;
     const raw = first.path.split('/').filter(Boolean).slice(0, at + 1);
     if (raw.at(-1) !== `{${name}}`) continue;
     const declared = first.pathParams.find((q) => isObj(q) && q.in === 'path' && q.name === name);
@@ -84,7 +87,10 @@ export function applySharedIds(shared: SharedId[], manifest: Obj, notes: Notes):
       fields[s.field] = s.schema;
       if (i === 0) guess(['auth', i, 'fields', s.field], `${s.in === 'header' ? `the ${s.name} header is required by every operation` : `{${s.name}} leads every path`}: one value per connection, sent by every action; if another field of the variant already holds it (the user name), use that one`);
     }
-    if (s.in === 'header') (manifest['headers'] as Obj)[s.name] = `{{credentials.${s.field}}}`;
+    if (s.in === 'header') {
+      (manifest['headers'] as Obj)[s.name] = `{{credentials.${s.field}}}`;
+      guess(['headers', s.name], `required by every operation: sent from the credential field ${s.field}`);
+    }
     if (s.prefix !== undefined) movePrefix(s.prefix, manifest, notes);
   }
 }
