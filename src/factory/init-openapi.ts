@@ -32,7 +32,7 @@ import { findErrorMessage } from './openapi/errors.ts';
 import type { Notes } from './openapi/notes.ts';
 import { planEntities, type EntityPlan } from './openapi/plan.ts';
 import { scaffoldServers } from './openapi/servers.ts';
-import { applySharedIds, findSharedIds } from './openapi/tenant.ts';
+import { applySharedIds, findSharedIds, placeholderHost } from './openapi/tenant.ts';
 
 export { loadOpenApi };
 
@@ -99,6 +99,7 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   const check = scaffoldCheck(doc['paths'] as Record<string, PathItem>, checkRequest, notes);
   if (check !== undefined) manifest['check'] = check;
   applySharedIds(shared, manifest, notes);
+  placeholderHost(manifest, notes);
 
   // Key order of the manifest as people write it: entities last.
   const order = ['manifest_version', 'type', 'title', 'kind', 'description', 'docs_url', 'vendor_description', 'base_url', 'config', 'headers', 'retry', 'auth', 'errors', 'check', 'list_meta', 'entities'];

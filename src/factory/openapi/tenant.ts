@@ -112,3 +112,27 @@ function movePrefix(prefix: string, manifest: Obj, { guess, report }: Notes): vo
     report.push(`credential check: ${String(check.request['path'])} is not under ${prefix}, now part of the base URL`);
   }
 }
+
+/** Host labels that stand for the customer's own (a data centre, an instance): `https://server.api.example.com`. */
+const PLACEHOLDER_LABEL = /^(server|subdomain|instance|tenant|dc|datacenter|data-center|domain|company|account|site|your[-_]?[a-z]+)$/i;
+
+/**
+ * A base URL whose first host label is a placeholder (`server.api.mailchimp.com`: the data centre,
+ * which the customer's API key ends with): a credential field of every variant, like a server
+ * variable would be.
+ */
+export function placeholderHost(manifest: Obj, { guess }: Notes): void {
+  const baseUrl = manifest['base_url'] as { default: string; regions?: unknown };
+  if (baseUrl.default.includes('{{') || baseUrl.regions !== undefined) return;
+  const url = new URL(baseUrl.default);
+  const labels = url.hostname.split('.');
+  const label = labels[0]!;
+  if (labels.length < 3 || !PLACEHOLDER_LABEL.test(label)) return;
+  const field = safeName(label);
+  baseUrl.default = baseUrl.default.replace(`//${label}.`, `//{{credentials.${field}}}.`);
+  for (const variant of manifest['auth'] as Obj[]) {
+    const fields = variant['fields'] as Obj;
+    fields[field] ??= { type: 'string', pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}', description: `The first label of the API's host, "${label}" in the description (the customer's own: a data centre, an instance)` };
+  }
+  guess(['base_url', 'default'], `the host "${url.hostname}" starts with the placeholder "${label}": the customer's own label, a credential field of every variant (it may be part of the API key, e.g. its suffix)`);
+}
