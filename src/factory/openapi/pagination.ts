@@ -71,7 +71,7 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
     };
   }
-  // The next page's URL in the body (Twilio's next_page_uri, links.next, HAL's _links.next.href):
+  // The next page's URL in the body (next_page_uri, links.next, HAL's _links.next.href):
   // followed as given, rather than counting page numbers or offsets beside it.
   const nextUrl = fields.find(isNextUrl);
   if (nextUrl !== undefined) {

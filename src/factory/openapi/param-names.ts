@@ -1,6 +1,6 @@
 /**
  * Manifest names for a description's parameters. Names that differ only by punctuation must not
- * become one param: a comparison suffix (Twilio's `DateSent<`, `DateSent>=`) is named
+ * become one param: a comparison suffix (`DateSent<`, `DateSent>=`) is named
  * (`date_sent_before`, `date_sent_on_or_after`; `_lt`, `_gte` for numbers), and any other clash
  * is told apart by where the param goes, then by a number, with a `# check:` guess.
  */

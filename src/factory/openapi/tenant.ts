@@ -1,6 +1,6 @@
 /**
  * Account or tenant ids every call needs, which descriptions declare as a parameter of each
- * operation: a header required everywhere (`xero-tenant-id`), a path parameter leading every path
+ * operation: a header required everywhere (`<vendor>-tenant-id`), a path parameter leading every path
  * (`/Accounts/{AccountSid}/...`). One value per connection, so a credential field of every auth
  * variant that every action sends, not a param each caller passes again.
  */
@@ -117,7 +117,7 @@ function movePrefix(prefix: string, manifest: Obj, { guess, report }: Notes): vo
 const PLACEHOLDER_LABEL = /^(server|subdomain|instance|tenant|dc|datacenter|data-center|domain|company|account|site|your[-_]?[a-z]+)$/i;
 
 /**
- * A base URL whose first host label is a placeholder (`server.api.mailchimp.com`: the data centre,
+ * A base URL whose first host label is a placeholder (`server.api.example.com`: the data centre,
  * which the customer's API key ends with): a credential field of every variant, like a server
  * variable would be.
  */
