@@ -5,7 +5,7 @@
  * markers; test/docs/connector-tables.test.ts fails when they are stale.
  */
 import { connectorRegistry, SYNC_ONLY_ACTIONS } from '../src/manifest/index.ts';
-import { SIMULATORS, startSandbox } from '../src/sandbox/index.ts';
+import { SIMULATORS, startSandbox } from '../src/simulator/sandbox.ts';
 
 /** Port `switchboard sandbox` starts at; each simulator listens at its registry index above it. */
 export const SANDBOX_BASE_PORT = 4010;

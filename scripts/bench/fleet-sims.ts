@@ -6,7 +6,7 @@
  * `--key-prefix` names the limited keys. Prints {limited: [{url, apiKey}], idle: {url, apiKey}} on stdout, then serves until killed.
  */
 import { parseArgs } from 'node:util';
-import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 const { values } = parseArgs({
   options: { limited: { type: 'string', default: '100' }, size: { type: 'string', default: '200' }, 'idle-size': { type: 'string', default: '5' }, 'key-prefix': { type: 'string', default: 'grn_fleet_limited_' } },

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectorRuntime, getConnector } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
-import { startIntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { startIntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { migrate, openDatabase } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations, type SyncResult } from '../../src/sync/index.ts';

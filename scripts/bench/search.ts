@@ -28,7 +28,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate, openDatabase, type Database } from '../../src/store/database.ts';
 import { parseSearchParams, projectDocument, RecordStore, searchInMemory, searchMigrations, type RefDoc, type SearchEntityDef } from '../../src/search/index.ts';
-import { seededRandom } from '../../src/sandbox/sim-server.ts';
+import { seededRandom } from '../../src/simulator/sim-server.ts';
 import { postgresBaseline, sqliteBaseline, type Baseline, type HandQuery, type HandRow } from './search-baselines.ts';
 
 const { values: args } = parseArgs({

@@ -5,13 +5,13 @@
  * not Granola's 5 requests/s). Env: SIM_SIZE (records per simulator).
  */
 import { existsSync } from 'node:fs';
-import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 const size = process.env['SIM_SIZE'] !== undefined ? Number(process.env['SIM_SIZE']) : undefined;
 const connectors: Record<string, { base_url: string; credentials: Record<string, string> }> = {};
 const granola = await startGranolaSimulator({ ...(size ? { size } : {}), rateLimit: false });
 connectors['granola'] = { base_url: granola.url, credentials: { api_key: granola.apiKey } };
-const intercomModule = new URL('../../src/sandbox/intercom/index.ts', import.meta.url);
+const intercomModule = new URL('../../connectors/intercom/simulator/index.ts', import.meta.url);
 if (existsSync(intercomModule)) {
   const { startIntercomSimulator } = (await import(intercomModule.href)) as {
     startIntercomSimulator: (o: { size?: number }) => Promise<{ url: string; accessToken: string }>;

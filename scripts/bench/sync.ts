@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectorRuntime, getConnector } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
-import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { migrate, openDatabase } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';

@@ -16,7 +16,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { request } from 'undici';
-import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { createApplication, defaultServiceConfig, startService, type RunningService } from '../../src/service/index.ts';
 import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
 

@@ -14,7 +14,7 @@ export function registerSandboxCommand(program: Command): void {
     .action(async (opts: { port?: number }) => {
       const port = opts.port ?? SANDBOX_PORT;
       try {
-        const { startSandbox, printable, sandboxStateFile } = await import('../sandbox/index.ts');
+        const { startSandbox, printable, sandboxStateFile } = await import('../simulator/sandbox.ts');
         const sandbox = await startSandbox({
           ...(port !== 0 ? { basePort: port } : {}),
           ...(port !== 0 ? { stateFile: sandboxStateFile(dataDir(), port), kind: 'sandbox' as const } : {}),

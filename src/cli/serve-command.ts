@@ -26,10 +26,10 @@ export function registerServeCommand(program: Command): void {
         const log = createServiceLogger(config.logLevel);
         let closeSandbox: (() => Promise<void>) | undefined;
         if (opts.sandbox === true) {
-          const { startSandbox } = await import('../sandbox/index.ts');
-          const { withSandbox } = await import('../service/sandbox-wiring.ts');
+          const { startSandbox } = await import('../simulator/sandbox.ts');
+          const { withSandbox } = await import('../service/data/sandbox-wiring.ts');
           const sandboxPort = opts.sandboxPort ?? SERVICE_SANDBOX_PORT;
-          const { sandboxStateFile } = await import('../sandbox/index.ts');
+          const { sandboxStateFile } = await import('../simulator/sandbox.ts');
           const sandbox = await startSandbox({
             ...(sandboxPort !== 0 ? { basePort: sandboxPort } : {}),
             ...(sandboxPort !== 0 ? { stateFile: sandboxStateFile(dataDir(), sandboxPort), kind: 'service' as const } : {}),

@@ -14,13 +14,13 @@ export function registerSyncCommand(program: Command): void {
       const { connectorRegistry } = await import('../manifest/index.ts');
       const { migrate, openDatabase, resolveKeyRing, ServiceStore, storedKeyIds } = await import('../store/index.ts');
       const { HOSTED_MIGRATIONS, loadServiceConfig, createServiceLogger } = await import('../service/index.ts');
-      const { createHostedData } = await import('../service/hosted-data.ts');
+      const { createHostedData } = await import('../service/data/hosted-data.ts');
       const { createUpstreamTransport } = await import('../http/upstream-transport.ts');
       const registry = connectorRegistry();
       const config = loadServiceConfig(process.env, registry.keys());
       // Beside `npm start -- --sandbox`: use its simulators as upstreams, as the service does
       // (a type whose SWITCHBOARD_<TYPE>_BASE_URL is set keeps it).
-      const { findRunningSandbox } = await import('../sandbox/sandbox-state.ts');
+      const { findRunningSandbox } = await import('../simulator/sandbox-state.ts');
       const sandbox = findRunningSandbox(dataDir(), (s) => s.kind === 'service');
       for (const [type, c] of Object.entries(sandbox?.state.connectors ?? {})) {
         if (process.env[`SWITCHBOARD_${type.toUpperCase()}_BASE_URL`]) continue;

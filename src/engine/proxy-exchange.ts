@@ -13,7 +13,7 @@ import { ResponseHeaders, type UpstreamResponse } from '../http/upstream-transpo
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { applyErrorRules } from './error-rules.ts';
-import type { CallContext, CallPlan, RawResult, Rendered } from './index.ts';
+import type { CallContext, CallPlan, RawResult, Rendered } from './types.ts';
 import { checkProxyEnabled, proxyAnswerHeaders, proxyBase, proxyBody, proxyHeaders, proxyMethod, proxyRetrySafe, proxyUrl, type ProxyRequest, type ProxyResponse } from './proxy-request.ts';
 
 export type { ProxyRequest, ProxyResponse } from './proxy-request.ts';

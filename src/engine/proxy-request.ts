@@ -2,7 +2,7 @@
  * The pass-through proxy's request checks: which URL a caller's path may reach, which of its
  * headers go to the vendor, which of the vendor's headers come back, and which calls may be
  * retried. Everything here runs before anything is sent; the connector's auth, throttle, retries
- * and transport are the interpreter's own (ConnectorRuntime.proxy in engine/index.ts).
+ * and transport are the interpreter's own (ConnectorRuntime.proxy in engine/interpreter.ts).
  *
  * A path is refused rather than normalized: an absolute URL, a scheme-relative `//host`, a
  * backslash, a dot segment (`.`/`..`, also as `%2e`) or an encoded slash or backslash anywhere

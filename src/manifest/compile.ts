@@ -4,8 +4,11 @@
  */
 import type { ValidateFunction } from 'ajv';
 import type { Action, AuthVariant, BodyErrorRule, Entity, Manifest, Pagination } from '../../generated/manifest.ts';
-import { compileTemplate, type Template } from '../templates/index.ts';
-import type { CompiledWebhooks } from '../webhooks/manifest.ts';
+import type { Template } from '../templates/index.ts';
+import type { TemplateTree } from './template-tree.ts';
+import type { CompiledWebhooks } from './webhooks.ts';
+
+export { compileTree, renderTree, treeTemplates, type TemplateTree } from './template-tree.ts';
 
 export type ActionName = 'list' | 'get' | 'create' | 'update' | 'changes' | 'scroll';
 export const ACTION_NAMES: readonly ActionName[] = ['list', 'get', 'create', 'update', 'changes', 'scroll'];
@@ -13,13 +16,6 @@ export const ACTION_NAMES: readonly ActionName[] = ['list', 'get', 'create', 'up
 export const SYNC_ONLY_ACTIONS: ReadonlySet<ActionName> = new Set(['changes', 'scroll']);
 /** List-shaped actions: they return records and meta and may paginate. */
 export const LIST_ACTIONS: ReadonlySet<ActionName> = new Set(['list', 'changes', 'scroll']);
-
-/** A JSON value tree whose string leaves are compiled templates. */
-export type TemplateTree =
-  | { kind: 'template'; template: Template }
-  | { kind: 'object'; entries: [string, TemplateTree][] }
-  | { kind: 'array'; items: TemplateTree[] }
-  | { kind: 'literal'; value: unknown };
 
 export interface CompiledRequest {
   method: string;
@@ -135,51 +131,10 @@ export interface LoadedManifest {
   statusErrors: CompiledBodyErrorRule[];
   errorList?: CompiledErrorList;
   check?: CompiledCheck;
-  /** The webhooks section, compiled (src/webhooks). */
+  /** The webhooks section, compiled (webhooks.ts; deliveries are received by src/webhooks). */
   webhooks?: CompiledWebhooks;
   /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
   baseUrls?: Map<string, Template>;
   /** manifest.vendor_description with its file resolved against the manifest's directory. */
   vendorDescription?: { file: string; format: 'openapi' | 'graphql' };
-}
-
-export function compileTree(value: unknown): TemplateTree {
-  if (typeof value === 'string') return value.includes('{{') ? { kind: 'template', template: compileTemplate(value) } : { kind: 'literal', value };
-  if (Array.isArray(value)) return { kind: 'array', items: value.map(compileTree) };
-  if (value !== null && typeof value === 'object') return { kind: 'object', entries: Object.entries(value).map(([k, v]) => [k, compileTree(v)]) };
-  return { kind: 'literal', value };
-}
-
-/** Render a template tree: undefined values drop their object key or array element. */
-export function renderTree(tree: TemplateTree, ctx: Record<string, unknown>): unknown {
-  switch (tree.kind) {
-    case 'literal':
-      return tree.value;
-    case 'template':
-      return tree.template.render(ctx);
-    case 'array':
-      return tree.items.map((t) => renderTree(t, ctx)).filter((v) => v !== undefined);
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [k, t] of tree.entries) {
-        const v = renderTree(t, ctx);
-        if (v !== undefined) out[k] = v;
-      }
-      return out;
-    }
-  }
-}
-
-/** Every template of a tree (for reference checks). */
-export function treeTemplates(tree: TemplateTree, path: string[] = []): [string[], Template][] {
-  switch (tree.kind) {
-    case 'literal':
-      return [];
-    case 'template':
-      return [[path, tree.template]];
-    case 'array':
-      return tree.items.flatMap((t, i) => treeTemplates(t, [...path, String(i)]));
-    case 'object':
-      return tree.entries.flatMap(([k, t]) => treeTemplates(t, [...path, k]));
-  }
 }

@@ -5,7 +5,7 @@
  */
 import { SYNC_ONLY_ACTIONS, type LoadedManifest } from './compile.ts';
 import { paramsSchema, recordSchema, type JsonSchema } from './schemas.ts';
-import { OPERATORS_BY_TYPE, type SearchType } from '../search/query.ts';
+import { OPERATORS_BY_TYPE, type SearchType } from './search-operators.ts';
 
 type Schema = Record<string, unknown>;
 

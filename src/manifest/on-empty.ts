@@ -10,7 +10,7 @@ import { LIST_ACTIONS, type ActionName, type CompiledAction } from './compile.ts
 
 type Path = (string | number)[];
 
-/** What on_empty needs of the loader's checker (load.ts): report a problem, compile a template in a scope. */
+/** What on_empty needs of the loader's checker (checks/checker.ts): report a problem, compile a template in a scope. */
 export interface OnEmptyChecker<S> {
   add(path: Path, message: string): void;
   template(path: Path, source: string, scope: S): Template | undefined;

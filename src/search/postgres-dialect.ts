@@ -5,7 +5,7 @@
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { PREPARED_SQL } from '../store/database.ts';
-import { recordSignature, signatureBits } from './compile.ts';
+import { recordSignature, signatureBits } from './signature.ts';
 import { KEYLESS_PAIR, type Executor, type PairRow, type SearchDialect, type ValueRow } from './dialect.ts';
 import type { ValueKind } from './query.ts';
 import { likeToSqlLike, type LikePart } from './text.ts';

@@ -5,9 +5,8 @@
  * only see this tree, whose field references all come from the manifest's search fields.
  */
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
+import { OPERATORS_BY_TYPE, type SearchType } from '../manifest/search-operators.ts';
 import { compareKey, likeText, parseLike, stripNul, words, type LikePart } from './text.ts';
-
-export type SearchType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';
 
 /** What the store needs to know about an entity: the manifest's primary key and search section. */
 export interface SearchEntityDef {
@@ -82,22 +81,10 @@ export const MAX_QUERY_WORDS = 32;
 export const MAX_PATH_SEGMENTS = 8;
 export const MAX_CURSOR_CHARS = 4096;
 
+export { OPERATORS_BY_TYPE, type SearchType };
+
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'fuzzy', 'keyword', 'contains', 'any', 'not', 'and', 'or'] as const;
 const FIELD_OPERATORS = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'fuzzy', 'keyword', 'contains']);
-
-/**
- * Operators each search type accepts on the field itself. Ordering needs one ordered value
- * (never an array, object or boolean); like/keyword/fuzzy need text; contains and any need an
- * array. A path inside an object or array field has no declared type: see PATH_OPERATORS.
- */
-export const OPERATORS_BY_TYPE: Record<SearchType, readonly string[]> = {
-  string: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'keyword', 'fuzzy'],
-  integer: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in'],
-  number: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in'],
-  boolean: ['eq', 'neq'],
-  object: ['eq', 'neq', 'in', 'like', 'keyword', 'fuzzy'],
-  array: ['eq', 'neq', 'in', 'like', 'keyword', 'fuzzy', 'contains', 'any'],
-};
 
 /** Operators a path inside an object or array field (or inside an `any` element) accepts. */
 export const PATH_OPERATORS: readonly string[] = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'like', 'keyword', 'fuzzy', 'contains', 'any'];

@@ -3,7 +3,8 @@
  * own to the SQLite file (a pool of its own on PostgreSQL), running the writes it is sent (one at
  * a time, in order, on SQLite; up to the pool's size at once on PostgreSQL) and answering each
  * with its result or its error. With `pages` it is also the sync worker: the pages of syncs run
- * here (src/sync/pages-worker.ts), their records written through the same turns.
+ * here (src/sync/pages-worker.ts, loaded from the module `pages.host` names: see pages-protocol.ts),
+ * their records written through the same turns.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readlinkSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { sql } from 'kysely';
 import { MAIN_WAITING, openDatabase, SQLITE_BUSY_TIMEOUT_MS, WORKER_HOLDING } from '../store/database.ts';
 import { RecordStore } from './record-store.ts';
 import { toWire, type RecordWriteOp } from './record-writer.ts';
-import { pagesHost, type PagesFetch } from '../sync/pages-worker.ts';
+import type { PagesFetch, PagesHostModule } from './pages-protocol.ts';
 import type { RetryPolicy } from '../http/index.ts';
 
 const data = workerData as {
@@ -24,7 +25,7 @@ const data = workerData as {
   writeGate?: Int32Array;
   mainFirstMs: number;
   /** The sync worker's transport and retry policy: present, the worker also runs syncs' pages. */
-  pages?: { fetch: PagesFetch; retry?: Partial<RetryPolicy> };
+  pages?: { host: string; fetch: PagesFetch; retry?: Partial<RetryPolicy> };
 };
 /**
  * Background work: on Linux this thread runs at a lower priority than the main thread, which
@@ -181,7 +182,7 @@ async function inSlot<T>(write: () => Promise<T>): Promise<T> {
 const pages =
   data.pages === undefined
     ? undefined
-    : pagesHost({
+    : ((await import(data.pages.host)) as PagesHostModule).pagesHost({
         port,
         fetch: data.pages.fetch,
         retry: data.pages.retry,

@@ -30,8 +30,7 @@ import { ERROR_CODES, SwitchboardError, type ErrorCode } from '../errors/index.t
 import { WORKER_HOLDING } from '../store/database.ts';
 import type { ChangeCounts } from './changes.ts';
 import { ThrottleRefused, type RetryPolicy, type Throttle } from '../http/index.ts';
-import type { PagesConnector, PagesFetch, ThrottledMessage } from '../sync/pages-worker.ts';
-import type { PagesJob, PartStored } from '../sync/pages.ts';
+import type { PagesConnector, PagesFetch, ThrottledMessage } from './pages-protocol.ts';
 import type { SearchEntityDef } from './query.ts';
 import { recordsWithinDepth } from './record-depth.ts';
 
@@ -61,10 +60,11 @@ export interface RecordWriterOptions {
   /** A worker that failed, exited or was terminated; default: ignored (the next call starts a new one). */
   onError?: (e: Error) => void;
   /**
-   * Make the worker the sync worker too (pages(), src/sync/pages-worker.ts): the upstream
-   * transport it builds (or the module that makes one), and the runtimes' retry policy.
+   * Make the worker the sync worker too (pages(), src/sync/pages-worker.ts): the URL of the
+   * module whose pagesHost runs the jobs there (pages-protocol.ts), the upstream transport it
+   * builds (or the module that makes one), and the runtimes' retry policy.
    */
-  pages?: { fetch: PagesFetch; retry?: Partial<RetryPolicy> | undefined };
+  pages?: { host: string; fetch: PagesFetch; retry?: Partial<RetryPolicy> | undefined };
 }
 
 /** A sync's pages not heard of, either way, for this long (ms): the worker is taken for stuck and replaced (the run fails and is retried). */
@@ -105,7 +105,7 @@ interface Pending {
   timer: NodeJS.Timeout;
   worker: Worker;
   /** A sync's pages: its parts' bookkeeping, and the deadline restarted at each message. */
-  pages?: { stored: (part: PartStored) => Promise<void>; rearm: () => void; failed?: Error };
+  pages?: { stored: (part: never) => Promise<void>; rearm: () => void; failed?: Error };
 }
 
 /** A connector whose pages run in the worker: its main-thread throttle, and the acquires in flight. */
@@ -172,9 +172,10 @@ export class RecordWriter {
    * Run one entity's pages of a sync in the worker (src/sync/pages-worker.ts): it fetches,
    * hydrates and stores them; `stored` runs here after each part (the next waits for it), and
    * the connector's upstream requests wait for `throttle` here. Resolves when the pages are done;
-   * rejects with the job's error, or when `signal` aborts it.
+   * rejects with the job's error, or when `signal` aborts it. The job and its parts are the sync
+   * module's plain data (src/sync/pages.ts), carried as they are.
    */
-  pages(connector: PagesConnector, job: PagesJob, stored: (part: PartStored) => Promise<void>, throttle: Throttle | null, signal?: AbortSignal): Promise<void> {
+  pages<Job, Part>(connector: PagesConnector, job: Job, stored: (part: Part) => Promise<void>, throttle: Throttle | null, signal?: AbortSignal): Promise<void> {
     if (this.#options.pages === undefined) return Promise.reject(new Error('this record writer does not run syncs'));
     if (throttle !== null) this.#throttles.set(connector.id, { throttle, acquires: new Map() });
     this.pagesRun++;
@@ -250,7 +251,7 @@ export class RecordWriter {
     // The calls waiting for it keep the process alive, not the worker itself.
     worker.unref();
     trackWorker(worker);
-    worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: PartStored; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number; upstream?: UpstreamReport }) => {
+    worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: unknown; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number; upstream?: UpstreamReport }) => {
       if (m.upstream !== undefined) {
         replayUpstream(m.upstream);
         return;
@@ -269,7 +270,7 @@ export class RecordWriter {
         pages.rearm();
         if (pages.failed !== undefined) return;
         const part = m.part;
-        void pages.stored(part).then(
+        void pages.stored(part as never).then(
           () => {
             pages.rearm();
             worker.postMessage({ op: 'pages-ack', id: m.id, now: this.#now() });
@@ -314,7 +315,7 @@ export class RecordWriter {
     if (failed) this.#options.onError?.(e);
   }
 
-  #call(op: RecordWriteOp, stored?: (part: PartStored) => Promise<void>): Promise<unknown> {
+  #call(op: RecordWriteOp, stored?: (part: never) => Promise<void>): Promise<unknown> {
     if (this.#closed) return Promise.reject(new Error('the record writer is closed'));
     const worker = (this.#worker ??= this.#start());
     const id = ++this.#next;

@@ -1,12 +1,12 @@
 /**
  * `any` (a condition on each element of an array of objects) where element positions cannot
- * answer it (see RecordStore's #elementsPlaced and compile.ts, elementCompilable: keyword or
+ * answer it (see elementsPlaced in search-plan.ts and elementCompilable in compile-elements.ts: keyword or
  * fuzzy or a nested any inside, a condition an element without values meets, a first array above
  * its path, values stored before migration 0005). The store then runs a relaxed filter in SQL —
  * one every match of the real filter also matches, with each condition inside an `any` moved onto
  * the record's values at the element's path — and confirms each candidate with the reference
  * semantics (reference.ts) before it goes on a page. */
-import { elementPath } from './compile.ts';
+import { elementPath } from './compile-elements.ts';
 import type { FieldRef, Filter } from './query.ts';
 
 /** True when a filter contains an `any` (its candidates must be confirmed record by record). */

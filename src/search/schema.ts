@@ -35,7 +35,7 @@
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
-import { signatureBits } from './compile.ts';
+import { signatureBits } from './signature.ts';
 import { gramTokens, textTrigrams } from './text.ts';
 
 async function sqliteUp(db: Kysely<unknown>): Promise<void> {

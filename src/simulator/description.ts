@@ -24,7 +24,7 @@ export interface Parameter {
   required: boolean;
   /** JSON pointer of the schema inside the description. */
   schemaRef: string | undefined;
-  /** `style: deepObject` (Stripe's `created[gt]=1`, `expand[]=a`): bracketed keys make one value. */
+  /** `style: deepObject` (e.g. `created[gt]=1`, `expand[]=a`): bracketed keys make one value. */
   deepObject?: boolean;
 }
 
@@ -37,7 +37,7 @@ export interface Operation {
   params: Parameter[];
   /** Pointer of the request body schema (JSON, else form-encoded); undefined when the operation takes none. */
   bodyRef: string | undefined;
-  /** How the body is encoded: JSON, or application/x-www-form-urlencoded with deepObject keys (Stripe, Slack). */
+  /** How the body is encoded: JSON, or application/x-www-form-urlencoded with deepObject keys (as some vendors take them). */
   bodyEncoding?: 'json' | 'form';
   bodyRequired: boolean;
   /** Pointer of the success (2xx) JSON response schema, and its status. */
@@ -296,7 +296,7 @@ export class Description {
         }
       } else if (p.in === 'header') raw = req.headers[p.name.toLowerCase()];
       if (raw === undefined) {
-        // A parameter that carries the credential (Slack's token) is satisfied by the Authorization header.
+        // A parameter that carries the credential (e.g. token) is satisfied by the Authorization header.
         if (p.required && p.in !== 'header' && !(options.credentialParams ?? []).includes(p.name)) return { status: 400, code: 'missing', message: `${p.name} is a required ${p.in} parameter`, field: p.name };
         continue;
       }
@@ -365,7 +365,7 @@ export class Description {
 
 /**
  * Decode form or query entries with bracketed keys (OpenAPI `style: deepObject, explode: true`, as
- * Stripe and qs/Rack write them) into one JSON tree of strings: `metadata[plan]=pro` →
+ * qs and Rack write them) into one JSON tree of strings: `metadata[plan]=pro` →
  * `{metadata: {plan: "pro"}}`, `expand[]=a&expand[]=b` → `{expand: ["a", "b"]}`,
  * `items[0][price]=p` → `{items: [{price: "p"}]}` (an object whose keys are 0..n-1 is an array).
  * Repeated plain keys become arrays.

@@ -35,7 +35,7 @@ const paramsOf = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/g)].
  * resource listed both at the top and under a parent, as Asana's `/projects` and
  * `/workspaces/{gid}/projects`, is linked only through the nested one). `idFieldOf` gives a
  * resource's id field (a single-id item path names it); `keyOf` the sidecar's `key` of a resource
- * whose item path has several ids (GitHub's `{owner: owner.login, repo: name}`).
+ * whose item path has several ids (e.g. `{owner: owner.login, repo: name}`).
  */
 export function parentLinks(
   operations: readonly LinkOperation[],

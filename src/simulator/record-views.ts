@@ -2,9 +2,9 @@
  * What a record answer of the OpenAPI simulator shows, beyond the stored record itself:
  *
  * - fields answered only when a query parameter asks for them (the sidecar's
- *   `resources.<name>.include`: Granola's transcript, with `include=transcript`);
+ *   `resources.<name>.include`: a vendor's transcript, with `include=transcript`);
  * - list items cut to the item schema when that schema is another than the record's and allows
- *   no other properties (`additionalProperties: false`: Granola's NoteSummary in its list);
+ *   no other properties (`additionalProperties: false`: a vendor's NoteSummary in its list);
  * - the list order (`pagination.order`: `stored`, or `newest_first`, last stored first).
  */
 import type { Description, Json } from './description.ts';

@@ -6,7 +6,7 @@
  *   records, operators allowed per value type of the field, a sort, and cursor pages; the
  *   response is the rule's template filled in. A rule may instead read structured filter groups
  *   (`filter_groups`: a list of groups of which any may match, each a list of filters that must
- *   all match: HubSpot's filterGroups), look fields up under a record field (`fields_at`), take a
+ *   all match: a vendor's filterGroups), look fields up under a record field (`fields_at`), take a
  *   free-text query (`text`) and a list of sort keys (`sort.list`).
  * - `scroll` rules: a server-side cursor over a whole resource ("one scroll open at a time"):
  *   the first request opens it, every later one sends its parameter back, an idle scroll expires,

@@ -1,7 +1,7 @@
 /**
  * Shared plumbing for the upstream API simulators: a node:http server on a loopback port,
  * JSON helpers, a request log, a token bucket, and per-test fault injection (status codes with
- * headers, latency, malformed bodies). Each simulator (Granola, Intercom, Monday) is a handler
+ * headers, latency, malformed bodies). Each simulator (the generic ones, a connector's own) is a handler
  * on top of this; the same simulators back tests, `switchboard sandbox` and the benchmarks.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

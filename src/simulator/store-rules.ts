@@ -6,7 +6,7 @@
  *   emails are): a create or update that would repeat a value answers 409 `conflict` with the
  *   rule's message, whose `{{id}}` is the record that holds it and `{{field}}` the field.
  * - `upsert`: a field of the create body naming the record the create updates instead, when a
- *   record already holds that value (Intercom's POST /companies by company_id).
+ *   record already holds that value (e.g. POST /companies by company_id).
  * - `parent` of a nested collection (`/contacts/{contact_id}/notes`): the record the path
  *   parameter names must exist (else the parameter's 404), and `append` adds a reference to each
  *   created record to a list of that parent (`to`, a dotted path to an array; `item`, a template

@@ -15,41 +15,14 @@
  * maxWaitMs}; {throttle: 'release', n}; {throttle: 'pause', connectorId, ms}; and the job's end,
  * {id, result: null} or {id, error}.
  */
-import type { MessagePort } from 'node:worker_threads';
 import { ConnectorRuntime } from '../engine/index.ts';
-import { ThrottleRefused, type AcquireOptions, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
-import { createUpstreamTransport, type UpstreamTransportOptions } from '../http/upstream-transport.ts';
+import { ThrottleRefused, type AcquireOptions, type FetchLike, type Throttle } from '../http/index.ts';
+import { createUpstreamTransport } from '../http/upstream-transport.ts';
 import { loadManifestFile, type LoadedManifest } from '../manifest/index.ts';
 import { searchDef } from './apply.ts';
 import { reportUpstreamTo } from '../observe/worker-upstream.ts';
 import { syncPages, type PagesJob, type PartStored } from './pages.ts';
-import type { UpsertCounts } from './types.ts';
-
-/** What a job needs to build the connector's runtime (plain data). */
-export interface PagesConnector {
-  id: string;
-  /** The manifest's file, loaded here once. */
-  file: string;
-  authVariant: string;
-  credentials: Record<string, unknown>;
-  /** The row's credentials as stored: a cached runtime is reused while they are unchanged. */
-  version: string;
-  baseUrl?: string | undefined;
-  deadlineMs: number;
-  /** Whether the main thread throttles the connector (its throttle is asked for each request). */
-  throttled: boolean;
-}
-
-/** The sync worker's upstream transport: the service's own (its options), or a module's (a test or bench routing requests). */
-export type PagesFetch = { transport: UpstreamTransportOptions } | { module: string; data?: unknown };
-
-/** The main thread's answer to an acquire. */
-export interface ThrottledMessage {
-  op: 'throttled';
-  n: number;
-  refused?: { reason: ThrottleRefused['reason']; waitMs: number };
-  error?: { name: string; message: string };
-}
+import type { PagesConnector, PagesHost, PagesHostOptions, ThrottledMessage } from '../search/pages-protocol.ts';
 
 export type PagesMessage =
   | { op: 'pages'; id: number; now: number; connector: PagesConnector; job: PagesJob; observe?: boolean }
@@ -61,26 +34,8 @@ export type PagesMessage =
 /** Runtimes kept for connectors that sync again (a minted token is kept with its runtime). */
 const MAX_RUNTIMES = 1_000;
 
-export interface PagesHostOptions {
-  port: MessagePort;
-  fetch: PagesFetch;
-  retry?: Partial<RetryPolicy> | undefined;
-  /** Store a part's records (in the writer's turns), and delete by id. */
-  upsert(connectorId: string, entity: string, def: ReturnType<typeof searchDef>, records: Record<string, unknown>[], syncRun: string): Promise<UpsertCounts>;
-  deleteRecords(connectorId: string, entity: string, ids: string[]): Promise<number>;
-  /** The store's clock, from the main thread's latest message. */
-  setNow(now: number): void;
-  toWire(e: unknown): unknown;
-}
-
-export interface PagesHost {
-  /** Handle a message of this protocol; false when it is not one. */
-  handle(m: { op: string }): boolean;
-  /** Jobs running, to wait for on close. */
-  readonly running: Set<Promise<void>>;
-  /** Stop every job (the worker is closing) and the transport. */
-  close(): Promise<void>;
-}
+/** This module's URL: what RecordWriterOptions.pages.host names, so that the record writer's worker runs these hosts. */
+export const PAGES_HOST_MODULE = import.meta.url;
 
 export function pagesHost(o: PagesHostOptions): PagesHost {
   const manifests = new Map<string, LoadedManifest>();

@@ -1,6 +1,6 @@
 /** `switchboard check`: the credential check from the command line, against the Granola simulator. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
 
 let sim: GranolaSimulator;

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { SIMULATORS } from '../../src/sandbox/index.ts';
+import { SIMULATORS } from '../../src/simulator/sandbox.ts';
 import { freePortBlock } from '../helpers/ports.ts';
 import { runNode, runSwitchboard, startSwitchboard, SWITCHBOARD_BIN } from '../helpers/process.ts';
 

@@ -15,11 +15,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, getConnector, SwitchboardError, type HostedClient } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { createAjv, SYNC_ONLY_ACTIONS } from '../../src/manifest/index.ts';
-import type { AnySimulator } from '../../src/sandbox/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import type { AnySimulator } from '../../src/simulator/sandbox.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { defaultServiceConfig, grantOrganization, type CreatedApplication } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, startHarness, testRegistry, type Harness } from '../service/helpers.ts';
 
 type Rec = Record<string, unknown>;

@@ -15,7 +15,9 @@ import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../..
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
@@ -356,8 +358,8 @@ describe('expiring user tokens (a GitHub App that opts in)', () => {
 
 // ---------------------------------------------------------------- sync, on each database
 
-for (const [name, open, skipped] of dialectCases())
-describe.skipIf(skipped !== undefined)(`github sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('github sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
   let tdb: TestDatabase;
   let store: RecordStore;
   let upstream: OpenApiSimulator;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect, SwitchboardError } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 const ajv = createAjv();
 const recordSchema = JSON.parse(readFileSync('generated/granola/schemas/notes.record.json', 'utf8')) as Record<string, unknown>;
@@ -77,11 +77,6 @@ describe('granola notes', () => {
     expect((err as SwitchboardError).code).toBe('upstream_not_found');
     expect((err as SwitchboardError).details['upstream_status']).toBe(404);
     expect((err as SwitchboardError).details['upstream_body']).toBeTruthy();
-  });
-
-  it('a bad API key is upstream_credentials_rejected', async () => {
-    const c = connect('granola', { credentials: { api_key: 'grn_wrong' }, baseUrl: sim.url });
-    await expect(c.execute('notes', 'list')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
   });
 
   it('a 429 is upstream_rate_limited with Granola\'s message, marked not executed (error rule), and retried after Retry-After', async () => {

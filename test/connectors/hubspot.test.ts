@@ -17,7 +17,9 @@ import { loadSidecar } from '../../src/simulator/sidecar.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
@@ -311,8 +313,8 @@ describe('hubspot auth and check', () => {
 });
 
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
-for (const [name, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`hubspot sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('hubspot sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
     let tdb: TestDatabase;
     let store: RecordStore;
     let upstream: OpenApiSimulator;

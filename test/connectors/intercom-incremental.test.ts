@@ -9,12 +9,14 @@ import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorRuntime, getConnector } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
-import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 
 type Rec = Record<string, unknown>;
 const manifest = getConnector('intercom');
@@ -126,8 +128,8 @@ describe('intercom sync-only actions', () => {
 });
 
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
-for (const [name, open, skipped] of dialectCases())
-describe.skipIf(skipped !== undefined)(`intercom incremental sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('intercom incremental sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
   let tdb: TestDatabase;
   let store: RecordStore;
   let requests: { method: string; path: string }[] = [];

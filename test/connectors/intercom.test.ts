@@ -9,7 +9,7 @@ import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts
 import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { SYNC_ONLY_ACTIONS, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { projectDocument, searchDefOf } from '../../src/search/index.ts';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { failure } from '../helpers/errors.ts';
 import { recordChecker } from '../helpers/records.ts';
 

@@ -16,7 +16,9 @@ import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulato
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, any>;
@@ -355,8 +357,8 @@ describe('errors and rate limits', () => {
   });
 });
 
-for (const [name, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`jira sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('jira sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
     let tdb: TestDatabase;
     let store: RecordStore;
     let upstream: OpenApiSimulator;

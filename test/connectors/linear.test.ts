@@ -18,7 +18,9 @@ import { startGraphqlSimulator, type GraphqlSimulator } from '../../src/simulato
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 
 type Rec = Record<string, any>;
 
@@ -98,26 +100,7 @@ describe('the manifest', () => {
 });
 
 describe('every entity × action through the interpreter', () => {
-  for (const [entity, type] of Object.entries(TYPES)) {
-    it(`${entity}.list: the first page, valid records, the live records of the simulator`, async () => {
-      const page = await list(entity, { first: 3 });
-      expectValid(entity, page.data as Rec[]);
-      expect(page.data).toHaveLength(Math.min(3, stored(type).length));
-      const everything = await all(entity, { first: 4 });
-      expect(everything.map((r) => r['id']).sort()).toEqual(stored(type).map((r) => r['id']).sort());
-    });
-
-    it(`${entity}.get: one record by id, the same as listed; an unknown id is upstream_not_found`, async () => {
-      const listed = (await list(entity, { first: 1 })).data[0] as Rec;
-      const got = (await one(entity, 'get', { id: listed['id'] })).data as Rec;
-      expectValid(entity, [got]);
-      expect(got).toEqual(listed);
-      const e = await failure(one(entity, 'get', { id: 'no-such-id' }));
-      expect(e.code).toBe('upstream_not_found');
-      expect(e.message).toContain(`Entity not found: ${type}`);
-    });
-  }
-
+  // list, get and an unknown id of every entity: test/conformance/connectors.test.ts.
   it('issues.create then get and update: the created issue reads back, in its team, with the team default state', async () => {
     const team = stored('Team')[1] as Rec;
     const assignee = stored('User')[2] as Rec;
@@ -319,8 +302,8 @@ describe('errors, rate limits and auth', () => {
   });
 });
 
-for (const [dialect, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`sync on ${dialect}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('sync on %s', (dialect) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(dialect, groups);
     it('full sync of every entity, then incremental: an edit and a new issue come in, an archived issue leaves search', async () => {
       const s = await startGraphqlSimulator({ schema: SCHEMA, sidecar: SIDECAR, seed: 23, rateLimit: false });
       const tdb = await open();

@@ -9,8 +9,8 @@ import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
 import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
-import { boardOrder, type ItemRec } from '../../src/sandbox/monday/data.ts';
-import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
+import { boardOrder, type ItemRec } from '../../connectors/monday/simulator/data.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';
 import { failure } from '../helpers/errors.ts';
 
 type Rec = Record<string, unknown>;

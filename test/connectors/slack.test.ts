@@ -15,7 +15,9 @@ import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator, type Resourc
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
@@ -280,8 +282,8 @@ describe('slack errors inside 200 bodies, rate limits, auth and check', () => {
 });
 
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
-for (const [name, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`slack sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('slack sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
     let tdb: TestDatabase;
     let store: RecordStore;
     let engine: SyncEngine;

@@ -15,12 +15,14 @@ import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
-import { credentialsFromTokens } from '../../src/service/oauth-flow.ts';
+import { credentialsFromTokens } from '../../src/service/connectors/oauth-flow.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
@@ -373,8 +375,8 @@ describe('auth variants and the credential check', () => {
   });
 });
 
-for (const [name, open, skipped] of dialectCases())
-  describe.skipIf(skipped !== undefined)(`stripe sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('stripe sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
     let tdb: TestDatabase;
     let store: RecordStore;
     const engines: SyncEngine[] = [];

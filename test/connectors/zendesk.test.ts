@@ -15,7 +15,9 @@ import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulato
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
-import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect } from '../helpers/dialects.ts';
+import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
 
 type Rec = Record<string, unknown>;
@@ -361,8 +363,8 @@ describe('zendesk: incremental exports (sync-only actions)', () => {
 });
 
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
-for (const [name, open, skipped] of dialectCases())
-describe.skipIf(skipped !== undefined)(`zendesk sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+describeEachDialect('zendesk sync on %s', (name) => {
+  const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
   let tdb: TestDatabase;
   let store: RecordStore;
   let upstream: OpenApiSimulator;

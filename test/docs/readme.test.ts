@@ -24,7 +24,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { SIMULATORS } from '../../src/sandbox/index.ts';
+import { SIMULATORS } from '../../src/simulator/sandbox.ts';
 import { freePortBlock } from '../helpers/ports.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

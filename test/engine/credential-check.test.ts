@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/index.ts';
 import { loadManifestText, ManifestError } from '../../src/manifest/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
-import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';
 import { failure } from '../helpers/errors.ts';
 
 let granola: GranolaSimulator;

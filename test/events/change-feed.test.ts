@@ -9,8 +9,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
-import { describeEachDialect, openApiErrors, startHarness, type Harness, type Reply } from '../service/helpers.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
+import { describeEachDialect, openApiErrors, startHosted, type Harness, type Reply } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const RECORDS = '/api/v1/integrations/connectors/{connector_id}/records';
@@ -25,9 +25,7 @@ describeEachDialect('change feed on %s', (dialect) => {
 
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 12, rateLimit: false });
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { granola: { baseUrl: sim.url } } } });
-    app = await h.createApp('org-feed');
-    token = await h.token(app);
+    ({ h, app, token } = await startHosted(dialect, { org: 'org-feed', upstreams: { granola: sim.url } }));
     const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;

@@ -13,7 +13,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { PENDING_FAILURES, RESOLVE_BATCH } from '../../src/webhooks/attribution.ts';
 import type { WebhooksInTables } from '../../src/webhooks/migrations.ts';
 import { describeEachDialect, openApiErrors, startHarness, type Harness, type Reply } from '../service/helpers.ts';

@@ -9,8 +9,8 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
-import { describeEachDialect, startHarness, type Harness } from '../service/helpers.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
+import { describeEachDialect, startHosted, type Harness } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 
@@ -38,8 +38,7 @@ describeEachDialect('connector lifecycle events on %s', (dialect) => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, eventsDelivery: false, webhookAllowPrivateAddresses: true, connectorTypes: { intercom: { baseUrl: intercom.url } } } });
-    token = await h.token(await h.createApp('org-life'));
+    ({ h, token } = await startHosted(dialect, { org: 'org-life', upstreams: { intercom: intercom.url }, config: { eventsDelivery: false, webhookAllowPrivateAddresses: true } }));
     const ep = await h.request('POST', '/api/v1/webhook-endpoints', { token, body: { url, events: ['connector.created', 'connector.auth_failed', 'connector.reconnected', 'sync.failed'] } });
     expect(ep.status, ep.text).toBe(201);
     secret = ep.body.secret;

@@ -11,8 +11,8 @@
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
-import { describeEachDialect, startHarness, type Harness, type Reply } from '../service/helpers.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';
+import { describeEachDialect, startHosted, type Harness, type Reply } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const SIGNING_SECRET = 'monday-app-signing-secret-for-tests';
@@ -38,8 +38,7 @@ describeEachDialect('monday webhooks in on %s', (dialect) => {
 
   beforeAll(async () => {
     sim = await startMondaySimulator({ size: 10 });
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { monday: { baseUrl: sim.url, webhookSecret: SIGNING_SECRET } } } });
-    token = await h.token(await h.createApp('org-monday-hooks'));
+    ({ h, token } = await startHosted(dialect, { org: 'org-monday-hooks', upstreams: { monday: sim.url }, config: { connectorTypes: { monday: { webhookSecret: SIGNING_SECRET } } } }));
     const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'monday', name: 'm', credentials: { api_key: sim.apiKey } } });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;

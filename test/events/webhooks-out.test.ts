@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { describeEachDialect, openApiErrors, startHarness, type Harness } from '../service/helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

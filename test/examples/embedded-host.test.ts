@@ -8,8 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHost } from '../../examples/embedded-host/server.ts';
 import { connectorRegistry, SYNC_ONLY_ACTIONS } from '../../src/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
-import { startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
+import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { startAcmeProvider, type AcmeProvider } from '../service/fixtures/acme-provider.ts';
 import { describeEachDialect, freshDatabase, TEST_ENCRYPTION_KEY, testRegistry, type TestDatabase } from '../service/helpers.ts';
 

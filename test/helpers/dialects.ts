@@ -11,12 +11,23 @@ export type DialectName = 'sqlite' | 'postgres';
 export const PG_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL']?.trim() || undefined;
 export { PG_SKIP_REASON } from './postgres-skip.ts';
 
-/** `describe.each` over both dialects; `%s` in the title is the dialect. */
+/** Every dialect a suite runs on, in order. */
+export const DIALECTS: readonly DialectName[] = ['sqlite', 'postgres'];
+
+/** Why a dialect's suite is skipped here (PostgreSQL without SWITCHBOARD_TEST_POSTGRES_URL), or undefined when it runs. */
+export function dialectSkipReason(dialect: DialectName): string | undefined {
+  return dialect === 'postgres' && PG_URL === undefined ? PG_SKIP_REASON : undefined;
+}
+
+/**
+ * The one loop over the dialects: a `describe` per dialect, `%s` in the title being the dialect;
+ * a skipped one says why in its title.
+ */
 export function describeEachDialect(title: string, fn: (dialect: DialectName) => void): void {
-  for (const dialect of ['sqlite', 'postgres'] as const) {
-    const skip = dialect === 'postgres' && PG_URL === undefined;
-    const name = title.replace('%s', dialect) + (skip ? ` (${PG_SKIP_REASON})` : '');
-    describe.skipIf(skip)(name, () => fn(dialect));
+  for (const dialect of DIALECTS) {
+    const skip = dialectSkipReason(dialect);
+    const name = title.replace('%s', dialect) + (skip !== undefined ? ` (${skip})` : '');
+    describe.skipIf(skip !== undefined)(name, () => fn(dialect));
   }
 }
 

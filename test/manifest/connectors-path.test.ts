@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { connect, connectorRegistry, getConnector, setConnectorsPath } from '../../src/index.ts';
 import { connectorsPath, manifestFiles } from '../../src/manifest/index.ts';
-import { startGranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 // Granola's manifest without its vendor description (openapi.yaml stays in connectors/granola).
 const { vendor_description: _vd, ...GRANOLA } = parse(readFileSync('connectors/granola/connector.yaml', 'utf8')) as Record<string, unknown>;

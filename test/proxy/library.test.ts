@@ -7,7 +7,7 @@ import { connect } from '../../src/client/library.ts';
 import { ConnectorRuntime } from '../../src/engine/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { connectorRegistry, loadManifestText, type LoadedManifest } from '../../src/manifest/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { startTestApi, testManifest, type TestApi } from '../fixtures/testapi-server.ts';
 import { failure } from '../helpers/errors.ts';
 import { mutate } from '../helpers/manifest.ts';

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBackend } from '../../src/mcp/local.ts';
 import { createMcpServer } from '../../src/mcp/server.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 describe('the MCP proxy tool', () => {
   let sim: GranolaSimulator;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaNote, type GranolaNoteSummary, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaNote, type GranolaNoteSummary, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 interface ListBody {
   notes: GranolaNoteSummary[];

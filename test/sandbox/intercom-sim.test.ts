@@ -5,7 +5,7 @@
  * the OAuth flow.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
+import { INTERCOM_DESCRIPTION, startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
 interface Reply {

@@ -3,8 +3,8 @@
  * auth, cursor pagination, complexity, mutations, OAuth, determinism and size.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { boardOrder } from '../../src/sandbox/monday/data.ts';
-import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
+import { boardOrder } from '../../connectors/monday/simulator/data.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';
 
 type Json = Record<string, any>;
 

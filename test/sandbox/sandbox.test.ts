@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectorRuntime } from '../../src/engine/index.ts';
 import { getConnector } from '../../src/manifest/index.ts';
-import { describedSimulators, printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/sandbox/index.ts';
+import { describedSimulators, printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/simulator/sandbox.ts';
 import { freePortBlock } from '../helpers/ports.ts';
 
 /**

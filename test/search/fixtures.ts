@@ -1,6 +1,6 @@
 /** Search test data: an entity definition covering every search type, hand-made records, and seeded random data and queries. */
 import type { SearchEntityDef } from '../../src/search/index.ts';
-import { seededRandom } from '../../src/sandbox/sim-server.ts';
+import { seededRandom } from '../../src/simulator/sim-server.ts';
 
 export const DEF: SearchEntityDef = {
   primaryKey: 'id',

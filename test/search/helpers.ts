@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { PG_SKIP_REASON, postgresAdmin } from '../helpers/dialects.ts';
+import { DIALECTS, dialectSkipReason, postgresAdmin } from '../helpers/dialects.ts';
 import { migrate, openDatabase, type Database, type MigrationGroup } from '../../src/store/database.ts';
 import { parseSearchParams, projectDocument, searchInMemory, searchMigrations, type RecordStore, type SearchEntityDef } from '../../src/search/index.ts';
 import { expect } from 'vitest';
@@ -44,16 +44,18 @@ async function openPostgres(groups: MigrationGroup[] = [searchMigrations]): Prom
   };
 }
 
+/** A fresh database of the dialect, with these migration groups applied (default: the search group). */
+export function openTestDatabase(dialect: 'sqlite' | 'postgres', groups?: MigrationGroup[]): Promise<TestDatabase> {
+  return dialect === 'sqlite' ? openSqlite(groups) : openPostgres(groups);
+}
+
 /**
- * The dialects to run a suite on, each with the reason it is skipped (PostgreSQL without
- * SWITCHBOARD_TEST_POSTGRES_URL), so a skipped suite shows in the report as skipped.
+ * The dialects to run a suite on (test/helpers/dialects.ts: DIALECTS), each with its opener and
+ * the reason it is skipped, for `describe.each`; describeEachDialect is the same loop for a suite
+ * that takes the dialect's name.
  */
 export function dialectCases(): (readonly [...DialectCase, string | undefined])[] {
-  const pgMissing = POSTGRES_URL === undefined || POSTGRES_URL === '';
-  return [
-    ['sqlite', openSqlite, undefined],
-    ['postgres', openPostgres, pgMissing ? PG_SKIP_REASON : undefined],
-  ];
+  return DIALECTS.map((d) => [d, (groups?: MigrationGroup[]) => openTestDatabase(d, groups), dialectSkipReason(d)] as const);
 }
 
 /**

@@ -14,7 +14,7 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signatureBits } from '../../src/search/compile.ts';
+import { signatureBits } from '../../src/search/signature.ts';
 import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { DEF, rng } from './fixtures.ts';

@@ -4,9 +4,9 @@
  * simulator upstream. SQLite always, PostgreSQL when configured.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { AirbyteSdkClient, SdkError, type SentRequest } from '../helpers/airbyte-sdk.ts';
-import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
+import { describeEachDialect, startHosted, type Harness } from './helpers.ts';
 
 const GRANOLA_DEFINITION_ID = '9023923c-002f-4131-9554-3ebdf56540a4';
 const WORKSPACE = 'acme corp';
@@ -31,8 +31,9 @@ describeEachDialect("Airbyte's agent SDK replayed against the service on %s", (d
 
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 12, rateLimit: false });
-    h = await startHarness(dialect, { config: { syncScheduler: true, upstreamThrottle: false, connectorTypes: { granola: { baseUrl: sim.url } } } });
-    const app = await h.createApp('org-airbyte');
+    const hosted = await startHosted(dialect, { org: 'org-airbyte', upstreams: { granola: sim.url }, config: { syncScheduler: true } });
+    h = hosted.h;
+    const app = hosted.app;
     organizationId = app.organization_id;
     sdk = new AirbyteSdkClient({ baseUrl: `${h.url}/`, clientId: app.client_id, clientSecret: app.client_secret, organizationId, onRequest: (r) => sent.push(r) });
   });

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
+import { describeEachDialect, startHosted, type Harness } from './helpers.ts';
 
 const SESSIONS = '/api/v1/integrations/connect/sessions';
 const CONNECTORS = '/api/v1/integrations/connectors';
@@ -61,8 +61,7 @@ describeEachDialect('Connect session single use on %s', (dialect) => {
 
   beforeAll(async () => {
     upstream = await gatedUpstream();
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { granola: { baseUrl: upstream.url } } } });
-    token = await h.token(await h.createApp('single-use-org'));
+    ({ h, token } = await startHosted(dialect, { org: 'single-use-org', upstreams: { granola: upstream.url } }));
   });
   afterAll(async () => {
     await h?.close();

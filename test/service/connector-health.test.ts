@@ -4,10 +4,10 @@
  * auth_failed from execute and sync, and the scheduler leaving auth_failed connectors alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IntercomSimulator } from '../../src/sandbox/intercom/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
+import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, openApiErrors, PG_URL, startHarness, testRegistry, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

@@ -8,10 +8,10 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectTables } from '../../src/service/connect/connect-migrations.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { createApplication } from '../../src/service/index.ts';
-import { customerScopeHook } from '../../src/service/customers.ts';
-import { describeEachDialect, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
+import { customerScopeHook } from '../../src/service/connectors/customers.ts';
+import { describeEachDialect, openApiErrors, startHarness, startHosted, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const SCOPED = '/api/v1/account/applications/scoped-token';
@@ -32,8 +32,7 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
 
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 6, rateLimit: false });
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { granola: { baseUrl: sim.url } } } });
-    token = await h.token(await h.createApp('org-customers'));
+    ({ h, token } = await startHosted(dialect, { org: 'org-customers', upstreams: { granola: sim.url } }));
     for (const customer of ['acme', 'globex', '50%_off', 'ACME labs']) {
       const r = await create({ customer_name: customer, connector_type: 'granola' });
       expect(r.status, r.text).toBe(201);

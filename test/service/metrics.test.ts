@@ -10,9 +10,9 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
-import { METRIC_FAMILIES } from '../../src/service/metrics.ts';
-import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
+import { METRIC_FAMILIES } from '../../src/service/ops/metrics.ts';
+import { describeEachDialect, startHosted, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const METRICS_TOKEN = 'metrics-token-for-tests-3f9a1c';
@@ -64,21 +64,22 @@ describeEachDialect('metrics on %s', (dialect) => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    h = await startHarness(dialect, {
+    const hosted = await startHosted(dialect, {
+      org: 'org-metrics-secret-name',
+      upstreams: { granola: sim.url },
       config: {
-        upstreamThrottle: false,
         eventsDelivery: false,
         // The receiver is on loopback: tenant endpoints there need the operator's opt-in.
         webhookAllowPrivateAddresses: true,
         metricsPort: 0,
         metricsToken: METRICS_TOKEN,
-        connectorTypes: { granola: { baseUrl: sim.url }, intercom: { oauth: { clientId: 'intercom-app', clientSecret: INTERCOM_SECRET } } },
+        connectorTypes: { intercom: { oauth: { clientId: 'intercom-app', clientSecret: INTERCOM_SECRET } } },
       },
     });
-    const app = await h.createApp('org-metrics-secret-name');
+    ({ h, token } = hosted);
+    const app = hosted.app;
     appId = app.client_id;
     orgId = (await h.service.database.db.selectFrom('organizations').select('id').executeTakeFirstOrThrow()).id;
-    token = await h.token(app);
     const e = await h.request('POST', '/api/v1/webhook-endpoints', { token, body: { url: receiverUrl, events: ['sync.completed'] } });
     expect(e.status, e.text).toBe(201);
     endpointSecret = e.body.secret;

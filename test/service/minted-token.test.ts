@@ -7,7 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
-import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
+import { describeEachDialect, startHosted, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const DESCRIPTION = new URL('../../connectors/github/openapi.json', import.meta.url).pathname;
@@ -22,8 +22,7 @@ describeEachDialect('a GitHub App connector (minted_bearer) in the hosted servic
   beforeAll(async () => {
     sim = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: SIDECAR, seed: 9, jwtKeys: { '77': publicKey } });
     sim.setRateLimit(false);
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { github: { baseUrl: sim.url } } } });
-    token = await h.token(await h.createApp('app-org'));
+    ({ h, token } = await startHosted(dialect, { org: 'app-org', upstreams: { github: sim.url } }));
   });
   afterAll(async () => {
     await h?.close();

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
 import type { CreatedApplication } from '../../src/service/index.ts';
-import { describeEachDialect, fakeUpstream, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
+import { describeEachDialect, fakeUpstream, openApiErrors, startHosted, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const PERMISSIONS = '/api/v1/account/permissions';
@@ -30,9 +30,7 @@ describeEachDialect('permissions on %s', (dialect) => {
         res.end('{"notes":[{"id":"not_1"}],"hasMore":false,"cursor":null}');
       });
     });
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, mcpProxy: true, connectorTypes: { granola: { baseUrl: `${up.url}/base` } } } });
-    app = await h.createApp(`perms-${dialect}`);
-    token = await h.token(app);
+    ({ h, app, token } = await startHosted(dialect, { org: `perms-${dialect}`, upstreams: { granola: `${up.url}/base` }, config: { mcpProxy: true } }));
     const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: 'acme', customer_name: 'acme', connector_type: 'granola', credentials: { api_key: 'grn_perm_key' } } });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;

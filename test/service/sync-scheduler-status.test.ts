@@ -6,7 +6,7 @@
  * again. SQLite always, PostgreSQL when configured.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { describeEachDialect, openApiErrors, startHarness, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

@@ -4,9 +4,9 @@
  * the connector removes them. SQLite always, PostgreSQL when configured.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
-import { describeEachDialect, openApiErrors, startHarness, type Harness, type Reply } from './helpers.ts';
+import { describeEachDialect, openApiErrors, startHarness, startHosted, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const SYNC = '/api/v1/integrations/connectors/{connector_id}/sync';
@@ -37,8 +37,7 @@ describeEachDialect('hosted sync and search on %s', (dialect) => {
 
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 40, rateLimit: false });
-    h = await startHarness(dialect, { config: { syncScheduler: true, upstreamThrottle: false, connectorTypes: { granola: { baseUrl: sim.url } } } });
-    token = await h.token(await h.createApp('org-sync'));
+    ({ h, token } = await startHosted(dialect, { org: 'org-sync', upstreams: { granola: sim.url }, config: { syncScheduler: true } }));
     const r = await call('POST', CONNECTORS, { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;

@@ -1,5 +1,5 @@
 /**
- * The GraphQL simulator's declared records, relations and list fields (src/simulator/graphql-lists.ts),
+ * The GraphQL simulator's declared records, relations and list fields (src/simulator/graphql/lists.ts),
  * on a small schema of our own: records seeded from the sidecar's template and seed lists,
  * relations named by the ids a record holds (graphql.fields), list fields with back references,
  * fixed conditions, argument filters with values, defaults and lookups, sorts and newest-first

@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJwtRs256 } from '../../src/auth/minted.ts';
 import { Description, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
-import { keyFingerprint } from '../../src/simulator/jwt-tokens.ts';
+import { keyFingerprint } from '../../src/simulator/core/jwt-tokens.ts';
 
 const one = { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { token: { type: 'string' }, id: { type: 'integer' } } } } } };
 const doc = {

@@ -9,7 +9,7 @@ import { ConnectorRuntime } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { hostInstanceName } from '../../src/sync/lease-owner.ts';
 import { getConnector } from '../../src/manifest/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations, type SyncEngineOptions } from '../../src/sync/index.ts';

@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { ConnectorRuntime, SwitchboardError } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { getConnector } from '../../src/manifest/index.ts';
-import { startGranolaSimulator, type GranolaSimulator } from '../../src/sandbox/granola/index.ts';
-import { startMondaySimulator, type MondaySimulator } from '../../src/sandbox/monday/index.ts';
+import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
+import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations, type SyncEngineOptions } from '../../src/sync/index.ts';

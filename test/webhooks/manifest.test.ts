@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { loadManifestText, ManifestError } from '../../src/manifest/index.ts';
-import { topicRule } from '../../src/webhooks/manifest.ts';
+import { topicRule } from '../../src/manifest/webhooks.ts';
 
 const INTERCOM_FILE = new URL('../../connectors/intercom/connector.yaml', import.meta.url).pathname;
 const INTERCOM = readFileSync(INTERCOM_FILE, 'utf8');

@@ -1,0 +1,84 @@
+/** Rendering an action's HTTP request: URL (path, query, or the next page's URL), headers, auth and body. */
+import { SwitchboardError } from '../errors/index.ts';
+import { formEncode } from '../http/form-body.ts';
+import { renderTree, type CompiledAction, type LoadedManifest } from '../manifest/index.ts';
+import { PathValueError, type TemplateContext } from '../templates/index.ts';
+import type { Rendered } from './types.ts';
+
+/** Where a runtime's requests go: its manifest, base URL and that URL's origin (egress stays on it). */
+export interface RequestTarget {
+  manifest: LoadedManifest;
+  baseUrl: string;
+  baseOrigin: string;
+}
+
+const LINE_BREAK = /[\r\n]/;
+
+/** Set a rendered request header (an empty value leaves it out); a line break in it is refused. */
+export function setHeader(headers: Record<string, string>, name: string, value: unknown): void {
+  if (value === undefined || value === null || value === '') return;
+  const s = String(value);
+  if (LINE_BREAK.test(s)) {
+    throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
+  }
+  headers[name.toLowerCase()] = s;
+}
+
+/** The request of an action; `applyAuth` sets the auth header. */
+export function renderRequest(target: RequestTarget, a: CompiledAction, ctx: TemplateContext, absoluteUrl: string | undefined, applyAuth: (headers: Record<string, string>) => void): { url: URL; init: Rendered['init'] } {
+  let url: URL;
+  if (absoluteUrl !== undefined) {
+    url = new URL(absoluteUrl, target.baseUrl);
+    // Never send credentials to a host the connector was not configured for.
+    if (url.origin !== target.baseOrigin) {
+      throw new SwitchboardError('upstream_protocol_error', `The upstream pointed the next page at another host (${url.origin})`);
+    }
+  } else {
+    let path: string;
+    try {
+      path = a.request.path.renderPath(ctx);
+    } catch (e) {
+      if (e instanceof PathValueError) {
+        throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${e.message}`, {
+          errors: [{ path: `/${e.variable.replace(/^params\./, '')}`, message: e.message }],
+        });
+      }
+      throw e;
+    }
+    url = new URL(target.baseUrl + path);
+    // Egress: a rendered path can never move the request to another host ("@evil", "//evil").
+    if (url.origin !== target.baseOrigin) {
+      throw new SwitchboardError('egress_refused', `The request of ${a.entity}.${a.name} does not stay on ${target.baseOrigin}`);
+    }
+    for (const [k, t] of a.request.query) {
+      const v = t.render(ctx);
+      if (v === undefined || v === null || v === '') continue;
+      if (Array.isArray(v)) for (const item of v) url.searchParams.append(k, String(item));
+      else url.searchParams.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+    }
+  }
+  const headers: Record<string, string> = { accept: 'application/json' };
+  for (const [k, t] of target.manifest.headers) setHeader(headers, k, t.render(ctx));
+  for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
+  applyAuth(headers);
+  const init: Rendered['init'] = { method: a.request.method, headers };
+  if (a.request.graphql !== undefined) {
+    const query = a.request.graphql.query.render(ctx);
+    const variables = a.request.graphql.variables ? renderTree(a.request.graphql.variables, ctx) : undefined;
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) });
+  } else if (a.request.body !== undefined && a.request.bodyEncoding === 'form') {
+    const body = renderTree(a.request.body, ctx) ?? {};
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: the form body must be an object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
+        errors: [{ path: '/', message: 'the form body must render an object' }],
+      });
+    }
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    init.body = formEncode(body as Record<string, unknown>);
+  } else if (a.request.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});
+  }
+  return { url, init };
+}

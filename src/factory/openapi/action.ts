@@ -1,0 +1,209 @@
+/**
+ * One action of an entity scaffolded from its operation: params (path, query, header, and the
+ * JSON or form body's fields), the request template, and the response (records with pagination,
+ * or one record) unwrapped from its envelope.
+ */
+import type { Sidecar } from '../../simulator/sidecar.ts';
+import { flatten, isArraySchema, isObjectSchema, propertiesOf, toJsonSchema, type OpenApiSchema } from '../json-schema.ts';
+import { safeName, shortText, withType } from '../scaffold.ts';
+import { bodyAt, findRecord, findRecords, formSchemaOf, isObj, jsonSchemaOf, norm, singular, success, type Obj, type Operation, type Parameter } from './document.ts';
+import { inferPagination, isArrayParam, LIMIT_PARAMS, type BuiltParam } from './pagination.ts';
+import type { EntityPlan } from './plan.ts';
+
+export interface BuiltAction {
+  action: Obj;
+  recordSchema?: OpenApiSchema;
+  /** For a list without required params: its request with a page size of 1, for the credential check. */
+  checkable?: Obj;
+}
+
+type ActionName = 'list' | 'get' | 'create' | 'update';
+type OperationAt = { path: string; method: string; op: Operation; pathParams: Parameter[] };
+type Path = (string | number)[];
+
+/** Where the action's guesses and reports go, and what it shares with the others of the scaffold. */
+export interface ActionScope {
+  guess: (path: Path, message: string) => void;
+  report: string[];
+  /** Header params with a default, sent on every request (collected across actions). */
+  sentHeaders: Record<string, string>;
+  /** Params that are the credential (sent by the auth variant, not asked for). */
+  credentialParams: Set<string>;
+  sidecarPagination?: Sidecar['pagination'] | undefined;
+}
+
+export function buildAction(def: OperationAt, action: ActionName, plan: EntityPlan, at: Path, scope: ActionScope): BuiltAction {
+  const where = `${plan.name}.${action} (${def.method} ${def.path})`;
+  const { params, taken } = parameterParams(def, where, scope);
+  const { bodyTemplate, form } = action === 'create' || action === 'update' ? bodyParams(def, at, where, scope, params, taken) : { bodyTemplate: undefined, form: false };
+  const { out, pathTemplate } = requestOf(def, action, at, scope, params, bodyTemplate, form);
+  const res = success(def.op);
+  const result: BuiltAction = { action: out };
+  if (action === 'list') listResponse(plan, at, where, scope, params, res, out, result, pathTemplate);
+  else recordResponse(plan, at, where, scope, res, out, result);
+  return result;
+}
+
+/** The operation's parameters as params; a header with a default is sent instead, a credential left to the auth variant. */
+function parameterParams(def: OperationAt, where: string, { report, sentHeaders, credentialParams }: ActionScope): { params: BuiltParam[]; taken: Set<string> } {
+  const params: BuiltParam[] = [];
+  const taken = new Set<string>();
+  for (const p of def.pathParams) {
+    if (!isObj(p) || typeof p.name !== 'string') continue;
+    if (p.in === 'cookie') {
+      report.push(`${where}: cookie parameter ${p.name} left out (manifests send no cookies)`);
+      continue;
+    }
+    if (p.deprecated && p.in !== 'path') continue;
+    // The credential, when the description declares it as a parameter too (Slack's token): sent by the auth variant.
+    if (credentialParams.has(p.name)) continue;
+    if (p.in === 'header' && /^(authorization|accept|content-type)$/i.test(p.name)) continue;
+    // A header with a default (an API version: Intercom-Version, Stripe-Version) is sent on every request, not asked for.
+    const headerDefault = p.in === 'header' && isObj(p.schema) ? p.schema['default'] : undefined;
+    if (headerDefault !== undefined && ['string', 'number'].includes(typeof headerDefault) && /^[A-Za-z0-9-]+$/.test(p.name)) {
+      sentHeaders[p.name] = String(headerDefault);
+      continue;
+    }
+    // style: deepObject: an object (or an object-or-scalar such as Stripe's created) is one param per
+    // property, sent as name[prop]; an array is sent as name[] (Stripe's expand[]=customer).
+    if (p.in === 'query' && p.style === 'deepObject' && p.schema !== undefined) {
+      const objectBranch = [p.schema, ...((flatten(p.schema)['anyOf'] ?? flatten(p.schema)['oneOf'] ?? []) as OpenApiSchema[])].find((b) => isObjectSchema(b) && propertiesOf(b).length > 0);
+      if (objectBranch !== undefined && !isArraySchema(p.schema)) {
+        for (const [prop, ps] of propertiesOf(objectBranch)) {
+          const name = safeName(`${p.name}_${prop}`);
+          if (taken.has(name)) continue;
+          taken.add(name);
+          const schema = withType(toJsonSchema(ps, { depth: 1, required: true })) as BuiltParam['schema'];
+          params.push({ name, original: p.name, in: 'query', schema, key: `${p.name}[${prop}]` });
+        }
+        continue;
+      }
+    }
+    let name = safeName(p.name);
+    if (taken.has(name)) name = `${p.in}_${name}`;
+    taken.add(name);
+    const schema = withType(toJsonSchema(p.schema ?? { type: 'string' }, { depth: 1, required: true })) as BuiltParam['schema'];
+    const description = shortText(p.description);
+    if (description) schema['description'] = description;
+    if (p.in === 'path') {
+      schema['required'] = true;
+      if (schema['type'] === 'string' && schema['minLength'] === undefined) schema['minLength'] = 1;
+    } else if (p.required) schema['required'] = true;
+    const deepArray = p.in === 'query' && p.style === 'deepObject' && schema['type'] === 'array';
+    params.push({ name, original: p.name, in: p.in, schema, ...(p.explode === false && p.in === 'query' ? { explodeFalse: true } : {}), ...(deepArray ? { key: `${p.name}[]` } : {}) });
+  }
+  return { params, taken };
+}
+
+/** The JSON (else form-encoded) request body: its fields are params; a single-key wrapper is put back by the template. */
+function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, credentialParams }: ActionScope, params: BuiltParam[], taken: Set<string>): { bodyTemplate: unknown; form: boolean } {
+  let bodyTemplate: unknown;
+  let form = false;
+  const content = def.op.requestBody?.content;
+  const form_ = formSchemaOf(content);
+  const schema = jsonSchemaOf(content) ?? form_;
+  form = form_ !== undefined;
+  if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
+  if (schema !== undefined) {
+    const props = propertiesOf(schema);
+    let wrapper: string | undefined;
+    let inner = schema;
+    if (props.length === 1 && isObjectSchema(props[0]![1]) && propertiesOf(props[0]![1]).length > 0) {
+      wrapper = props[0]![0];
+      inner = props[0]![1];
+    }
+    const required = new Set<string>(Array.isArray(flatten(inner)['required']) ? (flatten(inner)['required'] as string[]) : []);
+    const fields: Obj = {};
+    for (const [field, fs] of propertiesOf(inner, { writable: true })) {
+      if (credentialParams.has(field)) continue;
+      let name = safeName(field);
+      if (taken.has(name)) {
+        name = `body_${name}`;
+        guess([...at, 'params', name], `renamed: "${field}" is also a path or query param`);
+      }
+      taken.add(name);
+      // Nested objects keep their shape (and required fields) a few levels down, so what the
+      // param accepts is what the description's body takes (HubSpot's associations[].types[]).
+      const js = withType(toJsonSchema(fs, { depth: 4, required: true })) as BuiltParam['schema'];
+      if (required.has(field)) js['required'] = true;
+      params.push({ name, original: field, in: 'body', schema: js });
+      fields[field] = `{{params.${name}}}`;
+    }
+    bodyTemplate = wrapper !== undefined ? { [wrapper]: fields } : fields;
+    if (wrapper !== undefined) guess([...at, 'request', 'body'], `the description wraps the fields in "${wrapper}"; params are the fields inside`);
+  }
+  return { bodyTemplate, form };
+}
+
+/** The action's description, params and request template. */
+function requestOf(def: OperationAt, action: ActionName, at: Path, { guess }: ActionScope, params: BuiltParam[], bodyTemplate: unknown, form: boolean): { out: Obj; pathTemplate: string } {
+  const out: Obj = {};
+  const description = shortText(def.op.summary ?? def.op.description);
+  if (description || def.op.operationId) out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
+  if (params.length > 0) out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
+  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
+  for (const m of def.path.matchAll(/\{([^}]+)\}/g)) {
+    if (!params.some((p) => p.in === 'path' && p.original === m[1])) {
+      const name = safeName(m[1]!);
+      params.push({ name, original: m[1]!, in: 'path', schema: { type: 'string', minLength: 1, required: true } });
+      out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
+      guess([...at, 'params', name], 'path parameter not declared in the description');
+    }
+  }
+  const request: Obj = { method: def.method, path: pathTemplate };
+  const query = params.filter((p) => p.in === 'query');
+  if (query.length > 0) request['query'] = Object.fromEntries(query.map((p) => [p.key ?? p.original, p.explodeFalse && isArrayParam(p) ? `{{join params.${p.name} ','}}` : `{{params.${p.name}}}`]));
+  const headers = params.filter((p) => p.in === 'header');
+  if (headers.length > 0) request['headers'] = Object.fromEntries(headers.map((p) => [p.original, `{{params.${p.name}}}`]));
+  if (bodyTemplate !== undefined) request['body'] = bodyTemplate;
+  if (bodyTemplate !== undefined && form) {
+    request['body_encoding'] = 'form';
+    guess([...at, 'request', 'body_encoding'], 'the description takes application/x-www-form-urlencoded: nested fields are sent as deepObject keys (metadata[key], items[0][price])');
+  }
+  if (def.method === 'POST' && action === 'update') guess([...at, 'request', 'method'], 'the item path has no PATCH or PUT: its POST is taken as the update');
+  out['request'] = request;
+  return { out, pathTemplate };
+}
+
+/** A list's records (unwrapped), its pagination, and the request the credential check may use. */
+function listResponse(plan: EntityPlan, at: Path, where: string, { guess, report, sidecarPagination }: ActionScope, params: BuiltParam[], res: ReturnType<typeof success>, out: Obj, result: BuiltAction, pathTemplate: string): void {
+  // An RPC answer's one array is its records, whatever its items' schema says (Slack's channels).
+  const arrays = plan.rpc === true && res.schema !== undefined ? propertiesOf(res.schema).filter(([, v]) => isArraySchema(v)) : [];
+  const found = findRecords(res.schema, plan.name) ?? (arrays.length === 1 ? { path: [arrays[0]![0]], item: flatten(flatten(arrays[0]![1])['items']) } : undefined);
+  if (found === undefined) {
+    out['response'] = { records: '{{body}}', meta: { next_page: '{{null}}' } };
+    guess([...at, 'response', 'records'], 'no array in the response schema: where are the records?');
+    report.push(`${where}: records not found in the response schema`);
+  } else {
+    out['response'] = { records: bodyAt(found.path), meta: { next_page: '{{null}}' } };
+    if (found.path.length > 0) guess([...at, 'response', 'records'], `records unwrapped from "${found.path.join('.')}"`);
+    if (found.item) result.recordSchema = found.item;
+  }
+  // The sidecar's cursor (Slack: cursor ← response_metadata.next_cursor) where the description declares none.
+  const sc = sidecarPagination;
+  const scParam = sc?.cursor_param === undefined ? undefined : params.find((p) => p.in === 'query' && p.original === sc.cursor_param);
+  const pg =
+    inferPagination(params, res, found?.path ?? [], found?.item) ??
+    (scParam !== undefined && sc?.next_cursor !== undefined
+      ? { pagination: { type: 'cursor', param: scParam.name, next: `{{body.${sc.next_cursor}}}` }, meta: `{{body.${sc.next_cursor}}}`, why: `cursor: the sidecar's pagination (${sc.cursor_param} ← ${sc.next_cursor})` }
+      : undefined);
+  if (pg) {
+    out['pagination'] = pg.pagination;
+    (out['response'] as Obj)['meta'] = { next_page: pg.meta };
+    guess([...at, 'pagination'], pg.why);
+  } else report.push(`${where}: no pagination inferred (no cursor, offset or page param with a matching response field, no Link header)`);
+  if (!params.some((p) => p.schema['required'] === true)) {
+    const limit = params.find((p) => LIMIT_PARAMS.includes(norm(p.original)) && p.in === 'query');
+    result.checkable = { method: 'GET', path: pathTemplate, ...(limit ? { query: { [limit.original]: '1' } } : {}) };
+  }
+}
+
+/** One record (unwrapped from its envelope, or where the sidecar says it is). */
+function recordResponse(plan: EntityPlan, at: Path, where: string, { guess, report }: ActionScope, res: ReturnType<typeof success>, out: Obj, result: BuiltAction): void {
+  const declared = plan.recordKey === undefined ? undefined : propertiesOf(res.schema ?? {}).find(([k]) => k === plan.recordKey);
+  const found = declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name));
+  out['response'] = { record: bodyAt(found.path) };
+  if (found.path.length > 0) guess([...at, 'response', 'record'], `record unwrapped from "${found.path.join('.')}"`);
+  if (res.schema === undefined) report.push(`${where}: no JSON response schema; the record is assumed to be the body`);
+  if (found.schema) result.recordSchema = found.schema;
+}

@@ -1,0 +1,136 @@
+/**
+ * Reading an OpenAPI 3.x description: loading and resolving it, its operations and parameters,
+ * request and response schemas, and where records sit in a response.
+ */
+import $RefParser from '@apidevtools/json-schema-ref-parser';
+import { SwitchboardError } from '../../errors/index.ts';
+import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchema } from '../json-schema.ts';
+
+export type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A name compared loosely: lower case, letters and digits only. */
+export const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  deprecated?: boolean;
+  description?: string;
+  schema?: OpenApiSchema;
+  style?: string;
+  explode?: boolean;
+}
+
+export interface Operation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  parameters?: Parameter[];
+  requestBody?: { content?: Record<string, { schema?: OpenApiSchema }>; required?: boolean };
+  responses?: Record<string, { content?: Record<string, { schema?: OpenApiSchema }>; headers?: Record<string, unknown>; description?: string }>;
+  deprecated?: boolean;
+}
+
+export type PathItem = Partial<Record<'get' | 'post' | 'put' | 'patch' | 'delete', Operation>> & { parameters?: Parameter[] };
+
+/** Load and resolve an OpenAPI 3.x file (JSON or YAML). Circular schemas stay as they are, cut when converted. */
+export async function loadOpenApi(file: string): Promise<Obj> {
+  let doc: unknown;
+  try {
+    doc = await $RefParser.dereference(file, { dereference: { circular: true }, resolve: { http: false } });
+  } catch (e) {
+    throw new SwitchboardError('invalid_params', `Cannot read the OpenAPI description ${file}: ${(e as Error).message}`, { details: { file } });
+  }
+  if (!isObj(doc) || typeof doc['openapi'] !== 'string' || !doc['openapi'].startsWith('3.')) {
+    const v = isObj(doc) ? (doc['swagger'] ?? doc['openapi']) : undefined;
+    throw new SwitchboardError('invalid_params', `${file} is not an OpenAPI 3.x description${v !== undefined ? ` (version ${String(v)})` : ''}; convert Swagger 2.0 with e.g. swagger2openapi first`, { details: { file } });
+  }
+  if (!isObj(doc['paths'])) throw new SwitchboardError('invalid_params', `${file} has no paths`, { details: { file } });
+  return doc;
+}
+
+const JSON_TYPE = /^application\/(.+\+)?json/;
+const FORM_TYPE = /^application\/x-www-form-urlencoded/i;
+
+/** The form-encoded schema of a request body (Stripe's, with deepObject keys), when it takes no JSON. */
+export function formSchemaOf(content: Record<string, { schema?: OpenApiSchema }> | undefined): OpenApiSchema | undefined {
+  if (!content || jsonSchemaOf(content) !== undefined) return undefined;
+  const key = Object.keys(content).find((k) => FORM_TYPE.test(k));
+  return key !== undefined ? content[key]?.schema : undefined;
+}
+
+/** The JSON schema of a body or response (the first JSON media type). */
+export function jsonSchemaOf(content: Record<string, { schema?: OpenApiSchema }> | undefined): OpenApiSchema | undefined {
+  if (!content) return undefined;
+  const key = Object.keys(content).find((k) => JSON_TYPE.test(k)) ?? (content['*/*'] ? '*/*' : undefined);
+  return key !== undefined ? content[key]?.schema : undefined;
+}
+
+/** The success response of an operation: 200, 201, any 2xx, else default. */
+export function success(op: Operation): { schema?: OpenApiSchema; headers: string[] } {
+  const r = op.responses ?? {};
+  const code = ['200', '201', '202'].find((c) => r[c]) ?? Object.keys(r).find((c) => /^2\d\d$|^2XX$/i.test(c)) ?? (r['default'] ? 'default' : undefined);
+  const res = code !== undefined ? r[code] : undefined;
+  const schema = jsonSchemaOf(res?.content);
+  return { ...(schema ? { schema } : {}), headers: Object.keys(res?.headers ?? {}) };
+}
+
+const RECORDS_KEYS = ['data', 'results', 'items', 'records', 'entries', 'values', 'elements', 'objects'];
+const RECORD_KEYS = ['data', 'result', 'item', 'record', 'object'];
+
+/** Where a list's records are: `{path, item schema}`, unwrapping one or two envelope levels. */
+export function findRecords(schema: OpenApiSchema | undefined, entity: string, depth = 2): { path: string[]; item?: OpenApiSchema } | undefined {
+  if (schema === undefined || depth === 0) return undefined;
+  if (isArraySchema(schema)) return { path: [], item: flatten(flatten(schema)['items']) };
+  const props = propertiesOf(schema);
+  // Arrays of objects only: an object with `tags: [string]` is a record, not a list of tags.
+  const arrays = props.filter(([, v]) => isArraySchema(v) && isObjectSchema(flatten(v)['items']));
+  const named = arrays.find(([k]) => RECORDS_KEYS.includes(k) || k === entity) ?? (arrays.length === 1 ? arrays[0] : undefined);
+  if (named) return { path: [named[0]], item: flatten(flatten(named[1])['items']) };
+  for (const [k, v] of props) {
+    if (!RECORDS_KEYS.includes(k) || !isObjectSchema(v)) continue;
+    const inner = findRecords(v, entity, depth - 1);
+    if (inner && inner.path.length === 1) return { path: [k, ...inner.path], ...(inner.item ? { item: inner.item } : {}) };
+  }
+  return undefined;
+}
+
+/** Where one record is in a get/create/update response: the body, or a single-object envelope. */
+export function findRecord(input: OpenApiSchema | undefined, singular: string): { path: string[]; schema?: OpenApiSchema } {
+  if (input === undefined) return { path: [] };
+  // One record or another (Stripe's customer | deleted_customer): the first object alternative.
+  const alternatives = (flatten(input)['anyOf'] ?? flatten(input)['oneOf']) as OpenApiSchema[] | undefined;
+  const schema = propertiesOf(input).length === 0 && Array.isArray(alternatives) ? (alternatives.find((a) => propertiesOf(a).length > 0) ?? input) : input;
+  const props = propertiesOf(schema);
+  const objects = props.filter(([, v]) => isObjectSchema(v));
+  const envelope = objects.find(([k]) => RECORD_KEYS.includes(k) || k === singular);
+  // A body with an id of its own is the record, whatever else it holds (Stripe's event has `data`).
+  const ownId = props.some(([k]) => k === 'id' || k === 'gid' || k === 'uuid');
+  if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data')) return { path: [envelope[0]], schema: flatten(envelope[1]) };
+  return { path: [], schema: flatten(schema) };
+}
+
+/** `{{body.a.b}}`, or `{{body}}`. */
+export const bodyAt = (path: string[]): string => `{{${['body', ...path].join('.')}}}`;
+
+/** Every scalar field (name path, schema) of a response schema, a few levels down, arrays skipped. */
+export function scalarFields(schema: OpenApiSchema | undefined, depth = 3, prefix: string[] = []): { path: string[]; schema: OpenApiSchema }[] {
+  if (schema === undefined || depth === 0) return [];
+  const out: { path: string[]; schema: OpenApiSchema }[] = [];
+  for (const [k, v] of propertiesOf(schema)) {
+    if (isObjectSchema(v)) out.push(...scalarFields(v, depth - 1, [...prefix, k]));
+    else if (!isArraySchema(v)) out.push({ path: [...prefix, k], schema: v });
+  }
+  return out;
+}
+
+/** An operation's parameters with the path item's it does not override. */
+export function merged(item: PathItem, op: Operation): Parameter[] {
+  const own = op.parameters ?? [];
+  return [...(item.parameters ?? []).filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)), ...own];
+}
+
+/** Singular of an entity name, for envelope keys (`project` for `projects`). */
+export const singular = (name: string): string => name.replace(/ies$/, 'y').replace(/s$/, '');

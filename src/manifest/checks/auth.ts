@@ -1,0 +1,157 @@
+/**
+ * The `auth` section: unique variant names, credential field patterns, and each variant's header
+ * template (basic, bearer, api_key, oauth2, minted_bearer), compiled with its credentials schema;
+ * then the credential checks (connector-wide `check` and each variant's own).
+ */
+import type { AuthVariant } from '../../../generated/manifest.ts';
+import type { Template } from '../../templates/index.ts';
+import { basicAuthorization } from '../basic-auth.ts';
+import type { CompiledAuthVariant, CompiledCheck } from '../compile.ts';
+import { anchored, credentialsSchema } from '../schemas.ts';
+import { AUTH_ROOTS, type CheckContext, type Scope } from './checker.ts';
+import { followUpsOf } from './auth-follow-up.ts';
+import { ajv } from './json-schema.ts';
+import { compileCheck } from './request.ts';
+
+type Variant<T extends AuthVariant['type']> = Extract<AuthVariant, { type: T }>;
+
+/** Auth variants: unique names, compiled credential schemas and header templates. */
+export function checkAuth(ctx: CheckContext): CompiledAuthVariant[] {
+  const auth: CompiledAuthVariant[] = [];
+  const variantNames = new Set<string>();
+  ctx.m.auth.forEach((v: AuthVariant, i) => {
+    if (variantNames.has(v.name)) ctx.check.add(['auth', i, 'name'], `duplicate auth variant name "${v.name}"`);
+    variantNames.add(v.name);
+    if (!fieldsValid(ctx, v, i)) return;
+    const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config: ctx.config };
+    const compiled = v.type === 'basic' ? basicVariant(ctx, v, i, scope) : v.type === 'minted_bearer' ? mintedVariant(ctx, v, i, scope) : headerVariant(ctx, v, i, scope);
+    if (compiled !== undefined) auth.push(compiled);
+  });
+  return auth;
+}
+
+/** A variant's fields: multiline only on strings, patterns that compile. False when a pattern does not. */
+function fieldsValid(ctx: CheckContext, v: AuthVariant, i: number): boolean {
+  let badPattern = false;
+  for (const [k, f] of Object.entries(v.fields)) {
+    if (f?.multiline === true && f.type !== 'string') ctx.check.add(['auth', i, 'fields', k, 'multiline'], `multiline is for string fields; "${k}" is ${f.type}`);
+    if (f?.pattern === undefined) continue;
+    try {
+      new RegExp(anchored(f.pattern), 'u');
+    } catch (e) {
+      badPattern = true;
+      ctx.check.add(['auth', i, 'fields', k, 'pattern'], `invalid regular expression: ${(e as Error).message}`);
+    }
+  }
+  return !badPattern;
+}
+
+/** Credential fields a template reads must be secret (`what` names the template). */
+function secretReads(ctx: CheckContext, v: AuthVariant, i: number, t: Template | undefined, what: string): void {
+  for (const [root, key] of t?.references ?? []) {
+    if (root === 'credentials' && key !== undefined && v.fields[key] !== undefined && v.fields[key]?.secret !== true) {
+      ctx.check.add(['auth', i, 'fields', key], `"${key}" is read by ${what}, so it must be declared secret: true (never logged or returned)`);
+    }
+  }
+}
+
+function basicVariant(ctx: CheckContext, v: Variant<'basic'>, i: number, scope: Scope): CompiledAuthVariant | undefined {
+  const username = ctx.check.template(['auth', i, 'username'], v.username, scope);
+  const password = ctx.check.template(['auth', i, 'password'], v.password, scope);
+  secretReads(ctx, v, i, password, 'the basic password');
+  return username && password ? compiledVariant(v, basicTemplate(username, password)) : undefined;
+}
+
+function mintedVariant(ctx: CheckContext, v: Variant<'minted_bearer'>, i: number, scope: Scope): CompiledAuthVariant | undefined {
+  const { check, config } = ctx;
+  const key = check.template(['auth', i, 'jwt', 'private_key'], v.jwt.private_key, scope);
+  secretReads(ctx, v, i, key, 'jwt.private_key');
+  const claims: [string, Template][] = [];
+  for (const [name, src] of Object.entries(v.jwt.claims)) {
+    if (name === 'iat' || name === 'exp') {
+      check.add(['auth', i, 'jwt', 'claims', name], `${name} is set by the interpreter (jwt.backdate_seconds, jwt.lifetime_seconds); remove it`);
+      continue;
+    }
+    const t = src === undefined ? undefined : check.template(['auth', i, 'jwt', 'claims', name], src, scope);
+    if (t) claims.push([name, t]);
+  }
+  if (v.mint.expires_at !== undefined && v.mint.expires_in !== undefined) check.add(['auth', i, 'mint'], 'give expires_at or expires_in, not both');
+  const resScope: Scope = { roots: new Set(['body', 'headers', 'status']), config };
+  const token = check.template(['auth', i, 'mint', 'token'], v.mint.token, resScope);
+  const expiresAt = v.mint.expires_at !== undefined ? check.template(['auth', i, 'mint', 'expires_at'], v.mint.expires_at, resScope) : undefined;
+  const expiresIn = v.mint.expires_in !== undefined ? check.template(['auth', i, 'mint', 'expires_in'], v.mint.expires_in, resScope) : undefined;
+  const mintCheck = compileCheck(check, { request: v.mint.request }, ['auth', i, 'mint'], new Set(Object.keys(v.fields)), config, v.fields);
+  if (!key || !token || !mintCheck) return undefined;
+  // The header's value is the minted token, which only the engine holds; the template stands for it in listings.
+  const placeholder: Template = { source: 'Bearer <minted token>', references: [], single: false, render: () => undefined, renderPath: () => '' };
+  const compiled = compiledVariant(v, placeholder);
+  compiled.mint = {
+    privateKey: key,
+    claims,
+    backdateSeconds: v.jwt.backdate_seconds ?? 60,
+    lifetimeSeconds: v.jwt.lifetime_seconds ?? 540,
+    action: { ...mintCheck.action, entity: 'auth', name: 'create', retrySafe: false },
+    token,
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(expiresIn ? { expiresIn } : {}),
+    renewBeforeSeconds: v.mint.renew_before_seconds ?? 60,
+  };
+  return compiled;
+}
+
+/** bearer, api_key and oauth2: one header from one template. */
+function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oauth2'>, i: number, scope: Scope): CompiledAuthVariant | undefined {
+  const { check, m } = ctx;
+  let header = 'Authorization';
+  let source: string;
+  if (v.type === 'bearer') source = `Bearer ${v.token}`;
+  else if (v.type === 'api_key') {
+    header = v.header;
+    source = v.value;
+  } else {
+    if (v.fields['access_token'] === undefined) check.add(['auth', i, 'fields'], 'an oauth2 variant must declare the access_token field');
+    if (v.refreshes && v.fields['refresh_token'] === undefined) check.add(['auth', i, 'fields'], 'refreshes: true needs a refresh_token field');
+    if (v.expires && v.fields['expires_at'] === undefined) check.add(['auth', i, 'fields'], 'expires: true needs an expires_at field (Unix seconds)');
+    header = v.apply?.header ?? 'Authorization';
+    source = v.apply?.value ?? 'Bearer {{credentials.access_token}}';
+  }
+  const where = v.type === 'bearer' ? 'token' : v.type === 'api_key' ? 'value' : 'apply';
+  const value = check.template(['auth', i, where], source, scope);
+  // A header cannot hold a line break: a multiline field (a PEM key) is for signing, not for sending.
+  for (const [root, k] of value?.references ?? []) {
+    if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true) check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
+  }
+  const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
+  return value ? { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) } : undefined;
+}
+
+function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {
+  return {
+    def: v,
+    validate: ajv.compile(credentialsSchema(v)),
+    header,
+    value,
+    secretFields: Object.entries(v.fields)
+      .filter(([, f]) => f?.secret === true)
+      .map(([k]) => k),
+  };
+}
+
+/** The Authorization value of a basic variant, as a template over its username and password templates. */
+function basicTemplate(username: Template, password: Template): Template {
+  const render = (ctx: Record<string, unknown>): unknown => basicAuthorization(username.render(ctx), password.render(ctx));
+  return { source: `Basic base64(${username.source}:${password.source})`, references: [...username.references, ...password.references], single: false, render, renderPath: (ctx) => String(render(ctx) ?? '') };
+}
+
+/** The connector-wide credential check, and each variant's own (set on its compiled variant). */
+export function checkCredentialChecks(ctx: CheckContext, auth: CompiledAuthVariant[]): CompiledCheck | undefined {
+  const { m, check, config } = ctx;
+  const credentialCheck = m.check !== undefined ? compileCheck(check, m.check, ['check'], ctx.credentialFields, config) : undefined;
+  m.auth.forEach((v: AuthVariant, i) => {
+    const compiled = auth.find((a) => a.def === v);
+    if (v.check === undefined || compiled === undefined) return;
+    const own = compileCheck(check, v.check, ['auth', i, 'check'], new Set(Object.keys(v.fields)), config);
+    if (own !== undefined) compiled.check = own;
+  });
+  return credentialCheck;
+}

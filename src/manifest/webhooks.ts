@@ -1,0 +1,50 @@
+/**
+ * The manifest's `webhooks` section in its compiled form: how a vendor's webhook deliveries are
+ * verified, attributed to connectors and turned into record changes. Its JSON Schema is part of
+ * manifest.schema.json; checks/webhooks.ts compiles it at load time; src/webhooks/ receives the
+ * deliveries. docs/manifest.md documents it.
+ */
+import type { Template } from '../templates/index.ts';
+import type { TemplateTree } from './template-tree.ts';
+
+export interface CompiledTopic {
+  match: string;
+  entity: string;
+  id: Template;
+  record?: Template;
+  getParams?: [string, Template][];
+  delete: boolean;
+}
+
+export interface CompiledWebhooks {
+  signature: { scheme: 'hmac' | 'jwt'; algorithm: 'sha1' | 'sha256'; header: string; prefix: string; encoding: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret'; maxAgeSeconds: number; audience?: 'ingress_url' };
+  deliveryId?: Template;
+  timestamp?: Template;
+  toleranceSeconds: number;
+  challenge?: { when: Template; response: TemplateTree };
+  attribution: { by: 'payload' | 'url'; value?: Template; info?: string };
+  subscribe?: { entity: string; action: string; urlParam: string };
+  topic: Template;
+  topics: CompiledTopic[];
+}
+
+/** The section as the manifest types it (generated/manifest.ts has the same shape). */
+export interface WebhooksDef {
+  signature: { scheme: 'hmac' | 'jwt'; algorithm?: 'sha1' | 'sha256'; header: string; prefix?: string; encoding?: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret'; max_age_seconds?: number; audience?: 'ingress_url' };
+  delivery_id?: string;
+  timestamp?: string;
+  tolerance_seconds?: number;
+  challenge?: { when: string; response?: unknown };
+  attribution: { by: 'payload' | 'url'; value?: string; info?: string };
+  subscribe?: { entity: string; action: string; url_param: string };
+  topic: string;
+  topics: { match: string; entity: string; id: string; record?: string; get_params?: Record<string, string>; delete?: boolean }[];
+}
+
+/** jwt: the longest lifetime left on a token, and the oldest iat, when the manifest says nothing. */
+export const DEFAULT_JWT_MAX_AGE_SECONDS = 300;
+
+/** The first topic rule matching a topic (exact, or a prefix rule ending in *). */
+export function topicRule(w: CompiledWebhooks, topic: string): CompiledTopic | undefined {
+  return w.topics.find((t) => (t.match.endsWith('*') ? topic.startsWith(t.match.slice(0, -1)) : t.match === topic));
+}

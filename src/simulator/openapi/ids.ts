@@ -1,0 +1,38 @@
+/** New ids shaped like the description's, and values kept as text. */
+
+let lastTs = 0;
+/**
+ * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
+ * message ts: in the past when seeded, the current time when created, always increasing), a
+ * prefixed id (e.g. not_1d3tmYTlCICgjy), a prefixed upper-case id (e.g. C012AB3CD), or a
+ * string of digits (Asana gids, numeric ids) or hex.
+ */
+export function newId(rand: () => number, like: unknown, created = false): string | number {
+  if (typeof like === 'number') return 1 + Math.floor(rand() * 2_000_000_000);
+  if (typeof like === 'string' && /^\d{10}\.\d{6}$/.test(like)) {
+    if (!created) return `${1_600_000_000 + Math.floor(rand() * 80_000_000)}.${String(Math.floor(rand() * 1_000_000)).padStart(6, '0')}`;
+    lastTs = Math.max(lastTs + 1, Date.now() * 1000);
+    return `${Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, '0')}`;
+  }
+  // A lower-case prefix and letters and digits (e.g. not_1d3tmYTlCICgjy): the same prefix and length.
+  const prefixed = typeof like === 'string' ? /^([a-z]{2,8}_)([A-Za-z0-9]{8,})$/.exec(like) : null;
+  if (prefixed !== null) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    return (prefixed[1] as string) + Array.from({ length: (prefixed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
+  if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+    return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
+  const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
+  return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
+}
+
+
+/** A copy of a value with its numbers and booleans as text. */
+export function leavesAsText(value: unknown, depth = 0): unknown {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || typeof value !== 'object' || depth > 32) return value;
+  if (Array.isArray(value)) return value.map((v) => leavesAsText(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsText(v, depth + 1)]));
+}

@@ -1,0 +1,76 @@
+/**
+ * The OpenAPI front end's record rules over the core store: timestamps, soft deletes, lookups by
+ * other fields, and new records (the sidecar's template, else a sample of the schema).
+ */
+import { clone, deepMerge, deletePath, getPath, hashString, setPath } from '../core/values.ts';
+import type { Json } from '../description.ts';
+import { realisticRecord } from '../realistic.ts';
+import { fill } from '../rules.ts';
+import { mixSeed } from '../sim-server.ts';
+import type { OpenApiContext, Resource, StoredRecord } from './types.ts';
+
+export interface RecordRules {
+  stamp(r: Resource, record: Json, which: 'created' | 'updated', at: string): void;
+  softDeleted(r: Resource, record: Json): boolean;
+  softDeleteParam(r: Resource): string | undefined;
+  uniqueLookups(r: Resource, record: Json, n: number): void;
+  find(r: Resource, id: string): StoredRecord | undefined;
+  newRecord(r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now?: string, base?: Json, vars?: Record<string, string>): Json;
+}
+
+export function recordRules(ctx: OpenApiContext): RecordRules {
+  const { sidecar, peek, options, seed } = ctx;
+  /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
+  const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
+    const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
+    const value = sidecar.resources?.[r.name]?.timestamps?.unix === true ? Math.floor(Date.parse(at) / 1000) : at;
+    for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, value);
+  };
+  /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */
+  const softDeleted = (r: Resource, record: Json): boolean => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd !== undefined && getPath(record, sd.field) === (sd.value === undefined ? true : sd.value);
+  };
+  /** The query param that asks a list or get for soft-deleted records: soft_delete.param, else a boolean flag's own name (archived). */
+  const softDeleteParam = (r: Resource): string | undefined => {
+    const sd = sidecar.resources?.[r.name]?.soft_delete;
+    return sd === undefined ? undefined : (sd.param ?? (sd.value === undefined || sd.value === true ? sd.field : undefined));
+  };
+  /** Lookup fields that are text get a suffix, so each record's value is its own (EX-3, not EX five times). */
+  const uniqueLookups = (r: Resource, record: Json, n: number): void => {
+    for (const f of r.lookup) if (typeof record[f] === 'string') record[f] = `${record[f] as string}-${n}`;
+  };
+  /** The record an item path's id names: by id, else by a lookup field. */
+  const find = (r: Resource, id: string): StoredRecord | undefined => {
+    const direct = r.records.get(id);
+    if (direct !== undefined || r.lookup.length === 0) return direct;
+    for (const s of r.records.values()) if (r.lookup.some((f) => s.record[f] !== undefined && String(s.record[f]) === id)) return s;
+    return undefined;
+  };
+  /**
+   * A new record of a resource (seeded or created): its id drawn by `id` (shaped like the schema's),
+   * then the sidecar's template filled with {{n}}, {{id}} and {{now}} (Unix seconds of `now`),
+   * else a sample of the schema (an example of the description, `base`, before both); `extra`
+   * merged over it; its timestamps set.
+   */
+  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json, vars?: Record<string, string>): Json => {
+    const rs = sidecar.resources?.[r.name];
+    const sampled = (peek(r.recordRef) ?? {}) as Json;
+    // An example without the id (e.g. chat.update message has no ts) takes the shape of one that has it.
+    const recordId = id(rs?.id_like ?? (base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
+    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
+    // The sampler's placeholders ("string", {property1, property2}) become realistic values, the same for the same seed and record.
+    if (rs?.template === undefined) realisticRecord(record, mixSeed(seed, hashString(r.name), n), r.name);
+    if (extra !== undefined) record = deepMerge(record, extra);
+    record[r.idField] = recordId;
+    stamp(r, record, 'created', now);
+    stamp(r, record, 'updated', now);
+    // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.
+    if (rs?.soft_delete !== undefined && (rs.soft_delete.value === undefined || rs.soft_delete.value === true)) {
+      setPath(record, rs.soft_delete.field, false);
+      if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);
+    }
+    return record;
+  };
+  return { stamp, softDeleted, softDeleteParam, uniqueLookups, find, newRecord };
+}

@@ -1,0 +1,176 @@
+/**
+ * The resources of an OpenAPI description: collection/item path pairs (nested and composite ones
+ * included), the sidecar's RPC-style declarations, and the resources only the sidecar names; each
+ * operation classified as a list, create, get, update, delete or other action of one of them.
+ */
+import type { Description, Json, Operation } from '../description.ts';
+import { declaredOperations, RESOURCE_ACTIONS, type ResourceDeclaration, type Sidecar } from '../sidecar.ts';
+import { envelopeOf, exampleOf, listKeyOf, pointerOfProperty, propertiesOf } from './schema.ts';
+import type { Classified, Kind, Resource } from './types.ts';
+
+type CompositeItems = Map<string, { resource: string; params: string[] }>;
+
+/** The description's resources by name, and every operation's classification. */
+export function buildResources(d: Description, sidecar: Sidecar): { resources: Map<string, Resource>; classified: Map<string, Classified> } {
+  const { itemNames, compositeItems } = itemPaths(d);
+  const classified = new Map(d.operations.map((op) => [op.key, classify(d, op, itemNames, compositeItems)]));
+  const resources = new Map<string, Resource>();
+  declareRpcResources(d, sidecar, itemNames, classified, resources);
+  for (const [name, idParam] of itemNames) {
+    if (resources.has(name)) continue;
+    const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
+    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
+    const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+    const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
+    const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
+    const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
+  }
+  sidecarResources(d, sidecar, classified, resources);
+  checkResources(d, sidecar, resources);
+  return { resources, classified };
+}
+
+const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;
+
+/** Item paths' resources (by the word before the id) and composite item paths (several ids after a word). */
+function itemPaths(d: Description): { itemNames: Map<string, string>; compositeItems: CompositeItems } {
+  const itemNames = new Map<string, string>(); // resource → id param, from item paths
+  // Item paths with several ids after a word (/repos/{owner}/{repo}) whose collection is elsewhere
+  // (/user/repos): the resource named by the word, its records found by the ids' key fields.
+  const compositeItems = new Map<string, { resource: string; params: string[] }>();
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    const last = segs[segs.length - 1];
+    const prev = segs[segs.length - 2];
+    if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
+  }
+  for (const op of d.operations) {
+    const segs = op.path.split('/').filter((s) => s !== '');
+    if (!isParam(segs[segs.length - 1]) || !isParam(segs[segs.length - 2])) continue;
+    let word = segs.length - 1;
+    while (word >= 0 && isParam(segs[word])) word--;
+    const name = segs[word];
+    if (word !== 0 || name === undefined || itemNames.has(name)) continue;
+    const hasCollection = d.operations.some((o) => o.path !== op.path && o.path.split('/').filter((x) => x !== '').at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    if (hasCollection) compositeItems.set(op.path, { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
+  }
+  for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
+  return { itemNames, compositeItems };
+}
+
+function classify(d: Description, op: Operation, itemNames: Map<string, string>, compositeItems: CompositeItems): Classified {
+  const segs = op.path.split('/').filter((s) => s !== '');
+  const last = segs[segs.length - 1] ?? '';
+  const prev = segs[segs.length - 2];
+  const composite = compositeItems.get(op.path);
+  if (composite !== undefined) {
+    const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+    return { kind, resource: composite.resource, keyParams: composite.params };
+  }
+  if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
+    // POST on the item path updates it when the path has no PUT or PATCH (e.g. POST /v1/customers/{customer}).
+    const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
+    const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+    return { kind, resource: prev, idParam: last.slice(1, -1) };
+  }
+  if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+  // A search path beside an item path lists that resource when its collection path has no GET
+  // (e.g. GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+  const parentPath = `/${segs.slice(0, -1).join('/')}`;
+  if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
+  return { kind: 'action' };
+}
+
+/**
+ * RPC-style methods (/conversations.list) are no collection/item pairs: the sidecar says which
+ * operation lists, gets, creates, updates or deletes which resource.
+ */
+function declareRpcResources(d: Description, sidecar: Sidecar, itemNames: Map<string, string>, classified: Map<string, Classified>, resources: Map<string, Resource>): void {
+  const declared = Object.entries(sidecar.resources ?? {}).filter(([, r]) => RESOURCE_ACTIONS.some((a) => declaredOperations(r, a).length > 0));
+  for (const [name, r] of declared) {
+    if (r.parent !== undefined && !declared.some(([n]) => n === r.parent?.resource) && !itemNames.has(r.parent.resource)) throw new Error(`sidecar: resources.${name}.parent names no resource ${r.parent.resource}`);
+    for (const kind of RESOURCE_ACTIONS) {
+      for (const key of declaredOperations(r, kind)) {
+        if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar: resources.${name}.${kind}: the description has no operation ${key}`);
+        classified.set(key, { kind, resource: name, ...(r.id_param !== undefined ? { idParam: r.id_param } : {}), rpc: true });
+      }
+    }
+  }
+  for (const [name, r] of declared) resources.set(name, declaredResource(d, name, r));
+}
+
+function declaredResource(d: Description, name: string, r: ResourceDeclaration): Resource {
+  const opOf = (kind: (typeof RESOURCE_ACTIONS)[number]): Operation | undefined => d.operations.find((o) => declaredOperations(r, kind)[0] === o.key);
+  // The record's schema: the get's (or create's) response property `record`, else the list's items.
+  const one = opOf('get') ?? opOf('create') ?? opOf('update');
+  let recordRef = one?.responseRef === undefined ? undefined : r.record !== undefined ? pointerOfProperty(d, one.responseRef, r.record) : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined ? one.responseRef : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
+  const listOp = opOf('list');
+  if (recordRef === undefined && listOp?.responseRef !== undefined) {
+    const key = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+    const arr = key === undefined || key === '' ? undefined : pointerOfProperty(d, listOp.responseRef, key);
+    if (arr !== undefined) recordRef = `${arr}/items`;
+  }
+  // The vendor's own examples of records: the list's items, then the one of each other method.
+  const examples: Json[] = [];
+  const listKey = listOp === undefined ? undefined : listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+  const listed = listOp === undefined || listKey === undefined ? undefined : listKey === '' ? exampleOf(d, listOp) : (exampleOf(d, listOp) as Json | undefined)?.[listKey];
+  if (Array.isArray(listed)) examples.push(...listed.filter((x): x is Json => x !== null && typeof x === 'object' && !Array.isArray(x)));
+  for (const kind of ['get', 'create', 'update'] as const) {
+    const op = opOf(kind);
+    const body = op === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
+    const one = body === undefined ? undefined : r.record !== undefined ? body[r.record] : body;
+    if (one !== null && typeof one === 'object' && !Array.isArray(one)) examples.push(one as Json);
+  }
+  const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
+  const idField = r.id_field ?? [r.id_param, 'id', 'gid', 'uuid'].find((f) => f !== undefined && (props.includes(f) || examples.some((e) => f in e))) ?? 'id';
+  return { name, idField, recordRef, records: new Map(), created: 0, lookup: r.lookup ?? [], declared: r, ...(examples.length > 0 ? { examples } : {}) };
+}
+
+/**
+ * What the sidecar adds: resources no item path implies (by their get, or by their lists: a
+ * collection listed per parent), gets by a query parameter, and more operations that list a
+ * resource (exports).
+ */
+function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<string, Classified>, resources: Map<string, Resource>): void {
+  const opByKey = (key: string, what: string): Operation => {
+    const op = d.operations.find((o) => o.key === key);
+    if (op === undefined) throw new Error(`simulator sidecar: resources.${what} names ${key}, which is not an operation of the description`);
+    return op;
+  };
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    // a vendor's get by a query parameter ({operation, id_query}); an RPC get (an operation key) is declared above.
+    if (rs.get !== undefined && typeof rs.get === 'object' && !Array.isArray(rs.get)) {
+      const getOp = opByKey(rs.get.operation, `${name}.get`);
+      if (!resources.has(name)) {
+        const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
+        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
+    }
+    for (const key of rs.lists ?? []) {
+      const listOp = opByKey(key, `${name}.lists`);
+      if (!resources.has(name)) {
+        // No item path and no get: the records are the items of the list's array.
+        const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
+        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfProperty(d, listOp.responseRef, arrayKey);
+        const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
+        if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
+        const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+        resources.set(name, { name, idField: rs.id_field ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+      }
+      classified.set(key, { kind: 'list', resource: name });
+    }
+  }
+}
+
+function checkResources(d: Description, sidecar: Sidecar, resources: Map<string, Resource>): void {
+  for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
+    if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
+    if (rs.parent !== undefined && !resources.has(rs.parent.resource)) throw new Error(`simulator sidecar: resources.${name}.parent names no resource ${rs.parent.resource}`);
+    if (rs.soft_delete !== undefined && rs.template === undefined && !Object.keys(propertiesOf(d, d.schemaAt(resources.get(name)?.recordRef))).includes(rs.soft_delete.field)) {
+      throw new Error(`simulator sidecar: resources.${name}.soft_delete.field: the record has no field ${rs.soft_delete.field}`);
+    }
+  }
+}

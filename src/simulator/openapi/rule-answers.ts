@@ -1,0 +1,66 @@
+/**
+ * The sidecar's declared search, scroll and pages rules (rules.ts) as answers of their operations,
+ * over the generic store or the caller's record sources.
+ */
+import type { Json, Operation } from '../description.ts';
+import { listPage, readPath, RuleError, Scroll, search, type RecordSource } from '../rules.ts';
+import type { SimResponse } from '../sim-server.ts';
+import type { ErrorAnswers } from './errors.ts';
+import type { RecordRules } from './records.ts';
+import type { OpenApiContext, StoredRecord } from './types.ts';
+
+export interface RuleAnswers {
+  /** The answer of a declared rule for the operation, or undefined when it has none. */
+  byRule(op: Operation, query: Json, body: Json, link: { origin: string; path: string }, pathParams?: Record<string, string>): SimResponse | undefined;
+  /** Close the open scroll of every scroll rule. */
+  closeScrolls(): void;
+}
+
+export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: ErrorAnswers): RuleAnswers {
+  const { d, sidecar, options, resources } = ctx;
+  const { softDeleted } = rules;
+  const { errorResponse, notFound } = errors;
+  const sourceOf = (name: string, opKey?: string, under: Record<string, string> = {}): RecordSource => {
+    const given = options.sources?.[opKey ?? ''] ?? options.sources?.[name];
+    if (given !== undefined) return given;
+    // The generic store's records (under the path's parent, for a nested list), soft-deleted ones left out (as lists leave them out).
+    const r = resources.get(name);
+    const all = (): StoredRecord[] => (r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record) && Object.entries(under).every(([k, v]) => x.parents[k] === v)));
+    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id) };
+  };
+  for (const [kind, rules] of [['search', sidecar.search], ['scroll', sidecar.scroll], ['pages', sidecar.pages]] as const) {
+    for (const [key, rule] of Object.entries(rules ?? {})) {
+      if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: ${kind}: the description has no operation ${key}`);
+      if (!resources.has(rule.resource) && options.sources?.[key] === undefined && options.sources?.[rule.resource] === undefined) throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
+    }
+  }
+  const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
+  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }, pathParams: Record<string, string> = {}): SimResponse | undefined => {
+    const searchRule = sidecar.search?.[op.key];
+    const scrollRule = sidecar.scroll?.[op.key];
+    const listRule = sidecar.pages?.[op.key];
+    try {
+      if (searchRule !== undefined) {
+        const src = sourceOf(searchRule.resource);
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+      }
+      if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
+      if (listRule !== undefined) {
+        // A nested list (/contacts/{contact_id}/notes) needs its parent (the resource's `parent`).
+        const pr = sidecar.resources?.[listRule.resource]?.parent;
+        const parentId = pr === undefined ? undefined : pathParams[pr.param];
+        if (pr !== undefined && parentId !== undefined && resources.get(pr.resource)?.records.has(parentId) !== true) return notFound(op, parentId, pr.param);
+        const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
+        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key, pathParams), query, typeof dflt === 'number' ? dflt : undefined, link) };
+      }
+    } catch (e) {
+      if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
+      throw e;
+    }
+    return undefined;
+  };
+  const closeScrolls = (): void => {
+    for (const sc of scrolls.values()) sc.close();
+  };
+  return { byRule, closeScrolls };
+}

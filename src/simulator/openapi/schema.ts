@@ -1,0 +1,131 @@
+/** Reading an OpenAPI description's schemas: properties, envelopes, list arrays, cursors, examples. */
+import type { Description, Json, Operation, RequestProblem } from '../description.ts';
+import { clone } from '../core/values.ts';
+
+export const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
+
+/** A schema's properties, allOf branches merged and the first oneOf/anyOf branch taken. */
+export function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Record<string, Json> {
+  if (schema === undefined || depth > 8) return {};
+  const s = d.resolve(schema);
+  const out: Record<string, Json> = { ...((s.properties ?? {}) as Record<string, Json>) };
+  for (const part of (s.allOf ?? []) as Json[]) Object.assign(out, propertiesOf(d, part, depth + 1));
+  const alt = ((s.oneOf ?? s.anyOf ?? []) as Json[])[0];
+  if (alt !== undefined && Object.keys(out).length === 0) Object.assign(out, propertiesOf(d, alt, depth + 1));
+  return out;
+}
+
+export const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
+
+/** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
+export function singularOf(name: string): string {
+  if (/ies$/.test(name)) return name.replace(/ies$/, 'y');
+  if (/(ss|x|ch|sh)es$/.test(name)) return name.replace(/es$/, '');
+  return name.replace(/s$/, '');
+}
+
+/** The envelope key of a single-record body (`{data: {...}}`, a vendor's `{ticket: {...}}`), or undefined for a bare record. */
+export function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
+  const props = propertiesOf(d, schema);
+  const keys = Object.keys(props);
+  const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
+  const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
+  return key !== undefined && keys.length <= 3 ? key : undefined;
+}
+
+/** The array property of a list body, or '' when the body is the array itself. */
+export function listKeyOf(d: Description, schema: Json | undefined, resource: string): string | undefined {
+  if (schema === undefined) return undefined;
+  if (isArraySchema(d, schema)) return '';
+  const props = propertiesOf(d, schema);
+  return [...ENVELOPE_KEYS, resource].find((k) => isArraySchema(d, props[k])) ?? Object.keys(props).find((k) => isArraySchema(d, props[k]));
+}
+
+/** Dotted path to the field of a list body that carries the next cursor (next_page.offset, pages.next.starting_after). */
+export function nextCursorPath(d: Description, schema: Json | undefined, cursorParam: string): string | undefined {
+  const names = [cursorParam, 'next_cursor', 'next_page_token', 'nextPageToken', 'cursor', 'next'];
+  const walk = (s: Json | undefined, prefix: string, depth: number): string | undefined => {
+    if (depth > 3) return undefined;
+    const props = propertiesOf(d, s);
+    for (const n of names) if (props[n] !== undefined && d.resolve(props[n]).type !== 'object') return `${prefix}${n}`;
+    for (const [k, v] of Object.entries(props)) {
+      if (d.resolve(v).type === 'array') continue;
+      const found = Object.keys(propertiesOf(d, v)).length > 0 ? walk(v, `${prefix}${k}.`, depth + 1) : undefined;
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return walk(schema, '', 0);
+}
+
+
+/** Put messages and codes into a sampled error body wherever it has room for them. */
+export function fillError(body: unknown, p: RequestProblem, code: string): unknown {
+  if (Array.isArray(body)) return body.slice(0, 1).map((b) => fillError(b, p, code));
+  if (body === null || typeof body !== 'object') return body;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(body as Json)) {
+    if (typeof v === 'string' && /^(message|error_description|detail|error_message|title)$/i.test(k)) out[k] = p.message;
+    else if (/^(code|error_code|type)$/i.test(k) && typeof v === 'string' && k !== 'type') out[k] = code;
+    else if (/^(status|status_code)$/i.test(k) && typeof v === 'number') out[k] = p.status;
+    else if (k === 'field' || k === 'param') out[k] = p.field ?? null;
+    else out[k] = fillError(v, p, code);
+  }
+  return out;
+}
+
+
+/** The example of an operation's success response (`example`, or the first of `examples`), if the description gives one. */
+export function exampleOf(d: Description, op: Operation): unknown {
+  const content = (d.resolve<Json>(((d.doc.paths as Json)[op.path] as Json)?.[op.method.toLowerCase()]) as Json | undefined)?.responses as Json | undefined;
+  const response = d.resolve<Json>(content?.[String(op.successStatus)]);
+  const media = Object.entries((response?.content ?? {}) as Record<string, Json>).find(([t]) => /json/i.test(t))?.[1];
+  if (media === undefined) return undefined;
+  const first = Object.values((media.examples ?? {}) as Record<string, Json>)[0];
+  const value = media.example !== undefined ? media.example : first === undefined ? undefined : d.resolve<Json>(first).value;
+  // Some descriptions (Atlassian's) give their examples as JSON text.
+  if (typeof value === 'string' && /^\s*[[{]/.test(value)) {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  return value === undefined ? undefined : clone(value);
+}
+
+
+/** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */
+export function serverBasePath(doc: Json): string {
+  const url = ((doc.servers as { url?: string }[] | undefined) ?? [])[0]?.url;
+  if (url === undefined) return '';
+  try {
+    return new URL(url.replace(/\{[^}]*\}/g, 'x'), 'http://localhost').pathname.replace(/\/$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/** Pointer to a named property of the schema at `pointer` (through $refs and allOf). */
+export function pointerOfProperty(d: Description, pointer: string, prop: string): string | undefined {
+  const find = (p: string, depth: number): string | undefined => {
+    if (depth > 8) return undefined;
+    const s = d.at(p);
+    if (typeof s.$ref === 'string') return find(s.$ref, depth + 1);
+    const props = s.properties as Json | undefined;
+    if (props?.[prop] !== undefined) {
+      const v = props[prop] as Json;
+      return typeof v.$ref === 'string' ? v.$ref : `${p}/properties/${prop}`;
+    }
+    for (const [i] of ((s.allOf ?? []) as unknown[]).entries()) {
+      const found = find(`${p}/allOf/${i}`, depth + 1);
+      if (found !== undefined) return found;
+    }
+    // The first alternative of anyOf/oneOf, as propertiesOf reads it (e.g. customer | deleted_customer).
+    for (const key of ['anyOf', 'oneOf']) {
+      if (Array.isArray(s[key]) && (s[key] as unknown[]).length > 0) return find(`${p}/${key}/0`, depth + 1);
+    }
+    return undefined;
+  };
+  return find(pointer, 0);
+}

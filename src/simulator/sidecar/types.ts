@@ -1,0 +1,183 @@
+/** The shapes of a simulator sidecar (simulator.yaml), as sidecar.ts describes them. */
+import type { JwtTokensConfig } from '../core/jwt-tokens.ts';
+import type { OAuthConfig } from '../core/oauth.ts';
+import type { ListRule, ScrollRule, SearchRule } from '../rules.ts';
+import type { ParentAppend, UniqueRule } from '../store-rules.ts';
+
+export interface ErrorOverride {
+  code: string;
+  message: string;
+}
+
+/**
+ * One resource of the sidecar: a vendor's lookup/lists/get-by-query/timestamps, and for an RPC-style
+ * API which operation lists, gets, creates, updates or deletes it.
+ */
+export interface ResourceSidecar {
+  id_field?: string;
+  /** A real id of the vendor's (e.g. `cus_NffrFeUfNV2Hib`): new ids take its shape when the description gives no example. */
+  id_like?: string | number;
+  key?: Record<string, string>;
+  records?: number;
+  lookup?: string[];
+  lists?: string[];
+  /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
+  get?: { operation: string; id_query: string } | string | string[];
+  /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several; `unix`: as Unix seconds, not ISO 8601. */
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean };
+  /** Fields no two records share (store-rules.ts): a write repeating one answers 409 conflict with this message. */
+  unique?: UniqueRule;
+  /** A create whose body's value of this field names a record updates that record. */
+  upsert?: string;
+  /** The mark of a deleted record: `field` set to `value` (default true), `at` to the time; `param` asks lists and gets for marked records. */
+  soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
+  /** Fields (dotted) whose numbers and booleans written are kept as text: a vendor's `properties`. */
+  text_values?: string[];
+  /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
+  template?: Record<string, unknown>;
+  /** Fields answered only when the query parameter `param` names them (e.g. include=transcript). */
+  include?: { param: string; fields: string[] };
+  /** Fields merged over the template for seeded records only; a list gives each seeded record its own (and their number). */
+  seed?: Record<string, unknown> | Record<string, unknown>[];
+  created_by?: { operation: string; field: string; echo?: string }[];
+  /** Seeded values by dotted path, drawn from a pool or a list given in place. */
+  fields?: Record<string, FieldRule>;
+  list?: string | string[];
+  create?: string | string[];
+  update?: string | string[];
+  delete?: string | string[];
+  /** The query or body param naming the record (e.g. `channel` of conversations.info). */
+  id_param?: string;
+  /** The response property holding the one record of a get, create or update (e.g. `channel`). */
+  record?: string;
+  /** Records live under a record of another resource, named by this query or body param (RPC) or path param (a nested collection: that record must exist, and `append` references each created record in it). */
+  parent?: { param: string; resource: string; append?: ParentAppend };
+  /** Request fields written at another path of the record: {topic: topic.value}. */
+  writes?: Record<string, string>;
+}
+/** The RPC declaration of a resource (its operations as keys). */
+export type ResourceDeclaration = ResourceSidecar;
+
+export const RESOURCE_ACTIONS = ['list', 'get', 'create', 'update', 'delete'] as const;
+
+/** The operation keys a resource declares for an RPC action ([] for none, and for a vendor's get-by-query object). */
+export function declaredOperations(r: ResourceSidecar, action: (typeof RESOURCE_ACTIONS)[number]): string[] {
+  const v = r[action];
+  return typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
+}
+
+export interface Pagination {
+  cursor_param?: string;
+  limit_param?: string;
+  default_limit?: number;
+  max_limit?: number;
+  next_cursor?: string;
+  /** What next_cursor holds on the last page (e.g. ""); default: null at its "next" holder. */
+  last_cursor?: string | null;
+  next_url?: string;
+  has_more?: string;
+  done?: string;
+  /** The list order: `stored` (default) or `newest_first` (the last stored record first). */
+  order?: 'stored' | 'newest_first';
+}
+
+export interface Sidecar {
+  /** status: HTTP status by simulator code, `default` for the codes it does not name. */
+  error?: { body?: unknown; codes?: Record<string, string>; status?: Record<string, number> };
+  auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
+  not_found?: Record<string, ErrorOverride>;
+  parameters?: Record<string, ErrorOverride>;
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string }>;
+  oauth?: OAuthConfig;
+  jwt_tokens?: JwtTokensConfig;
+  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
+  pagination?: Pagination;
+  records?: number;
+  resources?: Record<string, ResourceSidecar>;
+  filters?: Record<string, FilterEntry>;
+  search?: Record<string, SearchRule>;
+  scroll?: Record<string, ScrollRule>;
+  pages?: Record<string, ListRule>;
+  pools?: Record<string, unknown[]>;
+  unknown_query?: 'reject' | 'ignore';
+  sandbox?: { credentials?: Record<string, string> };
+  graphql?: GraphqlSidecar;
+}
+
+/** What a GraphQL schema cannot say about its API (the `graphql` key of a sidecar). */
+export interface GraphqlSidecar {
+  /** The endpoint's path; default /graphql. */
+  path?: string;
+  /** HTTP status per simulator error code (invalid, unauthorized, rate_limited, not_found...); default 400 before execution, 200 for errors of fields. */
+  status?: Record<string, number>;
+  /** The message of an error of a field, by code: a template with {{type}} and {{id}} (not_found: "Entity not found: {{type}}"). */
+  messages?: Record<string, string>;
+  /** One entry of `errors`: a JSON tree whose strings may hold {{message}}, {{code}}, {{status}}; default {message, extensions: {code}}. */
+  error?: Record<string, unknown>;
+  /** Record fields (dotted for a related record's field: team.id) that `filter` arguments may compare; other filter fields are refused. */
+  filters?: string[];
+  /** The name of the filter argument; default filter. */
+  filter_argument?: string;
+  /** The argument whose enum value names the record field lists are sorted by (default orderBy), and the direction (default asc). */
+  order_by?: { argument?: string; direction?: 'asc' | 'desc' };
+  /** Archived records: the record field holding when (default archivedAt) and the argument that includes them (default includeArchived). */
+  archived?: { field?: string; argument?: string };
+  /** graphql-ruby: parse and validation errors worded as graphql-ruby words them (graphql/ruby.ts). */
+  dialect?: 'graphql-js' | 'graphql-ruby';
+  /** One entry of `errors` per simulator code, overriding `error` (same variables, plus {{retry_in_seconds}}, {{complexity}}, {{max_complexity}}). */
+  errors?: Record<string, Record<string, unknown>>;
+  /** Top-level keys added to every answer after authentication: a template with {{request_id}} and the variables the code gives. */
+  envelope?: Record<string, unknown>;
+  /** API versions: the request header naming one, those served (value: kind), and the one answered for any other. */
+  versions?: { header: string; served: Record<string, string>; default: string };
+  /**
+   * Cursor pagination over snapshots (e.g. items_page / next_items_page): `next` the root field
+   * (cursor, limit) answering the page after a cursor, how long a cursor lives, the largest limit,
+   * and the rows a page skips when they have changed since (`{field, values}`).
+   */
+  cursor_pages?: { next?: string; ttl_seconds?: number; max_limit?: number; skip?: { field: string; values: string[] } };
+  /** Field values derived from the record (and the code's variables) by "Type.field": a JSON tree whose "{{name}}" alone is a value, inside text its text; for a field of a resource's type, an id (or ids) names its record(s). */
+  fields?: Record<string, unknown>;
+  /**
+   * List fields by "Type.field" (graphql/lists.ts): `back` references, `order`, fixed `where` values,
+   * `filters` by argument (top-level filters entries, plus `values` and `default` conditions),
+   * `lookup` (arguments naming records, which lift the filters' defaults), `sort` by argument value.
+   */
+  lists?: Record<
+    string,
+    {
+      back?: string;
+      order?: 'stored' | 'newest_first';
+      where?: Record<string, unknown>;
+      lookup?: string[];
+      filters?: Record<string, FilterEntry & { values?: Record<string, Record<string, unknown>>; default?: Record<string, unknown> }>;
+      sort?: Record<string, Record<string, string>>;
+    }
+  >;
+  /** The concrete type of an interface's or union's value by one of its fields: {field, values: {value: Type}, default}. */
+  types?: Record<string, { field: string; values: Record<string, string>; default?: string }>;
+  /** A query-cost budget (graphql/complexity.ts). */
+  complexity?: {
+    budget: number;
+    window_seconds: number;
+    max_query?: number;
+    list_size?: number;
+    sizes?: Record<string, number>;
+    /** HTTP status of an exhausted budget; default 200 (an error beside no data). */
+    status?: number;
+    /** Headers on every answer: templates with {{budget}}, {{window_seconds}}, {{remaining}}, {{reset}}. */
+    headers?: Record<string, string>;
+    messages?: { exhausted?: string; too_complex?: string };
+  };
+}
+
+/** How a list's query parameter (or a GraphQL list's argument) filters: the record field, the comparison, values matching every record. */
+export interface FilterEntry {
+  field?: string;
+  /** contains (a case-insensitive substring) and equals_ignore_case: GraphQL lists only. */
+  match?: 'equals' | 'since' | 'before' | 'after' | 'until' | 'contains' | 'equals_ignore_case';
+  any?: string[];
+}
+
+/** A seeded field's value: drawn from a named pool or from a list given in place. */
+export type FieldRule = { pool: string } | { one_of: unknown[] };
