@@ -19,7 +19,8 @@ const FLOORS = [
   // the simulators (vendor fakes from descriptions): the service's sandbox mode starts them
   ['simulator'],
   ['sandbox'],
-  ['client', 'mcp'],
+  ['client'],
+  ['mcp'],
   ['service'],
   ['factory', 'codegen'],
   ['cli'],
