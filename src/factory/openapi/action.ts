@@ -112,11 +112,10 @@ function parameterParams(def: OperationAt, at: Path, where: string, { guess, rep
 /** The JSON (else form-encoded) request body: its fields are params; a single-key wrapper is put back by the template. */
 function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, credentialParams }: ActionScope, params: BuiltParam[], taken: Set<string>): { bodyTemplate: unknown; form: boolean } {
   let bodyTemplate: unknown;
-  let form = false;
   const content = def.op.requestBody?.content;
   const form_ = formSchemaOf(content);
   const schema = jsonSchemaOf(content) ?? form_;
-  form = form_ !== undefined;
+  const form = form_ !== undefined;
   if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
   if (schema !== undefined) {
     const props = propertiesOf(schema);
