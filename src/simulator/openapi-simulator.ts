@@ -565,7 +565,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     if (name !== undefined && !linkOf.has(name)) linkOf.set(name, link);
   }
   const nested = (r: Resource): boolean => r.declared?.parent !== undefined || linkOf.has(r.name);
-  const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)));
+  // Resources whose seeded fields take another's ids (`ids_of`) after that one.
+  const refDepth = (name: string, seen: string[] = []): number =>
+    seen.includes(name) ? 0 : Math.max(0, ...Object.values(sidecar.resources?.[name]?.fields ?? {}).map((f) => ('ids_of' in f ? 1 + refDepth(f.ids_of, [...seen, name]) : 0)));
+  const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)) || refDepth(a.name) - refDepth(b.name));
   /** Whether the parent a nested path names exists (by id directly, else by the parent's key fields). */
   const parentExists = (link: ParentLink, pathParams: Record<string, string>): boolean => {
     const q = resources.get(link.resource);
@@ -608,7 +611,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
       if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string' && repeats(r, k, record[k], count)) record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
-        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
+        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : 'ids_of' in f ? [...(resources.get(f.ids_of)?.records.keys() ?? [])] : f.one_of;
         // Shared, not copied (100 000 seeded records stay cheap): writes replace a field's value, and
         // an update that sets fields inside one copies it first (merge).
         setPath(record, path, values[Math.floor(rand() * values.length)]);
@@ -998,7 +1001,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     try {
       if (searchRule !== undefined) {
         const src = sourceOf(searchRule.resource);
-        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body, pathParams) };
       }
       if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
       if (listRule !== undefined) {
@@ -1007,7 +1010,8 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         const parentId = pr === undefined ? undefined : pathParams[pr.param];
         if (pr !== undefined && parentId !== undefined && resources.get(pr.resource)?.records.has(parentId) !== true) return notFound(op, parentId, pr.param);
         const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
-        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key, pathParams), query, typeof dflt === 'number' ? dflt : undefined, link) };
+        const source = listRule.path_fields === undefined ? sourceOf(listRule.resource, op.key, pathParams) : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, pathParams);
+        return { status: op.successStatus, json: listPage(listRule, source, query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
     } catch (e) {
       if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
@@ -1083,7 +1087,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     // that success over it where it has one (what the example leaves out keeps its sampled value).
     if (r === undefined || c.kind === 'action') {
       const sampled = sample(op.responseRef);
-      const example = exampleOf(d, op);
+      const example = sidecar.operations?.[op.key]?.example ?? exampleOf(d, op);
       const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
       return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled });
     }
@@ -1362,8 +1366,19 @@ function newId(rand: () => number, like: unknown, created = false): string | num
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
+  // A UUID (Notion's ids): a version 4 UUID from the same generator.
+  if (typeof like === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(like)) {
+    const hex = Array.from({ length: 32 }, (_, i) => (i === 12 ? 4 : i === 16 ? 8 + Math.floor(rand() * 4) : Math.floor(rand() * 16)).toString(16)).join('');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
+}
+
+/** The records of `source` whose dotted fields equal the path parameters `fields` names (a list rule's `path_fields`). */
+function fieldSource(source: RecordSource, fields: Record<string, string>, pathParams: Record<string, string>): RecordSource {
+  const all = (): Json[] => (source.slice(0, source.size()) as Json[]).filter((r) => Object.entries(fields).every(([param, field]) => String(readPath(r, field)) === pathParams[param]));
+  return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r['id']) === id) };
 }
 
 /** Pointer to a named property of the schema at `pointer` (through $refs and allOf). */

@@ -94,7 +94,8 @@
  *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
  *                   a cap on offset paging.
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
- *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
+ *                   from them (`{pool: name}`), from a list given in place (`{one_of: [...]}`),
+ *                   or from the ids of another resource's seeded records (`{ids_of: resource}`).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).
@@ -206,7 +207,8 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string }>;
+  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (Notion's GET /users/me). */
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
@@ -299,7 +301,7 @@ export interface FilterEntry {
 }
 
 /** A seeded field's value: drawn from a named pool or from a list given in place. */
-export type FieldRule = { pool: string } | { one_of: unknown[] };
+export type FieldRule = { pool: string } | { one_of: unknown[] } | { ids_of: string };
 
 const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
 
@@ -371,6 +373,7 @@ const SIDECAR_SCHEMA = {
           pagination: { $ref: '#/definitions/pagination' },
           since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
           no_content_unless: { type: 'string', minLength: 1 },
+          example: { type: 'object' },
         },
       },
     },
@@ -437,7 +440,7 @@ const SIDECAR_SCHEMA = {
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
           key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           template: { type: 'object' },
-          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
+          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }, { type: 'object', additionalProperties: false, required: ['ids_of'], properties: { ids_of: { type: 'string' } } }] } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: {
@@ -490,6 +493,8 @@ const SIDECAR_SCHEMA = {
         properties: {
           resource: { type: 'string' },
           query: { type: 'string' },
+          unfiltered: { type: 'boolean' },
+          path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           filter_groups: { type: 'object', additionalProperties: false, required: ['groups', 'filters'], properties: { groups: { type: 'string' }, filters: { type: 'string' } } },
           fields_at: { type: 'string' },
           text: { type: 'string' },
@@ -530,6 +535,7 @@ const SIDECAR_SCHEMA = {
           reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
           cursor_form: { type: 'array', minItems: 1 },
           id_field: { type: 'string' },
+          path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           response: {},
         },
       },
