@@ -180,15 +180,22 @@ interface Classified {
 
 const clone = <T>(v: T): T => structuredClone(v);
 
-/** A schema's properties, allOf branches merged and the first oneOf/anyOf branch taken. */
+/**
+ * A schema's properties, allOf branches merged and, of oneOf/anyOf branches, the one with the most
+ * properties (Stripe's customer over deleted_customer, Notion's full page over its partial one).
+ */
 function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Record<string, Json> {
   if (schema === undefined || depth > 8) return {};
   const s = d.resolve(schema);
   const out: Record<string, Json> = { ...((s.properties ?? {}) as Record<string, Json>) };
   for (const part of (s.allOf ?? []) as Json[]) Object.assign(out, propertiesOf(d, part, depth + 1));
-  const alt = ((s.oneOf ?? s.anyOf ?? []) as Json[])[0];
-  if (alt !== undefined && Object.keys(out).length === 0) Object.assign(out, propertiesOf(d, alt, depth + 1));
-  return out;
+  if (Object.keys(out).length > 0) return out;
+  let best: Record<string, Json> = {};
+  for (const alt of (s.oneOf ?? s.anyOf ?? []) as Json[]) {
+    const props = propertiesOf(d, alt, depth + 1);
+    if (Object.keys(props).length > Object.keys(best).length) best = props;
+  }
+  return best;
 }
 
 const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
@@ -724,12 +731,17 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
    * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
    * declare when it declares properties (request options such as `expand`).
    */
-  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false): void => {
+  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false, asSent: string[] = []): void => {
     const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
     const declared = Object.keys(props).length > 0;
     for (const [k, v] of Object.entries(fields)) {
-      if (declared && props[k] === undefined) continue;
       const have = record[k];
+      // written_as_sent: the vendor reads back another shape than it takes (Notion's property values); kept as sent, objects merged key by key.
+      if (asSent.includes(k)) {
+        record[k] = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+        continue;
+      }
+      if (declared && props[k] === undefined) continue;
       // An update sets the fields it names inside a nested object (Jira's {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
         const copy = clone(have as Json);
@@ -1109,7 +1121,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
     };
     /** Write body fields onto a record: for RPC, not the id or parent, not the credential; declared ones (writes) at their record path. */
     const write = (record: Json, fields: Json, deep = false): void => {
-      if (c.rpc !== true) return merge(record, fields, r.recordRef, deep);
+      if (c.rpc !== true) return merge(record, fields, r.recordRef, deep, sidecar.resources?.[r.name]?.written_as_sent);
       const plain: Json = {};
       for (const [k, v] of Object.entries(fields)) {
         if (k === c.idParam || k === r.idField || k === rpcParent || (sidecar.auth?.params ?? []).includes(k)) continue;
@@ -1117,7 +1129,7 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
         if (to === undefined) plain[k] = v;
         else setPath(record, to, v);
       }
-      merge(record, plain, r.recordRef, deep);
+      merge(record, plain, r.recordRef, deep, sidecar.resources?.[r.name]?.written_as_sent);
     };
     // text_values: fields whose numbers and booleans the vendor keeps as text (HubSpot's properties: amount 10000 → "10000").
     const writeKeepingText = (record: Json, fields: Json, deep = false): void => {

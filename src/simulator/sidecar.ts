@@ -153,6 +153,8 @@ export interface ResourceSidecar {
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** Fields (dotted) whose numbers and booleans written are kept as text: HubSpot's `properties`. */
   text_values?: string[];
+  /** Record fields a create or update keeps as sent, objects merged key by key, though the record schema reads them in another shape (Notion's page properties and parent). */
+  written_as_sent?: string[];
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (Granola's include=transcript). */
@@ -475,6 +477,7 @@ const SIDECAR_SCHEMA = {
             properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
           },
           text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
+          written_as_sent: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_by: {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
