@@ -18,6 +18,7 @@
 //     && npm install --no-save --no-package-lock ts-json-schema-generator@2.10.0)
 //   node connectors/notion/derive.mjs "$d" > connectors/notion/openapi.json
 import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -166,6 +167,52 @@ schemas.ErrorResponse = {
     additional_data: { type: 'object' },
   },
 };
+
+/** The schemas a schema holds (items, properties, unions...), with how to replace each. */
+function* subschemas(node) {
+  if (node === null || typeof node !== 'object') return;
+  for (const key of ['items', 'additionalProperties', 'not']) if (node[key] && typeof node[key] === 'object') yield [node, key];
+  for (const key of ['anyOf', 'oneOf', 'allOf']) for (let i = 0; i < (node[key] ?? []).length; i++) yield [node[key], i];
+  for (const name of Object.keys(node.properties ?? {})) yield [node.properties, name];
+}
+
+/**
+ * TypeScript's anonymous types come out inlined wherever they are used (a block request's 30
+ * variants inside each other: 230 kB); every large schema met more than once becomes one
+ * component (`Shared<hash>`), referenced, which makes the file smaller and quicker to compile.
+ */
+function dedupe() {
+  const counts = new Map();
+  const count = (node) => {
+    for (const [holder, key] of subschemas(node)) {
+      const text = JSON.stringify(holder[key]);
+      if (text.length > 400) counts.set(text, (counts.get(text) ?? 0) + 1);
+      count(holder[key]);
+    }
+  };
+  for (const s of Object.values(schemas)) count(s);
+  for (const [p] of Object.entries(paths)) for (const op of Object.values(paths[p])) count(op.requestBody?.content['application/json'].schema ?? {});
+  const shared = new Map();
+  const nameOf = (text) => `Shared${createHash('sha256').update(text).digest('hex').slice(0, 10)}`;
+  const replace = (node) => {
+    for (const [holder, key] of subschemas(node)) {
+      const text = JSON.stringify(holder[key]);
+      if ((counts.get(text) ?? 0) > 1) {
+        if (!shared.has(text)) {
+          shared.set(text, null);
+          const body = JSON.parse(text);
+          replace(body);
+          shared.set(text, body);
+        }
+        holder[key] = { $ref: `#/components/schemas/${nameOf(text)}` };
+      } else replace(holder[key]);
+    }
+  };
+  for (const s of Object.values(schemas)) replace(s);
+  for (const p of Object.keys(paths)) for (const op of Object.values(paths[p])) if (op.requestBody) replace(op.requestBody.content['application/json'].schema);
+  for (const [text, body] of shared) schemas[nameOf(text)] = body;
+}
+dedupe();
 
 const doc = {
   openapi: '3.1.0',
