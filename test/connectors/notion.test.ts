@@ -5,9 +5,10 @@
  * every connector shares (each entity × action) is the shared conformance suite's; here: the
  * Notion-Version header, POST lists paged by start_cursor in the body, rich-text property values
  * and the title read out of them, data source queries, comments by page, the bot user's
- * workspace in the credential check, error codes, and the incremental sync over search sorted by
- * last_edited_time.
+ * workspace in the credential check, error codes, the incremental sync over search sorted by
+ * last_edited_time, and webhooks in (the verification token's first POST, X-Notion-Signature).
  */
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
@@ -16,6 +17,7 @@ import { loadSidecar } from '../../src/simulator/sidecar.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { dialectCases, type TestDatabase } from '../search/helpers.ts';
+import { describeEachDialect, startHarness, type Harness, type Reply } from '../service/helpers.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -177,3 +179,56 @@ for (const [name, open, skipped] of dialectCases())
       expect(await store.count('nt-1', 'pages')).toBe(pages - 1);
     }, 60_000);
   });
+
+// Hosted: Notion's subscription first POSTs {verification_token} unsigned (acknowledged), then
+// signs each event with that token: X-Notion-Signature: sha256=<hex HMAC of the body>.
+describeEachDialect('notion webhooks in on %s', (dialect) => {
+  const SECRET = 'secret_notion_verification_token_for_tests';
+  const WORKSPACE = '9d1a7c55-2e4b-4f1e-8d2a-61b0c6f3e0a1';
+  let upstream: OpenApiSimulator;
+  let h: Harness;
+  let token: string;
+  let id: string;
+  let n = 0;
+  const deliver = (body: unknown, signature?: string | null): Promise<Reply> => {
+    const raw = JSON.stringify(body);
+    const sig = signature === undefined ? `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}` : signature;
+    return h.request('POST', '/api/v1/webhooks/notion', { raw, headers: sig === null ? {} : { 'x-notion-signature': sig } });
+  };
+  const event = (type: string, pageId: string) => ({ id: `evt-${dialect}-${++n}`, timestamp: new Date().toISOString(), workspace_id: WORKSPACE, workspace_name: 'Northwind Labs', subscription_id: 'sub-1', integration_id: 'int-1', type, authors: [{ id: 'u-1', type: 'person' }], attempt_number: 1, entity: { id: pageId, type: 'page' }, data: {} });
+  const titleHits = async (title: string): Promise<string[]> => {
+    const r = await h.request('POST', `/api/v1/integrations/connectors/${id}/execute`, { token, body: { entity: 'pages', action: 'search', params: { query: { filter: { eq: { title } } }, fields: ['id'] } } });
+    expect(r.status, r.text).toBe(200);
+    return r.body.data.map((d: { id: string }) => d.id);
+  };
+
+  beforeAll(async () => {
+    upstream = await startOpenApiSimulator({ description: `${DIR}/openapi.json`, sidecar, seed: 9, rateLimit: false });
+    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { notion: { baseUrl: upstream.url, webhookSecret: SECRET } } } });
+    token = await h.token(await h.createApp('org-notion-hooks'));
+    const r = await h.request('POST', '/api/v1/integrations/connectors', { token, body: { customer_name: 'c1', connector_type: 'notion', name: 'n', credentials: { token: TOKEN } } });
+    expect(r.status, r.text).toBe(201);
+    id = r.body.id;
+    await h.service.ctx.sync.runOnce(id, { full: true });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await upstream?.close();
+  });
+
+  it('acknowledges the verification request, applies a signed page event through get, removes a deleted page, refuses an unsigned one', async () => {
+    expect((await deliver({ verification_token: SECRET }, null)).status).toBe(200);
+    const [pageId, goneId] = [...upstream.resources.get('pages')!.records.keys()];
+    await fetch(`${upstream.url}/pages/${pageId!}`, { method: 'PATCH', headers: { authorization: `Bearer ${TOKEN}`, 'notion-version': '2025-09-03', 'content-type': 'application/json' }, body: JSON.stringify({ properties: { Name: { title: [{ text: { content: 'Webhook title' } }] } } }) });
+    const applied = await deliver(event('page.properties_updated', pageId!));
+    expect(applied.status, applied.text).toBe(200);
+    expect(applied.body).toMatchObject({ entity: 'pages', id: pageId, connectors: [{ connector_id: id, updated: 1 }] });
+    expect(await titleHits('Webhook title')).toEqual([pageId]);
+
+    const unsigned = await deliver(event('page.deleted', goneId!), null);
+    expect([unsigned.status, unsigned.body.code]).toEqual([401, 'webhook_signature_invalid']);
+    const deleted = await deliver(event('page.deleted', goneId!));
+    expect(deleted.body).toMatchObject({ connectors: [{ connector_id: id, deleted: 1 }] });
+    expect(await h.service.ctx.records.getRecord(id, 'pages', goneId!)).toBeUndefined();
+  }, 60_000);
+});
