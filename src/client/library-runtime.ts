@@ -40,10 +40,10 @@ function sameJson(a: unknown, b: unknown): boolean {
  */
 export async function baseUrlFor(type: string, credentials: unknown, flag: string | undefined, other = 'pass --base-url'): Promise<string | undefined> {
   if (flag !== undefined) return flag;
-  const { runningSandboxes, sandboxStates } = await import('../sandbox/sandbox-state.ts');
+  const { runningSandboxes, sandboxStates } = await import('../simulator/sandbox-state.ts');
   const { sandboxAmbiguous, sandboxLabel } = await import('./sandbox-choice.ts');
   const dir = dataDir();
-  const issued = (s: import('../sandbox/sandbox-state.ts').SandboxState): boolean => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials);
+  const issued = (s: import('../simulator/sandbox-state.ts').SandboxState): boolean => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials);
   const running = runningSandboxes(dir, issued);
   if (running.length > 1) throw sandboxAmbiguous(type, dir, running, other);
   const found = running[0];
