@@ -62,7 +62,7 @@ export interface SearchRule {
   pagination?: { per_page?: string; cursor?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
   /** The answer: a JSON tree whose strings may be {{records}}, {{total}}, {{page}}, {{per_page}}, {{total_pages}}, {{next_page}}, {{next_cursor}}, {{has_more}}; keys filled with nothing are left out. */
   response: unknown;
-  /** The body's filter is the vendor's own language, not simulated: every record matches it (Notion's search and data source query). */
+  /** The body's filter is the vendor's own language, not simulated: every record matches it (e.g. a vendor's query language over pages). */
   unfiltered?: boolean;
   /** Path parameters a record's dotted field must equal (`{data_source_id: parent.data_source_id}`): a search under a parent. */
   path_fields?: Record<string, string>;

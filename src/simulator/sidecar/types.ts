@@ -33,7 +33,7 @@ export interface ResourceSidecar {
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** Fields (dotted) whose numbers and booleans written are kept as text: a vendor's `properties`. */
   text_values?: string[];
-  /** Record fields a create or update keeps as sent, objects merged key by key, though the record schema reads them in another shape (Notion's page properties and parent). */
+  /** Record fields a create or update keeps as sent, objects merged key by key, though the record schema reads them in another shape (e.g. property values written as rich text). */
   written_as_sent?: string[];
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
@@ -89,7 +89,7 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (Notion's GET /users/me). */
+  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user). */
   operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
