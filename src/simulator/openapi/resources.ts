@@ -5,7 +5,8 @@
  */
 import type { Description, Json, Operation } from '../description.ts';
 import { declaredOperations, RESOURCE_ACTIONS, type ResourceDeclaration, type Sidecar } from '../sidecar.ts';
-import { envelopeOf, exampleOf, listKeyOf, pointerOfProperty, propertiesOf } from './schema.ts';
+import { idFieldFor } from './ids.ts';
+import { envelopeOf, exampleOf, listedEnvelopeOf, listKeyOf, pointerOfProperty, propertiesOf, singularOf } from './schema.ts';
 import type { Classified, Kind, Resource } from './types.ts';
 
 type CompositeItems = Map<string, { resource: string; params: string[] }>;
@@ -19,16 +20,28 @@ export function buildResources(d: Description, sidecar: Sidecar): { resources: M
   for (const [name, idParam] of itemNames) {
     if (resources.has(name)) continue;
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
-    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
-    const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+    const recordRef = recordPointer(d, getOp?.responseRef, name);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
-    const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
+    // The id named the vendor's way ({Sid} → sid, {InvoiceID} → InvoiceID), else a usual id field.
+    const idField = sidecar.resources?.[name]?.id_field ?? idFieldFor(idParam, props, singularOf(name)) ?? [stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
   sidecarResources(d, sidecar, classified, resources);
   checkResources(d, sidecar, resources);
   return { resources, classified };
+}
+
+/** The record's schema in a get's answer: the answer, its envelope's value, or the items of a one-record array (`{"Invoices": [{...}]}`). */
+function recordPointer(d: Description, responseRef: string | undefined, name: string): string | undefined {
+  if (responseRef === undefined) return undefined;
+  const env = envelopeOf(d, d.schemaAt(responseRef), name);
+  if (env !== undefined) return pointerOfProperty(d, responseRef, env);
+  const listed = listedEnvelopeOf(d, d.schemaAt(responseRef), name);
+  const arrayRef = listed === undefined ? undefined : pointerOfProperty(d, responseRef, listed);
+  if (arrayRef === undefined) return responseRef;
+  const items = d.resolve<Json>(d.at(arrayRef)).items as Json | undefined;
+  return typeof items?.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
 }
 
 const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;

@@ -33,6 +33,18 @@ export function envelopeOf(d: Description, schema: Json | undefined, resource?: 
   return key !== undefined && keys.length <= 3 ? key : undefined;
 }
 
+/**
+ * The plural key of a single-record body that holds the record as the one item of an array
+ * (`{"Invoices": [{...}]}` for resource Invoices), or undefined.
+ */
+export function listedEnvelopeOf(d: Description, schema: Json | undefined, resource: string | undefined): string | undefined {
+  if (resource === undefined) return undefined;
+  const props = propertiesOf(d, schema);
+  const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  if (Object.keys(props).length > 5 || ['id', 'gid', 'uuid'].some((k) => props[k] !== undefined)) return undefined;
+  return Object.keys(props).find((k) => loose(k) === loose(resource.split('/').at(-1) ?? resource) && isArraySchema(d, props[k]) && Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json)).length > 0);
+}
+
 /** The array property of a list body, or '' when the body is the array itself. */
 export function listKeyOf(d: Description, schema: Json | undefined, resource: string): string | undefined {
   if (schema === undefined) return undefined;

@@ -8,7 +8,7 @@ import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
 import type { RecordRules } from './records.ts';
-import { envelopeOf, pointerOfProperty, propertiesOf } from './schema.ts';
+import { envelopeOf, listedEnvelopeOf, pointerOfProperty, propertiesOf } from './schema.ts';
 import type { OpenApiContext, Resource, StoredRecord } from './types.ts';
 
 export type Nested = { resource: Resource; value: Json; echo: string | undefined }[];
@@ -25,7 +25,11 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const { d, sidecar, classified, resources, sample, seed } = ctx;
   const { stamp } = rules;
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
-    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
+    const resource = classified.get(op.key)?.resource;
+    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), resource);
+    // The record as the one item of an array under the resource's plural key ({"Invoices": [{...}]}).
+    const listed = env === undefined ? listedEnvelopeOf(d, d.schemaAt(op.responseRef), resource) : undefined;
+    if (listed !== undefined) return { ...((sample(op.responseRef) ?? {}) as Json), [listed]: [record] };
     if (env === undefined) {
       // A create or update answered with a schema of its own (e.g. CreatedIssue {id, key, self}):
       // the record's fields that schema declares.
@@ -44,8 +48,11 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef), classified.get(op.key)?.resource);
-    const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
+    const resource = classified.get(op.key)?.resource;
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef), resource) ?? listedEnvelopeOf(d, d.schemaAt(op.bodyRef), resource);
+    const wrapped = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
+    // A record sent as the one item of an array ({"Invoices": [{...}]}): that item.
+    const inner = Array.isArray(wrapped) && wrapped.length === 1 ? wrapped[0] : wrapped;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
   /**
