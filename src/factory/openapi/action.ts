@@ -145,7 +145,8 @@ function requestOf(def: OperationAt, action: ActionName, at: Path, { guess }: Ac
   const description = shortText(def.op.summary ?? def.op.description);
   if (description || def.op.operationId) out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
   if (params.length > 0) out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
-  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
+  // A #fragment pseudo-path is its path: the fragment never reaches the server.
+  const pathTemplate = def.path.replace(/#.*$/, '').replace(/\{([^}]+)\}/g, (_m, n: string) => `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
   for (const m of def.path.matchAll(/\{([^}]+)\}/g)) {
     if (!params.some((p) => p.in === 'path' && p.original === m[1])) {
       const name = safeName(m[1]!);

@@ -22,7 +22,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
   const { softDeleted, softDeleteParam } = rules;
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest, handledParams: string[] = []): SimResponse => {
     const schema = d.schemaAt(op.responseRef);
-    const key = listKeyOf(d, schema, r.name);
+    const key = listKeyOf(d, schema, r.name, Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
     // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
     const opConf = sidecar.operations?.[op.key];
