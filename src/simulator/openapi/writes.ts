@@ -64,7 +64,10 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false): void => {
     const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
     const declared = Object.keys(props).length > 0;
-    for (const [k, v] of Object.entries(fields)) {
+    const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+    for (const [field, v] of Object.entries(fields)) {
+      // A body field named the vendor's other way (a form's To, StatusCallback for the record's to, status_callback).
+      const k = !declared || props[field] !== undefined ? field : (Object.keys(props).find((p) => loose(p) === loose(field)) ?? field);
       if (declared && props[k] === undefined) continue;
       const have = record[k];
       // An update sets the fields it names inside a nested object (e.g. {fields: {summary}}), keeping the others.
