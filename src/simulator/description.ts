@@ -194,7 +194,8 @@ export class Description {
         const errorStatus = ['400', '4XX', '422', 'default'].find((s) => responses[s] !== undefined);
         const requestBody = op.requestBody === undefined ? undefined : this.resolve<Json>(op.requestBody);
         const pathParams: string[] = [];
-        const pattern = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => {
+        // A #fragment pseudo-path (several operations on one path told apart by a fragment) matches its path.
+        const pattern = path.replace(/#.*$/, '').replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => {
           pathParams.push(name);
           return '([^/]+)';
         });
@@ -218,7 +219,8 @@ export class Description {
       }
     }
     // Literal segments win over templated ones: /contacts/search before /contacts/{id}.
-    return ops.sort((a, b) => b.specificity - a.specificity);
+    // An operation on a path itself before one on a #fragment pseudo-path of it.
+    return ops.sort((a, b) => b.specificity - a.specificity || Number(a.path.includes('#')) - Number(b.path.includes('#')));
   }
 
   /** The operation a request names, or the problem (404 no path, 405 no such method on it). */

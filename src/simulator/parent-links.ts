@@ -27,6 +27,9 @@ interface LinkClassified {
   keyParams?: string[];
 }
 
+/** A path with its params unnamed: `/a/{}/b`. */
+const anonymous = (path: string): string => path.replace(/\{[^}]+\}/g, '{}');
+
 const paramsOf = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
 
 /**
@@ -49,17 +52,18 @@ export function parentLinks(
     if (c?.resource === undefined || c.rpc === true || (c.kind !== 'list' && c.kind !== 'create')) continue;
     const params = paramsOf(op.path);
     if (params.length === 0) continue;
-    const parentPath = op.path.slice(0, op.path.lastIndexOf('/'));
-    const item = operations.find((o) => o.method === 'GET' && o.path === parentPath && classified.get(o.key)?.kind === 'get');
+    // The parent's item path, whatever its params are named (/Accounts/{Sid} for /Accounts/{AccountSid}/Messages).
+    const parentPath = anonymous(op.path.slice(0, op.path.lastIndexOf('/')));
+    const item = operations.find((o) => o.method === 'GET' && anonymous(o.path) === parentPath && classified.get(o.key)?.kind === 'get');
     const ic = item === undefined ? undefined : classified.get(item.key);
     if (ic?.resource === undefined || ic.resource === c.resource) continue;
     const fields: Record<string, string> = {};
     if (ic.keyParams !== undefined) {
       const key = keyOf(ic.resource);
       for (const p of params) if (key?.[p] !== undefined) fields[p] = key[p];
-    } else if (ic.idParam !== undefined && params.length === 1 && params[0] === ic.idParam) {
+    } else if (ic.idParam !== undefined && params.length === 1) {
       const idField = idFieldOf(ic.resource);
-      if (idField !== undefined) fields[ic.idParam] = idField;
+      if (idField !== undefined) fields[params[0]!] = idField;
     }
     if (Object.keys(fields).length === params.length) links.set(op.key, { resource: ic.resource, fields });
   }

@@ -121,9 +121,13 @@ function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, 
     const props = propertiesOf(schema);
     let wrapper: string | undefined;
     let inner = schema;
+    let listed = false;
     if (props.length === 1 && isObjectSchema(props[0]![1]) && propertiesOf(props[0]![1]).length > 0) {
       wrapper = props[0]![0];
       inner = props[0]![1];
+    } else if (props.length === 1 && isArraySchema(props[0]![1]) && propertiesOf(flatten(props[0]![1])['items']).length > 0) {
+      // The record as the one item of an array under a plural key ({"Invoices": [{...}]}).
+      [wrapper, inner, listed] = [props[0]![0], flatten(flatten(props[0]![1])['items']), true];
     }
     const required = new Set<string>(Array.isArray(flatten(inner)['required']) ? (flatten(inner)['required'] as string[]) : []);
     const fields: Obj = {};
@@ -140,8 +144,8 @@ function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, 
       params.push({ name, original: field, in: 'body', schema: js });
       fields[field] = `{{params.${name}}}`;
     }
-    bodyTemplate = wrapper !== undefined ? { [wrapper]: fields } : fields;
-    if (wrapper !== undefined) guess([...at, 'request', 'body'], `the description wraps the fields in "${wrapper}"; params are the fields inside`);
+    bodyTemplate = wrapper !== undefined ? { [wrapper]: listed ? [fields] : fields } : fields;
+    if (wrapper !== undefined) guess([...at, 'request', 'body'], listed ? `the description sends records as an array in "${wrapper}"; params are the fields of one` : `the description wraps the fields in "${wrapper}"; params are the fields inside`);
   }
   return { bodyTemplate, form };
 }
@@ -152,7 +156,8 @@ function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, shar
   const description = shortText(def.op.summary ?? def.op.description);
   if (description || def.op.operationId) out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
   if (params.length > 0) out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
-  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => sharedPath[n] ?? `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
+  // A #fragment pseudo-path is its path: the fragment never reaches the server.
+  const pathTemplate = def.path.replace(/#.*$/, '').replace(/\{([^}]+)\}/g, (_m, n: string) => sharedPath[n] ?? `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
   for (const m of def.path.matchAll(/\{([^}]+)\}/g)) {
     if (sharedPath[m[1]!] === undefined && !params.some((p) => p.in === 'path' && p.original === m[1])) {
       const name = safeName(m[1]!);
@@ -180,7 +185,9 @@ function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, shar
 function listResponse(plan: EntityPlan, at: Path, where: string, { guess, report, sidecarPagination }: ActionScope, params: BuiltParam[], res: ReturnType<typeof success>, out: Obj, result: BuiltAction, pathTemplate: string): void {
   // An RPC answer's one array is its records, whatever its items' schema says (Slack's channels).
   const arrays = plan.rpc === true && res.schema !== undefined ? propertiesOf(res.schema).filter(([, v]) => isArraySchema(v)) : [];
-  const found = findRecords(res.schema, plan.name) ?? (arrays.length === 1 ? { path: [arrays[0]![0]], item: flatten(flatten(arrays[0]![1])['items']) } : undefined);
+  // The record as the entity's get answers it: of several arrays, the records are the one whose items look like it.
+  const getSchema = plan.ops.get === undefined ? undefined : findRecord(success(plan.ops.get.op).schema, singular(plan.name), plan.name).schema;
+  const found = findRecords(res.schema, plan.name, 2, getSchema) ?? (arrays.length === 1 ? { path: [arrays[0]![0]], item: flatten(flatten(arrays[0]![1])['items']) } : undefined);
   if (found === undefined) {
     out['response'] = { records: '{{body}}', meta: { next_page: '{{null}}' } };
     guess([...at, 'response', 'records'], 'no array in the response schema: where are the records?');
@@ -212,9 +219,10 @@ function listResponse(plan: EntityPlan, at: Path, where: string, { guess, report
 /** One record (unwrapped from its envelope, or where the sidecar says it is). */
 function recordResponse(plan: EntityPlan, at: Path, where: string, { guess, report }: ActionScope, res: ReturnType<typeof success>, out: Obj, result: BuiltAction): void {
   const declared = plan.recordKey === undefined ? undefined : propertiesOf(res.schema ?? {}).find(([k]) => k === plan.recordKey);
-  const found = declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name));
-  out['response'] = { record: bodyAt(found.path) };
-  if (found.path.length > 0) guess([...at, 'response', 'record'], `record unwrapped from "${found.path.join('.')}"`);
+  const found: ReturnType<typeof findRecord> = declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name), plan.name);
+  // A record answered as the one item of an array under the entity's plural key ({"Invoices": [{...}]}).
+  out['response'] = { record: found.first === true ? `{{first ${bodyAt(found.path).slice(2, -2)}}}` : bodyAt(found.path) };
+  if (found.path.length > 0) guess([...at, 'response', 'record'], found.first === true ? `record: the one item of "${found.path.join('.')}"` : `record unwrapped from "${found.path.join('.')}"`);
   else if (declared === undefined) {
     // No usual envelope name, but maybe an envelope all the same ({"Contacts": [{ContactID...}]}).
     const { found: inner, doubt } = unwrapSingle(found.schema, plan.name);

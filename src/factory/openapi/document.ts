@@ -82,19 +82,24 @@ export function success(op: Operation): { schema?: OpenApiSchema; headers: strin
 const RECORDS_KEYS = ['data', 'results', 'items', 'records', 'entries', 'values', 'elements', 'objects'];
 const RECORD_KEYS = ['data', 'result', 'item', 'record', 'object'];
 
-/** Where a list's records are: `{path, item schema}`, unwrapping one or two envelope levels. */
-export function findRecords(schema: OpenApiSchema | undefined, entity: string, depth = 2): { path: string[]; item?: OpenApiSchema } | undefined {
+/**
+ * Where a list's records are: `{path, item schema}`, unwrapping one or two envelope levels. When
+ * the answer holds several arrays of objects, the one named like the entity, else the one whose
+ * items share most fields with `record` (the entity's record as its get answers it), never a
+ * `_links`-style array.
+ */
+export function findRecords(schema: OpenApiSchema | undefined, entity: string, depth = 2, record?: OpenApiSchema): { path: string[]; item?: OpenApiSchema } | undefined {
   if (schema === undefined || depth === 0) return undefined;
   if (isArraySchema(schema)) return { path: [], item: flatten(flatten(schema)['items']) };
   const props = propertiesOf(schema);
   // Arrays of objects only: an object with `tags: [string]` is a record, not a list of tags.
   const arrays = props.filter(([, v]) => isArraySchema(v) && richestObject(flatten(v)['items']) !== undefined);
-  const named = arrays.find(([k]) => RECORDS_KEYS.includes(k) || k === entity) ?? (arrays.length === 1 ? arrays[0] : undefined);
+  const named = arrays.find(([k]) => RECORDS_KEYS.includes(k) || norm(k) === norm(entity) || norm(k) === norm(lastWord(entity))) ?? (arrays.length === 1 ? arrays[0] : bestArray(arrays, record));
   const item = named === undefined ? undefined : richestObject(flatten(named[1])['items']);
   if (named) return { path: [named[0]], ...(item !== undefined ? { item } : {}) };
   for (const [k, v] of props) {
     if (!RECORDS_KEYS.includes(k) || !isObjectSchema(v)) continue;
-    const inner = findRecords(v, entity, depth - 1);
+    const inner = findRecords(v, entity, depth - 1, record);
     if (inner && inner.path.length === 1) return { path: [k, ...inner.path], ...(inner.item ? { item: inner.item } : {}) };
   }
   return undefined;
@@ -117,8 +122,29 @@ function richestObject(input: unknown, depth = 3): OpenApiSchema | undefined {
   return best;
 }
 
-/** Where one record is in a get/create/update response: the body, or a single-object envelope. */
-export function findRecord(input: OpenApiSchema | undefined, singular: string): { path: string[]; schema?: OpenApiSchema } {
+/** The last word of a qualified entity name (`members` of `segments_members`). */
+const lastWord = (name: string): string => name.split('_').at(-1) ?? name;
+
+/** Of several arrays of objects, the one whose items share most fields with the record (links and metadata arrays left out). */
+function bestArray(arrays: [string, OpenApiSchema][], record: OpenApiSchema | undefined): [string, OpenApiSchema] | undefined {
+  const fieldsOf = (s: unknown): string[] => propertiesOf(s).map(([k]) => k);
+  const wanted = new Set(record === undefined ? [] : fieldsOf(record));
+  const scored = arrays
+    .filter(([k]) => !k.startsWith('_') && !/^links$/i.test(k))
+    .map(([k, v]) => {
+      const fields = fieldsOf(flatten(v)['items']);
+      return { entry: [k, v] as [string, OpenApiSchema], score: wanted.size > 0 ? fields.filter((f) => wanted.has(f)).length : fields.length };
+    })
+    .sort((a, b) => b.score - a.score);
+  if (scored.length === 0 || scored[0]!.score === 0 || scored[0]!.score === scored[1]?.score) return undefined;
+  return scored[0]!.entry;
+}
+
+/**
+ * Where one record is in a get/create/update response: the body, a single-object envelope, or
+ * the one item of an array under the entity's plural key (`{"Invoices": [{...}]}`: `first`).
+ */
+export function findRecord(input: OpenApiSchema | undefined, singular: string, plural?: string): { path: string[]; schema?: OpenApiSchema; first?: boolean } {
   if (input === undefined) return { path: [] };
   // One record or another (a customer | a deleted customer, a partial | a full page): the richest object alternative.
   const schema = richestObject(input) ?? input;
@@ -128,6 +154,8 @@ export function findRecord(input: OpenApiSchema | undefined, singular: string): 
   // A body with an id of its own is the record, whatever else it holds (Stripe's event has `data`).
   const ownId = props.some(([k]) => k === 'id' || k === 'gid' || k === 'uuid');
   if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data')) return { path: [envelope[0]], schema: flatten(envelope[1]) };
+  const listed = plural === undefined || ownId ? undefined : props.find(([k, v]) => (norm(k) === norm(plural) || norm(k) === norm(lastWord(plural))) && isArraySchema(v) && isObjectSchema(flatten(v)['items']));
+  if (listed !== undefined && props.length <= 5) return { path: [listed[0]], schema: flatten(flatten(listed[1])['items']), first: true };
   return { path: [], schema: flatten(schema) };
 }
 

@@ -2,7 +2,8 @@
 import type { Sidecar } from '../../simulator/sidecar.ts';
 import { isObjectSchema, toJsonSchema, type OpenApiSchema } from '../json-schema.ts';
 import { buildAction } from './action.ts';
-import { findRecords, success, type Obj } from './document.ts';
+import { idFieldFor } from '../../simulator/openapi/ids.ts';
+import { findRecords, singular, success, type Obj } from './document.ts';
 import type { Notes } from './notes.ts';
 import type { EntityPlan } from './plan.ts';
 import type { SharedId } from './tenant.ts';
@@ -47,7 +48,8 @@ export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'a
     }
     const record = toJsonSchema(recordSchema ?? { type: 'object' }, { depth: 1, loose: true });
     const props = (record['properties'] ?? {}) as Obj;
-    const pk = plan.idField ?? ['id', 'gid', 'uuid', 'key', plan.itemParam ?? ''].find((k) => k !== '' && props[k] !== undefined) ?? Object.keys(props).find((k) => /(^|_)id$/.test(k));
+    // The id the item path takes, named the vendor's way ({Sid} → sid, {InvoiceID} → InvoiceID).
+    const pk = plan.idField ?? ['id', 'gid', 'uuid', 'key'].find((k) => props[k] !== undefined) ?? idFieldFor(plan.itemParam, Object.keys(props), singular(plan.name)) ?? Object.keys(props).find((k) => /(^|_)id$/.test(k));
     if (pk !== undefined && props[pk] === undefined) props[pk] = { type: ['string', 'integer'] };
     if (pk === undefined) {
       props['id'] = { type: ['string', 'integer'] };

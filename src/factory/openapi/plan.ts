@@ -6,6 +6,7 @@ import { SwitchboardError } from '../../errors/index.ts';
 import { declaredOperations, type Sidecar } from '../../simulator/sidecar.ts';
 import { safeName } from '../scaffold.ts';
 import { betterItemKey } from './id-like.ts';
+import { isFragmentPath, pathShapes } from '../../simulator/openapi/path-shape.ts';
 import { isObj, merged, type Operation, type Parameter, type PathItem } from './document.ts';
 
 export interface EntityPlan {
@@ -92,16 +93,24 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
     }
     return e;
   };
-  for (const [path, item] of Object.entries(paths)) {
+  // A suffix on every path (.json) and #fragment pseudo-paths are no part of a resource's path;
+  // a fragment's operations come last and only add what the plain path lacks.
+  const shape = pathShapes(Object.keys(paths));
+  const ordered = Object.entries(paths).sort(([a], [b]) => Number(isFragmentPath(a)) - Number(isFragmentPath(b)));
+  for (const [path, item] of ordered) {
     if (!isObj(item) || [...claimed].some((k) => k.endsWith(` ${path}`))) continue;
-    const segs = path.split('/').filter(Boolean);
+    const fragment = isFragmentPath(path);
+    const put = (e: EntityPlan, kind: keyof EntityPlan['ops'], method: string, op: Operation | undefined): void => {
+      if (op !== undefined && (!fragment || e.ops[kind] === undefined)) e.ops[kind] = { path, method, op, pathParams: merged(item, op) };
+    };
+    const segs = shape(path).split('/').filter(Boolean);
     const last = segs.at(-1);
     if (last === undefined) continue;
     const isParam = /^\{[^}]+\}$/.test(last);
     if (!isParam) {
-      const e = plan(path);
-      if (item.get) e.ops.list = { path, method: 'GET', op: item.get, pathParams: merged(item, item.get) };
-      if (item.post) e.ops.create = { path, method: 'POST', op: item.post, pathParams: merged(item, item.post) };
+      const e = plan(shape(path));
+      put(e, 'list', 'GET', item.get);
+      put(e, 'create', 'POST', item.post);
     } else {
       let collection = `/${segs.slice(0, -1).join('/')}`;
       let itemParam = last.slice(1, -1);
@@ -114,28 +123,28 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
         if (word < 0 || name === undefined) continue;
         const params = (p: string): number => (p.match(/\{/g) ?? []).length;
         const candidates = Object.keys(paths)
-          .filter((p) => p !== path && p.split('/').at(-1) === name && (isObj(paths[p]) && (paths[p].get !== undefined || paths[p].post !== undefined)))
+          .filter((p) => p !== path && shape(p).split('/').at(-1) === name && (isObj(paths[p]) && (paths[p].get !== undefined || paths[p].post !== undefined)))
           .sort((a, b) => params(a) - params(b) || a.length - b.length);
         const best = candidates[0];
         if (best === undefined || (candidates[1] !== undefined && params(candidates[1]) === params(best))) continue;
-        collection = best;
+        collection = shape(best);
         itemParam = segs.slice(word + 1).map((s) => s.slice(1, -1)).join(',');
       }
       const e = plan(collection);
-      // Two item paths (/contacts/{ContactID}, /contacts/{ContactNumber}): the one keyed by the id.
-      if (e.item !== undefined && e.itemParam !== undefined) {
-        const [kept, dropped] = betterItemKey(e.itemParam, itemParam, e.name) ? [e.item, path] : [path, e.item];
-        e.otherItems = [...(e.otherItems ?? []), dropped];
-        if (kept !== path) continue;
-        delete e.ops.get;
-        delete e.ops.update;
+      if (!fragment || e.item === undefined) {
+        // Two item paths (/contacts/{ContactID}, /contacts/{ContactNumber}): the one keyed by the id.
+        if (!fragment && e.item !== undefined && e.itemParam !== undefined) {
+          const [kept, dropped] = betterItemKey(e.itemParam, itemParam, e.name) ? [e.item, path] : [path, e.item];
+          e.otherItems = [...(e.otherItems ?? []), dropped];
+          if (kept !== path) continue;
+          delete e.ops.get;
+          delete e.ops.update;
+        }
+        [e.item, e.itemParam] = [path, itemParam];
       }
-      e.item = path;
-      e.itemParam = itemParam;
-      if (item.get) e.ops.get = { path, method: 'GET', op: item.get, pathParams: merged(item, item.get) };
+      put(e, 'get', 'GET', item.get);
       // PATCH, else PUT, else POST on the item itself (Stripe: POST /v1/customers/{customer} updates).
-      const upd = item.patch ?? item.put ?? item.post;
-      if (upd) e.ops.update = { path, method: item.patch ? 'PATCH' : item.put ? 'PUT' : 'POST', op: upd, pathParams: merged(item, upd) };
+      put(e, 'update', item.patch ? 'PATCH' : item.put ? 'PUT' : 'POST', item.patch ?? item.put ?? item.post);
     }
   }
   // A search path beside an item path (/project/search next to /project/{projectIdOrKey}) is the

@@ -20,6 +20,13 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return (prefixed[1] as string) + Array.from({ length: (prefixed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
+  // Two capitals and 32 hex digits (SM0123...): the same capitals, new digits.
+  if (typeof like === 'string' && /^[A-Z]{2}[0-9a-f]{32}$/.test(like)) return like.slice(0, 2) + Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
+  // A UUID (a schema's format: uuid): a version 4 UUID.
+  if (typeof like === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(like)) {
+    const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
+  }
   if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
@@ -40,4 +47,20 @@ export function leavesAsText(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > 32) return value;
   if (Array.isArray(value)) return value.map((v) => leavesAsText(v, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsText(v, depth + 1)]));
+}
+
+const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/**
+ * The record field an item path's parameter names, the vendor's way: the field of that name in
+ * any case (`{Sid}` → `sid`, `{InvoiceID}` → `InvoiceID`), the bare `id` of a `<singular>_id`
+ * param, or `<Singular>ID` for a bare `{id}`; undefined when no field fits.
+ */
+export function idFieldFor(param: string | undefined, fields: readonly string[], singular: string): string | undefined {
+  if (param === undefined || param === '') return undefined;
+  const exact = fields.find((f) => f === param) ?? fields.find((f) => loose(f) === loose(param));
+  if (exact !== undefined) return exact;
+  const bare = /^(.*?)[_-]?(id|gid|uuid|sid|key)$/i.exec(param);
+  if (bare !== null && fields.includes(bare[2]!.toLowerCase()) && (bare[1] === '' || loose(bare[1]!) === loose(singular))) return bare[2]!.toLowerCase();
+  return /^(id|gid|uuid|sid|key)$/i.test(param) ? fields.find((f) => loose(f) === `${loose(singular)}${loose(param)}`) : undefined;
 }

@@ -43,8 +43,8 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     const { cursorParam, numericCursor, limit, limitParam, pageParam, page, pag } = p;
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
-    const key = listKeyOf(d, schema, resource);
     const r = resources.get(resource);
+    const key = listKeyOf(d, schema, resource, Object.keys(propertiesOf(d, d.schemaAt(r?.recordRef))));
     let offset = p.offset;
     if (p.cursor !== undefined && p.cursor !== '') {
       const t = numericCursor ? { offset: Number(p.cursor), after: undefined } : decodeToken(String(p.cursor));

@@ -5,25 +5,39 @@
  */
 import type { Description, Json, Operation } from '../description.ts';
 import { declaredOperations, RESOURCE_ACTIONS, type ResourceDeclaration, type Sidecar } from '../sidecar.ts';
-import { envelopeOf, exampleOf, listKeyOf, pointerOfProperty, propertiesOf } from './schema.ts';
+import { idFieldFor } from './ids.ts';
+import { pathShapes } from './path-shape.ts';
+import { envelopeOf, exampleOf, listedEnvelopeOf, listKeyOf, pointerOfProperty, propertiesOf, singularOf } from './schema.ts';
 import type { Classified, Kind, Resource } from './types.ts';
 
 type CompositeItems = Map<string, { resource: string; params: string[] }>;
 
 /** The description's resources by name, and every operation's classification. */
 export function buildResources(d: Description, sidecar: Sidecar): { resources: Map<string, Resource>; classified: Map<string, Classified> } {
-  const { itemNames, compositeItems } = itemPaths(d);
-  const classified = new Map(d.operations.map((op) => [op.key, classify(d, op, itemNames, compositeItems)]));
+  // Paths by their shape: without a suffix every path has (.json) or a #fragment (path-shape.ts).
+  const shape = pathShapes(d.operations.map((o) => o.path));
+  const sp = (o: Operation): string => shape(o.path);
+  const index = itemPaths(d, sp);
+  const { itemNames } = index;
+  const classified = new Map(d.operations.map((op) => [op.key, classify(d, op, index, sp)]));
   const resources = new Map<string, Resource>();
   declareRpcResources(d, sidecar, itemNames, classified, resources);
   for (const [name, idParam] of itemNames) {
     if (resources.has(name)) continue;
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
-    const env = envelopeOf(d, d.schemaAt(getOp?.responseRef), name);
-    const recordRef = getOp?.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+    const recordRef = recordPointer(d, getOp?.responseRef, name);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
-    const idField = sidecar.resources?.[name]?.id_field ?? [idParam, stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
+    // The id named the vendor's way ({Sid} → sid, {InvoiceID} → InvoiceID), else a usual id field.
+    const idField = sidecar.resources?.[name]?.id_field ?? idFieldFor(idParam, props, singularOf(name)) ?? [stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
+    resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
+  }
+  for (const [name, listKey] of index.listOnly) {
+    if (resources.has(name)) continue;
+    const listOp = d.operations.find((o) => o.key === listKey) as Operation;
+    const recordRef = itemsPointer(d, listOp.responseRef, name);
+    const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
+    const idField = sidecar.resources?.[name]?.id_field ?? ['id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? props.find((f) => /(^|_)id$/i.test(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
   sidecarResources(d, sidecar, classified, resources);
@@ -31,54 +45,122 @@ export function buildResources(d: Description, sidecar: Sidecar): { resources: M
   return { resources, classified };
 }
 
+/** The record's schema in a get's answer: the answer, its envelope's value, or the items of a one-record array (`{"Invoices": [{...}]}`). */
+function recordPointer(d: Description, responseRef: string | undefined, name: string): string | undefined {
+  if (responseRef === undefined) return undefined;
+  const env = envelopeOf(d, d.schemaAt(responseRef), name);
+  if (env !== undefined) return pointerOfProperty(d, responseRef, env);
+  const listed = listedEnvelopeOf(d, d.schemaAt(responseRef), name);
+  const arrayRef = listed === undefined ? undefined : pointerOfProperty(d, responseRef, listed);
+  if (arrayRef === undefined) return responseRef;
+  const items = d.resolve<Json>(d.at(arrayRef)).items as Json | undefined;
+  return typeof items?.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+}
+
+/** The pointer of a list answer's items (its records). */
+function itemsPointer(d: Description, responseRef: string | undefined, name: string): string | undefined {
+  const key = listKeyOf(d, d.schemaAt(responseRef), name);
+  const arrayRef = responseRef === undefined || key === undefined ? undefined : key === '' ? responseRef : pointerOfProperty(d, responseRef, key);
+  if (arrayRef === undefined) return undefined;
+  const items = d.resolve<Json>(d.at(arrayRef)).items as Json | undefined;
+  return typeof items?.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
+}
+
 const isParam = (seg: string | undefined): boolean => seg?.startsWith('{') === true;
 
-/** Item paths' resources (by the word before the id) and composite item paths (several ids after a word). */
-function itemPaths(d: Description): { itemNames: Map<string, string>; compositeItems: CompositeItems } {
-  const itemNames = new Map<string, string>(); // resource → id param, from item paths
+/** Item paths' resources and where their collections are (PathIndex), composite item paths (several ids after a word). */
+interface PathIndex {
+  /** resource → its item path's id param. */
+  itemNames: Map<string, string>;
+  compositeItems: CompositeItems;
+  /** Collections (params unnamed) of a word whose item paths sit under several (a list's members, a segment's members): each its own resource. */
+  qualified: Map<string, string>;
+  /** Nested collections without item paths of their own (a folder's items): resource → its list operation's key. */
+  listOnly: Map<string, string>;
+}
+
+const unnamed = (segs: string[]): string => segs.join('/').replace(/\{[^}]+\}/g, '{}');
+
+function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
+  const itemNames = new Map<string, string>();
+  const segsOf = (o: Operation): string[] => sp(o).split('/').filter((s) => s !== '');
+  const isItem = (segs: string[]): boolean => isParam(segs.at(-1)) && segs.length > 1 && !isParam(segs.at(-2));
+  // A word whose item paths sit under different collections is one resource per collection, named by the word before it too.
+  const collections = new Map<string, Set<string>>();
+  for (const op of d.operations) {
+    const segs = segsOf(op);
+    if (isItem(segs)) collections.set(segs.at(-2)!, (collections.get(segs.at(-2)!) ?? new Set()).add(unnamed(segs.slice(0, -1))));
+  }
+  const qualified = new Map<string, string>();
+  for (const [word, shapes] of collections) {
+    if (shapes.size < 2) continue;
+    for (const shape of shapes) qualified.set(shape, shape.split('/').filter((s) => s !== '{}').slice(-2).join('_') || word);
+  }
+  for (const op of d.operations) {
+    const segs = segsOf(op);
+    if (isItem(segs)) itemNames.set(qualified.get(unnamed(segs.slice(0, -1))) ?? segs.at(-2)!, segs.at(-1)!.slice(1, -1));
+  }
   // Item paths with several ids after a word (/repos/{owner}/{repo}) whose collection is elsewhere
   // (/user/repos): the resource named by the word, its records found by the ids' key fields.
   const compositeItems = new Map<string, { resource: string; params: string[] }>();
   for (const op of d.operations) {
-    const segs = op.path.split('/').filter((s) => s !== '');
-    const last = segs[segs.length - 1];
-    const prev = segs[segs.length - 2];
-    if (last?.startsWith('{') && prev !== undefined && !prev.startsWith('{')) itemNames.set(prev, last.slice(1, -1));
-  }
-  for (const op of d.operations) {
-    const segs = op.path.split('/').filter((s) => s !== '');
+    const segs = segsOf(op);
     if (!isParam(segs[segs.length - 1]) || !isParam(segs[segs.length - 2])) continue;
     let word = segs.length - 1;
     while (word >= 0 && isParam(segs[word])) word--;
     const name = segs[word];
     if (word !== 0 || name === undefined || itemNames.has(name)) continue;
-    const hasCollection = d.operations.some((o) => o.path !== op.path && o.path.split('/').filter((x) => x !== '').at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
-    if (hasCollection) compositeItems.set(op.path, { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
+    const hasCollection = d.operations.some((o) => sp(o) !== sp(op) && segsOf(o).at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    if (hasCollection) compositeItems.set(sp(op), { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
   }
   for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
-  return { itemNames, compositeItems };
+  // A nested collection with no item path (/folders/{folder_id}/items) lists records of its own under its parent's records.
+  const itemShapes = new Set(d.operations.map(segsOf).filter(isItem).map(unnamed));
+  const listOnly = new Map<string, string>();
+  for (const op of d.operations) {
+    const segs = segsOf(op);
+    const word = segs.at(-1);
+    if (op.method !== 'GET' || word === undefined || isParam(word) || !isParam(segs.at(-2)) || itemNames.has(word) || collections.has(word) || listOnly.has(word)) continue;
+    if (!itemShapes.has(unnamed(segs.slice(0, -1)))) continue;
+    const key = listKeyOf(d, d.schemaAt(op.responseRef), word);
+    const items = key === undefined ? undefined : key === '' ? d.schemaAt(op.responseRef)?.items : propertiesOf(d, d.schemaAt(op.responseRef))[key]?.items;
+    if (items !== undefined && Object.keys(propertiesOf(d, d.resolve(items))).length > 0) listOnly.set(word, op.key);
+  }
+  return { itemNames, compositeItems, qualified, listOnly };
 }
 
-function classify(d: Description, op: Operation, itemNames: Map<string, string>, compositeItems: CompositeItems): Classified {
-  const segs = op.path.split('/').filter((s) => s !== '');
+/** The resource a collection path lists or creates: its own qualified one, else the resource of its word. */
+function collectionResource(segs: string[], index: PathIndex): string | undefined {
+  const word = segs.at(-1) ?? '';
+  const own = index.qualified.get(unnamed(segs));
+  if (own !== undefined) return own;
+  if ([...index.qualified.keys()].some((shape) => shape.split('/').at(-1) === word)) return undefined;
+  return index.itemNames.has(word) || index.listOnly.has(word) ? word : undefined;
+}
+
+function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Operation) => string): Classified {
+  const { itemNames, compositeItems } = index;
+  const segs = sp(op).split('/').filter((s) => s !== '');
   const last = segs[segs.length - 1] ?? '';
   const prev = segs[segs.length - 2];
-  const composite = compositeItems.get(op.path);
+  const composite = compositeItems.get(sp(op));
   if (composite !== undefined) {
     const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
     return { kind, resource: composite.resource, keyParams: composite.params };
   }
-  if (last.startsWith('{') && prev !== undefined && itemNames.get(prev) === last.slice(1, -1)) {
+  const itemOf = prev === undefined || isParam(prev) ? undefined : (index.qualified.get(unnamed(segs.slice(0, -1))) ?? prev);
+  if (last.startsWith('{') && itemOf !== undefined && itemNames.get(itemOf) === last.slice(1, -1)) {
     // POST on the item path updates it when the path has no PUT or PATCH (e.g. POST /v1/customers/{customer}).
-    const postUpdates = op.method === 'POST' && !d.operations.some((o) => o.path === op.path && (o.method === 'PUT' || o.method === 'PATCH'));
+    const postUpdates = op.method === 'POST' && !d.operations.some((o) => sp(o) === sp(op) && (o.method === 'PUT' || o.method === 'PATCH'));
     const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
-    return { kind, resource: prev, idParam: last.slice(1, -1) };
+    return { kind, resource: itemOf, idParam: last.slice(1, -1) };
   }
-  if (!last.startsWith('{') && itemNames.has(last) && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: last };
+  const listed = last.startsWith('{') ? undefined : collectionResource(segs, index);
+  if (listed !== undefined && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: listed };
   // A search path beside an item path lists that resource when its collection path has no GET
   // (e.g. GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
   const parentPath = `/${segs.slice(0, -1).join('/')}`;
-  if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && o.path === parentPath)) return { kind: 'list', resource: prev };
+  if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && sp(o) === parentPath)) return { kind: 'list', resource: prev };
   return { kind: 'action' };
 }
 

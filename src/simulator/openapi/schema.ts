@@ -40,12 +40,37 @@ export function envelopeOf(d: Description, schema: Json | undefined, resource?: 
   return key !== undefined && keys.length <= 3 ? key : undefined;
 }
 
-/** The array property of a list body, or '' when the body is the array itself. */
-export function listKeyOf(d: Description, schema: Json | undefined, resource: string): string | undefined {
+/**
+ * The plural key of a single-record body that holds the record as the one item of an array
+ * (`{"Invoices": [{...}]}` for resource Invoices), or undefined.
+ */
+export function listedEnvelopeOf(d: Description, schema: Json | undefined, resource: string | undefined): string | undefined {
+  if (resource === undefined) return undefined;
+  const props = propertiesOf(d, schema);
+  const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  if (Object.keys(props).length > 5 || ['id', 'gid', 'uuid'].some((k) => props[k] !== undefined)) return undefined;
+  return Object.keys(props).find((k) => loose(k) === loose(resource.split('/').at(-1) ?? resource) && isArraySchema(d, props[k]) && Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json)).length > 0);
+}
+
+/**
+ * The array property of a list body, or '' when the body is the array itself: one named like a
+ * list or the resource, else (of several) the one whose items share most fields with the record
+ * (`recordFields`), never a `_links` array, else the first.
+ */
+export function listKeyOf(d: Description, schema: Json | undefined, resource: string, recordFields: readonly string[] = []): string | undefined {
   if (schema === undefined) return undefined;
   if (isArraySchema(d, schema)) return '';
   const props = propertiesOf(d, schema);
-  return [...ENVELOPE_KEYS, resource].find((k) => isArraySchema(d, props[k])) ?? Object.keys(props).find((k) => isArraySchema(d, props[k]));
+  const named = [...ENVELOPE_KEYS, resource].find((k) => isArraySchema(d, props[k]));
+  if (named !== undefined) return named;
+  const arrays = Object.keys(props).filter((k) => isArraySchema(d, props[k]));
+  const wanted = new Set(recordFields);
+  // Without the record's fields: an array whose items have an id (records), not one of {by, direction} (a sort order).
+  const score = (k: string): number => {
+    const fields = Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json));
+    return k.startsWith('_') ? -1 : wanted.size > 0 ? fields.filter((f) => wanted.has(f)).length : fields.some((f) => /^(id|gid|uuid)$|(_id|Id|ID)$/.test(f)) ? 1 : 0;
+  };
+  return arrays.length < 2 ? arrays[0] : [...arrays].sort((a, b) => score(b) - score(a))[0];
 }
 
 /** Dotted path to the field of a list body that carries the next cursor (next_page.offset, pages.next.starting_after). */

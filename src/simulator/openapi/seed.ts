@@ -11,6 +11,7 @@ import { parentLinks, parentParams, type ParentLink } from '../parent-links.ts';
 import { fill } from '../rules.ts';
 import { seedCount, seedOf } from '../sidecar.ts';
 import { newId } from './ids.ts';
+import { pathShapes } from './path-shape.ts';
 import type { RecordRules } from './records.ts';
 import type { OpenApiContext, Resource } from './types.ts';
 
@@ -25,7 +26,10 @@ export interface NestedLinks {
 export function nestedLinks(ctx: OpenApiContext, rules: RecordRules): NestedLinks & { linkOf: Map<string, ParentLink> } {
   const { d, classified, resources, sidecar } = ctx;
   const { find } = rules;
-  const links = parentLinks(d.operations, classified, (n) => resources.get(n)?.idField, (n) => sidecar.resources?.[n]?.key);
+  // Paths by their shape (no .json suffix, no #fragment), as the resources were found.
+  const shape = pathShapes(d.operations.map((o) => o.path));
+  const operations = d.operations.map((o) => ({ key: o.key, method: o.method, path: shape(o.path) }));
+  const links = parentLinks(operations, classified, (n) => resources.get(n)?.idField, (n) => sidecar.resources?.[n]?.key);
   /** A resource's seeded records go under the parent of its first nested list or create. */
   const linkOf = new Map<string, ParentLink>();
   for (const [key, link] of links) {

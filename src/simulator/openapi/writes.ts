@@ -8,7 +8,7 @@ import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
 import type { RecordRules } from './records.ts';
-import { envelopeOf, pointerOfProperty, propertiesOf } from './schema.ts';
+import { envelopeOf, listedEnvelopeOf, pointerOfProperty, propertiesOf } from './schema.ts';
 import type { OpenApiContext, Resource, StoredRecord } from './types.ts';
 
 export type Nested = { resource: Resource; value: Json; echo: string | undefined }[];
@@ -26,7 +26,11 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const { d, sidecar, classified, resources, sample, seed } = ctx;
   const { stamp } = rules;
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
-    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), classified.get(op.key)?.resource);
+    const resource = classified.get(op.key)?.resource;
+    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), resource);
+    // The record as the one item of an array under the resource's plural key ({"Invoices": [{...}]}).
+    const listed = env === undefined ? listedEnvelopeOf(d, d.schemaAt(op.responseRef), resource) : undefined;
+    if (listed !== undefined) return { ...((sample(op.responseRef) ?? {}) as Json), [listed]: [record] };
     if (env === undefined) {
       // A create or update answered with a schema of its own (e.g. CreatedIssue {id, key, self}):
       // the record's fields that schema declares.
@@ -45,8 +49,11 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
     return { ...body, [env]: record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef), classified.get(op.key)?.resource);
-    const inner = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
+    const resource = classified.get(op.key)?.resource;
+    const env = envelopeOf(d, d.schemaAt(op.bodyRef), resource) ?? listedEnvelopeOf(d, d.schemaAt(op.bodyRef), resource);
+    const wrapped = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
+    // A record sent as the one item of an array ({"Invoices": [{...}]}): that item.
+    const inner = Array.isArray(wrapped) && wrapped.length === 1 ? wrapped[0] : wrapped;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};
   };
   /**
@@ -58,7 +65,11 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false, asSent: string[] = []): void => {
     const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
     const declared = Object.keys(props).length > 0;
-    for (const [k, v] of Object.entries(fields)) {
+    const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+    for (const [field, v] of Object.entries(fields)) {
+      // A body field named the vendor's other way (a form's To, StatusCallback for the record's to, status_callback).
+      const k = !declared || props[field] !== undefined ? field : (Object.keys(props).find((p) => loose(p) === loose(field)) ?? field);
+      if (declared && props[k] === undefined) continue;
       const have = record[k];
       // written_as_sent: the vendor reads back another shape than it takes (e.g. property values); kept as sent, objects merged key by key.
       if (asSent.includes(k)) {
