@@ -26,7 +26,6 @@
  * request pipeline, errors); the store, cursors, rate limits, OAuth and templates it shares with
  * the OpenAPI front end in core/.
  */
-import { buildSchema } from 'graphql';
 import { existsSync, readFileSync } from 'node:fs';
 import { acceptedTokens } from './core/auth.ts';
 import type { OAuthClient } from './core/oauth.ts';
@@ -39,6 +38,7 @@ import { mutations } from './graphql/mutations.ts';
 import { graphqlPages } from './graphql/pages.ts';
 import { graphqlResources, graphqlStore } from './graphql/records.ts';
 import { fieldResolverOf } from './graphql/resolve.ts';
+import { buildTolerantSchema } from './graphql/sdl.ts';
 import type { Clock, GraphqlCtx, GraphqlSimulator, GraphqlSimulatorOptions } from './graphql/types.ts';
 import { loadSidecar, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
 import { startSimulator } from './sim-server.ts';
@@ -82,7 +82,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
 
 /** The schema, sidecar and options, the simulated clock, the resources and the error answers. */
 function context(options: GraphqlSimulatorOptions): GraphqlCtx {
-  const schema = typeof options.schema === 'string' ? buildSchema(existsSync(options.schema) ? readFileSync(options.schema, 'utf8') : options.schema) : options.schema;
+  const schema = typeof options.schema === 'string' ? buildTolerantSchema(existsSync(options.schema) ? readFileSync(options.schema, 'utf8') : options.schema).schema : options.schema;
   const sidecar: Sidecar = typeof options.sidecar === 'string' ? loadSidecar(options.sidecar) : (options.sidecar ?? {});
   const g: GraphqlSidecar = sidecar.graphql ?? {};
   const clock: Clock = {

@@ -11,12 +11,23 @@ import { seedCount, seedOf, type Sidecar } from '../sidecar.ts';
 import { BASE_TIME, connectionNode, DAY, isDateScalar, listNode, uuid } from './schema-types.ts';
 import type { GraphqlResource, Rec } from './types.ts';
 
-/** The object types root fields list (`issues: IssueConnection`, `boards: [Board]`) and those the sidecar names. */
+/**
+ * The object types root fields list (`issues: IssueConnection`, `boards: [Board]`), those root
+ * fields return one of (`viewer: User`) and those listed by their fields (`User.repositories`),
+ * and those the sidecar names.
+ */
 export function graphqlResources(schema: GraphQLSchema, sidecar: Sidecar, queryType: GraphQLObjectType): Map<string, GraphqlResource> {
   const resources = new Map<string, GraphqlResource>();
-  for (const f of Object.values(queryType.getFields())) {
-    const node = connectionNode(f.type) ?? listNode(f.type);
+  const add = (node: GraphQLObjectType | undefined): void => {
     if (node !== undefined && node.getFields()['id'] !== undefined && !resources.has(node.name)) resources.set(node.name, { type: node, records: new Map(), created: 0 });
+  };
+  for (const f of Object.values(queryType.getFields())) add(connectionNode(f.type) ?? listNode(f.type));
+  // A root field returning one object (`viewer`, `repository(owner, name)`): its type, and the types its fields list.
+  for (const f of Object.values(queryType.getFields())) {
+    const one = getNullableType(f.type);
+    if (!isObjectType(one) || connectionNode(one) !== undefined || one.getFields()['id'] === undefined) continue;
+    add(one);
+    for (const sub of Object.values(one.getFields())) add(connectionNode(sub.type) ?? listNode(sub.type));
   }
   // A type the sidecar names under resources is one too, though no root field lists it (records code adds, listed by graphql.lists).
   for (const name of Object.keys(sidecar.resources ?? {})) {
