@@ -43,7 +43,7 @@ export interface GraphqlStore {
   scalarValue(typeName: string, field: string, i: number, rand: () => number, enumValues?: string[]): unknown;
   /** A fresh record of a type: non-null scalars and enums sampled, nullable ones null, lists empty. */
   sampleRecord(type: GraphQLObjectType, i: number, rand: () => number): Rec;
-  /** A type's fields that name one record of another resource. */
+  /** A type's fields that name one record of another resource (not those looking one up by a required argument). */
   refFields(type: GraphQLObjectType): GraphQLField<unknown, unknown>[];
   syncIdField(r: GraphqlResource, rec: Rec, field: string): void;
   /** Seed every resource (each table's Map is kept, cleared and refilled), then relate their records. */
@@ -93,7 +93,9 @@ export function graphqlStore(sidecar: Sidecar, seed: number, resources: Map<stri
   const refFields = (type: GraphQLObjectType): GraphQLField<unknown, unknown>[] =>
     Object.values(type.getFields()).filter((f) => {
       const n = getNamedType(f.type);
-      return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name);
+      // A field that takes a required argument (`issue(number: Int!)`) looks a record up; it holds none.
+      const lookup = f.args.some((a) => isNonNullType(a.type) && a.defaultValue === undefined);
+      return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name) && !lookup;
     });
   /** A type whose records the sidecar declares (resources.<Type>.template or a seed list): they hold what it says, nothing sampled. */
   const declaredRecords = (r: GraphqlResource): boolean => sidecar.resources?.[r.type.name]?.template !== undefined || Array.isArray(sidecar.resources?.[r.type.name]?.seed);
