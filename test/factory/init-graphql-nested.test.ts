@@ -62,17 +62,18 @@ describe('GraphQL entities that are not root lists', () => {
     expect([...sim.resources.keys()].sort()).toEqual(['Issue', 'Label', 'Repository', 'User']);
     // The repository the first seeded issue belongs to, found by its name (owner is no field of it: ignored).
     const own = sim.resources.get('Issue')!;
+    const refOf = (i: Rec): unknown => (i['repository'] as Rec | null)?.['__ref'];
     const first = [...own.records.values()][0]!;
-    const target = sim.resources.get('Repository')!.records.get(first['repository'].__ref)!;
+    const target = sim.resources.get('Repository')!.records.get(String(refOf(first)))!;
     const repo = (await gql('query ($name: String!) { repository(owner: "anyone", name: $name) { id name issues(first: 50) { nodes { id number repository { id } } } } }', { name: target['name'] }))['data'].repository;
     expect(repo).toMatchObject({ id: target['id'], name: target['name'] });
     const missing = await gql('{ repository(owner: "anyone", name: "No such") { id } }');
     expect(missing['data'].repository).toBeNull();
     expect(missing['errors'][0].message).toBe('Repository not found: name=No such');
     // Issues of the repository are those pointing at it; issue(number:) looks among them only.
-    const mine = [...own.records.values()].filter((i) => i['repository']?.__ref === repo.id);
+    const mine = [...own.records.values()].filter((i) => refOf(i) === repo.id);
     expect(repo.issues.nodes.map((n: Rec) => n.id).sort()).toEqual(mine.map((i) => i['id']).sort());
-    const other = [...own.records.values()].find((i) => i['repository']?.__ref !== repo.id)!;
+    const other = [...own.records.values()].find((i) => refOf(i) !== repo.id)!;
     expect(other).toBeDefined();
     const q = 'query ($name: String!, $n: Int!) { repository(owner: "o", name: $name) { issue(number: $n) { id number } } }';
     expect((await gql(q, { name: target['name'], n: first['number'] }))['data'].repository.issue).toEqual({ id: first['id'], number: first['number'] });
