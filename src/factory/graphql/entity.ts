@@ -1,5 +1,5 @@
 /**
- * One entity scaffolded from a root query field: its list (with pagination), incremental sync and
+ * One entity scaffolded from a root query field, or a field of the object one returns: its list (with pagination), incremental sync and
  * removals, get, create and update from mutations, and its record schema.
  */
 import { getNamedType, isEnumType, isInterfaceType, isNonNullType, isObjectType, isScalarType, type GraphQLField, type GraphQLObjectType } from 'graphql';
