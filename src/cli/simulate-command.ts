@@ -47,10 +47,12 @@ export function registerSimulateCommand(program: Command): void {
             const err = e as NodeJS.ErrnoException;
             throw new SwitchboardError('invalid_params', err?.code === 'ENOENT' ? `No such file: ${err.path ?? file}` : (err?.message ?? String(e)));
           }
-          const { buildSchema } = await import('graphql');
-          let schema: ReturnType<typeof buildSchema>;
+          const { buildTolerantSchema } = await import('../simulator/graphql/sdl.ts');
+          let schema: ReturnType<typeof buildTolerantSchema>['schema'];
           try {
-            schema = buildSchema(sdl);
+            const built = buildTolerantSchema(sdl);
+            schema = built.schema;
+            for (const w of built.warnings) process.stderr.write(`Schema repaired: ${w}\n`);
           } catch (e) {
             throw new SwitchboardError('invalid_params', `Cannot read the GraphQL schema ${file}: ${(e as Error).message}`);
           }

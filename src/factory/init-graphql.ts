@@ -3,9 +3,12 @@
  * GraphQL schema (SDL), read with graphql-js:
  *
  * - entities from root query fields that return a list of an object type (`boards: [Board]`) or a
- *   Relay connection (`projects(first, after): ProjectConnection` with edges/nodes and pageInfo);
+ *   Relay connection (`projects(first, after): ProjectConnection` with edges/nodes and pageInfo),
+ *   and from such fields of the object a root field returns (`viewer { repositories }`,
+ *   `repository(owner, name) { issues }`: entity `repository_issues`, owner and name its params);
  * - get from a root field returning one of that type with an id argument (`project(id: ID!)`), else
- *   from the list field filtered by `ids` (`first` of the answer, not_found_when it is empty);
+ *   `node(id:)` with a fragment on the type, else the parent's field by a key (`issue(number:)`),
+ *   else from the list field filtered by `ids` (`first` of the answer, not_found_when it is empty);
  * - create/update from mutations named create<Type>/<type>Create/add<Type> and update<Type>/
  *   <type>Update/edit<Type> (a payload object holding the type is unwrapped);
  * - params from the field arguments (a single `input` object is spread into params and put back
@@ -19,11 +22,13 @@
  * Every query is sent as a document with variables (values are never spliced into query text).
  */
 import { readFileSync } from 'node:fs';
-import { buildSchema, type GraphQLField, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
+import { buildTolerantSchema } from '../simulator/graphql/sdl.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import { scaffoldEntity, type EntityScope } from './graphql/entity.ts';
-import { shapeOf, type Obj } from './graphql/schema.ts';
-import { safeName, type Guess, type Scaffold } from './scaffold.ts';
+import { defaultSources, entitySources } from './graphql/sources.ts';
+import type { Obj } from './graphql/schema.ts';
+import type { Guess, Scaffold } from './scaffold.ts';
 
 export interface GraphqlInitOptions {
   type: string;
@@ -36,8 +41,9 @@ export interface GraphqlInitOptions {
 
 export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): Promise<Scaffold> {
   let schema: GraphQLSchema;
+  let repaired: string[];
   try {
-    schema = buildSchema(readFileSync(file, 'utf8'), { assumeValidSDL: false });
+    ({ schema, warnings: repaired } = buildTolerantSchema(readFileSync(file, 'utf8')));
   } catch (e) {
     throw new SwitchboardError('invalid_params', `Cannot read the GraphQL schema ${file}: ${(e as Error).message}`, { details: { file } });
   }
@@ -49,27 +55,26 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
     throw new SwitchboardError('invalid_params', `--endpoint must be an http(s) URL, e.g. https://api.example.com/graphql; got "${o.endpoint}"`);
   }
   const guesses: Guess[] = [];
-  const report: string[] = [];
+  // Warts the vendor's own server evidently accepts (a field defined twice) are repaired, and said.
+  const report: string[] = repaired.map((w) => `schema repaired: ${w}`);
   const guess = (path: (string | number)[], message: string): void => void guesses.push({ path, message });
   const queryType = schema.getQueryType();
   if (!queryType) throw new SwitchboardError('invalid_params', `${file} has no Query type`);
   const mutationType = schema.getMutationType();
   const path = endpoint.pathname === '' ? '/' : endpoint.pathname;
 
-  // Entities: root fields returning lists or connections of object types.
-  const candidates = Object.values(queryType.getFields())
-    .map((f) => ({ field: f, shape: shapeOf(f) }))
-    .filter((c): c is { field: GraphQLField<unknown, unknown>; shape: NonNullable<ReturnType<typeof shapeOf>> } => c.shape !== undefined && c.shape.kind !== 'one');
-  const available = candidates.map((c) => safeName(c.field.name));
+  // Entities: root fields returning lists or connections, and those of the object a root field returns.
+  const candidates = entitySources(queryType);
+  const available = candidates.map((c) => c.name);
   if (o.entities && o.entities.length > 0) {
     const unknown = o.entities.filter((e) => !available.includes(e));
-    if (unknown.length > 0) throw new SwitchboardError('invalid_params', `--entities: ${unknown.join(', ')} not found in the schema; entities (root query fields returning lists or connections): ${available.join(', ')}`, { details: { unknown, valid: available } });
+    if (unknown.length > 0) throw new SwitchboardError('invalid_params', `--entities: ${unknown.join(', ')} not found in the schema; entities (query fields returning lists or connections, at the root or under a root field returning one object): ${available.join(', ')}`, { details: { unknown, valid: available } });
   }
-  const chosen = o.entities && o.entities.length > 0 ? o.entities.map((e) => candidates.find((c) => safeName(c.field.name) === e)!) : candidates;
-  if (chosen.length === 0) throw new SwitchboardError('invalid_params', `No entity found in ${file}: no root query field returns a list or a connection`);
+  const chosen = o.entities && o.entities.length > 0 ? o.entities.map((e) => candidates.find((c) => c.name === e)!) : defaultSources(candidates);
+  if (chosen.length === 0) throw new SwitchboardError('invalid_params', `No entity found in ${file}: no query field returns a list or a connection`);
 
   const scope: EntityScope = { guess, report, path, queryType, mutationType };
-  const entities: Obj = Object.fromEntries(chosen.map(({ field, shape }) => scaffoldEntity(field, shape, scope)));
+  const entities: Obj = Object.fromEntries(chosen.map((c) => scaffoldEntity(c, scope)));
 
   const manifest: Obj = {
     manifest_version: 1,
@@ -102,6 +107,6 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
     manifest,
     guesses,
     report,
-    header: [`scaffolded by \`switchboard init ${o.type} --from-graphql\` from ${o.source} (endpoint ${o.endpoint}; entities: ${chosen.map((c) => safeName(c.field.name)).join(', ')}).`],
+    header: [`scaffolded by \`switchboard init ${o.type} --from-graphql\` from ${o.source} (endpoint ${o.endpoint}; entities: ${chosen.map((c) => c.name).join(', ')}).`],
   };
 }

@@ -96,7 +96,7 @@ export class Description {
     const options = { strict: false, allErrors: false, validateSchema: false, validateFormats: false } as const;
     this.bodyAjv = new Ajv(options);
     this.textAjv = new Ajv({ ...options, coerceTypes: 'array' });
-    const forAjv = nullableForAjv(structuredClone(doc));
+    const forAjv = nullableForAjv(idsOutOfExamples(structuredClone(doc)));
     this.bodyAjv.addSchema(forAjv, 'openapi');
     this.textAjv.addSchema(forAjv, 'openapi');
     this.operations = this.listOperations();
@@ -402,6 +402,34 @@ export function deepObjectDecode(entries: Iterable<[string, string]>): Json {
     return keys.length > 0 && keys.every((k, i) => k === String(i)) ? keys.map((k) => out[k]) : out;
   };
   return Object.fromEntries(Object.entries(root).map(([k, v]) => [k, arrays(v)]));
+}
+
+/** Keys whose values are data, not schemas (a property named so is still a schema). */
+const DATA_KEYS = new Set(['example', 'examples', 'default']);
+const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'schemas', 'dependentSchemas']);
+
+/**
+ * A vendor's example holding a `"$id"` key (a record of its own API) is data, but ajv, reading
+ * the whole description as one schema, takes it for a schema id: two such examples make it refuse
+ * the description. The copy ajv reads loses the `$id` keys inside examples, defaults and x-
+ * extensions (validation never reads them). Mutates and returns the copy it is given.
+ */
+function idsOutOfExamples(node: unknown, parentKey = ''): Json {
+  const strip = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(strip);
+    else if (v !== null && typeof v === 'object') {
+      delete (v as Json).$id;
+      Object.values(v as Json).forEach(strip);
+    }
+  };
+  if (Array.isArray(node)) node.forEach((v) => idsOutOfExamples(v));
+  else if (node !== null && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (!NAME_MAPS.has(parentKey) && (DATA_KEYS.has(k) || k.startsWith('x-'))) strip(v);
+      else idsOutOfExamples(v, k);
+    }
+  }
+  return node as Json;
 }
 
 /**

@@ -6,15 +6,17 @@
  *   types (graphql-js), and refusals answer GraphQL's `{errors: [...]}` with the status the
  *   sidecar gives each error code.
  * - Resources are the object types that root query fields list (`issues: IssueConnection`,
- *   `boards: [Board]`): each is seeded with deterministic records (values from the field types and
+ *   `boards: [Board]`), return one of (`viewer`, `repository(owner, name)`), or whose fields list: each is seeded with deterministic records (values from the field types and
  *   names, ids from a PRNG seeded by `seed` and the type name), related records linked by their
  *   object-typed fields (`Issue.team` names a seeded Team).
  * - Root fields: a Relay connection (`first`/`after`, `nodes`, `edges { node cursor }`,
- *   `pageInfo { hasNextPage endCursor }`) or a list of a resource; one record by `id`; one record
- *   with no required argument (`viewer`) is the first record of its type. Connection fields of a
- *   record (`Team.issues`) list the records pointing back at it.
+ *   `pageInfo { hasNextPage endCursor }`) or a list of a resource; one record by `id` or any key
+ *   field its arguments name (`repository(owner, name)` by name); `node(id:)`; one record with no
+ *   such argument (`viewer`) is the first record of its type. Connection fields of a record
+ *   (`Team.issues`) list the records pointing back at it; `Repository.issue(number:)` finds one.
  * - Mutations named `<type>Create`/`create<Type>`, `<type>Update`, `<type>Delete`/`<type>Archive`
- *   and `<type>Unarchive` (and the `create_`/`update_` spellings) change the store: the input
+ *   and `<type>Unarchive` (and the `create_`/`update_` spellings) change the store (the record by
+ *   `id` or `<type>Id`): the input
  *   object's fields set the record's fields of the same name, `<field>Id` links a related record,
  *   `createdAt`/`updatedAt` are kept; a payload type returns the record in its field of the
  *   record's type, with `success: true`.
@@ -26,7 +28,6 @@
  * request pipeline, errors); the store, cursors, rate limits, OAuth and templates it shares with
  * the OpenAPI front end in core/.
  */
-import { buildSchema } from 'graphql';
 import { existsSync, readFileSync } from 'node:fs';
 import { acceptedTokens } from './core/auth.ts';
 import type { OAuthClient } from './core/oauth.ts';
@@ -39,6 +40,7 @@ import { mutations } from './graphql/mutations.ts';
 import { graphqlPages } from './graphql/pages.ts';
 import { graphqlResources, graphqlStore } from './graphql/records.ts';
 import { fieldResolverOf } from './graphql/resolve.ts';
+import { buildTolerantSchema } from './graphql/sdl.ts';
 import type { Clock, GraphqlCtx, GraphqlSimulator, GraphqlSimulatorOptions } from './graphql/types.ts';
 import { loadSidecar, type GraphqlSidecar, type Sidecar } from './sidecar.ts';
 import { startSimulator } from './sim-server.ts';
@@ -82,7 +84,7 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
 
 /** The schema, sidecar and options, the simulated clock, the resources and the error answers. */
 function context(options: GraphqlSimulatorOptions): GraphqlCtx {
-  const schema = typeof options.schema === 'string' ? buildSchema(existsSync(options.schema) ? readFileSync(options.schema, 'utf8') : options.schema) : options.schema;
+  const schema = typeof options.schema === 'string' ? buildTolerantSchema(existsSync(options.schema) ? readFileSync(options.schema, 'utf8') : options.schema).schema : options.schema;
   const sidecar: Sidecar = typeof options.sidecar === 'string' ? loadSidecar(options.sidecar) : (options.sidecar ?? {});
   const g: GraphqlSidecar = sidecar.graphql ?? {};
   const clock: Clock = {

@@ -1,13 +1,25 @@
 /**
- * One entity scaffolded from a root query field: its list (with pagination), incremental sync and
+ * One entity scaffolded from a root query field, or a field of the object one returns: its list (with pagination), incremental sync and
  * removals, get, create and update from mutations, and its record schema.
  */
-import { getNamedType, isEnumType, isObjectType, isScalarType, type GraphQLField, type GraphQLObjectType } from 'graphql';
+import { getNamedType, isEnumType, isInterfaceType, isNonNullType, isObjectType, isScalarType, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { safeName, shortText } from '../scaffold.ts';
-import { argumentsOf, incrementalFilter, noRequiredArgs, norm, outputSchema, query, selection, shapeOf, type Built, type Obj } from './schema.ts';
+import { argumentsOf, incrementalFilter, noRequiredArgs, norm, outputSchema, query, reached, selection, shapeOf, type Built, type Obj } from './schema.ts';
 
 type Path = (string | number)[];
 type Shape = NonNullable<ReturnType<typeof shapeOf>>;
+type Field = GraphQLField<unknown, unknown>;
+
+/**
+ * Where an entity's records are listed: a root field (`projects`), or a field of the object a root
+ * field returns (`viewer { repositories }`, `repository(owner, name) { issues }`).
+ */
+export interface EntitySource {
+  name: string;
+  parent?: Field | undefined;
+  field: Field;
+  shape: Shape;
+}
 
 /** What every entity of the scaffold shares. */
 export interface EntityScope {
@@ -20,39 +32,40 @@ export interface EntityScope {
 }
 
 /** The entity's manifest section, keyed by its name. */
-export function scaffoldEntity(field: GraphQLField<unknown, unknown>, shape: Shape, scope: EntityScope): [string, Obj] {
-  const name = safeName(field.name);
+export function scaffoldEntity(source: EntitySource, scope: EntityScope): [string, Obj] {
+  const { name, field, shape } = source;
   const at = ['entities', name];
   const node = shape.node;
   const sel = selection(node);
   const actions: Obj = {};
-  const { list, lb } = listAction(field, shape, name, at, sel, scope);
+  const { list, lb } = listAction(source, at, sel, scope);
   actions['list'] = list;
   const sync = incrementalSync(field, node, name, at, list, lb, scope);
-  getAction(field, shape, node, name, at, sel, actions, scope);
+  getAction(source, at, sel, actions, scope);
   mutationActions(node, name, at, sel, actions, scope);
   const { properties, primaryKey } = recordOf(node, at, scope);
   return [name, { title: node.name, primary_key: primaryKey, record: { type: 'object', required: [primaryKey], properties }, actions, ...(sync !== undefined ? { sync } : {}) }];
 }
 
 /** The list action from the field, with Relay, page or offset pagination. */
-function listAction(field: GraphQLField<unknown, unknown>, shape: Shape, name: string, at: Path, sel: string, { guess, report, path }: EntityScope): { list: Obj; lb: Built } {
+function listAction({ name, parent, field, shape }: EntitySource, at: Path, sel: string, { guess, report, path }: EntityScope): { list: Obj; lb: Built } {
   const node = shape.node;
   const la = [...at, 'actions', 'list'];
-  const lb = argumentsOf(field, guess, la);
+  const { built: lb, doc, data } = reached({ parent, field }, guess, la);
   const inner = shape.kind === 'connection' ? (shape.nodes === 'nodes' ? `{ nodes { ${sel} } pageInfo { hasNextPage endCursor } }` : `{ edges { node { ${sel} } } pageInfo { hasNextPage endCursor } }`) : `{ ${sel} }`;
-  const records = shape.kind === 'connection' ? (shape.nodes === 'nodes' ? `{{body.data.${field.name}.nodes}}` : `{{pluck body.data.${field.name}.edges 'node'}}`) : `{{body.data.${field.name}}}`;
+  const records = shape.kind === 'connection' ? (shape.nodes === 'nodes' ? `{{body.data.${data}.nodes}}` : `{{pluck body.data.${data}.edges 'node'}}`) : `{{body.data.${data}}}`;
+  if (parent !== undefined) guess([...la, 'params'], `the records are ${parent.name}${parent.args.length > 0 ? `(${parent.args.map((a) => a.name).join(', ')})` : ''}.${field.name}: ${parent.name}'s arguments are params`);
   const list: Obj = {
-    description: shortText(field.description) ?? `${node.name} records (${field.name})`,
+    description: shortText(field.description) ?? `${node.name} records (${parent !== undefined ? `${parent.name}.` : ''}${field.name})`,
     ...(Object.keys(lb.params).length > 0 ? { params: lb.params } : {}),
-    request: { method: 'POST', path, graphql: { query: query('query', lb, field.name, inner), ...(Object.keys(lb.variables).length > 0 ? { variables: lb.variables } : {}) } },
+    request: { method: 'POST', path, graphql: { query: doc(inner), ...(Object.keys(lb.variables).length > 0 ? { variables: lb.variables } : {}) } },
     response: { records, meta: { next_page: '{{null}}' } },
   };
   const argNames = field.args.map((a) => a.name);
   const limitArg = argNames.find((a) => ['limit', 'first', 'perpage', 'pagesize'].includes(norm(a)));
   if (shape.kind === 'connection' && argNames.includes('after')) {
-    const next = `{{body.data.${field.name}.pageInfo.endCursor}}`;
-    list['pagination'] = { type: 'graphql_cursor', param: 'after', next, has_more: `{{body.data.${field.name}.pageInfo.hasNextPage}}` };
+    const next = `{{body.data.${data}.pageInfo.endCursor}}`;
+    list['pagination'] = { type: 'graphql_cursor', param: 'after', next, has_more: `{{body.data.${data}.pageInfo.hasNextPage}}` };
     (list['response'] as Obj)['meta'] = { next_page: next };
     guess([...la, 'pagination'], 'Relay pagination: after takes pageInfo.endCursor while hasNextPage');
   } else if (argNames.some((a) => norm(a) === 'page')) {
@@ -63,7 +76,7 @@ function listAction(field: GraphQLField<unknown, unknown>, shape: Shape, name: s
     const off = argNames.find((a) => ['offset', 'skip'].includes(norm(a)))!;
     list['pagination'] = { type: 'offset', param: safeName(off), limit_param: safeName(limitArg), default_limit: 25 };
     guess([...la, 'pagination'], `offset in ${off}; default_limit is a guess: the API's default for ${limitArg}`);
-  } else report.push(`${name}.list (${field.name}): no pagination inferred`);
+  } else report.push(`${name}.list (${data}): no pagination inferred`);
   return { list, lb };
 }
 
@@ -99,34 +112,56 @@ function incrementalSync(field: GraphQLField<unknown, unknown>, node: GraphQLObj
   return sync;
 }
 
-/** get: a root field returning one node with an id argument, else the list filtered by ids. */
-function getAction(field: GraphQLField<unknown, unknown>, shape: Shape, node: GraphQLObjectType, name: string, at: Path, sel: string, actions: Obj, { guess, report, path, queryType }: EntityScope): void {
-  const one = Object.values(queryType.getFields()).find((f) => {
-    const s = shapeOf(f);
-    return s?.kind === 'one' && s.node === node && f.args.some((a) => ['id', `${norm(node.name)}id`].includes(norm(a.name)));
-  });
+/**
+ * get: a root field returning one node with an id argument; else `node(id:)` (a root field returning
+ * an interface the node implements, by id); else the parent's field returning one node by a key
+ * field (`repository(owner, name) { issue(number) }`); else the list filtered by ids.
+ */
+function getAction({ name, parent, field, shape }: EntitySource, at: Path, sel: string, actions: Obj, scope: EntityScope): void {
+  const { guess, report, path, queryType } = scope;
+  const node = shape.node;
+  const roots = Object.values(queryType.getFields());
+  const byId = (f: Field): boolean => f.args.some((a) => ['id', `${norm(node.name)}id`].includes(norm(a.name)));
+  const one = roots.find((f) => shapeOf(f)?.kind === 'one' && shapeOf(f)?.node === node && byId(f));
   const ga = [...at, 'actions', 'get'];
+  const getter = (description: string, b: Built, doc: string, data: string, byFragment = false): Obj => ({
+    description,
+    params: b.params,
+    request: { method: 'POST', path, graphql: { query: doc, variables: b.variables } },
+    response: { record: `{{body.data.${data}}}`, not_found_when: `{{not body.data.${data}${byFragment ? '.id' : ''}}}` },
+  });
   if (one !== undefined) {
     const gb = argumentsOf(one, guess, ga);
-    actions['get'] = {
-      description: shortText(one.description) ?? `One ${node.name} (${one.name})`,
-      params: gb.params,
-      request: { method: 'POST', path, graphql: { query: query('query', gb, one.name, `{ ${sel} }`), variables: gb.variables } },
-      response: { record: `{{body.data.${one.name}}}`, not_found_when: `{{not body.data.${one.name}}}` },
-    };
-  } else {
-    const ids = field.args.find((a) => norm(a.name) === 'ids');
-    if (ids !== undefined && shape.kind === 'list') {
-      actions['get'] = {
-        description: `One ${node.name} (${field.name} filtered by ids)`,
-        params: { id: { type: 'string', required: true, minLength: 1 } },
-        request: { method: 'POST', path, graphql: { query: `query ($ids: ${String(ids.type)}) { ${field.name}(ids: $ids) { ${sel} } }`, variables: { ids: '{{array params.id}}' } } },
-        response: { record: `{{first body.data.${field.name}}}`, not_found_when: `{{not (first body.data.${field.name})}}` },
-      };
-      guess(ga, `get is ${field.name} with ids: [id]`);
-    } else report.push(`${name}.get: no root field returns one ${node.name} by id`);
+    actions['get'] = getter(shortText(one.description) ?? `One ${node.name} (${one.name})`, gb, query('query', gb, one.name, `{ ${sel} }`), one.name);
+    return;
   }
+  const nodeField = roots.find((f) => f.args.some((a) => a.name === 'id') && f.args.every((a) => a.name === 'id' || !isNonNull(a)) && isInterfaceType(getNamedType(f.type)) && node.getInterfaces().includes(getNamedType(f.type) as never));
+  if (nodeField !== undefined) {
+    const gb = argumentsOf(nodeField, guess, ga);
+    actions['get'] = getter(`One ${node.name} by id (${nodeField.name})`, gb, query('query', gb, nodeField.name, `{ ... on ${node.name} { ${sel} } }`), nodeField.name, true);
+    guess(ga, `get is ${nodeField.name}(id:) with a fragment on ${node.name}; a record of another type answers without an id, so not found`);
+    return;
+  }
+  const keyed = parent === undefined ? undefined : Object.values((getNamedType(parent.type) as GraphQLObjectType).getFields()).find((f) => shapeOf(f)?.kind === 'one' && shapeOf(f)?.node === node && f.args.length > 0 && f.args.filter(isNonNull).every((a) => node.getFields()[a.name] !== undefined));
+  if (parent !== undefined && keyed !== undefined) {
+    const r = reached({ parent, field: keyed }, guess, ga);
+    actions['get'] = getter(shortText(keyed.description) ?? `One ${node.name} (${parent.name}.${keyed.name})`, r.built, r.doc(`{ ${sel} }`), r.data);
+    guess(ga, `get is ${parent.name}.${keyed.name} by ${keyed.args.filter(isNonNull).map((a) => a.name).join(', ')}`);
+    return;
+  }
+  const ids = field.args.find((a) => norm(a.name) === 'ids');
+  if (ids !== undefined && shape.kind === 'list' && parent === undefined) {
+    actions['get'] = {
+      description: `One ${node.name} (${field.name} filtered by ids)`,
+      params: { id: { type: 'string', required: true, minLength: 1 } },
+      request: { method: 'POST', path, graphql: { query: `query ($ids: ${String(ids.type)}) { ${field.name}(ids: $ids) { ${sel} } }`, variables: { ids: '{{array params.id}}' } } },
+      response: { record: `{{first body.data.${field.name}}}`, not_found_when: `{{not (first body.data.${field.name})}}` },
+    };
+    guess(ga, `get is ${field.name} with ids: [id]`);
+  } else report.push(`${name}.get: no root field returns one ${node.name} by id`);
 }
+
+const isNonNull = (a: { type: unknown }): boolean => isNonNullType(a.type as never) && (a as { defaultValue?: unknown }).defaultValue === undefined;
 
 /** create / update from mutations. */
 function mutationActions(node: GraphQLObjectType, name: string, at: Path, sel: string, actions: Obj, { guess, report, path, mutationType }: EntityScope): void {

@@ -108,16 +108,20 @@ export interface Built {
   variables: Obj;
 }
 
-/** Params, variable declarations, field arguments and variables of a field; a lone `input` object is spread. */
-export function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path: (string | number)[], m: string) => void, at: (string | number)[]): Built {
+/**
+ * Params, variable declarations, field arguments and variables of a field; a lone `input` object is
+ * spread. An argument whose name is `taken` (by the enclosing field's) is `<field>_<name>`.
+ */
+export function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path: (string | number)[], m: string) => void, at: (string | number)[], taken: ReadonlySet<string> = new Set()): Built {
   const params: Obj = {};
   const variables: Obj = {};
   const decl: string[] = [];
   const args: string[] = [];
   for (const a of field.args as GraphQLArgument[]) {
     if (a.deprecationReason && !isNonNullType(a.type)) continue;
-    decl.push(`$${a.name}: ${String(a.type)}`);
-    args.push(`${a.name}: $${a.name}`);
+    const v = taken.has(a.name) ? `${field.name}_${a.name}` : a.name;
+    decl.push(`$${v}: ${String(a.type)}`);
+    args.push(`${a.name}: $${v}`);
     const inner = getNullableType(a.type);
     if (isInputObjectType(inner) && (a.name === 'input' || a.name === 'data' || field.args.length === 1)) {
       const spread: Obj = {};
@@ -128,19 +132,45 @@ export function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path:
         params[name] = { ...withType(inputSchema(f.type)), ...(isNonNullType(f.type) && f.defaultValue === undefined ? { required: true } : {}), ...(shortText(f.description) ? { description: shortText(f.description) } : {}) };
         spread[f.name] = `{{params.${name}}}`;
       }
-      variables[a.name] = spread;
+      variables[v] = spread;
       guess([...at, 'params'], `the fields of the ${a.name} argument (${inner.name}) are params; the variables put them back in ${a.name}`);
       continue;
     }
-    const name = safeName(a.name);
+    const name = safeName(v);
     params[name] = { ...withType(inputSchema(a.type)), ...(isNonNullType(a.type) && a.defaultValue === undefined ? { required: true } : {}), ...(shortText(a.description) ? { description: shortText(a.description) } : {}) };
-    variables[a.name] = `{{params.${name}}}`;
+    variables[v] = `{{params.${name}}}`;
   }
   return { params, declarations: decl.join(', '), args: args.join(', '), variables };
 }
 
 export const query = (op: 'query' | 'mutation', b: Built, field: string, body: string): string =>
   `${op}${b.declarations ? ` (${b.declarations})` : ''} { ${field}${b.args ? `(${b.args})` : ''} ${body} }`;
+
+/** A root field returning one object (`viewer`, `repository(owner, name)`) and a field of that object. */
+export interface Reach {
+  parent?: GraphQLField<unknown, unknown> | undefined;
+  field: GraphQLField<unknown, unknown>;
+}
+
+/**
+ * The arguments of a field reached through its parent (both fields' params and variables, the
+ * field's own arguments renamed where the parent's take the name), the query document around a
+ * selection body, and where the field's value sits under `body.data`.
+ */
+export function reached(r: Reach, guess: (path: (string | number)[], m: string) => void, at: (string | number)[]): { built: Built; own: Built; doc: (body: string) => string; data: string } {
+  const own0 = r.parent === undefined ? undefined : argumentsOf(r.parent, guess, at);
+  const own = argumentsOf(r.field, guess, at, new Set(r.parent?.args.map((a) => a.name) ?? []));
+  if (r.parent === undefined || own0 === undefined) return { built: own, own, doc: (body) => query('query', own, r.field.name, body), data: r.field.name };
+  const parent = r.parent;
+  const built: Built = {
+    params: { ...own0.params, ...own.params },
+    declarations: [own0.declarations, own.declarations].filter((d) => d !== '').join(', '),
+    args: own.args,
+    variables: { ...own0.variables, ...own.variables },
+  };
+  const inner = (body: string): string => `{ ${r.field.name}${own.args ? `(${own.args})` : ''} ${body} }`;
+  return { built, own, doc: (body) => query('query', { ...built, args: own0.args }, parent.name, inner(body)), data: `${parent.name}.${r.field.name}` };
+}
 
 export const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 

@@ -37,6 +37,11 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
   const budgetHeaders = (): Record<string, string> =>
     complexity === undefined ? {} : Object.fromEntries(Object.entries(g.complexity?.headers ?? {}).map(([k, t]) => [k, String(render(t, { budget: complexity.budget, window_seconds: complexity.windowSeconds, remaining: complexity.remaining(), reset: complexity.resetInSeconds() }))]));
 
+  /** The type of a stored record (what `node(id:)` answers): the resource holding it. */
+  const storedType = (v: unknown): string | undefined => {
+    const id = v !== null && typeof v === 'object' ? (v as Rec)['id'] : undefined;
+    return id === undefined ? undefined : [...ctx.resources.values()].find((r) => r.records.get(String(id)) === v)?.type.name;
+  };
   const handle = async (req: SimRequest): Promise<SimResponse> => {
     const fromOauth = oauthRoutes?.(req);
     if (fromOauth !== undefined) return fromOauth;
@@ -101,7 +106,7 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
       variableValues: (variables ?? {}) as Rec,
       operationName: typeof operationName === 'string' ? operationName : undefined,
       fieldResolver,
-      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? lists.typeOf(t.name, v) ?? defaultTypeResolver(v, c, i, t),
+      typeResolver: (v, c, i, t) => options.typeResolvers?.[t.name]?.(v) ?? lists.typeOf(t.name, v) ?? storedType(v) ?? defaultTypeResolver(v, c, i, t),
       contextValue,
       rootValue: {},
     });

@@ -2,10 +2,11 @@
  * GraphQL mutations over the store: `<type>Create`/`create<Type>`, `<type>Update`,
  * `<type>Delete`/`<type>Archive` and `<type>Unarchive` (and the `create_`/`update_` spellings); the
  * input object's fields set the record's fields of the same name, `<field>Id` links a related
- * record, `createdAt`/`updatedAt` are kept; a payload type returns the record in its field of the
+ * record, `createdAt`/`updatedAt` are kept; an update or delete names its record by `id` or
+ * `<type>Id`; a payload type returns the record in its field of the
  * record's type, with `success: true`.
  */
-import { getNamedType, getNullableType, isInputObjectType, isListType, isNonNullType, isObjectType, type GraphQLField } from 'graphql';
+import { getNamedType, getNullableType, isAbstractType, isInputObjectType, isListType, isNonNullType, isObjectType, type GraphQLField } from 'graphql';
 import { creationRandom, MAX_RECORDS } from '../core/store.ts';
 import { clone } from '../core/values.ts';
 import type { GraphqlStore } from './records.ts';
@@ -38,16 +39,19 @@ export function mutations(ctx: GraphqlCtx, store: GraphqlStore): Mutate {
     for (const v of ['unarchive', 'create', 'update', 'delete', 'archive'] as const) if (n.startsWith(v) || n.endsWith(v)) return v;
     return undefined;
   };
+  const selfId = (r: GraphqlResource): string => `${r.type.name.charAt(0).toLowerCase()}${r.type.name.slice(1)}Id`;
   /** Copy an input object onto a record: same-named fields, `<field>Id` links a related record. */
   const applyInput = (r: GraphqlResource, rec: Rec, input: Rec): void => {
     const fields = r.type.getFields();
     for (const [k, v] of Object.entries(input)) {
-      if (v === undefined || k === 'id') continue;
+      if (v === undefined || k === 'id' || k === selfId(r)) continue;
       const linked = k.endsWith('Id') ? fields[k.slice(0, -2)] : undefined;
       const direct = fields[k];
       const target = linked !== undefined && isObjectType(getNamedType(linked.type)) ? linked : (direct ?? linked);
       if (target === undefined) continue;
       const named = getNamedType(target.type);
+      // A link to an interface or union (`ownerId` of `owner: RepositoryOwner`) names no one store: kept as it is.
+      if (isAbstractType(named)) continue;
       if (isObjectType(named)) {
         if (isListType(getNullableType(target.type)) || connectionNode(target.type) !== undefined) continue;
         const related = resources.get(named.name);
@@ -98,7 +102,8 @@ export function mutations(ctx: GraphqlCtx, store: GraphqlStore): Mutate {
       r.records.set(String(rec['id']), rec);
       return payload(f, holder, rec);
     }
-    const id = String(args['id'] ?? input?.['id'] ?? '');
+    // The record: by id, or by `<type>Id` (`updateIssue(input: {issueId})`).
+    const id = String(args['id'] ?? input?.['id'] ?? args[selfId(r)] ?? input?.[selfId(r)] ?? '');
     const rec = r.records.get(id);
     if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${id}`, { type: r.type.name, id });
     if (verb === 'update') {

@@ -11,12 +11,23 @@ import { seedCount, seedOf, type Sidecar } from '../sidecar.ts';
 import { BASE_TIME, connectionNode, DAY, isDateScalar, listNode, uuid } from './schema-types.ts';
 import type { GraphqlResource, Rec } from './types.ts';
 
-/** The object types root fields list (`issues: IssueConnection`, `boards: [Board]`) and those the sidecar names. */
+/**
+ * The object types root fields list (`issues: IssueConnection`, `boards: [Board]`), those root
+ * fields return one of (`viewer: User`) and those listed by their fields (`User.repositories`),
+ * and those the sidecar names.
+ */
 export function graphqlResources(schema: GraphQLSchema, sidecar: Sidecar, queryType: GraphQLObjectType): Map<string, GraphqlResource> {
   const resources = new Map<string, GraphqlResource>();
-  for (const f of Object.values(queryType.getFields())) {
-    const node = connectionNode(f.type) ?? listNode(f.type);
+  const add = (node: GraphQLObjectType | undefined): void => {
     if (node !== undefined && node.getFields()['id'] !== undefined && !resources.has(node.name)) resources.set(node.name, { type: node, records: new Map(), created: 0 });
+  };
+  for (const f of Object.values(queryType.getFields())) add(connectionNode(f.type) ?? listNode(f.type));
+  // A root field returning one object (`viewer`, `repository(owner, name)`): its type, and the types its fields list.
+  for (const f of Object.values(queryType.getFields())) {
+    const one = getNullableType(f.type);
+    if (!isObjectType(one) || connectionNode(one) !== undefined || one.getFields()['id'] === undefined) continue;
+    add(one);
+    for (const sub of Object.values(one.getFields())) add(connectionNode(sub.type) ?? listNode(sub.type));
   }
   // A type the sidecar names under resources is one too, though no root field lists it (records code adds, listed by graphql.lists).
   for (const name of Object.keys(sidecar.resources ?? {})) {
@@ -32,7 +43,7 @@ export interface GraphqlStore {
   scalarValue(typeName: string, field: string, i: number, rand: () => number, enumValues?: string[]): unknown;
   /** A fresh record of a type: non-null scalars and enums sampled, nullable ones null, lists empty. */
   sampleRecord(type: GraphQLObjectType, i: number, rand: () => number): Rec;
-  /** A type's fields that name one record of another resource. */
+  /** A type's fields that name one record of another resource (not those looking one up by a required argument). */
   refFields(type: GraphQLObjectType): GraphQLField<unknown, unknown>[];
   syncIdField(r: GraphqlResource, rec: Rec, field: string): void;
   /** Seed every resource (each table's Map is kept, cleared and refilled), then relate their records. */
@@ -82,7 +93,9 @@ export function graphqlStore(sidecar: Sidecar, seed: number, resources: Map<stri
   const refFields = (type: GraphQLObjectType): GraphQLField<unknown, unknown>[] =>
     Object.values(type.getFields()).filter((f) => {
       const n = getNamedType(f.type);
-      return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name);
+      // A field that takes a required argument (`issue(number: Int!)`) looks a record up; it holds none.
+      const lookup = f.args.some((a) => isNonNullType(a.type) && a.defaultValue === undefined);
+      return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name) && !lookup;
     });
   /** A type whose records the sidecar declares (resources.<Type>.template or a seed list): they hold what it says, nothing sampled. */
   const declaredRecords = (r: GraphqlResource): boolean => sidecar.resources?.[r.type.name]?.template !== undefined || Array.isArray(sidecar.resources?.[r.type.name]?.seed);

@@ -1,17 +1,19 @@
 /**
  * Resolving GraphQL fields: code a caller gives by "Type.field", the sidecar's declared fields and
- * lists (lists.ts), root lists and gets of a resource, cursor pages, mutations, connections of a
- * record (the records pointing back at it), related records, and fillers for the rest.
+ * lists (lists.ts), root lists and gets of a resource (by id or any key field), `node(id:)`, cursor
+ * pages, mutations, connections of a record (the records pointing back at it) and one of them by
+ * a key, related records, and fillers for the rest.
  */
-import { getNamedType, getNullableType, isEnumType, isListType, isNonNullType, isObjectType, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType, type GraphQLOutputType } from 'graphql';
+import { getNamedType, getNullableType, isAbstractType, isEnumType, isListType, isNonNullType, isObjectType, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType, type GraphQLOutputType } from 'graphql';
 import { seedRandom } from '../core/store.ts';
-import { readPath, type RowFilters } from './filters.ts';
+import type { RowFilters } from './filters.ts';
+import { findByKeys, keyArgs, keyText, pointingBack } from './keys.ts';
 import { checkDeclared, graphqlLists } from './lists.ts';
 import type { Mutate } from './mutations.ts';
 import type { GraphqlPages } from './pages.ts';
 import type { GraphqlStore } from './records.ts';
 import { connectionNode, fill, listNode } from './schema-types.ts';
-import type { GraphqlContext, GraphqlCtx, Rec } from './types.ts';
+import type { GraphqlContext, GraphqlCtx, GraphqlResource, Rec } from './types.ts';
 
 export interface ResolverParts {
   store: GraphqlStore;
@@ -55,6 +57,11 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
     if (f.name === 'success' && named.name === 'Boolean') return true;
     return scalarValue(named.name, f.name, 0, seedRandom(seed, f.name), isEnumType(named) ? named.getValues().map((v) => v.name) : undefined);
   };
+  const byKeys = (r: GraphqlResource, rows: Iterable<Rec>, keys: [string, unknown][]): Rec => {
+    const rec = findByKeys(r, rows, keys);
+    if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${keyText(keys)}`, { type: r.type.name, ...(keys.length === 1 && keys[0]?.[0] === 'id' ? { id: keyText(keys) } : Object.fromEntries(keys)) });
+    return rec;
+  };
   const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
     const key = `${info.parentType.name}.${info.fieldName}`;
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
@@ -76,19 +83,20 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
       const list = Object.values((getNamedType(f.type) as GraphQLObjectType).getFields()).find((x) => isListType(getNullableType(x.type)));
       return { cursor: page.cursor, ...(list !== undefined ? { [list.name]: page.rows } : {}) };
     }
+    if (info.parentType === queryType && isAbstractType(named) && typeof args['id'] === 'string') {
+      // node(id:): the record of any type implementing the interface (or in the union) with that id.
+      const holder = [...resources.values()].find((r) => schema.isSubType(named, r.type) && r.records.has(args['id'] as string));
+      if (holder === undefined) throw fieldError('not_found', `${named.name} not found: ${args['id']}`, { type: named.name, id: args['id'] });
+      return holder.records.get(args['id']);
+    }
     if (info.parentType === queryType) {
       const node = connectionNode(f.type);
       const list = node === undefined ? listNode(f.type) : undefined;
       const r = resources.get((node ?? list ?? getNamedType(f.type)).name);
       if (r === undefined) return filler(f);
       if (node !== undefined || list !== undefined) return listed([...r.records.values()]);
-      const idArg = f.args.find((a) => a.name === 'id' || a.name.toLowerCase() === `${r.type.name.toLowerCase()}id`);
-      if (idArg !== undefined && args[idArg.name] !== undefined) {
-        const rec = r.records.get(String(args[idArg.name]));
-        if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${String(args[idArg.name])}`, { type: r.type.name, id: String(args[idArg.name]) });
-        return rec;
-      }
-      return [...r.records.values()][0] ?? null;
+      const keys = keyArgs(f, r.type, args);
+      return keys.length > 0 ? byKeys(r, r.records.values(), keys) : ([...r.records.values()][0] ?? null);
     }
     if (mutationType !== undefined && info.parentType === mutationType) return mutate(f, args);
     const src = (source ?? {}) as Rec;
@@ -96,15 +104,17 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
     if (declaredRows !== undefined) return listed(declaredRows);
     // A connection of a record: the records of the node type that point back at this one.
     const node = connectionNode(f.type);
+    const back = (child: GraphqlResource): Rec[] => pointingBack(child, refFields(child.type).filter((rf) => getNamedType(rf.type).name === info.parentType.name), info.parentType.name, info.fieldName, src['id']);
     if (node !== undefined && !(info.fieldName in src)) {
       const child = resources.get(node.name);
-      const parentId = src['id'];
-      if (child === undefined || parentId === undefined) return connection([], args);
-      const back = refFields(child.type).filter((rf) => getNamedType(rf.type).name === info.parentType.name);
-      const stem = info.fieldName.toLowerCase();
-      const via = back.find((rf) => stem.includes(rf.name.toLowerCase().replace(/e$/, ''))) ?? back.find((rf) => rf.name.toLowerCase() === info.parentType.name.toLowerCase()) ?? back[0];
-      const rows = via === undefined ? [] : [...child.records.values()].filter((rec) => readPath(rec, [via.name]) === parentId);
-      return connection(rowsOf(rows, args), args);
+      if (child === undefined || src['id'] === undefined) return connection([], args);
+      return connection(rowsOf(back(child), args), args);
+    }
+    // One record of a parent's by a key (`repository { issue(number:) }`), among those pointing back at it.
+    const one = isObjectType(named) && !isListType(getNullableType(f.type)) ? resources.get(named.name) : undefined;
+    if (one !== undefined && !(info.fieldName in src) && src['id'] !== undefined) {
+      const keys = keyArgs(f, one.type, args);
+      if (keys.length > 0) return byKeys(one, back(one), keys);
     }
     if (!(info.fieldName in src)) return filler(f);
     return resolveRef(src[info.fieldName], f.type);
