@@ -3744,6 +3744,379 @@ export interface components {
              */
             state?: "active" | "all" | "archived" | "deleted";
         };
+        /** NotionBlocksCreateParams */
+        NotionBlocksCreateParams: {
+            /** @description Deprecated: position. The block to insert after */
+            after?: string;
+            /** @description The page or block to append to */
+            block_id: string;
+            /**
+             * @description Blocks, each {<type>: content}
+             * @example [
+             *       {
+             *         "paragraph": {
+             *           "rich_text": [
+             *             {
+             *               "text": {
+             *                 "content": "Hello"
+             *               }
+             *             }
+             *           ]
+             *         }
+             *       },
+             *       {
+             *         "to_do": {
+             *           "rich_text": [
+             *             {
+             *               "text": {
+             *                 "content": "Send the invite"
+             *               }
+             *             }
+             *           ],
+             *           "checked": false
+             *         }
+             *       }
+             *     ]
+             */
+            children: Record<string, never>[];
+        };
+        /** NotionBlocksGetParams */
+        NotionBlocksGetParams: {
+            block_id: string;
+        };
+        /** NotionBlocksListParams */
+        NotionBlocksListParams: {
+            /** @description A page id or a block id */
+            block_id: string;
+            page_size?: number;
+            start_cursor?: string;
+        };
+        /** NotionCommentsCreateParams */
+        NotionCommentsCreateParams: {
+            /** @description The discussion to reply in (or page_id) */
+            discussion_id?: string;
+            /** @description The page to comment on (or discussion_id) */
+            page_id?: string;
+            /**
+             * @description Rich text
+             * @example [
+             *       {
+             *         "text": {
+             *           "content": "Looks good"
+             *         }
+             *       }
+             *     ]
+             */
+            rich_text: Record<string, never>[];
+        };
+        /** NotionCommentsGetParams */
+        NotionCommentsGetParams: {
+            comment_id: string;
+        };
+        /** NotionCommentsListParams */
+        NotionCommentsListParams: {
+            /** @description A page id or a block id */
+            block_id: string;
+            page_size?: number;
+            start_cursor?: string;
+        };
+        /** NotionDatabasesGetParams */
+        NotionDatabasesGetParams: {
+            database_id: string;
+        };
+        /** NotionDataSourcePagesListParams */
+        NotionDataSourcePagesListParams: {
+            data_source_id: string;
+            /**
+             * @description Notion's filter: {property, <type>: {condition: value}}, or {and: [...]} / {or: [...]} of them
+             * @example {
+             *       "property": "Status",
+             *       "status": {
+             *         "equals": "Done"
+             *       }
+             *     }
+             */
+            filter?: Record<string, never>;
+            /** @description Property ids to return (all by default) */
+            filter_properties?: string[];
+            in_trash?: boolean;
+            page_size?: number;
+            /**
+             * @description [{property, direction}] or [{timestamp: last_edited_time, direction}]
+             * @example [
+             *       {
+             *         "property": "Due",
+             *         "direction": "ascending"
+             *       }
+             *     ]
+             */
+            sorts?: Record<string, never>[];
+            start_cursor?: string;
+        };
+        /** NotionDataSourcesGetParams */
+        NotionDataSourcesGetParams: {
+            data_source_id: string;
+        };
+        /**
+         * NotionExecuteRequest
+         * @description Execute on a Notion connector (type notion)
+         */
+        NotionExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pages";
+            params?: components["schemas"]["NotionPagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["NotionPagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["NotionPagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["NotionPagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "data_source_pages";
+            params: components["schemas"]["NotionDataSourcePagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "databases";
+            params: components["schemas"]["NotionDatabasesGetParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "data_sources";
+            params: components["schemas"]["NotionDataSourcesGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "blocks";
+            params: components["schemas"]["NotionBlocksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "blocks";
+            params: components["schemas"]["NotionBlocksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "blocks";
+            params: components["schemas"]["NotionBlocksCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["NotionUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["NotionUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["NotionCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["NotionCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["NotionCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "search";
+            params?: components["schemas"]["NotionSearchListParams"];
+        };
+        /** NotionPagesCreateParams */
+        NotionPagesCreateParams: {
+            /**
+             * @description Content blocks (see blocks.create)
+             * @example [
+             *       {
+             *         "paragraph": {
+             *           "rich_text": [
+             *             {
+             *               "text": {
+             *                 "content": "Kick-off notes"
+             *               }
+             *             }
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            children?: Record<string, never>[];
+            /**
+             * @description {external: {url}}
+             * @example {
+             *       "external": {
+             *         "url": "https://images.example.com/cover.png"
+             *       }
+             *     }
+             */
+            cover?: Record<string, never>;
+            /**
+             * @description {emoji} or {external: {url}}
+             * @example {
+             *       "emoji": "🚀"
+             *     }
+             */
+            icon?: Record<string, never>;
+            /**
+             * @description {data_source_id} for a row of a data source, {page_id} for a sub-page
+             * @example {
+             *       "data_source_id": "248104cd-477e-80bc-b727-000b2f6d9fa8"
+             *     }
+             */
+            parent: Record<string, never>;
+            /**
+             * @description Property values by name
+             * @example {
+             *       "Name": {
+             *         "title": [
+             *           {
+             *             "text": {
+             *               "content": "Q3 plan"
+             *             }
+             *           }
+             *         ]
+             *       },
+             *       "Status": {
+             *         "status": {
+             *           "name": "In progress"
+             *         }
+             *       }
+             *     }
+             */
+            properties?: Record<string, never>;
+        };
+        /** NotionPagesGetParams */
+        NotionPagesGetParams: {
+            /** @description Property ids to return (all by default) */
+            filter_properties?: string[];
+            page_id: string;
+        };
+        /** NotionPagesListParams */
+        NotionPagesListParams: {
+            /**
+             * @description Order by last_edited_time
+             * @default descending
+             * @enum {string}
+             */
+            direction: "descending" | "ascending";
+            page_size?: number;
+            /** @description Words the page titles contain */
+            query?: string;
+            start_cursor?: string;
+        };
+        /** NotionPagesUpdateParams */
+        NotionPagesUpdateParams: {
+            /**
+             * @example {
+             *       "external": {
+             *         "url": "https://images.example.com/cover.png"
+             *       }
+             *     }
+             */
+            cover?: Record<string, never> | null;
+            /**
+             * @example {
+             *       "emoji": "✅"
+             *     }
+             */
+            icon?: Record<string, never> | null;
+            in_trash?: boolean;
+            is_locked?: boolean;
+            page_id: string;
+            /**
+             * @description Property values by name (only those given change)
+             * @example {
+             *       "Status": {
+             *         "status": {
+             *           "name": "Done"
+             *         }
+             *       },
+             *       "Notes": {
+             *         "rich_text": [
+             *           {
+             *             "text": {
+             *               "content": "Shipped on Friday"
+             *             }
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            properties?: Record<string, never>;
+        };
+        /** NotionSearchListParams */
+        NotionSearchListParams: {
+            /**
+             * @description Order by last_edited_time (relevance by default)
+             * @enum {string}
+             */
+            direction?: "descending" | "ascending";
+            /**
+             * @description Only pages or only data sources
+             * @enum {string}
+             */
+            object?: "page" | "data_source";
+            page_size?: number;
+            query?: string;
+            start_cursor?: string;
+        };
+        /** NotionUsersGetParams */
+        NotionUsersGetParams: {
+            user_id: string;
+        };
+        /** NotionUsersListParams */
+        NotionUsersListParams: {
+            page_size?: number;
+            start_cursor?: string;
+        };
         /** OAuthInitiateRequest */
         OAuthInitiateRequest: {
             /** @description The type, or one of its aliases (any case) */
@@ -6919,7 +7292,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -60,8 +60,12 @@ export interface SearchRule {
   sort?: { field: string; order?: string; descending?: string[]; list?: string };
   /** Body paths of the page size and cursor; default and largest page size; a larger one is refused (400) or, with `over_max: clamp`, lowered. */
   pagination?: { per_page?: string; cursor?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
-  /** The answer: a JSON tree whose strings may be {{records}}, {{total}}, {{page}}, {{per_page}}, {{total_pages}}, {{next_page}}, {{next_cursor}}; keys filled with nothing are left out. */
+  /** The answer: a JSON tree whose strings may be {{records}}, {{total}}, {{page}}, {{per_page}}, {{total_pages}}, {{next_page}}, {{next_cursor}}, {{has_more}}; keys filled with nothing are left out. */
   response: unknown;
+  /** The body's filter is the vendor's own language, not simulated: every record matches it (Notion's search and data source query). */
+  unfiltered?: boolean;
+  /** Path parameters a record's dotted field must equal (`{data_source_id: parent.data_source_id}`): a search under a parent. */
+  path_fields?: Record<string, string>;
 }
 
 export interface ScrollRule {
@@ -99,6 +103,8 @@ export interface ListRule {
   id_field?: string;
   /** The answer, with the same variables as a search's. */
   response: unknown;
+  /** Path parameters a record's dotted field must equal (`{block_id: parent.page_id}`): a list under a parent named in the record. */
+  path_fields?: Record<string, string>;
 }
 
 /** Records of a resource in stored order, rendered on demand. */
@@ -278,8 +284,10 @@ function decodeCursor(s: string): { offset: number; page: number } | undefined {
 }
 
 /** Answer a search request over `records` (in list order). Throws RuleError. */
-export function search(rule: SearchRule, records: unknown[], body: Json): unknown {
-  let matches = records.filter(rule.filter_groups !== undefined ? compileGroups(rule, body, records[0]) : compileFilter(rule, readPath(body, rule.query ?? 'query'), records[0]));
+export function search(rule: SearchRule, records: unknown[], body: Json, pathParams: Record<string, string> = {}): unknown {
+  const under = Object.entries(rule.path_fields ?? {});
+  const filter = rule.unfiltered === true ? () => true : rule.filter_groups !== undefined ? compileGroups(rule, body, records[0]) : compileFilter(rule, readPath(body, rule.query ?? 'query'), records[0]);
+  let matches = records.filter((r) => under.every(([param, field]) => String(readPath(r, field)) === pathParams[param]) && filter(r));
   const words = rule.text === undefined ? undefined : readPath(body, rule.text);
   if (typeof words === 'string' && words !== '') matches = matches.filter((r) => JSON.stringify(rule.fields_at === undefined ? r : readPath(r, rule.fields_at)).toLowerCase().includes(words.toLowerCase()));
   const descending = rule.sort?.descending ?? ['descending', 'desc'];
@@ -325,6 +333,7 @@ export function search(rule: SearchRule, records: unknown[], body: Json): unknow
     total_pages: Math.ceil(matches.length / perPage),
     next_page: more ? at.page + 1 : undefined,
     next_cursor: more ? encodeCursor(next, at.page + 1) : undefined,
+    has_more: more,
   });
 }
 
@@ -365,7 +374,7 @@ export function listPage(rule: ListRule, source: RecordSource, query: Json, desc
   const next = offset + rows.length;
   const more = next < size;
   const cursor = more ? Buffer.from(JSON.stringify(fill(form, { last: rows[rows.length - 1], next_page: page + 1, offset: next }))).toString('base64') : undefined;
-  return fill(rule.response, { ...link, records: rows, total: size, page, per_page: perPage, total_pages: Math.ceil(size / perPage), next_page: more ? page + 1 : undefined, next_cursor: cursor });
+  return fill(rule.response, { ...link, records: rows, total: size, page, per_page: perPage, total_pages: Math.ceil(size / perPage), next_page: more ? page + 1 : undefined, next_cursor: cursor, has_more: more });
 }
 
 /** The open scroll of one rule: one at a time, as the vendors that have them allow. */

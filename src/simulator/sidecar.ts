@@ -94,7 +94,8 @@
  *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
  *                   a cap on offset paging.
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
- *                   from them (`{pool: name}`) or from a list given in place (`{one_of: [...]}`).
+ *                   from them (`{pool: name}`), from a list given in place (`{one_of: [...]}`),
+ *                   or from the ids of another resource's seeded records (`{ids_of: resource}`).
  *   sandbox:        credentials: the sample credentials `switchboard sandbox` prints for the
  *                   connector, by the manifest's credential field names (the simulator must
  *                   accept them: list the token under auth.tokens too when tokens are checked).

@@ -86,9 +86,10 @@ export function findRecords(schema: OpenApiSchema | undefined, entity: string, d
   if (isArraySchema(schema)) return { path: [], item: flatten(flatten(schema)['items']) };
   const props = propertiesOf(schema);
   // Arrays of objects only: an object with `tags: [string]` is a record, not a list of tags.
-  const arrays = props.filter(([, v]) => isArraySchema(v) && isObjectSchema(flatten(v)['items']));
+  const arrays = props.filter(([, v]) => isArraySchema(v) && richestObject(flatten(v)['items']) !== undefined);
   const named = arrays.find(([k]) => RECORDS_KEYS.includes(k) || k === entity) ?? (arrays.length === 1 ? arrays[0] : undefined);
-  if (named) return { path: [named[0]], item: flatten(flatten(named[1])['items']) };
+  const item = named === undefined ? undefined : richestObject(flatten(named[1])['items']);
+  if (named) return { path: [named[0]], ...(item !== undefined ? { item } : {}) };
   for (const [k, v] of props) {
     if (!RECORDS_KEYS.includes(k) || !isObjectSchema(v)) continue;
     const inner = findRecords(v, entity, depth - 1);
@@ -97,12 +98,28 @@ export function findRecords(schema: OpenApiSchema | undefined, entity: string, d
   return undefined;
 }
 
+/**
+ * An object schema, or of a union (anyOf/oneOf, nested: `Partial | (Paragraph | Heading...)`) the
+ * object alternative with the most properties; undefined when it holds no object.
+ */
+function richestObject(input: unknown, depth = 3): OpenApiSchema | undefined {
+  const s = flatten(input);
+  if (isObjectSchema(s) || depth === 0) return isObjectSchema(s) ? s : undefined;
+  const alternatives = (s['anyOf'] ?? s['oneOf']) as unknown[] | undefined;
+  if (!Array.isArray(alternatives)) return undefined;
+  let best: OpenApiSchema | undefined;
+  for (const a of alternatives) {
+    const o = richestObject(a, depth - 1);
+    if (o !== undefined && (best === undefined || propertiesOf(o).length > propertiesOf(best).length)) best = o;
+  }
+  return best;
+}
+
 /** Where one record is in a get/create/update response: the body, or a single-object envelope. */
 export function findRecord(input: OpenApiSchema | undefined, singular: string): { path: string[]; schema?: OpenApiSchema } {
   if (input === undefined) return { path: [] };
-  // One record or another (Stripe's customer | deleted_customer): the first object alternative.
-  const alternatives = (flatten(input)['anyOf'] ?? flatten(input)['oneOf']) as OpenApiSchema[] | undefined;
-  const schema = propertiesOf(input).length === 0 && Array.isArray(alternatives) ? (alternatives.find((a) => propertiesOf(a).length > 0) ?? input) : input;
+  // One record or another (a customer | a deleted customer, a partial | a full page): the richest object alternative.
+  const schema = richestObject(input) ?? input;
   const props = propertiesOf(schema);
   const objects = props.filter(([, v]) => isObjectSchema(v));
   const envelope = objects.find(([k]) => RECORD_KEYS.includes(k) || k === singular);

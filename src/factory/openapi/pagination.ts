@@ -2,7 +2,7 @@
 import { propertiesOf, type JsonSchema, type OpenApiSchema } from '../json-schema.ts';
 import { bodyAt, norm, scalarFields, type Obj } from './document.ts';
 
-const CURSOR_PARAMS = ['cursor', 'startingafter', 'after', 'pagetoken', 'nextpagetoken', 'nexttoken', 'continuation', 'continuationtoken', 'marker', 'pagecursor', 'nextcursor', 'starttoken', 'offset'];
+const CURSOR_PARAMS = ['cursor', 'startcursor', 'startingafter', 'after', 'pagetoken', 'nextpagetoken', 'nexttoken', 'continuation', 'continuationtoken', 'marker', 'pagecursor', 'nextcursor', 'starttoken', 'offset'];
 const NEXT_FIELDS = ['nextcursor', 'nextpagetoken', 'nexttoken', 'next', 'cursor', 'nextoffset', 'continuation', 'continuationtoken', 'nextmarker', 'endcursor'];
 const OFFSET_PARAMS = ['offset', 'skip', 'start', 'startat', 'startindex', 'from'];
 const PAGE_PARAMS = ['page', 'pagenumber', 'pageno', 'pagenum'];

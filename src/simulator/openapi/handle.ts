@@ -78,7 +78,7 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
     // that success over it where it has one (what the example leaves out keeps its sampled value).
     if (r === undefined || c.kind === 'action') {
       const sampled = sample(op.responseRef);
-      const example = exampleOf(d, op);
+      const example = sidecar.operations?.[op.key]?.example ?? exampleOf(d, op);
       const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
       return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled });
     }

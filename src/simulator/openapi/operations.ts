@@ -133,7 +133,8 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
 /** Write body fields onto a record: for RPC, not the id or parent, not the credential; declared ones (writes) at their record path. */
 function writeFields(ctx: OpenApiContext, parts: StoreParts, call: Call, record: Json, fields: Json, deep: boolean): void {
   const { c, r, rpcParent } = call;
-  if (c.rpc !== true) return parts.writes.merge(record, fields, r.recordRef, deep);
+  const asSent = ctx.sidecar.resources?.[r.name]?.written_as_sent;
+  if (c.rpc !== true) return parts.writes.merge(record, fields, r.recordRef, deep, asSent);
   const plain: Json = {};
   for (const [k, v] of Object.entries(fields)) {
     if (k === c.idParam || k === r.idField || k === rpcParent || (ctx.sidecar.auth?.params ?? []).includes(k)) continue;
@@ -141,7 +142,7 @@ function writeFields(ctx: OpenApiContext, parts: StoreParts, call: Call, record:
     if (to === undefined) plain[k] = v;
     else setPath(record, to, v);
   }
-  parts.writes.merge(record, plain, r.recordRef, deep);
+  parts.writes.merge(record, plain, r.recordRef, deep, asSent);
 }
 
 function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (record: Json) => void): SimResponse {

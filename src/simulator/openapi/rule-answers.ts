@@ -42,7 +42,7 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
     try {
       if (searchRule !== undefined) {
         const src = sourceOf(searchRule.resource);
-        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body) };
+        return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body, pathParams) };
       }
       if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
       if (listRule !== undefined) {
@@ -51,7 +51,8 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         const parentId = pr === undefined ? undefined : pathParams[pr.param];
         if (pr !== undefined && parentId !== undefined && resources.get(pr.resource)?.records.has(parentId) !== true) return notFound(op, parentId, pr.param);
         const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
-        return { status: op.successStatus, json: listPage(listRule, sourceOf(listRule.resource, op.key, pathParams), query, typeof dflt === 'number' ? dflt : undefined, link) };
+        const source = listRule.path_fields === undefined ? sourceOf(listRule.resource, op.key, pathParams) : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, pathParams);
+        return { status: op.successStatus, json: listPage(listRule, source, query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
     } catch (e) {
       if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
@@ -63,4 +64,10 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
     for (const sc of scrolls.values()) sc.close();
   };
   return { byRule, closeScrolls };
+}
+
+/** The records of `source` whose dotted fields equal the path parameters `fields` names (a list rule's `path_fields`). */
+function fieldSource(source: RecordSource, fields: Record<string, string>, pathParams: Record<string, string>): RecordSource {
+  const all = (): Json[] => (source.slice(0, source.size()) as Json[]).filter((r) => Object.entries(fields).every(([param, field]) => String(readPath(r, field)) === pathParams[param]));
+  return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r['id']) === id) };
 }

@@ -4,15 +4,22 @@ import { clone } from '../core/values.ts';
 
 export const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
 
-/** A schema's properties, allOf branches merged and the first oneOf/anyOf branch taken. */
+/**
+ * A schema's properties, allOf branches merged and, of oneOf/anyOf branches, the one with the most
+ * properties (e.g. a full record over its deleted or partial form).
+ */
 export function propertiesOf(d: Description, schema: Json | undefined, depth = 0): Record<string, Json> {
   if (schema === undefined || depth > 8) return {};
   const s = d.resolve(schema);
   const out: Record<string, Json> = { ...((s.properties ?? {}) as Record<string, Json>) };
   for (const part of (s.allOf ?? []) as Json[]) Object.assign(out, propertiesOf(d, part, depth + 1));
-  const alt = ((s.oneOf ?? s.anyOf ?? []) as Json[])[0];
-  if (alt !== undefined && Object.keys(out).length === 0) Object.assign(out, propertiesOf(d, alt, depth + 1));
-  return out;
+  if (Object.keys(out).length > 0) return out;
+  let best: Record<string, Json> = {};
+  for (const alt of (s.oneOf ?? s.anyOf ?? []) as Json[]) {
+    const props = propertiesOf(d, alt, depth + 1);
+    if (Object.keys(props).length > Object.keys(best).length) best = props;
+  }
+  return best;
 }
 
 export const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';

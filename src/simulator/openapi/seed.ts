@@ -56,7 +56,10 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
   const repeats = (r: Resource, k: string, v: unknown, count: number): boolean =>
     v === ((peek(r.recordRef) ?? {}) as Json)[k] || (r.examples !== undefined && r.examples.length < count && r.examples.some((e) => e[k] === v));
   const nested = (r: Resource): boolean => r.declared?.parent !== undefined || linkOf.has(r.name);
-  const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)));
+  // Resources whose seeded fields take another's ids (`ids_of`) after that one.
+  const refDepth = (name: string, seen: string[] = []): number =>
+    seen.includes(name) ? 0 : Math.max(0, ...Object.values(sidecar.resources?.[name]?.fields ?? {}).map((f) => ('ids_of' in f ? 1 + refDepth(f.ids_of, [...seen, name]) : 0)));
+  const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)) || refDepth(a.name) - refDepth(b.name));
   for (const [name, given] of Object.entries(options.records ?? {})) {
     const r = resources.get(name);
     if (r === undefined) throw new Error(`simulator: records.${name}: the description has no resource ${name}`);
@@ -84,9 +87,9 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
       // A name or title every record shares (the description's example) is numbered to tell records apart.
       if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string' && repeats(r, k, record[k], count)) record[k] = `${record[k] as string} ${i + 1}`;
-      // Declared fields: a value drawn from a pool of the sidecar, or from a list given in place.
+      // Declared fields: a value drawn from a pool of the sidecar, a list given in place, or another resource's ids.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
-        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : f.one_of;
+        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : 'ids_of' in f ? [...(resources.get(f.ids_of)?.records.keys() ?? [])] : f.one_of;
         // Shared, not copied (100 000 seeded records stay cheap): writes replace a field's value, and
         // an update that sets fields inside one copies it first (merge).
         setPath(record, path, values[Math.floor(rand() * values.length)]);

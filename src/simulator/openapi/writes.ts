@@ -16,7 +16,8 @@ export type Nested = { resource: Resource; value: Json; echo: string | undefined
 export interface Writes {
   wrap(op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown;
   unwrapBody(op: Operation, body: unknown): Json;
-  merge(record: Json, fields: Json, recordRef: string | undefined, deep?: boolean): void;
+  /** `asSent`: fields kept as sent (the resource's written_as_sent), objects merged key by key. */
+  merge(record: Json, fields: Json, recordRef: string | undefined, deep?: boolean, asSent?: string[]): void;
   takeNested(op: Operation, fields: Json): Nested;
   applyNested(nested: Nested, parentId: string, json: unknown): void;
 }
@@ -54,12 +55,17 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
    * takes `items: [{price}]` where the subscription holds a list object), nor is one it does not
    * declare when it declares properties (request options such as `expand`).
    */
-  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false): void => {
+  const merge = (record: Json, fields: Json, recordRef: string | undefined, deep = false, asSent: string[] = []): void => {
     const props = recordRef === undefined ? {} : propertiesOf(d, d.schemaAt(recordRef));
     const declared = Object.keys(props).length > 0;
     for (const [k, v] of Object.entries(fields)) {
-      if (declared && props[k] === undefined) continue;
       const have = record[k];
+      // written_as_sent: the vendor reads back another shape than it takes (e.g. property values); kept as sent, objects merged key by key.
+      if (asSent.includes(k)) {
+        record[k] = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+        continue;
+      }
+      if (declared && props[k] === undefined) continue;
       // An update sets the fields it names inside a nested object (e.g. {fields: {summary}}), keeping the others.
       if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
         const copy = clone(have as Json);

@@ -71,6 +71,7 @@ export const SIDECAR_SCHEMA = {
           pagination: { $ref: '#/definitions/pagination' },
           since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
           no_content_unless: { type: 'string', minLength: 1 },
+          example: { type: 'object' },
         },
       },
     },
@@ -137,7 +138,7 @@ export const SIDECAR_SCHEMA = {
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
           key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           template: { type: 'object' },
-          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }] } },
+          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }, { type: 'object', additionalProperties: false, required: ['ids_of'], properties: { ids_of: { type: 'string' } } }] } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: {
@@ -172,6 +173,7 @@ export const SIDECAR_SCHEMA = {
             properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
           },
           text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
+          written_as_sent: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_by: {
             type: 'array',
             items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
@@ -190,6 +192,8 @@ export const SIDECAR_SCHEMA = {
         properties: {
           resource: { type: 'string' },
           query: { type: 'string' },
+          unfiltered: { type: 'boolean' },
+          path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           filter_groups: { type: 'object', additionalProperties: false, required: ['groups', 'filters'], properties: { groups: { type: 'string' }, filters: { type: 'string' } } },
           fields_at: { type: 'string' },
           text: { type: 'string' },
@@ -230,6 +234,7 @@ export const SIDECAR_SCHEMA = {
           reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
           cursor_form: { type: 'array', minItems: 1 },
           id_field: { type: 'string' },
+          path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           response: {},
         },
       },

@@ -33,6 +33,8 @@ export interface ResourceSidecar {
   soft_delete?: { field: string; value?: string | number | boolean | null; at?: string; param?: string };
   /** Fields (dotted) whose numbers and booleans written are kept as text: a vendor's `properties`. */
   text_values?: string[];
+  /** Record fields a create or update keeps as sent, objects merged key by key, though the record schema reads them in another shape (Notion's page properties and parent). */
+  written_as_sent?: string[];
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (e.g. include=transcript). */
@@ -87,7 +89,8 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string }>;
+  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (Notion's GET /users/me). */
+  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }>;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
   rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
@@ -180,4 +183,4 @@ export interface FilterEntry {
 }
 
 /** A seeded field's value: drawn from a named pool or from a list given in place. */
-export type FieldRule = { pool: string } | { one_of: unknown[] };
+export type FieldRule = { pool: string } | { one_of: unknown[] } | { ids_of: string };
