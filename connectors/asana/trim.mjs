@@ -13,7 +13,9 @@
 // - every list that takes `offset` answers `next_page: {offset, path, uri}` (null on the last page);
 // - `limit` is between 1 and 100 (the description says so in prose only);
 // - a schema with `items` but no `type` (the `data` of a task's stories) is typed `array`;
-// - a project is created in a `workspace` (and, in an organization, shared with a `team`).
+// - a project is created in a `workspace` (and, in an organization, shared with a `team`);
+// - `*_on` fields are dates and `*_at` fields times, as the API answers them (the description
+//   types a project's due_on as a date-time and a task's due_at and start_at as dates).
 import { readFileSync } from 'node:fs';
 import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
 
@@ -46,6 +48,18 @@ function clean(value) {
   return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'x-readme').map(([k, v]) => [k, clean(v)]));
 }
 
+const FORMATS = { due_on: 'date', start_on: 'date', due_at: 'date-time', start_at: 'date-time' };
+/** The formats of FORMATS' fields wherever a schema declares them otherwise. */
+function fixFormats(value) {
+  if (Array.isArray(value)) return value.forEach(fixFormats);
+  if (value === null || typeof value !== 'object') return;
+  for (const [name, format] of Object.entries(FORMATS)) {
+    const p = value.properties?.[name];
+    if (p !== undefined && p.format !== undefined && p.format !== format) Object.assign(p, { format, 'x-added-by': ADDED });
+  }
+  for (const v of Object.values(value)) fixFormats(v);
+}
+
 /** `type: array` where a schema has items and no type. */
 function typeArrays(value) {
   if (Array.isArray(value)) return value.forEach(typeArrays);
@@ -75,6 +89,7 @@ for (const [path, methods] of Object.entries(KEEP)) {
 const components = reachedComponents(doc, paths, clean);
 typeArrays(paths);
 typeArrays(components.schemas);
+fixFormats(components.schemas);
 const limit = components.parameters?.limit;
 if (limit !== undefined) limit.schema = { ...limit.schema, minimum: 1, maximum: 100, 'x-added-by': ADDED };
 components.schemas.NextPage = {
@@ -88,8 +103,13 @@ components.schemas.NextPage = {
   },
   'x-added-by': ADDED,
 };
-const projectRequest = components.schemas.ProjectRequest.allOf.find((p) => p.properties?.team !== undefined);
-projectRequest.properties.workspace = { description: '*Create-only*. The workspace or organization to create the project in.', example: '12345', type: 'string', 'x-added-by': ADDED };
+// The description types a project's workspace as the object a read answers (ProjectBase), which a
+// write sends as its gid: the request takes ProjectBase without it, and the gid as text.
+const { ProjectRequest } = components.schemas;
+const requestBase = structuredClone(components.schemas.ProjectBase);
+delete requestBase.allOf.find((p) => p.properties?.workspace !== undefined).properties.workspace;
+ProjectRequest.allOf = ProjectRequest.allOf.map((p) => (p.$ref === '#/components/schemas/ProjectBase' ? { ...requestBase, 'x-added-by': ADDED } : p));
+ProjectRequest.allOf.find((p) => p.properties?.team !== undefined).properties.workspace = { description: '*Create-only*. The gid of the workspace or organization to create the project in.', example: '12345', type: 'string', 'x-added-by': ADDED };
 components.securitySchemes = doc.components.securitySchemes;
 const sorted = sortedComponents(components);
 const { 'x-docs-schema-whitelist': _w, ...info } = doc.info;
