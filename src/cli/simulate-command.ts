@@ -8,6 +8,13 @@ import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
 import { failWith, listenError, portArg } from './cli-support.ts';
 
+/**
+ * Default port of `switchboard simulate`: just below the sandbox's simulators (SANDBOX_PORT up,
+ * one per connector, so the range grows with every connector added) and far from the service's
+ * (SERVICE_SANDBOX_PORT up), so a simulate beside a running sandbox does not collide with it.
+ */
+export const SIMULATE_PORT = 4009;
+
 function seedArg(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new SwitchboardError('invalid_params', `--seed must be an integer from 0 to 4294967295, got "${value}"`);
@@ -20,7 +27,7 @@ export function registerSimulateCommand(program: Command): void {
     .description('Serve a stateful simulator of an OpenAPI 3 description or a GraphQL schema: validated requests, seeded records, create/get/update/list with state, the vendor error shape')
     .option('--openapi <file>', 'the OpenAPI 3.x description (YAML or JSON)')
     .option('--graphql <sdl>', 'the GraphQL schema (SDL file)')
-    .option('--port <n>', 'port to listen on (default 4020; 0 picks a free port)', portArg)
+    .option('--port <n>', `port to listen on (default ${String(SIMULATE_PORT)}, below the sandbox's ports; 0 picks a free port)`, portArg)
     .option('--seed <n>', 'seed of the sample records (default 1)', seedArg)
     .option('--sidecar <file>', 'YAML sidecar: error body, accepted tokens, rate limits, pagination fields (see docs)')
     .option('--host <host>', 'interface to listen on (default 127.0.0.1)')
@@ -28,7 +35,7 @@ export function registerSimulateCommand(program: Command): void {
       try {
         if ((opts.openapi === undefined) === (opts.graphql === undefined)) throw new SwitchboardError('invalid_params', 'Give one of --openapi <file> or --graphql <sdl>');
         const { startOpenApiSimulator, startGraphqlSimulator, Description, loadDescription, loadSidecar } = await import('../simulator/index.ts');
-        const port = opts.port ?? 4020;
+        const port = opts.port ?? SIMULATE_PORT;
         if (opts.graphql !== undefined) {
           const file = opts.graphql;
           let sdl: string;

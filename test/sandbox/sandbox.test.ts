@@ -3,6 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectorRuntime } from '../../src/engine/index.ts';
+import { SANDBOX_PORT } from '../../src/cli/sandbox-command.ts';
+import { SERVICE_SANDBOX_PORT } from '../../src/cli/serve-command.ts';
+import { SIMULATE_PORT } from '../../src/cli/simulate-command.ts';
 import { getConnector } from '../../src/manifest/index.ts';
 import { describedSimulators, printable, SIMULATORS, startSandbox, type Sandbox, type SandboxConnector } from '../../src/simulator/sandbox.ts';
 import { freePortBlock } from '../helpers/ports.ts';
@@ -69,6 +72,15 @@ describe('startSandbox', () => {
 });
 
 describe('startSandbox options', () => {
+  it('the default ports of sandbox, serve --sandbox and simulate do not overlap, whatever the number of connectors up to 100', () => {
+    const sandbox = { from: SANDBOX_PORT, to: SANDBOX_PORT + SIMULATORS.length - 1 };
+    const service = { from: SERVICE_SANDBOX_PORT, to: SERVICE_SANDBOX_PORT + SIMULATORS.length - 1 };
+    expect(sandbox.to).toBeLessThan(service.from);
+    // simulate sits below both ranges, which grow upward with every connector added.
+    expect(SIMULATE_PORT).toBeLessThan(sandbox.from);
+    expect(SANDBOX_PORT + 100).toBeLessThanOrEqual(SERVICE_SANDBOX_PORT);
+  });
+
   it('listens on basePort + registry index', async () => {
     const basePort = await freePortBlock(SIMULATORS.length);
     const sandbox = await startSandbox({ basePort, host: '127.0.0.1' });

@@ -443,7 +443,7 @@ describe('switchboard simulate', () => {
     const badSeed = await runSwitchboard(['simulate', '--openapi', ASANA, '--seed', '-1', '--port', '0']);
     expect(badSeed.code).toBe(1);
     expect(badSeed.stderr).toMatch(/--seed must be an integer/);
-  });
+  }, 90_000); // four CLI starts: on a busy machine each takes seconds
 });
 
 describe('Intercom’s vendored description and sidecar, with no Intercom code', () => {

@@ -13,11 +13,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SANDBOX_PORT } from '../../src/cli/sandbox-command.ts';
+import { SERVICE_SANDBOX_PORT } from '../../src/cli/serve-command.ts';
+import { SIMULATE_PORT } from '../../src/cli/simulate-command.ts';
 import { postgresSkipNotice, PG_SKIP_REASON } from '../helpers/postgres-skip.ts';
 
 const TEST_DIR = new URL('../', import.meta.url).pathname;
-/** The ports the commands listen on by default: serve 3000, the examples 4000/3001, sandbox 4010 up, simulate 4020, serve --sandbox 4110 up. */
-const WELL_KNOWN = new Set([3000, 3001, 4000, ...Array.from({ length: 11 }, (_, i) => 4010 + i), ...Array.from({ length: 10 }, (_, i) => 4110 + i)]);
+/**
+ * The ports the commands listen on by default: serve 3000, the examples 4000/3001, the walk-through's
+ * simulator 4008, simulate 4009, sandbox 4010 up, serve --sandbox 4110 up (each range: room for 100 connectors).
+ */
+const WELL_KNOWN = new Set([3000, 3001, 4000, 4008, SIMULATE_PORT, ...Array.from({ length: 100 }, (_, i) => SANDBOX_PORT + i), ...Array.from({ length: 100 }, (_, i) => SERVICE_SANDBOX_PORT + i)]);
 const SKIP = [/^docs\/readme/, /^suite\/free-ports\.test\.ts$/, /^fixtures\//];
 
 function* sources(dir: string): Generator<string> {
