@@ -1,6 +1,6 @@
 /**
  * `switchboard init <type> --from-openapi <file> | --from-graphql <sdl> --endpoint <url>
- * [--entities a,b] [--out <dir>] [--source <url>] [--force]`: scaffold `<out>/<type>/connector.yaml` from the vendor's
+ * [--entities a,b] [--out <dir>] [--source <url>] [--force] [--report]`: scaffold `<out>/<type>/connector.yaml` from the vendor's
  * own description, with a copy of the description beside it (vendor_description), guesses
  * marked `# check:` and a report of what could not be inferred. The manifest is loaded before it
  * is written: what init writes, `switchboard validate` accepts.
@@ -18,6 +18,7 @@ interface InitOptions {
   force?: boolean;
   source?: string;
   sidecar?: string;
+  report?: boolean;
 }
 
 export function registerInitCommand(program: Command): void {
@@ -33,6 +34,7 @@ export function registerInitCommand(program: Command): void {
     .option('--source <url>', "where the description came from, recorded as vendor_description.source (default: the file's name)")
     .option('--sidecar <file>', "with --from-openapi: a simulator sidecar (simulator.yaml) whose resources declare which RPC method lists, gets, creates or updates what; copied beside the manifest")
     .option('--force', 'overwrite an existing connector.yaml')
+    .option('--report', 'also print, per auth variant, entity and action, what was inferred and how sure it is (certain, guessed and why, not inferred)')
     .action(async (type: string, opts: InitOptions) => {
       try {
         await init(type, opts);
@@ -98,6 +100,7 @@ async function init(type: string, opts: InitOptions): Promise<void> {
   if (scaffold.report.length > 0) {
     process.stdout.write(`Not inferred:\n${scaffold.report.map((r) => `  - ${r}`).join('\n')}\n`);
   }
+  if (opts.report) process.stdout.write(`\n${(await import('../factory/report.ts')).renderReport(scaffold)}\n`);
   const out = relative(process.cwd(), resolve(opts.out)) || '.';
   process.stdout.write(`Next: switchboard validate --connectors ${out} && switchboard describe ${type} --connectors ${out}\n`);
 }

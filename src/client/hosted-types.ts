@@ -27,6 +27,7 @@ type Actions<T extends ConnectorType> = ConnectorTypes[T]['actions'];
 type ActionOf<T extends ConnectorType, E extends keyof Actions<T>> = Actions<T>[E];
 type Params<T extends ConnectorType, E extends keyof Actions<T>, A extends keyof ActionOf<T, E>> = ActionOf<T, E>[A] extends { params: infer P } ? P : never;
 type Result<T extends ConnectorType, E extends keyof Actions<T>, A extends keyof ActionOf<T, E>> = ActionOf<T, E>[A] extends { result: infer R } ? R : never;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is meant: P accepts the empty object when it has no required keys
 type ParamsArg<P> = {} extends P ? [params?: P] : [params: P];
 
 type Searchable<T extends ConnectorType> = ConnectorTypes[T]['search'];

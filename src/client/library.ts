@@ -20,6 +20,7 @@ type Result<T extends ConnectorType, E extends keyof Actions<T>, A extends keyof
 type ListRecord<T extends ConnectorType, E extends keyof Actions<T>> = ActionOf<T, E> extends { list: { result: { data: (infer R)[] } } } ? R : never;
 type ListPage<T extends ConnectorType, E extends keyof Actions<T>> = ActionOf<T, E> extends { list: { result: infer R } } ? R : never;
 /** An object with no required keys accepts `undefined` for params. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is meant: P accepts the empty object when it has no required keys
 type ParamsArg<P> = {} extends P ? [params?: P] : [params: P];
 
 export interface ConnectOptions<T extends ConnectorType> {

@@ -103,7 +103,6 @@ export function checkProxyPath(path: string): string {
   const rest = path.startsWith('/') ? path.slice(1) : path;
   if (rest.startsWith('/')) throw refusePath(path, 'is scheme-relative (//host): name a path under the base URL');
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(rest)) throw refusePath(path, 'is an absolute URL: name a path under the base URL');
-  // eslint-disable-next-line no-control-regex
   if (/[\\\u0000-\u001f\u007f\s#]/.test(rest)) throw refusePath(path, 'contains a backslash, a control character, a space or "#"');
   for (const segment of rest.split('/')) {
     let decoded: string;

@@ -11,9 +11,7 @@ import { SwitchboardError, type ErrorDetail } from './index.ts';
 /** Deepest nesting of objects and arrays a request body may have (the root object is level 1). */
 export const MAX_JSON_DEPTH = 64;
 
-// eslint-disable-next-line no-control-regex
 export const CONTROL_ANY = /[\u0000-\u001f\u007f]/;
-// eslint-disable-next-line no-control-regex
 const CONTROL_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 const MAX_REPORTED = 20;

@@ -32,6 +32,7 @@ import { findErrorMessage } from './openapi/errors.ts';
 import type { Notes } from './openapi/notes.ts';
 import { planEntities, type EntityPlan } from './openapi/plan.ts';
 import { scaffoldServers } from './openapi/servers.ts';
+import { applySharedIds, findSharedIds, placeholderHost } from './openapi/tenant.ts';
 
 export { loadOpenApi };
 
@@ -75,8 +76,9 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   if (Object.keys(config).length > 0) manifest['config'] = config;
   manifest['headers'] = { Accept: 'application/json' };
   manifest['retry'] = scaffoldRetry(doc, notes);
-  // Security schemes → auth variants.
-  manifest['auth'] = scaffoldAuth(doc, notes);
+  // Security schemes → auth variants, with the scopes the chosen entities' operations need.
+  const chosen = chooseEntities(file, doc, o);
+  manifest['auth'] = scaffoldAuth(doc, notes, chosen.flatMap((c) => Object.values(c.ops).map((d) => d.op)));
 
   // Errors: the message in the error response schema.
   const errorMessage = findErrorMessage(doc['paths'] as Record<string, PathItem>);
@@ -86,9 +88,9 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   } else report.push('errors: no error response schema with a message field');
 
   // Entities.
-  const chosen = chooseEntities(file, doc, o);
   manifest['list_meta'] = { next_page: { type: ['string', 'integer', 'null'], description: 'What to pass for the next page (the pagination param of each list), null on the last page' } };
-  const { entities, sentHeaders, checkRequest } = scaffoldEntities(chosen, o.sidecar, notes);
+  const shared = findSharedIds(doc['paths'] as Record<string, PathItem>, chosen);
+  const { entities, sentHeaders, checkRequest } = scaffoldEntities(chosen, o.sidecar, notes, shared);
   manifest['entities'] = entities;
   for (const [h, v] of Object.entries(sentHeaders)) {
     (manifest['headers'] as Obj)[h] = v;
@@ -96,6 +98,8 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   }
   const check = scaffoldCheck(doc['paths'] as Record<string, PathItem>, checkRequest, notes);
   if (check !== undefined) manifest['check'] = check;
+  applySharedIds(shared, manifest, notes);
+  placeholderHost(manifest, notes);
 
   // Key order of the manifest as people write it: entities last.
   const order = ['manifest_version', 'type', 'title', 'kind', 'description', 'docs_url', 'vendor_description', 'base_url', 'config', 'headers', 'retry', 'auth', 'errors', 'check', 'list_meta', 'entities'];

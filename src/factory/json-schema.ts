@@ -57,6 +57,8 @@ export interface ConvertOptions {
   loose?: boolean;
   /** Keep `required` of nested objects (params and bodies: yes; records: no). */
   required?: boolean;
+  /** An array's items are a level too (bodies: an array of objects of arrays... is capped like nested objects). */
+  itemsNest?: boolean;
 }
 
 /** One OpenAPI schema as manifest JSON Schema. */
@@ -107,7 +109,7 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
   if (types.includes('array') && isObj(s['items'])) {
     // The items of an array are at the array's own level: an array param of objects keeps its
     // items' fields and their required list (GitHub's issue_field_values: [{field_id, value}]).
-    const items = toJsonSchema(s['items'], { ...o, loose: false }, seen);
+    const items = toJsonSchema(s['items'], { ...o, loose: false, ...(o.itemsNest ? { depth: o.depth - 1 } : {}) }, seen);
     if (Object.keys(items).length > 0) out['items'] = items;
   }
   if (types.includes('object') && isObj(s['properties']) && o.depth > 0) {
@@ -144,4 +146,23 @@ export function isObjectSchema(schema: unknown): boolean {
 export function isArraySchema(schema: unknown): boolean {
   const s = flatten(schema);
   return s['type'] === 'array' || (Array.isArray(s['type']) && (s['type'] as unknown[]).includes('array'));
+}
+
+/** How many properties a converted schema declares, at every level (array items and map values included). */
+export function propertyCount(s: unknown): number {
+  if (!isObj(s)) return 0;
+  const own = isObj(s['properties']) ? Object.values(s['properties']) : [];
+  return own.length + own.reduce((n: number, v) => n + propertyCount(v), 0) + propertyCount(s['items']) + propertyCount(s['additionalProperties']);
+}
+
+/**
+ * `toJsonSchema` at the deepest level, at most `o.depth`, whose result declares at most
+ * `maxProperties` properties in all: a small nested value keeps its whole shape, a body that nests
+ * whole records keeps its first levels and leaves the deeper values typed `object`.
+ */
+export function toJsonSchemaWithin(input: unknown, o: ConvertOptions, maxProperties: number): { schema: JsonSchema; depth: number } {
+  let schema = toJsonSchema(input, o);
+  let depth = o.depth;
+  while (depth > 1 && propertyCount(schema) > maxProperties) schema = toJsonSchema(input, { ...o, depth: --depth });
+  return { schema, depth };
 }

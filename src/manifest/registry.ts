@@ -3,7 +3,7 @@
  * per process on first use.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest } from './compile.ts';
 import { CONNECTORS_DIR } from './connectors-dir.ts';
@@ -28,7 +28,7 @@ let explicitPath: string[] | undefined;
 export function setConnectorsPath(dirs: readonly string[] | undefined, from = '--connectors'): void {
   const list = dirs === undefined ? undefined : dirs.filter((d) => d !== '').map((d) => resolve(d));
   for (const dir of list ?? []) {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = statSync(dir).isDirectory();
     } catch {

@@ -3,7 +3,7 @@
  * bulk index rows travel as one typed array per column expanded with unnest (about a third
  * faster than JSON rows), records as one JSON array — one statement per table per batch.
  */
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { PREPARED_SQL } from '../store/database.ts';
 import { recordSignature, signatureBits } from './signature.ts';
 import { KEYLESS_PAIR, type Executor, type PairRow, type SearchDialect, type ValueRow } from './dialect.ts';

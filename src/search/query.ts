@@ -97,10 +97,6 @@ export function kindOfType(type: SearchType): ValueKind {
   return type === 'string' ? 's' : type === 'boolean' ? 'b' : 'n';
 }
 
-function kindOfValue(v: ScalarValue): ValueKind {
-  return typeof v === 'string' ? 's' : typeof v === 'boolean' ? 'b' : 'n';
-}
-
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

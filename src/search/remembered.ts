@@ -13,7 +13,7 @@ import { unpackState, type CachedScope, type QueryIdentity, type RememberedPage,
  * a field (the caller then drops the cached scope and searches the full way). Kept free of
  * closures: this runs for most searches, and each closure created costs a little.
  */
-export function runRemembered(store: StoreContext, cached: CachedScope, plan: ShapePlan, slots: (string | number)[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, connectorId: string, entity: string): RememberedPage | undefined | null | Promise<RememberedPage | undefined | null> {
+export function runRemembered(store: StoreContext, cached: CachedScope, plan: ShapePlan, slots: (string | number)[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity): RememberedPage | undefined | null | Promise<RememberedPage | undefined | null> {
   const params: unknown[] = new Array(plan.layout.length);
   for (let i = 0; i < params.length; i++) {
     const s = plan.layout[i]!;
@@ -38,7 +38,7 @@ export function runRemembered(store: StoreContext, cached: CachedScope, plan: Sh
   const pgDirect = store.pg;
   if (plan.stateInRows === true) {
     const rows = pgDirect !== undefined ? pgDirect.query<RememberedRow & { s_state?: string | null }>(plan.sql, params) : store.db.executeQuery<RememberedRow & { s_state?: string | null }>(CompiledQuery.raw(plan.sql, params)).then((r) => r.rows);
-    return rows.then((r) => rowsWithState(store, cached, plan, r, def, query, identity, connectorId, entity));
+    return rows.then((r) => rowsWithState(store, cached, plan, r, def, query, identity));
   }
   if (pgDirect !== undefined) {
     return pgDirect
@@ -55,7 +55,7 @@ export function runRemembered(store: StoreContext, cached: CachedScope, plan: Sh
  * capped page reached its cap (the caller then searches the full way, which walks); after an
  * empty page, the state read by a statement of its own, as a search the full way does.
  */
-function rowsWithState(store: StoreContext, cached: CachedScope, plan: ShapePlan, rows: (RememberedRow & { s_state?: string | null })[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, connectorId: string, entity: string): RememberedPage | undefined | null | Promise<RememberedPage | undefined> {
+function rowsWithState(store: StoreContext, cached: CachedScope, plan: ShapePlan, rows: (RememberedRow & { s_state?: string | null })[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity): RememberedPage | undefined | null | Promise<RememberedPage | undefined> {
   const first = rows[0];
   if (first === undefined) {
     const state = cached.state!;

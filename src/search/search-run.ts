@@ -60,7 +60,7 @@ export async function searchRecords(store: StoreContext, connectorId: string, en
   if (cached !== undefined && plan != null) {
     // A known shape: its SQL with this query's values; no compiling, one round trip (or, on
     // SQLite, two statements run directly: see ShapePlan.split).
-    const page = await runRemembered(store, cached, plan, shape!.slots, def, query, identity, connectorId, entity);
+    const page = await runRemembered(store, cached, plan, shape!.slots, def, query, identity);
     if (page === null) capped = false;
     else if (page !== undefined) return searchResult(started, page.data, page.synced, page.cursor);
     else {

@@ -10,12 +10,17 @@ import type { CompiledEntity } from '../manifest/index.ts';
 import type { NextPage } from '../pagination/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import { LeaseLost } from './leases.ts';
-import type { UpsertCounts } from './types.ts';
 
 /** Where an entity's sync resumes: the parent index (for_each) and that parent's next page. */
 export interface Checkpoint {
   parent?: number;
   next: NextPage;
+}
+
+/** What an upsert changed: records new to the store, and records whose payload changed (unchanged ones count in neither). */
+export interface UpsertCounts {
+  added: number;
+  updated: number;
 }
 
 /** What the pages of one entity's run start from (all of it plain data: it crosses to the sync worker). */

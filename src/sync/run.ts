@@ -316,7 +316,6 @@ export class SyncRunner {
     if (rm.since_param !== undefined && sinceValue === undefined) return 0;
     const idOf = compileTemplate(rm.id);
     const when = rm.when !== undefined ? compileTemplate(rm.when) : undefined;
-    const fe = sync.for_each;
     let removed = 0;
     for (const parent of parents) {
       const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}), ...parent };

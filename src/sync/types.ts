@@ -3,19 +3,15 @@ import { SwitchboardError } from '../errors/index.ts';
 import type { ConnectorRuntime } from '../engine/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { Database } from '../store/database.ts';
-import type { PagesJob, PartStored } from './pages.ts';
+import type { PagesJob, PartStored, UpsertCounts } from './pages.ts';
+
+export type { UpsertCounts } from './pages.ts';
 
 /** The search definition of an entity, as the record store indexes it. */
 export interface SinkEntityDef {
   primaryKey: string;
   fields: Record<string, 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array'>;
   sources?: Record<string, string>;
-}
-
-/** What an upsert changed: records new to the store, and records whose payload changed (unchanged ones count in neither). */
-export interface UpsertCounts {
-  added: number;
-  updated: number;
 }
 
 /** Where synced records go (the search module's RecordStore implements it). */

@@ -54,7 +54,6 @@ const runtime = (credentials: Rec = { private_app_token: PAT }) => new Connector
 /** The simulator's records of a resource that are not archived. */
 const live = (entity: string) => [...(sim.resources.get(entity)?.records.values() ?? [])].map((s) => s.record).filter((r) => r['archived'] !== true);
 const sent = (path: string) => sim.requests.filter((r) => r.path === path);
-const archive = (entity: string, id: string) => fetch(`${sim.url}/crm/v3/objects/${entity}/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${PAT}` } });
 
 function expectValid(entity: string, records: Rec[]): void {
   recordsValid(entity, records);

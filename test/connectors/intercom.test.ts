@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
-import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
+import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { SYNC_ONLY_ACTIONS, type OAuth2Auth } from '../../src/manifest/index.ts';
 import { projectDocument, searchDefOf } from '../../src/search/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';

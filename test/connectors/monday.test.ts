@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts';
-import { connect, ConnectorRuntime, getConnector, SwitchboardError, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
+import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { createAjv } from '../../src/manifest/index.ts';
 import { boardOrder, type ItemRec } from '../../connectors/monday/simulator/data.ts';
 import { startMondaySimulator, type MondaySimulator } from '../../connectors/monday/simulator/index.ts';

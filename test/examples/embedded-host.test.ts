@@ -5,7 +5,7 @@
  * mapped to HTTP statuses, and sync + search over the user's records.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildHost } from '../../examples/embedded-host/server.ts';
 import { connectorRegistry, SYNC_ONLY_ACTIONS } from '../../src/index.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
@@ -15,7 +15,6 @@ import { describeEachDialect, freshDatabase, TEST_ENCRYPTION_KEY, testRegistry, 
 
 type Rec = Record<string, unknown>;
 // Parsed JSON bodies; tests read them freely.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = any;
 
 const NOTES = 12;

@@ -77,7 +77,6 @@ export interface Reply {
   headers: Headers;
   text: string;
   // Parsed JSON body (undefined when the body is not JSON); tests read it freely.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
 }
 

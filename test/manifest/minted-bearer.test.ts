@@ -27,7 +27,7 @@ const BASE = {
   },
 };
 
-type Variant = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Variant = Record<string, any>;
 const problems = (edit: (v: Variant) => void): string[] => {
   const m = parse(stringify(BASE)) as typeof BASE;
   edit(m.auth[0] as Variant);

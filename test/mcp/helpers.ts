@@ -10,5 +10,4 @@ export async function callTool(client: Client, outputs: string[], name: string, 
 }
 
 /** A result's structured content, for assertions. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const structured = (r: CallToolResult): any => r.structuredContent;

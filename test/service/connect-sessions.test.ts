@@ -42,7 +42,6 @@ describeEachDialect('connect sessions on %s', (dialect) => {
   });
 
   const create = (body: Record<string, unknown>) => h.request('POST', SESSIONS, { token, body });
-  const tokenOf = (url: string): string => new URL(url).hash.replace('#session=', '');
 
   /** The page's fetch: JSON exchange of the fragment token; returns the cookie. */
   async function exchange(sessionToken: string, cookie?: string): Promise<{ status: number; cookie?: string; setCookie: string | null; body: any }> {
@@ -249,7 +248,7 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     const csp = form.headers.get('content-security-policy') ?? '';
     expect(csp).toContain(`form-action 'self' ${new URL(sandbox.connectors['intercom']!.base_url).origin}`);
 
-    sandbox.simulators['intercom']!['oauth'] && ((sandbox.simulators['intercom']!['oauth'] as { deny: boolean }).deny = true);
+    if (sandbox.simulators['intercom']!['oauth']) (sandbox.simulators['intercom']!['oauth'] as { deny: boolean }).deny = true;
     try {
       const denied = await oauthRoundTrip(cookie, { csrf, reconnect: old.body.id });
       expect(denied.status).toBe(400);

@@ -20,7 +20,6 @@ import { startHarness, testRegistry, type Harness } from './helpers.ts';
 const CONNECTORS = '/api/v1/integrations/connectors';
 
 // Browser globals used inside page.evaluate callbacks (the project compiles without the DOM lib).
-/* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any;
 declare const window: any;
 declare function getComputedStyle(el: unknown): { outlineStyle: string };

@@ -3,7 +3,7 @@
  * check on create (both variants) and PATCH, ?check=false, POST .../check, the status it keeps,
  * auth_failed from execute and sync, and the scheduler leaving auth_failed connectors alone.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig } from '../../src/service/index.ts';

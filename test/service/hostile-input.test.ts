@@ -6,7 +6,7 @@
  */
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

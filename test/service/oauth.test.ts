@@ -4,7 +4,7 @@
  * fixture provider (expiring tokens that refresh) and the Intercom and Monday simulators. Plus
  * every misuse of states and secrets, and two service instances racing for one of each.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';

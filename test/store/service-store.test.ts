@@ -2,7 +2,7 @@
  * The service store on SQLite and PostgreSQL: migrations are idempotent, single-use records
  * are consumed exactly once under concurrency, keyset listing, conditional credential updates.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { migrate, openDatabase, SERVICE_MIGRATIONS, ServiceStore, type Database, type ServiceTables } from '../../src/store/index.ts';
 import { describeEachDialect, freshDatabase, type TestDatabase } from '../service/helpers.ts';
 

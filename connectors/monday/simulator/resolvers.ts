@@ -153,7 +153,7 @@ function paginate<T>(list: T[], limit: number | null | undefined, page: number |
   return list.slice((p - 1) * limit, p * limit);
 }
 
-function boardOf(ctx: ResolverContext, id: string | number | null | undefined): BoardRec {
+function boardOf(ctx: ResolverContext, id: unknown): BoardRec {
   const board = ctx.state.boards.find((b) => b.id === String(id) && b.state !== 'deleted');
   if (board === undefined) {
     throw new MondayApiError('InvalidBoardIdException', 'The board does not exist. Please check your board ID and try again', 200, { board_id: Number(id) });
@@ -161,7 +161,7 @@ function boardOf(ctx: ResolverContext, id: string | number | null | undefined): 
   return board;
 }
 
-function itemOf(ctx: ResolverContext, id: string | number | null | undefined, board?: BoardRec): ItemRec {
+function itemOf(ctx: ResolverContext, id: unknown, board?: BoardRec): ItemRec {
   const item = id === null || id === undefined ? undefined : ctx.state.items.get(String(id));
   if (item === undefined || item.state === 'deleted' || (board !== undefined && item.board_id !== board.id)) {
     throw new MondayApiError('InvalidItemIdException', 'This item does not exist on the board. Please check your item ID and try again', 200, { item_id: Number(id) });
@@ -182,7 +182,7 @@ function stripHtml(html: string): string {
 
 type Resolvers = Record<string, Record<string, GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>>>;
 // Resolvers receive loosely typed args; each one declares the shape it reads.
-type Args = Record<string, any>;
+type Args = Record<string, unknown>;
 const r = <S>(fn: (src: S, args: Args, ctx: ResolverContext) => unknown) => fn as unknown as GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>;
 
 // ---------------------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ const mutations = {
     const url = String(args['url']);
     if (!/^https?:\/\//.test(url)) throw new MondayApiError('InvalidArgumentException', 'Invalid URL', 200, { url });
     const challenge = randomBytes(24).toString('base64url');
-    let echoed = false;
+    let echoed: boolean;
     try {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ challenge }), signal: AbortSignal.timeout(5000) });
       const answer = (await res.json().catch(() => undefined)) as { challenge?: unknown } | undefined;
@@ -439,7 +439,7 @@ function buildResolvers(): Resolvers {
         } else {
           list = [...ctx.state.items.values()].filter((i) => i.state !== 'deleted');
           if (a['newest_first']) list.reverse();
-          list = paginate(list, a['limit'], a['page']);
+          list = paginate(list, a['limit'] as number | null | undefined, a['page'] as number | null | undefined);
         }
         return a['exclude_nonactive'] ? list.filter((i) => i.state === 'active') : list;
       }),

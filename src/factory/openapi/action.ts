@@ -4,10 +4,12 @@
  * or one record) unwrapped from its envelope.
  */
 import type { Sidecar } from '../../simulator/sidecar.ts';
-import { flatten, isArraySchema, isObjectSchema, propertiesOf, toJsonSchema, type OpenApiSchema } from '../json-schema.ts';
+import { flatten, isArraySchema, isObjectSchema, propertiesOf, toJsonSchema, toJsonSchemaWithin, type OpenApiSchema } from '../json-schema.ts';
 import { safeName, shortText, withType } from '../scaffold.ts';
 import { bodyAt, findRecord, findRecords, formSchemaOf, isObj, jsonSchemaOf, norm, singular, success, type Obj, type Operation, type Parameter } from './document.ts';
 import { inferPagination, isArrayParam, LIMIT_PARAMS, type BuiltParam } from './pagination.ts';
+import { unwrapSingle } from './envelope.ts';
+import { paramName } from './param-names.ts';
 import type { EntityPlan } from './plan.ts';
 
 export interface BuiltAction {
@@ -16,6 +18,17 @@ export interface BuiltAction {
   /** For a list without required params: its request with a page size of 1, for the credential check. */
   checkable?: Obj;
 }
+
+/**
+ * The size of a body param's schema. Levels kept (objects and arrays both count): at most four
+ * (HubSpot's associations[].types[].x), fewer while the param would declare more than
+ * BODY_PROPERTIES properties in all; deeper values stay `object`. Vendors' create bodies nest whole
+ * records (an invoice's contact and line items, each with dozens of fields, theirs in turn):
+ * inlined in full, one scaffold of two entities ran to 5,805 lines. Sixty properties are about
+ * two screens of YAML, which a person can still check against the vendor's documentation.
+ */
+const BODY_DEPTH = 4;
+const BODY_PROPERTIES = 60;
 
 type ActionName = 'list' | 'get' | 'create' | 'update';
 type OperationAt = { path: string; method: string; op: Operation; pathParams: Parameter[] };
@@ -29,12 +42,14 @@ export interface ActionScope {
   sentHeaders: Record<string, string>;
   /** Params that are the credential (sent by the auth variant, not asked for). */
   credentialParams: Set<string>;
+  /** Path params that are credential fields (an account id leading every path): the description's name → its template. */
+  sharedPath?: Record<string, string>;
   sidecarPagination?: Sidecar['pagination'] | undefined;
 }
 
 export function buildAction(def: OperationAt, action: ActionName, plan: EntityPlan, at: Path, scope: ActionScope): BuiltAction {
   const where = `${plan.name}.${action} (${def.method} ${def.path})`;
-  const { params, taken } = parameterParams(def, where, scope);
+  const { params, taken } = parameterParams(def, at, where, scope);
   const { bodyTemplate, form } = action === 'create' || action === 'update' ? bodyParams(def, at, where, scope, params, taken) : { bodyTemplate: undefined, form: false };
   const { out, pathTemplate } = requestOf(def, action, at, scope, params, bodyTemplate, form);
   const res = success(def.op);
@@ -45,7 +60,7 @@ export function buildAction(def: OperationAt, action: ActionName, plan: EntityPl
 }
 
 /** The operation's parameters as params; a header with a default is sent instead, a credential left to the auth variant. */
-function parameterParams(def: OperationAt, where: string, { report, sentHeaders, credentialParams }: ActionScope): { params: BuiltParam[]; taken: Set<string> } {
+function parameterParams(def: OperationAt, at: Path, where: string, { guess, report, sentHeaders, credentialParams }: ActionScope): { params: BuiltParam[]; taken: Set<string> } {
   const params: BuiltParam[] = [];
   const taken = new Set<string>();
   for (const p of def.pathParams) {
@@ -79,9 +94,8 @@ function parameterParams(def: OperationAt, where: string, { report, sentHeaders,
         continue;
       }
     }
-    let name = safeName(p.name);
-    if (taken.has(name)) name = `${p.in}_${name}`;
-    taken.add(name);
+    const { name, why } = paramName(p.name, p.in, isObj(p.schema) ? flatten(p.schema) : undefined, taken);
+    if (why !== undefined) guess([...at, 'params', name], why);
     const schema = withType(toJsonSchema(p.schema ?? { type: 'string' }, { depth: 1, required: true })) as BuiltParam['schema'];
     const description = shortText(p.description);
     if (description) schema['description'] = description;
@@ -98,11 +112,10 @@ function parameterParams(def: OperationAt, where: string, { report, sentHeaders,
 /** The JSON (else form-encoded) request body: its fields are params; a single-key wrapper is put back by the template. */
 function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, credentialParams }: ActionScope, params: BuiltParam[], taken: Set<string>): { bodyTemplate: unknown; form: boolean } {
   let bodyTemplate: unknown;
-  let form = false;
   const content = def.op.requestBody?.content;
   const form_ = formSchemaOf(content);
   const schema = jsonSchemaOf(content) ?? form_;
-  form = form_ !== undefined;
+  const form = form_ !== undefined;
   if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
   if (schema !== undefined) {
     const props = propertiesOf(schema);
@@ -116,16 +129,14 @@ function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, 
     const fields: Obj = {};
     for (const [field, fs] of propertiesOf(inner, { writable: true })) {
       if (credentialParams.has(field)) continue;
-      let name = safeName(field);
-      if (taken.has(name)) {
-        name = `body_${name}`;
-        guess([...at, 'params', name], `renamed: "${field}" is also a path or query param`);
-      }
-      taken.add(name);
+      const { name, why } = paramName(field, 'body', undefined, taken);
+      if (why !== undefined) guess([...at, 'params', name], why);
       // Nested objects keep their shape (and required fields) a few levels down, so what the
       // param accepts is what the description's body takes (HubSpot's associations[].types[]).
-      const js = withType(toJsonSchema(fs, { depth: 4, required: true })) as BuiltParam['schema'];
+      const within = toJsonSchemaWithin(fs, { depth: BODY_DEPTH, required: true, itemsNest: true }, BODY_PROPERTIES);
+      const js = withType(within.schema) as BuiltParam['schema'];
       if (required.has(field)) js['required'] = true;
+      if (within.depth < BODY_DEPTH) guess([...at, 'params', name], `shape kept ${within.depth} level${within.depth === 1 ? '' : 's'} deep (the description's is larger); deeper values are typed object`);
       params.push({ name, original: field, in: 'body', schema: js });
       fields[field] = `{{params.${name}}}`;
     }
@@ -136,14 +147,14 @@ function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, 
 }
 
 /** The action's description, params and request template. */
-function requestOf(def: OperationAt, action: ActionName, at: Path, { guess }: ActionScope, params: BuiltParam[], bodyTemplate: unknown, form: boolean): { out: Obj; pathTemplate: string } {
+function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, sharedPath = {} }: ActionScope, params: BuiltParam[], bodyTemplate: unknown, form: boolean): { out: Obj; pathTemplate: string } {
   const out: Obj = {};
   const description = shortText(def.op.summary ?? def.op.description);
   if (description || def.op.operationId) out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
   if (params.length > 0) out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
-  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
+  const pathTemplate = def.path.replace(/\{([^}]+)\}/g, (_m, n: string) => sharedPath[n] ?? `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
   for (const m of def.path.matchAll(/\{([^}]+)\}/g)) {
-    if (!params.some((p) => p.in === 'path' && p.original === m[1])) {
+    if (sharedPath[m[1]!] === undefined && !params.some((p) => p.in === 'path' && p.original === m[1])) {
       const name = safeName(m[1]!);
       params.push({ name, original: m[1]!, in: 'path', schema: { type: 'string', minLength: 1, required: true } });
       out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
@@ -204,6 +215,17 @@ function recordResponse(plan: EntityPlan, at: Path, where: string, { guess, repo
   const found = declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name));
   out['response'] = { record: bodyAt(found.path) };
   if (found.path.length > 0) guess([...at, 'response', 'record'], `record unwrapped from "${found.path.join('.')}"`);
+  else if (declared === undefined) {
+    // No usual envelope name, but maybe an envelope all the same ({"Contacts": [{ContactID...}]}).
+    const { found: inner, doubt } = unwrapSingle(found.schema, plan.name);
+    if (inner !== undefined) {
+      out['response'] = { record: inner.template };
+      guess([...at, 'response', 'record'], inner.why);
+      result.recordSchema = inner.schema;
+      return;
+    }
+    if (doubt !== undefined) guess([...at, 'response', 'record'], doubt);
+  }
   if (res.schema === undefined) report.push(`${where}: no JSON response schema; the record is assumed to be the body`);
   if (found.schema) result.recordSchema = found.schema;
 }

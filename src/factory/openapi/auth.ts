@@ -1,10 +1,10 @@
 /** Security schemes → auth variants (bearer, basic, API key header, OAuth 2 authorization code); retry headers. */
 import { safeName, shortText } from '../scaffold.ts';
-import { isObj, type Obj, type PathItem } from './document.ts';
+import { isObj, type Obj, type Operation, type PathItem } from './document.ts';
 import type { Notes } from './notes.ts';
 
 /** The auth variants, token variants first (what a sandbox or a first exec uses). */
-export function scaffoldAuth(doc: Obj, { guess, report }: Notes): Obj[] {
+export function scaffoldAuth(doc: Obj, { guess, report }: Notes, operations: Operation[] = []): Obj[] {
   const schemes = isObj(doc['components']) && isObj(doc['components']['securitySchemes']) ? (doc['components']['securitySchemes'] as Record<string, Obj>) : {};
   const auth: Obj[] = [];
   for (const [schemeName, s] of Object.entries(schemes)) {
@@ -27,8 +27,12 @@ export function scaffoldAuth(doc: Obj, { guess, report }: Notes): Obj[] {
       auth.push({ ...base, type: 'api_key', fields: { api_key: { type: 'string', secret: true } }, header: s['name'], value: '{{credentials.api_key}}' });
     } else if (s['type'] === 'oauth2' && isObj(s['flows']) && isObj(s['flows']['authorizationCode'])) {
       const flow = s['flows']['authorizationCode'];
-      const scopes = Object.keys(isObj(flow['scopes']) ? flow['scopes'] : {});
-      const refreshes = typeof flow['refreshUrl'] === 'string';
+      const listed = Object.keys(isObj(flow['scopes']) ? flow['scopes'] : {});
+      const needed = scopesNeeded(doc, operations, schemeName, listed);
+      const scopes = needed ?? listed;
+      // A refresh URL, or a scope asking for refresh tokens, says tokens expire and refresh.
+      const offline = listed.find((sc) => /^offline(_access)?$/i.test(sc));
+      const refreshes = typeof flow['refreshUrl'] === 'string' || offline !== undefined;
       auth.push({
         ...base,
         type: 'oauth2',
@@ -44,9 +48,10 @@ export function scaffoldAuth(doc: Obj, { guess, report }: Notes): Obj[] {
         expires: refreshes,
       });
       const i = auth.length - 1;
-      if (scopes.length > 0) guess(['auth', i, 'scopes'], 'every scope the description lists: keep only the ones the connector needs');
+      if (needed !== undefined) guess(['auth', i, 'scopes'], `the scopes the scaffolded operations' security requirements name (${needed.length} of the ${listed.length} listed)`);
+      else if (scopes.length > 0) guess(['auth', i, 'scopes'], 'every scope the description lists (no scaffolded operation names the ones it needs): keep only the ones the connector needs');
       guess(['auth', i, 'token_request_auth'], 'how the token endpoint takes the client secret (client_secret_post or client_secret_basic)');
-      guess(['auth', i, 'refreshes'], refreshes ? 'the flow has a refreshUrl: tokens assumed to refresh and expire' : 'no refreshUrl: tokens assumed not to refresh');
+      guess(['auth', i, 'refreshes'], typeof flow['refreshUrl'] === 'string' ? 'the flow has a refreshUrl: tokens assumed to refresh and expire' : refreshes ? `the ${String(offline)} scope asks for refresh tokens: tokens assumed to refresh and expire` : 'no refreshUrl and no offline_access scope: tokens assumed not to refresh');
     } else {
       report.push(`auth scheme ${schemeName} (${String(s['type'])}${scheme ? ` ${scheme}` : ''}${s['in'] ? ` in ${String(s['in'])}` : ''}): not expressible as a manifest auth variant`);
     }
@@ -56,6 +61,25 @@ export function scaffoldAuth(doc: Obj, { guess, report }: Notes): Obj[] {
     guess(['auth', 0], 'no usable security scheme in the description: a bearer token is assumed');
   }
   return [...auth.filter((a) => a['type'] !== 'oauth2'), ...auth.filter((a) => a['type'] === 'oauth2')];
+}
+
+/**
+ * The scopes the operations' security requirements (their own, else the description's) name for
+ * the scheme, in the order the flow lists them, with the offline scope when it is listed; undefined
+ * when none names any.
+ */
+function scopesNeeded(doc: Obj, operations: Operation[], scheme: string, listed: string[]): string[] | undefined {
+  const global = Array.isArray(doc['security']) ? (doc['security'] as Record<string, string[]>[]) : undefined;
+  const needed = new Set<string>();
+  for (const op of operations) {
+    for (const requirement of op.security ?? global ?? []) {
+      const named = isObj(requirement) ? requirement[scheme] : undefined;
+      if (Array.isArray(named)) for (const sc of named) needed.add(String(sc));
+    }
+  }
+  if (needed.size === 0) return undefined;
+  for (const sc of listed) if (/^offline(_access)?$/i.test(sc)) needed.add(sc);
+  return [...listed.filter((sc) => needed.has(sc)), ...[...needed].filter((sc) => !listed.includes(sc))];
 }
 
 /** Rate-limit and retry headers declared on any response: the manifest's retry settings. */

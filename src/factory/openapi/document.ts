@@ -31,6 +31,8 @@ export interface Operation {
   requestBody?: { content?: Record<string, { schema?: OpenApiSchema }>; required?: boolean };
   responses?: Record<string, { content?: Record<string, { schema?: OpenApiSchema }>; headers?: Record<string, unknown>; description?: string }>;
   deprecated?: boolean;
+  /** Security requirements: alternatives, each scheme name → the scopes it needs. */
+  security?: Record<string, string[]>[];
 }
 
 export type PathItem = Partial<Record<'get' | 'post' | 'put' | 'patch' | 'delete', Operation>> & { parameters?: Parameter[] };

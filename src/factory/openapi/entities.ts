@@ -5,6 +5,7 @@ import { buildAction } from './action.ts';
 import { findRecords, success, type Obj } from './document.ts';
 import type { Notes } from './notes.ts';
 import type { EntityPlan } from './plan.ts';
+import type { SharedId } from './tenant.ts';
 
 export interface ScaffoldedEntities {
   entities: Obj;
@@ -14,10 +15,13 @@ export interface ScaffoldedEntities {
   checkRequest: Obj | undefined;
 }
 
-export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'auth' | 'pagination'> | undefined, { guess, report }: Notes): ScaffoldedEntities {
+export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'auth' | 'pagination'> | undefined, { guess, report }: Notes, shared: SharedId[] = []): ScaffoldedEntities {
   const sentHeaders: Record<string, string> = {};
   const entities: Obj = {};
   let checkRequest: Obj | undefined;
+  // Account or tenant ids every call needs are credential fields (tenant.ts): no action asks for them.
+  const credentialParams = new Set([...(sidecar?.auth?.params ?? []), ...shared.map((s) => s.name)]);
+  const sharedPath = Object.fromEntries(shared.filter((s) => s.in === 'path').map((s) => [s.name, `{{credentials.${s.field}}}`]));
   for (const plan of chosen) {
     const at = ['entities', plan.name];
     const actions: Obj = {};
@@ -34,7 +38,7 @@ export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'a
       const def = plan.ops[action];
       if (def === undefined) continue;
       const aat = [...at, 'actions', action];
-      const built = buildAction(def, action, plan, aat, { guess, report, sentHeaders, credentialParams: new Set(sidecar?.auth?.params ?? []), sidecarPagination: sidecar?.pagination });
+      const built = buildAction(def, action, plan, aat, { guess, report, sentHeaders, credentialParams, sharedPath, sidecarPagination: sidecar?.pagination });
       actions[action] = built.action;
       if (action === 'get' && built.recordSchema) recordSchema = built.recordSchema;
       if (action === 'list' && built.recordSchema && recordSchema === undefined) recordSchema = built.recordSchema;
@@ -60,6 +64,9 @@ export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'a
       actions,
     };
     if (recordSchema === undefined) guess([...at, 'record'], 'no response schema: describe the record\'s fields');
+    if (plan.otherItems !== undefined && plan.otherItems.length > 0 && plan.item !== undefined) {
+      guess([...at, 'actions', plan.ops.get !== undefined ? 'get' : 'update'], `the item path ${plan.item} is keyed by {${plan.itemParam ?? ''}}; also in the description, not scaffolded: ${plan.otherItems.join(', ')}`);
+    }
     if (singleton) guess([...at, 'actions', 'get'], `${plan.collection ?? ''} answers one object, not a list: scaffolded as get`);
   }
   return { entities, sentHeaders, checkRequest };

@@ -46,7 +46,8 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
     const inner = /\[(\w+)\]$/.exec(p.original)?.[1];
     const names = inner === undefined ? [n] : [n, `${norm(inner)}cursor`, norm(inner)];
     const same = names.map((name) => fields.filter((f) => norm(f.path.at(-1)!) === name)).find((list) => list.length > 0) ?? [];
-    const next = same.find((f) => f.path.some((s) => /next/i.test(s))) ?? same[0] ?? fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean');
+    // A next-page URL (links.next, next_page_uri) is not a cursor value: followed as a URL below.
+    const next = same.find((f) => f.path.some((s) => /next/i.test(s))) ?? same[0] ?? fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean' && !isNextUrl(f));
     if (next === undefined) {
       // Stripe: starting_after=<the last record's id> while has_more is true; no next field.
       const idField = item === undefined ? undefined : ['id', 'gid', 'uuid'].find((k) => propertiesOf(item).some(([f]) => f === k));
@@ -68,6 +69,17 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
       // With a has_more flag the cursor may stay set on the last page (Zendesk's meta.after_cursor): null there.
       meta: hasMore ? `{{when ${/\s/.test(hasMore.tpl.slice(2, -2)) ? `(${hasMore.tpl.slice(2, -2)})` : hasMore.tpl.slice(2, -2)} ${['body', ...next.path].join('.')}}}` : tpl,
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
+    };
+  }
+  // The next page's URL in the body (next_page_uri, links.next, HAL's _links.next.href):
+  // followed as given, rather than counting page numbers or offsets beside it.
+  const nextUrl = fields.find(isNextUrl);
+  if (nextUrl !== undefined) {
+    const counted = [PAGE_PARAMS, CURSOR_PARAMS, OFFSET_PARAMS].map((names) => query.find((p) => names.includes(norm(p.original)))).find((p) => p !== undefined);
+    return {
+      pagination: { type: 'next_url', next: bodyAt(nextUrl.path), ...(hasMore ? { has_more: hasMore.tpl } : {}) },
+      meta: '{{null}}',
+      why: `next_url: the response's ${nextUrl.path.join('.')} is the next page's URL${counted ? `, followed rather than setting ${counted.original}` : ''}`,
     };
   }
   // A declared Link header is the API's own next-page URL (GitHub: page/per_page behind Link): followed as given.
@@ -93,6 +105,18 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
     };
   }
   return undefined;
+}
+
+const URL_FORMATS = new Set(['uri', 'url', 'uri-reference', 'iri', 'iri-reference']);
+
+/** A response field holding the next page's URL: named next (or under a next parent), and a URL by its format, its name or a links parent. */
+function isNextUrl(f: { path: string[]; schema: OpenApiSchema }): boolean {
+  const names = f.path.map(norm);
+  const leaf = names.at(-1)!;
+  if (f.schema['type'] !== undefined && f.schema['type'] !== 'string' && !(Array.isArray(f.schema['type']) && f.schema['type'].includes('string'))) return false;
+  const nexty = leaf.startsWith('next') || names.slice(0, -1).some((n) => n.startsWith('next'));
+  const urlish = /(uri|url|link|href)$/.test(leaf) || (typeof f.schema['format'] === 'string' && URL_FORMATS.has(f.schema['format'])) || names.slice(0, -1).some((n) => /links?$/.test(n));
+  return nexty && urlish;
 }
 
 /** The page size a request without the limit param gets: the param's default, else a guess within its bounds. */

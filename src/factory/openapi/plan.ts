@@ -5,6 +5,7 @@
 import { SwitchboardError } from '../../errors/index.ts';
 import { declaredOperations, type Sidecar } from '../../simulator/sidecar.ts';
 import { safeName } from '../scaffold.ts';
+import { betterItemKey } from './id-like.ts';
 import { isObj, merged, type Operation, type Parameter, type PathItem } from './document.ts';
 
 export interface EntityPlan {
@@ -18,6 +19,8 @@ export interface EntityPlan {
   /** From the sidecar: the response property holding one record, and the record's id field. */
   recordKey?: string;
   idField?: string;
+  /** Other item paths of the collection, keyed by something less like the id (a number, a code): not scaffolded. */
+  otherItems?: string[];
 }
 
 /** RPC verbs (`/conversations.list`) and the action each is. */
@@ -119,6 +122,14 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
         itemParam = segs.slice(word + 1).map((s) => s.slice(1, -1)).join(',');
       }
       const e = plan(collection);
+      // Two item paths (/contacts/{ContactID}, /contacts/{ContactNumber}): the one keyed by the id.
+      if (e.item !== undefined && e.itemParam !== undefined) {
+        const [kept, dropped] = betterItemKey(e.itemParam, itemParam, e.name) ? [e.item, path] : [path, e.item];
+        e.otherItems = [...(e.otherItems ?? []), dropped];
+        if (kept !== path) continue;
+        delete e.ops.get;
+        delete e.ops.update;
+      }
       e.item = path;
       e.itemParam = itemParam;
       if (item.get) e.ops.get = { path, method: 'GET', op: item.get, pathParams: merged(item, item.get) };

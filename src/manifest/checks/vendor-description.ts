@@ -18,7 +18,7 @@ export function checkVendorDescription({ check, file }: CheckContext, vd: NonNul
     check.add(at, `"${vd.path}" must be a file inside the manifest's directory (${dir}), given relative to it, e.g. openapi.yaml`);
     return undefined;
   }
-  let isFile = false;
+  let isFile: boolean;
   try {
     isFile = statSync(target).isFile();
   } catch {

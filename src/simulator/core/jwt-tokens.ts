@@ -87,7 +87,7 @@ export function jwtTokenServer(
       return refuse('The public key of the issuer is unusable');
     }
     if (config.fingerprints !== undefined && !config.fingerprints.includes(keyFingerprint(key))) return refuse('The public key of the issuer is not among the accepted fingerprints');
-    let ok = false;
+    let ok: boolean;
     try {
       ok = verify('sha256', Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'));
     } catch {

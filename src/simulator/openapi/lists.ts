@@ -8,7 +8,7 @@ import type { Json, Operation } from '../description.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { PageOf } from './pages.ts';
 import type { RecordRules } from './records.ts';
-import { listKeyOf, propertiesOf } from './schema.ts';
+import { propertiesOf } from './schema.ts';
 import type { OpenApiContext, Resource } from './types.ts';
 
 export const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'nextPageToken', 'next_cursor', 'offset', 'start_cursor', 'startAt', 'start_at'];
@@ -21,8 +21,6 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
   const { d, sidecar } = ctx;
   const { softDeleted, softDeleteParam } = rules;
   const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest, handledParams: string[] = []): SimResponse => {
-    const schema = d.schemaAt(op.responseRef);
-    const key = listKeyOf(d, schema, r.name);
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
     // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
     const opConf = sidecar.operations?.[op.key];

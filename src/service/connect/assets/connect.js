@@ -71,7 +71,7 @@
     if (window.opener && window.opener !== window) {
       try {
         window.opener.postMessage(message, result.getAttribute('data-message-origin') || '*');
-      } catch (e) {
+      } catch (_e) {
         // The opener navigated elsewhere (another origin): nothing to tell.
       }
     }

@@ -1,0 +1,43 @@
+/**
+ * A single answer (get, create, update) the usual envelope names do not catch: a body with no id of
+ * its own whose one object (or one-item array) holds the record, under any key (`{"Contacts":
+ * [{ContactID, ...}]}`, `{"contact": {...}}`). `record: "{{body}}"` there would make every field of
+ * the record missing.
+ */
+import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchema } from '../json-schema.ts';
+import { idLikeness } from './id-like.ts';
+
+export interface Unwrapped {
+  /** The record template: `{{body.k}}`, or `{{first body.k}}` for a one-item array. */
+  template: string;
+  schema: OpenApiSchema;
+  why: string;
+}
+
+const hasId = (schema: OpenApiSchema, entity: string): boolean => propertiesOf(schema).some(([k]) => idLikeness(k, entity) >= 2);
+
+/** The record inside an envelope of the body, when the body has no id and one object or array of objects does; else a guess to make, if the body looks like an envelope. */
+export function unwrapSingle(body: OpenApiSchema | undefined, entity: string): { found?: Unwrapped; doubt?: string } {
+  if (body === undefined || propertiesOf(body).length === 0 || hasId(body, entity)) return {};
+  const holders = propertiesOf(body)
+    .map(([k, v]) => {
+      const array = isArraySchema(v);
+      const inner = array ? flatten(flatten(v)['items']) : v;
+      return { k, array, inner };
+    })
+    .filter((h) => isObjectSchema(h.inner) && propertiesOf(h.inner).length > 0);
+  if (holders.length === 0) return {};
+  const withId = holders.filter((h) => hasId(h.inner, entity));
+  if (withId.length === 1 && holders.length === 1) {
+    const h = withId[0]!;
+    const path = ['body', h.k].join('.');
+    return {
+      found: {
+        template: h.array ? `{{first ${path}}}` : `{{${path}}}`,
+        schema: h.inner,
+        why: h.array ? `the body has no id of its own: the record is the one item of its "${h.k}" array` : `the body has no id of its own: the record is its "${h.k}"`,
+      },
+    };
+  }
+  return { doubt: `the body has no id of its own: is the record inside ${holders.map((h) => `"${h.k}"`).join(' or ')}?` };
+}
