@@ -801,6 +801,508 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /**
+         * AsanaExecuteRequest
+         * @description Execute on a Asana connector (type asana)
+         */
+        AsanaExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["AsanaUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["AsanaUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["AsanaWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["AsanaWorkspacesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["AsanaProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["AsanaProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["AsanaProjectsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["AsanaProjectsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["AsanaTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AsanaTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["AsanaTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AsanaTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "stories";
+            params: components["schemas"]["AsanaStoriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "stories";
+            params: components["schemas"]["AsanaStoriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "stories";
+            params: components["schemas"]["AsanaStoriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "stories";
+            params: components["schemas"]["AsanaStoriesUpdateParams"];
+        };
+        /** AsanaProjectsCreateParams */
+        AsanaProjectsCreateParams: {
+            /** @description True if the project is archived, false if not. */
+            archived?: boolean;
+            /**
+             * @description Color of the project.
+             * @enum {string}
+             */
+            color?: "dark-pink" | "dark-green" | "dark-blue" | "dark-red" | "dark-teal" | "dark-brown" | "dark-orange" | "dark-purple" | "dark-warm-gray" | "light-pink" | "light-green" | "light-blue" | "light-red" | "light-teal" | "light-brown" | "light-orange" | "light-purple" | "light-warm-gray";
+            /** @description An object where each key is a Custom Field GID and each value is an enum GID, string, number, or object. */
+            custom_fields?: {
+                [key: string]: string;
+            };
+            /**
+             * @description The default view (list, board, calendar, or timeline) of a project.
+             * @enum {string}
+             */
+            default_view?: "list" | "board" | "calendar" | "timeline";
+            /**
+             * Format: date
+             * @description The day on which this project is due.
+             */
+            due_on?: string | null;
+            /** @description Create-only. */
+            followers?: string;
+            /** @description Opt In. */
+            html_notes?: string;
+            /** @description Opt In. */
+            is_template?: boolean;
+            /** @description Name of the project. */
+            name?: string;
+            /** @description Free-form textual information associated with the project (ie., its description). */
+            notes?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The current owner of the project, may be null. */
+            owner?: string | null;
+            /** @description True if the project is public to its team. */
+            public?: boolean;
+            /**
+             * Format: date
+             * @description The day on which work for this project begins, or null if the project has no start date.
+             */
+            start_on?: string | null;
+            /** @description The team that this project is shared with (required in an organization). */
+            team?: string;
+            /** @description The workspace or organization to create the project in. */
+            workspace?: string;
+        };
+        /** AsanaProjectsGetParams */
+        AsanaProjectsGetParams: {
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description Globally unique identifier for the project. */
+            project_gid: string;
+        };
+        /** AsanaProjectsListParams */
+        AsanaProjectsListParams: {
+            /** @description Only return projects whose archived field takes on the value of this parameter. */
+            archived?: boolean;
+            /** @description Results per page. */
+            limit?: number;
+            /** @description Offset token. */
+            offset?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The team to filter projects on. */
+            team?: string;
+            /** @description The workspace or organization to filter projects on. */
+            workspace?: string;
+        };
+        /** AsanaProjectsUpdateParams */
+        AsanaProjectsUpdateParams: {
+            /** @description True if the project is archived, false if not. */
+            archived?: boolean;
+            /**
+             * @description Color of the project.
+             * @enum {string}
+             */
+            color?: "dark-pink" | "dark-green" | "dark-blue" | "dark-red" | "dark-teal" | "dark-brown" | "dark-orange" | "dark-purple" | "dark-warm-gray" | "light-pink" | "light-green" | "light-blue" | "light-red" | "light-teal" | "light-brown" | "light-orange" | "light-purple" | "light-warm-gray";
+            /** @description An object where each key is a Custom Field GID and each value is an enum GID, string, number, or object. */
+            custom_fields?: {
+                [key: string]: string;
+            };
+            /**
+             * @description The default view (list, board, calendar, or timeline) of a project.
+             * @enum {string}
+             */
+            default_view?: "list" | "board" | "calendar" | "timeline";
+            /**
+             * Format: date
+             * @description The day on which this project is due.
+             */
+            due_on?: string | null;
+            /** @description Create-only. */
+            followers?: string;
+            /** @description Opt In. */
+            html_notes?: string;
+            /** @description Opt In. */
+            is_template?: boolean;
+            /** @description Name of the project. */
+            name?: string;
+            /** @description Free-form textual information associated with the project (ie., its description). */
+            notes?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The current owner of the project, may be null. */
+            owner?: string | null;
+            /** @description Globally unique identifier for the project. */
+            project_gid: string;
+            /** @description True if the project is public to its team. */
+            public?: boolean;
+            /**
+             * Format: date
+             * @description The day on which work for this project begins, or null if the project has no start date.
+             */
+            start_on?: string | null;
+            /** @description The team that this project is shared with. */
+            team?: string;
+        };
+        /** AsanaStoriesCreateParams */
+        AsanaStoriesCreateParams: {
+            /** @description The comment as rich text: <body>...</body> */
+            html_text?: string;
+            /** @description Pin the comment to the top of the task. */
+            is_pinned?: boolean;
+            /** @description Fields to return besides the compact ones (gid, resource_type, ...), e.g. [text, created_by.name, created_at]: sent comma-separated */
+            opt_fields?: string[];
+            /**
+             * @description The name of the sticker in this story.
+             * @enum {string}
+             */
+            sticker_name?: "green_checkmark" | "people_dancing" | "dancing_unicorn" | "heart" | "party_popper" | "people_waving_flags" | "splashing_narwhal" | "trophy" | "yeti_riding_unicorn" | "celebrating_people" | "determined_climbers" | "phoenix_spreading_love";
+            /** @description The task to comment on. */
+            task_gid: string;
+            /** @description The plain text of the comment. */
+            text?: string;
+        };
+        /** AsanaStoriesGetParams */
+        AsanaStoriesGetParams: {
+            /** @description Fields to return besides the compact ones (gid, resource_type, ...), e.g. [text, created_by.name, created_at]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description Globally unique identifier for the story. */
+            story_gid: string;
+        };
+        /** AsanaStoriesListParams */
+        AsanaStoriesListParams: {
+            /** @description Results per page. */
+            limit?: number;
+            /** @description The offset token of the page (meta.next_page of the previous one). */
+            offset?: string;
+            /** @description Fields to return besides the compact ones (gid, resource_type, ...), e.g. [text, created_by.name, created_at]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The task whose stories to list. */
+            task_gid: string;
+        };
+        /** AsanaStoriesUpdateParams */
+        AsanaStoriesUpdateParams: {
+            /** @description The new rich text: <body>...</body> */
+            html_text?: string;
+            /** @description Pin or unpin the comment. */
+            is_pinned?: boolean;
+            /** @description Fields to return besides the compact ones (gid, resource_type, ...), e.g. [text, created_by.name, created_at]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description Globally unique identifier for the story. */
+            story_gid: string;
+            /** @description The new plain text of the comment. */
+            text?: string;
+        };
+        /** AsanaTasksCreateParams */
+        AsanaTasksCreateParams: {
+            /**
+             * @description Conditional Reflects the approval status of this task.
+             * @enum {string}
+             */
+            approval_status?: "pending" | "approved" | "rejected" | "changes_requested";
+            /** @description Gid of a user. */
+            assignee?: string | null;
+            /** @description The assignee section is a subdivision of a project that groups tasks together in the assignee's "My Tasks" list. */
+            assignee_section?: string | null;
+            /** @description True if the task is currently marked complete, false if not. */
+            completed?: boolean;
+            /** @description An object where each key is a Custom Field GID and each value is an enum GID, string, number, object, or array. */
+            custom_fields?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description The UTC date and time on which this task is due, or null if the task has no due time.
+             */
+            due_at?: string | null;
+            /**
+             * Format: date
+             * @description The localized date on which this task is due, or null if the task has no due date.
+             */
+            due_on?: string | null;
+            /** @description OAuth Required. */
+            external?: {
+                data?: string;
+                gid?: string;
+            };
+            /** @description Create-Only An array of strings identifying users. */
+            followers?: string[];
+            /** @description Opt In. */
+            html_notes?: string;
+            /** @description True if the task is liked by the authorized user, false if not. */
+            liked?: boolean;
+            /** @description Name of the task. */
+            name?: string;
+            /** @description Free-form textual information associated with the task (i.e. */
+            notes?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description Gid of a task. */
+            parent?: string | null;
+            /** @description Create-Only Array of project gids. */
+            projects?: string[];
+            /**
+             * @description The subtype of this resource.
+             * @enum {string}
+             */
+            resource_subtype?: "default_task" | "milestone" | "section" | "approval";
+            /**
+             * Format: date-time
+             * @description Date and time on which work begins for the task, or null if the task has no start time.
+             */
+            start_at?: string | null;
+            /**
+             * Format: date
+             * @description The day on which work begins for the task , or null if the task has no start date.
+             */
+            start_on?: string | null;
+            /** @description Create-Only Array of tag gids. */
+            tags?: string[];
+            /** @description Gid of a workspace. */
+            workspace?: string;
+        };
+        /** AsanaTasksGetParams */
+        AsanaTasksGetParams: {
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The task to operate on. */
+            task_gid: string;
+        };
+        /** AsanaTasksListParams */
+        AsanaTasksListParams: {
+            /** @description The assignee to filter tasks on. */
+            assignee?: string;
+            /**
+             * Format: date-time
+             * @description Only return tasks that are either incomplete or that have been completed since this time.
+             */
+            completed_since?: string;
+            /** @description Results per page. */
+            limit?: number;
+            /**
+             * Format: date-time
+             * @description Only return tasks that have been modified since the given time.
+             */
+            modified_since?: string;
+            /** @description Offset token. */
+            offset?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The project to filter tasks on. */
+            project?: string;
+            /** @description The section to filter tasks on. */
+            section?: string;
+            /** @description The workspace to filter tasks on. */
+            workspace?: string;
+        };
+        /** AsanaTasksUpdateParams */
+        AsanaTasksUpdateParams: {
+            /**
+             * @description Conditional Reflects the approval status of this task.
+             * @enum {string}
+             */
+            approval_status?: "pending" | "approved" | "rejected" | "changes_requested";
+            /** @description Gid of a user. */
+            assignee?: string | null;
+            /** @description The assignee section is a subdivision of a project that groups tasks together in the assignee's "My Tasks" list. */
+            assignee_section?: string | null;
+            /** @description True if the task is currently marked complete, false if not. */
+            completed?: boolean;
+            /** @description An object where each key is a Custom Field GID and each value is an enum GID, string, number, object, or array. */
+            custom_fields?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description The UTC date and time on which this task is due, or null if the task has no due time.
+             */
+            due_at?: string | null;
+            /**
+             * Format: date
+             * @description The localized date on which this task is due, or null if the task has no due date.
+             */
+            due_on?: string | null;
+            /** @description OAuth Required. */
+            external?: {
+                data?: string;
+                gid?: string;
+            };
+            /** @description Create-Only An array of strings identifying users. */
+            followers?: string[];
+            /** @description Opt In. */
+            html_notes?: string;
+            /** @description True if the task is liked by the authorized user, false if not. */
+            liked?: boolean;
+            /** @description Name of the task. */
+            name?: string;
+            /** @description Free-form textual information associated with the task (i.e. */
+            notes?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description Gid of a task. */
+            parent?: string | null;
+            /** @description Create-Only Array of project gids. */
+            projects?: string[];
+            /**
+             * @description The subtype of this resource.
+             * @enum {string}
+             */
+            resource_subtype?: "default_task" | "milestone" | "section" | "approval";
+            /**
+             * Format: date-time
+             * @description Date and time on which work begins for the task, or null if the task has no start time.
+             */
+            start_at?: string | null;
+            /**
+             * Format: date
+             * @description The day on which work begins for the task , or null if the task has no start date.
+             */
+            start_on?: string | null;
+            /** @description Create-Only Array of tag gids. */
+            tags?: string[];
+            /** @description The task to operate on. */
+            task_gid: string;
+            /** @description Gid of a workspace. */
+            workspace?: string;
+        };
+        /** AsanaUsersGetParams */
+        AsanaUsersGetParams: {
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description A string identifying a user. */
+            user_gid: string;
+        };
+        /** AsanaUsersListParams */
+        AsanaUsersListParams: {
+            /** @description Results per page. */
+            limit?: number;
+            /** @description Offset token. */
+            offset?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The team ID to filter users on. */
+            team?: string;
+            /** @description The workspace or organization ID to filter users on. */
+            workspace?: string;
+        };
+        /** AsanaWorkspacesGetParams */
+        AsanaWorkspacesGetParams: {
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description Globally unique identifier for the workspace or organization. */
+            workspace_gid: string;
+        };
+        /** AsanaWorkspacesListParams */
+        AsanaWorkspacesListParams: {
+            /** @description Results per page. */
+            limit?: number;
+            /** @description Offset token. */
+            offset?: string;
+            /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
+            opt_fields?: string[];
+        };
         AuditEventList: {
             data: {
                 /** @description token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created */
@@ -7292,7 +7794,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

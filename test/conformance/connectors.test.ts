@@ -125,7 +125,7 @@ export function unknownLike<T>(id: T): T {
 
 /** An English plural of a param's stem, to find the entity a param names (`contact_id` → contacts). */
 const plurals = (stem: string): string[] => [stem, `${stem}s`, `${stem}es`, stem.replace(/y$/, 'ies')];
-const stemOf = (name: string): string => name.replace(/^parent_/, '').replace(/(_id_or_key|_exposed_id|_ids|_id|_key|_number)$/, '');
+const stemOf = (name: string): string => name.replace(/^parent_/, '').replace(/(_id_or_key|_exposed_id|_ids|_id|_gid|_key|_number)$/, '');
 
 /** What one connector's tests share: its runtime, and records found or made on the way, fetched once. */
 class Subject {

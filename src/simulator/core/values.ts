@@ -20,12 +20,13 @@ export function getPath(obj: unknown, path: string): unknown {
   return o;
 }
 
-/** Set the value at a dotted path, making the objects on the way. */
+/** Set the value at a dotted path, making the objects on the way; a number indexes an array already there (`projects.0.gid`). */
 export function setPath(obj: Json, path: string, value: unknown): void {
   const parts = path.split('.');
   let o = obj;
-  for (const p of parts.slice(0, -1)) {
-    if (o[p] === null || typeof o[p] !== 'object' || Array.isArray(o[p])) o[p] = {};
+  for (const [i, p] of parts.slice(0, -1).entries()) {
+    const indexed = Array.isArray(o[p]) && /^\d+$/.test(parts[i + 1] as string);
+    if (o[p] === null || typeof o[p] !== 'object' || (Array.isArray(o[p]) && !indexed)) o[p] = {};
     o = o[p] as Json;
   }
   o[parts[parts.length - 1] as string] = value;

@@ -82,8 +82,10 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       rows = rows.filter((s) => {
         const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
         if (f === undefined) return true;
-        if (f !== null && typeof f === 'object') return ['gid', 'id', 'uuid'].some((k) => (f as Json)[k] !== undefined && String((f as Json)[k]) === String(value));
-        return String(f) === String(value);
+        const equals = (v: unknown): boolean =>
+          v !== null && typeof v === 'object' ? ['gid', 'id', 'uuid'].some((k) => (v as Json)[k] !== undefined && String((v as Json)[k]) === String(value)) : String(v) === String(value);
+        // An array field (a task in several projects) matches when one of its items does.
+        return Array.isArray(f) ? f.some(equals) : equals(f);
       });
     }
     const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);

@@ -40,8 +40,10 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
   const uniqueLookups = (r: Resource, record: Json, n: number): void => {
     for (const f of r.lookup) if (typeof record[f] === 'string') record[f] = `${record[f] as string}-${n}`;
   };
-  /** The record an item path's id names: by id, else by a lookup field. */
+  /** The record an item path's id names: by id, else by an alias (the token's own user, `me`), else by a lookup field. */
   const find = (r: Resource, id: string): StoredRecord | undefined => {
+    const alias = sidecar.resources?.[r.name]?.aliases?.[id];
+    if (alias !== undefined) return [...r.records.values()][alias - 1];
     const direct = r.records.get(id);
     if (direct !== undefined || r.lookup.length === 0) return direct;
     for (const s of r.records.values()) if (r.lookup.some((f) => s.record[f] !== undefined && String(s.record[f]) === id)) return s;

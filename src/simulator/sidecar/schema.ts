@@ -140,6 +140,7 @@ export const SIDECAR_SCHEMA = {
           template: { type: 'object' },
           fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }, { type: 'object', additionalProperties: false, required: ['ids_of'], properties: { ids_of: { type: 'string' } } }] } },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
+          aliases: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: {
             anyOf: [

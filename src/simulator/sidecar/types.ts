@@ -20,6 +20,8 @@ export interface ResourceSidecar {
   key?: Record<string, string>;
   records?: number;
   lookup?: string[];
+  /** Words an item path's id may be instead of an id, each naming the record at that position (1: the first seeded): `{me: 1}`. */
+  aliases?: Record<string, number>;
   lists?: string[];
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
