@@ -38,7 +38,18 @@ export function listKeyOf(d: Description, schema: Json | undefined, resource: st
   if (schema === undefined) return undefined;
   if (isArraySchema(d, schema)) return '';
   const props = propertiesOf(d, schema);
-  return [...ENVELOPE_KEYS, resource].find((k) => isArraySchema(d, props[k])) ?? Object.keys(props).find((k) => isArraySchema(d, props[k]));
+  const top = [...ENVELOPE_KEYS, resource].find((k) => isArraySchema(d, props[k])) ?? Object.keys(props).find((k) => isArraySchema(d, props[k]));
+  if (top !== undefined) return top;
+  // One level down, in an envelope object whose array is named for the resource ({status, meta: {components: [...], cursor}}).
+  for (const [k, v] of Object.entries(props)) if (isArraySchema(d, propertiesOf(d, v)[resource])) return `${k}.${resource}`;
+  return undefined;
+}
+
+/** pointerOfProperty along a dotted path (a list key one level down: `meta.components`). */
+export function pointerOfPath(d: Description, pointer: string, path: string): string | undefined {
+  let at: string | undefined = pointer;
+  for (const prop of path.split('.')) at = at === undefined ? undefined : pointerOfProperty(d, at, prop);
+  return at;
 }
 
 /** Dotted path to the field of a list body that carries the next cursor (next_page.offset, pages.next.starting_after). */
