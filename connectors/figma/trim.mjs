@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Trims Figma's own OpenAPI description of its REST API (the npm package @figma/rest-api-spec,
 // MIT, "openapi/openapi.yaml") to the operations connectors/figma/connector.yaml uses, with every
-// component they reach through $ref, written as JSON. Nothing is added or rewritten.
+// component they reach through $ref, written as JSON; one correction (below) to a body schema
+// that no request can satisfy.
 //
 //   d=$(mktemp -d) && (cd "$d" && npm pack @figma/rest-api-spec@0.43.0 && tar xzf figma-rest-api-spec-0.43.0.tgz)
 //   node connectors/figma/trim.mjs "$d/package/openapi/openapi.yaml" > connectors/figma/openapi.json
@@ -38,6 +39,12 @@ for (const [path, methods] of Object.entries(KEEP)) {
   for (const m of methods) if (item[m] === undefined) throw new Error(`${source}: no ${m} ${path}`);
   paths[path] = Object.fromEntries(Object.entries(item).filter(([k]) => methods.includes(k) || k === 'parameters'));
 }
+// One correction, the only change to Figma's text: PUT /v2/webhooks/{webhook_id}'s body lists
+// team_id as required but declares no such property (Figma's reference documents none for an
+// update, and a webhook's context cannot change), so no request could satisfy it.
+const putBody = paths['/v2/webhooks/{webhook_id}'].put.requestBody.content['application/json'].schema;
+if (putBody.required.includes('team_id') && putBody.properties.team_id === undefined) putBody.required = putBody.required.filter((k) => k !== 'team_id');
+else throw new Error(`${source}: PUT /v2/webhooks/{webhook_id} no longer requires an undeclared team_id: drop the correction`);
 const components = sortedComponents(reachedComponents(doc, paths));
 // The security schemes the kept operations name (reached by name, not by $ref).
 components.securitySchemes = doc.components.securitySchemes;
