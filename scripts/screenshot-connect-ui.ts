@@ -12,8 +12,8 @@ import { connectorRegistry } from '../src/manifest/index.ts';
 import { startSandbox } from '../src/simulator/sandbox.ts';
 import { createApplication, createServiceLogger, defaultServiceConfig, startService } from '../src/service/index.ts';
 import { createConnectSession } from '../src/service/connect/index.ts';
-import { createConnector } from '../src/service/connectors.ts';
-import { withSandbox } from '../src/service/sandbox-wiring.ts';
+import { createConnector } from '../src/service/connectors/connectors.ts';
+import { withSandbox } from '../src/service/data/sandbox-wiring.ts';
 import { generateKeySpec } from '../src/store/index.ts';
 
 const which = process.argv[2] ?? 'home';

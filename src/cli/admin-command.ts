@@ -46,7 +46,7 @@ export function registerAdminCommand(program: Command): void {
     .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
     .action(async (opts: { org: string; name?: string; envelope?: string; create?: boolean }) => {
       try {
-        const { createApplication, RESPONSE_ENVELOPES } = await import('../service/accounts.ts');
+        const { createApplication, RESPONSE_ENVELOPES } = await import('../service/auth/accounts.ts');
         const envelope = opts.envelope;
         if (envelope !== undefined && !(RESPONSE_ENVELOPES as readonly string[]).includes(envelope)) {
           throw new SwitchboardError('invalid_request', `--envelope must be one of: ${RESPONSE_ENVELOPES.join(', ')}`);
@@ -67,7 +67,7 @@ export function registerAdminCommand(program: Command): void {
     .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
     .action(async (opts: { clientId: string; access: string; create?: boolean }) => {
       try {
-        const { setProxyAccess } = await import('../service/proxy-access.ts');
+        const { setProxyAccess } = await import('../service/auth/proxy-access.ts');
         const out = await withStore(opts.create === true, (store) => setProxyAccess(store, opts.clientId, opts.access));
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       } catch (e) {
@@ -82,7 +82,7 @@ export function registerAdminCommand(program: Command): void {
     .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
     .action(async (opts: { clientId: string; org: string; create?: boolean }) => {
       try {
-        const { grantOrganization } = await import('../service/accounts.ts');
+        const { grantOrganization } = await import('../service/auth/accounts.ts');
         const out = await withStore(opts.create === true, (store) => grantOrganization(store, { clientId: opts.clientId, orgName: opts.org }));
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       } catch (e) {

@@ -27,7 +27,7 @@ export function registerServeCommand(program: Command): void {
         let closeSandbox: (() => Promise<void>) | undefined;
         if (opts.sandbox === true) {
           const { startSandbox } = await import('../simulator/sandbox.ts');
-          const { withSandbox } = await import('../service/sandbox-wiring.ts');
+          const { withSandbox } = await import('../service/data/sandbox-wiring.ts');
           const sandboxPort = opts.sandboxPort ?? SERVICE_SANDBOX_PORT;
           const { sandboxStateFile } = await import('../simulator/sandbox.ts');
           const sandbox = await startSandbox({

@@ -14,7 +14,7 @@ export function registerSyncCommand(program: Command): void {
       const { connectorRegistry } = await import('../manifest/index.ts');
       const { migrate, openDatabase, resolveKeyRing, ServiceStore, storedKeyIds } = await import('../store/index.ts');
       const { HOSTED_MIGRATIONS, loadServiceConfig, createServiceLogger } = await import('../service/index.ts');
-      const { createHostedData } = await import('../service/hosted-data.ts');
+      const { createHostedData } = await import('../service/data/hosted-data.ts');
       const { createUpstreamTransport } = await import('../http/upstream-transport.ts');
       const registry = connectorRegistry();
       const config = loadServiceConfig(process.env, registry.keys());

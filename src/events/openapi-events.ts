@@ -2,10 +2,12 @@
  * The events endpoints in the OpenAPI document: the change feed (and, with it, the schemas the
  * routes validate and serialize with).
  */
-import type { Schema } from '../service/schemas.ts';
 // Leaf modules: the OpenAPI document (built by codegen) loads no store or database driver.
 import { MAX_CHANGES_LIMIT } from '../search/change-limits.ts';
 import { EVENT_TYPES } from './event-types.ts';
+
+/** A JSON Schema object, as in the service's schemas (events sit below the service and import nothing of it). */
+type Schema = Record<string, unknown>;
 
 export const CreateWebhookEndpointSchema: Schema = {
   title: 'CreateWebhookEndpoint',

@@ -17,9 +17,8 @@ import type { Credentials } from '../auth/index.ts';
 import type { ConnectorRuntime } from '../engine/index.ts';
 import { isSwitchboardError, SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import { getConnector } from '../manifest/index.ts';
-import { executeFailure } from '../service/problem.ts';
-import { secretValues } from '../service/runtime-pool.ts';
-import type { McpBackend, McpInstance } from './server.ts';
+import { executeFailure, secretValues } from '../engine/secret-scrub.ts';
+import type { McpBackend, McpInstance } from './types.ts';
 
 /** One entry of the connectors file, after environment substitution. */
 export interface InstanceSpec {
@@ -122,7 +121,7 @@ export async function localBackend(file: string, env: NodeJS.ProcessEnv = proces
     throw new SwitchboardError('invalid_connectors_file', `Cannot read the connectors file ${file}: ${(e as Error).message}`, { details: { file } });
   }
   const specs = parseConnectorsFile(text, file, env);
-  const { libraryRuntime } = await import('../cli/cli-support.ts');
+  const { libraryRuntime } = await import('../client/library-runtime.ts');
   const instances = new Map<string, LocalInstance>();
   for (const spec of specs) {
     try {

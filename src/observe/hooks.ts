@@ -1,7 +1,7 @@
 /**
  * Observation points of the process (metrics, traces): the engine's upstream calls, sync runs,
  * outgoing webhook deliveries and spans around service operations report here, and whoever
- * observes them (src/service/metrics.ts, src/service/tracing.ts) adds an Observer.
+ * observes them (src/service/ops/metrics.ts, src/service/ops/tracing.ts) adds an Observer.
  *
  * Nothing observes by default: every report then costs one check of `observing`, nothing else
  * is built. Observers must never throw into the code they observe, and receive no credentials or

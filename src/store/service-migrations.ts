@@ -20,13 +20,13 @@ export interface OrganizationsTable {
 export interface ApplicationsTable {
   id: string;
   client_id: string;
-  /** sha256 hex of the client secret (see src/service/secrets.ts for why not scrypt). */
+  /** sha256 hex of the client secret (see src/service/auth/secrets.ts for why not scrypt). */
   client_secret_hash: string;
   name: string;
   created_at: string;
-  /** The execute/error envelope the application's calls get: 'switchboard' (default) or 'airbyte' (src/service/airbyte-envelope.ts). */
+  /** The execute/error envelope the application's calls get: 'switchboard' (default) or 'airbyte' (src/service/http/airbyte-envelope.ts). */
   response_envelope: Generated<string>;
-  /** What the pass-through proxy lets the application do: 'on' (default), 'read' (GET and HEAD only) or 'off' (src/service/proxy-access.ts). */
+  /** What the pass-through proxy lets the application do: 'on' (default), 'read' (GET and HEAD only) or 'off' (src/service/auth/proxy-access.ts). */
   proxy_access: Generated<string>;
 }
 

@@ -7,7 +7,7 @@
  * 100 syncs a checkpoint (4 MB copied, the log and the database file fsynced: 10-30 ms on the
  * shared VM) ran about five times a second (issue 25's fleet bench). Here the checkpoints run
  * PASSIVE (they never wait for, nor block, a reader or a writer) in a worker, asked for by the
- * sync writes between two of their parts (syncWrites in src/service/hosted-data.ts), and at
+ * sync writes between two of their parts (syncWrites in src/service/data/hosted-data.ts), and at
  * least every IDLE_CHECKPOINT_MS otherwise; the main connection's own automatic checkpoints
  * are kept as a safety net at MAIN_AUTOCHECKPOINT_PAGES (set by openDatabase), reached only
  * when these fall behind. A worker that fails or exits is replaced on the next checkpoint.

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { SwitchboardError } from '../errors/index.ts';
 import { renderTree, type LoadedManifest } from '../manifest/compile.ts';
 import type { ConnectorRuntime } from '../engine/index.ts';
-import { checkBody } from '../service/http-hygiene.ts';
+import { checkBody } from '../errors/body-check.ts';
 import { isAuthFailure, type ChangeApplier, type RecordsChanged } from '../sync/index.ts';
 import { truthy } from '../templates/index.ts';
 import type { EventsTables } from '../events/migrations.ts';

@@ -19,7 +19,7 @@ import type { AnySimulator } from '../../src/simulator/sandbox.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { defaultServiceConfig, grantOrganization, type CreatedApplication } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, startHarness, testRegistry, type Harness } from '../service/helpers.ts';
 
 type Rec = Record<string, unknown>;

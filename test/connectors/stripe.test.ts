@@ -15,7 +15,7 @@ import { authorizeUrl, exchangeAuthorizationCode } from '../../src/auth/index.ts
 import { connect, ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import { type OAuth2Auth } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
-import { credentialsFromTokens } from '../../src/service/oauth-flow.ts';
+import { credentialsFromTokens } from '../../src/service/connectors/oauth-flow.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { migrate } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';

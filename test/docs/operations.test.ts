@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { METRIC_FAMILIES, serviceMetrics } from '../../src/service/metrics.ts';
+import { METRIC_FAMILIES, serviceMetrics } from '../../src/service/ops/metrics.ts';
 
 const doc = (p: string): string => readFileSync(fileURLToPath(new URL(`../../docs/${p}`, import.meta.url)), 'utf8');
 

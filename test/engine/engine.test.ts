@@ -569,8 +569,7 @@ describe('pagination: Relay connections and next-page URLs', () => {
 
 describe('basic auth secrets are scrubbed in their sent form too', () => {
   it('secretValues holds the api token and the base64 "user:password" the upstream might echo', async () => {
-    const { secretValues } = await import('../../src/service/runtime-pool.ts');
-    const { scrubSecrets } = await import('../../src/service/problem.ts');
+    const { scrubSecrets, secretValues } = await import('../../src/engine/secret-scrub.ts');
     const creds = { email: 'agent@example.com', api_token: 'zd-sécret' };
     const b64 = Buffer.from('agent@example.com/token:zd-sécret', 'utf8').toString('base64');
     const secrets = secretValues(testManifest, 'basic', creds);

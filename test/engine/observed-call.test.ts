@@ -1,6 +1,6 @@
 /**
  * The engine's upstream calls as observations (src/observe/hooks.ts, src/engine/observed-call.ts)
- * and as the metrics that count them (src/service/metrics.ts): a call retried after a 503 is one
+ * and as the metrics that count them (src/service/ops/metrics.ts): a call retried after a 503 is one
  * call with one retry, its throttle wait and retry delay, the bytes of both answers, the last
  * status; a call that never got an answer is counted by its error code; nothing of the URL's
  * ids or the credentials reaches an observer. With no observer, nothing is reported.
@@ -75,7 +75,7 @@ it('a call that got no answer is reported by its error code', async () => {
 });
 
 it('the metrics count them by connector type, entity.action and outcome', async () => {
-  const { serviceMetrics, METRIC_FAMILIES } = await import('../../src/service/metrics.ts');
+  const { serviceMetrics, METRIC_FAMILIES } = await import('../../src/service/ops/metrics.ts');
   const m = serviceMetrics();
   const rt = new ConnectorRuntime(granola, { api_key: KEY }, { baseUrl: 'https://api.example.test', fetch: upstream([503, 200]), limiter: new RateLimiter(1, 50, 1), retry: { baseDelayMs: 1, maxDelayMs: 2 } });
   await rt.execute('notes', 'get', { note_id: NOTE });

@@ -3,9 +3,9 @@
  * credentials it accepts. The one place tests reach the sandbox's list of simulators: when that
  * machinery moves, only the import below changes.
  */
-import { SIMULATORS, type AnySimulator } from '../../src/sandbox/index.ts';
+import { SIMULATORS, type AnySimulator } from '../../src/simulator/sandbox.ts';
 
-export type { AnySimulator } from '../../src/sandbox/index.ts';
+export type { AnySimulator } from '../../src/simulator/sandbox.ts';
 
 /** A started simulator of one connector type: where it listens, credentials it accepts. */
 export interface ConnectorSimulator {

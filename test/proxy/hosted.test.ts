@@ -5,7 +5,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
-import { setProxyAccess } from '../../src/service/proxy-access.ts';
+import { setProxyAccess } from '../../src/service/auth/proxy-access.ts';
 import { failure } from '../helpers/errors.ts';
 import { describeEachDialect, fakeUpstream, startHarness, type Harness } from '../service/helpers.ts';
 

@@ -180,7 +180,7 @@ describeEachDialect('audit log on %s', (dialect) => {
   });
 
   it('keeps events for the retention period only', async () => {
-    const { AuditLog } = await import('../../src/service/audit-log.ts');
+    const { AuditLog } = await import('../../src/service/ops/audit-log.ts');
     let now = Date.now() + 400 * 86_400_000;
     const log = new AuditLog(h.service.database.db as never, () => now, 365, (e) => {
       throw e;

@@ -3,12 +3,12 @@
  * the fragment-token exchange (once), the page's security headers, CSRF, what a session may and
  * may not touch, re-authorization, expiry, and the operator's frame-ancestors setting.
  */
-import { createApplication } from '../../src/service/accounts.ts';
+import { createApplication } from '../../src/service/auth/accounts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, loadServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { sandboxConnectLink } from '../../src/service/connect/sandbox-demo.ts';
 import { homePage } from '../../src/service/connect/connect-html.ts';
 import { parseKeyRing } from '../../src/store/index.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, loadServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
 import { connectBrandFromEnv, whiteContrast } from '../../src/service/connect/connect-brand.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, startHarness, testRegistry, type Harness } from './helpers.ts';
 
 const SESSIONS = '/api/v1/integrations/connect/sessions';

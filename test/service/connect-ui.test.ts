@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type HostedClient } from '../../src/client/hosted.ts';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { CHROMIUM_SKIP_REASON, HAVE_CHROMIUM, launchBrowser, RESULTS_DIR, withPage, type BrowserSession } from '../helpers/browser.ts';
 import { startHarness, testRegistry, type Harness } from './helpers.ts';
 

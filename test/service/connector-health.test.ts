@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, openApiErrors, PG_URL, startHarness, testRegistry, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectTables } from '../../src/service/connect/connect-migrations.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { createApplication } from '../../src/service/index.ts';
-import { customerScopeHook } from '../../src/service/customers.ts';
+import { customerScopeHook } from '../../src/service/connectors/customers.ts';
 import { describeEachDialect, openApiErrors, startHarness, startHosted, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

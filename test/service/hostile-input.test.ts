@@ -178,11 +178,11 @@ describeEachDialect('hostile input on %s', (dialect) => {
 
 /** The app's routes as "METHOD /path" (buildApp's list), built on a throwaway in-memory service. */
 async function routeList(): Promise<string[]> {
-  const { buildApp } = await import('../../src/service/app.ts');
+  const { buildApp } = await import('../../src/service/http/app.ts');
   const { openDatabase, migrate, parseKeyRing, generateKeySpec } = await import('../../src/store/index.ts');
-  const { HOSTED_MIGRATIONS } = await import('../../src/service/server.ts');
+  const { HOSTED_MIGRATIONS } = await import('../../src/service/http/server.ts');
   const { defaultServiceConfig } = await import('../../src/service/config.ts');
-  const { createServiceLogger } = await import('../../src/service/logger.ts');
+  const { createServiceLogger } = await import('../../src/service/ops/logger.ts');
   const database = openDatabase<import('../../src/store/index.ts').ServiceTables>(':memory:');
   await migrate(database as import('../../src/store/index.ts').Database, [...HOSTED_MIGRATIONS]);
   const { app, routes } = await buildApp({ database, keyRing: parseKeyRing(generateKeySpec()), config: defaultServiceConfig({ syncScheduler: false }), logger: createServiceLogger('silent') });

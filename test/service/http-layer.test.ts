@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, buildOpenApiDocument, createApplication, createServiceLogger, defaultServiceConfig, loadServiceConfig } from '../../src/service/index.ts';
-import { RequestRateLimiter } from '../../src/service/request-rate-limiter.ts';
+import { RequestRateLimiter } from '../../src/service/limits/request-rate-limiter.ts';
 import { HOSTED_MIGRATIONS } from '../../src/service/index.ts';
 import { migrate, openDatabase, parseKeyRing, generateKeySpec, ServiceStore, type Database, type ServiceTables } from '../../src/store/index.ts';
 import { ERROR_CODES } from '../../src/errors/index.ts';

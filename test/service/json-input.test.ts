@@ -7,7 +7,7 @@
  * authenticated endpoints alike; nothing is stored.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../../src/service/http-hygiene.ts';
+import { MAX_JSON_DEPTH } from '../../src/errors/body-check.ts';
 import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

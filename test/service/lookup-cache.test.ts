@@ -1,10 +1,10 @@
 /**
- * The lookup cache of tokens and connector rows (src/service/lookup-cache.ts): entries are
+ * The lookup cache of tokens and connector rows (src/service/connectors/lookup-cache.ts): entries are
  * served for at most ttlMs by the given clock, only found values are kept, invalidation is
  * immediate and beats a load that was already running, and the size is bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { LookupCache } from '../../src/service/lookup-cache.ts';
+import { LookupCache } from '../../src/service/connectors/lookup-cache.ts';
 
 function setup(ttlMs = 1000, maxEntries?: number) {
   const clock = { now: 1_000_000 };

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
-import { METRIC_FAMILIES } from '../../src/service/metrics.ts';
+import { METRIC_FAMILIES } from '../../src/service/ops/metrics.ts';
 import { describeEachDialect, startHosted, type Harness } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

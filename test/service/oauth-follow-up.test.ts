@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CONNECTORS_DIR } from '../../src/manifest/connectors-dir.ts';
 import { describedSimulators, type AnySimulator } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { parseKeyRing } from '../../src/store/index.ts';
 import { describeEachDialect, openApiErrors, startHarness, TEST_ENCRYPTION_KEY, testRegistry, type Harness } from './helpers.ts';
 

@@ -233,7 +233,7 @@ describeEachDialect('OAuth refresh across two instances on %s', (dialect) => {
 
 describe('refusal classification', () => {
   it('invalid_grant and 4xx refusals are permanent; 5xx, 429 and unreachable are transient', async () => {
-    const { isRefusedRefresh } = await import('../../src/service/refresh-coordinator.ts');
+    const { isRefusedRefresh } = await import('../../src/service/connectors/refresh-coordinator.ts');
     const { SwitchboardError } = await import('../../src/errors/index.ts');
     const e = (details: Record<string, unknown>) => new SwitchboardError('oauth_refresh_failed', 'x', { details });
     expect(isRefusedRefresh(e({ upstream_status: 400, oauth_error: 'invalid_grant' }))).toBe(true);

@@ -8,13 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { getConnector } from '../../src/manifest/index.ts';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import { budgetKey, connectorCredentialsContext, RuntimePool } from '../../src/service/runtime-pool.ts';
+import { budgetKey, connectorCredentialsContext, RuntimePool } from '../../src/service/connectors/runtime-pool.ts';
 import { KeyRing, type ConnectorRow, type ServiceStore } from '../../src/store/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { limiterFor } from '../../src/engine/index.ts';
 import { RateLimiter } from '../../src/http/index.ts';
 import { defaultServiceConfig } from '../../src/service/index.ts';
-import { createLimitBackend } from '../../src/service/shared-limits.ts';
+import { createLimitBackend } from '../../src/service/limits/shared-limits.ts';
 
 const granola = getConnector('granola');
 const intercom = getConnector('intercom');

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { createServiceLogger, defaultServiceConfig, startService } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { startAcmeProvider, type AcmeProvider } from './fixtures/acme-provider.ts';
 import { generateKeySpec } from '../../src/store/index.ts';
 import { freshDatabase, startHarness, TEST_ENCRYPTION_KEY, testRegistry, type Harness, type TestDatabase } from './helpers.ts';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { grantOrganization, defaultServiceConfig, type CreatedApplication } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, openApiErrors, startHarness, testRegistry, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';

@@ -1,5 +1,5 @@
 /**
- * The shared upstream throttle (SharedThrottle in src/service/shared-limits.ts) queues its
+ * The shared upstream throttle (SharedThrottle in src/service/limits/shared-limits.ts) queues its
  * callers per key in the instance: one request at a time asks the store for the points of the
  * callers waiting, and a window the store reported spent is waited out without asking again (issue 25's fleet bench: 100 syncs'
  * hydrations asked the limits pool twice as often as they were granted, in bursts at each
@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { SharedThrottle } from '../../src/service/shared-limits.ts';
+import { SharedThrottle } from '../../src/service/limits/shared-limits.ts';
 import { ThrottleRefused } from '../../src/http/index.ts';
 
 /** A fixed-window counter like RateLimiterPostgres's (the window starts at its first point), answering after a turn. */

@@ -1,5 +1,5 @@
 /**
- * How syncs write on SQLite on the main thread (syncWrites in src/service/hosted-data.ts, used by
+ * How syncs write on SQLite on the main thread (syncWrites in src/service/data/hosted-data.ts, used by
  * `switchboard sync` and on an in-memory database): a page in parts, one part at a time across
  * all syncs, each after a turn of the event loop, so an execute arriving meanwhile is answered
  * between two parts instead of after every queued sync's whole page (issue 25's fleet bench).
@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
-import { POSTGRES_SYNC_WRITE_SLOTS, SQLITE_SYNC_CHECKPOINT_MS, SQLITE_SYNC_WRITE_RECORDS, syncPageWriteSlots, syncWrites, type SyncCheckpoints } from '../../src/service/hosted-data.ts';
+import { POSTGRES_SYNC_WRITE_SLOTS, SQLITE_SYNC_CHECKPOINT_MS, SQLITE_SYNC_WRITE_RECORDS, syncPageWriteSlots, syncWrites, type SyncCheckpoints } from '../../src/service/data/hosted-data.ts';
 import type { RecordSink } from '../../src/sync/index.ts';
 import { startHarness } from './helpers.ts';
 

@@ -1,13 +1,13 @@
 /**
  * The upstream throttles' counters on PostgreSQL (PostgresThrottleStore in
- * src/service/shared-limits.ts): RateLimiterPostgres's fixed windows, with the requests of all
+ * src/service/limits/shared-limits.ts): RateLimiterPostgres's fixed windows, with the requests of all
  * of an instance's throttles waiting at the same time sent as one statement (issue 25's fleet
  * bench: 100 syncs' throttle checks kept the limits pool busy and a request's check waited).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { PostgresThrottleStore, RATE_LIMIT_TABLE } from '../../src/service/shared-limits.ts';
+import { PostgresThrottleStore, RATE_LIMIT_TABLE } from '../../src/service/limits/shared-limits.ts';
 
 const PG_URL = process.env['SWITCHBOARD_TEST_POSTGRES_URL'];
 const noBlock = { block: async () => new RateLimiterRes() };

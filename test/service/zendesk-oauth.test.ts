@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FetchLike } from '../../src/http/index.ts';
 import { startSandbox, type Sandbox } from '../../src/simulator/sandbox.ts';
 import { defaultServiceConfig } from '../../src/service/index.ts';
-import { withSandbox } from '../../src/service/sandbox-wiring.ts';
+import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { parseKeyRing } from '../../src/store/index.ts';
 import { describeEachDialect, openApiErrors, startHarness, TEST_ENCRYPTION_KEY, testRegistry, type Harness, type Reply } from './helpers.ts';
 

@@ -8,12 +8,12 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApplication } from '../../src/service/accounts.ts';
+import { createApplication } from '../../src/service/auth/accounts.ts';
 import { defaultServiceConfig } from '../../src/service/config.ts';
-import { connectorCredentialsContext } from '../../src/service/runtime-pool.ts';
-import { startService, type RunningService } from '../../src/service/server.ts';
+import { connectorCredentialsContext } from '../../src/service/connectors/runtime-pool.ts';
+import { startService, type RunningService } from '../../src/service/http/server.ts';
 import { ServiceStore } from '../../src/store/index.ts';
-import { createServiceLogger } from '../../src/service/logger.ts';
+import { createServiceLogger } from '../../src/service/ops/logger.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,5 +1,5 @@
 /** The Connect UI's part of the OpenAPI document: the session endpoint, and the page's routes (HTML, public). */
-import type { Schema } from '../schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 import { ConnectExchangeRequestSchema, ConnectSessionSchema, CreateConnectSessionRequestSchema } from './connect-schemas.ts';
 import { CONNECT_PAGE_PATH, CONNECT_SESSIONS_PATH } from './connect-sessions.ts';
 

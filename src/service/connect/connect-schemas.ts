@@ -1,6 +1,6 @@
 /** JSON Schemas of the connect-session endpoint and the page's token exchange (also in the OpenAPI document). */
-import type { Schema } from '../schemas.ts';
-import { customerAliasProperties } from '../customer-aliases.ts';
+import type { Schema } from '../http/schemas.ts';
+import { customerAliasProperties } from '../connectors/customer-aliases.ts';
 
 export const CreateConnectSessionRequestSchema: Schema = {
   title: 'CreateConnectSessionRequest',

@@ -14,7 +14,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { SwitchboardError } from '../../errors/index.ts';
 import { nowIso, type ServiceContext } from '../context.ts';
-import { newId, randomSecret, sha256Hex } from '../secrets.ts';
+import { newId, randomSecret, sha256Hex } from '../auth/secrets.ts';
 import type { ConnectSessionsTable, ConnectTables } from './connect-migrations.ts';
 
 export type ConnectSessionRow = Selectable<ConnectSessionsTable>;

@@ -4,7 +4,7 @@
  * service's own (a newcomer following the quick start creates one application, not two); to call
  * the API on what the page connects, `switchboard admin create-app --org sandbox` gives one.
  */
-import { createApplication } from '../accounts.ts';
+import { createApplication } from '../auth/accounts.ts';
 import type { ServiceContext } from '../context.ts';
 import { createConnectSession } from './connect-sessions.ts';
 

@@ -1,14 +1,14 @@
 /** POST /api/v1/account/applications/token: client credentials → bearer access token. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
-import { issueAccessToken, issueScopedToken } from '../accounts.ts';
-import { principalOf } from '../authentication.ts';
-import { writeRules, type AccessRules } from '../permissions.ts';
-import { sha256Hex } from '../secrets.ts';
-import { accessTokenId } from '../token-revocation.ts';
+import { issueAccessToken, issueScopedToken } from '../auth/accounts.ts';
+import { principalOf } from '../auth/authentication.ts';
+import { writeRules, type AccessRules } from '../auth/permissions.ts';
+import { sha256Hex } from '../auth/secrets.ts';
+import { accessTokenId } from '../auth/token-revocation.ts';
 import type { ServiceContext } from '../context.ts';
-import { customerNames } from '../customers.ts';
-import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../schemas.ts';
+import { customerNames } from '../connectors/customers.ts';
+import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../http/schemas.ts';
 import { createConnectSession, type CreateSessionBody } from '../connect/connect-sessions.ts';
 
 export const TOKEN_PATH = '/api/v1/account/applications/token';

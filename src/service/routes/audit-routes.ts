@@ -3,9 +3,9 @@
  * with filters and cursor paging; its request/response schemas and OpenAPI paths.
  */
 import type { FastifyInstance } from 'fastify';
-import type { AuditLog, AuditQuery } from '../audit-log.ts';
-import { principalOf } from '../authentication.ts';
-import type { Schema } from '../schemas.ts';
+import type { AuditLog, AuditQuery } from '../ops/audit-log.ts';
+import { principalOf } from '../auth/authentication.ts';
+import type { Schema } from '../http/schemas.ts';
 
 export const AUDIT_EVENTS_PATH = '/api/v1/audit-events';
 

@@ -1,7 +1,7 @@
 /** Connectors: create, list, get, patch, delete, and the connector-types catalog. */
 import type { FastifyInstance } from 'fastify';
-import { principalOf } from '../authentication.ts';
-import { buildCatalog, catalogEntry } from '../catalog.ts';
+import { principalOf } from '../auth/authentication.ts';
+import { buildCatalog, catalogEntry } from '../connectors/catalog.ts';
 import {
   connectorView,
   createConnector,
@@ -12,10 +12,10 @@ import {
   type CreateConnectorBody,
   type ListQuery,
   type PatchConnectorBody,
-} from '../connectors.ts';
+} from '../connectors/connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { customerNames } from '../customers.ts';
-import { checkStoredConnector } from '../connector-health.ts';
+import { customerNames } from '../connectors/customers.ts';
+import { checkStoredConnector } from '../connectors/connector-health.ts';
 import {
   CheckQuerySchema,
   CheckResponseSchema,
@@ -26,7 +26,7 @@ import {
   CreateConnectorRequestSchema,
   ListConnectorsQuerySchema,
   PatchConnectorRequestSchema,
-} from '../schemas.ts';
+} from '../http/schemas.ts';
 
 export const CONNECTORS_PATH = '/api/v1/integrations/connectors';
 export const CONNECTOR_TYPES_PATH = '/api/v1/integrations/connector-types';

@@ -1,11 +1,11 @@
 /** POST /api/v1/integrations/connectors/{connector_id}/execute. */
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { principalOf } from '../authentication.ts';
-import { executeAction, type ExecuteBody } from '../connectors.ts';
+import { principalOf } from '../auth/authentication.ts';
+import { executeAction, type ExecuteBody } from '../connectors/connectors.ts';
 import type { ServiceContext } from '../context.ts';
-import { airbyteExecuteEnvelope, speaksAirbyte } from '../airbyte-envelope.ts';
-import { ConnectorIdParamsSchema, ExecuteRequestSchema } from '../schemas.ts';
+import { airbyteExecuteEnvelope, speaksAirbyte } from '../http/airbyte-envelope.ts';
+import { ConnectorIdParamsSchema, ExecuteRequestSchema } from '../http/schemas.ts';
 
 export const EXECUTE_PATH = '/api/v1/integrations/connectors/:connector_id/execute';
 

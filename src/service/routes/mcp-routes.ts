@@ -14,16 +14,16 @@ import { SwitchboardError } from '../../errors/index.ts';
 import type { McpBackend, McpInstance } from '../../mcp/server.ts';
 import { changeFeed } from '../../events/change-feed.ts';
 import type { ProxyRequest } from '../../engine/proxy-request.ts';
-import { principalOf, rateLimitRefusal, type Principal } from '../authentication.ts';
+import { principalOf, rateLimitRefusal, type Principal } from '../auth/authentication.ts';
 import { proxyConnector } from './proxy-routes.ts';
-import { executeAction, requireConnector } from '../connectors.ts';
-import { authorizeAccess } from '../permissions.ts';
+import { executeAction, requireConnector } from '../connectors/connectors.ts';
+import { authorizeAccess } from '../auth/permissions.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { problem, sendProblem } from '../problem.ts';
-import { McpQuerySchema } from '../schemas.ts';
-import { organizationLimitKey, organizationLimiter, type KeyedLimiter } from '../shared-limits.ts';
+import { problem, sendProblem } from '../http/problem.ts';
+import { McpQuerySchema } from '../http/schemas.ts';
+import { organizationLimitKey, organizationLimiter, type KeyedLimiter } from '../limits/shared-limits.ts';
 import type { ConnectorRow } from '../../store/index.ts';
-import { customerNames } from '../customers.ts';
+import { customerNames } from '../connectors/customers.ts';
 
 export const MCP_PATH = '/mcp';
 

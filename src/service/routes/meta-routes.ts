@@ -3,8 +3,8 @@ import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../context.ts';
 import { buildOpenApiDocument } from '../openapi.ts';
-import { problem, sendProblem } from '../problem.ts';
-import { HealthSchema } from '../schemas.ts';
+import { problem, sendProblem } from '../http/problem.ts';
+import { HealthSchema } from '../http/schemas.ts';
 
 export function metaRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {

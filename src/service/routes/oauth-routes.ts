@@ -1,10 +1,10 @@
 /** Service-side OAuth: initiate (authenticated) and the provider's callback (public). */
 import type { FastifyInstance } from 'fastify';
-import { principalOf } from '../authentication.ts';
+import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import { customerNames } from '../customers.ts';
-import { completeOAuth, initiateOAuth, OAUTH_CALLBACK_PATH, type CallbackQuery, type InitiateBody } from '../oauth-flow.ts';
-import { OAuthCallbackQuerySchema, OAuthInitiateRequestSchema, OAuthInitiateResponseSchema } from '../schemas.ts';
+import { customerNames } from '../connectors/customers.ts';
+import { completeOAuth, initiateOAuth, OAUTH_CALLBACK_PATH, type CallbackQuery, type InitiateBody } from '../connectors/oauth-flow.ts';
+import { OAuthCallbackQuerySchema, OAuthInitiateRequestSchema, OAuthInitiateResponseSchema } from '../http/schemas.ts';
 
 export const OAUTH_INITIATE_PATH = '/api/v1/integrations/connectors/oauth/initiate';
 

@@ -6,10 +6,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
-import { principalOf } from '../authentication.ts';
+import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import type { Schema } from '../schemas.ts';
-import { AccessRulesSchema, applicationSubject, writeRules, type AccessRules } from '../permissions.ts';
+import type { Schema } from '../http/schemas.ts';
+import { AccessRulesSchema, applicationSubject, writeRules, type AccessRules } from '../auth/permissions.ts';
 
 export const PERMISSIONS_PATH = '/api/v1/account/permissions';
 

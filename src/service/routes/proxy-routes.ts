@@ -15,12 +15,12 @@ import { PROXY_METHODS } from '../../engine/proxy-request.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
 import type { CallOptions } from '../../engine/index.ts';
 import type { ProxyRequest, ProxyResponse } from '../../engine/proxy-request.ts';
-import { principalOf, type Principal } from '../authentication.ts';
+import { principalOf, type Principal } from '../auth/authentication.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { executeFailure } from '../problem.ts';
-import { authorizeAccess } from '../permissions.ts';
-import { checkProxyAccess } from '../proxy-access.ts';
-import { ProxyParamsSchema } from '../schemas.ts';
+import { executeFailure } from '../../engine/secret-scrub.ts';
+import { authorizeAccess } from '../auth/permissions.ts';
+import { checkProxyAccess } from '../auth/proxy-access.ts';
+import { ProxyParamsSchema } from '../http/schemas.ts';
 import { disconnectSignal } from './execute-routes.ts';
 
 const ROUTE_PREFIX = '/api/v1/integrations/connectors/';

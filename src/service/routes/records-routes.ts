@@ -4,11 +4,11 @@
 import type { FastifyInstance } from 'fastify';
 import { changeFeed } from '../../events/change-feed.ts';
 import { ChangesQuerySchema } from '../../events/openapi-events.ts';
-import { principalOf } from '../authentication.ts';
-import { requireConnector } from '../connectors.ts';
-import { authorizeAccess } from '../permissions.ts';
+import { principalOf } from '../auth/authentication.ts';
+import { requireConnector } from '../connectors/connectors.ts';
+import { authorizeAccess } from '../auth/permissions.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { ConnectorIdParamsSchema } from '../schemas.ts';
+import { ConnectorIdParamsSchema } from '../http/schemas.ts';
 
 export const RECORDS_PATH = '/api/v1/integrations/connectors/:connector_id/records';
 

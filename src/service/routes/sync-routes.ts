@@ -5,10 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { SwitchboardError } from '../../errors/index.ts';
-import { principalOf } from '../authentication.ts';
-import { requireConnector } from '../connectors.ts';
+import { principalOf } from '../auth/authentication.ts';
+import { requireConnector } from '../connectors/connectors.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { ConnectorIdParamsSchema, SyncRequestSchema } from '../schemas.ts';
+import { ConnectorIdParamsSchema, SyncRequestSchema } from '../http/schemas.ts';
 
 export const SYNC_PATH = '/api/v1/integrations/connectors/:connector_id/sync';
 

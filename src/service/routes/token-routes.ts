@@ -4,10 +4,10 @@
  * them. Application tokens only: scoped (one-customer) tokens are refused (customers.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { principalOf } from '../authentication.ts';
+import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import type { Schema } from '../schemas.ts';
-import { listTokens, revokeAllTokens, revokeToken } from '../token-revocation.ts';
+import type { Schema } from '../http/schemas.ts';
+import { listTokens, revokeAllTokens, revokeToken } from '../auth/token-revocation.ts';
 
 export const TOKENS_PATH = '/api/v1/account/tokens';
 

@@ -17,10 +17,10 @@ import { CreateWebhookEndpointSchema, DeliveriesQuerySchema, EndpointIdParamsSch
 import type { EventType } from '../../events/outbox.ts';
 import { WebhookReceiver } from '../../webhooks/receive.ts';
 import { ingressGate, ingressUrlOf } from '../../webhooks/ingress.ts';
-import { principalOf } from '../authentication.ts';
+import { principalOf } from '../auth/authentication.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
-import { requireConnector } from '../connectors.ts';
-import { ConnectorIdParamsSchema } from '../schemas.ts';
+import { requireConnector } from '../connectors/connectors.ts';
+import { ConnectorIdParamsSchema } from '../http/schemas.ts';
 
 export function vendorWebhookRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {

@@ -1,9 +1,9 @@
 /** GET /api/v1/workspaces: an organization's customers ("workspaces" in Airbyte's vocabulary) as {id, name}. */
 import type { FastifyInstance } from 'fastify';
-import { principalOf } from '../authentication.ts';
+import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
-import { listWorkspaces, type WorkspaceQuery } from '../customers.ts';
-import { WorkspaceListSchema, WorkspacesQuerySchema } from '../schemas.ts';
+import { listWorkspaces, type WorkspaceQuery } from '../connectors/customers.ts';
+import { WorkspaceListSchema, WorkspacesQuerySchema } from '../http/schemas.ts';
 
 export const WORKSPACES_PATH = '/api/v1/workspaces';
 
