@@ -1172,13 +1172,14 @@ export interface components {
         FigmaCommentsCreateParams: {
             /** @description Where to pin it: {x, y} on the canvas, or {node_id, node_offset: {x, y}} in a frame */
             client_meta?: {
-                node_id?: string;
-                node_offset?: {
+                x: number;
+                y: number;
+            } | {
+                node_id: string;
+                node_offset: {
                     x: number;
                     y: number;
                 };
-                x?: number;
-                y?: number;
             };
             /** @description The top-level comment to reply to */
             comment_id?: string;
@@ -1336,7 +1337,7 @@ export interface components {
             context: "team" | "project" | "file";
             context_id: string;
             description?: string;
-            /** Format: uri */
+            /** @description The https URL Figma POSTs to */
             endpoint: string;
             /** @enum {string} */
             event_type: "PING" | "FILE_UPDATE" | "FILE_VERSION_UPDATE" | "FILE_DELETE" | "LIBRARY_PUBLISH" | "FILE_COMMENT" | "DEV_MODE_STATUS_UPDATE";
@@ -1358,7 +1359,7 @@ export interface components {
         /** FigmaWebhooksUpdateParams */
         FigmaWebhooksUpdateParams: {
             description?: string;
-            /** Format: uri */
+            /** @description The https URL Figma POSTs to */
             endpoint: string;
             /** @enum {string} */
             event_type: "PING" | "FILE_UPDATE" | "FILE_VERSION_UPDATE" | "FILE_DELETE" | "LIBRARY_PUBLISH" | "FILE_COMMENT" | "DEV_MODE_STATUS_UPDATE";

@@ -214,15 +214,16 @@ comment_id?: string
 /**
  * Where to pin it: {x, y} on the canvas, or {node_id, node_offset: {x, y}} in a frame
  */
-client_meta?: {
-x?: number
-y?: number
-node_id?: string
-node_offset?: {
+client_meta?: ({
+x: number
+y: number
+} | {
+node_id: string
+node_offset: {
 x: number
 y: number
 }
-}
+})
 }
 
 export interface FigmaVersionsRecord {
@@ -340,6 +341,9 @@ export interface FigmaWebhooksCreateParams {
 event_type: ("PING" | "FILE_UPDATE" | "FILE_VERSION_UPDATE" | "FILE_DELETE" | "LIBRARY_PUBLISH" | "FILE_COMMENT" | "DEV_MODE_STATUS_UPDATE")
 context: ("team" | "project" | "file")
 context_id: string
+/**
+ * The https URL Figma POSTs to
+ */
 endpoint: string
 /**
  * Sent back in every delivery (the webhook secret)
@@ -352,6 +356,9 @@ description?: string
 export interface FigmaWebhooksUpdateParams {
 webhook_id: string
 event_type: ("PING" | "FILE_UPDATE" | "FILE_VERSION_UPDATE" | "FILE_DELETE" | "LIBRARY_PUBLISH" | "FILE_COMMENT" | "DEV_MODE_STATUS_UPDATE")
+/**
+ * The https URL Figma POSTs to
+ */
 endpoint: string
 passcode: string
 status?: ("ACTIVE" | "PAUSED")

@@ -109,7 +109,9 @@ export class SyncRunner {
     const { runtime, manifest, pages: pagesIn } = built;
     const resumed = state.run_complete === 0 && state.run_id !== null;
     const runId = resumed ? state.run_id! : randomUUID();
-    const full = resumed ? state.run_full === 1 : options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
+    // A manifest no synced entity of which reads incrementally reads everything every run: each run is then a full refresh (deletions detected).
+    const onlyFull = ![...manifest.entities.values()].some((e) => e.def.sync?.incremental !== undefined);
+    const full = resumed ? state.run_full === 1 : onlyFull || options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
     if (!resumed) {
       await this.db
         .updateTable('sync_state')
