@@ -137,17 +137,21 @@ webhooks?: {
 description?: string
 signature: {
 /**
- * hmac: an HMAC of the raw body in a header; jwt: an HS256 JWT signed with the secret in a header.
+ * hmac: an HMAC of the raw body in a header; jwt: an HS256 JWT signed with the secret in a header; passcode: the secret itself, sent back in a header or a body field (a vendor that signs nothing, e.g. a passcode given when the webhook was made).
  */
-scheme: ("hmac" | "jwt")
+scheme: ("hmac" | "jwt" | "passcode")
+/**
+ * passcode: the dotted body field carrying it (instead of a header).
+ */
+field?: string
 /**
  * hmac: the hash (default sha256).
  */
 algorithm?: ("sha1" | "sha256")
 /**
- * The header carrying the signature (or the JWT; a "Bearer " prefix is allowed).
+ * The header carrying the signature (or the JWT; a "Bearer " prefix is allowed; or the passcode). Required for hmac and jwt.
  */
-header: string
+header?: string
 /**
  * hmac: text before the digest in the header, e.g. "sha1=".
  */

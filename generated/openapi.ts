@@ -1670,6 +1670,206 @@ export interface components {
             data: Record<string, never> | Record<string, never>[];
             meta?: Record<string, never>;
         };
+        /** FigmaCommentsCreateParams */
+        FigmaCommentsCreateParams: {
+            /** @description Where to pin it: {x, y} on the canvas, or {node_id, node_offset: {x, y}} in a frame */
+            client_meta?: {
+                x: number;
+                y: number;
+            } | {
+                node_id: string;
+                node_offset: {
+                    x: number;
+                    y: number;
+                };
+            };
+            /** @description The top-level comment to reply to */
+            comment_id?: string;
+            file_key: string;
+            message: string;
+        };
+        /** FigmaCommentsListParams */
+        FigmaCommentsListParams: {
+            /** @description Messages as markdown where they have formatting */
+            as_md?: boolean;
+            file_key: string;
+        };
+        /** FigmaComponentsGetParams */
+        FigmaComponentsGetParams: {
+            key: string;
+        };
+        /** FigmaComponentsListParams */
+        FigmaComponentsListParams: {
+            /** @description meta.cursor.after of the previous page */
+            after?: number;
+            /** @description Default 30 */
+            page_size?: number;
+            team_id: string;
+        };
+        /**
+         * FigmaExecuteRequest
+         * @description Execute on a Figma connector (type figma)
+         */
+        FigmaExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["FigmaProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["FigmaProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["FigmaFilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["FigmaFilesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["FigmaCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["FigmaCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "versions";
+            params: components["schemas"]["FigmaVersionsListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "components";
+            params: components["schemas"]["FigmaComponentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "components";
+            params: components["schemas"]["FigmaComponentsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "components";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["FigmaWebhooksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["FigmaWebhooksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["FigmaWebhooksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["FigmaWebhooksUpdateParams"];
+        };
+        /** FigmaFilesGetParams */
+        FigmaFilesGetParams: {
+            /** @description A file key or branch key */
+            file_key: string;
+        };
+        /** FigmaFilesListParams */
+        FigmaFilesListParams: {
+            /** @description Also each file's branches */
+            branch_data?: boolean;
+            folder_id: string;
+        };
+        /** FigmaProjectsGetParams */
+        FigmaProjectsGetParams: {
+            folder_id: string;
+        };
+        /** FigmaProjectsListParams */
+        FigmaProjectsListParams: {
+            /** @description The team's id (the number after /team/ in its URL) */
+            team_id: string;
+        };
+        /** FigmaVersionsListParams */
+        FigmaVersionsListParams: {
+            file_key: string;
+            /** @description Default 30 */
+            page_size?: number;
+        };
+        /** FigmaWebhooksCreateParams */
+        FigmaWebhooksCreateParams: {
+            /** @enum {string} */
+            context: "team" | "project" | "file";
+            context_id: string;
+            description?: string;
+            /** @description The https URL Figma POSTs to */
+            endpoint: string;
+            /** @enum {string} */
+            event_type: "PING" | "FILE_UPDATE" | "FILE_VERSION_UPDATE" | "FILE_DELETE" | "LIBRARY_PUBLISH" | "FILE_COMMENT" | "DEV_MODE_STATUS_UPDATE";
+            /** @description Sent back in every delivery (the webhook secret) */
+            passcode: string;
+            /** @enum {string} */
+            status?: "ACTIVE" | "PAUSED";
+        };
+        /** FigmaWebhooksGetParams */
+        FigmaWebhooksGetParams: {
+            webhook_id: string;
+        };
+        /** FigmaWebhooksListParams */
+        FigmaWebhooksListParams: {
+            /** @enum {string} */
+            context: "team" | "project" | "file";
+            context_id: string;
+        };
+        /** FigmaWebhooksUpdateParams */
+        FigmaWebhooksUpdateParams: {
+            description?: string;
+            /** @description The https URL Figma POSTs to */
+            endpoint: string;
+            /** @enum {string} */
+            event_type: "PING" | "FILE_UPDATE" | "FILE_VERSION_UPDATE" | "FILE_DELETE" | "LIBRARY_PUBLISH" | "FILE_COMMENT" | "DEV_MODE_STATUS_UPDATE";
+            passcode: string;
+            /** @enum {string} */
+            status?: "ACTIVE" | "PAUSED";
+            webhook_id: string;
+        };
         /**
          * GithubExecuteRequest
          * @description Execute on a GitHub connector (type github)
@@ -7794,7 +7994,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -11,7 +11,7 @@ import type { UpstreamSend } from '../http/upstream-transport.ts';
 import { LIST_ACTIONS, type CompiledAction, type LoadedManifest } from '../manifest/index.ts';
 import { observing } from '../observe/hooks.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
-import { truthy, type TemplateContext } from '../templates/index.ts';
+import { compileTemplate, truthy, type TemplateContext } from '../templates/index.ts';
 import { checkBaseUrl, renderBaseUrl } from './base-url.ts';
 import { runCall, type CallHost } from './call.ts';
 import { RuntimeCredentials } from './credentials.ts';
@@ -183,6 +183,19 @@ export class ConnectorRuntime {
   /** Every record of a list across pages (streamed: one page in memory at a time). */
   async *records(entity: string, params?: unknown, options: CallOptions = {}): AsyncGenerator<Record<string, unknown>> {
     for await (const page of this.pages(entity, params, options)) yield* page.data;
+  }
+
+  /**
+   * Params a manifest fixes (a sync's `params`, its for_each's and removals'), with each text value
+   * that is a template rendered over this connector's credentials and config: a tenant the API
+   * cannot discover, given with the credentials (`team_id: "{{credentials.team_id}}"`).
+   */
+  fixedParams(params: unknown): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries((params ?? {}) as Record<string, unknown>)) {
+      out[k] = typeof v === 'string' && v.includes('{{') ? compileTemplate(v).render({ credentials: this.auth.credentials, config: this.config }) : v;
+    }
+    return out;
   }
 
   private templateContext(params: Record<string, unknown>, call: CallContext): TemplateContext {

@@ -343,6 +343,21 @@ export class Description {
     return { query, body };
   }
 
+  /** The values of the API keys the operation's security schemes name, in a header or the query, as presented. */
+  apiKeys(op: Operation, req: { query: URLSearchParams; headers: Record<string, string | string[] | undefined> }): string[] {
+    const schemes = ((this.doc.components as Json | undefined)?.securitySchemes ?? {}) as Record<string, Json>;
+    const out: string[] = [];
+    for (const name of new Set(op.security.flat())) {
+      const s = this.resolve(schemes[name]);
+      if (s.type !== 'apiKey' || s.in === 'cookie') continue;
+      const key = String(s.name ?? '');
+      const v = s.in === 'query' ? req.query.get(key) : req.headers[key.toLowerCase()];
+      const value = Array.isArray(v) ? v[0] : v;
+      if (typeof value === 'string' && value !== '') out.push(value);
+    }
+    return out;
+  }
+
   /** Whether the credentials of at least one security alternative are present (not checked for validity). */
   checkAuth(op: Operation, req: { query: URLSearchParams; headers: Record<string, string | string[] | undefined> }): RequestProblem | null {
     if (op.security.length === 0 || op.security.some((alt) => alt.length === 0)) return null;

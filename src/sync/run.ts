@@ -109,7 +109,9 @@ export class SyncRunner {
     const { runtime, manifest, pages: pagesIn } = built;
     const resumed = state.run_complete === 0 && state.run_id !== null;
     const runId = resumed ? state.run_id! : randomUUID();
-    const full = resumed ? state.run_full === 1 : options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
+    // A manifest no synced entity of which reads incrementally reads everything every run: each run is then a full refresh (deletions detected).
+    const onlyFull = ![...manifest.entities.values()].some((e) => e.def.sync?.incremental !== undefined);
+    const full = resumed ? state.run_full === 1 : onlyFull || options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
     if (!resumed) {
       await this.db
         .updateTable('sync_state')
@@ -177,7 +179,7 @@ export class SyncRunner {
     const sync = entity.def.sync!;
     const row = await this.entityRow(connectorId, entity.name);
     if (row.done === 1) return { records: row.records_seen, deleted: row.records_deleted, added: row.records_added, updated: row.records_updated };
-    let params: Record<string, unknown> = { ...((sync.params as Record<string, unknown> | undefined) ?? {}) };
+    let params: Record<string, unknown> = runtime.fixedParams(sync.params);
     const inc = sync.incremental;
     const lastMark: unknown = row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined;
     // Incremental by a "changed since" param, or by a newest-first order (stop at older records).
@@ -190,7 +192,7 @@ export class SyncRunner {
       if (v !== undefined) {
         if ((inc.action ?? 'list') === 'changes') {
           action = 'changes';
-          params = { ...((inc.params as Record<string, unknown> | undefined) ?? {}) };
+          params = runtime.fixedParams(inc.params);
         }
         params[inc.param] = v;
       }
@@ -204,7 +206,7 @@ export class SyncRunner {
       const value = compileTemplate(fe.value);
       const also = Object.entries(fe.also ?? {}).map(([k, t]) => [k, compileTemplate(String(t))] as const);
       parents = [];
-      for await (const parent of runtime.records(fe.entity, (fe.params as Record<string, unknown> | undefined) ?? {}, { signal: options.signal })) {
+      for await (const parent of runtime.records(fe.entity, runtime.fixedParams(fe.params), { signal: options.signal })) {
         const v = value.render({ record: parent });
         if (v === undefined || v === null || v === '') continue;
         const set: Record<string, unknown> = { [fe.param]: v };
@@ -318,7 +320,7 @@ export class SyncRunner {
     const when = rm.when !== undefined ? compileTemplate(rm.when) : undefined;
     let removed = 0;
     for (const parent of parents) {
-      const params: Record<string, unknown> = { ...((rm.params as Record<string, unknown> | undefined) ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}), ...parent };
+      const params: Record<string, unknown> = { ...runtime.fixedParams(rm.params), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}), ...parent };
       const ids = new Set<string>();
       for await (const record of runtime.records(rm.entity, params, { signal: options.signal })) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');

@@ -7,7 +7,8 @@
  * Order: nesting depth (400 invalid_json_depth, as every request body) → challenge handshake
  * (answered as is, only at the URL of a connector of the type) → signature (401
  * webhook_signature_invalid; a JWT must carry exp within the manifest's max age and, when the
- * manifest says so, aud = the URL it was posted to) → timestamp window and replay key (401
+ * manifest says so, aud = the URL it was posted to; a passcode, in a header or a body field, must
+ * equal the secret) → timestamp window and replay key (401
  * webhook_replayed; the key is the body's delivery id for hmac, the token's jti or hash for jwt;
  * it is recorded only once the delivery was processed, so a vendor's retry of a failed one is not
  * a replay) → topic → the attributed connectors (attribution.ts: read from what their credential
@@ -122,7 +123,7 @@ export class WebhookReceiver {
       const v = w.signature.secret === 'oauth_client_secret' ? `SWITCHBOARD_${d.type.toUpperCase()}_OAUTH_CLIENT_SECRET` : `SWITCHBOARD_${d.type.toUpperCase()}_WEBHOOK_SECRET`;
       throw new SwitchboardError('webhooks_not_configured', `Webhooks of ${d.type} are signed with a secret this deployment does not have: set ${v}`);
     }
-    const claims = await this.verify(d, w, secret);
+    const claims = await this.verify(d, w, secret, body);
     if (claims !== undefined) ctx['token'] = claims;
     if (body === undefined || typeof body !== 'object' || body === null) throw new SwitchboardError('malformed_json', 'The delivery body is not a JSON object');
 
@@ -151,10 +152,21 @@ export class WebhookReceiver {
   }
 
   /** The verified JWT's claims (scheme jwt), or undefined (hmac). */
-  private async verify(d: Delivery, w: CompiledWebhooks, secret: string): Promise<JWTPayload | undefined> {
+  private async verify(d: Delivery, w: CompiledWebhooks, secret: string, body: unknown): Promise<JWTPayload | undefined> {
     const s = w.signature;
+    if (s.field !== undefined) {
+      // passcode in the body: the secret itself, compared in constant time.
+      const value = getPath(body, s.field);
+      if (typeof value !== 'string' || value === '') throw refuse(`The delivery has no ${s.field}`);
+      if (!sameText(value, secret)) throw refuse(`The delivery's ${s.field} is not the webhook secret`);
+      return undefined;
+    }
     const given = header(d.headers, s.header);
     if (given === undefined || given === '') throw refuse(`The delivery has no ${s.header} header`);
+    if (s.scheme === 'passcode') {
+      if (!sameText(given, secret)) throw refuse(`${s.header} is not the webhook secret`);
+      return undefined;
+    }
     if (s.scheme === 'hmac') {
       if (!given.startsWith(s.prefix)) throw refuse(`${s.header} does not start with "${s.prefix}"`);
       const expected = createHmac(s.algorithm, secret).update(d.raw).digest();
@@ -255,6 +267,18 @@ export class WebhookReceiver {
     this.o.attributions.resolveSoon();
     return new SwitchboardError('webhook_attribution_pending', `${message}; retry later`, { details: { retry_after_ms: ATTRIBUTION_RETRY_AFTER_S * 1000 } });
   }
+}
+
+/** Two texts equal, compared in constant time (by their SHA-256, so lengths leak nothing). */
+function sameText(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+/** A dotted path's value in a parsed body. */
+function getPath(value: unknown, path: string): unknown {
+  let v = value;
+  for (const k of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+  return v;
 }
 
 /** A JWT delivery's replay key: its jti, else a hash of the token (the body is unsigned, so never from it). */

@@ -64,6 +64,10 @@ const QUIRKS: Record<string, Quirks> = {
       issue_comments: 'the sandbox seeds no issue comments: the list holds the one the suite creates',
     },
   },
+  figma: {
+    // Webhooks are listed by the context they were made on: the sandbox's team (its credentials' team_id).
+    params: { 'webhooks.list': { context: 'team', context_id: '1535685101263221741' } },
+  },
   jira: { onePage: { comments: 'the sandbox seeds an issue with at most two comments' } },
   monday: {
     skip: { 'webhooks.create': "monday calls the webhook's URL to verify it before it answers; test/events/monday-webhooks.test.ts runs it with a receiver" },

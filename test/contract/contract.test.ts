@@ -28,7 +28,7 @@ import { manifestFiles } from '../../src/manifest/registry.ts';
 import { Description, loadDescriptionSync, loadSidecar, type Sidecar } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
-type ParamDef = { type?: unknown; enum?: unknown[]; examples?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef>; additionalProperties?: unknown };
+type ParamDef = { type?: unknown; enum?: unknown[]; examples?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef>; additionalProperties?: unknown; oneOf?: ParamDef[]; anyOf?: ParamDef[] };
 interface VendorDescription {
   path: string;
   format: 'openapi' | 'graphql';
@@ -67,6 +67,9 @@ function sample(def: ParamDef, name = ''): unknown {
   // An id whose pattern rules digits out (Granola's not_ ids) takes the pattern's simplest value.
   if ((name === 'id' || name.endsWith('_id')) && def.enum === undefined && (def.type === 'string' || def.type === undefined) && (def.pattern === undefined || new RegExp(def.pattern).test('1850000101'))) return '1850000101';
   if (def.enum !== undefined) return def.enum[0];
+  // One of several shapes (a comment's pin: {x, y} or {node_id, node_offset}): the first.
+  const alternatives = def.oneOf ?? def.anyOf;
+  if (alternatives?.[0] !== undefined && def.properties === undefined) return sample({ type: def.type, ...alternatives[0] }, name);
   switch (Array.isArray(def.type) ? def.type.find((t) => t !== 'null') : def.type) {
     case 'integer':
     case 'number':
@@ -264,7 +267,8 @@ for (const m of manifests) {
 
     for (const [entityName, entity] of m.entities) {
       for (const [actionName, action] of entity.actions) {
-        const syncParams = actionName === 'list' && entity.def.sync !== undefined ? (entity.def.sync.params ?? {}) : undefined;
+        // Templates over the credentials ({{credentials.team_id}}) rendered as a sync renders them.
+        const syncParams = actionName === 'list' && entity.def.sync !== undefined ? runtime.fixedParams(entity.def.sync.params) : undefined;
         for (const [label, params] of paramSets(m, action, syncParams)) {
           const name = `${m.type} ${entityName}.${actionName} with ${label}`;
           it(name, () => {

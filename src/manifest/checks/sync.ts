@@ -23,6 +23,18 @@ export function checkSync(ctx: CheckContext, base: Path, entityName: string, ent
   if (sync.for_each !== undefined) checkForEach(ctx, sat, entityName, entity, sync.for_each);
   if (sync.removals !== undefined) checkRemovals(ctx, sat, sync, sync.removals);
   if (sync.deleted_when !== undefined) check.template([...sat, 'deleted_when'], sync.deleted_when, { roots: new Set(['record']), config });
+  // Fixed params may be templates over the credentials and config (a tenant given with the credentials).
+  const fixed: [Path, unknown][] = [
+    [[...sat, 'params'], sync.params],
+    [[...sat, 'incremental', 'params'], sync.incremental?.params],
+    [[...sat, 'for_each', 'params'], sync.for_each?.params],
+    [[...sat, 'removals', 'params'], sync.removals?.params],
+  ];
+  for (const [at, params] of fixed) {
+    for (const [k, v] of Object.entries((params ?? {}) as Record<string, unknown>)) {
+      if (typeof v === 'string' && v.includes('{{')) check.template([...at, k], v, { roots: new Set(['credentials', 'config']), config, credentials: ctx.credentialFields });
+    }
+  }
   if (sync.hydrate !== undefined) {
     const get = entity.actions['get'];
     if (get === undefined) check.add([...sat, 'hydrate', 'action'], `hydrate uses ${entityName}.get, which this entity does not declare`);

@@ -56,7 +56,8 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
       return errorResponse({ status: 401, code: 'unauthorized', message: 'Requires authentication' }, op);
     }
     if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
-      const presented = presentedToken(String(req.headers.authorization ?? ''));
+      // A token in the Authorization header, else an API key the operation's security names (X-Figma-Token-like headers).
+      const presented = presentedToken(String(req.headers.authorization ?? '')) ?? d.apiKeys(op, req)[0];
       if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow()) return errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op);
       const expiry = grants.expiries.get(presented);
       if (expiry !== undefined && expiry <= Date.now()) {

@@ -4,7 +4,8 @@ let lastTs = 0;
 /**
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing), a
- * prefixed id (e.g. not_1d3tmYTlCICgjy), a prefixed upper-case id (e.g. C012AB3CD), a UUID, or a
+ * prefixed id (e.g. not_1d3tmYTlCICgjy), a mixed-case key (aBcD1234EfGh5678IjKl9M), a prefixed
+ * upper-case id (e.g. C012AB3CD), a UUID, or a
  * string of digits (Asana gids, numeric ids) or hex.
  */
 export function newId(rand: () => number, like: unknown, created = false): string | number {
@@ -27,14 +28,14 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
   }
+  // A mixed-case key of letters and digits (e.g. a file key, aBcD1234EfGh5678IjKl9M): the same length and alphabet.
+  if (typeof like === 'string' && /^[A-Za-z0-9]{16,}$/.test(like) && /[a-z]/.test(like) && /[A-Z]/.test(like)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    return Array.from({ length: like.length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
   if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
-  }
-  // A UUID: a version 4 UUID from the same generator.
-  if (typeof like === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(like)) {
-    const hex = Array.from({ length: 32 }, (_, i) => (i === 12 ? 4 : i === 16 ? 8 + Math.floor(rand() * 4) : Math.floor(rand() * 16)).toString(16)).join('');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;

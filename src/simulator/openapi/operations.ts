@@ -99,8 +99,10 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   const { c, r, pathParams, query, body } = request;
   const input: Json = { ...(body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Json) : {}), ...query };
   const rpcParent = c.rpc === true && r.declared?.parent !== undefined ? r.declared.parent.param : undefined;
-  const parentOf: Record<string, string> = c.rpc !== true ? pathParams : rpcParent !== undefined && input[rpcParent] !== undefined ? { [rpcParent]: String(input[rpcParent]) } : {};
-  const rawId = c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? input[c.idParam] : pathParams[c.idParam];
+  // A declared resource's id and parent come from the query or body, else from a path parameter of that name (GET /files/{file_key}/meta).
+  const given = (name: string): unknown => input[name] ?? pathParams[name];
+  const parentOf: Record<string, string> = c.rpc !== true ? pathParams : rpcParent !== undefined && given(rpcParent) !== undefined ? { [rpcParent]: String(given(rpcParent)) } : {};
+  const rawId = c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
   let id = rawId === undefined ? undefined : String(rawId);
   if (c.keyParams !== undefined) {
     // Several path ids (/repos/{owner}/{repo}): the record whose key fields they name.

@@ -68,7 +68,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
       return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
-    if (key !== undefined) body[key] = slice;
+    if (key !== undefined) setPath(body, key, slice);
     // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
     // own position, size, total and whether it is the last (e.g. {startAt, maxResults, total, isLast}).
     if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;

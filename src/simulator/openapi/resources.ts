@@ -5,9 +5,10 @@
  */
 import type { Description, Json, Operation } from '../description.ts';
 import { declaredOperations, RESOURCE_ACTIONS, type ResourceDeclaration, type Sidecar } from '../sidecar.ts';
+import { getPath } from '../core/values.ts';
 import { idFieldFor } from './ids.ts';
 import { pathShapes } from './path-shape.ts';
-import { envelopeOf, exampleOf, listedEnvelopeOf, listKeyOf, pointerOfProperty, propertiesOf, singularOf } from './schema.ts';
+import { envelopeOf, exampleOf, listedEnvelopeOf, listKeyOf, pointerOfPath, pointerOfProperty, propertiesOf, singularOf } from './schema.ts';
 import type { Classified, Kind, Resource } from './types.ts';
 
 type CompositeItems = Map<string, { resource: string; params: string[] }>;
@@ -190,13 +191,13 @@ function declaredResource(d: Description, name: string, r: ResourceDeclaration):
   const listOp = opOf('list');
   if (recordRef === undefined && listOp?.responseRef !== undefined) {
     const key = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
-    const arr = key === undefined || key === '' ? undefined : pointerOfProperty(d, listOp.responseRef, key);
+    const arr = key === undefined || key === '' ? undefined : pointerOfPath(d, listOp.responseRef, key);
     if (arr !== undefined) recordRef = `${arr}/items`;
   }
   // The vendor's own examples of records: the list's items, then the one of each other method.
   const examples: Json[] = [];
   const listKey = listOp === undefined ? undefined : listKeyOf(d, d.schemaAt(listOp.responseRef), name);
-  const listed = listOp === undefined || listKey === undefined ? undefined : listKey === '' ? exampleOf(d, listOp) : (exampleOf(d, listOp) as Json | undefined)?.[listKey];
+  const listed = listOp === undefined || listKey === undefined ? undefined : listKey === '' ? exampleOf(d, listOp) : getPath(exampleOf(d, listOp), listKey);
   if (Array.isArray(listed)) examples.push(...listed.filter((x): x is Json => x !== null && typeof x === 'object' && !Array.isArray(x)));
   for (const kind of ['get', 'create', 'update'] as const) {
     const op = opOf(kind);
@@ -236,7 +237,7 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
       if (!resources.has(name)) {
         // No item path and no get: the records are the items of the list's array.
         const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
-        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfProperty(d, listOp.responseRef, arrayKey);
+        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfPath(d, listOp.responseRef, arrayKey);
         const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
         if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
         const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;

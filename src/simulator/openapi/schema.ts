@@ -70,7 +70,17 @@ export function listKeyOf(d: Description, schema: Json | undefined, resource: st
     const fields = Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json));
     return k.startsWith('_') ? -1 : wanted.size > 0 ? fields.filter((f) => wanted.has(f)).length : fields.some((f) => /^(id|gid|uuid)$|(_id|Id|ID)$/.test(f)) ? 1 : 0;
   };
-  return arrays.length < 2 ? arrays[0] : [...arrays].sort((a, b) => score(b) - score(a))[0];
+  if (arrays.length > 0) return arrays.length < 2 ? arrays[0] : [...arrays].sort((a, b) => score(b) - score(a))[0];
+  // One level down, in an envelope object whose array is named for the resource ({status, meta: {components: [...], cursor}}).
+  for (const [k, v] of Object.entries(props)) if (isArraySchema(d, propertiesOf(d, v)[resource])) return `${k}.${resource}`;
+  return undefined;
+}
+
+/** pointerOfProperty along a dotted path (a list key one level down: `meta.components`). */
+export function pointerOfPath(d: Description, pointer: string, path: string): string | undefined {
+  let at: string | undefined = pointer;
+  for (const prop of path.split('.')) at = at === undefined ? undefined : pointerOfProperty(d, at, prop);
+  return at;
 }
 
 /** Dotted path to the field of a list body that carries the next cursor (next_page.offset, pages.next.starting_after). */

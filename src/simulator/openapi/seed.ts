@@ -85,7 +85,10 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();
       const seedFields = rs?.seed === undefined ? undefined : (fill(seedOf(rs, i), { n: i + 1 }) as Json);
-      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length]);
+      // Under a parent in turn: the sidecar's declared one, else the one the path implies (each seeded repository gets issues).
+      const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : linked.length > 0 ? { ...linked[i % linked.length] } : {};
+      // The template may name the parent, as a created record's does ({{file_key}}).
+      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length], parents);
       // A record named by another field (an issue's number) keeps a unique id too.
       const like = ((peek(r.recordRef) ?? {}) as Json).id;
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
@@ -99,8 +102,6 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
         setPath(record, path, values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
-      // Under a parent in turn: the sidecar's declared one, else the one the path implies (each seeded repository gets issues).
-      const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : linked.length > 0 ? { ...linked[i % linked.length] } : {};
       r.records.set(String(record[r.idField]), { record, parents });
     }
   }
