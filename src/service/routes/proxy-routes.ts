@@ -22,6 +22,10 @@ import { authorizeAccess } from '../auth/permissions.ts';
 import { checkProxyAccess } from '../auth/proxy-access.ts';
 import { ProxyParamsSchema } from '../http/schemas.ts';
 import { disconnectSignal } from './execute-routes.ts';
+import { noteAuthFailure } from '../connectors/connectors.ts';
+import { refreshRefusal } from '../connectors/refresh-coordinator.ts';
+import { isAuthFailure } from '../../sync/index.ts';
+import type { ConnectorRow } from '../../store/index.ts';
 
 const ROUTE_PREFIX = '/api/v1/integrations/connectors/';
 export const PROXY_PATH = `${ROUTE_PREFIX}:connector_id/proxy/*`;
@@ -45,14 +49,35 @@ export async function proxyConnector(ctx: ServiceContext, principal: Pick<Princi
   if (row === undefined) throw new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
   checkProxyAccess(principal, request.method, row);
   authorizeAccess(principal, { connectorType: row.connector_type, method: request.method });
+  // Its token endpoint refused the refresh: no upstream call until the credentials are replaced (as for execute).
+  const refused = refreshRefusal(row);
+  if (refused !== undefined) throw refused;
   const { runtime, secrets } = ctx.runtimes.get(row, connectorType(ctx, row.connector_type));
+  let answer: ProxyResponse;
   try {
     // A span per proxy call when traced (docs/operations.md); the method only, never the path's ids or the query.
-    return await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () => runtime.proxy(request, options));
+    answer = await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () => runtime.proxy(request, options));
   } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.
-    throw isSwitchboardError(e) ? executeFailure(e, secrets) : e;
+    const clean = executeFailure(e, secrets);
+    // A refused OAuth refresh (oauth_refresh_failed) during the call: auth_failed, as for execute.
+    if (isAuthFailure(clean)) await authFailed(ctx, row, clean);
+    throw clean;
   }
+  // The vendor's 401 (after the one refresh an OAuth connector gets) is handed back as sent, and
+  // marks the connector auth_failed as an execute's would. A 403 does not: through the proxy it
+  // usually means one endpoint or resource the account may not use, not refused credentials.
+  if (answer.status === 401) {
+    await authFailed(ctx, row, new SwitchboardError('upstream_credentials_rejected', `${row.connector_type} answered a proxy call with HTTP 401`, { details: { upstream_status: 401 } }));
+  }
+  return answer;
+}
+
+async function authFailed(ctx: ServiceContext, row: ConnectorRow, error: SwitchboardError): Promise<void> {
+  // Refused credentials may have been replaced elsewhere meanwhile: read the row again next time.
+  ctx.runtimes.forget(row.id);
+  await noteAuthFailure(ctx, row, error);
 }
 
 async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: { connector_id: string } }>, reply: FastifyReply): Promise<unknown> {
