@@ -254,9 +254,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     const declared = Number(headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > this.limit) return this.abort(responseTooLarge(this.host, this.limit, declared));
     if (this.streamIf?.(statusCode) === true && streamableEncoding(headerValue(headers, 'content-encoding'))) {
-      // A fixed window of the budget while it streams (released when the send's stream closes).
+      // A fixed window of the budget while it streams (released when the send's stream closes); no more than the body can be.
       try {
-        this.hold.take(STREAM_WINDOW_BYTES);
+        this.hold.take(Math.min(STREAM_WINDOW_BYTES, this.limit, Number.isFinite(declared) ? declared : Infinity));
       } catch (e) {
         return this.abort(e as Error);
       }
