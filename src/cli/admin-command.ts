@@ -5,6 +5,9 @@ import type { Command } from 'commander';
 import { SwitchboardError } from '../errors/index.ts';
 import { failWith } from './cli-support.ts';
 
+/** Record an admin action on an application in the audit log (who: admin_cli). */
+type AdminAudit = (e: { organizationId: string; action: string; applicationId: string; details: Record<string, unknown> }) => Promise<void>;
+
 /**
  * Open the configured database (SWITCHBOARD_DATABASE_URL, else switchboard.db in the data
  * directory), migrated, for one admin action. A SQLite file that does not exist yet is created
@@ -12,8 +15,10 @@ import { failWith } from './cli-support.ts';
  * whose applications the running service does not know. (A PostgreSQL database is created by its
  * operator, never by Switchboard.)
  */
-async function withStore<T>(create: boolean, fn: (store: import('../store/index.ts').ServiceStore) => Promise<T>): Promise<T> {
+async function withStore<T>(create: boolean, fn: (store: import('../store/index.ts').ServiceStore, audit: AdminAudit) => Promise<T>): Promise<T> {
   const { migrate, openDatabase, isPostgresUrl, DEFAULT_SQLITE_FILE, SERVICE_MIGRATIONS, ServiceStore } = await import('../store/index.ts');
+  const { OPERATIONS_MIGRATIONS } = await import('../service/ops/operations-migrations.ts');
+  const { appendAuditEvent } = await import('../service/ops/audit-log.ts');
   const { databaseUrlFromEnv } = await import('../service/config.ts');
   const url = databaseUrlFromEnv(process.env);
   const notFound = (where: string): SwitchboardError =>
@@ -28,8 +33,23 @@ async function withStore<T>(create: boolean, fn: (store: import('../store/index.
   }
   const database = openDatabase<import('../store/index.ts').ServiceTables>(url);
   try {
-    await migrate(database as import('../store/index.ts').Database, [SERVICE_MIGRATIONS]);
-    return await fn(new ServiceStore(database.db));
+    // The operations group holds the audit log, which records what admin does.
+    await migrate(database as import('../store/index.ts').Database, [SERVICE_MIGRATIONS, OPERATIONS_MIGRATIONS]);
+    const audit: AdminAudit = (e) =>
+      appendAuditEvent(database.db as unknown as Parameters<typeof appendAuditEvent>[0], Date.now(), {
+        organization_id: e.organizationId,
+        action: e.action,
+        outcome: 'success',
+        resource_type: 'application',
+        resource_id: e.applicationId,
+        actor_application_id: null,
+        actor_token_kind: 'admin_cli',
+        actor_customer: null,
+        ip: null,
+        request_id: null,
+        details: e.details,
+      });
+    return await fn(new ServiceStore(database.db), audit);
   } finally {
     await database.close();
   }
@@ -51,9 +71,12 @@ export function registerAdminCommand(program: Command): void {
         if (envelope !== undefined && !(RESPONSE_ENVELOPES as readonly string[]).includes(envelope)) {
           throw new SwitchboardError('invalid_request', `--envelope must be one of: ${RESPONSE_ENVELOPES.join(', ')}`);
         }
-        const created = await withStore(opts.create === true, (store) =>
-          createApplication(store, { orgName: opts.org, ...(opts.name !== undefined ? { appName: opts.name } : {}), ...(envelope !== undefined ? { envelope: envelope as 'switchboard' | 'airbyte' } : {}) }),
-        );
+        const created = await withStore(opts.create === true, async (store, audit) => {
+          const out = await createApplication(store, { orgName: opts.org, ...(opts.name !== undefined ? { appName: opts.name } : {}), ...(envelope !== undefined ? { envelope: envelope as 'switchboard' | 'airbyte' } : {}) });
+          const app = await store.findApplicationByClientId(out.client_id);
+          await audit({ organizationId: out.organization_id, action: 'application.created', applicationId: app?.id ?? out.client_id, details: { client_id: out.client_id, name: app?.name ?? null, org: opts.org } });
+          return out;
+        });
         process.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
       } catch (e) {
         failWith(e);
@@ -83,7 +106,12 @@ export function registerAdminCommand(program: Command): void {
     .action(async (opts: { clientId: string; org: string; create?: boolean }) => {
       try {
         const { grantOrganization } = await import('../service/auth/accounts.ts');
-        const out = await withStore(opts.create === true, (store) => grantOrganization(store, { clientId: opts.clientId, orgName: opts.org }));
+        const out = await withStore(opts.create === true, async (store, audit) => {
+          const granted = await grantOrganization(store, { clientId: opts.clientId, orgName: opts.org });
+          const app = await store.findApplicationByClientId(opts.clientId);
+          if (granted.granted) await audit({ organizationId: granted.organization_id, action: 'application.granted', applicationId: app?.id ?? opts.clientId, details: { client_id: opts.clientId, org: opts.org } });
+          return granted;
+        });
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       } catch (e) {
         failWith(e);

@@ -121,6 +121,7 @@ async function sendAttempt(host: CallHost, plan: CallPlan, url: URL, init: Rende
       signal,
       timeoutMs: attemptMs,
       ...(plan.maxResponseBytes !== undefined ? { maxResponseBytes: plan.maxResponseBytes } : host.maxResponseBytes !== undefined ? { maxResponseBytes: host.maxResponseBytes } : {}),
+      ...(plan.stream !== undefined ? { stream: plan.stream } : {}),
     });
     if (track !== undefined) {
       track.status = res.status;

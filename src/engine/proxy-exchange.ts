@@ -79,6 +79,8 @@ export async function proxyExchange(host: ProxyHost, request: ProxyRequest): Pro
   const plan: CallPlan = {
     retrySafe: proxyRetrySafe(host.manifest, method, callerHeaders),
     maxResponseBytes: request.maxResponseBytes ?? host.maxResponseBytes,
+    // A 2xx answer streams through (no rule of the manifest reads a 2xx body here); others are read whole, as the loop decides on them.
+    stream: request.stream === true ? (status) => status >= 200 && status < 300 : undefined,
     render: (call, authorization) => {
       const headers: Record<string, string> = { accept: 'application/json' };
       host.manifestHeaders(headers);
@@ -90,6 +92,7 @@ export async function proxyExchange(host: ProxyHost, request: ProxyRequest): Pro
     },
     interpret: (res) => {
       last = res;
+      if (res.stream !== undefined) return { status: res.status, headers: new ResponseHeaders(res.headers), body: res.body, ctx: {}, stream: res.stream };
       const failure = classify(host, res);
       if (failure !== undefined) return failure;
       return { status: res.status, headers: new ResponseHeaders(res.headers), body: res.body, ctx: {} };
@@ -97,7 +100,7 @@ export async function proxyExchange(host: ProxyHost, request: ProxyRequest): Pro
   };
   try {
     const raw = await host.call(plan);
-    return { status: raw.status, headers: proxyAnswerHeaders(raw.headers.raw), body: raw.body as Buffer };
+    return { status: raw.status, headers: proxyAnswerHeaders(raw.headers.raw), body: raw.body as Buffer, ...(raw.stream !== undefined ? { stream: raw.stream } : {}) };
   } catch (e) {
     // The loop gave up on a vendor answer (a 401 after the refresh, a 429 or 5xx past its retries): hand it back as sent.
     if (isSwitchboardError(e) && e.details[ANSWERED] === true && last !== undefined) {

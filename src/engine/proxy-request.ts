@@ -9,6 +9,7 @@
  * is `proxy_path_refused`, so the URL sent is always the base URL's path followed by the
  * caller's segments (OWASP's path traversal guidance: reject, do not try to repair).
  */
+import type { Readable } from 'node:stream';
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 
@@ -39,13 +40,24 @@ export interface ProxyRequest {
   dropUnlistedHeaders?: boolean | undefined;
   /** Largest answer body accepted, in bytes; default the connector's. */
   maxResponseBytes?: number | undefined;
+  /**
+   * Hand a 2xx answer's body over as it arrives (ProxyResponse.stream) instead of reading it
+   * whole: the hosted route. Only with the service's lean transport; otherwise the body is read whole.
+   */
+  stream?: boolean | undefined;
 }
 
 /** The vendor's answer as the proxy hands it back: status, the headers a client needs, the body unchanged. */
 export interface ProxyResponse {
   status: number;
   headers: Record<string, string>;
+  /** The body read whole (empty when it is streamed). */
   body: Buffer;
+  /**
+   * With ProxyRequest.stream, a 2xx answer's body as it arrives: read it or destroy it. It fails
+   * (upstream_response_too_large) past the size cap, or on the call's timeout or the caller's signal.
+   */
+  stream?: Readable | undefined;
 }
 
 /** Never forwarded, whatever a manifest allows: credentials, the target, hop-by-hop (RFC 9110 §7.6.1) and forwarding headers. */

@@ -4,6 +4,7 @@ import type { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { ResponseHeaders, UpstreamResponse } from '../http/upstream-transport.ts';
 import type { TemplateContext } from '../templates/index.ts';
+import type { Readable } from 'node:stream';
 
 /** The result envelope: list → data array + meta; get/create/update → data object. */
 export interface ListEnvelope<R = Record<string, unknown>, M = Record<string, unknown>> {
@@ -104,6 +105,8 @@ export interface CallPlan {
   render(call: CallContext, authorization: string | undefined): { url: URL; init: Rendered['init'] };
   interpret(res: UpstreamResponse): RawResult | SwitchboardError;
   maxResponseBytes?: number | undefined;
+  /** Answers with these statuses come as a stream (UpstreamRequest.stream; the lean transport only): the proxy's 2xx. */
+  stream?: ((status: number) => boolean) | undefined;
 }
 
 export interface RawResult {
@@ -113,4 +116,6 @@ export interface RawResult {
   ctx: TemplateContext;
   /** A 2xx answer without a body, to an action with response.on_empty: read the record back. */
   empty?: true;
+  /** The body as a stream (CallPlan.stream): the proxy's. */
+  stream?: Readable;
 }

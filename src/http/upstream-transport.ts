@@ -18,11 +18,13 @@
  * request carries credentials), and link-local / metadata addresses are refused (egress.ts).
  */
 import { createBrotliDecompress, createGunzip, createInflate, type BrotliDecompress, type Gunzip, type Inflate } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import { SwitchboardError } from '../errors/index.ts';
 import { checkUrlHost, guardedLookup } from './egress.ts';
 import type { FetchLike } from './index.ts';
+import { decodedStream, RawBodyStream, STREAM_WINDOW_BYTES, streamableEncoding } from './upstream-stream.ts';
 import { ByteBudget, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_UPSTREAM_MEMORY_BYTES, memoryExhausted, readBodyCapped, responseTooLarge, type UpstreamInit } from './response-limit.ts';
 
 /** A request to the lean transport (headers as a plain record, lower-case names preferred). */
@@ -36,6 +38,13 @@ export interface UpstreamRequest {
   timeoutMs?: number;
   /** Cap on the body, raw and decoded; default the transport's. */
   maxResponseBytes?: number;
+  /**
+   * Hand the body of an answer with this status over as a stream (UpstreamResponse.stream)
+   * instead of collecting it (upstream-stream.ts); asked once the headers are in, after
+   * redirects, never for a body-less answer. The time limit, the signal, the cap and the memory
+   * budget then cover the stream until it ends.
+   */
+  stream?: (status: number) => boolean;
 }
 
 /** What the lean transport answers: status, headers as undici parses them, the decoded body. */
@@ -46,6 +55,8 @@ export interface UpstreamResponse {
   body: Buffer;
   /** True for a status or method that has no body (204, 304, HEAD...). */
   nullBody?: boolean;
+  /** The decoded body as a stream, when UpstreamRequest.stream asked for it (`body` is then empty). Read it or destroy it. */
+  stream?: Readable;
 }
 
 /** Send one request and read its whole (bounded) answer, without WHATWG Request/Response objects. */
@@ -184,16 +195,19 @@ class Exchange implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private total = 0;
   private settled = false;
-  private resolve!: (body: Buffer | null) => void;
+  private resolve!: (body: Buffer | RawBodyStream | null) => void;
   private reject!: (e: unknown) => void;
-  /** The raw body (null for a redirect to follow). */
-  readonly done: Promise<Buffer | null>;
+  /** The raw body (null for a redirect to follow, a stream when streamIf asked for one). */
+  readonly done: Promise<Buffer | RawBodyStream | null>;
+  /** The body being streamed (streamIf), until it ends. */
+  private streaming: RawBodyStream | undefined;
 
   constructor(
     private readonly limit: number,
     private readonly host: string,
     private readonly follow: boolean,
     private readonly hold: Hold,
+    private readonly streamIf?: (status: number) => boolean,
   ) {
     this.done = new Promise((res, rej) => {
       this.resolve = res;
@@ -203,6 +217,11 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   /** End the exchange with `reason`: the promise rejects now, the request is aborted as soon as undici lets us. */
   abort(reason: Error): void {
+    if (this.streaming !== undefined) {
+      // Destroying the stream aborts the request (RawBodyStream._destroy).
+      if (!this.streaming.readableEnded) this.streaming.destroy(reason);
+      return;
+    }
     if (this.settled) return;
     this.fail(reason);
     if (this.controller !== undefined) this.controller.abort(reason);
@@ -233,10 +252,22 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     const declared = Number(headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > this.limit) this.abort(responseTooLarge(this.host, this.limit, declared));
+    if (Number.isFinite(declared) && declared > this.limit) return this.abort(responseTooLarge(this.host, this.limit, declared));
+    if (this.streamIf?.(statusCode) === true && streamableEncoding(headerValue(headers, 'content-encoding'))) {
+      // A fixed window of the budget while it streams (released when the send's stream closes); no more than the body can be.
+      try {
+        this.hold.take(Math.min(STREAM_WINDOW_BYTES, this.limit, Number.isFinite(declared) ? declared : Infinity));
+      } catch (e) {
+        return this.abort(e as Error);
+      }
+      this.settled = true;
+      this.streaming = new RawBodyStream(controller, this.limit, this.host);
+      this.resolve(this.streaming);
+    }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.streaming !== undefined) return this.streaming.chunk(chunk);
     if (this.settled) return;
     this.total += chunk.length;
     if (this.total > this.limit) return this.abort(responseTooLarge(this.host, this.limit, this.total));
@@ -249,6 +280,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    if (this.streaming !== undefined) {
+      this.streaming.push(null);
+      return;
+    }
     if (this.settled) return;
     this.settled = true;
     const c = this.chunks;
@@ -260,6 +295,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     // The guarded DNS lookup's refusal surfaces as the connect error (or its cause).
     const refusal = err instanceof SwitchboardError ? err : (err as { cause?: unknown }).cause;
+    if (this.streaming !== undefined) {
+      if (!this.streaming.destroyed) this.streaming.destroy(refusal instanceof SwitchboardError ? refusal : err);
+      return;
+    }
     this.fail(refusal instanceof SwitchboardError ? refusal : err);
   }
 }
@@ -339,10 +378,19 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
     const timer = req.timeoutMs !== undefined ? setTimeout(timedOut, req.timeoutMs, flight) : undefined;
     if (signal !== undefined) watchSignal(signal, flight);
     const hold = new Hold(budget, url.host);
+    /** The send's timer, signal listener and budget: released when it returns, or when the body it streams closes. */
+    const release = (): void => {
+      hold.releaseAll();
+      if (timer !== undefined) clearTimeout(timer);
+      if (signal !== undefined) flightsBySignal.get(signal)?.delete(flight);
+    };
+    let streamed = false;
     try {
       for (let redirects = 0; ; redirects++) {
         if (!allowLinkLocal) checkUrlHost(url);
-        const ex = new Exchange(limit, url.host, redirects < maxRedirections, hold);
+        const m = method;
+        const streamIf = req.stream === undefined ? undefined : (status: number) => !NULL_BODY_STATUS.has(status) && m !== 'HEAD' && req.stream!(status);
+        const ex = new Exchange(limit, url.host, redirects < maxRedirections, hold, streamIf);
         flight.current = ex;
         dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body: body ?? null }, ex);
         const raw = await ex.done;
@@ -364,6 +412,14 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
           continue;
         }
         const h = ex.headers;
+        if (raw instanceof RawBodyStream) {
+          const stream = decodedStream(raw, headerValue(h, 'content-encoding'), limit, url.host);
+          delete h['content-encoding'];
+          delete h['content-length'];
+          streamed = true;
+          stream.once('close', release);
+          return { status: ex.status, headers: h, body: Buffer.alloc(0), stream };
+        }
         const nullBody = NULL_BODY_STATUS.has(ex.status) || method === 'HEAD';
         const encoding = headerValue(h, 'content-encoding');
         const bytes = nullBody ? raw : await decode(raw, encoding, limit, hold, url.host);
@@ -373,10 +429,8 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
         return { status: ex.status, headers: h, body: bytes, nullBody };
       }
     } finally {
-      // The body now belongs to the caller (or was dropped): its bytes leave the budget.
-      hold.releaseAll();
-      if (timer !== undefined) clearTimeout(timer);
-      if (signal !== undefined) flightsBySignal.get(signal)?.delete(flight);
+      // The body now belongs to the caller (or was dropped): its bytes leave the budget. A streamed one's when it closes.
+      if (!streamed) release();
     }
   };
 

@@ -69,6 +69,11 @@ export class ToolRuns {
     private readonly budget: number,
   ) {}
 
+  /** Whether the caller's allow-lists let it use the connector, entity or action (McpBackend.allows). */
+  private allows(instance: McpInstance, entity?: string, action?: string): boolean {
+    return this.backend.allows === undefined || this.backend.allows(instance, entity, action);
+  }
+
   /** Whether the server offers this action (a read-only server: list, get and search only). */
   readonly keep = (name: string): boolean => !this.readOnly || READ_ACTIONS.has(name);
 
@@ -139,11 +144,14 @@ export class ToolRuns {
       title: i.manifest.manifest.title,
       description: i.description ?? '',
       ...(i.customer_name !== undefined ? { customer_name: i.customer_name } : {}),
-      entities: [...i.manifest.entities.values()].map((e) => ({
-        name: e.name,
-        title: e.def.title ?? e.name,
-        actions: [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a) && this.keep(a)), ...(e.def.search !== undefined ? ['search'] : [])],
-      })),
+      entities: [...i.manifest.entities.values()]
+        .map((e) => ({
+          name: e.name,
+          title: e.def.title ?? e.name,
+          actions: [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a) && this.keep(a)), ...(e.def.search !== undefined ? ['search'] : [])].filter((a) => this.allows(i, e.name, a)),
+        }))
+        // An entity the caller's allow-lists leave no action of is not shown.
+        .filter((e) => e.actions.length > 0 && this.allows(i, e.name)),
     }));
     const capped = capEnvelope({ data }, this.budget, () => 'Too many connectors to list within the output budget; hosted, scope the endpoint with ?customer_name=.');
     return ok(`${data.length} connectors: ${data.map((d) => `${d.id} (${d.type})`).join(', ')}`.slice(0, 1000), capped.value);
@@ -151,7 +159,11 @@ export class ToolRuns {
 
   describe(instance: McpInstance, entityName: unknown): CallToolResult {
     const info = describeManifest(instance.manifest, { schemas: true, actions: this.keep });
-    const { credentials: _credentials, base_url: _base, entities, ...rest } = info;
+    const { credentials: _credentials, base_url: _base, entities: all, ...rest } = info;
+    // Only the entities and actions the caller's allow-lists let it use.
+    const entities = all
+      .map((e) => ({ ...e, actions: e.actions.filter((a) => this.allows(instance, e.name, a.name)) }))
+      .filter((e) => e.actions.length > 0 && this.allows(instance, e.name));
     const head = { connector: instance.id, ...rest, ...(instance.description ? { instance_description: instance.description } : {}) };
     if (entityName === undefined) {
       return ok(`${instance.id} (${instance.type}): entities ${entities.map((e) => e.name).join(', ')}; describe one entity for its record schema`, {

@@ -31,6 +31,12 @@ export interface McpBackend {
   search(instance: McpInstance, entity: string, params: Record<string, unknown>): Promise<{ data: unknown[]; meta: Record<string, unknown> }>;
   /** The change feed of a synced entity (hosted); absent locally (the tool then answers search_hosted_only). */
   changes?(instance: McpInstance, entity: string, q: { modified_after?: string; limit?: number }): Promise<{ data: unknown[]; next_cursor: string | null; has_more: boolean }>;
+  /**
+   * Whether the caller's allow-lists let it use this connector (no entity), one of its entities
+   * (no action) or one action; absent: everything. tools/list, list_connectors and describe show
+   * only what it allows; calls are refused by the backend's own checks either way.
+   */
+  allows?(instance: McpInstance, entity?: string, action?: string): boolean;
   /** A pass-through proxy call (proxy-tool.ts); errors scrubbed like execute's. */
   proxy?(instance: McpInstance, request: ProxyRequest, signal?: AbortSignal): Promise<ProxyResponse>;
 }

@@ -180,7 +180,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'SWITCHBOARD_LOG_LEVEL', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)' },
   { name: 'SWITCHBOARD_UPSTREAM_DEADLINE_MS', default: '60000', description: 'Overall deadline of one upstream call (throttle wait, every attempt and retry delay); past it the call fails (503 upstream_unavailable, or 429 upstream_queue_full when no throttle slot is free in time)' },
   { name: 'SWITCHBOARD_UPSTREAM_MAX_RESPONSE_BYTES', default: '52428800', description: 'Largest upstream response body, enforced while streaming and on decompressed output (502 upstream_response_too_large); a manifest may set its own with http.max_response_bytes' },
-  { name: 'SWITCHBOARD_PROXY_MAX_RESPONSE_BYTES', default: '10485760', description: 'Largest vendor answer the proxy route hands back (502 upstream_response_too_large past it), within the upstream memory budget (docs/proxy.md)' },
+  { name: 'SWITCHBOARD_PROXY_MAX_RESPONSE_BYTES', default: '10485760', description: 'Largest vendor answer the proxy route hands back, raw and decoded: past it 502 upstream_response_too_large before the first bytes, a cut connection after (2xx answers stream through; docs/proxy.md)' },
   {
     name: 'SWITCHBOARD_UPSTREAM_MEMORY_BYTES',
     default: '134217728',

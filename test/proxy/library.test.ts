@@ -43,6 +43,8 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
 }
 
 /**
+ * (test/proxy/every-connector.test.ts derives such a request for every connector of the registry
+ * from its vendor description; these hand-picked ones add the wrong-credentials half.)
  * Per connector, a request no action of its manifest renders (a credential-check or account
  * endpoint no entity models, a filter or GraphQL selection no action sends); the vendor
  * descriptions shipped with the connectors are trimmed to the operations the simulators serve.

@@ -131,6 +131,40 @@ describeEachDialect('permissions on %s', (dialect) => {
     mcpDenied(await mcp(token, 'execute', { entity: 'notes', action: 'create', params: { title: 'x' } }), 'action create');
   });
 
+  it('MCP tools/list, list_connectors and describe show only the connectors, entities and actions the allow-lists allow', async () => {
+    const other = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: 'billing', customer_name: 'acme', connector_type: 'stripe', credentials: { api_key: 'sk_test_perm_list_key' } } });
+    expect(other.status, other.text).toBe(201);
+    const rpc = async (method: string, params: Record<string, unknown> = {}) => {
+      const r = await h.request('POST', '/mcp', { token, body: { jsonrpc: '2.0', id: 1, method, params }, headers: { accept: 'application/json, text/event-stream' } });
+      expect(r.status, r.text).toBe(200);
+      return r.body.result;
+    };
+    const listed = async () => (await rpc('tools/call', { name: 'list_connectors', arguments: {} })).structuredContent.data as { id: string; type: string; entities: { name: string; actions: string[] }[] }[];
+    const toolsText = async () => JSON.stringify((await rpc('tools/list')).tools);
+    // Without a list: both connectors everywhere.
+    expect((await listed()).map((c) => c.id).sort()).toEqual([id, other.body.id].sort());
+    expect(await toolsText()).toContain(id);
+
+    await setPermissions({ connector_types: ['stripe'] });
+    expect((await listed()).map((c) => c.id)).toEqual([other.body.id]);
+    const text = await toolsText();
+    expect(text).toContain(other.body.id);
+    expect(text).not.toContain(id);
+    mcpDenied(await mcp(token, 'describe', {}), 'connector type granola');
+
+    await setPermissions({ connector_types: ['granola'], actions: ['notes.list'] });
+    const granola = await listed();
+    expect(granola.map((c) => c.id)).toEqual([id]);
+    expect(granola[0]!.entities).toEqual([{ name: 'notes', title: expect.any(String), actions: ['list'] }]);
+    const described = (await rpc('tools/call', { name: 'describe', arguments: { connector: id } })).structuredContent as { entities: { name: string; actions: { name: string }[] }[] };
+    expect(described.entities.map((e) => [e.name, e.actions.map((a) => a.name)])).toEqual([['notes', ['list']]]);
+
+    await setPermissions({ entities: ['granola.other'] });
+    expect((await listed()).map((c) => [c.type, c.entities.length]).sort()).toEqual([['granola', 0], ['stripe', 0]].sort());
+    expect(upstreamCalls).toBe(0);
+    expect((await h.request('DELETE', `${CONNECTORS}/${other.body.id}`, { token })).status).toBe(204);
+  });
+
   it('the typed hosted client gets and sets the application\'s list', async () => {
     const client = createClient({ baseUrl: h.url, customerName: 'acme', clientId: app.client_id, clientSecret: app.client_secret });
     expect(await client.permissions.set({ actions: ['list'], read_only: true })).toEqual({ application: { actions: ['list'], read_only: true }, token: null });

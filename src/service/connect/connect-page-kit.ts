@@ -11,6 +11,7 @@ import type { AuthVariant } from '../../manifest/index.ts';
 import type { ConnectorRow } from '../../store/index.ts';
 import { scrubSecrets } from '../../engine/secret-scrub.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
+import type { AuditNote } from '../ops/audit-log.ts';
 import { preConsentFields } from '../connectors/oauth-flow.ts';
 import type { ConnectBrand } from './connect-brand.ts';
 import { messagePage, typePage, type FormField, type TypePageVariant } from './connect-html.ts';
@@ -287,6 +288,18 @@ export class ConnectPageKit {
       request.log.info({ code: e.code, connector_type: type }, 'connect UI: connection refused');
       return this.renderType(reply, e.status, s, type, { reconnect, ...plainMessage(type, connectorType(this.ctx, type).manifest.title, e, c.submitted) });
     }
+    // The audit log (ops/audit-log.ts): the Connect session acted, for its application and customer.
+    request.auditNote = {
+      organizationId: s.organization_id,
+      action: reconnect !== undefined ? 'connector.reauthorized' : 'connector.created',
+      outcome: 'success',
+      resourceType: 'connector',
+      resourceId: row.id,
+      applicationId: s.application_id,
+      customerName: s.customer_name,
+      tokenKind: 'connect_session',
+      details: { connector_type: row.connector_type, customer_name: row.customer_name, name: row.name, status: row.status, connect_session_id: s.id },
+    } satisfies AuditNote;
     return this.finish(request, reply, claimed.claim, row, reconnect !== undefined);
   }
 

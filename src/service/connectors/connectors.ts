@@ -323,8 +323,8 @@ async function runAction(ctx: ServiceContext, organizationId: string, id: string
   }
 }
 
-/** An execute met refused credentials: mark the connector auth_failed and pause its sync (best effort: the caller gets the upstream error either way). */
-async function noteAuthFailure(ctx: ServiceContext, row: ConnectorRow, error: SwitchboardError): Promise<void> {
+/** An execute or a proxy call met refused credentials: mark the connector auth_failed and pause its sync (best effort: the caller gets the upstream answer either way). */
+export async function noteAuthFailure(ctx: ServiceContext, row: ConnectorRow, error: SwitchboardError): Promise<void> {
   try {
     if (await markAuthFailed(ctx.store, row.id, error, nowIso(ctx), row.credentials_ciphertext)) await ctx.sync.pause(row.id);
   } catch (e) {

@@ -9,6 +9,10 @@
  * name, a webhook endpoint's url and events...): request bodies, answers, credentials, tokens
  * and client secrets are never copied.
  *
+ * The Connect UI pages note the connectors they create or re-authorize (actor: the Connect
+ * session, `connect_session`), and the admin CLI appends its own events (`admin_cli`: applications
+ * created, organizations granted) through appendAuditEvent.
+ *
  * Retention: SWITCHBOARD_AUDIT_RETENTION_DAYS; older events are deleted at most once an hour per
  * instance, as events are added.
  */
@@ -75,6 +79,8 @@ export interface AuditNote {
   resourceId: string | null;
   applicationId?: string;
   customerName?: string;
+  /** Who acted when it is not a token: `connect_session` (the Connect UI pages); default `public`. */
+  tokenKind?: string;
   details?: Record<string, unknown>;
 }
 
@@ -109,9 +115,24 @@ export interface AuditQuery {
   cursor?: string;
 }
 
+let seq = 0;
+
+/**
+ * Append one event (the hook's AuditLog.record, and the admin CLI's, which has no service: its
+ * actor is `admin_cli`). Throws on a database error.
+ */
+export async function appendAuditEvent(db: Kysely<OperationsTables>, at: number, e: Omit<AuditEvent, 'id' | 'created_at'>): Promise<void> {
+  const createdAt = new Date(at).toISOString();
+  // Ordered like the events within one millisecond of this process (the list sorts by created_at, then id).
+  const id = `aud_${at.toString(36).padStart(9, '0')}${(seq++ % 1_679_616).toString(36).padStart(4, '0')}${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  await db
+    .insertInto('audit_events')
+    .values({ ...e, id, created_at: createdAt, details: JSON.stringify(cleanDetails(e.details)) })
+    .execute();
+}
+
 export class AuditLog {
   private prunedAt = 0;
-  private seq = 0;
 
   constructor(
     private readonly db: Kysely<OperationsTables>,
@@ -123,14 +144,7 @@ export class AuditLog {
   /** Append one event (never throws into the request: a failure is reported to onError). */
   async record(e: Omit<AuditEvent, 'id' | 'created_at'>): Promise<void> {
     try {
-      const at = this.now();
-      const createdAt = new Date(at).toISOString();
-      // Ordered like the events within one millisecond of this instance (the list sorts by created_at, then id).
-      const id = `aud_${at.toString(36).padStart(9, '0')}${(this.seq++ % 1_679_616).toString(36).padStart(4, '0')}${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-      await this.db
-        .insertInto('audit_events')
-        .values({ ...e, id, created_at: createdAt, details: JSON.stringify(cleanDetails(e.details)) })
-        .execute();
+      await appendAuditEvent(this.db, this.now(), e);
       if (this.now() - this.prunedAt >= HOUR_MS) await this.prune();
     } catch (err) {
       this.onError(err as Error);
@@ -223,7 +237,7 @@ export function installAuditLog(app: FastifyInstance, ctx: ServiceContext): Audi
         resource_type: note.resourceType,
         resource_id: note.resourceId,
         actor_application_id: note.applicationId ?? null,
-        actor_token_kind: 'public',
+        actor_token_kind: note.tokenKind ?? 'public',
         actor_customer: note.customerName ?? null,
         details: note.details ?? {},
       });

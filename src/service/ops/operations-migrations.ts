@@ -42,7 +42,7 @@ export interface AuditEventsTable {
   resource_type: string;
   resource_id: string | null;
   actor_application_id: string | null;
-  /** application, scoped (one customer), public (no token: the OAuth callback, the token endpoint). */
+  /** application, scoped (one customer), public (no token: the OAuth callback, the token endpoint), connect_session (the Connect UI pages), admin_cli. */
   actor_token_kind: string;
   actor_customer: string | null;
   ip: string | null;

@@ -45,20 +45,32 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
     description: row.name,
     customer_name: row.customer_name,
   });
+  /** The allow-lists' answer for a connector type, entity or action (permissions.ts). */
+  const allows = (type: string, entity?: string, action?: string): boolean => {
+    try {
+      authorizeAccess(principal, { connectorType: type, ...(entity !== undefined ? { entity } : {}), ...(action !== undefined ? { action } : {}) });
+      return true;
+    } catch {
+      return false;
+    }
+  };
   return {
     mode: 'hosted',
     instances: async () => {
       const rows = await ctx.store.listConnectors(organizationId, { customerName, limit: MCP_MAX_CONNECTORS });
-      // A type no longer registered cannot be run or described: left out.
-      return rows.filter((r) => ctx.registry.has(r.connector_type)).map(toInstance);
+      // A type no longer registered cannot be run or described, nor one the allow-lists refuse: left out.
+      return rows.filter((r) => ctx.registry.has(r.connector_type) && allows(r.connector_type)).map(toInstance);
     },
     instance: async (id) => {
       const row = await requireConnector(ctx, organizationId, id);
       if (customerName !== undefined && row.customer_name !== customerName) {
         throw new SwitchboardError('connector_not_found', `No connector ${id} for customer ${customerName}`, { details: { connector_id: id } });
       }
+      // describe and every call on a connector type the allow-lists refuse: 403 permission_denied.
+      authorizeAccess(principal, { connectorType: row.connector_type });
       return toInstance(row);
     },
+    allows: (instance, entity, action) => allows(instance.type, entity, action),
     execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal, principal)) as Envelope,
     search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params }, undefined, principal)) as { data: unknown[]; meta: Record<string, unknown> },
     changes: (instance, entity, q) => {

@@ -10,6 +10,7 @@
  * Switchboard's problem+json (unknown connector, refused path, throttle, timeout...).
  */
 import { withSpan } from '../../observe/hooks.ts';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PROXY_METHODS } from '../../engine/proxy-request.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
@@ -22,6 +23,10 @@ import { authorizeAccess } from '../auth/permissions.ts';
 import { checkProxyAccess } from '../auth/proxy-access.ts';
 import { ProxyParamsSchema } from '../http/schemas.ts';
 import { disconnectSignal } from './execute-routes.ts';
+import { noteAuthFailure } from '../connectors/connectors.ts';
+import { refreshRefusal } from '../connectors/refresh-coordinator.ts';
+import { isAuthFailure } from '../../sync/index.ts';
+import type { ConnectorRow } from '../../store/index.ts';
 
 const ROUTE_PREFIX = '/api/v1/integrations/connectors/';
 export const PROXY_PATH = `${ROUTE_PREFIX}:connector_id/proxy/*`;
@@ -45,14 +50,35 @@ export async function proxyConnector(ctx: ServiceContext, principal: Pick<Princi
   if (row === undefined) throw new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
   checkProxyAccess(principal, request.method, row);
   authorizeAccess(principal, { connectorType: row.connector_type, method: request.method });
+  // Its token endpoint refused the refresh: no upstream call until the credentials are replaced (as for execute).
+  const refused = refreshRefusal(row);
+  if (refused !== undefined) throw refused;
   const { runtime, secrets } = ctx.runtimes.get(row, connectorType(ctx, row.connector_type));
+  let answer: ProxyResponse;
   try {
     // A span per proxy call when traced (docs/operations.md); the method only, never the path's ids or the query.
-    return await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () => runtime.proxy(request, options));
+    answer = await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () => runtime.proxy(request, options));
   } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.
-    throw isSwitchboardError(e) ? executeFailure(e, secrets) : e;
+    const clean = executeFailure(e, secrets);
+    // A refused OAuth refresh (oauth_refresh_failed) during the call: auth_failed, as for execute.
+    if (isAuthFailure(clean)) await authFailed(ctx, row, clean);
+    throw clean;
   }
+  // The vendor's 401 (after the one refresh an OAuth connector gets) is handed back as sent, and
+  // marks the connector auth_failed as an execute's would. A 403 does not: through the proxy it
+  // usually means one endpoint or resource the account may not use, not refused credentials.
+  if (answer.status === 401) {
+    await authFailed(ctx, row, new SwitchboardError('upstream_credentials_rejected', `${row.connector_type} answered a proxy call with HTTP 401`, { details: { upstream_status: 401 } }));
+  }
+  return answer;
+}
+
+async function authFailed(ctx: ServiceContext, row: ConnectorRow, error: SwitchboardError): Promise<void> {
+  // Refused credentials may have been replaced elsewhere meanwhile: read the row again next time.
+  ctx.runtimes.forget(row.id);
+  await noteAuthFailure(ctx, row, error);
 }
 
 async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: { connector_id: string } }>, reply: FastifyReply): Promise<unknown> {
@@ -76,18 +102,64 @@ async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: 
         body: Buffer.isBuffer(body) && body.length > 0 ? body : undefined,
         maxResponseBytes: ctx.config.proxyMaxResponseBytes,
         dropUnlistedHeaders: true,
+        // A 2xx body is streamed through, not read whole (docs/proxy.md).
+        stream: true,
       },
       { signal: disconnectSignal(request), maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs },
     );
+    const stream = answer.stream;
+    if (stream !== undefined) {
+      // Listening at once: an error the stream emits before Fastify pipes it must not go unheard.
+      stream.once('error', (e: Error) => {
+        if (!reply.raw.headersSent) return;
+        request.log.warn({ connector_id: id, method: request.method, path: target.path, status: answer.status, code: isSwitchboardError(e) ? e.code : e.name }, 'proxy answer cut short');
+      });
+      // Nothing is sent before the first bytes: a body that fails first (too large, timed out) is our own problem+json.
+      await firstBytes(stream).catch((e: unknown) => {
+        throw streamFailure(e);
+      });
+    }
     request.log.info({ connector_id: id, method: request.method, path: target.path, status: answer.status, duration_ms: Math.round(performance.now() - started) }, 'proxy call');
     reply.header(PROXY_SOURCE_HEADER, 'upstream');
     for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
     reply.code(answer.status);
-    return request.method === 'HEAD' ? reply.send() : reply.send(answer.body);
+    // Past the first bytes a failure can only cut the answer short: the connection is closed (Fastify destroys it).
+    return request.method === 'HEAD' ? reply.send() : reply.send(stream ?? answer.body);
   } catch (e) {
     request.log.info({ connector_id: id, method: request.method, path: target.path, code: isSwitchboardError(e) ? e.code : 'internal_error', duration_ms: Math.round(performance.now() - started) }, 'proxy call refused');
     throw e;
   }
+}
+
+/** A streamed body's failure as our error: the cap's and the budget's as they are, a timeout or a broken connection as upstream_unavailable. */
+function streamFailure(e: unknown): unknown {
+  if (isSwitchboardError(e) || !(e instanceof Error)) return e;
+  const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
+  return new SwitchboardError('upstream_unavailable', timedOut ? 'The vendor did not send its answer within the time limit' : `The vendor's answer broke off: ${e.message}`, { details: { timeout: timedOut }, cause: e });
+}
+
+/** Wait until a streamed body has its first bytes (or has ended); its error, if it fails first. */
+function firstBytes(stream: Readable): Promise<void> {
+  if (stream.readableLength > 0 || stream.readableEnded) return Promise.resolve();
+  if (stream.errored !== null) return Promise.reject(stream.errored);
+  return new Promise<void>((resolve, reject) => {
+    const done = (): void => {
+      off();
+      resolve();
+    };
+    const fail = (e: Error): void => {
+      off();
+      reject(e);
+    };
+    const off = (): void => {
+      stream.off('readable', done);
+      stream.off('end', done);
+      stream.off('error', fail);
+    };
+    stream.on('readable', done);
+    stream.on('end', done);
+    stream.on('error', fail);
+  });
 }
 
 export function proxyRoutes(ctx: ServiceContext) {
