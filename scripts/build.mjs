@@ -17,7 +17,9 @@ try {
   // Installed from a packed tarball or the registry: no devDependencies, and the package ships its
   // dist/ already built. Nothing to do then; without dist/ there is nothing to run, so say so.
   if (existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) process.exit(0);
-  process.stderr.write('build: TypeScript is not installed and dist/ is missing; run `npm install` (with devDependencies) in the repository, then `npm run build`\n');
+  process.stderr.write(
+    'build: TypeScript is not installed and dist/ is missing; run `npm install` (with devDependencies) in the repository, then `npm run build`\n',
+  );
   process.exit(1);
 }
 try {

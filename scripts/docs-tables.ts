@@ -10,11 +10,19 @@ import { connectorTable, sandboxTable } from './connector-tables.ts';
 import { proxyTable } from './proxy-table.ts';
 
 export function configTable(): string {
-  return ['| variable | default | meaning |', '|---|---|---|', ...CONFIG_VARIABLES.map((v) => `| \`${v.name}\` | ${v.default} | ${v.description} |`)].join('\n');
+  return ['| variable | default | meaning |', '|---|---|---|', ...CONFIG_VARIABLES.map((v) => `| \`${v.name}\` | ${v.default} | ${v.description} |`)].join(
+    '\n',
+  );
 }
 
 const sandbox = await sandboxTable();
-const TABLES: Record<string, () => string> = { 'error-codes': errorCodeTable, config: configTable, connectors: connectorTable, sandbox: () => sandbox, proxy: proxyTable };
+const TABLES: Record<string, () => string> = {
+  'error-codes': errorCodeTable,
+  config: configTable,
+  connectors: connectorTable,
+  sandbox: () => sandbox,
+  proxy: proxyTable,
+};
 
 for (const file of ['README.md', 'docs/hosted.md', 'docs/proxy.md']) {
   let text = readFileSync(file, 'utf8');

@@ -65,9 +65,27 @@ const OPERATIONS = [
 
 /** JSON Schema keywords kept from OpenAPI schemas (and `example`); everything else is documentation. */
 const KEEP = new Set([
-  'type', 'properties', 'required', 'items', 'enum', 'additionalProperties', 'anyOf', 'oneOf', 'allOf',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern',
-  'minItems', 'maxItems', 'uniqueItems', 'default', 'not',
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'additionalProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'default',
+  'not',
   // Kept for sample data: the generic simulator's records start from the vendor's examples.
   'example',
 ]);
@@ -234,7 +252,8 @@ for (const [key, o] of Object.entries(operations)) {
   for (const where of ['path', 'query'] as const) {
     const schema = o[where];
     const required = new Set((schema.required as string[] | undefined) ?? []);
-    for (const [name, ps] of Object.entries((schema.properties ?? {}) as Json)) parameters.push({ name, in: where, required: where === 'path' || required.has(name), schema: ps });
+    for (const [name, ps] of Object.entries((schema.properties ?? {}) as Json))
+      parameters.push({ name, in: where, required: where === 'path' || required.has(name), schema: ps });
   }
   outPaths[path] ??= {};
   (outPaths[path] as Json)[method.toLowerCase()] = {

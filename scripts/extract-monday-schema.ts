@@ -31,7 +31,21 @@ const OUT = fileURLToPath(new URL('../connectors/monday/schema-2026-10.graphql',
 const API_VERSION = '2026-10';
 
 /** Root query fields the connector sends or the simulator serves. */
-const QUERY_FIELDS = ['account', 'me', 'complexity', 'version', 'versions', 'users', 'teams', 'tags', 'workspaces', 'boards', 'items', 'next_items_page', 'updates'];
+const QUERY_FIELDS = [
+  'account',
+  'me',
+  'complexity',
+  'version',
+  'versions',
+  'users',
+  'teams',
+  'tags',
+  'workspaces',
+  'boards',
+  'items',
+  'next_items_page',
+  'updates',
+];
 /** Root mutation fields the connector sends or the simulator serves. */
 const MUTATION_FIELDS = [
   'complexity',
@@ -82,10 +96,11 @@ const visit = (t: GraphQLType): void => {
   if (isInterfaceType(n)) for (const o of source.getImplementations(n).objects) visit(o);
   if (isUnionType(n)) for (const o of n.getTypes()) visit(o);
 };
-for (const root of [query, mutation]) for (const f of Object.values(root.getFields())) {
-  visit(f.type);
-  for (const a of f.args) visit(a.type);
-}
+for (const root of [query, mutation])
+  for (const f of Object.values(root.getFields())) {
+    visit(f.type);
+    for (const a of f.args) visit(a.type);
+  }
 
 const extract = new GraphQLSchema({ query, mutation, types: [...seen.values()].filter((t) => t.name !== 'Query' && t.name !== 'Mutation') });
 const header = `# Extracted by scripts/extract-monday-schema.ts from monday's GraphQL schema for API version ${API_VERSION}

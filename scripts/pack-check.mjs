@@ -89,12 +89,17 @@ function install(tarball) {
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pack-check-consumer', private: true, type: 'module' }, null, 2));
   const t0 = Date.now();
-  run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', '--foreground-scripts=false', tarball], { cwd: project, env: cleanEnv(localPrebuild()) });
+  run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', '--foreground-scripts=false', tarball], {
+    cwd: project,
+    env: cleanEnv(localPrebuild()),
+  });
   const installed = join(project, 'node_modules', ...pkg.name.split('/'));
   if (!existsSync(join(installed, 'dist', 'src', 'index.js'))) fail(`${pkg.name} is not installed in ${project}`);
   const dev = Object.keys(pkg.devDependencies ?? {}).filter((d) => existsSync(join(project, 'node_modules', d)));
   if (dev.some((d) => ['typescript', 'tsx', 'vitest'].includes(d))) fail(`the consumer got build tools it must run without: ${dev.join(', ')}`);
-  ok(`installed ${pkg.name} into an empty project in ${((Date.now() - t0) / 1000).toFixed(0)} s (runtime dependencies only: no ${['typescript', 'tsx', 'vitest'].join(', ')})`);
+  ok(
+    `installed ${pkg.name} into an empty project in ${((Date.now() - t0) / 1000).toFixed(0)} s (runtime dependencies only: no ${['typescript', 'tsx', 'vitest'].join(', ')})`,
+  );
   return project;
 }
 
@@ -162,10 +167,12 @@ function serve(project) {
         if (code !== 0) throw new Error(`switchboard serve exited with ${code ?? signal} on SIGTERM; stderr: ${stderr}`);
         if (!existsSync(join(project, 'data'))) throw new Error('switchboard serve wrote no data directory');
         ok(`switchboard serve: listening at ${url}, GET /healthz {"status":"ok"}, SQLite in ./data, exit 0 on SIGTERM`);
-      })().then(resolve, (e) => {
-        child.kill('SIGKILL');
-        reject(e);
-      }).finally(() => clearTimeout(timer));
+      })()
+        .then(resolve, (e) => {
+          child.kill('SIGKILL');
+          reject(e);
+        })
+        .finally(() => clearTimeout(timer));
     });
     void exited.then(({ code, signal }) => {
       if (!seen) {

@@ -21,19 +21,41 @@ const out = process.argv[3] ?? 'docs/connect-ui.png';
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-shot-'));
 const sandbox = await startSandbox();
 const registry = connectorRegistry();
-const config = withSandbox(defaultServiceConfig({ databaseUrl: join(dir, 'sb.db'), encryptionKey: generateKeySpec(), port: 0, syncScheduler: false }), sandbox, registry);
+const config = withSandbox(
+  defaultServiceConfig({ databaseUrl: join(dir, 'sb.db'), encryptionKey: generateKeySpec(), port: 0, syncScheduler: false }),
+  sandbox,
+  registry,
+);
 const service = await startService({ config, registry, logger: createServiceLogger('silent') });
 const profile = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
 try {
   const app = await createApplication(service.ctx.store, { orgName: 'acme-saas' });
   const appRow = await service.ctx.store.findApplicationByClientId(app.client_id);
   const customer = 'customer-42';
-  await createConnector(service.ctx, app.organization_id, { customer_name: customer, connector_type: 'granola', name: 'Granola', credentials: sandbox.connectors['granola']!.credentials });
-  const session = await createConnectSession(service.ctx, { applicationId: appRow!.id, organizationId: app.organization_id }, { customer_name: customer, allowed_connector_types: ['granola', 'intercom', 'monday'] });
+  await createConnector(service.ctx, app.organization_id, {
+    customer_name: customer,
+    connector_type: 'granola',
+    name: 'Granola',
+    credentials: sandbox.connectors['granola']!.credentials,
+  });
+  const session = await createConnectSession(
+    service.ctx,
+    { applicationId: appRow!.id, organizationId: app.organization_id },
+    { customer_name: customer, allowed_connector_types: ['granola', 'intercom', 'monday'] },
+  );
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env['SWITCHBOARD_CHROMIUM'] ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 720, height: 640 },
   });
   const page = await context.newPage();

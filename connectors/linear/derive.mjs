@@ -27,17 +27,44 @@ import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 
 const QUERY = ['issues', 'issue', 'projects', 'project', 'teams', 'team', 'comments', 'comment', 'users', 'user', 'viewer', 'workflowStates', 'workflowState'];
-const MUTATION = ['issueCreate', 'issueUpdate', 'issueArchive', 'issueUnarchive', 'projectCreate', 'projectUpdate', 'teamCreate', 'teamUpdate', 'commentCreate', 'commentUpdate', 'userUpdate'];
+const MUTATION = [
+  'issueCreate',
+  'issueUpdate',
+  'issueArchive',
+  'issueUnarchive',
+  'projectCreate',
+  'projectUpdate',
+  'teamCreate',
+  'teamUpdate',
+  'commentCreate',
+  'commentUpdate',
+  'userUpdate',
+];
 /** Object types kept (their fields trimmed to the kept set). */
 const OBJECTS = ['Issue', 'Project', 'Team', 'Comment', 'User', 'WorkflowState', 'PageInfo'];
 for (const t of ['Issue', 'Project', 'Team', 'Comment', 'User', 'WorkflowState']) OBJECTS.push(`${t}Connection`, `${t}Edge`);
 OBJECTS.push('IssuePayload', 'IssueArchivePayload', 'ProjectPayload', 'TeamPayload', 'CommentPayload', 'UserPayload');
 /** Input types kept, besides the comparators they reach (…Comparator), which are kept whole. */
 const INPUTS = [
-  'IssueFilter', 'ProjectFilter', 'TeamFilter', 'CommentFilter', 'UserFilter', 'WorkflowStateFilter',
-  'NullableIssueFilter', 'NullableTeamFilter', 'NullableUserFilter', 'NullableProjectFilter',
-  'IssueCreateInput', 'IssueUpdateInput', 'ProjectCreateInput', 'ProjectUpdateInput', 'TeamCreateInput', 'TeamUpdateInput',
-  'CommentCreateInput', 'CommentUpdateInput', 'UserUpdateInput',
+  'IssueFilter',
+  'ProjectFilter',
+  'TeamFilter',
+  'CommentFilter',
+  'UserFilter',
+  'WorkflowStateFilter',
+  'NullableIssueFilter',
+  'NullableTeamFilter',
+  'NullableUserFilter',
+  'NullableProjectFilter',
+  'IssueCreateInput',
+  'IssueUpdateInput',
+  'ProjectCreateInput',
+  'ProjectUpdateInput',
+  'TeamCreateInput',
+  'TeamUpdateInput',
+  'CommentCreateInput',
+  'CommentUpdateInput',
+  'UserUpdateInput',
 ];
 const BUILTIN = new Set(['ID', 'String', 'Boolean', 'Int', 'Float']);
 
@@ -69,7 +96,8 @@ function docOf(node) {
   const d = docs[docs.length - 1];
   const text = typeof d.comment === 'string' ? d.comment : d.comment?.map((c) => c.text).join('');
   const dep = (d.tags ?? []).find((t) => t.tagName.text === 'deprecated');
-  const reason = dep === undefined ? undefined : (typeof dep.comment === 'string' ? dep.comment : (dep.comment?.map((c) => c.text).join('') ?? 'No longer supported'));
+  const reason =
+    dep === undefined ? undefined : typeof dep.comment === 'string' ? dep.comment : (dep.comment?.map((c) => c.text).join('') ?? 'No longer supported');
   return { text: text?.replace(/\s+/g, ' ').trim() || undefined, deprecated: reason?.replace(/\s+/g, ' ').trim() };
 }
 {
@@ -144,7 +172,7 @@ function allowed(named) {
     if (!BUILTIN.has(named)) usedScalars.add(named);
     return true;
   }
-  if (k === 'enum') return usedEnums.add(named), true;
+  if (k === 'enum') return (usedEnums.add(named), true);
   if (k === 'object' || k === 'interface') return keptObjects.has(named) || (k === 'interface' && usedInterfaces.has(named));
   if (k === 'input') return keptInputs.has(named);
   return false;
@@ -235,4 +263,6 @@ for (const e of [...usedEnums].sort()) {
 }
 for (const s of [...usedScalars].sort()) blocks.push(`${describe(scalarDocs.get(s))}scalar ${s}`);
 
-process.stdout.write(`# Derived from @linear/sdk@98.0.0 (MIT, Linear Orbit, Inc.) dist/index-D2pH4Pk9.d.mts by connectors/linear/derive.mjs:\n# the part of Linear's GraphQL schema the connector uses. Do not edit; rerun the script.\n\n${blocks.join('\n\n')}\n`);
+process.stdout.write(
+  `# Derived from @linear/sdk@98.0.0 (MIT, Linear Orbit, Inc.) dist/index-D2pH4Pk9.d.mts by connectors/linear/derive.mjs:\n# the part of Linear's GraphQL schema the connector uses. Do not edit; rerun the script.\n\n${blocks.join('\n\n')}\n`,
+);

@@ -69,7 +69,9 @@ const schemas = {};
 function schemaOf(typeName) {
   const out = generator.createSchema(typeName);
   // `Record<string, never>` comes out as additionalProperties: {not: {}}; the same said plainly (no property allowed).
-  const text = JSON.stringify(out).replaceAll('"#/definitions/', '"#/components/schemas/').replaceAll('"additionalProperties":{"not":{}}', '"additionalProperties":false');
+  const text = JSON.stringify(out)
+    .replaceAll('"#/definitions/', '"#/components/schemas/')
+    .replaceAll('"additionalProperties":{"not":{}}', '"additionalProperties":false');
   const { definitions = {} } = JSON.parse(text);
   for (const [name, def] of Object.entries(definitions)) {
     if (schemas[name] && JSON.stringify(schemas[name]) !== JSON.stringify(def)) fail(`two shapes named ${name}`);
@@ -127,7 +129,13 @@ for (const [file, names] of Object.entries(USED)) {
     for (const p of ep.pathParams) parameters.push({ name: p, in: 'path', required: true, schema: propertyOf(params, p)?.schema ?? fail(`${name}: no ${p}`) });
     for (const q of ep.queryParams) {
       const prop = propertyOf(params, q) ?? fail(`${name}: no ${q}`);
-      parameters.push({ name: q, in: 'query', required: prop.required, ...(prop.schema.type === 'array' ? { style: 'form', explode: true } : {}), schema: prop.schema });
+      parameters.push({
+        name: q,
+        in: 'query',
+        required: prop.required,
+        ...(prop.schema.type === 'array' ? { style: 'form', explode: true } : {}),
+        schema: prop.schema,
+      });
     }
     const op = { operationId: name, summary: descriptionOf(file, name) };
     if (name === 'oauthToken') {
@@ -222,16 +230,16 @@ const doc = {
     license: { name: 'MIT', identifier: 'MIT' },
     description:
       `OUR derivation, not Notion's: the endpoints connectors/notion uses, read out of @notionhq/client@${clientVersion} ` +
-      '(build/src/api-endpoints/*, generated from Notion\'s API definitions; MIT) by connectors/notion/derive.mjs. ' +
-      'Types are the client\'s TypeScript types as JSON Schema; the Notion-Version header, the auth schemes and the error body come from the client\'s code.',
+      "(build/src/api-endpoints/*, generated from Notion's API definitions; MIT) by connectors/notion/derive.mjs. " +
+      "Types are the client's TypeScript types as JSON Schema; the Notion-Version header, the auth schemes and the error body come from the client's code.",
   },
   servers: [{ url: `${baseUrl}/v1` }],
   security: [{ bearerAuth: [] }],
   paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
   components: {
     securitySchemes: {
-      bearerAuth: { type: 'http', scheme: 'bearer', description: 'An internal integration secret (ntn_...) or a public integration\'s OAuth access token.' },
-      clientCredentials: { type: 'http', scheme: 'basic', description: 'The public integration\'s client id and secret (Client.oauthToken).' },
+      bearerAuth: { type: 'http', scheme: 'bearer', description: "An internal integration secret (ntn_...) or a public integration's OAuth access token." },
+      clientCredentials: { type: 'http', scheme: 'basic', description: "The public integration's client id and secret (Client.oauthToken)." },
     },
     schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
   },

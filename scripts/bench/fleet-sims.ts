@@ -9,7 +9,12 @@ import { parseArgs } from 'node:util';
 import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 
 const { values } = parseArgs({
-  options: { limited: { type: 'string', default: '100' }, size: { type: 'string', default: '200' }, 'idle-size': { type: 'string', default: '5' }, 'key-prefix': { type: 'string', default: 'grn_fleet_limited_' } },
+  options: {
+    limited: { type: 'string', default: '100' },
+    size: { type: 'string', default: '200' },
+    'idle-size': { type: 'string', default: '5' },
+    'key-prefix': { type: 'string', default: 'grn_fleet_limited_' },
+  },
 });
 const limited: { url: string; apiKey: string }[] = [];
 for (let i = 0; i < Number(values.limited); i++) {

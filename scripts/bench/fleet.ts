@@ -161,7 +161,9 @@ interface Sims {
   idle: { url: string; apiKey: string };
 }
 function startSims(argv: string[]): Promise<{ child: ReturnType<typeof spawn>; sims: Sims }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./fleet-sims.ts', import.meta.url).pathname, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./fleet-sims.ts', import.meta.url).pathname, ...argv], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', (l) => resolve({ child, sims: JSON.parse(l) as Sims }));
     child.once('exit', (code) => reject(new Error(`simulators exited with ${code}`)));
@@ -173,7 +175,10 @@ const { child: simChild, sims } = await startSims(['--limited', String(SYNCING),
 const { child: probeChild, sims: probeSims } = await startSims(['--limited', String(PROBES), '--size', '50', '--key-prefix', 'grn_fleet_probe_']);
 const PROBE_KEYS = probeSims.limited.map((s) => s.apiKey);
 // The probe's client, in a process of its own too (fleet-probe.ts): it measures the service, not this process's event loop.
-const probeClient = fork(new URL('./fleet-probe.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const probeClient = fork(new URL('./fleet-probe.ts', import.meta.url).pathname, [], {
+  execArgv: ['--import', 'tsx'],
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
 
 // --- the instances, each in a process of its own (fleet-instance.ts) ------------------------------
 const epochNow = (): number => performance.timeOrigin + performance.now();
@@ -246,13 +251,20 @@ function startInstance(spec: InstanceSpec): Promise<Instance> {
 
 // --- one dialect ----------------------------------------------------------------------------------
 async function createConnector(a: Api, name: string, apiKey: string): Promise<string> {
-  const r = await api(a, 'POST', '/integrations/connectors?check=false', { customer_name: name, connector_type: 'granola', name, credentials: { api_key: apiKey } });
+  const r = await api(a, 'POST', '/integrations/connectors?check=false', {
+    customer_name: name,
+    connector_type: 'granola',
+    name,
+    credentials: { api_key: apiKey },
+  });
   if (r.status !== 201 && r.status !== 200) throw new Error(`create ${name}: ${r.status} ${JSON.stringify(r.json)}`);
   return String(r.json['id']);
 }
 
 async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
-  console.log(`\n=== ${dialect}${dialect === 'postgres' ? ` (two instances${API_INSTANCE ? ', and a third that serves the probe and syncs nothing' : ''})` : ''} ===`);
+  console.log(
+    `\n=== ${dialect}${dialect === 'postgres' ? ` (two instances${API_INSTANCE ? ', and a third that serves the probe and syncs nothing' : ''})` : ''} ===`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-fleet-'));
   const schema = `fleet_bench_${process.pid}`;
   let admin: pg.Client | undefined;
@@ -276,7 +288,11 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     database = openDatabase(spec.databaseUrl, spec.schema !== undefined ? { schema: spec.schema } : {});
     const db = database.db as Kysely<Record<string, Record<string, unknown>>>;
     const app = await createApplication(new ServiceStore(database.db as Kysely<ServiceTables>), { orgName: 'fleet' });
-    const tok = await request(`${instances[0]!.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
+    const tok = await request(`${instances[0]!.url}/api/v1/account/applications/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }),
+    });
     const token = ((await tok.body.json()) as { access_token: string }).access_token;
     const apis: Api[] = instances.map((s) => ({ url: s.url, token }));
     if (API_INSTANCE && dialect === 'postgres') apiOnly = await startInstance(spec);
@@ -302,8 +318,14 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       idle.push(...ids);
       const m = await memory();
       const per = (m.heap - base.heap) / idle.length;
-      console.log(`${idle.length.toLocaleString()} connectors created and used once in ${((performance.now() - started) / 1000).toFixed(0)} s; heap + external ${((m.heap - base.heap) / 1e6).toFixed(1)} MB above the start; the instance's RSS ${(m.rss / 1e6).toFixed(0)} MB (${(base.rss / 1e6).toFixed(0)} MB at the start: the allocator returns start-up pages late, so RSS is not a per-connector figure)`);
-      goal(`fleet memory per idle connector < 10 kB at ${idle.length.toLocaleString()} connectors (${dialect})`, per < 10_000, `${per.toFixed(0)} B per connector (heap + external after GC)`);
+      console.log(
+        `${idle.length.toLocaleString()} connectors created and used once in ${((performance.now() - started) / 1000).toFixed(0)} s; heap + external ${((m.heap - base.heap) / 1e6).toFixed(1)} MB above the start; the instance's RSS ${(m.rss / 1e6).toFixed(0)} MB (${(base.rss / 1e6).toFixed(0)} MB at the start: the allocator returns start-up pages late, so RSS is not a per-connector figure)`,
+      );
+      goal(
+        `fleet memory per idle connector < 10 kB at ${idle.length.toLocaleString()} connectors (${dialect})`,
+        per < 10_000,
+        `${per.toFixed(0)} B per connector (heap + external after GC)`,
+      );
     }
 
     // Pause the idle fleet while the syncs are measured.
@@ -312,10 +334,21 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     // 2. and 3. Throughput of concurrent syncs, and one connector's execute latency meanwhile.
     const syncing = await Promise.all(sims.limited.slice(0, SYNCING).map((s, i) => createConnector(A, `sync-${i}`, s.apiKey)));
     const probes = await Promise.all(PROBE_KEYS.map((key, i) => createConnector(A, `probe-${i}`, key)));
-    await db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', 'in', [...syncing, ...probes]).execute();
+    await db
+      .updateTable('sync_state')
+      .set({ next_run_at: null })
+      .where('connector_id', 'in', [...syncing, ...probes])
+      .execute();
     // Each probe's simulator has notes of its own (its own seed).
     const probeTargets = await Promise.all(
-      probes.map(async (connector) => ({ connector, noteIds: ((await api(A, 'POST', `/integrations/connectors/${connector}/execute`, { entity: 'notes', action: 'list', params: {} })).json['data'] as { id: string }[]).map((n) => n.id) })),
+      probes.map(async (connector) => ({
+        connector,
+        noteIds: (
+          (await api(A, 'POST', `/integrations/connectors/${connector}/execute`, { entity: 'notes', action: 'list', params: {} })).json['data'] as {
+            id: string;
+          }[]
+        ).map((n) => n.id),
+      })),
     );
     /** The probes' calls for `seconds`, from the probe process (fleet-probe.ts): their latencies. */
     const probeRun = (seconds: number): Promise<number[]> =>
@@ -347,24 +380,36 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const busyUpstream = (await Promise.all(serving.map((s) => s.call<number[]>('probe-upstream')))).flat();
     for (const [i, s] of instances.entries()) {
       const loop = await s.call<{ p50: number; p99: number; max: number }>('loop-stop');
-      console.log(`event loop delay of instance ${i + 1} while syncing: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
+      console.log(
+        `event loop delay of instance ${i + 1} while syncing: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`,
+      );
     }
     for (const s of instances) await s.call('sync-stop');
     const inWorker = (await Promise.all(instances.map((s) => s.call<number>('pages-run')))).reduce((a, b) => a + b, 0);
     console.log(`syncs' pages run in the sync worker (SWITCHBOARD_SYNC_IN_WORKER): ${inWorker} entity runs`);
     const exchanges = (await Promise.all(instances.map((s) => s.call<Exchange[]>('exchanges')))).flat();
-    const startedBy = (await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', syncing).execute()).filter((r) => r['started_at'] !== null).length;
+    const startedBy = (await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', syncing).execute()).filter(
+      (r) => r['started_at'] !== null,
+    ).length;
     const inWindow = exchanges.filter((e) => e.at >= w0 && e.at <= w1);
     const ok = inWindow.filter((e) => e.status < 400);
     const limited = exchanges.filter((e) => e.status === 429).length;
-    if (process.env['FLEET_DEBUG']) console.log(exchanges.filter((e) => e.status === 429).map((e) => `${e.key} +${((e.at - t0) / 1000).toFixed(2)}s n=${exchanges.filter((x) => x.key === e.key && x.at <= e.at).length}`).join('\n'));
+    if (process.env['FLEET_DEBUG'])
+      console.log(
+        exchanges
+          .filter((e) => e.status === 429)
+          .map((e) => `${e.key} +${((e.at - t0) / 1000).toFixed(2)}s n=${exchanges.filter((x) => x.key === e.key && x.at <= e.at).length}`)
+          .join('\n'),
+      );
     if (process.env['FLEET_DEBUG']) {
       // How bursty the syncs' upstream traffic is: exchanges per 50 ms over the window.
       const bins = new Array<number>(Math.ceil((w1 - w0) / 50)).fill(0);
       for (const e of inWindow) bins[Math.min(bins.length - 1, Math.floor((e.at - w0) / 50))]! += 1;
       const phase = new Array<number>(20).fill(0);
       for (const e of inWindow) phase[Math.floor((e.at % 1000) / 50)]! += 1;
-      console.log(`sync exchanges per 50 ms: mean ${(inWindow.length / bins.length).toFixed(1)}, p90 ${percentile(bins, 90)}, max ${Math.max(...bins)}; by 50 ms of the second: ${phase.join(' ')}`);
+      console.log(
+        `sync exchanges per 50 ms: mean ${(inWindow.length / bins.length).toFixed(1)}, p90 ${percentile(bins, 90)}, max ${Math.max(...bins)}; by 50 ms of the second: ${phase.join(' ')}`,
+      );
     }
     const secs = (w1 - w0) / 1000;
     const rate = ok.length / secs;
@@ -375,9 +420,17 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     console.log(
       `${SYNCING} syncs at once (${startedBy} started within ${((w1 - t0) / 1000).toFixed(0)} s): ${rate.toFixed(1)} upstream requests/s and ${(ok.filter((e) => e.get).length / secs).toFixed(1)} records/s over ${secs.toFixed(0)} s, against the keys' ceilings ${ceiling}/s; per connector min ${min.toFixed(2)} / median ${med.toFixed(2)} / max ${Math.max(...perKey).toFixed(2)} requests/s; 429s: ${limited}`,
     );
-    goal(`fleet sync throughput of ${SYNCING} concurrent syncs within 10 % of the sum of the upstreams' ceilings (${dialect})`, rate >= 0.9 * ceiling, `${rate.toFixed(1)} of ${ceiling} requests/s, ${((rate / ceiling) * 100).toFixed(1)} %; ${(ok.filter((e) => e.get).length / secs).toFixed(1)} records/s`);
+    goal(
+      `fleet sync throughput of ${SYNCING} concurrent syncs within 10 % of the sum of the upstreams' ceilings (${dialect})`,
+      rate >= 0.9 * ceiling,
+      `${rate.toFixed(1)} of ${ceiling} requests/s, ${((rate / ceiling) * 100).toFixed(1)} %; ${(ok.filter((e) => e.get).length / secs).toFixed(1)} records/s`,
+    );
     goal(`fleet 0 × 429 during ${SYNCING} concurrent syncs (${dialect})`, limited === 0, `${limited} × 429 of ${exchanges.length} upstream requests`);
-    goal(`fleet no connector starved during ${SYNCING} concurrent syncs (${dialect})`, perKey.every((r) => r >= 0.5 * med) && med > 0, `slowest ${min.toFixed(2)} requests/s vs median ${med.toFixed(2)} (${((min / med) * 100).toFixed(0)} %; starved: below 50 %)`);
+    goal(
+      `fleet no connector starved during ${SYNCING} concurrent syncs (${dialect})`,
+      perKey.every((r) => r >= 0.5 * med) && med > 0,
+      `slowest ${min.toFixed(2)} requests/s vs median ${med.toFixed(2)} (${((min / med) * 100).toFixed(0)} %; starved: below 50 %)`,
+    );
     const p = (xs: number[], q: number): number => percentile(xs, q);
     const tail = (xs: number[]): string => `p50 ${fmt(p(xs, 50))} / p90 ${fmt(p(xs, 90))} / p99 ${fmt(p(xs, 99))} / max ${fmt(Math.max(...xs))} ms`;
     console.log(`the probes' execute: idle ${tail(idleLatency)}; while syncing ${tail(busyLatency)}`);
@@ -403,11 +456,19 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       for (let i = 0; i < idle.length; i++) {
         const at = startAt + Math.floor((i / idle.length) * everyMs);
         scheduled.set(idle[i]!, at);
-        await trx.updateTable('sync_state').set({ next_run_at: new Date(at).toISOString(), interval_ms: everyMs }).where('connector_id', '=', idle[i]!).execute();
+        await trx
+          .updateTable('sync_state')
+          .set({ next_run_at: new Date(at).toISOString(), interval_ms: everyMs })
+          .where('connector_id', '=', idle[i]!)
+          .execute();
       }
     });
     if (dialect === 'postgres') {
-      const plan = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT connector_id FROM sync_state WHERE next_run_at <= ${new Date(startAt + 10_000).toISOString()} AND (lease_until IS NULL OR lease_until < ${new Date().toISOString()}) ORDER BY next_run_at LIMIT 16`.execute(db);
+      const plan = await sql<{
+        'QUERY PLAN': string;
+      }>`EXPLAIN SELECT connector_id FROM sync_state WHERE next_run_at <= ${new Date(startAt + 10_000).toISOString()} AND (lease_until IS NULL OR lease_until < ${new Date().toISOString()}) ORDER BY next_run_at LIMIT 16`.execute(
+        db,
+      );
       console.log(`the scheduler's due query on PostgreSQL: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')}`);
     }
     for (const s of instances) await s.call('time-ticks');
@@ -416,7 +477,11 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const end = Date.now();
     for (const s of instances) await s.call('sync-stop');
     const ticks = (await Promise.all(instances.map((s) => s.call<number[]>('ticks')))).flat();
-    const rows = await db.selectFrom('sync_state').select(['connector_id', 'started_at']).where('connector_id', 'in', idle.slice(0, Math.ceil((idle.length * (SECONDS + 2) * 1000) / everyMs) + 50)).execute();
+    const rows = await db
+      .selectFrom('sync_state')
+      .select(['connector_id', 'started_at'])
+      .where('connector_id', 'in', idle.slice(0, Math.ceil((idle.length * (SECONDS + 2) * 1000) / everyMs) + 50))
+      .execute();
     const delays: number[] = [];
     let notStarted = 0;
     for (const r of rows) {
@@ -435,11 +500,17 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
       await dueConnectors(db as unknown as Kysely<SyncTables>, t, 16);
       query.push(performance.now() - q0);
     }
-    console.log(`the scheduler's due query alone at ${idle.length.toLocaleString()} connectors, nothing else running: p50 ${fmt(percentile(query, 50))} ms, p95 ${fmt(percentile(query, 95))} ms over 200 runs`);
+    console.log(
+      `the scheduler's due query alone at ${idle.length.toLocaleString()} connectors, nothing else running: p50 ${fmt(percentile(query, 50))} ms, p95 ${fmt(percentile(query, 95))} ms over 200 runs`,
+    );
     console.log(
       `scheduler over ${idle.length.toLocaleString()} connectors, one due every ${(everyMs / idle.length).toFixed(0)} ms: ${ticks.length} ticks on ${instances.length} instance(s), p50 ${fmt(percentile(ticks, 50))} / p95 ${fmt(percentile(ticks, 95))} / max ${fmt(Math.max(...ticks))} ms; ${delays.length} connectors came due, ${notStarted} not started by the end`,
     );
-    goal(`fleet scheduler tick < 50 ms at ${idle.length.toLocaleString()} connectors, staggered schedules (${dialect})`, percentile(ticks, 95) < 50, `p95 ${fmt(percentile(ticks, 95))} ms, p50 ${fmt(percentile(ticks, 50))} ms, max ${fmt(Math.max(...ticks))} ms over ${ticks.length} ticks`);
+    goal(
+      `fleet scheduler tick < 50 ms at ${idle.length.toLocaleString()} connectors, staggered schedules (${dialect})`,
+      percentile(ticks, 95) < 50,
+      `p95 ${fmt(percentile(ticks, 95))} ms, p50 ${fmt(percentile(ticks, 50))} ms, max ${fmt(Math.max(...ticks))} ms over ${ticks.length} ticks`,
+    );
     goal(
       `fleet due connector start delay p99 < ${(POLL_MS + 1000) / 1000} s (the poll interval + 1 s) at ${idle.length.toLocaleString()} connectors (${dialect})`,
       delays.length > 0 && percentile(delays, 99) < POLL_MS + 1000,
@@ -458,9 +529,15 @@ async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<void> {
 }
 
 try {
-  console.log(`fleet bench: up to ${CONNECTORS.toLocaleString()} connectors, ${SYNCING} syncing at once, ${SECONDS} s windows; Granola simulators in a child process (${NOTES} notes per limited key)`);
+  console.log(
+    `fleet bench: up to ${CONNECTORS.toLocaleString()} connectors, ${SYNCING} syncing at once, ${SECONDS} s windows; Granola simulators in a child process (${NOTES} notes per limited key)`,
+  );
   if (PIN) {
-    console.log(PINNED ? `CPUs (--pin): the instances on ${SERVICE_CPUS}, the simulators, the probes' client and this process on ${WORLD_CPU}, of ${CPUS}` : `CPUs: --pin not applied (needs Linux, taskset and 2 CPUs or more; ${CPUS} here)`);
+    console.log(
+      PINNED
+        ? `CPUs (--pin): the instances on ${SERVICE_CPUS}, the simulators, the probes' client and this process on ${WORLD_CPU}, of ${CPUS}`
+        : `CPUs: --pin not applied (needs Linux, taskset and 2 CPUs or more; ${CPUS} here)`,
+    );
   }
   for (const d of DIALECTS) {
     if (d === 'postgres' && (PG_URL === undefined || PG_URL === '')) {

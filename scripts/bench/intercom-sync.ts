@@ -38,7 +38,10 @@ const engine = new SyncEngine({
   database,
   sink: store,
   fullRefreshEvery: 1000,
-  runtimeFor: async () => ({ manifest: intercom, runtime: new ConnectorRuntime(intercom, { access_token: sim.accessToken }, { baseUrl: sim.url, fetch: counting, limiter: null }) }),
+  runtimeFor: async () => ({
+    manifest: intercom,
+    runtime: new ConnectorRuntime(intercom, { access_token: sim.accessToken }, { baseUrl: sim.url, fetch: counting, limiter: null }),
+  }),
 });
 
 async function timed(): Promise<{ result: SyncResult; seconds: number; requests: string[] }> {
@@ -53,7 +56,9 @@ function report(label: string, r: { result: SyncResult; seconds: number; request
   const contacts = r.requests.filter((x) => x.includes('/contacts')).length;
   console.log(
     `${label.padEnd(12)} ${String(records).padStart(7)} records in ${r.seconds.toFixed(1)} s = ${(records / r.seconds).toFixed(0)} records/s; ` +
-      `${r.requests.length} requests (contacts ${contacts}); per entity: ${Object.entries(r.result.entities).map(([k, v]) => `${k} ${v.records}`).join(', ')}`,
+      `${r.requests.length} requests (contacts ${contacts}); per entity: ${Object.entries(r.result.entities)
+        .map(([k, v]) => `${k} ${v.records}`)
+        .join(', ')}`,
   );
 }
 
@@ -63,7 +68,10 @@ report('full', full);
 
 // 1% of the contacts change after the full run.
 // Edits made upstream (the simulator's record store; updated_at becomes now, after the seeded data).
-const changed = sim.records('contacts').filter((_, i) => i % 100 === 7).map((r) => r.id as string);
+const changed = sim
+  .records('contacts')
+  .filter((_, i) => i % 100 === 7)
+  .map((r) => r.id as string);
 for (const id of changed) sim.updateRecord('contacts', id, { name: `bench ${id}` });
 
 const inc = await timed();
@@ -85,5 +93,9 @@ const contactsInc = inc.requests.filter((x) => x.includes('/contacts')).length;
 const contactRatio = contactsInc / contactsFull;
 const totalRatio = inc.requests.length / full.requests.length;
 console.log(`changes stored: ${stored}/${changed.length}`);
-console.log(`requests incremental/full: contacts ${contactsInc}/${contactsFull} = ${(contactRatio * 100).toFixed(1)}%; whole connector ${inc.requests.length}/${full.requests.length} = ${(totalRatio * 100).toFixed(1)}%`);
-console.log(`verdict: contacts incremental under 5% of full requests: ${contactRatio < 0.05 && stored === changed.length ? 'PASS' : 'FAIL'}; whole connector under 5%: ${totalRatio < 0.05 ? 'PASS' : 'FAIL (companies are scrolled in full every run: Intercom has no company change feed)'}`);
+console.log(
+  `requests incremental/full: contacts ${contactsInc}/${contactsFull} = ${(contactRatio * 100).toFixed(1)}%; whole connector ${inc.requests.length}/${full.requests.length} = ${(totalRatio * 100).toFixed(1)}%`,
+);
+console.log(
+  `verdict: contacts incremental under 5% of full requests: ${contactRatio < 0.05 && stored === changed.length ? 'PASS' : 'FAIL'}; whole connector under 5%: ${totalRatio < 0.05 ? 'PASS' : 'FAIL (companies are scrolled in full every run: Intercom has no company change feed)'}`,
+);

@@ -24,7 +24,18 @@ const { values: args } = parseArgs({ strict: false, options: { requests: { type:
 const REQUESTS = Number(args.requests);
 const ROUNDS = Number(args.rounds);
 
-const page = JSON.stringify({ notes: Array.from({ length: 50 }, (_, i) => ({ id: `not_${i}`, title: `Note ${i}`, owner: { name: 'A', email: 'a@example.com' }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-02T00:00:00Z', summary: 'x'.repeat(200) })), hasMore: true, cursor: 'c2' });
+const page = JSON.stringify({
+  notes: Array.from({ length: 50 }, (_, i) => ({
+    id: `not_${i}`,
+    title: `Note ${i}`,
+    owner: { name: 'A', email: 'a@example.com' },
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-02T00:00:00Z',
+    summary: 'x'.repeat(200),
+  })),
+  hasMore: true,
+  cursor: 'c2',
+});
 const upstream = createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-remaining': '99' });
   res.end(page);
@@ -45,12 +56,35 @@ const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' });
 
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-proxy-'));
 const service = await startService({
-  config: defaultServiceConfig({ databaseUrl: join(dir, 'bench.db'), port: 0, host: '127.0.0.1', logLevel: 'warn', rateLimitPerMinute: 0, upstreamThrottle: false, syncScheduler: false, connectorTypes: { granola: { baseUrl: upstreamUrl } } }),
+  config: defaultServiceConfig({
+    databaseUrl: join(dir, 'bench.db'),
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    rateLimitPerMinute: 0,
+    upstreamThrottle: false,
+    syncScheduler: false,
+    connectorTypes: { granola: { baseUrl: upstreamUrl } },
+  }),
   logDestination: process.stderr,
 });
 const app = await createApplication(new ServiceStore(service.database.db), { orgName: 'bench' });
-const token = ((await (await fetch(`${service.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) })).json()) as { access_token: string }).access_token;
-const created = (await (await fetch(`${service.url}/api/v1/integrations/connectors?check=false`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ customer_name: 'bench', connector_type: 'granola', name: 'bench', credentials: { api_key: 'grn_bench' } }) })).json()) as { id: string };
+const token = (
+  (await (
+    await fetch(`${service.url}/api/v1/account/applications/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }),
+    })
+  ).json()) as { access_token: string }
+).access_token;
+const created = (await (
+  await fetch(`${service.url}/api/v1/integrations/connectors?check=false`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ customer_name: 'bench', connector_type: 'granola', name: 'bench', credentials: { api_key: 'grn_bench' } }),
+  })
+).json()) as { id: string };
 
 const client = new Agent({ keepAliveTimeout: 10_000 });
 const sides = {
@@ -83,9 +117,15 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const lat = median(results.service.latency) / median(results.bare.latency);
 const cpu = median(results.service.cpu) / median(results.bare.cpu);
-console.log(`proxy GET of a 50-record page: ${median(results.service.latency).toFixed(0)} vs ${median(results.bare.latency).toFixed(0)} µs per request; CPU ${median(results.service.cpu).toFixed(0)} vs ${median(results.bare.cpu).toFixed(0)} µs per request (client, service and upstream in one process)`);
-console.log(`goal: proxy latency ≤ 1.15× a bare Fastify + undici reverse proxy (results equal): ${lat <= 1.15 && equal ? 'met' : 'NOT met'} (${lat.toFixed(3)}×)`);
-console.log(`goal: proxy CPU per request ≤ 1.15× a bare Fastify + undici reverse proxy (results equal): ${cpu <= 1.15 && equal ? 'met' : 'NOT met'} (${cpu.toFixed(3)}×)`);
+console.log(
+  `proxy GET of a 50-record page: ${median(results.service.latency).toFixed(0)} vs ${median(results.bare.latency).toFixed(0)} µs per request; CPU ${median(results.service.cpu).toFixed(0)} vs ${median(results.bare.cpu).toFixed(0)} µs per request (client, service and upstream in one process)`,
+);
+console.log(
+  `goal: proxy latency ≤ 1.15× a bare Fastify + undici reverse proxy (results equal): ${lat <= 1.15 && equal ? 'met' : 'NOT met'} (${lat.toFixed(3)}×)`,
+);
+console.log(
+  `goal: proxy CPU per request ≤ 1.15× a bare Fastify + undici reverse proxy (results equal): ${cpu <= 1.15 && equal ? 'met' : 'NOT met'} (${cpu.toFixed(3)}×)`,
+);
 
 await service.close();
 await bare.close();

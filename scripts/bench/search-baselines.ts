@@ -73,7 +73,9 @@ export function sqliteBaseline(file: string, rows: Iterable<HandRow>): Baseline 
   // The same memory map the store's connections use (src/store/database.ts): page reads from
   // mapped memory rather than a read() call each, which a skilled engineer would set too.
   db.pragma('mmap_size = 2147483648');
-  db.exec(`CREATE TABLE hand_contacts (rid INTEGER PRIMARY KEY, id TEXT NOT NULL, email TEXT, name TEXT, role TEXT, owner_id INTEGER, created_at INTEGER, last_seen_at INTEGER, record TEXT NOT NULL)`);
+  db.exec(
+    `CREATE TABLE hand_contacts (rid INTEGER PRIMARY KEY, id TEXT NOT NULL, email TEXT, name TEXT, role TEXT, owner_id INTEGER, created_at INTEGER, last_seen_at INTEGER, record TEXT NOT NULL)`,
+  );
   const insert = db.prepare(`INSERT INTO hand_contacts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   let batch: HandRow[] = [];
   const flush = db.transaction((list: HandRow[]) => {
@@ -206,7 +208,13 @@ export async function postgresBaseline(url: string, rows: Iterable<HandRow>): Pr
   // 0.70). `in` and `like` stay unnamed: PostgreSQL's generic plan for them (chosen after five
   // runs) was slower (in 1.30 → 1.97 ms, like 0.52 → 0.62), and a like's plan depends on its pattern.
   const q = async (text: string, values: unknown[], named = true): Promise<string[]> =>
-    pageIds((await client.query<{ id: string; record: unknown }>(named ? { name: `hand_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text, values } : { text, values })).rows);
+    pageIds(
+      (
+        await client.query<{ id: string; record: unknown }>(
+          named ? { name: `hand_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text, values } : { text, values },
+        )
+      ).rows,
+    );
   return {
     schema,
     kinds: new Set(['eq', 'range', 'in', 'like', 'keyword', 'fuzzy', 'nested', 'contains', 'any']),
@@ -215,15 +223,25 @@ export async function postgresBaseline(url: string, rows: Iterable<HandRow>): Pr
         case 'eq':
           return q(`SELECT id, record FROM hand_contacts WHERE email = $1 ORDER BY rid LIMIT $2`, [h.email, h.limit]);
         case 'range':
-          return q(`SELECT id, record FROM hand_contacts WHERE created_at >= $1 AND created_at < $2 ORDER BY created_at DESC, rid DESC LIMIT $3`, [h.from, h.to, h.limit]);
+          return q(`SELECT id, record FROM hand_contacts WHERE created_at >= $1 AND created_at < $2 ORDER BY created_at DESC, rid DESC LIMIT $3`, [
+            h.from,
+            h.to,
+            h.limit,
+          ]);
         case 'in':
           return q(`SELECT id, record FROM hand_contacts WHERE owner_id = ANY($1::integer[]) ORDER BY rid LIMIT $2`, [h.owners, h.limit], false);
         case 'like':
           return q(`SELECT id, record FROM hand_contacts WHERE lower(name) LIKE $1 ORDER BY rid LIMIT $2`, [h.pattern, h.limit], false);
         case 'keyword':
-          return q(`SELECT id, record FROM hand_contacts WHERE to_tsvector('simple', name) @@ to_tsquery('simple', $1) ORDER BY rid LIMIT $2`, [h.word, h.limit]);
+          return q(`SELECT id, record FROM hand_contacts WHERE to_tsvector('simple', name) @@ to_tsquery('simple', $1) ORDER BY rid LIMIT $2`, [
+            h.word,
+            h.limit,
+          ]);
         case 'fuzzy':
-          return q(`SELECT id, record FROM hand_contacts WHERE to_tsvector('simple', name) @@ to_tsquery('simple', $1) ORDER BY rid LIMIT $2`, [reach(h.word).join(' | '), h.limit]);
+          return q(`SELECT id, record FROM hand_contacts WHERE to_tsvector('simple', name) @@ to_tsquery('simple', $1) ORDER BY rid LIMIT $2`, [
+            reach(h.word).join(' | '),
+            h.limit,
+          ]);
         case 'nested':
           return q(
             `SELECT id, record FROM hand_contacts WHERE role = 'lead' AND last_seen_at >= $1 AND (plan = $2 OR tag_names @> ARRAY[$3]::text[]) AND unsubscribed IS NOT TRUE ORDER BY last_seen_at, rid LIMIT $4`,
@@ -232,7 +250,10 @@ export async function postgresBaseline(url: string, rows: Iterable<HandRow>): Pr
         case 'contains':
           return q(`SELECT id, record FROM hand_contacts WHERE tag_names @> ARRAY[$1]::text[] ORDER BY rid LIMIT $2`, [h.tag, h.limit]);
         case 'any':
-          return q(`SELECT id, record FROM hand_contacts WHERE tags @> $1::jsonb ORDER BY rid LIMIT $2`, [JSON.stringify([{ name: h.name, id: h.id }]), h.limit]);
+          return q(`SELECT id, record FROM hand_contacts WHERE tags @> $1::jsonb ORDER BY rid LIMIT $2`, [
+            JSON.stringify([{ name: h.name, id: h.id }]),
+            h.limit,
+          ]);
       }
     },
     async close() {

@@ -27,7 +27,15 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate, openDatabase, type Database } from '../../src/store/database.ts';
-import { parseSearchParams, projectDocument, RecordStore, searchInMemory, searchMigrations, type RefDoc, type SearchEntityDef } from '../../src/search/index.ts';
+import {
+  parseSearchParams,
+  projectDocument,
+  RecordStore,
+  searchInMemory,
+  searchMigrations,
+  type RefDoc,
+  type SearchEntityDef,
+} from '../../src/search/index.ts';
 import { seededRandom } from '../../src/simulator/sim-server.ts';
 import { postgresBaseline, sqliteBaseline, type Baseline, type HandQuery, type HandRow } from './search-baselines.ts';
 
@@ -79,18 +87,229 @@ export const DEF: SearchEntityDef = {
 // Deterministic data: the same --records gives the same contacts on every run and dialect.
 const rng = seededRandom;
 
-const FIRST = ['james', 'mary', 'john', 'patricia', 'robert', 'jennifer', 'michael', 'linda', 'william', 'elizabeth', 'david', 'barbara', 'richard', 'susan', 'joseph', 'jessica', 'thomas', 'sarah', 'charles', 'karen', 'christopher', 'nancy', 'daniel', 'lisa', 'matthew', 'betty', 'anthony', 'margaret', 'mark', 'sandra', 'donald', 'ashley', 'steven', 'kimberly', 'paul', 'emily', 'andrew', 'donna', 'joshua', 'michelle', 'kenneth', 'dorothy', 'kevin', 'carol', 'brian', 'amanda', 'george', 'melissa', 'edward', 'deborah', 'ronald', 'stephanie', 'timothy', 'rebecca', 'jason', 'sharon', 'jeffrey', 'laura', 'ryan', 'cynthia', 'jacob', 'kathleen', 'gary', 'amy', 'nicholas', 'shirley', 'eric', 'angela', 'jonathan', 'helen', 'stephen', 'anna', 'larry', 'brenda', 'justin', 'pamela', 'scott', 'nicole', 'brandon', 'emma', 'benjamin', 'samantha', 'samuel', 'katherine', 'gregory', 'christine', 'frank', 'debra', 'alexander', 'rachel', 'raymond', 'catherine', 'patrick', 'carolyn', 'jack', 'janet', 'dennis', 'ruth', 'jerry', 'maria'];
-const LAST_ROOTS = ['smith', 'johnson', 'williams', 'brown', 'jones', 'garcia', 'miller', 'davis', 'rodriguez', 'martinez', 'hernandez', 'lopez', 'gonzalez', 'wilson', 'anderson', 'thomas', 'taylor', 'moore', 'jackson', 'martin', 'lee', 'perez', 'thompson', 'white', 'harris', 'sanchez', 'clark', 'ramirez', 'lewis', 'robinson', 'walker', 'young', 'allen', 'king', 'wright', 'scott', 'torres', 'nguyen', 'hill', 'flores', 'green', 'adams', 'nelson', 'baker', 'hall', 'rivera', 'campbell', 'mitchell', 'carter', 'roberts'];
-const SUFFIXES = ['', 'son', 'ford', 'ley', 'ton', 'man', 'er', 'well', 'wood', 'field', 'berg', 'stein', 'ski', 'ova', 'ez', 'ini', 'sen', 'ard', 'ette', 'ridge'];
+const FIRST = [
+  'james',
+  'mary',
+  'john',
+  'patricia',
+  'robert',
+  'jennifer',
+  'michael',
+  'linda',
+  'william',
+  'elizabeth',
+  'david',
+  'barbara',
+  'richard',
+  'susan',
+  'joseph',
+  'jessica',
+  'thomas',
+  'sarah',
+  'charles',
+  'karen',
+  'christopher',
+  'nancy',
+  'daniel',
+  'lisa',
+  'matthew',
+  'betty',
+  'anthony',
+  'margaret',
+  'mark',
+  'sandra',
+  'donald',
+  'ashley',
+  'steven',
+  'kimberly',
+  'paul',
+  'emily',
+  'andrew',
+  'donna',
+  'joshua',
+  'michelle',
+  'kenneth',
+  'dorothy',
+  'kevin',
+  'carol',
+  'brian',
+  'amanda',
+  'george',
+  'melissa',
+  'edward',
+  'deborah',
+  'ronald',
+  'stephanie',
+  'timothy',
+  'rebecca',
+  'jason',
+  'sharon',
+  'jeffrey',
+  'laura',
+  'ryan',
+  'cynthia',
+  'jacob',
+  'kathleen',
+  'gary',
+  'amy',
+  'nicholas',
+  'shirley',
+  'eric',
+  'angela',
+  'jonathan',
+  'helen',
+  'stephen',
+  'anna',
+  'larry',
+  'brenda',
+  'justin',
+  'pamela',
+  'scott',
+  'nicole',
+  'brandon',
+  'emma',
+  'benjamin',
+  'samantha',
+  'samuel',
+  'katherine',
+  'gregory',
+  'christine',
+  'frank',
+  'debra',
+  'alexander',
+  'rachel',
+  'raymond',
+  'catherine',
+  'patrick',
+  'carolyn',
+  'jack',
+  'janet',
+  'dennis',
+  'ruth',
+  'jerry',
+  'maria',
+];
+const LAST_ROOTS = [
+  'smith',
+  'johnson',
+  'williams',
+  'brown',
+  'jones',
+  'garcia',
+  'miller',
+  'davis',
+  'rodriguez',
+  'martinez',
+  'hernandez',
+  'lopez',
+  'gonzalez',
+  'wilson',
+  'anderson',
+  'thomas',
+  'taylor',
+  'moore',
+  'jackson',
+  'martin',
+  'lee',
+  'perez',
+  'thompson',
+  'white',
+  'harris',
+  'sanchez',
+  'clark',
+  'ramirez',
+  'lewis',
+  'robinson',
+  'walker',
+  'young',
+  'allen',
+  'king',
+  'wright',
+  'scott',
+  'torres',
+  'nguyen',
+  'hill',
+  'flores',
+  'green',
+  'adams',
+  'nelson',
+  'baker',
+  'hall',
+  'rivera',
+  'campbell',
+  'mitchell',
+  'carter',
+  'roberts',
+];
+const SUFFIXES = [
+  '',
+  'son',
+  'ford',
+  'ley',
+  'ton',
+  'man',
+  'er',
+  'well',
+  'wood',
+  'field',
+  'berg',
+  'stein',
+  'ski',
+  'ova',
+  'ez',
+  'ini',
+  'sen',
+  'ard',
+  'ette',
+  'ridge',
+];
 // 1,000 last names: enough that a last name matches about 0.1% of contacts.
 const LAST = LAST_ROOTS.flatMap((r) => SUFFIXES.map((s) => r + s));
 const DOMAINS = ['gmail.com', 'yahoo.com', 'outlook.com', 'example.com', 'acme.io', 'globex.com', 'initech.net', 'umbrella.org', 'hooli.xyz', 'piedpiper.com'];
 const BROWSERS = ['chrome', 'firefox', 'safari', 'edge', 'opera'];
 const OSES = ['macos', 'windows', 'linux', 'ios', 'android'];
-const PLACES = [['United States', 'California', 'San Francisco'], ['United States', 'New York', 'New York'], ['Ireland', 'Dublin', 'Dublin'], ['Germany', 'Berlin', 'Berlin'], ['France', 'Ile-de-France', 'Paris'], ['Brazil', 'Sao Paulo', 'Sao Paulo'], ['Japan', 'Tokyo', 'Tokyo'], ['India', 'Karnataka', 'Bengaluru'], ['Australia', 'New South Wales', 'Sydney'], ['Canada', 'Ontario', 'Toronto']];
+const PLACES = [
+  ['United States', 'California', 'San Francisco'],
+  ['United States', 'New York', 'New York'],
+  ['Ireland', 'Dublin', 'Dublin'],
+  ['Germany', 'Berlin', 'Berlin'],
+  ['France', 'Ile-de-France', 'Paris'],
+  ['Brazil', 'Sao Paulo', 'Sao Paulo'],
+  ['Japan', 'Tokyo', 'Tokyo'],
+  ['India', 'Karnataka', 'Bengaluru'],
+  ['Australia', 'New South Wales', 'Sydney'],
+  ['Canada', 'Ontario', 'Toronto'],
+];
 const PLANS = ['free', 'starter', 'pro', 'enterprise'];
 const TAGS = ['vip', 'churn-risk', 'beta', 'newsletter', 'partner', 'trial', 'enterprise', 'support-priority'];
-const NOTE_WORDS = ['interested', 'in', 'the', 'annual', 'plan', 'asked', 'about', 'pricing', 'integration', 'with', 'salesforce', 'renewal', 'next', 'quarter', 'needs', 'onboarding', 'call', 'reported', 'a', 'bug', 'feature', 'request', 'for', 'exports', 'happy', 'customer'];
+const NOTE_WORDS = [
+  'interested',
+  'in',
+  'the',
+  'annual',
+  'plan',
+  'asked',
+  'about',
+  'pricing',
+  'integration',
+  'with',
+  'salesforce',
+  'renewal',
+  'next',
+  'quarter',
+  'needs',
+  'onboarding',
+  'call',
+  'reported',
+  'a',
+  'bug',
+  'feature',
+  'request',
+  'for',
+  'exports',
+  'happy',
+  'customer',
+];
 const T0 = 1_514_764_800; // 2018-01-01
 const SPAN = 7 * 365 * 86_400;
 
@@ -137,7 +356,12 @@ export function contact(i: number): Record<string, unknown> {
  * The query kinds measured; each takes a variant number so runs do not repeat one cached value. `hand`: the same query hand-written (goal queries only).
  * `values`: the query cycles through this many values of very different costs (variant k mod values), each value's p50 printed beside the row, for information.
  */
-const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; hand?: (k: number) => HandQuery; values?: { count: number; label: (k: number) => string } }[] = [
+const QUERIES: {
+  name: string;
+  params: (k: number) => Record<string, unknown>;
+  hand?: (k: number) => HandQuery;
+  values?: { count: number; label: (k: number) => string };
+}[] = [
   {
     name: 'eq (email)',
     params: (k) => ({ query: { filter: { eq: { email: String(contact((k * 9973) % RECORDS)['email']) } } } }),
@@ -145,7 +369,13 @@ const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; h
   },
   {
     name: 'range + sort (created_at)',
-    params: (k) => ({ query: { filter: { gte: { created_at: T0 + ((k * 37) % 300) * 86_400 }, lt: { created_at: T0 + ((k * 37) % 300) * 86_400 + 30 * 86_400 } }, sort: [{ created_at: 'desc' }] }, limit: 100 }),
+    params: (k) => ({
+      query: {
+        filter: { gte: { created_at: T0 + ((k * 37) % 300) * 86_400 }, lt: { created_at: T0 + ((k * 37) % 300) * 86_400 + 30 * 86_400 } },
+        sort: [{ created_at: 'desc' }],
+      },
+      limit: 100,
+    }),
     hand: (k) => ({ kind: 'range', from: T0 + ((k * 37) % 300) * 86_400, to: T0 + ((k * 37) % 300) * 86_400 + 30 * 86_400, limit: 100 }),
   },
   {
@@ -193,7 +423,10 @@ const QUERIES: { name: string; params: (k: number) => Record<string, unknown>; h
   },
   {
     name: 'any (tags element)',
-    params: (k) => ({ query: { filter: { any: { 'tags.data': { and: [{ eq: { name: TAGS[k % TAGS.length]! } }, { eq: { id: String(1000 + (k % TAGS.length)) } }] } } } }, limit: 100 }),
+    params: (k) => ({
+      query: { filter: { any: { 'tags.data': { and: [{ eq: { name: TAGS[k % TAGS.length]! } }, { eq: { id: String(1000 + (k % TAGS.length)) } }] } } } },
+      limit: 100,
+    }),
     hand: (k) => ({ kind: 'any', name: TAGS[k % TAGS.length]!, id: String(1000 + (k % TAGS.length)), limit: 100 }),
     // A tag's id is 1000 + its position among the contact's tags: vip/1000 matches every vip
     // contact, support-priority/1007 almost none, and the rarer combinations are read to the end.
@@ -281,14 +514,22 @@ interface Row {
 
 const stats = (samples: number[]): Stats => ({ min: Math.min(...samples), p50: percentile(samples, 50), p95: percentile(samples, 95) });
 
-async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scanCache: Map<string, { wall: Stats; cpu: Stats }>, baseline: Baseline | undefined): Promise<Row[]> {
+async function measure(
+  dialect: string,
+  store: RecordStore,
+  docs: RefDoc[],
+  scanCache: Map<string, { wall: Stats; cpu: Stats }>,
+  baseline: Baseline | undefined,
+): Promise<Row[]> {
   const rows: Row[] = [];
   for (const q of QUERIES) {
     // Warm up, and check the first page against the JavaScript scan.
     const probe = q.params(1);
     const result = await store.search(CONNECTOR, ENTITY, DEF, probe);
     const parsed = parseSearchParams(DEF, probe);
-    const expected = searchInMemory(docs, DEF, parsed).slice(0, parsed.limit).map((d) => d.doc['id']);
+    const expected = searchInMemory(docs, DEF, parsed)
+      .slice(0, parsed.limit)
+      .map((d) => d.doc['id']);
     let same = JSON.stringify(result.data.map((d) => d['id'])) === JSON.stringify(expected);
     const hand = baseline !== undefined && q.hand !== undefined && baseline.kinds.has(q.hand(1).kind) ? q.hand : undefined;
     if (hand !== undefined) await baseline!.run(hand(1));
@@ -310,7 +551,9 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
     await store.settled();
     const settleMs = performance.now() - settleStart;
     if (settleMs > 100) {
-      console.log(`  ${dialect} ${q.name}: a sort pair learned in the warm-up was built in the background, ${(settleMs / 1000).toFixed(1)} s after it ended; timed once built`);
+      console.log(
+        `  ${dialect} ${q.name}: a sort pair learned in the warm-up was built in the background, ${(settleMs / 1000).toFixed(1)} s after it ended; timed once built`,
+      );
       await warm();
     }
     const samples: number[] = [];
@@ -353,16 +596,17 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
         same = false;
       }
     }
-    const perValue = q.values === undefined
-      ? undefined
-      : Array.from({ length: q.values.count }, (_, v) => {
-          // Run k used variant k + 2; samples and handSamples are in run order.
-          const of = (list: number[]): number[] => list.filter((_, k) => (k + 2) % q.values!.count === v);
-          return { v, ours: of(samples), hand: of(handSamples) };
-        })
-          // A value no run used is left out.
-          .filter((x) => x.ours.length > 0)
-          .map((x) => ({ label: q.values!.label(x.v), ours: percentile(x.ours, 50), ...(hand !== undefined ? { hand: percentile(x.hand, 50) } : {}) }));
+    const perValue =
+      q.values === undefined
+        ? undefined
+        : Array.from({ length: q.values.count }, (_, v) => {
+            // Run k used variant k + 2; samples and handSamples are in run order.
+            const of = (list: number[]): number[] => list.filter((_, k) => (k + 2) % q.values!.count === v);
+            return { v, ours: of(samples), hand: of(handSamples) };
+          })
+            // A value no run used is left out.
+            .filter((x) => x.ours.length > 0)
+            .map((x) => ({ label: q.values!.label(x.v), ours: percentile(x.ours, 50), ...(hand !== undefined ? { hand: percentile(x.hand, 50) } : {}) }));
     let scan = scanCache.get(q.name);
     if (scan === undefined) {
       const scanSamples: number[] = [];
@@ -389,7 +633,9 @@ async function measure(dialect: string, store: RecordStore, docs: RefDoc[], scan
       same,
       ...(perValue !== undefined ? { perValue } : {}),
     });
-    process.stderr.write(`  ${dialect} ${q.name}: p50 ${fmt(percentile(samples, 50))} ms${hand !== undefined ? `, hand-written ${fmt(percentile(handSamples, 50))} ms` : ''}\n`);
+    process.stderr.write(
+      `  ${dialect} ${q.name}: p50 ${fmt(percentile(samples, 50))} ms${hand !== undefined ? `, hand-written ${fmt(percentile(handSamples, 50))} ms` : ''}\n`,
+    );
   }
   return rows;
 }
@@ -489,7 +735,9 @@ async function warmOsCache(db: Database['db'], schemas: string[]): Promise<strin
   try {
     // Installed in the scratch schema (the connection's search_path) unless it already is elsewhere; dropped with it.
     await sql`CREATE EXTENSION IF NOT EXISTS pg_prewarm`.execute(db);
-    const { rows: ext } = await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'`.execute(db);
+    const { rows: ext } = await sql<{
+      schema: string;
+    }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'`.execute(db);
     const started = performance.now();
     const { rows } = await sql<{ blocks: string }>`SELECT coalesce(sum(${sql.id(ext[0]!.schema, 'pg_prewarm')}(c.oid, 'read')), 0)::text AS blocks
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -532,7 +780,11 @@ async function sizeOf(t: Target): Promise<number> {
     const file = t.database.file!;
     return statSync(file).size + (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0);
   }
-  const { rows } = await sql<{ bytes: string }>`SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`.execute(t.database.db);
+  const { rows } = await sql<{
+    bytes: string;
+  }>`SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`.execute(
+    t.database.db,
+  );
   return Number(rows[0]?.bytes ?? 0);
 }
 
@@ -547,14 +799,20 @@ const FULL_SIZE = 1_000_000;
 function recordedStorage(records: number, dialect: 'sqlite' | 'postgres'): { records: number; bytes: number } | undefined {
   const text = readFileSync(new URL('../../docs/search.md', import.meta.url), 'utf8');
   const num = (x: string): number => Number(x.replace(/[,\s]/g, ''));
-  const rows = [...text.matchAll(/^\| ([\d,]+) records \| ([\d,]+) B \| ([\d,]+) B \|/gm)].map((m) => ({ records: num(m[1]!), sqlite: num(m[2]!), postgres: num(m[3]!) }));
+  const rows = [...text.matchAll(/^\| ([\d,]+) records \| ([\d,]+) B \| ([\d,]+) B \|/gm)].map((m) => ({
+    records: num(m[1]!),
+    sqlite: num(m[2]!),
+    postgres: num(m[3]!),
+  }));
   if (rows.length === 0) return undefined;
   const nearest = rows.reduce((a, b) => (Math.abs(Math.log(b.records / records)) < Math.abs(Math.log(a.records / records)) ? b : a));
   return { records: nearest.records, bytes: nearest[dialect] };
 }
 
 async function main(): Promise<void> {
-  console.log(`search benchmark: ${RECORDS.toLocaleString()} contacts, ${RUNS} runs per query (JavaScript scan: ${SCAN_RUNS} runs), batches of ${BATCH}, ${SEQUENTIAL ? 'sequential' : 'concurrent'} loads`);
+  console.log(
+    `search benchmark: ${RECORDS.toLocaleString()} contacts, ${RUNS} runs per query (JavaScript scan: ${SCAN_RUNS} runs), batches of ${BATCH}, ${SEQUENTIAL ? 'sequential' : 'concurrent'} loads`,
+  );
   const t = performance.now();
   const docs: RefDoc[] = [];
   let jsonBytes = 0;
@@ -597,7 +855,9 @@ async function main(): Promise<void> {
       const secs = target.loadSeconds!;
       const bytes = await sizeOf(target);
       storage.set(target.dialect, bytes / RECORDS);
-      console.log(`${target.dialect}: loaded in ${secs.toFixed(0)} s (${Math.round(RECORDS / secs).toLocaleString()} records/s${SEQUENTIAL || targets.length === 1 ? '' : ', while the other dialect loaded too'}), ${(bytes / 1e9).toFixed(2)} GB, ${(bytes / RECORDS).toFixed(0)} B per record`);
+      console.log(
+        `${target.dialect}: loaded in ${secs.toFixed(0)} s (${Math.round(RECORDS / secs).toLocaleString()} records/s${SEQUENTIAL || targets.length === 1 ? '' : ', while the other dialect loaded too'}), ${(bytes / 1e9).toFixed(2)} GB, ${(bytes / RECORDS).toFixed(0)} B per record`,
+      );
       if (target.dialect === 'postgres') {
         // PostgreSQL reads pages outside its own buffer pool through read() from the OS page
         // cache, or from disk once the OS has dropped them; SQLite maps its file (mmap_size). When
@@ -613,7 +873,8 @@ async function main(): Promise<void> {
       // Both loads leave PostgreSQL's shared buffers full of dirty pages, which the first queries
       // would otherwise write out themselves as they evict them: a CHECKPOINT first, as the
       // checkpointer would have done by then (SQLite's WAL is checkpointed above, in sizeOf).
-      if (target.dialect === 'postgres') await sql`CHECKPOINT`.execute(target.database.db).catch((e: Error) => console.log(`postgres: CHECKPOINT failed (${e.message}); measuring without it`));
+      if (target.dialect === 'postgres')
+        await sql`CHECKPOINT`.execute(target.database.db).catch((e: Error) => console.log(`postgres: CHECKPOINT failed (${e.message}); measuring without it`));
       if (target.dialect === 'postgres') console.log(`postgres: ${await warmOsCache(target.database.db, [target.schema!, baseline.schema!])}`);
       try {
         results.push(...(await measure(target.dialect, target.store, docs, scanCache, baseline)));
@@ -629,7 +890,9 @@ async function main(): Promise<void> {
 
   const ms = (x: Stats | undefined, k: keyof Stats): string => (x === undefined ? '—' : fmt(x[k]));
   console.log('');
-  console.log(`| dialect | query | hits (first page) | min ms | p50 ms | p95 ms | hand-written min / p50 / p95 ms | vs hand-written (p50) | JS scan p50 ms | speed-up vs scan (p50) | CPU p50 ms: ours / hand-written / scan | same pages |`);
+  console.log(
+    `| dialect | query | hits (first page) | min ms | p50 ms | p95 ms | hand-written min / p50 / p95 ms | vs hand-written (p50) | JS scan p50 ms | speed-up vs scan (p50) | CPU p50 ms: ours / hand-written / scan | same pages |`,
+  );
   console.log(`|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|`);
   for (const r of results) {
     console.log(
@@ -639,14 +902,18 @@ async function main(): Promise<void> {
 
   for (const r of results.filter((x) => x.perValue !== undefined)) {
     const each = r.perValue!.map((v) => `${v.label} ${fmt(v.ours)}${v.hand === undefined ? '' : ` / ${fmt(v.hand)} (${(v.ours / v.hand).toFixed(2)}×)`}`);
-    console.log(`${r.dialect} ${r.query}, p50 per value (ours${r.hand === undefined ? '' : ' / hand-written'}, ms; the row's p50 lies between values): ${each.join(', ')}`);
+    console.log(
+      `${r.dialect} ${r.query}, p50 per value (ours${r.hand === undefined ? '' : ' / hand-written'}, ms; the row's p50 lies between values): ${each.join(', ')}`,
+    );
   }
 
   // One verdict line per goal (issue 25's anchors), each judged at the size it is set for.
   console.log('');
-  const verdict = (goal: string, ok: boolean | undefined, detail: string): void => console.log(`goal: ${goal}: ${ok === undefined ? 'not measured' : ok ? 'met' : 'NOT met'} (${detail})`);
+  const verdict = (goal: string, ok: boolean | undefined, detail: string): void =>
+    console.log(`goal: ${goal}: ${ok === undefined ? 'not measured' : ok ? 'met' : 'NOT met'} (${detail})`);
   /** A goal set for 1,000,000 records, measured at a smaller size: listed with its figure, not judged. */
-  const listed = (goal: string, detail: string): void => console.log(`goal: ${goal}: judged at --records ${FULL_SIZE} (at ${RECORDS.toLocaleString()} records: ${detail}, for information)`);
+  const listed = (goal: string, detail: string): void =>
+    console.log(`goal: ${goal}: judged at --records ${FULL_SIZE} (at ${RECORDS.toLocaleString()} records: ${detail}, for information)`);
   const full = RECORDS >= FULL_SIZE;
   const of = (d: string): Row[] => results.filter((r) => r.dialect === d);
   const sqliteRows = of('sqlite');
@@ -673,7 +940,8 @@ async function main(): Promise<void> {
   // every size (20,000 and 1,000,000); p95 reported, and the ratio to SQLite for information.
   for (const p of pgRows) {
     const r = sqliteRows.find((x) => x.query === p.query);
-    const sqliteInfo = r === undefined ? '' : `; SQLite p50 ${fmt(r.ours.p50)} ms, PostgreSQL ${(p.ours.p50 / r.ours.p50).toFixed(2)}× SQLite (for information)`;
+    const sqliteInfo =
+      r === undefined ? '' : `; SQLite p50 ${fmt(r.ours.p50)} ms, PostgreSQL ${(p.ours.p50 / r.ours.p50).toFixed(2)}× SQLite (for information)`;
     const floor = `; round trip ${roundTrip === undefined ? '—' : fmt(roundTrip)} ms`;
     verdict(
       `PostgreSQL ${p.query} p50 within 1.5× of hand-written PostgreSQL at ${size}`,
@@ -683,9 +951,13 @@ async function main(): Promise<void> {
         : `${fmt(p.ours.p50)} vs ${fmt(p.hand.p50)} ms p50, ${(p.ours.p50 / p.hand.p50).toFixed(2)}×; p95 ${fmt(p.ours.p95)} vs ${fmt(p.hand.p95)} ms${sqliteInfo}${floor}`,
     );
   }
-  if (pgRows.length === 0) for (const r of sqliteRows) verdict(`PostgreSQL ${r.query} p50 within 1.5× of hand-written PostgreSQL at ${size}`, undefined, 'PostgreSQL not run');
+  if (pgRows.length === 0)
+    for (const r of sqliteRows) verdict(`PostgreSQL ${r.query} p50 within 1.5× of hand-written PostgreSQL at ${size}`, undefined, 'PostgreSQL not run');
   // Storage per record: printed beside the JSON size; a goal only against regression (> 20 % above the figure docs/search.md records).
-  for (const [dialect, label] of [['sqlite', 'SQLite'], ['postgres', 'PostgreSQL']] as const) {
+  for (const [dialect, label] of [
+    ['sqlite', 'SQLite'],
+    ['postgres', 'PostgreSQL'],
+  ] as const) {
     const bytes = storage.get(dialect);
     const recorded = recordedStorage(RECORDS, dialect);
     const goal = `${label} storage per record within 20 % of the figure in docs/search.md`;
@@ -698,7 +970,16 @@ async function main(): Promise<void> {
         `${bytes.toFixed(0)} B per record vs ${recorded.bytes.toLocaleString()} B recorded at ${recorded.records.toLocaleString()} records, ${((bytes / recorded.bytes - 1) * 100).toFixed(1)} %; record JSON ${jsonPerRecord.toFixed(0)} B, ${(bytes / jsonPerRecord).toFixed(2)}×`,
       );
   }
-  verdict('results equal on both sides', results.every((r) => r.same), `${results.filter((r) => !r.same).map((r) => `${r.dialect} ${r.query}`).join(', ') || 'every query, every run'}`);
+  verdict(
+    'results equal on both sides',
+    results.every((r) => r.same),
+    `${
+      results
+        .filter((r) => !r.same)
+        .map((r) => `${r.dialect} ${r.query}`)
+        .join(', ') || 'every query, every run'
+    }`,
+  );
   if (results.some((r) => !r.same)) process.exitCode = 1;
 }
 

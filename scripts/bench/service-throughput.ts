@@ -174,7 +174,10 @@ async function driverMode(): Promise<void> {
     const info = JSON.parse(line) as ServerInfo;
     const body = JSON.stringify({ entity: 'notes', action: 'get', params: { note_id: info.note_id } });
     const targets = {
-      service: { url: `${info.service_url}/api/v1/integrations/connectors/${info.connector_id}/execute`, headers: { 'content-type': 'application/json', authorization: `Bearer ${info.token}` } },
+      service: {
+        url: `${info.service_url}/api/v1/integrations/connectors/${info.connector_id}/execute`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${info.token}` },
+      },
       bare: { url: `${info.bare_url}/bare/execute`, headers: { 'content-type': 'application/json' } },
       bareTransport: { url: `${info.bare_url}/bare-transport/execute`, headers: { 'content-type': 'application/json' } },
     };
@@ -189,7 +192,9 @@ async function driverMode(): Promise<void> {
     if (new Set(answers.values()).size !== 1) throw new Error(`the targets answered differently:\n${[...answers].map(([k, v]) => `${k}: ${v}`).join('\n')}`);
     console.log(`the service and both bare routes return the same note (${answers.get('service')?.length ?? 0} bytes of JSON)`);
     const load1 = (): string => loadavg()[0]!.toFixed(1);
-    console.log(`warming up (3 s each), then ${rounds} alternating round(s) of ${duration} s per target, ${connections} connections; ${availableParallelism()} cores, load average ${load1()}`);
+    console.log(
+      `warming up (3 s each), then ${rounds} alternating round(s) of ${duration} s per target, ${connections} connections; ${availableParallelism()} cores, load average ${load1()}`,
+    );
     for (const t of Object.values(targets)) await load(info.bare_url, t.url, t.headers, body, 3, connections);
     const results: Record<Target, Figures[]> = { service: [], bare: [], bareTransport: [] };
     const names: Target[] = ['service', 'bareTransport', 'bare'];
@@ -206,9 +211,17 @@ async function driverMode(): Promise<void> {
     const row = (name: string, xs: Figures[]): string => {
       const rps = pick(xs, 'rps');
       const cpu = pick(xs, 'cpu');
-      return `${name.padEnd(34)} req/s min ${Math.min(...rps).toFixed(0).padStart(5)} median ${median(rps).toFixed(0).padStart(5)}   server CPU µs/request min ${Math.min(...cpu).toFixed(0).padStart(4)} median ${median(cpu).toFixed(0).padStart(4)}   p50 ${median(pick(xs, 'p50')).toFixed(1)} ms  p99 ${median(pick(xs, 'p99')).toFixed(1)} ms   non-2xx ${pick(xs, 'non2xx').reduce((a, b) => a + b, 0)}  errors ${pick(xs, 'errors').reduce((a, b) => a + b, 0)}`;
+      return `${name.padEnd(34)} req/s min ${Math.min(...rps)
+        .toFixed(0)
+        .padStart(5)} median ${median(rps).toFixed(0).padStart(5)}   server CPU µs/request min ${Math.min(...cpu)
+        .toFixed(0)
+        .padStart(
+          4,
+        )} median ${median(cpu).toFixed(0).padStart(4)}   p50 ${median(pick(xs, 'p50')).toFixed(1)} ms  p99 ${median(pick(xs, 'p99')).toFixed(1)} ms   non-2xx ${pick(xs, 'non2xx').reduce((a, b) => a + b, 0)}  errors ${pick(xs, 'errors').reduce((a, b) => a + b, 0)}`;
     };
-    console.log(`load average at the end: ${load1()}${loadavg()[0]! > availableParallelism() ? ' (above the core count: other work shared the machine, the figures are noisy)' : ''}`);
+    console.log(
+      `load average at the end: ${load1()}${loadavg()[0]! > availableParallelism() ? ' (above the core count: other work shared the machine, the figures are noisy)' : ''}`,
+    );
     console.log(row('switchboard execute (granola get)', results.service));
     console.log(row('bare route, service transport', results.bareTransport));
     console.log(row('bare route, fetch (reference)', results.bare));
@@ -224,7 +237,9 @@ async function driverMode(): Promise<void> {
     console.log(`reference: service / bare route on fetch, req/s ${median(fetchRatios).toFixed(3)} (rounds ${list(fetchRatios)})`);
     const rpsRatio = median(rpsRatios);
     const cpuRatio = median(cpuRatios);
-    console.log(`goal: service req/s ≥ 0.8× a bare route on the same transport: ${rpsRatio >= 0.8 ? 'met' : 'NOT met'} (${rpsRatio.toFixed(3)}× median of rounds: ${list(rpsRatios)})`);
+    console.log(
+      `goal: service req/s ≥ 0.8× a bare route on the same transport: ${rpsRatio >= 0.8 ? 'met' : 'NOT met'} (${rpsRatio.toFixed(3)}× median of rounds: ${list(rpsRatios)})`,
+    );
     console.log(
       `goal: service server CPU per request ≤ 1/0.8 of a bare route's on the same transport: ${cpuRatio >= 0.8 ? 'met' : 'NOT met'} (bare/service ${cpuRatio.toFixed(3)} median of rounds: ${list(cpuRatios)}; ${median(pick(results.service, 'cpu')).toFixed(0)} vs ${median(pick(results.bareTransport, 'cpu')).toFixed(0)} µs per request)`,
     );

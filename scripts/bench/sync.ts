@@ -66,4 +66,6 @@ const ceilingSeconds = Math.max(0, requests - throttled - BURST) / PER_SECOND;
 const rate = records / seconds;
 const ceiling = records / ceilingSeconds;
 console.log(`sync ${records} Granola notes (list + get per note): ${requests} requests in ${seconds.toFixed(1)} s`);
-console.log(`throughput ${rate.toFixed(2)} records/s; ceiling under 25 burst + 5/s: ${ceiling.toFixed(2)} records/s; ratio ${(rate / ceiling).toFixed(3)}; 429s: ${throttled}`);
+console.log(
+  `throughput ${rate.toFixed(2)} records/s; ceiling under 25 burst + 5/s: ${ceiling.toFixed(2)} records/s; ratio ${(rate / ceiling).toFixed(3)}; 429s: ${throttled}`,
+);

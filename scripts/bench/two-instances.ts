@@ -84,7 +84,11 @@ try {
   for (let i = 0; i < 2; i++) instances.push(await startService({ config, schema, logDestination: process.stderr }));
   const [a, b] = instances as [RunningService, RunningService];
   const app = await createApplication(new ServiceStore(a.database.db), { orgName: 'bench' });
-  const tokenRes = await request(`${a.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
+  const tokenRes = await request(`${a.url}/api/v1/account/applications/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }),
+  });
   const token = ((await tokenRes.body.json()) as { access_token: string }).access_token;
   const created = await request(`${a.url}/api/v1/integrations/connectors`, {
     method: 'POST',
@@ -116,11 +120,15 @@ try {
   const limited = log.filter((e) => e.status === 429).length;
   const status = await request(`${b.url}/api/v1/integrations/connectors/${connectorId}/sync`, { headers: { authorization: `Bearer ${token}` } });
   const sync = (await status.body.json()) as { status: string; entities: Record<string, { records: number }> };
-  console.log(`two instances on PostgreSQL, limits through ${useRedis ? 'Redis' : 'PostgreSQL'}; ${clientsPerInstance} clients per instance for ${seconds} s, plus both schedulers syncing`);
+  console.log(
+    `two instances on PostgreSQL, limits through ${useRedis ? 'Redis' : 'PostgreSQL'}; ${clientsPerInstance} clients per instance for ${seconds} s, plus both schedulers syncing`,
+  );
   console.log(`upstream requests: ${log.length} (${log.filter((e) => e.status < 400).length} ok, ${limited} × 429)`);
   console.log(`client outcomes: ${[...outcomes].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
   console.log(`sync: ${sync.status}, notes stored: ${sync.entities['notes']?.records ?? 0}`);
-  console.log(`achieved ${rate.toFixed(2)} req/s over the last ${windowSeconds.toFixed(0)} s vs ceiling ${CEILING}/s = ${((rate / CEILING) * 100).toFixed(1)} %`);
+  console.log(
+    `achieved ${rate.toFixed(2)} req/s over the last ${windowSeconds.toFixed(0)} s vs ceiling ${CEILING}/s = ${((rate / CEILING) * 100).toFixed(1)} %`,
+  );
   const ok = rate >= 0.9 * CEILING && limited === 0;
   console.log(`verdict: ${ok ? 'PASS' : 'FAIL'} (goal: ≥ 90 % of Granola's ceiling with 0 × 429): ${((rate / CEILING) * 100).toFixed(1)} %, ${limited} × 429`);
   if (!ok) exitCode = 1;

@@ -67,12 +67,24 @@ const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port
 
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-mem-'));
 const service = await startService({
-  config: defaultServiceConfig({ databaseUrl: join(dir, 'mem.db'), port: 0, logLevel: 'warn', syncScheduler: false, upstreamThrottle: false, rateLimitPerMinute: 0, connectorTypes: { granola: { baseUrl: upstreamUrl } } }),
+  config: defaultServiceConfig({
+    databaseUrl: join(dir, 'mem.db'),
+    port: 0,
+    logLevel: 'warn',
+    syncScheduler: false,
+    upstreamThrottle: false,
+    rateLimitPerMinute: 0,
+    connectorTypes: { granola: { baseUrl: upstreamUrl } },
+  }),
   logDestination: process.stderr,
 });
 try {
   const app = await createApplication(new ServiceStore(service.database.db), { orgName: 'mem' });
-  const tok = await request(`${service.url}/api/v1/account/applications/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }) });
+  const tok = await request(`${service.url}/api/v1/account/applications/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret }),
+  });
   const token = ((await tok.body.json()) as { access_token: string }).access_token;
   // No credential check: this upstream answers every path with a hostile body.
   const c = await request(`${service.url}/api/v1/integrations/connectors?check=false`, {
@@ -104,7 +116,9 @@ try {
   console.log(`RSS: baseline ${mb(baseline)}, peak ${mb(peak)}`);
   const goal = bodies + bombs > 4 ? 400 : 300;
   const ok = peak < goal * MB && answers.every((a) => a === '502 upstream_response_too_large' || a === '503 upstream_memory_exhausted');
-  console.log(`verdict: ${ok ? 'PASS' : 'FAIL'} (goal: peak RSS < ${goal} MB, every call refused: 502 upstream_response_too_large or 503 upstream_memory_exhausted): peak ${mb(peak)}`);
+  console.log(
+    `verdict: ${ok ? 'PASS' : 'FAIL'} (goal: peak RSS < ${goal} MB, every call refused: 502 upstream_response_too_large or 503 upstream_memory_exhausted): peak ${mb(peak)}`,
+  );
   process.exitCode = ok ? 0 : 1;
 } finally {
   await service.close();

@@ -18,14 +18,23 @@ export type Credentials = Record<string, unknown>;
 export function selectAuthVariant(m: LoadedManifest, credentials: unknown, name?: string): CompiledAuthVariant {
   const candidates = name === undefined ? m.auth : m.auth.filter((v) => v.def.name === name);
   if (candidates.length === 0) {
-    throw new SwitchboardError('invalid_credentials', `Unknown auth variant "${String(name)}" for ${m.type}; variants: ${m.auth.map((v) => v.def.name).join(', ')}`);
+    throw new SwitchboardError(
+      'invalid_credentials',
+      `Unknown auth variant "${String(name)}" for ${m.type}; variants: ${m.auth.map((v) => v.def.name).join(', ')}`,
+    );
   }
   const problems: ErrorDetail[] = [];
   for (const v of candidates) {
     if (v.validate(credentials)) return v;
     for (const e of v.validate.errors ?? []) {
-      const field = e.keyword === 'required' ? `/${String(e.params['missingProperty'])}` : e.keyword === 'additionalProperties' ? `/${String(e.params['additionalProperty'])}` : e.instancePath;
-      const message = e.keyword === 'additionalProperties' ? 'is not a field of this variant' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+      const field =
+        e.keyword === 'required'
+          ? `/${String(e.params['missingProperty'])}`
+          : e.keyword === 'additionalProperties'
+            ? `/${String(e.params['additionalProperty'])}`
+            : e.instancePath;
+      const message =
+        e.keyword === 'additionalProperties' ? 'is not a field of this variant' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
       problems.push({ path: `${v.def.name}:credentials${field}`, message });
     }
   }
@@ -73,7 +82,8 @@ export function oauthUrl(variant: OAuth2Auth, url: string, credentials: Credenti
     const pattern = name === undefined ? undefined : variant.fields[name]?.pattern;
     const fits = typeof value === 'string' && URL_TOKEN.test(value) && (pattern === undefined || new RegExp(`^(?:${pattern})$`, 'u').test(value));
     if (!fits) {
-      const message = value === undefined || value === '' ? 'is required (it is part of the OAuth URLs)' : 'must be one host label or path segment matching its pattern';
+      const message =
+        value === undefined || value === '' ? 'is required (it is part of the OAuth URLs)' : 'must be one host label or path segment matching its pattern';
       throw new SwitchboardError('invalid_credentials', `${variant.name}: ${expr} ${message}`, { errors: [{ path: `/${name ?? expr}`, message }] });
     }
     return value;
@@ -136,9 +146,13 @@ async function tokenRequest(
     const upstreamError = json?.['error_description'] ?? json?.['error'] ?? listed ?? text.slice(0, 200);
     // A 2xx carrying an error code is a refusal too (Slack's oauth.v2.access: 200 {ok: false, error: "invalid_code"}).
     const refused = !res.ok || typeof json?.['error'] === 'string';
-    throw new SwitchboardError(refused ? 'upstream_credentials_rejected' : 'upstream_protocol_error', `The OAuth token endpoint refused the request: ${String(upstreamError)}`, {
-      details: { upstream_status: res.status, ...(json && typeof json['error'] === 'string' ? { oauth_error: json['error'] } : {}) },
-    });
+    throw new SwitchboardError(
+      refused ? 'upstream_credentials_rejected' : 'upstream_protocol_error',
+      `The OAuth token endpoint refused the request: ${String(upstreamError)}`,
+      {
+        details: { upstream_status: res.status, ...(json && typeof json['error'] === 'string' ? { oauth_error: json['error'] } : {}) },
+      },
+    );
   }
   const tokens: TokenSet = { access_token: json['access_token'] };
   if (typeof json['refresh_token'] === 'string') tokens.refresh_token = json['refresh_token'];
@@ -167,7 +181,14 @@ export function exchangeAuthorizationCode(
 }
 
 /** Get a new access token with a refresh token; keeps the old refresh token if none is returned. */
-export async function refreshAccessToken(variant: OAuth2Auth, client: OAuthClient, refreshToken: string, fetchImpl: FetchLike = fetch, timeoutMs = 30_000, credentials: Credentials = {}): Promise<TokenSet> {
+export async function refreshAccessToken(
+  variant: OAuth2Auth,
+  client: OAuthClient,
+  refreshToken: string,
+  fetchImpl: FetchLike = fetch,
+  timeoutMs = 30_000,
+  credentials: Credentials = {},
+): Promise<TokenSet> {
   try {
     const t = await tokenRequest(variant, client, { grant_type: 'refresh_token', refresh_token: refreshToken }, fetchImpl, timeoutMs, credentials);
     return { ...t, refresh_token: t.refresh_token ?? refreshToken };
@@ -178,7 +199,10 @@ export async function refreshAccessToken(variant: OAuth2Auth, client: OAuthClien
 }
 
 /** The consent URL for the authorization-code flow; `credentials` fill the URL's variables (a Zendesk subdomain). */
-export function authorizeUrl(variant: OAuth2Auth, o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string; credentials?: Credentials }): string {
+export function authorizeUrl(
+  variant: OAuth2Auth,
+  o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string; credentials?: Credentials },
+): string {
   const url = new URL(o.authorizeUrl ?? oauthUrl(variant, variant.authorize_url, o.credentials));
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', o.clientId);
@@ -238,10 +262,16 @@ export async function runFollowUps(variant: CompiledAuthVariant, credentials: Cr
     }
     const raw = await readBodyCapped(res, o.maxBytes ?? 1024 * 1024, what);
     if (res.status === 401 || res.status === 403) {
-      throw new SwitchboardError('upstream_credentials_rejected', `${what} refused the new access token (HTTP ${res.status})`, { details: { upstream_status: res.status } });
+      throw new SwitchboardError('upstream_credentials_rejected', `${what} refused the new access token (HTTP ${res.status})`, {
+        details: { upstream_status: res.status },
+      });
     }
     if (res.status < 200 || res.status > 299) {
-      throw new SwitchboardError(res.status >= 500 ? 'upstream_unavailable' : 'upstream_error', `${what} answered HTTP ${res.status} after the OAuth code exchange`, { details: { upstream_status: res.status } });
+      throw new SwitchboardError(
+        res.status >= 500 ? 'upstream_unavailable' : 'upstream_error',
+        `${what} answered HTTP ${res.status} after the OAuth code exchange`,
+        { details: { upstream_status: res.status } },
+      );
     }
     let body: unknown;
     try {
@@ -253,9 +283,13 @@ export async function runFollowUps(variant: CompiledAuthVariant, credentials: Cr
     for (const [field, t] of f.fields) {
       const v = t.render(answer);
       if (v === undefined || v === null || v === '') {
-        throw new SwitchboardError('oauth_nothing_granted', f.missing ?? `${what} answered no ${field}`, { errors: [{ path: `/${field}`, message: 'the follow_up answer lacks it' }], details: { field } });
+        throw new SwitchboardError('oauth_nothing_granted', f.missing ?? `${what} answered no ${field}`, {
+          errors: [{ path: `/${field}`, message: 'the follow_up answer lacks it' }],
+          details: { field },
+        });
       }
-      if (typeof v === 'object') throw new SwitchboardError('upstream_protocol_error', `${what} answered ${Array.isArray(v) ? 'a list' : 'an object'} where ${field} should be a value`);
+      if (typeof v === 'object')
+        throw new SwitchboardError('upstream_protocol_error', `${what} answered ${Array.isArray(v) ? 'a list' : 'an object'} where ${field} should be a value`);
       out[field] = v;
     }
   }

@@ -9,7 +9,9 @@ import { SwitchboardError } from '../errors/index.ts';
 /** The private key from a PEM credential; invalid_credentials, before anything is sent, when it is not an RSA private key. */
 export function rsaPrivateKey(pem: unknown, field: string): KeyObject {
   if (typeof pem !== 'string' || pem.trim() === '') {
-    throw new SwitchboardError('invalid_credentials', `${field} is required: the PEM private key that signs the JWT`, { errors: [{ path: `/${field}`, message: 'is required' }] });
+    throw new SwitchboardError('invalid_credentials', `${field} is required: the PEM private key that signs the JWT`, {
+      errors: [{ path: `/${field}`, message: 'is required' }],
+    });
   }
   let key: KeyObject;
   try {
@@ -23,7 +25,9 @@ export function rsaPrivateKey(pem: unknown, field: string): KeyObject {
     });
   }
   if (key.asymmetricKeyType !== 'rsa') {
-    throw new SwitchboardError('invalid_credentials', `${field} is a ${String(key.asymmetricKeyType)} key; RS256 needs an RSA private key`, { errors: [{ path: `/${field}`, message: 'is not an RSA key' }] });
+    throw new SwitchboardError('invalid_credentials', `${field} is a ${String(key.asymmetricKeyType)} key; RS256 needs an RSA private key`, {
+      errors: [{ path: `/${field}`, message: 'is not an RSA key' }],
+    });
   }
   return key;
 }

@@ -56,13 +56,20 @@ async function withStore<T>(create: boolean, fn: (store: import('../store/index.
 }
 
 export function registerAdminCommand(program: Command): void {
-  const admin = program.command('admin').description("Manage organizations and applications of the hosted service (its database: SWITCHBOARD_DATABASE_URL, or switchboard.db in the data directory; never created without --create)");
+  const admin = program
+    .command('admin')
+    .description(
+      'Manage organizations and applications of the hosted service (its database: SWITCHBOARD_DATABASE_URL, or switchboard.db in the data directory; never created without --create)',
+    );
   admin
     .command('create-app')
     .description('Create an application (and the organization if needed); prints {organization_id, client_id, client_secret} — the secret is shown only once')
     .requiredOption('--org <name>', 'organization name')
     .option('--name <name>', 'application name')
-    .option('--envelope <envelope>', "response envelope of its calls: switchboard (default) or airbyte (Airbyte agent SDK's, for every request, not only those sending X-ADP-Agent-SDK)")
+    .option(
+      '--envelope <envelope>',
+      "response envelope of its calls: switchboard (default) or airbyte (Airbyte agent SDK's, for every request, not only those sending X-ADP-Agent-SDK)",
+    )
     .option('--create', 'create the database if there is none yet (default: refuse, naming the path looked at)')
     .action(async (opts: { org: string; name?: string; envelope?: string; create?: boolean }) => {
       try {
@@ -72,9 +79,18 @@ export function registerAdminCommand(program: Command): void {
           throw new SwitchboardError('invalid_request', `--envelope must be one of: ${RESPONSE_ENVELOPES.join(', ')}`);
         }
         const created = await withStore(opts.create === true, async (store, audit) => {
-          const out = await createApplication(store, { orgName: opts.org, ...(opts.name !== undefined ? { appName: opts.name } : {}), ...(envelope !== undefined ? { envelope: envelope as 'switchboard' | 'airbyte' } : {}) });
+          const out = await createApplication(store, {
+            orgName: opts.org,
+            ...(opts.name !== undefined ? { appName: opts.name } : {}),
+            ...(envelope !== undefined ? { envelope: envelope as 'switchboard' | 'airbyte' } : {}),
+          });
           const app = await store.findApplicationByClientId(out.client_id);
-          await audit({ organizationId: out.organization_id, action: 'application.created', applicationId: app?.id ?? out.client_id, details: { client_id: out.client_id, name: app?.name ?? null, org: opts.org } });
+          await audit({
+            organizationId: out.organization_id,
+            action: 'application.created',
+            applicationId: app?.id ?? out.client_id,
+            details: { client_id: out.client_id, name: app?.name ?? null, org: opts.org },
+          });
           return out;
         });
         process.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
@@ -109,7 +125,13 @@ export function registerAdminCommand(program: Command): void {
         const out = await withStore(opts.create === true, async (store, audit) => {
           const granted = await grantOrganization(store, { clientId: opts.clientId, orgName: opts.org });
           const app = await store.findApplicationByClientId(opts.clientId);
-          if (granted.granted) await audit({ organizationId: granted.organization_id, action: 'application.granted', applicationId: app?.id ?? opts.clientId, details: { client_id: opts.clientId, org: opts.org } });
+          if (granted.granted)
+            await audit({
+              organizationId: granted.organization_id,
+              action: 'application.granted',
+              applicationId: app?.id ?? opts.clientId,
+              details: { client_id: opts.clientId, org: opts.org },
+            });
           return granted;
         });
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -10,11 +10,16 @@ import { CREDENTIALS_ENV, credentialsArg, libraryRuntime, CONNECTORS_OPTION, col
 export function registerCheckCommand(program: Command): void {
   program
     .command('check')
-    .description(`Check that credentials work (the manifest's check: one cheap request); prints the result as JSON, exits 1 on failure (credentials from --credentials or $${CREDENTIALS_ENV})`)
+    .description(
+      `Check that credentials work (the manifest's check: one cheap request); prints the result as JSON, exits 1 on failure (credentials from --credentials or $${CREDENTIALS_ENV})`,
+    )
     .option(...CONNECTORS_OPTION, collect)
     .argument('<type>', 'connector type, e.g. granola')
     .option('--credentials <json|@file>', `credentials as JSON or @file (default: $${CREDENTIALS_ENV})`)
-    .option('--base-url <url>', "upstream base URL with its scheme, e.g. http://127.0.0.1:4010 (default: the manifest's, or a running sandbox's for its sample credentials)")
+    .option(
+      '--base-url <url>',
+      "upstream base URL with its scheme, e.g. http://127.0.0.1:4010 (default: the manifest's, or a running sandbox's for its sample credentials)",
+    )
     .option('--region <name>', 'region from the manifest (e.g. eu)')
     .action(async (type: string, opts: { credentials?: string; baseUrl?: string; region?: string }) => {
       let out: Record<string, unknown>;

@@ -13,7 +13,12 @@ export const CREDENTIALS_ENV = 'SWITCHBOARD_CREDENTIALS';
  * Parse `JSON` or `@file` (a file containing JSON) given to option `option` (e.g. `--params`).
  * Malformed JSON is `errorCode` (default invalid_params) with the option named and the fix.
  */
-export function jsonArg(value: string, option: string, errorCode: 'invalid_params' | 'invalid_credentials_json' = 'invalid_params', credentialsExample = '{"api_key":"..."}'): unknown {
+export function jsonArg(
+  value: string,
+  option: string,
+  errorCode: 'invalid_params' | 'invalid_credentials_json' = 'invalid_params',
+  credentialsExample = '{"api_key":"..."}',
+): unknown {
   let text = value;
   const fromFile = value.startsWith('@');
   if (fromFile) {
@@ -27,9 +32,13 @@ export function jsonArg(value: string, option: string, errorCode: 'invalid_param
     return JSON.parse(text) as unknown;
   } catch (e) {
     const where = fromFile ? `the file ${value.slice(1)} given to ${option}` : option;
-    throw new SwitchboardError(errorCode, `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${jsonExample(option, errorCode, credentialsExample)}`, {
-      details: { option },
-    });
+    throw new SwitchboardError(
+      errorCode,
+      `${where} is not valid JSON (${(e as Error).message}). Pass a JSON object, e.g. ${jsonExample(option, errorCode, credentialsExample)}`,
+      {
+        details: { option },
+      },
+    );
   }
 }
 
@@ -52,9 +61,13 @@ export async function credentialsArg(option: string | undefined, type: string): 
   const { credentialsExample } = await import('./credentials-example.ts');
   const { json, note } = await credentialsExample(type);
   if (source === undefined) {
-    throw new SwitchboardError('invalid_credentials', `No credentials: pass --credentials '${json}' (or @file.json), or export ${CREDENTIALS_ENV}='${json}'${note}`, {
-      details: { connector_type: type },
-    });
+    throw new SwitchboardError(
+      'invalid_credentials',
+      `No credentials: pass --credentials '${json}' (or @file.json), or export ${CREDENTIALS_ENV}='${json}'${note}`,
+      {
+        details: { connector_type: type },
+      },
+    );
   }
   return jsonArg(source, option !== undefined ? '--credentials' : `$${CREDENTIALS_ENV}`, 'invalid_credentials_json', json);
 }
@@ -70,14 +83,19 @@ export function portArg(value: string): number {
 export function listenError(e: unknown, port: number | undefined, fix: string): unknown {
   const err = e as NodeJS.ErrnoException;
   if (err?.code === 'EADDRINUSE') {
-    const p = port ?? (/:(\d+)$/.exec(err.message)?.[1] ?? '?');
-    return new SwitchboardError('port_in_use', `Port ${p} is already in use by another process. Stop that process, or ${fix}`, { details: { port: Number(p) } });
+    const p = port ?? /:(\d+)$/.exec(err.message)?.[1] ?? '?';
+    return new SwitchboardError('port_in_use', `Port ${p} is already in use by another process. Stop that process, or ${fix}`, {
+      details: { port: Number(p) },
+    });
   }
   return e;
 }
 
 /** `--connectors <dir>`, repeatable: extra connector directories (see applyConnectorsOption). */
-export const CONNECTORS_OPTION = ['--connectors <dir>', 'a directory of <type>/connector.yaml folders (or one such folder) to use besides the built-in connectors; repeatable (default: $SWITCHBOARD_CONNECTORS_PATH)'] as const;
+export const CONNECTORS_OPTION = [
+  '--connectors <dir>',
+  'a directory of <type>/connector.yaml folders (or one such folder) to use besides the built-in connectors; repeatable (default: $SWITCHBOARD_CONNECTORS_PATH)',
+] as const;
 
 /** Collects a repeatable option's values. */
 export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

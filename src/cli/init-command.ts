@@ -24,7 +24,9 @@ interface InitOptions {
 export function registerInitCommand(program: Command): void {
   program
     .command('init')
-    .description("Scaffold a connector manifest from the vendor's OpenAPI 3 or GraphQL description: <out>/<type>/connector.yaml, guesses marked # check:, a report of what it could not infer")
+    .description(
+      "Scaffold a connector manifest from the vendor's OpenAPI 3 or GraphQL description: <out>/<type>/connector.yaml, guesses marked # check:, a report of what it could not infer",
+    )
     .argument('<type>', 'connector type to create, e.g. asana ([a-z][a-z0-9_]*)')
     .option('--from-openapi <file>', 'OpenAPI 3.x description (JSON or YAML)')
     .option('--from-graphql <sdl>', 'GraphQL schema (SDL file)')
@@ -32,7 +34,10 @@ export function registerInitCommand(program: Command): void {
     .option('--entities <names>', 'comma-separated entities to scaffold (default: every one found)')
     .option('--out <dir>', 'connectors directory to write into (then use it with --connectors <dir>)', 'connectors')
     .option('--source <url>', "where the description came from, recorded as vendor_description.source (default: the file's name)")
-    .option('--sidecar <file>', "with --from-openapi: a simulator sidecar (simulator.yaml) whose resources declare which RPC method lists, gets, creates or updates what; copied beside the manifest")
+    .option(
+      '--sidecar <file>',
+      'with --from-openapi: a simulator sidecar (simulator.yaml) whose resources declare which RPC method lists, gets, creates or updates what; copied beside the manifest',
+    )
     .option('--force', 'overwrite an existing connector.yaml')
     .option('--report', 'also print, per auth variant, entity and action, what was inferred and how sure it is (certain, guessed and why, not inferred)')
     .action(async (type: string, opts: InitOptions) => {
@@ -47,23 +52,31 @@ export function registerInitCommand(program: Command): void {
 async function init(type: string, opts: InitOptions): Promise<void> {
   const { copyFileSync, existsSync, mkdirSync, writeFileSync } = await import('node:fs');
   const { basename, extname, join, relative, resolve } = await import('node:path');
-  if (!/^[a-z][a-z0-9_]*$/.test(type)) throw new SwitchboardError('invalid_params', `The type "${type}" must be lower case letters, digits and _, starting with a letter (e.g. asana)`);
-  if ((opts.fromOpenapi === undefined) === (opts.fromGraphql === undefined)) throw new SwitchboardError('invalid_params', 'Give one of --from-openapi <file> or --from-graphql <sdl> --endpoint <url>');
-  if (opts.fromGraphql !== undefined && opts.endpoint === undefined) throw new SwitchboardError('invalid_params', '--from-graphql needs --endpoint <url>, the GraphQL endpoint (e.g. https://api.example.com/graphql)');
+  if (!/^[a-z][a-z0-9_]*$/.test(type))
+    throw new SwitchboardError('invalid_params', `The type "${type}" must be lower case letters, digits and _, starting with a letter (e.g. asana)`);
+  if ((opts.fromOpenapi === undefined) === (opts.fromGraphql === undefined))
+    throw new SwitchboardError('invalid_params', 'Give one of --from-openapi <file> or --from-graphql <sdl> --endpoint <url>');
+  if (opts.fromGraphql !== undefined && opts.endpoint === undefined)
+    throw new SwitchboardError('invalid_params', '--from-graphql needs --endpoint <url>, the GraphQL endpoint (e.g. https://api.example.com/graphql)');
   const source = (opts.fromOpenapi ?? opts.fromGraphql)!;
   const origin = opts.source ?? basename(source);
   if (!existsSync(source)) throw new SwitchboardError('invalid_params', `No file ${source}`, { details: { file: source } });
   const dir = resolve(opts.out, type);
   const file = join(dir, 'connector.yaml');
-  if (existsSync(file) && !opts.force) throw new SwitchboardError('invalid_params', `${relative(process.cwd(), file) || file} exists; pass --force to overwrite it`, { details: { file } });
-  const entities = opts.entities?.split(',').map((e) => e.trim()).filter(Boolean);
+  if (existsSync(file) && !opts.force)
+    throw new SwitchboardError('invalid_params', `${relative(process.cwd(), file) || file} exists; pass --force to overwrite it`, { details: { file } });
+  const entities = opts.entities
+    ?.split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const ext = extname(source).toLowerCase() || (opts.fromOpenapi ? '.yaml' : '.graphql');
   const descriptionPath = `${opts.fromOpenapi ? 'openapi' : 'schema'}${ext}`;
   const started = performance.now();
 
   const { renderScaffold } = await import('../factory/scaffold.ts');
   if (opts.sidecar !== undefined && opts.fromOpenapi === undefined) throw new SwitchboardError('invalid_params', '--sidecar goes with --from-openapi');
-  if (opts.sidecar !== undefined && !existsSync(opts.sidecar)) throw new SwitchboardError('invalid_params', `No file ${opts.sidecar}`, { details: { file: opts.sidecar } });
+  if (opts.sidecar !== undefined && !existsSync(opts.sidecar))
+    throw new SwitchboardError('invalid_params', `No file ${opts.sidecar}`, { details: { file: opts.sidecar } });
   let sidecar;
   if (opts.sidecar !== undefined) {
     try {
@@ -74,7 +87,9 @@ async function init(type: string, opts: InitOptions): Promise<void> {
   }
   const scaffold = opts.fromOpenapi
     ? await (await import('../factory/init-openapi.ts')).scaffoldFromOpenApi(source, { type, entities, descriptionPath, source: origin, sidecar })
-    : await (await import('../factory/init-graphql.ts')).scaffoldFromGraphql(source, { type, entities, descriptionPath, source: origin, endpoint: opts.endpoint! });
+    : await (
+        await import('../factory/init-graphql.ts')
+      ).scaffoldFromGraphql(source, { type, entities, descriptionPath, source: origin, endpoint: opts.endpoint! });
   const yaml = renderScaffold(scaffold);
 
   // What init writes must load: a failure here is a bug of init, reported as such, nothing written.
@@ -86,7 +101,11 @@ async function init(type: string, opts: InitOptions): Promise<void> {
   try {
     loaded = loadManifestText(yaml, file);
   } catch (e) {
-    if (e instanceof ManifestError) throw new SwitchboardError('internal_error', `switchboard init produced a manifest that does not load (a bug; please report it with the description):\n${e.message}`);
+    if (e instanceof ManifestError)
+      throw new SwitchboardError(
+        'internal_error',
+        `switchboard init produced a manifest that does not load (a bug; please report it with the description):\n${e.message}`,
+      );
     throw e;
   }
   writeFileSync(file, yaml);

@@ -27,7 +27,10 @@ program
   .name('switchboard')
   .description('Connector execution service: connectors as YAML, library and hosted modes.')
   .version(packageVersion(), '-V, --version', 'print the version')
-  .option('--data-dir <dir>', `data directory of every command: the SQLite database (unless SWITCHBOARD_DATABASE_URL is set) and the sandbox's state files (default: $${DATA_DIR_ENV}, or ./data)`)
+  .option(
+    '--data-dir <dir>',
+    `data directory of every command: the SQLite database (unless SWITCHBOARD_DATABASE_URL is set) and the sandbox's state files (default: $${DATA_DIR_ENV}, or ./data)`,
+  )
   .hook('preAction', () => {
     // Before or after the command's name; every command reads it from the environment.
     const dir = program.opts<{ dataDir?: string }>().dataDir;

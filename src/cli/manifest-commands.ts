@@ -115,7 +115,8 @@ export function registerManifestCommands(program: Command): void {
         const line = (a: string, b: string, c: string): string => `${a.padEnd(w('type'))}  ${b.padEnd(w('entity'))}  ${c}\n`;
         process.stdout.write(line('TYPE', 'ENTITY', 'ACTIONS'));
         for (const r of rows) process.stdout.write(line(r.type, r.entity, [r.actions, ...r.hosted_only_actions.map((a) => `${a}*`)].join(', ')));
-        if (rows.some((r) => r.hosted_only_actions.length > 0)) process.stdout.write('\n* hosted only: search queries the data the service has synced; `switchboard exec` runs the others.\n');
+        if (rows.some((r) => r.hosted_only_actions.length > 0))
+          process.stdout.write('\n* hosted only: search queries the data the service has synced; `switchboard exec` runs the others.\n');
       }
       if (failed > 0) process.exitCode = 1;
     });

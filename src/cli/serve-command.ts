@@ -14,7 +14,11 @@ export function registerServeCommand(program: Command): void {
     .option('--port <n>', 'port (default: $PORT or 3000)', portArg)
     .option('--host <addr>', 'interface (default: $HOST or 127.0.0.1)')
     .option('--sandbox', 'also start the upstream simulators and point every connector type (and its OAuth app) at them')
-    .option('--sandbox-port <n>', `first port of the --sandbox simulators (default ${String(SERVICE_SANDBOX_PORT)}: one simulator per connector on consecutive ports, in the order \`switchboard sandbox\` prints)`, portArg)
+    .option(
+      '--sandbox-port <n>',
+      `first port of the --sandbox simulators (default ${String(SERVICE_SANDBOX_PORT)}: one simulator per connector on consecutive ports, in the order \`switchboard sandbox\` prints)`,
+      portArg,
+    )
     .action(async (opts: { port?: number; host?: string; sandbox?: boolean; sandboxPort?: number }) => {
       try {
         const { connectorRegistry } = await import('../manifest/index.ts');
@@ -41,7 +45,8 @@ export function registerServeCommand(program: Command): void {
           // Sample credentials of the simulators (fake values) for the quick start.
           process.stdout.write(`${JSON.stringify({ sandbox: sandbox.connectors }, null, 2)}\n`);
           for (const [type, c] of Object.entries(config.connectorTypes)) {
-            if (sandbox.connectors[type] !== undefined) log.info({ connector_type: type, base_url: c.baseUrl, oauth: c.oauth !== undefined }, 'sandbox upstream');
+            if (sandbox.connectors[type] !== undefined)
+              log.info({ connector_type: type, base_url: c.baseUrl, oauth: c.oauth !== undefined }, 'sandbox upstream');
           }
           if (sandbox.missing.length > 0) log.warn({ missing: sandbox.missing }, 'no simulator in this checkout for these connector types');
         }

@@ -24,7 +24,9 @@ export function serviceStopper(o: { graceMs: number; log: Logger; close: () => P
   const exit = async (code: number): Promise<never> => {
     if (!(await terminateWorkers(WORKER_TERMINATE_MS))) {
       // Written synchronously (stderr is a pipe or a file): the last thing the process says.
-      process.stderr.write(`switchboard: a worker thread did not stop within ${String(WORKER_TERMINATE_MS)} ms of being terminated; the process ends itself (SIGKILL)\n`);
+      process.stderr.write(
+        `switchboard: a worker thread did not stop within ${String(WORKER_TERMINATE_MS)} ms of being terminated; the process ends itself (SIGKILL)\n`,
+      );
       process.kill(process.pid, 'SIGKILL');
     }
     process.exit(code);
@@ -34,7 +36,10 @@ export function serviceStopper(o: { graceMs: number; log: Logger; close: () => P
     stopping = true;
     const limit = o.graceMs + SHUTDOWN_MARGIN_MS;
     const cut = setTimeout(() => {
-      o.log.error({ shutdown_grace_ms: o.graceMs }, `shutdown not done within ${String(limit)} ms (the grace period and ${String(SHUTDOWN_MARGIN_MS)} ms): worker threads terminated, exiting with status 1`);
+      o.log.error(
+        { shutdown_grace_ms: o.graceMs },
+        `shutdown not done within ${String(limit)} ms (the grace period and ${String(SHUTDOWN_MARGIN_MS)} ms): worker threads terminated, exiting with status 1`,
+      );
       void exit(1);
     }, limit);
     void o.close().then(

@@ -17,14 +17,17 @@ export const SIMULATE_PORT = 4009;
 
 function seedArg(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new SwitchboardError('invalid_params', `--seed must be an integer from 0 to 4294967295, got "${value}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
+    throw new SwitchboardError('invalid_params', `--seed must be an integer from 0 to 4294967295, got "${value}"`);
   return n;
 }
 
 export function registerSimulateCommand(program: Command): void {
   program
     .command('simulate')
-    .description('Serve a stateful simulator of an OpenAPI 3 description or a GraphQL schema: validated requests, seeded records, create/get/update/list with state, the vendor error shape')
+    .description(
+      'Serve a stateful simulator of an OpenAPI 3 description or a GraphQL schema: validated requests, seeded records, create/get/update/list with state, the vendor error shape',
+    )
     .option('--openapi <file>', 'the OpenAPI 3.x description (YAML or JSON)')
     .option('--graphql <sdl>', 'the GraphQL schema (SDL file)')
     .option('--port <n>', `port to listen on (default ${String(SIMULATE_PORT)}, below the sandbox's ports; 0 picks a free port)`, portArg)
@@ -33,7 +36,8 @@ export function registerSimulateCommand(program: Command): void {
     .option('--host <host>', 'interface to listen on (default 127.0.0.1)')
     .action(async (opts: { openapi?: string; graphql?: string; port?: number; seed?: number; sidecar?: string; host?: string }) => {
       try {
-        if ((opts.openapi === undefined) === (opts.graphql === undefined)) throw new SwitchboardError('invalid_params', 'Give one of --openapi <file> or --graphql <sdl>');
+        if ((opts.openapi === undefined) === (opts.graphql === undefined))
+          throw new SwitchboardError('invalid_params', 'Give one of --openapi <file> or --graphql <sdl>');
         const { startOpenApiSimulator, startGraphqlSimulator, Description, loadDescription, loadSidecar } = await import('../simulator/index.ts');
         const port = opts.port ?? SIMULATE_PORT;
         if (opts.graphql !== undefined) {

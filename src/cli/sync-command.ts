@@ -29,7 +29,9 @@ export function registerSyncCommand(program: Command): void {
       if (sandbox !== undefined) process.stderr.write(`Using the simulators of the running sandbox (${sandbox.file}).\n`);
       const database = openDatabase<import('../store/index.ts').ServiceTables>(config.databaseUrl);
       const transport = createUpstreamTransport();
-      const bars = process.stderr.isTTY ? new MultiBar({ format: ' {entity} | {value} records | {pages} pages | {state}', hideCursor: true, clearOnComplete: false }, Presets.shades_classic) : undefined;
+      const bars = process.stderr.isTTY
+        ? new MultiBar({ format: ' {entity} | {value} records | {pages} pages | {state}', hideCursor: true, clearOnComplete: false }, Presets.shades_classic)
+        : undefined;
       try {
         await migrate(database as import('../store/index.ts').Database, [...HOSTED_MIGRATIONS]);
         const store = new ServiceStore(database.db);

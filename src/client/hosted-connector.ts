@@ -38,7 +38,10 @@ function connectorId(session: HostedSession, idOrType: string, list: ListByType)
 
 /** A proxy call: the vendor's answer whatever its status; the service's own refusals as SwitchboardErrors; one token renewal after our 401. */
 async function proxyCall(session: HostedSession, connectorIdNow: string, r: HostedProxyRequest): Promise<HostedProxyResponse> {
-  const query = typeof r.query === 'string' ? r.query.replace(/^\?/, '') : new URLSearchParams(Object.entries(r.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
+  const query =
+    typeof r.query === 'string'
+      ? r.query.replace(/^\?/, '')
+      : new URLSearchParams(Object.entries(r.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
   const url = `${session.baseUrl}/api/v1/integrations/connectors/${encodeURIComponent(connectorIdNow)}/proxy/${r.path.replace(/^\//, '')}${query !== '' ? `${r.path.includes('?') ? '&' : '?'}${query}` : ''}`;
   const json = r.body !== undefined && typeof r.body !== 'string' && !(r.body instanceof Uint8Array);
   const body = json ? JSON.stringify(r.body) : (r.body as string | Uint8Array | undefined);
@@ -85,7 +88,14 @@ export function hostedConnector<T extends ConnectorType>(session: HostedSession,
     changes: async (entity, query = {}) =>
       unwrap(
         api.GET('/api/v1/integrations/connectors/{connector_id}/records', {
-          params: { path: { connector_id: await id() }, query: { entity, ...(query.modified_after != null ? { modified_after: query.modified_after } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) } },
+          params: {
+            path: { connector_id: await id() },
+            query: {
+              entity,
+              ...(query.modified_after != null ? { modified_after: query.modified_after } : {}),
+              ...(query.limit !== undefined ? { limit: query.limit } : {}),
+            },
+          },
         }),
       ) as Promise<ChangesResponse>,
   };

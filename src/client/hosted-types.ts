@@ -84,7 +84,11 @@ export interface ChangesResponse<R = Record<string, unknown>> {
 export interface HostedConnector<T extends ConnectorType> {
   /** Resolves the connector id (looked up by type for this customer when created by type). */
   id(): Promise<string>;
-  execute<E extends keyof Actions<T> & string, A extends keyof ActionOf<T, E> & string>(entity: E, action: A, ...params: ParamsArg<Params<T, E, A>>): Promise<Result<T, E, A>>;
+  execute<E extends keyof Actions<T> & string, A extends keyof ActionOf<T, E> & string>(
+    entity: E,
+    action: A,
+    ...params: ParamsArg<Params<T, E, A>>
+  ): Promise<Result<T, E, A>>;
   search<E extends keyof Searchable<T> & string>(entity: E, params: SearchParams<SearchFieldTypes<T, E>>): Promise<SearchResponse<SearchRecordOf<T, E>>>;
   /** The change feed of a synced entity: records added, updated or deleted after `modified_after` (a cursor it returned), oldest first. */
   changes(entity: string, query?: { modified_after?: string | null; limit?: number }): Promise<ChangesResponse>;

@@ -7,7 +7,18 @@
  * exactly like library mode's `connect('intercom', ...)`, so switching modes is a one-line change.
  */
 import { hostedConnector } from './hosted-connector.ts';
-import type { AccessRules, AuditEventList, AuditEventsQuery, Connector, CheckResult, CreateConnectorInput, HostedConnector, Permissions, RevokedAll, TokenList } from './hosted-types.ts';
+import type {
+  AccessRules,
+  AuditEventList,
+  AuditEventsQuery,
+  Connector,
+  CheckResult,
+  CreateConnectorInput,
+  HostedConnector,
+  Permissions,
+  RevokedAll,
+  TokenList,
+} from './hosted-types.ts';
 import { HostedSession, problemError, unwrap, type HostedClientOptions } from './hosted-session.ts';
 import type { ConnectorType } from './library.ts';
 
@@ -174,7 +185,8 @@ export function createClient(options: HostedClientOptions) {
   const { api } = session;
   const connectors = connectorsApi(api, options);
   /** This customer's connector by id, or by type (exactly one of that type must exist). */
-  const connector = <T extends ConnectorType>(idOrType: T | (string & {})): HostedConnector<T> => hostedConnector<T>(session, idOrType, (q) => connectors.list(q));
+  const connector = <T extends ConnectorType>(idOrType: T | (string & {})): HostedConnector<T> =>
+    hostedConnector<T>(session, idOrType, (q) => connectors.list(q));
   return {
     connectors,
     oauth: oauthApi(api, options),

@@ -43,13 +43,16 @@ export async function baseUrlFor(type: string, credentials: unknown, flag: strin
   const { runningSandboxes, sandboxStates } = await import('../simulator/sandbox-state.ts');
   const { sandboxAmbiguous, sandboxLabel } = await import('./sandbox-choice.ts');
   const dir = dataDir();
-  const issued = (s: import('../simulator/sandbox-state.ts').SandboxState): boolean => s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials);
+  const issued = (s: import('../simulator/sandbox-state.ts').SandboxState): boolean =>
+    s.connectors[type] !== undefined && sameJson(s.connectors[type]?.credentials, credentials);
   const running = runningSandboxes(dir, issued);
   if (running.length > 1) throw sandboxAmbiguous(type, dir, running, other);
   const found = running[0];
   const url = found?.state.connectors[type]?.base_url;
   if (found !== undefined && url !== undefined) {
-    process.stderr.write(`Using the sandbox's ${type} simulator at ${url} (${found.file}, started by ${sandboxLabel(found.state)}); ${other} to choose another.\n`);
+    process.stderr.write(
+      `Using the sandbox's ${type} simulator at ${url} (${found.file}, started by ${sandboxLabel(found.state)}); ${other} to choose another.\n`,
+    );
     return url;
   }
   const stopped = sandboxStates(dir).find((x) => issued(x.state));
@@ -73,7 +76,12 @@ export async function baseUrlFor(type: string, credentials: unknown, flag: strin
 export async function libraryRuntime(
   type: string,
   credentials: unknown,
-  opts: { baseUrl?: string | undefined; region?: string | undefined; validate?: (runtime: import('../engine/index.ts').ConnectorRuntime) => void; other?: string },
+  opts: {
+    baseUrl?: string | undefined;
+    region?: string | undefined;
+    validate?: (runtime: import('../engine/index.ts').ConnectorRuntime) => void;
+    other?: string;
+  },
 ): Promise<import('../engine/index.ts').ConnectorRuntime> {
   const { ConnectorRuntime } = await import('../engine/index.ts');
   const { getConnector } = await import('../manifest/index.ts');

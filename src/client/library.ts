@@ -50,7 +50,11 @@ export interface Connector<T extends ConnectorType> {
   /** Name of the auth variant chosen from the credentials. */
   readonly authVariant: string;
   /** Run one action; list → {data, meta}, get/create/update → {data}. */
-  execute<E extends keyof Actions<T> & string, A extends keyof ActionOf<T, E> & string>(entity: E, action: A, ...params: ParamsArg<Params<T, E, A>>): Promise<Result<T, E, A>>;
+  execute<E extends keyof Actions<T> & string, A extends keyof ActionOf<T, E> & string>(
+    entity: E,
+    action: A,
+    ...params: ParamsArg<Params<T, E, A>>
+  ): Promise<Result<T, E, A>>;
   /** Every record of a list across all pages, streamed. */
   records<E extends ListEntities<T> & string>(entity: E, ...params: ParamsArg<Params<T, E, 'list' & keyof ActionOf<T, E>>>): AsyncGenerator<ListRecord<T, E>>;
   /** Every page of a list. */

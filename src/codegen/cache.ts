@@ -50,7 +50,9 @@ export function cacheLooksEmpty(dir = cacheDir()): boolean {
 /** The output for `input` from the cache, or `produce()`d and stored. */
 export async function cachedOutput(kind: string, input: unknown, produce: () => Promise<string>, dir = cacheDir()): Promise<string> {
   if (process.env['SWITCHBOARD_CODEGEN_CACHE'] === '0') return produce();
-  const key = createHash('sha256').update(JSON.stringify([CACHE_VERSION, generatorVersions(), kind, input])).digest('hex');
+  const key = createHash('sha256')
+    .update(JSON.stringify([CACHE_VERSION, generatorVersions(), kind, input]))
+    .digest('hex');
   const file = join(dir, `${key}.txt`);
   try {
     return readFileSync(file, 'utf8');

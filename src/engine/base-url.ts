@@ -34,7 +34,11 @@ export function checkBaseUrl(raw: string, what = 'base URL'): string {
  * point the connector at another host. A missing or refused value is invalid_params (config) or
  * invalid_credentials (a credential field).
  */
-export function renderBaseUrl(manifest: LoadedManifest, declared: string, ctx: { config: Record<string, unknown>; credentials: Record<string, unknown> }): string {
+export function renderBaseUrl(
+  manifest: LoadedManifest,
+  declared: string,
+  ctx: { config: Record<string, unknown>; credentials: Record<string, unknown> },
+): string {
   const t = manifest.baseUrls?.get(declared);
   if (t === undefined) return declared.replace(/\/+$/, '');
   for (const [root, key] of t.references) {
@@ -42,7 +46,10 @@ export function renderBaseUrl(manifest: LoadedManifest, declared: string, ctx: {
     const value = key === undefined ? undefined : where[key];
     if (typeof value === 'string' && URL_TOKEN.test(value)) continue;
     const code = root === 'config' ? 'invalid_params' : 'invalid_credentials';
-    const message = value === undefined || value === null || value === '' ? 'is required (it is part of the base URL)' : 'must be one host label or path segment (letters, digits, "-", "_")';
+    const message =
+      value === undefined || value === null || value === ''
+        ? 'is required (it is part of the base URL)'
+        : 'must be one host label or path segment (letters, digits, "-", "_")';
     throw new SwitchboardError(code, `${manifest.type}: ${root}.${String(key)} ${message}`, { errors: [{ path: `/${root}/${String(key)}`, message }] });
   }
   return checkBaseUrl(String(t.render(ctx)));

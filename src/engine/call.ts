@@ -38,7 +38,14 @@ function isTimeout(e: unknown): boolean {
 }
 
 /** call() for any plan: the actions' and the proxy's requests (`track`: the upstream call's metrics, when observed). */
-export async function runCall(host: CallHost, plan: CallPlan, options: CallOptions, authorization: string | undefined, deadlineMs: number, track?: CallTrack): Promise<RawResult> {
+export async function runCall(
+  host: CallHost,
+  plan: CallPlan,
+  options: CallOptions,
+  authorization: string | undefined,
+  deadlineMs: number,
+  track?: CallTrack,
+): Promise<RawResult> {
   const { auth, retry } = host;
   const signal = options.signal;
   // One deadline for everything the call does, an OAuth refresh or a token mint included.
@@ -69,7 +76,8 @@ export async function runCall(host: CallHost, plan: CallPlan, options: CallOptio
     const serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
     // The upstream is out of budget: hold every call of this connector back, but never for
     // longer than maxRetryAfterMs (a hostile or broken Retry-After must not freeze the connector).
-    if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && host.limiter) host.limiter.pauseFor(Math.min(serverDelay, retry.maxRetryAfterMs));
+    if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && host.limiter)
+      host.limiter.pauseFor(Math.min(serverDelay, retry.maxRetryAfterMs));
     if (failure.code === 'upstream_credentials_rejected' && !refreshed && mints) {
       // The minted token was revoked or expired early: mint once more (unless another call already did).
       refreshed = true;
@@ -77,7 +85,12 @@ export async function runCall(host: CallHost, plan: CallPlan, options: CallOptio
       host.setLastCall(stats);
       continue;
     }
-    if (failure.code === 'upstream_credentials_rejected' && !refreshed && auth.oauthVariant() !== undefined && typeof auth.credentials['refresh_token'] === 'string') {
+    if (
+      failure.code === 'upstream_credentials_rejected' &&
+      !refreshed &&
+      auth.oauthVariant() !== undefined &&
+      typeof auth.credentials['refresh_token'] === 'string'
+    ) {
       refreshed = true;
       // Another call of this runtime refreshed after this one sent its request: use its token (a second refresh would only spend the new refresh token).
       if (auth.credentials['access_token'] === sentAccessToken) await refreshWithin();
@@ -111,7 +124,15 @@ async function awaitSlot(host: CallHost, options: CallOptions, deadline: number,
 }
 
 /** One attempt: send the request and read the answer; a transport failure or timeout is upstream_unavailable. */
-async function sendAttempt(host: CallHost, plan: CallPlan, url: URL, init: Rendered['init'], signal: AbortSignal | undefined, attemptMs: number, track: CallTrack | undefined): Promise<RawResult | SwitchboardError> {
+async function sendAttempt(
+  host: CallHost,
+  plan: CallPlan,
+  url: URL,
+  init: Rendered['init'],
+  signal: AbortSignal | undefined,
+  attemptMs: number,
+  track: CallTrack | undefined,
+): Promise<RawResult | SwitchboardError> {
   try {
     // The attempt's time limit covers headers and body (one timer, in the transport).
     const res = await host.send(url, {
@@ -120,7 +141,11 @@ async function sendAttempt(host: CallHost, plan: CallPlan, url: URL, init: Rende
       body: init.body as string | Uint8Array | undefined,
       signal,
       timeoutMs: attemptMs,
-      ...(plan.maxResponseBytes !== undefined ? { maxResponseBytes: plan.maxResponseBytes } : host.maxResponseBytes !== undefined ? { maxResponseBytes: host.maxResponseBytes } : {}),
+      ...(plan.maxResponseBytes !== undefined
+        ? { maxResponseBytes: plan.maxResponseBytes }
+        : host.maxResponseBytes !== undefined
+          ? { maxResponseBytes: host.maxResponseBytes }
+          : {}),
       ...(plan.stream !== undefined ? { stream: plan.stream } : {}),
     });
     if (track !== undefined) {
@@ -144,9 +169,13 @@ async function sendAttempt(host: CallHost, plan: CallPlan, url: URL, init: Rende
 /** The error of a call the throttle would not queue: 429 upstream_queue_full with the wait until a slot. */
 function throttleRefused(type: string, e: ThrottleRefused, stats: CallStats, maxWaitMs: number): SwitchboardError {
   if (e.reason === 'paused') {
-    return new SwitchboardError('upstream_rate_limited', `Not sent: ${type} asked Switchboard to wait before calling it again; this connector's calls are held back for another ${Math.ceil(e.waitMs / 1000)} s`, {
-      details: { reason: e.reason, retry_after_ms: e.waitMs, attempts: stats.attempts },
-    });
+    return new SwitchboardError(
+      'upstream_rate_limited',
+      `Not sent: ${type} asked Switchboard to wait before calling it again; this connector's calls are held back for another ${Math.ceil(e.waitMs / 1000)} s`,
+      {
+        details: { reason: e.reason, retry_after_ms: e.waitMs, attempts: stats.attempts },
+      },
+    );
   }
   const why =
     e.reason === 'queue_full'

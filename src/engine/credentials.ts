@@ -63,14 +63,21 @@ export class RuntimeCredentials {
         const csec = this.credentials['client_secret'];
         const client: OAuthClient | undefined =
           this.options.oauthClient ?? (typeof cid === 'string' && typeof csec === 'string' ? { clientId: cid, clientSecret: csec } : undefined);
-        if (client === undefined) throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
+        if (client === undefined)
+          throw new SwitchboardError('oauth_refresh_failed', 'The access token needs refreshing but no OAuth client id/secret is configured');
         const tokens = await refreshAccessToken(v, client, rt, this.fetchImpl, timeoutMs, this.credentials);
         const fields = Object.keys(v.fields);
         let updated: Credentials = { ...this.credentials };
         for (const [k, val] of Object.entries(tokens)) if (fields.includes(k) && val !== undefined) updated[k] = val;
         // follow_up requests declared on_refresh: true refill their fields with the new token.
         if (this.variant.followUps?.some((f) => f.onRefresh) === true) {
-          updated = await runFollowUps(this.variant, updated, { after: 'refresh', fetchImpl: this.fetchImpl, baseUrl: client.followUpBaseUrl, config: this.config, timeoutMs });
+          updated = await runFollowUps(this.variant, updated, {
+            after: 'refresh',
+            fetchImpl: this.fetchImpl,
+            baseUrl: client.followUpBaseUrl,
+            config: this.config,
+            timeoutMs,
+          });
         }
         this.credentials = updated;
         await this.options.onTokenRefresh?.({ ...updated });
@@ -114,11 +121,15 @@ export class RuntimeCredentials {
         raw = await callMint(mint.action, `Bearer ${jwt}`, timeoutMs);
       } catch (e) {
         if (e instanceof SwitchboardError && e.code === 'upstream_credentials_rejected') {
-          throw new SwitchboardError('upstream_credentials_rejected', `${this.manifest.type} refused the JWT of auth variant ${variant} (check the app id and the private key): ${e.message}`, {
-            errors: e.errors,
-            details: { ...e.details, auth_variant: variant, stage: 'mint' },
-            cause: e,
-          });
+          throw new SwitchboardError(
+            'upstream_credentials_rejected',
+            `${this.manifest.type} refused the JWT of auth variant ${variant} (check the app id and the private key): ${e.message}`,
+            {
+              errors: e.errors,
+              details: { ...e.details, auth_variant: variant, stage: 'mint' },
+              cause: e,
+            },
+          );
         }
         throw e;
       }
@@ -126,8 +137,13 @@ export class RuntimeCredentials {
       const expiry = mintedExpiry(mint.expiresAt?.render(raw.ctx), mint.expiresIn?.render(raw.ctx), now());
       if (typeof token !== 'string' || token === '' || (expiry !== undefined && !Number.isFinite(expiry))) {
         // The answer is not quoted: it would hold the token.
-        const why = typeof token !== 'string' || token === '' ? `no token at ${mint.token.source}` : `an unreadable expiry at ${(mint.expiresAt ?? mint.expiresIn)?.source ?? ''}`;
-        throw new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered the token mint of auth variant ${variant} with ${why}`, { details: { upstream_status: raw.status, stage: 'mint' } });
+        const why =
+          typeof token !== 'string' || token === ''
+            ? `no token at ${mint.token.source}`
+            : `an unreadable expiry at ${(mint.expiresAt ?? mint.expiresIn)?.source ?? ''}`;
+        throw new SwitchboardError('upstream_protocol_error', `${this.manifest.type} answered the token mint of auth variant ${variant} with ${why}`, {
+          details: { upstream_status: raw.status, stage: 'mint' },
+        });
       }
       this.minted = { token, renewAtMs: expiry === undefined ? Infinity : expiry - mint.renewBeforeSeconds * 1000 };
     })().finally(() => {

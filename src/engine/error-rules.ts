@@ -39,7 +39,11 @@ export function applyErrorRules(
     const msg = rule.message?.render(rctx);
     const retryAfter = rule.retryAfterSeconds?.render(rctx);
     const retryMs =
-      typeof retryAfter === 'number' ? retryAfter * 1000 : typeof retryAfter === 'string' && retryAfter !== '' && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
+      typeof retryAfter === 'number'
+        ? retryAfter * 1000
+        : typeof retryAfter === 'string' && retryAfter !== '' && Number.isFinite(Number(retryAfter))
+          ? Number(retryAfter) * 1000
+          : undefined;
     const errors = upstreamErrorEntries(manifest, ctx);
     const text = typeof msg === 'string' && msg !== '' ? msg : 'the upstream reported an error';
     const more = errors.length > 1 ? ` (and ${String(errors.length - 1)} more error${errors.length > 2 ? 's' : ''}: see errors)` : '';

@@ -5,7 +5,11 @@ import { truthy } from '../templates/index.ts';
 import { snippet } from './response.ts';
 import type { RawResult } from './types.ts';
 
-export function extractList(manifest: LoadedManifest, a: CompiledAction, raw: RawResult): { records: Record<string, unknown>[]; meta: Record<string, unknown> } {
+export function extractList(
+  manifest: LoadedManifest,
+  a: CompiledAction,
+  raw: RawResult,
+): { records: Record<string, unknown>[]; meta: Record<string, unknown> } {
   const records = a.records?.render(raw.ctx);
   if (!Array.isArray(records)) {
     throw protocolError(manifest, a, raw, `expected a list of records at ${a.records?.source ?? 'records'}`);

@@ -4,4 +4,16 @@
  */
 export { ConnectorRuntime } from './interpreter.ts';
 export { limiterFor } from './runtime-setup.ts';
-export type { CallContext, CallOptions, CallPlan, CallStats, CheckResult, Envelope, ListEnvelope, RawResult, RecordEnvelope, Rendered, RuntimeOptions } from './types.ts';
+export type {
+  CallContext,
+  CallOptions,
+  CallPlan,
+  CallStats,
+  CheckResult,
+  Envelope,
+  ListEnvelope,
+  RawResult,
+  RecordEnvelope,
+  Rendered,
+  RuntimeOptions,
+} from './types.ts';

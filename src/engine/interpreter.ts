@@ -46,11 +46,7 @@ export class ConnectorRuntime {
   /** Statistics of the most recent HTTP call. */
   lastCall: CallStats = { attempts: 0, retries: 0, waitedMs: 0 };
 
-  constructor(
-    manifest: LoadedManifest,
-    credentials: unknown,
-    options: RuntimeOptions = {},
-  ) {
+  constructor(manifest: LoadedManifest, credentials: unknown, options: RuntimeOptions = {}) {
     this.manifest = manifest;
     const variant = selectAuthVariant(manifest, credentials, options.authVariant);
     const held: Credentials = { ...(credentials as Credentials) };
@@ -59,7 +55,10 @@ export class ConnectorRuntime {
     this.config = config;
     const region = typeof config['region'] === 'string' ? config['region'] : undefined;
     if (region !== undefined && m.base_url.regions?.[region] === undefined && options.baseUrl === undefined) {
-      throw new SwitchboardError('invalid_params', `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`);
+      throw new SwitchboardError(
+        'invalid_params',
+        `Unknown region "${region}" for ${m.type}; regions: ${Object.keys(m.base_url.regions ?? {}).join(', ') || 'none'}`,
+      );
     }
     const declared = (region !== undefined ? m.base_url.regions?.[region] : undefined) ?? variant.def.base_url ?? m.base_url.default;
     this.baseUrl = options.baseUrl !== undefined ? checkBaseUrl(options.baseUrl) : renderBaseUrl(manifest, declared, { config, credentials: held });
@@ -83,7 +82,8 @@ export class ConnectorRuntime {
       deadlineMs: this.deadlineMs,
       maxResponseBytes: this.maxResponseBytes,
       random: options.random,
-      mint: (timeoutMs, force) => this.auth.ensureMinted(timeoutMs, force, (action, authorization, deadlineMs) => this.call(action, {}, undefined, {}, authorization, deadlineMs)),
+      mint: (timeoutMs, force) =>
+        this.auth.ensureMinted(timeoutMs, force, (action, authorization, deadlineMs) => this.call(action, {}, undefined, {}, authorization, deadlineMs)),
       setLastCall: (stats) => {
         this.lastCall = stats;
       },
@@ -130,7 +130,13 @@ export class ConnectorRuntime {
    * Like pages(), but each step also carries the request for the page after it (null on the
    * last page), so a caller can checkpoint and later resume with `from`.
    */
-  async *pageSteps(entity: string, params?: unknown, from?: { url?: string }, action: 'list' | 'changes' | 'scroll' = 'list', options: CallOptions = {}): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
+  async *pageSteps(
+    entity: string,
+    params?: unknown,
+    from?: { url?: string },
+    action: 'list' | 'changes' | 'scroll' = 'list',
+    options: CallOptions = {},
+  ): AsyncGenerator<{ page: ListEnvelope; next: NextPage }> {
     const a = this.action(entity, action, true);
     let p = this.validate(a, params);
     let url = from?.url;
@@ -208,7 +214,13 @@ export class ConnectorRuntime {
     return { url: url.toString(), init };
   }
 
-  private renderRequest(a: CompiledAction, params: Record<string, unknown>, call: CallContext, absoluteUrl: string | undefined, authorization: string | undefined): { url: URL; init: Rendered['init'] } {
+  private renderRequest(
+    a: CompiledAction,
+    params: Record<string, unknown>,
+    call: CallContext,
+    absoluteUrl: string | undefined,
+    authorization: string | undefined,
+  ): { url: URL; init: Rendered['init'] } {
     const ctx = this.templateContext(params, call);
     return renderRequest(this.target, a, ctx, absoluteUrl, (headers) => this.auth.apply(headers, ctx, authorization));
   }
@@ -242,7 +254,14 @@ export class ConnectorRuntime {
    * one deadline (deadlineMs): a throttle slot, a retry delay or a server-requested wait that
    * would end past it fails at once instead of waiting.
    */
-  private call(a: CompiledAction, params: Record<string, unknown>, absoluteUrl?: string, options: CallOptions = {}, authorization?: string, deadlineMs: number = this.deadlineMs): Promise<RawResult> {
+  private call(
+    a: CompiledAction,
+    params: Record<string, unknown>,
+    absoluteUrl?: string,
+    options: CallOptions = {},
+    authorization?: string,
+    deadlineMs: number = this.deadlineMs,
+  ): Promise<RawResult> {
     const plan: CallPlan = {
       retrySafe: a.retrySafe,
       render: (call, auth) => this.renderRequest(a, params, call, absoluteUrl, auth),

@@ -18,7 +18,14 @@ export interface CallTrack {
 export async function observedCall<T>(connectorType: string, a: CompiledAction, origin: string, run: (track: CallTrack) => Promise<T>): Promise<T> {
   const track: CallTrack = { status: undefined, bytes: 0, stats: undefined };
   const started = performance.now();
-  const probe = upstreamStarted({ connectorType, entity: a.entity, action: a.name, method: a.request.method, host: origin.slice(origin.indexOf('//') + 2), route: a.request.path.source });
+  const probe = upstreamStarted({
+    connectorType,
+    entity: a.entity,
+    action: a.name,
+    method: a.request.method,
+    host: origin.slice(origin.indexOf('//') + 2),
+    route: a.request.path.source,
+  });
   const end = (errorCode: string | undefined): void =>
     probe?.end({
       status: track.status,

@@ -15,7 +15,10 @@ export function findAction(manifest: LoadedManifest, entity: string, action: str
     });
   }
   if (action === 'search') {
-    throw new SwitchboardError('search_hosted_only', 'search is available in hosted mode only: it queries data the Switchboard service has synced, and library mode has no service.');
+    throw new SwitchboardError(
+      'search_hosted_only',
+      'search is available in hosted mode only: it queries data the Switchboard service has synced, and library mode has no service.',
+    );
   }
   const a = e.actions.get(action as ActionName);
   if (a === undefined || (!syncOnly && SYNC_ONLY_ACTIONS.has(a.name))) {
@@ -32,7 +35,9 @@ export function validateParams(a: CompiledAction, params: unknown): Record<strin
   const p = params ?? {};
   const errors = a.validateParams(p) ? missingGroups(a, p as Record<string, unknown>) : describeParamsErrors(a);
   if (errors.length > 0) {
-    throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, { errors });
+    throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, {
+      errors,
+    });
   }
   return p as Record<string, unknown>;
 }

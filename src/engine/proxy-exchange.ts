@@ -14,7 +14,18 @@ import type { LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { applyErrorRules } from './error-rules.ts';
 import type { CallContext, CallPlan, RawResult, Rendered } from './types.ts';
-import { checkProxyEnabled, proxyAnswerHeaders, proxyBase, proxyBody, proxyHeaders, proxyMethod, proxyRetrySafe, proxyUrl, type ProxyRequest, type ProxyResponse } from './proxy-request.ts';
+import {
+  checkProxyEnabled,
+  proxyAnswerHeaders,
+  proxyBase,
+  proxyBody,
+  proxyHeaders,
+  proxyMethod,
+  proxyRetrySafe,
+  proxyUrl,
+  type ProxyRequest,
+  type ProxyResponse,
+} from './proxy-request.ts';
 
 export type { ProxyRequest, ProxyResponse } from './proxy-request.ts';
 
@@ -100,7 +111,12 @@ export async function proxyExchange(host: ProxyHost, request: ProxyRequest): Pro
   };
   try {
     const raw = await host.call(plan);
-    return { status: raw.status, headers: proxyAnswerHeaders(raw.headers.raw), body: raw.body as Buffer, ...(raw.stream !== undefined ? { stream: raw.stream } : {}) };
+    return {
+      status: raw.status,
+      headers: proxyAnswerHeaders(raw.headers.raw),
+      body: raw.body as Buffer,
+      ...(raw.stream !== undefined ? { stream: raw.stream } : {}),
+    };
   } catch (e) {
     // The loop gave up on a vendor answer (a 401 after the refresh, a 429 or 5xx past its retries): hand it back as sent.
     if (isSwitchboardError(e) && e.details[ANSWERED] === true && last !== undefined) {

@@ -62,16 +62,56 @@ export interface ProxyResponse {
 
 /** Never forwarded, whatever a manifest allows: credentials, the target, hop-by-hop (RFC 9110 §7.6.1) and forwarding headers. */
 const NEVER_FORWARDED: ReadonlySet<string> = new Set([
-  'authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'proxy-connection', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'x-real-ip', 'via', 'content-length', 'expect',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'host',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'x-real-ip',
+  'via',
+  'content-length',
+  'expect',
 ]);
 
 /** Forwarded for every connector: content negotiation and conditional requests. */
-const DEFAULT_FORWARDED = ['accept', 'accept-language', 'content-type', 'content-language', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since', 'range', 'prefer'];
+const DEFAULT_FORWARDED = [
+  'accept',
+  'accept-language',
+  'content-type',
+  'content-language',
+  'if-match',
+  'if-none-match',
+  'if-modified-since',
+  'if-unmodified-since',
+  'range',
+  'prefer',
+];
 
 /** Answer headers a client needs: the body's type, pagination, caching, and rate-limit state. */
 const ANSWER_HEADERS: ReadonlySet<string> = new Set([
-  'content-type', 'content-language', 'content-disposition', 'content-range', 'link', 'etag', 'last-modified', 'location', 'retry-after', 'x-total-count', 'x-next-page', 'x-request-id',
+  'content-type',
+  'content-language',
+  'content-disposition',
+  'content-range',
+  'link',
+  'etag',
+  'last-modified',
+  'location',
+  'retry-after',
+  'x-total-count',
+  'x-next-page',
+  'x-request-id',
 ]);
 /** Rate-limit headers under their many names (RateLimit-*, X-RateLimit-*, X-Rate-Limit-*, X-HubSpot-RateLimit-*...). */
 const RATE_LIMIT_HEADER = /rate-?limit/i;
@@ -97,13 +137,17 @@ export function checkProxyEnabled(manifest: LoadedManifest): void {
 export function proxyMethod(method: string): ProxyMethod {
   const m = method.toUpperCase();
   if (!(PROXY_METHODS as readonly string[]).includes(m)) {
-    throw new SwitchboardError('invalid_params', `The proxy sends ${PROXY_METHODS.join(', ')}, not ${method}`, { errors: [{ path: '/method', message: `must be one of: ${PROXY_METHODS.join(', ')}` }] });
+    throw new SwitchboardError('invalid_params', `The proxy sends ${PROXY_METHODS.join(', ')}, not ${method}`, {
+      errors: [{ path: '/method', message: `must be one of: ${PROXY_METHODS.join(', ')}` }],
+    });
   }
   return m as ProxyMethod;
 }
 
 function refusePath(path: string, why: string): SwitchboardError {
-  return new SwitchboardError('proxy_path_refused', `Not sent: the proxy path ${JSON.stringify(path.slice(0, 200))} ${why}`, { errors: [{ path: '/path', message: why }] });
+  return new SwitchboardError('proxy_path_refused', `Not sent: the proxy path ${JSON.stringify(path.slice(0, 200))} ${why}`, {
+    errors: [{ path: '/path', message: why }],
+  });
 }
 
 /**
@@ -136,10 +180,14 @@ export function proxyBase(manifest: LoadedManifest, baseUrl: string, host: strin
   const hosts = (manifest.manifest.proxy?.hosts ?? []).map((h) => h.replace(/\/+$/, ''));
   const found = hosts.find((h) => h === wanted || new URL(h).host === wanted);
   if (found === undefined) {
-    throw new SwitchboardError('proxy_host_refused', `Not sent: ${manifest.type}'s proxy reaches its base URL${hosts.length > 0 ? ` and ${hosts.join(', ')}` : ' only'}, not ${host.slice(0, 200)}`, {
-      errors: [{ path: '/host', message: hosts.length > 0 ? `must be one of: ${hosts.join(', ')}` : 'this connector declares no other hosts' }],
-      details: { hosts },
-    });
+    throw new SwitchboardError(
+      'proxy_host_refused',
+      `Not sent: ${manifest.type}'s proxy reaches its base URL${hosts.length > 0 ? ` and ${hosts.join(', ')}` : ' only'}, not ${host.slice(0, 200)}`,
+      {
+        errors: [{ path: '/host', message: hosts.length > 0 ? `must be one of: ${hosts.join(', ')}` : 'this connector declares no other hosts' }],
+        details: { hosts },
+      },
+    );
   }
   return found;
 }
@@ -191,14 +239,20 @@ export function proxyHeaders(manifest: LoadedManifest, given: Record<string, str
     const k = name.toLowerCase();
     if (!allowed.has(k)) {
       if (drop) continue;
-      throw new SwitchboardError('proxy_header_refused', `Not sent: the proxy does not forward the header ${name}${NEVER_FORWARDED.has(k) ? ' (the connector supplies credentials and connection headers itself)' : ''}; forwarded: ${[...allowed].join(', ')}`, {
-        errors: [{ path: `/headers/${name}`, message: 'not forwarded' }],
-        details: { allowed: [...allowed] },
-      });
+      throw new SwitchboardError(
+        'proxy_header_refused',
+        `Not sent: the proxy does not forward the header ${name}${NEVER_FORWARDED.has(k) ? ' (the connector supplies credentials and connection headers itself)' : ''}; forwarded: ${[...allowed].join(', ')}`,
+        {
+          errors: [{ path: `/headers/${name}`, message: 'not forwarded' }],
+          details: { allowed: [...allowed] },
+        },
+      );
     }
     const value = Array.isArray(raw) ? raw.join(', ') : raw;
     if (/[\r\n]/.test(value)) {
-      throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
+      throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, {
+        errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }],
+      });
     }
     out[k] = value;
   }

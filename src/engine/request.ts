@@ -19,13 +19,21 @@ export function setHeader(headers: Record<string, string>, name: string, value: 
   if (value === undefined || value === null || value === '') return;
   const s = String(value);
   if (LINE_BREAK.test(s)) {
-    throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, { errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }] });
+    throw new SwitchboardError('invalid_header_value', `The value of header ${name} contains a line break`, {
+      errors: [{ path: `/headers/${name}`, message: 'contains CR or LF' }],
+    });
   }
   headers[name.toLowerCase()] = s;
 }
 
 /** The request of an action; `applyAuth` sets the auth header. */
-export function renderRequest(target: RequestTarget, a: CompiledAction, ctx: TemplateContext, absoluteUrl: string | undefined, applyAuth: (headers: Record<string, string>) => void): { url: URL; init: Rendered['init'] } {
+export function renderRequest(
+  target: RequestTarget,
+  a: CompiledAction,
+  ctx: TemplateContext,
+  absoluteUrl: string | undefined,
+  applyAuth: (headers: Record<string, string>) => void,
+): { url: URL; init: Rendered['init'] } {
   let url: URL;
   if (absoluteUrl !== undefined) {
     url = new URL(absoluteUrl, target.baseUrl);
@@ -70,9 +78,13 @@ export function renderRequest(target: RequestTarget, a: CompiledAction, ctx: Tem
   } else if (a.request.body !== undefined && a.request.bodyEncoding === 'form') {
     const body = renderTree(a.request.body, ctx) ?? {};
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: the form body must be an object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
-        errors: [{ path: '/', message: 'the form body must render an object' }],
-      });
+      throw new SwitchboardError(
+        'invalid_params',
+        `Invalid params for ${a.entity}.${a.name}: the form body must be an object, got ${Array.isArray(body) ? 'an array' : typeof body}`,
+        {
+          errors: [{ path: '/', message: 'the form body must render an object' }],
+        },
+      );
     }
     headers['content-type'] = 'application/x-www-form-urlencoded';
     init.body = formEncode(body as Record<string, unknown>);

@@ -27,7 +27,13 @@ function withServerDelay(ruled: SwitchboardError, headers: ResponseHeaders, retr
 }
 
 /** Turn an HTTP response into a result or the error it means (not thrown, so call() can retry). */
-export function interpretResponse(manifest: LoadedManifest, retry: RetryPolicy, a: CompiledAction, res: UpstreamResponse, params: Record<string, unknown>): RawResult | SwitchboardError {
+export function interpretResponse(
+  manifest: LoadedManifest,
+  retry: RetryPolicy,
+  a: CompiledAction,
+  res: UpstreamResponse,
+  params: Record<string, unknown>,
+): RawResult | SwitchboardError {
   const text = res.body.toString('utf8');
   const headers = new ResponseHeaders(res.headers);
   let body: unknown = text;
@@ -48,9 +54,13 @@ export function interpretResponse(manifest: LoadedManifest, retry: RetryPolicy, 
   if (res.status >= 200 && res.status < 300) {
     if (a.onEmpty !== undefined && text.trim() === '') return { status: res.status, headers, body: undefined, ctx, empty: true };
     if (!isJson) {
-      return new SwitchboardError('upstream_protocol_error', `${manifest.type} answered ${a.entity}.${a.name} with ${text.trim() === '' ? 'an empty body' : 'a body that is not JSON'}`, {
-        details: { ...base, content_type: headers.get('content-type') },
-      });
+      return new SwitchboardError(
+        'upstream_protocol_error',
+        `${manifest.type} answered ${a.entity}.${a.name} with ${text.trim() === '' ? 'an empty body' : 'a body that is not JSON'}`,
+        {
+          details: { ...base, content_type: headers.get('content-type') },
+        },
+      );
     }
     const ruled = applyErrorRules(manifest, manifest.bodyErrors, ctx, base);
     if (ruled !== undefined) return withServerDelay(ruled, headers, retry);
@@ -67,7 +77,10 @@ export function interpretResponse(manifest: LoadedManifest, retry: RetryPolicy, 
   if (s === 404) return new SwitchboardError('upstream_not_found', say('not found'), { errors, details: base });
   if (s === 429) {
     const delay = serverRetryDelayMs(headers, retry);
-    return new SwitchboardError('upstream_rate_limited', say('rate limited'), { errors, details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) } });
+    return new SwitchboardError('upstream_rate_limited', say('rate limited'), {
+      errors,
+      details: { ...base, ...(delay !== undefined ? { retry_after_ms: delay } : {}) },
+    });
   }
   if (s >= 500) return new SwitchboardError('upstream_unavailable', say(`HTTP ${s}`), { errors, details: base });
   return new SwitchboardError('upstream_rejected', say(`the request was refused (HTTP ${s})`), { errors, details: base });

@@ -96,7 +96,11 @@ export function findBadCharacters(root: unknown, control: RegExp, maxDepth = MAX
 }
 
 export function charactersError(errors: ErrorDetail[]): SwitchboardError {
-  return new SwitchboardError('invalid_characters', `The request contains NUL or control characters, or invalid Unicode (a lone surrogate): ${errors.map((e) => e.path).join(', ')}`, { errors });
+  return new SwitchboardError(
+    'invalid_characters',
+    `The request contains NUL or control characters, or invalid Unicode (a lone surrogate): ${errors.map((e) => e.path).join(', ')}`,
+    { errors },
+  );
 }
 
 /**
@@ -107,7 +111,9 @@ export function checkBody(value: unknown): SwitchboardError | undefined {
   const found = firstProblem(value, CONTROL_BODY, MAX_JSON_DEPTH);
   if (found === undefined) return undefined;
   if (found === 'depth') {
-    return new SwitchboardError('invalid_json_depth', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep`, { details: { max_depth: MAX_JSON_DEPTH } });
+    return new SwitchboardError('invalid_json_depth', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep`, {
+      details: { max_depth: MAX_JSON_DEPTH },
+    });
   }
   return charactersError(findBadCharacters(value, CONTROL_BODY));
 }

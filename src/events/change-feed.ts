@@ -18,7 +18,10 @@ export interface ChangeFeedPage {
 
 /** The entities with a change feed: those the sync engine keeps in the store (`sync` in the manifest). */
 export function feedEntities(manifest: LoadedManifest): string[] {
-  return [...manifest.entities.values()].filter((e) => e.def.sync !== undefined).map((e) => e.name).sort();
+  return [...manifest.entities.values()]
+    .filter((e) => e.def.sync !== undefined)
+    .map((e) => e.name)
+    .sort();
 }
 
 /**
@@ -27,18 +30,34 @@ export function feedEntities(manifest: LoadedManifest): string[] {
  * inputs as `<prefix><name>`: `query:` over HTTP (the docs' convention for query parameters), `/`
  * for MCP's tool arguments.
  */
-export async function changeFeed(records: RecordStore, manifest: LoadedManifest, connectorId: string, q: { entity: string; modified_after?: string | undefined; limit?: number | undefined }, prefix: 'query:' | '/' = 'query:'): Promise<ChangeFeedPage> {
+export async function changeFeed(
+  records: RecordStore,
+  manifest: LoadedManifest,
+  connectorId: string,
+  q: { entity: string; modified_after?: string | undefined; limit?: number | undefined },
+  prefix: 'query:' | '/' = 'query:',
+): Promise<ChangeFeedPage> {
   const valid = feedEntities(manifest);
   if (!valid.includes(q.entity)) {
-    throw new SwitchboardError('unknown_entity', `"${q.entity}" is not a synced entity of connector type ${manifest.type}; the change feed has: ${valid.join(', ')}`, {
-      errors: [{ path: `${prefix}entity`, message: `must be one of: ${valid.join(', ')}` }],
-    });
+    throw new SwitchboardError(
+      'unknown_entity',
+      `"${q.entity}" is not a synced entity of connector type ${manifest.type}; the change feed has: ${valid.join(', ')}`,
+      {
+        errors: [{ path: `${prefix}entity`, message: `must be one of: ${valid.join(', ')}` }],
+      },
+    );
   }
   try {
-    const page = await records.changes(connectorId, q.entity, { ...(q.modified_after !== undefined ? { cursor: q.modified_after } : {}), ...(q.limit !== undefined ? { limit: q.limit } : {}) });
+    const page = await records.changes(connectorId, q.entity, {
+      ...(q.modified_after !== undefined ? { cursor: q.modified_after } : {}),
+      ...(q.limit !== undefined ? { limit: q.limit } : {}),
+    });
     return { data: page.data.map((e) => ({ ...e.record, _metadata: e._metadata })), next_cursor: page.next_cursor, has_more: page.has_more };
   } catch (e) {
-    if (e instanceof SwitchboardError && e.code === 'invalid_cursor') throw new SwitchboardError('invalid_cursor', e.message, { errors: [{ path: `${prefix}modified_after`, message: 'must be a _metadata.cursor (or next_cursor) this feed returned' }] });
+    if (e instanceof SwitchboardError && e.code === 'invalid_cursor')
+      throw new SwitchboardError('invalid_cursor', e.message, {
+        errors: [{ path: `${prefix}modified_after`, message: 'must be a _metadata.cursor (or next_cursor) this feed returned' }],
+      });
     throw e;
   }
 }

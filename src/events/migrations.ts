@@ -103,5 +103,13 @@ export interface EventsTables {
     delivered_at: string | null;
     created_at: string;
   };
-  webhook_attempts: { delivery_id: string; attempt: number; at: string; instance: string; status_code: number | null; error: string | null; duration_ms: number };
+  webhook_attempts: {
+    delivery_id: string;
+    attempt: number;
+    at: string;
+    instance: string;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+  };
 }

@@ -15,7 +15,12 @@ export const CreateWebhookEndpointSchema: Schema = {
   additionalProperties: false,
   required: ['url', 'events'],
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors.' },
+    url: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description: 'Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors.',
+    },
     events: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] }, description: 'Event types sent to it' },
   },
 };
@@ -26,8 +31,19 @@ export const WebhookSubscriptionsSchema: Schema = {
   additionalProperties: false,
   required: ['params', 'events'],
   properties: {
-    params: { type: 'object', additionalProperties: true, description: "Params of the type's webhooks create action besides event and url (monday: {board_id})" },
-    events: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', minLength: 1 }, description: 'The vendor events to subscribe to (monday: create_item, change_column_value, change_name, item_deleted, item_archived, create_update)' },
+    params: {
+      type: 'object',
+      additionalProperties: true,
+      description: "Params of the type's webhooks create action besides event and url (monday: {board_id})",
+    },
+    events: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      uniqueItems: true,
+      items: { type: 'string', minLength: 1 },
+      description: 'The vendor events to subscribe to (monday: create_item, change_column_value, change_name, item_deleted, item_archived, create_update)',
+    },
   },
 };
 
@@ -74,7 +90,13 @@ const WebhookDeliverySchema: Schema = {
         type: 'object',
         additionalProperties: false,
         required: ['attempt', 'at', 'status_code', 'error', 'duration_ms'],
-        properties: { attempt: { type: 'integer' }, at: { type: 'string', format: 'date-time' }, status_code: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, duration_ms: { type: 'integer' } },
+        properties: {
+          attempt: { type: 'integer' },
+          at: { type: 'string', format: 'date-time' },
+          status_code: { type: ['integer', 'null'] },
+          error: { type: ['string', 'null'] },
+          duration_ms: { type: 'integer' },
+        },
       },
     },
   },
@@ -86,7 +108,11 @@ export const ChangesQuerySchema: Schema = {
   required: ['entity'],
   properties: {
     entity: { type: 'string', minLength: 1, maxLength: 200, description: 'A synced entity of the connector (its manifest has `sync`)' },
-    modified_after: { type: 'string', maxLength: 100, description: 'A `_metadata.cursor` (or `next_cursor`) this feed returned: only changes after it. Omitted: from the first change kept.' },
+    modified_after: {
+      type: 'string',
+      maxLength: 100,
+      description: 'A `_metadata.cursor` (or `next_cursor`) this feed returned: only changes after it. Omitted: from the first change kept.',
+    },
     limit: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_LIMIT, description: `Entries per page; default 100, at most ${MAX_CHANGES_LIMIT}` },
   },
 };
@@ -96,7 +122,12 @@ export const ChangeMetadataSchema: Schema = {
   additionalProperties: false,
   required: ['action', 'first_seen_at', 'last_modified_at', 'deleted_at', 'cursor'],
   properties: {
-    action: { type: 'string', enum: ['added', 'updated', 'deleted'], description: 'added: new to the store (or back after a deletion); updated: its payload changed (an unchanged payload is no change); deleted: a tombstone with the last payload' },
+    action: {
+      type: 'string',
+      enum: ['added', 'updated', 'deleted'],
+      description:
+        'added: new to the store (or back after a deletion); updated: its payload changed (an unchanged payload is no change); deleted: a tombstone with the last payload',
+    },
     first_seen_at: { type: 'string', format: 'date-time' },
     last_modified_at: { type: 'string', format: 'date-time', description: 'When the store last saw this record change' },
     deleted_at: { type: ['string', 'null'], format: 'date-time' },
@@ -120,7 +151,11 @@ export const ChangePageSchema: Schema = {
         properties: { _metadata: ChangeMetadataSchema },
       },
     },
-    next_cursor: { type: ['string', 'null'], description: 'The cursor of the last entry (or the one asked from when the page is empty; null for an empty feed): ask again with modified_after=next_cursor' },
+    next_cursor: {
+      type: ['string', 'null'],
+      description:
+        'The cursor of the last entry (or the one asked from when the page is empty; null for an empty feed): ask again with modified_after=next_cursor',
+    },
     has_more: { type: 'boolean', description: 'More changes are waiting: ask again now' },
   },
 };
@@ -138,15 +173,31 @@ export const eventsOpenApiSchemas: Record<string, Schema> = {
   ChangePage: ChangePageSchema,
   CreateWebhookEndpoint: CreateWebhookEndpointSchema,
   WebhookEndpoint: WebhookEndpointSchema,
-  WebhookEndpointList: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: WebhookEndpointSchema } } },
-  WebhookDeliveryList: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: WebhookDeliverySchema } } },
+  WebhookEndpointList: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['data'],
+    properties: { data: { type: 'array', items: WebhookEndpointSchema } },
+  },
+  WebhookDeliveryList: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['data'],
+    properties: { data: { type: 'array', items: WebhookDeliverySchema } },
+  },
 };
 
 const VENDOR_DESCRIPTION =
-  'A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type\'s manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.';
+  "A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.";
 
 export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
-  const query = Object.entries((ChangesQuerySchema['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({ name, in: 'query', required: name === 'entity', description: s['description'], schema: s }));
+  const query = Object.entries((ChangesQuerySchema['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: name === 'entity',
+    description: s['description'],
+    schema: s,
+  }));
   const endpointId = { name: 'endpoint_id', in: 'path', required: true, schema: { type: 'string' } };
   const typeParam = { name: 'connector_type', in: 'path', required: true, schema: { type: 'string' } };
   const vendor = (operationId: string, extra: Schema[]): Schema => ({
@@ -157,7 +208,10 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
       security: [],
       parameters: [typeParam, ...extra],
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
-      responses: { 200: { description: 'Applied, acknowledged, or the challenge echoed', content: h.json({ type: 'object', additionalProperties: true }) }, ...h.problems(400, 401, 404, 413, 501, 503) },
+      responses: {
+        200: { description: 'Applied, acknowledged, or the challenge echoed', content: h.json({ type: 'object', additionalProperties: true }) },
+        ...h.problems(400, 401, 404, 413, 501, 503),
+      },
     },
   });
   return {
@@ -166,11 +220,20 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
     '/api/v1/integrations/connectors/{connector_id}/webhook-subscriptions': {
       post: {
         operationId: 'createWebhookSubscriptions',
-        summary: "Opt a connector in to its vendor's webhooks: one subscription per event (monday: create_webhook on a board), pointed at /api/v1/webhooks/{type}/{connector_id}",
+        summary:
+          "Opt a connector in to its vendor's webhooks: one subscription per event (monday: create_webhook on a board), pointed at /api/v1/webhooks/{type}/{connector_id}",
         parameters: [h.connectorIdParam, h.orgHeader],
         requestBody: { required: true, content: h.json(WebhookSubscriptionsSchema) },
         responses: {
-          201: { description: 'The subscriptions the vendor created, and the URL they post to', content: h.json({ type: 'object', additionalProperties: false, required: ['data', 'url'], properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } }, url: { type: 'string' } } }) },
+          201: {
+            description: 'The subscriptions the vendor created, and the URL they post to',
+            content: h.json({
+              type: 'object',
+              additionalProperties: false,
+              required: ['data', 'url'],
+              properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } }, url: { type: 'string' } },
+            }),
+          },
           ...h.problems(...h.authed, 404, 422, 424, 502, 503),
         },
       },
@@ -208,7 +271,16 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
       get: {
         operationId: 'listWebhookDeliveries',
         summary: "The endpoint's delivery log, newest first: each event's delivery, its state and every attempt",
-        parameters: [endpointId, { name: 'limit', in: 'query', required: false, schema: DeliveriesQuerySchema['properties'] !== undefined ? (DeliveriesQuerySchema['properties'] as Record<string, Schema>)['limit'] : {} }, h.orgHeader],
+        parameters: [
+          endpointId,
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: DeliveriesQuerySchema['properties'] !== undefined ? (DeliveriesQuerySchema['properties'] as Record<string, Schema>)['limit'] : {},
+          },
+          h.orgHeader,
+        ],
         responses: { 200: { description: 'Deliveries', content: h.json(h.ref('WebhookDeliveryList')) }, ...h.problems(...h.authed, 404) },
       },
     },

@@ -112,7 +112,15 @@ export class EventOutbox {
     const id = randomUUID();
     const secret = `whsec_${randomBytes(24).toString('base64url')}`;
     const sealed = this.o.keyRing.seal(secret, secretContext(id));
-    const row = { id, organization_id: organizationId, url: parsed.toString(), events: JSON.stringify([...new Set(events)].sort()), secret_key_id: sealed.keyId, secret_ciphertext: sealed.ciphertext, created_at: this.iso() };
+    const row = {
+      id,
+      organization_id: organizationId,
+      url: parsed.toString(),
+      events: JSON.stringify([...new Set(events)].sort()),
+      secret_key_id: sealed.keyId,
+      secret_ciphertext: sealed.ciphertext,
+      created_at: this.iso(),
+    };
     await insertEndpointWithinCap(this.o.db, this.o.dialect, row, this.o.endpointsPerOrganization ?? DEFAULT_ENDPOINTS_PER_ORGANIZATION);
     return { ...this.endpointOf(row), secret };
   }
@@ -122,12 +130,23 @@ export class EventOutbox {
   }
 
   async listEndpoints(organizationId: string): Promise<WebhookEndpoint[]> {
-    const rows = await this.o.db.selectFrom('webhook_endpoints').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.o.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map((r) => this.endpointOf(r));
   }
 
   async getEndpoint(organizationId: string, id: string): Promise<WebhookEndpoint> {
-    const row = await this.o.db.selectFrom('webhook_endpoints').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    const row = await this.o.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (row === undefined) throw new SwitchboardError('webhook_endpoint_not_found', `No webhook endpoint ${id} in this organization`);
     return this.endpointOf(row);
   }
@@ -135,7 +154,10 @@ export class EventOutbox {
   async deleteEndpoint(organizationId: string, id: string): Promise<void> {
     await this.getEndpoint(organizationId, id);
     await this.o.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id)).execute();
+      await trx
+        .deleteFrom('webhook_attempts')
+        .where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id))
+        .execute();
       await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
       await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
     });
@@ -147,19 +169,46 @@ export class EventOutbox {
     const rows = await this.o.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('event_outbox as e', 'e.id', 'd.event_id')
-      .select(['d.id', 'd.event_id', 'e.type', 'd.status', 'd.attempts', 'd.next_attempt_at', 'd.last_status', 'd.last_error', 'd.delivered_at', 'd.created_at'])
+      .select([
+        'd.id',
+        'd.event_id',
+        'e.type',
+        'd.status',
+        'd.attempts',
+        'd.next_attempt_at',
+        'd.last_status',
+        'd.last_error',
+        'd.delivered_at',
+        'd.created_at',
+      ])
       .where('d.endpoint_id', '=', endpointId)
       .orderBy('d.created_at', 'desc')
       .orderBy('d.id', 'desc')
       .limit(limit)
       .execute();
-    const attempts = rows.length === 0 ? [] : await this.o.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempt').execute();
-    return rows.map((r) => ({
-      ...r,
-      event_type: r.type,
-      type: undefined,
-      attempt_log: attempts.filter((a) => a.delivery_id === r.id).map((a) => ({ attempt: a.attempt, at: a.at, status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
-    })).map(({ type: _t, ...rest }) => rest);
+    const attempts =
+      rows.length === 0
+        ? []
+        : await this.o.db
+            .selectFrom('webhook_attempts')
+            .selectAll()
+            .where(
+              'delivery_id',
+              'in',
+              rows.map((r) => r.id),
+            )
+            .orderBy('attempt')
+            .execute();
+    return rows
+      .map((r) => ({
+        ...r,
+        event_type: r.type,
+        type: undefined,
+        attempt_log: attempts
+          .filter((a) => a.delivery_id === r.id)
+          .map((a) => ({ attempt: a.attempt, at: a.at, status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
+      }))
+      .map(({ type: _t, ...rest }) => rest);
   }
 
   /**
@@ -170,14 +219,28 @@ export class EventOutbox {
     const created = this.iso();
     let queued = 0;
     await this.o.db.transaction().execute(async (trx) => {
-      const inserted = await trx.insertInto('event_outbox').values({ id, organization_id: organizationId, type, payload: JSON.stringify(data), created_at: created }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+      const inserted = await trx
+        .insertInto('event_outbox')
+        .values({ id, organization_id: organizationId, type, payload: JSON.stringify(data), created_at: created })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return;
       const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('organization_id', '=', organizationId).execute();
       const subscribed = endpoints.filter((e) => (JSON.parse(e.events) as string[]).includes(type));
       if (subscribed.length === 0) return;
       await trx
         .insertInto('webhook_deliveries')
-        .values(subscribed.map((e) => ({ id: randomUUID(), endpoint_id: e.id, event_id: id, status: 'pending' as const, attempts: 0, next_attempt_at: created, created_at: created })))
+        .values(
+          subscribed.map((e) => ({
+            id: randomUUID(),
+            endpoint_id: e.id,
+            event_id: id,
+            status: 'pending' as const,
+            attempts: 0,
+            next_attempt_at: created,
+            created_at: created,
+          })),
+        )
         .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
         .execute();
       queued = subscribed.length;
@@ -193,7 +256,10 @@ export class EventOutbox {
     const before = this.iso(-EVENT_RETENTION_MS);
     await this.o.db.transaction().execute(async (trx) => {
       const old = trx.selectFrom('event_outbox').select('id').where('created_at', '<', before);
-      await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', old)).execute();
+      await trx
+        .deleteFrom('webhook_attempts')
+        .where('delivery_id', 'in', trx.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', old))
+        .execute();
       await trx.deleteFrom('webhook_deliveries').where('event_id', 'in', old).execute();
       await trx.deleteFrom('event_outbox').where('created_at', '<', before).execute();
     });
@@ -220,7 +286,13 @@ export class EventOutbox {
       await this.o.db.deleteFrom('webhook_deliveries').where('id', '=', d.id).execute();
       return;
     }
-    const body = JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, organization_id: event.organization_id, data: JSON.parse(event.payload) as unknown });
+    const body = JSON.stringify({
+      id: event.id,
+      type: event.type,
+      created_at: event.created_at,
+      organization_id: event.organization_id,
+      data: JSON.parse(event.payload) as unknown,
+    });
     const started = this.o.now();
     let status: number | null = null;
     let error: string | null = null;
@@ -239,7 +311,8 @@ export class EventOutbox {
     } catch (e) {
       // The log is the tenant's: a generic reason only, never a connect error's detail.
       error = e instanceof DeliveryFailure ? e.reason : 'delivery failed';
-      if (!(e instanceof DeliveryFailure)) this.o.log?.warn({ endpoint_id: endpoint.id, err_message: (e as Error).message }, 'webhook send failed unexpectedly');
+      if (!(e instanceof DeliveryFailure))
+        this.o.log?.warn({ endpoint_id: endpoint.id, err_message: (e as Error).message }, 'webhook send failed unexpectedly');
     }
     const ok = error === null;
     const attempt = d.attempts + 1;
@@ -264,11 +337,18 @@ export class EventOutbox {
         .executeTakeFirst();
       // Our claim lapsed and another instance took the row: its attempt is the one on record.
       if (Number(updated.numUpdatedRows) === 0) return;
-      await trx.insertInto('webhook_attempts').values({ delivery_id: d.id, attempt, at, instance: this.instanceId, status_code: status, error, duration_ms: Math.max(0, this.o.now() - started) }).execute();
+      await trx
+        .insertInto('webhook_attempts')
+        .values({ delivery_id: d.id, attempt, at, instance: this.instanceId, status_code: status, error, duration_ms: Math.max(0, this.o.now() - started) })
+        .execute();
       recorded = true;
     });
     if (recorded) webhookOut(ok ? 'delivered' : givesUp ? 'failed' : 'retried', 1, this.o.now() - Date.parse(event.created_at));
-    if (!ok) this.o.log?.info({ endpoint_id: endpoint.id, event_id: event.id, attempt, status_code: status }, givesUp ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
+    if (!ok)
+      this.o.log?.info(
+        { endpoint_id: endpoint.id, event_id: event.id, attempt, status_code: status },
+        givesUp ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry',
+      );
   }
 
   /** Deliver in the background: now, after each emit and each send's end, and every pollMs. */

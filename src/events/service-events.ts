@@ -39,15 +39,30 @@ export class ServiceEvents {
   }
 
   authFailed(connectorId: string, at: number): Promise<void> {
-    return this.emitFor(connectorId, 'connector.auth_failed', (r) => ({ connector: connectorSummary(r), last_error: r.last_error === null ? null : (JSON.parse(r.last_error) as unknown) }), `evt_${short(`connector.auth_failed:${connectorId}:${at}`)}`);
+    return this.emitFor(
+      connectorId,
+      'connector.auth_failed',
+      (r) => ({ connector: connectorSummary(r), last_error: r.last_error === null ? null : (JSON.parse(r.last_error) as unknown) }),
+      `evt_${short(`connector.auth_failed:${connectorId}:${at}`)}`,
+    );
   }
 
   reconnected(connectorId: string, at: number): Promise<void> {
-    return this.emitFor(connectorId, 'connector.reconnected', (r) => ({ connector: connectorSummary(r) }), `evt_${short(`connector.reconnected:${connectorId}:${at}`)}`);
+    return this.emitFor(
+      connectorId,
+      'connector.reconnected',
+      (r) => ({ connector: connectorSummary(r) }),
+      `evt_${short(`connector.reconnected:${connectorId}:${at}`)}`,
+    );
   }
 
   syncCompleted(result: SyncResult): Promise<void> {
-    return this.emitFor(result.connector_id, 'sync.completed', () => ({ connector_id: result.connector_id, run_id: result.run_id, full: result.full, resumed: result.resumed, entities: result.entities }), `evt_${short(`sync.completed:${result.run_id}`)}`);
+    return this.emitFor(
+      result.connector_id,
+      'sync.completed',
+      () => ({ connector_id: result.connector_id, run_id: result.run_id, full: result.full, resumed: result.resumed, entities: result.entities }),
+      `evt_${short(`sync.completed:${result.run_id}`)}`,
+    );
   }
 
   syncFailed(connectorId: string, error: { code: string; message: string }, at: number): Promise<void> {
@@ -56,6 +71,11 @@ export class ServiceEvents {
 
   recordsChanged(change: RecordsChanged): Promise<void> {
     const source = 'sync_run' in change.source ? `run:${change.source.sync_run}` : `webhook:${change.source.webhook}`;
-    return this.emitFor(change.connector_id, 'records.changed', () => ({ ...change }), `evt_${short(`records.changed:${change.connector_id}:${change.entity}:${source}`)}`);
+    return this.emitFor(
+      change.connector_id,
+      'records.changed',
+      () => ({ ...change }),
+      `evt_${short(`records.changed:${change.connector_id}:${change.entity}:${source}`)}`,
+    );
   }
 }

@@ -70,7 +70,10 @@ export function refusedLiteral(url: URL, o: WebhookSenderOptions): boolean {
 
 /** A sender over an undici Agent of its own, whose lookups refuse what the options refuse. */
 export function createWebhookSender(o: WebhookSenderOptions = {}): { send: WebhookSend; close(): Promise<void> } {
-  const lookup = filteringLookup((ip) => addressRefused(ip, o), (host) => new AddressRefused(`refused address for ${host}`));
+  const lookup = filteringLookup(
+    (ip) => addressRefused(ip, o),
+    (host) => new AddressRefused(`refused address for ${host}`),
+  );
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64, connect: { lookup } });
   const send: WebhookSend = async (url, headers, body, timeoutMs) => {
     const target = new URL(url);
@@ -84,7 +87,8 @@ export function createWebhookSender(o: WebhookSenderOptions = {}): { send: Webho
       if (e instanceof AddressRefused || (e as { cause?: unknown }).cause instanceof AddressRefused) throw new DeliveryFailure(DELIVERY_REASONS.refused);
       const name = (e as Error).name;
       const code = (e as { code?: string }).code;
-      if (signal.aborted || name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') throw new DeliveryFailure(DELIVERY_REASONS.timeout);
+      if (signal.aborted || name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+        throw new DeliveryFailure(DELIVERY_REASONS.timeout);
       throw new DeliveryFailure(DELIVERY_REASONS.connect);
     }
   };

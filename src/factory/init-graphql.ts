@@ -68,7 +68,12 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
   const available = candidates.map((c) => c.name);
   if (o.entities && o.entities.length > 0) {
     const unknown = o.entities.filter((e) => !available.includes(e));
-    if (unknown.length > 0) throw new SwitchboardError('invalid_params', `--entities: ${unknown.join(', ')} not found in the schema; entities (query fields returning lists or connections, at the root or under a root field returning one object): ${available.join(', ')}`, { details: { unknown, valid: available } });
+    if (unknown.length > 0)
+      throw new SwitchboardError(
+        'invalid_params',
+        `--entities: ${unknown.join(', ')} not found in the schema; entities (query fields returning lists or connections, at the root or under a root field returning one object): ${available.join(', ')}`,
+        { details: { unknown, valid: available } },
+      );
   }
   const chosen = o.entities && o.entities.length > 0 ? o.entities.map((e) => candidates.find((c) => c.name === e)!) : defaultSources(candidates);
   if (chosen.length === 0) throw new SwitchboardError('invalid_params', `No entity found in ${file}: no query field returns a list or a connection`);
@@ -97,16 +102,18 @@ export async function scaffoldFromGraphql(file: string, o: GraphqlInitOptions): 
   };
   guess(['title'], 'the product name');
   guess(['kind'], 'what kind of system this is, e.g. work-management, crm, ticketing');
-  guess(['auth'], 'a GraphQL schema says nothing about auth: a bearer token is assumed (check the vendor\'s docs: header name, OAuth)');
+  guess(['auth'], "a GraphQL schema says nothing about auth: a bearer token is assumed (check the vendor's docs: header name, OAuth)");
   guess(['vendor_description', 'source'], 'add the licence the schema is published under (licence:), or do not commit the copy');
-  guess(['errors', 'in_body'], 'map the vendor\'s error codes (extensions.code) to upstream_not_found, upstream_rate_limited, ...');
+  guess(['errors', 'in_body'], "map the vendor's error codes (extensions.code) to upstream_not_found, upstream_rate_limited, ...");
   report.push('auth: not in a GraphQL schema (a bearer token is assumed)');
-  report.push('rate limit and error codes: not in a GraphQL schema; add rate_limit and errors.in_body rules from the vendor\'s documentation');
+  report.push("rate limit and error codes: not in a GraphQL schema; add rate_limit and errors.in_body rules from the vendor's documentation");
   return {
     type: o.type,
     manifest,
     guesses,
     report,
-    header: [`scaffolded by \`switchboard init ${o.type} --from-graphql\` from ${o.source} (endpoint ${o.endpoint}; entities: ${chosen.map((c) => c.name).join(', ')}).`],
+    header: [
+      `scaffolded by \`switchboard init ${o.type} --from-graphql\` from ${o.source} (endpoint ${o.endpoint}; entities: ${chosen.map((c) => c.name).join(', ')}).`,
+    ],
   };
 }

@@ -65,7 +65,9 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   if (desc) manifest['description'] = desc;
   const docsUrl = isObj(doc['externalDocs']) ? doc['externalDocs']['url'] : undefined;
   if (typeof docsUrl === 'string') manifest['docs_url'] = docsUrl;
-  const licence = isObj(info['license']) ? [info['license']['name'], info['license']['url'] ?? info['license']['identifier']].filter((x) => typeof x === 'string').join(', ') : undefined;
+  const licence = isObj(info['license'])
+    ? [info['license']['name'], info['license']['url'] ?? info['license']['identifier']].filter((x) => typeof x === 'string').join(', ')
+    : undefined;
   manifest['vendor_description'] = { path: o.descriptionPath, format: 'openapi', source: o.source, ...(licence ? { licence } : {}) };
   if (!licence) guess(['vendor_description', 'source'], 'the description states no licence: check that you may redistribute it, or do not commit the copy');
   const notes: Notes = { guess, report };
@@ -78,7 +80,11 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   manifest['retry'] = scaffoldRetry(doc, notes);
   // Security schemes → auth variants, with the scopes the chosen entities' operations need.
   const chosen = chooseEntities(file, doc, o);
-  manifest['auth'] = scaffoldAuth(doc, notes, chosen.flatMap((c) => Object.values(c.ops).map((d) => d.op)));
+  manifest['auth'] = scaffoldAuth(
+    doc,
+    notes,
+    chosen.flatMap((c) => Object.values(c.ops).map((d) => d.op)),
+  );
 
   // Errors: the message in the error response schema.
   const errorMessage = findErrorMessage(doc['paths'] as Record<string, PathItem>);
@@ -88,7 +94,12 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   } else report.push('errors: no error response schema with a message field');
 
   // Entities.
-  manifest['list_meta'] = { next_page: { type: ['string', 'integer', 'null'], description: 'What to pass for the next page (the pagination param of each list), null on the last page' } };
+  manifest['list_meta'] = {
+    next_page: {
+      type: ['string', 'integer', 'null'],
+      description: 'What to pass for the next page (the pagination param of each list), null on the last page',
+    },
+  };
   const shared = findSharedIds(doc['paths'] as Record<string, PathItem>, chosen);
   const { entities, sentHeaders, checkRequest } = scaffoldEntities(chosen, o.sidecar, notes, shared);
   manifest['entities'] = entities;
@@ -102,7 +113,24 @@ export async function scaffoldFromOpenApi(file: string, o: OpenApiInitOptions): 
   placeholderHost(manifest, notes);
 
   // Key order of the manifest as people write it: entities last.
-  const order = ['manifest_version', 'type', 'title', 'kind', 'description', 'docs_url', 'vendor_description', 'base_url', 'config', 'headers', 'retry', 'auth', 'errors', 'check', 'list_meta', 'entities'];
+  const order = [
+    'manifest_version',
+    'type',
+    'title',
+    'kind',
+    'description',
+    'docs_url',
+    'vendor_description',
+    'base_url',
+    'config',
+    'headers',
+    'retry',
+    'auth',
+    'errors',
+    'check',
+    'list_meta',
+    'entities',
+  ];
   const ordered = Object.fromEntries(order.filter((k) => manifest[k] !== undefined).map((k) => [k, manifest[k]]));
   return {
     type: o.type,
@@ -124,12 +152,17 @@ function chooseEntities(file: string, doc: Obj, o: OpenApiInitOptions): EntityPl
   if (wanted) {
     const unknown = wanted.filter((w) => !available.includes(w));
     if (unknown.length > 0) {
-      throw new SwitchboardError('invalid_params', `--entities: ${unknown.join(', ')} not found in the description; entities (collection/item path pairs, RPC methods): ${available.join(', ')}`, {
-        details: { unknown, valid: available },
-      });
+      throw new SwitchboardError(
+        'invalid_params',
+        `--entities: ${unknown.join(', ')} not found in the description; entities (collection/item path pairs, RPC methods): ${available.join(', ')}`,
+        {
+          details: { unknown, valid: available },
+        },
+      );
     }
   }
   const chosen = wanted ? wanted.map((w) => plans.find((p) => p.name === w)!) : plans;
-  if (chosen.length === 0) throw new SwitchboardError('invalid_params', `No entity found in ${file}: no collection path with a GET (list) or item path with a GET (get)`);
+  if (chosen.length === 0)
+    throw new SwitchboardError('invalid_params', `No entity found in ${file}: no collection path with a GET (list) or item path with a GET (get)`);
   return chosen;
 }

@@ -9,7 +9,29 @@ import { shortText } from './scaffold.ts';
 export type OpenApiSchema = Record<string, unknown>;
 export type JsonSchema = Record<string, unknown>;
 
-const FORMATS = new Set(['date', 'time', 'date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email', 'hostname', 'ipv4', 'ipv6', 'regex', 'uuid', 'byte', 'int32', 'int64', 'float', 'double', 'password', 'binary']);
+const FORMATS = new Set([
+  'date',
+  'time',
+  'date-time',
+  'duration',
+  'uri',
+  'uri-reference',
+  'uri-template',
+  'url',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'regex',
+  'uuid',
+  'byte',
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'password',
+  'binary',
+]);
 const COPY = ['minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf'] as const;
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -69,13 +91,25 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
   const unset = (a: unknown): boolean => isObj(a) && Array.isArray(a['enum']) && a['enum'].length === 1 && a['enum'][0] === '' && !isObj(a['properties']);
   const listed = (s['oneOf'] ?? s['anyOf']) as unknown;
   const alternatives = Array.isArray(listed) && listed.length > 1 && listed.some(unset) ? listed.filter((a) => !unset(a)) : listed;
-  if (Array.isArray(alternatives) && alternatives.length === 1) return toJsonSchema({ ...flatten(alternatives[0]), ...(s['nullable'] ? { nullable: true } : {}), ...(typeof s['description'] === 'string' ? { description: s['description'] } : {}) }, o, seen);
+  if (Array.isArray(alternatives) && alternatives.length === 1)
+    return toJsonSchema(
+      {
+        ...flatten(alternatives[0]),
+        ...(s['nullable'] ? { nullable: true } : {}),
+        ...(typeof s['description'] === 'string' ? { description: s['description'] } : {}),
+      },
+      o,
+      seen,
+    );
   if (Array.isArray(alternatives)) {
     // Alternatives of one primitive type collapse to it; anything else accepts any value.
     const kinds = new Set(alternatives.map((a) => (isObj(a) ? flatten(a)['type'] : undefined)));
     const description = shortText(s['description']);
     if (kinds.size === 1 && typeof [...kinds][0] === 'string' && [...kinds][0] !== 'object') {
-      return { ...toJsonSchema({ ...flatten(alternatives[0]), ...(s['nullable'] ? { nullable: true } : {}) }, o, seen), ...(description ? { description } : {}) };
+      return {
+        ...toJsonSchema({ ...flatten(alternatives[0]), ...(s['nullable'] ? { nullable: true } : {}) }, o, seen),
+        ...(description ? { description } : {}),
+      };
     }
     // Alternatives of several primitive types (GitHub's title: string or integer) are a type union.
     const prims = [...kinds].filter((k): k is string => typeof k === 'string' && ['string', 'integer', 'number', 'boolean'].includes(k));
@@ -91,12 +125,17 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
   if (type !== undefined) out['type'] = type;
   if (Array.isArray(s['enum'])) {
     const values = s['enum'].filter((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v));
-    if (values.length > 0) out['enum'] = Array.isArray(out['type']) && (out['type'] as string[]).includes('null') && !values.includes(null) ? [...values, null] : values;
+    if (values.length > 0)
+      out['enum'] = Array.isArray(out['type']) && (out['type'] as string[]).includes('null') && !values.includes(null) ? [...values, null] : values;
   }
   if (typeof s['format'] === 'string' && FORMATS.has(s['format'])) out['format'] = s['format'];
-  for (const k of COPY) if (typeof s[k] === 'number' || (k === 'pattern' && typeof s[k] === 'string') || (k === 'uniqueItems' && typeof s[k] === 'boolean')) out[k] = s[k];
+  for (const k of COPY)
+    if (typeof s[k] === 'number' || (k === 'pattern' && typeof s[k] === 'string') || (k === 'uniqueItems' && typeof s[k] === 'boolean')) out[k] = s[k];
   // 3.0: exclusiveMinimum: true qualifies minimum; 3.1: a number.
-  for (const [ex, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+  for (const [ex, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
     if (s[ex] === true && typeof s[bound] === 'number') {
       out[ex] = s[bound];
       delete out[bound];
@@ -104,7 +143,7 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
   }
   const description = shortText(s['description']);
   if (description !== undefined) out['description'] = description;
-  if (s['default'] !== undefined && (o.loose !== true) && ['string', 'number', 'boolean'].includes(typeof s['default'])) out['default'] = s['default'];
+  if (s['default'] !== undefined && o.loose !== true && ['string', 'number', 'boolean'].includes(typeof s['default'])) out['default'] = s['default'];
   const types = Array.isArray(out['type']) ? (out['type'] as string[]) : [out['type']];
   if (types.includes('array') && isObj(s['items'])) {
     // The items of an array are at the array's own level: an array param of objects keeps its
@@ -116,7 +155,8 @@ export function toJsonSchema(input: unknown, o: ConvertOptions, seen = new Set<u
     const props: Record<string, JsonSchema> = {};
     for (const [k, v] of Object.entries(s['properties'])) props[k] = toJsonSchema(v, { ...o, depth: o.depth - 1 }, seen);
     out['properties'] = props;
-    if (o.required && Array.isArray(s['required']) && s['required'].length > 0) out['required'] = (s['required'] as unknown[]).map(String).filter((r) => r in props);
+    if (o.required && Array.isArray(s['required']) && s['required'].length > 0)
+      out['required'] = (s['required'] as unknown[]).map(String).filter((r) => r in props);
   }
   // A map's value schema (HubSpot's properties: {[name]: string}); at the last level only a scalar one.
   if (types.includes('object') && isObj(s['additionalProperties'])) {

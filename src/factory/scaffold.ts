@@ -78,7 +78,14 @@ export function renderScaffold(s: Scaffold): string {
   visit(doc, {
     Collection(_key, node) {
       const items = node.items as unknown[];
-      const leaf = items.every((i) => (isPair(i) ? isScalar(i.key) && !i.key.commentBefore && (isScalar(i.value) || (isCollection(i.value) && i.value.flow === true)) && !(isScalar(i.value) && i.value.comment) : isScalar(i) || (isCollection(i) && i.flow === true)));
+      const leaf = items.every((i) =>
+        isPair(i)
+          ? isScalar(i.key) &&
+            !i.key.commentBefore &&
+            (isScalar(i.value) || (isCollection(i.value) && i.value.flow === true)) &&
+            !(isScalar(i.value) && i.value.comment)
+          : isScalar(i) || (isCollection(i) && i.flow === true),
+      );
       if (!leaf || items.length === 0) return;
       const text = JSON.stringify(node.toJSON());
       // Lists of scalars (enums, scopes) always: one line each, however long.

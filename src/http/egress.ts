@@ -62,8 +62,16 @@ function blockList(v4: [string, number][], v6: [string, number][]): BlockList {
 
 /** Refused to every egress unless the operator allows them: link-local (cloud metadata), the metadata addresses, "this network". */
 const LINK_LOCAL = blockList(
-  [['169.254.0.0', 16], ['0.0.0.0', 8], ['100.100.100.200', 32]],
-  [['fe80::', 10], ['fd00:ec2::254', 128], ['::', 128]],
+  [
+    ['169.254.0.0', 16],
+    ['0.0.0.0', 8],
+    ['100.100.100.200', 32],
+  ],
+  [
+    ['fe80::', 10],
+    ['fd00:ec2::254', 128],
+    ['::', 128],
+  ],
 );
 
 /**
@@ -72,10 +80,29 @@ const LINK_LOCAL = blockList(
  */
 const NON_PUBLIC = blockList(
   [
-    ['127.0.0.0', 8], ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['192.0.0.0', 24], ['192.0.2.0', 24],
-    ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+    ['127.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['172.16.0.0', 12],
+    ['192.168.0.0', 16],
+    ['100.64.0.0', 10],
+    ['192.0.0.0', 24],
+    ['192.0.2.0', 24],
+    ['198.18.0.0', 15],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
   ],
-  [['::1', 128], ['fc00::', 7], ['ff00::', 8], ['2001:db8::', 32], ['2001::', 32], ['64:ff9b:1::', 48], ['100::', 64], ['fec0::', 10]],
+  [
+    ['::1', 128],
+    ['fc00::', 7],
+    ['ff00::', 8],
+    ['2001:db8::', 32],
+    ['2001::', 32],
+    ['64:ff9b:1::', 48],
+    ['100::', 64],
+    ['fec0::', 10],
+  ],
 );
 
 function inList(list: BlockList, ip: string): boolean {
@@ -96,9 +123,13 @@ export function isNonPublicAddress(ip: string): boolean {
 
 /** The egress_refused error for a host/address. */
 export function egressRefused(host: string, address: string): SwitchboardError {
-  return new SwitchboardError('egress_refused', `Refused to connect to ${host} (${address}): link-local and metadata addresses are not reachable from connectors; an operator may allow them with SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL=true`, {
-    details: { host, address },
-  });
+  return new SwitchboardError(
+    'egress_refused',
+    `Refused to connect to ${host} (${address}): link-local and metadata addresses are not reachable from connectors; an operator may allow them with SWITCHBOARD_EGRESS_ALLOW_LINK_LOCAL=true`,
+    {
+      details: { host, address },
+    },
+  );
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

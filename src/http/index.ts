@@ -32,7 +32,13 @@ export class ThrottleRefused extends Error {
     /** Milliseconds until a slot would be free. */
     readonly waitMs: number,
   ) {
-    super(reason === 'queue_full' ? 'too many calls are waiting for this connector' : reason === 'paused' ? `the upstream paused this connector (next slot in ${waitMs} ms)` : `no slot within the deadline (next in ${waitMs} ms)`);
+    super(
+      reason === 'queue_full'
+        ? 'too many calls are waiting for this connector'
+        : reason === 'paused'
+          ? `the upstream paused this connector (next slot in ${waitMs} ms)`
+          : `no slot within the deadline (next in ${waitMs} ms)`,
+    );
     this.name = 'ThrottleRefused';
   }
 }

@@ -25,7 +25,15 @@ import { SwitchboardError } from '../errors/index.ts';
 import { checkUrlHost, guardedLookup } from './egress.ts';
 import type { FetchLike } from './index.ts';
 import { decodedStream, RawBodyStream, STREAM_WINDOW_BYTES, streamableEncoding } from './upstream-stream.ts';
-import { ByteBudget, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_UPSTREAM_MEMORY_BYTES, memoryExhausted, readBodyCapped, responseTooLarge, type UpstreamInit } from './response-limit.ts';
+import {
+  ByteBudget,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_UPSTREAM_MEMORY_BYTES,
+  memoryExhausted,
+  readBodyCapped,
+  responseTooLarge,
+  type UpstreamInit,
+} from './response-limit.ts';
 
 /** A request to the lean transport (headers as a plain record, lower-case names preferred). */
 export interface UpstreamRequest {
@@ -149,7 +157,10 @@ async function decode(bytes: Buffer, encoding: string | null, limit: number, hol
   if (encoding === null || encoding === '' || encoding === 'identity') return bytes;
   let out = bytes;
   // Content-Encoding lists codings in the order applied; undo them in reverse (RFC 9110 §8.4).
-  for (const coding of encoding.split(',').map((c) => c.trim().toLowerCase()).reverse()) {
+  for (const coding of encoding
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .reverse()) {
     const input = out;
     out = await decodeOne(input, coding, limit, hold, host);
     // The encoded bytes are no longer needed.
@@ -325,9 +336,13 @@ function watchSignal(signal: AbortSignal, flight: Flight): void {
     const all = new Set<Flight>();
     flights = all;
     flightsBySignal.set(signal, all);
-    signal.addEventListener('abort', () => {
-      for (const f of all) f.handleEvent();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const f of all) f.handleEvent();
+      },
+      { once: true },
+    );
   }
   flights.add(flight);
 }
@@ -398,9 +413,13 @@ export function createUpstreamTransport(options: UpstreamTransportOptions = {}):
           const next = new URL(ex.headers['location'] as string, url);
           if (next.origin !== url.origin) {
             // The request carries credentials (in any header): never replay it to another origin.
-            throw new SwitchboardError('upstream_redirect_refused', `${url.host} redirected to another origin (${next.origin}); Switchboard follows redirects only within the same origin`, {
-              details: { upstream_status: ex.status, location: next.origin },
-            });
+            throw new SwitchboardError(
+              'upstream_redirect_refused',
+              `${url.host} redirected to another origin (${next.origin}); Switchboard follows redirects only within the same origin`,
+              {
+                details: { upstream_status: ex.status, location: next.origin },
+              },
+            );
           }
           // As fetch does (RFC 9110 §15.4): 303, and 301/302 after POST, continue as a GET without a body.
           if (ex.status === 303 || ((ex.status === 301 || ex.status === 302) && method === 'POST')) {
@@ -481,7 +500,8 @@ export function sendOverFetch(fetchImpl: FetchLike, what: string): UpstreamSend 
   return async (url, req = {}) => {
     const signal = req.signal;
     const controller = new AbortController();
-    const timer = req.timeoutMs !== undefined ? setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), req.timeoutMs) : undefined;
+    const timer =
+      req.timeoutMs !== undefined ? setTimeout(() => controller.abort(new DOMException('upstream timeout', 'TimeoutError')), req.timeoutMs) : undefined;
     const onAbort = (): void => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {

@@ -9,7 +9,9 @@ export function basicAuthorization(username: unknown, password: unknown): string
   if (username === undefined || username === null || username === '') return undefined;
   const user = String(username);
   if (user.includes(':')) {
-    throw new SwitchboardError('invalid_credentials', 'The user name of HTTP basic credentials may not contain ":"', { errors: [{ path: '/username', message: 'contains ":"' }] });
+    throw new SwitchboardError('invalid_credentials', 'The user name of HTTP basic credentials may not contain ":"', {
+      errors: [{ path: '/username', message: 'contains ":"' }],
+    });
   }
   return `Basic ${Buffer.from(`${user}:${password === undefined || password === null ? '' : String(password)}`, 'utf8').toString('base64')}`;
 }

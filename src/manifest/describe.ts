@@ -30,7 +30,15 @@ export function typeLabel(s: Schema | undefined): string {
 /** Limits worth showing beside a type: minimum, maximum, lengths, pattern, default. */
 function constraints(s: Schema): string {
   const parts: string[] = [];
-  for (const [k, label] of [['minimum', 'min'], ['maximum', 'max'], ['minLength', 'min length'], ['maxLength', 'max length'], ['maxItems', 'max items'], ['pattern', 'pattern'], ['default', 'default']] as const) {
+  for (const [k, label] of [
+    ['minimum', 'min'],
+    ['maximum', 'max'],
+    ['minLength', 'min length'],
+    ['maxLength', 'max length'],
+    ['maxItems', 'max items'],
+    ['pattern', 'pattern'],
+    ['default', 'default'],
+  ] as const) {
     if (s[k] !== undefined) parts.push(`${label} ${typeof s[k] === 'string' ? String(s[k]) : JSON.stringify(s[k])}`);
   }
   return parts.join(', ');
@@ -63,7 +71,13 @@ function fieldsSchema(s: Schema): Schema | undefined {
 
 /** One param as describe shows it; `nested` adds its fields (of an object, or of an array's objects). */
 function paramInfo(name: string, p: Schema, required: boolean, nested: boolean, depth = 0): ParamInfo {
-  const info: ParamInfo = { name, type: typeLabel(p), required, description: typeof p['description'] === 'string' ? p['description'] : '', constraints: constraints(p) };
+  const info: ParamInfo = {
+    name,
+    type: typeLabel(p),
+    required,
+    description: typeof p['description'] === 'string' ? p['description'] : '',
+    constraints: constraints(p),
+  };
   const obj = nested && depth < MAX_PARAM_DEPTH ? fieldsSchema(p) : undefined;
   if (obj !== undefined) {
     const req = new Set(Array.isArray(obj['required']) ? (obj['required'] as string[]) : []);
@@ -126,20 +140,30 @@ export function describeManifest(m: LoadedManifest, options: DescribeOptions = {
   const entities: EntityInfo[] = [...m.entities.values()].map((e) => {
     const record = e.def.record as Schema;
     const required = new Set(Array.isArray(record['required']) ? (record['required'] as string[]) : []);
-    const actions: ActionInfo[] = [...e.actions.values()].filter((a) => !SYNC_ONLY_ACTIONS.has(a.name) && keep(a.name)).map((a) => ({
-      name: a.name,
-      mode: 'library and hosted',
-      description: a.def.description ?? '',
-      params: Object.entries(a.def.params ?? {}).flatMap(([name, p]) => (p === undefined ? [] : [paramInfo(name, p as Schema, p.required === true, options.schemas !== true)])),
-      ...(options.schemas ? { params_schema: paramsSchema(a.def), read_only: READ_ACTIONS.has(a.name) } : {}),
-    }));
+    const actions: ActionInfo[] = [...e.actions.values()]
+      .filter((a) => !SYNC_ONLY_ACTIONS.has(a.name) && keep(a.name))
+      .map((a) => ({
+        name: a.name,
+        mode: 'library and hosted',
+        description: a.def.description ?? '',
+        params: Object.entries(a.def.params ?? {}).flatMap(([name, p]) =>
+          p === undefined ? [] : [paramInfo(name, p as Schema, p.required === true, options.schemas !== true)],
+        ),
+        ...(options.schemas ? { params_schema: paramsSchema(a.def), read_only: READ_ACTIONS.has(a.name) } : {}),
+      }));
     if (e.def.search !== undefined && keep('search')) {
       actions.push({
         name: 'search',
         mode: 'hosted only',
         description: 'Query the records the hosted service has synced (docs/search.md)',
         params: [
-          { name: 'query', type: 'object', required: false, description: '{filter?, sort?}: eq, neq, gt, gte, lt, lte, in, like, keyword, fuzzy, not, and, or over the search fields', constraints: '' },
+          {
+            name: 'query',
+            type: 'object',
+            required: false,
+            description: '{filter?, sort?}: eq, neq, gt, gte, lt, lte, in, like, keyword, fuzzy, not, and, or over the search fields',
+            constraints: '',
+          },
           { name: 'limit', type: 'integer', required: false, description: 'page size', constraints: 'min 1, max 1000, default 1000' },
           { name: 'cursor', type: 'string', required: false, description: 'meta.cursor of the previous page', constraints: '' },
           { name: 'fields', type: 'array<string>', required: false, description: 'fields to return (dotted paths allowed)', constraints: '' },
@@ -182,4 +206,3 @@ export function describeManifest(m: LoadedManifest, options: DescribeOptions = {
     entities,
   };
 }
-

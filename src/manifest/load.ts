@@ -62,7 +62,12 @@ function describeAjvError(e: ErrorObject): string {
 }
 
 function pointerToPath(pointer: string): string[] {
-  return pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** Parse and validate manifest text. Throws ManifestError with every problem found. */

@@ -38,13 +38,17 @@ export function compileOnEmpty<S>(
   const target = entityActions[def.action];
   if (target === undefined || def.action === name || LIST_ACTIONS.has(def.action as ActionName) || target.response?.on_empty !== undefined) {
     const valid = Object.keys(entityActions).filter((n) => n !== name && !LIST_ACTIONS.has(n as ActionName));
-    check.add([...here, 'action'], `"${def.action}" is not another action of this entity that answers one record without an on_empty of its own (valid: ${valid.join(', ') || 'none'})`);
+    check.add(
+      [...here, 'action'],
+      `"${def.action}" is not another action of this entity that answers one record without an on_empty of its own (valid: ${valid.join(', ') || 'none'})`,
+    );
     return undefined;
   }
   const declared = (target.params ?? {}) as Record<string, { required?: boolean } | undefined>;
   const params: [string, Template][] = [];
   for (const [k, src] of Object.entries(def.params ?? {})) {
-    if (declared[k] === undefined) check.add([...here, 'params', k], `"${k}" is not a param of ${def.action} (params: ${Object.keys(declared).join(', ') || 'none'})`);
+    if (declared[k] === undefined)
+      check.add([...here, 'params', k], `"${k}" is not a param of ${def.action} (params: ${Object.keys(declared).join(', ') || 'none'})`);
     const t = src === undefined ? undefined : check.template([...here, 'params', k], src, scope);
     if (t !== undefined) params.push([k, t]);
   }

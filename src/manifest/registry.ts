@@ -35,9 +35,13 @@ export function setConnectorsPath(dirs: readonly string[] | undefined, from = '-
       ok = false;
     }
     if (!ok) {
-      throw new SwitchboardError('invalid_connectors_path', `${from}: ${dir} is not a directory. Give a directory of <type>/connector.yaml folders (e.g. the --out of switchboard init), or one such folder`, {
-        details: { path: dir, from },
-      });
+      throw new SwitchboardError(
+        'invalid_connectors_path',
+        `${from}: ${dir} is not a directory. Give a directory of <type>/connector.yaml folders (e.g. the --out of switchboard init), or one such folder`,
+        {
+          details: { path: dir, from },
+        },
+      );
     }
   }
   explicitPath = list;
@@ -50,8 +54,15 @@ export function connectorsPath(env: NodeJS.ProcessEnv = process.env): string[] {
   if (explicitPath !== undefined) return explicitPath;
   const raw = env[CONNECTORS_PATH_ENV];
   if (raw === undefined || raw.trim() === '') return [];
-  const dirs = raw.split(delimiter).filter((d) => d.trim() !== '').map((d) => resolve(d.trim()));
-  for (const dir of dirs) if (!existsSync(dir)) throw new SwitchboardError('invalid_connectors_path', `$${CONNECTORS_PATH_ENV}: ${dir} does not exist`, { details: { path: dir, from: `$${CONNECTORS_PATH_ENV}` } });
+  const dirs = raw
+    .split(delimiter)
+    .filter((d) => d.trim() !== '')
+    .map((d) => resolve(d.trim()));
+  for (const dir of dirs)
+    if (!existsSync(dir))
+      throw new SwitchboardError('invalid_connectors_path', `$${CONNECTORS_PATH_ENV}: ${dir} does not exist`, {
+        details: { path: dir, from: `$${CONNECTORS_PATH_ENV}` },
+      });
   return dirs;
 }
 

@@ -31,7 +31,11 @@ export function credentialsSchema(variant: AuthVariant, title?: string): JsonSch
   const required: string[] = [];
   for (const [name, f] of Object.entries(variant.fields)) {
     if (f === undefined) continue;
-    properties[name] = { type: f.type, ...(f.pattern !== undefined ? { pattern: anchored(f.pattern) } : {}), ...(f.description ? { description: f.description } : {}) };
+    properties[name] = {
+      type: f.type,
+      ...(f.pattern !== undefined ? { pattern: anchored(f.pattern) } : {}),
+      ...(f.description ? { description: f.description } : {}),
+    };
     if (f.required !== false) required.push(name);
   }
   return { ...(title ? { title } : {}), type: 'object', additionalProperties: false, properties, required };

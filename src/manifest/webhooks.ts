@@ -18,7 +18,17 @@ export interface CompiledTopic {
 
 export interface CompiledWebhooks {
   /** passcode: `field` (dotted, in the body) or `header` carries the secret itself; header is '' then. */
-  signature: { scheme: 'hmac' | 'jwt' | 'passcode'; algorithm: 'sha1' | 'sha256'; header: string; field?: string; prefix: string; encoding: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret'; maxAgeSeconds: number; audience?: 'ingress_url' };
+  signature: {
+    scheme: 'hmac' | 'jwt' | 'passcode';
+    algorithm: 'sha1' | 'sha256';
+    header: string;
+    field?: string;
+    prefix: string;
+    encoding: 'hex' | 'base64';
+    secret: 'oauth_client_secret' | 'webhook_secret';
+    maxAgeSeconds: number;
+    audience?: 'ingress_url';
+  };
   deliveryId?: Template;
   timestamp?: Template;
   toleranceSeconds: number;
@@ -31,7 +41,17 @@ export interface CompiledWebhooks {
 
 /** The section as the manifest types it (generated/manifest.ts has the same shape). */
 export interface WebhooksDef {
-  signature: { scheme: 'hmac' | 'jwt' | 'passcode'; algorithm?: 'sha1' | 'sha256'; header?: string; field?: string; prefix?: string; encoding?: 'hex' | 'base64'; secret: 'oauth_client_secret' | 'webhook_secret'; max_age_seconds?: number; audience?: 'ingress_url' };
+  signature: {
+    scheme: 'hmac' | 'jwt' | 'passcode';
+    algorithm?: 'sha1' | 'sha256';
+    header?: string;
+    field?: string;
+    prefix?: string;
+    encoding?: 'hex' | 'base64';
+    secret: 'oauth_client_secret' | 'webhook_secret';
+    max_age_seconds?: number;
+    audience?: 'ingress_url';
+  };
   delivery_id?: string;
   timestamp?: string;
   tolerance_seconds?: number;

@@ -51,7 +51,8 @@ function substitute(value: unknown, env: NodeJS.ProcessEnv, path: string, missin
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, `${path}/${i}`, missing));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, `${path}/${k}`, missing)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, `${path}/${k}`, missing)]));
   return value;
 }
 
@@ -64,27 +65,40 @@ export function parseConnectorsFile(text: string, file: string, env: NodeJS.Proc
     fail(file, `is not valid YAML (${(e as Error).message.split('\n')[0] ?? ''})`);
   }
   const list = (doc as { connectors?: unknown } | null)?.connectors;
-  if (!Array.isArray(list) || list.length === 0) fail(file, 'must have a non-empty `connectors:` list', [{ path: '/connectors', message: 'must be a non-empty list' }]);
+  if (!Array.isArray(list) || list.length === 0)
+    fail(file, 'must have a non-empty `connectors:` list', [{ path: '/connectors', message: 'must be a non-empty list' }]);
   const seen = new Set<string>();
   const specs: InstanceSpec[] = [];
   const missing: { path: string; variable: string; id: string }[] = [];
   list.forEach((raw: unknown, i) => {
     const at = `/connectors/${i}`;
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(file, `connectors[${i}] must be a mapping`, [{ path: at, message: 'must be a mapping' }]);
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      fail(file, `connectors[${i}] must be a mapping`, [{ path: at, message: 'must be a mapping' }]);
     const entry = raw as Record<string, unknown>;
     const unknown = Object.keys(entry).filter((k) => !KEYS.has(k));
-    if (unknown.length > 0) fail(file, `connectors[${i}] has unknown keys ${unknown.join(', ')}; keys: ${[...KEYS].join(', ')}`, unknown.map((k) => ({ path: `${at}/${k}`, message: 'is not a known key' })));
+    if (unknown.length > 0)
+      fail(
+        file,
+        `connectors[${i}] has unknown keys ${unknown.join(', ')}; keys: ${[...KEYS].join(', ')}`,
+        unknown.map((k) => ({ path: `${at}/${k}`, message: 'is not a known key' })),
+      );
     const id = entry['id'];
-    if (typeof id !== 'string' || !ID.test(id)) fail(file, `connectors[${i}].id must be a name of letters, digits, _ and - (at most 32, starting with a letter)`, [{ path: `${at}/id`, message: 'is missing or not a valid name' }]);
+    if (typeof id !== 'string' || !ID.test(id))
+      fail(file, `connectors[${i}].id must be a name of letters, digits, _ and - (at most 32, starting with a letter)`, [
+        { path: `${at}/id`, message: 'is missing or not a valid name' },
+      ]);
     if (seen.has(id)) fail(file, `the id "${id}" is used twice`, [{ path: `${at}/id`, message: 'is not unique' }]);
     seen.add(id);
     if (typeof entry['type'] !== 'string') fail(file, `connector ${id}: type is required (e.g. granola)`, [{ path: `${at}/type`, message: 'is required' }]);
     for (const k of ['description', 'base_url'] as const) {
-      if (entry[k] !== undefined && typeof entry[k] !== 'string') fail(file, `connector ${id}: ${k} must be a string`, [{ path: `${at}/${k}`, message: 'must be a string' }]);
+      if (entry[k] !== undefined && typeof entry[k] !== 'string')
+        fail(file, `connector ${id}: ${k} must be a string`, [{ path: `${at}/${k}`, message: 'must be a string' }]);
     }
     const credentials = entry['credentials'];
     if (credentials === null || typeof credentials !== 'object' || Array.isArray(credentials)) {
-      fail(file, `connector ${id}: credentials must be a mapping of the connector type's credential fields`, [{ path: `${at}/credentials`, message: 'must be a mapping' }]);
+      fail(file, `connector ${id}: credentials must be a mapping of the connector type's credential fields`, [
+        { path: `${at}/credentials`, message: 'must be a mapping' },
+      ]);
     }
     const found: { path: string; variable: string }[] = [];
     const resolved = substitute(entry, env, at, found) as Record<string, unknown>;

@@ -46,7 +46,9 @@ const NOTICE_RESERVE = 600;
 export function fieldPaths(fields: unknown): string[][] | undefined {
   if (fields === undefined) return undefined;
   if (!Array.isArray(fields) || fields.length === 0 || fields.some((f) => typeof f !== 'string' || f === '')) {
-    throw new SwitchboardError('invalid_params', 'fields must be a non-empty array of field names (dotted paths allowed)', { errors: [{ path: '/fields', message: 'must be a non-empty array of non-empty strings' }] });
+    throw new SwitchboardError('invalid_params', 'fields must be a non-empty array of field names (dotted paths allowed)', {
+      errors: [{ path: '/fields', message: 'must be a non-empty array of non-empty strings' }],
+    });
   }
   return (fields as string[]).map((f) => f.split('.'));
 }

@@ -27,7 +27,7 @@ export function proxyTool(readOnly: boolean): Tool {
         method: { type: 'string', enum: methods },
         path: { type: 'string', minLength: 1, description: "Path under the connector's base URL, e.g. /repos/octo/hello/branches" },
         query: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
-        headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Only headers on the connector\'s allow-list (docs/proxy.md)' },
+        headers: { type: 'object', additionalProperties: { type: 'string' }, description: "Only headers on the connector's allow-list (docs/proxy.md)" },
         body: { description: 'Request body; an object or array is sent as JSON' },
       },
     },
@@ -39,7 +39,9 @@ export function proxyTool(readOnly: boolean): Tool {
 export function proxyToolRequest(args: Record<string, unknown>, readOnly: boolean): ProxyRequest {
   const method = typeof args['method'] === 'string' ? args['method'].toUpperCase() : '';
   if (typeof args['path'] !== 'string' || args['path'] === '' || !(PROXY_METHODS as readonly string[]).includes(method)) {
-    throw new SwitchboardError('invalid_params', `proxy needs method (${PROXY_METHODS.join(', ')}) and path`, { errors: [{ path: '/', message: 'method and path are required' }] });
+    throw new SwitchboardError('invalid_params', `proxy needs method (${PROXY_METHODS.join(', ')}) and path`, {
+      errors: [{ path: '/', message: 'method and path are required' }],
+    });
   }
   if (readOnly && !READ_METHODS.has(method)) {
     throw new SwitchboardError('read_only', `This MCP server is read-only: the proxy sends GET and HEAD only, not ${method}`, { details: { method } });
@@ -67,5 +69,12 @@ export function proxyToolResult(answer: ProxyResponse, budget: number): CallTool
     }
   }
   const value = { status: answer.status, headers: answer.headers, body, ...(cut ? { truncated: { bytes: answer.body.length, returned: budget } } : {}) };
-  return { content: [{ type: 'text', text: `HTTP ${answer.status}${cut ? ` (body cut to ${budget} of ${answer.body.length} bytes)` : ''}` }, { type: 'text', text: JSON.stringify(value) }], structuredContent: value, ...(answer.status >= 400 ? { isError: true } : {}) };
+  return {
+    content: [
+      { type: 'text', text: `HTTP ${answer.status}${cut ? ` (body cut to ${budget} of ${answer.body.length} bytes)` : ''}` },
+      { type: 'text', text: JSON.stringify(value) },
+    ],
+    structuredContent: value,
+    ...(answer.status >= 400 ? { isError: true } : {}),
+  };
 }

@@ -46,7 +46,8 @@ export function toolError(e: unknown): CallToolResult {
 function argErrors(validate: ValidateFunction): ErrorDetail[] {
   return (validate.errors ?? []).map((e) => {
     if (e.keyword === 'required') return { path: `/${String(e.params['missingProperty'])}`, message: 'is required' };
-    if (e.keyword === 'additionalProperties') return { path: `${e.instancePath}/${String(e.params['additionalProperty'])}`, message: 'is not a known argument' };
+    if (e.keyword === 'additionalProperties')
+      return { path: `${e.instancePath}/${String(e.params['additionalProperty'])}`, message: 'is not a known argument' };
     if (e.keyword === 'enum') return { path: e.instancePath, message: `must be one of: ${(e.params['allowedValues'] as unknown[]).join(', ')}` };
     return { path: e.instancePath || '/', message: e.message ?? 'is invalid' };
   });
@@ -77,7 +78,11 @@ export function invalidParamsResponse(message: JSONRPCMessage): JSONRPCErrorResp
   return {
     jsonrpc: '2.0',
     id: message.id,
-    error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, data: { errors } },
+    error: {
+      code: ErrorCode.InvalidParams,
+      message: `Invalid params for ${message.method}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`,
+      data: { errors },
+    },
   };
 }
 
@@ -106,7 +111,8 @@ class SwitchboardMcpServer extends Server {
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
     const deliver = transport.onmessage;
-    const answer = (m: JSONRPCMessage, id: JSONRPCRequest['id'] | undefined): void => void transport.send(m, id === undefined ? undefined : { relatedRequestId: id }).catch(() => undefined);
+    const answer = (m: JSONRPCMessage, id: JSONRPCRequest['id'] | undefined): void =>
+      void transport.send(m, id === undefined ? undefined : { relatedRequestId: id }).catch(() => undefined);
     transport.onmessage = (message, extra) => {
       const refusal = invalidParamsResponse(message);
       if (refusal !== undefined) return answer(refusal, refusal.id);
@@ -114,7 +120,11 @@ class SwitchboardMcpServer extends Server {
       this.admitRequest().then(
         () => deliver?.(message, extra),
         (e: unknown) => {
-          this.log?.({ method: message.method, ...(message.method === 'tools/call' ? { tool: (message.params as { name?: unknown } | undefined)?.name } : {}), outcome: e instanceof SwitchboardError ? e.code : 'internal_error' });
+          this.log?.({
+            method: message.method,
+            ...(message.method === 'tools/call' ? { tool: (message.params as { name?: unknown } | undefined)?.name } : {}),
+            outcome: e instanceof SwitchboardError ? e.code : 'internal_error',
+          });
           answer(refusedResponse(message, e), message.id);
         },
       );
@@ -138,9 +148,15 @@ async function runGeneric(c: CallContext, name: GenericToolName, args: Record<st
   const instance = await c.backend.instance(String(args['connector']));
   if (name === 'describe') return c.runs.describe(instance, args['entity']);
   if (name === 'execute' && (SEARCH_ACTION_NAMES as readonly string[]).includes(String(args['action']))) {
-    return c.runs.search(instance, { connector: args['connector'], entity: args['entity'], ...((args['params'] ?? {}) as Record<string, unknown>), ...(args['fields'] !== undefined ? { fields: args['fields'] } : {}) });
+    return c.runs.search(instance, {
+      connector: args['connector'],
+      entity: args['entity'],
+      ...((args['params'] ?? {}) as Record<string, unknown>),
+      ...(args['fields'] !== undefined ? { fields: args['fields'] } : {}),
+    });
   }
-  if (name === 'execute') return c.runs.execute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], signal);
+  if (name === 'execute')
+    return c.runs.execute(instance, String(args['entity']), String(args['action']), (args['params'] ?? {}) as Record<string, unknown>, args['fields'], signal);
   if (name === 'changes') return c.runs.changes(instance, args);
   return c.runs.search(instance, args);
 }
@@ -166,7 +182,9 @@ async function callTool(c: CallContext, name: string, args: Record<string, unkno
     }
     if (!(TOOL_NAMES as readonly string[]).includes(name)) {
       // A protocol error (the MCP spec's "Unknown tool"), not a tool result.
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...c.actionTools.keys()].join(', ')}`, { errors: [{ path: '/params/name', message: 'is not a tool of this server' }] });
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools: ${[...TOOL_NAMES, ...c.actionTools.keys()].join(', ')}`, {
+        errors: [{ path: '/params/name', message: 'is not a tool of this server' }],
+      });
     }
     const validate = c.validators[name as GenericToolName];
     if (!validate(args)) {
@@ -182,22 +200,35 @@ async function callTool(c: CallContext, name: string, args: Record<string, unkno
       options.log?.({ ...entry, outcome: 'invalid_params' });
       throw e;
     }
-    options.log?.({ ...entry, outcome: e instanceof SwitchboardError ? e.code : 'internal_error', ...(e instanceof SwitchboardError ? {} : { err_name: (e as Error)?.name, err_message: (e as Error)?.message }) });
+    options.log?.({
+      ...entry,
+      outcome: e instanceof SwitchboardError ? e.code : 'internal_error',
+      ...(e instanceof SwitchboardError ? {} : { err_name: (e as Error)?.name, err_message: (e as Error)?.message }),
+    });
     return toolError(e);
   }
 }
 
 /** Build the server; connect it to a transport (stdio, or one Streamable HTTP request). */
 export function createMcpServer(backend: McpBackend, options: McpServerOptions): Server {
-  const server = new SwitchboardMcpServer({ name: 'switchboard', version: options.version }, { capabilities: { tools: {} } }, options.admitRequest, options.log);
+  const server = new SwitchboardMcpServer(
+    { name: 'switchboard', version: options.version },
+    { capabilities: { tools: {} } },
+    options.admitRequest,
+    options.log,
+  );
   const schemas = inputSchemas(options.readOnly);
   const ajv = createAjv();
   const validators = Object.fromEntries(TOOL_NAMES.map((n) => [n, ajv.compile(schemas[n])])) as Record<GenericToolName, ValidateFunction>;
   const runs = new ToolRuns(backend, options.readOnly, options.maxOutputBytes);
   const proxyOn = options.proxy === true && backend.proxy !== undefined;
   const tools = actionTools(options.actionTools ?? [], runs.keep);
-  server.setRequestHandler(ListToolsRequestSchema, async () => listTools(backend, { readOnly: options.readOnly, budget: options.maxOutputBytes, schemas, actionTools: tools, proxyOn }));
+  server.setRequestHandler(ListToolsRequestSchema, async () =>
+    listTools(backend, { readOnly: options.readOnly, budget: options.maxOutputBytes, schemas, actionTools: tools, proxyOn }),
+  );
   const c: CallContext = { backend, options, runs, validators, actionTools: tools, proxyOn };
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => callTool(c, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, extra.signal));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    callTool(c, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, extra.signal),
+  );
   return server;
 }

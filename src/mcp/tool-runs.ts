@@ -12,7 +12,13 @@ import type { McpBackend, McpInstance } from './types.ts';
 
 function ok(summary: string, value: Record<string, unknown>): CallToolResult {
   // Clients that read only `content` still get the JSON (the MCP spec's advice for structured results).
-  return { content: [{ type: 'text', text: summary }, { type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+  return {
+    content: [
+      { type: 'text', text: summary },
+      { type: 'text', text: JSON.stringify(value) },
+    ],
+    structuredContent: value,
+  };
 }
 
 /** How to see records a cut list left out, and how to reach the next page. */
@@ -20,7 +26,8 @@ function listNext(instance: McpInstance, entity: string, params: Record<string, 
   const action = instance.manifest.entities.get(entity)?.actions.get('list');
   const names = Object.keys(action?.def.params ?? {});
   const p = action?.pagination?.def;
-  const sizeParam = (p !== undefined && 'limit_param' in p ? p.limit_param : undefined) ?? ['page_size', 'per_page', 'limit', 'first'].find((n) => names.includes(n));
+  const sizeParam =
+    (p !== undefined && 'limit_param' in p ? p.limit_param : undefined) ?? ['page_size', 'per_page', 'limit', 'first'].find((n) => names.includes(n));
   const page =
     p === undefined || !('param' in p)
       ? ''
@@ -77,7 +84,14 @@ export class ToolRuns {
   /** Whether the server offers this action (a read-only server: list, get and search only). */
   readonly keep = (name: string): boolean => !this.readOnly || READ_ACTIONS.has(name);
 
-  async execute(instance: McpInstance, entity: string, action: string, params: Record<string, unknown>, fields: unknown, signal: AbortSignal): Promise<CallToolResult> {
+  async execute(
+    instance: McpInstance,
+    entity: string,
+    action: string,
+    params: Record<string, unknown>,
+    fields: unknown,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
     const budget = this.budget;
     if (!READ_ACTIONS.has(action) && this.readOnly) {
       throw new SwitchboardError('read_only', `This MCP server is read-only: ${action} is refused (only list, get and search run)`, { details: { action } });
@@ -106,7 +120,13 @@ export class ToolRuns {
       const again = await this.backend.search(instance, entity, { ...params, limit: kept });
       const recapped = capEnvelope(again, budget, () => '');
       capped = {
-        value: { ...recapped.value, truncated: { ...capped.truncated, next: 'Call search again with cursor set to meta.cursor: it continues right after the last record returned (or ask for fewer fields).' } },
+        value: {
+          ...recapped.value,
+          truncated: {
+            ...capped.truncated,
+            next: 'Call search again with cursor set to meta.cursor: it continues right after the last record returned (or ask for fewer fields).',
+          },
+        },
         truncated: capped.truncated,
       };
     }
@@ -120,8 +140,12 @@ export class ToolRuns {
   async changes(instance: McpInstance, args: Record<string, unknown>): Promise<CallToolResult> {
     const { backend, budget } = this;
     const entity = String(args['entity']);
-    if (backend.changes === undefined) throw new SwitchboardError('search_hosted_only', 'The change feed is kept by the hosted service: use the hosted MCP server (POST /mcp)');
-    const q = { ...(typeof args['modified_after'] === 'string' ? { modified_after: args['modified_after'] } : {}), ...(typeof args['limit'] === 'number' ? { limit: args['limit'] } : {}) };
+    if (backend.changes === undefined)
+      throw new SwitchboardError('search_hosted_only', 'The change feed is kept by the hosted service: use the hosted MCP server (POST /mcp)');
+    const q = {
+      ...(typeof args['modified_after'] === 'string' ? { modified_after: args['modified_after'] } : {}),
+      ...(typeof args['limit'] === 'number' ? { limit: args['limit'] } : {}),
+    };
     const page = await backend.changes(instance, entity, q);
     let capped = capEnvelope({ data: page.data, meta: { next_cursor: page.next_cursor, has_more: page.has_more } }, budget, () => '');
     const t = capped.truncated;
@@ -133,7 +157,10 @@ export class ToolRuns {
     }
     const n = (capped.value['data'] as unknown[] | null)?.length ?? 0;
     const meta = (capped.value['meta'] ?? {}) as Record<string, unknown>;
-    return ok(`${instance.id} ${entity} changes: ${n} entries${t ? ` (cut to fit ${budget} bytes)` : ''}${meta['has_more'] === true ? '; more: pass meta.next_cursor as modified_after.' : '.'}`, capped.value);
+    return ok(
+      `${instance.id} ${entity} changes: ${n} entries${t ? ` (cut to fit ${budget} bytes)` : ''}${meta['has_more'] === true ? '; more: pass meta.next_cursor as modified_after.' : '.'}`,
+      capped.value,
+    );
   }
 
   async listConnectors(): Promise<CallToolResult> {
@@ -148,12 +175,19 @@ export class ToolRuns {
         .map((e) => ({
           name: e.name,
           title: e.def.title ?? e.name,
-          actions: [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a) && this.keep(a)), ...(e.def.search !== undefined ? ['search'] : [])].filter((a) => this.allows(i, e.name, a)),
+          actions: [
+            ...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a) && this.keep(a)),
+            ...(e.def.search !== undefined ? ['search'] : []),
+          ].filter((a) => this.allows(i, e.name, a)),
         }))
         // An entity the caller's allow-lists leave no action of is not shown.
         .filter((e) => e.actions.length > 0 && this.allows(i, e.name)),
     }));
-    const capped = capEnvelope({ data }, this.budget, () => 'Too many connectors to list within the output budget; hosted, scope the endpoint with ?customer_name=.');
+    const capped = capEnvelope(
+      { data },
+      this.budget,
+      () => 'Too many connectors to list within the output budget; hosted, scope the endpoint with ?customer_name=.',
+    );
     return ok(`${data.length} connectors: ${data.map((d) => `${d.id} (${d.type})`).join(', ')}`.slice(0, 1000), capped.value);
   }
 
@@ -174,11 +208,17 @@ export class ToolRuns {
     const entity = entities.find((e) => e.name === entityName);
     if (entity === undefined) {
       const valid = entities.map((e) => e.name);
-      throw new SwitchboardError('unknown_entity', `Unknown entity "${String(entityName)}" for ${instance.type}. Valid entities: ${valid.join(', ')}`, { errors: [{ path: '/entity', message: `must be one of: ${valid.join(', ')}` }], details: { valid } });
+      throw new SwitchboardError('unknown_entity', `Unknown entity "${String(entityName)}" for ${instance.type}. Valid entities: ${valid.join(', ')}`, {
+        errors: [{ path: '/entity', message: `must be one of: ${valid.join(', ')}` }],
+        details: { valid },
+      });
     }
-    return ok(`${instance.id} (${instance.type}) ${entity.name}: actions ${entity.actions.map((a) => a.name).join(', ')}; ${entity.record_fields.length} record fields; ${entity.search_fields.length} search fields`, {
-      ...head,
-      entity: forModel(entity, true),
-    });
+    return ok(
+      `${instance.id} (${instance.type}) ${entity.name}: actions ${entity.actions.map((a) => a.name).join(', ')}; ${entity.record_fields.length} record fields; ${entity.search_fields.length} search fields`,
+      {
+        ...head,
+        entity: forModel(entity, true),
+      },
+    );
   }
 }

@@ -39,7 +39,12 @@ function connectorsBlurb(instances: McpInstance[]): string {
   return `Connectors:\n${shown}${instances.length > DESCRIBED_INSTANCES ? `\n(and ${instances.length - DESCRIBED_INSTANCES} more: see list_connectors)` : ''}`;
 }
 
-const FIELDS_SCHEMA = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, description: 'Only these fields of each record (dotted paths allowed, e.g. "owner.email")' };
+const FIELDS_SCHEMA = {
+  type: 'array',
+  items: { type: 'string', minLength: 1 },
+  minItems: 1,
+  description: 'Only these fields of each record (dotted paths allowed, e.g. "owner.email")',
+};
 
 export function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[number], Tool['inputSchema']> {
   const connector = { type: 'string', minLength: 1, description: 'Connector id, from list_connectors' };
@@ -76,8 +81,15 @@ export function inputSchemas(readOnly: boolean): Record<(typeof TOOL_NAMES)[numb
           type: 'object',
           additionalProperties: false,
           properties: {
-            filter: { type: 'object', description: '{operator: {field: value}}, e.g. {"eq": {"email": "a@b.c"}}, {"and": [...]}; describe lists each search field\'s operators' },
-            sort: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } }, description: '[{field: "asc" | "desc"}]' },
+            filter: {
+              type: 'object',
+              description: '{operator: {field: value}}, e.g. {"eq": {"email": "a@b.c"}}, {"and": [...]}; describe lists each search field\'s operators',
+            },
+            sort: {
+              type: 'array',
+              items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } },
+              description: '[{field: "asc" | "desc"}]',
+            },
           },
         },
         limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Page size (default 1000; the output budget may cut the page, see truncated)' },
@@ -132,7 +144,13 @@ export function actionTools(instances: McpInstance[], keep: (action: string) => 
             title: `${m.manifest.title} ${e.def.title ?? e.name}: ${a.name} (${instance.id})`,
             description: `${a.def.description ?? `${a.name} ${e.name}`} (${m.manifest.title} ${e.def.title ?? e.name}, connector ${instance.id}${instance.description ? `: ${oneLine(instance.description)}` : ''}). Same as execute with connector "${instance.id}", entity "${e.name}", action "${a.name}".`,
             inputSchema: paramsSchema(a.def) as Tool['inputSchema'],
-            annotations: { title: `${m.manifest.title} ${e.name} ${a.name}`, readOnlyHint: read, destructiveHint: false, idempotentHint: read, openWorldHint: true },
+            annotations: {
+              title: `${m.manifest.title} ${e.name} ${a.name}`,
+              readOnlyHint: read,
+              destructiveHint: false,
+              idempotentHint: read,
+              openWorldHint: true,
+            },
           },
         });
       }
@@ -181,13 +199,17 @@ export async function listTools(
       inputSchema: schemas.search,
       annotations: { title: 'Search synced records', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    ...(backend.changes === undefined ? [] : [{
-      name: 'changes',
-      title: 'Records changed since a cursor',
-      description: `The change feed of a synced connector entity: records added, updated or deleted since modified_after (a cursor from a previous call; none: from the start), oldest first, each with _metadata {action, first_seen_at, last_modified_at, deleted_at, cursor}. Keep meta.next_cursor for the next call.\n${blurb}`,
-      inputSchema: schemas.changes,
-      annotations: { title: 'Records changed since a cursor', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    } satisfies Tool]),
+    ...(backend.changes === undefined
+      ? []
+      : [
+          {
+            name: 'changes',
+            title: 'Records changed since a cursor',
+            description: `The change feed of a synced connector entity: records added, updated or deleted since modified_after (a cursor from a previous call; none: from the start), oldest first, each with _metadata {action, first_seen_at, last_modified_at, deleted_at, cursor}. Keep meta.next_cursor for the next call.\n${blurb}`,
+            inputSchema: schemas.changes,
+            annotations: { title: 'Records changed since a cursor', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+          } satisfies Tool,
+        ]),
     ...[...o.actionTools.values()].map((t) => t.tool),
     ...(o.proxyOn ? [proxyTool(readOnly)] : []),
   ];

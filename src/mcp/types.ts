@@ -30,7 +30,11 @@ export interface McpBackend {
   /** Search synced records (hosted), or search_hosted_only (local). */
   search(instance: McpInstance, entity: string, params: Record<string, unknown>): Promise<{ data: unknown[]; meta: Record<string, unknown> }>;
   /** The change feed of a synced entity (hosted); absent locally (the tool then answers search_hosted_only). */
-  changes?(instance: McpInstance, entity: string, q: { modified_after?: string; limit?: number }): Promise<{ data: unknown[]; next_cursor: string | null; has_more: boolean }>;
+  changes?(
+    instance: McpInstance,
+    entity: string,
+    q: { modified_after?: string; limit?: number },
+  ): Promise<{ data: unknown[]; next_cursor: string | null; has_more: boolean }>;
   /**
    * Whether the caller's allow-lists let it use this connector (no entity), one of its entities
    * (no action) or one action; absent: everything. tools/list, list_connectors and describe show

@@ -96,7 +96,11 @@ export function upstreamStarted(info: UpstreamCallInfo): UpstreamProbe | undefin
       if (p !== undefined) probes.push(p);
     });
   }
-  return { end: (r) => { for (const p of probes) safely(() => p.end(r)); } };
+  return {
+    end: (r) => {
+      for (const p of probes) safely(() => p.end(r));
+    },
+  };
 }
 
 /** Start observing a sync run; undefined when nothing observes. */
@@ -109,7 +113,11 @@ export function syncRunStarted(connectorType: string): SyncRunProbe | undefined 
       if (p !== undefined) probes.push(p);
     });
   }
-  return { end: (r) => { for (const p of probes) safely(() => p.end(r)); } };
+  return {
+    end: (r) => {
+      for (const p of probes) safely(() => p.end(r));
+    },
+  };
 }
 
 export function webhookOut(outcome: WebhookOutOutcome, n: number, lagMs?: number): void {

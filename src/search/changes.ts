@@ -68,13 +68,17 @@ interface LogRow {
 
 /** Take `n` seqs from the scope's counter; answers the first. */
 async function takeSeqs(db: Executor, scopeId: number, n: number): Promise<number> {
-  const { rows } = await sql<{ m: number | string }>`UPDATE search_scopes SET change_seq = change_seq + ${n} WHERE scope_id = ${scopeId} RETURNING change_seq AS m`.execute(db);
+  const { rows } = await sql<{
+    m: number | string;
+  }>`UPDATE search_scopes SET change_seq = change_seq + ${n} WHERE scope_id = ${scopeId} RETURNING change_seq AS m`.execute(db);
   return Number(rows[0]?.m ?? n) - n + 1;
 }
 
 /** The highest seq a scope has handed out (0: none, or no such scope). */
 export async function lastChangeSeq(db: Executor, connectorId: string, entity: string): Promise<number> {
-  const { rows } = await sql<{ m: number | string }>`SELECT change_seq AS m FROM search_scopes WHERE connector_id = ${connectorId} AND entity = ${entity}`.execute(db);
+  const { rows } = await sql<{
+    m: number | string;
+  }>`SELECT change_seq AS m FROM search_scopes WHERE connector_id = ${connectorId} AND entity = ${entity}`.execute(db);
   return Number(rows[0]?.m ?? 0);
 }
 
@@ -126,8 +130,19 @@ async function write(db: Executor, rows: WriteRow[]): Promise<void> {
  * a deletion) are added, ones whose hash differs updated, the rest unchanged. Call inside the
  * transaction that wrote them, after the scope row was touched.
  */
-export async function noteUpserts(db: Executor, dialect: SearchDialect, scopeId: number, batch: [id: string, hash: string][], now: string): Promise<ChangeCounts> {
-  const known = await existing(db, dialect, scopeId, batch.map(([id]) => id));
+export async function noteUpserts(
+  db: Executor,
+  dialect: SearchDialect,
+  scopeId: number,
+  batch: [id: string, hash: string][],
+  now: string,
+): Promise<ChangeCounts> {
+  const known = await existing(
+    db,
+    dialect,
+    scopeId,
+    batch.map(([id]) => id),
+  );
   const rows: WriteRow[] = [];
   const counts: ChangeCounts = { added: 0, updated: 0 };
   for (const [id, hash] of batch) {
@@ -135,7 +150,17 @@ export async function noteUpserts(db: Executor, dialect: SearchDialect, scopeId:
     const action: ChangeAction | undefined = prev === undefined || prev.deleted_at !== null ? 'added' : prev.payload_hash !== hash ? 'updated' : undefined;
     if (action === undefined) continue;
     counts[action]++;
-    rows.push({ scope_id: scopeId, record_id: id, seq: 0, action, payload_hash: hash, first_seen_at: action === 'added' ? now : prev!.first_seen_at, last_modified_at: now, deleted_at: null, tombstone: null });
+    rows.push({
+      scope_id: scopeId,
+      record_id: id,
+      seq: 0,
+      action,
+      payload_hash: hash,
+      first_seen_at: action === 'added' ? now : prev!.first_seen_at,
+      last_modified_at: now,
+      deleted_at: null,
+      tombstone: null,
+    });
   }
   if (rows.length === 0) return counts;
   let seq = await takeSeqs(db, scopeId, rows.length);
@@ -148,10 +173,22 @@ export async function noteUpserts(db: Executor, dialect: SearchDialect, scopeId:
  * Note deleted records ([record id, last payload JSON]) as tombstones, and prune the scope's
  * tombstones older than `pruneBefore`. Call inside the deleting transaction.
  */
-export async function noteDeletes(db: Executor, dialect: SearchDialect, scopeId: number, deleted: [id: string, json: string][], now: string, pruneBefore: string): Promise<void> {
+export async function noteDeletes(
+  db: Executor,
+  dialect: SearchDialect,
+  scopeId: number,
+  deleted: [id: string, json: string][],
+  now: string,
+  pruneBefore: string,
+): Promise<void> {
   await sql`DELETE FROM record_changes WHERE scope_id = ${scopeId} AND deleted_at IS NOT NULL AND deleted_at < ${pruneBefore}`.execute(db);
   if (deleted.length === 0) return;
-  const known = await existing(db, dialect, scopeId, deleted.map(([id]) => id));
+  const known = await existing(
+    db,
+    dialect,
+    scopeId,
+    deleted.map(([id]) => id),
+  );
   let seq = await takeSeqs(db, scopeId, deleted.length);
   await write(
     db,
@@ -175,8 +212,24 @@ export async function dropChanges(db: Executor, scopeId: number): Promise<void> 
 }
 
 /** A page of a scope's changes after `after` (a seq), oldest first; tombstones deleted before `tombstonesSince` are left out. */
-export async function readChanges(db: Executor, dialect: SearchDialect, connectorId: string, entity: string, after: number, limit: number, tombstonesSince: string): Promise<ChangePage> {
-  const { rows } = await sql<{ seq: number | string; action: ChangeAction; first_seen_at: string; last_modified_at: string; deleted_at: string | null; tombstone: string | null; record: unknown }>`
+export async function readChanges(
+  db: Executor,
+  dialect: SearchDialect,
+  connectorId: string,
+  entity: string,
+  after: number,
+  limit: number,
+  tombstonesSince: string,
+): Promise<ChangePage> {
+  const { rows } = await sql<{
+    seq: number | string;
+    action: ChangeAction;
+    first_seen_at: string;
+    last_modified_at: string;
+    deleted_at: string | null;
+    tombstone: string | null;
+    record: unknown;
+  }>`
     SELECT c.seq, c.action, c.first_seen_at, c.last_modified_at, c.deleted_at, c.tombstone, r.record
     FROM search_scopes s
     JOIN record_changes c ON c.scope_id = s.scope_id
@@ -187,7 +240,12 @@ export async function readChanges(db: Executor, dialect: SearchDialect, connecto
     LIMIT ${limit + 1}`.execute(db);
   const page = rows.slice(0, limit);
   const data = page.map((r) => ({
-    record: r.deleted_at !== null ? (JSON.parse(r.tombstone ?? '{}') as Record<string, unknown>) : r.record === null || r.record === undefined ? {} : dialect.parseRecord(r.record),
+    record:
+      r.deleted_at !== null
+        ? (JSON.parse(r.tombstone ?? '{}') as Record<string, unknown>)
+        : r.record === null || r.record === undefined
+          ? {}
+          : dialect.parseRecord(r.record),
     _metadata: { action: r.action, first_seen_at: r.first_seen_at, last_modified_at: r.last_modified_at, deleted_at: r.deleted_at, cursor: String(r.seq) },
   }));
   return { data, next_cursor: data.at(-1)?._metadata.cursor ?? (after > 0 ? String(after) : null), has_more: rows.length > limit };

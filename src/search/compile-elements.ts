@@ -54,13 +54,24 @@ export class ElementCompiler {
       case 'gte':
       case 'lt':
       case 'lte':
-        return { ids: ctx.fields.ids(this.ref(f.field), f.kind), cond: sql<SqlBool>`${dialect.valueColumn(alias, f.kind)} ${sql.raw(COMPARATORS[f.op])} ${sqlValue(f.kind, f.value)}`, ...(f.op === 'eq' ? { point: true as const } : {}) };
+        return {
+          ids: ctx.fields.ids(this.ref(f.field), f.kind),
+          cond: sql<SqlBool>`${dialect.valueColumn(alias, f.kind)} ${sql.raw(COMPARATORS[f.op])} ${sqlValue(f.kind, f.value)}`,
+          ...(f.op === 'eq' ? { point: true as const } : {}),
+        };
       case 'contains':
-        return { ids: ctx.fields.ids(this.ref(f.field), f.kind, true), cond: sql<SqlBool>`${dialect.valueColumn(alias, f.kind)} = ${sqlValue(f.kind, f.value)}`, point: true };
+        return {
+          ids: ctx.fields.ids(this.ref(f.field), f.kind, true),
+          cond: sql<SqlBool>`${dialect.valueColumn(alias, f.kind)} = ${sqlValue(f.kind, f.value)}`,
+          point: true,
+        };
       case 'in': {
         const kind = f.values[0]!.kind;
         if (f.values.some((v) => v.kind !== kind)) return undefined;
-        return { ids: ctx.fields.ids(this.ref(f.field), kind), cond: leafCondition(dialect, { ...f, field: this.ref(f.field) }, dialect.valueColumn(alias, kind)) };
+        return {
+          ids: ctx.fields.ids(this.ref(f.field), kind),
+          cond: leafCondition(dialect, { ...f, field: this.ref(f.field) }, dialect.valueColumn(alias, kind)),
+        };
       }
       case 'present':
         return f.present ? { ids: ctx.fields.ids(this.ref(f.field)), cond: undefined } : undefined;
@@ -73,7 +84,9 @@ export class ElementCompiler {
   has(ids: number[], cond: RawBuilder<SqlBool> | undefined, rid: RawBuilder<unknown>, e: RawBuilder<unknown>): Pred {
     if (ids.length === 0) return false;
     const dialect = this.c.dialect;
-    return dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.idsIn('x', ids)}${cond === undefined ? sql`` : sql` AND ${cond}`} AND ${dialect.sameElement(X_E, e)}`);
+    return dialect.exists(
+      sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.idsIn('x', ids)}${cond === undefined ? sql`` : sql` AND ${cond}`} AND ${dialect.sameElement(X_E, e)}`,
+    );
   }
 
   /** Whether the element (`rid`, `e`) satisfies `f`. */
@@ -93,12 +106,24 @@ export class ElementCompiler {
       case 'neq': {
         // Some value at the path, and none equal, within the element.
         const ref = this.ref(f.field);
-        return and([this.has(ctx.fields.ids(ref), undefined, rid, e), not(this.has(ctx.fields.ids(ref, f.kind), sql<SqlBool>`${dialect.valueColumn('x', f.kind)} = ${sqlValue(f.kind, f.value)}`, rid, e))]);
+        return and([
+          this.has(ctx.fields.ids(ref), undefined, rid, e),
+          not(this.has(ctx.fields.ids(ref, f.kind), sql<SqlBool>`${dialect.valueColumn('x', f.kind)} = ${sqlValue(f.kind, f.value)}`, rid, e)),
+        ]);
       }
       case 'in': {
         const byKind = new Map<ValueKind, { kind: ValueKind; value: ScalarValue }[]>();
         for (const v of f.values) byKind.set(v.kind, [...(byKind.get(v.kind) ?? []), v]);
-        return or([...byKind].map(([kind, values]) => this.has(ctx.fields.ids(this.ref(f.field), kind), leafCondition(dialect, { op: 'in', field: f.field, values }, dialect.valueColumn('x', kind)), rid, e)));
+        return or(
+          [...byKind].map(([kind, values]) =>
+            this.has(
+              ctx.fields.ids(this.ref(f.field), kind),
+              leafCondition(dialect, { op: 'in', field: f.field, values }, dialect.valueColumn('x', kind)),
+              rid,
+              e,
+            ),
+          ),
+        );
       }
       case 'like': {
         const ids = ctx.fields.ids(this.ref(f.field), 's');

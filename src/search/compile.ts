@@ -12,7 +12,20 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { ElementCompiler } from './compile-elements.ts';
 import type { SearchDialect } from './dialect.ts';
-import { and, COMPARATORS, isScalarLeaf, leafCondition, not, or, RID, sqlValue, wordToken, type CompileContext, type Compiled, type ScalarLeaf } from './predicates.ts';
+import {
+  and,
+  COMPARATORS,
+  isScalarLeaf,
+  leafCondition,
+  not,
+  or,
+  RID,
+  sqlValue,
+  wordToken,
+  type CompileContext,
+  type Compiled,
+  type ScalarLeaf,
+} from './predicates.ts';
 import type { FieldRef, Filter, ScalarValue, ValueKind } from './query.ts';
 import { signatureCheck } from './signature.ts';
 import { likeTrigrams } from './text.ts';
@@ -58,7 +71,11 @@ class Compiler {
 
   compare(field: FieldRef, kind: ValueKind, op: keyof typeof COMPARATORS, value: string | number | boolean): Compiled {
     const ids = this.ctx.fields.ids(field, kind);
-    return this.hasValue(ids, sql<SqlBool>`${this.dialect.valueColumn('x', kind)} ${sql.raw(COMPARATORS[op])} ${sqlValue(kind, value)}`, op === 'eq' ? [{ kind, value }] : undefined);
+    return this.hasValue(
+      ids,
+      sql<SqlBool>`${this.dialect.valueColumn('x', kind)} ${sql.raw(COMPARATORS[op])} ${sqlValue(kind, value)}`,
+      op === 'eq' ? [{ kind, value }] : undefined,
+    );
   }
 
   /**
@@ -79,7 +96,13 @@ class Compiler {
       const first = leaves[0]!;
       const kind = first.op === 'in' ? first.values[0]!.kind : first.kind;
       const col = this.dialect.valueColumn('x', kind);
-      return this.hasValue(this.ctx.fields.ids(first.field, kind), sql<SqlBool>`${sql.join(leaves.map((l) => leafCondition(this.dialect, l, col)), sql` AND `)}`);
+      return this.hasValue(
+        this.ctx.fields.ids(first.field, kind),
+        sql<SqlBool>`${sql.join(
+          leaves.map((l) => leafCondition(this.dialect, l, col)),
+          sql` AND `,
+        )}`,
+      );
     });
     return [...merged, ...others.map((i) => this.node(i))];
   }
@@ -120,7 +143,10 @@ class Compiler {
           const whole = this.hasValue(ids, leafCondition(dialect, f, dialect.valueColumn('x', kind)), f.values);
           if (ids.length !== 1) return whole;
           const col = dialect.valueColumn('x', kind);
-          return { ...whole, ordered: f.values.map((v) => sql`SELECT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(v.kind, v.value)}`) };
+          return {
+            ...whole,
+            ordered: f.values.map((v) => sql`SELECT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(v.kind, v.value)}`),
+          };
         }
         // Object/array fields may mix kinds in one list: one lookup per kind.
         const byKind = new Map<ValueKind, ScalarLeaf & { op: 'in' }>();
@@ -129,7 +155,9 @@ class Compiler {
           leaf.values.push(v);
           byKind.set(v.kind, leaf);
         }
-        const parts = [...byKind].map(([kind, leaf]) => this.hasValue(ctx.fields.ids(f.field, kind), leafCondition(dialect, leaf, dialect.valueColumn('x', kind)), leaf.values));
+        const parts = [...byKind].map(([kind, leaf]) =>
+          this.hasValue(ctx.fields.ids(f.field, kind), leafCondition(dialect, leaf, dialect.valueColumn('x', kind)), leaf.values),
+        );
         return parts.length === 1 ? parts[0]! : { check: or(parts.map((p) => p.check)) };
       }
       case 'like': {
@@ -139,14 +167,19 @@ class Compiler {
         if (ids.length === 0) return { check: false };
         const cond = dialect.likeCondition(f.parts);
         const perRecord = dialect.likeCondition(f.parts, true);
-        const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> => dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${perRecord}`);
+        const confirm = (rid: RawBuilder<unknown>): RawBuilder<SqlBool> =>
+          dialect.exists(sql`SELECT 1 FROM search_values x WHERE x.rid = ${rid} AND ${this.fieldIds(ids)} AND ${perRecord}`);
         // A record's own values are checked directly; listing matches goes through the field's
         // trigram tokens (SQLite) when the pattern has a 3-character literal, else through the
         // field's values (on PostgreSQL, their pg_trgm index).
         const candidates = dialect.likeCandidates(f.parts, ids, confirm);
         // A pattern with a 3-character literal is looked up by its trigrams whatever they are; one
         // without has no index to use, and is planned with its values every time.
-        const compiled: Compiled = { check: confirm(RID), set: candidates ?? this.hasValue(ids, cond).set!, ...(likeTrigrams(f.parts).length === 0 ? { planByValue: true as const } : {}) };
+        const compiled: Compiled = {
+          check: confirm(RID),
+          set: candidates ?? this.hasValue(ids, cond).set!,
+          ...(likeTrigrams(f.parts).length === 0 ? { planByValue: true as const } : {}),
+        };
         return candidates !== undefined ? this.ordered(compiled) : compiled;
       }
       case 'contains': {
@@ -160,7 +193,10 @@ class Compiler {
         // over the range keeps that order, so the page is read straight from it, stopping at
         // the limit (one statement, which the store remembers), rather than a capped read of
         // the whole set and then, for a set past the cap, a walk of every record.
-        return { ...compiled, ordered: [sql`SELECT DISTINCT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(f.kind, f.value)}`] };
+        return {
+          ...compiled,
+          ordered: [sql`SELECT DISTINCT x.rid FROM search_values x WHERE x.field_id = ${ids[0]} AND ${col} = ${sqlValue(f.kind, f.value)}`],
+        };
       }
       case 'any':
         if (ctx.exactAny === true) return this.anyOf(f.field, f.item);

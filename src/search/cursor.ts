@@ -65,7 +65,7 @@ export function decodeCursor(secret: Buffer, fingerprint: string, sort: SortKey[
   }
   if (p.q !== fingerprint) throw bad('cursor belongs to a different query; a cursor is valid only with the same connector, entity, filter and sort');
   if (p.k.length !== sort.length || p.k.some((v, i) => v !== null && typeof v !== (sort[i]!.kind === 's' ? 'string' : 'number'))) {
-    throw bad('cursor does not match the query\'s sort');
+    throw bad("cursor does not match the query's sort");
   }
   return { values: p.k, rid: p.r };
 }

@@ -89,7 +89,13 @@ export interface SearchDialect {
   parseTime(value: unknown): string | null;
 
   /** Insert or update records given as [record_id, record JSON, doc_hash]; returns their rids. */
-  upsertRecords(db: Executor, scopeId: number, rows: [id: string, json: string, hash: string][], syncedAt: string, syncRun: string | null): Promise<{ rid: number; record_id: string }[]>;
+  upsertRecords(
+    db: Executor,
+    scopeId: number,
+    rows: [id: string, json: string, hash: string][],
+    syncedAt: string,
+    syncRun: string | null,
+  ): Promise<{ rid: number; record_id: string }[]>;
   insertValues(db: Executor, rows: ValueRow[]): Promise<void>;
   insertText(db: Executor, rows: TextRow[]): Promise<void>;
   /** Remove the index entries (values, words, like text, sort pairs) of these records: a rid list or a subquery yielding rids. */

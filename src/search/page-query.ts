@@ -103,7 +103,8 @@ export function pageQuery(
    */
   pair?: { pairId: number; value: string },
 ): RawBuilder<Record<string, unknown>> {
-  if (dialect.name === 'sqlite' && driverArms?.length === 1 && sort.length === 0 && phase === 'none') return sqliteArmPage(scopeId, filter, after, limit, driverArms[0]!);
+  if (dialect.name === 'sqlite' && driverArms?.length === 1 && sort.length === 0 && phase === 'none')
+    return sqliteArmPage(scopeId, filter, after, limit, driverArms[0]!);
   const tieDir = sort.at(-1)?.key.dir ?? 'asc';
   const where: Pred[] = [filter];
   const joins: RawBuilder<unknown>[] = [];
@@ -121,7 +122,8 @@ export function pageQuery(
       keys.push({ expr: null, dir: s.key.dir, nullable: true });
       return;
     }
-    if (i > 0) joins.push(sql`LEFT JOIN search_values ${sql.table(alias)} ON ${sql.ref(`${alias}.rid`)} = r.rid AND ${sql.ref(`${alias}.field_id`)} = ${s.fieldId}`);
+    if (i > 0)
+      joins.push(sql`LEFT JOIN search_values ${sql.table(alias)} ON ${sql.ref(`${alias}.rid`)} = r.rid AND ${sql.ref(`${alias}.field_id`)} = ${s.fieldId}`);
     columns.push(sql`${col} AS ${sql.ref(`k${i}`)}`);
     keys.push({ expr: col, dir: s.key.dir, nullable: i > 0 });
   });
@@ -138,7 +140,10 @@ export function pageQuery(
     const merged =
       arms.length === 1
         ? arms[0]!
-        : sql`SELECT u.rid FROM (${sql.join(arms.map((a, i) => sql`SELECT * FROM (${a}) ${sql.table(`a${i}`)}`), sql` UNION ALL `)}) u ORDER BY u.rid ${limitClause(limit)}`;
+        : sql`SELECT u.rid FROM (${sql.join(
+            arms.map((a, i) => sql`SELECT * FROM (${a}) ${sql.table(`a${i}`)}`),
+            sql` UNION ALL `,
+          )}) u ORDER BY u.rid ${limitClause(limit)}`;
     driving = sql`${dialect.driver(merged)} d`;
   } else if (driver !== undefined) driving = sql`${dialect.driver(sql`SELECT DISTINCT dd.rid FROM (${driver}) dd`)} d`;
   let from: RawBuilder<unknown>;
@@ -159,7 +164,10 @@ export function pageQuery(
     order[0] = sql`${col} ${sql.raw(first.key.dir === 'asc' ? 'ASC' : 'DESC')}`;
     from = pair === undefined ? sql`search_values r` : sql`search_pairs r`;
     rid = sql.ref('r.rid');
-    record = pair === undefined ? sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)` : sql`COALESCE(r.record, (SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid))`;
+    record =
+      pair === undefined
+        ? sql`(SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid)`
+        : sql`COALESCE(r.record, (SELECT rec.record FROM search_records rec WHERE rec.rid = r.rid))`;
     const walked = pair === undefined ? sql<SqlBool>`r.field_id = ${first.fieldId!}` : sql<SqlBool>`r.pair_id = ${pair.pairId} AND r.kv = ${pair.value}`;
     where.unshift(sql<SqlBool>`${walked} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
   } else if (phase === 'values') {
@@ -167,9 +175,10 @@ export function pageQuery(
     const col = dialect.valueColumn('s0', first.key.kind);
     // Walking s0 reads the (field_id, value, rid) index in sort order and stops at the limit.
     const walkPair = pair !== undefined && driving === undefined;
-    from = driving === undefined
-      ? sql`${walkPair ? sql`search_pairs` : sql`search_values`} s0 ${join} search_records r ON r.rid = s0.rid`
-      : sql`${driving} ${join} search_values s0 ON s0.rid = d.rid ${join} search_records r ON r.rid = d.rid`;
+    from =
+      driving === undefined
+        ? sql`${walkPair ? sql`search_pairs` : sql`search_values`} s0 ${join} search_records r ON r.rid = s0.rid`
+        : sql`${driving} ${join} search_values s0 ON s0.rid = d.rid ${join} search_records r ON r.rid = d.rid`;
     rid = sql.ref('s0.rid');
     const walked = walkPair ? sql<SqlBool>`s0.pair_id = ${pair.pairId} AND s0.kv = ${pair.value}` : sql<SqlBool>`s0.field_id = ${first.fieldId!}`;
     where.unshift(sql<SqlBool>`${walked} AND ${col} IS NOT NULL`, ...sortLeaves.map((l) => leafCondition(dialect, l, col)));
@@ -212,7 +221,13 @@ export function pageQuery(
  * sorter (the nested form, the arm limited then joined and ordered by r.rid, sorts every page in
  * a temporary B-tree: 67 vs 45 µs for a keyword page of 25 records, 6.0 vs 4.7 µs for an eq).
  */
-function sqliteArmPage(scopeId: number, filter: Pred, after: CursorPosition | undefined, limit: number, arm: RawBuilder<unknown>): RawBuilder<Record<string, unknown>> {
+function sqliteArmPage(
+  scopeId: number,
+  filter: Pred,
+  after: CursorPosition | undefined,
+  limit: number,
+  arm: RawBuilder<unknown>,
+): RawBuilder<Record<string, unknown>> {
   const where = and([sql<SqlBool>`r.scope_id = ${scopeId}`, after === undefined ? true : sql<SqlBool>`a.rid > ${after.rid}`, filter]);
   return sql<Record<string, unknown>>`SELECT a.rid AS rid, r.record AS record
     FROM (${arm}) a CROSS JOIN search_records r ON r.rid = a.rid
@@ -222,8 +237,16 @@ function sqliteArmPage(scopeId: number, filter: Pred, after: CursorPosition | un
 }
 
 /** A bounded count of a set's rows: the exact count below `cap`, else `cap`; kept prepared (SearchDialect.repeated) unless `planByValue`. */
-export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: SearchDialect, planByValue = false, extra?: RawBuilder<unknown>): RawBuilder<{ n: number | string }> {
-  return sql<{ n: number | string }>`${dialect === undefined || planByValue ? sql`` : dialect.repeated}SELECT count(*) AS n${extra === undefined ? sql`` : sql`, ${extra}`} FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
+export function boundedCount(
+  set: RawBuilder<unknown>,
+  cap: number,
+  dialect?: SearchDialect,
+  planByValue = false,
+  extra?: RawBuilder<unknown>,
+): RawBuilder<{ n: number | string }> {
+  return sql<{
+    n: number | string;
+  }>`${dialect === undefined || planByValue ? sql`` : dialect.repeated}SELECT count(*) AS n${extra === undefined ? sql`` : sql`, ${extra}`} FROM (SELECT 1 AS one FROM (${set}) e ${limitClause(cap)}) c`;
 }
 
 /**
@@ -232,9 +255,22 @@ export function boundedCount(set: RawBuilder<unknown>, cap: number, dialect?: Se
  * order, each row also carrying `n`, the number of entries read. Below the cap the set was read
  * whole and the page is exact; at the cap the caller must not trust it.
  */
-export function cappedSetPage(dialect: SearchDialect, scopeId: number, set: RawBuilder<unknown>, afterRid: number | undefined, cap: number, limit: number, planByValue = false, extra?: RawBuilder<unknown>): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
+export function cappedSetPage(
+  dialect: SearchDialect,
+  scopeId: number,
+  set: RawBuilder<unknown>,
+  afterRid: number | undefined,
+  cap: number,
+  limit: number,
+  planByValue = false,
+  extra?: RawBuilder<unknown>,
+): RawBuilder<{ rid: number | string; record: unknown; n: number | string }> {
   const after = afterRid === undefined ? sql`` : sql` WHERE e.rid > ${afterRid}`;
-  return sql<{ rid: number | string; record: unknown; n: number | string }>`${planByValue ? sql`` : dialect.repeated}WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
+  return sql<{
+    rid: number | string;
+    record: unknown;
+    n: number | string;
+  }>`${planByValue ? sql`` : dialect.repeated}WITH c AS MATERIALIZED (SELECT e.rid FROM (${set}) e${after} LIMIT ${cap})
     SELECT r.rid AS rid, r.record AS record, (SELECT count(*) FROM c) AS n${extra === undefined ? sql`` : sql`, ${extra}`}
     FROM ${dialect.driver(sql`SELECT DISTINCT c.rid FROM c ORDER BY c.rid ${limitClause(limit)}`)} d ${dialect.orderedJoin} search_records r ON r.rid = d.rid
     WHERE r.scope_id = ${scopeId}

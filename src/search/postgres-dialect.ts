@@ -83,7 +83,14 @@ export const postgresSearchDialect: SearchDialect = {
       // text of an array literal, which that cast then parses.
       if (Array.isArray(value) && text.startsWith('::', at + placeholder.length)) return `(SELECT ${placeholder}::text)`;
       // Values are compared with txt (text) or num (double precision); constants are ids and names.
-      const type = typeof value === 'string' ? 'text' : typeof value === 'number' ? (kind === 'constant' && Number.isSafeInteger(value) ? 'bigint' : 'double precision') : undefined;
+      const type =
+        typeof value === 'string'
+          ? 'text'
+          : typeof value === 'number'
+            ? kind === 'constant' && Number.isSafeInteger(value)
+              ? 'bigint'
+              : 'double precision'
+            : undefined;
       if (type === undefined || kind === undefined) ok = false;
       return `(SELECT ${placeholder}::${type})`;
     });

@@ -31,13 +31,19 @@ export class FieldIndex {
   ids(ref: FieldRef, kind?: ValueKind, exact = false): number[] {
     const p = ref.name;
     return this.#rows
-      .filter((r) => (kind === undefined ? r.kind !== 'a' : r.kind === kind) && (r.path === p || (ref.multi && !exact && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')))
+      .filter(
+        (r) =>
+          (kind === undefined ? r.kind !== 'a' : r.kind === kind) &&
+          (r.path === p || (ref.multi && !exact && r.path.length > p.length && r.path.startsWith(p) && r.path[p.length] === '.')),
+      )
       .map((r) => r.field_id);
   }
 
   /** Field ids of the values strictly below `path` (any kind): the values of the elements of the array at `path`. */
   below(path: string): number[] {
-    return this.#rows.filter((r) => r.kind !== 'a' && r.path.length > path.length && r.path.startsWith(path) && r.path[path.length] === '.').map((r) => r.field_id);
+    return this.#rows
+      .filter((r) => r.kind !== 'a' && r.path.length > path.length && r.path.startsWith(path) && r.path[path.length] === '.')
+      .map((r) => r.field_id);
   }
 
   /**

@@ -77,7 +77,12 @@ function addDerived(w: ShapeWalk, real: string, marked: (text: string) => string
  * slotted (fuzzy, whose SQL depends on the vocabulary; like without trigrams). An `any` has a
  * shape; the store asks for it only when the `any` runs on element positions in a known leaf order.
  */
-export function queryShape(f: Filter, slots: (string | number)[], markers?: Map<string | number, number>, derive?: ShapeDerive): { shape: string; marked: Filter } | undefined {
+export function queryShape(
+  f: Filter,
+  slots: (string | number)[],
+  markers?: Map<string | number, number>,
+  derive?: ShapeDerive,
+): { shape: string; marked: Filter } | undefined {
   return shapeOf(f, { slots, markers, derive });
 }
 

@@ -137,7 +137,9 @@ class Checker {
     this.add(
       path,
       `${op} does not apply to ${field.type} field ${JSON.stringify(field.name)}; valid operators for ${field.type} fields: ${allowed.join(', ')}` +
-        (ORDERING.has(op) && (field.type === 'object' || field.type === 'array') ? ` (ordering compares one value; use a path to a value inside, like "${field.name}.<key>", or any)` : ''),
+        (ORDERING.has(op) && (field.type === 'object' || field.type === 'array')
+          ? ` (ordering compares one value; use a path to a value inside, like "${field.name}.<key>", or any)`
+          : ''),
     );
     return false;
   }
@@ -213,7 +215,8 @@ export function parseSearchParams(def: SearchEntityDef, params: unknown): Search
   }
   const cursor = params['cursor'];
   if (cursor !== undefined && cursor !== null) {
-    if (typeof cursor !== 'string' || cursor === '' || cursor.length > MAX_CURSOR_CHARS) c.add('/cursor', 'cursor must be the non-empty string from a previous response\'s meta.cursor');
+    if (typeof cursor !== 'string' || cursor === '' || cursor.length > MAX_CURSOR_CHARS)
+      c.add('/cursor', "cursor must be the non-empty string from a previous response's meta.cursor");
     else out.cursor = cursor;
   }
   const fields = params['fields'];
@@ -318,7 +321,9 @@ function scalarFor(field: FieldRef, value: unknown, op: string): { kind: ValueKi
     case 'string':
       return typeof value === 'string' ? { kind: 's', value: compareKey(stripNul(value)) } : `${scalarLabel(field)}: expected a string, got ${describe(value)}`;
     case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value) ? { kind: 'n', value } : `${scalarLabel(field)}: expected an integer, got ${describe(value)}`;
+      return typeof value === 'number' && Number.isSafeInteger(value)
+        ? { kind: 'n', value }
+        : `${scalarLabel(field)}: expected an integer, got ${describe(value)}`;
     case 'number':
       return typeof value === 'number' ? { kind: 'n', value } : `${scalarLabel(field)}: expected a number, got ${describe(value)}`;
     default:
@@ -372,7 +377,10 @@ function parseLeaf(c: Checker, op: string, name: string, value: unknown, path: s
     }
     case 'like': {
       if (typeof value !== 'string' || value === '' || value.length > MAX_TEXT_CHARS) {
-        c.add(path, `like takes a non-empty pattern string of at most ${MAX_TEXT_CHARS} characters (% any run, _ one character, \\ escapes), got ${describe(value)}`);
+        c.add(
+          path,
+          `like takes a non-empty pattern string of at most ${MAX_TEXT_CHARS} characters (% any run, _ one character, \\ escapes), got ${describe(value)}`,
+        );
         return undefined;
       }
       return { op: 'like', field, pattern: value, parts: parseLike(likeText(stripNul(value))) };
@@ -381,7 +389,10 @@ function parseLeaf(c: Checker, op: string, name: string, value: unknown, path: s
       // keyword, fuzzy
       const list = typeof value === 'string' && value.length <= MAX_TEXT_CHARS ? [...new Set(words(stripNul(value)))] : [];
       if (list.length === 0 || list.length > MAX_QUERY_WORDS) {
-        c.add(path, `${op} takes a string of 1 to ${MAX_QUERY_WORDS} words (letters or digits), at most ${MAX_TEXT_CHARS} characters, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value)}`);
+        c.add(
+          path,
+          `${op} takes a string of 1 to ${MAX_QUERY_WORDS} words (letters or digits), at most ${MAX_TEXT_CHARS} characters, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value)}`,
+        );
         return undefined;
       }
       return { op: op === 'fuzzy' ? 'fuzzy' : 'keyword', field, words: list };
@@ -397,7 +408,9 @@ function parseSort(c: Checker, sort: unknown): SortKey[] {
   if (sort.length > MAX_SORT_KEYS) c.add('/query/sort', `at most ${MAX_SORT_KEYS} sort keys, got ${sort.length}`);
   const keys: SortKey[] = [];
   const seen = new Set<string>();
-  const sortable = Object.entries(c.def.fields).filter(([, t]) => SORTABLE.has(t)).map(([f]) => f);
+  const sortable = Object.entries(c.def.fields)
+    .filter(([, t]) => SORTABLE.has(t))
+    .map(([f]) => f);
   sort.forEach((item, i) => {
     const path = `/query/sort/${i}`;
     if (!isPlainObject(item) || Object.keys(item).length !== 1) {

@@ -118,13 +118,25 @@ export class RecordStore {
    */
   async changes(connectorId: string, entity: string, options: { cursor?: string; limit?: number } = {}): Promise<ChangePage> {
     const after = parseChangeCursor(options.cursor);
-    if (after === undefined) throw new SwitchboardError('invalid_cursor', 'modified_after is not a cursor of this change feed (use a _metadata.cursor it returned)');
+    if (after === undefined)
+      throw new SwitchboardError('invalid_cursor', 'modified_after is not a cursor of this change feed (use a _metadata.cursor it returned)');
     // Past every cursor the feed gave: a client holding it would silently skip every change to come.
     if (after > 0 && after > (await lastChangeSeq(this.#store.db, connectorId, entity))) {
-      throw new SwitchboardError('invalid_cursor', 'modified_after is beyond every cursor this change feed has given (use a _metadata.cursor or next_cursor it returned)');
+      throw new SwitchboardError(
+        'invalid_cursor',
+        'modified_after is beyond every cursor this change feed has given (use a _metadata.cursor or next_cursor it returned)',
+      );
     }
     const limit = Math.max(1, Math.min(options.limit ?? 100, MAX_CHANGES_LIMIT));
-    return readChanges(this.#store.db, this.#store.dialect, connectorId, entity, after, limit, new Date(this.#store.now() - this.#store.tombstoneMs).toISOString());
+    return readChanges(
+      this.#store.db,
+      this.#store.dialect,
+      connectorId,
+      entity,
+      after,
+      limit,
+      new Date(this.#store.now() - this.#store.tombstoneMs).toISOString(),
+    );
   }
 
   /** Number of records stored for an entity. */

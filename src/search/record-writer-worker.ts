@@ -186,7 +186,8 @@ const pages =
         port,
         fetch: data.pages.fetch,
         retry: data.pages.retry,
-        upsert: (connectorId, entity, def, records, syncRun) => inSlot(() => run({ op: 'upsert', connectorId, entity, def, records, syncRun }) as Promise<{ added: number; updated: number }>),
+        upsert: (connectorId, entity, def, records, syncRun) =>
+          inSlot(() => run({ op: 'upsert', connectorId, entity, def, records, syncRun }) as Promise<{ added: number; updated: number }>),
         deleteRecords: (connectorId, entity, ids) => inSlot(() => run({ op: 'deleteRecords', connectorId, entity, ids }) as Promise<number>),
         setNow: (t) => (now = t),
         toWire,

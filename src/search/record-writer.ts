@@ -92,7 +92,8 @@ export function toWire(e: unknown): WireError {
 }
 
 export function fromWire(w: WireError): Error {
-  if (w.name === 'SwitchboardError' && w.code !== undefined && Object.hasOwn(ERROR_CODES, w.code)) return new SwitchboardError(w.code as ErrorCode, w.message, { details: w.details ?? {} });
+  if (w.name === 'SwitchboardError' && w.code !== undefined && Object.hasOwn(ERROR_CODES, w.code))
+    return new SwitchboardError(w.code as ErrorCode, w.message, { details: w.details ?? {} });
   const e = new Error(w.message);
   e.name = w.name;
   if (w.code !== undefined) (e as { code?: string }).code = w.code;
@@ -221,7 +222,11 @@ export class RecordWriter {
       (e: unknown) => {
         t.acquires.delete(m.n);
         if (controller.signal.aborted) return;
-        answer(e instanceof ThrottleRefused ? { refused: { reason: e.reason, waitMs: e.waitMs } } : { error: { name: (e as Error).name ?? 'Error', message: (e as Error).message ?? String(e) } });
+        answer(
+          e instanceof ThrottleRefused
+            ? { refused: { reason: e.reason, waitMs: e.waitMs } }
+            : { error: { name: (e as Error).name ?? 'Error', message: (e as Error).message ?? String(e) } },
+        );
       },
     );
   }
@@ -246,51 +251,74 @@ export class RecordWriter {
     const o = this.#options;
     const worker = new Worker(workerCode(), {
       eval: true,
-      workerData: { file: o.file, postgres: o.postgres, cursorSecret: o.cursorSecret, tombstoneRetentionMs: o.tombstoneRetentionMs, partRecords: o.partRecords ?? RECORD_WRITER_PART_RECORDS, writeGate: o.writeGate, mainFirstMs: MAIN_WRITES_FIRST_MS, pages: o.pages },
+      workerData: {
+        file: o.file,
+        postgres: o.postgres,
+        cursorSecret: o.cursorSecret,
+        tombstoneRetentionMs: o.tombstoneRetentionMs,
+        partRecords: o.partRecords ?? RECORD_WRITER_PART_RECORDS,
+        writeGate: o.writeGate,
+        mainFirstMs: MAIN_WRITES_FIRST_MS,
+        pages: o.pages,
+      },
     });
     // The calls waiting for it keep the process alive, not the worker itself.
     worker.unref();
     trackWorker(worker);
-    worker.on('message', (m: { id: number; result?: unknown; error?: WireError; part?: unknown; throttle?: 'acquire' | 'release' | 'pause'; n?: number; connectorId?: string; maxWaitMs?: number; ms?: number; upstream?: UpstreamReport }) => {
-      if (m.upstream !== undefined) {
-        replayUpstream(m.upstream);
-        return;
-      }
-      if (m.throttle !== undefined) {
-        if (m.throttle === 'acquire') this.#acquire(worker, m as { n: number; connectorId: string; maxWaitMs?: number });
-        else if (m.throttle === 'pause') this.#throttles.get(m.connectorId!)?.throttle.pauseFor(m.ms!);
-        else for (const t of this.#throttles.values()) t.acquires.get(m.n!)?.abort();
-        return;
-      }
-      const p = this.#pending.get(m.id);
-      if (p === undefined) return;
-      if (m.part !== undefined) {
-        // A part stored by a sync's pages: its bookkeeping here, then the worker goes on.
-        const pages = p.pages!;
-        pages.rearm();
-        if (pages.failed !== undefined) return;
-        const part = m.part;
-        void pages.stored(part as never).then(
-          () => {
-            pages.rearm();
-            worker.postMessage({ op: 'pages-ack', id: m.id, now: this.#now() });
-          },
-          (e: unknown) => {
-            // The bookkeeping failed (the lease is lost, the connector deleted): the job stops, and
-            // fails with this error once the worker has ended it, its writes in flight included (a
-            // deleted connector's records are removed after them, see SyncEngine.runOnce).
-            pages.failed ??= e instanceof Error ? e : new Error(String(e));
-            worker.postMessage({ op: 'pages-abort', id: m.id });
-          },
-        );
-        return;
-      }
-      this.#pending.delete(m.id);
-      clearTimeout(p.timer);
-      if (p.pages?.failed !== undefined) p.reject(p.pages.failed);
-      else if (m.error !== undefined) p.reject(fromWire(m.error));
-      else p.resolve(m.result);
-    });
+    worker.on(
+      'message',
+      (m: {
+        id: number;
+        result?: unknown;
+        error?: WireError;
+        part?: unknown;
+        throttle?: 'acquire' | 'release' | 'pause';
+        n?: number;
+        connectorId?: string;
+        maxWaitMs?: number;
+        ms?: number;
+        upstream?: UpstreamReport;
+      }) => {
+        if (m.upstream !== undefined) {
+          replayUpstream(m.upstream);
+          return;
+        }
+        if (m.throttle !== undefined) {
+          if (m.throttle === 'acquire') this.#acquire(worker, m as { n: number; connectorId: string; maxWaitMs?: number });
+          else if (m.throttle === 'pause') this.#throttles.get(m.connectorId!)?.throttle.pauseFor(m.ms!);
+          else for (const t of this.#throttles.values()) t.acquires.get(m.n!)?.abort();
+          return;
+        }
+        const p = this.#pending.get(m.id);
+        if (p === undefined) return;
+        if (m.part !== undefined) {
+          // A part stored by a sync's pages: its bookkeeping here, then the worker goes on.
+          const pages = p.pages!;
+          pages.rearm();
+          if (pages.failed !== undefined) return;
+          const part = m.part;
+          void pages.stored(part as never).then(
+            () => {
+              pages.rearm();
+              worker.postMessage({ op: 'pages-ack', id: m.id, now: this.#now() });
+            },
+            (e: unknown) => {
+              // The bookkeeping failed (the lease is lost, the connector deleted): the job stops, and
+              // fails with this error once the worker has ended it, its writes in flight included (a
+              // deleted connector's records are removed after them, see SyncEngine.runOnce).
+              pages.failed ??= e instanceof Error ? e : new Error(String(e));
+              worker.postMessage({ op: 'pages-abort', id: m.id });
+            },
+          );
+          return;
+        }
+        this.#pending.delete(m.id);
+        clearTimeout(p.timer);
+        if (p.pages?.failed !== undefined) p.reject(p.pages.failed);
+        else if (m.error !== undefined) p.reject(fromWire(m.error));
+        else p.resolve(m.result);
+      },
+    );
     worker.on('error', (e) => this.#fail(worker, e));
     worker.on('exit', (code) => this.#fail(worker, new Error(`the record writer's worker exited (code ${code})`)));
     this.workersStarted++;

@@ -75,7 +75,12 @@ function prepareBatch(records: Record<string, unknown>[], def: SearchEntityDef):
 }
 
 /** The index rows of records' entries (values, words and trigrams, sort pair rows) and the fuzzy words they add to the vocabulary. */
-function indexRows(store: StoreContext, entries: ({ rid: number } & IndexEntries)[], fieldIds: Map<string, number>, pairDefs: PairDef[]): { valueRows: ValueRow[]; textRows: TextRow[]; pairRows: PairRow[]; vocabulary: Set<string> } {
+function indexRows(
+  store: StoreContext,
+  entries: ({ rid: number } & IndexEntries)[],
+  fieldIds: Map<string, number>,
+  pairDefs: PairDef[],
+): { valueRows: ValueRow[]; textRows: TextRow[]; pairRows: PairRow[]; vocabulary: Set<string> } {
   const valueRows: ValueRow[] = [];
   const textRows: TextRow[] = [];
   const pairRows: PairRow[] = [];
@@ -129,7 +134,14 @@ interface PairDef {
  * as seen by that sync run, for deleteMissing; without it a record keeps its previous mark.
  * Returns how many records were new (added) and how many had a changed payload (updated).
  */
-export async function upsertRecords(store: StoreContext, connectorId: string, entity: string, def: SearchEntityDef, records: Record<string, unknown>[], syncRun?: string): Promise<ChangeCounts> {
+export async function upsertRecords(
+  store: StoreContext,
+  connectorId: string,
+  entity: string,
+  def: SearchEntityDef,
+  records: Record<string, unknown>[],
+  syncRun?: string,
+): Promise<ChangeCounts> {
   let counts: ChangeCounts = { added: 0, updated: 0 };
   if (records.length === 0) return counts;
   const batch = prepareBatch(records, def);
@@ -142,11 +154,27 @@ export async function upsertRecords(store: StoreContext, connectorId: string, en
       const existing = new Map<string, { rid: number; hash: string }>();
       const { rows } = await sql<{ rid: number | string; record_id: string; doc_hash: string }>`
         SELECT rid, record_id, doc_hash FROM search_records
-        WHERE scope_id = ${scopeId} AND ${store.dialect.inList(sql.ref('record_id'), batch.map((p) => p.id), 'text')}`.execute(trx);
+        WHERE scope_id = ${scopeId} AND ${store.dialect.inList(
+          sql.ref('record_id'),
+          batch.map((p) => p.id),
+          'text',
+        )}`.execute(trx);
       for (const r of rows) existing.set(r.record_id, { rid: Number(r.rid), hash: r.doc_hash });
 
-      const returned = await store.dialect.upsertRecords(trx, scopeId, batch.map((p) => [p.id, p.recordJson, p.hash]), now, syncRun ?? null);
-      counts = await noteUpserts(trx, store.dialect, scopeId, batch.map((p) => [p.id, payloadHash(p.recordJson)]), now);
+      const returned = await store.dialect.upsertRecords(
+        trx,
+        scopeId,
+        batch.map((p) => [p.id, p.recordJson, p.hash]),
+        now,
+        syncRun ?? null,
+      );
+      counts = await noteUpserts(
+        trx,
+        store.dialect,
+        scopeId,
+        batch.map((p) => [p.id, payloadHash(p.recordJson)]),
+        now,
+      );
       const ridOf = new Map(returned.map((r) => [r.record_id, Number(r.rid)]));
       const inserted = batch.length - existing.size;
       if (inserted > 0) await sql`UPDATE search_scopes SET record_count = record_count + ${inserted} WHERE scope_id = ${scopeId}`.execute(trx);
@@ -156,7 +184,13 @@ export async function upsertRecords(store: StoreContext, connectorId: string, en
       // Read after ensureScope's write: a pair being built (buildPair) holds the scope's row
       // until it commits, so this sees every pair whose rows were filled without this batch.
       const { rows: pairDefs } = await sql<PairDef>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scopeId}`.execute(trx);
-      await store.dialect.deleteIndex(trx, changed.flatMap((p) => { const e = existing.get(p.id); return e ? [e.rid] : []; }));
+      await store.dialect.deleteIndex(
+        trx,
+        changed.flatMap((p) => {
+          const e = existing.get(p.id);
+          return e ? [e.rid] : [];
+        }),
+      );
 
       const entries = changed.map((p) => ({ rid: ridOf.get(p.id)!, ...indexEntries(p.doc, def) }));
       const keys = new Set<string>();
@@ -203,10 +237,17 @@ export async function deleteRecords(store: StoreContext, connectorId: string, en
   const now = new Date(store.now()).toISOString();
   return inTransaction(store, async (trx) => {
     // A write first (as ensureScope), so the scope's writers take turns (see changes.ts).
-    const { rows } = await sql<{ scope_id: number }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(trx);
+    const { rows } = await sql<{
+      scope_id: number;
+    }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(trx);
     const scopeId = rows[0]?.scope_id;
     if (scopeId === undefined) return 0;
-    return deleteWhere(store, trx, scopeId, sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND ${store.dialect.inList(sql.ref('record_id'), keys, 'text')}`);
+    return deleteWhere(
+      store,
+      trx,
+      scopeId,
+      sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId} AND ${store.dialect.inList(sql.ref('record_id'), keys, 'text')}`,
+    );
   });
 }
 
@@ -214,7 +255,9 @@ export async function deleteRecords(store: StoreContext, connectorId: string, en
 export async function deleteConnector(store: StoreContext, connectorId: string): Promise<number> {
   return inTransaction(store, async (trx) => {
     // Locked (PostgreSQL), so that a sort pair being built (buildPair) finishes first or finds the scope gone.
-    const { rows } = await sql<{ scope_id: number }>`SELECT scope_id FROM search_scopes WHERE connector_id = ${connectorId}${store.dialect.name === 'postgres' ? sql` FOR UPDATE` : sql``}`.execute(trx);
+    const { rows } = await sql<{
+      scope_id: number;
+    }>`SELECT scope_id FROM search_scopes WHERE connector_id = ${connectorId}${store.dialect.name === 'postgres' ? sql` FOR UPDATE` : sql``}`.execute(trx);
     let removed = 0;
     for (const { scope_id: scopeId } of rows) {
       const inScope = sql`SELECT rid FROM search_records WHERE scope_id = ${scopeId}`;
@@ -242,9 +285,13 @@ async function scopeIdOf(db: Executor, connectorId: string, entity: string): Pro
 
 /** The scope's id, created if needed, with synced_at set. A write first, so SQLite takes the write lock at once. */
 async function ensureScope(store: StoreContext, db: Executor, connectorId: string, entity: string, now: string): Promise<number> {
-  const touched = await sql<{ scope_id: number }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(db);
+  const touched = await sql<{
+    scope_id: number;
+  }>`UPDATE search_scopes SET synced_at = ${now} WHERE connector_id = ${connectorId} AND entity = ${entity} RETURNING scope_id`.execute(db);
   if (touched.rows[0] !== undefined) return touched.rows[0].scope_id;
-  await sql`INSERT INTO search_scopes (connector_id, entity, synced_at) VALUES (${connectorId}, ${entity}, ${now}) ON CONFLICT (connector_id, entity) DO UPDATE SET synced_at = excluded.synced_at`.execute(db);
+  await sql`INSERT INTO search_scopes (connector_id, entity, synced_at) VALUES (${connectorId}, ${entity}, ${now}) ON CONFLICT (connector_id, entity) DO UPDATE SET synced_at = excluded.synced_at`.execute(
+    db,
+  );
   const id = await scopeIdOf(db, connectorId, entity);
   if (id === undefined) throw new Error('search scope vanished during its creation');
   return id;
@@ -255,7 +302,11 @@ async function fieldIdsOf(store: StoreContext, db: Executor, scopeId: number, ke
   const missing = (c: Map<string, number> | undefined): string[] => [...keys].filter((k) => c?.get(k) === undefined);
   if (missing(cache).length > 0) {
     const absent = missing(cache);
-    await store.dialect.insertFields(db, scopeId, absent.map((k) => [k.slice(2), k[0]!]));
+    await store.dialect.insertFields(
+      db,
+      scopeId,
+      absent.map((k) => [k.slice(2), k[0]!]),
+    );
     const { rows } = await sql<FieldRow>`SELECT field_id, path, kind FROM search_fields WHERE scope_id = ${scopeId}`.execute(db);
     cache = new Map(rows.map((r) => [`${r.kind}:${r.path}`, r.field_id]));
     store.fieldCache.set(scopeId, cache);
@@ -272,12 +323,21 @@ async function deleteWhere(store: StoreContext, db: Executor, scopeId: number, r
   if (rids.length === 0) await noteDeletes(db, store.dialect, scopeId, [], now, pruneBefore);
   for (let i = 0; i < rids.length; i += DELETE_CHUNK) {
     const chunk = rids.slice(i, i + DELETE_CHUNK);
-    const { rows: gone } = await sql<{ record_id: string; record: unknown }>`SELECT record_id, record FROM search_records WHERE ${store.dialect.inList(sql.ref('rid'), chunk, 'bigint')}`.execute(db);
-    await noteDeletes(db, store.dialect, scopeId, gone.map((g) => [g.record_id, typeof g.record === 'string' ? g.record : JSON.stringify(g.record)]), now, pruneBefore);
+    const { rows: gone } = await sql<{
+      record_id: string;
+      record: unknown;
+    }>`SELECT record_id, record FROM search_records WHERE ${store.dialect.inList(sql.ref('rid'), chunk, 'bigint')}`.execute(db);
+    await noteDeletes(
+      db,
+      store.dialect,
+      scopeId,
+      gone.map((g) => [g.record_id, typeof g.record === 'string' ? g.record : JSON.stringify(g.record)]),
+      now,
+      pruneBefore,
+    );
     await store.dialect.deleteIndex(db, chunk);
     await sql`DELETE FROM search_records WHERE ${store.dialect.inList(sql.ref('rid'), chunk, 'bigint')}`.execute(db);
   }
   if (rids.length > 0) await sql`UPDATE search_scopes SET record_count = record_count - ${rids.length} WHERE scope_id = ${scopeId}`.execute(db);
   return rids.length;
 }
-

@@ -61,7 +61,10 @@ function relaxElement(f: Filter, array: FieldRef): Filter | undefined {
   switch (f.op) {
     case 'and':
     case 'or':
-      return combine(f.op, f.items.map((i) => relaxElement(i, array)));
+      return combine(
+        f.op,
+        f.items.map((i) => relaxElement(i, array)),
+      );
     case 'not':
       return undefined;
     case 'any':

@@ -6,14 +6,31 @@ import { CompiledQuery } from 'kysely';
 import { encodeCursor } from './cursor.ts';
 import { projectDocument, projectFields } from './document.ts';
 import type { SearchEntityDef, SearchQuery } from './query.ts';
-import { unpackState, type CachedScope, type QueryIdentity, type RememberedPage, type RememberedRow, type ScopeStateRow, type ShapePlan, type StoreContext } from './store-context.ts';
+import {
+  unpackState,
+  type CachedScope,
+  type QueryIdentity,
+  type RememberedPage,
+  type RememberedRow,
+  type ScopeStateRow,
+  type ShapePlan,
+  type StoreContext,
+} from './store-context.ts';
 
 /**
  * A page of a remembered shape in its scope, or undefined when the scope is gone or has gained
  * a field (the caller then drops the cached scope and searches the full way). Kept free of
  * closures: this runs for most searches, and each closure created costs a little.
  */
-export function runRemembered(store: StoreContext, cached: CachedScope, plan: ShapePlan, slots: (string | number)[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity): RememberedPage | undefined | null | Promise<RememberedPage | undefined | null> {
+export function runRemembered(
+  store: StoreContext,
+  cached: CachedScope,
+  plan: ShapePlan,
+  slots: (string | number)[],
+  def: SearchEntityDef,
+  query: SearchQuery,
+  identity: QueryIdentity,
+): RememberedPage | undefined | null | Promise<RememberedPage | undefined | null> {
   const params: unknown[] = new Array(plan.layout.length);
   for (let i = 0; i < params.length; i++) {
     const s = plan.layout[i]!;
@@ -37,17 +54,24 @@ export function runRemembered(store: StoreContext, cached: CachedScope, plan: Sh
   }
   const pgDirect = store.pg;
   if (plan.stateInRows === true) {
-    const rows = pgDirect !== undefined ? pgDirect.query<RememberedRow & { s_state?: string | null }>(plan.sql, params) : store.db.executeQuery<RememberedRow & { s_state?: string | null }>(CompiledQuery.raw(plan.sql, params)).then((r) => r.rows);
+    const rows =
+      pgDirect !== undefined
+        ? pgDirect.query<RememberedRow & { s_state?: string | null }>(plan.sql, params)
+        : store.db.executeQuery<RememberedRow & { s_state?: string | null }>(CompiledQuery.raw(plan.sql, params)).then((r) => r.rows);
     return rows.then((r) => rowsWithState(store, cached, plan, r, def, query, identity));
   }
   if (pgDirect !== undefined) {
     return pgDirect
       .query<ScopeStateRow & RememberedRow & { s_state?: string | null }>(plan.sql, params)
-      .then((rows) => rememberedPage(store, cached, rows, rows[0] === undefined || !('s_state' in rows[0]) ? rows[0] : unpackState(rows[0].s_state), def, query, identity));
+      .then((rows) =>
+        rememberedPage(store, cached, rows, rows[0] === undefined || !('s_state' in rows[0]) ? rows[0] : unpackState(rows[0].s_state), def, query, identity),
+      );
   }
   return store.db
     .executeQuery<ScopeStateRow & RememberedRow & { s_state?: string | null }>(CompiledQuery.raw(plan.sql, params))
-    .then(({ rows }) => rememberedPage(store, cached, rows, rows[0] === undefined || !('s_state' in rows[0]) ? rows[0] : unpackState(rows[0].s_state), def, query, identity));
+    .then(({ rows }) =>
+      rememberedPage(store, cached, rows, rows[0] === undefined || !('s_state' in rows[0]) ? rows[0] : unpackState(rows[0].s_state), def, query, identity),
+    );
 }
 
 /**
@@ -55,12 +79,23 @@ export function runRemembered(store: StoreContext, cached: CachedScope, plan: Sh
  * capped page reached its cap (the caller then searches the full way, which walks); after an
  * empty page, the state read by a statement of its own, as a search the full way does.
  */
-function rowsWithState(store: StoreContext, cached: CachedScope, plan: ShapePlan, rows: (RememberedRow & { s_state?: string | null })[], def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity): RememberedPage | undefined | null | Promise<RememberedPage | undefined> {
+function rowsWithState(
+  store: StoreContext,
+  cached: CachedScope,
+  plan: ShapePlan,
+  rows: (RememberedRow & { s_state?: string | null })[],
+  def: SearchEntityDef,
+  query: SearchQuery,
+  identity: QueryIdentity,
+): RememberedPage | undefined | null | Promise<RememberedPage | undefined> {
   const first = rows[0];
   if (first === undefined) {
     const state = cached.state!;
     const direct = store.pg;
-    const read = direct !== undefined ? direct.query<ScopeStateRow>(state.sql, state.parameters) : store.db.executeQuery<ScopeStateRow>(CompiledQuery.raw(state.sql, state.parameters)).then((r) => r.rows);
+    const read =
+      direct !== undefined
+        ? direct.query<ScopeStateRow>(state.sql, state.parameters)
+        : store.db.executeQuery<ScopeStateRow>(CompiledQuery.raw(state.sql, state.parameters)).then((r) => r.rows);
     return read.then((head) => rememberedPage(store, cached, [], head[0], def, query, identity));
   }
   if (plan.cap !== undefined && Number(first.n) >= plan.cap) return null;
@@ -68,7 +103,16 @@ function rowsWithState(store: StoreContext, cached: CachedScope, plan: ShapePlan
 }
 
 /** The documents of a remembered shape's rows (up to limit + 1, in rid order; a null rid when the page is empty), or undefined when the state read with them invalidates the cached scope. */
-function rememberedPage(store: StoreContext, cached: CachedScope, rows: RememberedRow[], head: ScopeStateRow | undefined, def: SearchEntityDef, query: SearchQuery, identity: QueryIdentity, walk = false): RememberedPage | undefined {
+function rememberedPage(
+  store: StoreContext,
+  cached: CachedScope,
+  rows: RememberedRow[],
+  head: ScopeStateRow | undefined,
+  def: SearchEntityDef,
+  query: SearchQuery,
+  identity: QueryIdentity,
+  walk = false,
+): RememberedPage | undefined {
   if (head === undefined || Number(head.s_max_field ?? 0) !== cached.maxField) return undefined;
   const limit = query.limit;
   const data: Record<string, unknown>[] = [];
@@ -102,4 +146,3 @@ export function noteState(store: StoreContext, cached: CachedScope, row: ScopeSt
   if (synced === undefined || synced.raw !== raw) synced = cached.synced = { raw, iso: store.dialect.parseTime(row.s_synced_at) };
   return synced.iso;
 }
-

@@ -102,7 +102,11 @@ async function sqliteUp(db: Kysely<unknown>): Promise<void> {
 /** The schema holding pg_trgm's operator classes, installing the extension when allowed; undefined if unavailable. */
 async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
   const find = async (): Promise<string | undefined> =>
-    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)).rows[0]?.schema;
+    (
+      await sql<{
+        schema: string;
+      }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)
+    ).rows[0]?.schema;
   const installed = await find();
   if (installed !== undefined) return installed;
   // pg_trgm is a trusted extension: a role with CREATE on the database may install it. Check
@@ -188,7 +192,9 @@ async function sqliteGrams(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE VIRTUAL TABLE search_grams USING fts5(grams, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`.execute(db);
   let after = 0;
   for (;;) {
-    const { rows: bound } = await sql<{ rid: number }>`SELECT rid FROM search_records WHERE rid > ${after} ORDER BY rid LIMIT 1 OFFSET ${REINDEX_BATCH - 1}`.execute(db);
+    const { rows: bound } = await sql<{
+      rid: number;
+    }>`SELECT rid FROM search_records WHERE rid > ${after} ORDER BY rid LIMIT 1 OFFSET ${REINDEX_BATCH - 1}`.execute(db);
     const upto = bound[0]?.rid;
     const { rows } = await sql<{ rid: number; field_id: number; text: string }>`
       SELECT rid, field_id, COALESCE(low, v) AS text FROM search_values
@@ -218,7 +224,10 @@ async function sqliteGrams(db: Kysely<unknown>): Promise<void> {
  */
 async function postgresGrams(db: Kysely<unknown>): Promise<void> {
   const trgm = await trigramSchema(db);
-  if (trgm !== undefined) await sql`CREATE INDEX search_values_like ON search_values USING gin ((COALESCE(low, txt)) ${sql.id(trgm, 'gin_trgm_ops')}) WHERE txt IS NOT NULL`.execute(db);
+  if (trgm !== undefined)
+    await sql`CREATE INDEX search_values_like ON search_values USING gin ((COALESCE(low, txt)) ${sql.id(trgm, 'gin_trgm_ops')}) WHERE txt IS NOT NULL`.execute(
+      db,
+    );
   await sql`DROP INDEX IF EXISTS search_text_like`.execute(db);
   await sql`ALTER TABLE search_text DROP COLUMN liketext`.execute(db);
 }

@@ -31,12 +31,17 @@ export function reused<R>(store: StoreContext, query: RawBuilder<R>, byValue: bo
     // The rewrite depends on the text and on each parameter's type only: kept per both, so a
     // page or count of a known text is not scanned again (a regex pass over 2-4 kB each time).
     let types = '';
-    for (const p of compiled.parameters) types += typeof p === 'string' ? 's' : typeof p === 'number' ? (Number.isSafeInteger(p) ? 'i' : 'd') : Array.isArray(p) ? 'a' : 'o';
+    for (const p of compiled.parameters)
+      types += typeof p === 'string' ? 's' : typeof p === 'number' ? (Number.isSafeInteger(p) ? 'i' : 'd') : Array.isArray(p) ? 'a' : 'o';
     const key = `${types}\u0000${text}`;
     let reusable = store.reusableTexts.get(key);
     if (reusable === undefined) {
       const bare = text.startsWith(PREPARED_SQL) ? text.slice(PREPARED_SQL.length) : text;
-      reusable = store.dialect.reusableSql(bare, compiled.parameters, compiled.parameters.map((): ParameterKind => 'constant'));
+      reusable = store.dialect.reusableSql(
+        bare,
+        compiled.parameters,
+        compiled.parameters.map((): ParameterKind => 'constant'),
+      );
       if (store.reusableTexts.size >= REUSABLE_TEXT_LIMIT) store.reusableTexts.clear();
       store.reusableTexts.set(key, reusable);
     }
@@ -53,7 +58,13 @@ export function reused<R>(store: StoreContext, query: RawBuilder<R>, byValue: bo
  * estimated selectivity), else walk, checking every conjunct per record. Matches are counted
  * up to countCap (at most ESTIMATE_CAP); a conjunct at the cap is never a driver (its true size is unknown).
  */
-export async function planPage(store: StoreContext, conjuncts: Compiled[], scope: CachedScope, want: number, sink?: StateSink): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
+export async function planPage(
+  store: StoreContext,
+  conjuncts: Compiled[],
+  scope: CachedScope,
+  want: number,
+  sink?: StateSink,
+): Promise<'empty' | { filter: ReturnType<typeof andPreds>; driver: Compiled['set']; byValue?: true }> {
   const total = scope.recordCount;
   const listable = conjuncts.filter((c) => c.set !== undefined);
   let driver: Compiled | undefined;
@@ -72,7 +83,11 @@ export async function planPage(store: StoreContext, conjuncts: Compiled[], scope
     const best = counts.indexOf(Math.min(...counts));
     if (counts[best]! < cap && counts[best]! <= want / selectivity) driver = listable[best];
   }
-  return { filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)), driver: driver?.set, ...(driver?.planByValue ? { byValue: true as const } : {}) };
+  return {
+    filter: andPreds(conjuncts.filter((c) => c !== driver).map((c) => c.check)),
+    driver: driver?.set,
+    ...(driver?.planByValue ? { byValue: true as const } : {}),
+  };
 }
 
 /**
@@ -84,7 +99,13 @@ export async function planPage(store: StoreContext, conjuncts: Compiled[], scope
  * still running are left to finish on their connections, their results unused. With every
  * count known, the choice is planPage's own. Returns the driver, or undefined to walk.
  */
-async function concurrentCounts(store: StoreContext, listable: Compiled[], scope: CachedScope, want: number, sink?: StateSink): Promise<'empty' | Compiled | undefined> {
+async function concurrentCounts(
+  store: StoreContext,
+  listable: Compiled[],
+  scope: CachedScope,
+  want: number,
+  sink?: StateSink,
+): Promise<'empty' | Compiled | undefined> {
   const total = scope.recordCount;
   const cap = countCap(listable.length, total, want);
   const counts: (number | undefined)[] = listable.map(() => undefined);
@@ -180,7 +201,9 @@ export async function elementsPlaced(store: StoreContext, scope: CachedScope, f:
     let placed = scope.placed?.get(key);
     if (placed === undefined) {
       // `e = -1` written out, so that the partial index's predicate is seen to hold.
-      const { rows } = await sql`SELECT 1 AS one FROM search_values WHERE ${store.dialect.inList(sql.ref('field_id'), ids, 'int')} AND e = -1 LIMIT 1`.execute(store.db);
+      const { rows } = await sql`SELECT 1 AS one FROM search_values WHERE ${store.dialect.inList(sql.ref('field_id'), ids, 'int')} AND e = -1 LIMIT 1`.execute(
+        store.db,
+      );
       placed = rows.length === 0;
       scope.placed ??= new Map();
       scope.placed.set(key, placed);
@@ -195,7 +218,14 @@ export async function elementsPlaced(store: StoreContext, scope: CachedScope, f:
  * values first (bounded counts, remembered as the planner's): the first such leaf generates the
  * elements an `any` on element positions examines (see ElementCompiler in compile-elements.ts).
  */
-export async function smallestLeavesFirst(store: StoreContext, scope: CachedScope, ctx: CompileContext, f: Filter, want: number, sink: StateSink | undefined): Promise<Filter> {
+export async function smallestLeavesFirst(
+  store: StoreContext,
+  scope: CachedScope,
+  ctx: CompileContext,
+  f: Filter,
+  want: number,
+  sink: StateSink | undefined,
+): Promise<Filter> {
   switch (f.op) {
     case 'and':
     case 'or':
@@ -226,4 +256,3 @@ export async function smallestLeavesFirst(store: StoreContext, scope: CachedScop
       return f;
   }
 }
-

@@ -15,7 +15,18 @@ import { noteState, runRemembered } from './remembered.ts';
 import { elementsPlaced, planPage, reused, smallestLeavesFirst } from './search-plan.ts';
 import { learnShape, pairChoiceKey, shapeOf, shapeQueryOf } from './shape-cache.ts';
 import { pairsOf, pairWalk } from './sort-pairs.ts';
-import { cappedLimit, COUNT_CACHE_LIMIT, noteSink, QueryIdentity, scopeState, stateColumns, type CachedScope, type ScopeStateRow, type StateSink, type StoreContext } from './store-context.ts';
+import {
+  cappedLimit,
+  COUNT_CACHE_LIMIT,
+  noteSink,
+  QueryIdentity,
+  scopeState,
+  stateColumns,
+  type CachedScope,
+  type ScopeStateRow,
+  type StateSink,
+  type StoreContext,
+} from './store-context.ts';
 import { fuzzyCandidates } from './vocabulary.ts';
 
 /** Candidates read per statement while confirming an `any` filter. */
@@ -82,7 +93,10 @@ export async function searchRecords(store: StoreContext, connectorId: string, en
     if (store.dialect.name === 'postgres') {
       const sink: StateSink = { columns: (cached.stateColumns ??= stateColumns(cached.scopeId, connectorId, entity)) };
       [page] = await Promise.allSettled([searchIn(store, cached, def, query, fingerprint, position, sink, capped, walked)]);
-      row = sink.row === undefined ? (await scopeState(cached.scopeId, connectorId, entity, store.dialect.repeated).execute(store.db)).rows[0] : (sink.row ?? undefined);
+      row =
+        sink.row === undefined
+          ? (await scopeState(cached.scopeId, connectorId, entity, store.dialect.repeated).execute(store.db)).rows[0]
+          : (sink.row ?? undefined);
     } else {
       const state = scopeState(cached.scopeId, connectorId, entity, store.dialect.repeated).execute(store.db);
       let checked: PromiseSettledResult<{ rows: ScopeStateRow[] }>;
@@ -93,7 +107,10 @@ export async function searchRecords(store: StoreContext, connectorId: string, en
     if (row !== undefined && Number(row.s_max_field ?? 0) === cached.maxField) {
       if (page.status === 'rejected') throw page.reason;
       // A sort pair walked by planPage's choice: noted before the state, which forgets it with the counts it came from.
-      const choice = walked.pair !== undefined && shape === undefined && shapeQuery === query ? pairChoiceKey(store, query, splitFieldConditions(query.filter, query.sort[0]!.field.name).rest!) : undefined;
+      const choice =
+        walked.pair !== undefined && shape === undefined && shapeQuery === query
+          ? pairChoiceKey(store, query, splitFieldConditions(query.filter, query.sort[0]!.field.name).rest!)
+          : undefined;
       if (choice !== undefined) {
         cached.pairWalks ??= new Map();
         if (cached.pairWalks.size >= COUNT_CACHE_LIMIT) cached.pairWalks.clear();
@@ -102,12 +119,20 @@ export async function searchRecords(store: StoreContext, connectorId: string, en
       const synced = noteState(store, cached, row);
       // A pair shape is learned only from a search that walked that pair.
       const learnt = choice !== undefined ? shapeOf(store, shapeQuery!, position, cached) : shape;
-      if (shapeQuery !== undefined && (learnt?.kind !== 'pair' || learnt.pairId === walked.pair)) learnShape(store, cached, connectorId, entity, shapeQuery, position, learnt);
+      if (shapeQuery !== undefined && (learnt?.kind !== 'pair' || learnt.pairId === walked.pair))
+        learnShape(store, cached, connectorId, entity, shapeQuery, position, learnt);
       return done(page.value.data, synced, page.value.cursor);
     }
     store.scopeCache.delete(key);
   }
-  const { rows: scopeRows } = await sql<{ scope_id: number; synced_at: unknown; record_count: number | string; field_id: number | null; path: string | null; kind: string | null }>`
+  const { rows: scopeRows } = await sql<{
+    scope_id: number;
+    synced_at: unknown;
+    record_count: number | string;
+    field_id: number | null;
+    path: string | null;
+    kind: string | null;
+  }>`
     SELECT s.scope_id, s.synced_at, s.record_count, f.field_id, f.path, f.kind
     FROM search_scopes s LEFT JOIN search_fields f ON f.scope_id = s.scope_id
     WHERE s.connector_id = ${connectorId} AND s.entity = ${entity}`.execute(store.db);
@@ -132,7 +157,17 @@ export async function searchRecords(store: StoreContext, connectorId: string, en
 }
 
 /** One page of a parsed query in a scope, with the scope's field dictionary. */
-async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, position: CursorPosition | undefined, sink?: StateSink, capped = true, walked?: { pair?: number }): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
+async function searchIn(
+  store: StoreContext,
+  scope: CachedScope,
+  def: SearchEntityDef,
+  query: SearchQuery,
+  fingerprint: () => string,
+  position: CursorPosition | undefined,
+  sink?: StateSink,
+  capped = true,
+  walked?: { pair?: number },
+): Promise<{ data: Record<string, unknown>[]; cursor: string | null }> {
   const empty = { data: [], cursor: null };
   const fields = scope.fields;
   // `any` compiles on element positions when every `any` can (elementsPlaced); otherwise it
@@ -142,7 +177,13 @@ async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEnti
   const confirm = withAny && !exactAny ? query.filter : undefined;
   let sqlFilter = confirm === undefined ? query.filter : relaxFilter(query.filter);
   const pairs = exactAny && store.dialect.sortPairs ? await pairsOf(store, scope) : undefined;
-  const ctx: CompileContext = { dialect: store.dialect, fields, fuzzy: await fuzzyCandidates(store, scope.scopeId, sqlFilter), exactAny, ...(pairs !== undefined ? { pairs } : {}) };
+  const ctx: CompileContext = {
+    dialect: store.dialect,
+    fields,
+    fuzzy: await fuzzyCandidates(store, scope.scopeId, sqlFilter),
+    exactAny,
+    ...(pairs !== undefined ? { pairs } : {}),
+  };
   if (exactAny) sqlFilter = await smallestLeavesFirst(store, scope, ctx, sqlFilter!, query.limit + 1, sink);
   const sort: SortPlan[] = query.sort.map((key) => ({ key, fieldId: fields.ids(key.field, key.kind)[0] }));
   const first = sort[0];
@@ -166,11 +207,20 @@ async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEnti
   let early: PageRow[] | undefined;
   if (capped && single !== undefined && only === undefined && single.set !== undefined) {
     const cap = cappedLimit(want, scope.recordCount);
-    const { rows } = await reused(store, cappedSetPage(store.dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue, sink?.columns), single.planByValue === true);
+    const { rows } = await reused(
+      store,
+      cappedSetPage(store.dialect, scope.scopeId, single.set, position?.rid, cap, want, single.planByValue, sink?.columns),
+      single.planByValue === true,
+    );
     noteSink(sink, rows);
     if (rows.length === 0 || Number(rows[0]!.n) < cap) early = rows.map((r) => ({ rid: Number(r.rid), record: r.record, keys: [] }));
   }
-  const plan = only !== undefined ? { filter: true as const, driver: undefined } : single !== undefined ? { filter: single.check, driver: undefined } : await planPage(store, live, scope, want, sink);
+  const plan =
+    only !== undefined
+      ? { filter: true as const, driver: undefined }
+      : single !== undefined
+        ? { filter: single.check, driver: undefined }
+        : await planPage(store, live, scope, want, sink);
   if (plan === 'empty') return empty;
   const { filter, driver } = plan;
   // The page's plan depends on its values only when they choose its driving set (a like pattern).
@@ -180,7 +230,8 @@ async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEnti
   // when the scope has none yet, see pairWalk).
   const pair = early === undefined && driver === undefined && first?.fieldId !== undefined ? await pairWalk(store, scope, first.fieldId, rest, ctx) : undefined;
   // One statement, a walk of the pair bounded by the leaves: what a `pair` shape remembers.
-  if (walked !== undefined && pair !== undefined && pair.keyless !== true && confirm === undefined && !exactAny && sort.length === 1 && leaves.length > 0) walked.pair = pair.pairId;
+  if (walked !== undefined && pair !== undefined && pair.keyless !== true && confirm === undefined && !exactAny && sort.length === 1 && leaves.length > 0)
+    walked.pair = pair.pairId;
 
   // An `any` on element positions read in one pass (PostgreSQL): the page left-joined to one
   // row carrying the scope's state, so that an empty page (half the benchmark's tag pairs
@@ -190,8 +241,23 @@ async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEnti
   const stateRow = exactAny && only !== undefined && sink !== undefined && sort.length === 0;
   const fetch = async (phase: 'none' | 'values' | 'nulls', after: CursorPosition | undefined, limit: number): Promise<PageRow[]> => {
     const walkPair = phase === 'values' ? pair : undefined;
-    const page = pageQuery(store.dialect, scope.scopeId, walkPair === undefined ? filter : walkPair.filter, sort, phase, after, limit, phase === 'values' ? leaves : [], driver, only, stateRow ? undefined : sink?.columns, walkPair);
-    const statement = stateRow ? sql<Record<string, unknown>>`SELECT p.rid AS rid, p.record AS record, ${sink.columns} FROM (SELECT 1 AS one) o LEFT JOIN (${page}) p ON true` : page;
+    const page = pageQuery(
+      store.dialect,
+      scope.scopeId,
+      walkPair === undefined ? filter : walkPair.filter,
+      sort,
+      phase,
+      after,
+      limit,
+      phase === 'values' ? leaves : [],
+      driver,
+      only,
+      stateRow ? undefined : sink?.columns,
+      walkPair,
+    );
+    const statement = stateRow
+      ? sql<Record<string, unknown>>`SELECT p.rid AS rid, p.record AS record, ${sink.columns} FROM (SELECT 1 AS one) o LEFT JOIN (${page}) p ON true`
+      : page;
     let { rows } = await reused(store, statement, byValue);
     noteSink(sink, rows);
     if (stateRow) rows = rows.filter((r) => r['rid'] !== null).sort((a, b) => Number(a['rid']) - Number(b['rid']));
@@ -241,7 +307,14 @@ async function searchIn(store: StoreContext, scope: CachedScope, def: SearchEnti
 }
 
 /** The page of up to limit + 1 rows in result order: its first `limit` documents, and a cursor when there is a further row. */
-function finishPage(store: StoreContext, rows: PageRow[], def: SearchEntityDef, query: SearchQuery, fingerprint: () => string, docOf = (r: PageRow): Doc => projectDocument(store.dialect.parseRecord(r.record), def)): { data: Record<string, unknown>[]; cursor: string | null } {
+function finishPage(
+  store: StoreContext,
+  rows: PageRow[],
+  def: SearchEntityDef,
+  query: SearchQuery,
+  fingerprint: () => string,
+  docOf = (r: PageRow): Doc => projectDocument(store.dialect.parseRecord(r.record), def),
+): { data: Record<string, unknown>[]; cursor: string | null } {
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   const cursor = rows.length > query.limit && last !== undefined ? encodeCursor(store.secret, fingerprint(), { values: last.keys, rid: last.rid }) : null;
@@ -251,4 +324,3 @@ function finishPage(store: StoreContext, rows: PageRow[], def: SearchEntityDef, 
   });
   return { data, cursor };
 }
-

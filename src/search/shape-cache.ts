@@ -15,7 +15,20 @@ import type { Filter, SearchQuery } from './query.ts';
 import { queryShape, textArrayLiteral } from './query-shape.ts';
 import { hasAny } from './relax.ts';
 import { exactInSignature } from './signature.ts';
-import { cappedLimit, countCap, maxFieldOf, packedState, scopeState, stateColumns, type CachedScope, type MarkedShape, type Shape, type ShapeKind, type ShapePlan, type StoreContext } from './store-context.ts';
+import {
+  cappedLimit,
+  countCap,
+  maxFieldOf,
+  packedState,
+  scopeState,
+  stateColumns,
+  type CachedScope,
+  type MarkedShape,
+  type Shape,
+  type ShapeKind,
+  type ShapePlan,
+  type StoreContext,
+} from './store-context.ts';
 
 /** Query shapes whose SQL is kept per scope. */
 const SHAPE_CACHE_LIMIT = 256;
@@ -71,9 +84,27 @@ export function shapeQueryOf(store: StoreContext, query: SearchQuery, cached: Ca
  * `ordered`, and on PostgreSQL `capped` for a keyword or like), and on PostgreSQL a query sorted
  * by one field with every condition on that field (`walk`). Undefined for any other query.
  */
-export function shapeOf(store: StoreContext, query: SearchQuery, position: CursorPosition | undefined, scope: CachedScope | undefined, marking?: false): Shape | undefined;
-export function shapeOf(store: StoreContext, query: SearchQuery, position: CursorPosition | undefined, scope: CachedScope | undefined, marking: true): MarkedShape | undefined;
-export function shapeOf(store: StoreContext, query: SearchQuery, position: CursorPosition | undefined, scope: CachedScope | undefined, marking = false): Shape | MarkedShape | undefined {
+export function shapeOf(
+  store: StoreContext,
+  query: SearchQuery,
+  position: CursorPosition | undefined,
+  scope: CachedScope | undefined,
+  marking?: false,
+): Shape | undefined;
+export function shapeOf(
+  store: StoreContext,
+  query: SearchQuery,
+  position: CursorPosition | undefined,
+  scope: CachedScope | undefined,
+  marking: true,
+): MarkedShape | undefined;
+export function shapeOf(
+  store: StoreContext,
+  query: SearchQuery,
+  position: CursorPosition | undefined,
+  scope: CachedScope | undefined,
+  marking = false,
+): Shape | MarkedShape | undefined {
   const filter = query.filter;
   if (filter === undefined) return undefined;
   const postgres = store.dialect.name === 'postgres';
@@ -163,7 +194,15 @@ export function pairChoiceKey(store: StoreContext, query: SearchQuery, rest: Fil
  * see shapeQueryOf). A shape whose two compiles disagree in anything but the values is
  * remembered as not reusable.
  */
-export function learnShape(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, position: CursorPosition | undefined, known: Shape | undefined): void {
+export function learnShape(
+  store: StoreContext,
+  scope: CachedScope,
+  connectorId: string,
+  entity: string,
+  query: SearchQuery,
+  position: CursorPosition | undefined,
+  known: Shape | undefined,
+): void {
   if (known === undefined || scope.shapes.has(known.key)) return;
   const shape = shapeOf(store, query, position, scope, true);
   // The record count may have moved the cap since the search began: learn the shape next time.
@@ -182,10 +221,10 @@ export function learnShape(store: StoreContext, scope: CachedScope, connectorId:
       : shape.kind === 'pair'
         ? pairPage(store, scope, connectorId, entity, query, filter, want, at, shape.pairId!)
         : shape.kind === 'capped'
-        ? cappedPage(store, scope, connectorId, entity, filter, want, shape.cap, at)
-        : split
-          ? orderedPage(store, scope, filter, want, at)
-          : orderedPageWithState(store, scope, connectorId, entity, filter, want, at);
+          ? cappedPage(store, scope, connectorId, entity, filter, want, shape.cap, at)
+          : split
+            ? orderedPage(store, scope, filter, want, at)
+            : orderedPageWithState(store, scope, connectorId, entity, filter, want, at);
   const real = build(query.filter!, position);
   const marked = build(shape.marked, shape.markedPosition);
   let plan: ShapePlan | null = null;
@@ -202,13 +241,23 @@ export function learnShape(store: StoreContext, scope: CachedScope, connectorId:
     if (shape.kind !== 'ordered') candidate.stateInRows = true;
     if (shape.kind === 'walk' || shape.kind === 'pair') candidate.walk = true;
     if (shape.kind === 'capped') candidate.cap = shape.cap;
-    const same = r.sql === m.sql && r.parameters.length === layout.length && layout.every((s, i) => (s < 0 ? keyOf(m.parameters[i]) === keyOf(r.parameters[i]) : keyOf(shape.slots[s]) === keyOf(r.parameters[i])));
+    const same =
+      r.sql === m.sql &&
+      r.parameters.length === layout.length &&
+      layout.every((s, i) => (s < 0 ? keyOf(m.parameters[i]) === keyOf(r.parameters[i]) : keyOf(shape.slots[s]) === keyOf(r.parameters[i])));
     if (same) plan = candidate;
     if (plan !== null && (split || plan.stateInRows === true)) {
       if (split) plan.split = true;
       if (scope.state === undefined) {
         const st = scopeState(scope.scopeId, connectorId, entity).compile(store.db);
-        scope.state = { sql: store.dialect.reusableSql(st.sql, st.parameters, st.parameters.map((): ParameterKind => 'constant')), parameters: [...st.parameters] };
+        scope.state = {
+          sql: store.dialect.reusableSql(
+            st.sql,
+            st.parameters,
+            st.parameters.map((): ParameterKind => 'constant'),
+          ),
+          parameters: [...st.parameters],
+        };
       }
     }
   }
@@ -216,7 +265,16 @@ export function learnShape(store: StoreContext, scope: CachedScope, connectorId:
 }
 
 /** PostgreSQL: the walk of a `walk` shape (see ShapeKind), as searchIn runs it, with the scope's state on every row; undefined when the sort field has no values in the scope. */
-function walkPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function walkPage(
+  store: StoreContext,
+  scope: CachedScope,
+  connectorId: string,
+  entity: string,
+  query: SearchQuery,
+  filter: Filter,
+  want: number,
+  position: CursorPosition | undefined,
+): RawBuilder<unknown> | undefined {
   const key = query.sort[0]!;
   const fieldId = scope.fields.ids(key.field, key.kind)[0];
   if (fieldId === undefined) return undefined;
@@ -224,7 +282,20 @@ function walkPage(store: StoreContext, scope: CachedScope, connectorId: string, 
   if (rest !== undefined || leaves.length === 0) return undefined;
   const keyless = scope.pairs?.get(`${KEYLESS_PAIR},${fieldId}`);
   const pair = keyless === undefined ? undefined : { pairId: keyless, value: '' };
-  return pageQuery(store.dialect, scope.scopeId, andPreds([]), [{ key, fieldId }], 'values', position, want, leaves, undefined, undefined, stateColumns(scope.scopeId, connectorId, entity), pair);
+  return pageQuery(
+    store.dialect,
+    scope.scopeId,
+    andPreds([]),
+    [{ key, fieldId }],
+    'values',
+    position,
+    want,
+    leaves,
+    undefined,
+    undefined,
+    stateColumns(scope.scopeId, connectorId, entity),
+    pair,
+  );
 }
 
 /**
@@ -232,7 +303,17 @@ function walkPage(store: StoreContext, scope: CachedScope, connectorId: string, 
  * chose no driving set and pairWalk the sort pair `pairId`, with the scope's state on every
  * row; undefined unless the query's first pair key with a pair is that pair's.
  */
-function pairPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, query: SearchQuery, filter: Filter, want: number, position: CursorPosition | undefined, pairId: number): RawBuilder<unknown> | undefined {
+function pairPage(
+  store: StoreContext,
+  scope: CachedScope,
+  connectorId: string,
+  entity: string,
+  query: SearchQuery,
+  filter: Filter,
+  want: number,
+  position: CursorPosition | undefined,
+  pairId: number,
+): RawBuilder<unknown> | undefined {
   const key = query.sort[0]!;
   const fieldId = scope.fields.ids(key.field, key.kind)[0];
   if (fieldId === undefined || scope.pairs === undefined) return undefined;
@@ -244,14 +325,39 @@ function pairPage(store: StoreContext, scope: CachedScope, connectorId: string, 
     const id = scope.pairs.get(`${keyField},${fieldId}`);
     if (id === undefined) continue;
     if (id !== pairId) return undefined;
-    const check = c.rest === undefined ? true : andPreds(compileConjuncts(c.rest, { dialect: store.dialect, fields: scope.fields, fuzzy: new Map(), signature: true }).map((x) => x.check));
-    return pageQuery(store.dialect, scope.scopeId, check, [{ key, fieldId }], 'values', position, want, leaves, undefined, undefined, stateColumns(scope.scopeId, connectorId, entity), { pairId: id, value: c.value });
+    const check =
+      c.rest === undefined
+        ? true
+        : andPreds(compileConjuncts(c.rest, { dialect: store.dialect, fields: scope.fields, fuzzy: new Map(), signature: true }).map((x) => x.check));
+    return pageQuery(
+      store.dialect,
+      scope.scopeId,
+      check,
+      [{ key, fieldId }],
+      'values',
+      position,
+      want,
+      leaves,
+      undefined,
+      undefined,
+      stateColumns(scope.scopeId, connectorId, entity),
+      { pairId: id, value: c.value },
+    );
   }
   return undefined;
 }
 
 /** PostgreSQL: the capped page of a `capped` shape (see ShapeKind), as searchIn runs it, with the scope's state on every row; undefined unless the filter compiles to one listable condition read by a plan that does not depend on its values. */
-function cappedPage(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, cap: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function cappedPage(
+  store: StoreContext,
+  scope: CachedScope,
+  connectorId: string,
+  entity: string,
+  filter: Filter,
+  want: number,
+  cap: number,
+  position: CursorPosition | undefined,
+): RawBuilder<unknown> | undefined {
   const live = compileConjuncts(filter, { dialect: store.dialect, fields: scope.fields, fuzzy: new Map() }).filter((c) => c.check !== true);
   const only = live.length === 1 && live[0]!.check !== false ? live[0]! : undefined;
   if (only === undefined || only.set === undefined || only.ordered !== undefined || only.planByValue === true) return undefined;
@@ -259,9 +365,21 @@ function cappedPage(store: StoreContext, scope: CachedScope, connectorId: string
 }
 
 /** The single index-ordered pass of an unsorted one-condition query (undefined when the query is not one). */
-function orderedPage(store: StoreContext, scope: CachedScope, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function orderedPage(
+  store: StoreContext,
+  scope: CachedScope,
+  filter: Filter,
+  want: number,
+  position: CursorPosition | undefined,
+): RawBuilder<unknown> | undefined {
   // An `any` here is one on element positions (see shapeQueryOf).
-  const conjuncts = compileConjuncts(filter, { dialect: store.dialect, fields: scope.fields, fuzzy: new Map(), exactAny: hasAny(filter), ...(scope.pairs !== undefined ? { pairs: scope.pairs } : {}) });
+  const conjuncts = compileConjuncts(filter, {
+    dialect: store.dialect,
+    fields: scope.fields,
+    fuzzy: new Map(),
+    exactAny: hasAny(filter),
+    ...(scope.pairs !== undefined ? { pairs: scope.pairs } : {}),
+  });
   const live = conjuncts.filter((c) => c.check !== true);
   const only = live.length === 1 && live[0]!.check !== false ? live[0]!.ordered : undefined;
   if (only === undefined) return undefined;
@@ -269,16 +387,24 @@ function orderedPage(store: StoreContext, scope: CachedScope, filter: Filter, wa
 }
 
 /** The single index-ordered pass of an unsorted one-condition query, with the scope's state as extra columns (one row with a null rid when the page is empty). */
-function orderedPageWithState(store: StoreContext, scope: CachedScope, connectorId: string, entity: string, filter: Filter, want: number, position: CursorPosition | undefined): RawBuilder<unknown> | undefined {
+function orderedPageWithState(
+  store: StoreContext,
+  scope: CachedScope,
+  connectorId: string,
+  entity: string,
+  filter: Filter,
+  want: number,
+  position: CursorPosition | undefined,
+): RawBuilder<unknown> | undefined {
   const page = orderedPage(store, scope, filter, want, position);
   if (page === undefined) return undefined;
   // PostgreSQL: the state as one text column (see stateColumns), repeated on every row.
-  const state = store.dialect.name === 'postgres'
-    ? sql`${packedState(sql`${scope.scopeId}`)} AS s_state`
-    : sql`s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql`${scope.scopeId}`)}) AS s_max_field`;
+  const state =
+    store.dialect.name === 'postgres'
+      ? sql`${packedState(sql`${scope.scopeId}`)} AS s_state`
+      : sql`s.synced_at AS s_synced_at, s.record_count AS s_record_count, (${maxFieldOf(sql`${scope.scopeId}`)}) AS s_max_field`;
   return sql`SELECT ${state}, p.rid AS rid, p.record AS record
     FROM search_scopes s LEFT JOIN (${page}) p ON 1 = 1
     WHERE s.scope_id = ${scope.scopeId} AND s.connector_id = ${connectorId} AND s.entity = ${entity}
     ORDER BY p.rid`;
 }
-

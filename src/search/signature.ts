@@ -68,7 +68,10 @@ export function signatureCheck(ids: number[], values: { kind: ValueKind; value: 
   const found = ids.flatMap((id) =>
     values.map((v) => {
       const x = sqlValue(v.kind, v.value);
-      const entry = typeof x === 'string' ? signatureEntry(sql`${id}::integer`, sql`(${x}::text COLLATE "C")`, sql`NULL::float8`) : signatureEntry(sql`${id}::integer`, sql`NULL::text`, sql`${x}::float8`);
+      const entry =
+        typeof x === 'string'
+          ? signatureEntry(sql`${id}::integer`, sql`(${x}::text COLLATE "C")`, sql`NULL::float8`)
+          : signatureEntry(sql`${id}::integer`, sql`NULL::text`, sql`${x}::float8`);
       return sql<SqlBool>`((COALESCE(r.bits, -1::bigint) | (SELECT ~${signatureBits(sql`chr(1) || ${entry} || chr(1)`)})) = -1::bigint AND strpos(r.sig, (SELECT chr(1) || ${entry} || chr(1))) > 0)`;
     }),
   );

@@ -31,7 +31,13 @@ const MAX_SORT_PAIRS = 4;
  * field (`rest` undefined), the sort field's key-less pair likewise (`keyless`: a `walk` shape,
  * whose key names it, see shapeOf, not a `pair` one).
  */
-export async function pairWalk(store: StoreContext, scope: CachedScope, sortField: number, rest: Filter | undefined, ctx: CompileContext): Promise<{ pairId: number; value: string; filter: Pred; keyless?: true } | undefined> {
+export async function pairWalk(
+  store: StoreContext,
+  scope: CachedScope,
+  sortField: number,
+  rest: Filter | undefined,
+  ctx: CompileContext,
+): Promise<{ pairId: number; value: string; filter: Pred; keyless?: true } | undefined> {
   if (!store.dialect.sortPairs) return undefined;
   const candidates = pairKeyCandidates(rest);
   if (candidates.length === 0 && rest !== undefined) return undefined;
@@ -54,7 +60,10 @@ export async function pairWalk(store: StoreContext, scope: CachedScope, sortFiel
       learn ??= keyField;
       continue;
     }
-    const filter = c.rest === undefined ? true : andPreds(compileConjuncts(c.rest, { ...ctx, ...(store.dialect.name === 'postgres' ? { signature: true as const } : {}) }).map((x) => x.check));
+    const filter =
+      c.rest === undefined
+        ? true
+        : andPreds(compileConjuncts(c.rest, { ...ctx, ...(store.dialect.name === 'postgres' ? { signature: true as const } : {}) }).map((x) => x.check));
     return { pairId, value: c.value, filter };
   }
   if (learn !== undefined && !scope.pairsFull && !store.db.isTransaction) buildPair(store, scope, learn, sortField);
@@ -84,7 +93,11 @@ export function learnElementPair(store: StoreContext, scope: CachedScope, ctx: C
 /** The scope's pairs (CachedScope.pairs), read once. */
 export async function pairsOf(store: StoreContext, scope: CachedScope): Promise<Map<string, number>> {
   if (scope.pairs === undefined) {
-    const { rows } = await sql<{ pair_id: number; key_field: number; sort_field: number }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scope.scopeId}`.execute(store.db);
+    const { rows } = await sql<{
+      pair_id: number;
+      key_field: number;
+      sort_field: number;
+    }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scope.scopeId}`.execute(store.db);
     scope.pairs ??= new Map(rows.map((r) => [`${r.key_field},${r.sort_field}`, Number(r.pair_id)]));
     if (rows.length >= MAX_SORT_PAIRS) scope.pairsFull = true;
   }
@@ -110,11 +123,17 @@ function buildPair(store: StoreContext, scope: CachedScope, keyField: number, so
         ? sql`SELECT scope_id FROM search_scopes WHERE scope_id = ${scope.scopeId} FOR UPDATE`
         : sql`UPDATE search_scopes SET record_count = record_count WHERE scope_id = ${scope.scopeId} RETURNING scope_id`;
       if ((await lock.execute(trx)).rows.length === 0) return undefined;
-      const { rows } = await sql<{ pair_id: number; key_field: number; sort_field: number }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scope.scopeId}`.execute(trx);
+      const { rows } = await sql<{
+        pair_id: number;
+        key_field: number;
+        sort_field: number;
+      }>`SELECT pair_id, key_field, sort_field FROM search_pair_defs WHERE scope_id = ${scope.scopeId}`.execute(trx);
       const found = rows.find((r) => Number(r.key_field) === keyField && Number(r.sort_field) === sortField);
       if (found !== undefined) return { id: Number(found.pair_id), count: rows.length };
       if (rows.length >= MAX_SORT_PAIRS) return { id: undefined, count: rows.length };
-      const created = await sql<{ pair_id: number }>`INSERT INTO search_pair_defs (scope_id, key_field, sort_field) VALUES (${scope.scopeId}, ${keyField}, ${sortField}) RETURNING pair_id`.execute(trx);
+      const created = await sql<{
+        pair_id: number;
+      }>`INSERT INTO search_pair_defs (scope_id, key_field, sort_field) VALUES (${scope.scopeId}, ${keyField}, ${sortField}) RETURNING pair_id`.execute(trx);
       const id = Number(created.rows[0]!.pair_id);
       await store.dialect.fillPair(trx, id, keyField, sortField);
       return { id, count: rows.length + 1 };
@@ -136,4 +155,3 @@ function buildPair(store: StoreContext, scope: CachedScope, keyField: number, so
     .finally(() => store.building.delete(key));
   store.building.set(key, built);
 }
-

@@ -49,7 +49,10 @@ export const sqliteSearchDialect: SearchDialect = {
     if (trigrams.length === 0) return undefined;
     // Records where one of the fields holds every trigram (for a path with several field ids,
     // each trigram in one of them), then the pattern checked on the fields' own values.
-    const grams = tokenQuery('search_grams', trigrams.map((t) => fieldIds.map((id) => gramToken(id, t))));
+    const grams = tokenQuery(
+      'search_grams',
+      trigrams.map((t) => fieldIds.map((id) => gramToken(id, t))),
+    );
     return sql`SELECT g.rid FROM (${grams}) g WHERE ${confirm(sql.ref('g.rid'))}`;
   },
 
@@ -108,7 +111,9 @@ export const sqliteSearchDialect: SearchDialect = {
     // In (field_id, v) order: the secondary index is then written front to back, each page once
     // per batch, instead of at random (the primary key is written in rid order either way).
     const sorted = [...rows].sort((a, b) => a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
-    await sql`INSERT INTO search_values (rid, field_id, v, n, low, e) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(${JSON.stringify(sorted)})`.execute(db);
+    await sql`INSERT INTO search_values (rid, field_id, v, n, low, e) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(${JSON.stringify(sorted)})`.execute(
+      db,
+    );
   },
 
   async insertText(db, rows) {
@@ -131,7 +136,9 @@ export const sqliteSearchDialect: SearchDialect = {
 
   async insertPairs(db, rows) {
     if (rows.length === 0) return;
-    await sql`INSERT INTO search_pairs (pair_id, kv, v, rid) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(${JSON.stringify(rows)})`.execute(db);
+    await sql`INSERT INTO search_pairs (pair_id, kv, v, rid) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(${JSON.stringify(rows)})`.execute(
+      db,
+    );
   },
 
   async fillPair(db, pairId, keyField, sortField) {
@@ -142,17 +149,25 @@ export const sqliteSearchDialect: SearchDialect = {
   },
 
   async insertFields(db, scopeId, keys) {
-    await sql`INSERT INTO search_fields (scope_id, path, kind) SELECT ${scopeId}, value->>0, value->>1 FROM json_each(${JSON.stringify(keys)}) WHERE true ON CONFLICT DO NOTHING`.execute(db);
+    await sql`INSERT INTO search_fields (scope_id, path, kind) SELECT ${scopeId}, value->>0, value->>1 FROM json_each(${JSON.stringify(keys)}) WHERE true ON CONFLICT DO NOTHING`.execute(
+      db,
+    );
   },
 
   async insertVocabulary(db, scopeId, words) {
     if (words.length === 0) return [];
-    const { rows } = await sql<{ word: string }>`INSERT INTO search_vocab (scope_id, word) SELECT ${scopeId}, value FROM json_each(${JSON.stringify(words)}) WHERE true ON CONFLICT DO NOTHING RETURNING word`.execute(db);
+    const { rows } = await sql<{
+      word: string;
+    }>`INSERT INTO search_vocab (scope_id, word) SELECT ${scopeId}, value FROM json_each(${JSON.stringify(words)}) WHERE true ON CONFLICT DO NOTHING RETURNING word`.execute(
+      db,
+    );
     return rows.map((r) => r.word);
   },
 
   async insertVariants(db, scopeId, pairs) {
     if (pairs.length === 0) return;
-    await sql`INSERT INTO search_variants (scope_id, variant, word) SELECT ${scopeId}, value->>0, value->>1 FROM json_each(${JSON.stringify(pairs)}) WHERE true ON CONFLICT DO NOTHING`.execute(db);
+    await sql`INSERT INTO search_variants (scope_id, variant, word) SELECT ${scopeId}, value->>0, value->>1 FROM json_each(${JSON.stringify(pairs)}) WHERE true ON CONFLICT DO NOTHING`.execute(
+      db,
+    );
   },
 };

@@ -219,7 +219,11 @@ export function packedState(scopeId: RawBuilder<unknown>): RawBuilder<unknown> {
 export function unpackState(state: string | null | undefined): ScopeStateRow | undefined {
   if (typeof state !== 'string') return undefined;
   const [ms, count, field] = state.split('|');
-  return { s_synced_at: ms === '' || ms === undefined ? null : Number(ms), s_record_count: Number(count), s_max_field: field === '' || field === undefined ? null : Number(field) };
+  return {
+    s_synced_at: ms === '' || ms === undefined ? null : Number(ms),
+    s_record_count: Number(count),
+    s_max_field: field === '' || field === undefined ? null : Number(field),
+  };
 }
 
 /** Keep the scope's state from the first row a search statement returned (see StateSink). */
@@ -258,4 +262,3 @@ export function maxFieldOf(scopeId: RawBuilder<unknown>): RawBuilder<unknown> {
 export function inTransaction<T>(store: StoreContext, fn: (trx: Executor) => Promise<T>): Promise<T> {
   return store.db.isTransaction ? fn(store.db) : store.db.transaction().execute(fn);
 }
-

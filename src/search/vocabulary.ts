@@ -42,11 +42,12 @@ export async function fuzzyCandidates(store: StoreContext, scopeId: number, filt
   const variants = new Set<string>();
   for (const w of queryWords) for (const v of deletionVariants(w, allowedTypos(w))) variants.add(v);
   const { rows } = await sql<{ word: string }>`
-    SELECT DISTINCT word FROM search_variants WHERE scope_id = ${scopeId} AND ${store.dialect.inList(sql.ref('variant'), [...variants], 'text')}`.execute(store.db);
+    SELECT DISTINCT word FROM search_variants WHERE scope_id = ${scopeId} AND ${store.dialect.inList(sql.ref('variant'), [...variants], 'text')}`.execute(
+    store.db,
+  );
   for (const w of queryWords) {
     const d = allowedTypos(w);
     out.set(w, [w, ...rows.map((r) => r.word).filter((x) => x !== w && typoDistance(w, x, d) <= d)]);
   }
   return out;
 }
-

@@ -4,7 +4,16 @@
  */
 export { buildApp, listeningUrl, type BuildAppOptions } from './http/app.ts';
 export { startService, HOSTED_MIGRATIONS, type RunningService, type StartServiceOptions } from './http/server.ts';
-export { loadServiceConfig, defaultServiceConfig, connectorTypeConfigFromEnv, typeEnvPrefix, CONFIG_VARIABLES, type ServiceConfig, type ConnectorTypeConfig, type OAuthAppConfig } from './config.ts';
+export {
+  loadServiceConfig,
+  defaultServiceConfig,
+  connectorTypeConfigFromEnv,
+  typeEnvPrefix,
+  CONFIG_VARIABLES,
+  type ServiceConfig,
+  type ConnectorTypeConfig,
+  type OAuthAppConfig,
+} from './config.ts';
 export { createApplication, grantOrganization, issueAccessToken, type CreatedApplication } from './auth/accounts.ts';
 export { buildOpenApiDocument, errorCodeTable } from './openapi.ts';
 export { createServiceLogger, REDACT_PATHS } from './ops/logger.ts';

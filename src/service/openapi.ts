@@ -52,7 +52,7 @@ export function buildOpenApiDocument(serverUrl?: string, registry?: ReadonlyMap<
         "Airbyte's agent SDK: requests carrying `X-ADP-Agent-SDK` (or of an application created with `--envelope airbyte`) get execute answers as",
         '`{status, result, connector_metadata, execution_metadata}` (AirbyteExecuteResponse) and problems with a top-level `message` and',
         '`errors[].message` (AirbyteProblem). `workspace_name` and `external_user_id` are aliases of `customer_name` everywhere; `definition_id`',
-        "selects a connector type by its Airbyte definition id. A scoped token (POST /api/v1/account/applications/scoped-token) acts for one",
+        'selects a connector type by its Airbyte definition id. A scoped token (POST /api/v1/account/applications/scoped-token) acts for one',
         "customer: other customers' connectors are 404 connector_not_found, naming another customer 403 customer_forbidden.",
       ].join('\n'),
     },

@@ -184,21 +184,32 @@ export class Description {
             const pp = this.pointerOf(this.at(`${listPointer}/${i}`), `${listPointer}/${i}`);
             const p = this.at(pp);
             const inn = p.in as Parameter['in'];
-            params.set(`${inn}:${String(p.name)}`, { name: String(p.name), in: inn, required: p.required === true || inn === 'path', schemaRef: this.schemaPointer(pp), ...(p.style === 'deepObject' ? { deepObject: true } : {}) });
+            params.set(`${inn}:${String(p.name)}`, {
+              name: String(p.name),
+              in: inn,
+              required: p.required === true || inn === 'path',
+              schemaRef: this.schemaPointer(pp),
+              ...(p.style === 'deepObject' ? { deepObject: true } : {}),
+            });
           });
         };
         collect(shared, `${base}/parameters`);
         collect((op.parameters ?? []) as unknown[], `${opPointer}/parameters`);
         const responses = (op.responses ?? {}) as Json;
-        const success = Object.keys(responses).filter((s) => /^2\d\d$/.test(s)).sort()[0];
+        const success = Object.keys(responses)
+          .filter((s) => /^2\d\d$/.test(s))
+          .sort()[0];
         const errorStatus = ['400', '4XX', '422', 'default'].find((s) => responses[s] !== undefined);
         const requestBody = op.requestBody === undefined ? undefined : this.resolve<Json>(op.requestBody);
         const pathParams: string[] = [];
         // A #fragment pseudo-path (several operations on one path told apart by a fragment) matches its path.
-        const pattern = path.replace(/#.*$/, '').replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => {
-          pathParams.push(name);
-          return '([^/]+)';
-        });
+        const pattern = path
+          .replace(/#.*$/, '')
+          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+          .replace(/\{([^}]+)\}/g, (_, name: string) => {
+            pathParams.push(name);
+            return '([^/]+)';
+          });
         const security = ((op.security as Json[] | undefined) ?? globalSecurity).map((req) => Object.keys(req));
         ops.push({
           key: `${method.toUpperCase()} ${path}`,
@@ -291,7 +302,11 @@ export class Description {
           if (nested !== undefined) {
             const holder: Json = { v: nested };
             const v = p.schemaRef === undefined ? undefined : this.validator(this.textAjv, p.schemaRef);
-            if (v !== undefined && !v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })), p.name);
+            if (v !== undefined && !v(holder))
+              return problemOf(
+                v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })),
+                p.name,
+              );
             query[p.name] = holder.v;
             continue;
           }
@@ -299,7 +314,8 @@ export class Description {
       } else if (p.in === 'header') raw = req.headers[p.name.toLowerCase()];
       if (raw === undefined) {
         // A parameter that carries the credential (e.g. token) is satisfied by the Authorization header.
-        if (p.required && p.in !== 'header' && !(options.credentialParams ?? []).includes(p.name)) return { status: 400, code: 'missing', message: `${p.name} is a required ${p.in} parameter`, field: p.name };
+        if (p.required && p.in !== 'header' && !(options.credentialParams ?? []).includes(p.name))
+          return { status: 400, code: 'missing', message: `${p.name} is a required ${p.in} parameter`, field: p.name };
         continue;
       }
       if (p.schemaRef !== undefined) {
@@ -308,12 +324,18 @@ export class Description {
         // A comma-separated list (style: form, explode: false) for array parameters.
         if (schema?.type === 'array' && typeof raw === 'string') holder.v = raw.split(',');
         const v = this.validator(this.textAjv, p.schemaRef);
-        if (!v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })), p.name);
+        if (!v(holder))
+          return problemOf(
+            v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })),
+            p.name,
+          );
         if (p.in === 'query') query[p.name] = holder.v;
       } else if (p.in === 'query') query[p.name] = raw;
     }
     if (options.unknownQuery === 'reject') {
-      for (const name of new Set(req.query.keys())) if (!known.has(name) && !known.has(name.replace(/\[.*$/, ''))) return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
+      for (const name of new Set(req.query.keys()))
+        if (!known.has(name) && !known.has(name.replace(/\[.*$/, '')))
+          return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
     }
     let body: unknown = undefined;
     if (op.bodyRef !== undefined) {
@@ -324,7 +346,8 @@ export class Description {
         if (op.bodyEncoding === 'form') {
           // A form body is text like a query: its deepObject keys are decoded into one JSON tree,
           // and its values coerced to the declared types ("3" → 3, "true" → true) while validated.
-          if (type !== '' && !/^application\/x-www-form-urlencoded/i.test(type)) return { status: 400, code: 'invalid', message: `Request body must be application/x-www-form-urlencoded, not ${type}` };
+          if (type !== '' && !/^application\/x-www-form-urlencoded/i.test(type))
+            return { status: 400, code: 'invalid', message: `Request body must be application/x-www-form-urlencoded, not ${type}` };
           const holder: Json = { v: deepObjectDecode([...new URLSearchParams(req.rawBody).entries()]) };
           const v = this.validator(this.textAjv, op.bodyRef);
           if (!v(holder)) return problemOf(v.errors?.map((e) => ({ ...e, instancePath: e.instancePath.replace(/^\/v/, '') })));
@@ -492,5 +515,7 @@ export function problemOf(errors: ErrorObject[] | null | undefined, prefix?: str
     return { status: 400, code: 'unknown', message: `bad '${field}' parameter`, field };
   }
   const field = join(fieldName(e.instancePath));
-  return field === '' ? { status: 400, code: 'invalid', message: `Request ${e.message ?? 'is invalid'}` } : { status: 400, code: 'invalid', message: `${field} ${e.message ?? 'is invalid'}`, field };
+  return field === ''
+    ? { status: 400, code: 'invalid', message: `Request ${e.message ?? 'is invalid'}` }
+    : { status: 400, code: 'invalid', message: `${field} ${e.message ?? 'is invalid'}`, field };
 }

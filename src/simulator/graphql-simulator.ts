@@ -56,11 +56,18 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
   const pages = graphqlPages(ctx, ctx.errors);
   const { fieldResolver, lists } = fieldResolverOf(ctx, { store, filters: rowFilters(ctx, ctx.errors), pages, mutate: mutations(ctx, store) });
   const { tokens, check } = acceptedTokens(options.tokens, sidecar);
-  const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
+  const oauth: OAuthClient = {
+    clientId: options.oauthClient?.clientId ?? 'sim_client',
+    clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret',
+    deny: false,
+  };
   const counter = new RateCounter(options.rateLimit === false ? undefined : (options.rateLimit ?? sidecar.rate_limit), clock.now);
   const complexity = g.complexity === undefined ? undefined : new ComplexityBudget(g.complexity, clock.now);
   const handle = graphqlHandler(ctx, { auth: { tokens, check, oauth }, counter, complexity, cursorPage: pages.cursorPage, fieldResolver, lists });
-  const sim = await startSimulator(handle, { ...(options.port !== undefined ? { port: options.port } : {}), ...(options.host !== undefined ? { host: options.host } : {}) });
+  const sim = await startSimulator(handle, {
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.host !== undefined ? { host: options.host } : {}),
+  });
   return {
     ...sim,
     schema: ctx.schema,
@@ -84,7 +91,10 @@ export async function startGraphqlSimulator(options: GraphqlSimulatorOptions): P
 
 /** The schema, sidecar and options, the simulated clock, the resources and the error answers. */
 function context(options: GraphqlSimulatorOptions): GraphqlCtx {
-  const schema = typeof options.schema === 'string' ? buildTolerantSchema(existsSync(options.schema) ? readFileSync(options.schema, 'utf8') : options.schema).schema : options.schema;
+  const schema =
+    typeof options.schema === 'string'
+      ? buildTolerantSchema(existsSync(options.schema) ? readFileSync(options.schema, 'utf8') : options.schema).schema
+      : options.schema;
   const sidecar: Sidecar = typeof options.sidecar === 'string' ? loadSidecar(options.sidecar) : (options.sidecar ?? {});
   const g: GraphqlSidecar = sidecar.graphql ?? {};
   const clock: Clock = {
@@ -98,5 +108,16 @@ function context(options: GraphqlSimulatorOptions): GraphqlCtx {
   if (queryType === null || queryType === undefined) throw new Error('the GraphQL schema has no Query type');
   const mutationType = schema.getMutationType() ?? undefined;
   const errors = graphqlErrors(sidecar, g);
-  return { schema, sidecar, g, options, seed: options.seed ?? 1, clock, queryType, mutationType, resources: graphqlResources(schema, sidecar, queryType), errors };
+  return {
+    schema,
+    sidecar,
+    g,
+    options,
+    seed: options.seed ?? 1,
+    clock,
+    queryType,
+    mutationType,
+    resources: graphqlResources(schema, sidecar, queryType),
+    errors,
+  };
 }

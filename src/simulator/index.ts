@@ -3,7 +3,17 @@
  * (graphql-simulator.ts) served as a stateful local API, its request checks (description.ts) shared with the contract test, the
  * per-connector sidecar (sidecar.ts), and the HTTP plumbing every simulator uses (sim-server.ts).
  */
-export { startOpenApiSimulator, SimulatorError, type OpenApiSimulator, type OpenApiSimulatorOptions, type OperationContext, type OperationHandler, type RateLimit, type Resource, type StoredRecord } from './openapi-simulator.ts';
+export {
+  startOpenApiSimulator,
+  SimulatorError,
+  type OpenApiSimulator,
+  type OpenApiSimulatorOptions,
+  type OperationContext,
+  type OperationHandler,
+  type RateLimit,
+  type Resource,
+  type StoredRecord,
+} from './openapi-simulator.ts';
 export { oauthServer, type OAuthClient, type OAuthConfig, type OAuthError, type OAuthGrants } from './core/oauth.ts';
 export { Description, formDecode, loadDescription, loadDescriptionSync, type Operation, type RequestProblem } from './description.ts';
 export { loadSidecar, parseSidecar, type Sidecar, type GraphqlSidecar, type ResourceSidecar, type FieldRule } from './sidecar.ts';

@@ -41,7 +41,16 @@ import { writes } from './openapi/writes.ts';
 import { loadSidecar, type Sidecar } from './sidecar.ts';
 import { startSimulator } from './sim-server.ts';
 
-export { SimulatorError, type OpenApiSimulator, type OpenApiSimulatorOptions, type OperationContext, type OperationHandler, type RateLimit, type Resource, type StoredRecord } from './openapi/types.ts';
+export {
+  SimulatorError,
+  type OpenApiSimulator,
+  type OpenApiSimulatorOptions,
+  type OperationContext,
+  type OperationHandler,
+  type RateLimit,
+  type Resource,
+  type StoredRecord,
+} from './openapi/types.ts';
 
 /** Start a simulator of an OpenAPI description on a loopback port. */
 export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): Promise<OpenApiSimulator> {
@@ -57,7 +66,10 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const creds = credentials(ctx, errors);
   const rules = ruleAnswers(ctx, records, errors);
   const handle = requestHandler(ctx, { errors, records, writes: writes(ctx, records), list, nested, credentials: creds, rules, counter });
-  const sim = await startSimulator(handle, { ...(options.port !== undefined ? { port: options.port } : {}), ...(options.host !== undefined ? { host: options.host } : {}) });
+  const sim = await startSimulator(handle, {
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.host !== undefined ? { host: options.host } : {}),
+  });
   return {
     ...sim,
     description: d,

@@ -71,7 +71,11 @@ export function parentLinks(
 }
 
 /** The path params a record of the parent stands for (`{owner: "northwind", repo: "api"}`), or undefined when one is missing. */
-export function parentParams(link: ParentLink, parent: Record<string, unknown>, getPath: (obj: unknown, path: string) => unknown): Record<string, string> | undefined {
+export function parentParams(
+  link: ParentLink,
+  parent: Record<string, unknown>,
+  getPath: (obj: unknown, path: string) => unknown,
+): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   for (const [param, field] of Object.entries(link.fields)) {
     const v = getPath(parent, field);

@@ -12,7 +12,15 @@ type Json = Record<string, unknown>;
 type Faker = typeof shared;
 
 /** What openapi-sampler writes where a schema has no example (by type and format). */
-const PLACEHOLDERS = new Set(['string', 'user@example.com', 'http://example.com', 'https://example.com', 'example.com', '497f6eca-6276-4993-bfeb-53cbbbba6f08', 'pa$$word']);
+const PLACEHOLDERS = new Set([
+  'string',
+  'user@example.com',
+  'http://example.com',
+  'https://example.com',
+  'example.com',
+  '497f6eca-6276-4993-bfeb-53cbbbba6f08',
+  'pa$$word',
+]);
 
 /** A map the sampler made of `additionalProperties`: its two made-up keys, nothing else. */
 const isSampledMap = (v: Json): boolean => {
@@ -34,8 +42,10 @@ function textFor(name: string, f: Faker, person: Person, personal: boolean | 'pr
   if (is(/^(first_?name|given_?name|firstname)$/)) return person.first;
   if (is(/^(last_?name|family_?name|surname|lastname)$/)) return person.last;
   if (is(/^(company|company_?name|organization|organisation|org_?name|business_?name)$/)) return f.company.name();
-  if (is(/^(name|full_?name|display_?name|real_?name|contact_?name|account_?holder_?name)$/)) return personal === 'product' ? f.commerce.productName() : personal ? `${person.first} ${person.last}` : f.company.name();
-  if (is(/(^|_)(login|username|user_?name|handle|screen_?name|nickname)$/)) return f.internet.username({ firstName: person.first, lastName: person.last }).toLowerCase();
+  if (is(/^(name|full_?name|display_?name|real_?name|contact_?name|account_?holder_?name)$/))
+    return personal === 'product' ? f.commerce.productName() : personal ? `${person.first} ${person.last}` : f.company.name();
+  if (is(/(^|_)(login|username|user_?name|handle|screen_?name|nickname)$/))
+    return f.internet.username({ firstName: person.first, lastName: person.last }).toLowerCase();
   if (is(/phone|mobile|fax/)) return f.phone.number({ style: 'international' });
   if (is(/(^|_)city$|locality/)) return f.location.city();
   if (is(/(^|_)country(_code)?$/)) return f.location.countryCode();
@@ -87,6 +97,7 @@ export function realisticRecord<T>(record: T, seed: number, resource = ''): T {
   shared.seed(seed);
   const person = { first: shared.person.firstName(), last: shared.person.lastName() };
   const obj = record as Json;
-  const personal = 'email' in obj || 'login' in obj || 'first_name' in obj || 'last_name' in obj || (/product|item|plan|price|sku|goods/i.test(resource) ? 'product' : false);
+  const personal =
+    'email' in obj || 'login' in obj || 'first_name' in obj || 'last_name' in obj || (/product|item|plan|price|sku|goods/i.test(resource) ? 'product' : false);
   return walk(record, '', shared, person, personal, 0) as T;
 }

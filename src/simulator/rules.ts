@@ -23,7 +23,23 @@ import { randomUUID } from 'node:crypto';
 import type { Json } from './description.ts';
 
 /** The meanings an operator symbol can have. */
-export const OPERATOR_MEANINGS = ['eq', 'ne', 'in', 'nin', 'lt', 'gt', 'lte', 'gte', 'between', 'exists', 'not_exists', 'contains', 'not_contains', 'starts_with', 'ends_with'] as const;
+export const OPERATOR_MEANINGS = [
+  'eq',
+  'ne',
+  'in',
+  'nin',
+  'lt',
+  'gt',
+  'lte',
+  'gte',
+  'between',
+  'exists',
+  'not_exists',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'ends_with',
+] as const;
 export type OperatorMeaning = (typeof OPERATOR_MEANINGS)[number];
 export type ValueType = 'string' | 'number' | 'boolean' | 'date';
 
@@ -243,7 +259,11 @@ function compileGroups(rule: SearchRule, body: Json, sample: unknown): (record: 
   // As a filter tree: an any-group of all-groups, under group operators no filter can name.
   const k = { operator: 'operator', value: 'value', ...rule.keys };
   const and = (filters: unknown): unknown => ({ [k.operator]: ' all', [k.value]: Array.isArray(filters) ? filters : [] });
-  return compileFilter({ ...rule, groups: { ' all': 'all', ' any': 'any' } }, { [k.operator]: ' any', [k.value]: groups.map((g) => and(readPath(g, fg.filters))) }, sample);
+  return compileFilter(
+    { ...rule, groups: { ' all': 'all', ' any': 'any' } },
+    { [k.operator]: ' any', [k.value]: groups.map((g) => and(readPath(g, fg.filters))) },
+    sample,
+  );
 }
 
 /** A predicate for a filter tree; `sample` (a record) gives each field's value type. Throws RuleError. */
@@ -262,10 +282,21 @@ export function compileFilter(rule: SearchRule, tree: unknown, sample: unknown):
   if (typeof field !== 'string' || field === '') throw new RuleError('missing', `${k.field} is a required parameter.`, k.field);
   const meaning = typeof op === 'string' ? rule.operators[op] : undefined;
   const example = fieldOf(rule, sample, field);
-  const type: ValueType = rule.date_fields !== undefined && new RegExp(rule.date_fields).test(field) ? 'date' : typeof example === 'boolean' ? 'boolean' : typeof example === 'number' ? 'number' : 'string';
+  const type: ValueType =
+    rule.date_fields !== undefined && new RegExp(rule.date_fields).test(field)
+      ? 'date'
+      : typeof example === 'boolean'
+        ? 'boolean'
+        : typeof example === 'number'
+          ? 'number'
+          : 'string';
   const allowed = rule.allowed?.[type];
   if (meaning === undefined || (allowed !== undefined && !allowed.includes(op as string))) {
-    throw new RuleError('unsupported_operator', `Operator ${String(op)} is not supported for ${type === 'date' ? 'date ' : ''}field ${field}${allowed !== undefined ? `; use ${allowed.join(', ')}` : ''}`, k.operator);
+    throw new RuleError(
+      'unsupported_operator',
+      `Operator ${String(op)} is not supported for ${type === 'date' ? 'date ' : ''}field ${field}${allowed !== undefined ? `; use ${allowed.join(', ')}` : ''}`,
+      k.operator,
+    );
   }
   const value = (meaning === 'in' || meaning === 'nin') && node[k.value] === undefined ? node[k.values] : node[k.value];
   const high = node[k.high_value];
@@ -276,7 +307,8 @@ const encodeCursor = (offset: number, page: number): string => Buffer.from(JSON.
 function decodeCursor(s: string): { offset: number; page: number } | undefined {
   try {
     const v = JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as unknown;
-    if (Array.isArray(v) && Number.isInteger(v[0]) && Number.isInteger(v[1]) && (v[0] as number) >= 0 && (v[1] as number) >= 1) return { offset: v[0] as number, page: v[1] as number };
+    if (Array.isArray(v) && Number.isInteger(v[0]) && Number.isInteger(v[1]) && (v[0] as number) >= 0 && (v[1] as number) >= 1)
+      return { offset: v[0] as number, page: v[1] as number };
   } catch {
     // not one of ours
   }
@@ -286,20 +318,37 @@ function decodeCursor(s: string): { offset: number; page: number } | undefined {
 /** Answer a search request over `records` (in list order). Throws RuleError. */
 export function search(rule: SearchRule, records: unknown[], body: Json, pathParams: Record<string, string> = {}): unknown {
   const under = Object.entries(rule.path_fields ?? {});
-  const filter = rule.unfiltered === true ? () => true : rule.filter_groups !== undefined ? compileGroups(rule, body, records[0]) : compileFilter(rule, readPath(body, rule.query ?? 'query'), records[0]);
+  const filter =
+    rule.unfiltered === true
+      ? () => true
+      : rule.filter_groups !== undefined
+        ? compileGroups(rule, body, records[0])
+        : compileFilter(rule, readPath(body, rule.query ?? 'query'), records[0]);
   let matches = records.filter((r) => under.every(([param, field]) => String(readPath(r, field)) === pathParams[param]) && filter(r));
   const words = rule.text === undefined ? undefined : readPath(body, rule.text);
-  if (typeof words === 'string' && words !== '') matches = matches.filter((r) => JSON.stringify(rule.fields_at === undefined ? r : readPath(r, rule.fields_at)).toLowerCase().includes(words.toLowerCase()));
+  if (typeof words === 'string' && words !== '')
+    matches = matches.filter((r) =>
+      JSON.stringify(rule.fields_at === undefined ? r : readPath(r, rule.fields_at))
+        .toLowerCase()
+        .includes(words.toLowerCase()),
+    );
   const descending = rule.sort?.descending ?? ['descending', 'desc'];
   const keys: { field: string; desc: boolean }[] = [];
   if (rule.sort?.list !== undefined) {
     const list = readPath(body, rule.sort.list);
     for (const k of Array.isArray(list) ? list : []) {
       if (typeof k === 'string') keys.push({ field: k.replace(/^-/, ''), desc: k.startsWith('-') });
-      else if (typeof readPath(k, rule.sort.field) === 'string') keys.push({ field: readPath(k, rule.sort.field) as string, desc: rule.sort.order !== undefined && descending.includes(String(readPath(k, rule.sort.order))) });
+      else if (typeof readPath(k, rule.sort.field) === 'string')
+        keys.push({
+          field: readPath(k, rule.sort.field) as string,
+          desc: rule.sort.order !== undefined && descending.includes(String(readPath(k, rule.sort.order))),
+        });
     }
   } else if (rule.sort !== undefined && typeof readPath(body, rule.sort.field) === 'string') {
-    keys.push({ field: readPath(body, rule.sort.field) as string, desc: rule.sort.order !== undefined && descending.includes(String(readPath(body, rule.sort.order))) });
+    keys.push({
+      field: readPath(body, rule.sort.field) as string,
+      desc: rule.sort.order !== undefined && descending.includes(String(readPath(body, rule.sort.order))),
+    });
   }
   if (keys.length > 0) {
     matches.sort((a, b) => {
@@ -318,7 +367,8 @@ export function search(rule: SearchRule, records: unknown[], body: Json, pathPar
   const sizeRaw = pag.per_page === undefined ? undefined : readPath(body, pag.per_page);
   let perPage = typeof sizeRaw === 'number' ? sizeRaw : (pag.default ?? 50);
   if (pag.over_max === 'clamp' && pag.max !== undefined) perPage = Math.max(1, Math.min(perPage, pag.max));
-  if (perPage < 1 || (pag.max !== undefined && perPage > pag.max)) throw new RuleError('invalid', `per_page must be between 1 and ${pag.max ?? 'any'}`, 'per_page');
+  if (perPage < 1 || (pag.max !== undefined && perPage > pag.max))
+    throw new RuleError('invalid', `per_page must be between 1 and ${pag.max ?? 'any'}`, 'per_page');
   const cursorRaw = pag.cursor === undefined ? undefined : readPath(body, pag.cursor);
   const at = typeof cursorRaw === 'string' ? decodeCursor(cursorRaw) : { offset: 0, page: 1 };
   if (at === undefined) throw new RuleError('invalid', `${String(pag.cursor?.split('.').pop())} is invalid`, pag.cursor?.split('.').pop());
@@ -338,10 +388,19 @@ export function search(rule: SearchRule, records: unknown[], body: Json, pathPar
 }
 
 /** Answer a list request from its query parameters; `link` gives {{origin}} and {{path}}. Throws RuleError. */
-export function listPage(rule: ListRule, source: RecordSource, query: Json, descriptionDefault: number | undefined, link: { origin: string; path: string }): unknown {
+export function listPage(
+  rule: ListRule,
+  source: RecordSource,
+  query: Json,
+  descriptionDefault: number | undefined,
+  link: { origin: string; path: string },
+): unknown {
   const size = source.size();
   const newest = (rule.order === 'newest_first') !== (rule.reverse !== undefined && query[rule.reverse.param] === rule.reverse.value);
-  const perPage = Math.max(1, typeof query[rule.per_page ?? ''] === 'number' ? (query[rule.per_page as string] as number) : (descriptionDefault ?? rule.default ?? 50));
+  const perPage = Math.max(
+    1,
+    typeof query[rule.per_page ?? ''] === 'number' ? (query[rule.per_page as string] as number) : (descriptionDefault ?? rule.default ?? 50),
+  );
   const form = rule.cursor_form ?? ['{{offset}}', '{{next_page}}'];
   const idField = rule.id_field ?? 'id';
   const raw = rule.cursor === undefined ? undefined : query[rule.cursor];
@@ -369,12 +428,25 @@ export function listPage(rule: ListRule, source: RecordSource, query: Json, desc
     page = query[rule.page] as number;
     offset = (page - 1) * perPage;
   }
-  if (rule.max_offset !== undefined && offset >= rule.max_offset.limit) throw new RuleError(rule.max_offset.code, rule.max_offset.message, rule.page ?? rule.cursor);
+  if (rule.max_offset !== undefined && offset >= rule.max_offset.limit)
+    throw new RuleError(rule.max_offset.code, rule.max_offset.message, rule.page ?? rule.cursor);
   const rows = newest ? source.slice(Math.max(0, size - offset - perPage), Math.max(0, size - offset)).reverse() : source.slice(offset, offset + perPage);
   const next = offset + rows.length;
   const more = next < size;
-  const cursor = more ? Buffer.from(JSON.stringify(fill(form, { last: rows[rows.length - 1], next_page: page + 1, offset: next }))).toString('base64') : undefined;
-  return fill(rule.response, { ...link, records: rows, total: size, page, per_page: perPage, total_pages: Math.ceil(size / perPage), next_page: more ? page + 1 : undefined, next_cursor: cursor, has_more: more });
+  const cursor = more
+    ? Buffer.from(JSON.stringify(fill(form, { last: rows[rows.length - 1], next_page: page + 1, offset: next }))).toString('base64')
+    : undefined;
+  return fill(rule.response, {
+    ...link,
+    records: rows,
+    total: size,
+    page,
+    per_page: perPage,
+    total_pages: Math.ceil(size / perPage),
+    next_page: more ? page + 1 : undefined,
+    next_cursor: cursor,
+    has_more: more,
+  });
 }
 
 /** The open scroll of one rule: one at a time, as the vendors that have them allow. */

@@ -56,7 +56,12 @@ export function hookModule(type: string, dir: string = HOOKS_DIR): string | unde
 
 /** One sandbox entry per connector with a hook module, by type; each module is loaded on first use. */
 export function codedSimulators(dir: string = HOOKS_DIR): SandboxSimulatorEntry[] {
-  const types = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  const types = existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+    : [];
   return types.flatMap((type) => {
     const file = hookModule(type, dir);
     return file === undefined ? [] : [hookEntry(type, file)];

@@ -27,7 +27,12 @@ const CODED: readonly SandboxSimulatorEntry[] = codedSimulators();
  */
 export function describedSimulators(dir: string, coded: ReadonlySet<string> = new Set()): SandboxSimulatorEntry[] {
   const entries: SandboxSimulatorEntry[] = [];
-  const types = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  const types = existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+    : [];
   for (const type of types) {
     if (coded.has(type)) continue;
     const manifestFile = join(dir, type, 'connector.yaml');
@@ -44,8 +49,12 @@ export function describedSimulators(dir: string, coded: ReadonlySet<string> = ne
         const sidecar = loadSidecar(sidecarFile);
         const sim =
           format === 'graphql'
-            ? await (await import('./graphql-simulator.ts')).startGraphqlSimulator({ schema: readFileSync(descriptionFile, 'utf8'), sidecar, port: options.port, host: options.host })
-            : await (await import('./openapi-simulator.ts')).startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
+            ? await (
+                await import('./graphql-simulator.ts')
+              ).startGraphqlSimulator({ schema: readFileSync(descriptionFile, 'utf8'), sidecar, port: options.port, host: options.host })
+            : await (
+                await import('./openapi-simulator.ts')
+              ).startOpenApiSimulator({ description: descriptionFile, sidecar, port: options.port, host: options.host });
         return Object.assign(sim, { sandboxCredentials: sidecar.sandbox?.credentials ?? {} }) as unknown as AnySimulator;
       },
       credentials: (sim) => {

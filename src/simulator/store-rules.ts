@@ -31,7 +31,12 @@ const comparable = (v: unknown): string => (typeof v === 'string' ? v.trim().toL
 const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
 /** The record (id and field) that already holds a value of a unique field the body sets, other than `self`. */
-export function uniqueConflict(rule: UniqueRule, records: Iterable<[string, { record: Json }]>, body: Json, self?: string): { id: string; field: string } | undefined {
+export function uniqueConflict(
+  rule: UniqueRule,
+  records: Iterable<[string, { record: Json }]>,
+  body: Json,
+  self?: string,
+): { id: string; field: string } | undefined {
   const wanted = rule.fields.filter((f) => given(readPath(body, f))).map((f) => [f, comparable(readPath(body, f))] as const);
   if (wanted.length === 0) return undefined;
   for (const [id, s] of records) {
@@ -45,7 +50,8 @@ export function uniqueConflict(rule: UniqueRule, records: Iterable<[string, { re
 }
 
 /** The 409 message of a conflict. */
-export const conflictMessage = (rule: UniqueRule, c: { id: string; field: string }): string => String(fill(rule.message ?? 'A record with this {{field}} already exists: {{id}}', c));
+export const conflictMessage = (rule: UniqueRule, c: { id: string; field: string }): string =>
+  String(fill(rule.message ?? 'A record with this {{field}} already exists: {{id}}', c));
 
 /** The id of the record whose `field` equals the body's (an upsert's target), if any. */
 export function upsertTarget(field: string, records: Iterable<[string, { record: Json }]>, body: Json): string | undefined {

@@ -34,7 +34,10 @@ export function makeDir(dir: string, mode = 0o777): void {
     }
     const parent = dirname(d);
     if (parent === d || (!isAbsolute(d) && (d === '.' || d === ''))) {
-      throw Object.assign(new Error(`cannot create the directory ${dir}: ${isAbsolute(dir) ? 'its root does not exist' : 'the working directory no longer exists'}`), { code: 'ENOENT' });
+      throw Object.assign(
+        new Error(`cannot create the directory ${dir}: ${isAbsolute(dir) ? 'its root does not exist' : 'the working directory no longer exists'}`),
+        { code: 'ENOENT' },
+      );
     }
     missing.push(d);
     d = parent;
@@ -43,7 +46,8 @@ export function makeDir(dir: string, mode = 0o777): void {
     try {
       mkdirSync(m, { mode });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw Object.assign(new Error(`cannot create the directory ${dir}: ${(e as Error).message}`), { code: (e as NodeJS.ErrnoException).code });
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw Object.assign(new Error(`cannot create the directory ${dir}: ${(e as Error).message}`), { code: (e as NodeJS.ErrnoException).code });
     }
   }
 }
@@ -68,7 +72,10 @@ export function watchDataFile(file: string, everyMs: number, onLost: (why: strin
       }
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      why = code === 'ENOENT' ? `the database file ${file} (or its data directory) was removed under the running service` : `the database file ${file} cannot be checked: ${(e as Error).message}`;
+      why =
+        code === 'ENOENT'
+          ? `the database file ${file} (or its data directory) was removed under the running service`
+          : `the database file ${file} cannot be checked: ${(e as Error).message}`;
     }
     if (why === undefined) return;
     done = true;

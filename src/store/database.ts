@@ -9,7 +9,19 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { makeDir } from './data-dir.ts';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type SqliteDialectConfig } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  sql,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type Migration,
+  type SqliteDialectConfig,
+} from 'kysely';
 import pg from 'pg';
 import { MAIN_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
 
@@ -181,9 +193,12 @@ function gatedConnection(connection: DatabaseConnection, statements: SqliteState
       try {
         const until = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
         for (;;) {
-          const holder = Atomics.load(gate, WORKER_HOLDING) === 1 ? WORKER_HOLDING : Atomics.load(gate, CHECKPOINTER_HOLDING) === 1 ? CHECKPOINTER_HOLDING : undefined;
+          const holder =
+            Atomics.load(gate, WORKER_HOLDING) === 1 ? WORKER_HOLDING : Atomics.load(gate, CHECKPOINTER_HOLDING) === 1 ? CHECKPOINTER_HOLDING : undefined;
           if (holder === undefined || Date.now() >= until) break;
-          const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(gate, holder, 1, until - Date.now());
+          const w = (
+            Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }
+          ).waitAsync(gate, holder, 1, until - Date.now());
           if (w.async) await w.value;
         }
         return await connection.executeQuery<R>(query);
@@ -301,7 +316,8 @@ function keepPrepared(client: pg.PoolClient, limit: number): void {
   let next = 0;
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
-    if (typeof config !== 'string' || !Array.isArray(values) || callback !== undefined || !config.startsWith(PREPARED_SQL)) return query(config, values, callback);
+    if (typeof config !== 'string' || !Array.isArray(values) || callback !== undefined || !config.startsWith(PREPARED_SQL))
+      return query(config, values, callback);
     let name = names.get(config);
     let evicted: string | undefined;
     if (name !== undefined) names.delete(config);

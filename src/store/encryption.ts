@@ -60,7 +60,10 @@ export class KeyRing {
   open(sealed: Sealed, context: string): string {
     const key = this.keys.get(sealed.keyId);
     if (key === undefined) {
-      throw new SwitchboardError('encryption_key_missing', `Stored credentials were encrypted with key "${sealed.keyId}", which is not in ${ENCRYPTION_KEY_ENV} (configured: ${this.ids.join(', ')})`);
+      throw new SwitchboardError(
+        'encryption_key_missing',
+        `Stored credentials were encrypted with key "${sealed.keyId}", which is not in ${ENCRYPTION_KEY_ENV} (configured: ${this.ids.join(', ')})`,
+      );
     }
     const raw = Buffer.from(sealed.ciphertext, 'base64');
     if (raw.length < IV_BYTES + TAG_BYTES) throw new SwitchboardError('internal_error', 'Stored ciphertext is truncated');
@@ -71,16 +74,22 @@ export class KeyRing {
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch (e) {
       // Almost always a different key configured under the same id; a row altered in the database looks the same.
-      throw new SwitchboardError('encryption_key_mismatch', `The key configured as "${sealed.keyId}" does not decrypt these credentials: ${ENCRYPTION_KEY_ENV} holds another key under that id (or the stored row was altered)`, {
-        cause: e,
-        details: { key_id: sealed.keyId },
-      });
+      throw new SwitchboardError(
+        'encryption_key_mismatch',
+        `The key configured as "${sealed.keyId}" does not decrypt these credentials: ${ENCRYPTION_KEY_ENV} holds another key under that id (or the stored row was altered)`,
+        {
+          cause: e,
+          details: { key_id: sealed.keyId },
+        },
+      );
     }
   }
 
   /** A 32-byte secret for another purpose (e.g. signing search cursors), derived from the primary key. */
   derive(label: string): Buffer {
-    return createHmac('sha256', this.keys.get(this.primaryId) as Buffer).update(`switchboard:${label}`).digest();
+    return createHmac('sha256', this.keys.get(this.primaryId) as Buffer)
+      .update(`switchboard:${label}`)
+      .digest();
   }
 
   /** Seal a JSON value. */
@@ -149,10 +158,16 @@ export interface ResolvedKeyRing {
  * ephemeral key. PostgreSQL without a key is refused: several instances must share one key, so
  * a generated per-machine key would make each instance unable to read the others' rows.
  */
-export function resolveKeyRing(envValue: string | undefined, database: { dialect: 'sqlite' | 'postgres'; file?: string }, storedKeyIds: readonly string[] = []): ResolvedKeyRing {
+export function resolveKeyRing(
+  envValue: string | undefined,
+  database: { dialect: 'sqlite' | 'postgres'; file?: string },
+  storedKeyIds: readonly string[] = [],
+): ResolvedKeyRing {
   if (envValue !== undefined && envValue.trim() !== '') return { ring: parseKeyRing(envValue), source: 'env' };
   if (database.dialect === 'postgres') {
-    throw new Error(`${ENCRYPTION_KEY_ENV} is required with PostgreSQL (every instance must use the same key). Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`);
+    throw new Error(
+      `${ENCRYPTION_KEY_ENV} is required with PostgreSQL (every instance must use the same key). Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`,
+    );
   }
   if (database.file === undefined || database.file === ':memory:') return { ring: parseKeyRing(generateKeySpec()), source: 'ephemeral' };
   const file = join(dirname(database.file), 'switchboard.key');

@@ -25,7 +25,9 @@ export async function verifyKeyRing(db: Kysely<ServiceTables>, ring: KeyRing, co
   const ids = await storedKeyIds(db);
   const missing = ids.filter((id) => !ring.ids.includes(id));
   if (missing.length > 0) {
-    throw new SwitchboardError('encryption_key_missing', missingKeyMessage(missing, `the configured key ring has only ${ring.ids.join(', ')}`), { details: { missing_key_ids: missing } });
+    throw new SwitchboardError('encryption_key_missing', missingKeyMessage(missing, `the configured key ring has only ${ring.ids.join(', ')}`), {
+      details: { missing_key_ids: missing },
+    });
   }
   for (const id of ids) {
     const row = await db.selectFrom('connectors').select(['id', 'credentials_ciphertext']).where('credentials_key_id', '=', id).limit(1).executeTakeFirst();
@@ -34,9 +36,13 @@ export async function verifyKeyRing(db: Kysely<ServiceTables>, ring: KeyRing, co
       ring.open({ keyId: id, ciphertext: row.credentials_ciphertext }, contextOf(row.id));
     } catch (e) {
       if (e instanceof SwitchboardError && e.code === 'encryption_key_mismatch') {
-        throw new SwitchboardError('encryption_key_mismatch', `The key configured as "${id}" does not decrypt the credentials sealed with key id "${id}" (connector ${row.id}): configure the key that was used under that id`, {
-          details: { key_id: id, connector_id: row.id },
-        });
+        throw new SwitchboardError(
+          'encryption_key_mismatch',
+          `The key configured as "${id}" does not decrypt the credentials sealed with key id "${id}" (connector ${row.id}): configure the key that was used under that id`,
+          {
+            details: { key_id: id, connector_id: row.id },
+          },
+        );
       }
       throw e;
     }

@@ -192,7 +192,10 @@ const m0001: Migration = {
 /** Connector health: the status set by credential checks and by upstream 401/403 answers. */
 const m0002: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('connectors').addColumn('status', 'text', (c) => c.notNull().defaultTo('active')).execute();
+    await db.schema
+      .alterTable('connectors')
+      .addColumn('status', 'text', (c) => c.notNull().defaultTo('active'))
+      .execute();
     await db.schema.alterTable('connectors').addColumn('last_checked_at', 'text').execute();
     await db.schema.alterTable('connectors').addColumn('last_error', 'text').execute();
     await db.schema.createIndex('connectors_org_status_idx').on('connectors').columns(['organization_id', 'status']).execute();
@@ -208,7 +211,10 @@ const m0003: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema.alterTable('access_tokens').addColumn('organization_id', 'text').execute();
     await db.schema.alterTable('access_tokens').addColumn('customer_name', 'text').execute();
-    await db.schema.alterTable('applications').addColumn('response_envelope', 'text', (c) => c.notNull().defaultTo('switchboard')).execute();
+    await db.schema
+      .alterTable('applications')
+      .addColumn('response_envelope', 'text', (c) => c.notNull().defaultTo('switchboard'))
+      .execute();
   },
   async down(db: Kysely<unknown>): Promise<void> {
     await db.schema.alterTable('applications').dropColumn('response_envelope').execute();
@@ -229,7 +235,10 @@ const m0004: Migration = {
 /** The per-application switch of the pass-through proxy (on, read, off). */
 const m0005: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('applications').addColumn('proxy_access', 'text', (c) => c.notNull().defaultTo('on')).execute();
+    await db.schema
+      .alterTable('applications')
+      .addColumn('proxy_access', 'text', (c) => c.notNull().defaultTo('on'))
+      .execute();
   },
   async down(db: Kysely<unknown>): Promise<void> {
     await db.schema.alterTable('applications').dropColumn('proxy_access').execute();
@@ -239,5 +248,11 @@ const m0005: Migration = {
 /** The service's migration group; run it before any other group whose tables reference connectors. */
 export const SERVICE_MIGRATIONS: MigrationGroup = {
   name: 'service',
-  migrations: { '0001_service_core': m0001, '0002_connector_status': m0002, '0003_scoped_tokens': m0003, '0004_oauth_state_credentials': m0004, '0005_proxy_access': m0005 },
+  migrations: {
+    '0001_service_core': m0001,
+    '0002_connector_status': m0002,
+    '0003_scoped_tokens': m0003,
+    '0004_oauth_state_credentials': m0004,
+    '0005_proxy_access': m0005,
+  },
 };

@@ -8,14 +8,7 @@
  * one gets it back.
  */
 import { CompiledQuery, type Compilable, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type {
-  ApplicationsTable,
-  ConnectorsTable,
-  OAuthSecretsTable,
-  OAuthStatesTable,
-  OrganizationsTable,
-  ServiceTables,
-} from './service-migrations.ts';
+import type { ApplicationsTable, ConnectorsTable, OAuthSecretsTable, OAuthStatesTable, OrganizationsTable, ServiceTables } from './service-migrations.ts';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
@@ -80,7 +73,15 @@ class PreparedQuery<R> {
 }
 
 interface HotQueries {
-  tokenPrincipal: PreparedQuery<{ application_id: string; expires_at: string; organization_id: string | null; scope_organization_id: string | null; customer_name: string | null; response_envelope: string; proxy_access: string }>;
+  tokenPrincipal: PreparedQuery<{
+    application_id: string;
+    expires_at: string;
+    organization_id: string | null;
+    scope_organization_id: string | null;
+    customer_name: string | null;
+    response_envelope: string;
+    proxy_access: string;
+  }>;
   connector: PreparedQuery<ConnectorRow>;
 }
 
@@ -91,7 +92,15 @@ function hotQueries(): HotQueries {
         .selectFrom('access_tokens as t')
         .innerJoin('applications as a', 'a.id', 't.application_id')
         .leftJoin('application_organizations as ao', 'ao.application_id', 't.application_id')
-        .select(['t.application_id', 't.expires_at', 'ao.organization_id', 't.organization_id as scope_organization_id', 't.customer_name', 'a.response_envelope', 'a.proxy_access'])
+        .select([
+          't.application_id',
+          't.expires_at',
+          'ao.organization_id',
+          't.organization_id as scope_organization_id',
+          't.customer_name',
+          'a.response_envelope',
+          'a.proxy_access',
+        ])
         .where('t.token_hash', '=', tokenHash as string),
     ),
     connector: new PreparedQuery((db, id, organizationId) =>
@@ -171,10 +180,23 @@ export class ServiceStore {
   // Access tokens
 
   /** `scope`: a token limited to one customer of one organization. */
-  async insertAccessToken(tokenHash: string, applicationId: string, expiresAt: string, now: string, scope?: { organizationId: string; customerName: string }): Promise<void> {
+  async insertAccessToken(
+    tokenHash: string,
+    applicationId: string,
+    expiresAt: string,
+    now: string,
+    scope?: { organizationId: string; customerName: string },
+  ): Promise<void> {
     await this.db
       .insertInto('access_tokens')
-      .values({ token_hash: tokenHash, application_id: applicationId, expires_at: expiresAt, created_at: now, organization_id: scope?.organizationId ?? null, customer_name: scope?.customerName ?? null })
+      .values({
+        token_hash: tokenHash,
+        application_id: applicationId,
+        expires_at: expiresAt,
+        created_at: now,
+        organization_id: scope?.organizationId ?? null,
+        customer_name: scope?.customerName ?? null,
+      })
       .execute();
   }
 
@@ -240,7 +262,9 @@ export class ServiceStore {
   async updateConnector(
     organizationId: string,
     id: string,
-    patch: Partial<Pick<ConnectorRow, 'name' | 'auth_variant' | 'credentials_key_id' | 'credentials_ciphertext' | 'status' | 'last_checked_at' | 'last_error'>> & { updated_at: string },
+    patch: Partial<
+      Pick<ConnectorRow, 'name' | 'auth_variant' | 'credentials_key_id' | 'credentials_ciphertext' | 'status' | 'last_checked_at' | 'last_error'>
+    > & { updated_at: string },
   ): Promise<ConnectorRow | undefined> {
     return this.db.updateTable('connectors').set(patch).where('id', '=', id).where('organization_id', '=', organizationId).returningAll().executeTakeFirst();
   }

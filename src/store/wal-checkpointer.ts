@@ -231,7 +231,9 @@ export class WalCheckpointer {
       const entry = this.#pending.get(m.id);
       this.#pending.delete(m.id);
       if (m.error !== undefined) this.#onError(new Error(`WAL checkpoint failed: ${m.error}`));
-      entry?.resolve(m.error !== undefined ? undefined : { busy: m.busy === true, log: m.log ?? 0, checkpointed: m.checkpointed ?? 0, restarted: m.restarted === true });
+      entry?.resolve(
+        m.error !== undefined ? undefined : { busy: m.busy === true, log: m.log ?? 0, checkpointed: m.checkpointed ?? 0, restarted: m.restarted === true },
+      );
     });
     worker.on('error', (e) => this.#onError(e));
     worker.on('exit', () => {

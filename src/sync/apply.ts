@@ -33,7 +33,13 @@ export class ChangeApplier {
   }
 
   /** A vendor webhook delivery's changes to one entity: upserts, then deletions; reported through onChanged when anything changed. */
-  async applyDelivery(connectorId: string, entity: CompiledEntity, deliveryId: string, upserts: Record<string, unknown>[], deletions: string[]): Promise<RecordsChanged> {
+  async applyDelivery(
+    connectorId: string,
+    entity: CompiledEntity,
+    deliveryId: string,
+    upserts: Record<string, unknown>[],
+    deletions: string[],
+  ): Promise<RecordsChanged> {
     const { added, updated } = await this.upsert(connectorId, entity, upserts);
     const deleted = await this.delete(connectorId, entity, deletions);
     const change: RecordsChanged = { connector_id: connectorId, entity: entity.name, added, updated, deleted, source: { webhook: deliveryId } };

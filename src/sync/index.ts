@@ -13,4 +13,16 @@ export { syncMigrations } from './sync-migrations.ts';
 export { ChangeApplier, searchDef } from './apply.ts';
 export { SyncEngine } from './scheduler.ts';
 export { isAuthFailure } from './types.ts';
-export type { RecordSink, RecordsChanged, UpsertCounts, RuntimeFactory, SinkEntityDef, SyncEngineOptions, SyncOptions, SyncProgress, SyncResult, SyncStatus, EntityRunCounts } from './types.ts';
+export type {
+  RecordSink,
+  RecordsChanged,
+  UpsertCounts,
+  RuntimeFactory,
+  SinkEntityDef,
+  SyncEngineOptions,
+  SyncOptions,
+  SyncProgress,
+  SyncResult,
+  SyncStatus,
+  EntityRunCounts,
+} from './types.ts';

@@ -76,19 +76,22 @@ export function keepLease(leases: SyncLeases, connectorId: string, callerSignal?
   else callerSignal?.addEventListener('abort', follow, { once: true });
   let lost: LeaseLost | undefined;
   let renewing = false;
-  const timer = setInterval(() => {
-    if (renewing || controller.signal.aborted) return;
-    renewing = true;
-    leases
-      .heartbeat(connectorId, callerSignal)
-      .catch((e: unknown) => {
-        if (e instanceof LeaseLost && callerSignal?.aborted !== true) {
-          lost = e;
-          controller.abort(e);
-        }
-      })
-      .finally(() => (renewing = false));
-  }, Math.max(1, Math.floor(leases.leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      if (renewing || controller.signal.aborted) return;
+      renewing = true;
+      leases
+        .heartbeat(connectorId, callerSignal)
+        .catch((e: unknown) => {
+          if (e instanceof LeaseLost && callerSignal?.aborted !== true) {
+            lost = e;
+            controller.abort(e);
+          }
+        })
+        .finally(() => (renewing = false));
+    },
+    Math.max(1, Math.floor(leases.leaseMs / 3)),
+  );
   timer.unref();
   return {
     signal: controller.signal,

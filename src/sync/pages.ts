@@ -116,7 +116,15 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
   const hydrateParams = hydrate ? Object.entries(hydrate.params).map(([k, src]) => [k, compileTemplate(String(src))] as const) : [];
   const { checkpoint, parents, signal } = { ...job, signal: io.signal };
   let mark = job.mark;
-  const persist = async (pi: number, records: Record<string, unknown>[], gone: Record<string, unknown>[], next: NextPage, pageMark: unknown, reached: boolean, last: boolean): Promise<void> => {
+  const persist = async (
+    pi: number,
+    records: Record<string, unknown>[],
+    gone: Record<string, unknown>[],
+    next: NextPage,
+    pageMark: unknown,
+    reached: boolean,
+    last: boolean,
+  ): Promise<void> => {
     const removed = gone.length === 0 ? 0 : await io.delete(gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
     const counts = records.length === 0 ? { added: 0, updated: 0 } : await io.upsert(records);
     await io.stored({ pi, next, mark: pageMark, reached, last, records: records.length, added: counts.added, updated: counts.updated, removed });
@@ -163,7 +171,8 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
           }
           // Newest-first incremental: this page reached records the last run already had.
           const since = job.sortedSince;
-          reached ||= since !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], since) === since && r[inc.cursor_field] !== since);
+          reached ||=
+            since !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], since) === since && r[inc.cursor_field] !== since);
           await written();
           if (signal?.aborted) throw new LeaseLost('aborted');
           const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);

@@ -27,7 +27,6 @@ import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.
 import { syncRunStarted } from '../observe/hooks.ts';
 import type { EntityRunCounts, RemotePages, RuntimeFactory, SyncOptions, SyncResult } from './types.ts';
 
-
 function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_seconds' | 'unix_ms' | 'raw' | undefined): unknown {
   if (value === null || value === undefined) return undefined;
   // raw: the cursor field's own value, for upstreams whose "since" param takes it as is (Slack's ts).
@@ -105,13 +104,20 @@ export class SyncRunner {
     }
   }
 
-  private async runBuilt(connectorId: string, options: SyncOptions, state: SyncStateRow, built: NonNullable<Awaited<ReturnType<RuntimeFactory>>>): Promise<SyncResult> {
+  private async runBuilt(
+    connectorId: string,
+    options: SyncOptions,
+    state: SyncStateRow,
+    built: NonNullable<Awaited<ReturnType<RuntimeFactory>>>,
+  ): Promise<SyncResult> {
     const { runtime, manifest, pages: pagesIn } = built;
     const resumed = state.run_complete === 0 && state.run_id !== null;
     const runId = resumed ? state.run_id! : randomUUID();
     // A manifest no synced entity of which reads incrementally reads everything every run: each run is then a full refresh (deletions detected).
     const onlyFull = ![...manifest.entities.values()].some((e) => e.def.sync?.incremental !== undefined);
-    const full = resumed ? state.run_full === 1 : onlyFull || options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
+    const full = resumed
+      ? state.run_full === 1
+      : onlyFull || options.full === true || state.requested_full === 1 || state.runs_since_full + 1 >= this.settings.fullEvery;
     if (!resumed) {
       await this.db
         .updateTable('sync_state')
@@ -219,7 +225,8 @@ export class SyncRunner {
     }
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
     let removed = 0;
-    if (!full && sync.removals !== undefined && lastMark !== undefined) removed = await this.syncRemovals(connectorId, runtime, entity, parents, lastMark, options);
+    if (!full && sync.removals !== undefined && lastMark !== undefined)
+      removed = await this.syncRemovals(connectorId, runtime, entity, parents, lastMark, options);
     let seen = row.records_seen;
     let added = row.records_added;
     let updated = row.records_updated;
@@ -310,7 +317,14 @@ export class SyncRunner {
    * the last run's high-water mark, and delete the removed records from search. Runs before the
    * entity's own pages, so a record restored since is stored again by them.
    */
-  private async syncRemovals(connectorId: string, runtime: ConnectorRuntime, entity: CompiledEntity, parents: Record<string, unknown>[], since: unknown, options: SyncOptions): Promise<number> {
+  private async syncRemovals(
+    connectorId: string,
+    runtime: ConnectorRuntime,
+    entity: CompiledEntity,
+    parents: Record<string, unknown>[],
+    since: unknown,
+    options: SyncOptions,
+  ): Promise<number> {
     const sync = entity.def.sync!;
     const rm = sync.removals!;
     // Without since_param the removals list is read whole (it takes no time filter).
@@ -320,7 +334,11 @@ export class SyncRunner {
     const when = rm.when !== undefined ? compileTemplate(rm.when) : undefined;
     let removed = 0;
     for (const parent of parents) {
-      const params: Record<string, unknown> = { ...runtime.fixedParams(rm.params), ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}), ...parent };
+      const params: Record<string, unknown> = {
+        ...runtime.fixedParams(rm.params),
+        ...(rm.since_param !== undefined ? { [rm.since_param]: sinceValue } : {}),
+        ...parent,
+      };
       const ids = new Set<string>();
       for await (const record of runtime.records(rm.entity, params, { signal: options.signal })) {
         if (options.signal?.aborted) throw new LeaseLost('aborted');

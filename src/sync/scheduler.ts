@@ -63,19 +63,35 @@ export class SyncEngine {
     this.pollMs = options.pollMs ?? 5_000;
     this.leases = new SyncLeases(this.db, this.instanceId, options.leaseMs ?? 60_000);
     this.applier = new ChangeApplier(options.sink, options.onRecordsChanged);
-    this.runner = new SyncRunner(this.db, this.leases, this.applier, options.runtimeFor, {
-      defaultIntervalMs: this.defaultIntervalMs,
-      fullEvery: options.fullRefreshEvery ?? 24,
-      hydrateConcurrency: options.hydrateConcurrency ?? 4,
-      hydrateWriteRecords: options.hydrateWriteRecords ?? HYDRATE_WRITE_RECORDS,
-    }, options.pageWriteSlots !== undefined && options.pageWriteSlots > 0 ? new Slots(options.pageWriteSlots) : undefined);
+    this.runner = new SyncRunner(
+      this.db,
+      this.leases,
+      this.applier,
+      options.runtimeFor,
+      {
+        defaultIntervalMs: this.defaultIntervalMs,
+        fullEvery: options.fullRefreshEvery ?? 24,
+        hydrateConcurrency: options.hydrateConcurrency ?? 4,
+        hydrateWriteRecords: options.hydrateWriteRecords ?? HYDRATE_WRITE_RECORDS,
+      },
+      options.pageWriteSlots !== undefined && options.pageWriteSlots > 0 ? new Slots(options.pageWriteSlots) : undefined,
+    );
   }
 
   /** Start syncing a new connector: its first run is due now. */
   async register(connectorId: string, intervalMs?: number): Promise<void> {
     await this.db
       .insertInto('sync_state')
-      .values({ connector_id: connectorId, status: 'idle', run_complete: 1, run_full: 1, next_run_at: now(), interval_ms: intervalMs ?? null, requested_full: 1, runs_since_full: 0 })
+      .values({
+        connector_id: connectorId,
+        status: 'idle',
+        run_complete: 1,
+        run_full: 1,
+        next_run_at: now(),
+        interval_ms: intervalMs ?? null,
+        requested_full: 1,
+        runs_since_full: 0,
+      })
       .onConflict((oc) => oc.column('connector_id').doNothing())
       .execute();
     this.kick();
@@ -121,13 +137,23 @@ export class SyncEngine {
    * the scheduler never finds it due, until resume() or an explicit request().
    */
   async pause(connectorId: string): Promise<void> {
-    const r = await this.db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', '=', connectorId).where('next_run_at', 'is not', null).executeTakeFirst();
+    const r = await this.db
+      .updateTable('sync_state')
+      .set({ next_run_at: null })
+      .where('connector_id', '=', connectorId)
+      .where('next_run_at', 'is not', null)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) > 0) await this.options.onPaused?.(connectorId);
   }
 
   /** Schedule a paused connector again, due now (credentials replaced, or a check passed). No-op when not paused. */
   async resume(connectorId: string): Promise<void> {
-    const r = await this.db.updateTable('sync_state').set({ next_run_at: now() }).where('connector_id', '=', connectorId).where('next_run_at', 'is', null).executeTakeFirst();
+    const r = await this.db
+      .updateTable('sync_state')
+      .set({ next_run_at: now() })
+      .where('connector_id', '=', connectorId)
+      .where('next_run_at', 'is', null)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) > 0) {
       this.kick();
       await this.options.onResumed?.(connectorId);
@@ -153,7 +179,12 @@ export class SyncEngine {
     if (resume !== undefined) {
       for (const r of rows) {
         const cp = r.checkpoint !== null ? (JSON.parse(r.checkpoint) as Checkpoint) : undefined;
-        resume.entities[r.entity] = { done: r.done === 1, records_seen: r.records_seen, parent: cp?.parent ?? null, params: (cp?.next?.params as Record<string, unknown> | undefined) ?? null };
+        resume.entities[r.entity] = {
+          done: r.done === 1,
+          records_seen: r.records_seen,
+          parent: cp?.parent ?? null,
+          params: (cp?.next?.params as Record<string, unknown> | undefined) ?? null,
+        };
       }
     }
     return {
@@ -313,7 +344,13 @@ export class SyncEngine {
       // Aborted: the run ends as if its process had (lease kept); stopped (shutdown): it also hands the
       // lease back. Either way it resumes from its checkpoint.
       const e = options.signal?.aborted === true ? (options.signal.reason === STOPPING ? STOPPING : new LeaseLost('aborted')) : caught;
-      if (e === STOPPING) await this.db.updateTable('sync_state').set({ lease_owner: null, lease_until: null }).where('connector_id', '=', connectorId).where('lease_owner', '=', this.instanceId).execute();
+      if (e === STOPPING)
+        await this.db
+          .updateTable('sync_state')
+          .set({ lease_owner: null, lease_until: null })
+          .where('connector_id', '=', connectorId)
+          .where('lease_owner', '=', this.instanceId)
+          .execute();
       if (e instanceof LeaseLost && (await this.leases.state(connectorId)) === undefined) {
         // The connector was deleted while this run was writing: drop what it wrote since.
         await this.options.sink.deleteConnector(connectorId);

@@ -54,8 +54,14 @@ const m001: Migration = {
 /** 002: per entity, how many of the records a run saw were new or changed (sync.completed counts, kept across a resumption). */
 const m002: Migration = {
   async up(db: Kysely<unknown>) {
-    await db.schema.alterTable('sync_entities').addColumn('records_added', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-    await db.schema.alterTable('sync_entities').addColumn('records_updated', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('sync_entities')
+      .addColumn('records_added', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .alterTable('sync_entities')
+      .addColumn('records_updated', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
   },
 };
 

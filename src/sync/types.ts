@@ -35,7 +35,9 @@ export type RemotePages = (job: PagesJob, stored: (part: PartStored) => Promise<
  * `pages`, the entities' pages run there instead of through `runtime` (which still lists
  * for_each parents and removals).
  */
-export type RuntimeFactory = (connectorId: string) => Promise<{ runtime: ConnectorRuntime; manifest: LoadedManifest; pages?: RemotePages | undefined } | undefined>;
+export type RuntimeFactory = (
+  connectorId: string,
+) => Promise<{ runtime: ConnectorRuntime; manifest: LoadedManifest; pages?: RemotePages | undefined } | undefined>;
 
 export interface SyncProgress {
   entity: string;
@@ -78,7 +80,10 @@ export interface SyncStatus {
   next_run_at: string | null;
   entities: Record<string, { records: number; last_synced_at: string | null }>;
   /** For an interrupted run: its id and, per entity, whether it finished and the page it resumes at (the list params; the parent index for per-parent lists). */
-  resume_from?: { run_id: string; entities: Record<string, { done: boolean; records_seen: number; parent: number | null; params: Record<string, unknown> | null }> };
+  resume_from?: {
+    run_id: string;
+    entities: Record<string, { done: boolean; records_seen: number; parent: number | null; params: Record<string, unknown> | null }>;
+  };
 }
 
 export interface SyncEngineOptions {

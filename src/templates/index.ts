@@ -88,7 +88,8 @@ const HELPERS: Record<string, Helper> = {
   get: (obj, ...keys) => {
     let cur: unknown = obj;
     for (const k of keys) {
-      if (cur === null || typeof cur !== 'object' || (typeof k !== 'string' && typeof k !== 'number') || !Object.prototype.hasOwnProperty.call(cur, k)) return undefined;
+      if (cur === null || typeof cur !== 'object' || (typeof k !== 'string' && typeof k !== 'number') || !Object.prototype.hasOwnProperty.call(cur, k))
+        return undefined;
       cur = (cur as Record<string, unknown>)[k];
     }
     return cur;
@@ -209,7 +210,8 @@ function collect(node: hbs.AST.Node, out: Reference[], helperNames: Set<string>,
     if (e.type === 'PathExpression') {
       const p = e as hbs.AST.PathExpression;
       if (isCallee) {
-        if (!KNOWN_HELPERS[p.original]) throw new TemplateSyntaxError(`unknown helper "${p.original}" (known: ${HELPER_NAMES.join(', ')}, if, unless, each, with)`);
+        if (!KNOWN_HELPERS[p.original])
+          throw new TemplateSyntaxError(`unknown helper "${p.original}" (known: ${HELPER_NAMES.join(', ')}, if, unless, each, with)`);
         return;
       }
       if (p.data || p.original === 'this' || p.original.startsWith('this.') || p.original.startsWith('../')) return;
@@ -328,7 +330,10 @@ export function compileTemplate(source: string): Template {
   };
   // A single plain path (`{{params.per_page}}`, not a helper's name) is a direct lookup.
   const onlyPath =
-    single && (only as hbs.AST.MustacheStatement).path.type === 'PathExpression' && (only as hbs.AST.MustacheStatement).params.length === 0 && HELPERS[((only as hbs.AST.MustacheStatement).path as hbs.AST.PathExpression).original] === undefined
+    single &&
+    (only as hbs.AST.MustacheStatement).path.type === 'PathExpression' &&
+    (only as hbs.AST.MustacheStatement).params.length === 0 &&
+    HELPERS[((only as hbs.AST.MustacheStatement).path as hbs.AST.PathExpression).original] === undefined
       ? ((only as hbs.AST.MustacheStatement).path as hbs.AST.PathExpression).parts
       : undefined;
   return {

@@ -90,7 +90,11 @@ export class WebhookAttributions {
 
   /** A connector's key: known (resolved once), or pending (not asked yet, or its checks failed since). */
   async stateOf(connectorId: string): Promise<AttributionState> {
-    const row = await this.o.db.selectFrom('webhook_attributions').select(['attribution_key', 'failures']).where('connector_id', '=', connectorId).executeTakeFirst();
+    const row = await this.o.db
+      .selectFrom('webhook_attributions')
+      .select(['attribution_key', 'failures'])
+      .where('connector_id', '=', connectorId)
+      .executeTakeFirst();
     if (row === undefined || (Number(row.failures) > 0 && row.attribution_key === null)) return { state: 'pending' };
     return { state: 'known', key: row.attribution_key };
   }
@@ -116,7 +120,16 @@ export class WebhookAttributions {
       .select('connectors.id')
       .where('connectors.connector_type', '=', type)
       .where('connectors.status', '<>', 'auth_failed')
-      .where((eb) => eb.or([eb('webhook_attributions.connector_id', 'is', null), eb.and([eb('webhook_attributions.attribution_key', 'is', null), eb('webhook_attributions.failures', '>', 0), eb('webhook_attributions.failures', '<', PENDING_FAILURES)])]))
+      .where((eb) =>
+        eb.or([
+          eb('webhook_attributions.connector_id', 'is', null),
+          eb.and([
+            eb('webhook_attributions.attribution_key', 'is', null),
+            eb('webhook_attributions.failures', '>', 0),
+            eb('webhook_attributions.failures', '<', PENDING_FAILURES),
+          ]),
+        ]),
+      )
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;
@@ -171,7 +184,12 @@ export class WebhookAttributions {
       .select(['connectors.id as id', 'connectors.connector_type as type', 'connectors.organization_id as org', 'webhook_attributions.retry_at as retry_at'])
       .where('connectors.connector_type', 'in', types)
       .where('connectors.status', '<>', 'auth_failed')
-      .where((eb) => eb.or([eb('webhook_attributions.connector_id', 'is', null), eb.and([eb('webhook_attributions.failures', '>', 0), eb('webhook_attributions.retry_at', '<=', now)])]))
+      .where((eb) =>
+        eb.or([
+          eb('webhook_attributions.connector_id', 'is', null),
+          eb.and([eb('webhook_attributions.failures', '>', 0), eb('webhook_attributions.retry_at', '<=', now)]),
+        ]),
+      )
       .orderBy(sql`CASE WHEN webhook_attributions.connector_id IS NULL THEN 0 ELSE 1 END`)
       .orderBy('connectors.created_at')
       .limit(CANDIDATES)

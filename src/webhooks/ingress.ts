@@ -21,7 +21,9 @@ export function ingressGate(limit: number): (request: FastifyRequest, reply: Fas
   return async function gate(_request, reply) {
     if (inFlight >= limit) {
       reply.header('retry-after', '1');
-      throw new SwitchboardError('webhook_queue_full', `${inFlight} webhook requests are in flight on this instance; retry later`, { details: { retry_after_ms: 1000 } });
+      throw new SwitchboardError('webhook_queue_full', `${inFlight} webhook requests are in flight on this instance; retry later`, {
+        details: { retry_after_ms: 1000 },
+      });
     }
     inFlight++;
     let released = false;
@@ -42,15 +44,26 @@ export function ingressUrlOf(ctx: { publicUrl: () => string }, row: { id: string
  * The params of a hosted execute: for the type's subscribe action, its URL param set to the
  * connector's ingress URL (refused when the caller names another); other actions' params as given.
  */
-export function subscriptionParams(ctx: { publicUrl: () => string }, row: { id: string; connector_type: string }, manifest: LoadedManifest, entity: string, action: string, params: Record<string, unknown>): Record<string, unknown> {
+export function subscriptionParams(
+  ctx: { publicUrl: () => string },
+  row: { id: string; connector_type: string },
+  manifest: LoadedManifest,
+  entity: string,
+  action: string,
+  params: Record<string, unknown>,
+): Record<string, unknown> {
   const s = manifest.webhooks?.subscribe;
   if (s === undefined || s.entity !== entity || s.action !== action) return params;
   const url = ingressUrlOf(ctx, row);
   const given = params[s.urlParam];
   if (given !== undefined && given !== null && given !== url) {
-    throw new SwitchboardError('webhook_ingress_url_only', `${entity}.${action} points ${manifest.type} at a URL: only this connector's webhook URL (${url}) is allowed; omit ${s.urlParam} and the service fills it in`, {
-      errors: [{ path: `/params/${s.urlParam}`, message: `must be omitted or equal ${url}` }],
-    });
+    throw new SwitchboardError(
+      'webhook_ingress_url_only',
+      `${entity}.${action} points ${manifest.type} at a URL: only this connector's webhook URL (${url}) is allowed; omit ${s.urlParam} and the service fills it in`,
+      {
+        errors: [{ path: `/params/${s.urlParam}`, message: `must be omitted or equal ${url}` }],
+      },
+    );
   }
   return { ...params, [s.urlParam]: url };
 }

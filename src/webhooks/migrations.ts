@@ -10,7 +10,10 @@ import type { MigrationGroup } from '../store/database.ts';
 
 const m001: Migration = {
   async up(db: Kysely<unknown>) {
-    await db.schema.alterTable('webhook_attributions').addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('webhook_attributions')
+      .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await db.schema.alterTable('webhook_attributions').addColumn('retry_at', 'text').execute();
   },
 };
@@ -19,6 +22,13 @@ const m001: Migration = {
 export const webhooksInMigrations: MigrationGroup = { name: 'webhooks_in', migrations: { '001_attribution_retry': m001 } };
 
 export interface WebhooksInTables {
-  webhook_attributions: { connector_id: string; connector_type: string; attribution_key: string | null; resolved_at: string; failures: number; retry_at: string | null };
+  webhook_attributions: {
+    connector_id: string;
+    connector_type: string;
+    attribution_key: string | null;
+    resolved_at: string;
+    failures: number;
+    retry_at: string | null;
+  };
   connectors: { id: string; connector_type: string; status: string; organization_id: string; created_at: string };
 }

@@ -90,7 +90,9 @@ export class WebhookReceiver {
     const w = manifest?.webhooks;
     if (manifest === undefined || w === undefined) throw new SwitchboardError('route_not_found', `No webhooks for connector type "${d.type}"`);
     if (this.inflight >= this.o.queueLimit) {
-      throw new SwitchboardError('webhook_queue_full', `${this.inflight} webhook deliveries are being processed; retry later`, { details: { retry_after_ms: 1000 } });
+      throw new SwitchboardError('webhook_queue_full', `${this.inflight} webhook deliveries are being processed; retry later`, {
+        details: { retry_after_ms: 1000 },
+      });
     }
     this.inflight++;
     try {
@@ -120,7 +122,10 @@ export class WebhookReceiver {
 
     const secret = this.o.secretFor(d.type, w.signature.secret);
     if (secret === undefined) {
-      const v = w.signature.secret === 'oauth_client_secret' ? `SWITCHBOARD_${d.type.toUpperCase()}_OAUTH_CLIENT_SECRET` : `SWITCHBOARD_${d.type.toUpperCase()}_WEBHOOK_SECRET`;
+      const v =
+        w.signature.secret === 'oauth_client_secret'
+          ? `SWITCHBOARD_${d.type.toUpperCase()}_OAUTH_CLIENT_SECRET`
+          : `SWITCHBOARD_${d.type.toUpperCase()}_WEBHOOK_SECRET`;
       throw new SwitchboardError('webhooks_not_configured', `Webhooks of ${d.type} are signed with a secret this deployment does not have: set ${v}`);
     }
     const claims = await this.verify(d, w, secret, body);
@@ -138,15 +143,23 @@ export class WebhookReceiver {
     const deliveryId = rawId === undefined || rawId === null || rawId === '' ? undefined : String(rawId);
     if (deliveryId !== undefined) {
       const at = new Date(this.o.now()).toISOString();
-      await this.o.db.deleteFrom('webhook_receipts').where('received_at', '<', new Date(this.o.now() - Math.max(RECEIPT_MS, 2 * w.toleranceSeconds * 1000)).toISOString()).execute();
-      const r = await this.o.db.insertInto('webhook_receipts').values({ connector_type: d.type, delivery_id: deliveryId, received_at: at }).onConflict((oc) => oc.columns(['connector_type', 'delivery_id']).doNothing()).executeTakeFirst();
+      await this.o.db
+        .deleteFrom('webhook_receipts')
+        .where('received_at', '<', new Date(this.o.now() - Math.max(RECEIPT_MS, 2 * w.toleranceSeconds * 1000)).toISOString())
+        .execute();
+      const r = await this.o.db
+        .insertInto('webhook_receipts')
+        .values({ connector_type: d.type, delivery_id: deliveryId, received_at: at })
+        .onConflict((oc) => oc.columns(['connector_type', 'delivery_id']).doNothing())
+        .executeTakeFirst();
       if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) throw new SwitchboardError('webhook_replayed', `Delivery ${deliveryId} was received before`);
     }
     try {
       return await this.apply(d, manifest, w, ctx, deliveryId ?? `${d.type}:${String(ts ?? this.o.now())}`);
     } catch (e) {
       // Not processed: the vendor's retry of this delivery must not count as a replay.
-      if (deliveryId !== undefined) await this.o.db.deleteFrom('webhook_receipts').where('connector_type', '=', d.type).where('delivery_id', '=', deliveryId).execute();
+      if (deliveryId !== undefined)
+        await this.o.db.deleteFrom('webhook_receipts').where('connector_type', '=', d.type).where('delivery_id', '=', deliveryId).execute();
       throw e;
     }
   }
@@ -211,7 +224,8 @@ export class WebhookReceiver {
         else {
           const runtime = await this.o.runtimeFor(c.id);
           if (runtime === undefined) continue;
-          const params = rule.getParams !== undefined ? Object.fromEntries(rule.getParams.map(([k, t]) => [k, t.render({ ...ctx, id })])) : { [entity.def.primary_key]: id };
+          const params =
+            rule.getParams !== undefined ? Object.fromEntries(rule.getParams.map(([k, t]) => [k, t.render({ ...ctx, id })])) : { [entity.def.primary_key]: id };
           try {
             upserts = [(await runtime.execute(entity.name, 'get', params)).data as Record<string, unknown>];
           } catch (e) {
@@ -228,7 +242,16 @@ export class WebhookReceiver {
       }
       changes.push(await this.o.applier().applyDelivery(c.id, entity, deliveryId, upserts, deletions));
     }
-    return { status: 200, body: { ok: true, topic, entity: entity.name, id, connectors: changes.map((c) => ({ connector_id: c.connector_id, added: c.added, updated: c.updated, deleted: c.deleted })) } };
+    return {
+      status: 200,
+      body: {
+        ok: true,
+        topic,
+        entity: entity.name,
+        id,
+        connectors: changes.map((c) => ({ connector_id: c.connector_id, added: c.added, updated: c.updated, deleted: c.deleted })),
+      },
+    };
   }
 
   /** The connector the URL names, of the delivery's type, or connector_not_found. */
@@ -258,7 +281,8 @@ export class WebhookReceiver {
     }
     if (key === undefined) throw new SwitchboardError('invalid_request', 'The delivery does not name its workspace');
     const ids = await this.o.attributions.connectorsWithKey(d.type, key);
-    if (ids.length === 0 && (await this.o.attributions.hasPending(d.type))) throw this.pending('No connector is known for this workspace yet, and some are still being resolved');
+    if (ids.length === 0 && (await this.o.attributions.hasPending(d.type)))
+      throw this.pending('No connector is known for this workspace yet, and some are still being resolved');
     return ids.map((id) => ({ id, status: 'active' }));
   }
 

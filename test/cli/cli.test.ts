@@ -44,7 +44,9 @@ describe('switchboard CLI', () => {
   });
 
   it('exec prints the envelope; credentials from the environment', async () => {
-    const r = await run(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":3}', '--base-url', sim.url], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: sim.apiKey }) });
+    const r = await run(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":3}', '--base-url', sim.url], {
+      SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: sim.apiKey }),
+    });
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { data: { id: string }[]; meta: { has_more: boolean } };
     expect(out.data.map((n) => n.id)).toEqual(sim.ids().slice(0, 3));
@@ -55,7 +57,19 @@ describe('switchboard CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-'));
     const creds = join(dir, 'creds.json');
     writeFileSync(creds, JSON.stringify({ api_key: sim.apiKey }));
-    const r = await run(['exec', 'granola', 'notes', 'list', '--all-pages', '--params', '{"page_size":7}', '--credentials', `@${creds}`, '--base-url', sim.url]);
+    const r = await run([
+      'exec',
+      'granola',
+      'notes',
+      'list',
+      '--all-pages',
+      '--params',
+      '{"page_size":7}',
+      '--credentials',
+      `@${creds}`,
+      '--base-url',
+      sim.url,
+    ]);
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as { data: unknown[] }).data).toHaveLength(40);
   });

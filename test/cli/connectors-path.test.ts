@@ -121,7 +121,11 @@ describe('--connectors <dir>', () => {
 
   it('serve offers it (its execute schema is in /openapi.json)', async () => {
     const env = { SWITCHBOARD_DATABASE_URL: join(root, 'serve', 'sb.db'), SWITCHBOARD_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
-    const child = spawn(process.execPath, [SWITCHBOARD_BIN, 'serve', '--port', '0', '--connectors', dir], { env: { ...process.env, ...env }, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SWITCHBOARD_BIN, 'serve', '--port', '0', '--connectors', dir], {
+      env: { ...process.env, ...env },
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -166,11 +170,20 @@ describe('--connectors <dir>', () => {
     writeFileSync(instances, stringify({ connectors: [{ id: 'outside', type: TYPE, base_url: sim.url, credentials: { api_key: '${OUTSIDE_KEY}' } }] }));
     const printed = await runSwitchboard(['mcp', '--connectors', 'mcp-print.yaml', '--connectors', 'connectors', '--print-config'], {}, root);
     expect(printed.code, printed.stderr).toBe(0);
-    const server = (JSON.parse(printed.stdout) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers['switchboard']!;
+    const server = (JSON.parse(printed.stdout) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers[
+      'switchboard'
+    ]!;
     expect(server.args).toEqual([SWITCHBOARD_BIN, 'mcp', '--connectors', instances, '--connectors', dir]);
     expect(server.env['OUTSIDE_KEY']).toBe('<value of OUTSIDE_KEY>');
     const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: server.command, args: server.args, env: { PATH: process.env['PATH'] ?? '', ...server.env, OUTSIDE_KEY: sim.apiKey }, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: server.command,
+        args: server.args,
+        env: { PATH: process.env['PATH'] ?? '', ...server.env, OUTSIDE_KEY: sim.apiKey },
+        stderr: 'pipe',
+      }),
+    );
     try {
       const r = await client.callTool({ name: 'execute', arguments: { connector: 'outside', entity: 'notes', action: 'list', params: { page_size: 2 } } });
       expect(r.isError).toBeFalsy();

@@ -55,9 +55,15 @@ describe('describe: nested params', () => {
     expect(c).toMatchObject({ type: 'object', required: true });
     expect(byName(c.fields, 'email')).toMatchObject({ type: 'string', required: false, description: 'Where receipts go' });
     const address = byName(c.fields, 'address')!;
-    expect(address.fields?.map((f) => [f.name, f.required])).toEqual([['city', true], ['zip', false]]);
+    expect(address.fields?.map((f) => [f.name, f.required])).toEqual([
+      ['city', true],
+      ['zip', false],
+    ]);
     expect(byName(address.fields, 'zip')!.constraints).toBe('pattern ^[0-9]{5}$');
-    expect(byName(params, 'lines')!.fields?.map((f) => [f.name, f.type, f.required])).toEqual([['sku', 'string', true], ['qty', 'integer', false]]);
+    expect(byName(params, 'lines')!.fields?.map((f) => [f.name, f.type, f.required])).toEqual([
+      ['sku', 'string', true],
+      ['qty', 'integer', false],
+    ]);
     expect(byName(params, 'tags')!.fields).toBeUndefined(); // an array of strings has no fields
     // With schemas (the MCP describe tool), params_schema holds them: no duplicate.
     const withSchemas = describeManifest(m, { schemas: true }).entities[0]!.actions[0]!;

@@ -56,7 +56,8 @@ describe('discoverability', () => {
   it('--help lists describe and the other commands', async () => {
     const r = await runSwitchboard(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['describe', 'exec', 'sandbox', 'serve', 'sync', 'validate', 'codegen', 'connectors']) expect(r.stdout).toMatch(new RegExp(`^  ${c}\\b`, 'm'));
+    for (const c of ['describe', 'exec', 'sandbox', 'serve', 'sync', 'validate', 'codegen', 'connectors'])
+      expect(r.stdout).toMatch(new RegExp(`^  ${c}\\b`, 'm'));
   });
 
   it('describe <type> <entity> <action> prints params with type, required and description', async () => {
@@ -86,7 +87,13 @@ describe('discoverability', () => {
   it('describe --json is the same information for machines', async () => {
     const r = await runSwitchboard(['describe', 'intercom', 'contacts', 'create', '--json']);
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { type: string; entity: string; name: string; mode: string; params: { name: string; type: string; required: boolean }[] };
+    const out = JSON.parse(r.stdout) as {
+      type: string;
+      entity: string;
+      name: string;
+      mode: string;
+      params: { name: string; type: string; required: boolean }[];
+    };
     expect(out).toMatchObject({ type: 'intercom', entity: 'contacts', name: 'create', mode: 'library and hosted' });
     expect(out.params.find((p) => p.name === 'role')).toMatchObject({ required: true });
   });
@@ -117,7 +124,10 @@ describe('errors that say what to do', () => {
 
   it('malformed $SWITCHBOARD_CREDENTIALS: the error names the variable', async () => {
     const r = await runSwitchboard(['exec', 'granola', 'notes', 'list'], { SWITCHBOARD_CREDENTIALS: 'api_key=x' });
-    expect(errorOf(r.stderr)).toMatchObject({ code: 'invalid_credentials_json', message: expect.stringMatching(/^\$SWITCHBOARD_CREDENTIALS is not valid JSON/) });
+    expect(errorOf(r.stderr)).toMatchObject({
+      code: 'invalid_credentials_json',
+      message: expect.stringMatching(/^\$SWITCHBOARD_CREDENTIALS is not valid JSON/),
+    });
   });
 
   it('sandbox on a busy port: port_in_use with the flag to change it, no stack trace', async () => {
@@ -135,7 +145,11 @@ describe('errors that say what to do', () => {
   it('serve on a busy port: port_in_use naming --port and PORT', async () => {
     await withBusyPort(async (port) => {
       const cwd = tempDir();
-      const r = await runSwitchboard(['serve', '--port', String(port)], { SWITCHBOARD_DATABASE_URL: join(cwd, 'sb.db'), SWITCHBOARD_LOG_LEVEL: 'silent', SWITCHBOARD_SYNC_SCHEDULER: 'false' }, cwd);
+      const r = await runSwitchboard(
+        ['serve', '--port', String(port)],
+        { SWITCHBOARD_DATABASE_URL: join(cwd, 'sb.db'), SWITCHBOARD_LOG_LEVEL: 'silent', SWITCHBOARD_SYNC_SCHEDULER: 'false' },
+        cwd,
+      );
       expect(r.code).toBe(1);
       const e = errorOf(r.stderr);
       expect(e.code).toBe('port_in_use');
@@ -152,11 +166,19 @@ describe('a sandbox that keeps its state', () => {
       const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd });
       const printed = JSON.parse(s.lines.join('\n')) as { connectors: Record<string, { base_url: string; credentials: Record<string, string> }> };
       const state = JSON.parse(readFileSync(join(cwd, 'data', `sandbox-${String(port)}.json`), 'utf8')) as { pid: number; connectors: unknown };
-      expect(state).toMatchObject({ kind: 'sandbox', pid: s.child.pid, connectors: Object.fromEntries(Object.entries(printed.connectors).map(([t, c]) => [t, { base_url: c.base_url, credentials: c.credentials }])) });
+      expect(state).toMatchObject({
+        kind: 'sandbox',
+        pid: s.child.pid,
+        connectors: Object.fromEntries(Object.entries(printed.connectors).map(([t, c]) => [t, { base_url: c.base_url, credentials: c.credentials }])),
+      });
 
       // exec beside the sandbox, with its sample credentials and no --base-url, reaches the simulator.
       const g = printed.connectors['granola'];
-      const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":2}'], { SWITCHBOARD_CREDENTIALS: JSON.stringify(g?.credentials) }, cwd);
+      const r = await runSwitchboard(
+        ['exec', 'granola', 'notes', 'list', '--params', '{"page_size":2}'],
+        { SWITCHBOARD_CREDENTIALS: JSON.stringify(g?.credentials) },
+        cwd,
+      );
       expect(r.stderr).toContain(`Using the sandbox's granola simulator at ${g?.base_url ?? ''}`);
       expect((JSON.parse(r.stdout) as { data: unknown[] }).data).toHaveLength(2);
       expect(await s.stop()).toBe(0);
@@ -175,7 +197,11 @@ describe('a sandbox that keeps its state', () => {
     const port = await freePortBlock(SIMULATORS.length);
     const s = await startSwitchboard(['sandbox', '--port', String(port)], /^}$/, { cwd });
     try {
-      const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--base-url', 'http://127.0.0.1:9'], { SWITCHBOARD_CREDENTIALS: '{"api_key":"a-real-key"}' }, cwd);
+      const r = await runSwitchboard(
+        ['exec', 'granola', 'notes', 'list', '--base-url', 'http://127.0.0.1:9'],
+        { SWITCHBOARD_CREDENTIALS: '{"api_key":"a-real-key"}' },
+        cwd,
+      );
       expect(r.stderr).not.toContain("Using the sandbox's");
       expect(errorOf(r.stderr).code).toBe('upstream_unavailable');
     } finally {
@@ -185,7 +211,7 @@ describe('a sandbox that keeps its state', () => {
 });
 
 describe('one data directory for every command, from any directory', () => {
-  it('admin run from another directory refuses to create a second database, naming the path; --data-dir finds the service\'s', async () => {
+  it("admin run from another directory refuses to create a second database, naming the path; --data-dir finds the service's", async () => {
     const service = tempDir();
     const elsewhere = tempDir();
     const created = await runSwitchboard(['admin', 'create-app', '--org', 'acme', '--create'], {}, service);
@@ -202,7 +228,19 @@ describe('one data directory for every command, from any directory', () => {
 
     for (const [args, env] of [
       [['admin', 'create-app', '--org', 'acme', '--data-dir', join(service, 'data')], {}],
-      [['--data-dir', join(service, 'data'), 'admin', 'grant', '--client-id', (JSON.parse(created.stdout) as { client_id: string }).client_id, '--org', 'beta'], {}],
+      [
+        [
+          '--data-dir',
+          join(service, 'data'),
+          'admin',
+          'grant',
+          '--client-id',
+          (JSON.parse(created.stdout) as { client_id: string }).client_id,
+          '--org',
+          'beta',
+        ],
+        {},
+      ],
       [['admin', 'create-app', '--org', 'acme'], { SWITCHBOARD_DATA_DIR: join(service, 'data') }],
     ] as [string[], Record<string, string>][]) {
       const ok = await runSwitchboard(args, env, elsewhere);
@@ -214,7 +252,10 @@ describe('one data directory for every command, from any directory', () => {
   it('serve --data-dir keeps its database (and key) there, wherever it is started', async () => {
     const dir = join(tempDir(), 'state');
     const elsewhere = tempDir();
-    const s = await startSwitchboard(['serve', '--port', '0', '--data-dir', dir], /Switchboard listening/, { cwd: elsewhere, env: { SWITCHBOARD_SYNC_SCHEDULER: 'false' } });
+    const s = await startSwitchboard(['serve', '--port', '0', '--data-dir', dir], /Switchboard listening/, {
+      cwd: elsewhere,
+      env: { SWITCHBOARD_SYNC_SCHEDULER: 'false' },
+    });
     try {
       expect(existsSync(join(dir, 'switchboard.db'))).toBe(true);
       expect(existsSync(join(dir, 'switchboard.key'))).toBe(true);
@@ -236,18 +277,31 @@ describe('the sandbox from any directory, and CLI texts that say the right thing
       writeFileSync(file, 'connectors:\n  - id: granola\n    type: granola\n    credentials:\n      api_key: ${GRANOLA_API_KEY}\n');
       const printed = await runSwitchboard(['mcp', '--connectors', 'connectors.yaml', '--read-only', '--print-config'], {}, repo);
       expect(printed.code, printed.stderr).toBe(0);
-      const server = (JSON.parse(printed.stdout) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers['switchboard']!;
+      const server = (JSON.parse(printed.stdout) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> })
+        .mcpServers['switchboard']!;
       expect(server.command).toBe(process.execPath);
       expect(server.args).toEqual([SWITCHBOARD_BIN, 'mcp', '--connectors', file, '--read-only']);
       expect(server.env).toEqual({ SWITCHBOARD_DATA_DIR: join(repo, 'data'), GRANOLA_API_KEY: '<value of GRANOLA_API_KEY>' });
       expect(printed.stdout).not.toContain('npx');
 
       // Started as a client starts it: from another directory, the placeholder filled in.
-      const sample = (JSON.parse(s.lines.join('\n')) as { connectors: { granola: { credentials: { api_key: string } } } }).connectors.granola.credentials.api_key;
+      const sample = (JSON.parse(s.lines.join('\n')) as { connectors: { granola: { credentials: { api_key: string } } } }).connectors.granola.credentials
+        .api_key;
       const client = new Client({ name: 'first-run', version: '1.0.0' });
-      await client.connect(new StdioClientTransport({ command: server.command, args: server.args, cwd: elsewhere, env: { ...getDefaultEnvironment(), ...server.env, GRANOLA_API_KEY: sample }, stderr: 'ignore' }));
+      await client.connect(
+        new StdioClientTransport({
+          command: server.command,
+          args: server.args,
+          cwd: elsewhere,
+          env: { ...getDefaultEnvironment(), ...server.env, GRANOLA_API_KEY: sample },
+          stderr: 'ignore',
+        }),
+      );
       try {
-        const notes = (await client.callTool({ name: 'execute', arguments: { connector: 'granola', entity: 'notes', action: 'list', params: { page_size: 2 } } })) as CallToolResult;
+        const notes = (await client.callTool({
+          name: 'execute',
+          arguments: { connector: 'granola', entity: 'notes', action: 'list', params: { page_size: 2 } },
+        })) as CallToolResult;
         expect(notes.isError, JSON.stringify(notes.content)).toBeFalsy();
         expect((notes.structuredContent as { data: unknown[] }).data).toHaveLength(2);
       } finally {
@@ -278,8 +332,14 @@ describe('the sandbox from any directory, and CLI texts that say the right thing
     }
 
     // The sandbox stopped: its sample key is refused, never sent to the real API.
-    const sample = JSON.parse(readFileSync(join(repo, 'data', `sandbox-${String(port)}.json`), 'utf8')) as { connectors: { granola: { credentials: Record<string, string> } } };
-    const stopped = await runSwitchboard(['exec', 'granola', 'notes', 'list'], { SWITCHBOARD_CREDENTIALS: JSON.stringify(sample.connectors.granola.credentials) }, repo);
+    const sample = JSON.parse(readFileSync(join(repo, 'data', `sandbox-${String(port)}.json`), 'utf8')) as {
+      connectors: { granola: { credentials: Record<string, string> } };
+    };
+    const stopped = await runSwitchboard(
+      ['exec', 'granola', 'notes', 'list'],
+      { SWITCHBOARD_CREDENTIALS: JSON.stringify(sample.connectors.granola.credentials) },
+      repo,
+    );
     expect(stopped.code).toBe(1);
     const e = errorOf(stopped.stderr);
     expect(e.code).toBe('sandbox_not_running');
@@ -297,7 +357,11 @@ describe('the sandbox from any directory, and CLI texts that say the right thing
     const example = /e\.g\. (.*)$/.exec(errorOf(c.stderr).message)?.[1] ?? '';
     expect(example).toBe(`export SWITCHBOARD_CREDENTIALS='{"api_key":"..."}'`);
     // Valid shell: run it and read the variable back.
-    const shell = await runNode(['-e', `require('child_process').execFileSync('bash', ['-c', process.argv[1] + '; printf %s "$SWITCHBOARD_CREDENTIALS"'], { stdio: 'inherit' })`, example]);
+    const shell = await runNode([
+      '-e',
+      `require('child_process').execFileSync('bash', ['-c', process.argv[1] + '; printf %s "$SWITCHBOARD_CREDENTIALS"'], { stdio: 'inherit' })`,
+      example,
+    ]);
     expect(JSON.parse(shell.stdout)).toEqual({ api_key: '...' });
   });
 });

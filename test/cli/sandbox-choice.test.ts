@@ -14,7 +14,8 @@ import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/g
 import { runSwitchboard } from '../helpers/process.ts';
 
 const KEY = 'grn_sample_key_of_both';
-const errorOf = (stderr: string): { code: string; message: string; details?: Record<string, unknown> } => (JSON.parse(stderr.slice(stderr.indexOf('{'))) as { error: { code: string; message: string } }).error;
+const errorOf = (stderr: string): { code: string; message: string; details?: Record<string, unknown> } =>
+  (JSON.parse(stderr.slice(stderr.indexOf('{'))) as { error: { code: string; message: string } }).error;
 
 let sim: GranolaSimulator;
 beforeAll(async () => {
@@ -26,7 +27,10 @@ afterAll(() => sim.close());
 function dataDirWith(states: { port: number; kind: 'sandbox' | 'service'; url: string }[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'sb-choice-'));
   for (const s of states) {
-    writeFileSync(join(dir, `sandbox-${String(s.port)}.json`), JSON.stringify({ kind: s.kind, pid: process.pid, connectors: { granola: { base_url: s.url, credentials: { api_key: KEY } } }, tokens: {} }));
+    writeFileSync(
+      join(dir, `sandbox-${String(s.port)}.json`),
+      JSON.stringify({ kind: s.kind, pid: process.pid, connectors: { granola: { base_url: s.url, credentials: { api_key: KEY } } }, tokens: {} }),
+    );
   }
   return dir;
 }
@@ -34,9 +38,13 @@ function dataDirWith(states: { port: number; kind: 'sandbox' | 'service'; url: s
 describe('sandbox discovery beside several sandboxes', () => {
   it('one running sandbox: exec uses it and says which one started it', async () => {
     const dir = dataDirWith([{ port: 14110, kind: 'service', url: sim.url }]);
-    const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":1}', '--data-dir', dir], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: KEY }) });
+    const r = await runSwitchboard(['exec', 'granola', 'notes', 'list', '--params', '{"page_size":1}', '--data-dir', dir], {
+      SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: KEY }),
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`Using the sandbox's granola simulator at ${sim.url} (${join(dir, 'sandbox-14110.json')}, started by serve --sandbox); pass --base-url to choose another.`);
+    expect(r.stderr).toContain(
+      `Using the sandbox's granola simulator at ${sim.url} (${join(dir, 'sandbox-14110.json')}, started by serve --sandbox); pass --base-url to choose another.`,
+    );
   });
 
   it('two running sandboxes: exec and check refuse with sandbox_ambiguous, naming both URLs; --base-url chooses', async () => {
@@ -46,7 +54,10 @@ describe('sandbox discovery beside several sandboxes', () => {
       { port: 14110, kind: 'service', url: `${sim.url}/` },
     ]);
     const env = { SWITCHBOARD_CREDENTIALS: JSON.stringify({ api_key: KEY }) };
-    for (const args of [['exec', 'granola', 'notes', 'list'], ['check', 'granola']]) {
+    for (const args of [
+      ['exec', 'granola', 'notes', 'list'],
+      ['check', 'granola'],
+    ]) {
       const r = await runSwitchboard([...args, '--data-dir', dir], env);
       expect(r.code).toBe(1);
       const e = args[0] === 'check' ? (JSON.parse(r.stdout) as { error: ReturnType<typeof errorOf> }).error : errorOf(r.stderr);

@@ -52,49 +52,65 @@ function exitWithin(child: ChildProcess, ms: number): Promise<{ code: number | n
 const ENV = { SWITCHBOARD_SHUTDOWN_GRACE_MS: String(GRACE_MS), SWITCHBOARD_DATA_DIR_CHECK_MS: String(CHECK_MS), SWITCHBOARD_LOG_LEVEL: 'info' };
 
 describe('serve: a service whose data goes away', () => {
-  it('SIGTERM, then its working directory (and ./data) removed at once: it exits within its grace period, no worker thread left spinning', async () => {
-    const cwd = tempDir();
-    // The sync scheduler on (the default): its record writer's worker thread starts with the service.
-    const s = await startSwitchboard(['serve', '--port', '0'], /Switchboard listening/, { cwd, env: ENV, deadlineMs: 60_000 });
-    children.push(s.child);
-    const url = /"url":"([^"]+)"/.exec(s.lines.find((l) => l.includes('Switchboard listening'))!)![1]!;
-    expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
-    s.child.kill('SIGTERM');
-    rmSync(cwd, { recursive: true, force: true });
-    const exit = await exitWithin(s.child, STOP_BOUND_MS);
-    expect(exit).not.toBe('still running');
-    // It exited by itself (0, or 1 when its close was cut short), not by a signal.
-    expect(exit).toMatchObject({ signal: null, code: expect.any(Number) });
-  }, STOP_BOUND_MS + 70_000);
+  it(
+    'SIGTERM, then its working directory (and ./data) removed at once: it exits within its grace period, no worker thread left spinning',
+    async () => {
+      const cwd = tempDir();
+      // The sync scheduler on (the default): its record writer's worker thread starts with the service.
+      const s = await startSwitchboard(['serve', '--port', '0'], /Switchboard listening/, { cwd, env: ENV, deadlineMs: 60_000 });
+      children.push(s.child);
+      const url = /"url":"([^"]+)"/.exec(s.lines.find((l) => l.includes('Switchboard listening'))!)![1]!;
+      expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+      s.child.kill('SIGTERM');
+      rmSync(cwd, { recursive: true, force: true });
+      const exit = await exitWithin(s.child, STOP_BOUND_MS);
+      expect(exit).not.toBe('still running');
+      // It exited by itself (0, or 1 when its close was cut short), not by a signal.
+      expect(exit).toMatchObject({ signal: null, code: expect.any(Number) });
+    },
+    STOP_BOUND_MS + 70_000,
+  );
 
-  it('its data directory removed while it runs: a fatal, clear error in the log, then it stops with status 1', async () => {
-    const cwd = tempDir();
-    const s = await startSwitchboard(['serve', '--port', '0'], /Switchboard listening/, { cwd, env: ENV, deadlineMs: 60_000 });
-    children.push(s.child);
-    const fatal = new Promise<string>((resolve) => s.child.stdout!.on('data', (d: Buffer) => (/"level":60/.test(d.toString()) ? resolve(d.toString()) : undefined)));
-    rmSync(join(cwd, 'data'), { recursive: true, force: true });
-    const exit = await exitWithin(s.child, CHECK_MS + STOP_BOUND_MS);
-    expect(exit).toEqual({ code: 1, signal: null });
-    expect(await fatal).toMatch(/the database file \S*switchboard\.db \(or its data directory\) was removed under the running service: the service cannot keep its data and stops/);
-  }, CHECK_MS + STOP_BOUND_MS + 70_000);
+  it(
+    'its data directory removed while it runs: a fatal, clear error in the log, then it stops with status 1',
+    async () => {
+      const cwd = tempDir();
+      const s = await startSwitchboard(['serve', '--port', '0'], /Switchboard listening/, { cwd, env: ENV, deadlineMs: 60_000 });
+      children.push(s.child);
+      const fatal = new Promise<string>((resolve) =>
+        s.child.stdout!.on('data', (d: Buffer) => (/"level":60/.test(d.toString()) ? resolve(d.toString()) : undefined)),
+      );
+      rmSync(join(cwd, 'data'), { recursive: true, force: true });
+      const exit = await exitWithin(s.child, CHECK_MS + STOP_BOUND_MS);
+      expect(exit).toEqual({ code: 1, signal: null });
+      expect(await fatal).toMatch(
+        /the database file \S*switchboard\.db \(or its data directory\) was removed under the running service: the service cannot keep its data and stops/,
+      );
+    },
+    CHECK_MS + STOP_BOUND_MS + 70_000,
+  );
 
-  it('opening the database in a working directory that was removed fails at once with a clear error (Node\'s recursive mkdir never returned)', async () => {
-    const cwd = tempDir();
-    mkdirSync(join(cwd, 'gone'));
-    const database = new URL('../../dist/src/store/database.js', import.meta.url).href;
-    const script = `
+  it(
+    "opening the database in a working directory that was removed fails at once with a clear error (Node's recursive mkdir never returned)",
+    async () => {
+      const cwd = tempDir();
+      mkdirSync(join(cwd, 'gone'));
+      const database = new URL('../../dist/src/store/database.js', import.meta.url).href;
+      const script = `
       const { rmSync } = await import('node:fs');
       process.chdir(${JSON.stringify(join(cwd, 'gone'))});
       rmSync(${JSON.stringify(join(cwd, 'gone'))}, { recursive: true });
       const { openDatabase } = await import(${JSON.stringify(database)});
       try { openDatabase('./data/switchboard.db'); console.log('opened'); } catch (e) { console.log('refused: ' + e.message); }`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    // Bounded by the grace period too: the call either returns or it spins.
-    const exit = await exitWithin(child, STOP_BOUND_MS + 10_000);
-    expect(exit).toEqual({ code: 0, signal: null });
-    expect(out).toMatch(/^refused: cannot create the directory \.\/data: .*ENOENT/m);
-  }, STOP_BOUND_MS + 30_000);
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      // Bounded by the grace period too: the call either returns or it spins.
+      const exit = await exitWithin(child, STOP_BOUND_MS + 10_000);
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(out).toMatch(/^refused: cannot create the directory \.\/data: .*ENOENT/m);
+    },
+    STOP_BOUND_MS + 30_000,
+  );
 });

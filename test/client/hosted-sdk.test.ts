@@ -74,7 +74,14 @@ function recordingFetch(log: Exchange[]): FetchLike {
   return async (input, init) => {
     const res = await fetch(input, init);
     const headers = new Headers(init?.headers);
-    log.push({ method: init?.method ?? 'GET', path: new URL(input).pathname, status: res.status, authorization: headers.get('authorization'), retryAfter: res.headers.get('retry-after'), at: Date.now() });
+    log.push({
+      method: init?.method ?? 'GET',
+      path: new URL(input).pathname,
+      status: res.status,
+      authorization: headers.get('authorization'),
+      retryAfter: res.headers.get('retry-after'),
+      at: Date.now(),
+    });
     return res;
   };
 }
@@ -87,7 +94,10 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
   let app: CreatedApplication;
   let sb: HostedClient;
   const log: Exchange[] = [];
-  const clientFor = (customerName: string, o: { maxAttempts?: number; log?: Exchange[]; app?: CreatedApplication; organizationId?: string } = {}): HostedClient =>
+  const clientFor = (
+    customerName: string,
+    o: { maxAttempts?: number; log?: Exchange[]; app?: CreatedApplication; organizationId?: string } = {},
+  ): HostedClient =>
     createClient({
       baseUrl: h.url,
       customerName,
@@ -106,7 +116,10 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     intercom = await startIntercomSimulator({ size: INTERCOM_CONTACTS, rateLimit: false, seed: 3 });
     const registry = testRegistry();
     const sandbox = {
-      connectors: { granola: { base_url: granola.url, credentials: { api_key: granola.apiKey } }, intercom: { base_url: intercom.url, credentials: { access_token: intercom.accessToken } } },
+      connectors: {
+        granola: { base_url: granola.url, credentials: { api_key: granola.apiKey } },
+        intercom: { base_url: intercom.url, credentials: { access_token: intercom.accessToken } },
+      },
       simulators: { granola: granola as unknown as AnySimulator, intercom: intercom as unknown as AnySimulator },
     };
     const connectorTypes = withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes;
@@ -123,7 +136,13 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
 
   it('creates a connector with credentials (variant A), gets and lists it', async () => {
     const created = await sb.connectors.create({ connector_type: 'granola', name: 'Granola of customer-1', credentials: { api_key: granola.apiKey } });
-    expect(created).toMatchObject({ customer_name: 'customer-1', connector_type: 'granola', name: 'Granola of customer-1', auth_variant: 'api_key', organization_id: app.organization_id });
+    expect(created).toMatchObject({
+      customer_name: 'customer-1',
+      connector_type: 'granola',
+      name: 'Granola of customer-1',
+      auth_variant: 'api_key',
+      organization_id: app.organization_id,
+    });
     expect(created).not.toHaveProperty('credentials');
     granolaId = created.id;
     expect(await sb.connectors.get(granolaId)).toEqual(created);
@@ -204,12 +223,20 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await notes.search('notes', { query: { sort: [{ created_at: 'desc' }] }, fields: ['id'], limit: 10, ...(cursor !== undefined ? { cursor } : {}) });
+      const page = await notes.search('notes', {
+        query: { sort: [{ created_at: 'desc' }] },
+        fields: ['id'],
+        limit: 10,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
       seen.push(...page.data.map((n) => n.id as string));
       cursor = page.meta.cursor ?? undefined;
     } while (cursor !== undefined);
     expect(seen).toEqual(granola.ids());
-    const notTarget = await notes.search('notes', { query: { filter: { and: [{ not: { eq: { id: target.id } } }, { gte: { created_at: target.created_at } }] } }, fields: ['id'] });
+    const notTarget = await notes.search('notes', {
+      query: { filter: { and: [{ not: { eq: { id: target.id } } }, { gte: { created_at: target.created_at } }] } },
+      fields: ['id'],
+    });
     expect(notTarget.data.map((n) => n.id).sort()).toEqual(granola.ids().slice(0, 5).sort());
 
     // Intercom contacts: one search per role, against the simulator's workspace.
@@ -226,7 +253,10 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
       (r) => r.data.length === intercom.records('teams').length,
       'intercom teams synced',
     );
-    const users = await contacts.search('contacts', { query: { filter: { eq: { role: 'user' } }, sort: [{ created_at: 'asc' }] }, fields: ['id', 'role', 'email'] });
+    const users = await contacts.search('contacts', {
+      query: { filter: { eq: { role: 'user' } }, sort: [{ created_at: 'asc' }] },
+      fields: ['id', 'role', 'email'],
+    });
     const expected = rendered.filter((c) => c.role === 'user');
     expect(expected.length).toBeGreaterThan(0);
     expect(users.data.map((c) => c.id).sort()).toEqual(expected.map((c) => c.id).sort());
@@ -254,7 +284,13 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     expect(got.data).toMatchObject({ id: someone.id, email: someone.email });
     mark('contacts', 'get');
     const owner = Number(ids('admins')[0]);
-    const created = await ic.execute('contacts', 'create', { role: 'lead', email: 'ada@lovelace.example', name: 'Ada', owner_id: owner, custom_attributes: { plan_tier: 'pro' } });
+    const created = await ic.execute('contacts', 'create', {
+      role: 'lead',
+      email: 'ada@lovelace.example',
+      name: 'Ada',
+      owner_id: owner,
+      custom_attributes: { plan_tier: 'pro' },
+    });
     expectValid('contacts', [created.data]);
     expect(created.data).toMatchObject({ role: 'lead', email: 'ada@lovelace.example', name: 'Ada', owner_id: owner, custom_attributes: { plan_tier: 'pro' } });
     expect(intercom.resources.get('contacts')?.records.get(created.data.id)).toBeDefined();
@@ -277,7 +313,12 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     // companies
     const companies = await ic.execute('companies', 'list', { per_page: 3 });
     expectValid('companies', companies.data);
-    expect(companies.data.map((c) => c.id)).toEqual(intercom.listedCompanies().slice(0, 3).map((r) => r.id));
+    expect(companies.data.map((c) => c.id)).toEqual(
+      intercom
+        .listedCompanies()
+        .slice(0, 3)
+        .map((r) => r.id),
+    );
     mark('companies', 'list');
     const company = await ic.execute('companies', 'get', { id: ids('companies')[1]! });
     expect(company.data).toEqual(recs('companies')[1]);
@@ -327,7 +368,9 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     const segments = await ic.execute('segments', 'list', { include_count: true });
     expectValid('segments', segments.data);
     expect(segments.data).toEqual(recs('segments').map((s) => ({ ...s, count: expect.any(Number) })));
-    expect(segments.data.reduce((n, s) => n + (['All users', 'All leads'].includes(s.name as string) ? (s.count as number) : 0), 0)).toBe(intercom.resources.get('contacts')?.records.size);
+    expect(segments.data.reduce((n, s) => n + (['All users', 'All leads'].includes(s.name as string) ? (s.count as number) : 0), 0)).toBe(
+      intercom.resources.get('contacts')?.records.size,
+    );
     mark('segments', 'list');
     expect((await ic.execute('segments', 'get', { id: ids('segments')[0]! })).data.name).toBe(recs('segments')[0]!.name);
     mark('segments', 'get');
@@ -353,7 +396,10 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     for (const entity of Object.keys(searched)) mark(entity, 'search');
 
     // Every action of the manifest was executed through the SDK (sync-only ones are not exposed).
-    const declared = [...intercomManifest.entities].flatMap(([name, e]) => [...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a)).map((a) => `${name}.${a}`), ...(e.def.search !== undefined ? [`${name}.search`] : [])]);
+    const declared = [...intercomManifest.entities].flatMap(([name, e]) => [
+      ...[...e.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a)).map((a) => `${name}.${a}`),
+      ...(e.def.search !== undefined ? [`${name}.search`] : []),
+    ]);
     expect([...done].sort()).toEqual(declared.sort());
     expect(done.size).toBe(21 + 4);
   });
@@ -476,7 +522,10 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
       const res = await fetch(input, init);
       if (new URL(input).pathname === TOKEN_PATH) return res;
       own.push({ method: init?.method ?? 'GET', path: new URL(input).pathname, status: 401, authorization: null, retryAfter: null, at: Date.now() });
-      return new Response(JSON.stringify({ code: 'unauthorized', status: 401, detail: 'nope' }), { status: 401, headers: { 'content-type': 'application/problem+json' } });
+      return new Response(JSON.stringify({ code: 'unauthorized', status: 401, detail: 'nope' }), {
+        status: 401,
+        headers: { 'content-type': 'application/problem+json' },
+      });
     };
     const stubborn = createClient({ baseUrl: h.url, customerName: 'customer-1', clientId: app.client_id, clientSecret: app.client_secret, fetch: rejecting });
     const before = own.length;
@@ -489,7 +538,13 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     try {
       const owner = await short.createApp('short-tokens');
       const own: Exchange[] = [];
-      const c = createClient({ baseUrl: short.url, customerName: 'c', clientId: owner.client_id, clientSecret: owner.client_secret, fetch: recordingFetch(own) });
+      const c = createClient({
+        baseUrl: short.url,
+        customerName: 'c',
+        clientId: owner.client_id,
+        clientSecret: owner.client_secret,
+        fetch: recordingFetch(own),
+      });
       for (let i = 0; i < 5; i++) await c.connectors.list();
       expect(own.filter((x) => x.path === TOKEN_PATH)).toHaveLength(1);
       // Past half of its 30 s: renewed before it expires, without a 401.
@@ -508,12 +563,22 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
   });
 
   it('retries a 429 after its Retry-After, and reports rate_limited when attempts run out', async () => {
-    const limited = await startHarness(dialect, { registry: testRegistry(), config: { rateLimitPerMinute: 60, connectorTypes: { granola: { baseUrl: granola.url } } } });
+    const limited = await startHarness(dialect, {
+      registry: testRegistry(),
+      config: { rateLimitPerMinute: 60, connectorTypes: { granola: { baseUrl: granola.url } } },
+    });
     try {
       const owner = await limited.createApp('limited');
       const own: Exchange[] = [];
       const make = (maxAttempts?: number) =>
-        createClient({ baseUrl: limited.url, customerName: 'c', clientId: owner.client_id, clientSecret: owner.client_secret, fetch: recordingFetch(own), ...(maxAttempts !== undefined ? { maxAttempts } : {}) });
+        createClient({
+          baseUrl: limited.url,
+          customerName: 'c',
+          clientId: owner.client_id,
+          clientSecret: owner.client_secret,
+          fetch: recordingFetch(own),
+          ...(maxAttempts !== undefined ? { maxAttempts } : {}),
+        });
       const once = make(1);
       // Spend the organization's bucket (60 requests, refilled at one a second).
       let refused: SwitchboardError | undefined;
@@ -559,8 +624,13 @@ describe('the hosted SDK transport with a stubbed service', () => {
       },
     };
   }
-  const limited = (headers: Record<string, string> = {}) => () =>
-    new Response(JSON.stringify({ code: 'rate_limited', status: 429, detail: 'slow down', details: { limit_per_minute: 60 } }), { status: 429, headers: { 'content-type': 'application/problem+json', ...headers } });
+  const limited =
+    (headers: Record<string, string> = {}) =>
+    () =>
+      new Response(JSON.stringify({ code: 'rate_limited', status: 429, detail: 'slow down', details: { limit_per_minute: 60 } }), {
+        status: 429,
+        headers: { 'content-type': 'application/problem+json', ...headers },
+      });
   const page = () => Response.json({ data: [], meta: { cursor: null, has_more: false } });
   const apiCalls = (s: { calls: { path: string; at: number }[] }) => s.calls.filter((c) => c.path !== TOKEN_PATH);
 

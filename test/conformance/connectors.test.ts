@@ -81,20 +81,24 @@ const QUIRKS: Record<string, Quirks> = {
       'databases.get of an unknown id is upstream_not_found': 'no list of databases to take an id from',
       'data_sources.get': 'no list of data sources to take an id from (test/connectors/notion.test.ts gets one)',
       'data_sources.get of an unknown id is upstream_not_found': 'no list of data sources to take an id from',
-      'data_source_pages.list': "listed under a data source, which has no list (test/connectors/notion.test.ts queries one)",
+      'data_source_pages.list': 'listed under a data source, which has no list (test/connectors/notion.test.ts queries one)',
       'blocks.list': "listed under a page's id as block_id, which the suite cannot resolve (test/connectors/notion.test.ts lists a page's blocks)",
       'blocks.get': 'no block listed, and block appends are not simulated (the created block is not kept)',
       'blocks.get of an unknown id is upstream_not_found': 'no block listed to take an id from (blocks.list is skipped)',
       'comments.get': 'no comment listed to take an id from (comments.list is skipped; test/connectors/notion.test.ts reads them)',
       // The suite's create of an entity listed under a parent first lists it (Subject.records), which with an empty list creates one: it waits on itself.
-      'blocks.create': "block_id is a page's id the suite cannot resolve, and its empty list waits on this create (test/connectors/notion.test.ts appends nothing: appends are not simulated)",
-      'comments.create': "its parent page is named as block_id, which the suite cannot resolve, and its empty list waits on this create (as blocks.create)",
+      'blocks.create':
+        "block_id is a page's id the suite cannot resolve, and its empty list waits on this create (test/connectors/notion.test.ts appends nothing: appends are not simulated)",
+      'comments.create': 'its parent page is named as block_id, which the suite cannot resolve, and its empty list waits on this create (as blocks.create)',
       'comments.get of an unknown id is upstream_not_found': 'no comment listed to take an id from (comments.list is skipped)',
       'comments.list': "listed under a page's id as block_id, which the suite cannot resolve (test/connectors/notion.test.ts lists a page's comments)",
     },
   },
   slack: {
-    skip: { 'conversation_topics.update': "a topic is a conversation's: the entity has no record of its own to list or create (test/connectors/slack.test.ts sets one)" },
+    skip: {
+      'conversation_topics.update':
+        "a topic is a conversation's: the entity has no record of its own to list or create (test/connectors/slack.test.ts sets one)",
+    },
   },
   zendesk: {
     onePage: { ticket_comments: 'the sandbox seeds no ticket comments: the list holds the one the suite creates' },
@@ -146,7 +150,8 @@ class Subject {
 
   /** The runtime with the sandbox's credentials (one, so its throttle keeps to the simulator's rate limit), or with others. */
   runtime(credentials?: Rec): ConnectorRuntime {
-    const make = (c: Rec): ConnectorRuntime => new ConnectorRuntime(this.manifest, c, { baseUrl: this.sim.baseUrl, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
+    const make = (c: Rec): ConnectorRuntime =>
+      new ConnectorRuntime(this.manifest, c, { baseUrl: this.sim.baseUrl, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
     if (credentials !== undefined) return make(credentials);
     return (this.#runtime ??= make(this.sim.credentials));
   }
@@ -243,11 +248,15 @@ class Subject {
   /** Params for one call of the action: quirks, parents, referenced records, the target's id, sampled values. */
   async params(a: CompiledAction, purpose: string, target?: Rec): Promise<Rec> {
     const defs = (a.def.params ?? {}) as Record<string, { required?: boolean; type?: unknown; minimum?: number }>;
-    const required = Object.entries(defs).filter(([, d]) => d.required === true).map(([k]) => k);
+    const required = Object.entries(defs)
+      .filter(([, d]) => d.required === true)
+      .map(([k]) => k);
     const names = [...required, ...a.requiresAny.map((group) => group[0]!).filter((n) => !required.includes(n))];
     // An update changes something: one optional text field when only ids are required.
     if (a.name === 'update') {
-      const free = Object.entries(defs).filter(([k, d]) => d.required !== true && d.type === 'string' && !/id$|cursor|^(ts|channel)$/.test(k) && !('enum' in d) && !('pattern' in d));
+      const free = Object.entries(defs).filter(
+        ([k, d]) => d.required !== true && d.type === 'string' && !/id$|cursor|^(ts|channel)$/.test(k) && !('enum' in d) && !('pattern' in d),
+      );
       const extra = free.find(([k]) => /description|body|title|summary|text|note/.test(k)) ?? free[0];
       if (extra !== undefined) names.push(extra[0]);
     }
@@ -271,7 +280,8 @@ class Subject {
         }
         continue;
       }
-      if (target !== undefined && selfParam === undefined && (plurals(stemOf(name)).includes(a.entity) || name === 'id' || ['get', 'update'].includes(a.name))) selfParam = name;
+      if (target !== undefined && selfParam === undefined && (plurals(stemOf(name)).includes(a.entity) || name === 'id' || ['get', 'update'].includes(a.name)))
+        selfParam = name;
     }
     if (target !== undefined && selfParam !== undefined) {
       const pk = this.manifest.entities.get(a.entity)!.def.primary_key ?? 'id';
@@ -287,7 +297,9 @@ class Subject {
 
   selfParam(a: CompiledAction, params: Rec, target: Rec): string | undefined {
     const pk = this.manifest.entities.get(a.entity)!.def.primary_key ?? 'id';
-    return Object.keys(params).find((k) => params[k] !== undefined && (params[k] === target[pk] || params[k] === String(target[pk]) || params[k] === target[k.split('_').at(-1)!]));
+    return Object.keys(params).find(
+      (k) => params[k] !== undefined && (params[k] === target[pk] || params[k] === String(target[pk]) || params[k] === target[k.split('_').at(-1)!]),
+    );
   }
 }
 
@@ -338,9 +350,14 @@ for (const [type, manifest] of registry) {
             if (seen.length === 2 && seen[1]!.length > 0) {
               expectValid(entity, seen[1]!);
               const firstIds = new Set(seen[0]!.map((r) => JSON.stringify(r[e.def.primary_key ?? 'id'])));
-              expect(seen[1]!.some((r) => !firstIds.has(JSON.stringify(r[e.def.primary_key ?? 'id']))), 'the second page has records the first did not').toBe(true);
+              expect(
+                seen[1]!.some((r) => !firstIds.has(JSON.stringify(r[e.def.primary_key ?? 'id']))),
+                'the second page has records the first did not',
+              ).toBe(true);
             } else if (quirks.onePage?.[entity] === undefined) {
-              throw new Error(`${entity}.list: one page only with page size ${JSON.stringify(params)}; give the simulator more records or name it in QUIRKS.onePage`);
+              throw new Error(
+                `${entity}.list: one page only with page size ${JSON.stringify(params)}; give the simulator more records or name it in QUIRKS.onePage`,
+              );
             }
           });
         } else if (action === 'create') {

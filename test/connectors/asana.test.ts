@@ -31,8 +31,10 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 
-const asana = (credentials: Rec = { token: TOKEN }) => connect('asana', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
-const run = (entity: string, action: string, params?: Rec) => asana().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const asana = (credentials: Rec = { token: TOKEN }) =>
+  connect('asana', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const run = (entity: string, action: string, params?: Rec) =>
+  asana().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 const records = (resource: string) => [...(sim.resources.get(resource)?.records.values() ?? [])].map((s) => s.record);
 const gidOf = (v: unknown): string => (v as Rec)['gid'] as string;
 
@@ -40,7 +42,15 @@ describe('asana', () => {
   it('wraps writes in {"data": ...}, unwraps answers, and sends opt_fields comma-separated', async () => {
     const project = records('projects')[0]!;
     const workspace = gidOf(project['workspace']);
-    const created = (await run('tasks', 'create', { name: 'Write the brief', notes: 'Two pages', projects: [project['gid']], workspace, opt_fields: ['name', 'notes', 'projects.name'] })).data as Rec;
+    const created = (
+      await run('tasks', 'create', {
+        name: 'Write the brief',
+        notes: 'Two pages',
+        projects: [project['gid']],
+        workspace,
+        opt_fields: ['name', 'notes', 'projects.name'],
+      })
+    ).data as Rec;
     expect(created['gid']).toMatch(GID);
     expect(created).toMatchObject({ name: 'Write the brief', notes: 'Two pages', workspace: { gid: workspace } });
     const sent = sim.requests.at(-1)!;
@@ -82,7 +92,10 @@ describe('asana', () => {
     expect(sim.requests.at(-1)).toMatchObject({ method: 'GET', path: '/users/me' });
     expect(await asana({ service_account_token: sidecar.auth?.tokens?.[1] }).check()).toMatchObject({ ok: true });
     await expect(asana({ token: '2/1/2:wrong' }).execute('workspaces', 'list')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
-    await expect(run('tasks', 'get', { task_gid: '1000000000000000' })).rejects.toMatchObject({ code: 'upstream_not_found', message: expect.stringContaining('Unknown object') });
+    await expect(run('tasks', 'get', { task_gid: '1000000000000000' })).rejects.toMatchObject({
+      code: 'upstream_not_found',
+      message: expect.stringContaining('Unknown object'),
+    });
   });
 
   it("comments on a task, lists the task's stories, and edits the comment by its own gid", async () => {
@@ -142,7 +155,11 @@ for (const [name, open, skipped] of dialectCases())
       expect(String(taskLists[0]!.query.get('opt_fields')).split(',')).toEqual(expect.arrayContaining(['name', 'modified_at', 'assignee.name']));
 
       const [first] = [...upstream.resources.get('tasks')!.records.keys()];
-      const res = await fetch(`${upstream.url}/tasks/${first!}`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ data: { name: 'Renamed launch task' } }) });
+      const res = await fetch(`${upstream.url}/tasks/${first!}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ data: { name: 'Renamed launch task' } }),
+      });
       expect(res.status).toBe(200);
       const before = upstream.requests.length;
       const inc = await engine.runOnce('as-1');

@@ -36,7 +36,8 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 
-const figma = (credentials: Rec = CREDENTIALS, upstream = sim) => new ConnectorRuntime(manifest, credentials, { baseUrl: upstream.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const figma = (credentials: Rec = CREDENTIALS, upstream = sim) =>
+  new ConnectorRuntime(manifest, credentials, { baseUrl: upstream.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
 const run = (entity: string, action: string, params: Rec = {}) => figma().execute(entity, action, params) as Promise<ListEnvelope & RecordEnvelope>;
 const list = async (entity: string, params: Rec): Promise<Rec[]> => (await run(entity, 'list', params)).data as Rec[];
 const records = (resource: string) => [...(sim.resources.get(resource)?.records.values() ?? [])].map((s) => s.record);
@@ -95,8 +96,17 @@ describe('figma', () => {
 
   it('posts a comment pinned in a frame; the file lists it with its file key', async () => {
     const fileKey = records('files')[2]!['key'] as string;
-    const created = (await run('comments', 'create', { file_key: fileKey, message: 'Align this with the grid', client_meta: { node_id: '4:12', node_offset: { x: 8, y: 16 } } })).data as Rec;
-    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({ message: 'Align this with the grid', client_meta: { node_id: '4:12', node_offset: { x: 8, y: 16 } } });
+    const created = (
+      await run('comments', 'create', {
+        file_key: fileKey,
+        message: 'Align this with the grid',
+        client_meta: { node_id: '4:12', node_offset: { x: 8, y: 16 } },
+      })
+    ).data as Rec;
+    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({
+      message: 'Align this with the grid',
+      client_meta: { node_id: '4:12', node_offset: { x: 8, y: 16 } },
+    });
     expect(created).toMatchObject({ file_key: fileKey, message: 'Align this with the grid' });
     const listed = await list('comments', { file_key: fileKey });
     expect(listed.map((c) => c['id'])).toContain(created['id']);
@@ -118,7 +128,12 @@ describeEachDialect('figma sync on %s', (name) => {
     tdb = await openTestDatabase(name);
     await migrate(tdb.database, [syncMigrations]);
     store = new RecordStore(tdb.database, { cursorSecret: 'test' });
-    engine = new SyncEngine({ database: tdb.database, sink: store, fullRefreshEvery: 10, runtimeFor: async () => ({ manifest, runtime: figma(CREDENTIALS, upstream) }) });
+    engine = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      fullRefreshEvery: 10,
+      runtimeFor: async () => ({ manifest, runtime: figma(CREDENTIALS, upstream) }),
+    });
   });
   afterAll(async () => {
     await engine.stop();
@@ -134,7 +149,10 @@ describeEachDialect('figma sync on %s', (name) => {
     const teams = upstream.requests.filter((r) => r.path.startsWith('/v2/teams/'));
     expect(teams.length).toBeGreaterThan(0);
     for (const r of teams) expect(r.path).toBe(`/v2/teams/${TEAM}/folders`);
-    const hits = await store.search('fg-1', 'components', searchDefOf(manifest.entities.get('components')!.def)!, { query: { filter: { eq: { name: 'Modal/Dialog' } } }, fields: ['key', 'name'] });
+    const hits = await store.search('fg-1', 'components', searchDefOf(manifest.entities.get('components')!.def)!, {
+      query: { filter: { eq: { name: 'Modal/Dialog' } } },
+      fields: ['key', 'name'],
+    });
     expect(hits.data).toEqual([{ key: seeded('components')[6]!['key'], name: 'Modal/Dialog' }]);
 
     const gone = seeded('files')[0]!['key'] as string;
@@ -158,12 +176,27 @@ describeEachDialect('figma webhooks in on %s', (dialect) => {
   let id: string;
   let n = 0;
   const deliver = (body: Rec): Promise<Reply> => h.request('POST', `/api/v1/webhooks/figma/${id}`, { raw: JSON.stringify(body) });
-  const event = (event_type: string, fileKey: string, passcode = PASSCODE): Rec => ({ event_type, file_key: fileKey, file_name: 'Homepage Redesign', passcode, timestamp: new Date(Date.now() + ++n * 1000).toISOString(), webhook_id: '1187432', triggered_by: { id: '1146891572380251467', handle: 'Ada Okafor' } });
+  const event = (event_type: string, fileKey: string, passcode = PASSCODE): Rec => ({
+    event_type,
+    file_key: fileKey,
+    file_name: 'Homepage Redesign',
+    passcode,
+    timestamp: new Date(Date.now() + ++n * 1000).toISOString(),
+    webhook_id: '1187432',
+    triggered_by: { id: '1146891572380251467', handle: 'Ada Okafor' },
+  });
 
   beforeAll(async () => {
     upstream = await startOpenApiSimulator({ description: `${DIR}/openapi.json`, sidecar, seed: 6, rateLimit: false });
-    ({ h, token } = await startHosted(dialect, { org: 'org-figma-hooks', upstreams: { figma: upstream.url }, config: { connectorTypes: { figma: { webhookSecret: PASSCODE } } } }));
-    const r = await h.request('POST', '/api/v1/integrations/connectors', { token, body: { customer_name: 'c1', connector_type: 'figma', name: 'f', credentials: CREDENTIALS } });
+    ({ h, token } = await startHosted(dialect, {
+      org: 'org-figma-hooks',
+      upstreams: { figma: upstream.url },
+      config: { connectorTypes: { figma: { webhookSecret: PASSCODE } } },
+    }));
+    const r = await h.request('POST', '/api/v1/integrations/connectors', {
+      token,
+      body: { customer_name: 'c1', connector_type: 'figma', name: 'f', credentials: CREDENTIALS },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
   }, 60_000);

@@ -33,7 +33,8 @@ beforeEach(() => sim.reset());
 const credentials = (over: Rec = {}): Rec => ({ app_id: APP_ID, installation_id: INSTALLATION_ID, private_key: PEM, ...over });
 const app = (over: Rec = {}) => connect('github', { credentials: credentials(over) as never, baseUrl: sim.url, retry: { baseDelayMs: 5 } });
 type Gh = ReturnType<typeof app>;
-const run = (gh: Gh, entity: string, action: string, params?: Rec) => gh.execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const run = (gh: Gh, entity: string, action: string, params?: Rec) =>
+  gh.execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 const mints = () => sim.requests.filter((r) => r.path === MINT_PATH);
 
 describe('GitHub App (auth variant app): installation tokens minted from the app JWT', () => {
@@ -45,7 +46,10 @@ describe('GitHub App (auth variant app): installation tokens minted from the app
     const [mint, check] = sim.requests;
     // The mint carries the JWT: header {alg: RS256}, iss the app id, iat 60 s back, exp 9 minutes ahead.
     const jwt = /^Bearer (.+)$/.exec(String(mint?.headers.authorization))?.[1] ?? '';
-    const [h, p] = jwt.split('.').slice(0, 2).map((s) => JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Rec);
+    const [h, p] = jwt
+      .split('.')
+      .slice(0, 2)
+      .map((s) => JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Rec);
     expect(h).toEqual({ alg: 'RS256', typ: 'JWT' });
     expect(p).toMatchObject({ iss: APP_ID });
     expect((p?.exp as number) - (p?.iat as number)).toBe(600);
@@ -65,14 +69,18 @@ describe('GitHub App (auth variant app): installation tokens minted from the app
     expect(created).toMatchObject({ title: 'From the app' });
     const number = created.number as number;
     expect(((await run(gh, 'issues', 'get', { owner, repo: 'app-repo', issue_number: number })).data as unknown as Rec).id).toBe(created.id);
-    expect(((await run(gh, 'issues', 'update', { owner, repo: 'app-repo', issue_number: number, state: 'closed' })).data as unknown as Rec).state).toBe('closed');
+    expect(((await run(gh, 'issues', 'update', { owner, repo: 'app-repo', issue_number: number, state: 'closed' })).data as unknown as Rec).state).toBe(
+      'closed',
+    );
     expect(((await run(gh, 'issues', 'list', { owner, repo: 'app-repo', state: 'all' })).data as unknown as Rec[]).map((i) => i.id)).toContain(created.id);
     const comment = (await run(gh, 'issue_comments', 'create', { owner, repo: 'app-repo', issue_number: number, body: 'Done' })).data as unknown as Rec;
     expect(((await run(gh, 'issue_comments', 'get', { owner, repo: 'app-repo', comment_id: comment.id })).data as unknown as Rec).body).toBe('Done');
     expect(((await run(gh, 'pull_requests', 'list', { owner, repo: 'app-repo', state: 'all' })).data as unknown[]).length).toBeGreaterThanOrEqual(0);
     expect(((await run(gh, 'repositories', 'get', { owner, repo: 'app-repo' })).data as unknown as Rec).id).toBe(repo.id);
     expect(mints()).toHaveLength(1);
-    const used = new Set(sim.requests.filter((r) => r.path !== MINT_PATH && r.headers.authorization !== 'Bearer ghp_sandbox_token').map((r) => r.headers.authorization));
+    const used = new Set(
+      sim.requests.filter((r) => r.path !== MINT_PATH && r.headers.authorization !== 'Bearer ghp_sandbox_token').map((r) => r.headers.authorization),
+    );
     expect(used.size).toBe(1);
   });
 

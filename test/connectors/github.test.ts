@@ -36,12 +36,19 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => {
   sim.reset();
-  sim.setRateLimit({ limit: 1_000_000, window_seconds: 3600, headers: { limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset' }, reset: 'unix' });
+  sim.setRateLimit({
+    limit: 1_000_000,
+    window_seconds: 3600,
+    headers: { limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset' },
+    reset: 'unix',
+  });
 });
 
 const github = (credentials: Rec = { token: PAT }) => connect('github', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5 } });
-const run = (entity: string, action: string, params?: Rec) => github().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
-const one = async (entity: string, action: 'get' | 'create' | 'update', params: Rec): Promise<Rec> => (await run(entity, action, params)).data as unknown as Rec;
+const run = (entity: string, action: string, params?: Rec) =>
+  github().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const one = async (entity: string, action: 'get' | 'create' | 'update', params: Rec): Promise<Rec> =>
+  (await run(entity, action, params)).data as unknown as Rec;
 const list = async (entity: string, params: Rec): Promise<Rec[]> => (await run(entity, 'list', params)).data as unknown as Rec[];
 const sent = (path: string) => sim.requests.filter((r) => r.path === path);
 
@@ -61,7 +68,12 @@ describe('the manifest', () => {
       ['app', 'minted_bearer', ['app_id', 'installation_id', 'private_key']],
       ['oauth', 'oauth2', ['access_token', 'refresh_token', 'expires_at']],
     ]);
-    expect(manifest.manifest.vendor_description).toMatchObject({ path: 'openapi.json', format: 'openapi', licence: 'MIT, https://spdx.org/licenses/MIT', trimmed_by: 'trim.mjs' });
+    expect(manifest.manifest.vendor_description).toMatchObject({
+      path: 'openapi.json',
+      format: 'openapi',
+      licence: 'MIT, https://spdx.org/licenses/MIT',
+      trimmed_by: 'trim.mjs',
+    });
     // Lists follow GitHub's Link header; every list takes per_page 1..100 and a page.
     for (const [name, e] of manifest.entities) {
       expect(e.actions.get('list')?.def.pagination, name).toEqual({ type: 'link_header' });
@@ -104,7 +116,12 @@ describe('every entity × action against the simulated API', () => {
     expectValid('issues', [created]);
     expect(created).toMatchObject({ title: 'Crash on start', body: 'Steps...' });
     const number = created.number as number;
-    expect(JSON.parse(sent(`/repos/${owner}/${repo}/issues`).at(-1)!.rawBody)).toEqual({ title: 'Crash on start', body: 'Steps...', labels: ['bug'], assignees: ['octocat'] });
+    expect(JSON.parse(sent(`/repos/${owner}/${repo}/issues`).at(-1)!.rawBody)).toEqual({
+      title: 'Crash on start',
+      body: 'Steps...',
+      labels: ['bug'],
+      assignees: ['octocat'],
+    });
 
     expect((await one('issues', 'get', { owner, repo, issue_number: number })).id).toBe(created.id);
     const closed = await one('issues', 'update', { owner, repo, issue_number: number, state: 'closed', state_reason: 'completed' });
@@ -171,12 +188,16 @@ describe('pagination', () => {
     const all: Rec[] = [];
     for await (const r of github().records('issues' as never, { owner, repo, state: 'all', per_page: 3 } as never)) all.push(r as Rec);
     expect(all.map((r) => r.id)).toEqual(ids);
-    expect(sent(`/repos/${owner}/${repo}/issues`).map((r) => r.query.toString())).toEqual(['state=all&per_page=3', 'state=all&per_page=3&page=2', 'state=all&per_page=3&page=3']);
+    expect(sent(`/repos/${owner}/${repo}/issues`).map((r) => r.query.toString())).toEqual([
+      'state=all&per_page=3',
+      'state=all&per_page=3&page=2',
+      'state=all&per_page=3&page=3',
+    ]);
   });
 });
 
 describe('errors', () => {
-  it('404 is upstream_not_found with GitHub\'s message', async () => {
+  it("404 is upstream_not_found with GitHub's message", async () => {
     const err = await failure(run('issues', 'get', { owner: 'octocat', repo: 'nowhere', issue_number: 999999 }));
     expect(err.code).toBe('upstream_not_found');
     expect(err.message).toBe('github: Not Found');
@@ -200,7 +221,19 @@ describe('errors', () => {
     expect(own.code).toBe('upstream_rejected');
     expect(own.details).toMatchObject({ upstream_status: 422 });
     // GitHub's own answer, with two errors.
-    sim.inject({ path: `/repos/${owner}/${repo}/issues`, status: 422, json: { message: 'Validation Failed', errors: [{ resource: 'Issue', field: 'title', code: 'missing_field' }, { resource: 'Label', field: 'labels', code: 'invalid', message: 'no such label' }], documentation_url: 'https://docs.github.com/rest/issues/issues#create-an-issue', status: '422' } });
+    sim.inject({
+      path: `/repos/${owner}/${repo}/issues`,
+      status: 422,
+      json: {
+        message: 'Validation Failed',
+        errors: [
+          { resource: 'Issue', field: 'title', code: 'missing_field' },
+          { resource: 'Label', field: 'labels', code: 'invalid', message: 'no such label' },
+        ],
+        documentation_url: 'https://docs.github.com/rest/issues/issues#create-an-issue',
+        status: '422',
+      },
+    });
     const err = await failure(run('issues', 'create', { owner, repo, title: 'x' }));
     expect(err.code).toBe('upstream_rejected');
     expect(err.errors).toEqual([
@@ -210,7 +243,11 @@ describe('errors', () => {
   });
 
   it('a plain 403 (no rate-limit headers) stays upstream_credentials_rejected', async () => {
-    sim.inject({ path: '/user/repos', status: 403, json: { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest', status: '403' } });
+    sim.inject({
+      path: '/user/repos',
+      status: 403,
+      json: { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest', status: '403' },
+    });
     const err = await failure(run('repositories', 'list', {}));
     expect(err.code).toBe('upstream_credentials_rejected');
     expect(err.message).toBe('github: Resource not accessible by integration');
@@ -219,7 +256,12 @@ describe('errors', () => {
 
 describe('rate limits', () => {
   it('every answer carries x-ratelimit-limit, -remaining and -reset (Unix seconds)', async () => {
-    sim.setRateLimit({ limit: 5000, window_seconds: 3600, headers: { limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset' }, reset: 'unix' });
+    sim.setRateLimit({
+      limit: 5000,
+      window_seconds: 3600,
+      headers: { limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset' },
+      reset: 'unix',
+    });
     const res = await fetch(`${sim.url}/user/repos`, { headers: { authorization: `Bearer ${PAT}` } });
     expect(res.headers.get('x-ratelimit-limit')).toBe('5000');
     expect(res.headers.get('x-ratelimit-remaining')).toBe('4999');
@@ -232,7 +274,12 @@ describe('rate limits', () => {
     const now = String(Math.floor(Date.now() / 1000));
     for (const status of [403, 429]) {
       sim.reset();
-      sim.inject({ path: '/user/repos', status, json: { message: 'API rate limit exceeded for user ID 1.', documentation_url: 'https://docs.github.com/rest/rate-limit' }, headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': now } });
+      sim.inject({
+        path: '/user/repos',
+        status,
+        json: { message: 'API rate limit exceeded for user ID 1.', documentation_url: 'https://docs.github.com/rest/rate-limit' },
+        headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': now },
+      });
       const rt = new ConnectorRuntime(manifest, { token: PAT }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } });
       const page = (await rt.execute('repositories', 'list', {})) as ListEnvelope;
       expect(page.data.length).toBeGreaterThan(0);
@@ -240,7 +287,13 @@ describe('rate limits', () => {
       expect(sent('/user/repos')).toHaveLength(2);
     }
     // Persistent: upstream_rate_limited with GitHub's message after the attempts.
-    sim.inject({ path: '/user/repos', status: 403, json: { message: 'API rate limit exceeded for user ID 1.' }, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': now }, times: 4 });
+    sim.inject({
+      path: '/user/repos',
+      status: 403,
+      json: { message: 'API rate limit exceeded for user ID 1.' },
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': now },
+      times: 4,
+    });
     const err = await failure(run('repositories', 'list', {}));
     expect(err.code).toBe('upstream_rate_limited');
     expect(err.message).toBe('github: API rate limit exceeded for user ID 1.');
@@ -250,15 +303,25 @@ describe('rate limits', () => {
   it('a secondary limit (403 with Retry-After) is retried, creates too: GitHub did not run them', async () => {
     const { owner, repo } = await newRepo('secondary-repo');
     sim.reset();
-    sim.inject({ path: `/repos/${owner}/${repo}/issues`, status: 403, json: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' }, headers: { 'retry-after': '0' } });
+    sim.inject({
+      path: `/repos/${owner}/${repo}/issues`,
+      status: 403,
+      json: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' },
+      headers: { 'retry-after': '0' },
+    });
     const created = await one('issues', 'create', { owner, repo, title: 'After the limit' });
     expect(created.title).toBe('After the limit');
     expect(sent(`/repos/${owner}/${repo}/issues`).map((r) => r.method)).toEqual(['POST', 'POST']);
     expect(await list('issues', { owner, repo, state: 'all' })).toHaveLength(1);
   });
 
-  it('the simulator\'s own limit: the call over it waits for the next window and succeeds', async () => {
-    sim.setRateLimit({ limit: 1, window_seconds: 1, headers: { limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset' }, reset: 'unix' });
+  it("the simulator's own limit: the call over it waits for the next window and succeeds", async () => {
+    sim.setRateLimit({
+      limit: 1,
+      window_seconds: 1,
+      headers: { limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset' },
+      reset: 'unix',
+    });
     const rt = new ConnectorRuntime(manifest, { token: PAT }, { baseUrl: sim.url, limiter: null });
     await rt.execute('repositories', 'list', {});
     await rt.execute('repositories', 'list', {});
@@ -292,14 +355,25 @@ describe('auth variants and credential checks', () => {
   it('credentials of no variant are invalid_credentials, naming the variants', async () => {
     const err = await failure(Promise.resolve().then(() => github({ password: 'x' })));
     expect(err.code).toBe('invalid_credentials');
-    expect(err.message).toContain('token {token}; installation_token {installation_token}; app {app_id, installation_id, private_key}; oauth {access_token, refresh_token, expires_at}');
+    expect(err.message).toContain(
+      'token {token}; installation_token {installation_token}; app {app_id, installation_id, private_key}; oauth {access_token, refresh_token, expires_at}',
+    );
   });
 
   it('the OAuth web flow: consent, code exchange, then API calls and the check with the user token', async () => {
     const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
-    expect(variant).toMatchObject({ authorize_url: 'https://github.com/login/oauth/authorize', token_url: 'https://github.com/login/oauth/access_token', scopes: ['repo'] });
+    expect(variant).toMatchObject({
+      authorize_url: 'https://github.com/login/oauth/authorize',
+      token_url: 'https://github.com/login/oauth/access_token',
+      scopes: ['repo'],
+    });
     const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
-    const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-1', authorizeUrl: onSim(variant.authorize_url) });
+    const consent = authorizeUrl(variant, {
+      clientId: sim.oauth.clientId,
+      redirectUri: 'https://app.example/cb',
+      state: 'st-1',
+      authorizeUrl: onSim(variant.authorize_url),
+    });
     expect(new URL(consent).searchParams.get('scope')).toBe('repo');
     const redirect = await fetch(consent, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
@@ -317,7 +391,9 @@ describe('auth variants and credential checks', () => {
     expect((await gh.execute('repositories', 'list', {})).data.length).toBeGreaterThan(0);
     expect(sent('/user/repos').at(-1)?.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
     // A code is good once.
-    await expect(exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
+    await expect(exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb')).rejects.toMatchObject({
+      code: 'upstream_credentials_rejected',
+    });
   });
 });
 
@@ -325,7 +401,18 @@ describe('expiring user tokens (a GitHub App that opts in)', () => {
   let expiring: OpenApiSimulator;
   beforeAll(async () => {
     const sidecar = loadSidecar(SIDECAR);
-    const oauth = { ...sidecar.oauth!, refresh_tokens: true, token_response: { access_token: '{{access_token}}', token_type: 'bearer', scope: '{{scope}}', expires_in: 28800, refresh_token: '{{refresh_token}}', refresh_token_expires_in: 15897600 } };
+    const oauth = {
+      ...sidecar.oauth!,
+      refresh_tokens: true,
+      token_response: {
+        access_token: '{{access_token}}',
+        token_type: 'bearer',
+        scope: '{{scope}}',
+        expires_in: 28800,
+        refresh_token: '{{refresh_token}}',
+        refresh_token_expires_in: 15897600,
+      },
+    };
     expiring = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...sidecar, oauth }, seed: 4 });
   });
   afterAll(() => expiring.close());
@@ -333,7 +420,12 @@ describe('expiring user tokens (a GitHub App that opts in)', () => {
   it('the code exchange gives a refresh token and an expiry; an expired token is refreshed before the call, the new credentials reported', async () => {
     const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
     const onSim = (url: string): string => `${expiring.url}${new URL(url).pathname}`;
-    const consent = authorizeUrl(variant, { clientId: expiring.oauth.clientId, redirectUri: 'https://app.example/cb', state: 's', authorizeUrl: onSim(variant.authorize_url) });
+    const consent = authorizeUrl(variant, {
+      clientId: expiring.oauth.clientId,
+      redirectUri: 'https://app.example/cb',
+      state: 's',
+      authorizeUrl: onSim(variant.authorize_url),
+    });
     const code = new URL((await fetch(consent, { redirect: 'manual' })).headers.get('location') as string).searchParams.get('code') as string;
     const client = { clientId: expiring.oauth.clientId, clientSecret: expiring.oauth.clientSecret, tokenUrl: onSim(variant.token_url) };
     const tokens = await exchangeAuthorizationCode(variant, client, code, 'https://app.example/cb');
@@ -342,13 +434,23 @@ describe('expiring user tokens (a GitHub App that opts in)', () => {
 
     // Stored long ago: the token has expired, so the interpreter refreshes first.
     const refreshed: Rec[] = [];
-    const gh = connect('github', { credentials: { ...tokens, expires_at: Math.floor(Date.now() / 1000) - 60 } as never, baseUrl: expiring.url, oauthClient: client, onTokenRefresh: (c) => void refreshed.push(c as unknown as Rec) });
+    const gh = connect('github', {
+      credentials: { ...tokens, expires_at: Math.floor(Date.now() / 1000) - 60 } as never,
+      baseUrl: expiring.url,
+      oauthClient: client,
+      onTokenRefresh: (c) => void refreshed.push(c as unknown as Rec),
+    });
     expect((await gh.execute('repositories', 'list', {})).data.length).toBeGreaterThan(0);
     expect(refreshed).toHaveLength(1);
     const fresh = refreshed[0]!;
     expect(fresh.access_token).not.toBe(tokens.access_token);
     expect(fresh.refresh_token).not.toBe(tokens.refresh_token);
-    expect(expiring.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /login/oauth/authorize', 'POST /login/oauth/access_token', 'POST /login/oauth/access_token', 'GET /user/repos']);
+    expect(expiring.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /login/oauth/authorize',
+      'POST /login/oauth/access_token',
+      'POST /login/oauth/access_token',
+      'GET /user/repos',
+    ]);
     expect(expiring.requests.at(-1)?.headers.authorization).toBe(`Bearer ${String(fresh.access_token)}`);
     // A refresh token is good once.
     const again = connect('github', { credentials: { ...tokens, expires_at: 1 } as never, baseUrl: expiring.url, oauthClient: client });
@@ -371,7 +473,11 @@ describeEachDialect('github sync on %s', (name) => {
     // Two repositories, each with issues, a pull request and comments.
     // An empty upstream: no seeded records, the sidecar's seeded repositories included.
     const sidecar = loadSidecar(SIDECAR);
-    upstream = await startOpenApiSimulator({ description: DESCRIPTION, sidecar: { ...sidecar, records: 0, resources: { ...sidecar.resources, repos: { ...sidecar.resources?.['repos'], records: 0 } } }, seed: 9 });
+    upstream = await startOpenApiSimulator({
+      description: DESCRIPTION,
+      sidecar: { ...sidecar, records: 0, resources: { ...sidecar.resources, repos: { ...sidecar.resources?.['repos'], records: 0 } } },
+      seed: 9,
+    });
     const gh = connect('github', { credentials: { token: PAT }, baseUrl: upstream.url });
     for (const repoName of ['alpha', 'beta']) {
       const repo = (await gh.execute('repositories', 'create', { name: repoName })).data as unknown as Rec;
@@ -425,7 +531,10 @@ describeEachDialect('github sync on %s', (name) => {
       '/repos/octocat/beta/issues?state=all&sort=updated&direction=asc&per_page=100',
     ]);
     expect(await store.count('gh-1', 'issues')).toBe(6);
-    const found = await store.search('gh-1', 'issues', searchDef('issues'), { query: { filter: { eq: { title: 'beta issue 2' } } }, fields: ['title', 'state', 'author'] });
+    const found = await store.search('gh-1', 'issues', searchDef('issues'), {
+      query: { filter: { eq: { title: 'beta issue 2' } } },
+      fields: ['title', 'state', 'author'],
+    });
     expect(found.data).toEqual([{ title: 'beta issue 2', state: 'open', author: 'octocat' }]);
 
     // One issue and one comment change on GitHub.

@@ -79,9 +79,14 @@ describe('granola notes', () => {
     expect((err as SwitchboardError).details['upstream_body']).toBeTruthy();
   });
 
-  it('a 429 is upstream_rate_limited with Granola\'s message, marked not executed (error rule), and retried after Retry-After', async () => {
+  it("a 429 is upstream_rate_limited with Granola's message, marked not executed (error rule), and retried after Retry-After", async () => {
     sim.inject({ path: '/v1/notes', status: 429, json: { message: 'Too many requests' }, headers: { 'retry-after': '0' }, times: 4 });
-    const err = await granola().execute('notes', 'list').then(() => undefined, (e: unknown) => e as SwitchboardError);
+    const err = await granola()
+      .execute('notes', 'list')
+      .then(
+        () => undefined,
+        (e: unknown) => e as SwitchboardError,
+      );
     expect(err?.code).toBe('upstream_rate_limited');
     expect(err?.message).toBe('granola: Too many requests');
     expect(err?.details).toMatchObject({ not_executed: true, attempts: 4 });
@@ -89,7 +94,7 @@ describe('granola notes', () => {
     expect((await granola().execute('notes', 'list', { page_size: 3 })).data).toHaveLength(3);
   });
 
-  it('the client-side limiter keeps a burst under Granola\'s limit: no 429 from the simulator', async () => {
+  it("the client-side limiter keeps a burst under Granola's limit: no 429 from the simulator", async () => {
     // A fresh simulator, so no earlier test has spent part of the upstream's budget.
     const fresh = await startGranolaSimulator({ size: 5 });
     const statuses: number[] = [];

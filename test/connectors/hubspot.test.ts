@@ -48,9 +48,12 @@ beforeEach(() => {
   sim.setRateLimit(false);
 });
 
-const hubspot = (credentials: Rec = { private_app_token: PAT }) => connect('hubspot', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
-const run = (entity: string, action: string, params?: Rec) => hubspot().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
-const runtime = (credentials: Rec = { private_app_token: PAT }) => new ConnectorRuntime(manifest, credentials, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const hubspot = (credentials: Rec = { private_app_token: PAT }) =>
+  connect('hubspot', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const run = (entity: string, action: string, params?: Rec) =>
+  hubspot().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const runtime = (credentials: Rec = { private_app_token: PAT }) =>
+  new ConnectorRuntime(manifest, credentials, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
 /** The simulator's records of a resource that are not archived. */
 const live = (entity: string) => [...(sim.resources.get(entity)?.records.values() ?? [])].map((s) => s.record).filter((r) => r['archived'] !== true);
 const sent = (path: string) => sim.requests.filter((r) => r.path === path);
@@ -58,7 +61,13 @@ const sent = (path: string) => sim.requests.filter((r) => r.path === path);
 function expectValid(entity: string, records: Rec[]): void {
   recordsValid(entity, records);
   for (const r of records) {
-    expect(r).toMatchObject({ id: expect.stringMatching(/^\d+$/), properties: expect.any(Object), createdAt: expect.any(String), updatedAt: expect.any(String), archived: false });
+    expect(r).toMatchObject({
+      id: expect.stringMatching(/^\d+$/),
+      properties: expect.any(Object),
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      archived: false,
+    });
   }
 }
 
@@ -69,18 +78,27 @@ describe('the manifest', () => {
     expect(SYNC_ONLY_ACTIONS.has('changes')).toBe(true);
     for (const [name, [, lastmod]] of Object.entries(ENTITIES)) {
       const e = manifest.entities.get(name)!.def;
-      expect(e.sync).toMatchObject({ incremental: { action: 'changes', param: 'since', cursor_field: 'updatedAt', format: 'unix_ms' }, removals: { entity: name, params: { archived: true } } });
+      expect(e.sync).toMatchObject({
+        incremental: { action: 'changes', param: 'since', cursor_field: 'updatedAt', format: 'unix_ms' },
+        removals: { entity: name, params: { archived: true } },
+      });
       expect(JSON.stringify(e.actions['changes']?.request.body)).toContain(`"propertyName":"${lastmod}","operator":"GTE"`);
     }
   });
 
-  it('has a private app bearer variant and an OAuth variant with HubSpot\'s URLs, refresh and expiry', () => {
+  it("has a private app bearer variant and an OAuth variant with HubSpot's URLs, refresh and expiry", () => {
     expect(manifest.manifest.auth.map((v) => [v.name, v.type])).toEqual([
       ['private_app', 'bearer'],
       ['oauth', 'oauth2'],
     ]);
     const oauth = manifest.manifest.auth[1] as OAuth2Auth;
-    expect(oauth).toMatchObject({ authorize_url: 'https://app.hubspot.com/oauth/authorize', token_url: 'https://api.hubapi.com/oauth/v1/token', refreshes: true, expires: true, token_request_auth: 'client_secret_post' });
+    expect(oauth).toMatchObject({
+      authorize_url: 'https://app.hubspot.com/oauth/authorize',
+      token_url: 'https://api.hubapi.com/oauth/v1/token',
+      refreshes: true,
+      expires: true,
+      token_request_auth: 'client_secret_post',
+    });
     expect(manifest.manifest.vendor_description).toMatchObject({ path: 'openapi.yaml', format: 'openapi', trimmed_by: 'derive.mjs' });
   });
 });
@@ -97,7 +115,7 @@ describe('property values of every type HubSpot takes (recorded traffic: amount 
     expect(edited['properties']).toMatchObject({ dealname: 'Numbers', amount: '12500.5', hs_priority: 'high' });
   });
 
-  it('every entity\'s create and update take numbers and booleans; objects and arrays are still refused before sending', async () => {
+  it("every entity's create and update take numbers and booleans; objects and arrays are still refused before sending", async () => {
     for (const [entity, [idParam]] of Object.entries(ENTITIES)) {
       const made = (await run(entity, 'create', { properties: { hs_custom_count: 3, hs_custom_flag: true } })).data;
       expect(made['properties']).toMatchObject({ hs_custom_count: '3', hs_custom_flag: 'true' });
@@ -112,7 +130,7 @@ describe('property values of every type HubSpot takes (recorded traffic: amount 
 
 for (const [entity, [idParam, lastmod, field]] of Object.entries(ENTITIES)) {
   describe(`hubspot ${entity}`, () => {
-    it('list: a page of records with the requested properties sent one per repetition, and the next page\'s after', async () => {
+    it("list: a page of records with the requested properties sent one per repetition, and the next page's after", async () => {
       const page = await run(entity, 'list', { limit: 2, properties: [field, lastmod] });
       expect(page.data).toHaveLength(2);
       expectValid(entity, page.data as Rec[]);
@@ -135,7 +153,7 @@ for (const [entity, [idParam, lastmod, field]] of Object.entries(ENTITIES)) {
       expect(last.meta.next_page).toBeNull();
     });
 
-    it('get: one record by id; an unknown id is upstream_not_found with HubSpot\'s message and correlationId', async () => {
+    it("get: one record by id; an unknown id is upstream_not_found with HubSpot's message and correlationId", async () => {
       const id = live(entity)[0]!['id'] as string;
       const got = await run(entity, 'get', { [idParam]: id, properties: [field] });
       expect(got.data).toEqual(sim.resources.get(entity)!.records.get(id)!.record);
@@ -148,7 +166,12 @@ for (const [entity, [idParam, lastmod, field]] of Object.entries(ENTITIES)) {
     it('create then get: a {properties} body; the record keeps id, properties, createdAt, updatedAt, archived', async () => {
       const created = (await run(entity, 'create', { properties: { [field]: `new ${entity}` } })).data as Rec;
       expectValid(entity, [created]);
-      expect(created['properties']).toMatchObject({ [field]: `new ${entity}`, hs_object_id: created['id'], createdate: created['createdAt'], [lastmod]: created['updatedAt'] });
+      expect(created['properties']).toMatchObject({
+        [field]: `new ${entity}`,
+        hs_object_id: created['id'],
+        createdate: created['createdAt'],
+        [lastmod]: created['updatedAt'],
+      });
       expect(JSON.parse(sent(`/crm/v3/objects/${entity}`).at(-1)!.rawBody)).toEqual({ properties: { [field]: `new ${entity}` } });
       const got = (await run(entity, 'get', { [idParam]: created['id'] })).data as Rec;
       expect(got).toEqual(created);
@@ -187,7 +210,12 @@ for (const [entity, [idParam, lastmod, field]] of Object.entries(ENTITIES)) {
       expect((got.find((r) => r['id'] === a['id'])!['properties'] as Rec)[field]).toBe('changed a again');
       const searches = sent(`/crm/v3/objects/${entity}/search`);
       expect(searches).toHaveLength(2);
-      expect(JSON.parse(searches[0]!.rawBody)).toEqual({ filterGroups: [{ filters: [{ propertyName: lastmod, operator: 'GTE', value: String(since) }] }], sorts: [lastmod], properties: [field, lastmod], limit: 1 });
+      expect(JSON.parse(searches[0]!.rawBody)).toEqual({
+        filterGroups: [{ filters: [{ propertyName: lastmod, operator: 'GTE', value: String(since) }] }],
+        sorts: [lastmod],
+        properties: [field, lastmod],
+        limit: 1,
+      });
       expect(JSON.parse(searches[1]!.rawBody).after).toEqual(expect.any(String));
       expect((await failure(run(entity, 'changes', { since }))).code).toBe('unknown_action');
     });
@@ -202,20 +230,42 @@ describe('hubspot errors and rate limits', () => {
   });
 
   it('VALIDATION_ERROR and CONFLICT are upstream_rejected with the category, message and correlationId', async () => {
-    sim.inject({ path: '/crm/v3/objects/contacts', status: 409, json: { status: 'error', message: 'Contact already exists. Existing ID: 151', correlationId: 'c0ffee00-0000-4000-8000-000000000001', category: 'CONFLICT' } });
+    sim.inject({
+      path: '/crm/v3/objects/contacts',
+      status: 409,
+      json: {
+        status: 'error',
+        message: 'Contact already exists. Existing ID: 151',
+        correlationId: 'c0ffee00-0000-4000-8000-000000000001',
+        category: 'CONFLICT',
+      },
+    });
     const e = await failure(run('contacts', 'create', { properties: { email: 'dup@example.com' } }));
     expect(e.code).toBe('upstream_rejected');
     expect(e.message).toBe('hubspot: CONFLICT: Contact already exists. Existing ID: 151 (correlationId c0ffee00-0000-4000-8000-000000000001)');
     // The simulator's own 400 (the description refuses a limit that is not an integer) in HubSpot's shape.
     const raw = await fetch(`${sim.url}/crm/v3/objects/deals?limit=many`, { headers: { authorization: `Bearer ${PAT}` } });
     expect(raw.status).toBe(400);
-    expect(await raw.json()).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR', correlationId: expect.any(String), message: expect.stringContaining('limit') });
+    expect(await raw.json()).toMatchObject({
+      status: 'error',
+      category: 'VALIDATION_ERROR',
+      correlationId: expect.any(String),
+      message: expect.stringContaining('limit'),
+    });
   });
 
   it('every response carries X-HubSpot-RateLimit-*; over the limit is a 429 RATE_LIMITS, upstream_rate_limited without holding the caller for a long wait', async () => {
-    sim.setRateLimit({ limit: 2, window_seconds: 600, headers: { limit: 'X-HubSpot-RateLimit-Max', remaining: 'X-HubSpot-RateLimit-Remaining', window_ms: 'X-HubSpot-RateLimit-Interval-Milliseconds' } });
+    sim.setRateLimit({
+      limit: 2,
+      window_seconds: 600,
+      headers: { limit: 'X-HubSpot-RateLimit-Max', remaining: 'X-HubSpot-RateLimit-Remaining', window_ms: 'X-HubSpot-RateLimit-Interval-Milliseconds' },
+    });
     const first = await fetch(`${sim.url}/crm/v3/objects/contacts?limit=1`, { headers: { authorization: `Bearer ${PAT}` } });
-    expect([first.headers.get('x-hubspot-ratelimit-max'), first.headers.get('x-hubspot-ratelimit-remaining'), first.headers.get('x-hubspot-ratelimit-interval-milliseconds')]).toEqual(['2', '1', '600000']);
+    expect([
+      first.headers.get('x-hubspot-ratelimit-max'),
+      first.headers.get('x-hubspot-ratelimit-remaining'),
+      first.headers.get('x-hubspot-ratelimit-interval-milliseconds'),
+    ]).toEqual(['2', '1', '600000']);
     await run('contacts', 'list', { limit: 1 });
     const e = await failure(run('contacts', 'list', { limit: 1 }));
     expect(e.code).toBe('upstream_rate_limited');
@@ -229,7 +279,18 @@ describe('hubspot errors and rate limits', () => {
 
   it('a 429 on a create is retried (HubSpot did not run it) and creates one record', async () => {
     const before = sim.resources.get('tickets')!.records.size;
-    sim.inject({ path: '/crm/v3/objects/tickets', status: 429, json: { status: 'error', message: 'You have reached your secondly limit.', errorType: 'RATE_LIMIT', correlationId: 'c0ffee00-0000-4000-8000-000000000002', policyName: 'SECONDLY', category: 'RATE_LIMITS' } });
+    sim.inject({
+      path: '/crm/v3/objects/tickets',
+      status: 429,
+      json: {
+        status: 'error',
+        message: 'You have reached your secondly limit.',
+        errorType: 'RATE_LIMIT',
+        correlationId: 'c0ffee00-0000-4000-8000-000000000002',
+        policyName: 'SECONDLY',
+        category: 'RATE_LIMITS',
+      },
+    });
     const created = (await run('tickets', 'create', { properties: { subject: 'after a 429' } })).data as Rec;
     expect(sent('/crm/v3/objects/tickets')).toHaveLength(2);
     expect(sim.resources.get('tickets')!.records.size).toBe(before + 1);
@@ -244,7 +305,12 @@ describe('hubspot auth and check', () => {
 
   /** Consent and code exchange against the simulated flow: HubSpot's tokens refresh and expire in 30 minutes. */
   async function grant(): Promise<{ access_token: string; refresh_token?: string; expires_at?: number }> {
-    const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-9', authorizeUrl: onSim(variant.authorize_url) });
+    const consent = authorizeUrl(variant, {
+      clientId: sim.oauth.clientId,
+      redirectUri: 'https://app.example/cb',
+      state: 'st-9',
+      authorizeUrl: onSim(variant.authorize_url),
+    });
     const redirect = await fetch(consent, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
     const back = new URL(redirect.headers.get('location') as string);
@@ -283,7 +349,12 @@ describe('hubspot auth and check', () => {
     const refresh = sent('/oauth/v1/token');
     expect(refresh).toHaveLength(1);
     const form = new URLSearchParams(refresh[0]!.rawBody);
-    expect([form.get('grant_type'), form.get('refresh_token'), form.get('client_id'), form.get('client_secret')]).toEqual(['refresh_token', tokens.refresh_token, sim.oauth.clientId, sim.oauth.clientSecret]);
+    expect([form.get('grant_type'), form.get('refresh_token'), form.get('client_id'), form.get('client_secret')]).toEqual([
+      'refresh_token',
+      tokens.refresh_token,
+      sim.oauth.clientId,
+      sim.oauth.clientSecret,
+    ]);
     // The failed call, the token request, the call again with the new token.
     expect(sim.requests.map((r) => r.path)).toEqual(['/crm/v3/objects/contacts', '/oauth/v1/token', '/crm/v3/objects/contacts']);
     expect(sim.requests.at(-1)!.headers.authorization).toBe(`Bearer ${String(stored[0]!['access_token'])}`);
@@ -296,7 +367,11 @@ describe('hubspot auth and check', () => {
     await rt.execute('companies', 'list', { limit: 1 });
     expect(sim.requests.map((r) => r.path)).toEqual(['/oauth/v1/token', '/crm/v3/objects/companies']);
 
-    const stale = new ConnectorRuntime(manifest, { access_token: 'expired', refresh_token: 'not-issued', expires_at: 1 }, { baseUrl: sim.url, oauthClient: client() });
+    const stale = new ConnectorRuntime(
+      manifest,
+      { access_token: 'expired', refresh_token: 'not-issued', expires_at: 1 },
+      { baseUrl: sim.url, oauthClient: client() },
+    );
     expect((await failure(stale.execute('companies', 'list', { limit: 1 }))).code).toBe('oauth_refresh_failed');
   });
 
@@ -314,24 +389,27 @@ describe('hubspot auth and check', () => {
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
 describeEachDialect('hubspot sync on %s', (name) => {
   const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
-    let tdb: TestDatabase;
-    let store: RecordStore;
-    let upstream: OpenApiSimulator;
-    let requests: string[] = [];
-    let engine: SyncEngine;
+  let tdb: TestDatabase;
+  let store: RecordStore;
+  let upstream: OpenApiSimulator;
+  let requests: string[] = [];
+  let engine: SyncEngine;
 
-    beforeAll(async () => {
-      upstream = await startOpenApiSimulator({ description: `${DIR}/openapi.yaml`, sidecar, seed: 8, rateLimit: false });
-      tdb = await open();
-      await migrate(tdb.database, [syncMigrations]);
-      store = new RecordStore(tdb.database, { cursorSecret: 'test' });
-      engine = new SyncEngine({
-        database: tdb.database,
-        sink: store,
-        fullRefreshEvery: 10,
-        runtimeFor: async () => ({
+  beforeAll(async () => {
+    upstream = await startOpenApiSimulator({ description: `${DIR}/openapi.yaml`, sidecar, seed: 8, rateLimit: false });
+    tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test' });
+    engine = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      fullRefreshEvery: 10,
+      runtimeFor: async () => ({
+        manifest,
+        runtime: new ConnectorRuntime(
           manifest,
-          runtime: new ConnectorRuntime(manifest, { private_app_token: PAT }, {
+          { private_app_token: PAT },
+          {
             baseUrl: upstream.url,
             limiter: null,
             fetch: async (input, init) => {
@@ -339,53 +417,72 @@ describeEachDialect('hubspot sync on %s', (name) => {
               requests.push(`${init?.method ?? 'GET'} ${u.pathname}${u.searchParams.get('archived') === 'true' ? '?archived' : ''}`);
               return fetch(input, init);
             },
-          }),
-        }),
-      });
+          },
+        ),
+      }),
     });
-    afterAll(async () => {
-      await engine.stop();
-      await tdb.close();
-      await upstream.close();
-    });
-
-    const searchDef = (entity: string) => ({ primaryKey: 'id', fields: manifest.entities.get(entity)!.def.search!.fields as Record<string, 'string'>, sources: manifest.entities.get(entity)!.def.search!.sources as Record<string, string> });
-    const api = (method: string, path: string, body?: unknown) =>
-      fetch(`${upstream.url}${path}`, { method, headers: { authorization: `Bearer ${PAT}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }).then(async (r) => (r.status === 204 ? undefined : ((await r.json()) as Rec)));
-
-    it('a full run lists the four objects; an incremental run searches each on its last-modified property and removes what was archived', async () => {
-      await engine.register('hs-1');
-      requests = [];
-      const full = await engine.runOnce('hs-1');
-      expect(full.full).toBe(true);
-      for (const entity of Object.keys(ENTITIES)) {
-        expect(full.entities[entity]?.records).toBe(upstream.resources.get(entity)!.records.size);
-        expect(await store.count('hs-1', entity)).toBe(upstream.resources.get(entity)!.records.size);
-      }
-      expect(new Set(requests)).toEqual(new Set(Object.keys(ENTITIES).map((e) => `GET /crm/v3/objects/${e}`)));
-      // The sync asks for the properties its search fields read.
-      expect(upstream.requests.find((r) => r.path === '/crm/v3/objects/contacts')!.query.getAll('properties')).toContain('email');
-
-      const contact = [...upstream.resources.get('contacts')!.records.keys()][2]!;
-      await api('PATCH', `/crm/v3/objects/contacts/${contact}`, { properties: { email: 'renamed@example.com' } });
-      const deal = (await api('POST', '/crm/v3/objects/deals', { properties: { dealname: 'Fresh deal', amount: '5000' } }))!;
-      const ticket = [...upstream.resources.get('tickets')!.records.keys()][0]!;
-      await api('DELETE', `/crm/v3/objects/tickets/${ticket}`);
-
-      requests = [];
-      const inc = await engine.runOnce('hs-1');
-      expect(inc.full).toBe(false);
-      expect([...requests].sort()).toEqual(Object.keys(ENTITIES).flatMap((e) => [`GET /crm/v3/objects/${e}?archived`, `POST /crm/v3/objects/${e}/search`]).sort());
-      expect(inc.entities['contacts']?.records).toBeGreaterThanOrEqual(1);
-      expect(inc.entities['tickets']?.deleted).toBe(1);
-
-      const hit = await store.search('hs-1', 'contacts', searchDef('contacts'), { query: { filter: { eq: { email: 'renamed@example.com' } } }, fields: ['id', 'email', 'firstname'] });
-      expect(hit.data).toEqual([{ id: contact, email: 'renamed@example.com', firstname: 'Contact' }]);
-      const fresh = await store.search('hs-1', 'deals', searchDef('deals'), { query: { filter: { eq: { id: deal['id'] as string } } }, fields: ['id', 'dealname', 'amount'] });
-      expect(fresh.data).toEqual([{ id: deal['id'], dealname: 'Fresh deal', amount: '5000' }]);
-      expect(await store.count('hs-1', 'deals')).toBe(upstream.resources.get('deals')!.records.size);
-      expect(await store.count('hs-1', 'tickets')).toBe(upstream.resources.get('tickets')!.records.size - 1);
-      const gone = await store.search('hs-1', 'tickets', searchDef('tickets'), { query: { filter: { eq: { id: ticket } } }, fields: ['id'] });
-      expect(gone.data).toEqual([]);
-    }, 60_000);
   });
+  afterAll(async () => {
+    await engine.stop();
+    await tdb.close();
+    await upstream.close();
+  });
+
+  const searchDef = (entity: string) => ({
+    primaryKey: 'id',
+    fields: manifest.entities.get(entity)!.def.search!.fields as Record<string, 'string'>,
+    sources: manifest.entities.get(entity)!.def.search!.sources as Record<string, string>,
+  });
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${upstream.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${PAT}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }).then(async (r) => (r.status === 204 ? undefined : ((await r.json()) as Rec)));
+
+  it('a full run lists the four objects; an incremental run searches each on its last-modified property and removes what was archived', async () => {
+    await engine.register('hs-1');
+    requests = [];
+    const full = await engine.runOnce('hs-1');
+    expect(full.full).toBe(true);
+    for (const entity of Object.keys(ENTITIES)) {
+      expect(full.entities[entity]?.records).toBe(upstream.resources.get(entity)!.records.size);
+      expect(await store.count('hs-1', entity)).toBe(upstream.resources.get(entity)!.records.size);
+    }
+    expect(new Set(requests)).toEqual(new Set(Object.keys(ENTITIES).map((e) => `GET /crm/v3/objects/${e}`)));
+    // The sync asks for the properties its search fields read.
+    expect(upstream.requests.find((r) => r.path === '/crm/v3/objects/contacts')!.query.getAll('properties')).toContain('email');
+
+    const contact = [...upstream.resources.get('contacts')!.records.keys()][2]!;
+    await api('PATCH', `/crm/v3/objects/contacts/${contact}`, { properties: { email: 'renamed@example.com' } });
+    const deal = (await api('POST', '/crm/v3/objects/deals', { properties: { dealname: 'Fresh deal', amount: '5000' } }))!;
+    const ticket = [...upstream.resources.get('tickets')!.records.keys()][0]!;
+    await api('DELETE', `/crm/v3/objects/tickets/${ticket}`);
+
+    requests = [];
+    const inc = await engine.runOnce('hs-1');
+    expect(inc.full).toBe(false);
+    expect([...requests].sort()).toEqual(
+      Object.keys(ENTITIES)
+        .flatMap((e) => [`GET /crm/v3/objects/${e}?archived`, `POST /crm/v3/objects/${e}/search`])
+        .sort(),
+    );
+    expect(inc.entities['contacts']?.records).toBeGreaterThanOrEqual(1);
+    expect(inc.entities['tickets']?.deleted).toBe(1);
+
+    const hit = await store.search('hs-1', 'contacts', searchDef('contacts'), {
+      query: { filter: { eq: { email: 'renamed@example.com' } } },
+      fields: ['id', 'email', 'firstname'],
+    });
+    expect(hit.data).toEqual([{ id: contact, email: 'renamed@example.com', firstname: 'Contact' }]);
+    const fresh = await store.search('hs-1', 'deals', searchDef('deals'), {
+      query: { filter: { eq: { id: deal['id'] as string } } },
+      fields: ['id', 'dealname', 'amount'],
+    });
+    expect(fresh.data).toEqual([{ id: deal['id'], dealname: 'Fresh deal', amount: '5000' }]);
+    expect(await store.count('hs-1', 'deals')).toBe(upstream.resources.get('deals')!.records.size);
+    expect(await store.count('hs-1', 'tickets')).toBe(upstream.resources.get('tickets')!.records.size - 1);
+    const gone = await store.search('hs-1', 'tickets', searchDef('tickets'), { query: { filter: { eq: { id: ticket } } }, fields: ['id'] });
+    expect(gone.data).toEqual([]);
+  }, 60_000);
+});

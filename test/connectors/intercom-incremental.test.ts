@@ -49,7 +49,11 @@ function conformsToDescription(path: string, op: string): void {
   expect(operation, op).toBeDefined();
   for (const r of reqs) {
     // The query and (for a POST) the JSON body, checked as the simulator checks them, unknown query parameters refused.
-    const checked = INTERCOM_DESCRIPTION.checkRequest(operation!, { pathParams: {}, query: r.query, headers: {}, rawBody: r.method === 'POST' ? r.rawBody : '' }, { skipAuth: true, unknownQuery: 'reject' });
+    const checked = INTERCOM_DESCRIPTION.checkRequest(
+      operation!,
+      { pathParams: {}, query: r.query, headers: {}, rawBody: r.method === 'POST' ? r.rawBody : '' },
+      { skipAuth: true, unknownQuery: 'reject' },
+    );
     expect('status' in checked ? checked : null, `${op} query ${r.query.toString()} body ${r.rawBody}`).toBeNull();
     if (r.method === 'POST') expect(r.rawBody.trim()).not.toBe('');
   }
@@ -158,14 +162,18 @@ describeEachDialect('intercom incremental sync on %s', (name) => {
       fullRefreshEvery: 2,
       runtimeFor: async () => ({
         manifest: view,
-        runtime: new ConnectorRuntime(manifest, { access_token: upstream.accessToken }, {
-          baseUrl: upstream.url,
-          limiter: null,
-          fetch: async (input, init) => {
-            requests.push({ method: init?.method ?? 'GET', path: new URL(input).pathname });
-            return fetch(input, init);
+        runtime: new ConnectorRuntime(
+          manifest,
+          { access_token: upstream.accessToken },
+          {
+            baseUrl: upstream.url,
+            limiter: null,
+            fetch: async (input, init) => {
+              requests.push({ method: init?.method ?? 'GET', path: new URL(input).pathname });
+              return fetch(input, init);
+            },
           },
-        }),
+        ),
       }),
     });
     engines.push(e);
@@ -234,6 +242,8 @@ describeEachDialect('intercom incremental sync on %s', (name) => {
     expect(sim.removeRecord('contacts', gone.id)).toBe(true);
     expect((await engine.runOnce('ic-all')).full).toBe(true);
     expect(await store.count('ic-all', 'contacts')).toBe(sim.resources.get('contacts')!.records.size);
-    expect((await store.search('ic-all', 'contacts', { primaryKey: 'id', fields: { id: 'string' } }, { query: { filter: { eq: { id: gone.id } } } })).data).toEqual([]);
+    expect(
+      (await store.search('ic-all', 'contacts', { primaryKey: 'id', fields: { id: 'string' } }, { query: { filter: { eq: { id: gone.id } } } })).data,
+    ).toEqual([]);
   });
 });

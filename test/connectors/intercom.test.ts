@@ -18,8 +18,6 @@ type Rec = Record<string, unknown>;
 const manifest = getConnector('intercom');
 const expectValid = recordChecker(manifest);
 
-
-
 let sim: IntercomSimulator;
 beforeAll(async () => {
   sim = await startIntercomSimulator({ seed: 5, size: 300 });
@@ -30,8 +28,10 @@ beforeEach(() => {
   sim.setRateLimit({ limit: 1_000_000, window_seconds: 10 });
 });
 
-const intercom = (accessToken: string = sim.accessToken) => connect('intercom', { credentials: { access_token: accessToken }, baseUrl: sim.url, retry: { baseDelayMs: 10 } });
-const run = (entity: string, action: string, params?: Rec) => intercom().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const intercom = (accessToken: string = sim.accessToken) =>
+  connect('intercom', { credentials: { access_token: accessToken }, baseUrl: sim.url, retry: { baseDelayMs: 10 } });
+const run = (entity: string, action: string, params?: Rec) =>
+  intercom().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 const list = (entity: string, params?: Rec) => run(entity, 'list', params) as Promise<ListEnvelope>;
 const one = (entity: string, action: 'get' | 'create' | 'update', params: Rec) => run(entity, action, params) as Promise<RecordEnvelope>;
 async function all(entity: string, params?: Rec): Promise<Rec[]> {
@@ -90,8 +90,14 @@ const S = (t: string, names: string): [string, string][] => names.split(/,\s*/).
 const SPEC_RECORDS: Record<string, [string, string][]> = {
   contacts: [
     ['id', 'string'],
-    ...S('string|null', 'type, workspace_id, external_id, role, email, phone, name, avatar, language_override, browser, browser_version, browser_language, os, android_app_name, android_app_version, android_device, android_os_version, android_sdk_version, ios_app_name, ios_app_version, ios_device, ios_os_version, ios_sdk_version'),
-    ...S('integer|null', 'owner_id, created_at, updated_at, signed_up_at, last_seen_at, last_replied_at, last_contacted_at, last_email_opened_at, last_email_clicked_at, android_last_seen_at, ios_last_seen_at'),
+    ...S(
+      'string|null',
+      'type, workspace_id, external_id, role, email, phone, name, avatar, language_override, browser, browser_version, browser_language, os, android_app_name, android_app_version, android_device, android_os_version, android_sdk_version, ios_app_name, ios_app_version, ios_device, ios_os_version, ios_sdk_version',
+    ),
+    ...S(
+      'integer|null',
+      'owner_id, created_at, updated_at, signed_up_at, last_seen_at, last_replied_at, last_contacted_at, last_email_opened_at, last_email_clicked_at, android_last_seen_at, ios_last_seen_at',
+    ),
     ...S('boolean|null', 'has_hard_bounced, marked_email_as_spam, unsubscribed_from_emails'),
     ...S('any', 'social_profiles, location, tags, notes, companies'),
     ['custom_attributes', 'object|null'],
@@ -113,11 +119,21 @@ const SPEC_RECORDS: Record<string, [string, string][]> = {
     ['custom_attributes', 'object|null'],
   ],
   teams: [['id', 'string'], ...S('string|null', 'type, name'), ['admin_ids', 'array'], ['admin_priority_level', 'any']],
-  admins: [['id', 'string'], ...S('string|null', 'type, name, email, job_title'), ...S('boolean|null', 'email_verified, away_mode_enabled, away_mode_reassign, has_inbox_seat'), ['team_ids', 'array'], ['avatar', 'any']],
+  admins: [
+    ['id', 'string'],
+    ...S('string|null', 'type, name, email, job_title'),
+    ...S('boolean|null', 'email_verified, away_mode_enabled, away_mode_reassign, has_inbox_seat'),
+    ['team_ids', 'array'],
+    ['avatar', 'any'],
+  ],
   tags: [['id', 'string'], ...S('string|null', 'type, name'), ['applied_at', 'integer|null'], ['applied_by', 'any']],
   notes: [['id', 'string'], ...S('string|null', 'type, body'), ['created_at', 'integer|null'], ...S('any', 'contact, author')],
   segments: [['id', 'string'], ...S('string|null', 'type, name, person_type'), ...S('integer|null', 'created_at, updated_at, count')],
-  internal_articles: [['id', 'integer|string'], ...S('string|null', 'title, body, locale'), ...S('integer|null', 'owner_id, author_id, created_at, updated_at')],
+  internal_articles: [
+    ['id', 'integer|string'],
+    ...S('string|null', 'title, body, locale'),
+    ...S('integer|null', 'owner_id, author_id, created_at, updated_at'),
+  ],
 };
 /**
  * Where the record follows Intercom 2.14 instead of the spec's type, because the manifest format
@@ -128,7 +144,10 @@ const DEVIATIONS: Record<string, string> = {};
 /** A contact as the manifest returns it: Intercom's avatar object mapped to its URL (spec type string). */
 const asContact = (wire: Rec): Rec => ({ ...wire, avatar: ((wire.avatar as Rec | null)?.image_url as string | undefined) ?? null });
 /** A conversation as the manifest returns it: team_assignee_id as a string (spec type). */
-const asConversation = (wire: Rec): Rec => ({ ...wire, team_assignee_id: wire.team_assignee_id === null || wire.team_assignee_id === undefined ? null : String(wire.team_assignee_id) });
+const asConversation = (wire: Rec): Rec => ({
+  ...wire,
+  team_assignee_id: wire.team_assignee_id === null || wire.team_assignee_id === undefined ? null : String(wire.team_assignee_id),
+});
 
 describe('the manifest against the spec', () => {
   it('declares exactly the 21 entity × action pairs, with exactly the spec params', () => {
@@ -181,7 +200,12 @@ describe('the manifest against the spec', () => {
       ['access_token', 'bearer', ['access_token']],
       ['oauth', 'oauth2', ['access_token']],
     ]);
-    expect(manifest.manifest.auth[1]).toMatchObject({ authorize_url: 'https://app.intercom.com/oauth', token_url: 'https://api.intercom.io/auth/eagle/token', refreshes: false, expires: false });
+    expect(manifest.manifest.auth[1]).toMatchObject({
+      authorize_url: 'https://app.intercom.com/oauth',
+      token_url: 'https://api.intercom.io/auth/eagle/token',
+      refreshes: false,
+      expires: false,
+    });
     expect(manifest.manifest.list_meta).toEqual({ next_page: expect.objectContaining({ type: ['string', 'null'] }) });
   });
 });
@@ -274,9 +298,19 @@ describe('intercom contacts', () => {
 
   it('update then get: changed fields stick, custom attributes merge, the role can change', async () => {
     const lead = await one('contacts', 'create', { role: 'lead', email: 'lead@prospect.example', custom_attributes: { lead_source: 'webinar' } });
-    const updated = await one('contacts', 'update', { id: lead.data.id as string, role: 'user', name: 'Converted Lead', custom_attributes: { plan_tier: 'starter' } });
+    const updated = await one('contacts', 'update', {
+      id: lead.data.id as string,
+      role: 'user',
+      name: 'Converted Lead',
+      custom_attributes: { plan_tier: 'starter' },
+    });
     expectValid('contacts', [updated.data]);
-    expect(updated.data).toMatchObject({ role: 'user', name: 'Converted Lead', email: 'lead@prospect.example', custom_attributes: { lead_source: 'webinar', plan_tier: 'starter' } });
+    expect(updated.data).toMatchObject({
+      role: 'user',
+      name: 'Converted Lead',
+      email: 'lead@prospect.example',
+      custom_attributes: { lead_source: 'webinar', plan_tier: 'starter' },
+    });
     expect(sent(`/contacts/${lead.data.id}`).at(-1)?.method).toBe('PUT');
     expect((await one('contacts', 'get', { id: lead.data.id as string })).data).toEqual(updated.data);
   });
@@ -290,7 +324,10 @@ describe('intercom contacts', () => {
 
     const attr = await failure(one('contacts', 'create', { role: 'user', custom_attributes: { favourite_colour: 'teal' } }));
     expect(attr.code).toBe('upstream_rejected');
-    expect(attr.details).toMatchObject({ upstream_status: 400, upstream_body: { errors: [{ code: 'parameter_invalid', message: "Custom attribute 'favourite_colour' does not exist" }] } });
+    expect(attr.details).toMatchObject({
+      upstream_status: 400,
+      upstream_body: { errors: [{ code: 'parameter_invalid', message: "Custom attribute 'favourite_colour' does not exist" }] },
+    });
 
     const before = sim.requests.length;
     expect((await failure(one('contacts', 'create', { email: 'no-role@example.com' }))).code).toBe('invalid_params');
@@ -305,7 +342,12 @@ describe('intercom conversations', () => {
   it('list: seeded conversations without parts; every page through starting_after', async () => {
     const page = await list('conversations', { per_page: 3 });
     expectValid('conversations', page.data);
-    expect(page.data).toEqual(stored('conversations').slice(-3).reverse().map(({ conversation_parts: _parts, ...r }: Rec) => asConversation(r)));
+    expect(page.data).toEqual(
+      stored('conversations')
+        .slice(-3)
+        .reverse()
+        .map(({ conversation_parts: _parts, ...r }: Rec) => asConversation(r)),
+    );
     expect(page.data[0]).not.toHaveProperty('conversation_parts');
     const records = await all('conversations', { per_page: 40 });
     expectValid('conversations', records);
@@ -360,9 +402,27 @@ describe('intercom companies', () => {
   });
 
   it('create creates, or updates the company with the same company_id; get sees it', async () => {
-    const a = await one('companies', 'create', { company_id: 'globex-7', name: 'Globex', plan: 'Enterprise', monthly_spend: 2500.75, size: 350, website: 'https://globex.example', industry: 'Manufacturing', custom_attributes: { region: 'NA' } });
+    const a = await one('companies', 'create', {
+      company_id: 'globex-7',
+      name: 'Globex',
+      plan: 'Enterprise',
+      monthly_spend: 2500.75,
+      size: 350,
+      website: 'https://globex.example',
+      industry: 'Manufacturing',
+      custom_attributes: { region: 'NA' },
+    });
     expectValid('companies', [a.data]);
-    expect(a.data).toMatchObject({ company_id: 'globex-7', name: 'Globex', plan: { type: 'plan', name: 'Enterprise' }, monthly_spend: 2500, size: 350, website: 'https://globex.example', industry: 'Manufacturing', custom_attributes: { region: 'NA' } });
+    expect(a.data).toMatchObject({
+      company_id: 'globex-7',
+      name: 'Globex',
+      plan: { type: 'plan', name: 'Enterprise' },
+      monthly_spend: 2500,
+      size: 350,
+      website: 'https://globex.example',
+      industry: 'Manufacturing',
+      custom_attributes: { region: 'NA' },
+    });
     const b = await one('companies', 'create', { company_id: 'globex-7', size: 400 });
     expect(b.data.id).toBe(a.data.id);
     expect(b.data).toMatchObject({ name: 'Globex', size: 400 });
@@ -443,7 +503,12 @@ describe('intercom notes and internal articles', () => {
     const admin = ids('admins')[5] as string;
     const note = await one('notes', 'create', { contact_id: contact, body: 'Asked about the Enterprise plan.', admin_id: admin });
     expectValid('notes', [note.data]);
-    expect(note.data).toMatchObject({ type: 'note', body: '<p>Asked about the Enterprise plan.</p>', contact: { type: 'contact', id: contact }, author: { type: 'admin', id: admin } });
+    expect(note.data).toMatchObject({
+      type: 'note',
+      body: '<p>Asked about the Enterprise plan.</p>',
+      contact: { type: 'contact', id: contact },
+      author: { type: 'admin', id: admin },
+    });
     expect(sent(`/contacts/${contact}/notes`).at(-1)?.method).toBe('POST');
     const onContact = ((await one('contacts', 'get', { id: contact })).data.notes as Rec).data as Rec[];
     expect(onContact).toContainEqual({ type: 'note', id: note.data.id, url: `/notes/${note.data.id}` });
@@ -454,9 +519,20 @@ describe('intercom notes and internal articles', () => {
 
   it('internal_articles create: stored and readable', async () => {
     const admin = Number(ids('admins')[1]);
-    const article = await one('internal_articles', 'create', { title: 'Escalating to engineering', owner_id: admin, author_id: admin, body: '<p>Use the #eng-escalations channel.</p>' });
+    const article = await one('internal_articles', 'create', {
+      title: 'Escalating to engineering',
+      owner_id: admin,
+      author_id: admin,
+      body: '<p>Use the #eng-escalations channel.</p>',
+    });
     expectValid('internal_articles', [article.data]);
-    expect(article.data).toMatchObject({ title: 'Escalating to engineering', owner_id: admin, author_id: admin, body: '<p>Use the #eng-escalations channel.</p>', locale: 'en' });
+    expect(article.data).toMatchObject({
+      title: 'Escalating to engineering',
+      owner_id: admin,
+      author_id: admin,
+      body: '<p>Use the #eng-escalations channel.</p>',
+      locale: 'en',
+    });
     expect(sim.resources.get('internal_articles')?.records.get(article.data.id as string)?.record.title).toBe('Escalating to engineering');
     const res = await fetch(`${sim.url}/internal_articles/${article.data.id}`, { headers: { authorization: `Bearer ${sim.accessToken}` } });
     expect(await res.json()).toEqual(article.data);
@@ -472,7 +548,13 @@ describe('intercom sync and search settings', () => {
     expect(syncs.contacts?.params).toEqual({ per_page: 150 });
     expect(syncs.conversations?.params).toEqual({ per_page: 150 });
     for (const e of ['contacts', 'conversations']) {
-      expect(syncs[e]?.incremental, e).toEqual({ action: 'changes', param: 'updated_since', cursor_field: 'updated_at', format: 'unix_seconds', params: { per_page: 150 } });
+      expect(syncs[e]?.incremental, e).toEqual({
+        action: 'changes',
+        param: 'updated_since',
+        cursor_field: 'updated_at',
+        format: 'unix_seconds',
+        params: { per_page: 150 },
+      });
     }
     expect(syncs.segments?.params).toEqual({ include_count: true });
   });
@@ -522,7 +604,7 @@ describe('intercom requests, auth, rate limits and faults', () => {
     expect(sent('/tags').at(-1)?.headers['content-type']).toBe('application/json');
   });
 
-  it('a rejected token is upstream_credentials_rejected with Intercom\'s message', async () => {
+  it("a rejected token is upstream_credentials_rejected with Intercom's message", async () => {
     const err = await failure(intercom('revoked').execute('teams', 'list'));
     expect(err.code).toBe('upstream_credentials_rejected');
     expect(err.message).toBe('intercom: Access Token Invalid');
@@ -532,7 +614,12 @@ describe('intercom requests, auth, rate limits and faults', () => {
   it('the oauth variant: consent URL and code exchange (src/auth) against the simulated flow, then API calls', async () => {
     const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
     const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
-    const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-1', authorizeUrl: onSim(variant.authorize_url) });
+    const consent = authorizeUrl(variant, {
+      clientId: sim.oauth.clientId,
+      redirectUri: 'https://app.example/cb',
+      state: 'st-1',
+      authorizeUrl: onSim(variant.authorize_url),
+    });
     const redirect = await fetch(consent, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
     const back = new URL(redirect.headers.get('location') as string);
@@ -556,7 +643,9 @@ describe('intercom requests, auth, rate limits and faults', () => {
     } finally {
       sim.oauth.deny = false;
     }
-    await expect(exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
+    await expect(exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb')).rejects.toMatchObject({
+      code: 'upstream_credentials_rejected',
+    });
   });
 
   it('waits out a 429 until X-RateLimit-Reset and retries', async () => {
@@ -572,7 +661,13 @@ describe('intercom requests, auth, rate limits and faults', () => {
   });
 
   it('gives up on persistent 429s as upstream_rate_limited, with the error body', async () => {
-    sim.inject({ path: '/teams', status: 429, json: { type: 'error.list', request_id: null, errors: [{ code: 'rate_limit_exceeded', message: 'Exceeded rate limit' }] }, headers: { 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000)) }, times: 4 });
+    sim.inject({
+      path: '/teams',
+      status: 429,
+      json: { type: 'error.list', request_id: null, errors: [{ code: 'rate_limit_exceeded', message: 'Exceeded rate limit' }] },
+      headers: { 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000)) },
+      times: 4,
+    });
     const err = await failure(list('teams'));
     expect(err.code).toBe('upstream_rate_limited');
     expect(err.message).toBe('intercom: Exceeded rate limit');
@@ -580,7 +675,12 @@ describe('intercom requests, auth, rate limits and faults', () => {
   });
 
   it('a 429 on a contact create is retried: Intercom did not run it (error rule not_executed)', async () => {
-    sim.inject({ path: '/contacts', status: 429, json: { type: 'error.list', request_id: null, errors: [{ code: 'rate_limit_exceeded', message: 'Exceeded rate limit' }] }, headers: { 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000)) } });
+    sim.inject({
+      path: '/contacts',
+      status: 429,
+      json: { type: 'error.list', request_id: null, errors: [{ code: 'rate_limit_exceeded', message: 'Exceeded rate limit' }] },
+      headers: { 'X-RateLimit-Reset': String(Math.floor(Date.now() / 1000)) },
+    });
     const before = size('contacts');
     const created = await one('contacts', 'create', { role: 'lead', name: 'Sent after the limit' });
     expect(created.data.name).toBe('Sent after the limit');
@@ -590,12 +690,27 @@ describe('intercom requests, auth, rate limits and faults', () => {
   });
 
   it('403 api_plan_restricted is upstream_rejected (not a credentials problem), with every error.list entry', async () => {
-    sim.inject({ path: '/segments', status: 403, json: { type: 'error.list', request_id: 'r1', errors: [{ code: 'api_plan_restricted', message: 'Active subscription needed.' }] } });
+    sim.inject({
+      path: '/segments',
+      status: 403,
+      json: { type: 'error.list', request_id: 'r1', errors: [{ code: 'api_plan_restricted', message: 'Active subscription needed.' }] },
+    });
     const err = await failure(list('segments'));
     expect(err.code).toBe('upstream_rejected');
     expect(err.message).toBe('intercom: Active subscription needed.');
     expect(err.errors).toEqual([{ path: '/', message: 'api_plan_restricted: Active subscription needed.' }]);
-    sim.inject({ path: '/contacts', status: 400, json: { type: 'error.list', request_id: 'r2', errors: [{ code: 'parameter_invalid', message: 'Email invalid', field: 'email' }, { code: 'parameter_invalid', message: 'Role invalid', field: 'role' }] } });
+    sim.inject({
+      path: '/contacts',
+      status: 400,
+      json: {
+        type: 'error.list',
+        request_id: 'r2',
+        errors: [
+          { code: 'parameter_invalid', message: 'Email invalid', field: 'email' },
+          { code: 'parameter_invalid', message: 'Role invalid', field: 'role' },
+        ],
+      },
+    });
     const bad = await failure(one('contacts', 'create', { role: 'lead', name: 'Two problems' }));
     expect(bad.code).toBe('upstream_rejected');
     expect(bad.errors).toEqual([

@@ -40,8 +40,14 @@ beforeEach(() => {
 });
 
 const runtime = (credentials: Rec = BASIC, fetchImpl?: typeof fetch) =>
-  new ConnectorRuntime(manifest, credentials as never, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 }, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
-const run = (entity: string, action: string, params: Rec = {}, credentials: Rec = BASIC) => runtime(credentials).execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+  new ConnectorRuntime(manifest, credentials as never, {
+    baseUrl: sim.url,
+    limiter: null,
+    retry: { baseDelayMs: 5 },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+const run = (entity: string, action: string, params: Rec = {}, credentials: Rec = BASIC) =>
+  runtime(credentials).execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 async function all(entity: string, params: Rec = {}): Promise<Rec[]> {
   const out: Rec[] = [];
   for await (const r of runtime().records(entity as never, params as never)) out.push(r as Rec);
@@ -79,7 +85,11 @@ describe('the manifest', () => {
   });
 
   it('refuses a site or cloud id that would leave Atlassian’s hosts, before sending anything', async () => {
-    for (const creds of [{ ...BASIC, site: 'evil.example.com/x' }, { ...BASIC, site: 'Acme' }, { ...OAUTH, cloud_id: '../../other' }]) {
+    for (const creds of [
+      { ...BASIC, site: 'evil.example.com/x' },
+      { ...BASIC, site: 'Acme' },
+      { ...OAUTH, cloud_id: '../../other' },
+    ]) {
       const e = await failure(Promise.resolve().then(() => new ConnectorRuntime(manifest, creds as never, { limiter: null }).execute('projects', 'list', {})));
       expect(e.code, JSON.stringify(creds)).toBe('invalid_credentials');
     }
@@ -106,7 +116,9 @@ describe('OAuth 2.0 (3LO)', () => {
   it('consent URL with audience and prompt, code exchange against the simulated flow, then calls through /ex/jira/<cloud id>', async () => {
     const variant = manifest.manifest.auth.find((v) => v.name === 'oauth') as OAuth2Auth;
     const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
-    const consent = new URL(authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-9', authorizeUrl: onSim(variant.authorize_url) }));
+    const consent = new URL(
+      authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-9', authorizeUrl: onSim(variant.authorize_url) }),
+    );
     expect(consent.searchParams.get('audience')).toBe('api.atlassian.com');
     expect(consent.searchParams.get('prompt')).toBe('consent');
     expect(consent.searchParams.get('scope')).toBe('read:jira-work write:jira-work read:jira-user offline_access');
@@ -135,11 +147,27 @@ describe('OAuth 2.0 (3LO)', () => {
 
 describe('issues', () => {
   it('create (plain-text description as ADF), get by id and by key, update (description as ADF; Jira answers 204, the issue is read back)', async () => {
-    const made = (await run('issues', 'create', { project_key: 'ENG', summary: 'Checkout fails', issue_type: 'Bug', description: 'Steps: pay\nthen fail', labels: ['checkout'], priority: 'High' })).data;
+    const made = (
+      await run('issues', 'create', {
+        project_key: 'ENG',
+        summary: 'Checkout fails',
+        issue_type: 'Bug',
+        description: 'Steps: pay\nthen fail',
+        labels: ['checkout'],
+        priority: 'High',
+      })
+    ).data;
     // Jira answers a create with {id, key, self} only.
     expect(Object.keys(made).sort()).toEqual(['id', 'key', 'self']);
     expect(lastBody('/rest/api/3/issue')).toEqual({
-      fields: { project: { key: 'ENG' }, summary: 'Checkout fails', issuetype: { name: 'Bug' }, description: adf('Steps: pay\nthen fail'), labels: ['checkout'], priority: { name: 'High' } },
+      fields: {
+        project: { key: 'ENG' },
+        summary: 'Checkout fails',
+        issuetype: { name: 'Bug' },
+        description: adf('Steps: pay\nthen fail'),
+        labels: ['checkout'],
+        priority: { name: 'High' },
+      },
     });
 
     const byId = (await run('issues', 'get', { issue_id_or_key: made.id })).data;
@@ -165,7 +193,13 @@ describe('issues', () => {
     const renamed = (await run('issues', 'update', { issue_id_or_key: made.id, summary: 'Checkout fails on Safari', assignee_account_id: null })).data;
     expect(renamed).toMatchObject({ id: made.id, key: made.key, summary: 'Checkout fails on Safari' });
     expectValid('issues', [renamed]);
-    expect(JSON.parse(sent(`/rest/api/3/issue/${made.id}`).filter((r) => r.method === 'PUT').at(-1)!.rawBody)).toEqual({ fields: { summary: 'Checkout fails on Safari', assignee: { accountId: null } } });
+    expect(
+      JSON.parse(
+        sent(`/rest/api/3/issue/${made.id}`)
+          .filter((r) => r.method === 'PUT')
+          .at(-1)!.rawBody,
+      ),
+    ).toEqual({ fields: { summary: 'Checkout fails on Safari', assignee: { accountId: null } } });
     expect((await run('issues', 'get', { issue_id_or_key: made.id })).data.summary).toBe('Checkout fails on Safari');
   });
 
@@ -185,15 +219,21 @@ describe('issues', () => {
     expect(((await asked.json()) as Rec).fields.summary).toBe('Shape 2');
   });
 
-  it('an update answered 204 whose read-back fails reports the read-back\'s error (never a made-up record)', async () => {
+  it("an update answered 204 whose read-back fails reports the read-back's error (never a made-up record)", async () => {
     const made = (await run('issues', 'create', { project_key: 'ENG', summary: 'Gone', issue_type: 'Task' })).data;
     // The GET after the PUT fails: the caller learns it, with the get's error.
     const failingGet: typeof fetch = async (input, init) => {
       const req = new Request(input, init);
-      if (req.method === 'GET' && new URL(req.url).pathname === `/rest/api/3/issue/${made.key}`) return new Response(JSON.stringify({ errorMessages: ['Issue does not exist or you do not have permission to see it.'], errors: {} }), { status: 404, headers: { 'content-type': 'application/json' } });
+      if (req.method === 'GET' && new URL(req.url).pathname === `/rest/api/3/issue/${made.key}`)
+        return new Response(JSON.stringify({ errorMessages: ['Issue does not exist or you do not have permission to see it.'], errors: {} }), {
+          status: 404,
+          headers: { 'content-type': 'application/json' },
+        });
       return fetch(req);
     };
-    const err = await failure(runtime(BASIC, failingGet).execute('issues' as never, 'update' as never, { issue_id_or_key: made.key, summary: 'Gone 2' } as never));
+    const err = await failure(
+      runtime(BASIC, failingGet).execute('issues' as never, 'update' as never, { issue_id_or_key: made.key, summary: 'Gone 2' } as never),
+    );
     expect(err.code).toBe('upstream_not_found');
   });
 
@@ -232,7 +272,9 @@ describe('issues', () => {
   it('bad input is invalid_params before any request', async () => {
     const before = sim.requests.length;
     expect((await failure(run('issues', 'create', { project_key: 'ENG', issue_type: 'Task' }))).code).toBe('invalid_params');
-    expect((await failure(run('issues', 'create', { project_key: 'ENG', summary: 'x', issue_type: 'Task', description_adf: { type: 'paragraph' } }))).code).toBe('invalid_params');
+    expect(
+      (await failure(run('issues', 'create', { project_key: 'ENG', summary: 'x', issue_type: 'Task', description_adf: { type: 'paragraph' } }))).code,
+    ).toBe('invalid_params');
     const none = await failure(run('issues', 'update', { issue_id_or_key: 'ENG-1' }));
     expect(none.code).toBe('invalid_params');
     expect(none.message).toMatch(/needs at least one of/);
@@ -250,7 +292,11 @@ describe('projects', () => {
     expect(every).toHaveLength(5);
     expect(new Set(every.map((p) => p.id)).size).toBe(5);
     expectValid('projects', every);
-    expect(sent('/rest/api/3/project/search').slice(1).map((r) => r.query.get('startAt'))).toEqual([null, '2', '4']);
+    expect(
+      sent('/rest/api/3/project/search')
+        .slice(1)
+        .map((r) => r.query.get('startAt')),
+    ).toEqual([null, '2', '4']);
     const one = every[3]!;
     expect((await run('projects', 'get', { project_id_or_key: one.id })).data).toEqual(one);
     expect((await run('projects', 'get', { project_id_or_key: one.key })).data).toEqual(one);
@@ -331,10 +377,17 @@ describe('errors and rate limits', () => {
   });
 
   it('429 with Retry-After beyond the longest wait fails at once as upstream_rate_limited; X-RateLimit-* headers are sent', async () => {
-    sim.setRateLimit({ limit: 2, window_seconds: 3600, headers: { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'Retry-After' }, reset: 'seconds' });
+    sim.setRateLimit({
+      limit: 2,
+      window_seconds: 3600,
+      headers: { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'Retry-After' },
+      reset: 'seconds',
+    });
     try {
       await run('projects', 'list', {});
-      const ok = await fetch(`${sim.url}/rest/api/3/myself`, { headers: { authorization: `Basic ${Buffer.from('a@b.c:sim-jira-api-token').toString('base64')}` } });
+      const ok = await fetch(`${sim.url}/rest/api/3/myself`, {
+        headers: { authorization: `Basic ${Buffer.from('a@b.c:sim-jira-api-token').toString('base64')}` },
+      });
       expect(ok.headers.get('x-ratelimit-limit')).toBe('2');
       expect(ok.headers.get('x-ratelimit-remaining')).toBe('0');
       const e = await failure(run('projects', 'list', {}));
@@ -348,7 +401,11 @@ describe('errors and rate limits', () => {
   it('a 429 with a short Retry-After is retried', async () => {
     let calls = 0;
     const flaky = (async (input: string | URL | Request, init?: RequestInit) => {
-      if (calls++ === 0) return new Response(JSON.stringify({ errorMessages: ['Rate limit exceeded'] }), { status: 429, headers: { 'retry-after': '0', 'content-type': 'application/json' } });
+      if (calls++ === 0)
+        return new Response(JSON.stringify({ errorMessages: ['Rate limit exceeded'] }), {
+          status: 429,
+          headers: { 'retry-after': '0', 'content-type': 'application/json' },
+        });
       return fetch(input, init);
     }) as typeof fetch;
     const page = await runtime(BASIC, flaky).execute('users', 'list', {} as never);
@@ -359,52 +416,57 @@ describe('errors and rate limits', () => {
 
 describeEachDialect('jira sync on %s', (name) => {
   const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
-    let tdb: TestDatabase;
-    let store: RecordStore;
-    let upstream: OpenApiSimulator;
-    const engines: SyncEngine[] = [];
-    beforeAll(async () => {
-      // A simulator of its own: the other tests' creates would change the counts.
-      upstream = await startOpenApiSimulator({ description: join(DIR, 'jira-platform-v3.json'), sidecar: join(DIR, 'simulator.yaml'), seed: 9 });
-      tdb = await open();
-      await migrate(tdb.database, [syncMigrations]);
-      store = new RecordStore(tdb.database, { cursorSecret: 'test' });
-    });
-    afterAll(async () => {
-      for (const e of engines) await e.stop();
-      await tdb.close();
-      await upstream.close();
-    });
-    const upstreamRuntime = () => new ConnectorRuntime(manifest, BASIC as never, { baseUrl: upstream.url, limiter: null, retry: { baseDelayMs: 5 } });
-
-    it('issues incrementally on updated (epoch-ms JQL), projects and users in full; a full refresh drops deleted issues', async () => {
-      const engine = new SyncEngine({ database: tdb.database, sink: store, fullRefreshEvery: 3, runtimeFor: async () => ({ manifest, runtime: upstreamRuntime() }) });
-      engines.push(engine);
-      const id = `jira-${name}`;
-      await engine.register(id);
-      const full = await engine.runOnce(id);
-      expect(full).toMatchObject({ full: true, entities: { issues: { records: 5 }, projects: { records: 5 }, users: { records: 5 } } });
-      const issues = [...upstream.resources.get('issue')!.records.values()].map((s) => s.record as Rec);
-      const mark = Math.max(...issues.map((r) => Date.parse(r.fields.updated)));
-
-      upstream.requests.length = 0;
-      const target = issues[1]!;
-      await upstreamRuntime().execute('issues', 'update', { issue_id_or_key: target.id, summary: 'Renamed upstream' } as never);
-      const inc = await engine.runOnce(id);
-      expect(inc.full).toBe(false);
-      const jql = upstream.requests.filter((r) => r.path === '/rest/api/3/search/jql').map((r) => r.query.get('jql'));
-      expect(jql).toEqual([`updated >= ${Math.floor(mark / 1000)}000 ORDER BY updated ASC`]);
-      const def = { primaryKey: 'id', fields: manifest.entities.get('issues')!.def.search!.fields as Record<string, 'string'> };
-      const hit = await store.search(id, 'issues', def, { query: { filter: { eq: { id: target.id } } }, fields: ['id', 'summary'] });
-      expect(hit.data).toEqual([{ id: target.id, summary: 'Renamed upstream' }]);
-
-      // Deleted upstream: gone after the next full refresh (the third run).
-      upstream.resources.get('issue')!.records.delete(String(issues[0]!.id));
-      await engine.runOnce(id);
-      const refresh = await engine.runOnce(id);
-      expect(refresh.full).toBe(true);
-      expect(refresh.entities['issues']).toMatchObject({ records: 4, deleted: 1 });
-      expect(await store.count(id, 'issues')).toBe(4);
-      expect(await store.count(id, 'users')).toBe(5);
-    }, 60_000);
+  let tdb: TestDatabase;
+  let store: RecordStore;
+  let upstream: OpenApiSimulator;
+  const engines: SyncEngine[] = [];
+  beforeAll(async () => {
+    // A simulator of its own: the other tests' creates would change the counts.
+    upstream = await startOpenApiSimulator({ description: join(DIR, 'jira-platform-v3.json'), sidecar: join(DIR, 'simulator.yaml'), seed: 9 });
+    tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test' });
   });
+  afterAll(async () => {
+    for (const e of engines) await e.stop();
+    await tdb.close();
+    await upstream.close();
+  });
+  const upstreamRuntime = () => new ConnectorRuntime(manifest, BASIC as never, { baseUrl: upstream.url, limiter: null, retry: { baseDelayMs: 5 } });
+
+  it('issues incrementally on updated (epoch-ms JQL), projects and users in full; a full refresh drops deleted issues', async () => {
+    const engine = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      fullRefreshEvery: 3,
+      runtimeFor: async () => ({ manifest, runtime: upstreamRuntime() }),
+    });
+    engines.push(engine);
+    const id = `jira-${name}`;
+    await engine.register(id);
+    const full = await engine.runOnce(id);
+    expect(full).toMatchObject({ full: true, entities: { issues: { records: 5 }, projects: { records: 5 }, users: { records: 5 } } });
+    const issues = [...upstream.resources.get('issue')!.records.values()].map((s) => s.record as Rec);
+    const mark = Math.max(...issues.map((r) => Date.parse(r.fields.updated)));
+
+    upstream.requests.length = 0;
+    const target = issues[1]!;
+    await upstreamRuntime().execute('issues', 'update', { issue_id_or_key: target.id, summary: 'Renamed upstream' } as never);
+    const inc = await engine.runOnce(id);
+    expect(inc.full).toBe(false);
+    const jql = upstream.requests.filter((r) => r.path === '/rest/api/3/search/jql').map((r) => r.query.get('jql'));
+    expect(jql).toEqual([`updated >= ${Math.floor(mark / 1000)}000 ORDER BY updated ASC`]);
+    const def = { primaryKey: 'id', fields: manifest.entities.get('issues')!.def.search!.fields as Record<string, 'string'> };
+    const hit = await store.search(id, 'issues', def, { query: { filter: { eq: { id: target.id } } }, fields: ['id', 'summary'] });
+    expect(hit.data).toEqual([{ id: target.id, summary: 'Renamed upstream' }]);
+
+    // Deleted upstream: gone after the next full refresh (the third run).
+    upstream.resources.get('issue')!.records.delete(String(issues[0]!.id));
+    await engine.runOnce(id);
+    const refresh = await engine.runOnce(id);
+    expect(refresh.full).toBe(true);
+    expect(refresh.entities['issues']).toMatchObject({ records: 4, deleted: 1 });
+    expect(await store.count(id, 'issues')).toBe(4);
+    expect(await store.count(id, 'users')).toBe(5);
+  }, 60_000);
+});

@@ -20,7 +20,8 @@ function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Rec = {};
-  for (const [k, v] of Object.entries(schema as Rec)) out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Rec).map(([p, s]) => [p, closed(s)])) : closed(v);
+  for (const [k, v] of Object.entries(schema as Rec))
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Rec).map(([p, s]) => [p, closed(s)])) : closed(v);
   if (out['properties'] !== undefined) out['additionalProperties'] = false;
   return out;
 }
@@ -34,7 +35,6 @@ function expectValid(entity: string, records: Rec[]): void {
   const v = validators.get(entity) as ValidateFunction;
   for (const r of records) expect(v(r), `${entity} ${JSON.stringify(v.errors)}`).toBe(true);
 }
-
 
 let sim: MondaySimulator;
 beforeAll(async () => {
@@ -56,7 +56,8 @@ const runtime = (config: Rec = {}, credentials: Rec = { api_key: sim.apiKey }) =
   new ConnectorRuntime(manifest, credentials, { baseUrl: sim.url, config, retry: { baseDelayMs: 10 } });
 const list = (entity: string, params?: Rec) => monday().execute(entity as never, 'list' as never, params as never) as Promise<ListEnvelope>;
 const get = (entity: string, params: Rec) => monday().execute(entity as never, 'get' as never, params as never) as Promise<RecordEnvelope>;
-const write = (entity: string, action: 'create' | 'update', params: Rec) => monday().execute(entity as never, action as never, params as never) as Promise<RecordEnvelope>;
+const write = (entity: string, action: 'create' | 'update', params: Rec) =>
+  monday().execute(entity as never, action as never, params as never) as Promise<RecordEnvelope>;
 
 /** The GraphQL request bodies the simulator received. */
 const sent = () => sim.requests.filter((r) => r.path === '/v2').map((r) => JSON.parse(r.rawBody) as { query: string; variables?: Rec });
@@ -73,7 +74,15 @@ describe('monday users', () => {
     expectValid('users', page.data);
     const first = page.data[0]!;
     const seeded = active[0]!;
-    expect(first).toMatchObject({ name: seeded.name, email: seeded.email, kind: seeded.kind, status: 'ACTIVE', is_email_confirmed: seeded.is_email_confirmed, created_at: seeded.created_at, time_zone_identifier: seeded.time_zone_identifier });
+    expect(first).toMatchObject({
+      name: seeded.name,
+      email: seeded.email,
+      kind: seeded.kind,
+      status: 'ACTIVE',
+      is_email_confirmed: seeded.is_email_confirmed,
+      created_at: seeded.created_at,
+      time_zone_identifier: seeded.time_zone_identifier,
+    });
     expect((first.photo_url as Rec).thumb).toBe(`https://files.monday.com/use1/photos/${seeded.id}/thumb/${seeded.id}-user_photo.png`);
     expect(first.teams).toEqual(sim.state.teams.filter((t) => t.user_ids.includes(seeded.id)).map((t) => ({ id: t.id, name: t.name })));
   });
@@ -192,10 +201,17 @@ describe('monday items', () => {
     expect(page.meta.page).toBeNull();
     const item = page.data[0]!;
     const s = seeded[0]!;
-    expect(item).toMatchObject({ name: s.name, state: 'active', created_at: s.created_at, board: { id: board0().id, name: board0().name }, group: { id: s.group_id } });
+    expect(item).toMatchObject({
+      name: s.name,
+      state: 'active',
+      created_at: s.created_at,
+      board: { id: board0().id, name: board0().name },
+      group: { id: s.group_id },
+    });
     const byId = Object.fromEntries((item.column_values as Rec[]).map((c) => [c.id, c]));
     const connected = new Set(['connect_boards', 'mirror', 'dependency', 'formula']);
-    for (const [colId, cell] of Object.entries(s.cells)) expect(byId[colId], colId).toMatchObject({ text: connected.has(colId) ? null : cell.text, value: cell.value });
+    for (const [colId, cell] of Object.entries(s.cells))
+      expect(byId[colId], colId).toMatchObject({ text: connected.has(colId) ? null : cell.text, value: cell.value });
     expect(sent()[0]!.query).toContain('items_board: boards(ids: $board_ids');
     expect(sent()[0]!.variables).toMatchObject({ board_ids: [board0().id], limit: 10 });
   });
@@ -203,7 +219,11 @@ describe('monday items', () => {
   it('list: meta.cursor fetches the next page through next_items_page', async () => {
     const first = await list('items', { board_id: board0().id, limit: 10 });
     const second = await list('items', { board_id: board0().id, limit: 10, cursor: first.meta.cursor as string });
-    expect(second.data.map((i) => i.id)).toEqual(orderedItems().slice(10, 20).map((i) => i.id));
+    expect(second.data.map((i) => i.id)).toEqual(
+      orderedItems()
+        .slice(10, 20)
+        .map((i) => i.id),
+    );
     const body = sent()[1]!;
     expect(body.query).toContain('next_items_page(cursor: $cursor, limit: $limit)');
     expect(body.query).not.toContain('items_board');
@@ -218,7 +238,11 @@ describe('monday items', () => {
       const expected = orderedItems(b).map((i) => i.id);
       expect(ids).toEqual(expected);
       expect(sent()).toHaveLength(Math.ceil(expected.length / 7));
-      expect(sent().slice(1).every((q) => q.query.includes('next_items_page'))).toBe(true);
+      expect(
+        sent()
+          .slice(1)
+          .every((q) => q.query.includes('next_items_page')),
+      ).toBe(true);
     }
   });
 
@@ -249,7 +273,13 @@ describe('monday items', () => {
       board_id: board0().id,
       item_name: 'Launch partner portal',
       group_id: 'new_group',
-      column_values: { status: { label: 'Stuck' }, date4: { date: '2025-03-14' }, numbers: 8, text: 'Initech', person: { personsAndTeams: [{ id: Number(owner.id), kind: 'person' }] } },
+      column_values: {
+        status: { label: 'Stuck' },
+        date4: { date: '2025-03-14' },
+        numbers: 8,
+        text: 'Initech',
+        person: { personsAndTeams: [{ id: Number(owner.id), kind: 'person' }] },
+      },
     });
     expectValid('items', [created.data]);
     const id = created.data.id as string;
@@ -276,7 +306,12 @@ describe('monday items', () => {
   });
 
   it('create: create_labels_if_missing adds the label; unknown board is upstream_not_found', async () => {
-    const created = await write('items', 'create', { board_id: board0().id, item_name: 'Y', column_values: { status: 'Waiting on customer' }, create_labels_if_missing: true });
+    const created = await write('items', 'create', {
+      board_id: board0().id,
+      item_name: 'Y',
+      column_values: { status: 'Waiting on customer' },
+      create_labels_if_missing: true,
+    });
     expect((created.data.column_values as Rec[]).find((c) => c.id === 'status')?.text).toBe('Waiting on customer');
     const err = await failure(write('items', 'create', { board_id: '77', item_name: 'Z' }));
     expect(err.code).toBe('upstream_not_found');
@@ -285,7 +320,11 @@ describe('monday items', () => {
 
   it('update: column values and name change, visible through a following get', async () => {
     const s = orderedItems()[3]!;
-    const updated = await write('items', 'update', { id: s.id, board_id: s.board_id, column_values: { name: 'Renamed item', status: { index: 1 }, checkbox: { checked: 'true' }, long_text: { text: 'Notes' } } });
+    const updated = await write('items', 'update', {
+      id: s.id,
+      board_id: s.board_id,
+      column_values: { name: 'Renamed item', status: { index: 1 }, checkbox: { checked: 'true' }, long_text: { text: 'Notes' } },
+    });
     expectValid('items', [updated.data]);
     const got = await get('items', { id: s.id });
     const cells = Object.fromEntries((got.data.column_values as Rec[]).map((c) => [c.id, c.text]));
@@ -294,7 +333,7 @@ describe('monday items', () => {
     expect(got.data.updated_at).not.toBe(s.created_at);
   });
 
-  it('update: an unknown column is upstream_rejected with Monday\'s message; an item of another board is upstream_not_found', async () => {
+  it("update: an unknown column is upstream_rejected with Monday's message; an item of another board is upstream_not_found", async () => {
     const s = orderedItems()[0]!;
     const err = await failure(write('items', 'update', { id: s.id, board_id: s.board_id, column_values: { nope: 'x' } }));
     expect(err.code).toBe('upstream_rejected');
@@ -316,14 +355,25 @@ describe('monday updates', () => {
     expect(third.meta.page).toBe(3);
     const u = first.data[0]!;
     const seeded = newest[0]!;
-    expect(u).toMatchObject({ body: seeded.body, text_body: seeded.text_body, item_id: seeded.item_id, creator_id: seeded.creator_id, created_at: seeded.created_at });
+    expect(u).toMatchObject({
+      body: seeded.body,
+      text_body: seeded.text_body,
+      item_id: seeded.item_id,
+      creator_id: seeded.creator_id,
+      created_at: seeded.created_at,
+    });
   });
 
   it('list: all updates of one item; an unknown item is upstream_not_found', async () => {
     const itemId = sim.state.updates[0]!.item_id;
     const ids: string[] = [];
     for await (const u of monday().records('updates', { item_id: itemId, limit: 2 })) ids.push(u.id);
-    expect(ids).toEqual([...sim.state.updates].reverse().filter((u) => u.item_id === itemId).map((u) => u.id));
+    expect(ids).toEqual(
+      [...sim.state.updates]
+        .reverse()
+        .filter((u) => u.item_id === itemId)
+        .map((u) => u.id),
+    );
     expect((await failure(list('updates', { item_id: '5' }))).code).toBe('upstream_not_found');
   });
 
@@ -335,7 +385,7 @@ describe('monday updates', () => {
     expect((await failure(get('updates', { id: '3' }))).code).toBe('upstream_not_found');
   });
 
-  it('create: a comment on an item, visible through get and in the item\'s updates', async () => {
+  it("create: a comment on an item, visible through get and in the item's updates", async () => {
     const item = orderedItems()[2]!;
     const created = await write('updates', 'create', { item_id: item.id, body: '<p>Shipped to <b>staging</b></p>' });
     expectValid('updates', [created.data]);
@@ -365,9 +415,14 @@ describe('monday auth', () => {
     expect(err.details['upstream_status']).toBe(401);
   });
 
-  it('oauth variant: the manifest\'s OAuth flow (consent URL, code exchange) yields a token that works, sent without Bearer', async () => {
+  it("oauth variant: the manifest's OAuth flow (consent URL, code exchange) yields a token that works, sent without Bearer", async () => {
     const variant = manifest.auth.find((v) => v.def.name === 'oauth')!.def as OAuth2Auth;
-    expect(variant).toMatchObject({ authorize_url: 'https://auth.monday.com/oauth2/authorize', token_url: 'https://auth.monday.com/oauth2/token', refreshes: false, expires: false });
+    expect(variant).toMatchObject({
+      authorize_url: 'https://auth.monday.com/oauth2/authorize',
+      token_url: 'https://auth.monday.com/oauth2/token',
+      refreshes: false,
+      expires: false,
+    });
     const redirectUri = 'http://127.0.0.1:1/callback';
     const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri, state: 'st8', authorizeUrl: `${sim.url}/oauth2/authorize` });
     expect(new URL(consent).searchParams.get('scope')).toContain('boards:write');
@@ -380,7 +435,10 @@ describe('monday auth', () => {
     // Monday tokens do not expire and come without a refresh token.
     expect(tokens.refresh_token).toBeUndefined();
     expect(tokens.expires_at).toBeUndefined();
-    const c = connect('monday', { credentials: { access_token: tokens.access_token, client_id: sim.oauth.clientId, client_secret: sim.oauth.clientSecret }, baseUrl: sim.url });
+    const c = connect('monday', {
+      credentials: { access_token: tokens.access_token, client_id: sim.oauth.clientId, client_secret: sim.oauth.clientSecret },
+      baseUrl: sim.url,
+    });
     expect(c.authVariant).toBe('oauth');
     sim.reset();
     const page = await c.execute('users', 'list', { limit: 2 });
@@ -391,7 +449,12 @@ describe('monday auth', () => {
   it('oauth variant: a declined consent comes back as access_denied', async () => {
     sim.oauth.deny = true;
     const variant = manifest.auth.find((v) => v.def.name === 'oauth')!.def as OAuth2Auth;
-    const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'http://127.0.0.1:1/cb', state: 's', authorizeUrl: `${sim.url}/oauth2/authorize` });
+    const consent = authorizeUrl(variant, {
+      clientId: sim.oauth.clientId,
+      redirectUri: 'http://127.0.0.1:1/cb',
+      state: 's',
+      authorizeUrl: `${sim.url}/oauth2/authorize`,
+    });
     const back = new URL((await fetch(consent, { redirect: 'manual' })).headers.get('location')!);
     expect(back.searchParams.get('error')).toBe('access_denied');
   });
@@ -441,7 +504,11 @@ describe('monday errors and limits', () => {
   });
 
   it('any other GraphQL error in a 200 body is upstream_error with the upstream message', async () => {
-    sim.inject({ path: '/v2', status: 200, json: { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }], account_id: 1 } });
+    sim.inject({
+      path: '/v2',
+      status: 200,
+      json: { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }], account_id: 1 },
+    });
     const err = await failure(list('tags'));
     expect(err.code).toBe('upstream_error');
     expect(err.message).toBe('monday: Internal server error');
@@ -546,7 +613,7 @@ describe('monday items archive and delete, updates edit and delete (through upda
 });
 
 describe('monday groups, columns, subitems, activity logs, me', () => {
-  it('groups: list a board\'s groups; create one, which then appears in the list', async () => {
+  it("groups: list a board's groups; create one, which then appears in the list", async () => {
     const page = await list('groups', { board_id: board0().id });
     expectValid('groups', page.data);
     expect(page.data.map((g) => g.id)).toEqual(board0().groups.map((g) => g.id));
@@ -559,7 +626,7 @@ describe('monday groups, columns, subitems, activity logs, me', () => {
     expect((await failure(list('groups', { board_id: '5' }))).code).toBe('upstream_not_found');
   });
 
-  it('columns: list a board\'s columns with settings; create one, then write a value to it', async () => {
+  it("columns: list a board's columns with settings; create one, then write a value to it", async () => {
     const page = await list('columns', { board_id: board0().id });
     expectValid('columns', page.data);
     expect(page.data.map((c) => c.id)).toEqual(board0().columns.map((c) => c.id));
@@ -573,7 +640,7 @@ describe('monday groups, columns, subitems, activity logs, me', () => {
     expect((await failure(list('columns', { board_id: '5' }))).code).toBe('upstream_not_found');
   });
 
-  it('subitems: create under an item (create_subitem), then list the item\'s subitems', async () => {
+  it("subitems: create under an item (create_subitem), then list the item's subitems", async () => {
     const parent = orderedItems()[1]!;
     expect((await list('subitems', { item_id: parent.id })).data).toEqual([]);
     const a = await write('subitems', 'create', { parent_item_id: parent.id, item_name: 'Write tests', column_values: { status: { label: 'Done' } } });
@@ -614,11 +681,17 @@ describe('monday groups, columns, subitems, activity logs, me', () => {
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
   });
 
-  it('me: the token\'s user with the account', async () => {
+  it("me: the token's user with the account", async () => {
     const got = await get('me', {});
     expectValid('me', [got.data]);
     const me = sim.state.users[0]!;
-    expect(got.data).toMatchObject({ id: me.id, name: me.name, email: me.email, status: 'ACTIVE', account: { id: sim.state.account.id, slug: 'acme-robotics', tier: 'pro' } });
+    expect(got.data).toMatchObject({
+      id: me.id,
+      name: me.name,
+      email: me.email,
+      status: 'ACTIVE',
+      account: { id: sim.state.account.id, slug: 'acme-robotics', tier: 'pro' },
+    });
   });
 });
 
@@ -660,7 +733,11 @@ describe('monday limits: mutations monday did not run are retried; every error i
   });
 
   it('a mutation failing for another reason is not retried (monday may have run it)', async () => {
-    sim.inject({ path: '/v2', status: 200, json: { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }], account_id: 1 } });
+    sim.inject({
+      path: '/v2',
+      status: 200,
+      json: { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }], account_id: 1 },
+    });
     const err = await failure(write('items', 'create', { board_id: board0().id, item_name: 'Once' }));
     expect(err.code).toBe('upstream_error');
     expect(sim.requests).toHaveLength(1);
@@ -673,7 +750,7 @@ describe('monday limits: mutations monday did not run are retried; every error i
       json: {
         data: { create_item: null, complexity: null },
         errors: [
-          { message: 'This column ID doesn\'t exist for the board', path: ['create_item'], extensions: { code: 'InvalidColumnIdException', status_code: 200 } },
+          { message: "This column ID doesn't exist for the board", path: ['create_item'], extensions: { code: 'InvalidColumnIdException', status_code: 200 } },
           { message: 'Field is not available', path: ['complexity', 'query'], extensions: { code: 'FIELD_UNAVAILABLE' } },
         ],
         account_id: 1,
@@ -692,7 +769,13 @@ describe('monday limits: mutations monday did not run are retried; every error i
     sim.inject({
       path: '/v2',
       status: 200,
-      json: { errors: [{ message: 'Partial failure', extensions: { code: 'SOMETHING' } }, { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 45 } }], account_id: 1 },
+      json: {
+        errors: [
+          { message: 'Partial failure', extensions: { code: 'SOMETHING' } },
+          { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 45 } },
+        ],
+        account_id: 1,
+      },
     });
     const err = await failure(list('tags'));
     expect(err.code).toBe('upstream_rate_limited');

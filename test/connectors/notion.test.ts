@@ -34,8 +34,10 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 
-const notion = (credentials: Rec = { token: TOKEN }) => connect('notion', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
-const run = (entity: string, action: string, params?: Rec) => notion().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const notion = (credentials: Rec = { token: TOKEN }) =>
+  connect('notion', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const run = (entity: string, action: string, params?: Rec) =>
+  notion().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 const records = (resource: string) => [...(sim.resources.get(resource)?.records.values() ?? [])].map((s) => s.record);
 
 describe('notion', () => {
@@ -65,7 +67,11 @@ describe('notion', () => {
   it('lists pages through POST /search, the cursor in the body, most recently edited first, the title read from the title property', async () => {
     const first = await run('pages', 'list', { page_size: 5 });
     const search = sim.requests.filter((r) => r.path === '/search');
-    expect(JSON.parse(search[0]!.rawBody)).toEqual({ filter: { property: 'object', value: 'page' }, sort: { timestamp: 'last_edited_time', direction: 'descending' }, page_size: 5 });
+    expect(JSON.parse(search[0]!.rawBody)).toEqual({
+      filter: { property: 'object', value: 'page' },
+      sort: { timestamp: 'last_edited_time', direction: 'descending' },
+      page_size: 5,
+    });
     const times = (first.data as Rec[]).map((p) => p['last_edited_time'] as string);
     expect(times).toEqual([...times].sort().reverse());
     expect((first.data as Rec[])[0]).toMatchObject({ object: 'page', title: 'Launch checklist 12' });
@@ -84,15 +90,19 @@ describe('notion', () => {
     const page = created.data as Rec;
     expect(page['id']).toMatch(UUID);
     expect(page).toMatchObject({ object: 'page', title: 'Q3 plan', parent: { data_source_id: ds['id'] } });
-    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({ parent: { data_source_id: ds['id'] }, properties: { Name: { title: [{ text: { content: 'Q3 plan' } }] }, Status: { status: { name: 'Not started' } } } });
+    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({
+      parent: { data_source_id: ds['id'] },
+      properties: { Name: { title: [{ text: { content: 'Q3 plan' } }] }, Status: { status: { name: 'Not started' } } },
+    });
 
     const updated = (await run('pages', 'update', { page_id: page['id'], properties: { Status: { status: { name: 'Done' } } } })).data as Rec;
     expect(updated['properties']).toMatchObject({ Name: { title: [{ text: { content: 'Q3 plan' } }] }, Status: { status: { name: 'Done' } } });
-    expect(updated['last_edited_time'] as string >= (page['last_edited_time'] as string)).toBe(true);
+    expect((updated['last_edited_time'] as string) >= (page['last_edited_time'] as string)).toBe(true);
     expect(sim.requests.at(-1)).toMatchObject({ method: 'PATCH', path: `/pages/${page['id'] as string}` });
 
     // The new page is a row of its data source: the query finds it, and only that source's pages.
-    const rows = (await run('data_source_pages', 'list', { data_source_id: ds['id'], filter: { property: 'Status', status: { equals: 'Done' } } })).data as Rec[];
+    const rows = (await run('data_source_pages', 'list', { data_source_id: ds['id'], filter: { property: 'Status', status: { equals: 'Done' } } }))
+      .data as Rec[];
     expect(rows.map((r) => r['id'])).toContain(page['id']);
     for (const r of rows) expect((r['parent'] as Rec)['data_source_id']).toBe(ds['id']);
     expect(sim.requests.at(-1)).toMatchObject({ method: 'POST', path: `/data_sources/${ds['id'] as string}/query` });
@@ -117,8 +127,11 @@ describe('notion', () => {
     await expect(run('comments', 'create', { rich_text: [{ text: { content: 'orphan' } }] })).rejects.toMatchObject({ code: 'invalid_params' });
   });
 
-  it("the credential check names the bot and its workspace; a bad token is upstream_credentials_rejected; a missing page is upstream_not_found", async () => {
-    expect(await notion().check()).toMatchObject({ ok: true, info: { workspace_id: '9d1a7c55-2e4b-4f1e-8d2a-61b0c6f3e0a1', workspace_name: 'Northwind Labs' } });
+  it('the credential check names the bot and its workspace; a bad token is upstream_credentials_rejected; a missing page is upstream_not_found', async () => {
+    expect(await notion().check()).toMatchObject({
+      ok: true,
+      info: { workspace_id: '9d1a7c55-2e4b-4f1e-8d2a-61b0c6f3e0a1', workspace_name: 'Northwind Labs' },
+    });
     await expect(notion({ token: 'ntn_wrong' }).execute('users', 'list')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
     await expect(run('pages', 'get', { page_id: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({ code: 'upstream_not_found' });
   });
@@ -150,9 +163,17 @@ for (const [name, open, skipped] of dialectCases())
       await upstream.close();
     });
 
-    const searchDef = { primaryKey: 'id', fields: manifest.entities.get('pages')!.def.search!.fields as Record<string, 'string'>, sources: manifest.entities.get('pages')!.def.search!.sources as Record<string, string> };
+    const searchDef = {
+      primaryKey: 'id',
+      fields: manifest.entities.get('pages')!.def.search!.fields as Record<string, 'string'>,
+      sources: manifest.entities.get('pages')!.def.search!.sources as Record<string, string>,
+    };
     const api = (method: string, path: string, body: unknown) =>
-      fetch(`${upstream.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'notion-version': '2025-09-03', 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Rec>);
+      fetch(`${upstream.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TOKEN}`, 'notion-version': '2025-09-03', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<Rec>);
 
     it('a full run reads every page; an incremental run reads search newest first and stops past the last mark; trashed pages leave search', async () => {
       await engine.register('nt-1');
@@ -195,9 +216,24 @@ describeEachDialect('notion webhooks in on %s', (dialect) => {
     const sig = signature === undefined ? `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}` : signature;
     return h.request('POST', '/api/v1/webhooks/notion', { raw, headers: sig === null ? {} : { 'x-notion-signature': sig } });
   };
-  const event = (type: string, pageId: string) => ({ id: `evt-${dialect}-${++n}`, timestamp: new Date().toISOString(), workspace_id: WORKSPACE, workspace_name: 'Northwind Labs', subscription_id: 'sub-1', integration_id: 'int-1', type, authors: [{ id: 'u-1', type: 'person' }], attempt_number: 1, entity: { id: pageId, type: 'page' }, data: {} });
+  const event = (type: string, pageId: string) => ({
+    id: `evt-${dialect}-${++n}`,
+    timestamp: new Date().toISOString(),
+    workspace_id: WORKSPACE,
+    workspace_name: 'Northwind Labs',
+    subscription_id: 'sub-1',
+    integration_id: 'int-1',
+    type,
+    authors: [{ id: 'u-1', type: 'person' }],
+    attempt_number: 1,
+    entity: { id: pageId, type: 'page' },
+    data: {},
+  });
   const titleHits = async (title: string): Promise<string[]> => {
-    const r = await h.request('POST', `/api/v1/integrations/connectors/${id}/execute`, { token, body: { entity: 'pages', action: 'search', params: { query: { filter: { eq: { title } } }, fields: ['id'] } } });
+    const r = await h.request('POST', `/api/v1/integrations/connectors/${id}/execute`, {
+      token,
+      body: { entity: 'pages', action: 'search', params: { query: { filter: { eq: { title } } }, fields: ['id'] } },
+    });
     expect(r.status, r.text).toBe(200);
     return r.body.data.map((d: { id: string }) => d.id);
   };
@@ -206,7 +242,10 @@ describeEachDialect('notion webhooks in on %s', (dialect) => {
     upstream = await startOpenApiSimulator({ description: `${DIR}/openapi.json`, sidecar, seed: 9, rateLimit: false });
     h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: { notion: { baseUrl: upstream.url, webhookSecret: SECRET } } } });
     token = await h.token(await h.createApp('org-notion-hooks'));
-    const r = await h.request('POST', '/api/v1/integrations/connectors', { token, body: { customer_name: 'c1', connector_type: 'notion', name: 'n', credentials: { token: TOKEN } } });
+    const r = await h.request('POST', '/api/v1/integrations/connectors', {
+      token,
+      body: { customer_name: 'c1', connector_type: 'notion', name: 'n', credentials: { token: TOKEN } },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
     await h.service.ctx.sync.runOnce(id, { full: true });
@@ -219,7 +258,11 @@ describeEachDialect('notion webhooks in on %s', (dialect) => {
   it('acknowledges the verification request, applies a signed page event through get, removes a deleted page, refuses an unsigned one', async () => {
     expect((await deliver({ verification_token: SECRET }, null)).status).toBe(200);
     const [pageId, goneId] = [...upstream.resources.get('pages')!.records.keys()];
-    await fetch(`${upstream.url}/pages/${pageId!}`, { method: 'PATCH', headers: { authorization: `Bearer ${TOKEN}`, 'notion-version': '2025-09-03', 'content-type': 'application/json' }, body: JSON.stringify({ properties: { Name: { title: [{ text: { content: 'Webhook title' } }] } } }) });
+    await fetch(`${upstream.url}/pages/${pageId!}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${TOKEN}`, 'notion-version': '2025-09-03', 'content-type': 'application/json' },
+      body: JSON.stringify({ properties: { Name: { title: [{ text: { content: 'Webhook title' } }] } } }),
+    });
     const applied = await deliver(event('page.properties_updated', pageId!));
     expect(applied.status, applied.text).toBe(200);
     expect(applied.body).toMatchObject({ entity: 'pages', id: pageId, connectors: [{ connector_id: id, updated: 1 }] });

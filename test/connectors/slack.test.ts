@@ -28,7 +28,6 @@ const BOT = 'xoxb-sandbox-bot-token';
 const USER = 'xoxp-sandbox-user-token';
 const expectValid = recordChecker(manifest);
 
-
 let sim: OpenApiSimulator;
 beforeAll(async () => {
   sim = await startOpenApiSimulator({ description: `${DIR}slack-web-api.json`, sidecar, seed: 3 });
@@ -40,13 +39,15 @@ beforeEach(() => {
 });
 
 const slack = (credentials: Rec = { token: BOT }) => connect('slack', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5 } });
-const run = (entity: string, action: string, params?: Rec) => slack().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const run = (entity: string, action: string, params?: Rec) =>
+  slack().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 const res = (name: string): Resource => sim.resources.get(name) as Resource;
 const ids = (name: string): string[] => [...res(name).records.keys()];
 const sent = (path: string) => sim.requests.filter((r) => r.path === path);
 /** The seeded channels the bot is a member of, and their messages. */
 const memberChannels = (): string[] => [...res('conversations').records.values()].filter((s) => s.record.is_member === true).map((s) => String(s.record.id));
-const messagesIn = (channel: string): string[] => [...res('messages').records.values()].filter((s) => s.parents.channel === channel).map((s) => String(s.record.ts));
+const messagesIn = (channel: string): string[] =>
+  [...res('messages').records.values()].filter((s) => s.parents.channel === channel).map((s) => String(s.record.ts));
 
 describe('slack: the simulator serves the description with the sidecar’s RPC resources', () => {
   it('seeds channels, messages (under channels), users and user groups from the description’s examples', () => {
@@ -142,7 +143,10 @@ describe('slack messages', () => {
     const form = new URLSearchParams(sent('/chat.postMessage')[0]?.rawBody);
     expect(form.get('channel')).toBe(channel);
     expect(JSON.parse(form.get('blocks') as string)).toEqual(blocks);
-    const before = messagesIn(channel).filter((ts) => ts !== posted.data.ts).sort().at(-1) as string;
+    const before = messagesIn(channel)
+      .filter((ts) => ts !== posted.data.ts)
+      .sort()
+      .at(-1) as string;
     const history = await run('messages', 'list', { channel, oldest: before });
     expect(history.data.map((m) => m.ts)).toEqual([posted.data.ts]);
     // Text or blocks: a message with neither is refused before anything is sent.
@@ -256,7 +260,12 @@ describe('slack errors inside 200 bodies, rate limits, auth and check', () => {
     expect(variant.authorize_url).toBe('https://slack.com/oauth/v2/authorize');
     expect(variant.token_url).toBe('https://slack.com/api/oauth.v2.access');
     const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
-    const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-1', authorizeUrl: onSim(variant.authorize_url) });
+    const consent = authorizeUrl(variant, {
+      clientId: sim.oauth.clientId,
+      redirectUri: 'https://app.example/cb',
+      state: 'st-1',
+      authorizeUrl: onSim(variant.authorize_url),
+    });
     expect(new URL(consent).searchParams.get('scope')).toBe(variant.scopes?.join(','));
     const redirect = await fetch(consent, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
@@ -269,12 +278,19 @@ describe('slack errors inside 200 bodies, rate limits, auth and check', () => {
     expect(rt.authVariant).toBe('oauth');
     expect(((await rt.execute('conversations', 'list')) as ListEnvelope).data.length).toBeGreaterThan(0);
     // A reused code is refused (invalid_code in Slack's shape, no access_token).
-    await expect(exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb')).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
+    await expect(exchangeAuthorizationCode(variant, client, back.searchParams.get('code') as string, 'https://app.example/cb')).rejects.toMatchObject({
+      code: 'upstream_credentials_rejected',
+    });
   });
 
   it('check: auth.test proves the token and reports the workspace; a refused token fails the check', async () => {
     const ok = await slack().check();
-    expect(ok).toEqual({ ok: true, connector_type: 'slack', checked: true, info: { team_id: 'T12345678', team: 'Subarachnoid Workspace', url: 'https://subarachnoid.slack.com/', user_id: 'W12345678', bot_id: expect.any(String) } });
+    expect(ok).toEqual({
+      ok: true,
+      connector_type: 'slack',
+      checked: true,
+      info: { team_id: 'T12345678', team: 'Subarachnoid Workspace', url: 'https://subarachnoid.slack.com/', user_id: 'W12345678', bot_id: expect.any(String) },
+    });
     expect(sent('/auth.test').at(-1)?.headers.authorization).toBe(`Bearer ${BOT}`);
     const e = await failure(slack({ token: 'xoxb-unknown' }).check());
     expect(e.code).toBe('upstream_credentials_rejected');
@@ -284,65 +300,71 @@ describe('slack errors inside 200 bodies, rate limits, auth and check', () => {
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
 describeEachDialect('slack sync on %s', (name) => {
   const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
-    let tdb: TestDatabase;
-    let store: RecordStore;
-    let engine: SyncEngine;
-    let syncSim: OpenApiSimulator;
-    beforeAll(async () => {
-      syncSim = await startOpenApiSimulator({ description: `${DIR}slack-web-api.json`, sidecar, seed: 9, rateLimit: false });
-      tdb = await open();
-      await migrate(tdb.database, [syncMigrations]);
-      store = new RecordStore(tdb.database, { cursorSecret: 'test' });
-      engine = new SyncEngine({
-        database: tdb.database,
-        sink: store,
-        fullRefreshEvery: 3,
-        runtimeFor: async () => ({ manifest, runtime: new ConnectorRuntime(manifest, { token: BOT }, { baseUrl: syncSim.url, limiter: null }) }),
-      });
-      await engine.register('sl-1');
+  let tdb: TestDatabase;
+  let store: RecordStore;
+  let engine: SyncEngine;
+  let syncSim: OpenApiSimulator;
+  beforeAll(async () => {
+    syncSim = await startOpenApiSimulator({ description: `${DIR}slack-web-api.json`, sidecar, seed: 9, rateLimit: false });
+    tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test' });
+    engine = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      fullRefreshEvery: 3,
+      runtimeFor: async () => ({ manifest, runtime: new ConnectorRuntime(manifest, { token: BOT }, { baseUrl: syncSim.url, limiter: null }) }),
     });
-    afterAll(async () => {
-      await engine.stop();
-      await tdb.close();
-      await syncSim.close();
-    });
-
-    it('full, then incremental by ts (oldest), then a full refresh that drops deleted messages', async () => {
-      const r = (n: string): Resource => syncSim.resources.get(n) as Resource;
-      const channels = [...r('conversations').records.values()].filter((s) => s.record.is_member === true).map((s) => String(s.record.id));
-      const inMember = [...r('messages').records.values()].filter((s) => channels.includes(s.parents.channel as string));
-      expect(inMember.length).toBeGreaterThan(0);
-
-      const full = await engine.runOnce('sl-1');
-      expect(full).toMatchObject({ full: true, entities: { conversations: { records: 5 }, users: { records: 5 }, usergroups: { records: 5 }, messages: { records: inMember.length } } });
-      expect(await store.count('sl-1', 'messages')).toBe(inMember.length);
-      const newest = inMember.map((s) => String(s.record.ts)).sort().at(-1) as string;
-
-      // A new message, then an incremental run: history is asked for messages after the newest ts.
-      const channel = channels[0] as string;
-      const rt = new ConnectorRuntime(manifest, { token: BOT }, { baseUrl: syncSim.url, limiter: null });
-      const posted = (await rt.execute('messages', 'create', { channel, text: 'Incremental hello' })) as RecordEnvelope;
-      syncSim.reset();
-      const inc = await engine.runOnce('sl-1');
-      expect(inc.full).toBe(false);
-      expect(inc.entities['messages']?.records).toBe(1);
-      const history = syncSim.requests.filter((q) => q.path === '/conversations.history');
-      expect(history).toHaveLength(channels.length);
-      for (const q of history) expect(q.query.get('oldest')).toBe(newest);
-      const def = { primaryKey: 'id', fields: manifest.entities.get('messages')!.def.search!.fields as Record<string, 'string'> };
-      const hit = await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: posted.data.id as string } } }, fields: ['id', 'text', 'channel'] });
-      expect(hit.data).toEqual([{ id: posted.data.id, text: 'Incremental hello', channel }]);
-
-      // A message deleted upstream: the incremental run cannot see it; the full refresh removes it.
-      const gone = inMember[0]!;
-      r('messages').records.delete(String(gone.record.ts));
-      const gid = `${String(gone.parents.channel)}:${String(gone.record.ts)}`;
-      expect((await engine.runOnce('sl-1')).full).toBe(false);
-      expect((await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: gid } } } })).data).toHaveLength(1);
-      const refresh = await engine.runOnce('sl-1');
-      expect(refresh.full).toBe(true);
-      expect(refresh.entities['messages']?.deleted).toBe(1);
-      expect((await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: gid } } } })).data).toEqual([]);
-      expect(await store.count('sl-1', 'messages')).toBe(inMember.length);
-    });
+    await engine.register('sl-1');
   });
+  afterAll(async () => {
+    await engine.stop();
+    await tdb.close();
+    await syncSim.close();
+  });
+
+  it('full, then incremental by ts (oldest), then a full refresh that drops deleted messages', async () => {
+    const r = (n: string): Resource => syncSim.resources.get(n) as Resource;
+    const channels = [...r('conversations').records.values()].filter((s) => s.record.is_member === true).map((s) => String(s.record.id));
+    const inMember = [...r('messages').records.values()].filter((s) => channels.includes(s.parents.channel as string));
+    expect(inMember.length).toBeGreaterThan(0);
+
+    const full = await engine.runOnce('sl-1');
+    expect(full).toMatchObject({
+      full: true,
+      entities: { conversations: { records: 5 }, users: { records: 5 }, usergroups: { records: 5 }, messages: { records: inMember.length } },
+    });
+    expect(await store.count('sl-1', 'messages')).toBe(inMember.length);
+    const newest = inMember
+      .map((s) => String(s.record.ts))
+      .sort()
+      .at(-1) as string;
+
+    // A new message, then an incremental run: history is asked for messages after the newest ts.
+    const channel = channels[0] as string;
+    const rt = new ConnectorRuntime(manifest, { token: BOT }, { baseUrl: syncSim.url, limiter: null });
+    const posted = (await rt.execute('messages', 'create', { channel, text: 'Incremental hello' })) as RecordEnvelope;
+    syncSim.reset();
+    const inc = await engine.runOnce('sl-1');
+    expect(inc.full).toBe(false);
+    expect(inc.entities['messages']?.records).toBe(1);
+    const history = syncSim.requests.filter((q) => q.path === '/conversations.history');
+    expect(history).toHaveLength(channels.length);
+    for (const q of history) expect(q.query.get('oldest')).toBe(newest);
+    const def = { primaryKey: 'id', fields: manifest.entities.get('messages')!.def.search!.fields as Record<string, 'string'> };
+    const hit = await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: posted.data.id as string } } }, fields: ['id', 'text', 'channel'] });
+    expect(hit.data).toEqual([{ id: posted.data.id, text: 'Incremental hello', channel }]);
+
+    // A message deleted upstream: the incremental run cannot see it; the full refresh removes it.
+    const gone = inMember[0]!;
+    r('messages').records.delete(String(gone.record.ts));
+    const gid = `${String(gone.parents.channel)}:${String(gone.record.ts)}`;
+    expect((await engine.runOnce('sl-1')).full).toBe(false);
+    expect((await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: gid } } } })).data).toHaveLength(1);
+    const refresh = await engine.runOnce('sl-1');
+    expect(refresh.full).toBe(true);
+    expect(refresh.entities['messages']?.deleted).toBe(1);
+    expect((await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: gid } } } })).data).toEqual([]);
+    expect(await store.count('sl-1', 'messages')).toBe(inMember.length);
+  });
+});

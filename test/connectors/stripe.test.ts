@@ -34,7 +34,15 @@ const expectValid = recordChecker(manifest);
 const KEY = 'sk_test_sandbox';
 const RESOURCES = ['customers', 'invoices', 'subscriptions', 'charges', 'products', 'prices', 'events'] as const;
 /** The item path parameter of each resource (the simulator's not_found names them). */
-const ID_PARAM: Record<string, string> = { customers: 'customer', invoices: 'invoice', subscriptions: 'subscription_exposed_id', charges: 'charge', products: 'id', prices: 'price', events: 'id' };
+const ID_PARAM: Record<string, string> = {
+  customers: 'customer',
+  invoices: 'invoice',
+  subscriptions: 'subscription_exposed_id',
+  charges: 'charge',
+  products: 'id',
+  prices: 'price',
+  events: 'id',
+};
 
 let sim: OpenApiSimulator;
 beforeAll(async () => {
@@ -48,7 +56,8 @@ beforeEach(() => {
 });
 
 const stripe = (credentials: Rec = { api_key: KEY }) => connect('stripe', { credentials: credentials as never, baseUrl: sim.url, retry: { baseDelayMs: 5 } });
-const run = (entity: string, action: string, params?: Rec) => stripe().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
+const run = (entity: string, action: string, params?: Rec) =>
+  stripe().execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 const list = (entity: string, params?: Rec) => run(entity, 'list', params) as Promise<ListEnvelope>;
 const one = (entity: string, action: 'get' | 'create' | 'update', params: Rec) => run(entity, action, params) as Promise<RecordEnvelope>;
 const ids = (entity: string): string[] => [...sim.resources.get(entity)!.records.keys()];
@@ -103,7 +112,13 @@ describe('every entity × action through the interpreter', () => {
   }
 
   it('customers create → get → update, with nested address and metadata as deepObject keys', async () => {
-    const created = await one('customers', 'create', { email: 'ada@example.com', name: 'Ada', address: { city: 'London', country: 'GB' }, metadata: { plan: 'pro', seats: '3' }, preferred_locales: ['en', 'fr'] });
+    const created = await one('customers', 'create', {
+      email: 'ada@example.com',
+      name: 'Ada',
+      address: { city: 'London', country: 'GB' },
+      metadata: { plan: 'pro', seats: '3' },
+      preferred_locales: ['en', 'fr'],
+    });
     const post = sent('POST', '/v1/customers').at(-1)!;
     expect(post.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(form(post.rawBody).sort()).toEqual([
@@ -116,7 +131,13 @@ describe('every entity × action through the interpreter', () => {
       ['preferred_locales[]', 'en'],
       ['preferred_locales[]', 'fr'],
     ]);
-    expect(created.data).toMatchObject({ email: 'ada@example.com', name: 'Ada', address: { city: 'London', country: 'GB' }, metadata: { plan: 'pro', seats: '3' }, preferred_locales: ['en', 'fr'] });
+    expect(created.data).toMatchObject({
+      email: 'ada@example.com',
+      name: 'Ada',
+      address: { city: 'London', country: 'GB' },
+      metadata: { plan: 'pro', seats: '3' },
+      preferred_locales: ['en', 'fr'],
+    });
     const id = created.data.id as string;
     expect((await one('customers', 'get', { customer: id })).data).toMatchObject({ id, email: 'ada@example.com' });
     const updated = await one('customers', 'update', { customer: id, description: 'VIP', metadata: { plan: 'enterprise' } });
@@ -127,7 +148,12 @@ describe('every entity × action through the interpreter', () => {
   });
 
   it('subscriptions create with items[0][price] and items[0][quantity]; update changes an item and cancels at period end', async () => {
-    const created = await one('subscriptions', 'create', { customer: 'cus_123', items: [{ price: 'price_1', quantity: 2 }, { price: 'price_2' }], metadata: { source: 'test' }, trial_period_days: 14 });
+    const created = await one('subscriptions', 'create', {
+      customer: 'cus_123',
+      items: [{ price: 'price_1', quantity: 2 }, { price: 'price_2' }],
+      metadata: { source: 'test' },
+      trial_period_days: 14,
+    });
     expect(form(sent('POST', '/v1/subscriptions').at(-1)!.rawBody).sort()).toEqual([
       ['customer', 'cus_123'],
       ['items[0][price]', 'price_1'],
@@ -140,7 +166,12 @@ describe('every entity × action through the interpreter', () => {
     expect(created.data).toMatchObject({ customer: 'cus_123', metadata: { source: 'test' }, items: { object: 'list' } });
     expectValid('subscriptions', [created.data as Rec]);
     const id = created.data.id as string;
-    const updated = await one('subscriptions', 'update', { subscription_exposed_id: id, cancel_at_period_end: true, items: [{ id: 'si_1', quantity: 5 }], proration_behavior: 'none' });
+    const updated = await one('subscriptions', 'update', {
+      subscription_exposed_id: id,
+      cancel_at_period_end: true,
+      items: [{ id: 'si_1', quantity: 5 }],
+      proration_behavior: 'none',
+    });
     expect(form(sent('POST', `/v1/subscriptions/${id}`).at(-1)!.rawBody).sort()).toEqual([
       ['cancel_at_period_end', 'true'],
       ['items[0][id]', 'si_1'],
@@ -151,7 +182,13 @@ describe('every entity × action through the interpreter', () => {
   });
 
   it('invoices, charges, products and prices: create → get → update', async () => {
-    const invoice = await one('invoices', 'create', { customer: 'cus_9', description: 'November', collection_method: 'send_invoice', days_until_due: 30, metadata: { order: '77' } });
+    const invoice = await one('invoices', 'create', {
+      customer: 'cus_9',
+      description: 'November',
+      collection_method: 'send_invoice',
+      days_until_due: 30,
+      metadata: { order: '77' },
+    });
     expect(invoice.data).toMatchObject({ customer: 'cus_9', description: 'November', collection_method: 'send_invoice', metadata: { order: '77' } });
     // days_until_due is an instruction: Stripe's invoice object has no such field, so it is not stored.
     expect(invoice.data).not.toHaveProperty('days_until_due');
@@ -159,7 +196,13 @@ describe('every entity × action through the interpreter', () => {
     expect((await one('invoices', 'get', { invoice: invoice.data.id })).data.footer).toBe('Thanks');
 
     const charge = await one('charges', 'create', { amount: 2000, currency: 'usd', source: 'tok_visa', description: 'Order 77', capture: false });
-    expect(form(sent('POST', '/v1/charges').at(-1)!.rawBody).sort()).toEqual([['amount', '2000'], ['capture', 'false'], ['currency', 'usd'], ['description', 'Order 77'], ['source', 'tok_visa']]);
+    expect(form(sent('POST', '/v1/charges').at(-1)!.rawBody).sort()).toEqual([
+      ['amount', '2000'],
+      ['capture', 'false'],
+      ['currency', 'usd'],
+      ['description', 'Order 77'],
+      ['source', 'tok_visa'],
+    ]);
     expect(charge.data).toMatchObject({ amount: 2000, currency: 'usd', description: 'Order 77' });
     expect((await one('charges', 'update', { charge: charge.data.id, receipt_email: 'a@example.com' })).data.receipt_email).toBe('a@example.com');
 
@@ -167,7 +210,13 @@ describe('every entity × action through the interpreter', () => {
     expect(product.data).toMatchObject({ name: 'Pro plan', description: 'Everything', images: ['https://example.com/p.png'] });
     expect((await one('products', 'update', { id: product.data.id, active: false })).data).toMatchObject({ active: false, name: 'Pro plan' });
 
-    const price = await one('prices', 'create', { currency: 'eur', unit_amount: 1500, product: 'prod_1', recurring: { interval: 'month', interval_count: 1 }, nickname: 'Monthly' });
+    const price = await one('prices', 'create', {
+      currency: 'eur',
+      unit_amount: 1500,
+      product: 'prod_1',
+      recurring: { interval: 'month', interval_count: 1 },
+      nickname: 'Monthly',
+    });
     expect(form(sent('POST', '/v1/prices').at(-1)!.rawBody).sort()).toEqual([
       ['currency', 'eur'],
       ['nickname', 'Monthly'],
@@ -178,7 +227,13 @@ describe('every entity × action through the interpreter', () => {
     ]);
     expect(price.data).toMatchObject({ currency: 'eur', unit_amount: 1500, nickname: 'Monthly', recurring: { interval: 'month', interval_count: 1 } });
     expect((await one('prices', 'update', { price: price.data.id, nickname: 'Monthly (EUR)' })).data.nickname).toBe('Monthly (EUR)');
-    for (const [entity, rec] of [['invoices', invoice], ['charges', charge], ['products', product], ['prices', price]] as const) expectValid(entity, [rec.data as Rec]);
+    for (const [entity, rec] of [
+      ['invoices', invoice],
+      ['charges', charge],
+      ['products', product],
+      ['prices', price],
+    ] as const)
+      expectValid(entity, [rec.data as Rec]);
   });
 
   it('events: list filtered by type and created range, get', async () => {
@@ -196,7 +251,11 @@ describe('every entity × action through the interpreter', () => {
     await list('invoices', { expand: ['data.customer', 'data.subscription'], limit: 1 });
     expect(sent('GET', '/v1/invoices').at(-1)!.query.getAll('expand[]')).toEqual(['data.customer', 'data.subscription']);
     await one('charges', 'get', { charge: ids('charges')[0], expand: ['customer'] });
-    expect(sent('GET', `/v1/charges/${ids('charges')[0]}`).at(-1)!.query.getAll('expand[]')).toEqual(['customer']);
+    expect(
+      sent('GET', `/v1/charges/${ids('charges')[0]}`)
+        .at(-1)!
+        .query.getAll('expand[]'),
+    ).toEqual(['customer']);
     await one('customers', 'create', { email: 'x@example.com', expand: ['tax'] });
     expect(form(sent('POST', '/v1/customers').at(-1)!.rawBody)).toContainEqual(['expand[]', 'tax']);
   });
@@ -228,7 +287,10 @@ describe('errors', () => {
     const err = await failure(one('prices', 'create', { currency: 'usd', unit_amount: 100, recurring: { interval_count: 2 } }));
     expect(err.code).toBe('upstream_rejected');
     expect(err.message).toBe('stripe: recurring.interval is a required parameter. (param: recurring.interval)');
-    expect(err.details).toMatchObject({ upstream_status: 400, upstream_body: { error: { type: 'invalid_request_error', code: 'parameter_missing', param: 'recurring.interval' } } });
+    expect(err.details).toMatchObject({
+      upstream_status: 400,
+      upstream_body: { error: { type: 'invalid_request_error', code: 'parameter_missing', param: 'recurring.interval' } },
+    });
   });
 
   it('bad params never leave: types, enums and unknown params are invalid_params', async () => {
@@ -240,7 +302,13 @@ describe('errors', () => {
   });
 
   it('a card error (402) is upstream_rejected with the decline code', async () => {
-    sim.inject({ path: '/v1/charges', status: 402, json: { error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.', param: '' } } });
+    sim.inject({
+      path: '/v1/charges',
+      status: 402,
+      json: {
+        error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.', param: '' },
+      },
+    });
     const err = await failure(one('charges', 'create', { amount: 100, currency: 'usd', source: 'tok_chargeDeclined' }));
     expect(err.code).toBe('upstream_rejected');
     expect(err.message).toBe('stripe: Your card has insufficient funds. (decline_code: insufficient_funds)');
@@ -253,7 +321,7 @@ describe('errors', () => {
     expect((await failure(one('customers', 'get', { customer: id }))).code).toBe('upstream_not_found');
   });
 
-  it('a bad key is upstream_credentials_rejected with Stripe\'s message', async () => {
+  it("a bad key is upstream_credentials_rejected with Stripe's message", async () => {
     const err = await failure(stripe({ api_key: 'sk_test_revoked' }).execute('customers', 'list', {}));
     expect(err.code).toBe('upstream_credentials_rejected');
     expect(err.message).toBe('stripe: Invalid API Key provided');
@@ -263,7 +331,12 @@ describe('errors', () => {
   });
 
   it('429 with Stripe-Should-Retry: true is retried, even for a create, which resends the same Idempotency-Key', async () => {
-    sim.inject({ path: '/v1/customers', status: 429, headers: { 'Stripe-Should-Retry': 'true' }, json: { error: { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests' } } });
+    sim.inject({
+      path: '/v1/customers',
+      status: 429,
+      headers: { 'Stripe-Should-Retry': 'true' },
+      json: { error: { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests' } },
+    });
     const created = await one('customers', 'create', { email: 'retry@example.com' });
     expect(created.data.email).toBe('retry@example.com');
     const posts = sent('POST', '/v1/customers');
@@ -278,25 +351,47 @@ describe('errors', () => {
 
   it('a 500 with Stripe-Should-Retry: true is retried for an update (idempotent); Stripe-Should-Retry: false is not retried', async () => {
     const id = ids('products')[0]!;
-    sim.inject({ path: `/v1/products/${id}`, status: 500, headers: { 'Stripe-Should-Retry': 'true' }, json: { error: { type: 'api_error', message: 'Something went wrong' } } });
+    sim.inject({
+      path: `/v1/products/${id}`,
+      status: 500,
+      headers: { 'Stripe-Should-Retry': 'true' },
+      json: { error: { type: 'api_error', message: 'Something went wrong' } },
+    });
     expect((await one('products', 'update', { id, name: 'Renamed' })).data.name).toBe('Renamed');
     const posts = sent('POST', `/v1/products/${id}`);
     expect(posts).toHaveLength(2);
     expect(posts[1]!.headers['idempotency-key']).toBe(posts[0]!.headers['idempotency-key']);
 
-    sim.inject({ path: '/v1/customers', status: 409, headers: { 'Stripe-Should-Retry': 'false' }, json: { error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.' } } });
+    sim.inject({
+      path: '/v1/customers',
+      status: 409,
+      headers: { 'Stripe-Should-Retry': 'false' },
+      json: {
+        error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.' },
+      },
+    });
     const err = await failure(one('customers', 'create', { email: 'conflict@example.com' }));
     expect(err.code).toBe('upstream_rejected');
     expect(err.message).toMatch(/^stripe: Keys for idempotent requests/);
     expect(sent('POST', '/v1/customers')).toHaveLength(1);
     // Stripe-Should-Retry: false on a 404 or a 401 keeps their own meaning.
-    sim.inject({ path: '/v1/prices/gone', status: 404, headers: { 'Stripe-Should-Retry': 'false' }, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such price' } } });
+    sim.inject({
+      path: '/v1/prices/gone',
+      status: 404,
+      headers: { 'Stripe-Should-Retry': 'false' },
+      json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such price' } },
+    });
     expect((await failure(one('prices', 'get', { price: 'gone' }))).code).toBe('upstream_not_found');
-    sim.inject({ path: '/v1/prices', status: 401, headers: { 'Stripe-Should-Retry': 'false' }, json: { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } } });
+    sim.inject({
+      path: '/v1/prices',
+      status: 401,
+      headers: { 'Stripe-Should-Retry': 'false' },
+      json: { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } },
+    });
     expect((await failure(list('prices'))).code).toBe('upstream_credentials_rejected');
   });
 
-  it('the simulator\'s own limit: over it, 429 with Stripe-Should-Retry and code rate_limit; persistent 429s end as upstream_rate_limited', async () => {
+  it("the simulator's own limit: over it, 429 with Stripe-Should-Retry and code rate_limit; persistent 429s end as upstream_rate_limited", async () => {
     sim.setRateLimit({ ...sim.sidecar.rate_limit!, limit: 1, window_seconds: 86_400 });
     await list('customers', { limit: 1 });
     const raw = await fetch(`${sim.url}/v1/customers`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -330,7 +425,9 @@ describe('auth variants and the credential check', () => {
       expect(r.headers['stripe-account']).toBe('acct_1Connected');
       expect(r.headers.authorization).toBe(`Bearer ${KEY}`);
     }
-    expect(() => new ConnectorRuntime(manifest, { api_key: KEY, stripe_account: 'not-an-account' }, { baseUrl: sim.url })).toThrow(/match no credential variant/);
+    expect(() => new ConnectorRuntime(manifest, { api_key: KEY, stripe_account: 'not-an-account' }, { baseUrl: sim.url })).toThrow(
+      /match no credential variant/,
+    );
   });
 
   it('Connect OAuth: consent at /oauth/authorize, code exchange at /oauth/token keeps stripe_user_id, then API calls with the token', async () => {
@@ -338,7 +435,12 @@ describe('auth variants and the credential check', () => {
     expect(variant.authorize_url).toBe('https://connect.stripe.com/oauth/authorize');
     expect(variant.token_url).toBe('https://connect.stripe.com/oauth/token');
     const onSim = (url: string): string => `${sim.url}${new URL(url).pathname}`;
-    const consent = authorizeUrl(variant, { clientId: sim.oauth.clientId, redirectUri: 'https://app.example/cb', state: 'st-1', authorizeUrl: onSim(variant.authorize_url) });
+    const consent = authorizeUrl(variant, {
+      clientId: sim.oauth.clientId,
+      redirectUri: 'https://app.example/cb',
+      state: 'st-1',
+      authorizeUrl: onSim(variant.authorize_url),
+    });
     expect(new URL(consent).searchParams.get('scope')).toBe('read_write');
     const redirect = await fetch(consent, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
@@ -377,92 +479,105 @@ describe('auth variants and the credential check', () => {
 
 describeEachDialect('stripe sync on %s', (name) => {
   const open = (groups?: MigrationGroup[]): Promise<TestDatabase> => openTestDatabase(name, groups);
-    let tdb: TestDatabase;
-    let store: RecordStore;
-    const engines: SyncEngine[] = [];
-    beforeAll(async () => {
-      tdb = await open();
-      await migrate(tdb.database, [syncMigrations]);
-      store = new RecordStore(tdb.database, { cursorSecret: 'test' });
-    });
-    afterAll(async () => {
-      for (const e of engines) await e.stop();
-      await tdb.close();
-    });
-
-    function engineFor(only: string[]): SyncEngine {
-      const view = { ...manifest, entities: new Map([...manifest.entities].filter(([n]) => only.includes(n))) };
-      const e = new SyncEngine({
-        database: tdb.database,
-        sink: store,
-        fullRefreshEvery: 10,
-        runtimeFor: async () => ({ manifest: view, runtime: new ConnectorRuntime(manifest, { api_key: KEY }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } }) }),
-      });
-      engines.push(e);
-      return e;
-    }
-    /** Give the simulator's records creation times (the sampled ones are all 0). */
-    function stamp(entity: string, from: number): void {
-      let t = from;
-      for (const s of sim.resources.get(entity)!.records.values()) s.record = { ...s.record, created: t++ };
-    }
-
-    it('customers: a full run, then an incremental one with created[gte] that stores the new customer and drops the one customer.deleted reports', async () => {
-      stamp('customers', 1_000);
-      const size = sim.resources.get('customers')!.records.size;
-      const newest = 1_000 + size - 1;
-      const engine = engineFor(['customers']);
-      const cid = `stripe-${name}`;
-      await engine.register(cid);
-      const full = await engine.runOnce(cid);
-      expect(full).toMatchObject({ full: true, entities: { customers: { records: size, deleted: 0 } } });
-      expect(sent('GET', '/v1/customers').map((r) => r.query.get('limit'))).toEqual(['100']);
-      expect(await store.count(cid, 'customers')).toBe(size);
-
-      // Upstream: one new customer, one deleted (and its customer.deleted event).
-      const created = await one('customers', 'create', { email: `new-${name}@example.com`, name: 'Newcomer' });
-      const newId = created.data.id as string;
-      sim.resources.get('customers')!.records.get(newId)!.record.created = 5_000;
-      const gone = ids('customers')[2]!;
-      sim.resources.get('customers')!.records.delete(gone);
-      const events = sim.resources.get('events')!;
-      const eventIds = ids('events');
-      events.records.get(eventIds[0]!)!.record = { ...events.records.get(eventIds[0]!)!.record, type: 'customer.deleted', created: 5_001, data: { object: { id: gone, object: 'customer', deleted: true } } };
-      events.records.get(eventIds[1]!)!.record = { ...events.records.get(eventIds[1]!)!.record, type: 'customer.deleted', created: 10, data: { object: { id: ids('customers')[0], object: 'customer', deleted: true } } };
-      sim.reset();
-
-      const inc = await engine.runOnce(cid);
-      expect(inc.full).toBe(false);
-      // Only customers created since the newest one synced; removals from events since then too.
-      const lists = sent('GET', '/v1/customers');
-      expect(lists.map((r) => r.query.toString())).toEqual([`created%5Bgte%5D=${newest}&limit=100`]);
-      const feed = sent('GET', '/v1/events');
-      expect(feed.map((r) => r.query.toString())).toEqual([`created%5Bgte%5D=${newest}&limit=100&types%5B%5D=customer.deleted`]);
-      // The newest customer of the last run comes again (gte: one created in the same second is not missed).
-      expect(inc.entities['customers']).toMatchObject({ records: 2, deleted: 1 });
-      expect(await store.count(cid, 'customers')).toBe(size);
-      const def = { primaryKey: 'id', fields: manifest.entities.get('customers')!.def.search!.fields as Record<string, 'string'> };
-      const hit = await store.search(cid, 'customers', def, { query: { filter: { eq: { email: `new-${name}@example.com` } } }, fields: ['id', 'name'] });
-      expect(hit.data).toEqual([{ id: newId, name: 'Newcomer' }]);
-      const deleted = await store.search(cid, 'customers', def, { query: { filter: { eq: { id: gone } } }, fields: ['id'] });
-      expect(deleted.data).toEqual([]);
-      // The old event (before the mark) deleted nothing.
-      const kept = await store.search(cid, 'customers', def, { query: { filter: { eq: { id: ids('customers')[0]! } } }, fields: ['id'] });
-      expect(kept.data).toHaveLength(1);
-    });
-
-    it('every entity syncs in full, subscriptions in every status, with records valid for their schemas', async () => {
-      const synced = ['customers', 'invoices', 'subscriptions', 'charges', 'products', 'prices'];
-      for (const e of synced) expect(manifest.entities.get(e)!.def.sync, e).toBeDefined();
-      expect(manifest.entities.get('events')!.def.sync).toBeUndefined();
-      const engine = engineFor(synced);
-      const cid = `stripe-all-${name}`;
-      await engine.register(cid);
-      const full = await engine.runOnce(cid);
-      for (const e of synced) {
-        expect(full.entities[e]?.records, e).toBe(sim.resources.get(e)!.records.size);
-        expect(await store.count(cid, e)).toBe(sim.resources.get(e)!.records.size);
-      }
-      expect(sent('GET', '/v1/subscriptions').at(-1)!.query.get('status')).toBe('all');
-    });
+  let tdb: TestDatabase;
+  let store: RecordStore;
+  const engines: SyncEngine[] = [];
+  beforeAll(async () => {
+    tdb = await open();
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test' });
   });
+  afterAll(async () => {
+    for (const e of engines) await e.stop();
+    await tdb.close();
+  });
+
+  function engineFor(only: string[]): SyncEngine {
+    const view = { ...manifest, entities: new Map([...manifest.entities].filter(([n]) => only.includes(n))) };
+    const e = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      fullRefreshEvery: 10,
+      runtimeFor: async () => ({
+        manifest: view,
+        runtime: new ConnectorRuntime(manifest, { api_key: KEY }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } }),
+      }),
+    });
+    engines.push(e);
+    return e;
+  }
+  /** Give the simulator's records creation times (the sampled ones are all 0). */
+  function stamp(entity: string, from: number): void {
+    let t = from;
+    for (const s of sim.resources.get(entity)!.records.values()) s.record = { ...s.record, created: t++ };
+  }
+
+  it('customers: a full run, then an incremental one with created[gte] that stores the new customer and drops the one customer.deleted reports', async () => {
+    stamp('customers', 1_000);
+    const size = sim.resources.get('customers')!.records.size;
+    const newest = 1_000 + size - 1;
+    const engine = engineFor(['customers']);
+    const cid = `stripe-${name}`;
+    await engine.register(cid);
+    const full = await engine.runOnce(cid);
+    expect(full).toMatchObject({ full: true, entities: { customers: { records: size, deleted: 0 } } });
+    expect(sent('GET', '/v1/customers').map((r) => r.query.get('limit'))).toEqual(['100']);
+    expect(await store.count(cid, 'customers')).toBe(size);
+
+    // Upstream: one new customer, one deleted (and its customer.deleted event).
+    const created = await one('customers', 'create', { email: `new-${name}@example.com`, name: 'Newcomer' });
+    const newId = created.data.id as string;
+    sim.resources.get('customers')!.records.get(newId)!.record.created = 5_000;
+    const gone = ids('customers')[2]!;
+    sim.resources.get('customers')!.records.delete(gone);
+    const events = sim.resources.get('events')!;
+    const eventIds = ids('events');
+    events.records.get(eventIds[0]!)!.record = {
+      ...events.records.get(eventIds[0]!)!.record,
+      type: 'customer.deleted',
+      created: 5_001,
+      data: { object: { id: gone, object: 'customer', deleted: true } },
+    };
+    events.records.get(eventIds[1]!)!.record = {
+      ...events.records.get(eventIds[1]!)!.record,
+      type: 'customer.deleted',
+      created: 10,
+      data: { object: { id: ids('customers')[0], object: 'customer', deleted: true } },
+    };
+    sim.reset();
+
+    const inc = await engine.runOnce(cid);
+    expect(inc.full).toBe(false);
+    // Only customers created since the newest one synced; removals from events since then too.
+    const lists = sent('GET', '/v1/customers');
+    expect(lists.map((r) => r.query.toString())).toEqual([`created%5Bgte%5D=${newest}&limit=100`]);
+    const feed = sent('GET', '/v1/events');
+    expect(feed.map((r) => r.query.toString())).toEqual([`created%5Bgte%5D=${newest}&limit=100&types%5B%5D=customer.deleted`]);
+    // The newest customer of the last run comes again (gte: one created in the same second is not missed).
+    expect(inc.entities['customers']).toMatchObject({ records: 2, deleted: 1 });
+    expect(await store.count(cid, 'customers')).toBe(size);
+    const def = { primaryKey: 'id', fields: manifest.entities.get('customers')!.def.search!.fields as Record<string, 'string'> };
+    const hit = await store.search(cid, 'customers', def, { query: { filter: { eq: { email: `new-${name}@example.com` } } }, fields: ['id', 'name'] });
+    expect(hit.data).toEqual([{ id: newId, name: 'Newcomer' }]);
+    const deleted = await store.search(cid, 'customers', def, { query: { filter: { eq: { id: gone } } }, fields: ['id'] });
+    expect(deleted.data).toEqual([]);
+    // The old event (before the mark) deleted nothing.
+    const kept = await store.search(cid, 'customers', def, { query: { filter: { eq: { id: ids('customers')[0]! } } }, fields: ['id'] });
+    expect(kept.data).toHaveLength(1);
+  });
+
+  it('every entity syncs in full, subscriptions in every status, with records valid for their schemas', async () => {
+    const synced = ['customers', 'invoices', 'subscriptions', 'charges', 'products', 'prices'];
+    for (const e of synced) expect(manifest.entities.get(e)!.def.sync, e).toBeDefined();
+    expect(manifest.entities.get('events')!.def.sync).toBeUndefined();
+    const engine = engineFor(synced);
+    const cid = `stripe-all-${name}`;
+    await engine.register(cid);
+    const full = await engine.runOnce(cid);
+    for (const e of synced) {
+      expect(full.entities[e]?.records, e).toBe(sim.resources.get(e)!.records.size);
+      expect(await store.count(cid, e)).toBe(sim.resources.get(e)!.records.size);
+    }
+    expect(sent('GET', '/v1/subscriptions').at(-1)!.query.get('status')).toBe('all');
+  });
+});

@@ -26,7 +26,6 @@ const SIDECAR = 'connectors/zendesk/simulator.yaml';
 const manifest = getConnector('zendesk');
 const expectValid = recordChecker(manifest);
 
-
 const API_TOKEN = { subdomain: 'acme', email: 'agent@acme.test', api_token: 'zd_token_1' };
 const basicOf = (email: string, token: string): string => Buffer.from(`${email}/token:${token}`).toString('base64');
 const OAUTH_TOKEN = 'zd_oauth_1';
@@ -42,7 +41,8 @@ beforeEach(() => {
   sim.setRateLimit(false);
 });
 
-const zendesk = (credentials: Rec = API_TOKEN) => connect('zendesk' as never, { credentials, baseUrl: sim.url, retry: { baseDelayMs: 5 } } as never) as ReturnType<typeof connect>;
+const zendesk = (credentials: Rec = API_TOKEN) =>
+  connect('zendesk' as never, { credentials, baseUrl: sim.url, retry: { baseDelayMs: 5 } } as never) as ReturnType<typeof connect>;
 const run = (entity: string, action: string, params?: Rec, credentials?: Rec) =>
   zendesk(credentials).execute(entity as never, action as never, params as never) as Promise<ListEnvelope & RecordEnvelope>;
 async function all(entity: string, params?: Rec): Promise<Rec[]> {
@@ -99,11 +99,25 @@ describe('zendesk: tickets', () => {
   });
 
   it('create then get: the ticket as sent, its comment stored as the first comment', async () => {
-    const made = (await run('tickets', 'create', { subject: 'My printer is on fire!', comment: { body: 'The smoke is very colorful.', public: true }, priority: 'urgent', type: 'incident', tags: ['printer'] })).data as Rec;
+    const made = (
+      await run('tickets', 'create', {
+        subject: 'My printer is on fire!',
+        comment: { body: 'The smoke is very colorful.', public: true },
+        priority: 'urgent',
+        type: 'incident',
+        tags: ['printer'],
+      })
+    ).data as Rec;
     expect(made).toMatchObject({ subject: 'My printer is on fire!', priority: 'urgent', type: 'incident', tags: ['printer'] });
     expectValid('tickets', [made]);
     expect(JSON.parse(sent('/api/v2/tickets')[0]!.rawBody)).toEqual({
-      ticket: { subject: 'My printer is on fire!', comment: { body: 'The smoke is very colorful.', public: true }, priority: 'urgent', type: 'incident', tags: ['printer'] },
+      ticket: {
+        subject: 'My printer is on fire!',
+        comment: { body: 'The smoke is very colorful.', public: true },
+        priority: 'urgent',
+        type: 'incident',
+        tags: ['printer'],
+      },
     });
     const got = (await run('tickets', 'get', { ticket_id: made.id })).data as Rec;
     expect(got).toMatchObject({ id: made.id, subject: 'My printer is on fire!' });
@@ -150,7 +164,7 @@ describe('zendesk: ticket comments', () => {
     expect(listed.map((c) => c.id)).toEqual([first.id, note.id]);
     expectValid('ticket_comments', listed);
     // Another ticket's comments are its own.
-    expect(((await run('ticket_comments', 'list', { ticket_id: seededIds('tickets')[2]! })).data as Rec[])).toEqual([]);
+    expect((await run('ticket_comments', 'list', { ticket_id: seededIds('tickets')[2]! })).data as Rec[]).toEqual([]);
   });
 
   it('create needs a body or an html_body; list pages with page[after]', async () => {
@@ -205,7 +219,11 @@ describe('zendesk: users, organizations, groups', () => {
 
 describe('zendesk: errors and rate limits', () => {
   it('a 422 RecordInvalid is upstream_rejected with Zendesk’s description and details', async () => {
-    const body = { error: 'RecordInvalid', description: 'Record validation errors', details: { email: [{ description: 'Email: roger@example.com is already being used by another user', error: 'DuplicateValue' }] } };
+    const body = {
+      error: 'RecordInvalid',
+      description: 'Record validation errors',
+      details: { email: [{ description: 'Email: roger@example.com is already being used by another user', error: 'DuplicateValue' }] },
+    };
     sim.inject({ path: '/api/v2/users', status: 422, json: body });
     const e = await failure(run('users', 'create', { name: 'Roger', email: 'roger@example.com' }));
     expect(e.code).toBe('upstream_rejected');
@@ -214,14 +232,25 @@ describe('zendesk: errors and rate limits', () => {
   });
 
   it('a 429 with Retry-After is waited out and retried', async () => {
-    sim.inject({ path: '/api/v2/groups', status: 429, headers: { 'Retry-After': '0' }, text: 'Rate limit for ticket updates exceeded, please wait before updating this ticket again', contentType: 'text/plain' });
+    sim.inject({
+      path: '/api/v2/groups',
+      status: 429,
+      headers: { 'Retry-After': '0' },
+      text: 'Rate limit for ticket updates exceeded, please wait before updating this ticket again',
+      contentType: 'text/plain',
+    });
     const page = await run('groups', 'list', {});
     expect(page.data.length).toBeGreaterThan(0);
     expect(sent('/api/v2/groups')).toHaveLength(2);
   });
 
   it('the account’s per-minute limit: X-Rate-Limit headers, then a 429 whose Retry-After is too long to wait', async () => {
-    sim.setRateLimit({ limit: 2, window_seconds: 3600, headers: { limit: 'X-Rate-Limit', remaining: 'X-Rate-Limit-Remaining', reset: 'ratelimit-reset' }, reset: 'seconds' });
+    sim.setRateLimit({
+      limit: 2,
+      window_seconds: 3600,
+      headers: { limit: 'X-Rate-Limit', remaining: 'X-Rate-Limit-Remaining', reset: 'ratelimit-reset' },
+      reset: 'seconds',
+    });
     const rt = new ConnectorRuntime(manifest, API_TOKEN, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 } });
     const seen: Record<string, string | null>[] = [];
     const spy = new ConnectorRuntime(manifest, API_TOKEN, {
@@ -262,7 +291,10 @@ describe('zendesk: credentials', () => {
 
   it('a subdomain that is not one host label is refused before anything is sent', async () => {
     for (const subdomain of ['evil.com', 'a/b', 'ACME!']) {
-      const e = await failure((async () => connect('zendesk' as never, { credentials: { ...API_TOKEN, subdomain } } as never).execute('groups' as never, 'list' as never, {} as never))());
+      const e = await failure(
+        (async () =>
+          connect('zendesk' as never, { credentials: { ...API_TOKEN, subdomain } } as never).execute('groups' as never, 'list' as never, {} as never))(),
+      );
       expect(e.code).toBe('invalid_credentials');
     }
   });
@@ -278,21 +310,38 @@ describe('zendesk: credentials', () => {
     expect(variant).toMatchObject({ name: 'oauth', scopes: ['read', 'write'] });
     const redirectUri = 'https://app.example/callback';
     // The URLs are on the account's host, from its subdomain; unknown without one.
-    expect(authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0', credentials: { subdomain: 'acme' } })).toMatch(/^https:\/\/acme\.zendesk\.com\/oauth\/authorizations\/new\?response_type=code&client_id=c&/);
+    expect(authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0', credentials: { subdomain: 'acme' } })).toMatch(
+      /^https:\/\/acme\.zendesk\.com\/oauth\/authorizations\/new\?response_type=code&client_id=c&/,
+    );
     expect(() => authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0' })).toThrow(/credentials\.subdomain is required/);
     expect(() => authorizeUrl(variant, { clientId: 'c', redirectUri, state: 's0', credentials: { subdomain: 'evil.com/x' } })).toThrow(/one host label/);
     const seenToken: string[] = [];
-    await failure(exchangeAuthorizationCode(variant, { clientId: 'c', clientSecret: 's' }, 'code', redirectUri, async (input) => {
-      seenToken.push(String(input));
-      return new Response('{"error":"invalid_grant"}', { status: 400, headers: { 'content-type': 'application/json' } });
-    }, 1000, { subdomain: 'acme' }));
+    await failure(
+      exchangeAuthorizationCode(
+        variant,
+        { clientId: 'c', clientSecret: 's' },
+        'code',
+        redirectUri,
+        async (input) => {
+          seenToken.push(String(input));
+          return new Response('{"error":"invalid_grant"}', { status: 400, headers: { 'content-type': 'application/json' } });
+        },
+        1000,
+        { subdomain: 'acme' },
+      ),
+    );
     expect(seenToken).toEqual(['https://acme.zendesk.com/oauth/tokens']);
     // Against the simulator: its URLs instead.
     const consent = authorizeUrl(variant, { clientId: 'sim_client', redirectUri, state: 's1', authorizeUrl: `${sim.url}/oauth/authorizations/new` });
     const res = await fetch(consent, { redirect: 'manual' });
     const location = new URL(res.headers.get('location')!);
     expect(location.searchParams.get('state')).toBe('s1');
-    const tokens = await exchangeAuthorizationCode(variant, { clientId: 'sim_client', clientSecret: 'sim_secret', tokenUrl: `${sim.url}/oauth/tokens` }, location.searchParams.get('code')!, redirectUri);
+    const tokens = await exchangeAuthorizationCode(
+      variant,
+      { clientId: 'sim_client', clientSecret: 'sim_secret', tokenUrl: `${sim.url}/oauth/tokens` },
+      location.searchParams.get('code')!,
+      redirectUri,
+    );
     const page = await run('tickets', 'list', { page_size: 1 }, { subdomain: 'acme', access_token: tokens.access_token });
     expect(page.data).toHaveLength(1);
     expect(sent('/api/v2/tickets')[0]!.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
@@ -338,12 +387,18 @@ describe('zendesk: incremental exports (sync-only actions)', () => {
     const [keep, gone] = seededIds('tickets');
     const since = Math.floor(Date.now() / 1000);
     await run('tickets', 'update', { ticket_id: keep!, subject: 'changed' });
-    const del = await fetch(`${sim.url}/api/v2/tickets/${gone!}`, { method: 'DELETE', headers: { authorization: `Basic ${basicOf(API_TOKEN.email, API_TOKEN.api_token)}` } });
+    const del = await fetch(`${sim.url}/api/v2/tickets/${gone!}`, {
+      method: 'DELETE',
+      headers: { authorization: `Basic ${basicOf(API_TOKEN.email, API_TOKEN.api_token)}` },
+    });
     expect(del.status).toBe(204);
     expect((await failure(run('tickets', 'get', { ticket_id: gone! }))).code).toBe('upstream_not_found');
     const got = await pages('tickets', 'changes', { start_time: since, per_page: 1000 });
     // Other tests here changed tickets in the same second too: only records changed since the point come back.
-    expect(Object.fromEntries(got.map((t) => [t.id, t.status === 'deleted' ? 'deleted' : t.subject]))).toMatchObject({ [keep!]: 'changed', [gone!]: 'deleted' });
+    expect(Object.fromEntries(got.map((t) => [t.id, t.status === 'deleted' ? 'deleted' : t.subject]))).toMatchObject({
+      [keep!]: 'changed',
+      [gone!]: 'deleted',
+    });
     for (const t of got) expect(Date.parse(t.updated_at as string) / 1000).toBeGreaterThanOrEqual(since);
     expect(got.length).toBeLessThan(sim.resources.get('tickets')!.records.size);
     expect(got.filter((t) => t.status === 'deleted').map((t) => t.id)).toEqual([gone]);
@@ -387,7 +442,9 @@ describeEachDialect('zendesk sync on %s', (name) => {
           limiter: null,
           fetch: async (input, init) => {
             const u = new URL(String(input));
-            requests.push(`${init?.method ?? 'GET'} ${u.pathname}${u.searchParams.has('start_time') ? `?start_time=${u.searchParams.get('start_time')!}` : ''}`);
+            requests.push(
+              `${init?.method ?? 'GET'} ${u.pathname}${u.searchParams.has('start_time') ? `?start_time=${u.searchParams.get('start_time')!}` : ''}`,
+            );
             return fetch(input, init);
           },
         }),
@@ -406,7 +463,11 @@ describeEachDialect('zendesk sync on %s', (name) => {
   it('full run through the exports, then an incremental one from the newest updated_at: changes stored, deletions removed', async () => {
     // A comment, so the per-ticket comments sync has something to find.
     const ticket = ids('tickets')[0]!;
-    await fetch(`${upstream.url}/api/v2/tickets/${ticket}`, { method: 'PUT', headers: auth, body: JSON.stringify({ ticket: { comment: { body: 'first reply' } } }) });
+    await fetch(`${upstream.url}/api/v2/tickets/${ticket}`, {
+      method: 'PUT',
+      headers: auth,
+      body: JSON.stringify({ ticket: { comment: { body: 'first reply' } } }),
+    });
     await engine.register('zd');
     requests = [];
     const full = await engine.runOnce('zd');
@@ -425,7 +486,11 @@ describeEachDialect('zendesk sync on %s', (name) => {
     // Upstream: one ticket renamed, one deleted (status "deleted" in the export), one user deleted (active false).
     const [renamed, deleted] = [ids('tickets')[1]!, ids('tickets')[2]!];
     const user = ids('users')[0]!;
-    await fetch(`${upstream.url}/api/v2/tickets/${renamed}`, { method: 'PUT', headers: auth, body: JSON.stringify({ ticket: { subject: 'renamed upstream' } }) });
+    await fetch(`${upstream.url}/api/v2/tickets/${renamed}`, {
+      method: 'PUT',
+      headers: auth,
+      body: JSON.stringify({ ticket: { subject: 'renamed upstream' } }),
+    });
     expect((await fetch(`${upstream.url}/api/v2/tickets/${deleted}`, { method: 'DELETE', headers: auth })).status).toBe(204);
     expect((await fetch(`${upstream.url}/api/v2/users/${user}`, { method: 'DELETE', headers: auth })).status).toBe(200);
     requests = [];

@@ -20,7 +20,19 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildSchema, getNamedType, getVariableValues, NoDeprecatedCustomRule, parse, specifiedRules, typeFromAST, validate, type GraphQLSchema, type OperationDefinitionNode, type VariableDefinitionNode } from 'graphql';
+import {
+  buildSchema,
+  getNamedType,
+  getVariableValues,
+  NoDeprecatedCustomRule,
+  parse,
+  specifiedRules,
+  typeFromAST,
+  validate,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type VariableDefinitionNode,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
 import type { CompiledAction, CompiledAuthVariant, LoadedManifest } from '../../src/manifest/index.ts';
@@ -28,7 +40,20 @@ import { manifestFiles } from '../../src/manifest/registry.ts';
 import { Description, loadDescriptionSync, loadSidecar, type Sidecar } from '../../src/simulator/index.ts';
 
 type Rec = Record<string, unknown>;
-type ParamDef = { type?: unknown; enum?: unknown[]; examples?: unknown[]; pattern?: string; minimum?: number; format?: string; items?: ParamDef; required?: boolean | string[]; properties?: Record<string, ParamDef>; additionalProperties?: unknown; oneOf?: ParamDef[]; anyOf?: ParamDef[] };
+type ParamDef = {
+  type?: unknown;
+  enum?: unknown[];
+  examples?: unknown[];
+  pattern?: string;
+  minimum?: number;
+  format?: string;
+  items?: ParamDef;
+  required?: boolean | string[];
+  properties?: Record<string, ParamDef>;
+  additionalProperties?: unknown;
+  oneOf?: ParamDef[];
+  anyOf?: ParamDef[];
+};
 interface VendorDescription {
   path: string;
   format: 'openapi' | 'graphql';
@@ -65,7 +90,13 @@ function sample(def: ParamDef, name = ''): unknown {
   // values, blocks) shows a valid value in its examples: that one.
   if (Array.isArray(def.examples) && def.examples.length > 0) return def.examples[0];
   // An id whose pattern rules digits out (Granola's not_ ids) takes the pattern's simplest value.
-  if ((name === 'id' || name.endsWith('_id')) && def.enum === undefined && (def.type === 'string' || def.type === undefined) && (def.pattern === undefined || new RegExp(def.pattern).test('1850000101'))) return '1850000101';
+  if (
+    (name === 'id' || name.endsWith('_id')) &&
+    def.enum === undefined &&
+    (def.type === 'string' || def.type === undefined) &&
+    (def.pattern === undefined || new RegExp(def.pattern).test('1850000101'))
+  )
+    return '1850000101';
   if (def.enum !== undefined) return def.enum[0];
   // One of several shapes (a comment's pin: {x, y} or {node_id, node_offset}): the first.
   const alternatives = def.oneOf ?? def.anyOf;
@@ -92,7 +123,9 @@ function sample(def: ParamDef, name = ''): unknown {
       if (def.format === 'date') return '2026-01-31';
       // A value the param's pattern accepts: digits, a Slack-like ts or id, else a plain word.
       if (def.pattern === undefined) return 'x';
-      return ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1', fromPattern(def.pattern)].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x';
+      return (
+        ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1', fromPattern(def.pattern)].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x'
+      );
   }
 }
 
@@ -114,7 +147,8 @@ function fromPattern(pattern: string): string {
 }
 
 /** A since value as the sync engine writes it for the format (ISO 8601 by default). */
-const since = (format: string | undefined): string | number => (format === 'unix_seconds' ? 1769860800 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z');
+const since = (format: string | undefined): string | number =>
+  format === 'unix_seconds' ? 1769860800 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z';
 
 /** The param sets rendered for one action of a manifest. */
 function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {
@@ -123,7 +157,10 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   for (const [k, d] of Object.entries(defs)) if (d.required === true) required[k] = sample(d, k);
   const all: Rec = {};
   for (const [k, d] of Object.entries(defs)) all[k] = sample(d, k);
-  const sets: [string, Rec][] = [['required params', required], ['all params', all]];
+  const sets: [string, Rec][] = [
+    ['required params', required],
+    ['all params', all],
+  ];
   for (const [k, d] of Object.entries(defs)) {
     if (d.required === true) continue;
     sets.push([`required + ${k}`, { ...required, [k]: sample(d, k) }]);
@@ -135,18 +172,28 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
     sets.push(['sync params', { ...required, ...syncParams }]);
     const inc = entity?.def.sync?.incremental;
     // A raw mark is the cursor field's own value: a value of the param's own form.
-    const mark = inc?.format === 'raw' && inc.param !== undefined && defs[inc.param] !== undefined ? sample(defs[inc.param] as ParamDef, inc.param) : since(inc?.format);
+    const mark =
+      inc?.format === 'raw' && inc.param !== undefined && defs[inc.param] !== undefined ? sample(defs[inc.param] as ParamDef, inc.param) : since(inc?.format);
     if (inc?.param !== undefined && inc.action === undefined) sets.push(['incremental sync params', { ...required, ...syncParams, [inc.param]: mark }]);
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
-  if (inc?.action === a.name && inc.param !== undefined) sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: since(inc.format) }]);
+  if (inc?.action === a.name && inc.param !== undefined)
+    sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: since(inc.format) }]);
   // A list another entity's sync reads removals from (monday's items from activity_logs).
   for (const other of m.entities.values()) {
     const rm = other.def.sync?.removals;
     if (a.name === 'list' && rm?.entity === a.entity) {
       const parent = other.def.sync?.for_each?.param;
-      sets.push([`${other.name} sync removals`, { ...required, ...(rm.params ?? {}), ...(rm.since_param !== undefined ? { [rm.since_param]: since(rm.format) } : {}), ...(parent ? { [parent]: '1850000101' } : {}) }]);
+      sets.push([
+        `${other.name} sync removals`,
+        {
+          ...required,
+          ...(rm.params ?? {}),
+          ...(rm.since_param !== undefined ? { [rm.since_param]: since(rm.format) } : {}),
+          ...(parent ? { [parent]: '1850000101' } : {}),
+        },
+      ]);
     }
   }
   // A next page: the cursor branch of cursor-paginated lists, with a cursor of the connector's form.
@@ -191,12 +238,24 @@ function graphqlProblems(schema: GraphQLSchema, body: { query: string; variables
 }
 
 /** Problems of a rendered HTTP request against an OpenAPI description. */
-function openapiProblems(d: Description, basePath: string, method: string, url: URL, headers: Record<string, string>, body: string, credentialParams?: readonly string[]): string[] {
+function openapiProblems(
+  d: Description,
+  basePath: string,
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  credentialParams?: readonly string[],
+): string[] {
   const path = url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) || '/' : url.pathname;
   const matched = d.match(method, path);
   if (!('op' in matched)) return [`${method} ${path}: ${matched.message}`];
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  const checked = d.checkRequest(matched.op, { pathParams: matched.pathParams, query: url.searchParams, headers: lower, rawBody: body }, { unknownQuery: 'reject', credentialParams });
+  const checked = d.checkRequest(
+    matched.op,
+    { pathParams: matched.pathParams, query: url.searchParams, headers: lower, rawBody: body },
+    { unknownQuery: 'reject', credentialParams },
+  );
   return 'status' in checked ? [`${matched.op.key}: ${checked.message}`] : [];
 }
 
@@ -208,7 +267,8 @@ function sidecarOf(m: LoadedManifest): Sidecar | undefined {
 
 /** A throwaway RSA key for variants that sign a JWT (minted_bearer); generated, never committed. */
 let throwawayPem: string | undefined;
-const rsaPem = (): string => (throwawayPem ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+const rsaPem = (): string =>
+  (throwawayPem ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 
 /**
  * Credentials: by default the sidecar's sample credentials (they match a variant's patterns);
@@ -238,7 +298,11 @@ const manifests = [...connectorRegistry().values()];
 
 describe('contract: every manifest names its vendor description, or why there is none', () => {
   it('covers every connector in connectors/', () => {
-    expect(manifests.map((m) => m.type).sort()).toEqual(manifestFiles().map((f) => f.split(/[\\/]/).at(-2)).sort());
+    expect(manifests.map((m) => m.type).sort()).toEqual(
+      manifestFiles()
+        .map((f) => f.split(/[\\/]/).at(-2))
+        .sort(),
+    );
     for (const m of manifests) {
       const vd = (m.manifest as { vendor_description?: VendorDescription }).vendor_description;
       expect(vd !== undefined || NO_DESCRIPTION[m.type] !== undefined, `${m.type} has no vendor_description and no reason in NO_DESCRIPTION`).toBe(true);
@@ -277,7 +341,15 @@ for (const m of manifests) {
             const found =
               schema !== undefined
                 ? graphqlProblems(schema, JSON.parse(body) as { query: string; variables?: Rec })
-                : openapiProblems(description as Description, basePath, init.method ?? 'GET', new URL(url), init.headers as Record<string, string>, body, credentialParams);
+                : openapiProblems(
+                    description as Description,
+                    basePath,
+                    init.method ?? 'GET',
+                    new URL(url),
+                    init.headers as Record<string, string>,
+                    body,
+                    credentialParams,
+                  );
             const refusal = EXPECTED_REFUSALS[name];
             if (refusal !== undefined) expect(found.join('\n')).toMatch(refusal);
             else expect(found).toEqual([]);
@@ -318,7 +390,10 @@ describe('contract: the checks catch drift', () => {
     const monday = manifests.find((m) => m.type === 'monday') as LoadedManifest;
     const version = /schema-(\d{4}-\d{2})\.graphql$/.exec((monday.manifest as { vendor_description: VendorDescription }).vendor_description.path)?.[1];
     expect(monday.manifest.config?.['api_version']?.default).toBe(version);
-    const { init } = new ConnectorRuntime(monday, credentials(monday) as never, { limiter: null }).render(monday.entities.get('boards')!.actions.get('list')!, {});
+    const { init } = new ConnectorRuntime(monday, credentials(monday) as never, { limiter: null }).render(
+      monday.entities.get('boards')!.actions.get('list')!,
+      {},
+    );
     expect(init.headers['api-version']).toBe(version);
   });
 
@@ -329,7 +404,12 @@ describe('contract: the checks catch drift', () => {
     expect(graphqlProblems(schema, { query: '{ boards { columns { settings_str } } }' }).join()).toMatch(/deprecated/);
     expect(graphqlProblems(schema, { query: 'query ($e: [String]) { users(emails: $e) { id } }', variables: { e: ['a'] } }).join()).toMatch(/\[String\]/);
     expect(graphqlProblems(schema, { query: '{ users { id enabled } }' }).join()).toMatch(/Cannot query field "enabled"/);
-    expect(graphqlProblems(schema, { query: 'mutation ($b: ID!, $i: String!, $c: JSON) { create_item(board_id: $b, item_name: $i, column_values: $c) { id } }', variables: { b: '1', i: 'x', c: { a: 1 } } }).join()).toMatch(/JSON string/);
+    expect(
+      graphqlProblems(schema, {
+        query: 'mutation ($b: ID!, $i: String!, $c: JSON) { create_item(board_id: $b, item_name: $i, column_values: $c) { id } }',
+        variables: { b: '1', i: 'x', c: { a: 1 } },
+      }).join(),
+    ).toMatch(/JSON string/);
   });
 
   it('openapi: an unknown path, a wrong method, a bad body, an unknown or mistyped query param, or no credentials fails', () => {

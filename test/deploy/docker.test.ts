@@ -17,7 +17,10 @@ import { buildOpenApiDocument } from '../../src/service/openapi.ts';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DOCKERFILE = readFileSync(`${ROOT}Dockerfile`, 'utf8');
 const COMPOSE = parse(readFileSync(`${ROOT}compose.yaml`, 'utf8')) as {
-  services: Record<string, { build?: string; image?: string; environment?: Record<string, string>; volumes?: string[]; depends_on?: Record<string, unknown>; healthcheck?: unknown }>;
+  services: Record<
+    string,
+    { build?: string; image?: string; environment?: Record<string, string>; volumes?: string[]; depends_on?: Record<string, unknown>; healthcheck?: unknown }
+  >;
   volumes?: Record<string, unknown>;
 };
 const PKG = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { bin: Record<string, string> };
@@ -57,7 +60,10 @@ describe('Dockerfile', () => {
     expect(s.length).toBeGreaterThanOrEqual(2);
     expect(s[0]!.from).toMatch(/^node:(22|24)\S* AS build$/);
     expect(s.at(-1)!.from).toMatch(/^node:(22|24)\S*$/);
-    const run = s[0]!.body.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n');
+    const run = s[0]!.body
+      .filter((i) => i.op === 'RUN')
+      .map((i) => i.args)
+      .join('\n');
     expect(run).toContain('npm ci');
     expect(run).toContain('npm prune --omit=dev');
   });
@@ -78,8 +84,11 @@ describe('Dockerfile', () => {
       }
     }
     // the build stage has what `npm ci`'s prepare (scripts/build.mjs: tsc -p tsconfig.build.json) reads
-    const copied = stages()[0]!.body.filter((i) => i.op === 'COPY').flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-    for (const needed of ['package-lock.json', 'tsconfig.build.json', 'scripts/build.mjs', 'src', 'generated', 'connectors', 'bin']) expect(copied).toContain(needed);
+    const copied = stages()[0]!
+      .body.filter((i) => i.op === 'COPY')
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    for (const needed of ['package-lock.json', 'tsconfig.build.json', 'scripts/build.mjs', 'src', 'generated', 'connectors', 'bin'])
+      expect(copied).toContain(needed);
   });
 
   it('runs the package bin as a user other than root, with its data directory a volume and a health check on /healthz', () => {
@@ -89,7 +98,10 @@ describe('Dockerfile', () => {
     const user = last.filter((i) => i.op === 'USER').at(-1)?.args;
     expect(user).toBeDefined();
     expect(['root', '0']).not.toContain(user);
-    const env = last.filter((i) => i.op === 'ENV').map((i) => i.args).join(' ');
+    const env = last
+      .filter((i) => i.op === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
     const dataDir = new RegExp(`${DATA_DIR_ENV}=(\\S+)`).exec(env)?.[1];
     expect(dataDir).toBe('/data');
     expect(JSON.parse(last.find((i) => i.op === 'VOLUME')!.args)).toEqual([dataDir]);
@@ -125,14 +137,18 @@ describe('compose.yaml', () => {
 
 const docker = dockerWorks();
 describe.skipIf(!docker)(`docker build${docker ? '' : ' (skipped: no Docker engine answers `docker info` on this machine)'}`, () => {
-  it('builds the image', () => {
-    const tag = `switchboard-test:${process.pid}`;
-    try {
-      execFileSync('docker', ['build', '-t', tag, ROOT], { stdio: 'inherit', timeout: 20 * 60_000 });
-      const user = execFileSync('docker', ['image', 'inspect', '-f', '{{.Config.User}}', tag], { encoding: 'utf8' }).trim();
-      expect(user).toBe('node');
-    } finally {
-      spawnSync('docker', ['image', 'rm', '-f', tag], { stdio: 'ignore' });
-    }
-  }, 20 * 60_000);
+  it(
+    'builds the image',
+    () => {
+      const tag = `switchboard-test:${process.pid}`;
+      try {
+        execFileSync('docker', ['build', '-t', tag, ROOT], { stdio: 'inherit', timeout: 20 * 60_000 });
+        const user = execFileSync('docker', ['image', 'inspect', '-f', '{{.Config.User}}', tag], { encoding: 'utf8' }).trim();
+        expect(user).toBe('node');
+      } finally {
+        spawnSync('docker', ['image', 'rm', '-f', tag], { stdio: 'ignore' });
+      }
+    },
+    20 * 60_000,
+  );
 });

@@ -27,7 +27,15 @@ for (const [name, server] of Object.entries(config.mcpServers)) {
   const env = Object.fromEntries(Object.entries(server.env ?? {}).map(([k, v]) => [k, here(v)]));
   if (server.command === 'npx') throw new Error(`${name}: "npx" works only inside the checkout; name node and bin/switchboard.js by absolute path`);
   const client = new Client({ name: 'readme-config-check', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: server.command, args, cwd: mkdtempSync(join(tmpdir(), 'mcp-client-')), env: { ...getDefaultEnvironment(), ...env }, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: server.command,
+      args,
+      cwd: mkdtempSync(join(tmpdir(), 'mcp-client-')),
+      env: { ...getDefaultEnvironment(), ...env },
+      stderr: 'ignore',
+    }),
+  );
   const { tools } = await client.listTools();
   const listed = (await client.callTool({ name: 'list_connectors' })) as CallToolResult;
   if (listed.isError) throw new Error(`${name}: list_connectors failed: ${JSON.stringify(listed.content)}`);

@@ -35,7 +35,14 @@ describe('docs/operations', () => {
       uid: string;
       schemaVersion: number;
       templating: { list: { name: string; type: string }[] };
-      panels: { id: number; type: string; title: string; gridPos: { x: number; y: number; w: number; h: number }; datasource: { uid: string }; targets: { expr: string; refId: string }[] }[];
+      panels: {
+        id: number;
+        type: string;
+        title: string;
+        gridPos: { x: number; y: number; w: number; h: number };
+        datasource: { uid: string };
+        targets: { expr: string; refId: string }[];
+      }[];
     };
     expect(d.title).toBe('Switchboard');
     expect(d.schemaVersion).toBeGreaterThanOrEqual(30);
@@ -63,7 +70,9 @@ describe('docs/operations', () => {
 
   it('the alert rules are a Prometheus rules file querying exported metrics only', async () => {
     const names = await exportedNames();
-    const rules = parse(doc('operations/prometheus-alerts.yml')) as { groups: { name: string; rules: { alert: string; expr: string; labels?: Record<string, string>; annotations: { summary: string } }[] }[] };
+    const rules = parse(doc('operations/prometheus-alerts.yml')) as {
+      groups: { name: string; rules: { alert: string; expr: string; labels?: Record<string, string>; annotations: { summary: string } }[] }[];
+    };
     const all = rules.groups.flatMap((g) => g.rules);
     expect(all.length).toBeGreaterThan(5);
     for (const r of all) {

@@ -31,7 +31,15 @@ const ROOT = resolve(import.meta.dirname, '../..');
 /** The files whose code blocks run. */
 const DOCS = ['README.md', 'docs/quick-start.md', 'docs/library.md', 'docs/mcp.md', 'docs/connector-walkthrough.md', 'docs/airbyte.md', 'docs/overview.md'];
 /** The order the walk-throughs run in: those on the sandbox, then those on the service (the rest after). */
-const ORDER = ['README-md-intro', 'README-md-library', 'docs-library-md-library-ts', 'docs-mcp-md-mcp-local', 'README-md-mcp', 'README-md-hosted', 'docs-quick-start-md-hosted-tour'];
+const ORDER = [
+  'README-md-intro',
+  'README-md-library',
+  'docs-library-md-library-ts',
+  'docs-mcp-md-mcp-local',
+  'README-md-mcp',
+  'README-md-hosted',
+  'docs-quick-start-md-hosted-tour',
+];
 /** The package's name today (its self-reference); the docs use the published name. */
 const PACKAGE = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 const PUBLISHED = '@switchboard-oss/switchboard';
@@ -123,7 +131,7 @@ async function startTerminal(command: string, env: NodeJS.ProcessEnv, ports: Rec
   const out = openSync(join(copy, '.readme-test', log), 'w');
   const child = spawn('bash', ['-c', TERMINAL1[command] ?? command], { cwd: copy, env, stdio: ['ignore', out, out], detached: true });
   const sandbox = command === 'npx switchboard sandbox';
-  const first = sandbox ? ports['SANDBOX_PORT'] ?? 0 : ports['SERVICE_SANDBOX_PORT'] ?? 0;
+  const first = sandbox ? (ports['SANDBOX_PORT'] ?? 0) : (ports['SERVICE_SANDBOX_PORT'] ?? 0);
   terminal = { command, child, ports: [...(sandbox ? [] : [ports['PORT'] ?? 0]), ...SIMULATORS.map((_, i) => first + i)] };
   const exited = (): boolean => child.exitCode !== null;
   // Ready: the service's port answers; the sandbox's state file is written anew (once every simulator listens).
@@ -149,7 +157,9 @@ function shell(body: string, at: string): string {
     }
     if (/^npm install && npm start\b/.test(t)) {
       // The set-up command: start the service on its port, check it answers, stop it.
-      lines.push(`npm start > .readme-test/${at}.log 2>&1 & pid=$!; wait_port $PORT; curl -sf http://127.0.0.1:$PORT/healthz; echo; kill -- -$pid; wait_gone $pid; wait_closed $PORT`);
+      lines.push(
+        `npm start > .readme-test/${at}.log 2>&1 & pid=$!; wait_port $PORT; curl -sf http://127.0.0.1:$PORT/healthz; echo; kill -- -$pid; wait_gone $pid; wait_closed $PORT`,
+      );
       continue;
     }
     lines.push(line);
@@ -186,7 +196,9 @@ function script(w: Walkthrough, ports: string): string {
     } else if (b.lang === 'json') {
       writeFileSync(join(copy, '.readme-test', `${at}.json`), b.body);
       // An execute body (the search example), sent to the Intercom connector of the walk-through.
-      parts.push(`curl -sS --fail-with-body $SB/api/v1/integrations/connectors/$INTERCOM/execute -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d @.readme-test/${at}.json; echo`);
+      parts.push(
+        `curl -sS --fail-with-body $SB/api/v1/integrations/connectors/$INTERCOM/execute -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d @.readme-test/${at}.json; echo`,
+      );
     } else if (b.lang !== 'mermaid') throw new Error(`${w.name} block ${String(i)}: no runner for \`${b.lang}\` blocks`);
   });
   parts.push(`echo "::done ${w.name}"`);
@@ -215,84 +227,109 @@ function runScript(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number
 // No retry: every wait in the scripts is a readiness poll with a deadline, never a sleep. The
 // walk-throughs run twice in the same copy, every server stopped in between (the second round
 // starts them again on the same database and sandbox state), as a reader coming back the next day would.
-it('every code block of the README and of the walk-throughs in docs/ runs as written, each walk-through in a fresh shell on free ports, twice', { timeout: 2_400_000 }, async () => {
-  copy = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
-  copies.push(copy);
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
-  for (const f of files) {
-    mkdirSync(dirname(join(copy, f)), { recursive: true });
-    cpSync(join(ROOT, f), join(copy, f));
-  }
-  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
-  // What `npm install` builds (prepare): the JavaScript the `switchboard` command runs. Copied,
-  // not linked, so that it finds the copy's connectors/.
-  cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
-  mkdirSync(join(copy, '.readme-test'));
-  const before = readdirSync(copy).sort();
-
-  const all = DOCS.flatMap(walkthroughs);
-  expect(all.map((w) => w.name)).toEqual(expect.arrayContaining(['README-md-library', 'README-md-hosted', 'README-md-mcp', 'docs-quick-start-md-hosted-tour', 'docs-connector-walkthrough-md-connector']));
-  for (const m of all.flatMap((w) => w.blocks).filter((b) => b.lang === 'mermaid')) {
-    expect(m.body.startsWith('sequenceDiagram\n')).toBe(true);
-    for (const line of m.body.trim().split('\n').slice(1)) expect(line.trim()).toMatch(/^(participant \w+ as .+|\w+-{1,2}>>\w+: .+)$/);
-  }
-
-  // Free ports: the service, the two sandboxes (a block each), the walk-through's own servers.
-  const port = await freePortBlock(1);
-  const sandboxPort = await freePortBlock(SIMULATORS.length);
-  const serviceSandboxPort = await freePortBlock(SIMULATORS.length);
-  const own = await freePortBlock(3);
-  const ports = { PORT: port, SANDBOX_PORT: sandboxPort, SERVICE_SANDBOX_PORT: serviceSandboxPort, QUOTES_PORT: own, QUOTES_SERVICE_PORT: own + 1, EMBEDDED_PORT: own + 2 };
-  // The walk-throughs' own background jobs: checked closed when each ends (terminal 1 is the test's).
-  const every = [own, own + 1, own + 2].join(' ');
-  const rank = (w: Walkthrough): number => (ORDER.includes(w.name) ? ORDER.indexOf(w.name) : ORDER.length);
-  const runnable = all.filter((w) => w.blocks.some((b) => b.lang !== 'mermaid')).sort((a, b) => rank(a) - rank(b));
-  for (const w of runnable) writeFileSync(join(copy, '.readme-test', `${w.name}.sh`), script(w, every));
-
-  // As on a reader's machine: none of our own settings from the test environment; the ports moved as a reader moves them.
-  const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SWITCHBOARD_|PORT$|HOST$|VITEST|NODE_ENV$|SB$|QS$)/.test(k))),
-    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-  };
-  for (const round of [1, 2]) {
-    let stdout = '';
-    let stderr = '';
-    for (const w of runnable) {
-      if (w.terminal1 !== undefined) await startTerminal(w.terminal1, env, ports, `${w.name}-terminal1-${String(round)}.log`);
-      else if (w.name === 'README-md-intro') await stopTerminal(); // the set-up starts the service on its port
-      const out = await runScript(join('.readme-test', `${w.name}.sh`), env);
-      writeFileSync(join(copy, '.readme-test', `${w.name}-${String(round)}.out`), `${out.stdout}\n--- stderr ---\n${out.stderr}`);
-      const tail = `round ${String(round)}, ${w.name}\n${out.stdout.slice(-3000)}\n--- stderr ---\n${out.stderr.slice(-3000)}`;
-      expect(out.code, tail).toBe(0);
-      expect(out.stdout, tail).toContain(`::done ${w.name}`);
-      stdout += out.stdout;
-      stderr += out.stderr;
+it(
+  'every code block of the README and of the walk-throughs in docs/ runs as written, each walk-through in a fresh shell on free ports, twice',
+  { timeout: 2_400_000 },
+  async () => {
+    copy = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
+    copies.push(copy);
+    const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+    for (const f of files) {
+      mkdirSync(dirname(join(copy, f)), { recursive: true });
+      cpSync(join(ROOT, f), join(copy, f));
     }
-    await stopTerminal();
-    const tail = `round ${String(round)}: the outputs are in ${copy}/.readme-test (KEEP_README_COPY=1 keeps them)`;
-    // What each part prints when it works.
-    expect(stdout, tail).toContain('"status":"ok"'); // the set-up's npm start answered /healthz
-    expect(stdout, tail).toMatch(/^ {2}page_size\s+integer\s+/m); // switchboard describe
-    expect(stdout, tail).toMatch(/"has_more": true/); // switchboard exec against the sandbox
-    expect(stderr, tail).toContain(`Using the sandbox's granola simulator at http://127.0.0.1:${String(sandboxPort + SIMULATORS.findIndex((s) => s.type === 'granola'))}`); // ...on the moved port, saying which
-    expect(stdout, tail).toMatch(/^\d+ notes, more: true$/m); // the README's install example, typed
-    expect(stdout, tail).toContain('"mcpServers"'); // the README's MCP: print-config
-    expect(stdout, tail).toContain('secret_id=sbo_'); // the service-side OAuth dance
-    expect(stdout, tail).toMatch(/"data":\[\{"id":"[^"]+","email":"[^"]*","role":"lead"\}/); // search over the synced contacts
-    expect(stderr, tail).toContain('Using the simulators of the running sandbox'); // switchboard sync beside the service...
-    expect(stderr, tail).toMatch(/^contacts: \d+ records? in \d+ pages?$/m); // ...with its progress
-    expect(stdout, tail).toMatch(/"result":\{"tools":\[/); // hosted MCP over curl, with its Accept header
-    expect(stdout, tail).toContain('search_hosted_only'); // the library example
-    expect(stdout, tail).toMatch(/^mcp config ok: switchboard, \d+ tools, connectors granola, intercom, monday$/m); // the MCP client configuration (read-only)
-    expect(stdout, tail).toMatch(/^54 tools: list_connectors, describe, execute, search/m); // the MCP client over stdio...
-    expect(stdout, tail).toMatch(/^granola notes list: 30 records on this page; cut to \d+ to fit 4000 bytes/m); // ...a list cut to the budget
-    expect(stdout, tail).toMatch(/^monday items create: one record \{"id":"\d+","name":"Follow up with Ada"/m); // ...a Monday item created
-    expect(stdout, tail).toMatch(/^intercom \(intercom\) contacts: actions list, get, create, update, search/m); // ...Intercom contacts described
-    expect(stdout, tail).toMatch(/^\S+ contacts search: [1-3] records/m); // the hosted MCP endpoint's search over synced contacts
-    expect(stdout, tail).toContain(`quotes simulator on http://127.0.0.1:${String(ports.QUOTES_PORT)}`); // the walk-through, on its moved port
-    expect(stdout, tail).toContain('"id": "q7"');
-    expect(stdout, tail).toContain('{"data":[{"id":"q10","author":"Ada"},{"id":"q12","author":"Ada"},{"id":"q14","author":"Ada"}]'); // its hosted search
-    // Nothing written beside the sources: only under data/ (and this test's own .readme-test/).
-    expect(readdirSync(copy).sort().filter((f) => f !== 'data')).toEqual(before.filter((f) => f !== 'data'));
-  }
-});
+    symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+    // What `npm install` builds (prepare): the JavaScript the `switchboard` command runs. Copied,
+    // not linked, so that it finds the copy's connectors/.
+    cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
+    mkdirSync(join(copy, '.readme-test'));
+    const before = readdirSync(copy).sort();
+
+    const all = DOCS.flatMap(walkthroughs);
+    expect(all.map((w) => w.name)).toEqual(
+      expect.arrayContaining([
+        'README-md-library',
+        'README-md-hosted',
+        'README-md-mcp',
+        'docs-quick-start-md-hosted-tour',
+        'docs-connector-walkthrough-md-connector',
+      ]),
+    );
+    for (const m of all.flatMap((w) => w.blocks).filter((b) => b.lang === 'mermaid')) {
+      expect(m.body.startsWith('sequenceDiagram\n')).toBe(true);
+      for (const line of m.body.trim().split('\n').slice(1)) expect(line.trim()).toMatch(/^(participant \w+ as .+|\w+-{1,2}>>\w+: .+)$/);
+    }
+
+    // Free ports: the service, the two sandboxes (a block each), the walk-through's own servers.
+    const port = await freePortBlock(1);
+    const sandboxPort = await freePortBlock(SIMULATORS.length);
+    const serviceSandboxPort = await freePortBlock(SIMULATORS.length);
+    const own = await freePortBlock(3);
+    const ports = {
+      PORT: port,
+      SANDBOX_PORT: sandboxPort,
+      SERVICE_SANDBOX_PORT: serviceSandboxPort,
+      QUOTES_PORT: own,
+      QUOTES_SERVICE_PORT: own + 1,
+      EMBEDDED_PORT: own + 2,
+    };
+    // The walk-throughs' own background jobs: checked closed when each ends (terminal 1 is the test's).
+    const every = [own, own + 1, own + 2].join(' ');
+    const rank = (w: Walkthrough): number => (ORDER.includes(w.name) ? ORDER.indexOf(w.name) : ORDER.length);
+    const runnable = all.filter((w) => w.blocks.some((b) => b.lang !== 'mermaid')).sort((a, b) => rank(a) - rank(b));
+    for (const w of runnable) writeFileSync(join(copy, '.readme-test', `${w.name}.sh`), script(w, every));
+
+    // As on a reader's machine: none of our own settings from the test environment; the ports moved as a reader moves them.
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SWITCHBOARD_|PORT$|HOST$|VITEST|NODE_ENV$|SB$|QS$)/.test(k))),
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    };
+    for (const round of [1, 2]) {
+      let stdout = '';
+      let stderr = '';
+      for (const w of runnable) {
+        if (w.terminal1 !== undefined) await startTerminal(w.terminal1, env, ports, `${w.name}-terminal1-${String(round)}.log`);
+        else if (w.name === 'README-md-intro') await stopTerminal(); // the set-up starts the service on its port
+        const out = await runScript(join('.readme-test', `${w.name}.sh`), env);
+        writeFileSync(join(copy, '.readme-test', `${w.name}-${String(round)}.out`), `${out.stdout}\n--- stderr ---\n${out.stderr}`);
+        const tail = `round ${String(round)}, ${w.name}\n${out.stdout.slice(-3000)}\n--- stderr ---\n${out.stderr.slice(-3000)}`;
+        expect(out.code, tail).toBe(0);
+        expect(out.stdout, tail).toContain(`::done ${w.name}`);
+        stdout += out.stdout;
+        stderr += out.stderr;
+      }
+      await stopTerminal();
+      const tail = `round ${String(round)}: the outputs are in ${copy}/.readme-test (KEEP_README_COPY=1 keeps them)`;
+      // What each part prints when it works.
+      expect(stdout, tail).toContain('"status":"ok"'); // the set-up's npm start answered /healthz
+      expect(stdout, tail).toMatch(/^ {2}page_size\s+integer\s+/m); // switchboard describe
+      expect(stdout, tail).toMatch(/"has_more": true/); // switchboard exec against the sandbox
+      expect(stderr, tail).toContain(
+        `Using the sandbox's granola simulator at http://127.0.0.1:${String(sandboxPort + SIMULATORS.findIndex((s) => s.type === 'granola'))}`,
+      ); // ...on the moved port, saying which
+      expect(stdout, tail).toMatch(/^\d+ notes, more: true$/m); // the README's install example, typed
+      expect(stdout, tail).toContain('"mcpServers"'); // the README's MCP: print-config
+      expect(stdout, tail).toContain('secret_id=sbo_'); // the service-side OAuth dance
+      expect(stdout, tail).toMatch(/"data":\[\{"id":"[^"]+","email":"[^"]*","role":"lead"\}/); // search over the synced contacts
+      expect(stderr, tail).toContain('Using the simulators of the running sandbox'); // switchboard sync beside the service...
+      expect(stderr, tail).toMatch(/^contacts: \d+ records? in \d+ pages?$/m); // ...with its progress
+      expect(stdout, tail).toMatch(/"result":\{"tools":\[/); // hosted MCP over curl, with its Accept header
+      expect(stdout, tail).toContain('search_hosted_only'); // the library example
+      expect(stdout, tail).toMatch(/^mcp config ok: switchboard, \d+ tools, connectors granola, intercom, monday$/m); // the MCP client configuration (read-only)
+      expect(stdout, tail).toMatch(/^54 tools: list_connectors, describe, execute, search/m); // the MCP client over stdio...
+      expect(stdout, tail).toMatch(/^granola notes list: 30 records on this page; cut to \d+ to fit 4000 bytes/m); // ...a list cut to the budget
+      expect(stdout, tail).toMatch(/^monday items create: one record \{"id":"\d+","name":"Follow up with Ada"/m); // ...a Monday item created
+      expect(stdout, tail).toMatch(/^intercom \(intercom\) contacts: actions list, get, create, update, search/m); // ...Intercom contacts described
+      expect(stdout, tail).toMatch(/^\S+ contacts search: [1-3] records/m); // the hosted MCP endpoint's search over synced contacts
+      expect(stdout, tail).toContain(`quotes simulator on http://127.0.0.1:${String(ports.QUOTES_PORT)}`); // the walk-through, on its moved port
+      expect(stdout, tail).toContain('"id": "q7"');
+      expect(stdout, tail).toContain('{"data":[{"id":"q10","author":"Ada"},{"id":"q12","author":"Ada"},{"id":"q14","author":"Ada"}]'); // its hosted search
+      // Nothing written beside the sources: only under data/ (and this test's own .readme-test/).
+      expect(
+        readdirSync(copy)
+          .sort()
+          .filter((f) => f !== 'data'),
+      ).toEqual(before.filter((f) => f !== 'data'));
+    }
+  },
+);

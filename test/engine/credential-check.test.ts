@@ -16,7 +16,11 @@ let granola: GranolaSimulator;
 let intercom: IntercomSimulator;
 let monday: MondaySimulator;
 beforeAll(async () => {
-  [granola, intercom, monday] = await Promise.all([startGranolaSimulator({ size: 20 }), startIntercomSimulator({ size: 20 }), startMondaySimulator({ size: 20 })]);
+  [granola, intercom, monday] = await Promise.all([
+    startGranolaSimulator({ size: 20 }),
+    startIntercomSimulator({ size: 20 }),
+    startMondaySimulator({ size: 20 }),
+  ]);
 });
 afterAll(() => Promise.all([granola.close(), intercom.close(), monday.close()]));
 
@@ -57,7 +61,9 @@ describe('connect().check()', () => {
     const r = await connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check();
     expect(r.info).toEqual({ admin_id: '991267459', app_id: 'abc123', app_name: 'MyApp', region: 'EU' });
     intercom.inject({ path: '/me', status: 200, json: { ...me, type: 'teammate' } });
-    await expect(connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check()).resolves.toMatchObject({ ok: true });
+    await expect(connect('intercom', { credentials: { access_token: intercom.accessToken }, baseUrl: intercom.url }).check()).resolves.toMatchObject({
+      ok: true,
+    });
   });
 
   it('intercom: refusals are judged on their status: 401 and 403 are upstream_credentials_rejected, a 2xx without an admin id fails the check', async () => {
@@ -121,7 +127,11 @@ describe('manifest check declarations', () => {
   it.each([
     ['a check without a request', 'check: { success: "{{body.ok}}" }\n', /check: missing required key "request"/],
     ['params in a check request', 'check: { request: { method: GET, path: "/me", query: { x: "{{params.x}}" } } }\n', /"params.x" is not a declared param/],
-    ['an unknown credential field', 'check: { request: { method: GET, path: "/me", headers: { X: "{{credentials.nope}}" } } }\n', /"credentials.nope" is not a credential field/],
+    [
+      'an unknown credential field',
+      'check: { request: { method: GET, path: "/me", headers: { X: "{{credentials.nope}}" } } }\n',
+      /"credentials.nope" is not a credential field/,
+    ],
     ['request roots in success', 'check: { request: { method: GET, path: "/me" }, success: "{{credentials.key}}" }\n', /unknown variable "credentials.key"/],
     ['an unknown key', 'check: { request: { method: GET, path: "/me" }, expect: 1 }\n', /unknown key "expect"/],
   ])('rejects %s', (_name, yaml, want) => {

@@ -16,7 +16,6 @@ function runtime(options: RuntimeOptions = {}, credentials: unknown = { api_key:
   return new ConnectorRuntime(testManifest, credentials, { baseUrl: api.url, limiter: null, retry: { baseDelayMs: 1 }, ...options });
 }
 
-
 describe('execute', () => {
   it('list returns the envelope with records and meta', async () => {
     const r = await runtime().execute('items', 'list', { limit: 5 });
@@ -299,16 +298,29 @@ describe('throttling', () => {
 });
 
 describe('OAuth refresh', () => {
-  const oauthCreds = (over: Record<string, unknown> = {}) => ({ access_token: 'expired', refresh_token: 'refresh-1', client_id: 'app', client_secret: 'app-secret', ...over });
+  const oauthCreds = (over: Record<string, unknown> = {}) => ({
+    access_token: 'expired',
+    refresh_token: 'refresh-1',
+    client_id: 'app',
+    client_secret: 'app-secret',
+    ...over,
+  });
 
   it('refreshes on a 401, retries once, and hands the new tokens to onTokenRefresh', async () => {
     const refreshed: Record<string, unknown>[] = [];
-    const rt = runtime({ oauthClient: { clientId: 'app', clientSecret: 'app-secret', tokenUrl: `${api.url}/token` }, onTokenRefresh: (c) => void refreshed.push(c) }, oauthCreds());
+    const rt = runtime(
+      { oauthClient: { clientId: 'app', clientSecret: 'app-secret', tokenUrl: `${api.url}/token` }, onTokenRefresh: (c) => void refreshed.push(c) },
+      oauthCreds(),
+    );
     expect(rt.authVariant).toBe('oauth');
     const r = await rt.execute('items', 'get', { id: 'it_1' });
     expect(r.data).toMatchObject({ id: 'it_1' });
     expect(refreshed).toHaveLength(1);
-    expect(refreshed[0]).toMatchObject({ access_token: expect.stringMatching(/^access-/), refresh_token: expect.stringMatching(/^refresh-/), client_id: 'app' });
+    expect(refreshed[0]).toMatchObject({
+      access_token: expect.stringMatching(/^access-/),
+      refresh_token: expect.stringMatching(/^refresh-/),
+      client_id: 'app',
+    });
     expect(typeof refreshed[0]!['expires_at']).toBe('number');
   });
 
@@ -326,7 +338,10 @@ describe('OAuth refresh', () => {
   });
 
   it('a refused refresh is oauth_refresh_failed', async () => {
-    const rt = runtime({ oauthClient: { clientId: 'app', clientSecret: 'app-secret', tokenUrl: `${api.url}/token` } }, oauthCreds({ refresh_token: 'revoked' }));
+    const rt = runtime(
+      { oauthClient: { clientId: 'app', clientSecret: 'app-secret', tokenUrl: `${api.url}/token` } },
+      oauthCreds({ refresh_token: 'revoked' }),
+    );
     const e = await failure(rt.execute('items', 'get', { id: 'it_1' }));
     expect(e.code).toBe('oauth_refresh_failed');
   });
@@ -405,7 +420,11 @@ describe('base URLs with per-customer variables', () => {
 
   it('fills the host label from a credential field and a path segment from config', async () => {
     const sent: string[] = [];
-    const rt = new ConnectorRuntime(testManifest, { site: 'acme-eu', site_token: 'good-key' }, { config: { cloud_id: cloud }, fetch: via(sent), limiter: null });
+    const rt = new ConnectorRuntime(
+      testManifest,
+      { site: 'acme-eu', site_token: 'good-key' },
+      { config: { cloud_id: cloud }, fetch: via(sent), limiter: null },
+    );
     expect(rt.authVariant).toBe('site');
     const r = await rt.execute('items', 'get', { id: 'it_4' });
     expect(r.data).toMatchObject({ id: 'it_4' });
@@ -420,13 +439,17 @@ describe('base URLs with per-customer variables', () => {
     ['an encoded dot', 'evil%2ecom'],
   ])('refuses %s in a host variable before anything is sent (invalid_credentials)', async (_, site) => {
     const sent: string[] = [];
-    const e = await failure(Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site, site_token: 'good-key' }, { config: { cloud_id: cloud }, fetch: via(sent) })));
+    const e = await failure(
+      Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site, site_token: 'good-key' }, { config: { cloud_id: cloud }, fetch: via(sent) })),
+    );
     expect(e.code).toBe('invalid_credentials');
     expect(sent).toEqual([]);
   });
 
   it('refuses a config value outside its pattern, and a missing one', async () => {
-    const bad = await failure(Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site: 'acme', site_token: 'good-key' }, { config: { cloud_id: '../../admin' } })));
+    const bad = await failure(
+      Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site: 'acme', site_token: 'good-key' }, { config: { cloud_id: '../../admin' } })),
+    );
     expect(bad.code).toBe('invalid_params');
     expect(bad.errors[0]?.path).toBe('/config/cloud_id');
     const missing = await failure(Promise.resolve().then(() => new ConnectorRuntime(testManifest, { site: 'acme', site_token: 'good-key' })));
@@ -439,9 +462,16 @@ describe('base URL variables: the built-in guard behind a lax pattern', () => {
   it('a variable is one host label even when its field pattern allows more', async () => {
     const { readFileSync } = await import('node:fs');
     const { loadManifestText } = await import('../../src/manifest/index.ts');
-    const text = readFileSync('test/fixtures/testapi.yaml', 'utf8').replace('site: { type: string, pattern: "[a-z0-9][a-z0-9-]{0,62}" }', 'site: { type: string, pattern: ".+" }');
+    const text = readFileSync('test/fixtures/testapi.yaml', 'utf8').replace(
+      'site: { type: string, pattern: "[a-z0-9][a-z0-9-]{0,62}" }',
+      'site: { type: string, pattern: ".+" }',
+    );
     const lax = loadManifestText(text, 'lax.yaml');
-    const e = await failure(Promise.resolve().then(() => new ConnectorRuntime(lax, { site: 'evil.com#', site_token: 'k' }, { config: { cloud_id: '11111111-2222-3333-4444-555555555555' } })));
+    const e = await failure(
+      Promise.resolve().then(
+        () => new ConnectorRuntime(lax, { site: 'evil.com#', site_token: 'k' }, { config: { cloud_id: '11111111-2222-3333-4444-555555555555' } }),
+      ),
+    );
     expect(e.code).toBe('invalid_credentials');
     expect(e.message).toContain('credentials.site must be one host label');
   });
@@ -483,14 +513,25 @@ describe('errors inside 2xx bodies (Slack ok: false)', () => {
 describe('rate-limit headers on 403 (GitHub)', () => {
   it('a 403 with X-RateLimit-Remaining: 0 is a rate limit: waits for X-RateLimit-Reset and retries', async () => {
     const reset = Math.floor(Date.now() / 1000);
-    api.inject({ path: '/items', status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, json: { message: 'API rate limit exceeded' } });
+    api.inject({
+      path: '/items',
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+      json: { message: 'API rate limit exceeded' },
+    });
     const rt = runtime();
     await rt.execute('items', 'list', { limit: 1 });
     expect(rt.lastCall.attempts).toBe(2);
   });
 
   it('rate limited on every attempt: upstream_rate_limited with the upstream message, not credentials rejected', async () => {
-    api.inject({ path: '/items', status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' }, json: { message: 'API rate limit exceeded' }, times: 5 });
+    api.inject({
+      path: '/items',
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' },
+      json: { message: 'API rate limit exceeded' },
+      times: 5,
+    });
     const e = await failure(runtime().execute('items', 'list', { limit: 1 }));
     expect(e.code).toBe('upstream_rate_limited');
     expect(e.message).toContain('API rate limit exceeded');
@@ -506,7 +547,12 @@ describe('rate-limit headers on 403 (GitHub)', () => {
   });
 
   it('a 403 with requests remaining is refused credentials', async () => {
-    api.inject({ path: '/items', status: 403, headers: { 'x-ratelimit-remaining': '4999' }, json: { error: { message: 'Resource not accessible by integration' } } });
+    api.inject({
+      path: '/items',
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '4999' },
+      json: { error: { message: 'Resource not accessible by integration' } },
+    });
     const e = await failure(runtime().execute('items', 'list', { limit: 1 }));
     expect(e.code).toBe('upstream_credentials_rejected');
   });
@@ -543,7 +589,11 @@ describe('pagination: Relay connections and next-page URLs', () => {
 
   it('graphql_cursor over pageInfo: endCursor as the next after, hasNextPage false ends (no extra call)', async () => {
     expect(await all(runtime(), 'relay')).toEqual(['r0', 'r1', 'r2']);
-    expect(api.requests.map((r) => (JSON.parse(r.rawBody) as { variables: Record<string, unknown> }).variables)).toEqual([{}, { after: 'c1' }, { after: 'c2' }]);
+    expect(api.requests.map((r) => (JSON.parse(r.rawBody) as { variables: Record<string, unknown> }).variables)).toEqual([
+      {},
+      { after: 'c1' },
+      { after: 'c2' },
+    ]);
   });
 
   it('next_url follows links.next (query carried by the URL) until has_more is false', async () => {
@@ -552,7 +602,7 @@ describe('pagination: Relay connections and next-page URLs', () => {
     expect(api.requests.every((r) => r.query.get('page[size]') === '1' && r.headers['authorization'] === 'Bearer good-key')).toBe(true);
   });
 
-  it('next_url to another origin is refused: credentials never leave the base URL\'s host', async () => {
+  it("next_url to another origin is refused: credentials never leave the base URL's host", async () => {
     const rt = runtime();
     const seen: string[] = [];
     const e = await failure(

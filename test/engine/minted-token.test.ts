@@ -149,7 +149,9 @@ describe('minted_bearer: minting, caching and renewing the token', () => {
   it('a key that is not a PEM, or not RSA, is invalid_credentials before anything is sent', async () => {
     const clock = { now: Date.now() };
     const up = upstream(clock);
-    const e = await failure(runtime(up, clock, { ...credentials, private_key: '-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----' }).execute('items', 'list', {}));
+    const e = await failure(
+      runtime(up, clock, { ...credentials, private_key: '-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----' }).execute('items', 'list', {}),
+    );
     expect(e.code).toBe('invalid_credentials');
     expect(e.errors).toEqual([{ path: '/private_key', message: 'is not a PEM private key' }]);
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

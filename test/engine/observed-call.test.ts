@@ -20,7 +20,16 @@ function upstream(statuses: number[]): FetchLike {
   let i = 0;
   return async () => {
     const status = statuses[Math.min(i++, statuses.length - 1)]!;
-    const body = status === 200 ? JSON.stringify({ id: NOTE, title: 'observed', owner: { name: 'a', email: 'a@example.com' }, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' }) : '{"message":"unavailable"}';
+    const body =
+      status === 200
+        ? JSON.stringify({
+            id: NOTE,
+            title: 'observed',
+            owner: { name: 'a', email: 'a@example.com' },
+            created_at: '2024-01-01T00:00:00Z',
+            updated_at: '2024-01-01T00:00:00Z',
+          })
+        : '{"message":"unavailable"}';
     return new Response(body, { status, headers: { 'content-type': 'application/json' } });
   };
 }
@@ -48,15 +57,26 @@ it('with no observer, nothing is observing', () => {
   expect(observing).toBe(false);
 });
 
-it('a call retried after a 503 is one observation: one retry, its waits, both answers\' bytes, the last status; no id or key in it', async () => {
+it("a call retried after a 503 is one observation: one retry, its waits, both answers' bytes, the last status; no id or key in it", async () => {
   const { calls } = observe();
   // The bucket holds one token: the retry waits for the next one (50 ms).
-  const rt = new ConnectorRuntime(granola, { api_key: KEY }, { baseUrl: 'https://api.example.test', fetch: upstream([503, 200]), limiter: new RateLimiter(1, 50, 1), retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const rt = new ConnectorRuntime(
+    granola,
+    { api_key: KEY },
+    { baseUrl: 'https://api.example.test', fetch: upstream([503, 200]), limiter: new RateLimiter(1, 50, 1), retry: { baseDelayMs: 1, maxDelayMs: 2 } },
+  );
   const out = await rt.execute('notes', 'get', { note_id: NOTE });
   expect(out.data).toMatchObject({ id: NOTE });
   expect(calls).toHaveLength(1);
   const [c] = calls;
-  expect(c!.info).toEqual({ connectorType: 'granola', entity: 'notes', action: 'get', method: 'GET', host: 'api.example.test', route: '/v1/notes/{{params.note_id}}' });
+  expect(c!.info).toEqual({
+    connectorType: 'granola',
+    entity: 'notes',
+    action: 'get',
+    method: 'GET',
+    host: 'api.example.test',
+    route: '/v1/notes/{{params.note_id}}',
+  });
   expect(c!.end).toMatchObject({ status: 200, errorCode: undefined, attempts: 2, retries: 1 });
   expect(c!.end!.waitedMs).toBeGreaterThan(0);
   expect(c!.end!.bytes).toBeGreaterThan('{"message":"unavailable"}'.length);
@@ -77,7 +97,11 @@ it('a call that got no answer is reported by its error code', async () => {
 it('the metrics count them by connector type, entity.action and outcome', async () => {
   const { serviceMetrics, METRIC_FAMILIES } = await import('../../src/service/ops/metrics.ts');
   const m = serviceMetrics();
-  const rt = new ConnectorRuntime(granola, { api_key: KEY }, { baseUrl: 'https://api.example.test', fetch: upstream([503, 200]), limiter: new RateLimiter(1, 50, 1), retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const rt = new ConnectorRuntime(
+    granola,
+    { api_key: KEY },
+    { baseUrl: 'https://api.example.test', fetch: upstream([503, 200]), limiter: new RateLimiter(1, 50, 1), retry: { baseDelayMs: 1, maxDelayMs: 2 } },
+  );
   await rt.execute('notes', 'get', { note_id: NOTE });
   const text = await m.registry.metrics();
   expect(text).toContain(`${METRIC_FAMILIES.upstreamCalls}{connector_type="granola",action="notes.get",outcome="2xx"} 1`);

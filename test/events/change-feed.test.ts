@@ -26,7 +26,10 @@ describeEachDialect('change feed on %s', (dialect) => {
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 12, rateLimit: false });
     ({ h, app, token } = await startHosted(dialect, { org: 'org-feed', upstreams: { granola: sim.url } }));
-    const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+    const r = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
     await h.service.ctx.sync.runOnce(id, { full: true });
@@ -71,7 +74,9 @@ describeEachDialect('change feed on %s', (dialect) => {
     sim.remove(removed);
     await h.service.ctx.sync.runOnce(id, { full: true });
     const d = await feed(`entity=notes&modified_after=${cursor}`);
-    expect(d.body.data).toEqual([expect.objectContaining({ id: removed, _metadata: expect.objectContaining({ action: 'deleted', deleted_at: expect.any(String) }) })]);
+    expect(d.body.data).toEqual([
+      expect.objectContaining({ id: removed, _metadata: expect.objectContaining({ action: 'deleted', deleted_at: expect.any(String) }) }),
+    ]);
     expect(openApiErrors('GET', RECORDS, d)).toEqual([]);
   });
 

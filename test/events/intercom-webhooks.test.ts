@@ -32,7 +32,11 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
   let seq = 0;
 
   const sign = (raw: string, secret = CLIENT_SECRET): string => `sha1=${createHmac('sha1', secret).update(raw).digest('hex')}`;
-  const notification = (topic: string, item: Record<string, unknown>, o: { app_id?: string; id?: string; created_at?: number } = {}): Record<string, unknown> => ({
+  const notification = (
+    topic: string,
+    item: Record<string, unknown>,
+    o: { app_id?: string; id?: string; created_at?: number } = {},
+  ): Record<string, unknown> => ({
     type: 'notification_event',
     app_id: o.app_id ?? appId,
     data: { type: 'notification_event_data', item },
@@ -50,7 +54,10 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
     return h.request('POST', HOOK, { raw, headers: signature === null ? {} : { 'x-hub-signature': signature ?? sign(raw) } });
   };
   const searchByName = async (name: string): Promise<string[]> => {
-    const r = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'contacts', action: 'search', params: { query: { filter: { eq: { name } } }, fields: ['id'] } } });
+    const r = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+      token,
+      body: { entity: 'contacts', action: 'search', params: { query: { filter: { eq: { name } } }, fields: ['id'] } },
+    });
     expect(r.status, r.text).toBe(200);
     return r.body.data.map((d: { id: string }) => d.id);
   };
@@ -74,7 +81,10 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
       config: { upstreamThrottle: false, connectorTypes: { intercom: { baseUrl: sim.url, oauth: { clientId: 'intercom-app', clientSecret: CLIENT_SECRET } } } },
     });
     token = await h.token(await h.createApp('org-hooks'));
-    const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'intercom', name: 'ic', credentials: { access_token: TOKEN } } });
+    const r = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c1', connector_type: 'intercom', name: 'ic', credentials: { access_token: TOKEN } },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
     appId = sim.workspaceId;
@@ -124,7 +134,9 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
     const again = await deliver({ ...first, data: { type: 'notification_event_data', item: { ...record, name: 'Replay Two' } } });
     expect(again.status, again.text).toBe(401);
     expect(again.body.code).toBe('webhook_replayed');
-    const stale = await deliver(notification('contact.user.updated', { ...record, name: 'Replay Three' }, { created_at: Math.floor(Date.now() / 1000) - 3600 }));
+    const stale = await deliver(
+      notification('contact.user.updated', { ...record, name: 'Replay Three' }, { created_at: Math.floor(Date.now() / 1000) - 3600 }),
+    );
     expect(stale.status).toBe(401);
     expect(stale.body.code).toBe('webhook_replayed');
     expect(await searchByName('Replay Two')).toEqual([]);
@@ -144,7 +156,9 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
   });
 
   it('a conversation topic is hydrated through get', async () => {
-    const convId = (await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'conversations', action: 'list', params: { per_page: 1 } } })).body.data[0].id as string;
+    const convId = (
+      await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'conversations', action: 'list', params: { per_page: 1 } } })
+    ).body.data[0].id as string;
     await h.service.ctx.records.deleteRecords(id, 'conversations', [convId]);
     const r = await deliver(notification('conversation.admin.replied', { type: 'conversation', id: convId }));
     expect(r.status, r.text).toBe(200);
@@ -188,12 +202,18 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
       const attacker = await h.token(await h.createApp('org-attacker'));
       broken = [];
       for (let i = 0; i < 21; i++) {
-        const r = await h.request('POST', `${CONNECTORS}?check=false`, { token: attacker, body: { customer_name: `b${i}`, connector_type: 'intercom', name: `broken-${i}`, credentials: { access_token: `sk_broken_${i}` } } });
+        const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+          token: attacker,
+          body: { customer_name: `b${i}`, connector_type: 'intercom', name: `broken-${i}`, credentials: { access_token: `sk_broken_${i}` } },
+        });
         expect(r.status, r.text).toBe(201);
         broken.push(r.body.id);
       }
       const victimToken = await h.token(await h.createApp('org-victim'));
-      const v = await h.request('POST', CONNECTORS, { token: victimToken, body: { customer_name: 'v', connector_type: 'intercom', name: 'victim', credentials: { access_token: TOKEN } } });
+      const v = await h.request('POST', CONNECTORS, {
+        token: victimToken,
+        body: { customer_name: 'v', connector_type: 'intercom', name: 'victim', credentials: { access_token: TOKEN } },
+      });
       expect(v.status, v.text).toBe(201);
       victim = v.body.id;
       const r = await deliver(notification('contact.user.updated', { type: 'contact', id: 'attributed-1', name: 'Attributed Once' }));
@@ -208,7 +228,9 @@ describeEachDialect('Intercom webhooks in on %s', (dialect) => {
     it('a delivery nobody claims while connectors are still being resolved is 503 with Retry-After; failed checks are remembered with backoff, then it is acknowledged', async () => {
       const unclaimed = () => deliver(notification('contact.user.updated', { type: 'contact', id: 'nobody-1', name: 'Nobody' }, { app_id: 'unknownws' }));
       const failures = async (): Promise<number[]> =>
-        (await attributions().selectFrom('webhook_attributions').select('failures').where('connector_id', 'in', broken).execute()).map((r) => Number(r.failures)).sort();
+        (await attributions().selectFrom('webhook_attributions').select('failures').where('connector_id', 'in', broken).execute())
+          .map((r) => Number(r.failures))
+          .sort();
       // Each unclaimed delivery starts at most one background pass of RESOLVE_BATCH checks.
       for (let pass = 1; pass <= Math.ceil(broken.length / RESOLVE_BATCH); pass++) {
         const r = await unclaimed();

@@ -30,7 +30,11 @@ describeEachDialect('connector lifecycle events on %s', (dialect) => {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        const { t, v1 } = Object.fromEntries(String(req.headers['switchboard-signature']).split(',').map((p) => p.split('=') as [string, string]));
+        const { t, v1 } = Object.fromEntries(
+          String(req.headers['switchboard-signature'])
+            .split(',')
+            .map((p) => p.split('=') as [string, string]),
+        );
         const body = JSON.parse(raw) as { type: string; data: Record<string, unknown> };
         received.push({ type: body.type, data: body.data, ok: v1 === createHmac('sha256', secret).update(`${t}.${raw}`).digest('hex') });
         res.end('ok');
@@ -38,8 +42,15 @@ describeEachDialect('connector lifecycle events on %s', (dialect) => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    ({ h, token } = await startHosted(dialect, { org: 'org-life', upstreams: { intercom: intercom.url }, config: { eventsDelivery: false, webhookAllowPrivateAddresses: true } }));
-    const ep = await h.request('POST', '/api/v1/webhook-endpoints', { token, body: { url, events: ['connector.created', 'connector.auth_failed', 'connector.reconnected', 'sync.failed'] } });
+    ({ h, token } = await startHosted(dialect, {
+      org: 'org-life',
+      upstreams: { intercom: intercom.url },
+      config: { eventsDelivery: false, webhookAllowPrivateAddresses: true },
+    }));
+    const ep = await h.request('POST', '/api/v1/webhook-endpoints', {
+      token,
+      body: { url, events: ['connector.created', 'connector.auth_failed', 'connector.reconnected', 'sync.failed'] },
+    });
     expect(ep.status, ep.text).toBe(201);
     secret = ep.body.secret;
   });
@@ -50,7 +61,12 @@ describeEachDialect('connector lifecycle events on %s', (dialect) => {
   });
 
   it('created, then auth_failed and sync.failed on a revoked token, then reconnected after a passing check', async () => {
-    const c = (await h.request('POST', CONNECTORS, { token, body: { customer_name: 'life', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } } })).body;
+    const c = (
+      await h.request('POST', CONNECTORS, {
+        token,
+        body: { customer_name: 'life', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } },
+      })
+    ).body;
     await h.service.ctx.outbox.deliverDue();
     expect(received.map((r) => r.type)).toEqual(['connector.created']);
     expect(received[0]!.data).toMatchObject({ connector: { id: c.id, connector_type: 'intercom', customer_name: 'life', status: 'active' } });
@@ -59,7 +75,10 @@ describeEachDialect('connector lifecycle events on %s', (dialect) => {
     await expect(h.service.ctx.sync.runOnce(c.id)).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
     await h.service.ctx.outbox.deliverDue();
     expect(received.map((r) => r.type).sort()).toEqual(['connector.auth_failed', 'connector.created', 'sync.failed']);
-    expect(received.find((r) => r.type === 'connector.auth_failed')!.data).toMatchObject({ connector: { id: c.id, status: 'auth_failed' }, last_error: { code: 'upstream_credentials_rejected' } });
+    expect(received.find((r) => r.type === 'connector.auth_failed')!.data).toMatchObject({
+      connector: { id: c.id, status: 'auth_failed' },
+      last_error: { code: 'upstream_credentials_rejected' },
+    });
     expect(received.find((r) => r.type === 'sync.failed')!.data).toMatchObject({ connector_id: c.id, error: { code: 'upstream_credentials_rejected' } });
     expect(JSON.stringify(received)).not.toContain(intercom.accessToken);
 

@@ -29,23 +29,51 @@ describeEachDialect('monday webhooks in on %s', (dialect) => {
   const hookUrl = (connectorId = id): string => `${h.url}/api/v1/webhooks/monday/${connectorId}`;
   /** A token as monday signs a delivery to the connector's URL: its account, aud = that URL, 5 minutes of life. */
   const jwt = (secret = SIGNING_SECRET, claims: Record<string, unknown> = {}, connectorId = id): Promise<string> =>
-    new SignJWT({ accountId: Number(sim.state.account.id), userId: 2, aud: hookUrl(connectorId), ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').setJti(`jti-${dialect}-${++n}`).sign(new TextEncoder().encode(secret));
+    new SignJWT({ accountId: Number(sim.state.account.id), userId: 2, aud: hookUrl(connectorId), ...claims })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .setJti(`jti-${dialect}-${++n}`)
+      .sign(new TextEncoder().encode(secret));
   const event = (type: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-    event: { app: 'monday', type, triggerTime: new Date().toISOString(), subscriptionId: 73759690, userId: 2, boardId: Number(boardId), pulseId: Number(itemId), triggerUuid: `uuid-${dialect}-${++n}`, ...extra },
+    event: {
+      app: 'monday',
+      type,
+      triggerTime: new Date().toISOString(),
+      subscriptionId: 73759690,
+      userId: 2,
+      boardId: Number(boardId),
+      pulseId: Number(itemId),
+      triggerUuid: `uuid-${dialect}-${++n}`,
+      ...extra,
+    },
   });
   const deliver = async (body: unknown, authorization?: string | null, connectorId = id): Promise<Reply> =>
-    h.request('POST', `/api/v1/webhooks/monday/${connectorId}`, { raw: JSON.stringify(body), headers: authorization === null ? {} : { authorization: authorization ?? (await jwt(SIGNING_SECRET, {}, connectorId)) } });
+    h.request('POST', `/api/v1/webhooks/monday/${connectorId}`, {
+      raw: JSON.stringify(body),
+      headers: authorization === null ? {} : { authorization: authorization ?? (await jwt(SIGNING_SECRET, {}, connectorId)) },
+    });
 
   beforeAll(async () => {
     sim = await startMondaySimulator({ size: 10 });
-    ({ h, token } = await startHosted(dialect, { org: 'org-monday-hooks', upstreams: { monday: sim.url }, config: { connectorTypes: { monday: { webhookSecret: SIGNING_SECRET } } } }));
-    const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'monday', name: 'm', credentials: { api_key: sim.apiKey } } });
+    ({ h, token } = await startHosted(dialect, {
+      org: 'org-monday-hooks',
+      upstreams: { monday: sim.url },
+      config: { connectorTypes: { monday: { webhookSecret: SIGNING_SECRET } } },
+    }));
+    const r = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c1', connector_type: 'monday', name: 'm', credentials: { api_key: sim.apiKey } },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
     const boards = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'boards', action: 'list', params: {} } });
     expect(boards.status, boards.text).toBe(200);
     for (const b of boards.body.data as { id: string }[]) {
-      const items = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'items', action: 'list', params: { board_id: b.id, limit: 1 } } });
+      const items = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        body: { entity: 'items', action: 'list', params: { board_id: b.id, limit: 1 } },
+      });
       if (items.body?.data?.length > 0) {
         boardId = b.id;
         itemId = items.body.data[0].id;
@@ -95,7 +123,9 @@ describeEachDialect('monday webhooks in on %s', (dialect) => {
     const forged = [
       await jwt(SIGNING_SECRET, { accountId: 1 }),
       await jwt(SIGNING_SECRET, { aud: 'https://tenant.example/hook' }),
-      await new SignJWT({ accountId: Number(sim.state.account.id), aud: hookUrl() }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SIGNING_SECRET)),
+      await new SignJWT({ accountId: Number(sim.state.account.id), aud: hookUrl() })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(new TextEncoder().encode(SIGNING_SECRET)),
     ];
     for (const token of forged) {
       const r = await deliver(event('delete_pulse'), token);
@@ -123,24 +153,39 @@ describeEachDialect('monday webhooks in on %s', (dialect) => {
   });
 
   it("opting in creates monday subscriptions (create_webhook) pointed at the connector's URL; monday's challenge is answered", async () => {
-    const r = await h.request('POST', `${CONNECTORS}/${id}/webhook-subscriptions`, { token, body: { params: { board_id: boardId }, events: ['create_item', 'item_deleted'] } });
+    const r = await h.request('POST', `${CONNECTORS}/${id}/webhook-subscriptions`, {
+      token,
+      body: { params: { board_id: boardId }, events: ['create_item', 'item_deleted'] },
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body.url).toBe(`${h.url}/api/v1/webhooks/monday/${id}`);
-    expect(r.body.data).toEqual([expect.objectContaining({ board_id: boardId, event: 'create_item' }), expect.objectContaining({ board_id: boardId, event: 'item_deleted' })]);
+    expect(r.body.data).toEqual([
+      expect.objectContaining({ board_id: boardId, event: 'create_item' }),
+      expect.objectContaining({ board_id: boardId, event: 'item_deleted' }),
+    ]);
     // execute of webhooks.create: any other URL (the tenant's own server) is refused before monday is asked ...
     for (const url of [`${h.url}/healthz`, 'https://tenant.example/hook', hookUrl('00000000-0000-4000-8000-000000000000')]) {
-      const bad = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'webhooks', action: 'create', params: { board_id: boardId, event: 'create_item', url } } });
+      const bad = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        body: { entity: 'webhooks', action: 'create', params: { board_id: boardId, event: 'create_item', url } },
+      });
       expect(bad.status, bad.text).toBe(400);
       expect(bad.body.code).toBe('webhook_ingress_url_only');
     }
     // ... and without one, the connector's own URL is filled in (monday's challenge is answered there).
-    const own = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'webhooks', action: 'create', params: { board_id: boardId, event: 'change_name' } } });
+    const own = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+      token,
+      body: { entity: 'webhooks', action: 'create', params: { board_id: boardId, event: 'change_name' } },
+    });
     expect(own.status, own.text).toBe(200);
     expect(own.body.data).toMatchObject({ board_id: boardId, event: 'change_name' });
   });
 
-  it("a connector created without a check: its account is learned in the background; until then deliveries are 503 with Retry-After, not lost", async () => {
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c2', connector_type: 'monday', name: 'unchecked', credentials: { api_key: sim.apiKey } } });
+  it('a connector created without a check: its account is learned in the background; until then deliveries are 503 with Retry-After, not lost', async () => {
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c2', connector_type: 'monday', name: 'unchecked', credentials: { api_key: sim.apiKey } },
+    });
     expect(r.status, r.text).toBe(201);
     const other = r.body.id as string;
     const body = event('delete_pulse');

@@ -69,7 +69,14 @@ describe('the webhook transport', () => {
     }
   });
 
-  it.each(['http://127.0.0.1:9/x', 'http://[::ffff:127.0.0.1]:9/x', 'http://[::ffff:a9fe:a9fe]/x', 'http://10.0.0.1/x', 'http://100.64.0.1/x', 'http://[fd00::1]/x'])('refuses the literal %s', async (url) => {
+  it.each([
+    'http://127.0.0.1:9/x',
+    'http://[::ffff:127.0.0.1]:9/x',
+    'http://[::ffff:a9fe:a9fe]/x',
+    'http://10.0.0.1/x',
+    'http://100.64.0.1/x',
+    'http://[fd00::1]/x',
+  ])('refuses the literal %s', async (url) => {
     const sender = createWebhookSender({});
     const e = await sender.send(url, {}, '{}', 5000).catch((x: unknown) => x);
     await sender.close();
@@ -87,7 +94,10 @@ describeEachDialect('webhooks out, hardened, on %s', (dialect) => {
 
   beforeAll(async () => {
     strict = await startHarness(dialect, { config: { eventsDelivery: false, webhookEndpointsPerOrganization: 3 } });
-    open = await startHarness(dialect, { database: strict.db, config: { eventsDelivery: false, webhookAllowPrivateAddresses: true, webhookEndpointsPerOrganization: 40 } });
+    open = await startHarness(dialect, {
+      database: strict.db,
+      config: { eventsDelivery: false, webhookAllowPrivateAddresses: true, webhookEndpointsPerOrganization: 40 },
+    });
     token = await strict.token(await strict.createApp('org-strict'));
     const app = await open.createApp('org-open');
     openOrg = app.organization_id;
@@ -127,7 +137,11 @@ describeEachDialect('webhooks out, hardened, on %s', (dialect) => {
 
   it('the cap per organization holds under parallel registrations', async () => {
     const org = await strict.token(await strict.createApp(`org-cap-${randomUUID()}`));
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => strict.request('POST', ENDPOINTS, { token: org, body: { url: `https://hooks.example.com/${i}`, events: ['sync.completed'] } })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        strict.request('POST', ENDPOINTS, { token: org, body: { url: `https://hooks.example.com/${i}`, events: ['sync.completed'] } }),
+      ),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 409, 409, 409, 409, 409]);
     for (const a of answers.filter((x) => x.status === 409)) expect(a.body.code).toBe('webhook_endpoint_limit');
     expect((await strict.request('GET', ENDPOINTS, { token: org })).body.data).toHaveLength(3);
@@ -139,10 +153,14 @@ describeEachDialect('webhooks out, hardened, on %s', (dialect) => {
     expect(r.status, r.text).toBe(201);
     return r.body.id as string;
   };
-  const lastAttempt = async (endpointId: string, t = openToken): Promise<{ status: string; last_status: number | null; last_error: string | null; attempt_log: { error: string | null }[] }> =>
+  const lastAttempt = async (
+    endpointId: string,
+    t = openToken,
+  ): Promise<{ status: string; last_status: number | null; last_error: string | null; attempt_log: { error: string | null }[] }> =>
     (await open.request('GET', `${ENDPOINTS}/${endpointId}/deliveries?limit=1`, { token: t })).body.data[0];
   const removeAll = async (): Promise<void> => {
-    for (const e of (await open.request('GET', ENDPOINTS, { token: openToken })).body.data as { id: string }[]) await open.request('DELETE', `${ENDPOINTS}/${e.id}`, { token: openToken });
+    for (const e of (await open.request('GET', ENDPOINTS, { token: openToken })).body.data as { id: string }[])
+      await open.request('DELETE', `${ENDPOINTS}/${e.id}`, { token: openToken });
   };
 
   it('a hostname that resolves to loopback is refused at connect time when private addresses are not allowed; the receiver sees nothing', async () => {
@@ -151,7 +169,11 @@ describeEachDialect('webhooks out, hardened, on %s', (dialect) => {
       // Registered while its name resolved to a public address; it now resolves to loopback (DNS rebinding).
       const sealed = strict.service.ctx.outbox;
       const real = await sealed.createEndpoint(openOrg, 'https://rebinding.example.com/hook', ['sync.completed']);
-      await db.updateTable('webhook_endpoints').set({ url: `http://localhost:${rx.port}/rebound` }).where('id', '=', real.id).execute();
+      await db
+        .updateTable('webhook_endpoints')
+        .set({ url: `http://localhost:${rx.port}/rebound` })
+        .where('id', '=', real.id)
+        .execute();
       await sealed.emit(openOrg, 'sync.completed', { n: 1 });
       await strict.service.ctx.outbox.deliverDue();
       const d = await lastAttempt(real.id);

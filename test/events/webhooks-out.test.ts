@@ -42,7 +42,12 @@ async function startReceiver(): Promise<{ url: string; received: Received[]; fai
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, failFirst, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    failFirst,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** The recipe in docs/hosted.md: HMAC-SHA256 of "<t>.<raw body>" with the endpoint secret, compared with v1. */
@@ -94,7 +99,10 @@ describeEachDialect('signed webhooks out on %s', (dialect) => {
     expect(openApiErrors('POST', ENDPOINTS, r)).toEqual([]);
     expect(r.body.secret).toMatch(/^whsec_/);
     endpoint = r.body;
-    const c = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+    const c = await a.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+    });
     expect(c.status, c.text).toBe(201);
     id = c.body.id;
   });
@@ -207,7 +215,7 @@ describeEachDialect('signed webhooks out on %s', (dialect) => {
     expect(r.body.code).toBe(code);
   });
 
-  it("another organization cannot see or delete the endpoint; its owner can", async () => {
+  it('another organization cannot see or delete the endpoint; its owner can', async () => {
     const other = await a.token(await a.createApp('org-other-out'));
     expect((await a.request('GET', `${ENDPOINTS}/${endpoint.id}`, { token: other })).status).toBe(404);
     expect((await a.request('DELETE', `${ENDPOINTS}/${endpoint.id}`, { token: other })).status).toBe(404);

@@ -39,7 +39,8 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
-  const problem = (r: { status: number; body: Body; text: string }, status: number, code: string) => expect({ status: r.status, code: r.body?.error?.code }, r.text.slice(0, 300)).toEqual({ status, code });
+  const problem = (r: { status: number; body: Body; text: string }, status: number, code: string) =>
+    expect({ status: r.status, code: r.body?.error?.code }, r.text.slice(0, 300)).toEqual({ status, code });
 
   beforeAll(async () => {
     granola = await startGranolaSimulator({ size: NOTES, rateLimit: false });
@@ -104,11 +105,16 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     expect(ok.body).toMatchObject({ user_id: 'alice', connector_type: 'granola', auth_variant: 'api_key' });
     const bob = await call('PUT', '/users/bob/connections/intercom', { credentials: { access_token: intercom.accessToken } });
     expect(bob.status, bob.text).toBe(201);
-    expect((await call('GET', '/users/alice/connections')).body.data).toEqual([expect.objectContaining({ connector_type: 'granola', auth_variant: 'api_key' })]);
+    expect((await call('GET', '/users/alice/connections')).body.data).toEqual([
+      expect.objectContaining({ connector_type: 'granola', auth_variant: 'api_key' }),
+    ]);
 
     // At rest: sealed, never the key itself.
     const { openDatabase } = await import('../../src/store/index.ts');
-    const peek = openDatabase<{ host_connections: { credentials_ciphertext: string; user_id: string } }>(database.url, database.schema !== undefined ? { schema: database.schema } : {});
+    const peek = openDatabase<{ host_connections: { credentials_ciphertext: string; user_id: string } }>(
+      database.url,
+      database.schema !== undefined ? { schema: database.schema } : {},
+    );
     try {
       const rows = await peek.db.selectFrom('host_connections').selectAll().execute();
       expect(rows.map((r) => r.user_id).sort()).toEqual(['alice', 'bob']);
@@ -193,7 +199,12 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { body: Body } = await call('POST', '/users/alice/granola/notes/search', { query: { sort: [{ created_at: 'desc' }] }, fields: ['id'], limit: 5, ...(cursor !== null ? { cursor } : {}) });
+      const page: { body: Body } = await call('POST', '/users/alice/granola/notes/search', {
+        query: { sort: [{ created_at: 'desc' }] },
+        fields: ['id'],
+        limit: 5,
+        ...(cursor !== null ? { cursor } : {}),
+      });
       seen.push(...page.body.data.map((n: Rec) => n.id as string));
       cursor = page.body.meta.cursor;
     } while (cursor !== null);
@@ -212,7 +223,10 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     const bobSync = await call('POST', '/users/bob/intercom/sync', {});
     expect(bobSync.status, bobSync.text).toBe(200);
     expect(bobSync.body.entities.contacts.records).toBe(intercom.resources.get('contacts')!.records.size);
-    const leads = await call('POST', '/users/bob/intercom/contacts/search', { query: { filter: { eq: { email: 'lin@example.com' } } }, fields: ['id', 'name'] });
+    const leads = await call('POST', '/users/bob/intercom/contacts/search', {
+      query: { filter: { eq: { email: 'lin@example.com' } } },
+      fields: ['id', 'name'],
+    });
     expect(leads.body.data).toEqual([{ id: expect.any(String), name: 'Lin Yu' }]);
     problem(await call('POST', '/users/alice/intercom/contacts/search', { query: {} }), 404, 'connector_not_found');
   });
@@ -233,16 +247,27 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
 
   it('stores refreshed OAuth tokens, so the next process uses them', async () => {
     // Tokens from the provider's authorization-code flow (as the app's own OAuth callback would get them).
-    const consent = await fetch(`${acme.url}/oauth/authorize?client_id=${acme.clientId}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&state=s`, { redirect: 'manual' });
+    const consent = await fetch(`${acme.url}/oauth/authorize?client_id=${acme.clientId}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&state=s`, {
+      redirect: 'manual',
+    });
     const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
     const tokenRes = await fetch(`${acme.url}/oauth/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${acme.clientId}:${acme.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${acme.clientId}:${acme.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb' }).toString(),
     });
     const tokens = (await tokenRes.json()) as { access_token: string; refresh_token: string; expires_in: number };
     const connected = await call('PUT', '/users/erin/connections/acme', {
-      credentials: { access_token: tokens.access_token, refresh_token: tokens.refresh_token, expires_at: Math.floor(Date.now() / 1000) + tokens.expires_in, client_id: acme.clientId, client_secret: acme.clientSecret },
+      credentials: {
+        access_token: tokens.access_token,
+        refresh_token: tokens.refresh_token,
+        expires_at: Math.floor(Date.now() / 1000) + tokens.expires_in,
+        client_id: acme.clientId,
+        client_secret: acme.clientSecret,
+      },
     });
     expect(connected.body.auth_variant).toBe('oauth');
     expect((await call('POST', '/users/erin/acme/widgets/get', { id: 'w1' })).body).toEqual({ data: { id: 'w1', name: 'Widget w1' } });
@@ -258,7 +283,13 @@ describeEachDialect('the embedded host example on %s', (dialect) => {
     try {
       const r = await restarted.inject({ method: 'POST', url: '/users/erin/acme/widgets/list', payload: {} });
       expect(r.statusCode, r.body).toBe(200);
-      expect(r.json()).toEqual({ data: [{ id: 'w1', name: 'Sprocket' }, { id: 'w2', name: 'Gear' }], meta: {} });
+      expect(r.json()).toEqual({
+        data: [
+          { id: 'w1', name: 'Sprocket' },
+          { id: 'w2', name: 'Gear' },
+        ],
+        meta: {},
+      });
       expect(acme.grants.filter((g) => g === 'refresh_token')).toHaveLength(1);
     } finally {
       await restarted.close();

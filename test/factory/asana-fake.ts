@@ -86,7 +86,8 @@ export async function startAsanaFake(descriptionFile: string): Promise<AsanaFake
       const params = [...((route.item['parameters'] as Obj[]) ?? []), ...((op['parameters'] as Obj[]) ?? [])];
       for (const p of params) {
         if (p['in'] === 'query' && p['required'] && !url.searchParams.has(p['name'])) return refuse(400, `${p['name']}: Missing input`);
-        if (p['in'] === 'query' && url.searchParams.has(p['name']) && p['schema']?.['type'] === 'integer' && !/^-?\d+$/.test(url.searchParams.get(p['name'])!)) return refuse(400, `${p['name']}: Not an integer`);
+        if (p['in'] === 'query' && url.searchParams.has(p['name']) && p['schema']?.['type'] === 'integer' && !/^-?\d+$/.test(url.searchParams.get(p['name'])!))
+          return refuse(400, `${p['name']}: Not an integer`);
       }
       const known = new Set(params.map((p) => p['name']));
       for (const k of url.searchParams.keys()) if (!known.has(k)) return refuse(400, `${k}: Unknown query parameter`);
@@ -126,7 +127,10 @@ export async function startAsanaFake(descriptionFile: string): Promise<AsanaFake
       const page = all.slice(start, start + limit).map((r) => ({ gid: r['gid'], resource_type: r['resource_type'], name: r['name'] }));
       const token = Buffer.from(String(start + limit)).toString('base64url');
       const more = start + limit < all.length && url.searchParams.has('limit');
-      return send(200, { data: page, next_page: more ? { offset: token, path: `${collection}?limit=${limit}&offset=${token}`, uri: `http://fake${collection}?offset=${token}` } : null });
+      return send(200, {
+        data: page,
+        next_page: more ? { offset: token, path: `${collection}?limit=${limit}&offset=${token}`, uri: `http://fake${collection}?offset=${token}` } : null,
+      });
     }
   };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

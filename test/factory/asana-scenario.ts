@@ -16,9 +16,12 @@ type Rec = Record<string, unknown>;
 /** `switchboard exec <type> ...` with a bearer token, expecting success; the parsed output. */
 function execer(type: string, connectors: string, baseUrl: string, token: string) {
   return async (entity: string, action: string, params: Rec, extra: string[] = []): Promise<Rec> => {
-    const r = await runSwitchboard(['exec', type, entity, action, '--params', JSON.stringify(params), '--base-url', baseUrl, '--connectors', connectors, ...extra], {
-      SWITCHBOARD_CREDENTIALS: JSON.stringify({ token }),
-    });
+    const r = await runSwitchboard(
+      ['exec', type, entity, action, '--params', JSON.stringify(params), '--base-url', baseUrl, '--connectors', connectors, ...extra],
+      {
+        SWITCHBOARD_CREDENTIALS: JSON.stringify({ token }),
+      },
+    );
     expect(r.stderr, `${entity}.${action} ${JSON.stringify(params)}`).toBe('');
     expect(r.code).toBe(0);
     return JSON.parse(r.stdout) as Rec;

@@ -36,7 +36,15 @@ describe('init --from-openapi on a form-encoded description', () => {
   it('create and update (POST on the item path) send form bodies of typed params', () => {
     const { create, update } = m['entities'].members.actions;
     expect(create.request).toMatchObject({ method: 'POST', path: '/v1/members', body_encoding: 'form' });
-    expect(create.request.body).toEqual({ email: '{{params.email}}', age: '{{params.age}}', vip: '{{params.vip}}', metadata: '{{params.metadata}}', roles: '{{params.roles}}', seats: '{{params.seats}}', expand: '{{params.expand}}' });
+    expect(create.request.body).toEqual({
+      email: '{{params.email}}',
+      age: '{{params.age}}',
+      vip: '{{params.vip}}',
+      metadata: '{{params.metadata}}',
+      roles: '{{params.roles}}',
+      seats: '{{params.seats}}',
+      expand: '{{params.expand}}',
+    });
     expect(create.params.email).toEqual({ type: 'string', maxLength: 100, required: true });
     // Stripe's "" (unset) alternative does not hide the object type.
     expect(create.params.metadata).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
@@ -46,10 +54,14 @@ describe('init --from-openapi on a form-encoded description', () => {
   it('deepObject query params: one param per key of an object, name[] for an array', () => {
     const list = m['entities'].members.actions.list;
     expect(Object.keys(list.params)).toEqual(['created_gt', 'created_gte', 'created_lt', 'created_lte', 'expand', 'limit', 'starting_after', 'status']);
-    expect(list.request.query).toMatchObject({ 'created[gt]': '{{params.created_gt}}', 'created[gte]': '{{params.created_gte}}', 'expand[]': '{{params.expand}}' });
+    expect(list.request.query).toMatchObject({
+      'created[gt]': '{{params.created_gt}}',
+      'created[gte]': '{{params.created_gte}}',
+      'expand[]': '{{params.expand}}',
+    });
   });
 
-  it('pages by the last record\'s id while has_more; records and the check', () => {
+  it("pages by the last record's id while has_more; records and the check", () => {
     const list = m['entities'].members.actions.list;
     expect(list.pagination).toEqual({ type: 'cursor', param: 'starting_after', next: "{{get (last body.data) 'id'}}", has_more: '{{body.has_more}}' });
     expect(list.response.meta).toEqual({ next_page: "{{when body.has_more (get (last body.data) 'id')}}" });

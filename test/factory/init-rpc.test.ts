@@ -22,7 +22,12 @@ const RPC = 'test/fixtures/factory/rpc.yaml';
 const SIDECAR = 'test/fixtures/factory/rpc-sidecar.yaml';
 
 async function scaffold(withSidecar: boolean): Promise<{ m: Rec; loaded: LoadedManifest; report: string[] }> {
-  const s = await scaffoldFromOpenApi(RPC, { type: 'boards', descriptionPath: 'openapi.yaml', source: 'test', ...(withSidecar ? { sidecar: loadSidecar(SIDECAR) } : {}) });
+  const s = await scaffoldFromOpenApi(RPC, {
+    type: 'boards',
+    descriptionPath: 'openapi.yaml',
+    source: 'test',
+    ...(withSidecar ? { sidecar: loadSidecar(SIDECAR) } : {}),
+  });
   const yaml = renderScaffold(s);
   const dir = mkdtempSync(join(tmpdir(), 'sb-rpc-'));
   writeFileSync(join(dir, 'openapi.yaml'), readFileSync(RPC));
@@ -37,7 +42,12 @@ describe('init on RPC-style methods', () => {
     // The token query parameter is the description's, as no sidecar says the header stands for it.
     expect(m.entities.boards.actions.list.params.token).toMatchObject({ type: 'string', required: true });
     // A form body: its fields are params, sent as application/x-www-form-urlencoded.
-    expect(m.entities.boards.actions.create.request).toMatchObject({ method: 'POST', path: '/boards.create', body: { name: '{{params.name}}', private: '{{params.private}}' }, body_encoding: 'form' });
+    expect(m.entities.boards.actions.create.request).toMatchObject({
+      method: 'POST',
+      path: '/boards.create',
+      body: { name: '{{params.name}}', private: '{{params.private}}' },
+      body_encoding: 'form',
+    });
     expect(m.entities.boards.actions.create.params.name).toMatchObject({ type: 'string', required: true });
     // notes.history and notes.post name no verb init knows: no notes entity without the sidecar.
     expect(m.entities.notes).toBeUndefined();
@@ -73,7 +83,10 @@ describe('init on RPC-style methods', () => {
       expect(created.data).toMatchObject({ name: 'ops' });
       const id = created.data.id as string;
       expect(((await rt.execute('boards', 'get', { board: id })) as RecordEnvelope).data).toMatchObject({ id, name: 'ops' });
-      expect(((await rt.execute('boards', 'update', { board: id, topic: 'Ship it' })) as RecordEnvelope).data).toMatchObject({ id, topic: { value: 'Ship it' } });
+      expect(((await rt.execute('boards', 'update', { board: id, topic: 'Ship it' })) as RecordEnvelope).data).toMatchObject({
+        id,
+        topic: { value: 'Ship it' },
+      });
       const board = String([...sim.resources.get('boards')!.records.values()][0]!.record.id);
       await rt.execute('notes', 'create', { board, text: 'hello' });
       const notes = (await rt.execute('notes', 'list', { board })) as ListEnvelope;

@@ -41,11 +41,25 @@ describe('path shapes', () => {
 
   it('scaffolds one entity per resource: .json suffixes, sid ids, fragments, same-name collections', async () => {
     const m = await scaffold(SHAPES);
-    expect(Object.keys(m['entities']).sort()).toEqual(['accounts', 'files', 'folders', 'items', 'lists', 'lists_members', 'messages', 'segments', 'segments_members']);
+    expect(Object.keys(m['entities']).sort()).toEqual([
+      'accounts',
+      'files',
+      'folders',
+      'items',
+      'lists',
+      'lists_members',
+      'messages',
+      'segments',
+      'segments_members',
+    ]);
     const messages = m['entities'].messages;
     expect(messages.primary_key).toBe('sid');
     expect(Object.keys(messages.actions)).toEqual(['list', 'get', 'create', 'update']);
-    expect(messages.actions.update.request).toMatchObject({ method: 'POST', path: '/Accounts/{{params.account_sid}}/Messages/{{params.sid}}.json', body_encoding: 'form' });
+    expect(messages.actions.update.request).toMatchObject({
+      method: 'POST',
+      path: '/Accounts/{{params.account_sid}}/Messages/{{params.sid}}.json',
+      body_encoding: 'form',
+    });
     expect(messages.actions.create.request).toMatchObject({ method: 'POST', path: '/Accounts/{{params.account_sid}}/Messages.json' });
     expect(m['entities'].accounts.primary_key).toBe('sid');
     // The fragment's PUT is the file's update, sent to the path without the fragment.

@@ -32,23 +32,48 @@ describe('init → simulate → exec on GitHub’s GraphQL schema', () => {
   it('scaffolds a repository’s issues and labels that run unedited against the simulator', async () => {
     // The simulator serves the records viewer and repository(owner, name) reach.
     expect(printed.resources).toEqual({ Repository: { records: 5 }, Issue: { records: 5 }, Label: { records: 5 }, User: { records: 5 } });
-    const init = await runSwitchboard(['init', 'github', '--from-graphql', GITHUB, '--endpoint', 'https://api.github.com/graphql', '--entities', 'repository_issues,repository_labels', '--out', out]);
+    const init = await runSwitchboard([
+      'init',
+      'github',
+      '--from-graphql',
+      GITHUB,
+      '--endpoint',
+      'https://api.github.com/graphql',
+      '--entities',
+      'repository_issues,repository_labels',
+      '--out',
+      out,
+    ]);
     expect(init.stderr).toBe('');
     expect(init.stdout).toMatch(/2 entities: repository_issues \[list, get, create, update\]; repository_labels \[list, get, create, update\]/);
     expect((await runSwitchboard(['validate', '--connectors', out])).code).toBe(0);
     const exec = async (entity: string, action: string, params: Rec): Promise<Rec> => {
-      const r = await runSwitchboard(['exec', 'github', entity, action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }) });
+      const r = await runSwitchboard(['exec', 'github', entity, action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out], {
+        SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }),
+      });
       expect(r.stderr).toBe('');
       return (JSON.parse(r.stdout) as Rec)['data'];
     };
     // The repository to work in, as a user would find it: by owner and name.
     const name = 'Repository name 1';
-    const repo = ((await (await fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: 'bearer t', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'query ($n: String!) { repository(owner: "octocat", name: $n) { id } }', variables: { n: name } }) })).json()) as Rec)['data'].repository;
+    const repo = (
+      (await (
+        await fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { authorization: 'bearer t', 'content-type': 'application/json' },
+          body: JSON.stringify({ query: 'query ($n: String!) { repository(owner: "octocat", name: $n) { id } }', variables: { n: name } }),
+        })
+      ).json()) as Rec
+    )['data'].repository;
 
     const issue = await exec('repository_issues', 'create', { repository_id: repo.id, title: 'Found a bug', body: 'Steps to reproduce' });
     expect(issue).toMatchObject({ title: 'Found a bug', body: 'Steps to reproduce', repository: { id: repo.id } });
     const state = issue.state === 'OPEN' ? 'CLOSED' : 'OPEN';
-    expect(await exec('repository_issues', 'update', { id: issue.id, state, title: 'Fixed a bug' })).toMatchObject({ id: issue.id, state, title: 'Fixed a bug' });
+    expect(await exec('repository_issues', 'update', { id: issue.id, state, title: 'Fixed a bug' })).toMatchObject({
+      id: issue.id,
+      state,
+      title: 'Fixed a bug',
+    });
     expect(await exec('repository_issues', 'get', { id: issue.id })).toMatchObject({ id: issue.id, number: issue.number, title: 'Fixed a bug', state });
     const issues = (await exec('repository_issues', 'list', { owner: 'octocat', name, first: 50 })) as Rec[];
     expect(issues.map((i) => i['id'])).toContain(issue.id);

@@ -39,9 +39,12 @@ describe('init → simulate → exec on Xero accounting', () => {
     expect(manifest['entities'].contacts.primary_key).toBe('ContactID');
 
     const exec = async (entity: string, action: string, params: Rec): Promise<Rec> => {
-      const r = await runSwitchboard(['exec', 'xero', entity, action, '--params', JSON.stringify({ xero_tenant_id: 'tenant-1', ...params }), '--base-url', url, '--connectors', out], {
-        SWITCHBOARD_CREDENTIALS: JSON.stringify({ access_token: 'xero-test-token' }),
-      });
+      const r = await runSwitchboard(
+        ['exec', 'xero', entity, action, '--params', JSON.stringify({ xero_tenant_id: 'tenant-1', ...params }), '--base-url', url, '--connectors', out],
+        {
+          SWITCHBOARD_CREDENTIALS: JSON.stringify({ access_token: 'xero-test-token' }),
+        },
+      );
       expect(r.stderr, `${entity}.${action}`).toBe('');
       expect(r.code).toBe(0);
       return JSON.parse(r.stdout) as Rec;
@@ -53,7 +56,10 @@ describe('init → simulate → exec on Xero accounting', () => {
     const invoiceId = String(invoice['InvoiceID']);
     expect(invoiceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect((await exec('invoices', 'get', { invoice_id: invoiceId }))['data']).toMatchObject({ InvoiceID: invoiceId, Reference: 'Order 66' });
-    expect((await exec('invoices', 'update', { invoice_id: invoiceId, reference: 'Order 67' }))['data']).toMatchObject({ InvoiceID: invoiceId, Reference: 'Order 67' });
+    expect((await exec('invoices', 'update', { invoice_id: invoiceId, reference: 'Order 67' }))['data']).toMatchObject({
+      InvoiceID: invoiceId,
+      Reference: 'Order 67',
+    });
     expect((await exec('invoices', 'get', { invoice_id: invoiceId }))['data']).toMatchObject({ Reference: 'Order 67' });
     const invoices = (await exec('invoices', 'list', {}))['data'] as Rec[];
     expect(invoices.length).toBeGreaterThan(1);

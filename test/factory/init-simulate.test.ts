@@ -35,8 +35,18 @@ describe('init → simulate → exec on Asana', () => {
   }, 240_000);
 
   it('the simulator refuses a request the description forbids with 400', async () => {
-    const made = (await (await fetch(`${url}/projects`, { method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: JSON.stringify({ data: { name: 'Kept' } }) })).json()) as { data: { gid: string } };
-    const r = await fetch(`${url}/projects/${made.data.gid}`, { method: 'PUT', headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: JSON.stringify({ data: { name: 42 } }) });
+    const made = (await (
+      await fetch(`${url}/projects`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+        body: JSON.stringify({ data: { name: 'Kept' } }),
+      })
+    ).json()) as { data: { gid: string } };
+    const r = await fetch(`${url}/projects/${made.data.gid}`, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { name: 42 } }),
+    });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { errors: { message: string }[] }).errors[0]?.message).toMatch(/data\.name must be string/);
     // Nothing changed.
@@ -65,7 +75,10 @@ describe('init → simulate → exec on a description that declares its next pag
   it('the pagination init inferred walks the simulator’s pages (next_page.offset) to the last', async () => {
     expect((await runSwitchboard(['init', 'tracker', '--from-openapi', OFFSET_TOKEN, '--out', out])).code).toBe(0);
     const exec = async (action: string, params: Record<string, unknown>, extra: string[] = []): Promise<Record<string, any>> => {
-      const r = await runSwitchboard(['exec', 'tracker', 'items', action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out, ...extra], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }) });
+      const r = await runSwitchboard(
+        ['exec', 'tracker', 'items', action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out, ...extra],
+        { SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }) },
+      );
       expect(r.stderr).toBe('');
       return JSON.parse(r.stdout) as Record<string, any>;
     };

@@ -118,7 +118,11 @@ export class AirbyteSdkClient {
   }
 
   /** Send one request; answers the parsed JSON body (2xx) or throws the SDK's error. */
-  async send(method: string, path: string, o: { token?: string; json?: unknown; params?: Record<string, string> } = {}): Promise<{ status: number; body: unknown; text: string; headers: Headers }> {
+  async send(
+    method: string,
+    path: string,
+    o: { token?: string; json?: unknown; params?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: unknown; text: string; headers: Headers }> {
     const url = `${this.base}${path}${o.params !== undefined ? `?${query(o.params)}` : ''}`;
     const headers = this.buildHeaders(o.token);
     let body: string | undefined;
@@ -154,7 +158,8 @@ export class AirbyteSdkClient {
     const token = await this.getBearerToken();
     const r = await this.send('GET', '/api/v1/integrations/connectors', { token, params: { workspace_name: workspaceName, definition_id: definitionId } });
     const connectors = (r.body as { data: { id: string }[] }).data;
-    if (connectors.length === 0) throw new SdkError('connector_not_found', `No connector found for workspace_name '${workspaceName}' and connector definition '${definitionId}'.`);
+    if (connectors.length === 0)
+      throw new SdkError('connector_not_found', `No connector found for workspace_name '${workspaceName}' and connector definition '${definitionId}'.`);
     if (connectors.length > 1) throw new SdkError('connector_ambiguity', `Expected exactly 1, found ${connectors.length}.`);
     return (connectors[0] as { id: string }).id;
   }
@@ -166,7 +171,12 @@ export class AirbyteSdkClient {
   }
 
   /** execute_connector + HostedExecutor._parse_execution_result. */
-  async execute(connectorId: string, entity: string, action: string, params: Record<string, unknown> | null): Promise<{ data: unknown; meta: unknown; raw: Record<string, unknown> }> {
+  async execute(
+    connectorId: string,
+    entity: string,
+    action: string,
+    params: Record<string, unknown> | null,
+  ): Promise<{ data: unknown; meta: unknown; raw: Record<string, unknown> }> {
     const token = await this.getBearerToken();
     const r = await this.send('POST', `/api/v1/integrations/connectors/${connectorId}/execute`, { token, json: { entity, action, params } });
     const raw = r.body as Record<string, unknown>;
@@ -176,7 +186,11 @@ export class AirbyteSdkClient {
 
   async listWorkspaceConnectors(workspaceName: string): Promise<Record<string, unknown>[]> {
     const token = await this.getBearerToken();
-    return ((await this.send('GET', '/api/v1/integrations/connectors', { token, params: { workspace_name: workspaceName } })).body as { data: Record<string, unknown>[] }).data;
+    return (
+      (await this.send('GET', '/api/v1/integrations/connectors', { token, params: { workspace_name: workspaceName } })).body as {
+        data: Record<string, unknown>[];
+      }
+    ).data;
   }
 
   async deleteConnector(connectorId: string): Promise<void> {

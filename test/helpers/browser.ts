@@ -78,7 +78,9 @@ export async function withPage<T>(session: BrowserSession, name: string, fn: (pa
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `${name.replace(/[^A-Za-z0-9_-]+/g, '-')}.png`);
     for (const p of session.context.pages()) {
-      await p.screenshot({ path: p === page ? file : file.replace(/\.png$/, `-${session.context.pages().indexOf(p)}.png`), fullPage: true }).catch(() => undefined);
+      await p
+        .screenshot({ path: p === page ? file : file.replace(/\.png$/, `-${session.context.pages().indexOf(p)}.png`), fullPage: true })
+        .catch(() => undefined);
     }
     throw new Error(`${(e as Error).message}\n(screenshot: ${file})`, { cause: e });
   } finally {

@@ -13,7 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectorRegistry, loadManifestFile, type LoadedManifest } from '../../src/manifest/index.ts';
-import { createApplication, createServiceLogger, defaultServiceConfig, startService, type CreatedApplication, type RunningService, type ServiceConfig, type ServiceHooks } from '../../src/service/index.ts';
+import {
+  createApplication,
+  createServiceLogger,
+  defaultServiceConfig,
+  startService,
+  type CreatedApplication,
+  type RunningService,
+  type ServiceConfig,
+  type ServiceHooks,
+} from '../../src/service/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { generateKeySpec, ServiceStore } from '../../src/store/index.ts';
 

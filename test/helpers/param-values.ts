@@ -42,7 +42,11 @@ export function sampleParams(manifest: LoadedManifest, action: CompiledAction, n
   const schema = paramsSchema(action.def) as Schema;
   const props = schema.properties ?? {};
   const wanted = names ?? schema.required ?? [];
-  const picked: Schema = { type: 'object', properties: Object.fromEntries(wanted.filter((n) => props[n] !== undefined).map((n) => [n, props[n]!])), required: [...wanted] };
+  const picked: Schema = {
+    type: 'object',
+    properties: Object.fromEntries(wanted.filter((n) => props[n] !== undefined).map((n) => [n, props[n]!])),
+    required: [...wanted],
+  };
   const sampled = sample(picked as never, { skipReadOnly: true, quiet: true }) as Rec;
   const realistic = realisticRecord(sampled, seed, manifest.type) ?? {};
   return fitPatterns(realistic, picked, seed) as Rec;

@@ -25,7 +25,8 @@ export function runNode(args: string[], env: Record<string, string> = {}, cwd?: 
 }
 
 /** Run the `switchboard` command (bin/switchboard.js). */
-export const runSwitchboard = (args: string[], env: Record<string, string> = {}, cwd?: string): Promise<ProcessResult> => runNode([SWITCHBOARD_BIN, ...args], env, cwd);
+export const runSwitchboard = (args: string[], env: Record<string, string> = {}, cwd?: string): Promise<ProcessResult> =>
+  runNode([SWITCHBOARD_BIN, ...args], env, cwd);
 
 /**
  * Start a long-running `switchboard` command and resolve once a line of its stdout matches

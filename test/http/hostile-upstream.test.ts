@@ -66,7 +66,11 @@ beforeEach(() => {
 });
 
 function runtime(options: RuntimeOptions = {}): ConnectorRuntime {
-  return new ConnectorRuntime(testManifest, { api_key: 'good-key' }, { baseUrl: up.url, fetch: transport.fetch, limiter: null, retry: { baseDelayMs: 1 }, ...options });
+  return new ConnectorRuntime(
+    testManifest,
+    { api_key: 'good-key' },
+    { baseUrl: up.url, fetch: transport.fetch, limiter: null, retry: { baseDelayMs: 1 }, ...options },
+  );
 }
 
 describe('1. a long Retry-After does not freeze the connector', () => {
@@ -103,22 +107,24 @@ describe('1. a long Retry-After does not freeze the connector', () => {
 });
 
 describe('2. bounded bodies', () => {
-  const streamMegabytes = (mb: number, headers: Record<string, string> = {}): Handler => (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', ...headers });
-    const chunk = Buffer.alloc(1024 * 1024, 0x20);
-    let sent = 0;
-    const pump = (): void => {
-      while (sent < mb) {
-        sent++;
-        if (!res.write(chunk)) return void res.once('drain', pump);
-      }
-      res.end();
+  const streamMegabytes =
+    (mb: number, headers: Record<string, string> = {}): Handler =>
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', ...headers });
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < mb) {
+          sent++;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      res.on('close', () => {
+        sent = mb;
+      });
+      pump();
     };
-    res.on('close', () => {
-      sent = mb;
-    });
-    pump();
-  };
 
   it('a streamed body past the cap is cut off with upstream_response_too_large (no Content-Length)', async () => {
     up.handler = streamMegabytes(200);
@@ -174,7 +180,12 @@ describe('2. bounded bodies', () => {
     const shared = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024 });
     try {
       const rt = runtime({ fetch: shared.fetch });
-      const calls = [rt.execute('items', 'list', {}), rt.execute('items', 'list', {})].map((p) => p.then((r) => r, (e: unknown) => e));
+      const calls = [rt.execute('items', 'list', {}), rt.execute('items', 'list', {})].map((p) =>
+        p.then(
+          (r) => r,
+          (e: unknown) => e,
+        ),
+      );
       // Two answers in flight need 3 MiB of a 2.5 MiB budget: one is refused before the gate opens.
       const first = await Promise.race(calls);
       expect(first).toMatchObject({ code: 'upstream_memory_exhausted' });
@@ -197,7 +208,12 @@ describe('2. bounded bodies', () => {
     const b = createUpstreamTransport({ memoryBudgetBytes: 2560 * 1024, sharedBudget: memory });
     try {
       // One answer in flight through each: 3 MiB of the one 2.5 MiB budget, so one is refused.
-      const calls = [runtime({ fetch: a.fetch }).execute('items', 'list', {}), runtime({ fetch: b.fetch }).execute('items', 'list', {})].map((p) => p.then((r) => r, (e: unknown) => e));
+      const calls = [runtime({ fetch: a.fetch }).execute('items', 'list', {}), runtime({ fetch: b.fetch }).execute('items', 'list', {})].map((p) =>
+        p.then(
+          (r) => r,
+          (e: unknown) => e,
+        ),
+      );
       expect(await Promise.race(calls)).toMatchObject({ code: 'upstream_memory_exhausted' });
       open();
       const settled = await Promise.all(calls);
@@ -265,13 +281,16 @@ describe('3. egress', () => {
     }
   });
 
-  it.each(['http://[::ffff:169.254.169.254]', 'http://[::ffff:0.0.0.0]:1', 'http://[::ffff:100.100.100.200]', 'http://[64:ff9b::169.254.169.254]', 'http://[::169.254.169.254]'])(
-    'connector egress refuses %s (an IPv4 address in IPv6 form)',
-    async (baseUrl) => {
-      const e = await failure(runtime({ baseUrl }).execute('items', 'list', {}));
-      expect(e.code).toBe('egress_refused');
-    },
-  );
+  it.each([
+    'http://[::ffff:169.254.169.254]',
+    'http://[::ffff:0.0.0.0]:1',
+    'http://[::ffff:100.100.100.200]',
+    'http://[64:ff9b::169.254.169.254]',
+    'http://[::169.254.169.254]',
+  ])('connector egress refuses %s (an IPv4 address in IPv6 form)', async (baseUrl) => {
+    const e = await failure(runtime({ baseUrl }).execute('items', 'list', {}));
+    expect(e.code).toBe('egress_refused');
+  });
 });
 
 describe('6. the throttle queue is bounded and drops callers that went away', () => {

@@ -19,7 +19,9 @@ describe('upstream transport', () => {
         if (req.url === '/redirect') return void res.writeHead(302, { location: '/echo' }).end();
         if (req.url === '/gzip') {
           const accepts = String(req.headers['accept-encoding'] ?? '');
-          return void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(accepts.includes('gzip') ? gzipSync('{"zipped":true}') : '');
+          return void res
+            .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+            .end(accepts.includes('gzip') ? gzipSync('{"zipped":true}') : '');
         }
         if (req.url === '/empty') return void res.writeHead(204).end();
         if (req.url === '/slow') return void setTimeout(() => res.writeHead(200).end('{}'), 500);

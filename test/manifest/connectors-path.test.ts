@@ -46,7 +46,10 @@ describe('connector search path', () => {
 
   it('an earlier directory shadows a later one and the built-in type of the same name', () => {
     const first = connectorsDir([{ folder: 'granola', type: 'granola', title: 'Granola (patched)' }]);
-    const second = connectorsDir([{ folder: 'granola', type: 'granola', title: 'Granola (other)' }, { folder: 'x', type: 'granola', title: 'Granola (x)' }]);
+    const second = connectorsDir([
+      { folder: 'granola', type: 'granola', title: 'Granola (other)' },
+      { folder: 'x', type: 'granola', title: 'Granola (x)' },
+    ]);
     setConnectorsPath([first, second]);
     expect(getConnector('granola').manifest.title).toBe('Granola (patched)');
     expect(connectorRegistry().get('granola')?.manifest.title).toBe('Granola (patched)');

@@ -4,7 +4,7 @@ import { connectorRegistry, kindIndex, loadManifestText, type LoadedManifest } f
 import { GRANOLA, mutate as withChange, problems } from '../helpers/manifest.ts';
 
 describe('aliases and airbyte_definition_id', () => {
-  it('the shipped manifests carry Airbyte\'s display names and definition ids', () => {
+  it("the shipped manifests carry Airbyte's display names and definition ids", () => {
     const kinds = kindIndex(connectorRegistry());
     expect(kinds.byName('Monday')).toBe('monday');
     expect(kinds.byName('  granola ')).toBe('granola');
@@ -39,12 +39,33 @@ describe('aliases and airbyte_definition_id', () => {
         }),
         'twin.yaml',
       );
-    expect(() => kindIndex(new Map([['granola', granola], ['granola_two', twin((m) => (m.aliases = ['granola']))]]))).toThrow(/both claim the name "granola"/);
-    expect(() => kindIndex(new Map([['granola', granola], ['granola_two', twin((m) => (m.aliases = ['Other']))]]))).toThrow(/both claim the airbyte_definition_id/);
+    expect(() =>
+      kindIndex(
+        new Map([
+          ['granola', granola],
+          ['granola_two', twin((m) => (m.aliases = ['granola']))],
+        ]),
+      ),
+    ).toThrow(/both claim the name "granola"/);
+    expect(() =>
+      kindIndex(
+        new Map([
+          ['granola', granola],
+          ['granola_two', twin((m) => (m.aliases = ['Other']))],
+        ]),
+      ),
+    ).toThrow(/both claim the airbyte_definition_id/);
     const distinct = twin((m) => {
       m.aliases = ['Other'];
       m.airbyte_definition_id = '11111111-2222-3333-4444-555555555555';
     });
-    expect(kindIndex(new Map([['granola', granola], ['granola_two', distinct]])).byName('other')).toBe('granola_two');
+    expect(
+      kindIndex(
+        new Map([
+          ['granola', granola],
+          ['granola_two', distinct],
+        ]),
+      ).byName('other'),
+    ).toBe('granola_two');
   });
 });

@@ -19,11 +19,19 @@ const BASE = {
         private_key: { type: 'string', secret: true, multiline: true },
       },
       jwt: { private_key: '{{credentials.private_key}}', claims: { iss: '{{credentials.app_id}}' } },
-      mint: { request: { method: 'POST', path: '/app/installations/{{credentials.installation_id}}/access_tokens' }, token: '{{body.token}}', expires_at: '{{body.expires_at}}' },
+      mint: {
+        request: { method: 'POST', path: '/app/installations/{{credentials.installation_id}}/access_tokens' },
+        token: '{{body.token}}',
+        expires_at: '{{body.expires_at}}',
+      },
     },
   ],
   entities: {
-    items: { primary_key: 'id', record: { type: 'object', properties: { id: { type: 'integer' } } }, actions: { list: { request: { method: 'GET', path: '/items' }, response: { records: '{{body.items}}' } } } },
+    items: {
+      primary_key: 'id',
+      record: { type: 'object', properties: { id: { type: 'integer' } } },
+      actions: { list: { request: { method: 'GET', path: '/items' }, response: { records: '{{body.items}}' } } },
+    },
   },
 };
 
@@ -47,21 +55,33 @@ describe('manifest loader: minted_bearer', () => {
   });
 
   it('the private key must be read from secret fields', () => {
-    expect(problems((v) => delete v.fields.private_key.secret)).toEqual(['auth.0.fields.private_key: "private_key" is read by jwt.private_key, so it must be declared secret: true (never logged or returned)']);
+    expect(problems((v) => delete v.fields.private_key.secret)).toEqual([
+      'auth.0.fields.private_key: "private_key" is read by jwt.private_key, so it must be declared secret: true (never logged or returned)',
+    ]);
   });
 
-  it('iat and exp are the interpreter\'s', () => {
-    expect(problems((v) => (v.jwt.claims.exp = '{{credentials.app_id}}'))).toEqual(['auth.0.jwt.claims.exp: exp is set by the interpreter (jwt.backdate_seconds, jwt.lifetime_seconds); remove it']);
+  it("iat and exp are the interpreter's", () => {
+    expect(problems((v) => (v.jwt.claims.exp = '{{credentials.app_id}}'))).toEqual([
+      'auth.0.jwt.claims.exp: exp is set by the interpreter (jwt.backdate_seconds, jwt.lifetime_seconds); remove it',
+    ]);
   });
 
   it('a credential in the mint path needs a pattern and may not be secret', () => {
-    expect(problems((v) => delete v.fields.installation_id.pattern)).toEqual(['auth.0.mint.request.path: credentials.installation_id is part of the path, so its field needs a pattern (e.g. pattern: "[0-9]+")']);
-    expect(problems((v) => (v.mint.request.path = '/x/{{credentials.private_key}}'))).toEqual(['auth.0.mint.request.path: credentials.private_key is secret, and a path is not: use a non-secret field']);
-    expect(problems((v) => (v.mint.request.path = '/x/{{credentials.nope}}'))).toEqual(expect.arrayContaining([expect.stringContaining('auth.0.mint.request.path')]));
+    expect(problems((v) => delete v.fields.installation_id.pattern)).toEqual([
+      'auth.0.mint.request.path: credentials.installation_id is part of the path, so its field needs a pattern (e.g. pattern: "[0-9]+")',
+    ]);
+    expect(problems((v) => (v.mint.request.path = '/x/{{credentials.private_key}}'))).toEqual([
+      'auth.0.mint.request.path: credentials.private_key is secret, and a path is not: use a non-secret field',
+    ]);
+    expect(problems((v) => (v.mint.request.path = '/x/{{credentials.nope}}'))).toEqual(
+      expect.arrayContaining([expect.stringContaining('auth.0.mint.request.path')]),
+    );
   });
 
   it('token templates read the answer; expires_at and expires_in exclude each other', () => {
-    expect(problems((v) => (v.mint.token = '{{credentials.app_id}}'))).toEqual([expect.stringMatching(/^auth\.0\.mint\.token: unknown variable "credentials\.app_id"/)]);
+    expect(problems((v) => (v.mint.token = '{{credentials.app_id}}'))).toEqual([
+      expect.stringMatching(/^auth\.0\.mint\.token: unknown variable "credentials\.app_id"/),
+    ]);
     expect(problems((v) => (v.mint.expires_in = '{{body.expires_in}}'))).toEqual(['auth.0.mint: give expires_at or expires_in, not both']);
   });
 
@@ -71,10 +91,14 @@ describe('manifest loader: minted_bearer', () => {
   });
 
   it('a multiline field cannot be sent in a header', () => {
-    expect(problems((v) => Object.assign(v, { type: 'bearer', token: '{{credentials.private_key}}', jwt: undefined, mint: undefined }))).toEqual(['auth.0.token: "private_key" is multiline, and a header value cannot hold line breaks']);
+    expect(problems((v) => Object.assign(v, { type: 'bearer', token: '{{credentials.private_key}}', jwt: undefined, mint: undefined }))).toEqual([
+      'auth.0.token: "private_key" is multiline, and a header value cannot hold line breaks',
+    ]);
   });
 
   it('multiline is only for string fields', () => {
-    expect(problems((v) => (v.fields.app_id = { type: 'integer', multiline: true }))).toEqual(['auth.0.fields.app_id.multiline: multiline is for string fields; "app_id" is integer']);
+    expect(problems((v) => (v.fields.app_id = { type: 'integer', multiline: true }))).toEqual([
+      'auth.0.fields.app_id.multiline: multiline is for string fields; "app_id" is integer',
+    ]);
   });
 });

@@ -27,7 +27,13 @@ function withUpdate(onEmpty: unknown, extra: (m: Rec) => void = () => undefined)
   });
 }
 
-const NOTE = { id: 'not_1d3tmYTlCICgjy', title: 'Edited', owner: { name: 'A', email: 'a@example.com' }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-02T00:00:00Z' };
+const NOTE = {
+  id: 'not_1d3tmYTlCICgjy',
+  title: 'Edited',
+  owner: { name: 'A', email: 'a@example.com' },
+  created_at: '2026-01-01T00:00:00Z',
+  updated_at: '2026-01-02T00:00:00Z',
+};
 
 /** A fake upstream: PATCH answers `patch` (status, body), GET answers the note; every request is recorded. */
 function upstream(patch: { status: number; body?: string }, get: { status: number; body: string } = { status: 200, body: JSON.stringify(NOTE) }) {
@@ -41,7 +47,13 @@ function upstream(patch: { status: number; body?: string }, get: { status: numbe
   return { seen, fetchImpl };
 }
 
-const runtime = (text: string, fetchImpl: typeof fetch) => new ConnectorRuntime(loadManifestText(text, 'test.yaml'), { api_key: 'grn_test' } as never, { baseUrl: 'https://api.example.com', fetch: fetchImpl, limiter: null, retry: { baseDelayMs: 1 } });
+const runtime = (text: string, fetchImpl: typeof fetch) =>
+  new ConnectorRuntime(loadManifestText(text, 'test.yaml'), { api_key: 'grn_test' } as never, {
+    baseUrl: 'https://api.example.com',
+    fetch: fetchImpl,
+    limiter: null,
+    retry: { baseDelayMs: 1 },
+  });
 const update = (rt: ConnectorRuntime) => rt.execute('notes' as never, 'update' as never, { note_id: NOTE.id, title: 'Edited' } as never);
 
 describe('a write answered without a body', () => {
@@ -86,16 +98,23 @@ describe('the loader checks on_empty', () => {
     expect(said({ action: 'fetch', params: {} })).toMatch(/on_empty\.action.*"fetch" is not another action of this entity that answers one record/);
     expect(said({ action: 'list' })).toMatch(/"list" is not another action/);
     expect(said({ action: 'update', params: { note_id: '{{params.note_id}}' } })).toMatch(/"update" is not another action/);
-    expect(said({ action: 'get', params: { note_id: '{{params.note_id}}', colour: 'red' } })).toMatch(/on_empty\.params\.colour.*"colour" is not a param of get/);
+    expect(said({ action: 'get', params: { note_id: '{{params.note_id}}', colour: 'red' } })).toMatch(
+      /on_empty\.params\.colour.*"colour" is not a param of get/,
+    );
     expect(said({ action: 'get', params: {} })).toMatch(/get needs its required param "note_id"/);
     expect(said({ action: 'get', params: { note_id: '{{params.nope}}' } })).toMatch(/on_empty\.params\.note_id/);
   });
 
   it('refuses on_empty on a list action, and a read-back action that has an on_empty of its own (no chains)', () => {
-    const onList = problems(withUpdate(undefined, (m) => (m.entities.notes.actions.list.response.on_empty = { action: 'get', params: { note_id: 'x' } }))).join('\n');
+    const onList = problems(withUpdate(undefined, (m) => (m.entities.notes.actions.list.response.on_empty = { action: 'get', params: { note_id: 'x' } }))).join(
+      '\n',
+    );
     expect(onList).toMatch(/on_empty is for actions that answer one record; list answers a list/);
     const chained = problems(
-      withUpdate({ action: 'get', params: { note_id: '{{params.note_id}}' } }, (m) => (m.entities.notes.actions.get.response.on_empty = { action: 'update', params: { note_id: '{{params.note_id}}' } })),
+      withUpdate(
+        { action: 'get', params: { note_id: '{{params.note_id}}' } },
+        (m) => (m.entities.notes.actions.get.response.on_empty = { action: 'update', params: { note_id: '{{params.note_id}}' } }),
+      ),
     ).join('\n');
     expect(chained).toMatch(/"get" is not another action of this entity that answers one record without an on_empty of its own/);
   });
@@ -103,7 +122,20 @@ describe('the loader checks on_empty', () => {
 
 describe('every connector', () => {
   /** The 2xx answers an OpenAPI operation declares without a body: 204/205, or a 2xx with no content. */
-  const emptyAnswers = (op: Rec): string[] => Object.entries((op['responses'] ?? {}) as Rec).filter(([s, r]) => /^2\d\d$/.test(s) && (s === '204' || s === '205' || (r as Rec)['content'] === undefined || Object.keys((r as Rec)['content'] as Rec).length === 0 || Object.values((r as Rec)['content'] as Rec).every((c) => c === null || (c as Rec)['schema'] === undefined || Object.keys((c as Rec)['schema'] as Rec).length === 0))).map(([s]) => s);
+  const emptyAnswers = (op: Rec): string[] =>
+    Object.entries((op['responses'] ?? {}) as Rec)
+      .filter(
+        ([s, r]) =>
+          /^2\d\d$/.test(s) &&
+          (s === '204' ||
+            s === '205' ||
+            (r as Rec)['content'] === undefined ||
+            Object.keys((r as Rec)['content'] as Rec).length === 0 ||
+            Object.values((r as Rec)['content'] as Rec).every(
+              (c) => c === null || (c as Rec)['schema'] === undefined || Object.keys((c as Rec)['schema'] as Rec).length === 0,
+            )),
+      )
+      .map(([s]) => s);
 
   it('declares on_empty on each write whose vendor description says it may answer without a body', () => {
     const missing: string[] = [];
@@ -125,7 +157,8 @@ describe('every connector', () => {
           if (op === undefined) continue;
           checked++;
           const empty = emptyAnswers(op as Rec);
-          if (empty.length > 0 && a.onEmpty === undefined && !['list', 'changes', 'scroll'].includes(name)) missing.push(`${type} ${entity}.${name} (${method} ${key}: ${empty.join(', ')})`);
+          if (empty.length > 0 && a.onEmpty === undefined && !['list', 'changes', 'scroll'].includes(name))
+            missing.push(`${type} ${entity}.${name} (${method} ${key}: ${empty.join(', ')})`);
         }
       }
     }

@@ -46,7 +46,10 @@ function problems(yaml: string): string {
 describe('sync-only actions in manifests', () => {
   it('accepts changes for incremental runs and scroll for full ones', () => {
     const lm = loadManifestText(
-      head + changes + scroll + '    sync:\n      action: scroll\n      incremental: { action: changes, param: since, cursor_field: updated_at, format: unix_seconds }\n',
+      head +
+        changes +
+        scroll +
+        '    sync:\n      action: scroll\n      incremental: { action: changes, param: since, cursor_field: updated_at, format: unix_seconds }\n',
       'demo.yaml',
     );
     expect([...lm.entities.get('things')!.actions.keys()]).toEqual(['list', 'changes', 'scroll']);
@@ -57,10 +60,28 @@ describe('sync-only actions in manifests', () => {
     ['a changes action sync does not use', head + changes + '    sync: { action: list }\n', /sync-only changes action is not used by sync/],
     ['a scroll action sync does not use', head + scroll + '    sync: { action: list }\n', /sync-only scroll action is not used by sync/],
     ['sync.action scroll without a scroll action', head + '    sync: { action: scroll }\n', /sync needs a scroll action/],
-    ['incremental.action changes without the action', head + '    sync: { incremental: { action: changes, param: since, cursor_field: updated_at } }\n', /"changes" is not an action of things/],
-    ['an incremental param the changes action lacks', head + changes + '    sync: { incremental: { action: changes, param: nope, cursor_field: updated_at } }\n', /"nope" is not a param of things.changes/],
-    ['a changes action without records', head + changes.replace('response: { records: "{{body.data}}" }', 'response: { record: "{{body}}" }') + '    sync: { incremental: { action: changes, param: since, cursor_field: updated_at } }\n', /a changes action needs response.records/],
-    ['a scroll pagination without next', head + scroll.replace(', next: "{{body.token}}"', '') + '    sync: { action: scroll }\n', /missing required key "next"/],
+    [
+      'incremental.action changes without the action',
+      head + '    sync: { incremental: { action: changes, param: since, cursor_field: updated_at } }\n',
+      /"changes" is not an action of things/,
+    ],
+    [
+      'an incremental param the changes action lacks',
+      head + changes + '    sync: { incremental: { action: changes, param: nope, cursor_field: updated_at } }\n',
+      /"nope" is not a param of things.changes/,
+    ],
+    [
+      'a changes action without records',
+      head +
+        changes.replace('response: { records: "{{body.data}}" }', 'response: { record: "{{body}}" }') +
+        '    sync: { incremental: { action: changes, param: since, cursor_field: updated_at } }\n',
+      /a changes action needs response.records/,
+    ],
+    [
+      'a scroll pagination without next',
+      head + scroll.replace(', next: "{{body.token}}"', '') + '    sync: { action: scroll }\n',
+      /missing required key "next"/,
+    ],
   ])('rejects %s', (_name, yaml, want) => {
     expect(problems(yaml)).toMatch(want);
   });

@@ -31,7 +31,10 @@ function problems(file: string): string[] {
 
 describe('vendor_description', () => {
   it('resolves the path against the manifest directory', () => {
-    const file = folder({ path: 'vendor/openapi.yaml', format: 'openapi', source: 'https://example.com/openapi.yaml', licence: 'Apache-2.0' }, { 'vendor/openapi.yaml': 'openapi: 3.0.0\n' });
+    const file = folder(
+      { path: 'vendor/openapi.yaml', format: 'openapi', source: 'https://example.com/openapi.yaml', licence: 'Apache-2.0' },
+      { 'vendor/openapi.yaml': 'openapi: 3.0.0\n' },
+    );
     const m = loadManifestFile(file);
     expect(m.vendorDescription).toEqual({ file: join(file, '..', 'vendor', 'openapi.yaml'), format: 'openapi' });
     expect(m.manifest.vendor_description?.licence).toBe('Apache-2.0');

@@ -43,7 +43,10 @@ describeEachDialect('POST /mcp batches and params on %s', (dialect) => {
   /** A fresh organization (its own limit) with one Granola connector. */
   async function organization(name: string): Promise<{ token: string; connectorId: string }> {
     const token = await h.token(await h.createApp(name));
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_key' } } });
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_key' } },
+    });
     expect(r.status, r.text).toBe(201);
     return { token, connectorId: r.body.id as string };
   }
@@ -51,7 +54,12 @@ describeEachDialect('POST /mcp batches and params on %s', (dialect) => {
   const post = (token: string, body: unknown) => h.request('POST', '/mcp', { token, body, headers: { accept: 'application/json, text/event-stream' } });
 
   const executes = (connectorId: string, n: number, from = 0) =>
-    Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: from + i, method: 'tools/call', params: { name: 'execute', arguments: { connector: connectorId, entity: 'notes', action: 'list', params: {} } } }));
+    Array.from({ length: n }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: from + i,
+      method: 'tools/call',
+      params: { name: 'execute', arguments: { connector: connectorId, entity: 'notes', action: 'list', params: {} } },
+    }));
 
   /** Tool calls that ran, and those refused as rate_limited, over every response. */
   function tally(responses: RpcResponse[]): { ran: number; limited: number } {
@@ -86,7 +94,10 @@ describeEachDialect('POST /mcp batches and params on %s', (dialect) => {
 
   it('other methods in a batch count too: 100 tools/list, those past the limit refused with -32000 rate_limited', async () => {
     const { token } = await organization('list-org');
-    const r = await post(token, Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list', params: {} })));
+    const r = await post(
+      token,
+      Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list', params: {} })),
+    );
     expect(r.status, r.text).toBe(200);
     const replies = r.body as RpcResponse[];
     const listed = replies.filter((x) => x.result !== undefined).length;

@@ -59,7 +59,10 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
       ['intercom', 'acme', { access_token: INTERCOM_TOKEN }],
       ['monday', 'globex', { api_key: monday.apiKey }],
     ] as const) {
-      const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: customer, connector_type: type, name: `${type} of ${customer}`, credentials } });
+      const r = await h.request('POST', CONNECTORS, {
+        token,
+        body: { customer_name: customer, connector_type: type, name: `${type} of ${customer}`, credentials },
+      });
       expect(r.status, r.text).toBe(201);
       ids[type] = r.body.id as string;
     }
@@ -97,7 +100,11 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     expect(tools.find((t) => t.name === 'execute')?.annotations?.readOnlyHint).toBe(false);
     expect(tools.find((t) => t.name === 'execute')?.description).toContain(`${ids['intercom']}: Intercom (intercom of acme)`);
     const all = await call(client, 'list_connectors');
-    expect(structured(all).data.map((d: { id: string; type: string; customer_name: string }) => [d.type, d.id, d.customer_name]).sort()).toEqual(
+    expect(
+      structured(all)
+        .data.map((d: { id: string; type: string; customer_name: string }) => [d.type, d.id, d.customer_name])
+        .sort(),
+    ).toEqual(
       [
         ['granola', ids['granola'], 'acme'],
         ['intercom', ids['intercom'], 'acme'],
@@ -106,7 +113,11 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     );
     const acme = await connect('?customer_name=acme');
     const scoped = await call(acme, 'list_connectors');
-    expect(structured(scoped).data.map((d: { type: string }) => d.type).sort()).toEqual(['granola', 'intercom']);
+    expect(
+      structured(scoped)
+        .data.map((d: { type: string }) => d.type)
+        .sort(),
+    ).toEqual(['granola', 'intercom']);
     const outside = await call(acme, 'execute', { connector: ids['monday'], entity: 'boards', action: 'list' });
     expect(outside.isError).toBe(true);
     expect(structured(outside).error.code).toBe('connector_not_found');
@@ -117,13 +128,24 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     expect(structured(d).entity.search_fields.find((f: { name: string }) => f.name === 'email').operators).toContain('eq');
     expect(structured(d).entity.actions.map((a: { name: string }) => a.name)).toEqual(['list', 'get', 'create', 'update', 'search']);
 
-    const notes = await call(client, 'execute', { connector: ids['granola'], entity: 'notes', action: 'list', params: { page_size: 3 }, fields: ['id', 'title'] });
+    const notes = await call(client, 'execute', {
+      connector: ids['granola'],
+      entity: 'notes',
+      action: 'list',
+      params: { page_size: 3 },
+      fields: ['id', 'title'],
+    });
     expect(notes.isError, JSON.stringify(notes.content)).toBeFalsy();
     expect(structured(notes).data).toHaveLength(3);
     const contacts = await call(client, 'execute', { connector: ids['intercom'], entity: 'contacts', action: 'list', params: { per_page: 2 } });
     expect(structured(contacts).data).toHaveLength(2);
     const boards = await call(client, 'execute', { connector: ids['monday'], entity: 'boards', action: 'list', fields: ['id'] });
-    const created = await call(client, 'execute', { connector: ids['monday'], entity: 'items', action: 'create', params: { board_id: structured(boards).data[0].id, item_name: 'From the hosted MCP' } });
+    const created = await call(client, 'execute', {
+      connector: ids['monday'],
+      entity: 'items',
+      action: 'create',
+      params: { board_id: structured(boards).data[0].id, item_name: 'From the hosted MCP' },
+    });
     expect(created.isError, JSON.stringify(created.content)).toBeFalsy();
     expect(structured(created).data.name).toBe('From the hosted MCP');
   });
@@ -144,11 +166,22 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     const all = structured(full).data as { id: string; email: string }[];
     expect(all.length).toBe(60);
     const target = all[17]!;
-    const one = await call(client, 'search', { connector: ids['intercom'], entity: 'contacts', query: { filter: { eq: { email: target.email } } }, fields: ['id', 'email'] });
+    const one = await call(client, 'search', {
+      connector: ids['intercom'],
+      entity: 'contacts',
+      query: { filter: { eq: { email: target.email } } },
+      fields: ['id', 'email'],
+    });
     expect(structured(one).data).toEqual([target]);
     // Airbyte's name of search, through execute; params null is "no params" there too.
     for (const action of ['context_store_search', 'search']) {
-      const viaExecute = await call(client, 'execute', { connector: ids['intercom'], entity: 'contacts', action, params: { query: { filter: { eq: { email: target.email } } } }, fields: ['id', 'email'] });
+      const viaExecute = await call(client, 'execute', {
+        connector: ids['intercom'],
+        entity: 'contacts',
+        action,
+        params: { query: { filter: { eq: { email: target.email } } } },
+        fields: ['id', 'email'],
+      });
       expect(viaExecute.isError, JSON.stringify(viaExecute.content)).toBeFalsy();
       expect(structured(viaExecute).data).toEqual([target]);
     }
@@ -160,7 +193,12 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     let cursor: string | undefined;
     let cut = 0;
     for (let pages = 0; pages < 100; pages++) {
-      const r = await call(small, 'search', { connector: ids['intercom'], entity: 'contacts', query: { sort: [{ email: 'asc' }] }, ...(cursor ? { cursor } : {}) });
+      const r = await call(small, 'search', {
+        connector: ids['intercom'],
+        entity: 'contacts',
+        query: { sort: [{ email: 'asc' }] },
+        ...(cursor ? { cursor } : {}),
+      });
       expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
       const value = structured(r);
       expect(Buffer.byteLength(JSON.stringify(value))).toBeLessThanOrEqual(6000);
@@ -199,7 +237,11 @@ describeEachDialect('POST /mcp on %s', (dialect) => {
     expect(structured(refused).error.code).toBe('read_only');
     expect(monday.requests.length).toBe(before);
     const listed = await call(ro, 'list_connectors');
-    expect(structured(listed).data.find((d: { type: string }) => d.type === 'monday').entities.find((e: { name: string }) => e.name === 'items').actions).not.toContain('create');
+    expect(
+      structured(listed)
+        .data.find((d: { type: string }) => d.type === 'monday')
+        .entities.find((e: { name: string }) => e.name === 'items').actions,
+    ).not.toContain('create');
     const found = await call(ro, 'search', { connector: ids['intercom'], entity: 'contacts', query: {}, limit: 1, fields: ['id'] });
     expect(structured(found).data).toHaveLength(1);
   });

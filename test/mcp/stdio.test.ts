@@ -99,14 +99,17 @@ describe('switchboard mcp (stdio)', () => {
     const { tools } = await main.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const n of ['list_connectors', 'describe', 'execute', 'search']) expect(byName.has(n), n).toBe(true);
-    expect(byName.get('execute')?.description).toContain('granola: Granola (Our team\'s meeting notes) — Meeting notes');
+    expect(byName.get('execute')?.description).toContain("granola: Granola (Our team's meeting notes) — Meeting notes");
     expect(byName.get('list_connectors')?.annotations?.readOnlyHint).toBe(true);
     expect(byName.get('execute')?.annotations?.readOnlyHint).toBe(false);
     const create = byName.get('work_items_create');
     expect(create?.annotations?.readOnlyHint).toBe(false);
     expect(byName.get('support_contacts_update')?.annotations?.readOnlyHint).toBe(false);
     expect(byName.get('granola_notes_list')?.annotations?.readOnlyHint).toBe(true);
-    const generated = JSON.parse(readFileSync(new URL('../../generated/monday/schemas/items.create.params.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const generated = JSON.parse(readFileSync(new URL('../../generated/monday/schemas/items.create.params.json', import.meta.url), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     const { $comment: _c, ...schema } = generated;
     expect(create?.inputSchema).toEqual(schema);
     expect(create?.description).toContain('Create an item on a board');
@@ -130,7 +133,9 @@ describe('switchboard mcp (stdio)', () => {
     const { entity } = structured(r);
     expect(entity.name).toBe('contacts');
     const list = entity.actions.find((a: { name: string }) => a.name === 'list');
-    const generated = JSON.parse(readFileSync(new URL('../../generated/intercom/schemas/contacts.list.params.json', import.meta.url), 'utf8')) as { properties: unknown };
+    const generated = JSON.parse(readFileSync(new URL('../../generated/intercom/schemas/contacts.list.params.json', import.meta.url), 'utf8')) as {
+      properties: unknown;
+    };
     expect(list.params_schema.properties).toEqual(generated.properties);
     expect(list.read_only).toBe(true);
     expect(entity.actions.find((a: { name: string }) => a.name === 'create').read_only).toBe(false);
@@ -162,7 +167,13 @@ describe('switchboard mcp (stdio)', () => {
     expect(structured(notes).truncated).toBeUndefined();
     expect((notes.content[0] as { text: string }).text).toContain('granola notes list: 5 records');
 
-    const contacts = await call(main, 'execute', { connector: 'support', entity: 'contacts', action: 'list', params: { per_page: 3 }, fields: ['id', 'email'] });
+    const contacts = await call(main, 'execute', {
+      connector: 'support',
+      entity: 'contacts',
+      action: 'list',
+      params: { per_page: 3 },
+      fields: ['id', 'email'],
+    });
     expect(contacts.isError, JSON.stringify(contacts.content)).toBeFalsy();
     const rows = structured(contacts).data as Record<string, unknown>[];
     expect(rows).toHaveLength(3);
@@ -190,12 +201,19 @@ describe('switchboard mcp (stdio)', () => {
     const r = await call(main, 'execute', { connector: 'granola', entity: 'notes', action: 'get', params: { include: 'everything' } });
     expect(r.isError).toBe(true);
     expect(structured(r).error.code).toBe('invalid_params');
-    expect(structured(r).error.errors.map((e: { path: string }) => e.path).sort()).toEqual(['/params/include', '/params/note_id']);
+    expect(
+      structured(r)
+        .error.errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['/params/include', '/params/note_id']);
     expect((r.content[0] as { text: string }).text).toMatch(/^invalid_params: /);
 
     const args = await call(main, 'execute', { connector: 'granola', entity: 'notes', action: 'delete' });
     expect(args.isError).toBe(true);
-    expect(structured(args).error).toMatchObject({ code: 'invalid_params', errors: [{ path: '/action', message: 'must be one of: list, get, create, update, search, context_store_search' }] });
+    expect(structured(args).error).toMatchObject({
+      code: 'invalid_params',
+      errors: [{ path: '/action', message: 'must be one of: list, get, create, update, search, context_store_search' }],
+    });
 
     const unknown = await call(main, 'execute', { connector: 'nope', entity: 'notes', action: 'list' });
     expect(structured(unknown).error.code).toBe('connector_not_found');

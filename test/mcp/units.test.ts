@@ -23,14 +23,16 @@ function failure(f: () => unknown): { code: string; message: string; errors: { p
 describe('connectors file', () => {
   const file = 'c.yaml';
   it('substitutes ${VAR} from the environment and keeps the optional keys', () => {
-    const text = 'connectors:\n  - id: g\n    type: granola\n    description: Notes of ${TEAM}\n    base_url: http://127.0.0.1:4010\n    credentials:\n      api_key: ${KEY}\n';
+    const text =
+      'connectors:\n  - id: g\n    type: granola\n    description: Notes of ${TEAM}\n    base_url: http://127.0.0.1:4010\n    credentials:\n      api_key: ${KEY}\n';
     expect(parseConnectorsFile(text, file, { KEY: 'grn_x', TEAM: 'ops' })).toEqual([
       { id: 'g', type: 'granola', description: 'Notes of ops', base_url: 'http://127.0.0.1:4010', credentials: { api_key: 'grn_x' } },
     ]);
   });
 
   it('names every missing variable with its connector, and the paths', () => {
-    const text = 'connectors:\n  - id: a\n    type: granola\n    credentials: { api_key: "${A_KEY}" }\n  - id: b\n    type: intercom\n    credentials: { access_token: "${B_TOKEN}" }\n';
+    const text =
+      'connectors:\n  - id: a\n    type: granola\n    credentials: { api_key: "${A_KEY}" }\n  - id: b\n    type: intercom\n    credentials: { access_token: "${B_TOKEN}" }\n';
     const f = failure(() => parseConnectorsFile(text, file, { A_KEY: '' }));
     expect(f.code).toBe('invalid_connectors_file');
     expect(f.message).toContain('A_KEY (connector a), B_TOKEN (connector b)');
@@ -91,7 +93,9 @@ describe('output budget', () => {
   it('takes a budget of at least 1024 bytes, naming where a bad one came from', () => {
     expect(maxOutputBytesArg(undefined, '--max-output-bytes')).toBe(20_000);
     expect(maxOutputBytesArg('4096', '--max-output-bytes')).toBe(4096);
-    expect(failure(() => maxOutputBytesArg('100', '$SWITCHBOARD_MCP_MAX_OUTPUT_BYTES')).message).toContain('$SWITCHBOARD_MCP_MAX_OUTPUT_BYTES must be an integer of at least 1024');
+    expect(failure(() => maxOutputBytesArg('100', '$SWITCHBOARD_MCP_MAX_OUTPUT_BYTES')).message).toContain(
+      '$SWITCHBOARD_MCP_MAX_OUTPUT_BYTES must be an integer of at least 1024',
+    );
   });
 });
 
@@ -101,7 +105,10 @@ describe('tool list', () => {
     try {
       const file = join(dir, 'c.yaml');
       // Nothing is requested upstream here: listing tools needs the manifests only.
-      writeFileSync(file, 'connectors:\n  - {id: notes, type: granola, base_url: "http://127.0.0.1:9", credentials: {api_key: k}}\n  - {id: crm, type: intercom, base_url: "http://127.0.0.1:9", credentials: {access_token: t}}\n');
+      writeFileSync(
+        file,
+        'connectors:\n  - {id: notes, type: granola, base_url: "http://127.0.0.1:9", credentials: {api_key: k}}\n  - {id: crm, type: intercom, base_url: "http://127.0.0.1:9", credentials: {access_token: t}}\n',
+      );
       const backend = await localBackend(file, {});
       const names = async (actionTools: typeof backend.list): Promise<string[]> => {
         const [a, b] = InMemoryTransport.createLinkedPair();

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { nextPage, PageTracker, type CompiledPagination } from '../../src/pagination/index.ts';
 
 const pg = (def: Record<string, unknown>): CompiledPagination => ({ def: { type: 'page', param: 'page', ...def } as never });
-const page = (params: Record<string, unknown>, n: number) => ({ params, records: Array.from({ length: n }, (_, i) => ({ id: i })), ctx: {}, headers: new Headers() });
+const page = (params: Record<string, unknown>, n: number) => ({
+  params,
+  records: Array.from({ length: n }, (_, i) => ({ id: i })),
+  ctx: {},
+  headers: new Headers(),
+});
 
 describe('page pagination', () => {
   it.each([

@@ -50,7 +50,7 @@ async function startProvider(): Promise<Provider> {
   return p;
 }
 
-describeEachDialect('the proxy and the connector\'s auth on %s', (dialect) => {
+describeEachDialect("the proxy and the connector's auth on %s", (dialect) => {
   let provider: Provider;
   let h: Harness;
   let token: string;
@@ -58,7 +58,12 @@ describeEachDialect('the proxy and the connector\'s auth on %s', (dialect) => {
   beforeAll(async () => {
     provider = await startProvider();
     h = await startHarness(dialect, {
-      config: { upstreamThrottle: false, connectorTypes: { acme: { baseUrl: provider.url, oauth: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenUrl: `${provider.url}/oauth/token` } } } },
+      config: {
+        upstreamThrottle: false,
+        connectorTypes: {
+          acme: { baseUrl: provider.url, oauth: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenUrl: `${provider.url}/oauth/token` } },
+        },
+      },
     });
     token = await h.token(await h.createApp(`proxy-auth-${dialect}`));
   });
@@ -77,7 +82,14 @@ describeEachDialect('the proxy and the connector\'s auth on %s', (dialect) => {
     expect(r.status, r.text).toBe(201);
     return r.body.id as string;
   }
-  const oauth = (accessToken: string) => connector({ access_token: accessToken, refresh_token: 'rt_old_secret', expires_at: Math.floor(Date.now() / 1000) + 3600, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+  const oauth = (accessToken: string) =>
+    connector({
+      access_token: accessToken,
+      refresh_token: 'rt_old_secret',
+      expires_at: Math.floor(Date.now() / 1000) + 3600,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    });
   const proxyGet = (id: string) => h.request('GET', `${CONNECTORS}/${id}/proxy/widgets/extra?x=1`, { token });
   const status = async (id: string) => (await h.request('GET', `${CONNECTORS}/${id}`, { token })).body.status as string;
 

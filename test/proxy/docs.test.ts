@@ -8,7 +8,7 @@ const doc = readFileSync(new URL('../../docs/proxy.md', import.meta.url), 'utf8'
 const between = (name: string): string => doc.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0]?.trim() ?? '';
 
 describe('docs/proxy.md', () => {
-  it('lists every connector\'s base URL, extra hosts and forwarded headers as its manifest declares them', () => {
+  it("lists every connector's base URL, extra hosts and forwarded headers as its manifest declares them", () => {
     expect(between('proxy')).toBe(proxyTable());
     for (const type of connectorRegistry().keys()) expect(between('proxy')).toContain(`| \`${type}\` |`);
     expect(between('proxy')).toContain('`https://uploads.github.com`');

@@ -46,7 +46,10 @@ const shape = (path: string): string => path.replace(/\{\{[^}]*\}\}/g, '{}').rep
 function resolveParam(doc: Json, p: Json): Json {
   const ref = p['$ref'];
   if (typeof ref !== 'string') return p;
-  return ref.split('/').slice(1).reduce<unknown>((o, k) => (o as Json)[k], doc) as Json;
+  return ref
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((o, k) => (o as Json)[k], doc) as Json;
 }
 
 /** A made-up value for a query parameter whose schema admits one without knowing the data. */
@@ -66,13 +69,15 @@ function fromOpenApi(m: LoadedManifest, file: string): Derived {
   const requests = actionRequests(m);
   const modelled = new Set(requests.map((r) => `${String(r['method'] ?? 'GET').toUpperCase()} ${shape(String(r['path'] ?? ''))}`));
   const checkPath = (m.manifest.check?.request as Json | undefined)?.['path'];
-  const params = (path: string, op: Operation): Json[] => [...((paths[path] as Json)['parameters'] as Json[] | undefined ?? []), ...(op.parameters ?? [])].map((p) => resolveParam(doc, p));
+  const params = (path: string, op: Operation): Json[] =>
+    [...(((paths[path] as Json)['parameters'] as Json[] | undefined) ?? []), ...(op.parameters ?? [])].map((p) => resolveParam(doc, p));
   const candidates = Object.entries(paths)
     .filter(([path, ops]) => ops['get'] !== undefined && !path.includes('{') && !modelled.has(`GET ${shape(path)}`))
     .filter(([path, ops]) => !params(path, ops['get'] as Operation).some((p) => p['in'] === 'query' && p['required'] === true))
     .map(([path]) => path)
     .sort((a, b) => Number(b === checkPath) - Number(a === checkPath));
-  if (candidates[0] !== undefined) return { method: 'GET', path: candidates[0], why: `GET ${candidates[0]}: an operation of the description no action requests` };
+  if (candidates[0] !== undefined)
+    return { method: 'GET', path: candidates[0], why: `GET ${candidates[0]}: an operation of the description no action requests` };
   // The trimmed description has none: a modelled list path with a query parameter the description
   // allows, one its action never sends if there is one; else (every parameter of the trimmed
   // description is modelled) one beyond what a plain list call sends, with a made-up value.
@@ -86,8 +91,14 @@ function fromOpenApi(m: LoadedManifest, file: string): Derived {
       for (const p of params(path, op)) {
         const name = String(p['name']);
         const value = valueFor(p['schema'] as Json | undefined);
-        if (p['in'] !== 'query' || (unsentOnly && sent.has(name)) || value === undefined || /cursor|after|before_id|starting_after|page_token/i.test(name)) continue;
-        return { method: 'GET', path, query: { [name]: value }, why: `GET ${path}?${name}=${value}: a query parameter the description allows${unsentOnly ? ' that no action sends' : ', beyond a plain list call'}` };
+        if (p['in'] !== 'query' || (unsentOnly && sent.has(name)) || value === undefined || /cursor|after|before_id|starting_after|page_token/i.test(name))
+          continue;
+        return {
+          method: 'GET',
+          path,
+          query: { [name]: value },
+          why: `GET ${path}?${name}=${value}: a query parameter the description allows${unsentOnly ? ' that no action sends' : ', beyond a plain list call'}`,
+        };
       }
     }
   }
@@ -103,7 +114,9 @@ function fromGraphql(m: LoadedManifest, file: string): Derived {
   const selects = (text: string, field: string): boolean => new RegExp(`[{\\s]${field}\\s*[({]`).test(text);
   const scalars = (t: GraphQLObjectType): string[] =>
     Object.values(t.getFields())
-      .filter((f) => f.args.every((a) => !isNonNullType(a.type)) && f.args.length === 0 && (isScalarType(getNamedType(f.type)) || isEnumType(getNamedType(f.type))))
+      .filter(
+        (f) => f.args.every((a) => !isNonNullType(a.type)) && f.args.length === 0 && (isScalarType(getNamedType(f.type)) || isEnumType(getNamedType(f.type))),
+      )
       .map((f) => f.name)
       .slice(0, 3);
   const fields = Object.values(query.getFields())
@@ -113,7 +126,12 @@ function fromGraphql(m: LoadedManifest, file: string): Derived {
   const f = fields[0];
   if (f === undefined) throw new Error(`${m.type}: its schema has no query field that no action selects`);
   const text = `query { ${f.name} { ${scalars(getNamedType(f.type) as GraphQLObjectType).join(' ')} } }`;
-  return { method: 'POST', path: String(check['path'] ?? actionRequests(m)[0]?.['path']), body: { query: text }, why: `${text}: a query field no action selects` };
+  return {
+    method: 'POST',
+    path: String(check['path'] ?? actionRequests(m)[0]?.['path']),
+    body: { query: text },
+    why: `${text}: a query field no action selects`,
+  };
 }
 
 /** The request for a connector, from its vendor description. */
@@ -159,7 +177,12 @@ describe('every connector: a request no action models, through the proxy to its 
     const req = derive(manifest);
     const { fetch, seen } = recordingFetch();
     const rt = new ConnectorRuntime(manifest, sim!.credentials, { baseUrl: sim!.base_url, fetch, limiter: null });
-    const answer = await rt.proxy({ method: req.method, path: req.path, ...(req.query !== undefined ? { query: req.query } : {}), ...(req.body !== undefined ? { body: req.body } : {}) });
+    const answer = await rt.proxy({
+      method: req.method,
+      path: req.path,
+      ...(req.query !== undefined ? { query: req.query } : {}),
+      ...(req.body !== undefined ? { body: req.body } : {}),
+    });
     expect(answer.status, `${req.why}: ${answer.body.toString().slice(0, 300)}`).toBeGreaterThanOrEqual(200);
     expect(answer.status, req.why).toBeLessThan(300);
     // A GraphQL API answers its refusals with 200 and a top-level errors list.

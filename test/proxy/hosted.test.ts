@@ -20,7 +20,12 @@ interface Seen {
 }
 
 /** Send a raw request line (fetch would resolve "..", which is the point of some tests). */
-function rawRequest(base: string, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
@@ -51,7 +56,13 @@ describeEachDialect('the proxy route on %s', (dialect) => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
         const next = queued.shift() ?? {
           status: 200,
-          headers: { 'content-type': 'application/json; charset=utf-8', link: '<https://public-api.granola.ai/v1/notes?cursor=2>; rel="next"', 'x-ratelimit-remaining': '41', 'set-cookie': 'vendor=1', 'x-internal': 'no' },
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            link: '<https://public-api.granola.ai/v1/notes?cursor=2>; rel="next"',
+            'x-ratelimit-remaining': '41',
+            'set-cookie': 'vendor=1',
+            'x-internal': 'no',
+          },
           body: '{"notes":[{"id":"not_1"}],  "weird":  "spacing kept"}',
         };
         res.writeHead(next.status, next.headers ?? { 'content-type': 'application/json' });
@@ -62,7 +73,10 @@ describeEachDialect('the proxy route on %s', (dialect) => {
     app = await h.createApp('org-proxy');
     token = await h.token(app);
     for (const customer of ['acme', 'globex']) {
-      const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: customer, customer_name: customer, connector_type: 'granola', credentials: { api_key: API_KEY } } });
+      const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+        token,
+        body: { name: customer, customer_name: customer, connector_type: 'granola', credentials: { api_key: API_KEY } },
+      });
       expect(r.status, r.text).toBe(201);
       ids[customer] = r.body.id;
     }
@@ -78,7 +92,7 @@ describeEachDialect('the proxy route on %s', (dialect) => {
 
   const proxy = (id: string, rest: string): string => `${CONNECTORS}/${id}/proxy/${rest}`;
 
-  it('sends method, path, query and body under the base URL with the connector\'s auth, and passes the answer back unchanged', async () => {
+  it("sends method, path, query and body under the base URL with the connector's auth, and passes the answer back unchanged", async () => {
     const r = await h.request('POST', proxy(ids['acme']!, 'v1/notes/search?q=a%20b&x=1&x=2'), {
       token,
       raw: '{"query":  "kept as sent"}',
@@ -140,7 +154,7 @@ describeEachDialect('the proxy route on %s', (dialect) => {
     expect(seen).toHaveLength(4);
   });
 
-  it('does not retry a POST: the vendor\'s 429 and 500 come back as sent, Retry-After included', async () => {
+  it("does not retry a POST: the vendor's 429 and 500 come back as sent, Retry-After included", async () => {
     queued.push({ status: 429, headers: { 'retry-after': '7', 'content-type': 'application/json' }, body: '{"error":"slow down"}' });
     const r = await h.request('POST', proxy(ids['globex']!, 'v1/notes'), { token, body: { a: 1 } });
     expect(r.status).toBe(429);
@@ -154,7 +168,7 @@ describeEachDialect('the proxy route on %s', (dialect) => {
     expect(seen).toHaveLength(2);
   });
 
-  it('answers an unknown connector with problem+json marked as Switchboard\'s own', async () => {
+  it("answers an unknown connector with problem+json marked as Switchboard's own", async () => {
     const r = await h.request('GET', proxy('con_nope', 'v1/notes'), { token });
     expect(r.status).toBe(404);
     expect(r.body.code).toBe('connector_not_found');
@@ -162,7 +176,7 @@ describeEachDialect('the proxy route on %s', (dialect) => {
     expect(seen).toHaveLength(0);
   });
 
-  it('keeps a scoped token to its customer\'s connectors', async () => {
+  it("keeps a scoped token to its customer's connectors", async () => {
     const s = await h.request('POST', '/api/v1/account/applications/scoped-token', { token, body: { customer_name: 'acme' } });
     expect(s.status, s.text).toBe(200);
     const scoped = s.body.access_token as string;
@@ -207,7 +221,7 @@ describeEachDialect('the proxy route on %s', (dialect) => {
     expect(all).not.toContain('secret_body');
   });
 
-  it('the typed hosted client proxies, hands back vendor answers and throws Switchboard\'s own refusals', async () => {
+  it("the typed hosted client proxies, hands back vendor answers and throws Switchboard's own refusals", async () => {
     const client = createClient({ baseUrl: h.url, customerName: 'acme', clientId: app.client_id, clientSecret: app.client_secret });
     const c = client.connector(ids['acme']!);
     const ok = await c.proxy({ method: 'GET', path: '/v1/notes', query: { page_size: 2 } });

@@ -27,7 +27,13 @@ function recordingFetch(): { fetch: FetchLike; seen: Exchange[] } {
   const f: FetchLike = async (input, init) => {
     const res = await fetch(input, init);
     const body = Buffer.from(await res.clone().arrayBuffer());
-    seen.push({ url: String(input), method: init?.method ?? 'GET', headers: { ...((init?.headers ?? {}) as Record<string, string>) }, status: res.status, body });
+    seen.push({
+      url: String(input),
+      method: init?.method ?? 'GET',
+      headers: { ...((init?.headers ?? {}) as Record<string, string>) },
+      status: res.status,
+      body,
+    });
     return res;
   };
   return { fetch: f, seen };
@@ -63,7 +69,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],
 ];
 
-describe('the proxy against every connector\'s simulator', () => {
+describe("the proxy against every connector's simulator", () => {
   let sandbox: Sandbox;
   const registry = connectorRegistry();
   beforeAll(async () => {
@@ -75,12 +81,17 @@ describe('the proxy against every connector\'s simulator', () => {
     expect(CASES.map(([t]) => t).sort()).toEqual([...registry.keys()].sort());
   });
 
-  it.each(CASES)('%s: the vendor accepts it with the connector\'s auth, and the answer comes back unchanged', async (type, req) => {
+  it.each(CASES)("%s: the vendor accepts it with the connector's auth, and the answer comes back unchanged", async (type, req) => {
     const c = sandbox.connectors[type];
     expect(c, `no simulator for ${type}`).toBeDefined();
     const { fetch, seen } = recordingFetch();
     const rt = new ConnectorRuntime(registry.get(type) as LoadedManifest, c!.credentials, { baseUrl: c!.base_url, fetch, limiter: null });
-    const answer = await rt.proxy({ method: req.method, path: req.path, ...(req.query !== undefined ? { query: req.query } : {}), ...(req.body !== undefined ? { body: req.body } : {}) });
+    const answer = await rt.proxy({
+      method: req.method,
+      path: req.path,
+      ...(req.query !== undefined ? { query: req.query } : {}),
+      ...(req.body !== undefined ? { body: req.body } : {}),
+    });
     expect(answer.status, answer.body.toString()).toBeGreaterThanOrEqual(200);
     expect(answer.status).toBeLessThan(300);
     expect(seen).toHaveLength(1);
@@ -91,7 +102,11 @@ describe('the proxy against every connector\'s simulator', () => {
     // The same request with wrong credentials is refused by the simulator: the auth above is what let it through.
     if (req.checksSecret === false) return;
     const wrong = Object.fromEntries(Object.entries(c!.credentials).map(([k, v]) => [k, /^(site|subdomain|email)$/.test(k) ? v : `${v}x`]));
-    const refused = await new ConnectorRuntime(registry.get(type) as LoadedManifest, wrong, { baseUrl: c!.base_url, limiter: null, retry: { maxAttempts: 1 } }).proxy({ method: req.method, path: req.path, ...(req.body !== undefined ? { body: req.body } : {}) });
+    const refused = await new ConnectorRuntime(registry.get(type) as LoadedManifest, wrong, {
+      baseUrl: c!.base_url,
+      limiter: null,
+      retry: { maxAttempts: 1 },
+    }).proxy({ method: req.method, path: req.path, ...(req.body !== undefined ? { body: req.body } : {}) });
     const text = refused.body.toString();
     expect(refused.status === 401 || refused.status === 403 || /invalid_auth|not_authed|"errors"/.test(text), `${refused.status} ${text}`).toBe(true);
   });
@@ -120,11 +135,14 @@ describe('refusals send nothing', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it.each([['Authorization'], ['Cookie'], ['Host'], ['X-Forwarded-For'], ['Connection'], ['X-Unlisted']])('the header %s: proxy_header_refused', async (name) => {
-    const e = await failure(rt.proxy({ method: 'GET', path: '/v1/notes', headers: { [name]: 'v' } }));
-    expect(e.code).toBe('proxy_header_refused');
-    expect(seen).toHaveLength(0);
-  });
+  it.each([['Authorization'], ['Cookie'], ['Host'], ['X-Forwarded-For'], ['Connection'], ['X-Unlisted']])(
+    'the header %s: proxy_header_refused',
+    async (name) => {
+      const e = await failure(rt.proxy({ method: 'GET', path: '/v1/notes', headers: { [name]: 'v' } }));
+      expect(e.code).toBe('proxy_header_refused');
+      expect(seen).toHaveLength(0);
+    },
+  );
 
   it('a host the manifest does not declare: proxy_host_refused', async () => {
     const e = await failure(rt.proxy({ method: 'GET', path: '/x', host: 'https://evil.example.com' }));
@@ -133,20 +151,33 @@ describe('refusals send nothing', () => {
   });
 
   it('a connector type whose manifest switches the proxy off: proxy_disabled', async () => {
-    const off = new ConnectorRuntime(loadManifestText(mutate((m) => void (m['proxy'] = { enabled: false })), 'granola-off.yaml'), { api_key: 'k' }, { baseUrl: 'http://127.0.0.1:9', fetch, limiter: null });
+    const off = new ConnectorRuntime(
+      loadManifestText(
+        mutate((m) => void (m['proxy'] = { enabled: false })),
+        'granola-off.yaml',
+      ),
+      { api_key: 'k' },
+      { baseUrl: 'http://127.0.0.1:9', fetch, limiter: null },
+    );
     expect((await failure(off.proxy({ method: 'GET', path: '/v1/notes' }))).code).toBe('proxy_disabled');
     expect(seen).toHaveLength(0);
   });
 
-  it('the manifest\'s extra headers and hosts are forwarded and reached', async () => {
+  it("the manifest's extra headers and hosts are forwarded and reached", async () => {
     const answers: string[] = [];
-    const hosted = new ConnectorRuntime(manifest, { api_key: 'grn_secret_abcdef' }, {
-      fetch: async (input, init) => {
-        answers.push(`${String(input)} ${(init?.headers as Record<string, string>)['x-granola-version']} ${(init?.headers as Record<string, string>)['authorization']}`);
-        return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+    const hosted = new ConnectorRuntime(
+      manifest,
+      { api_key: 'grn_secret_abcdef' },
+      {
+        fetch: async (input, init) => {
+          answers.push(
+            `${String(input)} ${(init?.headers as Record<string, string>)['x-granola-version']} ${(init?.headers as Record<string, string>)['authorization']}`,
+          );
+          return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+        },
+        limiter: null,
       },
-      limiter: null,
-    });
+    );
     await hosted.proxy({ method: 'GET', path: '/v1/files/1', host: 'https://files.granola.example', headers: { 'X-Granola-Version': '2' } });
     expect(answers).toEqual(['https://files.granola.example/v1/files/1 2 Bearer grn_secret_abcdef']);
   });
@@ -161,12 +192,16 @@ describe('auth and retries through the proxy', () => {
 
   it('an expired OAuth token is refreshed once and the call retried', async () => {
     const refreshed: unknown[] = [];
-    const rt = new ConnectorRuntime(testManifest, { access_token: 'expired', refresh_token: 'refresh-1', client_id: 'app', client_secret: 'app-secret' }, {
-      baseUrl: api.url,
-      limiter: null,
-      oauthClient: { clientId: 'app', clientSecret: 'app-secret', tokenUrl: `${api.url}/token` },
-      onTokenRefresh: (c) => void refreshed.push(c),
-    });
+    const rt = new ConnectorRuntime(
+      testManifest,
+      { access_token: 'expired', refresh_token: 'refresh-1', client_id: 'app', client_secret: 'app-secret' },
+      {
+        baseUrl: api.url,
+        limiter: null,
+        oauthClient: { clientId: 'app', clientSecret: 'app-secret', tokenUrl: `${api.url}/token` },
+        onTokenRefresh: (c) => void refreshed.push(c),
+      },
+    );
     const r = await rt.proxy({ method: 'GET', path: '/items', query: { limit: 2 } });
     expect(r.status).toBe(200);
     expect((JSON.parse(r.body.toString()) as { items: unknown[] }).items).toHaveLength(2);
@@ -179,20 +214,35 @@ describe('auth and retries through the proxy', () => {
     return {
       fetch: async () => {
         const s = statuses[n++] ?? 200;
-        return new Response(s === 200 ? '{"ok":true}' : '{"error":"x"}', { status: s, headers: { 'content-type': 'application/json', ...(s === 429 ? { 'retry-after': '0' } : {}) } });
+        return new Response(s === 200 ? '{"ok":true}' : '{"error":"x"}', {
+          status: s,
+          headers: { 'content-type': 'application/json', ...(s === 429 ? { 'retry-after': '0' } : {}) },
+        });
       },
       calls: () => n,
     };
   };
 
-  it('a POST is retried only when it carries the vendor\'s idempotency key', async () => {
-    const manifest = loadManifestText(mutate((m) => void (m['proxy'] = { idempotency_header: 'Idempotency-Key' })), 'granola-idem.yaml');
+  it("a POST is retried only when it carries the vendor's idempotency key", async () => {
+    const manifest = loadManifestText(
+      mutate((m) => void (m['proxy'] = { idempotency_header: 'Idempotency-Key' })),
+      'granola-idem.yaml',
+    );
     const without = flaky([503]);
-    const a = await new ConnectorRuntime(manifest, { api_key: 'k' }, { fetch: without.fetch, limiter: null, retry: { baseDelayMs: 1 } }).proxy({ method: 'POST', path: '/v1/notes', body: { a: 1 } });
+    const a = await new ConnectorRuntime(manifest, { api_key: 'k' }, { fetch: without.fetch, limiter: null, retry: { baseDelayMs: 1 } }).proxy({
+      method: 'POST',
+      path: '/v1/notes',
+      body: { a: 1 },
+    });
     expect(a.status).toBe(503);
     expect(without.calls()).toBe(1);
     const withKey = flaky([503, 429]);
-    const b = await new ConnectorRuntime(manifest, { api_key: 'k' }, { fetch: withKey.fetch, limiter: null, retry: { baseDelayMs: 1 } }).proxy({ method: 'POST', path: '/v1/notes', body: { a: 1 }, headers: { 'Idempotency-Key': 'k1' } });
+    const b = await new ConnectorRuntime(manifest, { api_key: 'k' }, { fetch: withKey.fetch, limiter: null, retry: { baseDelayMs: 1 } }).proxy({
+      method: 'POST',
+      path: '/v1/notes',
+      body: { a: 1 },
+      headers: { 'Idempotency-Key': 'k1' },
+    });
     expect(b.status).toBe(200);
     expect(withKey.calls()).toBe(3);
   });
@@ -213,7 +263,7 @@ describe('switchboard proxy', () => {
   });
   afterAll(() => sandbox?.close());
 
-  it('prints the vendor\'s status, headers and body; exits 1 on a vendor error', async () => {
+  it("prints the vendor's status, headers and body; exits 1 on a vendor error", async () => {
     const g = sandbox.connectors['granola']!;
     const env = { SWITCHBOARD_CREDENTIALS: JSON.stringify(g.credentials) };
     const r = await runSwitchboard(['proxy', 'granola', 'GET', '/v1/notes', '--query', 'page_size=2', '--base-url', g.base_url], env);

@@ -28,7 +28,12 @@ describe('the MCP proxy tool', () => {
   const client = async (o: { proxy?: boolean; readOnly?: boolean }): Promise<Client> => {
     const backend = await localBackend(file, {});
     const [a, b] = InMemoryTransport.createLinkedPair();
-    await createMcpServer(backend, { readOnly: o.readOnly === true, maxOutputBytes: 20_000, version: 'test', ...(o.proxy !== undefined ? { proxy: o.proxy } : {}) }).connect(a);
+    await createMcpServer(backend, {
+      readOnly: o.readOnly === true,
+      maxOutputBytes: 20_000,
+      version: 'test',
+      ...(o.proxy !== undefined ? { proxy: o.proxy } : {}),
+    }).connect(a);
     const c = new Client({ name: 'proxy-test', version: '1' });
     await c.connect(b);
     return c;
@@ -40,11 +45,14 @@ describe('the MCP proxy tool', () => {
     await c.close();
   });
 
-  it('sends a GET with the connector\'s credentials and returns the vendor\'s answer', async () => {
+  it("sends a GET with the connector's credentials and returns the vendor's answer", async () => {
     const c = await client({ proxy: true, readOnly: true });
     const tool = (await c.listTools()).tools.find((t) => t.name === 'proxy');
     expect(tool?.inputSchema.properties?.['method']).toMatchObject({ enum: ['GET', 'HEAD'] });
-    const r = (await c.callTool({ name: 'proxy', arguments: { connector: 'notes', method: 'GET', path: '/v1/notes', query: { page_size: 2 } } })) as CallToolResult;
+    const r = (await c.callTool({
+      name: 'proxy',
+      arguments: { connector: 'notes', method: 'GET', path: '/v1/notes', query: { page_size: 2 } },
+    })) as CallToolResult;
     expect(r.isError).toBeUndefined();
     const value = r.structuredContent as { status: number; body: { notes: { id: string }[] } };
     expect(value.status).toBe(200);
@@ -55,7 +63,10 @@ describe('the MCP proxy tool', () => {
   it('a read-only server refuses writing methods before sending anything', async () => {
     const c = await client({ proxy: true, readOnly: true });
     const before = sim.count();
-    const r = (await c.callTool({ name: 'proxy', arguments: { connector: 'notes', method: 'POST', path: '/v1/notes', body: { title: 'x' } } })) as CallToolResult;
+    const r = (await c.callTool({
+      name: 'proxy',
+      arguments: { connector: 'notes', method: 'POST', path: '/v1/notes', body: { title: 'x' } },
+    })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect((r.structuredContent as { error: { code: string } }).error.code).toBe('read_only');
     expect(sim.count()).toBe(before);

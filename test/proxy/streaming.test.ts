@@ -75,9 +75,14 @@ describeEachDialect('the proxy route streams answers on %s', (dialect) => {
         void gate.then(() => res.end(p.rest));
       });
     });
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, proxyMaxResponseBytes: CAP, upstreamMemoryBytes: BUDGET, connectorTypes: { granola: { baseUrl: up.url } } } });
+    h = await startHarness(dialect, {
+      config: { upstreamThrottle: false, proxyMaxResponseBytes: CAP, upstreamMemoryBytes: BUDGET, connectorTypes: { granola: { baseUrl: up.url } } },
+    });
     token = await h.token(await h.createApp(`proxy-stream-${dialect}`));
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: 's', customer_name: 's', connector_type: 'granola', credentials: { api_key: 'grn_stream_key' } } });
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { name: 's', customer_name: 's', connector_type: 'granola', credentials: { api_key: 'grn_stream_key' } },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
   });
@@ -94,7 +99,11 @@ describeEachDialect('the proxy route streams answers on %s', (dialect) => {
 
   it('hands over the first bytes while the vendor is still sending, and a body four times the memory budget whole', async () => {
     const body = page(4 * BUDGET);
-    plan = { headers: { 'content-type': 'application/json', link: '<https://x/next>; rel="next"' }, first: body.subarray(0, 64 * 1024), rest: body.subarray(64 * 1024) };
+    plan = {
+      headers: { 'content-type': 'application/json', link: '<https://x/next>; rel="next"' },
+      first: body.subarray(0, 64 * 1024),
+      rest: body.subarray(64 * 1024),
+    };
     // The vendor sends the rest only once the caller has the first bytes: read whole, this would never finish.
     const r = await streamGet(h.url, path(), token, go);
     expect(r.status).toBe(200);

@@ -101,9 +101,18 @@ describe('Granola simulator: listing', () => {
     ['created_before (datetime)', { query: (ns) => `created_before=${ns[40]?.created_at}`, want: (n, ns) => n.created_at < (ns[40]?.created_at ?? '') }],
     [
       'created_after + created_before together',
-      { query: (ns) => `created_after=${ns[60]?.created_at}&created_before=${ns[10]?.created_at}`, want: (n, ns) => n.created_at > (ns[60]?.created_at ?? '') && n.created_at < (ns[10]?.created_at ?? '') },
+      {
+        query: (ns) => `created_after=${ns[60]?.created_at}&created_before=${ns[10]?.created_at}`,
+        want: (n, ns) => n.created_at > (ns[60]?.created_at ?? '') && n.created_at < (ns[10]?.created_at ?? ''),
+      },
     ],
-    ['updated_after (datetime with offset)', { query: (ns) => `updated_after=${encodeURIComponent((ns[25]?.updated_at ?? '').replace('Z', '+00:00'))}`, want: (n, ns) => n.updated_at > (ns[25]?.updated_at ?? '') }],
+    [
+      'updated_after (datetime with offset)',
+      {
+        query: (ns) => `updated_after=${encodeURIComponent((ns[25]?.updated_at ?? '').replace('Z', '+00:00'))}`,
+        want: (n, ns) => n.updated_at > (ns[25]?.updated_at ?? ''),
+      },
+    ],
   ];
   it.each(cases)('filters by %s across pages', async (_name, { query, want }) => {
     const notes = allNotes(sim);
@@ -140,7 +149,8 @@ describe('Granola simulator: single notes', () => {
     const note = plain.body as GranolaNote;
     expect(note).toMatchObject({ id, object: 'note' });
     expect(note).not.toHaveProperty('transcript');
-    for (const k of ['title', 'owner', 'created_at', 'updated_at', 'calendar_event', 'attendees', 'folder_membership', 'summary_text', 'summary_markdown']) expect(note).toHaveProperty(k);
+    for (const k of ['title', 'owner', 'created_at', 'updated_at', 'calendar_event', 'attendees', 'folder_membership', 'summary_text', 'summary_markdown'])
+      expect(note).toHaveProperty(k);
     expect(note.attendees.length).toBeGreaterThan(0);
     for (const f of note.folder_membership) expect(f).toMatchObject({ id: expect.stringMatching(/^fol_/), object: 'folder' });
 
@@ -156,7 +166,7 @@ describe('Granola simulator: single notes', () => {
     expect((await call(sim, `/v1/notes/${id}?include=transcript`)).body).toEqual(withT);
   });
 
-  it('answers 404 with Granola\'s error body for an unknown or deleted note', async () => {
+  it("answers 404 with Granola's error body for an unknown or deleted note", async () => {
     const unknown = await call(sim, '/v1/notes/not_AAAAAAAAAAAAAA');
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ message: 'Note not found' });

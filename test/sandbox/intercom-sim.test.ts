@@ -14,7 +14,12 @@ interface Reply {
   body: Rec;
 }
 
-async function call(sim: IntercomSimulator, method: string, path: string, options: { body?: unknown; rawBody?: string; token?: string | null; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function call(
+  sim: IntercomSimulator,
+  method: string,
+  path: string,
+  options: { body?: unknown; rawBody?: string; token?: string | null; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { accept: 'application/json', 'intercom-version': '2.14', ...(options.headers ?? {}) };
   const token = options.token === undefined ? sim.accessToken : options.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
@@ -63,7 +68,17 @@ describe('Intercom simulator: seeded workspace', () => {
   afterAll(() => sim.close());
 
   it('seeds a few hundred related records by default', () => {
-    expect(counts(sim)).toEqual({ admins: 12, teams: 5, tags: 25, segments: 8, companies: 60, contacts: 300, conversations: 150, notes: 90, internal_articles: 15 });
+    expect(counts(sim)).toEqual({
+      admins: 12,
+      teams: 5,
+      tags: 25,
+      segments: 8,
+      companies: 60,
+      contacts: 300,
+      conversations: 150,
+      notes: 90,
+      internal_articles: 15,
+    });
   });
 
   it('is deterministic per seed', async () => {
@@ -73,7 +88,9 @@ describe('Intercom simulator: seeded workspace', () => {
       const a = await get(sim, '/contacts?per_page=20');
       const b = await get(twin, '/contacts?per_page=20');
       expect(b.body).toEqual(a.body);
-      expect((await get(twin, '/conversations/' + ids(sim, 'conversations')[7])).body).toEqual((await get(sim, '/conversations/' + ids(sim, 'conversations')[7])).body);
+      expect((await get(twin, '/conversations/' + ids(sim, 'conversations')[7])).body).toEqual(
+        (await get(sim, '/conversations/' + ids(sim, 'conversations')[7])).body,
+      );
       expect((await get(other, '/contacts?per_page=20')).body).not.toEqual(a.body);
     } finally {
       await twin.close();
@@ -149,7 +166,12 @@ describe('Intercom simulator: seeded workspace', () => {
       const listed = big.listedCompanies().length;
       expect(listed).toBeGreaterThan(10_000);
       const last = await post(big, '/companies/list?per_page=60&page=167');
-      expect((last.body.data as Rec[]).map((c) => c.id)).toEqual(big.listedCompanies().slice(9960, 10020).map((c) => c.id));
+      expect((last.body.data as Rec[]).map((c) => c.id)).toEqual(
+        big
+          .listedCompanies()
+          .slice(9960, 10020)
+          .map((c) => c.id),
+      );
       expectError(await post(big, '/companies/list?per_page=60&page=168'), 400, 'bad_request', /10000 companies/);
     } finally {
       await big.close();
@@ -295,7 +317,12 @@ describe('Intercom simulator: request validation against the OpenAPI schemas', (
     expectError(await post(sim, '/contacts', { name: 'No Identifier' }), 400, 'parameter_not_found', /is a required parameter/);
     expectError(await post(sim, '/contacts', { email: 42 }), 400, 'parameter_invalid', /email must be string/);
     expectError(await post(sim, '/contacts', { role: 'user', signed_up_at: '2024-01-01' }), 400, 'parameter_invalid', /signed_up_at/);
-    expectError(await put(sim, `/contacts/${contactId()}`, { unsubscribed_from_emails: 'yes' }), 400, 'parameter_invalid', /unsubscribed_from_emails must be boolean/);
+    expectError(
+      await put(sim, `/contacts/${contactId()}`, { unsubscribed_from_emails: 'yes' }),
+      400,
+      'parameter_invalid',
+      /unsubscribed_from_emails must be boolean/,
+    );
     // The description's own 400 example for POST /companies: body {test: invalid}.
     expectError(await post(sim, '/companies', { test: 'invalid' }), 400, 'bad_request', "bad 'test' parameter");
     expectError(await post(sim, '/companies', { company_id: 'c1', size: '100' }), 400, 'parameter_invalid', /size must be integer/);
@@ -318,7 +345,11 @@ describe('Intercom simulator: request validation against the OpenAPI schemas', (
 
   it('accepts what the description documents as accepted despite its schema', async () => {
     // monthly_spend: "this will truncate floats ... 155.98 will be truncated to 155".
-    const company = await post(sim, '/companies', { company_id: 'float-spend', monthly_spend: 155.98, custom_attributes: { paid_subscriber: true, team_mates: 9 } });
+    const company = await post(sim, '/companies', {
+      company_id: 'float-spend',
+      monthly_spend: 155.98,
+      custom_attributes: { paid_subscriber: true, team_mates: 9 },
+    });
     expect(company.status).toBe(200);
     expect(company.body).toMatchObject({ monthly_spend: 155, custom_attributes: { paid_subscriber: true, team_mates: 9 } });
     // createNote's request examples send admin_id as a number.
@@ -353,11 +384,23 @@ describe('Intercom simulator: writes', () => {
   afterAll(() => sim.close());
 
   it('creates and updates contacts; a following get and list see the change', async () => {
-    const created = await post(sim, '/contacts', { role: 'lead', email: 'Ada@Example.com', name: 'Ada', avatar: 'https://example.com/ada.png', custom_attributes: { lead_source: 'webinar' } });
+    const created = await post(sim, '/contacts', {
+      role: 'lead',
+      email: 'Ada@Example.com',
+      name: 'Ada',
+      avatar: 'https://example.com/ada.png',
+      custom_attributes: { lead_source: 'webinar' },
+    });
     expect(created.status).toBe(200);
     expectMatchesOpenApi('POST /contacts', created.body);
     const id = created.body.id as string;
-    expect(created.body).toMatchObject({ type: 'contact', role: 'lead', email: 'Ada@Example.com', avatar: { type: 'avatar', image_url: 'https://example.com/ada.png' }, custom_attributes: { lead_source: 'webinar' } });
+    expect(created.body).toMatchObject({
+      type: 'contact',
+      role: 'lead',
+      email: 'Ada@Example.com',
+      avatar: { type: 'avatar', image_url: 'https://example.com/ada.png' },
+      custom_attributes: { lead_source: 'webinar' },
+    });
     expect((await get(sim, `/contacts/${id}`)).body).toEqual(created.body);
     expect(((await get(sim, '/contacts?per_page=1')).body.data as Rec[])[0]?.id).toBe(id);
 
@@ -367,19 +410,32 @@ describe('Intercom simulator: writes', () => {
     expect((await get(sim, `/contacts/${id}`)).body).toEqual(updated.body);
 
     // Intercom's 409 for a duplicate, and unknown custom attributes.
-    expectError(await post(sim, '/contacts', { role: 'user', email: 'ada@example.com' }), 409, 'conflict', `A contact matching those details already exists with id=${id}`);
+    expectError(
+      await post(sim, '/contacts', { role: 'user', email: 'ada@example.com' }),
+      409,
+      'conflict',
+      `A contact matching those details already exists with id=${id}`,
+    );
     expectError(await post(sim, '/contacts', { role: 'user', external_id: 'ada-1' }), 409, 'conflict');
-    expectError(await post(sim, '/contacts', { role: 'user', custom_attributes: { shoe_size: 44 } }), 400, 'parameter_invalid', "Custom attribute 'shoe_size' does not exist");
+    expectError(
+      await post(sim, '/contacts', { role: 'user', custom_attributes: { shoe_size: 44 } }),
+      400,
+      'parameter_invalid',
+      "Custom attribute 'shoe_size' does not exist",
+    );
     expectError(await post(sim, '/contacts', { role: 'admin' }), 400, 'parameter_invalid', /role/);
   });
 
   it('counts segment members as the contacts are now', async () => {
-    const counts = async (): Promise<Record<string, number>> => Object.fromEntries(((await get(sim, '/segments?include_count=true')).body.segments as Rec[]).map((s) => [s.name, s.count]));
+    const counts = async (): Promise<Record<string, number>> =>
+      Object.fromEntries(((await get(sim, '/segments?include_count=true')).body.segments as Rec[]).map((s) => [s.name, s.count]));
     const before = await counts();
     const lead = sim.records('contacts').find((c) => c.role === 'lead') as Rec;
     expect((await put(sim, `/contacts/${lead.id as string}`, { role: 'user' })).status).toBe(200);
     const after = await counts();
-    expect([(after['All users'] as number) - (before['All users'] as number), (after['All leads'] as number) - (before['All leads'] as number)]).toEqual([1, -1]);
+    expect([(after['All users'] as number) - (before['All users'] as number), (after['All leads'] as number) - (before['All leads'] as number)]).toEqual([
+      1, -1,
+    ]);
   });
 
   it('creates or updates companies by company_id', async () => {
@@ -421,7 +477,12 @@ describe('Intercom simulator: writes', () => {
     const contact = ids(sim, 'contacts')[2] as string;
     const note = await post(sim, `/contacts/${contact}/notes`, { body: '<p>Called about <b>renewal</b></p>' });
     expectMatchesOpenApi('POST /contacts/{contact_id}/notes', note.body);
-    expect(note.body).toMatchObject({ type: 'note', body: '<p>Called about <b>renewal</b></p>', contact: { type: 'contact', id: contact }, author: { type: 'admin', id: ids(sim, 'admins')[0] } });
+    expect(note.body).toMatchObject({
+      type: 'note',
+      body: '<p>Called about <b>renewal</b></p>',
+      contact: { type: 'contact', id: contact },
+      author: { type: 'admin', id: ids(sim, 'admins')[0] },
+    });
     expect((await get(sim, `/notes/${note.body.id}`)).body).toEqual(note.body);
     expect(((await get(sim, `/contacts/${contact}/notes`)).body.data as Rec[])[0]).toEqual(note.body);
     expect(((await get(sim, `/contacts/${contact}`)).body.notes as Rec).data).toContainEqual({ type: 'note', id: note.body.id, url: `/notes/${note.body.id}` });
@@ -429,7 +490,14 @@ describe('Intercom simulator: writes', () => {
     const admin = Number(ids(sim, 'admins')[3]);
     const article = await post(sim, '/internal_articles', { title: 'Refund policy', body: '<p>Up to 30 days.</p>', owner_id: admin, author_id: admin });
     expectMatchesOpenApi('POST /internal_articles', article.body);
-    expect(article.body).toMatchObject({ type: 'internal_article', title: 'Refund policy', body: '<p>Up to 30 days.</p>', owner_id: admin, author_id: admin, locale: 'en' });
+    expect(article.body).toMatchObject({
+      type: 'internal_article',
+      title: 'Refund policy',
+      body: '<p>Up to 30 days.</p>',
+      owner_id: admin,
+      author_id: admin,
+      locale: 'en',
+    });
     expect((await get(sim, `/internal_articles/${article.body.id}`)).body).toEqual(article.body);
   });
 });

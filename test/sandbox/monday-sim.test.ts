@@ -64,7 +64,11 @@ describe('monday simulator: requests and auth', () => {
   });
 
   it('a body without a query is a 400 "No query string was present"', async () => {
-    const res = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey, 'content-type': 'application/json', 'API-Version': '2026-10' }, body: '{}' });
+    const res = await fetch(`${sim.url}/v2`, {
+      method: 'POST',
+      headers: { authorization: sim.apiKey, 'content-type': 'application/json', 'API-Version': '2026-10' },
+      body: '{}',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as Json).errors[0].message).toBe('No query string was present');
     const notJson = await fetch(`${sim.url}/v2`, { method: 'POST', headers: { authorization: sim.apiKey }, body: 'query {' });
@@ -88,13 +92,21 @@ describe('monday simulator: GraphQL errors come back in a 200, worded like graph
   });
 
   it('unknown field, unknown argument, missing argument, bad literal, bad variable', async () => {
-    expect((await gql('{ me { id shoe_size } }')).body.errors[0]).toMatchObject({ message: "Field 'shoe_size' doesn't exist on type 'User'", extensions: { code: 'undefinedField' } });
+    expect((await gql('{ me { id shoe_size } }')).body.errors[0]).toMatchObject({
+      message: "Field 'shoe_size' doesn't exist on type 'User'",
+      extensions: { code: 'undefinedField' },
+    });
     expect((await gql('{ boards(color: 1) { id } }')).body.errors[0].message).toBe("Field 'boards' doesn't accept argument 'color'");
     expect((await gql('{ next_items_page { cursor } }')).body.errors[0].message).toBe("Field 'next_items_page' is missing required arguments: cursor");
-    expect((await gql('{ boards(limit: "ten") { id } }')).body.errors[0].message).toBe('Argument \'limit\' on Field \'boards\' has an invalid value ("ten"). Expected type \'Int\'.');
+    expect((await gql('{ boards(limit: "ten") { id } }')).body.errors[0].message).toBe(
+      "Argument 'limit' on Field 'boards' has an invalid value (\"ten\"). Expected type 'Int'.",
+    );
     const v = await gql('query ($l: Int!) { boards(limit: $l) { id } }', { l: 'x' });
     expect(v.status).toBe(200);
-    expect(v.body.errors[0]).toMatchObject({ message: 'Variable $l of type Int! was provided invalid value', extensions: { code: 'variableMismatch', value: 'x' } });
+    expect(v.body.errors[0]).toMatchObject({
+      message: 'Variable $l of type Int! was provided invalid value',
+      extensions: { code: 'variableMismatch', value: 'x' },
+    });
   });
 
   it('application errors carry Monday codes with partial data, on every served version', async () => {
@@ -132,7 +144,10 @@ describe('monday simulator: items_page cursors', () => {
     const b = (await gql(nextPage, { c: first.cursor, l: 10 })).body.data.next_items_page;
     expect(a.items).toEqual(b.items);
     expect(a.cursor).not.toBe(first.cursor);
-    const viaBoard = await gql('query ($b: [ID!], $c: String) { boards(ids: $b) { items_page(limit: 10, cursor: $c) { items { id } } } }', { b: [board().id], c: first.cursor });
+    const viaBoard = await gql('query ($b: [ID!], $c: String) { boards(ids: $b) { items_page(limit: 10, cursor: $c) { items { id } } } }', {
+      b: [board().id],
+      c: first.cursor,
+    });
     expect(viaBoard.body.data.boards[0].items_page.items).toEqual(a.items);
   });
 
@@ -155,19 +170,30 @@ describe('monday simulator: items_page cursors', () => {
   });
 
   it('query_params filters by rules and ids; group items_page keeps to its group', async () => {
-    const done = await gql('query ($b: [ID!]) { boards(ids: $b) { items_page(limit: 500, query_params: { rules: [{ column_id: "status", compare_value: [1] }] }) { items { id column_values(ids: ["status"]) { text } } } } }', { b: [board().id] });
+    const done = await gql(
+      'query ($b: [ID!]) { boards(ids: $b) { items_page(limit: 500, query_params: { rules: [{ column_id: "status", compare_value: [1] }] }) { items { id column_values(ids: ["status"]) { text } } } } }',
+      { b: [board().id] },
+    );
     const items = done.body.data.boards[0].items_page.items as Json[];
     expect(items.length).toBeGreaterThan(0);
     expect(items.every((i) => i.column_values[0].text === 'Done')).toBe(true);
     const some = boardOrder(sim.state, board()).slice(3, 6);
-    const byIds = await gql('query ($b: [ID!], $ids: [ID!]) { boards(ids: $b) { items_page(query_params: { ids: $ids }) { items { id } } } }', { b: [board().id], ids: some });
+    const byIds = await gql('query ($b: [ID!], $ids: [ID!]) { boards(ids: $b) { items_page(query_params: { ids: $ids }) { items { id } } } }', {
+      b: [board().id],
+      ids: some,
+    });
     expect(byIds.body.data.boards[0].items_page.items.map((i: Json) => i.id)).toEqual(some);
-    const group = await gql('query ($b: [ID!]) { boards(ids: $b) { groups(ids: ["new_group"]) { items_page(limit: 500) { items { group { id } } } } } }', { b: [board().id] });
+    const group = await gql('query ($b: [ID!]) { boards(ids: $b) { groups(ids: ["new_group"]) { items_page(limit: 500) { items { group { id } } } } } }', {
+      b: [board().id],
+    });
     expect(group.body.data.boards[0].groups[0].items_page.items.every((i: Json) => i.group.id === 'new_group')).toBe(true);
   });
 
   it('typed column values resolve through the ColumnValue interface', async () => {
-    const r = await gql('query ($b: [ID!]) { boards(ids: $b) { items_page(limit: 1) { items { column_values { id ... on StatusValue { label index is_done } ... on DateValue { date } ... on PeopleValue { persons_and_teams { id kind } } } } } } }', { b: [board().id] });
+    const r = await gql(
+      'query ($b: [ID!]) { boards(ids: $b) { items_page(limit: 1) { items { column_values { id ... on StatusValue { label index is_done } ... on DateValue { date } ... on PeopleValue { persons_and_teams { id kind } } } } } } }',
+      { b: [board().id] },
+    );
     const cvs = Object.fromEntries((r.body.data.boards[0].items_page.items[0].column_values as Json[]).map((c) => [c.id, c]));
     expect(Object.keys(cvs['status']!)).toEqual(['id', 'label', 'index', 'is_done']);
     expect(cvs['date4']).toHaveProperty('date');
@@ -189,9 +215,7 @@ describe('monday simulator: complexity', () => {
     const v4 = await gql('{ tags { id name color } }');
     expect(v4.status).toBe(200);
     expect(v4.headers.get('retry-after')).toBe('60');
-    expect(v4.body.errors).toEqual([
-      { message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 } },
-    ]);
+    expect(v4.body.errors).toEqual([{ message: 'Complexity budget exhausted', extensions: { code: 'COMPLEXITY_BUDGET_EXHAUSTED', retry_in_seconds: 60 } }]);
     const retired = await gql('{ tags { id name color } }', {}, { 'API-Version': '2024-10' });
     expect(retired.body.errors).toEqual(v4.body.errors);
     sim.clock.advance(60_000);
@@ -207,7 +231,11 @@ describe('monday simulator: complexity', () => {
   it('complexityHttpStatus: 429 makes the limit transport-level', async () => {
     const strict = await startMondaySimulator({ complexity: { budget: 1 }, complexityHttpStatus: 429 });
     try {
-      const res = await fetch(`${strict.url}/v2`, { method: 'POST', headers: { authorization: strict.apiKey, 'content-type': 'application/json' }, body: '{"query":"{ me { id } }"}' });
+      const res = await fetch(`${strict.url}/v2`, {
+        method: 'POST',
+        headers: { authorization: strict.apiKey, 'content-type': 'application/json' },
+        body: '{"query":"{ me { id } }"}',
+      });
       expect(res.status).toBe(429);
       expect(res.headers.get('retry-after')).toBe('60');
     } finally {
@@ -217,10 +245,16 @@ describe('monday simulator: complexity', () => {
 });
 
 describe('monday simulator: mutations', () => {
-  const create = 'mutation ($b: ID!, $n: String!, $g: String, $cv: JSON, $l: Boolean) { create_item(board_id: $b, item_name: $n, group_id: $g, column_values: $cv, create_labels_if_missing: $l) { id name group { id } column_values { id text value } } }';
+  const create =
+    'mutation ($b: ID!, $n: String!, $g: String, $cv: JSON, $l: Boolean) { create_item(board_id: $b, item_name: $n, group_id: $g, column_values: $cv, create_labels_if_missing: $l) { id name group { id } column_values { id text value } } }';
 
   it('create_item stores typed values and puts the item at the top of its group', async () => {
-    const r = await gql(create, { b: board().id, n: 'New', g: 'topics', cv: JSON.stringify({ status: 'Done', date4: '2025-05-06 09:30', numbers: '12.5', person: '51000001' }) });
+    const r = await gql(create, {
+      b: board().id,
+      n: 'New',
+      g: 'topics',
+      cv: JSON.stringify({ status: 'Done', date4: '2025-05-06 09:30', numbers: '12.5', person: '51000001' }),
+    });
     const item = r.body.data.create_item;
     const cells = Object.fromEntries((item.column_values as Json[]).map((c) => [c.id, c]));
     expect(cells['status']).toMatchObject({ text: 'Done', value: expect.stringContaining('"index":1') });
@@ -232,9 +266,15 @@ describe('monday simulator: mutations', () => {
 
   it('refuses bad JSON, unknown columns, unknown labels and bad dates without writing', async () => {
     const before = sim.state.items.size;
-    expect((await gql(create, { b: board().id, n: 'x', cv: '{"status":' })).body.errors[0]).toMatchObject({ message: 'Syntax error in JSON input', extensions: { code: 'JsonParseException', status_code: 400 } });
+    expect((await gql(create, { b: board().id, n: 'x', cv: '{"status":' })).body.errors[0]).toMatchObject({
+      message: 'Syntax error in JSON input',
+      extensions: { code: 'JsonParseException', status_code: 400 },
+    });
     expect((await gql(create, { b: board().id, n: 'x', cv: '{"nope":1}' })).body.errors[0].extensions.code).toBe('InvalidColumnIdException');
-    expect((await gql(create, { b: board().id, n: 'x', cv: '{"status":{"label":"Maybe"}}' })).body.errors[0].extensions).toMatchObject({ code: 'ColumnValueException', error_data: { column_type: 'status' } });
+    expect((await gql(create, { b: board().id, n: 'x', cv: '{"status":{"label":"Maybe"}}' })).body.errors[0].extensions).toMatchObject({
+      code: 'ColumnValueException',
+      error_data: { column_type: 'status' },
+    });
     expect((await gql(create, { b: board().id, n: 'x', cv: '{"date4":"tomorrow"}' })).body.errors[0].extensions.code).toBe('ColumnValueException');
     expect((await gql(create, { b: board().id, n: 'x', g: 'nope' })).body.errors[0].extensions.code).toBe('InvalidGroupIdException');
     expect((await gql(create, { b: board().id, n: 'x'.repeat(256) })).body.errors[0].extensions.code).toBe('ItemNameTooLongException');
@@ -245,13 +285,19 @@ describe('monday simulator: mutations', () => {
 
   it('change_multiple_column_values, change_simple_column_value, create_update, delete_item', async () => {
     const itemId = boardOrder(sim.state, board())[0]!;
-    const ch = await gql('mutation ($b: ID!, $i: ID!, $cv: JSON!) { change_multiple_column_values(board_id: $b, item_id: $i, column_values: $cv) { name column_values(ids: ["text", "status"]) { text } } }', {
-      b: board().id,
-      i: itemId,
-      cv: { name: 'Renamed', text: 'Hooli', status: { index: 2 } },
-    });
+    const ch = await gql(
+      'mutation ($b: ID!, $i: ID!, $cv: JSON!) { change_multiple_column_values(board_id: $b, item_id: $i, column_values: $cv) { name column_values(ids: ["text", "status"]) { text } } }',
+      {
+        b: board().id,
+        i: itemId,
+        cv: { name: 'Renamed', text: 'Hooli', status: { index: 2 } },
+      },
+    );
     expect(ch.body.data.change_multiple_column_values).toEqual({ name: 'Renamed', column_values: [{ text: 'Stuck' }, { text: 'Hooli' }] });
-    const simple = await gql('mutation ($b: ID!, $i: ID!) { change_simple_column_value(board_id: $b, item_id: $i, column_id: "checkbox", value: "true") { column_values(ids: ["checkbox"]) { text } } }', { b: board().id, i: itemId });
+    const simple = await gql(
+      'mutation ($b: ID!, $i: ID!) { change_simple_column_value(board_id: $b, item_id: $i, column_id: "checkbox", value: "true") { column_values(ids: ["checkbox"]) { text } } }',
+      { b: board().id, i: itemId },
+    );
     expect(simple.body.data.change_simple_column_value.column_values[0].text).toBe('v');
     const up = await gql('mutation ($i: ID!) { create_update(item_id: $i, body: "<p>Hello&nbsp;<b>team</b></p>") { id text_body item_id } }', { i: itemId });
     expect(up.body.data.create_update).toMatchObject({ text_body: 'Hello team', item_id: itemId });
@@ -264,7 +310,8 @@ describe('monday simulator: mutations', () => {
 
 describe('monday simulator: OAuth', () => {
   const redirect = 'https://app.example.com/cb';
-  const authorize = (extra = '') => fetch(`${sim.url}/oauth2/authorize?client_id=${sim.oauth.clientId}&redirect_uri=${encodeURIComponent(redirect)}&state=s1${extra}`, { redirect: 'manual' });
+  const authorize = (extra = '') =>
+    fetch(`${sim.url}/oauth2/authorize?client_id=${sim.oauth.clientId}&redirect_uri=${encodeURIComponent(redirect)}&state=s1${extra}`, { redirect: 'manual' });
   const exchange = (params: Record<string, string>) =>
     fetch(`${sim.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
 
@@ -275,7 +322,13 @@ describe('monday simulator: OAuth', () => {
     expect(`${loc.origin}${loc.pathname}`).toBe(redirect);
     expect(loc.searchParams.get('state')).toBe('s1');
     const code = loc.searchParams.get('code')!;
-    const tok = await exchange({ client_id: sim.oauth.clientId, client_secret: sim.oauth.clientSecret, code, redirect_uri: redirect, grant_type: 'authorization_code' });
+    const tok = await exchange({
+      client_id: sim.oauth.clientId,
+      client_secret: sim.oauth.clientSecret,
+      code,
+      redirect_uri: redirect,
+      grant_type: 'authorization_code',
+    });
     expect(tok.status).toBe(200);
     const body = (await tok.json()) as Json;
     expect(body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', scope: 'boards:read' });
@@ -298,7 +351,10 @@ describe('monday simulator: OAuth', () => {
     expect(((await bad.json()) as Json).error).toBe('invalid_client');
     const basic = await fetch(`${sim.url}/oauth2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${sim.oauth.clientId}:${sim.oauth.clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${sim.oauth.clientId}:${sim.oauth.clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ code, redirect_uri: redirect }),
     });
     expect(basic.status).toBe(200);
@@ -333,7 +389,11 @@ describe('monday simulator: data', () => {
       expect(big.state.items.size).toBe(100_000);
       const b = big.state.boards[0]!;
       const post = async (query: string, variables: Json): Promise<Json> => {
-        const res = await fetch(`${big.url}/v2`, { method: 'POST', headers: { authorization: big.apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+        const res = await fetch(`${big.url}/v2`, {
+          method: 'POST',
+          headers: { authorization: big.apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ query, variables }),
+        });
         return ((await res.json()) as Json).data;
       };
       let page = (await post('query ($b: [ID!]) { boards(ids: $b) { items_page(limit: 500) { cursor items { id } } } }', { b: [b.id] })).boards[0].items_page;
@@ -360,7 +420,17 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     ]);
     const now = await gql('{ users(limit: 1) { id status kind is_email_confirmed created_at photo_url { thumb } utc_hours_diff } }');
     const u = sim.state.users[0]!;
-    expect(now.body.data.users).toEqual([{ id: u.id, status: 'ACTIVE', kind: 'admin', is_email_confirmed: true, created_at: u.created_at, photo_url: { thumb: `https://files.monday.com/use1/photos/${u.id}/thumb/${u.id}-user_photo.png` }, utc_hours_diff: u.utc_hours_diff }]);
+    expect(now.body.data.users).toEqual([
+      {
+        id: u.id,
+        status: 'ACTIVE',
+        kind: 'admin',
+        is_email_confirmed: true,
+        created_at: u.created_at,
+        photo_url: { thumb: `https://files.monday.com/use1/photos/${u.id}/thumb/${u.id}-user_photo.png` },
+        utc_hours_diff: u.utc_hours_diff,
+      },
+    ]);
     // $emails must be [String!] on 2026-10.
     const emails = await gql('query ($e: [String]) { users(emails: $e) { id } }', { e: [u.email] });
     expect(emails.body.errors[0].message).toMatch(/\$e/);
@@ -371,7 +441,10 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     expect((await gql(q, {}, { 'API-Version': '2026-07' })).body.data.version).toEqual({ value: '2026-07', kind: 'maintenance' });
     expect((await gql(q, {}, { 'API-Version': '2025-04' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
     expect((await gql(q, {}, { 'API-Version': 'latest' })).body.data.version).toEqual({ value: '2026-10', kind: 'current' });
-    expect((await gql('{ version { display_name } versions { display_name } }')).body.data).toEqual({ version: { display_name: '2026-10' }, versions: [{ display_name: '2026-07' }, { display_name: '2026-10' }, { display_name: '2027-01' }] });
+    expect((await gql('{ version { display_name } versions { display_name } }')).body.data).toEqual({
+      version: { display_name: '2026-10' },
+      versions: [{ display_name: '2026-07' }, { display_name: '2026-10' }, { display_name: '2027-01' }],
+    });
     expect((await gql('mutation { complexity { query } }')).body.data.complexity.query).toBeGreaterThan(0);
     expect((await gql(q)).body.data.versions).toEqual([
       { value: '2026-07', kind: 'maintenance' },
@@ -400,7 +473,12 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     const limited = await gql('{ me { id } }');
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('40');
-    expect(limited.body.errors).toEqual([{ message: 'Rate limit exceeded for the account, please retry after some time', extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: 40 } }]);
+    expect(limited.body.errors).toEqual([
+      {
+        message: 'Rate limit exceeded for the account, please retry after some time',
+        extensions: { code: 'RATE_LIMIT_EXCEEDED', status_code: 429, retry_in_seconds: 40 },
+      },
+    ]);
     expect(limited.body.account_id).toBe(Number(sim.state.account.id));
     sim.clock.advance(40_000);
     expect((await gql('{ me { id } }')).status).toBe(200);
@@ -409,7 +487,13 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
   it('connected columns: text is null, display_value and linked_item_ids carry the value', async () => {
     const q = `query ($ids: [ID!]) { items(ids: $ids) { column_values(ids: ["connect_boards", "mirror", "dependency", "formula", "numbers"]) {
       id text ... on BoardRelationValue { display_value linked_item_ids } ... on MirrorValue { display_value } ... on DependencyValue { display_value linked_item_ids } ... on FormulaValue { display_value } } } }`;
-    const item = [...sim.state.items.values()].find((i) => i.board_id === sim.state.boards[1]!.id && i.cells['connect_boards']!.value !== null && i.cells['dependency']!.value !== null && i.cells['numbers']!.text !== '')!;
+    const item = [...sim.state.items.values()].find(
+      (i) =>
+        i.board_id === sim.state.boards[1]!.id &&
+        i.cells['connect_boards']!.value !== null &&
+        i.cells['dependency']!.value !== null &&
+        i.cells['numbers']!.text !== '',
+    )!;
     const r = await gql(q, { ids: [item.id] });
     const cells = Object.fromEntries((r.body.data.items[0].column_values as Json[]).map((c) => [c.id, c]));
     const linked = sim.state.items.get(JSON.parse(item.cells['connect_boards']!.value!).linkedPulseIds[0].linkedPulseId.toString())!;
@@ -425,13 +509,19 @@ describe("monday simulator: monday's 2026-10 schema, versions, defaults and the 
     sim.clock.advance(5_000);
     const from = new Date(sim.clock.now()).toISOString();
     await gql('mutation ($i: ID!) { archive_item(item_id: $i) { id } }', { i: item.id });
-    const r = await gql('query ($b: [ID!], $f: ISO8601DateTime, $i: [ID!]) { boards(ids: $b) { activity_logs(from: $f, item_ids: $i) { event entity user_id created_at data } } }', { b: [b.id], f: from, i: [item.id] });
+    const r = await gql(
+      'query ($b: [ID!], $f: ISO8601DateTime, $i: [ID!]) { boards(ids: $b) { activity_logs(from: $f, item_ids: $i) { event entity user_id created_at data } } }',
+      { b: [b.id], f: from, i: [item.id] },
+    );
     const logs = r.body.data.boards[0].activity_logs as Json[];
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatchObject({ event: 'archive_pulse', entity: 'pulse', user_id: sim.state.users[0]!.id });
     expect(logs[0]!.created_at).toMatch(/^\d{17}$/);
     expect(JSON.parse(logs[0]!.data)).toMatchObject({ board_id: Number(b.id), pulse_id: Number(item.id) });
-    const before = await gql('query ($b: [ID!], $t: ISO8601DateTime) { boards(ids: $b) { activity_logs(to: $t, limit: 1000) { event } } }', { b: [b.id], t: from });
+    const before = await gql('query ($b: [ID!], $t: ISO8601DateTime) { boards(ids: $b) { activity_logs(to: $t, limit: 1000) { event } } }', {
+      b: [b.id],
+      t: from,
+    });
     expect((before.body.data.boards[0].activity_logs as Json[]).every((e) => e.event === 'create_pulse')).toBe(true);
   });
 });

@@ -107,7 +107,8 @@ describe('startSandbox with a state file', () => {
     const { join } = await import('node:path');
     const dir = mkdtempSync(join(tmpdir(), 'sb-sandbox-state-'));
     const stateFile = join(dir, 'sandbox-test.json');
-    const me = (c: SandboxConnector, token: string): Promise<Response> => fetch(`${c.base_url}/me`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    const me = (c: SandboxConnector, token: string): Promise<Response> =>
+      fetch(`${c.base_url}/me`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
     try {
       const first = await startSandbox({ stateFile, kind: 'service' });
       let issued: string;
@@ -116,7 +117,12 @@ describe('startSandbox with a state file', () => {
         issued = `oauth-issued-${String(process.pid)}`;
         (first.simulators['intercom']?.['tokens'] as Set<string>).add(issued);
         expect((await me(first.connectors['intercom'] as SandboxConnector, issued)).status).toBe(200);
-        const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { kind: string; pid: number; tokens: Record<string, string[]>; connectors: Record<string, unknown> };
+        const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+          kind: string;
+          pid: number;
+          tokens: Record<string, string[]>;
+          connectors: Record<string, unknown>;
+        };
         expect(state).toMatchObject({ kind: 'service', pid: process.pid, tokens: { intercom: [issued] } });
         expect(Object.keys(state.connectors).sort()).toEqual(Object.keys(first.connectors).sort());
       } finally {
@@ -141,7 +147,7 @@ describe('startSandbox with a state file', () => {
 });
 
 describe('simulators from vendor descriptions', () => {
-  it('runs every connector folder with an OpenAPI or GraphQL description and a sidecar on the generic simulator of that format, with the sidecar\'s sample credentials', async () => {
+  it("runs every connector folder with an OpenAPI or GraphQL description and a sidecar on the generic simulator of that format, with the sidecar's sample credentials", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-described-'));
     try {
       const write = (type: string, files: Record<string, string>): void => {
@@ -151,22 +157,43 @@ describe('simulators from vendor descriptions', () => {
       const openapi = JSON.stringify({
         openapi: '3.0.3',
         info: { title: 'Widgets', version: '1' },
-        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: { Widget: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } } },
+        components: {
+          securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+          schemas: { Widget: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } } },
+        },
         security: [{ bearer: [] }],
         paths: {
-          '/widgets': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Widget' } } } } } } } },
-          '/widgets/{widget_id}': { get: { parameters: [{ name: 'widget_id', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Widget' } } } } } } },
+          '/widgets': {
+            get: {
+              responses: {
+                '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Widget' } } } } },
+              },
+            },
+          },
+          '/widgets/{widget_id}': {
+            get: {
+              parameters: [{ name: 'widget_id', in: 'path', required: true, schema: { type: 'string' } }],
+              responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Widget' } } } } },
+            },
+          },
         },
       });
       const manifest = 'type: widgets\nvendor_description: { path: openapi.json, format: openapi }\n';
-      write('widgets', { 'connector.yaml': manifest, 'openapi.json': openapi, 'simulator.yaml': 'auth: { tokens: [tok_1] }\nsandbox: { credentials: { api_token: tok_1 } }\n' });
+      write('widgets', {
+        'connector.yaml': manifest,
+        'openapi.json': openapi,
+        'simulator.yaml': 'auth: { tokens: [tok_1] }\nsandbox: { credentials: { api_token: tok_1 } }\n',
+      });
       write('no-sidecar', { 'connector.yaml': manifest.replace('widgets', 'no-sidecar'), 'openapi.json': openapi });
       write('gadgets', {
         'connector.yaml': 'type: gadgets\nvendor_description: { path: s.graphql, format: graphql }\n',
         's.graphql': 'type Query { gadgets: [Gadget!]! } type Gadget { id: ID! name: String! }',
         'simulator.yaml': 'auth: { tokens: [gql_1] }\nrecords: 3\nsandbox: { credentials: { api_key: gql_1 } }\n',
       });
-      write('graphql-no-sidecar', { 'connector.yaml': 'type: graphql-no-sidecar\nvendor_description: { path: s.graphql, format: graphql }\n', 's.graphql': 'type Query { a: Int }' });
+      write('graphql-no-sidecar', {
+        'connector.yaml': 'type: graphql-no-sidecar\nvendor_description: { path: s.graphql, format: graphql }\n',
+        's.graphql': 'type Query { a: Int }',
+      });
       write('coded', { 'connector.yaml': manifest.replace('widgets', 'coded'), 'openapi.json': openapi, 'simulator.yaml': '{}' });
 
       const entries = describedSimulators(dir, new Set(['coded']));
@@ -175,7 +202,12 @@ describe('simulators from vendor descriptions', () => {
       const gsim = (await gadgets.start({ port: 0 })) as NonNullable<Awaited<ReturnType<typeof gadgets.start>>>;
       try {
         expect(gadgets.credentials(gsim)).toEqual({ api_key: 'gql_1' });
-        const ask = (token: string): Promise<Response> => fetch(`${gsim.url}/graphql`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ gadgets { id name } }' }) });
+        const ask = (token: string): Promise<Response> =>
+          fetch(`${gsim.url}/graphql`, {
+            method: 'POST',
+            headers: { authorization: token, 'content-type': 'application/json' },
+            body: JSON.stringify({ query: '{ gadgets { id name } }' }),
+          });
         const ok = await ask('gql_1');
         expect(ok.status).toBe(200);
         expect(((await ok.json()) as { data: { gadgets: unknown[] } }).data.gadgets).toHaveLength(3);

@@ -27,21 +27,52 @@ describe.each(dialectCases())('change log on %s', (_dialect, open, skip) => {
     t = await open();
     let clock = Date.parse('2026-01-01T00:00:00Z');
     const store = new RecordStore(t.database, { cursorSecret: 's', tombstoneRetentionMs: 7 * DAY, now: () => clock });
-    expect(await store.upsert(C, E, DEF, [{ id: 'a', name: 'Ann' }, { id: 'b', name: 'Bob' }])).toEqual({ added: 2, updated: 0 });
+    expect(
+      await store.upsert(C, E, DEF, [
+        { id: 'a', name: 'Ann' },
+        { id: 'b', name: 'Bob' },
+      ]),
+    ).toEqual({ added: 2, updated: 0 });
     const first = await store.changes(C, E);
-    expect(first.data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['a', 'added'], ['b', 'added']]);
+    expect(first.data.map((d) => [d.record['id'], d._metadata.action])).toEqual([
+      ['a', 'added'],
+      ['b', 'added'],
+    ]);
     expect(first.has_more).toBe(false);
     const cursor = first.next_cursor!;
     expect(cursor).toBe(first.data[1]!._metadata.cursor);
 
     clock += 1000;
     // The same payload again is no change; a changed payload is an update.
-    expect(await store.upsert(C, E, DEF, [{ id: 'a', name: 'Ann' }, { id: 'b', name: 'Bobby' }])).toEqual({ added: 0, updated: 1 });
+    expect(
+      await store.upsert(C, E, DEF, [
+        { id: 'a', name: 'Ann' },
+        { id: 'b', name: 'Bobby' },
+      ]),
+    ).toEqual({ added: 0, updated: 1 });
     expect(await store.deleteRecords(C, E, ['a'])).toBe(1);
     const next = await store.changes(C, E, { cursor });
     expect(next.data).toEqual([
-      { record: { id: 'b', name: 'Bobby' }, _metadata: { action: 'updated', first_seen_at: '2026-01-01T00:00:00.000Z', last_modified_at: '2026-01-01T00:00:01.000Z', deleted_at: null, cursor: expect.any(String) } },
-      { record: { id: 'a', name: 'Ann' }, _metadata: { action: 'deleted', first_seen_at: '2026-01-01T00:00:00.000Z', last_modified_at: '2026-01-01T00:00:01.000Z', deleted_at: '2026-01-01T00:00:01.000Z', cursor: expect.any(String) } },
+      {
+        record: { id: 'b', name: 'Bobby' },
+        _metadata: {
+          action: 'updated',
+          first_seen_at: '2026-01-01T00:00:00.000Z',
+          last_modified_at: '2026-01-01T00:00:01.000Z',
+          deleted_at: null,
+          cursor: expect.any(String),
+        },
+      },
+      {
+        record: { id: 'a', name: 'Ann' },
+        _metadata: {
+          action: 'deleted',
+          first_seen_at: '2026-01-01T00:00:00.000Z',
+          last_modified_at: '2026-01-01T00:00:01.000Z',
+          deleted_at: '2026-01-01T00:00:01.000Z',
+          cursor: expect.any(String),
+        },
+      },
     ]);
     // Paging by one gives the same entries.
     const one = await store.changes(C, E, { cursor, limit: 1 });
@@ -69,34 +100,49 @@ describe.each(dialectCases())('change log on %s', (_dialect, open, skip) => {
     expect(Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM record_changes`.execute(t.database.db)).rows[0]!.n)).toBe(0);
   });
 
-  it.skipIf(skip !== undefined)(title('pruning the newest tombstone never hands its seq out again; a cursor past every one given is invalid_cursor (issue 37 item 11)'), async () => {
-    t = await open();
-    let clock = Date.parse('2026-01-01T00:00:00Z');
-    const store = new RecordStore(t.database, { cursorSecret: 's', tombstoneRetentionMs: 7 * DAY, now: () => clock });
-    // Nothing synced yet: only the start is a cursor.
-    await expect(store.changes(C, E, { cursor: '1' })).rejects.toMatchObject({ code: 'invalid_cursor' });
-    await store.upsert(C, E, DEF, [{ id: 'a', name: 'Ann' }, { id: 'b', name: 'Bob' }]);
-    await store.deleteRecords(C, E, ['b']);
-    // A consumer reads everything and holds the last cursor: b's tombstone, the newest change.
-    const held = (await store.changes(C, E)).next_cursor!;
-    expect(await store.changes(C, E, { cursor: held })).toEqual({ data: [], next_cursor: held, has_more: false });
-    await expect(store.changes(C, E, { cursor: String(Number(held) + 1) })).rejects.toMatchObject({ code: 'invalid_cursor' });
-    await expect(store.changes(C, E, { cursor: '999999999' })).rejects.toMatchObject({ code: 'invalid_cursor' });
-    // Past the retention, the next deletion prunes b's tombstone, then records a's deletion: after the held cursor.
-    clock += 8 * DAY;
-    await store.deleteRecords(C, E, ['a']);
-    const next = await store.changes(C, E, { cursor: held });
-    expect(next.data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['a', 'deleted']]);
-    expect(Number(next.next_cursor)).toBeGreaterThan(Number(held));
-    // And an upsert after that too.
-    await store.upsert(C, E, DEF, [{ id: 'c', name: 'Cy' }]);
-    expect((await store.changes(C, E, { cursor: next.next_cursor! })).data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['c', 'added']]);
-  });
+  it.skipIf(skip !== undefined)(
+    title('pruning the newest tombstone never hands its seq out again; a cursor past every one given is invalid_cursor (issue 37 item 11)'),
+    async () => {
+      t = await open();
+      let clock = Date.parse('2026-01-01T00:00:00Z');
+      const store = new RecordStore(t.database, { cursorSecret: 's', tombstoneRetentionMs: 7 * DAY, now: () => clock });
+      // Nothing synced yet: only the start is a cursor.
+      await expect(store.changes(C, E, { cursor: '1' })).rejects.toMatchObject({ code: 'invalid_cursor' });
+      await store.upsert(C, E, DEF, [
+        { id: 'a', name: 'Ann' },
+        { id: 'b', name: 'Bob' },
+      ]);
+      await store.deleteRecords(C, E, ['b']);
+      // A consumer reads everything and holds the last cursor: b's tombstone, the newest change.
+      const held = (await store.changes(C, E)).next_cursor!;
+      expect(await store.changes(C, E, { cursor: held })).toEqual({ data: [], next_cursor: held, has_more: false });
+      await expect(store.changes(C, E, { cursor: String(Number(held) + 1) })).rejects.toMatchObject({ code: 'invalid_cursor' });
+      await expect(store.changes(C, E, { cursor: '999999999' })).rejects.toMatchObject({ code: 'invalid_cursor' });
+      // Past the retention, the next deletion prunes b's tombstone, then records a's deletion: after the held cursor.
+      clock += 8 * DAY;
+      await store.deleteRecords(C, E, ['a']);
+      const next = await store.changes(C, E, { cursor: held });
+      expect(next.data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['a', 'deleted']]);
+      expect(Number(next.next_cursor)).toBeGreaterThan(Number(held));
+      // And an upsert after that too.
+      await store.upsert(C, E, DEF, [{ id: 'c', name: 'Cy' }]);
+      expect((await store.changes(C, E, { cursor: next.next_cursor! })).data.map((d) => [d.record['id'], d._metadata.action])).toEqual([['c', 'added']]);
+    },
+  );
 
   it.skipIf(skip !== undefined)(title('parallel writers of one scope: every change appears once, cursors strictly increasing'), async () => {
     t = await open();
     const store = new RecordStore(t.database, { cursorSecret: 's' });
-    await Promise.all(Array.from({ length: 12 }, (_, i) => store.upsert(C, E, DEF, Array.from({ length: 20 }, (_, k) => ({ id: `w${i}-${k}`, name: `n${k}` })))));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.upsert(
+          C,
+          E,
+          DEF,
+          Array.from({ length: 20 }, (_, k) => ({ id: `w${i}-${k}`, name: `n${k}` })),
+        ),
+      ),
+    );
     const seen: string[] = [];
     const cursors: number[] = [];
     let cursor: string | undefined;
@@ -116,10 +162,17 @@ describe.each(dialectCases())('change log on %s', (_dialect, open, skip) => {
     const before = { name: searchMigrations.name, migrations: Object.fromEntries(Object.entries(searchMigrations.migrations).filter(([k]) => k < '0003')) };
     t = await open([before]);
     await sql`INSERT INTO search_scopes (connector_id, entity, synced_at) VALUES (${C}, ${E}, ${'2026-02-03T04:05:06.000Z'})`.execute(t.database.db);
-    await sql`INSERT INTO search_records (scope_id, record_id, record, doc_hash, synced_at) SELECT scope_id, 'old', '{"id":"old","name":"Old"}', 'h', synced_at FROM search_scopes`.execute(t.database.db);
+    await sql`INSERT INTO search_records (scope_id, record_id, record, doc_hash, synced_at) SELECT scope_id, 'old', '{"id":"old","name":"Old"}', 'h', synced_at FROM search_scopes`.execute(
+      t.database.db,
+    );
     await migrate(t.database, [searchMigrations]);
     const store = new RecordStore(t.database, { cursorSecret: 's' });
     const page = await store.changes(C, E);
-    expect(page.data).toEqual([{ record: { id: 'old', name: 'Old' }, _metadata: { action: 'added', first_seen_at: '2026-02-03T04:05:06.000Z', last_modified_at: '2026-02-03T04:05:06.000Z', deleted_at: null, cursor: '1' } }]);
+    expect(page.data).toEqual([
+      {
+        record: { id: 'old', name: 'Old' },
+        _metadata: { action: 'added', first_seen_at: '2026-02-03T04:05:06.000Z', last_modified_at: '2026-02-03T04:05:06.000Z', deleted_at: null, cursor: '1' },
+      },
+    ]);
   });
 });

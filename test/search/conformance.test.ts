@@ -103,7 +103,11 @@ const OPERATOR_CASES: [string, Params, string[]][] = [
   ['contains on a path through an array of objects', { contains: { 'attendees.tags': 'x' } }, ['r02']],
   ['contains on a path, nested arrays flattened', { contains: { 'attendees.role': 'host' } }, ['r01', 'r02', 'r04', 'r05', 'r07']],
   ['any: both conditions on one element', { any: { attendees: { and: [{ eq: { email: 'ada@example.com' } }, { eq: { role: 'host' } }] } } }, ['r01']],
-  ['without any: conditions on different elements', { and: [{ eq: { 'attendees.email': 'ada@example.com' } }, { eq: { 'attendees.role': 'host' } }] }, ['r01', 'r04']],
+  [
+    'without any: conditions on different elements',
+    { and: [{ eq: { 'attendees.email': 'ada@example.com' } }, { eq: { 'attendees.role': 'host' } }] },
+    ['r01', 'r04'],
+  ],
   ['any with like', { any: { attendees: { like: { email: 'ada@%' } } } }, ['r01', 'r04', 'r05']],
   ['any with an ordering', { any: { attendees: { gt: { seats: 2 } } } }, ['r01', 'r04']],
   ['any with not: elements without the value count', { any: { attendees: { not: { eq: { role: 'host' } } } } }, ['r01', 'r04', 'r05', 'r07']],
@@ -118,7 +122,11 @@ const OPERATOR_CASES: [string, Params, string[]][] = [
 
 const SORT_CASES: [string, Params[], string[]][] = [
   ['integer asc, nulls last, ties by storage order', [{ age: 'asc' }], ['r06', 'r04', 'r11', 'r01', 'r07', 'r10', 'r02', 'r12', 'r05', 'r08', 'r09', 'r03']],
-  ['integer desc, nulls last, ties in the same direction', [{ age: 'desc' }], ['r09', 'r08', 'r05', 'r12', 'r02', 'r10', 'r07', 'r01', 'r11', 'r04', 'r06', 'r03']],
+  [
+    'integer desc, nulls last, ties in the same direction',
+    [{ age: 'desc' }],
+    ['r09', 'r08', 'r05', 'r12', 'r02', 'r10', 'r07', 'r01', 'r11', 'r04', 'r06', 'r03'],
+  ],
   ['boolean then string', [{ active: 'desc' }, { name: 'asc' }], ['r01', 'r11', 'r08', 'r09', 'r05', 'r04', 'r10', 'r12', 'r02', 'r07', 'r06', 'r03']],
   ['number asc with nulls', [{ score: 'asc' }], ['r04', 'r05', 'r11', 'r06', 'r12', 'r01', 'r07', 'r02', 'r08', 'r09', 'r03', 'r10']],
 ];
@@ -160,7 +168,10 @@ for (const [dialect, open, skipped] of dialectCases()) {
     });
 
     it('pages an any filter with cursors and sort', async () => {
-      const params = { query: { filter: { any: { attendees: { or: [{ eq: { role: 'host' } }, { eq: { role: 'guest' } }] } } }, sort: [{ age: 'desc' }] }, limit: 1 };
+      const params = {
+        query: { filter: { any: { attendees: { or: [{ eq: { role: 'host' } }, { eq: { role: 'guest' } }] } } }, sort: [{ age: 'desc' }] },
+        limit: 1,
+      };
       const expected = reference(RECORDS, params);
       expect(expected).toEqual(['r05', 'r02', 'r07', 'r01', 'r04']);
       expect(await allIds(store, params)).toEqual(expected);
@@ -172,7 +183,9 @@ for (const [dialect, open, skipped] of dialectCases()) {
       expect(errors).toEqual([
         {
           path: '/query/filter/gt/attendees',
-          message: expect.stringContaining('gt does not apply to array field "attendees"; valid operators for array fields: eq, neq, in, like, keyword, fuzzy, contains, any'),
+          message: expect.stringContaining(
+            'gt does not apply to array field "attendees"; valid operators for array fields: eq, neq, in, like, keyword, fuzzy, contains, any',
+          ),
         },
       ]);
       await expectError(store.search(C, E, DEF, { query: { filter: { keyword: { age: '34' } } } }), 'invalid_search_query');
@@ -192,7 +205,10 @@ for (const [dialect, open, skipped] of dialectCases()) {
     });
 
     it('projects fields, dotted paths into objects and through arrays', async () => {
-      const { data } = await store.search(C, E, DEF, { query: { filter: { in: { id: ['r01', 'r03', 'r09'] } } }, fields: ['name', 'custom.plan', 'owner.name', 'tags.k'] });
+      const { data } = await store.search(C, E, DEF, {
+        query: { filter: { in: { id: ['r01', 'r03', 'r09'] } } },
+        fields: ['name', 'custom.plan', 'owner.name', 'tags.k'],
+      });
       expect(data).toEqual([
         { name: 'John Smith', custom: { plan: 'pro' }, owner: { name: 'Ada' }, tags: [] },
         { name: 'Bob', custom: null, owner: null, tags: [] },
@@ -348,7 +364,10 @@ for (const [dialect, open, skipped] of dialectCases()) {
 
       it('remembers at most maxRememberedShapes query shapes across all scopes, and answers the same after forgetting', async () => {
         const bounded = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret', maxRememberedShapes: 3 });
-        const records = [{ id: 'a', name: 'odd', age: 1 }, { id: 'b', name: 'even', age: 2 }];
+        const records = [
+          { id: 'a', name: 'odd', age: 1 },
+          { id: 'b', name: 'even', age: 2 },
+        ];
         for (const c of ['conn-bound-1', 'conn-bound-2']) await bounded.upsert(c, 'bound', DEF, records);
         let most = 0;
         for (let round = 0; round < 2; round++) {
@@ -364,7 +383,7 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(most).toBeLessThanOrEqual(3);
       });
 
-      it('answers a repeated query shape from its remembered SQL with each query\'s own values, and sees every committed write at once', async () => {
+      it("answers a repeated query shape from its remembered SQL with each query's own values, and sees every committed write at once", async () => {
         const entity = 'shapes';
         const cs = 'conn-shapes';
         const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
@@ -422,7 +441,11 @@ for (const [dialect, open, skipped] of dialectCases()) {
 
       it.skipIf(dialect !== 'postgres')('runs search statements on a pool client directly (PostgreSQL), not over a transaction', async () => {
         const cs = 'conn-direct';
-        await store.upsert(cs, E, DEF, [{ id: 'a', name: 'odd' }, { id: 'b', name: 'even' }, { id: 'c', name: 'odd' }]);
+        await store.upsert(cs, E, DEF, [
+          { id: 'a', name: 'odd' },
+          { id: 'b', name: 'even' },
+          { id: 'c', name: 'odd' },
+        ]);
         const direct: string[] = [];
         const pool = t.database.postgres!;
         const counted = new RecordStore(
@@ -438,62 +461,80 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(direct.every((text) => text.includes('s_state'))).toBe(true);
         // Statements of searches that are not remembered shapes (a sorted page) go the same way.
         direct.length = 0;
-        expect((await counted.search(cs, E, DEF, { query: { sort: [{ name: 'desc' }] }, fields: ['id'] })).data).toEqual([{ id: 'c' }, { id: 'a' }, { id: 'b' }]); // ties by record, descending too
+        expect((await counted.search(cs, E, DEF, { query: { sort: [{ name: 'desc' }] }, fields: ['id'] })).data).toEqual([
+          { id: 'c' },
+          { id: 'a' },
+          { id: 'b' },
+        ]); // ties by record, descending too
         expect(direct.length).toBeGreaterThan(0);
         // A store over a transaction reads through it (its uncommitted writes), never the pool.
         await t.database.db.transaction().execute(async (trx) => {
-          const inTrx = new RecordStore({ db: trx, dialect: 'postgres', postgres: { query: () => Promise.reject(new Error('pool used in a transaction')) } }, { cursorSecret: 'test-cursor-secret' });
+          const inTrx = new RecordStore(
+            { db: trx, dialect: 'postgres', postgres: { query: () => Promise.reject(new Error('pool used in a transaction')) } },
+            { cursorSecret: 'test-cursor-secret' },
+          );
           await inTrx.upsert(cs, E, DEF, [{ id: 'd', name: 'odd' }]);
           for (let round = 0; round < 2; round++) expect(await allIds(inTrx, odd, E, cs)).toEqual(['a', 'c', 'd']);
         });
         expect(await allIds(counted, odd, E, cs)).toEqual(['a', 'c', 'd']);
       });
 
-      it.skipIf(dialect !== 'postgres')('remembers sorted walks and GIN-backed keyword and like pages (PostgreSQL): later searches of the shape compile no SQL', async () => {
-        const entity = 'walks';
-        const cs = 'conn-walks';
-        const records = Array.from({ length: 7 }, (_, i) => ({ id: `w${i}`, name: i % 2 === 1 ? 'odd' : 'even', age: 10 - i, title: i === 3 ? 'solo' : 'many' }));
-        await store.upsert(cs, entity, DEF, records);
-        // Counts Kysely compiles of this store's statements: a search answered from remembered SQL compiles none.
-        const { db: counting, counter } = countingCompiles(t.database.db);
-        const watched = new RecordStore({ ...t.database, db: counting }, { cursorSecret: 'test-cursor-secret' });
-        const queries: [Params, string[]][] = [
-          // A walk of age's index bounded by conditions on age only, in both directions, with cursors.
-          [{ query: { filter: { gte: { age: 5 }, lt: { age: 9 } }, sort: [{ age: 'desc' }] }, limit: 2 }, ['w2', 'w3', 'w4', 'w5']],
-          [{ query: { filter: { gte: { age: 4 }, lt: { age: 8 } }, sort: [{ age: 'desc' }] }, limit: 2 }, ['w3', 'w4', 'w5', 'w6']],
-          [{ query: { filter: { gt: { age: 7 } }, sort: [{ age: 'asc' }] }, limit: 1 }, ['w2', 'w1', 'w0']],
-          [{ query: { filter: { gt: { age: 10 } }, sort: [{ age: 'asc' }] }, limit: 1 }, []],
-          // GIN-backed pages below their cap (4 at 7 records and a page of 1).
-          [{ query: { filter: { keyword: { name: 'odd' } } }, limit: 2 }, ['w1', 'w3', 'w5']],
-          [{ query: { filter: { keyword: { title: 'solo' } } }, limit: 2 }, ['w3']],
-          [{ query: { filter: { keyword: { title: 'none' } } }, limit: 2 }, []],
-          [{ query: { filter: { like: { name: '%odd%' } } }, limit: 2 }, ['w1', 'w3', 'w5']],
-          [{ query: { filter: { like: { name: 'eve%' } } }, limit: 3 }, ['w0', 'w2', 'w4', 'w6']],
-        ];
-        // Two rounds teach every shape (a capped one needs the scope's record count first).
-        for (let round = 0; round < 2; round++) {
+      it.skipIf(dialect !== 'postgres')(
+        'remembers sorted walks and GIN-backed keyword and like pages (PostgreSQL): later searches of the shape compile no SQL',
+        async () => {
+          const entity = 'walks';
+          const cs = 'conn-walks';
+          const records = Array.from({ length: 7 }, (_, i) => ({
+            id: `w${i}`,
+            name: i % 2 === 1 ? 'odd' : 'even',
+            age: 10 - i,
+            title: i === 3 ? 'solo' : 'many',
+          }));
+          await store.upsert(cs, entity, DEF, records);
+          // Counts Kysely compiles of this store's statements: a search answered from remembered SQL compiles none.
+          const { db: counting, counter } = countingCompiles(t.database.db);
+          const watched = new RecordStore({ ...t.database, db: counting }, { cursorSecret: 'test-cursor-secret' });
+          const queries: [Params, string[]][] = [
+            // A walk of age's index bounded by conditions on age only, in both directions, with cursors.
+            [{ query: { filter: { gte: { age: 5 }, lt: { age: 9 } }, sort: [{ age: 'desc' }] }, limit: 2 }, ['w2', 'w3', 'w4', 'w5']],
+            [{ query: { filter: { gte: { age: 4 }, lt: { age: 8 } }, sort: [{ age: 'desc' }] }, limit: 2 }, ['w3', 'w4', 'w5', 'w6']],
+            [{ query: { filter: { gt: { age: 7 } }, sort: [{ age: 'asc' }] }, limit: 1 }, ['w2', 'w1', 'w0']],
+            [{ query: { filter: { gt: { age: 10 } }, sort: [{ age: 'asc' }] }, limit: 1 }, []],
+            // GIN-backed pages below their cap (4 at 7 records and a page of 1).
+            [{ query: { filter: { keyword: { name: 'odd' } } }, limit: 2 }, ['w1', 'w3', 'w5']],
+            [{ query: { filter: { keyword: { title: 'solo' } } }, limit: 2 }, ['w3']],
+            [{ query: { filter: { keyword: { title: 'none' } } }, limit: 2 }, []],
+            [{ query: { filter: { like: { name: '%odd%' } } }, limit: 2 }, ['w1', 'w3', 'w5']],
+            [{ query: { filter: { like: { name: 'eve%' } } }, limit: 3 }, ['w0', 'w2', 'w4', 'w6']],
+          ];
+          // Two rounds teach every shape (a capped one needs the scope's record count first).
+          for (let round = 0; round < 2; round++) {
+            for (const [params, ids] of queries) expect(await allIds(watched, params, entity, cs), JSON.stringify(params)).toEqual(ids);
+          }
+          counter.compiles = 0;
           for (const [params, ids] of queries) expect(await allIds(watched, params, entity, cs), JSON.stringify(params)).toEqual(ids);
-        }
-        counter.compiles = 0;
-        for (const [params, ids] of queries) expect(await allIds(watched, params, entity, cs), JSON.stringify(params)).toEqual(ids);
-        const empty = await watched.search(cs, entity, DEF, { query: { filter: { keyword: { title: 'nothing' } } }, limit: 2 });
-        expect(empty.meta.synced_at).not.toBeNull(); // the scope's state read on its own after an empty page
-        expect(counter.compiles).toBe(0);
-        // A set reaching its cap (4 evens at a page of 1) is walked the full way instead; still the same pages.
-        expect(await allIds(watched, { query: { filter: { keyword: { name: 'even' } } }, limit: 1 }, entity, cs)).toEqual(['w0', 'w2', 'w4', 'w6']);
-        counter.compiles = 0;
-        expect(await allIds(watched, { query: { filter: { keyword: { name: 'even' } } }, limit: 1 }, entity, cs)).toEqual(['w0', 'w2', 'w4', 'w6']);
-        expect(counter.compiles).toBeGreaterThan(0);
-        // Writes by another instance show at once; a new field drops the remembered SQL with the scope.
-        const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
-        await other.upsert(cs, entity, DEF, [{ id: 'w7', name: 'odd', age: 6 }, { id: 'w1', name: 'even', age: 9 }]);
-        expect(await allIds(watched, queries[0]![0], entity, cs)).toEqual(['w2', 'w3', 'w7', 'w4', 'w5']);
-        expect(await allIds(watched, queries[4]![0], entity, cs)).toEqual(['w3', 'w5', 'w7']);
-        expect(await allIds(watched, queries[7]![0], entity, cs)).toEqual(['w3', 'w5', 'w7']);
-        await other.upsert(cs, entity, DEF, [{ id: 'w8', name: 'odd', age: 7, score: 1 }]);
-        expect(await allIds(watched, queries[4]![0], entity, cs)).toEqual(['w3', 'w5', 'w7', 'w8']);
-        expect(await allIds(watched, queries[0]![0], entity, cs)).toEqual(['w2', 'w8', 'w3', 'w7', 'w4', 'w5']); // ties by record, descending
-      });
+          const empty = await watched.search(cs, entity, DEF, { query: { filter: { keyword: { title: 'nothing' } } }, limit: 2 });
+          expect(empty.meta.synced_at).not.toBeNull(); // the scope's state read on its own after an empty page
+          expect(counter.compiles).toBe(0);
+          // A set reaching its cap (4 evens at a page of 1) is walked the full way instead; still the same pages.
+          expect(await allIds(watched, { query: { filter: { keyword: { name: 'even' } } }, limit: 1 }, entity, cs)).toEqual(['w0', 'w2', 'w4', 'w6']);
+          counter.compiles = 0;
+          expect(await allIds(watched, { query: { filter: { keyword: { name: 'even' } } }, limit: 1 }, entity, cs)).toEqual(['w0', 'w2', 'w4', 'w6']);
+          expect(counter.compiles).toBeGreaterThan(0);
+          // Writes by another instance show at once; a new field drops the remembered SQL with the scope.
+          const other = new RecordStore(t.database, { cursorSecret: 'test-cursor-secret' });
+          await other.upsert(cs, entity, DEF, [
+            { id: 'w7', name: 'odd', age: 6 },
+            { id: 'w1', name: 'even', age: 9 },
+          ]);
+          expect(await allIds(watched, queries[0]![0], entity, cs)).toEqual(['w2', 'w3', 'w7', 'w4', 'w5']);
+          expect(await allIds(watched, queries[4]![0], entity, cs)).toEqual(['w3', 'w5', 'w7']);
+          expect(await allIds(watched, queries[7]![0], entity, cs)).toEqual(['w3', 'w5', 'w7']);
+          await other.upsert(cs, entity, DEF, [{ id: 'w8', name: 'odd', age: 7, score: 1 }]);
+          expect(await allIds(watched, queries[4]![0], entity, cs)).toEqual(['w3', 'w5', 'w7', 'w8']);
+          expect(await allIds(watched, queries[0]![0], entity, cs)).toEqual(['w2', 'w8', 'w3', 'w7', 'w4', 'w5']); // ties by record, descending
+        },
+      );
 
       it('reports an entity never synced as empty with synced_at null', async () => {
         const result = await store.search('nobody', E, DEF, { query: { filter: { eq: { name: 'x' } } } });
@@ -526,7 +567,11 @@ for (const [dialect, open, skipped] of dialectCases()) {
           cursor = page.meta.cursor;
           // A sync step: update some records (not their sort or filter fields), delete some, add some.
           const alive = records.filter((x) => !deleted.has(String(x['id'])));
-          const updates = Array.from({ length: 5 }, () => alive[Math.floor(r() * alive.length)]!).map((x) => ({ ...x, title: `updated ${r()}`, tags: ['changed'] }));
+          const updates = Array.from({ length: 5 }, () => alive[Math.floor(r() * alive.length)]!).map((x) => ({
+            ...x,
+            title: `updated ${r()}`,
+            tags: ['changed'],
+          }));
           await store.upsert(C, entity, DEF, updates, 'run-1');
           const victims = Array.from({ length: 2 }, () => String(alive[Math.floor(r() * alive.length)]!['id']));
           for (const v of victims) deleted.add(v);
@@ -536,7 +581,10 @@ for (const [dialect, open, skipped] of dialectCases()) {
         expect(new Set(seen).size, `${label}: no duplicates`).toBe(seen.length);
         const survivors = [...initial].filter((id) => !deleted.has(id));
         const seenSet = new Set(seen);
-        expect(survivors.filter((id) => !seenSet.has(id)), `${label}: every surviving match seen`).toEqual([]);
+        expect(
+          survivors.filter((id) => !seenSet.has(id)),
+          `${label}: every surviving match seen`,
+        ).toEqual([]);
       }
     });
 

@@ -33,7 +33,10 @@ describe('cursors', () => {
       const c = cursor[i] === 'A' ? 'B' : 'A';
       const changed = cursor.slice(0, i) + c + cursor.slice(i + 1);
       if (changed === cursor) continue;
-      expect(code(() => decodeCursor(secret, 'query-a', sort, changed)), `position ${i}`).toBe('invalid_cursor');
+      expect(
+        code(() => decodeCursor(secret, 'query-a', sort, changed)),
+        `position ${i}`,
+      ).toBe('invalid_cursor');
     }
   });
 
@@ -44,6 +47,10 @@ describe('cursors', () => {
   });
 
   it('rejects garbage', () => {
-    for (const bad of ['', '.', 'abc', 'abc.def', `${cursor}.x`]) expect(code(() => decodeCursor(secret, 'query-a', sort, bad)), bad).toBe('invalid_cursor');
+    for (const bad of ['', '.', 'abc', 'abc.def', `${cursor}.x`])
+      expect(
+        code(() => decodeCursor(secret, 'query-a', sort, bad)),
+        bad,
+      ).toBe('invalid_cursor');
   });
 });

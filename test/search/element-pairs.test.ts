@@ -60,65 +60,79 @@ describe.each(dialectCases())('element pairs on %s', (dialect, open, skip) => {
   });
   const note = skip === undefined ? '' : ` (${skip})`;
 
-  it.skipIf(skip !== undefined)(`an any of two equalities equals the reference before and after its element pair is built, and after another instance's writes${note}`, async () => {
-    t = await open();
-    const pool = t.database.postgres;
-    const texts: string[] = [];
-    // PostgreSQL: the texts of the store's direct statements (which table a page read).
-    const store = new RecordStore(pool === undefined ? t.database : { ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } }, { cursorSecret: 'test-secret' });
-    const stored = new StoredRecords(DEF);
-    const base = orders(1, 300);
-    await store.upsert(C, E, DEF, base);
-    stored.upsert(base);
-    const check = async (s: RecordStore, q: Params): Promise<boolean> => {
+  it.skipIf(skip !== undefined)(
+    `an any of two equalities equals the reference before and after its element pair is built, and after another instance's writes${note}`,
+    async () => {
+      t = await open();
+      const pool = t.database.postgres;
+      const texts: string[] = [];
+      // PostgreSQL: the texts of the store's direct statements (which table a page read).
+      const store = new RecordStore(
+        pool === undefined ? t.database : { ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } },
+        { cursorSecret: 'test-secret' },
+      );
+      const stored = new StoredRecords(DEF);
+      const base = orders(1, 300);
+      await store.upsert(C, E, DEF, base);
+      stored.upsert(base);
+      const check = async (s: RecordStore, q: Params): Promise<boolean> => {
+        texts.length = 0;
+        expect(await allSearchIds(s, C, E, DEF, q), JSON.stringify(q)).toEqual(stored.reference(q));
+        return texts.some((text) => /FROM search_pairs p\b/.test(text));
+      };
+      // The first search of a pair's condition probes and starts building it; the pair may be there
+      // for its later pages and for the next searches.
       texts.length = 0;
-      expect(await allSearchIds(s, C, E, DEF, q), JSON.stringify(q)).toEqual(stored.reference(q));
-      return texts.some((text) => /FROM search_pairs p\b/.test(text));
-    };
-    // The first search of a pair's condition probes and starts building it; the pair may be there
-    // for its later pages and for the next searches.
-    texts.length = 0;
-    expect((await store.search(C, E, DEF, QUERIES[0]!)).data.map((d) => String(d['id']))).toEqual(stored.reference(QUERIES[0]!).slice(0, 7));
-    expect(texts.some((text) => /FROM search_pairs p\b/.test(text))).toBe(false);
-    for (const q of [...QUERIES, ...OTHERS]) await check(store, q);
-    await store.settled();
-    const { rows: defs } = await sql<{ key_field: number; sort_field: number; n: string }>`
-      SELECT d.key_field, d.sort_field, count(p.rid) AS n FROM search_pair_defs d LEFT JOIN search_pairs p ON p.pair_id = d.pair_id GROUP BY d.pair_id ORDER BY d.pair_id`.execute(t.database.db);
-    if (dialect === 'sqlite') {
-      expect(defs).toEqual([]);
-      for (const q of [...QUERIES, ...OTHERS]) expect(await check(store, q)).toBe(false);
-      return;
-    }
-    // (sku, qty) and (sku, color): element pairs, each a row per element holding both values.
-    expect(defs.map((d) => Number(d.sort_field) < 0)).toEqual([true, true]);
-    const elements = (other: string): number =>
-      stored.list.flatMap((rec) => [(rec['box'] as { items: unknown }).items].flat() as Record<string, unknown>[]).filter((i) => typeof i['sku'] === 'string' && i[other] !== null && i[other] !== undefined).length;
-    expect(defs.map((d) => Number(d.n))).toEqual([elements('qty'), elements('color')]);
-    // Then the two-equality searches read their pair, in both orders, remembered or not (two rounds).
-    for (let round = 0; round < 2; round++) {
-      for (const q of QUERIES) expect(await check(store, q), JSON.stringify(q)).toBe(true);
-      for (const q of OTHERS) expect(await check(store, q), JSON.stringify(q)).toBe(false);
-    }
-    // Another instance writes: items change, orders go and come; its writes keep the pairs current.
-    const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    const changed = orders(2, 100).map((rec, i) => ({ ...rec, id: base[i * 3]!['id'] }));
-    await other.upsert(C, E, DEF, changed);
-    stored.upsert(changed);
-    const gone = base.filter((_, i) => i % 7 === 1).map((rec) => String(rec['id']));
-    await other.deleteRecords(C, E, gone);
-    stored.delete(gone);
-    const added = orders(3, 60, 'n');
-    await other.upsert(C, E, DEF, added);
-    stored.upsert(added);
-    for (const s of [store, other]) for (const q of [...QUERIES, ...OTHERS]) await check(s, q);
-    for (const q of QUERIES) expect(await check(store, q)).toBe(true);
-    // A change outside the search document leaves the index alone; the record copy trigger
-    // (0006) updates sort pair rows, not element rows, which carry no copy.
-    const kept = stored.list.slice(0, 20).map((rec) => ({ ...rec, extra: 'changed' }));
-    await other.upsert(C, E, DEF, kept);
-    stored.upsert(kept);
-    const { rows: copies } = await sql<{ n: string }>`SELECT count(*) AS n FROM search_pairs p JOIN search_pair_defs d ON d.pair_id = p.pair_id WHERE d.sort_field < 0 AND p.record IS NOT NULL`.execute(t.database.db);
-    expect(Number(copies[0]!.n)).toBe(0);
-    for (const q of QUERIES) expect(await check(store, q)).toBe(true);
-  });
+      expect((await store.search(C, E, DEF, QUERIES[0]!)).data.map((d) => String(d['id']))).toEqual(stored.reference(QUERIES[0]!).slice(0, 7));
+      expect(texts.some((text) => /FROM search_pairs p\b/.test(text))).toBe(false);
+      for (const q of [...QUERIES, ...OTHERS]) await check(store, q);
+      await store.settled();
+      const { rows: defs } = await sql<{ key_field: number; sort_field: number; n: string }>`
+      SELECT d.key_field, d.sort_field, count(p.rid) AS n FROM search_pair_defs d LEFT JOIN search_pairs p ON p.pair_id = d.pair_id GROUP BY d.pair_id ORDER BY d.pair_id`.execute(
+        t.database.db,
+      );
+      if (dialect === 'sqlite') {
+        expect(defs).toEqual([]);
+        for (const q of [...QUERIES, ...OTHERS]) expect(await check(store, q)).toBe(false);
+        return;
+      }
+      // (sku, qty) and (sku, color): element pairs, each a row per element holding both values.
+      expect(defs.map((d) => Number(d.sort_field) < 0)).toEqual([true, true]);
+      const elements = (other: string): number =>
+        stored.list
+          .flatMap((rec) => [(rec['box'] as { items: unknown }).items].flat() as Record<string, unknown>[])
+          .filter((i) => typeof i['sku'] === 'string' && i[other] !== null && i[other] !== undefined).length;
+      expect(defs.map((d) => Number(d.n))).toEqual([elements('qty'), elements('color')]);
+      // Then the two-equality searches read their pair, in both orders, remembered or not (two rounds).
+      for (let round = 0; round < 2; round++) {
+        for (const q of QUERIES) expect(await check(store, q), JSON.stringify(q)).toBe(true);
+        for (const q of OTHERS) expect(await check(store, q), JSON.stringify(q)).toBe(false);
+      }
+      // Another instance writes: items change, orders go and come; its writes keep the pairs current.
+      const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+      const changed = orders(2, 100).map((rec, i) => ({ ...rec, id: base[i * 3]!['id'] }));
+      await other.upsert(C, E, DEF, changed);
+      stored.upsert(changed);
+      const gone = base.filter((_, i) => i % 7 === 1).map((rec) => String(rec['id']));
+      await other.deleteRecords(C, E, gone);
+      stored.delete(gone);
+      const added = orders(3, 60, 'n');
+      await other.upsert(C, E, DEF, added);
+      stored.upsert(added);
+      for (const s of [store, other]) for (const q of [...QUERIES, ...OTHERS]) await check(s, q);
+      for (const q of QUERIES) expect(await check(store, q)).toBe(true);
+      // A change outside the search document leaves the index alone; the record copy trigger
+      // (0006) updates sort pair rows, not element rows, which carry no copy.
+      const kept = stored.list.slice(0, 20).map((rec) => ({ ...rec, extra: 'changed' }));
+      await other.upsert(C, E, DEF, kept);
+      stored.upsert(kept);
+      const { rows: copies } = await sql<{
+        n: string;
+      }>`SELECT count(*) AS n FROM search_pairs p JOIN search_pair_defs d ON d.pair_id = p.pair_id WHERE d.sort_field < 0 AND p.record IS NOT NULL`.execute(
+        t.database.db,
+      );
+      expect(Number(copies[0]!.n)).toBe(0);
+      for (const q of QUERIES) expect(await check(store, q)).toBe(true);
+    },
+  );
 });

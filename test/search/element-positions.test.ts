@@ -14,7 +14,8 @@ import { DEF, randomRecords, rng } from './fixtures.ts';
 import { allSearchIds, dialectCases, referenceIds, type TestDatabase } from './helpers.ts';
 
 const C = 'conn-e';
-const allIds = (store: RecordStore, entity: string, def: SearchEntityDef, params: Record<string, unknown>): Promise<string[]> => allSearchIds(store, C, entity, def, params);
+const allIds = (store: RecordStore, entity: string, def: SearchEntityDef, params: Record<string, unknown>): Promise<string[]> =>
+  allSearchIds(store, C, entity, def, params);
 const reference = (records: Record<string, unknown>[], def: SearchEntityDef, params: Record<string, unknown>): string[] => referenceIds(records, def, params);
 
 /** Fields with an array below an object (`orders.items`), an array of arrays and an array of scalars and objects. */
@@ -24,18 +25,49 @@ const ODEF: SearchEntityDef = {
 };
 
 const ORECORDS: Record<string, unknown>[] = [
-  { id: 'o1', orders: { items: [{ sku: 'a', qty: 1 }, { sku: 'b', qty: 5 }] }, lines: [{ k: 'x', v: 1 }, { k: 'y', v: 2 }] },
+  {
+    id: 'o1',
+    orders: {
+      items: [
+        { sku: 'a', qty: 1 },
+        { sku: 'b', qty: 5 },
+      ],
+    },
+    lines: [
+      { k: 'x', v: 1 },
+      { k: 'y', v: 2 },
+    ],
+  },
   { id: 'o2', orders: { items: [{ sku: 'a', qty: 5 }] }, lines: [[{ k: 'x', v: 2 }], [{ k: 'y', v: 1 }]] },
   { id: 'o3', orders: { items: { sku: 'b', qty: 1 } }, lines: ['x', { k: 'x' }, { v: 1 }] },
   { id: 'o4', orders: { items: [{ sku: 'a', qty: 1, tags: ['p', 'q'] }, { sku: 'a', qty: 1 }, {}] }, lines: [{ k: 'x', v: 1, sub: [{ k: 'z' }] }] },
   { id: 'o5', orders: { items: [{ sku: 'c' }, { qty: 3 }] }, lines: [] },
-  { id: 'o6', orders: null, lines: [{ k: 'y', v: 3 }, { k: 'x', v: 3 }] },
+  {
+    id: 'o6',
+    orders: null,
+    lines: [
+      { k: 'y', v: 3 },
+      { k: 'x', v: 3 },
+    ],
+  },
 ];
 
 /** The same shapes with `orders` an array of objects: the first array lies above `orders.items`. */
 const ABOVE: Record<string, unknown>[] = [
   ...ORECORDS,
-  { id: 'o7', orders: [{ items: [{ sku: 'a', qty: 9 }, { sku: 'b', qty: 2 }] }, { items: [{ sku: 'b', qty: 1 }] }], lines: [] },
+  {
+    id: 'o7',
+    orders: [
+      {
+        items: [
+          { sku: 'a', qty: 9 },
+          { sku: 'b', qty: 2 },
+        ],
+      },
+      { items: [{ sku: 'b', qty: 1 }] },
+    ],
+    lines: [],
+  },
 ];
 
 const FILTERS: Record<string, unknown>[] = [
@@ -109,7 +141,15 @@ for (const [dialect, open, skipped] of dialectCases()) {
       t = await open();
       const store = new RecordStore(t.database, { cursorSecret: 's' });
       await store.upsert(C, 'orders', ODEF, ORECORDS);
-      const pairs: [string, number][] = [['a', 1], ['b', 5], ['a', 5], ['c', 3], ['b', 1], ['zzz', 1], ['a', 9]];
+      const pairs: [string, number][] = [
+        ['a', 1],
+        ['b', 5],
+        ['a', 5],
+        ['c', 3],
+        ['b', 1],
+        ['zzz', 1],
+        ['a', 9],
+      ];
       for (let round = 0; round < 3; round++) {
         for (const [sku, qty] of pairs) {
           for (const limit of [1, 100]) {
@@ -196,7 +236,8 @@ for (const [dialect, open, skipped] of dialectCases()) {
       // Their documents' hashes as INDEX_VERSION 1 left them: not this version's.
       await sql`UPDATE search_records SET doc_hash = 'index version 1'`.execute(db);
       await migrate(t.database, [searchMigrations]);
-      const count = async (): Promise<number> => Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM search_values WHERE e = -1`.execute(db)).rows[0]?.n);
+      const count = async (): Promise<number> =>
+        Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM search_values WHERE e = -1`.execute(db)).rows[0]?.n);
       expect(await count()).toBeGreaterThan(0);
 
       const store = new RecordStore(t.database, { cursorSecret: 's' });

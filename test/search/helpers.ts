@@ -86,7 +86,13 @@ export function countingCompiles<DB>(db: Kysely<DB>): { db: Kysely<DB>; counter:
 }
 
 /** Every page of a search, following its cursors: the ids in order (each page's has_more agrees with its cursor). */
-export async function allSearchIds(store: RecordStore, connector: string, entity: string, def: SearchEntityDef, params: Record<string, unknown>): Promise<string[]> {
+export async function allSearchIds(
+  store: RecordStore,
+  connector: string,
+  entity: string,
+  def: SearchEntityDef,
+  params: Record<string, unknown>,
+): Promise<string[]> {
   const out: string[] = [];
   let cursor: string | null = null;
   for (let guard = 0; guard < 1000; guard++) {
@@ -117,7 +123,11 @@ export class StoredRecords {
     }
   }
   delete(ids: string[]): void {
-    for (const id of ids) this.list.splice(this.list.findIndex((x) => x['id'] === id), 1);
+    for (const id of ids)
+      this.list.splice(
+        this.list.findIndex((x) => x['id'] === id),
+        1,
+      );
   }
   reference(params: Record<string, unknown>): string[] {
     return referenceIds(this.list, this.def, params);

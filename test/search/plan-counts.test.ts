@@ -15,7 +15,15 @@ const C = 'conn-1';
 const E = 'people';
 
 function person(i: number, title: string, tags: string[]): Record<string, unknown> {
-  return { id: `p${String(i).padStart(3, '0')}`, name: `Person ${i}`, title, age: 20 + (i % 50), created_at: 1_000 + i, tags, contact: { email: `p${i}@example.com` } };
+  return {
+    id: `p${String(i).padStart(3, '0')}`,
+    name: `Person ${i}`,
+    title,
+    age: 20 + (i % 50),
+    created_at: 1_000 + i,
+    tags,
+    contact: { email: `p${i}@example.com` },
+  };
 }
 
 async function ids(store: RecordStore, params: Record<string, unknown>): Promise<string[]> {
@@ -32,7 +40,12 @@ describe.each(dialectCases())('planner counts on %s', (_dialect, open, skip) => 
   it.skipIf(skip !== undefined)(`a condition that matched nothing finds the records written since${skip === undefined ? '' : ` (${skip})`}`, async () => {
     t = await open();
     const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    await store.upsert(C, E, DEF, Array.from({ length: 60 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', i % 4 === 0 ? ['vip'] : ['beta'])));
+    await store.upsert(
+      C,
+      E,
+      DEF,
+      Array.from({ length: 60 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', i % 4 === 0 ? ['vip'] : ['beta'])),
+    );
     // Sorted with one listable condition (one count), and with two (counted together on PostgreSQL).
     const one = { query: { filter: { eq: { title: 'founder' } }, sort: [{ created_at: 'asc' }] }, limit: 5 };
     const two = { query: { filter: { and: [{ eq: { title: 'founder' } }, { contains: { tags: 'vip' } }] }, sort: [{ created_at: 'desc' }] }, limit: 5 };
@@ -50,7 +63,12 @@ describe.each(dialectCases())('planner counts on %s', (_dialect, open, skip) => 
   it.skipIf(skip !== undefined)(`pages follow writes after counts were remembered${skip === undefined ? '' : ` (${skip})`}`, async () => {
     t = await open();
     const store = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    await store.upsert(C, E, DEF, Array.from({ length: 60 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', i % 4 === 0 ? ['vip'] : ['beta'])));
+    await store.upsert(
+      C,
+      E,
+      DEF,
+      Array.from({ length: 60 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', i % 4 === 0 ? ['vip'] : ['beta'])),
+    );
     const params = { query: { filter: { and: [{ eq: { title: 'engineer' } }, { contains: { tags: 'vip' } }] }, sort: [{ created_at: 'asc' }] }, limit: 3 };
     for (let k = 0; k < 3; k++) expect(await ids(store, params)).toEqual(['p000', 'p012', 'p024']);
     // Unsorted, paged with cursors: the smaller set drives (on PostgreSQL its rows are checked
@@ -75,7 +93,12 @@ describe.each(dialectCases())('planner counts on %s', (_dialect, open, skip) => 
     t = await open();
     const at = Date.parse('2026-03-04T05:06:07.089Z');
     const store = new RecordStore(t.database, { cursorSecret: 'test-secret', now: () => at });
-    await store.upsert(C, E, DEF, Array.from({ length: 30 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', ['vip'])));
+    await store.upsert(
+      C,
+      E,
+      DEF,
+      Array.from({ length: 30 }, (_, i) => person(i, i % 3 === 0 ? 'engineer' : 'sales', ['vip'])),
+    );
     const iso = new Date(at).toISOString();
     const reader = new RecordStore(t.database, { cursorSecret: 'test-secret' });
     const searches = [

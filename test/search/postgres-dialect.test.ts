@@ -14,10 +14,18 @@ describe('postgresSearchDialect.reusableSql', () => {
       `${PREPARED_SQL}SELECT x.rid FROM search_values x WHERE x.field_id = (SELECT $1::bigint) AND x.txt = (SELECT $2::text) AND x.num = (SELECT $3::double precision) AND x.rid > $4 AND s.entity = (SELECT $5::text)`,
     );
     // An integer value is still compared as a number value (double precision), never as an id.
-    expect(postgresSearchDialect.reusableSql('SELECT 1 WHERE x.num = $1', [3], ['value'])).toBe(`${PREPARED_SQL}SELECT 1 WHERE x.num = (SELECT $1::double precision)`);
+    expect(postgresSearchDialect.reusableSql('SELECT 1 WHERE x.num = $1', [3], ['value'])).toBe(
+      `${PREPARED_SQL}SELECT 1 WHERE x.num = (SELECT $1::double precision)`,
+    );
     // $10 is the tenth parameter, not $1 followed by a 0.
     const ten = Array.from({ length: 10 }, (_, i) => `a${i} = $${i + 1}`).join(' AND ');
-    expect(postgresSearchDialect.reusableSql(ten, Array.from({ length: 10 }, (_, i) => i), Array(10).fill('constant'))).toBe(PREPARED_SQL + Array.from({ length: 10 }, (_, i) => `a${i} = (SELECT $${i + 1}::bigint)`).join(' AND '));
+    expect(
+      postgresSearchDialect.reusableSql(
+        ten,
+        Array.from({ length: 10 }, (_, i) => i),
+        Array(10).fill('constant'),
+      ),
+    ).toBe(PREPARED_SQL + Array.from({ length: 10 }, (_, i) => `a${i} = (SELECT $${i + 1}::bigint)`).join(' AND '));
   });
 
   it('reads a list cast where it is used as the text of its array literal', () => {
@@ -33,6 +41,8 @@ describe('postgresSearchDialect.reusableSql', () => {
     const text = 'SELECT 1 WHERE a = $1 AND b = $2';
     expect(postgresSearchDialect.reusableSql(text, [1, 2, 3], ['constant', 'constant', 'constant'])).toBe(PREPARED_SQL + text);
     expect(postgresSearchDialect.reusableSql(text, [1, null], ['constant', 'value'])).toBe(PREPARED_SQL + text);
-    expect(postgresSearchDialect.reusableSql(text, [1, 2], ['constant', 'value'])).toBe(`${PREPARED_SQL}SELECT 1 WHERE a = (SELECT $1::bigint) AND b = (SELECT $2::double precision)`);
+    expect(postgresSearchDialect.reusableSql(text, [1, 2], ['constant', 'value'])).toBe(
+      `${PREPARED_SQL}SELECT 1 WHERE a = (SELECT $1::bigint) AND b = (SELECT $2::double precision)`,
+    );
   });
 });

@@ -20,7 +20,8 @@ import { dialectCases } from './helpers.ts';
 
 const C = 'conn-1';
 const E = 'people';
-const people = (from: number, n: number, name = 'Person'): Record<string, unknown>[] => Array.from({ length: n }, (_, i) => ({ id: `p${from + i}`, name: `${name} ${from + i}`, age: 20 + ((from + i) % 50) }));
+const people = (from: number, n: number, name = 'Person'): Record<string, unknown>[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `p${from + i}`, name: `${name} ${from + i}`, age: 20 + ((from + i) % 50) }));
 
 describe('RecordWriter (SQLite file, worker thread)', () => {
   let dir: string;
@@ -215,7 +216,11 @@ describe.skipIf(pgSkip !== undefined)(`RecordWriter (PostgreSQL, worker thread)$
       const store = new RecordStore(t.database, { cursorSecret: 's' });
       for (const k of [0, 1, 2]) expect(await store.count(`conn-${k}`, E)).toBe(15);
       const found = await store.search('conn-1', E, DEF, { query: { filter: { like: { name: 'Renamed%' } } } });
-      expect(found.data.map((r) => r['id']).sort()).toEqual(people(5, 10).map((r) => String(r['id'])).sort());
+      expect(found.data.map((r) => r['id']).sort()).toEqual(
+        people(5, 10)
+          .map((r) => String(r['id']))
+          .sort(),
+      );
       const direct = await store.upsert(C, E, DEF, [{ name: 'no id' }]).catch((e: unknown) => e);
       const viaWorker = await writer.upsert(C, E, DEF, [{ name: 'no id' }]).catch((e: unknown) => e);
       expect(viaWorker).toBeInstanceOf(SwitchboardError);

@@ -47,7 +47,10 @@ class Stored extends StoredRecords {
 function recordingStore(t: TestDatabase): { store: RecordStore; texts: string[] } {
   const pool = t.database.postgres!;
   const texts: string[] = [];
-  const store = new RecordStore({ ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } }, { cursorSecret: 'test-secret' });
+  const store = new RecordStore(
+    { ...t.database, postgres: { query: (text, values) => (texts.push(text), pool.query(text, values)) } },
+    { cursorSecret: 'test-secret' },
+  );
   return { store, texts };
 }
 
@@ -71,17 +74,45 @@ const QUERIES: Params[] = [
   { query: { filter: { eq: { title: 'lead' } }, sort: [{ created_at: 'asc' }] }, limit: 7 },
   { query: { filter: { eq: { title: 'lead' } }, sort: [{ created_at: 'desc' }] }, limit: 9 },
   { query: { filter: { and: [{ eq: { title: 'user' } }, { gte: { created_at: 1_600_000_000 + 20 * 3_600 } }] }, sort: [{ created_at: 'asc' }] }, limit: 6 },
-  { query: { filter: { and: [{ or: [{ eq: { 'custom.plan': 'pro' } }, { contains: { tags: 'vip' } }] }, { eq: { title: 'lead' } }, { not: { eq: { active: true } } }, { lt: { created_at: 1_600_000_000 + 40 * 3_600 } }] }, sort: [{ created_at: 'asc' }] }, limit: 5 },
+  {
+    query: {
+      filter: {
+        and: [
+          { or: [{ eq: { 'custom.plan': 'pro' } }, { contains: { tags: 'vip' } }] },
+          { eq: { title: 'lead' } },
+          { not: { eq: { active: true } } },
+          { lt: { created_at: 1_600_000_000 + 40 * 3_600 } },
+        ],
+      },
+      sort: [{ created_at: 'asc' }],
+    },
+    limit: 5,
+  },
   { query: { filter: { eq: { title: 'admin' } }, sort: [{ score: 'desc' }, { age: 'asc' }] }, limit: 8 },
   { query: { filter: { and: [{ eq: { title: 'lead' } }, { eq: { name: 'Ada' } }] }, sort: [{ name: 'asc' }] }, limit: 4 },
   { query: { filter: { and: [{ eq: { title: 'user' } }, { eq: { name: 'Grace' } }] }, sort: [{ age: 'desc' }] }, limit: 5 },
   { query: { filter: { and: [{ eq: { title: 'lead' } }, { eq: { title: 'lead' } }] }, sort: [{ active: 'asc' }] }, limit: 10 },
   { query: { filter: { eq: { title: 'nobody' } }, sort: [{ created_at: 'asc' }] }, limit: 5 },
   // Equalities checked through the pair rows' signatures: numbers, booleans, in-lists, arrays, negated.
-  { query: { filter: { and: [{ eq: { title: 'lead' } }, { in: { age: [0, 5, 10, 45] } }, { not: { eq: { score: 2.5 } } }] }, sort: [{ created_at: 'desc' }] }, limit: 6 },
-  { query: { filter: { and: [{ eq: { title: 'user' } }, { eq: { active: false } }, { or: [{ contains: { tags: 't3' } }, { eq: { 'custom.plan': 'free' } }] }] }, sort: [{ created_at: 'asc' }] }, limit: 6 },
+  {
+    query: { filter: { and: [{ eq: { title: 'lead' } }, { in: { age: [0, 5, 10, 45] } }, { not: { eq: { score: 2.5 } } }] }, sort: [{ created_at: 'desc' }] },
+    limit: 6,
+  },
+  {
+    query: {
+      filter: { and: [{ eq: { title: 'user' } }, { eq: { active: false } }, { or: [{ contains: { tags: 't3' } }, { eq: { 'custom.plan': 'free' } }] }] },
+      sort: [{ created_at: 'asc' }],
+    },
+    limit: 6,
+  },
   { query: { filter: { and: [{ eq: { title: 'lead' } }, { contains: { tags: 't65' } }] }, sort: [{ created_at: 'asc' }] }, limit: 2 },
-  { query: { filter: { and: [{ eq: { title: 'admin' } }, { in: { 'custom.plan': ['pro', 'gold'] } }, { eq: { name: 'Linus' } }] }, sort: [{ created_at: 'asc' }] }, limit: 3 },
+  {
+    query: {
+      filter: { and: [{ eq: { title: 'admin' } }, { in: { 'custom.plan': ['pro', 'gold'] } }, { eq: { name: 'Linus' } }] },
+      sort: [{ created_at: 'asc' }],
+    },
+    limit: 3,
+  },
 ];
 
 describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
@@ -133,117 +164,132 @@ describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
     expect(await allIds(writer, q)).toEqual(stored.reference(q));
   });
 
-  it.skipIf(skip !== undefined || dialect !== 'postgres')(`PostgreSQL: a search whose only conditions are on its sort field walks that field's key-less pair once built, equal to a scan before, after and across writes${note}`, async () => {
-    t = await open();
-    const { store, texts } = recordingStore(t);
-    const stored = new Stored();
-    const base = records(21, 300);
-    await store.upsert(C, E, DEF, base);
-    stored.upsert(base);
-    const own: Params[] = [
-      { query: { filter: { and: [{ gte: { created_at: 1_600_000_000 + 10 * 3_600 } }, { lt: { created_at: 1_600_000_000 + 40 * 3_600 } }] }, sort: [{ created_at: 'desc' }] }, limit: 7 },
-      { query: { filter: { gte: { age: 10 } }, sort: [{ age: 'asc' }] }, limit: 9 },
-      { query: { sort: [{ score: 'desc' }] }, limit: 11 },
-      { query: { filter: { in: { name: ['Ada', 'Linus'] } }, sort: [{ name: 'asc' }] }, limit: 6 },
-    ];
-    const walksPair = async (s: RecordStore, q: Params): Promise<boolean> => {
-      texts.length = 0;
-      expect(await allIds(s, q), JSON.stringify(q)).toEqual(stored.reference(q));
-      return texts.some((text) => /FROM search_pairs r\b/.test(text));
-    };
-    // The first search of each starts building its pair, and its first page walks the values' index.
-    for (const q of own) {
-      texts.length = 0;
-      expect((await store.search(C, E, DEF, q)).data.map((d) => String(d['id']))).toEqual(stored.reference(q).slice(0, Number(q['limit'])));
-      expect(texts.some((text) => /FROM search_pairs r\b/.test(text))).toBe(false);
-    }
-    await store.settled();
-    const { rows: defs } = await sql<{ key_field: number; sort_field: number; n: string }>`
-      SELECT d.key_field, d.sort_field, count(p.rid) AS n FROM search_pair_defs d LEFT JOIN search_pairs p ON p.pair_id = d.pair_id GROUP BY d.pair_id ORDER BY d.pair_id`.execute(t.database.db);
-    expect(defs.map((d) => Number(d.key_field))).toEqual([0, 0, 0, 0]);
-    // A row for each record with a value of the sort field.
-    const withCreated = base.filter((rec) => typeof rec['created_at'] === 'number').length;
-    expect(Number(defs[0]!.n)).toBe(withCreated);
-    // Then every search walks it, through every page, the remembered walk included (a second round).
-    for (let round = 0; round < 2; round++) for (const q of own) expect(await walksPair(store, q)).toBe(true);
-    // Another instance writes: sort values change, records go and come; both stores see it.
-    const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    await writeElsewhere(other, stored, base, 22, 5);
-    for (const s of [store, other]) for (const q of own) await walksPair(s, q);
-  });
-
-  it.skipIf(skip !== undefined || dialect !== 'postgres')(`PostgreSQL remembers a pair walk chosen for the values of its other conditions: later searches with other sort bounds compile no SQL${note}`, async () => {
-    t = await open();
-    // Counts Kysely compiles of this store's statements: a search answered from remembered SQL compiles none.
-    const { db: counting, counter } = countingCompiles(t.database.db);
-    const store = new RecordStore({ ...t.database, db: counting }, { cursorSecret: 'test-secret' });
-    const stored = new Stored();
-    const long = 'A name longer than sixteen bytes';
-    const base = records(11, 400).map((rec, i) => (i % 9 === 4 ? { ...rec, name: long } : rec));
-    await store.upsert(C, E, DEF, base);
-    stored.upsert(base);
-    const nested = (title: string, plan: string, tag: string, hours: number, name?: string): Params => ({
-      query: {
-        filter: {
-          and: [
-            { or: [{ eq: { 'custom.plan': plan } }, { contains: { tags: tag } }] },
-            { eq: { title } },
-            { not: { eq: { active: true } } },
-            ...(name === undefined ? [] : [{ not: { eq: { name } } }]),
-            { gte: { created_at: 1_600_000_000 + hours * 3_600 } },
-          ],
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(
+    `PostgreSQL: a search whose only conditions are on its sort field walks that field's key-less pair once built, equal to a scan before, after and across writes${note}`,
+    async () => {
+      t = await open();
+      const { store, texts } = recordingStore(t);
+      const stored = new Stored();
+      const base = records(21, 300);
+      await store.upsert(C, E, DEF, base);
+      stored.upsert(base);
+      const own: Params[] = [
+        {
+          query: {
+            filter: { and: [{ gte: { created_at: 1_600_000_000 + 10 * 3_600 } }, { lt: { created_at: 1_600_000_000 + 40 * 3_600 } }] },
+            sort: [{ created_at: 'desc' }],
+          },
+          limit: 7,
         },
-        sort: [{ created_at: 'asc' }],
-      },
-      limit: 4,
-    });
-    const families: [string, string, string, string | undefined][] = [
-      ['lead', 'pro', 'vip', undefined],
-      ['user', 'free', 'beta', undefined],
-      ['lead', 'free', 't3', long],
-      ['admin', 'pro', 'x', 'Ada'],
-    ];
-    // The pair (title, created_at) is learned and built; then each family's choice and SQL.
-    await allIds(store, nested('lead', 'pro', 'vip', 0));
-    await store.settled();
-    for (const [title, plan, tag, name] of families) expect(await allIds(store, nested(title, plan, tag, 3, name))).toEqual(stored.reference(nested(title, plan, tag, 3, name)));
-    for (const [title, plan, tag, name] of families) await allIds(store, nested(title, plan, tag, 5, name));
-    // Other bounds on the sort field (its own index range): every page from remembered SQL, equal to a scan.
-    counter.compiles = 0;
-    let pages = 0;
-    for (const hours of [0, 7, 19, 33, 48]) {
-      for (const [title, plan, tag, name] of families.slice(0, 2)) {
-        const q = nested(title, plan, tag, hours, name);
-        expect(await allIds(store, q), JSON.stringify(q)).toEqual(stored.reference(q));
-        pages++;
+        { query: { filter: { gte: { age: 10 } }, sort: [{ age: 'asc' }] }, limit: 9 },
+        { query: { sort: [{ score: 'desc' }] }, limit: 11 },
+        { query: { filter: { in: { name: ['Ada', 'Linus'] } }, sort: [{ name: 'asc' }] }, limit: 6 },
+      ];
+      const walksPair = async (s: RecordStore, q: Params): Promise<boolean> => {
+        texts.length = 0;
+        expect(await allIds(s, q), JSON.stringify(q)).toEqual(stored.reference(q));
+        return texts.some((text) => /FROM search_pairs r\b/.test(text));
+      };
+      // The first search of each starts building its pair, and its first page walks the values' index.
+      for (const q of own) {
+        texts.length = 0;
+        expect((await store.search(C, E, DEF, q)).data.map((d) => String(d['id']))).toEqual(stored.reference(q).slice(0, Number(q['limit'])));
+        expect(texts.some((text) => /FROM search_pairs r\b/.test(text))).toBe(false);
       }
-    }
-    expect(pages).toBe(10);
-    expect(counter.compiles).toBe(0);
-    // A value held in signatures by a hash (more than 16 bytes) is a shape of its own, checked by probes: still equal.
-    for (const hours of [0, 21]) {
-      const q = nested('lead', 'free', 't3', hours, long);
-      expect(await allIds(store, q)).toEqual(stored.reference(q));
-    }
-    // Values of the other conditions never searched before: the full way first (a plan from counts), then remembered.
-    const fresh = nested('admin', 'free', 'vip', 2);
-    counter.compiles = 0;
-    expect(await allIds(store, fresh)).toEqual(stored.reference(fresh));
-    expect(counter.compiles).toBeGreaterThan(0);
-    counter.compiles = 0;
-    const again = nested('admin', 'free', 'vip', 9);
-    expect(await allIds(store, again)).toEqual(stored.reference(again));
-    expect(counter.compiles).toBe(0);
-    // Writes by another instance show at once, and a change of the scope forgets the choices (counts) with it.
-    const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
-    const added = records(12, 30, 'q');
-    await other.upsert(C, E, DEF, added);
-    stored.upsert(added);
-    for (const [title, plan, tag, name] of families) {
-      const q = nested(title, plan, tag, 4, name);
-      expect(await allIds(store, q)).toEqual(stored.reference(q));
-    }
-  });
+      await store.settled();
+      const { rows: defs } = await sql<{ key_field: number; sort_field: number; n: string }>`
+      SELECT d.key_field, d.sort_field, count(p.rid) AS n FROM search_pair_defs d LEFT JOIN search_pairs p ON p.pair_id = d.pair_id GROUP BY d.pair_id ORDER BY d.pair_id`.execute(
+        t.database.db,
+      );
+      expect(defs.map((d) => Number(d.key_field))).toEqual([0, 0, 0, 0]);
+      // A row for each record with a value of the sort field.
+      const withCreated = base.filter((rec) => typeof rec['created_at'] === 'number').length;
+      expect(Number(defs[0]!.n)).toBe(withCreated);
+      // Then every search walks it, through every page, the remembered walk included (a second round).
+      for (let round = 0; round < 2; round++) for (const q of own) expect(await walksPair(store, q)).toBe(true);
+      // Another instance writes: sort values change, records go and come; both stores see it.
+      const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+      await writeElsewhere(other, stored, base, 22, 5);
+      for (const s of [store, other]) for (const q of own) await walksPair(s, q);
+    },
+  );
+
+  it.skipIf(skip !== undefined || dialect !== 'postgres')(
+    `PostgreSQL remembers a pair walk chosen for the values of its other conditions: later searches with other sort bounds compile no SQL${note}`,
+    async () => {
+      t = await open();
+      // Counts Kysely compiles of this store's statements: a search answered from remembered SQL compiles none.
+      const { db: counting, counter } = countingCompiles(t.database.db);
+      const store = new RecordStore({ ...t.database, db: counting }, { cursorSecret: 'test-secret' });
+      const stored = new Stored();
+      const long = 'A name longer than sixteen bytes';
+      const base = records(11, 400).map((rec, i) => (i % 9 === 4 ? { ...rec, name: long } : rec));
+      await store.upsert(C, E, DEF, base);
+      stored.upsert(base);
+      const nested = (title: string, plan: string, tag: string, hours: number, name?: string): Params => ({
+        query: {
+          filter: {
+            and: [
+              { or: [{ eq: { 'custom.plan': plan } }, { contains: { tags: tag } }] },
+              { eq: { title } },
+              { not: { eq: { active: true } } },
+              ...(name === undefined ? [] : [{ not: { eq: { name } } }]),
+              { gte: { created_at: 1_600_000_000 + hours * 3_600 } },
+            ],
+          },
+          sort: [{ created_at: 'asc' }],
+        },
+        limit: 4,
+      });
+      const families: [string, string, string, string | undefined][] = [
+        ['lead', 'pro', 'vip', undefined],
+        ['user', 'free', 'beta', undefined],
+        ['lead', 'free', 't3', long],
+        ['admin', 'pro', 'x', 'Ada'],
+      ];
+      // The pair (title, created_at) is learned and built; then each family's choice and SQL.
+      await allIds(store, nested('lead', 'pro', 'vip', 0));
+      await store.settled();
+      for (const [title, plan, tag, name] of families)
+        expect(await allIds(store, nested(title, plan, tag, 3, name))).toEqual(stored.reference(nested(title, plan, tag, 3, name)));
+      for (const [title, plan, tag, name] of families) await allIds(store, nested(title, plan, tag, 5, name));
+      // Other bounds on the sort field (its own index range): every page from remembered SQL, equal to a scan.
+      counter.compiles = 0;
+      let pages = 0;
+      for (const hours of [0, 7, 19, 33, 48]) {
+        for (const [title, plan, tag, name] of families.slice(0, 2)) {
+          const q = nested(title, plan, tag, hours, name);
+          expect(await allIds(store, q), JSON.stringify(q)).toEqual(stored.reference(q));
+          pages++;
+        }
+      }
+      expect(pages).toBe(10);
+      expect(counter.compiles).toBe(0);
+      // A value held in signatures by a hash (more than 16 bytes) is a shape of its own, checked by probes: still equal.
+      for (const hours of [0, 21]) {
+        const q = nested('lead', 'free', 't3', hours, long);
+        expect(await allIds(store, q)).toEqual(stored.reference(q));
+      }
+      // Values of the other conditions never searched before: the full way first (a plan from counts), then remembered.
+      const fresh = nested('admin', 'free', 'vip', 2);
+      counter.compiles = 0;
+      expect(await allIds(store, fresh)).toEqual(stored.reference(fresh));
+      expect(counter.compiles).toBeGreaterThan(0);
+      counter.compiles = 0;
+      const again = nested('admin', 'free', 'vip', 9);
+      expect(await allIds(store, again)).toEqual(stored.reference(again));
+      expect(counter.compiles).toBe(0);
+      // Writes by another instance show at once, and a change of the scope forgets the choices (counts) with it.
+      const other = new RecordStore(t.database, { cursorSecret: 'test-secret' });
+      const added = records(12, 30, 'q');
+      await other.upsert(C, E, DEF, added);
+      stored.upsert(added);
+      for (const [title, plan, tag, name] of families) {
+        const q = nested(title, plan, tag, 4, name);
+        expect(await allIds(store, q)).toEqual(stored.reference(q));
+      }
+    },
+  );
 
   it.skipIf(skip !== undefined || dialect !== 'postgres')(`PostgreSQL walks the pair once built, and keeps at most 4 pairs per scope${note}`, async () => {
     t = await open();
@@ -290,7 +336,9 @@ describe.each(dialectCases())('sort pairs on %s', (dialect, open, skip) => {
     expect(Number(defs.rows[0]!.n)).toBe(4);
     // Deleting the connector removes its pairs.
     await store.deleteConnector(C);
-    const left = await sql<{ d: string; p: string }>`SELECT (SELECT count(*) FROM search_pair_defs) AS d, (SELECT count(*) FROM search_pairs) AS p`.execute(t.database.db);
+    const left = await sql<{ d: string; p: string }>`SELECT (SELECT count(*) FROM search_pair_defs) AS d, (SELECT count(*) FROM search_pairs) AS p`.execute(
+      t.database.db,
+    );
     expect([Number(left.rows[0]!.d), Number(left.rows[0]!.p)]).toEqual([0, 0]);
   });
 });

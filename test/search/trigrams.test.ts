@@ -73,15 +73,23 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     const nameId = fields.find((f) => f.path === 'name')!.field_id;
     if (dialect === 'sqlite') {
       // The name field's "smi" trigram lists only the records whose name holds it.
-      const { rows } = await sql<{ rid: number }>`SELECT rowid AS rid FROM search_grams WHERE search_grams MATCH ${`"${nameId}_smi"`} ORDER BY rowid`.execute(db);
+      const { rows } = await sql<{ rid: number }>`SELECT rowid AS rid FROM search_grams WHERE search_grams MATCH ${`"${nameId}_smi"`} ORDER BY rowid`.execute(
+        db,
+      );
       const { rows: named } = await sql<{ rid: number }>`SELECT rid FROM search_records WHERE record_id IN ('a', 'c') ORDER BY rid`.execute(db);
       expect(rows.map((r) => r.rid)).toEqual(named.map((r) => r.rid));
     } else {
       // The name field's values holding "smi", straight from the pg_trgm index: names only.
-      const { rows } = await sql<{ rid: string }>`SELECT x.rid FROM search_values x WHERE x.field_id = ${nameId} AND x.txt IS NOT NULL AND COALESCE(x.low, x.txt) LIKE '%smi%' ORDER BY x.rid`.execute(db);
+      const { rows } = await sql<{
+        rid: string;
+      }>`SELECT x.rid FROM search_values x WHERE x.field_id = ${nameId} AND x.txt IS NOT NULL AND COALESCE(x.low, x.txt) LIKE '%smi%' ORDER BY x.rid`.execute(
+        db,
+      );
       const { rows: named } = await sql<{ rid: string }>`SELECT rid FROM search_records WHERE record_id IN ('a', 'c') ORDER BY rid`.execute(db);
       expect(rows.map((r) => Number(r.rid))).toEqual(named.map((r) => Number(r.rid)));
-      const { rows: indexes } = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'search_values_like'`.execute(db);
+      const { rows: indexes } = await sql<{
+        indexdef: string;
+      }>`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'search_values_like'`.execute(db);
       expect(indexes[0]?.indexdef).toMatch(/USING gin \(COALESCE\(low, txt\) (\S+\.)?gin_trgm_ops\) WHERE \(txt IS NOT NULL\)/);
     }
   });
@@ -93,7 +101,10 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     // writes (SQLite: a scratch search_grams, dropped again below; PostgreSQL: a default for the
     // per-record text column 0001 requires), so that 0002 finds stored records with no trigram
     // index of the new kind.
-    if (dialect === 'sqlite') await sql`CREATE VIRTUAL TABLE search_grams USING fts5(grams, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`.execute(db);
+    if (dialect === 'sqlite')
+      await sql`CREATE VIRTUAL TABLE search_grams USING fts5(grams, content='', contentless_delete=1, tokenize="ascii tokenchars '_'", detail=none)`.execute(
+        db,
+      );
     else await sql`ALTER TABLE search_text ALTER COLUMN liketext SET DEFAULT ''`.execute(db);
     // and a scratch element position column (migration 0005's), dropped again below,
     await sql`ALTER TABLE search_values ADD COLUMN e integer`.execute(db);
@@ -116,7 +127,9 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     await sql`DROP TABLE search_pairs`.execute(db);
 
     await migrate(t.database, [searchMigrations]);
-    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(dialect === 'sqlite' ? 'search_grams' : 'search_text')}`.execute(db);
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(dialect === 'sqlite' ? 'search_grams' : 'search_text')}`.execute(
+      db,
+    );
     expect(Number(rows[0]?.n)).toBeGreaterThan(2000);
     const upgraded = new RecordStore(t.database, { cursorSecret: 'test-secret' });
     await expectLikesMatchReference(upgraded, records);
@@ -125,6 +138,9 @@ describe.each(dialectCases())('per-field trigram index on %s', (dialect, open, s
     const changed = records.map((r, i) => (i % 3 === 0 ? { ...r, name: `Renamed Smithson ${i}` } : r));
     await upgraded.upsert(C, E, DEF, changed);
     await upgraded.deleteRecords(C, E, ['r01', 'q007']);
-    await expectLikesMatchReference(upgraded, changed.filter((r) => r['id'] !== 'r01' && r['id'] !== 'q007'));
+    await expectLikesMatchReference(
+      upgraded,
+      changed.filter((r) => r['id'] !== 'r01' && r['id'] !== 'q007'),
+    );
   });
 });

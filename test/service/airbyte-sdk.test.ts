@@ -35,7 +35,13 @@ describeEachDialect("Airbyte's agent SDK replayed against the service on %s", (d
     h = hosted.h;
     const app = hosted.app;
     organizationId = app.organization_id;
-    sdk = new AirbyteSdkClient({ baseUrl: `${h.url}/`, clientId: app.client_id, clientSecret: app.client_secret, organizationId, onRequest: (r) => sent.push(r) });
+    sdk = new AirbyteSdkClient({
+      baseUrl: `${h.url}/`,
+      clientId: app.client_id,
+      clientSecret: app.client_secret,
+      organizationId,
+      onRequest: (r) => sent.push(r),
+    });
   });
   afterAll(async () => {
     await h?.close();
@@ -56,7 +62,13 @@ describeEachDialect("Airbyte's agent SDK replayed against the service on %s", (d
   });
 
   it('2. create with workspace_name + definition_id (older SDK versions)', async () => {
-    const created = await sdk.createConnector({ workspace_name: WORKSPACE, definition_id: GRANOLA_DEFINITION_ID, name: 'Granola of Acme', credentials: { api_key: sim.apiKey }, replication_config: { streams: ['notes'] } });
+    const created = await sdk.createConnector({
+      workspace_name: WORKSPACE,
+      definition_id: GRANOLA_DEFINITION_ID,
+      name: 'Granola of Acme',
+      credentials: { api_key: sim.apiKey },
+      replication_config: { streams: ['notes'] },
+    });
     expect(created).toMatchObject({ customer_name: WORKSPACE, connector_type: 'granola', name: 'Granola of Acme', status: 'active' });
     connectorId = created['id'] as string;
   });
@@ -120,14 +132,19 @@ describeEachDialect("Airbyte's agent SDK replayed against the service on %s", (d
     }
   });
 
-  it('8. a bad token is the SDK\'s authentication error, with our message', async () => {
-    const e = await sdkError(sdk.send('POST', `/api/v1/integrations/connectors/${connectorId}/execute`, { token: 'sbt_not-a-token', json: { entity: 'notes', action: 'list', params: null } }));
+  it("8. a bad token is the SDK's authentication error, with our message", async () => {
+    const e = await sdkError(
+      sdk.send('POST', `/api/v1/integrations/connectors/${connectorId}/execute`, {
+        token: 'sbt_not-a-token',
+        json: { entity: 'notes', action: 'list', params: null },
+      }),
+    );
     expect(e.kind).toBe('authentication');
     expect(e.status).toBe(401);
     expect(e.message).toContain(': The access token is not valid');
   });
 
-  it('9. an unknown entity is the SDK\'s validation error naming the valid entities', async () => {
+  it("9. an unknown entity is the SDK's validation error naming the valid entities", async () => {
     const e = await sdkError(sdk.execute(connectorId, 'meetings', 'list', null));
     expect(e.kind).toBe('validation');
     expect(e.message).toMatch(/: Unknown entity "meetings" for granola\. Valid entities: notes$/);

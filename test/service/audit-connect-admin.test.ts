@@ -21,7 +21,8 @@ describeEachDialect('audit log actors without a token on %s', (dialect) => {
     up = await fakeUpstream((req, res) => {
       req.resume();
       req.on('end', () => {
-        if (req.headers.authorization !== `Bearer ${GOOD_KEY}`) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"Unauthorized"}');
+        if (req.headers.authorization !== `Bearer ${GOOD_KEY}`)
+          return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"Unauthorized"}');
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"notes":[{"id":"not_1","title":"t"}],"hasMore":false,"cursor":null}');
       });
     });
@@ -51,7 +52,13 @@ describeEachDialect('audit log actors without a token on %s', (dialect) => {
     return created.body.token as string;
   }
 
-  const auditTable = async (): Promise<string> => JSON.stringify(await h.service.database.db.selectFrom('audit_events' as never).selectAll().execute());
+  const auditTable = async (): Promise<string> =>
+    JSON.stringify(
+      await h.service.database.db
+        .selectFrom('audit_events' as never)
+        .selectAll()
+        .execute(),
+    );
 
   it('a connector created through the Connect UI is recorded with the Connect session as who', async () => {
     const linkToken = await connectThroughUi('ui-customer');
@@ -81,7 +88,8 @@ describeEachDialect('audit log actors without a token on %s', (dialect) => {
   });
 
   it('an application created and an organization granted by the admin CLI are recorded with the admin CLI as who', async () => {
-    const url = h.db.schema !== undefined ? `${h.db.url}${h.db.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${h.db.schema}`)}` : h.db.url;
+    const url =
+      h.db.schema !== undefined ? `${h.db.url}${h.db.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${h.db.schema}`)}` : h.db.url;
     const env = { SWITCHBOARD_DATABASE_URL: url };
     const made = await runSwitchboard(['admin', 'create-app', '--org', `cli-org-${dialect}`, '--name', 'made by admin'], env);
     expect(made.code, made.stderr).toBe(0);
@@ -90,7 +98,10 @@ describeEachDialect('audit log actors without a token on %s', (dialect) => {
     expect(granted.code, granted.stderr).toBe(0);
     const appToken = await h.token(created);
     // The application now reaches two organizations: the one it was created in is named.
-    const events = await h.request('GET', `${AUDIT}?action=application.created`, { token: appToken, headers: { 'x-organization-id': created.organization_id } });
+    const events = await h.request('GET', `${AUDIT}?action=application.created`, {
+      token: appToken,
+      headers: { 'x-organization-id': created.organization_id },
+    });
     expect(events.status, events.text).toBe(200);
     const row = await h.store.findApplicationByClientId(created.client_id);
     expect(events.body.data).toHaveLength(1);
@@ -106,7 +117,11 @@ describeEachDialect('audit log actors without a token on %s', (dialect) => {
     });
     // The grant is recorded in the organization granted.
     const second = JSON.parse(granted.stdout) as { organization_id: string };
-    const grants = await h.service.database.db.selectFrom('audit_events' as never).selectAll().where('action' as never, '=', 'application.granted' as never).execute();
+    const grants = await h.service.database.db
+      .selectFrom('audit_events' as never)
+      .selectAll()
+      .where('action' as never, '=', 'application.granted' as never)
+      .execute();
     expect(grants).toEqual([expect.objectContaining({ organization_id: second.organization_id, resource_id: row?.id, actor_token_kind: 'admin_cli' })]);
     expect(await auditTable()).not.toContain(created.client_secret);
   });

@@ -31,7 +31,15 @@ describeEachDialect('audit log on %s', (dialect) => {
         // A sync started by hand needs a running scheduler (else 503 sync_scheduler_not_running).
         syncScheduler: true,
         connectorTypes: {
-          acme: { baseUrl: provider.url, oauth: { clientId: provider.clientId, clientSecret: provider.clientSecret, authorizeUrl: `${provider.url}/oauth/authorize`, tokenUrl: `${provider.url}/oauth/token` } },
+          acme: {
+            baseUrl: provider.url,
+            oauth: {
+              clientId: provider.clientId,
+              clientSecret: provider.clientSecret,
+              authorizeUrl: `${provider.url}/oauth/authorize`,
+              tokenUrl: `${provider.url}/oauth/token`,
+            },
+          },
         },
       },
     });
@@ -56,11 +64,17 @@ describeEachDialect('audit log on %s', (dialect) => {
     const second = await h.token(app);
     const scoped = await h.request('POST', '/api/v1/account/applications/scoped-token', { token, body: { customer_name: 'cust-1' } });
     expect(scoped.status, scoped.text).toBe(200);
-    const widget = await h.request('POST', '/api/v1/account/applications/widget-token', { token, body: { customer_name: 'cust-1', allowed_origin: 'https://app.example.com' } });
+    const widget = await h.request('POST', '/api/v1/account/applications/widget-token', {
+      token,
+      body: { customer_name: 'cust-1', allowed_origin: 'https://app.example.com' },
+    });
     expect(widget.status, widget.text).toBe(200);
     secrets.push(second, scoped.body.access_token, widget.body.token);
     // Connectors: created, renamed, re-authorized (new credentials), sync started by hand, deleted.
-    const created = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'cust-1', connector_type: 'acme', name: 'acme key', credentials: { api_key: 'acme-key-first-0123456789' } } });
+    const created = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'cust-1', connector_type: 'acme', name: 'acme key', credentials: { api_key: 'acme-key-first-0123456789' } },
+    });
     expect(created.status, created.text).toBe(201);
     const id = created.body.id as string;
     expect((await h.request('PATCH', `${CONNECTORS}/${id}`, { token, body: { name: 'renamed' } })).status).toBe(200);
@@ -70,14 +84,20 @@ describeEachDialect('audit log on %s', (dialect) => {
     const sync = await h.request('POST', `${CONNECTORS}/${id}/sync`, { token, body: { full: true } });
     expect(sync.status, sync.text).toBe(202);
     // Webhook endpoints: created (its signing secret is in the answer) and deleted.
-    const endpoint = await h.request('POST', '/api/v1/webhook-endpoints', { token, body: { url: 'https://hooks.example.com/in', events: ['connector.created'] } });
+    const endpoint = await h.request('POST', '/api/v1/webhook-endpoints', {
+      token,
+      body: { url: 'https://hooks.example.com/in', events: ['connector.created'] },
+    });
     expect(endpoint.status, endpoint.text).toBe(201);
     for (const v of Object.values(endpoint.body as Record<string, unknown>)) if (typeof v === 'string' && /secret|whsec/i.test(v)) secrets.push(v);
     if (typeof endpoint.body.secret === 'string') secrets.push(endpoint.body.secret);
     expect((await h.request('DELETE', `/api/v1/webhook-endpoints/${endpoint.body.id}`, { token })).status).toBe(204);
     // OAuth: one flow completed (the provider's tokens and the secret_id are secrets), one refused by the user.
     const oauth = async (deny: boolean) => {
-      const init = await h.request('POST', `${CONNECTORS}/oauth/initiate`, { token, body: { customer_name: 'cust-2', connector_type: 'acme', redirect_url: REDIRECT } });
+      const init = await h.request('POST', `${CONNECTORS}/oauth/initiate`, {
+        token,
+        body: { customer_name: 'cust-2', connector_type: 'acme', redirect_url: REDIRECT },
+      });
       expect(init.status, init.text).toBe(200);
       provider.deny = deny;
       const consent = await h.request('GET', init.body.consent_url);
@@ -91,7 +111,10 @@ describeEachDialect('audit log on %s', (dialect) => {
     const secretId = done.searchParams.get('secret_id') as string;
     expect(secretId).toMatch(/^sbo_/);
     secrets.push(secretId, ...provider.accessTokens);
-    const viaOAuth = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'cust-2', connector_type: 'acme', name: 'via OAuth', server_side_oauth_secret_id: secretId } });
+    const viaOAuth = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'cust-2', connector_type: 'acme', name: 'via OAuth', server_side_oauth_secret_id: secretId },
+    });
     expect(viaOAuth.status, viaOAuth.text).toBe(201);
     expect((await oauth(true)).searchParams.get('error')).toBe('access_denied');
     expect((await h.request('DELETE', `${CONNECTORS}/${id}`, { token })).status).toBe(204);
@@ -127,16 +150,30 @@ describeEachDialect('audit log on %s', (dialect) => {
       request_id: expect.any(String),
     });
     expect(byAction('connector.reauthorized')['details']).toMatchObject({ connector_type: 'acme', fields: ['credentials'] });
-    expect(byAction('oauth.completed')).toMatchObject({ outcome: 'refused', actor_token_kind: 'public', actor_customer: 'cust-2', details: { connector_type: 'acme', error: 'access_denied' } });
+    expect(byAction('oauth.completed')).toMatchObject({
+      outcome: 'refused',
+      actor_token_kind: 'public',
+      actor_customer: 'cust-2',
+      details: { connector_type: 'acme', error: 'access_denied' },
+    });
     expect(byAction('token.issued')).toMatchObject({ resource_type: 'application', actor_token_kind: 'public' });
 
     // The whole table, every column of every row (all organizations), holds none of the secrets.
-    const rows = JSON.stringify(await h.service.database.db.selectFrom('audit_events' as never).selectAll().execute());
+    const rows = JSON.stringify(
+      await h.service.database.db
+        .selectFrom('audit_events' as never)
+        .selectAll()
+        .execute(),
+    );
     expect(rows).toContain('connector.reauthorized');
     for (const s of secrets) expect(rows, `a secret (${s.slice(0, 6)}…) is in the audit table`).not.toContain(s);
     if (dialect === 'sqlite' && h.db.file !== undefined) {
-      const files = [h.db.file, `${h.db.file}-wal`].filter(existsSync).map((f) => readFileSync(f).toString('latin1')).join('');
-      for (const s of [app.client_secret, 'acme-key-first-0123456789', 'acme-key-second-9876543210', secretId]) expect(files.includes(s), 'a secret in plain text in the database file').toBe(false);
+      const files = [h.db.file, `${h.db.file}-wal`]
+        .filter(existsSync)
+        .map((f) => readFileSync(f).toString('latin1'))
+        .join('');
+      for (const s of [app.client_secret, 'acme-key-first-0123456789', 'acme-key-second-9876543210', secretId])
+        expect(files.includes(s), 'a secret in plain text in the database file').toBe(false);
     }
   });
 
@@ -182,9 +219,14 @@ describeEachDialect('audit log on %s', (dialect) => {
   it('keeps events for the retention period only', async () => {
     const { AuditLog } = await import('../../src/service/ops/audit-log.ts');
     let now = Date.now() + 400 * 86_400_000;
-    const log = new AuditLog(h.service.database.db as never, () => now, 365, (e) => {
-      throw e;
-    });
+    const log = new AuditLog(
+      h.service.database.db as never,
+      () => now,
+      365,
+      (e) => {
+        throw e;
+      },
+    );
     expect(await log.prune()).toBeGreaterThan(0);
     expect((await list()).data).toEqual([]);
     now = Date.now();

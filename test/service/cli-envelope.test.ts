@@ -20,11 +20,15 @@ describe('admin create-app --envelope', () => {
 
   it('creates an application that speaks the airbyte envelope; an unknown envelope is refused', async () => {
     const env = { ...process.env, SWITCHBOARD_DATABASE_URL: db.url };
-    const bad = await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o', '--envelope', 'soap'], { env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o', '--envelope', 'soap'], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stderr: string }).stderr).toContain('--envelope must be one of: switchboard, airbyte');
 
-    const created = JSON.parse((await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o', '--envelope', 'airbyte', '--create'], { env })).stdout) as { client_id: string; client_secret: string; organization_id: string };
+    const created = JSON.parse(
+      (await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o', '--envelope', 'airbyte', '--create'], { env })).stdout,
+    ) as { client_id: string; client_secret: string; organization_id: string };
     const plain = JSON.parse((await run(process.execPath, [BIN, 'admin', 'create-app', '--org', 'o'], { env })).stdout) as typeof created;
     h = await startHarness('sqlite', { database: db });
     // An error is the cheapest answer that shows the envelope: no upstream needed.

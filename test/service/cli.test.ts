@@ -44,7 +44,7 @@ describe('switchboard serve and admin', () => {
         });
         server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
       });
-      expect((await (await fetch(`${url}/healthz`)).json())).toEqual({ status: 'ok' });
+      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok' });
       const token = await fetch(`${url}/api/v1/account/applications/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -53,11 +53,15 @@ describe('switchboard serve and admin', () => {
       expect(token.status).toBe(200);
       const { access_token } = (await token.json()) as { access_token: string };
 
-      const granted = JSON.parse((await run(process.execPath, [BIN, 'admin', 'grant', '--client-id', app.client_id, '--org', 'second-org'], { env })).stdout) as { granted: boolean; organization_id: string };
+      const granted = JSON.parse(
+        (await run(process.execPath, [BIN, 'admin', 'grant', '--client-id', app.client_id, '--org', 'second-org'], { env })).stdout,
+      ) as { granted: boolean; organization_id: string };
       expect(granted).toMatchObject({ client_id: app.client_id, granted: true });
       const list = await fetch(`${url}/api/v1/integrations/connectors`, { headers: { authorization: `Bearer ${access_token}` } });
       expect(list.status).toBe(400); // now two organizations: X-Organization-Id is required
-      const second = await fetch(`${url}/api/v1/integrations/connectors`, { headers: { authorization: `Bearer ${access_token}`, 'x-organization-id': granted.organization_id } });
+      const second = await fetch(`${url}/api/v1/integrations/connectors`, {
+        headers: { authorization: `Bearer ${access_token}`, 'x-organization-id': granted.organization_id },
+      });
       expect(second.status).toBe(200);
     } finally {
       const exited = new Promise<number | null>((resolve) => server.once('exit', resolve));
@@ -68,7 +72,9 @@ describe('switchboard serve and admin', () => {
 
   it('fails clearly when granting to an unknown client id', async () => {
     const env = { ...process.env, SWITCHBOARD_DATABASE_URL: db.url };
-    const err = await run(process.execPath, [BIN, 'admin', 'grant', '--client-id', 'sbc_nobody', '--org', 'x'], { env }).catch((e: { code: number; stderr: string }) => e);
+    const err = await run(process.execPath, [BIN, 'admin', 'grant', '--client-id', 'sbc_nobody', '--org', 'x'], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((err as { code: number }).code).toBe(1);
     expect((err as { stderr: string }).stderr).toContain('invalid_client');
   });

@@ -19,7 +19,10 @@ describeEachDialect('Connect token exchange on %s', (dialect) => {
   afterAll(() => h?.close());
 
   const newSession = async (): Promise<string> => {
-    const r = await h.request('POST', '/api/v1/integrations/connect/sessions', { token, body: { customer_name: 'victim', allowed_connector_types: ['granola'] } });
+    const r = await h.request('POST', '/api/v1/integrations/connect/sessions', {
+      token,
+      body: { customer_name: 'victim', allowed_connector_types: ['granola'] },
+    });
     expect(r.status, r.text).toBe(201);
     return r.body.token as string;
   };

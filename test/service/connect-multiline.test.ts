@@ -24,7 +24,9 @@ describe('Connect form: multiline fields', () => {
         },
       ],
     });
-    expect(html).toMatch(/<textarea id="f-app-private_key" name="field.private_key" rows="6" class="secret" autocapitalize="off" autocomplete="off" spellcheck="false" required aria-describedby="f-app-private_key-error" aria-invalid="true"><\/textarea>/);
+    expect(html).toMatch(
+      /<textarea id="f-app-private_key" name="field.private_key" rows="6" class="secret" autocapitalize="off" autocomplete="off" spellcheck="false" required aria-describedby="f-app-private_key-error" aria-invalid="true"><\/textarea>/,
+    );
     expect(html).toMatch(/<input id="f-app-app_id" name="field.app_id" type="text" autocomplete="off" spellcheck="false" required>/);
     expect(html).toContain('<label for="f-app-private_key">Private key</label>');
   });

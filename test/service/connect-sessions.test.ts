@@ -45,7 +45,10 @@ describeEachDialect('connect sessions on %s', (dialect) => {
 
   /** The page's fetch: JSON exchange of the fragment token; returns the cookie. */
   async function exchange(sessionToken: string, cookie?: string): Promise<{ status: number; cookie?: string; setCookie: string | null; body: any }> {
-    const r = await h.request('POST', '/connect/session', { body: { token: sessionToken }, ...(cookie !== undefined ? { headers: { cookie: `sb_connect=${cookie}` } } : {}) });
+    const r = await h.request('POST', '/connect/session', {
+      body: { token: sessionToken },
+      ...(cookie !== undefined ? { headers: { cookie: `sb_connect=${cookie}` } } : {}),
+    });
     const setCookie = r.headers.get('set-cookie');
     const m = /sb_connect=([^;]+)/.exec(setCookie ?? '');
     return { status: r.status, setCookie, body: r.body, ...(m ? { cookie: m[1] as string } : {}) };
@@ -55,13 +58,17 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     const res = await fetch(h.url + path, {
       method,
       redirect: 'manual',
-      headers: { ...(cookie !== undefined ? { cookie: `sb_connect=${cookie}` } : {}), ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        ...(cookie !== undefined ? { cookie: `sb_connect=${cookie}` } : {}),
+        ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       ...(form !== undefined ? { body: new URLSearchParams(form).toString() } : {}),
     });
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 
-  const connectorsCount = async (customer: string): Promise<number> => (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data.length;
+  const connectorsCount = async (customer: string): Promise<number> =>
+    (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data.length;
 
   const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
@@ -88,7 +95,10 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     const home = await page('GET', '/connect', x.cookie);
     for (const t of ['Granola', 'Intercom', 'monday.com']) expect(home.text).toContain(`Connect ${t}`);
     // Only a hash of the token is stored; no log line carries it.
-    const rows = await h.service.database.db.selectFrom('connect_sessions' as never).selectAll().execute();
+    const rows = await h.service.database.db
+      .selectFrom('connect_sessions' as never)
+      .selectAll()
+      .execute();
     expect(JSON.stringify(rows)).not.toContain(r.body.token);
     expect(h.logs.join('\n')).not.toContain(r.body.token);
   });
@@ -105,7 +115,13 @@ describeEachDialect('connect sessions on %s', (dialect) => {
   });
 
   it.each([
-    ['an unknown connector type', { customer_name: 'a', allowed_connector_types: ['granola', 'salesforce'] }, 400, 'unknown_connector_type', '/allowed_connector_types/1'],
+    [
+      'an unknown connector type',
+      { customer_name: 'a', allowed_connector_types: ['granola', 'salesforce'] },
+      400,
+      'unknown_connector_type',
+      '/allowed_connector_types/1',
+    ],
     ['a redirect_url that is not http(s)', { customer_name: 'a', redirect_url: 'javascript:alert(1)' }, 400, 'invalid_request', '/redirect_url'],
     ['no customer_name', { allowed_connector_types: ['granola'] }, 400, 'invalid_request', '/customer_name'],
     ['an empty type list', { customer_name: 'a', allowed_connector_types: [] }, 400, 'invalid_request', '/allowed_connector_types'],
@@ -119,7 +135,10 @@ describeEachDialect('connect sessions on %s', (dialect) => {
   it('needs the organization token, and its own token is no API token', async () => {
     expect((await h.request('POST', SESSIONS, { body: { customer_name: 'a' } })).status).toBe(401);
     const r = await create({ customer_name: 'a' });
-    for (const [m, p] of [['GET', CONNECTORS], ['POST', SESSIONS]] as const) {
+    for (const [m, p] of [
+      ['GET', CONNECTORS],
+      ['POST', SESSIONS],
+    ] as const) {
       const asApi = await h.request(m, p, { token: r.body.token, ...(m === 'POST' ? { body: { customer_name: 'a' } } : {}) });
       expect({ status: asApi.status, code: asApi.body.code }).toEqual({ status: 401, code: 'unauthorized' });
     }
@@ -131,7 +150,11 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     expect(first.status).toBe(204);
     expect(first.setCookie).toMatch(/^sb_connect=[A-Za-z0-9_-]{43}; Path=\/connect; HttpOnly; Max-Age=\d+; SameSite=Lax$/);
     const elsewhere = await exchange(r.body.token);
-    expect({ status: elsewhere.status, code: elsewhere.body.code, reason: elsewhere.body.details.reason }).toEqual({ status: 401, code: 'connect_session_invalid', reason: 'opened' });
+    expect({ status: elsewhere.status, code: elsewhere.body.code, reason: elsewhere.body.details.reason }).toEqual({
+      status: 401,
+      code: 'connect_session_invalid',
+      reason: 'opened',
+    });
     expect(elsewhere.setCookie).toBeNull();
     expect((await exchange(r.body.token, first.cookie)).status).toBe(204);
     const unknown = await exchange('sbx_nope');
@@ -160,7 +183,7 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     expect(form.text).toContain('Settings → API');
   });
 
-  it('refuses forms without the CSRF token, types outside the session and other customers\' connectors', async () => {
+  it("refuses forms without the CSRF token, types outside the session and other customers' connectors", async () => {
     const { cookie } = await opened('dave', ['granola']);
     const key = sandbox.connectors['granola']!.credentials['api_key']!;
     const csrf = csrfOf((await page('GET', '/connect/types/granola', cookie)).text);
@@ -173,11 +196,17 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     }
     expect((await page('GET', '/connect/types/intercom', cookie)).status).toBe(404);
     expect((await page('POST', '/connect/types/intercom/credentials', cookie, { csrf, variant: 'access_token', 'field.access_token': 'x' })).status).toBe(404);
-    const other = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'erin', connector_type: 'granola', name: 'Erin', credentials: { api_key: key } } });
+    const other = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'erin', connector_type: 'granola', name: 'Erin', credentials: { api_key: key } },
+    });
     expect(other.status).toBe(201);
     const mid = await h.snapshot();
     expect((await page('GET', `/connect/types/granola?reconnect=${other.body.id}`, cookie)).status).toBe(404);
-    expect((await page('POST', '/connect/types/granola/credentials', cookie, { csrf, variant: 'api_key', reconnect: other.body.id, 'field.api_key': 'grn_new' })).status).toBe(404);
+    expect(
+      (await page('POST', '/connect/types/granola/credentials', cookie, { csrf, variant: 'api_key', reconnect: other.body.id, 'field.api_key': 'grn_new' }))
+        .status,
+    ).toBe(404);
     expect(await h.snapshot()).toBe(mid);
     // Without a cookie, forms say the link is not valid; nothing changed.
     const none = await page('POST', '/connect/types/granola/credentials', undefined, { csrf, variant: 'api_key', 'field.api_key': key });
@@ -198,24 +227,38 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     expect(await h.snapshot()).toBe(before);
   });
 
-  it('re-authorizes one of the customer\'s connectors with new credentials, then the session is used', async () => {
+  it("re-authorizes one of the customer's connectors with new credentials, then the session is used", async () => {
     const key = sandbox.connectors['granola']!.credentials['api_key']!;
     // Stale credentials, stored unchecked (as an operator pre-provisioning would), to reconnect.
-    const old = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'frank', connector_type: 'granola', name: 'Frank notes', credentials: { api_key: 'grn_old' } } });
+    const old = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'frank', connector_type: 'granola', name: 'Frank notes', credentials: { api_key: 'grn_old' } },
+    });
     const { cookie } = await opened('frank', ['granola']);
     const form = await page('GET', `/connect/types/granola?reconnect=${old.body.id}`, cookie);
     expect(form.status).toBe(200);
     expect(form.text).toContain('Reconnect Granola');
-    const posted = await page('POST', '/connect/types/granola/credentials', cookie, { csrf: csrfOf(form.text), variant: 'api_key', reconnect: old.body.id, 'field.api_key': key });
+    const posted = await page('POST', '/connect/types/granola/credentials', cookie, {
+      csrf: csrfOf(form.text),
+      variant: 'api_key',
+      reconnect: old.body.id,
+      'field.api_key': key,
+    });
     expect(posted.status, posted.text).toBe(303); // post/redirect/get: the success page is a GET
     const done = await page('GET', posted.headers.get('location') as string, cookie);
     expect(done.status, done.text).toBe(200);
     expect(done.text).toContain('Granola is reconnected');
     expect(done.text).not.toContain(key);
     const row = await h.store.getConnector(app.organization_id, old.body.id);
-    const creds = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>({ keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext }, `connector:${old.body.id}`);
+    const creds = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>(
+      { keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext },
+      `connector:${old.body.id}`,
+    );
     expect(creds).toEqual({ api_key: key });
-    const exec = await h.request('POST', `${CONNECTORS}/${old.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } });
+    const exec = await h.request('POST', `${CONNECTORS}/${old.body.id}/execute`, {
+      token,
+      body: { entity: 'notes', action: 'list', params: { page_size: 1 } },
+    });
     expect(exec.status, exec.text).toBe(200);
     const after = await page('GET', '/connect', cookie);
     expect(after.status).toBe(410);
@@ -230,16 +273,22 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     expect(location.startsWith(sandbox.connectors['intercom']!.base_url)).toBe(true);
     for (let hop = 0; hop < 4; hop++) {
       const own = location.startsWith(h.url) || location.startsWith('/');
-      const res = await fetch(own && location.startsWith('/') ? h.url + location : location, { redirect: 'manual', headers: own ? { cookie: `sb_connect=${cookie}` } : {} });
+      const res = await fetch(own && location.startsWith('/') ? h.url + location : location, {
+        redirect: 'manual',
+        headers: own ? { cookie: `sb_connect=${cookie}` } : {},
+      });
       if (res.status !== 302 && res.status !== 303) return { status: res.status, headers: res.headers, text: await res.text() };
       location = res.headers.get('location') as string;
     }
     throw new Error(`too many redirects, last ${location}`);
   }
 
-  it('re-authorizes through OAuth, and shows the provider\'s refusal in words', async () => {
+  it("re-authorizes through OAuth, and shows the provider's refusal in words", async () => {
     // Stale credentials, stored unchecked (as an operator pre-provisioning would), to reconnect.
-    const old = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'ivy', connector_type: 'intercom', name: 'Support', credentials: { access_token: 'revoked' } } });
+    const old = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'ivy', connector_type: 'intercom', name: 'Support', credentials: { access_token: 'revoked' } },
+    });
     expect(old.status).toBe(201);
     const { cookie } = await opened('ivy', ['intercom']);
     const form = await page('GET', `/connect/types/intercom?reconnect=${old.body.id}`, cookie);
@@ -263,7 +312,7 @@ describeEachDialect('connect sessions on %s', (dialect) => {
     expect(after.body).toMatchObject({ id: old.body.id, name: 'Support', auth_variant: 'oauth' });
     const exec = await h.request('POST', `${CONNECTORS}/${old.body.id}/execute`, { token, body: { entity: 'contacts', action: 'list', params: {} } });
     expect(exec.status, exec.text).toBe(200);
-    expect((await connectorsCount('ivy'))).toBe(1);
+    expect(await connectorsCount('ivy')).toBe(1);
     // The secret_id the callback handed over is masked in the request log.
     expect(h.logs.join('\n')).toMatch(/secret_id=%5Bredacted%5D|secret_id=\[redacted\]/);
   });
@@ -307,12 +356,12 @@ describe('connect UI home page', () => {
 describe('connect UI frame-ancestors setting', () => {
   it('reads SWITCHBOARD_CONNECT_FRAME_ANCESTORS and refuses what is not an origin', () => {
     expect(loadServiceConfig({}, []).connectFrameAncestors).toEqual([]);
-    expect(loadServiceConfig({ SWITCHBOARD_CONNECT_FRAME_ANCESTORS: "https://app.example.com 'self', https://*.example.org:8443" }, []).connectFrameAncestors).toEqual([
-      'https://app.example.com',
-      "'self'",
-      'https://*.example.org:8443',
-    ]);
-    expect(() => loadServiceConfig({ SWITCHBOARD_CONNECT_FRAME_ANCESTORS: "https://a.com; script-src 'unsafe-inline'" }, [])).toThrow(/SWITCHBOARD_CONNECT_FRAME_ANCESTORS/);
+    expect(
+      loadServiceConfig({ SWITCHBOARD_CONNECT_FRAME_ANCESTORS: "https://app.example.com 'self', https://*.example.org:8443" }, []).connectFrameAncestors,
+    ).toEqual(['https://app.example.com', "'self'", 'https://*.example.org:8443']);
+    expect(() => loadServiceConfig({ SWITCHBOARD_CONNECT_FRAME_ANCESTORS: "https://a.com; script-src 'unsafe-inline'" }, [])).toThrow(
+      /SWITCHBOARD_CONNECT_FRAME_ANCESTORS/,
+    );
   });
 
   it('lets only the configured origins frame the page, with a cookie that works in a frame', async () => {

@@ -41,7 +41,8 @@ async function gatedUpstream(): Promise<Upstream> {
     },
   };
   const answer = (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.headers.authorization !== `Bearer ${GOOD_KEY}`) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"Unauthorized"}');
+    if (req.headers.authorization !== `Bearer ${GOOD_KEY}`)
+      return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"Unauthorized"}');
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"notes":[{"id":"not_1","title":"t"}],"hasMore":false,"cursor":null}');
   };
   const server: Server = createServer((req, res) => {
@@ -91,7 +92,8 @@ describeEachDialect('Connect session single use on %s', (dialect) => {
     return res.status;
   };
 
-  const connectorsOf = async (customer: string): Promise<number> => (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data.length;
+  const connectorsOf = async (customer: string): Promise<number> =>
+    (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data.length;
 
   it('six parallel submits with one cookie and CSRF token create exactly one connector', async () => {
     const s = await openSession('six');

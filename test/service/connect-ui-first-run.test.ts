@@ -26,7 +26,10 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
   beforeAll(async () => {
     sandbox = await startSandbox();
     const registry = testRegistry();
-    h = await startHarness(dialect, { config: { connectorTypes: withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes, connectBrand: BRAND }, registry });
+    h = await startHarness(dialect, {
+      config: { connectorTypes: withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes, connectBrand: BRAND },
+      registry,
+    });
     app = await h.createApp('connect-first-run');
     token = await h.token(app);
   });
@@ -35,11 +38,19 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
     await sandbox?.close();
   });
 
-  async function page(method: 'GET' | 'POST', path: string, cookie?: string, form?: Record<string, string>): Promise<{ status: number; headers: Headers; text: string }> {
+  async function page(
+    method: 'GET' | 'POST',
+    path: string,
+    cookie?: string,
+    form?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; text: string }> {
     const res = await fetch(h.url + path, {
       method,
       redirect: 'manual',
-      headers: { ...(cookie !== undefined ? { cookie: `sb_connect=${cookie}` } : {}), ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        ...(cookie !== undefined ? { cookie: `sb_connect=${cookie}` } : {}),
+        ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       ...(form !== undefined ? { body: new URLSearchParams(form).toString() } : {}),
     });
     return { status: res.status, headers: res.headers, text: await res.text() };
@@ -47,7 +58,10 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
   const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
   async function opened(customer: string, types: string[]): Promise<string> {
-    const r = await h.request('POST', SESSIONS, { token, body: { customer_name: customer, allowed_connector_types: types, redirect_url: 'https://app.example.com/done' } });
+    const r = await h.request('POST', SESSIONS, {
+      token,
+      body: { customer_name: customer, allowed_connector_types: types, redirect_url: 'https://app.example.com/done' },
+    });
     expect(r.status, r.text).toBe(201);
     const x = await h.request('POST', '/connect/session', { body: { token: r.body.token } });
     expect(x.status, x.text).toBe(204);
@@ -73,12 +87,18 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
     expect((await h.request('GET', `${CONNECTORS}?customer_name=prg`, { token })).body.data).toHaveLength(1);
     // Without the session's cookie, or for a connector that is not the customer's, no page.
     expect((await page('GET', location)).status).toBe(401);
-    const other = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'someone-else', connector_type: 'granola', name: 'x', credentials: { api_key: granolaKey() } } });
+    const other = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'someone-else', connector_type: 'granola', name: 'x', credentials: { api_key: granolaKey() } },
+    });
     expect((await page('GET', `/connect/done?connector_id=${other.body.id}`, cookie)).status).toBe(404);
   });
 
   it('offers "Add another" for an app already connected, and the full button for the others', async () => {
-    const made = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'returning', connector_type: 'granola', name: 'Notes', credentials: { api_key: granolaKey() } } });
+    const made = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'returning', connector_type: 'granola', name: 'Notes', credentials: { api_key: granolaKey() } },
+    });
     expect(made.status, made.text).toBe(201);
     const home = await page('GET', '/connect', await opened('returning', ['granola', 'intercom']));
     expect(home.status).toBe(200);
@@ -87,7 +107,7 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
     expect(home.text).toContain('>Connect Intercom</a>');
   });
 
-  it('explains a wrong key in plain words, with the upstream\'s text as detail', async () => {
+  it("explains a wrong key in plain words, with the upstream's text as detail", async () => {
     const cookie = await opened('wrong', ['granola']);
     const csrf = csrfOf((await page('GET', '/connect/types/granola', cookie)).text);
     const r = await page('POST', '/connect/types/granola/credentials', cookie, { csrf, variant: 'api_key', 'field.api_key': 'grn_not_the_right_key' });
@@ -108,7 +128,9 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
   it("shows the operator's name, logo and accent colour, and each app's logo", async () => {
     const home = await page('GET', '/connect', await opened('branded', ['granola', 'intercom', 'monday']));
     expect(home.text).toContain('<title>Connect an account · Acme CRM</title>');
-    expect(home.text).toContain(`<header class="brand"><img class="brand-logo" src="${BRAND.logoUrl}" alt="" width="28" height="28"><span class="brand-name">Acme CRM</span></header>`);
+    expect(home.text).toContain(
+      `<header class="brand"><img class="brand-logo" src="${BRAND.logoUrl}" alt="" width="28" height="28"><span class="brand-name">Acme CRM</span></header>`,
+    );
     expect(home.text).toContain('<link rel="stylesheet" href="/connect/assets/brand.css">');
     expect(home.headers.get('content-security-policy')).toContain("img-src 'self' data: https://cdn.acme.example;");
     const css = await page('GET', '/connect/assets/brand.css');
@@ -122,11 +144,20 @@ describeEachDialect('Connect UI for a new user and its operator on %s', (dialect
 
 it('reads the branding from the environment and refuses what would not work', () => {
   const registry = ['granola'];
-  expect(loadServiceConfig({ SWITCHBOARD_CONNECT_BRAND_NAME: 'Acme CRM', SWITCHBOARD_CONNECT_LOGO_URL: BRAND.logoUrl, SWITCHBOARD_CONNECT_ACCENT_COLOR: '#0F766E' }, registry).connectBrand).toEqual(BRAND);
+  expect(
+    loadServiceConfig(
+      { SWITCHBOARD_CONNECT_BRAND_NAME: 'Acme CRM', SWITCHBOARD_CONNECT_LOGO_URL: BRAND.logoUrl, SWITCHBOARD_CONNECT_ACCENT_COLOR: '#0F766E' },
+      registry,
+    ).connectBrand,
+  ).toEqual(BRAND);
   expect(loadServiceConfig({}, registry).connectBrand).toEqual({});
-  expect(() => connectBrandFromEnv({ SWITCHBOARD_CONNECT_ACCENT_COLOR: '#facc15' })).toThrow(/SWITCHBOARD_CONNECT_ACCENT_COLOR: #facc15 is too light for white button text \(contrast 1\.\d\d:1/);
+  expect(() => connectBrandFromEnv({ SWITCHBOARD_CONNECT_ACCENT_COLOR: '#facc15' })).toThrow(
+    /SWITCHBOARD_CONNECT_ACCENT_COLOR: #facc15 is too light for white button text \(contrast 1\.\d\d:1/,
+  );
   expect(() => connectBrandFromEnv({ SWITCHBOARD_CONNECT_ACCENT_COLOR: 'teal' })).toThrow(/a hex colour such as #0f766e/);
-  expect(() => connectBrandFromEnv({ SWITCHBOARD_CONNECT_LOGO_URL: 'http://insecure.example/logo.png' })).toThrow(/SWITCHBOARD_CONNECT_LOGO_URL: an https:\/\/ URL/);
+  expect(() => connectBrandFromEnv({ SWITCHBOARD_CONNECT_LOGO_URL: 'http://insecure.example/logo.png' })).toThrow(
+    /SWITCHBOARD_CONNECT_LOGO_URL: an https:\/\/ URL/,
+  );
   expect(() => connectBrandFromEnv({ SWITCHBOARD_CONNECT_LOGO_URL: 'javascript:alert(1)' })).toThrow(/SWITCHBOARD_CONNECT_LOGO_URL/);
   expect(whiteContrast('#1d4ed8')).toBeGreaterThan(4.5); // the default accent
 });

@@ -78,7 +78,10 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
 
   it('connects Granola with a key from the sandbox, redirects back with the connector id, and the connector executes', async () => {
     const c = customer();
-    const session = await c.client.connect.createSession({ allowed_connector_types: ['granola', 'intercom'], redirect_url: `${product.url}/done?from=connect` });
+    const session = await c.client.connect.createSession({
+      allowed_connector_types: ['granola', 'intercom'],
+      redirect_url: `${product.url}/done?from=connect`,
+    });
     expect(session.url).toBe(`${h.url}/connect#session=${session.token}`);
     await withPage(browser, 'connect-granola', async (page) => {
       await page.goto(session.url);
@@ -133,7 +136,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
     expect(await connectorsOf(c.name)).toEqual([expect.objectContaining({ connector_type: 'granola' })]);
   });
 
-  it('at 390 px the card keeps a margin on both sides, with each app\'s logo beside it', async () => {
+  it("at 390 px the card keeps a margin on both sides, with each app's logo beside it", async () => {
     const c = customer();
     const session = await c.client.connect.createSession({ allowed_connector_types: ['granola', 'intercom', 'monday'] });
     await withPage(browser, 'phone-390', async (page) => {
@@ -145,14 +148,16 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
       expect(card!.x).toBeGreaterThanOrEqual(8);
       expect(390 - (card!.x + card!.width)).toBeGreaterThanOrEqual(8);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      const logos = await page.locator('img.app-logo').evaluateAll((imgs: any[]) => imgs.map((i) => ({ loaded: i.complete && i.naturalWidth > 0, width: i.getBoundingClientRect().width })));
+      const logos = await page
+        .locator('img.app-logo')
+        .evaluateAll((imgs: any[]) => imgs.map((i) => ({ loaded: i.complete && i.naturalWidth > 0, width: i.getBoundingClientRect().width })));
       expect(logos).toEqual([0, 1, 2].map(() => ({ loaded: true, width: 36 })));
       mkdirSync(RESULTS_DIR, { recursive: true });
       await page.screenshot({ path: join(RESULTS_DIR, 'connect-ui-390.png'), fullPage: true });
     });
   });
 
-  it('a wrong key shows the upstream\'s message and stores nothing', async () => {
+  it("a wrong key shows the upstream's message and stores nothing", async () => {
     const c = customer();
     const session = await c.client.connect.createSession({ allowed_connector_types: ['granola'] });
     await withPage(browser, 'wrong-key', async (page) => {
@@ -185,7 +190,10 @@ describe.skipIf(!HAVE_CHROMIUM)(`Connect UI in headless Chromium${CHROMIUM_SKIP_
         window.messages = [];
         window.addEventListener('message', (e: { origin: string; data: unknown }) => window.messages.push({ origin: e.origin, data: e.data }));
       });
-      const [popup] = await Promise.all([page.context().waitForEvent('page'), page.evaluate((url) => void window.open(url, 'switchboard-connect', 'popup,width=600,height=800'), session.url)]);
+      const [popup] = await Promise.all([
+        page.context().waitForEvent('page'),
+        page.evaluate((url) => void window.open(url, 'switchboard-connect', 'popup,width=600,height=800'), session.url),
+      ]);
       await popup.getByRole('link', { name: 'Connect Intercom' }).click();
       // Two ways in: a private app's access token, or OAuth (the sandbox configures the OAuth app).
       await popup.getByLabel('Intercom access token').waitFor();

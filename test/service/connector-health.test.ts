@@ -40,7 +40,10 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
     sandbox = await startSandbox();
     intercom = sandbox.simulators['intercom'] as unknown as IntercomSimulator;
     const registry = testRegistry();
-    h = await startHarness(dialect, { config: { upstreamThrottle: false, connectorTypes: withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes }, registry });
+    h = await startHarness(dialect, {
+      config: { upstreamThrottle: false, connectorTypes: withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes },
+      registry,
+    });
     token = await h.token(await h.createApp('org-health'));
   });
   afterAll(async () => {
@@ -52,7 +55,11 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
     const before = await h.snapshot();
     const r = await call('POST', CONNECTORS, { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_wrong_key_123' } });
     expect(r.status, r.text).toBe(424);
-    expect(r.body).toMatchObject({ code: 'upstream_credentials_rejected', detail: expect.stringContaining('Invalid API key'), details: { upstream_status: 401 } });
+    expect(r.body).toMatchObject({
+      code: 'upstream_credentials_rejected',
+      detail: expect.stringContaining('Invalid API key'),
+      details: { upstream_status: 401 },
+    });
     expect(r.body.errors).toEqual([{ path: '/credentials', message: expect.stringContaining('Invalid API key') }]);
     expect(r.text).not.toContain('grn_wrong_key_123');
     conforms('POST', CONNECTORS, r);
@@ -75,13 +82,19 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
     try {
       const t = await down.token(await down.createApp('org-down'));
       const before = await down.snapshot();
-      const r = await down.request('POST', CONNECTORS, { token: t, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'k' } } });
+      const r = await down.request('POST', CONNECTORS, {
+        token: t,
+        body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'k' } },
+      });
       expect(r.status, r.text).toBe(503);
       expect(r.body.code).toBe('upstream_unavailable');
       conforms('POST', CONNECTORS, r);
       expect(await down.snapshot()).toBe(before);
       // ?check=false stores it without asking (operators who pre-provision).
-      const unchecked = await down.request('POST', `${CONNECTORS}?check=false`, { token: t, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'k' } } });
+      const unchecked = await down.request('POST', `${CONNECTORS}?check=false`, {
+        token: t,
+        body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'k' } },
+      });
       expect(unchecked.status).toBe(201);
       expect(unchecked.body).toMatchObject({ status: 'active', last_checked_at: null });
     } finally {
@@ -102,7 +115,11 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
     // The stored key is now wrong: the check endpoint finds out.
     const checked = await call('POST', `${CONNECTORS}/${c.id}/check`);
     expect(checked.status).toBe(200);
-    expect(checked.body).toMatchObject({ ok: false, error: { code: 'upstream_credentials_rejected' }, connector: { id: c.id, status: 'auth_failed', last_error: { code: 'upstream_credentials_rejected' } } });
+    expect(checked.body).toMatchObject({
+      ok: false,
+      error: { code: 'upstream_credentials_rejected' },
+      connector: { id: c.id, status: 'auth_failed', last_error: { code: 'upstream_credentials_rejected' } },
+    });
     conforms('POST', CHECK, checked);
     const listed = await call('GET', `${CONNECTORS}?status=auth_failed&customer_name=p`);
     expect(listed.body.data.map((x: { id: string }) => x.id)).toEqual([c.id]);
@@ -111,7 +128,9 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
   });
 
   it('POST .../check on good credentials reports the check info and keeps the connector active', async () => {
-    const c = (await call('POST', CONNECTORS, { customer_name: 'i', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } })).body;
+    const c = (
+      await call('POST', CONNECTORS, { customer_name: 'i', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } })
+    ).body;
     expect(c.status).toBe('active');
     const r = await call('POST', `${CONNECTORS}/${c.id}/check`);
     expect(r.status).toBe(200);
@@ -146,7 +165,9 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
   });
 
   it('an upstream that starts answering 401 makes the connector auth_failed and stops its sync until a check passes', async () => {
-    const c = (await call('POST', CONNECTORS, { customer_name: 'rev', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } })).body;
+    const c = (
+      await call('POST', CONNECTORS, { customer_name: 'rev', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } })
+    ).body;
     const sync = h.service.ctx.sync;
     await sync.register(c.id);
     await sync.runOnce(c.id);
@@ -157,7 +178,10 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
     try {
       await expect(sync.runOnce(c.id)).rejects.toMatchObject({ code: 'upstream_credentials_rejected' });
       const got = await call('GET', `${CONNECTORS}/${c.id}`);
-      expect(got.body).toMatchObject({ status: 'auth_failed', last_error: { code: 'upstream_credentials_rejected', message: expect.any(String), at: expect.any(String) } });
+      expect(got.body).toMatchObject({
+        status: 'auth_failed',
+        last_error: { code: 'upstream_credentials_rejected', message: expect.any(String), at: expect.any(String) },
+      });
       conforms('GET', ONE, got);
       expect((await sync.status(c.id))?.next_run_at).toBeNull();
 
@@ -165,7 +189,11 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
       // (Other connectors of this file are taken off the schedule, so only this one is due.)
       const db = h.service.database.db as unknown as import('kysely').Kysely<{ sync_state: { connector_id: string; next_run_at: string | null } }>;
       await db.updateTable('sync_state').set({ next_run_at: null }).where('connector_id', '!=', c.id).execute();
-      await db.updateTable('sync_state').set({ next_run_at: new Date(0).toISOString() }).where('connector_id', '=', c.id).execute();
+      await db
+        .updateTable('sync_state')
+        .set({ next_run_at: new Date(0).toISOString() })
+        .where('connector_id', '=', c.id)
+        .execute();
       intercom.reset();
       sync.start();
       try {
@@ -189,11 +217,20 @@ describeEachDialect(`connector health on %s${PG_URL === undefined ? ' (PostgreSQ
   });
 
   it('execute answering 401 sets auth_failed; PATCHed working credentials make it active again', async () => {
-    const c = (await call('POST', CONNECTORS, { customer_name: 'ex', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } })).body;
-    intercom.inject({ path: '/admins', status: 401, json: { type: 'error.list', request_id: 'r1', errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }] } });
+    const c = (
+      await call('POST', CONNECTORS, { customer_name: 'ex', connector_type: 'intercom', name: 'i', credentials: { access_token: intercom.accessToken } })
+    ).body;
+    intercom.inject({
+      path: '/admins',
+      status: 401,
+      json: { type: 'error.list', request_id: 'r1', errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }] },
+    });
     const ex = await call('POST', `${CONNECTORS}/${c.id}/execute`, { entity: 'admins', action: 'list' });
     expect(ex.status).toBe(424);
-    expect((await call('GET', `${CONNECTORS}/${c.id}`)).body).toMatchObject({ status: 'auth_failed', last_error: { code: 'upstream_credentials_rejected', message: 'intercom: Access Token Invalid' } });
+    expect((await call('GET', `${CONNECTORS}/${c.id}`)).body).toMatchObject({
+      status: 'auth_failed',
+      last_error: { code: 'upstream_credentials_rejected', message: 'intercom: Access Token Invalid' },
+    });
     const patched = await call('PATCH', `${CONNECTORS}/${c.id}`, { credentials: { access_token: intercom.accessToken } });
     expect(patched.body).toMatchObject({ status: 'active', last_error: null });
   });

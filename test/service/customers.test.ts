@@ -59,9 +59,24 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
     });
 
     it.each([
-      ['customer_name and workspace_name disagree', { customer_name: 'a', workspace_name: 'b', connector_type: 'granola' }, 'invalid_request', ['/customer_name', '/workspace_name']],
-      ['workspace_name and external_user_id disagree', { workspace_name: 'a', external_user_id: 'b', connector_type: 'granola' }, 'invalid_request', ['/workspace_name', '/external_user_id']],
-      ['connector_type and definition_id disagree', { customer_name: 'a', connector_type: 'monday', definition_id: GRANOLA_ID }, 'invalid_request', ['/connector_type', '/definition_id']],
+      [
+        'customer_name and workspace_name disagree',
+        { customer_name: 'a', workspace_name: 'b', connector_type: 'granola' },
+        'invalid_request',
+        ['/customer_name', '/workspace_name'],
+      ],
+      [
+        'workspace_name and external_user_id disagree',
+        { workspace_name: 'a', external_user_id: 'b', connector_type: 'granola' },
+        'invalid_request',
+        ['/workspace_name', '/external_user_id'],
+      ],
+      [
+        'connector_type and definition_id disagree',
+        { customer_name: 'a', connector_type: 'monday', definition_id: GRANOLA_ID },
+        'invalid_request',
+        ['/connector_type', '/definition_id'],
+      ],
       ['an unknown definition_id', { customer_name: 'a', definition_id: '00000000-0000-0000-0000-000000000000' }, 'unknown_connector_type', ['/definition_id']],
       ['a workspace_name that is not a string', { workspace_name: 7, connector_type: 'granola' }, 'invalid_request', ['/workspace_name', '/customer_name']],
     ])('create refuses %s with a 400 naming the fields, and stores nothing', async (_n, body, code, paths) => {
@@ -93,7 +108,10 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
     });
 
     it('OAuth initiate and connect sessions take the aliases too', async () => {
-      const oauth = await h.request('POST', `${CONNECTORS}/oauth/initiate`, { token, body: { workspace_name: 'a', customer_name: 'b', connector_type: 'acme', redirect_url: 'https://app.example.com/cb' } });
+      const oauth = await h.request('POST', `${CONNECTORS}/oauth/initiate`, {
+        token,
+        body: { workspace_name: 'a', customer_name: 'b', connector_type: 'acme', redirect_url: 'https://app.example.com/cb' },
+      });
       expect(oauth.status, oauth.text).toBe(400);
       expect(oauth.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['/customer_name', '/workspace_name']);
       const session = await h.request('POST', '/api/v1/integrations/connect/sessions', { token, body: { workspace_name: 'acme' } });
@@ -124,7 +142,10 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
         ['o_f', []],
       ] as const) {
         const r = await h.request('GET', `/api/v1/workspaces?name_contains=${q}`, { token });
-        expect(r.body.data.map((w: { name: string }) => w.name), q).toEqual(names);
+        expect(
+          r.body.data.map((w: { name: string }) => w.name),
+          q,
+        ).toEqual(names);
       }
       // Ids are stable and distinct.
       const again = await h.request('GET', '/api/v1/workspaces', { token });
@@ -240,7 +261,10 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       }
       expect(await h.snapshot()).toBe(before);
       // A widget token is a Connect session, not a bearer token: it mints nothing either.
-      const widget = await h.request('POST', '/api/v1/account/applications/widget-token', { token, body: { workspace_name: 'acme', allowed_origin: 'https://app.example.com' } });
+      const widget = await h.request('POST', '/api/v1/account/applications/widget-token', {
+        token,
+        body: { workspace_name: 'acme', allowed_origin: 'https://app.example.com' },
+      });
       expect(widget.status, widget.text).toBe(200);
       const byWidget = await h.request('POST', SCOPED, { token: widget.body.token, body: { customer_name: 'acme' } });
       expect(byWidget.status).toBe(401);
@@ -250,16 +274,26 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       expect(fresh.body.customer_name).toBe('acme');
     });
 
-    it('MCP with a scoped token sees and runs its customer\'s connectors only', async () => {
+    it("MCP with a scoped token sees and runs its customer's connectors only", async () => {
       const rpc = (body: unknown, query = ''): Promise<Reply> =>
         h.request('POST', `/mcp${query}`, { token: scoped, body, headers: { accept: 'application/json, text/event-stream' } });
       const listed = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_connectors', arguments: {} } });
       expect(listed.status, listed.text).toBe(200);
       expect(listed.body.result.structuredContent.data.map((c: { id: string }) => c.id)).toEqual([ids['acme']]);
-      const other = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'execute', arguments: { connector: ids['globex'], entity: 'notes', action: 'list', params: null } } });
+      const other = await rpc({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'execute', arguments: { connector: ids['globex'], entity: 'notes', action: 'list', params: null } },
+      });
       expect(other.body.result.isError).toBe(true);
       expect(JSON.stringify(other.body.result)).toContain('connector_not_found');
-      const own = await rpc({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'execute', arguments: { connector: ids['acme'], entity: 'notes', action: 'list', params: null } } });
+      const own = await rpc({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'execute', arguments: { connector: ids['acme'], entity: 'notes', action: 'list', params: null } },
+      });
       expect(own.body.result.isError, JSON.stringify(own.body)).not.toBe(true);
       const forbidden = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, '?customer_name=globex');
       expect(forbidden.status).toBe(403);
@@ -344,7 +378,8 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       ['a host with other signs', { allowed_origin: "https://a$b'.example.com" }, '/allowed_origin'],
       ['a redirect_url on another origin', { allowed_origin: ORIGIN, redirect_url: 'https://other.example.com/done' }, '/redirect_url'],
     ])('refuse %s with a 400, storing nothing', async (_n, body, path) => {
-      const sessions = async (): Promise<number> => (await (h.service.database.db as unknown as Kysely<ConnectTables>).selectFrom('connect_sessions').selectAll().execute()).length;
+      const sessions = async (): Promise<number> =>
+        (await (h.service.database.db as unknown as Kysely<ConnectTables>).selectFrom('connect_sessions').selectAll().execute()).length;
       const [before, count] = [await h.snapshot(), await sessions()];
       const r = await h.request('POST', WIDGET, { token, body: { workspace_name: 'acme', ...body } });
       expect(r.status, r.text).toBe(400);
@@ -358,7 +393,11 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
     it('without the header, execute and errors are exactly as before', async () => {
       const id = ids['acme']!;
       const plain = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 2 } } });
-      const sdk = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, headers: SDK, body: { entity: 'notes', action: 'list', params: { page_size: 2 } } });
+      const sdk = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        headers: SDK,
+        body: { entity: 'notes', action: 'list', params: { page_size: 2 } },
+      });
       expect(plain.status).toBe(200);
       expect(sdk.status).toBe(200);
       // Today's envelope, byte for byte: {data, meta} and nothing else, in that order.
@@ -366,8 +405,15 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       expect(plain.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(Object.keys(sdk.body)).toEqual(['status', 'result', 'connector_metadata', 'execution_metadata']);
 
-      const get = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: sim.ids()[0] } } });
-      const getSdk = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, headers: SDK, body: { entity: 'notes', action: 'get', params: { note_id: sim.ids()[0] } } });
+      const get = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        body: { entity: 'notes', action: 'get', params: { note_id: sim.ids()[0] } },
+      });
+      const getSdk = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        headers: SDK,
+        body: { entity: 'notes', action: 'get', params: { note_id: sim.ids()[0] } },
+      });
       expect(get.text).toBe(JSON.stringify({ data: getSdk.body.result }));
       expect(getSdk.body.connector_metadata).toBeNull();
 
@@ -419,7 +465,11 @@ describeEachDialect('customers, workspaces and scoped tokens on %s', (dialect) =
       const anonymous = await h.request('GET', CONNECTORS, { headers: SDK });
       expect(anonymous.status).toBe(401);
       expect(anonymous.body.message).toBe(anonymous.body.detail);
-      const search = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, headers: SDK, body: { entity: 'notes', action: 'context_store_search', params: { query: {} } } });
+      const search = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        headers: SDK,
+        body: { entity: 'notes', action: 'context_store_search', params: { query: {} } },
+      });
       expect(search.status, search.text).toBe(200);
       expect(search.body.result).toMatchObject({ data: [], meta: { has_more: false, cursor: null } });
       conforms('POST', '/api/v1/integrations/connectors/{connector_id}/execute', search);
@@ -455,7 +505,13 @@ describeEachDialect('the Airbyte envelope under the rate limit on %s', (dialect)
 describe('the scope hook', () => {
   it('refuses a scoped token on a route that does not declare it keeps the scope', async () => {
     const hook = customerScopeHook({ store: {} as never });
-    const request = { principal: { customerName: 'acme', organizationId: 'o' }, is404: false, params: {}, method: 'GET', routeOptions: { url: '/api/v1/new-thing', config: {} } };
+    const request = {
+      principal: { customerName: 'acme', organizationId: 'o' },
+      is404: false,
+      params: {},
+      method: 'GET',
+      routeOptions: { url: '/api/v1/new-thing', config: {} },
+    };
     await expect(hook(request as never)).rejects.toMatchObject({ code: 'customer_forbidden' });
     await expect(hook({ ...request, routeOptions: { url: '/x', config: { customerScoped: true } } } as never)).resolves.toBeUndefined();
     await expect(hook({ ...request, principal: { customerName: null, organizationId: 'o' } } as never)).resolves.toBeUndefined();

@@ -75,7 +75,10 @@ describeEachDialect('deep upstream records on %s', (dialect) => {
       const h = await startHarness(dialect, { config: { syncInWorker, connectorTypes: { granola: { baseUrl: proxy.url } } } });
       harnesses.push(h);
       const token = await h.token(await h.createApp('org-deep'));
-      const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+      const r = await h.request('POST', CONNECTORS, {
+        token,
+        body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+      });
       expect(r.status, r.text).toBe(201);
       const id = r.body.id as string;
       const result = await h.service.ctx.sync.runOnce(id, { full: true });

@@ -36,7 +36,10 @@ describe('execute when the caller disconnects', () => {
     h = await startHarness('sqlite', { config: { connectorTypes: { granola: { baseUrl: `http://127.0.0.1:${port}` } }, upstreamThrottle: false } });
     const app = await h.createApp('disconnect');
     token = await h.token(app);
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+    });
     expect(r.status, r.text).toBe(201);
     connectorId = (r.body as { id: string }).id;
   });
@@ -71,7 +74,10 @@ describe('execute when the caller disconnects', () => {
     try {
       const app = await okH.createApp('keep-alive');
       const t = await okH.token(app);
-      const created = await okH.request('POST', CONNECTORS, { token: t, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+      const created = await okH.request('POST', CONNECTORS, {
+        token: t,
+        body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+      });
       const id = (created.body as { id: string }).id;
       // fetch keeps the connection alive between these sequential requests.
       for (const noteId of sim.ids()) {

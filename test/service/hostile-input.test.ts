@@ -12,7 +12,13 @@ import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
 const CONNECTORS = '/api/v1/integrations/connectors';
 
 /** A raw HTTP exchange (headers as given, repeated ones included). */
-function raw(url: string, method: string, path: string, headers: Record<string, string | string[]>, body?: string): Promise<{ status: number; contentType: string; body: Record<string, unknown> }> {
+function raw(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]>,
+  body?: string,
+): Promise<{ status: number; contentType: string; body: Record<string, unknown> }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
@@ -22,7 +28,11 @@ function raw(url: string, method: string, path: string, headers: Record<string, 
       res.on('end', () => {
         const contentType = String(res.headers['content-type'] ?? '');
         // The Connect UI's pages answer HTML (a plain page saying what went wrong), the API JSON.
-        resolve({ status: res.statusCode ?? 0, contentType, body: text === '' || contentType.startsWith('text/html') ? { html: text } : (JSON.parse(text) as Record<string, unknown>) });
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType,
+          body: text === '' || contentType.startsWith('text/html') ? { html: text } : (JSON.parse(text) as Record<string, unknown>),
+        });
       });
     });
     req.on('error', reject);
@@ -47,7 +57,9 @@ beforeAll(async () => {
       res.on('close', () => (n = Infinity));
       return pump();
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.startsWith('/v1/notes/') ? '{"id":"not_1","title":"t"}' : '{"notes":[],"hasMore":false,"cursor":null}');
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(req.url?.startsWith('/v1/notes/') ? '{"id":"not_1","title":"t"}' : '{"notes":[],"hasMore":false,"cursor":null}');
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
@@ -65,13 +77,21 @@ describeEachDialect('hostile input on %s', (dialect) => {
 
   beforeAll(async () => {
     h = await startHarness(dialect, {
-      config: { tokenRateLimitPerMinute: 5, upstreamDeadlineMs: 20_000, upstreamMaxResponseBytes: 1024 * 1024, connectorTypes: { granola: { baseUrl: upstreamUrl } } },
+      config: {
+        tokenRateLimitPerMinute: 5,
+        upstreamDeadlineMs: 20_000,
+        upstreamMaxResponseBytes: 1024 * 1024,
+        connectorTypes: { granola: { baseUrl: upstreamUrl } },
+      },
     });
     const app = await h.createApp('acme');
     orgId = app.organization_id;
     token = await h.token(app);
     // The fake upstream here answers only what each test injects: no credential check at create.
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_secret_key_1' } } });
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_secret_key_1' } },
+    });
     expect(r.status).toBe(201);
     connectorId = (r.body as { id: string }).id;
   });
@@ -83,11 +103,35 @@ describeEachDialect('hostile input on %s', (dialect) => {
     const cases: { method: string; path: string; body?: string; where: string }[] = [];
     for (const route of all) {
       const [method, template] = route.split(' ') as [string, string];
-      const withParams = template.replace(/\{connector_id\}/g, connectorId).replace(/\{connector_type\}/g, 'granola').replace(/\{[a-z_]+\}/g, 'x');
-      if (template.includes('{')) cases.push({ method, path: template.replace(/\{[a-z_]+\}/, 'a%00b').replace(/\{connector_id\}/g, connectorId).replace(/\{[a-z_]+\}/g, 'x'), where: 'path' });
+      const withParams = template
+        .replace(/\{connector_id\}/g, connectorId)
+        .replace(/\{connector_type\}/g, 'granola')
+        .replace(/\{[a-z_]+\}/g, 'x');
+      if (template.includes('{'))
+        cases.push({
+          method,
+          path: template
+            .replace(/\{[a-z_]+\}/, 'a%00b')
+            .replace(/\{connector_id\}/g, connectorId)
+            .replace(/\{[a-z_]+\}/g, 'x'),
+          where: 'path',
+        });
       cases.push({ method, path: `${withParams}?customer_name=a%00b&cursor=%00&limit=5`, where: 'query' });
       if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
-        cases.push({ method, path: withParams, body: JSON.stringify({ name: 'a\u0000b', customer_name: 'x\u0000', client_id: '\u0000', client_secret: 's', entity: 'notes', action: 'list', params: { q: '\u0000' } }), where: 'body' });
+        cases.push({
+          method,
+          path: withParams,
+          body: JSON.stringify({
+            name: 'a\u0000b',
+            customer_name: 'x\u0000',
+            client_id: '\u0000',
+            client_secret: 's',
+            entity: 'notes',
+            action: 'list',
+            params: { q: '\u0000' },
+          }),
+          where: 'body',
+        });
       }
     }
     for (const c of cases) {
@@ -141,7 +185,10 @@ describeEachDialect('hostile input on %s', (dialect) => {
   });
 
   it('credentials with CR/LF are refused at create (and at patch)', async () => {
-    const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'abc\r\nX-Evil: 1' } } });
+    const r = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'abc\r\nX-Evil: 1' } },
+    });
     expect([r.status, (r.body as { code: string }).code]).toEqual([400, 'invalid_credentials']);
     expect((r.body as { errors: unknown[] }).errors).toEqual([{ path: '/credentials/api_key', message: 'contains CR, LF or NUL' }]);
     const p = await h.request('PATCH', `${CONNECTORS}/${connectorId}`, { token, body: { credentials: { api_key: 'x\ny' } } });
@@ -151,7 +198,10 @@ describeEachDialect('hostile input on %s', (dialect) => {
   it('the token endpoint is rate limited per client id', async () => {
     const app = await h.createApp('guessers');
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i++) statuses.push((await h.request('POST', '/api/v1/account/applications/token', { body: { client_id: app.client_id, client_secret: `wrong-${i}` } })).status);
+    for (let i = 0; i < 7; i++)
+      statuses.push(
+        (await h.request('POST', '/api/v1/account/applications/token', { body: { client_id: app.client_id, client_secret: `wrong-${i}` } })).status,
+      );
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     const limited = await h.request('POST', '/api/v1/account/applications/token', { body: { client_id: app.client_id, client_secret: app.client_secret } });
     expect([limited.status, (limited.body as { code: string }).code]).toEqual([429, 'token_rate_limited']);
@@ -164,11 +214,20 @@ describeEachDialect('hostile input on %s', (dialect) => {
       const r = await h.request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } });
       expect([r.status, (r.body as { code: string }).code, r.headers.get('retry-after')]).toEqual([429, 'upstream_rate_limited', '3600']);
       // A second call on that connector is not hung behind the hour: the connector is held back for the 60 s cap, longer than a call may wait, so it is refused at once.
-      const again = await h.request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } } });
+      const again = await h.request('POST', `${CONNECTORS}/${connectorId}/execute`, {
+        token,
+        body: { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } },
+      });
       expect([again.status, (again.body as { code: string }).code, again.headers.get('retry-after') !== null]).toEqual([429, 'upstream_rate_limited', true]);
       mode = 'huge';
-      const other = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c2', connector_type: 'granola', name: 'g2', credentials: { api_key: 'grn_secret_key_2' } } });
-      const big = await h.request('POST', `${CONNECTORS}/${(other.body as { id: string }).id}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } });
+      const other = await h.request('POST', `${CONNECTORS}?check=false`, {
+        token,
+        body: { customer_name: 'c2', connector_type: 'granola', name: 'g2', credentials: { api_key: 'grn_secret_key_2' } },
+      });
+      const big = await h.request('POST', `${CONNECTORS}/${(other.body as { id: string }).id}/execute`, {
+        token,
+        body: { entity: 'notes', action: 'list', params: {} },
+      });
       expect([big.status, (big.body as { code: string }).code]).toEqual([502, 'upstream_response_too_large']);
     } finally {
       mode = 'ok';
@@ -185,7 +244,12 @@ async function routeList(): Promise<string[]> {
   const { createServiceLogger } = await import('../../src/service/ops/logger.ts');
   const database = openDatabase<import('../../src/store/index.ts').ServiceTables>(':memory:');
   await migrate(database as import('../../src/store/index.ts').Database, [...HOSTED_MIGRATIONS]);
-  const { app, routes } = await buildApp({ database, keyRing: parseKeyRing(generateKeySpec()), config: defaultServiceConfig({ syncScheduler: false }), logger: createServiceLogger('silent') });
+  const { app, routes } = await buildApp({
+    database,
+    keyRing: parseKeyRing(generateKeySpec()),
+    config: defaultServiceConfig({ syncScheduler: false }),
+    logger: createServiceLogger('silent'),
+  });
   await app.close();
   await database.close();
   return routes;

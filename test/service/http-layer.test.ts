@@ -30,7 +30,11 @@ describe('HTTP layer', () => {
     routes = built.routes;
     await app.ready();
     const created = await createApplication(new ServiceStore(database.db), { orgName: 'http' });
-    const r = await app.inject({ method: 'POST', url: '/api/v1/account/applications/token', payload: { client_id: created.client_id, client_secret: created.client_secret } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/v1/account/applications/token',
+      payload: { client_id: created.client_id, client_secret: created.client_secret },
+    });
     token = r.json().access_token;
   });
   afterAll(async () => {
@@ -40,11 +44,22 @@ describe('HTTP layer', () => {
 
   const post = (payload: string, contentType: string | undefined) =>
     // check=false: no upstream here; the credential check is tested in connector-health.test.ts.
-    app.inject({ method: 'POST', url: '/api/v1/integrations/connectors?check=false', headers: { authorization: `Bearer ${token}`, ...(contentType !== undefined ? { 'content-type': contentType } : {}) }, payload });
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/integrations/connectors?check=false',
+      headers: { authorization: `Bearer ${token}`, ...(contentType !== undefined ? { 'content-type': contentType } : {}) },
+      payload,
+    });
 
   it.each([
     ['a body over the configured limit', 'x'.repeat(2000), 'application/json', 413, 'payload_too_large'],
-    ['JSON with a charset', JSON.stringify({ customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } }), 'application/json; charset=utf-8', 201, undefined],
+    [
+      'JSON with a charset',
+      JSON.stringify({ customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } }),
+      'application/json; charset=utf-8',
+      201,
+      undefined,
+    ],
     ['prototype poisoning', '{"__proto__": {"admin": true}}', 'application/json', 400, 'malformed_json'],
     ['truncated JSON', '{"a": ', 'application/json', 400, 'malformed_json'],
     ['no content type', '{}', undefined, 415, 'unsupported_media_type'],
@@ -147,7 +162,8 @@ describe('request logs', () => {
     try {
       await app.ready();
       app.log.info('not a request');
-      for (const url of ['/api/v1/integrations/connectors', '/nowhere']) expect((await app.inject({ method: 'GET', url })).statusCode).toBeGreaterThanOrEqual(400);
+      for (const url of ['/api/v1/integrations/connectors', '/nowhere'])
+        expect((await app.inject({ method: 'GET', url })).statusCode).toBeGreaterThanOrEqual(400);
       const parsed = lines.map((l) => JSON.parse(l) as { reqId?: string; msg: string });
       expect(parsed.find((l) => l.msg === 'not a request')?.reqId).toBeUndefined();
       const ids = parsed.filter((l) => l.msg === 'incoming request').map((l) => l.reqId);

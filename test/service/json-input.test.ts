@@ -41,7 +41,11 @@ describeEachDialect('JSON input hygiene on %s', (dialect) => {
       ['/mcp', token, deep],
       ['/api/v1/integrations/connect/sessions', token, deepArray],
     ] as const) {
-      const r = await h.request('POST', path, { ...(t !== undefined ? { token: t } : {}), raw: body, headers: { accept: 'application/json, text/event-stream' } });
+      const r = await h.request('POST', path, {
+        ...(t !== undefined ? { token: t } : {}),
+        raw: body,
+        headers: { accept: 'application/json, text/event-stream' },
+      });
       expect([path, r.status, r.body?.code]).toEqual([path, 400, 'invalid_json_depth']);
       expect(r.headers.get('content-type')).toContain('application/problem+json');
     }
@@ -61,7 +65,10 @@ describeEachDialect('JSON input hygiene on %s', (dialect) => {
   it('a lone surrogate in customer_name is 400 invalid_characters naming the field; nothing is stored', async () => {
     const before = await h.snapshot();
     for (const name of ['sur\ud800rogate', 'low\udc00first', 'end\udbff']) {
-      const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: name, connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_key' } } });
+      const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+        token,
+        body: { customer_name: name, connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_key' } },
+      });
       expect([r.status, r.body.code]).toEqual([400, 'invalid_characters']);
       expect(r.body.errors).toEqual([{ path: '/customer_name', message: expect.stringContaining('lone surrogate') }]);
     }
@@ -69,8 +76,15 @@ describeEachDialect('JSON input hygiene on %s', (dialect) => {
   });
 
   it('a lone surrogate in an API key (created with ?check=false), a key name or a nested param is refused the same way', async () => {
-    const key = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_\ud800_key' } } });
-    expect([key.status, key.body.code, key.body.errors]).toEqual([400, 'invalid_characters', [{ path: '/credentials/api_key', message: expect.stringContaining('lone surrogate') }]]);
+    const key = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_\ud800_key' } },
+    });
+    expect([key.status, key.body.code, key.body.errors]).toEqual([
+      400,
+      'invalid_characters',
+      [{ path: '/credentials/api_key', message: expect.stringContaining('lone surrogate') }],
+    ]);
     const raw = `{"customer_name":"c","connector_type":"granola","name":"g","credentials":{"api\\udc00key":"k"}}`;
     const k = await h.request('POST', `${CONNECTORS}?check=false`, { token, raw });
     expect([k.status, k.body.code, k.body.errors?.[0]?.path]).toEqual([400, 'invalid_characters', '/credentials/api\udc00key']);
@@ -80,7 +94,10 @@ describeEachDialect('JSON input hygiene on %s', (dialect) => {
 
   it('a pair written as escapes (an emoji) is valid: stored, echoed and found by the same name on both databases', async () => {
     const name = 'emoji \ud83d\ude00 customer';
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, raw: `{"customer_name":"emoji \\ud83d\\ude00 customer","connector_type":"granola","name":"g","credentials":{"api_key":"grn_key"}}` });
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      raw: `{"customer_name":"emoji \\ud83d\\ude00 customer","connector_type":"granola","name":"g","credentials":{"api_key":"grn_key"}}`,
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body.customer_name).toBe(name);
     const list = await h.request('GET', `${CONNECTORS}?customer_name=${encodeURIComponent(name)}`, { token });

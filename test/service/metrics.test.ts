@@ -83,7 +83,10 @@ describeEachDialect('metrics on %s', (dialect) => {
     const e = await h.request('POST', '/api/v1/webhook-endpoints', { token, body: { url: receiverUrl, events: ['sync.completed'] } });
     expect(e.status, e.text).toBe(201);
     endpointSecret = e.body.secret;
-    const c = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'customer-metrics-secret', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+    const c = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'customer-metrics-secret', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+    });
     expect(c.status, c.text).toBe(201);
     id = c.body.id;
   });
@@ -109,7 +112,10 @@ describeEachDialect('metrics on %s', (dialect) => {
       expect(r.status, r.text).toBe(200);
     }
     // An execute the upstream answers 404.
-    const missing = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_Missing0000000' } } });
+    const missing = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+      token,
+      body: { entity: 'notes', action: 'get', params: { note_id: 'not_Missing0000000' } },
+    });
     expect(missing.status, missing.text).toBe(404);
     // A sync: its pages run in the sync worker, which reports its upstream calls here.
     expect(h.service.ctx.syncWorker?.runsPages).toBe(true);
@@ -117,7 +123,14 @@ describeEachDialect('metrics on %s', (dialect) => {
     await h.service.ctx.sync.runOnce(id, { full: true });
     expect(h.service.ctx.syncWorker!.pagesRun).toBeGreaterThan(pagesBefore);
     // Webhooks in: a signed Intercom ping (accepted), a bad signature (refused), a type nobody knows (refused, not a label).
-    const ping = JSON.stringify({ type: 'notification_event', topic: 'ping', id: `notif_${dialect}`, app_id: 'x', data: { item: {} }, created_at: Math.floor(Date.now() / 1000) });
+    const ping = JSON.stringify({
+      type: 'notification_event',
+      topic: 'ping',
+      id: `notif_${dialect}`,
+      app_id: 'x',
+      data: { item: {} },
+      created_at: Math.floor(Date.now() / 1000),
+    });
     const sign = (raw: string, secret: string): string => `sha1=${createHmac('sha1', secret).update(raw).digest('hex')}`;
     const ok = await h.request('POST', '/api/v1/webhooks/intercom', { raw: ping, headers: { 'x-hub-signature': sign(ping, INTERCOM_SECRET) } });
     expect(ok.status, ok.text).toBe(200);
@@ -159,7 +172,21 @@ describeEachDialect('metrics on %s', (dialect) => {
     if (dialect === 'sqlite') expect(sample(m, METRIC_FAMILIES.poolWaiting)).toBe(0);
     else expect(sample(m, METRIC_FAMILIES.poolConnections)).toBeGreaterThan(0);
     // Bounded cardinality: nothing of a customer, an organization, a connector, a credential or a URL.
-    for (const secret of [sim.apiKey, token, id, orgId, appId, 'org-metrics-secret-name', 'customer-metrics-secret', endpointSecret, METRICS_TOKEN, INTERCOM_SECRET, receiverUrl, sim.url, 'not_Missing0000000']) {
+    for (const secret of [
+      sim.apiKey,
+      token,
+      id,
+      orgId,
+      appId,
+      'org-metrics-secret-name',
+      'customer-metrics-secret',
+      endpointSecret,
+      METRICS_TOKEN,
+      INTERCOM_SECRET,
+      receiverUrl,
+      sim.url,
+      'not_Missing0000000',
+    ]) {
       expect(text.includes(secret), secret).toBe(false);
     }
   });

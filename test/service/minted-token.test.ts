@@ -30,7 +30,10 @@ describeEachDialect('a GitHub App connector (minted_bearer) in the hosted servic
   });
 
   it('creates with a check that mints, executes with the cached token, and never shows the key or the token', async () => {
-    const created = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'octo', connector_type: 'github', name: 'GitHub App', credentials: { app_id: '77', installation_id: '5', private_key: PEM } } });
+    const created = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'octo', connector_type: 'github', name: 'GitHub App', credentials: { app_id: '77', installation_id: '5', private_key: PEM } },
+    });
     expect(created.status, created.text).toBe(201);
     const id = created.body.id as string;
     for (let i = 0; i < 2; i++) {
@@ -51,10 +54,16 @@ describeEachDialect('a GitHub App connector (minted_bearer) in the hosted servic
 
   it('a key the upstream refuses fails the create with upstream_credentials_rejected; a bad PEM with invalid_credentials', async () => {
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const refused = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'octo2', connector_type: 'github', name: 'x', credentials: { app_id: '77', installation_id: '5', private_key: other } } });
+    const refused = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'octo2', connector_type: 'github', name: 'x', credentials: { app_id: '77', installation_id: '5', private_key: other } },
+    });
     expect(refused.status, refused.text).toBeGreaterThanOrEqual(400);
     expect(refused.text).toContain('upstream_credentials_rejected');
-    const bad = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'octo3', connector_type: 'github', name: 'x', credentials: { app_id: '77', installation_id: '5', private_key: 'nope' } } });
+    const bad = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'octo3', connector_type: 'github', name: 'x', credentials: { app_id: '77', installation_id: '5', private_key: 'nope' } },
+    });
     expect(bad.status, bad.text).toBe(400);
     expect(bad.text).toContain('invalid_credentials');
     expect(bad.text).not.toContain(other.split('\n')[1] as string);

@@ -59,25 +59,36 @@ describeEachDialect('hosted OAuth with follow_up requests (Jira cloud_id) on %s'
 
   const stored = async (id: string): Promise<Record<string, unknown>> => {
     const row = await h.store.getConnector(app.organization_id, id);
-    return parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>({ keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext }, `connector:${id}`);
+    return parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>(
+      { keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext },
+      `connector:${id}`,
+    );
   };
 
   it('fills cloud_id from accessible-resources after the code exchange, creates the connector and lists issues through api.atlassian.com/ex/jira/<cloud id>', async () => {
     const location = await dance('cust-jira');
     const secret = location.searchParams.get('secret_id') as string;
     expect(secret, location.toString()).toMatch(/^sbo_/);
-    const created = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'cust-jira', connector_type: 'jira', name: 'Jira via OAuth', server_side_oauth_secret_id: secret } });
+    const created = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'cust-jira', connector_type: 'jira', name: 'Jira via OAuth', server_side_oauth_secret_id: secret },
+    });
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ connector_type: 'jira', auth_variant: 'oauth' });
 
     const creds = await stored(created.body.id);
     expect(creds).toEqual({ access_token: expect.any(String), expires_at: expect.any(Number), cloud_id: CLOUD_ID });
     // The follow_up ran once, with the new token, on the path the manifest names.
-    const followUps = (sim.requests as { method: string; path: string; headers: Record<string, unknown> }[]).filter((r) => r.path === '/oauth/token/accessible-resources');
+    const followUps = (sim.requests as { method: string; path: string; headers: Record<string, unknown> }[]).filter(
+      (r) => r.path === '/oauth/token/accessible-resources',
+    );
     expect(followUps).toHaveLength(1);
     expect(followUps[0]?.headers['authorization']).toBe(`Bearer ${String(creds['access_token'])}`);
 
-    const r = await h.request('POST', `${CONNECTORS}/${created.body.id}/execute`, { token, body: { entity: 'issues', action: 'list', params: { jql: 'order by created', max_results: 2 } } });
+    const r = await h.request('POST', `${CONNECTORS}/${created.body.id}/execute`, {
+      token,
+      body: { entity: 'issues', action: 'list', params: { jql: 'order by created', max_results: 2 } },
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.body.data.length).toBeGreaterThan(0);
     expect(r.body.data[0]).toMatchObject({ id: expect.any(String), key: expect.any(String) });
@@ -89,9 +100,12 @@ describeEachDialect('hosted OAuth with follow_up requests (Jira cloud_id) on %s'
     expect(logs).not.toContain(secret);
   });
 
-  it('connects Jira through the Connect UI\'s OAuth button too, and shows the no-site error in words', async () => {
+  it("connects Jira through the Connect UI's OAuth button too, and shows the no-site error in words", async () => {
     const session = async (customer: string): Promise<{ cookie: string; csrf: string }> => {
-      const r = await h.request('POST', '/api/v1/integrations/connect/sessions', { token, body: { customer_name: customer, allowed_connector_types: ['jira'] } });
+      const r = await h.request('POST', '/api/v1/integrations/connect/sessions', {
+        token,
+        body: { customer_name: customer, allowed_connector_types: ['jira'] },
+      });
       expect(r.status, r.text).toBe(201);
       const x = await h.request('POST', '/connect/session', { body: { token: r.body.token } });
       const cookie = /sb_connect=([^;]+)/.exec(x.headers.get('set-cookie') ?? '')?.[1] as string;
@@ -101,7 +115,12 @@ describeEachDialect('hosted OAuth with follow_up requests (Jira cloud_id) on %s'
     /** The OAuth button, then every redirect as a browser follows it; `extra` is added to the consent URL. */
     const roundTrip = async (customer: string, extra = ''): Promise<{ status: number; text: string }> => {
       const { cookie, csrf } = await session(customer);
-      let res = await fetch(`${h.url}/connect/types/jira/oauth`, { method: 'POST', redirect: 'manual', headers: { cookie: `sb_connect=${cookie}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf }).toString() });
+      let res = await fetch(`${h.url}/connect/types/jira/oauth`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: `sb_connect=${cookie}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf }).toString(),
+      });
       for (let hop = 0; hop < 5 && (res.status === 302 || res.status === 303); hop++) {
         let location = res.headers.get('location') as string;
         if (location.startsWith('/')) location = h.url + location;
@@ -110,7 +129,8 @@ describeEachDialect('hosted OAuth with follow_up requests (Jira cloud_id) on %s'
       }
       return { status: res.status, text: await res.text() };
     };
-    const connectorsOf = async (customer: string) => (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data as { id: string; auth_variant: string }[];
+    const connectorsOf = async (customer: string) =>
+      (await h.request('GET', `${CONNECTORS}?customer_name=${customer}`, { token })).body.data as { id: string; auth_variant: string }[];
 
     const done = await roundTrip('cust-connect');
     expect(done.status, done.text.slice(0, 300)).toBe(200);
@@ -135,7 +155,9 @@ describeEachDialect('hosted OAuth with follow_up requests (Jira cloud_id) on %s'
     expect(location.origin + location.pathname).toBe(REDIRECT);
     expect(location.searchParams.get('secret_id')).toBeNull();
     expect(location.searchParams.get('error')).toBe('oauth_nothing_granted');
-    expect(location.searchParams.get('error_description')).toBe('The Atlassian account granted this app access to no Jira site; start again and choose a site on the consent screen.');
+    expect(location.searchParams.get('error_description')).toBe(
+      'The Atlassian account granted this app access to no Jira site; start again and choose a site on the consent screen.',
+    );
     expect(await rows()).toBe(before);
     const logs = h.logs.join('\n');
     expect(logs).toContain('"err_code":"oauth_nothing_granted"');

@@ -169,7 +169,10 @@ describeEachDialect('OAuth refresh across two instances on %s', (dialect) => {
     expect(provider.refreshes).toBe(1);
     const row = await a.request('GET', `${CONNECTORS}/${id}`, { token });
     expect(row.body.status).toBe('auth_failed');
-    const events = await a.service.database.db.selectFrom('event_outbox' as never).selectAll().execute();
+    const events = await a.service.database.db
+      .selectFrom('event_outbox' as never)
+      .selectAll()
+      .execute();
     const failed = (events as { type: string; payload: string }[]).filter((e) => e.type === 'connector.auth_failed' && e.payload.includes(id));
     expect(failed).toHaveLength(1);
     // Every later execute, on either instance, is refused at once: no token request, no API call.
@@ -188,7 +191,13 @@ describeEachDialect('OAuth refresh across two instances on %s', (dialect) => {
     expect((await execute(a, id)).status).toBe(424);
     expect(provider.refreshes).toBe(1);
     provider.mode = 'ok';
-    const credentials = { access_token: 'at_again', refresh_token: 'rt_again', expires_at: Math.floor(Date.now() / 1000) - 10, client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
+    const credentials = {
+      access_token: 'at_again',
+      refresh_token: 'rt_again',
+      expires_at: Math.floor(Date.now() / 1000) - 10,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    };
     const patched = await a.request('PATCH', `${CONNECTORS}/${id}?check=false`, { token, body: { credentials } });
     expect(patched.status, patched.text).toBe(200);
     const r = await execute(a, id);

@@ -35,7 +35,12 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
     const types = withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes;
     types['acme'] = {
       baseUrl: provider.url,
-      oauth: { clientId: provider.clientId, clientSecret: provider.clientSecret, authorizeUrl: `${provider.url}/oauth/authorize`, tokenUrl: `${provider.url}/oauth/token` },
+      oauth: {
+        clientId: provider.clientId,
+        clientSecret: provider.clientSecret,
+        authorizeUrl: `${provider.url}/oauth/authorize`,
+        tokenUrl: `${provider.url}/oauth/token`,
+      },
     };
     return { config: { connectorTypes: types }, registry };
   };
@@ -73,7 +78,10 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
   }
 
   const createB = (secret: string, o: { type?: string; customer?: string; t?: string } = {}) =>
-    h.request('POST', CONNECTORS, { token: o.t ?? token, body: { customer_name: o.customer ?? 'cust-1', connector_type: o.type ?? 'acme', name: 'via OAuth', server_side_oauth_secret_id: secret } });
+    h.request('POST', CONNECTORS, {
+      token: o.t ?? token,
+      body: { customer_name: o.customer ?? 'cust-1', connector_type: o.type ?? 'acme', name: 'via OAuth', server_side_oauth_secret_id: secret },
+    });
 
   it('runs the full redirect dance, creates the connector from the secret, executes and refreshes expired tokens', async () => {
     const { location, consentUrl } = await dance('acme');
@@ -96,10 +104,20 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
     // variant requires them, as Monday's does), sealed at rest.
     const row = await h.store.getConnector(app.organization_id, created.body.id);
     const ring = parseKeyRing(TEST_ENCRYPTION_KEY);
-    const stored = ring.openJson<Record<string, unknown>>({ keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext }, `connector:${created.body.id}`);
-    expect(stored).toMatchObject({ access_token: expect.stringMatching(/^acme_at_/), refresh_token: expect.stringMatching(/^acme_rt_/), expires_at: expect.any(Number), client_id: provider.clientId, client_secret: provider.clientSecret });
+    const stored = ring.openJson<Record<string, unknown>>(
+      { keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext },
+      `connector:${created.body.id}`,
+    );
+    expect(stored).toMatchObject({
+      access_token: expect.stringMatching(/^acme_at_/),
+      refresh_token: expect.stringMatching(/^acme_rt_/),
+      expires_at: expect.any(Number),
+      client_id: provider.clientId,
+      client_secret: provider.clientSecret,
+    });
 
-    const exec = (params: Record<string, unknown>) => h.request('POST', `${CONNECTORS}/${created.body.id}/execute`, { token, body: { entity: 'widgets', action: 'get', params } });
+    const exec = (params: Record<string, unknown>) =>
+      h.request('POST', `${CONNECTORS}/${created.body.id}/execute`, { token, body: { entity: 'widgets', action: 'get', params } });
     expect((await exec({ id: 'w7' })).body).toEqual({ data: { id: 'w7', name: 'Widget w7' } });
 
     // The provider expires every access token: the next call gets 401, refreshes, retries,
@@ -110,7 +128,10 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
     expect(provider.grants).toContain('refresh_token');
     const row2 = await h.store.getConnector(app.organization_id, created.body.id);
     expect(row2!.credentials_ciphertext).not.toBe(row!.credentials_ciphertext);
-    const refreshed = ring.openJson<Record<string, unknown>>({ keyId: row2!.credentials_key_id, ciphertext: row2!.credentials_ciphertext }, `connector:${created.body.id}`);
+    const refreshed = ring.openJson<Record<string, unknown>>(
+      { keyId: row2!.credentials_key_id, ciphertext: row2!.credentials_ciphertext },
+      `connector:${created.body.id}`,
+    );
     expect(refreshed['access_token']).not.toBe(stored['access_token']);
     expect(provider.accessTokens.has(refreshed['access_token'] as string)).toBe(true);
     expect(refreshed['client_id']).toBe(provider.clientId);
@@ -217,7 +238,10 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
     expect(r.body.data.length).toBeGreaterThan(0);
     if (type === 'monday') {
       const row = await h.store.getConnector(app.organization_id, created.body.id);
-      const creds = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>({ keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext }, `connector:${created.body.id}`);
+      const creds = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>(
+        { keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext },
+        `connector:${created.body.id}`,
+      );
       const simOAuth = (sandbox.simulators['monday'] as unknown as { oauth: { clientId: string; clientSecret: string } }).oauth;
       expect(creds).toEqual({ access_token: expect.any(String), client_id: simOAuth.clientId, client_secret: simOAuth.clientSecret });
     }
@@ -233,7 +257,10 @@ describeEachDialect('service-side OAuth on %s', (dialect) => {
       const init = await initiate({ customer_name: 'race', connector_type: 'acme', redirect_url: REDIRECT });
       const consent = await h.request('GET', init.body.consent_url);
       const callbackPath = new URL(consent.headers.get('location') as string);
-      const [a, b] = await Promise.all([h.request('GET', h.url + callbackPath.pathname + callbackPath.search), second.request('GET', second.url + callbackPath.pathname + callbackPath.search)]);
+      const [a, b] = await Promise.all([
+        h.request('GET', h.url + callbackPath.pathname + callbackPath.search),
+        second.request('GET', second.url + callbackPath.pathname + callbackPath.search),
+      ]);
       expect([a.status, b.status].sort()).toEqual([302, 400]);
       const winner = a.status === 302 ? a : b;
       const secret = new URL(winner.headers.get('location') as string).searchParams.get('secret_id') as string;

@@ -31,7 +31,10 @@ describeEachDialect('permissions on %s', (dialect) => {
       });
     });
     ({ h, app, token } = await startHosted(dialect, { org: `perms-${dialect}`, upstreams: { granola: `${up.url}/base` }, config: { mcpProxy: true } }));
-    const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: 'acme', customer_name: 'acme', connector_type: 'granola', credentials: { api_key: 'grn_perm_key' } } });
+    const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { name: 'acme', customer_name: 'acme', connector_type: 'granola', credentials: { api_key: 'grn_perm_key' } },
+    });
     expect(r.status, r.text).toBe(201);
     id = r.body.id;
   });
@@ -50,11 +53,17 @@ describeEachDialect('permissions on %s', (dialect) => {
     expect(r.status, r.text).toBe(200);
     return r;
   };
-  const execute = (t: string, entity: string, action: string, params: unknown = {}) => h.request('POST', `${CONNECTORS}/${id}/execute`, { token: t, body: { entity, action, params } });
+  const execute = (t: string, entity: string, action: string, params: unknown = {}) =>
+    h.request('POST', `${CONNECTORS}/${id}/execute`, { token: t, body: { entity, action, params } });
   const changes = (t: string) => h.request('GET', `${CONNECTORS}/${id}/records?entity=notes`, { token: t });
-  const proxy = (t: string, method = 'GET') => h.request(method, `${CONNECTORS}/${id}/proxy/v1/notes`, { token: t, ...(method === 'POST' ? { body: {} } : {}) });
+  const proxy = (t: string, method = 'GET') =>
+    h.request(method, `${CONNECTORS}/${id}/proxy/v1/notes`, { token: t, ...(method === 'POST' ? { body: {} } : {}) });
   const mcp = (t: string, name: string, args: Record<string, unknown>) =>
-    h.request('POST', '/mcp', { token: t, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { connector: id, ...args } } }, headers: { accept: 'application/json, text/event-stream' } });
+    h.request('POST', '/mcp', {
+      token: t,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { connector: id, ...args } } },
+      headers: { accept: 'application/json, text/event-stream' },
+    });
   const surfaces = (t: string): Record<string, () => Promise<Reply>> => ({
     execute: () => execute(t, 'notes', 'list'),
     search: () => execute(t, 'notes', 'search', { query: {} }),
@@ -132,14 +141,26 @@ describeEachDialect('permissions on %s', (dialect) => {
   });
 
   it('MCP tools/list, list_connectors and describe show only the connectors, entities and actions the allow-lists allow', async () => {
-    const other = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { name: 'billing', customer_name: 'acme', connector_type: 'stripe', credentials: { api_key: 'sk_test_perm_list_key' } } });
+    const other = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { name: 'billing', customer_name: 'acme', connector_type: 'stripe', credentials: { api_key: 'sk_test_perm_list_key' } },
+    });
     expect(other.status, other.text).toBe(201);
     const rpc = async (method: string, params: Record<string, unknown> = {}) => {
-      const r = await h.request('POST', '/mcp', { token, body: { jsonrpc: '2.0', id: 1, method, params }, headers: { accept: 'application/json, text/event-stream' } });
+      const r = await h.request('POST', '/mcp', {
+        token,
+        body: { jsonrpc: '2.0', id: 1, method, params },
+        headers: { accept: 'application/json, text/event-stream' },
+      });
       expect(r.status, r.text).toBe(200);
       return r.body.result;
     };
-    const listed = async () => (await rpc('tools/call', { name: 'list_connectors', arguments: {} })).structuredContent.data as { id: string; type: string; entities: { name: string; actions: string[] }[] }[];
+    const listed = async () =>
+      (await rpc('tools/call', { name: 'list_connectors', arguments: {} })).structuredContent.data as {
+        id: string;
+        type: string;
+        entities: { name: string; actions: string[] }[];
+      }[];
     const toolsText = async () => JSON.stringify((await rpc('tools/list')).tools);
     // Without a list: both connectors everywhere.
     expect((await listed()).map((c) => c.id).sort()).toEqual([id, other.body.id].sort());
@@ -156,16 +177,23 @@ describeEachDialect('permissions on %s', (dialect) => {
     const granola = await listed();
     expect(granola.map((c) => c.id)).toEqual([id]);
     expect(granola[0]!.entities).toEqual([{ name: 'notes', title: expect.any(String), actions: ['list'] }]);
-    const described = (await rpc('tools/call', { name: 'describe', arguments: { connector: id } })).structuredContent as { entities: { name: string; actions: { name: string }[] }[] };
+    const described = (await rpc('tools/call', { name: 'describe', arguments: { connector: id } })).structuredContent as {
+      entities: { name: string; actions: { name: string }[] }[];
+    };
     expect(described.entities.map((e) => [e.name, e.actions.map((a) => a.name)])).toEqual([['notes', ['list']]]);
 
     await setPermissions({ entities: ['granola.other'] });
-    expect((await listed()).map((c) => [c.type, c.entities.length]).sort()).toEqual([['granola', 0], ['stripe', 0]].sort());
+    expect((await listed()).map((c) => [c.type, c.entities.length]).sort()).toEqual(
+      [
+        ['granola', 0],
+        ['stripe', 0],
+      ].sort(),
+    );
     expect(upstreamCalls).toBe(0);
     expect((await h.request('DELETE', `${CONNECTORS}/${other.body.id}`, { token })).status).toBe(204);
   });
 
-  it('the typed hosted client gets and sets the application\'s list', async () => {
+  it("the typed hosted client gets and sets the application's list", async () => {
     const client = createClient({ baseUrl: h.url, customerName: 'acme', clientId: app.client_id, clientSecret: app.client_secret });
     expect(await client.permissions.set({ actions: ['list'], read_only: true })).toEqual({ application: { actions: ['list'], read_only: true }, token: null });
     expect(await client.permissions.get()).toEqual({ application: { actions: ['list'], read_only: true }, token: null });
@@ -175,7 +203,10 @@ describeEachDialect('permissions on %s', (dialect) => {
 
   it("a scoped token's list narrows its application's and never widens it; GET shows both", async () => {
     const mint = async (permissions?: unknown) => {
-      const r = await h.request('POST', '/api/v1/account/applications/scoped-token', { token, body: { customer_name: 'acme', ...(permissions === undefined ? {} : { permissions }) } });
+      const r = await h.request('POST', '/api/v1/account/applications/scoped-token', {
+        token,
+        body: { customer_name: 'acme', ...(permissions === undefined ? {} : { permissions }) },
+      });
       expect(r.status, r.text).toBe(200);
       return r.body.access_token as string;
     };
@@ -191,7 +222,10 @@ describeEachDialect('permissions on %s', (dialect) => {
     await setPermissions({ connector_types: ['attio'] });
     const wide = await mint({ connector_types: ['granola'] });
     for (const t of [narrow, plain, wide]) denied(await execute(t, 'notes', 'list'), 'Not allowed for this application: connector type granola');
-    expect((await h.request('GET', PERMISSIONS, { token: wide })).body).toEqual({ application: { connector_types: ['attio'] }, token: { connector_types: ['granola'] } });
+    expect((await h.request('GET', PERMISSIONS, { token: wide })).body).toEqual({
+      application: { connector_types: ['attio'] },
+      token: { connector_types: ['granola'] },
+    });
     // A scoped token cannot change permissions.
     const put = await h.request('PUT', PERMISSIONS, { token: narrow, body: { permissions: null } });
     expect([put.status, put.body.code]).toEqual([403, 'permission_denied']);
@@ -200,13 +234,21 @@ describeEachDialect('permissions on %s', (dialect) => {
 
   it('bad input is refused and changes nothing; parallel requests all see the list; changes are in the audit log', async () => {
     await setPermissions({ read_only: true, connector_types: ['granola'] });
-    for (const bad of [{ read_only: 'yes' }, { connector_types: 'granola' }, { actions: [''] }, { other: 1 }, { entities: Array.from({ length: 201 }, (_, i) => `e${i}`) }]) {
+    for (const bad of [
+      { read_only: 'yes' },
+      { connector_types: 'granola' },
+      { actions: [''] },
+      { other: 1 },
+      { entities: Array.from({ length: 201 }, (_, i) => `e${i}`) },
+    ]) {
       const r = await h.request('PUT', PERMISSIONS, { token, body: { permissions: bad } });
       expect([r.status, r.body.code], JSON.stringify(bad)).toEqual([400, 'invalid_request']);
     }
     expect((await h.request('GET', PERMISSIONS, { token })).body.application).toEqual({ connector_types: ['granola'], read_only: true });
 
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? proxy(token, 'POST') : execute(token, 'notes', 'create', { title: 'x' }))));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? proxy(token, 'POST') : execute(token, 'notes', 'create', { title: 'x' }))),
+    );
     for (const r of answers) expect(r.body.code).toBe('permission_denied');
     expect(upstreamCalls).toBe(0);
 
@@ -214,7 +256,13 @@ describeEachDialect('permissions on %s', (dialect) => {
     expect(events.status, events.text).toBe(200);
     const last = events.body.data[0];
     const appRow = await h.store.findApplicationByClientId(app.client_id);
-    expect(last).toMatchObject({ action: 'permissions.updated', resource_type: 'application', resource_id: appRow?.id, actor_application_id: appRow?.id, actor_token_kind: 'application' });
+    expect(last).toMatchObject({
+      action: 'permissions.updated',
+      resource_type: 'application',
+      resource_id: appRow?.id,
+      actor_application_id: appRow?.id,
+      actor_token_kind: 'application',
+    });
     expect(last.details).toEqual({ connector_types: ['granola'], read_only: true });
   });
 });

@@ -27,7 +27,15 @@ describe('secrets at rest and in logs (SQLite file)', () => {
     sandbox = await startSandbox();
     const registry = testRegistry();
     const types = withSandbox(defaultServiceConfig(), sandbox, registry).connectorTypes;
-    types['acme'] = { baseUrl: provider.url, oauth: { clientId: provider.clientId, clientSecret: provider.clientSecret, authorizeUrl: `${provider.url}/oauth/authorize`, tokenUrl: `${provider.url}/oauth/token` } };
+    types['acme'] = {
+      baseUrl: provider.url,
+      oauth: {
+        clientId: provider.clientId,
+        clientSecret: provider.clientSecret,
+        authorizeUrl: `${provider.url}/oauth/authorize`,
+        tokenUrl: `${provider.url}/oauth/token`,
+      },
+    };
     h = await startHarness('sqlite', { config: { connectorTypes: types, logLevel: 'trace' }, registry });
   });
   afterAll(async () => {
@@ -47,23 +55,37 @@ describe('secrets at rest and in logs (SQLite file)', () => {
     secrets.push(granolaKey);
 
     // Variant A with a key the upstream refuses: the check refuses it (nothing stored, the key not echoed)...
-    const checked = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } } });
+    const checked = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } },
+    });
     expect(checked.status).toBe(424);
     expect(checked.text).not.toContain(KNOWN);
     // ...and stored unchecked, refused on execute, then the real one through PATCH.
-    const a = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } } });
+    const a = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: KNOWN } },
+    });
     expect(a.status).toBe(201);
     const refused = await h.request('POST', `${CONNECTORS}/${a.body.id}/execute`, { token, body: { entity: 'notes', action: 'list' } });
     expect(refused.status).toBe(424);
     expect((await h.request('PATCH', `${CONNECTORS}/${a.body.id}`, { token, body: { credentials: { api_key: granolaKey } } })).status).toBe(200);
-    expect((await h.request('POST', `${CONNECTORS}/${a.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } })).status).toBe(200);
+    expect(
+      (await h.request('POST', `${CONNECTORS}/${a.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } })).status,
+    ).toBe(200);
     // A refused create whose credentials carry the secret under a wrong field name.
-    const wrong = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { apikey: KNOWN } } });
+    const wrong = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { apikey: KNOWN } },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.text).not.toContain(KNOWN);
 
     // Variant B through the OAuth dance, then a refresh.
-    const init = await h.request('POST', '/api/v1/integrations/connectors/oauth/initiate', { token, body: { customer_name: 'c', connector_type: 'acme', redirect_url: 'https://app.example.com/done' } });
+    const init = await h.request('POST', '/api/v1/integrations/connectors/oauth/initiate', {
+      token,
+      body: { customer_name: 'c', connector_type: 'acme', redirect_url: 'https://app.example.com/done' },
+    });
     const state = new URL(init.body.consent_url).searchParams.get('state') as string;
     secrets.push(state);
     const consent = await h.request('GET', init.body.consent_url);
@@ -72,7 +94,10 @@ describe('secrets at rest and in logs (SQLite file)', () => {
     const cb = await h.request('GET', callback);
     const secretId = new URL(cb.headers.get('location') as string).searchParams.get('secret_id') as string;
     secrets.push(secretId);
-    const b = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'acme', name: 'a', server_side_oauth_secret_id: secretId } });
+    const b = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c', connector_type: 'acme', name: 'a', server_side_oauth_secret_id: secretId },
+    });
     expect(b.status).toBe(201);
     secrets.push(...provider.accessTokens);
     provider.expireAccessTokens();
@@ -138,15 +163,25 @@ describe('key rotation', () => {
     const before = await startHarness('sqlite', { config: { connectorTypes: types }, registry });
     try {
       const token = await before.token(await before.createApp('rot'));
-      const c = await before.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: sandbox.connectors['granola']?.credentials } });
+      const c = await before.request('POST', CONNECTORS, {
+        token,
+        body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: sandbox.connectors['granola']?.credentials },
+      });
       const oldKeyId = TEST_ENCRYPTION_KEY.split(':')[0];
       const orgId = c.body.organization_id as string;
       expect((await before.store.getConnector(orgId, c.body.id))?.credentials_key_id).toBe(oldKeyId);
       // A new instance whose ring has a new primary key and the old one after it.
       const next = generateKeySpec();
-      const after = await startHarness('sqlite', { config: { connectorTypes: types, encryptionKey: `${next},${TEST_ENCRYPTION_KEY}` }, registry, database: before.db });
+      const after = await startHarness('sqlite', {
+        config: { connectorTypes: types, encryptionKey: `${next},${TEST_ENCRYPTION_KEY}` },
+        registry,
+        database: before.db,
+      });
       try {
-        const r = await after.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } });
+        const r = await after.request('POST', `${CONNECTORS}/${c.body.id}/execute`, {
+          token,
+          body: { entity: 'notes', action: 'list', params: { page_size: 1 } },
+        });
         expect(r.status).toBe(200);
         // The re-seal is written in the background: poll for it, with a deadline.
         const want = next.split(':')[0];
@@ -157,7 +192,10 @@ describe('key rotation', () => {
           keyId = (await after.store.getConnector(orgId, c.body.id))?.credentials_key_id;
         }
         expect(keyId).toBe(want);
-        expect((await after.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } })).status).toBe(200);
+        expect(
+          (await after.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, body: { entity: 'notes', action: 'list', params: { page_size: 1 } } }))
+            .status,
+        ).toBe(200);
       } finally {
         await after.close();
       }

@@ -51,7 +51,12 @@ describeEachDialect('hosted service on %s', (dialect) => {
     token = await h.token(app);
     other = await h.createApp('org-b');
     otherToken = await h.token(other);
-    const r = await create({ customer_name: 'cust-1', connector_type: 'granola', name: 'Granola of cust-1', credentials: sandbox.connectors['granola']?.credentials });
+    const r = await create({
+      customer_name: 'cust-1',
+      connector_type: 'granola',
+      name: 'Granola of cust-1',
+      credentials: sandbox.connectors['granola']?.credentials,
+    });
     expect(r.status, r.text).toBe(201);
     granolaId = r.body.id;
   });
@@ -181,7 +186,11 @@ describeEachDialect('hosted service on %s', (dialect) => {
 
     it('lists with filters and keyset pagination', async () => {
       // ?check=false: stored without asking the upstream (a key it would refuse).
-      for (const n of ['L1', 'L2', 'L3']) expect((await call('POST', `${CONNECTORS}?check=false`, { customer_name: 'cust-list', connector_type: 'granola', name: n, credentials: { api_key: 'k' } })).status).toBe(201);
+      for (const n of ['L1', 'L2', 'L3'])
+        expect(
+          (await call('POST', `${CONNECTORS}?check=false`, { customer_name: 'cust-list', connector_type: 'granola', name: n, credentials: { api_key: 'k' } }))
+            .status,
+        ).toBe(201);
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -215,7 +224,14 @@ describeEachDialect('hosted service on %s', (dialect) => {
     });
 
     it('gets, renames, replaces credentials and deletes', async () => {
-      const c = (await call('POST', `${CONNECTORS}?check=false`, { customer_name: 'cust-3', connector_type: 'granola', name: 'before', credentials: { api_key: 'wrong-key' } })).body;
+      const c = (
+        await call('POST', `${CONNECTORS}?check=false`, {
+          customer_name: 'cust-3',
+          connector_type: 'granola',
+          name: 'before',
+          credentials: { api_key: 'wrong-key' },
+        })
+      ).body;
       expect(c).toMatchObject({ status: 'active', last_checked_at: null, last_error: null });
       const got = await call('GET', `${CONNECTORS}/${c.id}`);
       expect(got.body).toEqual(c);
@@ -226,7 +242,10 @@ describeEachDialect('hosted service on %s', (dialect) => {
       expect(refused.body.details.upstream_status).toBe(401);
       conforms('POST', EXEC, refused);
       const failed = await call('GET', `${CONNECTORS}/${c.id}`);
-      expect(failed.body).toMatchObject({ status: 'auth_failed', last_error: { code: 'upstream_credentials_rejected', message: expect.stringContaining('Invalid API key') } });
+      expect(failed.body).toMatchObject({
+        status: 'auth_failed',
+        last_error: { code: 'upstream_credentials_rejected', message: expect.stringContaining('Invalid API key') },
+      });
       const renamed = await call('PATCH', `${CONNECTORS}/${c.id}`, { name: 'after' });
       expect(renamed.status).toBe(200);
       expect(renamed.body.name).toBe('after');
@@ -256,20 +275,71 @@ describeEachDialect('hosted service on %s', (dialect) => {
     });
 
     const bad: [string, () => RequestInitLike, number, string, string?][] = [
-      ['an unknown connector type', () => ({ body: { customer_name: 'c', connector_type: 'salesforce', name: 'n', credentials: { api_key: 'k' } } }), 400, 'unknown_connector_type', '/connector_type'],
-      ['credentials of no variant', () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { apikey: 'k' } } }), 400, 'invalid_credentials', '/credentials/apikey'],
-      ['credentials of the wrong type', () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 42 } } }), 400, 'invalid_credentials'],
-      ['both credentials and a secret id', () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' }, server_side_oauth_secret_id: 'sbo_x' } }), 400, 'invalid_request', '/credentials'],
-      ['neither credentials nor a secret id', () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n' } }), 400, 'invalid_request', '/server_side_oauth_secret_id'],
-      ['a missing customer_name', () => ({ body: { connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } } }), 400, 'invalid_request', '/customer_name'],
-      ['an unknown field', () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' }, region: 'eu' } }), 400, 'invalid_request', '/region'],
+      [
+        'an unknown connector type',
+        () => ({ body: { customer_name: 'c', connector_type: 'salesforce', name: 'n', credentials: { api_key: 'k' } } }),
+        400,
+        'unknown_connector_type',
+        '/connector_type',
+      ],
+      [
+        'credentials of no variant',
+        () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { apikey: 'k' } } }),
+        400,
+        'invalid_credentials',
+        '/credentials/apikey',
+      ],
+      [
+        'credentials of the wrong type',
+        () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 42 } } }),
+        400,
+        'invalid_credentials',
+      ],
+      [
+        'both credentials and a secret id',
+        () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' }, server_side_oauth_secret_id: 'sbo_x' } }),
+        400,
+        'invalid_request',
+        '/credentials',
+      ],
+      [
+        'neither credentials nor a secret id',
+        () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n' } }),
+        400,
+        'invalid_request',
+        '/server_side_oauth_secret_id',
+      ],
+      [
+        'a missing customer_name',
+        () => ({ body: { connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } } }),
+        400,
+        'invalid_request',
+        '/customer_name',
+      ],
+      [
+        'an unknown field',
+        () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' }, region: 'eu' } }),
+        400,
+        'invalid_request',
+        '/region',
+      ],
       ['a body that is not an object', () => ({ body: ['x'] }), 400, 'invalid_request'],
       ['malformed JSON', () => ({ raw: '{"customer_name": "c",' }), 400, 'malformed_json'],
-      ['an empty JSON body', () => ({ raw: '' , contentType: 'application/json' }), 400, 'malformed_json'],
+      ['an empty JSON body', () => ({ raw: '', contentType: 'application/json' }), 400, 'malformed_json'],
       ['a wrong content type', () => ({ raw: 'customer_name=c', contentType: 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type'],
       ['text/plain', () => ({ raw: '{}', contentType: 'text/plain' }), 415, 'unsupported_media_type'],
-      ['a body over the limit', () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'x'.repeat(1024 * 1024 + 10), credentials: { api_key: 'k' } } }), 413, 'payload_too_large'],
-      ['an unknown or reused OAuth secret id', () => ({ body: { customer_name: 'c', connector_type: 'intercom', name: 'n', server_side_oauth_secret_id: 'sbo_never_issued' } }), 400, 'invalid_oauth_secret'],
+      [
+        'a body over the limit',
+        () => ({ body: { customer_name: 'c', connector_type: 'granola', name: 'x'.repeat(1024 * 1024 + 10), credentials: { api_key: 'k' } } }),
+        413,
+        'payload_too_large',
+      ],
+      [
+        'an unknown or reused OAuth secret id',
+        () => ({ body: { customer_name: 'c', connector_type: 'intercom', name: 'n', server_side_oauth_secret_id: 'sbo_never_issued' } }),
+        400,
+        'invalid_oauth_secret',
+      ],
     ];
     type RequestInitLike = { body?: unknown; raw?: string; contentType?: string };
 
@@ -299,7 +369,10 @@ describeEachDialect('hosted service on %s', (dialect) => {
       });
       try {
         const t = await hooked.token(await hooked.createApp('hooks'));
-        const c = await hooked.request('POST', `${CONNECTORS}?check=false`, { token: t, body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } } });
+        const c = await hooked.request('POST', `${CONNECTORS}?check=false`, {
+          token: t,
+          body: { customer_name: 'c', connector_type: 'granola', name: 'n', credentials: { api_key: 'k' } },
+        });
         expect(created).toEqual([c.body.id]);
         isProblem(await hooked.request('DELETE', `${CONNECTORS}/${c.body.id}`, { token: t }), 500, 'internal_error');
         expect((await hooked.request('GET', `${CONNECTORS}/${c.body.id}`, { token: t })).status).toBe(200);
@@ -453,7 +526,11 @@ describeEachDialect('hosted service on %s', (dialect) => {
       conforms('GET', '/api/v1/integrations/connector-types', r);
       const granola = r.body.data.find((t: { type: string }) => t.type === 'granola');
       expect(granola.credential_variants).toEqual([
-        expect.objectContaining({ name: 'api_key', type: 'bearer', fields: [expect.objectContaining({ name: 'api_key', type: 'string', required: true, secret: true })] }),
+        expect.objectContaining({
+          name: 'api_key',
+          type: 'bearer',
+          fields: [expect.objectContaining({ name: 'api_key', type: 'string', required: true, secret: true })],
+        }),
       ]);
       const notes = granola.entities.find((e: { name: string }) => e.name === 'notes');
       expect(notes.actions.map((a: { name: string }) => a.name)).toEqual(['list', 'get', 'search']);

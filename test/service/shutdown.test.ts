@@ -28,12 +28,17 @@ describeEachDialect('shutdown on %s', (dialect) => {
     const h = await startHarness(dialect, { config: { syncScheduler: true, shutdownGraceMs: 300, connectorTypes: { granola: { baseUrl: upstreamUrl } } } });
     const app = await h.createApp('acme');
     const token = await h.token(app);
-    const created = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_secret_key_1' } } });
+    const created = await h.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_secret_key_1' } },
+    });
     expect(created.status).toBe(201);
     // The connector's first sync is under way, hung on its upstream...
     await expect.poll(() => requests.length, { timeout: 10_000 }).toBe(1);
     // ...and an execute is in flight, which keeps the server from closing.
-    const inFlight = h.request('POST', `${CONNECTORS}/${created.body.id as string}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } }).catch((e: unknown) => e);
+    const inFlight = h
+      .request('POST', `${CONNECTORS}/${created.body.id as string}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } })
+      .catch((e: unknown) => e);
     await expect.poll(() => requests.length, { timeout: 10_000 }).toBe(2);
     const sync = h.service.ctx.sync;
     const closing = h.close();

@@ -16,13 +16,21 @@ describeEachDialect('POST .../sync without a scheduler on %s', (dialect) => {
   let api: Harness;
   let token: string;
   let id: string;
-  const config = (scheduler: boolean) => ({ syncScheduler: scheduler, upstreamThrottle: false, eventsDelivery: false, connectorTypes: { granola: { baseUrl: sim.url } } });
+  const config = (scheduler: boolean) => ({
+    syncScheduler: scheduler,
+    upstreamThrottle: false,
+    eventsDelivery: false,
+    connectorTypes: { granola: { baseUrl: sim.url } },
+  });
 
   beforeAll(async () => {
     sim = await startGranolaSimulator({ size: 3, rateLimit: false });
     api = await startHarness(dialect, { config: config(false) });
     token = await api.token(await api.createApp('org-no-scheduler'));
-    const c = await api.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+    const c = await api.request('POST', `${CONNECTORS}?check=false`, {
+      token,
+      body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+    });
     expect(c.status, c.text).toBe(201);
     id = c.body.id;
   });
@@ -32,7 +40,13 @@ describeEachDialect('POST .../sync without a scheduler on %s', (dialect) => {
   });
 
   const requestSync = () => api.request('POST', `${CONNECTORS}/${id}/sync`, { token, body: { full: true } });
-  const state = async (): Promise<string> => JSON.stringify(await api.service.ctx.database.db.selectFrom('sync_state' as never).selectAll().execute());
+  const state = async (): Promise<string> =>
+    JSON.stringify(
+      await api.service.ctx.database.db
+        .selectFrom('sync_state' as never)
+        .selectAll()
+        .execute(),
+    );
 
   it('is 503 sync_scheduler_not_running while no instance runs the scheduler, and requests nothing', async () => {
     const before = await state();

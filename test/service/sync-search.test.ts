@@ -75,7 +75,10 @@ describeEachDialect('hosted sync and search on %s', (dialect) => {
 
   it('any and contains look inside the attendees array; an ordering operator on it is a 400 naming field, operator and type', async () => {
     const email = sim.note(sim.ids()[7]!)!.attendees.at(-1)!.email;
-    const expected = sim.ids().filter((nid) => sim.note(nid)!.attendees.some((a) => a.email === email)).sort();
+    const expected = sim
+      .ids()
+      .filter((nid) => sim.note(nid)!.attendees.some((a) => a.email === email))
+      .sort();
     expect(expected.length).toBeGreaterThan(0);
     for (const filter of [{ any: { attendees: { eq: { email } } } }, { contains: { 'attendees.email': email } }]) {
       const r = await search({ query: { filter }, fields: ['id'] });
@@ -136,7 +139,10 @@ describe('switchboard sync <connector_id>', () => {
     const h = await startHarness('sqlite', { config: { connectorTypes: { granola: { baseUrl: sim.url } } } });
     try {
       const token = await h.token(await h.createApp('org-cli'));
-      const created = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+      const created = await h.request('POST', CONNECTORS, {
+        token,
+        body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+      });
       expect(created.status, created.text).toBe(201);
       const out = await runSwitchboard(['sync', created.body.id, '--full'], {
         SWITCHBOARD_DATABASE_URL: h.db.url,

@@ -16,7 +16,9 @@ import { describeEachDialect, startHarness, type Harness } from './helpers.ts';
 const CONNECTORS = '/api/v1/integrations/connectors';
 
 /** A proxy to the simulator that records the status of every answer (and can hold the note reads back). */
-async function recordingProxy(target: () => string): Promise<{ url: string; statuses: number[]; hold: { gets: Promise<void> | undefined }; close(): Promise<void> }> {
+async function recordingProxy(
+  target: () => string,
+): Promise<{ url: string; statuses: number[]; hold: { gets: Promise<void> | undefined }; close(): Promise<void> }> {
   const statuses: number[] = [];
   const hold: { gets: Promise<void> | undefined } = { gets: undefined };
   const server: Server = createServer((req, res) => {
@@ -66,11 +68,17 @@ describeEachDialect('the sync worker on %s', (dialect) => {
     await sim?.close();
   });
 
-  async function service(syncInWorker: boolean, at: { sim: GranolaSimulator; proxy: Proxy } = { sim, proxy }): Promise<{ h: Harness; id: string; token: string }> {
+  async function service(
+    syncInWorker: boolean,
+    at: { sim: GranolaSimulator; proxy: Proxy } = { sim, proxy },
+  ): Promise<{ h: Harness; id: string; token: string }> {
     const h = await startHarness(dialect, { config: { syncInWorker, connectorTypes: { granola: { baseUrl: at.proxy.url } } } });
     harnesses.push(h);
     const token = await h.token(await h.createApp('org-worker'));
-    const r = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: at.sim.apiKey } } });
+    const r = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: at.sim.apiKey } },
+    });
     expect(r.status, r.text).toBe(201);
     return { h, id: r.body.id as string, token };
   }
@@ -80,7 +88,10 @@ describeEachDialect('the sync worker on %s', (dialect) => {
     const out: Record<string, unknown> = {};
     let cursor: string | undefined;
     do {
-      const r = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'search', params: { query: {}, limit: 100, ...(cursor !== undefined ? { cursor } : {}) } } });
+      const r = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        body: { entity: 'notes', action: 'search', params: { query: {}, limit: 100, ...(cursor !== undefined ? { cursor } : {}) } },
+      });
       expect(r.status, r.text).toBe(200);
       for (const n of r.body.data as { id: string }[]) out[n.id] = n;
       cursor = r.body.meta.next_cursor ?? undefined;
@@ -118,14 +129,22 @@ describeEachDialect('the sync worker on %s', (dialect) => {
     // Granola's own limit (25 at once, 5/s): a burst past the throttle is answered 429.
     const limited = await startGranolaSimulator({ size: 40, seed: 2 });
     const limitedProxy = await recordingProxy(() => limited.url);
-    closing.push(() => limitedProxy.close(), () => limited.close());
+    closing.push(
+      () => limitedProxy.close(),
+      () => limited.close(),
+    );
     const worker = await service(true, { sim: limited, proxy: limitedProxy });
     const run = worker.h.service.ctx.sync.runOnce(worker.id, { full: true });
     const gets = await Promise.all(
       limited
         .ids()
         .slice(0, 8)
-        .map((note) => worker.h.request('POST', `${CONNECTORS}/${worker.id}/execute`, { token: worker.token, body: { entity: 'notes', action: 'get', params: { note_id: note } } })),
+        .map((note) =>
+          worker.h.request('POST', `${CONNECTORS}/${worker.id}/execute`, {
+            token: worker.token,
+            body: { entity: 'notes', action: 'get', params: { note_id: note } },
+          }),
+        ),
     );
     const result = await run;
     expect(gets.map((g) => g.status)).toEqual(gets.map(() => 200));

@@ -8,7 +8,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startGranolaSimulator } from '../../connectors/granola/simulator/index.ts';
-import { POSTGRES_SYNC_WRITE_SLOTS, SQLITE_SYNC_CHECKPOINT_MS, SQLITE_SYNC_WRITE_RECORDS, syncPageWriteSlots, syncWrites, type SyncCheckpoints } from '../../src/service/data/hosted-data.ts';
+import {
+  POSTGRES_SYNC_WRITE_SLOTS,
+  SQLITE_SYNC_CHECKPOINT_MS,
+  SQLITE_SYNC_WRITE_RECORDS,
+  syncPageWriteSlots,
+  syncWrites,
+  type SyncCheckpoints,
+} from '../../src/service/data/hosted-data.ts';
 import type { RecordSink } from '../../src/sync/index.ts';
 import { startHarness } from './helpers.ts';
 
@@ -43,7 +50,11 @@ describe('syncWrites on SQLite', () => {
     const log: string[] = [];
     const sink = syncWrites(recordingSink(log), 'sqlite');
     await sink.upsert('a', 'notes', def, records('n', 2 * SQLITE_SYNC_WRITE_RECORDS + 5), 'run');
-    expect(log).toEqual([`a:n0+${SQLITE_SYNC_WRITE_RECORDS}`, `a:n${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`, `a:n${2 * SQLITE_SYNC_WRITE_RECORDS}+5`]);
+    expect(log).toEqual([
+      `a:n0+${SQLITE_SYNC_WRITE_RECORDS}`,
+      `a:n${SQLITE_SYNC_WRITE_RECORDS}+${SQLITE_SYNC_WRITE_RECORDS}`,
+      `a:n${2 * SQLITE_SYNC_WRITE_RECORDS}+5`,
+    ]);
   });
 
   it('lets two syncs take turns, with a turn of the event loop before every part once the slice is spent (here 0 ms)', async () => {
@@ -135,7 +146,10 @@ describe('syncWrites on SQLite', () => {
         return r;
       };
       const token = await h.token(await h.createApp('org-wal'));
-      const created = await h.request('POST', '/api/v1/integrations/connectors', { token, body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+      const created = await h.request('POST', '/api/v1/integrations/connectors', {
+        token,
+        body: { customer_name: 'c1', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+      });
       expect(created.status, created.text).toBe(201);
       // Poll until the first sync is done (a poll, not a sleep with a meaning).
       for (;;) {
@@ -148,7 +162,10 @@ describe('syncWrites on SQLite', () => {
       }
       expect(asked).toEqual([]);
       // What the worker wrote, the main connection reads.
-      const found = await h.request('POST', `/api/v1/integrations/connectors/${created.body.id}/execute`, { token, body: { entity: 'notes', action: 'search', params: { query: {}, limit: 100 } } });
+      const found = await h.request('POST', `/api/v1/integrations/connectors/${created.body.id}/execute`, {
+        token,
+        body: { entity: 'notes', action: 'search', params: { query: {}, limit: 100 } },
+      });
       expect(found.status, found.text).toBe(200);
       expect(found.body.data).toHaveLength(12);
       expect([...h.service.ctx.database.writeGate!]).toEqual([0, 0, 0]);
@@ -165,7 +182,7 @@ describe('syncWrites on SQLite', () => {
 });
 
 describe('sync page writes at once per instance', () => {
-  it('PostgreSQL: fewer than the pool\'s 10 connections, so requests keep some; SQLite: no limit (its writes take turns)', () => {
+  it("PostgreSQL: fewer than the pool's 10 connections, so requests keep some; SQLite: no limit (its writes take turns)", () => {
     expect(syncPageWriteSlots('postgres')).toBe(POSTGRES_SYNC_WRITE_SLOTS);
     expect(POSTGRES_SYNC_WRITE_SLOTS).toBeLessThan(10);
     expect(syncPageWriteSlots('sqlite')).toBeUndefined();

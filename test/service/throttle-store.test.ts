@@ -48,7 +48,10 @@ describe.skipIf(PG_URL === undefined || PG_URL === '')('PostgresThrottleStore (s
     const store = new PostgresThrottleStore(counting, table);
     const counter = store.counter('sb:upstream', 3, 1, noBlock);
     await expect(counter.consume('k1', 2)).resolves.toMatchObject({ remainingPoints: 1 });
-    const refused = await counter.consume('k1', 2).then(() => undefined, (e: unknown) => e);
+    const refused = await counter.consume('k1', 2).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(RateLimiterRes);
     expect((refused as RateLimiterRes).remainingPoints).toBe(0);
     expect((refused as RateLimiterRes).msBeforeNext).toBeGreaterThan(0);
@@ -68,10 +71,11 @@ describe.skipIf(PG_URL === undefined || PG_URL === '')('PostgresThrottleStore (s
     expect(statements.length).toBe(2);
   });
 
-  it("a window that ended less than a window ago is followed by the next on the same grid; a key idle longer starts afresh", async () => {
+  it('a window that ended less than a window ago is followed by the next on the same grid; a key idle longer starts afresh', async () => {
     const store = new PostgresThrottleStore(pool, table);
     const counter = store.counter('sb:upstream', 5, 1, noBlock);
-    const expireOf = async (k: string): Promise<number> => Number((await pool.query(`SELECT expire FROM ${table} WHERE key = $1`, [`sb:upstream:${k}`])).rows[0].expire);
+    const expireOf = async (k: string): Promise<number> =>
+      Number((await pool.query(`SELECT expire FROM ${table} WHERE key = $1`, [`sb:upstream:${k}`])).rows[0].expire);
     await counter.consume('grid', 1);
     const ended = Date.now() - 300;
     await pool.query(`UPDATE ${table} SET expire = $1, points = 5 WHERE key = 'sb:upstream:grid'`, [ended]);

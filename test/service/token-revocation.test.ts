@@ -28,8 +28,15 @@ describeEachDialect('token revocation on %s', (dialect) => {
 
   const rest = (token: string) => h.request('GET', '/api/v1/integrations/connectors', { token });
   const mcp = (token: string) => h.request('POST', '/mcp', { token, body: MCP_LIST, headers: { accept: 'application/json, text/event-stream' } });
-  const scopedFor = async (token: string) => (await h.request('POST', '/api/v1/account/applications/scoped-token', { token, body: { customer_name: 'cust-1' } })).body.access_token as string;
-  const widgetFor = async (token: string) => (await h.request('POST', '/api/v1/account/applications/widget-token', { token, body: { customer_name: 'cust-1', allowed_origin: 'https://app.example.com' } })).body.token as string;
+  const scopedFor = async (token: string) =>
+    (await h.request('POST', '/api/v1/account/applications/scoped-token', { token, body: { customer_name: 'cust-1' } })).body.access_token as string;
+  const widgetFor = async (token: string) =>
+    (
+      await h.request('POST', '/api/v1/account/applications/widget-token', {
+        token,
+        body: { customer_name: 'cust-1', allowed_origin: 'https://app.example.com' },
+      })
+    ).body.token as string;
 
   it('lists the live tokens by id, never their values; revokes one by id: 401 for it on REST and MCP, the others unaffected', async () => {
     const a = await h.token(app);

@@ -92,7 +92,10 @@ it('tracing is on only when the OTEL_* variables name an exporter', () => {
 it('an execute with a traceparent is one trace: inbound request → execute → upstream call', async () => {
   const app = await h.createApp('org-traced');
   const token = await h.token(app);
-  const c = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'traced-customer', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+  const c = await h.request('POST', CONNECTORS, {
+    token,
+    body: { customer_name: 'traced-customer', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+  });
   expect(c.status, c.text).toBe(201);
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
   const callerSpan = '00f067aa0ba902b7';
@@ -103,7 +106,11 @@ it('an execute with a traceparent is one trace: inbound request → execute → 
   });
   expect(r.status, r.text).toBe(200);
   // A refused request logs a line inside its span.
-  const refused = await h.request('POST', `${CONNECTORS}/${c.body.id}/execute`, { token, headers: { traceparent: `00-${traceId}-${callerSpan}-01` }, body: { entity: 'nope', action: 'list' } });
+  const refused = await h.request('POST', `${CONNECTORS}/${c.body.id}/execute`, {
+    token,
+    headers: { traceparent: `00-${traceId}-${callerSpan}-01` },
+    body: { entity: 'nope', action: 'list' },
+  });
   expect(refused.status).toBe(400);
   // A sync run has its span.
   await h.service.ctx.sync.runOnce(c.body.id, { full: true });

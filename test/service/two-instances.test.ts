@@ -15,12 +15,19 @@ const REDIS_URL = process.env['SWITCHBOARD_TEST_REDIS_URL']?.trim() || (PG_URL !
 const CONNECTORS = '/api/v1/integrations/connectors';
 
 /** Two instances on one fresh PostgreSQL database, an application's token and a Granola connector made through the first. */
-async function twoInstances(sim: GranolaSimulator, config: Partial<ServiceConfig>, appPrefix: string): Promise<{ a: Harness; b: Harness; token: string; connectorId: string }> {
+async function twoInstances(
+  sim: GranolaSimulator,
+  config: Partial<ServiceConfig>,
+  appPrefix: string,
+): Promise<{ a: Harness; b: Harness; token: string; connectorId: string }> {
   const a = await startHarness('postgres', { config });
   const b = await startHarness('postgres', { config, database: a.db });
   const app = await a.createApp(`${appPrefix}-${randomBytes(4).toString('hex')}`);
   const token = await a.token(app);
-  const r = await a.request('POST', CONNECTORS, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } } });
+  const r = await a.request('POST', CONNECTORS, {
+    token,
+    body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: sim.apiKey } },
+  });
   return { a, b, token, connectorId: (r.body as { id: string }).id };
 }
 
@@ -56,7 +63,10 @@ describe.skipIf(PG_URL === undefined)('two instances on PostgreSQL (skipped: SWI
         sim.reset();
         const ids = sim.ids();
         const calls = Array.from({ length: 30 }, (_, i) =>
-          (i % 2 === 0 ? a : b).request('POST', `${CONNECTORS}/${connectorId}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: ids[i % ids.length] } } }),
+          (i % 2 === 0 ? a : b).request('POST', `${CONNECTORS}/${connectorId}/execute`, {
+            token,
+            body: { entity: 'notes', action: 'get', params: { note_id: ids[i % ids.length] } },
+          }),
         );
         const replies = await Promise.all(calls);
         expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));

@@ -24,7 +24,9 @@ beforeAll(async () => {
     seen++;
     if (mode === 'retry-after') return void res.writeHead(429, { 'retry-after': '3600', 'content-type': 'application/json' }).end('{"message":"slow down"}');
     if (mode === 'hang') return void hung.push(res);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.startsWith('/v1/notes/') ? '{"id":"not_1","title":"t"}' : '{"notes":[],"hasMore":false,"cursor":null}');
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(req.url?.startsWith('/v1/notes/') ? '{"id":"not_1","title":"t"}' : '{"notes":[],"hasMore":false,"cursor":null}');
   });
   upstreamUrl = upstream.url;
 });
@@ -38,7 +40,10 @@ afterEach(() => {
 async function connector(h: Harness): Promise<{ token: string; id: string }> {
   const app = await h.createApp('acme');
   const token = await h.token(app);
-  const r = await h.request('POST', `${CONNECTORS}?check=false`, { token, body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_secret_key_1' } } });
+  const r = await h.request('POST', `${CONNECTORS}?check=false`, {
+    token,
+    body: { customer_name: 'c', connector_type: 'granola', name: 'g', credentials: { api_key: 'grn_secret_key_1' } },
+  });
   expect(r.status).toBe(201);
   return { token, id: (r.body as { id: string }).id };
 }
@@ -57,7 +62,10 @@ describeEachDialect('waits on %s', (dialect) => {
       // Ten seconds later the connector is still held back for ~50 s, inside the call's 60 s deadline:
       // the caller is told so at once rather than held (and, before, cut by the server at 30 s).
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 10_000 });
-      const again = await h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } } });
+      const again = await h.request('POST', `${CONNECTORS}/${id}/execute`, {
+        token,
+        body: { entity: 'notes', action: 'get', params: { note_id: 'not_10000000000000' } },
+      });
       expect([again.status, again.body.code]).toEqual([429, 'upstream_rate_limited']);
       expect(again.body.details.reason).toBe('paused');
       const retryAfter = Number(again.headers.get('retry-after'));
@@ -65,7 +73,9 @@ describeEachDialect('waits on %s', (dialect) => {
       expect(retryAfter).toBeLessThanOrEqual(60);
       expect(seen).toBe(before);
       // In parallel too: every caller gets its answer.
-      const many = await Promise.all(Array.from({ length: 6 }, () => h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } })));
+      const many = await Promise.all(
+        Array.from({ length: 6 }, () => h.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } })),
+      );
       expect(many.map((r) => r.body.code)).toEqual(Array(6).fill('upstream_rate_limited'));
       expect(seen).toBe(before);
     } finally {
@@ -76,7 +86,9 @@ describeEachDialect('waits on %s', (dialect) => {
 
   it('an upstream slower than the request timeout gets a 503 problem answer at the deadline, not a cut connection', async () => {
     // Receiving a request may take at most 200 ms; the upstream call may take 1.5 s.
-    const h = await startHarness(dialect, { config: { requestTimeoutMs: 200, upstreamDeadlineMs: 1_500, connectorTypes: { granola: { baseUrl: upstreamUrl } } } });
+    const h = await startHarness(dialect, {
+      config: { requestTimeoutMs: 200, upstreamDeadlineMs: 1_500, connectorTypes: { granola: { baseUrl: upstreamUrl } } },
+    });
     try {
       const { token, id } = await connector(h);
       mode = 'hang';

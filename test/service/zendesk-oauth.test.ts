@@ -55,7 +55,10 @@ describeEachDialect('hosted OAuth with a per-account host (Zendesk) on %s', (dia
     sim = sandbox.connectors['zendesk']!.base_url;
     const simOAuth = (sandbox.simulators['zendesk'] as unknown as { oauth: { clientId: string; clientSecret: string } }).oauth;
     // The deployment's OAuth app with no URL overrides: the manifest's per-account URLs are used.
-    h = await startHarness(dialect, { config: { connectorTypes: { zendesk: { oauth: { clientId: simOAuth.clientId, clientSecret: simOAuth.clientSecret } } } }, fetch: routed });
+    h = await startHarness(dialect, {
+      config: { connectorTypes: { zendesk: { oauth: { clientId: simOAuth.clientId, clientSecret: simOAuth.clientSecret } } } },
+      fetch: routed,
+    });
     const app = await h.createApp('zd-org');
     orgId = app.organization_id;
     token = await h.token(app);
@@ -100,15 +103,24 @@ describeEachDialect('hosted OAuth with a per-account host (Zendesk) on %s', (dia
     // The code was exchanged on the account the flow started with.
     expect(fetched).toEqual(['https://acme.zendesk.com/oauth/tokens']);
 
-    const created = await h.request('POST', CONNECTORS, { token, body: { customer_name: 'cust-zd', connector_type: 'zendesk', name: 'Support', server_side_oauth_secret_id: secret } });
+    const created = await h.request('POST', CONNECTORS, {
+      token,
+      body: { customer_name: 'cust-zd', connector_type: 'zendesk', name: 'Support', server_side_oauth_secret_id: secret },
+    });
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ connector_type: 'zendesk', auth_variant: 'oauth' });
     const row = await h.store.getConnector(orgId, created.body.id);
-    const stored = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>({ keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext }, `connector:${created.body.id}`);
+    const stored = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>(
+      { keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext },
+      `connector:${created.body.id}`,
+    );
     expect(stored).toEqual({ subdomain: 'acme', access_token: expect.any(String) });
 
     fetched.length = 0;
-    const r = await h.request('POST', `${CONNECTORS}/${created.body.id}/execute`, { token, body: { entity: 'tickets', action: 'list', params: { page_size: 2 } } });
+    const r = await h.request('POST', `${CONNECTORS}/${created.body.id}/execute`, {
+      token,
+      body: { entity: 'tickets', action: 'list', params: { page_size: 2 } },
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.body.data.length).toBeGreaterThan(0);
     expect(r.body.data[0]).toHaveProperty('subject');
@@ -157,13 +169,23 @@ describeEachDialect('hosted OAuth with a per-account host (Zendesk) on %s', (dia
   });
 
   it('works as `serve --sandbox` wires it (the simulator URLs), the subdomain stored with the tokens', async () => {
-    const init = await initiate({ customer_name: 'cust-sb', connector_type: 'zendesk', redirect_url: REDIRECT, credentials: { subdomain: 'sandbox' } }, wired, wiredToken);
+    const init = await initiate(
+      { customer_name: 'cust-sb', connector_type: 'zendesk', redirect_url: REDIRECT, credentials: { subdomain: 'sandbox' } },
+      wired,
+      wiredToken,
+    );
     expect(init.status, init.text).toBe(200);
     expect(init.body.consent_url.startsWith(`${sim}/oauth/authorizations/new?`)).toBe(true);
     const secret = (await consentAndCallback(init.body.consent_url, wired)).searchParams.get('secret_id') as string;
-    const created = await wired.request('POST', CONNECTORS, { token: wiredToken, body: { customer_name: 'cust-sb', connector_type: 'zendesk', name: 'Support', server_side_oauth_secret_id: secret } });
+    const created = await wired.request('POST', CONNECTORS, {
+      token: wiredToken,
+      body: { customer_name: 'cust-sb', connector_type: 'zendesk', name: 'Support', server_side_oauth_secret_id: secret },
+    });
     expect(created.status, created.text).toBe(201);
-    const r = await wired.request('POST', `${CONNECTORS}/${created.body.id}/execute`, { token: wiredToken, body: { entity: 'tickets', action: 'list', params: { page_size: 2 } } });
+    const r = await wired.request('POST', `${CONNECTORS}/${created.body.id}/execute`, {
+      token: wiredToken,
+      body: { entity: 'tickets', action: 'list', params: { page_size: 2 } },
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.body.data.length).toBeGreaterThan(0);
   });
@@ -190,7 +212,9 @@ describeEachDialect('hosted OAuth with a per-account host (Zendesk) on %s', (dia
     const oauthForm = /<form method="post" action="\/connect\/types\/zendesk\/oauth">([\s\S]*?)<\/form>/.exec(form.text)?.[1] ?? '';
     expect(oauthForm).toContain('<label for="f-oauth-subdomain">Subdomain</label>');
     expect(oauthForm).toContain('<p class="muted hint" id="f-oauth-subdomain-hint">acme in acme.zendesk.com</p>');
-    expect(oauthForm).toMatch(/<input id="f-oauth-subdomain" name="field.subdomain" type="text"[^>]* required pattern="\[a-z0-9\]\[a-z0-9-\]\{0,62\}"[^>]* aria-describedby="f-oauth-subdomain-hint">/);
+    expect(oauthForm).toMatch(
+      /<input id="f-oauth-subdomain" name="field.subdomain" type="text"[^>]* required pattern="\[a-z0-9\]\[a-z0-9-\]\{0,62\}"[^>]* aria-describedby="f-oauth-subdomain-hint">/,
+    );
     expect(oauthForm.indexOf('f-oauth-subdomain')).toBeLessThan(oauthForm.indexOf('<button'));
     // Only the pre-consent field: the tokens come from Zendesk.
     expect(oauthForm).not.toContain('access_token');
@@ -223,7 +247,10 @@ describeEachDialect('hosted OAuth with a per-account host (Zendesk) on %s', (dia
     const list = await h.request('GET', `${CONNECTORS}?customer_name=cust-ui`, { token });
     expect(list.body.data).toEqual([expect.objectContaining({ connector_type: 'zendesk', auth_variant: 'oauth' })]);
     const row = await h.store.getConnector(orgId, list.body.data[0].id);
-    const stored = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>({ keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext }, `connector:${list.body.data[0].id}`);
+    const stored = parseKeyRing(TEST_ENCRYPTION_KEY).openJson<Record<string, unknown>>(
+      { keyId: row!.credentials_key_id, ciphertext: row!.credentials_ciphertext },
+      `connector:${list.body.data[0].id}`,
+    );
     expect(stored['subdomain']).toBe('ui-account');
   });
 });

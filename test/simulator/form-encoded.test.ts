@@ -14,7 +14,13 @@ type Rec = Record<string, unknown>;
 const FORM_API = new URL('../fixtures/factory/form-api.yaml', import.meta.url).pathname;
 const AUTH = { authorization: 'Bearer t' };
 
-async function send(sim: OpenApiSimulator, method: string, path: string, form?: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: Rec }> {
+async function send(
+  sim: OpenApiSimulator,
+  method: string,
+  path: string,
+  form?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Rec }> {
   const res = await fetch(`${sim.url}${path}`, {
     method,
     headers: { ...AUTH, ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
@@ -42,7 +48,11 @@ describe('generic simulator on a form-encoded description', () => {
   let d: Description;
   beforeAll(async () => {
     d = new Description(await loadDescription(FORM_API));
-    sim = await startOpenApiSimulator({ description: d, seed: 2, sidecar: parseSidecar('records: 6\nunknown_query: reject\nrate_limit: { limit: 1000, window_seconds: 3600, exceeded_headers: { Retry-Hint: "true" } }') });
+    sim = await startOpenApiSimulator({
+      description: d,
+      seed: 2,
+      sidecar: parseSidecar('records: 6\nunknown_query: reject\nrate_limit: { limit: 1000, window_seconds: 3600, exceeded_headers: { Retry-Hint: "true" } }'),
+    });
   });
   afterAll(() => sim.close());
   beforeEach(() => sim.resetRateLimit());
@@ -56,7 +66,12 @@ describe('generic simulator on a form-encoded description', () => {
   });
 
   it('a form create is decoded, coerced, validated and kept; a get returns it', async () => {
-    const created = await send(sim, 'POST', '/v1/members', 'email=ada%40example.com&age=36&vip=true&metadata[plan]=pro&roles[]=admin&roles[]=owner&expand[]=seats');
+    const created = await send(
+      sim,
+      'POST',
+      '/v1/members',
+      'email=ada%40example.com&age=36&vip=true&metadata[plan]=pro&roles[]=admin&roles[]=owner&expand[]=seats',
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body).toMatchObject({ email: 'ada@example.com', age: 36, vip: true, metadata: { plan: 'pro' }, roles: ['admin', 'owner'] });
     // expand is a request option the record does not declare: not stored.
@@ -87,7 +102,7 @@ describe('generic simulator on a form-encoded description', () => {
     expect(json.body).toMatchObject({ error: { message: 'Request body must be application/x-www-form-urlencoded, not application/json' } });
   });
 
-  it('POST on the item path updates (no PUT/PATCH there); objects merge into the record\'s', async () => {
+  it("POST on the item path updates (no PUT/PATCH there); objects merge into the record's", async () => {
     const created = await send(sim, 'POST', '/v1/members', 'email=c%40example.com&metadata[a]=1');
     const id = String(created.body.id);
     const updated = await send(sim, 'POST', `/v1/members/${id}`, 'email=c2%40example.com&metadata[b]=2');
@@ -120,7 +135,7 @@ describe('generic simulator on a form-encoded description', () => {
     expect((await send(sim, 'GET', '/v1/members?colour[x]=1')).body).toMatchObject({ error: { code: 'unknown' } });
   });
 
-  it('a 429 over the sidecar\'s limit carries its exceeded_headers', async () => {
+  it("a 429 over the sidecar's limit carries its exceeded_headers", async () => {
     sim.setRateLimit({ limit: 1, window_seconds: 86_400, exceeded_headers: { 'Retry-Hint': 'false' } });
     try {
       expect((await send(sim, 'GET', '/v1/notices')).status).toBe(200);

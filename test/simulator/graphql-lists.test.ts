@@ -62,7 +62,11 @@ graphql:
 `;
 
 async function post(sim: GraphqlSimulator, query: string, variables: Rec = {}): Promise<Rec> {
-  const res = await fetch(`${sim.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'tok' }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${sim.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'tok' },
+    body: JSON.stringify({ query, variables }),
+  });
   return (await res.json()) as Rec;
 }
 const ids = (list: Rec[]): string[] => list.map((r) => r['id'] as string);
@@ -107,7 +111,15 @@ describe('declared records, relations and lists', () => {
          values { __typename ... on TextValue { text } ... on NumberValue { number } } } people(ids: ["p1", "p3"]) { id teams { id } } }`,
     );
     const [core, ops] = r['data']['teams'] as Rec[];
-    expect(core).toMatchObject({ id: 't1', lead: { name: 'Cy' }, members: [{ id: 'p2' }, { id: 'p1' }], one: [{ id: 'p1' }], second: [{ id: 'p1' }], events: [{ id: 'e2' }, { id: 'e1' }], since: [{ id: 'e2' }] });
+    expect(core).toMatchObject({
+      id: 't1',
+      lead: { name: 'Cy' },
+      members: [{ id: 'p2' }, { id: 'p1' }],
+      one: [{ id: 'p1' }],
+      second: [{ id: 'p1' }],
+      events: [{ id: 'e2' }, { id: 'e1' }],
+      since: [{ id: 'e2' }],
+    });
     expect(core!['values']).toEqual([
       { __typename: 'TextValue', text: 'hello' },
       { __typename: 'NumberValue', number: 2 },

@@ -18,8 +18,18 @@ import { runSwitchboard, startSwitchboard } from '../helpers/process.ts';
 type Rec = Record<string, any>;
 const TICKETS = new URL('../fixtures/factory/tickets.graphql', import.meta.url).pathname;
 
-async function post(sim: GraphqlSimulator, query: string, variables: Rec = {}, headers: Record<string, string> = { authorization: 'tok' }, path = '/graphql'): Promise<{ status: number; headers: Headers; body: Rec }> {
-  const res = await fetch(`${sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
+async function post(
+  sim: GraphqlSimulator,
+  query: string,
+  variables: Rec = {},
+  headers: Record<string, string> = { authorization: 'tok' },
+  path = '/graphql',
+): Promise<{ status: number; headers: Headers; body: Rec }> {
+  const res = await fetch(`${sim.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Rec };
 }
 
@@ -59,7 +69,10 @@ describe('a schema it has no code for', () => {
   it('refuses a document the schema does not allow, with a 400 and every problem in errors', async () => {
     const r = await post(sim, '{ tickets { nodes { id nope } } nothing }');
     expect(r.status).toBe(400);
-    expect(r.body['errors'].map((e: Rec) => e['message'])).toEqual([expect.stringContaining('Cannot query field "nope"'), expect.stringContaining('Cannot query field "nothing"')]);
+    expect(r.body['errors'].map((e: Rec) => e['message'])).toEqual([
+      expect.stringContaining('Cannot query field "nope"'),
+      expect.stringContaining('Cannot query field "nothing"'),
+    ]);
     expect(r.body['errors'][0]['extensions']).toEqual({ code: 'invalid' });
     expect((await post(sim, '{ tickets { ')).status).toBe(400);
     const badVar = await post(sim, 'query ($n: Int) { tickets(first: $n) { nodes { id } } }', { n: 'five' });
@@ -74,7 +87,8 @@ describe('a schema it has no code for', () => {
   });
 
   it('pages a Relay connection with first/after: nodes, edges with cursors, pageInfo; the page size is capped by the sidecar', async () => {
-    const q = 'query ($after: String, $first: Int) { tickets(first: $first, after: $after) { nodes { id } edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage endCursor } } }';
+    const q =
+      'query ($after: String, $first: Int) { tickets(first: $first, after: $after) { nodes { id } edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage endCursor } } }';
     const ids: string[] = [];
     let after: string | null = null;
     let pages = 0;
@@ -100,7 +114,9 @@ describe('a schema it has no code for', () => {
 
   it('answers a record by id, a list filtered by ids, and the viewer; a missing id is an error beside null data', async () => {
     const [id] = [...(sim.resources.get('Ticket')?.records.keys() ?? [])];
-    expect((await post(sim, 'query ($id: String!) { ticket(id: $id) { id title } }', { id })).body).toEqual({ data: { ticket: { id, title: 'Ticket title 1' } } });
+    expect((await post(sim, 'query ($id: String!) { ticket(id: $id) { id title } }', { id })).body).toEqual({
+      data: { ticket: { id, title: 'Ticket title 1' } },
+    });
     const boards = [...(sim.resources.get('Board')?.records.keys() ?? [])];
     expect((await post(sim, 'query ($ids: [ID!]) { boards(ids: $ids) { id } }', { ids: [boards[2]] })).body['data']['boards']).toEqual([{ id: boards[2] }]);
     expect((await post(sim, '{ me { id } }')).body['data']['me']['id']).toBe([...(sim.resources.get('Member')?.records.keys() ?? [])][0]);
@@ -112,14 +128,26 @@ describe('a schema it has no code for', () => {
   it('creates and updates through mutations: the input sets fields, <field>Id links a record, the payload carries the record', async () => {
     const board = [...(sim.resources.get('Board')?.records.keys() ?? [])][1] as string;
     const owner = [...(sim.resources.get('Member')?.records.keys() ?? [])][3] as string;
-    const made = await post(sim, 'mutation ($i: TicketCreateInput!) { ticketCreate(input: $i) { success lastSyncId ticket { id title notes status points board { id } owner { id } createdAt updatedAt archivedAt } } }', {
-      i: { title: 'Write the docs', notes: 'All of them', status: 'open', boardId: board, ownerId: owner },
-    });
+    const made = await post(
+      sim,
+      'mutation ($i: TicketCreateInput!) { ticketCreate(input: $i) { success lastSyncId ticket { id title notes status points board { id } owner { id } createdAt updatedAt archivedAt } } }',
+      {
+        i: { title: 'Write the docs', notes: 'All of them', status: 'open', boardId: board, ownerId: owner },
+      },
+    );
     const t = made.body['data']['ticketCreate'];
-    expect(t).toMatchObject({ success: true, lastSyncId: expect.any(Number), ticket: { title: 'Write the docs', notes: 'All of them', status: 'open', board: { id: board }, owner: { id: owner }, archivedAt: null } });
+    expect(t).toMatchObject({
+      success: true,
+      lastSyncId: expect.any(Number),
+      ticket: { title: 'Write the docs', notes: 'All of them', status: 'open', board: { id: board }, owner: { id: owner }, archivedAt: null },
+    });
     expect(Date.parse(t['ticket']['createdAt'])).toBeGreaterThan(Date.UTC(2026, 5));
     const id = t['ticket']['id'] as string;
-    const upd = await post(sim, 'mutation ($id: String!, $i: TicketUpdateInput!) { ticketUpdate(id: $id, input: $i) { ticket { id title notes status owner { id } updatedAt } } }', { id, i: { status: 'done', ownerId: null } });
+    const upd = await post(
+      sim,
+      'mutation ($id: String!, $i: TicketUpdateInput!) { ticketUpdate(id: $id, input: $i) { ticket { id title notes status owner { id } updatedAt } } }',
+      { id, i: { status: 'done', ownerId: null } },
+    );
     expect(upd.body['data']['ticketUpdate']['ticket']).toMatchObject({ id, title: 'Write the docs', notes: 'All of them', status: 'done', owner: null });
     expect((await post(sim, 'query ($id: String!) { ticket(id: $id) { status } }', { id })).body['data']['ticket']).toEqual({ status: 'done' });
     // A record's connection lists the records pointing back at it.
@@ -138,11 +166,20 @@ describe('a schema it has no code for', () => {
     const since = all.map((r) => r['updatedAt'] as string).sort()[3] as string;
     const q = 'query ($f: TicketFilter) { tickets(filter: $f, first: 50) { nodes { id updatedAt board { id } } } }';
     const newer = (await post(sim, q, { f: { updatedAt: { gt: since } } })).body['data']['tickets']['nodes'] as Rec[];
-    expect(newer.map((r) => r['id']).sort()).toEqual(all.filter((r) => (r['updatedAt'] as string) > since).map((r) => r['id']).sort());
+    expect(newer.map((r) => r['id']).sort()).toEqual(
+      all
+        .filter((r) => (r['updatedAt'] as string) > since)
+        .map((r) => r['id'])
+        .sort(),
+    );
     const board = (all[0] as Rec)['board'].__ref as string;
-    const both = (await post(sim, q, { f: { and: [{ updatedAt: { gt: since } }, { board: { id: { eq: board } } }] } })).body['data']['tickets']['nodes'] as Rec[];
+    const both = (await post(sim, q, { f: { and: [{ updatedAt: { gt: since } }, { board: { id: { eq: board } } }] } })).body['data']['tickets'][
+      'nodes'
+    ] as Rec[];
     expect(both.every((r) => r['board']['id'] === board && r['updatedAt'] > since)).toBe(true);
-    const either = (await post(sim, q, { f: { or: [{ id: { eq: (all[0] as Rec)['id'] } }, { id: { eq: (all[1] as Rec)['id'] } }] } })).body['data']['tickets']['nodes'] as Rec[];
+    const either = (await post(sim, q, { f: { or: [{ id: { eq: (all[0] as Rec)['id'] } }, { id: { eq: (all[1] as Rec)['id'] } }] } })).body['data']['tickets'][
+      'nodes'
+    ] as Rec[];
     expect(either.map((r) => r['id']).sort()).toEqual([(all[0] as Rec)['id'], (all[1] as Rec)['id']].sort());
     const refused = await post(sim, q, { f: { title: { contains: 'x' } } });
     expect(refused.body['errors'][0]['message']).toMatch(/does not filter on title .*graphql\.filters/);
@@ -150,14 +187,24 @@ describe('a schema it has no code for', () => {
 
   it('archives with <type>Archive and <type>Delete: gone from lists unless includeArchived, orderBy sorts', async () => {
     const [a, b] = [...(sim.resources.get('Ticket')?.records.keys() ?? [])] as [string, string];
-    expect((await post(sim, 'mutation ($id: String!) { ticketArchive(id: $id) { success ticket { archivedAt } } }', { id: a })).body['data']['ticketArchive']['ticket']['archivedAt']).toEqual(expect.any(String));
+    expect(
+      (await post(sim, 'mutation ($id: String!) { ticketArchive(id: $id) { success ticket { archivedAt } } }', { id: a })).body['data']['ticketArchive'][
+        'ticket'
+      ]['archivedAt'],
+    ).toEqual(expect.any(String));
     await post(sim, 'mutation ($id: String!) { ticketDelete(id: $id) { success } }', { id: b });
     // Every page (the sidecar caps pages at 5).
     const ids = async (includeArchived: boolean): Promise<string[]> => {
       const out: string[] = [];
       let after: string | null = null;
       for (;;) {
-        const t: Rec = (await post(sim, 'query ($x: Boolean, $after: String) { tickets(first: 5, after: $after, includeArchived: $x, orderBy: updatedAt) { nodes { id } pageInfo { hasNextPage endCursor } } }', { x: includeArchived, after })).body['data']['tickets'];
+        const t: Rec = (
+          await post(
+            sim,
+            'query ($x: Boolean, $after: String) { tickets(first: 5, after: $after, includeArchived: $x, orderBy: updatedAt) { nodes { id } pageInfo { hasNextPage endCursor } } }',
+            { x: includeArchived, after },
+          )
+        ).body['data']['tickets'];
         out.push(...(t['nodes'] as Rec[]).map((r) => r['id'] as string));
         if (!t['pageInfo']['hasNextPage']) return out;
         after = t['pageInfo']['endCursor'];
@@ -179,7 +226,12 @@ describe('the sidecar', () => {
       sidecar: {
         auth: { tokens: ['k1'], header: 'X-Api-Key', message: 'Bad key' },
         error: { codes: { unauthorized: 'AUTH', not_found: 'MISSING', invalid: 'BAD_DOC' } },
-        graphql: { path: '/api', status: { unauthorized: 403, not_found: 404 }, error: { message: '{{message}}', extensions: { code: '{{code}}', status: '{{status}}' } }, messages: { not_found: 'No {{type}} {{id}}' } },
+        graphql: {
+          path: '/api',
+          status: { unauthorized: 403, not_found: 404 },
+          error: { message: '{{message}}', extensions: { code: '{{code}}', status: '{{status}}' } },
+          messages: { not_found: 'No {{type}} {{id}}' },
+        },
       },
     });
     try {
@@ -200,7 +252,10 @@ describe('the sidecar', () => {
   });
 
   it('rate limits with the headers it names', async () => {
-    const sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: { rate_limit: { limit: 2, window_seconds: 60, headers: { limit: 'X-Limit', remaining: 'X-Remaining', reset: 'X-Reset' }, reset: 'unix_ms' } } });
+    const sim = await startGraphqlSimulator({
+      schema: TICKETS,
+      sidecar: { rate_limit: { limit: 2, window_seconds: 60, headers: { limit: 'X-Limit', remaining: 'X-Remaining', reset: 'X-Reset' }, reset: 'unix_ms' } },
+    });
     try {
       const first = await post(sim, '{ me { id } }');
       expect(first.headers.get('x-limit')).toBe('2');
@@ -240,10 +295,17 @@ describe('the sidecar', () => {
       expect(me).toEqual({ id: me.id, email: `m-${me.id}@example.test`, name: '7' });
       const unknown = await post(sim, '{ me { id shoe } }');
       expect(unknown.status).toBe(200);
-      expect(unknown.body['errors'][0]).toMatchObject({ message: "Field 'shoe' doesn't exist on type 'Member'", extensions: { code: 'undefinedField', typeName: 'Member', fieldName: 'shoe' } });
+      expect(unknown.body['errors'][0]).toMatchObject({
+        message: "Field 'shoe' doesn't exist on type 'Member'",
+        extensions: { code: 'undefinedField', typeName: 'Member', fieldName: 'shoe' },
+      });
       expect(unknown.body).toMatchObject({ account_id: 7, extensions: { request_id: expect.any(String) } });
       expect((await post(sim, '{ me { id ) }')).body['errors'][0]['message']).toBe('Parse error on ")" (RPAREN) at [1, 11]');
-      const res = await fetch(`${sim.url}/graphql`, { method: 'POST', headers: { authorization: 'tok' }, body: JSON.stringify({ query: 'query ($n: Int) { tickets(first: $n) { nodes { id } } }', variables: '{"n": 2}' }) });
+      const res = await fetch(`${sim.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: 'tok' },
+        body: JSON.stringify({ query: 'query ($n: Int) { tickets(first: $n) { nodes { id } } }', variables: '{"n": 2}' }),
+      });
       expect(((await res.json()) as Rec)['data']['tickets']['nodes']).toHaveLength(2);
       // A sliding window: the first request of the window ages out 40 s from now.
       sim.clock.advance(20_000);
@@ -266,7 +328,13 @@ describe('the sidecar', () => {
       sidecar: {
         graphql: {
           versions: { header: 'API-Version', served: { '2026-01': 'current', '2025-10': 'maintenance' }, default: '2026-01' },
-          complexity: { budget: 30, window_seconds: 60, max_query: 20, sizes: { boards: 5 }, headers: { 'X-Budget': '{{remaining}}/{{budget}} in {{reset}}s' } },
+          complexity: {
+            budget: 30,
+            window_seconds: 60,
+            max_query: 20,
+            sizes: { boards: 5 },
+            headers: { 'X-Budget': '{{remaining}}/{{budget}} in {{reset}}s' },
+          },
         },
       },
       resolvers: { 'Query.me': (_s, _a, ctx) => ({ id: ctx.version, name: `cost ${String(ctx.complexity?.query)}, ${String(ctx.complexity?.after)} left` }) },
@@ -284,7 +352,10 @@ describe('the sidecar', () => {
       expect(exhausted.headers.get('retry-after')).toBe('60');
       expect(exhausted.body['errors'][0]['extensions']['code']).toBe('complexity_exhausted');
       const tooBig = await post(sim, '{ a: boards { id title } b: boards { id title } }');
-      expect(tooBig.body['errors'][0]).toMatchObject({ message: 'Query has complexity of 22, which exceeds max complexity of 20', extensions: { code: 'too_complex' } });
+      expect(tooBig.body['errors'][0]).toMatchObject({
+        message: 'Query has complexity of 22, which exceeds max complexity of 20',
+        extensions: { code: 'too_complex' },
+      });
       sim.clock.advance(60_000);
       expect((await post(sim, q)).status).toBe(200);
       expect(sim.complexity?.remaining()).toBe(19);
@@ -296,8 +367,12 @@ describe('the sidecar', () => {
   it('pages by cursor over snapshots: the next-page field, a cursor fetched again, rows gone since left out, expiry and bad cursors', async () => {
     const rows: Rec[] = [1, 2, 3, 4, 5].map((n) => ({ id: `r${n}`, state: 'active' }));
     const sim = await startGraphqlSimulator({
-      schema: 'type Row { id: ID! }\ntype RowsPage { cursor: String rows: [Row!]! }\ntype Query { rows(limit: Int!, cursor: String): RowsPage! next_rows(cursor: String!, limit: Int!): RowsPage! }',
-      sidecar: { error: { codes: { invalid_cursor: 'BAD_CURSOR', expired_cursor: 'OLD_CURSOR' } }, graphql: { cursor_pages: { next: 'next_rows', ttl_seconds: 60, max_limit: 3, skip: { field: 'state', values: ['gone'] } } } },
+      schema:
+        'type Row { id: ID! }\ntype RowsPage { cursor: String rows: [Row!]! }\ntype Query { rows(limit: Int!, cursor: String): RowsPage! next_rows(cursor: String!, limit: Int!): RowsPage! }',
+      sidecar: {
+        error: { codes: { invalid_cursor: 'BAD_CURSOR', expired_cursor: 'OLD_CURSOR' } },
+        graphql: { cursor_pages: { next: 'next_rows', ttl_seconds: 60, max_limit: 3, skip: { field: 'state', values: ['gone'] } } },
+      },
       resolvers: {
         'Query.rows': (_s, a, ctx) => {
           const p = ctx.cursorPage(rows, a['limit'] as number, a['cursor'] as string | undefined);
@@ -314,7 +389,10 @@ describe('the sidecar', () => {
       expect(second.rows).toEqual([{ id: 'r3' }, { id: 'r5' }]);
       expect(second.cursor).toBeNull();
       expect((await post(sim, next, { c: first.cursor })).body['data']['next_rows']).toEqual(second);
-      expect((await post(sim, '{ rows(limit: 9) { cursor } }')).body['errors'][0]).toMatchObject({ message: 'limit must be between 1 and 3 (got 9)', extensions: { code: 'invalid' } });
+      expect((await post(sim, '{ rows(limit: 9) { cursor } }')).body['errors'][0]).toMatchObject({
+        message: 'limit must be between 1 and 3 (got 9)',
+        extensions: { code: 'invalid' },
+      });
       expect((await post(sim, next, { c: 'bm9wZQ' })).body['errors'][0]).toMatchObject({ message: 'Invalid cursor', extensions: { code: 'BAD_CURSOR' } });
       sim.clock.advance(61_000);
       expect((await post(sim, next, { c: first.cursor })).body['errors'][0]['extensions']['code']).toBe('OLD_CURSOR');
@@ -324,12 +402,19 @@ describe('the sidecar', () => {
   });
 
   it('runs an OAuth flow whose refresh tokens are used once', async () => {
-    const sim = await startGraphqlSimulator({ schema: TICKETS, sidecar: { auth: { tokens: [] }, oauth: { authorize_path: '/oauth/authorize', token_path: '/oauth/token', refresh_tokens: true } } });
+    const sim = await startGraphqlSimulator({
+      schema: TICKETS,
+      sidecar: { auth: { tokens: [] }, oauth: { authorize_path: '/oauth/authorize', token_path: '/oauth/token', refresh_tokens: true } },
+    });
     try {
       const consent = await fetch(`${sim.url}/oauth/authorize?client_id=sim_client&redirect_uri=https://app.example/cb&state=s`, { redirect: 'manual' });
       const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
       const token = async (params: Record<string, string>): Promise<{ status: number; body: Rec }> => {
-        const r = await fetch(`${sim.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: 'sim_client', client_secret: 'sim_secret', ...params }) });
+        const r = await fetch(`${sim.url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_id: 'sim_client', client_secret: 'sim_secret', ...params }),
+        });
         return { status: r.status, body: (await r.json()) as Rec };
       };
       const issued = await token({ grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb' });
@@ -379,14 +464,34 @@ describe('switchboard simulate --graphql, and init from the same schema', () => 
 
   it('the scaffolded manifest lists, gets, creates and updates against it with no edit', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sb-init-gql-')), 'connectors');
-    const init = await runSwitchboard(['init', 'tracker', '--from-graphql', TICKETS, '--endpoint', 'https://tracker.example/graphql', '--entities', 'tickets', '--out', out]);
+    const init = await runSwitchboard([
+      'init',
+      'tracker',
+      '--from-graphql',
+      TICKETS,
+      '--endpoint',
+      'https://tracker.example/graphql',
+      '--entities',
+      'tickets',
+      '--out',
+      out,
+    ]);
     expect(init.code, init.stderr).toBe(0);
     const exec = async (action: string, params: Rec, extra: string[] = []): Promise<Rec> => {
-      const r = await runSwitchboard(['exec', 'tracker', 'tickets', action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out, ...extra], { SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }) });
+      const r = await runSwitchboard(
+        ['exec', 'tracker', 'tickets', action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out, ...extra],
+        { SWITCHBOARD_CREDENTIALS: JSON.stringify({ token: 't' }) },
+      );
       expect(r.stderr).toBe('');
       return JSON.parse(r.stdout) as Rec;
     };
-    const board = (await (await fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: 't', 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ boards { id } }' }) })).json()) as Rec;
+    const board = (await (
+      await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: 't', 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ boards { id } }' }),
+      })
+    ).json()) as Rec;
     const made = (await exec('create', { title: 'From the scaffold', board_id: board['data']['boards'][0]['id'] }))['data'];
     expect(made).toMatchObject({ title: 'From the scaffold', board: { id: board['data']['boards'][0]['id'] } });
     // The deprecated field is not asked for.

@@ -10,13 +10,27 @@ import { signJwtRs256 } from '../../src/auth/minted.ts';
 import { Description, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
 import { keyFingerprint } from '../../src/simulator/core/jwt-tokens.ts';
 
-const one = { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { token: { type: 'string' }, id: { type: 'integer' } } } } } };
+const one = {
+  description: 'ok',
+  content: { 'application/json': { schema: { type: 'object', properties: { token: { type: 'string' }, id: { type: 'integer' } } } } },
+};
 const doc = {
   openapi: '3.0.3',
   info: { title: 'Apps', version: '1' },
   paths: {
-    '/app/installations/{installation_id}/access_tokens': { post: { parameters: [{ name: 'installation_id', in: 'path', required: true, schema: { type: 'integer' } }], responses: { '201': one } } },
-    '/things': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } } } } } } },
+    '/app/installations/{installation_id}/access_tokens': {
+      post: { parameters: [{ name: 'installation_id', in: 'path', required: true, schema: { type: 'integer' } }], responses: { '201': one } },
+    },
+    '/things': {
+      get: {
+        responses: {
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } } },
+          },
+        },
+      },
+    },
   },
 };
 const declared = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -39,7 +53,11 @@ jwt_tokens:
   operation: POST /app/installations/{installation_id}/access_tokens
   public_keys:
     "1": |
-${pem.trim().split('\n').map((l) => `      ${l}`).join('\n')}
+${pem
+  .trim()
+  .split('\n')
+  .map((l) => `      ${l}`)
+  .join('\n')}
   ttl_seconds: 600
   token_prefix: ghs_
   response: { token: "{{token}}", expires_at: "{{expires_at}}", lifetime: "{{expires_in}}" }
@@ -52,14 +70,19 @@ async function call(method: string, path: string, authorization?: string): Promi
   const res = await fetch(sim.url + path, { method, headers: authorization !== undefined ? { authorization } : {} });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
-const jwt = (key = declared.privateKey, claims: Record<string, unknown> = {}) => `Bearer ${signJwtRs256(key, { iss: '1', iat: t() - 60, exp: t() + 540, ...claims })}`;
+const jwt = (key = declared.privateKey, claims: Record<string, unknown> = {}) =>
+  `Bearer ${signJwtRs256(key, { iss: '1', iat: t() - 60, exp: t() + 540, ...claims })}`;
 const mint = (authorization: string) => call('POST', '/app/installations/5/access_tokens', authorization);
 
 describe('the sidecar: jwt_tokens', () => {
   it('mints a token for a valid JWT (sidecar key or jwtKeys), which the other operations accept until it expires', async () => {
     const minted = await mint(jwt());
     expect(minted.status).toBe(201);
-    expect(minted.body).toEqual({ token: expect.stringMatching(/^ghs_/), expires_at: new Date(clock.now + 600_000).toISOString().replace('.000Z', 'Z'), lifetime: 600 });
+    expect(minted.body).toEqual({
+      token: expect.stringMatching(/^ghs_/),
+      expires_at: new Date(clock.now + 600_000).toISOString().replace('.000Z', 'Z'),
+      lifetime: 600,
+    });
     const token = minted.body.token as string;
     expect((await call('GET', '/things', `Bearer ${token}`)).status).toBe(200);
     expect((await mint(jwt(registered.privateKey, { iss: 2 }))).status).toBe(201);
@@ -96,7 +119,8 @@ jwt_tokens: { operation: "POST /app/installations/{installation_id}/access_token
 `),
     });
     try {
-      const post = (authorization: string) => fetch(`${pinned.url}/app/installations/5/access_tokens`, { method: 'POST', headers: { authorization } }).then((r) => r.status);
+      const post = (authorization: string) =>
+        fetch(`${pinned.url}/app/installations/5/access_tokens`, { method: 'POST', headers: { authorization } }).then((r) => r.status);
       const now = Math.floor(Date.now() / 1000);
       expect(await post(`Bearer ${signJwtRs256(declared.privateKey, { iss: '1', iat: now - 60, exp: now + 500 })}`)).toBe(201);
       expect(await post(`Bearer ${signJwtRs256(registered.privateKey, { iss: '2', iat: now - 60, exp: now + 500 })}`)).toBe(401);

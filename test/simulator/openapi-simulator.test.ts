@@ -25,7 +25,13 @@ beforeAll(async () => {
   asana = new Description(await loadDescription(ASANA));
 }, 60_000);
 
-async function call(sim: OpenApiSimulator, method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: 'Bearer pat-1' }): Promise<{ status: number; headers: Headers; body: Rec }> {
+async function call(
+  sim: OpenApiSimulator,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = { authorization: 'Bearer pat-1' },
+): Promise<{ status: number; headers: Headers; body: Rec }> {
   const res = await fetch(`${sim.url}${path}`, {
     method,
     headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -267,7 +273,9 @@ unknown_query: reject
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ error: { kind: 'bad_value', status: 400, detail: 'limit must be integer' } });
     expect((await call(sim, 'GET', '/projects?colour=red', undefined, auth)).body).toMatchObject({ error: { kind: 'unknown' } });
-    expect((await call(sim, 'GET', '/projects', undefined, { authorization: 'Bearer wrong' })).body).toEqual({ error: { kind: 'no_auth', status: 401, detail: 'Access token invalid' } });
+    expect((await call(sim, 'GET', '/projects', undefined, { authorization: 'Bearer wrong' })).body).toEqual({
+      error: { kind: 'no_auth', status: 401, detail: 'Access token invalid' },
+    });
     const limited = await call(sim, 'GET', '/projects', undefined, auth);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -280,14 +288,22 @@ unknown_query: reject
   });
 
   it('refuses a sidecar with unknown keys, naming them', () => {
-    expect(() => parseSidecar('pagination: { cursor: x }\nrate: 1')).toThrow(/additional properties \(cursor\).*additional properties \(rate\)|additional properties \(rate\).*additional properties \(cursor\)/);
+    expect(() => parseSidecar('pagination: { cursor: x }\nrate: 1')).toThrow(
+      /additional properties \(cursor\).*additional properties \(rate\)|additional properties \(rate\).*additional properties \(cursor\)/,
+    );
   });
 
   it('refuses a field drawn from an undeclared pool, a search allowing an undeclared operator, an unknown operator meaning', () => {
-    expect(() => parseSidecar('resources: { items: { fields: { name: { pool: fruit } } } }')).toThrow(/items\/fields\/name draws from pool fruit, which pools does not declare/);
-    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": eq }, allowed: { string: ["~"] }, response: {} } }')).toThrow(/allowed\/string names ~, which operators does not declare/);
+    expect(() => parseSidecar('resources: { items: { fields: { name: { pool: fruit } } } }')).toThrow(
+      /items\/fields\/name draws from pool fruit, which pools does not declare/,
+    );
+    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": eq }, allowed: { string: ["~"] }, response: {} } }')).toThrow(
+      /allowed\/string names ~, which operators does not declare/,
+    );
     expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": equals }, response: {} } }')).toThrow(/operators\/=/);
-    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": eq }, date_fields: "(", response: {} } }')).toThrow(/date_fields is not a regular expression/);
+    expect(() => parseSidecar('search: { "POST /s": { resource: items, operators: { "=": eq }, date_fields: "(", response: {} } }')).toThrow(
+      /date_fields is not a regular expression/,
+    );
     expect(() => parseSidecar('scroll: { "GET /s": { resource: items, param: p, page_size: 5 } }')).toThrow(/must have required property 'idle_seconds'/);
   });
 });
@@ -323,33 +339,70 @@ resources: { items: { records: 40, fields: { name: { pool: fruit }, notes: { one
 describe('the sidecar: nested resources, writes that create them, soft deletes, exports', () => {
   // A desk in Zendesk's shapes, our own: {"box": {...}} envelopes, notes listed per box and made by
   // a box write's "note", cursor pages with meta.has_more and links.next, an export with end_of_stream.
-  const page = (key: string, item: string) => ({ type: 'object', properties: { [key]: { type: 'array', items: { $ref: `#/components/schemas/${item}` } }, meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string', nullable: true } } }, links: { type: 'object', properties: { next: { type: 'string', nullable: true } } } } });
+  const page = (key: string, item: string) => ({
+    type: 'object',
+    properties: {
+      [key]: { type: 'array', items: { $ref: `#/components/schemas/${item}` } },
+      meta: { type: 'object', properties: { has_more: { type: 'boolean' }, after_cursor: { type: 'string', nullable: true } } },
+      links: { type: 'object', properties: { next: { type: 'string', nullable: true } } },
+    },
+  });
   const json = (schema: unknown) => ({ description: 'ok', content: { 'application/json': { schema } } });
-  const boxBody = { type: 'object', required: ['box'], properties: { box: { type: 'object', properties: { name: { type: 'string' }, note: { type: 'object', properties: { body: { type: 'string' } } } } } } };
+  const boxBody = {
+    type: 'object',
+    required: ['box'],
+    properties: { box: { type: 'object', properties: { name: { type: 'string' }, note: { type: 'object', properties: { body: { type: 'string' } } } } } },
+  };
   const boxOut = { type: 'object', properties: { box: { $ref: '#/components/schemas/Box' }, audit: { type: 'object', additionalProperties: true } } };
-  const cursorParams = [{ name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } }, { name: 'page[after]', in: 'query', schema: { type: 'string' } }];
+  const cursorParams = [
+    { name: 'page[size]', in: 'query', schema: { type: 'integer', maximum: 100 } },
+    { name: 'page[after]', in: 'query', schema: { type: 'string' } },
+  ];
   const doc = {
     openapi: '3.0.3',
     info: { title: 'desk', version: '1' },
     paths: {
-      '/boxes': { get: { parameters: cursorParams, responses: { 200: json(page('boxes', 'Box')) } }, post: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 201: json(boxOut) } } },
+      '/boxes': {
+        get: { parameters: cursorParams, responses: { 200: json(page('boxes', 'Box')) } },
+        post: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 201: json(boxOut) } },
+      },
       '/boxes/{box_id}': {
         parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }],
         get: { responses: { 200: json(boxOut) } },
         put: { requestBody: { content: { 'application/json': { schema: boxBody } } }, responses: { 200: json(boxOut) } },
         delete: { responses: { 204: { description: 'gone' } } },
       },
-      '/boxes/{box_id}/notes': { parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }], get: { parameters: cursorParams, responses: { 200: json(page('notes', 'Note')) } } },
+      '/boxes/{box_id}/notes': {
+        parameters: [{ name: 'box_id', in: 'path', required: true, schema: { type: 'integer' } }],
+        get: { parameters: cursorParams, responses: { 200: json(page('notes', 'Note')) } },
+      },
       '/export/boxes': {
         get: {
-          parameters: [{ name: 'start_time', in: 'query', schema: { type: 'integer' } }, { name: 'cursor', in: 'query', schema: { type: 'string' } }, { name: 'per_page', in: 'query', schema: { type: 'integer' } }],
-          responses: { 200: json({ type: 'object', properties: { boxes: { type: 'array', items: { $ref: '#/components/schemas/Box' } }, after_url: { type: 'string', nullable: true }, after_cursor: { type: 'string', nullable: true }, end_of_stream: { type: 'boolean' } } }) },
+          parameters: [
+            { name: 'start_time', in: 'query', schema: { type: 'integer' } },
+            { name: 'cursor', in: 'query', schema: { type: 'string' } },
+            { name: 'per_page', in: 'query', schema: { type: 'integer' } },
+          ],
+          responses: {
+            200: json({
+              type: 'object',
+              properties: {
+                boxes: { type: 'array', items: { $ref: '#/components/schemas/Box' } },
+                after_url: { type: 'string', nullable: true },
+                after_cursor: { type: 'string', nullable: true },
+                end_of_stream: { type: 'boolean' },
+              },
+            }),
+          },
         },
       },
     },
     components: {
       schemas: {
-        Box: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, status: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } } },
+        Box: {
+          type: 'object',
+          properties: { id: { type: 'integer' }, name: { type: 'string' }, status: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } },
+        },
         Note: { type: 'object', properties: { id: { type: 'integer' }, body: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } } },
       },
     },
@@ -418,12 +471,20 @@ describe('switchboard simulate', () => {
     try {
       const printed = JSON.parse(run.lines.join('\n')) as { base_url: string; resources: Record<string, { id_field: string; records: number }> };
       expect(printed.resources.projects).toEqual({ id_field: 'gid', records: 5 });
-      const post = await fetch(`${printed.base_url}/tasks`, { method: 'POST', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, body: JSON.stringify({ data: { name: 'Write the docs', workspace: '9' } }) });
+      const post = await fetch(`${printed.base_url}/tasks`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer x', 'content-type': 'application/json' },
+        body: JSON.stringify({ data: { name: 'Write the docs', workspace: '9' } }),
+      });
       expect(post.status).toBe(201);
       const task = ((await post.json()) as { data: Rec }).data;
       const got = await fetch(`${printed.base_url}/tasks/${String(task.gid)}`, { headers: { authorization: 'Bearer x' } });
       expect(((await got.json()) as { data: Rec }).data).toEqual(task);
-      const refused = await fetch(`${printed.base_url}/tasks`, { method: 'POST', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, body: JSON.stringify({ data: { name: ['not', 'a', 'string'] } }) });
+      const refused = await fetch(`${printed.base_url}/tasks`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer x', 'content-type': 'application/json' },
+        body: JSON.stringify({ data: { name: ['not', 'a', 'string'] } }),
+      });
       expect(refused.status).toBe(400);
     } finally {
       await run.stop();
@@ -434,10 +495,24 @@ describe('switchboard simulate', () => {
     const missing = await runSwitchboard(['simulate', '--openapi', '/nonexistent/api.yaml', '--port', '0']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/"code": "invalid_params"[\s\S]*No such file: \/nonexistent\/api.yaml/);
-    const notOpenApi = await runSwitchboard(['simulate', '--openapi', new URL('../../connectors/intercom/simulator.yaml', import.meta.url).pathname, '--port', '0']);
+    const notOpenApi = await runSwitchboard([
+      'simulate',
+      '--openapi',
+      new URL('../../connectors/intercom/simulator.yaml', import.meta.url).pathname,
+      '--port',
+      '0',
+    ]);
     expect(notOpenApi.code).toBe(1);
     expect(notOpenApi.stderr).toMatch(/"code": "invalid_params"[\s\S]*is not an OpenAPI 3\.x description/);
-    const badSidecar = await runSwitchboard(['simulate', '--openapi', ASANA, '--sidecar', new URL('../../connectors/intercom/openapi-2.14.json', import.meta.url).pathname, '--port', '0']);
+    const badSidecar = await runSwitchboard([
+      'simulate',
+      '--openapi',
+      ASANA,
+      '--sidecar',
+      new URL('../../connectors/intercom/openapi-2.14.json', import.meta.url).pathname,
+      '--port',
+      '0',
+    ]);
     expect(badSidecar.code).toBe(1);
     expect(badSidecar.stderr).toMatch(/"code": "invalid_params"[\s\S]*invalid simulator sidecar/);
     const badSeed = await runSwitchboard(['simulate', '--openapi', ASANA, '--seed', '-1', '--port', '0']);
@@ -461,7 +536,12 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect(created.body).toMatchObject({ type: 'contact', role: 'lead', email: 'ada@example.com', name: 'Ada' });
     expect((await call(sim, 'GET', `/contacts/${String(created.body.id)}`, undefined, auth)).body).toEqual(created.body);
     // Started from the sidecar's template, not a sample of the schema: nothing else is known yet.
-    expect(created.body).toMatchObject({ phone: null, external_id: null, custom_attributes: {}, opted_in_subscription_types: { url: `/contacts/${String(created.body.id)}/subscriptions` } });
+    expect(created.body).toMatchObject({
+      phone: null,
+      external_id: null,
+      custom_attributes: {},
+      opted_in_subscription_types: { url: `/contacts/${String(created.body.id)}/subscriptions` },
+    });
     expect(created.body.created_at).toBeGreaterThan(1_700_000_000);
     expect(created.body).not.toHaveProperty('workspace_id'); // a placeholder only the sandbox's code fills
     const first = await call(sim, 'GET', '/contacts?per_page=4', undefined, auth);
@@ -469,22 +549,34 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect(first.headers.get('x-ratelimit-limit')).toBe('1666');
     // The sidecar's pages rule: newest first, Intercom's cursor form, no `next` on the last page.
     expect((first.body.data as Rec[])[0]?.id).toBe(created.body.id);
-    expect(first.body).toMatchObject({ type: 'list', total_count: 6, pages: { type: 'pages', page: 1, per_page: 4, total_pages: 2, next: { page: 2, per_page: 4 } } });
+    expect(first.body).toMatchObject({
+      type: 'list',
+      total_count: 6,
+      pages: { type: 'pages', page: 1, per_page: 4, total_pages: 2, next: { page: 2, per_page: 4 } },
+    });
     const after = ((first.body.pages as Rec).next as Rec).starting_after as string;
     const lastOfFirst = (first.body.data as Rec[])[3] as Rec;
     expect(JSON.parse(Buffer.from(after, 'base64').toString())).toEqual([(lastOfFirst.created_at as number) * 1000, lastOfFirst.id, 2]);
     const second = await call(sim, 'GET', `/contacts?per_page=4&starting_after=${after}`, undefined, auth);
     expect(second.body.data).toHaveLength(2);
     expect(second.body.pages).toEqual({ type: 'pages', page: 2, per_page: 4, total_pages: 2 });
-    expect((await call(sim, 'GET', '/contacts?starting_after=bm9wZQ', undefined, auth)).body).toMatchObject({ errors: [{ code: 'parameter_invalid', message: 'starting_after is invalid' }] });
+    expect((await call(sim, 'GET', '/contacts?starting_after=bm9wZQ', undefined, auth)).body).toMatchObject({
+      errors: [{ code: 'parameter_invalid', message: 'starting_after is invalid' }],
+    });
 
     const bad = await call(sim, 'POST', '/contacts', { email: 42 }, auth);
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ type: 'error.list', errors: [{ code: 'parameter_invalid', message: 'email must be string', field: 'email' }] });
     expect((await call(sim, 'GET', '/contacts/nope', undefined, auth)).body).toMatchObject({ errors: [{ code: 'not_found', message: 'User Not Found' }] });
-    expect((await call(sim, 'GET', '/conversations/abc', undefined, auth)).body).toMatchObject({ errors: [{ code: 'not_found', message: 'Resource Not Found' }] });
-    expect((await call(sim, 'GET', '/tags', undefined, { ...auth, 'intercom-version': '9.9' })).body).toMatchObject({ errors: [{ code: 'intercom_version_invalid' }] });
-    expect((await call(sim, 'GET', '/tags', undefined, { authorization: 'Bearer other' })).body).toMatchObject({ errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }] });
+    expect((await call(sim, 'GET', '/conversations/abc', undefined, auth)).body).toMatchObject({
+      errors: [{ code: 'not_found', message: 'Resource Not Found' }],
+    });
+    expect((await call(sim, 'GET', '/tags', undefined, { ...auth, 'intercom-version': '9.9' })).body).toMatchObject({
+      errors: [{ code: 'intercom_version_invalid' }],
+    });
+    expect((await call(sim, 'GET', '/tags', undefined, { authorization: 'Bearer other' })).body).toMatchObject({
+      errors: [{ code: 'unauthorized', message: 'Access Token Invalid' }],
+    });
   });
 
   it('searches with the sidecar’s filter trees: operators by value type, AND/OR nesting, dotted fields, sort, cursor pages', async () => {
@@ -492,7 +584,19 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
       expect((await call(sim, 'POST', '/contacts', { role: 'user', email, name: `Searched ${i}`, signed_up_at: 1_700_000_000 + i }, auth)).status).toBe(200);
     }
     const search = (body: unknown) => call(sim, 'POST', '/contacts/search', body, auth);
-    const tree = { operator: 'AND', value: [{ field: 'name', operator: '^', value: 'searched' }, { operator: 'OR', value: [{ field: 'email', operator: '$', value: 'one.example' }, { field: 'signed_up_at', operator: '>', value: 1_700_000_000 }] }] };
+    const tree = {
+      operator: 'AND',
+      value: [
+        { field: 'name', operator: '^', value: 'searched' },
+        {
+          operator: 'OR',
+          value: [
+            { field: 'email', operator: '$', value: 'one.example' },
+            { field: 'signed_up_at', operator: '>', value: 1_700_000_000 },
+          ],
+        },
+      ],
+    };
     const sorted = await search({ query: tree, sort: { field: 'email', order: 'descending' }, pagination: { per_page: 2 } });
     expect(sorted.status, JSON.stringify(sorted.body)).toBe(200);
     expect((sorted.body.data as Rec[]).map((c) => c.email)).toEqual(['zed@one.example', 'bob@one.example']);
@@ -501,27 +605,39 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     const last = await search({ query: tree, sort: { field: 'email', order: 'descending' }, pagination: { per_page: 2, starting_after: after } });
     expect((last.body.data as Rec[]).map((c) => c.email)).toEqual(['amy@two.example']);
     expect(last.body.pages).toEqual({ type: 'pages', page: 2, per_page: 2, total_pages: 2 });
-    expect(((await search({ query: { field: 'email', operator: 'IN', value: ['amy@two.example', 'x@y.z'] } })).body.data as Rec[]).map((c) => c.email)).toEqual(['amy@two.example']);
+    expect(((await search({ query: { field: 'email', operator: 'IN', value: ['amy@two.example', 'x@y.z'] } })).body.data as Rec[]).map((c) => c.email)).toEqual(
+      ['amy@two.example'],
+    );
     expect((await search({ query: { field: 'location.city', operator: '=', value: 'no such city' } })).body.total_count).toBe(0);
     // A date field takes = < > only; a boolean no ~; a page beyond the largest; a cursor not issued.
-    expect((await search({ query: { field: 'signed_up_at', operator: '>=', value: 1 } })).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/date field signed_up_at; use =, <, >/) }] });
+    expect((await search({ query: { field: 'signed_up_at', operator: '>=', value: 1 } })).body).toMatchObject({
+      errors: [{ code: 'bad_request', message: expect.stringMatching(/date field signed_up_at; use =, <, >/) }],
+    });
     expect((await search({ query: { field: 'has_hard_bounced', operator: '~', value: 'x' } })).status).toBe(400);
     expect((await search({ query: { field: 'name', operator: '=', value: 'x' }, pagination: { per_page: 151 } })).status).toBe(400);
-    expect((await search({ query: { field: 'name', operator: '=', value: 'x' }, pagination: { starting_after: 'nope' } })).body).toMatchObject({ errors: [{ code: 'parameter_invalid' }] });
+    expect((await search({ query: { field: 'name', operator: '=', value: 'x' }, pagination: { starting_after: 'nope' } })).body).toMatchObject({
+      errors: [{ code: 'parameter_invalid' }],
+    });
   });
 
   it('pages by number with the sidecar’s pages rule: next links then null, a reversing order value, the cap on offset paging', async () => {
     const list = (q: string) => call(sim, 'POST', `/companies/list?${q}`, undefined, auth);
     const ids = (r: { body: Rec }) => (r.body.data as Rec[]).map((c) => c.id);
     const first = await list('page=1&per_page=2');
-    expect(first.body).toMatchObject({ type: 'list', total_count: 5, pages: { type: 'pages', page: 1, per_page: 2, total_pages: 3, next: `${sim.url}/companies/list?page=2&per_page=2` } });
+    expect(first.body).toMatchObject({
+      type: 'list',
+      total_count: 5,
+      pages: { type: 'pages', page: 1, per_page: 2, total_pages: 3, next: `${sim.url}/companies/list?page=2&per_page=2` },
+    });
     const last = await list('page=3&per_page=2');
     expect((last.body.pages as Rec).next).toBeNull();
     expect(ids(last)).toHaveLength(1);
     const all = ids(await list('per_page=5'));
     expect(ids(await list('per_page=5&order=asc'))).toEqual([...all].reverse());
     expect([...ids(first), ...ids(await list('page=2&per_page=2')), ...ids(last)]).toEqual(all);
-    expect((await list('page=5001&per_page=2')).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/first 10000 companies/) }] });
+    expect((await list('page=5001&per_page=2')).body).toMatchObject({
+      errors: [{ code: 'bad_request', message: expect.stringMatching(/first 10000 companies/) }],
+    });
     expect((await list('page=5000&per_page=2')).status).toBe(200);
   });
 
@@ -534,7 +650,9 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
     expect((await scroll()).body).toMatchObject({ errors: [{ code: 'bad_request', message: expect.stringMatching(/scroll already exists/) }] });
     const end = await scroll(first.body.scroll_param as string);
     expect(end.body).toMatchObject({ data: [], scroll_param: first.body.scroll_param });
-    expect((await scroll(first.body.scroll_param as string)).body).toMatchObject({ errors: [{ code: 'parameter_invalid', message: expect.stringMatching(/scroll_param is invalid/) }] });
+    expect((await scroll(first.body.scroll_param as string)).body).toMatchObject({
+      errors: [{ code: 'parameter_invalid', message: expect.stringMatching(/scroll_param is invalid/) }],
+    });
     expect((await scroll()).status).toBe(200);
     sim.closeScrolls();
     expect((await scroll()).status).toBe(200);
@@ -543,7 +661,12 @@ describe('Intercom’s vendored description and sidecar, with no Intercom code',
   it('runs the OAuth flow of the sidecar: a single-use code for a token the API then accepts', async () => {
     const consent = await fetch(`${sim.url}/oauth?client_id=sim_client&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s`, { redirect: 'manual' });
     const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
-    const exchange = () => fetch(`${sim.url}/auth/eagle/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: 'sim_client', client_secret: 'sim_secret', code }) });
+    const exchange = () =>
+      fetch(`${sim.url}/auth/eagle/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: 'sim_client', client_secret: 'sim_secret', code }),
+      });
     const token = (await (await exchange()).json()) as Rec;
     expect(token).toEqual({ token_type: 'Bearer', token: token.access_token, access_token: expect.any(String) });
     expect((await call(sim, 'GET', '/tags', undefined, { authorization: `Bearer ${String(token.access_token)}` })).status).toBe(200);
@@ -563,7 +686,11 @@ describe('RPC-style methods declared in the sidecar (test/fixtures/factory/rpc.y
   afterAll(() => sim.close());
   const auth = { authorization: 'Bearer tok-1' };
   const form = (path: string, fields: Record<string, string>, headers: Record<string, string> = auth) =>
-    fetch(`${sim.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as Rec }));
+    fetch(`${sim.url}${path}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as Rec }));
   const boards = () => [...(sim.resources.get('boards')?.records.values() ?? [])];
 
   it('seeds records from the description’s own success examples, ids shaped like theirs, children under parents', () => {
@@ -613,7 +740,10 @@ describe('RPC-style methods declared in the sidecar (test/fixtures/factory/rpc.y
   });
 
   it('answers errors in 200 bodies as the sidecar says; 429 carries Retry-After; a missing token parameter is no error', async () => {
-    expect(await call(sim, 'GET', '/boards.info?board=B0NOSUCH00', undefined, auth)).toMatchObject({ status: 200, body: { ok: false, error: 'board_not_found' } });
+    expect(await call(sim, 'GET', '/boards.info?board=B0NOSUCH00', undefined, auth)).toMatchObject({
+      status: 200,
+      body: { ok: false, error: 'board_not_found' },
+    });
     expect((await call(sim, 'GET', '/boards.list', undefined, {})).body).toEqual({ ok: false, error: 'not_authed' });
     expect((await call(sim, 'GET', '/boards.list', undefined, { authorization: 'Bearer other' })).body).toEqual({ ok: false, error: 'invalid_auth' });
     expect((await form('/notes.post', { board: 'B0NOSUCH00', text: 'x' })).body).toEqual({ ok: false, error: 'board_not_found' });
@@ -633,14 +763,20 @@ describe('RPC-style methods declared in the sidecar (test/fixtures/factory/rpc.y
   it('checks form bodies against the description: types coerced, required fields, a JSON body refused', async () => {
     expect((await form('/boards.create', { private: 'true' })).body).toEqual({ ok: false, error: 'invalid_arguments' });
     expect((await form('/boards.create', { name: 'x', private: 'maybe' })).body).toEqual({ ok: false, error: 'invalid_arguments' });
-    const json = await fetch(`${sim.url}/boards.create`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+    const json = await fetch(`${sim.url}/boards.create`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x' }),
+    });
     expect(json.status).toBe(200);
     expect(await json.json()).toEqual({ ok: false, error: 'invalid_arguments' });
     expect(formDecode('a=1&m[k]=v&e[]=x&e[]=y&i[0][p]=q&a=2')).toEqual({ a: ['1', '2'], m: { k: 'v' }, e: ['x', 'y'], i: [{ p: 'q' }] });
   });
 
   it('refuses a sidecar whose resources name an operation the description lacks, or an unknown key', async () => {
-    await expect(startOpenApiSimulator({ description: RPC, sidecar: { resources: { boards: { list: 'GET /boards.all' } } } })).rejects.toThrow(/resources\.boards\.list: the description has no operation GET \/boards\.all/);
+    await expect(startOpenApiSimulator({ description: RPC, sidecar: { resources: { boards: { list: 'GET /boards.all' } } } })).rejects.toThrow(
+      /resources\.boards\.list: the description has no operation GET \/boards\.all/,
+    );
     expect(() => parseSidecar('resources: { boards: { list: "GET /boards.list", listz: "x" } }')).toThrow(/listz/);
     expect(() => parseSidecar('resources: { boards: { list: "/boards.list" } }')).toThrow(/pattern/);
   });
@@ -653,13 +789,43 @@ describe('RPC-style methods declared in the sidecar (test/fixtures/factory/rpc.y
  * 422 for invalid bodies (error.status), and a unique id beside the number that names a record.
  */
 describe('the sidecar: GitHub-shaped APIs', () => {
-  const widget = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, state: { type: 'string', example: 'open' }, owner: { type: 'object', properties: { login: { type: 'string', example: 'octo' } } }, created_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' }, updated_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' } } };
+  const widget = {
+    type: 'object',
+    properties: {
+      id: { type: 'integer' },
+      name: { type: 'string' },
+      state: { type: 'string', example: 'open' },
+      owner: { type: 'object', properties: { login: { type: 'string', example: 'octo' } } },
+      created_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' },
+      updated_at: { type: 'string', format: 'date-time', example: '2020-01-01T00:00:00Z' },
+    },
+  };
   const part = { type: 'object', properties: { id: { type: 'integer', example: 7 }, number: { type: 'integer', example: 1 }, label: { type: 'string' } } };
-  const arrayOf = (s: unknown) => ({ description: 'ok', headers: { Link: { schema: { type: 'string' } } }, content: { 'application/json': { schema: { type: 'array', items: s } } } });
+  const arrayOf = (s: unknown) => ({
+    description: 'ok',
+    headers: { Link: { schema: { type: 'string' } } },
+    content: { 'application/json': { schema: { type: 'array', items: s } } },
+  });
   const one = (s: unknown) => ({ description: 'ok', content: { 'application/json': { schema: s } } });
-  const invalid = { description: 'Validation failed', content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } } };
-  const body = (required: string[]) => ({ required: true, content: { 'application/json': { schema: { type: 'object', additionalProperties: false, required, properties: { name: { type: 'string' }, state: { type: 'string' }, label: { type: 'string' } } } } } });
-  const ids = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: name === 'number' ? { type: 'integer' } : { type: 'string' } }));
+  const invalid = {
+    description: 'Validation failed',
+    content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } },
+  };
+  const body = (required: string[]) => ({
+    required: true,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          required,
+          properties: { name: { type: 'string' }, state: { type: 'string' }, label: { type: 'string' } },
+        },
+      },
+    },
+  });
+  const ids = (...names: string[]) =>
+    names.map((name) => ({ name, in: 'path', required: true, schema: name === 'number' ? { type: 'integer' } : { type: 'string' } }));
   const listParams = [
     { name: 'state', in: 'query', schema: { type: 'string', enum: ['open', 'closed', 'all'] } },
     { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
@@ -670,9 +836,20 @@ describe('the sidecar: GitHub-shaped APIs', () => {
     openapi: '3.0.3',
     info: { title: 'Widgets', version: '1' },
     paths: {
-      '/user/widgets': { get: { parameters: listParams, responses: { '200': arrayOf(widget) } }, post: { requestBody: body(['name']), responses: { '201': one(widget), '422': invalid } } },
-      '/widgets/{owner}/{name}': { parameters: ids('owner', 'name'), get: { responses: { '200': one(widget), '404': invalid } }, patch: { requestBody: body([]), responses: { '200': one(widget), '422': invalid } } },
-      '/widgets/{owner}/{name}/parts': { parameters: ids('owner', 'name'), post: { requestBody: body(['label']), responses: { '201': one(part) } }, get: { responses: { '200': arrayOf(part) } } },
+      '/user/widgets': {
+        get: { parameters: listParams, responses: { '200': arrayOf(widget) } },
+        post: { requestBody: body(['name']), responses: { '201': one(widget), '422': invalid } },
+      },
+      '/widgets/{owner}/{name}': {
+        parameters: ids('owner', 'name'),
+        get: { responses: { '200': one(widget), '404': invalid } },
+        patch: { requestBody: body([]), responses: { '200': one(widget), '422': invalid } },
+      },
+      '/widgets/{owner}/{name}/parts': {
+        parameters: ids('owner', 'name'),
+        post: { requestBody: body(['label']), responses: { '201': one(part) } },
+        get: { responses: { '200': arrayOf(part) } },
+      },
       '/widgets/{owner}/{name}/parts/{number}': { parameters: ids('owner', 'name', 'number'), get: { responses: { '200': one(part) } } },
     },
   };
@@ -712,7 +889,7 @@ filters: { state: { any: [all] }, since: { field: updated_at, match: since } }
     expect((await call(sim, 'GET', '/widgets/octo/cog', undefined, auth)).status).toBe(404);
   });
 
-  it('answers invalid bodies with the sidecar\'s status (422)', async () => {
+  it("answers invalid bodies with the sidecar's status (422)", async () => {
     const r = await call(sim, 'POST', '/user/widgets', { name: 'x', colour: 'red' }, auth);
     expect(r.status).toBe(422);
     expect((await call(sim, 'POST', '/user/widgets', {}, auth)).status).toBe(422);
@@ -739,7 +916,10 @@ filters: { state: { any: [all] }, since: { field: updated_at, match: since } }
     for (const label of ['x', 'y', 'z']) made.push((await call(sim, 'POST', '/widgets/octo/gear/parts', { label }, auth)).body);
     expect(new Set(made.map((p) => p.number)).size).toBe(3);
     expect(new Set(made.map((p) => p.id)).size).toBe(3);
-    expect((await call(sim, 'GET', `/widgets/octo/gear/parts/${String(made[1]?.number)}`, undefined, auth)).body).toMatchObject({ label: 'y', id: made[1]?.id });
+    expect((await call(sim, 'GET', `/widgets/octo/gear/parts/${String(made[1]?.number)}`, undefined, auth)).body).toMatchObject({
+      label: 'y',
+      id: made[1]?.id,
+    });
   });
 });
 
@@ -760,7 +940,9 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
     expect(refused.status).toBe(401);
     // Error body keys are templates: no field, no entry in errors.
     expect(refused.body).toEqual({ errorMessages: ['Client must be authenticated to access this resource.'], errors: {} });
-    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` })).status).toBe(401);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` })).status).toBe(
+      401,
+    );
   });
 
   it('a 400 names the field in errors, keyed by it', async () => {
@@ -776,7 +958,13 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
     expect((await call(sim, 'GET', `/rest/api/3/project/${String(p.key)}`, undefined, ok)).body).toEqual(p);
     expect((await call(sim, 'GET', `/rest/api/3/project/${String(p.id)}`, undefined, ok)).body).toEqual(p);
     const issues = [...sim.resources.get('issue')!.records.values()].map((s) => s.record as Rec & { fields: Rec });
-    expect(issues.map((i) => i.fields.updated)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z', '2026-01-01T00:03:00.000Z', '2026-01-01T00:04:00.000Z']);
+    expect(issues.map((i) => i.fields.updated)).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:01:00.000Z',
+      '2026-01-01T00:02:00.000Z',
+      '2026-01-01T00:03:00.000Z',
+      '2026-01-01T00:04:00.000Z',
+    ]);
 
     // A create answers in its own response schema (CreatedIssue: id, key, self, ...), not the whole record.
     const made = await call(sim, 'POST', '/rest/api/3/issue', { fields: { summary: 'Made', project: { key: 'ENG' } } }, ok);
@@ -818,7 +1006,9 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
   });
 
   it('refuses a sidecar that names an operation the description lacks, or an unknown resource key', async () => {
-    await expect(startOpenApiSimulator({ description: `${JIRA}jira-platform-v3.json`, sidecar: { resources: { issue: { lists: ['GET /rest/api/3/search'] } } } })).rejects.toThrow(/resources\.issue\.lists names GET \/rest\/api\/3\/search, which is not an operation/);
+    await expect(
+      startOpenApiSimulator({ description: `${JIRA}jira-platform-v3.json`, sidecar: { resources: { issue: { lists: ['GET /rest/api/3/search'] } } } }),
+    ).rejects.toThrow(/resources\.issue\.lists names GET \/rest\/api\/3\/search, which is not an operation/);
     expect(() => parseSidecar('resources: { issue: { lookups: [key] } }')).toThrow(/lookups/);
     expect(() => parseSidecar('resources: { user: { get: { operation: "POST /x", id_query: a } } }')).toThrow(/pattern/);
   });
@@ -826,12 +1016,30 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
   it('oauth.endpoints: accessible-resources answers a token the flow issued (one site), [] for a consent given with sim_grant=none, 401 to any other token', async () => {
     const RESOURCES = '/oauth/token/accessible-resources';
     const grant = async (extra: string): Promise<string> => {
-      const consent = await fetch(`${sim.url}/authorize?client_id=sim_client&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s${extra}`, { redirect: 'manual' });
+      const consent = await fetch(`${sim.url}/authorize?client_id=sim_client&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s${extra}`, {
+        redirect: 'manual',
+      });
       const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
-      const res = await fetch(`${sim.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'authorization_code', client_id: 'sim_client', client_secret: 'sim_secret', code, redirect_uri: 'https://app.example/cb' }) });
+      const res = await fetch(`${sim.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          grant_type: 'authorization_code',
+          client_id: 'sim_client',
+          client_secret: 'sim_secret',
+          code,
+          redirect_uri: 'https://app.example/cb',
+        }),
+      });
       return ((await res.json()) as Rec).access_token as string;
     };
-    const site = { id: '11223344-a1b2-3b33-c444-def123456789', url: 'https://sandbox.atlassian.net', name: 'sandbox', scopes: ['read:jira-work', 'write:jira-work', 'read:jira-user'], avatarUrl: expect.any(String) };
+    const site = {
+      id: '11223344-a1b2-3b33-c444-def123456789',
+      url: 'https://sandbox.atlassian.net',
+      name: 'sandbox',
+      scopes: ['read:jira-work', 'write:jira-work', 'read:jira-user'],
+      avatarUrl: expect.any(String),
+    };
     const granted = await grant('');
     expect(await call(sim, 'GET', RESOURCES, undefined, { authorization: `Bearer ${granted}` })).toMatchObject({ status: 200, body: [site] });
     const none = await grant('&sim_grant=none');

@@ -13,10 +13,23 @@ type Rec = Record<string, any>;
 const SHAPES = new URL('../fixtures/factory/path-shapes.yaml', import.meta.url).pathname;
 const PASCAL = new URL('../fixtures/factory/pascal-envelopes.yaml', import.meta.url).pathname;
 
-async function send(sim: OpenApiSimulator, method: string, path: string, body?: { json?: unknown; form?: string }, auth = 'Basic dTpw'): Promise<{ status: number; body: Rec }> {
+async function send(
+  sim: OpenApiSimulator,
+  method: string,
+  path: string,
+  body?: { json?: unknown; form?: string },
+  auth = 'Basic dTpw',
+): Promise<{ status: number; body: Rec }> {
   const res = await fetch(`${sim.url}${path}`, {
     method,
-    headers: { authorization: auth, ...(body?.json !== undefined ? { 'content-type': 'application/json' } : body?.form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    headers: {
+      authorization: auth,
+      ...(body?.json !== undefined
+        ? { 'content-type': 'application/json' }
+        : body?.form !== undefined
+          ? { 'content-type': 'application/x-www-form-urlencoded' }
+          : {}),
+    },
     ...(body?.json !== undefined ? { body: JSON.stringify(body.json) } : body?.form !== undefined ? { body: body.form } : {}),
   });
   const text = await res.text();
@@ -104,7 +117,9 @@ describe('the simulator on one-record arrays under a plural key', () => {
     expect(made.body['Invoices']).toHaveLength(1);
     const id = String(made.body['Invoices'][0].InvoiceID);
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect((await send(sim, 'GET', `/Invoices/${id}`, undefined, bearer)).body).toEqual({ Invoices: [expect.objectContaining({ InvoiceID: id, Reference: 'R-1', Total: 12.5 })] });
+    expect((await send(sim, 'GET', `/Invoices/${id}`, undefined, bearer)).body).toEqual({
+      Invoices: [expect.objectContaining({ InvoiceID: id, Reference: 'R-1', Total: 12.5 })],
+    });
     const updated = await send(sim, 'POST', `/Invoices/${id}`, { json: { Invoices: [{ Reference: 'R-2' }] } }, bearer);
     expect(updated.body['Invoices'][0]).toMatchObject({ InvoiceID: id, Reference: 'R-2', Total: 12.5 });
     expect((await send(sim, 'GET', '/Invoices/00000000-0000-4000-8000-000000000000', undefined, bearer)).status).toBe(404);

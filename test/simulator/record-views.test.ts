@@ -28,7 +28,10 @@ const DOC = {
     schemas: {
       Memo: memo,
       MemoSummary: { type: 'object', additionalProperties: false, properties: { id: { type: 'string' }, title: { type: 'string' } } },
-      MemoList: { type: 'object', properties: { memos: { type: 'array', items: { $ref: '#/components/schemas/MemoSummary' } }, next: { type: 'string', nullable: true } } },
+      MemoList: {
+        type: 'object',
+        properties: { memos: { type: 'array', items: { $ref: '#/components/schemas/MemoSummary' } }, next: { type: 'string', nullable: true } },
+      },
     },
   },
   security: [{ bearer: [] }],

@@ -34,13 +34,39 @@ const DOC = {
       Page: {
         type: 'object',
         required: ['results'],
-        properties: { total: { type: 'integer' }, results: { type: 'array', items: { $ref: '#/components/schemas/Widget' } }, paging: { $ref: '#/components/schemas/Paging' } },
+        properties: {
+          total: { type: 'integer' },
+          results: { type: 'array', items: { $ref: '#/components/schemas/Widget' } },
+          paging: { $ref: '#/components/schemas/Paging' },
+        },
       },
-      Paging: { type: 'object', properties: { next: { type: 'object', required: ['after'], properties: { after: { type: 'string' }, link: { type: 'string' } } } } },
+      Paging: {
+        type: 'object',
+        properties: { next: { type: 'object', required: ['after'], properties: { after: { type: 'string' }, link: { type: 'string' } } } },
+      },
       Search: {
         type: 'object',
         properties: {
-          filterGroups: { type: 'array', items: { type: 'object', properties: { filters: { type: 'array', items: { type: 'object', properties: { propertyName: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' }, values: { type: 'array', items: { type: 'string' } } } } } } } },
+          filterGroups: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                filters: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      propertyName: { type: 'string' },
+                      operator: { type: 'string' },
+                      value: { type: 'string' },
+                      values: { type: 'array', items: { type: 'string' } },
+                    },
+                  },
+                },
+              },
+            },
+          },
           sorts: { type: 'array', items: {} },
           after: { type: 'string' },
           limit: { type: 'integer' },
@@ -122,7 +148,11 @@ afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 
 async function call(method: string, path: string, body?: unknown, token = 'static-token'): Promise<{ status: number; headers: Headers; body: Rec }> {
-  const res = await fetch(`${sim.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${sim.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Rec) };
 }
@@ -135,7 +165,14 @@ describe('records: template, seed, timestamps, deep merge', () => {
     expect(seeded).toHaveLength(5);
     seeded.forEach((w, i) => {
       expect(Object.keys(w).sort()).toEqual(['archived', 'createdAt', 'id', 'properties', 'updatedAt']);
-      expect(w.properties).toEqual({ object_id: w.id, serial: `#${i + 1}`, created_s: Date.UTC(2026, 0, 1, 0, i) / 1000, name: `Widget ${i + 1}`, size: `${i + 1}0`, modified: w.updatedAt });
+      expect(w.properties).toEqual({
+        object_id: w.id,
+        serial: `#${i + 1}`,
+        created_s: Date.UTC(2026, 0, 1, 0, i) / 1000,
+        name: `Widget ${i + 1}`,
+        size: `${i + 1}0`,
+        modified: w.updatedAt,
+      });
       expect(w.archived).toBe(false);
     });
   });
@@ -143,7 +180,13 @@ describe('records: template, seed, timestamps, deep merge', () => {
   it('a create starts from the template; an update merges properties and moves the updated timestamps', async () => {
     const created = await call('POST', '/widgets', { properties: { name: 'new' } });
     expect(created.status).toBe(201);
-    expect(created.body.properties).toEqual({ object_id: created.body.id, serial: expect.stringMatching(/^#\d+$/), created_s: expect.any(Number), name: 'new', modified: created.body.createdAt });
+    expect(created.body.properties).toEqual({
+      object_id: created.body.id,
+      serial: expect.stringMatching(/^#\d+$/),
+      created_s: expect.any(Number),
+      name: 'new',
+      modified: created.body.createdAt,
+    });
     expect(Math.abs(((created.body.properties as Rec).created_s as number) - Date.now() / 1000)).toBeLessThan(600);
     const updated = await call('PATCH', `/widgets/${String(created.body.id)}`, { properties: { color: 'red' } });
     expect(updated.body.properties).toMatchObject({ name: 'new', color: 'red', object_id: created.body.id });
@@ -173,9 +216,24 @@ describe('soft deletes', () => {
 describe('searches', () => {
   it('groups are OR, conditions AND, vendor operators mapped; fields looked up under fields_at', async () => {
     expect(ids(await search({ filterGroups: [{ filters: [{ propertyName: 'name', operator: 'EQ', value: 'Widget 2' }] }] }))).toHaveLength(1);
-    const either = await search({ filterGroups: [{ filters: [{ propertyName: 'name', operator: 'EQ', value: 'Widget 2' }] }, { filters: [{ propertyName: 'size', operator: 'IN', values: ['30', '40'] }] }], limit: 3 });
+    const either = await search({
+      filterGroups: [
+        { filters: [{ propertyName: 'name', operator: 'EQ', value: 'Widget 2' }] },
+        { filters: [{ propertyName: 'size', operator: 'IN', values: ['30', '40'] }] },
+      ],
+      limit: 3,
+    });
     expect((either.body.results as Rec[]).map((w) => (w.properties as Rec).name).sort()).toEqual(['Widget 2', 'Widget 3', 'Widget 4']);
-    const both = await search({ filterGroups: [{ filters: [{ propertyName: 'size', operator: 'GTE', value: '30' }, { propertyName: 'name', operator: 'CONTAINS_TOKEN', value: 'widget 5' }] }] });
+    const both = await search({
+      filterGroups: [
+        {
+          filters: [
+            { propertyName: 'size', operator: 'GTE', value: '30' },
+            { propertyName: 'name', operator: 'CONTAINS_TOKEN', value: 'widget 5' },
+          ],
+        },
+      ],
+    });
     expect((both.body.results as Rec[]).map((w) => (w.properties as Rec).name)).toEqual(['Widget 5']);
     const between = await search({ filterGroups: [{ filters: [{ propertyName: 'size', operator: 'BETWEEN', value: '20', highValue: '40' }] }], limit: 3 });
     expect((between.body.results as Rec[]).map((w) => (w.properties as Rec).size).sort()).toEqual(['20', '30', '40']);
@@ -215,17 +273,40 @@ describe('searches', () => {
 
 describe('oauth: refresh tokens and expiring access tokens', () => {
   async function grant(): Promise<Rec> {
-    const redirect = await fetch(`${sim.url}/oauth/authorize?client_id=sim_client&redirect_uri=${encodeURIComponent('https://app.example/cb')}&scope=widgets`, { redirect: 'manual' });
+    const redirect = await fetch(`${sim.url}/oauth/authorize?client_id=sim_client&redirect_uri=${encodeURIComponent('https://app.example/cb')}&scope=widgets`, {
+      redirect: 'manual',
+    });
     const code = new URL(redirect.headers.get('location') as string).searchParams.get('code') as string;
-    const res = await fetch(`${sim.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: 'sim_client', client_secret: 'sim_secret', redirect_uri: 'https://app.example/cb' }) });
+    const res = await fetch(`${sim.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        client_id: 'sim_client',
+        client_secret: 'sim_secret',
+        redirect_uri: 'https://app.example/cb',
+      }),
+    });
     expect(res.status).toBe(200);
     return (await res.json()) as Rec;
   }
-  const refresh = (token: string) => fetch(`${sim.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: 'sim_client', client_secret: 'sim_secret' }) });
+  const refresh = (token: string) =>
+    fetch(`${sim.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: 'sim_client', client_secret: 'sim_secret' }),
+    });
 
   it('issues expires_in and a refresh token; an expired token is a 401 expired_token; the refresh token (kept, keep_refresh_token) gets a new one', async () => {
     const tokens = await grant();
-    expect(tokens).toEqual({ access_token: expect.any(String), token_type: 'Bearer', scope: 'widgets', refresh_token: expect.stringMatching(/^r_/), expires_in: 1800 });
+    expect(tokens).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      scope: 'widgets',
+      refresh_token: expect.stringMatching(/^r_/),
+      expires_in: 1800,
+    });
     expect((await call('GET', '/widgets', undefined, tokens.access_token as string)).status).toBe(200);
     sim.expireAccessTokens();
     const expired = await call('GET', '/widgets', undefined, tokens.access_token as string);
@@ -258,14 +339,25 @@ describe('headers, last pages, sidecar errors', () => {
 
   it('refuses sidecars naming resources, operations or fields the description lacks, and unknown keys', async () => {
     const start = (sidecar: Sidecar) => startOpenApiSimulator({ description: new Description(structuredClone(DOC)), sidecar });
-    await expect(start({ resources: { gadgets: { records: 1 } } })).rejects.toThrow(/resources.gadgets: the description has no resource gadgets \(it has widgets\)/);
-    await expect(start({ search: { 'POST /gadgets/search': { resource: 'widgets', operators: { EQ: 'eq' }, response: {} } } })).rejects.toThrow(/search: the description has no operation POST \/gadgets\/search/);
-    await expect(start({ search: { 'POST /widgets/search': { resource: 'gadgets', operators: { EQ: 'eq' }, response: {} } } })).rejects.toThrow(/search.POST \/widgets\/search.resource: the description has no resource gadgets/);
-    await expect(start({ resources: { widgets: { soft_delete: { field: 'deleted' } } } })).rejects.toThrow(/soft_delete.field: the record has no field deleted/);
-    expect(() => parseSidecar('search: { "POST /x": { resource: w, operators: { EQ: equals }, response: {} } }')).toThrow(/operators\/EQ must be equal to one of the allowed values/);
-    expect(() => parseSidecar('search: { "POST /x": { resource: w, operators: { EQ: eq }, filter_groups: { groups: g }, response: {} } }')).toThrow(/filter_groups must have required property 'filters'/);
+    await expect(start({ resources: { gadgets: { records: 1 } } })).rejects.toThrow(
+      /resources.gadgets: the description has no resource gadgets \(it has widgets\)/,
+    );
+    await expect(start({ search: { 'POST /gadgets/search': { resource: 'widgets', operators: { EQ: 'eq' }, response: {} } } })).rejects.toThrow(
+      /search: the description has no operation POST \/gadgets\/search/,
+    );
+    await expect(start({ search: { 'POST /widgets/search': { resource: 'gadgets', operators: { EQ: 'eq' }, response: {} } } })).rejects.toThrow(
+      /search.POST \/widgets\/search.resource: the description has no resource gadgets/,
+    );
+    await expect(start({ resources: { widgets: { soft_delete: { field: 'deleted' } } } })).rejects.toThrow(
+      /soft_delete.field: the record has no field deleted/,
+    );
+    expect(() => parseSidecar('search: { "POST /x": { resource: w, operators: { EQ: equals }, response: {} } }')).toThrow(
+      /operators\/EQ must be equal to one of the allowed values/,
+    );
+    expect(() => parseSidecar('search: { "POST /x": { resource: w, operators: { EQ: eq }, filter_groups: { groups: g }, response: {} } }')).toThrow(
+      /filter_groups must have required property 'filters'/,
+    );
     expect(() => parseSidecar('resources: { w: { timestamp: {} } }')).toThrow(/\(timestamp\)/);
     expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, expires_in: 0 }')).toThrow(/expires_in must be >= 1/);
   });
 });
-

@@ -32,7 +32,10 @@ const DOC = {
         },
       },
       MemberInput: { type: 'object', properties: { email: { type: 'string' }, external_id: { type: 'string' }, name: { type: 'string' } } },
-      Comment: { type: 'object', properties: { id: { type: 'string' }, text: { type: 'string' }, created_at: { type: 'integer' }, member: { type: 'string' } } },
+      Comment: {
+        type: 'object',
+        properties: { id: { type: 'string' }, text: { type: 'string' }, created_at: { type: 'integer' }, member: { type: 'string' } },
+      },
       Account: { type: 'object', properties: { id: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' } } },
     },
   },
@@ -48,11 +51,21 @@ const DOC = {
     },
     '/members/{member_id}/comments': {
       parameters: idParam('member_id'),
-      get: { responses: ok({ type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Comment' } }, total: { type: 'integer' } } }) },
-      post: { requestBody: json({ type: 'object', required: ['text'], properties: { text: { type: 'string' } } }), responses: ok({ $ref: '#/components/schemas/Comment' }) },
+      get: {
+        responses: ok({ type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Comment' } }, total: { type: 'integer' } } }),
+      },
+      post: {
+        requestBody: json({ type: 'object', required: ['text'], properties: { text: { type: 'string' } } }),
+        responses: ok({ $ref: '#/components/schemas/Comment' }),
+      },
     },
     '/comments/{comment_id}': { parameters: idParam('comment_id'), get: { responses: ok({ $ref: '#/components/schemas/Comment' }) } },
-    '/accounts': { post: { requestBody: json({ type: 'object', properties: { key: { type: 'string' }, name: { type: 'string' } } }), responses: ok({ $ref: '#/components/schemas/Account' }) } },
+    '/accounts': {
+      post: {
+        requestBody: json({ type: 'object', properties: { key: { type: 'string' }, name: { type: 'string' } } }),
+        responses: ok({ $ref: '#/components/schemas/Account' }),
+      },
+    },
     '/accounts/{account_id}': { parameters: idParam('account_id'), get: { responses: ok({ $ref: '#/components/schemas/Account' }) } },
   },
 };
@@ -79,7 +92,11 @@ pages:
 describe('generic store: write rules', () => {
   let sim: OpenApiSimulator;
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Rec }> => {
-    const res = await fetch(`${sim.url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${sim.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.text();
     return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Rec) };
   };
@@ -150,7 +167,13 @@ describe('generic store: write rules', () => {
     const two = await call('POST', `/members/${id}/comments`, { text: 'again' });
     expect(one.body).toMatchObject({ text: 'hello', id: expect.any(String), member: id });
     expect((await call('GET', `/comments/${String(one.body.id)}`)).body).toEqual(one.body);
-    expect((await call('GET', `/members/${id}`)).body.comments).toEqual({ data: [{ id: one.body.id, text: 'hello' }, { id: two.body.id, text: 'again' }], total_count: 2 });
+    expect((await call('GET', `/members/${id}`)).body.comments).toEqual({
+      data: [
+        { id: one.body.id, text: 'hello' },
+        { id: two.body.id, text: 'again' },
+      ],
+      total_count: 2,
+    });
     expect((await call('GET', `/members/${id}/comments`)).body).toEqual({ data: [two.body, one.body], total: 2 });
     expect((await call('GET', `/members/${String(members()[0]?.id)}/comments`)).body).toEqual({ data: [], total: 0 });
   });
@@ -158,7 +181,12 @@ describe('generic store: write rules', () => {
   it('refuses rules the loader does not know, and a parent that names no resource', async () => {
     expect(() => parseSidecar('resources: { members: { unique: { fields: [email], status: 409 } } }')).toThrow(/unique/);
     expect(() => parseSidecar('resources: { members: { upsert: 3 } }')).toThrow(/upsert/);
-    await expect(startOpenApiSimulator({ description: new Description(DOC), sidecar: parseSidecar('resources: { comments: { parent: { param: member_id, resource: nothing } } }') })).rejects.toThrow(/parent names no resource nothing/);
+    await expect(
+      startOpenApiSimulator({
+        description: new Description(DOC),
+        sidecar: parseSidecar('resources: { comments: { parent: { param: member_id, resource: nothing } } }'),
+      }),
+    ).rejects.toThrow(/parent names no resource nothing/);
   });
 });
 
@@ -171,7 +199,11 @@ describe('generic store: records the caller keeps (LazyRecords)', () => {
     return { id, email: `${id}@example.test`, name: `Generated ${id}`, created_at: 1, updated_at: 1, comments: { data: [], total_count: 0 } };
   });
   beforeAll(async () => {
-    sim = await startOpenApiSimulator({ description: new Description(DOC), sidecar: parseSidecar('resources: { members: { timestamps: { updated: updated_at, unix: true } } }'), records: { members: lazy } });
+    sim = await startOpenApiSimulator({
+      description: new Description(DOC),
+      sidecar: parseSidecar('resources: { members: { timestamps: { updated: updated_at, unix: true } } }'),
+      records: { members: lazy },
+    });
   });
   afterAll(() => sim.close());
 
@@ -180,7 +212,11 @@ describe('generic store: records the caller keeps (LazyRecords)', () => {
     expect(sim.resources.get('members')?.records).toBe(lazy);
     const got = await fetch(`${sim.url}/members/m500`);
     expect(await got.json()).toMatchObject({ id: 'm500', name: 'Generated m500' });
-    const put = await fetch(`${sim.url}/members/m500`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Changed' }) });
+    const put = await fetch(`${sim.url}/members/m500`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Changed' }),
+    });
     expect(put.status).toBe(200);
     expect(lazy.peek('m500')).toMatchObject({ name: 'Changed' });
     expect(lazy.peek('m501')).toMatchObject({ name: 'Generated m501' });
@@ -188,7 +224,9 @@ describe('generic store: records the caller keeps (LazyRecords)', () => {
   });
 
   it('keeps stored order through creates and deletes; its source renders slices without keeping them', async () => {
-    const created = (await (await fetch(`${sim.url}/members`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'z@example.test' }) })).json()) as Rec;
+    const created = (await (
+      await fetch(`${sim.url}/members`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'z@example.test' }) })
+    ).json()) as Rec;
     expect(lazy.size).toBe(1001);
     expect([...lazy.keys()].at(-1)).toBe(created.id);
     expect(lazy.delete('m0')).toBe(true);

@@ -61,7 +61,18 @@ describeEachDialect('service store on %s', (dialect) => {
   it('consumes a pending secret only for its organization, type and customer', async () => {
     const now = new Date().toISOString();
     const later = new Date(Date.now() + 60_000).toISOString();
-    await store.insertOAuthSecret({ id_hash: 'h1', organization_id: orgId, customer_name: 'c', connector_type: 'acme', auth_variant: 'oauth', key_id: 'k', ciphertext: 'x', expires_at: later, used_at: null, created_at: now });
+    await store.insertOAuthSecret({
+      id_hash: 'h1',
+      organization_id: orgId,
+      customer_name: 'c',
+      connector_type: 'acme',
+      auth_variant: 'oauth',
+      key_id: 'k',
+      ciphertext: 'x',
+      expires_at: later,
+      used_at: null,
+      created_at: now,
+    });
     const q = { idHash: 'h1', organizationId: orgId, connectorType: 'acme', customerName: 'c' };
     expect(await store.consumeOAuthSecret({ ...q, organizationId: crypto.randomUUID() }, now)).toBeUndefined();
     expect(await store.consumeOAuthSecret({ ...q, connectorType: 'monday' }, now)).toBeUndefined();
@@ -76,7 +87,18 @@ describeEachDialect('service store on %s', (dialect) => {
     const ts = '2026-01-01T00:00:00.000Z';
     const ids = ['00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
     for (const id of ids) {
-      await store.insertConnector({ id, organization_id: orgId, customer_name: 'k', connector_type: 'granola', name: id, auth_variant: 'api_key', credentials_key_id: 'k', credentials_ciphertext: `c-${id}`, created_at: ts, updated_at: ts });
+      await store.insertConnector({
+        id,
+        organization_id: orgId,
+        customer_name: 'k',
+        connector_type: 'granola',
+        name: id,
+        auth_variant: 'api_key',
+        credentials_key_id: 'k',
+        credentials_ciphertext: `c-${id}`,
+        created_at: ts,
+        updated_at: ts,
+      });
     }
     const first = await store.listConnectors(orgId, { customerName: 'k', limit: 2 });
     expect(first.map((r) => r.id)).toEqual([ids[1], ids[2]]);

@@ -23,7 +23,15 @@ const TEST_DIR = new URL('../', import.meta.url).pathname;
  * The ports the commands listen on by default: serve 3000, the examples 4000/3001, the walk-through's
  * simulator 4008, simulate 4009, sandbox 4010 up, serve --sandbox 4110 up (each range: room for 100 connectors).
  */
-const WELL_KNOWN = new Set([3000, 3001, 4000, 4008, SIMULATE_PORT, ...Array.from({ length: 100 }, (_, i) => SANDBOX_PORT + i), ...Array.from({ length: 100 }, (_, i) => SERVICE_SANDBOX_PORT + i)]);
+const WELL_KNOWN = new Set([
+  3000,
+  3001,
+  4000,
+  4008,
+  SIMULATE_PORT,
+  ...Array.from({ length: 100 }, (_, i) => SANDBOX_PORT + i),
+  ...Array.from({ length: 100 }, (_, i) => SERVICE_SANDBOX_PORT + i),
+]);
 const SKIP = [/^docs\/readme/, /^suite\/free-ports\.test\.ts$/, /^fixtures\//];
 
 function* sources(dir: string): Generator<string> {
@@ -60,7 +68,8 @@ export function fixedPorts(text: string): string[] {
     // --help prints and exits: it listens on nothing.
     const hasPort = /['"]--port['"]/.test(args) || /['"]--help['"]/.test(args) || (command === 'serve' && portZeroEnv);
     const sandboxWithoutPort = command === 'serve' && /['"]--sandbox['"]/.test(args) && !/['"]--sandbox-port['"]/.test(args);
-    if (!hasPort || sandboxWithoutPort) found.set(at(m.index), `line ${String(at(m.index))}: \`${command}\` without ${hasPort ? '--sandbox-port' : '--port'}: ${args}`);
+    if (!hasPort || sandboxWithoutPort)
+      found.set(at(m.index), `line ${String(at(m.index))}: \`${command}\` without ${hasPort ? '--sandbox-port' : '--port'}: ${args}`);
   }
   return [...found.values()];
 }
@@ -73,7 +82,7 @@ describe('tests take free ports', () => {
     expect(fixedPorts("startSwitchboard(['serve', '--port', '0', '--sandbox'], re)")).toHaveLength(1);
     expect(fixedPorts("runSwitchboard(['simulate', '--openapi', f])")).toHaveLength(1);
     expect(fixedPorts("spawn(process.execPath, [BIN, 'serve'], { env })")).toHaveLength(1);
-    expect(fixedPorts("startSandbox({ basePort: 4110 })")).toHaveLength(1);
+    expect(fixedPorts('startSandbox({ basePort: 4110 })')).toHaveLength(1);
     expect(fixedPorts("const env = { PORT: '3000' };")).toHaveLength(1);
     // and leaves alone what listens on a free port, or names a port it never listens on
     expect(fixedPorts("app.listen({ port: 0 }); runSwitchboard(['sandbox', '--port', String(base)]); const r = { port: 8080 };")).toEqual([]);

@@ -107,7 +107,11 @@ describe('a sync run keeps its lease while a page is pending', () => {
     run.catch(() => undefined);
     await asked;
     // Another instance holds it now (as after this one was thought dead).
-    await db.updateTable('sync_state').set({ lease_owner: 'other', lease_until: new Date(Date.now() + LEASE_MS).toISOString() }).where('connector_id', '=', 'c-taken').execute();
+    await db
+      .updateTable('sync_state')
+      .set({ lease_owner: 'other', lease_until: new Date(Date.now() + LEASE_MS).toISOString() })
+      .where('connector_id', '=', 'c-taken')
+      .execute();
     await vi.advanceTimersByTimeAsync(LEASE_MS / 3);
     await expect(run).rejects.toBeInstanceOf(LeaseLost);
     expect(signals[0]?.aborted).toBe(true);

@@ -62,7 +62,10 @@ describe('sync page writes', () => {
     const engine = new SyncEngine({
       database: tdb.database,
       sink,
-      runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null, fetch: recording }) }),
+      runtimeFor: async () => ({
+        manifest: granola,
+        runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null, fetch: recording }),
+      }),
       hydrateConcurrency: 2,
       // Whole pages here; parts of pages below.
       hydrateWriteRecords: 0,
@@ -209,7 +212,6 @@ describe('sync page writes', () => {
     expect(r.entities['notes']?.deleted).toBe(0);
     await engine.stop();
   });
-
 });
 
 describe('Slots', () => {

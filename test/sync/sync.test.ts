@@ -14,189 +14,199 @@ const notesDef = { primaryKey: 'id', fields: granola.entities.get('notes')!.def.
 
 // PostgreSQL shows as skipped, with the reason, when SWITCHBOARD_TEST_POSTGRES_URL is not set.
 for (const [name, open, skipped] of dialectCases())
-describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
-  let tdb: TestDatabase;
-  let sim: GranolaSimulator;
-  let store: RecordStore;
-  const engines: SyncEngine[] = [];
+  describe.skipIf(skipped !== undefined)(`sync on ${name}${skipped !== undefined ? ` (${skipped})` : ''}`, () => {
+    let tdb: TestDatabase;
+    let sim: GranolaSimulator;
+    let store: RecordStore;
+    const engines: SyncEngine[] = [];
 
-  beforeAll(async () => {
-    tdb = await open();
-    await migrate(tdb.database, [syncMigrations]);
-    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
-    sim = await startGranolaSimulator({ size: 45, rateLimit: false });
-  });
-  afterAll(async () => {
-    await sim.close();
-    await tdb.close();
-  });
-  afterEach(async () => {
-    for (const e of engines.splice(0)) await e.stop();
-  });
-
-  function engine(over: Partial<SyncEngineOptions> = {}, fetchImpl?: FetchLike): SyncEngine {
-    const e = new SyncEngine({
-      database: tdb.database,
-      sink: store,
-      runtimeFor: async () => ({
-        manifest: granola,
-        // No client throttle here: the rate-limit test below runs with Granola's real limits.
-        runtime: new ConnectorRuntime(granola, { api_key: sim.apiKey }, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 }, ...(fetchImpl ? { fetch: fetchImpl } : {}) }),
-      }),
-      hydrateConcurrency: 2,
-      ...over,
+    beforeAll(async () => {
+      tdb = await open();
+      await migrate(tdb.database, [syncMigrations]);
+      store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
+      sim = await startGranolaSimulator({ size: 45, rateLimit: false });
     });
-    engines.push(e);
-    return e;
-  }
+    afterAll(async () => {
+      await sim.close();
+      await tdb.close();
+    });
+    afterEach(async () => {
+      for (const e of engines.splice(0)) await e.stop();
+    });
 
-  async function storedIds(connectorId: string): Promise<string[]> {
-    const r = await store.search(connectorId, 'notes', notesDef, { query: { sort: [{ id: 'asc' }] }, fields: ['id'] });
-    return r.data.map((d) => String(d['id']));
-  }
-
-  it('a full sync stores every note, hydrated with its transcript', async () => {
-    const e = engine();
-    await e.register('c-full');
-    const result = await e.runOnce('c-full');
-    expect(result.full).toBe(true);
-    expect(result.entities['notes']).toEqual({ records: 45, deleted: 0, added: 45, updated: 0 });
-    expect(await store.count('c-full', 'notes')).toBe(45);
-    const id = sim.ids()[0]!;
-    const hit = await store.search('c-full', 'notes', notesDef, { query: { filter: { eq: { id } } } });
-    expect(hit.data[0]?.['transcript']).toEqual(sim.note(id, { transcript: true })?.transcript);
-    const status = await e.status('c-full', granola);
-    expect(status).toMatchObject({ status: 'idle', last_error: null, entities: { notes: { records: 45 } } });
-  });
-
-  it('an incremental run asks for recent changes only and picks up an edit', async () => {
-    const e = engine({ fullRefreshEvery: 100 });
-    await e.register('c-inc');
-    await e.runOnce('c-inc');
-    const id = sim.ids()[10]!;
-    sim.touch(id, { title: 'Renamed meeting' });
-    sim.reset();
-    const second = await e.runOnce('c-inc');
-    expect(second.full).toBe(false);
-    const listCalls = sim.requests.filter((r) => r.path === '/v1/notes');
-    expect(listCalls[0]?.query.get('updated_after')).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-    expect(second.entities['notes']!.records).toBeLessThan(45);
-    const hit = await store.search('c-inc', 'notes', notesDef, { query: { filter: { eq: { id } } } });
-    expect(hit.data[0]?.['title']).toBe('Renamed meeting');
-  });
-
-  it('a full refresh removes notes deleted upstream', async () => {
-    const e = engine();
-    await e.register('c-del');
-    await e.runOnce('c-del');
-    const gone = sim.ids()[5]!;
-    sim.remove(gone);
-    const r = await e.runOnce('c-del', { full: true });
-    expect(r.entities['notes']).toEqual({ records: sim.count(), deleted: 1, added: 0, updated: 0 });
-    expect(await storedIds('c-del')).not.toContain(gone);
-    expect(await store.count('c-del', 'notes')).toBe(sim.count());
-  });
-
-  it('a sync killed mid-way resumes from its checkpoint and ends like an uninterrupted one', async () => {
-    // Reference: an uninterrupted run.
-    const ref = engine();
-    await ref.register('c-ref');
-    await ref.runOnce('c-ref');
-
-    // Killed after 1 of 2 pages: its lease stays (as when a process dies) until it expires.
-    const a = engine({ instanceId: 'instance-a', leaseMs: 300 });
-    await a.register('c-kill');
-    const controller = new AbortController();
-    await expect(a.runOnce('c-kill', { signal: controller.signal, onProgress: (p) => p.pages === 1 && controller.abort() })).rejects.toThrow();
-    expect(await store.count('c-kill', 'notes')).toBe(30);
-
-    // Another instance cannot take it while the lease is live...
-    const b = engine({ instanceId: 'instance-b' });
-    await expect(b.runOnce('c-kill')).rejects.toMatchObject({ code: 'sync_running' });
-    // ...and takes it over, from the checkpoint, once the lease has expired.
-    // Move the clock past the 300 ms lease instead of sleeping through it (Date only: sockets keep real timers).
-    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1000 });
-    sim.reset();
-    const resumed = await b.runOnce('c-kill').finally(() => vi.useRealTimers());
-    expect(resumed.resumed).toBe(true);
-    expect(sim.requests.filter((r) => r.path === '/v1/notes')).toHaveLength(1);
-    expect(await storedIds('c-kill')).toEqual(await storedIds('c-ref'));
-    const one = sim.ids()[40]!;
-    const [x, y] = await Promise.all(['c-kill', 'c-ref'].map((c) => store.search(c, 'notes', notesDef, { query: { filter: { eq: { id: one } } } })));
-    expect(x!.data).toEqual(y!.data);
-  });
-
-  it('only one run at a time per connector', async () => {
-    const e1 = engine({ instanceId: 'one' });
-    const e2 = engine({ instanceId: 'two' });
-    await e1.register('c-once');
-    const results = await Promise.allSettled([e1.runOnce('c-once'), e2.runOnce('c-once')]);
-    const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
-    expect(rejected).toHaveLength(1);
-    expect((rejected[0]!.reason as SwitchboardError).code).toBe('sync_running');
-  });
-
-  it('the scheduler runs a registered connector, and removing it deletes its data', async () => {
-    const e = engine({ pollMs: 50 });
-    e.start();
-    await e.register('c-sched');
-    const deadline = Date.now() + 60_000; // poll with a generous deadline
-    while (Date.now() < deadline && (await e.status('c-sched'))?.last_finished_at == null) await new Promise((r) => setTimeout(r, 50));
-    expect(await store.count('c-sched', 'notes')).toBe(sim.count());
-    await e.remove('c-sched');
-    expect(await store.count('c-sched', 'notes')).toBe(0);
-    expect(await e.status('c-sched')).toBeUndefined();
-  });
-
-  it('a record with lone surrogates is stored with U+FFFD and does not fail the sync', async () => {
-    const upstream = await startGranolaSimulator({ size: 3, rateLimit: false });
-    try {
-      const [id] = upstream.ids();
-      upstream.touch(id!, { title: 'lone \ud800 surrogate', summary_markdown: 'trail \udc00 and pair \ud83d\ude00' });
+    function engine(over: Partial<SyncEngineOptions> = {}, fetchImpl?: FetchLike): SyncEngine {
       const e = new SyncEngine({
         database: tdb.database,
         sink: store,
-        runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: upstream.apiKey }, { baseUrl: upstream.url, limiter: null }) }),
+        runtimeFor: async () => ({
+          manifest: granola,
+          // No client throttle here: the rate-limit test below runs with Granola's real limits.
+          runtime: new ConnectorRuntime(
+            granola,
+            { api_key: sim.apiKey },
+            { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5 }, ...(fetchImpl ? { fetch: fetchImpl } : {}) },
+          ),
+        }),
+        hydrateConcurrency: 2,
+        ...over,
       });
       engines.push(e);
-      await e.register('c-surrogate');
-      const r = await e.runOnce('c-surrogate');
-      expect(r.entities['notes']).toEqual({ records: 3, added: 3, updated: 0, deleted: 0 });
-      expect(await store.count('c-surrogate', 'notes')).toBe(3);
-      expect((await e.status('c-surrogate'))?.last_error).toBeNull();
-      const hit = await store.search('c-surrogate', 'notes', notesDef, { query: { filter: { eq: { title: 'lone \ufffd surrogate' } } } });
-      expect(hit.data.map((d) => d['id'])).toEqual([id]);
-      // A well-formed pair is kept as it came.
-      expect(hit.data[0]?.['summary_markdown']).toBe('trail \ufffd and pair \ud83d\ude00');
-      // A second run over the same data changes nothing and still succeeds.
-      await e.runOnce('c-surrogate', { full: true });
-      expect(await store.count('c-surrogate', 'notes')).toBe(3);
-    } finally {
-      await upstream.close();
+      return e;
     }
-  });
 
-  it('stays within the rate limit: zero 429s from a rate-limited upstream', async () => {
-    const limited = await startGranolaSimulator({ size: 35 });
-    const statuses: number[] = [];
-    const counting: FetchLike = async (input, init) => {
-      const res = await fetch(input, init);
-      statuses.push(res.status);
-      return res;
-    };
-    const e = new SyncEngine({
-      database: tdb.database,
-      sink: store,
-      runtimeFor: async () => ({ manifest: granola, runtime: new ConnectorRuntime(granola, { api_key: limited.apiKey }, { baseUrl: limited.url, fetch: counting }) }),
+    async function storedIds(connectorId: string): Promise<string[]> {
+      const r = await store.search(connectorId, 'notes', notesDef, { query: { sort: [{ id: 'asc' }] }, fields: ['id'] });
+      return r.data.map((d) => String(d['id']));
+    }
+
+    it('a full sync stores every note, hydrated with its transcript', async () => {
+      const e = engine();
+      await e.register('c-full');
+      const result = await e.runOnce('c-full');
+      expect(result.full).toBe(true);
+      expect(result.entities['notes']).toEqual({ records: 45, deleted: 0, added: 45, updated: 0 });
+      expect(await store.count('c-full', 'notes')).toBe(45);
+      const id = sim.ids()[0]!;
+      const hit = await store.search('c-full', 'notes', notesDef, { query: { filter: { eq: { id } } } });
+      expect(hit.data[0]?.['transcript']).toEqual(sim.note(id, { transcript: true })?.transcript);
+      const status = await e.status('c-full', granola);
+      expect(status).toMatchObject({ status: 'idle', last_error: null, entities: { notes: { records: 45 } } });
     });
-    await e.register('c-limited');
-    const r = await e.runOnce('c-limited');
-    await limited.close();
-    expect(r.entities['notes']!.records).toBe(35);
-    expect(statuses.length).toBe(2 + 35);
-    expect(statuses.filter((s) => s === 429)).toEqual([]);
+
+    it('an incremental run asks for recent changes only and picks up an edit', async () => {
+      const e = engine({ fullRefreshEvery: 100 });
+      await e.register('c-inc');
+      await e.runOnce('c-inc');
+      const id = sim.ids()[10]!;
+      sim.touch(id, { title: 'Renamed meeting' });
+      sim.reset();
+      const second = await e.runOnce('c-inc');
+      expect(second.full).toBe(false);
+      const listCalls = sim.requests.filter((r) => r.path === '/v1/notes');
+      expect(listCalls[0]?.query.get('updated_after')).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(second.entities['notes']!.records).toBeLessThan(45);
+      const hit = await store.search('c-inc', 'notes', notesDef, { query: { filter: { eq: { id } } } });
+      expect(hit.data[0]?.['title']).toBe('Renamed meeting');
+    });
+
+    it('a full refresh removes notes deleted upstream', async () => {
+      const e = engine();
+      await e.register('c-del');
+      await e.runOnce('c-del');
+      const gone = sim.ids()[5]!;
+      sim.remove(gone);
+      const r = await e.runOnce('c-del', { full: true });
+      expect(r.entities['notes']).toEqual({ records: sim.count(), deleted: 1, added: 0, updated: 0 });
+      expect(await storedIds('c-del')).not.toContain(gone);
+      expect(await store.count('c-del', 'notes')).toBe(sim.count());
+    });
+
+    it('a sync killed mid-way resumes from its checkpoint and ends like an uninterrupted one', async () => {
+      // Reference: an uninterrupted run.
+      const ref = engine();
+      await ref.register('c-ref');
+      await ref.runOnce('c-ref');
+
+      // Killed after 1 of 2 pages: its lease stays (as when a process dies) until it expires.
+      const a = engine({ instanceId: 'instance-a', leaseMs: 300 });
+      await a.register('c-kill');
+      const controller = new AbortController();
+      await expect(a.runOnce('c-kill', { signal: controller.signal, onProgress: (p) => p.pages === 1 && controller.abort() })).rejects.toThrow();
+      expect(await store.count('c-kill', 'notes')).toBe(30);
+
+      // Another instance cannot take it while the lease is live...
+      const b = engine({ instanceId: 'instance-b' });
+      await expect(b.runOnce('c-kill')).rejects.toMatchObject({ code: 'sync_running' });
+      // ...and takes it over, from the checkpoint, once the lease has expired.
+      // Move the clock past the 300 ms lease instead of sleeping through it (Date only: sockets keep real timers).
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1000 });
+      sim.reset();
+      const resumed = await b.runOnce('c-kill').finally(() => vi.useRealTimers());
+      expect(resumed.resumed).toBe(true);
+      expect(sim.requests.filter((r) => r.path === '/v1/notes')).toHaveLength(1);
+      expect(await storedIds('c-kill')).toEqual(await storedIds('c-ref'));
+      const one = sim.ids()[40]!;
+      const [x, y] = await Promise.all(['c-kill', 'c-ref'].map((c) => store.search(c, 'notes', notesDef, { query: { filter: { eq: { id: one } } } })));
+      expect(x!.data).toEqual(y!.data);
+    });
+
+    it('only one run at a time per connector', async () => {
+      const e1 = engine({ instanceId: 'one' });
+      const e2 = engine({ instanceId: 'two' });
+      await e1.register('c-once');
+      const results = await Promise.allSettled([e1.runOnce('c-once'), e2.runOnce('c-once')]);
+      const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+      expect(rejected).toHaveLength(1);
+      expect((rejected[0]!.reason as SwitchboardError).code).toBe('sync_running');
+    });
+
+    it('the scheduler runs a registered connector, and removing it deletes its data', async () => {
+      const e = engine({ pollMs: 50 });
+      e.start();
+      await e.register('c-sched');
+      const deadline = Date.now() + 60_000; // poll with a generous deadline
+      while (Date.now() < deadline && (await e.status('c-sched'))?.last_finished_at == null) await new Promise((r) => setTimeout(r, 50));
+      expect(await store.count('c-sched', 'notes')).toBe(sim.count());
+      await e.remove('c-sched');
+      expect(await store.count('c-sched', 'notes')).toBe(0);
+      expect(await e.status('c-sched')).toBeUndefined();
+    });
+
+    it('a record with lone surrogates is stored with U+FFFD and does not fail the sync', async () => {
+      const upstream = await startGranolaSimulator({ size: 3, rateLimit: false });
+      try {
+        const [id] = upstream.ids();
+        upstream.touch(id!, { title: 'lone \ud800 surrogate', summary_markdown: 'trail \udc00 and pair \ud83d\ude00' });
+        const e = new SyncEngine({
+          database: tdb.database,
+          sink: store,
+          runtimeFor: async () => ({
+            manifest: granola,
+            runtime: new ConnectorRuntime(granola, { api_key: upstream.apiKey }, { baseUrl: upstream.url, limiter: null }),
+          }),
+        });
+        engines.push(e);
+        await e.register('c-surrogate');
+        const r = await e.runOnce('c-surrogate');
+        expect(r.entities['notes']).toEqual({ records: 3, added: 3, updated: 0, deleted: 0 });
+        expect(await store.count('c-surrogate', 'notes')).toBe(3);
+        expect((await e.status('c-surrogate'))?.last_error).toBeNull();
+        const hit = await store.search('c-surrogate', 'notes', notesDef, { query: { filter: { eq: { title: 'lone \ufffd surrogate' } } } });
+        expect(hit.data.map((d) => d['id'])).toEqual([id]);
+        // A well-formed pair is kept as it came.
+        expect(hit.data[0]?.['summary_markdown']).toBe('trail \ufffd and pair \ud83d\ude00');
+        // A second run over the same data changes nothing and still succeeds.
+        await e.runOnce('c-surrogate', { full: true });
+        expect(await store.count('c-surrogate', 'notes')).toBe(3);
+      } finally {
+        await upstream.close();
+      }
+    });
+
+    it('stays within the rate limit: zero 429s from a rate-limited upstream', async () => {
+      const limited = await startGranolaSimulator({ size: 35 });
+      const statuses: number[] = [];
+      const counting: FetchLike = async (input, init) => {
+        const res = await fetch(input, init);
+        statuses.push(res.status);
+        return res;
+      };
+      const e = new SyncEngine({
+        database: tdb.database,
+        sink: store,
+        runtimeFor: async () => ({
+          manifest: granola,
+          runtime: new ConnectorRuntime(granola, { api_key: limited.apiKey }, { baseUrl: limited.url, fetch: counting }),
+        }),
+      });
+      await e.register('c-limited');
+      const r = await e.runOnce('c-limited');
+      await limited.close();
+      expect(r.entities['notes']!.records).toBe(35);
+      expect(statuses.length).toBe(2 + 35);
+      expect(statuses.filter((s) => s === 429)).toEqual([]);
+    });
   });
-});
 
 describe('monday items: fan-out over boards, incremental by newest-first order', () => {
   let tdb: TestDatabase;
@@ -270,13 +280,22 @@ describe('monday items: fan-out over boards, incremental by newest-first order',
       const ids: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await store.search('m-live', 'items', def, { query: { sort: [{ id: 'asc' }] }, fields: ['id'], limit: 1000, ...(cursor ? { cursor } : {}) });
+        const page = await store.search('m-live', 'items', def, {
+          query: { sort: [{ id: 'asc' }] },
+          fields: ['id'],
+          limit: 1000,
+          ...(cursor ? { cursor } : {}),
+        });
         ids.push(...page.data.map((d) => String(d['id'])));
         cursor = (page.meta as { cursor?: string | null }).cursor ?? undefined;
       } while (cursor);
       return ids;
     };
-    const liveIds = () => [...sim.state.items.values()].filter((i) => i.state === 'active').map((i) => i.id).sort();
+    const liveIds = () =>
+      [...sim.state.items.values()]
+        .filter((i) => i.state === 'active')
+        .map((i) => i.id)
+        .sort();
     expect(await storedIds()).toEqual(liveIds());
 
     // Through the connector, as a user would: archive one item, delete another, create one.
@@ -284,7 +303,9 @@ describe('monday items: fan-out over boards, incremental by newest-first order',
     const [a, b] = [...sim.state.items.values()].filter((i) => i.state === 'active' && i.board_id === sim.state.boards[1]!.id);
     await rt.execute('items', 'update', { id: a!.id, board_id: a!.board_id, state: 'archived' });
     await rt.execute('items', 'update', { id: b!.id, board_id: b!.board_id, state: 'deleted' });
-    const created = (await rt.execute('items', 'create', { board_id: sim.state.boards[2]!.id, item_name: 'Created between syncs' })) as { data: { id: string } };
+    const created = (await rt.execute('items', 'create', { board_id: sim.state.boards[2]!.id, item_name: 'Created between syncs' })) as {
+      data: { id: string };
+    };
 
     sim.reset();
     const second = await e.runOnce('m-live');
@@ -319,7 +340,9 @@ describe('monday items: fan-out over boards, incremental by newest-first order',
     const second = await e.runOnce('m-more');
     expect(second.full).toBe(false);
     // Only updates created since the last run's newest were asked for.
-    const updateCalls = sim.requests.map((q) => JSON.parse(q.rawBody) as { query: string; variables?: Record<string, unknown> }).filter((q) => q.query.includes('updates(limit: $limit, page: $page, from_date: $from_date'));
+    const updateCalls = sim.requests
+      .map((q) => JSON.parse(q.rawBody) as { query: string; variables?: Record<string, unknown> })
+      .filter((q) => q.query.includes('updates(limit: $limit, page: $page, from_date: $from_date'));
     expect(updateCalls.length).toBeGreaterThan(0);
     expect(typeof updateCalls[0]!.variables?.['from_date']).toBe('string');
     expect(second.entities['updates']!.records).toBeLessThan(first.entities['updates']!.records);

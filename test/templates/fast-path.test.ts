@@ -18,7 +18,19 @@ const TEMPLATES = [
 ];
 
 const CONTEXTS: Record<string, unknown>[] = [
-  { credentials: { api_key: 'k<&>"\'' }, a: 'A & <b>', b: { c: 'C', d: { e: 5 } }, s: 'héllo', arr: [1, 'two', null], obj: { k: 'v' }, n: 1.5, t: true, f: false, z: 0, nul: null },
+  {
+    credentials: { api_key: 'k<&>"\'' },
+    a: 'A & <b>',
+    b: { c: 'C', d: { e: 5 } },
+    s: 'héllo',
+    arr: [1, 'two', null],
+    obj: { k: 'v' },
+    n: 1.5,
+    t: true,
+    f: false,
+    z: 0,
+    nul: null,
+  },
   { credentials: {}, a: 0, b: null, s: '', arr: [], obj: {}, n: -0, t: 'true' },
   { credentials: null, a: '', b: { c: null, d: null } },
   {},

@@ -36,7 +36,11 @@ describe('templates', () => {
 
   it('lists root references, skipping block-local names', () => {
     const t = compileTemplate('{{params.a}} {{#each body.items}}{{id}}{{/each}} {{credentials.k}}');
-    expect(t.references).toEqual([['params', 'a'], ['body', 'items'], ['credentials', 'k']]);
+    expect(t.references).toEqual([
+      ['params', 'a'],
+      ['body', 'items'],
+      ['credentials', 'k'],
+    ]);
   });
 
   it.each([

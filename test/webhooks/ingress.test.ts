@@ -15,7 +15,9 @@ const HOOK = '/api/v1/webhooks/intercom';
 describe('webhook ingress bounds', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness('sqlite', { config: { webhookQueueLimit: 2, webhookBodyLimitBytes: 2048, connectorTypes: { intercom: { oauth: { clientId: 'c', clientSecret: 's' } } } } });
+    h = await startHarness('sqlite', {
+      config: { webhookQueueLimit: 2, webhookBodyLimitBytes: 2048, connectorTypes: { intercom: { oauth: { clientId: 'c', clientSecret: 's' } } } },
+    });
   }, 120_000);
   afterAll(async () => h?.close());
 
@@ -34,7 +36,9 @@ describe('webhook ingress bounds', () => {
       const s = connect(Number(port), hostname);
       await new Promise<void>((resolve) => s.once('connect', () => resolve()));
       // Headers and part of the body: the request is in flight until the rest comes (it never does).
-      s.write(`POST ${HOOK} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Hub-Signature: sha1=00\r\n\r\n{"pad":"`);
+      s.write(
+        `POST ${HOOK} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Hub-Signature: sha1=00\r\n\r\n{"pad":"`,
+      );
       held.push(s);
     }
     const probe = () => h.request('POST', HOOK, { raw: '{}', headers: { 'x-hub-signature': 'sha1=00' } });

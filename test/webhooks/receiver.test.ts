@@ -44,7 +44,14 @@ describe('webhook receiver', () => {
         applyDelivery: async (connectorId: string, entity: { name: string }, deliveryId: string, upserts: unknown[], deletions: string[]) => {
           applied.push(deliveryId);
           deleted.push(deletions);
-          return { connector_id: connectorId, entity: entity.name, added: upserts.length, updated: 0, deleted: deletions.length, source: { webhook: deliveryId } };
+          return {
+            connector_id: connectorId,
+            entity: entity.name,
+            added: upserts.length,
+            updated: 0,
+            deleted: deletions.length,
+            source: { webhook: deliveryId },
+          };
         },
       }) as unknown as ChangeApplier,
     secretFor: () => SECRET,
@@ -63,7 +70,9 @@ describe('webhook receiver', () => {
     ...over,
   });
   /** A token as monday signs it: accountId, aud, iat, exp 5 minutes ahead, and a jti (unless `jti` is null). */
-  const jwt = async (o: { jti?: string | null; claims?: Record<string, unknown>; exp?: string | null; iat?: number; secret?: string } = {}): Promise<string> => {
+  const jwt = async (
+    o: { jti?: string | null; claims?: Record<string, unknown>; exp?: string | null; iat?: number; secret?: string } = {},
+  ): Promise<string> => {
     let t = new SignJWT({ accountId: ACCOUNT, userId: 2, aud: INGRESS, ...o.claims }).setProtectedHeader({ alg: 'HS256' });
     t = o.iat !== undefined ? t.setIssuedAt(o.iat) : t.setIssuedAt();
     if (o.exp !== null) t = t.setExpirationTime(o.exp ?? '5m');
@@ -110,7 +119,7 @@ describe('webhook receiver', () => {
     expect(applied.sort()).toEqual(['jti:a', 'jti:b', 'jti:c']);
   });
 
-  it("a delivery that failed while applied is not a replay when the vendor retries it; a processed one is", async () => {
+  it('a delivery that failed while applied is not a replay when the vendor retries it; a processed one is', async () => {
     const d = await delivery('retry-me');
     const failing = receiver.receive(d);
     await waitForGates(1);
@@ -156,7 +165,9 @@ describe('webhook receiver', () => {
       gates.at(-1)!.release();
       expect((await first).status).toBe(200);
       await expect(receiver.receive(await delivery('body-2', token))).rejects.toMatchObject({ code: 'webhook_replayed' });
-      await expect(receiver.receive(await delivery('body-3', token, { event: { type: 'delete_pulse', pulseId: 1 } }))).rejects.toMatchObject({ code: 'webhook_replayed' });
+      await expect(receiver.receive(await delivery('body-3', token, { event: { type: 'delete_pulse', pulseId: 1 } }))).rejects.toMatchObject({
+        code: 'webhook_replayed',
+      });
     }
     expect(applied).toEqual(['jti:fixed', expect.stringMatching(/^sha256:[0-9a-f]{64}$/)]);
   });
@@ -165,7 +176,12 @@ describe('webhook receiver', () => {
     receiver = new WebhookReceiver(options({ queueLimit: 10 }));
     const d = await delivery('parallel');
     const all = Array.from({ length: 5 }, () => receiver.receive(d));
-    const replays = all.map((p) => p.then(() => 'ok', (e: SwitchboardError) => e.code));
+    const replays = all.map((p) =>
+      p.then(
+        () => 'ok',
+        (e: SwitchboardError) => e.code,
+      ),
+    );
     await waitForGates(1);
     gates[0]!.release();
     expect((await Promise.all(replays)).sort()).toEqual(['ok', 'webhook_replayed', 'webhook_replayed', 'webhook_replayed', 'webhook_replayed'].sort());
@@ -186,8 +202,14 @@ describe('webhook receiver', () => {
 
   it('a body nested more than 64 levels is 400 invalid_json_depth, before anything else', async () => {
     const nested = (levels: number): string => `{"event":{"type":"create_pulse","pulseId":1,"x":${'{"d":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}}}`;
-    await expect(receiver.receive(await delivery(undefined, undefined, undefined, nested(5000)))).rejects.toMatchObject({ code: 'invalid_json_depth', status: 400 });
-    await expect(receiver.receive(await delivery(undefined, undefined, undefined, nested(63)))).rejects.toMatchObject({ code: 'invalid_json_depth', status: 400 });
+    await expect(receiver.receive(await delivery(undefined, undefined, undefined, nested(5000)))).rejects.toMatchObject({
+      code: 'invalid_json_depth',
+      status: 400,
+    });
+    await expect(receiver.receive(await delivery(undefined, undefined, undefined, nested(63)))).rejects.toMatchObject({
+      code: 'invalid_json_depth',
+      status: 400,
+    });
     // 64 levels (the root, event, and 62 below) are fine: the depth every other request body may have.
     const fine = receiver.receive(await delivery(undefined, undefined, undefined, nested(62)));
     await waitForGates(1);
@@ -198,7 +220,9 @@ describe('webhook receiver', () => {
   it("the challenge is echoed only at a connector's URL", async () => {
     const body = { challenge: 'abc' };
     expect(await receiver.receive({ ...(await delivery()), headers: {}, raw: Buffer.from(JSON.stringify(body)) })).toEqual({ status: 200, body });
-    await expect(receiver.receive({ ...(await delivery()), connectorId: '00000000-0000-4000-8000-000000000000', headers: {}, raw: Buffer.from(JSON.stringify(body)) })).rejects.toMatchObject({ code: 'connector_not_found' });
+    await expect(
+      receiver.receive({ ...(await delivery()), connectorId: '00000000-0000-4000-8000-000000000000', headers: {}, raw: Buffer.from(JSON.stringify(body)) }),
+    ).rejects.toMatchObject({ code: 'connector_not_found' });
     const { connectorId: _omit, ...noId } = await delivery();
     await expect(receiver.receive({ ...noId, headers: {}, raw: Buffer.from(JSON.stringify(body)) })).rejects.toMatchObject({ code: 'connector_not_found' });
   });
@@ -213,6 +237,9 @@ describe('webhook receiver', () => {
 
   it('no secret configured: webhooks_not_configured, naming the variable', async () => {
     const r = new WebhookReceiver(options({ secretFor: () => undefined }));
-    await expect(r.receive(await delivery())).rejects.toMatchObject({ code: 'webhooks_not_configured', message: expect.stringContaining('SWITCHBOARD_MONDAY_WEBHOOK_SECRET') });
+    await expect(r.receive(await delivery())).rejects.toMatchObject({
+      code: 'webhooks_not_configured',
+      message: expect.stringContaining('SWITCHBOARD_MONDAY_WEBHOOK_SECRET'),
+    });
   });
 });

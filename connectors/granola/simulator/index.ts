@@ -37,7 +37,14 @@ export interface GranolaNoteSummary {
 /** A note as GET /v1/notes/{id} answers it; `transcript` only with include=transcript. */
 export interface GranolaNote extends GranolaNoteSummary {
   web_url: string;
-  calendar_event: { event_title: string | null; invitees: { email: string }[]; organiser: string | null; calendar_event_id: string | null; scheduled_start_time: string | null; scheduled_end_time: string | null } | null;
+  calendar_event: {
+    event_title: string | null;
+    invitees: { email: string }[];
+    organiser: string | null;
+    calendar_event_id: string | null;
+    scheduled_start_time: string | null;
+    scheduled_end_time: string | null;
+  } | null;
   attendees: GranolaPerson[];
   folder_membership: { id: string; object: 'folder'; name: string }[];
   summary_text: string;
@@ -87,7 +94,8 @@ const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** Start a Granola simulator on a loopback port. */
 export async function startGranolaSimulator(options: GranolaSimulatorOptions = {}): Promise<GranolaSimulator> {
   const seed = options.seed ?? 1;
-  if (options.size !== undefined && (!Number.isInteger(options.size) || options.size < 0)) throw new RangeError(`size must be a non-negative integer, got ${options.size}`);
+  if (options.size !== undefined && (!Number.isInteger(options.size) || options.size < 0))
+    throw new RangeError(`size must be a non-negative integer, got ${options.size}`);
   const rand = seededRandom(mixSeed(seed, 0x4b));
   const apiKey = options.apiKey ?? `grn_${Array.from({ length: 28 }, () => ALNUM[Math.floor(rand() * ALNUM.length)]).join('')}`;
   const sidecar = loadSidecar(join(CONNECTOR, 'simulator.yaml'));
@@ -103,7 +111,11 @@ export async function startGranolaSimulator(options: GranolaSimulatorOptions = {
     sidecar,
     seed,
     tokens: [apiKey],
-    ...(rl === false ? { rateLimit: false } : rl !== undefined && limit !== undefined ? { rateLimit: { ...limit, limit: rl.burst, window_seconds: rl.burst / rl.perSecond } } : {}),
+    ...(rl === false
+      ? { rateLimit: false }
+      : rl !== undefined && limit !== undefined
+        ? { rateLimit: { ...limit, limit: rl.burst, window_seconds: rl.burst / rl.perSecond } }
+        : {}),
     port: options.port ?? 0,
     ...(options.host !== undefined ? { host: options.host } : {}),
   });

@@ -42,13 +42,24 @@ export function contactOf(w: ContactSources, id: string, row: ContactRow): Json 
   const ios = !android && chance(r, 0.12);
   const utm = chance(r, 0.25);
   const opened = at(0.35);
-  const list = (what: string, ids: string[] = [], type = ''): Json => ({ type: 'list', data: ids.slice(0, 10).map((x) => ({ type, id: x, url: `/${what}/${x}` })), url: `/contacts/${id}/${what}`, total_count: ids.length, has_more: ids.length > 10 });
+  const list = (what: string, ids: string[] = [], type = ''): Json => ({
+    type: 'list',
+    data: ids.slice(0, 10).map((x) => ({ type, id: x, url: `/${what}/${x}` })),
+    url: `/contacts/${id}/${what}`,
+    total_count: ids.length,
+    has_more: ids.length > 10,
+  });
   const name = role === 'lead' && chance(r, 0.15) ? null : `${first} ${last}`;
   const signedUp = role === 'user' ? created - (chance(r, 0.3) ? int(r, 0, 400) * DAY : 0) : null;
   const updated = Math.max(created, seen ?? created, created + Math.floor(r() * age * 0.5));
   const app = (on: boolean, devices: readonly string[], versions: readonly string[], sdk: string): (string | number | null)[] =>
     on ? ['Acme Mobile', `4.${int(r, 0, 9)}.${int(r, 0, 9)}`, pick(r, devices), pick(r, versions), sdk, seen ?? created] : [null, null, null, null, null, null];
-  const [androidApp, androidVersion, androidDevice, androidOs, androidSdk, androidSeen] = app(android, ['Pixel 8', 'Pixel 7a', 'Galaxy S24', 'OnePlus 12'], ['13', '14', '15'], '15.6.1');
+  const [androidApp, androidVersion, androidDevice, androidOs, androidSdk, androidSeen] = app(
+    android,
+    ['Pixel 8', 'Pixel 7a', 'Galaxy S24', 'OnePlus 12'],
+    ['13', '14', '15'],
+    '15.6.1',
+  );
   const [iosApp, iosVersion, iosDevice, iosOs, iosSdk, iosSeen] = app(ios, ['iPhone 15', 'iPhone 14 Pro', 'iPad Air'], ['17.5', '17.6', '18.0'], '17.2.0');
   return {
     type: 'contact',
@@ -59,9 +70,14 @@ export function contactOf(w: ContactSources, id: string, row: ContactRow): Json 
     email: `${emailLocal(first, last)}${row.gen + 1}@${domain}`,
     phone: chance(r, 0.45) ? phoneNumber(r, loc[3]) : null,
     name,
-    avatar: chance(r, 0.25) ? { type: 'avatar', image_url: `https://static.intercomassets.com/avatars/${row.gen + 1}/square_128/${slug(first)}-${slug(last)}.jpg` } : null,
+    avatar: chance(r, 0.25)
+      ? { type: 'avatar', image_url: `https://static.intercomassets.com/avatars/${row.gen + 1}/square_128/${slug(first)}-${slug(last)}.jpg` }
+      : null,
     owner_id: chance(r, 0.3) ? Number(pick(r, admins).id) : null,
-    social_profiles: { type: 'list', data: chance(r, 0.2) ? [{ type: 'social_profile', name: 'Twitter', url: `https://twitter.com/${emailLocal(first, last).replace('.', '_')}` }] : [] },
+    social_profiles: {
+      type: 'list',
+      data: chance(r, 0.2) ? [{ type: 'social_profile', name: 'Twitter', url: `https://twitter.com/${emailLocal(first, last).replace('.', '_')}` }] : [],
+    },
     has_hard_bounced: chance(r, 0.015),
     marked_email_as_spam: chance(r, 0.01),
     unsubscribed_from_emails: chance(r, 0.08),
@@ -102,7 +118,9 @@ export function contactOf(w: ContactSources, id: string, row: ContactRow): Json 
     utm_medium: utm ? pick(r, pool<string>('utm_mediums')) : null,
     utm_source: utm ? pick(r, pool<string>('utm_sources')) : null,
     utm_term: utm && chance(r, 0.3) ? pick(r, ['customer messaging', 'help desk', 'live chat'] as const) : null,
-    referrer: chance(r, 0.3) ? pick(r, ['https://www.google.com/', 'https://www.linkedin.com/', 'https://news.ycombinator.com/', 'https://www.g2.com/'] as const) : null,
+    referrer: chance(r, 0.3)
+      ? pick(r, ['https://www.google.com/', 'https://www.linkedin.com/', 'https://news.ycombinator.com/', 'https://www.g2.com/'] as const)
+      : null,
     tags: list('tags', row.tagIds, 'tag'),
     notes: list('notes', row.noteIds, 'note'),
     companies: list('companies', row.companyIds, 'company'),

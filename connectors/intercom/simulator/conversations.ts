@@ -53,7 +53,27 @@ export function conversationOf(w: ConversationSources, row: ConversationRow, pla
   const aiAgent = chance(r, 0.25);
   const waiting = state === 'open' && lastContactReply !== null && (lastAdminReply === null || lastContactReply > lastAdminReply);
   const statistics = statisticsOf(tl, created);
-  const facts: ConversationFacts = { row, created, contactRef, channel, deliveredAs, subjects, messages, messageIdx, opener, html, assignee, team, chosen, rated, aiAgent, waiting, participants, statistics, ...tl };
+  const facts: ConversationFacts = {
+    row,
+    created,
+    contactRef,
+    channel,
+    deliveredAs,
+    subjects,
+    messages,
+    messageIdx,
+    opener,
+    html,
+    assignee,
+    team,
+    chosen,
+    rated,
+    aiAgent,
+    waiting,
+    participants,
+    statistics,
+    ...tl,
+  };
   return conversationRecord(w, r, facts);
 }
 
@@ -90,8 +110,29 @@ function timeline(w: ConversationSources, r: Rand, row: ConversationRow, o: Open
   let t = created;
   const addPart = (partType: string, author: Json, body: string | null, extra: Json = {}): void => {
     t = Math.min(t + int(r, 60, 6 * 3600), Math.max(created, anchor - 60));
-    const part = { type: 'conversation_part', id: String(Number(row.id.slice(-9)) * 20 + parts.length + 1), part_type: partType, body, created_at: t, updated_at: t, notified_at: t, assigned_to: null, author, attachments: [] };
-    parts.push({ ...part, external_id: null, redacted: false, email_message_metadata: null, state: 'open', tags: [], event_details: null, app_package_code: null, ...extra });
+    const part = {
+      type: 'conversation_part',
+      id: String(Number(row.id.slice(-9)) * 20 + parts.length + 1),
+      part_type: partType,
+      body,
+      created_at: t,
+      updated_at: t,
+      notified_at: t,
+      assigned_to: null,
+      author,
+      attachments: [],
+    };
+    parts.push({
+      ...part,
+      external_id: null,
+      redacted: false,
+      email_message_metadata: null,
+      state: 'open',
+      tags: [],
+      event_details: null,
+      app_package_code: null,
+      ...extra,
+    });
   };
   let firstAssignment: number | null = null;
   let firstAdminReply: number | null = null;
@@ -175,7 +216,33 @@ interface ConversationFacts extends Timeline {
 /** The record; its fields draw on the conversation's stream in this order. */
 function conversationRecord(w: ConversationSources, r: Rand, f: ConversationFacts): Json {
   const { anchor, admins } = w;
-  const { row, created, contactRef, channel, deliveredAs, subjects, messages, messageIdx, opener, html, assignee, team, chosen, rated, aiAgent, waiting, participants, statistics, state, parts, firstContactReply, lastContactReply, closedAt, closer, updated } = f;
+  const {
+    row,
+    created,
+    contactRef,
+    channel,
+    deliveredAs,
+    subjects,
+    messages,
+    messageIdx,
+    opener,
+    html,
+    assignee,
+    team,
+    chosen,
+    rated,
+    aiAgent,
+    waiting,
+    participants,
+    statistics,
+    state,
+    parts,
+    firstContactReply,
+    lastContactReply,
+    closedAt,
+    closer,
+    updated,
+  } = f;
   return {
     type: 'conversation',
     id: row.id,
@@ -191,7 +258,10 @@ function conversationRecord(w: ConversationSources, r: Rand, f: ConversationFact
       body: html(messages[messageIdx] as string),
       author: opener,
       attachments: [],
-      url: channel === 'conversation' && chance(r, 0.5) ? pick(r, ['https://app.acme.example/settings/billing', 'https://app.acme.example/dashboard', 'https://www.acme.example/pricing'] as const) : null,
+      url:
+        channel === 'conversation' && chance(r, 0.5)
+          ? pick(r, ['https://app.acme.example/settings/billing', 'https://app.acme.example/dashboard', 'https://www.acme.example/pricing'] as const)
+          : null,
       redacted: false,
     },
     contacts: { type: 'contact.list', contacts: [contactRef] },
@@ -201,9 +271,20 @@ function conversationRecord(w: ConversationSources, r: Rand, f: ConversationFact
     open: state !== 'closed',
     state,
     read: state === 'closed' || chance(r, 0.6),
-    tags: { type: 'tag.list', tags: chosen.map((tag) => ({ type: 'tag', id: tag.id, name: tag.name, applied_at: created + int(r, 60, 3600), applied_by: { type: 'admin', id: (assignee ?? (admins[0] as Json)).id } })) },
+    tags: {
+      type: 'tag.list',
+      tags: chosen.map((tag) => ({
+        type: 'tag',
+        id: tag.id,
+        name: tag.name,
+        applied_at: created + int(r, 60, 3600),
+        applied_by: { type: 'admin', id: (assignee ?? (admins[0] as Json)).id },
+      })),
+    },
     priority: chance(r, 0.15) ? 'priority' : 'not_priority',
-    sla_applied: chance(r, 0.15) ? { type: 'conversation_sla_summary', sla_name: 'VIP first response', sla_status: pick(r, ['hit', 'missed', 'active'] as const) } : null,
+    sla_applied: chance(r, 0.15)
+      ? { type: 'conversation_sla_summary', sla_name: 'VIP first response', sla_status: pick(r, ['hit', 'missed', 'active'] as const) }
+      : null,
     statistics: parts.length === 0 ? null : Object.fromEntries(Object.entries(statistics).filter(([, v]) => v !== null)),
     conversation_rating: rated
       ? {
@@ -217,7 +298,10 @@ function conversationRecord(w: ConversationSources, r: Rand, f: ConversationFact
       : null,
     teammates: participants.length === 0 ? null : { type: 'admin.list', teammates: participants.map((x) => ({ type: 'admin', id: x })) },
     title: chance(r, 0.3) ? subjects[messageIdx % subjects.length] : null,
-    custom_attributes: { 'Issue type': pick(r, ['Billing', 'Bug', 'Question', 'Feature request', 'Account'] as const), 'Product area': pick(r, ['Dashboard', 'Integrations', 'Mobile app', 'API'] as const) },
+    custom_attributes: {
+      'Issue type': pick(r, ['Billing', 'Bug', 'Question', 'Feature request', 'Account'] as const),
+      'Product area': pick(r, ['Dashboard', 'Integrations', 'Mobile app', 'API'] as const),
+    },
     topics: {},
     ticket: null,
     linked_objects: { type: 'list', data: [], total_count: 0, has_more: false },

@@ -18,7 +18,14 @@
 import { join } from 'node:path';
 import { CONNECTORS_DIR } from '../../../src/manifest/connectors-dir.ts';
 import { Description, loadDescriptionSync } from '../../../src/simulator/description.ts';
-import { SimulatorError, startOpenApiSimulator, type OpenApiSimulator, type OperationContext, type OperationHandler, type RateLimit } from '../../../src/simulator/openapi-simulator.ts';
+import {
+  SimulatorError,
+  startOpenApiSimulator,
+  type OpenApiSimulator,
+  type OperationContext,
+  type OperationHandler,
+  type RateLimit,
+} from '../../../src/simulator/openapi-simulator.ts';
 import { listPage, type ListRule, type RecordSource } from '../../../src/simulator/rules.ts';
 import { mixSeed } from '../../../src/simulator/sim-server.ts';
 import type { SimResponse } from '../../../src/simulator/sim-server.ts';
@@ -70,10 +77,21 @@ const ok = (json: unknown): SimResponse => ({ status: 200, json });
 const missing = (param: string): SimulatorError => new SimulatorError(404, 'not_found', '', param);
 const invalid = (message: string): SimulatorError => new SimulatorError(400, 'parameter_invalid', message);
 
-function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (resource: string, id: string) => Json | undefined, listed: () => Json[], me: () => Json): Record<string, OperationHandler> {
-  const rows = (list: Json[]): RecordSource => ({ size: () => list.length, slice: (a, b) => list.slice(a, b), indexOf: (id) => list.findIndex((r) => r.id === id) });
+function buildHandlers(
+  ws: Workspace,
+  all: (resource: string) => Json[],
+  one: (resource: string, id: string) => Json | undefined,
+  listed: () => Json[],
+  me: () => Json,
+): Record<string, OperationHandler> {
+  const rows = (list: Json[]): RecordSource => ({
+    size: () => list.length,
+    slice: (a, b) => list.slice(a, b),
+    indexOf: (id) => list.findIndex((r) => r.id === id),
+  });
   /** Page-numbered company lists (the sidecar's pages rule for POST /companies/list) over given companies. */
-  const companyPage = (ctx: OperationContext, list: Json[]): SimResponse => ok(listPage(INTERCOM_SIDECAR.pages?.['POST /companies/list'] as ListRule, rows(list), ctx.query, undefined, { origin: ctx.origin, path: ctx.req.path }));
+  const companyPage = (ctx: OperationContext, list: Json[]): SimResponse =>
+    ok(listPage(INTERCOM_SIDECAR.pages?.['POST /companies/list'] as ListRule, rows(list), ctx.query, undefined, { origin: ctx.origin, path: ctx.req.path }));
   const generatedMasks = new Map<string, number>();
   const byCompanyId = (companyId: unknown): Json | undefined => all('companies').find((c) => c.company_id === companyId);
 
@@ -89,7 +107,8 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
   };
   /** Company writes: a plan by name ("Pro") becomes Intercom's plan object; "this will truncate floats" of monthly_spend. */
   const companyWrite: OperationHandler = ({ body, op }) => {
-    if (op.method === 'POST' && (typeof body.company_id !== 'string' || body.company_id === '')) throw new SimulatorError(400, 'parameter_not_found', 'company_id not specified');
+    if (op.method === 'POST' && (typeof body.company_id !== 'string' || body.company_id === ''))
+      throw new SimulatorError(400, 'parameter_not_found', 'company_id not specified');
     if (typeof body.monthly_spend === 'number') body.monthly_spend = Math.trunc(body.monthly_spend);
     if (typeof body.plan === 'string') {
       const plan = body.plan;
@@ -108,7 +127,10 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
       if (!ws.contacts.has(params.contact_id as string)) throw missing('contact_id');
       const a = body.admin_id === undefined ? all('admins')[0] : one('admins', String(body.admin_id));
       if (a === undefined) throw new SimulatorError(404, 'not_found', 'Resource Not Found');
-      Object.assign(body, { body: htmlBody(String(body.body)), author: { type: 'admin', id: a.id, name: a.name, email: a.email, away_mode_enabled: a.away_mode_enabled, away_mode_reassign: a.away_mode_reassign } });
+      Object.assign(body, {
+        body: htmlBody(String(body.body)),
+        author: { type: 'admin', id: a.id, name: a.name, email: a.email, away_mode_enabled: a.away_mode_enabled, away_mode_reassign: a.away_mode_reassign },
+      });
       return undefined;
     },
     'GET /conversations/{conversation_id}': ({ params, query }) => {
@@ -125,24 +147,35 @@ function buildHandlers(ws: Workspace, all: (resource: string) => Json[], one: (r
         if (found.length === 0) throw missing('company_id');
         return companyPage(ctx, found);
       }
-      const within = (path: string, id: unknown): Json[] => all('companies').filter((c) => (((c[path] as Json)[path] as Json[] | undefined) ?? []).some((x) => x.id === id));
+      const within = (path: string, id: unknown): Json[] =>
+        all('companies').filter((c) => (((c[path] as Json)[path] as Json[] | undefined) ?? []).some((x) => x.id === id));
       if (typeof q.tag_id === 'string') return companyPage(ctx, within('tags', q.tag_id));
       if (typeof q.segment_id === 'string') return companyPage(ctx, within('segments', q.segment_id));
       return companyPage(ctx, listed());
     },
     'POST /companies': companyWrite,
     'PUT /companies/{company_id}': companyWrite,
-    'GET /admins': ({ query }) => ok({ type: 'admin.list', admins: all('admins').map((a) => (query.display_avatar === true ? { ...a, avatar: ws.avatars.get(a.id as string) ?? null } : a)) }),
+    'GET /admins': ({ query }) =>
+      ok({
+        type: 'admin.list',
+        admins: all('admins').map((a) => (query.display_avatar === true ? { ...a, avatar: ws.avatars.get(a.id as string) ?? null } : a)),
+      }),
     // POST /tags with a name: "created if not found" (names are case insensitive), renamed when the id is given, or applied to companies and contacts.
     'POST /tags': ({ body }) => {
       const b = body as { name: string; id?: string; companies?: { id?: string; company_id?: string; untag?: boolean }[]; users?: { id?: string }[] };
       // Check the targets before writing, so a 404 leaves no half-done change.
-      const companies = (b.companies ?? []).map((c) => ({ record: c.id !== undefined ? one('companies', c.id) : byCompanyId(c.company_id), untag: c.untag === true }));
+      const companies = (b.companies ?? []).map((c) => ({
+        record: c.id !== undefined ? one('companies', c.id) : byCompanyId(c.company_id),
+        untag: c.untag === true,
+      }));
       if (companies.some((c) => c.record === undefined)) throw missing('company_id');
       const contacts = (b.users ?? []).map((u) => (u.id === undefined ? undefined : one('contacts', u.id)));
       if (contacts.some((c) => c === undefined)) throw missing('contact_id');
       const tags = all('tags');
-      let tag = b.companies === undefined && b.users === undefined && b.id !== undefined ? one('tags', b.id) : tags.find((t) => String(t.name).toLowerCase() === b.name.toLowerCase());
+      let tag =
+        b.companies === undefined && b.users === undefined && b.id !== undefined
+          ? one('tags', b.id)
+          : tags.find((t) => String(t.name).toLowerCase() === b.name.toLowerCase());
       if (b.id !== undefined && b.companies === undefined && b.users === undefined) {
         if (tag === undefined) throw new SimulatorError(404, 'tag_not_found', 'Tag not found');
         tag.name = b.name;
@@ -200,13 +233,35 @@ export async function startIntercomSimulator(options: IntercomSimulatorOptions =
     const companies = all('companies');
     const last = (c: Json): number => (c.last_request_at as number | undefined) ?? 0;
     const key = `${companies.length}:${companies.reduce((n, c) => n + last(c) + ((c.user_count as number) > 0 ? 1 : 0), 0)}`;
-    if (listedCache?.key !== key) listedCache = { key, rows: companies.filter((c) => (c.user_count as number) > 0).sort((a, b) => last(b) - last(a) || (String(a.id) < String(b.id) ? 1 : -1)) };
+    if (listedCache?.key !== key)
+      listedCache = {
+        key,
+        rows: companies.filter((c) => (c.user_count as number) > 0).sort((a, b) => last(b) - last(a) || (String(a.id) < String(b.id) ? 1 : -1)),
+      };
     return listedCache.rows;
   };
   const me = (): Json => {
     const a = all('admins')[0] as Json;
-    const app = { type: 'app', id_code: ws.workspaceId, name: 'Switchboard Sandbox', created_at: anchor - 4 * 365 * 86_400, secure: false, identity_verification: false, timezone: 'Europe/Dublin', region: 'US' };
-    return { type: 'admin', id: a.id, email: a.email, name: a.name, email_verified: true, app, avatar: { type: 'avatar', image_url: ws.avatars.get(a.id as string) ?? null }, has_inbox_seat: a.has_inbox_seat };
+    const app = {
+      type: 'app',
+      id_code: ws.workspaceId,
+      name: 'Switchboard Sandbox',
+      created_at: anchor - 4 * 365 * 86_400,
+      secure: false,
+      identity_verification: false,
+      timezone: 'Europe/Dublin',
+      region: 'US',
+    };
+    return {
+      type: 'admin',
+      id: a.id,
+      email: a.email,
+      name: a.name,
+      email_verified: true,
+      app,
+      avatar: { type: 'avatar', image_url: ws.avatars.get(a.id as string) ?? null },
+      has_inbox_seat: a.has_inbox_seat,
+    };
   };
   const sim = await startOpenApiSimulator({
     description: INTERCOM_DESCRIPTION,

@@ -37,7 +37,8 @@ export interface Workspace {
   conversation(id: string, plaintext: boolean): Json | undefined;
 }
 
-const kept = (rows: Json[], parents: (r: Json) => Record<string, string> = () => ({})): Map<string, StoredEntry> => new Map(rows.map((r) => [String(r.id), { record: r, parents: parents(r) }]));
+const kept = (rows: Json[], parents: (r: Json) => Record<string, string> = () => ({})): Map<string, StoredEntry> =>
+  new Map(rows.map((r) => [String(r.id), { record: r, parents: parents(r) }]));
 
 type CompanyRow = { id: string; gen: number; created_at: number; users: number; tagIds: string[] };
 
@@ -99,8 +100,23 @@ function seedAdmins(rand: Rand): { admins: Json[]; avatars: Map<string, string |
   for (let i = 0; i < 12; i++) {
     const { first, last } = personName(rand);
     const id = String(991267401 + i * 7 + int(rand, 0, 6));
-    const [name, email, jobTitle] = [`${first} ${last}`, `${emailLocal(first, last)}@switchboard-sandbox.example`, pick(rand, pool<string>('admin_job_titles'))];
-    admins.push({ type: 'admin', id, name, email, job_title: jobTitle, away_mode_enabled: chance(rand, 0.15), away_mode_reassign: chance(rand, 0.1), away_status_reason_id: null, has_inbox_seat: i < 10, team_ids: [] });
+    const [name, email, jobTitle] = [
+      `${first} ${last}`,
+      `${emailLocal(first, last)}@switchboard-sandbox.example`,
+      pick(rand, pool<string>('admin_job_titles')),
+    ];
+    admins.push({
+      type: 'admin',
+      id,
+      name,
+      email,
+      job_title: jobTitle,
+      away_mode_enabled: chance(rand, 0.15),
+      away_mode_reassign: chance(rand, 0.1),
+      away_status_reason_id: null,
+      has_inbox_seat: i < 10,
+      team_ids: [],
+    });
     avatars.set(id, chance(rand, 0.7) ? `https://static.intercomassets.com/avatars/${7000000 + i}/square_128/${slug(first)}.jpg` : null);
   }
   return { admins, avatars };
@@ -116,15 +132,34 @@ function seedTeams(rand: Rand, admins: Json[]): Json[] {
       const id = String(5017691 + i);
       for (const a of admins) if (members.includes(Number(a.id))) (a.team_ids as number[]).push(Number(id));
       const limit = chance(rand, 0.5) ? int(rand, 5, 20) : null;
-      return { type: 'team', id, name, admin_ids: members, admin_priority_level: { primary_admin_ids: members.slice(0, 1), secondary_admin_ids: members.slice(1) }, assignment_limit: limit, distribution_method: pick(rand, ['round_robin', 'balanced'] as const) };
+      return {
+        type: 'team',
+        id,
+        name,
+        admin_ids: members,
+        admin_priority_level: { primary_admin_ids: members.slice(0, 1), secondary_admin_ids: members.slice(1) },
+        assignment_limit: limit,
+        distribution_method: pick(rand, ['round_robin', 'balanced'] as const),
+      };
     });
 }
 
 /** Membership rules are search queries (the sidecar's segments pool), read with the contact search rule's operators. */
-function seedSegments(rand: Rand, newObjectId: (t: number) => string, start: number, anchor: number): { segments: Json[]; segmentRules: Map<string, (contact: Json) => boolean> } {
+function seedSegments(
+  rand: Rand,
+  newObjectId: (t: number) => string,
+  start: number,
+  anchor: number,
+): { segments: Json[]; segmentRules: Map<string, (contact: Json) => boolean> } {
   const { allowed: _allowed, ...searchRule } = INTERCOM_SIDECAR.search?.['POST /contacts/search'] as SearchRule;
   const atAnchor = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(atAnchor) : v !== null && typeof v === 'object' ? ('days_ago' in v ? anchor - (v as { days_ago: number }).days_ago * DAY : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, atAnchor(x)]))) : v;
+    Array.isArray(v)
+      ? v.map(atAnchor)
+      : v !== null && typeof v === 'object'
+        ? 'days_ago' in v
+          ? anchor - (v as { days_ago: number }).days_ago * DAY
+          : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, atAnchor(x)]))
+        : v;
   const segmentRules = new Map<string, (contact: Json) => boolean>();
   const segments = pool<[string, string, unknown]>('segments').map(([name, personType, tree]): Json => {
     const created = start + int(rand, 0, 200) * DAY;
@@ -141,7 +176,17 @@ function seedArticles(rand: Rand, admins: Json[], start: number, anchor: number)
     const author = pick(rand, admins);
     const body = `<p>${title}: internal guidance for the support team.</p><p>${pick(rand, pool<string>('replies'))}</p>`;
     const owner = Number(pick(rand, admins).id);
-    return { type: 'internal_article', id: String(1001 + i), title, body, owner_id: owner, author_id: Number(author.id), created_at: created, updated_at: Math.min(anchor, created + int(rand, 0, 90) * DAY), locale: 'en' };
+    return {
+      type: 'internal_article',
+      id: String(1001 + i),
+      title,
+      body,
+      owner_id: owner,
+      author_id: Number(author.id),
+      created_at: created,
+      updated_at: Math.min(anchor, created + int(rand, 0, 90) * DAY),
+      locale: 'en',
+    };
   });
 }
 
@@ -156,7 +201,15 @@ function seedCompanyRows(structure: Rand, newObjectId: (t: number) => string, si
   });
 }
 
-function seedContactRows(structure: Rand, newObjectId: (t: number) => string, size: number, contactStart: number, span: number, companyRows: CompanyRow[], tags: Json[]): Map<string, ContactRow> {
+function seedContactRows(
+  structure: Rand,
+  newObjectId: (t: number) => string,
+  size: number,
+  contactStart: number,
+  span: number,
+  companyRows: CompanyRow[],
+  tags: Json[],
+): Map<string, ContactRow> {
   const companyCount = companyRows.length;
   const companyIndex = new Map(companyRows.map((c) => [c.id, c]));
   const contactRows = new Map<string, ContactRow>();
@@ -183,16 +236,24 @@ function seedContactRows(structure: Rand, newObjectId: (t: number) => string, si
 }
 
 /** Conversations: each with one contact, started after the contact was created; ids grow with time. */
-function seedConversationRows(structure: Rand, contactRows: Map<string, ContactRow>, contactIds: string[], size: number, anchor: number): Map<string, ConversationRow> {
+function seedConversationRows(
+  structure: Rand,
+  contactRows: Map<string, ContactRow>,
+  contactIds: string[],
+  size: number,
+  anchor: number,
+): Map<string, ConversationRow> {
   const convs = Array.from({ length: Math.round(size / 2) }, (_, gen) => {
     const contactId = contactIds[Math.floor(structure() * size)] as string;
     const c = contactRows.get(contactId) as ContactRow;
     return { gen, created_at: c.created_at + Math.floor(structure() * Math.max(1, anchor - DAY - c.created_at)), contactId };
   }).sort((a, b) => a.created_at - b.created_at || a.gen - b.gen);
-  return new Map(convs.map((c, i): [string, ConversationRow] => {
-    const id = String(215468000000000 + i * 100 + int(structure, 0, 99));
-    return [id, { ...c, id }];
-  }));
+  return new Map(
+    convs.map((c, i): [string, ConversationRow] => {
+      const id = String(215468000000000 + i * 100 + int(structure, 0, 99));
+      return [id, { ...c, id }];
+    }),
+  );
 }
 
 function seedNotes(structure: Rand, contactRows: Map<string, ContactRow>, contactIds: string[], admins: Json[], size: number, anchor: number): Json[] {
@@ -205,14 +266,33 @@ function seedNotes(structure: Rand, contactRows: Map<string, ContactRow>, contac
     .map((n, i): Json => {
       const a = pick(structure, admins);
       (contactRows.get(n.contactId) as ContactRow).noteIds.push(String(i + 1));
-      const author = { type: 'admin', id: a.id, name: a.name, email: a.email, away_mode_enabled: a.away_mode_enabled, away_mode_reassign: a.away_mode_reassign };
-      return { type: 'note', id: String(i + 1), created_at: n.created, contact: { type: 'contact', id: n.contactId }, author, body: `<p>${pick(structure, pool<string>('note_bodies'))}</p>` };
+      const author = {
+        type: 'admin',
+        id: a.id,
+        name: a.name,
+        email: a.email,
+        away_mode_enabled: a.away_mode_enabled,
+        away_mode_reassign: a.away_mode_reassign,
+      };
+      return {
+        type: 'note',
+        id: String(i + 1),
+        created_at: n.created,
+        contact: { type: 'contact', id: n.contactId },
+        author,
+        body: `<p>${pick(structure, pool<string>('note_bodies'))}</p>`,
+      };
     });
-
 }
 
 /** Companies, whole (at most 20 000): unset optional fields are left out, as Intercom does. */
-function seedCompanies(seed: number, anchor: number, workspaceId: string, companyRows: CompanyRow[], tags: Json[]): { companies: Json[]; domains: Map<string, string> } {
+function seedCompanies(
+  seed: number,
+  anchor: number,
+  workspaceId: string,
+  companyRows: CompanyRow[],
+  tags: Json[],
+): { companies: Json[]; domains: Map<string, string> } {
   const domains = new Map<string, string>();
   const plans = pool<[string, string]>('plans');
   const companies = companyRows.map((row): Json => {
@@ -238,9 +318,19 @@ function seedCompanies(seed: number, anchor: number, workspaceId: string, compan
     if (chance(r, 0.8)) out.size = Math.round(Math.exp(r() * Math.log(5000)));
     if (chance(r, 0.85)) out.website = `https://www.${slug(name).replace(/-/g, '')}.com`;
     if (chance(r, 0.8)) out.industry = pick(r, pool<string>('industries'));
-    const custom = { region: pick(r, ['EMEA', 'NA', 'APAC', 'LATAM'] as const), ...(chance(r, 0.4) ? { account_tier: pick(r, ['Tier 1', 'Tier 2', 'Tier 3'] as const) } : {}) };
+    const custom = {
+      region: pick(r, ['EMEA', 'NA', 'APAC', 'LATAM'] as const),
+      ...(chance(r, 0.4) ? { account_tier: pick(r, ['Tier 1', 'Tier 2', 'Tier 3'] as const) } : {}),
+    };
     const tagList = row.tagIds.map((id) => ({ ...tags.find((t) => t.id === id) }));
-    return { ...out, user_count: row.users, tags: { type: 'tag.list', tags: tagList }, segments: { type: 'segment.list', segments: [] }, plan: plan === undefined ? {} : { type: 'plan', id: plan[0], name: plan[1] }, custom_attributes: custom };
+    return {
+      ...out,
+      user_count: row.users,
+      tags: { type: 'tag.list', tags: tagList },
+      segments: { type: 'segment.list', segments: [] },
+      plan: plan === undefined ? {} : { type: 'plan', id: plan[0], name: plan[1] },
+      custom_attributes: custom,
+    };
   });
   return { companies, domains };
 }

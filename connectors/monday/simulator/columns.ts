@@ -16,11 +16,16 @@ const DOCS = 'https://developer.monday.com/api-reference/docs/change-column-valu
 function invalid(col: ColumnDef, detail = 'invalid value'): MondayApiError {
   // Wording from the ColumnValueException example in Monday's changelog ("Bug fix: Column value
   // exception error column_type update"), where column_type is the bare type name.
-  return new MondayApiError('ColumnValueException', `${detail}, please check our API documentation for the correct data structure for this column. ${DOCS}`, 200, {
-    column_value: '',
-    column_type: col.type,
-    column_id: col.id,
-  });
+  return new MondayApiError(
+    'ColumnValueException',
+    `${detail}, please check our API documentation for the correct data structure for this column. ${DOCS}`,
+    200,
+    {
+      column_value: '',
+      column_type: col.type,
+      column_id: col.id,
+    },
+  );
 }
 
 const EMPTY: Cell = { value: null, text: '', updated_at: null };
@@ -39,7 +44,12 @@ export function parseCell(state: MondayState, col: ColumnDef, input: unknown, cr
       return { value: JSON.stringify(s), text: s, updated_at: changedAt };
     }
     case 'long_text': {
-      const s = typeof input === 'string' ? input : typeof input === 'object' && typeof (input as { text?: unknown }).text === 'string' ? (input as { text: string }).text : undefined;
+      const s =
+        typeof input === 'string'
+          ? input
+          : typeof input === 'object' && typeof (input as { text?: unknown }).text === 'string'
+            ? (input as { text: string }).text
+            : undefined;
       if (s === undefined) throw invalid(col);
       return { value: JSON.stringify({ text: s, changed_at: changedAt }), text: s, updated_at: changedAt };
     }
@@ -63,15 +73,26 @@ export function parseCell(state: MondayState, col: ColumnDef, input: unknown, cr
         const found = Object.entries(labels).find(([, l]) => l === label);
         if (found) index = Number(found[0]);
         else if (createLabels) {
-          index = Math.max(...Object.keys(labels).map(Number).filter((k) => k !== 5), -1) + 1;
+          index =
+            Math.max(
+              ...Object.keys(labels)
+                .map(Number)
+                .filter((k) => k !== 5),
+              -1,
+            ) + 1;
           if (index === 5) index = 6;
           labels[String(index)] = label;
         } else {
-          throw new MondayApiError('ColumnValueException', `invalid value - label does not exist in column. Please check our API documentation for the correct data structure for this column. ${DOCS}`, 200, {
-            column_value: label,
-            column_type: 'status',
-            column_id: col.id,
-          });
+          throw new MondayApiError(
+            'ColumnValueException',
+            `invalid value - label does not exist in column. Please check our API documentation for the correct data structure for this column. ${DOCS}`,
+            200,
+            {
+              column_value: label,
+              column_type: 'status',
+              column_id: col.id,
+            },
+          );
         }
       }
       if (index === undefined || statusLabel(col, index) === undefined) throw invalid(col, 'invalid value - index does not exist in column');
@@ -86,7 +107,8 @@ export function parseCell(state: MondayState, col: ColumnDef, input: unknown, cr
         if (typeof o.date === 'string') date = o.date;
         if (typeof o.time === 'string') time = o.time;
       }
-      if (date === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) throw invalid(col, 'invalid value - date must be YYYY-MM-DD');
+      if (date === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)))
+        throw invalid(col, 'invalid value - date must be YYYY-MM-DD');
       if (time !== undefined && !/^\d{2}:\d{2}(:\d{2})?$/.test(time)) throw invalid(col, 'invalid value - time must be HH:MM:SS');
       const t = time === undefined ? undefined : time.length === 5 ? `${time}:00` : time;
       return {
@@ -104,7 +126,7 @@ export function parseCell(state: MondayState, col: ColumnDef, input: unknown, cr
           .filter((s) => s !== '')
           .map((s) => ({ id: Number(s), kind: 'person' as const }));
       } else if (typeof input === 'object' && input !== null && Array.isArray((input as { personsAndTeams?: unknown }).personsAndTeams)) {
-        entries = ((input as { personsAndTeams: unknown[] }).personsAndTeams).map((e) => {
+        entries = (input as { personsAndTeams: unknown[] }).personsAndTeams.map((e) => {
           const o = e as { id?: unknown; kind?: unknown };
           return { id: Number(o.id), kind: o.kind === 'team' ? ('team' as const) : ('person' as const) };
         });
@@ -119,15 +141,28 @@ export function parseCell(state: MondayState, col: ColumnDef, input: unknown, cr
       return { value: JSON.stringify({ personsAndTeams: entries, changed_at: changedAt }), text: names.join(', '), updated_at: changedAt };
     }
     case 'checkbox': {
-      const checked = typeof input === 'boolean' ? input : typeof input === 'string' ? input === 'true' : typeof input === 'object' && input !== null ? String((input as { checked?: unknown }).checked) === 'true' : undefined;
+      const checked =
+        typeof input === 'boolean'
+          ? input
+          : typeof input === 'string'
+            ? input === 'true'
+            : typeof input === 'object' && input !== null
+              ? String((input as { checked?: unknown }).checked) === 'true'
+              : undefined;
       if (checked === undefined) throw invalid(col);
-      return checked ? { value: JSON.stringify({ checked: 'true', changed_at: changedAt }), text: 'v', updated_at: changedAt } : { ...EMPTY, updated_at: changedAt };
+      return checked
+        ? { value: JSON.stringify({ checked: 'true', changed_at: changedAt }), text: 'v', updated_at: changedAt }
+        : { ...EMPTY, updated_at: changedAt };
     }
     case 'board_relation':
     case 'dependency': {
       // column-types-reference (connect boards, dependency): {"item_ids": [123, 456]}.
-      const ids = typeof input === 'object' && input !== null && Array.isArray((input as { item_ids?: unknown }).item_ids) ? (input as { item_ids: unknown[] }).item_ids.map(Number) : undefined;
-      if (ids === undefined || ids.some((n) => !Number.isInteger(n) || !state.items.has(String(n)))) throw invalid(col, 'invalid value - item_ids must list existing items');
+      const ids =
+        typeof input === 'object' && input !== null && Array.isArray((input as { item_ids?: unknown }).item_ids)
+          ? (input as { item_ids: unknown[] }).item_ids.map(Number)
+          : undefined;
+      if (ids === undefined || ids.some((n) => !Number.isInteger(n) || !state.items.has(String(n))))
+        throw invalid(col, 'invalid value - item_ids must list existing items');
       if (ids.length === 0) return { ...EMPTY, updated_at: changedAt };
       return { value: JSON.stringify({ linkedPulseIds: ids.map((n) => ({ linkedPulseId: n })), changed_at: changedAt }), text: '', updated_at: changedAt };
     }
@@ -152,9 +187,13 @@ function displayValue(state: MondayState, col: ColumnDef, cells: Record<string, 
   switch (col.type) {
     case 'board_relation':
     case 'dependency':
-      return live(linkedIds(cells[col.id])).map((i) => i?.name).join(', ');
+      return live(linkedIds(cells[col.id]))
+        .map((i) => i?.name)
+        .join(', ');
     case 'mirror':
-      return live(linkedIds(cells['connect_boards'])).map((i) => i?.cells['status']?.text ?? '').join(', ');
+      return live(linkedIds(cells['connect_boards']))
+        .map((i) => i?.cells['status']?.text ?? '')
+        .join(', ');
     case 'formula': {
       const n = cells['numbers']?.text;
       return n === undefined || n === '' ? '' : String(Math.round((Number(n) / 8) * 100) / 100);
@@ -214,7 +253,20 @@ export function cellView(col: ColumnDef, cell: Cell, state?: MondayState, cells?
   if (col.type === 'board_relation' || col.type === 'dependency' || col.type === 'mirror' || col.type === 'formula') {
     const display = state && cells ? displayValue(state, col, cells) : '';
     const ids = col.type === 'mirror' || col.type === 'formula' ? [] : linkedIds(cell);
-    return { id: col.id, column: col, type: col.type, text: null, value: cell.value, updated_at: cell.updated_at, display_value: display, is_leaf: true, linked_item_ids: ids, linked_items: ids.map((id) => state?.items.get(id)).filter((i) => i !== undefined), mirrored_items: [], dependency_links: [] };
+    return {
+      id: col.id,
+      column: col,
+      type: col.type,
+      text: null,
+      value: cell.value,
+      updated_at: cell.updated_at,
+      display_value: display,
+      is_leaf: true,
+      linked_item_ids: ids,
+      linked_items: ids.map((id) => state?.items.get(id)).filter((i) => i !== undefined),
+      mirrored_items: [],
+      dependency_links: [],
+    };
   }
   const o = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
   const base = { id: col.id, column: col, type: col.type, text: cell.text, value: cell.value, updated_at: cell.updated_at };

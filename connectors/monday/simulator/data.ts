@@ -21,7 +21,8 @@ export class MondayApiError extends Error {
   }
 }
 
-export type ColumnType = 'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox' | 'board_relation' | 'mirror' | 'dependency' | 'formula';
+export type ColumnType =
+  'name' | 'people' | 'status' | 'date' | 'numbers' | 'text' | 'long_text' | 'checkbox' | 'board_relation' | 'mirror' | 'dependency' | 'formula';
 
 export interface ColumnDef {
   id: string;
@@ -179,7 +180,17 @@ export interface AccountRec {
  */
 export interface MondayState {
   account: AccountRec;
-  tables: { User: Map<string, UserRec>; Team: Map<string, TeamRec>; Workspace: Map<string, WorkspaceRec>; Tag: Map<string, TagRec>; Board: Map<string, BoardRec>; Item: Map<string, ItemRec>; Update: Map<string, UpdateRec>; ActivityLogType: Map<string, ActivityRec>; Webhook: Map<string, WebhookRec> };
+  tables: {
+    User: Map<string, UserRec>;
+    Team: Map<string, TeamRec>;
+    Workspace: Map<string, WorkspaceRec>;
+    Tag: Map<string, TagRec>;
+    Board: Map<string, BoardRec>;
+    Item: Map<string, ItemRec>;
+    Update: Map<string, UpdateRec>;
+    ActivityLogType: Map<string, ActivityRec>;
+    Webhook: Map<string, WebhookRec>;
+  };
   readonly users: UserRec[];
   readonly teams: TeamRec[];
   readonly workspaces: WorkspaceRec[];
@@ -211,7 +222,15 @@ export function isoSeconds(ms: number): string {
 
 /** The seeded boards' columns (a fresh copy per board: settings change through the API). */
 function boardColumns(): ColumnDef[] {
-  return pool<Pick<ColumnDef, 'id' | 'title' | 'type' | 'settings'>>('columns').map((c) => ({ id: c.id, title: c.title, type: c.type, description: null, width: null, archived: false, settings: structuredClone(c.settings ?? {}) }));
+  return pool<Pick<ColumnDef, 'id' | 'title' | 'type' | 'settings'>>('columns').map((c) => ({
+    id: c.id,
+    title: c.title,
+    type: c.type,
+    description: null,
+    width: null,
+    archived: false,
+    settings: structuredClone(c.settings ?? {}),
+  }));
 }
 
 /** The labels of the seeded status column, the defaults of a status column created through the API. */
@@ -261,7 +280,8 @@ export function seedState(opts: SeedOptions, tables: MondayState['tables']): Mon
   // boards link the first board, dependencies the board itself.
   for (const b of boards) {
     b.columns = boardColumns();
-    for (const c of b.columns) if (c.type === 'board_relation' || c.type === 'dependency') c.settings = { boardIds: [Number(c.type === 'dependency' ? b.id : firstBoardId)] };
+    for (const c of b.columns)
+      if (c.type === 'board_relation' || c.type === 'dependency') c.settings = { boardIds: [Number(c.type === 'dependency' ? b.id : firstBoardId)] };
     for (const g of b.groups) g.board_id = b.id;
   }
   const state = { account, items: tables.Item, nextItemId: 0, nextUpdateId: 0 };
@@ -282,31 +302,66 @@ export function seedState(opts: SeedOptions, tables: MondayState['tables']): Mon
       const changed = isoSeconds(updated);
       const cells: Record<string, Cell> = {};
       const owner = users[int(0, users.length - 5)] as UserRec;
-      cells['person'] = rand() < 0.85
-        ? { value: JSON.stringify({ personsAndTeams: [{ id: Number(owner.id), kind: 'person' }], changed_at: changed }), text: owner.name, updated_at: changed }
-        : { value: null, text: '', updated_at: null };
+      cells['person'] =
+        rand() < 0.85
+          ? {
+              value: JSON.stringify({ personsAndTeams: [{ id: Number(owner.id), kind: 'person' }], changed_at: changed }),
+              text: owner.name,
+              updated_at: changed,
+            }
+          : { value: null, text: '', updated_at: null };
       const statusIndex = group.id === 'topics' ? 5 : group.id === 'new_group' ? pick(rand, [0, 2]) : 1;
-      cells['status'] = { value: JSON.stringify({ index: statusIndex, post_id: null, changed_at: changed }), text: statusLabel(column(board, 'status'), statusIndex) as string, updated_at: changed };
+      cells['status'] = {
+        value: JSON.stringify({ index: statusIndex, post_id: null, changed_at: changed }),
+        text: statusLabel(column(board, 'status'), statusIndex) as string,
+        updated_at: changed,
+      };
       const due = isoSeconds(created + int(5, 90) * 86_400_000).slice(0, 10);
-      cells['date4'] = rand() < 0.8 ? { value: JSON.stringify({ date: due, changed_at: changed }), text: due, updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['date4'] =
+        rand() < 0.8
+          ? { value: JSON.stringify({ date: due, changed_at: changed }), text: due, updated_at: changed }
+          : { value: null, text: '', updated_at: null };
       const pr = int(0, 3);
-      cells['priority'] = { value: JSON.stringify({ index: pr, post_id: null, changed_at: changed }), text: statusLabel(column(board, 'priority'), pr) as string, updated_at: changed };
+      cells['priority'] = {
+        value: JSON.stringify({ index: pr, post_id: null, changed_at: changed }),
+        text: statusLabel(column(board, 'priority'), pr) as string,
+        updated_at: changed,
+      };
       const est = int(1, 40);
-      cells['numbers'] = rand() < 0.7 ? { value: JSON.stringify(String(est)), text: String(est), updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['numbers'] =
+        rand() < 0.7 ? { value: JSON.stringify(String(est)), text: String(est), updated_at: changed } : { value: null, text: '', updated_at: null };
       const customer = pick(rand, pool<string>('customers'));
       cells['text'] = rand() < 0.6 ? { value: JSON.stringify(customer), text: customer, updated_at: changed } : { value: null, text: '', updated_at: null };
       const desc = `${pick(rand, pool<string>('verbs'))} the ${pick(rand, pool<string>('nouns'))} with ${customer}.`;
-      cells['long_text'] = rand() < 0.5 ? { value: JSON.stringify({ text: desc, changed_at: changed }), text: desc, updated_at: changed } : { value: null, text: '', updated_at: null };
-      cells['checkbox'] = rand() < 0.3 ? { value: JSON.stringify({ checked: 'true', changed_at: changed }), text: 'v', updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['long_text'] =
+        rand() < 0.5
+          ? { value: JSON.stringify({ text: desc, changed_at: changed }), text: desc, updated_at: changed }
+          : { value: null, text: '', updated_at: null };
+      cells['checkbox'] =
+        rand() < 0.3
+          ? { value: JSON.stringify({ checked: 'true', changed_at: changed }), text: 'v', updated_at: changed }
+          : { value: null, text: '', updated_at: null };
       // Links without drawing from the PRNG, so the rest of the seeded data is unchanged: two of
       // three items link a roadmap item (ids of the first board are 1_900_000_000 + 7 * index).
       const n0 = counts[0] as number;
       const linked = k % 3 === 2 ? [] : [1_900_000_000 + ((k * 3 + bi) % n0) * 7];
-      cells['connect_boards'] = linked.length ? { value: JSON.stringify({ linkedPulseIds: linked.map((n) => ({ linkedPulseId: n })), changed_at: changed }), text: '', updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['connect_boards'] = linked.length
+        ? { value: JSON.stringify({ linkedPulseIds: linked.map((n) => ({ linkedPulseId: n })), changed_at: changed }), text: '', updated_at: changed }
+        : { value: null, text: '', updated_at: null };
       cells['mirror'] = { value: null, text: '', updated_at: null };
-      cells['dependency'] = k % 4 === 1 ? { value: JSON.stringify({ linkedPulseIds: [{ linkedPulseId: Number(id) - 7 }], changed_at: changed }), text: '', updated_at: changed } : { value: null, text: '', updated_at: null };
+      cells['dependency'] =
+        k % 4 === 1
+          ? { value: JSON.stringify({ linkedPulseIds: [{ linkedPulseId: Number(id) - 7 }], changed_at: changed }), text: '', updated_at: changed }
+          : { value: null, text: '', updated_at: null };
       cells['formula'] = { value: null, text: '', updated_at: null };
-      activity.push({ board_id: board.id, item_id: id, event: 'create_pulse', user_id: uid(k), at: created, data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) } });
+      activity.push({
+        board_id: board.id,
+        item_id: id,
+        event: 'create_pulse',
+        user_id: uid(k),
+        at: created,
+        data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(id) },
+      });
       state.items.set(id, {
         id,
         name: `${pick(rand, pool<string>('verbs'))} ${pick(rand, pool<string>('nouns'))}`,
@@ -351,7 +406,10 @@ export function seedState(opts: SeedOptions, tables: MondayState['tables']): Mon
   state.nextUpdateId = seeded.length;
   for (const u of seeded) tables.Update.set(u.id, u);
   const views = { users: 'User', teams: 'Team', workspaces: 'Workspace', tags: 'Tag', boards: 'Board', updates: 'Update' } as const;
-  return Object.defineProperties({ ...state, tables }, Object.fromEntries(Object.entries(views).map(([k, t]) => [k, { get: () => [...tables[t].values()], enumerable: true }]))) as unknown as MondayState;
+  return Object.defineProperties(
+    { ...state, tables },
+    Object.fromEntries(Object.entries(views).map(([k, t]) => [k, { get: () => [...tables[t].values()], enumerable: true }])),
+  ) as unknown as MondayState;
 }
 
 export function newItemId(state: MondayState): string {
@@ -368,5 +426,12 @@ export function newUpdateId(state: MondayState): string {
 
 /** Record an activity-log entry (Board.activity_logs), by default one for a change made through the API. */
 export function logActivity(tables: MondayState['tables'], e: ActivityEntry, id = `${String(tables.ActivityLogType.size + 1).padStart(8, '0')}-api`): void {
-  tables.ActivityLogType.set(id, { ...e, id, entity: e.item_id === null ? 'board' : 'pulse', data: JSON.stringify(e.data), column_id: e.data['column_id'], group_id: e.data['group_id'] });
+  tables.ActivityLogType.set(id, {
+    ...e,
+    id,
+    entity: e.item_id === null ? 'board' : 'pulse',
+    data: JSON.stringify(e.data),
+    column_id: e.data['column_id'],
+    group_id: e.data['group_id'],
+  });
 }

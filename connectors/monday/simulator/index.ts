@@ -53,10 +53,15 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
   const seed = options.seed ?? 1;
   const size = options.size ?? 300;
   const sidecar = loadSidecar(join(DIR, 'simulator.yaml'));
-  if (options.complexityHttpStatus !== undefined) sidecar.graphql = { ...sidecar.graphql, status: { ...sidecar.graphql?.status, complexity_exhausted: options.complexityHttpStatus } };
+  if (options.complexityHttpStatus !== undefined)
+    sidecar.graphql = { ...sidecar.graphql, status: { ...sidecar.graphql?.status, complexity_exhausted: options.complexityHttpStatus } };
   // Personal tokens are JWTs; an opaque token of the same look is enough. The token and the OAuth
   // app derive from the seed, so the sandbox's sample credentials survive restarts.
-  const derived = (label: string, bytes: number): Buffer => createHash('sha256').update(`monday-sim:${label}:${String(seed)}`).digest().subarray(0, bytes);
+  const derived = (label: string, bytes: number): Buffer =>
+    createHash('sha256')
+      .update(`monday-sim:${label}:${String(seed)}`)
+      .digest()
+      .subarray(0, bytes);
   const apiKey = `eyJhbGciOiJIUzI1NiJ9.sim-${String(seed)}.${derived('api-key', 18).toString('base64url')}`;
   let state: MondayState;
   const sim = await startGraphqlSimulator({
@@ -71,10 +76,16 @@ export async function startMondaySimulator(options: MondaySimulatorOptions = {})
     vars: () => ({ account_id: Number(state.account.id), slug: state.account.slug }),
   });
   // The account's records are the simulator's store (the sidecar's, then the items and updates seeded here).
-  const tables = Object.fromEntries(['User', 'Team', 'Workspace', 'Tag', 'Board', 'Item', 'Update', 'ActivityLogType', 'Webhook'].map((t) => [t, sim.resources.get(t)?.records])) as unknown as MondayState['tables'];
+  const tables = Object.fromEntries(
+    ['User', 'Team', 'Workspace', 'Tag', 'Board', 'Item', 'Update', 'ActivityLogType', 'Webhook'].map((t) => [t, sim.resources.get(t)?.records]),
+  ) as unknown as MondayState['tables'];
   state = seedState({ seed, size }, tables);
   const c = options.complexity ?? {};
-  Object.assign(sim.complexity ?? {}, { ...(c.budget ? { budget: c.budget } : {}), ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}), ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}) });
+  Object.assign(sim.complexity ?? {}, {
+    ...(c.budget ? { budget: c.budget } : {}),
+    ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}),
+    ...(c.maxQuery ? { maxQuery: c.maxQuery } : {}),
+  });
   return Object.defineProperties(sim, {
     apiKey: { value: apiKey, enumerable: true },
     state: { get: () => state, enumerable: true },

@@ -98,7 +98,10 @@ function ruleMatches(board: BoardRec, item: ItemRec, rule: ItemsQueryRule): bool
     case 'lower_than_or_equal':
       return text !== '' && (col.type === 'numbers' ? num <= Number(values[0]) : text <= (values[0] as string));
     case 'between':
-      return text !== '' && (col.type === 'numbers' ? num >= Number(values[0]) && num <= Number(values[1]) : text >= (values[0] as string) && text <= (values[1] as string));
+      return (
+        text !== '' &&
+        (col.type === 'numbers' ? num >= Number(values[0]) && num <= Number(values[1]) : text >= (values[0] as string) && text <= (values[1] as string))
+      );
     default:
       throw new MondayApiError('InvalidArgumentException', `The simulator does not implement the ${op} operator`, 200, { operator: op });
   }
@@ -111,7 +114,12 @@ function groupMatches(board: BoardRec, item: ItemRec, g: ItemsQueryGroup): boole
 }
 
 /** items_page on a board (or one of its groups): first page from a fresh snapshot, or a page from `cursor`. */
-function itemsPage(ctx: ResolverContext, board: BoardRec, groupId: string | null, args: { cursor?: string | null; limit: number; query_params?: ItemsQuery | null }) {
+function itemsPage(
+  ctx: ResolverContext,
+  board: BoardRec,
+  groupId: string | null,
+  args: { cursor?: string | null; limit: number; query_params?: ItemsQuery | null },
+) {
   // With a cursor, monday ignores query_params: the cursor carries the original query.
   if (args.cursor) {
     const p = ctx.cursorPage([], args.limit, args.cursor);
@@ -164,7 +172,9 @@ function boardOf(ctx: ResolverContext, id: unknown): BoardRec {
 function itemOf(ctx: ResolverContext, id: unknown, board?: BoardRec): ItemRec {
   const item = id === null || id === undefined ? undefined : ctx.state.items.get(String(id));
   if (item === undefined || item.state === 'deleted' || (board !== undefined && item.board_id !== board.id)) {
-    throw new MondayApiError('InvalidItemIdException', 'This item does not exist on the board. Please check your item ID and try again', 200, { item_id: Number(id) });
+    throw new MondayApiError('InvalidItemIdException', 'This item does not exist on the board. Please check your item ID and try again', 200, {
+      item_id: Number(id),
+    });
   }
   return item;
 }
@@ -183,7 +193,8 @@ function stripHtml(html: string): string {
 type Resolvers = Record<string, Record<string, GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>>>;
 // Resolvers receive loosely typed args; each one declares the shape it reads.
 type Args = Record<string, unknown>;
-const r = <S>(fn: (src: S, args: Args, ctx: ResolverContext) => unknown) => fn as unknown as GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>;
+const r = <S>(fn: (src: S, args: Args, ctx: ResolverContext) => unknown) =>
+  fn as unknown as GraphQLFieldResolver<unknown, ResolverContext, Record<string, never>>;
 
 // ---------------------------------------------------------------------------------------------
 // Writes
@@ -207,7 +218,12 @@ const mutations = {
     const challenge = randomBytes(24).toString('base64url');
     let echoed: boolean;
     try {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ challenge }), signal: AbortSignal.timeout(5000) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ challenge }),
+        signal: AbortSignal.timeout(5000),
+      });
       const answer = (await res.json().catch(() => undefined)) as { challenge?: unknown } | undefined;
       echoed = res.ok && answer?.challenge === challenge;
     } catch {
@@ -215,7 +231,13 @@ const mutations = {
     }
     if (!echoed) throw new MondayApiError('InvalidArgumentException', 'Failed to communicate with URL provided.', 200, { url });
     const hooks = ctx.state.tables.Webhook;
-    const hook: WebhookRec = { id: String(500_000_000 + hooks.size + 1), board_id: board.id, event: String(args['event']), config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']), url };
+    const hook: WebhookRec = {
+      id: String(500_000_000 + hooks.size + 1),
+      board_id: board.id,
+      event: String(args['event']),
+      config: typeof args['config'] === 'string' ? args['config'] : args['config'] == null ? null : JSON.stringify(args['config']),
+      url,
+    };
     hooks.set(hook.id, hook);
     return hook;
   },
@@ -223,12 +245,14 @@ const mutations = {
   create_item(ctx: ResolverContext, args: Args): ItemRec {
     const board = boardOf(ctx, args['board_id']);
     const name = String(args['item_name']);
-    if (name.length > 255) throw new MondayApiError('ItemNameTooLongException', 'Item name is too long. The maximum length is 255 characters', 200, { max_length: 255 });
+    if (name.length > 255)
+      throw new MondayApiError('ItemNameTooLongException', 'Item name is too long. The maximum length is 255 characters', 200, { max_length: 255 });
     if (name.trim() === '') throw new MondayApiError('InvalidArgumentException', "Item name can't be empty", 200, {});
     let group = board.groups[0] as GroupDef;
     if (args['group_id'] !== null && args['group_id'] !== undefined) {
       const g = board.groups.find((x) => x.id === args['group_id'] && !x.deleted);
-      if (g === undefined) throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['group_id'], board_id: Number(board.id) });
+      if (g === undefined)
+        throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['group_id'], board_id: Number(board.id) });
       group = g;
     }
     const at = isoSeconds(ctx.now());
@@ -259,7 +283,14 @@ const mutations = {
     ctx.state.items.set(item.id, item);
     board.orderCache = null;
     board.updated_at = at;
-    logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'create_pulse', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name } });
+    logActivity(ctx.state.tables, {
+      board_id: board.id,
+      item_id: item.id,
+      event: 'create_pulse',
+      user_id: ctx.meId,
+      at: ctx.now(),
+      data: { board_id: Number(board.id), group_id: group.id, pulse_id: Number(item.id), pulse_name: item.name },
+    });
     return item;
   },
 
@@ -277,7 +308,9 @@ const mutations = {
         description: null,
         type: 'sub_items_board',
         columns: board.columns.filter((c) => ['name', 'person', 'status', 'date4'].includes(c.id)),
-        groups: [{ id: 'topics', board_id: String(Number(board.id) + 7), title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false }],
+        groups: [
+          { id: 'topics', board_id: String(Number(board.id) + 7), title: 'Subitems', color: '#579bfc', position: '65536', archived: false, deleted: false },
+        ],
         created_at: at,
         updated_at: at,
         orderCache: null,
@@ -286,7 +319,12 @@ const mutations = {
       ctx.state.tables.Board.set(sub.id, sub);
       board.subitems_board_id = sub.id;
     }
-    const item = mutations.create_item(ctx, { board_id: sub.id, item_name: args['item_name'], column_values: args['column_values'], create_labels_if_missing: args['create_labels_if_missing'] });
+    const item = mutations.create_item(ctx, {
+      board_id: sub.id,
+      item_name: args['item_name'],
+      column_values: args['column_values'],
+      create_labels_if_missing: args['create_labels_if_missing'],
+    });
     item.parent_id = parent.id;
     return item;
   },
@@ -303,14 +341,22 @@ const mutations = {
     let position = Math.min(...positions) / 2;
     if (args['relative_to'] !== null && args['relative_to'] !== undefined) {
       const rel = board.groups.find((g) => g.id === args['relative_to'] && !g.deleted);
-      if (rel === undefined) throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['relative_to'], board_id: Number(board.id) });
+      if (rel === undefined)
+        throw new MondayApiError('InvalidGroupIdException', 'Group not found', 200, { group_id: args['relative_to'], board_id: Number(board.id) });
       position = Number(rel.position) + (args['position_relative_method'] === 'after_at' ? 1 : -1);
     }
     const group = { id, board_id: board.id, title, color, position: String(position), archived: false, deleted: false };
     board.groups.push(group);
     board.groups.sort((a, b) => Number(a.position) - Number(b.position));
     board.orderCache = null;
-    logActivity(ctx.state.tables, { board_id: board.id, item_id: null, event: 'create_group', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), group_id: id, group_title: title } });
+    logActivity(ctx.state.tables, {
+      board_id: board.id,
+      item_id: null,
+      event: 'create_group',
+      user_id: ctx.meId,
+      at: ctx.now(),
+      data: { board_id: Number(board.id), group_id: id, group_title: title },
+    });
     return group;
   },
 
@@ -318,19 +364,39 @@ const mutations = {
     const board = boardOf(ctx, args['board_id']);
     const type = String(args['column_type']);
     const modelled = ['text', 'long_text', 'numbers', 'status', 'date', 'people', 'checkbox'];
-    if (!modelled.includes(type)) throw new MondayApiError('InvalidArgumentException', `The simulator does not model ${type} columns`, 200, { column_type: type });
+    if (!modelled.includes(type))
+      throw new MondayApiError('InvalidArgumentException', `The simulator does not model ${type} columns`, 200, { column_type: type });
     const title = String(args['title']);
     const id = typeof args['id'] === 'string' && args['id'] !== '' ? args['id'] : `${type}_${randomBytes(3).toString('hex')}`;
-    if (board.columns.some((c) => c.id === id)) throw new MondayApiError('InvalidArgumentException', 'Column id already exists on the board', 200, { column_id: id });
+    if (board.columns.some((c) => c.id === id))
+      throw new MondayApiError('InvalidArgumentException', 'Column id already exists on the board', 200, { column_id: id });
     const defaults = parseJsonArg(args['defaults'] ?? null) as Record<string, unknown> | null;
     const settings: Record<string, unknown> =
-      type === 'status' ? { done_colors: [1], labels: { ...statusLabels(), ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} } : (defaults ?? {});
-    const col: ColumnDef = { id, title, type: type as ColumnDef['type'], description: typeof args['description'] === 'string' ? args['description'] : null, width: null, archived: false, settings };
-    const after = args['after_column_id'] === null || args['after_column_id'] === undefined ? -1 : board.columns.findIndex((c) => c.id === args['after_column_id']);
+      type === 'status'
+        ? { done_colors: [1], labels: { ...statusLabels(), ...((defaults?.['labels'] as Record<string, string> | undefined) ?? {}) }, labels_colors: {} }
+        : (defaults ?? {});
+    const col: ColumnDef = {
+      id,
+      title,
+      type: type as ColumnDef['type'],
+      description: typeof args['description'] === 'string' ? args['description'] : null,
+      width: null,
+      archived: false,
+      settings,
+    };
+    const after =
+      args['after_column_id'] === null || args['after_column_id'] === undefined ? -1 : board.columns.findIndex((c) => c.id === args['after_column_id']);
     if (after >= 0) board.columns.splice(after + 1, 0, col);
     else board.columns.push(col);
     for (const item of ctx.state.items.values()) if (item.board_id === board.id) item.cells[id] = { value: null, text: '', updated_at: null };
-    logActivity(ctx.state.tables, { board_id: board.id, item_id: null, event: 'create_column', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type } });
+    logActivity(ctx.state.tables, {
+      board_id: board.id,
+      item_id: null,
+      event: 'create_column',
+      user_id: ctx.meId,
+      at: ctx.now(),
+      data: { board_id: Number(board.id), column_id: id, column_title: title, column_type: type },
+    });
     return col;
   },
 
@@ -341,8 +407,24 @@ const mutations = {
     const parsed = parseColumnValues(ctx.state, board, args['column_values'], args['create_labels_if_missing'] === true, at);
     applyCells(item, parsed.cells, parsed.name, at);
     board.updated_at = at;
-    for (const columnId of Object.keys(parsed.cells)) logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'update_column_value', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId } });
-    if (parsed.name !== undefined) logActivity(ctx.state.tables, { board_id: board.id, item_id: item.id, event: 'update_name', user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(board.id), pulse_id: Number(item.id) } });
+    for (const columnId of Object.keys(parsed.cells))
+      logActivity(ctx.state.tables, {
+        board_id: board.id,
+        item_id: item.id,
+        event: 'update_column_value',
+        user_id: ctx.meId,
+        at: ctx.now(),
+        data: { board_id: Number(board.id), pulse_id: Number(item.id), column_id: columnId },
+      });
+    if (parsed.name !== undefined)
+      logActivity(ctx.state.tables, {
+        board_id: board.id,
+        item_id: item.id,
+        event: 'update_name',
+        user_id: ctx.meId,
+        at: ctx.now(),
+        data: { board_id: Number(board.id), pulse_id: Number(item.id) },
+      });
     return item;
   },
 
@@ -350,7 +432,13 @@ const mutations = {
     const board = boardOf(ctx, args['board_id']);
     const item = itemOf(ctx, args['item_id'], board);
     const at = isoSeconds(ctx.now());
-    const parsed = parseColumnValues(ctx.state, board, JSON.stringify({ [String(args['column_id'])]: parseJsonArg(args['value']) }), args['create_labels_if_missing'] === true, at);
+    const parsed = parseColumnValues(
+      ctx.state,
+      board,
+      JSON.stringify({ [String(args['column_id'])]: parseJsonArg(args['value']) }),
+      args['create_labels_if_missing'] === true,
+      at,
+    );
     applyCells(item, parsed.cells, parsed.name, at);
     return item;
   },
@@ -359,7 +447,8 @@ const mutations = {
     const board = boardOf(ctx, args['board_id']);
     const item = itemOf(ctx, args['item_id'], board);
     const col = board.columns.find((c) => c.id === args['column_id']);
-    if (col === undefined) throw new MondayApiError('InvalidColumnIdException', "This column ID doesn't exist for the board", 200, { column_id: args['column_id'] });
+    if (col === undefined)
+      throw new MondayApiError('InvalidColumnIdException', "This column ID doesn't exist for the board", 200, { column_id: args['column_id'] });
     const at = isoSeconds(ctx.now());
     if (col.type === 'name') applyCells(item, {}, String(args['value'] ?? ''), at);
     else applyCells(item, { [col.id]: parseCell(ctx.state, col, args['value'] ?? null, args['create_labels_if_missing'] === true, at) }, undefined, at);
@@ -373,12 +462,22 @@ const mutations = {
     if (args['parent_id'] !== null && args['parent_id'] !== undefined) {
       throw new MondayApiError('InvalidArgumentException', 'The simulator does not model replies (parent_id)', 200, { parent_id: args['parent_id'] });
     }
-    if (args['item_id'] === null || args['item_id'] === undefined) throw new MondayApiError('InvalidArgumentException', 'item_id is required to create an update', 200, {});
+    if (args['item_id'] === null || args['item_id'] === undefined)
+      throw new MondayApiError('InvalidArgumentException', 'item_id is required to create an update', 200, {});
     const item = itemOf(ctx, args['item_id']);
     const body = String(args['body']);
     if (body.trim() === '') throw new MondayApiError('InvalidArgumentException', "Update body can't be empty", 200, {});
     const at = isoSeconds(ctx.now());
-    const update: UpdateRec = { id: newUpdateId(ctx.state), item_id: item.id, creator_id: ctx.meId, body, text_body: stripHtml(body), created_at: at, updated_at: at, edited_at: at };
+    const update: UpdateRec = {
+      id: newUpdateId(ctx.state),
+      item_id: item.id,
+      creator_id: ctx.meId,
+      body,
+      text_body: stripHtml(body),
+      created_at: at,
+      updated_at: at,
+      edited_at: at,
+    };
     ctx.state.tables.Update.set(update.id, update);
     item.updated_at = at;
     return update;
@@ -419,7 +518,14 @@ function retire(ctx: ResolverContext, args: Args, state: 'archived' | 'deleted',
   item.updated_at = isoSeconds(ctx.now());
   const board = ctx.state.tables.Board.get(item.board_id);
   if (board) board.orderCache = null;
-  logActivity(ctx.state.tables, { board_id: item.board_id, item_id: item.id, event, user_id: ctx.meId, at: ctx.now(), data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name } });
+  logActivity(ctx.state.tables, {
+    board_id: item.board_id,
+    item_id: item.id,
+    event,
+    user_id: ctx.meId,
+    at: ctx.now(),
+    data: { board_id: Number(item.board_id), pulse_id: Number(item.id), pulse_name: item.name },
+  });
   return item;
 }
 
@@ -434,7 +540,8 @@ function buildResolvers(): Resolvers {
         const ids = a['ids'] as string[] | null | undefined;
         let list: ItemRec[];
         if (ids) {
-          if (ids.length > 100) throw new MondayApiError('InvalidArgumentException', 'You can query up to 100 items by ID at once', 200, { ids_count: ids.length });
+          if (ids.length > 100)
+            throw new MondayApiError('InvalidArgumentException', 'You can query up to 100 items by ID at once', 200, { ids_count: ids.length });
           list = ids.map((id) => ctx.state.items.get(String(id))).filter((i): i is ItemRec => i !== undefined && i.state !== 'deleted');
         } else {
           list = [...ctx.state.items.values()].filter((i) => i.state !== 'deleted');
@@ -464,7 +571,9 @@ function buildResolvers(): Resolvers {
     Item: {
       // The ids and types arguments are the sidecar's (graphql.lists).
       column_values: r<ItemRec>((i, _a, ctx) =>
-        (ctx.state.tables.Board.get(i.board_id) as BoardRec).columns.filter((c) => c.type !== 'name' && !c.archived).map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells)),
+        (ctx.state.tables.Board.get(i.board_id) as BoardRec).columns
+          .filter((c) => c.type !== 'name' && !c.archived)
+          .map((c) => cellView(c, i.cells[c.id] ?? { value: null, text: '', updated_at: null }, ctx.state, i.cells)),
       ),
       group: r<ItemRec>((i, _a, ctx) => (ctx.state.tables.Board.get(i.board_id) as BoardRec).groups.find((x) => x.id === i.group_id) ?? null),
     },

@@ -44,7 +44,16 @@ export function scaffoldEntity(source: EntitySource, scope: EntityScope): [strin
   getAction(source, at, sel, actions, scope);
   mutationActions(node, name, at, sel, actions, scope);
   const { properties, primaryKey } = recordOf(node, at, scope);
-  return [name, { title: node.name, primary_key: primaryKey, record: { type: 'object', required: [primaryKey], properties }, actions, ...(sync !== undefined ? { sync } : {}) }];
+  return [
+    name,
+    {
+      title: node.name,
+      primary_key: primaryKey,
+      record: { type: 'object', required: [primaryKey], properties },
+      actions,
+      ...(sync !== undefined ? { sync } : {}),
+    },
+  ];
 }
 
 /** The list action from the field, with Relay, page or offset pagination. */
@@ -52,9 +61,23 @@ function listAction({ name, parent, field, shape }: EntitySource, at: Path, sel:
   const node = shape.node;
   const la = [...at, 'actions', 'list'];
   const { built: lb, doc, data } = reached({ parent, field }, guess, la);
-  const inner = shape.kind === 'connection' ? (shape.nodes === 'nodes' ? `{ nodes { ${sel} } pageInfo { hasNextPage endCursor } }` : `{ edges { node { ${sel} } } pageInfo { hasNextPage endCursor } }`) : `{ ${sel} }`;
-  const records = shape.kind === 'connection' ? (shape.nodes === 'nodes' ? `{{body.data.${data}.nodes}}` : `{{pluck body.data.${data}.edges 'node'}}`) : `{{body.data.${data}}}`;
-  if (parent !== undefined) guess([...la, 'params'], `the records are ${parent.name}${parent.args.length > 0 ? `(${parent.args.map((a) => a.name).join(', ')})` : ''}.${field.name}: ${parent.name}'s arguments are params`);
+  const inner =
+    shape.kind === 'connection'
+      ? shape.nodes === 'nodes'
+        ? `{ nodes { ${sel} } pageInfo { hasNextPage endCursor } }`
+        : `{ edges { node { ${sel} } } pageInfo { hasNextPage endCursor } }`
+      : `{ ${sel} }`;
+  const records =
+    shape.kind === 'connection'
+      ? shape.nodes === 'nodes'
+        ? `{{body.data.${data}.nodes}}`
+        : `{{pluck body.data.${data}.edges 'node'}}`
+      : `{{body.data.${data}}}`;
+  if (parent !== undefined)
+    guess(
+      [...la, 'params'],
+      `the records are ${parent.name}${parent.args.length > 0 ? `(${parent.args.map((a) => a.name).join(', ')})` : ''}.${field.name}: ${parent.name}'s arguments are params`,
+    );
   const list: Obj = {
     description: shortText(field.description) ?? `${node.name} records (${parent !== undefined ? `${parent.name}.` : ''}${field.name})`,
     ...(Object.keys(lb.params).length > 0 ? { params: lb.params } : {}),
@@ -85,13 +108,25 @@ function listAction({ name, parent, field, shape }: EntitySource, at: Path, sel:
  * `filter: {updatedAt: {gt}}`) gives an updated_since param and sync.incremental; an
  * includeArchived-like argument with an archivedAt-like field, the removals of archived records.
  */
-function incrementalSync(field: GraphQLField<unknown, unknown>, node: GraphQLObjectType, name: string, at: Path, list: Obj, lb: Built, { guess }: EntityScope): Obj | undefined {
+function incrementalSync(
+  field: GraphQLField<unknown, unknown>,
+  node: GraphQLObjectType,
+  name: string,
+  at: Path,
+  list: Obj,
+  lb: Built,
+  { guess }: EntityScope,
+): Obj | undefined {
   let sync: Obj | undefined;
   const since = incrementalFilter(field, node);
   if (since !== undefined && lb.params['updated_since'] === undefined) {
     const filterParam = safeName(since.arg);
     const part = `(when params.updated_since (object '${since.field}' (object '${since.op}' params.updated_since)))`;
-    lb.params['updated_since'] = { type: 'string', format: 'date-time', description: `Only records whose ${since.field} is after this time (${since.arg}.${since.field}.${since.op})` };
+    lb.params['updated_since'] = {
+      type: 'string',
+      format: 'date-time',
+      description: `Only records whose ${since.field} is after this time (${since.arg}.${since.field}.${since.op})`,
+    };
     lb.variables[since.arg] =
       lb.params[filterParam] === undefined
         ? `{{${part}}}`
@@ -105,7 +140,13 @@ function incrementalSync(field: GraphQLField<unknown, unknown>, node: GraphQLObj
     const archivedArg = field.args.find((a) => /^include_?archived$/i.test(a.name) && getNamedType(a.type).name === 'Boolean');
     const archivedField = Object.values(node.getFields()).find((f) => /^archived_?at$/i.test(f.name) && isScalarType(getNamedType(f.type)));
     if (archivedArg !== undefined && archivedField !== undefined && lb.params[safeName(archivedArg.name)] !== undefined) {
-      sync['removals'] = { entity: name, since_param: 'updated_since', params: { [safeName(archivedArg.name)]: true }, when: `{{record.${archivedField.name}}}`, id: `{{record.${node.getFields()['id'] !== undefined ? 'id' : since.field}}}` };
+      sync['removals'] = {
+        entity: name,
+        since_param: 'updated_since',
+        params: { [safeName(archivedArg.name)]: true },
+        when: `{{record.${archivedField.name}}}`,
+        id: `{{record.${node.getFields()['id'] !== undefined ? 'id' : since.field}}}`,
+      };
       guess([...at, 'sync', 'removals'], `records archived since the last run (${archivedArg.name}: true, ${archivedField.name} set) are removed from search`);
     }
   }
@@ -135,18 +176,45 @@ function getAction({ name, parent, field, shape }: EntitySource, at: Path, sel: 
     actions['get'] = getter(shortText(one.description) ?? `One ${node.name} (${one.name})`, gb, query('query', gb, one.name, `{ ${sel} }`), one.name);
     return;
   }
-  const nodeField = roots.find((f) => f.args.some((a) => a.name === 'id') && f.args.every((a) => a.name === 'id' || !isNonNull(a)) && isInterfaceType(getNamedType(f.type)) && node.getInterfaces().includes(getNamedType(f.type) as never));
+  const nodeField = roots.find(
+    (f) =>
+      f.args.some((a) => a.name === 'id') &&
+      f.args.every((a) => a.name === 'id' || !isNonNull(a)) &&
+      isInterfaceType(getNamedType(f.type)) &&
+      node.getInterfaces().includes(getNamedType(f.type) as never),
+  );
   if (nodeField !== undefined) {
     const gb = argumentsOf(nodeField, guess, ga);
-    actions['get'] = getter(`One ${node.name} by id (${nodeField.name})`, gb, query('query', gb, nodeField.name, `{ ... on ${node.name} { ${sel} } }`), nodeField.name, true);
+    actions['get'] = getter(
+      `One ${node.name} by id (${nodeField.name})`,
+      gb,
+      query('query', gb, nodeField.name, `{ ... on ${node.name} { ${sel} } }`),
+      nodeField.name,
+      true,
+    );
     guess(ga, `get is ${nodeField.name}(id:) with a fragment on ${node.name}; a record of another type answers without an id, so not found`);
     return;
   }
-  const keyed = parent === undefined ? undefined : Object.values((getNamedType(parent.type) as GraphQLObjectType).getFields()).find((f) => shapeOf(f)?.kind === 'one' && shapeOf(f)?.node === node && f.args.length > 0 && f.args.filter(isNonNull).every((a) => node.getFields()[a.name] !== undefined));
+  const keyed =
+    parent === undefined
+      ? undefined
+      : Object.values((getNamedType(parent.type) as GraphQLObjectType).getFields()).find(
+          (f) =>
+            shapeOf(f)?.kind === 'one' &&
+            shapeOf(f)?.node === node &&
+            f.args.length > 0 &&
+            f.args.filter(isNonNull).every((a) => node.getFields()[a.name] !== undefined),
+        );
   if (parent !== undefined && keyed !== undefined) {
     const r = reached({ parent, field: keyed }, guess, ga);
     actions['get'] = getter(shortText(keyed.description) ?? `One ${node.name} (${parent.name}.${keyed.name})`, r.built, r.doc(`{ ${sel} }`), r.data);
-    guess(ga, `get is ${parent.name}.${keyed.name} by ${keyed.args.filter(isNonNull).map((a) => a.name).join(', ')}`);
+    guess(
+      ga,
+      `get is ${parent.name}.${keyed.name} by ${keyed.args
+        .filter(isNonNull)
+        .map((a) => a.name)
+        .join(', ')}`,
+    );
     return;
   }
   const ids = field.args.find((a) => norm(a.name) === 'ids');
@@ -154,7 +222,11 @@ function getAction({ name, parent, field, shape }: EntitySource, at: Path, sel: 
     actions['get'] = {
       description: `One ${node.name} (${field.name} filtered by ids)`,
       params: { id: { type: 'string', required: true, minLength: 1 } },
-      request: { method: 'POST', path, graphql: { query: `query ($ids: ${String(ids.type)}) { ${field.name}(ids: $ids) { ${sel} } }`, variables: { ids: '{{array params.id}}' } } },
+      request: {
+        method: 'POST',
+        path,
+        graphql: { query: `query ($ids: ${String(ids.type)}) { ${field.name}(ids: $ids) { ${sel} } }`, variables: { ids: '{{array params.id}}' } },
+      },
       response: { record: `{{first body.data.${field.name}}}`, not_found_when: `{{not (first body.data.${field.name})}}` },
     };
     guess(ga, `get is ${field.name} with ids: [id]`);
@@ -165,10 +237,17 @@ const isNonNull = (a: { type: unknown }): boolean => isNonNullType(a.type as nev
 
 /** create / update from mutations. */
 function mutationActions(node: GraphQLObjectType, name: string, at: Path, sel: string, actions: Obj, { guess, report, path, mutationType }: EntityScope): void {
-  for (const [action, verbs] of [['create', ['create', 'add', 'new']], ['update', ['update', 'edit', 'change']]] as const) {
-    const m = mutationType ? Object.values(mutationType.getFields()).find((f) => verbs.some((v) => [`${v}${norm(node.name)}`, `${norm(node.name)}${v}`].includes(norm(f.name)))) : undefined;
+  for (const [action, verbs] of [
+    ['create', ['create', 'add', 'new']],
+    ['update', ['update', 'edit', 'change']],
+  ] as const) {
+    const m = mutationType
+      ? Object.values(mutationType.getFields()).find((f) => verbs.some((v) => [`${v}${norm(node.name)}`, `${norm(node.name)}${v}`].includes(norm(f.name))))
+      : undefined;
     if (m === undefined) {
-      report.push(`${name}.${action}: no mutation named ${verbs[0]}${node.name} (or ${node.name.toLowerCase()}${verbs[0].replace(/^./, (c) => c.toUpperCase())})`);
+      report.push(
+        `${name}.${action}: no mutation named ${verbs[0]}${node.name} (or ${node.name.toLowerCase()}${verbs[0].replace(/^./, (c) => c.toUpperCase())})`,
+      );
       continue;
     }
     const aa = [...at, 'actions', action];
@@ -187,7 +266,11 @@ function mutationActions(node: GraphQLObjectType, name: string, at: Path, sel: s
     actions[action] = {
       description: shortText(m.description) ?? `${m.name}`,
       ...(Object.keys(mb.params).length > 0 ? { params: mb.params } : {}),
-      request: { method: 'POST', path, graphql: { query: query('mutation', mb, m.name, body), ...(Object.keys(mb.variables).length > 0 ? { variables: mb.variables } : {}) } },
+      request: {
+        method: 'POST',
+        path,
+        graphql: { query: query('mutation', mb, m.name, body), ...(Object.keys(mb.variables).length > 0 ? { variables: mb.variables } : {}) },
+      },
       response: { record },
     };
     guess([...aa], `the ${m.name} mutation`);
@@ -200,7 +283,8 @@ function recordOf(node: GraphQLObjectType, at: Path, { guess }: EntityScope): { 
   for (const f of Object.values(node.getFields())) {
     if (!noRequiredArgs(f) || f.deprecationReason) continue;
     const named = getNamedType(f.type);
-    if (isScalarType(named) || isEnumType(named) || (isObjectType(named) && named.getFields()['id'] !== undefined)) properties[f.name] = { ...outputSchema(f.type), ...(shortText(f.description) ? { description: shortText(f.description) } : {}) };
+    if (isScalarType(named) || isEnumType(named) || (isObjectType(named) && named.getFields()['id'] !== undefined))
+      properties[f.name] = { ...outputSchema(f.type), ...(shortText(f.description) ? { description: shortText(f.description) } : {}) };
   }
   const pk = properties['id'] !== undefined ? 'id' : Object.keys(properties).find((k) => /id$/i.test(k));
   if (pk === undefined) {

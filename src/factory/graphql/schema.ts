@@ -53,7 +53,10 @@ export function inputSchema(t: GraphQLInputType, depth = 1): Obj {
 export function outputSchema(t: GraphQLOutputType): Obj {
   const nullable = !isNonNullType(t);
   const inner = getNullableType(t);
-  const withNull = (s: Obj): Obj => (nullable && typeof s['type'] === 'string' ? { ...s, type: [s['type'], 'null'], ...(Array.isArray(s['enum']) ? { enum: [...(s['enum'] as unknown[]), null] } : {}) } : s);
+  const withNull = (s: Obj): Obj =>
+    nullable && typeof s['type'] === 'string'
+      ? { ...s, type: [s['type'], 'null'], ...(Array.isArray(s['enum']) ? { enum: [...(s['enum'] as unknown[]), null] } : {}) }
+      : s;
   if (isListType(inner)) return withNull({ type: 'array' });
   if (isObjectType(inner)) return withNull({ type: 'object' });
   if (isEnumType(inner)) return withNull({ type: 'string', enum: inner.getValues().map((v) => v.name) });
@@ -80,7 +83,9 @@ export function selection(t: GraphQLObjectType): string {
 }
 
 /** What a root field returns: a list of T, a Relay connection of T, or one T. */
-export function shapeOf(f: GraphQLField<unknown, unknown>): { kind: 'list' | 'connection' | 'one'; node: GraphQLObjectType; nodes?: 'edges' | 'nodes' } | undefined {
+export function shapeOf(
+  f: GraphQLField<unknown, unknown>,
+): { kind: 'list' | 'connection' | 'one'; node: GraphQLObjectType; nodes?: 'edges' | 'nodes' } | undefined {
   const inner = getNullableType(f.type);
   if (isListType(inner)) {
     const node = getNamedType(inner);
@@ -90,11 +95,13 @@ export function shapeOf(f: GraphQLField<unknown, unknown>): { kind: 'list' | 'co
   const fields = inner.getFields();
   if (fields['pageInfo'] !== undefined) {
     const nodesField = fields['nodes'];
-    if (nodesField !== undefined && isObjectType(getNamedType(nodesField.type))) return { kind: 'connection', node: getNamedType(nodesField.type) as GraphQLObjectType, nodes: 'nodes' };
+    if (nodesField !== undefined && isObjectType(getNamedType(nodesField.type)))
+      return { kind: 'connection', node: getNamedType(nodesField.type) as GraphQLObjectType, nodes: 'nodes' };
     const edges = fields['edges'];
     const edge = edges !== undefined ? getNamedType(edges.type) : undefined;
     const node = edge !== undefined && isObjectType(edge) ? edge.getFields()['node'] : undefined;
-    if (node !== undefined && isObjectType(getNamedType(node.type))) return { kind: 'connection', node: getNamedType(node.type) as GraphQLObjectType, nodes: 'edges' };
+    if (node !== undefined && isObjectType(getNamedType(node.type)))
+      return { kind: 'connection', node: getNamedType(node.type) as GraphQLObjectType, nodes: 'edges' };
   }
   return { kind: 'one', node: inner };
 }
@@ -112,7 +119,12 @@ export interface Built {
  * Params, variable declarations, field arguments and variables of a field; a lone `input` object is
  * spread. An argument whose name is `taken` (by the enclosing field's) is `<field>_<name>`.
  */
-export function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path: (string | number)[], m: string) => void, at: (string | number)[], taken: ReadonlySet<string> = new Set()): Built {
+export function argumentsOf(
+  field: GraphQLField<unknown, unknown>,
+  guess: (path: (string | number)[], m: string) => void,
+  at: (string | number)[],
+  taken: ReadonlySet<string> = new Set(),
+): Built {
   const params: Obj = {};
   const variables: Obj = {};
   const decl: string[] = [];
@@ -129,7 +141,11 @@ export function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path:
         // Deprecated input fields are left out: the vendor is retiring them.
         if (f.deprecationReason) continue;
         const name = safeName(f.name);
-        params[name] = { ...withType(inputSchema(f.type)), ...(isNonNullType(f.type) && f.defaultValue === undefined ? { required: true } : {}), ...(shortText(f.description) ? { description: shortText(f.description) } : {}) };
+        params[name] = {
+          ...withType(inputSchema(f.type)),
+          ...(isNonNullType(f.type) && f.defaultValue === undefined ? { required: true } : {}),
+          ...(shortText(f.description) ? { description: shortText(f.description) } : {}),
+        };
         spread[f.name] = `{{params.${name}}}`;
       }
       variables[v] = spread;
@@ -137,7 +153,11 @@ export function argumentsOf(field: GraphQLField<unknown, unknown>, guess: (path:
       continue;
     }
     const name = safeName(v);
-    params[name] = { ...withType(inputSchema(a.type)), ...(isNonNullType(a.type) && a.defaultValue === undefined ? { required: true } : {}), ...(shortText(a.description) ? { description: shortText(a.description) } : {}) };
+    params[name] = {
+      ...withType(inputSchema(a.type)),
+      ...(isNonNullType(a.type) && a.defaultValue === undefined ? { required: true } : {}),
+      ...(shortText(a.description) ? { description: shortText(a.description) } : {}),
+    };
     variables[v] = `{{params.${name}}}`;
   }
   return { params, declarations: decl.join(', '), args: args.join(', '), variables };
@@ -157,7 +177,11 @@ export interface Reach {
  * field's own arguments renamed where the parent's take the name), the query document around a
  * selection body, and where the field's value sits under `body.data`.
  */
-export function reached(r: Reach, guess: (path: (string | number)[], m: string) => void, at: (string | number)[]): { built: Built; own: Built; doc: (body: string) => string; data: string } {
+export function reached(
+  r: Reach,
+  guess: (path: (string | number)[], m: string) => void,
+  at: (string | number)[],
+): { built: Built; own: Built; doc: (body: string) => string; data: string } {
   const own0 = r.parent === undefined ? undefined : argumentsOf(r.parent, guess, at);
   const own = argumentsOf(r.field, guess, at, new Set(r.parent?.args.map((a) => a.name) ?? []));
   if (r.parent === undefined || own0 === undefined) return { built: own, own, doc: (body) => query('query', own, r.field.name, body), data: r.field.name };
@@ -178,7 +202,10 @@ export const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g,
  * The filter argument of a list field that compares an updatedAt-like scalar field of the node
  * with gt (or gte): `filter: IssueFilter` where IssueFilter.updatedAt is a comparator with gt.
  */
-export function incrementalFilter(field: GraphQLField<unknown, unknown>, node: GraphQLObjectType): { arg: string; field: string; op: string; and: boolean } | undefined {
+export function incrementalFilter(
+  field: GraphQLField<unknown, unknown>,
+  node: GraphQLObjectType,
+): { arg: string; field: string; op: string; and: boolean } | undefined {
   for (const a of field.args) {
     const t = getNamedType(a.type);
     if (!isInputObjectType(t) || a.name === 'input') continue;

@@ -29,7 +29,8 @@ export function entitySources(queryType: GraphQLObjectType): EntitySource[] {
     if (!parent.args.every(scalarOrOptional)) continue;
     for (const field of Object.values(shape.node.getFields())) {
       const s = shapeOf(field);
-      if (s === undefined || s.kind === 'one' || field.deprecationReason || s.node.getFields()['id'] === undefined || !field.args.every(scalarOrOptional)) continue;
+      if (s === undefined || s.kind === 'one' || field.deprecationReason || s.node.getFields()['id'] === undefined || !field.args.every(scalarOrOptional))
+        continue;
       nested.push({ name: safeName(`${parent.name}_${field.name}`), parent, field, shape: s });
     }
   }

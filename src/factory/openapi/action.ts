@@ -6,7 +6,20 @@
 import type { Sidecar } from '../../simulator/sidecar.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, toJsonSchema, toJsonSchemaWithin, type OpenApiSchema } from '../json-schema.ts';
 import { safeName, shortText, withType } from '../scaffold.ts';
-import { bodyAt, findRecord, findRecords, formSchemaOf, isObj, jsonSchemaOf, norm, singular, success, type Obj, type Operation, type Parameter } from './document.ts';
+import {
+  bodyAt,
+  findRecord,
+  findRecords,
+  formSchemaOf,
+  isObj,
+  jsonSchemaOf,
+  norm,
+  singular,
+  success,
+  type Obj,
+  type Operation,
+  type Parameter,
+} from './document.ts';
 import { inferPagination, isArrayParam, LIMIT_PARAMS, type BuiltParam } from './pagination.ts';
 import { unwrapSingle } from './envelope.ts';
 import { paramName } from './param-names.ts';
@@ -50,7 +63,8 @@ export interface ActionScope {
 export function buildAction(def: OperationAt, action: ActionName, plan: EntityPlan, at: Path, scope: ActionScope): BuiltAction {
   const where = `${plan.name}.${action} (${def.method} ${def.path})`;
   const { params, taken } = parameterParams(def, at, where, scope);
-  const { bodyTemplate, form } = action === 'create' || action === 'update' ? bodyParams(def, at, where, scope, params, taken) : { bodyTemplate: undefined, form: false };
+  const { bodyTemplate, form } =
+    action === 'create' || action === 'update' ? bodyParams(def, at, where, scope, params, taken) : { bodyTemplate: undefined, form: false };
   const { out, pathTemplate } = requestOf(def, action, at, scope, params, bodyTemplate, form);
   const res = success(def.op);
   const result: BuiltAction = { action: out };
@@ -60,7 +74,12 @@ export function buildAction(def: OperationAt, action: ActionName, plan: EntityPl
 }
 
 /** The operation's parameters as params; a header with a default is sent instead, a credential left to the auth variant. */
-function parameterParams(def: OperationAt, at: Path, where: string, { guess, report, sentHeaders, credentialParams }: ActionScope): { params: BuiltParam[]; taken: Set<string> } {
+function parameterParams(
+  def: OperationAt,
+  at: Path,
+  where: string,
+  { guess, report, sentHeaders, credentialParams }: ActionScope,
+): { params: BuiltParam[]; taken: Set<string> } {
   const params: BuiltParam[] = [];
   const taken = new Set<string>();
   for (const p of def.pathParams) {
@@ -82,7 +101,9 @@ function parameterParams(def: OperationAt, at: Path, where: string, { guess, rep
     // style: deepObject: an object (or an object-or-scalar such as Stripe's created) is one param per
     // property, sent as name[prop]; an array is sent as name[] (Stripe's expand[]=customer).
     if (p.in === 'query' && p.style === 'deepObject' && p.schema !== undefined) {
-      const objectBranch = [p.schema, ...((flatten(p.schema)['anyOf'] ?? flatten(p.schema)['oneOf'] ?? []) as OpenApiSchema[])].find((b) => isObjectSchema(b) && propertiesOf(b).length > 0);
+      const objectBranch = [p.schema, ...((flatten(p.schema)['anyOf'] ?? flatten(p.schema)['oneOf'] ?? []) as OpenApiSchema[])].find(
+        (b) => isObjectSchema(b) && propertiesOf(b).length > 0,
+      );
       if (objectBranch !== undefined && !isArraySchema(p.schema)) {
         for (const [prop, ps] of propertiesOf(objectBranch)) {
           const name = safeName(`${p.name}_${prop}`);
@@ -104,19 +125,34 @@ function parameterParams(def: OperationAt, at: Path, where: string, { guess, rep
       if (schema['type'] === 'string' && schema['minLength'] === undefined) schema['minLength'] = 1;
     } else if (p.required) schema['required'] = true;
     const deepArray = p.in === 'query' && p.style === 'deepObject' && schema['type'] === 'array';
-    params.push({ name, original: p.name, in: p.in, schema, ...(p.explode === false && p.in === 'query' ? { explodeFalse: true } : {}), ...(deepArray ? { key: `${p.name}[]` } : {}) });
+    params.push({
+      name,
+      original: p.name,
+      in: p.in,
+      schema,
+      ...(p.explode === false && p.in === 'query' ? { explodeFalse: true } : {}),
+      ...(deepArray ? { key: `${p.name}[]` } : {}),
+    });
   }
   return { params, taken };
 }
 
 /** The JSON (else form-encoded) request body: its fields are params; a single-key wrapper is put back by the template. */
-function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, credentialParams }: ActionScope, params: BuiltParam[], taken: Set<string>): { bodyTemplate: unknown; form: boolean } {
+function bodyParams(
+  def: OperationAt,
+  at: Path,
+  where: string,
+  { guess, report, credentialParams }: ActionScope,
+  params: BuiltParam[],
+  taken: Set<string>,
+): { bodyTemplate: unknown; form: boolean } {
   let bodyTemplate: unknown;
   const content = def.op.requestBody?.content;
   const form_ = formSchemaOf(content);
   const schema = jsonSchemaOf(content) ?? form_;
   const form = form_ !== undefined;
-  if (content && schema === undefined && Object.keys(content).length > 0) report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
+  if (content && schema === undefined && Object.keys(content).length > 0)
+    report.push(`${where}: request body ${Object.keys(content).join(', ')} is neither JSON nor a form; left out`);
   if (schema !== undefined) {
     const props = propertiesOf(schema);
     let wrapper: string | undefined;
@@ -140,24 +176,45 @@ function bodyParams(def: OperationAt, at: Path, where: string, { guess, report, 
       const within = toJsonSchemaWithin(fs, { depth: BODY_DEPTH, required: true, itemsNest: true }, BODY_PROPERTIES);
       const js = withType(within.schema) as BuiltParam['schema'];
       if (required.has(field)) js['required'] = true;
-      if (within.depth < BODY_DEPTH) guess([...at, 'params', name], `shape kept ${within.depth} level${within.depth === 1 ? '' : 's'} deep (the description's is larger); deeper values are typed object`);
+      if (within.depth < BODY_DEPTH)
+        guess(
+          [...at, 'params', name],
+          `shape kept ${within.depth} level${within.depth === 1 ? '' : 's'} deep (the description's is larger); deeper values are typed object`,
+        );
       params.push({ name, original: field, in: 'body', schema: js });
       fields[field] = `{{params.${name}}}`;
     }
     bodyTemplate = wrapper !== undefined ? { [wrapper]: listed ? [fields] : fields } : fields;
-    if (wrapper !== undefined) guess([...at, 'request', 'body'], listed ? `the description sends records as an array in "${wrapper}"; params are the fields of one` : `the description wraps the fields in "${wrapper}"; params are the fields inside`);
+    if (wrapper !== undefined)
+      guess(
+        [...at, 'request', 'body'],
+        listed
+          ? `the description sends records as an array in "${wrapper}"; params are the fields of one`
+          : `the description wraps the fields in "${wrapper}"; params are the fields inside`,
+      );
   }
   return { bodyTemplate, form };
 }
 
 /** The action's description, params and request template. */
-function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, sharedPath = {} }: ActionScope, params: BuiltParam[], bodyTemplate: unknown, form: boolean): { out: Obj; pathTemplate: string } {
+function requestOf(
+  def: OperationAt,
+  action: ActionName,
+  at: Path,
+  { guess, sharedPath = {} }: ActionScope,
+  params: BuiltParam[],
+  bodyTemplate: unknown,
+  form: boolean,
+): { out: Obj; pathTemplate: string } {
   const out: Obj = {};
   const description = shortText(def.op.summary ?? def.op.description);
-  if (description || def.op.operationId) out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
+  if (description || def.op.operationId)
+    out['description'] = `${description ?? ''}${def.op.operationId ? `${description ? ' ' : ''}(${def.op.operationId})` : ''}`;
   if (params.length > 0) out['params'] = Object.fromEntries(params.map((p) => [p.name, p.schema]));
   // A #fragment pseudo-path is its path: the fragment never reaches the server.
-  const pathTemplate = def.path.replace(/#.*$/, '').replace(/\{([^}]+)\}/g, (_m, n: string) => sharedPath[n] ?? `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
+  const pathTemplate = def.path
+    .replace(/#.*$/, '')
+    .replace(/\{([^}]+)\}/g, (_m, n: string) => sharedPath[n] ?? `{{params.${params.find((p) => p.in === 'path' && p.original === n)?.name ?? safeName(n)}}}`);
   for (const m of def.path.matchAll(/\{([^}]+)\}/g)) {
     if (sharedPath[m[1]!] === undefined && !params.some((p) => p.in === 'path' && p.original === m[1])) {
       const name = safeName(m[1]!);
@@ -168,13 +225,19 @@ function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, shar
   }
   const request: Obj = { method: def.method, path: pathTemplate };
   const query = params.filter((p) => p.in === 'query');
-  if (query.length > 0) request['query'] = Object.fromEntries(query.map((p) => [p.key ?? p.original, p.explodeFalse && isArrayParam(p) ? `{{join params.${p.name} ','}}` : `{{params.${p.name}}}`]));
+  if (query.length > 0)
+    request['query'] = Object.fromEntries(
+      query.map((p) => [p.key ?? p.original, p.explodeFalse && isArrayParam(p) ? `{{join params.${p.name} ','}}` : `{{params.${p.name}}}`]),
+    );
   const headers = params.filter((p) => p.in === 'header');
   if (headers.length > 0) request['headers'] = Object.fromEntries(headers.map((p) => [p.original, `{{params.${p.name}}}`]));
   if (bodyTemplate !== undefined) request['body'] = bodyTemplate;
   if (bodyTemplate !== undefined && form) {
     request['body_encoding'] = 'form';
-    guess([...at, 'request', 'body_encoding'], 'the description takes application/x-www-form-urlencoded: nested fields are sent as deepObject keys (metadata[key], items[0][price])');
+    guess(
+      [...at, 'request', 'body_encoding'],
+      'the description takes application/x-www-form-urlencoded: nested fields are sent as deepObject keys (metadata[key], items[0][price])',
+    );
   }
   if (def.method === 'POST' && action === 'update') guess([...at, 'request', 'method'], 'the item path has no PATCH or PUT: its POST is taken as the update');
   out['request'] = request;
@@ -182,12 +245,24 @@ function requestOf(def: OperationAt, action: ActionName, at: Path, { guess, shar
 }
 
 /** A list's records (unwrapped), its pagination, and the request the credential check may use. */
-function listResponse(plan: EntityPlan, at: Path, where: string, { guess, report, sidecarPagination }: ActionScope, params: BuiltParam[], res: ReturnType<typeof success>, out: Obj, result: BuiltAction, pathTemplate: string): void {
+function listResponse(
+  plan: EntityPlan,
+  at: Path,
+  where: string,
+  { guess, report, sidecarPagination }: ActionScope,
+  params: BuiltParam[],
+  res: ReturnType<typeof success>,
+  out: Obj,
+  result: BuiltAction,
+  pathTemplate: string,
+): void {
   // An RPC answer's one array is its records, whatever its items' schema says (Slack's channels).
   const arrays = plan.rpc === true && res.schema !== undefined ? propertiesOf(res.schema).filter(([, v]) => isArraySchema(v)) : [];
   // The record as the entity's get answers it: of several arrays, the records are the one whose items look like it.
   const getSchema = plan.ops.get === undefined ? undefined : findRecord(success(plan.ops.get.op).schema, singular(plan.name), plan.name).schema;
-  const found = findRecords(res.schema, plan.name, 2, getSchema) ?? (arrays.length === 1 ? { path: [arrays[0]![0]], item: flatten(flatten(arrays[0]![1])['items']) } : undefined);
+  const found =
+    findRecords(res.schema, plan.name, 2, getSchema) ??
+    (arrays.length === 1 ? { path: [arrays[0]![0]], item: flatten(flatten(arrays[0]![1])['items']) } : undefined);
   if (found === undefined) {
     out['response'] = { records: '{{body}}', meta: { next_page: '{{null}}' } };
     guess([...at, 'response', 'records'], 'no array in the response schema: where are the records?');
@@ -203,7 +278,11 @@ function listResponse(plan: EntityPlan, at: Path, where: string, { guess, report
   const pg =
     inferPagination(params, res, found?.path ?? [], found?.item) ??
     (scParam !== undefined && sc?.next_cursor !== undefined
-      ? { pagination: { type: 'cursor', param: scParam.name, next: `{{body.${sc.next_cursor}}}` }, meta: `{{body.${sc.next_cursor}}}`, why: `cursor: the sidecar's pagination (${sc.cursor_param} ← ${sc.next_cursor})` }
+      ? {
+          pagination: { type: 'cursor', param: scParam.name, next: `{{body.${sc.next_cursor}}}` },
+          meta: `{{body.${sc.next_cursor}}}`,
+          why: `cursor: the sidecar's pagination (${sc.cursor_param} ← ${sc.next_cursor})`,
+        }
       : undefined);
   if (pg) {
     out['pagination'] = pg.pagination;
@@ -217,12 +296,25 @@ function listResponse(plan: EntityPlan, at: Path, where: string, { guess, report
 }
 
 /** One record (unwrapped from its envelope, or where the sidecar says it is). */
-function recordResponse(plan: EntityPlan, at: Path, where: string, { guess, report }: ActionScope, res: ReturnType<typeof success>, out: Obj, result: BuiltAction): void {
+function recordResponse(
+  plan: EntityPlan,
+  at: Path,
+  where: string,
+  { guess, report }: ActionScope,
+  res: ReturnType<typeof success>,
+  out: Obj,
+  result: BuiltAction,
+): void {
   const declared = plan.recordKey === undefined ? undefined : propertiesOf(res.schema ?? {}).find(([k]) => k === plan.recordKey);
-  const found: ReturnType<typeof findRecord> = declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name), plan.name);
+  const found: ReturnType<typeof findRecord> =
+    declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name), plan.name);
   // A record answered as the one item of an array under the entity's plural key ({"Invoices": [{...}]}).
   out['response'] = { record: found.first === true ? `{{first ${bodyAt(found.path).slice(2, -2)}}}` : bodyAt(found.path) };
-  if (found.path.length > 0) guess([...at, 'response', 'record'], found.first === true ? `record: the one item of "${found.path.join('.')}"` : `record unwrapped from "${found.path.join('.')}"`);
+  if (found.path.length > 0)
+    guess(
+      [...at, 'response', 'record'],
+      found.first === true ? `record: the one item of "${found.path.join('.')}"` : `record unwrapped from "${found.path.join('.')}"`,
+    );
   else if (declared === undefined) {
     // No usual envelope name, but maybe an envelope all the same ({"Contacts": [{ContactID...}]}).
     const { found: inner, doubt } = unwrapSingle(found.schema, plan.name);

@@ -18,7 +18,10 @@ export function scaffoldAuth(doc: Obj, { guess, report }: Notes, operations: Ope
       auth.push({
         ...base,
         type: 'basic',
-        fields: { username: { type: 'string', description: 'The user name (an email address for many APIs)' }, password: { type: 'string', secret: true, description: 'The password or API token' } },
+        fields: {
+          username: { type: 'string', description: 'The user name (an email address for many APIs)' },
+          password: { type: 'string', secret: true, description: 'The password or API token' },
+        },
         username: '{{credentials.username}}',
         password: '{{credentials.password}}',
       });
@@ -38,7 +41,12 @@ export function scaffoldAuth(doc: Obj, { guess, report }: Notes, operations: Ope
         type: 'oauth2',
         fields: {
           access_token: { type: 'string', secret: true },
-          ...(refreshes ? { refresh_token: { type: 'string', secret: true, required: false }, expires_at: { type: 'integer', required: false, description: 'Unix seconds' } } : {}),
+          ...(refreshes
+            ? {
+                refresh_token: { type: 'string', secret: true, required: false },
+                expires_at: { type: 'integer', required: false, description: 'Unix seconds' },
+              }
+            : {}),
         },
         authorize_url: String(flow['authorizationUrl']),
         token_url: String(flow['tokenUrl']),
@@ -48,12 +56,26 @@ export function scaffoldAuth(doc: Obj, { guess, report }: Notes, operations: Ope
         expires: refreshes,
       });
       const i = auth.length - 1;
-      if (needed !== undefined) guess(['auth', i, 'scopes'], `the scopes the scaffolded operations' security requirements name (${needed.length} of the ${listed.length} listed)`);
-      else if (scopes.length > 0) guess(['auth', i, 'scopes'], 'every scope the description lists (no scaffolded operation names the ones it needs): keep only the ones the connector needs');
+      if (needed !== undefined)
+        guess(['auth', i, 'scopes'], `the scopes the scaffolded operations' security requirements name (${needed.length} of the ${listed.length} listed)`);
+      else if (scopes.length > 0)
+        guess(
+          ['auth', i, 'scopes'],
+          'every scope the description lists (no scaffolded operation names the ones it needs): keep only the ones the connector needs',
+        );
       guess(['auth', i, 'token_request_auth'], 'how the token endpoint takes the client secret (client_secret_post or client_secret_basic)');
-      guess(['auth', i, 'refreshes'], typeof flow['refreshUrl'] === 'string' ? 'the flow has a refreshUrl: tokens assumed to refresh and expire' : refreshes ? `the ${String(offline)} scope asks for refresh tokens: tokens assumed to refresh and expire` : 'no refreshUrl and no offline_access scope: tokens assumed not to refresh');
+      guess(
+        ['auth', i, 'refreshes'],
+        typeof flow['refreshUrl'] === 'string'
+          ? 'the flow has a refreshUrl: tokens assumed to refresh and expire'
+          : refreshes
+            ? `the ${String(offline)} scope asks for refresh tokens: tokens assumed to refresh and expire`
+            : 'no refreshUrl and no offline_access scope: tokens assumed not to refresh',
+      );
     } else {
-      report.push(`auth scheme ${schemeName} (${String(s['type'])}${scheme ? ` ${scheme}` : ''}${s['in'] ? ` in ${String(s['in'])}` : ''}): not expressible as a manifest auth variant`);
+      report.push(
+        `auth scheme ${schemeName} (${String(s['type'])}${scheme ? ` ${scheme}` : ''}${s['in'] ? ` in ${String(s['in'])}` : ''}): not expressible as a manifest auth variant`,
+      );
     }
   }
   if (auth.length === 0) {
@@ -99,9 +121,13 @@ export function scaffoldRetry(doc: Obj, { guess, report }: Notes): Obj {
   const retryAfter = header('retry-after');
   if (retryAfter) retryHeaders.push({ name: retryAfter, format: 'seconds' });
   const retry = { max_attempts: 4, retry_after_headers: retryHeaders.length > 0 ? retryHeaders : [{ name: 'Retry-After', format: 'seconds' }] };
-  if (retryHeaders.length === 0) guess(['retry', 'retry_after_headers'], 'no retry header is declared in the description; Retry-After (seconds) is the HTTP standard');
-  else if (retryHeaders.some((h) => h['format'] === 'unix_seconds')) guess(['retry', 'retry_after_headers'], 'a reset header may carry Unix seconds or seconds to wait: check which');
+  if (retryHeaders.length === 0)
+    guess(['retry', 'retry_after_headers'], 'no retry header is declared in the description; Retry-After (seconds) is the HTTP standard');
+  else if (retryHeaders.some((h) => h['format'] === 'unix_seconds'))
+    guess(['retry', 'retry_after_headers'], 'a reset header may carry Unix seconds or seconds to wait: check which');
   const limitHeader = [...responseHeaders].find((h) => /rate-?limit-limit|ratelimit$/i.test(h));
-  report.push(`rate limit: requests per window ${limitHeader ? `(the description declares ${limitHeader}, not the window)` : '(not in the description)'}; add rate_limit from the vendor's documentation`);
+  report.push(
+    `rate limit: requests per window ${limitHeader ? `(the description declares ${limitHeader}, not the window)` : '(not in the description)'}; add rate_limit from the vendor's documentation`,
+  );
   return retry;
 }

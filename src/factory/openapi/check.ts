@@ -8,7 +8,9 @@ export function scaffoldCheck(allPaths: Record<string, PathItem>, checkRequest: 
   const me =
     WHO.find((p) => allPaths[p]?.get !== undefined) ??
     // Under a version prefix (Stripe's /v1/account).
-    WHO.flatMap((p) => Object.keys(allPaths).filter((k) => k.endsWith(p) && /^\/v\d+(\.\d+)?$/.test(k.slice(0, k.length - p.length)))).find((p) => allPaths[p]?.get !== undefined) ??
+    WHO.flatMap((p) => Object.keys(allPaths).filter((k) => k.endsWith(p) && /^\/v\d+(\.\d+)?$/.test(k.slice(0, k.length - p.length)))).find(
+      (p) => allPaths[p]?.get !== undefined,
+    ) ??
     // Under a versioned prefix (/rest/api/3/myself, /v2/me): the shortest such path.
     Object.keys(allPaths)
       .filter((p) => allPaths[p]?.get !== undefined && /\/(me|myself|whoami|users\/me|users\/self)$/.test(p))

@@ -47,7 +47,11 @@ export async function loadOpenApi(file: string): Promise<Obj> {
   }
   if (!isObj(doc) || typeof doc['openapi'] !== 'string' || !doc['openapi'].startsWith('3.')) {
     const v = isObj(doc) ? (doc['swagger'] ?? doc['openapi']) : undefined;
-    throw new SwitchboardError('invalid_params', `${file} is not an OpenAPI 3.x description${v !== undefined ? ` (version ${String(v)})` : ''}; convert Swagger 2.0 with e.g. swagger2openapi first`, { details: { file } });
+    throw new SwitchboardError(
+      'invalid_params',
+      `${file} is not an OpenAPI 3.x description${v !== undefined ? ` (version ${String(v)})` : ''}; convert Swagger 2.0 with e.g. swagger2openapi first`,
+      { details: { file } },
+    );
   }
   if (!isObj(doc['paths'])) throw new SwitchboardError('invalid_params', `${file} has no paths`, { details: { file } });
   return doc;
@@ -88,13 +92,20 @@ const RECORD_KEYS = ['data', 'result', 'item', 'record', 'object'];
  * items share most fields with `record` (the entity's record as its get answers it), never a
  * `_links`-style array.
  */
-export function findRecords(schema: OpenApiSchema | undefined, entity: string, depth = 2, record?: OpenApiSchema): { path: string[]; item?: OpenApiSchema } | undefined {
+export function findRecords(
+  schema: OpenApiSchema | undefined,
+  entity: string,
+  depth = 2,
+  record?: OpenApiSchema,
+): { path: string[]; item?: OpenApiSchema } | undefined {
   if (schema === undefined || depth === 0) return undefined;
   if (isArraySchema(schema)) return { path: [], item: flatten(flatten(schema)['items']) };
   const props = propertiesOf(schema);
   // Arrays of objects only: an object with `tags: [string]` is a record, not a list of tags.
   const arrays = props.filter(([, v]) => isArraySchema(v) && richestObject(flatten(v)['items']) !== undefined);
-  const named = arrays.find(([k]) => RECORDS_KEYS.includes(k) || norm(k) === norm(entity) || norm(k) === norm(lastWord(entity))) ?? (arrays.length === 1 ? arrays[0] : bestArray(arrays, record));
+  const named =
+    arrays.find(([k]) => RECORDS_KEYS.includes(k) || norm(k) === norm(entity) || norm(k) === norm(lastWord(entity))) ??
+    (arrays.length === 1 ? arrays[0] : bestArray(arrays, record));
   const item = named === undefined ? undefined : richestObject(flatten(named[1])['items']);
   if (named) return { path: [named[0]], ...(item !== undefined ? { item } : {}) };
   for (const [k, v] of props) {
@@ -154,7 +165,10 @@ export function findRecord(input: OpenApiSchema | undefined, singular: string, p
   // A body with an id of its own is the record, whatever else it holds (Stripe's event has `data`).
   const ownId = props.some(([k]) => k === 'id' || k === 'gid' || k === 'uuid');
   if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data')) return { path: [envelope[0]], schema: flatten(envelope[1]) };
-  const listed = plural === undefined || ownId ? undefined : props.find(([k, v]) => (norm(k) === norm(plural) || norm(k) === norm(lastWord(plural))) && isArraySchema(v) && isObjectSchema(flatten(v)['items']));
+  const listed =
+    plural === undefined || ownId
+      ? undefined
+      : props.find(([k, v]) => (norm(k) === norm(plural) || norm(k) === norm(lastWord(plural))) && isArraySchema(v) && isObjectSchema(flatten(v)['items']));
   if (listed !== undefined && props.length <= 5) return { path: [listed[0]], schema: flatten(flatten(listed[1])['items']), first: true };
   return { path: [], schema: flatten(schema) };
 }

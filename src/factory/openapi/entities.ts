@@ -16,7 +16,12 @@ export interface ScaffoldedEntities {
   checkRequest: Obj | undefined;
 }
 
-export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'auth' | 'pagination'> | undefined, { guess, report }: Notes, shared: SharedId[] = []): ScaffoldedEntities {
+export function scaffoldEntities(
+  chosen: EntityPlan[],
+  sidecar: Pick<Sidecar, 'auth' | 'pagination'> | undefined,
+  { guess, report }: Notes,
+  shared: SharedId[] = [],
+): ScaffoldedEntities {
   const sentHeaders: Record<string, string> = {};
   const entities: Obj = {};
   let checkRequest: Obj | undefined;
@@ -49,7 +54,11 @@ export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'a
     const record = toJsonSchema(recordSchema ?? { type: 'object' }, { depth: 1, loose: true });
     const props = (record['properties'] ?? {}) as Obj;
     // The id the item path takes, named the vendor's way ({Sid} → sid, {InvoiceID} → InvoiceID).
-    const pk = plan.idField ?? ['id', 'gid', 'uuid', 'key'].find((k) => props[k] !== undefined) ?? idFieldFor(plan.itemParam, Object.keys(props), singular(plan.name)) ?? Object.keys(props).find((k) => /(^|_)id$/.test(k));
+    const pk =
+      plan.idField ??
+      ['id', 'gid', 'uuid', 'key'].find((k) => props[k] !== undefined) ??
+      idFieldFor(plan.itemParam, Object.keys(props), singular(plan.name)) ??
+      Object.keys(props).find((k) => /(^|_)id$/.test(k));
     if (pk !== undefined && props[pk] === undefined) props[pk] = { type: ['string', 'integer'] };
     if (pk === undefined) {
       props['id'] = { type: ['string', 'integer'] };
@@ -58,16 +67,21 @@ export function scaffoldEntities(chosen: EntityPlan[], sidecar: Pick<Sidecar, 'a
     const primaryKey = pk ?? 'id';
     // Only the key is required: lists often return compact records.
     const pkSchema = props[primaryKey] as Obj | undefined;
-    if (pkSchema && Array.isArray(pkSchema['type'])) pkSchema['type'] = (pkSchema['type'] as string[]).filter((t) => t !== 'null').length === 1 ? (pkSchema['type'] as string[]).find((t) => t !== 'null') : pkSchema['type'];
+    if (pkSchema && Array.isArray(pkSchema['type']))
+      pkSchema['type'] =
+        (pkSchema['type'] as string[]).filter((t) => t !== 'null').length === 1 ? (pkSchema['type'] as string[]).find((t) => t !== 'null') : pkSchema['type'];
     entities[plan.name] = {
       title: plan.name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()),
       primary_key: primaryKey,
       record: { type: 'object', required: [primaryKey], properties: props },
       actions,
     };
-    if (recordSchema === undefined) guess([...at, 'record'], 'no response schema: describe the record\'s fields');
+    if (recordSchema === undefined) guess([...at, 'record'], "no response schema: describe the record's fields");
     if (plan.otherItems !== undefined && plan.otherItems.length > 0 && plan.item !== undefined) {
-      guess([...at, 'actions', plan.ops.get !== undefined ? 'get' : 'update'], `the item path ${plan.item} is keyed by {${plan.itemParam ?? ''}}; also in the description, not scaffolded: ${plan.otherItems.join(', ')}`);
+      guess(
+        [...at, 'actions', plan.ops.get !== undefined ? 'get' : 'update'],
+        `the item path ${plan.item} is keyed by {${plan.itemParam ?? ''}}; also in the description, not scaffolded: ${plan.otherItems.join(', ')}`,
+      );
     }
     if (singleton) guess([...at, 'actions', 'get'], `${plan.collection ?? ''} answers one object, not a list: scaffolded as get`);
   }

@@ -35,7 +35,9 @@ export function unwrapSingle(body: OpenApiSchema | undefined, entity: string): {
       found: {
         template: h.array ? `{{first ${path}}}` : `{{${path}}}`,
         schema: h.inner,
-        why: h.array ? `the body has no id of its own: the record is the one item of its "${h.k}" array` : `the body has no id of its own: the record is its "${h.k}"`,
+        why: h.array
+          ? `the body has no id of its own: the record is the one item of its "${h.k}" array`
+          : `the body has no id of its own: the record is its "${h.k}"`,
       },
     };
   }

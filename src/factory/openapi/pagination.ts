@@ -2,8 +2,34 @@
 import { propertiesOf, type JsonSchema, type OpenApiSchema } from '../json-schema.ts';
 import { bodyAt, norm, scalarFields, type Obj } from './document.ts';
 
-const CURSOR_PARAMS = ['cursor', 'startcursor', 'startingafter', 'after', 'pagetoken', 'nextpagetoken', 'nexttoken', 'continuation', 'continuationtoken', 'marker', 'pagecursor', 'nextcursor', 'starttoken', 'offset'];
-const NEXT_FIELDS = ['nextcursor', 'nextpagetoken', 'nexttoken', 'next', 'cursor', 'nextoffset', 'continuation', 'continuationtoken', 'nextmarker', 'endcursor'];
+const CURSOR_PARAMS = [
+  'cursor',
+  'startcursor',
+  'startingafter',
+  'after',
+  'pagetoken',
+  'nextpagetoken',
+  'nexttoken',
+  'continuation',
+  'continuationtoken',
+  'marker',
+  'pagecursor',
+  'nextcursor',
+  'starttoken',
+  'offset',
+];
+const NEXT_FIELDS = [
+  'nextcursor',
+  'nextpagetoken',
+  'nexttoken',
+  'next',
+  'cursor',
+  'nextoffset',
+  'continuation',
+  'continuationtoken',
+  'nextmarker',
+  'endcursor',
+];
 const OFFSET_PARAMS = ['offset', 'skip', 'start', 'startat', 'startindex', 'from'];
 const PAGE_PARAMS = ['page', 'pagenumber', 'pageno', 'pagenum'];
 export const LIMIT_PARAMS = ['limit', 'perpage', 'pagesize', 'count', 'maxresults', 'size', 'top', 'pagelimit', 'maxitems', 'max'];
@@ -24,17 +50,28 @@ export interface BuiltParam {
   openapi?: OpenApiSchema;
 }
 
-export const isArrayParam = (p: BuiltParam): boolean => p.schema['type'] === 'array' || (Array.isArray(p.schema['type']) && (p.schema['type'] as string[]).includes('array'));
+export const isArrayParam = (p: BuiltParam): boolean =>
+  p.schema['type'] === 'array' || (Array.isArray(p.schema['type']) && (p.schema['type'] as string[]).includes('array'));
 
 /** Cursor, offset or page pagination from the list's params and its response; or a Link header. */
-export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSchema; headers: string[] }, recordsPath: string[], item?: OpenApiSchema): { pagination: Obj; meta: string; why: string } | undefined {
+export function inferPagination(
+  params: BuiltParam[],
+  res: { schema?: OpenApiSchema; headers: string[] },
+  recordsPath: string[],
+  item?: OpenApiSchema,
+): { pagination: Obj; meta: string; why: string } | undefined {
   const query = params.filter((p) => p.in === 'query');
   const fields = scalarFields(res.schema).filter((f) => f.path.join('.') !== recordsPath.join('.'));
   const boolish = (f: { schema: OpenApiSchema }): boolean => f.schema['type'] === 'boolean' || f.schema['type'] === undefined;
   const more = fields.find((f) => HAS_MORE.includes(norm(f.path.at(-1)!)) && boolish(f));
   const last = more === undefined ? fields.find((f) => IS_LAST.includes(norm(f.path.at(-1)!)) && f.schema['type'] === 'boolean') : undefined;
   // has_more as a template: the field itself, or the negation of an "is last page" flag.
-  const hasMore = more !== undefined ? { path: more.path, tpl: bodyAt(more.path) } : last !== undefined ? { path: last.path, tpl: `{{not ${['body', ...last.path].join('.')}}}` } : undefined;
+  const hasMore =
+    more !== undefined
+      ? { path: more.path, tpl: bodyAt(more.path) }
+      : last !== undefined
+        ? { path: last.path, tpl: `{{not ${['body', ...last.path].join('.')}}}` }
+        : undefined;
   const limit = query.find((p) => LIMIT_PARAMS.includes(norm(p.original)));
   for (const p of query) {
     const n = norm(p.original);
@@ -47,7 +84,10 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
     const names = inner === undefined ? [n] : [n, `${norm(inner)}cursor`, norm(inner)];
     const same = names.map((name) => fields.filter((f) => norm(f.path.at(-1)!) === name)).find((list) => list.length > 0) ?? [];
     // A next-page URL (links.next, next_page_uri) is not a cursor value: followed as a URL below.
-    const next = same.find((f) => f.path.some((s) => /next/i.test(s))) ?? same[0] ?? fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean' && !isNextUrl(f));
+    const next =
+      same.find((f) => f.path.some((s) => /next/i.test(s))) ??
+      same[0] ??
+      fields.find((f) => NEXT_FIELDS.includes(norm(f.path.at(-1)!)) && f.schema['type'] !== 'boolean' && !isNextUrl(f));
     if (next === undefined) {
       // Stripe: starting_after=<the last record's id> while has_more is true; no next field.
       const idField = item === undefined ? undefined : ['id', 'gid', 'uuid'].find((k) => propertiesOf(item).some(([f]) => f === k));
@@ -67,7 +107,9 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
     return {
       pagination: { type: 'cursor', param: p.name, next: tpl, ...(hasMore ? { has_more: hasMore.tpl } : {}) },
       // With a has_more flag the cursor may stay set on the last page (Zendesk's meta.after_cursor): null there.
-      meta: hasMore ? `{{when ${/\s/.test(hasMore.tpl.slice(2, -2)) ? `(${hasMore.tpl.slice(2, -2)})` : hasMore.tpl.slice(2, -2)} ${['body', ...next.path].join('.')}}}` : tpl,
+      meta: hasMore
+        ? `{{when ${/\s/.test(hasMore.tpl.slice(2, -2)) ? `(${hasMore.tpl.slice(2, -2)})` : hasMore.tpl.slice(2, -2)} ${['body', ...next.path].join('.')}}}`
+        : tpl,
       why: `cursor: the ${p.original} param takes the response's ${next.path.join('.')}`,
     };
   }
@@ -75,7 +117,9 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
   // followed as given, rather than counting page numbers or offsets beside it.
   const nextUrl = fields.find(isNextUrl);
   if (nextUrl !== undefined) {
-    const counted = [PAGE_PARAMS, CURSOR_PARAMS, OFFSET_PARAMS].map((names) => query.find((p) => names.includes(norm(p.original)))).find((p) => p !== undefined);
+    const counted = [PAGE_PARAMS, CURSOR_PARAMS, OFFSET_PARAMS]
+      .map((names) => query.find((p) => names.includes(norm(p.original))))
+      .find((p) => p !== undefined);
     return {
       pagination: { type: 'next_url', next: bodyAt(nextUrl.path), ...(hasMore ? { has_more: hasMore.tpl } : {}) },
       meta: '{{null}}',
@@ -85,7 +129,11 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
   // A declared Link header is the API's own next-page URL (GitHub: page/per_page behind Link): followed as given.
   if (res.headers.some((h) => h.toLowerCase() === 'link')) {
     const page = query.find((p) => PAGE_PARAMS.includes(norm(p.original)) || OFFSET_PARAMS.includes(norm(p.original)));
-    return { pagination: { type: 'link_header' }, meta: '{{null}}', why: `the response declares a Link header (rel="next")${page ? `, followed rather than counting ${page.original}` : ''}` };
+    return {
+      pagination: { type: 'link_header' },
+      meta: '{{null}}',
+      why: `the response declares a Link header (rel="next")${page ? `, followed rather than counting ${page.original}` : ''}`,
+    };
   }
   const offset = query.find((p) => OFFSET_PARAMS.includes(norm(p.original)) && p.schema['type'] !== 'string');
   if (offset && limit) {
@@ -99,7 +147,13 @@ export function inferPagination(params: BuiltParam[], res: { schema?: OpenApiSch
   if (page) {
     const start = typeof page.schema['minimum'] === 'number' && page.schema['minimum'] === 0 ? 0 : 1;
     return {
-      pagination: { type: 'page', param: page.name, start, ...(limit ? { limit_param: limit.name, default_limit: defaultLimit(limit) } : {}), ...(hasMore ? { has_more: hasMore.tpl } : {}) },
+      pagination: {
+        type: 'page',
+        param: page.name,
+        start,
+        ...(limit ? { limit_param: limit.name, default_limit: defaultLimit(limit) } : {}),
+        ...(hasMore ? { has_more: hasMore.tpl } : {}),
+      },
       meta: '{{null}}',
       why: `page numbers from ${start} in ${page.original}${limit ? `, page size ${limit.original}` : ''}`,
     };
@@ -113,9 +167,13 @@ const URL_FORMATS = new Set(['uri', 'url', 'uri-reference', 'iri', 'iri-referenc
 function isNextUrl(f: { path: string[]; schema: OpenApiSchema }): boolean {
   const names = f.path.map(norm);
   const leaf = names.at(-1)!;
-  if (f.schema['type'] !== undefined && f.schema['type'] !== 'string' && !(Array.isArray(f.schema['type']) && f.schema['type'].includes('string'))) return false;
+  if (f.schema['type'] !== undefined && f.schema['type'] !== 'string' && !(Array.isArray(f.schema['type']) && f.schema['type'].includes('string')))
+    return false;
   const nexty = leaf.startsWith('next') || names.slice(0, -1).some((n) => n.startsWith('next'));
-  const urlish = /(uri|url|link|href)$/.test(leaf) || (typeof f.schema['format'] === 'string' && URL_FORMATS.has(f.schema['format'])) || names.slice(0, -1).some((n) => /links?$/.test(n));
+  const urlish =
+    /(uri|url|link|href)$/.test(leaf) ||
+    (typeof f.schema['format'] === 'string' && URL_FORMATS.has(f.schema['format'])) ||
+    names.slice(0, -1).some((n) => /links?$/.test(n));
   return nexty && urlish;
 }
 

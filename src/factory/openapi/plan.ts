@@ -25,7 +25,16 @@ export interface EntityPlan {
 }
 
 /** RPC verbs (`/conversations.list`) and the action each is. */
-const RPC_VERBS: Record<string, 'list' | 'get' | 'create' | 'update'> = { list: 'list', info: 'get', get: 'get', retrieve: 'get', create: 'create', add: 'create', update: 'update', edit: 'update' };
+const RPC_VERBS: Record<string, 'list' | 'get' | 'create' | 'update'> = {
+  list: 'list',
+  info: 'get',
+  get: 'get',
+  retrieve: 'get',
+  create: 'create',
+  add: 'create',
+  update: 'update',
+  edit: 'update',
+};
 const RPC_PATH = /^\/([a-z][A-Za-z0-9_]*(?:\.[a-z][A-Za-z0-9_]*)*)\.([a-z][A-Za-z]*)$/;
 
 /**
@@ -42,7 +51,12 @@ export function planEntities(paths: Record<string, PathItem>, declared: Sidecar[
 }
 
 /** The sidecar's resources: each kind's first declared operation; every declared one is claimed. */
-function declaredEntities(paths: Record<string, PathItem>, declared: NonNullable<Sidecar['resources']>, rpc: Map<string, EntityPlan>, claimed: Set<string>): void {
+function declaredEntities(
+  paths: Record<string, PathItem>,
+  declared: NonNullable<Sidecar['resources']>,
+  rpc: Map<string, EntityPlan>,
+  claimed: Set<string>,
+): void {
   const opAt = (key: string): { path: string; method: string; op: Operation; pathParams: Parameter[] } | undefined => {
     const [method, path] = key.split(' ') as [string, string];
     const item = paths[path];
@@ -50,7 +64,13 @@ function declaredEntities(paths: Record<string, PathItem>, declared: NonNullable
     return item === undefined || op === undefined ? undefined : { path, method, op, pathParams: merged(item, op) };
   };
   for (const [name, r] of Object.entries(declared)) {
-    const e: EntityPlan = { name: safeName(name), ops: {}, rpc: true, ...(r.record !== undefined ? { recordKey: r.record } : {}), ...(r.id_field !== undefined ? { idField: r.id_field } : {}) };
+    const e: EntityPlan = {
+      name: safeName(name),
+      ops: {},
+      rpc: true,
+      ...(r.record !== undefined ? { recordKey: r.record } : {}),
+      ...(r.id_field !== undefined ? { idField: r.id_field } : {}),
+    };
     for (const kind of ['list', 'get', 'create', 'update'] as const) {
       const key = declaredOperations(r, kind)[0];
       if (key === undefined) continue;
@@ -123,12 +143,15 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
         if (word < 0 || name === undefined) continue;
         const params = (p: string): number => (p.match(/\{/g) ?? []).length;
         const candidates = Object.keys(paths)
-          .filter((p) => p !== path && shape(p).split('/').at(-1) === name && (isObj(paths[p]) && (paths[p].get !== undefined || paths[p].post !== undefined)))
+          .filter((p) => p !== path && shape(p).split('/').at(-1) === name && isObj(paths[p]) && (paths[p].get !== undefined || paths[p].post !== undefined))
           .sort((a, b) => params(a) - params(b) || a.length - b.length);
         const best = candidates[0];
         if (best === undefined || (candidates[1] !== undefined && params(candidates[1]) === params(best))) continue;
         collection = shape(best);
-        itemParam = segs.slice(word + 1).map((s) => s.slice(1, -1)).join(',');
+        itemParam = segs
+          .slice(word + 1)
+          .map((s) => s.slice(1, -1))
+          .join(',');
       }
       const e = plan(collection);
       if (!fragment || e.item === undefined) {
@@ -161,7 +184,9 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
 
 /** The entities with a list or a get, names qualified where they clash, twins merged. */
 function named(rpc: Map<string, EntityPlan>, byCollection: Map<string, EntityPlan>): EntityPlan[] {
-  const entities = [...rpc.values(), ...[...byCollection.values()].filter((e) => !rpc.has(e.name))].filter((e) => e.ops.list !== undefined || e.ops.get !== undefined);
+  const entities = [...rpc.values(), ...[...byCollection.values()].filter((e) => !rpc.has(e.name))].filter(
+    (e) => e.ops.list !== undefined || e.ops.get !== undefined,
+  );
   // Same last segment under different parents (/a/{id}/notes, /b/{id}/notes): qualify by the parent.
   const counts = new Map<string, number>();
   for (const e of entities) counts.set(e.name, (counts.get(e.name) ?? 0) + 1);

@@ -11,7 +11,7 @@ export function scaffoldServers(doc: Obj, { guess, report }: Notes): { baseUrl: 
   const config: Obj = {};
   if (server === undefined || typeof server['url'] !== 'string' || !/^https?:\/\//.test(substituteDefaults(server))) {
     baseUrl['default'] = 'https://api.example.com';
-    guess(['base_url', 'default'], 'the description gives no absolute server URL; put the API\'s base URL here');
+    guess(['base_url', 'default'], "the description gives no absolute server URL; put the API's base URL here");
     report.push(`base URL: ${server === undefined ? 'no servers' : `server "${String(server['url'])}" is not an absolute URL`}`);
   } else {
     const vars = isObj(server['variables']) ? (server['variables'] as Record<string, Obj>) : {};
@@ -20,9 +20,15 @@ export function scaffoldServers(doc: Obj, { guess, report }: Notes): { baseUrl: 
     if (enumVar !== undefined) {
       const [varName, v] = enumVar;
       const regions: Obj = {};
-      for (const value of v['enum'] as unknown[]) regions[safeName(String(value))] = substituteDefaults(server, { [varName]: String(value) }).replace(/\/+$/, '');
+      for (const value of v['enum'] as unknown[])
+        regions[safeName(String(value))] = substituteDefaults(server, { [varName]: String(value) }).replace(/\/+$/, '');
       baseUrl['regions'] = regions;
-      config['region'] = { type: 'string', enum: Object.keys(regions), default: safeName(String(v['default'] ?? (v['enum'] as unknown[])[0])), description: shortText(v['description']) ?? `The server variable ${varName}` };
+      config['region'] = {
+        type: 'string',
+        enum: Object.keys(regions),
+        default: safeName(String(v['default'] ?? (v['enum'] as unknown[])[0])),
+        description: shortText(v['description']) ?? `The server variable ${varName}`,
+      };
       guess(['config', 'region'], `from the server variable {${varName}}: one base URL per value`);
     }
     // Other variables (a subdomain, an instance) become config values the base URL names.
@@ -38,8 +44,16 @@ export function scaffoldServers(doc: Obj, { guess, report }: Notes): { baseUrl: 
       }
       templated[name] = `{{config.${key}}}`;
       // A base URL variable must declare a pattern (docs/manifest.md, "Base URL variables"): one host label.
-      config[key] = { type: 'string', pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}', ...(v['default'] !== undefined && v['default'] !== '' ? { default: String(v['default']) } : {}), description: shortText(v['description']) ?? `The server variable ${name} of the base URL` };
-      guess(['config', key], `from the server variable {${name}} of the base URL, one host label; for hosted connectors (no per-connector config) make it a non-secret credential field`);
+      config[key] = {
+        type: 'string',
+        pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}',
+        ...(v['default'] !== undefined && v['default'] !== '' ? { default: String(v['default']) } : {}),
+        description: shortText(v['description']) ?? `The server variable ${name} of the base URL`,
+      };
+      guess(
+        ['config', key],
+        `from the server variable {${name}} of the base URL, one host label; for hosted connectors (no per-connector config) make it a non-secret credential field`,
+      );
     }
     if (Object.keys(templated).length > 0) baseUrl['default'] = substituteDefaults(server, templated).replace(/\/+$/, '');
     // Several absolute servers without an enum variable: regions, named by the host label that
@@ -54,8 +68,11 @@ export function scaffoldServers(doc: Obj, { guess, report }: Notes): { baseUrl: 
         regions[regions[name] === undefined ? name : `${name}_${i + 2}`] = substituteDefaults(sv).replace(/\/+$/, '');
       });
       baseUrl['regions'] = regions;
-      config['region'] = { type: 'string', enum: Object.keys(regions), default: 'default', description: 'Which of the API\'s servers to use' };
-      guess(['config', 'region'], `one region per server of the description (${servers.map((sv) => shortText(sv['description']) ?? String(sv['url'])).join('; ')})`);
+      config['region'] = { type: 'string', enum: Object.keys(regions), default: 'default', description: "Which of the API's servers to use" };
+      guess(
+        ['config', 'region'],
+        `one region per server of the description (${servers.map((sv) => shortText(sv['description']) ?? String(sv['url'])).join('; ')})`,
+      );
     }
   }
   return { baseUrl, config };
@@ -64,5 +81,8 @@ export function scaffoldServers(doc: Obj, { guess, report }: Notes): { baseUrl: 
 /** A server URL with its variables replaced by `values` or their defaults. */
 function substituteDefaults(server: Obj, values: Record<string, string> = {}): string {
   const vars = isObj(server['variables']) ? (server['variables'] as Record<string, Obj>) : {};
-  return String(server['url']).replace(/\{([^}]+)\}/g, (m, name: string) => values[name] ?? (vars[name]?.['default'] !== undefined ? String(vars[name]?.['default']) : m));
+  return String(server['url']).replace(
+    /\{([^}]+)\}/g,
+    (m, name: string) => values[name] ?? (vars[name]?.['default'] !== undefined ? String(vars[name]?.['default']) : m),
+  );
 }

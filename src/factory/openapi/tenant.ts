@@ -22,7 +22,11 @@ export interface SharedId {
 }
 
 /** A path's segments without a format suffix (`Accounts.json` → `Accounts`). */
-const segments = (path: string): string[] => path.split('/').filter(Boolean).map((s) => s.replace(/\.[A-Za-z]+$/, ''));
+const segments = (path: string): string[] =>
+  path
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/\.[A-Za-z]+$/, ''));
 const param = (seg: string): string | undefined => /^\{([^}]+)\}$/.exec(seg)?.[1];
 
 /** The ids every chosen operation takes: required headers without a default, and leading path params. */
@@ -55,9 +59,17 @@ export function findSharedIds(paths: Record<string, PathItem>, chosen: EntityPla
     const apart = all.filter((path) => !holds(path) && !own(path)).length;
     // And it holds several kinds of thing (an account's messages, calls, recordings), not one
     // parent's children (a repo's issues): at least three different segments follow it.
-    const kinds = new Set(all.filter(holds).map((path) => segments(path)[at + 1]).filter((k) => k !== undefined));
+    const kinds = new Set(
+      all
+        .filter(holds)
+        .map((path) => segments(path)[at + 1])
+        .filter((k) => k !== undefined),
+    );
     if (kinds.size < 3 || apart > Math.max(1, all.length / 20)) continue;
-    const raw = first.path.split('/').filter(Boolean).slice(0, at + 1);
+    const raw = first.path
+      .split('/')
+      .filter(Boolean)
+      .slice(0, at + 1);
     if (raw.at(-1) !== `{${name}}`) continue;
     const declared = first.pathParams.find((q) => isObj(q) && q.in === 'path' && q.name === name);
     const field = safeName(name);
@@ -85,7 +97,11 @@ export function applySharedIds(shared: SharedId[], manifest: Obj, notes: Notes):
       const fields = variant['fields'] as Obj;
       if (fields[s.field] !== undefined) continue;
       fields[s.field] = s.schema;
-      if (i === 0) guess(['auth', i, 'fields', s.field], `${s.in === 'header' ? `the ${s.name} header is required by every operation` : `{${s.name}} leads every path`}: one value per connection, sent by every action; if another field of the variant already holds it (the user name), use that one`);
+      if (i === 0)
+        guess(
+          ['auth', i, 'fields', s.field],
+          `${s.in === 'header' ? `the ${s.name} header is required by every operation` : `{${s.name}} leads every path`}: one value per connection, sent by every action; if another field of the variant already holds it (the user name), use that one`,
+        );
     }
     if (s.in === 'header') {
       (manifest['headers'] as Obj)[s.name] = `{{credentials.${s.field}}}`;
@@ -132,7 +148,14 @@ export function placeholderHost(manifest: Obj, { guess }: Notes): void {
   baseUrl.default = baseUrl.default.replace(`//${label}.`, `//{{credentials.${field}}}.`);
   for (const variant of manifest['auth'] as Obj[]) {
     const fields = variant['fields'] as Obj;
-    fields[field] ??= { type: 'string', pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}', description: `The first label of the API's host, "${label}" in the description (the customer's own: a data centre, an instance)` };
+    fields[field] ??= {
+      type: 'string',
+      pattern: '[A-Za-z0-9][A-Za-z0-9-]{0,62}',
+      description: `The first label of the API's host, "${label}" in the description (the customer's own: a data centre, an instance)`,
+    };
   }
-  guess(['base_url', 'default'], `the host "${url.hostname}" starts with the placeholder "${label}": the customer's own label, a credential field of every variant (it may be part of the API key, e.g. its suffix)`);
+  guess(
+    ['base_url', 'default'],
+    `the host "${url.hostname}" starts with the placeholder "${label}": the customer's own label, a credential field of every variant (it may be part of the API key, e.g. its suffix)`,
+  );
 }

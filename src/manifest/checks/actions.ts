@@ -16,7 +16,14 @@ import { compileRequest } from './request.ts';
 type EntityActions = Record<string, Action | undefined>;
 
 /** One action; undefined when its params schema or its request path does not compile. */
-export function checkAction(ctx: CheckContext, entityName: string, entityActions: EntityActions, name: ActionName, action: Action, listMeta: string[]): CompiledAction | undefined {
+export function checkAction(
+  ctx: CheckContext,
+  entityName: string,
+  entityActions: EntityActions,
+  name: ActionName,
+  action: Action,
+  listMeta: string[],
+): CompiledAction | undefined {
   const { check, config } = ctx;
   const at = ['entities', entityName, 'actions', name];
   const params = (action.params ?? {}) as Record<string, { required?: boolean }>;
@@ -27,7 +34,9 @@ export function checkAction(ctx: CheckContext, entityName: string, entityActions
   if (validateParams === undefined) return undefined;
   const requiresAny = (action.requires_any ?? []).map((group) => [...group]);
   for (const [i, group] of requiresAny.entries()) {
-    for (const p of group) if (params[p] === undefined) check.add([...at, 'requires_any', String(i)], `"${p}" is not a param of this action (params: ${Object.keys(params).join(', ') || 'none'})`);
+    for (const p of group)
+      if (params[p] === undefined)
+        check.add([...at, 'requires_any', String(i)], `"${p}" is not a param of this action (params: ${Object.keys(params).join(', ') || 'none'})`);
   }
   const request = compileRequest(check, [...at, 'request'], action.request, reqScope);
 
@@ -92,7 +101,8 @@ function checkShape(check: Checker, at: Path, name: ActionName, action: Action, 
     const given = Object.keys(res.meta ?? {});
     for (const k of listMeta) if (!given.includes(k)) check.add([...at, 'response', 'meta'], `missing meta field "${k}" declared in list_meta`);
     for (const k of given) {
-      if (!listMeta.includes(k)) check.add([...at, 'response', 'meta', k], `meta field "${k}" is not declared in list_meta (declared: ${listMeta.join(', ') || 'none'})`);
+      if (!listMeta.includes(k))
+        check.add([...at, 'response', 'meta', k], `meta field "${k}" is not declared in list_meta (declared: ${listMeta.join(', ') || 'none'})`);
       const src = res.meta?.[k];
       const t = src === undefined ? undefined : check.template([...at, 'response', 'meta', k], src, resScope);
       if (t) meta.push([k, t]);

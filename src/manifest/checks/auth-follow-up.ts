@@ -38,7 +38,10 @@ export function followUpsOf(check: Checker, m: Manifest, i: number, v: OAuth2Aut
       check.add([...at, 'request', 'url'], 'a follow_up URL may not hold variables: it is where the new tokens are sent');
       ok = false;
     } else if (host === undefined || !hosts.has(host)) {
-      check.add([...at, 'request', 'url'], `a follow_up URL must be on a host of this manifest (${[...hosts].join(', ') || 'none'}): it is where the new tokens are sent`);
+      check.add(
+        [...at, 'request', 'url'],
+        `a follow_up URL must be on a host of this manifest (${[...hosts].join(', ') || 'none'}): it is where the new tokens are sent`,
+      );
       ok = false;
     }
     const headers: [string, Template][] = [];
@@ -67,7 +70,15 @@ export function followUpsOf(check: Checker, m: Manifest, i: number, v: OAuth2Aut
       if (t) fields.push([name, t]);
       else ok = false;
     }
-    if (ok) out.push({ method: f.request.method ?? 'GET', url, headers, fields, ...(f.missing !== undefined ? { missing: f.missing } : {}), onRefresh: f.on_refresh === true });
+    if (ok)
+      out.push({
+        method: f.request.method ?? 'GET',
+        url,
+        headers,
+        fields,
+        ...(f.missing !== undefined ? { missing: f.missing } : {}),
+        onRefresh: f.on_refresh === true,
+      });
   });
   return out;
 }

@@ -24,7 +24,8 @@ export function checkAuth(ctx: CheckContext): CompiledAuthVariant[] {
     variantNames.add(v.name);
     if (!fieldsValid(ctx, v, i)) return;
     const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config: ctx.config };
-    const compiled = v.type === 'basic' ? basicVariant(ctx, v, i, scope) : v.type === 'minted_bearer' ? mintedVariant(ctx, v, i, scope) : headerVariant(ctx, v, i, scope);
+    const compiled =
+      v.type === 'basic' ? basicVariant(ctx, v, i, scope) : v.type === 'minted_bearer' ? mintedVariant(ctx, v, i, scope) : headerVariant(ctx, v, i, scope);
     if (compiled !== undefined) auth.push(compiled);
   });
   return auth;
@@ -34,7 +35,8 @@ export function checkAuth(ctx: CheckContext): CompiledAuthVariant[] {
 function fieldsValid(ctx: CheckContext, v: AuthVariant, i: number): boolean {
   let badPattern = false;
   for (const [k, f] of Object.entries(v.fields)) {
-    if (f?.multiline === true && f.type !== 'string') ctx.check.add(['auth', i, 'fields', k, 'multiline'], `multiline is for string fields; "${k}" is ${f.type}`);
+    if (f?.multiline === true && f.type !== 'string')
+      ctx.check.add(['auth', i, 'fields', k, 'multiline'], `multiline is for string fields; "${k}" is ${f.type}`);
     if (f?.pattern === undefined) continue;
     try {
       new RegExp(anchored(f.pattern), 'u');
@@ -119,7 +121,8 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
   const value = check.template(['auth', i, where], source, scope);
   // A header cannot hold a line break: a multiline field (a PEM key) is for signing, not for sending.
   for (const [root, k] of value?.references ?? []) {
-    if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true) check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
+    if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true)
+      check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
   }
   const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
   return value ? { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) } : undefined;
@@ -140,7 +143,13 @@ function compiledVariant(v: AuthVariant, value: Template, header = 'Authorizatio
 /** The Authorization value of a basic variant, as a template over its username and password templates. */
 function basicTemplate(username: Template, password: Template): Template {
   const render = (ctx: Record<string, unknown>): unknown => basicAuthorization(username.render(ctx), password.render(ctx));
-  return { source: `Basic base64(${username.source}:${password.source})`, references: [...username.references, ...password.references], single: false, render, renderPath: (ctx) => String(render(ctx) ?? '') };
+  return {
+    source: `Basic base64(${username.source}:${password.source})`,
+    references: [...username.references, ...password.references],
+    single: false,
+    render,
+    renderPath: (ctx) => String(render(ctx) ?? ''),
+  };
 }
 
 /** The connector-wide credential check, and each variant's own (set on its compiled variant). */

@@ -28,7 +28,8 @@ export function checkBaseUrls(ctx: CheckContext): Map<string, Template> {
       if (!v[key].includes('{{')) continue;
       baseUrl(['auth', i, key], v[key], v.fields);
       const t = baseUrls.get(v[key]);
-      if (t !== undefined && t.references.some(([root]) => root !== 'credentials')) check.add(['auth', i, key], 'an OAuth URL variable must be a credential field of its variant (credentials.<name>)');
+      if (t !== undefined && t.references.some(([root]) => root !== 'credentials'))
+        check.add(['auth', i, key], 'an OAuth URL variable must be a credential field of its variant (credentials.<name>)');
     }
   });
   return baseUrls;
@@ -39,7 +40,8 @@ function baseUrlTemplate({ m, check, config }: CheckContext, at: Path, source: s
   if (source === undefined || !source.includes('{{')) return undefined;
   const t = check.template(at, source, { roots: AUTH_ROOTS, credentials: new Set(Object.keys(credentialFields)), config });
   if (t === undefined) return undefined;
-  if (/^https?:\/\/\{\{[^}]*\}\}(?:[/:]|$)/.test(source)) check.add(at, 'a base URL variable may be one label of the host (https://{{config.subdomain}}.example.com) or a path segment, not the whole host');
+  if (/^https?:\/\/\{\{[^}]*\}\}(?:[/:]|$)/.test(source))
+    check.add(at, 'a base URL variable may be one label of the host (https://{{config.subdomain}}.example.com) or a path segment, not the whole host');
   for (const ref of t.references) {
     const [root, key] = ref;
     if (key === undefined || ref.length > 2) {
@@ -48,10 +50,18 @@ function baseUrlTemplate({ m, check, config }: CheckContext, at: Path, source: s
     }
     if (root === 'config') {
       const f = m.config?.[key];
-      if (f !== undefined && f.pattern === undefined && f.enum === undefined) check.add(['config', key], `"${key}" is a variable of the base URL, so it needs a pattern (or enum) that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`);
+      if (f !== undefined && f.pattern === undefined && f.enum === undefined)
+        check.add(
+          ['config', key],
+          `"${key}" is a variable of the base URL, so it needs a pattern (or enum) that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`,
+        );
     } else if (root === 'credentials') {
       const f = credentialFields[key];
-      if (f !== undefined && f.pattern === undefined) check.add(at, `credentials.${key} is a variable of the base URL, so its field needs a pattern that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`);
+      if (f !== undefined && f.pattern === undefined)
+        check.add(
+          at,
+          `credentials.${key} is a variable of the base URL, so its field needs a pattern that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`,
+        );
       if (f?.secret === true) check.add(at, `credentials.${key} is secret, and a base URL is not: use a non-secret field`);
     }
   }
@@ -69,6 +79,7 @@ export function checkConfig({ m, check }: CheckContext): void {
     } catch (e) {
       check.add(['config', k, 'pattern'], `invalid regular expression: ${(e as Error).message}`);
     }
-    if (re !== undefined && typeof f.default === 'string' && !re.test(f.default)) check.add(['config', k, 'default'], `the default does not match the pattern ${f.pattern}`);
+    if (re !== undefined && typeof f.default === 'string' && !re.test(f.default))
+      check.add(['config', k, 'default'], `the default does not match the pattern ${f.pattern}`);
   }
 }

@@ -97,7 +97,8 @@ export class Checker {
       if (opts.pathParams && root === 'credentials' && scope.pathCredentials !== undefined && key !== undefined && ref.length === 2) {
         const f = scope.pathCredentials[key];
         if (f?.secret === true) this.add(path, `credentials.${key} is secret, and a path is not: use a non-secret field`);
-        else if (f !== undefined && f.pattern === undefined) this.add(path, `credentials.${key} is part of the path, so its field needs a pattern (e.g. pattern: "[0-9]+")`);
+        else if (f !== undefined && f.pattern === undefined)
+          this.add(path, `credentials.${key} is part of the path, so its field needs a pattern (e.g. pattern: "[0-9]+")`);
         if (f === undefined) this.add(path, `unknown variable "${shown}": not a credential field of this variant`);
         continue;
       }

@@ -24,7 +24,8 @@ function errorRules({ m, check, config }: CheckContext, key: 'in_body' | 'on_sta
     const at = ['errors', key, i];
     // A match rule's templates may also read `matched`, the error entry that matched.
     const scope: Scope = { roots: rule.match !== undefined ? MATCH_ROOTS : ERROR_ROOTS, config };
-    if ((rule.match === undefined) === (rule.when === undefined)) check.add(at, 'an error rule needs exactly one of when (a template) or match (a path and values)');
+    if ((rule.match === undefined) === (rule.when === undefined))
+      check.add(at, 'an error rule needs exactly one of when (a template) or match (a path and values)');
     let test: LoadedManifest['bodyErrors'][number]['test'] | undefined;
     if (rule.match !== undefined) test = compileErrorMatch(rule.match.path, rule.match.in);
     else if (rule.when !== undefined) {
@@ -38,7 +39,14 @@ function errorRules({ m, check, config }: CheckContext, key: 'in_body' | 'on_sta
     }
     const message = rule.message !== undefined ? check.template([...at, 'message'], rule.message, scope) : undefined;
     const retry = rule.retry_after_seconds !== undefined ? check.template([...at, 'retry_after_seconds'], rule.retry_after_seconds, scope) : undefined;
-    if (test) out.push({ test, code: rule.code, notExecuted: rule.not_executed === true, ...(message ? { message } : {}), ...(retry ? { retryAfterSeconds: retry } : {}) });
+    if (test)
+      out.push({
+        test,
+        code: rule.code,
+        notExecuted: rule.not_executed === true,
+        ...(message ? { message } : {}),
+        ...(retry ? { retryAfterSeconds: retry } : {}),
+      });
   });
   return out;
 }

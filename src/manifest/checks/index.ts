@@ -20,7 +20,13 @@ export { Checker, type ManifestProblem } from './checker.ts';
 export { ajv } from './json-schema.ts';
 
 export function semanticCheck(m: Manifest, file: string, check: Checker): LoadedManifest {
-  const ctx: CheckContext = { m, file, check, config: new Set(Object.keys(m.config ?? {})), credentialFields: new Set(m.auth.flatMap((v) => Object.keys(v.fields))) };
+  const ctx: CheckContext = {
+    m,
+    file,
+    check,
+    config: new Set(Object.keys(m.config ?? {})),
+    credentialFields: new Set(m.auth.flatMap((v) => Object.keys(v.fields))),
+  };
   checkAliases(ctx);
   const headers = checkHeaders(ctx);
   const auth = checkAuth(ctx);

@@ -26,9 +26,11 @@ export function compileRequest(check: Checker, at: (string | number)[], r: Reque
   const body = r.body !== undefined ? check.tree([...at, 'body'], r.body, reqScope) : undefined;
   if (r.body_encoding === 'form') {
     if (r.body === undefined) check.add([...at, 'body_encoding'], 'body_encoding: form needs a body (an object whose keys are the form fields)');
-    else if (body !== undefined && body.kind !== 'object' && body.kind !== 'template') check.add([...at, 'body'], 'a form body must be an object (its keys are the form fields), or one template that renders one');
+    else if (body !== undefined && body.kind !== 'object' && body.kind !== 'template')
+      check.add([...at, 'body'], 'a form body must be an object (its keys are the form fields), or one template that renders one');
     if (r.graphql !== undefined) check.add([...at, 'body_encoding'], 'GraphQL requests are sent as JSON; remove body_encoding');
-    if (r.method === 'GET' || r.method === 'DELETE') check.add([...at, 'body_encoding'], `a ${r.method} request carries no body; send these values as query params`);
+    if (r.method === 'GET' || r.method === 'DELETE')
+      check.add([...at, 'body_encoding'], `a ${r.method} request carries no body; send these values as query params`);
   }
   let graphql: CompiledRequest['graphql'];
   if (r.graphql !== undefined) {
@@ -39,7 +41,15 @@ export function compileRequest(check: Checker, at: (string | number)[], r: Reque
     if (q) graphql = { query: q, ...(vars ? { variables: vars } : {}) };
   }
   if (path === undefined) return undefined;
-  return { method: r.method, path, query, headers: reqHeaders, ...(body ? { body } : {}), bodyEncoding: r.body_encoding ?? 'json', ...(graphql ? { graphql } : {}) };
+  return {
+    method: r.method,
+    path,
+    query,
+    headers: reqHeaders,
+    ...(body ? { body } : {}),
+    bodyEncoding: r.body_encoding ?? 'json',
+    ...(graphql ? { graphql } : {}),
+  };
 }
 
 /** The credential check: its request as a params-less get-shaped action whose record is the whole body. */
@@ -51,7 +61,13 @@ export function compileCheck(
   config: ReadonlySet<string>,
   pathCredentials?: Scope['pathCredentials'],
 ): CompiledCheck | undefined {
-  const request = compileRequest(check, [...at, 'request'], c.request, { roots: REQUEST_ROOTS, params: {}, credentials, config, ...(pathCredentials !== undefined ? { pathCredentials } : {}) });
+  const request = compileRequest(check, [...at, 'request'], c.request, {
+    roots: REQUEST_ROOTS,
+    params: {},
+    credentials,
+    config,
+    ...(pathCredentials !== undefined ? { pathCredentials } : {}),
+  });
   const resScope: Scope = { roots: new Set(['body', 'headers', 'status']), config };
   const success = c.success !== undefined ? check.template([...at, 'success'], c.success, resScope) : undefined;
   const info: [string, Template][] = [];

@@ -6,7 +6,7 @@ export function checkSearch(check: Checker, base: Path, entity: Entity): void {
   if (entity.search !== undefined && entity.sync === undefined) {
     check.add(
       [...base, 'search'],
-      'search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity\'s search would always return []. Add sync (e.g. sync: { action: list }) or remove search',
+      "search fields need a sync: search reads only records the hosted service has synced, so without a sync block this entity's search would always return []. Add sync (e.g. sync: { action: list }) or remove search",
     );
   }
   if (entity.search !== undefined) {

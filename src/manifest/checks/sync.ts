@@ -18,7 +18,11 @@ export function checkSync(ctx: CheckContext, base: Path, entityName: string, ent
   checkSyncActions(ctx, sat, entityName, entity, sync);
   for (const only of ['changes', 'scroll'] as const) {
     const used = only === 'changes' ? incAction === 'changes' : fullAction === 'scroll';
-    if (entity.actions[only] !== undefined && !used) check.add([...base, 'actions', only], `the sync-only ${only} action is not used by sync (set sync.${only === 'changes' ? 'incremental.action' : 'action'}: ${only})`);
+    if (entity.actions[only] !== undefined && !used)
+      check.add(
+        [...base, 'actions', only],
+        `the sync-only ${only} action is not used by sync (set sync.${only === 'changes' ? 'incremental.action' : 'action'}: ${only})`,
+      );
   }
   if (sync.for_each !== undefined) checkForEach(ctx, sat, entityName, entity, sync.for_each);
   if (sync.removals !== undefined) checkRemovals(ctx, sat, sync, sync.removals);
@@ -32,7 +36,8 @@ export function checkSync(ctx: CheckContext, base: Path, entityName: string, ent
   ];
   for (const [at, params] of fixed) {
     for (const [k, v] of Object.entries((params ?? {}) as Record<string, unknown>)) {
-      if (typeof v === 'string' && v.includes('{{')) check.template([...at, k], v, { roots: new Set(['credentials', 'config']), config, credentials: ctx.credentialFields });
+      if (typeof v === 'string' && v.includes('{{'))
+        check.template([...at, k], v, { roots: new Set(['credentials', 'config']), config, credentials: ctx.credentialFields });
     }
   }
   if (sync.hydrate !== undefined) {
@@ -54,7 +59,8 @@ function checkSyncActions({ check }: CheckContext, sat: Path, entityName: string
   if (list === undefined) check.add(sat, `sync needs a ${fullAction} action on this entity`);
   else {
     const lp = list.params ?? {};
-    for (const k of Object.keys(sync.params ?? {})) if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.${fullAction}`);
+    for (const k of Object.keys(sync.params ?? {}))
+      if (lp[k] === undefined) check.add([...sat, 'params', k], `"${k}" is not a param of ${entityName}.${fullAction}`);
   }
   const inc = sync.incremental;
   const incAction = inc?.action ?? 'list';
@@ -63,7 +69,8 @@ function checkSyncActions({ check }: CheckContext, sat: Path, entityName: string
   if (inc && incDef !== undefined) {
     const ip = incDef.params ?? {};
     const fixed = incAction === fullAction ? {} : (inc.params ?? {});
-    for (const k of Object.keys(fixed)) if (ip[k] === undefined) check.add([...sat, 'incremental', 'params', k], `"${k}" is not a param of ${entityName}.${incAction}`);
+    for (const k of Object.keys(fixed))
+      if (ip[k] === undefined) check.add([...sat, 'incremental', 'params', k], `"${k}" is not a param of ${entityName}.${incAction}`);
     if ((inc.mode ?? 'param') === 'param') {
       if (inc.param === undefined) check.add([...sat, 'incremental'], 'incremental mode param needs the list param to set ("param")');
       else if (ip[inc.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${inc.param}" is not a param of ${entityName}.${incAction}`);
@@ -73,8 +80,10 @@ function checkSyncActions({ check }: CheckContext, sat: Path, entityName: string
 
 function checkForEach({ m, check, config }: CheckContext, sat: Path, entityName: string, entity: Entity, fe: NonNullable<Sync['for_each']>): void {
   const parent = m.entities[fe.entity];
-  if (parent === undefined || parent.actions['list'] === undefined) check.add([...sat, 'for_each', 'entity'], `"${fe.entity}" is not an entity with a list action`);
-  if ((entity.actions['list']?.params ?? {})[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
+  if (parent === undefined || parent.actions['list'] === undefined)
+    check.add([...sat, 'for_each', 'entity'], `"${fe.entity}" is not an entity with a list action`);
+  if ((entity.actions['list']?.params ?? {})[fe.param] === undefined)
+    check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
   check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
   for (const [k, t] of Object.entries(fe.also ?? {})) {
     if ((entity.actions['list']?.params ?? {})[k] === undefined) check.add([...sat, 'for_each', 'also', k], `"${k}" is not a param of ${entityName}.list`);
@@ -89,9 +98,11 @@ function checkRemovals({ m, check, config }: CheckContext, sat: Path, sync: Sync
   const lp = source?.actions['list']?.params ?? {};
   if (source === undefined || source.actions['list'] === undefined) check.add([...rat, 'entity'], `"${rm.entity}" is not an entity with a list action`);
   else {
-    if (rm.since_param !== undefined && lp[rm.since_param] === undefined) check.add([...rat, 'since_param'], `"${rm.since_param}" is not a param of ${rm.entity}.list`);
+    if (rm.since_param !== undefined && lp[rm.since_param] === undefined)
+      check.add([...rat, 'since_param'], `"${rm.since_param}" is not a param of ${rm.entity}.list`);
     for (const k of Object.keys(rm.params ?? {})) if (lp[k] === undefined) check.add([...rat, 'params', k], `"${k}" is not a param of ${rm.entity}.list`);
-    if (sync.for_each !== undefined && lp[sync.for_each.param] === undefined) check.add([...rat, 'entity'], `with for_each, ${rm.entity}.list needs the param "${sync.for_each.param}" too`);
+    if (sync.for_each !== undefined && lp[sync.for_each.param] === undefined)
+      check.add([...rat, 'entity'], `with for_each, ${rm.entity}.list needs the param "${sync.for_each.param}" too`);
   }
   if (sync.incremental === undefined) check.add(rat, 'removals need incremental (they apply to incremental runs, since the last high-water mark)');
   check.template([...rat, 'id'], rm.id, { roots: new Set(['record']), config });

@@ -16,7 +16,11 @@ const JWT_ROOTS = new Set(['body', 'headers', 'token']);
  * Compile the section; each problem is reported through `problem` with its path under
  * `webhooks`. `entities` maps each entity to its primary key and whether it has a get action.
  */
-export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: boolean; synced: boolean; params?: Map<string, string[]> }>, problem: (path: (string | number)[], message: string) => void): CompiledWebhooks | undefined {
+export function compileWebhooks(
+  w: WebhooksDef,
+  entities: Map<string, { hasGet: boolean; synced: boolean; params?: Map<string, string[]> }>,
+  problem: (path: (string | number)[], message: string) => void,
+): CompiledWebhooks | undefined {
   const before = { n: 0 };
   const add = (path: (string | number)[], message: string): void => {
     before.n++;
@@ -30,31 +34,41 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
       add(path, e instanceof TemplateSyntaxError ? `template error: ${e.message}` : String(e));
       return undefined;
     }
-    for (const [root] of t.references) if (root !== undefined && !roots.has(root)) add(path, `unknown variable "${root}": templates here may use ${[...roots].map((r) => `${r}.*`).join(', ')}`);
+    for (const [root] of t.references)
+      if (root !== undefined && !roots.has(root)) add(path, `unknown variable "${root}": templates here may use ${[...roots].map((r) => `${r}.*`).join(', ')}`);
     return t;
   };
   const s = w.signature;
-  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined)) add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
-  if (s.scheme !== 'jwt' && (s.max_age_seconds !== undefined || s.audience !== undefined)) add(['signature'], 'max_age_seconds and audience are for scheme jwt');
+  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined))
+    add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme !== 'jwt' && (s.max_age_seconds !== undefined || s.audience !== undefined))
+    add(['signature'], 'max_age_seconds and audience are for scheme jwt');
   if (s.scheme !== 'passcode' && s.header === undefined) add(['signature'], `scheme ${s.scheme} needs the header carrying the signature`);
   if (s.scheme !== 'passcode' && s.field !== undefined) add(['signature', 'field'], 'field is for scheme passcode');
-  if (s.scheme === 'passcode' && (s.header === undefined) === (s.field === undefined)) add(['signature'], 'scheme passcode takes the header or the body field carrying the passcode (one of them)');
-  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined)) add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
-  if (s.scheme === 'jwt' && w.delivery_id !== undefined) add(['delivery_id'], "scheme jwt: the replay key is the token's jti (else a hash of the token), never the unsigned body");
-  if (w.attribution.by === 'url' && (w.attribution.value === undefined) !== (w.attribution.info === undefined)) add(['attribution'], 'attribution by url takes value and info together (the account the delivery names, and the check info key it must equal)');
+  if (s.scheme === 'passcode' && (s.header === undefined) === (s.field === undefined))
+    add(['signature'], 'scheme passcode takes the header or the body field carrying the passcode (one of them)');
+  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined))
+    add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme === 'jwt' && w.delivery_id !== undefined)
+    add(['delivery_id'], "scheme jwt: the replay key is the token's jti (else a hash of the token), never the unsigned body");
+  if (w.attribution.by === 'url' && (w.attribution.value === undefined) !== (w.attribution.info === undefined))
+    add(['attribution'], 'attribution by url takes value and info together (the account the delivery names, and the check info key it must equal)');
   if (w.subscribe !== undefined) {
     const declared = entities.get(w.subscribe.entity)?.params?.get(w.subscribe.action);
     if (declared === undefined) add(['subscribe'], `no action ${w.subscribe.entity}.${w.subscribe.action}`);
-    else if (!declared.includes(w.subscribe.url_param)) add(['subscribe', 'url_param'], `${w.subscribe.entity}.${w.subscribe.action} has no param "${w.subscribe.url_param}"`);
+    else if (!declared.includes(w.subscribe.url_param))
+      add(['subscribe', 'url_param'], `${w.subscribe.entity}.${w.subscribe.action} has no param "${w.subscribe.url_param}"`);
   }
   const valueRoots = s.scheme === 'jwt' ? JWT_ROOTS : DELIVERY_ROOTS;
-  if (w.attribution.by === 'payload' && (w.attribution.value === undefined || w.attribution.info === undefined)) add(['attribution'], 'attribution by payload needs value (the id in the delivery) and info (the check info key it equals)');
+  if (w.attribution.by === 'payload' && (w.attribution.value === undefined || w.attribution.info === undefined))
+    add(['attribution'], 'attribution by payload needs value (the id in the delivery) and info (the check info key it equals)');
   const topics: CompiledTopic[] = [];
   w.topics.forEach((t, i) => {
     const e = entities.get(t.entity);
     if (e === undefined) add(['topics', i, 'entity'], `unknown entity "${t.entity}" (entities: ${[...entities.keys()].join(', ')})`);
     else if (!e.synced) add(['topics', i, 'entity'], `entity "${t.entity}" has no sync section: webhooks change the synced records`);
-    else if (t.record === undefined && t.delete !== true && !e.hasGet) add(['topics', i], `entity "${t.entity}" has no get action to hydrate the record: give record (where the payload carries it)`);
+    else if (t.record === undefined && t.delete !== true && !e.hasGet)
+      add(['topics', i], `entity "${t.entity}" has no get action to hydrate the record: give record (where the payload carries it)`);
     const id = tpl(['topics', i, 'id'], t.id);
     const record = t.record !== undefined ? tpl(['topics', i, 'record'], t.record) : undefined;
     const getParams: [string, Template][] = [];
@@ -62,7 +76,8 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
       const c = tpl(['topics', i, 'get_params', k], src, new Set([...DELIVERY_ROOTS, 'id']));
       if (c) getParams.push([k, c]);
     }
-    if (id) topics.push({ match: t.match, entity: t.entity, id, ...(record ? { record } : {}), ...(t.get_params ? { getParams } : {}), delete: t.delete === true });
+    if (id)
+      topics.push({ match: t.match, entity: t.entity, id, ...(record ? { record } : {}), ...(t.get_params ? { getParams } : {}), delete: t.delete === true });
   });
   const topic = tpl(['topic'], w.topic);
   const deliveryId = w.delivery_id !== undefined ? tpl(['delivery_id'], w.delivery_id) : undefined;
@@ -77,7 +92,17 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
   }
   if (before.n > 0 || topic === undefined) return undefined;
   return {
-    signature: { scheme: s.scheme, algorithm: s.algorithm ?? 'sha256', header: (s.header ?? '').toLowerCase(), ...(s.field !== undefined ? { field: s.field } : {}), prefix: s.prefix ?? '', encoding: s.encoding ?? 'hex', secret: s.secret, maxAgeSeconds: s.max_age_seconds ?? DEFAULT_JWT_MAX_AGE_SECONDS, ...(s.audience !== undefined ? { audience: s.audience } : {}) },
+    signature: {
+      scheme: s.scheme,
+      algorithm: s.algorithm ?? 'sha256',
+      header: (s.header ?? '').toLowerCase(),
+      ...(s.field !== undefined ? { field: s.field } : {}),
+      prefix: s.prefix ?? '',
+      encoding: s.encoding ?? 'hex',
+      secret: s.secret,
+      maxAgeSeconds: s.max_age_seconds ?? DEFAULT_JWT_MAX_AGE_SECONDS,
+      ...(s.audience !== undefined ? { audience: s.audience } : {}),
+    },
     ...(deliveryId ? { deliveryId } : {}),
     ...(timestamp ? { timestamp } : {}),
     toleranceSeconds: w.tolerance_seconds ?? 300,
@@ -89,10 +114,18 @@ export function compileWebhooks(w: WebhooksDef, entities: Map<string, { hasGet: 
   };
 }
 
-
 /** The manifest's webhooks section checked against its entities; problems reported under `webhooks`. */
 export function checkWebhooks({ m, check }: CheckContext, entities: Map<string, CompiledEntity>): CompiledWebhooks | undefined {
   if (m.webhooks === undefined) return undefined;
-  const shapes = new Map([...entities].map(([n, e]) => [n, { hasGet: e.actions.has('get'), synced: e.def.sync !== undefined, params: new Map([...e.actions].map(([a, act]) => [a, Object.keys(act.def.params ?? {})])) }]));
+  const shapes = new Map(
+    [...entities].map(([n, e]) => [
+      n,
+      {
+        hasGet: e.actions.has('get'),
+        synced: e.def.sync !== undefined,
+        params: new Map([...e.actions].map(([a, act]) => [a, Object.keys(act.def.params ?? {})])),
+      },
+    ]),
+  );
   return compileWebhooks(m.webhooks as WebhooksDef, shapes, (path, msg) => check.add(['webhooks', ...path], msg));
 }

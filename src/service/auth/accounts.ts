@@ -22,14 +22,24 @@ export const RESPONSE_ENVELOPES = ['switchboard', 'airbyte'] as const;
 export type ResponseEnvelope = (typeof RESPONSE_ENVELOPES)[number];
 
 /** Create an application for organization `orgName` (created when missing). */
-export async function createApplication(store: ServiceStore, o: { orgName: string; appName?: string; now?: Date; envelope?: ResponseEnvelope }): Promise<CreatedApplication> {
+export async function createApplication(
+  store: ServiceStore,
+  o: { orgName: string; appName?: string; now?: Date; envelope?: ResponseEnvelope },
+): Promise<CreatedApplication> {
   const now = (o.now ?? new Date()).toISOString();
   return store.transaction(async (tx) => {
     const { organization } = await tx.ensureOrganization(o.orgName, newId(), now);
     const clientId = PREFIX.clientId + randomSecret().slice(0, 24);
     const clientSecret = randomSecret(PREFIX.clientSecret);
     const appId = newId();
-    await tx.insertApplication({ id: appId, client_id: clientId, client_secret_hash: sha256Hex(clientSecret), name: o.appName ?? `${o.orgName} application`, created_at: now, ...(o.envelope !== undefined ? { response_envelope: o.envelope } : {}) });
+    await tx.insertApplication({
+      id: appId,
+      client_id: clientId,
+      client_secret_hash: sha256Hex(clientSecret),
+      name: o.appName ?? `${o.orgName} application`,
+      created_at: now,
+      ...(o.envelope !== undefined ? { response_envelope: o.envelope } : {}),
+    });
     await tx.grant(appId, organization.id, now);
     return { organization_id: organization.id, client_id: clientId, client_secret: clientSecret };
   });
@@ -57,7 +67,10 @@ export interface IssuedToken {
 }
 
 /** Exchange client credentials for an access token, or invalid_client (same answer for an unknown id and a wrong secret). */
-export async function issueAccessToken(store: ServiceStore, o: { clientId: string; clientSecret: string; ttlSeconds: number; now: number }): Promise<IssuedToken> {
+export async function issueAccessToken(
+  store: ServiceStore,
+  o: { clientId: string; clientSecret: string; ttlSeconds: number; now: number },
+): Promise<IssuedToken> {
   const app = await store.findApplicationByClientId(o.clientId);
   // Hash even when the app is unknown so both failures take the same time.
   const presented = sha256Hex(o.clientSecret);
@@ -87,6 +100,9 @@ export async function issueScopedToken(
   const ttl = Math.min(o.ttlSeconds, SCOPED_TOKEN_MAX_TTL_SECONDS);
   const nowIso = new Date(o.now).toISOString();
   await store.deleteExpiredTokens(o.applicationId, nowIso);
-  await store.insertAccessToken(sha256Hex(token), o.applicationId, new Date(o.now + ttl * 1000).toISOString(), nowIso, { organizationId: o.organizationId, customerName: o.customerName });
+  await store.insertAccessToken(sha256Hex(token), o.applicationId, new Date(o.now + ttl * 1000).toISOString(), nowIso, {
+    organizationId: o.organizationId,
+    customerName: o.customerName,
+  });
   return { access_token: token, token_type: 'Bearer', expires_in: ttl };
 }

@@ -99,7 +99,11 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
       return;
     }
     if (out === undefined) done();
-    else if (out instanceof Promise) out.then((r) => (r === undefined ? done() : undefined), (e: unknown) => done(e as Error));
+    else if (out instanceof Promise)
+      out.then(
+        (r) => (r === undefined ? done() : undefined),
+        (e: unknown) => done(e as Error),
+      );
   };
 
   function authenticateRequest(request: FastifyRequest, reply: FastifyReply): Outcome | Promise<Outcome> {
@@ -107,17 +111,35 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
     if (mode === 'public') return undefined;
     const header = request.headers.authorization;
     if (header === undefined || header === '') {
-      return sendProblem(request, reply, problem('unauthorized', 'Send Authorization: Bearer <access token> (from POST /api/v1/account/applications/token)'), challenge());
+      return sendProblem(
+        request,
+        reply,
+        problem('unauthorized', 'Send Authorization: Bearer <access token> (from POST /api/v1/account/applications/token)'),
+        challenge(),
+      );
     }
     const m = BEARER.exec(header);
-    if (!m) return sendProblem(request, reply, problem('unauthorized', 'The Authorization header must be "Bearer <access token>"'), challenge('invalid_token', 'malformed'));
+    if (!m)
+      return sendProblem(
+        request,
+        reply,
+        problem('unauthorized', 'The Authorization header must be "Bearer <access token>"'),
+        challenge('invalid_token', 'malformed'),
+      );
     const token = m[1] as string;
     const cached = principals.peek(token);
     if (cached !== undefined) return authorize(request, reply, mode, cached);
-    return principals.get(token, () => lookup(token)).then((found) => (found === undefined ? refuseUnknown(request, reply) : authorize(request, reply, mode, found)));
+    return principals
+      .get(token, () => lookup(token))
+      .then((found) => (found === undefined ? refuseUnknown(request, reply) : authorize(request, reply, mode, found)));
   }
 
-  function authorize(request: FastifyRequest, reply: FastifyReply, mode: AuthMode, found: TokenPrincipal & { expiresAtMs: number }): Outcome | Promise<Outcome> {
+  function authorize(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    mode: AuthMode,
+    found: TokenPrincipal & { expiresAtMs: number },
+  ): Outcome | Promise<Outcome> {
     if (found.expiresAtMs <= ctx.now()) {
       return sendProblem(request, reply, problem('unauthorized', 'The access token has expired; get a new one'), challenge('invalid_token', 'expired'));
     }
@@ -126,7 +148,11 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
     const asked = request.headers['x-organization-id'];
     // Node joins a repeated header into "a, b" (so only a value with a comma can be several): count the raw occurrences then.
     if (Array.isArray(asked) || (asked !== undefined && asked.includes(',') && organizationHeaderCount(request.raw.rawHeaders) > 1)) {
-      return sendProblem(request, reply, problem('invalid_request', 'Send X-Organization-Id once', { errors: [{ path: 'header:x-organization-id', message: 'appears more than once' }] }));
+      return sendProblem(
+        request,
+        reply,
+        problem('invalid_request', 'Send X-Organization-Id once', { errors: [{ path: 'header:x-organization-id', message: 'appears more than once' }] }),
+      );
     }
     if (asked !== undefined && asked !== '') {
       if (!orgs.includes(asked)) return sendProblem(request, reply, problem('organization_forbidden', `This application cannot access organization ${asked}`));
@@ -144,7 +170,14 @@ export function authenticationHook(ctx: ServiceContext, limiter: KeyedLimiter | 
         }),
       );
     }
-    const principal: Principal = { applicationId: found.applicationId, organizationId, organizationIds: orgs, customerName: found.customerName, airbyteEnvelope: found.envelope === 'airbyte', proxyAccess: found.proxyAccess };
+    const principal: Principal = {
+      applicationId: found.applicationId,
+      organizationId,
+      organizationIds: orgs,
+      customerName: found.customerName,
+      airbyteEnvelope: found.envelope === 'airbyte',
+      proxyAccess: found.proxyAccess,
+    };
     if (limiter === null) {
       request.principal = principal;
       return undefined;

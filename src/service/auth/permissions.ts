@@ -80,7 +80,12 @@ export async function writeRules(ctx: ServiceContext, applicationId: string, sub
     await db(ctx).deleteFrom('access_permissions').where('subject_id', '=', subjectId).where('application_id', '=', applicationId).execute();
     return;
   }
-  const values = { subject_id: subjectId, application_id: applicationId, rules: JSON.stringify(normalize(rules)), updated_at: new Date(ctx.now()).toISOString() };
+  const values = {
+    subject_id: subjectId,
+    application_id: applicationId,
+    rules: JSON.stringify(normalize(rules)),
+    updated_at: new Date(ctx.now()).toISOString(),
+  };
   await db(ctx)
     .insertInto('access_permissions')
     .values(values)
@@ -114,7 +119,8 @@ async function loadPermissions(ctx: ServiceContext, request: FastifyRequest, pri
 }
 
 /** Routes that reach a connector or show the lists: a connector_id route, MCP, /api/v1/account/permissions. */
-const needsPermissions = (url: string | undefined): boolean => url !== undefined && (url.includes(':connector_id') || url === '/mcp' || url === '/api/v1/account/permissions');
+const needsPermissions = (url: string | undefined): boolean =>
+  url !== undefined && (url.includes(':connector_id') || url === '/mcp' || url === '/api/v1/account/permissions');
 
 /** Load the allow-lists of the authenticated requests that need them (before their handler). */
 export function installPermissions(app: FastifyInstance, ctx: ServiceContext): void {
@@ -135,8 +141,10 @@ export function authorizeAccess(principal: Pick<Principal, 'permissions'> | unde
     const { connectorType: type, entity, action, method } = target;
     if (rules.connector_types !== undefined && !rules.connector_types.includes(type)) refuse(source, `connector type ${type}`, { connector_type: type });
     if (method !== undefined) {
-      if (rules.entities !== undefined || rules.actions !== undefined) refuse(source, `the proxy on ${type} (its allow-list names entities or actions)`, { connector_type: type, method });
-      if (rules.read_only === true && !READ_METHODS.has(method.toUpperCase())) refuse(source, `${method.toUpperCase()} through the proxy (read-only: GET and HEAD only)`, { connector_type: type, method: method.toUpperCase() });
+      if (rules.entities !== undefined || rules.actions !== undefined)
+        refuse(source, `the proxy on ${type} (its allow-list names entities or actions)`, { connector_type: type, method });
+      if (rules.read_only === true && !READ_METHODS.has(method.toUpperCase()))
+        refuse(source, `${method.toUpperCase()} through the proxy (read-only: GET and HEAD only)`, { connector_type: type, method: method.toUpperCase() });
       continue;
     }
     if (entity !== undefined && rules.entities !== undefined && !rules.entities.includes(entity) && !rules.entities.includes(`${type}.${entity}`)) {
@@ -146,7 +154,8 @@ export function authorizeAccess(principal: Pick<Principal, 'permissions'> | unde
       if (rules.actions !== undefined && !rules.actions.includes(action) && !(entity !== undefined && rules.actions.includes(`${entity}.${action}`))) {
         refuse(source, `action ${action}${entity !== undefined ? ` on ${entity}` : ''} of ${type}`, { connector_type: type, entity, action });
       }
-      if (rules.read_only === true && !READ_ACTIONS.has(action)) refuse(source, `action ${action} (read-only: ${[...READ_ACTIONS].join(', ')} only)`, { connector_type: type, entity, action });
+      if (rules.read_only === true && !READ_ACTIONS.has(action))
+        refuse(source, `action ${action} (read-only: ${[...READ_ACTIONS].join(', ')} only)`, { connector_type: type, entity, action });
     }
   }
 }

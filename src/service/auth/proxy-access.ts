@@ -30,7 +30,9 @@ export function checkProxyAccess(principal: Pick<Principal, 'proxyAccess'>, meth
 /** Set the proxy access of the application with `clientId` (admin CLI); invalid_client when there is none. */
 export async function setProxyAccess(store: ServiceStore, clientId: string, access: string): Promise<{ client_id: string; proxy_access: ProxyAccess }> {
   if (!(PROXY_ACCESS as readonly string[]).includes(access)) {
-    throw new SwitchboardError('invalid_request', `proxy access must be one of: ${PROXY_ACCESS.join(', ')}`, { errors: [{ path: '/proxy_access', message: `must be one of: ${PROXY_ACCESS.join(', ')}` }] });
+    throw new SwitchboardError('invalid_request', `proxy access must be one of: ${PROXY_ACCESS.join(', ')}`, {
+      errors: [{ path: '/proxy_access', message: `must be one of: ${PROXY_ACCESS.join(', ')}` }],
+    });
   }
   if (!(await store.setApplicationProxyAccess(clientId, access))) throw new SwitchboardError('invalid_client', `No application with client id ${clientId}`);
   return { client_id: clientId, proxy_access: access as ProxyAccess };

@@ -54,7 +54,14 @@ export async function listTokens(ctx: ServiceContext, applicationId: string): Pr
       created_at: t.created_at,
       expires_at: t.expires_at,
     })),
-    ...sessions.map((s) => ({ id: `cs_${s.id}`, kind: 'connect_session' as const, organization_id: s.organization_id, customer_name: s.customer_name, created_at: s.created_at, expires_at: s.expires_at })),
+    ...sessions.map((s) => ({
+      id: `cs_${s.id}`,
+      kind: 'connect_session' as const,
+      organization_id: s.organization_id,
+      customer_name: s.customer_name,
+      created_at: s.created_at,
+      expires_at: s.expires_at,
+    })),
   ];
   return out.sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1));
 }
@@ -98,7 +105,12 @@ export async function revokeAllTokens(ctx: ServiceContext, applicationId: string
   const now = nowIso(ctx);
   return db.transaction().execute(async (trx) => {
     const a = await trx.deleteFrom('access_tokens').where('application_id', '=', applicationId).executeTakeFirst();
-    const s = await trx.updateTable('connect_sessions').set({ expires_at: now }).where('application_id', '=', applicationId).where('expires_at', '>', now).executeTakeFirst();
+    const s = await trx
+      .updateTable('connect_sessions')
+      .set({ expires_at: now })
+      .where('application_id', '=', applicationId)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
     return { access_tokens: Number(a.numDeletedRows), connect_sessions: Number(s.numUpdatedRows) };
   });
 }

@@ -49,14 +49,20 @@ export function connectBrandFromEnv(env: Env): ConnectBrand {
   }
   const logo = env['SWITCHBOARD_CONNECT_LOGO_URL']?.trim();
   if (logo) {
-    if (logo.length > 16384 || !LOGO_PATTERN.test(logo)) throw new Error('SWITCHBOARD_CONNECT_LOGO_URL: an https:// URL or a data:image/(svg+xml|png|jpeg|gif|webp) URI of at most 16 kB, without spaces, quotes or angle brackets');
+    if (logo.length > 16384 || !LOGO_PATTERN.test(logo))
+      throw new Error(
+        'SWITCHBOARD_CONNECT_LOGO_URL: an https:// URL or a data:image/(svg+xml|png|jpeg|gif|webp) URI of at most 16 kB, without spaces, quotes or angle brackets',
+      );
     brand.logoUrl = logo;
   }
   const accent = env['SWITCHBOARD_CONNECT_ACCENT_COLOR']?.trim();
   if (accent) {
     if (!HEX.test(accent)) throw new Error(`SWITCHBOARD_CONNECT_ACCENT_COLOR: a hex colour such as #0f766e, got "${accent}"`);
     const ratio = whiteContrast(accent);
-    if (ratio < 4.5) throw new Error(`SWITCHBOARD_CONNECT_ACCENT_COLOR: ${accent} is too light for white button text (contrast ${ratio.toFixed(2)}:1, at least 4.5:1 needed); choose a darker colour`);
+    if (ratio < 4.5)
+      throw new Error(
+        `SWITCHBOARD_CONNECT_ACCENT_COLOR: ${accent} is too light for white button text (contrast ${ratio.toFixed(2)}:1, at least 4.5:1 needed); choose a darker colour`,
+      );
     brand.accent = accent.toLowerCase();
   }
   return brand;
@@ -65,6 +71,12 @@ export function connectBrandFromEnv(env: Env): ConnectBrand {
 /** The accent stylesheet (/connect/assets/brand.css): the colour and a darker shade for hover. */
 export function brandCss(brand: ConnectBrand): string {
   if (brand.accent === undefined) return '';
-  const dark = rgb(brand.accent).map((c) => Math.round(c * 0.72).toString(16).padStart(2, '0')).join('');
+  const dark = rgb(brand.accent)
+    .map((c) =>
+      Math.round(c * 0.72)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('');
   return `:root { --accent: ${brand.accent}; --accent-dark: #${dark}; }\n`;
 }

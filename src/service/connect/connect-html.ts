@@ -15,7 +15,10 @@ export const ASSET_PATH = '/connect/assets';
 /** The operator's name and logo at the top of the card; its accent colour as a stylesheet. */
 function brandHeader(brand: ConnectBrand): string {
   if (brand.name === undefined && brand.logoUrl === undefined) return '';
-  const logo = brand.logoUrl !== undefined ? `<img class="brand-logo" src="${esc(brand.logoUrl)}" alt="${brand.name === undefined ? 'Logo' : ''}" width="28" height="28">` : '';
+  const logo =
+    brand.logoUrl !== undefined
+      ? `<img class="brand-logo" src="${esc(brand.logoUrl)}" alt="${brand.name === undefined ? 'Logo' : ''}" width="28" height="28">`
+      : '';
   return `<header class="brand">${logo}${brand.name !== undefined ? `<span class="brand-name">${esc(brand.name)}</span>` : ''}</header>\n`;
 }
 
@@ -155,7 +158,9 @@ function variantSection(p: TypePageInput, v: TypePageVariant, single: boolean): 
     .map((f) => {
       const id = `f-${v.name}-${f.name}`;
       const err = p.fieldErrors?.[`${v.name}.${f.name}`];
-      const describedBy = [v.description !== undefined ? helpId : '', f.hint !== undefined ? `${id}-hint` : '', err !== undefined ? `${id}-error` : ''].filter((x) => x !== '').join(' ');
+      const describedBy = [v.description !== undefined ? helpId : '', f.hint !== undefined ? `${id}-hint` : '', err !== undefined ? `${id}-error` : '']
+        .filter((x) => x !== '')
+        .join(' ');
       // Secret values are never written back into the page, not even after a failed attempt; an OAuth variant's (non-secret) pre-consent values are.
       const value = v.oauth && !f.secret ? p.values?.[`${v.name}.${f.name}`] : undefined;
       const attrs = `autocomplete="off" spellcheck="false"${f.required ? ' required' : ''}${describedBy !== '' ? ` aria-describedby="${esc(describedBy)}"` : ''}${err !== undefined ? ' aria-invalid="true"' : ''}`;
@@ -191,7 +196,12 @@ ${fields}
 export function typePage(p: TypePageInput): string {
   const verb = p.reconnect !== undefined ? 'Reconnect' : 'Connect';
   const single = p.variants.length === 1;
-  const intro = p.reconnect !== undefined ? `<p>${esc(p.title)} rejected the saved credentials of <strong>${esc(p.reconnect.name)}</strong>. Enter new ones to reconnect it.</p>` : p.description !== undefined ? `<p>${esc(p.description)}</p>` : '';
+  const intro =
+    p.reconnect !== undefined
+      ? `<p>${esc(p.title)} rejected the saved credentials of <strong>${esc(p.reconnect.name)}</strong>. Enter new ones to reconnect it.</p>`
+      : p.description !== undefined
+        ? `<p>${esc(p.description)}</p>`
+        : '';
   const body = `<p><a href="/connect" class="back">← All apps</a></p>
 <h1 class="app-heading">${appLogo(p.logo, 32)}<span>${verb} ${esc(p.title)}</span></h1>
 ${intro}

@@ -86,4 +86,7 @@ const m0003: Migration = {
   },
 };
 
-export const connectMigrations: MigrationGroup = { name: 'connect', migrations: { '0001_connect_sessions': m0001, '0002_connect_session_claim': m0002, '0003_widget_origin': m0003 } };
+export const connectMigrations: MigrationGroup = {
+  name: 'connect',
+  migrations: { '0001_connect_sessions': m0001, '0002_connect_session_claim': m0002, '0003_widget_origin': m0003 },
+};

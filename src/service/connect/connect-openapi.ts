@@ -28,21 +28,26 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         operationId: 'createConnectSession',
         summary: 'Create a Connect UI session: a short-lived link where one customer connects their own accounts',
         description:
-          'The token only lets the page create, re-authorize and check this customer\'s connectors of the allowed types; it is not an API token. Send the user to `url` (the token is in its fragment, so it never reaches a server log).',
+          "The token only lets the page create, re-authorize and check this customer's connectors of the allowed types; it is not an API token. Send the user to `url` (the token is in its fragment, so it never reaches a server log).",
         parameters: [h.orgHeader],
         requestBody: { required: true, content: h.json(h.ref('CreateConnectSessionRequest')) },
         responses: { 201: { description: 'Created', content: h.json(h.ref('ConnectSession')) }, ...h.problems(...h.authed) },
       },
     },
     [CONNECT_PAGE_PATH]: {
-      get: { operationId: 'connectPage', summary: `${PAGE}: the connector types offered and the customer's connectors`, security: [], responses: { 200: htmlPage('The page'), 401: htmlPage('Unknown session'), 410: htmlPage('Expired or used session') } },
+      get: {
+        operationId: 'connectPage',
+        summary: `${PAGE}: the connector types offered and the customer's connectors`,
+        security: [],
+        responses: { 200: htmlPage('The page'), 401: htmlPage('Unknown session'), 410: htmlPage('Expired or used session') },
+      },
     },
     '/connect/session': {
       post: {
         operationId: 'connectExchange',
         summary: "The page's script exchanges the fragment token for an HttpOnly session cookie (once per token)",
         description:
-          'JSON only: any other content type, an HTML form (application/x-www-form-urlencoded) included, is 415 unsupported_media_type, so another site cannot plant its own session in a visitor\'s browser (login CSRF): a cross-site JSON request needs a CORS preflight this service never grants.',
+          "JSON only: any other content type, an HTML form (application/x-www-form-urlencoded) included, is 415 unsupported_media_type, so another site cannot plant its own session in a visitor's browser (login CSRF): a cross-site JSON request needs a CORS preflight this service never grants.",
         security: [],
         requestBody: { required: true, content: h.json(h.ref('ConnectExchangeRequest')) },
         responses: { 204: { description: 'Cookie set' }, ...h.problems(400, 401, 415) },
@@ -54,7 +59,12 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         summary: `${PAGE}: the forms of one connector type (?reconnect=<connector id> to re-authorize)`,
         security: [],
         parameters: [typeParam, { name: 'reconnect', in: 'query', required: false, schema: { type: 'string' } }],
-        responses: { 200: htmlPage('The forms'), 401: htmlPage('Unknown session'), 404: htmlPage('Type not offered'), 410: htmlPage('Expired or used session') },
+        responses: {
+          200: htmlPage('The forms'),
+          401: htmlPage('Unknown session'),
+          404: htmlPage('Type not offered'),
+          410: htmlPage('Expired or used session'),
+        },
       },
     },
     '/connect/types/{connector_type}/credentials': {
@@ -89,7 +99,12 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         operationId: 'connectOAuthReturn',
         summary: `${PAGE}: where the OAuth callback sends the user back (?type, ?secret_id or ?error)`,
         security: [],
-        responses: { 303: { description: 'Connected: to /connect/done (post/redirect/get)' }, 400: htmlPage('The provider refused'), 409: htmlPage('Another submit is connecting with this session right now'), 410: htmlPage('Expired or used session') },
+        responses: {
+          303: { description: 'Connected: to /connect/done (post/redirect/get)' },
+          400: htmlPage('The provider refused'),
+          409: htmlPage('Another submit is connecting with this session right now'),
+          410: htmlPage('Expired or used session'),
+        },
       },
     },
     '/connect/done': {
@@ -101,11 +116,37 @@ export function connectOpenApiPaths(h: Helpers): Record<string, Schema> {
         responses: { 200: htmlPage('Connected'), 401: htmlPage('Unknown session'), 404: htmlPage("Not this customer's connector") },
       },
     },
-    '/connect/assets/connect.js': { get: { operationId: 'connectScript', summary: "The page's script", security: [], responses: { 200: { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } } } },
-    '/connect/assets/connect.css': { get: { operationId: 'connectStyles', summary: "The page's stylesheet", security: [], responses: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } } },
-    '/connect/assets/brand.css': {
-      get: { operationId: 'connectBrandStyles', summary: "The operator's accent colour (SWITCHBOARD_CONNECT_ACCENT_COLOR; empty without one)", security: [], responses: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } },
+    '/connect/assets/connect.js': {
+      get: {
+        operationId: 'connectScript',
+        summary: "The page's script",
+        security: [],
+        responses: { 200: { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } },
+      },
     },
-    '/favicon.ico': { get: { operationId: 'favicon', summary: 'No icon here (the pages name theirs): 204 without a session, so browsers get no 401', security: [], responses: { 204: { description: 'No content' } } } },
+    '/connect/assets/connect.css': {
+      get: {
+        operationId: 'connectStyles',
+        summary: "The page's stylesheet",
+        security: [],
+        responses: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/connect/assets/brand.css': {
+      get: {
+        operationId: 'connectBrandStyles',
+        summary: "The operator's accent colour (SWITCHBOARD_CONNECT_ACCENT_COLOR; empty without one)",
+        security: [],
+        responses: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/favicon.ico': {
+      get: {
+        operationId: 'favicon',
+        summary: 'No icon here (the pages name theirs): 204 without a session, so browsers get no 401',
+        security: [],
+        responses: { 204: { description: 'No content' } },
+      },
+    },
   };
 }

@@ -109,7 +109,8 @@ function plainMessage(type: string, title: string, e: SwitchboardError, submitte
 function cspOrigins(ctx: ServiceContext, brand: ConnectBrand): { logos: Set<string>; consent: Set<string> } {
   // Logos may live on other https origins (the operator's, a manifest's): the CSP allows exactly those.
   const logos = new Set<string>();
-  for (const logo of [brand.logoUrl, ...[...ctx.registry.values()].map((m) => m.manifest.logo)]) if (logo?.startsWith('https://')) logos.add(new URL(logo).origin);
+  for (const logo of [brand.logoUrl, ...[...ctx.registry.values()].map((m) => m.manifest.logo)])
+    if (logo?.startsWith('https://')) logos.add(new URL(logo).origin);
   // OAuth buttons post to us and we redirect to the provider: form-action must allow its origin.
   const consent = new Set<string>();
   for (const [type, cfg] of Object.entries(ctx.config.connectorTypes)) {
@@ -212,10 +213,23 @@ export class ConnectPageKit {
         v.type === 'oauth2'
           ? preConsentFields(m, v).flatMap((name): FormField[] => {
               const f = v.fields[name];
-              return f === undefined ? [] : [{ name, label: humanize(name), hint: f.description, secret: false, required: f.required !== false, type: f.type, pattern: f.pattern }];
+              return f === undefined
+                ? []
+                : [{ name, label: humanize(name), hint: f.description, secret: false, required: f.required !== false, type: f.type, pattern: f.pattern }];
             })
           : Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
-              f === undefined ? [] : [{ name, label: f.description ?? name, secret: f.secret === true, required: f.required !== false, type: f.type, ...(f.multiline === true ? { multiline: true } : {}) }],
+              f === undefined
+                ? []
+                : [
+                    {
+                      name,
+                      label: f.description ?? name,
+                      secret: f.secret === true,
+                      required: f.required !== false,
+                      type: f.type,
+                      ...(f.multiline === true ? { multiline: true } : {}),
+                    },
+                  ],
             ),
     }));
     return { variants, defs };
@@ -253,7 +267,8 @@ export class ConnectPageKit {
         request.log.error({ connector_id: row.id, err: e }, 'onConnectorCreated hook failed');
       }
     }
-    if (!(await completeSession(this.ctx, claim, row.id))) request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
+    if (!(await completeSession(this.ctx, claim, row.id)))
+      request.log.warn({ connector_id: row.id }, 'connect session ended while the connection was being made');
     request.log.info({ connector_id: row.id, connector_type: row.connector_type, reconnected }, 'connect UI: connection finished');
     // Post/redirect/get: the success page is a GET of its own, safe to reload.
     const done = `${CONNECT_DONE_PATH}?${new URLSearchParams({ connector_id: row.id, ...(reconnected ? { reconnected: '1' } : {}) }).toString()}`;
@@ -276,7 +291,12 @@ export class ConnectPageKit {
     const claimed = await claimSession(this.ctx, s.id);
     if (claimed.claim === undefined) {
       request.log.info({ connector_type: type, reason: claimed.why }, 'connect UI: session not claimed');
-      if (claimed.why === 'busy') return this.html(reply, 409, messagePage('Already connecting', 'This link is being used to connect right now, in this or another window. Wait for that to finish.'));
+      if (claimed.why === 'busy')
+        return this.html(
+          reply,
+          409,
+          messagePage('Already connecting', 'This link is being used to connect right now, in this or another window. Wait for that to finish.'),
+        );
       return this.ended(reply, claimed.why);
     }
     let row: ConnectorRow;

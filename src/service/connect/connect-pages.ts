@@ -17,7 +17,16 @@ import { sha256Hex } from '../auth/secrets.ts';
 import type { ConnectTables } from './connect-migrations.ts';
 import { bootstrapPage, homePage, successPage, type HomeType } from './connect-html.ts';
 import { ConnectExchangeRequestSchema } from './connect-schemas.ts';
-import { allowedTypes, CONNECT_COOKIE, CONNECT_PAGE_PATH, exchangeToken, httpOrigin, SESSION_END_TEXT, sessionFromCookie, type ConnectSessionRow } from './connect-sessions.ts';
+import {
+  allowedTypes,
+  CONNECT_COOKIE,
+  CONNECT_PAGE_PATH,
+  exchangeToken,
+  httpOrigin,
+  SESSION_END_TEXT,
+  sessionFromCookie,
+  type ConnectSessionRow,
+} from './connect-sessions.ts';
 import {
   CONNECT_DONE_PATH,
   CONNECT_EXCHANGE_PATH,
@@ -40,7 +49,11 @@ export function donePage(app: FastifyInstance, kit: ConnectPageKit): void {
     const s =
       cookie === undefined || cookie === ''
         ? undefined
-        : await (ctx.database.db as unknown as Kysely<ConnectTables>).selectFrom('connect_sessions').selectAll().where('browser_hash', '=', sha256Hex(cookie)).executeTakeFirst();
+        : await (ctx.database.db as unknown as Kysely<ConnectTables>)
+            .selectFrom('connect_sessions')
+            .selectAll()
+            .where('browser_hash', '=', sha256Hex(cookie))
+            .executeTakeFirst();
     if (s === undefined) return kit.ended(reply, 'invalid');
     const row = await ctx.store.getConnector(s.organization_id, request.query['connector_id'] ?? '').catch(() => undefined);
     if (s.allowed_origin !== null) kit.frameOrigin.set(reply, s.allowed_origin);
@@ -107,20 +120,32 @@ function jsonOnly(request: FastifyRequest, _reply: FastifyReply, done: (err?: Er
 /** The exchange of the link's fragment token for the session cookie (the bootstrap page's script). */
 export function exchangeRoute(app: FastifyInstance, kit: ConnectPageKit): void {
   const { ctx } = kit;
-  app.post<{ Body: { token: string } }>(CONNECT_EXCHANGE_PATH, { ...pub, preValidation: jsonOnly, schema: { body: ConnectExchangeRequestSchema } }, async (request, reply) => {
-    const r = await exchangeToken(ctx, request.body.token, cookieOf(request));
-    if ('end' in r) {
-      const t = SESSION_END_TEXT[r.end];
-      return sendProblem(request, reply, problem('connect_session_invalid', t.detail, { details: { reason: r.end, heading: t.heading, message: t.detail } }));
-    }
-    const maxAge = Math.max(1, Math.floor((Date.parse(r.session.expires_at) - ctx.now()) / 1000));
-    // A widget session is framed by its origin: its cookie must work in a third-party frame.
-    const inFrame = kit.framed || r.session.allowed_origin !== null;
-    const secure = inFrame || ctx.publicUrl().startsWith('https:');
-    const attrs = [`${CONNECT_COOKIE}=${r.browserSecret}`, `Path=${CONNECT_PAGE_PATH}`, 'HttpOnly', `Max-Age=${maxAge}`, inFrame ? 'SameSite=None' : 'SameSite=Lax', ...(secure ? ['Secure'] : []), ...(inFrame ? ['Partitioned'] : [])];
-    request.log.info('connect session opened');
-    return reply.code(204).header('set-cookie', attrs.join('; ')).header('cache-control', 'no-store').send();
-  });
+  app.post<{ Body: { token: string } }>(
+    CONNECT_EXCHANGE_PATH,
+    { ...pub, preValidation: jsonOnly, schema: { body: ConnectExchangeRequestSchema } },
+    async (request, reply) => {
+      const r = await exchangeToken(ctx, request.body.token, cookieOf(request));
+      if ('end' in r) {
+        const t = SESSION_END_TEXT[r.end];
+        return sendProblem(request, reply, problem('connect_session_invalid', t.detail, { details: { reason: r.end, heading: t.heading, message: t.detail } }));
+      }
+      const maxAge = Math.max(1, Math.floor((Date.parse(r.session.expires_at) - ctx.now()) / 1000));
+      // A widget session is framed by its origin: its cookie must work in a third-party frame.
+      const inFrame = kit.framed || r.session.allowed_origin !== null;
+      const secure = inFrame || ctx.publicUrl().startsWith('https:');
+      const attrs = [
+        `${CONNECT_COOKIE}=${r.browserSecret}`,
+        `Path=${CONNECT_PAGE_PATH}`,
+        'HttpOnly',
+        `Max-Age=${maxAge}`,
+        inFrame ? 'SameSite=None' : 'SameSite=Lax',
+        ...(secure ? ['Secure'] : []),
+        ...(inFrame ? ['Partitioned'] : []),
+      ];
+      request.log.info('connect session opened');
+      return reply.code(204).header('set-cookie', attrs.join('; ')).header('cache-control', 'no-store').send();
+    },
+  );
 }
 
 /** A connector type's page: its forms (to connect, or to re-authorize one connector). */
@@ -202,7 +227,11 @@ export function oauthStartRoute(app: FastifyInstance, kit: ConnectPageKit): void
     const back = withParams(`${ctx.publicUrl()}${CONNECT_OAUTH_RETURN_PATH}`, { type, ...(reconnect !== undefined ? { reconnect: reconnect.id } : {}) });
     let consent_url: string;
     try {
-      ({ consent_url } = await initiateOAuth(ctx, { applicationId: s.application_id, organizationId: s.organization_id }, { customer_name: s.customer_name, connector_type: type, redirect_url: back, credentials: given }));
+      ({ consent_url } = await initiateOAuth(
+        ctx,
+        { applicationId: s.application_id, organizationId: s.organization_id },
+        { customer_name: s.customer_name, connector_type: type, redirect_url: back, credentials: given },
+      ));
     } catch (e) {
       if (!isSwitchboardError(e) || e.code !== 'invalid_oauth_credentials' || oauthDef === undefined) throw e;
       const fieldErrors: Record<string, string> = {};
@@ -263,7 +292,14 @@ async function reauthorizeFromSecret(ctx: ServiceContext, s: ConnectSessionRow, 
     const variant = validateCredentials(manifest, credentials, secret.auth_variant);
     const sealed = ctx.keyRing.sealJson(credentials, connectorCredentialsContext(connectorId));
     // New credentials from the provider: the connector is healthy again (as after a PATCH of credentials).
-    const updated = await tx.updateConnector(s.organization_id, connectorId, { auth_variant: variant, credentials_key_id: sealed.keyId, credentials_ciphertext: sealed.ciphertext, updated_at: now, status: 'active', last_error: null });
+    const updated = await tx.updateConnector(s.organization_id, connectorId, {
+      auth_variant: variant,
+      credentials_key_id: sealed.keyId,
+      credentials_ciphertext: sealed.ciphertext,
+      updated_at: now,
+      status: 'active',
+      last_error: null,
+    });
     if (updated === undefined) throw new SwitchboardError('connector_not_found', `No connector ${connectorId} in this organization`);
     await tx.wipeOAuthSecret(idHash);
     return updated;

@@ -66,19 +66,24 @@ function pageParsing(app: FastifyInstance, kit: ConnectPageKit): void {
     if (p.status >= 500) request.log.error({ code: p.code, detail: p.detail, err_name: (err as Error).name, stack: (err as Error).stack }, 'request failed');
     else request.log.info({ code: p.code, status: p.status }, 'request refused');
     if (request.url.split('?')[0] === CONNECT_EXCHANGE_PATH) return sendProblem(request, reply, p);
-    if (p.status >= 500) return kit.html(reply, p.status, messagePage('Something went wrong', 'The connection could not be completed. Try again in a moment.', kit.brand));
+    if (p.status >= 500)
+      return kit.html(reply, p.status, messagePage('Something went wrong', 'The connection could not be completed. Try again in a moment.', kit.brand));
     return kit.html(reply, p.status, messagePage('This request could not be handled', p.detail, kit.brand));
   });
 }
 
 /** The script and style sheets (the brand's accent colour among them), and no favicon. */
 function pageAssets(app: FastifyInstance, kit: ConnectPageKit): void {
-  const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(new URL(`./assets/${a.file}`, import.meta.url)), type: a.type }]));
+  const assets = new Map(
+    Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(new URL(`./assets/${a.file}`, import.meta.url)), type: a.type }]),
+  );
   // The accent colour (empty without one; the pages link it only when there is one).
   assets.set('/connect/assets/brand.css', { body: Buffer.from(brandCss(kit.brand)), type: 'text/css; charset=utf-8' });
   const pub = { config: { auth: 'public' as const } };
   for (const [path, a] of assets) {
-    app.get(path, pub, async (_request, reply) => reply.type(a.type).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(a.body));
+    app.get(path, pub, async (_request, reply) =>
+      reply.type(a.type).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(a.body),
+    );
   }
   // Browsers ask for /favicon.ico on their own; the pages name their icon (the operator's logo
   // or none), so this answers "no content" without asking for credentials.

@@ -17,7 +17,12 @@ export const CreateConnectSessionRequestSchema: Schema = {
       items: { type: 'string', minLength: 1, maxLength: 100 },
       description: 'Connector types the page offers (default: every type of this deployment)',
     },
-    redirect_url: { type: 'string', format: 'uri', maxLength: 2000, description: 'Where the page sends the user when done, with ?connector_id=...&connector_type=... added' },
+    redirect_url: {
+      type: 'string',
+      format: 'uri',
+      maxLength: 2000,
+      description: 'Where the page sends the user when done, with ?connector_id=...&connector_type=... added',
+    },
   },
 };
 

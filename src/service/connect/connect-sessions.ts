@@ -74,23 +74,38 @@ export function isHttpUrl(s: string): boolean {
 }
 
 /** Create a session for one customer of the caller's organization (default: every registered type, 30 minutes). */
-export async function createConnectSession(ctx: ServiceContext, principal: { applicationId: string; organizationId: string }, body: CreateSessionBody): Promise<CreatedSession> {
+export async function createConnectSession(
+  ctx: ServiceContext,
+  principal: { applicationId: string; organizationId: string },
+  body: CreateSessionBody,
+): Promise<CreatedSession> {
   const known = [...ctx.registry.keys()].sort();
   const asked = body.allowed_connector_types ?? known;
-  const errors = asked.flatMap((t, i) => (ctx.registry.has(t) ? [] : [{ path: `/allowed_connector_types/${i}`, message: `must be one of: ${known.join(', ')}` }]));
+  const errors = asked.flatMap((t, i) =>
+    ctx.registry.has(t) ? [] : [{ path: `/allowed_connector_types/${i}`, message: `must be one of: ${known.join(', ')}` }],
+  );
   if (errors.length > 0) {
     const bad = asked.filter((t) => !ctx.registry.has(t));
-    throw new SwitchboardError('unknown_connector_type', `Unknown connector type ${bad.map((t) => `"${t}"`).join(', ')}. Known types: ${known.join(', ')}`, { errors, details: { valid: known } });
+    throw new SwitchboardError('unknown_connector_type', `Unknown connector type ${bad.map((t) => `"${t}"`).join(', ')}. Known types: ${known.join(', ')}`, {
+      errors,
+      details: { valid: known },
+    });
   }
   if (body.redirect_url !== undefined && !isHttpUrl(body.redirect_url)) {
-    throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', { errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }] });
+    throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', {
+      errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }],
+    });
   }
   const origin = body.allowed_origin === undefined ? undefined : httpOrigin(body.allowed_origin);
   if (body.allowed_origin !== undefined && origin === undefined) {
-    throw new SwitchboardError('invalid_request', 'allowed_origin must be an http(s) origin: scheme://host[:port], no path', { errors: [{ path: '/allowed_origin', message: 'must be an http(s) origin (scheme://host[:port])' }] });
+    throw new SwitchboardError('invalid_request', 'allowed_origin must be an http(s) origin: scheme://host[:port], no path', {
+      errors: [{ path: '/allowed_origin', message: 'must be an http(s) origin (scheme://host[:port])' }],
+    });
   }
   if (origin !== undefined && body.redirect_url !== undefined && new URL(body.redirect_url).origin !== origin) {
-    throw new SwitchboardError('invalid_request', `redirect_url must be on allowed_origin ${origin}`, { errors: [{ path: '/redirect_url', message: `must be on ${origin}` }] });
+    throw new SwitchboardError('invalid_request', `redirect_url must be on allowed_origin ${origin}`, {
+      errors: [{ path: '/redirect_url', message: `must be on ${origin}` }],
+    });
   }
   const token = randomSecret(CONNECT_TOKEN_PREFIX);
   const now = nowIso(ctx);
@@ -126,10 +141,19 @@ export async function createConnectSession(ctx: ServiceContext, principal: { app
 export type SessionEnd = 'invalid' | 'expired' | 'used' | 'opened';
 
 export const SESSION_END_TEXT: Record<SessionEnd, { heading: string; detail: string }> = {
-  invalid: { heading: 'This link is not valid', detail: 'The connection link is incomplete or unknown. Go back to the app that sent you here and start again.' },
+  invalid: {
+    heading: 'This link is not valid',
+    detail: 'The connection link is incomplete or unknown. Go back to the app that sent you here and start again.',
+  },
   expired: { heading: 'This link has expired', detail: 'Connection links work for a limited time. Go back to the app that sent you here and start again.' },
-  used: { heading: 'This link has already been used', detail: 'The connection was completed with this link. Go back to the app that sent you here to connect again.' },
-  opened: { heading: 'This link was already opened', detail: 'A connection link works in one browser window only. Go back to the app that sent you here and start again.' },
+  used: {
+    heading: 'This link has already been used',
+    detail: 'The connection was completed with this link. Go back to the app that sent you here to connect again.',
+  },
+  opened: {
+    heading: 'This link was already opened',
+    detail: 'A connection link works in one browser window only. Go back to the app that sent you here and start again.',
+  },
 };
 
 function endOf(row: ConnectSessionRow | undefined, now: string): SessionEnd | undefined {
@@ -146,7 +170,11 @@ export type SessionLookup = { session: ConnectSessionRow; end?: undefined } | { 
  * Exchange the fragment token for a browser secret (the cookie value). Once per token; the same
  * browser presenting its cookie with the token again (the link opened twice) is let through.
  */
-export async function exchangeToken(ctx: ServiceContext, token: string, cookie: string | undefined): Promise<{ browserSecret: string; session: ConnectSessionRow } | { end: SessionEnd }> {
+export async function exchangeToken(
+  ctx: ServiceContext,
+  token: string,
+  cookie: string | undefined,
+): Promise<{ browserSecret: string; session: ConnectSessionRow } | { end: SessionEnd }> {
   const now = nowIso(ctx);
   const tokenHash = sha256Hex(token);
   const browserSecret = randomSecret();
@@ -217,7 +245,13 @@ export async function claimSession(ctx: ServiceContext, sessionId: string): Prom
 
 /** Give a claim back after a failed attempt (wrong key, upstream down): the session can be used again. */
 export async function releaseSession(ctx: ServiceContext, claim: SessionClaim): Promise<void> {
-  await db(ctx).updateTable('connect_sessions').set({ claimed_at: null }).where('id', '=', claim.sessionId).where('claimed_at', '=', claim.claimedAt).where('completed_at', 'is', null).execute();
+  await db(ctx)
+    .updateTable('connect_sessions')
+    .set({ claimed_at: null })
+    .where('id', '=', claim.sessionId)
+    .where('claimed_at', '=', claim.claimedAt)
+    .where('completed_at', 'is', null)
+    .execute();
 }
 
 /** Mark the session used by the connection its claim made; false when the claim lapsed and the session ended meanwhile. */

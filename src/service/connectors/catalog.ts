@@ -50,7 +50,18 @@ export function catalogEntry(m: LoadedManifest, cfg: ConnectorTypeConfig | undef
       ...(v.title !== undefined ? { title: v.title } : {}),
       ...(v.description !== undefined ? { description: v.description } : {}),
       fields: Object.entries(v.fields).flatMap(([name, f]) =>
-        f === undefined ? [] : [{ name, type: f.type, required: f.required !== false, secret: f.secret === true, ...(f.multiline === true ? { multiline: true as const } : {}), ...(f.description !== undefined ? { description: f.description } : {}) }],
+        f === undefined
+          ? []
+          : [
+              {
+                name,
+                type: f.type,
+                required: f.required !== false,
+                secret: f.secret === true,
+                ...(f.multiline === true ? { multiline: true as const } : {}),
+                ...(f.description !== undefined ? { description: f.description } : {}),
+              },
+            ],
       ),
       schema: credentialsSchema(v),
     })),
@@ -64,12 +75,16 @@ export function catalogEntry(m: LoadedManifest, cfg: ConnectorTypeConfig | undef
       record_schema: recordSchema(e.def),
       ...(e.def.search !== undefined ? { search_fields: Object.fromEntries(Object.entries(e.def.search.fields).map(([k, t]) => [k, String(t)])) } : {}),
       actions: [
-        ...[...e.actions.values()].filter((a) => !SYNC_ONLY_ACTIONS.has(a.name)).map((a) => ({
-          name: a.name,
-          ...(a.def.description !== undefined ? { description: a.def.description } : {}),
-          params_schema: paramsSchema(a.def),
-        })),
-        ...(e.def.search !== undefined ? [{ name: 'search', description: 'Query the data the service has synced (hosted mode only)', params_schema: SearchParamsSchema }] : []),
+        ...[...e.actions.values()]
+          .filter((a) => !SYNC_ONLY_ACTIONS.has(a.name))
+          .map((a) => ({
+            name: a.name,
+            ...(a.def.description !== undefined ? { description: a.def.description } : {}),
+            params_schema: paramsSchema(a.def),
+          })),
+        ...(e.def.search !== undefined
+          ? [{ name: 'search', description: 'Query the data the service has synced (hosted mode only)', params_schema: SearchParamsSchema }]
+          : []),
       ],
     })),
   };

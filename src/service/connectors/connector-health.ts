@@ -39,7 +39,11 @@ export function parseLastError(text: string | null): ConnectorLastError | null {
 
 /** The same error with every credential value scrubbed from its message, errors and details. */
 function scrubbed(e: SwitchboardError, secrets: string[]): SwitchboardError {
-  return new SwitchboardError(e.code, scrubSecrets(e.message, secrets), { errors: scrubSecrets(e.errors, secrets), details: scrubSecrets(e.details, secrets), status: e.status });
+  return new SwitchboardError(e.code, scrubSecrets(e.message, secrets), {
+    errors: scrubSecrets(e.errors, secrets),
+    details: scrubSecrets(e.details, secrets),
+    status: e.status,
+  });
 }
 
 /**
@@ -57,7 +61,15 @@ export async function checkCredentials(ctx: ServiceContext, manifest: LoadedMani
     authVariant: variant,
     deadlineMs: ctx.config.upstreamDeadlineMs,
     ...(typeCfg?.baseUrl !== undefined ? { baseUrl: typeCfg.baseUrl } : {}),
-    ...(typeCfg?.oauth !== undefined ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}) } } : {}),
+    ...(typeCfg?.oauth !== undefined
+      ? {
+          oauthClient: {
+            clientId: typeCfg.oauth.clientId,
+            clientSecret: typeCfg.oauth.clientSecret,
+            ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}),
+          },
+        }
+      : {}),
     ...(ctx.retry !== undefined ? { retry: ctx.retry } : {}),
   };
   const secrets = secretValues(manifest, variant, credentials);
@@ -74,7 +86,10 @@ export async function checkCredentials(ctx: ServiceContext, manifest: LoadedMani
 }
 
 /** The health columns after a check outcome at `at`. */
-export function healthAfter(outcome: { ok: true } | { ok: false; error: SwitchboardError }, at: string): Pick<ConnectorRow, 'status' | 'last_checked_at' | 'last_error'> {
+export function healthAfter(
+  outcome: { ok: true } | { ok: false; error: SwitchboardError },
+  at: string,
+): Pick<ConnectorRow, 'status' | 'last_checked_at' | 'last_error'> {
   if (outcome.ok) return { status: 'active', last_checked_at: at, last_error: null };
   const status: ConnectorStatus = isAuthFailure(outcome.error) ? 'auth_failed' : 'error';
   return { status, last_checked_at: at, last_error: JSON.stringify({ code: outcome.error.code, message: outcome.error.message, at }) };
@@ -119,7 +134,11 @@ export async function checkStoredConnector(ctx: ServiceContext, row: ConnectorRo
     if (!isSwitchboardError(e)) throw e;
     const clean = scrubbed(e, secrets);
     health = healthAfter({ ok: false, error: clean }, at);
-    response = { ok: false, checked_at: at, error: { code: clean.code, message: clean.message, ...(Object.keys(clean.details).length > 0 ? { details: clean.details } : {}) } };
+    response = {
+      ok: false,
+      checked_at: at,
+      error: { code: clean.code, message: clean.message, ...(Object.keys(clean.details).length > 0 ? { details: clean.details } : {}) },
+    };
   }
   const updated = await ctx.store.setConnectorHealth(row.id, health, row.credentials_ciphertext);
   // The vendor account webhook deliveries are attributed by (src/webhooks/attribution.ts).

@@ -81,12 +81,16 @@ export async function createConnector(ctx: ServiceContext, organizationId: strin
   const hasSecret = body.server_side_oauth_secret_id !== undefined;
   if (hasCredentials === hasSecret) {
     const message = hasCredentials ? 'send only one of credentials and server_side_oauth_secret_id' : 'send credentials or server_side_oauth_secret_id';
-    throw new SwitchboardError('invalid_request', `Exactly one of credentials (variant A) and server_side_oauth_secret_id (variant B) is required: ${message}`, {
-      errors: [
-        { path: '/credentials', message },
-        { path: '/server_side_oauth_secret_id', message },
-      ],
-    });
+    throw new SwitchboardError(
+      'invalid_request',
+      `Exactly one of credentials (variant A) and server_side_oauth_secret_id (variant B) is required: ${message}`,
+      {
+        errors: [
+          { path: '/credentials', message },
+          { path: '/server_side_oauth_secret_id', message },
+        ],
+      },
+    );
   }
   const manifest = connectorType(ctx, body.connector_type);
   const id = newId();
@@ -178,7 +182,9 @@ export function decodeListCursor(s: string): ConnectorPosition {
   } catch {
     // fall through to the error below
   }
-  throw new SwitchboardError('invalid_request', 'cursor is not a cursor returned by this endpoint', { errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }] });
+  throw new SwitchboardError('invalid_request', 'cursor is not a cursor returned by this endpoint', {
+    errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }],
+  });
 }
 
 export interface ListQuery {
@@ -192,7 +198,11 @@ export interface ListQuery {
 }
 
 /** One page of the organization's connectors, oldest first. */
-export async function listConnectors(ctx: ServiceContext, organizationId: string, q: ListQuery): Promise<{ data: ConnectorView[]; meta: { cursor: string | null; has_more: boolean } }> {
+export async function listConnectors(
+  ctx: ServiceContext,
+  organizationId: string,
+  q: ListQuery,
+): Promise<{ data: ConnectorView[]; meta: { cursor: string | null; has_more: boolean } }> {
   const limit = q.limit ?? 50;
   if (q.definition_id !== undefined) return { data: [], meta: { cursor: null, has_more: false } };
   const rows = await ctx.store.listConnectors(organizationId, {
@@ -205,7 +215,10 @@ export async function listConnectors(ctx: ServiceContext, organizationId: string
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { data: page.map(connectorView), meta: { cursor: hasMore && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null, has_more: hasMore } };
+  return {
+    data: page.map(connectorView),
+    meta: { cursor: hasMore && last ? encodeListCursor({ createdAt: last.created_at, id: last.id }) : null, has_more: hasMore },
+  };
 }
 
 export interface PatchConnectorBody {
@@ -217,7 +230,13 @@ export interface PatchConnectorBody {
  * Rename and/or replace credentials (validated and checked like on create; nothing changes
  * when the check fails). New credentials make the connector active again and resume its sync.
  */
-export async function patchConnector(ctx: ServiceContext, organizationId: string, id: string, body: PatchConnectorBody, opts: CheckOption = {}): Promise<ConnectorRow> {
+export async function patchConnector(
+  ctx: ServiceContext,
+  organizationId: string,
+  id: string,
+  body: PatchConnectorBody,
+  opts: CheckOption = {},
+): Promise<ConnectorRow> {
   const current = await requireConnector(ctx, organizationId, id);
   const patch: Parameters<ServiceContext['store']['updateConnector']>[2] = { updated_at: nowIso(ctx) };
   let info: Record<string, unknown> | undefined;
@@ -276,13 +295,29 @@ function searchParams(params: Record<string, unknown> | null | undefined): Recor
 }
 
 /** Run one action on a connector: the library-mode envelope, or the search response (in a span when traced). */
-export function executeAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal, access?: Pick<Principal, 'permissions'>): Promise<unknown> {
+export function executeAction(
+  ctx: ServiceContext,
+  organizationId: string,
+  id: string,
+  body: ExecuteBody,
+  signal?: AbortSignal,
+  access?: Pick<Principal, 'permissions'>,
+): Promise<unknown> {
   if (!observing) return runAction(ctx, organizationId, id, body, signal, access);
   const name = SEARCH_ACTIONS.has(body.action) ? 'switchboard search' : 'switchboard execute';
-  return withSpan(name, { 'switchboard.entity': String(body.entity), 'switchboard.action': String(body.action) }, () => runAction(ctx, organizationId, id, body, signal, access));
+  return withSpan(name, { 'switchboard.entity': String(body.entity), 'switchboard.action': String(body.action) }, () =>
+    runAction(ctx, organizationId, id, body, signal, access),
+  );
 }
 
-async function runAction(ctx: ServiceContext, organizationId: string, id: string, body: ExecuteBody, signal?: AbortSignal, access?: Pick<Principal, 'permissions'>): Promise<unknown> {
+async function runAction(
+  ctx: ServiceContext,
+  organizationId: string,
+  id: string,
+  body: ExecuteBody,
+  signal?: AbortSignal,
+  access?: Pick<Principal, 'permissions'>,
+): Promise<unknown> {
   const row = ctx.runtimes.cachedRow(organizationId, id) ?? (await ctx.runtimes.row(organizationId, id));
   if (row === undefined) throw notFound(id);
   authorizeAccess(access, { connectorType: row.connector_type, entity: body.entity, action: body.action });
@@ -291,13 +326,19 @@ async function runAction(ctx: ServiceContext, organizationId: string, id: string
     const entity = manifest.entities.get(body.entity);
     if (entity === undefined) {
       const valid = [...manifest.entities.keys()];
-      throw new SwitchboardError('unknown_entity', `Unknown entity "${body.entity}" for ${manifest.type}. Valid entities: ${valid.join(', ')}`, { details: { entity: body.entity, valid } });
+      throw new SwitchboardError('unknown_entity', `Unknown entity "${body.entity}" for ${manifest.type}. Valid entities: ${valid.join(', ')}`, {
+        details: { entity: body.entity, valid },
+      });
     }
     if (entity.def.search === undefined) {
       const valid = [...entity.actions.keys()].filter((a) => !SYNC_ONLY_ACTIONS.has(a));
-      throw new SwitchboardError('unknown_action', `${manifest.type} ${body.entity} has no search fields, so no ${body.action} action. Valid actions: ${valid.join(', ')}`, {
-        details: { entity: body.entity, action: body.action, valid },
-      });
+      throw new SwitchboardError(
+        'unknown_action',
+        `${manifest.type} ${body.entity} has no search fields, so no ${body.action} action. Valid actions: ${valid.join(', ')}`,
+        {
+          details: { entity: body.entity, action: body.action, valid },
+        },
+      );
     }
     return runSearch(ctx, { connector: row, manifest, entity: body.entity, params: searchParams(body.params) });
   }

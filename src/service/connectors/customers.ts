@@ -56,19 +56,25 @@ function foldKind(ctx: Pick<ServiceContext, 'registry'>, target: Record<string, 
     if (byId === undefined) {
       // A list filter by an unknown id matches nothing (like an unknown connector_type); a create or initiate is refused.
       if (part === 'query') return;
-      const valid = [...ctx.registry.values()].flatMap((m) => (m.manifest.airbyte_definition_id !== undefined ? [`${m.manifest.airbyte_definition_id} (${m.type})`] : []));
+      const valid = [...ctx.registry.values()].flatMap((m) =>
+        m.manifest.airbyte_definition_id !== undefined ? [`${m.manifest.airbyte_definition_id} (${m.type})`] : [],
+      );
       throw new SwitchboardError('unknown_connector_type', `No connector type has the definition id "${id}". Known definition ids: ${valid.join(', ')}`, {
         errors: [{ path: where(part, 'definition_id'), message: `must be one of: ${valid.join(', ')}` }],
         details: { definition_id: id, valid },
       });
     }
     if (typeof asked === 'string' && named !== byId) {
-      throw new SwitchboardError('invalid_request', `connector_type "${asked}" and definition_id "${id}" (${byId}) name different connector types: send one of them`, {
-        errors: [
-          { path: where(part, 'connector_type'), message: `disagrees with definition_id (${byId})` },
-          { path: where(part, 'definition_id'), message: `disagrees with connector_type` },
-        ],
-      });
+      throw new SwitchboardError(
+        'invalid_request',
+        `connector_type "${asked}" and definition_id "${id}" (${byId}) name different connector types: send one of them`,
+        {
+          errors: [
+            { path: where(part, 'connector_type'), message: `disagrees with definition_id (${byId})` },
+            { path: where(part, 'definition_id'), message: `disagrees with connector_type` },
+          ],
+        },
+      );
     }
     target['connector_type'] = byId;
     delete target['definition_id'];
@@ -92,7 +98,9 @@ export function customerNames(ctx: Pick<ServiceContext, 'registry'>, part: Part,
     if (scoped === null) return;
     if (target['customer_name'] === undefined) target['customer_name'] = scoped;
     else if (target['customer_name'] !== scoped) {
-      throw new SwitchboardError('customer_forbidden', `This token is limited to customer "${scoped}"`, { errors: [{ path: where(part, 'customer_name'), message: 'is not the customer this token is limited to' }] });
+      throw new SwitchboardError('customer_forbidden', `This token is limited to customer "${scoped}"`, {
+        errors: [{ path: where(part, 'customer_name'), message: 'is not the customer this token is limited to' }],
+      });
     }
   };
 }
@@ -111,7 +119,10 @@ export function customerScopeHook(ctx: Pick<ServiceContext, 'store'>) {
       return;
     }
     if (request.routeOptions.config.customerScoped === true) return;
-    throw new SwitchboardError('customer_forbidden', `This token is limited to customer "${p.customerName}"; ${request.method} ${request.routeOptions.url ?? ''} needs an application token`);
+    throw new SwitchboardError(
+      'customer_forbidden',
+      `This token is limited to customer "${p.customerName}"; ${request.method} ${request.routeOptions.url ?? ''} needs an application token`,
+    );
   };
 }
 
@@ -131,7 +142,9 @@ export interface WorkspaceQuery {
 function decodeNameCursor(s: string): string {
   const v = Buffer.from(s, 'base64url').toString('utf8');
   if (v === '' || Buffer.from(v, 'utf8').toString('base64url') !== s) {
-    throw new SwitchboardError('invalid_request', 'cursor is not a cursor returned by this endpoint', { errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }] });
+    throw new SwitchboardError('invalid_request', 'cursor is not a cursor returned by this endpoint', {
+      errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }],
+    });
   }
   return v;
 }
@@ -155,7 +168,10 @@ export async function listWorkspaces(
     query = query.where(sql<boolean>`lower(customer_name) like ${pattern} escape '\\'`);
   }
   if (q.cursor !== undefined) query = query.where('customer_name', '>', decodeNameCursor(q.cursor));
-  const rows = await query.orderBy('customer_name').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('customer_name')
+    .limit(limit + 1)
+    .execute();
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const hasMore = rows.length > limit;

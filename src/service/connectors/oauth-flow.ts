@@ -80,7 +80,11 @@ const VARIABLE = /\{\{\s*credentials\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
  * exchange. Zendesk's oauth variant: [subdomain]; Jira's: none (cloud_id comes from a follow_up).
  */
 export function preConsentFields(manifest: LoadedManifest, variant: OAuth2Auth): string[] {
-  const urls = [variant.authorize_url, variant.token_url, ...(variant.base_url !== undefined ? [variant.base_url] : [manifest.manifest.base_url.default, ...Object.values(manifest.manifest.base_url.regions ?? {})])];
+  const urls = [
+    variant.authorize_url,
+    variant.token_url,
+    ...(variant.base_url !== undefined ? [variant.base_url] : [manifest.manifest.base_url.default, ...Object.values(manifest.manifest.base_url.regions ?? {})]),
+  ];
   const names = new Set<string>();
   for (const url of urls) for (const m of (url ?? '').matchAll(VARIABLE)) names.add(m[1] as string);
   const filledLater = new Set((variant.follow_up ?? []).flatMap((f) => Object.keys(f.fields)));
@@ -97,13 +101,19 @@ export function preConsentCredentials(manifest: LoadedManifest, variant: OAuth2A
   const errors: { path: string; message: string }[] = [];
   const out: Credentials = {};
   for (const k of Object.keys(given)) {
-    if (!fields.includes(k)) errors.push({ path: `/credentials/${k}`, message: fields.length === 0 ? `${manifest.type} asks for no credential before OAuth consent` : `is not asked for before consent (only ${fields.join(', ')})` });
+    if (!fields.includes(k))
+      errors.push({
+        path: `/credentials/${k}`,
+        message:
+          fields.length === 0 ? `${manifest.type} asks for no credential before OAuth consent` : `is not asked for before consent (only ${fields.join(', ')})`,
+      });
   }
   for (const name of fields) {
     const f = variant.fields[name];
     const v = given[name];
     if (v === undefined || v === '') {
-      if (f?.required !== false) errors.push({ path: `/credentials/${name}`, message: `is required${f?.description !== undefined ? ` (${f.description})` : ''}` });
+      if (f?.required !== false)
+        errors.push({ path: `/credentials/${name}`, message: `is required${f?.description !== undefined ? ` (${f.description})` : ''}` });
       continue;
     }
     try {
@@ -111,11 +121,18 @@ export function preConsentCredentials(manifest: LoadedManifest, variant: OAuth2A
       oauthUrl(variant, `{{credentials.${name}}}`, { [name]: v });
       out[name] = v;
     } catch {
-      errors.push({ path: `/credentials/${name}`, message: `must be a string matching ${f?.pattern !== undefined ? `^(?:${f.pattern})$` : 'one host label or path segment'}` });
+      errors.push({
+        path: `/credentials/${name}`,
+        message: `must be a string matching ${f?.pattern !== undefined ? `^(?:${f.pattern})$` : 'one host label or path segment'}`,
+      });
     }
   }
   if (errors.length > 0) {
-    throw new SwitchboardError('invalid_oauth_credentials', `${manifest.type}: ${errors.map((e) => `credentials.${e.path.slice('/credentials/'.length)} ${e.message}`).join('; ')}`, { errors });
+    throw new SwitchboardError(
+      'invalid_oauth_credentials',
+      `${manifest.type}: ${errors.map((e) => `credentials.${e.path.slice('/credentials/'.length)} ${e.message}`).join('; ')}`,
+      { errors },
+    );
   }
   return out;
 }
@@ -133,7 +150,9 @@ export async function initiateOAuth(
     redirect = new URL('invalid:');
   }
   if (redirect.protocol !== 'https:' && redirect.protocol !== 'http:') {
-    throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', { errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }] });
+    throw new SwitchboardError('invalid_request', 'redirect_url must be an absolute http(s) URL', {
+      errors: [{ path: '/redirect_url', message: 'must be an absolute http(s) URL' }],
+    });
   }
   const { manifest, variant, app } = deploymentOAuth(ctx, body.connector_type);
   const pre = preConsentCredentials(manifest, variant, body.credentials);
@@ -153,7 +172,13 @@ export async function initiateOAuth(
     used_at: null,
     created_at: now,
   });
-  const consent = authorizeUrl(variant, { clientId: app.clientId, redirectUri: callbackUrl(ctx), state, credentials: pre, ...(app.authorizeUrl !== undefined ? { authorizeUrl: app.authorizeUrl } : {}) });
+  const consent = authorizeUrl(variant, {
+    clientId: app.clientId,
+    redirectUri: callbackUrl(ctx),
+    state,
+    credentials: pre,
+    ...(app.authorizeUrl !== undefined ? { authorizeUrl: app.authorizeUrl } : {}),
+  });
   return { consent_url: consent, expires_at: expiresAt };
 }
 
@@ -179,7 +204,13 @@ function withParams(url: string, params: Record<string, string>): string {
 export async function completeOAuth(
   ctx: ServiceContext,
   q: CallbackQuery,
-): Promise<{ location: string; connectorType: string; outcome: 'secret' | 'error'; error?: string; flow: { organizationId: string; applicationId: string; customerName: string } }> {
+): Promise<{
+  location: string;
+  connectorType: string;
+  outcome: 'secret' | 'error';
+  error?: string;
+  flow: { organizationId: string; applicationId: string; customerName: string };
+}> {
   if (q.state === undefined || q.state === '') throw new SwitchboardError('invalid_oauth_state', 'The callback has no state parameter');
   const now = nowIso(ctx);
   const st = await ctx.store.consumeOAuthState(sha256Hex(q.state), now);

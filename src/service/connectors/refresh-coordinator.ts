@@ -140,7 +140,10 @@ export class RefreshCoordinator {
       const leaseFree = state.lease_until === null || Date.parse(state.lease_until) <= now;
       if (leaseFree && attempts >= this.limits.maxPerHour) {
         const wait = Date.parse(state.window_start) + HOUR_MS - now;
-        throw deferred(`This connector's OAuth token was refreshed ${attempts} times within the hour (at most ${this.limits.maxPerHour}); the next attempt may start in ${Math.ceil(wait / 1000)} s`, wait);
+        throw deferred(
+          `This connector's OAuth token was refreshed ${attempts} times within the hour (at most ${this.limits.maxPerHour}); the next attempt may start in ${Math.ceil(wait / 1000)} s`,
+          wait,
+        );
       }
       if (leaseFree) {
         const holder = await this.claim(state, version, windowOpen ? state.window_start : new Date(now).toISOString(), attempts, now);
@@ -174,7 +177,11 @@ export class RefreshCoordinator {
       refused: 0,
       last_error: null,
     };
-    await this.o.db.insertInto('connector_refresh').values(fresh).onConflict((oc) => oc.column('connector_id').doNothing()).execute();
+    await this.o.db
+      .insertInto('connector_refresh')
+      .values(fresh)
+      .onConflict((oc) => oc.column('connector_id').doNothing())
+      .execute();
     return (await this.o.db.selectFrom('connector_refresh').selectAll().where('connector_id', '=', connectorId).executeTakeFirst()) ?? fresh;
   }
 
@@ -202,7 +209,13 @@ export class RefreshCoordinator {
     return Number(r.numUpdatedRows) === 1 ? holder : undefined;
   }
 
-  private async refreshHolding(connectorId: string, held: HeldCredentials, holder: string, version: string, run: () => Promise<Credentials>): Promise<Credentials> {
+  private async refreshHolding(
+    connectorId: string,
+    held: HeldCredentials,
+    holder: string,
+    version: string,
+    run: () => Promise<Credentials>,
+  ): Promise<Credentials> {
     const release = (set: Partial<ConnectorRefreshTable>) =>
       this.o.db
         .updateTable('connector_refresh')

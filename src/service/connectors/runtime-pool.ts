@@ -83,7 +83,10 @@ export function budgetKey(row: Pick<ConnectorRow, 'id' | 'connector_type' | 'aut
           .map((k) => `${k}=${String(credentials[k] ?? '')}`)
       : secretValues(manifest, row.auth_variant, credentials);
   if (secrets.length === 0) return `${row.connector_type}:connector:${row.id}`;
-  return `${row.connector_type}:key:${createHash('sha256').update(JSON.stringify([row.connector_type, ...secrets])).digest('hex').slice(0, 32)}`;
+  return `${row.connector_type}:key:${createHash('sha256')
+    .update(JSON.stringify([row.connector_type, ...secrets]))
+    .digest('hex')
+    .slice(0, 32)}`;
 }
 
 export class RuntimePool {
@@ -148,7 +151,14 @@ export class RuntimePool {
       deadlineMs: this.o.config.upstreamDeadlineMs,
       ...(typeCfg?.baseUrl !== undefined ? { baseUrl: typeCfg.baseUrl } : {}),
       ...(typeCfg?.oauth !== undefined
-        ? { oauthClient: { clientId: typeCfg.oauth.clientId, clientSecret: typeCfg.oauth.clientSecret, ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}), ...(typeCfg.oauth.followUpBaseUrl !== undefined ? { followUpBaseUrl: typeCfg.oauth.followUpBaseUrl } : {}) } }
+        ? {
+            oauthClient: {
+              clientId: typeCfg.oauth.clientId,
+              clientSecret: typeCfg.oauth.clientSecret,
+              ...(typeCfg.oauth.tokenUrl !== undefined ? { tokenUrl: typeCfg.oauth.tokenUrl } : {}),
+              ...(typeCfg.oauth.followUpBaseUrl !== undefined ? { followUpBaseUrl: typeCfg.oauth.followUpBaseUrl } : {}),
+            },
+          }
         : {}),
       ...(this.o.retry !== undefined ? { retry: this.o.retry } : {}),
       ...(this.o.refresh !== undefined ? { refreshCoordinator: this.coordinated(row, manifest, state, this.o.refresh) } : {}),
@@ -176,7 +186,12 @@ export class RuntimePool {
   }
 
   /** The runtime's refreshes through the coordinator; credentials another instance stored are taken with their secrets. */
-  private coordinated(row: ConnectorRow, manifest: LoadedManifest, state: Entry['state'], coordinator: RefreshCoordinator): NonNullable<RuntimeOptions['refreshCoordinator']> {
+  private coordinated(
+    row: ConnectorRow,
+    manifest: LoadedManifest,
+    state: Entry['state'],
+    coordinator: RefreshCoordinator,
+  ): NonNullable<RuntimeOptions['refreshCoordinator']> {
     return async (_held, run, timeoutMs) => {
       const before = state.ciphertext;
       const credentials = await coordinator.coordinate(row.id, state, run, timeoutMs);
@@ -195,7 +210,10 @@ export class RuntimePool {
    */
   forWorker(row: ConnectorRow, manifest: LoadedManifest): { credentials: Credentials; throttle: Throttle | null } {
     this.get(row, manifest);
-    const credentials = this.o.keyRing.openJson<Credentials>({ keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext }, connectorCredentialsContext(row.id));
+    const credentials = this.o.keyRing.openJson<Credentials>(
+      { keyId: row.credentials_key_id, ciphertext: row.credentials_ciphertext },
+      connectorCredentialsContext(row.id),
+    );
     return { credentials, throttle: this.entries.get(row.id)?.limiter ?? null };
   }
 
@@ -213,7 +231,9 @@ export class RuntimePool {
         if (stored && state.ciphertext === previous) state.ciphertext = sealed.ciphertext;
         if (stored) this.rows.delete(row.id);
       })
-      .catch((e: unknown) => this.o.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not re-encrypt credentials with the primary key'));
+      .catch((e: unknown) =>
+        this.o.log.warn({ connector_id: row.id, err_message: (e as Error).message }, 'could not re-encrypt credentials with the primary key'),
+      );
   }
 
   /** The throttle of a budget, made on first use and then shared; one more runtime holds it. */
@@ -260,7 +280,9 @@ export function validateCredentials(manifest: LoadedManifest, credentials: unkno
   // Fields declared multiline (a PEM key, which only signs and is never sent) may hold line breaks, never NUL.
   if (credentials !== null && typeof credentials === 'object') {
     const multiline = new Set(
-      manifest.manifest.auth.filter((v) => variantName === undefined || v.name === variantName).flatMap((v) => Object.entries(v.fields).flatMap(([k, f]) => (f?.multiline === true ? [k] : []))),
+      manifest.manifest.auth
+        .filter((v) => variantName === undefined || v.name === variantName)
+        .flatMap((v) => Object.entries(v.fields).flatMap(([k, f]) => (f?.multiline === true ? [k] : []))),
     );
     const broken = Object.entries(credentials).filter(([k, v]) => typeof v === 'string' && (multiline.has(k) ? /\u0000/ : /[\r\n\u0000]/).test(v));
     if (broken.length > 0) {

@@ -49,7 +49,10 @@ interface ProblemBody {
   errors?: ErrorDetail[] | undefined;
 }
 
-export type AirbyteProblem<P extends ProblemBody = ProblemBody> = Omit<P, 'errors'> & { message: string; errors: { path?: string; message: string; userPresentableMessage: string }[] };
+export type AirbyteProblem<P extends ProblemBody = ProblemBody> = Omit<P, 'errors'> & {
+  message: string;
+  errors: { path?: string; message: string; userPresentableMessage: string }[];
+};
 
 /** A problem with what Airbyte's SDK reads from an error body added (nothing of ours removed). */
 export function airbyteProblem<P extends ProblemBody>(p: P): AirbyteProblem<P> {

@@ -130,7 +130,14 @@ function connectorHooks(data: Pick<HostedData, 'sync' | 'events' | 'forgetConnec
 }
 
 /** Who sent a vendor's webhook: attributions over the stored connectors, their checks run in the background. */
-function webhookAttributions(o: BuildAppOptions, registry: Map<string, LoadedManifest>, store: ServiceStore, runtimes: HostedData['runtimes'], now: () => number, log: Logger): WebhookAttributions {
+function webhookAttributions(
+  o: BuildAppOptions,
+  registry: Map<string, LoadedManifest>,
+  store: ServiceStore,
+  runtimes: HostedData['runtimes'],
+  now: () => number,
+  log: Logger,
+): WebhookAttributions {
   return new WebhookAttributions({
     db: o.database.db as unknown as Kysely<WebhooksInTables>,
     registry,
@@ -155,7 +162,12 @@ async function createContext(app: FastifyInstance, o: BuildAppOptions, log: Logg
   const now = o.now ?? Date.now;
   // Upstream calls go through undici's request (see upstream-transport.ts) unless a fetch is injected.
   // One budget of upstream bytes in flight for the process: this thread's transport and the sync worker's hold it together.
-  const transportOptions = { maxResponseBytes: o.config.upstreamMaxResponseBytes, allowLinkLocal: o.config.egressAllowLinkLocal, memoryBudgetBytes: o.config.upstreamMemoryBytes, sharedBudget: sharedBudget() };
+  const transportOptions = {
+    maxResponseBytes: o.config.upstreamMaxResponseBytes,
+    allowLinkLocal: o.config.egressAllowLinkLocal,
+    memoryBudgetBytes: o.config.upstreamMemoryBytes,
+    sharedBudget: sharedBudget(),
+  };
   const transport = o.fetch === undefined ? createUpstreamTransport(transportOptions) : undefined;
   // The sync worker's transport: the same options (the same budget), or the injected fetch's module.
   const syncFetch = o.fetch === undefined ? { transport: transportOptions } : o.syncFetchModule;
@@ -168,7 +180,20 @@ async function createContext(app: FastifyInstance, o: BuildAppOptions, log: Logg
   const registry = o.registry ?? connectorRegistry();
   const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
     m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
-  const data = createHostedData({ database: o.database, store, keyRing: o.keyRing, config: o.config, registry, fetch: fetchImpl, now, log, retry: o.retry, throttleFor, writeInWorker: true, syncFetch });
+  const data = createHostedData({
+    database: o.database,
+    store,
+    keyRing: o.keyRing,
+    config: o.config,
+    registry,
+    fetch: fetchImpl,
+    now,
+    log,
+    retry: o.retry,
+    throttleFor,
+    writeInWorker: true,
+    syncFetch,
+  });
   const { records, runtimes, sync, outbox, events, syncWorker } = data;
   const hooks = connectorHooks(data, o.hooks ?? {});
   if (o.config.syncScheduler) {
@@ -251,7 +276,9 @@ function installErrorHandlers(app: FastifyInstance): void {
     }
     return sendProblem(request, reply, p, headers);
   });
-  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)));
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, problem('route_not_found', `No endpoint ${request.method} ${request.url.split('?')[0] ?? ''}`)),
+  );
 }
 
 /** The route groups, each a plugin, after the audit log and permission hooks that watch them. */

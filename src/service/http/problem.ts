@@ -94,7 +94,10 @@ export function toProblem(err: unknown): Problem {
       return problem('payload_too_large');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return problem('malformed_json', fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'The body is empty but Content-Type says application/json' : 'The request body is not valid JSON');
+      return problem(
+        'malformed_json',
+        fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'The body is empty but Content-Type says application/json' : 'The request body is not valid JSON',
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return problem('invalid_request', 'Content-Length does not match the body');
     default:
@@ -112,5 +115,8 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, p: Pro
   const body: Problem = { ...p, instance: request.url.split('?')[0] ?? request.url };
   for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
   // Callers of Airbyte's agent SDK (opt-in) also get the fields it reads (airbyte-envelope.ts).
-  return reply.code(p.status).type(PROBLEM_CONTENT_TYPE).send(speaksAirbyte(request) ? airbyteProblem(body) : body);
+  return reply
+    .code(p.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(speaksAirbyte(request) ? airbyteProblem(body) : body);
 }

@@ -7,7 +7,6 @@
  * Kept to the subset both ajv draft-07 (Fastify) and JSON Schema 2020-12 (OpenAPI 3.1) read
  * alike: no `nullable`, no `$defs`, type arrays for nullable values.
  */
-import { AccessRulesSchema } from '../auth/permissions.ts';
 import { ERROR_CODES } from '../../errors/index.ts';
 import { customerAliasProperties } from '../connectors/customer-aliases.ts';
 
@@ -16,7 +15,7 @@ export const OAUTH_CALLBACK_PATH = '/api/v1/integrations/connectors/oauth/callba
 
 export type Schema = Record<string, unknown>;
 
-const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
+export const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
 
 export const ProblemSchema: Schema = {
   title: 'Problem',
@@ -64,14 +63,26 @@ export const ConnectorSchema: Schema = {
   description: 'A connector; its credentials are never returned.',
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'organization_id', 'customer_name', 'connector_type', 'name', 'auth_variant', 'status', 'last_checked_at', 'last_error', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'organization_id',
+    'customer_name',
+    'connector_type',
+    'name',
+    'auth_variant',
+    'status',
+    'last_checked_at',
+    'last_error',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: str('Connector id (UUID)', { format: 'uuid' }),
     organization_id: str(undefined, { format: 'uuid' }),
     customer_name: str("The caller's own identifier of the customer"),
     connector_type: str('Connector type, e.g. granola, intercom, monday'),
     name: str('Name of this connector instance'),
-    auth_variant: str("The credential variant in use (e.g. api_key, oauth)"),
+    auth_variant: str('The credential variant in use (e.g. api_key, oauth)'),
     status: {
       type: 'string',
       enum: ['active', 'auth_failed', 'error'],
@@ -97,7 +108,10 @@ export const ConnectorSchema: Schema = {
 };
 
 const nameField = str(undefined, { minLength: 1, maxLength: 200 });
-const definitionIdField = str("Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type)", { minLength: 1, maxLength: 100 });
+const definitionIdField = str(
+  "Airbyte's connector definition id: selects the connector type whose manifest declares it (instead of, or agreeing with, connector_type)",
+  { minLength: 1, maxLength: 100 },
+);
 
 export const CreateConnectorRequestSchema: Schema = {
   title: 'CreateConnectorRequest',
@@ -111,7 +125,10 @@ export const CreateConnectorRequestSchema: Schema = {
     connector_type: str('The type, or one of its aliases (any case), e.g. granola or "Granola"', { minLength: 1, maxLength: 100 }),
     definition_id: definitionIdField,
     name: nameField,
-    replication_config: { type: 'object', description: "Accepted for Airbyte SDK compatibility and ignored: Switchboard syncs the entities the connector type's manifest declares" },
+    replication_config: {
+      type: 'object',
+      description: "Accepted for Airbyte SDK compatibility and ignored: Switchboard syncs the entities the connector type's manifest declares",
+    },
     credentials: { type: 'object', description: 'Credential fields of one of the connector type credential variants (see connector-types)' },
     server_side_oauth_secret_id: str('secret_id from the OAuth callback redirect', { minLength: 1, maxLength: 200 }),
   },
@@ -162,13 +179,17 @@ export const CheckQuerySchema: Schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    check: { type: 'boolean', default: true, description: 'Run the connector type\'s credential check before storing credentials; false skips it (operators who pre-provision)' },
+    check: {
+      type: 'boolean',
+      default: true,
+      description: "Run the connector type's credential check before storing credentials; false skips it (operators who pre-provision)",
+    },
   },
 };
 
 export const CheckResponseSchema: Schema = {
   title: 'CheckResult',
-  description: "The outcome of a credential check, and the connector with the status it set.",
+  description: 'The outcome of a credential check, and the connector with the status it set.',
   type: 'object',
   additionalProperties: false,
   required: ['ok', 'checked_at', 'connector'],
@@ -190,13 +211,15 @@ export const CheckResponseSchema: Schema = {
 export const ConnectorIdParamsSchema: Schema = {
   type: 'object',
   required: ['connector_id'],
-  properties: { connector_id: str('Connector id; anything that is not one of this organization\'s connector ids (malformed ones included) is 404 connector_not_found') },
+  properties: {
+    connector_id: str("Connector id; anything that is not one of this organization's connector ids (malformed ones included) is 404 connector_not_found"),
+  },
 };
 
 export const ProxyParamsSchema: Schema = {
   type: 'object',
   required: ['connector_id'],
-  properties: { ...(ConnectorIdParamsSchema['properties'] as Record<string, unknown>), '*': str('The path under the connector\'s base URL (docs/proxy.md)') },
+  properties: { ...(ConnectorIdParamsSchema['properties'] as Record<string, unknown>), '*': str("The path under the connector's base URL (docs/proxy.md)") },
 };
 
 export const OAuthInitiateRequestSchema: Schema = {
@@ -213,7 +236,7 @@ export const OAuthInitiateRequestSchema: Schema = {
     credentials: {
       type: 'object',
       description:
-        "The OAuth variant's non-secret credential fields that its authorize/token URLs or base URL name, asked for before consent (Zendesk: {\"subdomain\": \"acme\"}); see `describe` for each field's pattern. Checked before anything is stored or sent (400 invalid_oauth_credentials), kept server side with the state, and stored with the tokens.",
+        'The OAuth variant\'s non-secret credential fields that its authorize/token URLs or base URL name, asked for before consent (Zendesk: {"subdomain": "acme"}); see `describe` for each field\'s pattern. Checked before anything is stored or sent (400 invalid_oauth_credentials), kept server side with the state, and stored with the tokens.',
       maxProperties: 20,
       additionalProperties: { type: 'string', maxLength: 255 },
     },
@@ -294,7 +317,14 @@ export const ConnectorTypeSchema: Schema = {
               type: 'object',
               additionalProperties: false,
               required: ['name', 'type', 'required', 'secret'],
-              properties: { name: str(), type: str(), required: { type: 'boolean' }, secret: { type: 'boolean' }, multiline: { type: 'boolean', description: 'The value spans lines (a PEM key): offer a multi-line input.' }, description: str() },
+              properties: {
+                name: str(),
+                type: str(),
+                required: { type: 'boolean' },
+                secret: { type: 'boolean' },
+                multiline: { type: 'boolean', description: 'The value spans lines (a PEM key): offer a multi-line input.' },
+                description: str(),
+              },
             },
           },
           schema: jsonSchemaObject,
@@ -306,7 +336,10 @@ export const ConnectorTypeSchema: Schema = {
       description: 'Service-side OAuth: null when the type has no OAuth variant',
       additionalProperties: false,
       required: ['variant', 'configured'],
-      properties: { variant: str('The credential variant the flow produces'), configured: { type: 'boolean', description: 'This deployment has an OAuth app for the type' } },
+      properties: {
+        variant: str('The credential variant the flow produces'),
+        configured: { type: 'boolean', description: 'This deployment has an OAuth app for the type' },
+      },
     },
     list_meta_schema: jsonSchemaObject,
     entities: {
@@ -328,7 +361,11 @@ export const ConnectorTypeSchema: Schema = {
               type: 'object',
               additionalProperties: false,
               required: ['name', 'params_schema'],
-              properties: { name: { type: 'string', enum: ['list', 'get', 'create', 'update', 'search'] }, description: str(), params_schema: jsonSchemaObject },
+              properties: {
+                name: { type: 'string', enum: ['list', 'get', 'create', 'update', 'search'] },
+                description: str(),
+                params_schema: jsonSchemaObject,
+              },
             },
           },
         },
@@ -375,7 +412,11 @@ export const SyncStatusSchema: Schema = {
   required: ['connector_id', 'status', 'last_started_at', 'last_finished_at', 'last_error', 'next_run_at', 'entities'],
   properties: {
     connector_id: str(undefined, { format: 'uuid' }),
-    status: { type: 'string', enum: ['idle', 'running', 'failed', 'interrupted'], description: 'interrupted: the instance running it stopped mid-run (lease expired); the next run resumes from resume_from' },
+    status: {
+      type: 'string',
+      enum: ['idle', 'running', 'failed', 'interrupted'],
+      description: 'interrupted: the instance running it stopped mid-run (lease expired); the next run resumes from resume_from',
+    },
     last_started_at: { type: ['string', 'null'], format: 'date-time' },
     last_finished_at: { type: ['string', 'null'], format: 'date-time' },
     last_error: { type: ['string', 'null'] },
@@ -403,7 +444,12 @@ export const SyncStatusSchema: Schema = {
             type: 'object',
             additionalProperties: false,
             required: ['done', 'records_seen', 'parent', 'params'],
-            properties: { done: { type: 'boolean' }, records_seen: { type: 'integer' }, parent: { type: ['integer', 'null'] }, params: { type: ['object', 'null'], additionalProperties: true } },
+            properties: {
+              done: { type: 'boolean' },
+              records_seen: { type: 'integer' },
+              parent: { type: ['integer', 'null'] },
+              params: { type: ['object', 'null'], additionalProperties: true },
+            },
           },
         },
       },
@@ -421,152 +467,21 @@ export const SearchParamsSchema: Schema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        filter: { type: 'object', additionalProperties: true, description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, contains, any, not, and, or' },
-        sort: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } }, description: '[{field: "asc" | "desc"}]' },
+        filter: {
+          type: 'object',
+          additionalProperties: true,
+          description: '{operator: {field: value}}; operators eq, neq, gt, gte, lt, lte, in, like, fuzzy, keyword, contains, any, not, and, or',
+        },
+        sort: {
+          type: 'array',
+          items: { type: 'object', additionalProperties: { type: 'string', enum: ['asc', 'desc'] } },
+          description: '[{field: "asc" | "desc"}]',
+        },
       },
     },
     // No `default` keyword: openapi-typescript would make the param required in clients.
     limit: { type: 'integer', minimum: 1, description: 'Page size; default and maximum 1000' },
     cursor: { type: 'string', description: 'meta.cursor of the previous response' },
     fields: { type: 'array', items: { type: 'string' }, description: 'Field paths to include' },
-  },
-};
-
-/** POST /mcp query: the scope and mode of the MCP server (src/service/routes/mcp-routes.ts). */
-export const McpQuerySchema: Schema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    customer_name: { type: 'string', minLength: 1, maxLength: 255, description: "Expose only this customer's connectors" },
-    ...customerAliasProperties({ type: 'string', minLength: 1, maxLength: 255 }),
-    read_only: { type: 'boolean', description: 'Expose list, get and search only; create and update are refused with a read_only tool error' },
-    max_output_bytes: { type: 'integer', minimum: 1024, maximum: 1048576, description: 'Byte budget of one execute or search result; default SWITCHBOARD_MCP_MAX_OUTPUT_BYTES (20000)' },
-  },
-};
-
-/** GET /api/v1/workspaces query. */
-export const WorkspacesQuerySchema: Schema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    name_contains: str('Only customers whose name contains this (ASCII letters case-insensitively)', { maxLength: 200 }),
-    limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
-    cursor: str('meta.cursor of the previous page', { minLength: 1, maxLength: 1000 }),
-  },
-};
-
-export const WorkspaceListSchema: Schema = {
-  title: 'WorkspaceList',
-  description: "The organization's customers (every customer_name its connectors use), in name order",
-  type: 'object',
-  additionalProperties: false,
-  required: ['data', 'meta'],
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'name'],
-        properties: { id: str('A stable id derived from the organization and the name (UUID version 8)', { format: 'uuid' }), name: str('The customer_name') },
-      },
-    },
-    meta: (ConnectorListSchema['properties'] as Record<string, Schema>)['meta'] as Schema,
-  },
-};
-
-/** POST /api/v1/account/applications/scoped-token body. */
-export const ScopedTokenRequestSchema: Schema = {
-  title: 'ScopedTokenRequest',
-  type: 'object',
-  additionalProperties: false,
-  required: ['customer_name'],
-  properties: {
-    customer_name: str('The one customer the token may act for', { minLength: 1, maxLength: 200 }),
-    ...customerAliasProperties(str(undefined, { minLength: 1, maxLength: 200 })),
-    permissions: { ...AccessRulesSchema, description: "The token's own allow-list, applied on top of the application's (never wider)" },
-  },
-};
-
-export const ScopedTokenResponseSchema: Schema = {
-  title: 'ScopedTokenResponse',
-  type: 'object',
-  additionalProperties: false,
-  required: ['access_token', 'token', 'token_type', 'expires_in', 'customer_name'],
-  properties: {
-    access_token: str('Opaque bearer token limited to one customer of this organization'),
-    token: str('The same token (the field name Airbyte clients read)'),
-    token_type: { type: 'string', enum: ['Bearer'] },
-    expires_in: { type: 'integer', description: 'Seconds until the token expires (at most 900, and at most SWITCHBOARD_TOKEN_TTL_SECONDS)' },
-    customer_name: str('The customer the token is limited to'),
-  },
-};
-
-/** Execute answer in Airbyte's envelope (opt-in: X-ADP-Agent-SDK, or an application created with the airbyte envelope). */
-export const AirbyteExecuteResponseSchema: Schema = {
-  title: 'AirbyteExecuteResponse',
-  description: "list → result = the records, connector_metadata = the list meta; get/create/update → result = the record, connector_metadata null; search / context_store_search → result = {data, meta: {has_more, cursor, took_ms}}",
-  type: 'object',
-  additionalProperties: false,
-  required: ['status', 'result', 'connector_metadata', 'execution_metadata'],
-  properties: {
-    status: { type: 'string', enum: ['success'] },
-    result: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] },
-    connector_metadata: { type: ['object', 'null'] },
-    execution_metadata: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['connector_instance_id', 'execution_time_ms'],
-      properties: { connector_instance_id: str('The connector id', { format: 'uuid' }), execution_time_ms: { type: 'integer', description: 'How long the action took in the service' } },
-    },
-  },
-};
-
-/** A problem as Airbyte's SDK reads it: ours, plus message and errors[].message. */
-export const AirbyteProblemSchema: Schema = {
-  title: 'AirbyteProblem',
-  description: 'Problem details plus a top-level message (= detail) and errors[] whose entries carry message and userPresentableMessage (one entry with the detail when there are no field errors).',
-  type: 'object',
-  required: ['type', 'title', 'status', 'detail', 'code', 'message', 'errors'],
-  properties: {
-    ...(ProblemSchema['properties'] as Record<string, Schema>),
-    message: str('The detail again, where the SDK reads it'),
-    errors: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        required: ['message', 'userPresentableMessage'],
-        properties: { path: { type: 'string' }, message: { type: 'string' }, userPresentableMessage: { type: 'string', description: 'path and message together' } },
-      },
-    },
-  },
-};
-
-/** POST /api/v1/account/applications/widget-token body: a Connect session restricted to one origin. */
-export const WidgetTokenRequestSchema: Schema = {
-  title: 'WidgetTokenRequest',
-  type: 'object',
-  additionalProperties: false,
-  required: ['customer_name', 'allowed_origin'],
-  properties: {
-    customer_name: str('The customer whose connectors the Connect UI creates, re-authorizes and checks', { minLength: 1, maxLength: 200 }),
-    ...customerAliasProperties(str(undefined, { minLength: 1, maxLength: 200 })),
-    allowed_origin: str('The one origin (scheme://host[:port]) that may frame the Connect UI of this session and receive its result message', { minLength: 1, maxLength: 300 }),
-    allowed_connector_types: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Connector types offered (default: all)' },
-    redirect_url: str('Where the page sends the user when done; must be on allowed_origin', { format: 'uri', maxLength: 2000 }),
-  },
-};
-
-export const WidgetTokenResponseSchema: Schema = {
-  title: 'WidgetTokenResponse',
-  type: 'object',
-  additionalProperties: false,
-  required: ['token', 'url', 'expires_at', 'allowed_origin'],
-  properties: {
-    token: str('The Connect session token (sbx_...), already in url'),
-    url: str('Open or frame this from allowed_origin: <public url>/connect?origin=<allowed_origin>#session=<token>', { format: 'uri' }),
-    expires_at: str(undefined, { format: 'date-time' }),
-    allowed_origin: str('The origin the session is restricted to'),
   },
 };

@@ -3,7 +3,17 @@
  * key ring, build the app and listen. Used by `switchboard serve`, tests and the benchmark.
  */
 import type { FastifyInstance } from 'fastify';
-import { migrate, openDatabase, resolveKeyRing, SERVICE_MIGRATIONS, storedKeyIds, verifyKeyRing, type Database, type MigrationGroup, type ServiceTables } from '../../store/index.ts';
+import {
+  migrate,
+  openDatabase,
+  resolveKeyRing,
+  SERVICE_MIGRATIONS,
+  storedKeyIds,
+  verifyKeyRing,
+  type Database,
+  type MigrationGroup,
+  type ServiceTables,
+} from '../../store/index.ts';
 import { connectorCredentialsContext } from '../connectors/runtime-pool.ts';
 import { searchMigrations } from '../../search/index.ts';
 import { syncMigrations } from '../../sync/index.ts';
@@ -41,7 +51,15 @@ export interface RunningService {
 }
 
 /** Every table the hosted service uses: accounts and connectors, synced records and search, sync state, connect sessions. */
-export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [SERVICE_MIGRATIONS, searchMigrations, syncMigrations, connectMigrations, eventsMigrations, webhooksInMigrations, OPERATIONS_MIGRATIONS];
+export const HOSTED_MIGRATIONS: readonly MigrationGroup[] = [
+  SERVICE_MIGRATIONS,
+  searchMigrations,
+  syncMigrations,
+  connectMigrations,
+  eventsMigrations,
+  webhooksInMigrations,
+  OPERATIONS_MIGRATIONS,
+];
 
 /** Open, migrate, build and listen. */
 export async function startService(o: StartServiceOptions): Promise<RunningService> {
@@ -52,7 +70,10 @@ export async function startService(o: StartServiceOptions): Promise<RunningServi
     const keys = resolveKeyRing(o.config.encryptionKey, database, await storedKeyIds(database.db));
     await verifyKeyRing(database.db, keys.ring, connectorCredentialsContext);
     if (keys.source === 'generated-file') {
-      log.warn({ key_file: keys.file }, 'SWITCHBOARD_ENCRYPTION_KEY is not set: generated an encryption key beside the database. Back it up (credentials cannot be decrypted without it), or set SWITCHBOARD_ENCRYPTION_KEY.');
+      log.warn(
+        { key_file: keys.file },
+        'SWITCHBOARD_ENCRYPTION_KEY is not set: generated an encryption key beside the database. Back it up (credentials cannot be decrypted without it), or set SWITCHBOARD_ENCRYPTION_KEY.',
+      );
     } else if (keys.source === 'file') {
       log.warn({ key_file: keys.file }, 'SWITCHBOARD_ENCRYPTION_KEY is not set: using the key file beside the database');
     } else if (keys.source === 'ephemeral') {

@@ -184,7 +184,9 @@ export class SharedThrottle implements Throttle {
         if (this.spentUntil > now) {
           // Callers who cannot wait that long are told now, as the store would tell them.
           const reason = now < this.pausedUntil ? 'paused' : 'deadline';
-          for (const w of [...this.queue]) if (w.maxWaitMs !== undefined && now - w.start + (this.spentUntil - now) > w.maxWaitMs) this.settle(w, new ThrottleRefused(reason, this.spentUntil - now));
+          for (const w of [...this.queue])
+            if (w.maxWaitMs !== undefined && now - w.start + (this.spentUntil - now) > w.maxWaitMs)
+              this.settle(w, new ThrottleRefused(reason, this.spentUntil - now));
           if (this.queue.length === 0) break;
           await sleep(this.spentUntil - now);
           continue;
@@ -320,7 +322,12 @@ export class PostgresThrottleStore {
           continue;
         }
         const consumed = Number(row.points);
-        const res = new RateLimiterRes(Math.max(0, a.limit - consumed), row.expire === null ? -1 : Math.max(0, Number(row.expire) - at), consumed, consumed === a.points);
+        const res = new RateLimiterRes(
+          Math.max(0, a.limit - consumed),
+          row.expire === null ? -1 : Math.max(0, Number(row.expire) - at),
+          consumed,
+          consumed === a.points,
+        );
         if (consumed > a.limit) a.reject(res);
         else a.resolve(res);
       }
@@ -406,10 +413,25 @@ class PostgresBackend extends StoreBackend {
     // The windows follow one another on a grid (PostgresThrottleStore): waking up to a tenth of a
     // window late costs a busy key nothing, and spreads the keys whose windows end together
     // (syncs started at once) over several statements instead of one burst of grants.
-    return new SharedThrottle(this.counters.counter('sb:upstream', points, seconds, this.limiterFor('sb:upstream', points, seconds)), connectorId, maxQueue, Math.random, Math.min(100, seconds * 100));
+    return new SharedThrottle(
+      this.counters.counter('sb:upstream', points, seconds, this.limiterFor('sb:upstream', points, seconds)),
+      connectorId,
+      maxQueue,
+      Math.random,
+      Math.min(100, seconds * 100),
+    );
   }
   protected make(keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
-    return new RateLimiterPostgres({ storeClient: this.pool, storeType: 'pool', tableName: RATE_LIMIT_TABLE, ...(this.schema !== undefined ? { schemaName: this.schema } : {}), tableCreated: true, keyPrefix, points, duration });
+    return new RateLimiterPostgres({
+      storeClient: this.pool,
+      storeType: 'pool',
+      tableName: RATE_LIMIT_TABLE,
+      ...(this.schema !== undefined ? { schemaName: this.schema } : {}),
+      tableCreated: true,
+      keyPrefix,
+      points,
+      duration,
+    });
   }
   async close(): Promise<void> {
     await this.pool.end();
@@ -430,7 +452,11 @@ class RedisBackend extends StoreBackend {
 }
 
 /** The backend for a deployment: Redis when configured, else PostgreSQL when the database is, else memory. */
-export async function createLimitBackend(config: ServiceConfig, database: Pick<Database, 'dialect' | 'schema'>, now: () => number = Date.now): Promise<LimitBackend> {
+export async function createLimitBackend(
+  config: ServiceConfig,
+  database: Pick<Database, 'dialect' | 'schema'>,
+  now: () => number = Date.now,
+): Promise<LimitBackend> {
   if (config.redisUrl !== undefined) {
     const client = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
     await client.connect();

@@ -1,7 +1,8 @@
 /**
  * The OpenAPI document's paths: tokens (the application's, scoped to one customer, a widget's) and the organization's customers.
  */
-import { WorkspacesQuerySchema, type Schema } from '../http/schemas.ts';
+import { type Schema } from '../http/schemas.ts';
+import { WorkspacesQuerySchema } from '../http/account-schemas.ts';
 import { AUTHED, json, orgHeader, problems, ref, queryParams } from './helpers.ts';
 
 export function accountPaths(): Record<string, Schema> {

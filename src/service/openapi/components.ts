@@ -8,8 +8,6 @@ import { AuditEventListSchema } from '../routes/audit-routes.ts';
 import { RevokedAllSchema, TokenListSchema } from '../routes/token-routes.ts';
 import { PermissionsViewSchema } from '../routes/permission-routes.ts';
 import {
-  AirbyteExecuteResponseSchema,
-  AirbyteProblemSchema,
   CheckResponseSchema,
   ConnectorListSchema,
   ConnectorSchema,
@@ -23,18 +21,22 @@ import {
   OAuthInitiateResponseSchema,
   PatchConnectorRequestSchema,
   ProblemSchema,
-  ScopedTokenRequestSchema,
-  ScopedTokenResponseSchema,
   SearchParamsSchema,
   SyncRequestSchema,
   SyncStatusSchema,
   TokenRequestSchema,
   TokenResponseSchema,
+  type Schema,
+} from '../http/schemas.ts';
+import {
+  AirbyteExecuteResponseSchema,
+  AirbyteProblemSchema,
+  ScopedTokenRequestSchema,
+  ScopedTokenResponseSchema,
   WidgetTokenRequestSchema,
   WidgetTokenResponseSchema,
   WorkspaceListSchema,
-  type Schema,
-} from '../http/schemas.ts';
+} from '../http/account-schemas.ts';
 import { ref } from './helpers.ts';
 
 /** The schemas; `typed`: the per-type execute requests (execute-components.ts), when the registry is known. */

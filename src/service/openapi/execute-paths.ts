@@ -9,12 +9,13 @@ export function executePaths(executeBody: Schema): Record<string, Schema> {
     '/api/v1/integrations/connectors/{connector_id}/execute': {
       post: {
         operationId: 'execute',
-        summary: "Run an action: list, get, create, update (the upstream API) or search (synced data)",
+        summary: 'Run an action: list, get, create, update (the upstream API) or search (synced data)',
         parameters: [connectorIdParam, orgHeader, airbyteHeader],
         requestBody: { required: true, content: json(executeBody) },
         responses: {
           200: {
-            description: "The envelope: {data, meta?} (ExecuteResponse); with X-ADP-Agent-SDK, Airbyte's {status, result, connector_metadata, execution_metadata}",
+            description:
+              "The envelope: {data, meta?} (ExecuteResponse); with X-ADP-Agent-SDK, Airbyte's {status, result, connector_metadata, execution_metadata}",
             content: json({ anyOf: [ref('ExecuteResponse'), ref('AirbyteExecuteResponse')] }),
           },
           ...problems(...AUTHED, 404, 422, 424, 501, 502, 503),

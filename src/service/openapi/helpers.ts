@@ -27,7 +27,7 @@ export const connectorIdParam: Schema = {
   name: 'connector_id',
   in: 'path',
   required: true,
-  description: 'Connector id (UUID). Unknown ids, malformed ids and other organizations\' ids all answer 404 connector_not_found.',
+  description: "Connector id (UUID). Unknown ids, malformed ids and other organizations' ids all answer 404 connector_not_found.",
   schema: { type: 'string' },
 };
 export const airbyteHeader: Schema = {
@@ -42,7 +42,8 @@ export const orgHeader: Schema = {
   name: 'X-Organization-Id',
   in: 'header',
   required: false,
-  description: 'Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible)',
+  description:
+    'Required when the application can access several organizations (400 organization_required when missing; 403 organization_forbidden when not accessible)',
   schema: { type: 'string' },
 };
 
@@ -50,4 +51,3 @@ export function queryParams(schema: Schema): Schema[] {
   const props = (schema['properties'] ?? {}) as Record<string, Schema>;
   return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
 }
-

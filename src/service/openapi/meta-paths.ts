@@ -18,7 +18,12 @@ export function metaPaths(): Record<string, Schema> {
       },
     },
     '/openapi.json': {
-      get: { operationId: 'openapi', summary: 'This document', security: [], responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
+      get: {
+        operationId: 'openapi',
+        summary: 'This document',
+        security: [],
+        responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } },
+      },
     },
   };
 }

@@ -22,7 +22,12 @@ export function oauthPaths(): Record<string, Schema> {
         operationId: 'oauthCallback',
         summary: "The OAuth provider's redirect target (register it with each OAuth app); public",
         security: [],
-        parameters: ['state', 'code', 'error', 'error_description'].map((name) => ({ name, in: 'query', required: name === 'state', schema: { type: 'string' } })),
+        parameters: ['state', 'code', 'error', 'error_description'].map((name) => ({
+          name,
+          in: 'query',
+          required: name === 'state',
+          schema: { type: 'string' },
+        })),
         responses: {
           302: {
             description: 'To redirect_url with ?secret_id=... (or ?error=...&error_description=... when the provider refused or the exchange failed)',

@@ -7,13 +7,30 @@ import type { Schema } from '../http/schemas.ts';
 const VENDOR_ANSWER: Schema = {
   description:
     "The vendor's own answer, whatever its status (2xx, 4xx, 5xx), passed back unchanged with Switchboard-Proxy-Source: upstream and the headers a client needs (Content-Type, Link, ETag, Location, Retry-After, rate-limit headers)",
-  headers: { 'Switchboard-Proxy-Source': { schema: { enum: ['upstream', 'switchboard'] }, description: "upstream: the vendor's answer; switchboard: Switchboard's own problem details" } },
+  headers: {
+    'Switchboard-Proxy-Source': {
+      schema: { enum: ['upstream', 'switchboard'] },
+      description: "upstream: the vendor's answer; switchboard: Switchboard's own problem details",
+    },
+  },
   content: { '*/*': { schema: {} } },
 };
 
 /** The proxy's paths: one operation per method the route serves. */
-export function proxyOpenApiPaths(h: { problems: (...s: number[]) => Record<string, Schema>; orgHeader: Schema; connectorIdParam: Schema; authed: number[] }): Record<string, Schema> {
-  const pathParam: Schema = { name: 'path', in: 'path', required: true, description: "The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused", schema: { type: 'string' } };
+export function proxyOpenApiPaths(h: {
+  problems: (...s: number[]) => Record<string, Schema>;
+  orgHeader: Schema;
+  connectorIdParam: Schema;
+  authed: number[];
+}): Record<string, Schema> {
+  const pathParam: Schema = {
+    name: 'path',
+    in: 'path',
+    required: true,
+    description:
+      "The path under the connector's base URL, slashes included; `..`, `//host`, absolute URLs and encoded slashes or dots are 400 proxy_path_refused",
+    schema: { type: 'string' },
+  };
   const op = (method: string, body: boolean): Schema => ({
     operationId: `proxy${method}`,
     summary: `${method} any endpoint under the connector's base URL with its credentials, throttle and retries${method === 'Get' ? ' (HEAD is served too)' : ''}`,

@@ -34,11 +34,18 @@ interface AuditedRoute {
 }
 
 const param = (name: string) => (request: FastifyRequest) => (request.params as Record<string, unknown>)[name];
-const bodyField = (request: FastifyRequest, name: string): unknown => (request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>)[name] : undefined);
-const connectorFacts = (_request: FastifyRequest, a: Record<string, unknown>) => ({ connector_type: a['connector_type'], customer_name: a['customer_name'], name: a['name'], status: a['status'] });
+const bodyField = (request: FastifyRequest, name: string): unknown =>
+  request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>)[name] : undefined;
+const connectorFacts = (_request: FastifyRequest, a: Record<string, unknown>) => ({
+  connector_type: a['connector_type'],
+  customer_name: a['customer_name'],
+  name: a['name'],
+  status: a['status'],
+});
 
 /** An allow-list (permissions.ts) as flat facts; `cleared` when it was removed. */
-const ruleFacts = (rules: unknown): Record<string, unknown> => (rules !== null && typeof rules === 'object' ? { ...(rules as Record<string, unknown>) } : { cleared: true });
+const ruleFacts = (rules: unknown): Record<string, unknown> =>
+  rules !== null && typeof rules === 'object' ? { ...(rules as Record<string, unknown>) } : { cleared: true };
 
 /** The audited routes, by "METHOD route-url". */
 const AUDITED: Record<string, AuditedRoute> = {
@@ -49,7 +56,12 @@ const AUDITED: Record<string, AuditedRoute> = {
     id: (r) => bodyField(r, 'customer_name'),
     details: (r, a) => ({ expires_in: a['expires_in'], ...(bodyField(r, 'permissions') !== undefined ? ruleFacts(bodyField(r, 'permissions')) : {}) }),
   },
-  'POST /api/v1/account/applications/widget-token': { action: 'widget_token.issued', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name'), details: (r) => ({ allowed_origin: bodyField(r, 'allowed_origin') }) },
+  'POST /api/v1/account/applications/widget-token': {
+    action: 'widget_token.issued',
+    resourceType: 'customer',
+    id: (r) => bodyField(r, 'customer_name'),
+    details: (r) => ({ allowed_origin: bodyField(r, 'allowed_origin') }),
+  },
   'POST /api/v1/integrations/connect/sessions': { action: 'connect_session.created', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name') },
   'POST /api/v1/integrations/connectors': { action: 'connector.created', resourceType: 'connector', id: (_r, a) => a['id'], details: connectorFacts },
   'PATCH /api/v1/integrations/connectors/:connector_id': {
@@ -60,14 +72,44 @@ const AUDITED: Record<string, AuditedRoute> = {
     details: (r, a) => ({ ...connectorFacts(r, a), fields: Object.keys((r.body ?? {}) as object).sort() }),
   },
   'DELETE /api/v1/integrations/connectors/:connector_id': { action: 'connector.deleted', resourceType: 'connector', id: param('connector_id') },
-  'POST /api/v1/integrations/connectors/:connector_id/sync': { action: 'sync.started', resourceType: 'connector', id: param('connector_id'), details: (r) => ({ full: bodyField(r, 'full') === true }) },
-  'POST /api/v1/integrations/connectors/oauth/initiate': { action: 'oauth.initiated', resourceType: 'customer', id: (r) => bodyField(r, 'customer_name'), details: (r) => ({ connector_type: bodyField(r, 'connector_type') }) },
-  'POST /api/v1/webhook-endpoints': { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', id: (_r, a) => a['id'], details: (_r, a) => ({ url: a['url'], events: a['events'] }) },
+  'POST /api/v1/integrations/connectors/:connector_id/sync': {
+    action: 'sync.started',
+    resourceType: 'connector',
+    id: param('connector_id'),
+    details: (r) => ({ full: bodyField(r, 'full') === true }),
+  },
+  'POST /api/v1/integrations/connectors/oauth/initiate': {
+    action: 'oauth.initiated',
+    resourceType: 'customer',
+    id: (r) => bodyField(r, 'customer_name'),
+    details: (r) => ({ connector_type: bodyField(r, 'connector_type') }),
+  },
+  'POST /api/v1/webhook-endpoints': {
+    action: 'webhook_endpoint.created',
+    resourceType: 'webhook_endpoint',
+    id: (_r, a) => a['id'],
+    details: (_r, a) => ({ url: a['url'], events: a['events'] }),
+  },
   'DELETE /api/v1/webhook-endpoints/:endpoint_id': { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', id: param('endpoint_id') },
-  'PUT /api/v1/account/permissions': { action: 'permissions.updated', resourceType: 'application', id: (r) => r.principal?.applicationId, details: (_r, a) => ruleFacts(a['application']) },
+  'PUT /api/v1/account/permissions': {
+    action: 'permissions.updated',
+    resourceType: 'application',
+    id: (r) => r.principal?.applicationId,
+    details: (_r, a) => ruleFacts(a['application']),
+  },
   'DELETE /api/v1/account/tokens/:token_id': { action: 'token.revoked', resourceType: 'token', id: param('token_id') },
-  'DELETE /api/v1/account/tokens': { action: 'tokens.revoked_all', resourceType: 'application', id: (r) => r.principal?.applicationId, details: (_r, a) => ({ ...((a['revoked'] ?? {}) as Record<string, unknown>) }) },
-  'POST /api/v1/integrations/connectors/:connector_id/webhook-subscriptions': { action: 'webhook_subscription.created', resourceType: 'connector', id: param('connector_id'), details: (r) => ({ events: bodyField(r, 'events') }) },
+  'DELETE /api/v1/account/tokens': {
+    action: 'tokens.revoked_all',
+    resourceType: 'application',
+    id: (r) => r.principal?.applicationId,
+    details: (_r, a) => ({ ...((a['revoked'] ?? {}) as Record<string, unknown>) }),
+  },
+  'POST /api/v1/integrations/connectors/:connector_id/webhook-subscriptions': {
+    action: 'webhook_subscription.created',
+    resourceType: 'connector',
+    id: param('connector_id'),
+    details: (r) => ({ events: bodyField(r, 'events') }),
+  },
 };
 
 /** What a route handler can add for the audit hook (the OAuth callback: its organization and outcome, as it has no token). */
@@ -173,7 +215,11 @@ export class AuditLog {
       const [at, id] = decodeCursor(q.cursor);
       query = query.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', id)])]));
     }
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     const hasMore = rows.length > limit;
@@ -186,7 +232,10 @@ export class AuditLog {
 
 function isoOf(value: string, name: string): string {
   const t = Date.parse(value);
-  if (Number.isNaN(t)) throw new SwitchboardError('invalid_request', `${name} must be an ISO 8601 date-time`, { errors: [{ path: `query:${name}`, message: 'is not a date-time' }] });
+  if (Number.isNaN(t))
+    throw new SwitchboardError('invalid_request', `${name} must be an ISO 8601 date-time`, {
+      errors: [{ path: `query:${name}`, message: 'is not a date-time' }],
+    });
   return new Date(t).toISOString();
 }
 
@@ -197,7 +246,9 @@ function decodeCursor(s: string): [string, string] {
   } catch {
     // the error below
   }
-  throw new SwitchboardError('invalid_cursor', 'cursor is not a cursor returned by this endpoint', { errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }] });
+  throw new SwitchboardError('invalid_cursor', 'cursor is not a cursor returned by this endpoint', {
+    errors: [{ path: 'query:cursor', message: 'is not a cursor returned by this endpoint' }],
+  });
 }
 
 /** The route-url key of a request's route. */
@@ -276,12 +327,24 @@ async function actorsOf(
   const p = request.principal;
   if (p !== null && p !== undefined) {
     const orgs = p.organizationId !== '' ? [p.organizationId] : p.organizationIds;
-    return orgs.map((org) => ({ organization_id: org, actor_application_id: p.applicationId, actor_token_kind: p.customerName === null ? 'application' : 'scoped', actor_customer: p.customerName, resource_id: null }));
+    return orgs.map((org) => ({
+      organization_id: org,
+      actor_application_id: p.applicationId,
+      actor_token_kind: p.customerName === null ? 'application' : 'scoped',
+      actor_customer: p.customerName,
+      resource_id: null,
+    }));
   }
   const clientId = bodyField(request, 'client_id');
   if (typeof clientId !== 'string') return [];
   const app = await ctx.store.findApplicationByClientId(clientId);
   if (app === undefined) return [];
   const grants = await ctx.database.db.selectFrom('application_organizations').select('organization_id').where('application_id', '=', app.id).execute();
-  return grants.map((g) => ({ organization_id: g.organization_id, actor_application_id: app.id, actor_token_kind: 'public', actor_customer: null, resource_id: app.id }));
+  return grants.map((g) => ({
+    organization_id: g.organization_id,
+    actor_application_id: app.id,
+    actor_token_kind: 'public',
+    actor_customer: null,
+    resource_id: app.id,
+  }));
 }

@@ -7,14 +7,22 @@
  */
 import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino';
 
-const SECRET_KEYS = ['authorization', 'credentials', 'client_secret', 'access_token', 'refresh_token', 'api_key', 'password', 'secret', 'token', 'secret_id', 'server_side_oauth_secret_id'];
+const SECRET_KEYS = [
+  'authorization',
+  'credentials',
+  'client_secret',
+  'access_token',
+  'refresh_token',
+  'api_key',
+  'password',
+  'secret',
+  'token',
+  'secret_id',
+  'server_side_oauth_secret_id',
+];
 
 /** pino redact paths: each secret-looking key at depth 0, 1 and 2. */
-export const REDACT_PATHS: string[] = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
-];
+export const REDACT_PATHS: string[] = ['req.headers.authorization', 'req.headers.cookie', ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`])];
 
 const SENSITIVE_QUERY = new Set(['code', 'state', 'secret_id', 'access_token', 'token', 'client_secret']);
 
@@ -22,7 +30,9 @@ const SENSITIVE_QUERY = new Set(['code', 'state', 'secret_id', 'access_token', '
 export function maskUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
-  const parts = [...new URLSearchParams(url.slice(q + 1))].map(([k, v]) => `${encodeURIComponent(k)}=${SENSITIVE_QUERY.has(k.toLowerCase()) ? '[redacted]' : encodeURIComponent(v)}`);
+  const parts = [...new URLSearchParams(url.slice(q + 1))].map(
+    ([k, v]) => `${encodeURIComponent(k)}=${SENSITIVE_QUERY.has(k.toLowerCase()) ? '[redacted]' : encodeURIComponent(v)}`,
+  );
   return `${url.slice(0, q)}?${parts.join('&')}`;
 }
 

@@ -63,23 +63,8 @@ export function serviceMetrics(): ServiceMetrics {
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-function createMetrics(): ServiceMetrics {
-  const registry = new Registry();
-  // process_* and nodejs_*: CPU, memory, handles, GC, and the event loop's delay (nodejs_eventloop_lag_*).
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
-  const registers = [registry];
-  const http = new Histogram({ name: METRIC_FAMILIES.http, help: 'Requests answered, by method, route template and status code, with their latency', labelNames: ['method', 'route', 'status_code'], buckets: SECONDS, registers });
-  const calls = new Counter({ name: METRIC_FAMILIES.upstreamCalls, help: 'Upstream API calls (all attempts of one call), by connector type, entity.action and outcome (status class, or the error code when no answer came)', labelNames: ['connector_type', 'action', 'outcome'], registers });
-  const duration = new Histogram({ name: METRIC_FAMILIES.upstreamDuration, help: 'Duration of upstream calls, throttle waits and retries included, by connector type', labelNames: ['connector_type'], buckets: SECONDS, registers });
-  const retries = new Counter({ name: METRIC_FAMILIES.upstreamRetries, help: 'Upstream attempts retried (after a 429, a 5xx or a timeout), by connector type and entity.action', labelNames: ['connector_type', 'action'], registers });
-  const waited = new Counter({ name: METRIC_FAMILIES.upstreamWait, help: "Seconds upstream calls waited for their connector's throttle and between retries, by connector type", labelNames: ['connector_type'], registers });
-  const bytes = new Counter({ name: METRIC_FAMILIES.upstreamBytes, help: 'Upstream response body bytes received, by connector type', labelNames: ['connector_type'], registers });
-  const runs = new Counter({ name: METRIC_FAMILIES.syncRuns, help: 'Sync runs ended, by connector type and outcome (completed, failed)', labelNames: ['connector_type', 'outcome'], registers });
-  const written = new Counter({ name: METRIC_FAMILIES.syncRecords, help: 'Records written by sync runs, by connector type and change (added, updated, deleted)', labelNames: ['connector_type', 'change'], registers });
-  const runDuration = new Histogram({ name: METRIC_FAMILIES.syncDuration, help: 'Duration of sync runs, by connector type and outcome', labelNames: ['connector_type', 'outcome'], buckets: [1, 5, 15, 60, 300, 900, 1800, 3600, 7200], registers });
-  const webhooksIn = new Counter({ name: METRIC_FAMILIES.webhooksIn, help: 'Vendor webhook deliveries received, by connector type and outcome (accepted, refused, busy: 503 for the vendor to retry, failed)', labelNames: ['connector_type', 'outcome'], registers });
-  const webhooksOut = new Counter({ name: METRIC_FAMILIES.webhooksOut, help: 'Outgoing webhook deliveries, by outcome (queued, delivered, retried: failed and will retry, failed: given up)', labelNames: ['outcome'], registers });
-  const lag = new Histogram({ name: METRIC_FAMILIES.outboxLag, help: 'Time from an event to each delivery attempt of it', buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 21600, 86400], registers });
+/** The gauges read from the service's databases when scraped: outbox age, pool waits and connections. */
+function databaseGauges(registers: Registry[]): Set<MeteredDatabase> {
   const databases = new Set<MeteredDatabase>();
   new Gauge({
     name: METRIC_FAMILIES.outboxOldest,
@@ -118,6 +103,90 @@ function createMetrics(): ServiceMetrics {
       this.set({ state: 'busy' }, total - idle);
     },
   });
+  return databases;
+}
+
+function createMetrics(): ServiceMetrics {
+  const registry = new Registry();
+  // process_* and nodejs_*: CPU, memory, handles, GC, and the event loop's delay (nodejs_eventloop_lag_*).
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  const registers = [registry];
+  const http = new Histogram({
+    name: METRIC_FAMILIES.http,
+    help: 'Requests answered, by method, route template and status code, with their latency',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: SECONDS,
+    registers,
+  });
+  const calls = new Counter({
+    name: METRIC_FAMILIES.upstreamCalls,
+    help: 'Upstream API calls (all attempts of one call), by connector type, entity.action and outcome (status class, or the error code when no answer came)',
+    labelNames: ['connector_type', 'action', 'outcome'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: METRIC_FAMILIES.upstreamDuration,
+    help: 'Duration of upstream calls, throttle waits and retries included, by connector type',
+    labelNames: ['connector_type'],
+    buckets: SECONDS,
+    registers,
+  });
+  const retries = new Counter({
+    name: METRIC_FAMILIES.upstreamRetries,
+    help: 'Upstream attempts retried (after a 429, a 5xx or a timeout), by connector type and entity.action',
+    labelNames: ['connector_type', 'action'],
+    registers,
+  });
+  const waited = new Counter({
+    name: METRIC_FAMILIES.upstreamWait,
+    help: "Seconds upstream calls waited for their connector's throttle and between retries, by connector type",
+    labelNames: ['connector_type'],
+    registers,
+  });
+  const bytes = new Counter({
+    name: METRIC_FAMILIES.upstreamBytes,
+    help: 'Upstream response body bytes received, by connector type',
+    labelNames: ['connector_type'],
+    registers,
+  });
+  const runs = new Counter({
+    name: METRIC_FAMILIES.syncRuns,
+    help: 'Sync runs ended, by connector type and outcome (completed, failed)',
+    labelNames: ['connector_type', 'outcome'],
+    registers,
+  });
+  const written = new Counter({
+    name: METRIC_FAMILIES.syncRecords,
+    help: 'Records written by sync runs, by connector type and change (added, updated, deleted)',
+    labelNames: ['connector_type', 'change'],
+    registers,
+  });
+  const runDuration = new Histogram({
+    name: METRIC_FAMILIES.syncDuration,
+    help: 'Duration of sync runs, by connector type and outcome',
+    labelNames: ['connector_type', 'outcome'],
+    buckets: [1, 5, 15, 60, 300, 900, 1800, 3600, 7200],
+    registers,
+  });
+  const webhooksIn = new Counter({
+    name: METRIC_FAMILIES.webhooksIn,
+    help: 'Vendor webhook deliveries received, by connector type and outcome (accepted, refused, busy: 503 for the vendor to retry, failed)',
+    labelNames: ['connector_type', 'outcome'],
+    registers,
+  });
+  const webhooksOut = new Counter({
+    name: METRIC_FAMILIES.webhooksOut,
+    help: 'Outgoing webhook deliveries, by outcome (queued, delivered, retried: failed and will retry, failed: given up)',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const lag = new Histogram({
+    name: METRIC_FAMILIES.outboxLag,
+    help: 'Time from an event to each delivery attempt of it',
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 21600, 86400],
+    registers,
+  });
+  const databases = databaseGauges(registers);
   // Series bound once per label set (bounded: manifest names and closed sets): no label hashing per call.
   const bound = new Map<string, { calls: Counter.Internal; duration: Histogram.Internal<string> }>();
   const observer: Observer = {
@@ -158,7 +227,11 @@ function createMetrics(): ServiceMetrics {
 /** Seconds since the oldest pending delivery was created (0 when none is pending). */
 async function oldestPendingSeconds(d: MeteredDatabase): Promise<number> {
   const db = d.db as Kysely<{ webhook_deliveries: { status: string; created_at: string } }>;
-  const row = await db.selectFrom('webhook_deliveries').select(sql<string | null>`min(created_at)`.as('oldest')).where('status', '=', 'pending').executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select(sql<string | null>`min(created_at)`.as('oldest'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
   const oldest = row?.oldest;
   if (oldest === null || oldest === undefined) return 0;
   const t = Date.parse(String(oldest));

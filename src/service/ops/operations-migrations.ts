@@ -130,4 +130,7 @@ const m0003: Migration = {
 };
 
 /** The group; run it after SERVICE_MIGRATIONS (its tables reference connectors). */
-export const OPERATIONS_MIGRATIONS: MigrationGroup = { name: 'operations', migrations: { '0001_connector_refresh': m0001, '0002_audit_events': m0002, '0003_access_permissions': m0003 } };
+export const OPERATIONS_MIGRATIONS: MigrationGroup = {
+  name: 'operations',
+  migrations: { '0001_connector_refresh': m0001, '0002_audit_events': m0002, '0003_access_permissions': m0003 },
+};

@@ -94,7 +94,12 @@ function tracingObserver(api: Api, tracer: Tracer): Observer {
       const span = tracer.startSpan('switchboard sync run', { kind: SpanKind.INTERNAL, attributes: { 'switchboard.connector_type': type } });
       return {
         end: (r) => {
-          span.setAttributes({ 'switchboard.sync.outcome': r.outcome, 'switchboard.sync.added': r.added, 'switchboard.sync.updated': r.updated, 'switchboard.sync.deleted': r.deleted });
+          span.setAttributes({
+            'switchboard.sync.outcome': r.outcome,
+            'switchboard.sync.added': r.added,
+            'switchboard.sync.updated': r.updated,
+            'switchboard.sync.deleted': r.deleted,
+          });
           if (r.outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR });
           span.end();
         },
@@ -130,7 +135,11 @@ export function traceRequests(app: FastifyInstance, t: Tracing): void {
   app.addHook('onRequest', (request: Traced, _reply, done) => {
     const parent = api.propagation.extract(api.ROOT_CONTEXT, request.headers);
     const route = request.routeOptions.url ?? 'unmatched';
-    const span = t.tracer.startSpan(`${request.method} ${route}`, { kind: api.SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route } }, parent);
+    const span = t.tracer.startSpan(
+      `${request.method} ${route}`,
+      { kind: api.SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route } },
+      parent,
+    );
     const context = api.trace.setSpan(parent, span);
     request[REQUEST_TRACE] = { span, context, ended: false };
     api.context.with(context, done);

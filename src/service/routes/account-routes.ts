@@ -8,7 +8,8 @@ import { sha256Hex } from '../auth/secrets.ts';
 import { accessTokenId } from '../auth/token-revocation.ts';
 import type { ServiceContext } from '../context.ts';
 import { customerNames } from '../connectors/customers.ts';
-import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, TokenRequestSchema, TokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../http/schemas.ts';
+import { TokenRequestSchema, TokenResponseSchema } from '../http/schemas.ts';
+import { ScopedTokenRequestSchema, ScopedTokenResponseSchema, WidgetTokenRequestSchema, WidgetTokenResponseSchema } from '../http/account-schemas.ts';
 import { createConnectSession, type CreateSessionBody } from '../connect/connect-sessions.ts';
 
 export const TOKEN_PATH = '/api/v1/account/applications/token';
@@ -22,7 +23,7 @@ export const WIDGET_TOKEN_PATH = '/api/v1/account/applications/widget-token';
  */
 function refuseMintingByScopedToken(request: FastifyRequest): void {
   if (principalOf(request).customerName !== null) {
-    throw new SwitchboardError('token_mint_forbidden', 'A scoped token cannot mint tokens (scoped or widget); ask with the application\'s own access token');
+    throw new SwitchboardError('token_mint_forbidden', "A scoped token cannot mint tokens (scoped or widget); ask with the application's own access token");
   }
 }
 
@@ -43,13 +44,22 @@ export function accountRoutes(ctx: ServiceContext) {
           ] as const) {
             const d = await limiter.take(key);
             if (!d.allowed) {
-              throw new SwitchboardError('token_rate_limited', `More than ${limiter.perMinute} token requests per minute from ${what}; retry after ${d.retryAfterSeconds} s`, {
-                details: { limit_per_minute: limiter.perMinute, retry_after_seconds: d.retryAfterSeconds, retry_after_ms: d.retryAfterSeconds * 1000 },
-              });
+              throw new SwitchboardError(
+                'token_rate_limited',
+                `More than ${limiter.perMinute} token requests per minute from ${what}; retry after ${d.retryAfterSeconds} s`,
+                {
+                  details: { limit_per_minute: limiter.perMinute, retry_after_seconds: d.retryAfterSeconds, retry_after_ms: d.retryAfterSeconds * 1000 },
+                },
+              );
             }
           }
         }
-        const token = await issueAccessToken(ctx.store, { clientId: request.body.client_id, clientSecret: request.body.client_secret, ttlSeconds: ctx.config.tokenTtlSeconds, now: ctx.now() });
+        const token = await issueAccessToken(ctx.store, {
+          clientId: request.body.client_id,
+          clientSecret: request.body.client_secret,
+          ttlSeconds: ctx.config.tokenTtlSeconds,
+          now: ctx.now(),
+        });
         // RFC 6749 §5.1: token responses must not be cached.
         void reply.header('cache-control', 'no-store');
         return token;
@@ -75,7 +85,8 @@ export function accountRoutes(ctx: ServiceContext) {
           ttlSeconds: ctx.config.tokenTtlSeconds,
           now: ctx.now(),
         });
-        if (request.body.permissions !== undefined) await writeRules(ctx, p.applicationId, accessTokenId(sha256Hex(issued.access_token)), request.body.permissions);
+        if (request.body.permissions !== undefined)
+          await writeRules(ctx, p.applicationId, accessTokenId(sha256Hex(issued.access_token)), request.body.permissions);
         request.log.info({ customer_scoped: true }, 'scoped token issued');
         void reply.header('cache-control', 'no-store');
         return { ...issued, token: issued.access_token, customer_name: request.body.customer_name };

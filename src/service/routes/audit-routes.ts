@@ -27,17 +27,38 @@ export const AuditQuerySchema: Schema = {
 export const AuditEventSchema: Schema = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'organization_id', 'created_at', 'action', 'outcome', 'resource_type', 'resource_id', 'actor_application_id', 'actor_token_kind', 'actor_customer', 'ip', 'request_id', 'details'],
+  required: [
+    'id',
+    'organization_id',
+    'created_at',
+    'action',
+    'outcome',
+    'resource_type',
+    'resource_id',
+    'actor_application_id',
+    'actor_token_kind',
+    'actor_customer',
+    'ip',
+    'request_id',
+    'details',
+  ],
   properties: {
     id: { type: 'string' },
     organization_id: { type: 'string' },
     created_at: { type: 'string', format: 'date-time' },
-    action: { type: 'string', description: 'token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created' },
+    action: {
+      type: 'string',
+      description:
+        'token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created',
+    },
     outcome: { enum: ['success', 'refused'] },
     resource_type: { type: 'string' },
     resource_id: { type: ['string', 'null'] },
     actor_application_id: { type: ['string', 'null'] },
-    actor_token_kind: { enum: ['application', 'scoped', 'public'], description: 'application: its own token; scoped: a one-customer token; public: no token (token endpoint, OAuth callback)' },
+    actor_token_kind: {
+      enum: ['application', 'scoped', 'public'],
+      description: 'application: its own token; scoped: a one-customer token; public: no token (token endpoint, OAuth callback)',
+    },
     actor_customer: { type: ['string', 'null'], description: "A scoped token's customer" },
     ip: { type: ['string', 'null'] },
     request_id: { type: ['string', 'null'] },
@@ -51,20 +72,39 @@ export const AuditEventListSchema: Schema = {
   required: ['data', 'meta'],
   properties: {
     data: { type: 'array', items: AuditEventSchema },
-    meta: { type: 'object', additionalProperties: false, required: ['cursor', 'has_more'], properties: { cursor: { type: ['string', 'null'] }, has_more: { type: 'boolean' } } },
+    meta: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['cursor', 'has_more'],
+      properties: { cursor: { type: ['string', 'null'] }, has_more: { type: 'boolean' } },
+    },
   },
 };
 
 export function auditRoutes(log: AuditLog) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.get<{ Querystring: AuditQuery }>(AUDIT_EVENTS_PATH, { schema: { querystring: AuditQuerySchema, response: { 200: AuditEventListSchema } } }, async (request) =>
-      log.list(principalOf(request).organizationId, request.query),
+    app.get<{ Querystring: AuditQuery }>(
+      AUDIT_EVENTS_PATH,
+      { schema: { querystring: AuditQuerySchema, response: { 200: AuditEventListSchema } } },
+      async (request) => log.list(principalOf(request).organizationId, request.query),
     );
   };
 }
 
-export function auditOpenApiPaths(h: { json: (s: Schema) => Schema; ref: (name: string) => Schema; problems: (...s: number[]) => Record<string, Schema>; orgHeader: Schema; authed: number[] }): Record<string, Schema> {
-  const query = Object.entries((AuditQuerySchema['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({ name, in: 'query', required: false, description: s['description'], schema: s }));
+export function auditOpenApiPaths(h: {
+  json: (s: Schema) => Schema;
+  ref: (name: string) => Schema;
+  problems: (...s: number[]) => Record<string, Schema>;
+  orgHeader: Schema;
+  authed: number[];
+}): Record<string, Schema> {
+  const query = Object.entries((AuditQuerySchema['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: s['description'],
+    schema: s,
+  }));
   return {
     [AUDIT_EVENTS_PATH]: {
       get: {

@@ -80,16 +80,23 @@ export function connectorRoutes(ctx: ServiceContext) {
       async (request) => listConnectors(ctx, principalOf(request).organizationId, request.query),
     );
 
-    app.get<{ Params: IdParams }>(`${CONNECTORS_PATH}/:connector_id`, { schema: { params: ConnectorIdParamsSchema, response: { 200: ConnectorSchema } } }, async (request) =>
-      connectorView(await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id)),
+    app.get<{ Params: IdParams }>(
+      `${CONNECTORS_PATH}/:connector_id`,
+      { schema: { params: ConnectorIdParamsSchema, response: { 200: ConnectorSchema } } },
+      async (request) => connectorView(await requireConnector(ctx, principalOf(request).organizationId, request.params.connector_id)),
     );
 
     app.patch<{ Params: IdParams; Body: PatchConnectorBody; Querystring: { check?: boolean } }>(
       `${CONNECTORS_PATH}/:connector_id`,
       { schema: { params: ConnectorIdParamsSchema, body: PatchConnectorRequestSchema, querystring: CheckQuerySchema, response: { 200: ConnectorSchema } } },
       async (request) => {
-        const row = await patchConnector(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, { check: request.query.check ?? true });
-        request.log.info({ connector_id: row.id, renamed: request.body.name !== undefined, credentials_replaced: request.body.credentials !== undefined }, 'connector updated');
+        const row = await patchConnector(ctx, principalOf(request).organizationId, request.params.connector_id, request.body, {
+          check: request.query.check ?? true,
+        });
+        request.log.info(
+          { connector_id: row.id, renamed: request.body.name !== undefined, credentials_replaced: request.body.credentials !== undefined },
+          'connector updated',
+        );
         return connectorView(row);
       },
     );

@@ -41,7 +41,8 @@ export function executeRoutes(ctx: ServiceContext) {
       // Not async: the handler hands Fastify executeAction's own promise (no wrapping promise to resolve with it).
       (request) => {
         const id = request.params.connector_id;
-        if (!speaksAirbyte(request)) return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request), principalOf(request));
+        if (!speaksAirbyte(request))
+          return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request), principalOf(request));
         // Airbyte's envelope (opt-in): the same answer, wrapped, with the time the action took.
         const started = performance.now();
         return executeAction(ctx, principalOf(request).organizationId, id, request.body, disconnectSignal(request), principalOf(request)).then((out) =>

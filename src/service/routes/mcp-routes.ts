@@ -20,7 +20,7 @@ import { executeAction, requireConnector } from '../connectors/connectors.ts';
 import { authorizeAccess } from '../auth/permissions.ts';
 import { connectorType, type ServiceContext } from '../context.ts';
 import { problem, sendProblem } from '../http/problem.ts';
-import { McpQuerySchema } from '../http/schemas.ts';
+import { McpQuerySchema } from '../http/account-schemas.ts';
 import { organizationLimitKey, organizationLimiter, type KeyedLimiter } from '../limits/shared-limits.ts';
 import type { ConnectorRow } from '../../store/index.ts';
 import { customerNames } from '../connectors/customers.ts';
@@ -37,7 +37,12 @@ interface McpQuery {
 }
 
 /** The hosted backend: the organization's (or one customer's) stored connectors, run by the service. */
-export function hostedBackend(ctx: ServiceContext, organizationId: string, customerName: string | undefined, principal?: Pick<Principal, 'organizationId' | 'proxyAccess' | 'permissions'>): McpBackend {
+export function hostedBackend(
+  ctx: ServiceContext,
+  organizationId: string,
+  customerName: string | undefined,
+  principal?: Pick<Principal, 'organizationId' | 'proxyAccess' | 'permissions'>,
+): McpBackend {
   const toInstance = (row: ConnectorRow): McpInstance => ({
     id: row.id,
     type: row.connector_type,
@@ -71,13 +76,23 @@ export function hostedBackend(ctx: ServiceContext, organizationId: string, custo
       return toInstance(row);
     },
     allows: (instance, entity, action) => allows(instance.type, entity, action),
-    execute: async (instance, entity, action, params, signal) => (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal, principal)) as Envelope,
-    search: async (instance, entity, params) => (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params }, undefined, principal)) as { data: unknown[]; meta: Record<string, unknown> },
+    execute: async (instance, entity, action, params, signal) =>
+      (await executeAction(ctx, organizationId, instance.id, { entity, action, params }, signal, principal)) as Envelope,
+    search: async (instance, entity, params) =>
+      (await executeAction(ctx, organizationId, instance.id, { entity, action: 'search', params }, undefined, principal)) as {
+        data: unknown[];
+        meta: Record<string, unknown>;
+      },
     changes: (instance, entity, q) => {
       authorizeAccess(principal, { connectorType: instance.type, entity, action: 'changes' });
       return changeFeed(ctx.records, instance.manifest, instance.id, { entity, ...q }, '/');
     },
-    ...(principal !== undefined ? { proxy: (instance: McpInstance, request: ProxyRequest, signal?: AbortSignal) => proxyConnector(ctx, principal, instance.id, request, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs }) } : {}),
+    ...(principal !== undefined
+      ? {
+          proxy: (instance: McpInstance, request: ProxyRequest, signal?: AbortSignal) =>
+            proxyConnector(ctx, principal, instance.id, request, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs }),
+        }
+      : {}),
   };
 }
 
@@ -108,7 +123,10 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
     app.post<{ Querystring: McpQuery; Body: unknown }>(MCP_PATH, { ...scope, schema: { querystring: McpQuerySchema } }, async (request, reply) => {
       const principal = principalOf(request);
       const admitRequest = requestAdmission(limiter, organizationLimitKey(principal.organizationId, principal.applicationId));
-      const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
+      const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([
+        import('../../mcp/server.ts'),
+        import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      ]);
       const server = createMcpServer(hostedBackend(ctx, principal.organizationId, request.query.customer_name, principal), {
         readOnly: request.query.read_only === true,
         proxy: ctx.config.mcpProxy,
@@ -133,7 +151,15 @@ export function mcpRoutes(ctx: ServiceContext, version: string) {
         url: MCP_PATH,
         config: { customerScoped: true },
         handler: async (request, reply) =>
-          sendProblem(request, reply, problem('method_not_allowed', `${method} ${MCP_PATH}: this MCP server is stateless (no SSE stream, no session); send each JSON-RPC message with POST`), { allow: 'POST' }),
+          sendProblem(
+            request,
+            reply,
+            problem(
+              'method_not_allowed',
+              `${method} ${MCP_PATH}: this MCP server is stateless (no SSE stream, no session); send each JSON-RPC message with POST`,
+            ),
+            { allow: 'POST' },
+          ),
       });
     }
   };

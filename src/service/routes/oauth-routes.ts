@@ -25,21 +25,25 @@ export function oauthRoutes(ctx: ServiceContext) {
       },
     );
 
-    app.get<{ Querystring: CallbackQuery }>(OAUTH_CALLBACK_PATH, { config: { auth: 'public' }, schema: { querystring: OAuthCallbackQuerySchema } }, async (request, reply) => {
-      const r = await completeOAuth(ctx, request.query);
-      request.log.info({ connector_type: r.connectorType, outcome: r.outcome }, 'OAuth callback handled');
-      request.auditNote = {
-        organizationId: r.flow.organizationId,
-        action: 'oauth.completed',
-        outcome: r.outcome === 'secret' ? 'success' : 'refused',
-        resourceType: 'customer',
-        resourceId: r.flow.customerName,
-        applicationId: r.flow.applicationId,
-        customerName: r.flow.customerName,
-        details: { connector_type: r.connectorType, ...(r.error !== undefined ? { error: r.error } : {}) },
-      };
-      // The location carries the single-use secret_id: keep it out of caches and Referer headers.
-      return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('location', r.location).send();
-    });
+    app.get<{ Querystring: CallbackQuery }>(
+      OAUTH_CALLBACK_PATH,
+      { config: { auth: 'public' }, schema: { querystring: OAuthCallbackQuerySchema } },
+      async (request, reply) => {
+        const r = await completeOAuth(ctx, request.query);
+        request.log.info({ connector_type: r.connectorType, outcome: r.outcome }, 'OAuth callback handled');
+        request.auditNote = {
+          organizationId: r.flow.organizationId,
+          action: 'oauth.completed',
+          outcome: r.outcome === 'secret' ? 'success' : 'refused',
+          resourceType: 'customer',
+          resourceId: r.flow.customerName,
+          applicationId: r.flow.applicationId,
+          customerName: r.flow.customerName,
+          details: { connector_type: r.connectorType, ...(r.error !== undefined ? { error: r.error } : {}) },
+        };
+        // The location carries the single-use secret_id: keep it out of caches and Referer headers.
+        return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('location', r.location).send();
+      },
+    );
   };
 }

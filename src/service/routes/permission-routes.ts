@@ -32,13 +32,21 @@ export function permissionRoutes(ctx: ServiceContext) {
       application: p.permissions?.find((x) => x.source === 'application')?.rules ?? null,
       token: p.permissions?.find((x) => x.source === 'token')?.rules ?? null,
     });
-    app.get(PERMISSIONS_PATH, { config: { auth: 'application', customerScoped: true }, schema: { response: { 200: PermissionsViewSchema } } }, async (request) => view(principalOf(request)));
+    app.get(
+      PERMISSIONS_PATH,
+      { config: { auth: 'application', customerScoped: true }, schema: { response: { 200: PermissionsViewSchema } } },
+      async (request) => view(principalOf(request)),
+    );
     app.put<{ Body: { permissions: AccessRules | null } }>(
       PERMISSIONS_PATH,
       { config: { auth: 'application', customerScoped: true }, schema: { body: PutBodySchema, response: { 200: PermissionsViewSchema } } },
       async (request) => {
         const p = principalOf(request);
-        if (p.customerName !== null) throw new SwitchboardError('permission_denied', "Not allowed for this scoped token: changing permissions (ask with the application's own access token)");
+        if (p.customerName !== null)
+          throw new SwitchboardError(
+            'permission_denied',
+            "Not allowed for this scoped token: changing permissions (ask with the application's own access token)",
+          );
         await writeRules(ctx, p.applicationId, applicationSubject(p.applicationId), request.body.permissions);
         const rules = request.body.permissions;
         p.permissions = rules === null ? [] : [{ source: 'application', rules }];
@@ -48,7 +56,12 @@ export function permissionRoutes(ctx: ServiceContext) {
   };
 }
 
-export function permissionOpenApiPaths(h: { json: (s: Schema) => Schema; ref: (name: string) => Schema; problems: (...s: number[]) => Record<string, Schema>; authed: number[] }): Record<string, Schema> {
+export function permissionOpenApiPaths(h: {
+  json: (s: Schema) => Schema;
+  ref: (name: string) => Schema;
+  problems: (...s: number[]) => Record<string, Schema>;
+  authed: number[];
+}): Record<string, Schema> {
   return {
     [PERMISSIONS_PATH]: {
       get: {

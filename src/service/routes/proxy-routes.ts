@@ -45,7 +45,13 @@ function rawTarget(request: FastifyRequest): { path: string; query: string } {
 }
 
 /** One proxy call on a stored connector for a principal (the route and the hosted MCP tool): access checked, errors scrubbed of credentials. */
-export async function proxyConnector(ctx: ServiceContext, principal: Pick<Principal, 'organizationId' | 'proxyAccess' | 'permissions'>, id: string, request: ProxyRequest, options: CallOptions): Promise<ProxyResponse> {
+export async function proxyConnector(
+  ctx: ServiceContext,
+  principal: Pick<Principal, 'organizationId' | 'proxyAccess' | 'permissions'>,
+  id: string,
+  request: ProxyRequest,
+  options: CallOptions,
+): Promise<ProxyResponse> {
   const row = ctx.runtimes.cachedRow(principal.organizationId, id) ?? (await ctx.runtimes.row(principal.organizationId, id));
   if (row === undefined) throw new SwitchboardError('connector_not_found', `No connector ${id} in this organization`, { details: { connector_id: id } });
   checkProxyAccess(principal, request.method, row);
@@ -57,7 +63,9 @@ export async function proxyConnector(ctx: ServiceContext, principal: Pick<Princi
   let answer: ProxyResponse;
   try {
     // A span per proxy call when traced (docs/operations.md); the method only, never the path's ids or the query.
-    answer = await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () => runtime.proxy(request, options));
+    answer = await withSpan('switchboard proxy', { 'http.request.method': request.method, 'switchboard.connector_type': row.connector_type }, () =>
+      runtime.proxy(request, options),
+    );
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.
@@ -70,7 +78,11 @@ export async function proxyConnector(ctx: ServiceContext, principal: Pick<Princi
   // marks the connector auth_failed as an execute's would. A 403 does not: through the proxy it
   // usually means one endpoint or resource the account may not use, not refused credentials.
   if (answer.status === 401) {
-    await authFailed(ctx, row, new SwitchboardError('upstream_credentials_rejected', `${row.connector_type} answered a proxy call with HTTP 401`, { details: { upstream_status: 401 } }));
+    await authFailed(
+      ctx,
+      row,
+      new SwitchboardError('upstream_credentials_rejected', `${row.connector_type} answered a proxy call with HTTP 401`, { details: { upstream_status: 401 } }),
+    );
   }
   return answer;
 }
@@ -112,21 +124,36 @@ async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: 
       // Listening at once: an error the stream emits before Fastify pipes it must not go unheard.
       stream.once('error', (e: Error) => {
         if (!reply.raw.headersSent) return;
-        request.log.warn({ connector_id: id, method: request.method, path: target.path, status: answer.status, code: isSwitchboardError(e) ? e.code : e.name }, 'proxy answer cut short');
+        request.log.warn(
+          { connector_id: id, method: request.method, path: target.path, status: answer.status, code: isSwitchboardError(e) ? e.code : e.name },
+          'proxy answer cut short',
+        );
       });
       // Nothing is sent before the first bytes: a body that fails first (too large, timed out) is our own problem+json.
       await firstBytes(stream).catch((e: unknown) => {
         throw streamFailure(e);
       });
     }
-    request.log.info({ connector_id: id, method: request.method, path: target.path, status: answer.status, duration_ms: Math.round(performance.now() - started) }, 'proxy call');
+    request.log.info(
+      { connector_id: id, method: request.method, path: target.path, status: answer.status, duration_ms: Math.round(performance.now() - started) },
+      'proxy call',
+    );
     reply.header(PROXY_SOURCE_HEADER, 'upstream');
     for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
     reply.code(answer.status);
     // Past the first bytes a failure can only cut the answer short: the connection is closed (Fastify destroys it).
     return request.method === 'HEAD' ? reply.send() : reply.send(stream ?? answer.body);
   } catch (e) {
-    request.log.info({ connector_id: id, method: request.method, path: target.path, code: isSwitchboardError(e) ? e.code : 'internal_error', duration_ms: Math.round(performance.now() - started) }, 'proxy call refused');
+    request.log.info(
+      {
+        connector_id: id,
+        method: request.method,
+        path: target.path,
+        code: isSwitchboardError(e) ? e.code : 'internal_error',
+        duration_ms: Math.round(performance.now() - started),
+      },
+      'proxy call refused',
+    );
     throw e;
   }
 }
@@ -135,7 +162,11 @@ async function proxyCall(ctx: ServiceContext, request: FastifyRequest<{ Params: 
 function streamFailure(e: unknown): unknown {
   if (isSwitchboardError(e) || !(e instanceof Error)) return e;
   const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
-  return new SwitchboardError('upstream_unavailable', timedOut ? 'The vendor did not send its answer within the time limit' : `The vendor's answer broke off: ${e.message}`, { details: { timeout: timedOut }, cause: e });
+  return new SwitchboardError(
+    'upstream_unavailable',
+    timedOut ? 'The vendor did not send its answer within the time limit' : `The vendor's answer broke off: ${e.message}`,
+    { details: { timeout: timedOut }, cause: e },
+  );
 }
 
 /** Wait until a streamed body has its first bytes (or has ended); its error, if it fails first. */

@@ -33,7 +33,10 @@ export function syncRoutes(ctx: ServiceContext) {
         const row = await requireConnector(ctx, org, request.params.connector_id);
         // Marked due, the run would start only when a scheduler finds it: with none running, say so.
         if (!(await ctx.sync.schedulerRunning())) {
-          throw new SwitchboardError('sync_scheduler_not_running', 'No instance of this deployment runs the sync scheduler (SWITCHBOARD_SYNC_SCHEDULER=false everywhere), so a requested sync would never start; nothing was requested');
+          throw new SwitchboardError(
+            'sync_scheduler_not_running',
+            'No instance of this deployment runs the sync scheduler (SWITCHBOARD_SYNC_SCHEDULER=false everywhere), so a requested sync would never start; nothing was requested',
+          );
         }
         await status(org, row.id);
         await ctx.sync.request(row.id, { full: request.body?.full === true });

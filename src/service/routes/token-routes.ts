@@ -25,27 +25,52 @@ const TokenViewSchema: Schema = {
   },
 };
 
-export const TokenListSchema: Schema = { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: TokenViewSchema } } };
+export const TokenListSchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data'],
+  properties: { data: { type: 'array', items: TokenViewSchema } },
+};
 export const RevokedAllSchema: Schema = {
   type: 'object',
   additionalProperties: false,
   required: ['revoked'],
-  properties: { revoked: { type: 'object', additionalProperties: false, required: ['access_tokens', 'connect_sessions'], properties: { access_tokens: { type: 'integer' }, connect_sessions: { type: 'integer' } } } },
+  properties: {
+    revoked: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['access_tokens', 'connect_sessions'],
+      properties: { access_tokens: { type: 'integer' }, connect_sessions: { type: 'integer' } },
+    },
+  },
 };
 const TokenIdParamsSchema: Schema = { type: 'object', required: ['token_id'], properties: { token_id: { type: 'string', maxLength: 100 } } };
 
 export function tokenRoutes(ctx: ServiceContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.get(TOKENS_PATH, { config: { auth: 'application' }, schema: { response: { 200: TokenListSchema } } }, async (request) => ({ data: await listTokens(ctx, principalOf(request).applicationId) }));
-    app.delete<{ Params: { token_id: string } }>(`${TOKENS_PATH}/:token_id`, { config: { auth: 'application' }, schema: { params: TokenIdParamsSchema } }, async (request, reply) => {
-      await revokeToken(ctx, principalOf(request).applicationId, request.params.token_id);
-      return reply.code(204).send();
-    });
-    app.delete(TOKENS_PATH, { config: { auth: 'application' }, schema: { response: { 200: RevokedAllSchema } } }, async (request) => ({ revoked: await revokeAllTokens(ctx, principalOf(request).applicationId) }));
+    app.get(TOKENS_PATH, { config: { auth: 'application' }, schema: { response: { 200: TokenListSchema } } }, async (request) => ({
+      data: await listTokens(ctx, principalOf(request).applicationId),
+    }));
+    app.delete<{ Params: { token_id: string } }>(
+      `${TOKENS_PATH}/:token_id`,
+      { config: { auth: 'application' }, schema: { params: TokenIdParamsSchema } },
+      async (request, reply) => {
+        await revokeToken(ctx, principalOf(request).applicationId, request.params.token_id);
+        return reply.code(204).send();
+      },
+    );
+    app.delete(TOKENS_PATH, { config: { auth: 'application' }, schema: { response: { 200: RevokedAllSchema } } }, async (request) => ({
+      revoked: await revokeAllTokens(ctx, principalOf(request).applicationId),
+    }));
   };
 }
 
-export function tokenOpenApiPaths(h: { json: (s: Schema) => Schema; ref: (name: string) => Schema; problems: (...s: number[]) => Record<string, Schema>; authed: number[] }): Record<string, Schema> {
+export function tokenOpenApiPaths(h: {
+  json: (s: Schema) => Schema;
+  ref: (name: string) => Schema;
+  problems: (...s: number[]) => Record<string, Schema>;
+  authed: number[];
+}): Record<string, Schema> {
   const tokenId = { name: 'token_id', in: 'path', required: true, schema: { type: 'string' } };
   return {
     [TOKENS_PATH]: {

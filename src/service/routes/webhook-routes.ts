@@ -28,7 +28,8 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
       db: ctx.database.db as unknown as Kysely<EventsTables>,
       registry: ctx.registry,
       applier: () => ctx.sync.applier,
-      secretFor: (type, kind) => (kind === 'oauth_client_secret' ? ctx.config.connectorTypes[type]?.oauth?.clientSecret : ctx.config.connectorTypes[type]?.webhookSecret),
+      secretFor: (type, kind) =>
+        kind === 'oauth_client_secret' ? ctx.config.connectorTypes[type]?.oauth?.clientSecret : ctx.config.connectorTypes[type]?.webhookSecret,
       connector: async (id) => {
         const row = await ctx.store.getConnectorById(id).catch(() => undefined);
         return row === undefined ? undefined : { id: row.id, status: row.status, connector_type: row.connector_type };
@@ -57,11 +58,18 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
       const { connector_type: type, connector_id: connectorId } = request.params;
       const ingressUrl = `${ctx.publicUrl()}/api/v1/webhooks/${type}${connectorId !== undefined ? `/${connectorId}` : ''}`;
       try {
-        const a = await receiver.receive({ type, ...(connectorId !== undefined ? { connectorId } : {}), headers: request.headers, raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), ingressUrl });
+        const a = await receiver.receive({
+          type,
+          ...(connectorId !== undefined ? { connectorId } : {}),
+          headers: request.headers,
+          raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          ingressUrl,
+        });
         return reply.code(a.status).send(a.body);
       } catch (e) {
         // Vendors retry a 503 that says when.
-        if (e instanceof SwitchboardError && (e.code === 'webhook_queue_full' || e.code === 'webhook_attribution_pending')) reply.header('retry-after', String(Math.ceil(Number(e.details['retry_after_ms'] ?? 1000) / 1000)));
+        if (e instanceof SwitchboardError && (e.code === 'webhook_queue_full' || e.code === 'webhook_attribution_pending'))
+          reply.header('retry-after', String(Math.ceil(Number(e.details['retry_after_ms'] ?? 1000) / 1000)));
         throw e;
       }
     };
@@ -78,7 +86,9 @@ export function webhookEndpointRoutes(ctx: ServiceContext) {
       return reply.code(201).send(created);
     });
     app.get(BASE, async (request) => ({ data: await ctx.outbox.listEndpoints(principalOf(request).organizationId) }));
-    app.get<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request) => ctx.outbox.getEndpoint(principalOf(request).organizationId, request.params.endpoint_id));
+    app.get<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request) =>
+      ctx.outbox.getEndpoint(principalOf(request).organizationId, request.params.endpoint_id),
+    );
     app.delete<{ Params: { endpoint_id: string } }>(`${BASE}/:endpoint_id`, { schema: { params: EndpointIdParamsSchema } }, async (request, reply) => {
       await ctx.outbox.deleteEndpoint(principalOf(request).organizationId, request.params.endpoint_id);
       return reply.code(204).send();
@@ -92,12 +102,15 @@ export function webhookEndpointRoutes(ctx: ServiceContext) {
         const manifest = connectorType(ctx, row.connector_type);
         const subscribe = manifest.webhooks?.subscribe;
         if (manifest.webhooks?.attribution.by !== 'url' || subscribe === undefined) {
-          throw new SwitchboardError('unknown_entity', `Connector type ${row.connector_type} has no per-connector webhook subscriptions`, { errors: [{ path: '/connector_id', message: 'its type subscribes per app, not per connector' }] });
+          throw new SwitchboardError('unknown_entity', `Connector type ${row.connector_type} has no per-connector webhook subscriptions`, {
+            errors: [{ path: '/connector_id', message: 'its type subscribes per app, not per connector' }],
+          });
         }
         const url = ingressUrlOf(ctx, row);
         const { runtime } = ctx.runtimes.get(row, manifest);
         const data: unknown[] = [];
-        for (const event of request.body.events) data.push((await runtime.execute(subscribe.entity, subscribe.action, { ...request.body.params, event, [subscribe.urlParam]: url })).data);
+        for (const event of request.body.events)
+          data.push((await runtime.execute(subscribe.entity, subscribe.action, { ...request.body.params, event, [subscribe.urlParam]: url })).data);
         return reply.code(201).send({ data, url });
       },
     );

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/authentication.ts';
 import type { ServiceContext } from '../context.ts';
 import { listWorkspaces, type WorkspaceQuery } from '../connectors/customers.ts';
-import { WorkspaceListSchema, WorkspacesQuerySchema } from '../http/schemas.ts';
+import { WorkspaceListSchema, WorkspacesQuerySchema } from '../http/account-schemas.ts';
 
 export const WORKSPACES_PATH = '/api/v1/workspaces';
 

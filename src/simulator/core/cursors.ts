@@ -3,7 +3,8 @@
  * of the page's last record (the next page starts after it while it is listed).
  */
 
-export const encodeCursor = (offset: number, after?: unknown): string => Buffer.from(JSON.stringify(after === undefined ? { o: offset } : { o: offset, k: after })).toString('base64url');
+export const encodeCursor = (offset: number, after?: unknown): string =>
+  Buffer.from(JSON.stringify(after === undefined ? { o: offset } : { o: offset, k: after })).toString('base64url');
 
 /** The offset and last id a cursor holds; undefined for anything this simulator did not issue. */
 export function decodeCursor(s: string): { offset: number; after: unknown } | undefined {

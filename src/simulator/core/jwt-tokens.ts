@@ -47,7 +47,9 @@ const fill = (t: unknown, vars: Record<string, string | number>): unknown => {
 /** The SHA-256 fingerprint of a public key: base64 of the hash of its DER SPKI. */
 export function keyFingerprint(key: KeyObject | string): string {
   const k = typeof key === 'string' ? createPublicKey(key) : key;
-  return createHash('sha256').update(k.export({ type: 'spki', format: 'der' })).digest('base64');
+  return createHash('sha256')
+    .update(k.export({ type: 'spki', format: 'der' }))
+    .digest('base64');
 }
 
 /**
@@ -86,7 +88,8 @@ export function jwtTokenServer(
     } catch {
       return refuse('The public key of the issuer is unusable');
     }
-    if (config.fingerprints !== undefined && !config.fingerprints.includes(keyFingerprint(key))) return refuse('The public key of the issuer is not among the accepted fingerprints');
+    if (config.fingerprints !== undefined && !config.fingerprints.includes(keyFingerprint(key)))
+      return refuse('The public key of the issuer is not among the accepted fingerprints');
     let ok: boolean;
     try {
       ok = verify('sha256', Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'));

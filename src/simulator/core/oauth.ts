@@ -114,7 +114,12 @@ export function oauthServer(
       if (config.deny_description !== false) target.searchParams.set('error_description', 'The user denied the authorization request');
     } else {
       const code = randomBytes(16).toString('hex');
-      codes.set(code, { redirectUri: redirect as string, scope: req.query.get('scope') ?? config.default_scope, expires: now() + CODE_TTL_MS, none: req.query.get('sim_grant') === 'none' });
+      codes.set(code, {
+        redirectUri: redirect as string,
+        scope: req.query.get('scope') ?? config.default_scope,
+        expires: now() + CODE_TTL_MS,
+        none: req.query.get('sim_grant') === 'none',
+      });
       target.searchParams.set('code', code);
     }
     const state = req.query.get('state');
@@ -134,7 +139,8 @@ export function oauthServer(
       params.client_id ??= decodeURIComponent(id ?? '');
       params.client_secret ??= decodeURIComponent(secret ?? '');
     }
-    if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret) return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
+    if (params.client_id !== client.clientId || params.client_secret !== client.clientSecret)
+      return error({ status: 401, code: 'invalid_client', message: 'Invalid client_id or client_secret' });
     if (params.grant_type === 'refresh_token' && config.refresh_tokens === true) {
       const presented = params.refresh_token ?? '';
       const grant = grants.refreshTokens.get(presented);
@@ -144,11 +150,16 @@ export function oauthServer(
       return issue(grant.scope, mintRefreshToken(grant.scope, grant.none === true), grant.none === true);
     }
     if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') {
-      return error({ status: 400, code: 'unsupported_grant_type', message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported` });
+      return error({
+        status: 400,
+        code: 'unsupported_grant_type',
+        message: `Only authorization_code${config.refresh_tokens === true ? ' and refresh_token are' : ' is'} supported`,
+      });
     }
     const entry = codes.get(params.code ?? '');
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
-    if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri) return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
+    if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri)
+      return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
     codes.delete(params.code as string);
     return issue(entry.scope, config.refresh_tokens === true ? mintRefreshToken(entry.scope, entry.none) : undefined, entry.none);
   };
@@ -165,15 +176,22 @@ export function oauthServer(
     tokens.add(accessToken);
     issued.set(accessToken, { scope, none });
     if (config.expires_in !== undefined) grants.expiries.set(accessToken, now() + config.expires_in * 1000);
-    const template =
-      config.token_response ?? {
-        access_token: '{{access_token}}',
-        token_type: 'Bearer',
-        scope: '{{scope}}',
-        ...(refreshToken !== undefined ? { refresh_token: '{{refresh_token}}' } : {}),
-        ...(config.expires_in !== undefined ? { expires_in: '{{expires_in}}' } : {}),
-      };
-    return { status: 200, json: fill(template, { access_token: accessToken, scope: scope ?? '', refresh_token: refreshToken ?? '', ...(config.expires_in !== undefined ? { expires_in: config.expires_in } : {}) }) };
+    const template = config.token_response ?? {
+      access_token: '{{access_token}}',
+      token_type: 'Bearer',
+      scope: '{{scope}}',
+      ...(refreshToken !== undefined ? { refresh_token: '{{refresh_token}}' } : {}),
+      ...(config.expires_in !== undefined ? { expires_in: '{{expires_in}}' } : {}),
+    };
+    return {
+      status: 200,
+      json: fill(template, {
+        access_token: accessToken,
+        scope: scope ?? '',
+        refresh_token: refreshToken ?? '',
+        ...(config.expires_in !== undefined ? { expires_in: config.expires_in } : {}),
+      }),
+    };
   };
 
   const endpoint = (e: NonNullable<OAuthConfig['endpoints']>[number], req: SimRequest): SimResponse => {

@@ -77,7 +77,9 @@ export class RateCounter {
     if (names.limit !== undefined) headers[names.limit] = String(rl.limit);
     if (names.remaining !== undefined) headers[names.remaining] = String(Math.max(0, rl.limit - this.used));
     if (names.window_ms !== undefined) headers[names.window_ms] = String(windowMs);
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(retry) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
+    if (names.reset !== undefined)
+      headers[names.reset] =
+        rl.reset === 'seconds' ? String(retry) : rl.reset === 'unix_ms' ? String(start + windowMs) : String(Math.ceil((start + windowMs) / 1000));
     return { headers, exceeded, retry };
   }
 
@@ -93,7 +95,9 @@ export class RateCounter {
     if (names.window_ms !== undefined) headers[names.window_ms] = String(rl.window_seconds * 1000);
     const full = ((rl.limit - remaining) * rl.window_seconds) / rl.limit;
     const now = this.now();
-    if (names.reset !== undefined) headers[names.reset] = rl.reset === 'seconds' ? String(Math.ceil(full)) : rl.reset === 'unix_ms' ? String(now + Math.ceil(full * 1000)) : String(Math.ceil(now / 1000 + full));
+    if (names.reset !== undefined)
+      headers[names.reset] =
+        rl.reset === 'seconds' ? String(Math.ceil(full)) : rl.reset === 'unix_ms' ? String(now + Math.ceil(full * 1000)) : String(Math.ceil(now / 1000 + full));
     return { headers, exceeded: wait > 0, retry: Math.max(1, Math.ceil(wait)) };
   }
 }

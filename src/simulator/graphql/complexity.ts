@@ -8,7 +8,22 @@
  * default of its `limit`/`first` argument, else `list_size` for a list (default 1), else 1.
  * The budget is a window that opens on the first charged query and comes back whole when it ends.
  */
-import { getNamedType, getNullableType, isAbstractType, isListType, isObjectType, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import {
+  getNamedType,
+  getNullableType,
+  isAbstractType,
+  isListType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
 import type { GraphqlSidecar } from '../sidecar.ts';
 
 export type ComplexitySidecar = NonNullable<GraphqlSidecar['complexity']>;
@@ -21,7 +36,10 @@ export class ComplexityBudget {
   private windowStart: number | null = null;
   private used = 0;
 
-  constructor(opts: ComplexitySidecar, private readonly now: () => number) {
+  constructor(
+    opts: ComplexitySidecar,
+    private readonly now: () => number,
+  ) {
     this.budget = opts.budget;
     this.windowSeconds = opts.window_seconds;
     this.maxQuery = opts.max_query ?? Number.MAX_SAFE_INTEGER;
@@ -68,7 +86,13 @@ function argValue(node: ValueNode | undefined, variables: Record<string, unknown
 }
 
 /** The cost of one operation. */
-export function queryCost(schema: GraphQLSchema, doc: DocumentNode, op: OperationDefinitionNode, variables: Record<string, unknown>, c: ComplexitySidecar): number {
+export function queryCost(
+  schema: GraphQLSchema,
+  doc: DocumentNode,
+  op: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  c: ComplexitySidecar,
+): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const multiplier = (parent: GraphQLNamedType, f: GraphQLField<unknown, unknown>, args: Record<string, unknown>): number => {
@@ -85,7 +109,10 @@ export function queryCost(schema: GraphQLSchema, doc: DocumentNode, op: Operatio
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
         if (sel.name.value.startsWith('__')) continue;
-        const f = parent !== undefined && (isObjectType(parent) || isAbstractType(parent) || 'getFields' in parent) ? (parent as { getFields(): Record<string, GraphQLField<unknown, unknown>> }).getFields()[sel.name.value] : undefined;
+        const f =
+          parent !== undefined && (isObjectType(parent) || isAbstractType(parent) || 'getFields' in parent)
+            ? (parent as { getFields(): Record<string, GraphQLField<unknown, unknown>> }).getFields()[sel.name.value]
+            : undefined;
         if (sel.selectionSet === undefined || f === undefined || parent === undefined) {
           total += 1;
           continue;

@@ -23,9 +23,15 @@ export interface GraphqlErrors {
 
 export function graphqlErrors(sidecar: Sidecar, g: GraphqlSidecar): GraphqlErrors {
   // Body problems (bad_request) answer as validation problems (invalid) unless the sidecar tells them apart.
-  const codeOf = (code: string): string => sidecar.error?.codes?.[code] ?? (code === 'bad_request' && g.errors?.[code] === undefined ? codeOf('invalid') : code);
+  const codeOf = (code: string): string =>
+    sidecar.error?.codes?.[code] ?? (code === 'bad_request' && g.errors?.[code] === undefined ? codeOf('invalid') : code);
   const entry = (code: string, message: string, status: number, vars: Record<string, string | number> = {}): Rec =>
-    render(g.errors?.[code] ?? g.error ?? { message: '{{message}}', extensions: { code: '{{code}}' } }, { ...vars, message, code: codeOf(code), status }) as Rec;
+    render(g.errors?.[code] ?? g.error ?? { message: '{{message}}', extensions: { code: '{{code}}' } }, {
+      ...vars,
+      message,
+      code: codeOf(code),
+      status,
+    }) as Rec;
   const statusOf = (code: string, fallback: number): number => g.status?.[code] ?? (code === 'bad_request' ? g.status?.['invalid'] : undefined) ?? fallback;
   const requestError = (code: string, message: string, fallback = 400, vars: Record<string, string | number> = {}): SimResponse => {
     const status = statusOf(code, fallback);

@@ -36,7 +36,8 @@ export function rowFilters(ctx: Pick<GraphqlCtx, 'g'>, errors: GraphqlErrors): R
         if (!passes(rec, obj, path)) return false;
         continue;
       }
-      if (!filterable.has(path.join('.'))) throw fieldError('invalid', `The simulator does not filter on ${path.join('.')} (declare it in the sidecar's graphql.filters)`);
+      if (!filterable.has(path.join('.')))
+        throw fieldError('invalid', `The simulator does not filter on ${path.join('.')} (declare it in the sidecar's graphql.filters)`);
       if (!matchComparator(readPath(rec, path), obj)) return false;
     }
     return true;
@@ -76,7 +77,7 @@ export function readPath(rec: Rec, path: string[]): unknown {
 
 export function matchComparator(value: unknown, cmp: Rec): boolean {
   for (const [op, want] of Object.entries(cmp)) {
-    if (want === undefined || want === null && op !== 'eq' && op !== 'null') continue;
+    if (want === undefined || (want === null && op !== 'eq' && op !== 'null')) continue;
     const ok = (() => {
       switch (op) {
         case 'eq':

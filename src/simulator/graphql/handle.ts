@@ -35,7 +35,21 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
 
   const oauthRoutes = sidecar.oauth === undefined ? undefined : oauthServer(sidecar.oauth, auth.oauth, tokens, undefined, clock.now);
   const budgetHeaders = (): Record<string, string> =>
-    complexity === undefined ? {} : Object.fromEntries(Object.entries(g.complexity?.headers ?? {}).map(([k, t]) => [k, String(render(t, { budget: complexity.budget, window_seconds: complexity.windowSeconds, remaining: complexity.remaining(), reset: complexity.resetInSeconds() }))]));
+    complexity === undefined
+      ? {}
+      : Object.fromEntries(
+          Object.entries(g.complexity?.headers ?? {}).map(([k, t]) => [
+            k,
+            String(
+              render(t, {
+                budget: complexity.budget,
+                window_seconds: complexity.windowSeconds,
+                remaining: complexity.remaining(),
+                reset: complexity.resetInSeconds(),
+              }),
+            ),
+          ]),
+        );
 
   /** The type of a stored record (what `node(id:)` answers): the resource holding it. */
   const storedType = (v: unknown): string | undefined => {
@@ -48,19 +62,27 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
     const rl = counter.count();
     let authenticated = false;
     const withHeaders = (r: SimResponse): SimResponse => {
-      const json = authenticated && g.envelope !== undefined && r.json !== null && typeof r.json === 'object' ? { ...(r.json as Rec), ...(render(g.envelope, { request_id: randomUUID(), ...(options.vars?.() ?? {}) }) as Rec) } : r.json;
+      const json =
+        authenticated && g.envelope !== undefined && r.json !== null && typeof r.json === 'object'
+          ? { ...(r.json as Rec), ...(render(g.envelope, { request_id: randomUUID(), ...(options.vars?.() ?? {}) }) as Rec) }
+          : r.json;
       return { ...r, json, headers: { ...rl.headers, ...(authenticated ? budgetHeaders() : {}), ...(r.headers ?? {}) } };
     };
-    if (req.path !== endpoint && req.path !== `${endpoint}/`) return withHeaders(requestError('not_found', `No GraphQL endpoint at ${req.path}; it is ${endpoint}`, 404));
+    if (req.path !== endpoint && req.path !== `${endpoint}/`)
+      return withHeaders(requestError('not_found', `No GraphQL endpoint at ${req.path}; it is ${endpoint}`, 404));
     if (req.method !== 'POST') return withHeaders(requestError('method_not_allowed', `${req.method} is not allowed; POST a JSON {query, variables}`, 405));
     const presented = headerToken(req.headers[authHeader]);
     if (presented === undefined || (checkTokens && !tokens.has(presented))) {
-      return withHeaders(requestError('unauthorized', sidecar.auth?.message ?? (presented === undefined ? 'Authentication required' : 'Invalid credentials'), 401));
+      return withHeaders(
+        requestError('unauthorized', sidecar.auth?.message ?? (presented === undefined ? 'Authentication required' : 'Invalid credentials'), 401),
+      );
     }
     authenticated = true;
     const rateLimit = counter.rule;
     if (rl.exceeded && rateLimit !== undefined) {
-      const r = requestError('rate_limited', `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded`, 429, { retry_in_seconds: rl.retry });
+      const r = requestError('rate_limited', `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded`, 429, {
+        retry_in_seconds: rl.retry,
+      });
       return withHeaders({ ...r, headers: { 'Retry-After': String(rl.retry) } });
     }
     const body = parseJson(req.rawBody);
@@ -71,7 +93,8 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
     // Variables may come as an object or as JSON text.
     let variables = (body as Rec)['variables'];
     if (typeof variables === 'string') variables = variables.trim() === '' ? undefined : (parseJson(variables) ?? 'invalid');
-    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return withHeaders(requestError('bad_request', 'variables must be an object'));
+    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables)))
+      return withHeaders(requestError('bad_request', 'variables must be an object'));
     const invalid = (entries: Rec[]): SimResponse => withHeaders({ status: statusOf('invalid', 400), json: { errors: entries } });
     let doc: DocumentNode;
     try {
@@ -81,14 +104,24 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
       return withHeaders(requestError('invalid', (e as GraphQLError).message));
     }
     const problems = validate(schema, doc);
-    if (problems.length > 0) return invalid(problems.map((p) => (ruby ? (validationErrorEntry(p, doc) as unknown as Rec) : entry('invalid', p.message, statusOf('invalid', 400)))));
+    if (problems.length > 0)
+      return invalid(problems.map((p) => (ruby ? (validationErrorEntry(p, doc) as unknown as Rec) : entry('invalid', p.message, statusOf('invalid', 400)))));
     const op = getOperationAST(doc, typeof operationName === 'string' ? operationName : undefined);
     let charged: GraphqlContext['complexity'];
     if (complexity !== undefined && g.complexity !== undefined && op !== null && op !== undefined) {
       const cost = queryCost(schema, doc, op, (variables ?? {}) as Rec, g.complexity);
       if (cost > complexity.maxQuery) {
         const vars = { complexity: cost, max_complexity: complexity.maxQuery };
-        return withHeaders(requestError('too_complex', String(render(g.complexity.messages?.too_complex ?? 'Query has complexity of {{complexity}}, which exceeds max complexity of {{max_complexity}}', vars)), 200, vars));
+        return withHeaders(
+          requestError(
+            'too_complex',
+            String(
+              render(g.complexity.messages?.too_complex ?? 'Query has complexity of {{complexity}}, which exceeds max complexity of {{max_complexity}}', vars),
+            ),
+            200,
+            vars,
+          ),
+        );
       }
       const c = complexity.charge(cost);
       if (c === null) {
@@ -99,7 +132,12 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
       charged = { ...c, query: cost, reset_in_x_seconds: complexity.resetInSeconds() };
     }
     const asked = g.versions === undefined ? undefined : String(req.headers[g.versions.header.toLowerCase()] ?? '').trim();
-    const contextValue: GraphqlContext = { version: g.versions === undefined ? undefined : g.versions.served[asked as string] !== undefined ? asked : g.versions.default, now: clock.now, complexity: charged, cursorPage };
+    const contextValue: GraphqlContext = {
+      version: g.versions === undefined ? undefined : g.versions.served[asked as string] !== undefined ? asked : g.versions.default,
+      now: clock.now,
+      complexity: charged,
+      cursorPage,
+    };
     const result = await execute({
       schema,
       document: doc,
@@ -110,11 +148,19 @@ export function graphqlHandler(ctx: GraphqlCtx, parts: HandlerParts): (req: SimR
       contextValue,
       rootValue: {},
     });
-    if (result.data === undefined || result.data === null && result.errors !== undefined && result.errors.every((e) => e.path === undefined)) {
-      return invalid((result.errors ?? []).map((e) => (ruby ? (variableErrorEntry(e) as unknown as Rec) : entry('invalid', e.message, statusOf('invalid', 400)))));
+    if (result.data === undefined || (result.data === null && result.errors !== undefined && result.errors.every((e) => e.path === undefined))) {
+      return invalid(
+        (result.errors ?? []).map((e) => (ruby ? (variableErrorEntry(e) as unknown as Rec) : entry('invalid', e.message, statusOf('invalid', 400)))),
+      );
     }
-    const errors = (result.errors ?? []).map((e) => ({ message: e.message, ...(e.path !== undefined ? { path: e.path } : {}), ...(e.extensions !== undefined && Object.keys(e.extensions).length > 0 ? { extensions: e.extensions } : {}) }));
-    const codes = (result.errors ?? []).map((e) => (e.originalError as (Error & { simCode?: string }) | undefined)?.simCode ?? (e as GraphQLError & { simCode?: string }).simCode).filter((c): c is string => c !== undefined);
+    const errors = (result.errors ?? []).map((e) => ({
+      message: e.message,
+      ...(e.path !== undefined ? { path: e.path } : {}),
+      ...(e.extensions !== undefined && Object.keys(e.extensions).length > 0 ? { extensions: e.extensions } : {}),
+    }));
+    const codes = (result.errors ?? [])
+      .map((e) => (e.originalError as (Error & { simCode?: string }) | undefined)?.simCode ?? (e as GraphQLError & { simCode?: string }).simCode)
+      .filter((c): c is string => c !== undefined);
     const status = codes.length > 0 ? statusOf(codes[0] as string, 200) : 200;
     return withHeaders({ status, json: { data: result.data, ...(errors.length > 0 ? { errors } : {}) } });
   };

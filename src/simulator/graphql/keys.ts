@@ -36,7 +36,8 @@ export function findByKeys(r: GraphqlResource, rows: Iterable<Rec>, keys: [strin
 }
 
 /** How a missing record is named: `<id>` alone, else `field=value, ...`. */
-export const keyText = (keys: [string, unknown][]): string => (keys.length === 1 && keys[0]?.[0] === 'id' ? String(keys[0][1]) : keys.map(([k, v]) => `${k}=${String(v)}`).join(', '));
+export const keyText = (keys: [string, unknown][]): string =>
+  keys.length === 1 && keys[0]?.[0] === 'id' ? String(keys[0][1]) : keys.map(([k, v]) => `${k}=${String(v)}`).join(', ');
 
 /**
  * The records of `child` a field of a `parentType` record lists: those whose field of the parent's
@@ -46,6 +47,9 @@ export const keyText = (keys: [string, unknown][]): string => (keys.length === 1
 export function pointingBack(child: GraphqlResource, back: GraphQLField<unknown, unknown>[], parentType: string, fieldName: string, parentId: unknown): Rec[] {
   if (back.length === 0) return [...child.records.values()];
   const stem = fieldName.toLowerCase();
-  const via = back.find((rf) => stem.includes(rf.name.toLowerCase().replace(/e$/, ''))) ?? back.find((rf) => rf.name.toLowerCase() === parentType.toLowerCase()) ?? back[0];
+  const via =
+    back.find((rf) => stem.includes(rf.name.toLowerCase().replace(/e$/, ''))) ??
+    back.find((rf) => rf.name.toLowerCase() === parentType.toLowerCase()) ??
+    back[0];
   return via === undefined ? [] : [...child.records.values()].filter((rec) => readPath(rec, [via.name]) === parentId);
 }

@@ -14,7 +14,16 @@
  * - `graphql.types`: the concrete type of an interface's or union's value, by a field of the
  *   value (`{field, values, default}`).
  */
-import { getNamedType, getNullableType, isAbstractType, isListType, isObjectType, type GraphQLObjectType, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  getNullableType,
+  isAbstractType,
+  isListType,
+  isObjectType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+} from 'graphql';
 import type { GraphqlContext } from './types.ts';
 import type { GraphqlSidecar, Sidecar } from '../sidecar.ts';
 
@@ -40,7 +49,8 @@ function order(a: unknown, b: unknown): number {
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
-const same = (a: unknown, b: unknown): boolean => (a ?? null) === (b ?? null) || (a !== null && a !== undefined && b !== null && b !== undefined && String(a) === String(b));
+const same = (a: unknown, b: unknown): boolean =>
+  (a ?? null) === (b ?? null) || (a !== null && a !== undefined && b !== null && b !== undefined && String(a) === String(b));
 
 export function graphqlLists(g: GraphqlSidecar, store: Store) {
   /** A field's value on a record: stored, else its declared template; a declared relation gives the related record. */
@@ -62,7 +72,8 @@ export function graphqlLists(g: GraphqlSidecar, store: Store) {
     const named = fieldType === undefined ? undefined : getNamedType(fieldType);
     const table = named === undefined ? undefined : store.records(named.name);
     if (table === undefined || value === null || value === undefined) return value ?? null;
-    if (isListType(getNullableType(fieldType))) return Array.isArray(value) ? value.map((id) => (typeof id === 'object' ? id : table.get(String(id)))).filter((r) => r !== undefined) : value;
+    if (isListType(getNullableType(fieldType)))
+      return Array.isArray(value) ? value.map((id) => (typeof id === 'object' ? id : table.get(String(id)))).filter((r) => r !== undefined) : value;
     return typeof value === 'object' ? value : (table.get(String(value)) ?? null);
   };
 
@@ -74,8 +85,12 @@ export function graphqlLists(g: GraphqlSidecar, store: Store) {
     const actual = valueAt(type, rec, (rule.field ?? arg).split('.'));
     const match = rule.match ?? 'equals';
     if (match === 'equals') return (Array.isArray(value) ? value : [value]).some((v) => same(actual, v));
-    if (match === 'equals_ignore_case') return (Array.isArray(value) ? value : [value]).some((v) => String(actual ?? '').toLowerCase() === String(v).toLowerCase());
-    if (match === 'contains') return String(actual ?? '').toLowerCase().includes(String(value).toLowerCase());
+    if (match === 'equals_ignore_case')
+      return (Array.isArray(value) ? value : [value]).some((v) => String(actual ?? '').toLowerCase() === String(v).toLowerCase());
+    if (match === 'contains')
+      return String(actual ?? '')
+        .toLowerCase()
+        .includes(String(value).toLowerCase());
     const c = order(actual, value);
     return match === 'since' ? c >= 0 : match === 'before' ? c <= 0 : match === 'after' ? c > 0 : c < 0;
   };
@@ -93,7 +108,12 @@ export function graphqlLists(g: GraphqlSidecar, store: Store) {
       const conditions = value === undefined || value === null || value === false ? (lookup ? undefined : rule.default) : rule.values?.[String(value)];
       if (conditions !== undefined) out = out.filter((r) => holds(conditions, r, type));
       if (value === undefined || value === null || rule.values !== undefined || rule.any?.includes(String(value)) === true) continue;
-      if (['since', 'before', 'after', 'until'].includes(rule.match ?? 'equals') && typeof value === 'string' && Number.isNaN(Date.parse(value)) && Number.isNaN(Number(value))) {
+      if (
+        ['since', 'before', 'after', 'until'].includes(rule.match ?? 'equals') &&
+        typeof value === 'string' &&
+        Number.isNaN(Date.parse(value)) &&
+        Number.isNaN(Number(value))
+      ) {
         throw store.invalid(`${arg} must be an ISO 8601 date`);
       }
       out = out.filter((r) => passes(rule, arg, value, r, type));
@@ -120,7 +140,11 @@ export function graphqlLists(g: GraphqlSidecar, store: Store) {
       const id = source['id'];
       return [...(store.records(type.name)?.values() ?? [])].filter((r) => {
         const v = valueAt(type, r, path);
-        return Array.isArray(v) ? v.some((x) => same(x, id)) : v !== null && typeof v === 'object' ? (v as Rec)['id'] === id : same(v, id) && v !== undefined && v !== null;
+        return Array.isArray(v)
+          ? v.some((x) => same(x, id))
+          : v !== null && typeof v === 'object'
+            ? (v as Rec)['id'] === id
+            : same(v, id) && v !== undefined && v !== null;
       });
     },
     /** The concrete type of a value of an abstract type declared in graphql.types, else undefined. */
@@ -140,14 +164,17 @@ export function checkDeclared(schema: GraphQLSchema, g: GraphqlSidecar): void {
     const type = schema.getType(typeName);
     const f = isObjectType(type) ? type.getFields()[name] : undefined;
     if (f === undefined) problems.push(`graphql.${where}.${key}: the schema has no field ${key}`);
-    else if (list && !isListType(getNullableType(f.type)) && getNamedType(f.type).name.endsWith('Connection') === false) problems.push(`graphql.${where}.${key}: ${key} is not a list`);
+    else if (list && !isListType(getNullableType(f.type)) && getNamedType(f.type).name.endsWith('Connection') === false)
+      problems.push(`graphql.${where}.${key}: ${key} is not a list`);
   };
   for (const key of Object.keys(g.fields ?? {})) field('fields', key, false);
   for (const key of Object.keys(g.lists ?? {})) field('lists', key, true);
   for (const [name, t] of Object.entries(g.types ?? {})) {
     const type = schema.getType(name);
     if (!isAbstractType(type)) problems.push(`graphql.types.${name}: the schema has no interface or union ${name}`);
-    else for (const concrete of [...Object.values(t.values), ...(t.default === undefined ? [] : [t.default])]) if (!schema.getPossibleTypes(type).some((p) => p.name === concrete)) problems.push(`graphql.types.${name}: ${concrete} is not a type of ${name}`);
+    else
+      for (const concrete of [...Object.values(t.values), ...(t.default === undefined ? [] : [t.default])])
+        if (!schema.getPossibleTypes(type).some((p) => p.name === concrete)) problems.push(`graphql.types.${name}: ${concrete} is not a type of ${name}`);
   }
   if (problems.length > 0) throw new Error(`invalid simulator sidecar for this schema: ${problems.join('; ')}`);
 }

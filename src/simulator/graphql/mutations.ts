@@ -27,7 +27,8 @@ export function mutations(ctx: GraphqlCtx, store: GraphqlStore): Mutate {
     if (isObjectType(ret)) {
       for (const pf of Object.values(ret.getFields())) {
         const n = getNamedType(pf.type);
-        if (isObjectType(n) && resources.has(n.name) && !isListType(getNullableType(pf.type))) return { r: resources.get(n.name) as GraphqlResource, holder: pf.name };
+        if (isObjectType(n) && resources.has(n.name) && !isListType(getNullableType(pf.type)))
+          return { r: resources.get(n.name) as GraphqlResource, holder: pf.name };
       }
     }
     const name = f.name.toLowerCase().replace(/_/g, '');
@@ -83,7 +84,8 @@ export function mutations(ctx: GraphqlCtx, store: GraphqlStore): Mutate {
       if (fields[name] !== undefined) rec[name] = now();
     };
     if (verb === 'create') {
-      if (r.records.size >= (options.maxRecords ?? MAX_RECORDS)) throw fieldError('invalid', `The simulator keeps at most ${String(options.maxRecords ?? MAX_RECORDS)} ${r.type.name} records`);
+      if (r.records.size >= (options.maxRecords ?? MAX_RECORDS))
+        throw fieldError('invalid', `The simulator keeps at most ${String(options.maxRecords ?? MAX_RECORDS)} ${r.type.name} records`);
       const rand = creationRandom(seed, r.type.name, r);
       const rec = sampleRecord(r.type, r.records.size, rand);
       // Related records the input does not name: none, or the first of its type where one is required.

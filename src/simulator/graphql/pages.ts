@@ -27,7 +27,8 @@ export function graphqlPages(ctx: Pick<GraphqlCtx, 'g' | 'sidecar' | 'clock'>, e
   };
   const connection = (rows: Rec[], args: Rec): Rec => {
     // Backward pages are not simulated: say so rather than answer the first page.
-    for (const a of ['last', 'before']) if (args[a] !== undefined && args[a] !== null) throw fieldError('invalid', `The simulator pages forward only (first/after); ${a} is not simulated`);
+    for (const a of ['last', 'before'])
+      if (args[a] !== undefined && args[a] !== null) throw fieldError('invalid', `The simulator pages forward only (first/after); ${a} is not simulated`);
     const limit = pageSize(args);
     let offset = 0;
     if (typeof args['after'] === 'string' && args['after'] !== '') {
@@ -68,7 +69,8 @@ export function graphqlPages(ctx: Pick<GraphqlCtx, 'g' | 'sidecar' | 'clock'>, e
       const m = /^([\w-]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
       const found = m === null ? undefined : snapshots.get(m[1] as string);
       if (m === null || found === undefined) throw fieldError('invalid_cursor', 'Invalid cursor');
-      if (clock.now() - found.at > (cp.ttl_seconds ?? 3600) * 1000) throw fieldError('expired_cursor', `The cursor has expired: cursors are valid for ${String(cp.ttl_seconds ?? 3600)} s after the first request`);
+      if (clock.now() - found.at > (cp.ttl_seconds ?? 3600) * 1000)
+        throw fieldError('expired_cursor', `The cursor has expired: cursors are valid for ${String(cp.ttl_seconds ?? 3600)} s after the first request`);
       [token, pos, snap] = [m[1] as string, Number(m[2]), found];
     } else {
       snapshots.set(token, snap);

@@ -3,7 +3,18 @@
  * sidecar names), seeded with deterministic records (values from the field types and names, ids
  * from a PRNG per seed and type), related records linked by their object-typed fields.
  */
-import { getNamedType, getNullableType, isEnumType, isListType, isNonNullType, isObjectType, isScalarType, type GraphQLField, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+} from 'graphql';
 import { seedRandom } from '../core/store.ts';
 import { clone, hashString } from '../core/values.ts';
 import { fill as fillTemplate } from '../rules.ts';
@@ -19,7 +30,8 @@ import type { GraphqlResource, Rec } from './types.ts';
 export function graphqlResources(schema: GraphQLSchema, sidecar: Sidecar, queryType: GraphQLObjectType): Map<string, GraphqlResource> {
   const resources = new Map<string, GraphqlResource>();
   const add = (node: GraphQLObjectType | undefined): void => {
-    if (node !== undefined && node.getFields()['id'] !== undefined && !resources.has(node.name)) resources.set(node.name, { type: node, records: new Map(), created: 0 });
+    if (node !== undefined && node.getFields()['id'] !== undefined && !resources.has(node.name))
+      resources.set(node.name, { type: node, records: new Map(), created: 0 });
   };
   for (const f of Object.values(queryType.getFields())) add(connectionNode(f.type) ?? listNode(f.type));
   // A root field returning one object (`viewer`, `repository(owner, name)`): its type, and the types its fields list.
@@ -32,7 +44,8 @@ export function graphqlResources(schema: GraphQLSchema, sidecar: Sidecar, queryT
   // A type the sidecar names under resources is one too, though no root field lists it (records code adds, listed by graphql.lists).
   for (const name of Object.keys(sidecar.resources ?? {})) {
     const type = schema.getType(name);
-    if (!isObjectType(type) || type.getFields()['id'] === undefined) throw new Error(`invalid simulator sidecar for this schema: resources.${name} names no object type with an id`);
+    if (!isObjectType(type) || type.getFields()['id'] === undefined)
+      throw new Error(`invalid simulator sidecar for this schema: resources.${name} names no object type with an id`);
     if (!resources.has(name)) resources.set(name, { type, records: new Map(), created: 0 });
   }
   return resources;
@@ -85,7 +98,10 @@ export function graphqlStore(sidecar: Sidecar, seed: number, resources: Map<stri
         continue;
       }
       if (isScalarType(named) || isEnumType(named)) {
-        r[f.name] = isNonNullType(f.type) || f.name === 'id' ? scalarValue(named.name, f.name, i, rand, isEnumType(named) ? named.getValues().map((v) => v.name) : undefined) : null;
+        r[f.name] =
+          isNonNullType(f.type) || f.name === 'id'
+            ? scalarValue(named.name, f.name, i, rand, isEnumType(named) ? named.getValues().map((v) => v.name) : undefined)
+            : null;
       }
     }
     return r;
@@ -98,7 +114,8 @@ export function graphqlStore(sidecar: Sidecar, seed: number, resources: Map<stri
       return isObjectType(n) && !isListType(getNullableType(f.type)) && resources.has(n.name) && !lookup;
     });
   /** A type whose records the sidecar declares (resources.<Type>.template or a seed list): they hold what it says, nothing sampled. */
-  const declaredRecords = (r: GraphqlResource): boolean => sidecar.resources?.[r.type.name]?.template !== undefined || Array.isArray(sidecar.resources?.[r.type.name]?.seed);
+  const declaredRecords = (r: GraphqlResource): boolean =>
+    sidecar.resources?.[r.type.name]?.template !== undefined || Array.isArray(sidecar.resources?.[r.type.name]?.seed);
   const seedRecords = (r: GraphqlResource): void => {
     const rs = sidecar.resources?.[r.type.name];
     const rand = seedRandom(seed, r.type.name);

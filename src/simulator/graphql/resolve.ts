@@ -4,7 +4,19 @@
  * pages, mutations, connections of a record (the records pointing back at it) and one of them by
  * a key, related records, and fillers for the rest.
  */
-import { getNamedType, getNullableType, isAbstractType, isEnumType, isListType, isNonNullType, isObjectType, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType, type GraphQLOutputType } from 'graphql';
+import {
+  getNamedType,
+  getNullableType,
+  isAbstractType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+} from 'graphql';
 import { seedRandom } from '../core/store.ts';
 import type { RowFilters } from './filters.ts';
 import { findByKeys, keyArgs, keyText, pointingBack } from './keys.ts';
@@ -22,7 +34,10 @@ export interface ResolverParts {
   mutate: Mutate;
 }
 
-export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext>; lists: ReturnType<typeof graphqlLists> } {
+export function fieldResolverOf(
+  ctx: GraphqlCtx,
+  parts: ResolverParts,
+): { fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext>; lists: ReturnType<typeof graphqlLists> } {
   const { schema, g, options, seed, resources, queryType, mutationType } = ctx;
   const { fieldError } = ctx.errors;
   const { scalarValue, refFields } = parts.store;
@@ -35,7 +50,15 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
     declared: (type, field, rec, ctx) => {
       // The code's variables, and the request's: the API version and its kind, the versions served, the query's complexity charge.
       const served = g.versions?.served ?? {};
-      const request = ctx === undefined ? {} : { version: ctx.version, version_kind: served[ctx.version ?? ''], versions: Object.entries(served).map(([value, kind]) => ({ value, kind })), complexity: ctx.complexity };
+      const request =
+        ctx === undefined
+          ? {}
+          : {
+              version: ctx.version,
+              version_kind: served[ctx.version ?? ''],
+              versions: Object.entries(served).map(([value, kind]) => ({ value, kind })),
+              complexity: ctx.complexity,
+            };
       const vars: Rec = { ...(options.vars?.() ?? {}), ...request };
       const t = g.fields?.[`${type.name}.${field}`];
       return t === undefined ? undefined : fill(t, (k) => rec[k] ?? vars[k]);
@@ -44,7 +67,8 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
   });
   checkDeclared(schema, g);
   const resolveRef = (v: unknown, t: GraphQLOutputType): unknown => {
-    if (v !== null && typeof v === 'object' && typeof (v as Rec)['__ref'] === 'string') return resources.get(getNamedType(t).name)?.records.get((v as Rec)['__ref'] as string) ?? null;
+    if (v !== null && typeof v === 'object' && typeof (v as Rec)['__ref'] === 'string')
+      return resources.get(getNamedType(t).name)?.records.get((v as Rec)['__ref'] as string) ?? null;
     return v;
   };
   /** A value for a field the stored object does not hold (payload extras, objects that are not resources). */
@@ -59,7 +83,11 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
   };
   const byKeys = (r: GraphqlResource, rows: Iterable<Rec>, keys: [string, unknown][]): Rec => {
     const rec = findByKeys(r, rows, keys);
-    if (rec === undefined) throw fieldError('not_found', `${r.type.name} not found: ${keyText(keys)}`, { type: r.type.name, ...(keys.length === 1 && keys[0]?.[0] === 'id' ? { id: keyText(keys) } : Object.fromEntries(keys)) });
+    if (rec === undefined)
+      throw fieldError('not_found', `${r.type.name} not found: ${keyText(keys)}`, {
+        type: r.type.name,
+        ...(keys.length === 1 && keys[0]?.[0] === 'id' ? { id: keyText(keys) } : Object.fromEntries(keys)),
+      });
     return rec;
   };
   const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, ctx, info) => {
@@ -67,7 +95,8 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
     const f = info.parentType.getFields()[info.fieldName] as GraphQLField<unknown, unknown>;
     const named = getNamedType(f.type);
     /** A list of records after its declared rule and the generic ids, filter, order and limit/page arguments. */
-    const listed = (rows: Rec[]): unknown => (connectionNode(f.type) !== undefined ? connection : plainList)(rowsOf(lists.select(key, named as GraphQLObjectType, rows, args), args), args);
+    const listed = (rows: Rec[]): unknown =>
+      (connectionNode(f.type) !== undefined ? connection : plainList)(rowsOf(lists.select(key, named as GraphQLObjectType, rows, args), args), args);
     const coded = options.resolvers?.[key];
     if (coded !== undefined) {
       // Rows the code gives still take the field's declared list rule.
@@ -104,7 +133,14 @@ export function fieldResolverOf(ctx: GraphqlCtx, parts: ResolverParts): { fieldR
     if (declaredRows !== undefined) return listed(declaredRows);
     // A connection of a record: the records of the node type that point back at this one.
     const node = connectionNode(f.type);
-    const back = (child: GraphqlResource): Rec[] => pointingBack(child, refFields(child.type).filter((rf) => getNamedType(rf.type).name === info.parentType.name), info.parentType.name, info.fieldName, src['id']);
+    const back = (child: GraphqlResource): Rec[] =>
+      pointingBack(
+        child,
+        refFields(child.type).filter((rf) => getNamedType(rf.type).name === info.parentType.name),
+        info.parentType.name,
+        info.fieldName,
+        src['id'],
+      );
     if (node !== undefined && !(info.fieldName in src)) {
       const child = resources.get(node.name);
       if (child === undefined || src['id'] === undefined) return connection([], args);

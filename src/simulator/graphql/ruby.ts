@@ -78,10 +78,20 @@ export function validationErrorEntry(e: GraphQLError, doc: DocumentNode): ErrorE
     return base(`Field '${m[1] as string}' doesn't exist on type '${m[2] as string}'`, { code: 'undefinedField', typeName: m[2], fieldName: m[1] });
   }
   if ((m = /^Unknown argument "(.+?)" on field "(?:.+\.)?(.+?)"/.exec(e.message))) {
-    return base(`Field '${m[2] as string}' doesn't accept argument '${m[1] as string}'`, { code: 'argumentNotAccepted', name: m[2], typeName: 'Field', argumentName: m[1] });
+    return base(`Field '${m[2] as string}' doesn't accept argument '${m[1] as string}'`, {
+      code: 'argumentNotAccepted',
+      name: m[2],
+      typeName: 'Field',
+      argumentName: m[1],
+    });
   }
   if ((m = /^Field "(?:.+\.)?(.+?)" argument "(.+?)" of type "(.+?)" is required/.exec(e.message))) {
-    return base(`Field '${m[1] as string}' is missing required arguments: ${m[2] as string}`, { code: 'missingRequiredArguments', className: 'Field', name: m[1], arguments: m[2] });
+    return base(`Field '${m[1] as string}' is missing required arguments: ${m[2] as string}`, {
+      code: 'missingRequiredArguments',
+      className: 'Field',
+      name: m[1],
+      arguments: m[2],
+    });
   }
   if ((m = /^Variable "\$(.+?)" is never used/.exec(e.message))) {
     return base(`Variable $${m[1] as string} is declared by anonymous query but not used`, { code: 'variableNotUsed', variableName: m[1] });
@@ -90,7 +100,11 @@ export function validationErrorEntry(e: GraphQLError, doc: DocumentNode): ErrorE
     return base(`Variable $${m[1] as string} is used by anonymous query but not declared`, { code: 'variableNotDefined', variableName: m[1] });
   }
   if ((m = /^Variable "\$(.+?)" of type "(.+?)" used in position expecting type "(.+?)"/.exec(e.message))) {
-    return base(`Nullability mismatch on variable $${m[1] as string} and argument (${m[2] as string} / ${m[3] as string})`, { code: 'variableMismatch', variableName: m[1], typeName: m[2] });
+    return base(`Nullability mismatch on variable $${m[1] as string} and argument (${m[2] as string} / ${m[3] as string})`, {
+      code: 'variableMismatch',
+      variableName: m[1],
+      typeName: m[2],
+    });
   }
   if ((m = /^Unknown type "(.+?)"/.exec(e.message))) {
     return base(`${m[1] as string} isn't a defined input type`, { code: 'variableRequiresValidType', typeName: m[1] });

@@ -2,13 +2,27 @@
 import { getNamedType, getNullableType, isListType, isObjectType, type GraphQLObjectType, type GraphQLOutputType } from 'graphql';
 import type { Rec } from './types.ts';
 
-export const COMPARATORS = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'null', 'contains', 'containsIgnoreCase', 'startsWith', 'endsWith', 'eqIgnoreCase']);
+export const COMPARATORS = new Set([
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'nin',
+  'null',
+  'contains',
+  'containsIgnoreCase',
+  'startsWith',
+  'endsWith',
+  'eqIgnoreCase',
+]);
 
 export function uuid(rand: () => number): string {
   const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
-
 
 /** A field's value from a template (graphql.fields): "{{name}}" alone is the source's (or a variable's) value as it is; inside text, its text. */
 export function fill(template: unknown, scope: (name: string) => unknown): unknown {
@@ -57,4 +71,3 @@ export function compare(a: unknown, b: unknown): number {
   if (/^\d{4}-\d{2}-\d{2}/.test(sa) && /^\d{4}-\d{2}-\d{2}/.test(sb) && !Number.isNaN(da) && !Number.isNaN(db)) return da - db;
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
-

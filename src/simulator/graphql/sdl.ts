@@ -38,7 +38,10 @@ export function dedupeSdl(doc: DocumentNode, warnings: string[]): DocumentNode {
       case Kind.OBJECT_TYPE_EXTENSION:
       case Kind.INTERFACE_TYPE_DEFINITION:
       case Kind.INTERFACE_TYPE_EXTENSION: {
-        const fields = firstOfEach(d.fields, (n) => `${d.name.value}.${n}`, warnings)?.map((f) => ({ ...f, arguments: firstOfEach(f.arguments, (n) => `${d.name.value}.${f.name.value}(${n})`, warnings) }));
+        const fields = firstOfEach(d.fields, (n) => `${d.name.value}.${n}`, warnings)?.map((f) => ({
+          ...f,
+          arguments: firstOfEach(f.arguments, (n) => `${d.name.value}.${f.name.value}(${n})`, warnings),
+        }));
         return { ...d, fields } as typeof d;
       }
       case Kind.INPUT_OBJECT_TYPE_DEFINITION:

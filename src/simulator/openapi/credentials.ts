@@ -31,7 +31,11 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
   const { d, sidecar, options } = ctx;
   const { errorResponse } = errors;
   const { tokens, check: checkTokens } = acceptedTokens(options.tokens, sidecar);
-  const oauth: OAuthClient = { clientId: options.oauthClient?.clientId ?? 'sim_client', clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret', deny: false };
+  const oauth: OAuthClient = {
+    clientId: options.oauthClient?.clientId ?? 'sim_client',
+    clientSecret: options.oauthClient?.clientSecret ?? 'sim_secret',
+    deny: false,
+  };
   const grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() };
   const oauthRoutes =
     sidecar.oauth === undefined
@@ -40,7 +44,10 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
           sidecar.oauth,
           oauth,
           tokens,
-          (e) => (sidecar.error?.body === undefined ? { status: e.status, json: { error: e.code, error_description: e.message } } : errorResponse({ status: e.status, code: e.code, message: e.message })),
+          (e) =>
+            sidecar.error?.body === undefined
+              ? { status: e.status, json: { error: e.code, error_description: e.message } }
+              : errorResponse({ status: e.status, code: e.code, message: e.message }),
           Date.now,
           grants,
         );
@@ -48,7 +55,16 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
   const jwtKeys = new Map<string, KeyObject | string>(Object.entries(options.jwtKeys ?? {}));
   const tokenExpiry = new Map<string, number>();
   const mintRoute =
-    sidecar.jwt_tokens === undefined ? undefined : jwtTokenServer(sidecar.jwt_tokens, jwtKeys, tokens, tokenExpiry, (e) => errorResponse({ status: e.status, code: 'unauthorized', message: e.message }), simNow);
+    sidecar.jwt_tokens === undefined
+      ? undefined
+      : jwtTokenServer(
+          sidecar.jwt_tokens,
+          jwtKeys,
+          tokens,
+          tokenExpiry,
+          (e) => errorResponse({ status: e.status, code: 'unauthorized', message: e.message }),
+          simNow,
+        );
   const refuse = (op: Operation, req: SimRequest): SimResponse | undefined => {
     const unauthorized = d.checkAuth(op, req);
     if (unauthorized !== null) return errorResponse(unauthorized, op);
@@ -58,10 +74,18 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
     if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       // A token in the Authorization header, else an API key the operation's security names (X-Figma-Token-like headers).
       const presented = presentedToken(String(req.headers.authorization ?? '')) ?? d.apiKeys(op, req)[0];
-      if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow()) return errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op);
+      if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow())
+        return errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op);
       const expiry = grants.expiries.get(presented);
       if (expiry !== undefined && expiry <= Date.now()) {
-        return errorResponse({ status: 401, code: 'expired_token', message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.` }, op);
+        return errorResponse(
+          {
+            status: 401,
+            code: 'expired_token',
+            message: `The OAuth token used to make this call expired ${String(Math.max(0, Math.floor((Date.now() - expiry) / 1000)))} second(s) ago.`,
+          },
+          op,
+        );
       }
     }
     return undefined;

@@ -21,11 +21,13 @@ export function errorAnswers(ctx: OpenApiContext): ErrorAnswers {
   const errorResponse = (problem: RequestProblem, op?: Operation, headers: Record<string, string> = {}): SimResponse => {
     let p = problem;
     // A path id the description's types rule out names no record: the sidecar's 404 for it.
-    if (p.status === 400 && sidecar.not_found !== undefined && op?.params.some((x) => x.in === 'path' && x.name === p.field)) p = { ...p, status: 404, code: 'not_found' };
+    if (p.status === 400 && sidecar.not_found !== undefined && op?.params.some((x) => x.in === 'path' && x.name === p.field))
+      p = { ...p, status: 404, code: 'not_found' };
     let override: ErrorOverride | undefined;
     // The sidecar's 404s: for a path id (p.field) or a path no operation matches (no op); a
     // handler's own 404 without a field keeps its code and message.
-    if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined)) override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
+    if (p.status === 404 && p.code === 'not_found' && (p.field !== undefined || op === undefined))
+      override = sidecar.not_found?.[p.field ?? ''] ?? sidecar.not_found?.default;
     else if (p.status === 400) override = (op === undefined ? undefined : sidecar.operations?.[op.key]?.bad_request) ?? sidecar.parameters?.[p.field ?? ''];
     if (override !== undefined) p = { ...p, message: override.message };
     // The sidecar's 401 message, but not for an expired token (its message tells how long ago).
@@ -39,13 +41,15 @@ export function errorAnswers(ctx: OpenApiContext): ErrorAnswers {
     const status = statuses?.[p.code] ?? (p.code === 'invalid_token' ? statuses?.unauthorized : undefined) ?? statuses?.default;
     if (status !== undefined) p = { ...p, status };
     let json: unknown;
-    if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
+    if (sidecar.error?.body !== undefined)
+      json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
     else {
       const ref = op?.errorRef ?? anyErrorRef;
       json = ref === undefined ? { error: { code, message: p.message } } : fillError(sample(ref), p, code);
     }
     return { status: p.status, headers, json };
   };
-  const notFound = (op: Operation, id: string, param?: string): SimResponse => errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
+  const notFound = (op: Operation, id: string, param?: string): SimResponse =>
+    errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);
   return { errorResponse, notFound };
 }

@@ -54,9 +54,19 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
         for (const have of Object.keys(limitedHeaders)) if (have.toLowerCase() === k.toLowerCase()) delete limitedHeaders[have];
         if (v !== '') limitedHeaders[k] = v;
       }
-      return withHeaders(errorResponse({ status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` }, op, limitedHeaders));
+      return withHeaders(
+        errorResponse(
+          { status: 429, code: 'rate_limited', message: `Rate limit of ${rateLimit.limit} requests in ${rateLimit.window_seconds}s exceeded` },
+          op,
+          limitedHeaders,
+        ),
+      );
     }
-    const checked = d.checkRequest(op, { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody }, { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true, credentialParams: sidecar.auth?.params });
+    const checked = d.checkRequest(
+      op,
+      { pathParams, query: req.query, headers: req.headers, rawBody: req.rawBody },
+      { unknownQuery: sidecar.unknown_query ?? 'ignore', skipAuth: true, credentialParams: sidecar.auth?.params },
+    );
     if ('status' in checked) return withHeaders(errorResponse(checked, op));
     const origin = `http://${req.headers.host ?? '127.0.0.1'}${prefixed ? basePath : ''}`;
     const body = checked.body !== null && typeof checked.body === 'object' ? (checked.body as Json) : {};
@@ -66,7 +76,8 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
         const answered = handler({ req, op, params: pathParams, query: checked.query, body, origin });
         if (answered !== undefined) return withHeaders(answered);
       } catch (e) {
-        if (e instanceof SimulatorError) return withHeaders(errorResponse({ status: e.status, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op));
+        if (e instanceof SimulatorError)
+          return withHeaders(errorResponse({ status: e.status, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op));
         throw e;
       }
     }

@@ -22,7 +22,8 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     return (prefixed[1] as string) + Array.from({ length: (prefixed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
   // Two capitals and 32 hex digits (SM0123...): the same capitals, new digits.
-  if (typeof like === 'string' && /^[A-Z]{2}[0-9a-f]{32}$/.test(like)) return like.slice(0, 2) + Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
+  if (typeof like === 'string' && /^[A-Z]{2}[0-9a-f]{32}$/.test(like))
+    return like.slice(0, 2) + Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
   // A UUID (a schema's format: uuid): a version 4 UUID.
   if (typeof like === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(like)) {
     const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
@@ -40,7 +41,6 @@ export function newId(rand: () => number, like: unknown, created = false): strin
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
 }
-
 
 /** A copy of a value with its numbers and booleans as text. */
 export function leavesAsText(value: unknown, depth = 0): unknown {

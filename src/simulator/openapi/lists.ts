@@ -11,16 +11,44 @@ import type { RecordRules } from './records.ts';
 import { propertiesOf } from './schema.ts';
 import type { OpenApiContext, Resource } from './types.ts';
 
-export const CURSOR_PARAMS = ['cursor', 'starting_after', 'after', 'page_token', 'pageToken', 'nextPageToken', 'next_cursor', 'offset', 'start_cursor', 'startAt', 'start_at'];
+export const CURSOR_PARAMS = [
+  'cursor',
+  'starting_after',
+  'after',
+  'page_token',
+  'pageToken',
+  'nextPageToken',
+  'next_cursor',
+  'offset',
+  'start_cursor',
+  'startAt',
+  'start_at',
+];
 export const LIMIT_PARAMS = ['limit', 'per_page', 'page_size', 'pageSize', 'count', 'max_results', 'maxResults'];
 export const PAGE_PARAMS = ['page', 'page_number'];
 
-export type ListAnswer = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest, handledParams?: string[]) => SimResponse;
+export type ListAnswer = (
+  op: Operation,
+  r: Resource,
+  pathParams: Record<string, string>,
+  query: Json,
+  origin: string,
+  req: SimRequest,
+  handledParams?: string[],
+) => SimResponse;
 
 export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf): ListAnswer {
   const { d, sidecar } = ctx;
   const { softDeleted, softDeleteParam } = rules;
-  const list = (op: Operation, r: Resource, pathParams: Record<string, string>, query: Json, origin: string, req: SimRequest, handledParams: string[] = []): SimResponse => {
+  const list = (
+    op: Operation,
+    r: Resource,
+    pathParams: Record<string, string>,
+    query: Json,
+    origin: string,
+    req: SimRequest,
+    handledParams: string[] = [],
+  ): SimResponse => {
     const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
     // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
     const opConf = sidecar.operations?.[op.key];
@@ -31,7 +59,12 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
     const limitDef = limitParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === limitParam)?.schemaRef);
-    let limit = typeof query[limitParam ?? ''] === 'number' ? (query[limitParam as string] as number) : typeof limitDef?.default === 'number' ? limitDef.default : (pag.default_limit ?? 20);
+    let limit =
+      typeof query[limitParam ?? ''] === 'number'
+        ? (query[limitParam as string] as number)
+        : typeof limitDef?.default === 'number'
+          ? limitDef.default
+          : (pag.default_limit ?? 20);
     if (pag.max_limit !== undefined) limit = Math.min(limit, pag.max_limit);
     limit = Math.max(1, limit);
     const since = opConf?.since;
@@ -41,14 +74,20 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const deletedParam = softDeleteParam(r);
     if (deletedParam !== undefined) handled.add(deletedParam);
     const onlyDeleted = deletedParam !== undefined && (query[deletedParam] === true || query[deletedParam] === 'true');
-    let rows = [...r.records.values()].filter((s) => Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)));
+    let rows = [...r.records.values()].filter(
+      (s) =>
+        Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)),
+    );
     if (pag.order === 'newest_first') rows.reverse();
     if (since !== undefined) {
       // Changed at or after the param (Unix seconds), oldest change first.
       const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
       const from = query[since.param];
       if (typeof from === 'number') rows = rows.filter((s) => secondsOf(s.record[since.field]) >= from);
-      rows = rows.map((s, i) => ({ s, i })).sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i).map((x) => x.s);
+      rows = rows
+        .map((s, i) => ({ s, i }))
+        .sort((a, b) => secondsOf(a.s.record[since.field]) - secondsOf(b.s.record[since.field]) || a.i - b.i)
+        .map((x) => x.s);
     }
     const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals
@@ -59,7 +98,9 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
       if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
         const ok = (f: number): boolean =>
-          Object.entries(range).every(([op, b]) => (op === 'gt' ? f > Number(b) : op === 'gte' ? f >= Number(b) : op === 'lt' ? f < Number(b) : f <= Number(b)));
+          Object.entries(range).every(([op, b]) =>
+            op === 'gt' ? f > Number(b) : op === 'gte' ? f >= Number(b) : op === 'lt' ? f < Number(b) : f <= Number(b),
+          );
         rows = rows.filter((s) => typeof s.record[name] !== 'number' || ok(s.record[name] as number));
         continue;
       }
@@ -83,7 +124,9 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
         const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
         if (f === undefined) return true;
         const equals = (v: unknown): boolean =>
-          v !== null && typeof v === 'object' ? ['gid', 'id', 'uuid'].some((k) => (v as Json)[k] !== undefined && String((v as Json)[k]) === String(value)) : String(v) === String(value);
+          v !== null && typeof v === 'object'
+            ? ['gid', 'id', 'uuid'].some((k) => (v as Json)[k] !== undefined && String((v as Json)[k]) === String(value))
+            : String(v) === String(value);
         // An array field (a task in several projects) matches when one of its items does.
         return Array.isArray(f) ? f.some(equals) : equals(f);
       });
@@ -92,12 +135,33 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
     let offset: number | undefined = 0;
     // A cursor naming a record of the list starts after it (e.g. starting_after=<id>).
-    const after = cursorParam === undefined || numericCursor || query[cursorParam] === undefined ? -1 : rows.findIndex((s) => String(s.record[r.idField]) === String(query[cursorParam]));
+    const after =
+      cursorParam === undefined || numericCursor || query[cursorParam] === undefined
+        ? -1
+        : rows.findIndex((s) => String(s.record[r.idField]) === String(query[cursorParam]));
     if (after >= 0) offset = after + 1;
     else if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
     else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;
     const page = offset !== undefined && pageParam !== undefined && typeof query[pageParam] === 'number' ? Math.max(1, query[pageParam] as number) : 1;
-    return pageOf(op, r.name, rows.map((s) => s.record), { cursorParam, cursor: offset === undefined ? query[cursorParam as string] : undefined, offset: offset ?? 0, numericCursor, limit, limitParam, pageParam, page, nextPath: pag.next_cursor, pag }, origin, req);
+    return pageOf(
+      op,
+      r.name,
+      rows.map((s) => s.record),
+      {
+        cursorParam,
+        cursor: offset === undefined ? query[cursorParam as string] : undefined,
+        offset: offset ?? 0,
+        numericCursor,
+        limit,
+        limitParam,
+        pageParam,
+        page,
+        nextPath: pag.next_cursor,
+        pag,
+      },
+      origin,
+      req,
+    );
   };
   return list;
 }

@@ -64,12 +64,18 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
     if (target !== undefined) [kind, call.id] = ['update', target];
   }
   if ((kind === 'create' || kind === 'update') && rules?.unique !== undefined) {
-    const conflict = uniqueConflict(rules.unique, r.records, parts.writes.unwrapBody(op, body), kind === 'update' ? call.located()?.record[r.idField]?.toString() : undefined);
+    const conflict = uniqueConflict(
+      rules.unique,
+      r.records,
+      parts.writes.unwrapBody(op, body),
+      kind === 'update' ? call.located()?.record[r.idField]?.toString() : undefined,
+    );
     if (conflict !== undefined) return errorResponse({ status: 409, code: 'conflict', message: conflictMessage(rules.unique, conflict) }, op);
   }
   const restParent = c.rpc !== true && rules?.parent !== undefined ? rules.parent : undefined;
   const parentRecord = restParent === undefined ? undefined : resources.get(restParent.resource)?.records.get(pathParams[restParent.param] ?? '')?.record;
-  if (restParent !== undefined && parentRecord === undefined && (kind === 'create' || kind === 'list')) return notFound(op, pathParams[restParent.param] ?? '', restParent.param);
+  if (restParent !== undefined && parentRecord === undefined && (kind === 'create' || kind === 'list'))
+    return notFound(op, pathParams[restParent.param] ?? '', restParent.param);
   // A nested collection under a parent that does not exist is the parent's 404 (a missing repository's issues), not an empty page.
   const link = c.rpc !== true && restParent === undefined ? parts.nested.links.get(op.key) : undefined;
   if (link !== undefined && (kind === 'create' || kind === 'list') && !parts.nested.parentExists(link, pathParams)) {
@@ -101,8 +107,10 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   const rpcParent = c.rpc === true && r.declared?.parent !== undefined ? r.declared.parent.param : undefined;
   // A declared resource's id and parent come from the query or body, else from a path parameter of that name (GET /files/{file_key}/meta).
   const given = (name: string): unknown => input[name] ?? pathParams[name];
-  const parentOf: Record<string, string> = c.rpc !== true ? pathParams : rpcParent !== undefined && given(rpcParent) !== undefined ? { [rpcParent]: String(given(rpcParent)) } : {};
-  const rawId = c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
+  const parentOf: Record<string, string> =
+    c.rpc !== true ? pathParams : rpcParent !== undefined && given(rpcParent) !== undefined ? { [rpcParent]: String(given(rpcParent)) } : {};
+  const rawId =
+    c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
   let id = rawId === undefined ? undefined : String(rawId);
   if (c.keyParams !== undefined) {
     // Several path ids (/repos/{owner}/{repo}): the record whose key fields they name.
@@ -117,7 +125,9 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
     parentOf,
     located: () => {
       const s = call.id === undefined ? undefined : parts.records.find(r, call.id);
-      return s !== undefined && !parts.records.softDeleted(r, s.record) && (c.rpc !== true || Object.entries(parentOf).every(([k, v]) => s.parents[k] === v)) ? s : undefined;
+      return s !== undefined && !parts.records.softDeleted(r, s.record) && (c.rpc !== true || Object.entries(parentOf).every(([k, v]) => s.parents[k] === v))
+        ? s
+        : undefined;
     },
     write: (record, fields, deep = false) => {
       writeFields(ctx, parts, call, record, fields, deep);
@@ -127,7 +137,9 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
         if (v !== undefined) setPath(record, f, leavesAsText(v));
       }
     },
-    parentMissing: () => rpcParent !== undefined && (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true),
+    parentMissing: () =>
+      rpcParent !== undefined &&
+      (parentOf[rpcParent] === undefined || resources.get(r.declared?.parent?.resource ?? '')?.records.has(parentOf[rpcParent]) !== true),
   };
   return call;
 }
@@ -153,7 +165,8 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   const { errorResponse, notFound } = parts.errors;
   const { stamp, uniqueLookups, newRecord } = parts.records;
   const max = options.maxRecords ?? MAX_RECORDS;
-  if (r.records.size >= max) return errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(max)} ${r.name}; delete some or restart it` }, op);
+  if (r.records.size >= max)
+    return errorResponse({ status: 507, code: 'storage_full', message: `The simulator keeps at most ${String(max)} ${r.name}; delete some or restart it` }, op);
   if (call.parentMissing()) return notFound(op, call.parentOf[call.rpcParent ?? ''] ?? '', call.rpcParent);
   const fields = parts.writes.unwrapBody(op, call.body);
   const nested = parts.writes.takeNested(op, fields);
@@ -164,11 +177,20 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   const base = r.declared?.record !== undefined ? created?.[r.declared.record] : created;
   const fromExample = isPlainObject(base) ? base : r.examples?.[0];
   // A nested record's template may name its parent ({{contact_id}}).
-  const record = newRecord(r, (like) => mintId(seed, r.name, r, (rand) => newId(rand, like, true)), r.records.size + 1, undefined, undefined, fromExample, pathParams);
+  const record = newRecord(
+    r,
+    (like) => mintId(seed, r.name, r, (rand) => newId(rand, like, true)),
+    r.records.size + 1,
+    undefined,
+    undefined,
+    fromExample,
+    pathParams,
+  );
   const newRecordId = record[r.idField];
   call.write(record, fields, c.rpc !== true);
   record[r.idField] = newRecordId;
-  if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string')) record.id = newId(seedRandom(seed, `${r.name}.id`, r.created), record.id);
+  if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string'))
+    record.id = newId(seedRandom(seed, `${r.name}.id`, r.created), record.id);
   uniqueLookups(r, record, r.records.size + 1);
   const at = new Date().toISOString();
   stamp(r, record, 'created', at);
@@ -187,7 +209,10 @@ function get(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse {
   // A soft-deleted record is gone, unless the get asks for it (archived=true).
   const s = deletedParam !== undefined && query[deletedParam] === true ? (id === undefined ? undefined : parts.records.find(r, id)) : call.located();
   if (s === undefined) return parts.errors.notFound(op, id ?? '', c.idParam ?? c.idQuery);
-  return { status: op.successStatus, json: parts.writes.wrap(op, included(s.record, ctx.sidecar.resources?.[r.name]?.include, query), r.declared === undefined ? undefined : r, s) };
+  return {
+    status: op.successStatus,
+    json: parts.writes.wrap(op, included(s.record, ctx.sidecar.resources?.[r.name]?.include, query), r.declared === undefined ? undefined : r, s),
+  };
 }
 
 function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse {
@@ -219,7 +244,10 @@ function remove(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
     if (sd.at !== undefined) setPath(s.record, sd.at, now);
     parts.records.stamp(r, s.record, 'updated', now);
     // An answer with a body shows the marked record (a deleted user, active false).
-    return { status: op.successStatus, json: op.responseRef === undefined ? undefined : parts.writes.wrap(op, s.record, r.declared === undefined ? undefined : r, s) };
+    return {
+      status: op.successStatus,
+      json: op.responseRef === undefined ? undefined : parts.writes.wrap(op, s.record, r.declared === undefined ? undefined : r, s),
+    };
   }
   if (!r.records.delete(String(s.record[r.idField]))) return parts.errors.notFound(op, id ?? '', c.idParam);
   return { status: op.successStatus, json: op.responseRef === undefined ? undefined : ctx.sample(op.responseRef) };

@@ -32,14 +32,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
   const { d, sidecar, resources, sample } = ctx;
   const { errorResponse } = errors;
   /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
-  const pageOf = (
-    op: Operation,
-    resource: string,
-    all: Json[],
-    p: PageRequest,
-    origin: string,
-    req: SimRequest,
-  ): SimResponse => {
+  const pageOf = (op: Operation, resource: string, all: Json[], p: PageRequest, origin: string, req: SimRequest): SimResponse => {
     const { cursorParam, numericCursor, limit, limitParam, pageParam, page, pag } = p;
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
@@ -48,7 +41,11 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     let offset = p.offset;
     if (p.cursor !== undefined && p.cursor !== '') {
       const t = numericCursor ? { offset: Number(p.cursor), after: undefined } : decodeToken(String(p.cursor));
-      if (t === undefined || !Number.isInteger(t.offset) || t.offset < 0) return errorResponse({ status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' }, op);
+      if (t === undefined || !Number.isInteger(t.offset) || t.offset < 0)
+        return errorResponse(
+          { status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' },
+          op,
+        );
       // Start after the record the token names while it is listed, so records added or removed meanwhile shift nothing.
       const at = t.after === undefined || r === undefined ? -1 : all.findIndex((x) => x[r.idField] === t.after);
       offset = at >= 0 ? at + 1 : t.offset;
@@ -108,7 +105,13 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
         // A holder left with nothing but nulls that the schema does not let be null goes (a vendor's
         // paging is absent on the last page).
         const topValue = body[top];
-        if (parts.length > 1 && isPlainObject(topValue) && Object.values(topValue).every((v) => v === null) && d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable !== true) delete body[top];
+        if (
+          parts.length > 1 &&
+          isPlainObject(topValue) &&
+          Object.values(topValue).every((v) => v === null) &&
+          d.resolve(propertiesOf(d, schema)[top] ?? {}).nullable !== true
+        )
+          delete body[top];
       }
     }
     if (pag.next_url !== undefined) {

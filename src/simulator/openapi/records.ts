@@ -55,12 +55,26 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
    * else a sample of the schema (an example of the description, `base`, before both); `extra`
    * merged over it; its timestamps set.
    */
-  const newRecord = (r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now = new Date().toISOString(), base?: Json, vars?: Record<string, string>): Json => {
+  const newRecord = (
+    r: Resource,
+    id: (like: unknown) => string | number,
+    n: number,
+    extra?: Json,
+    now = new Date().toISOString(),
+    base?: Json,
+    vars?: Record<string, string>,
+  ): Json => {
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (e.g. chat.update message has no ts) takes the shape of one that has it.
     const recordId = id(rs?.id_like ?? (base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
-    let record = (base !== undefined ? clone(base) : rs?.template !== undefined ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {}) : clone(sampled)) as Json;
+    let record = (
+      base !== undefined
+        ? clone(base)
+        : rs?.template !== undefined
+          ? (fill(rs.template, { ...options.vars, ...vars, n, id: recordId, now: Math.floor(Date.parse(now) / 1000) }) ?? {})
+          : clone(sampled)
+    ) as Json;
     // The sampler's placeholders ("string", {property1, property2}) become realistic values, the same for the same seed and record.
     if (rs?.template === undefined) realisticRecord(record, mixSeed(seed, hashString(r.name), n), r.name);
     if (extra !== undefined) record = deepMerge(record, extra);

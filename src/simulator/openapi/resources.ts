@@ -30,7 +30,11 @@ export function buildResources(d: Description, sidecar: Sidecar): { resources: M
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     // The id named the vendor's way ({Sid} → sid, {InvoiceID} → InvoiceID), else a usual id field.
-    const idField = sidecar.resources?.[name]?.id_field ?? idFieldFor(idParam, props, singularOf(name)) ?? [stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? 'id';
+    const idField =
+      sidecar.resources?.[name]?.id_field ??
+      idFieldFor(idParam, props, singularOf(name)) ??
+      [stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ??
+      'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
   for (const [name, listKey] of index.listOnly) {
@@ -38,7 +42,8 @@ export function buildResources(d: Description, sidecar: Sidecar): { resources: M
     const listOp = d.operations.find((o) => o.key === listKey) as Operation;
     const recordRef = itemsPointer(d, listOp.responseRef, name);
     const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
-    const idField = sidecar.resources?.[name]?.id_field ?? ['id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? props.find((f) => /(^|_)id$/i.test(f)) ?? 'id';
+    const idField =
+      sidecar.resources?.[name]?.id_field ?? ['id', 'gid', 'uuid'].find((f) => props.includes(f)) ?? props.find((f) => /(^|_)id$/i.test(f)) ?? 'id';
     resources.set(name, { name, idField, recordRef, records: new Map(), created: 0, lookup: sidecar.resources?.[name]?.lookup ?? [] });
   }
   sidecarResources(d, sidecar, classified, resources);
@@ -84,7 +89,10 @@ const unnamed = (segs: string[]): string => segs.join('/').replace(/\{[^}]+\}/g,
 
 function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
   const itemNames = new Map<string, string>();
-  const segsOf = (o: Operation): string[] => sp(o).split('/').filter((s) => s !== '');
+  const segsOf = (o: Operation): string[] =>
+    sp(o)
+      .split('/')
+      .filter((s) => s !== '');
   const isItem = (segs: string[]): boolean => isParam(segs.at(-1)) && segs.length > 1 && !isParam(segs.at(-2));
   // A word whose item paths sit under different collections is one resource per collection, named by the word before it too.
   const collections = new Map<string, Set<string>>();
@@ -95,7 +103,15 @@ function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
   const qualified = new Map<string, string>();
   for (const [word, shapes] of collections) {
     if (shapes.size < 2) continue;
-    for (const shape of shapes) qualified.set(shape, shape.split('/').filter((s) => s !== '{}').slice(-2).join('_') || word);
+    for (const shape of shapes)
+      qualified.set(
+        shape,
+        shape
+          .split('/')
+          .filter((s) => s !== '{}')
+          .slice(-2)
+          .join('_') || word,
+      );
   }
   for (const op of d.operations) {
     const segs = segsOf(op);
@@ -121,7 +137,16 @@ function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
   for (const op of d.operations) {
     const segs = segsOf(op);
     const word = segs.at(-1);
-    if (op.method !== 'GET' || word === undefined || isParam(word) || !isParam(segs.at(-2)) || itemNames.has(word) || collections.has(word) || listOnly.has(word)) continue;
+    if (
+      op.method !== 'GET' ||
+      word === undefined ||
+      isParam(word) ||
+      !isParam(segs.at(-2)) ||
+      itemNames.has(word) ||
+      collections.has(word) ||
+      listOnly.has(word)
+    )
+      continue;
     if (!itemShapes.has(unnamed(segs.slice(0, -1)))) continue;
     const key = listKeyOf(d, d.schemaAt(op.responseRef), word);
     const items = key === undefined ? undefined : key === '' ? d.schemaAt(op.responseRef)?.items : propertiesOf(d, d.schemaAt(op.responseRef))[key]?.items;
@@ -141,7 +166,9 @@ function collectionResource(segs: string[], index: PathIndex): string | undefine
 
 function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Operation) => string): Classified {
   const { itemNames, compositeItems } = index;
-  const segs = sp(op).split('/').filter((s) => s !== '');
+  const segs = sp(op)
+    .split('/')
+    .filter((s) => s !== '');
   const last = segs[segs.length - 1] ?? '';
   const prev = segs[segs.length - 2];
   const composite = compositeItems.get(sp(op));
@@ -153,7 +180,8 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
   if (last.startsWith('{') && itemOf !== undefined && itemNames.get(itemOf) === last.slice(1, -1)) {
     // POST on the item path updates it when the path has no PUT or PATCH (e.g. POST /v1/customers/{customer}).
     const postUpdates = op.method === 'POST' && !d.operations.some((o) => sp(o) === sp(op) && (o.method === 'PUT' || o.method === 'PATCH'));
-    const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+    const kind: Kind =
+      op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
     return { kind, resource: itemOf, idParam: last.slice(1, -1) };
   }
   const listed = last.startsWith('{') ? undefined : collectionResource(segs, index);
@@ -161,7 +189,14 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
   // A search path beside an item path lists that resource when its collection path has no GET
   // (e.g. GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
   const parentPath = `/${segs.slice(0, -1).join('/')}`;
-  if (last === 'search' && op.method === 'GET' && prev !== undefined && itemNames.has(prev) && !d.operations.some((o) => o.method === 'GET' && sp(o) === parentPath)) return { kind: 'list', resource: prev };
+  if (
+    last === 'search' &&
+    op.method === 'GET' &&
+    prev !== undefined &&
+    itemNames.has(prev) &&
+    !d.operations.some((o) => o.method === 'GET' && sp(o) === parentPath)
+  )
+    return { kind: 'list', resource: prev };
   return { kind: 'action' };
 }
 
@@ -169,10 +204,17 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
  * RPC-style methods (/conversations.list) are no collection/item pairs: the sidecar says which
  * operation lists, gets, creates, updates or deletes which resource.
  */
-function declareRpcResources(d: Description, sidecar: Sidecar, itemNames: Map<string, string>, classified: Map<string, Classified>, resources: Map<string, Resource>): void {
+function declareRpcResources(
+  d: Description,
+  sidecar: Sidecar,
+  itemNames: Map<string, string>,
+  classified: Map<string, Classified>,
+  resources: Map<string, Resource>,
+): void {
   const declared = Object.entries(sidecar.resources ?? {}).filter(([, r]) => RESOURCE_ACTIONS.some((a) => declaredOperations(r, a).length > 0));
   for (const [name, r] of declared) {
-    if (r.parent !== undefined && !declared.some(([n]) => n === r.parent?.resource) && !itemNames.has(r.parent.resource)) throw new Error(`sidecar: resources.${name}.parent names no resource ${r.parent.resource}`);
+    if (r.parent !== undefined && !declared.some(([n]) => n === r.parent?.resource) && !itemNames.has(r.parent.resource))
+      throw new Error(`sidecar: resources.${name}.parent names no resource ${r.parent.resource}`);
     for (const kind of RESOURCE_ACTIONS) {
       for (const key of declaredOperations(r, kind)) {
         if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar: resources.${name}.${kind}: the description has no operation ${key}`);
@@ -187,7 +229,14 @@ function declaredResource(d: Description, name: string, r: ResourceDeclaration):
   const opOf = (kind: (typeof RESOURCE_ACTIONS)[number]): Operation | undefined => d.operations.find((o) => declaredOperations(r, kind)[0] === o.key);
   // The record's schema: the get's (or create's) response property `record`, else the list's items.
   const one = opOf('get') ?? opOf('create') ?? opOf('update');
-  let recordRef = one?.responseRef === undefined ? undefined : r.record !== undefined ? pointerOfProperty(d, one.responseRef, r.record) : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined ? one.responseRef : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
+  let recordRef =
+    one?.responseRef === undefined
+      ? undefined
+      : r.record !== undefined
+        ? pointerOfProperty(d, one.responseRef, r.record)
+        : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined
+          ? one.responseRef
+          : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
   const listOp = opOf('list');
   if (recordRef === undefined && listOp?.responseRef !== undefined) {
     const key = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
@@ -237,7 +286,12 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
       if (!resources.has(name)) {
         // No item path and no get: the records are the items of the list's array.
         const arrayKey = listKeyOf(d, d.schemaAt(listOp.responseRef), name);
-        const arrayRef = listOp.responseRef === undefined || arrayKey === undefined ? undefined : arrayKey === '' ? listOp.responseRef : pointerOfPath(d, listOp.responseRef, arrayKey);
+        const arrayRef =
+          listOp.responseRef === undefined || arrayKey === undefined
+            ? undefined
+            : arrayKey === ''
+              ? listOp.responseRef
+              : pointerOfPath(d, listOp.responseRef, arrayKey);
         const items = arrayRef === undefined ? undefined : (d.at(arrayRef).items as Json | undefined);
         if (items === undefined || arrayRef === undefined) throw new Error(`simulator sidecar: resources.${name}.lists: ${key} answers no array of records`);
         const recordRef = typeof items.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
@@ -250,9 +304,15 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
 
 function checkResources(d: Description, sidecar: Sidecar, resources: Map<string, Resource>): void {
   for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
-    if (!resources.has(name)) throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
-    if (rs.parent !== undefined && !resources.has(rs.parent.resource)) throw new Error(`simulator sidecar: resources.${name}.parent names no resource ${rs.parent.resource}`);
-    if (rs.soft_delete !== undefined && rs.template === undefined && !Object.keys(propertiesOf(d, d.schemaAt(resources.get(name)?.recordRef))).includes(rs.soft_delete.field)) {
+    if (!resources.has(name))
+      throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);
+    if (rs.parent !== undefined && !resources.has(rs.parent.resource))
+      throw new Error(`simulator sidecar: resources.${name}.parent names no resource ${rs.parent.resource}`);
+    if (
+      rs.soft_delete !== undefined &&
+      rs.template === undefined &&
+      !Object.keys(propertiesOf(d, d.schemaAt(resources.get(name)?.recordRef))).includes(rs.soft_delete.field)
+    ) {
       throw new Error(`simulator sidecar: resources.${name}.soft_delete.field: the record has no field ${rs.soft_delete.field}`);
     }
   }

@@ -25,17 +25,36 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
     if (given !== undefined) return given;
     // The generic store's records (under the path's parent, for a nested list), soft-deleted ones left out (as lists leave them out).
     const r = resources.get(name);
-    const all = (): StoredRecord[] => (r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record) && Object.entries(under).every(([k, v]) => x.parents[k] === v)));
-    return { size: () => all().length, slice: (start, end) => all().slice(start, end).map((x) => x.record), indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id) };
+    const all = (): StoredRecord[] =>
+      r === undefined ? [] : [...r.records.values()].filter((x) => !softDeleted(r, x.record) && Object.entries(under).every(([k, v]) => x.parents[k] === v));
+    return {
+      size: () => all().length,
+      slice: (start, end) =>
+        all()
+          .slice(start, end)
+          .map((x) => x.record),
+      indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id),
+    };
   };
-  for (const [kind, rules] of [['search', sidecar.search], ['scroll', sidecar.scroll], ['pages', sidecar.pages]] as const) {
+  for (const [kind, rules] of [
+    ['search', sidecar.search],
+    ['scroll', sidecar.scroll],
+    ['pages', sidecar.pages],
+  ] as const) {
     for (const [key, rule] of Object.entries(rules ?? {})) {
       if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: ${kind}: the description has no operation ${key}`);
-      if (!resources.has(rule.resource) && options.sources?.[key] === undefined && options.sources?.[rule.resource] === undefined) throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
+      if (!resources.has(rule.resource) && options.sources?.[key] === undefined && options.sources?.[rule.resource] === undefined)
+        throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
     }
   }
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
-  const byRule = (op: Operation, query: Json, body: Json, link: { origin: string; path: string }, pathParams: Record<string, string> = {}): SimResponse | undefined => {
+  const byRule = (
+    op: Operation,
+    query: Json,
+    body: Json,
+    link: { origin: string; path: string },
+    pathParams: Record<string, string> = {},
+  ): SimResponse | undefined => {
     const searchRule = sidecar.search?.[op.key];
     const scrollRule = sidecar.scroll?.[op.key];
     const listRule = sidecar.pages?.[op.key];
@@ -44,18 +63,26 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         const src = sourceOf(searchRule.resource);
         return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body, pathParams) };
       }
-      if (scrollRule !== undefined) return { status: op.successStatus, json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)) };
+      if (scrollRule !== undefined)
+        return {
+          status: op.successStatus,
+          json: (scrolls.get(op.key) as Scroll).next(readPath(query, scrollRule.param), (start, end) => sourceOf(scrollRule.resource).slice(start, end)),
+        };
       if (listRule !== undefined) {
         // A nested list (/contacts/{contact_id}/notes) needs its parent (the resource's `parent`).
         const pr = sidecar.resources?.[listRule.resource]?.parent;
         const parentId = pr === undefined ? undefined : pathParams[pr.param];
         if (pr !== undefined && parentId !== undefined && resources.get(pr.resource)?.records.has(parentId) !== true) return notFound(op, parentId, pr.param);
         const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
-        const source = listRule.path_fields === undefined ? sourceOf(listRule.resource, op.key, pathParams) : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, pathParams);
+        const source =
+          listRule.path_fields === undefined
+            ? sourceOf(listRule.resource, op.key, pathParams)
+            : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, pathParams);
         return { status: op.successStatus, json: listPage(listRule, source, query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
     } catch (e) {
-      if (e instanceof RuleError) return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
+      if (e instanceof RuleError)
+        return errorResponse({ status: 400, code: e.code, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) }, op);
       throw e;
     }
     return undefined;
@@ -68,6 +95,9 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
 
 /** The records of `source` whose dotted fields equal the path parameters `fields` names (a list rule's `path_fields`). */
 function fieldSource(source: RecordSource, fields: Record<string, string>, pathParams: Record<string, string>): RecordSource {
-  const all = (): Json[] => (source.slice(0, source.size()) as Json[]).filter((r) => Object.entries(fields).every(([param, field]) => String(readPath(r, field)) === pathParams[param]));
+  const all = (): Json[] =>
+    (source.slice(0, source.size()) as Json[]).filter((r) =>
+      Object.entries(fields).every(([param, field]) => String(readPath(r, field)) === pathParams[param]),
+    );
   return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r['id']) === id) };
 }

@@ -49,7 +49,12 @@ export function listedEnvelopeOf(d: Description, schema: Json | undefined, resou
   const props = propertiesOf(d, schema);
   const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
   if (Object.keys(props).length > 5 || ['id', 'gid', 'uuid'].some((k) => props[k] !== undefined)) return undefined;
-  return Object.keys(props).find((k) => loose(k) === loose(resource.split('/').at(-1) ?? resource) && isArraySchema(d, props[k]) && Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json)).length > 0);
+  return Object.keys(props).find(
+    (k) =>
+      loose(k) === loose(resource.split('/').at(-1) ?? resource) &&
+      isArraySchema(d, props[k]) &&
+      Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json)).length > 0,
+  );
 }
 
 /**
@@ -68,7 +73,13 @@ export function listKeyOf(d: Description, schema: Json | undefined, resource: st
   // Without the record's fields: an array whose items have an id (records), not one of {by, direction} (a sort order).
   const score = (k: string): number => {
     const fields = Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json));
-    return k.startsWith('_') ? -1 : wanted.size > 0 ? fields.filter((f) => wanted.has(f)).length : fields.some((f) => /^(id|gid|uuid)$|(_id|Id|ID)$/.test(f)) ? 1 : 0;
+    return k.startsWith('_')
+      ? -1
+      : wanted.size > 0
+        ? fields.filter((f) => wanted.has(f)).length
+        : fields.some((f) => /^(id|gid|uuid)$|(_id|Id|ID)$/.test(f))
+          ? 1
+          : 0;
   };
   if (arrays.length > 0) return arrays.length < 2 ? arrays[0] : [...arrays].sort((a, b) => score(b) - score(a))[0];
   // One level down, in an envelope object whose array is named for the resource ({status, meta: {components: [...], cursor}}).
@@ -100,7 +111,6 @@ export function nextCursorPath(d: Description, schema: Json | undefined, cursorP
   return walk(schema, '', 0);
 }
 
-
 /** Put messages and codes into a sampled error body wherever it has room for them. */
 export function fillError(body: unknown, p: RequestProblem, code: string): unknown {
   if (Array.isArray(body)) return body.slice(0, 1).map((b) => fillError(b, p, code));
@@ -115,7 +125,6 @@ export function fillError(body: unknown, p: RequestProblem, code: string): unkno
   }
   return out;
 }
-
 
 /** The example of an operation's success response (`example`, or the first of `examples`), if the description gives one. */
 export function exampleOf(d: Description, op: Operation): unknown {
@@ -135,7 +144,6 @@ export function exampleOf(d: Description, op: Operation): unknown {
   }
   return value === undefined ? undefined : clone(value);
 }
-
 
 /** The path of the description's first server URL without its trailing slash ('' for none or a bare host). */
 export function serverBasePath(doc: Json): string {

@@ -29,7 +29,12 @@ export function nestedLinks(ctx: OpenApiContext, rules: RecordRules): NestedLink
   // Paths by their shape (no .json suffix, no #fragment), as the resources were found.
   const shape = pathShapes(d.operations.map((o) => o.path));
   const operations = d.operations.map((o) => ({ key: o.key, method: o.method, path: shape(o.path) }));
-  const links = parentLinks(operations, classified, (n) => resources.get(n)?.idField, (n) => sidecar.resources?.[n]?.key);
+  const links = parentLinks(
+    operations,
+    classified,
+    (n) => resources.get(n)?.idField,
+    (n) => sidecar.resources?.[n]?.key,
+  );
   /** A resource's seeded records go under the parent of its first nested list or create. */
   const linkOf = new Map<string, ParentLink>();
   for (const [key, link] of links) {
@@ -62,7 +67,9 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
   const nested = (r: Resource): boolean => r.declared?.parent !== undefined || linkOf.has(r.name);
   // Resources whose seeded fields take another's ids (`ids_of`) after that one.
   const refDepth = (name: string, seen: string[] = []): number =>
-    seen.includes(name) ? 0 : Math.max(0, ...Object.values(sidecar.resources?.[name]?.fields ?? {}).map((f) => ('ids_of' in f ? 1 + refDepth(f.ids_of, [...seen, name]) : 0)));
+    seen.includes(name)
+      ? 0
+      : Math.max(0, ...Object.values(sidecar.resources?.[name]?.fields ?? {}).map((f) => ('ids_of' in f ? 1 + refDepth(f.ids_of, [...seen, name]) : 0)));
   const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)) || refDepth(a.name) - refDepth(b.name));
   for (const [name, given] of Object.entries(options.records ?? {})) {
     const r = resources.get(name);
@@ -79,21 +86,28 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
     const parentIds = parent === undefined ? [] : [...(resources.get(parent.resource)?.records.keys() ?? [])];
     // Records a caller keeps (options.records, LazyRecords) are not walked: reading them would generate them all.
     const link = parent === undefined && count > 0 ? linkOf.get(r.name) : undefined;
-    const parentRecords = link === undefined || options.records?.[link.resource] !== undefined ? [] : [...(resources.get(link.resource)?.records.values() ?? [])];
+    const parentRecords =
+      link === undefined || options.records?.[link.resource] !== undefined ? [] : [...(resources.get(link.resource)?.records.values() ?? [])];
     const linked = link === undefined ? [] : parentRecords.map((s) => parentParams(link, s.record, getPath)).filter((x) => x !== undefined);
     for (let i = 0; i < count; i++) {
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();
       const seedFields = rs?.seed === undefined ? undefined : (fill(seedOf(rs, i), { n: i + 1 }) as Json);
       // Under a parent in turn: the sidecar's declared one, else the one the path implies (each seeded repository gets issues).
-      const parents = parent !== undefined && parentIds.length > 0 ? { [parent.param]: parentIds[i % parentIds.length] as string } : linked.length > 0 ? { ...linked[i % linked.length] } : {};
+      const parents =
+        parent !== undefined && parentIds.length > 0
+          ? { [parent.param]: parentIds[i % parentIds.length] as string }
+          : linked.length > 0
+            ? { ...linked[i % linked.length] }
+            : {};
       // The template may name the parent, as a created record's does ({{file_key}}).
       const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length], parents);
       // A record named by another field (an issue's number) keeps a unique id too.
       const like = ((peek(r.recordRef) ?? {}) as Json).id;
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);
       // A name or title every record shares (the description's example) is numbered to tell records apart.
-      if (rs?.template === undefined) for (const k of ['name', 'title']) if (typeof record[k] === 'string' && repeats(r, k, record[k], count)) record[k] = `${record[k] as string} ${i + 1}`;
+      if (rs?.template === undefined)
+        for (const k of ['name', 'title']) if (typeof record[k] === 'string' && repeats(r, k, record[k], count)) record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, a list given in place, or another resource's ids.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
         const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : 'ids_of' in f ? [...(resources.get(f.ids_of)?.records.keys() ?? [])] : f.one_of;

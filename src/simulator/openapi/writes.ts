@@ -37,7 +37,7 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       if (r === undefined || op.responseRef === undefined || op.responseRef === r.recordRef || record === null || typeof record !== 'object') return record;
       const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
       const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
-      if (declared.length === 0 || declared.every((k) => own.has(k)) && declared.length === own.size) return record;
+      if (declared.length === 0 || (declared.every((k) => own.has(k)) && declared.length === own.size)) return record;
       return Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
@@ -73,12 +73,24 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       const have = record[k];
       // written_as_sent: the vendor reads back another shape than it takes (e.g. property values); kept as sent, objects merged key by key.
       if (asSent.includes(k)) {
-        record[k] = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+        record[k] =
+          have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v)
+            ? { ...(have as Json), ...(v as Json) }
+            : v;
         continue;
       }
       if (declared && props[k] === undefined) continue;
       // An update sets the fields it names inside a nested object (e.g. {fields: {summary}}), keeping the others.
-      if (deep && have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) && !['gid', 'id', 'uuid'].some((f) => f in (have as Json))) {
+      if (
+        deep &&
+        have !== null &&
+        typeof have === 'object' &&
+        !Array.isArray(have) &&
+        v !== null &&
+        typeof v === 'object' &&
+        !Array.isArray(v) &&
+        !['gid', 'id', 'uuid'].some((f) => f in (have as Json))
+      ) {
         const copy = clone(have as Json);
         merge(copy, v as Json, undefined, true);
         record[k] = copy;
@@ -95,7 +107,10 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
         continue;
       }
       // An object merges into the object the record holds (e.g. metadata keys, a partial recurring).
-      const value = have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...(have as Json), ...(v as Json) } : v;
+      const value =
+        have !== null && typeof have === 'object' && !Array.isArray(have) && v !== null && typeof v === 'object' && !Array.isArray(v)
+          ? { ...(have as Json), ...(v as Json) }
+          : v;
       const propRef = declared && recordRef !== undefined ? pointerOfProperty(d, recordRef, k) : undefined;
       if (propRef !== undefined && d.validateValue(propRef, value) !== null) continue;
       record[k] = value;
@@ -110,7 +125,8 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
         const value = fields[w.field];
         delete fields[w.field];
         const resource = resources.get(name);
-        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) out.push({ resource, value: value as Json, echo: w.echo });
+        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value))
+          out.push({ resource, value: value as Json, echo: w.echo });
       }
     }
     return out;

@@ -11,13 +11,18 @@ const validate = new Ajv({ strict: false, allErrors: true }).compile<Sidecar>(SI
 export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
   const value = (parseYaml(text, { merge: true }) ?? {}) as unknown;
   if (!validate(value)) {
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
+    const problems = (validate.errors ?? []).map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`,
+    );
     throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   }
   // What the schema cannot check: names that must refer to something declared.
   const problems: string[] = [];
   for (const [key, rule] of Object.entries(value.search ?? {})) {
-    for (const [type, symbols] of Object.entries(rule.allowed ?? {})) for (const sym of symbols) if (rule.operators[sym] === undefined) problems.push(`/search/${key}/allowed/${type} names ${sym}, which operators does not declare`);
+    for (const [type, symbols] of Object.entries(rule.allowed ?? {}))
+      for (const sym of symbols)
+        if (rule.operators[sym] === undefined) problems.push(`/search/${key}/allowed/${type} names ${sym}, which operators does not declare`);
     if (rule.date_fields !== undefined) {
       try {
         new RegExp(rule.date_fields);
@@ -27,7 +32,9 @@ export function parseSidecar(text: string, source = 'sidecar'): Sidecar {
     }
   }
   for (const [name, r] of Object.entries(value.resources ?? {})) {
-    for (const [field, f] of Object.entries(r.fields ?? {})) if ('pool' in f && value.pools?.[f.pool] === undefined) problems.push(`/resources/${name}/fields/${field} draws from pool ${f.pool}, which pools does not declare`);
+    for (const [field, f] of Object.entries(r.fields ?? {}))
+      if ('pool' in f && value.pools?.[f.pool] === undefined)
+        problems.push(`/resources/${name}/fields/${field} draws from pool ${f.pool}, which pools does not declare`);
   }
   if (problems.length > 0) throw new Error(`${source}: invalid simulator sidecar: ${problems.join('; ')}`);
   return value;

@@ -1,17 +1,31 @@
 /** The JSON Schema a sidecar is checked against (load.ts); the shapes it admits are types.ts's. */
 import { OPERATOR_MEANINGS } from '../rules.ts';
 
-const fieldOrFields = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', items: { type: 'string', minLength: 1 } }] } as const;
+const fieldOrFields = {
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    { type: 'array', items: { type: 'string', minLength: 1 } },
+  ],
+} as const;
 
 /** A filters entry; `contains`, `equals_ignore_case`, `values` and `default` only for GraphQL lists (graphql.lists.*.filters). */
 const filterEntry = (matches: string[], more: Record<string, unknown> = {}) =>
-  ({ type: 'object', additionalProperties: false, properties: { field: { type: 'string', minLength: 1 }, match: { enum: matches }, any: { type: 'array', items: { type: 'string' } }, ...more } }) as const;
+  ({
+    type: 'object',
+    additionalProperties: false,
+    properties: { field: { type: 'string', minLength: 1 }, match: { enum: matches }, any: { type: 'array', items: { type: 'string' } }, ...more },
+  }) as const;
 const conditions = { type: 'object', minProperties: 1 } as const;
 const MATCHES = ['equals', 'since', 'before', 'after', 'until'];
 
 const typeField = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$' } as const;
 
-const override = { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
+const override = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' } },
+} as const;
 
 /** An operation ("GET /conversations.list"), or several. */
 const operationKey = { type: 'string', pattern: '^(GET|PUT|POST|DELETE|PATCH) /' } as const;
@@ -69,7 +83,12 @@ export const SIDECAR_SCHEMA = {
         properties: {
           bad_request: override,
           pagination: { $ref: '#/definitions/pagination' },
-          since: { type: 'object', additionalProperties: false, required: ['param', 'field'], properties: { param: { type: 'string' }, field: { type: 'string' } } },
+          since: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['param', 'field'],
+            properties: { param: { type: 'string' }, field: { type: 'string' } },
+          },
           no_content_unless: { type: 'string', minLength: 1 },
           example: { type: 'object' },
         },
@@ -91,7 +110,12 @@ export const SIDECAR_SCHEMA = {
         keep_refresh_token: { type: 'boolean' },
         endpoints: {
           type: 'array',
-          items: { type: 'object', additionalProperties: false, required: ['path', 'json'], properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} } },
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['path', 'json'],
+            properties: { path: { type: 'string', pattern: '^/' }, method: { enum: ['GET', 'POST'] }, json: {} },
+          },
         },
       },
     },
@@ -117,7 +141,11 @@ export const SIDECAR_SCHEMA = {
       properties: {
         limit: { type: 'integer', minimum: 1 },
         window_seconds: { type: 'number', exclusiveMinimum: 0 },
-        headers: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' }, window_ms: { type: 'string' } } },
+        headers: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { limit: { type: 'string' }, remaining: { type: 'string' }, reset: { type: 'string' }, window_ms: { type: 'string' } },
+        },
         reset: { enum: ['unix', 'unix_ms', 'seconds'] },
         exceeded_headers: { type: 'object', additionalProperties: { type: 'string' } },
         sliding: { type: 'boolean' },
@@ -138,21 +166,49 @@ export const SIDECAR_SCHEMA = {
           records: { type: 'integer', minimum: 0, maximum: 10_000 },
           key: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
           template: { type: 'object' },
-          fields: { type: 'object', additionalProperties: { oneOf: [{ type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } }, { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } }, { type: 'object', additionalProperties: false, required: ['ids_of'], properties: { ids_of: { type: 'string' } } }] } },
+          fields: {
+            type: 'object',
+            additionalProperties: {
+              oneOf: [
+                { type: 'object', additionalProperties: false, required: ['pool'], properties: { pool: { type: 'string' } } },
+                { type: 'object', additionalProperties: false, required: ['one_of'], properties: { one_of: { type: 'array', minItems: 1 } } },
+                { type: 'object', additionalProperties: false, required: ['ids_of'], properties: { ids_of: { type: 'string' } } },
+              ],
+            },
+          },
           lookup: { type: 'array', items: { type: 'string', minLength: 1 } },
           aliases: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
           lists: { type: 'array', items: { type: 'string', pattern: '^(GET|POST) /' } },
           get: {
             anyOf: [
-              { type: 'object', additionalProperties: false, required: ['operation', 'id_query'], properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } } },
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['operation', 'id_query'],
+                properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } },
+              },
               operationKey,
               { type: 'array', minItems: 1, items: operationKey },
             ],
           },
-          timestamps: { type: 'object', additionalProperties: false, properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } } },
-          unique: { type: 'object', additionalProperties: false, required: ['fields'], properties: { fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }, message: { type: 'string' } } },
+          timestamps: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } },
+          },
+          unique: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['fields'],
+            properties: { fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }, message: { type: 'string' } },
+          },
           upsert: { type: 'string', minLength: 1 },
-          include: { type: 'object', additionalProperties: false, required: ['param', 'fields'], properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
+          include: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['param', 'fields'],
+            properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } },
+          },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
           id_param: { type: 'string' },
           record: { type: 'string' },
@@ -163,7 +219,12 @@ export const SIDECAR_SCHEMA = {
             properties: {
               param: { type: 'string' },
               resource: { type: 'string' },
-              append: { type: 'object', additionalProperties: false, required: ['to', 'item'], properties: { to: { type: 'string', minLength: 1 }, item: {}, count: { type: 'string', minLength: 1 } } },
+              append: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['to', 'item'],
+                properties: { to: { type: 'string', minLength: 1 }, item: {}, count: { type: 'string', minLength: 1 } },
+              },
             },
           },
           writes: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
@@ -171,13 +232,23 @@ export const SIDECAR_SCHEMA = {
             type: 'object',
             additionalProperties: false,
             required: ['field'],
-            properties: { field: { type: 'string' }, value: { type: ['string', 'number', 'boolean', 'null'] }, at: { type: 'string' }, param: { type: 'string' } },
+            properties: {
+              field: { type: 'string' },
+              value: { type: ['string', 'number', 'boolean', 'null'] },
+              at: { type: 'string' },
+              param: { type: 'string' },
+            },
           },
           text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
           written_as_sent: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_by: {
             type: 'array',
-            items: { type: 'object', additionalProperties: false, required: ['operation', 'field'], properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } } },
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['operation', 'field'],
+              properties: { operation: { type: 'string', pattern: '^[A-Z]+ /' }, field: { type: 'string' }, echo: { type: 'string' } },
+            },
           },
           seed: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1, items: { type: 'object' } }] },
         },
@@ -195,16 +266,55 @@ export const SIDECAR_SCHEMA = {
           query: { type: 'string' },
           unfiltered: { type: 'boolean' },
           path_fields: { type: 'object', additionalProperties: { type: 'string' } },
-          filter_groups: { type: 'object', additionalProperties: false, required: ['groups', 'filters'], properties: { groups: { type: 'string' }, filters: { type: 'string' } } },
+          filter_groups: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['groups', 'filters'],
+            properties: { groups: { type: 'string' }, filters: { type: 'string' } },
+          },
           fields_at: { type: 'string' },
           text: { type: 'string' },
-          keys: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, operator: { type: 'string' }, value: { type: 'string' }, values: { type: 'string' }, high_value: { type: 'string' } } },
+          keys: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              field: { type: 'string' },
+              operator: { type: 'string' },
+              value: { type: 'string' },
+              values: { type: 'string' },
+              high_value: { type: 'string' },
+            },
+          },
           groups: { type: 'object', additionalProperties: { enum: ['all', 'any'] } },
           operators: { type: 'object', minProperties: 1, additionalProperties: { enum: OPERATOR_MEANINGS } },
-          allowed: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])) },
+          allowed: {
+            type: 'object',
+            additionalProperties: false,
+            properties: Object.fromEntries(['string', 'number', 'boolean', 'date'].map((t) => [t, { type: 'array', items: { type: 'string' } }])),
+          },
           date_fields: { type: 'string' },
-          sort: { type: 'object', additionalProperties: false, required: ['field'], properties: { field: { type: 'string' }, order: { type: 'string' }, descending: { type: 'array', items: { type: 'string' } }, list: { type: 'string' } } },
-          pagination: { type: 'object', additionalProperties: false, properties: { per_page: { type: 'string' }, cursor: { type: 'string' }, default: { type: 'integer', minimum: 1 }, max: { type: 'integer', minimum: 1 }, over_max: { enum: ['reject', 'clamp'] } } },
+          sort: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['field'],
+            properties: {
+              field: { type: 'string' },
+              order: { type: 'string' },
+              descending: { type: 'array', items: { type: 'string' } },
+              list: { type: 'string' },
+            },
+          },
+          pagination: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              per_page: { type: 'string' },
+              cursor: { type: 'string' },
+              default: { type: 'integer', minimum: 1 },
+              max: { type: 'integer', minimum: 1 },
+              over_max: { enum: ['reject', 'clamp'] },
+            },
+          },
           response: {},
         },
       },
@@ -215,7 +325,15 @@ export const SIDECAR_SCHEMA = {
         type: 'object',
         additionalProperties: false,
         required: ['resource', 'param', 'page_size', 'idle_seconds', 'busy', 'expired', 'response'],
-        properties: { resource: { type: 'string' }, param: { type: 'string' }, page_size: { type: 'integer', minimum: 1 }, idle_seconds: { type: 'number', exclusiveMinimum: 0 }, busy: override, expired: override, response: {} },
+        properties: {
+          resource: { type: 'string' },
+          param: { type: 'string' },
+          page_size: { type: 'integer', minimum: 1 },
+          idle_seconds: { type: 'number', exclusiveMinimum: 0 },
+          busy: override,
+          expired: override,
+          response: {},
+        },
       },
     },
     pages: {
@@ -231,8 +349,18 @@ export const SIDECAR_SCHEMA = {
           cursor: { type: 'string' },
           default: { type: 'integer', minimum: 1 },
           page: { type: 'string' },
-          max_offset: { type: 'object', additionalProperties: false, required: ['limit', 'code', 'message'], properties: { limit: { type: 'integer', minimum: 1 }, code: { type: 'string' }, message: { type: 'string' } } },
-          reverse: { type: 'object', additionalProperties: false, required: ['param', 'value'], properties: { param: { type: 'string' }, value: { type: 'string' } } },
+          max_offset: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['limit', 'code', 'message'],
+            properties: { limit: { type: 'integer', minimum: 1 }, code: { type: 'string' }, message: { type: 'string' } },
+          },
+          reverse: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['param', 'value'],
+            properties: { param: { type: 'string' }, value: { type: 'string' } },
+          },
           cursor_form: { type: 'array', minItems: 1 },
           id_field: { type: 'string' },
           path_fields: { type: 'object', additionalProperties: { type: 'string' } },
@@ -261,7 +389,11 @@ export const SIDECAR_SCHEMA = {
           type: 'object',
           additionalProperties: false,
           required: ['header', 'served', 'default'],
-          properties: { header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' }, served: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
+          properties: {
+            header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+            served: { type: 'object', additionalProperties: { type: 'string' } },
+            default: { type: 'string' },
+          },
         },
         fields: { type: 'object', propertyNames: typeField },
         lists: {
@@ -275,14 +407,28 @@ export const SIDECAR_SCHEMA = {
               order: { enum: ['stored', 'newest_first'] },
               where: { type: 'object' },
               lookup: { type: 'array', items: { type: 'string' } },
-              filters: { type: 'object', additionalProperties: filterEntry([...MATCHES, 'contains', 'equals_ignore_case'], { values: { type: 'object', additionalProperties: conditions }, default: conditions }) },
-              sort: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string', pattern: '^-?[A-Za-z_][A-Za-z0-9_.]*$' } } },
+              filters: {
+                type: 'object',
+                additionalProperties: filterEntry([...MATCHES, 'contains', 'equals_ignore_case'], {
+                  values: { type: 'object', additionalProperties: conditions },
+                  default: conditions,
+                }),
+              },
+              sort: {
+                type: 'object',
+                additionalProperties: { type: 'object', additionalProperties: { type: 'string', pattern: '^-?[A-Za-z_][A-Za-z0-9_.]*$' } },
+              },
             },
           },
         },
         types: {
           type: 'object',
-          additionalProperties: { type: 'object', additionalProperties: false, required: ['field', 'values'], properties: { field: { type: 'string' }, values: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } } },
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['field', 'values'],
+            properties: { field: { type: 'string' }, values: { type: 'object', additionalProperties: { type: 'string' } }, default: { type: 'string' } },
+          },
         },
         cursor_pages: {
           type: 'object',
@@ -291,7 +437,12 @@ export const SIDECAR_SCHEMA = {
             next: { type: 'string' },
             ttl_seconds: { type: 'number', exclusiveMinimum: 0 },
             max_limit: { type: 'integer', minimum: 1 },
-            skip: { type: 'object', additionalProperties: false, required: ['field', 'values'], properties: { field: { type: 'string' }, values: { type: 'array', items: { type: 'string' } } } },
+            skip: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['field', 'values'],
+              properties: { field: { type: 'string' }, values: { type: 'array', items: { type: 'string' } } },
+            },
           },
         },
         complexity: {

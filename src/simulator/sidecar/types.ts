@@ -92,10 +92,22 @@ export interface Sidecar {
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user). */
-  operations?: Record<string, { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }>;
+  operations?: Record<
+    string,
+    { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }
+  >;
   oauth?: OAuthConfig;
   jwt_tokens?: JwtTokensConfig;
-  rate_limit?: { limit: number; window_seconds: number; headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string }; reset?: 'unix' | 'unix_ms' | 'seconds'; exceeded_headers?: Record<string, string>; sliding?: boolean; bucket?: boolean; per_credential?: boolean };
+  rate_limit?: {
+    limit: number;
+    window_seconds: number;
+    headers?: { limit?: string; remaining?: string; reset?: string; window_ms?: string };
+    reset?: 'unix' | 'unix_ms' | 'seconds';
+    exceeded_headers?: Record<string, string>;
+    sliding?: boolean;
+    bucket?: boolean;
+    per_credential?: boolean;
+  };
   pagination?: Pagination;
   records?: number;
   resources?: Record<string, ResourceSidecar>;
