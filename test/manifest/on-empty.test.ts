@@ -156,7 +156,17 @@ describe('every connector', () => {
           const op = key === undefined ? undefined : ((doc['paths'] as Rec)[key] as Rec)[method.toLowerCase()];
           if (op === undefined) continue;
           checked++;
-          const empty = emptyAnswers(op as Rec);
+          // Responses may be $refs to components/responses (Figma's): read them where they point.
+          const deref = (r: unknown): unknown => {
+            const ref = (r as Rec | null)?.['$ref'];
+            if (typeof ref !== 'string' || !ref.startsWith('#/')) return r;
+            return ref
+              .slice(2)
+              .split('/')
+              .reduce<unknown>((at, k) => (at as Rec | undefined)?.[k], doc);
+          };
+          const responses = Object.fromEntries(Object.entries(((op as Rec)['responses'] ?? {}) as Rec).map(([k, r]) => [k, deref(r)]));
+          const empty = emptyAnswers({ ...(op as Rec), responses });
           if (empty.length > 0 && a.onEmpty === undefined && !['list', 'changes', 'scroll'].includes(name))
             missing.push(`${type} ${entity}.${name} (${method} ${key}: ${empty.join(', ')})`);
         }

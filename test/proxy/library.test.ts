@@ -57,12 +57,15 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
  */
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
   ['github', { method: 'GET', path: '/user' }],
+  ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
+  ['figma', { method: 'GET', path: '/v1/me' }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
   ['intercom', { method: 'GET', path: '/me' }],
   ['jira', { method: 'GET', path: '/rest/api/3/myself' }],
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
+  ['notion', { method: 'GET', path: '/users/me' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
@@ -101,7 +104,9 @@ describe("the proxy against every connector's simulator", () => {
     expect(carriesCredentials(seen[0]!.headers, c!.credentials)).toBe(true);
     // The same request with wrong credentials is refused by the simulator: the auth above is what let it through.
     if (req.checksSecret === false) return;
-    const wrong = Object.fromEntries(Object.entries(c!.credentials).map(([k, v]) => [k, /^(site|subdomain|email)$/.test(k) ? v : `${v}x`]));
+    // Only the secret fields are spoiled: ids and hosts (a team id, a subdomain) stay valid, so a variant still matches.
+    const secret = new Set((registry.get(type) as LoadedManifest).auth.flatMap((v) => v.secretFields));
+    const wrong = Object.fromEntries(Object.entries(c!.credentials).map(([k, v]) => [k, secret.has(k) ? `${v}x` : v]));
     const refused = await new ConnectorRuntime(registry.get(type) as LoadedManifest, wrong, {
       baseUrl: c!.base_url,
       limiter: null,
