@@ -58,6 +58,8 @@ describe('a sync run keeps its lease while a page is pending', () => {
         yield { page: { data: [{ id: 'n1', title: 'held', updated_at: '2026-11-01T00:00:00Z' }] }, next: null };
       },
       execute: () => Promise.resolve({ data: {} }),
+      // The manifest's fixed params, as the real runtime gives them (no templates here).
+      fixedParams: (params: unknown) => ({ ...((params ?? {}) as Record<string, unknown>) }),
     } as unknown as ConnectorRuntime;
     const engine = new SyncEngine({
       database: tdb.database,
