@@ -21,7 +21,6 @@ import {
   type Parameter,
 } from './document.ts';
 import { inferPagination, isArrayParam, LIMIT_PARAMS, type BuiltParam } from './pagination.ts';
-import { unwrapSingle } from './envelope.ts';
 import { paramName } from './param-names.ts';
 import type { EntityPlan } from './plan.ts';
 
@@ -166,6 +165,12 @@ function bodyParams(
       [wrapper, inner, listed] = [props[0]![0], flatten(flatten(props[0]![1])['items']), true];
     }
     const required = new Set<string>(Array.isArray(flatten(inner)['required']) ? (flatten(inner)['required'] as string[]) : []);
+    // A record sent as the one item of an array is one record's fields: the cap holds for them all
+    // together (as it would for the array as one param), not for each field on its own.
+    // (The array and its item are two levels above the fields.)
+    const fieldDepth = listed
+      ? Math.max(1, toJsonSchemaWithin(props[0]![1], { depth: BODY_DEPTH + 2, required: true, itemsNest: true }, BODY_PROPERTIES).depth - 2)
+      : BODY_DEPTH;
     const fields: Obj = {};
     for (const [field, fs] of propertiesOf(inner, { writable: true })) {
       if (credentialParams.has(field)) continue;
@@ -173,10 +178,13 @@ function bodyParams(
       if (why !== undefined) guess([...at, 'params', name], why);
       // Nested objects keep their shape (and required fields) a few levels down, so what the
       // param accepts is what the description's body takes (HubSpot's associations[].types[]).
-      const within = toJsonSchemaWithin(fs, { depth: BODY_DEPTH, required: true, itemsNest: true }, BODY_PROPERTIES);
+      const within = toJsonSchemaWithin(fs, { depth: fieldDepth, required: true, itemsNest: true }, BODY_PROPERTIES);
       const js = withType(within.schema) as BuiltParam['schema'];
       if (required.has(field)) js['required'] = true;
-      if (within.depth < BODY_DEPTH)
+      const capped =
+        within.depth < fieldDepth ||
+        (fieldDepth < BODY_DEPTH && JSON.stringify(toJsonSchema(fs, { depth: BODY_DEPTH, required: true, itemsNest: true })) !== JSON.stringify(within.schema));
+      if (capped)
         guess(
           [...at, 'params', name],
           `shape kept ${within.depth} level${within.depth === 1 ? '' : 's'} deep (the description's is larger); deeper values are typed object`,
@@ -307,25 +315,13 @@ function recordResponse(
 ): void {
   const declared = plan.recordKey === undefined ? undefined : propertiesOf(res.schema ?? {}).find(([k]) => k === plan.recordKey);
   const found: ReturnType<typeof findRecord> =
-    declared !== undefined ? { path: [declared[0]], schema: flatten(declared[1]) } : findRecord(res.schema, singular(plan.name), plan.name);
-  // A record answered as the one item of an array under the entity's plural key ({"Invoices": [{...}]}).
+    declared !== undefined
+      ? { path: [declared[0]], schema: flatten(declared[1]), why: `record unwrapped from "${declared[0]}"` }
+      : findRecord(res.schema, singular(plan.name), plan.name);
+  // A record answered as the one item of an array ({"Invoices": [{...}]}): `first`.
   out['response'] = { record: found.first === true ? `{{first ${bodyAt(found.path).slice(2, -2)}}}` : bodyAt(found.path) };
-  if (found.path.length > 0)
-    guess(
-      [...at, 'response', 'record'],
-      found.first === true ? `record: the one item of "${found.path.join('.')}"` : `record unwrapped from "${found.path.join('.')}"`,
-    );
-  else if (declared === undefined) {
-    // No usual envelope name, but maybe an envelope all the same ({"Contacts": [{ContactID...}]}).
-    const { found: inner, doubt } = unwrapSingle(found.schema, plan.name);
-    if (inner !== undefined) {
-      out['response'] = { record: inner.template };
-      guess([...at, 'response', 'record'], inner.why);
-      result.recordSchema = inner.schema;
-      return;
-    }
-    if (doubt !== undefined) guess([...at, 'response', 'record'], doubt);
-  }
+  if (found.path.length > 0) guess([...at, 'response', 'record'], found.why ?? `record unwrapped from "${found.path.join('.')}"`);
+  else if (found.doubt !== undefined) guess([...at, 'response', 'record'], found.doubt);
   if (res.schema === undefined) report.push(`${where}: no JSON response schema; the record is assumed to be the body`);
   if (found.schema) result.recordSchema = found.schema;
 }

@@ -5,6 +5,7 @@
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { SwitchboardError } from '../../errors/index.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchema } from '../json-schema.ts';
+import { oneItemWhy, unwrapSingle } from './envelope.ts';
 
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -153,9 +154,15 @@ function bestArray(arrays: [string, OpenApiSchema][], record: OpenApiSchema | un
 
 /**
  * Where one record is in a get/create/update response: the body, a single-object envelope, or
- * the one item of an array under the entity's plural key (`{"Invoices": [{...}]}`: `first`).
+ * the one item of an array under the entity's plural key (`{"Invoices": [{...}]}`: `first`), or
+ * under any key when the body has no id and that one holder's record does (`unwrapSingle`).
+ * `why` says how an envelope was found; `doubt`, when the body looks like one but which is unclear.
  */
-export function findRecord(input: OpenApiSchema | undefined, singular: string, plural?: string): { path: string[]; schema?: OpenApiSchema; first?: boolean } {
+export function findRecord(
+  input: OpenApiSchema | undefined,
+  singular: string,
+  plural?: string,
+): { path: string[]; schema?: OpenApiSchema; first?: boolean; why?: string; doubt?: string } {
   if (input === undefined) return { path: [] };
   // One record or another (a customer | a deleted customer, a partial | a full page): the richest object alternative.
   const schema = richestObject(input) ?? input;
@@ -164,13 +171,18 @@ export function findRecord(input: OpenApiSchema | undefined, singular: string, p
   const envelope = objects.find(([k]) => RECORD_KEYS.includes(k) || k === singular);
   // A body with an id of its own is the record, whatever else it holds (Stripe's event has `data`).
   const ownId = props.some(([k]) => k === 'id' || k === 'gid' || k === 'uuid');
-  if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data')) return { path: [envelope[0]], schema: flatten(envelope[1]) };
+  if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data'))
+    return { path: [envelope[0]], schema: flatten(envelope[1]), why: `record unwrapped from "${envelope[0]}"` };
+  // No usual envelope name, but maybe an envelope all the same ({"Contacts": [{ContactID...}]}, {"contact": {...}}).
+  const { found, doubt } = ownId ? {} : unwrapSingle(schema, plural ?? singular);
+  if (found !== undefined) return { path: [found.key], schema: found.schema, ...(found.first ? { first: true } : {}), why: found.why };
   const listed =
     plural === undefined || ownId
       ? undefined
       : props.find(([k, v]) => (norm(k) === norm(plural) || norm(k) === norm(lastWord(plural))) && isArraySchema(v) && isObjectSchema(flatten(v)['items']));
-  if (listed !== undefined && props.length <= 5) return { path: [listed[0]], schema: flatten(flatten(listed[1])['items']), first: true };
-  return { path: [], schema: flatten(schema) };
+  if (listed !== undefined && props.length <= 5)
+    return { path: [listed[0]], schema: flatten(flatten(listed[1])['items']), first: true, why: oneItemWhy(listed[0], true) };
+  return { path: [], schema: flatten(schema), ...(doubt !== undefined ? { doubt } : {}) };
 }
 
 /** `{{body.a.b}}`, or `{{body}}`. */

@@ -8,8 +8,9 @@ import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchem
 import { idLikeness } from './id-like.ts';
 
 export interface Unwrapped {
-  /** The record template: `{{body.k}}`, or `{{first body.k}}` for a one-item array. */
-  template: string;
+  /** The key holding the record: `{{body.k}}`, or `{{first body.k}}` when `first` (a one-item array). */
+  key: string;
+  first: boolean;
   schema: OpenApiSchema;
   why: string;
 }
@@ -30,16 +31,11 @@ export function unwrapSingle(body: OpenApiSchema | undefined, entity: string): {
   const withId = holders.filter((h) => hasId(h.inner, entity));
   if (withId.length === 1 && holders.length === 1) {
     const h = withId[0]!;
-    const path = ['body', h.k].join('.');
-    return {
-      found: {
-        template: h.array ? `{{first ${path}}}` : `{{${path}}}`,
-        schema: h.inner,
-        why: h.array
-          ? `the body has no id of its own: the record is the one item of its "${h.k}" array`
-          : `the body has no id of its own: the record is its "${h.k}"`,
-      },
-    };
+    return { found: { key: h.k, first: h.array, schema: h.inner, why: oneItemWhy(h.k, h.array) } };
   }
   return { doubt: `the body has no id of its own: is the record inside ${holders.map((h) => `"${h.k}"`).join(' or ')}?` };
 }
+
+/** Why the record is what `key` holds (the one item of its array when `array`). */
+export const oneItemWhy = (key: string, array: boolean): string =>
+  array ? `the body has no id of its own: the record is the one item of its "${key}" array` : `the body has no id of its own: the record is its "${key}"`;

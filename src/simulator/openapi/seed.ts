@@ -41,10 +41,18 @@ export function nestedLinks(ctx: OpenApiContext, rules: RecordRules): NestedLink
     const name = classified.get(key)?.resource;
     if (name !== undefined && !linkOf.has(name)) linkOf.set(name, link);
   }
-  /** Whether the parent a nested path names exists (by id directly, else by the parent's key fields). */
+  /** Resources a caller can create records of. */
+  const creatable = new Set([...classified.values()].filter((c) => c.kind === 'create' && c.resource !== undefined).map((c) => c.resource));
+  /**
+   * Whether the parent a nested path names exists (by id directly, else by the parent's key fields).
+   * A parent no caller can make and none was seeded of (the account the credentials stand for, in
+   * the base URL: /Accounts/{AccountSid}/Messages with records: 0) is taken to exist: else nothing
+   * under it could ever be listed or created.
+   */
   const parentExists = (link: ParentLink, pathParams: Record<string, string>): boolean => {
     const q = resources.get(link.resource);
     if (q === undefined) return false;
+    if (q.records.size === 0 && !creatable.has(q.name)) return true;
     const entries = Object.entries(link.fields);
     // By id, or by a lookup field (e.g. issue key ENG-3 for issue 10003).
     if (entries.length === 1 && entries[0]?.[1] === q.idField) return find(q, pathParams[entries[0][0]] ?? '') !== undefined;
