@@ -39,13 +39,10 @@ describe('init → simulate → exec on Xero accounting', () => {
     expect(manifest['entities'].contacts.primary_key).toBe('ContactID');
 
     const exec = async (entity: string, action: string, params: Rec): Promise<Rec> => {
-      const r = await runSwitchboard(
-        ['exec', 'xero', entity, action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out],
-        {
-          // The tenant header every operation requires is a credential field (init's class 7), not a param.
-          SWITCHBOARD_CREDENTIALS: JSON.stringify({ access_token: 'xero-test-token', xero_tenant_id: 'tenant-1' }),
-        },
-      );
+      const r = await runSwitchboard(['exec', 'xero', entity, action, '--params', JSON.stringify(params), '--base-url', url, '--connectors', out], {
+        // The tenant header every operation requires is a credential field (init's class 7), not a param.
+        SWITCHBOARD_CREDENTIALS: JSON.stringify({ access_token: 'xero-test-token', xero_tenant_id: 'tenant-1' }),
+      });
       expect(r.stderr, `${entity}.${action}`).toBe('');
       expect(r.code).toBe(0);
       return JSON.parse(r.stdout) as Rec;
