@@ -6,12 +6,14 @@ import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { SwitchboardError } from '../../errors/index.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchema } from '../json-schema.ts';
 import { oneItemWhy, unwrapSingle } from './envelope.ts';
+import { norm } from './names.ts';
+
+export { norm, singular } from './names.ts';
 
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A name compared loosely: lower case, letters and digits only. */
-export const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 export interface Parameter {
   name: string;
@@ -206,4 +208,3 @@ export function merged(item: PathItem, op: Operation): Parameter[] {
 }
 
 /** Singular of an entity name, for envelope keys (`project` for `projects`). */
-export const singular = (name: string): string => name.replace(/ies$/, 'y').replace(/s$/, '');

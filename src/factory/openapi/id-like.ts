@@ -3,7 +3,7 @@
  * rather than `/contacts/{ContactNumber}` (a secondary number the vendor also looks records up by),
  * whatever order the description lists them in.
  */
-import { norm, singular } from './document.ts';
+import { norm, singular } from './names.ts';
 
 const ID_NAMES = ['id', 'gid', 'uuid', 'sid', 'key'];
 /** Names of secondary keys: numbers, codes, names, slugs, emails. */
