@@ -74,6 +74,10 @@ next: string
 export interface Manifest {
 manifest_version: 1
 /**
+ * Partial manifests (paths relative to this file, inside the connectors directory, e.g. ../_shared/vendor.yaml) merged under this one in order before validation: objects key by key, auth variants by name, this manifest winning.
+ */
+extends?: (string | [string, ...(string)[]])
+/**
  * Connector type name, used in URLs, env vars and generated code.
  */
 type: string
