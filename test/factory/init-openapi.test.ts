@@ -257,6 +257,13 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/api/v2/users/me' } });
   });
 
+  it('paths that end in a slash (Close-shaped): the check is /me/', async () => {
+    const list = { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: widget } } } } } };
+    const paths = { ...widgetPaths(list), '/me/': { get: ok({ type: 'object', properties: { id: { type: 'string' } } }) } };
+    const { m } = await scaffold(description({ paths }));
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/me/' } });
+  });
+
   it('versioned APIs (Jira-shaped): startAt offsets, a nextPageToken cursor ended by isLast, errorMessages, /search lists, a /myself check', async () => {
     const q = (name: string, schema: Rec): Rec => ({ name, in: 'query', schema });
     const file = description({
