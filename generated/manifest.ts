@@ -46,6 +46,10 @@ default_limit?: number
 type: "offset"
 param: string
 limit_param: string
+/**
+ * Optional; false ends (as a short or empty page does).
+ */
+has_more?: string
 default_limit?: number
 } | {
 type: "link_header"

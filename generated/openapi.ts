@@ -1387,6 +1387,540 @@ export interface components {
             /** @description The upstream accepted the credentials */
             ok: boolean;
         };
+        /** CloseActivitiesListParams */
+        CloseActivitiesListParams: {
+            /** @description With lead_id only. */
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            /**
+             * @description One activity type (with lead_id only).
+             * @enum {string}
+             */
+            type?: "Call" | "Created" | "Email" | "EmailThread" | "LeadStatusChange" | "Meeting" | "Note" | "OpportunityStatusChange" | "SMS" | "TaskCompleted" | "Custom";
+            /** @description With lead_id only. */
+            user_id?: string;
+        };
+        /** CloseCallsCreateParams */
+        CloseCallsCreateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            contact_id?: string;
+            /** @enum {string} */
+            direction?: "inbound" | "outbound";
+            duration?: number;
+            lead_id: string;
+            note?: string;
+            note_html?: string;
+            phone?: string;
+            /** @enum {string} */
+            status?: "completed";
+        };
+        /** CloseCallsGetParams */
+        CloseCallsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseCallsListParams */
+        CloseCallsListParams: {
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            user_id?: string;
+        };
+        /** CloseCallsUpdateParams */
+        CloseCallsUpdateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            duration?: number;
+            id: string;
+            note?: string;
+            note_html?: string;
+        };
+        /** CloseContactsCreateParams */
+        CloseContactsCreateParams: {
+            emails?: {
+                /** Format: email */
+                email?: string;
+                /** @description office */
+                type?: string;
+            }[];
+            lead_id?: string;
+            name?: string;
+            phones?: {
+                phone?: string;
+                type?: string;
+            }[];
+            title?: string;
+            urls?: {
+                type?: string;
+                url?: string;
+            }[];
+        };
+        /** CloseContactsGetParams */
+        CloseContactsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseContactsListParams */
+        CloseContactsListParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only the contacts of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+        };
+        /** CloseContactsUpdateParams */
+        CloseContactsUpdateParams: {
+            emails?: {
+                /** Format: email */
+                email?: string;
+                /** @description office */
+                type?: string;
+            }[];
+            id: string;
+            lead_id?: string;
+            name?: string;
+            phones?: {
+                phone?: string;
+                type?: string;
+            }[];
+            title?: string;
+            urls?: {
+                type?: string;
+                url?: string;
+            }[];
+        };
+        /**
+         * CloseExecuteRequest
+         * @description Execute on a Close connector (type close)
+         */
+        CloseExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["CloseLeadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["CloseLeadsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["CloseLeadsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["CloseLeadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["CloseContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["CloseContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["CloseContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["CloseContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["CloseOpportunitiesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["CloseActivitiesListParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["CloseNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["CloseCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsUpdateParams"];
+        };
+        /** CloseLeadsCreateParams */
+        CloseLeadsCreateParams: {
+            addresses?: {
+                address_1?: string;
+                address_2?: string;
+                city?: string;
+                /** @description ISO 3166-1 alpha-2 */
+                country?: string;
+                /** @enum {string} */
+                label?: "business" | "mailing" | "other";
+                state?: string;
+                zipcode?: string;
+            }[];
+            contacts?: {
+                emails?: {
+                    /** Format: email */
+                    email?: string;
+                    /** @description office */
+                    type?: string;
+                }[];
+                lead_id?: string;
+                name?: string;
+                phones?: {
+                    phone?: string;
+                    type?: string;
+                }[];
+                title?: string;
+                urls?: {
+                    type?: string;
+                    url?: string;
+                }[];
+            }[];
+            description?: string;
+            name?: string;
+            status_id?: string;
+            url?: string;
+        };
+        /** CloseLeadsGetParams */
+        CloseLeadsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseLeadsListParams */
+        CloseLeadsListParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /** @description A search in Close's query language (date_updated >= "2026-01-01T00:00:00+00:00" sort:date_updated). */
+            query?: string;
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+        };
+        /** CloseLeadsUpdateParams */
+        CloseLeadsUpdateParams: {
+            addresses?: {
+                address_1?: string;
+                address_2?: string;
+                city?: string;
+                /** @description ISO 3166-1 alpha-2 */
+                country?: string;
+                /** @enum {string} */
+                label?: "business" | "mailing" | "other";
+                state?: string;
+                zipcode?: string;
+            }[];
+            contacts?: {
+                emails?: {
+                    /** Format: email */
+                    email?: string;
+                    /** @description office */
+                    type?: string;
+                }[];
+                lead_id?: string;
+                name?: string;
+                phones?: {
+                    phone?: string;
+                    type?: string;
+                }[];
+                title?: string;
+                urls?: {
+                    type?: string;
+                    url?: string;
+                }[];
+            }[];
+            description?: string;
+            id: string;
+            name?: string;
+            status_id?: string;
+            url?: string;
+        };
+        /** CloseNotesCreateParams */
+        CloseNotesCreateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            contact_id?: string;
+            lead_id: string;
+            note?: string;
+            note_html?: string;
+            pinned?: boolean;
+        };
+        /** CloseNotesGetParams */
+        CloseNotesGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseNotesListParams */
+        CloseNotesListParams: {
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            user_id?: string;
+        };
+        /** CloseNotesUpdateParams */
+        CloseNotesUpdateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            id: string;
+            note?: string;
+            note_html?: string;
+            pinned?: boolean;
+        };
+        /** CloseOpportunitiesCreateParams */
+        CloseOpportunitiesCreateParams: {
+            confidence?: number;
+            contact_id?: string;
+            /** Format: date */
+            date_won?: string;
+            lead_id: string;
+            note?: string;
+            status_id?: string;
+            user_id?: string;
+            value?: number;
+            value_currency?: string;
+            /** @enum {string} */
+            value_period?: "one_time" | "monthly" | "annual";
+        };
+        /** CloseOpportunitiesGetParams */
+        CloseOpportunitiesGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseOpportunitiesListParams */
+        CloseOpportunitiesListParams: {
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** Format: date-time */
+            date_updated_gte?: string;
+            /** Format: date-time */
+            date_updated_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only this lead's opportunities. */
+            lead_id?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description Sort field, - first for descending.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "date_updated" | "-date_updated" | "date_won" | "-date_won" | "value" | "-value" | "confidence" | "-confidence";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            status_id?: string;
+            /** @enum {string} */
+            status_type?: "active" | "won" | "lost";
+            /** @description Only opportunities assigned to this user. */
+            user_id?: string;
+        };
+        /** CloseOpportunitiesUpdateParams */
+        CloseOpportunitiesUpdateParams: {
+            confidence?: number;
+            contact_id?: string;
+            /** Format: date */
+            date_won?: string;
+            id: string;
+            note?: string;
+            status_id?: string;
+            user_id?: string;
+            value?: number;
+            value_currency?: string;
+            /** @enum {string} */
+            value_period?: "one_time" | "monthly" | "annual";
+        };
         /** ConnectExchangeRequest */
         ConnectExchangeRequest: {
             token: string;
@@ -7994,7 +8528,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -933,8 +933,13 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
   }, 60_000);
   afterAll(() => sim.close());
 
-  it('checks an HTTP basic token by its password; a bearer token as it is', async () => {
+  it('checks an HTTP basic token by its password (by the user name when the password is empty); a bearer token as it is', async () => {
     expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, ok)).status).toBe(200);
+    // An API key sent as the user name with an empty password (Close's way).
+    const asUser = (user: string) => ({ authorization: `Basic ${Buffer.from(`${user}:`).toString('base64')}` });
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser('sim-jira-api-token'))).status).toBe(200);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser('dev@acme.test'))).status).toBe(401);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser(''))).status).toBe(401);
     expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: 'Bearer sim-jira-oauth-token' })).status).toBe(200);
     const refused = await call(sim, 'GET', '/rest/api/3/myself', undefined, basic('wrong'));
     expect(refused.status).toBe(401);
