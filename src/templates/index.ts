@@ -102,6 +102,8 @@ const HELPERS: Record<string, Helper> = {
   entries: (obj) => (obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? Object.entries(obj).map(([key, value]) => ({ key, value })) : undefined),
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
+  /** An array of arrays as one array, one level deep; null and undefined items dropped (Gmail's history records' messages: `flatten (pluck body.history 'messages')`). */
+  flatten: (arr) => (Array.isArray(arr) ? arr.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x])) : undefined),
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};
