@@ -1107,6 +1107,12 @@ params?: {
  * mode param: the action incremental runs page through; default list. changes is a sync-only action (e.g. a search endpoint filtered on the change time); full refreshes still use list.
  */
 action?: ("list" | "changes")
+/**
+ * Statuses with which the upstream refuses an incremental request whose mark (since value, history id, sync token) has expired (Gmail's history: 404; a sync token: 410): the entity's mark is dropped and its pass starts over as a full one in the same run.
+ * 
+ * @minItems 1
+ */
+resync_on?: [number, ...(number)[]]
 }
 /**
  * Fetch each listed record again through get (context: record).
@@ -1119,6 +1125,10 @@ params: {
  */
 [k: string]: string | undefined
 }
+/**
+ * A listed record whose get answers 404 (deleted since it was listed, or listed by a change feed because it was deleted): fail (default) fails the run; delete deletes it from search.
+ */
+missing?: ("fail" | "delete")
 }
 /**
  * How records deleted upstream are detected; default full_refresh.

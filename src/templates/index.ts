@@ -102,6 +102,17 @@ const HELPERS: Record<string, Helper> = {
   entries: (obj) => (obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? Object.entries(obj).map(([key, value]) => ({ key, value })) : undefined),
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
+  /**
+   * A list, one level flat: an array's items, each array item's items in its place, null and
+   * undefined items dropped; [] for null or undefined (a list the upstream leaves out when empty:
+   * `flatten body.messages`), [v] for any other value (`flatten (pluck body.history 'messages')`).
+   */
+  flatten: (v) =>
+    v === undefined || v === null
+      ? []
+      : Array.isArray(v)
+        ? v.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x]))
+        : [v],
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};

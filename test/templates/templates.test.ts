@@ -82,4 +82,17 @@ describe('entries', () => {
     expect(t.render({ body: { errors: 'x' } })).toBeUndefined();
     expect(compileTemplate("{{first (pluck (entries body.errors) 'value')}}").render({ body: { errors: { a: 'first' } } })).toBe('first');
   });
+
+  it('flatten: a list one level flat, [] for an absent list', () => {
+    const t = compileTemplate("{{flatten (pluck body.history 'messages')}}");
+    expect(t.render({ body: { history: [{ messages: [{ id: 'a' }, { id: 'b' }] }, { id: '2' }, { messages: [{ id: 'c' }] }] } })).toEqual([
+      { id: 'a' },
+      { id: 'b' },
+      { id: 'c' },
+    ]);
+    expect(t.render({ body: {} })).toEqual([]);
+    expect(compileTemplate('{{flatten body.messages}}').render({ body: {} })).toEqual([]);
+    expect(compileTemplate('{{flatten body.one}}').render({ body: { one: { id: 'x' } } })).toEqual([{ id: 'x' }]);
+    expect(compileTemplate('{{flatten body.l}}').render({ body: { l: [[1, [2]], null, 3] } })).toEqual([1, [2], 3]);
+  });
 });
