@@ -4,7 +4,7 @@
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "AuthVariant".
  */
-export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth | MintedBearerAuth)
+export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth | MintedBearerAuth | ClientCredentialsAuth)
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Pagination".
@@ -165,6 +165,10 @@ header?: string
  */
 prefix?: string
 /**
+ * hmac: a template over headers rendered and signed before the raw body, e.g. "v0:{{headers.x-zm-request-timestamp}}:" (the HMAC is then of "v0:<timestamp>:<body>"). Default: the raw body alone is signed.
+ */
+signed_prefix?: string
+/**
  * hmac: how the digest is written (default hex).
  */
 encoding?: ("hex" | "base64")
@@ -202,11 +206,15 @@ challenge?: {
  */
 when: string
 /**
- * A JSON value whose string leaves are templates over body.
+ * A JSON value whose string leaves are templates over body (and hmac, when `hmac` is given).
  */
 response: {
 [k: string]: unknown | undefined
 }
+/**
+ * A template over body: the text whose HMAC (the signature's algorithm and encoding, keyed with the signing secret) `response` reads as {{hmac}}, for a handshake that proves the receiver holds the secret (an endpoint validation answering an encrypted token).
+ */
+hmac?: string
 }
 attribution: {
 /**
@@ -827,6 +835,67 @@ variables?: {
 [k: string]: unknown | undefined
 }
 }
+}
+/**
+ * OAuth 2.0 client credentials grant (RFC 6749 §4.4): the connector holds an app's client id and secret (and whatever else the token request names) and gets its own short-lived access token from token_url, kept in memory only and renewed before it expires (Microsoft identity platform app-only tokens; Zoom's Server-to-Server OAuth, grant_type account_credentials with the account_id).
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "ClientCredentialsAuth".
+ */
+export interface ClientCredentialsAuth {
+name: string
+type: "client_credentials"
+/**
+ * The base URL while this variant is in use, instead of base_url.default. May hold variables.
+ */
+base_url?: string
+title?: string
+description?: string
+/**
+ * The app's credentials; the secret one(s) must be secret: true. Fields the token_url names need a pattern, as for OAuth URLs.
+ */
+fields: {
+[k: string]: CredentialField | undefined
+}
+check?: CredentialCheck
+/**
+ * The token endpoint; may name credential fields of the variant (https://login.microsoftonline.com/{{credentials.tenant}}/oauth2/v2.0/token).
+ */
+token_url: string
+/**
+ * Default client_credentials (Zoom's Server-to-Server OAuth: account_credentials).
+ */
+grant_type?: string
+/**
+ * A template over credentials; default "{{credentials.client_id}}".
+ */
+client_id?: string
+/**
+ * A template over credentials; default "{{credentials.client_secret}}". Every credential field it reads must be secret: true.
+ */
+client_secret?: string
+/**
+ * How the token request authenticates the app: in the form body (default) or as HTTP Basic.
+ */
+token_request_auth?: ("client_secret_post" | "client_secret_basic")
+/**
+ * Sent as the scope form field (Microsoft: https://graph.microsoft.com/.default); none when absent.
+ */
+scopes?: string[]
+/**
+ * Default " ".
+ */
+scope_separator?: string
+/**
+ * More form fields of the token request, templates over credentials and config (Zoom: account_id: "{{credentials.account_id}}").
+ */
+token_params?: {
+[k: string]: string | undefined
+}
+/**
+ * Get a new token this many seconds before the current one expires (its expires_in); default 60.
+ */
+renew_before_seconds?: number
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

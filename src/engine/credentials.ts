@@ -4,11 +4,11 @@
  * time, renewed before expiry), and the Authorization header each request carries.
  */
 import type { OAuth2Auth } from '../../generated/manifest.ts';
-import { refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
+import { clientCredentialsToken, refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { mintedExpiry, rsaPrivateKey, signJwtRs256 } from '../auth/minted.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
-import type { CompiledAction, CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import type { ClientCredentialsAuth, CompiledAction, CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { setHeader } from './request.ts';
 import type { RawResult, RuntimeOptions } from './types.ts';
@@ -43,8 +43,13 @@ export class RuntimeCredentials {
   /** Set the auth variant's header (a minted token, or the variant's rendered value), or the given Authorization (a token mint's JWT). */
   apply(headers: Record<string, string>, ctx: TemplateContext, authorization: string | undefined): void {
     if (authorization !== undefined) setHeader(headers, 'Authorization', authorization);
-    else if (this.variant.mint !== undefined) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
+    else if (this.mints) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
     else setHeader(headers, this.variant.header, this.variant.value.render(ctx));
+  }
+
+  /** Whether the variant gets its own short-lived token (minted_bearer's mint, client_credentials' grant). */
+  get mints(): boolean {
+    return this.variant.mint !== undefined || this.variant.grant !== undefined;
   }
 
   oauthVariant(): OAuth2Auth | undefined {
@@ -98,10 +103,15 @@ export class RuntimeCredentials {
    */
   async ensureMinted(timeoutMs: number, force: boolean, callMint: MintCall): Promise<void> {
     const mint = this.variant.mint;
-    if (mint === undefined) return;
     const now = (): number => (this.options.now ?? Date.now)();
-    if (!force && this.minted !== undefined && now() < this.minted.renewAtMs) return;
+    if (!this.mints || (!force && this.minted !== undefined && now() < this.minted.renewAtMs)) return;
     if (force) this.minted = undefined;
+    if (mint === undefined) {
+      this.minting ??= this.grant(timeoutMs, now).finally(() => {
+        this.minting = undefined;
+      });
+      return this.minting;
+    }
     this.minting ??= (async () => {
       const ctx = { credentials: this.credentials, config: this.config };
       const keyField = mint.privateKey.references.find(([root]) => root === 'credentials')?.[1] ?? 'private_key';
@@ -150,6 +160,47 @@ export class RuntimeCredentials {
       this.minting = undefined;
     });
     return this.minting;
+  }
+
+  /** A client_credentials variant's token from its token URL (the deployment's token URL override, a simulator's, first). */
+  private async grant(timeoutMs: number, now: () => number): Promise<void> {
+    const g = this.variant.grant!;
+    const ctx = { credentials: this.credentials, config: this.config };
+    const text = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
+    const form: Record<string, string> = { grant_type: g.grantType };
+    if (g.scope !== undefined) form['scope'] = g.scope;
+    for (const [k, t] of g.params) {
+      const v = text(t.render(ctx));
+      if (v !== '') form[k] = v;
+    }
+    const def = this.variant.def as ClientCredentialsAuth;
+    const client: OAuthClient = {
+      clientId: text(g.clientId.render(ctx)),
+      clientSecret: text(g.clientSecret.render(ctx)),
+      ...(this.options.oauthClient?.tokenUrl !== undefined ? { tokenUrl: this.options.oauthClient.tokenUrl } : {}),
+    };
+    let tokens;
+    try {
+      tokens = await clientCredentialsToken(
+        { ...def, token_request_auth: g.tokenRequestAuth },
+        client,
+        form,
+        this.fetchImpl,
+        timeoutMs,
+        this.credentials,
+        now(),
+      );
+    } catch (e) {
+      if (e instanceof SwitchboardError) {
+        throw new SwitchboardError(e.code, `${this.manifest.type} auth variant ${def.name}: ${e.message}`, {
+          details: { ...e.details, auth_variant: def.name, stage: 'token' },
+          cause: e,
+        });
+      }
+      throw e;
+    }
+    const expiry = tokens.expires_at === undefined ? Infinity : tokens.expires_at * 1000;
+    this.minted = { token: tokens.access_token, renewAtMs: Math.max(now(), expiry - g.renewBeforeSeconds * 1000) };
   }
 
   expiresSoon(): boolean {

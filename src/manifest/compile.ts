@@ -67,6 +67,23 @@ export interface CompiledAuthVariant {
   followUps?: CompiledFollowUp[];
   /** A minted_bearer variant: how its short-lived token is minted (the header value is then "Bearer <minted token>"). */
   mint?: CompiledMint;
+  /** A client_credentials variant: the token request that gets its short-lived access token (sent as "Bearer <token>"). */
+  grant?: CompiledGrant;
+}
+
+/** A client_credentials variant's token request (RFC 6749 §4.4), compiled. */
+export interface CompiledGrant {
+  /** The token URL as declared (its credential variables filled at request time, as OAuth URLs' are). */
+  tokenUrl: string;
+  grantType: string;
+  clientId: Template;
+  clientSecret: Template;
+  tokenRequestAuth: 'client_secret_post' | 'client_secret_basic';
+  /** The scope form field, or undefined. */
+  scope?: string;
+  /** More form fields (templates over credentials and config). */
+  params: [string, Template][];
+  renewBeforeSeconds: number;
 }
 
 /** One follow_up request of an oauth2 variant: headers over credentials/config, fields over the answer. */

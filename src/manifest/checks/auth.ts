@@ -6,7 +6,7 @@
 import type { AuthVariant } from '../../../generated/manifest.ts';
 import type { Template } from '../../templates/index.ts';
 import { basicAuthorization } from '../basic-auth.ts';
-import type { CompiledAuthVariant, CompiledCheck } from '../compile.ts';
+import type { CompiledAuthVariant, CompiledCheck, CompiledGrant } from '../compile.ts';
 import { anchored, credentialsSchema } from '../schemas.ts';
 import { AUTH_ROOTS, type CheckContext, type Scope } from './checker.ts';
 import { followUpsOf } from './auth-follow-up.ts';
@@ -25,7 +25,13 @@ export function checkAuth(ctx: CheckContext): CompiledAuthVariant[] {
     if (!fieldsValid(ctx, v, i)) return;
     const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config: ctx.config };
     const compiled =
-      v.type === 'basic' ? basicVariant(ctx, v, i, scope) : v.type === 'minted_bearer' ? mintedVariant(ctx, v, i, scope) : headerVariant(ctx, v, i, scope);
+      v.type === 'basic'
+        ? basicVariant(ctx, v, i, scope)
+        : v.type === 'minted_bearer'
+          ? mintedVariant(ctx, v, i, scope)
+          : v.type === 'client_credentials'
+            ? grantVariant(ctx, v, i, scope)
+            : headerVariant(ctx, v, i, scope);
     if (compiled !== undefined) auth.push(compiled);
   });
   return auth;
@@ -99,6 +105,40 @@ function mintedVariant(ctx: CheckContext, v: Variant<'minted_bearer'>, i: number
     renewBeforeSeconds: v.mint.renew_before_seconds ?? 60,
   };
   return compiled;
+}
+
+/** client_credentials: the token request's templates; the header carries the token it gets. */
+function grantVariant(ctx: CheckContext, v: Variant<'client_credentials'>, i: number, scope: Scope): CompiledAuthVariant | undefined {
+  const { check } = ctx;
+  const clientId = check.template(['auth', i, 'client_id'], v.client_id ?? '{{credentials.client_id}}', scope);
+  const clientSecret = check.template(['auth', i, 'client_secret'], v.client_secret ?? '{{credentials.client_secret}}', scope);
+  secretReads(ctx, v, i, clientSecret, 'client_secret');
+  const params: [string, Template][] = [];
+  for (const [k, src] of Object.entries(v.token_params ?? {})) {
+    if (['grant_type', 'client_id', 'client_secret', 'scope'].includes(k))
+      check.add(['auth', i, 'token_params', k], `${k} is set by the variant's own keys; remove it`);
+    const t = src === undefined ? undefined : check.template(['auth', i, 'token_params', k], src, scope);
+    if (t) params.push([k, t]);
+  }
+  if (!clientId || !clientSecret) return undefined;
+  const placeholder: Template = {
+    source: 'Bearer <access token from token_url>',
+    references: [],
+    single: false,
+    render: () => undefined,
+    renderPath: () => '',
+  };
+  const grant: CompiledGrant = {
+    tokenUrl: v.token_url,
+    grantType: v.grant_type ?? 'client_credentials',
+    clientId,
+    clientSecret,
+    tokenRequestAuth: v.token_request_auth ?? 'client_secret_post',
+    ...(v.scopes !== undefined && v.scopes.length > 0 ? { scope: v.scopes.join(v.scope_separator ?? ' ') } : {}),
+    params,
+    renewBeforeSeconds: v.renew_before_seconds ?? 60,
+  };
+  return { ...compiledVariant(v, placeholder), grant };
 }
 
 /** bearer, api_key and oauth2: one header from one template. */
