@@ -7,6 +7,38 @@
 export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth | MintedBearerAuth | ClientCredentialsAuth)
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "ApiKeyAuth".
+ */
+export type ApiKeyAuth = (ApiKeyAuth1 & {
+name: string
+type: "api_key"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
+title?: string
+description?: string
+fields: {
+[k: string]: CredentialField | undefined
+}
+header?: string
+/**
+ * The header value, sent as is (e.g. a raw "Authorization: <token>").
+ */
+value?: string
+/**
+ * Query parameters set on every request (name: template over credentials and config), for APIs that take the credential in the URL (an application key and a user token as two query parameters). With or instead of header and value; every credential field read must be secret.
+ */
+query?: {
+[k: string]: string | undefined
+}
+check?: CredentialCheck
+})
+export type ApiKeyAuth1 = {
+[k: string]: unknown | undefined
+}
+/**
+ * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Pagination".
  */
 export type Pagination = ({
@@ -564,29 +596,6 @@ variables?: {
 [k: string]: unknown | undefined
 }
 }
-}
-/**
- * This interface was referenced by `Manifest`'s JSON-Schema
- * via the `definition` "ApiKeyAuth".
- */
-export interface ApiKeyAuth {
-name: string
-type: "api_key"
-/**
- * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
- */
-base_url?: string
-title?: string
-description?: string
-fields: {
-[k: string]: CredentialField | undefined
-}
-header: string
-/**
- * The header value, sent as is (e.g. a raw "Authorization: <token>").
- */
-value: string
-check?: CredentialCheck
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

@@ -222,7 +222,7 @@ export class ConnectorRuntime {
     authorization: string | undefined,
   ): { url: URL; init: Rendered['init'] } {
     const ctx = this.templateContext(params, call);
-    return renderRequest(this.target, a, ctx, absoluteUrl, (headers) => this.auth.apply(headers, ctx, authorization));
+    return renderRequest(this.target, a, ctx, absoluteUrl, (headers, url) => this.auth.apply(headers, ctx, authorization, url));
   }
 
   /**
@@ -242,7 +242,7 @@ export class ConnectorRuntime {
           const ctx = this.templateContext({}, { id: randomUUID() });
           for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
         },
-        applyAuth: (headers, call, authorization) => this.auth.apply(headers, this.templateContext({}, call), authorization),
+        applyAuth: (headers, call, authorization, url) => this.auth.apply(headers, this.templateContext({}, call), authorization, url),
         call: (plan) => runCall(this.host, plan, options, undefined, this.deadlineMs),
       },
       request,

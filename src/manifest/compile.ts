@@ -60,6 +60,8 @@ export interface CompiledAuthVariant {
   /** The header this variant sets and the template of its value. */
   header: string;
   value: Template;
+  /** An api_key variant's query parameters, set on every request's URL (name, template of its value). */
+  query?: [string, Template][];
   secretFields: string[];
   /** The variant's own credential check (auth[].check), used instead of the manifest's. */
   check?: CompiledCheck;

@@ -1,6 +1,7 @@
 /**
  * The `auth` section: unique variant names, credential field patterns, and each variant's header
- * template (basic, bearer, api_key, oauth2, minted_bearer), compiled with its credentials schema;
+ * template (basic, bearer, api_key, oauth2, minted_bearer) and an api_key variant's query parameters, compiled
+ * with its credentials schema;
  * then the credential checks (connector-wide `check` and each variant's own).
  */
 import type { AuthVariant } from '../../../generated/manifest.ts';
@@ -148,8 +149,9 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
   let source: string;
   if (v.type === 'bearer') source = `Bearer ${v.token}`;
   else if (v.type === 'api_key') {
-    header = v.header;
-    source = v.value;
+    // A variant may send its credentials only as query parameters (below): then it sets no header.
+    header = v.header ?? 'Authorization';
+    source = v.value ?? '';
   } else {
     if (v.fields['access_token'] === undefined) check.add(['auth', i, 'fields'], 'an oauth2 variant must declare the access_token field');
     if (v.refreshes && v.fields['refresh_token'] === undefined) check.add(['auth', i, 'fields'], 'refreshes: true needs a refresh_token field');
@@ -165,7 +167,22 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
       check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
   }
   const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
-  return value ? { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) } : undefined;
+  const query = v.type === 'api_key' ? queryCredentials(ctx, v, i, scope) : undefined;
+  if (!value || query === null) return undefined;
+  return { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}), ...(query !== undefined ? { query } : {}) };
+}
+
+/** An api_key variant's query parameters (name, template): each reads only secret credential fields. Null when one does not compile. */
+function queryCredentials(ctx: CheckContext, v: Variant<'api_key'>, i: number, scope: Scope): [string, Template][] | null | undefined {
+  if (v.query === undefined) return undefined;
+  const out: [string, Template][] = [];
+  for (const [name, src] of Object.entries(v.query)) {
+    const t = src === undefined ? undefined : ctx.check.template(['auth', i, 'query', name], src, scope);
+    if (t === undefined) return null;
+    secretReads(ctx, v, i, t, `the query parameter ${name}`);
+    out.push([name, t]);
+  }
+  return out;
 }
 
 function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {
