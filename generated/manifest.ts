@@ -1116,13 +1116,17 @@ meta?: {
  */
 not_found_when?: string
 /**
- * create/update (any action that answers one record): what a 2xx answer without a body (204 No Content, or an empty 200) means. The record is read back with another action of the same entity (usually get), its params rendered from this call (context: params, headers, status), and that action's answer is the result. Without on_empty, an empty answer is upstream_protocol_error.
+ * create/update (any action that answers one record): what a 2xx answer without a body (204 No Content, or an empty 200, or a 202 Accepted) means. Either the record is read back with another action of the same entity (usually get), its params rendered from this call (context: params, headers, status), and that action's answer is the result; or (`record`) the record is rendered from the call itself, for a write nothing can read back (a mail accepted for sending, its id in a response header). Exactly one of action and record. Without on_empty, an empty answer is upstream_protocol_error.
  */
 on_empty?: {
 /**
+ * A Handlebars template (see README: Templates) rendering the record of an empty answer (context: params, headers, status), e.g. "{{object 'message_id' headers.x-message-id 'status' status}}".
+ */
+record?: string
+/**
  * The action of this entity that reads the record back (get); not a list action, not this one.
  */
-action: string
+action?: string
 /**
  * That action's params: name → template over this call (e.g. issue_id_or_key: "{{params.issue_id_or_key}}", or an id from a Location header).
  */

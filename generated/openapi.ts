@@ -2035,7 +2035,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
+                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer" | "client_credentials";
             }[];
             description?: string;
             docs_url?: string;
@@ -2090,7 +2090,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
+                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer" | "client_credentials";
                 }[];
                 description?: string;
                 docs_url?: string;
@@ -5502,6 +5502,280 @@ export interface components {
                 }[];
             };
         };
+        /** SendgridContactImportsCreateParams */
+        SendgridContactImportsCreateParams: {
+            /** @description One or more contacts objects that you intend to upsert. */
+            contacts: {
+                /** @description The first line of the address. */
+                address_line_1?: string;
+                /** @description An optional second line for the address. */
+                address_line_2?: string;
+                /** @description Additional emails associated with the contact. */
+                alternate_emails?: string[];
+                /** @description The contact's city. */
+                city?: string;
+                /** @description The contact's country. */
+                country?: string;
+                custom_fields?: Record<string, never>;
+                /** @description The contact's primary email. */
+                email: string;
+                /** @description The contact's personal name. */
+                first_name?: string;
+                /** @description The contact's family name. */
+                last_name?: string;
+                /** @description The contact's ZIP code or other postal code. */
+                postal_code?: string;
+                /** @description The contact's state, province, or region. */
+                state_province_region?: string;
+            }[];
+            /** @description An array of List ID strings that this contact will be added to. */
+            list_ids?: string[];
+        };
+        /** SendgridContactImportsGetParams */
+        SendgridContactImportsGetParams: {
+            id: string;
+        };
+        /** SendgridContactsGetParams */
+        SendgridContactsGetParams: {
+            id: string;
+        };
+        /** SendgridContactsListParams */
+        SendgridContactsListParams: {
+            /** @description An SGQL condition, e.g. email LIKE 'ada%' AND CONTAINS(list_ids, '<list id>') */
+            query: string;
+        };
+        /**
+         * SendgridExecuteRequest
+         * @description Execute on a Twilio SendGrid connector (type sendgrid)
+         */
+        SendgridExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SendgridContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SendgridContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contact_imports";
+            params: components["schemas"]["SendgridContactImportsCreateParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contact_imports";
+            params: components["schemas"]["SendgridContactImportsGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SendgridListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "templates";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "mail";
+            params: components["schemas"]["SendgridMailCreateParams"];
+        };
+        /** SendgridListsCreateParams */
+        SendgridListsCreateParams: {
+            /** @description Your name for your list */
+            name: string;
+        };
+        /** SendgridListsGetParams */
+        SendgridListsGetParams: {
+            /**
+             * @description Setting this parameter to the true  will cause the contact_sample to be returned
+             * @default false
+             */
+            contact_sample: boolean;
+            id: string;
+        };
+        /** SendgridListsListParams */
+        SendgridListsListParams: {
+            /**
+             * @description Maximum number of elements to return.
+             * @default 100
+             */
+            page_size: number;
+            page_token?: string;
+        };
+        /** SendgridListsUpdateParams */
+        SendgridListsUpdateParams: {
+            id: string;
+            /** @description Your name for your list. */
+            name?: string;
+        };
+        /** SendgridMailCreateParams */
+        SendgridMailCreateParams: {
+            attachments?: {
+                /** @description Base64 */
+                content: string;
+                content_id?: string;
+                /** @enum {string} */
+                disposition?: "inline" | "attachment";
+                filename: string;
+                type?: string;
+            }[];
+            batch_id?: string;
+            categories?: string[];
+            /** @description The bodies by MIME type (text/plain before text/html); optional with a template_id */
+            content?: {
+                type: string;
+                value: string;
+            }[];
+            /** @description A verified sender */
+            from: {
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            ip_pool_name?: string;
+            mail_settings?: Record<string, never>;
+            /** @description The envelopes of the message, each with its recipients and their template data */
+            personalizations: {
+                bcc?: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+                cc?: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+                custom_args?: Record<string, never>;
+                /** @description The data a dynamic template's Handlebars read */
+                dynamic_template_data?: Record<string, never>;
+                headers?: Record<string, never>;
+                /** @description Unix seconds */
+                send_at?: number;
+                subject?: string;
+                to: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+            }[];
+            reply_to?: {
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            /** @description Unix seconds (at most 72 hours ahead) */
+            send_at?: number;
+            /** @description The subject (optional with a template_id that gives one) */
+            subject?: string;
+            /** @description A transactional template's id (d-… for dynamic templates) */
+            template_id?: string;
+            tracking_settings?: Record<string, never>;
+        };
+        /** SendgridTemplatesCreateParams */
+        SendgridTemplatesCreateParams: {
+            /**
+             * @description Defines whether the template supports dynamic replacement.
+             * @default legacy
+             * @enum {string}
+             */
+            generation: "legacy" | "dynamic";
+            /** @description The name for the new transactional template. */
+            name: string;
+            on_behalf_of?: string;
+        };
+        /** SendgridTemplatesGetParams */
+        SendgridTemplatesGetParams: {
+            on_behalf_of?: string;
+            template_id: string;
+        };
+        /** SendgridTemplatesListParams */
+        SendgridTemplatesListParams: {
+            /**
+             * @description Comma-delimited list specifying which generations of templates to return.
+             * @default legacy
+             * @enum {string}
+             */
+            generations: "legacy" | "dynamic" | "legacy,dynamic";
+            on_behalf_of?: string;
+            /** @description The number of templates to be returned in each page of results */
+            page_size: number;
+            /** @description A token corresponding to a specific page of results, as provided by metadata */
+            page_token?: string;
+        };
+        /** SendgridTemplatesUpdateParams */
+        SendgridTemplatesUpdateParams: {
+            /** @description The name of the transactional template. */
+            name?: string;
+            on_behalf_of?: string;
+            template_id: string;
+        };
         /** SlackConversationsCreateParams */
         SlackConversationsCreateParams: {
             is_private?: boolean;
@@ -8528,7 +8802,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -113,7 +113,10 @@ export class ConnectorRuntime {
     const a = this.action(entity, action);
     const p = this.validate(a, params);
     const raw = await this.call(a, p, undefined, options);
-    if (raw.empty === true && a.onEmpty !== undefined) return this.execute(entity, a.onEmpty.action, readBackParams(a.onEmpty, raw.ctx), options);
+    if (raw.empty === true && a.onEmpty !== undefined) {
+      if ('record' in a.onEmpty) return { data: extractRecord(this.manifest, { ...a, record: a.onEmpty.record }, raw) };
+      return this.execute(entity, a.onEmpty.action, readBackParams(a.onEmpty, raw.ctx), options);
+    }
     if (LIST_ACTIONS.has(a.name)) {
       const { records, meta } = extractList(this.manifest, a, raw);
       return { data: records, meta };

@@ -46,6 +46,7 @@ type ParamDef = {
   examples?: unknown[];
   pattern?: string;
   minimum?: number;
+  minLength?: number;
   format?: string;
   items?: ParamDef;
   required?: boolean | string[];
@@ -122,7 +123,7 @@ function sample(def: ParamDef, name = ''): unknown {
       if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
       if (def.format === 'date') return '2026-01-31';
       // A value the param's pattern accepts: digits, a Slack-like ts or id, else a plain word.
-      if (def.pattern === undefined) return 'x';
+      if (def.pattern === undefined) return 'x'.repeat(Math.max(1, def.minLength ?? 1));
       return (
         ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1', fromPattern(def.pattern)].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x'
       );

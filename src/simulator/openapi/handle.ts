@@ -11,7 +11,7 @@ import type { Credentials } from './credentials.ts';
 import type { ErrorAnswers } from './errors.ts';
 import { storeOperation, type StoreParts } from './operations.ts';
 import type { RuleAnswers } from './rule-answers.ts';
-import { exampleOf, serverBasePath } from './schema.ts';
+import { exampleOf, serverBasePath, successHeaders } from './schema.ts';
 import { SimulatorError, type Classified, type OpenApiContext } from './types.ts';
 
 export interface HandlerParts extends StoreParts {
@@ -86,12 +86,14 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     // Other operations answer a sample of their success schema, with the description's example of
-    // that success over it where it has one (what the example leaves out keeps its sampled value).
+    // that success over it where it has one (what the example leaves out keeps its sampled value),
+    // and the headers it declares; a success that declares no body answers none (202 Accepted).
     if (r === undefined || c.kind === 'action') {
-      const sampled = sample(op.responseRef);
       const example = sidecar.operations?.[op.key]?.example ?? exampleOf(d, op);
+      const sampled = op.responseRef === undefined ? example : sample(op.responseRef);
       const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-      return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled });
+      const headers = successHeaders(d, op);
+      return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled, headers });
     }
     return withHeaders(storeOperation(ctx, parts, { req, op, c, r, pathParams, query: checked.query, body: checked.body, origin }));
   };
