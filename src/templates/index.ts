@@ -102,6 +102,13 @@ const HELPERS: Record<string, Helper> = {
   entries: (obj) => (obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? Object.entries(obj).map(([key, value]) => ({ key, value })) : undefined),
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
+  /** The first object of an array whose field `key` equals `value` (the default of several accounts: `find body.accounts 'is_default' true`). */
+  find: (arr, key, value) =>
+    Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
+  /** The arrays given, one after the other (arguments that are not arrays are left out). */
+  concat: (...args) => args.filter(Array.isArray).flat(1),
+  /** A string cut at each `sep` (undefined for anything but a string). */
+  split: (s, sep) => (typeof s === 'string' && typeof sep === 'string' && sep !== '' ? s.split(sep) : undefined),
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};
