@@ -776,9 +776,13 @@ backdate_seconds?: number
 lifetime_seconds?: number
 }
 /**
- * The request that exchanges the JWT for the short-lived token, on the base URL, with the manifest headers and "Authorization: Bearer <jwt>".
+ * The request that exchanges the JWT for the short-lived token, on the base URL (or mint.base_url), with the manifest headers and "Authorization: Bearer <jwt>" (or the JWT where the request's templates put {{jwt}}).
  */
 mint: {
+/**
+ * The base URL the mint request's path goes on when the token endpoint is on another host than the API (an OAuth 2.0 JWT bearer grant, RFC 7523: DocuSign's https://account.docusign.com). May hold credential variables of the variant as base URLs do. An explicit base URL (a sandbox, a test) replaces it as it replaces the API's.
+ */
+base_url?: string
 request: Request1
 /**
  * The token in the answer (context: body, headers, status), e.g. "{{body.token}}".
@@ -799,7 +803,7 @@ renew_before_seconds?: number
 }
 }
 /**
- * The request (templates may use credentials and config; there are no params).
+ * The request (templates may use credentials and config, and {{jwt}}: the signed JWT, e.g. a form body's assertion; then no Authorization header is sent; there are no params).
  */
 export interface Request1 {
 method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")

@@ -9,13 +9,13 @@ import { clientCredentialsToken, refreshAccessToken, runFollowUps, type Credenti
 import { mintedExpiry, rsaPrivateKey, signJwtRs256 } from '../auth/minted.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
-import type { ClientCredentialsAuth, CompiledAction, CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import type { ClientCredentialsAuth, CompiledAction, CompiledAuthVariant, CompiledMint, LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { setHeader } from './request.ts';
 import type { RawResult, RuntimeOptions } from './types.ts';
 
-/** Sends a token mint request with the given Authorization (the signed JWT), within `deadlineMs`. */
-export type MintCall = (action: CompiledAction, authorization: string, deadlineMs: number) => Promise<RawResult>;
+/** Sends a minted_bearer variant's mint request carrying the signed JWT, within `deadlineMs`. */
+export type MintCall = (mint: CompiledMint, jwt: string, deadlineMs: number) => Promise<RawResult>;
 
 export class RuntimeCredentials {
   /** The credentials in use: the caller's, updated by every OAuth refresh. */
@@ -139,7 +139,7 @@ export class RuntimeCredentials {
       const variant = this.variant.def.name;
       let raw: RawResult;
       try {
-        raw = await callMint(mint.action, `Bearer ${jwt}`, timeoutMs);
+        raw = await callMint(mint, jwt, timeoutMs);
       } catch (e) {
         if (e instanceof SwitchboardError && e.code === 'upstream_credentials_rejected') {
           throw new SwitchboardError(

@@ -8,7 +8,7 @@ import { selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { UpstreamSend } from '../http/upstream-transport.ts';
-import { LIST_ACTIONS, type CompiledAction, type LoadedManifest } from '../manifest/index.ts';
+import { LIST_ACTIONS, type CompiledAction, type CompiledMint, type LoadedManifest } from '../manifest/index.ts';
 import { observing } from '../observe/hooks.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { compileTemplate, truthy, type TemplateContext } from '../templates/index.ts';
@@ -83,7 +83,7 @@ export class ConnectorRuntime {
       maxResponseBytes: this.maxResponseBytes,
       random: options.random,
       mint: (timeoutMs, force) =>
-        this.auth.ensureMinted(timeoutMs, force, (action, authorization, deadlineMs) => this.call(action, {}, undefined, {}, authorization, deadlineMs)),
+        this.auth.ensureMinted(timeoutMs, force, (mint, jwt, deadlineMs) => this.callMint(mint, jwt, deadlineMs, options.baseUrl !== undefined)),
       setLastCall: (stats) => {
         this.lastCall = stats;
       },
@@ -250,6 +250,31 @@ export class ConnectorRuntime {
       },
       request,
     );
+  }
+
+  /**
+   * A minted_bearer variant's mint request: on mint.base_url when the token endpoint has a host of
+   * its own (unless an explicit base URL replaces every host, as in a sandbox), with the JWT as
+   * the bearer token, or where the request's templates put {{jwt}} (then no Authorization header).
+   */
+  private callMint(mint: CompiledMint, jwt: string, deadlineMs: number, explicitBase: boolean): Promise<RawResult> {
+    const a = mint.action;
+    const own =
+      mint.baseUrl !== undefined && !explicitBase
+        ? renderBaseUrl(this.manifest, mint.baseUrl, { config: this.config, credentials: this.auth.credentials })
+        : undefined;
+    const target: RequestTarget = own === undefined ? this.target : { manifest: this.manifest, baseUrl: own, baseOrigin: new URL(own).origin };
+    // "" stands for "no Authorization, and no minted token either" in runCall.
+    const authorization = mint.jwtInRequest ? '' : `Bearer ${jwt}`;
+    const plan: CallPlan = {
+      retrySafe: a.retrySafe,
+      render: (call) => {
+        const ctx = { ...this.templateContext({}, call), jwt };
+        return renderRequest(target, a, ctx, undefined, (headers) => setHeader(headers, 'Authorization', authorization));
+      },
+      interpret: (res) => interpretResponse(this.manifest, this.retry, a, res, {}),
+    };
+    return runCall(this.host, plan, {}, authorization, deadlineMs);
   }
 
   /**

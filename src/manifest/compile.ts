@@ -104,8 +104,12 @@ export interface CompiledMint {
   claims: [string, Template][];
   backdateSeconds: number;
   lifetimeSeconds: number;
-  /** The mint request, as an action without params (sent with "Authorization: Bearer <jwt>"). */
+  /** The mint request, as an action without params (sent with "Authorization: Bearer <jwt>" unless it reads {{jwt}} itself). */
   action: CompiledAction;
+  /** The request's templates read {{jwt}} (an RFC 7523 grant's assertion): no Authorization header. */
+  jwtInRequest: boolean;
+  /** mint.base_url as declared (compiled in baseUrls when it has variables): the token endpoint's host, when not the API's. */
+  baseUrl?: string;
   token: Template;
   expiresAt?: Template;
   expiresIn?: Template;

@@ -113,6 +113,13 @@ const HELPERS: Record<string, Helper> = {
       : Array.isArray(v)
         ? v.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x]))
         : [v],
+  /** The first object of an array whose field `key` equals `value` (the default of several accounts: `find body.accounts 'is_default' true`). */
+  find: (arr, key, value) =>
+    Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
+  /** The arrays given, one after the other (arguments that are not arrays are left out). */
+  concat: (...args) => args.filter(Array.isArray).flat(1),
+  /** A string cut at each `sep` (undefined for anything but a string). */
+  split: (s, sep) => (typeof s === 'string' && typeof sep === 'string' && sep !== '' ? s.split(sep) : undefined),
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};

@@ -9,7 +9,8 @@ import type { Template } from '../../templates/index.ts';
 import { basicAuthorization } from '../basic-auth.ts';
 import type { CompiledAuthVariant, CompiledCheck, CompiledGrant } from '../compile.ts';
 import { anchored, credentialsSchema } from '../schemas.ts';
-import { AUTH_ROOTS, type CheckContext, type Scope } from './checker.ts';
+import { treeTemplates } from '../template-tree.ts';
+import { AUTH_ROOTS, REQUEST_ROOTS, type CheckContext, type Scope } from './checker.ts';
 import { followUpsOf } from './auth-follow-up.ts';
 import { ajv } from './json-schema.ts';
 import { compileCheck } from './request.ts';
@@ -89,8 +90,13 @@ function mintedVariant(ctx: CheckContext, v: Variant<'minted_bearer'>, i: number
   const token = check.template(['auth', i, 'mint', 'token'], v.mint.token, resScope);
   const expiresAt = v.mint.expires_at !== undefined ? check.template(['auth', i, 'mint', 'expires_at'], v.mint.expires_at, resScope) : undefined;
   const expiresIn = v.mint.expires_in !== undefined ? check.template(['auth', i, 'mint', 'expires_in'], v.mint.expires_in, resScope) : undefined;
-  const mintCheck = compileCheck(check, { request: v.mint.request }, ['auth', i, 'mint'], new Set(Object.keys(v.fields)), config, v.fields);
+  // {{jwt}}: the signed JWT where the request puts it (an RFC 7523 grant's form field `assertion`).
+  const mintRoots = new Set([...REQUEST_ROOTS, 'jwt']);
+  const mintCheck = compileCheck(check, { request: v.mint.request }, ['auth', i, 'mint'], new Set(Object.keys(v.fields)), config, v.fields, mintRoots);
   if (!key || !token || !mintCheck) return undefined;
+  const r = mintCheck.action.request;
+  const templates = [r.path, ...r.query.map(([, t]) => t), ...r.headers.map(([, t]) => t), ...(r.body ? treeTemplates(r.body).map(([, t]) => t) : [])];
+  const jwtInRequest = templates.some((t) => t.references.some(([root]) => root === 'jwt'));
   // The header's value is the minted token, which only the engine holds; the template stands for it in listings.
   const placeholder: Template = { source: 'Bearer <minted token>', references: [], single: false, render: () => undefined, renderPath: () => '' };
   const compiled = compiledVariant(v, placeholder);
@@ -100,6 +106,8 @@ function mintedVariant(ctx: CheckContext, v: Variant<'minted_bearer'>, i: number
     backdateSeconds: v.jwt.backdate_seconds ?? 60,
     lifetimeSeconds: v.jwt.lifetime_seconds ?? 540,
     action: { ...mintCheck.action, entity: 'auth', name: 'create', retrySafe: false },
+    jwtInRequest,
+    ...(v.mint.base_url !== undefined ? { baseUrl: v.mint.base_url } : {}),
     token,
     ...(expiresAt ? { expiresAt } : {}),
     ...(expiresIn ? { expiresIn } : {}),

@@ -4,6 +4,7 @@
  * the vendors answer in); an operation handler of the caller's, a declared rule, else the store
  * (operations.ts).
  */
+import { jwtBearerAssertion } from '../core/jwt-tokens.ts';
 import type { RateCounter } from '../core/rate-limit.ts';
 import type { Json } from '../description.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
@@ -31,6 +32,11 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
   return (incoming) => {
     const fromOauth = oauthRoutes?.(incoming);
     if (fromOauth !== undefined) return fromOauth;
+    // The JWT bearer grant on a token endpoint of its own (jwt_tokens.path): the JWT is the form's assertion.
+    if (mintRoute !== undefined && incoming.method === 'POST' && incoming.path === sidecar.jwt_tokens?.path) {
+      const grant = jwtBearerAssertion(incoming.rawBody);
+      return 'error' in grant ? { status: 400, json: { error: 'unsupported_grant_type', error_description: grant.error } } : mintRoute(grant.authorization);
+    }
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
     // rate_limit.per_credential: requests refused for their path or credentials spend nothing (the limit is the account's).
