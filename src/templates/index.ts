@@ -100,6 +100,17 @@ const HELPERS: Record<string, Helper> = {
   last: (arr) => (Array.isArray(arr) ? arr[arr.length - 1] : undefined),
   /** An object's entries as [{key, value}] (Jira's errors: {field: message}, for errors.list); undefined for anything else. */
   entries: (obj) => (obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? Object.entries(obj).map(([key, value]) => ({ key, value })) : undefined),
+  /** A string split at a separator (default ","); undefined for anything that is not a string. */
+  split: (s, sep) => (typeof s === 'string' ? s.split(typeof sep === 'string' && sep !== '' ? sep : ',') : undefined),
+  /** The host of an absolute URL, lower case (`https://acme.example.com/x` → `acme.example.com`); undefined for anything else. */
+  url_host: (s) => {
+    if (typeof s !== 'string' || !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) return undefined;
+    try {
+      return new URL(s).hostname || undefined;
+    } catch {
+      return undefined;
+    }
+  },
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
   /** An object from alternating key/value arguments, dropping undefined values. */

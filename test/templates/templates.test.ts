@@ -83,3 +83,14 @@ describe('entries', () => {
     expect(compileTemplate("{{first (pluck (entries body.errors) 'value')}}").render({ body: { errors: { a: 'first' } } })).toBe('first');
   });
 });
+
+describe('split and url_host', () => {
+  it("read a label of a URL's host (a company's API domain in a token answer), undefined for what is not a URL or string", () => {
+    const t = compileTemplate("{{first (split (url_host body.api_domain) '.')}}");
+    expect(t.render({ body: { api_domain: 'https://Acme.example.com/' } })).toBe('acme');
+    expect(t.render({ body: { api_domain: 'acme.example.com' } })).toBeUndefined();
+    expect(t.render({ body: {} })).toBeUndefined();
+    expect(compileTemplate('{{split body.s}}').render({ body: { s: 'a,b' } })).toEqual(['a', 'b']);
+    expect(compileTemplate("{{split body.s '/'}}").render({ body: { s: 3 } })).toBeUndefined();
+  });
+});

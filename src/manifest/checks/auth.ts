@@ -9,7 +9,7 @@ import { basicAuthorization } from '../basic-auth.ts';
 import type { CompiledAuthVariant, CompiledCheck } from '../compile.ts';
 import { anchored, credentialsSchema } from '../schemas.ts';
 import { AUTH_ROOTS, type CheckContext, type Scope } from './checker.ts';
-import { followUpsOf } from './auth-follow-up.ts';
+import { checkTokenFields, followUpsOf } from './auth-follow-up.ts';
 import { ajv } from './json-schema.ts';
 import { compileCheck } from './request.ts';
 
@@ -124,6 +124,7 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
     if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true)
       check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
   }
+  if (v.type === 'oauth2') checkTokenFields(check, i, v, scope);
   const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
   return value ? { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) } : undefined;
 }
