@@ -10,6 +10,7 @@ import type * as jira from './jira/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
+import type * as pipedrive from './pipedrive/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as zendesk from './zendesk/types.ts';
@@ -26,13 +27,14 @@ export interface ConnectorTypes {
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
+  pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'pipedrive', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
@@ -44,6 +46,7 @@ export type * as jira from './jira/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
+export type * as pipedrive from './pipedrive/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as zendesk from './zendesk/types.ts';
