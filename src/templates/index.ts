@@ -19,6 +19,12 @@ function isEmpty(v: unknown): boolean {
   return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
+/** A number, or a numeric string as one; undefined for anything else. */
+function toNumber(v: unknown): number | undefined {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
 /** The closed helper set. Every helper is pure and total (never throws on odd input). */
 const HELPERS: Record<string, Helper> = {
   /** JSON-encode a value (strings are quoted). */
@@ -39,6 +45,16 @@ const HELPERS: Record<string, Helper> = {
     const x = typeof a === 'string' && a.trim() !== '' ? Number(a) : a;
     const y = typeof b === 'string' && b.trim() !== '' ? Number(b) : b;
     return typeof x === 'number' && typeof y === 'number' && Number.isFinite(x + y) ? x + y : undefined;
+  },
+  /** Numeric subtraction; undefined when either side is not a number. */
+  sub: (a, b) => {
+    const [x, y] = [toNumber(a), toNumber(b)];
+    return x !== undefined && y !== undefined && Number.isFinite(x - y) ? x - y : undefined;
+  },
+  /** Numeric division (a wait from a cost deficit and a restore rate); undefined when either side is not a number or the divisor is 0. */
+  div: (a, b) => {
+    const [x, y] = [toNumber(a), toNumber(b)];
+    return x !== undefined && y !== undefined && y !== 0 && Number.isFinite(x / y) ? x / y : undefined;
   },
   /** Number from a numeric string; undefined otherwise. */
   number: (a) => {

@@ -94,3 +94,14 @@ describe('split and url_host', () => {
     expect(compileTemplate("{{split body.s '/'}}").render({ body: { s: 3 } })).toBeUndefined();
   });
 });
+
+describe('sub and div', () => {
+  it('compute a wait from a cost deficit and a restore rate; undefined for what is not a number or a division by 0', () => {
+    const t = compileTemplate('{{div (sub body.requested body.available) body.rate}}');
+    expect(t.render({ body: { requested: 152, available: 52, rate: 50 } })).toBe(2);
+    expect(t.render({ body: { requested: '75', available: 50, rate: '100' } })).toBe(0.25);
+    expect(t.render({ body: { requested: 10, available: 0, rate: 0 } })).toBeUndefined();
+    expect(t.render({ body: { requested: 'x', available: 0, rate: 1 } })).toBeUndefined();
+    expect(compileTemplate('{{sub 3 body.missing}}').render({ body: {} })).toBeUndefined();
+  });
+});
