@@ -639,6 +639,15 @@ authorize_params?: {
 [k: string]: string | undefined
 }
 /**
+ * Non-secret credential fields filled from the token endpoint's own answer, on the code exchange and on every refresh: field → template over the answer (body), e.g. company_domain: "{{first (split (url_host body.api_domain) '.')}}" (a company's host named in the answer, used in the variant's base_url). An answer that renders a field empty is upstream_protocol_error.
+ */
+token_fields?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
  * Requests run once after the authorization-code exchange (hosted OAuth, Connect UI), in order, that fill non-secret credential fields from their answers (Jira: cloud_id from accessible-resources). Not run after a refresh unless on_refresh is true. Library callers that exchange codes themselves run them with runFollowUps or supply the fields.
  * 
  * @minItems 1

@@ -111,3 +111,25 @@ describe('entries', () => {
     expect(compileTemplate("{{split body.n '.'}}").render({ body: { n: 3 } })).toBeUndefined();
   });
 });
+
+describe('split and url_host', () => {
+  it("read a label of a URL's host (a company's API domain in a token answer), undefined for what is not a URL or string", () => {
+    const t = compileTemplate("{{first (split (url_host body.api_domain) '.')}}");
+    expect(t.render({ body: { api_domain: 'https://Acme.example.com/' } })).toBe('acme');
+    expect(t.render({ body: { api_domain: 'acme.example.com' } })).toBeUndefined();
+    expect(t.render({ body: {} })).toBeUndefined();
+    expect(compileTemplate('{{split body.s}}').render({ body: { s: 'a,b' } })).toEqual(['a', 'b']);
+    expect(compileTemplate("{{split body.s '/'}}").render({ body: { s: 3 } })).toBeUndefined();
+  });
+});
+
+describe('sub and div', () => {
+  it('compute a wait from a cost deficit and a restore rate; undefined for what is not a number or a division by 0', () => {
+    const t = compileTemplate('{{div (sub body.requested body.available) body.rate}}');
+    expect(t.render({ body: { requested: 152, available: 52, rate: 50 } })).toBe(2);
+    expect(t.render({ body: { requested: '75', available: 50, rate: '100' } })).toBe(0.25);
+    expect(t.render({ body: { requested: 10, available: 0, rate: 0 } })).toBeUndefined();
+    expect(t.render({ body: { requested: 'x', available: 0, rate: 1 } })).toBeUndefined();
+    expect(compileTemplate('{{sub 3 body.missing}}').render({ body: {} })).toBeUndefined();
+  });
+});

@@ -11,7 +11,7 @@ import type { CompiledAuthVariant, CompiledCheck, CompiledGrant } from '../compi
 import { anchored, credentialsSchema } from '../schemas.ts';
 import { treeTemplates } from '../template-tree.ts';
 import { AUTH_ROOTS, REQUEST_ROOTS, type CheckContext, type Scope } from './checker.ts';
-import { followUpsOf } from './auth-follow-up.ts';
+import { checkTokenFields, followUpsOf } from './auth-follow-up.ts';
 import { ajv } from './json-schema.ts';
 import { compileCheck } from './request.ts';
 
@@ -174,6 +174,7 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
     if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true)
       check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
   }
+  if (v.type === 'oauth2') checkTokenFields(check, i, v, scope);
   const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
   const query = v.type === 'api_key' ? queryCredentials(ctx, v, i, scope) : undefined;
   if (!value || query === null) return undefined;

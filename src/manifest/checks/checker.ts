@@ -29,6 +29,7 @@ export const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
 export const MATCH_ROOTS = new Set([...ERROR_ROOTS, 'matched']);
 export const AUTH_ROOTS = new Set(['credentials', 'config']);
 export const FOLLOW_UP_ROOTS = new Set(['body', 'headers']);
+export const TOKEN_ANSWER_ROOTS = new Set(['body']);
 
 /** Roots a template may reference, by where it appears. */
 export type Scope = {
