@@ -801,6 +801,201 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** ApolloAccountsCreateParams */
+        ApolloAccountsCreateParams: {
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloAccountsGetParams */
+        ApolloAccountsGetParams: {
+            account_id: string;
+        };
+        /** ApolloAccountsListParams */
+        ApolloAccountsListParams: {
+            account_label_ids?: string[];
+            account_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            q_organization_name?: string;
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "account_last_activity_date" | "account_created_at" | "account_updated_at";
+        };
+        /** ApolloAccountsUpdateParams */
+        ApolloAccountsUpdateParams: {
+            account_id: string;
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloContactsCreateParams */
+        ApolloContactsCreateParams: {
+            account_id?: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            /** @description Create only: answer the existing contact with the same email instead of a duplicate */
+            run_dedupe?: boolean;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /** ApolloContactsGetParams */
+        ApolloContactsGetParams: {
+            contact_id: string;
+        };
+        /** ApolloContactsListParams */
+        ApolloContactsListParams: {
+            contact_label_ids?: string[];
+            contact_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Names */
+            q_keywords?: string;
+            /** @description With sort_by_field */
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "contact_last_activity_date" | "contact_email_last_opened_at" | "contact_email_last_clicked_at" | "contact_created_at" | "contact_updated_at";
+        };
+        /** ApolloContactsUpdateParams */
+        ApolloContactsUpdateParams: {
+            account_id?: string;
+            contact_id: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /**
+         * ApolloExecuteRequest
+         * @description Execute on a Apollo.io connector (type apollo)
+         */
+        ApolloExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["ApolloPeopleListParams"];
+        };
+        /** ApolloPeopleListParams */
+        ApolloPeopleListParams: {
+            contact_email_status?: ("verified" | "unverified" | "likely to engage" | "unavailable")[];
+            include_similar_titles?: boolean;
+            organization_ids?: string[];
+            /** @description Where their employers have their headquarters */
+            organization_locations?: string[];
+            /** @description Employee count ranges, min,max (1,10) */
+            organization_num_employees_ranges?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Where people live (cities, US states, countries) */
+            person_locations?: string[];
+            person_seniorities?: ("owner" | "founder" | "c_suite" | "partner" | "vp" | "head" | "director" | "manager" | "senior" | "entry" | "intern")[];
+            /** @description Job titles (current) */
+            person_titles?: string[];
+            q_keywords?: string;
+            /** @description Employers' domains (apollo.io, no www) */
+            q_organization_domains_list?: string[];
+        };
         /**
          * AsanaExecuteRequest
          * @description Execute on a Asana connector (type asana)
@@ -8528,7 +8723,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

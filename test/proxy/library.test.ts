@@ -57,6 +57,7 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
  */
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
   ['github', { method: 'GET', path: '/user' }],
+  ['apollo', { method: 'GET', path: '/auth/health' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['figma', { method: 'GET', path: '/v1/me' }],

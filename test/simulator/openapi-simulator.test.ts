@@ -1058,3 +1058,23 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
     expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, endpoints: [{ path: /x }] }')).toThrow(/json/);
   });
 });
+
+describe('search rules paged by a page number in the body (Apollo’s searches)', () => {
+  const APOLLO = new URL('../../connectors/apollo/', import.meta.url).pathname;
+  let sim: OpenApiSimulator;
+  const key = { 'x-api-key': 'apollo_sandbox_Zq4mX8vN2pR6tB1yK9wL3c' };
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${APOLLO}openapi.yaml`, sidecar: `${APOLLO}simulator.yaml`, seed: 4, rateLimit: false });
+  }, 60_000);
+  afterAll(() => sim.close());
+
+  it('serves page N of per_page records with the page, the total and the number of pages; a page below 1 is refused', async () => {
+    const ids = [...sim.resources.get('contacts')!.records.values()].map((s) => s.record['id']);
+    const pages = [1, 2, 3].map((page) => call(sim, 'POST', '/contacts/search', { page, per_page: 3 }, key));
+    const bodies = (await Promise.all(pages)).map((r) => r.body as Record<string, any>);
+    expect(bodies.map((b) => b['contacts'].map((c: Record<string, unknown>) => c['id'])).flat()).toEqual(ids);
+    expect(bodies.map((b) => b['pagination'])).toEqual([1, 2, 3].map((page) => ({ page, per_page: 3, total_entries: 7, total_pages: 3 })));
+    const refused = await call(sim, 'POST', '/contacts/search', { page: 0 }, key);
+    expect(refused.status).toBe(422);
+  });
+});
