@@ -257,6 +257,21 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/api/v2/users/me' } });
   });
 
+  it('errors as a list of plain messages (Gong-shaped {requestId, errors: [string]}): the first one', async () => {
+    const error = {
+      description: 'no',
+      content: {
+        'application/json': { schema: { type: 'object', properties: { requestId: { type: 'string' }, errors: { type: 'array', items: { type: 'string' } } } } },
+      },
+    };
+    const list = {
+      ...ok({ type: 'object', properties: { widgets: { type: 'array', items: widget } } }),
+      responses: { 200: ok({ type: 'array', items: widget }).responses[200], 401: error },
+    };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['errors'].message).toMatch(/^\{\{default \(first body\.errors\)/);
+  });
+
   it('paths that end in a slash (Close-shaped): the check is /me/', async () => {
     const list = { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: widget } } } } } };
     const paths = { ...widgetPaths(list), '/me/': { get: ok({ type: 'object', properties: { id: { type: 'string' } } }) } };
