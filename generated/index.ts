@@ -5,6 +5,7 @@ import type * as asana from './asana/types.ts';
 import type * as close from './close/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
+import type * as gong from './gong/types.ts';
 import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
@@ -23,6 +24,7 @@ export interface ConnectorTypes {
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
+  gong: { actions: gong.GongActions; credentials: gong.GongCredentials; search: gong.GongSearch; check: gong.GongCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
@@ -36,13 +38,14 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'close', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
 export type * as close from './close/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
+export type * as gong from './gong/types.ts';
 export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';

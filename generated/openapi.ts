@@ -3333,6 +3333,143 @@ export interface components {
              */
             web_commit_signoff_required: boolean;
         };
+        /** GongCallsCreateParams */
+        GongCallsCreateParams: {
+            /** Format: date-time */
+            actual_start: string;
+            /** @description The call's id in the system it comes from (unique) */
+            client_unique_id: string;
+            custom_data?: string;
+            /** @enum {string} */
+            direction: "Inbound" | "Outbound" | "Conference" | "Unknown";
+            disposition?: string;
+            /** @description Where Gong fetches the recording from */
+            download_media_url?: string;
+            /** @description Seconds */
+            duration?: number;
+            language_code?: string;
+            meeting_url?: string;
+            parties: {
+                /** Format: email */
+                emailAddress?: string;
+                mediaChannelId?: number;
+                name?: string;
+                phoneNumber?: string;
+                /** @description A Gong user's id (the company's own people) */
+                userId?: string;
+            }[];
+            /** @description The Gong user id of the call's host */
+            primary_user: string;
+            purpose?: string;
+            /** Format: date-time */
+            scheduled_end?: string;
+            /** Format: date-time */
+            scheduled_start?: string;
+            title?: string;
+            workspace_id?: string;
+        };
+        /** GongCallsGetParams */
+        GongCallsGetParams: {
+            id: string;
+        };
+        /** GongCallsListParams */
+        GongCallsListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time (ISO 8601, 2026-01-01T02:30:00-08:00)
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            /** @description Only this workspace's calls */
+            workspace_id?: string;
+        };
+        /** GongCallTranscriptsListParams */
+        GongCallTranscriptsListParams: {
+            /** @description These calls' transcripts */
+            call_ids?: string[];
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            workspace_id?: string;
+        };
+        /**
+         * GongExecuteRequest
+         * @description Execute on a Gong connector (type gong)
+         */
+        GongExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["GongCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["GongUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["GongUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "call_transcripts";
+            params?: components["schemas"]["GongCallTranscriptsListParams"];
+        };
+        /** GongUsersGetParams */
+        GongUsersGetParams: {
+            id: string;
+        };
+        /** GongUsersListParams */
+        GongUsersListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            include_avatars?: boolean;
+        };
         /**
          * GranolaExecuteRequest
          * @description Execute on a Granola connector (type granola)
@@ -8723,7 +8860,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -1078,3 +1078,28 @@ describe('search rules paged by a page number in the body (Apollo’s searches)'
     expect(refused.status).toBe(422);
   });
 });
+
+describe('a create answered by a schema of its own, and ids taken from another resource (Gong’s calls and transcripts)', () => {
+  const GONG = new URL('../../connectors/gong/', import.meta.url).pathname;
+  let sim: OpenApiSimulator;
+  const basic = { authorization: `Basic ${Buffer.from('key:gong_sandbox_secret_Q9vT2xW7kL4m').toString('base64')}` };
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${GONG}openapi.yaml`, sidecar: `${GONG}simulator.yaml`, seed: 4, rateLimit: false });
+  }, 60_000);
+  afterAll(() => sim.close());
+
+  it('names the new record’s id as <singular>Id ({requestId, callId, url}); seeded transcripts take distinct call ids', async () => {
+    const made = await call(
+      sim,
+      'POST',
+      '/v2/calls',
+      { clientUniqueId: 'c-1', actualStart: '2026-02-01T10:00:00Z', parties: [{ name: 'A' }], direction: 'Inbound', primaryUser: '1' },
+      basic,
+    );
+    expect(made.status).toBe(201);
+    expect(sim.resources.get('calls')!.records.has(String(made.body['callId']))).toBe(true);
+    const calls = [...sim.resources.get('calls')!.records.keys()];
+    const transcripts = [...sim.resources.get('call_transcripts')!.records.keys()];
+    expect(transcripts).toEqual(calls.slice(0, transcripts.length));
+  });
+});
