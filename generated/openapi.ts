@@ -801,6 +801,201 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** ApolloAccountsCreateParams */
+        ApolloAccountsCreateParams: {
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloAccountsGetParams */
+        ApolloAccountsGetParams: {
+            account_id: string;
+        };
+        /** ApolloAccountsListParams */
+        ApolloAccountsListParams: {
+            account_label_ids?: string[];
+            account_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            q_organization_name?: string;
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "account_last_activity_date" | "account_created_at" | "account_updated_at";
+        };
+        /** ApolloAccountsUpdateParams */
+        ApolloAccountsUpdateParams: {
+            account_id: string;
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloContactsCreateParams */
+        ApolloContactsCreateParams: {
+            account_id?: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            /** @description Create only: answer the existing contact with the same email instead of a duplicate */
+            run_dedupe?: boolean;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /** ApolloContactsGetParams */
+        ApolloContactsGetParams: {
+            contact_id: string;
+        };
+        /** ApolloContactsListParams */
+        ApolloContactsListParams: {
+            contact_label_ids?: string[];
+            contact_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Names */
+            q_keywords?: string;
+            /** @description With sort_by_field */
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "contact_last_activity_date" | "contact_email_last_opened_at" | "contact_email_last_clicked_at" | "contact_created_at" | "contact_updated_at";
+        };
+        /** ApolloContactsUpdateParams */
+        ApolloContactsUpdateParams: {
+            account_id?: string;
+            contact_id: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /**
+         * ApolloExecuteRequest
+         * @description Execute on a Apollo.io connector (type apollo)
+         */
+        ApolloExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["ApolloPeopleListParams"];
+        };
+        /** ApolloPeopleListParams */
+        ApolloPeopleListParams: {
+            contact_email_status?: ("verified" | "unverified" | "likely to engage" | "unavailable")[];
+            include_similar_titles?: boolean;
+            organization_ids?: string[];
+            /** @description Where their employers have their headquarters */
+            organization_locations?: string[];
+            /** @description Employee count ranges, min,max (1,10) */
+            organization_num_employees_ranges?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Where people live (cities, US states, countries) */
+            person_locations?: string[];
+            person_seniorities?: ("owner" | "founder" | "c_suite" | "partner" | "vp" | "head" | "director" | "manager" | "senior" | "entry" | "intern")[];
+            /** @description Job titles (current) */
+            person_titles?: string[];
+            q_keywords?: string;
+            /** @description Employers' domains (apollo.io, no www) */
+            q_organization_domains_list?: string[];
+        };
         /**
          * AsanaExecuteRequest
          * @description Execute on a Asana connector (type asana)
@@ -3137,6 +3332,143 @@ export interface components {
              * @default false
              */
             web_commit_signoff_required: boolean;
+        };
+        /** GongCallsCreateParams */
+        GongCallsCreateParams: {
+            /** Format: date-time */
+            actual_start: string;
+            /** @description The call's id in the system it comes from (unique) */
+            client_unique_id: string;
+            custom_data?: string;
+            /** @enum {string} */
+            direction: "Inbound" | "Outbound" | "Conference" | "Unknown";
+            disposition?: string;
+            /** @description Where Gong fetches the recording from */
+            download_media_url?: string;
+            /** @description Seconds */
+            duration?: number;
+            language_code?: string;
+            meeting_url?: string;
+            parties: {
+                /** Format: email */
+                emailAddress?: string;
+                mediaChannelId?: number;
+                name?: string;
+                phoneNumber?: string;
+                /** @description A Gong user's id (the company's own people) */
+                userId?: string;
+            }[];
+            /** @description The Gong user id of the call's host */
+            primary_user: string;
+            purpose?: string;
+            /** Format: date-time */
+            scheduled_end?: string;
+            /** Format: date-time */
+            scheduled_start?: string;
+            title?: string;
+            workspace_id?: string;
+        };
+        /** GongCallsGetParams */
+        GongCallsGetParams: {
+            id: string;
+        };
+        /** GongCallsListParams */
+        GongCallsListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time (ISO 8601, 2026-01-01T02:30:00-08:00)
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            /** @description Only this workspace's calls */
+            workspace_id?: string;
+        };
+        /** GongCallTranscriptsListParams */
+        GongCallTranscriptsListParams: {
+            /** @description These calls' transcripts */
+            call_ids?: string[];
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            workspace_id?: string;
+        };
+        /**
+         * GongExecuteRequest
+         * @description Execute on a Gong connector (type gong)
+         */
+        GongExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["GongCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["GongUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["GongUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "call_transcripts";
+            params?: components["schemas"]["GongCallTranscriptsListParams"];
+        };
+        /** GongUsersGetParams */
+        GongUsersGetParams: {
+            id: string;
+        };
+        /** GongUsersListParams */
+        GongUsersListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            include_avatars?: boolean;
         };
         /**
          * GranolaExecuteRequest
@@ -9589,7 +9921,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

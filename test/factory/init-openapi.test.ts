@@ -258,6 +258,21 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/api/v2/users/me' } });
   });
 
+  it('errors as a list of plain messages (Gong-shaped {requestId, errors: [string]}): the first one', async () => {
+    const error = {
+      description: 'no',
+      content: {
+        'application/json': { schema: { type: 'object', properties: { requestId: { type: 'string' }, errors: { type: 'array', items: { type: 'string' } } } } },
+      },
+    };
+    const list = {
+      ...ok({ type: 'object', properties: { widgets: { type: 'array', items: widget } } }),
+      responses: { 200: ok({ type: 'array', items: widget }).responses[200], 401: error },
+    };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['errors'].message).toMatch(/^\{\{default \(first body\.errors\)/);
+  });
+
   it('paths that end in a slash (Close-shaped): the check is /me/', async () => {
     const list = { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: widget } } } } } };
     const paths = { ...widgetPaths(list), '/me/': { get: ok({ type: 'object', properties: { id: { type: 'string' } } }) } };
@@ -333,6 +348,50 @@ describe('init --from-openapi inferences', () => {
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'offset', param: 'offset', limit_param: 'limit', default_limit: 25 });
     expect(m['entities'].widgets.actions.list.response.records).toBe('{{body.results}}');
+  });
+
+  it('a POST search beside the item path is the list (Apollo-shaped): body params, page numbers while page < total_pages, no check from it', async () => {
+    const search = {
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: { q_keywords: { type: 'string' }, page: { type: 'integer' }, per_page: { type: 'integer', default: 10, maximum: 100 } },
+            },
+          },
+        },
+      },
+      ...ok({
+        type: 'object',
+        properties: {
+          widgets: { type: 'array', items: widget },
+          pagination: { type: 'object', properties: { page: { type: 'integer' }, per_page: { type: 'integer' }, total_pages: { type: 'integer' } } },
+        },
+      }),
+    };
+    const paths = {
+      '/widgets': { post: { requestBody: { content: { 'application/json': { schema: widget } } }, ...ok({ type: 'object', properties: { widget } }) } },
+      '/widgets/search': { post: search },
+      '/widgets/{widget_id}': widgetPaths({})['/widgets/{widget_id}'],
+    };
+    const { m } = await scaffold(description({ paths }));
+    const l = m['entities'].widgets.actions.list;
+    expect(l.request).toEqual({
+      method: 'POST',
+      path: '/widgets/search',
+      body: { q_keywords: '{{params.q_keywords}}', page: '{{params.page}}', per_page: '{{params.per_page}}' },
+    });
+    expect(l.pagination).toEqual({
+      type: 'page',
+      param: 'page',
+      start: 1,
+      limit_param: 'per_page',
+      default_limit: 10,
+      has_more: '{{lt body.pagination.page body.pagination.total_pages}}',
+    });
+    expect(Object.keys(m['entities'].widgets.actions).sort()).toEqual(['create', 'get', 'list']);
+    expect(m['check']).toBeUndefined();
   });
 
   it('pagination: an integer offset with a limit and has_more (Close-shaped _skip/_limit)', async () => {

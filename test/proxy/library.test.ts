@@ -57,9 +57,11 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
  */
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
   ['github', { method: 'GET', path: '/user' }],
+  ['apollo', { method: 'GET', path: '/auth/health' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['figma', { method: 'GET', path: '/v1/me' }],
+  ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
   ['intercom', { method: 'GET', path: '/me' }],

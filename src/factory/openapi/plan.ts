@@ -171,12 +171,14 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
     }
   }
   // A search path beside an item path (/project/search next to /project/{projectIdOrKey}) is the
-  // entity's list when its collection path has no GET (Jira's /rest/api/3/project/search).
+  // entity's list when its collection path has no GET (Jira's /rest/api/3/project/search); a POST
+  // search when the path has no GET (Apollo's POST /contacts/search, its filters and page in the body).
   for (const [collection, e] of [...byCollection]) {
-    if (!collection.endsWith('/search') || e.ops.list === undefined || e.item !== undefined) continue;
+    const search = e.ops.list ?? e.ops.create;
+    if (!collection.endsWith('/search') || search === undefined || e.item !== undefined) continue;
     const parent = byCollection.get(collection.slice(0, -'/search'.length));
     if (parent === undefined || parent.ops.list !== undefined || parent.item === undefined) continue;
-    parent.ops.list = e.ops.list;
+    parent.ops.list = search;
     byCollection.delete(collection);
   }
   return byCollection;

@@ -312,6 +312,7 @@ export const SIDECAR_SCHEMA = {
             properties: {
               per_page: { type: 'string' },
               cursor: { type: 'string' },
+              page: { type: 'string' },
               default: { type: 'integer', minimum: 1 },
               max: { type: 'integer', minimum: 1 },
               over_max: { enum: ['reject', 'clamp'] },
