@@ -10,6 +10,7 @@ import type * as jira from './jira/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
+import type * as okta from './okta/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
@@ -27,6 +28,7 @@ export interface ConnectorTypes {
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
+  okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
@@ -34,7 +36,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
@@ -46,6 +48,7 @@ export type * as jira from './jira/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
+export type * as okta from './okta/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';

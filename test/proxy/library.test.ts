@@ -66,6 +66,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
+  ['okta', { method: 'GET', path: '/api/v1/users/me' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
