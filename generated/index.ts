@@ -13,6 +13,7 @@ import type * as jira from './jira/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
+import type * as okta from './okta/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
 import type * as slack from './slack/types.ts';
@@ -34,6 +35,7 @@ export interface ConnectorTypes {
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
+  okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
@@ -42,7 +44,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -57,6 +59,7 @@ export type * as jira from './jira/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
+export type * as okta from './okta/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
 export type * as slack from './slack/types.ts';

@@ -5719,6 +5719,541 @@ export interface components {
              */
             expires_at: string;
         };
+        /** OktaAppsCreateParams */
+        OktaAppsCreateParams: {
+            accessibility?: {
+                errorRedirectUrl?: string;
+                loginRedirectUrl?: string;
+                selfService?: boolean;
+            };
+            /**
+             * @description Executes activation lifecycle operation when creating the app
+             * @default true
+             */
+            activate: boolean;
+            credentials?: {
+                signing?: {
+                    kid?: string;
+                    /** Format: date-time */
+                    lastRotated?: string;
+                    /** Format: date-time */
+                    nextRotation?: string;
+                    rotationMode?: string;
+                    /** @enum {string} */
+                    use?: "sig";
+                };
+                userNameTemplate?: {
+                    pushStatus?: string;
+                    suffix?: string;
+                    template?: string;
+                    type?: string;
+                };
+            };
+            features?: string[];
+            label?: string;
+            licensing?: {
+                seatCount?: number;
+            };
+            /** @description The app's catalog name (bookmark, oidc_client, ...), given when it is created */
+            name?: string;
+            okta_access_gateway_agent?: string;
+            profile?: {
+                [key: string]: Record<string, never>;
+            };
+            settings?: {
+                app?: unknown;
+                implicitAssignment?: boolean;
+                inlineHookId?: string;
+                notes?: {
+                    admin?: string;
+                    enduser?: string;
+                };
+                notifications?: {
+                    vpn?: {
+                        helpUrl?: string;
+                        message?: string;
+                        network?: {
+                            connection?: string;
+                            exclude?: string[];
+                            include?: string[];
+                        };
+                    };
+                };
+            };
+            /** @enum {string} */
+            sign_on_mode?: "BOOKMARK" | "BASIC_AUTH" | "BROWSER_PLUGIN" | "SECURE_PASSWORD_STORE" | "AUTO_LOGIN" | "WS_FEDERATION" | "SAML_2_0" | "OPENID_CONNECT" | "SAML_1_1";
+            visibility?: {
+                appLinks?: {
+                    [key: string]: boolean;
+                };
+                autoLaunch?: boolean;
+                autoSubmitToolbar?: boolean;
+                hide?: {
+                    iOS?: boolean;
+                    web?: boolean;
+                };
+            };
+        };
+        /** OktaAppsGetParams */
+        OktaAppsGetParams: {
+            app_id: string;
+            expand?: string;
+        };
+        /** OktaAppsListParams */
+        OktaAppsListParams: {
+            /** @description Specifies the pagination cursor for the next page of apps */
+            after?: string;
+            /** @description Traverses users link relationship and optionally embeds Application User resource */
+            expand?: string;
+            /** @description Filters apps by status, user.id, group.id or credentials.signing.kid expression */
+            filter?: string;
+            /** @default false */
+            include_non_deleted: boolean;
+            /**
+             * Format: int32
+             * @description Specifies the number of results for a page
+             * @default -1
+             */
+            limit: number;
+            q?: string;
+        };
+        /** OktaAppsUpdateParams */
+        OktaAppsUpdateParams: {
+            accessibility?: {
+                errorRedirectUrl?: string;
+                loginRedirectUrl?: string;
+                selfService?: boolean;
+            };
+            app_id: string;
+            credentials?: {
+                signing?: {
+                    kid?: string;
+                    /** Format: date-time */
+                    lastRotated?: string;
+                    /** Format: date-time */
+                    nextRotation?: string;
+                    rotationMode?: string;
+                    /** @enum {string} */
+                    use?: "sig";
+                };
+                userNameTemplate?: {
+                    pushStatus?: string;
+                    suffix?: string;
+                    template?: string;
+                    type?: string;
+                };
+            };
+            features?: string[];
+            label?: string;
+            licensing?: {
+                seatCount?: number;
+            };
+            /** @description The app's catalog name (bookmark, oidc_client, ...), given when it is created */
+            name?: string;
+            profile?: {
+                [key: string]: Record<string, never>;
+            };
+            settings?: {
+                app?: unknown;
+                implicitAssignment?: boolean;
+                inlineHookId?: string;
+                notes?: {
+                    admin?: string;
+                    enduser?: string;
+                };
+                notifications?: {
+                    vpn?: {
+                        helpUrl?: string;
+                        message?: string;
+                        network?: {
+                            connection?: string;
+                            exclude?: string[];
+                            include?: string[];
+                        };
+                    };
+                };
+            };
+            /** @enum {string} */
+            sign_on_mode?: "BOOKMARK" | "BASIC_AUTH" | "BROWSER_PLUGIN" | "SECURE_PASSWORD_STORE" | "AUTO_LOGIN" | "WS_FEDERATION" | "SAML_2_0" | "OPENID_CONNECT" | "SAML_1_1";
+            visibility?: {
+                appLinks?: {
+                    [key: string]: boolean;
+                };
+                autoLaunch?: boolean;
+                autoSubmitToolbar?: boolean;
+                hide?: {
+                    iOS?: boolean;
+                    web?: boolean;
+                };
+            };
+        };
+        /**
+         * OktaExecuteRequest
+         * @description Execute on a Okta connector (type okta)
+         */
+        OktaExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["OktaUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["OktaUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["OktaUsersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["OktaUsersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["OktaGroupsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["OktaGroupsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["OktaGroupsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["OktaGroupsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "group_members";
+            params: components["schemas"]["OktaGroupMembersListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "group_members";
+            params: components["schemas"]["OktaGroupMembersCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["OktaAppsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "apps";
+            params: components["schemas"]["OktaAppsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["OktaAppsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "apps";
+            params: components["schemas"]["OktaAppsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** OktaGroupMembersCreateParams */
+        OktaGroupMembersCreateParams: {
+            group_id: string;
+            user_id: string;
+        };
+        /** OktaGroupMembersListParams */
+        OktaGroupMembersListParams: {
+            /** @description Specifies the pagination cursor for the next page of users */
+            after?: string;
+            group_id: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of user results in a page
+             * @default 1000
+             */
+            limit: number;
+        };
+        /** OktaGroupsCreateParams */
+        OktaGroupsCreateParams: {
+            profile?: {
+                description?: string;
+                name?: string;
+            };
+            /** @enum {string} */
+            type?: "OKTA_GROUP" | "APP_GROUP" | "BUILT_IN";
+        };
+        /** OktaGroupsGetParams */
+        OktaGroupsGetParams: {
+            group_id: string;
+        };
+        /** OktaGroupsListParams */
+        OktaGroupsListParams: {
+            /** @description Specifies the pagination cursor for the next page of groups */
+            after?: string;
+            /** @description If specified, it causes additional metadata to be included in the response. */
+            expand?: string;
+            /** @description Filter expression for groups */
+            filter?: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of group results in a page
+             * @default 10000
+             */
+            limit: number;
+            /** @description Searches the name property of groups for matching value */
+            q?: string;
+            /** @description Searches for groups with a supported filtering expression for all attributes except for _embedded, _links, and objectClass */
+            search?: string;
+        };
+        /** OktaGroupsUpdateParams */
+        OktaGroupsUpdateParams: {
+            group_id: string;
+            profile?: {
+                description?: string;
+                name?: string;
+            };
+            /** @enum {string} */
+            type?: "OKTA_GROUP" | "APP_GROUP" | "BUILT_IN";
+        };
+        /** OktaUsersCreateParams */
+        OktaUsersCreateParams: {
+            /**
+             * @description Executes activation lifecycle operation when creating the user
+             * @default true
+             */
+            activate: boolean;
+            credentials?: {
+                password?: {
+                    hash?: {
+                        /** @enum {string} */
+                        algorithm?: "BCRYPT" | "SHA-512" | "SHA-256" | "SHA-1" | "MD5";
+                        salt?: string;
+                        saltOrder?: string;
+                        value?: string;
+                        workFactor?: number;
+                    };
+                    hook?: {
+                        type?: string;
+                    };
+                    /** Format: password */
+                    value?: string;
+                };
+                provider?: {
+                    name?: string;
+                    /** @enum {string} */
+                    type?: "ACTIVE_DIRECTORY" | "FEDERATION" | "LDAP" | "OKTA" | "SOCIAL" | "IMPORT";
+                };
+                recovery_question?: {
+                    answer?: string;
+                    question?: string;
+                };
+            };
+            group_ids?: string[];
+            /**
+             * @description With activate=true, set nextLogin to "changePassword" to have the password be EXPIRED, so user must change it the next time they log in.
+             * @default
+             */
+            next_login: string;
+            profile?: {
+                city?: string;
+                costCenter?: string;
+                countryCode?: string;
+                department?: string;
+                displayName?: string;
+                division?: string;
+                email?: string;
+                employeeNumber?: string;
+                firstName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+                lastName?: string;
+                locale?: string;
+                login?: string;
+                manager?: string;
+                managerId?: string;
+                middleName?: string;
+                mobilePhone?: string;
+                nickName?: string;
+                organization?: string;
+                postalAddress?: string;
+                preferredLanguage?: string;
+                primaryPhone?: string;
+                profileUrl?: string;
+                secondEmail?: string;
+                state?: string;
+                streetAddress?: string;
+                timezone?: string;
+                title?: string;
+                userType?: string;
+                zipCode?: string;
+            };
+            /**
+             * @description Indicates whether to create a user with a specified authentication provider
+             * @default false
+             */
+            provider: boolean;
+            type?: {
+                _links?: {
+                    [key: string]: Record<string, never>;
+                };
+                /** Format: date-time */
+                created?: string;
+                createdBy?: string;
+                default?: boolean;
+                description?: string;
+                displayName?: string;
+                id?: string;
+                /** Format: date-time */
+                lastUpdated?: string;
+                lastUpdatedBy?: string;
+                name?: string;
+            };
+        };
+        /** OktaUsersGetParams */
+        OktaUsersGetParams: {
+            user_id: string;
+        };
+        /** OktaUsersListParams */
+        OktaUsersListParams: {
+            /** @description Specifies the pagination cursor for the next page of users */
+            after?: string;
+            /** @description Filters users with a supported expression for a subset of properties */
+            filter?: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of results returned
+             * @default 10
+             */
+            limit: number;
+            /** @description Finds a user that matches firstName, lastName, and email properties */
+            q?: string;
+            /** @description Searches for users with a supported filtering  expression for most properties */
+            search?: string;
+            sort_by?: string;
+            sort_order?: string;
+        };
+        /** OktaUsersUpdateParams */
+        OktaUsersUpdateParams: {
+            credentials?: {
+                password?: {
+                    hash?: {
+                        /** @enum {string} */
+                        algorithm?: "BCRYPT" | "SHA-512" | "SHA-256" | "SHA-1" | "MD5";
+                        salt?: string;
+                        saltOrder?: string;
+                        value?: string;
+                        workFactor?: number;
+                    };
+                    hook?: {
+                        type?: string;
+                    };
+                    /** Format: password */
+                    value?: string;
+                };
+                provider?: {
+                    name?: string;
+                    /** @enum {string} */
+                    type?: "ACTIVE_DIRECTORY" | "FEDERATION" | "LDAP" | "OKTA" | "SOCIAL" | "IMPORT";
+                };
+                recovery_question?: {
+                    answer?: string;
+                    question?: string;
+                };
+            };
+            profile?: {
+                city?: string;
+                costCenter?: string;
+                countryCode?: string;
+                department?: string;
+                displayName?: string;
+                division?: string;
+                email?: string;
+                employeeNumber?: string;
+                firstName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+                lastName?: string;
+                locale?: string;
+                login?: string;
+                manager?: string;
+                managerId?: string;
+                middleName?: string;
+                mobilePhone?: string;
+                nickName?: string;
+                organization?: string;
+                postalAddress?: string;
+                preferredLanguage?: string;
+                primaryPhone?: string;
+                profileUrl?: string;
+                secondEmail?: string;
+                state?: string;
+                streetAddress?: string;
+                timezone?: string;
+                title?: string;
+                userType?: string;
+                zipCode?: string;
+            };
+            /** @enum {string} */
+            status?: "ACTIVE" | "DEPROVISIONED" | "LOCKED_OUT" | "PASSWORD_EXPIRED" | "PROVISIONED" | "RECOVERY" | "STAGED" | "SUSPENDED";
+            strict?: boolean;
+            /** @enum {string} */
+            transitioning_to_status?: "ACTIVE" | "DEPROVISIONED" | "LOCKED_OUT" | "PASSWORD_EXPIRED" | "PROVISIONED" | "RECOVERY" | "STAGED" | "SUSPENDED";
+            type?: {
+                _links?: {
+                    [key: string]: Record<string, never>;
+                };
+                /** Format: date-time */
+                created?: string;
+                createdBy?: string;
+                default?: boolean;
+                description?: string;
+                displayName?: string;
+                id?: string;
+                /** Format: date-time */
+                lastUpdated?: string;
+                lastUpdatedBy?: string;
+                name?: string;
+            };
+            user_id: string;
+        };
         /** PatchConnectorRequest */
         PatchConnectorRequest: {
             /** @description Replacement credentials (validated like on create) */
@@ -9921,7 +10456,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -115,7 +115,9 @@ function sample(def: ParamDef, name = ''): unknown {
       // else every declared one (HubSpot's associations: {to: {id}, types: [...]}).
       const props = (def as { properties?: Record<string, ParamDef> }).properties;
       const req = (def as { required?: unknown }).required;
-      if (props === undefined) return { text: 'Acme' };
+      // A map (additionalProperties: <schema>): one entry of that schema (Okta's app profile, a visibility's appLinks: {name: boolean}).
+      const values = def.additionalProperties;
+      if (props === undefined) return { text: values !== null && typeof values === 'object' ? sample(values as ParamDef) : 'Acme' };
       const names = Array.isArray(req) && req.length > 0 ? (req as string[]) : Object.keys(props);
       return Object.fromEntries(names.filter((k) => props[k] !== undefined).map((k) => [k, sample(props[k] as ParamDef, k)]));
     }

@@ -15,6 +15,7 @@ import { loadManifestText } from '../../src/manifest/index.ts';
 import { ConnectorRuntime } from '../../src/engine/index.ts';
 import { scaffoldFromOpenApi } from '../../src/factory/init-openapi.ts';
 import { renderScaffold } from '../../src/factory/scaffold.ts';
+import { startOpenApiSimulator } from '../../src/simulator/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
 import { startAsanaFake, type AsanaFake } from './asana-fake.ts';
 import { asanaScenario, pagedScenario } from './asana-scenario.ts';
@@ -497,6 +498,29 @@ describe('init --from-openapi inferences', () => {
     expect(a.get.request.path).toBe('/repos/{{params.owner}}/{{params.repo}}');
     expect(a.update.request).toMatchObject({ method: 'PATCH', path: '/repos/{{params.owner}}/{{params.repo}}' });
     expect(a.get.params).toMatchObject({ owner: { type: 'string', required: true }, repo: { type: 'string', required: true } });
+  });
+
+  it('the prefix every path shares (/api/v1) names no parent: /api/v1/users stays users beside /api/v1/groups/{id}/users, in init and in the simulator', async () => {
+    const user = { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } };
+    const p = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const paths = {
+      '/api/v1/users': { get: ok({ type: 'array', items: user }) },
+      '/api/v1/users/{userId}': { parameters: p('userId'), get: ok(user) },
+      '/api/v1/groups': { get: ok({ type: 'array', items: user }) },
+      '/api/v1/groups/{groupId}': { parameters: p('groupId'), get: ok(user) },
+      '/api/v1/groups/{groupId}/users': { parameters: p('groupId'), get: ok({ type: 'array', items: user }) },
+      '/api/v1/groups/{groupId}/users/{userId}': { parameters: p('groupId', 'userId'), get: ok(user) },
+    };
+    const file = description({ paths });
+    const { m } = await scaffold(file);
+    expect(Object.keys(m['entities']).sort()).toEqual(['groups', 'groups_users', 'users']);
+    expect(m['entities'].users.actions.list.request.path).toBe('/api/v1/users');
+    const sim = await startOpenApiSimulator({ description: file });
+    try {
+      expect([...sim.resources.keys()].sort()).toEqual(['groups', 'groups_users', 'users']);
+    } finally {
+      await sim.close();
+    }
   });
 
   it("same-named nested collections are one entity: the one with items, completed by the other's create", async () => {

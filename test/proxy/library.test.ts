@@ -70,6 +70,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
+  ['okta', { method: 'GET', path: '/api/v1/users/me' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],

@@ -1,4 +1,4 @@
-/** New ids take the shape of an example id: here the prefixed hex ids (Twilio's SM..., SendGrid's dynamic template d-...). */
+/** New ids take the shape of an example id: here prefixed ids (Twilio's SM..., SendGrid's dynamic template d-..., Okta's 00u...). */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/simulator/openapi/ids.ts';
 
@@ -16,5 +16,15 @@ describe('newId', () => {
     expect(template).toMatch(/^d-[0-9a-f]{32}$/);
     expect(template).not.toBe('d-f43daeeaef504760851f727007e0b5d0');
     expect(newId(r, 'dx-f43daeeaef504760851f727007e0b5d0')).toMatch(/^\d{16}$/);
+  });
+
+  it("keeps a digit-led three-character type prefix before a mixed-case key (Okta's users, groups, apps)", () => {
+    const r = rand();
+    for (const like of ['00u1f96ECLNVOKVMUSEA', '00g1emaKYZTWRYYRRTSK', '0oa1gjh63g214q0Hq0g4']) {
+      const id = String(newId(r, like));
+      expect(id.slice(0, 3)).toBe(like.slice(0, 3));
+      expect(id).toHaveLength(20);
+      expect(id).not.toBe(like);
+    }
   });
 });

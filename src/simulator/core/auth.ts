@@ -21,7 +21,8 @@ export function acceptedTokens(given: Iterable<string> | undefined, sidecar: Sid
  * with an empty password, the user name (an API key sent as the user name, as Close takes it).
  */
 export function presentedToken(authorization: string): string | undefined {
-  const m = /^(\w+)\s+(\S+)\s*$/.exec(authorization);
+  // The scheme is an RFC 7235 token: letters, digits and !#$%&'*+-.^_`|~ (Klaviyo's Klaviyo-API-Key, Okta's SSWS).
+  const m = /^([\w!#$%&'*+.^`|~-]+)\s+(\S+)\s*$/.exec(authorization);
   if (m === null) return undefined;
   if ((m[1] as string).toLowerCase() !== 'basic') return m[2];
   const decoded = Buffer.from(m[2] as string, 'base64').toString('utf8');
@@ -33,5 +34,5 @@ export function presentedToken(authorization: string): string | undefined {
 
 /** The token of a credential header as a GraphQL API reads it: the last word, with or without a scheme. */
 export function headerToken(raw: string | string[] | undefined): string | undefined {
-  return /^(?:\w+\s+)?(\S+)\s*$/.exec(String(Array.isArray(raw) ? raw[0] : (raw ?? '')))?.[1];
+  return /^(?:[\w!#$%&'*+.^`|~-]+\s+)?(\S+)\s*$/.exec(String(Array.isArray(raw) ? raw[0] : (raw ?? '')))?.[1];
 }

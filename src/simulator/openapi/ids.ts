@@ -29,6 +29,12 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
   }
+  // A digit-led three-character type prefix before a mixed-case key (Okta's 00u1f96ECLNVOKVMUSEA users, 0oa... apps): the same prefix and length.
+  const typed = typeof like === 'string' ? /^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) : null;
+  if (typed !== null && /[A-Z]/.test(typed[2] as string)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    return (typed[1] as string) + Array.from({ length: (typed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
   // A mixed-case key of letters and digits (e.g. a file key, aBcD1234EfGh5678IjKl9M): the same length and alphabet.
   if (typeof like === 'string' && /^[A-Za-z0-9]{16,}$/.test(like) && /[a-z]/.test(like) && /[A-Z]/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
