@@ -25,6 +25,8 @@ export interface CompiledWebhooks {
     field?: string;
     prefix: string;
     encoding: 'hex' | 'base64';
+    /** hmac: the raw body, or the raw body followed by the ingress URL the delivery was posted to. */
+    signed: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
     maxAgeSeconds: number;
     audience?: 'ingress_url';
@@ -48,6 +50,7 @@ export interface WebhooksDef {
     field?: string;
     prefix?: string;
     encoding?: 'hex' | 'base64';
+    signed?: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
     max_age_seconds?: number;
     audience?: 'ingress_url';

@@ -182,7 +182,10 @@ export class WebhookReceiver {
     }
     if (s.scheme === 'hmac') {
       if (!given.startsWith(s.prefix)) throw refuse(`${s.header} does not start with "${s.prefix}"`);
-      const expected = createHmac(s.algorithm, secret).update(d.raw).digest();
+      const mac = createHmac(s.algorithm, secret).update(d.raw);
+      // Some vendors sign the body followed by the callback URL they were given: this delivery's ingress URL.
+      if (s.signed === 'body_and_ingress_url') mac.update(d.ingressUrl);
+      const expected = mac.digest();
       const got = Buffer.from(given.slice(s.prefix.length).trim(), s.encoding);
       if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw refuse(`${s.header} does not match the body`);
       return undefined;

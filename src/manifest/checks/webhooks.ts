@@ -39,16 +39,16 @@ export function compileWebhooks(
     return t;
   };
   const s = w.signature;
-  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined))
-    add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined || s.signed !== undefined))
+    add(['signature'], 'algorithm, prefix, encoding and signed are for scheme hmac');
   if (s.scheme !== 'jwt' && (s.max_age_seconds !== undefined || s.audience !== undefined))
     add(['signature'], 'max_age_seconds and audience are for scheme jwt');
   if (s.scheme !== 'passcode' && s.header === undefined) add(['signature'], `scheme ${s.scheme} needs the header carrying the signature`);
   if (s.scheme !== 'passcode' && s.field !== undefined) add(['signature', 'field'], 'field is for scheme passcode');
   if (s.scheme === 'passcode' && (s.header === undefined) === (s.field === undefined))
     add(['signature'], 'scheme passcode takes the header or the body field carrying the passcode (one of them)');
-  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined))
-    add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined || s.signed !== undefined))
+    add(['signature'], 'algorithm, prefix, encoding and signed are for scheme hmac');
   if (s.scheme === 'jwt' && w.delivery_id !== undefined)
     add(['delivery_id'], "scheme jwt: the replay key is the token's jti (else a hash of the token), never the unsigned body");
   if (w.attribution.by === 'url' && (w.attribution.value === undefined) !== (w.attribution.info === undefined))
@@ -99,6 +99,7 @@ export function compileWebhooks(
       ...(s.field !== undefined ? { field: s.field } : {}),
       prefix: s.prefix ?? '',
       encoding: s.encoding ?? 'hex',
+      signed: s.signed ?? 'body',
       secret: s.secret,
       maxAgeSeconds: s.max_age_seconds ?? DEFAULT_JWT_MAX_AGE_SECONDS,
       ...(s.audience !== undefined ? { audience: s.audience } : {}),

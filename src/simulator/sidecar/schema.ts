@@ -361,7 +361,12 @@ export const SIDECAR_SCHEMA = {
             required: ['param', 'value'],
             properties: { param: { type: 'string' }, value: { type: 'string' } },
           },
-          cursor_form: { type: 'array', minItems: 1 },
+          cursor_form: {
+            anyOf: [
+              { type: 'array', minItems: 1 },
+              { type: 'string', pattern: '^\\{\\{last\\.[A-Za-z0-9_]+\\}\\}$' },
+            ],
+          },
           id_field: { type: 'string' },
           path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           response: {},
