@@ -12,6 +12,7 @@ import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
+import type * as trello from './trello/types.ts';
 import type * as zendesk from './zendesk/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
@@ -28,11 +29,12 @@ export interface ConnectorTypes {
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
+  trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'trello', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
@@ -46,4 +48,5 @@ export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
+export type * as trello from './trello/types.ts';
 export type * as zendesk from './zendesk/types.ts';
