@@ -109,12 +109,16 @@ export interface ListRule {
   default?: number;
   /** Query parameter of a page number (pages instead of a cursor). */
   page?: string;
+  /** The first page's number: 1 (the default), or 0 for APIs that count pages from 0. */
+  first_page?: 0 | 1;
   /** Offset paging stops here: a page starting at or beyond `limit` records is this 400. */
   max_offset?: { limit: number; code: string; message: string };
   /** A query parameter value that reverses the order (`{param: order, value: asc}`). */
   reverse?: { param: string; value: string };
-  /** The cursor: base64 of this JSON array filled in, with {{last.<field>}} (optionally `*n`), {{next_page}}, {{offset}}; default [{{offset}}, {{next_page}}]. */
-  /** The cursor's form: a JSON array (base64), or `{{last.<id field>}}` alone: the page's last record's id, as is (an id the next page starts after). */
+  /**
+   * The cursor: base64 of this JSON array filled in, with {{last.<field>}} (optionally `*n`), {{next_page}}, {{offset}}; default
+   * [{{offset}}, {{next_page}}]. Or `{{last.<id field>}}` alone, not in an array: the page's last record's id, as is (the next page starts after it).
+   */
   cursor_form?: unknown[] | string;
   /** The record field a `{{last.<field>}}` cursor element names the record by; default id. */
   id_field?: string;
@@ -431,8 +435,9 @@ export function listPage(
       offset = newest ? size - stored : stored + 1;
     } else offset = Number(at('{{offset}}'));
     if (!Number.isInteger(page) || page < 1 || !Number.isInteger(offset) || offset < 0) throw bad;
-  } else if (rule.page !== undefined && typeof query[rule.page] === 'number' && (query[rule.page] as number) >= 1) {
-    page = query[rule.page] as number;
+  } else if (rule.page !== undefined && typeof query[rule.page] === 'number' && (query[rule.page] as number) >= (rule.first_page ?? 1)) {
+    // Pages counted from first_page (0 or 1); `page` stays 1-based within.
+    page = (query[rule.page] as number) + 1 - (rule.first_page ?? 1);
     offset = (page - 1) * perPage;
   }
   if (rule.max_offset !== undefined && offset >= rule.max_offset.limit)
@@ -450,12 +455,13 @@ export function listPage(
     ...link,
     records: rows,
     total: size,
-    page,
+    page: page - 1 + (rule.first_page ?? 1),
     per_page: perPage,
     total_pages: Math.ceil(size / perPage),
-    next_page: more ? page + 1 : undefined,
+    next_page: more ? page + (rule.first_page ?? 1) : undefined,
     next_cursor: cursor,
     has_more: more,
+    last_page: !more,
   });
 }
 

@@ -21,6 +21,7 @@ import type { ConnectorRuntime } from '../engine/index.ts';
 import type { CompiledEntity } from '../manifest/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
+import { forEachParents } from './parents.ts';
 import { keepLease, LeaseLost, later, now, type SyncLeases } from './leases.ts';
 import { maxMark, syncPages, type Checkpoint, type PagesJob, type PartStored } from './pages.ts';
 import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.ts';
@@ -207,22 +208,8 @@ export class SyncRunner {
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
     const fe = sync.for_each;
     // Each parent is the params it sets: for_each.param, and for_each.also's.
-    let parents: Record<string, unknown>[] = [{}];
-    if (fe !== undefined) {
-      const value = compileTemplate(fe.value);
-      const also = Object.entries(fe.also ?? {}).map(([k, t]) => [k, compileTemplate(String(t))] as const);
-      parents = [];
-      for await (const parent of runtime.records(fe.entity, runtime.fixedParams(fe.params), { signal: options.signal })) {
-        const v = value.render({ record: parent });
-        if (v === undefined || v === null || v === '') continue;
-        const set: Record<string, unknown> = { [fe.param]: v };
-        for (const [k, t] of also) {
-          const a = t.render({ record: parent });
-          if (a !== undefined && a !== null && a !== '') set[k] = a;
-        }
-        parents.push(set);
-      }
-    }
+    // A parent listed under its own parents in turn where its list needs them (parents.ts).
+    const parents: Record<string, unknown>[] = fe === undefined ? [{}] : await forEachParents(runtime, fe, options.signal);
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
     let removed = 0;
     if (!full && sync.removals !== undefined && lastMark !== undefined)

@@ -1,7 +1,8 @@
 /**
- * A `pages` rule whose cursor is a record's id as is (`cursor_form: "{{last.id}}"`, not in an
- * array): the next page starts after the record the id names, newest first or in stored order,
- * and an id no record has is refused (src/simulator/rules.ts listPage).
+ * `pages` rules (src/simulator/rules.ts listPage): a cursor that is a record's id as is
+ * (`cursor_form: "{{last.id}}"`, not in an array): the next page starts after the record the id
+ * names, newest first or in stored order, and an id no record has is refused; and page numbers
+ * counted from 0 (`first_page: 0`) with `{{last_page}}`.
  */
 import { describe, expect, it } from 'vitest';
 import { listPage, RuleError, type ListRule } from '../../src/simulator/rules.ts';
@@ -32,5 +33,21 @@ describe('a bare id cursor', () => {
   it('in stored order, and an unknown id is refused', () => {
     expect(page(rule, { limit: 3, before: 'b2' }).data).toEqual([{ id: 'c3' }, { id: 'd4' }, { id: 'e5' }]);
     expect(() => page(rule, { limit: 3, before: 'zz' })).toThrow(RuleError);
+  });
+});
+
+describe('pages counted from 0', () => {
+  const rule: ListRule = {
+    resource: 'things',
+    page: 'page',
+    first_page: 0,
+    default: 2,
+    response: { data: '{{records}}', page: '{{page}}', last_page: '{{last_page}}' },
+  };
+
+  it('page 0 is the first, the last one says last_page', () => {
+    expect(page(rule, {})).toEqual({ data: [{ id: 'a1' }, { id: 'b2' }], page: 0, last_page: false });
+    expect(page(rule, { page: 1 })).toEqual({ data: [{ id: 'c3' }, { id: 'd4' }], page: 1, last_page: false });
+    expect(page(rule, { page: 2 })).toEqual({ data: [{ id: 'e5' }], page: 2, last_page: true });
   });
 });

@@ -194,7 +194,12 @@ export const SIDECAR_SCHEMA = {
           timestamps: {
             type: 'object',
             additionalProperties: false,
-            properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } },
+            properties: {
+              created: fieldOrFields,
+              updated: fieldOrFields,
+              step_seconds: { type: 'integer', minimum: 1 },
+              unix: { enum: [true, false, 'ms_text'] },
+            },
           },
           unique: {
             type: 'object',
@@ -349,6 +354,7 @@ export const SIDECAR_SCHEMA = {
           cursor: { type: 'string' },
           default: { type: 'integer', minimum: 1 },
           page: { type: 'string' },
+          first_page: { enum: [0, 1] },
           max_offset: {
             type: 'object',
             additionalProperties: false,
