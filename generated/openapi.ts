@@ -1387,6 +1387,342 @@ export interface components {
             /** @description The upstream accepted the credentials */
             ok: boolean;
         };
+        /** ClickupCommentsCreateParams */
+        ClickupCommentsCreateParams: {
+            assignee?: number;
+            comment_text: string;
+            notify_all?: boolean;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupCommentsListParams */
+        ClickupCommentsListParams: {
+            /** @description Unix milliseconds */
+            start?: number;
+            start_id?: string;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupCommentsUpdateParams */
+        ClickupCommentsUpdateParams: {
+            assignee?: number;
+            comment_id: string;
+            comment_text?: string;
+            resolved?: boolean;
+        };
+        /**
+         * ClickupExecuteRequest
+         * @description Execute on a ClickUp connector (type clickup)
+         */
+        ClickupExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["ClickupWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "folders";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsUpdateParams"];
+        };
+        /** ClickupFoldersCreateParams */
+        ClickupFoldersCreateParams: {
+            name: string;
+            space_id: string;
+        };
+        /** ClickupFoldersGetParams */
+        ClickupFoldersGetParams: {
+            folder_id: string;
+        };
+        /** ClickupFoldersListParams */
+        ClickupFoldersListParams: {
+            /** @default false */
+            archived: boolean;
+            space_id: string;
+        };
+        /** ClickupFoldersUpdateParams */
+        ClickupFoldersUpdateParams: {
+            folder_id: string;
+            name: string;
+        };
+        /** ClickupListsCreateParams */
+        ClickupListsCreateParams: {
+            assignee?: number;
+            content?: string;
+            /** @description Unix milliseconds */
+            due_date?: number;
+            due_date_time?: boolean;
+            folder_id: string;
+            markdown_content?: string;
+            name: string;
+            priority?: number;
+            status?: string;
+        };
+        /** ClickupListsGetParams */
+        ClickupListsGetParams: {
+            list_id: string;
+        };
+        /** ClickupListsListParams */
+        ClickupListsListParams: {
+            /** @default false */
+            archived: boolean;
+            folder_id: string;
+        };
+        /** ClickupListsUpdateParams */
+        ClickupListsUpdateParams: {
+            assignee?: number;
+            content?: string;
+            /** @description Unix milliseconds */
+            due_date?: number;
+            due_date_time?: boolean;
+            list_id: string;
+            markdown_content?: string;
+            name?: string;
+            priority?: number;
+            status?: string;
+            unset_status?: boolean;
+        };
+        /** ClickupSpacesCreateParams */
+        ClickupSpacesCreateParams: {
+            admin_can_manage?: boolean;
+            color?: string;
+            features?: Record<string, never>;
+            multiple_assignees?: boolean;
+            name: string;
+            private?: boolean;
+            /** @description The Workspace's id */
+            team_id: string;
+        };
+        /** ClickupSpacesGetParams */
+        ClickupSpacesGetParams: {
+            space_id: string;
+        };
+        /** ClickupSpacesListParams */
+        ClickupSpacesListParams: {
+            /** @default false */
+            archived: boolean;
+            /** @description The Workspace's id */
+            team_id: string;
+        };
+        /** ClickupSpacesUpdateParams */
+        ClickupSpacesUpdateParams: {
+            admin_can_manage?: boolean;
+            color?: string;
+            features?: Record<string, never>;
+            multiple_assignees?: boolean;
+            name?: string;
+            private?: boolean;
+            space_id: string;
+        };
+        /** ClickupTasksCreateParams */
+        ClickupTasksCreateParams: {
+            assignees?: number[];
+            description?: string;
+            /** @description Unix milliseconds */
+            due_date?: number | null;
+            due_date_time?: boolean;
+            list_id: string;
+            markdown_description?: string;
+            name: string;
+            notify_all?: boolean;
+            parent?: string | null;
+            priority?: number | null;
+            start_date?: number | null;
+            start_date_time?: boolean;
+            status?: string;
+            tags?: string[];
+            time_estimate?: number;
+        };
+        /** ClickupTasksGetParams */
+        ClickupTasksGetParams: {
+            include_markdown_description?: boolean;
+            include_subtasks?: boolean;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupTasksListParams */
+        ClickupTasksListParams: {
+            /** @default false */
+            archived: boolean;
+            assignees?: string[];
+            date_created_gt?: number;
+            /** @description Unix milliseconds */
+            date_updated_gt?: number;
+            due_date_lt?: number;
+            include_closed?: boolean;
+            include_markdown_description?: boolean;
+            list_id: string;
+            /** @enum {string} */
+            order_by?: "id" | "created" | "updated" | "due_date";
+            page?: number;
+            reverse?: boolean;
+            statuses?: string[];
+            subtasks?: boolean;
+            tags?: string[];
+        };
+        /** ClickupTasksUpdateParams */
+        ClickupTasksUpdateParams: {
+            archived?: boolean;
+            assignees?: {
+                add?: number[];
+                rem?: number[];
+            };
+            description?: string;
+            due_date?: number | null;
+            due_date_time?: boolean;
+            markdown_description?: string;
+            name?: string;
+            parent?: string | null;
+            priority?: number | null;
+            start_date?: number | null;
+            start_date_time?: boolean;
+            status?: string;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+            time_estimate?: number;
+        };
+        /** ClickupWorkspacesListParams */
+        ClickupWorkspacesListParams: Record<string, never>;
         /** ConnectExchangeRequest */
         ConnectExchangeRequest: {
             token: string;
@@ -8402,7 +8738,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

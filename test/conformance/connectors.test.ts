@@ -64,6 +64,12 @@ const QUIRKS: Record<string, Quirks> = {
       issue_comments: 'the sandbox seeds no issue comments: the list holds the one the suite creates',
     },
   },
+  clickup: {
+    onePage: {
+      tasks:
+        'ClickUp pages tasks 100 at a time with no page size param, and the sandbox seeds a list with a few (test/connectors/clickup.test.ts pages a larger one)',
+    },
+  },
   figma: {
     // Webhooks are listed by the context they were made on: the sandbox's team (its credentials' team_id).
     params: { 'webhooks.list': { context: 'team', context_id: '1535685101263221741' } },

@@ -57,6 +57,7 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
  * descriptions shipped with the connectors are trimmed to the operations the simulators serve.
  */
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
+  ['clickup', { method: 'GET', path: '/user' }],
   ['github', { method: 'GET', path: '/user' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['figma', { method: 'GET', path: '/v1/me' }],
