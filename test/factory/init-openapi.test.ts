@@ -204,7 +204,7 @@ describe('init --from-openapi inferences', () => {
     expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme/);
   });
 
-  it('security schemes: API key header and basic become variants; an API key in the query is reported', async () => {
+  it('security schemes: API key header, basic and API keys in the query become variants', async () => {
     const file = description({
       components: {
         securitySchemes: {
@@ -217,14 +217,15 @@ describe('init --from-openapi inferences', () => {
     });
     const { m, report } = await scaffold(file);
     expect(m['auth']).toEqual([
+      expect.objectContaining({ name: 'q', type: 'api_key', fields: { q: { type: 'string', secret: true } }, query: { api_key: '{{credentials.q}}' } }),
       expect.objectContaining({ name: 'key', type: 'api_key', header: 'X-Api-Key', value: '{{credentials.api_key}}' }),
       expect.objectContaining({ name: 'basic', type: 'basic', username: '{{credentials.username}}', password: '{{credentials.password}}' }),
     ]);
-    expect(m['auth'][1].fields).toEqual({
+    expect(m['auth'][2].fields).toEqual({
       username: expect.objectContaining({ type: 'string' }),
       password: expect.objectContaining({ type: 'string', secret: true }),
     });
-    expect(report.join('\n')).toMatch(/auth scheme q \(apiKey in query\): not expressible/);
+    expect(report.join('\n')).not.toMatch(/auth scheme q/);
   });
 
   it('Zendesk-shaped cursors: page[after] takes meta.after_cursor while meta.has_more; errors read description; the check is the versioned /users/me', async () => {
