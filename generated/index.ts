@@ -2,6 +2,7 @@
 
 import type * as apollo from './apollo/types.ts';
 import type * as asana from './asana/types.ts';
+import type * as clickup from './clickup/types.ts';
 import type * as close from './close/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
@@ -18,12 +19,14 @@ import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
+import type * as trello from './trello/types.ts';
 import type * as zendesk from './zendesk/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
 export interface ConnectorTypes {
   apollo: { actions: apollo.ApolloActions; credentials: apollo.ApolloCredentials; search: apollo.ApolloSearch; check: apollo.ApolloCheckInfo };
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
+  clickup: { actions: clickup.ClickupActions; credentials: clickup.ClickupCredentials; search: clickup.ClickupSearch; check: clickup.ClickupCheckInfo };
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
@@ -40,14 +43,16 @@ export interface ConnectorTypes {
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
+  trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'clickup', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'trello', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
+export type * as clickup from './clickup/types.ts';
 export type * as close from './close/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
@@ -64,4 +69,5 @@ export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
+export type * as trello from './trello/types.ts';
 export type * as zendesk from './zendesk/types.ts';

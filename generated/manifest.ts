@@ -205,6 +205,10 @@ signed_prefix?: string
  */
 encoding?: ("hex" | "base64")
 /**
+ * hmac: what is signed: the raw body (default), or the raw body followed by the URL the delivery was posted to (the callback URL the subscription named: the service's ingress URL, from SWITCHBOARD_PUBLIC_URL).
+ */
+signed?: ("body" | "body_and_ingress_url")
+/**
  * The key: the deployment's OAuth client secret of this type, or SWITCHBOARD_<TYPE>_WEBHOOK_SECRET.
  */
 secret: ("oauth_client_secret" | "webhook_secret")

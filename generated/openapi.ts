@@ -1582,6 +1582,342 @@ export interface components {
             /** @description The upstream accepted the credentials */
             ok: boolean;
         };
+        /** ClickupCommentsCreateParams */
+        ClickupCommentsCreateParams: {
+            assignee?: number;
+            comment_text: string;
+            notify_all?: boolean;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupCommentsListParams */
+        ClickupCommentsListParams: {
+            /** @description Unix milliseconds */
+            start?: number;
+            start_id?: string;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupCommentsUpdateParams */
+        ClickupCommentsUpdateParams: {
+            assignee?: number;
+            comment_id: string;
+            comment_text?: string;
+            resolved?: boolean;
+        };
+        /**
+         * ClickupExecuteRequest
+         * @description Execute on a ClickUp connector (type clickup)
+         */
+        ClickupExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["ClickupWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "folders";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsUpdateParams"];
+        };
+        /** ClickupFoldersCreateParams */
+        ClickupFoldersCreateParams: {
+            name: string;
+            space_id: string;
+        };
+        /** ClickupFoldersGetParams */
+        ClickupFoldersGetParams: {
+            folder_id: string;
+        };
+        /** ClickupFoldersListParams */
+        ClickupFoldersListParams: {
+            /** @default false */
+            archived: boolean;
+            space_id: string;
+        };
+        /** ClickupFoldersUpdateParams */
+        ClickupFoldersUpdateParams: {
+            folder_id: string;
+            name: string;
+        };
+        /** ClickupListsCreateParams */
+        ClickupListsCreateParams: {
+            assignee?: number;
+            content?: string;
+            /** @description Unix milliseconds */
+            due_date?: number;
+            due_date_time?: boolean;
+            folder_id: string;
+            markdown_content?: string;
+            name: string;
+            priority?: number;
+            status?: string;
+        };
+        /** ClickupListsGetParams */
+        ClickupListsGetParams: {
+            list_id: string;
+        };
+        /** ClickupListsListParams */
+        ClickupListsListParams: {
+            /** @default false */
+            archived: boolean;
+            folder_id: string;
+        };
+        /** ClickupListsUpdateParams */
+        ClickupListsUpdateParams: {
+            assignee?: number;
+            content?: string;
+            /** @description Unix milliseconds */
+            due_date?: number;
+            due_date_time?: boolean;
+            list_id: string;
+            markdown_content?: string;
+            name?: string;
+            priority?: number;
+            status?: string;
+            unset_status?: boolean;
+        };
+        /** ClickupSpacesCreateParams */
+        ClickupSpacesCreateParams: {
+            admin_can_manage?: boolean;
+            color?: string;
+            features?: Record<string, never>;
+            multiple_assignees?: boolean;
+            name: string;
+            private?: boolean;
+            /** @description The Workspace's id */
+            team_id: string;
+        };
+        /** ClickupSpacesGetParams */
+        ClickupSpacesGetParams: {
+            space_id: string;
+        };
+        /** ClickupSpacesListParams */
+        ClickupSpacesListParams: {
+            /** @default false */
+            archived: boolean;
+            /** @description The Workspace's id */
+            team_id: string;
+        };
+        /** ClickupSpacesUpdateParams */
+        ClickupSpacesUpdateParams: {
+            admin_can_manage?: boolean;
+            color?: string;
+            features?: Record<string, never>;
+            multiple_assignees?: boolean;
+            name?: string;
+            private?: boolean;
+            space_id: string;
+        };
+        /** ClickupTasksCreateParams */
+        ClickupTasksCreateParams: {
+            assignees?: number[];
+            description?: string;
+            /** @description Unix milliseconds */
+            due_date?: number | null;
+            due_date_time?: boolean;
+            list_id: string;
+            markdown_description?: string;
+            name: string;
+            notify_all?: boolean;
+            parent?: string | null;
+            priority?: number | null;
+            start_date?: number | null;
+            start_date_time?: boolean;
+            status?: string;
+            tags?: string[];
+            time_estimate?: number;
+        };
+        /** ClickupTasksGetParams */
+        ClickupTasksGetParams: {
+            include_markdown_description?: boolean;
+            include_subtasks?: boolean;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupTasksListParams */
+        ClickupTasksListParams: {
+            /** @default false */
+            archived: boolean;
+            assignees?: string[];
+            date_created_gt?: number;
+            /** @description Unix milliseconds */
+            date_updated_gt?: number;
+            due_date_lt?: number;
+            include_closed?: boolean;
+            include_markdown_description?: boolean;
+            list_id: string;
+            /** @enum {string} */
+            order_by?: "id" | "created" | "updated" | "due_date";
+            page?: number;
+            reverse?: boolean;
+            statuses?: string[];
+            subtasks?: boolean;
+            tags?: string[];
+        };
+        /** ClickupTasksUpdateParams */
+        ClickupTasksUpdateParams: {
+            archived?: boolean;
+            assignees?: {
+                add?: number[];
+                rem?: number[];
+            };
+            description?: string;
+            due_date?: number | null;
+            due_date_time?: boolean;
+            markdown_description?: string;
+            name?: string;
+            parent?: string | null;
+            priority?: number | null;
+            start_date?: number | null;
+            start_date_time?: boolean;
+            status?: string;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+            time_estimate?: number;
+        };
+        /** ClickupWorkspacesListParams */
+        ClickupWorkspacesListParams: Record<string, never>;
         /** CloseActivitiesListParams */
         CloseActivitiesListParams: {
             /** @description With lead_id only. */
@@ -8321,6 +8657,414 @@ export interface components {
             /** @enum {string} */
             token_type: "Bearer";
         };
+        /** TrelloActionsGetParams */
+        TrelloActionsGetParams: {
+            id_action: string;
+        };
+        /** TrelloActionsListParams */
+        TrelloActionsListParams: {
+            /** @description An action's id (or a date): the actions older than it */
+            before?: string;
+            /** @description all, or a comma-separated list of action types (commentCard, createCard, updateCard...) */
+            filter?: string;
+            id_board: string;
+            /** @description Default 50 */
+            limit?: number;
+            /** @description A date (or an action's id): the actions newer than it */
+            since?: string;
+        };
+        /** TrelloBoardsCreateParams */
+        TrelloBoardsCreateParams: {
+            desc?: string;
+            /** @description The id of a board to copy */
+            id_board_source?: string;
+            /** @description The id or name of the Workspace to add the board to */
+            id_organization?: string;
+            /** @description What to copy from the source board: cards, or none */
+            keep_from_source?: string;
+            name: string;
+            /** @description A standard background name (blue, orange, green...) or a custom background's id */
+            prefs_background?: string;
+            /** @enum {string} */
+            prefs_permission_level?: "org" | "private" | "public";
+        };
+        /** TrelloBoardsGetParams */
+        TrelloBoardsGetParams: {
+            /** @description all, or a comma-separated list of board fields (default: name, desc, descData, closed, idOrganization, pinned, url, shortUrl, prefs and labelNames) */
+            fields?: string;
+            /** @description The board's id or short link */
+            id_board: string;
+        };
+        /** TrelloBoardsListParams */
+        TrelloBoardsListParams: {
+            /**
+             * @description all, or a comma-separated list of board fields
+             * @default all
+             */
+            fields: string;
+            /**
+             * @description all, or a comma-separated list of: closed, members, open, organization, public, starred
+             * @default all
+             */
+            filter: string;
+        };
+        /** TrelloBoardsUpdateParams */
+        TrelloBoardsUpdateParams: {
+            /** @description true archives the board */
+            closed?: boolean;
+            desc?: string;
+            id_board: string;
+            id_organization?: string;
+            name?: string;
+            subscribed?: boolean;
+        };
+        /** TrelloCardsCreateParams */
+        TrelloCardsCreateParams: {
+            desc?: string;
+            /** @description An ISO 8601 date-time */
+            due?: string | null;
+            due_complete?: boolean;
+            /** @description The id of a card to copy */
+            id_card_source?: string;
+            /** @description A comma-separated list of label ids */
+            id_labels?: string;
+            id_list: string;
+            /** @description A comma-separated list of member ids */
+            id_members?: string;
+            /** @description What to copy from the source card: all, or a comma-separated list of attachments, checklists, comments, due, labels, members, stickers */
+            keep_from_source?: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+            /** @description An ISO 8601 date-time */
+            start?: string | null;
+            /** @description A URL to attach */
+            url_source?: string;
+        };
+        /** TrelloCardsGetParams */
+        TrelloCardsGetParams: {
+            /**
+             * @description all includes the card's checklists
+             * @enum {string}
+             */
+            checklists?: "all" | "none";
+            /** @description all, or a comma-separated list of card fields */
+            fields?: string;
+            /** @description The card's id or short link */
+            id_card: string;
+        };
+        /** TrelloCardsListParams */
+        TrelloCardsListParams: {
+            /** @description all, or a comma-separated list of card fields */
+            fields?: string;
+            /** @enum {string} */
+            filter?: "all" | "closed" | "none" | "open" | "visible";
+            id_board: string;
+        };
+        /** TrelloCardsUpdateParams */
+        TrelloCardsUpdateParams: {
+            /** @description true archives the card */
+            closed?: boolean;
+            desc?: string;
+            due?: string | null;
+            due_complete?: boolean;
+            /** @description Moves the card to this board */
+            id_board?: string;
+            id_card: string;
+            /** @description A comma-separated list of label ids */
+            id_labels?: string;
+            /** @description Moves the card to this list */
+            id_list?: string;
+            /** @description A comma-separated list of member ids */
+            id_members?: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+            start?: string | null;
+            subscribed?: boolean;
+        };
+        /** TrelloChecklistsCreateParams */
+        TrelloChecklistsCreateParams: {
+            id_card: string;
+            /** @description The id of a checklist to copy */
+            id_checklist_source?: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+        };
+        /** TrelloChecklistsGetParams */
+        TrelloChecklistsGetParams: {
+            /** @description all, or a comma-separated list of: idBoard, idCard, name, pos */
+            fields?: string;
+            id_checklist: string;
+        };
+        /** TrelloChecklistsListParams */
+        TrelloChecklistsListParams: {
+            /** @description all, or a comma-separated list of: idBoard, idCard, name, pos */
+            fields?: string;
+            id_board: string;
+        };
+        /** TrelloChecklistsUpdateParams */
+        TrelloChecklistsUpdateParams: {
+            id_checklist: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+        };
+        /**
+         * TrelloExecuteRequest
+         * @description Execute on a Trello connector (type trello)
+         */
+        TrelloExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "boards";
+            params?: components["schemas"]["TrelloBoardsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["TrelloBoardsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["TrelloBoardsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["TrelloBoardsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "boards";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "cards";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "members";
+            params: components["schemas"]["TrelloMembersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "members";
+            params: components["schemas"]["TrelloMembersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "members";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "checklists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "actions";
+            params: components["schemas"]["TrelloActionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "actions";
+            params: components["schemas"]["TrelloActionsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "actions";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TrelloWebhooksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TrelloWebhooksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TrelloWebhooksUpdateParams"];
+        };
+        /** TrelloListsCreateParams */
+        TrelloListsCreateParams: {
+            id_board: string;
+            /** @description The id of a list to copy */
+            id_list_source?: string;
+            name: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+        };
+        /** TrelloListsGetParams */
+        TrelloListsGetParams: {
+            /** @description all, or a comma-separated list of: closed, idBoard, name, pos, subscribed */
+            fields?: string;
+            id_list: string;
+        };
+        /** TrelloListsListParams */
+        TrelloListsListParams: {
+            /** @description all, or a comma-separated list of: closed, idBoard, name, pos, subscribed */
+            fields?: string;
+            /**
+             * @default open
+             * @enum {string}
+             */
+            filter: "all" | "closed" | "none" | "open";
+            id_board: string;
+        };
+        /** TrelloListsUpdateParams */
+        TrelloListsUpdateParams: {
+            /** @description true archives the list */
+            closed?: boolean;
+            /** @description Moves the list to this board */
+            id_board?: string;
+            id_list: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+            subscribed?: boolean;
+        };
+        /** TrelloMembersGetParams */
+        TrelloMembersGetParams: {
+            /** @description all, or a comma-separated list of member fields */
+            fields?: string;
+            /** @description A member's id or username, or me */
+            id_member: string;
+        };
+        /** TrelloMembersListParams */
+        TrelloMembersListParams: {
+            /** @description all, or a comma-separated list of member fields (default: fullName and username) */
+            fields?: string;
+            /** @enum {string} */
+            filter?: "admins" | "all" | "none" | "normal" | "owners";
+            id_board: string;
+        };
+        /** TrelloWebhooksCreateParams */
+        TrelloWebhooksCreateParams: {
+            active?: boolean;
+            /** Format: uri */
+            callback_url: string;
+            description?: string;
+            /** @description The id of the board, list, card or member to watch */
+            id_model: string;
+        };
+        /** TrelloWebhooksGetParams */
+        TrelloWebhooksGetParams: {
+            id_webhook: string;
+        };
+        /** TrelloWebhooksUpdateParams */
+        TrelloWebhooksUpdateParams: {
+            active?: boolean;
+            /** Format: uri */
+            callback_url?: string;
+            description?: string;
+            id_model?: string;
+            id_webhook: string;
+        };
         WebhookDeliveryList: {
             data: {
                 attempt_log: {
@@ -10456,7 +11200,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -27,6 +27,8 @@ export interface CompiledWebhooks {
     /** hmac: rendered (over headers) and signed before the raw body ("v0:<timestamp>:" before the body). */
     signedPrefix?: Template;
     encoding: 'hex' | 'base64';
+    /** hmac: the raw body, or the raw body followed by the ingress URL the delivery was posted to. */
+    signed: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
     maxAgeSeconds: number;
     audience?: 'ingress_url';
@@ -52,6 +54,7 @@ export interface WebhooksDef {
     prefix?: string;
     signed_prefix?: string;
     encoding?: 'hex' | 'base64';
+    signed?: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
     max_age_seconds?: number;
     audience?: 'ingress_url';

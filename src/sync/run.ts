@@ -22,6 +22,7 @@ import { isSwitchboardError } from '../errors/index.ts';
 import type { CompiledEntity } from '../manifest/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
+import { forEachParents } from './parents.ts';
 import { keepLease, LeaseLost, later, now, type SyncLeases } from './leases.ts';
 import { maxMark, syncPages, type Checkpoint, type PagesJob, type PartStored } from './pages.ts';
 import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.ts';
@@ -325,22 +326,8 @@ export class SyncRunner {
     sync: NonNullable<CompiledEntity['def']['sync']>,
     options: SyncOptions,
   ): Promise<Record<string, unknown>[]> {
-    const fe = sync.for_each;
-    if (fe === undefined) return [{}];
-    const value = compileTemplate(fe.value);
-    const also = Object.entries(fe.also ?? {}).map(([k, t]) => [k, compileTemplate(String(t))] as const);
-    const parents: Record<string, unknown>[] = [];
-    for await (const parent of runtime.records(fe.entity, runtime.fixedParams(fe.params), { signal: options.signal })) {
-      const v = value.render({ record: parent });
-      if (v === undefined || v === null || v === '') continue;
-      const set: Record<string, unknown> = { [fe.param]: v };
-      for (const [k, t] of also) {
-        const a = t.render({ record: parent });
-        if (a !== undefined && a !== null && a !== '') set[k] = a;
-      }
-      parents.push(set);
-    }
-    return parents;
+    // Each parent is the params it sets; a parent listed under its own parents where its list needs them (parents.ts).
+    return sync.for_each === undefined ? [{}] : forEachParents(runtime, sync.for_each, options.signal);
   }
 
   /**

@@ -188,8 +188,12 @@ export class WebhookReceiver {
     }
     if (s.scheme === 'hmac') {
       if (!given.startsWith(s.prefix)) throw refuse(`${s.header} does not start with "${s.prefix}"`);
-      const signed = s.signedPrefix === undefined ? d.raw : Buffer.concat([Buffer.from(String(s.signedPrefix.render({ headers: d.headers }) ?? '')), d.raw]);
-      const expected = createHmac(s.algorithm, secret).update(signed).digest();
+      const mac = createHmac(s.algorithm, secret);
+      if (s.signedPrefix !== undefined) mac.update(String(s.signedPrefix.render({ headers: d.headers }) ?? ''));
+      mac.update(d.raw);
+      // Some vendors sign the body followed by the callback URL they were given: this delivery's ingress URL.
+      if (s.signed === 'body_and_ingress_url') mac.update(d.ingressUrl);
+      const expected = mac.digest();
       const got = Buffer.from(given.slice(s.prefix.length).trim(), s.encoding);
       if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw refuse(`${s.header} does not match the body`);
       return undefined;

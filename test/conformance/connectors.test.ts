@@ -64,6 +64,12 @@ const QUIRKS: Record<string, Quirks> = {
       issue_comments: 'the sandbox seeds no issue comments: the list holds the one the suite creates',
     },
   },
+  clickup: {
+    onePage: {
+      tasks:
+        'ClickUp pages tasks 100 at a time with no page size param, and the sandbox seeds a list with a few (test/connectors/clickup.test.ts pages a larger one)',
+    },
+  },
   figma: {
     // Webhooks are listed by the context they were made on: the sandbox's team (its credentials' team_id).
     params: { 'webhooks.list': { context: 'team', context_id: '1535685101263221741' } },
@@ -110,6 +116,12 @@ const QUIRKS: Record<string, Quirks> = {
     skip: {
       'conversation_topics.update':
         "a topic is a conversation's: the entity has no record of its own to list or create (test/connectors/slack.test.ts sets one)",
+    },
+  },
+  trello: {
+    skip: {
+      'webhooks.get': "no list of webhooks to take an id from (Trello lists a token's webhooks under the token itself, /tokens/{token}/webhooks)",
+      'webhooks.get of an unknown id is upstream_not_found': 'no list of webhooks to take an id from',
     },
   },
   zendesk: {

@@ -205,7 +205,7 @@ describe('init --from-openapi inferences', () => {
     expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme/);
   });
 
-  it('security schemes: API key header and basic become variants; an API key in the query becomes a variant that sends it there', async () => {
+  it('security schemes: API key header, basic and API keys in the query become variants', async () => {
     const file = description({
       components: {
         securitySchemes: {
@@ -218,7 +218,7 @@ describe('init --from-openapi inferences', () => {
     });
     const { m, report } = await scaffold(file);
     expect(m['auth']).toEqual([
-      expect.objectContaining({ name: 'q', type: 'api_key', query: { api_key: '{{credentials.q}}' }, fields: { q: { type: 'string', secret: true } } }),
+      expect.objectContaining({ name: 'q', type: 'api_key', fields: { q: { type: 'string', secret: true } }, query: { api_key: '{{credentials.q}}' } }),
       expect.objectContaining({ name: 'key', type: 'api_key', header: 'X-Api-Key', value: '{{credentials.api_key}}' }),
       expect.objectContaining({ name: 'basic', type: 'basic', username: '{{credentials.username}}', password: '{{credentials.password}}' }),
     ]);

@@ -39,16 +39,22 @@ export function compileWebhooks(
     return t;
   };
   const s = w.signature;
-  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.signed_prefix !== undefined || s.encoding !== undefined))
-    add(['signature'], 'algorithm, prefix, signed_prefix and encoding are for scheme hmac');
+  if (
+    s.scheme === 'jwt' &&
+    (s.algorithm !== undefined || s.prefix !== undefined || s.signed_prefix !== undefined || s.encoding !== undefined || s.signed !== undefined)
+  )
+    add(['signature'], 'algorithm, prefix, signed_prefix, encoding and signed are for scheme hmac');
   if (s.scheme !== 'jwt' && (s.max_age_seconds !== undefined || s.audience !== undefined))
     add(['signature'], 'max_age_seconds and audience are for scheme jwt');
   if (s.scheme !== 'passcode' && s.header === undefined) add(['signature'], `scheme ${s.scheme} needs the header carrying the signature`);
   if (s.scheme !== 'passcode' && s.field !== undefined) add(['signature', 'field'], 'field is for scheme passcode');
   if (s.scheme === 'passcode' && (s.header === undefined) === (s.field === undefined))
     add(['signature'], 'scheme passcode takes the header or the body field carrying the passcode (one of them)');
-  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.signed_prefix !== undefined || s.encoding !== undefined))
-    add(['signature'], 'algorithm, prefix, signed_prefix and encoding are for scheme hmac');
+  if (
+    s.scheme === 'passcode' &&
+    (s.algorithm !== undefined || s.prefix !== undefined || s.signed_prefix !== undefined || s.encoding !== undefined || s.signed !== undefined)
+  )
+    add(['signature'], 'algorithm, prefix, signed_prefix, encoding and signed are for scheme hmac');
   if (w.challenge?.hmac !== undefined && s.scheme !== 'hmac')
     add(['challenge', 'hmac'], "challenge.hmac uses the signature's algorithm and encoding: scheme hmac only");
   if (s.scheme === 'jwt' && w.delivery_id !== undefined)
@@ -104,6 +110,7 @@ export function compileWebhooks(
       prefix: s.prefix ?? '',
       ...(signedPrefix ? { signedPrefix } : {}),
       encoding: s.encoding ?? 'hex',
+      signed: s.signed ?? 'body',
       secret: s.secret,
       maxAgeSeconds: s.max_age_seconds ?? DEFAULT_JWT_MAX_AGE_SECONDS,
       ...(s.audience !== undefined ? { audience: s.audience } : {}),

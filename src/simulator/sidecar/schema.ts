@@ -196,7 +196,12 @@ export const SIDECAR_SCHEMA = {
           timestamps: {
             type: 'object',
             additionalProperties: false,
-            properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } },
+            properties: {
+              created: fieldOrFields,
+              updated: fieldOrFields,
+              step_seconds: { type: 'integer', minimum: 1 },
+              unix: { enum: [true, false, 'ms_text'] },
+            },
           },
           unique: {
             type: 'object',
@@ -352,6 +357,7 @@ export const SIDECAR_SCHEMA = {
           cursor: { type: 'string' },
           default: { type: 'integer', minimum: 1 },
           page: { type: 'string' },
+          first_page: { enum: [0, 1] },
           max_offset: {
             type: 'object',
             additionalProperties: false,
@@ -364,7 +370,12 @@ export const SIDECAR_SCHEMA = {
             required: ['param', 'value'],
             properties: { param: { type: 'string' }, value: { type: 'string' } },
           },
-          cursor_form: { type: 'array', minItems: 1 },
+          cursor_form: {
+            anyOf: [
+              { type: 'array', minItems: 1 },
+              { type: 'string', pattern: '^\\{\\{last\\.[A-Za-z0-9_]+\\}\\}$' },
+            ],
+          },
           id_field: { type: 'string' },
           path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           response: {},
