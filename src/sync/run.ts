@@ -40,6 +40,34 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
 }
 
 /** At most `size` holders at once; the others wait in order of arrival. */
+type ForEach = NonNullable<NonNullable<CompiledEntity['def']['sync']>['for_each']>;
+
+/**
+ * The params each parent record sets (for_each.param, and for_each.also's). A parent entity that
+ * is itself synced per parent (GitLab's issues per project, for their notes) is listed under each
+ * of its own parents in turn, so for_each nests.
+ */
+async function parentSets(runtime: ConnectorRuntime, fe: ForEach, signal: AbortSignal | undefined, depth = 0): Promise<Record<string, unknown>[]> {
+  const value = compileTemplate(fe.value);
+  const also = Object.entries(fe.also ?? {}).map(([k, t]) => [k, compileTemplate(String(t))] as const);
+  const outer = runtime.manifest.entities.get(fe.entity)?.def.sync?.for_each;
+  const grandparents = outer === undefined || depth >= 4 ? [{}] : await parentSets(runtime, outer, signal, depth + 1);
+  const sets: Record<string, unknown>[] = [];
+  for (const grandparent of grandparents) {
+    for await (const parent of runtime.records(fe.entity, { ...runtime.fixedParams(fe.params), ...grandparent }, { signal })) {
+      const v = value.render({ record: parent });
+      if (v === undefined || v === null || v === '') continue;
+      const set: Record<string, unknown> = { [fe.param]: v };
+      for (const [k, t] of also) {
+        const a = t.render({ record: parent });
+        if (a !== undefined && a !== null && a !== '') set[k] = a;
+      }
+      sets.push(set);
+    }
+  }
+  return sets;
+}
+
 export class Slots {
   private busy = 0;
   private readonly waiting: (() => void)[] = [];
@@ -205,24 +233,7 @@ export class SyncRunner {
     }
     const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
-    const fe = sync.for_each;
-    // Each parent is the params it sets: for_each.param, and for_each.also's.
-    let parents: Record<string, unknown>[] = [{}];
-    if (fe !== undefined) {
-      const value = compileTemplate(fe.value);
-      const also = Object.entries(fe.also ?? {}).map(([k, t]) => [k, compileTemplate(String(t))] as const);
-      parents = [];
-      for await (const parent of runtime.records(fe.entity, runtime.fixedParams(fe.params), { signal: options.signal })) {
-        const v = value.render({ record: parent });
-        if (v === undefined || v === null || v === '') continue;
-        const set: Record<string, unknown> = { [fe.param]: v };
-        for (const [k, t] of also) {
-          const a = t.render({ record: parent });
-          if (a !== undefined && a !== null && a !== '') set[k] = a;
-        }
-        parents.push(set);
-      }
-    }
+    const parents = sync.for_each === undefined ? [{}] : await parentSets(runtime, sync.for_each, options.signal);
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
     let removed = 0;
     if (!full && sync.removals !== undefined && lastMark !== undefined)
