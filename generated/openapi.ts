@@ -1335,6 +1335,313 @@ export interface components {
                 has_more: boolean;
             };
         };
+        /**
+         * BitbucketExecuteRequest
+         * @description Execute on a Bitbucket connector (type bitbucket)
+         */
+        BitbucketExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "repositories";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pull_requests";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pull_request_comments";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["BitbucketPipelinesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["BitbucketPipelinesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["BitbucketPipelinesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pipelines";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** BitbucketPipelinesCreateParams */
+        BitbucketPipelinesCreateParams: {
+            /** @description The branch to run the pipeline for */
+            branch: string;
+            repo_slug: string;
+            /** @description A custom pipeline's name (selector type custom), e.g. deploy-to-staging */
+            selector_pattern?: string;
+            /** @description Variables for this run: [{key, value, secured}] */
+            variables?: {
+                key: string;
+                secured?: boolean;
+                value: string;
+            }[];
+            workspace: string;
+        };
+        /** BitbucketPipelinesGetParams */
+        BitbucketPipelinesGetParams: {
+            /** @description The pipeline's UUID, in braces */
+            pipeline_uuid: string;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPipelinesListParams */
+        BitbucketPipelinesListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            repo_slug: string;
+            /**
+             * @description created_on, or -created_on for the newest first
+             * @enum {string}
+             */
+            sort?: "created_on" | "-created_on";
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsCreateParams */
+        BitbucketPullRequestCommentsCreateParams: {
+            /** @description Markdown */
+            content: string;
+            /** @description The comment this one replies to */
+            parent_id?: number;
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsGetParams */
+        BitbucketPullRequestCommentsGetParams: {
+            comment_id: number;
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsListParams */
+        BitbucketPullRequestCommentsListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            pull_request_id: number;
+            /** @description A BBQL filter: deleted = false */
+            q?: string;
+            repo_slug: string;
+            /** @description A field to sort by, - for descending: -updated_on */
+            sort?: string;
+            /**
+             * Format: date-time
+             * @description Only comments updated after this time (BBQL updated_on >; ignored when q is given)
+             */
+            updated_since?: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsUpdateParams */
+        BitbucketPullRequestCommentsUpdateParams: {
+            comment_id: number;
+            /** @description Markdown */
+            content: string;
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsCreateParams */
+        BitbucketPullRequestsCreateParams: {
+            close_source_branch?: boolean;
+            /** @description Markdown */
+            description?: string;
+            /** @description The branch to merge into; the repository's main branch by default */
+            destination_branch?: string;
+            repo_slug: string;
+            /** @description Reviewers: [{uuid: "{...}"}] */
+            reviewers?: {
+                uuid: string;
+            }[];
+            source_branch: string;
+            title: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsGetParams */
+        BitbucketPullRequestsGetParams: {
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsListParams */
+        BitbucketPullRequestsListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            /** @description A BBQL filter: state = "MERGED" AND author.uuid = "{...}" */
+            q?: string;
+            repo_slug: string;
+            /** @description A field to sort by, - for descending: -updated_on */
+            sort?: string;
+            /** @description Any of these states (open ones when not given) */
+            state?: ("OPEN" | "MERGED" | "DECLINED" | "SUPERSEDED")[];
+            /**
+             * Format: date-time
+             * @description Only pull requests updated after this time (BBQL updated_on >; ignored when q is given)
+             */
+            updated_since?: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsUpdateParams */
+        BitbucketPullRequestsUpdateParams: {
+            close_source_branch?: boolean;
+            description?: string;
+            destination_branch?: string;
+            pull_request_id: number;
+            repo_slug: string;
+            title?: string;
+            workspace: string;
+        };
+        /** BitbucketRepositoriesCreateParams */
+        BitbucketRepositoriesCreateParams: {
+            description?: string;
+            /** @enum {string} */
+            fork_policy?: "allow_forks" | "no_public_forks" | "no_forks";
+            has_issues?: boolean;
+            has_wiki?: boolean;
+            is_private?: boolean;
+            language?: string;
+            name?: string;
+            /** @description The project to create it in (its key); the workspace's oldest project when not given */
+            project_key?: string;
+            /** @description The new repository's slug */
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketRepositoriesGetParams */
+        BitbucketRepositoriesGetParams: {
+            /** @description The repository's slug, or its UUID in braces */
+            repo_slug: string;
+            /** @description The workspace's slug, or its UUID in braces */
+            workspace: string;
+        };
+        /** BitbucketRepositoriesListParams */
+        BitbucketRepositoriesListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            /** @description A BBQL filter: name ~ "api", is_private = true... */
+            q?: string;
+            /**
+             * @description Only repositories on which the user has this role
+             * @enum {string}
+             */
+            role?: "admin" | "contributor" | "member" | "owner";
+            /** @description A field to sort by, - for descending: -updated_on */
+            sort?: string;
+            /**
+             * Format: date-time
+             * @description Only repositories updated after this time (BBQL updated_on >; ignored when q is given)
+             */
+            updated_since?: string;
+            /** @description The workspace's slug, or its UUID in braces */
+            workspace: string;
+        };
+        /** BitbucketRepositoriesUpdateParams */
+        BitbucketRepositoriesUpdateParams: {
+            description?: string;
+            /** @enum {string} */
+            fork_policy?: "allow_forks" | "no_public_forks" | "no_forks";
+            has_issues?: boolean;
+            has_wiki?: boolean;
+            is_private?: boolean;
+            language?: string;
+            name?: string;
+            repo_slug: string;
+            workspace: string;
+        };
         /** ChangePage */
         ChangePage: {
             data: ({
@@ -8639,7 +8946,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {
