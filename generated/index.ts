@@ -2,6 +2,7 @@
 
 import type * as asana from './asana/types.ts';
 import type * as bitbucket from './bitbucket/types.ts';
+import type * as confluence from './confluence/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
 import type * as gitlab from './gitlab/types.ts';
@@ -20,6 +21,7 @@ import type * as zendesk from './zendesk/types.ts';
 export interface ConnectorTypes {
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
   bitbucket: { actions: bitbucket.BitbucketActions; credentials: bitbucket.BitbucketCredentials; search: bitbucket.BitbucketSearch; check: bitbucket.BitbucketCheckInfo };
+  confluence: { actions: confluence.ConfluenceActions; credentials: confluence.ConfluenceCredentials; search: confluence.ConfluenceSearch; check: confluence.ConfluenceCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
   gitlab: { actions: gitlab.GitlabActions; credentials: gitlab.GitlabCredentials; search: gitlab.GitlabSearch; check: gitlab.GitlabCheckInfo };
@@ -36,10 +38,11 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'bitbucket', 'figma', 'github', 'gitlab', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'bitbucket', 'confluence', 'figma', 'github', 'gitlab', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as bitbucket from './bitbucket/types.ts';
+export type * as confluence from './confluence/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
 export type * as gitlab from './gitlab/types.ts';

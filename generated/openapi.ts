@@ -1694,6 +1694,213 @@ export interface components {
             /** @description The upstream accepted the credentials */
             ok: boolean;
         };
+        /**
+         * ConfluenceExecuteRequest
+         * @description Execute on a Confluence connector (type confluence)
+         */
+        ConfluenceExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["ConfluenceSpacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ConfluenceSpacesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pages";
+            params?: components["schemas"]["ConfluencePagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["ConfluencePagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["ConfluencePagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["ConfluencePagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "footer_comments";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** ConfluenceFooterCommentsCreateParams */
+        ConfluenceFooterCommentsCreateParams: {
+            /** @description Storage format (<p>Looks good</p>) unless representation says otherwise */
+            body: string;
+            /** @description The page to comment on */
+            page_id?: string;
+            /** @description The comment this one replies to */
+            parent_comment_id?: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+        };
+        /** ConfluenceFooterCommentsGetParams */
+        ConfluenceFooterCommentsGetParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format";
+            comment_id: string;
+        };
+        /** ConfluenceFooterCommentsListParams */
+        ConfluenceFooterCommentsListParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format";
+            /** @default 25 */
+            limit: number;
+            page_id: string;
+            /** @enum {string} */
+            sort?: "created-date" | "-created-date" | "modified-date" | "-modified-date";
+        };
+        /** ConfluenceFooterCommentsUpdateParams */
+        ConfluenceFooterCommentsUpdateParams: {
+            body: string;
+            comment_id: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+            /** @description The comment's current version.number + 1 */
+            version_number: number;
+        };
+        /** ConfluencePagesCreateParams */
+        ConfluencePagesCreateParams: {
+            /** @description The page's body: storage format (XHTML, <p>Hello</p>) unless representation says otherwise */
+            body?: string;
+            /** @description The parent page */
+            parent_id?: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+            space_id: string;
+            /** @enum {string} */
+            status?: "current" | "draft";
+            title: string;
+        };
+        /** ConfluencePagesGetParams */
+        ConfluencePagesGetParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format" | "view";
+            page_id: string;
+            /** @description An older version to read */
+            version?: number;
+        };
+        /** ConfluencePagesListParams */
+        ConfluencePagesListParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format";
+            /** @default 25 */
+            limit: number;
+            /** @enum {string} */
+            sort?: "id" | "-id" | "created-date" | "-created-date" | "modified-date" | "-modified-date" | "title" | "-title";
+            /** @description Only pages of these spaces (ids) */
+            space_ids?: string[];
+            status?: ("current" | "archived" | "deleted" | "trashed")[];
+            /** @description The exact title */
+            title?: string;
+        };
+        /** ConfluencePagesUpdateParams */
+        ConfluencePagesUpdateParams: {
+            /** @description The whole new body (storage format unless representation says otherwise) */
+            body: string;
+            page_id: string;
+            /** @description Move it under another page */
+            parent_id?: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+            /**
+             * @default current
+             * @enum {string}
+             */
+            status: "current" | "draft";
+            title: string;
+            /** @description What changed (shown in the page history) */
+            version_message?: string;
+            /** @description The page's current version.number + 1 */
+            version_number: number;
+        };
+        /** ConfluenceSpacesGetParams */
+        ConfluenceSpacesGetParams: {
+            /** @enum {string} */
+            description_format?: "plain" | "view";
+            space_id: string;
+        };
+        /** ConfluenceSpacesListParams */
+        ConfluenceSpacesListParams: {
+            /** @enum {string} */
+            description_format?: "plain" | "view";
+            /** @description Only these space keys (ENG, OPS) */
+            keys?: string[];
+            /** @default 25 */
+            limit: number;
+            /** @enum {string} */
+            sort?: "id" | "-id" | "key" | "-key" | "name" | "-name";
+            /** @enum {string} */
+            status?: "current" | "archived";
+            /** @enum {string} */
+            type?: "global" | "collaboration" | "knowledge_base" | "personal";
+        };
         /** ConnectExchangeRequest */
         ConnectExchangeRequest: {
             token: string;
@@ -8946,7 +9153,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

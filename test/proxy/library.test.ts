@@ -59,6 +59,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['github', { method: 'GET', path: '/user' }],
   ['gitlab', { method: 'GET', path: '/user' }],
   ['bitbucket', { method: 'GET', path: '/user' }],
+  ['confluence', { method: 'GET', path: '/spaces', query: 'limit=1&sort=key' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['figma', { method: 'GET', path: '/v1/me' }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
