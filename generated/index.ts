@@ -2,10 +2,13 @@
 
 import type * as apollo from './apollo/types.ts';
 import type * as asana from './asana/types.ts';
+import type * as bitbucket from './bitbucket/types.ts';
 import type * as clickup from './clickup/types.ts';
 import type * as close from './close/types.ts';
+import type * as confluence from './confluence/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
+import type * as gitlab from './gitlab/types.ts';
 import type * as gong from './gong/types.ts';
 import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
@@ -26,10 +29,13 @@ import type * as zendesk from './zendesk/types.ts';
 export interface ConnectorTypes {
   apollo: { actions: apollo.ApolloActions; credentials: apollo.ApolloCredentials; search: apollo.ApolloSearch; check: apollo.ApolloCheckInfo };
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
+  bitbucket: { actions: bitbucket.BitbucketActions; credentials: bitbucket.BitbucketCredentials; search: bitbucket.BitbucketSearch; check: bitbucket.BitbucketCheckInfo };
   clickup: { actions: clickup.ClickupActions; credentials: clickup.ClickupCredentials; search: clickup.ClickupSearch; check: clickup.ClickupCheckInfo };
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
+  confluence: { actions: confluence.ConfluenceActions; credentials: confluence.ConfluenceCredentials; search: confluence.ConfluenceSearch; check: confluence.ConfluenceCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
+  gitlab: { actions: gitlab.GitlabActions; credentials: gitlab.GitlabCredentials; search: gitlab.GitlabSearch; check: gitlab.GitlabCheckInfo };
   gong: { actions: gong.GongActions; credentials: gong.GongCredentials; search: gong.GongSearch; check: gong.GongCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
@@ -48,14 +54,17 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'clickup', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'trello', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'trello', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
+export type * as bitbucket from './bitbucket/types.ts';
 export type * as clickup from './clickup/types.ts';
 export type * as close from './close/types.ts';
+export type * as confluence from './confluence/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
+export type * as gitlab from './gitlab/types.ts';
 export type * as gong from './gong/types.ts';
 export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';

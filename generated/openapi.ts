@@ -1530,6 +1530,313 @@ export interface components {
                 has_more: boolean;
             };
         };
+        /**
+         * BitbucketExecuteRequest
+         * @description Execute on a Bitbucket connector (type bitbucket)
+         */
+        BitbucketExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "repositories";
+            params: components["schemas"]["BitbucketRepositoriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "repositories";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pull_requests";
+            params: components["schemas"]["BitbucketPullRequestsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pull_requests";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pull_request_comments";
+            params: components["schemas"]["BitbucketPullRequestCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pull_request_comments";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["BitbucketPipelinesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["BitbucketPipelinesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["BitbucketPipelinesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pipelines";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** BitbucketPipelinesCreateParams */
+        BitbucketPipelinesCreateParams: {
+            /** @description The branch to run the pipeline for */
+            branch: string;
+            repo_slug: string;
+            /** @description A custom pipeline's name (selector type custom), e.g. deploy-to-staging */
+            selector_pattern?: string;
+            /** @description Variables for this run: [{key, value, secured}] */
+            variables?: {
+                key: string;
+                secured?: boolean;
+                value: string;
+            }[];
+            workspace: string;
+        };
+        /** BitbucketPipelinesGetParams */
+        BitbucketPipelinesGetParams: {
+            /** @description The pipeline's UUID, in braces */
+            pipeline_uuid: string;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPipelinesListParams */
+        BitbucketPipelinesListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            repo_slug: string;
+            /**
+             * @description created_on, or -created_on for the newest first
+             * @enum {string}
+             */
+            sort?: "created_on" | "-created_on";
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsCreateParams */
+        BitbucketPullRequestCommentsCreateParams: {
+            /** @description Markdown */
+            content: string;
+            /** @description The comment this one replies to */
+            parent_id?: number;
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsGetParams */
+        BitbucketPullRequestCommentsGetParams: {
+            comment_id: number;
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsListParams */
+        BitbucketPullRequestCommentsListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            pull_request_id: number;
+            /** @description A BBQL filter: deleted = false */
+            q?: string;
+            repo_slug: string;
+            /** @description A field to sort by, - for descending: -updated_on */
+            sort?: string;
+            /**
+             * Format: date-time
+             * @description Only comments updated after this time (BBQL updated_on >; ignored when q is given)
+             */
+            updated_since?: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestCommentsUpdateParams */
+        BitbucketPullRequestCommentsUpdateParams: {
+            comment_id: number;
+            /** @description Markdown */
+            content: string;
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsCreateParams */
+        BitbucketPullRequestsCreateParams: {
+            close_source_branch?: boolean;
+            /** @description Markdown */
+            description?: string;
+            /** @description The branch to merge into; the repository's main branch by default */
+            destination_branch?: string;
+            repo_slug: string;
+            /** @description Reviewers: [{uuid: "{...}"}] */
+            reviewers?: {
+                uuid: string;
+            }[];
+            source_branch: string;
+            title: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsGetParams */
+        BitbucketPullRequestsGetParams: {
+            pull_request_id: number;
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsListParams */
+        BitbucketPullRequestsListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            /** @description A BBQL filter: state = "MERGED" AND author.uuid = "{...}" */
+            q?: string;
+            repo_slug: string;
+            /** @description A field to sort by, - for descending: -updated_on */
+            sort?: string;
+            /** @description Any of these states (open ones when not given) */
+            state?: ("OPEN" | "MERGED" | "DECLINED" | "SUPERSEDED")[];
+            /**
+             * Format: date-time
+             * @description Only pull requests updated after this time (BBQL updated_on >; ignored when q is given)
+             */
+            updated_since?: string;
+            workspace: string;
+        };
+        /** BitbucketPullRequestsUpdateParams */
+        BitbucketPullRequestsUpdateParams: {
+            close_source_branch?: boolean;
+            description?: string;
+            destination_branch?: string;
+            pull_request_id: number;
+            repo_slug: string;
+            title?: string;
+            workspace: string;
+        };
+        /** BitbucketRepositoriesCreateParams */
+        BitbucketRepositoriesCreateParams: {
+            description?: string;
+            /** @enum {string} */
+            fork_policy?: "allow_forks" | "no_public_forks" | "no_forks";
+            has_issues?: boolean;
+            has_wiki?: boolean;
+            is_private?: boolean;
+            language?: string;
+            name?: string;
+            /** @description The project to create it in (its key); the workspace's oldest project when not given */
+            project_key?: string;
+            /** @description The new repository's slug */
+            repo_slug: string;
+            workspace: string;
+        };
+        /** BitbucketRepositoriesGetParams */
+        BitbucketRepositoriesGetParams: {
+            /** @description The repository's slug, or its UUID in braces */
+            repo_slug: string;
+            /** @description The workspace's slug, or its UUID in braces */
+            workspace: string;
+        };
+        /** BitbucketRepositoriesListParams */
+        BitbucketRepositoriesListParams: {
+            page?: number;
+            /** @default 10 */
+            pagelen: number;
+            /** @description A BBQL filter: name ~ "api", is_private = true... */
+            q?: string;
+            /**
+             * @description Only repositories on which the user has this role
+             * @enum {string}
+             */
+            role?: "admin" | "contributor" | "member" | "owner";
+            /** @description A field to sort by, - for descending: -updated_on */
+            sort?: string;
+            /**
+             * Format: date-time
+             * @description Only repositories updated after this time (BBQL updated_on >; ignored when q is given)
+             */
+            updated_since?: string;
+            /** @description The workspace's slug, or its UUID in braces */
+            workspace: string;
+        };
+        /** BitbucketRepositoriesUpdateParams */
+        BitbucketRepositoriesUpdateParams: {
+            description?: string;
+            /** @enum {string} */
+            fork_policy?: "allow_forks" | "no_public_forks" | "no_forks";
+            has_issues?: boolean;
+            has_wiki?: boolean;
+            is_private?: boolean;
+            language?: string;
+            name?: string;
+            repo_slug: string;
+            workspace: string;
+        };
         /** ChangePage */
         ChangePage: {
             data: ({
@@ -2451,6 +2758,213 @@ export interface components {
             value_currency?: string;
             /** @enum {string} */
             value_period?: "one_time" | "monthly" | "annual";
+        };
+        /**
+         * ConfluenceExecuteRequest
+         * @description Execute on a Confluence connector (type confluence)
+         */
+        ConfluenceExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["ConfluenceSpacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ConfluenceSpacesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pages";
+            params?: components["schemas"]["ConfluencePagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["ConfluencePagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["ConfluencePagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "pages";
+            params: components["schemas"]["ConfluencePagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "footer_comments";
+            params: components["schemas"]["ConfluenceFooterCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "footer_comments";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** ConfluenceFooterCommentsCreateParams */
+        ConfluenceFooterCommentsCreateParams: {
+            /** @description Storage format (<p>Looks good</p>) unless representation says otherwise */
+            body: string;
+            /** @description The page to comment on */
+            page_id?: string;
+            /** @description The comment this one replies to */
+            parent_comment_id?: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+        };
+        /** ConfluenceFooterCommentsGetParams */
+        ConfluenceFooterCommentsGetParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format";
+            comment_id: string;
+        };
+        /** ConfluenceFooterCommentsListParams */
+        ConfluenceFooterCommentsListParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format";
+            /** @default 25 */
+            limit: number;
+            page_id: string;
+            /** @enum {string} */
+            sort?: "created-date" | "-created-date" | "modified-date" | "-modified-date";
+        };
+        /** ConfluenceFooterCommentsUpdateParams */
+        ConfluenceFooterCommentsUpdateParams: {
+            body: string;
+            comment_id: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+            /** @description The comment's current version.number + 1 */
+            version_number: number;
+        };
+        /** ConfluencePagesCreateParams */
+        ConfluencePagesCreateParams: {
+            /** @description The page's body: storage format (XHTML, <p>Hello</p>) unless representation says otherwise */
+            body?: string;
+            /** @description The parent page */
+            parent_id?: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+            space_id: string;
+            /** @enum {string} */
+            status?: "current" | "draft";
+            title: string;
+        };
+        /** ConfluencePagesGetParams */
+        ConfluencePagesGetParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format" | "view";
+            page_id: string;
+            /** @description An older version to read */
+            version?: number;
+        };
+        /** ConfluencePagesListParams */
+        ConfluencePagesListParams: {
+            /** @enum {string} */
+            body_format?: "storage" | "atlas_doc_format";
+            /** @default 25 */
+            limit: number;
+            /** @enum {string} */
+            sort?: "id" | "-id" | "created-date" | "-created-date" | "modified-date" | "-modified-date" | "title" | "-title";
+            /** @description Only pages of these spaces (ids) */
+            space_ids?: string[];
+            status?: ("current" | "archived" | "deleted" | "trashed")[];
+            /** @description The exact title */
+            title?: string;
+        };
+        /** ConfluencePagesUpdateParams */
+        ConfluencePagesUpdateParams: {
+            /** @description The whole new body (storage format unless representation says otherwise) */
+            body: string;
+            page_id: string;
+            /** @description Move it under another page */
+            parent_id?: string;
+            /**
+             * @default storage
+             * @enum {string}
+             */
+            representation: "storage" | "atlas_doc_format" | "wiki";
+            /**
+             * @default current
+             * @enum {string}
+             */
+            status: "current" | "draft";
+            title: string;
+            /** @description What changed (shown in the page history) */
+            version_message?: string;
+            /** @description The page's current version.number + 1 */
+            version_number: number;
+        };
+        /** ConfluenceSpacesGetParams */
+        ConfluenceSpacesGetParams: {
+            /** @enum {string} */
+            description_format?: "plain" | "view";
+            space_id: string;
+        };
+        /** ConfluenceSpacesListParams */
+        ConfluenceSpacesListParams: {
+            /** @enum {string} */
+            description_format?: "plain" | "view";
+            /** @description Only these space keys (ENG, OPS) */
+            keys?: string[];
+            /** @default 25 */
+            limit: number;
+            /** @enum {string} */
+            sort?: "id" | "-id" | "key" | "-key" | "name" | "-name";
+            /** @enum {string} */
+            status?: "current" | "archived";
+            /** @enum {string} */
+            type?: "global" | "collaboration" | "knowledge_base" | "personal";
         };
         /** ConnectExchangeRequest */
         ConnectExchangeRequest: {
@@ -3668,6 +4182,651 @@ export interface components {
              * @default false
              */
             web_commit_signoff_required: boolean;
+        };
+        /**
+         * GitlabExecuteRequest
+         * @description Execute on a GitLab connector (type gitlab)
+         */
+        GitlabExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["GitlabProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["GitlabProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["GitlabProjectsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["GitlabProjectsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GitlabIssuesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GitlabIssuesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GitlabIssuesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issues";
+            params: components["schemas"]["GitlabIssuesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issues";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "merge_requests";
+            params: components["schemas"]["GitlabMergeRequestsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "merge_requests";
+            params: components["schemas"]["GitlabMergeRequestsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "merge_requests";
+            params: components["schemas"]["GitlabMergeRequestsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "merge_requests";
+            params: components["schemas"]["GitlabMergeRequestsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "merge_requests";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "issue_notes";
+            params: components["schemas"]["GitlabIssueNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "issue_notes";
+            params: components["schemas"]["GitlabIssueNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "issue_notes";
+            params: components["schemas"]["GitlabIssueNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "issue_notes";
+            params: components["schemas"]["GitlabIssueNotesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "issue_notes";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "merge_request_notes";
+            params: components["schemas"]["GitlabMergeRequestNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "merge_request_notes";
+            params: components["schemas"]["GitlabMergeRequestNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "merge_request_notes";
+            params: components["schemas"]["GitlabMergeRequestNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "merge_request_notes";
+            params: components["schemas"]["GitlabMergeRequestNotesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "merge_request_notes";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["GitlabPipelinesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["GitlabPipelinesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "pipelines";
+            params: components["schemas"]["GitlabPipelinesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "pipelines";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** GitlabIssueNotesCreateParams */
+        GitlabIssueNotesCreateParams: {
+            body: string;
+            created_at?: string;
+            internal?: boolean;
+            /** @description The issue's internal ID within the project (its iid). */
+            issue_iid: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabIssueNotesGetParams */
+        GitlabIssueNotesGetParams: {
+            /** @description The issue's internal ID within the project (its iid). */
+            issue_iid: number;
+            /** @description The note's ID. */
+            note_id: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabIssueNotesListParams */
+        GitlabIssueNotesListParams: {
+            /** @description The issue's internal ID within the project (its iid). */
+            issue_iid: number;
+            /** @enum {string} */
+            order_by?: "created_at" | "updated_at";
+            /**
+             * @description The page number (offset pagination).
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description Records per page (at most 100).
+             * @default 20
+             */
+            per_page: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            /** @enum {string} */
+            sort?: "asc" | "desc";
+        };
+        /** GitlabIssueNotesUpdateParams */
+        GitlabIssueNotesUpdateParams: {
+            body?: string;
+            /** @description The issue's internal ID within the project (its iid). */
+            issue_iid: number;
+            /** @description The note's ID. */
+            note_id: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabIssuesCreateParams */
+        GitlabIssuesCreateParams: {
+            assignee_id?: number;
+            assignee_ids?: number[];
+            confidential?: boolean;
+            created_at?: string;
+            description?: string;
+            discussion_to_resolve?: string;
+            due_date?: string;
+            epic_id?: number;
+            epic_iid?: number;
+            iid?: number | string;
+            issue_type?: string;
+            labels?: string;
+            merge_request_to_resolve_discussions_of?: number;
+            milestone_id?: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            title: string;
+            weight?: number;
+        };
+        /** GitlabIssuesGetParams */
+        GitlabIssuesGetParams: {
+            /** @description The issue's internal ID within the project (its iid). */
+            issue_iid: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabIssuesListParams */
+        GitlabIssuesListParams: {
+            assignee_id?: number;
+            author_id?: number;
+            author_username?: string;
+            confidential?: boolean;
+            /** Format: date-time */
+            created_after?: string;
+            /** Format: date-time */
+            created_before?: string;
+            due_date?: string;
+            epic_id?: number;
+            health_status?: string;
+            in?: string;
+            issue_type?: string;
+            iteration_id?: number;
+            iteration_title?: string;
+            labels?: string;
+            milestone?: string;
+            milestone_id?: string;
+            my_reaction_emoji?: string;
+            non_archived?: boolean;
+            /** @enum {string} */
+            order_by?: "created_at" | "updated_at" | "priority" | "due_date" | "relative_position" | "label_priority" | "milestone_due" | "popularity" | "weight" | "title";
+            /**
+             * @description The page number (offset pagination).
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description Records per page (at most 100).
+             * @default 20
+             */
+            per_page: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            /** @enum {string} */
+            scope?: "created_by_me" | "assigned_to_me" | "all";
+            search?: string;
+            /** @enum {string} */
+            sort?: "asc" | "desc";
+            /** @enum {string} */
+            state?: "opened" | "closed" | "all";
+            /** Format: date-time */
+            updated_after?: string;
+            /** Format: date-time */
+            updated_before?: string;
+            weight?: number;
+            with_labels_details?: boolean;
+        };
+        /** GitlabIssuesUpdateParams */
+        GitlabIssuesUpdateParams: {
+            add_labels?: string;
+            assignee_id?: number;
+            assignee_ids?: number[];
+            confidential?: boolean;
+            description?: string;
+            discussion_locked?: boolean;
+            due_date?: string;
+            epic_id?: number;
+            epic_iid?: number;
+            /** @description The issue's internal ID within the project (its iid). */
+            issue_iid: number;
+            issue_type?: string;
+            labels?: string;
+            milestone_id?: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            remove_labels?: string;
+            /** @enum {string} */
+            state_event?: "close" | "reopen";
+            title?: string;
+            updated_at?: string;
+            weight?: number;
+        };
+        /** GitlabMergeRequestNotesCreateParams */
+        GitlabMergeRequestNotesCreateParams: {
+            body: string;
+            created_at?: string;
+            internal?: boolean;
+            /** @description The merge request's internal ID within the project (its iid). */
+            merge_request_iid: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabMergeRequestNotesGetParams */
+        GitlabMergeRequestNotesGetParams: {
+            /** @description The merge request's internal ID within the project (its iid). */
+            merge_request_iid: number;
+            /** @description The note's ID. */
+            note_id: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabMergeRequestNotesListParams */
+        GitlabMergeRequestNotesListParams: {
+            /** @description The merge request's internal ID within the project (its iid). */
+            merge_request_iid: number;
+            /** @enum {string} */
+            order_by?: "created_at" | "updated_at";
+            /**
+             * @description The page number (offset pagination).
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description Records per page (at most 100).
+             * @default 20
+             */
+            per_page: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            /** @enum {string} */
+            sort?: "asc" | "desc";
+        };
+        /** GitlabMergeRequestNotesUpdateParams */
+        GitlabMergeRequestNotesUpdateParams: {
+            body?: string;
+            /** @description The merge request's internal ID within the project (its iid). */
+            merge_request_iid: number;
+            /** @description The note's ID. */
+            note_id: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabMergeRequestsCreateParams */
+        GitlabMergeRequestsCreateParams: {
+            allow_collaboration?: boolean;
+            allow_maintainer_to_push?: boolean;
+            assignee_id?: number;
+            assignee_ids?: number[];
+            description?: string;
+            labels?: string | number | boolean | Record<string, never> | unknown[];
+            milestone_id?: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            remove_source_branch?: boolean;
+            reviewer_ids?: number[];
+            source_branch: string;
+            squash?: boolean;
+            target_branch: string;
+            target_project_id?: number;
+            title: string;
+        };
+        /** GitlabMergeRequestsGetParams */
+        GitlabMergeRequestsGetParams: {
+            /** @description The merge request's internal ID within the project (its iid). */
+            merge_request_iid: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabMergeRequestsListParams */
+        GitlabMergeRequestsListParams: {
+            approved?: string;
+            assignee_id?: number | string;
+            author_id?: number;
+            author_username?: string;
+            /** Format: date-time */
+            created_after?: string;
+            /** Format: date-time */
+            created_before?: string;
+            /** Format: date-time */
+            deployed_after?: string;
+            /** Format: date-time */
+            deployed_before?: string;
+            environment?: string;
+            labels?: string;
+            milestone?: string;
+            my_reaction_emoji?: string;
+            /** @enum {string} */
+            order_by?: "created_at" | "updated_at";
+            /**
+             * @description The page number (offset pagination).
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description Records per page (at most 100).
+             * @default 20
+             */
+            per_page: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            reviewer_id?: number | string;
+            reviewer_username?: string;
+            /** @enum {string} */
+            scope?: "created_by_me" | "assigned_to_me" | "all";
+            search?: string;
+            /** @enum {string} */
+            sort?: "asc" | "desc";
+            source_branch?: string;
+            /** @enum {string} */
+            state?: "opened" | "closed" | "locked" | "merged" | "all";
+            target_branch?: string;
+            /** Format: date-time */
+            updated_after?: string;
+            /** Format: date-time */
+            updated_before?: string;
+            view?: string;
+            wip?: string;
+            with_labels_details?: boolean;
+            with_merge_status_recheck?: boolean;
+        };
+        /** GitlabMergeRequestsUpdateParams */
+        GitlabMergeRequestsUpdateParams: {
+            add_labels?: string;
+            allow_collaboration?: boolean;
+            allow_maintainer_to_push?: boolean;
+            assignee_id?: number;
+            assignee_ids?: number[];
+            description?: string;
+            discussion_locked?: boolean;
+            labels?: string | number | boolean | Record<string, never> | unknown[];
+            /** @description The merge request's internal ID within the project (its iid). */
+            merge_request_iid: number;
+            milestone_id?: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            remove_labels?: string;
+            remove_source_branch?: boolean;
+            reviewer_ids?: number[];
+            squash?: boolean;
+            squash_on_merge?: boolean;
+            /** @enum {string} */
+            state_event?: "close" | "reopen";
+            target_branch?: string;
+            title?: string;
+        };
+        /** GitlabPipelinesCreateParams */
+        GitlabPipelinesCreateParams: {
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            /** @description The branch or tag to run the pipeline for */
+            ref: string;
+            /** @description CI/CD variables for this run: [{key, value, variable_type: env_var | file}] */
+            variables?: {
+                key: string;
+                value: string;
+                /** @enum {string} */
+                variable_type?: "env_var" | "file";
+            }[];
+        };
+        /** GitlabPipelinesGetParams */
+        GitlabPipelinesGetParams: {
+            /** @description The pipeline's ID. */
+            pipeline_id: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabPipelinesListParams */
+        GitlabPipelinesListParams: {
+            name?: string;
+            /** @enum {string} */
+            order_by?: "id" | "status" | "updated_at" | "user_id";
+            /**
+             * @description The page number (offset pagination).
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description Records per page (at most 100).
+             * @default 20
+             */
+            per_page: number;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            ref?: string;
+            /** @enum {string} */
+            scope?: "running" | "pending" | "finished" | "branches" | "tags";
+            sha?: string;
+            /** @enum {string} */
+            sort?: "asc" | "desc";
+            source?: string;
+            /** @enum {string} */
+            status?: "pending" | "running" | "success" | "failed" | "canceled" | "created" | "waiting_for_resource" | "preparing" | "skipped" | "manual" | "scheduled";
+            /** Format: date-time */
+            updated_after?: string;
+            /** Format: date-time */
+            updated_before?: string;
+            username?: string;
+            yaml_errors?: boolean;
+        };
+        /** GitlabProjectsCreateParams */
+        GitlabProjectsCreateParams: {
+            default_branch?: string;
+            description?: string;
+            initialize_with_readme?: boolean;
+            /** @enum {string} */
+            issues_access_level?: "disabled" | "private" | "enabled";
+            /** @enum {string} */
+            merge_method?: "merge" | "rebase_merge" | "ff";
+            /** @enum {string} */
+            merge_requests_access_level?: "disabled" | "private" | "enabled";
+            /** @description The project's name (path is derived from it when not given) */
+            name: string;
+            /** @description The group (namespace) to create it in; the user's own namespace by default */
+            namespace_id?: number;
+            only_allow_merge_if_pipeline_succeeds?: boolean;
+            /** @description The repository path (derived from name when not given) */
+            path?: string;
+            remove_source_branch_after_merge?: boolean;
+            topics?: string[];
+            /** @enum {string} */
+            visibility?: "public" | "internal" | "private";
+        };
+        /** GitlabProjectsGetParams */
+        GitlabProjectsGetParams: {
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+        };
+        /** GitlabProjectsListParams */
+        GitlabProjectsListParams: {
+            active?: boolean;
+            archived?: boolean;
+            id_after?: number;
+            id_before?: number;
+            imported?: boolean;
+            include_hidden?: boolean;
+            include_pending_delete?: boolean;
+            /** Format: date-time */
+            last_activity_after?: string;
+            /** Format: date-time */
+            last_activity_before?: string;
+            marked_for_deletion_on?: string;
+            membership?: boolean;
+            /** @enum {number} */
+            min_access_level?: 0 | 5 | 10 | 20 | 30 | 40 | 50;
+            /** @enum {string} */
+            order_by?: "id" | "name" | "path" | "created_at" | "updated_at" | "last_activity_at" | "similarity" | "repository_size" | "storage_size" | "packages_size" | "wiki_size";
+            owned?: boolean;
+            /**
+             * @description The page number (offset pagination).
+             * @default 1
+             */
+            page: number;
+            /**
+             * @description keyset: pages follow the Link header (order_by id, name, created_at or updated_at).
+             * @enum {string}
+             */
+            pagination?: "keyset";
+            /**
+             * @description Records per page (at most 100).
+             * @default 20
+             */
+            per_page: number;
+            repository_checksum_failed?: boolean;
+            repository_storage?: string;
+            search?: string;
+            search_namespaces?: boolean;
+            simple?: boolean;
+            /** @enum {string} */
+            sort?: "asc" | "desc";
+            starred?: boolean;
+            statistics?: boolean;
+            topic?: string;
+            topic_id?: number;
+            /** Format: date-time */
+            updated_after?: string;
+            /** Format: date-time */
+            updated_before?: string;
+            /** @enum {string} */
+            visibility?: "public" | "internal" | "private";
+            wiki_checksum_failed?: boolean;
+            with_custom_attributes?: boolean;
+            with_issues_enabled?: boolean;
+            with_merge_requests_enabled?: boolean;
+            with_programming_language?: string;
+        };
+        /** GitlabProjectsUpdateParams */
+        GitlabProjectsUpdateParams: {
+            default_branch?: string;
+            description?: string;
+            /** @enum {string} */
+            issues_access_level?: "disabled" | "private" | "enabled";
+            /** @enum {string} */
+            merge_method?: "merge" | "rebase_merge" | "ff";
+            /** @enum {string} */
+            merge_requests_access_level?: "disabled" | "private" | "enabled";
+            name?: string;
+            only_allow_merge_if_pipeline_succeeds?: boolean;
+            path?: string;
+            /** @description The ID or URL-encoded path of the project (42, or my-group%2Fmy-project): GitLab's :id. */
+            project_id: number | string;
+            remove_source_branch_after_merge?: boolean;
+            topics?: string[];
+            /** @enum {string} */
+            visibility?: "public" | "internal" | "private";
         };
         /** GongCallsCreateParams */
         GongCallsCreateParams: {
@@ -11200,7 +12359,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

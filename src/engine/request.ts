@@ -26,6 +26,26 @@ export function setHeader(headers: Record<string, string>, name: string, value: 
   headers[name.toLowerCase()] = s;
 }
 
+/**
+ * A next-page link given relative to the vendor's own host (`/wiki/api/v2/pages?cursor=...`), followed
+ * through a gateway whose base path holds that API path after a prefix of its own
+ * (`https://api.atlassian.com/ex/confluence/<cloud id>/wiki/api/v2`): the prefix put before it.
+ */
+export function gatewayPath(link: string, baseUrl: string): string {
+  if (!link.startsWith('/') || link.startsWith('//')) return link;
+  const base = new URL(baseUrl).pathname.split('/').filter((s) => s !== '');
+  const own = link
+    .split(/[?#]/)[0]!
+    .split('/')
+    .filter((s) => s !== '');
+  // The longest tail of the base path that the link's path starts with (wiki/api/v2).
+  for (let start = 1; start < base.length; start++) {
+    const tail = base.slice(start);
+    if (tail.length <= own.length && tail.every((seg, i) => own[i] === seg)) return `/${base.slice(0, start).join('/')}${link}`;
+  }
+  return link;
+}
+
 /** The request of an action; `applyAuth` sets the auth header (and any credential query parameters on the URL). */
 export function renderRequest(
   target: RequestTarget,
@@ -36,7 +56,7 @@ export function renderRequest(
 ): { url: URL; init: Rendered['init'] } {
   let url: URL;
   if (absoluteUrl !== undefined) {
-    url = new URL(absoluteUrl, target.baseUrl);
+    url = new URL(gatewayPath(absoluteUrl, target.baseUrl), target.baseUrl);
     // Never send credentials to a host the connector was not configured for.
     if (url.origin !== target.baseOrigin) {
       throw new SwitchboardError('upstream_protocol_error', `The upstream pointed the next page at another host (${url.origin})`);

@@ -61,9 +61,16 @@ export function parentLinks(
     if (ic.keyParams !== undefined) {
       const key = keyOf(ic.resource);
       for (const p of params) if (key?.[p] !== undefined) fields[p] = key[p];
-    } else if (ic.idParam !== undefined && params.length === 1) {
-      const idField = idFieldOf(ic.resource);
-      if (idField !== undefined) fields[params[0]!] = idField;
+    } else if (ic.idParam !== undefined) {
+      // The parent's id, and the ids above it that its item path also names (GitLab's issue under
+      // /projects/{project_id}/issues/{issue_iid}): fields of the parent record its sidecar `key` names.
+      const itemParams = paramsOf(item!.path);
+      const parent = ic.resource;
+      const key = keyOf(parent) ?? {};
+      params.forEach((p, i) => {
+        const field = itemParams[i] === ic.idParam ? idFieldOf(parent) : (key[p] ?? key[itemParams[i] ?? '']);
+        if (field !== undefined) fields[p] = field;
+      });
     }
     if (Object.keys(fields).length === params.length) links.set(op.key, { resource: ic.resource, fields });
   }

@@ -42,6 +42,7 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
 }
 
 /** At most `size` holders at once; the others wait in order of arrival. */
+
 export class Slots {
   private busy = 0;
   private readonly waiting: (() => void)[] = [];

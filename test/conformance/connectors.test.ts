@@ -64,6 +64,18 @@ const QUIRKS: Record<string, Quirks> = {
       issue_comments: 'the sandbox seeds no issue comments: the list holds the one the suite creates',
     },
   },
+  bitbucket: {
+    // Repositories are listed per workspace (the sandbox's: its credentials' workspace) and named by its slug and their own.
+    params: {
+      'repositories.list': { workspace: 'northwind' },
+      'repositories.get': (r) => ({ workspace: (r['workspace'] as Rec | undefined)?.['slug'], repo_slug: r['slug'] }),
+      'repositories.update': (r) => ({ workspace: (r['workspace'] as Rec | undefined)?.['slug'], repo_slug: r['slug'] }),
+      // A pull request's key is <workspace>/<repo>#<id>: its id counts per repository.
+      'pull_requests.get': (r) => ({ pull_request_id: r['id'] }),
+      'pull_requests.update': (r) => ({ pull_request_id: r['id'] }),
+    },
+    idParam: { 'repositories.get': 'repo_slug', 'pull_requests.get': 'pull_request_id' },
+  },
   clickup: {
     onePage: {
       tasks:
@@ -131,7 +143,7 @@ const QUIRKS: Record<string, Quirks> = {
 };
 
 /** Param names that set a list's page size, smallest page first. */
-const PAGE_SIZE = /^(page_size|per_page|limit|first|max_results|pagesize|count)$/;
+const PAGE_SIZE = /^(page_size|per_page|limit|first|max_results|pagesize|pagelen|count)$/;
 
 /**
  * An id of the same shape as `id` that no record has: its digits changed (its letters too when it

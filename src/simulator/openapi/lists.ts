@@ -9,7 +9,7 @@ import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { PageOf } from './pages.ts';
 import type { RecordRules } from './records.ts';
 import { propertiesOf } from './schema.ts';
-import type { OpenApiContext, Resource } from './types.ts';
+import type { OpenApiContext, Resource, StoredRecord } from './types.ts';
 
 export const CURSOR_PARAMS = [
   'cursor',
@@ -74,9 +74,13 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const deletedParam = softDeleteParam(r);
     if (deletedParam !== undefined) handled.add(deletedParam);
     const onlyDeleted = deletedParam !== undefined && (query[deletedParam] === true || query[deletedParam] === 'true');
+    // Under the path's parents; a path id the records keep no parent for is one of the record's
+    // key fields (Bitbucket's GET /repositories/{workspace} by workspace.slug).
+    const key = sidecar.resources?.[r.name]?.key ?? {};
+    const under = (s: StoredRecord, k: string, v: string): boolean =>
+      s.parents[k] === v || (s.parents[k] === undefined && key[k] !== undefined && String(getPath(s.record, key[k])) === v);
     let rows = [...r.records.values()].filter(
-      (s) =>
-        Object.entries(pathParams).every(([k, v]) => s.parents[k] === v) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)),
+      (s) => Object.entries(pathParams).every(([k, v]) => under(s, k, v)) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)),
     );
     if (pag.order === 'newest_first') rows.reverse();
     if (since !== undefined) {

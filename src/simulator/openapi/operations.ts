@@ -191,6 +191,9 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   if (named !== undefined && named !== '') record[r.idField] = named;
   const newRecordId = record[r.idField];
   call.write(record, fields, c.rpc !== true);
+  // Created at a path naming it by several ids: the record holds them in its key fields.
+  const key = ctx.sidecar.resources?.[r.name]?.key ?? {};
+  for (const p of c.keyParams ?? []) if (key[p] !== undefined && pathParams[p] !== undefined) setPath(record, key[p], pathParams[p]);
   record[r.idField] = newRecordId;
   if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string'))
     record.id = newId(seedRandom(seed, `${r.name}.id`, r.created), record.id);

@@ -79,6 +79,10 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     ) as Json;
     // The sampler's placeholders ("string", {property1, property2}) become realistic values, the same for the same seed and record.
     if (rs?.template === undefined) realisticRecord(record, mixSeed(seed, hashString(r.name), n), r.name);
+    // Path params are text: a parent's id filled into a field the schema types as a number ({{project_id}}) is that number.
+    else
+      for (const [k, v] of Object.entries(record))
+        if (typeof sampled[k] === 'number' && typeof v === 'string' && /^-?\d+$/.test(v) && Object.values(vars ?? {}).includes(v)) record[k] = Number(v);
     if (extra !== undefined) record = deepMerge(record, extra);
     record[r.idField] = recordId;
     stamp(r, record, 'created', now);

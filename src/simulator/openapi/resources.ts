@@ -93,7 +93,14 @@ function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
     sp(o)
       .split('/')
       .filter((s) => s !== '');
-  const isItem = (segs: string[]): boolean => isParam(segs.at(-1)) && segs.length > 1 && !isParam(segs.at(-2));
+  // A word and one id that only lists, under which a second id names the item (Bitbucket's
+  // GET /repositories/{workspace} beside /repositories/{workspace}/{repo_slug}), is no item path:
+  // the longer one is the item, named by both ids, and the shorter its collection.
+  const shapes = new Map<string, Set<string>>();
+  for (const o of d.operations) shapes.set(unnamed(segsOf(o)), (shapes.get(unnamed(segsOf(o))) ?? new Set()).add(o.method));
+  const listsUnderId = (segs: string[]): boolean =>
+    [...(shapes.get(unnamed(segs)) ?? [])].every((m) => m === 'GET') && shapes.get(`${unnamed(segs)}/{}`)?.has('GET') === true;
+  const isItem = (segs: string[]): boolean => isParam(segs.at(-1)) && segs.length > 1 && !isParam(segs.at(-2)) && !(segs.length === 2 && listsUnderId(segs));
   // A word whose item paths sit under different collections is one resource per collection, named by the word before it too.
   const collections = new Map<string, Set<string>>();
   for (const op of d.operations) {
@@ -130,7 +137,12 @@ function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
     while (word >= 0 && isParam(segs[word])) word--;
     const name = segs[word];
     if (word !== 0 || name === undefined || itemNames.has(name)) continue;
-    const hasCollection = d.operations.some((o) => sp(o) !== sp(op) && segsOf(o).at(-1) === name && (o.method === 'GET' || o.method === 'POST'));
+    const hasCollection = d.operations.some(
+      (o) =>
+        sp(o) !== sp(op) &&
+        (o.method === 'GET' || o.method === 'POST') &&
+        (segsOf(o).at(-1) === name || (segs.length === 3 && unnamed(segsOf(o)) === unnamed(segs.slice(0, -1)) && listsUnderId(segs.slice(0, -1)))),
+    );
     if (hasCollection) compositeItems.set(sp(op), { resource: name, params: segs.slice(word + 1).map((x) => x.slice(1, -1)) });
   }
   for (const { resource, params } of compositeItems.values()) itemNames.set(resource, params.join(','));
@@ -176,7 +188,18 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
   const prev = segs[segs.length - 2];
   const composite = compositeItems.get(sp(op));
   if (composite !== undefined) {
-    const kind: Kind = op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
+    // A POST beside a PUT creates the record the path's ids name (Bitbucket's POST /repositories/{workspace}/{repo_slug}).
+    const postCreates = op.method === 'POST' && d.operations.some((o) => sp(o) === sp(op) && o.method === 'PUT');
+    const kind: Kind =
+      op.method === 'GET'
+        ? 'get'
+        : op.method === 'PUT' || op.method === 'PATCH'
+          ? 'update'
+          : op.method === 'DELETE'
+            ? 'delete'
+            : postCreates
+              ? 'create'
+              : 'action';
     return { kind, resource: composite.resource, keyParams: composite.params };
   }
   const itemOf = prev === undefined || isParam(prev) ? undefined : (index.qualified.get(unnamed(segs.slice(0, -1))) ?? prev);
