@@ -3,6 +3,7 @@
 import type * as asana from './asana/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
+import type * as gmail from './gmail/types.ts';
 import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
@@ -19,6 +20,7 @@ export interface ConnectorTypes {
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
+  gmail: { actions: gmail.GmailActions; credentials: gmail.GmailCredentials; search: gmail.GmailSearch; check: gmail.GmailCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
@@ -32,11 +34,12 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'gmail', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
+export type * as gmail from './gmail/types.ts';
 export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';

@@ -2604,6 +2604,225 @@ export interface components {
              */
             web_commit_signoff_required: boolean;
         };
+        /** GmailDraftsCreateParams */
+        GmailDraftsCreateParams: {
+            raw: string;
+            thread_id?: string;
+        };
+        /** GmailDraftsGetParams */
+        GmailDraftsGetParams: {
+            /** @enum {string} */
+            format?: "minimal" | "full" | "raw" | "metadata";
+            id: string;
+        };
+        /** GmailDraftsListParams */
+        GmailDraftsListParams: {
+            include_spam_trash?: boolean;
+            max_results?: number;
+            page_token?: string;
+            q?: string;
+        };
+        /** GmailDraftsUpdateParams */
+        GmailDraftsUpdateParams: {
+            id: string;
+            raw: string;
+            thread_id?: string;
+        };
+        /**
+         * GmailExecuteRequest
+         * @description Execute on a Gmail connector (type gmail)
+         */
+        GmailExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["GmailMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["GmailMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["GmailMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["GmailMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "threads";
+            params?: components["schemas"]["GmailThreadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "threads";
+            params: components["schemas"]["GmailThreadsGetParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "threads";
+            params: components["schemas"]["GmailThreadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "labels";
+            params?: components["schemas"]["GmailLabelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "labels";
+            params: components["schemas"]["GmailLabelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "labels";
+            params: components["schemas"]["GmailLabelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "labels";
+            params: components["schemas"]["GmailLabelsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "labels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drafts";
+            params?: components["schemas"]["GmailDraftsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "drafts";
+            params: components["schemas"]["GmailDraftsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "drafts";
+            params: components["schemas"]["GmailDraftsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "drafts";
+            params: components["schemas"]["GmailDraftsUpdateParams"];
+        };
+        /** GmailLabelsCreateParams */
+        GmailLabelsCreateParams: {
+            /** @description Colours from Gmail's palette, e.g. {backgroundColor: '#16a766', textColor: '#ffffff'} */
+            color?: {
+                backgroundColor?: string;
+                textColor?: string;
+            };
+            /** @enum {string} */
+            label_list_visibility?: "labelShow" | "labelShowIfUnread" | "labelHide";
+            /** @enum {string} */
+            message_list_visibility?: "show" | "hide";
+            /** @description Nested labels are written with slashes: Projects/Apollo */
+            name: string;
+        };
+        /** GmailLabelsGetParams */
+        GmailLabelsGetParams: {
+            id: string;
+        };
+        /** GmailLabelsListParams */
+        GmailLabelsListParams: Record<string, never>;
+        /** GmailLabelsUpdateParams */
+        GmailLabelsUpdateParams: {
+            color?: {
+                backgroundColor?: string;
+                textColor?: string;
+            };
+            id: string;
+            /** @enum {string} */
+            label_list_visibility?: "labelShow" | "labelShowIfUnread" | "labelHide";
+            /** @enum {string} */
+            message_list_visibility?: "show" | "hide";
+            name?: string;
+        };
+        /** GmailMessagesCreateParams */
+        GmailMessagesCreateParams: {
+            raw: string;
+            thread_id?: string;
+        };
+        /** GmailMessagesGetParams */
+        GmailMessagesGetParams: {
+            /**
+             * @description Default full
+             * @enum {string}
+             */
+            format?: "minimal" | "full" | "raw" | "metadata";
+            id: string;
+            /** @description format metadata: only these headers (From, Subject...) */
+            metadata_headers?: string[];
+        };
+        /** GmailMessagesListParams */
+        GmailMessagesListParams: {
+            include_spam_trash?: boolean;
+            /** @description Only messages with all of these labels */
+            label_ids?: string[];
+            /** @description Page size; default 100 */
+            max_results?: number;
+            page_token?: string;
+            /** @description Gmail's search box query language */
+            q?: string;
+        };
+        /** GmailMessagesUpdateParams */
+        GmailMessagesUpdateParams: {
+            add_label_ids?: string[];
+            id: string;
+            remove_label_ids?: string[];
+        };
+        /** GmailThreadsGetParams */
+        GmailThreadsGetParams: {
+            /** @enum {string} */
+            format?: "minimal" | "full" | "metadata";
+            id: string;
+            metadata_headers?: string[];
+        };
+        /** GmailThreadsListParams */
+        GmailThreadsListParams: {
+            include_spam_trash?: boolean;
+            label_ids?: string[];
+            max_results?: number;
+            page_token?: string;
+            /** @description Gmail's search box query language */
+            q?: string;
+        };
+        /** GmailThreadsUpdateParams */
+        GmailThreadsUpdateParams: {
+            add_label_ids?: string[];
+            id: string;
+            remove_label_ids?: string[];
+        };
         /**
          * GranolaExecuteRequest
          * @description Execute on a Granola connector (type granola)
@@ -7994,7 +8213,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -62,6 +62,17 @@ function valueFor(schema: Json | undefined): string | undefined {
   return undefined;
 }
 
+/** Whether a literal path is an instance of a description's path template (each {param} one segment). */
+function templateMatches(template: string, path: string): boolean {
+  const re = new RegExp(
+    `^${template
+      .split(/\{[^}]+\}/)
+      .map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}$`,
+  );
+  return re.test(path);
+}
+
 function fromOpenApi(m: LoadedManifest, file: string): Derived {
   const text = readFileSync(file, 'utf8');
   const doc = (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Json;
@@ -85,10 +96,12 @@ function fromOpenApi(m: LoadedManifest, file: string): Derived {
     for (const r of requests) {
       const path = String(r['path'] ?? '');
       if (String(r['method'] ?? 'GET').toUpperCase() !== 'GET' || path.includes('{')) continue;
-      const op = paths[path]?.['get'];
-      if (op === undefined) continue;
+      // The description's path for the request's (Gmail's /gmail/v1/users/me/labels is /gmail/v1/users/{userId}/labels there).
+      const described = paths[path] !== undefined ? path : Object.keys(paths).find((t) => templateMatches(t, path));
+      const op = described === undefined ? undefined : paths[described]?.['get'];
+      if (op === undefined || described === undefined) continue;
       const sent = new Set(Object.keys((r['query'] as Json | undefined) ?? {}));
-      for (const p of params(path, op)) {
+      for (const p of params(described, op)) {
         const name = String(p['name']);
         const value = valueFor(p['schema'] as Json | undefined);
         if (p['in'] !== 'query' || (unsentOnly && sent.has(name)) || value === undefined || /cursor|after|before_id|starting_after|page_token/i.test(name))
