@@ -196,8 +196,9 @@ export class SyncRunner {
     let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
     /** The pages ask for changes since the last run's mark (which the upstream may refuse as expired: incremental.resync_on). */
     let sinceMark = false;
-    if (!full && inc !== undefined && (inc.mode ?? 'param') === 'param' && inc.param !== undefined && lastMark !== undefined) {
-      const v = formatIncremental(lastMark, inc.format);
+    const mode = inc?.mode ?? 'param';
+    if (!full && inc !== undefined && (mode === 'param' || mode === 'token') && inc.param !== undefined && lastMark !== undefined) {
+      const v = formatIncremental(lastMark, mode === 'token' ? 'raw' : inc.format);
       if (v !== undefined) {
         if ((inc.action ?? 'list') === 'changes') {
           action = 'changes';
@@ -301,7 +302,9 @@ export class SyncRunner {
     }
     let deleted = removed;
     if (entityFull && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
-    const highWater = maxMark(row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined, mark);
+    const previous = row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined;
+    // A token is the next run's starting point as given (mode token); change times keep the newest.
+    const highWater = mode === 'token' ? (mark ?? previous) : maxMark(previous, mark);
     await this.db
       .updateTable('sync_entities')
       .set({
