@@ -2823,6 +2823,214 @@ export interface components {
             id: string;
             remove_label_ids?: string[];
         };
+        /** GoogleCalendarCalendarsCreateParams */
+        GoogleCalendarCalendarsCreateParams: {
+            description?: string;
+            location?: string;
+            summary: string;
+            /** @description An IANA time zone, e.g. Europe/Zurich */
+            time_zone?: string;
+        };
+        /** GoogleCalendarCalendarsGetParams */
+        GoogleCalendarCalendarsGetParams: {
+            /** @description A calendar id, or primary */
+            calendar_id: string;
+        };
+        /** GoogleCalendarCalendarsListParams */
+        GoogleCalendarCalendarsListParams: {
+            max_results?: number;
+            /** @enum {string} */
+            min_access_role?: "freeBusyReader" | "reader" | "writer" | "owner";
+            page_token?: string;
+            show_deleted?: boolean;
+            show_hidden?: boolean;
+            /** @description A next_sync_token of an earlier list: only the entries changed since (deleted ones with deleted: true) */
+            sync_token?: string;
+        };
+        /** GoogleCalendarCalendarsUpdateParams */
+        GoogleCalendarCalendarsUpdateParams: {
+            calendar_id: string;
+            description?: string;
+            location?: string;
+            summary?: string;
+            time_zone?: string;
+        };
+        /** GoogleCalendarEventsCreateParams */
+        GoogleCalendarEventsCreateParams: {
+            attendees?: {
+                additionalGuests?: number;
+                comment?: string;
+                displayName?: string;
+                email: string;
+                optional?: boolean;
+                /** @enum {string} */
+                responseStatus?: "needsAction" | "declined" | "tentative" | "accepted";
+            }[];
+            calendar_id: string;
+            color_id?: string;
+            description?: string;
+            end: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            location?: string;
+            /** @description e.g. [RRULE:FREQ=WEEKLY;COUNT=10] */
+            recurrence?: string[];
+            /**
+             * @description Who gets an email about it; default none
+             * @enum {string}
+             */
+            send_updates?: "all" | "externalOnly" | "none";
+            start: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            summary?: string;
+            /** @enum {string} */
+            transparency?: "opaque" | "transparent";
+            /** @enum {string} */
+            visibility?: "default" | "public" | "private" | "confidential";
+        };
+        /** GoogleCalendarEventsGetParams */
+        GoogleCalendarEventsGetParams: {
+            calendar_id: string;
+            event_id: string;
+            time_zone?: string;
+        };
+        /** GoogleCalendarEventsListParams */
+        GoogleCalendarEventsListParams: {
+            calendar_id: string;
+            i_cal_uid?: string;
+            /** @description Page size; default 250 */
+            max_results?: number;
+            /** @enum {string} */
+            order_by?: "startTime" | "updated";
+            page_token?: string;
+            /** @description Free text found in summary, description, location, attendees... */
+            q?: string;
+            show_deleted?: boolean;
+            single_events?: boolean;
+            /** @description A next_sync_token of an earlier list (not with time_min, time_max, q, order_by, updated_min, i_cal_uid): what changed since, cancelled events included */
+            sync_token?: string;
+            /** Format: date-time */
+            time_max?: string;
+            /** Format: date-time */
+            time_min?: string;
+            time_zone?: string;
+            /** Format: date-time */
+            updated_min?: string;
+        };
+        /** GoogleCalendarEventsUpdateParams */
+        GoogleCalendarEventsUpdateParams: {
+            attendees?: {
+                additionalGuests?: number;
+                comment?: string;
+                displayName?: string;
+                email: string;
+                optional?: boolean;
+                /** @enum {string} */
+                responseStatus?: "needsAction" | "declined" | "tentative" | "accepted";
+            }[];
+            calendar_id: string;
+            color_id?: string;
+            description?: string;
+            end?: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            event_id: string;
+            location?: string;
+            /** @enum {string} */
+            send_updates?: "all" | "externalOnly" | "none";
+            start?: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            /** @enum {string} */
+            status?: "confirmed" | "tentative" | "cancelled";
+            summary?: string;
+            /** @enum {string} */
+            transparency?: "opaque" | "transparent";
+            /** @enum {string} */
+            visibility?: "default" | "public" | "private" | "confidential";
+        };
+        /**
+         * GoogleCalendarExecuteRequest
+         * @description Execute on a Google Calendar connector (type google_calendar)
+         */
+        GoogleCalendarExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["GoogleCalendarCalendarsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["GoogleCalendarCalendarsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["GoogleCalendarCalendarsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["GoogleCalendarCalendarsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        };
         /**
          * GranolaExecuteRequest
          * @description Execute on a Granola connector (type granola)
@@ -8213,7 +8421,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {
