@@ -1113,6 +1113,25 @@ resync_on?: [number, ...(number)[]]
  * mode token: the list_meta field that holds, on a run's last page, the token the next run sends (e.g. next_sync_token).
  */
 token?: string
+/**
+ * mode token, when a full list answers no token (Drive's files.list): before a full pass, this entity's get (with params) is read and `token` of its record is the mark the pass starts from (Drive's changes.getStartPageToken), so what changes while the pass lists is read by the next run.
+ */
+start?: {
+/**
+ * The entity whose get answers the token.
+ */
+entity: string
+/**
+ * Fixed params of that get.
+ */
+params?: {
+[k: string]: unknown | undefined
+}
+/**
+ * The token in its record (context: record), e.g. "{{record.startPageToken}}".
+ */
+token: string
+}
 }
 /**
  * Fetch each listed record again through get (context: record).

@@ -219,6 +219,14 @@ export class SyncRunner {
     let added = row.records_added;
     let updated = row.records_updated;
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
+    // Mode token with a start: a full pass begins by asking for the token of "now" (Drive's changes.getStartPageToken).
+    const startToken = async (): Promise<unknown> => {
+      const start = inc?.mode === 'token' ? inc.start : undefined;
+      if (start === undefined) return undefined;
+      const got = await runtime.execute(start.entity, 'get', runtime.fixedParams(start.params), { signal: options.signal });
+      return compileTemplate(start.token).render({ record: got.data });
+    };
+    if (!sinceMark && mark === undefined && checkpoint === undefined) mark = await startToken();
     let pages = 0;
     const job: PagesJob = {
       entity: entity.name,
@@ -297,8 +305,8 @@ export class SyncRunner {
         .where('entity', '=', entity.name)
         .execute();
       entityFull = true;
-      mark = undefined;
-      await runPages({ ...job, action: sync.action ?? 'list', params: runtime.fixedParams(sync.params), checkpoint: undefined, mark: undefined });
+      mark = await startToken();
+      await runPages({ ...job, action: sync.action ?? 'list', params: runtime.fixedParams(sync.params), checkpoint: undefined, mark });
     }
     let deleted = removed;
     if (entityFull && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);

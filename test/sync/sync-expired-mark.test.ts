@@ -276,3 +276,88 @@ describe('sync: incremental by a sync token (mode token)', () => {
     ).toThrow(/incremental mode token keeps one token per entity/);
   });
 });
+
+const START_MANIFEST = `
+manifest_version: 1
+type: drivish
+title: Drivish
+kind: test
+base_url: { default: https://feed.example.com }
+auth:
+  - { name: token, type: bearer, fields: { token: { type: string, secret: true } }, token: "{{credentials.token}}" }
+list_meta:
+  new_start_page_token: { type: [string, "null"] }
+entities:
+  start_page_token:
+    primary_key: startPageToken
+    record: { type: object, required: [startPageToken], properties: { startPageToken: { type: string } } }
+    actions:
+      get:
+        request: { method: GET, path: /changes/startPageToken }
+        response: { record: "{{body}}" }
+  files:
+    primary_key: id
+    record: { type: object, required: [id], properties: { id: { type: string }, name: { type: string } } }
+    actions:
+      list:
+        request: { method: GET, path: /files }
+        response: { records: "{{flatten body.files}}", meta: { new_start_page_token: "{{null}}" } }
+      changes:
+        params: { page_token: { type: string, required: true } }
+        request: { method: GET, path: /changes, query: { pageToken: "{{params.page_token}}" } }
+        response:
+          records: "{{flatten body.changes}}"
+          meta: { new_start_page_token: "{{default body.newStartPageToken null}}" }
+          map: { id: "{{record.fileId}}", name: "{{record.file.name}}" }
+        pagination: { type: cursor, param: page_token, next: "{{body.nextPageToken}}" }
+    sync:
+      incremental: { mode: token, action: changes, param: page_token, token: new_start_page_token, start: { entity: start_page_token, token: "{{record.startPageToken}}" } }
+      deleted_when: "{{record.removed}}"
+    search:
+      fields: { id: string, name: string }
+`;
+
+describe('sync: mode token started from a token endpoint (incremental.start)', () => {
+  const manifest = loadManifestText(START_MANIFEST, 'drivish.yaml');
+  let tdb: TestDatabase;
+  let engine: SyncEngine;
+  const calls: string[] = [];
+  let log: { fileId: string; removed: boolean; file?: { name: string } }[] = [];
+  const fetchImpl: FetchLike = async (input) => {
+    const url = new URL(String(input));
+    calls.push(`${url.pathname}${url.search}`);
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    if (url.pathname === '/changes/startPageToken') return json({ startPageToken: String(log.length) });
+    if (url.pathname === '/files') return json({ files: [{ id: 'f1', name: 'One' }] });
+    const from = Number(url.searchParams.get('pageToken'));
+    return json({ changes: log.slice(from), newStartPageToken: String(log.length) });
+  };
+
+  beforeAll(async () => {
+    tdb = await openTestDatabase('sqlite');
+    await migrate(tdb.database, [syncMigrations]);
+    engine = new SyncEngine({
+      database: tdb.database,
+      sink: new RecordStore(tdb.database, { cursorSecret: 'test-secret' }),
+      runtimeFor: async () => ({ manifest, runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: fetchImpl, limiter: null }) }),
+      fullRefreshEvery: 100,
+    });
+  });
+  afterAll(async () => {
+    await engine.stop();
+    await tdb.close();
+  });
+
+  it('asks for the start token before the full pass, then reads the changes from it', async () => {
+    log = [{ fileId: 'f0', removed: false, file: { name: 'Old' } }];
+    await engine.register('d');
+    await engine.runOnce('d');
+    expect(calls.splice(0)).toEqual(['/changes/startPageToken', '/files']);
+    log.push({ fileId: 'f1', removed: true }, { fileId: 'f2', removed: false, file: { name: 'Two' } });
+    const inc = await engine.runOnce('d');
+    expect(calls.splice(0)).toEqual(['/changes?pageToken=1']);
+    expect(inc.entities['files']).toMatchObject({ deleted: 1, added: 1 });
+    await engine.runOnce('d');
+    expect(calls.splice(0)).toEqual(['/changes?pageToken=3']);
+  });
+});

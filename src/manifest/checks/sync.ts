@@ -84,6 +84,19 @@ function checkSyncActions({ m, check }: CheckContext, sat: Path, entityName: str
       // One token per entity: a token per parent, or a since value for removals, has nowhere to be kept.
       if (sync.for_each !== undefined) check.add([...sat, 'for_each'], 'incremental mode token keeps one token per entity: it cannot sync once per parent');
       if (sync.removals !== undefined) check.add([...sat, 'removals'], 'incremental mode token has no high-water mark for removals');
+      if (inc.start !== undefined) {
+        const src = m.entities[inc.start.entity];
+        if (src?.actions['get'] === undefined)
+          check.add([...sat, 'incremental', 'start', 'entity'], `"${inc.start.entity}" is not an entity with a get action`);
+        else
+          for (const k of Object.keys(inc.start.params ?? {}))
+            if ((src.actions['get'].params ?? {})[k] === undefined)
+              check.add([...sat, 'incremental', 'start', 'params', k], `"${k}" is not a param of ${inc.start.entity}.get`);
+        check.template([...sat, 'incremental', 'start', 'token'], inc.start.token, {
+          roots: new Set(['record']),
+          config: new Set(Object.keys(m.config ?? {})),
+        });
+      }
     }
   }
 }
