@@ -220,12 +220,7 @@ export class SyncRunner {
     let updated = row.records_updated;
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
     // Mode token with a start: a full pass begins by asking for the token of "now" (Drive's changes.getStartPageToken).
-    const startToken = async (): Promise<unknown> => {
-      const start = inc?.mode === 'token' ? inc.start : undefined;
-      if (start === undefined) return undefined;
-      const got = await runtime.execute(start.entity, 'get', runtime.fixedParams(start.params), { signal: options.signal });
-      return compileTemplate(start.token).render({ record: got.data });
-    };
+    const startToken = (): Promise<unknown> => this.startToken(runtime, entity, options);
     if (!sinceMark && mark === undefined && checkpoint === undefined) mark = await startToken();
     let pages = 0;
     const job: PagesJob = {
@@ -328,6 +323,15 @@ export class SyncRunner {
     options.onProgress?.({ entity: entity.name, records: seen, pages, done: true });
     await this.apply.reportRun({ connector_id: connectorId, entity: entity.name, added, updated, deleted, source: { sync_run: runId } });
     return { records: seen, deleted, added, updated };
+  }
+
+  /** incremental.start: the token a full pass of a mode-token entity starts from, read from another entity's get. */
+  private async startToken(runtime: ConnectorRuntime, entity: CompiledEntity, options: SyncOptions): Promise<unknown> {
+    const inc = entity.def.sync?.incremental;
+    const start = inc?.mode === 'token' ? inc.start : undefined;
+    if (start === undefined) return undefined;
+    const got = await runtime.execute(start.entity, 'get', runtime.fixedParams(start.params), { signal: options.signal });
+    return compileTemplate(start.token).render({ record: got.data });
   }
 
   /** The params of each for_each parent ([{}] without for_each): the parent entity is listed upstream. */
