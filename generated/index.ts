@@ -5,6 +5,7 @@ import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
 import type * as gmail from './gmail/types.ts';
 import type * as google_calendar from './google_calendar/types.ts';
+import type * as google_drive from './google_drive/types.ts';
 import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
@@ -23,6 +24,7 @@ export interface ConnectorTypes {
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
   gmail: { actions: gmail.GmailActions; credentials: gmail.GmailCredentials; search: gmail.GmailSearch; check: gmail.GmailCheckInfo };
   google_calendar: { actions: google_calendar.GoogleCalendarActions; credentials: google_calendar.GoogleCalendarCredentials; search: google_calendar.GoogleCalendarSearch; check: google_calendar.GoogleCalendarCheckInfo };
+  google_drive: { actions: google_drive.GoogleDriveActions; credentials: google_drive.GoogleDriveCredentials; search: google_drive.GoogleDriveSearch; check: google_drive.GoogleDriveCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
@@ -36,13 +38,14 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'gmail', 'google_calendar', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'gmail', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
 export type * as gmail from './gmail/types.ts';
 export type * as google_calendar from './google_calendar/types.ts';
+export type * as google_drive from './google_drive/types.ts';
 export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';

@@ -3031,6 +3031,199 @@ export interface components {
             entity: "events";
             params?: components["schemas"]["SearchParams"];
         };
+        /** GoogleDriveCommentsCreateParams */
+        GoogleDriveCommentsCreateParams: {
+            content: string;
+            file_id: string;
+        };
+        /** GoogleDriveCommentsGetParams */
+        GoogleDriveCommentsGetParams: {
+            comment_id: string;
+            file_id: string;
+        };
+        /** GoogleDriveCommentsListParams */
+        GoogleDriveCommentsListParams: {
+            file_id: string;
+            include_deleted?: boolean;
+            page_size?: number;
+            page_token?: string;
+            /** Format: date-time */
+            start_modified_time?: string;
+        };
+        /** GoogleDriveCommentsUpdateParams */
+        GoogleDriveCommentsUpdateParams: {
+            comment_id: string;
+            content: string;
+            file_id: string;
+        };
+        /**
+         * GoogleDriveExecuteRequest
+         * @description Execute on a Google Drive connector (type google_drive)
+         */
+        GoogleDriveExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["GoogleDriveFilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["GoogleDriveFilesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["GoogleDriveFilesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["GoogleDriveFilesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "start_page_tokens";
+            params?: components["schemas"]["GoogleDriveStartPageTokensGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsUpdateParams"];
+        };
+        /** GoogleDriveFilesCreateParams */
+        GoogleDriveFilesCreateParams: {
+            description?: string;
+            /** @description e.g. application/vnd.google-apps.folder, application/vnd.google-apps.document */
+            mime_type?: string;
+            name: string;
+            /** @description The folder to create it in (default My Drive's root) */
+            parents?: string[];
+            starred?: boolean;
+        };
+        /** GoogleDriveFilesGetParams */
+        GoogleDriveFilesGetParams: {
+            file_id: string;
+        };
+        /** GoogleDriveFilesListParams */
+        GoogleDriveFilesListParams: {
+            /** @enum {string} */
+            corpora?: "user" | "drive" | "domain" | "allDrives";
+            /** @description With corpora drive: the shared drive to search */
+            drive_id?: string;
+            /** @description Include shared drives' files; default true */
+            include_items_from_all_drives?: boolean;
+            /** @description e.g. modifiedTime desc, folder,name */
+            order_by?: string;
+            /** @description Page size; default 100 */
+            page_size?: number;
+            page_token?: string;
+            q?: string;
+            /** @enum {string} */
+            spaces?: "drive" | "appDataFolder";
+        };
+        /** GoogleDriveFilesUpdateParams */
+        GoogleDriveFilesUpdateParams: {
+            add_parents?: string;
+            description?: string;
+            file_id: string;
+            name?: string;
+            remove_parents?: string;
+            starred?: boolean;
+            trashed?: boolean;
+        };
+        /** GoogleDrivePermissionsCreateParams */
+        GoogleDrivePermissionsCreateParams: {
+            allow_file_discovery?: boolean;
+            domain?: string;
+            email_address?: string;
+            email_message?: string;
+            file_id: string;
+            /** @enum {string} */
+            role: "owner" | "organizer" | "fileOrganizer" | "writer" | "commenter" | "reader";
+            send_notification_email?: boolean;
+            /** @enum {string} */
+            type: "user" | "group" | "domain" | "anyone";
+        };
+        /** GoogleDrivePermissionsGetParams */
+        GoogleDrivePermissionsGetParams: {
+            file_id: string;
+            permission_id: string;
+        };
+        /** GoogleDrivePermissionsListParams */
+        GoogleDrivePermissionsListParams: {
+            file_id: string;
+            page_size?: number;
+            page_token?: string;
+        };
+        /** GoogleDrivePermissionsUpdateParams */
+        GoogleDrivePermissionsUpdateParams: {
+            /** Format: date-time */
+            expiration_time?: string;
+            file_id: string;
+            permission_id: string;
+            /** @enum {string} */
+            role?: "owner" | "organizer" | "fileOrganizer" | "writer" | "commenter" | "reader";
+        };
+        /** GoogleDriveStartPageTokensGetParams */
+        GoogleDriveStartPageTokensGetParams: {
+            /** @description A shared drive's own changes (default: the user's) */
+            drive_id?: string;
+        };
         /**
          * GranolaExecuteRequest
          * @description Execute on a Granola connector (type granola)
@@ -8421,7 +8614,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {
