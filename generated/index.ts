@@ -9,7 +9,10 @@ import type * as confluence from './confluence/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
 import type * as gitlab from './gitlab/types.ts';
+import type * as gmail from './gmail/types.ts';
 import type * as gong from './gong/types.ts';
+import type * as google_calendar from './google_calendar/types.ts';
+import type * as google_drive from './google_drive/types.ts';
 import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
@@ -36,7 +39,10 @@ export interface ConnectorTypes {
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
   gitlab: { actions: gitlab.GitlabActions; credentials: gitlab.GitlabCredentials; search: gitlab.GitlabSearch; check: gitlab.GitlabCheckInfo };
+  gmail: { actions: gmail.GmailActions; credentials: gmail.GmailCredentials; search: gmail.GmailSearch; check: gmail.GmailCheckInfo };
   gong: { actions: gong.GongActions; credentials: gong.GongCredentials; search: gong.GongSearch; check: gong.GongCheckInfo };
+  google_calendar: { actions: google_calendar.GoogleCalendarActions; credentials: google_calendar.GoogleCalendarCredentials; search: google_calendar.GoogleCalendarSearch; check: google_calendar.GoogleCalendarCheckInfo };
+  google_drive: { actions: google_drive.GoogleDriveActions; credentials: google_drive.GoogleDriveCredentials; search: google_drive.GoogleDriveSearch; check: google_drive.GoogleDriveCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
@@ -54,7 +60,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'trello', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'trello', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -65,7 +71,10 @@ export type * as confluence from './confluence/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
 export type * as gitlab from './gitlab/types.ts';
+export type * as gmail from './gmail/types.ts';
 export type * as gong from './gong/types.ts';
+export type * as google_calendar from './google_calendar/types.ts';
+export type * as google_drive from './google_drive/types.ts';
 export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';

@@ -1181,17 +1181,17 @@ params?: {
 }
 incremental?: {
 /**
- * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run.
+ * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run. token: the last page of a run answers a token (list_meta field `token`: Google's nextSyncToken) that the next run sends in `param` for what changed since; the token replaces the mark (no record field is compared).
  */
-mode?: ("param" | "sorted")
+mode?: ("param" | "sorted" | "token")
 /**
- * mode param: the list param that asks for records changed since a point.
+ * modes param and token: the list param that asks for records changed since a point (the mark, or the token).
  */
 param?: string
 /**
- * Record field holding the change time.
+ * Record field holding the change time (modes param and sorted; required there).
  */
-cursor_field: string
+cursor_field?: string
 /**
  * How the param value is written; default iso8601. raw: the cursor field's value as the upstream gave it (Slack's message ts for oldest).
  */
@@ -1212,6 +1212,29 @@ action?: ("list" | "changes")
  * @minItems 1
  */
 resync_on?: [number, ...(number)[]]
+/**
+ * mode token: the list_meta field that holds, on a run's last page, the token the next run sends (e.g. next_sync_token).
+ */
+token?: string
+/**
+ * mode token, when a full list answers no token (Drive's files.list): before a full pass, this entity's get (with params) is read and `token` of its record is the mark the pass starts from (Drive's changes.getStartPageToken), so what changes while the pass lists is read by the next run.
+ */
+start?: {
+/**
+ * The entity whose get answers the token.
+ */
+entity: string
+/**
+ * Fixed params of that get.
+ */
+params?: {
+[k: string]: unknown | undefined
+}
+/**
+ * The token in its record (context: record), e.g. "{{record.startPageToken}}".
+ */
+token: string
+}
 }
 /**
  * Fetch each listed record again through get (context: record).

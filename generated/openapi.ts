@@ -4828,6 +4828,225 @@ export interface components {
             /** @enum {string} */
             visibility?: "public" | "internal" | "private";
         };
+        /** GmailDraftsCreateParams */
+        GmailDraftsCreateParams: {
+            raw: string;
+            thread_id?: string;
+        };
+        /** GmailDraftsGetParams */
+        GmailDraftsGetParams: {
+            /** @enum {string} */
+            format?: "minimal" | "full" | "raw" | "metadata";
+            id: string;
+        };
+        /** GmailDraftsListParams */
+        GmailDraftsListParams: {
+            include_spam_trash?: boolean;
+            max_results?: number;
+            page_token?: string;
+            q?: string;
+        };
+        /** GmailDraftsUpdateParams */
+        GmailDraftsUpdateParams: {
+            id: string;
+            raw: string;
+            thread_id?: string;
+        };
+        /**
+         * GmailExecuteRequest
+         * @description Execute on a Gmail connector (type gmail)
+         */
+        GmailExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["GmailMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["GmailMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["GmailMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["GmailMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "threads";
+            params?: components["schemas"]["GmailThreadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "threads";
+            params: components["schemas"]["GmailThreadsGetParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "threads";
+            params: components["schemas"]["GmailThreadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "labels";
+            params?: components["schemas"]["GmailLabelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "labels";
+            params: components["schemas"]["GmailLabelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "labels";
+            params: components["schemas"]["GmailLabelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "labels";
+            params: components["schemas"]["GmailLabelsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "labels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drafts";
+            params?: components["schemas"]["GmailDraftsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "drafts";
+            params: components["schemas"]["GmailDraftsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "drafts";
+            params: components["schemas"]["GmailDraftsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "drafts";
+            params: components["schemas"]["GmailDraftsUpdateParams"];
+        };
+        /** GmailLabelsCreateParams */
+        GmailLabelsCreateParams: {
+            /** @description Colours from Gmail's palette, e.g. {backgroundColor: '#16a766', textColor: '#ffffff'} */
+            color?: {
+                backgroundColor?: string;
+                textColor?: string;
+            };
+            /** @enum {string} */
+            label_list_visibility?: "labelShow" | "labelShowIfUnread" | "labelHide";
+            /** @enum {string} */
+            message_list_visibility?: "show" | "hide";
+            /** @description Nested labels are written with slashes: Projects/Apollo */
+            name: string;
+        };
+        /** GmailLabelsGetParams */
+        GmailLabelsGetParams: {
+            id: string;
+        };
+        /** GmailLabelsListParams */
+        GmailLabelsListParams: Record<string, never>;
+        /** GmailLabelsUpdateParams */
+        GmailLabelsUpdateParams: {
+            color?: {
+                backgroundColor?: string;
+                textColor?: string;
+            };
+            id: string;
+            /** @enum {string} */
+            label_list_visibility?: "labelShow" | "labelShowIfUnread" | "labelHide";
+            /** @enum {string} */
+            message_list_visibility?: "show" | "hide";
+            name?: string;
+        };
+        /** GmailMessagesCreateParams */
+        GmailMessagesCreateParams: {
+            raw: string;
+            thread_id?: string;
+        };
+        /** GmailMessagesGetParams */
+        GmailMessagesGetParams: {
+            /**
+             * @description Default full
+             * @enum {string}
+             */
+            format?: "minimal" | "full" | "raw" | "metadata";
+            id: string;
+            /** @description format metadata: only these headers (From, Subject...) */
+            metadata_headers?: string[];
+        };
+        /** GmailMessagesListParams */
+        GmailMessagesListParams: {
+            include_spam_trash?: boolean;
+            /** @description Only messages with all of these labels */
+            label_ids?: string[];
+            /** @description Page size; default 100 */
+            max_results?: number;
+            page_token?: string;
+            /** @description Gmail's search box query language */
+            q?: string;
+        };
+        /** GmailMessagesUpdateParams */
+        GmailMessagesUpdateParams: {
+            add_label_ids?: string[];
+            id: string;
+            remove_label_ids?: string[];
+        };
+        /** GmailThreadsGetParams */
+        GmailThreadsGetParams: {
+            /** @enum {string} */
+            format?: "minimal" | "full" | "metadata";
+            id: string;
+            metadata_headers?: string[];
+        };
+        /** GmailThreadsListParams */
+        GmailThreadsListParams: {
+            include_spam_trash?: boolean;
+            label_ids?: string[];
+            max_results?: number;
+            page_token?: string;
+            /** @description Gmail's search box query language */
+            q?: string;
+        };
+        /** GmailThreadsUpdateParams */
+        GmailThreadsUpdateParams: {
+            add_label_ids?: string[];
+            id: string;
+            remove_label_ids?: string[];
+        };
         /** GongCallsCreateParams */
         GongCallsCreateParams: {
             /** Format: date-time */
@@ -4964,6 +5183,407 @@ export interface components {
             /** @description The previous page's records.cursor */
             cursor?: string;
             include_avatars?: boolean;
+        };
+        /** GoogleCalendarCalendarsCreateParams */
+        GoogleCalendarCalendarsCreateParams: {
+            description?: string;
+            location?: string;
+            summary: string;
+            /** @description An IANA time zone, e.g. Europe/Zurich */
+            time_zone?: string;
+        };
+        /** GoogleCalendarCalendarsGetParams */
+        GoogleCalendarCalendarsGetParams: {
+            /** @description A calendar id, or primary */
+            calendar_id: string;
+        };
+        /** GoogleCalendarCalendarsListParams */
+        GoogleCalendarCalendarsListParams: {
+            max_results?: number;
+            /** @enum {string} */
+            min_access_role?: "freeBusyReader" | "reader" | "writer" | "owner";
+            page_token?: string;
+            show_deleted?: boolean;
+            show_hidden?: boolean;
+            /** @description A next_sync_token of an earlier list: only the entries changed since (deleted ones with deleted: true) */
+            sync_token?: string;
+        };
+        /** GoogleCalendarCalendarsUpdateParams */
+        GoogleCalendarCalendarsUpdateParams: {
+            calendar_id: string;
+            description?: string;
+            location?: string;
+            summary?: string;
+            time_zone?: string;
+        };
+        /** GoogleCalendarEventsCreateParams */
+        GoogleCalendarEventsCreateParams: {
+            attendees?: {
+                additionalGuests?: number;
+                comment?: string;
+                displayName?: string;
+                email: string;
+                optional?: boolean;
+                /** @enum {string} */
+                responseStatus?: "needsAction" | "declined" | "tentative" | "accepted";
+            }[];
+            calendar_id: string;
+            color_id?: string;
+            description?: string;
+            end: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            location?: string;
+            /** @description e.g. [RRULE:FREQ=WEEKLY;COUNT=10] */
+            recurrence?: string[];
+            /**
+             * @description Who gets an email about it; default none
+             * @enum {string}
+             */
+            send_updates?: "all" | "externalOnly" | "none";
+            start: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            summary?: string;
+            /** @enum {string} */
+            transparency?: "opaque" | "transparent";
+            /** @enum {string} */
+            visibility?: "default" | "public" | "private" | "confidential";
+        };
+        /** GoogleCalendarEventsGetParams */
+        GoogleCalendarEventsGetParams: {
+            calendar_id: string;
+            event_id: string;
+            time_zone?: string;
+        };
+        /** GoogleCalendarEventsListParams */
+        GoogleCalendarEventsListParams: {
+            calendar_id: string;
+            i_cal_uid?: string;
+            /** @description Page size; default 250 */
+            max_results?: number;
+            /** @enum {string} */
+            order_by?: "startTime" | "updated";
+            page_token?: string;
+            /** @description Free text found in summary, description, location, attendees... */
+            q?: string;
+            show_deleted?: boolean;
+            single_events?: boolean;
+            /** @description A next_sync_token of an earlier list (not with time_min, time_max, q, order_by, updated_min, i_cal_uid): what changed since, cancelled events included */
+            sync_token?: string;
+            /** Format: date-time */
+            time_max?: string;
+            /** Format: date-time */
+            time_min?: string;
+            time_zone?: string;
+            /** Format: date-time */
+            updated_min?: string;
+        };
+        /** GoogleCalendarEventsUpdateParams */
+        GoogleCalendarEventsUpdateParams: {
+            attendees?: {
+                additionalGuests?: number;
+                comment?: string;
+                displayName?: string;
+                email: string;
+                optional?: boolean;
+                /** @enum {string} */
+                responseStatus?: "needsAction" | "declined" | "tentative" | "accepted";
+            }[];
+            calendar_id: string;
+            color_id?: string;
+            description?: string;
+            end?: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            event_id: string;
+            location?: string;
+            /** @enum {string} */
+            send_updates?: "all" | "externalOnly" | "none";
+            start?: {
+                /** Format: date */
+                date?: string;
+                /** Format: date-time */
+                dateTime?: string;
+                timeZone?: string;
+            };
+            /** @enum {string} */
+            status?: "confirmed" | "tentative" | "cancelled";
+            summary?: string;
+            /** @enum {string} */
+            transparency?: "opaque" | "transparent";
+            /** @enum {string} */
+            visibility?: "default" | "public" | "private" | "confidential";
+        };
+        /**
+         * GoogleCalendarExecuteRequest
+         * @description Execute on a Google Calendar connector (type google_calendar)
+         */
+        GoogleCalendarExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["GoogleCalendarCalendarsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["GoogleCalendarCalendarsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["GoogleCalendarCalendarsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["GoogleCalendarCalendarsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["GoogleCalendarEventsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** GoogleDriveCommentsCreateParams */
+        GoogleDriveCommentsCreateParams: {
+            content: string;
+            file_id: string;
+        };
+        /** GoogleDriveCommentsGetParams */
+        GoogleDriveCommentsGetParams: {
+            comment_id: string;
+            file_id: string;
+        };
+        /** GoogleDriveCommentsListParams */
+        GoogleDriveCommentsListParams: {
+            file_id: string;
+            include_deleted?: boolean;
+            page_size?: number;
+            page_token?: string;
+            /** Format: date-time */
+            start_modified_time?: string;
+        };
+        /** GoogleDriveCommentsUpdateParams */
+        GoogleDriveCommentsUpdateParams: {
+            comment_id: string;
+            content: string;
+            file_id: string;
+        };
+        /**
+         * GoogleDriveExecuteRequest
+         * @description Execute on a Google Drive connector (type google_drive)
+         */
+        GoogleDriveExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["GoogleDriveFilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["GoogleDriveFilesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["GoogleDriveFilesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["GoogleDriveFilesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "start_page_tokens";
+            params?: components["schemas"]["GoogleDriveStartPageTokensGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "permissions";
+            params: components["schemas"]["GoogleDrivePermissionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["GoogleDriveCommentsUpdateParams"];
+        };
+        /** GoogleDriveFilesCreateParams */
+        GoogleDriveFilesCreateParams: {
+            description?: string;
+            /** @description e.g. application/vnd.google-apps.folder, application/vnd.google-apps.document */
+            mime_type?: string;
+            name: string;
+            /** @description The folder to create it in (default My Drive's root) */
+            parents?: string[];
+            starred?: boolean;
+        };
+        /** GoogleDriveFilesGetParams */
+        GoogleDriveFilesGetParams: {
+            file_id: string;
+        };
+        /** GoogleDriveFilesListParams */
+        GoogleDriveFilesListParams: {
+            /** @enum {string} */
+            corpora?: "user" | "drive" | "domain" | "allDrives";
+            /** @description With corpora drive: the shared drive to search */
+            drive_id?: string;
+            /** @description Include shared drives' files; default true */
+            include_items_from_all_drives?: boolean;
+            /** @description e.g. modifiedTime desc, folder,name */
+            order_by?: string;
+            /** @description Page size; default 100 */
+            page_size?: number;
+            page_token?: string;
+            q?: string;
+            /** @enum {string} */
+            spaces?: "drive" | "appDataFolder";
+        };
+        /** GoogleDriveFilesUpdateParams */
+        GoogleDriveFilesUpdateParams: {
+            add_parents?: string;
+            description?: string;
+            file_id: string;
+            name?: string;
+            remove_parents?: string;
+            starred?: boolean;
+            trashed?: boolean;
+        };
+        /** GoogleDrivePermissionsCreateParams */
+        GoogleDrivePermissionsCreateParams: {
+            allow_file_discovery?: boolean;
+            domain?: string;
+            email_address?: string;
+            email_message?: string;
+            file_id: string;
+            /** @enum {string} */
+            role: "owner" | "organizer" | "fileOrganizer" | "writer" | "commenter" | "reader";
+            send_notification_email?: boolean;
+            /** @enum {string} */
+            type: "user" | "group" | "domain" | "anyone";
+        };
+        /** GoogleDrivePermissionsGetParams */
+        GoogleDrivePermissionsGetParams: {
+            file_id: string;
+            permission_id: string;
+        };
+        /** GoogleDrivePermissionsListParams */
+        GoogleDrivePermissionsListParams: {
+            file_id: string;
+            page_size?: number;
+            page_token?: string;
+        };
+        /** GoogleDrivePermissionsUpdateParams */
+        GoogleDrivePermissionsUpdateParams: {
+            /** Format: date-time */
+            expiration_time?: string;
+            file_id: string;
+            permission_id: string;
+            /** @enum {string} */
+            role?: "owner" | "organizer" | "fileOrganizer" | "writer" | "commenter" | "reader";
+        };
+        /** GoogleDriveStartPageTokensGetParams */
+        GoogleDriveStartPageTokensGetParams: {
+            /** @description A shared drive's own changes (default: the user's) */
+            drive_id?: string;
         };
         /**
          * GranolaExecuteRequest
@@ -12359,7 +12979,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

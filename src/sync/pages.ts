@@ -175,7 +175,11 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
             missing = got.flatMap((r) => (MISSING in r ? [r[MISSING] as Record<string, unknown>] : []));
             records = got.filter((r) => !(MISSING in r));
           }
-          if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
+          // The mark: a token the page answers (mode token: the last page's replaces it), else the newest change time seen.
+          if (inc?.mode === 'token') {
+            const t = page.meta[inc.token ?? ''];
+            if (t !== undefined && t !== null && t !== '') mark = t;
+          } else if (inc?.cursor_field !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
           // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
           let gone: Record<string, unknown>[] = missing;
           if (deletedWhen !== undefined) {
@@ -186,7 +190,9 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
           // Newest-first incremental: this page reached records the last run already had.
           const since = job.sortedSince;
           reached ||=
-            since !== undefined && inc !== undefined && records.some((r) => maxMark(r[inc.cursor_field], since) === since && r[inc.cursor_field] !== since);
+            since !== undefined &&
+            inc?.cursor_field !== undefined &&
+            records.some((r) => maxMark(r[inc.cursor_field!], since) === since && r[inc.cursor_field!] !== since);
           await written();
           if (signal?.aborted) throw new LeaseLost('aborted');
           const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);

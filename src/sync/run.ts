@@ -198,8 +198,9 @@ export class SyncRunner {
     let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
     /** The pages ask for changes since the last run's mark (which the upstream may refuse as expired: incremental.resync_on). */
     let sinceMark = false;
-    if (!full && inc !== undefined && (inc.mode ?? 'param') === 'param' && inc.param !== undefined && lastMark !== undefined) {
-      const v = formatIncremental(lastMark, inc.format);
+    const mode = inc?.mode ?? 'param';
+    if (!full && inc !== undefined && (mode === 'param' || mode === 'token') && inc.param !== undefined && lastMark !== undefined) {
+      const v = formatIncremental(lastMark, mode === 'token' ? 'raw' : inc.format);
       if (v !== undefined) {
         if ((inc.action ?? 'list') === 'changes') {
           action = 'changes';
@@ -220,6 +221,9 @@ export class SyncRunner {
     let added = row.records_added;
     let updated = row.records_updated;
     let mark: unknown = row.run_high_water !== null ? (JSON.parse(row.run_high_water) as unknown) : undefined;
+    // Mode token with a start: a full pass begins by asking for the token of "now" (Drive's changes.getStartPageToken).
+    const startToken = (): Promise<unknown> => this.startToken(runtime, entity, options);
+    if (!sinceMark && mark === undefined && checkpoint === undefined) mark = await startToken();
     let pages = 0;
     const job: PagesJob = {
       entity: entity.name,
@@ -298,12 +302,14 @@ export class SyncRunner {
         .where('entity', '=', entity.name)
         .execute();
       entityFull = true;
-      mark = undefined;
-      await runPages({ ...job, action: sync.action ?? 'list', params: runtime.fixedParams(sync.params), checkpoint: undefined, mark: undefined });
+      mark = await startToken();
+      await runPages({ ...job, action: sync.action ?? 'list', params: runtime.fixedParams(sync.params), checkpoint: undefined, mark });
     }
     let deleted = removed;
     if (entityFull && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
-    const highWater = maxMark(row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined, mark);
+    const previous = row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined;
+    // A token is the next run's starting point as given (mode token); change times keep the newest.
+    const highWater = mode === 'token' ? (mark ?? previous) : maxMark(previous, mark);
     await this.db
       .updateTable('sync_entities')
       .set({
@@ -319,6 +325,15 @@ export class SyncRunner {
     options.onProgress?.({ entity: entity.name, records: seen, pages, done: true });
     await this.apply.reportRun({ connector_id: connectorId, entity: entity.name, added, updated, deleted, source: { sync_run: runId } });
     return { records: seen, deleted, added, updated };
+  }
+
+  /** incremental.start: the token a full pass of a mode-token entity starts from, read from another entity's get. */
+  private async startToken(runtime: ConnectorRuntime, entity: CompiledEntity, options: SyncOptions): Promise<unknown> {
+    const inc = entity.def.sync?.incremental;
+    const start = inc?.mode === 'token' ? inc.start : undefined;
+    if (start === undefined) return undefined;
+    const got = await runtime.execute(start.entity, 'get', runtime.fixedParams(start.params), { signal: options.signal });
+    return compileTemplate(start.token).render({ record: got.data });
   }
 
   /** The params of each for_each parent ([{}] without for_each): the parent entity is listed upstream. */

@@ -62,6 +62,17 @@ function valueFor(schema: Json | undefined): string | undefined {
   return undefined;
 }
 
+/** Whether a literal path is an instance of a description's path template (each {param} one segment). */
+function templateMatches(template: string, path: string): boolean {
+  const re = new RegExp(
+    `^${template
+      .split(/\{[^}]+\}/)
+      .map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}$`,
+  );
+  return re.test(path);
+}
+
 function fromOpenApi(m: LoadedManifest, file: string): Derived {
   const text = readFileSync(file, 'utf8');
   const doc = (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Json;
@@ -86,7 +97,7 @@ function fromOpenApi(m: LoadedManifest, file: string): Derived {
       const path = String(r['path'] ?? '');
       if (String(r['method'] ?? 'GET').toUpperCase() !== 'GET' || path.includes('{')) continue;
       // The description's path, or the templated one it fills (/members/me/boards: /members/{idMember}/boards).
-      const template = paths[path] !== undefined ? path : Object.keys(paths).find((p) => new RegExp(`^${p.replace(/\{[^}]*\}/g, '[^/]+')}$`).test(path));
+      const template = paths[path] !== undefined ? path : Object.keys(paths).find((t) => templateMatches(t, path));
       const op = template === undefined ? undefined : paths[template]?.['get'];
       if (op === undefined || template === undefined) continue;
       const sent = new Set(Object.keys((r['query'] as Json | undefined) ?? {}));

@@ -147,3 +147,217 @@ describe('sync: an expired mark and records gone by hydration', () => {
     expect(up.calls).toEqual(['/history?since=106']);
   });
 });
+
+const TOKEN_MANIFEST = `
+manifest_version: 1
+type: tokened
+title: Tokened
+kind: test
+base_url: { default: https://feed.example.com }
+auth:
+  - { name: token, type: bearer, fields: { token: { type: string, secret: true } }, token: "{{credentials.token}}" }
+list_meta:
+  next_sync_token: { type: [string, "null"] }
+entities:
+  events:
+    primary_key: id
+    record: { type: object, required: [id], properties: { id: { type: string }, status: { type: string }, title: { type: string } } }
+    actions:
+      list:
+        params: { page_token: { type: string }, sync_token: { type: string } }
+        request: { method: GET, path: /events, query: { pageToken: "{{params.page_token}}", syncToken: "{{params.sync_token}}" } }
+        response: { records: "{{flatten body.items}}", meta: { next_sync_token: "{{default body.nextSyncToken null}}" } }
+        pagination: { type: cursor, param: page_token, next: "{{body.nextPageToken}}" }
+    sync:
+      incremental: { mode: token, param: sync_token, token: next_sync_token, resync_on: [410] }
+      deleted_when: "{{eq record.status 'cancelled'}}"
+    search:
+      fields: { id: string, title: string }
+`;
+
+/** A calendar: events in pages of two, the sync token on the last page; tokens before `valid` are 410 Gone. */
+class Calendar {
+  events = new Map<string, { id: string; status: string; title: string; seq: number }>();
+  seq = 0;
+  valid = 0;
+  calls: string[] = [];
+  put(id: string, title: string, status = 'confirmed'): void {
+    this.events.set(id, { id, status, title, seq: ++this.seq });
+  }
+  fetch: FetchLike = async (input) => {
+    const url = new URL(String(input));
+    this.calls.push(url.search);
+    const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    const token = url.searchParams.get('syncToken');
+    if (token !== null && Number(token.slice(4)) < this.valid)
+      return json(410, { error: { code: 410, message: 'Sync token is no longer valid, a full sync is required.' } });
+    const since = token === null ? 0 : Number(token.slice(4));
+    // A full list leaves out cancelled events; a token's list has them.
+    const all = [...this.events.values()].filter((e) => e.seq > since && (token !== null || e.status !== 'cancelled'));
+    const start = Number(url.searchParams.get('pageToken') ?? 0);
+    const page = all.slice(start, start + 2).map(({ id, status, title }) => ({ id, status, title }));
+    const last = start + 2 >= all.length;
+    return json(200, { items: page, ...(last ? { nextSyncToken: `tok-${this.seq}` } : { nextPageToken: String(start + 2) }) });
+  };
+}
+
+describe('sync: incremental by a sync token (mode token)', () => {
+  const manifest = loadManifestText(TOKEN_MANIFEST, 'tokened.yaml');
+  const def = { primaryKey: 'id', fields: { id: 'string', title: 'string' } as Record<string, 'string'> };
+  let tdb: TestDatabase;
+  let store: RecordStore;
+  const cal = new Calendar();
+  let engine: SyncEngine;
+
+  beforeAll(async () => {
+    tdb = await openTestDatabase('sqlite');
+    await migrate(tdb.database, [syncMigrations]);
+    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
+    engine = new SyncEngine({
+      database: tdb.database,
+      sink: store,
+      runtimeFor: async () => ({
+        manifest,
+        runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: cal.fetch, limiter: null, retry: { baseDelayMs: 1 } }),
+      }),
+      fullRefreshEvery: 100,
+    });
+  });
+  afterAll(async () => {
+    await engine.stop();
+    await tdb.close();
+  });
+
+  const stored = async (): Promise<string[]> =>
+    (await store.search('t', 'events', def, { query: { sort: [{ id: 'asc' }] }, fields: ['id', 'title'] })).data.map(
+      (d) => `${String(d['id'])}:${String(d['title'])}`,
+    );
+
+  it("keeps the last page's token, sends it next run, applies cancellations, and lists in full when it is gone (410)", async () => {
+    for (const id of ['a', 'b', 'c']) cal.put(id, id.toUpperCase());
+    await engine.register('t');
+    await engine.runOnce('t');
+    expect(cal.calls).toEqual(['', '?pageToken=2']);
+    expect(await stored()).toEqual(['a:A', 'b:B', 'c:C']);
+
+    cal.put('b', 'B2');
+    cal.put('c', 'C', 'cancelled');
+    cal.calls = [];
+    const inc = await engine.runOnce('t');
+    expect(cal.calls).toEqual(['?syncToken=tok-3']);
+    expect(inc.entities['events']).toMatchObject({ deleted: 1 });
+    expect(await stored()).toEqual(['a:A', 'b:B2']);
+
+    // The next token is the last page's, not a record's: nothing changed, the same token again.
+    cal.calls = [];
+    await engine.runOnce('t');
+    expect(cal.calls).toEqual(['?syncToken=tok-5']);
+
+    cal.events.delete('a');
+    cal.put('d', 'D');
+    cal.valid = 100;
+    cal.calls = [];
+    await engine.runOnce('t');
+    expect(cal.calls).toEqual(['?syncToken=tok-5', '']);
+    expect(await stored()).toEqual(['b:B2', 'd:D']);
+    cal.valid = 0;
+    cal.calls = [];
+    await engine.runOnce('t');
+    expect(cal.calls).toEqual(['?syncToken=tok-6']);
+  });
+
+  it('refuses mode token without a list_meta token field, or with for_each', () => {
+    expect(() => loadManifestText(TOKEN_MANIFEST.replace('token: next_sync_token,', 'token: nope,'), 'x.yaml')).toThrow(/"nope" is not a list_meta field/);
+    expect(() =>
+      loadManifestText(
+        TOKEN_MANIFEST.replace('      deleted_when:', '      for_each: { entity: events, param: page_token, value: "{{record.id}}" }\n      deleted_when:'),
+        'x.yaml',
+      ),
+    ).toThrow(/incremental mode token keeps one token per entity/);
+  });
+});
+
+const START_MANIFEST = `
+manifest_version: 1
+type: drivish
+title: Drivish
+kind: test
+base_url: { default: https://feed.example.com }
+auth:
+  - { name: token, type: bearer, fields: { token: { type: string, secret: true } }, token: "{{credentials.token}}" }
+list_meta:
+  new_start_page_token: { type: [string, "null"] }
+entities:
+  start_page_token:
+    primary_key: startPageToken
+    record: { type: object, required: [startPageToken], properties: { startPageToken: { type: string } } }
+    actions:
+      get:
+        request: { method: GET, path: /changes/startPageToken }
+        response: { record: "{{body}}" }
+  files:
+    primary_key: id
+    record: { type: object, required: [id], properties: { id: { type: string }, name: { type: string } } }
+    actions:
+      list:
+        request: { method: GET, path: /files }
+        response: { records: "{{flatten body.files}}", meta: { new_start_page_token: "{{null}}" } }
+      changes:
+        params: { page_token: { type: string, required: true } }
+        request: { method: GET, path: /changes, query: { pageToken: "{{params.page_token}}" } }
+        response:
+          records: "{{flatten body.changes}}"
+          meta: { new_start_page_token: "{{default body.newStartPageToken null}}" }
+          map: { id: "{{record.fileId}}", name: "{{record.file.name}}" }
+        pagination: { type: cursor, param: page_token, next: "{{body.nextPageToken}}" }
+    sync:
+      incremental: { mode: token, action: changes, param: page_token, token: new_start_page_token, start: { entity: start_page_token, token: "{{record.startPageToken}}" } }
+      deleted_when: "{{record.removed}}"
+    search:
+      fields: { id: string, name: string }
+`;
+
+describe('sync: mode token started from a token endpoint (incremental.start)', () => {
+  const manifest = loadManifestText(START_MANIFEST, 'drivish.yaml');
+  let tdb: TestDatabase;
+  let engine: SyncEngine;
+  const calls: string[] = [];
+  let log: { fileId: string; removed: boolean; file?: { name: string } }[] = [];
+  const fetchImpl: FetchLike = async (input) => {
+    const url = new URL(String(input));
+    calls.push(`${url.pathname}${url.search}`);
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    if (url.pathname === '/changes/startPageToken') return json({ startPageToken: String(log.length) });
+    if (url.pathname === '/files') return json({ files: [{ id: 'f1', name: 'One' }] });
+    const from = Number(url.searchParams.get('pageToken'));
+    return json({ changes: log.slice(from), newStartPageToken: String(log.length) });
+  };
+
+  beforeAll(async () => {
+    tdb = await openTestDatabase('sqlite');
+    await migrate(tdb.database, [syncMigrations]);
+    engine = new SyncEngine({
+      database: tdb.database,
+      sink: new RecordStore(tdb.database, { cursorSecret: 'test-secret' }),
+      runtimeFor: async () => ({ manifest, runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: fetchImpl, limiter: null }) }),
+      fullRefreshEvery: 100,
+    });
+  });
+  afterAll(async () => {
+    await engine.stop();
+    await tdb.close();
+  });
+
+  it('asks for the start token before the full pass, then reads the changes from it', async () => {
+    log = [{ fileId: 'f0', removed: false, file: { name: 'Old' } }];
+    await engine.register('d');
+    await engine.runOnce('d');
+    expect(calls.splice(0)).toEqual(['/changes/startPageToken', '/files']);
+    log.push({ fileId: 'f1', removed: true }, { fileId: 'f2', removed: false, file: { name: 'Two' } });
+    const inc = await engine.runOnce('d');
+    expect(calls.splice(0)).toEqual(['/changes?pageToken=1']);
+    expect(inc.entities['files']).toMatchObject({ deleted: 1, added: 1 });
+    await engine.runOnce('d');
+    expect(calls.splice(0)).toEqual(['/changes?pageToken=3']);
+  });
+});

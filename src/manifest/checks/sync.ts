@@ -53,7 +53,7 @@ export function checkSync(ctx: CheckContext, base: Path, entityName: string, ent
 }
 
 /** The full sync's action and params, and the incremental one's. */
-function checkSyncActions({ check }: CheckContext, sat: Path, entityName: string, entity: Entity, sync: Sync): void {
+function checkSyncActions({ m, check }: CheckContext, sat: Path, entityName: string, entity: Entity, sync: Sync): void {
   const fullAction = sync.action ?? 'list';
   const list = entity.actions[fullAction];
   if (list === undefined) check.add(sat, `sync needs a ${fullAction} action on this entity`);
@@ -71,9 +71,32 @@ function checkSyncActions({ check }: CheckContext, sat: Path, entityName: string
     const fixed = incAction === fullAction ? {} : (inc.params ?? {});
     for (const k of Object.keys(fixed))
       if (ip[k] === undefined) check.add([...sat, 'incremental', 'params', k], `"${k}" is not a param of ${entityName}.${incAction}`);
-    if ((inc.mode ?? 'param') === 'param') {
-      if (inc.param === undefined) check.add([...sat, 'incremental'], 'incremental mode param needs the list param to set ("param")');
+    const mode = inc.mode ?? 'param';
+    if (mode === 'param' || mode === 'token') {
+      if (inc.param === undefined) check.add([...sat, 'incremental'], `incremental mode ${mode} needs the list param to set ("param")`);
       else if (ip[inc.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${inc.param}" is not a param of ${entityName}.${incAction}`);
+    }
+    if (mode !== 'token' && inc.cursor_field === undefined)
+      check.add([...sat, 'incremental'], `incremental mode ${mode} needs the record field that holds the change time ("cursor_field")`);
+    if (mode === 'token') {
+      if (inc.token === undefined) check.add([...sat, 'incremental'], 'incremental mode token needs the list_meta field holding the next token ("token")');
+      else if (m.list_meta?.[inc.token] === undefined) check.add([...sat, 'incremental', 'token'], `"${inc.token}" is not a list_meta field`);
+      // One token per entity: a token per parent, or a since value for removals, has nowhere to be kept.
+      if (sync.for_each !== undefined) check.add([...sat, 'for_each'], 'incremental mode token keeps one token per entity: it cannot sync once per parent');
+      if (sync.removals !== undefined) check.add([...sat, 'removals'], 'incremental mode token has no high-water mark for removals');
+      if (inc.start !== undefined) {
+        const src = m.entities[inc.start.entity];
+        if (src?.actions['get'] === undefined)
+          check.add([...sat, 'incremental', 'start', 'entity'], `"${inc.start.entity}" is not an entity with a get action`);
+        else
+          for (const k of Object.keys(inc.start.params ?? {}))
+            if ((src.actions['get'].params ?? {})[k] === undefined)
+              check.add([...sat, 'incremental', 'start', 'params', k], `"${k}" is not a param of ${inc.start.entity}.get`);
+        check.template([...sat, 'incremental', 'start', 'token'], inc.start.token, {
+          roots: new Set(['record']),
+          config: new Set(Object.keys(m.config ?? {})),
+        });
+      }
     }
   }
 }

@@ -107,8 +107,14 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   const rpcParent = c.rpc === true && r.declared?.parent !== undefined ? r.declared.parent.param : undefined;
   // A declared resource's id and parent come from the query or body, else from a path parameter of that name (GET /files/{file_key}/meta).
   const given = (name: string): unknown => input[name] ?? pathParams[name];
+  // A parent named by an alias of its resource (Google's calendar "primary") is the record the alias names.
+  const parentId = (v: unknown): string => {
+    const q = resources.get(r.declared?.parent?.resource ?? '');
+    const alias = q === undefined ? undefined : sidecar.resources?.[q.name]?.aliases?.[String(v)];
+    return alias !== undefined && q !== undefined ? String([...q.records.keys()][alias - 1] ?? v) : String(v);
+  };
   const parentOf: Record<string, string> =
-    c.rpc !== true ? pathParams : rpcParent !== undefined && given(rpcParent) !== undefined ? { [rpcParent]: String(given(rpcParent)) } : {};
+    c.rpc !== true ? pathParams : rpcParent !== undefined && given(rpcParent) !== undefined ? { [rpcParent]: parentId(given(rpcParent)) } : {};
   const rawId =
     c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
   let id = rawId === undefined ? undefined : String(rawId);
