@@ -13,6 +13,7 @@ import type * as notion from './notion/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as zendesk from './zendesk/types.ts';
+import type * as zoom from './zoom/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
 export interface ConnectorTypes {
@@ -29,10 +30,11 @@ export interface ConnectorTypes {
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
+  zoom: { actions: zoom.ZoomActions; credentials: zoom.ZoomCredentials; search: zoom.ZoomSearch; check: zoom.ZoomCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'slack', 'stripe', 'zendesk', 'zoom'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
@@ -47,3 +49,4 @@ export type * as notion from './notion/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as zendesk from './zendesk/types.ts';
+export type * as zoom from './zoom/types.ts';
