@@ -480,6 +480,21 @@ page_size?: number
 next_page_token?: string
 }
 
+export interface ZoomMeetingsGetParams {
+/**
+ * The meeting ID in long format.
+ */
+meeting_id: number
+/**
+ * Meeting Occurrence ID.
+ */
+occurrence_id?: string
+/**
+ * Set the value of this field to true if you would like to view meeting details of all previous occurrences of a recurring meeting.
+ */
+show_previous_occurrences?: boolean
+}
+
 export interface ZoomMeetingsCreateParams {
 /**
  * The user ID or email address of the user; me for the token's own user.
@@ -753,21 +768,6 @@ value?: string
  * Meeting Type: 1 - Instant meeting.
  */
 type?: (1 | 2 | 3 | 8)
-}
-
-export interface ZoomMeetingsGetParams {
-/**
- * The meeting ID in long format.
- */
-meeting_id: number
-/**
- * Meeting Occurrence ID.
- */
-occurrence_id?: string
-/**
- * Set the value of this field to true if you would like to view meeting details of all previous occurrences of a recurring meeting.
- */
-show_previous_occurrences?: boolean
 }
 
 export interface ZoomMeetingsUpdateParams {
@@ -1704,6 +1704,21 @@ page_size?: number
 next_page_token?: string
 }
 
+export interface ZoomWebinarsGetParams {
+/**
+ * The webinar ID in "long" format(represented as int64 data type in JSON).
+ */
+webinar_id: number
+/**
+ * Unique Identifier that identifies an occurrence of a recurring webinar.
+ */
+occurrence_id?: string
+/**
+ * Set the value of this field to true if you would like to view Webinar details of all previous occurrences of a recurring Webinar.
+ */
+show_previous_occurrences?: boolean
+}
+
 export interface ZoomWebinarsCreateParams {
 /**
  * The user ID or email address of the user; me for the token's own user.
@@ -1964,21 +1979,6 @@ value?: string
  * Webinar Types: 5 - Webinar.
  */
 type?: (5 | 6 | 9)
-}
-
-export interface ZoomWebinarsGetParams {
-/**
- * The webinar ID in "long" format(represented as int64 data type in JSON).
- */
-webinar_id: number
-/**
- * Unique Identifier that identifies an occurrence of a recurring webinar.
- */
-occurrence_id?: string
-/**
- * Set the value of this field to true if you would like to view Webinar details of all previous occurrences of a recurring Webinar.
- */
-show_previous_occurrences?: boolean
 }
 
 export interface ZoomWebinarsUpdateParams {
@@ -2388,14 +2388,14 @@ export interface ZoomActions {
   };
   meetings: {
     list: { params: ZoomMeetingsListParams; result: { data: ZoomMeetingsRecord[]; meta: ZoomListMeta } };
-    create: { params: ZoomMeetingsCreateParams; result: { data: ZoomMeetingsRecord } };
     get: { params: ZoomMeetingsGetParams; result: { data: ZoomMeetingsRecord } };
+    create: { params: ZoomMeetingsCreateParams; result: { data: ZoomMeetingsRecord } };
     update: { params: ZoomMeetingsUpdateParams; result: { data: ZoomMeetingsRecord } };
   };
   webinars: {
     list: { params: ZoomWebinarsListParams; result: { data: ZoomWebinarsRecord[]; meta: ZoomListMeta } };
-    create: { params: ZoomWebinarsCreateParams; result: { data: ZoomWebinarsRecord } };
     get: { params: ZoomWebinarsGetParams; result: { data: ZoomWebinarsRecord } };
+    create: { params: ZoomWebinarsCreateParams; result: { data: ZoomWebinarsRecord } };
     update: { params: ZoomWebinarsUpdateParams; result: { data: ZoomWebinarsRecord } };
   };
   recordings: {

@@ -7,6 +7,7 @@ import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
 import { readBodyCapped } from '../http/response-limit.ts';
 import type { CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import { compileTemplate } from '../templates/index.ts';
 
 export type Credentials = Record<string, unknown>;
 
@@ -109,7 +110,7 @@ export interface TokenSet {
 }
 
 /** What a token request reads of its variant (oauth2 or client_credentials). */
-type TokenVariant = Pick<OAuth2Auth, 'name' | 'fields' | 'token_url' | 'token_request_auth'>;
+type TokenVariant = Pick<OAuth2Auth, 'name' | 'fields' | 'token_url' | 'token_request_auth' | 'token_fields'>;
 
 async function tokenRequest(
   variant: TokenVariant,
@@ -168,7 +169,28 @@ async function tokenRequest(
     const v = json[k];
     if (!(k in tokens) && k !== 'expires_in' && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) tokens[k] = v;
   }
+  Object.assign(tokens, tokenFields(variant, json));
   return tokens;
+}
+
+/**
+ * The variant's token_fields rendered over the token answer (a company's own API host named in
+ * it). The manifest loader has checked each template and that it fills a non-secret field; a
+ * field that renders empty or not to a value is upstream_protocol_error (the body is not quoted:
+ * it holds the tokens).
+ */
+function tokenFields(variant: TokenVariant, body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, src] of Object.entries(variant.token_fields ?? {})) {
+    if (src === undefined) continue;
+    const v = compileTemplate(src).render({ body });
+    if (v === undefined || v === null || v === '' || typeof v === 'object')
+      throw new SwitchboardError('upstream_protocol_error', `The OAuth token endpoint's answer gave no ${field} (token_fields.${field})`, {
+        errors: [{ path: `/${field}`, message: 'the token answer lacks it' }],
+      });
+    out[field] = v;
+  }
+  return out;
 }
 
 /** Exchange an authorization code for tokens at the variant's token URL (its variables from `credentials`, e.g. the subdomain). */

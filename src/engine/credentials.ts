@@ -1,20 +1,21 @@
 /**
  * A runtime's credentials and the auth state they grow: the auth variant in use, OAuth refreshes
  * (once at a time; follow-ups on refresh), a minted_bearer variant's token (minted once at a
- * time, renewed before expiry), and the Authorization header each request carries.
+ * time, renewed before expiry), and the Authorization header (or credential query parameters) each
+ * request carries.
  */
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { clientCredentialsToken, refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { mintedExpiry, rsaPrivateKey, signJwtRs256 } from '../auth/minted.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
-import type { ClientCredentialsAuth, CompiledAction, CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import type { ClientCredentialsAuth, CompiledAction, CompiledAuthVariant, CompiledMint, LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { setHeader } from './request.ts';
 import type { RawResult, RuntimeOptions } from './types.ts';
 
-/** Sends a token mint request with the given Authorization (the signed JWT), within `deadlineMs`. */
-export type MintCall = (action: CompiledAction, authorization: string, deadlineMs: number) => Promise<RawResult>;
+/** Sends a minted_bearer variant's mint request carrying the signed JWT, within `deadlineMs`. */
+export type MintCall = (mint: CompiledMint, jwt: string, deadlineMs: number) => Promise<RawResult>;
 
 export class RuntimeCredentials {
   /** The credentials in use: the caller's, updated by every OAuth refresh. */
@@ -40,11 +41,21 @@ export class RuntimeCredentials {
     return this.minted?.token;
   }
 
-  /** Set the auth variant's header (a minted token, or the variant's rendered value), or the given Authorization (a token mint's JWT). */
-  apply(headers: Record<string, string>, ctx: TemplateContext, authorization: string | undefined): void {
+  /**
+   * Set the auth variant's header (a minted token, or the variant's rendered value), or the given
+   * Authorization (a token mint's JWT); and the variant's query parameters on `url` (an api_key
+   * variant's, replacing any the request carried: the credentials are the connector's).
+   */
+  apply(headers: Record<string, string>, ctx: TemplateContext, authorization: string | undefined, url: URL): void {
     if (authorization !== undefined) setHeader(headers, 'Authorization', authorization);
     else if (this.mints) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
     else setHeader(headers, this.variant.header, this.variant.value.render(ctx));
+    if (authorization !== undefined) return;
+    for (const [name, t] of this.variant.query ?? []) {
+      const v = t.render(ctx);
+      if (v === undefined || v === null || v === '') url.searchParams.delete(name);
+      else url.searchParams.set(name, String(v));
+    }
   }
 
   /** Whether the variant gets its own short-lived token (minted_bearer's mint, client_credentials' grant). */
@@ -128,7 +139,7 @@ export class RuntimeCredentials {
       const variant = this.variant.def.name;
       let raw: RawResult;
       try {
-        raw = await callMint(mint.action, `Bearer ${jwt}`, timeoutMs);
+        raw = await callMint(mint, jwt, timeoutMs);
       } catch (e) {
         if (e instanceof SwitchboardError && e.code === 'upstream_credentials_rejected') {
           throw new SwitchboardError(

@@ -257,6 +257,13 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/api/v2/users/me' } });
   });
 
+  it('paths that end in a slash (Close-shaped): the check is /me/', async () => {
+    const list = { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: widget } } } } } };
+    const paths = { ...widgetPaths(list), '/me/': { get: ok({ type: 'object', properties: { id: { type: 'string' } } }) } };
+    const { m } = await scaffold(description({ paths }));
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/me/' } });
+  });
+
   it('versioned APIs (Jira-shaped): startAt offsets, a nextPageToken cursor ended by isLast, errorMessages, /search lists, a /myself check', async () => {
     const q = (name: string, schema: Rec): Rec => ({ name, in: 'query', schema });
     const file = description({
@@ -296,7 +303,13 @@ describe('init --from-openapi inferences', () => {
     const { m } = await scaffold(file);
     expect(Object.keys(m['entities']).sort()).toEqual(['jql', 'myself', 'widget']);
     expect(m['entities'].widget.actions.list.request.path).toBe('/rest/api/3/widget/search');
-    expect(m['entities'].widget.actions.list.pagination).toEqual({ type: 'offset', param: 'start_at', limit_param: 'max_results', default_limit: 50 });
+    expect(m['entities'].widget.actions.list.pagination).toEqual({
+      type: 'offset',
+      param: 'start_at',
+      limit_param: 'max_results',
+      default_limit: 50,
+      has_more: '{{not body.isLast}}',
+    });
     expect(m['entities'].jql.actions.list.pagination).toEqual({
       type: 'cursor',
       param: 'next_page_token',
@@ -319,6 +332,24 @@ describe('init --from-openapi inferences', () => {
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'offset', param: 'offset', limit_param: 'limit', default_limit: 25 });
     expect(m['entities'].widgets.actions.list.response.records).toBe('{{body.results}}');
+  });
+
+  it('pagination: an integer offset with a limit and has_more (Close-shaped _skip/_limit)', async () => {
+    const list = {
+      parameters: [
+        { name: '_skip', in: 'query', schema: { type: 'integer' } },
+        { name: '_limit', in: 'query', schema: { type: 'integer', default: 100, maximum: 200 } },
+      ],
+      ...ok({ type: 'object', properties: { has_more: { type: 'boolean' }, data: { type: 'array', items: widget } } }),
+    };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({
+      type: 'offset',
+      param: 'skip',
+      limit_param: 'limit',
+      default_limit: 100,
+      has_more: '{{body.has_more}}',
+    });
   });
 
   it('pagination: page numbers with a has_more field', async () => {

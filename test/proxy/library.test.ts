@@ -58,6 +58,7 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
   ['github', { method: 'GET', path: '/user' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
+  ['close', { method: 'GET', path: '/me/' }],
   ['figma', { method: 'GET', path: '/v1/me' }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
@@ -66,6 +67,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
+  ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
+  ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.

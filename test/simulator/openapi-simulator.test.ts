@@ -205,6 +205,36 @@ it('keeps at most maxRecords per resource: a create beyond answers 507 and store
   }
 });
 
+it('answers an accepted write that declares no body with none, and the headers its success declares (a 202 mail send)', async () => {
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'Mail', version: '1' },
+    paths: {
+      '/mail/send': {
+        post: {
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { subject: { type: 'string' } } } } } },
+          responses: {
+            '202': {
+              description: 'accepted',
+              headers: { 'X-Message-Id': { schema: { type: 'string', example: 'W3HLrGuoQ1a3_5S3yjn2lA' } }, 'X-Unknown': { schema: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    },
+  };
+  const mail = await startOpenApiSimulator({ description: new Description(doc as never) });
+  try {
+    const res = await fetch(`${mail.url}/mail/send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"subject":"Hi"}' });
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe('');
+    expect(res.headers.get('x-message-id')).toBe('W3HLrGuoQ1a3_5S3yjn2lA');
+    expect(res.headers.has('x-unknown')).toBe(false);
+  } finally {
+    await mail.close();
+  }
+});
+
 it('bundles $refs to other files of a description (a widget API in two files)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sb-sim-'));
   try {
@@ -933,8 +963,13 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
   }, 60_000);
   afterAll(() => sim.close());
 
-  it('checks an HTTP basic token by its password; a bearer token as it is', async () => {
+  it('checks an HTTP basic token by its password (by the user name when the password is empty); a bearer token as it is', async () => {
     expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, ok)).status).toBe(200);
+    // An API key sent as the user name with an empty password (Close's way).
+    const asUser = (user: string) => ({ authorization: `Basic ${Buffer.from(`${user}:`).toString('base64')}` });
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser('sim-jira-api-token'))).status).toBe(200);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser('dev@acme.test'))).status).toBe(401);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser(''))).status).toBe(401);
     expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: 'Bearer sim-jira-oauth-token' })).status).toBe(200);
     const refused = await call(sim, 'GET', '/rest/api/3/myself', undefined, basic('wrong'));
     expect(refused.status).toBe(401);

@@ -138,9 +138,15 @@ export function inferPagination(
   const offset = query.find((p) => OFFSET_PARAMS.includes(norm(p.original)) && p.schema['type'] !== 'string');
   if (offset && limit) {
     return {
-      pagination: { type: 'offset', param: offset.name, limit_param: limit.name, default_limit: defaultLimit(limit) },
+      pagination: {
+        type: 'offset',
+        param: offset.name,
+        limit_param: limit.name,
+        default_limit: defaultLimit(limit),
+        ...(hasMore ? { has_more: hasMore.tpl } : {}),
+      },
       meta: '{{null}}',
-      why: `offset: ${offset.original} advances by the records received; ${limit.original} is the page size`,
+      why: `offset: ${offset.original} advances by the records received; ${limit.original} is the page size${hasMore ? `, while ${hasMore.path.join('.')}` : ''}`,
     };
   }
   const page = query.find((p) => PAGE_PARAMS.includes(norm(p.original)));

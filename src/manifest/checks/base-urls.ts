@@ -21,6 +21,8 @@ export function checkBaseUrls(ctx: CheckContext): Map<string, Template> {
   baseUrl(['base_url', 'default'], m.base_url.default, anyFields);
   for (const [r, u] of Object.entries(m.base_url.regions ?? {})) baseUrl(['base_url', 'regions', r], u, anyFields);
   m.auth.forEach((v, i) => baseUrl(['auth', i, 'base_url'], v.base_url, v.fields));
+  // A minted_bearer variant's token endpoint on another host (mint.base_url), with the variant's credential variables.
+  m.auth.forEach((v, i) => (v.type === 'minted_bearer' ? baseUrl(['auth', i, 'mint', 'base_url'], v.mint.base_url, v.fields) : undefined));
   // OAuth URLs may name the account's host the same way (https://{{credentials.subdomain}}.zendesk.com/oauth/tokens).
   m.auth.forEach((v, i) => {
     if (v.type !== 'oauth2' && v.type !== 'client_credentials') return;

@@ -123,9 +123,10 @@ export const SIDECAR_SCHEMA = {
     jwt_tokens: {
       type: 'object',
       additionalProperties: false,
-      required: ['operation'],
+      anyOf: [{ required: ['operation'] }, { required: ['path'] }],
       properties: {
         operation: { type: 'string', pattern: '^[A-Z]+ /' },
+        path: { type: 'string', pattern: '^/' },
         public_keys: { type: 'object', additionalProperties: { type: 'string', pattern: '-----BEGIN (RSA )?PUBLIC KEY-----' } },
         fingerprints: { type: 'array', items: { type: 'string', minLength: 1 } },
         max_lifetime_seconds: { type: 'integer', minimum: 1 },

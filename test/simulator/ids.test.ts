@@ -1,0 +1,20 @@
+/** New ids take the shape of an example id: here the prefixed hex ids (Twilio's SM..., SendGrid's dynamic template d-...). */
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../src/simulator/openapi/ids.ts';
+
+const rand = (): (() => number) => {
+  let x = 7;
+  return () => ((x = (x * 16807) % 2147483647) - 1) / 2147483646;
+};
+
+describe('newId', () => {
+  it('keeps a two-capital or letter-and-dash prefix before 32 hex digits, with new digits', () => {
+    const r = rand();
+    const twilio = newId(r, 'SM0123456789abcdef0123456789abcdef');
+    expect(twilio).toMatch(/^SM[0-9a-f]{32}$/);
+    const template = newId(r, 'd-f43daeeaef504760851f727007e0b5d0');
+    expect(template).toMatch(/^d-[0-9a-f]{32}$/);
+    expect(template).not.toBe('d-f43daeeaef504760851f727007e0b5d0');
+    expect(newId(r, 'dx-f43daeeaef504760851f727007e0b5d0')).toMatch(/^\d{16}$/);
+  });
+});
