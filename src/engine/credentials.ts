@@ -9,7 +9,7 @@ import { clientCredentialsToken, refreshAccessToken, runFollowUps, type Credenti
 import { mintedExpiry, rsaPrivateKey, signJwtRs256 } from '../auth/minted.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
-import type { ClientCredentialsAuth, CompiledAction, CompiledAuthVariant, CompiledMint, LoadedManifest } from '../manifest/index.ts';
+import type { ClientCredentialsAuth, CompiledAuthVariant, CompiledMint, LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { setHeader } from './request.ts';
 import type { RawResult, RuntimeOptions } from './types.ts';

@@ -5,7 +5,7 @@ let lastTs = 0;
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing), a
  * prefixed id (e.g. not_1d3tmYTlCICgjy), a mixed-case key (aBcD1234EfGh5678IjKl9M), a prefixed
- * upper-case id (e.g. C012AB3CD), a UUID, or a
+ * upper-case id (e.g. C012AB3CD), a UUID, a long opaque base64 id (a mailbox item's), or a
  * string of digits (Asana gids, numeric ids) or hex.
  */
 export function newId(rand: () => number, like: unknown, created = false): string | number {
@@ -28,6 +28,14 @@ export function newId(rand: () => number, like: unknown, created = false): strin
   if (typeof like === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(like)) {
     const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
+  }
+  // A long opaque base64 id (40 or more characters, some of them - _ + / or = padding, as mailbox item ids are):
+  // the same prefix (the mailbox's part), a new tail of 16 characters, the padding kept.
+  const opaque = typeof like === 'string' ? /^([A-Za-z0-9+/_-]{40,}?)(={0,2})$/.exec(like) : null;
+  if (opaque !== null && /[-_+/=]/.test(like as string)) {
+    const body = opaque[1] as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    return body.slice(0, -16) + Array.from({ length: 16 }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('') + (opaque[2] as string);
   }
   // A mixed-case key of letters and digits (e.g. a file key, aBcD1234EfGh5678IjKl9M): the same length and alphabet.
   if (typeof like === 'string' && /^[A-Za-z0-9]{16,}$/.test(like) && /[a-z]/.test(like) && /[A-Z]/.test(like)) {
