@@ -11,6 +11,7 @@ import type * as jira from './jira/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
+import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
 import type * as slack from './slack/types.ts';
@@ -31,6 +32,7 @@ export interface ConnectorTypes {
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
+  outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
@@ -40,7 +42,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'close', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['asana', 'close', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'outlook', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk', 'zoom'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as close from './close/types.ts';
@@ -53,6 +55,7 @@ export type * as jira from './jira/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
+export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
 export type * as slack from './slack/types.ts';

@@ -5387,6 +5387,638 @@ export interface components {
              */
             expires_at: string;
         };
+        /** OutlookCalendarsCreateParams */
+        OutlookCalendarsCreateParams: {
+            /** @enum {string} */
+            color?: "auto" | "lightBlue" | "lightGreen" | "lightOrange" | "lightGray" | "lightYellow" | "lightTeal" | "lightPink" | "lightBrown" | "lightRed";
+            /** @description The calendar color, expressed in a hex color code of three hexadecimal values, each ranging from 00 to FF and representing the red, green, or blue components o… */
+            hex_color?: string | null;
+            /** @description The calendar name. */
+            name: string | null;
+        };
+        /** OutlookCalendarsGetParams */
+        OutlookCalendarsGetParams: {
+            /** @description key: id of calendar */
+            calendar_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "allowedOnlineMeetingProviders" | "canEdit" | "canShare" | "canViewPrivateItems" | "changeKey" | "color" | "defaultOnlineMeetingProvider" | "hexColor" | "isDefaultCalendar" | "isRemovable" | "isTallyingResponses" | "name" | "owner" | "calendarPermissions" | "calendarView" | "events" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookCalendarsListParams */
+        OutlookCalendarsListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "allowedOnlineMeetingProviders" | "allowedOnlineMeetingProviders desc" | "canEdit" | "canEdit desc" | "canShare" | "canShare desc" | "canViewPrivateItems" | "canViewPrivateItems desc" | "changeKey" | "changeKey desc" | "color" | "color desc" | "defaultOnlineMeetingProvider" | "defaultOnlineMeetingProvider desc" | "hexColor" | "hexColor desc" | "isDefaultCalendar" | "isDefaultCalendar desc" | "isRemovable" | "isRemovable desc" | "isTallyingResponses" | "isTallyingResponses desc" | "name" | "name desc" | "owner" | "owner desc")[];
+            /** @description Select properties to be returned */
+            select?: ("id" | "allowedOnlineMeetingProviders" | "canEdit" | "canShare" | "canViewPrivateItems" | "changeKey" | "color" | "defaultOnlineMeetingProvider" | "hexColor" | "isDefaultCalendar" | "isRemovable" | "isTallyingResponses" | "name" | "owner" | "calendarPermissions" | "calendarView" | "events" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookCalendarsUpdateParams */
+        OutlookCalendarsUpdateParams: {
+            /** @description key: id of calendar */
+            calendar_id: string;
+            /** @enum {string} */
+            color?: "auto" | "lightBlue" | "lightGreen" | "lightOrange" | "lightGray" | "lightYellow" | "lightTeal" | "lightPink" | "lightBrown" | "lightRed";
+            /** @description The calendar name. */
+            name?: string | null;
+        };
+        /** OutlookContactsCreateParams */
+        OutlookContactsCreateParams: {
+            /**
+             * Format: date-time
+             * @description The contact's birthday.
+             */
+            birthday?: string | null;
+            business_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's business phone numbers. */
+            business_phones?: (string | null)[];
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description The name of the contact's company. */
+            company_name?: string | null;
+            /** @description The contact's department. */
+            department?: string | null;
+            /** @description The contact's display name. */
+            display_name?: string | null;
+            /** @description [{address, name}] */
+            email_addresses?: {
+                address?: string;
+                name?: string;
+            }[];
+            /** @description The contact's given name. */
+            given_name?: string | null;
+            home_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's home phone numbers. */
+            home_phones?: (string | null)[];
+            im_addresses?: (string | null)[];
+            job_title?: string | null;
+            middle_name?: string | null;
+            mobile_phone?: string | null;
+            nick_name?: string | null;
+            office_location?: string | null;
+            personal_notes?: string | null;
+            surname?: string | null;
+        };
+        /** OutlookContactsGetParams */
+        OutlookContactsGetParams: {
+            /** @description key: id of contact */
+            contact_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "assistantName" | "birthday" | "businessAddress" | "businessHomePage" | "businessPhones" | "children" | "companyName" | "department" | "displayName" | "emailAddresses" | "fileAs" | "generation" | "givenName" | "homeAddress" | "homePhones" | "imAddresses" | "initials" | "jobTitle" | "manager" | "middleName" | "mobilePhone" | "nickName" | "officeLocation" | "otherAddress" | "parentFolderId" | "personalNotes" | "profession" | "spouseName" | "surname" | "title" | "yomiCompanyName" | "yomiGivenName" | "yomiSurname" | "extensions" | "multiValueExtendedProperties" | "photo" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookContactsListParams */
+        OutlookContactsListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /**
+             * Format: date-time
+             * @description Only items changed at or after this time: $filter=lastModifiedDateTime ge <time> (with filter, joined by and)
+             */
+            modified_since?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "categories" | "categories desc" | "changeKey" | "changeKey desc" | "createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "assistantName" | "assistantName desc" | "birthday" | "birthday desc" | "businessAddress" | "businessAddress desc" | "businessHomePage" | "businessHomePage desc" | "businessPhones" | "businessPhones desc" | "children" | "children desc" | "companyName" | "companyName desc" | "department" | "department desc" | "displayName" | "displayName desc" | "emailAddresses" | "emailAddresses desc" | "fileAs" | "fileAs desc" | "generation" | "generation desc" | "givenName" | "givenName desc" | "homeAddress" | "homeAddress desc" | "homePhones" | "homePhones desc" | "imAddresses" | "imAddresses desc" | "initials" | "initials desc" | "jobTitle" | "jobTitle desc" | "manager" | "manager desc" | "middleName" | "middleName desc" | "mobilePhone" | "mobilePhone desc" | "nickName" | "nickName desc" | "officeLocation" | "officeLocation desc" | "otherAddress" | "otherAddress desc" | "parentFolderId" | "parentFolderId desc" | "personalNotes" | "personalNotes desc" | "profession" | "profession desc" | "spouseName" | "spouseName desc" | "surname" | "surname desc" | "title" | "title desc" | "yomiCompanyName" | "yomiCompanyName desc" | "yomiGivenName" | "yomiGivenName desc" | "yomiSurname" | "yomiSurname desc")[];
+            /** @description Search items by search phrases */
+            search?: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "assistantName" | "birthday" | "businessAddress" | "businessHomePage" | "businessPhones" | "children" | "companyName" | "department" | "displayName" | "emailAddresses" | "fileAs" | "generation" | "givenName" | "homeAddress" | "homePhones" | "imAddresses" | "initials" | "jobTitle" | "manager" | "middleName" | "mobilePhone" | "nickName" | "officeLocation" | "otherAddress" | "parentFolderId" | "personalNotes" | "profession" | "spouseName" | "surname" | "title" | "yomiCompanyName" | "yomiGivenName" | "yomiSurname" | "extensions" | "multiValueExtendedProperties" | "photo" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookContactsUpdateParams */
+        OutlookContactsUpdateParams: {
+            /**
+             * Format: date-time
+             * @description The contact's birthday.
+             */
+            birthday?: string | null;
+            business_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's business phone numbers. */
+            business_phones?: (string | null)[];
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description The name of the contact's company. */
+            company_name?: string | null;
+            /** @description key: id of contact */
+            contact_id: string;
+            /** @description The contact's department. */
+            department?: string | null;
+            /** @description The contact's display name. */
+            display_name?: string | null;
+            /** @description [{address, name}] */
+            email_addresses?: {
+                address?: string;
+                name?: string;
+            }[];
+            /** @description The contact's given name. */
+            given_name?: string | null;
+            home_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's home phone numbers. */
+            home_phones?: (string | null)[];
+            im_addresses?: (string | null)[];
+            job_title?: string | null;
+            middle_name?: string | null;
+            mobile_phone?: string | null;
+            nick_name?: string | null;
+            office_location?: string | null;
+            personal_notes?: string | null;
+            surname?: string | null;
+        };
+        /** OutlookEventsCreateParams */
+        OutlookEventsCreateParams: {
+            /** @description true if the meeting organizer allows invitees to propose a new time when responding; otherwise, false. */
+            allow_new_time_proposals?: boolean | null;
+            /** @description [{emailAddress: {address, name}, type: required | optional | resource}] */
+            attendees?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+                /** @enum {string} */
+                type?: "required" | "optional" | "resource";
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            end: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            is_all_day?: boolean | null;
+            is_online_meeting?: boolean | null;
+            is_reminder_on?: boolean | null;
+            location?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            };
+            locations?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            }[];
+            /** @enum {string} */
+            online_meeting_provider?: "unknown" | "teamsForBusiness" | "skypeForBusiness" | "skypeForConsumer";
+            /** @description {pattern: {type, interval, daysOfWeek...}, range: {type, startDate, endDate...}} */
+            recurrence?: {
+                pattern?: Record<string, never>;
+                range?: Record<string, never>;
+            };
+            /** Format: int32 */
+            reminder_minutes_before_start?: number | null;
+            response_requested?: boolean | null;
+            /** @enum {string} */
+            sensitivity?: "normal" | "personal" | "private" | "confidential";
+            /** @enum {string} */
+            show_as?: "free" | "tentative" | "busy" | "oof" | "workingElsewhere" | "unknown";
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            start: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            subject: string | null;
+        };
+        /** OutlookEventsGetParams */
+        OutlookEventsGetParams: {
+            /** @description key: id of event */
+            event_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "allowNewTimeProposals" | "attendees" | "body" | "bodyPreview" | "end" | "hasAttachments" | "hideAttendees" | "iCalUId" | "importance" | "isAllDay" | "isCancelled" | "isDraft" | "isOnlineMeeting" | "isOrganizer" | "isReminderOn" | "location" | "locations" | "onlineMeeting" | "onlineMeetingProvider" | "onlineMeetingUrl" | "organizer" | "originalEndTimeZone" | "originalStart" | "originalStartTimeZone" | "recurrence" | "reminderMinutesBeforeStart" | "responseRequested" | "responseStatus" | "sensitivity" | "seriesMasterId" | "showAs" | "start" | "subject" | "transactionId" | "type" | "webLink" | "attachments" | "calendar" | "extensions" | "instances" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookEventsListParams */
+        OutlookEventsListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /**
+             * Format: date-time
+             * @description Only items changed at or after this time: $filter=lastModifiedDateTime ge <time> (with filter, joined by and)
+             */
+            modified_since?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "categories" | "categories desc" | "changeKey" | "changeKey desc" | "createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "allowNewTimeProposals" | "allowNewTimeProposals desc" | "attendees" | "attendees desc" | "body" | "body desc" | "bodyPreview" | "bodyPreview desc" | "end" | "end desc" | "hasAttachments" | "hasAttachments desc" | "hideAttendees" | "hideAttendees desc" | "iCalUId" | "iCalUId desc" | "importance" | "importance desc" | "isAllDay" | "isAllDay desc" | "isCancelled" | "isCancelled desc" | "isDraft" | "isDraft desc" | "isOnlineMeeting" | "isOnlineMeeting desc" | "isOrganizer" | "isOrganizer desc" | "isReminderOn" | "isReminderOn desc" | "location" | "location desc" | "locations" | "locations desc" | "onlineMeeting" | "onlineMeeting desc" | "onlineMeetingProvider" | "onlineMeetingProvider desc" | "onlineMeetingUrl" | "onlineMeetingUrl desc" | "organizer" | "organizer desc" | "originalEndTimeZone" | "originalEndTimeZone desc" | "originalStart" | "originalStart desc" | "originalStartTimeZone" | "originalStartTimeZone desc" | "recurrence" | "recurrence desc" | "reminderMinutesBeforeStart" | "reminderMinutesBeforeStart desc" | "responseRequested" | "responseRequested desc" | "responseStatus" | "responseStatus desc" | "sensitivity" | "sensitivity desc" | "seriesMasterId" | "seriesMasterId desc" | "showAs" | "showAs desc" | "start" | "start desc" | "subject" | "subject desc" | "transactionId" | "transactionId desc" | "type" | "type desc" | "webLink" | "webLink desc")[];
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "allowNewTimeProposals" | "attendees" | "body" | "bodyPreview" | "end" | "hasAttachments" | "hideAttendees" | "iCalUId" | "importance" | "isAllDay" | "isCancelled" | "isDraft" | "isOnlineMeeting" | "isOrganizer" | "isReminderOn" | "location" | "locations" | "onlineMeeting" | "onlineMeetingProvider" | "onlineMeetingUrl" | "organizer" | "originalEndTimeZone" | "originalStart" | "originalStartTimeZone" | "recurrence" | "reminderMinutesBeforeStart" | "responseRequested" | "responseStatus" | "sensitivity" | "seriesMasterId" | "showAs" | "start" | "subject" | "transactionId" | "type" | "webLink" | "attachments" | "calendar" | "extensions" | "instances" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookEventsUpdateParams */
+        OutlookEventsUpdateParams: {
+            /** @description [{emailAddress: {address, name}, type: required | optional | resource}] */
+            attendees?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+                /** @enum {string} */
+                type?: "required" | "optional" | "resource";
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            end?: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            /** @description key: id of event */
+            event_id: string;
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            is_all_day?: boolean | null;
+            is_online_meeting?: boolean | null;
+            is_reminder_on?: boolean | null;
+            location?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            };
+            locations?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            }[];
+            /** @enum {string} */
+            online_meeting_provider?: "unknown" | "teamsForBusiness" | "skypeForBusiness" | "skypeForConsumer";
+            /** @description {pattern: {type, interval, daysOfWeek...}, range: {type, startDate, endDate...}} */
+            recurrence?: {
+                pattern?: Record<string, never>;
+                range?: Record<string, never>;
+            };
+            /** Format: int32 */
+            reminder_minutes_before_start?: number | null;
+            /** @enum {string} */
+            sensitivity?: "normal" | "personal" | "private" | "confidential";
+            /** @enum {string} */
+            show_as?: "free" | "tentative" | "busy" | "oof" | "workingElsewhere" | "unknown";
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            start?: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            subject?: string | null;
+        };
+        /**
+         * OutlookExecuteRequest
+         * @description Execute on a Outlook (Microsoft 365 mail, calendar and contacts) connector (type outlook)
+         */
+        OutlookExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["OutlookMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["OutlookMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["OutlookMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["OutlookMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "mail_folders";
+            params?: components["schemas"]["OutlookMailFoldersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "mail_folders";
+            params: components["schemas"]["OutlookMailFoldersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "mail_folders";
+            params: components["schemas"]["OutlookMailFoldersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "mail_folders";
+            params: components["schemas"]["OutlookMailFoldersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "mail_folders";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["OutlookEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["OutlookEventsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["OutlookEventsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["OutlookEventsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["OutlookCalendarsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["OutlookCalendarsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["OutlookCalendarsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["OutlookCalendarsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["OutlookContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["OutlookContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["OutlookContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["OutlookContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "sent_mail";
+            params: components["schemas"]["OutlookSentMailCreateParams"];
+        };
+        /** OutlookMailFoldersCreateParams */
+        OutlookMailFoldersCreateParams: {
+            /** @description The mailFolder's display name. */
+            display_name: string | null;
+            /** @description Indicates whether the mailFolder is hidden. */
+            is_hidden?: boolean | null;
+        };
+        /** OutlookMailFoldersGetParams */
+        OutlookMailFoldersGetParams: {
+            /** @description key: id of mailFolder */
+            mail_folder_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "childFolderCount" | "displayName" | "isHidden" | "parentFolderId" | "totalItemCount" | "unreadItemCount" | "childFolders" | "messageRules" | "messages" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookMailFoldersListParams */
+        OutlookMailFoldersListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "childFolderCount" | "childFolderCount desc" | "displayName" | "displayName desc" | "isHidden" | "isHidden desc" | "parentFolderId" | "parentFolderId desc" | "totalItemCount" | "totalItemCount desc" | "unreadItemCount" | "unreadItemCount desc")[];
+            /** @description Select properties to be returned */
+            select?: ("id" | "childFolderCount" | "displayName" | "isHidden" | "parentFolderId" | "totalItemCount" | "unreadItemCount" | "childFolders" | "messageRules" | "messages" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookMailFoldersUpdateParams */
+        OutlookMailFoldersUpdateParams: {
+            /** @description The mailFolder's display name. */
+            display_name?: string | null;
+            /** @description key: id of mailFolder */
+            mail_folder_id: string;
+        };
+        /** OutlookMessagesCreateParams */
+        OutlookMessagesCreateParams: {
+            /** @description [{emailAddress: {address, name}}] */
+            bcc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description [{emailAddress: {address, name}}] */
+            cc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            is_read_receipt_requested?: boolean | null;
+            /** @description [{emailAddress: {address, name}}] */
+            reply_to?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            subject?: string | null;
+            /** @description [{emailAddress: {address, name}}] */
+            to_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+        };
+        /** OutlookMessagesGetParams */
+        OutlookMessagesGetParams: {
+            /** @description key: id of message */
+            message_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "bccRecipients" | "body" | "bodyPreview" | "ccRecipients" | "conversationId" | "conversationIndex" | "flag" | "from" | "hasAttachments" | "importance" | "inferenceClassification" | "internetMessageHeaders" | "internetMessageId" | "isDeliveryReceiptRequested" | "isDraft" | "isRead" | "isReadReceiptRequested" | "parentFolderId" | "receivedDateTime" | "replyTo" | "sender" | "sentDateTime" | "subject" | "toRecipients" | "uniqueBody" | "webLink" | "attachments" | "extensions" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookMessagesListParams */
+        OutlookMessagesListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /**
+             * Format: date-time
+             * @description Only items changed at or after this time: $filter=lastModifiedDateTime ge <time> (with filter, joined by and)
+             */
+            modified_since?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "categories" | "categories desc" | "changeKey" | "changeKey desc" | "createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "bccRecipients" | "bccRecipients desc" | "body" | "body desc" | "bodyPreview" | "bodyPreview desc" | "ccRecipients" | "ccRecipients desc" | "conversationId" | "conversationId desc" | "conversationIndex" | "conversationIndex desc" | "flag" | "flag desc" | "from" | "from desc" | "hasAttachments" | "hasAttachments desc" | "importance" | "importance desc" | "inferenceClassification" | "inferenceClassification desc" | "internetMessageHeaders" | "internetMessageHeaders desc" | "internetMessageId" | "internetMessageId desc" | "isDeliveryReceiptRequested" | "isDeliveryReceiptRequested desc" | "isDraft" | "isDraft desc" | "isRead" | "isRead desc" | "isReadReceiptRequested" | "isReadReceiptRequested desc" | "parentFolderId" | "parentFolderId desc" | "receivedDateTime" | "receivedDateTime desc" | "replyTo" | "replyTo desc" | "sender" | "sender desc" | "sentDateTime" | "sentDateTime desc" | "subject" | "subject desc" | "toRecipients" | "toRecipients desc" | "uniqueBody" | "uniqueBody desc" | "webLink" | "webLink desc")[];
+            /** @description Search items by search phrases */
+            search?: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "bccRecipients" | "body" | "bodyPreview" | "ccRecipients" | "conversationId" | "conversationIndex" | "flag" | "from" | "hasAttachments" | "importance" | "inferenceClassification" | "internetMessageHeaders" | "internetMessageId" | "isDeliveryReceiptRequested" | "isDraft" | "isRead" | "isReadReceiptRequested" | "parentFolderId" | "receivedDateTime" | "replyTo" | "sender" | "sentDateTime" | "subject" | "toRecipients" | "uniqueBody" | "webLink" | "attachments" | "extensions" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookMessagesUpdateParams */
+        OutlookMessagesUpdateParams: {
+            /** @description [{emailAddress: {address, name}}] */
+            bcc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description [{emailAddress: {address, name}}] */
+            cc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @description {flagStatus: notFlagged | flagged | complete} */
+            flag?: {
+                /** @enum {string} */
+                flagStatus?: "notFlagged" | "flagged" | "complete";
+            };
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            /** @enum {string} */
+            inference_classification?: "focused" | "other";
+            is_read?: boolean | null;
+            /** @description key: id of message */
+            message_id: string;
+            subject?: string | null;
+            /** @description [{emailAddress: {address, name}}] */
+            to_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+        };
+        /** OutlookSentMailCreateParams */
+        OutlookSentMailCreateParams: {
+            bcc_recipients?: Record<string, never>[];
+            /** @description {contentType: text | html, content} */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            cc_recipients?: Record<string, never>[];
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            /** @description Keep a copy in Sent Items (default true) */
+            save_to_sent_items?: boolean;
+            subject: string;
+            /** @description [{emailAddress: {address, name}}] */
+            to_recipients: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+        };
         /** PatchConnectorRequest */
         PatchConnectorRequest: {
             /** @description Replacement credentials (validated like on create) */
@@ -10863,7 +11495,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -67,6 +67,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
+  ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
