@@ -238,7 +238,7 @@ tolerance_seconds?: number
  */
 challenge?: {
 /**
- * A Handlebars template (see README: Templates).
+ * A template over body, headers and query (the delivery URL's query parameters); truthy for a handshake. The body may be empty.
  */
 when: string
 /**
@@ -251,6 +251,10 @@ response: {
  * A template over body: the text whose HMAC (the signature's algorithm and encoding, keyed with the signing secret) `response` reads as {{hmac}}, for a handshake that proves the receiver holds the secret (an endpoint validation answering an encrypted token).
  */
 hmac?: string
+/**
+ * How the answer is sent: JSON (default), or text/plain with `response` rendered as text (Microsoft Graph's validationToken, echoed as text/plain).
+ */
+content_type?: ("application/json" | "text/plain")
 }
 attribution: {
 /**

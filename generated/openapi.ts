@@ -8369,6 +8369,638 @@ export interface components {
             };
             user_id: string;
         };
+        /** OutlookCalendarsCreateParams */
+        OutlookCalendarsCreateParams: {
+            /** @enum {string} */
+            color?: "auto" | "lightBlue" | "lightGreen" | "lightOrange" | "lightGray" | "lightYellow" | "lightTeal" | "lightPink" | "lightBrown" | "lightRed";
+            /** @description The calendar color, expressed in a hex color code of three hexadecimal values, each ranging from 00 to FF and representing the red, green, or blue components o… */
+            hex_color?: string | null;
+            /** @description The calendar name. */
+            name: string | null;
+        };
+        /** OutlookCalendarsGetParams */
+        OutlookCalendarsGetParams: {
+            /** @description key: id of calendar */
+            calendar_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "allowedOnlineMeetingProviders" | "canEdit" | "canShare" | "canViewPrivateItems" | "changeKey" | "color" | "defaultOnlineMeetingProvider" | "hexColor" | "isDefaultCalendar" | "isRemovable" | "isTallyingResponses" | "name" | "owner" | "calendarPermissions" | "calendarView" | "events" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookCalendarsListParams */
+        OutlookCalendarsListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "allowedOnlineMeetingProviders" | "allowedOnlineMeetingProviders desc" | "canEdit" | "canEdit desc" | "canShare" | "canShare desc" | "canViewPrivateItems" | "canViewPrivateItems desc" | "changeKey" | "changeKey desc" | "color" | "color desc" | "defaultOnlineMeetingProvider" | "defaultOnlineMeetingProvider desc" | "hexColor" | "hexColor desc" | "isDefaultCalendar" | "isDefaultCalendar desc" | "isRemovable" | "isRemovable desc" | "isTallyingResponses" | "isTallyingResponses desc" | "name" | "name desc" | "owner" | "owner desc")[];
+            /** @description Select properties to be returned */
+            select?: ("id" | "allowedOnlineMeetingProviders" | "canEdit" | "canShare" | "canViewPrivateItems" | "changeKey" | "color" | "defaultOnlineMeetingProvider" | "hexColor" | "isDefaultCalendar" | "isRemovable" | "isTallyingResponses" | "name" | "owner" | "calendarPermissions" | "calendarView" | "events" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookCalendarsUpdateParams */
+        OutlookCalendarsUpdateParams: {
+            /** @description key: id of calendar */
+            calendar_id: string;
+            /** @enum {string} */
+            color?: "auto" | "lightBlue" | "lightGreen" | "lightOrange" | "lightGray" | "lightYellow" | "lightTeal" | "lightPink" | "lightBrown" | "lightRed";
+            /** @description The calendar name. */
+            name?: string | null;
+        };
+        /** OutlookContactsCreateParams */
+        OutlookContactsCreateParams: {
+            /**
+             * Format: date-time
+             * @description The contact's birthday.
+             */
+            birthday?: string | null;
+            business_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's business phone numbers. */
+            business_phones?: (string | null)[];
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description The name of the contact's company. */
+            company_name?: string | null;
+            /** @description The contact's department. */
+            department?: string | null;
+            /** @description The contact's display name. */
+            display_name?: string | null;
+            /** @description [{address, name}] */
+            email_addresses?: {
+                address?: string;
+                name?: string;
+            }[];
+            /** @description The contact's given name. */
+            given_name?: string | null;
+            home_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's home phone numbers. */
+            home_phones?: (string | null)[];
+            im_addresses?: (string | null)[];
+            job_title?: string | null;
+            middle_name?: string | null;
+            mobile_phone?: string | null;
+            nick_name?: string | null;
+            office_location?: string | null;
+            personal_notes?: string | null;
+            surname?: string | null;
+        };
+        /** OutlookContactsGetParams */
+        OutlookContactsGetParams: {
+            /** @description key: id of contact */
+            contact_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "assistantName" | "birthday" | "businessAddress" | "businessHomePage" | "businessPhones" | "children" | "companyName" | "department" | "displayName" | "emailAddresses" | "fileAs" | "generation" | "givenName" | "homeAddress" | "homePhones" | "imAddresses" | "initials" | "jobTitle" | "manager" | "middleName" | "mobilePhone" | "nickName" | "officeLocation" | "otherAddress" | "parentFolderId" | "personalNotes" | "profession" | "spouseName" | "surname" | "title" | "yomiCompanyName" | "yomiGivenName" | "yomiSurname" | "extensions" | "multiValueExtendedProperties" | "photo" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookContactsListParams */
+        OutlookContactsListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /**
+             * Format: date-time
+             * @description Only items changed at or after this time: $filter=lastModifiedDateTime ge <time> (with filter, joined by and)
+             */
+            modified_since?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "categories" | "categories desc" | "changeKey" | "changeKey desc" | "createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "assistantName" | "assistantName desc" | "birthday" | "birthday desc" | "businessAddress" | "businessAddress desc" | "businessHomePage" | "businessHomePage desc" | "businessPhones" | "businessPhones desc" | "children" | "children desc" | "companyName" | "companyName desc" | "department" | "department desc" | "displayName" | "displayName desc" | "emailAddresses" | "emailAddresses desc" | "fileAs" | "fileAs desc" | "generation" | "generation desc" | "givenName" | "givenName desc" | "homeAddress" | "homeAddress desc" | "homePhones" | "homePhones desc" | "imAddresses" | "imAddresses desc" | "initials" | "initials desc" | "jobTitle" | "jobTitle desc" | "manager" | "manager desc" | "middleName" | "middleName desc" | "mobilePhone" | "mobilePhone desc" | "nickName" | "nickName desc" | "officeLocation" | "officeLocation desc" | "otherAddress" | "otherAddress desc" | "parentFolderId" | "parentFolderId desc" | "personalNotes" | "personalNotes desc" | "profession" | "profession desc" | "spouseName" | "spouseName desc" | "surname" | "surname desc" | "title" | "title desc" | "yomiCompanyName" | "yomiCompanyName desc" | "yomiGivenName" | "yomiGivenName desc" | "yomiSurname" | "yomiSurname desc")[];
+            /** @description Search items by search phrases */
+            search?: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "assistantName" | "birthday" | "businessAddress" | "businessHomePage" | "businessPhones" | "children" | "companyName" | "department" | "displayName" | "emailAddresses" | "fileAs" | "generation" | "givenName" | "homeAddress" | "homePhones" | "imAddresses" | "initials" | "jobTitle" | "manager" | "middleName" | "mobilePhone" | "nickName" | "officeLocation" | "otherAddress" | "parentFolderId" | "personalNotes" | "profession" | "spouseName" | "surname" | "title" | "yomiCompanyName" | "yomiGivenName" | "yomiSurname" | "extensions" | "multiValueExtendedProperties" | "photo" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookContactsUpdateParams */
+        OutlookContactsUpdateParams: {
+            /**
+             * Format: date-time
+             * @description The contact's birthday.
+             */
+            birthday?: string | null;
+            business_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's business phone numbers. */
+            business_phones?: (string | null)[];
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description The name of the contact's company. */
+            company_name?: string | null;
+            /** @description key: id of contact */
+            contact_id: string;
+            /** @description The contact's department. */
+            department?: string | null;
+            /** @description The contact's display name. */
+            display_name?: string | null;
+            /** @description [{address, name}] */
+            email_addresses?: {
+                address?: string;
+                name?: string;
+            }[];
+            /** @description The contact's given name. */
+            given_name?: string | null;
+            home_address?: {
+                city?: string;
+                countryOrRegion?: string;
+                postalCode?: string;
+                state?: string;
+                street?: string;
+            };
+            /** @description The contact's home phone numbers. */
+            home_phones?: (string | null)[];
+            im_addresses?: (string | null)[];
+            job_title?: string | null;
+            middle_name?: string | null;
+            mobile_phone?: string | null;
+            nick_name?: string | null;
+            office_location?: string | null;
+            personal_notes?: string | null;
+            surname?: string | null;
+        };
+        /** OutlookEventsCreateParams */
+        OutlookEventsCreateParams: {
+            /** @description true if the meeting organizer allows invitees to propose a new time when responding; otherwise, false. */
+            allow_new_time_proposals?: boolean | null;
+            /** @description [{emailAddress: {address, name}, type: required | optional | resource}] */
+            attendees?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+                /** @enum {string} */
+                type?: "required" | "optional" | "resource";
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            end: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            is_all_day?: boolean | null;
+            is_online_meeting?: boolean | null;
+            is_reminder_on?: boolean | null;
+            location?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            };
+            locations?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            }[];
+            /** @enum {string} */
+            online_meeting_provider?: "unknown" | "teamsForBusiness" | "skypeForBusiness" | "skypeForConsumer";
+            /** @description {pattern: {type, interval, daysOfWeek...}, range: {type, startDate, endDate...}} */
+            recurrence?: {
+                pattern?: Record<string, never>;
+                range?: Record<string, never>;
+            };
+            /** Format: int32 */
+            reminder_minutes_before_start?: number | null;
+            response_requested?: boolean | null;
+            /** @enum {string} */
+            sensitivity?: "normal" | "personal" | "private" | "confidential";
+            /** @enum {string} */
+            show_as?: "free" | "tentative" | "busy" | "oof" | "workingElsewhere" | "unknown";
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            start: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            subject: string | null;
+        };
+        /** OutlookEventsGetParams */
+        OutlookEventsGetParams: {
+            /** @description key: id of event */
+            event_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "allowNewTimeProposals" | "attendees" | "body" | "bodyPreview" | "end" | "hasAttachments" | "hideAttendees" | "iCalUId" | "importance" | "isAllDay" | "isCancelled" | "isDraft" | "isOnlineMeeting" | "isOrganizer" | "isReminderOn" | "location" | "locations" | "onlineMeeting" | "onlineMeetingProvider" | "onlineMeetingUrl" | "organizer" | "originalEndTimeZone" | "originalStart" | "originalStartTimeZone" | "recurrence" | "reminderMinutesBeforeStart" | "responseRequested" | "responseStatus" | "sensitivity" | "seriesMasterId" | "showAs" | "start" | "subject" | "transactionId" | "type" | "webLink" | "attachments" | "calendar" | "extensions" | "instances" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookEventsListParams */
+        OutlookEventsListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /**
+             * Format: date-time
+             * @description Only items changed at or after this time: $filter=lastModifiedDateTime ge <time> (with filter, joined by and)
+             */
+            modified_since?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "categories" | "categories desc" | "changeKey" | "changeKey desc" | "createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "allowNewTimeProposals" | "allowNewTimeProposals desc" | "attendees" | "attendees desc" | "body" | "body desc" | "bodyPreview" | "bodyPreview desc" | "end" | "end desc" | "hasAttachments" | "hasAttachments desc" | "hideAttendees" | "hideAttendees desc" | "iCalUId" | "iCalUId desc" | "importance" | "importance desc" | "isAllDay" | "isAllDay desc" | "isCancelled" | "isCancelled desc" | "isDraft" | "isDraft desc" | "isOnlineMeeting" | "isOnlineMeeting desc" | "isOrganizer" | "isOrganizer desc" | "isReminderOn" | "isReminderOn desc" | "location" | "location desc" | "locations" | "locations desc" | "onlineMeeting" | "onlineMeeting desc" | "onlineMeetingProvider" | "onlineMeetingProvider desc" | "onlineMeetingUrl" | "onlineMeetingUrl desc" | "organizer" | "organizer desc" | "originalEndTimeZone" | "originalEndTimeZone desc" | "originalStart" | "originalStart desc" | "originalStartTimeZone" | "originalStartTimeZone desc" | "recurrence" | "recurrence desc" | "reminderMinutesBeforeStart" | "reminderMinutesBeforeStart desc" | "responseRequested" | "responseRequested desc" | "responseStatus" | "responseStatus desc" | "sensitivity" | "sensitivity desc" | "seriesMasterId" | "seriesMasterId desc" | "showAs" | "showAs desc" | "start" | "start desc" | "subject" | "subject desc" | "transactionId" | "transactionId desc" | "type" | "type desc" | "webLink" | "webLink desc")[];
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "allowNewTimeProposals" | "attendees" | "body" | "bodyPreview" | "end" | "hasAttachments" | "hideAttendees" | "iCalUId" | "importance" | "isAllDay" | "isCancelled" | "isDraft" | "isOnlineMeeting" | "isOrganizer" | "isReminderOn" | "location" | "locations" | "onlineMeeting" | "onlineMeetingProvider" | "onlineMeetingUrl" | "organizer" | "originalEndTimeZone" | "originalStart" | "originalStartTimeZone" | "recurrence" | "reminderMinutesBeforeStart" | "responseRequested" | "responseStatus" | "sensitivity" | "seriesMasterId" | "showAs" | "start" | "subject" | "transactionId" | "type" | "webLink" | "attachments" | "calendar" | "extensions" | "instances" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookEventsUpdateParams */
+        OutlookEventsUpdateParams: {
+            /** @description [{emailAddress: {address, name}, type: required | optional | resource}] */
+            attendees?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+                /** @enum {string} */
+                type?: "required" | "optional" | "resource";
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            end?: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            /** @description key: id of event */
+            event_id: string;
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            is_all_day?: boolean | null;
+            is_online_meeting?: boolean | null;
+            is_reminder_on?: boolean | null;
+            location?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            };
+            locations?: {
+                displayName?: string;
+                locationEmailAddress?: string;
+            }[];
+            /** @enum {string} */
+            online_meeting_provider?: "unknown" | "teamsForBusiness" | "skypeForBusiness" | "skypeForConsumer";
+            /** @description {pattern: {type, interval, daysOfWeek...}, range: {type, startDate, endDate...}} */
+            recurrence?: {
+                pattern?: Record<string, never>;
+                range?: Record<string, never>;
+            };
+            /** Format: int32 */
+            reminder_minutes_before_start?: number | null;
+            /** @enum {string} */
+            sensitivity?: "normal" | "personal" | "private" | "confidential";
+            /** @enum {string} */
+            show_as?: "free" | "tentative" | "busy" | "oof" | "workingElsewhere" | "unknown";
+            /** @description {dateTime: 2026-12-01T16:00:00, timeZone: UTC or a Windows/IANA zone} */
+            start?: {
+                dateTime?: string;
+                timeZone?: string;
+            };
+            subject?: string | null;
+        };
+        /**
+         * OutlookExecuteRequest
+         * @description Execute on a Outlook (Microsoft 365 mail, calendar and contacts) connector (type outlook)
+         */
+        OutlookExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["OutlookMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["OutlookMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["OutlookMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["OutlookMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "mail_folders";
+            params?: components["schemas"]["OutlookMailFoldersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "mail_folders";
+            params: components["schemas"]["OutlookMailFoldersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "mail_folders";
+            params: components["schemas"]["OutlookMailFoldersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "mail_folders";
+            params: components["schemas"]["OutlookMailFoldersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "mail_folders";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["OutlookEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["OutlookEventsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["OutlookEventsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["OutlookEventsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["OutlookCalendarsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["OutlookCalendarsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["OutlookCalendarsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calendars";
+            params: components["schemas"]["OutlookCalendarsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calendars";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["OutlookContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["OutlookContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["OutlookContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["OutlookContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "sent_mail";
+            params: components["schemas"]["OutlookSentMailCreateParams"];
+        };
+        /** OutlookMailFoldersCreateParams */
+        OutlookMailFoldersCreateParams: {
+            /** @description The mailFolder's display name. */
+            display_name: string | null;
+            /** @description Indicates whether the mailFolder is hidden. */
+            is_hidden?: boolean | null;
+        };
+        /** OutlookMailFoldersGetParams */
+        OutlookMailFoldersGetParams: {
+            /** @description key: id of mailFolder */
+            mail_folder_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "childFolderCount" | "displayName" | "isHidden" | "parentFolderId" | "totalItemCount" | "unreadItemCount" | "childFolders" | "messageRules" | "messages" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookMailFoldersListParams */
+        OutlookMailFoldersListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "childFolderCount" | "childFolderCount desc" | "displayName" | "displayName desc" | "isHidden" | "isHidden desc" | "parentFolderId" | "parentFolderId desc" | "totalItemCount" | "totalItemCount desc" | "unreadItemCount" | "unreadItemCount desc")[];
+            /** @description Select properties to be returned */
+            select?: ("id" | "childFolderCount" | "displayName" | "isHidden" | "parentFolderId" | "totalItemCount" | "unreadItemCount" | "childFolders" | "messageRules" | "messages" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookMailFoldersUpdateParams */
+        OutlookMailFoldersUpdateParams: {
+            /** @description The mailFolder's display name. */
+            display_name?: string | null;
+            /** @description key: id of mailFolder */
+            mail_folder_id: string;
+        };
+        /** OutlookMessagesCreateParams */
+        OutlookMessagesCreateParams: {
+            /** @description [{emailAddress: {address, name}}] */
+            bcc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description [{emailAddress: {address, name}}] */
+            cc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            is_read_receipt_requested?: boolean | null;
+            /** @description [{emailAddress: {address, name}}] */
+            reply_to?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            subject?: string | null;
+            /** @description [{emailAddress: {address, name}}] */
+            to_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+        };
+        /** OutlookMessagesGetParams */
+        OutlookMessagesGetParams: {
+            /** @description key: id of message */
+            message_id: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "bccRecipients" | "body" | "bodyPreview" | "ccRecipients" | "conversationId" | "conversationIndex" | "flag" | "from" | "hasAttachments" | "importance" | "inferenceClassification" | "internetMessageHeaders" | "internetMessageId" | "isDeliveryReceiptRequested" | "isDraft" | "isRead" | "isReadReceiptRequested" | "parentFolderId" | "receivedDateTime" | "replyTo" | "sender" | "sentDateTime" | "subject" | "toRecipients" | "uniqueBody" | "webLink" | "attachments" | "extensions" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+        };
+        /** OutlookMessagesListParams */
+        OutlookMessagesListParams: {
+            /** @description Filter items by property values */
+            filter?: string;
+            /**
+             * Format: date-time
+             * @description Only items changed at or after this time: $filter=lastModifiedDateTime ge <time> (with filter, joined by and)
+             */
+            modified_since?: string;
+            /** @description Order items by property values */
+            orderby?: ("id" | "id desc" | "categories" | "categories desc" | "changeKey" | "changeKey desc" | "createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "bccRecipients" | "bccRecipients desc" | "body" | "body desc" | "bodyPreview" | "bodyPreview desc" | "ccRecipients" | "ccRecipients desc" | "conversationId" | "conversationId desc" | "conversationIndex" | "conversationIndex desc" | "flag" | "flag desc" | "from" | "from desc" | "hasAttachments" | "hasAttachments desc" | "importance" | "importance desc" | "inferenceClassification" | "inferenceClassification desc" | "internetMessageHeaders" | "internetMessageHeaders desc" | "internetMessageId" | "internetMessageId desc" | "isDeliveryReceiptRequested" | "isDeliveryReceiptRequested desc" | "isDraft" | "isDraft desc" | "isRead" | "isRead desc" | "isReadReceiptRequested" | "isReadReceiptRequested desc" | "parentFolderId" | "parentFolderId desc" | "receivedDateTime" | "receivedDateTime desc" | "replyTo" | "replyTo desc" | "sender" | "sender desc" | "sentDateTime" | "sentDateTime desc" | "subject" | "subject desc" | "toRecipients" | "toRecipients desc" | "uniqueBody" | "uniqueBody desc" | "webLink" | "webLink desc")[];
+            /** @description Search items by search phrases */
+            search?: string;
+            /** @description Select properties to be returned */
+            select?: ("id" | "categories" | "changeKey" | "createdDateTime" | "lastModifiedDateTime" | "bccRecipients" | "body" | "bodyPreview" | "ccRecipients" | "conversationId" | "conversationIndex" | "flag" | "from" | "hasAttachments" | "importance" | "inferenceClassification" | "internetMessageHeaders" | "internetMessageId" | "isDeliveryReceiptRequested" | "isDraft" | "isRead" | "isReadReceiptRequested" | "parentFolderId" | "receivedDateTime" | "replyTo" | "sender" | "sentDateTime" | "subject" | "toRecipients" | "uniqueBody" | "webLink" | "attachments" | "extensions" | "multiValueExtendedProperties" | "singleValueExtendedProperties")[];
+            /** @description Page size ($top); Graph answers at most 1000 a page (messages: 1000, events: 1000), 10 by default */
+            top?: number;
+        };
+        /** OutlookMessagesUpdateParams */
+        OutlookMessagesUpdateParams: {
+            /** @description [{emailAddress: {address, name}}] */
+            bcc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @description {contentType: text | html, content} */
+            body?: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            /** @description The categories associated with the item */
+            categories?: (string | null)[];
+            /** @description [{emailAddress: {address, name}}] */
+            cc_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+            /** @description {flagStatus: notFlagged | flagged | complete} */
+            flag?: {
+                /** @enum {string} */
+                flagStatus?: "notFlagged" | "flagged" | "complete";
+            };
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            /** @enum {string} */
+            inference_classification?: "focused" | "other";
+            is_read?: boolean | null;
+            /** @description key: id of message */
+            message_id: string;
+            subject?: string | null;
+            /** @description [{emailAddress: {address, name}}] */
+            to_recipients?: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+        };
+        /** OutlookSentMailCreateParams */
+        OutlookSentMailCreateParams: {
+            bcc_recipients?: Record<string, never>[];
+            /** @description {contentType: text | html, content} */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            cc_recipients?: Record<string, never>[];
+            /** @enum {string} */
+            importance?: "low" | "normal" | "high";
+            /** @description Keep a copy in Sent Items (default true) */
+            save_to_sent_items?: boolean;
+            subject: string;
+            /** @description [{emailAddress: {address, name}}] */
+            to_recipients: {
+                emailAddress?: {
+                    address?: string;
+                    name?: string;
+                };
+            }[];
+        };
         /** PatchConnectorRequest */
         PatchConnectorRequest: {
             /** @description Replacement credentials (validated like on create) */
@@ -11367,6 +11999,1280 @@ export interface components {
             user_id: number;
             verified?: boolean;
         };
+        /**
+         * ZoomExecuteRequest
+         * @description Execute on a Zoom connector (type zoom)
+         */
+        ZoomExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["ZoomUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["ZoomUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["ZoomUsersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["ZoomUsersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "meetings";
+            params: components["schemas"]["ZoomMeetingsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "meetings";
+            params: components["schemas"]["ZoomMeetingsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "meetings";
+            params: components["schemas"]["ZoomMeetingsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "meetings";
+            params: components["schemas"]["ZoomMeetingsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "meetings";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "webinars";
+            params: components["schemas"]["ZoomWebinarsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webinars";
+            params: components["schemas"]["ZoomWebinarsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webinars";
+            params: components["schemas"]["ZoomWebinarsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "webinars";
+            params: components["schemas"]["ZoomWebinarsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "recordings";
+            params: components["schemas"]["ZoomRecordingsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "recordings";
+            params: components["schemas"]["ZoomRecordingsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "recordings";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** ZoomMeetingsCreateParams */
+        ZoomMeetingsCreateParams: {
+            /** @description Meeting description. */
+            agenda?: string;
+            /** @description Meeting duration (minutes). */
+            duration?: number;
+            /** @description Passcode to join the meeting. */
+            password?: string;
+            /** @description Recurrence object. */
+            recurrence?: {
+                /**
+                 * Format: date-time
+                 * @description Select the final date on which the meeting will recur before it is canceled.
+                 */
+                end_date_time?: string;
+                /**
+                 * @description Select how many times the meeting should recur before it is canceled.
+                 * @default 1
+                 */
+                end_times: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state which day in a month, the meeting should recur.
+                 * @default 1
+                 */
+                monthly_day: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state the week of the month when the meeting should recur.
+                 * @enum {integer}
+                 */
+                monthly_week?: -1 | 1 | 2 | 3 | 4;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state a specific day in a week when the monthly meeting should recur.
+                 * @enum {integer}
+                 */
+                monthly_week_day?: 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @description Define the interval at which the meeting should recur. */
+                repeat_interval?: number;
+                /**
+                 * @description Recurrence meeting types: 1 - Daily.
+                 * @enum {integer}
+                 */
+                type?: 1 | 2 | 3;
+                /**
+                 * @description This field is required if you're scheduling a recurring meeting of type 2 to state which day(s) of the week the meeting should repeat.
+                 * @default 1
+                 * @enum {string}
+                 */
+                weekly_days: "1" | "2" | "3" | "4" | "5" | "6" | "7";
+            };
+            /** @description If you would like to schedule this meeting for someone else in your account, provide the Zoom user id or email address of the user here. */
+            schedule_for?: string;
+            /** @description Meeting settings. */
+            settings?: {
+                /** @description Enable additional data center regions for this meeting. */
+                additional_data_center_regions?: string[];
+                /** @description If set to true, attendees will be allowed to join a meeting from multiple devices. */
+                allow_multiple_devices?: boolean;
+                /** @description Alternative host's emails or IDs: multiple values separated by a comma. */
+                alternative_hosts?: string;
+                /**
+                 * @description Flag to determine whether to send email notifications to alternative hosts, default value is true.
+                 * @default true
+                 */
+                alternative_hosts_email_notification: boolean;
+                /**
+                 * @description The default value is 2.
+                 * @default 2
+                 * @enum {integer}
+                 */
+                approval_type: 0 | 1 | 2;
+                /** @description Approve or block users from specific regions/countries from joining this meeting. */
+                approved_or_denied_countries_or_regions?: {
+                    /** @description List of countries/regions from where participants can join this meeting. */
+                    approved_list?: string[];
+                    /** @description List of countries/regions from where participants can not join this meeting. */
+                    denied_list?: string[];
+                    /** @description true: Setting enabled to either allow users or block users from specific regions to join your meetings. */
+                    enable?: boolean;
+                    /**
+                     * @description Specify whether to allow users from specific regions to join this meeting; or block users from specific regions from joining this meeting.
+                     * @enum {string}
+                     */
+                    method?: "approve" | "deny";
+                };
+                /**
+                 * @description Determine how participants can join the audio portion of the meeting.
+                 * @default both
+                 * @enum {string}
+                 */
+                audio: "both" | "telephony" | "voip";
+                /** @description Meeting authentication domains. */
+                authentication_domains?: string;
+                /** @description Specify the authentication type for users to join a meeting withmeeting_authentication setting set to true. */
+                authentication_option?: string;
+                /**
+                 * @description Automatic recording: local - Record on local.
+                 * @default none
+                 * @enum {string}
+                 */
+                auto_recording: "local" | "cloud" | "none";
+                /** @description Setting to pre-assign breakout rooms. */
+                breakout_room?: {
+                    /** @description Set the value of this field to true if you would like to enable the breakout room pre-assign ... */
+                    enable?: boolean;
+                    /** @description Create room(s). */
+                    rooms?: {
+                        /** @description Name of the breakout room. */
+                        name?: string;
+                        /** @description Email addresses of the participants who are to be assigned to the breakout room. */
+                        participants?: string[];
+                    }[];
+                };
+                /**
+                 * @description Close registration after event date
+                 * @default false
+                 */
+                close_registration: boolean;
+                /**
+                 * @description Host meeting in China.
+                 * @default false
+                 */
+                cn_meeting: boolean;
+                /** @description Contact email for registration */
+                contact_email?: string;
+                /** @description Contact name for registration */
+                contact_name?: string;
+                /**
+                 * @description Choose between enhanced encryption and end-to-end encryption when starting or a meeting.
+                 * @enum {string}
+                 */
+                encryption_type?: "enhanced_encryption" | "e2ee";
+                /** @description List of global dial-in countries */
+                global_dial_in_countries?: string[];
+                /** @description Start video when the host joins the meeting. */
+                host_video?: boolean;
+                /**
+                 * @description Host meeting in India.
+                 * @default false
+                 */
+                in_meeting: boolean;
+                /**
+                 * @description If the value of "join_before_host" field is set to true, this field can be used to indicate time limits within which a participant may join a meeting before a…
+                 * @enum {integer}
+                 */
+                jbh_time?: 0 | 5 | 10;
+                /**
+                 * @description Allow participants to join the meeting before the host starts the meeting.
+                 * @default false
+                 */
+                join_before_host: boolean;
+                /** @description Language interpretation settings for meetings. */
+                language_interpretation?: {
+                    /** @description Indicate whether or not you would like to enable language interpretation for this meeting. */
+                    enable?: boolean;
+                    /** @description Information associated with the interpreter. */
+                    interpreters?: {
+                        /**
+                         * Format: email
+                         * @description Email address of the interpreter.
+                         */
+                        email?: string;
+                        /** @description Languages for interpretation. */
+                        languages?: string;
+                    }[];
+                };
+                /** @description Only authenticated users can join meeting if the value of this field is set to true. */
+                meeting_authentication?: boolean;
+                /**
+                 * @description Mute participants upon entry.
+                 * @default false
+                 */
+                mute_upon_entry: boolean;
+                /** @description Start video when participants join the meeting. */
+                participant_video?: boolean;
+                /** @description Send email notifications to registrants about approval, cancellation, denial of the registration. */
+                registrants_email_notification?: boolean;
+                /**
+                 * @description Registration type.
+                 * @default 1
+                 * @enum {integer}
+                 */
+                registration_type: 1 | 2 | 3;
+                /** @description If set to true, the registration page for the meeting will include social share buttons. */
+                show_share_button?: boolean;
+                /**
+                 * @description Use Personal Meeting ID instead of an automatically generated meeting ID.
+                 * @default false
+                 */
+                use_pmi: boolean;
+                /** @description Enable waiting room. */
+                waiting_room?: boolean;
+                /**
+                 * @description Add watermark when viewing a shared screen.
+                 * @default false
+                 */
+                watermark: boolean;
+            };
+            /**
+             * Format: date-time
+             * @description Meeting start time.
+             */
+            start_time?: string;
+            /** @description Unique identifier of the admin meeting template. */
+            template_id?: string;
+            /** @description Time zone to format start_time. */
+            timezone?: string;
+            /** @description Meeting topic. */
+            topic?: string;
+            /** @description Tracking fields */
+            tracking_fields?: {
+                /** @description Label of the tracking field. */
+                field: string;
+                /** @description Tracking fields value */
+                value?: string;
+            }[];
+            /**
+             * @description Meeting Type: 1 - Instant meeting.
+             * @default 2
+             * @enum {integer}
+             */
+            type: 1 | 2 | 3 | 8;
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+        };
+        /** ZoomMeetingsGetParams */
+        ZoomMeetingsGetParams: {
+            /**
+             * Format: int64
+             * @description The meeting ID in long format.
+             */
+            meeting_id: number;
+            /** @description Meeting Occurrence ID. */
+            occurrence_id?: string;
+            /** @description Set the value of this field to true if you would like to view meeting details of all previous occurrences of a recurring meeting. */
+            show_previous_occurrences?: boolean;
+        };
+        /** ZoomMeetingsListParams */
+        ZoomMeetingsListParams: {
+            /** @description The next page token is used to paginate through large result sets. */
+            next_page_token?: string;
+            /**
+             * @description The number of records returned within a single API call.
+             * @default 30
+             */
+            page_size: number;
+            /**
+             * @description The meeting types:  scheduled - This includes all valid past meetings (unexpired), live meetings and upcoming scheduled meetings.
+             * @default live
+             * @enum {string}
+             */
+            type: "scheduled" | "live" | "upcoming";
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+        };
+        /** ZoomMeetingsUpdateParams */
+        ZoomMeetingsUpdateParams: {
+            /** @description Meeting description. */
+            agenda?: string;
+            /** @description Meeting duration (minutes). */
+            duration?: number;
+            /**
+             * Format: int64
+             * @description The meeting ID in long format.
+             */
+            meeting_id: number;
+            /** @description Meeting occurrence id. */
+            occurrence_id?: string;
+            /** @description Meeting passcode. */
+            password?: string;
+            /** @description Recurrence object. */
+            recurrence?: {
+                /**
+                 * Format: date-time
+                 * @description Select the final date on which the meeting will recur before it is canceled.
+                 */
+                end_date_time?: string;
+                /**
+                 * @description Select how many times the meeting should recur before it is canceled.
+                 * @default 1
+                 */
+                end_times: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state which day in a month, the meeting should recur.
+                 * @default 1
+                 */
+                monthly_day: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state the week of the month when the meeting should recur.
+                 * @enum {integer}
+                 */
+                monthly_week?: -1 | 1 | 2 | 3 | 4;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state a specific day in a week when the monthly meeting should recur.
+                 * @enum {integer}
+                 */
+                monthly_week_day?: 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @description Define the interval at which the meeting should recur. */
+                repeat_interval?: number;
+                /**
+                 * @description Recurrence meeting types: 1 - Daily.
+                 * @enum {integer}
+                 */
+                type?: 1 | 2 | 3;
+                /**
+                 * @description This field is required if you're scheduling a recurring meeting of type 2 to state which day(s) of the week the meeting should repeat.
+                 * @default 1
+                 * @enum {string}
+                 */
+                weekly_days: "1" | "2" | "3" | "4" | "5" | "6" | "7";
+            };
+            /** @description Email or userId if you want to schedule meeting for another user. */
+            schedule_for?: string;
+            /** @description Meeting settings. */
+            settings?: {
+                /** @description Allow attendees to join the meeting from multiple devices. */
+                allow_multiple_devices?: boolean;
+                /** @description Alternative host's emails or IDs: multiple values are separated by a semicolon. */
+                alternative_hosts?: string;
+                /**
+                 * @description Flag to determine whether to send email notifications to alternative hosts, default value is true.
+                 * @default true
+                 */
+                alternative_hosts_email_notification: boolean;
+                /**
+                 * @description Enable registration and set approval for the registration.
+                 * @default 2
+                 * @enum {integer}
+                 */
+                approval_type: 0 | 1 | 2;
+                /** @description Approve or block users from specific regions/countries from joining this meeting. */
+                approved_or_denied_countries_or_regions?: {
+                    /** @description List of countries/regions from where participants can join this meeting. */
+                    approved_list?: string[];
+                    /** @description List of countries/regions from where participants can not join this meeting. */
+                    denied_list?: string[];
+                    /** @description true: Setting enabled to either allow users or block users from specific regions to join your meetings. */
+                    enable?: boolean;
+                    /**
+                     * @description Specify whether to allow users from specific regions to join this meeting; or block users from specific regions from joining this meeting.
+                     * @enum {string}
+                     */
+                    method?: "approve" | "deny";
+                };
+                /**
+                 * @description Determine how participants can join the audio portion of the meeting.
+                 * @default both
+                 * @enum {string}
+                 */
+                audio: "both" | "telephony" | "voip";
+                /** @description If user has configured "Sign Into Zoom with Specified Domains" option, this will list the ... */
+                authentication_domains?: string;
+                /** @description The participants added here will receive unique meeting invite links and bypass authentication. */
+                authentication_exception?: {
+                    /**
+                     * Format: email
+                     * @description Email address of the participant.
+                     */
+                    email?: string;
+                    /** @description Name of the participant. */
+                    name?: string;
+                }[];
+                /** @description Authentication name set in the authentication profile. */
+                authentication_name?: string;
+                /** @description Meeting authentication option id. */
+                authentication_option?: string;
+                /**
+                 * @description Automatic recording: local - Record on local.
+                 * @default none
+                 * @enum {string}
+                 */
+                auto_recording: "local" | "cloud" | "none";
+                /** @description Setting to pre-assign breakout rooms. */
+                breakout_room?: {
+                    /** @description Set the value of this field to true if you would like to enable the breakout room pre-assign ... */
+                    enable?: boolean;
+                    /** @description Create room(s). */
+                    rooms?: {
+                        /** @description Name of the breakout room. */
+                        name?: string;
+                        /** @description Email addresses of the participants who are to be assigned to the breakout room. */
+                        participants?: string[];
+                    }[];
+                };
+                /**
+                 * @description Close registration after event date
+                 * @default false
+                 */
+                close_registration: boolean;
+                /**
+                 * @description Host meeting in China.
+                 * @default false
+                 */
+                cn_meeting: boolean;
+                /** @description Contact email for registration */
+                contact_email?: string;
+                /** @description Contact name for registration */
+                contact_name?: string;
+                /** @description Custom keys and values assigned to the meeting. */
+                custom_keys?: {
+                    /** @description Custom key associated with the user. */
+                    key?: string;
+                    /** @description Value of the custom key associated with the user. */
+                    value?: string;
+                }[];
+                /**
+                 * @description Choose between enhanced encryption and end-to-end encryption when starting or a meeting.
+                 * @enum {string}
+                 */
+                encryption_type?: "enhanced_encryption" | "e2ee";
+                /** @description Only signed in users can join this meeting. */
+                enforce_login?: boolean;
+                /** @description Only signed in users with specified domains can join meetings. */
+                enforce_login_domains?: string;
+                /** @description List of global dial-in countries */
+                global_dial_in_countries?: string[];
+                /** @description Global Dial-in Countries/Regions */
+                global_dial_in_numbers?: {
+                    /** @description City of the number, if any. */
+                    city?: string;
+                    /** @description Country code. */
+                    country?: string;
+                    /** @description Full name of country. */
+                    country_name?: string;
+                    /** @description Phone number. */
+                    number?: string;
+                    /**
+                     * @description Type of number.
+                     * @enum {string}
+                     */
+                    type?: "toll" | "tollfree";
+                }[];
+                /** @description Start video when the host joins the meeting. */
+                host_video?: boolean;
+                /**
+                 * @description Host meeting in India.
+                 * @default false
+                 */
+                in_meeting: boolean;
+                /**
+                 * @description If the value of "join_before_host" field is set to true, this field can be used to indicate time limits within which a participant may join a meeting before a…
+                 * @enum {integer}
+                 */
+                jbh_time?: 0 | 5 | 10;
+                /**
+                 * @description Allow participants to join the meeting before the host starts the meeting.
+                 * @default false
+                 */
+                join_before_host: boolean;
+                language_interpretation?: {
+                    enable?: boolean;
+                    /** @description Information associated with the interpreter. */
+                    interpreters?: {
+                        /**
+                         * Format: email
+                         * @description Email address of the interpreter.
+                         */
+                        email?: string;
+                        /** @description Languages for interpretation. */
+                        languages?: string;
+                    }[];
+                };
+                /** @description true- Only authenticated users can join meetings. */
+                meeting_authentication?: boolean;
+                /**
+                 * @description Mute participants upon entry.
+                 * @default false
+                 */
+                mute_upon_entry: boolean;
+                /** @description Start video when participants join the meeting. */
+                participant_video?: boolean;
+                /** @description Send confirmation Email to Registrants */
+                registrants_confirmation_email?: boolean;
+                /** @description Send email notifications to registrants about approval, cancellation, denial of the registration. */
+                registrants_email_notification?: boolean;
+                /**
+                 * @description Registration type.
+                 * @default 1
+                 * @enum {integer}
+                 */
+                registration_type: 1 | 2 | 3;
+                /** @description Show social share buttons on the meeting registration page. */
+                show_share_button?: boolean;
+                /**
+                 * @description Use a personal meeting ID.
+                 * @default false
+                 */
+                use_pmi: boolean;
+                /**
+                 * @description Enable waiting room
+                 * @default false
+                 */
+                waiting_room: boolean;
+                /**
+                 * @description Add watermark when viewing a shared screen.
+                 * @default false
+                 */
+                watermark: boolean;
+            };
+            /**
+             * Format: date-time
+             * @description Meeting start time.
+             */
+            start_time?: string;
+            /** @description Unique identifier of the meeting template. */
+            template_id?: string;
+            /** @description Time zone to format start_time. */
+            timezone?: string;
+            /** @description Meeting topic. */
+            topic?: string;
+            /** @description Tracking fields */
+            tracking_fields?: {
+                /** @description Tracking fields type */
+                field?: string;
+                /** @description Tracking fields value */
+                value?: string;
+            }[];
+            /**
+             * @description Meeting Types: 1 - Instant meeting.
+             * @default 2
+             * @enum {integer}
+             */
+            type: 1 | 2 | 3 | 8;
+        };
+        /** ZoomRecordingsGetParams */
+        ZoomRecordingsGetParams: {
+            /**
+             * @description Get the download_access_token field for downloading meeting recordings.
+             * @enum {string}
+             */
+            include_fields?: "download_access_token";
+            /** @description Time to live (TTL) of the download_access_token. */
+            ttl?: number;
+            /** @description The meeting instance's UUID (or the meeting ID, for its latest instance). */
+            uuid: string;
+        };
+        /** ZoomRecordingsListParams */
+        ZoomRecordingsListParams: {
+            /**
+             * Format: date
+             * @description The start date in 'yyyy-mm-dd' UTC format for the date range for which you would like to retrieve recordings.
+             */
+            from?: string;
+            /**
+             * @description Query Metadata of Recording if an On-Premise Meeting Connector was used for the meeting.
+             * @default false
+             */
+            mc: string;
+            /** @description The next page token is used to paginate through large result sets. */
+            next_page_token?: string;
+            /**
+             * @description The number of records returned within a single API call.
+             * @default 30
+             */
+            page_size: number;
+            /**
+             * Format: date
+             * @description End date in 'yyyy-mm-dd' UTC format.
+             */
+            to?: string;
+            /**
+             * @description Query trash.
+             * @default false
+             */
+            trash: boolean;
+            /**
+             * @description The type of Cloud recording that you would like to retrieve from the trash.
+             * @default meeting_recordings
+             */
+            trash_type: string;
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+        };
+        /** ZoomUsersCreateParams */
+        ZoomUsersCreateParams: {
+            /**
+             * @description Specify how to create the new user:  create - User will get an email sent from Zoom.
+             * @enum {string}
+             */
+            action: "create" | "autoCreate" | "custCreate" | "ssoCreate";
+            /**
+             * @example {
+             *       "email": "chloe@northwind.example",
+             *       "first_name": "Chloe",
+             *       "last_name": "Marsh",
+             *       "type": 1,
+             *       "password": "Tr0ub4dor&3x"
+             *     }
+             */
+            user_info?: {
+                /** @description User email address. */
+                email?: string;
+                /** @description User's first name: cannot contain more than 5 Chinese words. */
+                first_name?: string;
+                /** @description User's last name: cannot contain more than 5 Chinese words. */
+                last_name?: string;
+                /**
+                 * Format: password
+                 * @description User password.
+                 */
+                password?: string;
+                /**
+                 * @description User type: 1 - Basic.
+                 * @enum {integer}
+                 */
+                type?: 1 | 2 | 3 | 99;
+            };
+        };
+        /** ZoomUsersGetParams */
+        ZoomUsersGetParams: {
+            /**
+             * @description 0 - Facebook.
+             * @enum {string}
+             */
+            login_type?: "0" | "1" | "99" | "100" | "101";
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+        };
+        /** ZoomUsersListParams */
+        ZoomUsersListParams: {
+            /** @description Provide a value for this field if you would like to see the following attribute in the response of this API call: */
+            include_fields?: string;
+            /** @description The next page token is used to paginate through large result sets. */
+            next_page_token?: string;
+            /**
+             * @description The number of records returned within a single API call.
+             * @default 30
+             */
+            page_size: number;
+            /** @description Unique identifier of the role. */
+            role_id?: string;
+            /**
+             * @description User statuses: active - Users with an active status.
+             * @default active
+             * @enum {string}
+             */
+            status: "active" | "inactive" | "pending";
+        };
+        /** ZoomUsersUpdateParams */
+        ZoomUsersUpdateParams: {
+            /** @description Kaltura user ID. */
+            cms_user_id?: string;
+            /** @description User's company. */
+            company?: string;
+            /** @description Custom attribute(s) of the user. */
+            custom_attributes?: {
+                /** @description Identifier for the custom attribute. */
+                key?: string;
+                /** @description Name of the custom attribute. */
+                name?: string;
+                /** @description Value of the custom attribute. */
+                value?: string;
+            };
+            /** @description Department for user profile: use for report. */
+            dept?: string;
+            /** @description User's first name. */
+            first_name?: string;
+            /** @description Provide unique identifier of the group that you would like to add a pending user to. */
+            group_id?: string;
+            /**
+             * @description Host key (6 to 10 digits).
+             * @example 583921
+             */
+            host_key?: string;
+            /** @description User's job title. */
+            job_title?: string;
+            /** @description language */
+            language?: string;
+            /** @description User's last name. */
+            last_name?: string;
+            /** @description User's location. */
+            location?: string;
+            /**
+             * @description 0 - Facebook.
+             * @enum {string}
+             */
+            login_type?: "0" | "1" | "99" | "100" | "101";
+            /**
+             * Format: email
+             * @description The manager for the user.
+             */
+            manager?: string;
+            phone_numbers?: {
+                /** @description Country code of the phone number. */
+                code?: string;
+                /** @description Country ID of the phone number. */
+                country?: string;
+                /** @description Phone number of the user. */
+                number?: string;
+            };
+            /** @description Personal meeting ID: length must be 10. */
+            pmi?: number;
+            /** @description The time zone ID for a user profile. */
+            timezone?: string;
+            /**
+             * @description User types: 1 - Basic.
+             * @enum {integer}
+             */
+            type?: 1 | 2 | 3 | 99;
+            /**
+             * @description Use Personal Meeting ID for instant meetings.
+             * @default false
+             */
+            use_pmi: boolean;
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+            /** @description Personal meeting room name. */
+            vanity_name?: string;
+        };
+        /** ZoomWebinarsCreateParams */
+        ZoomWebinarsCreateParams: {
+            /** @description Webinar description. */
+            agenda?: string;
+            /** @description Webinar duration (minutes). */
+            duration?: number;
+            /** @description Webinar passcode. */
+            password?: string;
+            /** @description Recurrence object. */
+            recurrence?: {
+                /**
+                 * Format: date-time
+                 * @description Select a date when the webinar will recur before it is canceled.
+                 */
+                end_date_time?: string;
+                /**
+                 * @description Select how many times the webinar will recur before it is canceled.
+                 * @default 1
+                 */
+                end_times: number;
+                /** @description Use this field only if you're scheduling a recurring webinar of type 3 to state which day in a month, the webinar should recur. */
+                monthly_day?: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring webinar of type 3 to state the week of the month when the webinar should recur.
+                 * @enum {integer}
+                 */
+                monthly_week?: -1 | 1 | 2 | 3 | 4;
+                /**
+                 * @description Use this field only if you're scheduling a recurring webinar of type 3 to state a specific day in a week when the monthly webinar should recur.
+                 * @enum {integer}
+                 */
+                monthly_week_day?: 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @description Define the interval at which the webinar should recur. */
+                repeat_interval?: number;
+                /**
+                 * @description Recurrence webinar types: 1 - Daily.
+                 * @enum {integer}
+                 */
+                type?: 1 | 2 | 3;
+                /** @description Use this field only if you're scheduling a recurring webinar of type 2 to state which day(s) of the week the webinar should repeat. */
+                weekly_days?: string;
+            };
+            /** @description Create Webinar settings. */
+            settings?: {
+                /** @description Allow attendees to join from multiple devices. */
+                allow_multiple_devices?: boolean;
+                /** @description Alternative host emails or IDs. */
+                alternative_hosts?: string;
+                /**
+                 * @description The default value is 2.
+                 * @default 2
+                 * @enum {integer}
+                 */
+                approval_type: 0 | 1 | 2;
+                /** @description Send reminder email to attendees and panelists. */
+                attendees_and_panelists_reminder_email_notification?: {
+                    /** @description true: Send reminder email to attendees and panelists. */
+                    enable?: boolean;
+                    /**
+                     * @description 0 - No plan.
+                     * @enum {integer}
+                     */
+                    type?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                };
+                /**
+                 * @description Determine how participants can join the audio portion of the meeting.
+                 * @default both
+                 * @enum {string}
+                 */
+                audio: "both" | "telephony" | "voip";
+                /** @description Meeting authentication domains. */
+                authentication_domains?: string;
+                /** @description Specify the authentication type for users to join a Webinar withmeeting_authentication setting set to true. */
+                authentication_option?: string;
+                /**
+                 * @description Automatic recording: local - Record on local.
+                 * @default none
+                 * @enum {string}
+                 */
+                auto_recording: "local" | "cloud" | "none";
+                /** @description Close registration after event date. */
+                close_registration?: boolean;
+                /** @description Contact email for registration */
+                contact_email?: string;
+                /** @description Contact name for registration */
+                contact_name?: string;
+                /** @description Set the email language to one of the following: */
+                email_language?: string;
+                /** @description Only signed-in users can join this meeting. */
+                enforce_login?: boolean;
+                /** @description Only signed-in users with specified domains can join meetings. */
+                enforce_login_domains?: string;
+                /** @description Send follow-up email to absentees. */
+                follow_up_absentees_email_notification?: {
+                    /** @description true: Send follow-up email to absentees. */
+                    enable?: boolean;
+                    /**
+                     * @description 0 - No plan.
+                     * @enum {integer}
+                     */
+                    type?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                };
+                /** @description Send follow-up email to attendees. */
+                follow_up_attendees_email_notification?: {
+                    /** @description true: Send follow-up email to attendees. */
+                    enable?: boolean;
+                    /**
+                     * @description 0 - No plan.
+                     * @enum {integer}
+                     */
+                    type?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                };
+                /** @description List of global dial-in countries */
+                global_dial_in_countries?: string[];
+                /**
+                 * @description Default to HD video.
+                 * @default false
+                 */
+                hd_video: boolean;
+                /** @description Start video when host joins webinar. */
+                host_video?: boolean;
+                /** @description Only authenticated users can join meeting if the value of this field is set to true. */
+                meeting_authentication?: boolean;
+                /**
+                 * @description Make the webinar on-demand
+                 * @default false
+                 */
+                on_demand: boolean;
+                /** @description true: Send invitation email to panelists. */
+                panelists_invitation_email_notification?: boolean;
+                /** @description Start video when panelists join webinar. */
+                panelists_video?: boolean;
+                /** @description Zoom will open a survey page in attendees' browsers after leaving the webinar */
+                post_webinar_survey?: boolean;
+                /**
+                 * @description Enable practice session.
+                 * @default false
+                 */
+                practice_session: boolean;
+                /** @description Q&A for webinar. */
+                question_and_answer?: {
+                    /** @description true: Allow participants to send questions without providing their name to the host, co-host, and panelists.. */
+                    allow_anonymous_questions?: boolean;
+                    /**
+                     * @description Indicate whether you want attendees to be able to view answered questions only or view all questions.
+                     * @enum {string}
+                     */
+                    answer_questions?: "only" | "all";
+                    /** @description true: Attendees can answer questions or leave a comment in the question thread. */
+                    attendees_can_comment?: boolean;
+                    /** @description true: Attendees can click the thumbs up button to bring popular questions to the top of the Q&A window. */
+                    attendees_can_upvote?: boolean;
+                    /** @description true: Enable Q&A for webinar. */
+                    enable?: boolean;
+                };
+                /** @description Send email notifications to registrants about approval, cancellation, denial of the registration. */
+                registrants_email_notification?: boolean;
+                /**
+                 * @description Restrict number of registrants for a webinar.
+                 * @default 0
+                 */
+                registrants_restrict_number: number;
+                /**
+                 * @description Registration types.
+                 * @default 1
+                 * @enum {integer}
+                 */
+                registration_type: 1 | 2 | 3;
+                /** @description Show social share buttons on the registration page. */
+                show_share_button?: boolean;
+                /** @description Survey url for post webinar survey */
+                survey_url?: string;
+            };
+            /**
+             * Format: date-time
+             * @description Webinar start time.
+             */
+            start_time?: string;
+            /** @description Time zone to format start_time. */
+            timezone?: string;
+            /** @description Webinar topic. */
+            topic?: string;
+            /** @description Tracking fields */
+            tracking_fields?: {
+                /** @description Tracking fields type */
+                field: string;
+                /** @description Tracking fields value */
+                value?: string;
+            }[];
+            /**
+             * @description Webinar Types: 5 - Webinar.
+             * @default 5
+             * @enum {integer}
+             */
+            type: 5 | 6 | 9;
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+        };
+        /** ZoomWebinarsGetParams */
+        ZoomWebinarsGetParams: {
+            /** @description Unique Identifier that identifies an occurrence of a recurring webinar. */
+            occurrence_id?: string;
+            /** @description Set the value of this field to true if you would like to view Webinar details of all previous occurrences of a recurring Webinar. */
+            show_previous_occurrences?: boolean;
+            /**
+             * Format: int64
+             * @description The webinar ID in "long" format(represented as int64 data type in JSON).
+             */
+            webinar_id: number;
+        };
+        /** ZoomWebinarsListParams */
+        ZoomWebinarsListParams: {
+            /** @description The next page token paginates through a large set of results. */
+            next_page_token?: string;
+            /**
+             * @description The number of records returned within a single API call.
+             * @default 30
+             */
+            page_size: number;
+            /**
+             * @description The user ID or email address of the user; me for the token's own user.
+             * @example me
+             */
+            user_id: string;
+        };
+        /** ZoomWebinarsUpdateParams */
+        ZoomWebinarsUpdateParams: {
+            /** @description Webinar description. */
+            agenda?: string;
+            /** @description Webinar duration (minutes). */
+            duration?: number;
+            /** @description Webinar occurrence id. */
+            occurrence_id?: string;
+            /** @description Webinar passcode. */
+            password?: string;
+            /** @description Recurrence object. */
+            recurrence?: {
+                /**
+                 * Format: date-time
+                 * @description Select the final date on which the meeting will recur before it is canceled.
+                 */
+                end_date_time?: string;
+                /**
+                 * @description Select how many times the meeting should recur before it is canceled.
+                 * @default 1
+                 */
+                end_times: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state which day in a month, the meeting should recur.
+                 * @default 1
+                 */
+                monthly_day: number;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state the week of the month when the meeting should recur.
+                 * @enum {integer}
+                 */
+                monthly_week?: -1 | 1 | 2 | 3 | 4;
+                /**
+                 * @description Use this field only if you're scheduling a recurring meeting of type 3 to state a specific day in a week when the monthly meeting should recur.
+                 * @enum {integer}
+                 */
+                monthly_week_day?: 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @description Define the interval at which the meeting should recur. */
+                repeat_interval?: number;
+                /**
+                 * @description Recurrence meeting types: 1 - Daily.
+                 * @enum {integer}
+                 */
+                type?: 1 | 2 | 3;
+                /**
+                 * @description This field is required if you're scheduling a recurring meeting of type 2 to state which day(s) of the week the meeting should repeat.
+                 * @default 1
+                 * @enum {string}
+                 */
+                weekly_days: "1" | "2" | "3" | "4" | "5" | "6" | "7";
+            };
+            /** @description Webinar settings. */
+            settings?: {
+                /** @description Allow attendees to join from multiple devices. */
+                allow_multiple_devices?: boolean;
+                /** @description Alternative host emails or IDs. */
+                alternative_hosts?: string;
+                /**
+                 * @description 0 - Automatically approve.
+                 * @default 2
+                 * @enum {integer}
+                 */
+                approval_type: 0 | 1 | 2;
+                /** @description Send reminder email to attendees and panelists. */
+                attendees_and_panelists_reminder_email_notification?: {
+                    /** @description true: Send reminder email to attendees and panelists. */
+                    enable?: boolean;
+                    /**
+                     * @description 0 - No plan.
+                     * @enum {integer}
+                     */
+                    type?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                };
+                /**
+                 * @description Determine how participants can join the audio portion of the webinar.
+                 * @default both
+                 * @enum {string}
+                 */
+                audio: "both" | "telephony" | "voip";
+                /** @description If user has configured "Sign Into Zoom with Specified Domains" option, this will list the ... */
+                authentication_domains?: string;
+                /** @description Authentication name set in the authentication profile. */
+                authentication_name?: string;
+                /** @description Webinar authentication option id. */
+                authentication_option?: string;
+                /**
+                 * @description Automatic recording: local - Record on local.
+                 * @default none
+                 * @enum {string}
+                 */
+                auto_recording: "local" | "cloud" | "none";
+                /** @description Close registration after event date. */
+                close_registration?: boolean;
+                /** @description Contact email for registration */
+                contact_email?: string;
+                /** @description Contact name for registration */
+                contact_name?: string;
+                /** @description Set the email language to one of the following: */
+                email_language?: string;
+                /** @description Only signed in users can join this meeting. */
+                enforce_login?: boolean;
+                /** @description Only signed in users with specified domains can join meetings. */
+                enforce_login_domains?: string;
+                /** @description Send follow-up email to absentees. */
+                follow_up_absentees_email_notification?: {
+                    /** @description true: Send follow-up email to absentees. */
+                    enable?: boolean;
+                    /**
+                     * @description 0 - No plan.
+                     * @enum {integer}
+                     */
+                    type?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                };
+                /** @description Send follow-up email to attendees. */
+                follow_up_attendees_email_notification?: {
+                    /** @description true: Send follow-up email to attendees. */
+                    enable?: boolean;
+                    /**
+                     * @description 0 - No plan.
+                     * @enum {integer}
+                     */
+                    type?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                };
+                /** @description List of global dial-in countries */
+                global_dial_in_countries?: string[];
+                /**
+                 * @description Default to HD video.
+                 * @default false
+                 */
+                hd_video: boolean;
+                /** @description Start video when host joins webinar. */
+                host_video?: boolean;
+                /** @description true- Only authenticated users can join Webinar. */
+                meeting_authentication?: boolean;
+                /** @description Send notification email to registrants when the host updates a webinar. */
+                notify_registrants?: boolean;
+                /**
+                 * @description Make the webinar on-demand
+                 * @default false
+                 */
+                on_demand: boolean;
+                /** @description true: Send invitation email to panelists. */
+                panelists_invitation_email_notification?: boolean;
+                /** @description Start video when panelists join webinar. */
+                panelists_video?: boolean;
+                /** @description Zoom will open a survey page in attendees' browsers after leaving the webinar */
+                post_webinar_survey?: boolean;
+                /**
+                 * @description Enable practice session.
+                 * @default false
+                 */
+                practice_session: boolean;
+                /** @description Q&A for webinar. */
+                question_and_answer?: {
+                    /** @description true: Allow participants to send questions without providing their name to the host, co-host, and panelists.. */
+                    allow_anonymous_questions?: boolean;
+                    /**
+                     * @description Indicate whether you want attendees to be able to view answered questions only or view all questions.
+                     * @enum {string}
+                     */
+                    answer_questions?: "only" | "all";
+                    /** @description true: Attendees can answer questions or leave a comment in the question thread. */
+                    attendees_can_comment?: boolean;
+                    /** @description true: Attendees can click the thumbs up button to bring popular questions to the top of the Q&A window. */
+                    attendees_can_upvote?: boolean;
+                    /** @description true: Enable Q&A for webinar. */
+                    enable?: boolean;
+                };
+                /** @description Send confirmation email to registrants. */
+                registrants_confirmation_email?: boolean;
+                /** @description Send email notifications to registrants about approval, cancellation, denial of the registration. */
+                registrants_email_notification?: boolean;
+                /**
+                 * @description Restrict number of registrants for a webinar.
+                 * @default 0
+                 */
+                registrants_restrict_number: number;
+                /**
+                 * @description Registration types.
+                 * @default 1
+                 * @enum {integer}
+                 */
+                registration_type: 1 | 2 | 3;
+                /** @description Show social share buttons on the registration page. */
+                show_share_button?: boolean;
+                /** @description Survey url for post webinar survey */
+                survey_url?: string;
+            };
+            /**
+             * Format: date-time
+             * @description Webinar start time, in the format "yyyy-MM-dd'T'HH:mm:ss'Z'." Should be in GMT time.
+             */
+            start_time?: string;
+            /** @description Time zone to format start_time. */
+            timezone?: string;
+            /** @description Webinar topic. */
+            topic?: string;
+            /** @description Tracking fields */
+            tracking_fields?: {
+                /** @description Tracking fields type */
+                field?: string;
+                /** @description Tracking fields value */
+                value?: string;
+            }[];
+            /**
+             * @description Webinar Types: 5 - webinar.
+             * @default 5
+             * @enum {integer}
+             */
+            type: 5 | 6 | 9;
+            /**
+             * Format: int64
+             * @description The webinar ID in "long" format(represented as int64 data type in JSON).
+             */
+            webinar_id: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -12979,7 +14885,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

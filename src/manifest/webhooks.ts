@@ -37,7 +37,7 @@ export interface CompiledWebhooks {
   timestamp?: Template;
   toleranceSeconds: number;
   /** `hmac`: the text whose HMAC (keyed with the signing secret) the response reads as {{hmac}}. */
-  challenge?: { when: Template; response: TemplateTree; hmac?: Template };
+  challenge?: { when: Template; response: TemplateTree; hmac?: Template; contentType: 'application/json' | 'text/plain' };
   attribution: { by: 'payload' | 'url'; value?: Template; info?: string };
   subscribe?: { entity: string; action: string; urlParam: string };
   topic: Template;
@@ -62,7 +62,7 @@ export interface WebhooksDef {
   delivery_id?: string;
   timestamp?: string;
   tolerance_seconds?: number;
-  challenge?: { when: string; response?: unknown; hmac?: string };
+  challenge?: { when: string; response?: unknown; hmac?: string; content_type?: 'application/json' | 'text/plain' };
   attribution: { by: 'payload' | 'url'; value?: string; info?: string };
   subscribe?: { entity: string; action: string; url_param: string };
   topic: string;

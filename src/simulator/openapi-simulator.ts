@@ -21,6 +21,7 @@
  * pages, declared rules, credentials, the request pipeline); the store, cursors, rate limits,
  * OAuth and error types it shares with the GraphQL front end in core/.
  */
+import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { RateCounter } from './core/rate-limit.ts';
 import { mintId } from './core/store.ts';
@@ -66,7 +67,18 @@ export async function startOpenApiSimulator(options: OpenApiSimulatorOptions): P
   const creds = credentials(ctx, errors);
   const rules = ruleAnswers(ctx, records, errors);
   const handle = requestHandler(ctx, { errors, records, writes: writes(ctx, records), list, nested, credentials: creds, rules, counter });
-  const sim = await startSimulator(handle, {
+  // Headers the vendor sends on every answer (a request id), a UUID filled in per answer.
+  const extra = sidecar.response_headers;
+  const answer: typeof handle =
+    extra === undefined
+      ? handle
+      : (req) => {
+          const r = handle(req);
+          const id = randomUUID();
+          const headers = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k.toLowerCase(), v.replace(/\{\{\s*request_id\s*\}\}/g, id)]));
+          return { ...r, headers: { ...headers, ...r.headers } };
+        };
+  const sim = await startSimulator(answer, {
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
   });

@@ -61,6 +61,8 @@ export interface ReceiverOptions {
 export interface DeliveryAnswer {
   status: number;
   body: unknown;
+  /** Set when the answer is not JSON (a handshake answered as text/plain). */
+  contentType?: 'text/plain';
 }
 
 export interface Delivery {
@@ -68,6 +70,8 @@ export interface Delivery {
   /** Set when the URL names the connector (attribution by url). */
   connectorId?: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The delivery URL's query parameters (a handshake's validation token). */
+  query?: Record<string, string>;
   raw: Buffer;
   /** The URL the delivery was posted to, as the vendor was given it (SWITCHBOARD_PUBLIC_URL + path): a JWT's aud must equal it. */
   ingressUrl: string;
@@ -115,11 +119,13 @@ export class WebhookReceiver {
     const ctx: Record<string, unknown> = { body, headers: d.headers };
     // The subscription handshake: echoing the vendor's own challenge reveals nothing, but only a
     // connector of the type has a URL to answer it at.
-    if (w.challenge !== undefined && body !== undefined && truthy(w.challenge.when.render(ctx))) {
+    // The handshake may come with an empty body and its token in the URL's query.
+    if (w.challenge !== undefined && truthy(w.challenge.when.render({ ...ctx, query: d.query ?? {} }))) {
       if (w.attribution.by === 'url') await this.namedConnector(d);
       // A handshake that proves the receiver holds the secret: the response reads the HMAC of the vendor's text.
       const hmac = w.challenge.hmac === undefined ? {} : { hmac: digest(w, this.secret(d, w), String(w.challenge.hmac.render(ctx) ?? '')) };
-      return { status: 200, body: renderTree(w.challenge.response, { ...ctx, ...hmac }) };
+      const answer = renderTree(w.challenge.response, { ...ctx, query: d.query ?? {}, ...hmac });
+      return w.challenge.contentType === 'text/plain' ? { status: 200, body: String(answer ?? ''), contentType: 'text/plain' } : { status: 200, body: answer };
     }
 
     const secret = this.secret(d, w);

@@ -143,7 +143,7 @@ const QUIRKS: Record<string, Quirks> = {
 };
 
 /** Param names that set a list's page size, smallest page first. */
-const PAGE_SIZE = /^(page_size|per_page|limit|first|max_results|pagesize|pagelen|count)$/;
+const PAGE_SIZE = /^(page_size|per_page|limit|first|max_results|pagesize|pagelen|count|top)$/;
 
 /**
  * An id of the same shape as `id` that no record has: its digits changed (its letters too when it

@@ -77,6 +77,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
+  ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
   ['okta', { method: 'GET', path: '/api/v1/users/me' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
@@ -85,6 +86,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['trello', { method: 'GET', path: '/members/me', query: 'fields=all' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],
+  ['zoom', { method: 'GET', path: '/users/me' }],
 ];
 
 describe("the proxy against every connector's simulator", () => {

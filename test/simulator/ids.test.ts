@@ -27,4 +27,16 @@ describe('newId', () => {
       expect(id).not.toBe(like);
     }
   });
+
+  it("keeps a long opaque base64 id's prefix and padding, with a new tail (a mailbox item id)", () => {
+    const r = rand();
+    const like = 'AAMkAGVmMDEzMTM4LTZmYWUtNDdkNC1hMDZiLTU1OGY5OTZhYmY4OABGAAAAAAAiQ8W967B7TKBjgx9rVEURBwAiIsqMbYjsT5e-T7KzowPTAAAYbvZDAAA=';
+    const a = newId(r, like) as string;
+    const b = newId(r, like) as string;
+    expect(a).toHaveLength(like.length);
+    expect(a.slice(0, like.length - 17)).toBe(like.slice(0, like.length - 17));
+    expect(a.endsWith('=')).toBe(true);
+    expect(new Set([a, b, like]).size).toBe(3);
+    expect(newId(r, 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toMatch(/^\d{16}$/);
+  });
 });

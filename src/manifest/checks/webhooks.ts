@@ -9,6 +9,8 @@ import type { CheckContext } from './checker.ts';
 import { DEFAULT_JWT_MAX_AGE_SECONDS, type CompiledTopic, type CompiledWebhooks, type WebhooksDef } from '../webhooks.ts';
 
 const DELIVERY_ROOTS = new Set(['body', 'headers']);
+/** A handshake may also read the delivery URL's query (a validation token sent there). */
+const CHALLENGE_ROOTS = new Set(['body', 'headers', 'query']);
 /** Scheme jwt: the verified token's claims are `token`. */
 const JWT_ROOTS = new Set(['body', 'headers', 'token']);
 
@@ -92,11 +94,13 @@ export function compileWebhooks(
   const timestamp = w.timestamp !== undefined ? tpl(['timestamp'], w.timestamp) : undefined;
   const value = w.attribution.value !== undefined ? tpl(['attribution', 'value'], w.attribution.value, valueRoots) : undefined;
   const signedPrefix = s.signed_prefix !== undefined ? tpl(['signature', 'signed_prefix'], s.signed_prefix, new Set(['headers'])) : undefined;
-  const when = w.challenge !== undefined ? tpl(['challenge', 'when'], w.challenge.when) : undefined;
+  const when = w.challenge !== undefined ? tpl(['challenge', 'when'], w.challenge.when, CHALLENGE_ROOTS) : undefined;
   const challengeHmac = w.challenge?.hmac !== undefined ? tpl(['challenge', 'hmac'], w.challenge.hmac) : undefined;
   let response: TemplateTree | undefined;
   try {
     response = w.challenge !== undefined ? compileTree(w.challenge.response ?? null) : undefined;
+    if (w.challenge?.content_type === 'text/plain' && (typeof w.challenge.response !== 'string' || w.challenge.response === ''))
+      add(['challenge', 'response'], 'a text/plain answer is one template (a string)');
   } catch (e) {
     add(['challenge', 'response'], `template error: ${(e as Error).message}`);
   }
@@ -118,7 +122,9 @@ export function compileWebhooks(
     ...(deliveryId ? { deliveryId } : {}),
     ...(timestamp ? { timestamp } : {}),
     toleranceSeconds: w.tolerance_seconds ?? 300,
-    ...(when !== undefined && response !== undefined ? { challenge: { when, response, ...(challengeHmac ? { hmac: challengeHmac } : {}) } } : {}),
+    ...(when !== undefined && response !== undefined
+      ? { challenge: { when, response, contentType: w.challenge?.content_type ?? 'application/json', ...(challengeHmac ? { hmac: challengeHmac } : {}) } }
+      : {}),
     attribution: { by: w.attribution.by, ...(value ? { value } : {}), ...(w.attribution.info !== undefined ? { info: w.attribution.info } : {}) },
     ...(w.subscribe !== undefined ? { subscribe: { entity: w.subscribe.entity, action: w.subscribe.action, urlParam: w.subscribe.url_param } } : {}),
     topic,

@@ -63,9 +63,13 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
           type,
           ...(connectorId !== undefined ? { connectorId } : {}),
           headers: request.headers,
+          query: Object.fromEntries(
+            Object.entries((request.query ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+          ),
           raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           ingressUrl,
         });
+        if (a.contentType !== undefined) reply.type(a.contentType);
         return reply.code(a.status).send(a.body);
       } catch (e) {
         // Vendors retry a 503 that says when.

@@ -5,7 +5,7 @@ let lastTs = 0;
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing), a
  * prefixed id (e.g. not_1d3tmYTlCICgjy), a mixed-case key (aBcD1234EfGh5678IjKl9M), a prefixed
- * upper-case id (e.g. C012AB3CD), a UUID, or a
+ * upper-case id (e.g. C012AB3CD), a UUID, a long opaque base64 id (a mailbox item's), or a
  * string of digits (Asana gids, numeric ids) or hex.
  */
 export function newId(rand: () => number, like: unknown, created = false): string | number {
@@ -37,6 +37,14 @@ export function newId(rand: () => number, like: unknown, created = false): strin
   if (typed !== null && /[A-Z]/.test(typed[2] as string)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return (typed[1] as string) + Array.from({ length: (typed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
+  // A long opaque base64 id (40 or more characters, some of them - _ + / or = padding, as mailbox item ids are):
+  // the same prefix (the mailbox's part), a new tail of 16 characters, the padding kept.
+  const opaque = typeof like === 'string' ? /^([A-Za-z0-9+/_-]{40,}?)(={0,2})$/.exec(like) : null;
+  if (opaque !== null && /[-_+/=]/.test(like as string)) {
+    const body = opaque[1] as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    return body.slice(0, -16) + Array.from({ length: 16 }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('') + (opaque[2] as string);
   }
   // A mixed-case key of letters and digits (e.g. a file key, aBcD1234EfGh5678IjKl9M): the same length and alphabet.
   if (typeof like === 'string' && /^[A-Za-z0-9]{16,}$/.test(like) && /[a-z]/.test(like) && /[A-Z]/.test(like)) {

@@ -73,7 +73,13 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
     if (conflict !== undefined) return errorResponse({ status: 409, code: 'conflict', message: conflictMessage(rules.unique, conflict) }, op);
   }
   const restParent = c.rpc !== true && rules?.parent !== undefined ? rules.parent : undefined;
-  const parentRecord = restParent === undefined ? undefined : resources.get(restParent.resource)?.records.get(pathParams[restParent.param] ?? '')?.record;
+  const parentResource = restParent === undefined ? undefined : resources.get(restParent.resource);
+  // By id or by an alias (/users/me/webinars: the token's own user), which the record's parent then names by id.
+  const parentStored =
+    parentResource === undefined || restParent === undefined ? undefined : parts.records.find(parentResource, pathParams[restParent.param] ?? '');
+  if (parentStored !== undefined && restParent !== undefined && parentResource !== undefined)
+    pathParams[restParent.param] = String(parentStored.record[parentResource.idField]);
+  const parentRecord = parentStored?.record;
   if (restParent !== undefined && parentRecord === undefined && (kind === 'create' || kind === 'list'))
     return notFound(op, pathParams[restParent.param] ?? '', restParent.param);
   // A nested collection under a parent that does not exist is the parent's 404 (a missing repository's issues), not an empty page.
@@ -115,6 +121,13 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   };
   const parentOf: Record<string, string> =
     c.rpc !== true ? pathParams : rpcParent !== undefined && given(rpcParent) !== undefined ? { [rpcParent]: parentId(given(rpcParent)) } : {};
+  // A parent named by an alias (/users/me/meetings: the token's own user) is that record.
+  const parentRes = rpcParent === undefined ? undefined : resources.get(r.declared?.parent?.resource ?? '');
+  const parentValue = rpcParent === undefined ? undefined : parentOf[rpcParent];
+  if (parentRes !== undefined && parentValue !== undefined && sidecar.resources?.[parentRes.name]?.aliases?.[parentValue] !== undefined) {
+    const s = parts.records.find(parentRes, parentValue);
+    if (s !== undefined) parentOf[rpcParent as string] = String(s.record[parentRes.idField]);
+  }
   const rawId =
     c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
   let id = rawId === undefined ? undefined : String(rawId);
@@ -176,12 +189,12 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   if (call.parentMissing()) return notFound(op, call.parentOf[call.rpcParent ?? ''] ?? '', call.rpcParent);
   const fields = parts.writes.unwrapBody(op, call.body);
   const nested = parts.writes.takeNested(op, fields);
-  // A declared resource's new record starts from the create method's own example (or the
-  // description's first example of the record); else from the sidecar's template, else from a
-  // sample of the schema (newRecord); the body's fields over it.
+  // A new record starts from the sidecar's template; else a declared resource's from the create
+  // method's own example (or the description's first example of the record); else from a sample
+  // of the schema (newRecord); the body's fields over it.
   const created = r.declared === undefined ? undefined : (exampleOf(d, op) as Json | undefined);
   const base = r.declared?.record !== undefined ? created?.[r.declared.record] : created;
-  const fromExample = isPlainObject(base) ? base : r.examples?.[0];
+  const fromExample = ctx.sidecar.resources?.[r.name]?.template !== undefined ? undefined : isPlainObject(base) ? base : r.examples?.[0];
   // A nested record's template may name its parent ({{contact_id}}).
   const record = newRecord(
     r,

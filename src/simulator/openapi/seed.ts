@@ -115,7 +115,9 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
             ? { ...linked[i % linked.length] }
             : {};
       // The template may name the parent, as a created record's does ({{file_key}}).
-      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, r.examples?.[i % r.examples.length], parents);
+      // A sidecar template is the record's start; else the description's own examples, in turn.
+      const base = rs?.template === undefined ? r.examples?.[i % r.examples.length] : undefined;
+      const record = newRecord(r, (like) => newId(rand, like), i + 1, seedFields, at, base, parents);
       // A record named by another field (an issue's number) keeps a unique id too.
       const like = ((peek(r.recordRef) ?? {}) as Json).id;
       if (r.idField !== 'id' && (typeof like === 'number' || typeof like === 'string')) record.id = newId(rand, like);

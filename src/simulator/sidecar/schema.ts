@@ -53,6 +53,7 @@ export const SIDECAR_SCHEMA = {
     },
   },
   properties: {
+    response_headers: { type: 'object', additionalProperties: { type: 'string' } },
     error: {
       type: 'object',
       additionalProperties: false,

@@ -88,6 +88,8 @@ export interface Pagination {
 export interface Sidecar {
   /** status: HTTP status by simulator code, `default` for the codes it does not name. */
   error?: { body?: unknown; codes?: Record<string, string>; status?: Record<string, number> };
+  /** Headers on every answer (OpenAPI simulator); values may hold {{request_id}}, a new UUID per answer (a vendor's request-id). */
+  response_headers?: Record<string, string>;
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;

