@@ -11,6 +11,7 @@ import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
+import type * as shopify from './shopify/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as zendesk from './zendesk/types.ts';
@@ -28,13 +29,14 @@ export interface ConnectorTypes {
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
+  shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'pipedrive', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['asana', 'figma', 'github', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'pipedrive', 'shopify', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as asana from './asana/types.ts';
 export type * as figma from './figma/types.ts';
@@ -47,6 +49,7 @@ export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
+export type * as shopify from './shopify/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as zendesk from './zendesk/types.ts';

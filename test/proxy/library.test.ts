@@ -67,6 +67,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
+  ['shopify', { method: 'POST', path: '/admin/api/2026-10/graphql.json', body: { query: '{ shop { id myshopifyDomain } }' } }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
