@@ -801,6 +801,201 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** ApolloAccountsCreateParams */
+        ApolloAccountsCreateParams: {
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloAccountsGetParams */
+        ApolloAccountsGetParams: {
+            account_id: string;
+        };
+        /** ApolloAccountsListParams */
+        ApolloAccountsListParams: {
+            account_label_ids?: string[];
+            account_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            q_organization_name?: string;
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "account_last_activity_date" | "account_created_at" | "account_updated_at";
+        };
+        /** ApolloAccountsUpdateParams */
+        ApolloAccountsUpdateParams: {
+            account_id: string;
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloContactsCreateParams */
+        ApolloContactsCreateParams: {
+            account_id?: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            /** @description Create only: answer the existing contact with the same email instead of a duplicate */
+            run_dedupe?: boolean;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /** ApolloContactsGetParams */
+        ApolloContactsGetParams: {
+            contact_id: string;
+        };
+        /** ApolloContactsListParams */
+        ApolloContactsListParams: {
+            contact_label_ids?: string[];
+            contact_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Names */
+            q_keywords?: string;
+            /** @description With sort_by_field */
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "contact_last_activity_date" | "contact_email_last_opened_at" | "contact_email_last_clicked_at" | "contact_created_at" | "contact_updated_at";
+        };
+        /** ApolloContactsUpdateParams */
+        ApolloContactsUpdateParams: {
+            account_id?: string;
+            contact_id: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /**
+         * ApolloExecuteRequest
+         * @description Execute on a Apollo.io connector (type apollo)
+         */
+        ApolloExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["ApolloPeopleListParams"];
+        };
+        /** ApolloPeopleListParams */
+        ApolloPeopleListParams: {
+            contact_email_status?: ("verified" | "unverified" | "likely to engage" | "unavailable")[];
+            include_similar_titles?: boolean;
+            organization_ids?: string[];
+            /** @description Where their employers have their headquarters */
+            organization_locations?: string[];
+            /** @description Employee count ranges, min,max (1,10) */
+            organization_num_employees_ranges?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Where people live (cities, US states, countries) */
+            person_locations?: string[];
+            person_seniorities?: ("owner" | "founder" | "c_suite" | "partner" | "vp" | "head" | "director" | "manager" | "senior" | "entry" | "intern")[];
+            /** @description Job titles (current) */
+            person_titles?: string[];
+            q_keywords?: string;
+            /** @description Employers' domains (apollo.io, no www) */
+            q_organization_domains_list?: string[];
+        };
         /**
          * AsanaExecuteRequest
          * @description Execute on a Asana connector (type asana)
@@ -1387,6 +1582,876 @@ export interface components {
             /** @description The upstream accepted the credentials */
             ok: boolean;
         };
+        /** ClickupCommentsCreateParams */
+        ClickupCommentsCreateParams: {
+            assignee?: number;
+            comment_text: string;
+            notify_all?: boolean;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupCommentsListParams */
+        ClickupCommentsListParams: {
+            /** @description Unix milliseconds */
+            start?: number;
+            start_id?: string;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupCommentsUpdateParams */
+        ClickupCommentsUpdateParams: {
+            assignee?: number;
+            comment_id: string;
+            comment_text?: string;
+            resolved?: boolean;
+        };
+        /**
+         * ClickupExecuteRequest
+         * @description Execute on a ClickUp connector (type clickup)
+         */
+        ClickupExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["ClickupWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "spaces";
+            params: components["schemas"]["ClickupSpacesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "spaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "folders";
+            params: components["schemas"]["ClickupFoldersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "folders";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["ClickupListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["ClickupTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["ClickupCommentsUpdateParams"];
+        };
+        /** ClickupFoldersCreateParams */
+        ClickupFoldersCreateParams: {
+            name: string;
+            space_id: string;
+        };
+        /** ClickupFoldersGetParams */
+        ClickupFoldersGetParams: {
+            folder_id: string;
+        };
+        /** ClickupFoldersListParams */
+        ClickupFoldersListParams: {
+            /** @default false */
+            archived: boolean;
+            space_id: string;
+        };
+        /** ClickupFoldersUpdateParams */
+        ClickupFoldersUpdateParams: {
+            folder_id: string;
+            name: string;
+        };
+        /** ClickupListsCreateParams */
+        ClickupListsCreateParams: {
+            assignee?: number;
+            content?: string;
+            /** @description Unix milliseconds */
+            due_date?: number;
+            due_date_time?: boolean;
+            folder_id: string;
+            markdown_content?: string;
+            name: string;
+            priority?: number;
+            status?: string;
+        };
+        /** ClickupListsGetParams */
+        ClickupListsGetParams: {
+            list_id: string;
+        };
+        /** ClickupListsListParams */
+        ClickupListsListParams: {
+            /** @default false */
+            archived: boolean;
+            folder_id: string;
+        };
+        /** ClickupListsUpdateParams */
+        ClickupListsUpdateParams: {
+            assignee?: number;
+            content?: string;
+            /** @description Unix milliseconds */
+            due_date?: number;
+            due_date_time?: boolean;
+            list_id: string;
+            markdown_content?: string;
+            name?: string;
+            priority?: number;
+            status?: string;
+            unset_status?: boolean;
+        };
+        /** ClickupSpacesCreateParams */
+        ClickupSpacesCreateParams: {
+            admin_can_manage?: boolean;
+            color?: string;
+            features?: Record<string, never>;
+            multiple_assignees?: boolean;
+            name: string;
+            private?: boolean;
+            /** @description The Workspace's id */
+            team_id: string;
+        };
+        /** ClickupSpacesGetParams */
+        ClickupSpacesGetParams: {
+            space_id: string;
+        };
+        /** ClickupSpacesListParams */
+        ClickupSpacesListParams: {
+            /** @default false */
+            archived: boolean;
+            /** @description The Workspace's id */
+            team_id: string;
+        };
+        /** ClickupSpacesUpdateParams */
+        ClickupSpacesUpdateParams: {
+            admin_can_manage?: boolean;
+            color?: string;
+            features?: Record<string, never>;
+            multiple_assignees?: boolean;
+            name?: string;
+            private?: boolean;
+            space_id: string;
+        };
+        /** ClickupTasksCreateParams */
+        ClickupTasksCreateParams: {
+            assignees?: number[];
+            description?: string;
+            /** @description Unix milliseconds */
+            due_date?: number | null;
+            due_date_time?: boolean;
+            list_id: string;
+            markdown_description?: string;
+            name: string;
+            notify_all?: boolean;
+            parent?: string | null;
+            priority?: number | null;
+            start_date?: number | null;
+            start_date_time?: boolean;
+            status?: string;
+            tags?: string[];
+            time_estimate?: number;
+        };
+        /** ClickupTasksGetParams */
+        ClickupTasksGetParams: {
+            include_markdown_description?: boolean;
+            include_subtasks?: boolean;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+        };
+        /** ClickupTasksListParams */
+        ClickupTasksListParams: {
+            /** @default false */
+            archived: boolean;
+            assignees?: string[];
+            date_created_gt?: number;
+            /** @description Unix milliseconds */
+            date_updated_gt?: number;
+            due_date_lt?: number;
+            include_closed?: boolean;
+            include_markdown_description?: boolean;
+            list_id: string;
+            /** @enum {string} */
+            order_by?: "id" | "created" | "updated" | "due_date";
+            page?: number;
+            reverse?: boolean;
+            statuses?: string[];
+            subtasks?: boolean;
+            tags?: string[];
+        };
+        /** ClickupTasksUpdateParams */
+        ClickupTasksUpdateParams: {
+            archived?: boolean;
+            assignees?: {
+                add?: number[];
+                rem?: number[];
+            };
+            description?: string;
+            due_date?: number | null;
+            due_date_time?: boolean;
+            markdown_description?: string;
+            name?: string;
+            parent?: string | null;
+            priority?: number | null;
+            start_date?: number | null;
+            start_date_time?: boolean;
+            status?: string;
+            /** @description The task's id (86a1b2c3d) */
+            task_id: string;
+            time_estimate?: number;
+        };
+        /** ClickupWorkspacesListParams */
+        ClickupWorkspacesListParams: Record<string, never>;
+        /** CloseActivitiesListParams */
+        CloseActivitiesListParams: {
+            /** @description With lead_id only. */
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            /**
+             * @description One activity type (with lead_id only).
+             * @enum {string}
+             */
+            type?: "Call" | "Created" | "Email" | "EmailThread" | "LeadStatusChange" | "Meeting" | "Note" | "OpportunityStatusChange" | "SMS" | "TaskCompleted" | "Custom";
+            /** @description With lead_id only. */
+            user_id?: string;
+        };
+        /** CloseCallsCreateParams */
+        CloseCallsCreateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            contact_id?: string;
+            /** @enum {string} */
+            direction?: "inbound" | "outbound";
+            duration?: number;
+            lead_id: string;
+            note?: string;
+            note_html?: string;
+            phone?: string;
+            /** @enum {string} */
+            status?: "completed";
+        };
+        /** CloseCallsGetParams */
+        CloseCallsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseCallsListParams */
+        CloseCallsListParams: {
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            user_id?: string;
+        };
+        /** CloseCallsUpdateParams */
+        CloseCallsUpdateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            duration?: number;
+            id: string;
+            note?: string;
+            note_html?: string;
+        };
+        /** CloseContactsCreateParams */
+        CloseContactsCreateParams: {
+            emails?: {
+                /** Format: email */
+                email?: string;
+                /** @description office */
+                type?: string;
+            }[];
+            lead_id?: string;
+            name?: string;
+            phones?: {
+                phone?: string;
+                type?: string;
+            }[];
+            title?: string;
+            urls?: {
+                type?: string;
+                url?: string;
+            }[];
+        };
+        /** CloseContactsGetParams */
+        CloseContactsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseContactsListParams */
+        CloseContactsListParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only the contacts of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+        };
+        /** CloseContactsUpdateParams */
+        CloseContactsUpdateParams: {
+            emails?: {
+                /** Format: email */
+                email?: string;
+                /** @description office */
+                type?: string;
+            }[];
+            id: string;
+            lead_id?: string;
+            name?: string;
+            phones?: {
+                phone?: string;
+                type?: string;
+            }[];
+            title?: string;
+            urls?: {
+                type?: string;
+                url?: string;
+            }[];
+        };
+        /**
+         * CloseExecuteRequest
+         * @description Execute on a Close connector (type close)
+         */
+        CloseExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["CloseLeadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["CloseLeadsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["CloseLeadsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["CloseLeadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["CloseContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["CloseContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["CloseContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["CloseContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["CloseOpportunitiesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["CloseActivitiesListParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["CloseNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["CloseCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsUpdateParams"];
+        };
+        /** CloseLeadsCreateParams */
+        CloseLeadsCreateParams: {
+            addresses?: {
+                address_1?: string;
+                address_2?: string;
+                city?: string;
+                /** @description ISO 3166-1 alpha-2 */
+                country?: string;
+                /** @enum {string} */
+                label?: "business" | "mailing" | "other";
+                state?: string;
+                zipcode?: string;
+            }[];
+            contacts?: {
+                emails?: {
+                    /** Format: email */
+                    email?: string;
+                    /** @description office */
+                    type?: string;
+                }[];
+                lead_id?: string;
+                name?: string;
+                phones?: {
+                    phone?: string;
+                    type?: string;
+                }[];
+                title?: string;
+                urls?: {
+                    type?: string;
+                    url?: string;
+                }[];
+            }[];
+            description?: string;
+            name?: string;
+            status_id?: string;
+            url?: string;
+        };
+        /** CloseLeadsGetParams */
+        CloseLeadsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseLeadsListParams */
+        CloseLeadsListParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /** @description A search in Close's query language (date_updated >= "2026-01-01T00:00:00+00:00" sort:date_updated). */
+            query?: string;
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+        };
+        /** CloseLeadsUpdateParams */
+        CloseLeadsUpdateParams: {
+            addresses?: {
+                address_1?: string;
+                address_2?: string;
+                city?: string;
+                /** @description ISO 3166-1 alpha-2 */
+                country?: string;
+                /** @enum {string} */
+                label?: "business" | "mailing" | "other";
+                state?: string;
+                zipcode?: string;
+            }[];
+            contacts?: {
+                emails?: {
+                    /** Format: email */
+                    email?: string;
+                    /** @description office */
+                    type?: string;
+                }[];
+                lead_id?: string;
+                name?: string;
+                phones?: {
+                    phone?: string;
+                    type?: string;
+                }[];
+                title?: string;
+                urls?: {
+                    type?: string;
+                    url?: string;
+                }[];
+            }[];
+            description?: string;
+            id: string;
+            name?: string;
+            status_id?: string;
+            url?: string;
+        };
+        /** CloseNotesCreateParams */
+        CloseNotesCreateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            contact_id?: string;
+            lead_id: string;
+            note?: string;
+            note_html?: string;
+            pinned?: boolean;
+        };
+        /** CloseNotesGetParams */
+        CloseNotesGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseNotesListParams */
+        CloseNotesListParams: {
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            user_id?: string;
+        };
+        /** CloseNotesUpdateParams */
+        CloseNotesUpdateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            id: string;
+            note?: string;
+            note_html?: string;
+            pinned?: boolean;
+        };
+        /** CloseOpportunitiesCreateParams */
+        CloseOpportunitiesCreateParams: {
+            confidence?: number;
+            contact_id?: string;
+            /** Format: date */
+            date_won?: string;
+            lead_id: string;
+            note?: string;
+            status_id?: string;
+            user_id?: string;
+            value?: number;
+            value_currency?: string;
+            /** @enum {string} */
+            value_period?: "one_time" | "monthly" | "annual";
+        };
+        /** CloseOpportunitiesGetParams */
+        CloseOpportunitiesGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseOpportunitiesListParams */
+        CloseOpportunitiesListParams: {
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** Format: date-time */
+            date_updated_gte?: string;
+            /** Format: date-time */
+            date_updated_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only this lead's opportunities. */
+            lead_id?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description Sort field, - first for descending.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "date_updated" | "-date_updated" | "date_won" | "-date_won" | "value" | "-value" | "confidence" | "-confidence";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            status_id?: string;
+            /** @enum {string} */
+            status_type?: "active" | "won" | "lost";
+            /** @description Only opportunities assigned to this user. */
+            user_id?: string;
+        };
+        /** CloseOpportunitiesUpdateParams */
+        CloseOpportunitiesUpdateParams: {
+            confidence?: number;
+            contact_id?: string;
+            /** Format: date */
+            date_won?: string;
+            id: string;
+            note?: string;
+            status_id?: string;
+            user_id?: string;
+            value?: number;
+            value_currency?: string;
+            /** @enum {string} */
+            value_period?: "one_time" | "monthly" | "annual";
+        };
         /** ConnectExchangeRequest */
         ConnectExchangeRequest: {
             token: string;
@@ -1501,7 +2566,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
+                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer" | "client_credentials";
             }[];
             description?: string;
             docs_url?: string;
@@ -1556,7 +2621,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
+                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer" | "client_credentials";
                 }[];
                 description?: string;
                 docs_url?: string;
@@ -2603,6 +3668,143 @@ export interface components {
              * @default false
              */
             web_commit_signoff_required: boolean;
+        };
+        /** GongCallsCreateParams */
+        GongCallsCreateParams: {
+            /** Format: date-time */
+            actual_start: string;
+            /** @description The call's id in the system it comes from (unique) */
+            client_unique_id: string;
+            custom_data?: string;
+            /** @enum {string} */
+            direction: "Inbound" | "Outbound" | "Conference" | "Unknown";
+            disposition?: string;
+            /** @description Where Gong fetches the recording from */
+            download_media_url?: string;
+            /** @description Seconds */
+            duration?: number;
+            language_code?: string;
+            meeting_url?: string;
+            parties: {
+                /** Format: email */
+                emailAddress?: string;
+                mediaChannelId?: number;
+                name?: string;
+                phoneNumber?: string;
+                /** @description A Gong user's id (the company's own people) */
+                userId?: string;
+            }[];
+            /** @description The Gong user id of the call's host */
+            primary_user: string;
+            purpose?: string;
+            /** Format: date-time */
+            scheduled_end?: string;
+            /** Format: date-time */
+            scheduled_start?: string;
+            title?: string;
+            workspace_id?: string;
+        };
+        /** GongCallsGetParams */
+        GongCallsGetParams: {
+            id: string;
+        };
+        /** GongCallsListParams */
+        GongCallsListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time (ISO 8601, 2026-01-01T02:30:00-08:00)
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            /** @description Only this workspace's calls */
+            workspace_id?: string;
+        };
+        /** GongCallTranscriptsListParams */
+        GongCallTranscriptsListParams: {
+            /** @description These calls' transcripts */
+            call_ids?: string[];
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            workspace_id?: string;
+        };
+        /**
+         * GongExecuteRequest
+         * @description Execute on a Gong connector (type gong)
+         */
+        GongExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["GongCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["GongUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["GongUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "call_transcripts";
+            params?: components["schemas"]["GongCallTranscriptsListParams"];
+        };
+        /** GongUsersGetParams */
+        GongUsersGetParams: {
+            id: string;
+        };
+        /** GongUsersListParams */
+        GongUsersListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            include_avatars?: boolean;
         };
         /**
          * GranolaExecuteRequest
@@ -4853,6 +6055,541 @@ export interface components {
              */
             expires_at: string;
         };
+        /** OktaAppsCreateParams */
+        OktaAppsCreateParams: {
+            accessibility?: {
+                errorRedirectUrl?: string;
+                loginRedirectUrl?: string;
+                selfService?: boolean;
+            };
+            /**
+             * @description Executes activation lifecycle operation when creating the app
+             * @default true
+             */
+            activate: boolean;
+            credentials?: {
+                signing?: {
+                    kid?: string;
+                    /** Format: date-time */
+                    lastRotated?: string;
+                    /** Format: date-time */
+                    nextRotation?: string;
+                    rotationMode?: string;
+                    /** @enum {string} */
+                    use?: "sig";
+                };
+                userNameTemplate?: {
+                    pushStatus?: string;
+                    suffix?: string;
+                    template?: string;
+                    type?: string;
+                };
+            };
+            features?: string[];
+            label?: string;
+            licensing?: {
+                seatCount?: number;
+            };
+            /** @description The app's catalog name (bookmark, oidc_client, ...), given when it is created */
+            name?: string;
+            okta_access_gateway_agent?: string;
+            profile?: {
+                [key: string]: Record<string, never>;
+            };
+            settings?: {
+                app?: unknown;
+                implicitAssignment?: boolean;
+                inlineHookId?: string;
+                notes?: {
+                    admin?: string;
+                    enduser?: string;
+                };
+                notifications?: {
+                    vpn?: {
+                        helpUrl?: string;
+                        message?: string;
+                        network?: {
+                            connection?: string;
+                            exclude?: string[];
+                            include?: string[];
+                        };
+                    };
+                };
+            };
+            /** @enum {string} */
+            sign_on_mode?: "BOOKMARK" | "BASIC_AUTH" | "BROWSER_PLUGIN" | "SECURE_PASSWORD_STORE" | "AUTO_LOGIN" | "WS_FEDERATION" | "SAML_2_0" | "OPENID_CONNECT" | "SAML_1_1";
+            visibility?: {
+                appLinks?: {
+                    [key: string]: boolean;
+                };
+                autoLaunch?: boolean;
+                autoSubmitToolbar?: boolean;
+                hide?: {
+                    iOS?: boolean;
+                    web?: boolean;
+                };
+            };
+        };
+        /** OktaAppsGetParams */
+        OktaAppsGetParams: {
+            app_id: string;
+            expand?: string;
+        };
+        /** OktaAppsListParams */
+        OktaAppsListParams: {
+            /** @description Specifies the pagination cursor for the next page of apps */
+            after?: string;
+            /** @description Traverses users link relationship and optionally embeds Application User resource */
+            expand?: string;
+            /** @description Filters apps by status, user.id, group.id or credentials.signing.kid expression */
+            filter?: string;
+            /** @default false */
+            include_non_deleted: boolean;
+            /**
+             * Format: int32
+             * @description Specifies the number of results for a page
+             * @default -1
+             */
+            limit: number;
+            q?: string;
+        };
+        /** OktaAppsUpdateParams */
+        OktaAppsUpdateParams: {
+            accessibility?: {
+                errorRedirectUrl?: string;
+                loginRedirectUrl?: string;
+                selfService?: boolean;
+            };
+            app_id: string;
+            credentials?: {
+                signing?: {
+                    kid?: string;
+                    /** Format: date-time */
+                    lastRotated?: string;
+                    /** Format: date-time */
+                    nextRotation?: string;
+                    rotationMode?: string;
+                    /** @enum {string} */
+                    use?: "sig";
+                };
+                userNameTemplate?: {
+                    pushStatus?: string;
+                    suffix?: string;
+                    template?: string;
+                    type?: string;
+                };
+            };
+            features?: string[];
+            label?: string;
+            licensing?: {
+                seatCount?: number;
+            };
+            /** @description The app's catalog name (bookmark, oidc_client, ...), given when it is created */
+            name?: string;
+            profile?: {
+                [key: string]: Record<string, never>;
+            };
+            settings?: {
+                app?: unknown;
+                implicitAssignment?: boolean;
+                inlineHookId?: string;
+                notes?: {
+                    admin?: string;
+                    enduser?: string;
+                };
+                notifications?: {
+                    vpn?: {
+                        helpUrl?: string;
+                        message?: string;
+                        network?: {
+                            connection?: string;
+                            exclude?: string[];
+                            include?: string[];
+                        };
+                    };
+                };
+            };
+            /** @enum {string} */
+            sign_on_mode?: "BOOKMARK" | "BASIC_AUTH" | "BROWSER_PLUGIN" | "SECURE_PASSWORD_STORE" | "AUTO_LOGIN" | "WS_FEDERATION" | "SAML_2_0" | "OPENID_CONNECT" | "SAML_1_1";
+            visibility?: {
+                appLinks?: {
+                    [key: string]: boolean;
+                };
+                autoLaunch?: boolean;
+                autoSubmitToolbar?: boolean;
+                hide?: {
+                    iOS?: boolean;
+                    web?: boolean;
+                };
+            };
+        };
+        /**
+         * OktaExecuteRequest
+         * @description Execute on a Okta connector (type okta)
+         */
+        OktaExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["OktaUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["OktaUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["OktaUsersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["OktaUsersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["OktaGroupsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["OktaGroupsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["OktaGroupsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["OktaGroupsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "group_members";
+            params: components["schemas"]["OktaGroupMembersListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "group_members";
+            params: components["schemas"]["OktaGroupMembersCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["OktaAppsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "apps";
+            params: components["schemas"]["OktaAppsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["OktaAppsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "apps";
+            params: components["schemas"]["OktaAppsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** OktaGroupMembersCreateParams */
+        OktaGroupMembersCreateParams: {
+            group_id: string;
+            user_id: string;
+        };
+        /** OktaGroupMembersListParams */
+        OktaGroupMembersListParams: {
+            /** @description Specifies the pagination cursor for the next page of users */
+            after?: string;
+            group_id: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of user results in a page
+             * @default 1000
+             */
+            limit: number;
+        };
+        /** OktaGroupsCreateParams */
+        OktaGroupsCreateParams: {
+            profile?: {
+                description?: string;
+                name?: string;
+            };
+            /** @enum {string} */
+            type?: "OKTA_GROUP" | "APP_GROUP" | "BUILT_IN";
+        };
+        /** OktaGroupsGetParams */
+        OktaGroupsGetParams: {
+            group_id: string;
+        };
+        /** OktaGroupsListParams */
+        OktaGroupsListParams: {
+            /** @description Specifies the pagination cursor for the next page of groups */
+            after?: string;
+            /** @description If specified, it causes additional metadata to be included in the response. */
+            expand?: string;
+            /** @description Filter expression for groups */
+            filter?: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of group results in a page
+             * @default 10000
+             */
+            limit: number;
+            /** @description Searches the name property of groups for matching value */
+            q?: string;
+            /** @description Searches for groups with a supported filtering expression for all attributes except for _embedded, _links, and objectClass */
+            search?: string;
+        };
+        /** OktaGroupsUpdateParams */
+        OktaGroupsUpdateParams: {
+            group_id: string;
+            profile?: {
+                description?: string;
+                name?: string;
+            };
+            /** @enum {string} */
+            type?: "OKTA_GROUP" | "APP_GROUP" | "BUILT_IN";
+        };
+        /** OktaUsersCreateParams */
+        OktaUsersCreateParams: {
+            /**
+             * @description Executes activation lifecycle operation when creating the user
+             * @default true
+             */
+            activate: boolean;
+            credentials?: {
+                password?: {
+                    hash?: {
+                        /** @enum {string} */
+                        algorithm?: "BCRYPT" | "SHA-512" | "SHA-256" | "SHA-1" | "MD5";
+                        salt?: string;
+                        saltOrder?: string;
+                        value?: string;
+                        workFactor?: number;
+                    };
+                    hook?: {
+                        type?: string;
+                    };
+                    /** Format: password */
+                    value?: string;
+                };
+                provider?: {
+                    name?: string;
+                    /** @enum {string} */
+                    type?: "ACTIVE_DIRECTORY" | "FEDERATION" | "LDAP" | "OKTA" | "SOCIAL" | "IMPORT";
+                };
+                recovery_question?: {
+                    answer?: string;
+                    question?: string;
+                };
+            };
+            group_ids?: string[];
+            /**
+             * @description With activate=true, set nextLogin to "changePassword" to have the password be EXPIRED, so user must change it the next time they log in.
+             * @default
+             */
+            next_login: string;
+            profile?: {
+                city?: string;
+                costCenter?: string;
+                countryCode?: string;
+                department?: string;
+                displayName?: string;
+                division?: string;
+                email?: string;
+                employeeNumber?: string;
+                firstName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+                lastName?: string;
+                locale?: string;
+                login?: string;
+                manager?: string;
+                managerId?: string;
+                middleName?: string;
+                mobilePhone?: string;
+                nickName?: string;
+                organization?: string;
+                postalAddress?: string;
+                preferredLanguage?: string;
+                primaryPhone?: string;
+                profileUrl?: string;
+                secondEmail?: string;
+                state?: string;
+                streetAddress?: string;
+                timezone?: string;
+                title?: string;
+                userType?: string;
+                zipCode?: string;
+            };
+            /**
+             * @description Indicates whether to create a user with a specified authentication provider
+             * @default false
+             */
+            provider: boolean;
+            type?: {
+                _links?: {
+                    [key: string]: Record<string, never>;
+                };
+                /** Format: date-time */
+                created?: string;
+                createdBy?: string;
+                default?: boolean;
+                description?: string;
+                displayName?: string;
+                id?: string;
+                /** Format: date-time */
+                lastUpdated?: string;
+                lastUpdatedBy?: string;
+                name?: string;
+            };
+        };
+        /** OktaUsersGetParams */
+        OktaUsersGetParams: {
+            user_id: string;
+        };
+        /** OktaUsersListParams */
+        OktaUsersListParams: {
+            /** @description Specifies the pagination cursor for the next page of users */
+            after?: string;
+            /** @description Filters users with a supported expression for a subset of properties */
+            filter?: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of results returned
+             * @default 10
+             */
+            limit: number;
+            /** @description Finds a user that matches firstName, lastName, and email properties */
+            q?: string;
+            /** @description Searches for users with a supported filtering  expression for most properties */
+            search?: string;
+            sort_by?: string;
+            sort_order?: string;
+        };
+        /** OktaUsersUpdateParams */
+        OktaUsersUpdateParams: {
+            credentials?: {
+                password?: {
+                    hash?: {
+                        /** @enum {string} */
+                        algorithm?: "BCRYPT" | "SHA-512" | "SHA-256" | "SHA-1" | "MD5";
+                        salt?: string;
+                        saltOrder?: string;
+                        value?: string;
+                        workFactor?: number;
+                    };
+                    hook?: {
+                        type?: string;
+                    };
+                    /** Format: password */
+                    value?: string;
+                };
+                provider?: {
+                    name?: string;
+                    /** @enum {string} */
+                    type?: "ACTIVE_DIRECTORY" | "FEDERATION" | "LDAP" | "OKTA" | "SOCIAL" | "IMPORT";
+                };
+                recovery_question?: {
+                    answer?: string;
+                    question?: string;
+                };
+            };
+            profile?: {
+                city?: string;
+                costCenter?: string;
+                countryCode?: string;
+                department?: string;
+                displayName?: string;
+                division?: string;
+                email?: string;
+                employeeNumber?: string;
+                firstName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+                lastName?: string;
+                locale?: string;
+                login?: string;
+                manager?: string;
+                managerId?: string;
+                middleName?: string;
+                mobilePhone?: string;
+                nickName?: string;
+                organization?: string;
+                postalAddress?: string;
+                preferredLanguage?: string;
+                primaryPhone?: string;
+                profileUrl?: string;
+                secondEmail?: string;
+                state?: string;
+                streetAddress?: string;
+                timezone?: string;
+                title?: string;
+                userType?: string;
+                zipCode?: string;
+            };
+            /** @enum {string} */
+            status?: "ACTIVE" | "DEPROVISIONED" | "LOCKED_OUT" | "PASSWORD_EXPIRED" | "PROVISIONED" | "RECOVERY" | "STAGED" | "SUSPENDED";
+            strict?: boolean;
+            /** @enum {string} */
+            transitioning_to_status?: "ACTIVE" | "DEPROVISIONED" | "LOCKED_OUT" | "PASSWORD_EXPIRED" | "PROVISIONED" | "RECOVERY" | "STAGED" | "SUSPENDED";
+            type?: {
+                _links?: {
+                    [key: string]: Record<string, never>;
+                };
+                /** Format: date-time */
+                created?: string;
+                createdBy?: string;
+                default?: boolean;
+                description?: string;
+                displayName?: string;
+                id?: string;
+                /** Format: date-time */
+                lastUpdated?: string;
+                lastUpdatedBy?: string;
+                name?: string;
+            };
+            user_id: string;
+        };
         /** PatchConnectorRequest */
         PatchConnectorRequest: {
             /** @description Replacement credentials (validated like on create) */
@@ -5754,6 +7491,280 @@ export interface components {
                     [key: string]: "asc" | "desc";
                 }[];
             };
+        };
+        /** SendgridContactImportsCreateParams */
+        SendgridContactImportsCreateParams: {
+            /** @description One or more contacts objects that you intend to upsert. */
+            contacts: {
+                /** @description The first line of the address. */
+                address_line_1?: string;
+                /** @description An optional second line for the address. */
+                address_line_2?: string;
+                /** @description Additional emails associated with the contact. */
+                alternate_emails?: string[];
+                /** @description The contact's city. */
+                city?: string;
+                /** @description The contact's country. */
+                country?: string;
+                custom_fields?: Record<string, never>;
+                /** @description The contact's primary email. */
+                email: string;
+                /** @description The contact's personal name. */
+                first_name?: string;
+                /** @description The contact's family name. */
+                last_name?: string;
+                /** @description The contact's ZIP code or other postal code. */
+                postal_code?: string;
+                /** @description The contact's state, province, or region. */
+                state_province_region?: string;
+            }[];
+            /** @description An array of List ID strings that this contact will be added to. */
+            list_ids?: string[];
+        };
+        /** SendgridContactImportsGetParams */
+        SendgridContactImportsGetParams: {
+            id: string;
+        };
+        /** SendgridContactsGetParams */
+        SendgridContactsGetParams: {
+            id: string;
+        };
+        /** SendgridContactsListParams */
+        SendgridContactsListParams: {
+            /** @description An SGQL condition, e.g. email LIKE 'ada%' AND CONTAINS(list_ids, '<list id>') */
+            query: string;
+        };
+        /**
+         * SendgridExecuteRequest
+         * @description Execute on a Twilio SendGrid connector (type sendgrid)
+         */
+        SendgridExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SendgridContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SendgridContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contact_imports";
+            params: components["schemas"]["SendgridContactImportsCreateParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contact_imports";
+            params: components["schemas"]["SendgridContactImportsGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SendgridListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "templates";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "mail";
+            params: components["schemas"]["SendgridMailCreateParams"];
+        };
+        /** SendgridListsCreateParams */
+        SendgridListsCreateParams: {
+            /** @description Your name for your list */
+            name: string;
+        };
+        /** SendgridListsGetParams */
+        SendgridListsGetParams: {
+            /**
+             * @description Setting this parameter to the true  will cause the contact_sample to be returned
+             * @default false
+             */
+            contact_sample: boolean;
+            id: string;
+        };
+        /** SendgridListsListParams */
+        SendgridListsListParams: {
+            /**
+             * @description Maximum number of elements to return.
+             * @default 100
+             */
+            page_size: number;
+            page_token?: string;
+        };
+        /** SendgridListsUpdateParams */
+        SendgridListsUpdateParams: {
+            id: string;
+            /** @description Your name for your list. */
+            name?: string;
+        };
+        /** SendgridMailCreateParams */
+        SendgridMailCreateParams: {
+            attachments?: {
+                /** @description Base64 */
+                content: string;
+                content_id?: string;
+                /** @enum {string} */
+                disposition?: "inline" | "attachment";
+                filename: string;
+                type?: string;
+            }[];
+            batch_id?: string;
+            categories?: string[];
+            /** @description The bodies by MIME type (text/plain before text/html); optional with a template_id */
+            content?: {
+                type: string;
+                value: string;
+            }[];
+            /** @description A verified sender */
+            from: {
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            ip_pool_name?: string;
+            mail_settings?: Record<string, never>;
+            /** @description The envelopes of the message, each with its recipients and their template data */
+            personalizations: {
+                bcc?: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+                cc?: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+                custom_args?: Record<string, never>;
+                /** @description The data a dynamic template's Handlebars read */
+                dynamic_template_data?: Record<string, never>;
+                headers?: Record<string, never>;
+                /** @description Unix seconds */
+                send_at?: number;
+                subject?: string;
+                to: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+            }[];
+            reply_to?: {
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            /** @description Unix seconds (at most 72 hours ahead) */
+            send_at?: number;
+            /** @description The subject (optional with a template_id that gives one) */
+            subject?: string;
+            /** @description A transactional template's id (d-… for dynamic templates) */
+            template_id?: string;
+            tracking_settings?: Record<string, never>;
+        };
+        /** SendgridTemplatesCreateParams */
+        SendgridTemplatesCreateParams: {
+            /**
+             * @description Defines whether the template supports dynamic replacement.
+             * @default legacy
+             * @enum {string}
+             */
+            generation: "legacy" | "dynamic";
+            /** @description The name for the new transactional template. */
+            name: string;
+            on_behalf_of?: string;
+        };
+        /** SendgridTemplatesGetParams */
+        SendgridTemplatesGetParams: {
+            on_behalf_of?: string;
+            template_id: string;
+        };
+        /** SendgridTemplatesListParams */
+        SendgridTemplatesListParams: {
+            /**
+             * @description Comma-delimited list specifying which generations of templates to return.
+             * @default legacy
+             * @enum {string}
+             */
+            generations: "legacy" | "dynamic" | "legacy,dynamic";
+            on_behalf_of?: string;
+            /** @description The number of templates to be returned in each page of results */
+            page_size: number;
+            /** @description A token corresponding to a specific page of results, as provided by metadata */
+            page_token?: string;
+        };
+        /** SendgridTemplatesUpdateParams */
+        SendgridTemplatesUpdateParams: {
+            /** @description The name of the transactional template. */
+            name?: string;
+            on_behalf_of?: string;
+            template_id: string;
         };
         /** ShopifyCustomersCreateParams */
         ShopifyCustomersCreateParams: {
@@ -6938,6 +8949,414 @@ export interface components {
             expires_in: number;
             /** @enum {string} */
             token_type: "Bearer";
+        };
+        /** TrelloActionsGetParams */
+        TrelloActionsGetParams: {
+            id_action: string;
+        };
+        /** TrelloActionsListParams */
+        TrelloActionsListParams: {
+            /** @description An action's id (or a date): the actions older than it */
+            before?: string;
+            /** @description all, or a comma-separated list of action types (commentCard, createCard, updateCard...) */
+            filter?: string;
+            id_board: string;
+            /** @description Default 50 */
+            limit?: number;
+            /** @description A date (or an action's id): the actions newer than it */
+            since?: string;
+        };
+        /** TrelloBoardsCreateParams */
+        TrelloBoardsCreateParams: {
+            desc?: string;
+            /** @description The id of a board to copy */
+            id_board_source?: string;
+            /** @description The id or name of the Workspace to add the board to */
+            id_organization?: string;
+            /** @description What to copy from the source board: cards, or none */
+            keep_from_source?: string;
+            name: string;
+            /** @description A standard background name (blue, orange, green...) or a custom background's id */
+            prefs_background?: string;
+            /** @enum {string} */
+            prefs_permission_level?: "org" | "private" | "public";
+        };
+        /** TrelloBoardsGetParams */
+        TrelloBoardsGetParams: {
+            /** @description all, or a comma-separated list of board fields (default: name, desc, descData, closed, idOrganization, pinned, url, shortUrl, prefs and labelNames) */
+            fields?: string;
+            /** @description The board's id or short link */
+            id_board: string;
+        };
+        /** TrelloBoardsListParams */
+        TrelloBoardsListParams: {
+            /**
+             * @description all, or a comma-separated list of board fields
+             * @default all
+             */
+            fields: string;
+            /**
+             * @description all, or a comma-separated list of: closed, members, open, organization, public, starred
+             * @default all
+             */
+            filter: string;
+        };
+        /** TrelloBoardsUpdateParams */
+        TrelloBoardsUpdateParams: {
+            /** @description true archives the board */
+            closed?: boolean;
+            desc?: string;
+            id_board: string;
+            id_organization?: string;
+            name?: string;
+            subscribed?: boolean;
+        };
+        /** TrelloCardsCreateParams */
+        TrelloCardsCreateParams: {
+            desc?: string;
+            /** @description An ISO 8601 date-time */
+            due?: string | null;
+            due_complete?: boolean;
+            /** @description The id of a card to copy */
+            id_card_source?: string;
+            /** @description A comma-separated list of label ids */
+            id_labels?: string;
+            id_list: string;
+            /** @description A comma-separated list of member ids */
+            id_members?: string;
+            /** @description What to copy from the source card: all, or a comma-separated list of attachments, checklists, comments, due, labels, members, stickers */
+            keep_from_source?: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+            /** @description An ISO 8601 date-time */
+            start?: string | null;
+            /** @description A URL to attach */
+            url_source?: string;
+        };
+        /** TrelloCardsGetParams */
+        TrelloCardsGetParams: {
+            /**
+             * @description all includes the card's checklists
+             * @enum {string}
+             */
+            checklists?: "all" | "none";
+            /** @description all, or a comma-separated list of card fields */
+            fields?: string;
+            /** @description The card's id or short link */
+            id_card: string;
+        };
+        /** TrelloCardsListParams */
+        TrelloCardsListParams: {
+            /** @description all, or a comma-separated list of card fields */
+            fields?: string;
+            /** @enum {string} */
+            filter?: "all" | "closed" | "none" | "open" | "visible";
+            id_board: string;
+        };
+        /** TrelloCardsUpdateParams */
+        TrelloCardsUpdateParams: {
+            /** @description true archives the card */
+            closed?: boolean;
+            desc?: string;
+            due?: string | null;
+            due_complete?: boolean;
+            /** @description Moves the card to this board */
+            id_board?: string;
+            id_card: string;
+            /** @description A comma-separated list of label ids */
+            id_labels?: string;
+            /** @description Moves the card to this list */
+            id_list?: string;
+            /** @description A comma-separated list of member ids */
+            id_members?: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+            start?: string | null;
+            subscribed?: boolean;
+        };
+        /** TrelloChecklistsCreateParams */
+        TrelloChecklistsCreateParams: {
+            id_card: string;
+            /** @description The id of a checklist to copy */
+            id_checklist_source?: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+        };
+        /** TrelloChecklistsGetParams */
+        TrelloChecklistsGetParams: {
+            /** @description all, or a comma-separated list of: idBoard, idCard, name, pos */
+            fields?: string;
+            id_checklist: string;
+        };
+        /** TrelloChecklistsListParams */
+        TrelloChecklistsListParams: {
+            /** @description all, or a comma-separated list of: idBoard, idCard, name, pos */
+            fields?: string;
+            id_board: string;
+        };
+        /** TrelloChecklistsUpdateParams */
+        TrelloChecklistsUpdateParams: {
+            id_checklist: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+        };
+        /**
+         * TrelloExecuteRequest
+         * @description Execute on a Trello connector (type trello)
+         */
+        TrelloExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "boards";
+            params?: components["schemas"]["TrelloBoardsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["TrelloBoardsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["TrelloBoardsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "boards";
+            params: components["schemas"]["TrelloBoardsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "boards";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["TrelloListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "cards";
+            params: components["schemas"]["TrelloCardsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "cards";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "members";
+            params: components["schemas"]["TrelloMembersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "members";
+            params: components["schemas"]["TrelloMembersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "members";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "checklists";
+            params: components["schemas"]["TrelloChecklistsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "checklists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "actions";
+            params: components["schemas"]["TrelloActionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "actions";
+            params: components["schemas"]["TrelloActionsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "actions";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TrelloWebhooksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TrelloWebhooksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TrelloWebhooksUpdateParams"];
+        };
+        /** TrelloListsCreateParams */
+        TrelloListsCreateParams: {
+            id_board: string;
+            /** @description The id of a list to copy */
+            id_list_source?: string;
+            name: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+        };
+        /** TrelloListsGetParams */
+        TrelloListsGetParams: {
+            /** @description all, or a comma-separated list of: closed, idBoard, name, pos, subscribed */
+            fields?: string;
+            id_list: string;
+        };
+        /** TrelloListsListParams */
+        TrelloListsListParams: {
+            /** @description all, or a comma-separated list of: closed, idBoard, name, pos, subscribed */
+            fields?: string;
+            /**
+             * @default open
+             * @enum {string}
+             */
+            filter: "all" | "closed" | "none" | "open";
+            id_board: string;
+        };
+        /** TrelloListsUpdateParams */
+        TrelloListsUpdateParams: {
+            /** @description true archives the list */
+            closed?: boolean;
+            /** @description Moves the list to this board */
+            id_board?: string;
+            id_list: string;
+            name?: string;
+            /** @description top, bottom, or a positive number */
+            pos?: number | string;
+            subscribed?: boolean;
+        };
+        /** TrelloMembersGetParams */
+        TrelloMembersGetParams: {
+            /** @description all, or a comma-separated list of member fields */
+            fields?: string;
+            /** @description A member's id or username, or me */
+            id_member: string;
+        };
+        /** TrelloMembersListParams */
+        TrelloMembersListParams: {
+            /** @description all, or a comma-separated list of member fields (default: fullName and username) */
+            fields?: string;
+            /** @enum {string} */
+            filter?: "admins" | "all" | "none" | "normal" | "owners";
+            id_board: string;
+        };
+        /** TrelloWebhooksCreateParams */
+        TrelloWebhooksCreateParams: {
+            active?: boolean;
+            /** Format: uri */
+            callback_url: string;
+            description?: string;
+            /** @description The id of the board, list, card or member to watch */
+            id_model: string;
+        };
+        /** TrelloWebhooksGetParams */
+        TrelloWebhooksGetParams: {
+            id_webhook: string;
+        };
+        /** TrelloWebhooksUpdateParams */
+        TrelloWebhooksUpdateParams: {
+            active?: boolean;
+            /** Format: uri */
+            callback_url?: string;
+            description?: string;
+            id_model?: string;
+            id_webhook: string;
         };
         WebhookDeliveryList: {
             data: {
@@ -9074,7 +11493,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

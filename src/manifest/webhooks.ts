@@ -24,7 +24,11 @@ export interface CompiledWebhooks {
     header: string;
     field?: string;
     prefix: string;
+    /** hmac: rendered (over headers) and signed before the raw body ("v0:<timestamp>:" before the body). */
+    signedPrefix?: Template;
     encoding: 'hex' | 'base64';
+    /** hmac: the raw body, or the raw body followed by the ingress URL the delivery was posted to. */
+    signed: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
     maxAgeSeconds: number;
     audience?: 'ingress_url';
@@ -32,7 +36,8 @@ export interface CompiledWebhooks {
   deliveryId?: Template;
   timestamp?: Template;
   toleranceSeconds: number;
-  challenge?: { when: Template; response: TemplateTree };
+  /** `hmac`: the text whose HMAC (keyed with the signing secret) the response reads as {{hmac}}. */
+  challenge?: { when: Template; response: TemplateTree; hmac?: Template };
   attribution: { by: 'payload' | 'url'; value?: Template; info?: string };
   subscribe?: { entity: string; action: string; urlParam: string };
   topic: Template;
@@ -47,7 +52,9 @@ export interface WebhooksDef {
     header?: string;
     field?: string;
     prefix?: string;
+    signed_prefix?: string;
     encoding?: 'hex' | 'base64';
+    signed?: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
     max_age_seconds?: number;
     audience?: 'ingress_url';
@@ -55,7 +62,7 @@ export interface WebhooksDef {
   delivery_id?: string;
   timestamp?: string;
   tolerance_seconds?: number;
-  challenge?: { when: string; response?: unknown };
+  challenge?: { when: string; response?: unknown; hmac?: string };
   attribution: { by: 'payload' | 'url'; value?: string; info?: string };
   subscribe?: { entity: string; action: string; url_param: string };
   topic: string;

@@ -74,8 +74,11 @@ export interface SearchRule {
    * an object whose `field` and `order` keys name the field and order.
    */
   sort?: { field: string; order?: string; descending?: string[]; list?: string };
-  /** Body paths of the page size and cursor; default and largest page size; a larger one is refused (400) or, with `over_max: clamp`, lowered. */
-  pagination?: { per_page?: string; cursor?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
+  /**
+   * Body paths of the page size and cursor, or of a page number (`page`: pages from 1 instead of a
+   * cursor); default and largest page size; a larger one is refused (400) or, with `over_max: clamp`, lowered.
+   */
+  pagination?: { per_page?: string; cursor?: string; page?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
   /** The answer: a JSON tree whose strings may be {{records}}, {{total}}, {{page}}, {{per_page}}, {{total_pages}}, {{next_page}}, {{next_cursor}}, {{has_more}}; keys filled with nothing are left out. */
   response: unknown;
   /** The body's filter is the vendor's own language, not simulated: every record matches it (e.g. a vendor's query language over pages). */
@@ -109,12 +112,17 @@ export interface ListRule {
   default?: number;
   /** Query parameter of a page number (pages instead of a cursor). */
   page?: string;
+  /** The first page's number: 1 (the default), or 0 for APIs that count pages from 0. */
+  first_page?: 0 | 1;
   /** Offset paging stops here: a page starting at or beyond `limit` records is this 400. */
   max_offset?: { limit: number; code: string; message: string };
   /** A query parameter value that reverses the order (`{param: order, value: asc}`). */
   reverse?: { param: string; value: string };
-  /** The cursor: base64 of this JSON array filled in, with {{last.<field>}} (optionally `*n`), {{next_page}}, {{offset}}; default [{{offset}}, {{next_page}}]. */
-  cursor_form?: unknown[];
+  /**
+   * The cursor: base64 of this JSON array filled in, with {{last.<field>}} (optionally `*n`), {{next_page}}, {{offset}}; default
+   * [{{offset}}, {{next_page}}]. Or `{{last.<id field>}}` alone, not in an array: the page's last record's id, as is (the next page starts after it).
+   */
+  cursor_form?: unknown[] | string;
   /** The record field a `{{last.<field>}}` cursor element names the record by; default id. */
   id_field?: string;
   /** The answer, with the same variables as a search's. */
@@ -370,7 +378,15 @@ export function search(rule: SearchRule, records: unknown[], body: Json, pathPar
   if (perPage < 1 || (pag.max !== undefined && perPage > pag.max))
     throw new RuleError('invalid', `per_page must be between 1 and ${pag.max ?? 'any'}`, 'per_page');
   const cursorRaw = pag.cursor === undefined ? undefined : readPath(body, pag.cursor);
-  const at = typeof cursorRaw === 'string' ? decodeCursor(cursorRaw) : { offset: 0, page: 1 };
+  const pageRaw = pag.page === undefined ? undefined : readPath(body, pag.page);
+  if (pageRaw !== undefined && (typeof pageRaw !== 'number' || !Number.isInteger(pageRaw) || pageRaw < 1))
+    throw new RuleError('invalid', `${String(pag.page?.split('.').pop())} must be a whole number from 1`, pag.page?.split('.').pop());
+  const at =
+    typeof pageRaw === 'number'
+      ? { offset: (pageRaw - 1) * perPage, page: pageRaw }
+      : typeof cursorRaw === 'string'
+        ? decodeCursor(cursorRaw)
+        : { offset: 0, page: 1 };
   if (at === undefined) throw new RuleError('invalid', `${String(pag.cursor?.split('.').pop())} is invalid`, pag.cursor?.split('.').pop());
   const rows = matches.slice(at.offset, at.offset + perPage);
   const next = at.offset + rows.length;
@@ -401,12 +417,18 @@ export function listPage(
     1,
     typeof query[rule.per_page ?? ''] === 'number' ? (query[rule.per_page as string] as number) : (descriptionDefault ?? rule.default ?? 50),
   );
-  const form = rule.cursor_form ?? ['{{offset}}', '{{next_page}}'];
-  const idField = rule.id_field ?? 'id';
+  // A bare id cursor (`{{last.id}}`): the page after the record it names, in list order.
+  const bare = typeof rule.cursor_form === 'string' ? /^\{\{last\.([A-Za-z0-9_]+)\}\}$/.exec(rule.cursor_form)?.[1] : undefined;
+  const form = typeof rule.cursor_form === 'string' ? [rule.cursor_form] : (rule.cursor_form ?? ['{{offset}}', '{{next_page}}']);
+  const idField = bare ?? rule.id_field ?? 'id';
   const raw = rule.cursor === undefined ? undefined : query[rule.cursor];
   let offset = 0;
   let page = 1;
-  if (typeof raw === 'string' && raw !== '') {
+  if (bare !== undefined && typeof raw === 'string' && raw !== '') {
+    const stored = source.indexOf(raw);
+    if (stored < 0) throw new RuleError('invalid', `${String(rule.cursor)} is invalid`, rule.cursor);
+    offset = newest ? size - stored : stored + 1;
+  } else if (typeof raw === 'string' && raw !== '') {
     const bad = new RuleError('invalid', `${String(rule.cursor)} is invalid`, rule.cursor);
     let parts: unknown;
     try {
@@ -424,8 +446,9 @@ export function listPage(
       offset = newest ? size - stored : stored + 1;
     } else offset = Number(at('{{offset}}'));
     if (!Number.isInteger(page) || page < 1 || !Number.isInteger(offset) || offset < 0) throw bad;
-  } else if (rule.page !== undefined && typeof query[rule.page] === 'number' && (query[rule.page] as number) >= 1) {
-    page = query[rule.page] as number;
+  } else if (rule.page !== undefined && typeof query[rule.page] === 'number' && (query[rule.page] as number) >= (rule.first_page ?? 1)) {
+    // Pages counted from first_page (0 or 1); `page` stays 1-based within.
+    page = (query[rule.page] as number) + 1 - (rule.first_page ?? 1);
     offset = (page - 1) * perPage;
   }
   if (rule.max_offset !== undefined && offset >= rule.max_offset.limit)
@@ -433,19 +456,23 @@ export function listPage(
   const rows = newest ? source.slice(Math.max(0, size - offset - perPage), Math.max(0, size - offset)).reverse() : source.slice(offset, offset + perPage);
   const next = offset + rows.length;
   const more = next < size;
-  const cursor = more
-    ? Buffer.from(JSON.stringify(fill(form, { last: rows[rows.length - 1], next_page: page + 1, offset: next }))).toString('base64')
-    : undefined;
+  const last = rows[rows.length - 1] as Json | undefined;
+  const cursor = !more
+    ? undefined
+    : bare !== undefined
+      ? String(last?.[idField] ?? '')
+      : Buffer.from(JSON.stringify(fill(form, { last, next_page: page + 1, offset: next }))).toString('base64');
   return fill(rule.response, {
     ...link,
     records: rows,
     total: size,
-    page,
+    page: page - 1 + (rule.first_page ?? 1),
     per_page: perPage,
     total_pages: Math.ceil(size / perPage),
-    next_page: more ? page + 1 : undefined,
+    next_page: more ? page + (rule.first_page ?? 1) : undefined,
     next_cursor: cursor,
     has_more: more,
+    last_page: !more,
   });
 }
 

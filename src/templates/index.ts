@@ -129,6 +129,22 @@ const HELPERS: Record<string, Helper> = {
   },
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
+  /**
+   * A list, one level flat: an array's items, each array item's items in its place, null and
+   * undefined items dropped; [] for null or undefined (a list the upstream leaves out when empty:
+   * `flatten body.messages`), [v] for any other value (`flatten (pluck body.history 'messages')`).
+   */
+  flatten: (v) =>
+    v === undefined || v === null
+      ? []
+      : Array.isArray(v)
+        ? v.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x]))
+        : [v],
+  /** The first object of an array whose field `key` equals `value` (the default of several accounts: `find body.accounts 'is_default' true`). */
+  find: (arr, key, value) =>
+    Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
+  /** The arrays given, one after the other (arguments that are not arrays are left out). */
+  concat: (...args) => args.filter(Array.isArray).flat(1),
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};

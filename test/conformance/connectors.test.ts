@@ -64,9 +64,23 @@ const QUIRKS: Record<string, Quirks> = {
       issue_comments: 'the sandbox seeds no issue comments: the list holds the one the suite creates',
     },
   },
+  clickup: {
+    onePage: {
+      tasks:
+        'ClickUp pages tasks 100 at a time with no page size param, and the sandbox seeds a list with a few (test/connectors/clickup.test.ts pages a larger one)',
+    },
+  },
   figma: {
     // Webhooks are listed by the context they were made on: the sandbox's team (its credentials' team_id).
     params: { 'webhooks.list': { context: 'team', context_id: '1535685101263221741' } },
+  },
+  gong: {
+    // Gong's pages hold 100 records and take no page size; test/connectors/gong.test.ts follows records.cursor over smaller simulated pages.
+    onePage: {
+      calls: 'pages of 100, no page size param; the sandbox seeds 6 calls',
+      users: 'pages of 100, no page size param; the sandbox seeds 4 users',
+      call_transcripts: 'pages of 100, no page size param; the sandbox seeds 3 transcripts',
+    },
   },
   jira: { onePage: { comments: 'the sandbox seeds an issue with at most two comments' } },
   monday: {
@@ -94,10 +108,20 @@ const QUIRKS: Record<string, Quirks> = {
       'comments.list': "listed under a page's id as block_id, which the suite cannot resolve (test/connectors/notion.test.ts lists a page's comments)",
     },
   },
+  sendgrid: {
+    // The upsert's `contacts` are contact objects to add or update by email, not ids of the contacts entity the name suggests.
+    params: { 'contact_imports.create': { contacts: [{ email: 'ada.lovelace@example.com', first_name: 'Ada' }] } },
+  },
   slack: {
     skip: {
       'conversation_topics.update':
         "a topic is a conversation's: the entity has no record of its own to list or create (test/connectors/slack.test.ts sets one)",
+    },
+  },
+  trello: {
+    skip: {
+      'webhooks.get': "no list of webhooks to take an id from (Trello lists a token's webhooks under the token itself, /tokens/{token}/webhooks)",
+      'webhooks.get of an unknown id is upstream_not_found': 'no list of webhooks to take an id from',
     },
   },
   zendesk: {

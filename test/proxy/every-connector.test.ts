@@ -85,10 +85,12 @@ function fromOpenApi(m: LoadedManifest, file: string): Derived {
     for (const r of requests) {
       const path = String(r['path'] ?? '');
       if (String(r['method'] ?? 'GET').toUpperCase() !== 'GET' || path.includes('{')) continue;
-      const op = paths[path]?.['get'];
-      if (op === undefined) continue;
+      // The description's path, or the templated one it fills (/members/me/boards: /members/{idMember}/boards).
+      const template = paths[path] !== undefined ? path : Object.keys(paths).find((p) => new RegExp(`^${p.replace(/\{[^}]*\}/g, '[^/]+')}$`).test(path));
+      const op = template === undefined ? undefined : paths[template]?.['get'];
+      if (op === undefined || template === undefined) continue;
       const sent = new Set(Object.keys((r['query'] as Json | undefined) ?? {}));
-      for (const p of params(path, op)) {
+      for (const p of params(template, op)) {
         const name = String(p['name']);
         const value = valueFor(p['schema'] as Json | undefined);
         if (p['in'] !== 'query' || (unsentOnly && sent.has(name)) || value === undefined || /cursor|after|before_id|starting_after|page_token/i.test(name))
@@ -152,9 +154,10 @@ function recordingFetch(): { fetch: FetchLike; seen: { url: string; headers: Rec
   return { fetch: f, seen };
 }
 
-/** True when some request header carries one of the credential values (Basic auth decoded). */
-function carriesCredentials(headers: Record<string, string>, credentials: Record<string, string>): boolean {
+/** True when some request header (Basic auth decoded), or the query of an API that takes its credentials there, carries one of the credential values. */
+function carriesCredentials(headers: Record<string, string>, credentials: Record<string, string>, url: URL): boolean {
   const values = Object.values(credentials).filter((v) => typeof v === 'string' && v.length >= 6);
+  if ([...url.searchParams.values()].some((q) => values.includes(q))) return true;
   return Object.values(headers).some((h) => {
     const decoded = h.startsWith('Basic ') ? Buffer.from(h.slice(6), 'base64').toString('utf8') : h;
     return values.some((v) => decoded.includes(v));
@@ -192,7 +195,7 @@ describe('every connector: a request no action models, through the proxy to its 
     const sent = new URL(seen[0]!.url);
     expect(sent.pathname).toBe(new URL(sim!.base_url).pathname.replace(/\/$/, '') + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) expect(sent.searchParams.get(k)).toBe(v);
-    expect(carriesCredentials(seen[0]!.headers, sim!.credentials), req.why).toBe(true);
+    expect(carriesCredentials(seen[0]!.headers, sim!.credentials, sent), req.why).toBe(true);
     expect(answer.body.length).toBeGreaterThan(0);
     expect(answer.body.equals(seen[0]!.body)).toBe(true);
   });

@@ -39,9 +39,10 @@ function recordingFetch(): { fetch: FetchLike; seen: Exchange[] } {
   return { fetch: f, seen };
 }
 
-/** True when some request header carries one of the credential values (Basic auth decoded). */
-function carriesCredentials(headers: Record<string, string>, credentials: Record<string, string>): boolean {
+/** True when some request header (Basic auth decoded), or the query of an API that takes its credentials there, carries one of the credential values. */
+function carriesCredentials(headers: Record<string, string>, credentials: Record<string, string>, url: URL): boolean {
   const values = Object.values(credentials).filter((v) => v.length >= 6);
+  if ([...url.searchParams.values()].some((q) => values.includes(q))) return true;
   return Object.values(headers).some((h) => {
     const decoded = h.startsWith('Basic ') ? Buffer.from(h.slice(6), 'base64').toString('utf8') : h;
     return values.some((v) => decoded.includes(v));
@@ -56,9 +57,13 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
  * descriptions shipped with the connectors are trimmed to the operations the simulators serve.
  */
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
+  ['clickup', { method: 'GET', path: '/user' }],
   ['github', { method: 'GET', path: '/user' }],
+  ['apollo', { method: 'GET', path: '/auth/health' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
+  ['close', { method: 'GET', path: '/me/' }],
   ['figma', { method: 'GET', path: '/v1/me' }],
+  ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
   ['intercom', { method: 'GET', path: '/me' }],
@@ -68,8 +73,11 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['notion', { method: 'GET', path: '/users/me' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
   ['shopify', { method: 'POST', path: '/admin/api/2026-10/graphql.json', body: { query: '{ shop { id myshopifyDomain } }' } }],
+  ['okta', { method: 'GET', path: '/api/v1/users/me' }],
+  ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
+  ['trello', { method: 'GET', path: '/members/me', query: 'fields=all' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],
 ];
@@ -103,7 +111,7 @@ describe("the proxy against every connector's simulator", () => {
     expect(answer.body.equals(seen[0]!.body)).toBe(true);
     expect(answer.body.length).toBeGreaterThan(0);
     expect(new URL(seen[0]!.url).pathname).toBe(new URL(c!.base_url).pathname.replace(/\/$/, '') + req.path);
-    expect(carriesCredentials(seen[0]!.headers, c!.credentials)).toBe(true);
+    expect(carriesCredentials(seen[0]!.headers, c!.credentials, new URL(seen[0]!.url))).toBe(true);
     // The same request with wrong credentials is refused by the simulator: the auth above is what let it through.
     if (req.checksSecret === false) return;
     // Only the secret fields are spoiled: ids and hosts (a team id, a subdomain) stay valid, so a variant still matches.

@@ -21,6 +21,12 @@ describe('webhook ingress bounds', () => {
   }, 120_000);
   afterAll(async () => h?.close());
 
+  it('a HEAD probe of an ingress URL is 200 for a type that takes webhooks, 404 for one that does not', async () => {
+    expect((await h.request('HEAD', HOOK)).status).toBe(200);
+    expect((await h.request('HEAD', `${HOOK}/33333333-3333-4333-8333-333333333333`)).status).toBe(200);
+    expect((await h.request('HEAD', '/api/v1/webhooks/granola')).status).toBe(404);
+  });
+
   it('a body over the webhook limit is 413 before its signature is checked; one under it reaches the check', async () => {
     const big = await h.request('POST', HOOK, { raw: JSON.stringify({ pad: 'x'.repeat(4096) }), headers: { 'x-hub-signature': 'sha1=00' } });
     expect(big.status, big.text).toBe(413);

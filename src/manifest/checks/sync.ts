@@ -24,7 +24,7 @@ export function checkSync(ctx: CheckContext, base: Path, entityName: string, ent
         `the sync-only ${only} action is not used by sync (set sync.${only === 'changes' ? 'incremental.action' : 'action'}: ${only})`,
       );
   }
-  if (sync.for_each !== undefined) checkForEach(ctx, sat, entityName, entity, sync.for_each);
+  if (sync.for_each !== undefined) checkForEach(ctx, sat, entityName, entity, sync.for_each, sync.action ?? 'list');
   if (sync.removals !== undefined) checkRemovals(ctx, sat, sync, sync.removals);
   if (sync.deleted_when !== undefined) check.template([...sat, 'deleted_when'], sync.deleted_when, { roots: new Set(['record']), config });
   // Fixed params may be templates over the credentials and config (a tenant given with the credentials).
@@ -78,15 +78,23 @@ function checkSyncActions({ check }: CheckContext, sat: Path, entityName: string
   }
 }
 
-function checkForEach({ m, check, config }: CheckContext, sat: Path, entityName: string, entity: Entity, fe: NonNullable<Sync['for_each']>): void {
+/** for_each: the parent entity, and the params it sets on the action the sync runs (list, or its own scroll). */
+function checkForEach(
+  { m, check, config }: CheckContext,
+  sat: Path,
+  entityName: string,
+  entity: Entity,
+  fe: NonNullable<Sync['for_each']>,
+  action: 'list' | 'scroll',
+): void {
   const parent = m.entities[fe.entity];
   if (parent === undefined || parent.actions['list'] === undefined)
     check.add([...sat, 'for_each', 'entity'], `"${fe.entity}" is not an entity with a list action`);
-  if ((entity.actions['list']?.params ?? {})[fe.param] === undefined)
-    check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.list`);
+  const params = entity.actions[action]?.params ?? {};
+  if (params[fe.param] === undefined) check.add([...sat, 'for_each', 'param'], `"${fe.param}" is not a param of ${entityName}.${action}`);
   check.template([...sat, 'for_each', 'value'], fe.value, { roots: new Set(['record']), config });
   for (const [k, t] of Object.entries(fe.also ?? {})) {
-    if ((entity.actions['list']?.params ?? {})[k] === undefined) check.add([...sat, 'for_each', 'also', k], `"${k}" is not a param of ${entityName}.list`);
+    if (params[k] === undefined) check.add([...sat, 'for_each', 'also', k], `"${k}" is not a param of ${entityName}.${action}`);
     else if (k === fe.param) check.add([...sat, 'for_each', 'also', k], `"${k}" is already for_each.param`);
     if (t !== undefined) check.template([...sat, 'for_each', 'also', k], t, { roots: new Set(['record']), config });
   }

@@ -3,6 +3,7 @@
  *
  * POST /api/v1/webhooks/{connector_type}                  vendor deliveries, one URL per vendor app (public; verified by signature)
  * POST /api/v1/webhooks/{connector_type}/{connector_id}   vendor deliveries for one connector (subscriptions made per connector)
+ * HEAD of either                                          200 for a type that takes webhooks (vendors probe a callback URL before subscribing it)
  * POST   /api/v1/webhook-endpoints                        register {url, events} → 201 with the signing secret (shown once)
  * GET    /api/v1/webhook-endpoints                        the organization's endpoints
  * GET    /api/v1/webhook-endpoints/{endpoint_id}          one
@@ -75,6 +76,12 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
     };
     app.post('/api/v1/webhooks/:connector_type', pub, handle);
     app.post('/api/v1/webhooks/:connector_type/:connector_id', pub, handle);
+    // Some vendors probe a callback URL with HEAD before they subscribe it (and refuse it unless 200):
+    // 200 for a type that takes webhooks, 404 otherwise; nothing is read or verified.
+    const probe = async (request: FastifyRequest<{ Params: { connector_type: string } }>, reply: FastifyReply) =>
+      reply.code(ctx.registry.get(request.params.connector_type)?.webhooks !== undefined ? 200 : 404).send();
+    app.head('/api/v1/webhooks/:connector_type', pub, probe);
+    app.head('/api/v1/webhooks/:connector_type/:connector_id', pub, probe);
   };
 }
 

@@ -97,7 +97,11 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
 function fieldSource(source: RecordSource, fields: Record<string, string>, pathParams: Record<string, string>): RecordSource {
   const all = (): Json[] =>
     (source.slice(0, source.size()) as Json[]).filter((r) =>
-      Object.entries(fields).every(([param, field]) => String(readPath(r, field)) === pathParams[param]),
+      Object.entries(fields).every(([param, field]) => {
+        // An array field holds the parameter's value among its items (a member's board ids).
+        const v = readPath(r, field);
+        return Array.isArray(v) ? v.some((x) => String(x) === pathParams[param]) : String(v) === pathParams[param];
+      }),
     );
   return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r['id']) === id) };
 }

@@ -130,7 +130,8 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
                 : [];
         // Shared, not copied (100 000 seeded records stay cheap): writes replace a field's value, and
         // an update that sets fields inside one copies it first (merge).
-        setPath(record, path, values[Math.floor(rand() * values.length)]);
+        // The record's own id taken from another resource's (a call's transcript keyed by the call's id): in turn, so ids stay unique.
+        setPath(record, path, path === r.idField && 'ids_of' in f ? values[i % values.length] : values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
       r.records.set(String(record[r.idField]), { record, parents });

@@ -108,6 +108,7 @@ export const SIDECAR_SCHEMA = {
         expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
         keep_refresh_token: { type: 'boolean' },
+        grant_types: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.:/-]+$' } },
         endpoints: {
           type: 'array',
           items: {
@@ -122,9 +123,10 @@ export const SIDECAR_SCHEMA = {
     jwt_tokens: {
       type: 'object',
       additionalProperties: false,
-      required: ['operation'],
+      anyOf: [{ required: ['operation'] }, { required: ['path'] }],
       properties: {
         operation: { type: 'string', pattern: '^[A-Z]+ /' },
+        path: { type: 'string', pattern: '^/' },
         public_keys: { type: 'object', additionalProperties: { type: 'string', pattern: '-----BEGIN (RSA )?PUBLIC KEY-----' } },
         fingerprints: { type: 'array', items: { type: 'string', minLength: 1 } },
         max_lifetime_seconds: { type: 'integer', minimum: 1 },
@@ -194,7 +196,12 @@ export const SIDECAR_SCHEMA = {
           timestamps: {
             type: 'object',
             additionalProperties: false,
-            properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } },
+            properties: {
+              created: fieldOrFields,
+              updated: fieldOrFields,
+              step_seconds: { type: 'integer', minimum: 1 },
+              unix: { enum: [true, false, 'ms_text'] },
+            },
           },
           unique: {
             type: 'object',
@@ -310,6 +317,7 @@ export const SIDECAR_SCHEMA = {
             properties: {
               per_page: { type: 'string' },
               cursor: { type: 'string' },
+              page: { type: 'string' },
               default: { type: 'integer', minimum: 1 },
               max: { type: 'integer', minimum: 1 },
               over_max: { enum: ['reject', 'clamp'] },
@@ -349,6 +357,7 @@ export const SIDECAR_SCHEMA = {
           cursor: { type: 'string' },
           default: { type: 'integer', minimum: 1 },
           page: { type: 'string' },
+          first_page: { enum: [0, 1] },
           max_offset: {
             type: 'object',
             additionalProperties: false,
@@ -361,7 +370,12 @@ export const SIDECAR_SCHEMA = {
             required: ['param', 'value'],
             properties: { param: { type: 'string' }, value: { type: 'string' } },
           },
-          cursor_form: { type: 'array', minItems: 1 },
+          cursor_form: {
+            anyOf: [
+              { type: 'array', minItems: 1 },
+              { type: 'string', pattern: '^\\{\\{last\\.[A-Za-z0-9_]+\\}\\}$' },
+            ],
+          },
           id_field: { type: 'string' },
           path_fields: { type: 'object', additionalProperties: { type: 'string' } },
           response: {},
