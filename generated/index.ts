@@ -24,6 +24,7 @@ import type * as okta from './okta/types.ts';
 import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
+import type * as shopify from './shopify/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as trello from './trello/types.ts';
@@ -56,6 +57,7 @@ export interface ConnectorTypes {
   outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
+  shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
@@ -64,7 +66,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -90,6 +92,7 @@ export type * as okta from './okta/types.ts';
 export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
+export type * as shopify from './shopify/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as trello from './trello/types.ts';

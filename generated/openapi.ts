@@ -10177,6 +10177,299 @@ export interface components {
             on_behalf_of?: string;
             template_id: string;
         };
+        /** ShopifyCustomersCreateParams */
+        ShopifyCustomersCreateParams: {
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            last_name?: string;
+            locale?: string;
+            note?: string;
+            /** @description E.164, e.g. +16135551111 */
+            phone?: string;
+            tags?: string[];
+        };
+        /** ShopifyCustomersGetParams */
+        ShopifyCustomersGetParams: {
+            id: string;
+        };
+        /** ShopifyCustomersListParams */
+        ShopifyCustomersListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (at most 250) */
+            first?: number;
+            /** @description Shopify's search syntax, e.g. status:active */
+            query?: string;
+            /** @description Reverse the order */
+            reverse?: boolean;
+            /** @enum {string} */
+            sort_key?: "CREATED_AT" | "ID" | "LOCATION" | "NAME" | "RELEVANCE" | "UPDATED_AT";
+            /**
+             * Format: date-time
+             * @description Only customers updated after this time
+             */
+            updated_since?: string;
+        };
+        /** ShopifyCustomersUpdateParams */
+        ShopifyCustomersUpdateParams: {
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            id: string;
+            last_name?: string;
+            locale?: string;
+            note?: string;
+            /** @description E.164, e.g. +16135551111 */
+            phone?: string;
+            tags?: string[];
+        };
+        /**
+         * ShopifyExecuteRequest
+         * @description Execute on a Shopify connector (type shopify)
+         */
+        ShopifyExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "products";
+            params?: components["schemas"]["ShopifyProductsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["ShopifyProductsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["ShopifyProductsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "products";
+            params: components["schemas"]["ShopifyProductsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "products";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "orders";
+            params?: components["schemas"]["ShopifyOrdersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "orders";
+            params: components["schemas"]["ShopifyOrdersGetParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "orders";
+            params: components["schemas"]["ShopifyOrdersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "orders";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["ShopifyCustomersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["ShopifyCustomersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["ShopifyCustomersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["ShopifyCustomersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "locations";
+            params?: components["schemas"]["ShopifyLocationsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "locations";
+            params: components["schemas"]["ShopifyLocationsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "locations";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "inventory_levels";
+            params: components["schemas"]["ShopifyInventoryLevelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "inventory_levels";
+            params: components["schemas"]["ShopifyInventoryLevelsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "inventory_levels";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** ShopifyInventoryLevelsGetParams */
+        ShopifyInventoryLevelsGetParams: {
+            id: string;
+        };
+        /** ShopifyInventoryLevelsListParams */
+        ShopifyInventoryLevelsListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (at most 250) */
+            first?: number;
+            /** @description The location (gid://shopify/Location/...) */
+            location_id: string;
+            /** @description Shopify's search syntax, e.g. status:active */
+            query?: string;
+            /** @description Reverse the order */
+            reverse?: boolean;
+            /**
+             * Format: date-time
+             * @description Only levels updated after this time
+             */
+            updated_since?: string;
+        };
+        /** ShopifyLocationsGetParams */
+        ShopifyLocationsGetParams: {
+            id: string;
+        };
+        /** ShopifyLocationsListParams */
+        ShopifyLocationsListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (at most 250) */
+            first?: number;
+            /** @description Shopify's search syntax, e.g. status:active */
+            query?: string;
+            /** @description Reverse the order */
+            reverse?: boolean;
+            /** @enum {string} */
+            sort_key?: "ID" | "NAME" | "RELEVANCE";
+            /**
+             * Format: date-time
+             * @description Only locations updated after this time
+             */
+            updated_since?: string;
+        };
+        /** ShopifyOrdersGetParams */
+        ShopifyOrdersGetParams: {
+            id: string;
+        };
+        /** ShopifyOrdersListParams */
+        ShopifyOrdersListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (at most 250) */
+            first?: number;
+            /** @description Shopify's search syntax, e.g. status:active */
+            query?: string;
+            /** @description Reverse the order */
+            reverse?: boolean;
+            /** @enum {string} */
+            sort_key?: "CREATED_AT" | "CUSTOMER_NAME" | "DESTINATION" | "FINANCIAL_STATUS" | "FULFILLMENT_STATUS" | "ID" | "ORDER_NUMBER" | "PO_NUMBER" | "PROCESSED_AT" | "RELEVANCE" | "TOTAL_ITEMS_QUANTITY" | "TOTAL_PRICE" | "UPDATED_AT";
+            /**
+             * Format: date-time
+             * @description Only orders updated after this time (without read_all_orders, Shopify lists the last 60 days)
+             */
+            updated_since?: string;
+        };
+        /** ShopifyOrdersUpdateParams */
+        ShopifyOrdersUpdateParams: {
+            /** Format: email */
+            email?: string;
+            id: string;
+            note?: string;
+            phone?: string;
+            po_number?: string;
+            tags?: string[];
+        };
+        /** ShopifyProductsCreateParams */
+        ShopifyProductsCreateParams: {
+            description_html?: string;
+            handle?: string;
+            product_type?: string;
+            /** @enum {string} */
+            status?: "ACTIVE" | "ARCHIVED" | "DRAFT" | "UNLISTED";
+            tags?: string[];
+            title: string;
+            vendor?: string;
+        };
+        /** ShopifyProductsGetParams */
+        ShopifyProductsGetParams: {
+            id: string;
+        };
+        /** ShopifyProductsListParams */
+        ShopifyProductsListParams: {
+            /** @description The endCursor of the previous page */
+            after?: string;
+            /** @description Page size (at most 250) */
+            first?: number;
+            /** @description Shopify's search syntax, e.g. status:active */
+            query?: string;
+            /** @description Reverse the order */
+            reverse?: boolean;
+            /** @enum {string} */
+            sort_key?: "CREATED_AT" | "ID" | "INVENTORY_TOTAL" | "PRODUCT_TYPE" | "PUBLISHED_AT" | "RELEVANCE" | "TITLE" | "UPDATED_AT" | "VENDOR";
+            /**
+             * Format: date-time
+             * @description Only products updated after this time
+             */
+            updated_since?: string;
+        };
+        /** ShopifyProductsUpdateParams */
+        ShopifyProductsUpdateParams: {
+            description_html?: string;
+            handle?: string;
+            id: string;
+            product_type?: string;
+            /** @enum {string} */
+            status?: "ACTIVE" | "ARCHIVED" | "DRAFT" | "UNLISTED";
+            tags?: string[];
+            title?: string;
+            vendor?: string;
+        };
         /** SlackConversationsCreateParams */
         SlackConversationsCreateParams: {
             is_private?: boolean;
@@ -14885,7 +15178,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -79,6 +79,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['notion', { method: 'GET', path: '/users/me' }],
   ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
+  ['shopify', { method: 'POST', path: '/admin/api/2026-10/graphql.json', body: { query: '{ shop { id myshopifyDomain } }' } }],
   ['okta', { method: 'GET', path: '/api/v1/users/me' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],

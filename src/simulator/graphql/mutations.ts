@@ -77,7 +77,10 @@ export function mutations(ctx: GraphqlCtx, store: GraphqlStore): Mutate {
     const verb = verbOf(f.name);
     if (target === undefined || verb === undefined) return {};
     const { r, holder } = target;
-    const inputArg = f.args.find((a) => isInputObjectType(getNamedType(a.type)) && a.name !== 'filter');
+    // The input object: of the (non-list) input-object arguments, the one the request gives (Shopify's
+    // productUpdate takes `product`, `identifier` or the deprecated `input`), else the first.
+    const inputArgs = f.args.filter((a) => isInputObjectType(getNullableType(a.type)) && a.name !== 'filter');
+    const inputArg = inputArgs.find((a) => args[a.name] !== undefined && args[a.name] !== null) ?? inputArgs[0];
     const input = (inputArg !== undefined ? args[inputArg.name] : undefined) as Rec | undefined;
     const fields = r.type.getFields();
     const timestamp = (rec: Rec, name: string): void => {

@@ -19,7 +19,7 @@ import { seedRandom } from '../core/store.ts';
 import { clone, hashString } from '../core/values.ts';
 import { fill as fillTemplate } from '../rules.ts';
 import { seedCount, seedOf, type Sidecar } from '../sidecar.ts';
-import { BASE_TIME, connectionNode, DAY, isDateScalar, listNode, uuid } from './schema-types.ts';
+import { BASE_TIME, connectionNode, DAY, isDateScalar, listNode, mintId, uuid } from './schema-types.ts';
 import type { GraphqlResource, Rec } from './types.ts';
 
 /**
@@ -97,7 +97,8 @@ export function graphqlStore(sidecar: Sidecar, seed: number, resources: Map<stri
         r[f.name] = isNonNullType(f.type) ? [] : null;
         continue;
       }
-      if (isScalarType(named) || isEnumType(named)) {
+      if (f.name === 'id' && named.name === 'ID') r[f.name] = mintId(sidecar.graphql?.id_template, type.name, rand);
+      else if (isScalarType(named) || isEnumType(named)) {
         r[f.name] =
           isNonNullType(f.type) || f.name === 'id'
             ? scalarValue(named.name, f.name, i, rand, isEnumType(named) ? named.getValues().map((v) => v.name) : undefined)
@@ -124,7 +125,7 @@ export function graphqlStore(sidecar: Sidecar, seed: number, resources: Map<stri
       if (declaredRecords(r)) {
         const vars = { n: i + 1, seed, pools: sidecar.pools ?? {} };
         rec = clone({ ...((fillTemplate(rs?.template ?? {}, vars) ?? {}) as Rec), ...((fillTemplate(seedOf(rs, i) ?? {}, vars) ?? {}) as Rec) });
-        rec['id'] ??= scalarValue('ID', 'id', i, rand);
+        rec['id'] ??= mintId(sidecar.graphql?.id_template, r.type.name, rand);
       } else {
         rec = sampleRecord(r.type, i, rand);
         for (const k of ['name', 'title']) if (typeof rec[k] === 'string') rec[k] = `${r.type.name} ${k} ${i + 1}`;

@@ -125,6 +125,8 @@ export function fieldResolverOf(
       if (r === undefined) return filler(f);
       if (node !== undefined || list !== undefined) return listed([...r.records.values()]);
       const keys = keyArgs(f, r.type, args);
+      // graphql.missing: null: a nullable lookup of a record that does not exist answers null, no error (Shopify's product(id:)).
+      if (keys.length > 0 && g.missing === 'null' && !isNonNullType(f.type)) return findByKeys(r, r.records.values(), keys) ?? null;
       return keys.length > 0 ? byKeys(r, r.records.values(), keys) : ([...r.records.values()][0] ?? null);
     }
     if (mutationType !== undefined && info.parentType === mutationType) return mutate(f, args);

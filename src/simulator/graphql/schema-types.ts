@@ -24,6 +24,13 @@ export function uuid(rand: () => number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** A new record id: the sidecar's id_template filled ({{type}}, {{number}}: 13 digits from the PRNG), else a UUID. */
+export function mintId(template: string | undefined, type: string, rand: () => number): string {
+  if (template === undefined) return uuid(rand);
+  const number = String(1 + Math.floor(rand() * 9)) + Array.from({ length: 12 }, () => Math.floor(rand() * 10)).join('');
+  return template.replaceAll('{{type}}', type).replaceAll('{{number}}', number);
+}
+
 /** A field's value from a template (graphql.fields): "{{name}}" alone is the source's (or a variable's) value as it is; inside text, its text. */
 export function fill(template: unknown, scope: (name: string) => unknown): unknown {
   if (typeof template === 'string') {

@@ -398,6 +398,8 @@ export const SIDECAR_SCHEMA = {
         order_by: { type: 'object', additionalProperties: false, properties: { argument: { type: 'string' }, direction: { enum: ['asc', 'desc'] } } },
         archived: { type: 'object', additionalProperties: false, properties: { field: { type: 'string' }, argument: { type: 'string' } } },
         dialect: { enum: ['graphql-js', 'graphql-ruby'] },
+        missing: { enum: ['error', 'null'] },
+        id_template: { type: 'string', pattern: '\\{\\{number\\}\\}' },
         errors: { type: 'object', additionalProperties: { type: 'object' } },
         envelope: { type: 'object' },
         versions: {

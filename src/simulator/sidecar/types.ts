@@ -143,6 +143,10 @@ export interface GraphqlSidecar {
   archived?: { field?: string; argument?: string };
   /** graphql-ruby: parse and validation errors worded as graphql-ruby words them (graphql/ruby.ts). */
   dialect?: 'graphql-js' | 'graphql-ruby';
+  /** A root lookup by key of a record that does not exist: `error` (default: code not_found beside data null) or `null` (the field answers null, no error, when its type is nullable: Shopify's product(id:)). */
+  missing?: 'error' | 'null';
+  /** The shape of the ids minted for records (seeded and created): {{type}} the object type's name, {{number}} a 13-digit number (Shopify's gid://shopify/{{type}}/{{number}}); default a UUID. */
+  id_template?: string;
   /** One entry of `errors` per simulator code, overriding `error` (same variables, plus {{retry_in_seconds}}, {{complexity}}, {{max_complexity}}). */
   errors?: Record<string, Record<string, unknown>>;
   /** Top-level keys added to every answer after authentication: a template with {{request_id}} and the variables the code gives. */
