@@ -395,6 +395,27 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toBeUndefined();
   });
 
+  it('a POST query beside the item path is the list too (Attio-shaped): limit and offset in the body page it by offset', async () => {
+    const query = {
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: { filter: { type: 'object' }, limit: { type: 'integer', default: 500, maximum: 500 }, offset: { type: 'integer', minimum: 0 } },
+            },
+          },
+        },
+      },
+      ...ok({ type: 'object', properties: { data: { type: 'array', items: widget } } }),
+    };
+    const paths = { '/widgets/query': { post: query }, '/widgets/{widget_id}': widgetPaths({})['/widgets/{widget_id}'] };
+    const { m } = await scaffold(description({ paths }));
+    const l = m['entities'].widgets.actions.list;
+    expect(l.request).toMatchObject({ method: 'POST', path: '/widgets/query', body: { limit: '{{params.limit}}', offset: '{{params.offset}}' } });
+    expect(l.pagination).toEqual({ type: 'offset', param: 'offset', limit_param: 'limit', default_limit: 500 });
+  });
+
   it('pagination: an integer offset with a limit and has_more (Close-shaped _skip/_limit)', async () => {
     const list = {
       parameters: [

@@ -172,11 +172,13 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
   }
   // A search path beside an item path (/project/search next to /project/{projectIdOrKey}) is the
   // entity's list when its collection path has no GET (Jira's /rest/api/3/project/search); a POST
-  // search when the path has no GET (Apollo's POST /contacts/search, its filters and page in the body).
+  // search when the path has no GET (Apollo's POST /contacts/search, its filters and page in the
+  // body; Attio's POST /objects/{object}/records/query).
   for (const [collection, e] of [...byCollection]) {
     const search = e.ops.list ?? e.ops.create;
-    if (!collection.endsWith('/search') || search === undefined || e.item !== undefined) continue;
-    const parent = byCollection.get(collection.slice(0, -'/search'.length));
+    const suffix = /\/(search|query)$/.exec(collection)?.[0];
+    if (suffix === undefined || search === undefined || e.item !== undefined) continue;
+    const parent = byCollection.get(collection.slice(0, -suffix.length));
     if (parent === undefined || parent.ops.list !== undefined || parent.item === undefined) continue;
     parent.ops.list = search;
     byCollection.delete(collection);
