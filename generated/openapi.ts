@@ -6541,6 +6541,399 @@ export interface components {
             max_results?: number;
             start_at?: number;
         };
+        /** KlaviyoAccountsListParams */
+        KlaviyoAccountsListParams: {
+            fields_account?: ("contact_information" | "contact_information.default_sender_email" | "contact_information.default_sender_name" | "contact_information.organization_name" | "contact_information.street_address" | "contact_information.street_address.address1" | "contact_information.street_address.address2" | "contact_information.street_address.city" | "contact_information.street_address.country" | "contact_information.street_address.region" | "contact_information.street_address.zip" | "contact_information.website_url" | "id" | "industry" | "locale" | "preferred_currency" | "public_api_key" | "test_account" | "timezone")[];
+        };
+        /** KlaviyoCampaignsCreateParams */
+        KlaviyoCampaignsCreateParams: {
+            /**
+             * @example {
+             *       "name": "Spring sale launch",
+             *       "audiences": {
+             *         "included": [
+             *           "Y6nRLr"
+             *         ]
+             *       },
+             *       "campaign-messages": {
+             *         "data": [
+             *           {
+             *             "type": "campaign-message",
+             *             "attributes": {
+             *               "definition": {
+             *                 "channel": "email",
+             *                 "label": "Spring sale launch",
+             *                 "content": {
+             *                   "subject": "Spring sale starts now",
+             *                   "from_email": "hello@acme-outdoor.example",
+             *                   "from_label": "Acme Outdoor"
+             *                 }
+             *               }
+             *             }
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            attributes: {
+                audiences?: {
+                    excluded?: string[] | null;
+                    included: string[];
+                };
+                "campaign-messages"?: {
+                    data: {
+                        attributes: Record<string, never>;
+                        relationships?: Record<string, never>;
+                        /** @enum {string} */
+                        type: "campaign-message";
+                    }[];
+                };
+                name?: string;
+                send_options?: unknown;
+                send_strategy?: unknown;
+                tracking_options?: unknown;
+            };
+            fields_campaign?: ("archived" | "audiences" | "audiences.excluded" | "audiences.included" | "created_at" | "id" | "name" | "scheduled_at" | "send_options" | "send_options.use_smart_sending" | "send_strategy" | "send_strategy.date" | "send_strategy.datetime" | "send_strategy.method" | "send_strategy.options" | "send_strategy.options.is_local" | "send_strategy.options.send_past_recipients_immediately" | "send_strategy.throttle_percentage" | "send_time" | "status" | "tracking_options" | "tracking_options.add_tracking_params" | "tracking_options.custom_tracking_params" | "tracking_options.is_tracking_clicks" | "tracking_options.is_tracking_opens" | "updated_at")[];
+        };
+        /** KlaviyoCampaignsGetParams */
+        KlaviyoCampaignsGetParams: {
+            fields_campaign?: ("archived" | "audiences" | "audiences.excluded" | "audiences.included" | "created_at" | "id" | "name" | "scheduled_at" | "send_options" | "send_options.use_smart_sending" | "send_strategy" | "send_strategy.date" | "send_strategy.datetime" | "send_strategy.method" | "send_strategy.options" | "send_strategy.options.is_local" | "send_strategy.options.send_past_recipients_immediately" | "send_strategy.throttle_percentage" | "send_time" | "status" | "tracking_options" | "tracking_options.add_tracking_params" | "tracking_options.custom_tracking_params" | "tracking_options.is_tracking_clicks" | "tracking_options.is_tracking_opens" | "updated_at")[];
+            id: string;
+            include?: ("campaign-messages" | "tags")[];
+        };
+        /** KlaviyoCampaignsListParams */
+        KlaviyoCampaignsListParams: {
+            fields_campaign?: ("archived" | "audiences" | "audiences.excluded" | "audiences.included" | "created_at" | "id" | "name" | "scheduled_at" | "send_options" | "send_options.use_smart_sending" | "send_strategy" | "send_strategy.date" | "send_strategy.datetime" | "send_strategy.method" | "send_strategy.options" | "send_strategy.options.is_local" | "send_strategy.options.send_past_recipients_immediately" | "send_strategy.throttle_percentage" | "send_time" | "status" | "tracking_options" | "tracking_options.add_tracking_params" | "tracking_options.custom_tracking_params" | "tracking_options.is_tracking_clicks" | "tracking_options.is_tracking_opens" | "updated_at")[];
+            filter: string;
+            include?: ("campaign-messages" | "tags")[];
+            page_cursor?: string;
+            page_size?: number;
+            /** @enum {string} */
+            sort?: "created_at" | "-created_at" | "id" | "-id" | "name" | "-name" | "scheduled_at" | "-scheduled_at" | "updated_at" | "-updated_at";
+        };
+        /** KlaviyoCampaignsUpdateParams */
+        KlaviyoCampaignsUpdateParams: {
+            attributes: {
+                audiences?: {
+                    excluded?: string[] | null;
+                    included?: string[] | null;
+                };
+                name?: string | null;
+                send_options?: unknown;
+                send_strategy?: unknown;
+                tracking_options?: unknown;
+            };
+            fields_campaign?: ("archived" | "audiences" | "audiences.excluded" | "audiences.included" | "created_at" | "id" | "name" | "scheduled_at" | "send_options" | "send_options.use_smart_sending" | "send_strategy" | "send_strategy.date" | "send_strategy.datetime" | "send_strategy.method" | "send_strategy.options" | "send_strategy.options.is_local" | "send_strategy.options.send_past_recipients_immediately" | "send_strategy.throttle_percentage" | "send_time" | "status" | "tracking_options" | "tracking_options.add_tracking_params" | "tracking_options.custom_tracking_params" | "tracking_options.is_tracking_clicks" | "tracking_options.is_tracking_opens" | "updated_at")[];
+            id: string;
+        };
+        /** KlaviyoEventsCreateParams */
+        KlaviyoEventsCreateParams: {
+            attributes: {
+                backfill?: unknown;
+                metric?: {
+                    data: {
+                        attributes: {
+                            name: string;
+                            service?: string | null;
+                        };
+                        /** @enum {string} */
+                        type: "metric";
+                    };
+                };
+                profile?: {
+                    data: {
+                        attributes: {
+                            _kx?: string | null;
+                            anonymous_id?: string | null;
+                            email?: string | null;
+                            external_id?: string | null;
+                            first_name?: string | null;
+                            image?: string | null;
+                            last_name?: string | null;
+                            locale?: string | null;
+                            location?: Record<string, never>;
+                            meta?: Record<string, never>;
+                            organization?: string | null;
+                            phone_number?: string | null;
+                            properties?: unknown;
+                            title?: string | null;
+                        };
+                        id?: string | null;
+                        /** @enum {string} */
+                        type: "profile";
+                    };
+                };
+                properties?: unknown;
+                /** Format: date-time */
+                time?: string | null;
+                unique_id?: string | null;
+                value?: number | null;
+                value_currency?: string | null;
+            };
+        };
+        /** KlaviyoEventsGetParams */
+        KlaviyoEventsGetParams: {
+            fields_event?: ("datetime" | "event_properties" | "id" | "timestamp" | "uuid")[];
+            id: string;
+            include?: ("attributions" | "metric" | "profile")[];
+        };
+        /** KlaviyoEventsListParams */
+        KlaviyoEventsListParams: {
+            fields_event?: ("datetime" | "event_properties" | "id" | "timestamp" | "uuid")[];
+            filter?: string;
+            include?: ("attributions" | "metric" | "profile")[];
+            page_cursor?: string;
+            page_size?: number;
+            /** @enum {string} */
+            sort?: "datetime" | "-datetime" | "timestamp" | "-timestamp";
+        };
+        /**
+         * KlaviyoExecuteRequest
+         * @description Execute on a Klaviyo connector (type klaviyo)
+         */
+        KlaviyoExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["KlaviyoAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "profiles";
+            params?: components["schemas"]["KlaviyoProfilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "profiles";
+            params: components["schemas"]["KlaviyoProfilesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "profiles";
+            params: components["schemas"]["KlaviyoProfilesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "profiles";
+            params: components["schemas"]["KlaviyoProfilesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "profiles";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["KlaviyoListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["KlaviyoListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["KlaviyoListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["KlaviyoListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["KlaviyoEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["KlaviyoEventsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "events";
+            params: components["schemas"]["KlaviyoEventsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "campaigns";
+            params: components["schemas"]["KlaviyoCampaignsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "campaigns";
+            params: components["schemas"]["KlaviyoCampaignsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "campaigns";
+            params: components["schemas"]["KlaviyoCampaignsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "campaigns";
+            params: components["schemas"]["KlaviyoCampaignsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "campaigns";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** KlaviyoListsCreateParams */
+        KlaviyoListsCreateParams: {
+            attributes: {
+                name?: string;
+                opt_in_process?: unknown;
+            };
+            fields_list?: ("created" | "id" | "name" | "opt_in_process" | "updated")[];
+        };
+        /** KlaviyoListsGetParams */
+        KlaviyoListsGetParams: {
+            additional_fields_list?: "profile_count"[];
+            fields_list?: ("created" | "id" | "name" | "opt_in_process" | "profile_count" | "updated")[];
+            id: string;
+            include?: ("flow-triggers" | "tags")[];
+        };
+        /** KlaviyoListsListParams */
+        KlaviyoListsListParams: {
+            fields_list?: ("created" | "id" | "name" | "opt_in_process" | "updated")[];
+            filter?: string;
+            include?: ("flow-triggers" | "tags")[];
+            page_cursor?: string;
+            page_size?: number;
+            /** @enum {string} */
+            sort?: "created" | "-created" | "id" | "-id" | "name" | "-name" | "updated" | "-updated";
+        };
+        /** KlaviyoListsUpdateParams */
+        KlaviyoListsUpdateParams: {
+            attributes: {
+                name?: string | null;
+                opt_in_process?: unknown;
+            };
+            fields_list?: ("created" | "id" | "name" | "opt_in_process" | "updated")[];
+            id: string;
+        };
+        /** KlaviyoProfilesCreateParams */
+        KlaviyoProfilesCreateParams: {
+            additional_fields_profile?: ("subscriptions" | "predictive_analytics")[];
+            attributes: {
+                email?: string | null;
+                external_id?: string | null;
+                first_name?: string | null;
+                image?: string | null;
+                last_name?: string | null;
+                locale?: string | null;
+                location?: {
+                    address1?: string | null;
+                    address2?: string | null;
+                    city?: string | null;
+                    country?: string | null;
+                    ip?: string | null;
+                    latitude?: unknown;
+                    longitude?: unknown;
+                    region?: string | null;
+                    timezone?: string | null;
+                    zip?: string | null;
+                };
+                organization?: string | null;
+                phone_number?: string | null;
+                properties?: unknown;
+                title?: string | null;
+            };
+            fields_profile?: ("created" | "email" | "external_id" | "first_name" | "id" | "image" | "last_event_date" | "last_name" | "locale" | "location" | "location.address1" | "location.address2" | "location.city" | "location.country" | "location.ip" | "location.latitude" | "location.longitude" | "location.region" | "location.timezone" | "location.zip" | "organization" | "phone_number" | "predictive_analytics" | "predictive_analytics.average_days_between_orders" | "predictive_analytics.average_order_value" | "predictive_analytics.churn_probability" | "predictive_analytics.expected_date_of_next_order" | "predictive_analytics.historic_clv" | "predictive_analytics.historic_number_of_orders" | "predictive_analytics.predicted_clv" | "predictive_analytics.predicted_number_of_orders" | "predictive_analytics.ranked_channel_affinity" | "predictive_analytics.total_clv" | "properties" | "subscriptions" | "subscriptions.email" | "subscriptions.email.marketing" | "subscriptions.email.marketing.can_receive_email_marketing" | "subscriptions.email.marketing.consent" | "subscriptions.email.marketing.consent_timestamp" | "subscriptions.email.marketing.custom_method_detail" | "subscriptions.email.marketing.double_optin" | "subscriptions.email.marketing.last_updated" | "subscriptions.email.marketing.list_suppressions" | "subscriptions.email.marketing.method" | "subscriptions.email.marketing.method_detail" | "subscriptions.email.marketing.suppression" | "subscriptions.email.open_tracking" | "subscriptions.email.open_tracking.can_receive" | "subscriptions.email.open_tracking.consent" | "subscriptions.email.open_tracking.consent_timestamp" | "subscriptions.email.open_tracking.created_timestamp" | "subscriptions.email.open_tracking.last_updated" | "subscriptions.email.open_tracking.metadata" | "subscriptions.email.open_tracking.valid_until" | "subscriptions.mobile_push" | "subscriptions.mobile_push.marketing" | "subscriptions.mobile_push.marketing.can_receive_push_marketing" | "subscriptions.mobile_push.marketing.consent" | "subscriptions.mobile_push.marketing.consent_timestamp" | "subscriptions.sms" | "subscriptions.sms.marketing" | "subscriptions.sms.marketing.can_receive_sms_marketing" | "subscriptions.sms.marketing.consent" | "subscriptions.sms.marketing.consent_timestamp" | "subscriptions.sms.marketing.last_updated" | "subscriptions.sms.marketing.method" | "subscriptions.sms.marketing.method_detail" | "subscriptions.sms.transactional" | "subscriptions.sms.transactional.can_receive_sms_transactional" | "subscriptions.sms.transactional.consent" | "subscriptions.sms.transactional.consent_timestamp" | "subscriptions.sms.transactional.last_updated" | "subscriptions.sms.transactional.method" | "subscriptions.sms.transactional.method_detail" | "subscriptions.whatsapp" | "subscriptions.whatsapp.conversational" | "subscriptions.whatsapp.conversational.can_receive" | "subscriptions.whatsapp.conversational.consent" | "subscriptions.whatsapp.conversational.consent_timestamp" | "subscriptions.whatsapp.conversational.created_timestamp" | "subscriptions.whatsapp.conversational.last_updated" | "subscriptions.whatsapp.conversational.metadata" | "subscriptions.whatsapp.conversational.phone_number" | "subscriptions.whatsapp.conversational.valid_until" | "subscriptions.whatsapp.marketing" | "subscriptions.whatsapp.marketing.can_receive" | "subscriptions.whatsapp.marketing.consent" | "subscriptions.whatsapp.marketing.consent_timestamp" | "subscriptions.whatsapp.marketing.created_timestamp" | "subscriptions.whatsapp.marketing.last_updated" | "subscriptions.whatsapp.marketing.metadata" | "subscriptions.whatsapp.marketing.phone_number" | "subscriptions.whatsapp.marketing.valid_until" | "subscriptions.whatsapp.transactional" | "subscriptions.whatsapp.transactional.can_receive" | "subscriptions.whatsapp.transactional.consent" | "subscriptions.whatsapp.transactional.consent_timestamp" | "subscriptions.whatsapp.transactional.created_timestamp" | "subscriptions.whatsapp.transactional.last_updated" | "subscriptions.whatsapp.transactional.metadata" | "subscriptions.whatsapp.transactional.phone_number" | "subscriptions.whatsapp.transactional.valid_until" | "title" | "updated")[];
+        };
+        /** KlaviyoProfilesGetParams */
+        KlaviyoProfilesGetParams: {
+            additional_fields_profile?: ("subscriptions" | "predictive_analytics")[];
+            fields_profile?: ("created" | "email" | "external_id" | "first_name" | "id" | "image" | "last_event_date" | "last_name" | "locale" | "location" | "location.address1" | "location.address2" | "location.city" | "location.country" | "location.ip" | "location.latitude" | "location.longitude" | "location.region" | "location.timezone" | "location.zip" | "organization" | "phone_number" | "predictive_analytics" | "predictive_analytics.average_days_between_orders" | "predictive_analytics.average_order_value" | "predictive_analytics.churn_probability" | "predictive_analytics.expected_date_of_next_order" | "predictive_analytics.historic_clv" | "predictive_analytics.historic_number_of_orders" | "predictive_analytics.predicted_clv" | "predictive_analytics.predicted_number_of_orders" | "predictive_analytics.ranked_channel_affinity" | "predictive_analytics.total_clv" | "properties" | "subscriptions" | "subscriptions.email" | "subscriptions.email.marketing" | "subscriptions.email.marketing.can_receive_email_marketing" | "subscriptions.email.marketing.consent" | "subscriptions.email.marketing.consent_timestamp" | "subscriptions.email.marketing.custom_method_detail" | "subscriptions.email.marketing.double_optin" | "subscriptions.email.marketing.last_updated" | "subscriptions.email.marketing.list_suppressions" | "subscriptions.email.marketing.method" | "subscriptions.email.marketing.method_detail" | "subscriptions.email.marketing.suppression" | "subscriptions.email.open_tracking" | "subscriptions.email.open_tracking.can_receive" | "subscriptions.email.open_tracking.consent" | "subscriptions.email.open_tracking.consent_timestamp" | "subscriptions.email.open_tracking.created_timestamp" | "subscriptions.email.open_tracking.last_updated" | "subscriptions.email.open_tracking.metadata" | "subscriptions.email.open_tracking.valid_until" | "subscriptions.mobile_push" | "subscriptions.mobile_push.marketing" | "subscriptions.mobile_push.marketing.can_receive_push_marketing" | "subscriptions.mobile_push.marketing.consent" | "subscriptions.mobile_push.marketing.consent_timestamp" | "subscriptions.sms" | "subscriptions.sms.marketing" | "subscriptions.sms.marketing.can_receive_sms_marketing" | "subscriptions.sms.marketing.consent" | "subscriptions.sms.marketing.consent_timestamp" | "subscriptions.sms.marketing.last_updated" | "subscriptions.sms.marketing.method" | "subscriptions.sms.marketing.method_detail" | "subscriptions.sms.transactional" | "subscriptions.sms.transactional.can_receive_sms_transactional" | "subscriptions.sms.transactional.consent" | "subscriptions.sms.transactional.consent_timestamp" | "subscriptions.sms.transactional.last_updated" | "subscriptions.sms.transactional.method" | "subscriptions.sms.transactional.method_detail" | "subscriptions.whatsapp" | "subscriptions.whatsapp.conversational" | "subscriptions.whatsapp.conversational.can_receive" | "subscriptions.whatsapp.conversational.consent" | "subscriptions.whatsapp.conversational.consent_timestamp" | "subscriptions.whatsapp.conversational.created_timestamp" | "subscriptions.whatsapp.conversational.last_updated" | "subscriptions.whatsapp.conversational.metadata" | "subscriptions.whatsapp.conversational.phone_number" | "subscriptions.whatsapp.conversational.valid_until" | "subscriptions.whatsapp.marketing" | "subscriptions.whatsapp.marketing.can_receive" | "subscriptions.whatsapp.marketing.consent" | "subscriptions.whatsapp.marketing.consent_timestamp" | "subscriptions.whatsapp.marketing.created_timestamp" | "subscriptions.whatsapp.marketing.last_updated" | "subscriptions.whatsapp.marketing.metadata" | "subscriptions.whatsapp.marketing.phone_number" | "subscriptions.whatsapp.marketing.valid_until" | "subscriptions.whatsapp.transactional" | "subscriptions.whatsapp.transactional.can_receive" | "subscriptions.whatsapp.transactional.consent" | "subscriptions.whatsapp.transactional.consent_timestamp" | "subscriptions.whatsapp.transactional.created_timestamp" | "subscriptions.whatsapp.transactional.last_updated" | "subscriptions.whatsapp.transactional.metadata" | "subscriptions.whatsapp.transactional.phone_number" | "subscriptions.whatsapp.transactional.valid_until" | "title" | "updated")[];
+            id: string;
+            include?: ("conversations" | "lists" | "push-tokens" | "segments")[];
+        };
+        /** KlaviyoProfilesListParams */
+        KlaviyoProfilesListParams: {
+            additional_fields_profile?: ("subscriptions" | "predictive_analytics")[];
+            fields_profile?: ("created" | "email" | "external_id" | "first_name" | "id" | "image" | "last_event_date" | "last_name" | "locale" | "location" | "location.address1" | "location.address2" | "location.city" | "location.country" | "location.ip" | "location.latitude" | "location.longitude" | "location.region" | "location.timezone" | "location.zip" | "organization" | "phone_number" | "predictive_analytics" | "predictive_analytics.average_days_between_orders" | "predictive_analytics.average_order_value" | "predictive_analytics.churn_probability" | "predictive_analytics.expected_date_of_next_order" | "predictive_analytics.historic_clv" | "predictive_analytics.historic_number_of_orders" | "predictive_analytics.predicted_clv" | "predictive_analytics.predicted_number_of_orders" | "predictive_analytics.ranked_channel_affinity" | "predictive_analytics.total_clv" | "properties" | "subscriptions" | "subscriptions.email" | "subscriptions.email.marketing" | "subscriptions.email.marketing.can_receive_email_marketing" | "subscriptions.email.marketing.consent" | "subscriptions.email.marketing.consent_timestamp" | "subscriptions.email.marketing.custom_method_detail" | "subscriptions.email.marketing.double_optin" | "subscriptions.email.marketing.last_updated" | "subscriptions.email.marketing.list_suppressions" | "subscriptions.email.marketing.method" | "subscriptions.email.marketing.method_detail" | "subscriptions.email.marketing.suppression" | "subscriptions.email.open_tracking" | "subscriptions.email.open_tracking.can_receive" | "subscriptions.email.open_tracking.consent" | "subscriptions.email.open_tracking.consent_timestamp" | "subscriptions.email.open_tracking.created_timestamp" | "subscriptions.email.open_tracking.last_updated" | "subscriptions.email.open_tracking.metadata" | "subscriptions.email.open_tracking.valid_until" | "subscriptions.mobile_push" | "subscriptions.mobile_push.marketing" | "subscriptions.mobile_push.marketing.can_receive_push_marketing" | "subscriptions.mobile_push.marketing.consent" | "subscriptions.mobile_push.marketing.consent_timestamp" | "subscriptions.sms" | "subscriptions.sms.marketing" | "subscriptions.sms.marketing.can_receive_sms_marketing" | "subscriptions.sms.marketing.consent" | "subscriptions.sms.marketing.consent_timestamp" | "subscriptions.sms.marketing.last_updated" | "subscriptions.sms.marketing.method" | "subscriptions.sms.marketing.method_detail" | "subscriptions.sms.transactional" | "subscriptions.sms.transactional.can_receive_sms_transactional" | "subscriptions.sms.transactional.consent" | "subscriptions.sms.transactional.consent_timestamp" | "subscriptions.sms.transactional.last_updated" | "subscriptions.sms.transactional.method" | "subscriptions.sms.transactional.method_detail" | "subscriptions.whatsapp" | "subscriptions.whatsapp.conversational" | "subscriptions.whatsapp.conversational.can_receive" | "subscriptions.whatsapp.conversational.consent" | "subscriptions.whatsapp.conversational.consent_timestamp" | "subscriptions.whatsapp.conversational.created_timestamp" | "subscriptions.whatsapp.conversational.last_updated" | "subscriptions.whatsapp.conversational.metadata" | "subscriptions.whatsapp.conversational.phone_number" | "subscriptions.whatsapp.conversational.valid_until" | "subscriptions.whatsapp.marketing" | "subscriptions.whatsapp.marketing.can_receive" | "subscriptions.whatsapp.marketing.consent" | "subscriptions.whatsapp.marketing.consent_timestamp" | "subscriptions.whatsapp.marketing.created_timestamp" | "subscriptions.whatsapp.marketing.last_updated" | "subscriptions.whatsapp.marketing.metadata" | "subscriptions.whatsapp.marketing.phone_number" | "subscriptions.whatsapp.marketing.valid_until" | "subscriptions.whatsapp.transactional" | "subscriptions.whatsapp.transactional.can_receive" | "subscriptions.whatsapp.transactional.consent" | "subscriptions.whatsapp.transactional.consent_timestamp" | "subscriptions.whatsapp.transactional.created_timestamp" | "subscriptions.whatsapp.transactional.last_updated" | "subscriptions.whatsapp.transactional.metadata" | "subscriptions.whatsapp.transactional.phone_number" | "subscriptions.whatsapp.transactional.valid_until" | "title" | "updated")[];
+            filter?: string;
+            include?: ("conversations" | "push-tokens")[];
+            page_cursor?: string;
+            page_size?: number;
+            /** @enum {string} */
+            sort?: "created" | "-created" | "email" | "-email" | "id" | "-id" | "subscriptions.email.marketing.list_suppressions.timestamp" | "-subscriptions.email.marketing.list_suppressions.timestamp" | "subscriptions.email.marketing.suppression.timestamp" | "-subscriptions.email.marketing.suppression.timestamp" | "updated" | "-updated";
+        };
+        /** KlaviyoProfilesUpdateParams */
+        KlaviyoProfilesUpdateParams: {
+            additional_fields_profile?: ("subscriptions" | "predictive_analytics")[];
+            attributes: {
+                email?: string | null;
+                external_id?: string | null;
+                first_name?: string | null;
+                image?: string | null;
+                last_name?: string | null;
+                locale?: string | null;
+                location?: {
+                    address1?: string | null;
+                    address2?: string | null;
+                    city?: string | null;
+                    country?: string | null;
+                    ip?: string | null;
+                    latitude?: unknown;
+                    longitude?: unknown;
+                    region?: string | null;
+                    timezone?: string | null;
+                    zip?: string | null;
+                };
+                organization?: string | null;
+                phone_number?: string | null;
+                properties?: unknown;
+                title?: string | null;
+            };
+            fields_profile?: ("created" | "email" | "external_id" | "first_name" | "id" | "image" | "last_event_date" | "last_name" | "locale" | "location" | "location.address1" | "location.address2" | "location.city" | "location.country" | "location.ip" | "location.latitude" | "location.longitude" | "location.region" | "location.timezone" | "location.zip" | "organization" | "phone_number" | "predictive_analytics" | "predictive_analytics.average_days_between_orders" | "predictive_analytics.average_order_value" | "predictive_analytics.churn_probability" | "predictive_analytics.expected_date_of_next_order" | "predictive_analytics.historic_clv" | "predictive_analytics.historic_number_of_orders" | "predictive_analytics.predicted_clv" | "predictive_analytics.predicted_number_of_orders" | "predictive_analytics.ranked_channel_affinity" | "predictive_analytics.total_clv" | "properties" | "subscriptions" | "subscriptions.email" | "subscriptions.email.marketing" | "subscriptions.email.marketing.can_receive_email_marketing" | "subscriptions.email.marketing.consent" | "subscriptions.email.marketing.consent_timestamp" | "subscriptions.email.marketing.custom_method_detail" | "subscriptions.email.marketing.double_optin" | "subscriptions.email.marketing.last_updated" | "subscriptions.email.marketing.list_suppressions" | "subscriptions.email.marketing.method" | "subscriptions.email.marketing.method_detail" | "subscriptions.email.marketing.suppression" | "subscriptions.email.open_tracking" | "subscriptions.email.open_tracking.can_receive" | "subscriptions.email.open_tracking.consent" | "subscriptions.email.open_tracking.consent_timestamp" | "subscriptions.email.open_tracking.created_timestamp" | "subscriptions.email.open_tracking.last_updated" | "subscriptions.email.open_tracking.metadata" | "subscriptions.email.open_tracking.valid_until" | "subscriptions.mobile_push" | "subscriptions.mobile_push.marketing" | "subscriptions.mobile_push.marketing.can_receive_push_marketing" | "subscriptions.mobile_push.marketing.consent" | "subscriptions.mobile_push.marketing.consent_timestamp" | "subscriptions.sms" | "subscriptions.sms.marketing" | "subscriptions.sms.marketing.can_receive_sms_marketing" | "subscriptions.sms.marketing.consent" | "subscriptions.sms.marketing.consent_timestamp" | "subscriptions.sms.marketing.last_updated" | "subscriptions.sms.marketing.method" | "subscriptions.sms.marketing.method_detail" | "subscriptions.sms.transactional" | "subscriptions.sms.transactional.can_receive_sms_transactional" | "subscriptions.sms.transactional.consent" | "subscriptions.sms.transactional.consent_timestamp" | "subscriptions.sms.transactional.last_updated" | "subscriptions.sms.transactional.method" | "subscriptions.sms.transactional.method_detail" | "subscriptions.whatsapp" | "subscriptions.whatsapp.conversational" | "subscriptions.whatsapp.conversational.can_receive" | "subscriptions.whatsapp.conversational.consent" | "subscriptions.whatsapp.conversational.consent_timestamp" | "subscriptions.whatsapp.conversational.created_timestamp" | "subscriptions.whatsapp.conversational.last_updated" | "subscriptions.whatsapp.conversational.metadata" | "subscriptions.whatsapp.conversational.phone_number" | "subscriptions.whatsapp.conversational.valid_until" | "subscriptions.whatsapp.marketing" | "subscriptions.whatsapp.marketing.can_receive" | "subscriptions.whatsapp.marketing.consent" | "subscriptions.whatsapp.marketing.consent_timestamp" | "subscriptions.whatsapp.marketing.created_timestamp" | "subscriptions.whatsapp.marketing.last_updated" | "subscriptions.whatsapp.marketing.metadata" | "subscriptions.whatsapp.marketing.phone_number" | "subscriptions.whatsapp.marketing.valid_until" | "subscriptions.whatsapp.transactional" | "subscriptions.whatsapp.transactional.can_receive" | "subscriptions.whatsapp.transactional.consent" | "subscriptions.whatsapp.transactional.consent_timestamp" | "subscriptions.whatsapp.transactional.created_timestamp" | "subscriptions.whatsapp.transactional.last_updated" | "subscriptions.whatsapp.transactional.metadata" | "subscriptions.whatsapp.transactional.phone_number" | "subscriptions.whatsapp.transactional.valid_until" | "title" | "updated")[];
+            id: string;
+            meta?: {
+                patch_identifiers?: {
+                    append?: unknown;
+                    unappend?: unknown;
+                };
+                patch_properties?: {
+                    append?: unknown;
+                    unappend?: unknown;
+                    unset?: unknown;
+                };
+            };
+        };
         /** LinearCommentsCreateParams */
         LinearCommentsCreateParams: {
             /** @description Markdown */
@@ -15178,7 +15571,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

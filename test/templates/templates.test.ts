@@ -70,6 +70,16 @@ describe('last', () => {
   });
 });
 
+describe('split', () => {
+  it("splits text by a separator (default ','): with last, the id at the end of a URI (Calendly's); other values stay", () => {
+    const t = compileTemplate("{{last (split record.uri '/')}}");
+    expect(t.render({ record: { uri: 'https://api.calendly.com/users/AAAAAAAAAAAAAAAA' } })).toBe('AAAAAAAAAAAAAAAA');
+    expect(compileTemplate('{{split v}}').render({ v: 'a,b' })).toEqual(['a', 'b']);
+    expect(compileTemplate("{{split v '/'}}").render({ v: 7 })).toBe(7);
+    expect(t.render({ record: {} })).toBeUndefined();
+  });
+});
+
 describe('entries', () => {
   it("is an object's entries as [{key, value}] (Jira's errors by field), undefined for arrays and scalars", () => {
     const t = compileTemplate('{{entries body.errors}}');

@@ -223,6 +223,8 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   const stored = { record, parents: c.rpc === true ? call.parentOf : { ...pathParams } };
   r.records.set(String(newRecordId), stored);
   appended(record);
+  // A create whose success declares no content (Klaviyo's event: 202 Accepted) answers none; the record is kept.
+  if (op.responseRef === undefined) return { status: op.successStatus };
   const json = parts.writes.wrap(op, record, r, stored);
   parts.writes.applyNested(nested, String(newRecordId), json);
   return { status: op.successStatus, json };
