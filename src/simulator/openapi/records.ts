@@ -78,7 +78,9 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     // The sampler's placeholders ("string", {property1, property2}) become realistic values, the same for the same seed and record.
     if (rs?.template === undefined) realisticRecord(record, mixSeed(seed, hashString(r.name), n), r.name);
     if (extra !== undefined) record = deepMerge(record, extra);
-    record[r.idField] = recordId;
+    // A seed that names the id keeps it (the credentials' account, which every path names).
+    const given = extra?.[r.idField];
+    record[r.idField] = typeof given === 'string' || typeof given === 'number' ? given : recordId;
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
     // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.

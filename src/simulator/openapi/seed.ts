@@ -72,13 +72,18 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
   /** Whether a seeded text field holds what several records would share: the schema's example, or an example of the description that repeats. */
   const repeats = (r: Resource, k: string, v: unknown, count: number): boolean =>
     v === ((peek(r.recordRef) ?? {}) as Json)[k] || (r.examples !== undefined && r.examples.length < count && r.examples.some((e) => e[k] === v));
-  const nested = (r: Resource): boolean => r.declared?.parent !== undefined || linkOf.has(r.name);
+  // How deep a resource sits under parents (an envelope's signers under the account's envelopes): parents are seeded first.
+  const nested = (r: Resource, seen: string[] = []): number => {
+    const parent = r.declared?.parent?.resource ?? linkOf.get(r.name)?.resource;
+    const p = parent === undefined || seen.includes(parent) ? undefined : resources.get(parent);
+    return parent === undefined ? 0 : 1 + (p === undefined ? 0 : nested(p, [...seen, r.name]));
+  };
   // Resources whose seeded fields take another's ids (`ids_of`) after that one.
   const refDepth = (name: string, seen: string[] = []): number =>
     seen.includes(name)
       ? 0
       : Math.max(0, ...Object.values(sidecar.resources?.[name]?.fields ?? {}).map((f) => ('ids_of' in f ? 1 + refDepth(f.ids_of, [...seen, name]) : 0)));
-  const seedOrder = [...resources.values()].sort((a, b) => Number(nested(a)) - Number(nested(b)) || refDepth(a.name) - refDepth(b.name));
+  const seedOrder = [...resources.values()].sort((a, b) => nested(a) - nested(b) || refDepth(a.name) - refDepth(b.name));
   for (const [name, given] of Object.entries(options.records ?? {})) {
     const r = resources.get(name);
     if (r === undefined) throw new Error(`simulator: records.${name}: the description has no resource ${name}`);
