@@ -6,6 +6,7 @@ import type * as bitbucket from './bitbucket/types.ts';
 import type * as clickup from './clickup/types.ts';
 import type * as close from './close/types.ts';
 import type * as confluence from './confluence/types.ts';
+import type * as docusign from './docusign/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as github from './github/types.ts';
 import type * as gitlab from './gitlab/types.ts';
@@ -40,6 +41,7 @@ export interface ConnectorTypes {
   clickup: { actions: clickup.ClickupActions; credentials: clickup.ClickupCredentials; search: clickup.ClickupSearch; check: clickup.ClickupCheckInfo };
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
   confluence: { actions: confluence.ConfluenceActions; credentials: confluence.ConfluenceCredentials; search: confluence.ConfluenceSearch; check: confluence.ConfluenceCheckInfo };
+  docusign: { actions: docusign.DocusignActions; credentials: docusign.DocusignCredentials; search: docusign.DocusignSearch; check: docusign.DocusignCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
   gitlab: { actions: gitlab.GitlabActions; credentials: gitlab.GitlabCredentials; search: gitlab.GitlabSearch; check: gitlab.GitlabCheckInfo };
@@ -68,7 +70,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -76,6 +78,7 @@ export type * as bitbucket from './bitbucket/types.ts';
 export type * as clickup from './clickup/types.ts';
 export type * as close from './close/types.ts';
 export type * as confluence from './confluence/types.ts';
+export type * as docusign from './docusign/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as github from './github/types.ts';
 export type * as gitlab from './gitlab/types.ts';

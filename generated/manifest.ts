@@ -55,6 +55,7 @@ next: string
  * Optional; false ends the iteration.
  */
 has_more?: string
+request?: Request3
 } | {
 type: "page"
 param: string
@@ -1166,6 +1167,53 @@ map?: {
  * A Handlebars template (see README: Templates).
  */
 [k: string]: string | undefined
+}
+}
+/**
+ * The request sent instead of the action's whenever the cursor param is given (every page after the first): an API that continues a listing elsewhere, with only the cursor (Dropbox's POST /2/files/list_folder/continue {cursor}).
+ */
+export interface Request3 {
+method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
+/**
+ * Path template; every expression is URL-encoded as one segment.
+ */
+path: string
+query?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+headers?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+[k: string]: string | undefined
+}
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+body?: {
+[k: string]: unknown | undefined
+}
+/**
+ * How body is sent: json (default, application/json) or form (application/x-www-form-urlencoded, nested keys as Stripe reads them: metadata[plan]=pro, expand[]=customer, items[0][price]=p1). A form body must render an object.
+ */
+body_encoding?: ("json" | "form")
+/**
+ * Send {query, variables} as a JSON POST body.
+ */
+graphql?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
+query: string
+/**
+ * A JSON value whose string leaves are templates; keys whose value renders undefined are dropped.
+ */
+variables?: {
+[k: string]: unknown | undefined
+}
 }
 }
 /**

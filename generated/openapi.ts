@@ -3232,6 +3232,248 @@ export interface components {
             /** @description Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors. */
             url: string;
         };
+        /** DocusignEnvelopesCreateParams */
+        DocusignEnvelopesCreateParams: {
+            brand_id?: string;
+            /** @description {textCustomFields: [{name, value, show}], listCustomFields: [...]} */
+            custom_fields?: Record<string, never>;
+            /** @description Documents when no template is used: {documentId, name, fileExtension, documentBase64} */
+            documents?: {
+                documentBase64?: string;
+                documentId?: string;
+                fileExtension?: string;
+                name?: string;
+            }[];
+            email_blurb?: string;
+            email_subject?: string;
+            /** @description When no template is used: {signers: [{email, name, recipientId, routingOrder}], carbonCopies: [...]} */
+            recipients?: Record<string, never>;
+            /**
+             * @description sent: send now; created: a draft (the default)
+             * @enum {string}
+             */
+            status?: "created" | "sent";
+            /** @description The server template to make the envelope from */
+            template_id?: string;
+            /** @description The template's roles filled with people: {roleName, name, email, routingOrder?, clientUserId?} */
+            template_roles?: {
+                accessCode?: string;
+                /** @description Set for embedded signing */
+                clientUserId?: string;
+                email?: string;
+                name?: string;
+                roleName: string;
+                routingOrder?: string;
+            }[];
+        };
+        /** DocusignEnvelopesGetParams */
+        DocusignEnvelopesGetParams: {
+            envelope_id: string;
+            /** @description Comma-separated: recipients, custom_fields, documents, attachments, extensions, folders, powerform, tabs, payment_tabs, workflow */
+            include?: string;
+        };
+        /** DocusignEnvelopesListParams */
+        DocusignEnvelopesListParams: {
+            /** @description Envelopes per page (DocuSign's default and maximum: 1000) */
+            count?: number;
+            /** @description An envelope custom field's name=value */
+            custom_field?: string;
+            /** @description Comma-separated envelope ids */
+            envelope_ids?: string;
+            /** @description Comma-separated folder ids, or awaiting_my_signature, completed, draft, drafts, out_for_signature, inbox, sentitems... */
+            folder_ids?: string;
+            /** @description Envelopes whose status changed at or after this time (ISO 8601); required unless envelope_ids is given */
+            from_date?: string;
+            /**
+             * @description The status change from_date and to_date look at (default changed: any)
+             * @enum {string}
+             */
+            from_to_status?: "changed" | "created" | "sent" | "delivered" | "signed" | "completed" | "declined" | "voided" | "deleted";
+            /** @description Comma-separated: recipients, custom_fields, documents, folders, attachments, extensions, powerform, payment_tabs */
+            include?: string;
+            /** @enum {string} */
+            order?: "asc" | "desc";
+            /** @enum {string} */
+            order_by?: "last_modified" | "action_required" | "created" | "completed" | "envelope_name" | "expire" | "sent" | "signer_list" | "status" | "subject" | "user_name" | "status_changed" | "last_modified_v2";
+            /** @description Free text: sender, recipients, subject, envelope id */
+            search_text?: string;
+            /** @description The zero-based position of the first envelope of the page */
+            start_position?: number;
+            /** @description Comma-separated current statuses: created, sent, delivered, signed, completed, declined, voided */
+            status?: string;
+            /** @description ... and before this time (default now) */
+            to_date?: string;
+            /** @enum {string} */
+            user_filter?: "owned_by_me" | "sender" | "recipient" | "recipient_only";
+        };
+        /** DocusignEnvelopesUpdateParams */
+        DocusignEnvelopesUpdateParams: {
+            email_blurb?: string;
+            email_subject?: string;
+            envelope_id: string;
+            /** @description Send the envelope again to the recipients still to act */
+            resend_envelope?: boolean;
+            /** @enum {string} */
+            status?: "sent" | "voided";
+            /** @description Required to void */
+            voided_reason?: string;
+        };
+        /**
+         * DocusignExecuteRequest
+         * @description Execute on a DocuSign eSignature connector (type docusign)
+         */
+        DocusignExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "envelopes";
+            params?: components["schemas"]["DocusignEnvelopesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "envelopes";
+            params: components["schemas"]["DocusignEnvelopesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "envelopes";
+            params?: components["schemas"]["DocusignEnvelopesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "envelopes";
+            params: components["schemas"]["DocusignEnvelopesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "envelopes";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "templates";
+            params?: components["schemas"]["DocusignTemplatesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["DocusignTemplatesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["DocusignTemplatesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["DocusignTemplatesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "templates";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "recipients";
+            params: components["schemas"]["DocusignRecipientsListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "recipients";
+            params: components["schemas"]["DocusignRecipientsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "recipients";
+            params: components["schemas"]["DocusignRecipientsUpdateParams"];
+        };
+        /** DocusignRecipientsCreateParams */
+        DocusignRecipientsCreateParams: {
+            /** @description Set for embedded signing */
+            client_user_id?: string;
+            email: string;
+            envelope_id: string;
+            name: string;
+            /** @description The recipient's number within the envelope */
+            recipient_id: string;
+            resend_envelope?: boolean;
+            role_name?: string;
+            routing_order?: string;
+        };
+        /** DocusignRecipientsListParams */
+        DocusignRecipientsListParams: {
+            envelope_id: string;
+            include_tabs?: boolean;
+        };
+        /** DocusignRecipientsUpdateParams */
+        DocusignRecipientsUpdateParams: {
+            email?: string;
+            envelope_id: string;
+            name?: string;
+            recipient_id: string;
+            resend_envelope?: boolean;
+            routing_order?: string;
+        };
+        /** DocusignTemplatesCreateParams */
+        DocusignTemplatesCreateParams: {
+            description?: string;
+            /** @description {documentId, name, fileExtension, documentBase64} */
+            documents?: Record<string, never>[];
+            email_blurb?: string;
+            email_subject?: string;
+            folder_id?: string;
+            name: string;
+            /** @description Roles: {signers: [{roleName, recipientId, routingOrder}], carbonCopies: [...]} */
+            recipients?: Record<string, never>;
+            shared?: boolean;
+        };
+        /** DocusignTemplatesGetParams */
+        DocusignTemplatesGetParams: {
+            /** @description Comma-separated: recipients, documents, custom_fields, notifications, powerforms, tabs, favorite_template_status */
+            include?: string;
+            template_id: string;
+        };
+        /** DocusignTemplatesListParams */
+        DocusignTemplatesListParams: {
+            count?: number;
+            /** @description Comma-separated folder ids */
+            folder_ids?: string;
+            /** @description Comma-separated: recipients, folders, documents, custom_fields, notifications, powerforms */
+            include?: string;
+            /** @description Templates modified at or after this time */
+            modified_from_date?: string;
+            /** @enum {string} */
+            order?: "asc" | "desc";
+            /** @enum {string} */
+            order_by?: "name" | "modified" | "used";
+            /** @description Text in the template's name, description or sender */
+            search_text?: string;
+            shared_by_me?: boolean;
+            start_position?: number;
+        };
+        /** DocusignTemplatesUpdateParams */
+        DocusignTemplatesUpdateParams: {
+            description?: string;
+            email_blurb?: string;
+            email_subject?: string;
+            name?: string;
+            shared?: boolean;
+            template_id: string;
+        };
         /** ExecuteRequest */
         ExecuteRequest: {
             /** @description list, get, create, update or search (also named context_store_search) */
@@ -15571,7 +15813,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -54,6 +54,9 @@ export function renderRequest(
   absoluteUrl: string | undefined,
   applyAuth: (headers: Record<string, string>, url: URL) => void,
 ): { url: URL; init: Rendered['init'] } {
+  // pagination.request: the next pages' own request, once the cursor param is given.
+  const cursor = a.nextRequest === undefined ? undefined : (ctx['params'] as Record<string, unknown> | undefined)?.[a.nextRequest.param];
+  const request = a.nextRequest !== undefined && cursor !== undefined && cursor !== null && cursor !== '' ? a.nextRequest.request : a.request;
   let url: URL;
   if (absoluteUrl !== undefined) {
     url = new URL(gatewayPath(absoluteUrl, target.baseUrl), target.baseUrl);
@@ -64,7 +67,7 @@ export function renderRequest(
   } else {
     let path: string;
     try {
-      path = a.request.path.renderPath(ctx);
+      path = request.path.renderPath(ctx);
     } catch (e) {
       if (e instanceof PathValueError) {
         throw new SwitchboardError('invalid_params', `Invalid params for ${a.entity}.${a.name}: ${e.message}`, {
@@ -78,7 +81,7 @@ export function renderRequest(
     if (url.origin !== target.baseOrigin) {
       throw new SwitchboardError('egress_refused', `The request of ${a.entity}.${a.name} does not stay on ${target.baseOrigin}`);
     }
-    for (const [k, t] of a.request.query) {
+    for (const [k, t] of request.query) {
       const v = t.render(ctx);
       if (v === undefined || v === null || v === '') continue;
       if (Array.isArray(v)) for (const item of v) url.searchParams.append(k, String(item));
@@ -87,16 +90,16 @@ export function renderRequest(
   }
   const headers: Record<string, string> = { accept: 'application/json' };
   for (const [k, t] of target.manifest.headers) setHeader(headers, k, t.render(ctx));
-  for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
+  for (const [k, t] of request.headers) setHeader(headers, k, t.render(ctx));
   applyAuth(headers, url);
-  const init: Rendered['init'] = { method: a.request.method, headers };
-  if (a.request.graphql !== undefined) {
-    const query = a.request.graphql.query.render(ctx);
-    const variables = a.request.graphql.variables ? renderTree(a.request.graphql.variables, ctx) : undefined;
+  const init: Rendered['init'] = { method: request.method, headers };
+  if (request.graphql !== undefined) {
+    const query = request.graphql.query.render(ctx);
+    const variables = request.graphql.variables ? renderTree(request.graphql.variables, ctx) : undefined;
     headers['content-type'] = 'application/json';
     init.body = JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) });
-  } else if (a.request.body !== undefined && a.request.bodyEncoding === 'form') {
-    const body = renderTree(a.request.body, ctx) ?? {};
+  } else if (request.body !== undefined && request.bodyEncoding === 'form') {
+    const body = renderTree(request.body, ctx) ?? {};
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw new SwitchboardError(
         'invalid_params',
@@ -108,9 +111,9 @@ export function renderRequest(
     }
     headers['content-type'] = 'application/x-www-form-urlencoded';
     init.body = formEncode(body as Record<string, unknown>);
-  } else if (a.request.body !== undefined) {
+  } else if (request.body !== undefined) {
     headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(renderTree(a.request.body, ctx) ?? {});
+    init.body = JSON.stringify(renderTree(request.body, ctx) ?? {});
   }
   return { url, init };
 }

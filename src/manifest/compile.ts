@@ -36,6 +36,8 @@ export interface CompiledAction {
   /** Groups of params of which at least one must be given (the action's requires_any). */
   requiresAny: string[][];
   request: CompiledRequest;
+  /** pagination.request: sent instead of `request` when the cursor param `param` is given. */
+  nextRequest?: { param: string; request: CompiledRequest };
   records?: Template;
   record?: Template;
   meta: [string, Template][];

@@ -33,8 +33,6 @@ const HELPERS: Record<string, Helper> = {
   default: (...args) => args.find((a) => !isEmpty(a)),
   /** Join an array with a separator (default ","). */
   join: (arr, sep) => (Array.isArray(arr) ? arr.map(String).join(typeof sep === 'string' ? sep : ',') : arr),
-  /** Split a string by a separator (default ","); a non-string stays as it is. With `last`: the id at the end of a URI (Calendly's). */
-  split: (s, sep) => (typeof s === 'string' ? s.split(typeof sep === 'string' ? sep : ',') : s),
   eq: (a, b) => a === b,
   ne: (a, b) => a !== b,
   lt: (a, b) => typeof a === 'number' && typeof b === 'number' && a < b,

@@ -38,6 +38,7 @@ import { ConnectorRuntime, connectorRegistry } from '../../src/index.ts';
 import type { CompiledAction, CompiledAuthVariant, LoadedManifest } from '../../src/manifest/index.ts';
 import { manifestFiles } from '../../src/manifest/registry.ts';
 import { Description, loadDescriptionSync, loadSidecar, type Sidecar } from '../../src/simulator/index.ts';
+import { serverBasePath } from '../../src/simulator/openapi/schema.ts';
 
 type Rec = Record<string, unknown>;
 type ParamDef = {
@@ -325,10 +326,12 @@ for (const m of manifests) {
   describe(`contract: ${m.type} requests validate against ${vd.path} (${vd.format}, ${vd.source}; licence: ${vd.licence})`, () => {
     const runtime = new ConnectorRuntime(m, credentials(m) as never, { limiter: null });
     const base = new URL(m.manifest.base_url.default);
-    const basePath = base.pathname.replace(/\/$/, '');
     const text = readFileSync(file, 'utf8');
     const schema = vd.format === 'graphql' ? buildSchema(text) : undefined;
     const description = vd.format === 'openapi' ? new Description(loadDescriptionSync(file)) : undefined;
+    // A base URL whose path names the account (/v2.1/accounts/{{credentials.account_id}}, every
+    // path's prefix in the description): only the description's server path is the base.
+    const basePath = decodeURIComponent(base.pathname).includes('{{') ? serverBasePath(description?.doc ?? {}) : base.pathname.replace(/\/$/, '');
     // Parameters the description declares for the credential (Slack's token), which the Authorization header carries.
     const credentialParams = sidecarOf(m)?.auth?.params;
 

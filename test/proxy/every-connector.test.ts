@@ -73,10 +73,32 @@ function templateMatches(template: string, path: string): boolean {
   return re.test(path);
 }
 
+/**
+ * The description's paths as the manifest's paths name them: where the base URL's path names the
+ * account every path starts with (/v2.1/accounts/{{credentials.account_id}} after the server's
+ * /restapi), that prefix is cut (the account's own path is "/"), and paths outside it are left out.
+ */
+function underBaseUrl(m: LoadedManifest, doc: Json): Record<string, Record<string, Operation>> {
+  const paths = doc['paths'] as Record<string, Record<string, Operation>>;
+  const basePath = decodeURIComponent(new URL(m.manifest.base_url.default).pathname).replace(/\/$/, '');
+  if (!basePath.includes('{{')) return paths;
+  const server = new URL(String((doc['servers'] as Json[] | undefined)?.[0]?.['url'] ?? '/').replace(/\{[^}]*\}/g, 'x'), 'http://localhost').pathname.replace(
+    /\/$/,
+    '',
+  );
+  const prefix = shape(basePath.slice(server.length)).split('/');
+  const out: Record<string, Record<string, Operation>> = {};
+  for (const [path, ops] of Object.entries(paths)) {
+    const segs = path.split('/');
+    if (shape(segs.slice(0, prefix.length).join('/')) === prefix.join('/')) out[`/${segs.slice(prefix.length).join('/')}`] = ops;
+  }
+  return out;
+}
+
 function fromOpenApi(m: LoadedManifest, file: string): Derived {
   const text = readFileSync(file, 'utf8');
   const doc = (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Json;
-  const paths = doc['paths'] as Record<string, Record<string, Operation>>;
+  const paths = underBaseUrl(m, doc);
   const requests = actionRequests(m);
   const modelled = new Set(requests.map((r) => `${String(r['method'] ?? 'GET').toUpperCase()} ${shape(String(r['path'] ?? ''))}`));
   const checkPath = (m.manifest.check?.request as Json | undefined)?.['path'];

@@ -65,6 +65,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['confluence', { method: 'GET', path: '/spaces', query: 'limit=1&sort=key' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
+  ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
   ['figma', { method: 'GET', path: '/v1/me' }],
   ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['gmail', { method: 'GET', path: '/gmail/v1/users/me/profile' }],

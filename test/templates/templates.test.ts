@@ -71,11 +71,11 @@ describe('last', () => {
 });
 
 describe('split', () => {
-  it("splits text by a separator (default ','): with last, the id at the end of a URI (Calendly's); other values stay", () => {
+  it("splits text by a separator (default ','): with last, the id at the end of a URI (Calendly's); anything else is undefined", () => {
     const t = compileTemplate("{{last (split record.uri '/')}}");
     expect(t.render({ record: { uri: 'https://api.calendly.com/users/AAAAAAAAAAAAAAAA' } })).toBe('AAAAAAAAAAAAAAAA');
     expect(compileTemplate('{{split v}}').render({ v: 'a,b' })).toEqual(['a', 'b']);
-    expect(compileTemplate("{{split v '/'}}").render({ v: 7 })).toBe(7);
+    expect(compileTemplate("{{split v '/'}}").render({ v: 7 })).toBeUndefined();
     expect(t.render({ record: {} })).toBeUndefined();
   });
 });

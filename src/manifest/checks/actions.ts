@@ -52,6 +52,9 @@ export function checkAction(
   }
   const meta = checkShape(check, at, name, action, listMeta, resScope);
   const pagination = checkPagination(check, at, action, params, resScope);
+  const pg = action.pagination;
+  const nextReq =
+    pg !== undefined && 'request' in pg && pg.request !== undefined ? compileRequest(check, [...at, 'pagination', 'request'], pg.request, reqScope) : undefined;
 
   if (!request) return undefined;
   return {
@@ -68,6 +71,7 @@ export function checkAction(
     ...(notFoundWhen ? { notFoundWhen } : {}),
     ...(onEmpty ? { onEmpty } : {}),
     ...(pagination ? { pagination } : {}),
+    ...(nextReq && pg !== undefined && 'param' in pg ? { nextRequest: { param: pg.param, request: nextReq } } : {}),
     retrySafe: action.retry_safe ?? (LIST_ACTIONS.has(name) || name === 'get'),
   };
 }

@@ -30,19 +30,27 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
   // Requests may carry the path of the description's server URL (/api/1.0 of https://app.asana.com/api/1.0).
   const basePath = serverBasePath(d.doc);
   return (incoming) => {
-    const fromOauth = oauthRoutes?.(incoming);
-    if (fromOauth !== undefined) return fromOauth;
-    // The JWT bearer grant on a token endpoint of its own (jwt_tokens.path): the JWT is the form's assertion.
+    // The JWT bearer grant on a token endpoint of its own (jwt_tokens.path): the JWT is the form's
+    // assertion; another grant there is the OAuth flow's (the same token endpoint), if any.
     if (mintRoute !== undefined && incoming.method === 'POST' && incoming.path === sidecar.jwt_tokens?.path) {
       const grant = jwtBearerAssertion(incoming.rawBody);
-      return 'error' in grant ? { status: 400, json: { error: 'unsupported_grant_type', error_description: grant.error } } : mintRoute(grant.authorization);
+      if (!('error' in grant)) return mintRoute(grant.authorization);
+      if (oauthRoutes === undefined) return { status: 400, json: { error: 'unsupported_grant_type', error_description: grant.error } };
     }
+    const fromOauth = oauthRoutes?.(incoming);
+    if (fromOauth !== undefined) return fromOauth;
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
-    const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
+    let req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
     // rate_limit.per_credential: requests refused for their path or credentials spend nothing (the limit is the account's).
     let rl = counter.rule?.per_credential === true ? { headers: {}, exceeded: false, retry: 0 } : counter.count();
     const withHeaders = (r: SimResponse): SimResponse => ({ ...r, headers: { ...rl.headers, ...(r.headers ?? {}) } });
-    const matched = d.match(req.method, req.path);
+    let matched = d.match(req.method, req.path);
+    // base_path: a path under the account a connector's base URL holds (/envelopes for /v2.1/accounts/<id>/envelopes).
+    if (!('op' in matched) && sidecar.base_path !== undefined) {
+      const path = sidecar.base_path + (req.path === '/' ? '' : req.path);
+      const mounted = d.match(req.method, path);
+      if ('op' in mounted) [req, matched] = [{ ...req, path }, mounted];
+    }
     if (!('op' in matched)) return withHeaders(errorResponse(matched));
     const { op, pathParams } = matched;
     // Minting from an app's JWT: the operation takes the JWT, not a token (jwt_tokens).

@@ -66,6 +66,12 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
     if (key !== undefined) setPath(body, key, slice);
+    // Another list of records of the same kind beside it (an envelope's carbonCopies beside its signers) is no sample placeholder: empty.
+    const fields = new Set(Object.keys(propertiesOf(d, d.schemaAt(r?.recordRef))));
+    for (const [k, v] of Object.entries(body)) {
+      const item = Array.isArray(v) ? (v[0] as Json | undefined) : undefined;
+      if (k !== key && item !== null && typeof item === 'object' && Object.keys(item).filter((f) => fields.has(f)).length >= 3) body[k] = [];
+    }
     // A numeric cursor (startAt) is echoed by the field of its name, not a next cursor: the page's
     // own position, size, total and whether it is the last (e.g. {startAt, maxResults, total, isLast}).
     if (numericCursor && cursorParam !== undefined && typeof body[cursorParam] === 'number') body[cursorParam] = offset;

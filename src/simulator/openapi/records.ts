@@ -84,7 +84,9 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
       for (const [k, v] of Object.entries(record))
         if (typeof sampled[k] === 'number' && typeof v === 'string' && /^-?\d+$/.test(v) && Object.values(vars ?? {}).includes(v)) record[k] = Number(v);
     if (extra !== undefined) record = deepMerge(record, extra);
-    record[r.idField] = recordId;
+    // A seed that names the id keeps it (the credentials' account, which every path names).
+    const given = extra?.[r.idField];
+    record[r.idField] = typeof given === 'string' || typeof given === 'number' ? given : recordId;
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
     // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.

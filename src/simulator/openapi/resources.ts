@@ -263,6 +263,8 @@ function declaredResource(d: Description, name: string, r: ResourceDeclaration):
         : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined
           ? one.responseRef
           : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
+  // A `record` property that is an array holds the record as its one item ({signers: [{...}]}).
+  if (recordRef !== undefined && r.record !== undefined && d.resolve(d.schemaAt(recordRef)).type === 'array') recordRef = `${recordRef}/items`;
   const listOp = opOf('list');
   if (recordRef === undefined && listOp?.responseRef !== undefined) {
     const key = listKeyOf(d, d.schemaAt(listOp.responseRef), name);

@@ -50,7 +50,8 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       if (r.idField in body && r.idField !== env) body[r.idField] = (record as Json)[r.idField];
       for (const [k, v] of Object.entries(stored.parents)) if (k in body && k !== env) body[k] = v;
     }
-    return { ...body, [env]: record };
+    // A declared record held as the one item of an array ({signers: [{...}]}: its schema is the array's items).
+    return { ...body, [env]: r?.declared?.record === env && r.recordRef?.endsWith('/items') === true ? [record] : record };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
     const resource = classified.get(op.key)?.resource;

@@ -121,6 +121,7 @@ export const SIDECAR_SCHEMA = {
         },
       },
     },
+    base_path: { type: 'string', pattern: '^/[^?#]*[^/?#]$' },
     jwt_tokens: {
       type: 'object',
       additionalProperties: false,

@@ -99,6 +99,8 @@ export interface Sidecar {
     { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }
   >;
   oauth?: OAuthConfig;
+  /** Requests whose path names no operation are served as if they began with this path: the account a connector's base URL holds (`/v2.1/accounts/<id>`). */
+  base_path?: string;
   jwt_tokens?: JwtTokensConfig;
   rate_limit?: {
     limit: number;
