@@ -27,4 +27,10 @@ describe('newId', () => {
       expect(id).not.toBe(like);
     }
   });
+
+  it("keeps an id of capital letters only to its length and alphabet (Calendly's uuids)", () => {
+    const id = String(newId(rand(), 'AAAAAAAAAAAAAAAA'));
+    expect(id).toMatch(/^[A-Z]{16}$/);
+    expect(id).not.toBe('AAAAAAAAAAAAAAAA');
+  });
 });
