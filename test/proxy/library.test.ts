@@ -58,6 +58,10 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
   ['github', { method: 'GET', path: '/user' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
+  [
+    'calendly',
+    { method: 'GET', path: '/event_types', query: 'organization=https%3A%2F%2Fapi.calendly.com%2Forganizations%2FEBHAAFHDCAEQTSEZ&active=true&count=2' },
+  ],
   ['figma', { method: 'GET', path: '/v1/me' }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
