@@ -3,6 +3,7 @@
 import type * as apollo from './apollo/types.ts';
 import type * as asana from './asana/types.ts';
 import type * as bitbucket from './bitbucket/types.ts';
+import type * as calendly from './calendly/types.ts';
 import type * as clickup from './clickup/types.ts';
 import type * as close from './close/types.ts';
 import type * as confluence from './confluence/types.ts';
@@ -38,6 +39,7 @@ export interface ConnectorTypes {
   apollo: { actions: apollo.ApolloActions; credentials: apollo.ApolloCredentials; search: apollo.ApolloSearch; check: apollo.ApolloCheckInfo };
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
   bitbucket: { actions: bitbucket.BitbucketActions; credentials: bitbucket.BitbucketCredentials; search: bitbucket.BitbucketSearch; check: bitbucket.BitbucketCheckInfo };
+  calendly: { actions: calendly.CalendlyActions; credentials: calendly.CalendlyCredentials; search: calendly.CalendlySearch; check: calendly.CalendlyCheckInfo };
   clickup: { actions: clickup.ClickupActions; credentials: clickup.ClickupCredentials; search: clickup.ClickupSearch; check: clickup.ClickupCheckInfo };
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
   confluence: { actions: confluence.ConfluenceActions; credentials: confluence.ConfluenceCredentials; search: confluence.ConfluenceSearch; check: confluence.ConfluenceCheckInfo };
@@ -70,11 +72,12 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
 export type * as bitbucket from './bitbucket/types.ts';
+export type * as calendly from './calendly/types.ts';
 export type * as clickup from './clickup/types.ts';
 export type * as close from './close/types.ts';
 export type * as confluence from './confluence/types.ts';

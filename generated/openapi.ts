@@ -1837,6 +1837,213 @@ export interface components {
             repo_slug: string;
             workspace: string;
         };
+        /** CalendlyEventTypesGetParams */
+        CalendlyEventTypesGetParams: {
+            uuid: string;
+        };
+        /** CalendlyEventTypesListParams */
+        CalendlyEventTypesListParams: {
+            active?: boolean;
+            count?: number;
+            /** Format: uri */
+            organization?: string;
+            page_token?: string;
+            /** @enum {string} */
+            sort?: "name:asc" | "name:desc" | "created_at:asc" | "created_at:desc" | "updated_at:asc" | "updated_at:desc";
+            /** Format: uri */
+            user?: string;
+        };
+        /**
+         * CalendlyExecuteRequest
+         * @description Execute on a Calendly connector (type calendly)
+         */
+        CalendlyExecuteRequest: {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["CalendlyUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "organization_memberships";
+            params?: components["schemas"]["CalendlyOrganizationMembershipsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "organization_memberships";
+            params: components["schemas"]["CalendlyOrganizationMembershipsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "organization_memberships";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "event_types";
+            params?: components["schemas"]["CalendlyEventTypesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "event_types";
+            params: components["schemas"]["CalendlyEventTypesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "event_types";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "scheduled_events";
+            params?: components["schemas"]["CalendlyScheduledEventsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "scheduled_events";
+            params: components["schemas"]["CalendlyScheduledEventsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "scheduled_events";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invitees";
+            params: components["schemas"]["CalendlyInviteesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invitees";
+            params: components["schemas"]["CalendlyInviteesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invitees";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "webhook_subscriptions";
+            params: components["schemas"]["CalendlyWebhookSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhook_subscriptions";
+            params: components["schemas"]["CalendlyWebhookSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhook_subscriptions";
+            params: components["schemas"]["CalendlyWebhookSubscriptionsCreateParams"];
+        };
+        /** CalendlyInviteesGetParams */
+        CalendlyInviteesGetParams: {
+            event_uuid: string;
+            uuid: string;
+        };
+        /** CalendlyInviteesListParams */
+        CalendlyInviteesListParams: {
+            count?: number;
+            /** Format: email */
+            email?: string;
+            event_uuid: string;
+            page_token?: string;
+            /** @enum {string} */
+            sort?: "created_at:asc" | "created_at:desc";
+            /** @enum {string} */
+            status?: "active" | "canceled";
+        };
+        /** CalendlyOrganizationMembershipsGetParams */
+        CalendlyOrganizationMembershipsGetParams: {
+            uuid: string;
+        };
+        /** CalendlyOrganizationMembershipsListParams */
+        CalendlyOrganizationMembershipsListParams: {
+            count?: number;
+            /** Format: email */
+            email?: string;
+            /** Format: uri */
+            organization?: string;
+            page_token?: string;
+            /** @enum {string} */
+            role?: "owner" | "admin" | "user";
+            /** Format: uri */
+            user?: string;
+        };
+        /** CalendlyScheduledEventsGetParams */
+        CalendlyScheduledEventsGetParams: {
+            uuid: string;
+        };
+        /** CalendlyScheduledEventsListParams */
+        CalendlyScheduledEventsListParams: {
+            count?: number;
+            /** Format: email */
+            invitee_email?: string;
+            /** Format: date-time */
+            max_start_time?: string;
+            /** Format: date-time */
+            min_start_time?: string;
+            /** Format: uri */
+            organization?: string;
+            page_token?: string;
+            /** @enum {string} */
+            sort?: "start_time:asc" | "start_time:desc";
+            /** @enum {string} */
+            status?: "active" | "canceled";
+            /** Format: uri */
+            user?: string;
+        };
+        /** CalendlyUsersGetParams */
+        CalendlyUsersGetParams: {
+            uuid: string;
+        };
+        /** CalendlyWebhookSubscriptionsCreateParams */
+        CalendlyWebhookSubscriptionsCreateParams: {
+            events: ("invitee.created" | "invitee.canceled" | "invitee_no_show.created" | "invitee_no_show.deleted" | "routing_form_submission.created")[];
+            /** Format: uri */
+            organization: string;
+            /** @enum {string} */
+            scope: "user" | "organization" | "group";
+            /** @description The key Calendly signs deliveries with */
+            signing_key?: string;
+            /** Format: uri */
+            url: string;
+            /** Format: uri */
+            user?: string;
+        };
+        /** CalendlyWebhookSubscriptionsGetParams */
+        CalendlyWebhookSubscriptionsGetParams: {
+            uuid: string;
+        };
+        /** CalendlyWebhookSubscriptionsListParams */
+        CalendlyWebhookSubscriptionsListParams: {
+            count?: number;
+            /** Format: uri */
+            organization: string;
+            page_token?: string;
+            /** @enum {string} */
+            scope: "user" | "organization" | "group";
+            /** Format: uri */
+            user?: string;
+        };
         /** ChangePage */
         ChangePage: {
             data: ({
@@ -15813,7 +16020,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -126,6 +126,17 @@ const QUIRKS: Record<string, Quirks> = {
       'comments.list': "listed under a page's id as block_id, which the suite cannot resolve (test/connectors/notion.test.ts lists a page's comments)",
     },
   },
+  calendly: {
+    // Lists are scoped by the organization's URI, which the simulator's records carry (the sandbox credentials' organization).
+    params: {
+      'organization_memberships.list': { organization: 'https://api.calendly.com/organizations/EBHAAFHDCAEQTSEZ' },
+      'webhook_subscriptions.list': { organization: 'https://api.calendly.com/organizations/EBHAAFHDCAEQTSEZ', scope: 'organization' },
+    },
+    skip: {
+      'users.get': "users have no list (an organization's users are its memberships, which embed them); test/connectors/calendly.test.ts gets one",
+      'users.get of an unknown id is upstream_not_found': 'no list of users to take an id from (test/connectors/calendly.test.ts asks for an unknown one)',
+    },
+  },
   sendgrid: {
     // The upsert's `contacts` are contact objects to add or update by email, not ids of the contacts entity the name suggests.
     params: { 'contact_imports.create': { contacts: [{ email: 'ada.lovelace@example.com', first_name: 'Ada' }] } },

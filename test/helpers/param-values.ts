@@ -25,6 +25,8 @@ function patterned(value: unknown, pattern: string, seed: number): string {
 function fitPatterns(value: unknown, schema: Schema | undefined, seed: number): unknown {
   if (schema === undefined) return value;
   if (typeof schema.pattern === 'string' && (typeof value === 'string' || value === undefined)) return patterned(value, schema.pattern, seed);
+  // A realistic value named after the field ("organization": a company name) where the format asks for a URI (Calendly's organization URI).
+  if (schema.format === 'uri' && typeof value === 'string' && !/^https?:\/\//.test(value)) return `https://example.com/${encodeURIComponent(value)}`;
   if (Array.isArray(value)) return value.map((v) => fitPatterns(v, schema.items, seed));
   if (value !== null && typeof value === 'object' && schema.properties !== undefined) {
     const out: Rec = { ...(value as Rec) };

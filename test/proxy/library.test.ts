@@ -66,6 +66,10 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
+  [
+    'calendly',
+    { method: 'GET', path: '/event_types', query: 'organization=https%3A%2F%2Fapi.calendly.com%2Forganizations%2FEBHAAFHDCAEQTSEZ&active=true&count=2' },
+  ],
   ['figma', { method: 'GET', path: '/v1/me' }],
   ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['gmail', { method: 'GET', path: '/gmail/v1/users/me/profile' }],

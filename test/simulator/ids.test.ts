@@ -37,6 +37,13 @@ describe('newId', () => {
     expect(a.slice(0, like.length - 17)).toBe(like.slice(0, like.length - 17));
     expect(a.endsWith('=')).toBe(true);
     expect(new Set([a, b, like]).size).toBe(3);
-    expect(newId(r, 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toMatch(/^\d{16}$/);
+    // Without any of - _ + / = it is no opaque id (capitals only keep their alphabet and length).
+    expect(newId(r, 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toMatch(/^[A-Z]{44}$/);
+  });
+
+  it("keeps an id of capital letters only to its length and alphabet (Calendly's uuids)", () => {
+    const id = String(newId(rand(), 'AAAAAAAAAAAAAAAA'));
+    expect(id).toMatch(/^[A-Z]{16}$/);
+    expect(id).not.toBe('AAAAAAAAAAAAAAAA');
   });
 });

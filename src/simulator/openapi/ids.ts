@@ -51,6 +51,9 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return Array.from({ length: like.length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
+  // Capital letters only, 12 or more (Calendly's AAAAAAAAAAAAAAAA uuids): the same length.
+  if (typeof like === 'string' && /^[A-Z]{12,}$/.test(like))
+    return Array.from({ length: like.length }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[Math.floor(rand() * 26)]).join('');
   if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');

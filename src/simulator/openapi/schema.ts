@@ -2,7 +2,7 @@
 import type { Description, Json, Operation, RequestProblem } from '../description.ts';
 import { clone } from '../core/values.ts';
 
-export const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items'];
+export const ENVELOPE_KEYS = ['data', 'result', 'record', 'item', 'results', 'items', 'resource'];
 
 /**
  * A schema's properties, allOf branches merged and, of oneOf/anyOf branches, the one with the most
