@@ -18,9 +18,10 @@ export function acceptedTokens(given: Iterable<string> | undefined, sidecar: Sid
 /**
  * The token an Authorization header presents: a bearer (or other scheme's) token as sent; for HTTP
  * basic, the password of base64(user:password), so a sidecar lists API tokens, not encodings of them;
- * with an empty password, the user name (an API key sent as the user name, as Close takes it).
+ * with an empty password, or always when `basicUser` (the sidecar's `auth.basic_user`), the user name
+ * (an API key sent as the user name, as Close takes it; BambooHR's with any password).
  */
-export function presentedToken(authorization: string): string | undefined {
+export function presentedToken(authorization: string, basicUser = false): string | undefined {
   // The scheme is an RFC 7235 token: letters, digits and !#$%&'*+-.^_`|~ (Klaviyo's Klaviyo-API-Key, Okta's SSWS).
   const m = /^([\w!#$%&'*+.^`|~-]+)\s+(\S+)\s*$/.exec(authorization);
   if (m === null) return undefined;
@@ -29,7 +30,7 @@ export function presentedToken(authorization: string): string | undefined {
   const colon = decoded.indexOf(':');
   if (colon < 0) return undefined;
   const password = decoded.slice(colon + 1);
-  return password === '' && colon > 0 ? decoded.slice(0, colon) : password;
+  return (password === '' || basicUser) && colon > 0 ? decoded.slice(0, colon) : password;
 }
 
 /** The token of a credential header as a GraphQL API reads it: the last word, with or without a scheme. */

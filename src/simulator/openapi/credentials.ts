@@ -74,7 +74,7 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
     if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
       // A token in the Authorization header, else the API keys the operation's security names (X-Figma-Token-like
       // headers; an application key and a user token in the query), every one of them accepted.
-      const bearer = presentedToken(String(req.headers.authorization ?? ''));
+      const bearer = presentedToken(String(req.headers.authorization ?? ''), sidecar.auth?.basic_user === true);
       const keys = bearer === undefined ? d.apiKeys(op, req) : [];
       const presented = bearer ?? keys.find((k) => !tokens.has(k)) ?? keys[0];
       if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow())

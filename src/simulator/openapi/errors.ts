@@ -41,13 +41,16 @@ export function errorAnswers(ctx: OpenApiContext): ErrorAnswers {
     const status = statuses?.[p.code] ?? (p.code === 'invalid_token' ? statuses?.unauthorized : undefined) ?? statuses?.default;
     if (status !== undefined) p = { ...p, status };
     let json: unknown;
-    if (sidecar.error?.body !== undefined)
-      json = render(sidecar.error.body, { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() });
+    const vars = { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() };
+    // body: null answers no body (a vendor that gives the reason in a header only).
+    if (sidecar.error?.body === null) json = undefined;
+    else if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, vars);
     else {
       const ref = op?.errorRef ?? anyErrorRef;
       json = ref === undefined ? { error: { code, message: p.message } } : fillError(sample(ref), p, code);
     }
-    return { status: p.status, headers, json };
+    const own = Object.fromEntries(Object.entries(sidecar.error?.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(render(v, vars))]));
+    return { status: p.status, headers: { ...own, ...headers }, json };
   };
   const notFound = (op: Operation, id: string, param?: string): SimResponse =>
     errorResponse({ status: 404, code: 'not_found', message: `No record with id ${id}`, ...(param !== undefined ? { field: param } : {}) }, op);

@@ -5,8 +5,8 @@ let lastTs = 0;
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing), a
  * prefixed id (e.g. not_1d3tmYTlCICgjy), a mixed-case key (aBcD1234EfGh5678IjKl9M), a prefixed
- * upper-case id (e.g. C012AB3CD), a UUID, a long opaque base64 id (a mailbox item's), or a
- * string of digits (Asana gids, numeric ids) or hex.
+ * upper-case id (e.g. C012AB3CD), a UUID, a long opaque base64 id (a mailbox item's), a small number
+ * kept as text (as many digits, at least three), or a string of digits (Asana gids, numeric ids) or hex.
  */
 export function newId(rand: () => number, like: unknown, created = false): string | number {
   if (typeof like === 'number') return 1 + Math.floor(rand() * 2_000_000_000);
@@ -57,6 +57,11 @@ export function newId(rand: () => number, like: unknown, created = false): strin
   if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
+  // A small number kept as text (BambooHR's employee "112", request "1342"): as many digits, at least three.
+  if (typeof like === 'string' && /^[1-9]\d{0,3}$/.test(like)) {
+    const n = Math.max(3, like.length);
+    return String(10 ** (n - 1) + Math.floor(rand() * 9 * 10 ** (n - 1)));
   }
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;

@@ -13,7 +13,7 @@ import type { ErrorAnswers } from './errors.ts';
 import { leavesAsText, newId } from './ids.ts';
 import type { ListAnswer } from './lists.ts';
 import type { RecordRules } from './records.ts';
-import { exampleOf } from './schema.ts';
+import { declaresLocation, exampleOf } from './schema.ts';
 import type { NestedLinks } from './seed.ts';
 import type { Classified, Kind, OpenApiContext, Resource, StoredRecord } from './types.ts';
 import type { Writes } from './writes.ts';
@@ -91,7 +91,15 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
   switch (kind) {
     case 'list':
       if (call.parentMissing()) return notFound(op, call.parentOf[call.rpcParent ?? ''] ?? '', call.rpcParent);
-      return parts.list(op, r, call.parentOf, call.query, call.origin, call.req, c.rpc === true ? [call.rpcParent ?? ''] : []);
+      return parts.list(
+        op,
+        r,
+        call.parentOf,
+        withBodyFilters(sidecar.filters, call.query, body),
+        call.origin,
+        call.req,
+        c.rpc === true ? [call.rpcParent ?? ''] : [],
+      );
     case 'create':
       return create(ctx, parts, call, (record) => {
         if (restParent?.append !== undefined && parentRecord !== undefined) appendToParent(restParent.append, parentRecord, record);
@@ -223,6 +231,12 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   const stored = { record, parents: c.rpc === true ? call.parentOf : { ...pathParams } };
   r.records.set(String(newRecordId), stored);
   appended(record);
+  // A create whose success declares no body but a Location header (201 Created) answers the new record's URL there, and no body.
+  if (op.responseRef === undefined && declaresLocation(d, op)) {
+    parts.writes.applyNested(nested, String(newRecordId), undefined);
+    const itemPath = `${call.req.path.replace(/\/+$/, '')}/${encodeURIComponent(String(newRecordId))}`;
+    return { status: op.successStatus, headers: { location: `${new URL(call.origin).origin}${itemPath}` }, json: undefined };
+  }
   // A create whose success declares no content (Klaviyo's event: 202 Accepted) answers none; the record is kept.
   if (op.responseRef === undefined) return { status: op.successStatus };
   const json = parts.writes.wrap(op, record, r, stored);
@@ -278,4 +292,19 @@ function remove(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   }
   if (!r.records.delete(String(s.record[r.idField]))) return parts.errors.notFound(op, id ?? '', c.idParam);
   return { status: op.successStatus, json: op.responseRef === undefined ? undefined : ctx.sample(op.responseRef) };
+}
+
+/**
+ * A list asked for with a JSON body (a report's `{filters: {lastChanged: {value}}}`) filters by the
+ * sidecar's filters keyed `body.<dotted path>`: the body's value there joins the query under that key.
+ */
+function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown): Json {
+  if (filters === undefined || body === null || typeof body !== 'object') return query;
+  const out: Json = { ...query };
+  for (const key of Object.keys(filters)) {
+    if (!key.startsWith('body.')) continue;
+    const v = getPath(body as Json, key.slice('body.'.length));
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
+  }
+  return out;
 }

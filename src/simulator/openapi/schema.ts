@@ -143,6 +143,13 @@ export function successHeaders(d: Description, op: Operation): Record<string, st
   return out;
 }
 
+/** Whether an operation's success response declares a `Location` header (a create answered 201 with the new record's URL). */
+export function declaresLocation(d: Description, op: Operation): boolean {
+  const responses = (d.resolve<Json>(((d.doc.paths as Json)[op.path] as Json)?.[op.method.toLowerCase()]) as Json | undefined)?.responses as Json | undefined;
+  const response = d.resolve<Json>(responses?.[String(op.successStatus)]);
+  return Object.keys((response?.headers ?? {}) as Json).some((name) => name.toLowerCase() === 'location');
+}
+
 /** The example of an operation's success response (`example`, or the first of `examples`), if the description gives one. */
 export function exampleOf(d: Description, op: Operation): unknown {
   const content = (d.resolve<Json>(((d.doc.paths as Json)[op.path] as Json)?.[op.method.toLowerCase()]) as Json | undefined)?.responses as Json | undefined;

@@ -59,6 +59,7 @@ export const SIDECAR_SCHEMA = {
       additionalProperties: false,
       properties: {
         body: {},
+        headers: { type: 'object', additionalProperties: { type: 'string' } },
         codes: { type: 'object', additionalProperties: { type: 'string' } },
         status: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 599 } },
       },
@@ -72,6 +73,7 @@ export const SIDECAR_SCHEMA = {
         header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
         params: { type: 'array', items: { type: 'string', minLength: 1 } },
         bearer: { type: 'boolean' },
+        basic_user: { type: 'boolean' },
       },
     },
     not_found: { type: 'object', additionalProperties: override },

@@ -86,11 +86,15 @@ export interface Pagination {
 }
 
 export interface Sidecar {
-  /** status: HTTP status by simulator code, `default` for the codes it does not name. */
-  error?: { body?: unknown; codes?: Record<string, string>; status?: Record<string, number> };
+  /**
+   * status: HTTP status by simulator code, `default` for the codes it does not name. body: null answers
+   * errors without a body; headers: templates (as body's) sent with every error (a vendor's reason header).
+   */
+  error?: { body?: unknown; headers?: Record<string, string>; codes?: Record<string, string>; status?: Record<string, number> };
   /** Headers on every answer (OpenAPI simulator); values may hold {{request_id}}, a new UUID per answer (a vendor's request-id). */
   response_headers?: Record<string, string>;
-  auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean };
+  /** basic_user: HTTP basic carries the credential as its user name, whatever the password. */
+  auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean; basic_user?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
   /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user). */
