@@ -6035,6 +6035,100 @@ export interface components {
             drive_id?: string;
         };
         /**
+         * GoogleSheetsExecuteRequest
+         * @description Execute on a Google Sheets connector (type google_sheets)
+         */
+        GoogleSheetsExecuteRequest: {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "spreadsheets";
+            params: components["schemas"]["GoogleSheetsSpreadsheetsCreateParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "spreadsheets";
+            params: components["schemas"]["GoogleSheetsSpreadsheetsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "values";
+            params: components["schemas"]["GoogleSheetsValuesCreateParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "values";
+            params: components["schemas"]["GoogleSheetsValuesGetParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "values";
+            params: components["schemas"]["GoogleSheetsValuesUpdateParams"];
+        };
+        /** GoogleSheetsSpreadsheetsCreateParams */
+        GoogleSheetsSpreadsheetsCreateParams: {
+            /** @description e.g. en_US */
+            locale?: string;
+            /** @description The sheets (tabs) to start with, e.g. [{properties: {title: Q3}}]; default one, Sheet1 */
+            sheets?: {
+                properties: {
+                    index?: number;
+                    title?: string;
+                };
+            }[];
+            /** @description e.g. Europe/Berlin */
+            time_zone?: string;
+            title: string;
+        };
+        /** GoogleSheetsSpreadsheetsGetParams */
+        GoogleSheetsSpreadsheetsGetParams: {
+            include_grid_data?: boolean;
+            /** @description A1 ranges to return grid data of (with include_grid_data) */
+            ranges?: string[];
+            spreadsheet_id: string;
+        };
+        /** GoogleSheetsValuesCreateParams */
+        GoogleSheetsValuesCreateParams: {
+            /** @enum {string} */
+            insert_data_option?: "OVERWRITE" | "INSERT_ROWS";
+            range: string;
+            spreadsheet_id: string;
+            /**
+             * @description Default USER_ENTERED: values parsed as if typed (numbers, dates, =formulas)
+             * @enum {string}
+             */
+            value_input_option?: "RAW" | "USER_ENTERED";
+            values: unknown[][];
+        };
+        /** GoogleSheetsValuesGetParams */
+        GoogleSheetsValuesGetParams: {
+            /** @enum {string} */
+            date_time_render_option?: "SERIAL_NUMBER" | "FORMATTED_STRING";
+            /** @enum {string} */
+            major_dimension?: "ROWS" | "COLUMNS";
+            range: string;
+            spreadsheet_id: string;
+            /**
+             * @description Default FORMATTED_VALUE
+             * @enum {string}
+             */
+            value_render_option?: "FORMATTED_VALUE" | "UNFORMATTED_VALUE" | "FORMULA";
+        };
+        /** GoogleSheetsValuesUpdateParams */
+        GoogleSheetsValuesUpdateParams: {
+            /** @enum {string} */
+            major_dimension?: "ROWS" | "COLUMNS";
+            range: string;
+            spreadsheet_id: string;
+            /** @enum {string} */
+            value_input_option?: "RAW" | "USER_ENTERED";
+            values: unknown[][];
+        };
+        /**
          * GranolaExecuteRequest
          * @description Execute on a Granola connector (type granola)
          */
@@ -16020,7 +16114,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

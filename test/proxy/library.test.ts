@@ -75,6 +75,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['gmail', { method: 'GET', path: '/gmail/v1/users/me/profile' }],
   ['google_calendar', { method: 'GET', path: '/users/me/calendarList', query: 'minAccessRole=owner&showHidden=true' }],
   ['google_drive', { method: 'GET', path: '/about', query: 'fields=user' }],
+  // Sheets has no account endpoint: a create asking only for the new spreadsheet's id and URL (a field mask no action sends).
+  ['google_sheets', { method: 'POST', path: '/v4/spreadsheets', query: 'fields=spreadsheetId,spreadsheetUrl', body: { properties: { title: 'Proxy check' } } }],
   ['granola', { method: 'GET', path: '/v1/notes', query: 'created_before=2100-01-01T00:00:00Z&page_size=2' }],
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
   ['intercom', { method: 'GET', path: '/me' }],
