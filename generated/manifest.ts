@@ -4,7 +4,39 @@
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "AuthVariant".
  */
-export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth | MintedBearerAuth)
+export type AuthVariant = (BearerAuth | ApiKeyAuth | OAuth2Auth | BasicAuth | MintedBearerAuth | ClientCredentialsAuth)
+/**
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "ApiKeyAuth".
+ */
+export type ApiKeyAuth = (ApiKeyAuth1 & {
+name: string
+type: "api_key"
+/**
+ * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
+ */
+base_url?: string
+title?: string
+description?: string
+fields: {
+[k: string]: CredentialField | undefined
+}
+header?: string
+/**
+ * The header value, sent as is (e.g. a raw "Authorization: <token>").
+ */
+value?: string
+/**
+ * Query parameters set on every request (name: template over credentials and config), for APIs that take the credential in the URL (an application key and a user token as two query parameters). With or instead of header and value; every credential field read must be secret.
+ */
+query?: {
+[k: string]: string | undefined
+}
+check?: CredentialCheck
+})
+export type ApiKeyAuth1 = {
+[k: string]: unknown | undefined
+}
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Pagination".
@@ -46,6 +78,10 @@ default_limit?: number
 type: "offset"
 param: string
 limit_param: string
+/**
+ * Optional; false ends (as a short or empty page does).
+ */
+has_more?: string
 default_limit?: number
 } | {
 type: "link_header"
@@ -73,6 +109,10 @@ next: string
 
 export interface Manifest {
 manifest_version: 1
+/**
+ * Partial manifests (paths relative to this file, inside the connectors directory, e.g. ../_shared/vendor.yaml) merged under this one in order before validation: objects key by key, auth variants by name, this manifest winning.
+ */
+extends?: (string | [string, ...(string)[]])
 /**
  * Connector type name, used in URLs, env vars and generated code.
  */
@@ -157,6 +197,10 @@ header?: string
  */
 prefix?: string
 /**
+ * hmac: a template over headers rendered and signed before the raw body, e.g. "v0:{{headers.x-zm-request-timestamp}}:" (the HMAC is then of "v0:<timestamp>:<body>"). Default: the raw body alone is signed.
+ */
+signed_prefix?: string
+/**
  * hmac: how the digest is written (default hex).
  */
 encoding?: ("hex" | "base64")
@@ -194,11 +238,15 @@ challenge?: {
  */
 when: string
 /**
- * A JSON value whose string leaves are templates over body.
+ * A JSON value whose string leaves are templates over body (and hmac, when `hmac` is given).
  */
 response: {
 [k: string]: unknown | undefined
 }
+/**
+ * A template over body: the text whose HMAC (the signature's algorithm and encoding, keyed with the signing secret) `response` reads as {{hmac}}, for a handshake that proves the receiver holds the secret (an endpoint validation answering an encrypted token).
+ */
+hmac?: string
 }
 attribution: {
 /**
@@ -551,29 +599,6 @@ variables?: {
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
- * via the `definition` "ApiKeyAuth".
- */
-export interface ApiKeyAuth {
-name: string
-type: "api_key"
-/**
- * The base URL while this variant is in use, instead of base_url.default (Jira: basic auth on https://{{credentials.site}}.atlassian.net, OAuth on https://api.atlassian.com/ex/jira/{{config.cloud_id}}). May hold variables.
- */
-base_url?: string
-title?: string
-description?: string
-fields: {
-[k: string]: CredentialField | undefined
-}
-header: string
-/**
- * The header value, sent as is (e.g. a raw "Authorization: <token>").
- */
-value: string
-check?: CredentialCheck
-}
-/**
- * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "OAuth2Auth".
  */
 export interface OAuth2Auth {
@@ -611,6 +636,15 @@ refreshes?: boolean
  */
 expires?: boolean
 authorize_params?: {
+[k: string]: string | undefined
+}
+/**
+ * Non-secret credential fields filled from the token endpoint's own answer, on the code exchange and on every refresh: field → template over the answer (body), e.g. company_domain: "{{first (split (url_host body.api_domain) '.')}}" (a company's host named in the answer, used in the variant's base_url). An answer that renders a field empty is upstream_protocol_error.
+ */
+token_fields?: {
+/**
+ * A Handlebars template (see README: Templates).
+ */
 [k: string]: string | undefined
 }
 /**
@@ -751,9 +785,13 @@ backdate_seconds?: number
 lifetime_seconds?: number
 }
 /**
- * The request that exchanges the JWT for the short-lived token, on the base URL, with the manifest headers and "Authorization: Bearer <jwt>".
+ * The request that exchanges the JWT for the short-lived token, on the base URL (or mint.base_url), with the manifest headers and "Authorization: Bearer <jwt>" (or the JWT where the request's templates put {{jwt}}).
  */
 mint: {
+/**
+ * The base URL the mint request's path goes on when the token endpoint is on another host than the API (an OAuth 2.0 JWT bearer grant, RFC 7523: DocuSign's https://account.docusign.com). May hold credential variables of the variant as base URLs do. An explicit base URL (a sandbox, a test) replaces it as it replaces the API's.
+ */
+base_url?: string
 request: Request1
 /**
  * The token in the answer (context: body, headers, status), e.g. "{{body.token}}".
@@ -774,7 +812,7 @@ renew_before_seconds?: number
 }
 }
 /**
- * The request (templates may use credentials and config; there are no params).
+ * The request (templates may use credentials and config, and {{jwt}}: the signed JWT, e.g. a form body's assertion; then no Authorization header is sent; there are no params).
  */
 export interface Request1 {
 method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
@@ -819,6 +857,67 @@ variables?: {
 [k: string]: unknown | undefined
 }
 }
+}
+/**
+ * OAuth 2.0 client credentials grant (RFC 6749 §4.4): the connector holds an app's client id and secret (and whatever else the token request names) and gets its own short-lived access token from token_url, kept in memory only and renewed before it expires (Microsoft identity platform app-only tokens; Zoom's Server-to-Server OAuth, grant_type account_credentials with the account_id).
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "ClientCredentialsAuth".
+ */
+export interface ClientCredentialsAuth {
+name: string
+type: "client_credentials"
+/**
+ * The base URL while this variant is in use, instead of base_url.default. May hold variables.
+ */
+base_url?: string
+title?: string
+description?: string
+/**
+ * The app's credentials; the secret one(s) must be secret: true. Fields the token_url names need a pattern, as for OAuth URLs.
+ */
+fields: {
+[k: string]: CredentialField | undefined
+}
+check?: CredentialCheck
+/**
+ * The token endpoint; may name credential fields of the variant (https://login.microsoftonline.com/{{credentials.tenant}}/oauth2/v2.0/token).
+ */
+token_url: string
+/**
+ * Default client_credentials (Zoom's Server-to-Server OAuth: account_credentials).
+ */
+grant_type?: string
+/**
+ * A template over credentials; default "{{credentials.client_id}}".
+ */
+client_id?: string
+/**
+ * A template over credentials; default "{{credentials.client_secret}}". Every credential field it reads must be secret: true.
+ */
+client_secret?: string
+/**
+ * How the token request authenticates the app: in the form body (default) or as HTTP Basic.
+ */
+token_request_auth?: ("client_secret_post" | "client_secret_basic")
+/**
+ * Sent as the scope form field (Microsoft: https://graph.microsoft.com/.default); none when absent.
+ */
+scopes?: string[]
+/**
+ * Default " ".
+ */
+scope_separator?: string
+/**
+ * More form fields of the token request, templates over credentials and config (Zoom: account_id: "{{credentials.account_id}}").
+ */
+token_params?: {
+[k: string]: string | undefined
+}
+/**
+ * Get a new token this many seconds before the current one expires (its expires_in); default 60.
+ */
+renew_before_seconds?: number
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -1030,13 +1129,17 @@ meta?: {
  */
 not_found_when?: string
 /**
- * create/update (any action that answers one record): what a 2xx answer without a body (204 No Content, or an empty 200) means. The record is read back with another action of the same entity (usually get), its params rendered from this call (context: params, headers, status), and that action's answer is the result. Without on_empty, an empty answer is upstream_protocol_error.
+ * create/update (any action that answers one record): what a 2xx answer without a body (204 No Content, or an empty 200, or a 202 Accepted) means. Either the record is read back with another action of the same entity (usually get), its params rendered from this call (context: params, headers, status), and that action's answer is the result; or (`record`) the record is rendered from the call itself, for a write nothing can read back (a mail accepted for sending, its id in a response header). Exactly one of action and record. Without on_empty, an empty answer is upstream_protocol_error.
  */
 on_empty?: {
 /**
+ * A Handlebars template (see README: Templates) rendering the record of an empty answer (context: params, headers, status), e.g. "{{object 'message_id' headers.x-message-id 'status' status}}".
+ */
+record?: string
+/**
  * The action of this entity that reads the record back (get); not a list action, not this one.
  */
-action: string
+action?: string
 /**
  * That action's params: name → template over this call (e.g. issue_id_or_key: "{{params.issue_id_or_key}}", or an id from a Location header).
  */
@@ -1099,6 +1202,12 @@ params?: {
  * mode param: the action incremental runs page through; default list. changes is a sync-only action (e.g. a search endpoint filtered on the change time); full refreshes still use list.
  */
 action?: ("list" | "changes")
+/**
+ * Statuses with which the upstream refuses an incremental request whose mark (since value, history id, sync token) has expired (Gmail's history: 404; a sync token: 410): the entity's mark is dropped and its pass starts over as a full one in the same run.
+ * 
+ * @minItems 1
+ */
+resync_on?: [number, ...(number)[]]
 }
 /**
  * Fetch each listed record again through get (context: record).
@@ -1111,6 +1220,10 @@ params: {
  */
 [k: string]: string | undefined
 }
+/**
+ * A listed record whose get answers 404 (deleted since it was listed, or listed by a change feed because it was deleted): fail (default) fails the run; delete deletes it from search.
+ */
+missing?: ("fail" | "delete")
 }
 /**
  * How records deleted upstream are detected; default full_refresh.

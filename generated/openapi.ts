@@ -801,6 +801,201 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** ApolloAccountsCreateParams */
+        ApolloAccountsCreateParams: {
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloAccountsGetParams */
+        ApolloAccountsGetParams: {
+            account_id: string;
+        };
+        /** ApolloAccountsListParams */
+        ApolloAccountsListParams: {
+            account_label_ids?: string[];
+            account_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            q_organization_name?: string;
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "account_last_activity_date" | "account_created_at" | "account_updated_at";
+        };
+        /** ApolloAccountsUpdateParams */
+        ApolloAccountsUpdateParams: {
+            account_id: string;
+            account_stage_id?: string;
+            domain?: string;
+            name?: string;
+            owner_id?: string;
+            phone?: string;
+            raw_address?: string;
+            typed_custom_fields?: Record<string, never>;
+        };
+        /** ApolloContactsCreateParams */
+        ApolloContactsCreateParams: {
+            account_id?: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            /** @description Create only: answer the existing contact with the same email instead of a duplicate */
+            run_dedupe?: boolean;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /** ApolloContactsGetParams */
+        ApolloContactsGetParams: {
+            contact_id: string;
+        };
+        /** ApolloContactsListParams */
+        ApolloContactsListParams: {
+            contact_label_ids?: string[];
+            contact_stage_ids?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Names */
+            q_keywords?: string;
+            /** @description With sort_by_field */
+            sort_ascending?: boolean;
+            /** @enum {string} */
+            sort_by_field?: "contact_last_activity_date" | "contact_email_last_opened_at" | "contact_email_last_clicked_at" | "contact_created_at" | "contact_updated_at";
+        };
+        /** ApolloContactsUpdateParams */
+        ApolloContactsUpdateParams: {
+            account_id?: string;
+            contact_id: string;
+            contact_stage_id?: string;
+            corporate_phone?: string;
+            direct_phone?: string;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            home_phone?: string;
+            label_names?: string[];
+            last_name?: string;
+            mobile_phone?: string;
+            organization_name?: string;
+            other_phone?: string;
+            owner_id?: string;
+            present_raw_address?: string;
+            title?: string;
+            typed_custom_fields?: Record<string, never>;
+            website_url?: string;
+        };
+        /**
+         * ApolloExecuteRequest
+         * @description Execute on a Apollo.io connector (type apollo)
+         */
+        ApolloExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ApolloContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ApolloContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ApolloAccountsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ApolloAccountsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["ApolloPeopleListParams"];
+        };
+        /** ApolloPeopleListParams */
+        ApolloPeopleListParams: {
+            contact_email_status?: ("verified" | "unverified" | "likely to engage" | "unavailable")[];
+            include_similar_titles?: boolean;
+            organization_ids?: string[];
+            /** @description Where their employers have their headquarters */
+            organization_locations?: string[];
+            /** @description Employee count ranges, min,max (1,10) */
+            organization_num_employees_ranges?: string[];
+            /** @default 1 */
+            page: number;
+            /** @default 10 */
+            per_page: number;
+            /** @description Where people live (cities, US states, countries) */
+            person_locations?: string[];
+            person_seniorities?: ("owner" | "founder" | "c_suite" | "partner" | "vp" | "head" | "director" | "manager" | "senior" | "entry" | "intern")[];
+            /** @description Job titles (current) */
+            person_titles?: string[];
+            q_keywords?: string;
+            /** @description Employers' domains (apollo.io, no www) */
+            q_organization_domains_list?: string[];
+        };
         /**
          * AsanaExecuteRequest
          * @description Execute on a Asana connector (type asana)
@@ -1694,6 +1889,540 @@ export interface components {
             /** @description The upstream accepted the credentials */
             ok: boolean;
         };
+        /** CloseActivitiesListParams */
+        CloseActivitiesListParams: {
+            /** @description With lead_id only. */
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            /**
+             * @description One activity type (with lead_id only).
+             * @enum {string}
+             */
+            type?: "Call" | "Created" | "Email" | "EmailThread" | "LeadStatusChange" | "Meeting" | "Note" | "OpportunityStatusChange" | "SMS" | "TaskCompleted" | "Custom";
+            /** @description With lead_id only. */
+            user_id?: string;
+        };
+        /** CloseCallsCreateParams */
+        CloseCallsCreateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            contact_id?: string;
+            /** @enum {string} */
+            direction?: "inbound" | "outbound";
+            duration?: number;
+            lead_id: string;
+            note?: string;
+            note_html?: string;
+            phone?: string;
+            /** @enum {string} */
+            status?: "completed";
+        };
+        /** CloseCallsGetParams */
+        CloseCallsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseCallsListParams */
+        CloseCallsListParams: {
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            user_id?: string;
+        };
+        /** CloseCallsUpdateParams */
+        CloseCallsUpdateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            duration?: number;
+            id: string;
+            note?: string;
+            note_html?: string;
+        };
+        /** CloseContactsCreateParams */
+        CloseContactsCreateParams: {
+            emails?: {
+                /** Format: email */
+                email?: string;
+                /** @description office */
+                type?: string;
+            }[];
+            lead_id?: string;
+            name?: string;
+            phones?: {
+                phone?: string;
+                type?: string;
+            }[];
+            title?: string;
+            urls?: {
+                type?: string;
+                url?: string;
+            }[];
+        };
+        /** CloseContactsGetParams */
+        CloseContactsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseContactsListParams */
+        CloseContactsListParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only the contacts of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+        };
+        /** CloseContactsUpdateParams */
+        CloseContactsUpdateParams: {
+            emails?: {
+                /** Format: email */
+                email?: string;
+                /** @description office */
+                type?: string;
+            }[];
+            id: string;
+            lead_id?: string;
+            name?: string;
+            phones?: {
+                phone?: string;
+                type?: string;
+            }[];
+            title?: string;
+            urls?: {
+                type?: string;
+                url?: string;
+            }[];
+        };
+        /**
+         * CloseExecuteRequest
+         * @description Execute on a Close connector (type close)
+         */
+        CloseExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["CloseLeadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["CloseLeadsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["CloseLeadsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["CloseLeadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["CloseContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["CloseContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["CloseContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["CloseContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["CloseOpportunitiesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["CloseOpportunitiesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["CloseActivitiesListParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["CloseNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["CloseNotesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["CloseCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["CloseCallsUpdateParams"];
+        };
+        /** CloseLeadsCreateParams */
+        CloseLeadsCreateParams: {
+            addresses?: {
+                address_1?: string;
+                address_2?: string;
+                city?: string;
+                /** @description ISO 3166-1 alpha-2 */
+                country?: string;
+                /** @enum {string} */
+                label?: "business" | "mailing" | "other";
+                state?: string;
+                zipcode?: string;
+            }[];
+            contacts?: {
+                emails?: {
+                    /** Format: email */
+                    email?: string;
+                    /** @description office */
+                    type?: string;
+                }[];
+                lead_id?: string;
+                name?: string;
+                phones?: {
+                    phone?: string;
+                    type?: string;
+                }[];
+                title?: string;
+                urls?: {
+                    type?: string;
+                    url?: string;
+                }[];
+            }[];
+            description?: string;
+            name?: string;
+            status_id?: string;
+            url?: string;
+        };
+        /** CloseLeadsGetParams */
+        CloseLeadsGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseLeadsListParams */
+        CloseLeadsListParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /** @description A search in Close's query language (date_updated >= "2026-01-01T00:00:00+00:00" sort:date_updated). */
+            query?: string;
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+        };
+        /** CloseLeadsUpdateParams */
+        CloseLeadsUpdateParams: {
+            addresses?: {
+                address_1?: string;
+                address_2?: string;
+                city?: string;
+                /** @description ISO 3166-1 alpha-2 */
+                country?: string;
+                /** @enum {string} */
+                label?: "business" | "mailing" | "other";
+                state?: string;
+                zipcode?: string;
+            }[];
+            contacts?: {
+                emails?: {
+                    /** Format: email */
+                    email?: string;
+                    /** @description office */
+                    type?: string;
+                }[];
+                lead_id?: string;
+                name?: string;
+                phones?: {
+                    phone?: string;
+                    type?: string;
+                }[];
+                title?: string;
+                urls?: {
+                    type?: string;
+                    url?: string;
+                }[];
+            }[];
+            description?: string;
+            id: string;
+            name?: string;
+            status_id?: string;
+            url?: string;
+        };
+        /** CloseNotesCreateParams */
+        CloseNotesCreateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            contact_id?: string;
+            lead_id: string;
+            note?: string;
+            note_html?: string;
+            pinned?: boolean;
+        };
+        /** CloseNotesGetParams */
+        CloseNotesGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseNotesListParams */
+        CloseNotesListParams: {
+            contact_id?: string;
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only activities of this lead. */
+            lead_id?: string;
+            /**
+             * @description Number of activities to return (at most 100, the default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description date_created (the default order is newest first), or activity_at with lead_id.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "activity_at" | "-activity_at";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            user_id?: string;
+        };
+        /** CloseNotesUpdateParams */
+        CloseNotesUpdateParams: {
+            /** Format: date-time */
+            activity_at?: string;
+            id: string;
+            note?: string;
+            note_html?: string;
+            pinned?: boolean;
+        };
+        /** CloseOpportunitiesCreateParams */
+        CloseOpportunitiesCreateParams: {
+            confidence?: number;
+            contact_id?: string;
+            /** Format: date */
+            date_won?: string;
+            lead_id: string;
+            note?: string;
+            status_id?: string;
+            user_id?: string;
+            value?: number;
+            value_currency?: string;
+            /** @enum {string} */
+            value_period?: "one_time" | "monthly" | "annual";
+        };
+        /** CloseOpportunitiesGetParams */
+        CloseOpportunitiesGetParams: {
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            id: string;
+        };
+        /** CloseOpportunitiesListParams */
+        CloseOpportunitiesListParams: {
+            /** Format: date-time */
+            date_created_gte?: string;
+            /** Format: date-time */
+            date_created_lte?: string;
+            /** Format: date-time */
+            date_updated_gte?: string;
+            /** Format: date-time */
+            date_updated_lte?: string;
+            /** @description Comma-separated list of fields to include in the response. */
+            fields?: string;
+            /** @description Only this lead's opportunities. */
+            lead_id?: string;
+            /**
+             * @description Number of results to return (at most 200; 100 by default).
+             * @default 100
+             */
+            limit: number;
+            /**
+             * @description Sort field, - first for descending.
+             * @enum {string}
+             */
+            order_by?: "date_created" | "-date_created" | "date_updated" | "-date_updated" | "date_won" | "-date_won" | "value" | "-value" | "confidence" | "-confidence";
+            /**
+             * @description Number of results to skip before returning, for pagination.
+             * @default 0
+             */
+            skip: number;
+            status_id?: string;
+            /** @enum {string} */
+            status_type?: "active" | "won" | "lost";
+            /** @description Only opportunities assigned to this user. */
+            user_id?: string;
+        };
+        /** CloseOpportunitiesUpdateParams */
+        CloseOpportunitiesUpdateParams: {
+            confidence?: number;
+            contact_id?: string;
+            /** Format: date */
+            date_won?: string;
+            id: string;
+            note?: string;
+            status_id?: string;
+            user_id?: string;
+            value?: number;
+            value_currency?: string;
+            /** @enum {string} */
+            value_period?: "one_time" | "monthly" | "annual";
+        };
         /**
          * ConfluenceExecuteRequest
          * @description Execute on a Confluence connector (type confluence)
@@ -2015,7 +2744,7 @@ export interface components {
                 schema: Record<string, never>;
                 title?: string;
                 /** @enum {string} */
-                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
+                type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer" | "client_credentials";
             }[];
             description?: string;
             docs_url?: string;
@@ -2070,7 +2799,7 @@ export interface components {
                     schema: Record<string, never>;
                     title?: string;
                     /** @enum {string} */
-                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer";
+                    type: "bearer" | "api_key" | "oauth2" | "basic" | "minted_bearer" | "client_credentials";
                 }[];
                 description?: string;
                 docs_url?: string;
@@ -3762,6 +4491,143 @@ export interface components {
             topics?: string[];
             /** @enum {string} */
             visibility?: "public" | "internal" | "private";
+        };
+        /** GongCallsCreateParams */
+        GongCallsCreateParams: {
+            /** Format: date-time */
+            actual_start: string;
+            /** @description The call's id in the system it comes from (unique) */
+            client_unique_id: string;
+            custom_data?: string;
+            /** @enum {string} */
+            direction: "Inbound" | "Outbound" | "Conference" | "Unknown";
+            disposition?: string;
+            /** @description Where Gong fetches the recording from */
+            download_media_url?: string;
+            /** @description Seconds */
+            duration?: number;
+            language_code?: string;
+            meeting_url?: string;
+            parties: {
+                /** Format: email */
+                emailAddress?: string;
+                mediaChannelId?: number;
+                name?: string;
+                phoneNumber?: string;
+                /** @description A Gong user's id (the company's own people) */
+                userId?: string;
+            }[];
+            /** @description The Gong user id of the call's host */
+            primary_user: string;
+            purpose?: string;
+            /** Format: date-time */
+            scheduled_end?: string;
+            /** Format: date-time */
+            scheduled_start?: string;
+            title?: string;
+            workspace_id?: string;
+        };
+        /** GongCallsGetParams */
+        GongCallsGetParams: {
+            id: string;
+        };
+        /** GongCallsListParams */
+        GongCallsListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time (ISO 8601, 2026-01-01T02:30:00-08:00)
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            /** @description Only this workspace's calls */
+            workspace_id?: string;
+        };
+        /** GongCallTranscriptsListParams */
+        GongCallTranscriptsListParams: {
+            /** @description These calls' transcripts */
+            call_ids?: string[];
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started at or after this time
+             */
+            from_date_time?: string;
+            /**
+             * Format: date-time
+             * @description Calls that started before this time
+             */
+            to_date_time?: string;
+            workspace_id?: string;
+        };
+        /**
+         * GongExecuteRequest
+         * @description Execute on a Gong connector (type gong)
+         */
+        GongExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["GongCallsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "calls";
+            params: components["schemas"]["GongCallsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "calls";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["GongUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["GongUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "call_transcripts";
+            params?: components["schemas"]["GongCallTranscriptsListParams"];
+        };
+        /** GongUsersGetParams */
+        GongUsersGetParams: {
+            id: string;
+        };
+        /** GongUsersListParams */
+        GongUsersListParams: {
+            /** @description The previous page's records.cursor */
+            cursor?: string;
+            include_avatars?: boolean;
         };
         /**
          * GranolaExecuteRequest
@@ -6012,6 +6878,541 @@ export interface components {
              */
             expires_at: string;
         };
+        /** OktaAppsCreateParams */
+        OktaAppsCreateParams: {
+            accessibility?: {
+                errorRedirectUrl?: string;
+                loginRedirectUrl?: string;
+                selfService?: boolean;
+            };
+            /**
+             * @description Executes activation lifecycle operation when creating the app
+             * @default true
+             */
+            activate: boolean;
+            credentials?: {
+                signing?: {
+                    kid?: string;
+                    /** Format: date-time */
+                    lastRotated?: string;
+                    /** Format: date-time */
+                    nextRotation?: string;
+                    rotationMode?: string;
+                    /** @enum {string} */
+                    use?: "sig";
+                };
+                userNameTemplate?: {
+                    pushStatus?: string;
+                    suffix?: string;
+                    template?: string;
+                    type?: string;
+                };
+            };
+            features?: string[];
+            label?: string;
+            licensing?: {
+                seatCount?: number;
+            };
+            /** @description The app's catalog name (bookmark, oidc_client, ...), given when it is created */
+            name?: string;
+            okta_access_gateway_agent?: string;
+            profile?: {
+                [key: string]: Record<string, never>;
+            };
+            settings?: {
+                app?: unknown;
+                implicitAssignment?: boolean;
+                inlineHookId?: string;
+                notes?: {
+                    admin?: string;
+                    enduser?: string;
+                };
+                notifications?: {
+                    vpn?: {
+                        helpUrl?: string;
+                        message?: string;
+                        network?: {
+                            connection?: string;
+                            exclude?: string[];
+                            include?: string[];
+                        };
+                    };
+                };
+            };
+            /** @enum {string} */
+            sign_on_mode?: "BOOKMARK" | "BASIC_AUTH" | "BROWSER_PLUGIN" | "SECURE_PASSWORD_STORE" | "AUTO_LOGIN" | "WS_FEDERATION" | "SAML_2_0" | "OPENID_CONNECT" | "SAML_1_1";
+            visibility?: {
+                appLinks?: {
+                    [key: string]: boolean;
+                };
+                autoLaunch?: boolean;
+                autoSubmitToolbar?: boolean;
+                hide?: {
+                    iOS?: boolean;
+                    web?: boolean;
+                };
+            };
+        };
+        /** OktaAppsGetParams */
+        OktaAppsGetParams: {
+            app_id: string;
+            expand?: string;
+        };
+        /** OktaAppsListParams */
+        OktaAppsListParams: {
+            /** @description Specifies the pagination cursor for the next page of apps */
+            after?: string;
+            /** @description Traverses users link relationship and optionally embeds Application User resource */
+            expand?: string;
+            /** @description Filters apps by status, user.id, group.id or credentials.signing.kid expression */
+            filter?: string;
+            /** @default false */
+            include_non_deleted: boolean;
+            /**
+             * Format: int32
+             * @description Specifies the number of results for a page
+             * @default -1
+             */
+            limit: number;
+            q?: string;
+        };
+        /** OktaAppsUpdateParams */
+        OktaAppsUpdateParams: {
+            accessibility?: {
+                errorRedirectUrl?: string;
+                loginRedirectUrl?: string;
+                selfService?: boolean;
+            };
+            app_id: string;
+            credentials?: {
+                signing?: {
+                    kid?: string;
+                    /** Format: date-time */
+                    lastRotated?: string;
+                    /** Format: date-time */
+                    nextRotation?: string;
+                    rotationMode?: string;
+                    /** @enum {string} */
+                    use?: "sig";
+                };
+                userNameTemplate?: {
+                    pushStatus?: string;
+                    suffix?: string;
+                    template?: string;
+                    type?: string;
+                };
+            };
+            features?: string[];
+            label?: string;
+            licensing?: {
+                seatCount?: number;
+            };
+            /** @description The app's catalog name (bookmark, oidc_client, ...), given when it is created */
+            name?: string;
+            profile?: {
+                [key: string]: Record<string, never>;
+            };
+            settings?: {
+                app?: unknown;
+                implicitAssignment?: boolean;
+                inlineHookId?: string;
+                notes?: {
+                    admin?: string;
+                    enduser?: string;
+                };
+                notifications?: {
+                    vpn?: {
+                        helpUrl?: string;
+                        message?: string;
+                        network?: {
+                            connection?: string;
+                            exclude?: string[];
+                            include?: string[];
+                        };
+                    };
+                };
+            };
+            /** @enum {string} */
+            sign_on_mode?: "BOOKMARK" | "BASIC_AUTH" | "BROWSER_PLUGIN" | "SECURE_PASSWORD_STORE" | "AUTO_LOGIN" | "WS_FEDERATION" | "SAML_2_0" | "OPENID_CONNECT" | "SAML_1_1";
+            visibility?: {
+                appLinks?: {
+                    [key: string]: boolean;
+                };
+                autoLaunch?: boolean;
+                autoSubmitToolbar?: boolean;
+                hide?: {
+                    iOS?: boolean;
+                    web?: boolean;
+                };
+            };
+        };
+        /**
+         * OktaExecuteRequest
+         * @description Execute on a Okta connector (type okta)
+         */
+        OktaExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["OktaUsersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["OktaUsersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["OktaUsersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "users";
+            params: components["schemas"]["OktaUsersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "users";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["OktaGroupsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["OktaGroupsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["OktaGroupsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "groups";
+            params: components["schemas"]["OktaGroupsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "groups";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "group_members";
+            params: components["schemas"]["OktaGroupMembersListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "group_members";
+            params: components["schemas"]["OktaGroupMembersCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["OktaAppsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "apps";
+            params: components["schemas"]["OktaAppsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["OktaAppsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "apps";
+            params: components["schemas"]["OktaAppsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "apps";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** OktaGroupMembersCreateParams */
+        OktaGroupMembersCreateParams: {
+            group_id: string;
+            user_id: string;
+        };
+        /** OktaGroupMembersListParams */
+        OktaGroupMembersListParams: {
+            /** @description Specifies the pagination cursor for the next page of users */
+            after?: string;
+            group_id: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of user results in a page
+             * @default 1000
+             */
+            limit: number;
+        };
+        /** OktaGroupsCreateParams */
+        OktaGroupsCreateParams: {
+            profile?: {
+                description?: string;
+                name?: string;
+            };
+            /** @enum {string} */
+            type?: "OKTA_GROUP" | "APP_GROUP" | "BUILT_IN";
+        };
+        /** OktaGroupsGetParams */
+        OktaGroupsGetParams: {
+            group_id: string;
+        };
+        /** OktaGroupsListParams */
+        OktaGroupsListParams: {
+            /** @description Specifies the pagination cursor for the next page of groups */
+            after?: string;
+            /** @description If specified, it causes additional metadata to be included in the response. */
+            expand?: string;
+            /** @description Filter expression for groups */
+            filter?: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of group results in a page
+             * @default 10000
+             */
+            limit: number;
+            /** @description Searches the name property of groups for matching value */
+            q?: string;
+            /** @description Searches for groups with a supported filtering expression for all attributes except for _embedded, _links, and objectClass */
+            search?: string;
+        };
+        /** OktaGroupsUpdateParams */
+        OktaGroupsUpdateParams: {
+            group_id: string;
+            profile?: {
+                description?: string;
+                name?: string;
+            };
+            /** @enum {string} */
+            type?: "OKTA_GROUP" | "APP_GROUP" | "BUILT_IN";
+        };
+        /** OktaUsersCreateParams */
+        OktaUsersCreateParams: {
+            /**
+             * @description Executes activation lifecycle operation when creating the user
+             * @default true
+             */
+            activate: boolean;
+            credentials?: {
+                password?: {
+                    hash?: {
+                        /** @enum {string} */
+                        algorithm?: "BCRYPT" | "SHA-512" | "SHA-256" | "SHA-1" | "MD5";
+                        salt?: string;
+                        saltOrder?: string;
+                        value?: string;
+                        workFactor?: number;
+                    };
+                    hook?: {
+                        type?: string;
+                    };
+                    /** Format: password */
+                    value?: string;
+                };
+                provider?: {
+                    name?: string;
+                    /** @enum {string} */
+                    type?: "ACTIVE_DIRECTORY" | "FEDERATION" | "LDAP" | "OKTA" | "SOCIAL" | "IMPORT";
+                };
+                recovery_question?: {
+                    answer?: string;
+                    question?: string;
+                };
+            };
+            group_ids?: string[];
+            /**
+             * @description With activate=true, set nextLogin to "changePassword" to have the password be EXPIRED, so user must change it the next time they log in.
+             * @default
+             */
+            next_login: string;
+            profile?: {
+                city?: string;
+                costCenter?: string;
+                countryCode?: string;
+                department?: string;
+                displayName?: string;
+                division?: string;
+                email?: string;
+                employeeNumber?: string;
+                firstName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+                lastName?: string;
+                locale?: string;
+                login?: string;
+                manager?: string;
+                managerId?: string;
+                middleName?: string;
+                mobilePhone?: string;
+                nickName?: string;
+                organization?: string;
+                postalAddress?: string;
+                preferredLanguage?: string;
+                primaryPhone?: string;
+                profileUrl?: string;
+                secondEmail?: string;
+                state?: string;
+                streetAddress?: string;
+                timezone?: string;
+                title?: string;
+                userType?: string;
+                zipCode?: string;
+            };
+            /**
+             * @description Indicates whether to create a user with a specified authentication provider
+             * @default false
+             */
+            provider: boolean;
+            type?: {
+                _links?: {
+                    [key: string]: Record<string, never>;
+                };
+                /** Format: date-time */
+                created?: string;
+                createdBy?: string;
+                default?: boolean;
+                description?: string;
+                displayName?: string;
+                id?: string;
+                /** Format: date-time */
+                lastUpdated?: string;
+                lastUpdatedBy?: string;
+                name?: string;
+            };
+        };
+        /** OktaUsersGetParams */
+        OktaUsersGetParams: {
+            user_id: string;
+        };
+        /** OktaUsersListParams */
+        OktaUsersListParams: {
+            /** @description Specifies the pagination cursor for the next page of users */
+            after?: string;
+            /** @description Filters users with a supported expression for a subset of properties */
+            filter?: string;
+            /**
+             * Format: int32
+             * @description Specifies the number of results returned
+             * @default 10
+             */
+            limit: number;
+            /** @description Finds a user that matches firstName, lastName, and email properties */
+            q?: string;
+            /** @description Searches for users with a supported filtering  expression for most properties */
+            search?: string;
+            sort_by?: string;
+            sort_order?: string;
+        };
+        /** OktaUsersUpdateParams */
+        OktaUsersUpdateParams: {
+            credentials?: {
+                password?: {
+                    hash?: {
+                        /** @enum {string} */
+                        algorithm?: "BCRYPT" | "SHA-512" | "SHA-256" | "SHA-1" | "MD5";
+                        salt?: string;
+                        saltOrder?: string;
+                        value?: string;
+                        workFactor?: number;
+                    };
+                    hook?: {
+                        type?: string;
+                    };
+                    /** Format: password */
+                    value?: string;
+                };
+                provider?: {
+                    name?: string;
+                    /** @enum {string} */
+                    type?: "ACTIVE_DIRECTORY" | "FEDERATION" | "LDAP" | "OKTA" | "SOCIAL" | "IMPORT";
+                };
+                recovery_question?: {
+                    answer?: string;
+                    question?: string;
+                };
+            };
+            profile?: {
+                city?: string;
+                costCenter?: string;
+                countryCode?: string;
+                department?: string;
+                displayName?: string;
+                division?: string;
+                email?: string;
+                employeeNumber?: string;
+                firstName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+                lastName?: string;
+                locale?: string;
+                login?: string;
+                manager?: string;
+                managerId?: string;
+                middleName?: string;
+                mobilePhone?: string;
+                nickName?: string;
+                organization?: string;
+                postalAddress?: string;
+                preferredLanguage?: string;
+                primaryPhone?: string;
+                profileUrl?: string;
+                secondEmail?: string;
+                state?: string;
+                streetAddress?: string;
+                timezone?: string;
+                title?: string;
+                userType?: string;
+                zipCode?: string;
+            };
+            /** @enum {string} */
+            status?: "ACTIVE" | "DEPROVISIONED" | "LOCKED_OUT" | "PASSWORD_EXPIRED" | "PROVISIONED" | "RECOVERY" | "STAGED" | "SUSPENDED";
+            strict?: boolean;
+            /** @enum {string} */
+            transitioning_to_status?: "ACTIVE" | "DEPROVISIONED" | "LOCKED_OUT" | "PASSWORD_EXPIRED" | "PROVISIONED" | "RECOVERY" | "STAGED" | "SUSPENDED";
+            type?: {
+                _links?: {
+                    [key: string]: Record<string, never>;
+                };
+                /** Format: date-time */
+                created?: string;
+                createdBy?: string;
+                default?: boolean;
+                description?: string;
+                displayName?: string;
+                id?: string;
+                /** Format: date-time */
+                lastUpdated?: string;
+                lastUpdatedBy?: string;
+                name?: string;
+            };
+            user_id: string;
+        };
         /** PatchConnectorRequest */
         PatchConnectorRequest: {
             /** @description Replacement credentials (validated like on create) */
@@ -6041,6 +7442,793 @@ export interface components {
                 /** @description Only list, get, search and changes actions, and GET/HEAD proxy calls */
                 read_only?: boolean;
             } | null;
+        };
+        /** PipedriveActivitiesCreateParams */
+        PipedriveActivitiesCreateParams: {
+            attendees?: {
+                email?: string;
+                is_organizer?: boolean;
+                name?: string;
+                person_id?: number;
+                status?: string;
+                user_id?: number;
+            }[];
+            busy?: boolean;
+            deal_id?: number;
+            done?: boolean;
+            due_date?: string;
+            due_time?: string;
+            duration?: string;
+            lead_id?: string;
+            location?: {
+                admin_area_level_1?: string;
+                admin_area_level_2?: string;
+                country?: string;
+                locality?: string;
+                postal_code?: string;
+                route?: string;
+                street_number?: string;
+                sublocality?: string;
+                subpremise?: string;
+                value?: string;
+            };
+            note?: string;
+            org_id?: number;
+            outcome?: number | null;
+            owner_id?: number;
+            participants?: {
+                person_id?: number;
+                primary?: boolean;
+            }[];
+            person_id?: number;
+            priority?: number;
+            project_id?: number;
+            public_description?: string;
+            subject?: string;
+            type?: string;
+        };
+        /** PipedriveActivitiesGetParams */
+        PipedriveActivitiesGetParams: {
+            /** @description The ID of the activity */
+            id: number;
+            /**
+             * @description Optional comma separated string array of additional fields to include
+             * @enum {string}
+             */
+            include_fields?: "attendees";
+        };
+        /** PipedriveActivitiesListParams */
+        PipedriveActivitiesListParams: {
+            /** @description For pagination, the marker (an opaque string value) representing the first item on the next page */
+            cursor?: string;
+            /** @description If supplied, only activities linked to the specified deal are returned. */
+            deal_id?: number;
+            /** @description If supplied, only activities with specified 'done' flag value are returned */
+            done?: boolean;
+            /** @description If supplied, only activities matching the specified filter are returned */
+            filter_id?: number;
+            /** @description Optional comma separated string array of up to 100 entity ids to fetch. */
+            ids?: string;
+            /**
+             * @description Optional comma separated string array of additional fields to include
+             * @enum {string}
+             */
+            include_fields?: "attendees";
+            /** @description If supplied, only activities linked to the specified lead are returned. */
+            lead_id?: string;
+            /** @description For pagination, the limit of entries to be returned. */
+            limit?: number;
+            /** @description If supplied, only activities linked to the specified organization are returned. */
+            org_id?: number;
+            /** @description If supplied, only activities owned by the specified user are returned. */
+            owner_id?: number;
+            /** @description If supplied, only activities whose primary participant is the given person are returned. */
+            person_id?: number;
+            /**
+             * @description The field to sort by.
+             * @enum {string}
+             */
+            sort_by?: "id" | "update_time" | "add_time" | "due_date";
+            /**
+             * @description The sorting direction.
+             * @enum {string}
+             */
+            sort_direction?: "asc" | "desc";
+            /** @description If set, only activities with an update_time later than or equal to this time are returned. */
+            updated_since?: string;
+            /** @description If set, only activities with an update_time earlier than this time are returned. */
+            updated_until?: string;
+        };
+        /** PipedriveActivitiesUpdateParams */
+        PipedriveActivitiesUpdateParams: {
+            attendees?: {
+                email?: string;
+                is_organizer?: boolean;
+                name?: string;
+                person_id?: number;
+                status?: string;
+                user_id?: number;
+            }[];
+            busy?: boolean;
+            deal_id?: number;
+            done?: boolean;
+            due_date?: string;
+            due_time?: string;
+            duration?: string;
+            /** @description The ID of the activity */
+            id: number;
+            lead_id?: string;
+            location?: {
+                admin_area_level_1?: string;
+                admin_area_level_2?: string;
+                country?: string;
+                locality?: string;
+                postal_code?: string;
+                route?: string;
+                street_number?: string;
+                sublocality?: string;
+                subpremise?: string;
+                value?: string;
+            };
+            note?: string;
+            org_id?: number;
+            outcome?: number | null;
+            owner_id?: number;
+            participants?: {
+                person_id?: number;
+                primary?: boolean;
+            }[];
+            person_id?: number;
+            priority?: number;
+            project_id?: number;
+            public_description?: string;
+            subject?: string;
+            type?: string;
+        };
+        /** PipedriveDealsCreateParams */
+        PipedriveDealsCreateParams: {
+            archive_time?: string | null;
+            close_time?: string;
+            currency?: string;
+            custom_fields?: Record<string, never>;
+            expected_close_date?: string;
+            is_archived?: boolean;
+            is_deleted?: boolean;
+            label_ids?: number[];
+            lost_reason?: string;
+            lost_time?: string;
+            org_id?: number | null;
+            owner_id?: number;
+            person_id?: number | null;
+            pipeline_id?: number;
+            probability?: number;
+            stage_id?: number;
+            status?: string;
+            title: string;
+            value?: number;
+            visible_to?: number;
+            won_time?: string;
+        };
+        /** PipedriveDealsGetParams */
+        PipedriveDealsGetParams: {
+            /** @description Optional comma separated string array of custom fields keys to include. */
+            custom_fields?: string;
+            /** @description The ID of the deal */
+            id: number;
+            /**
+             * @description Optional comma separated string array of additional fields to include
+             * @enum {string}
+             */
+            include_fields?: "next_activity_id" | "last_activity_id" | "first_won_time" | "products_count" | "files_count" | "notes_count" | "followers_count" | "email_messages_count" | "activities_count" | "done_activities_count" | "undone_activities_count" | "participants_count" | "last_incoming_mail_time" | "last_outgoing_mail_time" | "smart_bcc_email" | "source_lead_id";
+            /** @description When provided with 'true' value, response will include an array of label objects in the form of '{ id: number, label: string }' */
+            include_labels?: boolean;
+            /** @description When provided with a 'true' value, single option and multiple option custom fields values contain objects in the form of '{ id: number, label: string }' instea… */
+            include_option_labels?: boolean;
+        };
+        /** PipedriveDealsListParams */
+        PipedriveDealsListParams: {
+            /** @description For pagination, the marker (an opaque string value) representing the first item on the next page */
+            cursor?: string;
+            /** @description Optional comma separated string array of custom fields keys to include. */
+            custom_fields?: string;
+            /** @description If supplied, only deals matching the specified filter are returned */
+            filter_id?: number;
+            /** @description Optional comma separated string array of up to 100 entity ids to fetch. */
+            ids?: string;
+            /**
+             * @description Optional comma separated string array of additional fields to include
+             * @enum {string}
+             */
+            include_fields?: "next_activity_id" | "last_activity_id" | "first_won_time" | "products_count" | "files_count" | "notes_count" | "followers_count" | "email_messages_count" | "activities_count" | "done_activities_count" | "undone_activities_count" | "participants_count" | "last_incoming_mail_time" | "last_outgoing_mail_time" | "smart_bcc_email" | "source_lead_id";
+            /** @description When provided with 'true' value, response will include an array of label objects in the form of '{ id: number, label: string }' */
+            include_labels?: boolean;
+            /** @description When provided with a 'true' value, single option and multiple option custom fields values contain objects in the form of '{ id: number, label: string }' instea… */
+            include_option_labels?: boolean;
+            /** @description For pagination, the limit of entries to be returned. */
+            limit?: number;
+            /** @description If supplied, only deals linked to the specified organization are returned. */
+            org_id?: number;
+            /** @description If supplied, only deals owned by the specified user are returned. */
+            owner_id?: number;
+            /** @description If supplied, only deals linked to the specified person are returned. */
+            person_id?: number;
+            /** @description If supplied, only deals in the specified pipeline are returned. */
+            pipeline_id?: number;
+            /**
+             * @description The field to sort by.
+             * @enum {string}
+             */
+            sort_by?: "id" | "update_time" | "add_time";
+            /**
+             * @description The sorting direction.
+             * @enum {string}
+             */
+            sort_direction?: "asc" | "desc";
+            /** @description If supplied, only deals in the specified stage are returned. */
+            stage_id?: number;
+            /**
+             * @description Only fetch deals with a specific status.
+             * @enum {string}
+             */
+            status?: "open" | "won" | "lost" | "deleted";
+            /** @description If set, only deals with an update_time later than or equal to this time are returned. */
+            updated_since?: string;
+            /** @description If set, only deals with an update_time earlier than this time are returned. */
+            updated_until?: string;
+        };
+        /** PipedriveDealsUpdateParams */
+        PipedriveDealsUpdateParams: {
+            archive_time?: string | null;
+            close_time?: string;
+            currency?: string;
+            custom_fields?: Record<string, never>;
+            expected_close_date?: string;
+            /** @description The ID of the deal */
+            id: number;
+            is_archived?: boolean;
+            is_deleted?: boolean;
+            label_ids?: number[];
+            lost_reason?: string;
+            lost_time?: string;
+            org_id?: number | null;
+            owner_id?: number;
+            person_id?: number | null;
+            pipeline_id?: number;
+            probability?: number;
+            stage_id?: number;
+            status?: string;
+            title?: string;
+            value?: number;
+            visible_to?: number;
+            won_time?: string;
+        };
+        /**
+         * PipedriveExecuteRequest
+         * @description Execute on a Pipedrive connector (type pipedrive)
+         */
+        PipedriveExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "persons";
+            params?: components["schemas"]["PipedrivePersonsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "persons";
+            params: components["schemas"]["PipedrivePersonsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "persons";
+            params: components["schemas"]["PipedrivePersonsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "persons";
+            params: components["schemas"]["PipedrivePersonsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "persons";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "organizations";
+            params?: components["schemas"]["PipedriveOrganizationsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "organizations";
+            params: components["schemas"]["PipedriveOrganizationsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "organizations";
+            params: components["schemas"]["PipedriveOrganizationsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "organizations";
+            params: components["schemas"]["PipedriveOrganizationsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "organizations";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deals";
+            params?: components["schemas"]["PipedriveDealsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["PipedriveDealsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["PipedriveDealsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["PipedriveDealsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "deals";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["PipedriveActivitiesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "activities";
+            params: components["schemas"]["PipedriveActivitiesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["PipedriveActivitiesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "activities";
+            params: components["schemas"]["PipedriveActivitiesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "activities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["PipedriveNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["PipedriveNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["PipedriveNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["PipedriveNotesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** PipedriveNotesCreateParams */
+        PipedriveNotesCreateParams: {
+            add_time?: string;
+            content: string;
+            deal_id?: number;
+            lead_id?: string;
+            org_id?: number;
+            person_id?: number;
+            /** @enum {number} */
+            pinned_to_deal_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_lead_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_organization_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_person_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_project_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_task_flag?: 0 | 1;
+            project_id?: number;
+            task_id?: number;
+            user_id?: number;
+        };
+        /** PipedriveNotesGetParams */
+        PipedriveNotesGetParams: {
+            /** @description The ID of the note */
+            id: number;
+        };
+        /** PipedriveNotesListParams */
+        PipedriveNotesListParams: {
+            /** @description The ID of the deal which notes to fetch. */
+            deal_id?: number;
+            /**
+             * Format: date
+             * @description The date in format of YYYY-MM-DD until which notes to fetch to
+             */
+            end_date?: string;
+            /** @description The ID of the lead which notes to fetch. */
+            lead_id?: string;
+            /** @description Items shown per page */
+            limit?: number;
+            /** @description The ID of the organization which notes to fetch. */
+            org_id?: number;
+            /** @description The ID of the person whose notes to fetch. */
+            person_id?: number;
+            /**
+             * @description If set, the results are filtered by note to deal pinning state
+             * @enum {integer}
+             */
+            pinned_to_deal_flag?: 0 | 1;
+            /**
+             * @description If set, the results are filtered by note to lead pinning state
+             * @enum {integer}
+             */
+            pinned_to_lead_flag?: 0 | 1;
+            /**
+             * @description If set, the results are filtered by note to organization pinning state
+             * @enum {integer}
+             */
+            pinned_to_organization_flag?: 0 | 1;
+            /**
+             * @description If set, the results are filtered by note to person pinning state
+             * @enum {integer}
+             */
+            pinned_to_person_flag?: 0 | 1;
+            /**
+             * @description If set, the results are filtered by note to project pinning state
+             * @enum {integer}
+             */
+            pinned_to_project_flag?: 0 | 1;
+            /**
+             * @description If set, the results are filtered by note to task pinning state
+             * @enum {integer}
+             */
+            pinned_to_task_flag?: 0 | 1;
+            /** @description The ID of the project which notes to fetch. */
+            project_id?: number;
+            /** @description The field names and sorting mode separated by a comma (field_name_1 ASC, field_name_2 DESC). */
+            sort?: string;
+            /** @description Pagination start */
+            start?: number;
+            /**
+             * Format: date
+             * @description The date in format of YYYY-MM-DD from which notes to fetch
+             */
+            start_date?: string;
+            /** @description The ID of the task which notes to fetch. */
+            task_id?: number;
+            /**
+             * Format: date-time
+             * @description If set, only notes with an update_time later than or equal to this time are returned.
+             */
+            updated_since?: string;
+            /** @description The ID of the user whose notes to fetch. */
+            user_id?: number;
+        };
+        /** PipedriveNotesUpdateParams */
+        PipedriveNotesUpdateParams: {
+            add_time?: string;
+            content?: string;
+            deal_id?: number;
+            /** @description The ID of the note */
+            id: number;
+            lead_id?: string;
+            org_id?: number;
+            person_id?: number;
+            /** @enum {number} */
+            pinned_to_deal_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_lead_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_organization_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_person_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_project_flag?: 0 | 1;
+            /** @enum {number} */
+            pinned_to_task_flag?: 0 | 1;
+            project_id?: number;
+            task_id?: number;
+            user_id?: number;
+        };
+        /** PipedriveOrganizationsCreateParams */
+        PipedriveOrganizationsCreateParams: {
+            add_time?: string;
+            address?: {
+                admin_area_level_1?: string;
+                admin_area_level_2?: string;
+                country?: string;
+                locality?: string;
+                postal_code?: string;
+                route?: string;
+                street_number?: string;
+                sublocality?: string;
+                subpremise?: string;
+                value?: string;
+            };
+            annual_revenue?: number | null;
+            custom_fields?: Record<string, never>;
+            employee_count?: number | null;
+            industry?: number | null;
+            label_ids?: number[];
+            linkedin?: string | null;
+            name: string;
+            owner_id?: number;
+            visible_to?: number;
+            website?: string | null;
+        };
+        /** PipedriveOrganizationsGetParams */
+        PipedriveOrganizationsGetParams: {
+            /** @description Optional comma separated string array of custom fields keys to include. */
+            custom_fields?: string;
+            /** @description The ID of the organization */
+            id: number;
+            /**
+             * @description Optional comma separated string array of additional fields to include
+             * @enum {string}
+             */
+            include_fields?: "next_activity_id" | "last_activity_id" | "open_deals_count" | "related_open_deals_count" | "closed_deals_count" | "related_closed_deals_count" | "email_messages_count" | "people_count" | "activities_count" | "done_activities_count" | "undone_activities_count" | "files_count" | "notes_count" | "followers_count" | "won_deals_count" | "related_won_deals_count" | "lost_deals_count" | "related_lost_deals_count" | "smart_bcc_email";
+            /** @description When provided with 'true' value, response will include an array of label objects in the form of '{ id: number, label: string }' */
+            include_labels?: boolean;
+            /** @description When provided with a 'true' value, single option and multiple option custom fields values contain objects in the form of '{ id: number, label: string }' instea… */
+            include_option_labels?: boolean;
+        };
+        /** PipedriveOrganizationsListParams */
+        PipedriveOrganizationsListParams: {
+            /** @description For pagination, the marker (an opaque string value) representing the first item on the next page */
+            cursor?: string;
+            /** @description Optional comma separated string array of custom fields keys to include. */
+            custom_fields?: string;
+            /** @description If supplied, only organizations matching the specified filter are returned */
+            filter_id?: number;
+            /** @description Optional comma separated string array of up to 100 entity ids to fetch. */
+            ids?: string;
+            /**
+             * @description Optional comma separated string array of additional fields to include
+             * @enum {string}
+             */
+            include_fields?: "next_activity_id" | "last_activity_id" | "open_deals_count" | "related_open_deals_count" | "closed_deals_count" | "related_closed_deals_count" | "email_messages_count" | "people_count" | "activities_count" | "done_activities_count" | "undone_activities_count" | "files_count" | "notes_count" | "followers_count" | "won_deals_count" | "related_won_deals_count" | "lost_deals_count" | "related_lost_deals_count" | "smart_bcc_email";
+            /** @description When provided with 'true' value, response will include an array of label objects in the form of '{ id: number, label: string }' */
+            include_labels?: boolean;
+            /** @description When provided with a 'true' value, single option and multiple option custom fields values contain objects in the form of '{ id: number, label: string }' instea… */
+            include_option_labels?: boolean;
+            /** @description For pagination, the limit of entries to be returned. */
+            limit?: number;
+            /** @description If supplied, only organizations owned by the specified user are returned. */
+            owner_id?: number;
+            /**
+             * @description The field to sort by.
+             * @enum {string}
+             */
+            sort_by?: "id" | "update_time" | "add_time";
+            /**
+             * @description The sorting direction.
+             * @enum {string}
+             */
+            sort_direction?: "asc" | "desc";
+            /** @description If set, only organizations with an update_time later than or equal to this time are returned. */
+            updated_since?: string;
+            /** @description If set, only organizations with an update_time earlier than this time are returned. */
+            updated_until?: string;
+        };
+        /** PipedriveOrganizationsUpdateParams */
+        PipedriveOrganizationsUpdateParams: {
+            address?: {
+                admin_area_level_1?: string;
+                admin_area_level_2?: string;
+                country?: string;
+                locality?: string;
+                postal_code?: string;
+                route?: string;
+                street_number?: string;
+                sublocality?: string;
+                subpremise?: string;
+                value?: string;
+            };
+            annual_revenue?: number | null;
+            custom_fields?: Record<string, never>;
+            employee_count?: number | null;
+            /** @description The ID of the organization */
+            id: number;
+            industry?: number | null;
+            label_ids?: number[];
+            linkedin?: string | null;
+            name?: string;
+            owner_id?: number;
+            visible_to?: number;
+            website?: string | null;
+        };
+        /** PipedrivePersonsCreateParams */
+        PipedrivePersonsCreateParams: {
+            add_time?: string;
+            birthday?: string;
+            custom_fields?: Record<string, never>;
+            emails?: {
+                label?: string;
+                primary?: boolean;
+                value?: string;
+            }[];
+            im?: {
+                label?: string;
+                primary?: boolean;
+                value?: string;
+            }[];
+            job_title?: string;
+            label_ids?: number[];
+            /** @enum {string} */
+            marketing_status?: "no_consent" | "unsubscribed" | "subscribed" | "archived";
+            name: string;
+            notes?: string;
+            org_id?: number;
+            owner_id?: number;
+            phones?: {
+                label?: string;
+                primary?: boolean;
+                value?: string;
+            }[];
+            postal_address?: {
+                admin_area_level_1?: string;
+                admin_area_level_2?: string;
+                country?: string;
+                locality?: string;
+                postal_code?: string;
+                route?: string;
+                street_number?: string;
+                sublocality?: string;
+                subpremise?: string;
+                value?: string;
+            };
+            visible_to?: number;
+        };
+        /** PipedrivePersonsGetParams */
+        PipedrivePersonsGetParams: {
+            /** @description Optional comma separated string array of custom fields keys to include. */
+            custom_fields?: string;
+            /** @description The ID of the person */
+            id: number;
+            /**
+             * @description Optional comma separated string array of additional fields to include.
+             * @enum {string}
+             */
+            include_fields?: "next_activity_id" | "last_activity_id" | "open_deals_count" | "related_open_deals_count" | "closed_deals_count" | "related_closed_deals_count" | "participant_open_deals_count" | "participant_closed_deals_count" | "email_messages_count" | "activities_count" | "done_activities_count" | "undone_activities_count" | "files_count" | "notes_count" | "followers_count" | "won_deals_count" | "related_won_deals_count" | "lost_deals_count" | "related_lost_deals_count" | "last_incoming_mail_time" | "last_outgoing_mail_time" | "marketing_status" | "doi_status" | "smart_bcc_email";
+            /** @description When provided with 'true' value, response will include an array of label objects in the form of '{ id: number, label: string }' */
+            include_labels?: boolean;
+            /** @description When provided with a 'true' value, single option and multiple option custom fields values contain objects in the form of '{ id: number, label: string }' instea… */
+            include_option_labels?: boolean;
+        };
+        /** PipedrivePersonsListParams */
+        PipedrivePersonsListParams: {
+            /** @description For pagination, the marker (an opaque string value) representing the first item on the next page */
+            cursor?: string;
+            /** @description Optional comma separated string array of custom fields keys to include. */
+            custom_fields?: string;
+            /** @description If supplied, only persons linked to the specified deal are returned. */
+            deal_id?: number;
+            /** @description If supplied, only persons matching the specified filter are returned */
+            filter_id?: number;
+            /** @description Optional comma separated string array of up to 100 entity ids to fetch. */
+            ids?: string;
+            /**
+             * @description Optional comma separated string array of additional fields to include.
+             * @enum {string}
+             */
+            include_fields?: "next_activity_id" | "last_activity_id" | "open_deals_count" | "related_open_deals_count" | "closed_deals_count" | "related_closed_deals_count" | "participant_open_deals_count" | "participant_closed_deals_count" | "email_messages_count" | "activities_count" | "done_activities_count" | "undone_activities_count" | "files_count" | "notes_count" | "followers_count" | "won_deals_count" | "related_won_deals_count" | "lost_deals_count" | "related_lost_deals_count" | "last_incoming_mail_time" | "last_outgoing_mail_time" | "marketing_status" | "doi_status" | "smart_bcc_email";
+            /** @description When provided with 'true' value, response will include an array of label objects in the form of '{ id: number, label: string }' */
+            include_labels?: boolean;
+            /** @description When provided with a 'true' value, single option and multiple option custom fields values contain objects in the form of '{ id: number, label: string }' instea… */
+            include_option_labels?: boolean;
+            /** @description For pagination, the limit of entries to be returned. */
+            limit?: number;
+            /** @description If supplied, only persons linked to the specified organization are returned. */
+            org_id?: number;
+            /** @description If supplied, only persons owned by the specified user are returned. */
+            owner_id?: number;
+            /**
+             * @description The field to sort by.
+             * @enum {string}
+             */
+            sort_by?: "id" | "update_time" | "add_time";
+            /**
+             * @description The sorting direction.
+             * @enum {string}
+             */
+            sort_direction?: "asc" | "desc";
+            /** @description If set, only persons with an update_time later than or equal to this time are returned. */
+            updated_since?: string;
+            /** @description If set, only persons with an update_time earlier than this time are returned. */
+            updated_until?: string;
+        };
+        /** PipedrivePersonsUpdateParams */
+        PipedrivePersonsUpdateParams: {
+            birthday?: string;
+            custom_fields?: Record<string, never>;
+            emails?: {
+                label?: string;
+                primary?: boolean;
+                value?: string;
+            }[];
+            /** @description The ID of the person */
+            id: number;
+            im?: {
+                label?: string;
+                primary?: boolean;
+                value?: string;
+            }[];
+            job_title?: string;
+            label_ids?: number[];
+            /** @enum {string} */
+            marketing_status?: "no_consent" | "unsubscribed" | "subscribed" | "archived";
+            name?: string;
+            notes?: string;
+            org_id?: number;
+            owner_id?: number;
+            phones?: {
+                label?: string;
+                primary?: boolean;
+                value?: string;
+            }[];
+            postal_address?: {
+                admin_area_level_1?: string;
+                admin_area_level_2?: string;
+                country?: string;
+                locality?: string;
+                postal_code?: string;
+                route?: string;
+                street_number?: string;
+                sublocality?: string;
+                subpremise?: string;
+                value?: string;
+            };
+            visible_to?: number;
         };
         /**
          * Problem
@@ -6126,6 +8314,280 @@ export interface components {
                     [key: string]: "asc" | "desc";
                 }[];
             };
+        };
+        /** SendgridContactImportsCreateParams */
+        SendgridContactImportsCreateParams: {
+            /** @description One or more contacts objects that you intend to upsert. */
+            contacts: {
+                /** @description The first line of the address. */
+                address_line_1?: string;
+                /** @description An optional second line for the address. */
+                address_line_2?: string;
+                /** @description Additional emails associated with the contact. */
+                alternate_emails?: string[];
+                /** @description The contact's city. */
+                city?: string;
+                /** @description The contact's country. */
+                country?: string;
+                custom_fields?: Record<string, never>;
+                /** @description The contact's primary email. */
+                email: string;
+                /** @description The contact's personal name. */
+                first_name?: string;
+                /** @description The contact's family name. */
+                last_name?: string;
+                /** @description The contact's ZIP code or other postal code. */
+                postal_code?: string;
+                /** @description The contact's state, province, or region. */
+                state_province_region?: string;
+            }[];
+            /** @description An array of List ID strings that this contact will be added to. */
+            list_ids?: string[];
+        };
+        /** SendgridContactImportsGetParams */
+        SendgridContactImportsGetParams: {
+            id: string;
+        };
+        /** SendgridContactsGetParams */
+        SendgridContactsGetParams: {
+            id: string;
+        };
+        /** SendgridContactsListParams */
+        SendgridContactsListParams: {
+            /** @description An SGQL condition, e.g. email LIKE 'ada%' AND CONTAINS(list_ids, '<list id>') */
+            query: string;
+        };
+        /**
+         * SendgridExecuteRequest
+         * @description Execute on a Twilio SendGrid connector (type sendgrid)
+         */
+        SendgridExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SendgridContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SendgridContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contact_imports";
+            params: components["schemas"]["SendgridContactImportsCreateParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contact_imports";
+            params: components["schemas"]["SendgridContactImportsGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SendgridListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SendgridListsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "templates";
+            params: components["schemas"]["SendgridTemplatesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "templates";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "mail";
+            params: components["schemas"]["SendgridMailCreateParams"];
+        };
+        /** SendgridListsCreateParams */
+        SendgridListsCreateParams: {
+            /** @description Your name for your list */
+            name: string;
+        };
+        /** SendgridListsGetParams */
+        SendgridListsGetParams: {
+            /**
+             * @description Setting this parameter to the true  will cause the contact_sample to be returned
+             * @default false
+             */
+            contact_sample: boolean;
+            id: string;
+        };
+        /** SendgridListsListParams */
+        SendgridListsListParams: {
+            /**
+             * @description Maximum number of elements to return.
+             * @default 100
+             */
+            page_size: number;
+            page_token?: string;
+        };
+        /** SendgridListsUpdateParams */
+        SendgridListsUpdateParams: {
+            id: string;
+            /** @description Your name for your list. */
+            name?: string;
+        };
+        /** SendgridMailCreateParams */
+        SendgridMailCreateParams: {
+            attachments?: {
+                /** @description Base64 */
+                content: string;
+                content_id?: string;
+                /** @enum {string} */
+                disposition?: "inline" | "attachment";
+                filename: string;
+                type?: string;
+            }[];
+            batch_id?: string;
+            categories?: string[];
+            /** @description The bodies by MIME type (text/plain before text/html); optional with a template_id */
+            content?: {
+                type: string;
+                value: string;
+            }[];
+            /** @description A verified sender */
+            from: {
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            ip_pool_name?: string;
+            mail_settings?: Record<string, never>;
+            /** @description The envelopes of the message, each with its recipients and their template data */
+            personalizations: {
+                bcc?: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+                cc?: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+                custom_args?: Record<string, never>;
+                /** @description The data a dynamic template's Handlebars read */
+                dynamic_template_data?: Record<string, never>;
+                headers?: Record<string, never>;
+                /** @description Unix seconds */
+                send_at?: number;
+                subject?: string;
+                to: {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                }[];
+            }[];
+            reply_to?: {
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            /** @description Unix seconds (at most 72 hours ahead) */
+            send_at?: number;
+            /** @description The subject (optional with a template_id that gives one) */
+            subject?: string;
+            /** @description A transactional template's id (d-… for dynamic templates) */
+            template_id?: string;
+            tracking_settings?: Record<string, never>;
+        };
+        /** SendgridTemplatesCreateParams */
+        SendgridTemplatesCreateParams: {
+            /**
+             * @description Defines whether the template supports dynamic replacement.
+             * @default legacy
+             * @enum {string}
+             */
+            generation: "legacy" | "dynamic";
+            /** @description The name for the new transactional template. */
+            name: string;
+            on_behalf_of?: string;
+        };
+        /** SendgridTemplatesGetParams */
+        SendgridTemplatesGetParams: {
+            on_behalf_of?: string;
+            template_id: string;
+        };
+        /** SendgridTemplatesListParams */
+        SendgridTemplatesListParams: {
+            /**
+             * @description Comma-delimited list specifying which generations of templates to return.
+             * @default legacy
+             * @enum {string}
+             */
+            generations: "legacy" | "dynamic" | "legacy,dynamic";
+            on_behalf_of?: string;
+            /** @description The number of templates to be returned in each page of results */
+            page_size: number;
+            /** @description A token corresponding to a specific page of results, as provided by metadata */
+            page_token?: string;
+        };
+        /** SendgridTemplatesUpdateParams */
+        SendgridTemplatesUpdateParams: {
+            /** @description The name of the transactional template. */
+            name?: string;
+            on_behalf_of?: string;
+            template_id: string;
         };
         /** SlackConversationsCreateParams */
         SlackConversationsCreateParams: {
@@ -9153,7 +11615,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"];
             };
         };
         responses: {

@@ -7,6 +7,7 @@ import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
 import { readBodyCapped } from '../http/response-limit.ts';
 import type { CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import { compileTemplate } from '../templates/index.ts';
 
 export type Credentials = Record<string, unknown>;
 
@@ -74,7 +75,7 @@ const URL_TOKEN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$|^[A-Za-z0-9]
  * pattern and be one URL-safe token, so the flow can only reach a host under the vendor's domain.
  * A missing or refused value is invalid_credentials.
  */
-export function oauthUrl(variant: OAuth2Auth, url: string, credentials: Credentials = {}): string {
+export function oauthUrl(variant: Pick<OAuth2Auth, 'name' | 'fields'>, url: string, credentials: Credentials = {}): string {
   if (!url.includes('{{')) return url;
   return url.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_, expr: string) => {
     const name = /^credentials\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expr)?.[1];
@@ -108,13 +109,17 @@ export interface TokenSet {
   [extra: string]: unknown;
 }
 
+/** What a token request reads of its variant (oauth2 or client_credentials). */
+type TokenVariant = Pick<OAuth2Auth, 'name' | 'fields' | 'token_url' | 'token_request_auth' | 'token_fields'>;
+
 async function tokenRequest(
-  variant: OAuth2Auth,
+  variant: TokenVariant,
   client: OAuthClient,
   form: Record<string, string>,
   fetchImpl: FetchLike,
   timeoutMs: number,
   credentials: Credentials = {},
+  nowMs: number = Date.now(),
 ): Promise<TokenSet> {
   const body = new URLSearchParams(form);
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
@@ -156,7 +161,7 @@ async function tokenRequest(
   }
   const tokens: TokenSet = { access_token: json['access_token'] };
   if (typeof json['refresh_token'] === 'string') tokens.refresh_token = json['refresh_token'];
-  if (typeof json['expires_in'] === 'number') tokens.expires_at = Math.floor(Date.now() / 1000) + json['expires_in'];
+  if (typeof json['expires_in'] === 'number') tokens.expires_at = Math.floor(nowMs / 1000) + json['expires_in'];
   // Other fields of the answer that the variant declares as credential fields (Stripe Connect's
   // stripe_user_id): kept with the tokens. Fields it does not declare are left out, so the tokens
   // still match the variant exactly.
@@ -164,7 +169,28 @@ async function tokenRequest(
     const v = json[k];
     if (!(k in tokens) && k !== 'expires_in' && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) tokens[k] = v;
   }
+  Object.assign(tokens, tokenFields(variant, json));
   return tokens;
+}
+
+/**
+ * The variant's token_fields rendered over the token answer (a company's own API host named in
+ * it). The manifest loader has checked each template and that it fills a non-secret field; a
+ * field that renders empty or not to a value is upstream_protocol_error (the body is not quoted:
+ * it holds the tokens).
+ */
+function tokenFields(variant: TokenVariant, body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, src] of Object.entries(variant.token_fields ?? {})) {
+    if (src === undefined) continue;
+    const v = compileTemplate(src).render({ body });
+    if (v === undefined || v === null || v === '' || typeof v === 'object')
+      throw new SwitchboardError('upstream_protocol_error', `The OAuth token endpoint's answer gave no ${field} (token_fields.${field})`, {
+        errors: [{ path: `/${field}`, message: 'the token answer lacks it' }],
+      });
+    out[field] = v;
+  }
+  return out;
 }
 
 /** Exchange an authorization code for tokens at the variant's token URL (its variables from `credentials`, e.g. the subdomain). */
@@ -196,6 +222,24 @@ export async function refreshAccessToken(
     if (e instanceof SwitchboardError) throw new SwitchboardError('oauth_refresh_failed', e.message, { details: e.details, cause: e });
     throw e;
   }
+}
+
+/**
+ * A client_credentials variant's access token (RFC 6749 §4.4): the grant (client_credentials, or
+ * a vendor's own such as account_credentials) with the app's id and secret and the variant's other
+ * form fields, at its token URL (or `tokenUrl`, a simulator's). Refusals are
+ * upstream_credentials_rejected with the endpoint's error, never the secret.
+ */
+export function clientCredentialsToken(
+  variant: TokenVariant,
+  client: OAuthClient,
+  form: Record<string, string>,
+  fetchImpl: FetchLike = fetch,
+  timeoutMs = 30_000,
+  credentials: Credentials = {},
+  nowMs: number = Date.now(),
+): Promise<TokenSet> {
+  return tokenRequest(variant, client, form, fetchImpl, timeoutMs, credentials, nowMs);
 }
 
 /** The consent URL for the authorization-code flow; `credentials` fill the URL's variables (a Zendesk subdomain). */

@@ -51,8 +51,8 @@ export async function runCall(
   // One deadline for everything the call does, an OAuth refresh or a token mint included.
   const deadline = Date.now() + deadlineMs;
   const refreshWithin = (): Promise<void> => auth.refresh(Math.max(1, Math.min(host.timeoutMs, deadline - Date.now())));
-  // A minted_bearer variant's token (not for the mint request itself, which carries the JWT).
-  const mints = authorization === undefined && auth.variant.mint !== undefined;
+  // A minted_bearer or client_credentials variant's token (not for the mint request itself, which carries the JWT).
+  const mints = authorization === undefined && auth.mints;
   const mintWithin = (force = false): Promise<void> => host.mint(Math.max(1, deadline - Date.now()), force);
   if (mints) await mintWithin();
   if (auth.expiresSoon()) await refreshWithin();

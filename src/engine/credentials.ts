@@ -1,20 +1,21 @@
 /**
  * A runtime's credentials and the auth state they grow: the auth variant in use, OAuth refreshes
  * (once at a time; follow-ups on refresh), a minted_bearer variant's token (minted once at a
- * time, renewed before expiry), and the Authorization header each request carries.
+ * time, renewed before expiry), and the Authorization header (or credential query parameters) each
+ * request carries.
  */
 import type { OAuth2Auth } from '../../generated/manifest.ts';
-import { refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
+import { clientCredentialsToken, refreshAccessToken, runFollowUps, type Credentials, type OAuthClient } from '../auth/index.ts';
 import { mintedExpiry, rsaPrivateKey, signJwtRs256 } from '../auth/minted.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
-import type { CompiledAction, CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import type { ClientCredentialsAuth, CompiledAuthVariant, CompiledMint, LoadedManifest } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import { setHeader } from './request.ts';
 import type { RawResult, RuntimeOptions } from './types.ts';
 
-/** Sends a token mint request with the given Authorization (the signed JWT), within `deadlineMs`. */
-export type MintCall = (action: CompiledAction, authorization: string, deadlineMs: number) => Promise<RawResult>;
+/** Sends a minted_bearer variant's mint request carrying the signed JWT, within `deadlineMs`. */
+export type MintCall = (mint: CompiledMint, jwt: string, deadlineMs: number) => Promise<RawResult>;
 
 export class RuntimeCredentials {
   /** The credentials in use: the caller's, updated by every OAuth refresh. */
@@ -40,11 +41,26 @@ export class RuntimeCredentials {
     return this.minted?.token;
   }
 
-  /** Set the auth variant's header (a minted token, or the variant's rendered value), or the given Authorization (a token mint's JWT). */
-  apply(headers: Record<string, string>, ctx: TemplateContext, authorization: string | undefined): void {
+  /**
+   * Set the auth variant's header (a minted token, or the variant's rendered value), or the given
+   * Authorization (a token mint's JWT); and the variant's query parameters on `url` (an api_key
+   * variant's, replacing any the request carried: the credentials are the connector's).
+   */
+  apply(headers: Record<string, string>, ctx: TemplateContext, authorization: string | undefined, url: URL): void {
     if (authorization !== undefined) setHeader(headers, 'Authorization', authorization);
-    else if (this.variant.mint !== undefined) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
+    else if (this.mints) setHeader(headers, 'Authorization', this.minted === undefined ? undefined : `Bearer ${this.minted.token}`);
     else setHeader(headers, this.variant.header, this.variant.value.render(ctx));
+    if (authorization !== undefined) return;
+    for (const [name, t] of this.variant.query ?? []) {
+      const v = t.render(ctx);
+      if (v === undefined || v === null || v === '') url.searchParams.delete(name);
+      else url.searchParams.set(name, String(v));
+    }
+  }
+
+  /** Whether the variant gets its own short-lived token (minted_bearer's mint, client_credentials' grant). */
+  get mints(): boolean {
+    return this.variant.mint !== undefined || this.variant.grant !== undefined;
   }
 
   oauthVariant(): OAuth2Auth | undefined {
@@ -98,10 +114,15 @@ export class RuntimeCredentials {
    */
   async ensureMinted(timeoutMs: number, force: boolean, callMint: MintCall): Promise<void> {
     const mint = this.variant.mint;
-    if (mint === undefined) return;
     const now = (): number => (this.options.now ?? Date.now)();
-    if (!force && this.minted !== undefined && now() < this.minted.renewAtMs) return;
+    if (!this.mints || (!force && this.minted !== undefined && now() < this.minted.renewAtMs)) return;
     if (force) this.minted = undefined;
+    if (mint === undefined) {
+      this.minting ??= this.grant(timeoutMs, now).finally(() => {
+        this.minting = undefined;
+      });
+      return this.minting;
+    }
     this.minting ??= (async () => {
       const ctx = { credentials: this.credentials, config: this.config };
       const keyField = mint.privateKey.references.find(([root]) => root === 'credentials')?.[1] ?? 'private_key';
@@ -118,7 +139,7 @@ export class RuntimeCredentials {
       const variant = this.variant.def.name;
       let raw: RawResult;
       try {
-        raw = await callMint(mint.action, `Bearer ${jwt}`, timeoutMs);
+        raw = await callMint(mint, jwt, timeoutMs);
       } catch (e) {
         if (e instanceof SwitchboardError && e.code === 'upstream_credentials_rejected') {
           throw new SwitchboardError(
@@ -150,6 +171,47 @@ export class RuntimeCredentials {
       this.minting = undefined;
     });
     return this.minting;
+  }
+
+  /** A client_credentials variant's token from its token URL (the deployment's token URL override, a simulator's, first). */
+  private async grant(timeoutMs: number, now: () => number): Promise<void> {
+    const g = this.variant.grant!;
+    const ctx = { credentials: this.credentials, config: this.config };
+    const text = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
+    const form: Record<string, string> = { grant_type: g.grantType };
+    if (g.scope !== undefined) form['scope'] = g.scope;
+    for (const [k, t] of g.params) {
+      const v = text(t.render(ctx));
+      if (v !== '') form[k] = v;
+    }
+    const def = this.variant.def as ClientCredentialsAuth;
+    const client: OAuthClient = {
+      clientId: text(g.clientId.render(ctx)),
+      clientSecret: text(g.clientSecret.render(ctx)),
+      ...(this.options.oauthClient?.tokenUrl !== undefined ? { tokenUrl: this.options.oauthClient.tokenUrl } : {}),
+    };
+    let tokens;
+    try {
+      tokens = await clientCredentialsToken(
+        { ...def, token_request_auth: g.tokenRequestAuth },
+        client,
+        form,
+        this.fetchImpl,
+        timeoutMs,
+        this.credentials,
+        now(),
+      );
+    } catch (e) {
+      if (e instanceof SwitchboardError) {
+        throw new SwitchboardError(e.code, `${this.manifest.type} auth variant ${def.name}: ${e.message}`, {
+          details: { ...e.details, auth_variant: def.name, stage: 'token' },
+          cause: e,
+        });
+      }
+      throw e;
+    }
+    const expiry = tokens.expires_at === undefined ? Infinity : tokens.expires_at * 1000;
+    this.minted = { token: tokens.access_token, renewAtMs: Math.max(now(), expiry - g.renewBeforeSeconds * 1000) };
   }
 
   expiresSoon(): boolean {

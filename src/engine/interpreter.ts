@@ -8,7 +8,7 @@ import { selectAuthVariant, type Credentials } from '../auth/index.ts';
 import { SwitchboardError } from '../errors/index.ts';
 import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { UpstreamSend } from '../http/upstream-transport.ts';
-import { LIST_ACTIONS, type CompiledAction, type LoadedManifest } from '../manifest/index.ts';
+import { LIST_ACTIONS, type CompiledAction, type CompiledMint, type LoadedManifest } from '../manifest/index.ts';
 import { observing } from '../observe/hooks.ts';
 import { nextPage, PageTracker, type NextPage } from '../pagination/index.ts';
 import { compileTemplate, truthy, type TemplateContext } from '../templates/index.ts';
@@ -83,7 +83,7 @@ export class ConnectorRuntime {
       maxResponseBytes: this.maxResponseBytes,
       random: options.random,
       mint: (timeoutMs, force) =>
-        this.auth.ensureMinted(timeoutMs, force, (action, authorization, deadlineMs) => this.call(action, {}, undefined, {}, authorization, deadlineMs)),
+        this.auth.ensureMinted(timeoutMs, force, (mint, jwt, deadlineMs) => this.callMint(mint, jwt, deadlineMs, options.baseUrl !== undefined)),
       setLastCall: (stats) => {
         this.lastCall = stats;
       },
@@ -113,7 +113,10 @@ export class ConnectorRuntime {
     const a = this.action(entity, action);
     const p = this.validate(a, params);
     const raw = await this.call(a, p, undefined, options);
-    if (raw.empty === true && a.onEmpty !== undefined) return this.execute(entity, a.onEmpty.action, readBackParams(a.onEmpty, raw.ctx), options);
+    if (raw.empty === true && a.onEmpty !== undefined) {
+      if ('record' in a.onEmpty) return { data: extractRecord(this.manifest, { ...a, record: a.onEmpty.record }, raw) };
+      return this.execute(entity, a.onEmpty.action, readBackParams(a.onEmpty, raw.ctx), options);
+    }
     if (LIST_ACTIONS.has(a.name)) {
       const { records, meta } = extractList(this.manifest, a, raw);
       return { data: records, meta };
@@ -222,7 +225,7 @@ export class ConnectorRuntime {
     authorization: string | undefined,
   ): { url: URL; init: Rendered['init'] } {
     const ctx = this.templateContext(params, call);
-    return renderRequest(this.target, a, ctx, absoluteUrl, (headers) => this.auth.apply(headers, ctx, authorization));
+    return renderRequest(this.target, a, ctx, absoluteUrl, (headers, url) => this.auth.apply(headers, ctx, authorization, url));
   }
 
   /**
@@ -242,11 +245,36 @@ export class ConnectorRuntime {
           const ctx = this.templateContext({}, { id: randomUUID() });
           for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
         },
-        applyAuth: (headers, call, authorization) => this.auth.apply(headers, this.templateContext({}, call), authorization),
+        applyAuth: (headers, call, authorization, url) => this.auth.apply(headers, this.templateContext({}, call), authorization, url),
         call: (plan) => runCall(this.host, plan, options, undefined, this.deadlineMs),
       },
       request,
     );
+  }
+
+  /**
+   * A minted_bearer variant's mint request: on mint.base_url when the token endpoint has a host of
+   * its own (unless an explicit base URL replaces every host, as in a sandbox), with the JWT as
+   * the bearer token, or where the request's templates put {{jwt}} (then no Authorization header).
+   */
+  private callMint(mint: CompiledMint, jwt: string, deadlineMs: number, explicitBase: boolean): Promise<RawResult> {
+    const a = mint.action;
+    const own =
+      mint.baseUrl !== undefined && !explicitBase
+        ? renderBaseUrl(this.manifest, mint.baseUrl, { config: this.config, credentials: this.auth.credentials })
+        : undefined;
+    const target: RequestTarget = own === undefined ? this.target : { manifest: this.manifest, baseUrl: own, baseOrigin: new URL(own).origin };
+    // "" stands for "no Authorization, and no minted token either" in runCall.
+    const authorization = mint.jwtInRequest ? '' : `Bearer ${jwt}`;
+    const plan: CallPlan = {
+      retrySafe: a.retrySafe,
+      render: (call) => {
+        const ctx = { ...this.templateContext({}, call), jwt };
+        return renderRequest(target, a, ctx, undefined, (headers) => setHeader(headers, 'Authorization', authorization));
+      },
+      interpret: (res) => interpretResponse(this.manifest, this.retry, a, res, {}),
+    };
+    return runCall(this.host, plan, {}, authorization, deadlineMs);
   }
 
   /**

@@ -38,7 +38,7 @@ export interface ProxyHost {
   /** Set the manifest's own headers (API versions, Accept). */
   manifestHeaders(headers: Record<string, string>): void;
   /** Set the connector's auth header for this attempt. */
-  applyAuth(headers: Record<string, string>, call: CallContext, authorization: string | undefined): void;
+  applyAuth(headers: Record<string, string>, call: CallContext, authorization: string | undefined, url: URL): void;
   /** The interpreter's call loop: throttle, attempts, refresh, retries, deadline. */
   call(plan: CallPlan): Promise<RawResult>;
 }
@@ -97,7 +97,7 @@ export async function proxyExchange(host: ProxyHost, request: ProxyRequest): Pro
       host.manifestHeaders(headers);
       Object.assign(headers, callerHeaders);
       if (contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = contentType;
-      host.applyAuth(headers, call, authorization);
+      host.applyAuth(headers, call, authorization, url);
       const init: Rendered['init'] = { method, headers, ...(body !== undefined ? { body } : {}) };
       return { url, init };
     },

@@ -6,7 +6,7 @@
 import type { CompiledAction } from '../manifest/index.ts';
 import type { TemplateContext } from '../templates/index.ts';
 
-export function readBackParams(onEmpty: NonNullable<CompiledAction['onEmpty']>, ctx: TemplateContext): Record<string, unknown> {
+export function readBackParams(onEmpty: Extract<NonNullable<CompiledAction['onEmpty']>, { action: unknown }>, ctx: TemplateContext): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const [name, t] of onEmpty.params) {
     const v = t.render(ctx);

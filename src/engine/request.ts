@@ -46,13 +46,13 @@ export function gatewayPath(link: string, baseUrl: string): string {
   return link;
 }
 
-/** The request of an action; `applyAuth` sets the auth header. */
+/** The request of an action; `applyAuth` sets the auth header (and any credential query parameters on the URL). */
 export function renderRequest(
   target: RequestTarget,
   a: CompiledAction,
   ctx: TemplateContext,
   absoluteUrl: string | undefined,
-  applyAuth: (headers: Record<string, string>) => void,
+  applyAuth: (headers: Record<string, string>, url: URL) => void,
 ): { url: URL; init: Rendered['init'] } {
   let url: URL;
   if (absoluteUrl !== undefined) {
@@ -88,7 +88,7 @@ export function renderRequest(
   const headers: Record<string, string> = { accept: 'application/json' };
   for (const [k, t] of target.manifest.headers) setHeader(headers, k, t.render(ctx));
   for (const [k, t] of a.request.headers) setHeader(headers, k, t.render(ctx));
-  applyAuth(headers);
+  applyAuth(headers, url);
   const init: Rendered['init'] = { method: a.request.method, headers };
   if (a.request.graphql !== undefined) {
     const query = a.request.graphql.query.render(ctx);

@@ -40,8 +40,8 @@ export interface CompiledAction {
   record?: Template;
   meta: [string, Template][];
   notFoundWhen?: Template;
-  /** response.on_empty: a 2xx answer without a body is read back with this action of the entity, its params rendered from the call. */
-  onEmpty?: { action: ActionName; params: [string, Template][] };
+  /** response.on_empty: a 2xx answer without a body is read back with this action of the entity, its params rendered from the call; or its record is rendered from the call. */
+  onEmpty?: { action: ActionName; params: [string, Template][] } | { record: Template };
   /** Per-record field rewrites (response.map). */
   map: [string, Template][];
   pagination?: { def: Pagination; next?: Template; hasMore?: Template };
@@ -60,6 +60,8 @@ export interface CompiledAuthVariant {
   /** The header this variant sets and the template of its value. */
   header: string;
   value: Template;
+  /** An api_key variant's query parameters, set on every request's URL (name, template of its value). */
+  query?: [string, Template][];
   secretFields: string[];
   /** The variant's own credential check (auth[].check), used instead of the manifest's. */
   check?: CompiledCheck;
@@ -67,6 +69,23 @@ export interface CompiledAuthVariant {
   followUps?: CompiledFollowUp[];
   /** A minted_bearer variant: how its short-lived token is minted (the header value is then "Bearer <minted token>"). */
   mint?: CompiledMint;
+  /** A client_credentials variant: the token request that gets its short-lived access token (sent as "Bearer <token>"). */
+  grant?: CompiledGrant;
+}
+
+/** A client_credentials variant's token request (RFC 6749 §4.4), compiled. */
+export interface CompiledGrant {
+  /** The token URL as declared (its credential variables filled at request time, as OAuth URLs' are). */
+  tokenUrl: string;
+  grantType: string;
+  clientId: Template;
+  clientSecret: Template;
+  tokenRequestAuth: 'client_secret_post' | 'client_secret_basic';
+  /** The scope form field, or undefined. */
+  scope?: string;
+  /** More form fields (templates over credentials and config). */
+  params: [string, Template][];
+  renewBeforeSeconds: number;
 }
 
 /** One follow_up request of an oauth2 variant: headers over credentials/config, fields over the answer. */
@@ -85,8 +104,12 @@ export interface CompiledMint {
   claims: [string, Template][];
   backdateSeconds: number;
   lifetimeSeconds: number;
-  /** The mint request, as an action without params (sent with "Authorization: Bearer <jwt>"). */
+  /** The mint request, as an action without params (sent with "Authorization: Bearer <jwt>" unless it reads {{jwt}} itself). */
   action: CompiledAction;
+  /** The request's templates read {{jwt}} (an RFC 7523 grant's assertion): no Authorization header. */
+  jwtInRequest: boolean;
+  /** mint.base_url as declared (compiled in baseUrls when it has variables): the token endpoint's host, when not the API's. */
+  baseUrl?: string;
   token: Template;
   expiresAt?: Template;
   expiresIn?: Template;

@@ -13,6 +13,7 @@ export {
   type CompiledAction,
   type CompiledAuthVariant,
   type CompiledFollowUp,
+  type CompiledMint,
   type CompiledCheck,
   type CompiledEntity,
   type LoadedManifest,

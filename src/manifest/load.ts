@@ -1,5 +1,6 @@
 /**
- * The manifest loader: parse YAML, validate against the manifest JSON Schema, run the semantic
+ * The manifest loader: parse YAML, merge the shared parts it `extends` under it (extends.ts),
+ * validate against the manifest JSON Schema, run the semantic
  * checks JSON Schema cannot express, and compile every template and check every schema — all at
  * load time (an action's params validator is built on its first call).
  * Every problem is reported at once, each with file, location (dotted path and line:column) and
@@ -13,6 +14,7 @@ import { SwitchboardError } from '../errors/index.ts';
 import { createAjv } from './ajv.ts';
 import { ajv, Checker, semanticCheck, type ManifestProblem } from './checks/index.ts';
 import type { LoadedManifest } from './compile.ts';
+import { applyExtends } from './extends.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
 
 export type { ManifestProblem };
@@ -74,7 +76,7 @@ function pointerToPath(pointer: string): string[] {
 export function loadManifestText(text: string, file: string): LoadedManifest {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
-  const check = new Checker(file, doc, lines);
+  let check = new Checker(file, doc, lines);
   if (doc.errors.length > 0) {
     for (const err of doc.errors) {
       const pos = err.linePos?.[0];
@@ -87,7 +89,11 @@ export function loadManifestText(text: string, file: string): LoadedManifest {
     }
     throw new ManifestError(check.problems);
   }
-  const raw: unknown = doc.toJS({ maxAliasCount: 1000 });
+  const parsed: unknown = doc.toJS({ maxAliasCount: 1000 });
+  // Shared parts (`extends`) are merged under the manifest before anything is checked.
+  const { raw, layers, problems } = applyExtends(parsed, file, check);
+  if (check.problems.length > 0 || problems.length > 0) throw new ManifestError([...check.problems, ...problems]);
+  if (layers.length > 0) check = new Checker(file, doc, lines, layers);
   if (!manifestValid(raw)) {
     validateManifest ??= ajv.compile<Manifest>(MANIFEST_SCHEMA);
     validateManifest(raw);

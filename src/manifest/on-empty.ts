@@ -3,7 +3,9 @@
  * a body (Jira's edit answers 204 No Content) is read back with another action of the entity,
  * usually get, its params rendered from the call. Checked at load time here: the action exists,
  * answers one record and is not this one; every param named is one of its params; its required
- * params are all given; it has no on_empty of its own (no chain of read-backs).
+ * params are all given; it has no on_empty of its own (no chain of read-backs). Or, for a write
+ * nothing can read back (a mail accepted for sending: 202 and its id in a header), `record`: the
+ * record rendered from the call itself (params, headers, status).
  */
 import type { Template } from '../templates/index.ts';
 import { LIST_ACTIONS, type ActionName, type CompiledAction } from './compile.ts';
@@ -17,7 +19,8 @@ export interface OnEmptyChecker<S> {
 }
 
 export interface OnEmptyDef {
-  action: string;
+  action?: string;
+  record?: string;
   params?: Record<string, string | undefined>;
 }
 
@@ -35,6 +38,16 @@ export function compileOnEmpty<S>(
     check.add(here, `on_empty is for actions that answer one record; ${name} answers a list`);
     return undefined;
   }
+  if ((def.action === undefined) === (def.record === undefined)) {
+    check.add(here, 'on_empty takes exactly one of action (a read-back) and record (the record rendered from the call)');
+    return undefined;
+  }
+  if (def.record !== undefined) {
+    if (def.params !== undefined) check.add([...here, 'params'], 'params are for a read-back action; a record is rendered from the call');
+    const record = check.template([...here, 'record'], def.record, scope);
+    return record === undefined ? undefined : { record };
+  }
+  if (def.action === undefined) return undefined;
   const target = entityActions[def.action];
   if (target === undefined || def.action === name || LIST_ACTIONS.has(def.action as ActionName) || target.response?.on_empty !== undefined) {
     const valid = Object.keys(entityActions).filter((n) => n !== name && !LIST_ACTIONS.has(n as ActionName));

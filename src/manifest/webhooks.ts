@@ -24,6 +24,8 @@ export interface CompiledWebhooks {
     header: string;
     field?: string;
     prefix: string;
+    /** hmac: rendered (over headers) and signed before the raw body ("v0:<timestamp>:" before the body). */
+    signedPrefix?: Template;
     encoding: 'hex' | 'base64';
     secret: 'oauth_client_secret' | 'webhook_secret';
     maxAgeSeconds: number;
@@ -32,7 +34,8 @@ export interface CompiledWebhooks {
   deliveryId?: Template;
   timestamp?: Template;
   toleranceSeconds: number;
-  challenge?: { when: Template; response: TemplateTree };
+  /** `hmac`: the text whose HMAC (keyed with the signing secret) the response reads as {{hmac}}. */
+  challenge?: { when: Template; response: TemplateTree; hmac?: Template };
   attribution: { by: 'payload' | 'url'; value?: Template; info?: string };
   subscribe?: { entity: string; action: string; urlParam: string };
   topic: Template;
@@ -47,6 +50,7 @@ export interface WebhooksDef {
     header?: string;
     field?: string;
     prefix?: string;
+    signed_prefix?: string;
     encoding?: 'hex' | 'base64';
     secret: 'oauth_client_secret' | 'webhook_secret';
     max_age_seconds?: number;
@@ -55,7 +59,7 @@ export interface WebhooksDef {
   delivery_id?: string;
   timestamp?: string;
   tolerance_seconds?: number;
-  challenge?: { when: string; response?: unknown };
+  challenge?: { when: string; response?: unknown; hmac?: string };
   attribution: { by: 'payload' | 'url'; value?: string; info?: string };
   subscribe?: { entity: string; action: string; url_param: string };
   topic: string;

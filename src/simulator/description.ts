@@ -333,6 +333,8 @@ export class Description {
       } else if (p.in === 'query') query[p.name] = raw;
     }
     if (options.unknownQuery === 'reject') {
+      // An API key the security requirements carry in the query (`?key=...&token=...`) is a credential, not an unknown parameter.
+      for (const name of this.queryKeyNames(op)) known.add(name);
       for (const name of new Set(req.query.keys()))
         if (!known.has(name) && !known.has(name.replace(/\[.*$/, '')))
           return { status: 400, code: 'unknown', message: `unknown query parameter ${name}`, field: name };
@@ -379,6 +381,14 @@ export class Description {
       if (typeof value === 'string' && value !== '') out.push(value);
     }
     return out;
+  }
+
+  /** The query parameter names of the API keys the operation's security requirements name. */
+  queryKeyNames(op: Operation): string[] {
+    const schemes = ((this.doc.components as Json | undefined)?.securitySchemes ?? {}) as Record<string, Json>;
+    return [...new Set(op.security.flat())]
+      .map((name) => this.resolve(schemes[name]))
+      .flatMap((s) => (s.type === 'apiKey' && s.in === 'query' ? [String(s.name ?? '')] : []));
   }
 
   /** Whether the credentials of at least one security alternative are present (not checked for validity). */

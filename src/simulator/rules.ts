@@ -74,8 +74,11 @@ export interface SearchRule {
    * an object whose `field` and `order` keys name the field and order.
    */
   sort?: { field: string; order?: string; descending?: string[]; list?: string };
-  /** Body paths of the page size and cursor; default and largest page size; a larger one is refused (400) or, with `over_max: clamp`, lowered. */
-  pagination?: { per_page?: string; cursor?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
+  /**
+   * Body paths of the page size and cursor, or of a page number (`page`: pages from 1 instead of a
+   * cursor); default and largest page size; a larger one is refused (400) or, with `over_max: clamp`, lowered.
+   */
+  pagination?: { per_page?: string; cursor?: string; page?: string; default?: number; max?: number; over_max?: 'reject' | 'clamp' };
   /** The answer: a JSON tree whose strings may be {{records}}, {{total}}, {{page}}, {{per_page}}, {{total_pages}}, {{next_page}}, {{next_cursor}}, {{has_more}}; keys filled with nothing are left out. */
   response: unknown;
   /** The body's filter is the vendor's own language, not simulated: every record matches it (e.g. a vendor's query language over pages). */
@@ -370,7 +373,15 @@ export function search(rule: SearchRule, records: unknown[], body: Json, pathPar
   if (perPage < 1 || (pag.max !== undefined && perPage > pag.max))
     throw new RuleError('invalid', `per_page must be between 1 and ${pag.max ?? 'any'}`, 'per_page');
   const cursorRaw = pag.cursor === undefined ? undefined : readPath(body, pag.cursor);
-  const at = typeof cursorRaw === 'string' ? decodeCursor(cursorRaw) : { offset: 0, page: 1 };
+  const pageRaw = pag.page === undefined ? undefined : readPath(body, pag.page);
+  if (pageRaw !== undefined && (typeof pageRaw !== 'number' || !Number.isInteger(pageRaw) || pageRaw < 1))
+    throw new RuleError('invalid', `${String(pag.page?.split('.').pop())} must be a whole number from 1`, pag.page?.split('.').pop());
+  const at =
+    typeof pageRaw === 'number'
+      ? { offset: (pageRaw - 1) * perPage, page: pageRaw }
+      : typeof cursorRaw === 'string'
+        ? decodeCursor(cursorRaw)
+        : { offset: 0, page: 1 };
   if (at === undefined) throw new RuleError('invalid', `${String(pag.cursor?.split('.').pop())} is invalid`, pag.cursor?.split('.').pop());
   const rows = matches.slice(at.offset, at.offset + perPage);
   const next = at.offset + rows.length;

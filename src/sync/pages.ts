@@ -8,8 +8,12 @@
 import type { ConnectorRuntime } from '../engine/index.ts';
 import type { CompiledEntity } from '../manifest/index.ts';
 import type { NextPage } from '../pagination/index.ts';
+import { isSwitchboardError } from '../errors/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import { LeaseLost } from './leases.ts';
+
+/** Marks a hydrated record whose get answered 404 (hydrate.missing: delete). */
+const MISSING = Symbol('missing');
 
 /** Where an entity's sync resumes: the parent index (for_each) and that parent's next page. */
 export interface Checkpoint {
@@ -155,19 +159,29 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
         let reached = false;
         for (const [k, part] of parts.entries()) {
           let records = part;
+          // hydrate.missing: delete — records whose get answers 404 are gone upstream.
+          let missing: Record<string, unknown>[] = [];
           if (hydrate) {
-            records = await mapLimit(records, job.hydrateConcurrency, async (record) => {
+            const got = await mapLimit(records, job.hydrateConcurrency, async (record) => {
               const p = Object.fromEntries(hydrateParams.map(([key, t]) => [key, t.render({ record })]).filter(([, v]) => v !== undefined));
-              const got = await runtime.execute(entity.name, 'get', p, { signal });
-              return { ...record, ...(got.data as Record<string, unknown>) };
+              try {
+                const one = await runtime.execute(entity.name, 'get', p, { signal });
+                return { ...record, ...(one.data as Record<string, unknown>) };
+              } catch (e) {
+                if (hydrate.missing === 'delete' && isSwitchboardError(e, 'upstream_not_found')) return { [MISSING]: record };
+                throw e;
+              }
             });
+            missing = got.flatMap((r) => (MISSING in r ? [r[MISSING] as Record<string, unknown>] : []));
+            records = got.filter((r) => !(MISSING in r));
           }
           if (inc !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
           // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
-          let gone: Record<string, unknown>[] = [];
+          let gone: Record<string, unknown>[] = missing;
           if (deletedWhen !== undefined) {
-            gone = records.filter((record) => truthy(deletedWhen.render({ record })));
-            if (gone.length > 0) records = records.filter((r) => !gone.includes(r));
+            const reported = records.filter((record) => truthy(deletedWhen.render({ record })));
+            if (reported.length > 0) records = records.filter((r) => !reported.includes(r));
+            gone = [...gone, ...reported];
           }
           // Newest-first incremental: this page reached records the last run already had.
           const since = job.sortedSince;

@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ConnectorRuntime } from '../engine/index.ts';
+import { isSwitchboardError } from '../errors/index.ts';
 import type { CompiledEntity } from '../manifest/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
@@ -39,7 +40,6 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
   return date.toISOString();
 }
 
-/** At most `size` holders at once; the others wait in order of arrival. */
 type ForEach = NonNullable<NonNullable<CompiledEntity['def']['sync']>['for_each']>;
 
 /**
@@ -68,6 +68,7 @@ async function parentSets(runtime: ConnectorRuntime, fe: ForEach, signal: AbortS
   return sets;
 }
 
+/** At most `size` holders at once; the others wait in order of arrival. */
 export class Slots {
   private busy = 0;
   private readonly waiting: (() => void)[] = [];
@@ -221,6 +222,8 @@ export class SyncRunner {
     // The action paged through: the full-sync one (list, or a sync-only scroll), or for an
     // incremental run the sync-only changes action when the manifest declares one.
     let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
+    /** The pages ask for changes since the last run's mark (which the upstream may refuse as expired: incremental.resync_on). */
+    let sinceMark = false;
     if (!full && inc !== undefined && (inc.mode ?? 'param') === 'param' && inc.param !== undefined && lastMark !== undefined) {
       const v = formatIncremental(lastMark, inc.format);
       if (v !== undefined) {
@@ -229,11 +232,12 @@ export class SyncRunner {
           params = runtime.fixedParams(inc.params);
         }
         params[inc.param] = v;
+        sinceMark = true;
       }
     }
     const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
-    const parents = sync.for_each === undefined ? [{}] : await parentSets(runtime, sync.for_each, options.signal);
+    const parents = await this.parentsOf(runtime, sync, options);
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
     let removed = 0;
     if (!full && sync.removals !== undefined && lastMark !== undefined)
@@ -291,21 +295,41 @@ export class SyncRunner {
       }
     };
     const slots = this.writeSlots;
-    if (pagesIn !== undefined) {
-      // In the sync worker: it stores the records; the bookkeeping stays here (with pageWriteSlots, a page's waits for a slot).
-      await pagesIn(job, (p) => (slots !== undefined ? slots.run(() => stored(p)) : stored(p)), options.signal);
-    } else {
-      await syncPages(runtime, entity, job, {
-        upsert: (records) => this.apply.upsert(connectorId, entity, records, runId),
-        delete: (ids) => this.apply.delete(connectorId, entity, ids),
-        stored,
-        ...(slots !== undefined ? { turn: (write: () => Promise<void>) => slots.run(write) } : {}),
-        signal: options.signal,
-      });
+    const runPages = async (j: PagesJob): Promise<void> => {
+      if (pagesIn !== undefined) {
+        // In the sync worker: it stores the records; the bookkeeping stays here (with pageWriteSlots, a page's waits for a slot).
+        await pagesIn(j, (p) => (slots !== undefined ? slots.run(() => stored(p)) : stored(p)), options.signal);
+      } else {
+        await syncPages(runtime, entity, j, {
+          upsert: (records) => this.apply.upsert(connectorId, entity, records, runId),
+          delete: (ids) => this.apply.delete(connectorId, entity, ids),
+          stored,
+          ...(slots !== undefined ? { turn: (write: () => Promise<void>) => slots.run(write) } : {}),
+          signal: options.signal,
+        });
+      }
+    };
+    /** This entity's pass is a full one: the run's, or one started over after the upstream refused an expired mark. */
+    let entityFull = full;
+    try {
+      await runPages(job);
+    } catch (e) {
+      const status = isSwitchboardError(e) ? e.details['upstream_status'] : undefined;
+      if (!sinceMark || typeof status !== 'number' || !(inc?.resync_on ?? ([] as number[])).includes(status)) throw e;
+      // The mark expired upstream (incremental.resync_on): drop it (a resumed run then lists in full, as this pass does) and list everything.
+      await this.db
+        .updateTable('sync_entities')
+        .set({ high_water: null, checkpoint: null, run_high_water: null })
+        .where('connector_id', '=', connectorId)
+        .where('entity', '=', entity.name)
+        .execute();
+      entityFull = true;
+      mark = undefined;
+      await runPages({ ...job, action: sync.action ?? 'list', params: runtime.fixedParams(sync.params), checkpoint: undefined, mark: undefined });
     }
     let deleted = removed;
-    if (full && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
-    const highWater = maxMark(row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined, mark);
+    if (entityFull && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
+    const highWater = maxMark(row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined, mark);
     await this.db
       .updateTable('sync_entities')
       .set({
@@ -321,6 +345,15 @@ export class SyncRunner {
     options.onProgress?.({ entity: entity.name, records: seen, pages, done: true });
     await this.apply.reportRun({ connector_id: connectorId, entity: entity.name, added, updated, deleted, source: { sync_run: runId } });
     return { records: seen, deleted, added, updated };
+  }
+
+  /** The params of each for_each parent ([{}] without for_each): the parent entity is listed upstream. */
+  private async parentsOf(
+    runtime: ConnectorRuntime,
+    sync: NonNullable<CompiledEntity['def']['sync']>,
+    options: SyncOptions,
+  ): Promise<Record<string, unknown>[]> {
+    return sync.for_each === undefined ? [{}] : parentSets(runtime, sync.for_each, options.signal);
   }
 
   /**

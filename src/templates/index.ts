@@ -19,6 +19,12 @@ function isEmpty(v: unknown): boolean {
   return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
+/** A number, or a numeric string as one; undefined for anything else. */
+function toNumber(v: unknown): number | undefined {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
 /** The closed helper set. Every helper is pure and total (never throws on odd input). */
 const HELPERS: Record<string, Helper> = {
   /** JSON-encode a value (strings are quoted). */
@@ -39,6 +45,16 @@ const HELPERS: Record<string, Helper> = {
     const x = typeof a === 'string' && a.trim() !== '' ? Number(a) : a;
     const y = typeof b === 'string' && b.trim() !== '' ? Number(b) : b;
     return typeof x === 'number' && typeof y === 'number' && Number.isFinite(x + y) ? x + y : undefined;
+  },
+  /** Numeric subtraction; undefined when either side is not a number. */
+  sub: (a, b) => {
+    const [x, y] = [toNumber(a), toNumber(b)];
+    return x !== undefined && y !== undefined && Number.isFinite(x - y) ? x - y : undefined;
+  },
+  /** Numeric division (a wait from a cost deficit and a restore rate); undefined when either side is not a number or the divisor is 0. */
+  div: (a, b) => {
+    const [x, y] = [toNumber(a), toNumber(b)];
+    return x !== undefined && y !== undefined && y !== 0 && Number.isFinite(x / y) ? x / y : undefined;
   },
   /** Number from a numeric string; undefined otherwise. */
   number: (a) => {
@@ -100,8 +116,35 @@ const HELPERS: Record<string, Helper> = {
   last: (arr) => (Array.isArray(arr) ? arr[arr.length - 1] : undefined),
   /** An object's entries as [{key, value}] (Jira's errors: {field: message}, for errors.list); undefined for anything else. */
   entries: (obj) => (obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? Object.entries(obj).map(([key, value]) => ({ key, value })) : undefined),
+  /** A string split at a separator (default ","); undefined for anything that is not a string. */
+  split: (s, sep) => (typeof s === 'string' ? s.split(typeof sep === 'string' && sep !== '' ? sep : ',') : undefined),
+  /** The host of an absolute URL, lower case (`https://acme.example.com/x` → `acme.example.com`); undefined for anything else. */
+  url_host: (s) => {
+    if (typeof s !== 'string' || !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) return undefined;
+    try {
+      return new URL(s).hostname || undefined;
+    } catch {
+      return undefined;
+    }
+  },
   /** Map an array of objects to one field. */
   pluck: (arr, key) => (Array.isArray(arr) && typeof key === 'string' ? arr.map((x) => (x as Record<string, unknown> | null)?.[key]) : undefined),
+  /**
+   * A list, one level flat: an array's items, each array item's items in its place, null and
+   * undefined items dropped; [] for null or undefined (a list the upstream leaves out when empty:
+   * `flatten body.messages`), [v] for any other value (`flatten (pluck body.history 'messages')`).
+   */
+  flatten: (v) =>
+    v === undefined || v === null
+      ? []
+      : Array.isArray(v)
+        ? v.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x]))
+        : [v],
+  /** The first object of an array whose field `key` equals `value` (the default of several accounts: `find body.accounts 'is_default' true`). */
+  find: (arr, key, value) =>
+    Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
+  /** The arrays given, one after the other (arguments that are not arrays are left out). */
+  concat: (...args) => args.filter(Array.isArray).flat(1),
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};

@@ -117,17 +117,12 @@ export class WebhookReceiver {
     // connector of the type has a URL to answer it at.
     if (w.challenge !== undefined && body !== undefined && truthy(w.challenge.when.render(ctx))) {
       if (w.attribution.by === 'url') await this.namedConnector(d);
-      return { status: 200, body: renderTree(w.challenge.response, ctx) };
+      // A handshake that proves the receiver holds the secret: the response reads the HMAC of the vendor's text.
+      const hmac = w.challenge.hmac === undefined ? {} : { hmac: digest(w, this.secret(d, w), String(w.challenge.hmac.render(ctx) ?? '')) };
+      return { status: 200, body: renderTree(w.challenge.response, { ...ctx, ...hmac }) };
     }
 
-    const secret = this.o.secretFor(d.type, w.signature.secret);
-    if (secret === undefined) {
-      const v =
-        w.signature.secret === 'oauth_client_secret'
-          ? `SWITCHBOARD_${d.type.toUpperCase()}_OAUTH_CLIENT_SECRET`
-          : `SWITCHBOARD_${d.type.toUpperCase()}_WEBHOOK_SECRET`;
-      throw new SwitchboardError('webhooks_not_configured', `Webhooks of ${d.type} are signed with a secret this deployment does not have: set ${v}`);
-    }
+    const secret = this.secret(d, w);
     const claims = await this.verify(d, w, secret, body);
     if (claims !== undefined) ctx['token'] = claims;
     if (body === undefined || typeof body !== 'object' || body === null) throw new SwitchboardError('malformed_json', 'The delivery body is not a JSON object');
@@ -164,6 +159,17 @@ export class WebhookReceiver {
     }
   }
 
+  /** The type's signing secret, or webhooks_not_configured. */
+  private secret(d: Delivery, w: CompiledWebhooks): string {
+    const secret = this.o.secretFor(d.type, w.signature.secret);
+    if (secret !== undefined) return secret;
+    const v =
+      w.signature.secret === 'oauth_client_secret'
+        ? `SWITCHBOARD_${d.type.toUpperCase()}_OAUTH_CLIENT_SECRET`
+        : `SWITCHBOARD_${d.type.toUpperCase()}_WEBHOOK_SECRET`;
+    throw new SwitchboardError('webhooks_not_configured', `Webhooks of ${d.type} are signed with a secret this deployment does not have: set ${v}`);
+  }
+
   /** The verified JWT's claims (scheme jwt), or undefined (hmac). */
   private async verify(d: Delivery, w: CompiledWebhooks, secret: string, body: unknown): Promise<JWTPayload | undefined> {
     const s = w.signature;
@@ -182,7 +188,8 @@ export class WebhookReceiver {
     }
     if (s.scheme === 'hmac') {
       if (!given.startsWith(s.prefix)) throw refuse(`${s.header} does not start with "${s.prefix}"`);
-      const expected = createHmac(s.algorithm, secret).update(d.raw).digest();
+      const signed = s.signedPrefix === undefined ? d.raw : Buffer.concat([Buffer.from(String(s.signedPrefix.render({ headers: d.headers }) ?? '')), d.raw]);
+      const expected = createHmac(s.algorithm, secret).update(signed).digest();
       const got = Buffer.from(given.slice(s.prefix.length).trim(), s.encoding);
       if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw refuse(`${s.header} does not match the body`);
       return undefined;
@@ -291,6 +298,11 @@ export class WebhookReceiver {
     this.o.attributions.resolveSoon();
     return new SwitchboardError('webhook_attribution_pending', `${message}; retry later`, { details: { retry_after_ms: ATTRIBUTION_RETRY_AFTER_S * 1000 } });
   }
+}
+
+/** The HMAC of a text as the signature scheme writes it (its algorithm and encoding). */
+function digest(w: CompiledWebhooks, secret: string, text: string): string {
+  return createHmac(w.signature.algorithm, secret).update(text).digest(w.signature.encoding);
 }
 
 /** Two texts equal, compared in constant time (by their SHA-256, so lengths leak nothing). */

@@ -80,6 +80,14 @@ const QUIRKS: Record<string, Quirks> = {
     // Webhooks are listed by the context they were made on: the sandbox's team (its credentials' team_id).
     params: { 'webhooks.list': { context: 'team', context_id: '1535685101263221741' } },
   },
+  gong: {
+    // Gong's pages hold 100 records and take no page size; test/connectors/gong.test.ts follows records.cursor over smaller simulated pages.
+    onePage: {
+      calls: 'pages of 100, no page size param; the sandbox seeds 6 calls',
+      users: 'pages of 100, no page size param; the sandbox seeds 4 users',
+      call_transcripts: 'pages of 100, no page size param; the sandbox seeds 3 transcripts',
+    },
+  },
   jira: { onePage: { comments: 'the sandbox seeds an issue with at most two comments' } },
   monday: {
     skip: { 'webhooks.create': "monday calls the webhook's URL to verify it before it answers; test/events/monday-webhooks.test.ts runs it with a receiver" },
@@ -105,6 +113,10 @@ const QUIRKS: Record<string, Quirks> = {
       'comments.get of an unknown id is upstream_not_found': 'no comment listed to take an id from (comments.list is skipped)',
       'comments.list': "listed under a page's id as block_id, which the suite cannot resolve (test/connectors/notion.test.ts lists a page's comments)",
     },
+  },
+  sendgrid: {
+    // The upsert's `contacts` are contact objects to add or update by email, not ids of the contacts entity the name suggests.
+    params: { 'contact_imports.create': { contacts: [{ email: 'ada.lovelace@example.com', first_name: 'Ada' }] } },
   },
   slack: {
     skip: {

@@ -46,6 +46,7 @@ type ParamDef = {
   examples?: unknown[];
   pattern?: string;
   minimum?: number;
+  minLength?: number;
   format?: string;
   items?: ParamDef;
   required?: boolean | string[];
@@ -114,7 +115,9 @@ function sample(def: ParamDef, name = ''): unknown {
       // else every declared one (HubSpot's associations: {to: {id}, types: [...]}).
       const props = (def as { properties?: Record<string, ParamDef> }).properties;
       const req = (def as { required?: unknown }).required;
-      if (props === undefined) return { text: 'Acme' };
+      // A map (additionalProperties: <schema>): one entry of that schema (Okta's app profile, a visibility's appLinks: {name: boolean}).
+      const values = def.additionalProperties;
+      if (props === undefined) return { text: values !== null && typeof values === 'object' ? sample(values as ParamDef) : 'Acme' };
       const names = Array.isArray(req) && req.length > 0 ? (req as string[]) : Object.keys(props);
       return Object.fromEntries(names.filter((k) => props[k] !== undefined).map((k) => [k, sample(props[k] as ParamDef, k)]));
     }
@@ -122,7 +125,7 @@ function sample(def: ParamDef, name = ''): unknown {
       if (def.format === 'date-time') return '2026-01-31T12:00:00Z';
       if (def.format === 'date') return '2026-01-31';
       // A value the param's pattern accepts: digits, a Slack-like ts or id, else a plain word.
-      if (def.pattern === undefined) return 'x';
+      if (def.pattern === undefined) return 'x'.repeat(Math.max(1, def.minLength ?? 1));
       return (
         ['1850000101', '1850000101.000100', 'C1850000101', 'x', 'x-1', fromPattern(def.pattern)].find((v) => new RegExp(def.pattern as string).test(v)) ?? 'x'
       );
@@ -366,8 +369,11 @@ for (const m of manifests) {
     const checks = [
       ...(m.check !== undefined ? [['check', m.check, sampleVariant] as const] : []),
       ...m.auth.flatMap((v) => (v.check !== undefined ? [[`auth ${v.def.name} check`, v.check, v] as const] : [])),
-      // A minted_bearer variant's mint request (the JWT is sent as the bearer token).
-      ...m.auth.flatMap((v) => (v.mint !== undefined ? [[`auth ${v.def.name} mint`, { action: v.mint.action }, v] as const] : [])),
+      // A minted_bearer variant's mint request (the JWT is sent as the bearer token); not one on
+      // a token host of its own (mint.base_url: an OAuth server's JWT grant, outside the API's description).
+      ...m.auth.flatMap((v) =>
+        v.mint !== undefined && v.mint.baseUrl === undefined ? [[`auth ${v.def.name} mint`, { action: v.mint.action }, v] as const] : [],
+      ),
     ];
     for (const [label, check, variant] of checks) {
       it(`${m.type} ${label}`, () => {

@@ -181,3 +181,86 @@ describe('minted_bearer: minting, caching and renewing the token', () => {
     expect(JSON.stringify(e)).not.toContain('leaked_value');
   });
 });
+
+describe('minted_bearer: an OAuth JWT bearer grant (RFC 7523) on a token host of its own', () => {
+  const GRANT = `
+manifest_version: 1
+type: grantdemo
+title: Grant demo
+kind: other
+base_url: { default: "https://{{credentials.server}}.api.example.net/v2" }
+auth:
+  - name: jwt
+    type: minted_bearer
+    fields:
+      client_id: { type: string }
+      user_id: { type: string }
+      server: { type: string, pattern: "[a-z0-9]+" }
+      auth_server: { type: string, pattern: "account|account-d" }
+      private_key: { type: string, secret: true, multiline: true }
+    jwt:
+      private_key: "{{credentials.private_key}}"
+      claims: { iss: "{{credentials.client_id}}", sub: "{{credentials.user_id}}", aud: "{{credentials.auth_server}}.example.com", scope: signature impersonation }
+      lifetime_seconds: 3600
+    mint:
+      base_url: "https://{{credentials.auth_server}}.example.com"
+      request:
+        method: POST
+        path: /oauth/token
+        body_encoding: form
+        body: { grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion: "{{jwt}}" }
+      token: "{{body.access_token}}"
+      expires_in: "{{body.expires_in}}"
+entities:
+  items:
+    primary_key: id
+    record: { type: object, properties: { id: { type: integer } } }
+    actions:
+      list:
+        request: { method: GET, path: /items }
+        response: { records: "{{body.items}}" }
+`;
+  const grant = loadManifestText(GRANT, 'grantdemo.yaml');
+  const creds = { client_id: 'ik-1', user_id: 'u-1', server: 'na3', auth_server: 'account-d', private_key: PEM };
+
+  it('posts the JWT as the form assertion to mint.base_url (no Authorization there), then calls the API with the token', async () => {
+    const log: { url: string; authorization: string | null; body: string }[] = [];
+    const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      log.push({ url: String(input), authorization: new Headers(init?.headers).get('authorization'), body: String(init?.body ?? '') });
+      if (String(input).endsWith('/oauth/token')) return Response.json({ access_token: 'at_1', token_type: 'Bearer', expires_in: 3600 });
+      return Response.json({ items: [{ id: 1 }] });
+    };
+    const rt = new ConnectorRuntime(grant, creds, { fetch: fetch as never, limiter: null });
+    expect((await rt.execute('items', 'list', {})).data).toEqual([{ id: 1 }]);
+    expect(log.map((l) => l.url)).toEqual(['https://account-d.example.com/oauth/token', 'https://na3.api.example.net/v2/items']);
+    expect(log[0]!.authorization).toBeNull();
+    const form = new URLSearchParams(log[0]!.body);
+    expect(form.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
+    const [h, p, s] = form.get('assertion')!.split('.') as [string, string, string];
+    expect(verify('sha256', Buffer.from(`${h}.${p}`), publicKey, Buffer.from(s, 'base64url'))).toBe(true);
+    expect(JSON.parse(Buffer.from(p, 'base64url').toString('utf8'))).toMatchObject({
+      iss: 'ik-1',
+      sub: 'u-1',
+      aud: 'account-d.example.com',
+      scope: 'signature impersonation',
+    });
+    expect(log[1]!.authorization).toBe('Bearer at_1');
+  });
+
+  it('an explicit base URL (a sandbox) takes the mint too; a token host outside the field pattern matches no variant', async () => {
+    const urls: string[] = [];
+    const fetch = async (input: string | URL | Request): Promise<Response> => {
+      urls.push(String(input));
+      return String(input).endsWith('/oauth/token') ? Response.json({ access_token: 'at_2', expires_in: 3600 }) : Response.json({ items: [] });
+    };
+    await new ConnectorRuntime(grant, creds, { fetch: fetch as never, limiter: null, baseUrl: 'http://127.0.0.1:9' }).execute('items', 'list', {});
+    expect(urls).toEqual(['http://127.0.0.1:9/oauth/token', 'http://127.0.0.1:9/items']);
+    expect(() => new ConnectorRuntime(grant, { ...creds, auth_server: 'evil.com' }, { fetch: fetch as never, limiter: null })).toThrow(
+      /match no credential variant/,
+    );
+  });
+
+  it('{{jwt}} is only for the mint request', () => {
+    expect(() => loadManifestText(GRANT.replace('token: "{{body.access_token}}"', 'token: "{{jwt}}"'), 'grantdemo.yaml')).toThrow(/jwt/);
+  });
+});

@@ -15,6 +15,7 @@ import { loadManifestText } from '../../src/manifest/index.ts';
 import { ConnectorRuntime } from '../../src/engine/index.ts';
 import { scaffoldFromOpenApi } from '../../src/factory/init-openapi.ts';
 import { renderScaffold } from '../../src/factory/scaffold.ts';
+import { startOpenApiSimulator } from '../../src/simulator/index.ts';
 import { runSwitchboard } from '../helpers/process.ts';
 import { startAsanaFake, type AsanaFake } from './asana-fake.ts';
 import { asanaScenario, pagedScenario } from './asana-scenario.ts';
@@ -204,7 +205,7 @@ describe('init --from-openapi inferences', () => {
     expect(() => new ConnectorRuntime(loaded, { token: 't' }, { config: { subdomain: 'evil.test/x#' } })).toThrow(/Invalid config subdomain for acme/);
   });
 
-  it('security schemes: API key header and basic become variants; an API key in the query is reported', async () => {
+  it('security schemes: API key header and basic become variants; an API key in the query becomes a variant that sends it there', async () => {
     const file = description({
       components: {
         securitySchemes: {
@@ -217,14 +218,15 @@ describe('init --from-openapi inferences', () => {
     });
     const { m, report } = await scaffold(file);
     expect(m['auth']).toEqual([
+      expect.objectContaining({ name: 'q', type: 'api_key', query: { api_key: '{{credentials.q}}' }, fields: { q: { type: 'string', secret: true } } }),
       expect.objectContaining({ name: 'key', type: 'api_key', header: 'X-Api-Key', value: '{{credentials.api_key}}' }),
       expect.objectContaining({ name: 'basic', type: 'basic', username: '{{credentials.username}}', password: '{{credentials.password}}' }),
     ]);
-    expect(m['auth'][1].fields).toEqual({
+    expect(m['auth'][2].fields).toEqual({
       username: expect.objectContaining({ type: 'string' }),
       password: expect.objectContaining({ type: 'string', secret: true }),
     });
-    expect(report.join('\n')).toMatch(/auth scheme q \(apiKey in query\): not expressible/);
+    expect(report.join('\n')).not.toMatch(/auth scheme q/);
   });
 
   it('Zendesk-shaped cursors: page[after] takes meta.after_cursor while meta.has_more; errors read description; the check is the versioned /users/me', async () => {
@@ -255,6 +257,28 @@ describe('init --from-openapi inferences', () => {
     expect(l.response.meta).toEqual({ next_page: '{{when body.meta.has_more body.meta.after_cursor}}' });
     expect(m['errors']).toEqual({ message: '{{default body.description body.message body.error}}' });
     expect(m['check']).toEqual({ request: { method: 'GET', path: '/api/v2/users/me' } });
+  });
+
+  it('errors as a list of plain messages (Gong-shaped {requestId, errors: [string]}): the first one', async () => {
+    const error = {
+      description: 'no',
+      content: {
+        'application/json': { schema: { type: 'object', properties: { requestId: { type: 'string' }, errors: { type: 'array', items: { type: 'string' } } } } },
+      },
+    };
+    const list = {
+      ...ok({ type: 'object', properties: { widgets: { type: 'array', items: widget } } }),
+      responses: { 200: ok({ type: 'array', items: widget }).responses[200], 401: error },
+    };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['errors'].message).toMatch(/^\{\{default \(first body\.errors\)/);
+  });
+
+  it('paths that end in a slash (Close-shaped): the check is /me/', async () => {
+    const list = { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: widget } } } } } };
+    const paths = { ...widgetPaths(list), '/me/': { get: ok({ type: 'object', properties: { id: { type: 'string' } } }) } };
+    const { m } = await scaffold(description({ paths }));
+    expect(m['check']).toEqual({ request: { method: 'GET', path: '/me/' } });
   });
 
   it('versioned APIs (Jira-shaped): startAt offsets, a nextPageToken cursor ended by isLast, errorMessages, /search lists, a /myself check', async () => {
@@ -296,7 +320,13 @@ describe('init --from-openapi inferences', () => {
     const { m } = await scaffold(file);
     expect(Object.keys(m['entities']).sort()).toEqual(['jql', 'myself', 'widget']);
     expect(m['entities'].widget.actions.list.request.path).toBe('/rest/api/3/widget/search');
-    expect(m['entities'].widget.actions.list.pagination).toEqual({ type: 'offset', param: 'start_at', limit_param: 'max_results', default_limit: 50 });
+    expect(m['entities'].widget.actions.list.pagination).toEqual({
+      type: 'offset',
+      param: 'start_at',
+      limit_param: 'max_results',
+      default_limit: 50,
+      has_more: '{{not body.isLast}}',
+    });
     expect(m['entities'].jql.actions.list.pagination).toEqual({
       type: 'cursor',
       param: 'next_page_token',
@@ -319,6 +349,68 @@ describe('init --from-openapi inferences', () => {
     const { m } = await scaffold(description({ paths: widgetPaths(list) }));
     expect(m['entities'].widgets.actions.list.pagination).toEqual({ type: 'offset', param: 'offset', limit_param: 'limit', default_limit: 25 });
     expect(m['entities'].widgets.actions.list.response.records).toBe('{{body.results}}');
+  });
+
+  it('a POST search beside the item path is the list (Apollo-shaped): body params, page numbers while page < total_pages, no check from it', async () => {
+    const search = {
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: { q_keywords: { type: 'string' }, page: { type: 'integer' }, per_page: { type: 'integer', default: 10, maximum: 100 } },
+            },
+          },
+        },
+      },
+      ...ok({
+        type: 'object',
+        properties: {
+          widgets: { type: 'array', items: widget },
+          pagination: { type: 'object', properties: { page: { type: 'integer' }, per_page: { type: 'integer' }, total_pages: { type: 'integer' } } },
+        },
+      }),
+    };
+    const paths = {
+      '/widgets': { post: { requestBody: { content: { 'application/json': { schema: widget } } }, ...ok({ type: 'object', properties: { widget } }) } },
+      '/widgets/search': { post: search },
+      '/widgets/{widget_id}': widgetPaths({})['/widgets/{widget_id}'],
+    };
+    const { m } = await scaffold(description({ paths }));
+    const l = m['entities'].widgets.actions.list;
+    expect(l.request).toEqual({
+      method: 'POST',
+      path: '/widgets/search',
+      body: { q_keywords: '{{params.q_keywords}}', page: '{{params.page}}', per_page: '{{params.per_page}}' },
+    });
+    expect(l.pagination).toEqual({
+      type: 'page',
+      param: 'page',
+      start: 1,
+      limit_param: 'per_page',
+      default_limit: 10,
+      has_more: '{{lt body.pagination.page body.pagination.total_pages}}',
+    });
+    expect(Object.keys(m['entities'].widgets.actions).sort()).toEqual(['create', 'get', 'list']);
+    expect(m['check']).toBeUndefined();
+  });
+
+  it('pagination: an integer offset with a limit and has_more (Close-shaped _skip/_limit)', async () => {
+    const list = {
+      parameters: [
+        { name: '_skip', in: 'query', schema: { type: 'integer' } },
+        { name: '_limit', in: 'query', schema: { type: 'integer', default: 100, maximum: 200 } },
+      ],
+      ...ok({ type: 'object', properties: { has_more: { type: 'boolean' }, data: { type: 'array', items: widget } } }),
+    };
+    const { m } = await scaffold(description({ paths: widgetPaths(list) }));
+    expect(m['entities'].widgets.actions.list.pagination).toEqual({
+      type: 'offset',
+      param: 'skip',
+      limit_param: 'limit',
+      default_limit: 100,
+      has_more: '{{body.has_more}}',
+    });
   });
 
   it('pagination: page numbers with a has_more field', async () => {
@@ -406,6 +498,29 @@ describe('init --from-openapi inferences', () => {
     expect(a.get.request.path).toBe('/repos/{{params.owner}}/{{params.repo}}');
     expect(a.update.request).toMatchObject({ method: 'PATCH', path: '/repos/{{params.owner}}/{{params.repo}}' });
     expect(a.get.params).toMatchObject({ owner: { type: 'string', required: true }, repo: { type: 'string', required: true } });
+  });
+
+  it('the prefix every path shares (/api/v1) names no parent: /api/v1/users stays users beside /api/v1/groups/{id}/users, in init and in the simulator', async () => {
+    const user = { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } };
+    const p = (...names: string[]) => names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const paths = {
+      '/api/v1/users': { get: ok({ type: 'array', items: user }) },
+      '/api/v1/users/{userId}': { parameters: p('userId'), get: ok(user) },
+      '/api/v1/groups': { get: ok({ type: 'array', items: user }) },
+      '/api/v1/groups/{groupId}': { parameters: p('groupId'), get: ok(user) },
+      '/api/v1/groups/{groupId}/users': { parameters: p('groupId'), get: ok({ type: 'array', items: user }) },
+      '/api/v1/groups/{groupId}/users/{userId}': { parameters: p('groupId', 'userId'), get: ok(user) },
+    };
+    const file = description({ paths });
+    const { m } = await scaffold(file);
+    expect(Object.keys(m['entities']).sort()).toEqual(['groups', 'groups_users', 'users']);
+    expect(m['entities'].users.actions.list.request.path).toBe('/api/v1/users');
+    const sim = await startOpenApiSimulator({ description: file });
+    try {
+      expect([...sim.resources.keys()].sort()).toEqual(['groups', 'groups_users', 'users']);
+    } finally {
+      await sim.close();
+    }
   });
 
   it("same-named nested collections are one entity: the one with items, completed by the other's create", async () => {

@@ -13,7 +13,7 @@ const FOLLOW_UP = (): Record<string, any> => ({
 });
 
 /** Granola with an oauth2 variant whose follow_up is changed one way. */
-function withFollowUp(change: (f: Record<string, any>) => void): string {
+function withFollowUp(change: (f: Record<string, any>) => void, tokenFields?: Record<string, string>): string {
   return mutate((m) => {
     const f = FOLLOW_UP();
     change(f);
@@ -24,6 +24,7 @@ function withFollowUp(change: (f: Record<string, any>) => void): string {
       authorize_url: 'https://auth.example.com/authorize',
       token_url: 'https://auth.example.com/oauth/token',
       follow_up: [f],
+      ...(tokenFields !== undefined ? { token_fields: tokenFields } : {}),
     });
   });
 }
@@ -344,13 +345,13 @@ describe('manifest loader', () => {
       'follow_up filling a secret field',
       withFollowUp((f) => (f.fields = { webhook_key: '{{body.key}}' })),
       'auth.1.follow_up.0.fields.webhook_key',
-      /is secret: a follow_up fills non-secret fields only/,
+      /is secret: only non-secret fields are filled this way/,
     ],
     [
       'follow_up filling the access token',
       withFollowUp((f) => (f.fields = { access_token: '{{body.token}}' })),
       'auth.1.follow_up.0.fields.access_token',
-      /fills non-secret fields only/,
+      /is secret: only non-secret fields are filled this way/,
     ],
     [
       'follow_up field reading credentials',
@@ -365,6 +366,24 @@ describe('manifest loader', () => {
       /"credentials.token" is not a credential field/,
     ],
     ['follow_up without fields', withFollowUp((f) => delete f.fields), 'auth.1.follow_up.0', /missing required key "fields"/],
+    [
+      'token_fields filling a secret field',
+      withFollowUp((f) => (f.fields = { site_id: '{{body.0.id}}' }), { webhook_key: '{{body.key}}' }),
+      'auth.1.token_fields.webhook_key',
+      /is secret: only non-secret fields are filled this way/,
+    ],
+    [
+      'token_fields reading the credentials',
+      withFollowUp((f) => (f.fields = { site_id: '{{body.0.id}}' }), { site_id: '{{credentials.access_token}}' }),
+      'auth.1.token_fields.site_id',
+      /unknown variable "credentials.access_token": templates here may use body\.\*/,
+    ],
+    [
+      'token_fields and a follow_up filling one field',
+      withFollowUp(() => undefined, { site_id: '{{body.site}}' }),
+      'auth.1.token_fields.site_id',
+      /"site_id" is filled by a follow_up too/,
+    ],
     ['follow_up on a variant that is not oauth2', mutate((m) => (m.auth[0].follow_up = [FOLLOW_UP()])), 'auth.0', /unknown key "follow_up"|follow_up/],
   ];
 

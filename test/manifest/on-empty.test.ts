@@ -88,6 +88,28 @@ describe('a write answered without a body', () => {
   });
 });
 
+describe('a write answered 202 without a body, nothing to read back: on_empty.record', () => {
+  const FROM_CALL = { record: "{{object 'id' headers.x-request-id 'title' params.title 'status' status}}" };
+
+  it('renders the record from the call (params, headers, status), with no second request', async () => {
+    const seen: string[] = [];
+    const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
+      seen.push(new Request(input, init).method);
+      return new Response(null, { status: 202, headers: { 'x-request-id': 'req_42' } });
+    }) as typeof fetch;
+    expect((await update(runtime(withUpdate(FROM_CALL), fetchImpl))).data).toEqual({ id: 'req_42', title: 'Edited', status: 202 });
+    expect(seen).toEqual(['PATCH']);
+  });
+
+  it('refuses both or neither of action and record, and params beside a record', () => {
+    expect(problems(withUpdate(FROM_CALL))).toEqual([]);
+    expect(problems(withUpdate({ ...FROM_CALL, action: 'get' })).join('\n')).toMatch(/on_empty takes exactly one of action .* and record/);
+    expect(problems(withUpdate({})).join('\n')).toMatch(/on_empty takes exactly one of action .* and record/);
+    expect(problems(withUpdate({ ...FROM_CALL, params: { note_id: 'x' } })).join('\n')).toMatch(/on_empty\.params.*params are for a read-back action/);
+    expect(problems(withUpdate({ record: '{{params.nope}}' })).join('\n')).toMatch(/on_empty\.record/);
+  });
+});
+
 describe('the loader checks on_empty', () => {
   it('accepts a read-back with get and its required params', () => {
     expect(problems(withUpdate({ action: 'get', params: { note_id: '{{params.note_id}}' } }))).toEqual([]);

@@ -1,4 +1,4 @@
-/** Page-number pagination: when the page size is known, a short page is the last one. */
+/** Page-number and offset pagination: when the page size is known, a short page is the last one; has_more false ends too. */
 import { describe, expect, it } from 'vitest';
 import { nextPage, PageTracker, type CompiledPagination } from '../../src/pagination/index.ts';
 
@@ -20,6 +20,22 @@ describe('page pagination', () => {
     ['with limit_param absent and no default_limit, only an empty page ends', { limit_param: 'limit' }, { page: 1 }, 24, { page: 2 }],
   ])('%s', (_name, def, params, n, want) => {
     const next = nextPage(pg(def), page(params, n), new PageTracker());
+    expect(next === null ? null : next.params).toEqual(want);
+  });
+});
+
+describe('offset pagination', () => {
+  const off = (def: Record<string, unknown>, hasMore?: boolean): CompiledPagination => ({
+    def: { type: 'offset', param: 'skip', limit_param: 'limit', ...def } as never,
+    ...(hasMore === undefined ? {} : { hasMore: { render: () => hasMore } as never }),
+  });
+  it.each([
+    ['a full page asks for the records after it', {}, undefined, { skip: 0, limit: 10 }, 10, { skip: 10, limit: 10 }],
+    ['a short page ends', {}, undefined, { skip: 10, limit: 10 }, 4, null],
+    ['has_more false ends a full page (no call for an empty page)', { has_more: '{{body.has_more}}' }, false, { skip: 0, limit: 10 }, 10, null],
+    ['has_more true goes on', { has_more: '{{body.has_more}}' }, true, { skip: 0, limit: 10 }, 10, { skip: 10, limit: 10 }],
+  ])('%s', (_name, def, hasMore, params, n, want) => {
+    const next = nextPage(off(def, hasMore), page(params, n), new PageTracker());
     expect(next === null ? null : next.params).toEqual(want);
   });
 });

@@ -129,7 +129,37 @@ jwt_tokens: { operation: "POST /app/installations/{installation_id}/access_token
     }
   });
 
-  it('the sidecar schema refuses a jwt_tokens without its operation', () => {
+  it('the sidecar schema refuses a jwt_tokens without its operation or path', () => {
     expect(() => parseSidecar('jwt_tokens: { ttl_seconds: 5 }')).toThrow(/jwt_tokens must have required property 'operation'/);
+  });
+
+  it('path: an OAuth token endpoint outside the description takes the JWT bearer grant (RFC 7523) as its form assertion', async () => {
+    const grant = await startOpenApiSimulator({
+      description: new Description(doc as never),
+      jwtKeys: { 'ik-1': declared.publicKey },
+      sidecar: parseSidecar(`
+auth: { bearer: true, tokens: [] }
+jwt_tokens: { path: /oauth/token, max_lifetime_seconds: 3600, status: 200, response: { access_token: "{{token}}", token_type: Bearer, expires_in: "{{expires_in}}" } }
+`),
+    });
+    try {
+      const post = (form: Record<string, string>) =>
+        fetch(`${grant.url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(form),
+        });
+      const now = Math.floor(Date.now() / 1000);
+      const assertion = signJwtRs256(declared.privateKey, { iss: 'ik-1', sub: 'u', iat: now - 60, exp: now + 3600 });
+      const res = await post({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { access_token: string; expires_in: number };
+      expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+      expect((await fetch(`${grant.url}/things`, { headers: { authorization: `Bearer ${body.access_token}` } })).status).toBe(200);
+      expect((await post({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: assertion.slice(0, -4) })).status).toBe(401);
+      expect((await post({ grant_type: 'client_credentials', assertion })).status).toBe(400);
+    } finally {
+      await grant.close();
+    }
   });
 });

@@ -205,6 +205,36 @@ it('keeps at most maxRecords per resource: a create beyond answers 507 and store
   }
 });
 
+it('answers an accepted write that declares no body with none, and the headers its success declares (a 202 mail send)', async () => {
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'Mail', version: '1' },
+    paths: {
+      '/mail/send': {
+        post: {
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { subject: { type: 'string' } } } } } },
+          responses: {
+            '202': {
+              description: 'accepted',
+              headers: { 'X-Message-Id': { schema: { type: 'string', example: 'W3HLrGuoQ1a3_5S3yjn2lA' } }, 'X-Unknown': { schema: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    },
+  };
+  const mail = await startOpenApiSimulator({ description: new Description(doc as never) });
+  try {
+    const res = await fetch(`${mail.url}/mail/send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"subject":"Hi"}' });
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe('');
+    expect(res.headers.get('x-message-id')).toBe('W3HLrGuoQ1a3_5S3yjn2lA');
+    expect(res.headers.has('x-unknown')).toBe(false);
+  } finally {
+    await mail.close();
+  }
+});
+
 it('bundles $refs to other files of a description (a widget API in two files)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sb-sim-'));
   try {
@@ -933,8 +963,13 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
   }, 60_000);
   afterAll(() => sim.close());
 
-  it('checks an HTTP basic token by its password; a bearer token as it is', async () => {
+  it('checks an HTTP basic token by its password (by the user name when the password is empty); a bearer token as it is', async () => {
     expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, ok)).status).toBe(200);
+    // An API key sent as the user name with an empty password (Close's way).
+    const asUser = (user: string) => ({ authorization: `Basic ${Buffer.from(`${user}:`).toString('base64')}` });
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser('sim-jira-api-token'))).status).toBe(200);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser('dev@acme.test'))).status).toBe(401);
+    expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, asUser(''))).status).toBe(401);
     expect((await call(sim, 'GET', '/rest/api/3/myself', undefined, { authorization: 'Bearer sim-jira-oauth-token' })).status).toBe(200);
     const refused = await call(sim, 'GET', '/rest/api/3/myself', undefined, basic('wrong'));
     expect(refused.status).toBe(401);
@@ -1051,5 +1086,50 @@ describe('Jira’s vendored description and sidecar: resources the sidecar shape
     expect((await call(sim, 'POST', RESOURCES, {}, { authorization: `Bearer ${granted}` })).status).not.toBe(200);
     expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, endpoints: [{ path: x, json: [] }] }')).toThrow(/pattern/);
     expect(() => parseSidecar('oauth: { authorize_path: /a, token_path: /t, endpoints: [{ path: /x }] }')).toThrow(/json/);
+  });
+});
+
+describe('search rules paged by a page number in the body (Apollo’s searches)', () => {
+  const APOLLO = new URL('../../connectors/apollo/', import.meta.url).pathname;
+  let sim: OpenApiSimulator;
+  const key = { 'x-api-key': 'apollo_sandbox_Zq4mX8vN2pR6tB1yK9wL3c' };
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${APOLLO}openapi.yaml`, sidecar: `${APOLLO}simulator.yaml`, seed: 4, rateLimit: false });
+  }, 60_000);
+  afterAll(() => sim.close());
+
+  it('serves page N of per_page records with the page, the total and the number of pages; a page below 1 is refused', async () => {
+    const ids = [...sim.resources.get('contacts')!.records.values()].map((s) => s.record['id']);
+    const pages = [1, 2, 3].map((page) => call(sim, 'POST', '/contacts/search', { page, per_page: 3 }, key));
+    const bodies = (await Promise.all(pages)).map((r) => r.body as Record<string, any>);
+    expect(bodies.map((b) => b['contacts'].map((c: Record<string, unknown>) => c['id'])).flat()).toEqual(ids);
+    expect(bodies.map((b) => b['pagination'])).toEqual([1, 2, 3].map((page) => ({ page, per_page: 3, total_entries: 7, total_pages: 3 })));
+    const refused = await call(sim, 'POST', '/contacts/search', { page: 0 }, key);
+    expect(refused.status).toBe(422);
+  });
+});
+
+describe('a create answered by a schema of its own, and ids taken from another resource (Gong’s calls and transcripts)', () => {
+  const GONG = new URL('../../connectors/gong/', import.meta.url).pathname;
+  let sim: OpenApiSimulator;
+  const basic = { authorization: `Basic ${Buffer.from('key:gong_sandbox_secret_Q9vT2xW7kL4m').toString('base64')}` };
+  beforeAll(async () => {
+    sim = await startOpenApiSimulator({ description: `${GONG}openapi.yaml`, sidecar: `${GONG}simulator.yaml`, seed: 4, rateLimit: false });
+  }, 60_000);
+  afterAll(() => sim.close());
+
+  it('names the new record’s id as <singular>Id ({requestId, callId, url}); seeded transcripts take distinct call ids', async () => {
+    const made = await call(
+      sim,
+      'POST',
+      '/v2/calls',
+      { clientUniqueId: 'c-1', actualStart: '2026-02-01T10:00:00Z', parties: [{ name: 'A' }], direction: 'Inbound', primaryUser: '1' },
+      basic,
+    );
+    expect(made.status).toBe(201);
+    expect(sim.resources.get('calls')!.records.has(String(made.body['callId']))).toBe(true);
+    const calls = [...sim.resources.get('calls')!.records.keys()];
+    const transcripts = [...sim.resources.get('call_transcripts')!.records.keys()];
+    expect(transcripts).toEqual(calls.slice(0, transcripts.length));
   });
 });

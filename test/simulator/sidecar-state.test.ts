@@ -138,6 +138,7 @@ oauth:
   expires_in: 1800
   refresh_tokens: true
   keep_refresh_token: true
+  grant_types: [account_credentials]
 `;
 
 let sim: OpenApiSimulator;
@@ -322,6 +323,22 @@ describe('oauth: refresh tokens and expiring access tokens', () => {
     expect((await refresh('unknown')).status).toBe(400);
     // Kept: the same refresh token works again.
     expect((await refresh(tokens.refresh_token as string)).status).toBe(200);
+  });
+
+  it('answers a client-only grant it lists (grant_types) for the client, without a refresh token; others stay unsupported', async () => {
+    const basic = `Basic ${Buffer.from('sim_client:sim_secret').toString('base64')}`;
+    const post = (grantType: string, auth = basic) =>
+      fetch(`${sim.url}/oauth/token?grant_type=${grantType}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+        body: new URLSearchParams({ grant_type: grantType, account_id: 'acct' }),
+      });
+    const res = await post('account_credentials');
+    const t = (await res.json()) as Rec;
+    expect(t).toEqual({ access_token: expect.any(String), token_type: 'Bearer', scope: '', expires_in: 1800 });
+    expect((await call('GET', '/widgets', undefined, t.access_token as string)).status).toBe(200);
+    expect((await post('client_credentials')).status).toBe(400);
+    expect((await post('account_credentials', `Basic ${Buffer.from('sim_client:wrong').toString('base64')}`)).status).toBe(401);
   });
 });
 

@@ -82,4 +82,54 @@ describe('entries', () => {
     expect(t.render({ body: { errors: 'x' } })).toBeUndefined();
     expect(compileTemplate("{{first (pluck (entries body.errors) 'value')}}").render({ body: { errors: { a: 'first' } } })).toBe('first');
   });
+
+  it('flatten: a list one level flat, [] for an absent list', () => {
+    const t = compileTemplate("{{flatten (pluck body.history 'messages')}}");
+    expect(t.render({ body: { history: [{ messages: [{ id: 'a' }, { id: 'b' }] }, { id: '2' }, { messages: [{ id: 'c' }] }] } })).toEqual([
+      { id: 'a' },
+      { id: 'b' },
+      { id: 'c' },
+    ]);
+    expect(t.render({ body: {} })).toEqual([]);
+    expect(compileTemplate('{{flatten body.messages}}').render({ body: {} })).toEqual([]);
+    expect(compileTemplate('{{flatten body.one}}').render({ body: { one: { id: 'x' } } })).toEqual([{ id: 'x' }]);
+    expect(compileTemplate('{{flatten body.l}}').render({ body: { l: [[1, [2]], null, 3] } })).toEqual([1, [2], 3]);
+  });
+
+  it('find picks the first object with a field value, concat joins arrays, split cuts a string', () => {
+    const accounts = [
+      { id: 'a', is_default: false, base_uri: 'https://na2.example.net' },
+      { id: 'b', is_default: true, base_uri: 'https://na3.example.net' },
+    ];
+    expect(compileTemplate("{{get (find body.accounts 'is_default' true) 'id'}}").render({ body: { accounts } })).toBe('b');
+    expect(compileTemplate("{{find body.accounts 'is_default' 'yes'}}").render({ body: { accounts } })).toBeUndefined();
+    expect(compileTemplate("{{find body.x 'a' 1}}").render({ body: { x: 'not a list' } })).toBeUndefined();
+    expect(compileTemplate('{{concat body.a body.b body.c}}').render({ body: { a: [1, 2], b: [[3]], c: 'x' } })).toEqual([1, 2, [3]]);
+    expect(compileTemplate('{{concat body.a body.missing}}').render({ body: { a: [1] } })).toEqual([1]);
+    const host = "{{first (split (last (split (get (find body.accounts 'is_default' true) 'base_uri') '//')) '.')}}";
+    expect(compileTemplate(host).render({ body: { accounts } })).toBe('na3');
+    expect(compileTemplate("{{split body.n '.'}}").render({ body: { n: 3 } })).toBeUndefined();
+  });
+});
+
+describe('split and url_host', () => {
+  it("read a label of a URL's host (a company's API domain in a token answer), undefined for what is not a URL or string", () => {
+    const t = compileTemplate("{{first (split (url_host body.api_domain) '.')}}");
+    expect(t.render({ body: { api_domain: 'https://Acme.example.com/' } })).toBe('acme');
+    expect(t.render({ body: { api_domain: 'acme.example.com' } })).toBeUndefined();
+    expect(t.render({ body: {} })).toBeUndefined();
+    expect(compileTemplate('{{split body.s}}').render({ body: { s: 'a,b' } })).toEqual(['a', 'b']);
+    expect(compileTemplate("{{split body.s '/'}}").render({ body: { s: 3 } })).toBeUndefined();
+  });
+});
+
+describe('sub and div', () => {
+  it('compute a wait from a cost deficit and a restore rate; undefined for what is not a number or a division by 0', () => {
+    const t = compileTemplate('{{div (sub body.requested body.available) body.rate}}');
+    expect(t.render({ body: { requested: 152, available: 52, rate: 50 } })).toBe(2);
+    expect(t.render({ body: { requested: '75', available: 50, rate: '100' } })).toBe(0.25);
+    expect(t.render({ body: { requested: 10, available: 0, rate: 0 } })).toBeUndefined();
+    expect(t.render({ body: { requested: 'x', available: 0, rate: 1 } })).toBeUndefined();
+    expect(compileTemplate('{{sub 3 body.missing}}').render({ body: {} })).toBeUndefined();
+  });
 });

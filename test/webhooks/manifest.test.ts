@@ -74,7 +74,7 @@ describe('manifest webhooks section', () => {
     [
       'hmac keys on a jwt scheme',
       (w: Record<string, unknown>) => ((w['signature'] as Record<string, unknown>)['scheme'] = 'jwt'),
-      'algorithm, prefix and encoding are for scheme hmac',
+      'algorithm, prefix, signed_prefix and encoding are for scheme hmac',
     ],
     ['an unknown key', (w: Record<string, unknown>) => (w['secret'] = 'x'), 'secret'],
     // Issue 37, item 1: a jwt delivery's replay key is never the unsigned body; jwt-only keys on hmac; a subscribe action that does not exist.

@@ -63,7 +63,9 @@ export function buildAction(def: OperationAt, action: ActionName, plan: EntityPl
   const where = `${plan.name}.${action} (${def.method} ${def.path})`;
   const { params, taken } = parameterParams(def, at, where, scope);
   const { bodyTemplate, form } =
-    action === 'create' || action === 'update' ? bodyParams(def, at, where, scope, params, taken) : { bodyTemplate: undefined, form: false };
+    action === 'create' || action === 'update' || (action === 'list' && def.method === 'POST')
+      ? bodyParams(def, at, where, scope, params, taken)
+      : { bodyTemplate: undefined, form: false };
   const { out, pathTemplate } = requestOf(def, action, at, scope, params, bodyTemplate, form);
   const res = success(def.op);
   const result: BuiltAction = { action: out };
@@ -297,7 +299,8 @@ function listResponse(
     (out['response'] as Obj)['meta'] = { next_page: pg.meta };
     guess([...at, 'pagination'], pg.why);
   } else report.push(`${where}: no pagination inferred (no cursor, offset or page param with a matching response field, no Link header)`);
-  if (!params.some((p) => p.schema['required'] === true)) {
+  // A list read by POST (a search) is no cheap credential check.
+  if (!params.some((p) => p.schema['required'] === true) && (out['request'] as Obj)['method'] === 'GET') {
     const limit = params.find((p) => LIMIT_PARAMS.includes(norm(p.original)) && p.in === 'query');
     result.checkable = { method: 'GET', path: pathTemplate, ...(limit ? { query: { [limit.original]: '1' } } : {}) };
   }

@@ -1,4 +1,4 @@
-/** Security schemes → auth variants (bearer, basic, API key header, OAuth 2 authorization code); retry headers. */
+/** Security schemes → auth variants (bearer, basic, API key header or query, OAuth 2 authorization code); retry headers. */
 import { safeName, shortText } from '../scaffold.ts';
 import { isObj, type Obj, type Operation, type PathItem } from './document.ts';
 import type { Notes } from './notes.ts';
@@ -7,7 +7,16 @@ import type { Notes } from './notes.ts';
 export function scaffoldAuth(doc: Obj, { guess, report }: Notes, operations: Operation[] = []): Obj[] {
   const schemes = isObj(doc['components']) && isObj(doc['components']['securitySchemes']) ? (doc['components']['securitySchemes'] as Record<string, Obj>) : {};
   const auth: Obj[] = [];
+  // API keys in the query (an application key and a user token) make one variant that sends them all.
+  const queryKeys = Object.entries(schemes).filter(([, s]) => s['type'] === 'apiKey' && s['in'] === 'query' && typeof s['name'] === 'string');
+  if (queryKeys.length > 0) {
+    const fields = Object.fromEntries(queryKeys.map(([n]) => [safeName(n), { type: 'string', secret: true }]));
+    const query = Object.fromEntries(queryKeys.map(([n, s]) => [String(s['name']), `{{credentials.${safeName(n)}}}`]));
+    auth.push({ name: safeName(queryKeys.map(([n]) => n).join('_')), type: 'api_key', fields, query });
+    if (queryKeys.length > 1) guess(['auth', 0, 'query'], `the query API keys ${queryKeys.map(([n]) => n).join(', ')}: sent together on every request`);
+  }
   for (const [schemeName, s] of Object.entries(schemes)) {
+    if (queryKeys.some(([n]) => n === schemeName)) continue;
     const name = safeName(schemeName);
     const description = shortText(s['description']);
     const base = { name, title: schemeName, ...(description ? { description } : {}) };

@@ -7,6 +7,8 @@ const WHO = ['/me', '/users/me', '/user', '/account', '/whoami', '/users/self', 
 export function scaffoldCheck(allPaths: Record<string, PathItem>, checkRequest: Obj | undefined, { guess, report }: Notes): Obj | undefined {
   const me =
     WHO.find((p) => allPaths[p]?.get !== undefined) ??
+    // With a trailing slash, as APIs whose every path ends in one (/me/).
+    WHO.map((p) => `${p}/`).find((p) => allPaths[p]?.get !== undefined) ??
     // Under a version prefix (Stripe's /v1/account).
     WHO.flatMap((p) => Object.keys(allPaths).filter((k) => k.endsWith(p) && /^\/v\d+(\.\d+)?$/.test(k.slice(0, k.length - p.length)))).find(
       (p) => allPaths[p]?.get !== undefined,

@@ -9,7 +9,7 @@ export function findErrorMessage(paths: Record<string, PathItem>): string | unde
       for (const [code, r] of Object.entries(op?.responses ?? {})) {
         if (!/^4\d\d$|^4XX$|^default$/i.test(code)) continue;
         const found = messagePath(jsonSchemaOf(r?.content), 3);
-        // A list of plain messages (Jira's errorMessages: [string]): its first one.
+        // A list of plain messages (Jira's errorMessages, Gong's errors: [string]): its first one.
         if (found?.at(-1) === FIRST) return `(first ${['body', ...found.slice(0, -1)].join('.')})`;
         if (found) return ['body', ...found].join('.');
       }
@@ -24,7 +24,9 @@ const FIRST = '\u0000first';
 function messagePath(schema: OpenApiSchema | undefined, depth: number): string[] | undefined {
   if (schema === undefined || depth === 0) return undefined;
   const props = propertiesOf(schema);
-  const strings = props.find(([k, v]) => /^(error_?messages|messages)$/i.test(k) && isArraySchema(v) && flatten(flatten(v)['items'])['type'] === 'string');
+  const strings = props.find(
+    ([k, v]) => /^(error_?messages|messages|errors)$/i.test(k) && isArraySchema(v) && flatten(flatten(v)['items'])['type'] === 'string',
+  );
   if (strings) return [strings[0], FIRST];
   // description: Zendesk's {error: "RecordNotFound", description: "Not found"}; error only as a string.
   for (const key of ['message', 'error_description', 'detail', 'error_message', 'title', 'description', 'error']) {

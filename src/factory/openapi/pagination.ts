@@ -60,18 +60,27 @@ export function inferPagination(
   recordsPath: string[],
   item?: OpenApiSchema,
 ): { pagination: Obj; meta: string; why: string } | undefined {
-  const query = params.filter((p) => p.in === 'query');
+  // A search read by POST takes its page and page size in the body (Apollo's /contacts/search).
+  const query = params.filter((p) => p.in === 'query' || p.in === 'body');
   const fields = scalarFields(res.schema).filter((f) => f.path.join('.') !== recordsPath.join('.'));
   const boolish = (f: { schema: OpenApiSchema }): boolean => f.schema['type'] === 'boolean' || f.schema['type'] === undefined;
   const more = fields.find((f) => HAS_MORE.includes(norm(f.path.at(-1)!)) && boolish(f));
   const last = more === undefined ? fields.find((f) => IS_LAST.includes(norm(f.path.at(-1)!)) && f.schema['type'] === 'boolean') : undefined;
+  // A page number beside the number of pages ({pagination: {page, total_pages}}): more while page < total_pages.
+  const totalPages = fields.find((f) => norm(f.path.at(-1)!) === 'totalpages' && f.schema['type'] === 'integer');
+  const pageNo =
+    totalPages === undefined
+      ? undefined
+      : fields.find((f) => norm(f.path.at(-1)!) === 'page' && f.path.slice(0, -1).join('.') === totalPages.path.slice(0, -1).join('.'));
   // has_more as a template: the field itself, or the negation of an "is last page" flag.
   const hasMore =
     more !== undefined
       ? { path: more.path, tpl: bodyAt(more.path) }
       : last !== undefined
         ? { path: last.path, tpl: `{{not ${['body', ...last.path].join('.')}}}` }
-        : undefined;
+        : pageNo !== undefined && totalPages !== undefined
+          ? { path: pageNo.path, tpl: `{{lt ${['body', ...pageNo.path].join('.')} ${['body', ...totalPages.path].join('.')}}}` }
+          : undefined;
   const limit = query.find((p) => LIMIT_PARAMS.includes(norm(p.original)));
   for (const p of query) {
     const n = norm(p.original);
@@ -138,9 +147,15 @@ export function inferPagination(
   const offset = query.find((p) => OFFSET_PARAMS.includes(norm(p.original)) && p.schema['type'] !== 'string');
   if (offset && limit) {
     return {
-      pagination: { type: 'offset', param: offset.name, limit_param: limit.name, default_limit: defaultLimit(limit) },
+      pagination: {
+        type: 'offset',
+        param: offset.name,
+        limit_param: limit.name,
+        default_limit: defaultLimit(limit),
+        ...(hasMore ? { has_more: hasMore.tpl } : {}),
+      },
       meta: '{{null}}',
-      why: `offset: ${offset.original} advances by the records received; ${limit.original} is the page size`,
+      why: `offset: ${offset.original} advances by the records received; ${limit.original} is the page size${hasMore ? `, while ${hasMore.path.join('.')}` : ''}`,
     };
   }
   const page = query.find((p) => PAGE_PARAMS.includes(norm(p.original)));

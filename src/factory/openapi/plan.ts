@@ -6,7 +6,7 @@ import { SwitchboardError } from '../../errors/index.ts';
 import { declaredOperations, type Sidecar } from '../../simulator/sidecar.ts';
 import { safeName } from '../scaffold.ts';
 import { betterItemKey } from './id-like.ts';
-import { isFragmentPath, pathShapes } from '../../simulator/openapi/path-shape.ts';
+import { isFragmentPath, pathShapes, sharedPrefix } from '../../simulator/openapi/path-shape.ts';
 import { isObj, merged, type Operation, type Parameter, type PathItem } from './document.ts';
 
 export interface EntityPlan {
@@ -171,12 +171,14 @@ function restEntities(paths: Record<string, PathItem>, claimed: Set<string>): Ma
     }
   }
   // A search path beside an item path (/project/search next to /project/{projectIdOrKey}) is the
-  // entity's list when its collection path has no GET (Jira's /rest/api/3/project/search).
+  // entity's list when its collection path has no GET (Jira's /rest/api/3/project/search); a POST
+  // search when the path has no GET (Apollo's POST /contacts/search, its filters and page in the body).
   for (const [collection, e] of [...byCollection]) {
-    if (!collection.endsWith('/search') || e.ops.list === undefined || e.item !== undefined) continue;
+    const search = e.ops.list ?? e.ops.create;
+    if (!collection.endsWith('/search') || search === undefined || e.item !== undefined) continue;
     const parent = byCollection.get(collection.slice(0, -'/search'.length));
     if (parent === undefined || parent.ops.list !== undefined || parent.item === undefined) continue;
-    parent.ops.list = e.ops.list;
+    parent.ops.list = search;
     byCollection.delete(collection);
   }
   return byCollection;
@@ -187,12 +189,18 @@ function named(rpc: Map<string, EntityPlan>, byCollection: Map<string, EntityPla
   const entities = [...rpc.values(), ...[...byCollection.values()].filter((e) => !rpc.has(e.name))].filter(
     (e) => e.ops.list !== undefined || e.ops.get !== undefined,
   );
-  // Same last segment under different parents (/a/{id}/notes, /b/{id}/notes): qualify by the parent.
+  // Same last segment under different parents (/a/{id}/notes, /b/{id}/notes): qualify by the parent,
+  // not by the static segments every path starts with (Okta's /api/v1: /api/v1/users stays users).
   const counts = new Map<string, number>();
   for (const e of entities) counts.set(e.name, (counts.get(e.name) ?? 0) + 1);
+  const prefix = sharedPrefix(entities.map((e) => (e.collection ?? '').split('/').filter((s) => s !== '')));
   for (const e of entities) {
     if ((counts.get(e.name) ?? 0) < 2) continue;
-    const statics = (e.collection ?? '').split('/').filter((s) => s !== '' && !s.startsWith('{'));
+    const statics = (e.collection ?? '')
+      .split('/')
+      .filter((s) => s !== '')
+      .slice(prefix)
+      .filter((s) => !s.startsWith('{'));
     if (statics.length > 1) e.name = safeName(statics.slice(-2).join('_'));
   }
   // Still the same name (/r/{id}/issues/comments with items, /r/{id}/issues/{n}/comments that only

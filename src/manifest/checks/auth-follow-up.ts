@@ -5,7 +5,7 @@
 import type { Manifest, OAuth2Auth } from '../../../generated/manifest.ts';
 import type { Template } from '../../templates/index.ts';
 import type { CompiledFollowUp } from '../compile.ts';
-import { FOLLOW_UP_ROOTS, type Checker, type Scope } from './checker.ts';
+import { FOLLOW_UP_ROOTS, TOKEN_ANSWER_ROOTS, type Checker, type Scope } from './checker.ts';
 
 /** The hosts a follow_up request may reach: the variant's authorize and token hosts, and every literal base URL host. */
 function followUpHosts(m: Manifest, v: OAuth2Auth): Set<string> {
@@ -16,6 +16,27 @@ function followUpHosts(m: Manifest, v: OAuth2Auth): Set<string> {
     if (host !== undefined && !host.includes('{{')) hosts.add(host.toLowerCase());
   }
   return hosts;
+}
+
+/** A field a token answer or follow_up may fill: declared, non-secret, not one of the tokens; else why not. */
+function fillableField(v: OAuth2Auth, name: string): string | undefined {
+  const field = v.fields[name];
+  if (field === undefined) return `"${name}" is not a credential field of this variant (fields: ${Object.keys(v.fields).join(', ')})`;
+  if (field.secret === true || name === 'access_token' || name === 'refresh_token' || name === 'expires_at')
+    return `"${name}" is ${field.secret === true ? 'secret' : 'a token field'}: only non-secret fields are filled this way`;
+  return undefined;
+}
+
+/** Check an oauth2 variant's token_fields (templates over the token answer; rendered by src/auth when tokens arrive). */
+export function checkTokenFields(check: Checker, i: number, v: OAuth2Auth, scope: Scope): void {
+  for (const [name, src] of Object.entries(v.token_fields ?? {})) {
+    if (src === undefined) continue;
+    const at = ['auth', i, 'token_fields', name];
+    const why = fillableField(v, name);
+    if (why !== undefined) check.add(at, why);
+    if (v.follow_up?.some((f) => f.fields[name] !== undefined) === true) check.add(at, `"${name}" is filled by a follow_up too`);
+    check.template(at, src, { roots: TOKEN_ANSWER_ROOTS, config: scope.config });
+  }
 }
 
 /** Check and compile an oauth2 variant's follow_up requests. */
@@ -54,12 +75,9 @@ export function followUpsOf(check: Checker, m: Manifest, i: number, v: OAuth2Aut
     const fields: [string, Template][] = [];
     for (const [name, src] of Object.entries(f.fields)) {
       if (src === undefined) continue;
-      const field = v.fields[name];
-      if (field === undefined) {
-        check.add([...at, 'fields', name], `"${name}" is not a credential field of this variant (fields: ${Object.keys(v.fields).join(', ')})`);
-        ok = false;
-      } else if (field.secret === true || name === 'access_token' || name === 'refresh_token' || name === 'expires_at') {
-        check.add([...at, 'fields', name], `"${name}" is ${field.secret === true ? 'secret' : 'a token field'}: a follow_up fills non-secret fields only`);
+      const why = fillableField(v, name);
+      if (why !== undefined) {
+        check.add([...at, 'fields', name], why);
         ok = false;
       } else if (filled.has(name)) {
         check.add([...at, 'fields', name], `"${name}" is filled by an earlier follow_up too`);

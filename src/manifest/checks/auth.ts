@@ -1,15 +1,17 @@
 /**
  * The `auth` section: unique variant names, credential field patterns, and each variant's header
- * template (basic, bearer, api_key, oauth2, minted_bearer), compiled with its credentials schema;
+ * template (basic, bearer, api_key, oauth2, minted_bearer) and an api_key variant's query parameters, compiled
+ * with its credentials schema;
  * then the credential checks (connector-wide `check` and each variant's own).
  */
 import type { AuthVariant } from '../../../generated/manifest.ts';
 import type { Template } from '../../templates/index.ts';
 import { basicAuthorization } from '../basic-auth.ts';
-import type { CompiledAuthVariant, CompiledCheck } from '../compile.ts';
+import type { CompiledAuthVariant, CompiledCheck, CompiledGrant } from '../compile.ts';
 import { anchored, credentialsSchema } from '../schemas.ts';
-import { AUTH_ROOTS, type CheckContext, type Scope } from './checker.ts';
-import { followUpsOf } from './auth-follow-up.ts';
+import { treeTemplates } from '../template-tree.ts';
+import { AUTH_ROOTS, REQUEST_ROOTS, type CheckContext, type Scope } from './checker.ts';
+import { checkTokenFields, followUpsOf } from './auth-follow-up.ts';
 import { ajv } from './json-schema.ts';
 import { compileCheck } from './request.ts';
 
@@ -25,7 +27,13 @@ export function checkAuth(ctx: CheckContext): CompiledAuthVariant[] {
     if (!fieldsValid(ctx, v, i)) return;
     const scope: Scope = { roots: AUTH_ROOTS, credentials: new Set(Object.keys(v.fields)), config: ctx.config };
     const compiled =
-      v.type === 'basic' ? basicVariant(ctx, v, i, scope) : v.type === 'minted_bearer' ? mintedVariant(ctx, v, i, scope) : headerVariant(ctx, v, i, scope);
+      v.type === 'basic'
+        ? basicVariant(ctx, v, i, scope)
+        : v.type === 'minted_bearer'
+          ? mintedVariant(ctx, v, i, scope)
+          : v.type === 'client_credentials'
+            ? grantVariant(ctx, v, i, scope)
+            : headerVariant(ctx, v, i, scope);
     if (compiled !== undefined) auth.push(compiled);
   });
   return auth;
@@ -82,8 +90,13 @@ function mintedVariant(ctx: CheckContext, v: Variant<'minted_bearer'>, i: number
   const token = check.template(['auth', i, 'mint', 'token'], v.mint.token, resScope);
   const expiresAt = v.mint.expires_at !== undefined ? check.template(['auth', i, 'mint', 'expires_at'], v.mint.expires_at, resScope) : undefined;
   const expiresIn = v.mint.expires_in !== undefined ? check.template(['auth', i, 'mint', 'expires_in'], v.mint.expires_in, resScope) : undefined;
-  const mintCheck = compileCheck(check, { request: v.mint.request }, ['auth', i, 'mint'], new Set(Object.keys(v.fields)), config, v.fields);
+  // {{jwt}}: the signed JWT where the request puts it (an RFC 7523 grant's form field `assertion`).
+  const mintRoots = new Set([...REQUEST_ROOTS, 'jwt']);
+  const mintCheck = compileCheck(check, { request: v.mint.request }, ['auth', i, 'mint'], new Set(Object.keys(v.fields)), config, v.fields, mintRoots);
   if (!key || !token || !mintCheck) return undefined;
+  const r = mintCheck.action.request;
+  const templates = [r.path, ...r.query.map(([, t]) => t), ...r.headers.map(([, t]) => t), ...(r.body ? treeTemplates(r.body).map(([, t]) => t) : [])];
+  const jwtInRequest = templates.some((t) => t.references.some(([root]) => root === 'jwt'));
   // The header's value is the minted token, which only the engine holds; the template stands for it in listings.
   const placeholder: Template = { source: 'Bearer <minted token>', references: [], single: false, render: () => undefined, renderPath: () => '' };
   const compiled = compiledVariant(v, placeholder);
@@ -93,12 +106,48 @@ function mintedVariant(ctx: CheckContext, v: Variant<'minted_bearer'>, i: number
     backdateSeconds: v.jwt.backdate_seconds ?? 60,
     lifetimeSeconds: v.jwt.lifetime_seconds ?? 540,
     action: { ...mintCheck.action, entity: 'auth', name: 'create', retrySafe: false },
+    jwtInRequest,
+    ...(v.mint.base_url !== undefined ? { baseUrl: v.mint.base_url } : {}),
     token,
     ...(expiresAt ? { expiresAt } : {}),
     ...(expiresIn ? { expiresIn } : {}),
     renewBeforeSeconds: v.mint.renew_before_seconds ?? 60,
   };
   return compiled;
+}
+
+/** client_credentials: the token request's templates; the header carries the token it gets. */
+function grantVariant(ctx: CheckContext, v: Variant<'client_credentials'>, i: number, scope: Scope): CompiledAuthVariant | undefined {
+  const { check } = ctx;
+  const clientId = check.template(['auth', i, 'client_id'], v.client_id ?? '{{credentials.client_id}}', scope);
+  const clientSecret = check.template(['auth', i, 'client_secret'], v.client_secret ?? '{{credentials.client_secret}}', scope);
+  secretReads(ctx, v, i, clientSecret, 'client_secret');
+  const params: [string, Template][] = [];
+  for (const [k, src] of Object.entries(v.token_params ?? {})) {
+    if (['grant_type', 'client_id', 'client_secret', 'scope'].includes(k))
+      check.add(['auth', i, 'token_params', k], `${k} is set by the variant's own keys; remove it`);
+    const t = src === undefined ? undefined : check.template(['auth', i, 'token_params', k], src, scope);
+    if (t) params.push([k, t]);
+  }
+  if (!clientId || !clientSecret) return undefined;
+  const placeholder: Template = {
+    source: 'Bearer <access token from token_url>',
+    references: [],
+    single: false,
+    render: () => undefined,
+    renderPath: () => '',
+  };
+  const grant: CompiledGrant = {
+    tokenUrl: v.token_url,
+    grantType: v.grant_type ?? 'client_credentials',
+    clientId,
+    clientSecret,
+    tokenRequestAuth: v.token_request_auth ?? 'client_secret_post',
+    ...(v.scopes !== undefined && v.scopes.length > 0 ? { scope: v.scopes.join(v.scope_separator ?? ' ') } : {}),
+    params,
+    renewBeforeSeconds: v.renew_before_seconds ?? 60,
+  };
+  return { ...compiledVariant(v, placeholder), grant };
 }
 
 /** bearer, api_key and oauth2: one header from one template. */
@@ -108,8 +157,9 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
   let source: string;
   if (v.type === 'bearer') source = `Bearer ${v.token}`;
   else if (v.type === 'api_key') {
-    header = v.header;
-    source = v.value;
+    // A variant may send its credentials only as query parameters (below): then it sets no header.
+    header = v.header ?? 'Authorization';
+    source = v.value ?? '';
   } else {
     if (v.fields['access_token'] === undefined) check.add(['auth', i, 'fields'], 'an oauth2 variant must declare the access_token field');
     if (v.refreshes && v.fields['refresh_token'] === undefined) check.add(['auth', i, 'fields'], 'refreshes: true needs a refresh_token field');
@@ -124,8 +174,24 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
     if (root === 'credentials' && k !== undefined && v.fields[k]?.multiline === true)
       check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
   }
+  if (v.type === 'oauth2') checkTokenFields(check, i, v, scope);
   const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
-  return value ? { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}) } : undefined;
+  const query = v.type === 'api_key' ? queryCredentials(ctx, v, i, scope) : undefined;
+  if (!value || query === null) return undefined;
+  return { ...compiledVariant(v, value, header), ...(followUps !== undefined ? { followUps } : {}), ...(query !== undefined ? { query } : {}) };
+}
+
+/** An api_key variant's query parameters (name, template): each reads only secret credential fields. Null when one does not compile. */
+function queryCredentials(ctx: CheckContext, v: Variant<'api_key'>, i: number, scope: Scope): [string, Template][] | null | undefined {
+  if (v.query === undefined) return undefined;
+  const out: [string, Template][] = [];
+  for (const [name, src] of Object.entries(v.query)) {
+    const t = src === undefined ? undefined : ctx.check.template(['auth', i, 'query', name], src, scope);
+    if (t === undefined) return null;
+    secretReads(ctx, v, i, t, `the query parameter ${name}`);
+    out.push([name, t]);
+  }
+  return out;
 }
 
 function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {

@@ -21,13 +21,22 @@ export function checkBaseUrls(ctx: CheckContext): Map<string, Template> {
   baseUrl(['base_url', 'default'], m.base_url.default, anyFields);
   for (const [r, u] of Object.entries(m.base_url.regions ?? {})) baseUrl(['base_url', 'regions', r], u, anyFields);
   m.auth.forEach((v, i) => baseUrl(['auth', i, 'base_url'], v.base_url, v.fields));
+  // A minted_bearer variant's token endpoint on another host (mint.base_url), with the variant's credential variables.
+  m.auth.forEach((v, i) => (v.type === 'minted_bearer' ? baseUrl(['auth', i, 'mint', 'base_url'], v.mint.base_url, v.fields) : undefined));
   // OAuth URLs may name the account's host the same way (https://{{credentials.subdomain}}.zendesk.com/oauth/tokens).
   m.auth.forEach((v, i) => {
-    if (v.type !== 'oauth2') return;
-    for (const key of ['authorize_url', 'token_url'] as const) {
-      if (!v[key].includes('{{')) continue;
-      baseUrl(['auth', i, key], v[key], v.fields);
-      const t = baseUrls.get(v[key]);
+    if (v.type !== 'oauth2' && v.type !== 'client_credentials') return;
+    const urls: ['authorize_url' | 'token_url', string][] =
+      v.type === 'oauth2'
+        ? [
+            ['authorize_url', v.authorize_url],
+            ['token_url', v.token_url],
+          ]
+        : [['token_url', v.token_url]];
+    for (const [key, url] of urls) {
+      if (!url.includes('{{')) continue;
+      baseUrl(['auth', i, key], url, v.fields);
+      const t = baseUrls.get(url);
       if (t !== undefined && t.references.some(([root]) => root !== 'credentials'))
         check.add(['auth', i, key], 'an OAuth URL variable must be a credential field of its variant (credentials.<name>)');
     }

@@ -29,6 +29,7 @@ export const ERROR_ROOTS = new Set(['body', 'headers', 'status', 'params']);
 export const MATCH_ROOTS = new Set([...ERROR_ROOTS, 'matched']);
 export const AUTH_ROOTS = new Set(['credentials', 'config']);
 export const FOLLOW_UP_ROOTS = new Set(['body', 'headers']);
+export const TOKEN_ANSWER_ROOTS = new Set(['body']);
 
 /** Roots a template may reference, by where it appears. */
 export type Scope = {
@@ -44,19 +45,29 @@ export type Scope = {
 
 export class Checker {
   readonly problems: ManifestProblem[] = [];
+  /**
+   * `parts`: the partial manifests `extends` merged under this one, nearest first: a problem at a
+   * value this file does not hold is placed in the part it came from.
+   */
   constructor(
     private readonly file: string,
     private readonly doc: Document | undefined,
     private readonly lines: LineCounter | undefined,
+    private readonly parts: readonly { file: string; doc: Document; lines: LineCounter }[] = [],
   ) {}
 
   add(path: (string | number)[], message: string): void {
     const p: ManifestProblem = { file: this.file, location: path.join('.'), message };
     const node = this.doc?.getIn(path, true);
+    const part = isNode(node) || path.length === 0 ? undefined : this.parts.find((l) => isNode(l.doc.getIn(path, true)));
     if (this.lines && isNode(node) && node.range) {
       const pos = this.lines.linePos(node.range[0]);
       p.line = pos.line;
       p.column = pos.col;
+    } else if (part !== undefined) {
+      const range = (part.doc.getIn(path, true) as { range?: [number, number, number] }).range;
+      p.file = part.file;
+      if (range) Object.assign(p, { line: part.lines.linePos(range[0]).line, column: part.lines.linePos(range[0]).col });
     } else if (this.lines && path.length > 0) {
       // Missing key: point at the closest parent that exists.
       for (let i = path.length - 1; i >= 0; i--) {

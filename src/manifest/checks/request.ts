@@ -60,9 +60,10 @@ export function compileCheck(
   credentials: ReadonlySet<string>,
   config: ReadonlySet<string>,
   pathCredentials?: Scope['pathCredentials'],
+  roots: ReadonlySet<string> = REQUEST_ROOTS,
 ): CompiledCheck | undefined {
   const request = compileRequest(check, [...at, 'request'], c.request, {
-    roots: REQUEST_ROOTS,
+    roots,
     params: {},
     credentials,
     config,

@@ -39,16 +39,18 @@ export function compileWebhooks(
     return t;
   };
   const s = w.signature;
-  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined))
-    add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme === 'jwt' && (s.algorithm !== undefined || s.prefix !== undefined || s.signed_prefix !== undefined || s.encoding !== undefined))
+    add(['signature'], 'algorithm, prefix, signed_prefix and encoding are for scheme hmac');
   if (s.scheme !== 'jwt' && (s.max_age_seconds !== undefined || s.audience !== undefined))
     add(['signature'], 'max_age_seconds and audience are for scheme jwt');
   if (s.scheme !== 'passcode' && s.header === undefined) add(['signature'], `scheme ${s.scheme} needs the header carrying the signature`);
   if (s.scheme !== 'passcode' && s.field !== undefined) add(['signature', 'field'], 'field is for scheme passcode');
   if (s.scheme === 'passcode' && (s.header === undefined) === (s.field === undefined))
     add(['signature'], 'scheme passcode takes the header or the body field carrying the passcode (one of them)');
-  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.encoding !== undefined))
-    add(['signature'], 'algorithm, prefix and encoding are for scheme hmac');
+  if (s.scheme === 'passcode' && (s.algorithm !== undefined || s.prefix !== undefined || s.signed_prefix !== undefined || s.encoding !== undefined))
+    add(['signature'], 'algorithm, prefix, signed_prefix and encoding are for scheme hmac');
+  if (w.challenge?.hmac !== undefined && s.scheme !== 'hmac')
+    add(['challenge', 'hmac'], "challenge.hmac uses the signature's algorithm and encoding: scheme hmac only");
   if (s.scheme === 'jwt' && w.delivery_id !== undefined)
     add(['delivery_id'], "scheme jwt: the replay key is the token's jti (else a hash of the token), never the unsigned body");
   if (w.attribution.by === 'url' && (w.attribution.value === undefined) !== (w.attribution.info === undefined))
@@ -83,7 +85,9 @@ export function compileWebhooks(
   const deliveryId = w.delivery_id !== undefined ? tpl(['delivery_id'], w.delivery_id) : undefined;
   const timestamp = w.timestamp !== undefined ? tpl(['timestamp'], w.timestamp) : undefined;
   const value = w.attribution.value !== undefined ? tpl(['attribution', 'value'], w.attribution.value, valueRoots) : undefined;
+  const signedPrefix = s.signed_prefix !== undefined ? tpl(['signature', 'signed_prefix'], s.signed_prefix, new Set(['headers'])) : undefined;
   const when = w.challenge !== undefined ? tpl(['challenge', 'when'], w.challenge.when) : undefined;
+  const challengeHmac = w.challenge?.hmac !== undefined ? tpl(['challenge', 'hmac'], w.challenge.hmac) : undefined;
   let response: TemplateTree | undefined;
   try {
     response = w.challenge !== undefined ? compileTree(w.challenge.response ?? null) : undefined;
@@ -98,6 +102,7 @@ export function compileWebhooks(
       header: (s.header ?? '').toLowerCase(),
       ...(s.field !== undefined ? { field: s.field } : {}),
       prefix: s.prefix ?? '',
+      ...(signedPrefix ? { signedPrefix } : {}),
       encoding: s.encoding ?? 'hex',
       secret: s.secret,
       maxAgeSeconds: s.max_age_seconds ?? DEFAULT_JWT_MAX_AGE_SECONDS,
@@ -106,7 +111,7 @@ export function compileWebhooks(
     ...(deliveryId ? { deliveryId } : {}),
     ...(timestamp ? { timestamp } : {}),
     toleranceSeconds: w.tolerance_seconds ?? 300,
-    ...(when !== undefined && response !== undefined ? { challenge: { when, response } } : {}),
+    ...(when !== undefined && response !== undefined ? { challenge: { when, response, ...(challengeHmac ? { hmac: challengeHmac } : {}) } } : {}),
     attribution: { by: w.attribution.by, ...(value ? { value } : {}), ...(w.attribution.info !== undefined ? { info: w.attribution.info } : {}) },
     ...(w.subscribe !== undefined ? { subscribe: { entity: w.subscribe.entity, action: w.subscribe.action, urlParam: w.subscribe.url_param } } : {}),
     topic,

@@ -76,8 +76,8 @@ const VARIABLE = /\{\{\s*credentials\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 /**
  * The credential fields of an OAuth variant asked for before consent: its non-secret fields that
  * its authorize_url, token_url or base URL (the variant's own, else the manifest's default and
- * regions) name as {{credentials.<field>}}, less those its follow_up requests fill after the code
- * exchange. Zendesk's oauth variant: [subdomain]; Jira's: none (cloud_id comes from a follow_up).
+ * regions) name as {{credentials.<field>}}, less those its follow_up requests or token_fields fill
+ * after the code exchange. Zendesk's oauth variant: [subdomain]; Jira's: none (cloud_id comes from a follow_up).
  */
 export function preConsentFields(manifest: LoadedManifest, variant: OAuth2Auth): string[] {
   const urls = [
@@ -87,7 +87,7 @@ export function preConsentFields(manifest: LoadedManifest, variant: OAuth2Auth):
   ];
   const names = new Set<string>();
   for (const url of urls) for (const m of (url ?? '').matchAll(VARIABLE)) names.add(m[1] as string);
-  const filledLater = new Set((variant.follow_up ?? []).flatMap((f) => Object.keys(f.fields)));
+  const filledLater = new Set([...(variant.follow_up ?? []).flatMap((f) => Object.keys(f.fields)), ...Object.keys(variant.token_fields ?? {})]);
   return [...names].filter((n) => variant.fields[n] !== undefined && variant.fields[n]?.secret !== true && !filledLater.has(n));
 }
 

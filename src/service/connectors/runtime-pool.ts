@@ -69,15 +69,15 @@ export interface RuntimePoolOptions {
  * account) share one throttle: `<type>:key:<sha256 of the secret fields>` (the hash only, never
  * the key, reaches the limits' store). OAuth tokens change on every refresh while the budget
  * stays the account's, so an OAuth connector keeps a budget of its own: `<type>:connector:<id>`.
- * A minted_bearer connector's budget is its token's: the hash of every credential field (one app
- * key, one installation).
+ * A minted_bearer or client_credentials connector's budget is its token's: the hash of every
+ * credential field (one app key, one installation or account).
  */
 export function budgetKey(row: Pick<ConnectorRow, 'id' | 'connector_type' | 'auth_variant'>, manifest: LoadedManifest, credentials: Credentials): string {
   const variant = manifest.auth.find((a) => a.def.name === row.auth_variant);
   if (variant === undefined || variant.def.type === 'oauth2') return `${row.connector_type}:connector:${row.id}`;
   // A minted token is the app's for one installation (GitHub counts per installation): every field names the budget.
   const secrets =
-    variant.def.type === 'minted_bearer'
+    variant.def.type === 'minted_bearer' || variant.def.type === 'client_credentials'
       ? Object.keys(variant.def.fields)
           .sort()
           .map((k) => `${k}=${String(credentials[k] ?? '')}`)

@@ -308,7 +308,7 @@ export const ConnectorTypeSchema: Schema = {
         required: ['name', 'type', 'fields', 'schema'],
         properties: {
           name: str(),
-          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2', 'basic', 'minted_bearer'] },
+          type: { type: 'string', enum: ['bearer', 'api_key', 'oauth2', 'basic', 'minted_bearer', 'client_credentials'] },
           title: str(),
           description: str(),
           fields: {

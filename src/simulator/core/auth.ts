@@ -17,18 +17,22 @@ export function acceptedTokens(given: Iterable<string> | undefined, sidecar: Sid
 
 /**
  * The token an Authorization header presents: a bearer (or other scheme's) token as sent; for HTTP
- * basic, the password of base64(user:password), so a sidecar lists API tokens, not encodings of them.
+ * basic, the password of base64(user:password), so a sidecar lists API tokens, not encodings of them;
+ * with an empty password, the user name (an API key sent as the user name, as Close takes it).
  */
 export function presentedToken(authorization: string): string | undefined {
-  const m = /^(\w+)\s+(\S+)\s*$/.exec(authorization);
+  // The scheme is an RFC 7235 token: letters, digits and !#$%&'*+-.^_`|~ (Klaviyo's Klaviyo-API-Key, Okta's SSWS).
+  const m = /^([\w!#$%&'*+.^`|~-]+)\s+(\S+)\s*$/.exec(authorization);
   if (m === null) return undefined;
   if ((m[1] as string).toLowerCase() !== 'basic') return m[2];
   const decoded = Buffer.from(m[2] as string, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon < 0 ? undefined : decoded.slice(colon + 1);
+  if (colon < 0) return undefined;
+  const password = decoded.slice(colon + 1);
+  return password === '' && colon > 0 ? decoded.slice(0, colon) : password;
 }
 
 /** The token of a credential header as a GraphQL API reads it: the last word, with or without a scheme. */
 export function headerToken(raw: string | string[] | undefined): string | undefined {
-  return /^(?:\w+\s+)?(\S+)\s*$/.exec(String(Array.isArray(raw) ? raw[0] : (raw ?? '')))?.[1];
+  return /^(?:[\w!#$%&'*+.^`|~-]+\s+)?(\S+)\s*$/.exec(String(Array.isArray(raw) ? raw[0] : (raw ?? '')))?.[1];
 }

@@ -9,8 +9,13 @@ import { createHash, createPublicKey, randomBytes, verify, type KeyObject } from
 import type { SimResponse } from '../sim-server.ts';
 
 export interface JwtTokensConfig {
-  /** The operation that mints ("POST /app/installations/{installation_id}/access_tokens"). */
-  operation: string;
+  /** The operation that mints ("POST /app/installations/{installation_id}/access_tokens"), taking the JWT as its bearer token. */
+  operation?: string;
+  /**
+   * Or an OAuth 2.0 token endpoint outside the description taking the JWT bearer grant (RFC 7523:
+   * POST grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=<jwt>, DocuSign's /oauth/token).
+   */
+  path?: string;
   /** Public keys (PEM, SPKI or PKCS#1) by issuer (the JWT's iss). More come from the simulator's option jwtKeys. */
   public_keys?: Record<string, string>;
   /** SHA-256 fingerprints (base64 of the DER SPKI, the "SHA256:..." form without the prefix) a key must have to be accepted; default any declared key. */
@@ -114,4 +119,13 @@ export function jwtTokenServer(
     });
     return { status: config.status ?? 201, json: body };
   };
+}
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/** The assertion of an RFC 7523 grant's form body as the bearer authorization mint() reads, or the OAuth error of another grant. */
+export function jwtBearerAssertion(rawBody: string): { authorization: string } | { error: string } {
+  const form = new URLSearchParams(rawBody);
+  if (form.get('grant_type') !== JWT_BEARER_GRANT) return { error: `grant_type must be ${JWT_BEARER_GRANT}` };
+  return { authorization: `Bearer ${form.get('assertion') ?? ''}` };
 }

@@ -7,7 +7,7 @@
  * set the simulator's API accepts. With `expires_in` issued tokens expire (their expiry in
  * `grants.expiries`, which the simulator checks); with `refresh_tokens` each grant carries a refresh
  * token that `grant_type=refresh_token` exchanges for a new access token (and a new refresh token,
- * unless `keep_refresh_token`). Vendor differences are
+ * unless `keep_refresh_token`); `grant_types` answers client-only grants (client_credentials). Vendor differences are
  * configuration (the sidecar's `oauth`).
  */
 import { randomBytes } from 'node:crypto';
@@ -41,6 +41,12 @@ export interface OAuthConfig {
   refresh_tokens?: boolean;
   /** The refresh token stays valid and comes back with each refreshed access token (as some vendors do). Default false: rotated. */
   keep_refresh_token?: boolean;
+  /**
+   * Grants answered for the client alone (RFC 6749 §4.4: client_credentials, or a vendor's own
+   * such as account_credentials): a token for the client's id and secret, with the request's
+   * scope, without a refresh token.
+   */
+  grant_types?: string[];
   /**
    * More JSON endpoints of the OAuth server about a grant (Atlassian's accessible-resources),
    * answered to `Authorization: Bearer <token>` for a token the simulator accepts (401 otherwise);
@@ -149,6 +155,8 @@ export function oauthServer(
       grants.refreshTokens.delete(presented);
       return issue(grant.scope, mintRefreshToken(grant.scope, grant.none === true), grant.none === true);
     }
+    if (params.grant_type !== undefined && config.grant_types?.includes(params.grant_type) === true)
+      return issue(params.scope ?? config.default_scope, undefined, false);
     if (params.grant_type !== undefined && params.grant_type !== 'authorization_code') {
       return error({
         status: 400,

@@ -72,8 +72,11 @@ export function credentials(ctx: OpenApiContext, errors: ErrorAnswers): Credenti
       return errorResponse({ status: 401, code: 'unauthorized', message: 'Requires authentication' }, op);
     }
     if (checkTokens && (op.security.length > 0 || sidecar.auth?.bearer === true)) {
-      // A token in the Authorization header, else an API key the operation's security names (X-Figma-Token-like headers).
-      const presented = presentedToken(String(req.headers.authorization ?? '')) ?? d.apiKeys(op, req)[0];
+      // A token in the Authorization header, else the API keys the operation's security names (X-Figma-Token-like
+      // headers; an application key and a user token in the query), every one of them accepted.
+      const bearer = presentedToken(String(req.headers.authorization ?? ''));
+      const keys = bearer === undefined ? d.apiKeys(op, req) : [];
+      const presented = bearer ?? keys.find((k) => !tokens.has(k)) ?? keys[0];
       if (presented === undefined || !tokens.has(presented) || (tokenExpiry.get(presented) ?? Infinity) <= simNow())
         return errorResponse({ status: 401, code: 'invalid_token', message: 'Access token invalid' }, op);
       const expiry = grants.expiries.get(presented);

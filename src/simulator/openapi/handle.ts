@@ -4,6 +4,7 @@
  * the vendors answer in); an operation handler of the caller's, a declared rule, else the store
  * (operations.ts).
  */
+import { jwtBearerAssertion } from '../core/jwt-tokens.ts';
 import type { RateCounter } from '../core/rate-limit.ts';
 import type { Json } from '../description.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
@@ -11,7 +12,7 @@ import type { Credentials } from './credentials.ts';
 import type { ErrorAnswers } from './errors.ts';
 import { storeOperation, type StoreParts } from './operations.ts';
 import type { RuleAnswers } from './rule-answers.ts';
-import { exampleOf, serverBasePath } from './schema.ts';
+import { exampleOf, serverBasePath, successHeaders } from './schema.ts';
 import { SimulatorError, type Classified, type OpenApiContext } from './types.ts';
 
 export interface HandlerParts extends StoreParts {
@@ -31,6 +32,11 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
   return (incoming) => {
     const fromOauth = oauthRoutes?.(incoming);
     if (fromOauth !== undefined) return fromOauth;
+    // The JWT bearer grant on a token endpoint of its own (jwt_tokens.path): the JWT is the form's assertion.
+    if (mintRoute !== undefined && incoming.method === 'POST' && incoming.path === sidecar.jwt_tokens?.path) {
+      const grant = jwtBearerAssertion(incoming.rawBody);
+      return 'error' in grant ? { status: 400, json: { error: 'unsupported_grant_type', error_description: grant.error } } : mintRoute(grant.authorization);
+    }
     const prefixed = basePath !== '' && (incoming.path === basePath || incoming.path.startsWith(`${basePath}/`));
     const req = prefixed ? { ...incoming, path: incoming.path.slice(basePath.length) || '/' } : incoming;
     // rate_limit.per_credential: requests refused for their path or credentials spend nothing (the limit is the account's).
@@ -86,12 +92,14 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);
     // Other operations answer a sample of their success schema, with the description's example of
-    // that success over it where it has one (what the example leaves out keeps its sampled value).
+    // that success over it where it has one (what the example leaves out keeps its sampled value),
+    // and the headers it declares; a success that declares no body answers none (202 Accepted).
     if (r === undefined || c.kind === 'action') {
-      const sampled = sample(op.responseRef);
       const example = sidecar.operations?.[op.key]?.example ?? exampleOf(d, op);
+      const sampled = op.responseRef === undefined ? example : sample(op.responseRef);
       const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-      return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled });
+      const headers = successHeaders(d, op);
+      return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled, headers });
     }
     return withHeaders(storeOperation(ctx, parts, { req, op, c, r, pathParams, query: checked.query, body: checked.body, origin }));
   };

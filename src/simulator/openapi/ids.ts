@@ -21,9 +21,9 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return (prefixed[1] as string) + Array.from({ length: (prefixed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
-  // Two capitals and 32 hex digits (SM0123...): the same capitals, new digits.
-  if (typeof like === 'string' && /^[A-Z]{2}[0-9a-f]{32}$/.test(like))
-    return like.slice(0, 2) + Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
+  // Two capitals and 32 hex digits (SM0123...), or a letter and a dash before them (a dynamic template's d-f43d...): the same prefix, new digits.
+  const hexPrefixed = typeof like === 'string' ? /^([A-Z]{2}|[a-z]-)[0-9a-f]{32}$/.exec(like) : null;
+  if (hexPrefixed !== null) return (hexPrefixed[1] as string) + Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
   // A UUID in braces (Bitbucket's {7a1f2c3d-...}): a version 4 UUID in braces.
   if (typeof like === 'string' && /^\{[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}$/i.test(like))
     return `{${String(newId(rand, like.slice(1, -1)))}}`;
@@ -31,6 +31,12 @@ export function newId(rand: () => number, like: unknown, created = false): strin
   if (typeof like === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(like)) {
     const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
+  }
+  // A digit-led three-character type prefix before a mixed-case key (Okta's 00u1f96ECLNVOKVMUSEA users, 0oa... apps): the same prefix and length.
+  const typed = typeof like === 'string' ? /^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) : null;
+  if (typed !== null && /[A-Z]/.test(typed[2] as string)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    return (typed[1] as string) + Array.from({ length: (typed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
   // A mixed-case key of letters and digits (e.g. a file key, aBcD1234EfGh5678IjKl9M): the same length and alphabet.
   if (typeof like === 'string' && /^[A-Za-z0-9]{16,}$/.test(like) && /[a-z]/.test(like) && /[A-Z]/.test(like)) {

@@ -186,6 +186,9 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
     fromExample,
     pathParams,
   );
+  // A create that names its record in the path (PUT /groups/{groupId}/users/{userId}: Okta's membership) keeps that id.
+  const named = c.rpc === true && c.idParam !== undefined ? pathParams[c.idParam] : undefined;
+  if (named !== undefined && named !== '') record[r.idField] = named;
   const newRecordId = record[r.idField];
   call.write(record, fields, c.rpc !== true);
   // Created at a path naming it by several ids: the record holds them in its key fields.

@@ -123,7 +123,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     if (pag.has_more !== undefined) setPath(body, pag.has_more, more);
     if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
-    for (const total of ['total_count', 'total']) if (total in body && typeof body[total] === 'number') body[total] = rows.length;
+    for (const total of ['total_count', 'total', 'total_results']) if (total in body && typeof body[total] === 'number') body[total] = rows.length;
     return { status: op.successStatus, json: body };
   };
   return pageOf;

@@ -28,3 +28,11 @@ export function pathShapes(paths: readonly string[]): (path: string) => string {
 
 /** Whether a path is a `#fragment` pseudo-path. */
 export const isFragmentPath = (path: string): boolean => path.includes('#');
+
+/** How many leading static segments every path shares (an API's /api/v1), short of any path's last segment. */
+export function sharedPrefix(paths: string[][]): number {
+  const first = paths[0] ?? [];
+  let n = 0;
+  while (n < first.length && !first[n]!.startsWith('{') && paths.every((segs) => segs.length > n + 1 && segs[n] === first[n])) n++;
+  return n;
+}

@@ -7,7 +7,7 @@ import type { Description, Json, Operation } from '../description.ts';
 import { declaredOperations, RESOURCE_ACTIONS, type ResourceDeclaration, type Sidecar } from '../sidecar.ts';
 import { getPath } from '../core/values.ts';
 import { idFieldFor } from './ids.ts';
-import { pathShapes } from './path-shape.ts';
+import { pathShapes, sharedPrefix } from './path-shape.ts';
 import { envelopeOf, exampleOf, listedEnvelopeOf, listKeyOf, pointerOfPath, pointerOfProperty, propertiesOf, singularOf } from './schema.ts';
 import type { Classified, Kind, Resource } from './types.ts';
 
@@ -108,6 +108,8 @@ function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
     if (isItem(segs)) collections.set(segs.at(-2)!, (collections.get(segs.at(-2)!) ?? new Set()).add(unnamed(segs.slice(0, -1))));
   }
   const qualified = new Map<string, string>();
+  // The static segments every path starts with (Okta's /api/v1) name no parent: /api/v1/users stays users beside /api/v1/groups/{id}/users.
+  const prefix = sharedPrefix(d.operations.map((o) => segsOf(o)));
   for (const [word, shapes] of collections) {
     if (shapes.size < 2) continue;
     for (const shape of shapes)
@@ -115,6 +117,7 @@ function itemPaths(d: Description, sp: (o: Operation) => string): PathIndex {
         shape,
         shape
           .split('/')
+          .slice(prefix)
           .filter((s) => s !== '{}')
           .slice(-2)
           .join('_') || word,

@@ -126,6 +126,23 @@ export function fillError(body: unknown, p: RequestProblem, code: string): unkno
   return out;
 }
 
+/**
+ * The headers an operation's success response declares, each with its example (the header's own,
+ * else its schema's; a header with neither is left out): SendGrid's mail send answers 202 with the
+ * message's id in X-Message-Id and no body.
+ */
+export function successHeaders(d: Description, op: Operation): Record<string, string> {
+  const responses = (d.resolve<Json>(((d.doc.paths as Json)[op.path] as Json)?.[op.method.toLowerCase()]) as Json | undefined)?.responses as Json | undefined;
+  const response = d.resolve<Json>(responses?.[String(op.successStatus)]);
+  const out: Record<string, string> = {};
+  for (const [name, h] of Object.entries((response?.headers ?? {}) as Record<string, Json>)) {
+    const header = d.resolve<Json>(h);
+    const example = header?.example ?? d.resolve<Json>(header?.schema as Json | undefined)?.example;
+    if (example !== undefined && example !== null && typeof example !== 'object') out[name.toLowerCase()] = String(example);
+  }
+  return out;
+}
+
 /** The example of an operation's success response (`example`, or the first of `examples`), if the description gives one. */
 export function exampleOf(d: Description, op: Operation): unknown {
   const content = (d.resolve<Json>(((d.doc.paths as Json)[op.path] as Json)?.[op.method.toLowerCase()]) as Json | undefined)?.responses as Json | undefined;

@@ -124,10 +124,20 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
         for (const k of ['name', 'title']) if (typeof record[k] === 'string' && repeats(r, k, record[k], count)) record[k] = `${record[k] as string} ${i + 1}`;
       // Declared fields: a value drawn from a pool of the sidecar, a list given in place, or another resource's ids.
       for (const [path, f] of Object.entries(rs?.fields ?? {})) {
-        const values = 'pool' in f ? (sidecar.pools?.[f.pool] ?? []) : 'ids_of' in f ? [...(resources.get(f.ids_of)?.records.keys() ?? [])] : f.one_of;
+        // Another resource's ids as its records hold them: numbers stay numbers (integer ids).
+        const other = 'ids_of' in f ? resources.get(f.ids_of) : undefined;
+        const values =
+          'pool' in f
+            ? (sidecar.pools?.[f.pool] ?? [])
+            : other !== undefined
+              ? [...other.records.values()].map((s) => s.record[other.idField] as Json)
+              : 'one_of' in f
+                ? f.one_of
+                : [];
         // Shared, not copied (100 000 seeded records stay cheap): writes replace a field's value, and
         // an update that sets fields inside one copies it first (merge).
-        setPath(record, path, values[Math.floor(rand() * values.length)]);
+        // The record's own id taken from another resource's (a call's transcript keyed by the call's id): in turn, so ids stay unique.
+        setPath(record, path, path === r.idField && 'ids_of' in f ? values[i % values.length] : values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
       r.records.set(String(record[r.idField]), { record, parents });

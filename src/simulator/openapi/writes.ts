@@ -8,7 +8,7 @@ import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
 import type { RecordRules } from './records.ts';
-import { envelopeOf, listedEnvelopeOf, pointerOfProperty, propertiesOf } from './schema.ts';
+import { envelopeOf, listedEnvelopeOf, pointerOfProperty, propertiesOf, singularOf } from './schema.ts';
 import type { OpenApiContext, Resource, StoredRecord } from './types.ts';
 
 export type Nested = { resource: Resource; value: Json; echo: string | undefined }[];
@@ -38,7 +38,11 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
       const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
       if (declared.length === 0 || (declared.every((k) => own.has(k)) && declared.length === own.size)) return record;
-      return Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+      const answer = Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+      // The new record's id under its own name ({requestId, callId, url}: a call's id as callId).
+      const named = declared.find((k) => !own.has(k) && k.replace(/_/g, '').toLowerCase() === `${singularOf(r.name).replace(/_/g, '')}id`.toLowerCase());
+      if (named !== undefined) answer[named] = (record as Json)[r.idField] as Json;
+      return answer;
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
     // An RPC answer may repeat the record's id and parent beside it (chat.postMessage: {channel, ts, message}).

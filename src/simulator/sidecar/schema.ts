@@ -108,6 +108,7 @@ export const SIDECAR_SCHEMA = {
         expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
         keep_refresh_token: { type: 'boolean' },
+        grant_types: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.:/-]+$' } },
         endpoints: {
           type: 'array',
           items: {
@@ -122,9 +123,10 @@ export const SIDECAR_SCHEMA = {
     jwt_tokens: {
       type: 'object',
       additionalProperties: false,
-      required: ['operation'],
+      anyOf: [{ required: ['operation'] }, { required: ['path'] }],
       properties: {
         operation: { type: 'string', pattern: '^[A-Z]+ /' },
+        path: { type: 'string', pattern: '^/' },
         public_keys: { type: 'object', additionalProperties: { type: 'string', pattern: '-----BEGIN (RSA )?PUBLIC KEY-----' } },
         fingerprints: { type: 'array', items: { type: 'string', minLength: 1 } },
         max_lifetime_seconds: { type: 'integer', minimum: 1 },
@@ -310,6 +312,7 @@ export const SIDECAR_SCHEMA = {
             properties: {
               per_page: { type: 'string' },
               cursor: { type: 'string' },
+              page: { type: 'string' },
               default: { type: 'integer', minimum: 1 },
               max: { type: 'integer', minimum: 1 },
               over_max: { enum: ['reject', 'clamp'] },

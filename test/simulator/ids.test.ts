@@ -1,0 +1,30 @@
+/** New ids take the shape of an example id: here prefixed ids (Twilio's SM..., SendGrid's dynamic template d-..., Okta's 00u...). */
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../src/simulator/openapi/ids.ts';
+
+const rand = (): (() => number) => {
+  let x = 7;
+  return () => ((x = (x * 16807) % 2147483647) - 1) / 2147483646;
+};
+
+describe('newId', () => {
+  it('keeps a two-capital or letter-and-dash prefix before 32 hex digits, with new digits', () => {
+    const r = rand();
+    const twilio = newId(r, 'SM0123456789abcdef0123456789abcdef');
+    expect(twilio).toMatch(/^SM[0-9a-f]{32}$/);
+    const template = newId(r, 'd-f43daeeaef504760851f727007e0b5d0');
+    expect(template).toMatch(/^d-[0-9a-f]{32}$/);
+    expect(template).not.toBe('d-f43daeeaef504760851f727007e0b5d0');
+    expect(newId(r, 'dx-f43daeeaef504760851f727007e0b5d0')).toMatch(/^\d{16}$/);
+  });
+
+  it("keeps a digit-led three-character type prefix before a mixed-case key (Okta's users, groups, apps)", () => {
+    const r = rand();
+    for (const like of ['00u1f96ECLNVOKVMUSEA', '00g1emaKYZTWRYYRRTSK', '0oa1gjh63g214q0Hq0g4']) {
+      const id = String(newId(r, like));
+      expect(id.slice(0, 3)).toBe(like.slice(0, 3));
+      expect(id).toHaveLength(20);
+      expect(id).not.toBe(like);
+    }
+  });
+});
