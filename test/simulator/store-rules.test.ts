@@ -85,6 +85,7 @@ resources:
   accounts:
     records: 0
     upsert: key
+    timestamps: { created: created_ms, unix_ms: true }
 pages:
   "GET /members/{member_id}/comments": { resource: comments, order: newest_first, default: 100, response: { data: "{{records}}", total: "{{total}}" } }
 `;
@@ -150,13 +151,21 @@ describe('generic store: write rules', () => {
     expect(Number.isInteger(updated.body.updated_at)).toBe(true);
   });
 
+  it('stamps creates in Unix milliseconds when timestamps.unix_ms is set', async () => {
+    const before = Date.now();
+    const created = await call('POST', '/accounts', { key: 'ms-1', name: 'Stamped' });
+    expect(Number.isInteger(created.body.created_ms)).toBe(true);
+    expect(created.body.created_ms).toBeGreaterThanOrEqual(before);
+    expect(created.body.created_ms).toBeLessThanOrEqual(Date.now());
+  });
+
   it('upserts: a create naming an existing key updates that record', async () => {
     const a = await call('POST', '/accounts', { key: 'k1', name: 'First' });
     const b = await call('POST', '/accounts', { key: 'k1', name: 'Second' });
     expect(b.body.id).toBe(a.body.id);
     expect((await call('GET', `/accounts/${String(a.body.id)}`)).body).toMatchObject({ key: 'k1', name: 'Second' });
     expect((await call('POST', '/accounts', { key: 'k2', name: 'Other' })).body.id).not.toBe(a.body.id);
-    expect(sim.resources.get('accounts')?.records.size).toBe(2);
+    expect(sim.resources.get('accounts')?.records.size).toBe(3);
   });
 
   it('keeps nested records under an existing parent, referenced from it, listed newest first', async () => {

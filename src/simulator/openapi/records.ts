@@ -23,7 +23,8 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
   /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
     const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
-    const value = sidecar.resources?.[r.name]?.timestamps?.unix === true ? Math.floor(Date.parse(at) / 1000) : at;
+    const ts = sidecar.resources?.[r.name]?.timestamps;
+    const value = ts?.unix_ms === true ? Date.parse(at) : ts?.unix === true ? Math.floor(Date.parse(at) / 1000) : at;
     for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, value);
   };
   /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */

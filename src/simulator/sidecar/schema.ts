@@ -196,7 +196,13 @@ export const SIDECAR_SCHEMA = {
           timestamps: {
             type: 'object',
             additionalProperties: false,
-            properties: { created: fieldOrFields, updated: fieldOrFields, step_seconds: { type: 'integer', minimum: 1 }, unix: { type: 'boolean' } },
+            properties: {
+              created: fieldOrFields,
+              updated: fieldOrFields,
+              step_seconds: { type: 'integer', minimum: 1 },
+              unix: { type: 'boolean' },
+              unix_ms: { type: 'boolean' },
+            },
           },
           unique: {
             type: 'object',

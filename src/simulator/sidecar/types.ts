@@ -26,7 +26,7 @@ export interface ResourceSidecar {
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several; `unix`: as Unix seconds, not ISO 8601. */
-  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean };
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean; unix_ms?: boolean };
   /** Fields no two records share (store-rules.ts): a write repeating one answers 409 conflict with this message. */
   unique?: UniqueRule;
   /** A create whose body's value of this field names a record updates that record. */
