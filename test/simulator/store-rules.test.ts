@@ -49,6 +49,10 @@ const DOC = {
       get: { responses: ok({ $ref: '#/components/schemas/Member' }) },
       put: { requestBody: json({ $ref: '#/components/schemas/MemberInput' }), responses: ok({ $ref: '#/components/schemas/Member' }) },
     },
+    '/members/{member_id}/name': {
+      parameters: idParam('member_id'),
+      put: { requestBody: json({ type: 'object', properties: { name: { type: 'string' } } }), responses: ok({ $ref: '#/components/schemas/Member' }) },
+    },
     '/members/{member_id}/comments': {
       parameters: idParam('member_id'),
       get: {
@@ -149,6 +153,13 @@ describe('generic store: write rules', () => {
     const updated = await call('PUT', `/members/${id}`, { name: 'Renamed' });
     expect(updated.body.updated_at).toBeGreaterThanOrEqual(before);
     expect(Number.isInteger(updated.body.updated_at)).toBe(true);
+  });
+
+  it('updates the item with a PUT on a word after its path (PUT /members/{id}/name)', async () => {
+    const id = String(members()[0]?.id);
+    const updated = await call('PUT', `/members/${id}/name`, { name: 'Named by word' });
+    expect(updated.body).toMatchObject({ id, name: 'Named by word' });
+    expect((await call('GET', `/members/${id}`)).body.name).toBe('Named by word');
   });
 
   it('stamps creates in Unix milliseconds when timestamps.unix_ms is set', async () => {
