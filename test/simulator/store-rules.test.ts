@@ -70,6 +70,16 @@ const DOC = {
         responses: ok({ $ref: '#/components/schemas/Account' }),
       },
     },
+    '/labels': {
+      post: {
+        requestBody: json({ type: 'object', properties: { name: { type: 'string' } } }),
+        responses: ok({ type: 'object', properties: { data: { type: 'object', properties: { labelId: { type: 'string' } } } } }),
+      },
+    },
+    '/labels/{label_id}': {
+      parameters: idParam('label_id'),
+      get: { responses: ok({ type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } }) },
+    },
     '/accounts/{account_id}': { parameters: idParam('account_id'), get: { responses: ok({ $ref: '#/components/schemas/Account' }) } },
   },
 };
@@ -86,6 +96,9 @@ resources:
     records: 0
     template: { id: "{{id}}", text: null, created_at: "{{now}}", member: "{{member_id}}" }
     parent: { param: member_id, resource: members, append: { to: comments.data, item: { id: "{{id}}", text: "{{text}}" }, count: comments.total_count } }
+  labels:
+    records: 0
+    created_answer: { data: { labelId: "{{id}}" } }
   accounts:
     records: 0
     upsert: key
@@ -160,6 +173,14 @@ describe('generic store: write rules', () => {
     const updated = await call('PUT', `/members/${id}/name`, { name: 'Named by word' });
     expect(updated.body).toMatchObject({ id, name: 'Named by word' });
     expect((await call('GET', `/members/${id}`)).body.name).toBe('Named by word');
+  });
+
+  it('answers a create with created_answer, the new record kept (a vendor answering only the id)', async () => {
+    const created = await call('POST', '/labels', { name: 'urgent' });
+    const id = (created.body.data as Rec | undefined)?.labelId;
+    expect(typeof id).toBe('string');
+    expect(created.body).toEqual({ data: { labelId: id } });
+    expect((await call('GET', `/labels/${String(id)}`)).body).toMatchObject({ id, name: 'urgent' });
   });
 
   it('stamps creates in Unix milliseconds when timestamps.unix_ms is set', async () => {

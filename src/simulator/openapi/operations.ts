@@ -8,6 +8,7 @@ import { getPath, isPlainObject, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included } from '../record-views.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
+import { fill } from '../rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from '../store-rules.ts';
 import type { ErrorAnswers } from './errors.ts';
 import { leavesAsText, newId } from './ids.ts';
@@ -204,6 +205,9 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   const stored = { record, parents: c.rpc === true ? call.parentOf : { ...pathParams } };
   r.records.set(String(newRecordId), stored);
   appended(record);
+  // A vendor answering a create with the new id only (Lever's note: {data: {noteId}}).
+  const answer = ctx.sidecar.resources?.[r.name]?.created_answer;
+  if (answer !== undefined) return { status: op.successStatus, json: fill(answer, record) as Json };
   const json = parts.writes.wrap(op, record, r, stored);
   parts.writes.applyNested(nested, String(newRecordId), json);
   return { status: op.successStatus, json };

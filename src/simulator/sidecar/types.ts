@@ -37,6 +37,8 @@ export interface ResourceSidecar {
   text_values?: string[];
   /** Record fields a create or update keeps as sent, objects merged key by key, though the record schema reads them in another shape (e.g. property values written as rich text). */
   written_as_sent?: string[];
+  /** A create's answer instead of the record: a template filled with the created record's fields (a vendor answering only the new id). */
+  created_answer?: unknown;
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (e.g. include=transcript). */
