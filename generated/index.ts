@@ -13,6 +13,7 @@ import type * as granola from './granola/types.ts';
 import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
 import type * as jira from './jira/types.ts';
+import type * as lever from './lever/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
@@ -38,6 +39,7 @@ export interface ConnectorTypes {
   hubspot: { actions: hubspot.HubspotActions; credentials: hubspot.HubspotCredentials; search: hubspot.HubspotSearch; check: hubspot.HubspotCheckInfo };
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
   jira: { actions: jira.JiraActions; credentials: jira.JiraCredentials; search: jira.JiraSearch; check: jira.JiraCheckInfo };
+  lever: { actions: lever.LeverActions; credentials: lever.LeverCredentials; search: lever.LeverSearch; check: lever.LeverCheckInfo };
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
@@ -50,7 +52,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'close', 'confluence', 'figma', 'github', 'gitlab', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'lever', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'slack', 'stripe', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -65,6 +67,7 @@ export type * as granola from './granola/types.ts';
 export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';
 export type * as jira from './jira/types.ts';
+export type * as lever from './lever/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';

@@ -69,6 +69,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['hubspot', { method: 'GET', path: '/crm/v3/objects/contacts', query: 'limit=2&archived=false&properties=email' }],
   ['intercom', { method: 'GET', path: '/me' }],
   ['jira', { method: 'GET', path: '/rest/api/3/myself' }],
+  ['lever', { method: 'GET', path: '/opportunities', query: 'limit=1' }],
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
