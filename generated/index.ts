@@ -21,6 +21,7 @@ import type * as hubspot from './hubspot/types.ts';
 import type * as intercom from './intercom/types.ts';
 import type * as jira from './jira/types.ts';
 import type * as klaviyo from './klaviyo/types.ts';
+import type * as lever from './lever/types.ts';
 import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
@@ -58,6 +59,7 @@ export interface ConnectorTypes {
   intercom: { actions: intercom.IntercomActions; credentials: intercom.IntercomCredentials; search: intercom.IntercomSearch; check: intercom.IntercomCheckInfo };
   jira: { actions: jira.JiraActions; credentials: jira.JiraCredentials; search: jira.JiraSearch; check: jira.JiraCheckInfo };
   klaviyo: { actions: klaviyo.KlaviyoActions; credentials: klaviyo.KlaviyoCredentials; search: klaviyo.KlaviyoSearch; check: klaviyo.KlaviyoCheckInfo };
+  lever: { actions: lever.LeverActions; credentials: lever.LeverCredentials; search: lever.LeverSearch; check: lever.LeverCheckInfo };
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
@@ -74,7 +76,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -97,6 +99,7 @@ export type * as hubspot from './hubspot/types.ts';
 export type * as intercom from './intercom/types.ts';
 export type * as jira from './jira/types.ts';
 export type * as klaviyo from './klaviyo/types.ts';
+export type * as lever from './lever/types.ts';
 export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';

@@ -7477,6 +7477,346 @@ export interface components {
                 };
             };
         };
+        /**
+         * LeverExecuteRequest
+         * @description Execute on a Lever connector (type lever)
+         */
+        LeverExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["LeverOpportunitiesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["LeverOpportunitiesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["LeverOpportunitiesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["LeverOpportunitiesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "postings";
+            params?: components["schemas"]["LeverPostingsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "postings";
+            params: components["schemas"]["LeverPostingsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "postings";
+            params: components["schemas"]["LeverPostingsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "postings";
+            params: components["schemas"]["LeverPostingsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "postings";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "interviews";
+            params: components["schemas"]["LeverInterviewsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "interviews";
+            params: components["schemas"]["LeverInterviewsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "interviews";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["LeverNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["LeverNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["LeverNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** LeverInterviewsGetParams */
+        LeverInterviewsGetParams: {
+            /** Format: uuid */
+            interview: string;
+            /** Format: uuid */
+            opportunity: string;
+        };
+        /** LeverInterviewsListParams */
+        LeverInterviewsListParams: {
+            /** @description Results per page, 1 to 100 (default 100). */
+            limit?: number;
+            /** @description The next token of the previous page. */
+            offset?: string;
+            /** Format: uuid */
+            opportunity: string;
+        };
+        /** LeverNotesCreateParams */
+        LeverNotesCreateParams: {
+            /**
+             * Format: int64
+             * @description Backdate the note (Unix milliseconds).
+             */
+            created_at?: number;
+            notify_followers?: boolean;
+            /** Format: uuid */
+            opportunity: string;
+            /**
+             * Format: uuid
+             * @description The id of the Lever user the write is made as.
+             */
+            perform_as: string;
+            /** @description A score of 1 to 4. */
+            score?: number;
+            /** @description Visible only to those who can see secret notes. */
+            secret?: boolean;
+            /** @description The note's text. */
+            value: string;
+        };
+        /** LeverNotesGetParams */
+        LeverNotesGetParams: {
+            /** Format: uuid */
+            note: string;
+            /** Format: uuid */
+            opportunity: string;
+        };
+        /** LeverNotesListParams */
+        LeverNotesListParams: {
+            /** @description Results per page, 1 to 100 (default 100). */
+            limit?: number;
+            /** @description The next token of the previous page. */
+            offset?: string;
+            /** Format: uuid */
+            opportunity: string;
+        };
+        /** LeverOpportunitiesCreateParams */
+        LeverOpportunitiesCreateParams: {
+            /** Format: int64 */
+            created_at?: number;
+            emails?: string[];
+            followers?: string[];
+            headline?: string;
+            links?: string[];
+            location?: string;
+            name?: string;
+            /** @enum {string} */
+            origin?: "agency" | "applied" | "internal" | "referred" | "sourced" | "university";
+            owner?: string;
+            /**
+             * Format: uuid
+             * @description The id of the Lever user the write is made as.
+             */
+            perform_as: string;
+            phones?: {
+                /** @enum {string} */
+                type?: "mobile" | "home" | "work" | "skype" | "other";
+                value?: string;
+            }[];
+            /** @description At most one posting's id. */
+            postings?: string[];
+            sources?: string[];
+            stage?: string;
+            tags?: string[];
+        };
+        /** LeverOpportunitiesGetParams */
+        LeverOpportunitiesGetParams: {
+            /** @description Expand ids into objects (applications, stage, owner, followers, sourcedBy, contact). */
+            expand?: string;
+            /** Format: uuid */
+            opportunity: string;
+        };
+        /** LeverOpportunitiesListParams */
+        LeverOpportunitiesListParams: {
+            archived?: boolean;
+            contact_id?: string;
+            /**
+             * Format: int64
+             * @description Created at or before this time (Unix milliseconds).
+             */
+            created_at_end?: number;
+            /**
+             * Format: int64
+             * @description Created at or after this time (Unix milliseconds).
+             */
+            created_at_start?: number;
+            /** @description Only opportunities of a contact with this email. */
+            email?: string;
+            /** @description Expand ids into objects (applications, stage, owner, followers, sourcedBy, contact). */
+            expand?: string;
+            /** @description Results per page, 1 to 100 (default 100). */
+            limit?: number;
+            /** @description The next token of the previous page. */
+            offset?: string;
+            /** @enum {string} */
+            origin?: "agency" | "applied" | "internal" | "referred" | "sourced" | "university";
+            posting_id?: string;
+            source?: string;
+            stage_id?: string;
+            /** @description Only opportunities with this tag (case sensitive). */
+            tag?: string;
+            /**
+             * Format: int64
+             * @description Updated at or before this time (Unix milliseconds).
+             */
+            updated_at_end?: number;
+            /**
+             * Format: int64
+             * @description Updated at or after this time (Unix milliseconds).
+             */
+            updated_at_start?: number;
+        };
+        /** LeverOpportunitiesUpdateParams */
+        LeverOpportunitiesUpdateParams: {
+            /** Format: uuid */
+            opportunity: string;
+            /**
+             * Format: uuid
+             * @description The id of the Lever user the write is made as.
+             */
+            perform_as: string;
+            /** @description The stage's id. */
+            stage: string;
+        };
+        /** LeverPostingsCreateParams */
+        LeverPostingsCreateParams: {
+            categories: {
+                commitment?: string;
+                department?: string;
+                level?: string;
+                location?: string;
+                team?: string;
+            };
+            /** @enum {string} */
+            confidentiality?: "non-confidential" | "confidential";
+            content?: {
+                description?: string;
+                descriptionHtml?: string;
+            };
+            distribution_channels?: ("public" | "internal")[];
+            hiring_manager?: string;
+            owner?: string;
+            /**
+             * Format: uuid
+             * @description The id of the Lever user the write is made as.
+             */
+            perform_as: string;
+            requisition_codes?: string[];
+            /** @enum {string} */
+            state: "published" | "internal" | "closed" | "draft" | "pending" | "rejected";
+            tags?: string[];
+            text: string;
+            /** @enum {string} */
+            workplace_type?: "onsite" | "remote" | "hybrid" | "unspecified";
+        };
+        /** LeverPostingsGetParams */
+        LeverPostingsGetParams: {
+            /** Format: uuid */
+            posting: string;
+        };
+        /** LeverPostingsListParams */
+        LeverPostingsListParams: {
+            commitment?: string;
+            department?: string;
+            /** @enum {string} */
+            distribution_channel?: "public" | "internal";
+            level?: string;
+            /** @description Results per page, 1 to 100 (default 100). */
+            limit?: number;
+            location?: string;
+            /** @description The next token of the previous page. */
+            offset?: string;
+            /** @enum {string} */
+            state?: "published" | "internal" | "closed" | "draft" | "pending" | "rejected";
+            tag?: string;
+            team?: string;
+            /**
+             * Format: int64
+             * @description Updated at or after this time (Unix milliseconds).
+             */
+            updated_at_start?: number;
+        };
+        /** LeverPostingsUpdateParams */
+        LeverPostingsUpdateParams: {
+            categories: {
+                commitment?: string;
+                department?: string;
+                level?: string;
+                location?: string;
+                team?: string;
+            };
+            /** @enum {string} */
+            confidentiality?: "non-confidential" | "confidential";
+            content?: {
+                description?: string;
+                descriptionHtml?: string;
+            };
+            distribution_channels?: ("public" | "internal")[];
+            hiring_manager?: string;
+            owner?: string;
+            /**
+             * Format: uuid
+             * @description The id of the Lever user the write is made as.
+             */
+            perform_as: string;
+            /** Format: uuid */
+            posting: string;
+            requisition_codes?: string[];
+            /** @enum {string} */
+            state: "published" | "internal" | "closed" | "draft" | "pending" | "rejected";
+            tags?: string[];
+            text: string;
+            /** @enum {string} */
+            workplace_type?: "onsite" | "remote" | "hybrid" | "unspecified";
+        };
         /** LinearCommentsCreateParams */
         LinearCommentsCreateParams: {
             /** @description Markdown */
@@ -16114,7 +16454,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

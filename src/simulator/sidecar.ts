@@ -29,7 +29,7 @@
  *                   lists (more operations that list it: a vendor's GET /search/jql for issue);
  *                   get ({operation, id_query}: a get by a query parameter, a vendor's
  *                   GET /user?accountId=); timestamps ({created, updated}: a dotted field, or
- *                   several, set on create and update; unix: as Unix seconds); unique ({fields, message}:
+ *                   several, set on create and update; unix: as Unix seconds, unix_ms: as Unix milliseconds); unique ({fields, message}:
  *                   fields no two records share, a write repeating one is 409 conflict, store-rules.ts);
  *                   upsert (a create naming an existing record by this field updates it); soft_delete ({field, value, at, param}:
  *                   DELETE sets field to value (default true) and `at` to the time; get, update,

@@ -33,7 +33,8 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
   if (value === null || value === undefined) return undefined;
   // raw: the cursor field's own value, for upstreams whose "since" param takes it as is (Slack's ts).
   if (format === 'raw') return value;
-  const date = typeof value === 'number' ? new Date(value * 1000) : new Date(String(value));
+  // A numeric mark is Unix seconds, or milliseconds when that large (1e11 seconds is the year 5138: Lever's updatedAt).
+  const date = typeof value === 'number' ? new Date(value >= 1e11 ? value : value * 1000) : new Date(String(value));
   if (Number.isNaN(date.getTime())) return undefined;
   if (format === 'unix_seconds') return Math.floor(date.getTime() / 1000);
   if (format === 'unix_ms') return date.getTime();
@@ -43,6 +44,7 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
 
 /** At most `size` holders at once; the others wait in order of arrival. */
 
+/** At most `size` holders at once; the others wait in order of arrival. */
 export class Slots {
   private busy = 0;
   private readonly waiting: (() => void)[] = [];

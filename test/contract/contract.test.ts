@@ -152,7 +152,7 @@ function fromPattern(pattern: string): string {
 
 /** A since value as the sync engine writes it for the format (ISO 8601 by default). */
 const since = (format: string | undefined): string | number =>
-  format === 'unix_seconds' ? 1769860800 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z';
+  format === 'unix_seconds' ? 1769860800 : format === 'unix_ms' ? 1769860800000 : format === 'date' ? '2026-01-31' : '2026-01-31T12:00:00.000Z';
 
 /** The param sets rendered for one action of a manifest. */
 function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undefined): [string, Rec][] {

@@ -49,6 +49,10 @@ const DOC = {
       get: { responses: ok({ $ref: '#/components/schemas/Member' }) },
       put: { requestBody: json({ $ref: '#/components/schemas/MemberInput' }), responses: ok({ $ref: '#/components/schemas/Member' }) },
     },
+    '/members/{member_id}/name': {
+      parameters: idParam('member_id'),
+      put: { requestBody: json({ type: 'object', properties: { name: { type: 'string' } } }), responses: ok({ $ref: '#/components/schemas/Member' }) },
+    },
     '/members/{member_id}/comments': {
       parameters: idParam('member_id'),
       get: {
@@ -66,6 +70,16 @@ const DOC = {
         responses: ok({ $ref: '#/components/schemas/Account' }),
       },
     },
+    '/labels': {
+      post: {
+        requestBody: json({ type: 'object', properties: { name: { type: 'string' } } }),
+        responses: ok({ type: 'object', properties: { data: { type: 'object', properties: { labelId: { type: 'string' } } } } }),
+      },
+    },
+    '/labels/{label_id}': {
+      parameters: idParam('label_id'),
+      get: { responses: ok({ type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } }) },
+    },
     '/accounts/{account_id}': { parameters: idParam('account_id'), get: { responses: ok({ $ref: '#/components/schemas/Account' }) } },
   },
 };
@@ -82,9 +96,13 @@ resources:
     records: 0
     template: { id: "{{id}}", text: null, created_at: "{{now}}", member: "{{member_id}}" }
     parent: { param: member_id, resource: members, append: { to: comments.data, item: { id: "{{id}}", text: "{{text}}" }, count: comments.total_count } }
+  labels:
+    records: 0
+    created_answer: { data: { labelId: "{{id}}" } }
   accounts:
     records: 0
     upsert: key
+    timestamps: { created: created_ms, unix_ms: true }
 pages:
   "GET /members/{member_id}/comments": { resource: comments, order: newest_first, default: 100, response: { data: "{{records}}", total: "{{total}}" } }
 `;
@@ -150,13 +168,36 @@ describe('generic store: write rules', () => {
     expect(Number.isInteger(updated.body.updated_at)).toBe(true);
   });
 
+  it('updates the item with a PUT on a word after its path (PUT /members/{id}/name)', async () => {
+    const id = String(members()[0]?.id);
+    const updated = await call('PUT', `/members/${id}/name`, { name: 'Named by word' });
+    expect(updated.body).toMatchObject({ id, name: 'Named by word' });
+    expect((await call('GET', `/members/${id}`)).body.name).toBe('Named by word');
+  });
+
+  it('answers a create with created_answer, the new record kept (a vendor answering only the id)', async () => {
+    const created = await call('POST', '/labels', { name: 'urgent' });
+    const id = (created.body.data as Rec | undefined)?.labelId;
+    expect(typeof id).toBe('string');
+    expect(created.body).toEqual({ data: { labelId: id } });
+    expect((await call('GET', `/labels/${String(id)}`)).body).toMatchObject({ id, name: 'urgent' });
+  });
+
+  it('stamps creates in Unix milliseconds when timestamps.unix_ms is set', async () => {
+    const before = Date.now();
+    const created = await call('POST', '/accounts', { key: 'ms-1', name: 'Stamped' });
+    expect(Number.isInteger(created.body.created_ms)).toBe(true);
+    expect(created.body.created_ms).toBeGreaterThanOrEqual(before);
+    expect(created.body.created_ms).toBeLessThanOrEqual(Date.now());
+  });
+
   it('upserts: a create naming an existing key updates that record', async () => {
     const a = await call('POST', '/accounts', { key: 'k1', name: 'First' });
     const b = await call('POST', '/accounts', { key: 'k1', name: 'Second' });
     expect(b.body.id).toBe(a.body.id);
     expect((await call('GET', `/accounts/${String(a.body.id)}`)).body).toMatchObject({ key: 'k1', name: 'Second' });
     expect((await call('POST', '/accounts', { key: 'k2', name: 'Other' })).body.id).not.toBe(a.body.id);
-    expect(sim.resources.get('accounts')?.records.size).toBe(2);
+    expect(sim.resources.get('accounts')?.records.size).toBe(3);
   });
 
   it('keeps nested records under an existing parent, referenced from it, listed newest first', async () => {

@@ -8,6 +8,7 @@ import { getPath, isPlainObject, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included } from '../record-views.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
+import { fill } from '../rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from '../store-rules.ts';
 import type { ErrorAnswers } from './errors.ts';
 import { leavesAsText, newId } from './ids.ts';
@@ -239,6 +240,9 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   }
   // A create whose success declares no content (Klaviyo's event: 202 Accepted) answers none; the record is kept.
   if (op.responseRef === undefined) return { status: op.successStatus };
+  // A vendor answering a create with the new id only (Lever's note: {data: {noteId}}).
+  const answer = ctx.sidecar.resources?.[r.name]?.created_answer;
+  if (answer !== undefined) return { status: op.successStatus, json: fill(answer, record) as Json };
   const json = parts.writes.wrap(op, record, r, stored);
   parts.writes.applyNested(nested, String(newRecordId), json);
   return { status: op.successStatus, json };

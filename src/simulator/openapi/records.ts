@@ -23,9 +23,10 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
   /** Set a dotted timestamp field (sidecar resources.<name>.timestamps) on a record. */
   const stamp = (r: Resource, record: Json, which: 'created' | 'updated', at: string): void => {
     const paths = sidecar.resources?.[r.name]?.timestamps?.[which];
-    const unix = sidecar.resources?.[r.name]?.timestamps?.unix;
-    // unix: Unix seconds; ms_text: epoch milliseconds written as text ("1767225600000"); else ISO 8601.
-    const value = unix === true ? Math.floor(Date.parse(at) / 1000) : unix === 'ms_text' ? String(Date.parse(at)) : at;
+    const ts = sidecar.resources?.[r.name]?.timestamps;
+    // unix: Unix seconds; unix_ms: epoch milliseconds; ms_text: epoch milliseconds written as text ("1767225600000"); else ISO 8601.
+    const value =
+      ts?.unix_ms === true ? Date.parse(at) : ts?.unix === true ? Math.floor(Date.parse(at) / 1000) : ts?.unix === 'ms_text' ? String(Date.parse(at)) : at;
     for (const path of typeof paths === 'string' ? [paths] : (paths ?? [])) setPath(record, path, value);
   };
   /** A record the sidecar's soft_delete marks as deleted: gone for get, update and lists, kept for exports. */

@@ -210,6 +210,14 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
       op.method === 'GET' ? 'get' : op.method === 'PUT' || op.method === 'PATCH' || postUpdates ? 'update' : op.method === 'DELETE' ? 'delete' : 'action';
     return { kind, resource: itemOf, idParam: last.slice(1, -1) };
   }
+  // A PUT or PATCH on a word after an item path, where nothing is read (Lever's PUT /opportunities/{opportunity}/stage):
+  // an update of that item with the body's fields.
+  const owner = segs[segs.length - 3];
+  if ((op.method === 'PUT' || op.method === 'PATCH') && prev !== undefined && isParam(prev) && !isParam(last) && owner !== undefined && !isParam(owner)) {
+    const ownerOf = index.qualified.get(unnamed(segs.slice(0, -2))) ?? owner;
+    const read = d.operations.some((o) => sp(o) === sp(op) && o.method === 'GET');
+    if (!read && itemNames.get(ownerOf) === prev.slice(1, -1)) return { kind: 'update', resource: ownerOf, idParam: prev.slice(1, -1) };
+  }
   const listed = last.startsWith('{') ? undefined : collectionResource(segs, index);
   if (listed !== undefined && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: listed };
   // A search path beside an item path lists that resource when its collection path has no GET

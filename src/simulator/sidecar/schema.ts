@@ -205,6 +205,7 @@ export const SIDECAR_SCHEMA = {
               updated: fieldOrFields,
               step_seconds: { type: 'integer', minimum: 1 },
               unix: { enum: [true, false, 'ms_text'] },
+              unix_ms: { type: 'boolean' },
             },
           },
           unique: {
@@ -252,6 +253,7 @@ export const SIDECAR_SCHEMA = {
           },
           text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
           written_as_sent: { type: 'array', items: { type: 'string', minLength: 1 } },
+          created_answer: {},
           created_by: {
             type: 'array',
             items: {

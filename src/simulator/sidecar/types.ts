@@ -26,7 +26,7 @@ export interface ResourceSidecar {
   /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
   get?: { operation: string; id_query: string } | string | string[];
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several; `unix`: as Unix seconds, not ISO 8601. */
-  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean | 'ms_text' };
+  timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean | 'ms_text'; unix_ms?: boolean };
   /** Fields no two records share (store-rules.ts): a write repeating one answers 409 conflict with this message. */
   unique?: UniqueRule;
   /** A create whose body's value of this field names a record updates that record. */
@@ -37,6 +37,8 @@ export interface ResourceSidecar {
   text_values?: string[];
   /** Record fields a create or update keeps as sent, objects merged key by key, though the record schema reads them in another shape (e.g. property values written as rich text). */
   written_as_sent?: string[];
+  /** A create's answer instead of the record: a template filled with the created record's fields (a vendor answering only the new id). */
+  created_answer?: unknown;
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (e.g. include=transcript). */
