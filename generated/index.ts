@@ -2,6 +2,7 @@
 
 import type * as apollo from './apollo/types.ts';
 import type * as asana from './asana/types.ts';
+import type * as bamboohr from './bamboohr/types.ts';
 import type * as clickup from './clickup/types.ts';
 import type * as close from './close/types.ts';
 import type * as figma from './figma/types.ts';
@@ -27,6 +28,7 @@ import type * as zendesk from './zendesk/types.ts';
 export interface ConnectorTypes {
   apollo: { actions: apollo.ApolloActions; credentials: apollo.ApolloCredentials; search: apollo.ApolloSearch; check: apollo.ApolloCheckInfo };
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
+  bamboohr: { actions: bamboohr.BamboohrActions; credentials: bamboohr.BamboohrCredentials; search: bamboohr.BamboohrSearch; check: bamboohr.BamboohrCheckInfo };
   clickup: { actions: clickup.ClickupActions; credentials: clickup.ClickupCredentials; search: clickup.ClickupSearch; check: clickup.ClickupCheckInfo };
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
@@ -50,10 +52,11 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'clickup', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'clickup', 'close', 'figma', 'github', 'gong', 'granola', 'hubspot', 'intercom', 'jira', 'linear', 'monday', 'notion', 'okta', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
+export type * as bamboohr from './bamboohr/types.ts';
 export type * as clickup from './clickup/types.ts';
 export type * as close from './close/types.ts';
 export type * as figma from './figma/types.ts';

@@ -64,6 +64,8 @@ const QUIRKS: Record<string, Quirks> = {
       issue_comments: 'the sandbox seeds no issue comments: the list holds the one the suite creates',
     },
   },
+  // Time-off requests are listed by a date range (start and end required): the seeded requests' year.
+  bamboohr: { params: { 'time_off_requests.list': { start: '2026-01-01', end: '2026-12-31' } } },
   clickup: {
     onePage: {
       tasks:
