@@ -1530,6 +1530,170 @@ export interface components {
                 has_more: boolean;
             };
         };
+        /** BamboohrEmployeesCreateParams */
+        BamboohrEmployeesCreateParams: {
+            /** Format: date */
+            date_of_birth?: string;
+            department?: string;
+            division?: string;
+            employee_number?: string;
+            first_name: string;
+            gender?: string;
+            /** Format: date */
+            hire_date?: string;
+            home_email?: string;
+            job_title?: string;
+            last_name: string;
+            location?: string;
+            middle_name?: string;
+            mobile_phone?: string;
+            preferred_name?: string;
+            work_email?: string;
+            work_phone?: string;
+            work_phone_extension?: string;
+        };
+        /** BamboohrEmployeesGetParams */
+        BamboohrEmployeesGetParams: {
+            /** @description The field names to read (default firstName,lastName,middleName,preferredName,displayName,employeeNumber,jobTitle,department,division,location,workEmail,homeEmail,workPhone,workPhoneExtension,mobilePhone,status,employmentHistoryStatus,hireDate,terminationDate,supervisor,supervisorId,supervisorEId,supervisorEmail,lastChanged) */
+            fields?: string[];
+            /** @description The employee's id; 0 is the API key's (or the token's) own employee */
+            id: string;
+            /** @description false also returns future-dated values of history table fields */
+            only_current?: boolean;
+        };
+        /** BamboohrEmployeesListParams */
+        BamboohrEmployeesListParams: Record<string, never>;
+        /** BamboohrEmployeesUpdateParams */
+        BamboohrEmployeesUpdateParams: {
+            /** Format: date */
+            date_of_birth?: string;
+            department?: string;
+            division?: string;
+            employee_number?: string;
+            first_name?: string;
+            gender?: string;
+            /** Format: date */
+            hire_date?: string;
+            home_email?: string;
+            id: string;
+            job_title?: string;
+            last_name?: string;
+            location?: string;
+            middle_name?: string;
+            mobile_phone?: string;
+            preferred_name?: string;
+            /** Format: date */
+            termination_date?: string;
+            work_email?: string;
+            work_phone?: string;
+            work_phone_extension?: string;
+        };
+        /**
+         * BamboohrExecuteRequest
+         * @description Execute on a BambooHR connector (type bamboohr)
+         */
+        BamboohrExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "employees";
+            params?: components["schemas"]["BamboohrEmployeesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "employees";
+            params: components["schemas"]["BamboohrEmployeesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "employees";
+            params: components["schemas"]["BamboohrEmployeesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "employees";
+            params: components["schemas"]["BamboohrEmployeesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "employees";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "time_off_requests";
+            params: components["schemas"]["BamboohrTimeOffRequestsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "time_off_requests";
+            params: components["schemas"]["BamboohrTimeOffRequestsGetParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "time_off_requests";
+            params: components["schemas"]["BamboohrTimeOffRequestsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "time_off_requests";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** BamboohrTimeOffRequestsGetParams */
+        BamboohrTimeOffRequestsGetParams: {
+            /**
+             * Format: date
+             * @description YYYY-MM-DD (default 2099-12-31)
+             */
+            end?: string;
+            id: string;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD (default 2000-01-01)
+             */
+            start?: string;
+        };
+        /** BamboohrTimeOffRequestsListParams */
+        BamboohrTimeOffRequestsListParams: {
+            /**
+             * @description view (the default), or approve (only the requests the user may approve)
+             * @enum {string}
+             */
+            action?: "view" | "approve";
+            /** @description Only this employee's requests */
+            employee_id?: string;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             */
+            end: string;
+            /** @description Only the request with this id */
+            id?: string;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             */
+            start: string;
+            /** @enum {string} */
+            status?: "approved" | "denied" | "superceded" | "requested" | "canceled";
+            /** @description Time-off type ids, comma-separated */
+            type?: string;
+        };
+        /** BamboohrTimeOffRequestsUpdateParams */
+        BamboohrTimeOffRequestsUpdateParams: {
+            id: string;
+            note?: string;
+            /** @enum {string} */
+            status: "approved" | "denied" | "canceled";
+        };
         /**
          * BitbucketExecuteRequest
          * @description Execute on a Bitbucket connector (type bitbucket)
@@ -16454,7 +16618,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -58,6 +58,7 @@ function carriesCredentials(headers: Record<string, string>, credentials: Record
  */
 const CASES: Array<[string, { method: string; path: string; query?: string; body?: Record<string, unknown>; checksSecret?: false }]> = [
   ['clickup', { method: 'GET', path: '/user' }],
+  ['bamboohr', { method: 'GET', path: '/meta/fields' }],
   ['github', { method: 'GET', path: '/user' }],
   ['apollo', { method: 'GET', path: '/auth/health' }],
   ['gitlab', { method: 'GET', path: '/user' }],
