@@ -196,9 +196,12 @@ export class Description {
         collect(shared, `${base}/parameters`);
         collect((op.parameters ?? []) as unknown[], `${opPointer}/parameters`);
         const responses = (op.responses ?? {}) as Json;
-        const success = Object.keys(responses)
-          .filter((s) => /^2\d\d$/.test(s))
-          .sort()[0];
+        // A numeric 2xx, else a range (Microsoft Graph's "2XX": 201 for a POST, 200 otherwise).
+        const success =
+          Object.keys(responses)
+            .filter((s) => /^2\d\d$/.test(s))
+            .sort()[0] ?? (responses['2XX'] !== undefined ? '2XX' : undefined);
+        const successCode = success === '2XX' ? (method === 'post' ? 201 : 200) : success === undefined ? 200 : Number(success);
         const errorStatus = ['400', '4XX', '422', 'default'].find((s) => responses[s] !== undefined);
         const requestBody = op.requestBody === undefined ? undefined : this.resolve<Json>(op.requestBody);
         const pathParams: string[] = [];
@@ -220,7 +223,7 @@ export class Description {
           ...this.bodyOf(requestBody === undefined ? undefined : `${opPointer}/requestBody`),
           bodyRequired: requestBody?.required === true,
           responseRef: success === undefined ? undefined : this.jsonContentPointer(`${opPointer}/responses/${success}`),
-          successStatus: success === undefined ? 200 : Number(success),
+          successStatus: successCode,
           errorRef: errorStatus === undefined ? undefined : this.jsonContentPointer(`${opPointer}/responses/${errorStatus}`),
           security,
           regex: new RegExp(`^${pattern}/?$`),
