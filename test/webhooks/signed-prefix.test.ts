@@ -138,7 +138,7 @@ describe('hmac over a signed prefix; a challenge answered with an HMAC', () => {
     };
     const passcode = WEBHOOKS.replace('scheme: hmac, header: x-zm-signature, prefix: "v0=", ', 'scheme: passcode, header: x-token, ');
     expect(problems(passcode)).toEqual([
-      'webhooks.signature: algorithm, prefix, signed_prefix and encoding are for scheme hmac',
+      'webhooks.signature: algorithm, prefix, signed_prefix, encoding and signed are for scheme hmac',
       "webhooks.challenge.hmac: challenge.hmac uses the signature's algorithm and encoding: scheme hmac only",
     ]);
     expect(problems(WEBHOOKS.replace('{{headers.x-zm-request-timestamp}}:"', '{{body.event_ts}}:"'))).toEqual([
