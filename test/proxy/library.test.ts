@@ -64,7 +64,6 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['gitlab', { method: 'GET', path: '/user' }],
   ['bitbucket', { method: 'GET', path: '/user' }],
   ['confluence', { method: 'GET', path: '/spaces', query: 'limit=1&sort=key' }],
-  ['apollo', { method: 'GET', path: '/auth/health' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
