@@ -6005,6 +6005,114 @@ export interface components {
             entity: "events";
             params?: components["schemas"]["SearchParams"];
         };
+        /** GoogleDocsDocumentsCreateParams */
+        GoogleDocsDocumentsCreateParams: {
+            title: string;
+        };
+        /** GoogleDocsDocumentsGetParams */
+        GoogleDocsDocumentsGetParams: {
+            document_id: string;
+            /** @description Every tab's content in tabs (body and the other content fields then stay empty) */
+            include_tabs_content?: boolean;
+            /** @enum {string} */
+            suggestions_view_mode?: "DEFAULT_FOR_CURRENT_ACCESS" | "SUGGESTIONS_INLINE" | "PREVIEW_SUGGESTIONS_ACCEPTED" | "PREVIEW_WITHOUT_SUGGESTIONS";
+        };
+        /** GoogleDocsDocumentsListParams */
+        GoogleDocsDocumentsListParams: {
+            /** @enum {string} */
+            corpora?: "user" | "drive" | "domain" | "allDrives";
+            /** @description With corpora drive: the shared drive to search */
+            drive_id?: string;
+            /**
+             * Format: date-time
+             * @description Only documents changed after this time (Drive's modifiedTime)
+             */
+            modified_after?: string;
+            /** @description Default modifiedTime desc; e.g. name, createdTime desc */
+            order_by?: string;
+            /** @description Page size; default 100 */
+            page_size?: number;
+            page_token?: string;
+            /** @description More of Drive's query, joined with and: name contains 'plan' and '<folder id>' in parents */
+            q?: string;
+        };
+        /** GoogleDocsDocumentsUpdateParams */
+        GoogleDocsDocumentsUpdateParams: {
+            document_id: string;
+            /**
+             * @example [
+             *       {
+             *         "replaceAllText": {
+             *           "containsText": {
+             *             "text": "{{customer}}",
+             *             "matchCase": true
+             *           },
+             *           "replaceText": "Northwind Labs"
+             *         }
+             *       },
+             *       {
+             *         "insertText": {
+             *           "text": "Prepared for Northwind Labs\n",
+             *           "location": {
+             *             "index": 1
+             *           }
+             *         }
+             *       },
+             *       {
+             *         "updateTextStyle": {
+             *           "range": {
+             *             "startIndex": 1,
+             *             "endIndex": 13
+             *           },
+             *           "textStyle": {
+             *             "bold": true
+             *           },
+             *           "fields": "bold"
+             *         }
+             *       }
+             *     ]
+             */
+            requests: Record<string, never>[];
+            /** @description Refuse (400) unless the document is still at this revision (a get's revisionId) */
+            required_revision_id?: string;
+            /** @description Apply the requests as if at this revision, merged with the collaborators' changes since */
+            target_revision_id?: string;
+        };
+        /**
+         * GoogleDocsExecuteRequest
+         * @description Execute on a Google Docs connector (type google_docs)
+         */
+        GoogleDocsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "documents";
+            params?: components["schemas"]["GoogleDocsDocumentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "documents";
+            params?: components["schemas"]["SearchParams"];
+        };
         /** GoogleDriveCommentsCreateParams */
         GoogleDriveCommentsCreateParams: {
             content: string;
@@ -16618,7 +16726,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

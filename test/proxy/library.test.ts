@@ -75,6 +75,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['gmail', { method: 'GET', path: '/gmail/v1/users/me/profile' }],
   ['google_calendar', { method: 'GET', path: '/users/me/calendarList', query: 'minAccessRole=owner&showHidden=true' }],
+  ['google_docs', { method: 'POST', path: '/v1/documents', query: 'fields=documentId,title', body: { title: 'Proxy check' } }],
   ['google_drive', { method: 'GET', path: '/about', query: 'fields=user' }],
   // Sheets has no account endpoint: a create asking only for the new spreadsheet's id and URL (a field mask no action sends).
   ['google_sheets', { method: 'POST', path: '/v4/spreadsheets', query: 'fields=spreadsheetId,spreadsheetUrl', body: { properties: { title: 'Proxy check' } } }],
