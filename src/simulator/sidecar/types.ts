@@ -110,6 +110,8 @@ export interface Sidecar {
       example?: unknown;
       /** A list's item as a template over the record's fields: another API's view of the resource (a file store listing documents). */
       item?: Record<string, unknown>;
+      /** Body keys answered with every record of a resource (an answer holding several resources at once: a sync endpoint's). */
+      collections?: Record<string, string>;
     }
   >;
   oauth?: OAuthConfig;
