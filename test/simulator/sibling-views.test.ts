@@ -3,7 +3,8 @@
  * own (a "notes" API whose notes a file store lists): `operations.<op>.item` answers each record
  * as that list's view of it, and a write answered with a schema of its own (a batch write's
  * `{noteId, replies}`) takes the record's fields it declares with the sidecar's example of the
- * operation filling the rest; a missing record is still 404.
+ * operation filling the rest; a missing record is still 404; and `operations.<op>.collections`
+ * answers every record of a resource under a key of an answer holding several (a sync endpoint's).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Description, startOpenApiSimulator, type OpenApiSimulator, type Sidecar } from '../../src/simulator/index.ts';
@@ -21,6 +22,7 @@ const DOC = {
       FileList: { type: 'object', properties: { files: { type: 'array', items: { $ref: '#/components/schemas/File' } }, nextPageToken: { type: 'string' } } },
       BatchRequest: { type: 'object', properties: { requests: { type: 'array', items: { type: 'object' } } } },
       BatchResponse: { type: 'object', properties: { noteId: { type: 'string' }, replies: { type: 'array', items: { type: 'object' } } } },
+      SyncResponse: { type: 'object', properties: { sync_token: { type: 'string' }, notes: { type: 'array', items: { $ref: '#/components/schemas/Note' } } } },
     },
   },
   security: [{ bearer: [] }],
@@ -35,6 +37,7 @@ const DOC = {
       },
     },
     '/v1/notes/{noteId}': { get: { parameters: [{ name: 'noteId', in: 'path', required: true, schema: { type: 'string' } }], responses: json('Note') } },
+    '/v1/sync': { post: { responses: json('SyncResponse') } },
     '/v1/notes/{noteId}:batchUpdate': {
       post: {
         parameters: [{ name: 'noteId', in: 'path', required: true, schema: { type: 'string' } }],
@@ -60,6 +63,7 @@ const SIDECAR: Sidecar = {
   operations: {
     'GET /files/v1/files': { item: { id: '{{noteId}}', name: '{{title}}', mimeType: 'application/x-note' } },
     'POST /v1/notes/{noteId}:batchUpdate': { example: { replies: [{ replaced: 2 }], noteId: 'not-this-one' } },
+    'POST /v1/sync': { example: { sync_token: 'tok1' }, collections: { notes: 'notes' } },
   },
 };
 
@@ -95,5 +99,11 @@ describe('a resource seen through a sibling API', () => {
     const written = await call(`/v1/notes/${id}:batchUpdate`, { requests: [{ replaceAllText: {} }] });
     expect(written).toEqual({ status: 200, body: { noteId: id, replies: [{ replaced: 2 }] } });
     expect((await call('/v1/notes/nothing-here:batchUpdate', { requests: [] })).status).toBe(404);
+  });
+
+  it('fills a collection of an answer holding several resources with every record of the resource', async () => {
+    const synced = await call('/v1/sync', {});
+    expect(synced.body['sync_token']).toBe('tok1');
+    expect((synced.body['notes'] as Rec[]).map((n) => n['title'])).toEqual(['Note 1', 'Note 2', 'Note 3']);
   });
 });
