@@ -568,6 +568,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).
@@ -829,6 +833,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).
@@ -1073,6 +1081,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).
@@ -1178,6 +1190,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).

@@ -6005,6 +6005,114 @@ export interface components {
             entity: "events";
             params?: components["schemas"]["SearchParams"];
         };
+        /** GoogleDocsDocumentsCreateParams */
+        GoogleDocsDocumentsCreateParams: {
+            title: string;
+        };
+        /** GoogleDocsDocumentsGetParams */
+        GoogleDocsDocumentsGetParams: {
+            document_id: string;
+            /** @description Every tab's content in tabs (body and the other content fields then stay empty) */
+            include_tabs_content?: boolean;
+            /** @enum {string} */
+            suggestions_view_mode?: "DEFAULT_FOR_CURRENT_ACCESS" | "SUGGESTIONS_INLINE" | "PREVIEW_SUGGESTIONS_ACCEPTED" | "PREVIEW_WITHOUT_SUGGESTIONS";
+        };
+        /** GoogleDocsDocumentsListParams */
+        GoogleDocsDocumentsListParams: {
+            /** @enum {string} */
+            corpora?: "user" | "drive" | "domain" | "allDrives";
+            /** @description With corpora drive: the shared drive to search */
+            drive_id?: string;
+            /**
+             * Format: date-time
+             * @description Only documents changed after this time (Drive's modifiedTime)
+             */
+            modified_after?: string;
+            /** @description Default modifiedTime desc; e.g. name, createdTime desc */
+            order_by?: string;
+            /** @description Page size; default 100 */
+            page_size?: number;
+            page_token?: string;
+            /** @description More of Drive's query, joined with and: name contains 'plan' and '<folder id>' in parents */
+            q?: string;
+        };
+        /** GoogleDocsDocumentsUpdateParams */
+        GoogleDocsDocumentsUpdateParams: {
+            document_id: string;
+            /**
+             * @example [
+             *       {
+             *         "replaceAllText": {
+             *           "containsText": {
+             *             "text": "{{customer}}",
+             *             "matchCase": true
+             *           },
+             *           "replaceText": "Northwind Labs"
+             *         }
+             *       },
+             *       {
+             *         "insertText": {
+             *           "text": "Prepared for Northwind Labs\n",
+             *           "location": {
+             *             "index": 1
+             *           }
+             *         }
+             *       },
+             *       {
+             *         "updateTextStyle": {
+             *           "range": {
+             *             "startIndex": 1,
+             *             "endIndex": 13
+             *           },
+             *           "textStyle": {
+             *             "bold": true
+             *           },
+             *           "fields": "bold"
+             *         }
+             *       }
+             *     ]
+             */
+            requests: Record<string, never>[];
+            /** @description Refuse (400) unless the document is still at this revision (a get's revisionId) */
+            required_revision_id?: string;
+            /** @description Apply the requests as if at this revision, merged with the collaborators' changes since */
+            target_revision_id?: string;
+        };
+        /**
+         * GoogleDocsExecuteRequest
+         * @description Execute on a Google Docs connector (type google_docs)
+         */
+        GoogleDocsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "documents";
+            params?: components["schemas"]["GoogleDocsDocumentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "documents";
+            params?: components["schemas"]["SearchParams"];
+        };
         /** GoogleDriveCommentsCreateParams */
         GoogleDriveCommentsCreateParams: {
             content: string;
@@ -12772,6 +12880,277 @@ export interface components {
              */
             status: "idle" | "running" | "failed" | "interrupted";
         };
+        /** TodoistCommentsCreateParams */
+        TodoistCommentsCreateParams: {
+            attachment?: {
+                file_name?: string;
+                file_type?: string;
+                file_url?: string;
+                resource_type?: string;
+            } | null;
+            content: string;
+            project_id?: string;
+            task_id?: string;
+            uids_to_notify?: string[];
+        };
+        /** TodoistCommentsGetParams */
+        TodoistCommentsGetParams: {
+            id: string;
+        };
+        /** TodoistCommentsListParams */
+        TodoistCommentsListParams: {
+            cursor?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            project_id?: string;
+            /** @description A task's comments (or project_id: a project's) */
+            task_id?: string;
+        };
+        /** TodoistCommentsUpdateParams */
+        TodoistCommentsUpdateParams: {
+            content: string;
+            id: string;
+        };
+        /**
+         * TodoistExecuteRequest
+         * @description Execute on a Todoist connector (type todoist)
+         */
+        TodoistExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["TodoistProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "sections";
+            params?: components["schemas"]["TodoistSectionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "sections";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["TodoistTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["TodoistCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** TodoistProjectsCreateParams */
+        TodoistProjectsCreateParams: {
+            /** @enum {string} */
+            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
+            description?: string;
+            is_favorite?: boolean;
+            name: string;
+            parent_id?: string;
+            /** @enum {string} */
+            view_style?: "list" | "board" | "calendar" | "table";
+            workspace_id?: string;
+        };
+        /** TodoistProjectsGetParams */
+        TodoistProjectsGetParams: {
+            id: string;
+        };
+        /** TodoistProjectsListParams */
+        TodoistProjectsListParams: {
+            cursor?: string;
+            folder_id?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            workspace_id?: string;
+        };
+        /** TodoistProjectsUpdateParams */
+        TodoistProjectsUpdateParams: {
+            /** @enum {string} */
+            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
+            description?: string;
+            folder_id?: string | null;
+            id: string;
+            is_favorite?: boolean;
+            name?: string;
+            /** @enum {string} */
+            view_style?: "list" | "board" | "calendar" | "table";
+        };
+        /** TodoistSectionsCreateParams */
+        TodoistSectionsCreateParams: {
+            description?: string;
+            name: string;
+            order?: number | null;
+            project_id: string;
+        };
+        /** TodoistSectionsGetParams */
+        TodoistSectionsGetParams: {
+            id: string;
+        };
+        /** TodoistSectionsListParams */
+        TodoistSectionsListParams: {
+            cursor?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            project_id?: string;
+        };
+        /** TodoistSectionsUpdateParams */
+        TodoistSectionsUpdateParams: {
+            description?: string | null;
+            id: string;
+            name?: string;
+        };
+        /** TodoistTasksCreateParams */
+        TodoistTasksCreateParams: {
+            assignee_id?: string;
+            content: string;
+            deadline_date?: string;
+            deadline_lang?: string;
+            description?: string;
+            due_date?: string;
+            due_datetime?: string;
+            due_lang?: string;
+            due_string?: string;
+            duration?: number;
+            /** @enum {string} */
+            duration_unit?: "minute" | "day";
+            labels?: string[];
+            order?: number;
+            parent_id?: string;
+            priority?: number;
+            project_id?: string;
+            section_id?: string;
+        };
+        /** TodoistTasksGetParams */
+        TodoistTasksGetParams: {
+            id: string;
+        };
+        /** TodoistTasksListParams */
+        TodoistTasksListParams: {
+            cursor?: string;
+            ids?: string;
+            label?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            parent_id?: string;
+            project_id?: string;
+            section_id?: string;
+        };
+        /** TodoistTasksUpdateParams */
+        TodoistTasksUpdateParams: {
+            assignee_id?: string | null;
+            content?: string;
+            deadline_date?: string | null;
+            deadline_lang?: string | null;
+            description?: string;
+            due_date?: string;
+            due_datetime?: string;
+            due_lang?: string | null;
+            due_string?: string | number | boolean | Record<string, never> | unknown[];
+            duration?: number;
+            /** @enum {string} */
+            duration_unit?: "minute" | "day";
+            id: string;
+            labels?: string[];
+            order?: number;
+            priority?: number;
+        };
         TokenList: {
             data: {
                 /** Format: date-time */
@@ -16618,7 +16997,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TodoistExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

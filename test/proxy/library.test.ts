@@ -75,6 +75,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['gmail', { method: 'GET', path: '/gmail/v1/users/me/profile' }],
   ['google_calendar', { method: 'GET', path: '/users/me/calendarList', query: 'minAccessRole=owner&showHidden=true' }],
+  ['google_docs', { method: 'POST', path: '/v1/documents', query: 'fields=documentId,title', body: { title: 'Proxy check' } }],
   ['google_drive', { method: 'GET', path: '/about', query: 'fields=user' }],
   // Sheets has no account endpoint: a create asking only for the new spreadsheet's id and URL (a field mask no action sends).
   ['google_sheets', { method: 'POST', path: '/v4/spreadsheets', query: 'fields=spreadsheetId,spreadsheetUrl', body: { properties: { title: 'Proxy check' } } }],
@@ -94,6 +95,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
+  ['todoist', { method: 'GET', path: '/user' }],
   ['trello', { method: 'GET', path: '/members/me', query: 'fields=all' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],

@@ -7,6 +7,7 @@ import { decodeCursor as decodeToken, encodeCursor as encodeToken } from '../cor
 import { isPlainObject, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included, listItemFields, pick } from '../record-views.ts';
+import { fill } from '../rules.ts';
 import type { Pagination } from '../sidecar.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { ErrorAnswers } from './errors.ts';
@@ -53,7 +54,13 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     // Items cut to the list's own item schema, and without the fields only an include parameter asks for.
     const shown = listItemFields(d, op.responseRef, key, r?.recordRef);
     const include = sidecar.resources?.[resource]?.include;
-    const slice = rows.slice(offset, offset + limit).map((s) => pick(included(s.record, include, Object.fromEntries(new URLSearchParams(req.query))), shown));
+    // operations.<op>.item: each record as another API's view of it (a file store's listing of documents).
+    const view = sidecar.operations?.[op.key]?.item;
+    const slice = rows
+      .slice(offset, offset + limit)
+      .map((s) =>
+        view !== undefined ? (fill(view, s.record) as Json) : pick(included(s.record, include, Object.fromEntries(new URLSearchParams(req.query))), shown),
+      );
     const more = offset + slice.length < rows.length;
     const lastKey = r === undefined ? undefined : rows[offset + slice.length - 1]?.record[r.idField];
     if (key === '') {

@@ -339,6 +339,9 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
 }
 
 function checkResources(d: Description, sidecar: Sidecar, resources: Map<string, Resource>): void {
+  for (const [key, o] of Object.entries(sidecar.operations ?? {}))
+    for (const name of Object.values(o.collections ?? {}))
+      if (!resources.has(name)) throw new Error(`simulator sidecar: operations.${key}.collections names no resource ${name}`);
   for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
     if (!resources.has(name))
       throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);

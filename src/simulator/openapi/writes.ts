@@ -3,7 +3,7 @@
  * where they fit the record's shape, answers wrapped back, and records a write creates of another
  * resource (the sidecar's created_by).
  */
-import { clone, setPath } from '../core/values.ts';
+import { clone, isPlainObject, setPath } from '../core/values.ts';
 import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
@@ -38,7 +38,12 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
       const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
       if (declared.length === 0 || (declared.every((k) => own.has(k)) && declared.length === own.size)) return record;
-      const answer = Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+      // The sidecar's example of the operation fills what the record cannot (a batch write's replies).
+      const example = sidecar.operations?.[op.key]?.example;
+      const answer: Json = {
+        ...(isPlainObject(example) ? (example as Json) : {}),
+        ...Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k))),
+      };
       // The new record's id under its own name ({requestId, callId, url}: a call's id as callId).
       const named = declared.find((k) => !own.has(k) && k.replace(/_/g, '').toLowerCase() === `${singularOf(r.name).replace(/_/g, '')}id`.toLowerCase());
       if (named !== undefined) answer[named] = (record as Json)[r.idField] as Json;

@@ -94,6 +94,8 @@ export const SIDECAR_SCHEMA = {
           },
           no_content_unless: { type: 'string', minLength: 1 },
           example: { type: 'object' },
+          item: { type: 'object' },
+          collections: { type: 'object', additionalProperties: { type: 'string' } },
         },
       },
     },

@@ -99,10 +99,20 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean; basic_user?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user). */
+  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user); `item`: see below. */
   operations?: Record<
     string,
-    { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }
+    {
+      bad_request?: ErrorOverride;
+      pagination?: Pagination;
+      since?: { param: string; field: string };
+      no_content_unless?: string;
+      example?: unknown;
+      /** A list's item as a template over the record's fields: another API's view of the resource (a file store listing documents). */
+      item?: Record<string, unknown>;
+      /** Body keys answered with every record of a resource (an answer holding several resources at once: a sync endpoint's). */
+      collections?: Record<string, string>;
+    }
   >;
   oauth?: OAuthConfig;
   /** Requests whose path names no operation are served as if they began with this path: the account a connector's base URL holds (`/v2.1/accounts/<id>`). */
