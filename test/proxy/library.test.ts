@@ -85,6 +85,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['klaviyo', { method: 'GET', path: '/api/accounts' }],
   ['lever', { method: 'GET', path: '/opportunities', query: 'limit=1' }],
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
+  ['microsoft_teams', { method: 'GET', path: '/me', query: '%24select=id,displayName' }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
   ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
