@@ -66,7 +66,7 @@ describe('microsoft_teams', () => {
     const [team] = await data(rt.execute('teams', 'list', {}));
     const channels = await data(rt.execute('channels', 'list', { team_id: team!['id'] }));
     expect(channels.map((c) => [c['team_id'], String(c['id'])])).toEqual(
-      channels.map((c) => [team!['id'], expect.stringMatching(/^19:[0-9a-f]{32}@thread\.tacv2$/)]),
+      channels.map(() => [team!['id'], expect.stringMatching(/^19:[0-9a-f]{32}@thread\.tacv2$/)]),
     );
     const channel = channels[0]!;
     const ids = { team_id: team!['id'], channel_id: channel['id'] };
