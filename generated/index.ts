@@ -24,6 +24,7 @@ import type * as jira from './jira/types.ts';
 import type * as klaviyo from './klaviyo/types.ts';
 import type * as lever from './lever/types.ts';
 import type * as linear from './linear/types.ts';
+import type * as microsoft_teams from './microsoft_teams/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
 import type * as okta from './okta/types.ts';
@@ -63,6 +64,7 @@ export interface ConnectorTypes {
   klaviyo: { actions: klaviyo.KlaviyoActions; credentials: klaviyo.KlaviyoCredentials; search: klaviyo.KlaviyoSearch; check: klaviyo.KlaviyoCheckInfo };
   lever: { actions: lever.LeverActions; credentials: lever.LeverCredentials; search: lever.LeverSearch; check: lever.LeverCheckInfo };
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
+  microsoft_teams: { actions: microsoft_teams.MicrosoftTeamsActions; credentials: microsoft_teams.MicrosoftTeamsCredentials; search: microsoft_teams.MicrosoftTeamsSearch; check: microsoft_teams.MicrosoftTeamsCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
   okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
@@ -78,7 +80,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'microsoft_teams', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -104,6 +106,7 @@ export type * as jira from './jira/types.ts';
 export type * as klaviyo from './klaviyo/types.ts';
 export type * as lever from './lever/types.ts';
 export type * as linear from './linear/types.ts';
+export type * as microsoft_teams from './microsoft_teams/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
 export type * as okta from './okta/types.ts';

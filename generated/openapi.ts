@@ -8382,6 +8382,277 @@ export interface components {
             timezone?: string;
             title?: string;
         };
+        /** MicrosoftTeamsChannelMessageRepliesCreateParams */
+        MicrosoftTeamsChannelMessageRepliesCreateParams: {
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content}; a mention's <at id="0">Name</at> in html content */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            channel_id: string;
+            /** @description The thread's first message */
+            channel_message_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            mentions?: Record<string, never>[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessageRepliesGetParams */
+        MicrosoftTeamsChannelMessageRepliesGetParams: {
+            channel_id: string;
+            channel_message_id: string;
+            reply_id: string;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessageRepliesListParams */
+        MicrosoftTeamsChannelMessageRepliesListParams: {
+            channel_id: string;
+            /** @description The thread's first message */
+            channel_message_id: string;
+            team_id: string;
+            top?: number;
+        };
+        /** MicrosoftTeamsChannelMessagesCreateParams */
+        MicrosoftTeamsChannelMessagesCreateParams: {
+            /** @description [{id, contentType, contentUrl, content, name}] */
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content}; a mention's <at id="0">Name</at> in html content */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            channel_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            /** @description [{id, mentionText, mentioned: {user: {id, displayName, userIdentityType}}}] */
+            mentions?: Record<string, never>[];
+            /** @description The thread's subject */
+            subject?: string | null;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessagesGetParams */
+        MicrosoftTeamsChannelMessagesGetParams: {
+            channel_id: string;
+            channel_message_id: string;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessagesListParams */
+        MicrosoftTeamsChannelMessagesListParams: {
+            channel_id: string;
+            /** @description [replies]: each message with its replies (up to 1000) */
+            expand?: "replies"[];
+            team_id: string;
+            /** @description Page size ($top): at most 50, 20 by default */
+            top?: number;
+        };
+        /** MicrosoftTeamsChannelsCreateParams */
+        MicrosoftTeamsChannelsCreateParams: {
+            description?: string;
+            display_name: string;
+            is_favorite_by_default?: boolean;
+            /** @enum {string} */
+            membership_type?: "standard" | "private" | "shared";
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelsGetParams */
+        MicrosoftTeamsChannelsGetParams: {
+            channel_id: string;
+            select?: ("id" | "createdDateTime" | "description" | "displayName" | "email" | "isFavoriteByDefault" | "membershipType" | "tenantId" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelsListParams */
+        MicrosoftTeamsChannelsListParams: {
+            /** @description OData $filter, e.g. membershipType eq 'private' */
+            filter?: string;
+            select?: ("id" | "createdDateTime" | "description" | "displayName" | "email" | "isFavoriteByDefault" | "membershipType" | "tenantId" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChatMessagesCreateParams */
+        MicrosoftTeamsChatMessagesCreateParams: {
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content} */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            chat_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            mentions?: Record<string, never>[];
+        };
+        /** MicrosoftTeamsChatMessagesGetParams */
+        MicrosoftTeamsChatMessagesGetParams: {
+            chat_id: string;
+            chat_message_id: string;
+        };
+        /** MicrosoftTeamsChatMessagesListParams */
+        MicrosoftTeamsChatMessagesListParams: {
+            chat_id: string;
+            /**
+             * Format: date-time
+             * @description Only messages changed after this time: $filter=lastModifiedDateTime gt <time>, ordered by lastModifiedDateTime desc
+             */
+            modified_since?: string;
+            /** @enum {string} */
+            orderby?: "lastModifiedDateTime desc" | "createdDateTime desc";
+            /** @description Page size ($top): at most 50 */
+            top?: number;
+        };
+        /** MicrosoftTeamsChatsGetParams */
+        MicrosoftTeamsChatsGetParams: {
+            chat_id: string;
+            expand?: ("members" | "lastMessagePreview")[];
+        };
+        /** MicrosoftTeamsChatsListParams */
+        MicrosoftTeamsChatsListParams: {
+            expand?: ("members" | "lastMessagePreview")[];
+            /** @description OData $filter, e.g. chatType eq 'group' */
+            filter?: string;
+            /** @description Page size ($top): at most 50 */
+            top?: number;
+        };
+        /**
+         * MicrosoftTeamsExecuteRequest
+         * @description Execute on a Microsoft Teams connector (type microsoft_teams)
+         */
+        MicrosoftTeamsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["MicrosoftTeamsTeamsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["MicrosoftTeamsTeamsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channel_messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "chats";
+            params?: components["schemas"]["MicrosoftTeamsChatsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "chats";
+            params: components["schemas"]["MicrosoftTeamsChatsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "chats";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "chat_messages";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** MicrosoftTeamsTeamsGetParams */
+        MicrosoftTeamsTeamsGetParams: {
+            select?: ("id" | "classification" | "createdDateTime" | "description" | "displayName" | "funSettings" | "guestSettings" | "internalId" | "isArchived" | "memberSettings" | "messagingSettings" | "specialization" | "summary" | "tenantId" | "visibility" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsTeamsListParams */
+        MicrosoftTeamsTeamsListParams: Record<string, never>;
         /** MondayActivityLogsListParams */
         MondayActivityLogsListParams: {
             /** @description The board */
@@ -16618,7 +16889,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
