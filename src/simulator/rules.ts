@@ -129,6 +129,8 @@ export interface ListRule {
   response: unknown;
   /** Path parameters a record's dotted field must equal (`{block_id: parent.page_id}`): a list under a parent named in the record. */
   path_fields?: Record<string, string>;
+  /** Query parameters that filter the list, as the top-level `filters` (an `equals` value may list several, comma-separated). */
+  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before' | 'after' | 'until' }>;
 }
 
 /** Records of a resource in stored order, rendered on demand. */
