@@ -95,6 +95,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
+  ['typeform', { method: 'GET', path: '/me' }],
   ['trello', { method: 'GET', path: '/members/me', query: 'fields=all' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],
