@@ -35,6 +35,7 @@ import type * as shopify from './shopify/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as trello from './trello/types.ts';
+import type * as typeform from './typeform/types.ts';
 import type * as zendesk from './zendesk/types.ts';
 import type * as zoom from './zoom/types.ts';
 
@@ -75,12 +76,13 @@ export interface ConnectorTypes {
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
+  typeform: { actions: typeform.TypeformActions; credentials: typeform.TypeformCredentials; search: typeform.TypeformSearch; check: typeform.TypeformCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
   zoom: { actions: zoom.ZoomActions; credentials: zoom.ZoomCredentials; search: zoom.ZoomSearch; check: zoom.ZoomCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'microsoft_teams', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'microsoft_teams', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'typeform', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -117,5 +119,6 @@ export type * as shopify from './shopify/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as trello from './trello/types.ts';
+export type * as typeform from './typeform/types.ts';
 export type * as zendesk from './zendesk/types.ts';
 export type * as zoom from './zoom/types.ts';

@@ -13480,6 +13480,250 @@ export interface components {
             id_model?: string;
             id_webhook: string;
         };
+        /**
+         * TypeformExecuteRequest
+         * @description Execute on a Typeform connector (type typeform)
+         */
+        TypeformExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "forms";
+            params?: components["schemas"]["TypeformFormsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "forms";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "responses";
+            params: components["schemas"]["TypeformResponsesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "responses";
+            params: components["schemas"]["TypeformResponsesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "responses";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["TypeformWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksCreateParams"];
+        };
+        /** TypeformFormsCreateParams */
+        TypeformFormsCreateParams: {
+            /** @description [{title, type: short_text | multiple_choice | ..., ref, properties, validations}] */
+            fields?: Record<string, never>[];
+            hidden?: string[];
+            /** @description {language, is_public, progress_bar, meta, ...} */
+            settings?: Record<string, never>;
+            thankyou_screens?: Record<string, never>[];
+            title: string;
+            /** @enum {string} */
+            type?: "quiz" | "classification" | "score" | "branching" | "classification_branching" | "score_branching";
+            welcome_screens?: Record<string, never>[];
+            /** @description The workspace URL (https://api.typeform.com/workspaces/<id>) */
+            workspace_href?: string;
+        };
+        /** TypeformFormsGetParams */
+        TypeformFormsGetParams: {
+            form_id: string;
+        };
+        /** TypeformFormsListParams */
+        TypeformFormsListParams: {
+            /** @enum {string} */
+            order_by?: "asc" | "desc";
+            page?: number;
+            /** @description 10 by default */
+            page_size?: number;
+            /** @description Only forms whose title contains this text */
+            search?: string;
+            /** @enum {string} */
+            sort_by?: "created_at" | "last_updated_at";
+            workspace_id?: string;
+        };
+        /** TypeformFormsUpdateParams */
+        TypeformFormsUpdateParams: {
+            form_id: string;
+            /**
+             * @description [{op: replace, path: /title, value: 'New title'}]
+             * @example [
+             *       {
+             *         "op": "replace",
+             *         "path": "/title",
+             *         "value": "Renamed"
+             *       }
+             *     ]
+             */
+            operations: {
+                /** @enum {string} */
+                op: "add" | "remove" | "replace";
+                path: string;
+                value?: unknown;
+            }[];
+        };
+        /** TypeformResponsesGetParams */
+        TypeformResponsesGetParams: {
+            form_id: string;
+            response_id: string;
+        };
+        /** TypeformResponsesListParams */
+        TypeformResponsesListParams: {
+            /** @description The token of the response to list after (oldest first); not with sort */
+            after?: string;
+            /** @description The token of the response to list before: the previous page's last */
+            before?: string;
+            /** @description true: submitted responses only; false: partial ones only */
+            completed?: boolean;
+            excluded_response_ids?: string[];
+            /** @description Only these fields' answers (field ids) */
+            fields?: string[];
+            form_id: string;
+            /** @description Only these responses */
+            included_response_ids?: string[];
+            /** @description 25 by default */
+            page_size?: number;
+            /** @description Only responses with an answer or hidden field containing this text */
+            query?: string;
+            response_type?: ("started" | "partial" | "completed")[];
+            /** @description Submitted at or after this time: ISO 8601 to the second (2026-11-20T10:00:00Z) or Unix seconds */
+            since?: string;
+            /** @enum {string} */
+            sort?: "submitted_at,desc" | "submitted_at,asc" | "landed_at,desc" | "landed_at,asc";
+            /** @description Submitted at or before this time */
+            until?: string;
+        };
+        /** TypeformWebhooksCreateParams */
+        TypeformWebhooksCreateParams: {
+            /** @default true */
+            enabled: boolean;
+            /** @description Which events: {form_response: true} by default */
+            event_types?: {
+                form_response?: boolean;
+                form_response_partial?: boolean;
+            };
+            form_id: string;
+            secret?: string;
+            tag: string;
+            /** Format: uri */
+            url: string;
+            verify_ssl?: boolean;
+        };
+        /** TypeformWebhooksGetParams */
+        TypeformWebhooksGetParams: {
+            form_id: string;
+            tag: string;
+        };
+        /** TypeformWebhooksListParams */
+        TypeformWebhooksListParams: {
+            form_id: string;
+        };
+        /** TypeformWorkspacesCreateParams */
+        TypeformWorkspacesCreateParams: {
+            name: string;
+        };
+        /** TypeformWorkspacesGetParams */
+        TypeformWorkspacesGetParams: {
+            workspace_id: string;
+        };
+        /** TypeformWorkspacesListParams */
+        TypeformWorkspacesListParams: {
+            page?: number;
+            /** @description 10 by default */
+            page_size?: number;
+            search?: string;
+        };
+        /** TypeformWorkspacesUpdateParams */
+        TypeformWorkspacesUpdateParams: {
+            /**
+             * @description [{op: replace, path: /name, value: 'New name'}]; members: [{op: add | remove, path: /members, value: {email}}]
+             * @example [
+             *       {
+             *         "op": "replace",
+             *         "path": "/name",
+             *         "value": "Renamed"
+             *       }
+             *     ]
+             */
+            operations: {
+                /** @enum {string} */
+                op: "add" | "remove" | "replace";
+                path: string;
+                value?: unknown;
+            }[];
+            workspace_id: string;
+        };
         WebhookDeliveryList: {
             data: {
                 attempt_log: {
@@ -16889,7 +17133,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["TypeformExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
