@@ -86,6 +86,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['klaviyo', { method: 'GET', path: '/api/accounts' }],
   ['lever', { method: 'GET', path: '/opportunities', query: 'limit=1' }],
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
+  ['microsoft_teams', { method: 'GET', path: '/me', query: '%24select=id,displayName' }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
   ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
@@ -96,6 +97,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
   ['todoist', { method: 'GET', path: '/user' }],
+  ['typeform', { method: 'GET', path: '/me' }],
   ['trello', { method: 'GET', path: '/members/me', query: 'fields=all' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],

@@ -11,6 +11,7 @@ import type { SimRequest, SimResponse } from '../sim-server.ts';
 import { fill } from '../rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from '../store-rules.ts';
 import type { ErrorAnswers } from './errors.ts';
+import { patchFields, removePath } from './json-patch.ts';
 import { leavesAsText, newId } from './ids.ts';
 import type { ListAnswer } from './lists.ts';
 import type { RecordRules } from './records.ts';
@@ -264,10 +265,13 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   const { op, c, r, id, query } = call;
   const s = call.located();
   if (s === undefined) return parts.errors.notFound(op, id ?? '', c.idParam);
-  const fields = parts.writes.unwrapBody(op, call.body);
+  // JSON Patch operations write the fields their paths name, and remove others.
+  const patch = patchFields(call.body, s.record);
+  const fields = patch?.fields ?? parts.writes.unwrapBody(op, call.body);
   delete fields[r.idField];
   const nested = parts.writes.takeNested(op, fields);
   call.write(s.record, fields, true);
+  for (const path of patch?.removals ?? []) removePath(s.record, path);
   parts.records.stamp(r, s.record, 'updated', new Date().toISOString());
   // no_content_unless: 204 without a body unless the request asks for the record (returnIssue=true).
   const ask = ctx.sidecar.operations?.[op.key]?.no_content_unless;
