@@ -63,7 +63,7 @@ const call = async (method: string, path: string, body?: unknown): Promise<{ sta
   const res = await fetch(`${sim.url}${path}`, {
     method,
     headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, data: ((await res.json()) as { data: unknown }).data };
 };
