@@ -2,6 +2,7 @@
 
 import type * as apollo from './apollo/types.ts';
 import type * as asana from './asana/types.ts';
+import type * as attio from './attio/types.ts';
 import type * as bamboohr from './bamboohr/types.ts';
 import type * as bitbucket from './bitbucket/types.ts';
 import type * as calendly from './calendly/types.ts';
@@ -41,6 +42,7 @@ import type * as zoom from './zoom/types.ts';
 export interface ConnectorTypes {
   apollo: { actions: apollo.ApolloActions; credentials: apollo.ApolloCredentials; search: apollo.ApolloSearch; check: apollo.ApolloCheckInfo };
   asana: { actions: asana.AsanaActions; credentials: asana.AsanaCredentials; search: asana.AsanaSearch; check: asana.AsanaCheckInfo };
+  attio: { actions: attio.AttioActions; credentials: attio.AttioCredentials; search: attio.AttioSearch; check: attio.AttioCheckInfo };
   bamboohr: { actions: bamboohr.BamboohrActions; credentials: bamboohr.BamboohrCredentials; search: bamboohr.BamboohrSearch; check: bamboohr.BamboohrCheckInfo };
   bitbucket: { actions: bitbucket.BitbucketActions; credentials: bitbucket.BitbucketCredentials; search: bitbucket.BitbucketSearch; check: bitbucket.BitbucketCheckInfo };
   calendly: { actions: calendly.CalendlyActions; credentials: calendly.CalendlyCredentials; search: calendly.CalendlySearch; check: calendly.CalendlyCheckInfo };
@@ -78,10 +80,11 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'attio', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
+export type * as attio from './attio/types.ts';
 export type * as bamboohr from './bamboohr/types.ts';
 export type * as bitbucket from './bitbucket/types.ts';
 export type * as calendly from './calendly/types.ts';

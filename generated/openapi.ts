@@ -1498,6 +1498,498 @@ export interface components {
             /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
             opt_fields?: string[];
         };
+        /** AttioCompaniesCreateParams */
+        AttioCompaniesCreateParams: {
+            /**
+             * @description Attribute slug (or id) → a value or an array of values: {name: [Northwind Traders], domains: [northwind.example.com]}
+             * @example {
+             *       "name": [
+             *         "Northwind Traders"
+             *       ],
+             *       "domains": [
+             *         "northwind.example.com"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioCompaniesGetParams */
+        AttioCompaniesGetParams: {
+            /** Format: uuid */
+            record_id: string;
+        };
+        /** AttioCompaniesListParams */
+        AttioCompaniesListParams: {
+            /**
+             * Format: date-time
+             * @description Records created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            /** @description Attio's filter: shorthand ({email_addresses: "ada@example.com"}) or verbose ({$and: [...]}) */
+            filter?: Record<string, never>;
+            /** @description Page size (Attio's default 500) */
+            limit?: number;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioCompaniesUpdateParams */
+        AttioCompaniesUpdateParams: {
+            /** Format: uuid */
+            record_id: string;
+            /**
+             * @description Attribute slug (or id) → a value or an array of values
+             * @example {
+             *       "job_title": [
+             *         "Head of Engineering"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioEntriesCreateParams */
+        AttioEntriesCreateParams: {
+            /** @description The list's attribute slug → value(s) */
+            entry_values?: {
+                [key: string]: unknown[];
+            };
+            list: string;
+            /** @description The record's object: people, companies... */
+            parent_object: string;
+            /** Format: uuid */
+            parent_record_id: string;
+        };
+        /** AttioEntriesGetParams */
+        AttioEntriesGetParams: {
+            /** Format: uuid */
+            entry_id: string;
+            list: string;
+        };
+        /** AttioEntriesListParams */
+        AttioEntriesListParams: {
+            /**
+             * Format: date-time
+             * @description Entries created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            filter?: Record<string, never>;
+            limit?: number;
+            /** @description The list's id or api_slug */
+            list: string;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioEntriesUpdateParams */
+        AttioEntriesUpdateParams: {
+            /** Format: uuid */
+            entry_id: string;
+            /**
+             * @example {
+             *       "stage": [
+             *         "In progress"
+             *       ]
+             *     }
+             */
+            entry_values: {
+                [key: string]: unknown[];
+            };
+            list: string;
+        };
+        /**
+         * AttioExecuteRequest
+         * @description Execute on a Attio connector (type attio)
+         */
+        AttioExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["AttioPeopleListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["AttioCompaniesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["AttioListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["AttioListsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "entries";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["AttioNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["AttioNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["AttioNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["AttioTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspace_members";
+            params?: components["schemas"]["AttioWorkspaceMembersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspace_members";
+            params: components["schemas"]["AttioWorkspaceMembersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspace_members";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** AttioListsGetParams */
+        AttioListsGetParams: {
+            /** @description The list's id or api_slug */
+            list: string;
+        };
+        /** AttioListsListParams */
+        AttioListsListParams: Record<string, never>;
+        /** AttioNotesCreateParams */
+        AttioNotesCreateParams: {
+            content: string;
+            /**
+             * Format: date-time
+             * @description Back-dates the note (default now)
+             */
+            created_at?: string;
+            /**
+             * @default plaintext
+             * @enum {string}
+             */
+            format: "plaintext" | "markdown";
+            /** @description The record's object: people, companies... */
+            parent_object: string;
+            /** Format: uuid */
+            parent_record_id: string;
+            title: string;
+        };
+        /** AttioNotesGetParams */
+        AttioNotesGetParams: {
+            /** Format: uuid */
+            note_id: string;
+        };
+        /** AttioNotesListParams */
+        AttioNotesListParams: {
+            limit?: number;
+            offset?: number;
+            /** @description With parent_record_id: the record's object */
+            parent_object?: string;
+            /** Format: uuid */
+            parent_record_id?: string;
+        };
+        /** AttioPeopleCreateParams */
+        AttioPeopleCreateParams: {
+            /**
+             * @description Attribute slug (or id) → a value or an array of values: {name: [{first_name: Ada, last_name: Lovelace, full_name: Ada Lovelace}], email_addresses: [ada@example.com]}
+             * @example {
+             *       "name": [
+             *         {
+             *           "first_name": "Ada",
+             *           "last_name": "Lovelace",
+             *           "full_name": "Ada Lovelace"
+             *         }
+             *       ],
+             *       "email_addresses": [
+             *         "ada.lovelace@example.com"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioPeopleGetParams */
+        AttioPeopleGetParams: {
+            /** Format: uuid */
+            record_id: string;
+        };
+        /** AttioPeopleListParams */
+        AttioPeopleListParams: {
+            /**
+             * Format: date-time
+             * @description Records created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            /** @description Attio's filter: shorthand ({email_addresses: "ada@example.com"}) or verbose ({$and: [...]}) */
+            filter?: Record<string, never>;
+            /** @description Page size (Attio's default 500) */
+            limit?: number;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioPeopleUpdateParams */
+        AttioPeopleUpdateParams: {
+            /** Format: uuid */
+            record_id: string;
+            /**
+             * @description Attribute slug (or id) → a value or an array of values
+             * @example {
+             *       "job_title": [
+             *         "Head of Engineering"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioTasksCreateParams */
+        AttioTasksCreateParams: {
+            /** @description Workspace members: {referenced_actor_type: workspace-member, referenced_actor_id} */
+            assignees?: {
+                /** Format: uuid */
+                referenced_actor_id: string;
+                /** @enum {string} */
+                referenced_actor_type: "workspace-member";
+            }[];
+            content: string;
+            /** Format: date-time */
+            deadline_at?: string | null;
+            /** @default false */
+            is_completed: boolean;
+            /** @description Records the task is about: {target_object, target_record_id} */
+            linked_records?: {
+                target_object: string;
+                /** Format: uuid */
+                target_record_id: string;
+            }[];
+        };
+        /** AttioTasksGetParams */
+        AttioTasksGetParams: {
+            /** Format: uuid */
+            task_id: string;
+        };
+        /** AttioTasksListParams */
+        AttioTasksListParams: {
+            /** @description A workspace member's id or email address */
+            assignee?: string;
+            is_completed?: boolean;
+            limit?: number;
+            /** @description With linked_record_id: tasks linking that record */
+            linked_object?: string;
+            /** Format: uuid */
+            linked_record_id?: string;
+            offset?: number;
+            /** @enum {string} */
+            sort?: "created_at:asc" | "created_at:desc";
+        };
+        /** AttioTasksUpdateParams */
+        AttioTasksUpdateParams: {
+            assignees?: {
+                /** Format: uuid */
+                referenced_actor_id: string;
+                /** @enum {string} */
+                referenced_actor_type: "workspace-member";
+            }[];
+            /** Format: date-time */
+            deadline_at?: string | null;
+            is_completed?: boolean;
+            linked_records?: {
+                target_object: string;
+                /** Format: uuid */
+                target_record_id: string;
+            }[];
+            /** Format: uuid */
+            task_id: string;
+        };
+        /** AttioWorkspaceMembersGetParams */
+        AttioWorkspaceMembersGetParams: {
+            /** Format: uuid */
+            workspace_member_id: string;
+        };
+        /** AttioWorkspaceMembersListParams */
+        AttioWorkspaceMembersListParams: Record<string, never>;
         AuditEventList: {
             data: {
                 /** @description token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created */
@@ -16618,7 +17110,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
