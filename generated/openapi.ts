@@ -801,6 +801,200 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** AirtableBasesGetParams */
+        AirtableBasesGetParams: {
+            base_id: string;
+            /** @description Each view's visibleFieldIds */
+            include_visible_field_ids?: boolean;
+        };
+        /** AirtableBasesListParams */
+        AirtableBasesListParams: {
+            offset?: string;
+        };
+        /**
+         * AirtableExecuteRequest
+         * @description Execute on a Airtable connector (type airtable)
+         */
+        AirtableExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "bases";
+            params?: components["schemas"]["AirtableBasesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "bases";
+            params: components["schemas"]["AirtableBasesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "bases";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tables";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "records";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** AirtableRecordsCreateParams */
+        AirtableRecordsCreateParams: {
+            base_id: string;
+            /**
+             * @description Field name (or id) → value
+             * @example {
+             *       "Name": "Northwind Traders renewal",
+             *       "Notes": "Send the quote"
+             *     }
+             */
+            fields: Record<string, never>;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            /** @description Convert text to the fields' types (new select options are made as needed) */
+            typecast?: boolean;
+        };
+        /** AirtableRecordsGetParams */
+        AirtableRecordsGetParams: {
+            base_id: string;
+            /** @enum {string} */
+            cell_format?: "json" | "string";
+            record_id: string;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+        };
+        /** AirtableRecordsListParams */
+        AirtableRecordsListParams: {
+            base_id: string;
+            /** @enum {string} */
+            cell_format?: "json" | "string";
+            /** @description The fields to answer (default all) */
+            fields?: string[];
+            /** @description An Airtable formula; records for which it is true, e.g. {Status} = 'Done' */
+            filter_by_formula?: string;
+            max_records?: number;
+            offset?: string;
+            page_size?: number;
+            return_fields_by_field_id?: boolean;
+            /** @enum {string} */
+            sort_direction?: "asc" | "desc";
+            /** @description The field to sort by */
+            sort_field?: string;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            /** @description With cell_format string */
+            time_zone?: string;
+            /** @description With cell_format string */
+            user_locale?: string;
+            /** @description A view's id or name: its filter and order apply */
+            view?: string;
+        };
+        /** AirtableRecordsUpdateParams */
+        AirtableRecordsUpdateParams: {
+            base_id: string;
+            /**
+             * @description Field name (or id) → value
+             * @example {
+             *       "Name": "Northwind Traders renewal",
+             *       "Notes": "Send the quote"
+             *     }
+             */
+            fields: Record<string, never>;
+            record_id: string;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            typecast?: boolean;
+        };
+        /** AirtableTablesCreateParams */
+        AirtableTablesCreateParams: {
+            base_id: string;
+            description?: string;
+            /**
+             * @description Fields: {name, type (singleLineText, number, singleSelect...), description?, options?}
+             * @example [
+             *       {
+             *         "name": "Name",
+             *         "type": "singleLineText"
+             *       },
+             *       {
+             *         "name": "Notes",
+             *         "type": "multilineText"
+             *       }
+             *     ]
+             */
+            fields: {
+                description?: string;
+                name: string;
+                options?: Record<string, never>;
+                type: string;
+            }[];
+            name: string;
+        };
+        /** AirtableTablesListParams */
+        AirtableTablesListParams: {
+            base_id: string;
+        };
+        /** AirtableTablesUpdateParams */
+        AirtableTablesUpdateParams: {
+            base_id: string;
+            description?: string;
+            name?: string;
+            /** @description The table's id (or name) */
+            table_id: string;
+        };
         /** ApolloAccountsCreateParams */
         ApolloAccountsCreateParams: {
             account_stage_id?: string;
@@ -17110,7 +17304,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
