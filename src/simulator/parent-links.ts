@@ -53,7 +53,9 @@ export function parentLinks(
     const params = paramsOf(op.path);
     if (params.length === 0) continue;
     // The parent's item path, whatever its params are named (/Accounts/{Sid} for /Accounts/{AccountSid}/Messages).
-    const parentPath = anonymous(op.path.slice(0, op.path.lastIndexOf('/')));
+    // A list by a search or query path (/objects/{object}/records/query) lists the collection before it.
+    const listed = c.kind === 'list' && /\/(search|query)$/.test(op.path) ? op.path.slice(0, op.path.lastIndexOf('/')) : op.path;
+    const parentPath = anonymous(listed.slice(0, listed.lastIndexOf('/')));
     const item = operations.find((o) => o.method === 'GET' && anonymous(o.path) === parentPath && classified.get(o.key)?.kind === 'get');
     const ic = item === undefined ? undefined : classified.get(item.key);
     if (ic?.resource === undefined || ic.resource === c.resource) continue;

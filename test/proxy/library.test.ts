@@ -61,6 +61,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['bamboohr', { method: 'GET', path: '/meta/fields' }],
   ['github', { method: 'GET', path: '/user' }],
   ['apollo', { method: 'GET', path: '/auth/health' }],
+  ['attio', { method: 'GET', path: '/v2/objects' }],
+  ['airtable', { method: 'GET', path: '/v0/meta/whoami' }],
   ['gitlab', { method: 'GET', path: '/user' }],
   ['bitbucket', { method: 'GET', path: '/user' }],
   ['confluence', { method: 'GET', path: '/spaces', query: 'limit=1&sort=key' }],

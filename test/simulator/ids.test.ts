@@ -28,6 +28,15 @@ describe('newId', () => {
     }
   });
 
+  it('keeps a three-letter lower-case type before 14 letters and digits (record, base and table ids: rec..., app..., tbl...)', () => {
+    const r = rand();
+    for (const like of ['rec560UJdUtocSouk', 'appLkNDICXNqxSDhG', 'tbltp8DGLhqbUmjK1']) {
+      const id = String(newId(r, like));
+      expect(id).toMatch(new RegExp(`^${like.slice(0, 3)}[A-Za-z0-9]{14}$`));
+      expect(id).not.toBe(like);
+    }
+  });
+
   it("keeps a long opaque base64 id's prefix and padding, with a new tail (a mailbox item id)", () => {
     const r = rand();
     const like = 'AAMkAGVmMDEzMTM4LTZmYWUtNDdkNC1hMDZiLTU1OGY5OTZhYmY4OABGAAAAAAAiQ8W967B7TKBjgx9rVEURBwAiIsqMbYjsT5e-T7KzowPTAAAYbvZDAAA=';

@@ -47,7 +47,8 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
   }
   // A digit-led three-character type prefix before a mixed-case key (Okta's 00u1f96ECLNVOKVMUSEA users, 0oa... apps): the same prefix and length.
-  const typed = typeof like === 'string' ? /^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) : null;
+  // So does a three-letter lower-case type before 14 of them (rec560UJdUtocSouk records, app... bases, tbl... tables).
+  const typed = typeof like === 'string' ? (/^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) ?? /^([a-z]{3})([A-Za-z0-9]{14})$/.exec(like)) : null;
   if (typed !== null && /[A-Z]/.test(typed[2] as string)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return (typed[1] as string) + Array.from({ length: (typed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');

@@ -3,6 +3,7 @@
  * over the generic store or the caller's record sources.
  */
 import type { Json, Operation } from '../description.ts';
+import { idAt } from '../core/values.ts';
 import { listPage, readPath, RuleError, Scroll, search, type RecordSource } from '../rules.ts';
 import type { FilterEntry } from '../sidecar/types.ts';
 import { compareValues } from './lists.ts';
@@ -35,7 +36,7 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         all()
           .slice(start, end)
           .map((x) => x.record),
-      indexOf: (id) => all().findIndex((x) => r !== undefined && String(x.record[r.idField]) === id),
+      indexOf: (id) => all().findIndex((x) => r !== undefined && String(idAt(x.record, r.idField)) === id),
     };
   };
   for (const [kind, rules] of [

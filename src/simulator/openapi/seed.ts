@@ -4,7 +4,7 @@
  * sidecar's pools. Resources with a parent are seeded after it, each record under one of its
  * records in turn.
  */
-import { getPath, setPath } from '../core/values.ts';
+import { getPath, idAt, setPath } from '../core/values.ts';
 import { seedRandom } from '../core/store.ts';
 import type { Json } from '../description.ts';
 import { parentLinks, parentParams, type ParentLink } from '../parent-links.ts';
@@ -132,7 +132,7 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
           'pool' in f
             ? (sidecar.pools?.[f.pool] ?? [])
             : other !== undefined
-              ? [...other.records.values()].map((s) => s.record[other.idField] as Json)
+              ? [...other.records.values()].map((s) => idAt(s.record, other.idField) as Json)
               : 'one_of' in f
                 ? f.one_of
                 : [];
@@ -142,7 +142,7 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
         setPath(record, path, path === r.idField && 'ids_of' in f ? values[i % values.length] : values[Math.floor(rand() * values.length)]);
       }
       uniqueLookups(r, record, i + 1);
-      r.records.set(String(record[r.idField]), { record, parents });
+      r.records.set(String(idAt(record, r.idField)), { record, parents });
     }
   }
 }
