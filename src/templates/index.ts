@@ -140,6 +140,9 @@ const HELPERS: Record<string, Helper> = {
       : Array.isArray(v)
         ? v.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x]))
         : [v],
+  /** The items of an array whose field `key` is not `value` (a change feed's entries less its deletions: `reject body.entries '.tag' 'deleted'`). */
+  reject: (arr, key, value) =>
+    Array.isArray(arr) && typeof key === 'string' ? arr.filter((x) => (x as Record<string, unknown> | null)?.[key] !== value) : undefined,
   /** The first object of an array whose field `key` equals `value` (the default of several accounts: `find body.accounts 'is_default' true`). */
   find: (arr, key, value) =>
     Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
