@@ -3845,6 +3845,118 @@ export interface components {
             shared?: boolean;
             template_id: string;
         };
+        /**
+         * DropboxExecuteRequest
+         * @description Execute on a Dropbox connector (type dropbox)
+         */
+        DropboxExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["DropboxFilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "shared_links";
+            params?: components["schemas"]["DropboxSharedLinksListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "shared_links";
+            params: components["schemas"]["DropboxSharedLinksCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "shared_links";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** DropboxFilesCreateParams */
+        DropboxFilesCreateParams: {
+            /** @description On a conflict, a name like "2026 (1)" instead of an error */
+            autorename?: boolean;
+            /** @description The new folder, e.g. "/Reports/2026" */
+            path: string;
+        };
+        /** DropboxFilesGetParams */
+        DropboxFilesGetParams: {
+            include_has_explicit_shared_members?: boolean;
+            /** @description An id ("id:…") or a path ("/Reports/Q4.pdf") */
+            path: string;
+        };
+        /** DropboxFilesListParams */
+        DropboxFilesListParams: {
+            /** @description meta.cursor of an earlier page: its next page, or what changed since */
+            cursor?: string;
+            include_mounted_folders?: boolean;
+            include_non_downloadable_files?: boolean;
+            /** @description Approximate page size */
+            limit?: number;
+            /** @description The folder: "" for the root, "/Reports", or an id "id:…" (default "") */
+            path?: string;
+            /** @description Every entry under the folder, not only its direct ones */
+            recursive?: boolean;
+        };
+        /** DropboxFilesUpdateParams */
+        DropboxFilesUpdateParams: {
+            allow_ownership_transfer?: boolean;
+            autorename?: boolean;
+            /** @description The file or folder: an id ("id:…") or a path */
+            from_path: string;
+            /** @description Where to: "/Archive/Q4.pdf" */
+            to_path: string;
+        };
+        /** DropboxSharedLinksCreateParams */
+        DropboxSharedLinksCreateParams: {
+            /** @enum {string} */
+            access?: "viewer" | "editor" | "max" | "default";
+            allow_download?: boolean;
+            /** @enum {string} */
+            audience?: "public" | "team" | "no_one" | "password" | "members";
+            /** Format: date-time */
+            expires?: string;
+            link_password?: string;
+            /** @description An id ("id:…") or a path */
+            path: string;
+            /** @enum {string} */
+            requested_visibility?: "public" | "team_only" | "password";
+            require_password?: boolean;
+        };
+        /** DropboxSharedLinksListParams */
+        DropboxSharedLinksListParams: {
+            /** @description meta.cursor of the previous page (only when no path is given) */
+            cursor?: string;
+            direct_only?: boolean;
+            /** @description Only the links to this file or folder (and, unless direct_only, its parents) */
+            path?: string;
+        };
         /** ExecuteRequest */
         ExecuteRequest: {
             /** @description list, get, create, update or search (also named context_store_search) */
@@ -16618,7 +16730,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["DropboxExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
