@@ -6,8 +6,15 @@
  * shared-link settings as Stone unions ({".tag": ...}), and the OAuth app flow with offline access.
  * Against the generic simulator on our derivation (openapi.json) and its sidecar; no Dropbox code.
  */
+import { createHmac } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl } from '../../src/auth/index.ts';
+import { eventsMigrations, type EventsTables } from '../../src/events/migrations.ts';
+import { migrate, openDatabase } from '../../src/store/database.ts';
+import type { ChangeApplier } from '../../src/sync/index.ts';
+import type { WebhookAttributions } from '../../src/webhooks/attribution.ts';
+import { WebhookReceiver } from '../../src/webhooks/receive.ts';
 import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import type { OAuth2Auth } from '../../src/manifest/index.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
@@ -113,5 +120,43 @@ describe('dropbox auth', () => {
     expect(checked.info).toMatchObject({ account_id: 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc', email: 'ada@northwind.example', name: 'Ada Okafor' });
     const refused = await failure(new ConnectorRuntime(manifest, { token: 'sl.u.revoked' }, { baseUrl: sim.url, limiter: null }).check());
     expect(refused.code).toBe('upstream_credentials_rejected');
+  });
+});
+
+describe('dropbox webhooks', () => {
+  it('echoes the GET challenge; a signed notice naming accounts requests their connectors’ syncs; a forged one is refused', async () => {
+    const database = openDatabase(':memory:');
+    await migrate(database, [eventsMigrations]);
+    const synced: string[] = [];
+    const r = new WebhookReceiver({
+      db: database.db as unknown as Kysely<EventsTables>,
+      registry: new Map([['dropbox', manifest]]),
+      applier: () => ({}) as ChangeApplier,
+      secretFor: (_t, kind) => (kind === 'oauth_client_secret' ? 'app-secret-9x' : undefined),
+      connector: async () => undefined,
+      attributions: {
+        connectorsWithKey: async (_t: string, key: string) => (key === 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc' ? ['conn-ada'] : []),
+        hasPending: async () => false,
+      } as unknown as WebhookAttributions,
+      runtimeFor: async () => undefined,
+      requestSync: async (id) => (synced.push(id), true),
+      now: Date.now,
+      queueLimit: 4,
+    });
+    const at = { type: 'dropbox', ingressUrl: 'https://sb.example/api/v1/webhooks/dropbox' };
+    expect(await r.receive({ ...at, headers: {}, query: { challenge: 'kT7xQ2vN9p' }, raw: Buffer.alloc(0) })).toEqual({
+      status: 200,
+      body: 'kT7xQ2vN9p',
+      contentType: 'text/plain',
+    });
+    const raw = JSON.stringify({ list_folder: { accounts: ['dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc'] }, delta: { users: [12345678] } });
+    const sign = (key: string) => ({ 'x-dropbox-signature': createHmac('sha256', key).update(raw).digest('hex') });
+    expect(await r.receive({ ...at, headers: sign('app-secret-9x'), raw: Buffer.from(raw) })).toMatchObject({
+      status: 200,
+      body: { topic: 'list_folder', entity: 'files', sync_requested: ['conn-ada'] },
+    });
+    expect(synced).toEqual(['conn-ada']);
+    await expect(r.receive({ ...at, headers: sign('another-secret'), raw: Buffer.from(raw) })).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+    await database.close();
   });
 });
