@@ -69,6 +69,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
+  // Dropbox's account route takes no argument: a POST with no body (the SDK sends none).
+  ['dropbox', { method: 'POST', path: '/users/get_current_account' }],
   [
     'calendly',
     { method: 'GET', path: '/event_types', query: 'organization=https%3A%2F%2Fapi.calendly.com%2Forganizations%2FEBHAAFHDCAEQTSEZ&active=true&count=2' },

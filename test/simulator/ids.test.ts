@@ -8,6 +8,14 @@ const rand = (): (() => number) => {
 };
 
 describe('newId', () => {
+  it('keeps a lower-case word and a colon before a base64url key (id:…, dbid:…), with a new key of the same length', () => {
+    const r = rand();
+    const id = String(newId(r, 'id:a4ayc_80_OEAAAAAAAAAXw'));
+    expect(id).toMatch(/^id:[A-Za-z0-9_-]{22}$/);
+    expect(id).not.toBe('id:a4ayc_80_OEAAAAAAAAAXw');
+    expect(String(newId(r, 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc'))).toMatch(/^dbid:[A-Za-z0-9_-]{35}$/);
+  });
+
   it('keeps a two-capital or letter-and-dash prefix before 32 hex digits, with new digits', () => {
     const r = rand();
     const twilio = newId(r, 'SM0123456789abcdef0123456789abcdef');

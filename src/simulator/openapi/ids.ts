@@ -29,6 +29,12 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     return (
       (thread[1] as string) + Array.from({ length: (thread[2] as string).length }, () => Math.floor(rand() * 16).toString(16)).join('') + (thread[3] as string)
     );
+  // A lower-case word and a colon before a base64url key (id:a4ayc_80_OEAAAAAAAAAXw, dbid:AAH4f99T...): the same prefix and length.
+  const colon = typeof like === 'string' ? /^([a-z]{2,8}:)([A-Za-z0-9_-]{12,})$/.exec(like) : null;
+  if (colon !== null) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-';
+    return (colon[1] as string) + Array.from({ length: (colon[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
   // A lower-case prefix and letters and digits (e.g. not_1d3tmYTlCICgjy): the same prefix and length.
   const prefixed = typeof like === 'string' ? /^([a-z]{2,8}_)([A-Za-z0-9]{8,})$/.exec(like) : null;
   if (prefixed !== null) {

@@ -105,7 +105,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
         op,
         r,
         call.parentOf,
-        withBodyFilters(sidecar.filters, call.query, body, op),
+        withBodyFilters(sidecar.filters, c.rpc === true ? { ...scalarsOf(body), ...call.query } : call.query, body, op),
         call.origin,
         call.req,
         c.rpc === true ? [call.rpcParent ?? ''] : [],
@@ -146,8 +146,8 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
     const s = parts.records.find(parentRes, parentValue);
     if (s !== undefined) parentOf[rpcParent as string] = String(idAt(s.record, parentRes.idField));
   }
-  const rawId =
-    c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
+  const idParam = c.idParams?.find((n) => given(n) !== undefined) ?? c.idParam;
+  const rawId = c.idQuery !== undefined ? (query[c.idQuery] ?? '') : idParam === undefined ? undefined : c.rpc === true ? given(idParam) : pathParams[idParam];
   let id = rawId === undefined ? undefined : String(rawId);
   if (c.keyParams !== undefined) {
     // Several path ids (/repos/{owner}/{repo}): the record whose key fields they name.
@@ -157,6 +157,8 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   }
   const call: Call = {
     ...request,
+    // The param that named the record (a move's from_path), for its not_found answer.
+    ...(idParam !== undefined && idParam !== c.idParam ? { c: { ...c, idParam } } : {}),
     id,
     rpcParent,
     parentOf,
@@ -188,7 +190,7 @@ function writeFields(ctx: OpenApiContext, parts: StoreParts, call: Call, record:
   if (c.rpc !== true) return parts.writes.merge(record, fields, r.recordRef, deep, asSent);
   const plain: Json = {};
   for (const [k, v] of Object.entries(fields)) {
-    if (k === c.idParam || k === r.idField || k === rpcParent || (ctx.sidecar.auth?.params ?? []).includes(k)) continue;
+    if (k === c.idParam || c.idParams?.includes(k) === true || k === r.idField || k === rpcParent || (ctx.sidecar.auth?.params ?? []).includes(k)) continue;
     const to = r.declared?.writes?.[k];
     if (to === undefined) plain[k] = v;
     else setPath(record, to, v);
@@ -328,4 +330,10 @@ function withBodyFilters(filters: Record<string, unknown> | undefined, query: Js
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
   }
   return out;
+}
+
+/** An RPC list asked for with a JSON body (POST /files/list_folder {path, limit, cursor}): its top-level scalars, read like query parameters. */
+function scalarsOf(body: unknown): Json {
+  if (!isPlainObject(body)) return {};
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) as Json;
 }

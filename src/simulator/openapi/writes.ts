@@ -27,7 +27,12 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const { stamp } = rules;
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
     const resource = classified.get(op.key)?.resource;
-    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), resource);
+    // A declared record property wraps the answers that have it (create and move: {metadata}); a method answering the record itself (a get) is not wrapped.
+    const declaredEnv = r?.declared?.record;
+    const env =
+      declaredEnv !== undefined && propertiesOf(d, d.schemaAt(op.responseRef))[declaredEnv] !== undefined
+        ? declaredEnv
+        : envelopeOf(d, d.schemaAt(op.responseRef), resource);
     // The record as the one item of an array under the resource's plural key ({"Invoices": [{...}]}).
     const listed = env === undefined ? listedEnvelopeOf(d, d.schemaAt(op.responseRef), resource) : undefined;
     if (listed !== undefined) return { ...((sample(op.responseRef) ?? {}) as Json), [listed]: [record] };

@@ -45,6 +45,7 @@ export const SIDECAR_SCHEMA = {
         max_limit: { type: 'integer', minimum: 1 },
         next_cursor: { type: 'string' },
         last_cursor: { type: ['string', 'null'] },
+        cursor_at_end: { type: 'boolean' },
         next_url: { type: 'string' },
         has_more: { type: 'string' },
         done: { type: 'string' },
@@ -224,7 +225,7 @@ export const SIDECAR_SCHEMA = {
             properties: { param: { type: 'string', minLength: 1 }, fields: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } },
           },
           ...Object.fromEntries(['list', 'create', 'update', 'delete'].map((a) => [a, operations])),
-          id_param: { type: 'string' },
+          id_param: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }] },
           record: { type: 'string' },
           parent: {
             type: 'object',

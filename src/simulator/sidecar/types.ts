@@ -52,9 +52,9 @@ export interface ResourceSidecar {
   create?: string | string[];
   update?: string | string[];
   delete?: string | string[];
-  /** The query or body param naming the record (e.g. `channel` of conversations.info). */
-  id_param?: string;
-  /** The response property holding the one record of a get, create or update (e.g. `channel`). */
+  /** The query or body param naming the record (e.g. `channel` of conversations.info); a list: the first the request gives (a get's `path`, a move's `from_path`). */
+  id_param?: string | string[];
+  /** The response property holding the one record of a get, create or update (e.g. `channel`); a method whose answer has no such property answers the record itself. */
   record?: string;
   /** Records live under a record of another resource, named by this query or body param (RPC) or path param (a nested collection: that record must exist, and `append` references each created record in it). */
   parent?: { param: string; resource: string; append?: ParentAppend };
@@ -80,6 +80,8 @@ export interface Pagination {
   next_cursor?: string;
   /** What next_cursor holds on the last page (e.g. ""); default: null at its "next" holder. */
   last_cursor?: string | null;
+  /** The last page's cursor still names the list's end: a request from it answers what was added since (a folder listing's cursor kept for changes). */
+  cursor_at_end?: boolean;
   next_url?: string;
   has_more?: string;
   done?: string;
