@@ -801,6 +801,200 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** AirtableBasesGetParams */
+        AirtableBasesGetParams: {
+            base_id: string;
+            /** @description Each view's visibleFieldIds */
+            include_visible_field_ids?: boolean;
+        };
+        /** AirtableBasesListParams */
+        AirtableBasesListParams: {
+            offset?: string;
+        };
+        /**
+         * AirtableExecuteRequest
+         * @description Execute on a Airtable connector (type airtable)
+         */
+        AirtableExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "bases";
+            params?: components["schemas"]["AirtableBasesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "bases";
+            params: components["schemas"]["AirtableBasesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "bases";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tables";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "records";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** AirtableRecordsCreateParams */
+        AirtableRecordsCreateParams: {
+            base_id: string;
+            /**
+             * @description Field name (or id) → value
+             * @example {
+             *       "Name": "Northwind Traders renewal",
+             *       "Notes": "Send the quote"
+             *     }
+             */
+            fields: Record<string, never>;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            /** @description Convert text to the fields' types (new select options are made as needed) */
+            typecast?: boolean;
+        };
+        /** AirtableRecordsGetParams */
+        AirtableRecordsGetParams: {
+            base_id: string;
+            /** @enum {string} */
+            cell_format?: "json" | "string";
+            record_id: string;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+        };
+        /** AirtableRecordsListParams */
+        AirtableRecordsListParams: {
+            base_id: string;
+            /** @enum {string} */
+            cell_format?: "json" | "string";
+            /** @description The fields to answer (default all) */
+            fields?: string[];
+            /** @description An Airtable formula; records for which it is true, e.g. {Status} = 'Done' */
+            filter_by_formula?: string;
+            max_records?: number;
+            offset?: string;
+            page_size?: number;
+            return_fields_by_field_id?: boolean;
+            /** @enum {string} */
+            sort_direction?: "asc" | "desc";
+            /** @description The field to sort by */
+            sort_field?: string;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            /** @description With cell_format string */
+            time_zone?: string;
+            /** @description With cell_format string */
+            user_locale?: string;
+            /** @description A view's id or name: its filter and order apply */
+            view?: string;
+        };
+        /** AirtableRecordsUpdateParams */
+        AirtableRecordsUpdateParams: {
+            base_id: string;
+            /**
+             * @description Field name (or id) → value
+             * @example {
+             *       "Name": "Northwind Traders renewal",
+             *       "Notes": "Send the quote"
+             *     }
+             */
+            fields: Record<string, never>;
+            record_id: string;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            typecast?: boolean;
+        };
+        /** AirtableTablesCreateParams */
+        AirtableTablesCreateParams: {
+            base_id: string;
+            description?: string;
+            /**
+             * @description Fields: {name, type (singleLineText, number, singleSelect...), description?, options?}
+             * @example [
+             *       {
+             *         "name": "Name",
+             *         "type": "singleLineText"
+             *       },
+             *       {
+             *         "name": "Notes",
+             *         "type": "multilineText"
+             *       }
+             *     ]
+             */
+            fields: {
+                description?: string;
+                name: string;
+                options?: Record<string, never>;
+                type: string;
+            }[];
+            name: string;
+        };
+        /** AirtableTablesListParams */
+        AirtableTablesListParams: {
+            base_id: string;
+        };
+        /** AirtableTablesUpdateParams */
+        AirtableTablesUpdateParams: {
+            base_id: string;
+            description?: string;
+            name?: string;
+            /** @description The table's id (or name) */
+            table_id: string;
+        };
         /** ApolloAccountsCreateParams */
         ApolloAccountsCreateParams: {
             account_stage_id?: string;
@@ -1498,6 +1692,498 @@ export interface components {
             /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
             opt_fields?: string[];
         };
+        /** AttioCompaniesCreateParams */
+        AttioCompaniesCreateParams: {
+            /**
+             * @description Attribute slug (or id) → a value or an array of values: {name: [Northwind Traders], domains: [northwind.example.com]}
+             * @example {
+             *       "name": [
+             *         "Northwind Traders"
+             *       ],
+             *       "domains": [
+             *         "northwind.example.com"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioCompaniesGetParams */
+        AttioCompaniesGetParams: {
+            /** Format: uuid */
+            record_id: string;
+        };
+        /** AttioCompaniesListParams */
+        AttioCompaniesListParams: {
+            /**
+             * Format: date-time
+             * @description Records created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            /** @description Attio's filter: shorthand ({email_addresses: "ada@example.com"}) or verbose ({$and: [...]}) */
+            filter?: Record<string, never>;
+            /** @description Page size (Attio's default 500) */
+            limit?: number;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioCompaniesUpdateParams */
+        AttioCompaniesUpdateParams: {
+            /** Format: uuid */
+            record_id: string;
+            /**
+             * @description Attribute slug (or id) → a value or an array of values
+             * @example {
+             *       "job_title": [
+             *         "Head of Engineering"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioEntriesCreateParams */
+        AttioEntriesCreateParams: {
+            /** @description The list's attribute slug → value(s) */
+            entry_values?: {
+                [key: string]: unknown[];
+            };
+            list: string;
+            /** @description The record's object: people, companies... */
+            parent_object: string;
+            /** Format: uuid */
+            parent_record_id: string;
+        };
+        /** AttioEntriesGetParams */
+        AttioEntriesGetParams: {
+            /** Format: uuid */
+            entry_id: string;
+            list: string;
+        };
+        /** AttioEntriesListParams */
+        AttioEntriesListParams: {
+            /**
+             * Format: date-time
+             * @description Entries created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            filter?: Record<string, never>;
+            limit?: number;
+            /** @description The list's id or api_slug */
+            list: string;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioEntriesUpdateParams */
+        AttioEntriesUpdateParams: {
+            /** Format: uuid */
+            entry_id: string;
+            /**
+             * @example {
+             *       "stage": [
+             *         "In progress"
+             *       ]
+             *     }
+             */
+            entry_values: {
+                [key: string]: unknown[];
+            };
+            list: string;
+        };
+        /**
+         * AttioExecuteRequest
+         * @description Execute on a Attio connector (type attio)
+         */
+        AttioExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["AttioPeopleListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["AttioCompaniesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["AttioListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["AttioListsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "entries";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["AttioNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["AttioNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["AttioNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["AttioTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspace_members";
+            params?: components["schemas"]["AttioWorkspaceMembersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspace_members";
+            params: components["schemas"]["AttioWorkspaceMembersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspace_members";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** AttioListsGetParams */
+        AttioListsGetParams: {
+            /** @description The list's id or api_slug */
+            list: string;
+        };
+        /** AttioListsListParams */
+        AttioListsListParams: Record<string, never>;
+        /** AttioNotesCreateParams */
+        AttioNotesCreateParams: {
+            content: string;
+            /**
+             * Format: date-time
+             * @description Back-dates the note (default now)
+             */
+            created_at?: string;
+            /**
+             * @default plaintext
+             * @enum {string}
+             */
+            format: "plaintext" | "markdown";
+            /** @description The record's object: people, companies... */
+            parent_object: string;
+            /** Format: uuid */
+            parent_record_id: string;
+            title: string;
+        };
+        /** AttioNotesGetParams */
+        AttioNotesGetParams: {
+            /** Format: uuid */
+            note_id: string;
+        };
+        /** AttioNotesListParams */
+        AttioNotesListParams: {
+            limit?: number;
+            offset?: number;
+            /** @description With parent_record_id: the record's object */
+            parent_object?: string;
+            /** Format: uuid */
+            parent_record_id?: string;
+        };
+        /** AttioPeopleCreateParams */
+        AttioPeopleCreateParams: {
+            /**
+             * @description Attribute slug (or id) → a value or an array of values: {name: [{first_name: Ada, last_name: Lovelace, full_name: Ada Lovelace}], email_addresses: [ada@example.com]}
+             * @example {
+             *       "name": [
+             *         {
+             *           "first_name": "Ada",
+             *           "last_name": "Lovelace",
+             *           "full_name": "Ada Lovelace"
+             *         }
+             *       ],
+             *       "email_addresses": [
+             *         "ada.lovelace@example.com"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioPeopleGetParams */
+        AttioPeopleGetParams: {
+            /** Format: uuid */
+            record_id: string;
+        };
+        /** AttioPeopleListParams */
+        AttioPeopleListParams: {
+            /**
+             * Format: date-time
+             * @description Records created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            /** @description Attio's filter: shorthand ({email_addresses: "ada@example.com"}) or verbose ({$and: [...]}) */
+            filter?: Record<string, never>;
+            /** @description Page size (Attio's default 500) */
+            limit?: number;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioPeopleUpdateParams */
+        AttioPeopleUpdateParams: {
+            /** Format: uuid */
+            record_id: string;
+            /**
+             * @description Attribute slug (or id) → a value or an array of values
+             * @example {
+             *       "job_title": [
+             *         "Head of Engineering"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioTasksCreateParams */
+        AttioTasksCreateParams: {
+            /** @description Workspace members: {referenced_actor_type: workspace-member, referenced_actor_id} */
+            assignees?: {
+                /** Format: uuid */
+                referenced_actor_id: string;
+                /** @enum {string} */
+                referenced_actor_type: "workspace-member";
+            }[];
+            content: string;
+            /** Format: date-time */
+            deadline_at?: string | null;
+            /** @default false */
+            is_completed: boolean;
+            /** @description Records the task is about: {target_object, target_record_id} */
+            linked_records?: {
+                target_object: string;
+                /** Format: uuid */
+                target_record_id: string;
+            }[];
+        };
+        /** AttioTasksGetParams */
+        AttioTasksGetParams: {
+            /** Format: uuid */
+            task_id: string;
+        };
+        /** AttioTasksListParams */
+        AttioTasksListParams: {
+            /** @description A workspace member's id or email address */
+            assignee?: string;
+            is_completed?: boolean;
+            limit?: number;
+            /** @description With linked_record_id: tasks linking that record */
+            linked_object?: string;
+            /** Format: uuid */
+            linked_record_id?: string;
+            offset?: number;
+            /** @enum {string} */
+            sort?: "created_at:asc" | "created_at:desc";
+        };
+        /** AttioTasksUpdateParams */
+        AttioTasksUpdateParams: {
+            assignees?: {
+                /** Format: uuid */
+                referenced_actor_id: string;
+                /** @enum {string} */
+                referenced_actor_type: "workspace-member";
+            }[];
+            /** Format: date-time */
+            deadline_at?: string | null;
+            is_completed?: boolean;
+            linked_records?: {
+                target_object: string;
+                /** Format: uuid */
+                target_record_id: string;
+            }[];
+            /** Format: uuid */
+            task_id: string;
+        };
+        /** AttioWorkspaceMembersGetParams */
+        AttioWorkspaceMembersGetParams: {
+            /** Format: uuid */
+            workspace_member_id: string;
+        };
+        /** AttioWorkspaceMembersListParams */
+        AttioWorkspaceMembersListParams: Record<string, never>;
         AuditEventList: {
             data: {
                 /** @description token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created */
@@ -6003,114 +6689,6 @@ export interface components {
             action: "search";
             /** @constant */
             entity: "events";
-            params?: components["schemas"]["SearchParams"];
-        };
-        /** GoogleDocsDocumentsCreateParams */
-        GoogleDocsDocumentsCreateParams: {
-            title: string;
-        };
-        /** GoogleDocsDocumentsGetParams */
-        GoogleDocsDocumentsGetParams: {
-            document_id: string;
-            /** @description Every tab's content in tabs (body and the other content fields then stay empty) */
-            include_tabs_content?: boolean;
-            /** @enum {string} */
-            suggestions_view_mode?: "DEFAULT_FOR_CURRENT_ACCESS" | "SUGGESTIONS_INLINE" | "PREVIEW_SUGGESTIONS_ACCEPTED" | "PREVIEW_WITHOUT_SUGGESTIONS";
-        };
-        /** GoogleDocsDocumentsListParams */
-        GoogleDocsDocumentsListParams: {
-            /** @enum {string} */
-            corpora?: "user" | "drive" | "domain" | "allDrives";
-            /** @description With corpora drive: the shared drive to search */
-            drive_id?: string;
-            /**
-             * Format: date-time
-             * @description Only documents changed after this time (Drive's modifiedTime)
-             */
-            modified_after?: string;
-            /** @description Default modifiedTime desc; e.g. name, createdTime desc */
-            order_by?: string;
-            /** @description Page size; default 100 */
-            page_size?: number;
-            page_token?: string;
-            /** @description More of Drive's query, joined with and: name contains 'plan' and '<folder id>' in parents */
-            q?: string;
-        };
-        /** GoogleDocsDocumentsUpdateParams */
-        GoogleDocsDocumentsUpdateParams: {
-            document_id: string;
-            /**
-             * @example [
-             *       {
-             *         "replaceAllText": {
-             *           "containsText": {
-             *             "text": "{{customer}}",
-             *             "matchCase": true
-             *           },
-             *           "replaceText": "Northwind Labs"
-             *         }
-             *       },
-             *       {
-             *         "insertText": {
-             *           "text": "Prepared for Northwind Labs\n",
-             *           "location": {
-             *             "index": 1
-             *           }
-             *         }
-             *       },
-             *       {
-             *         "updateTextStyle": {
-             *           "range": {
-             *             "startIndex": 1,
-             *             "endIndex": 13
-             *           },
-             *           "textStyle": {
-             *             "bold": true
-             *           },
-             *           "fields": "bold"
-             *         }
-             *       }
-             *     ]
-             */
-            requests: Record<string, never>[];
-            /** @description Refuse (400) unless the document is still at this revision (a get's revisionId) */
-            required_revision_id?: string;
-            /** @description Apply the requests as if at this revision, merged with the collaborators' changes since */
-            target_revision_id?: string;
-        };
-        /**
-         * GoogleDocsExecuteRequest
-         * @description Execute on a Google Docs connector (type google_docs)
-         */
-        GoogleDocsExecuteRequest: {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "documents";
-            params?: components["schemas"]["GoogleDocsDocumentsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "documents";
-            params: components["schemas"]["GoogleDocsDocumentsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "documents";
-            params: components["schemas"]["GoogleDocsDocumentsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "documents";
-            params: components["schemas"]["GoogleDocsDocumentsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "documents";
             params?: components["schemas"]["SearchParams"];
         };
         /** GoogleDriveCommentsCreateParams */
@@ -12880,277 +13458,6 @@ export interface components {
              */
             status: "idle" | "running" | "failed" | "interrupted";
         };
-        /** TodoistCommentsCreateParams */
-        TodoistCommentsCreateParams: {
-            attachment?: {
-                file_name?: string;
-                file_type?: string;
-                file_url?: string;
-                resource_type?: string;
-            } | null;
-            content: string;
-            project_id?: string;
-            task_id?: string;
-            uids_to_notify?: string[];
-        };
-        /** TodoistCommentsGetParams */
-        TodoistCommentsGetParams: {
-            id: string;
-        };
-        /** TodoistCommentsListParams */
-        TodoistCommentsListParams: {
-            cursor?: string;
-            /** @description Page size; default 50 */
-            limit?: number;
-            project_id?: string;
-            /** @description A task's comments (or project_id: a project's) */
-            task_id?: string;
-        };
-        /** TodoistCommentsUpdateParams */
-        TodoistCommentsUpdateParams: {
-            content: string;
-            id: string;
-        };
-        /**
-         * TodoistExecuteRequest
-         * @description Execute on a Todoist connector (type todoist)
-         */
-        TodoistExecuteRequest: {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "projects";
-            params?: components["schemas"]["TodoistProjectsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "projects";
-            params: components["schemas"]["TodoistProjectsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "projects";
-            params: components["schemas"]["TodoistProjectsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "projects";
-            params: components["schemas"]["TodoistProjectsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "projects";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "sections";
-            params?: components["schemas"]["TodoistSectionsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "sections";
-            params: components["schemas"]["TodoistSectionsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "sections";
-            params: components["schemas"]["TodoistSectionsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "sections";
-            params: components["schemas"]["TodoistSectionsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "sections";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "tasks";
-            params?: components["schemas"]["TodoistTasksListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "tasks";
-            params: components["schemas"]["TodoistTasksGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "tasks";
-            params: components["schemas"]["TodoistTasksCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "tasks";
-            params: components["schemas"]["TodoistTasksUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "tasks";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "comments";
-            params?: components["schemas"]["TodoistCommentsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "comments";
-            params: components["schemas"]["TodoistCommentsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "comments";
-            params: components["schemas"]["TodoistCommentsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "comments";
-            params: components["schemas"]["TodoistCommentsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "comments";
-            params?: components["schemas"]["SearchParams"];
-        };
-        /** TodoistProjectsCreateParams */
-        TodoistProjectsCreateParams: {
-            /** @enum {string} */
-            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
-            description?: string;
-            is_favorite?: boolean;
-            name: string;
-            parent_id?: string;
-            /** @enum {string} */
-            view_style?: "list" | "board" | "calendar" | "table";
-            workspace_id?: string;
-        };
-        /** TodoistProjectsGetParams */
-        TodoistProjectsGetParams: {
-            id: string;
-        };
-        /** TodoistProjectsListParams */
-        TodoistProjectsListParams: {
-            cursor?: string;
-            folder_id?: string;
-            /** @description Page size; default 50 */
-            limit?: number;
-            workspace_id?: string;
-        };
-        /** TodoistProjectsUpdateParams */
-        TodoistProjectsUpdateParams: {
-            /** @enum {string} */
-            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
-            description?: string;
-            folder_id?: string | null;
-            id: string;
-            is_favorite?: boolean;
-            name?: string;
-            /** @enum {string} */
-            view_style?: "list" | "board" | "calendar" | "table";
-        };
-        /** TodoistSectionsCreateParams */
-        TodoistSectionsCreateParams: {
-            description?: string;
-            name: string;
-            order?: number | null;
-            project_id: string;
-        };
-        /** TodoistSectionsGetParams */
-        TodoistSectionsGetParams: {
-            id: string;
-        };
-        /** TodoistSectionsListParams */
-        TodoistSectionsListParams: {
-            cursor?: string;
-            /** @description Page size; default 50 */
-            limit?: number;
-            project_id?: string;
-        };
-        /** TodoistSectionsUpdateParams */
-        TodoistSectionsUpdateParams: {
-            description?: string | null;
-            id: string;
-            name?: string;
-        };
-        /** TodoistTasksCreateParams */
-        TodoistTasksCreateParams: {
-            assignee_id?: string;
-            content: string;
-            deadline_date?: string;
-            deadline_lang?: string;
-            description?: string;
-            due_date?: string;
-            due_datetime?: string;
-            due_lang?: string;
-            due_string?: string;
-            duration?: number;
-            /** @enum {string} */
-            duration_unit?: "minute" | "day";
-            labels?: string[];
-            order?: number;
-            parent_id?: string;
-            priority?: number;
-            project_id?: string;
-            section_id?: string;
-        };
-        /** TodoistTasksGetParams */
-        TodoistTasksGetParams: {
-            id: string;
-        };
-        /** TodoistTasksListParams */
-        TodoistTasksListParams: {
-            cursor?: string;
-            ids?: string;
-            label?: string;
-            /** @description Page size; default 50 */
-            limit?: number;
-            parent_id?: string;
-            project_id?: string;
-            section_id?: string;
-        };
-        /** TodoistTasksUpdateParams */
-        TodoistTasksUpdateParams: {
-            assignee_id?: string | null;
-            content?: string;
-            deadline_date?: string | null;
-            deadline_lang?: string | null;
-            description?: string;
-            due_date?: string;
-            due_datetime?: string;
-            due_lang?: string | null;
-            due_string?: string | number | boolean | Record<string, never> | unknown[];
-            duration?: number;
-            /** @enum {string} */
-            duration_unit?: "minute" | "day";
-            id: string;
-            labels?: string[];
-            order?: number;
-            priority?: number;
-        };
         TokenList: {
             data: {
                 /** Format: date-time */
@@ -16997,7 +17304,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TodoistExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

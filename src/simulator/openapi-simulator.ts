@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { sample as sampleSchema } from 'openapi-sampler';
 import { RateCounter } from './core/rate-limit.ts';
 import { mintId } from './core/store.ts';
-import { clone } from './core/values.ts';
+import { clone, idAt } from './core/values.ts';
 import { Description, loadDescription, type Json } from './description.ts';
 import { credentials } from './openapi/credentials.ts';
 import { errorAnswers } from './openapi/errors.ts';
@@ -137,7 +137,7 @@ function recordChanges(ctx: OpenApiContext, records: RecordRules): Pick<OpenApiS
       const r = resourceNamed(name);
       const mint = (like: unknown): string | number => mintId(ctx.seed, r.name, r, (rand) => newId(rand, like, true));
       const record = records.newRecord(r, mint, r.records.size + 1, fields === undefined ? undefined : (clone(fields) as Json));
-      r.records.set(String(record[r.idField]), { record, parents: {} });
+      r.records.set(String(idAt(record, r.idField)), { record, parents: {} });
       return record;
     },
     updateRecord: (name, id, fields) => {

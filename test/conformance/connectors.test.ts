@@ -82,6 +82,7 @@ const QUIRKS: Record<string, Quirks> = {
     },
     idParam: { 'repositories.get': 'repo_slug', 'pull_requests.get': 'pull_request_id' },
   },
+  airtable: { onePage: { bases: 'Airtable pages bases 1,000 at a time and takes no page size; the sandbox seeds two' } },
   // Time-off requests are listed by a date range (start and end required): the seeded requests' year.
   bamboohr: { params: { 'time_off_requests.list': { start: '2026-01-01', end: '2026-12-31' } } },
   clickup: {

@@ -28,6 +28,15 @@ describe('newId', () => {
     }
   });
 
+  it('keeps a three-letter lower-case type before 14 letters and digits (record, base and table ids: rec..., app..., tbl...)', () => {
+    const r = rand();
+    for (const like of ['rec560UJdUtocSouk', 'appLkNDICXNqxSDhG', 'tbltp8DGLhqbUmjK1']) {
+      const id = String(newId(r, like));
+      expect(id).toMatch(new RegExp(`^${like.slice(0, 3)}[A-Za-z0-9]{14}$`));
+      expect(id).not.toBe(like);
+    }
+  });
+
   it("keeps a long opaque base64 id's prefix and padding, with a new tail (a mailbox item id)", () => {
     const r = rand();
     const like = 'AAMkAGVmMDEzMTM4LTZmYWUtNDdkNC1hMDZiLTU1OGY5OTZhYmY4OABGAAAAAAAiQ8W967B7TKBjgx9rVEURBwAiIsqMbYjsT5e-T7KzowPTAAAYbvZDAAA=';
@@ -45,5 +54,28 @@ describe('newId', () => {
     const id = String(newId(rand(), 'AAAAAAAAAAAAAAAA'));
     expect(id).toMatch(/^[A-Z]{16}$/);
     expect(id).not.toBe('AAAAAAAAAAAAAAAA');
+  });
+
+  it("keeps a thread id's numeric prefix, hex length and domain suffix (19:<hex>@thread.tacv2)", () => {
+    const r = rand();
+    const like = '19:4a95f7d8db4c4e7fae857bcebe0623e6@thread.tacv2';
+    const a = String(newId(r, like));
+    const b = String(newId(r, like));
+    expect(a).toMatch(/^19:[0-9a-f]{32}@thread\.tacv2$/);
+    expect(new Set([a, b, like]).size).toBe(3);
+    expect(newId(r, '19:2da4c29f6d7041eca70b638b43d45437@thread.v2')).toMatch(/^19:[0-9a-f]{32}@thread\.v2$/);
+  });
+
+  it('makes epoch milliseconds as text: in the past when seeded, now and increasing when created', () => {
+    const r = rand();
+    const seeded = Number(newId(r, '1616990032035'));
+    expect(seeded).toBeGreaterThanOrEqual(1_600_000_000_000);
+    expect(seeded).toBeLessThan(1_680_000_000_000);
+    const before = Date.now();
+    const first = Number(newId(r, '1616990032035', true));
+    const second = Number(newId(r, '1616990032035', true));
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(second).toBeGreaterThan(first);
+    expect(String(second)).toMatch(/^\d{13}$/);
   });
 });

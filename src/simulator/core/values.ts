@@ -32,6 +32,21 @@ export function setPath(obj: Json, path: string, value: unknown): void {
   o[parts[parts.length - 1] as string] = value;
 }
 
+/**
+ * A record's id at its resource's id field, which may be a dotted path into an object the record
+ * holds (`id.record_id`: ids given as `{workspace_id, record_id}`); a plain field is read directly.
+ */
+export function idAt(record: unknown, field: string): unknown {
+  if (field.includes('.')) return getPath(record, field);
+  return record !== null && typeof record === 'object' ? (record as Json)[field] : undefined;
+}
+
+/** Set a record's id at its resource's id field (a dotted path makes the objects on the way). */
+export function setIdAt(record: Json, field: string, value: unknown): void {
+  if (field.includes('.')) setPath(record, field, value);
+  else record[field] = value;
+}
+
 export function deletePath(obj: Json, path: string): void {
   const parts = path.split('.');
   const holder = getPath(obj, parts.slice(0, -1).join('.'));

@@ -1,9 +1,11 @@
 /** New ids shaped like the description's, and values kept as text. */
 
 let lastTs = 0;
+let lastMs = 0;
 /**
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
- * message ts: in the past when seeded, the current time when created, always increasing), a
+ * message ts: in the past when seeded, the current time when created, always increasing) or in
+ * milliseconds as text (likewise), a thread id (19:<hex>@thread.tacv2), a
  * prefixed id (e.g. not_1d3tmYTlCICgjy), a mixed-case key (aBcD1234EfGh5678IjKl9M), a prefixed
  * upper-case id (e.g. C012AB3CD), a UUID, a long opaque base64 id (a mailbox item's), a small number
  * kept as text (as many digits, at least three), or a string of digits (Asana gids, numeric ids) or hex.
@@ -15,6 +17,18 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     lastTs = Math.max(lastTs + 1, Date.now() * 1000);
     return `${Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, '0')}`;
   }
+  // Epoch milliseconds as text (a Teams message id, its creation time): in the past when seeded, the current time when created, always increasing.
+  if (typeof like === 'string' && /^1[5-9]\d{11}$/.test(like)) {
+    if (!created) return String(1_600_000_000_000 + Math.floor(rand() * 80_000_000_000));
+    lastMs = Math.max(lastMs + 1, Date.now());
+    return String(lastMs);
+  }
+  // Hex digits between a numeric type prefix and a domain suffix (a thread id, 19:<hex>@thread.tacv2): the same prefix, length and suffix.
+  const thread = typeof like === 'string' ? /^(\d{1,3}:)([0-9a-f]{16,})(@[a-z0-9.]+)$/.exec(like) : null;
+  if (thread !== null)
+    return (
+      (thread[1] as string) + Array.from({ length: (thread[2] as string).length }, () => Math.floor(rand() * 16).toString(16)).join('') + (thread[3] as string)
+    );
   // A lower-case prefix and letters and digits (e.g. not_1d3tmYTlCICgjy): the same prefix and length.
   const prefixed = typeof like === 'string' ? /^([a-z]{2,8}_)([A-Za-z0-9]{8,})$/.exec(like) : null;
   if (prefixed !== null) {
@@ -33,7 +47,8 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
   }
   // A digit-led three-character type prefix before a mixed-case key (Okta's 00u1f96ECLNVOKVMUSEA users, 0oa... apps): the same prefix and length.
-  const typed = typeof like === 'string' ? /^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) : null;
+  // So does a three-letter lower-case type before 14 of them (rec560UJdUtocSouk records, app... bases, tbl... tables).
+  const typed = typeof like === 'string' ? (/^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) ?? /^([a-z]{3})([A-Za-z0-9]{14})$/.exec(like)) : null;
   if (typed !== null && /[A-Z]/.test(typed[2] as string)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
     return (typed[1] as string) + Array.from({ length: (typed[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');

@@ -3,7 +3,7 @@
  * left out (exports show them), filtered by query params named like record fields or the sidecar's
  * filters, ordered, and paged the way the operation's parameters say (pages.ts).
  */
-import { getPath } from '../core/values.ts';
+import { getPath, idAt } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { PageOf } from './pages.ts';
@@ -49,7 +49,10 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     req: SimRequest,
     handledParams: string[] = [],
   ): SimResponse => {
-    const paramNames = new Set(op.params.filter((p) => p.in === 'query').map((p) => p.name));
+    // A list asked for with a JSON body (a POST query: {filter, limit, offset}) pages by the body's fields too.
+    const bodyProps = op.method === 'POST' && op.bodyEncoding !== 'form' ? propertiesOf(d, d.schemaAt(op.bodyRef)) : {};
+    const paramNames = new Set([...op.params.filter((p) => p.in === 'query').map((p) => p.name), ...Object.keys(bodyProps)]);
+    const paramSchema = (name: string): Json | undefined => d.schemaAt(op.params.find((p) => p.name === name)?.schemaRef) ?? bodyProps[name];
     // An operation with its own pagination (an export) pages its way; the rest as the sidecar's pagination says.
     const opConf = sidecar.operations?.[op.key];
     const pag = opConf?.pagination ?? sidecar.pagination ?? {};
@@ -58,7 +61,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
-    const limitDef = limitParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === limitParam)?.schemaRef);
+    const limitDef = limitParam === undefined ? undefined : paramSchema(limitParam);
     let limit =
       typeof query[limitParam ?? ''] === 'number'
         ? (query[limitParam as string] as number)
@@ -135,14 +138,14 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
         return Array.isArray(f) ? f.some(equals) : equals(f);
       });
     }
-    const cursorDef = cursorParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === cursorParam)?.schemaRef);
+    const cursorDef = cursorParam === undefined ? undefined : paramSchema(cursorParam);
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
     let offset: number | undefined = 0;
     // A cursor naming a record of the list starts after it (e.g. starting_after=<id>).
     const after =
       cursorParam === undefined || numericCursor || query[cursorParam] === undefined
         ? -1
-        : rows.findIndex((s) => String(s.record[r.idField]) === String(query[cursorParam]));
+        : rows.findIndex((s) => String(idAt(s.record, r.idField)) === String(query[cursorParam]));
     if (after >= 0) offset = after + 1;
     else if (cursorParam !== undefined && query[cursorParam] !== undefined && query[cursorParam] !== '') offset = undefined;
     else if (pageParam !== undefined && typeof query[pageParam] === 'number') offset = (Math.max(1, query[pageParam] as number) - 1) * limit;

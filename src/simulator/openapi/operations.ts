@@ -4,13 +4,14 @@
  * nested record's parent), RPC-style ids and parents, soft deletes and text-kept values.
  */
 import { MAX_RECORDS, mintId, seedRandom } from '../core/store.ts';
-import { getPath, isPlainObject, setPath } from '../core/values.ts';
+import { getPath, idAt, isPlainObject, setIdAt, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included } from '../record-views.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import { fill } from '../rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from '../store-rules.ts';
 import type { ErrorAnswers } from './errors.ts';
+import { patchFields, removePath } from './json-patch.ts';
 import { leavesAsText, newId } from './ids.ts';
 import type { ListAnswer } from './lists.ts';
 import type { RecordRules } from './records.ts';
@@ -69,7 +70,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
       rules.unique,
       r.records,
       parts.writes.unwrapBody(op, body),
-      kind === 'update' ? call.located()?.record[r.idField]?.toString() : undefined,
+      kind === 'update' ? (idAt(call.located()?.record, r.idField) as string | number | undefined)?.toString() : undefined,
     );
     if (conflict !== undefined) return errorResponse({ status: 409, code: 'conflict', message: conflictMessage(rules.unique, conflict) }, op);
   }
@@ -79,7 +80,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
   const parentStored =
     parentResource === undefined || restParent === undefined ? undefined : parts.records.find(parentResource, pathParams[restParent.param] ?? '');
   if (parentStored !== undefined && restParent !== undefined && parentResource !== undefined)
-    pathParams[restParent.param] = String(parentStored.record[parentResource.idField]);
+    pathParams[restParent.param] = String(idAt(parentStored.record, parentResource.idField));
   const parentRecord = parentStored?.record;
   if (restParent !== undefined && parentRecord === undefined && (kind === 'create' || kind === 'list'))
     return notFound(op, pathParams[restParent.param] ?? '', restParent.param);
@@ -89,6 +90,14 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
     const param = Object.keys(link.fields).at(-1) ?? '';
     return notFound(op, pathParams[param] ?? '', param);
   }
+  // A parent named by a lookup field or an alias (/objects/people/records: the object by its slug) is
+  // its id, as the records under it keep it.
+  const linkedParent = link === undefined ? undefined : resources.get(link.resource);
+  const [linkParam, linkField] = link === undefined ? [] : (Object.entries(link.fields)[0] ?? []);
+  if (linkedParent !== undefined && linkParam !== undefined && linkField === linkedParent.idField && Object.keys(link?.fields ?? {}).length === 1) {
+    const named = parts.records.find(linkedParent, pathParams[linkParam] ?? '');
+    if (named !== undefined) pathParams[linkParam] = String(idAt(named.record, linkedParent.idField));
+  }
   switch (kind) {
     case 'list':
       if (call.parentMissing()) return notFound(op, call.parentOf[call.rpcParent ?? ''] ?? '', call.rpcParent);
@@ -96,7 +105,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
         op,
         r,
         call.parentOf,
-        withBodyFilters(sidecar.filters, call.query, body),
+        withBodyFilters(sidecar.filters, call.query, body, op),
         call.origin,
         call.req,
         c.rpc === true ? [call.rpcParent ?? ''] : [],
@@ -135,7 +144,7 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   const parentValue = rpcParent === undefined ? undefined : parentOf[rpcParent];
   if (parentRes !== undefined && parentValue !== undefined && sidecar.resources?.[parentRes.name]?.aliases?.[parentValue] !== undefined) {
     const s = parts.records.find(parentRes, parentValue);
-    if (s !== undefined) parentOf[rpcParent as string] = String(s.record[parentRes.idField]);
+    if (s !== undefined) parentOf[rpcParent as string] = String(idAt(s.record, parentRes.idField));
   }
   const rawId =
     c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
@@ -216,13 +225,13 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
   );
   // A create that names its record in the path (PUT /groups/{groupId}/users/{userId}: Okta's membership) keeps that id.
   const named = c.rpc === true && c.idParam !== undefined ? pathParams[c.idParam] : undefined;
-  if (named !== undefined && named !== '') record[r.idField] = named;
-  const newRecordId = record[r.idField];
+  if (named !== undefined && named !== '') setIdAt(record, r.idField, named);
+  const newRecordId = idAt(record, r.idField);
   call.write(record, fields, c.rpc !== true);
   // Created at a path naming it by several ids: the record holds them in its key fields.
   const key = ctx.sidecar.resources?.[r.name]?.key ?? {};
   for (const p of c.keyParams ?? []) if (key[p] !== undefined && pathParams[p] !== undefined) setPath(record, key[p], pathParams[p]);
-  record[r.idField] = newRecordId;
+  setIdAt(record, r.idField, newRecordId);
   if (r.idField !== 'id' && (typeof record.id === 'number' || typeof record.id === 'string'))
     record.id = newId(seedRandom(seed, `${r.name}.id`, r.created), record.id);
   uniqueLookups(r, record, r.records.size + 1);
@@ -264,16 +273,20 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   const { op, c, r, id, query } = call;
   const s = call.located();
   if (s === undefined) return parts.errors.notFound(op, id ?? '', c.idParam);
-  const fields = parts.writes.unwrapBody(op, call.body);
-  delete fields[r.idField];
+  // JSON Patch operations write the fields their paths name, and remove others.
+  const patch = patchFields(call.body, s.record);
+  const fields = patch?.fields ?? parts.writes.unwrapBody(op, call.body);
+  // The id is not written: a composite id's object (`id` of `id.record_id`) neither.
+  delete fields[r.idField.split('.')[0] as string];
   const nested = parts.writes.takeNested(op, fields);
   call.write(s.record, fields, true);
+  for (const path of patch?.removals ?? []) removePath(s.record, path);
   parts.records.stamp(r, s.record, 'updated', new Date().toISOString());
   // no_content_unless: 204 without a body unless the request asks for the record (returnIssue=true).
   const ask = ctx.sidecar.operations?.[op.key]?.no_content_unless;
   const status = ask !== undefined && query[ask] !== true && query[ask] !== 'true' ? 204 : op.successStatus;
   const json = status === 204 ? undefined : parts.writes.wrap(op, s.record, r, s);
-  parts.writes.applyNested(nested, String(s.record[r.idField]), json);
+  parts.writes.applyNested(nested, String(idAt(s.record, r.idField)), json);
   return { status, json };
 }
 
@@ -294,7 +307,7 @@ function remove(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
       json: op.responseRef === undefined ? undefined : parts.writes.wrap(op, s.record, r.declared === undefined ? undefined : r, s),
     };
   }
-  if (!r.records.delete(String(s.record[r.idField]))) return parts.errors.notFound(op, id ?? '', c.idParam);
+  if (!r.records.delete(String(idAt(s.record, r.idField)))) return parts.errors.notFound(op, id ?? '', c.idParam);
   return { status: op.successStatus, json: op.responseRef === undefined ? undefined : ctx.sample(op.responseRef) };
 }
 
@@ -302,10 +315,14 @@ function remove(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
  * A list asked for with a JSON body (a report's `{filters: {lastChanged: {value}}}`) filters by the
  * sidecar's filters keyed `body.<dotted path>`: the body's value there joins the query under that key.
  */
-function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown): Json {
-  if (filters === undefined || body === null || typeof body !== 'object') return query;
-  const out: Json = { ...query };
-  for (const key of Object.keys(filters)) {
+function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown, op: Operation): Json {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return query;
+  // A POST query's own page fields ({limit, offset}) are read as a GET's query parameters would be.
+  const out: Json =
+    op.method === 'POST'
+      ? { ...Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'number' || typeof v === 'string')), ...query }
+      : { ...query };
+  for (const key of Object.keys(filters ?? {})) {
     if (!key.startsWith('body.')) continue;
     const v = getPath(body as Json, key.slice('body.'.length));
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;

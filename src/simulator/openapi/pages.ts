@@ -4,7 +4,7 @@
  * pagination has room for them.
  */
 import { decodeCursor as decodeToken, encodeCursor as encodeToken } from '../core/cursors.ts';
-import { isPlainObject, setPath } from '../core/values.ts';
+import { idAt, isPlainObject, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included, listItemFields, pick } from '../record-views.ts';
 import { fill } from '../rules.ts';
@@ -48,7 +48,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
           op,
         );
       // Start after the record the token names while it is listed, so records added or removed meanwhile shift nothing.
-      const at = t.after === undefined || r === undefined ? -1 : all.findIndex((x) => x[r.idField] === t.after);
+      const at = t.after === undefined || r === undefined ? -1 : all.findIndex((x) => idAt(x, r.idField) === t.after);
       offset = at >= 0 ? at + 1 : t.offset;
     }
     // Items cut to the list's own item schema, and without the fields only an include parameter asks for.
@@ -62,7 +62,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
         view !== undefined ? (fill(view, s.record) as Json) : pick(included(s.record, include, Object.fromEntries(new URLSearchParams(req.query))), shown),
       );
     const more = offset + slice.length < rows.length;
-    const lastKey = r === undefined ? undefined : rows[offset + slice.length - 1]?.record[r.idField];
+    const lastKey = r === undefined ? undefined : idAt(rows[offset + slice.length - 1]?.record, r.idField);
     if (key === '') {
       // A bare array: the next page is a Link header, the request's own query with the cursor or page advanced.
       const nextParam = cursorParam ?? pageParam;

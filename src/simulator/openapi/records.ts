@@ -2,7 +2,7 @@
  * The OpenAPI front end's record rules over the core store: timestamps, soft deletes, lookups by
  * other fields, and new records (the sidecar's template, else a sample of the schema).
  */
-import { clone, deepMerge, deletePath, getPath, hashString, setPath } from '../core/values.ts';
+import { clone, deepMerge, deletePath, getPath, hashString, idAt, setIdAt, setPath } from '../core/values.ts';
 import type { Json } from '../description.ts';
 import { realisticRecord } from '../realistic.ts';
 import { fill } from '../rules.ts';
@@ -70,7 +70,17 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (e.g. chat.update message has no ts) takes the shape of one that has it.
-    const recordId = id(rs?.id_like ?? (base ?? sampled)[r.idField] ?? r.examples?.find((e) => e[r.idField] !== undefined)?.[r.idField]);
+    const minted = id(
+      rs?.id_like ??
+        idAt(base ?? sampled, r.idField) ??
+        idAt(
+          r.examples?.find((e) => idAt(e, r.idField) !== undefined),
+          r.idField,
+        ),
+    );
+    // A seed that names the id keeps it (the credentials' account, which every path names), in the template's fields too.
+    const given = idAt(extra, r.idField);
+    const recordId = typeof given === 'string' || typeof given === 'number' ? given : minted;
     let record = (
       base !== undefined
         ? clone(base)
@@ -85,9 +95,7 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
       for (const [k, v] of Object.entries(record))
         if (typeof sampled[k] === 'number' && typeof v === 'string' && /^-?\d+$/.test(v) && Object.values(vars ?? {}).includes(v)) record[k] = Number(v);
     if (extra !== undefined) record = deepMerge(record, extra);
-    // A seed that names the id keeps it (the credentials' account, which every path names).
-    const given = extra?.[r.idField];
-    record[r.idField] = typeof given === 'string' || typeof given === 'number' ? given : recordId;
+    setIdAt(record, r.idField, recordId);
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
     // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.

@@ -27,11 +27,13 @@ export function buildResources(d: Description, sidecar: Sidecar): { resources: M
     if (resources.has(name)) continue;
     const getOp = d.operations.find((o) => o.method === 'GET' && classified.get(o.key)?.resource === name && classified.get(o.key)?.kind === 'get');
     const recordRef = recordPointer(d, getOp?.responseRef, name);
-    const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
+    const recordProps = propertiesOf(d, d.schemaAt(recordRef));
+    const props = Object.keys(recordProps);
     const stripped = idParam.replace(/^.*?_(?=[a-z]+$)/, '');
     // The id named the vendor's way ({Sid} → sid, {InvoiceID} → InvoiceID), else a usual id field.
     const idField =
       sidecar.resources?.[name]?.id_field ??
+      compositeIdField(d, recordProps, idParam) ??
       idFieldFor(idParam, props, singularOf(name)) ??
       [stripped, 'id', 'gid', 'uuid'].find((f) => props.includes(f)) ??
       'id';
@@ -49,6 +51,19 @@ export function buildResources(d: Description, sidecar: Sidecar): { resources: M
   sidecarResources(d, sidecar, classified, resources);
   checkResources(d, sidecar, resources);
   return { resources, classified };
+}
+
+/**
+ * A composite id's part the item path names: a record whose `id` is an object of ids
+ * (`{workspace_id, object_id, record_id}`) is keyed by the one `{record_id}` names, or `{list}`
+ * as `list_id`: the dotted field `id.record_id`.
+ */
+function compositeIdField(d: Description, recordProps: Record<string, Json>, idParam: string): string | undefined {
+  const id = recordProps['id'];
+  if (id === undefined) return undefined;
+  const parts = Object.keys(propertiesOf(d, id));
+  const part = [idParam, `${idParam}_id`].find((p) => parts.includes(p));
+  return part === undefined ? undefined : `id.${part}`;
 }
 
 /** The record's schema in a get's answer: the answer, its envelope's value, or the items of a one-record array (`{"Invoices": [{...}]}`). */
@@ -221,11 +236,11 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
   const listed = last.startsWith('{') ? undefined : collectionResource(segs, index);
   if (listed !== undefined && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: listed };
   // A search path beside an item path lists that resource when its collection path has no GET
-  // (e.g. GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it.
+  // (e.g. GET /rest/api/3/project/search beside /project/{projectIdOrKey}), as init reads it; so
+  // does a POST query, its filter and page in the body (POST /objects/{object}/records/query).
   const parentPath = `/${segs.slice(0, -1).join('/')}`;
   if (
-    last === 'search' &&
-    op.method === 'GET' &&
+    ((last === 'search' && op.method === 'GET') || (last === 'query' && op.method === 'POST')) &&
     prev !== undefined &&
     itemNames.has(prev) &&
     !d.operations.some((o) => o.method === 'GET' && sp(o) === parentPath)

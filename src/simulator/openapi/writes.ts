@@ -3,7 +3,7 @@
  * where they fit the record's shape, answers wrapped back, and records a write creates of another
  * resource (the sidecar's created_by).
  */
-import { clone, isPlainObject, setPath } from '../core/values.ts';
+import { clone, idAt, isPlainObject, setIdAt, setPath } from '../core/values.ts';
 import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
@@ -46,13 +46,13 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       };
       // The new record's id under its own name ({requestId, callId, url}: a call's id as callId).
       const named = declared.find((k) => !own.has(k) && k.replace(/_/g, '').toLowerCase() === `${singularOf(r.name).replace(/_/g, '')}id`.toLowerCase());
-      if (named !== undefined) answer[named] = (record as Json)[r.idField] as Json;
+      if (named !== undefined) answer[named] = idAt(record, r.idField) as Json;
       return answer;
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
     // An RPC answer may repeat the record's id and parent beside it (chat.postMessage: {channel, ts, message}).
     if (r?.declared !== undefined && stored !== undefined) {
-      if (r.idField in body && r.idField !== env) body[r.idField] = (record as Json)[r.idField];
+      if (r.idField in body && r.idField !== env) body[r.idField] = idAt(record, r.idField);
       for (const [k, v] of Object.entries(stored.parents)) if (k in body && k !== env) body[k] = v;
     }
     // A declared record held as the one item of an array ({signers: [{...}]}: its schema is the array's items).
@@ -149,8 +149,8 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       const parentParam = listOp?.pathParams[listOp.pathParams.length - 1];
       const record = clone((sample(n.resource.recordRef) ?? {}) as Json);
       merge(record, n.value, n.resource.recordRef);
-      const id = mintId(seed, n.resource.name, n.resource, (rand) => newId(rand, record[n.resource.idField]));
-      record[n.resource.idField] = id;
+      const id = mintId(seed, n.resource.name, n.resource, (rand) => newId(rand, idAt(record, n.resource.idField)));
+      setIdAt(record, n.resource.idField, id);
       const at = new Date().toISOString();
       stamp(n.resource, record, 'created', at);
       stamp(n.resource, record, 'updated', at);

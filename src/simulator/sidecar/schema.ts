@@ -386,6 +386,7 @@ export const SIDECAR_SCHEMA = {
           },
           id_field: { type: 'string' },
           path_fields: { type: 'object', additionalProperties: { type: 'string' } },
+          filters: { type: 'object', additionalProperties: filterEntry(MATCHES) },
           response: {},
         },
       },
