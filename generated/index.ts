@@ -17,6 +17,7 @@ import type * as gitlab from './gitlab/types.ts';
 import type * as gmail from './gmail/types.ts';
 import type * as gong from './gong/types.ts';
 import type * as google_calendar from './google_calendar/types.ts';
+import type * as google_docs from './google_docs/types.ts';
 import type * as google_drive from './google_drive/types.ts';
 import type * as google_sheets from './google_sheets/types.ts';
 import type * as granola from './granola/types.ts';
@@ -26,6 +27,7 @@ import type * as jira from './jira/types.ts';
 import type * as klaviyo from './klaviyo/types.ts';
 import type * as lever from './lever/types.ts';
 import type * as linear from './linear/types.ts';
+import type * as microsoft_teams from './microsoft_teams/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
 import type * as okta from './okta/types.ts';
@@ -35,7 +37,9 @@ import type * as sendgrid from './sendgrid/types.ts';
 import type * as shopify from './shopify/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
+import type * as todoist from './todoist/types.ts';
 import type * as trello from './trello/types.ts';
+import type * as typeform from './typeform/types.ts';
 import type * as zendesk from './zendesk/types.ts';
 import type * as zoom from './zoom/types.ts';
 
@@ -58,6 +62,7 @@ export interface ConnectorTypes {
   gmail: { actions: gmail.GmailActions; credentials: gmail.GmailCredentials; search: gmail.GmailSearch; check: gmail.GmailCheckInfo };
   gong: { actions: gong.GongActions; credentials: gong.GongCredentials; search: gong.GongSearch; check: gong.GongCheckInfo };
   google_calendar: { actions: google_calendar.GoogleCalendarActions; credentials: google_calendar.GoogleCalendarCredentials; search: google_calendar.GoogleCalendarSearch; check: google_calendar.GoogleCalendarCheckInfo };
+  google_docs: { actions: google_docs.GoogleDocsActions; credentials: google_docs.GoogleDocsCredentials; search: google_docs.GoogleDocsSearch; check: google_docs.GoogleDocsCheckInfo };
   google_drive: { actions: google_drive.GoogleDriveActions; credentials: google_drive.GoogleDriveCredentials; search: google_drive.GoogleDriveSearch; check: google_drive.GoogleDriveCheckInfo };
   google_sheets: { actions: google_sheets.GoogleSheetsActions; credentials: google_sheets.GoogleSheetsCredentials; search: google_sheets.GoogleSheetsSearch; check: google_sheets.GoogleSheetsCheckInfo };
   granola: { actions: granola.GranolaActions; credentials: granola.GranolaCredentials; search: granola.GranolaSearch; check: granola.GranolaCheckInfo };
@@ -67,6 +72,7 @@ export interface ConnectorTypes {
   klaviyo: { actions: klaviyo.KlaviyoActions; credentials: klaviyo.KlaviyoCredentials; search: klaviyo.KlaviyoSearch; check: klaviyo.KlaviyoCheckInfo };
   lever: { actions: lever.LeverActions; credentials: lever.LeverCredentials; search: lever.LeverSearch; check: lever.LeverCheckInfo };
   linear: { actions: linear.LinearActions; credentials: linear.LinearCredentials; search: linear.LinearSearch; check: linear.LinearCheckInfo };
+  microsoft_teams: { actions: microsoft_teams.MicrosoftTeamsActions; credentials: microsoft_teams.MicrosoftTeamsCredentials; search: microsoft_teams.MicrosoftTeamsSearch; check: microsoft_teams.MicrosoftTeamsCheckInfo };
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
   okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
@@ -76,13 +82,15 @@ export interface ConnectorTypes {
   shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
+  todoist: { actions: todoist.TodoistActions; credentials: todoist.TodoistCredentials; search: todoist.TodoistSearch; check: todoist.TodoistCheckInfo };
   trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
+  typeform: { actions: typeform.TypeformActions; credentials: typeform.TypeformCredentials; search: typeform.TypeformSearch; check: typeform.TypeformCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
   zoom: { actions: zoom.ZoomActions; credentials: zoom.ZoomCredentials; search: zoom.ZoomSearch; check: zoom.ZoomCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['airtable', 'apollo', 'asana', 'attio', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['airtable', 'apollo', 'asana', 'attio', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_docs', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'microsoft_teams', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'todoist', 'trello', 'typeform', 'zendesk', 'zoom'] as const;
 
 export type * as airtable from './airtable/types.ts';
 export type * as apollo from './apollo/types.ts';
@@ -101,6 +109,7 @@ export type * as gitlab from './gitlab/types.ts';
 export type * as gmail from './gmail/types.ts';
 export type * as gong from './gong/types.ts';
 export type * as google_calendar from './google_calendar/types.ts';
+export type * as google_docs from './google_docs/types.ts';
 export type * as google_drive from './google_drive/types.ts';
 export type * as google_sheets from './google_sheets/types.ts';
 export type * as granola from './granola/types.ts';
@@ -110,6 +119,7 @@ export type * as jira from './jira/types.ts';
 export type * as klaviyo from './klaviyo/types.ts';
 export type * as lever from './lever/types.ts';
 export type * as linear from './linear/types.ts';
+export type * as microsoft_teams from './microsoft_teams/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
 export type * as okta from './okta/types.ts';
@@ -119,6 +129,8 @@ export type * as sendgrid from './sendgrid/types.ts';
 export type * as shopify from './shopify/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
+export type * as todoist from './todoist/types.ts';
 export type * as trello from './trello/types.ts';
+export type * as typeform from './typeform/types.ts';
 export type * as zendesk from './zendesk/types.ts';
 export type * as zoom from './zoom/types.ts';
